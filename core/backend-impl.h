@@ -1,0 +1,62 @@
+/*
+ * backend-impl.h - the core's side of the plugin objects: registries,
+ * devices, buffer types, buffers and backends, each wrapping a plugin's
+ * iface and context.
+ */
+#ifndef GGMLC_BACKEND_IMPL_H
+#define GGMLC_BACKEND_IMPL_H
+
+#include "ggml-impl.h"
+
+struct ggml_backend_buffer_type {
+    struct ggmlc_buft_iface iface;  /* copied, so that a shorter (older) plugin struct is safe */
+    ggml_backend_dev_t device;
+    void *context;
+    struct ggml_backend_buffer_type *next; /* the device's list of types */
+};
+
+struct ggml_backend_buffer {
+    struct ggmlc_buffer_iface iface;
+    ggml_backend_buffer_type_t buft;
+    void *context;
+    size_t size;
+    enum ggml_backend_buffer_usage usage;
+};
+
+struct ggml_backend_device {
+    struct ggmlc_device_iface iface;
+    ggml_backend_reg_t reg;
+    void *context;
+    struct ggml_backend_buffer_type *bufts; /* types created for this device, freed with it */
+    struct ggml_backend_device *next;       /* the registry's list */
+};
+
+struct ggml_backend_reg {
+    struct ggmlc_reg_iface iface;
+    char name[64];
+    void *context;
+    struct ggml_backend_device *devices;
+    size_t n_devices;
+    void *dl_handle;                        /* the plugin's dlopen handle, NULL for built-in registries */
+    const struct ggmlc_plugin_desc *desc;   /* the plugin's descriptor, NULL for built-in ones */
+};
+
+struct ggml_backend {
+    ggml_guid guid;
+    struct ggmlc_backend_iface iface;
+    ggml_backend_dev_t device;
+    void *context;
+};
+
+/* Copy a plugin's iface struct of struct_size bytes into dst (zero-filling fields it lacks). */
+#define GGMLC_COPY_IFACE(dst, src)                                                              \
+    do {                                                                                        \
+        memset(&(dst), 0, sizeof(dst));                                                         \
+        size_t n_ = (src)->struct_size ? (src)->struct_size : sizeof(dst);                      \
+        memcpy(&(dst), (src), n_ < sizeof(dst) ? n_ : sizeof(dst));                             \
+    } while (0)
+
+/* Validate that [offset, offset+size) lies inside tensor's data; logs and records the error. */
+GGMLC_HIDDEN bool ggmlc_check_tensor_range(const char *func, const struct ggml_tensor *tensor, size_t offset, size_t size);
+
+#endif /* GGMLC_BACKEND_IMPL_H */

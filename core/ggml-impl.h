@@ -1,0 +1,198 @@
+/*
+ * ggml-impl.h - private structures and helpers shared by the files of core/.
+ * Nothing here is installed; plugins see only include/.
+ */
+#ifndef GGML_IMPL_H
+#define GGML_IMPL_H
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "ggml.h"
+#include "ggml-backend.h"
+#include "ggmlc.h"
+#include "ggmlc-plugin.h"
+
+#define GGMLC_HIDDEN __attribute__((visibility("hidden")))
+
+/* ------------------------------------------------------------ contexts */
+
+/* Header of every object in a context's arena; the payload follows it. */
+struct ggml_object {
+    size_t offs; /* payload offset from the arena start */
+    size_t size; /* payload size, padded to GGML_MEM_ALIGN */
+    struct ggml_object *next;
+    enum ggml_object_type type;
+    char padding[4];
+};
+#define GGML_OBJECT_SIZE sizeof(struct ggml_object)
+
+struct ggml_context {
+    size_t mem_size;
+    void  *mem_buffer;
+    bool   mem_buffer_owned;
+    bool   no_alloc;
+    int    n_objects;
+    struct ggml_object *objects_begin;
+    struct ggml_object *objects_end;
+};
+
+/* Reserve an object of size payload bytes; NULL (error recorded) when the arena is full. */
+GGMLC_HIDDEN struct ggml_object *ggmlc_new_object(struct ggml_context *ctx, enum ggml_object_type type, size_t size);
+
+/* -------------------------------------------------------------- graphs */
+
+/* Open-addressing set of tensor pointers; `used` is a bitset over slots. */
+struct ggml_hash_set {
+    size_t size;
+    uint32_t *used;
+    struct ggml_tensor **keys;
+};
+
+#define GGML_HASHSET_FULL          ((size_t)-1)
+#define GGML_HASHSET_ALREADY_EXISTS ((size_t)-2)
+
+GGMLC_HIDDEN size_t ggml_hash_size(size_t min_sz);
+GGMLC_HIDDEN struct ggml_hash_set ggml_hash_set_new(size_t size);
+GGMLC_HIDDEN void   ggml_hash_set_free(struct ggml_hash_set *hash_set);
+GGMLC_HIDDEN void   ggml_hash_set_reset(struct ggml_hash_set *hash_set);
+/* Slot of key, or GGML_HASHSET_FULL when absent and the set is full. */
+GGMLC_HIDDEN size_t ggml_hash_find(const struct ggml_hash_set *hash_set, const struct ggml_tensor *key);
+GGMLC_HIDDEN bool   ggml_hash_contains(const struct ggml_hash_set *hash_set, const struct ggml_tensor *key);
+/* Insert key; GGML_HASHSET_ALREADY_EXISTS when present. */
+GGMLC_HIDDEN size_t ggml_hash_insert(struct ggml_hash_set *hash_set, struct ggml_tensor *key);
+/* Slot of key, inserting it when absent. */
+GGMLC_HIDDEN size_t ggml_hash_find_or_insert(struct ggml_hash_set *hash_set, struct ggml_tensor *key);
+
+struct ggml_cgraph {
+    int size;    /* capacity of nodes and leafs */
+    int n_nodes;
+    int n_leafs;
+    struct ggml_tensor **nodes;     /* computed tensors, in dependency order */
+    struct ggml_tensor **grads;     /* per hash slot: gradient of that tensor (NULL without grads) */
+    struct ggml_tensor **grad_accs; /* per hash slot: gradient accumulator */
+    struct ggml_tensor **leafs;     /* constants and inputs */
+    int32_t *use_counts;            /* per hash slot: number of consumers in the graph */
+    struct ggml_hash_set visited_hash_set;
+};
+
+/* A view of nodes [i0, i1) of cgraph sharing its arrays (for backends computing segments). */
+GGMLC_HIDDEN struct ggml_cgraph ggml_graph_view(struct ggml_cgraph *cgraph, int i0, int i1);
+
+/* ----------------------------------------------------- op construction
+ * Every operator constructor follows the same pattern:
+ *
+ *     GGMLC_CHECK_SRC(a); GGMLC_CHECK_SRC(b);           // NULL operands -> NULL
+ *     if (!ggml_can_repeat(b, a))
+ *         return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "cannot broadcast %s to %s", ...);
+ *     struct ggml_tensor *r = inplace ? ggmlc_view_node(ctx, a) : ggml_dup_tensor(ctx, a);
+ *     GGMLC_CHECK_SRC(r);                               // arena full -> NULL
+ *     ggmlc_node_set(r, GGML_OP_ADD, a, b, NULL);
+ */
+
+#define GGMLC_CHECK_SRC(t) do { if ((t) == NULL) return NULL; } while (0)
+
+/* Record and log one error for constructor `func`; returns NULL for tail calls. */
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_op_fail(enum ggmlc_status status, const char *func, const char *fmt, ...)
+    GGML_ATTRIBUTE_FORMAT(3, 4);
+/* "[4, 3, 2, 1] f32" into buf (at least GGMLC_SHAPE_STR bytes); returns buf. */
+#define GGMLC_SHAPE_STR 96
+GGMLC_HIDDEN const char *ggmlc_shape_str(const struct ggml_tensor *t, char *buf);
+
+/* A node of the given type and shape (n_dims 1..4) with no operator yet. */
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_new_node(struct ggml_context *ctx, enum ggml_type type, int n_dims, const int64_t *ne);
+/* An in-place result: a view of a (same shape) that the operator will overwrite. */
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_view_node(struct ggml_context *ctx, struct ggml_tensor *a);
+/* Set the operator and up to three sources (further sources: assign t->src[i] directly). */
+GGMLC_HIDDEN void ggmlc_node_set(struct ggml_tensor *t, enum ggml_op op,
+                                 struct ggml_tensor *a, struct ggml_tensor *b, struct ggml_tensor *c);
+
+/* Operator parameters (op_params), as raw bytes, int32 or f32 slots. */
+GGMLC_HIDDEN void    ggmlc_set_op_params(struct ggml_tensor *t, const void *params, size_t size);
+GGMLC_HIDDEN int32_t ggmlc_get_op_params_i32(const struct ggml_tensor *t, int i);
+GGMLC_HIDDEN void    ggmlc_set_op_params_i32(struct ggml_tensor *t, int i, int32_t value);
+GGMLC_HIDDEN float   ggmlc_get_op_params_f32(const struct ggml_tensor *t, int i);
+GGMLC_HIDDEN void    ggmlc_set_op_params_f32(struct ggml_tensor *t, int i, float value);
+
+/* True for F32, F16, BF16. */
+GGMLC_HIDDEN bool ggmlc_is_float_type(enum ggml_type type);
+/* True when type is a valid, non-removed type id. */
+GGMLC_HIDDEN bool ggmlc_type_is_valid(enum ggml_type type);
+
+/* ------------------------------------------------------------- logging */
+
+GGMLC_HIDDEN void ggmlc_log_internal(enum ggml_log_level level, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
+GGMLC_HIDDEN void ggmlc_log_internal_v(enum ggml_log_level level, const char *fmt, va_list args);
+#define GGMLC_LOG_DEBUG(...) ggmlc_log_internal(GGML_LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define GGMLC_LOG_INFO(...)  ggmlc_log_internal(GGML_LOG_LEVEL_INFO, __VA_ARGS__)
+#define GGMLC_LOG_WARN(...)  ggmlc_log_internal(GGML_LOG_LEVEL_WARN, __VA_ARGS__)
+#define GGMLC_LOG_ERROR(...) ggmlc_log_internal(GGML_LOG_LEVEL_ERROR, __VA_ARGS__)
+
+/* Environment lookup that ignores the environment in set-uid programs. */
+GGMLC_HIDDEN const char *ggmlc_getenv(const char *name);
+
+/* --------------------------------------------------------- f16 / bf16 */
+
+static inline float ggmlc_fp16_to_fp32(ggml_fp16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            exp = 127 - 15 + 1;
+            while (!(mant & 0x400)) { mant <<= 1; exp--; }
+            bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+        }
+    } else if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline ggml_fp16_t ggmlc_fp32_to_fp16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    const uint32_t sign = (x >> 16) & 0x8000;
+    const uint32_t absx = x & 0x7fffffffu;
+    if (absx > 0x7f800000u) return (ggml_fp16_t)(sign | 0x7e00 | ((absx >> 13) & 0x3ff)); /* NaN */
+    if (absx >= 0x477ff000u) return (ggml_fp16_t)(sign | 0x7c00);                        /* overflow -> inf */
+    if (absx < 0x38800000u) {                                                             /* subnormal or zero */
+        if (absx < 0x33000000u) return (ggml_fp16_t)sign;
+        const uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000;
+        const uint32_t shift = 126 - e; /* 14 + (113 - e) - 1 */
+        uint32_t r = m >> shift;
+        const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (ggml_fp16_t)(sign | r);
+    }
+    uint32_t r = ((absx - 0x38000000u) >> 13);
+    const uint32_t rem = absx & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (ggml_fp16_t)(sign | r);
+}
+
+static inline float ggmlc_bf16_to_fp32(ggml_bf16_t h) {
+    const uint32_t bits = (uint32_t)h.bits << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline ggml_bf16_t ggmlc_fp32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    ggml_bf16_t h;
+    if ((x & 0x7fffffffu) > 0x7f800000u) { /* NaN: keep it a quiet NaN */
+        h.bits = (uint16_t)((x >> 16) | 64);
+        return h;
+    }
+    h.bits = (uint16_t)((x + (0x7fff + ((x >> 16) & 1))) >> 16);
+    return h;
+}
+
+#endif /* GGML_IMPL_H */

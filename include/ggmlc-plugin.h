@@ -1,0 +1,221 @@
+/*
+ * ggmlc-plugin.h - the ABI between libggmlc and backend plugins.
+ *
+ * A backend plugin is a shared object that exports one data symbol,
+ *
+ *     GGMLC_PLUGIN_EXPORT const struct ggmlc_plugin_desc ggmlc_plugin_entry_v1 = {
+ *         GGMLC_PLUGIN_DESC_HEADER, "name", "1.0", "what it is", probe, init, fini
+ *     };
+ *
+ * The loader reads the descriptor's magic, size and ABI version before it
+ * calls any function of the plugin (it is data, not code, precisely so that
+ * an incompatible plugin never runs).  Then probe() says whether the plugin
+ * can run on this machine and init() registers its devices with the
+ * constructors below.  Plugins link against libggmlc and may call every
+ * public function of it.
+ *
+ * Compatibility: structures here only ever grow at their end; a plugin
+ * built for ABI major M and minor m loads into a libggmlc of major M and
+ * minor >= m.  The op vtable is indexed by enum ggml_op, which only grows
+ * at its end too; a plugin states how many entries its table has.
+ *
+ * Objects (registries, devices, buffer types, buffers, backends) are
+ * allocated and freed by the core; each carries a plugin-owned context
+ * pointer.  The core calls the iface's free hook, then frees the object.
+ */
+#ifndef GGMLC_PLUGIN_H
+#define GGMLC_PLUGIN_H
+
+#include "ggml.h"
+#include "ggml-backend.h"
+#include "ggmlc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGMLC_PLUGIN_MAGIC     0x504c4d47u /* "GMLP" little-endian */
+#define GGMLC_PLUGIN_ABI_MAJOR 1
+#define GGMLC_PLUGIN_ABI_MINOR 0
+#define GGMLC_PLUGIN_ENTRY_NAME "ggmlc_plugin_entry_v1"
+
+#if defined(__GNUC__)
+#    define GGMLC_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#    define GGMLC_PLUGIN_EXPORT
+#endif
+
+/* The options of the plugin's [backend.NAME] section, and where it was configured. */
+struct ggmlc_plugin_options {
+    const char *name;          /* the backend's configured name */
+    const char *config_dir;    /* folder of the config file that named it */
+    size_t      n;
+    const char *const *keys;
+    const char *const *values;
+};
+
+/* Value of an option, or def when absent. */
+GGML_API const char *ggmlc_plugin_option(const struct ggmlc_plugin_options *opts, const char *key, const char *def);
+
+/* Log through ggml's log callback (the plugin's name is not added). */
+GGML_API void ggmlc_log(enum ggml_log_level level, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
+
+struct ggmlc_plugin_desc {
+    uint32_t magic;       /* GGMLC_PLUGIN_MAGIC */
+    uint32_t struct_size; /* sizeof(struct ggmlc_plugin_desc) as the plugin was built */
+    uint16_t abi_major;   /* GGMLC_PLUGIN_ABI_MAJOR as the plugin was built */
+    uint16_t abi_minor;   /* GGMLC_PLUGIN_ABI_MINOR as the plugin was built */
+    const char *name;
+    const char *version;
+    const char *description;
+    /* Nonzero when the plugin can run here (its hardware and libraries exist). */
+    int (*probe)(void);
+    /* Create the registry and its devices; on failure return an error status
+     * (ggmlc_set_error gives the reason) and leave nothing registered. */
+    enum ggmlc_status (*init)(const struct ggmlc_plugin_options *opts, ggml_backend_reg_t *reg_out);
+    /* Called once before the plugin is unloaded, after its objects were freed. */
+    void (*fini)(void);
+};
+
+#define GGMLC_PLUGIN_DESC_HEADER \
+    GGMLC_PLUGIN_MAGIC, (uint32_t)sizeof(struct ggmlc_plugin_desc), GGMLC_PLUGIN_ABI_MAJOR, GGMLC_PLUGIN_ABI_MINOR
+
+/* ---------------------------------------------------------------- ops */
+
+/* One call of an operator kernel.  A node is split into nth tasks; task ith
+ * computes its share.  wdata is scratch memory shared by the node's tasks. */
+struct ggmlc_op_call {
+    int    ith;
+    int    nth;
+    void  *wdata;
+    size_t wsize;
+    void  *backend_ctx;   /* the calling backend's context */
+    /* Wait until every task of this node reached the barrier (no-op when nth == 1). */
+    void (*barrier)(const struct ggmlc_op_call *call);
+    void  *impl;          /* private to the caller */
+};
+
+/* Compute dst (all of it when nth == 1). */
+typedef enum ggml_status (*ggmlc_op_fn)(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
+
+/* -------------------------------------------------------- interfaces */
+
+struct ggmlc_reg_iface {
+    uint32_t struct_size;
+    /* Plugin-specific entry points by name (optional). */
+    void *(*get_proc_address)(ggml_backend_reg_t reg, const char *name);
+    /* Release the registry's context (optional). */
+    void (*free)(ggml_backend_reg_t reg);
+};
+
+struct ggmlc_device_iface {
+    uint32_t struct_size;
+    const char *(*get_name)(ggml_backend_dev_t dev);
+    const char *(*get_description)(ggml_backend_dev_t dev);
+    void (*get_memory)(ggml_backend_dev_t dev, size_t *free, size_t *total);
+    enum ggml_backend_dev_type (*get_type)(ggml_backend_dev_t dev);
+    /* Capabilities for ggmlc-info, e.g. "fp16 int8 subgroup=32" (optional). */
+    const char *(*get_caps)(ggml_backend_dev_t dev);
+    ggml_backend_t (*init_backend)(ggml_backend_dev_t dev, const char *params);
+    ggml_backend_buffer_type_t (*get_buffer_type)(ggml_backend_dev_t dev);
+    ggml_backend_buffer_type_t (*get_host_buffer_type)(ggml_backend_dev_t dev);        /* optional */
+    ggml_backend_buffer_t (*buffer_from_host_ptr)(ggml_backend_dev_t dev, void *ptr,
+                                                  size_t size, size_t max_tensor_size); /* optional */
+    /* The op vtable: ops[op] computes op, NULL = unsupported; n_ops entries. */
+    const ggmlc_op_fn *ops;
+    int n_ops;
+    /* Finer check of types and shapes for a node whose ops[] entry is set (optional). */
+    bool (*supports_op)(ggml_backend_dev_t dev, const struct ggml_tensor *op);
+    /* Whether the device's backends can use buffers of buft (optional: its own type only). */
+    bool (*supports_buft)(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft);
+    /* Whether to take an op over from the CPU although its weights are in host memory (optional). */
+    bool (*offload_op)(ggml_backend_dev_t dev, const struct ggml_tensor *op);
+    /* Release the device's context (optional). */
+    void (*free)(ggml_backend_dev_t dev);
+};
+
+struct ggmlc_buft_iface {
+    uint32_t struct_size;
+    const char *(*get_name)(ggml_backend_buffer_type_t buft);
+    /* A new buffer (via ggmlc_buffer_new) or NULL with ggmlc_set_error. */
+    ggml_backend_buffer_t (*alloc_buffer)(ggml_backend_buffer_type_t buft, size_t size);
+    size_t (*get_alignment)(ggml_backend_buffer_type_t buft);
+    size_t (*get_max_size)(ggml_backend_buffer_type_t buft);                                   /* optional: SIZE_MAX */
+    size_t (*get_alloc_size)(ggml_backend_buffer_type_t buft, const struct ggml_tensor *tensor); /* optional: ggml_nbytes */
+    bool   (*is_host)(ggml_backend_buffer_type_t buft);                                        /* optional: false */
+    void   (*free)(ggml_backend_buffer_type_t buft);                                           /* optional */
+};
+
+struct ggmlc_buffer_iface {
+    uint32_t struct_size;
+    void  (*free_buffer)(ggml_backend_buffer_t buffer);
+    void *(*get_base)(ggml_backend_buffer_t buffer);
+    enum ggml_status (*init_tensor)(ggml_backend_buffer_t buffer, struct ggml_tensor *tensor); /* optional */
+    enum ggml_status (*memset_tensor)(ggml_backend_buffer_t buffer, struct ggml_tensor *tensor, uint8_t value, size_t offset, size_t size);
+    enum ggml_status (*set_tensor)(ggml_backend_buffer_t buffer, struct ggml_tensor *tensor, const void *data, size_t offset, size_t size);
+    enum ggml_status (*get_tensor)(ggml_backend_buffer_t buffer, const struct ggml_tensor *tensor, void *data, size_t offset, size_t size);
+    /* Copy src (in any buffer) into dst (in this buffer); false when it cannot (optional). */
+    bool  (*cpy_tensor)(ggml_backend_buffer_t buffer, const struct ggml_tensor *src, struct ggml_tensor *dst);
+    void  (*clear)(ggml_backend_buffer_t buffer, uint8_t value);
+    void  (*reset)(ggml_backend_buffer_t buffer); /* optional */
+};
+
+struct ggmlc_backend_iface {
+    uint32_t struct_size;
+    const char *(*get_name)(ggml_backend_t backend);
+    void (*free)(ggml_backend_t backend);
+    /* Asynchronous transfers (optional: the buffer's synchronous ones are used). */
+    enum ggml_status (*set_tensor_async)(ggml_backend_t backend, struct ggml_tensor *tensor, const void *data, size_t offset, size_t size);
+    enum ggml_status (*get_tensor_async)(ggml_backend_t backend, const struct ggml_tensor *tensor, void *data, size_t offset, size_t size);
+    bool (*cpy_tensor_async)(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor *src, struct ggml_tensor *dst);
+    void (*synchronize)(ggml_backend_t backend); /* optional */
+    /* Compute a graph whose nodes this device supports (optional: the core then
+     * calls the device's ops[] for each node with one task). */
+    enum ggml_status (*graph_compute)(ggml_backend_t backend, struct ggml_cgraph *cgraph);
+    /* Plugin-specific knobs (optional). */
+    void (*set_n_threads)(ggml_backend_t backend, int n_threads);
+    void (*set_abort_callback)(ggml_backend_t backend, ggml_abort_callback cb, void *data);
+};
+
+/* ------------------------------------------------------ constructors */
+
+/* A registry named name; the core owns it and frees it when the plugin is unloaded. */
+GGML_API ggml_backend_reg_t ggmlc_reg_new(const char *name, const struct ggmlc_reg_iface *iface, void *context);
+/* A device appended to reg's device list. */
+GGML_API ggml_backend_dev_t ggmlc_device_new(ggml_backend_reg_t reg, const struct ggmlc_device_iface *iface, void *context);
+/* A buffer type of dev (dev may be NULL for host types); freed with its device. */
+GGML_API ggml_backend_buffer_type_t ggmlc_buft_new(ggml_backend_dev_t dev, const struct ggmlc_buft_iface *iface, void *context);
+/* A buffer of size bytes of type buft; freed by ggml_backend_buffer_free. */
+GGML_API ggml_backend_buffer_t ggmlc_buffer_new(ggml_backend_buffer_type_t buft, const struct ggmlc_buffer_iface *iface, void *context, size_t size);
+/* A backend (stream) on dev; freed by ggml_backend_free. */
+GGML_API ggml_backend_t ggmlc_backend_new(ggml_backend_dev_t dev, const struct ggmlc_backend_iface *iface, void *context);
+
+/* The plugin-owned context pointers given to the constructors. */
+GGML_API void *ggmlc_reg_context(ggml_backend_reg_t reg);
+GGML_API void *ggmlc_device_context(ggml_backend_dev_t dev);
+GGML_API void *ggmlc_buft_context(ggml_backend_buffer_type_t buft);
+GGML_API void *ggmlc_buffer_context(ggml_backend_buffer_t buffer);
+GGML_API void *ggmlc_backend_context(ggml_backend_t backend);
+
+/* The op vtable lookup the core uses: the kernel for node on dev, or NULL. */
+GGML_API ggmlc_op_fn ggmlc_device_op(ggml_backend_dev_t dev, const struct ggml_tensor *node);
+
+/* True for nodes that compute nothing (views, reshapes, permutes, NONE). */
+GGML_API bool ggmlc_op_is_view(enum ggml_op op);
+
+/* ------------------------------------------------------ op metadata
+ * The core's table of operators, for backends that need it. */
+struct ggmlc_op_info {
+    const char *name;        /* "MUL_MAT" */
+    const char *symbol;      /* "X" */
+    int  n_src;              /* operands it uses at most (-1: variable) */
+    bool inplace_ok;         /* the result may overwrite src[0] */
+    bool differentiable;     /* a backward rule exists */
+};
+GGML_API const struct ggmlc_op_info *ggmlc_op_get_info(enum ggml_op op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGMLC_PLUGIN_H */

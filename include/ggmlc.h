@@ -1,0 +1,97 @@
+/*
+ * ggmlc.h - what ggmlc adds to ggml's API: status codes and per-thread
+ * errors, the configuration and plugin registry, and logging switches.
+ *
+ * Configuration (ini, see README "Configuration"): the first of
+ * $GGMLC_CONFIG, $XDG_CONFIG_HOME/ggmlc/ggmlc.ini (or ~/.config/...),
+ * $(sysconfdir)/ggmlc/ggmlc.ini is read, plus drop-in files
+ * backends.d/ *.ini beside it.  $GGMLC_BACKENDS overrides the preference
+ * order for one run; $GGMLC_DEBUG=loader,sched traces the loader/scheduler.
+ */
+#ifndef GGMLC_H
+#define GGMLC_H
+
+#include "ggml.h"
+#include "ggml-backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGMLC_VERSION_MAJOR 0
+#define GGMLC_VERSION_MINOR 1
+#define GGMLC_VERSION_PATCH 0
+
+/* Status of every ggmlc function that can fail. */
+enum ggmlc_status {
+    GGMLC_OK = 0,
+    GGMLC_ERR_INVALID_ARG,  /* a NULL or out-of-range argument */
+    GGMLC_ERR_SHAPE,        /* operand shapes do not fit the operator */
+    GGMLC_ERR_TYPE,         /* operand types do not fit the operator */
+    GGMLC_ERR_NOMEM,        /* host or device memory exhausted */
+    GGMLC_ERR_IO,           /* a file could not be read or written */
+    GGMLC_ERR_FORMAT,       /* a file is truncated, damaged or not of the expected format */
+    GGMLC_ERR_CONFIG,       /* the configuration is invalid */
+    GGMLC_ERR_PLUGIN,       /* a plugin could not be loaded or initialised */
+    GGMLC_ERR_ABI,          /* a plugin was built for an incompatible ABI */
+    GGMLC_ERR_UNSUPPORTED,  /* no backend supports the request */
+    GGMLC_ERR_BACKEND,      /* a backend failed while computing */
+    GGMLC_ERR_NOT_FOUND,    /* a named backend, device, tensor or key does not exist */
+    GGMLC_ERR_INTERNAL,     /* a bug in ggmlc */
+    GGMLC_STATUS_COUNT
+};
+
+/* Name of a status ("GGMLC_ERR_SHAPE") and a sentence describing it. */
+GGML_API const char *ggmlc_status_name(enum ggmlc_status status);
+GGML_API const char *ggmlc_status_str(enum ggmlc_status status);
+
+/* The last error recorded on the calling thread: its message ("" if none) and status. */
+GGML_API const char *ggmlc_last_error(void);
+GGML_API enum ggmlc_status ggmlc_last_status(void);
+/* Forget the calling thread's last error. */
+GGML_API void ggmlc_clear_error(void);
+/* Record an error on the calling thread and log it once; returns status. */
+GGML_API enum ggmlc_status ggmlc_set_error(enum ggmlc_status status, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
+
+/* Library version, "MAJOR.MINOR.PATCH". */
+GGML_API const char *ggmlc_version(void);
+
+/* Read the configuration and load the plugins it names (idempotent, thread-safe).
+ * A broken plugin does not fail the call: it stays listed with its reason. */
+GGML_API enum ggmlc_status ggmlc_init(void);
+/* Unload every plugin and forget the configuration; the next call reloads it.
+ * All backends, buffers and devices must have been freed. */
+GGML_API void ggmlc_shutdown(void);
+
+/* The configuration files that were read, in order. */
+GGML_API size_t      ggmlc_config_file_count(void);
+GGML_API const char *ggmlc_config_file(size_t index);
+
+/* One configured backend, loaded or not. */
+struct ggmlc_backend_info {
+    const char *name;          /* section name after "backend." */
+    const char *library;       /* the library value as written */
+    const char *path;          /* the resolved path, or NULL */
+    const char *config_file;   /* where it was configured */
+    int         config_line;
+    bool        enabled;       /* false: disabled in the config or left out by GGMLC_BACKENDS */
+    bool        loaded;
+    int         priority;      /* position in the preference order, 0 first; -1 if unused */
+    enum ggmlc_status status;  /* GGMLC_OK when loaded */
+    const char *reason;        /* why it failed, or NULL */
+    const char *version;       /* the plugin's version string, when loaded */
+    ggml_backend_reg_t reg;    /* its registry, when loaded */
+};
+
+/* Number of configured backends and their description (false when index is out of range). */
+GGML_API size_t ggmlc_backend_count(void);
+GGML_API bool   ggmlc_backend_get_info(size_t index, struct ggmlc_backend_info *info);
+
+/* Whether a debug channel ("loader", "sched", ...) was named in $GGMLC_DEBUG. */
+GGML_API bool ggmlc_debug_enabled(const char *channel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGMLC_H */
