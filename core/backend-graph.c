@@ -1,7 +1,7 @@
 /*
  * backend-graph.c - computing graphs on one backend (plans, the default
- * per-node loop), placing tensors in buffers, and copying a graph to
- * another backend to compare two backends node by node.
+ * per-node loop), and copying a graph to another backend to compare two
+ * backends node by node.  (Placing tensors in buffers is in alloc.c.)
  */
 #include <stdlib.h>
 
@@ -90,39 +90,4 @@ enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_ba
         return GGML_STATUS_FAILED;
     }
     return ggml_backend_graph_compute(backend, *(struct ggml_cgraph **)plan);
-}
-
-/* ------------------------------------------------------ tensor placing */
-
-enum ggml_status ggml_backend_tensor_alloc(ggml_backend_buffer_t buffer, struct ggml_tensor *tensor, void *addr) {
-    if (!buffer || !tensor || !addr) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_tensor_alloc: NULL buffer, tensor or address");
-        return GGML_STATUS_FAILED;
-    }
-    if (tensor->data || tensor->buffer) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_tensor_alloc: tensor '%s' is already allocated", tensor->name);
-        return GGML_STATUS_FAILED;
-    }
-    const uintptr_t base = (uintptr_t)ggml_backend_buffer_get_base(buffer), at = (uintptr_t)addr;
-    const size_t need = ggml_backend_buffer_get_alloc_size(buffer, tensor), size = ggml_backend_buffer_get_size(buffer);
-    if (at < base || at - base > size || need > size - (at - base)) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
-                        "ggml_backend_tensor_alloc: tensor '%s' (%zu bytes at offset %td) does not fit in buffer %s of %zu bytes",
-                        tensor->name, need, (ptrdiff_t)(at - base), ggml_backend_buffer_name(buffer), size);
-        return GGML_STATUS_FAILED;
-    }
-    tensor->buffer = buffer;
-    tensor->data = addr;
-    return ggml_backend_buffer_init_tensor(buffer, tensor);
-}
-
-enum ggml_status ggml_backend_view_init(struct ggml_tensor *tensor) {
-    if (!tensor || !tensor->view_src || !tensor->view_src->buffer || !tensor->view_src->data) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_view_init: '%s' is not a view of an allocated tensor",
-                        tensor ? tensor->name : "(null)");
-        return GGML_STATUS_FAILED;
-    }
-    tensor->buffer = tensor->view_src->buffer;
-    tensor->data = (char *)tensor->view_src->data + tensor->view_offs;
-    return ggml_backend_buffer_init_tensor(tensor->buffer, tensor);
 }
