@@ -461,9 +461,13 @@ static void load_by_program(void) {
     ggml_backend_reg_t reg = ggml_backend_load(plugin(good, "marker"));
     CHECK(reg && ggml_backend_reg_count() == n_regs + 1 && ggml_backend_reg_by_name("marker") == reg, "marker.so registered");
     CHECK(ggml_backend_load(good) == reg, "loading it again gives the same registry");
+    CHECK(ggml_backend_load("tests/plugins/.libs/good.so") == NULL && contains(ggmlc_last_error(), "relative"),
+          "a relative path is refused: %s", ggmlc_last_error());
+    CHECK(ggml_backend_load("nonexistent-plugin.so") == NULL && contains(ggmlc_last_error(), GGMLC_PLUGINDIR "/nonexistent-plugin.so"),
+          "a bare name is looked up in the plugin folder: %s", ggmlc_last_error());
     CHECK(ggml_backend_load(plugin(bad, "abimajor")) == NULL, "a broken plugin gives NULL");
     CHECK(count_log(GGML_LOG_LEVEL_ERROR, bad, "major", NULL) == 1, "and one error line");
-    CHECK(ggmlc_backend_count() == n_info + 2, "both are listed");
+    CHECK(ggmlc_backend_count() == n_info + 3, "all three are listed");
     ggml_backend_unload(reg);
     CHECK(ggml_backend_reg_count() == n_regs && ggml_backend_reg_by_name("marker") == NULL, "unloaded");
     struct ggmlc_backend_info info;
