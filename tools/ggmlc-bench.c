@@ -113,9 +113,19 @@ static void set_random(struct ggml_tensor *t, unsigned seed) {
     free(f);
 }
 
-/* Time the graph whose output `build` makes from inputs in ctx (allocated on the backend). */
+static size_t graph_size(int64_t n_tensors) {
+    return (size_t)n_tensors + 16;
+}
+
+/* A context for n_tensors tensors (metadata only) and their graph. */
+static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
+    const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false);
+    return ggml_init((struct ggml_init_params){size, NULL, true});
+}
+
+/* Allocate ctx's tensors on the backend, fill the inputs and time the graph computing out. */
 static double time_graph(const struct options *o, ggml_backend_t backend, struct ggml_context *ctx,
-                         struct ggml_tensor *out) {
+                         struct ggml_tensor *out, int64_t n_tensors) {
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
     if (!buf) {
         fprintf(stderr, "ggmlc-bench: cannot allocate the tensors: %s\n", ggmlc_last_error());
@@ -124,16 +134,12 @@ static double time_graph(const struct options *o, ggml_backend_t backend, struct
     unsigned seed = 1;
     for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
         if (t->op == GGML_OP_NONE) set_random(t, seed++);
-    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, (size_t)o->nodes + 16, false);
+    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, graph_size(n_tensors), false);
     ggml_build_forward_expand(gf, out);
     struct graph_run run = {backend, gf};
     const double t = median_time(run_graph, &run, o->reps);
     ggml_backend_buffer_free(buf);
     return t;
-}
-
-static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
-    return ggml_init((struct ggml_init_params){(size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom((size_t)n_tensors + 16, false), NULL, true});
 }
 
 /* ----------------------------------------------------------- OpenBLAS */
@@ -202,7 +208,7 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
         fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
         return false;
     }
-    res->median_s = time_graph(o, backend, ctx, out);
+    res->median_s = time_graph(o, backend, ctx, out, 3);
     res->work = 2.0 * (double)o->m * (double)o->n * (double)o->k;
     res->is_flops = true;
     ggml_free(ctx);
@@ -231,7 +237,7 @@ static bool bench_elementwise(const struct options *o, struct result *res) {
         fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
         return false;
     }
-    res->median_s = time_graph(o, backend, ctx, out);
+    res->median_s = time_graph(o, backend, ctx, out, 3);
     res->work = (double)streams * (double)ggml_nbytes(a);
     ggml_free(ctx);
     ggml_backend_free(backend);
@@ -273,7 +279,7 @@ static bool bench_graph_overhead(const struct options *o, struct result *res) {
         fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
         return false;
     }
-    res->median_s = time_graph(o, backend, ctx, x);
+    res->median_s = time_graph(o, backend, ctx, x, o->nodes + 2);
     res->work = (double)o->nodes;
     ggml_free(ctx);
     ggml_backend_free(backend);

@@ -18,7 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def pattern(ne, seed, scale=1.0 / 64):
-    """Values for a tensor of ggml shape ne (flat index in ggml order, ne[0] fastest)."""
+    """Values for a tensor of ggml shape ne (flat index in ggml order, ne[0] fastest), as 4-D."""
+    ne = list(ne) + [1] * (4 - len(ne))
     n = 1
     for d in ne:
         n *= d
@@ -46,7 +47,8 @@ def out_prod(a, b):
 
 def mul_mat_id(as_, b, ids):
     """as [K, N, E], b [K, B1, T], ids [U, T] -> [N, U, T]."""
-    k, n_b1, t_count = b.shape[2], b.shape[1], b.shape[0]
+    as_, b = as_[0], b[0]  # 3-D
+    n_b1, t_count = b.shape[1], b.shape[0]
     n_used = ids.shape[1]
     out = torch.zeros(t_count, n_used, as_.shape[1], dtype=torch.float64)
     for t in range(t_count):
@@ -86,11 +88,11 @@ def main():
     # a: a view of the first 45 columns of a [50, 19] buffer; b: the transpose of bt [13, 45]
     a_big = pattern([50, 19], 21)
     bt = pattern([13, 45], 22)
-    g["mm_views"] = mul_mat(a_big[:, :45], bt.transpose(0, 1))
+    g["mm_views"] = mul_mat(a_big[..., :45], bt.transpose(-1, -2))
 
     g["op_f32"] = out_prod(pattern([17, 29], 31), pattern([13, 29], 32))
     g["op_batch"] = out_prod(pattern([17, 29, 2, 1], 33), pattern([13, 29, 4, 3], 34))
-    g["op_bT"] = out_prod(pattern([20, 37], 35), pattern([37, 11], 36).transpose(0, 1))
+    g["op_bT"] = out_prod(pattern([20, 37], 35), pattern([37, 11], 36).transpose(-1, -2))
     g["op_f16"] = out_prod(pattern([70, 33], 37), pattern([9, 33], 38))
 
     ids = ids_pattern(2, 5, 4)
