@@ -609,6 +609,39 @@ static void register_in_process(void) {
     ggmlc_shutdown(); /* frees it */
 }
 
+/* Run ggmlc-info of this build with config; its output into out, its exit status returned. */
+static int run_info(const char *config, const char *args, char *out, size_t size) {
+    char cmd[2 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "GGMLC_CONFIG='%s' GGMLC_BACKENDS= '%s/tools/ggmlc-info' %s 2>&1", config, getenv("GGMLC_BUILDDIR"),
+             args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    const size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void info_tool(void) {
+    static char out[1 << 16];
+    char cfg[PATH_MAX], bad[PATH_MAX], extra[PATH_MAX + 128];
+    snprintf(extra, sizeof extra, "[backend.broken]\nlibrary = %s\n[backend.off]\nlibrary = x.so\nenabled = no\n",
+             plugin(bad, "badmagic"));
+    char good[PATH_MAX];
+    write_file(in_root(cfg, "info/ggmlc.ini"),
+               "[ggmlc]\nbackends = broken, cpu\n[backend.cpu]\nlibrary = %s\ndevice = C0\n%s", plugin(good, "good"), extra);
+    int rc = run_info(cfg, "--ops", out, sizeof out);
+    tap_ok(rc == 0 && strstr(out, cfg) && strstr(out, "FAILED") && strstr(out, "bad plugin magic") && strstr(out, "disabled") &&
+               strstr(out, "test-only add-f32") && strstr(out, "1.0 MiB / 2.0 MiB"),
+           "ggmlc-info lists files, backends with reasons, devices with caps (exit %d)", rc);
+    tap_ok(strstr(out, "\n  ADD                         x\n") && strstr(out, "\n  MUL                         .\n"),
+           "ggmlc-info --ops shows the op vtable");
+    if (rc != 0) tap_diag("%s", out);
+    write_file(cfg, "[backend.cpu]\nlibrary = %s\n", plugin(bad, "probefail"));
+    rc = run_info(cfg, "", out, sizeof out);
+    tap_ok(rc == 1 && strstr(out, "CPU backend"), "ggmlc-info exits 1 without the CPU backend (exit %d)", rc);
+}
+
 /* ------------------------------------------------------------- driver */
 
 static void run(const char *name, void (*scenario)(void)) {
@@ -676,6 +709,8 @@ int main(void) {
     run("GGMLC_DEBUG=loader traces files and paths", debug_trace);
     run("buffers, async transfers, plans and events", backend_objects);
     run("a registry registered by the program", register_in_process);
+
+    info_tool();
 
     remove_tree(root);
     return tap_done();
