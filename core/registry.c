@@ -227,7 +227,8 @@ static void list_unused_backends(bool from_env) {
         if (!e) return;
         fill_info_from_config(e, b);
         e->info.enabled = false;
-        if (from_env) set_reason(e, "left out by GGMLC_BACKENDS");
+        if (!b->enabled) set_reason(e, "disabled in %s:%d", b->config_file, b->config_line);
+        else if (from_env) set_reason(e, "left out by GGMLC_BACKENDS");
         else set_reason(e, "not named in backends = (%s)", R.cfg.order_origin ? R.cfg.order_origin : "?");
         GGMLC_TRACE_LOADER("backend %s: %s; not opened\n", b->name, e->info.reason);
     }

@@ -365,6 +365,167 @@ static void cpu_failure_is_clear(void) {
     CHECK(ggml_backend_init_best() == NULL && ggmlc_last_status() == GGMLC_ERR_NOT_FOUND, "init_best fails cleanly");
 }
 
+/* -------------------------------------------------- using what loaded */
+
+/* A config with the good plugin as "cpu" (C0), "alpha" (A0) and, optionally, more text. */
+static void write_good_config(const char *file, const char *extra) {
+    char good[PATH_MAX];
+    write_file(file,
+               "[ggmlc]\nbackends = alpha, cpu\n[backend.cpu]\nlibrary = %s\ndevice = C0\n"
+               "[backend.alpha]\nlibrary = %s\ndevice = A0\n%s",
+               plugin(good, "good"), plugin(good, "good"), extra);
+    setenv("GGMLC_CONFIG", file, 1);
+}
+
+/* An elementwise node built by hand (the test plugin only needs the node's fields). */
+static struct ggml_tensor *binary_node(struct ggml_context *ctx, enum ggml_op op, struct ggml_tensor *a, struct ggml_tensor *b) {
+    struct ggml_tensor *t = ggml_new_tensor(ctx, GGML_TYPE_F32, ggml_n_dims(a), a->ne);
+    t->op = op;
+    t->src[0] = a;
+    t->src[1] = b;
+    return t;
+}
+
+/* a (7x3) + transpose(bt) (bt is 3x7, so the operand is a strided view). */
+static struct ggml_cgraph *build_add(struct ggml_context *ctx, struct ggml_tensor **out, float *expected) {
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 7, 3);
+    struct ggml_tensor *bt = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 7);
+    float *pa = a->data, *pb = bt->data;
+    for (int i = 0; i < 21; i++) {
+        pa[i] = 0.5f * i - 3.0f;
+        pb[i] = -0.25f * i + 1000.0f;
+    }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 7; c++) expected[r * 7 + c] = pa[r * 7 + c] + pb[c * 3 + r];
+    *out = binary_node(ctx, GGML_OP_ADD, a, ggml_transpose(ctx, bt));
+    ggml_set_name(*out, "sum");
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, *out);
+    return g;
+}
+
+static void compute_default_path(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "compute/ggmlc.ini"), "");
+    ggml_backend_t backend = ggml_backend_init_by_name("alpha", NULL);
+    CHECK(backend && strcmp(ggml_backend_name(backend), "A0") == 0, "a backend on A0");
+    if (!backend) return;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *sum;
+    float expected[21];
+    struct ggml_cgraph *g = build_add(ctx, &sum, expected);
+    CHECK(ggml_backend_graph_compute(backend, g) == GGML_STATUS_SUCCESS, "compute: %s", ggmlc_last_error());
+    CHECK(memcmp(sum->data, expected, sizeof expected) == 0, "a + transpose(b) is exact");
+
+    struct ggml_tensor *prod = binary_node(ctx, GGML_OP_MUL, sum, sum);
+    struct ggml_cgraph *g2 = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g2, prod);
+    CHECK(!ggml_backend_supports_op(backend, prod), "MUL is not supported");
+    CHECK(ggml_backend_graph_compute(backend, g2) == GGML_STATUS_FAILED, "an unsupported op fails");
+    CHECK(ggmlc_last_status() == GGMLC_ERR_UNSUPPORTED && contains(ggmlc_last_error(), "MUL") &&
+          contains(ggmlc_last_error(), "not supported by backend A0"), "error: %s", ggmlc_last_error());
+    ggml_free(ctx);
+    ggml_backend_free(backend);
+}
+
+static int compared_nodes;
+static bool same_values(int index, struct ggml_tensor *t1, struct ggml_tensor *t2, void *user_data) {
+    compared_nodes++;
+    CHECK(t1 != t2 && memcmp(t1->data, t2->data, ggml_nbytes(t1)) == 0, "node %d differs", index);
+    if (strcmp(t1->name, "sum") == 0) CHECK(memcmp(t1->data, user_data, ggml_nbytes(t1)) == 0, "node %d is wrong", index);
+    return true;
+}
+
+static void compare_two_backends(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "compare/ggmlc.ini"), "");
+    ggml_backend_t b1 = ggml_backend_init_by_name("A0", NULL), b2 = ggml_backend_init_by_name("cpu", NULL);
+    CHECK(b1 && b2, "two backends");
+    if (!b1 || !b2) return;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *sum;
+    float expected[21];
+    struct ggml_cgraph *g = build_add(ctx, &sum, expected);
+    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, same_values, expected, NULL), "compare: %s", ggmlc_last_error());
+    CHECK(compared_nodes == ggml_graph_n_nodes(g) && compared_nodes >= 1, "%d nodes compared", compared_nodes);
+    ggml_free(ctx);
+    ggml_backend_free(b1);
+    ggml_backend_free(b2);
+}
+
+static void load_by_program(void) {
+    char cfg[PATH_MAX], good[PATH_MAX], bad[PATH_MAX];
+    write_good_config(in_root(cfg, "byhand/ggmlc.ini"), "");
+    const size_t n_regs = ggml_backend_reg_count(), n_info = ggmlc_backend_count();
+    ggml_backend_reg_t reg = ggml_backend_load(plugin(good, "marker"));
+    CHECK(reg && ggml_backend_reg_count() == n_regs + 1 && ggml_backend_reg_by_name("marker") == reg, "marker.so registered");
+    CHECK(ggml_backend_load(good) == reg, "loading it again gives the same registry");
+    CHECK(ggml_backend_load(plugin(bad, "abimajor")) == NULL, "a broken plugin gives NULL");
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, bad, "major", NULL) == 1, "and one error line");
+    CHECK(ggmlc_backend_count() == n_info + 2, "both are listed");
+    ggml_backend_unload(reg);
+    CHECK(ggml_backend_reg_count() == n_regs && ggml_backend_reg_by_name("marker") == NULL, "unloaded");
+    struct ggmlc_backend_info info;
+    if (find_info("marker", &info)) CHECK(!info.loaded && contains(info.reason, "unloaded"), "listed as unloaded");
+}
+
+static void load_all_from_folder(void) {
+    char cfg[PATH_MAX], noentry[PATH_MAX];
+    write_good_config(in_root(cfg, "fromdir/ggmlc.ini"), "");
+    ggml_backend_load_all_from_path(plugdir);
+    CHECK(ggml_backend_reg_by_name("marker") != NULL, "a good plugin loads");
+    CHECK(ggml_backend_reg_by_name("good") == NULL, "good.so, loaded already by the config, is not loaded twice");
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, "initfail.so", NULL) == 1 && count_log(GGML_LOG_LEVEL_ERROR, "badmagic.so", NULL) == 1,
+          "the broken ones are reported");
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, plugin(noentry, "noentry"), NULL) == 0, "a .so without the entry is skipped");
+}
+
+#define N_THREADS 8
+static pthread_barrier_t start_line;
+static size_t seen_devices[N_THREADS];
+
+static void *count_devices(void *arg) {
+    pthread_barrier_wait(&start_line);
+    seen_devices[(size_t)arg] = ggml_backend_dev_count();
+    return NULL;
+}
+
+static void concurrent_first_use(void) {
+    char cfg[PATH_MAX], bad[PATH_MAX], extra[PATH_MAX + 64];
+    snprintf(extra, sizeof extra, "[backend.broken]\nlibrary = %s\n", plugin(bad, "abiminor"));
+    write_good_config(in_root(cfg, "threads/ggmlc.ini"), extra);
+    pthread_t threads[N_THREADS];
+    pthread_barrier_init(&start_line, NULL, N_THREADS);
+    for (size_t i = 0; i < N_THREADS; i++) pthread_create(&threads[i], NULL, count_devices, (void *)i);
+    for (size_t i = 0; i < N_THREADS; i++) pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&start_line);
+    for (size_t i = 0; i < N_THREADS; i++) CHECK(seen_devices[i] == 2, "thread %zu saw %zu devices", i, seen_devices[i]);
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, "abiminor", NULL) == 0, "backend broken is not in backends = and never opened");
+    CHECK(ggmlc_backend_count() == 3, "loaded once: %zu backends listed", ggmlc_backend_count());
+}
+
+static void shutdown_and_reload(void) {
+    char cfg1[PATH_MAX], cfg2[PATH_MAX];
+    write_good_config(in_root(cfg1, "reload/one.ini"), "");
+    CHECK(strcmp(first_device(), "A0") == 0, "first config");
+    ggmlc_shutdown();
+    write_two_backends(in_root(cfg2, "reload/two.ini"));
+    setenv("GGMLC_BACKENDS", "beta", 1);
+    CHECK(strcmp(first_device(), "B0") == 0 && ggml_backend_reg_by_name("cpu") == NULL, "the second config after shutdown");
+    ggmlc_shutdown();
+    ggmlc_shutdown(); /* idempotent */
+}
+
+static void debug_trace(void) {
+    char cfg[PATH_MAX], good[PATH_MAX];
+    write_good_config(in_root(cfg, "debug/ggmlc.ini"), "");
+    setenv("GGMLC_DEBUG", "sched,loader", 1);
+    ggmlc_init();
+    CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "GGMLC_CONFIG=", cfg, NULL) == 1, "the config file tried");
+    CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "backends.d", "not found", NULL) == 1, "the drop-in folder tried");
+    CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "trying plugin", plugin(good, "good"), NULL) == 2, "each plugin path tried");
+}
+
 /* ------------------------------------------------------------- driver */
 
 static void run(const char *name, void (*scenario)(void)) {
@@ -423,6 +584,13 @@ int main(void) {
         run("no configuration file at all", no_config_file);
     run("GGMLC_CONFIG naming a missing file", config_env_missing_file);
     run("a failing CPU plugin is reported clearly", cpu_failure_is_clear);
+    run("default per-node compute path and unsupported ops", compute_default_path);
+    run("graph copy and backend comparison", compare_two_backends);
+    run("ggml_backend_load and unload", load_by_program);
+    run("ggml_backend_load_all_from_path", load_all_from_folder);
+    run("concurrent first use loads once", concurrent_first_use);
+    run("shutdown and reload with another config", shutdown_and_reload);
+    run("GGMLC_DEBUG=loader traces files and paths", debug_trace);
 
     remove_tree(root);
     return tap_done();
