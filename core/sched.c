@@ -298,7 +298,7 @@ enum ggml_status ggmlc_sched_compute_with_cpu(ggml_backend_t backend, struct ggm
     const bool on_cpu = ggml_backend_dev_type(backend->device) == GGML_BACKEND_DEVICE_TYPE_CPU;
     ggml_backend_t cpu = on_cpu ? NULL : ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
     if (!cpu || !ggml_backend_supports_op(cpu, unsupported)) {
-        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_backend_graph_compute: op %s of node '%s' is supported neither by backend %s "
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_backend_graph_compute: op %s of node '%s' is not supported by backend %s, "
                         "nor by a CPU backend", ggml_op_desc(unsupported), unsupported->name, ggml_backend_name(backend));
         ggml_backend_free(cpu);
         return GGML_STATUS_FAILED;
