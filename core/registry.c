@@ -227,7 +227,8 @@ static void list_unused_backends(bool from_env) {
         if (!e) return;
         fill_info_from_config(e, b);
         e->info.enabled = false;
-        if (from_env) set_reason(e, "left out by GGMLC_BACKENDS");
+        if (!b->enabled) set_reason(e, "disabled in %s:%d", b->config_file, b->config_line);
+        else if (from_env) set_reason(e, "left out by GGMLC_BACKENDS");
         else set_reason(e, "not named in backends = (%s)", R.cfg.order_origin ? R.cfg.order_origin : "?");
         GGMLC_TRACE_LOADER("backend %s: %s; not opened\n", b->name, e->info.reason);
     }
@@ -473,15 +474,23 @@ ggml_backend_t ggml_backend_init_best(void) {
 
 /* ------------------------------------------------ loading by the program */
 
+/* A bare name is looked up in the plugin folder; other paths must be absolute,
+ * since a path relative to the current directory could load a planted file. */
 static char *resolve_program_path(const char *path) {
-    if (!strchr(path, '/')) { /* a bare name: the plugin folder, never the library search path */
-        const size_t n = strlen(GGMLC_PLUGINDIR) + strlen(path) + 2;
-        char *p = malloc(n);
-        if (p) snprintf(p, n, "%s/%s", GGMLC_PLUGINDIR, path);
-        return p;
+    if (path[0] == '/') {
+        char *real = realpath(path, NULL);
+        return real ? real : strdup(path); /* a missing file: the loader reports it */
     }
-    char *real = realpath(path, NULL);
-    return real ? real : strdup(path); /* a missing file: the loader reports it */
+    if (strchr(path, '/')) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                        "ggml_backend_load: %s is relative; give an absolute path or a bare file name (looked up in %s)", path,
+                        GGMLC_PLUGINDIR);
+        return NULL;
+    }
+    const size_t n = strlen(GGMLC_PLUGINDIR) + strlen(path) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", GGMLC_PLUGINDIR, path);
+    return p;
 }
 
 /* "vulkan" for ".../vulkan.so". */
@@ -507,7 +516,7 @@ ggml_backend_reg_t ggml_backend_load(const char *path) {
     char *resolved = resolve_program_path(path);
     struct backend_entry *e = resolved ? loaded_entry_with_path(resolved) : NULL;
     ggml_backend_reg_t reg = e ? e->info.reg : NULL;
-    if (!resolved || e) { /* out of memory, or loaded already (a second init would register it twice) */
+    if (!resolved || e) { /* refused, or loaded already (a second init would register it twice) */
         free(resolved);
         unlock_registry();
         return reg;
@@ -570,6 +579,10 @@ static bool is_so_name(const char *name) {
 void ggml_backend_load_all_from_path(const char *dir_path) {
     ggmlc_init();
     if (!dir_path) return;
+    if (dir_path[0] != '/') {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_load_all_from_path: %s is not an absolute path", dir_path);
+        return;
+    }
     DIR *d = opendir(dir_path);
     if (!d) {
         ggmlc_set_error(GGMLC_ERR_IO, "ggml_backend_load_all_from_path: cannot open %s: %s", dir_path, strerror(errno));
