@@ -147,11 +147,20 @@ static bool rule_softmax(struct bw_state *s, struct ggml_tensor *node, struct gg
 }
 
 static bool rule_rope(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
-    /* the backward node takes the forward node's parameters verbatim */
-    struct ggml_tensor *r = ggml_rope_ext_back(s->ctx, ggml_cont(s->ctx, dy), node->src[1], node->src[2], param_i32(node, 1),
-                                               param_i32(node, 2), param_i32(node, 4), 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+    struct ggml_context *ctx = s->ctx;
+    /* op_params: i32 n_dims [1], mode [2], n_ctx_orig [4]; f32 [5..10]; i32 sections [11..14] */
+    const int n_dims = param_i32(node, 1), mode = param_i32(node, 2), n_ctx_orig = param_i32(node, 4);
+    float f[6];
+    for (int i = 0; i < 6; i++) f[i] = param_f32(node, 5 + i);
+    struct ggml_tensor *d = ggml_cont(ctx, dy), *r;
+    if (mode & GGML_ROPE_TYPE_MROPE) {
+        int sections[GGML_MROPE_SECTIONS];
+        for (int i = 0; i < GGML_MROPE_SECTIONS; i++) sections[i] = param_i32(node, 11 + i);
+        r = ggml_rope_multi_back(ctx, d, node->src[1], node->src[2], n_dims, sections, mode, n_ctx_orig, f[0], f[1], f[2], f[3], f[4], f[5]);
+    } else {
+        r = ggml_rope_ext_back(ctx, d, node->src[1], node->src[2], n_dims, mode, n_ctx_orig, f[0], f[1], f[2], f[3], f[4], f[5]);
+    }
     if (!r) return false;
-    memcpy(r->op_params, node->op_params, sizeof r->op_params);
     bw_add_grad(s, node->src[0], r);
     return true;
 }
