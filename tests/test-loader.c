@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ggml-backend.h"
+#include "ggmlc-plugin.h"
 #include "ggmlc.h"
 #include "testutil.h"
 
@@ -460,9 +461,13 @@ static void load_by_program(void) {
     ggml_backend_reg_t reg = ggml_backend_load(plugin(good, "marker"));
     CHECK(reg && ggml_backend_reg_count() == n_regs + 1 && ggml_backend_reg_by_name("marker") == reg, "marker.so registered");
     CHECK(ggml_backend_load(good) == reg, "loading it again gives the same registry");
+    CHECK(ggml_backend_load("tests/plugins/.libs/good.so") == NULL && contains(ggmlc_last_error(), "relative"),
+          "a relative path is refused: %s", ggmlc_last_error());
+    CHECK(ggml_backend_load("nonexistent-plugin.so") == NULL && contains(ggmlc_last_error(), GGMLC_PLUGINDIR "/nonexistent-plugin.so"),
+          "a bare name is looked up in the plugin folder: %s", ggmlc_last_error());
     CHECK(ggml_backend_load(plugin(bad, "abimajor")) == NULL, "a broken plugin gives NULL");
     CHECK(count_log(GGML_LOG_LEVEL_ERROR, bad, "major", NULL) == 1, "and one error line");
-    CHECK(ggmlc_backend_count() == n_info + 2, "both are listed");
+    CHECK(ggmlc_backend_count() == n_info + 3, "all three are listed");
     ggml_backend_unload(reg);
     CHECK(ggml_backend_reg_count() == n_regs && ggml_backend_reg_by_name("marker") == NULL, "unloaded");
     struct ggmlc_backend_info info;
@@ -524,6 +529,117 @@ static void debug_trace(void) {
     CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "GGMLC_CONFIG=", cfg, NULL) == 1, "the config file tried");
     CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "backends.d", "not found", NULL) == 1, "the drop-in folder tried");
     CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "trying plugin", plugin(good, "good"), NULL) == 2, "each plugin path tried");
+}
+
+/* Transfers through a backend buffer, the async fallbacks, plans and events. */
+static void backend_objects(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "objects/ggmlc.ini"), "");
+    ggml_backend_t backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    CHECK(backend && strcmp(ggml_backend_name(backend), "A0") == 0, "the first CPU-type device is A0");
+    if (!backend) return;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true});
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 37), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 37);
+    struct ggml_tensor *sum = binary_node(ctx, GGML_OP_ADD, a, b);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_buffer(backend, 3 * 256);
+    const size_t align = ggml_backend_get_alignment(backend);
+    CHECK(buf && ggml_backend_buffer_is_host(buf) && align >= 1, "a host buffer");
+    if (!buf) return;
+    char *base = ggml_backend_buffer_get_base(buf);
+    CHECK(ggml_backend_tensor_alloc(buf, a, base) == GGML_STATUS_SUCCESS &&
+              ggml_backend_tensor_alloc(buf, b, base + 256) == GGML_STATUS_SUCCESS &&
+              ggml_backend_tensor_alloc(buf, sum, base + 512) == GGML_STATUS_SUCCESS,
+          "tensors placed");
+    float va[37], vb[37], out[37];
+    for (int i = 0; i < 37; i++) {
+        va[i] = (float)(i * i) - 500.0f;
+        vb[i] = 1e6f / (i + 1);
+    }
+    ggml_backend_tensor_set_async(backend, a, va, 0, sizeof va);
+    ggml_backend_tensor_set_async(backend, b, vb, 0, sizeof vb);
+    ggml_backend_event_t ev = ggml_backend_event_new(ggml_backend_get_device(backend));
+    ggml_backend_event_record(ev, backend);
+    ggml_backend_event_wait(backend, ev);
+    ggml_backend_event_synchronize(ev);
+    ggml_backend_event_free(ev);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, sum);
+    ggml_backend_graph_plan_t plan = ggml_backend_graph_plan_create(backend, g);
+    CHECK(ggml_backend_graph_plan_compute(backend, plan) == GGML_STATUS_SUCCESS, "plan compute");
+    ggml_backend_graph_plan_free(backend, plan);
+    ggml_backend_tensor_get_async(backend, sum, out, 0, sizeof out);
+    ggml_backend_synchronize(backend);
+    bool exact = true;
+    for (int i = 0; i < 37; i++) exact = exact && out[i] == va[i] + vb[i];
+    CHECK(exact, "a + b through the buffer");
+    ggmlc_clear_error();
+    ggml_backend_tensor_get_async(backend, sum, out, 8, sizeof out);
+    CHECK(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "an out-of-range read is refused");
+    ggml_free(ctx);
+    ggml_backend_buffer_free(buf);
+    ggml_backend_free(backend);
+}
+
+/* A registry made by the program itself (no plugin file). */
+static const char *inproc_name(ggml_backend_dev_t dev) { return "INPROC0"; }
+static enum ggml_backend_dev_type inproc_type(ggml_backend_dev_t dev) { return GGML_BACKEND_DEVICE_TYPE_ACCEL; }
+static ggml_backend_buffer_type_t inproc_buft(ggml_backend_dev_t dev) { return ggml_backend_cpu_buffer_type(); }
+
+static void register_in_process(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "inproc/ggmlc.ini"), "");
+    static const struct ggmlc_device_iface dev_iface = {
+        .struct_size = sizeof(struct ggmlc_device_iface),
+        .get_name = inproc_name,
+        .get_type = inproc_type,
+        .get_buffer_type = inproc_buft,
+    };
+    static const struct ggmlc_reg_iface reg_iface = {.struct_size = sizeof(struct ggmlc_reg_iface)};
+    const size_t n_dev = ggml_backend_dev_count();
+    ggml_backend_reg_t reg = ggmlc_reg_new("inproc", &reg_iface, NULL);
+    ggml_backend_dev_t dev = ggmlc_device_new(reg, &dev_iface, NULL);
+    ggml_backend_register(reg);
+    ggml_backend_register(reg); /* twice: registered once */
+    ggml_backend_device_register(dev);
+    CHECK(ggml_backend_reg_by_name("INPROC") == reg && ggml_backend_dev_count() == n_dev + 1, "registered once");
+    CHECK(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_ACCEL) == dev && ggml_backend_dev_get(n_dev) == dev,
+          "its device comes last");
+    const struct ggml_tensor add = {.op = GGML_OP_ADD};
+    CHECK(!ggml_backend_dev_supports_op(dev, &add), "no op vtable, no ops");
+    ggmlc_shutdown(); /* frees it */
+}
+
+/* Run ggmlc-info of this build with config; its output into out, its exit status returned. */
+static int run_info(const char *config, const char *args, char *out, size_t size) {
+    char cmd[2 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "GGMLC_CONFIG='%s' GGMLC_BACKENDS= '%s/tools/ggmlc-info' %s 2>&1", config, getenv("GGMLC_BUILDDIR"),
+             args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    const size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void info_tool(void) {
+    static char out[1 << 16];
+    char cfg[PATH_MAX], bad[PATH_MAX], extra[PATH_MAX + 128];
+    snprintf(extra, sizeof extra, "[backend.broken]\nlibrary = %s\n[backend.off]\nlibrary = x.so\nenabled = no\n",
+             plugin(bad, "badmagic"));
+    char good[PATH_MAX];
+    write_file(in_root(cfg, "info/ggmlc.ini"),
+               "[ggmlc]\nbackends = broken, cpu\n[backend.cpu]\nlibrary = %s\ndevice = C0\n%s", plugin(good, "good"), extra);
+    int rc = run_info(cfg, "--ops", out, sizeof out);
+    tap_ok(rc == 0 && strstr(out, cfg) && strstr(out, "FAILED") && strstr(out, "bad plugin magic") && strstr(out, "disabled") &&
+               strstr(out, "test-only add-f32") && strstr(out, "1.0 MiB / 2.0 MiB"),
+           "ggmlc-info lists files, backends with reasons, devices with caps (exit %d)", rc);
+    tap_ok(strstr(out, "\n  ADD                         x\n") && strstr(out, "\n  MUL                         .\n"),
+           "ggmlc-info --ops shows the op vtable");
+    if (rc != 0) tap_diag("%s", out);
+    write_file(cfg, "[backend.cpu]\nlibrary = %s\n", plugin(bad, "probefail"));
+    rc = run_info(cfg, "", out, sizeof out);
+    tap_ok(rc == 1 && strstr(out, "CPU backend"), "ggmlc-info exits 1 without the CPU backend (exit %d)", rc);
 }
 
 /* ------------------------------------------------------------- driver */
@@ -591,6 +707,10 @@ int main(void) {
     run("concurrent first use loads once", concurrent_first_use);
     run("shutdown and reload with another config", shutdown_and_reload);
     run("GGMLC_DEBUG=loader traces files and paths", debug_trace);
+    run("buffers, async transfers, plans and events", backend_objects);
+    run("a registry registered by the program", register_in_process);
+
+    info_tool();
 
     remove_tree(root);
     return tap_done();
