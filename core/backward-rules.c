@@ -300,7 +300,7 @@ bool bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_ten
     case GGML_OP_SOFT_MAX: return rule_softmax(s, node, dy);
     case GGML_OP_ROPE: return rule_rope(s, node, dy);
     case GGML_OP_NORM: bw_add_grad(s, a, norm_grad(ctx, a, ggml_cont(ctx, dy), param_f32(node, 0))); return true;
-    case GGML_OP_RMS_NORM: bw_add_grad(s, a, ggml_rms_norm_back(ctx, a, ggml_cont(ctx, dy), param_f32(node, 0))); return true;
+    case GGML_OP_RMS_NORM: bw_add_grad(s, a, ggml_rms_norm_back(ctx, ggml_cont(ctx, dy), a, param_f32(node, 0))); return true;
     case GGML_OP_L2_NORM: return rule_l2_norm(s, node, dy);
     case GGML_OP_GROUP_NORM: return rule_group_norm(s, node, dy);
     case GGML_OP_CLAMP: return rule_clamp(s, node, dy);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ggml-cpu.h"
+#include "ggmlc.h"
 #include "ggml.h"
 #include "testutil.h"
 
@@ -143,7 +144,8 @@ BUILD(b_norm, ggml_norm(ctx, P0, 1e-5f))
 BUILD(b_rms_norm, ggml_rms_norm(ctx, P0, 1e-5f))
 BUILD(b_group_norm, ggml_group_norm(ctx, P0, 2, 1e-5f))
 BUILD(b_l2_norm, ggml_l2_norm(ctx, P0, 1e-6f))
-BUILD(b_clamp, ggml_clamp(ctx, P0, -0.5f, 0.6f))
+/* clamp overwrites its operand (as in ggml): clamp a copy so the parameter survives */
+BUILD(b_clamp, ggml_clamp(ctx, ggml_scale(ctx, P0, 1.0f), -0.5f, 0.6f))
 BUILD(b_leaky_relu, ggml_leaky_relu(ctx, P0, 0.1f, false))
 BUILD(b_abs, ggml_abs(ctx, P0))
 BUILD(b_neg, ggml_neg(ctx, P0))
