@@ -75,10 +75,14 @@ void ggmlc_clear_error(void) {
     last_message[0] = '\0';
 }
 
+static _Thread_local bool errors_quiet;
+
+void ggmlc_errors_quiet(bool quiet) { errors_quiet = quiet; }
+
 static enum ggmlc_status set_error_v(enum ggmlc_status status, const char *fmt, va_list args) {
     last_status = status;
     vsnprintf(last_message, sizeof last_message, fmt, args);
-    ggmlc_log_internal(GGML_LOG_LEVEL_ERROR, "ggmlc: %s\n", last_message);
+    if (!errors_quiet) ggmlc_log_internal(GGML_LOG_LEVEL_ERROR, "ggmlc: %s\n", last_message);
     return status;
 }
 

@@ -128,6 +128,10 @@ GGMLC_HIDDEN void ggmlc_log_internal_v(enum ggml_log_level level, const char *fm
 #define GGMLC_LOG_WARN(...)  ggmlc_log_internal(GGML_LOG_LEVEL_WARN, __VA_ARGS__)
 #define GGMLC_LOG_ERROR(...) ggmlc_log_internal(GGML_LOG_LEVEL_ERROR, __VA_ARGS__)
 
+/* While quiet, ggmlc_set_error on the calling thread records without logging (the plugin
+ * loader reports a failing plugin's own error once, in its own message). */
+GGMLC_HIDDEN void ggmlc_errors_quiet(bool quiet);
+
 /* Environment lookup that ignores the environment in set-uid programs. */
 GGMLC_HIDDEN const char *ggmlc_getenv(const char *name);
 

@@ -1,6 +1,220 @@
-/* ops-matmul.c - the matmul family of CPU kernels (see cpu-impl.h). */
-#include "cpu-impl.h"
+/*
+ * ops-matmul.c - the matmul family of CPU kernels (see cpu-impl.h): MUL_MAT
+ * and OUT_PROD.  Float operands go through the packed GEMM (gemm.h), which
+ * reads any strides; quantized weights use the type's vec_dot against
+ * activation rows converted once per node to its vec_dot_type.  MUL_MAT_ID
+ * lives in ops-matmul-id.c.
+ */
+#include "gemm.h"
+#include "ggml-impl.h"
+#include "ops-matmul.h"
+
+/* -------------------------------------------------------- shared helpers */
+
+void *cpu_matmul_thread_work(const struct ggmlc_op_call *call, size_t shared, size_t per_thread) {
+    return (char *)call->wdata + shared + (size_t)call->ith * per_thread;
+}
+
+bool cpu_matmul_quant_ok(enum ggml_type type) {
+    const struct cpu_type_traits *tr = cpu_get_type_traits(type);
+    return tr->vec_dot && (cpu_gemm_type_ok(tr->vec_dot_type) || cpu_get_type_traits(tr->vec_dot_type)->from_float);
+}
+
+void cpu_matmul_convert_row(enum ggml_type to, const void *src, enum ggml_type src_type, size_t src_k_stride,
+                            int64_t k, void *dst, float *tmp) {
+    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
+    const float *f = src;
+    if (src_type != GGML_TYPE_F32 || src_k_stride != sizeof(float) || to == GGML_TYPE_F32) {
+        float *out = to == GGML_TYPE_F32 ? dst : tmp;
+        if (src_k_stride == ggml_type_size(src_type)) {
+            kern->to_f32(src_type, src, out, k);
+        } else {
+            for (int64_t i = 0; i < k; i++) kern->to_f32(src_type, (const char *)src + i * src_k_stride, out + i, 1);
+        }
+        if (to == GGML_TYPE_F32) return;
+        f = out;
+    }
+    switch (to) {
+    case GGML_TYPE_F16:
+        for (int64_t i = 0; i < k; i++) ((ggml_fp16_t *)dst)[i] = ggmlc_fp32_to_fp16(f[i]);
+        break;
+    case GGML_TYPE_BF16:
+        for (int64_t i = 0; i < k; i++) ((ggml_bf16_t *)dst)[i] = ggmlc_fp32_to_bf16(f[i]);
+        break;
+    default:
+        cpu_get_type_traits(to)->from_float(f, dst, k);
+        break;
+    }
+}
+
+/* ------------------------------------------------------------- MUL_MAT */
+
+/* The 2-D product of batch (i2, i3) of a mul_mat node. */
+static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, int64_t i2, int64_t i3) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    return (struct cpu_gemm_problem){
+        .n = a->ne[1],
+        .m = b->ne[1],
+        .k = a->ne[0],
+        .w = {(const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3], a->type, a->nb[1], a->nb[0]},
+        .x = {(const char *)b->data + i2 * b->nb[2] + i3 * b->nb[3], b->type, b->nb[1], b->nb[0]},
+        .dst = (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3]),
+        .dst_stride = dst->nb[1],
+    };
+}
+
+/* Many batches: each thread takes whole products; few: every thread takes a tile of each. */
+static bool split_by_batch(int64_t n_batches, int nth) {
+    return n_batches >= nth && (n_batches % nth == 0 || n_batches >= 4 * nth);
+}
+
+static enum ggml_status mul_mat_float(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
+    const struct ggml_tensor *b = dst->src[1];
+    void *work = cpu_matmul_thread_work(call, 0, cpu_gemm_thread_work(kern, b->ne[1], b->ne[0]));
+    const int64_t n_batches = dst->ne[2] * dst->ne[3];
+    const bool by_batch = split_by_batch(n_batches, call->nth);
+    for (int64_t bi = by_batch ? call->ith : 0; bi < n_batches; bi += by_batch ? call->nth : 1) {
+        const struct cpu_gemm_problem p = mul_mat_problem(dst, bi % dst->ne[2], bi / dst->ne[2]);
+        cpu_gemm_compute(kern, &p, by_batch ? 0 : call->ith, by_batch ? 1 : call->nth, work);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* Bytes of b converted to the vec_dot type of a's type (rows in logical order). */
+static size_t quant_rows_size(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
+    return GGML_PAD(ggml_row_size(vt, b->ne[0]) * (size_t)ggml_nrows(b), 64);
+}
+
+void cpu_matmul_convert_rows(const struct ggmlc_op_call *call, const struct ggml_tensor *b, enum ggml_type to,
+                             void *dst, float *tmp) {
+    const size_t row_size = ggml_row_size(to, b->ne[0]);
+    int64_t r0, r1;
+    cpu_split_range(ggml_nrows(b), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i1 = r % b->ne[1], i2 = (r / b->ne[1]) % b->ne[2], i3 = r / (b->ne[1] * b->ne[2]);
+        const char *src = (const char *)b->data + i1 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+        cpu_matmul_convert_row(to, src, b->type, b->nb[0], b->ne[0], (char *)dst + r * row_size, tmp);
+    }
+}
+
+static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const struct cpu_type_traits *tr = cpu_get_type_traits(a->type);
+    const size_t shared = quant_rows_size(a, b);
+    float *tmp = cpu_matmul_thread_work(call, shared, (size_t)b->ne[0] * sizeof(float) + 64);
+    cpu_matmul_convert_rows(call, b, tr->vec_dot_type, call->wdata, tmp);
+    call->barrier(call);
+
+    const size_t row_size = ggml_row_size(tr->vec_dot_type, b->ne[0]);
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    int64_t n0, n1;
+    cpu_split_range(a->ne[1], call->ith, call->nth, &n0, &n1);
+    enum { CHUNK = 16 }; /* w rows reused from cache across all activation rows */
+    for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
+        const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
+        for (int64_t r = 0; r < ggml_nrows(b); r++) {
+            const int64_t i1 = r % b->ne[1], i2 = (r / b->ne[1]) % b->ne[2], i3 = r / (b->ne[1] * b->ne[2]);
+            const char *xrow = (const char *)call->wdata + r * row_size;
+            const char *wmat = (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
+            float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
+            for (int64_t n = c0; n < c1; n++) tr->vec_dot((int)a->ne[0], out + n, 0, wmat + n * a->nb[1], 0, xrow, 0, 1);
+        }
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status mul_mat_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    return cpu_gemm_type_ok(dst->src[0]->type) ? mul_mat_float(call, dst) : mul_mat_quant(call, dst);
+}
+
+static bool mul_mat_supports(const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != sizeof(float) || !cpu_gemm_type_ok(b->type)) return false;
+    if (cpu_gemm_type_ok(a->type)) return true;
+    return cpu_matmul_quant_ok(a->type) && a->nb[0] == ggml_type_size(a->type) && a->ne[0] <= INT32_MAX;
+}
+
+static size_t mul_mat_work_size(const struct ggml_tensor *node, int n_threads) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (cpu_gemm_type_ok(a->type)) return (size_t)n_threads * cpu_gemm_thread_work(cpu_gemm_kernel(), b->ne[1], b->ne[0]);
+    return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
+}
+
+/* ------------------------------------------------------------ OUT_PROD */
+
+/* dst[i1][i0] = sum_k a[k][i0] * b[k][i1]: a gemm whose rows are a's and b's columns. */
+static struct cpu_gemm_problem out_prod_problem(const struct ggml_tensor *dst, const void *a_data, enum ggml_type a_type,
+                                                const size_t a_nb[4], int64_t i2, int64_t i3) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    return (struct cpu_gemm_problem){
+        .n = a->ne[0],
+        .m = b->ne[0],
+        .k = a->ne[1],
+        .w = {(const char *)a_data + (i2 / r2) * a_nb[2] + (i3 / r3) * a_nb[3], a_type, a_nb[0], a_nb[1]},
+        .x = {(const char *)b->data + i2 * b->nb[2] + i3 * b->nb[3], b->type, b->nb[0], b->nb[1]},
+        .dst = (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3]),
+        .dst_stride = dst->nb[1],
+    };
+}
+
+/* Quantized a is dequantized once per node into the shared scratch. */
+static size_t out_prod_dequant_size(const struct ggml_tensor *a) {
+    return cpu_gemm_type_ok(a->type) ? 0 : GGML_PAD((size_t)ggml_nelements(a) * sizeof(float), 64);
+}
+
+static enum ggml_status out_prod_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
+    const void *a_data = a->data;
+    enum ggml_type a_type = a->type;
+    size_t a_nb[4] = {a->nb[0], a->nb[1], a->nb[2], a->nb[3]};
+    const size_t shared = out_prod_dequant_size(a);
+    if (shared) {
+        ggml_to_float_t to_float = ggml_get_type_traits(a->type)->to_float;
+        float *fa = call->wdata;
+        int64_t r0, r1;
+        cpu_split_range(ggml_nrows(a), call->ith, call->nth, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++) {
+            const int64_t i1 = r % a->ne[1], i2 = (r / a->ne[1]) % a->ne[2], i3 = r / (a->ne[1] * a->ne[2]);
+            to_float((const char *)a->data + i1 * a->nb[1] + i2 * a->nb[2] + i3 * a->nb[3], fa + r * a->ne[0], a->ne[0]);
+        }
+        call->barrier(call);
+        a_data = fa;
+        a_type = GGML_TYPE_F32;
+        a_nb[0] = sizeof(float);
+        for (int i = 1; i < 4; i++) a_nb[i] = a_nb[i - 1] * (size_t)a->ne[i - 1];
+    }
+    void *work = cpu_matmul_thread_work(call, shared, cpu_gemm_thread_work(kern, b->ne[0], a->ne[1]));
+    const int64_t n_batches = dst->ne[2] * dst->ne[3];
+    const bool by_batch = split_by_batch(n_batches, call->nth);
+    for (int64_t bi = by_batch ? call->ith : 0; bi < n_batches; bi += by_batch ? call->nth : 1) {
+        const struct cpu_gemm_problem p = out_prod_problem(dst, a_data, a_type, a_nb, bi % dst->ne[2], bi / dst->ne[2]);
+        cpu_gemm_compute(kern, &p, by_batch ? 0 : call->ith, by_batch ? 1 : call->nth, work);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static bool out_prod_supports(const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != sizeof(float) || !cpu_gemm_type_ok(b->type)) return false;
+    return cpu_gemm_type_ok(a->type) || (ggml_get_type_traits(a->type)->to_float && a->nb[0] == ggml_type_size(a->type));
+}
+
+static size_t out_prod_work_size(const struct ggml_tensor *node, int n_threads) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    return out_prod_dequant_size(a) + (size_t)n_threads * cpu_gemm_thread_work(cpu_gemm_kernel(), b->ne[0], a->ne[1]);
+}
 
 void cpu_ops_matmul_register(struct cpu_op_table *t) {
-    (void)t;
+    t->compute[GGML_OP_MUL_MAT] = mul_mat_compute;
+    t->supports[GGML_OP_MUL_MAT] = mul_mat_supports;
+    t->work_size[GGML_OP_MUL_MAT] = mul_mat_work_size;
+    t->compute[GGML_OP_OUT_PROD] = out_prod_compute;
+    t->supports[GGML_OP_OUT_PROD] = out_prod_supports;
+    t->work_size[GGML_OP_OUT_PROD] = out_prod_work_size;
+    cpu_ops_matmul_id_register(t);
 }

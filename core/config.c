@@ -1,0 +1,354 @@
+/*
+ * config.c - finding and reading the ini configuration (parsed by inih).
+ *
+ * inih reports keys, not where they are, so the files are fed to it through
+ * a reader of our own that counts lines and notices section headers: that
+ * is how every message names its file and line, and how a second
+ * [backend.X] section is told apart from the continuation of the first.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <ini.h>
+
+#include "config.h"
+
+/* ------------------------------------------------------------- helpers */
+
+
+static char *join_path(const char *dir, const char *name) {
+    const size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static char *dir_of(const char *path) {
+    char *dir = strdup(path);
+    if (!dir) return NULL;
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else strcpy(dir, ".");
+    return dir;
+}
+
+static bool file_exists(const char *path) {
+    const bool ok = access(path, R_OK) == 0;
+    const int saved_errno = errno; /* for the caller's message; tracing may change it */
+    GGMLC_TRACE_LOADER("config file %s: %s\n", path, ok ? "found" : "not found");
+    errno = saved_errno;
+    return ok;
+}
+
+size_t ggmlc_split_list(const char *text, char ***items) {
+    *items = NULL;
+    size_t n = 0;
+    for (const char *p = text; p && *p;) {
+        p += strspn(p, ", \t");
+        const size_t len = strcspn(p, ", \t");
+        if (len == 0) break;
+        char **grown = realloc(*items, (n + 1) * sizeof *grown);
+        if (!grown) break;
+        *items = grown;
+        if (!((*items)[n] = strndup(p, len))) break;
+        n++;
+        p += len;
+    }
+    return n;
+}
+
+void ggmlc_free_list(char **items, size_t n) {
+    for (size_t i = 0; i < n; i++) free(items[i]);
+    free(items);
+}
+
+/* Resolve a library value: a bare file name lives in the plugin folder, a
+ * relative path is relative to the config file's folder, never to the cwd. */
+static char *resolve_library(const char *library, const char *config_dir) {
+    if (library[0] == '/') return strdup(library);
+    if (!strchr(library, '/')) return join_path(GGMLC_PLUGINDIR, library);
+    return join_path(config_dir, library);
+}
+
+/* ------------------------------------------------------ parsing state */
+
+struct parse_state {
+    struct ggmlc_config *cfg;
+    FILE *file;
+    const char *path;   /* absolute path of the file being read */
+    char *dir;
+    bool dropin;
+    int line;           /* line last handed to inih */
+    int section_seq;    /* incremented at every section header */
+    int section_line;
+    int seen_seq;       /* section_seq of the last key handled */
+    struct ggmlc_config_backend *current; /* backend of the current section, NULL if ignored */
+    bool long_line;     /* a line was too long for inih */
+};
+
+static bool is_section_header(const char *line) {
+    line += strspn(line, " \t");
+    return *line == '[';
+}
+
+/* inih's line reader.  Lines longer than inih can take are cut here (and
+ * reported), so that inih never mistakes the rest for a new line. */
+static char *read_line(char *str, int num, void *stream) {
+    struct parse_state *st = stream;
+    if (!fgets(str, num, st->file)) return NULL;
+    st->line++;
+    const size_t len = strlen(str);
+    if (len == (size_t)num - 1 && str[len - 1] != '\n') {
+        int c;
+        while ((c = fgetc(st->file)) != EOF && c != '\n') {}
+        ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: line longer than %d characters (ignored)", st->path, st->line, num - 2);
+        str[0] = ';'; /* a comment: the line is dropped */
+        str[1] = '\0';
+    }
+    if (is_section_header(str)) {
+        st->section_seq++;
+        st->section_line = st->line;
+    }
+    return str;
+}
+
+static bool parse_bool(const char *v, bool *out) {
+    static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0) return *out = true, true;
+        if (strcasecmp(v, no[i]) == 0) return *out = false, true;
+    }
+    return false;
+}
+
+static struct ggmlc_config_backend *new_backend(struct ggmlc_config *cfg, const char *name) {
+    struct ggmlc_config_backend *grown = realloc(cfg->backends, (cfg->n_backends + 1) * sizeof *grown);
+    if (!grown) return NULL;
+    cfg->backends = grown;
+    struct ggmlc_config_backend *b = &cfg->backends[cfg->n_backends++];
+    memset(b, 0, sizeof *b);
+    b->name = strdup(name);
+    b->enabled = true;
+    return b;
+}
+
+struct ggmlc_config_backend *ggmlc_config_find(struct ggmlc_config *cfg, const char *name) {
+    for (size_t i = 0; i < cfg->n_backends; i++)
+        if (strcasecmp(cfg->backends[i].name, name) == 0) return &cfg->backends[i];
+    return NULL;
+}
+
+struct ggmlc_config_backend *ggmlc_config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library) {
+    struct ggmlc_config_backend *b = new_backend(cfg, name);
+    if (!b) return NULL;
+    b->library = strdup(library);
+    b->path = resolve_library(library, GGMLC_PLUGINDIR);
+    b->implicit = true;
+    return b;
+}
+
+/* First key of a [backend.NAME] section instance: define the backend, unless
+ * that name exists already (the first definition wins). */
+static struct ggmlc_config_backend *open_backend_section(struct parse_state *st, const char *name) {
+    if (!*name) {
+        ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: section [backend.] needs a name (ignored)", st->path, st->section_line);
+        return NULL;
+    }
+    struct ggmlc_config_backend *first = ggmlc_config_find(st->cfg, name);
+    if (first) {
+        ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: backend '%s' is defined twice: here and at %s:%d; the first definition is used",
+                        st->path, st->section_line, name, first->config_file, first->config_line);
+        return NULL;
+    }
+    struct ggmlc_config_backend *b = new_backend(st->cfg, name);
+    if (!b) return NULL;
+    b->config_file = strdup(st->path);
+    b->config_dir = strdup(st->dir);
+    b->config_line = st->section_line;
+    b->from_dropin = st->dropin;
+    return b;
+}
+
+static void set_option(struct ggmlc_config_backend *b, const char *key, const char *value) {
+    for (size_t i = 0; i < b->n_options; i++) {
+        if (strcasecmp(b->keys[i], key) == 0) { /* a repeated key: the last value counts, as in most ini readers */
+            free(b->values[i]);
+            b->values[i] = strdup(value);
+            return;
+        }
+    }
+    char **keys = realloc(b->keys, (b->n_options + 1) * sizeof *keys);
+    if (keys) b->keys = keys;
+    char **values = realloc(b->values, (b->n_options + 1) * sizeof *values);
+    if (values) b->values = values;
+    if (!keys || !values) return;
+    b->keys[b->n_options] = strdup(key);
+    b->values[b->n_options] = strdup(value);
+    b->n_options++;
+}
+
+static void handle_backend_key(struct parse_state *st, struct ggmlc_config_backend *b, const char *key, const char *value) {
+    if (strcasecmp(key, "library") == 0) {
+        if (!*value) {
+            ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: empty library for backend '%s'", st->path, st->line, b->name);
+            return;
+        }
+        free(b->library);
+        free(b->path);
+        b->library = strdup(value);
+        b->path = resolve_library(value, st->dir);
+        b->library_line = st->line;
+    } else if (strcasecmp(key, "enabled") == 0) {
+        if (!parse_bool(value, &b->enabled))
+            ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: enabled = '%s' is not true or false (ignored)", st->path, st->line, value);
+    } else {
+        set_option(b, key, value);
+    }
+}
+
+static void handle_ggmlc_key(struct parse_state *st, const char *key, const char *value) {
+    struct ggmlc_config *cfg = st->cfg;
+    if (strcasecmp(key, "backends") != 0) {
+        GGMLC_LOG_WARN("ggmlc: %s:%d: unknown key '%s' in [ggmlc] (ignored)\n", st->path, st->line, key);
+        return;
+    }
+    ggmlc_free_list(cfg->order, cfg->n_order);
+    cfg->n_order = ggmlc_split_list(value, &cfg->order);
+    cfg->has_order = true;
+    free(cfg->order_origin);
+    const size_t n = strlen(st->path) + 16;
+    if ((cfg->order_origin = malloc(n))) snprintf(cfg->order_origin, n, "%s:%d", st->path, st->line);
+}
+
+static int handle_key(void *user, const char *section, const char *key, const char *value) {
+    struct parse_state *st = user;
+    const bool new_section = st->seen_seq != st->section_seq;
+    st->seen_seq = st->section_seq;
+    if (strcasecmp(section, "ggmlc") == 0) {
+        handle_ggmlc_key(st, key, value);
+    } else if (strncasecmp(section, "backend.", 8) == 0) {
+        if (new_section) st->current = open_backend_section(st, section + 8);
+        if (st->current) handle_backend_key(st, st->current, key, value);
+    } else if (new_section) {
+        GGMLC_LOG_WARN("ggmlc: %s:%d: unknown section [%s] (ignored)\n", st->path, st->section_line, section);
+    }
+    return 1; /* our own problems are reported above; inih's return value then means syntax */
+}
+
+/* ------------------------------------------------------------- reading */
+
+static void read_file(struct ggmlc_config *cfg, const char *path, bool dropin) {
+    char *abs = realpath(path, NULL);
+    FILE *f = abs ? fopen(abs, "r") : NULL;
+    if (!f) {
+        ggmlc_set_error(GGMLC_ERR_IO, "cannot read configuration file %s: %s", path, strerror(errno));
+        free(abs);
+        return;
+    }
+    GGMLC_TRACE_LOADER("reading %s\n", abs);
+    char **grown = realloc(cfg->files, (cfg->n_files + 1) * sizeof *grown);
+    if (!grown) {
+        fclose(f);
+        free(abs);
+        return;
+    }
+    cfg->files = grown;
+    cfg->files[cfg->n_files++] = abs;
+
+    struct parse_state st = {.cfg = cfg, .file = f, .path = abs, .dir = dir_of(abs), .dropin = dropin};
+    const int rc = st.dir ? ini_parse_stream(read_line, &st, handle_key, &st) : -2;
+    if (rc > 0) ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: syntax error (the line is ignored)", abs, rc);
+    else if (rc == -2) ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of memory while reading", abs);
+    free(st.dir);
+    fclose(f);
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool is_ini_name(const char *name) {
+    const size_t n = strlen(name);
+    return n > 4 && name[0] != '.' && strcmp(name + n - 4, ".ini") == 0;
+}
+
+/* backends.d/ *.ini beside the main file, in name order. */
+static void read_dropins(struct ggmlc_config *cfg, const char *main_file) {
+    char *dir = dir_of(main_file);
+    char *dropin_dir = dir ? join_path(dir, "backends.d") : NULL;
+    free(dir);
+    DIR *d = dropin_dir ? opendir(dropin_dir) : NULL;
+    GGMLC_TRACE_LOADER("drop-in folder %s: %s\n", dropin_dir ? dropin_dir : "?", d ? "found" : "not found");
+    if (!d) {
+        free(dropin_dir);
+        return;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_ini_name(e->d_name)) continue;
+        char **grown = realloc(names, (n + 1) * sizeof *grown);
+        if (!grown) break;
+        names = grown;
+        if ((names[n] = strdup(e->d_name))) n++;
+    }
+    closedir(d);
+    if (n) qsort(names, n, sizeof *names, compare_names);
+    for (size_t i = 0; i < n; i++) {
+        char *path = join_path(dropin_dir, names[i]);
+        if (path) read_file(cfg, path, true);
+        free(path);
+    }
+    ggmlc_free_list(names, n);
+    free(dropin_dir);
+}
+
+/* The main file per the search order, or NULL when none exists. */
+static char *find_main_file(void) {
+    const char *env = ggmlc_getenv("GGMLC_CONFIG");
+    if (env && *env) {
+        GGMLC_TRACE_LOADER("GGMLC_CONFIG=%s\n", env);
+        if (file_exists(env)) return strdup(env);
+        ggmlc_set_error(GGMLC_ERR_IO, "GGMLC_CONFIG names %s, which cannot be read: %s", env, strerror(errno));
+        return NULL;
+    }
+    char *user = NULL;
+    const char *xdg = ggmlc_getenv("XDG_CONFIG_HOME"), *home = ggmlc_getenv("HOME");
+    if (xdg && xdg[0] == '/') user = join_path(xdg, "ggmlc/ggmlc.ini");
+    else if (home && home[0] == '/') user = join_path(home, ".config/ggmlc/ggmlc.ini");
+    if (user && file_exists(user)) return user;
+    free(user);
+    const char *system = GGMLC_SYSCONFDIR "/ggmlc/ggmlc.ini";
+    return file_exists(system) ? strdup(system) : NULL;
+}
+
+void ggmlc_config_read(struct ggmlc_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    char *main_file = find_main_file();
+    if (!main_file) return;
+    read_file(cfg, main_file, false);
+    if (cfg->n_files) read_dropins(cfg, cfg->files[0]);
+    free(main_file);
+}
+
+void ggmlc_config_free(struct ggmlc_config *cfg) {
+    for (size_t i = 0; i < cfg->n_backends; i++) {
+        struct ggmlc_config_backend *b = &cfg->backends[i];
+        free(b->name);
+        free(b->library);
+        free(b->path);
+        free(b->config_file);
+        free(b->config_dir);
+        ggmlc_free_list(b->keys, b->n_options);
+        ggmlc_free_list(b->values, b->n_options);
+    }
+    free(cfg->backends);
+    ggmlc_free_list(cfg->files, cfg->n_files);
+    ggmlc_free_list(cfg->order, cfg->n_order);
+    free(cfg->order_origin);
+    memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,62 @@
+/*
+ * config.h - the ini configuration: which plugin files exist, in which
+ * order they are preferred, and the options each one receives.
+ *
+ * Reading the configuration never fails as a whole: a broken line is
+ * reported (file:line) and skipped, the rest still applies.
+ */
+#ifndef GGMLC_CONFIG_H
+#define GGMLC_CONFIG_H
+
+#include "ggml-impl.h"
+
+/* One [backend.NAME] section. */
+struct ggmlc_config_backend {
+    char *name;
+    char *library;      /* the value as written, NULL when the section has none */
+    char *path;         /* library resolved to an absolute path, NULL without library */
+    char *config_file;  /* the file that defined it */
+    char *config_dir;   /* its folder (absolute) */
+    int   config_line;  /* the line of its section header */
+    int   library_line; /* the line of its library key (0: none) */
+    bool  enabled;      /* enabled = true|false, true by default */
+    bool  from_dropin;  /* defined in backends.d/ *.ini */
+    bool  implicit;     /* not configured: the CPU added as the last resort */
+    size_t n_options;
+    char **keys;        /* the other keys of the section, passed to the plugin */
+    char **values;
+};
+
+struct ggmlc_config {
+    char  **files;          /* configuration files read, main file first */
+    size_t  n_files;
+    struct ggmlc_config_backend *backends; /* in order of definition */
+    size_t  n_backends;
+    char  **order;          /* [ggmlc] backends (NULL when not given) */
+    size_t  n_order;
+    bool    has_order;
+    char   *order_origin;   /* "file:line" of the backends key */
+};
+
+/* Find and read the main configuration file and its drop-ins into cfg
+ * (zeroed first).  Problems are logged; cfg->n_files == 0 means no file exists. */
+GGMLC_HIDDEN void ggmlc_config_read(struct ggmlc_config *cfg);
+/* Release everything cfg owns. */
+GGMLC_HIDDEN void ggmlc_config_free(struct ggmlc_config *cfg);
+
+/* The backend named name (case-insensitive), or NULL. */
+GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc_config_find(struct ggmlc_config *cfg, const char *name);
+/* Add a backend that no file configures (the CPU as last resort): library in GGMLC_PLUGINDIR. */
+GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc_config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library);
+
+/* Split a list like "vulkan, cpu" (commas and/or blanks) into *items; returns the count. */
+GGMLC_HIDDEN size_t ggmlc_split_list(const char *text, char ***items);
+GGMLC_HIDDEN void ggmlc_free_list(char **items, size_t n);
+
+/* "loader" debug trace (GGMLC_DEBUG=loader). */
+#define GGMLC_TRACE_LOADER(...)                                                                    \
+    do {                                                                                           \
+        if (ggmlc_debug_enabled("loader")) ggmlc_log_internal(GGML_LOG_LEVEL_DEBUG, "ggmlc loader: " __VA_ARGS__); \
+    } while (0)
+
+#endif /* GGMLC_CONFIG_H */

@@ -1,0 +1,15 @@
+/*
+ * gallocr-impl.h - what the scheduler needs from the graph allocator beyond
+ * ggml-alloc.h.
+ */
+#ifndef GGMLC_GALLOCR_IMPL_H
+#define GGMLC_GALLOCR_IMPL_H
+
+#include "ggml-impl.h"
+
+/* Plan and place graph with an explicit buffer id per node and leaf (no prior
+ * reserve needed); buffers grow when the graph needs more memory. */
+GGMLC_HIDDEN bool ggmlc_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph *graph, const int *node_ids,
+                                              const int *leaf_ids);
+
+#endif /* GGMLC_GALLOCR_IMPL_H */

@@ -1,0 +1,93 @@
+/*
+ * gemm-avx512.c - AVX-512 (F, BW, DQ, VL) kernels of the dense product (see
+ * gemm.h).  Compiled for those extensions by the target pragma below; called
+ * only when simd.c found them on the CPU and the OS saves their state.
+ */
+#if defined(__x86_64__)
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")
+#include <immintrin.h>
+
+#include "gemm-pack-x86.h"
+
+#define NR 48 /* three 16-lane vectors along n */
+#define MR 8  /* 24 accumulators + 3 w vectors + 1 broadcast of the 32 registers */
+
+static void micro_avx512(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate) {
+    __m512 c0[MR], c1[MR], c2[MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; i++) c0[i] = c1[i] = c2[i] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++, wp += NR, xp += MR) {
+        const __m512 w0 = _mm512_load_ps(wp), w1 = _mm512_load_ps(wp + 16), w2 = _mm512_load_ps(wp + 32);
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; i++) {
+            const __m512 xb = _mm512_set1_ps(xp[i]);
+            c0[i] = _mm512_fmadd_ps(w0, xb, c0[i]);
+            c1[i] = _mm512_fmadd_ps(w1, xb, c1[i]);
+            c2[i] = _mm512_fmadd_ps(w2, xb, c2[i]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; i++) {
+        float *ci = c + i * ldc;
+        if (accumulate) {
+            c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(ci));
+            c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(ci + 16));
+            c2[i] = _mm512_add_ps(c2[i], _mm512_loadu_ps(ci + 32));
+        }
+        _mm512_storeu_ps(ci, c0[i]);
+        _mm512_storeu_ps(ci + 16, c1[i]);
+        _mm512_storeu_ps(ci + 32, c2[i]);
+    }
+}
+
+/* Up to 16 values (mask selects them) of type at p, as f32; missing lanes are 0. */
+static inline __m512 load16(enum ggml_type type, const char *p, __mmask16 mask) {
+    switch (type) {
+    case GGML_TYPE_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p));
+    case GGML_TYPE_BF16: {
+        const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+    }
+    default: return _mm512_maskz_loadu_ps(mask, p);
+    }
+}
+
+static inline __mmask16 tail_mask(int64_t left) {
+    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
+static void to_f32_avx512(enum ggml_type type, const void *src, float *dst, int64_t n) {
+    const size_t es = ggml_type_size(type);
+    const char *s = src;
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(dst + i, m, load16(type, s + i * es, m));
+    }
+}
+
+static void dot_rows_avx512(int64_t k, enum ggml_type type, const void *w, const float *x, int64_t x_stride, int nx,
+                            float *out) {
+    const size_t es = ggml_type_size(type);
+    const char *wb = w;
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int64_t j = 0; j < k; j += 16) {
+        const __mmask16 m = tail_mask(k - j);
+        const __m512 wv = load16(type, wb + j * es, m);
+        for (int i = 0; i < nx; i++) acc[i] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + i * x_stride + j), acc[i]);
+    }
+    for (int i = 0; i < nx; i++) out[i] = _mm512_reduce_add_ps(acc[i]);
+}
+
+const struct cpu_gemm_kernel cpu_gemm_kernel_avx512 = {
+    .name = "avx512",
+    .nr = NR,
+    .mr = MR,
+    .kc = 256,
+    .mc = 384,
+    .nc = 2048,
+    .micro = micro_avx512,
+    .to_f32 = to_f32_avx512,
+    .dot_rows = dot_rows_avx512,
+    .pack_rows = pack_rows_transposed,
+};
+#endif /* __x86_64__ */

@@ -1,0 +1,82 @@
+/*
+ * gemm-pack-x86.h - packing with 8 x 8 in-register transposes, shared by the
+ * AVX2 and AVX-512 kernel files (each includes it under its own target
+ * pragma; it needs AVX2 and F16C).  Rows of w and x are contiguous along k,
+ * but the micro-kernels want panels contiguous along the rows: copying
+ * element by element costs more than the product for mid-sized matrices, so
+ * 8 rows x 8 k are loaded, converted, transposed and stored at once.
+ */
+#ifndef GGMLC_CPU_GEMM_PACK_X86_H
+#define GGMLC_CPU_GEMM_PACK_X86_H
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "ggml-impl.h"
+
+/* 8 values of type at p as f32. */
+static inline __m256 pack_load8(enum ggml_type type, const char *p) {
+    switch (type) {
+    case GGML_TYPE_F16: return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+    case GGML_TYPE_BF16: {
+        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+    }
+    default: return _mm256_loadu_ps((const float *)p);
+    }
+}
+
+static inline float pack_load1(enum ggml_type type, const char *p) {
+    switch (type) {
+    case GGML_TYPE_F16: return ggmlc_fp16_to_fp32(*(const ggml_fp16_t *)p);
+    case GGML_TYPE_BF16: return ggmlc_bf16_to_fp32(*(const ggml_bf16_t *)p);
+    default: return *(const float *)p;
+    }
+}
+
+/* Transpose the 8 x 8 matrix held in r[0..7] (rows) in place. */
+static inline void pack_transpose8(__m256 r[8]) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+/* Pack `rows` (<= width, width a multiple of 8) rows contiguous along k, starting
+ * at base, row_stride bytes apart, into dst[k * width + j]; rows beyond are zero. */
+static inline void pack_rows_transposed(enum ggml_type type, const char *base, size_t row_stride, int64_t rows,
+                                        int64_t kc, int width, float *dst) {
+    const size_t es = ggml_type_size(type);
+    for (int j0 = 0; j0 < width; j0 += 8) {
+        const int64_t valid = rows - j0 < 0 ? 0 : rows - j0 > 8 ? 8 : rows - j0;
+        if (valid == 0) {
+            for (int64_t k = 0; k < kc; k++) memset(dst + k * width + j0, 0, 8 * sizeof(float));
+            continue;
+        }
+        const char *row[8];
+        for (int i = 0; i < 8; i++) row[i] = i < valid ? base + (j0 + i) * row_stride : NULL;
+        int64_t k = 0;
+        for (; k + 8 <= kc; k += 8) {
+            __m256 v[8];
+            for (int i = 0; i < 8; i++) v[i] = row[i] ? pack_load8(type, row[i] + k * es) : _mm256_setzero_ps();
+            pack_transpose8(v);
+            for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + (k + i) * width + j0, v[i]);
+        }
+        for (; k < kc; k++)
+            for (int i = 0; i < 8; i++) dst[k * width + j0 + i] = row[i] ? pack_load1(type, row[i] + k * es) : 0.0f;
+    }
+}
+
+#endif /* GGMLC_CPU_GEMM_PACK_X86_H */

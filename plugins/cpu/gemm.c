@@ -1,0 +1,217 @@
+/*
+ * gemm.c - blocking, packing and the split across threads of the dense
+ * product (see gemm.h).  The loops follow the usual five-loop scheme: an
+ * m-block of x is packed into panels of mr rows (kept in L3, one panel in L1
+ * while it is used), an n-block of w into panels of nr rows (kept in L2), and
+ * the micro-kernel multiplies one panel of each into an nr x mr tile of dst.
+ * Products with very few x rows skip the packing: each w row is read once
+ * and dotted with every x row.
+ */
+#include <string.h>
+
+#include "gemm.h"
+#include "ggml-impl.h"
+
+/* Products with at most this many x rows use dot products instead of packing. */
+#define GEMM_DOT_MAX_M 8
+
+extern const struct cpu_gemm_kernel cpu_gemm_kernel_generic;
+#if defined(__x86_64__)
+extern const struct cpu_gemm_kernel cpu_gemm_kernel_avx2;
+extern const struct cpu_gemm_kernel cpu_gemm_kernel_avx512;
+#endif
+
+static const struct cpu_gemm_kernel *const kernels[CPU_SIMD_COUNT] = {
+    [CPU_SIMD_GENERIC] = &cpu_gemm_kernel_generic,
+#if defined(__x86_64__)
+    [CPU_SIMD_AVX2] = &cpu_gemm_kernel_avx2,
+    [CPU_SIMD_AVX512] = &cpu_gemm_kernel_avx512,
+#endif
+};
+
+const struct cpu_gemm_kernel *cpu_gemm_kernel_for(enum cpu_simd_level level) {
+    if (level < 0 || level >= CPU_SIMD_COUNT || level > cpu_simd_best_level()) return NULL;
+    return kernels[level];
+}
+
+const struct cpu_gemm_kernel *cpu_gemm_kernel(void) {
+    const struct cpu_gemm_kernel *k = cpu_gemm_kernel_for(cpu_simd_level());
+    return k ? k : &cpu_gemm_kernel_generic;
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static float *align64(void *p) {
+    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+size_t cpu_gemm_thread_work(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k) {
+    const size_t blocked = (size_t)((kern->mc + kern->nc) * kern->kc + kern->nr * kern->mr + kern->kc);
+    const size_t dot = (size_t)(min64(m, GEMM_DOT_MAX_M) * k);
+    return (blocked > dot ? blocked : dot) * sizeof(float) + 64;
+}
+
+static bool use_dot_path(const struct cpu_gemm_problem *p) {
+    return p->m <= GEMM_DOT_MAX_M && p->w.k_stride == ggml_type_size(p->w.type);
+}
+
+static float load_f32(enum ggml_type type, const char *p) {
+    switch (type) {
+    case GGML_TYPE_F16: return ggmlc_fp16_to_fp32(*(const ggml_fp16_t *)p);
+    case GGML_TYPE_BF16: return ggmlc_bf16_to_fp32(*(const ggml_bf16_t *)p);
+    default: return *(const float *)p;
+    }
+}
+
+/* Copy rows [r0, r0 + rows) x [k0, k0 + kc) of op, as f32, into a panel laid out
+ * dst[k * width + j]; rows rows..width-1 of the panel are zero. */
+static void pack_panel(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, int64_t r0, int64_t rows,
+                       int64_t k0, int64_t kc, int width, float *dst, float *tmp) {
+    const size_t es = ggml_type_size(op->type);
+    const char *base = (const char *)op->data + r0 * op->row_stride + k0 * op->k_stride;
+    if (op->k_stride == es && kern->pack_rows && width % 8 == 0) {
+        kern->pack_rows(op->type, base, op->row_stride, rows, kc, width, dst);
+        return;
+    }
+    if (op->k_stride == es) { /* rows contiguous along k: convert a row, scatter it */
+        for (int64_t j = 0; j < rows; j++) {
+            const char *row = base + j * op->row_stride;
+            const float *src = (const float *)row;
+            if (op->type != GGML_TYPE_F32) {
+                kern->to_f32(op->type, row, tmp, kc);
+                src = tmp;
+            }
+            for (int64_t k = 0; k < kc; k++) dst[k * width + j] = src[k];
+        }
+    } else if (op->row_stride == es) { /* a transposed view: each k is a contiguous run of rows */
+        for (int64_t k = 0; k < kc; k++) kern->to_f32(op->type, base + k * op->k_stride, dst + k * width, rows);
+    } else {
+        for (int64_t k = 0; k < kc; k++)
+            for (int64_t j = 0; j < rows; j++) dst[k * width + j] = load_f32(op->type, base + j * op->row_stride + k * op->k_stride);
+    }
+    if (rows < width)
+        for (int64_t k = 0; k < kc; k++) memset(dst + k * width + rows, 0, (size_t)(width - rows) * sizeof(float));
+}
+
+/* Pack `count` rows from r0 into consecutive panels of `width` rows. */
+static void pack_block(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, int64_t r0, int64_t count,
+                       int64_t k0, int64_t kc, int width, float *dst, float *tmp) {
+    for (int64_t p = 0; p < count; p += width)
+        pack_panel(kern, op, r0 + p, min64(width, count - p), k0, kc, width, dst + p * kc, tmp);
+}
+
+/* Choose a grid tn x tm = nth over the output (in units of register tiles) that
+ * minimises the largest tile, and return thread ith's tile in elements. */
+static void thread_tile(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int ith, int nth,
+                        int64_t *n0, int64_t *n1, int64_t *m0, int64_t *m1) {
+    const int64_t un = (p->n + kern->nr - 1) / kern->nr, um = (p->m + kern->mr - 1) / kern->mr;
+    int best_tn = 1;
+    int64_t best_cost = INT64_MAX;
+    for (int tn = nth; tn >= 1; tn--) {
+        if (nth % tn) continue;
+        const int tm = nth / tn;
+        const int64_t cost = ((un + tn - 1) / tn) * ((um + tm - 1) / tm);
+        if (cost < best_cost) best_cost = cost, best_tn = tn;
+    }
+    const int tn = best_tn, tm = nth / tn, in = ith % tn, im = ith / tn;
+    *n0 = min64(un * in / tn * kern->nr, p->n);
+    *n1 = min64(un * (in + 1) / tn * kern->nr, p->n);
+    *m0 = min64(um * im / tm * kern->mr, p->m);
+    *m1 = min64(um * (im + 1) / tm * kern->mr, p->m);
+}
+
+/* c (+)= the valid rows x cols of a full tile computed into `tile`. */
+static void store_partial(const float *tile, int nr, float *c, int64_t ldc, int64_t rows, int64_t cols, bool accumulate) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + tile[i * nr + j];
+}
+
+/* Multiply the packed blocks: xbuf (mb rows) by wbuf (nb rows) into dst at c0. */
+static void multiply_blocks(const struct cpu_gemm_kernel *kern, const float *wbuf, const float *xbuf, int64_t nb,
+                            int64_t mb, int64_t kb, float *c0, int64_t ldc, bool accumulate, float *tile) {
+    const int nr = kern->nr, mr = kern->mr;
+    for (int64_t jp = 0; jp < mb; jp += mr) {
+        const float *xp = xbuf + jp * kb;
+        for (int64_t ip = 0; ip < nb; ip += nr) {
+            const float *wp = wbuf + ip * kb;
+            float *c = c0 + jp * ldc + ip;
+            if (jp + mr <= mb && ip + nr <= nb) {
+                kern->micro(kb, wp, xp, c, ldc, accumulate);
+            } else {
+                kern->micro(kb, wp, xp, tile, nr, false);
+                store_partial(tile, nr, c, ldc, min64(mr, mb - jp), min64(nr, nb - ip), accumulate);
+            }
+        }
+    }
+}
+
+static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int64_t n0,
+                            int64_t n1, int64_t m0, int64_t m1, void *work) {
+    float *wbuf = align64(work);
+    float *xbuf = wbuf + kern->mc * kern->kc;
+    float *tile = xbuf + kern->nc * kern->kc;
+    float *tmp = tile + kern->nr * kern->mr;
+    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    for (int64_t jc = m0; jc < m1; jc += kern->nc) {
+        const int64_t mb = min64(kern->nc, m1 - jc);
+        for (int64_t pc = 0; pc < p->k; pc += kern->kc) {
+            const int64_t kb = min64(kern->kc, p->k - pc);
+            pack_block(kern, &p->x, jc, mb, pc, kb, kern->mr, xbuf, tmp);
+            for (int64_t ic = n0; ic < n1; ic += kern->mc) {
+                const int64_t nb = min64(kern->mc, n1 - ic);
+                pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
+                multiply_blocks(kern, wbuf, xbuf, nb, mb, kb, p->dst + jc * ldc + ic, ldc, pc > 0, tile);
+            }
+        }
+    }
+}
+
+/* Few x rows: convert them once (when needed), then dot each w row with all of them. */
+static void compute_dot(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int64_t n0, int64_t n1,
+                        void *work) {
+    const float *x = (const float *)p->x.data;
+    int64_t xs = (int64_t)(p->x.row_stride / sizeof(float));
+    if (p->x.type != GGML_TYPE_F32 || p->x.k_stride != sizeof(float) || p->x.row_stride % sizeof(float)) {
+        float *xbuf = align64(work);
+        for (int64_t m = 0; m < p->m; m++) {
+            const char *row = (const char *)p->x.data + m * p->x.row_stride;
+            if (p->x.k_stride == ggml_type_size(p->x.type)) {
+                kern->to_f32(p->x.type, row, xbuf + m * p->k, p->k);
+            } else {
+                for (int64_t k = 0; k < p->k; k++) xbuf[m * p->k + k] = load_f32(p->x.type, row + k * p->x.k_stride);
+            }
+        }
+        x = xbuf;
+        xs = p->k;
+    }
+    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    float out[4];
+    for (int64_t n = n0; n < n1; n++) {
+        const char *wrow = (const char *)p->w.data + n * p->w.row_stride;
+        for (int64_t m = 0; m < p->m; m += 4) {
+            const int nx = (int)min64(4, p->m - m);
+            kern->dot_rows(p->k, p->w.type, wrow, x + m * xs, xs, nx, out);
+            for (int i = 0; i < nx; i++) p->dst[(m + i) * ldc + n] = out[i];
+        }
+    }
+}
+
+void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int ith, int nth,
+                      void *work) {
+    if (p->n <= 0 || p->m <= 0) return;
+    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    if (use_dot_path(p)) {
+        int64_t n0, n1;
+        cpu_split_range(p->n, ith, nth, &n0, &n1);
+        if (n0 < n1) compute_dot(kern, p, n0, n1, work);
+        return;
+    }
+    int64_t n0, n1, m0, m1;
+    thread_tile(kern, p, ith, nth, &n0, &n1, &m0, &m1);
+    if (n0 >= n1 || m0 >= m1) return;
+    if (p->k == 0) { /* an empty sum */
+        for (int64_t m = m0; m < m1; m++) memset(p->dst + m * ldc + n0, 0, (size_t)(n1 - n0) * sizeof(float));
+        return;
+    }
+    compute_blocked(kern, p, n0, n1, m0, m1, work);
+}

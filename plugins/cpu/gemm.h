@@ -1,0 +1,73 @@
+/*
+ * gemm.h - the CPU plugin's dense matrix product with f32 accumulation.
+ *
+ *     dst[m][n] = sum_k w(n, k) * x(m, k)      (n < N, m < M, k < K)
+ *
+ * which is ggml's mul_mat (w = src0 rows, x = src1 rows, dst [N, M]) and, with
+ * other strides, out_prod.  Operands are F32, F16 or BF16 with any strides;
+ * they are converted to f32 while being copied into packed panels, so
+ * transposed views cost nothing extra.  The output is split into a 2-D grid
+ * of tiles, one per thread; inside a tile the product is cache blocked and
+ * computed by a register-tiled micro-kernel of the SIMD path in use.
+ */
+#ifndef GGMLC_CPU_GEMM_H
+#define GGMLC_CPU_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simd.h"
+
+/* One operand: element (row r, k) lies at data + r * row_stride + k * k_stride (bytes). */
+struct cpu_gemm_operand {
+    const void *data;
+    enum ggml_type type; /* F32, F16 or BF16 */
+    size_t row_stride;
+    size_t k_stride;
+};
+
+struct cpu_gemm_problem {
+    int64_t n, m, k;
+    struct cpu_gemm_operand w; /* n rows */
+    struct cpu_gemm_operand x; /* m rows */
+    float *dst;                /* dst[m * dst_stride / 4 + n] */
+    size_t dst_stride;         /* bytes between rows m and m + 1 */
+};
+
+/* The kernels of one SIMD path (gemm-generic.c, gemm-avx2.c, gemm-avx512.c). */
+struct cpu_gemm_kernel {
+    const char *name;
+    int nr, mr;         /* register tile: nr outputs along n (vector lanes) by mr along m */
+    int64_t kc, mc, nc; /* cache blocks: depth, n-block (in L2), m-block (in L3) */
+    /* c[i * ldc + j] (+)= sum_k wp[k * nr + j] * xp[k * mr + i] for the full nr x mr tile. */
+    void (*micro)(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate);
+    /* n contiguous values of type (F32, F16, BF16) to f32. */
+    void (*to_f32)(enum ggml_type type, const void *src, float *dst, int64_t n);
+    /* out[i] = sum_k w[k] * x[i * x_stride + k] for i < nx (1..4); w of type, contiguous. */
+    void (*dot_rows)(int64_t k, enum ggml_type type, const void *w, const float *x, int64_t x_stride, int nx, float *out);
+    /* Optional fast packing of rows contiguous along k into dst[k * width + j] (width a
+     * multiple of 8; rows <= width, the rest zero). */
+    void (*pack_rows)(enum ggml_type type, const char *base, size_t row_stride, int64_t rows, int64_t kc, int width,
+                      float *dst);
+};
+
+/* The kernels of the path in use (cpu_simd_level()). */
+CPU_HIDDEN const struct cpu_gemm_kernel *cpu_gemm_kernel(void);
+/* The kernels of a given path, or NULL when this build/CPU lacks it (for tests). */
+CPU_HIDDEN const struct cpu_gemm_kernel *cpu_gemm_kernel_for(enum cpu_simd_level level);
+
+/* Scratch bytes one thread needs for products of depth k with m rows of x. */
+CPU_HIDDEN size_t cpu_gemm_thread_work(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k);
+
+/* Compute part ith of nth of the product (a tile of the output grid) with kernels
+ * kern; work holds cpu_gemm_thread_work() bytes private to this thread. */
+CPU_HIDDEN void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int ith,
+                                 int nth, void *work);
+
+/* True for the operand types cpu_gemm_compute takes. */
+static inline bool cpu_gemm_type_ok(enum ggml_type type) {
+    return type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16;
+}
+
+#endif /* GGMLC_CPU_GEMM_H */

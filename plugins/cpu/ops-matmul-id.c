@@ -1,0 +1,136 @@
+/*
+ * ops-matmul-id.c - MUL_MAT_ID on the CPU: the indirect product of mixtures
+ * of experts.  dst[:, slot, t] = as[:, :, ids[slot, t]] x b[:, slot % b->ne[1], t].
+ * The (slot, token) pairs are grouped by expert so that each expert's
+ * matrix multiplies all its activation rows in one product:
+ *   1. thread 0 groups the pairs (counting sort),
+ *   2. all threads gather the activation rows, expert by expert, converted,
+ *   3. each expert's product runs through the GEMM (or vec_dot when quantized)
+ *      into a staging buffer,
+ *   4. all threads scatter the staged rows to dst.
+ */
+#include "gemm.h"
+#include "ggml-impl.h"
+#include "ops-matmul.h"
+
+/* Layout of the shared scratch. */
+struct id_layout {
+    int64_t n_pairs, n_as;
+    enum ggml_type xtype; /* type of the gathered activation rows */
+    size_t xrow;          /* bytes of one gathered row */
+    size_t off_order, off_x, off_out, shared;
+};
+
+static struct id_layout id_layout_of(const struct ggml_tensor *node) {
+    const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
+    struct id_layout l;
+    l.n_pairs = ids->ne[0] * ids->ne[1];
+    l.n_as = as->ne[2];
+    l.xtype = cpu_gemm_type_ok(as->type) ? GGML_TYPE_F32 : cpu_get_type_traits(as->type)->vec_dot_type;
+    l.xrow = ggml_row_size(l.xtype, b->ne[0]);
+    l.off_order = GGML_PAD((size_t)(l.n_as + 1) * sizeof(int64_t), 64);
+    l.off_x = l.off_order + GGML_PAD((size_t)l.n_pairs * sizeof(int64_t), 64);
+    l.off_out = l.off_x + GGML_PAD((size_t)l.n_pairs * l.xrow, 64);
+    l.shared = l.off_out + GGML_PAD((size_t)l.n_pairs * (size_t)as->ne[1] * sizeof(float), 64);
+    return l;
+}
+
+static size_t id_thread_work(const struct ggml_tensor *node, const struct id_layout *l) {
+    const struct ggml_tensor *b = node->src[1];
+    const size_t gemm = cpu_gemm_thread_work(cpu_gemm_kernel(), l->n_pairs, b->ne[0]);
+    const size_t conv = (size_t)b->ne[0] * sizeof(float) + 64;
+    return gemm > conv ? gemm : conv;
+}
+
+static int32_t expert_of(const struct ggml_tensor *ids, int64_t pair) {
+    const int64_t slot = pair % ids->ne[0], t = pair / ids->ne[0];
+    return *(const int32_t *)((const char *)ids->data + slot * ids->nb[0] + t * ids->nb[1]);
+}
+
+/* Counting sort of the pairs by expert: offs[e]..offs[e+1] index order[]; false on a bad id. */
+static bool group_pairs(const struct ggml_tensor *ids, int64_t n_pairs, int64_t n_as, int64_t *offs, int64_t *order) {
+    memset(offs, 0, (size_t)(n_as + 1) * sizeof(int64_t));
+    for (int64_t p = 0; p < n_pairs; p++) {
+        const int32_t e = expert_of(ids, p);
+        if (e < 0 || e >= n_as) return false;
+        offs[e + 1]++;
+    }
+    for (int64_t e = 0; e < n_as; e++) offs[e + 1] += offs[e];
+    for (int64_t p = 0; p < n_pairs; p++) order[offs[expert_of(ids, p)]++] = p;
+    for (int64_t e = n_as; e > 0; e--) offs[e] = offs[e - 1]; /* the fill advanced each start to the next */
+    offs[0] = 0;
+    return true;
+}
+
+/* Products of expert e with its gathered rows [q0, q1), this thread's share. */
+static void expert_product(const struct ggmlc_op_call *call, const struct ggml_tensor *node, const struct id_layout *l,
+                           int64_t e, int64_t q0, int64_t q1, void *work) {
+    const struct ggml_tensor *as = node->src[0];
+    const char *xs = (const char *)call->wdata + l->off_x;
+    float *out = (float *)((char *)call->wdata + l->off_out);
+    const char *w = (const char *)as->data + e * as->nb[2];
+    const int64_t n = as->ne[1], k = as->ne[0];
+    if (cpu_gemm_type_ok(as->type)) {
+        const struct cpu_gemm_problem p = {
+            .n = n, .m = q1 - q0, .k = k,
+            .w = {w, as->type, as->nb[1], as->nb[0]},
+            .x = {xs + q0 * l->xrow, GGML_TYPE_F32, l->xrow, sizeof(float)},
+            .dst = out + q0 * n,
+            .dst_stride = (size_t)n * sizeof(float),
+        };
+        cpu_gemm_compute(cpu_gemm_kernel(), &p, call->ith, call->nth, work);
+        return;
+    }
+    const ggml_vec_dot_t vec_dot = cpu_get_type_traits(as->type)->vec_dot;
+    int64_t n0, n1;
+    cpu_split_range(n, call->ith, call->nth, &n0, &n1);
+    for (int64_t q = q0; q < q1; q++)
+        for (int64_t i = n0; i < n1; i++) vec_dot((int)k, out + q * n + i, 0, w + i * as->nb[1], 0, xs + q * l->xrow, 0, 1);
+}
+
+static enum ggml_status mul_mat_id_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *as = dst->src[0], *b = dst->src[1], *ids = dst->src[2];
+    const struct id_layout l = id_layout_of(dst);
+    int64_t *offs = call->wdata, *order = (int64_t *)((char *)call->wdata + l.off_order);
+    void *work = cpu_matmul_thread_work(call, l.shared, id_thread_work(dst, &l));
+    if (call->ith == 0 && !group_pairs(ids, l.n_pairs, l.n_as, offs, order)) offs[l.n_as] = -1;
+    call->barrier(call);
+    if (offs[l.n_as] < 0) return GGML_STATUS_FAILED; /* an expert id out of range */
+
+    int64_t q0, q1;
+    cpu_split_range(l.n_pairs, call->ith, call->nth, &q0, &q1);
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t slot = order[q] % ids->ne[0], t = order[q] / ids->ne[0];
+        const char *src = (const char *)b->data + (slot % b->ne[1]) * b->nb[1] + t * b->nb[2];
+        cpu_matmul_convert_row(l.xtype, src, b->type, b->nb[0], b->ne[0], (char *)call->wdata + l.off_x + q * l.xrow, work);
+    }
+    call->barrier(call);
+    for (int64_t e = 0; e < l.n_as; e++)
+        if (offs[e + 1] > offs[e]) expert_product(call, dst, &l, e, offs[e], offs[e + 1], work);
+    call->barrier(call);
+
+    const float *out = (const float *)((const char *)call->wdata + l.off_out);
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t slot = order[q] % ids->ne[0], t = order[q] / ids->ne[0];
+        memcpy((char *)dst->data + slot * dst->nb[1] + t * dst->nb[2], out + q * as->ne[1], (size_t)as->ne[1] * sizeof(float));
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static bool mul_mat_id_supports(const struct ggml_tensor *node) {
+    const struct ggml_tensor *as = node->src[0], *b = node->src[1];
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != sizeof(float) || !cpu_gemm_type_ok(b->type)) return false;
+    if (cpu_gemm_type_ok(as->type)) return true;
+    return cpu_matmul_quant_ok(as->type) && as->nb[0] == ggml_type_size(as->type) && as->ne[0] <= INT32_MAX;
+}
+
+static size_t mul_mat_id_work_size(const struct ggml_tensor *node, int n_threads) {
+    const struct id_layout l = id_layout_of(node);
+    return l.shared + (size_t)n_threads * id_thread_work(node, &l);
+}
+
+void cpu_ops_matmul_id_register(struct cpu_op_table *t) {
+    t->compute[GGML_OP_MUL_MAT_ID] = mul_mat_id_compute;
+    t->supports[GGML_OP_MUL_MAT_ID] = mul_mat_id_supports;
+    t->work_size[GGML_OP_MUL_MAT_ID] = mul_mat_id_work_size;
+}

@@ -1,0 +1,24 @@
+/*
+ * ops-matmul.h - what the files of the matmul kernel family share
+ * (ops-matmul.c: MUL_MAT, OUT_PROD; ops-matmul-id.c: MUL_MAT_ID).
+ */
+#ifndef GGMLC_CPU_OPS_MATMUL_H
+#define GGMLC_CPU_OPS_MATMUL_H
+
+#include "cpu-impl.h"
+
+/* Thread call->ith's scratch of per_thread bytes after `shared` bytes of wdata. */
+CPU_HIDDEN void *cpu_matmul_thread_work(const struct ggmlc_op_call *call, size_t shared, size_t per_thread);
+/* True when quantized weights of type have the CPU kernels a product needs. */
+CPU_HIDDEN bool cpu_matmul_quant_ok(enum ggml_type type);
+/* Convert k values (src_type, src_k_stride bytes apart) to a row of type `to`
+ * (F32, F16, BF16 or one with from_float); tmp holds k floats. */
+CPU_HIDDEN void cpu_matmul_convert_row(enum ggml_type to, const void *src, enum ggml_type src_type, size_t src_k_stride,
+                                       int64_t k, void *dst, float *tmp);
+/* This thread's share of all rows of b, converted to type `to`, packed in logical row order at dst. */
+CPU_HIDDEN void cpu_matmul_convert_rows(const struct ggmlc_op_call *call, const struct ggml_tensor *b,
+                                        enum ggml_type to, void *dst, float *tmp);
+/* Fill the MUL_MAT_ID entries of the op table (ops-matmul-id.c). */
+CPU_HIDDEN void cpu_ops_matmul_id_register(struct cpu_op_table *t);
+
+#endif /* GGMLC_CPU_OPS_MATMUL_H */

@@ -1,0 +1,114 @@
+/* simd.c - CPU feature detection and SIMD path selection (see simd.h). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simd.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define CPU_SIMD_X86 1
+#endif
+
+static struct cpu_simd_features features;
+static enum cpu_simd_level best_level = CPU_SIMD_GENERIC;
+static enum cpu_simd_level chosen_level = CPU_SIMD_GENERIC;
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
+static const char *const level_names[CPU_SIMD_COUNT] = {"generic", "avx2", "avx512"};
+
+#ifdef CPU_SIMD_X86
+/* The register state the OS saves on context switches (XCR0); only valid with OSXSAVE. */
+static unsigned long long read_xcr0(void) {
+    unsigned int eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((unsigned long long)edx << 32) | eax;
+}
+
+static void detect_x86(void) {
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return;
+    const bool osxsave = ecx & (1u << 27), avx = ecx & (1u << 28);
+    const bool fma = ecx & (1u << 12), f16c = ecx & (1u << 29);
+    if (!osxsave || !avx) return; /* no AVX state saved: SSE2 only */
+    const unsigned long long xcr0 = read_xcr0();
+    const bool os_ymm = (xcr0 & 0x6) == 0x6;    /* SSE and AVX state */
+    const bool os_zmm = (xcr0 & 0xe6) == 0xe6;  /* plus opmask, ZMM_Hi256, Hi16_ZMM */
+    if (!os_ymm) return;
+    if (__get_cpuid_max(0, NULL) < 7) return;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    features.avx2 = ebx & (1u << 5);
+    features.fma = fma;
+    features.f16c = f16c;
+    if (os_zmm) {
+        features.avx512f = ebx & (1u << 16);
+        features.avx512dq = ebx & (1u << 17);
+        features.avx512bw = ebx & (1u << 30);
+        features.avx512vl = ebx & (1u << 31);
+        features.avx512vnni = ecx & (1u << 11);
+        const unsigned int max_sub = eax;
+        if (max_sub >= 1) {
+            __cpuid_count(7, 1, eax, ebx, ecx, edx);
+            features.avx512bf16 = eax & (1u << 5);
+        }
+    }
+}
+#endif
+
+static enum cpu_simd_level level_from_env(void) {
+    const char *want = secure_getenv("GGMLC_CPU_PATH");
+    if (!want || !*want) return best_level;
+    for (int l = 0; l < CPU_SIMD_COUNT; l++) {
+        if (strcmp(want, level_names[l]) != 0) continue;
+        if ((enum cpu_simd_level)l > best_level) {
+            fprintf(stderr, "ggmlc cpu: GGMLC_CPU_PATH=%s is not supported by this CPU; using %s\n", want,
+                    level_names[best_level]);
+            return best_level;
+        }
+        return (enum cpu_simd_level)l;
+    }
+    fprintf(stderr, "ggmlc cpu: unknown GGMLC_CPU_PATH=%s (generic, avx2, avx512); using %s\n", want,
+            level_names[best_level]);
+    return best_level;
+}
+
+static void detect(void) {
+#ifdef CPU_SIMD_X86
+    detect_x86();
+#endif
+    const struct cpu_simd_features *f = &features;
+    if (f->avx2 && f->fma && f->f16c) best_level = CPU_SIMD_AVX2;
+    if (best_level == CPU_SIMD_AVX2 && f->avx512f && f->avx512bw && f->avx512dq && f->avx512vl)
+        best_level = CPU_SIMD_AVX512;
+    chosen_level = level_from_env();
+}
+
+const struct cpu_simd_features *cpu_simd_features(void) {
+    pthread_once(&detect_once, detect);
+    return &features;
+}
+
+enum cpu_simd_level cpu_simd_best_level(void) {
+    pthread_once(&detect_once, detect);
+    return best_level;
+}
+
+enum cpu_simd_level cpu_simd_level(void) {
+    pthread_once(&detect_once, detect);
+    return chosen_level;
+}
+
+const char *cpu_simd_level_name(enum cpu_simd_level level) {
+    return level >= 0 && level < CPU_SIMD_COUNT ? level_names[level] : "unknown";
+}
+
+const char *cpu_simd_path(void) {
+    return cpu_simd_level_name(cpu_simd_level());
+}
+
+enum cpu_simd_level cpu_simd_force_level(enum cpu_simd_level level) {
+    pthread_once(&detect_once, detect);
+    chosen_level = level < CPU_SIMD_GENERIC ? CPU_SIMD_GENERIC : level > best_level ? best_level : level;
+    return chosen_level;
+}

@@ -1,0 +1,191 @@
+/*
+ * test-gemm-paths.c - every SIMD path of the CPU plugin's GEMM against the
+ * portable path and against a double-precision reference, on the same
+ * inputs: odd sizes with tails in every direction, f32/f16/bf16 operands,
+ * transposed and strided layouts, the few-rows dot path and tiles of a
+ * thread grid.  Links the plugin's gemm sources directly (the test hook is
+ * cpu_simd_force_level); also checks GGMLC_CPU_PATH and the feature detection
+ * against /proc/cpuinfo.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "ggml-impl.h"
+#include "testutil.h"
+
+/* A matrix of `rows` x k values stored with the given layout and type. */
+struct test_operand {
+    struct cpu_gemm_operand op;
+    float *values; /* the exact values (after rounding to the type), row-major rows x k */
+    void *storage;
+};
+
+static void make_operand(struct test_operand *t, int64_t rows, int64_t k, enum ggml_type type, bool transposed,
+                         int64_t pad) {
+    const size_t es = ggml_type_size(type);
+    /* row-major with padded rows, or k-major ("transposed view") with padded columns */
+    const int64_t lead = (transposed ? rows : k) + pad, outer = transposed ? k : rows;
+    t->storage = calloc((size_t)(lead * outer + 1), es);
+    t->values = malloc((size_t)(rows * k + 1) * sizeof(float));
+    t->op.data = t->storage;
+    t->op.type = type;
+    t->op.row_stride = transposed ? es : (size_t)lead * es;
+    t->op.k_stride = transposed ? (size_t)lead * es : es;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < k; i++) {
+            float v = test_uniform(-2.0f, 2.0f);
+            char *p = (char *)t->storage + r * t->op.row_stride + i * t->op.k_stride;
+            if (type == GGML_TYPE_F16) {
+                *(ggml_fp16_t *)p = ggmlc_fp32_to_fp16(v);
+                v = ggmlc_fp16_to_fp32(*(ggml_fp16_t *)p);
+            } else if (type == GGML_TYPE_BF16) {
+                *(ggml_bf16_t *)p = ggmlc_fp32_to_bf16(v);
+                v = ggmlc_bf16_to_fp32(*(ggml_bf16_t *)p);
+            } else {
+                *(float *)p = v;
+            }
+            t->values[r * k + i] = v;
+        }
+}
+
+static void free_operand(struct test_operand *t) {
+    free(t->storage);
+    free(t->values);
+}
+
+/* Run the product with the kernels of `level`, as nth tiles computed one after another. */
+static void run_path(enum cpu_simd_level level, const struct cpu_gemm_problem *p, int nth) {
+    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel_for(level);
+    void *work = malloc(cpu_gemm_thread_work(kern, p->m, p->k));
+    for (int ith = 0; ith < nth; ith++) cpu_gemm_compute(kern, p, ith, nth, work);
+    free(work);
+}
+
+struct test_case {
+    int64_t n, m, k;
+    enum ggml_type wtype, xtype;
+    bool w_transposed, x_transposed;
+    int nth;
+};
+
+static void check_case(const struct test_case *c) {
+    struct test_operand w, x;
+    make_operand(&w, c->n, c->k, c->wtype, c->w_transposed, 3);
+    make_operand(&x, c->m, c->k, c->xtype, c->x_transposed, 5);
+    const int64_t ldc = c->n + 2; /* a padded output exercises dst_stride */
+    const size_t out_count = (size_t)(ldc * c->m);
+    double *ref = malloc(out_count * sizeof(double) + 8);
+    for (int64_t i = 0; i < c->m; i++)
+        for (int64_t j = 0; j < c->n; j++) {
+            double s = 0;
+            for (int64_t q = 0; q < c->k; q++) s += (double)w.values[j * c->k + q] * x.values[i * c->k + q];
+            ref[i * ldc + j] = s;
+        }
+    float *generic = malloc(out_count * sizeof(float) + 4), *out = malloc(out_count * sizeof(float) + 4);
+    struct cpu_gemm_problem p = {c->n, c->m, c->k, w.op, x.op, generic, (size_t)ldc * sizeof(float)};
+    for (size_t i = 0; i < out_count; i++) generic[i] = NAN; /* the padding must stay untouched */
+    run_path(CPU_SIMD_GENERIC, &p, 1);
+
+    char name[160];
+    snprintf(name, sizeof name, "n=%lld m=%lld k=%lld w=%s%s x=%s%s threads=%d", (long long)c->n, (long long)c->m,
+             (long long)c->k, ggml_type_name(c->wtype), c->w_transposed ? "(T)" : "", ggml_type_name(c->xtype),
+             c->x_transposed ? "(T)" : "", c->nth);
+    double err = 0, norm = 0;
+    bool pad_ok = true;
+    for (int64_t i = 0; i < c->m; i++) {
+        for (int64_t j = 0; j < c->n; j++) {
+            const double d = generic[i * ldc + j] - ref[i * ldc + j];
+            err += d * d;
+            norm += ref[i * ldc + j] * ref[i * ldc + j];
+        }
+        pad_ok = pad_ok && isnan(generic[i * ldc + c->n]) && isnan(generic[i * ldc + c->n + 1]);
+    }
+    tap_ok(err <= 1e-11 * norm && pad_ok && !isnan(err), "generic matches the double reference: %s (nmse %.2g)", name,
+           norm > 0 ? err / norm : err);
+
+    for (int level = CPU_SIMD_AVX2; level < CPU_SIMD_COUNT; level++) {
+        if (!cpu_gemm_kernel_for((enum cpu_simd_level)level)) {
+            tap_skip("this CPU lacks it", "%s path: %s", cpu_simd_level_name((enum cpu_simd_level)level), name);
+            continue;
+        }
+        for (size_t i = 0; i < out_count; i++) out[i] = NAN;
+        p.dst = out;
+        run_path((enum cpu_simd_level)level, &p, c->nth);
+        double e2 = 0;
+        bool same_pad = true;
+        for (int64_t i = 0; i < c->m; i++) {
+            for (int64_t j = 0; j < c->n; j++) {
+                const double d = out[i * ldc + j] - generic[i * ldc + j];
+                e2 += d * d;
+            }
+            same_pad = same_pad && isnan(out[i * ldc + c->n]) && isnan(out[i * ldc + c->n + 1]);
+        }
+        tap_ok(e2 <= 1e-11 * (norm + 1e-30) && same_pad && !isnan(e2), "%s path matches generic: %s (nmse %.2g)",
+               cpu_simd_level_name((enum cpu_simd_level)level), name, norm > 0 ? e2 / norm : e2);
+    }
+    free(ref);
+    free(generic);
+    free(out);
+    free_operand(&w);
+    free_operand(&x);
+}
+
+/* The detected features agree with the kernel's view in /proc/cpuinfo. */
+static void check_detection(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) {
+        tap_skip("no /proc/cpuinfo", "feature detection agrees with /proc/cpuinfo");
+        return;
+    }
+    char line[8192];
+    bool found = false, avx2 = false, avx512f = false, f16c = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0) continue;
+        found = true;
+        avx2 = strstr(line, " avx2") != NULL;
+        avx512f = strstr(line, " avx512f") != NULL;
+        f16c = strstr(line, " f16c") != NULL;
+        break;
+    }
+    fclose(f);
+    if (!found) {
+        tap_skip("no flags line", "feature detection agrees with /proc/cpuinfo");
+        return;
+    }
+    const struct cpu_simd_features *ft = cpu_simd_features();
+    tap_ok(ft->avx2 == avx2 && ft->avx512f == avx512f && ft->f16c == f16c,
+           "detected avx2=%d avx512f=%d f16c=%d as /proc/cpuinfo says (%d %d %d)", ft->avx2, ft->avx512f, ft->f16c, avx2,
+           avx512f, f16c);
+}
+
+int main(void) {
+    /* GGMLC_CPU_PATH is read once, at the first query. */
+    setenv("GGMLC_CPU_PATH", "generic", 1);
+    tap_ok(cpu_simd_level() == CPU_SIMD_GENERIC && strcmp(cpu_simd_path(), "generic") == 0,
+           "GGMLC_CPU_PATH=generic selects the portable path (best here: %s)", cpu_simd_level_name(cpu_simd_best_level()));
+    tap_ok(cpu_simd_force_level(CPU_SIMD_COUNT) == cpu_simd_best_level(), "a level above the CPU's is clamped to %s",
+           cpu_simd_level_name(cpu_simd_best_level()));
+    check_detection();
+
+    test_seed(8);
+    const struct test_case cases[] = {
+        {1, 1, 1, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 1},
+        {7, 33, 65, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},
+        {127, 65, 300, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 3},
+        {65, 127, 33, GGML_TYPE_F16, GGML_TYPE_F32, false, false, 2},
+        {97, 57, 271, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 2},
+        {49, 40, 70, GGML_TYPE_F32, GGML_TYPE_F16, false, false, 1},
+        {50, 31, 129, GGML_TYPE_F32, GGML_TYPE_BF16, true, false, 2},
+        {33, 45, 77, GGML_TYPE_F16, GGML_TYPE_F32, true, true, 4},
+        {400, 17, 520, GGML_TYPE_F32, GGML_TYPE_F32, false, true, 2},  /* several n-blocks and k-blocks */
+        {130, 5, 257, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* few rows: the dot path */
+        {61, 7, 1000, GGML_TYPE_F16, GGML_TYPE_BF16, false, false, 3},
+        {29, 3, 99, GGML_TYPE_BF16, GGML_TYPE_F32, false, true, 1},
+        {9, 11, 0, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},     /* empty sums are zero */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+    return tap_done();
+}
