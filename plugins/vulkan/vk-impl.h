@@ -33,7 +33,7 @@
 
 #define VK_MAX_BINDINGS   6
 #define VK_PUSH_BYTES     128  /* the minimum every Vulkan device guarantees */
-#define VK_MAX_SPEC       4
+#define VK_MAX_SPEC       8
 #define VK_FAKE_BASE      ((uintptr_t)0x1000)
 #define VK_BLOCK_SIZE     ((VkDeviceSize)64 << 20) /* memory block shared by small buffers */
 
