@@ -27,7 +27,8 @@ static ggml_backend_t backend_test, backend_cpu;
 
 /* ------------------------------------------------------------ inputs */
 
-/* Fill kinds by name prefix: "pos:" positive values, "idx<N>:" integers in [0, N). */
+/* Fill kinds by name prefix: "pos:" positive values, "big:" in [-30, 30), "idx<N>:"
+ * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row. */
 static void fill_leaf(struct ggml_tensor *t) {
     const int64_t n = ggml_nelements(t);
     float lo = -1.0f, hi = 1.0f;
@@ -35,8 +36,21 @@ static void fill_leaf(struct ggml_tensor *t) {
     if (strncmp(t->name, "pos:", 4) == 0) lo = 0.1f, hi = 2.0f;
     if (strncmp(t->name, "big:", 4) == 0) lo = -30.0f, hi = 30.0f;
     if (sscanf(t->name, "idx%d:", &idx_max) != 1) idx_max = 0;
+    int uniq_max = 0;
+    if (sscanf(t->name, "uniq%d:", &uniq_max) != 1) uniq_max = 0;
     float *v = malloc((size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = idx_max > 0 ? (float)(int)test_uniform(0.0f, (float)idx_max) : test_uniform(lo, hi);
+    for (int64_t row = 0; uniq_max >= t->ne[0] && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */
+        int pool[4096];
+        for (int k = 0; k < uniq_max && k < 4096; k++) pool[k] = k;
+        for (int64_t k = 0; k < t->ne[0]; k++) {
+            const int j = (int)k + (int)test_uniform(0.0f, (float)(uniq_max - k));
+            const int tmp = pool[k];
+            pool[k] = pool[j];
+            pool[j] = tmp;
+            v[row * t->ne[0] + k] = (float)pool[k];
+        }
+    }
     const size_t nbytes = ggml_nbytes(t);
     void *raw = malloc(nbytes);
     switch (t->type) {

@@ -196,6 +196,36 @@ static struct ggml_tensor *c_mv_f32_odd(struct ggml_context *ctx) { NEED(ggml_mu
 static struct ggml_tensor *c_mv_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 512, 70, 1, 1), F32("b", 512, 5, 2, 1)); }
 static struct ggml_tensor *c_mv_f16_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 96, 33, 1, 1), F16("b", 96, 2, 1, 1)); }
 
+/* ------------------------------------------------------------ indexing */
+
+static struct ggml_tensor *c_get_rows(struct ggml_context *ctx) { NEED(ggml_get_rows); return ggml_get_rows(ctx, F32("a", 10, 9, 2, 1), leaf(ctx, GGML_TYPE_I32, "idx9:i", 6, 2, 1, 1)); }
+static struct ggml_tensor *c_get_rows_f16(struct ggml_context *ctx) { NEED(ggml_get_rows); return ggml_get_rows(ctx, F16("a", 33, 12, 1, 1), leaf(ctx, GGML_TYPE_I32, "idx12:i", 7, 1, 1, 1)); }
+static struct ggml_tensor *c_set_rows(struct ggml_context *ctx) {
+    NEED(ggml_set_rows);
+    return ggml_set_rows(ctx, F32("a", 12, 20, 3, 1), F32("b", 12, 5, 3, 1), leaf(ctx, GGML_TYPE_I64, "uniq20:i", 5, 3, 1, 1));
+}
+static struct ggml_tensor *c_set_rows_f16(struct ggml_context *ctx) {
+    NEED(ggml_set_rows);
+    return ggml_set_rows(ctx, F16("a", 12, 20, 2, 1), F32("b", 12, 4, 2, 1), leaf(ctx, GGML_TYPE_I32, "uniq20:i", 4, 1, 1, 1));
+}
+static struct ggml_tensor *c_concat0(struct ggml_context *ctx) { NEED(ggml_concat); return ggml_concat(ctx, F32("a", 5, 4, 3, 1), F32("b", 7, 4, 3, 1), 0); }
+static struct ggml_tensor *c_concat2(struct ggml_context *ctx) { NEED(ggml_concat); return ggml_concat(ctx, F32("a", 5, 4, 3, 2), F32("b", 5, 4, 1, 2), 2); }
+static struct ggml_tensor *c_pad(struct ggml_context *ctx) { NEED(ggml_pad); return ggml_pad(ctx, F32("a", 5, 4, 3, 1), 3, 0, 2, 1); }
+
+/* -------------------------------------------------------------- rope */
+
+static struct ggml_tensor *rope_case(struct ggml_context *ctx, enum ggml_type type, int mode, bool ff, float ext) {
+    NEED(ggml_rope_ext);
+    struct ggml_tensor *a = leaf(ctx, type, "a", 64, 4, 7, 1);
+    struct ggml_tensor *pos = leaf(ctx, GGML_TYPE_I32, "idx4000:pos", 7, 1, 1, 1);
+    struct ggml_tensor *f = ff ? F32("pos:ff", 24, 1, 1, 1) : NULL;
+    return ggml_rope_ext(ctx, a, pos, f, 48, mode, 4096, 10000.0f, 0.5f, ext, 1.0f, 32.0f, 1.0f);
+}
+static struct ggml_tensor *c_rope(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 0, false, 0.0f); }
+static struct ggml_tensor *c_rope_neox(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 2, false, 0.0f); }
+static struct ggml_tensor *c_rope_yarn_ff(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 2, true, 1.0f); }
+static struct ggml_tensor *c_rope_f16(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F16, 0, false, 1.0f); }
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -216,6 +246,9 @@ static const struct vk_test_case cases[] = {
     CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6),
     CASE(c_mm_bf16, 1e-8), CASE(c_mm_batched, 1e-10), CASE(c_mm_transposed_b, 1e-10), CASE(c_mv_f32, 1e-10),
     CASE(c_mv_f32_odd, 1e-10), CASE(c_mv_f16, 1e-8), CASE(c_mv_f16_f16, 1e-6),
+    CASE(c_get_rows, 0), CASE(c_get_rows_f16, 0), CASE(c_set_rows, 0), CASE(c_set_rows_f16, 0), CASE(c_concat0, 0),
+    CASE(c_concat2, 0), CASE(c_pad, 0), CASE(c_rope, 1e-7), CASE(c_rope_neox, 1e-7), CASE(c_rope_yarn_ff, 1e-7),
+    CASE(c_rope_f16, 1e-5),
 };
 
 const struct vk_test_case *vk_test_cases(size_t *n) {
