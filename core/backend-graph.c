@@ -91,3 +91,131 @@ enum ggml_status ggml_backend_graph_plan_compute(ggml_backend_t backend, ggml_ba
     }
     return ggml_backend_graph_compute(backend, *(struct ggml_cgraph **)plan);
 }
+
+/* ---------------------------------------------------------- graph copy */
+
+/* Originals mapped to their copies (by hash slot), and the originals in the order copied. */
+struct copy_map {
+    struct ggml_hash_set set;
+    struct ggml_tensor **copies;
+    struct ggml_tensor **originals;
+    size_t n;
+    struct ggml_context *ctx_allocated, *ctx_unallocated;
+};
+
+/* The copy of t (and, first, of its view source and operands); NULL when a context is full. */
+static struct ggml_tensor *copy_tensor(struct copy_map *map, struct ggml_tensor *t) {
+    if (!t) return NULL;
+    const size_t slot = ggml_hash_find(&map->set, t);
+    if (slot == GGML_HASHSET_FULL) return NULL;
+    if (ggml_hash_contains(&map->set, t)) return map->copies[slot];
+    struct ggml_tensor *view_src = t->view_src ? copy_tensor(map, t->view_src) : NULL;
+    if (t->view_src && !view_src) return NULL;
+    /* views take no memory of their own: they are placed with ggml_backend_view_init */
+    struct ggml_tensor *c = ggml_dup_tensor(t->view_src ? map->ctx_unallocated : map->ctx_allocated, t);
+    if (!c) return NULL;
+    memcpy(c->nb, t->nb, sizeof c->nb);
+    c->op = t->op;
+    memcpy(c->op_params, t->op_params, sizeof c->op_params);
+    c->flags = t->flags;
+    c->view_src = view_src;
+    c->view_offs = t->view_offs;
+    ggml_set_name(c, t->name);
+    for (int i = 0; i < GGML_MAX_SRC; i++) {
+        if (t->src[i] && !(c->src[i] = copy_tensor(map, t->src[i]))) return NULL;
+    }
+    ggml_hash_insert(&map->set, t);
+    map->copies[slot] = c;
+    map->originals[map->n++] = t;
+    return c;
+}
+
+/* Give the copies their views' addresses and the originals' data. */
+static bool fill_copies(struct copy_map *map) {
+    for (size_t i = 0; i < map->n; i++) {
+        struct ggml_tensor *c = map->copies[ggml_hash_find(&map->set, map->originals[i])];
+        if (c->view_src && !c->data && ggml_backend_view_init(c) != GGML_STATUS_SUCCESS) return false;
+    }
+    for (size_t i = 0; i < map->n; i++) {
+        struct ggml_tensor *t = map->originals[i];
+        if (!t->view_src && t->data) ggml_backend_tensor_copy(t, map->copies[ggml_hash_find(&map->set, t)]);
+    }
+    return true;
+}
+
+struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, struct ggml_cgraph *graph) {
+    struct ggml_backend_graph_copy out = {0};
+    const size_t n_tensors = (size_t)graph->n_nodes + (size_t)graph->n_leafs;
+    struct copy_map map = {.set = ggml_hash_set_new(n_tensors * 2 + 16)};
+    map.copies = calloc(map.set.size, sizeof *map.copies);
+    map.originals = calloc(map.set.size, sizeof *map.originals);
+    const size_t tensors_mem = map.set.size * ggml_tensor_overhead();
+    map.ctx_allocated = ggml_init((struct ggml_init_params){
+        tensors_mem + ggml_graph_overhead_custom(graph->size > 0 ? graph->size : graph->n_nodes + 1, false), NULL, true});
+    map.ctx_unallocated = ggml_init((struct ggml_init_params){tensors_mem, NULL, true});
+    bool ok = map.set.keys && map.copies && map.originals && map.ctx_allocated && map.ctx_unallocated;
+    struct ggml_cgraph *copy = NULL;
+    if (ok) copy = ggml_new_graph_custom(map.ctx_allocated, graph->size > 0 ? graph->size : graph->n_nodes + 1, false);
+    ok = ok && copy;
+    for (int i = 0; ok && i < graph->n_nodes; i++) ok = (copy->nodes[i] = copy_tensor(&map, graph->nodes[i])) != NULL;
+    for (int i = 0; ok && i < graph->n_leafs; i++) ok = (copy->leafs[i] = copy_tensor(&map, graph->leafs[i])) != NULL;
+    if (ok) {
+        copy->n_nodes = graph->n_nodes;
+        copy->n_leafs = graph->n_leafs;
+        for (int i = 0; i < copy->n_nodes; i++) ggml_hash_insert(&copy->visited_hash_set, copy->nodes[i]);
+        for (int i = 0; i < copy->n_leafs; i++) ggml_hash_insert(&copy->visited_hash_set, copy->leafs[i]);
+        out.buffer = ggml_backend_alloc_ctx_tensors(map.ctx_allocated, backend);
+        ok = out.buffer && fill_copies(&map);
+    }
+    if (!ok) {
+        if (ggmlc_last_status() == GGMLC_OK)
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_backend_graph_copy: cannot copy a graph of %d nodes to %s", graph->n_nodes,
+                            ggml_backend_name(backend));
+        ggml_backend_buffer_free(out.buffer);
+        if (map.ctx_allocated) ggml_free(map.ctx_allocated);
+        if (map.ctx_unallocated) ggml_free(map.ctx_unallocated);
+        out = (struct ggml_backend_graph_copy){0};
+    } else {
+        out.ctx_allocated = map.ctx_allocated;
+        out.ctx_unallocated = map.ctx_unallocated;
+        out.graph = copy;
+    }
+    ggml_hash_set_free(&map.set);
+    free(map.copies);
+    free(map.originals);
+    return out;
+}
+
+void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) {
+    ggml_backend_buffer_free(copy.buffer);
+    if (copy.ctx_allocated) ggml_free(copy.ctx_allocated);
+    if (copy.ctx_unallocated) ggml_free(copy.ctx_unallocated);
+}
+
+/* Node i alone, on one backend. */
+static bool compute_node(ggml_backend_t backend, struct ggml_cgraph *graph, int i) {
+    if (ggmlc_op_is_view(graph->nodes[i]->op)) return true;
+    struct ggml_cgraph one = ggml_graph_view(graph, i, i + 1);
+    return ggml_backend_graph_compute(backend, &one) == GGML_STATUS_SUCCESS;
+}
+
+bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph *graph,
+                                        ggml_backend_eval_callback callback, void *user_data, struct ggml_tensor *test_node) {
+    if (!backend1 || !backend2 || !graph || !callback) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_compare_graph_backend: NULL argument");
+        return false;
+    }
+    struct ggml_backend_graph_copy copy = ggml_backend_graph_copy(backend2, graph);
+    if (!copy.graph) return false;
+    bool ok = true;
+    for (int i = 0; ok && i < graph->n_nodes; i++) {
+        /* with a test node, compute everything up to it but compare only it */
+        ok = compute_node(backend1, graph, i) && compute_node(backend2, copy.graph, i);
+        if (!ok) break;
+        const bool compare = !test_node || graph->nodes[i] == test_node;
+        if (compare && !callback(i, graph->nodes[i], copy.graph->nodes[i], user_data)) break;
+        if (test_node && graph->nodes[i] == test_node) break;
+    }
+    ggml_backend_graph_copy_free(copy);
+    return ok;
+}

@@ -86,12 +86,15 @@ ggml_backend_dev_t ggmlc_device_new(ggml_backend_reg_t reg, const struct ggmlc_d
 void *ggmlc_device_context(ggml_backend_dev_t dev) { return dev->context; }
 
 ggmlc_op_fn ggmlc_device_op(ggml_backend_dev_t dev, const struct ggml_tensor *node) {
-    if (!dev || !node || !dev->iface.ops) return NULL;
-    if ((int)node->op < 0 || (int)node->op >= dev->iface.n_ops || node->op >= GGML_OP_COUNT) return NULL;
+    if (!node || !ggmlc_device_has_op(dev, node->op)) return NULL;
     ggmlc_op_fn fn = dev->iface.ops[node->op];
     /* One entry covers every UNARY/GLU sub-operator: supports_op tells which ones really work. */
     if (fn && dev->iface.supports_op && !dev->iface.supports_op(dev, node)) return NULL;
     return fn;
+}
+
+bool ggmlc_device_has_op(ggml_backend_dev_t dev, enum ggml_op op) {
+    return dev && dev->iface.ops && (int)op >= 0 && (int)op < dev->iface.n_ops && op < GGML_OP_COUNT && dev->iface.ops[op];
 }
 
 const char *ggml_backend_dev_name(ggml_backend_dev_t device) { return device->iface.get_name(device); }
@@ -117,6 +120,11 @@ void ggml_backend_dev_get_props(ggml_backend_dev_t device, struct ggml_backend_d
     props->caps.host_buffer = device->iface.get_host_buffer_type != NULL;
     props->caps.buffer_from_host_ptr = device->iface.buffer_from_host_ptr != NULL;
     props->caps.events = false; /* events are emulated by synchronize */
+}
+
+const char *ggmlc_device_caps(ggml_backend_dev_t dev) {
+    const char *caps = dev && dev->iface.get_caps ? dev->iface.get_caps(dev) : NULL;
+    return caps ? caps : "";
 }
 
 ggml_backend_reg_t ggml_backend_dev_backend_reg(ggml_backend_dev_t device) { return device->reg; }

@@ -335,6 +335,50 @@ void ggmlc_config_read(struct ggmlc_config *cfg) {
     free(main_file);
 }
 
+/* --------------------------------------------------- preference order */
+
+static bool list_has(char **names, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(names[i], name) == 0) return true;
+    return false;
+}
+
+static void list_insert(char ***names, size_t *n, size_t at, const char *name) {
+    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
+    if (!grown) return;
+    *names = grown;
+    char *copy = strdup(name);
+    if (!copy) return;
+    memmove(&grown[at + 1], &grown[at], (*n - at) * sizeof *grown);
+    grown[at] = copy;
+    (*n)++;
+}
+
+size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, char ***names) {
+    size_t n = 0;
+    *names = NULL;
+    if (override) {
+        char **given;
+        const size_t n_given = ggmlc_split_list(override, &given);
+        for (size_t i = 0; i < n_given; i++)
+            if (!list_has(*names, n, given[i])) list_insert(names, &n, n, given[i]);
+        ggmlc_free_list(given, n_given);
+    } else if (cfg->has_order) {
+        for (size_t i = 0; i < cfg->n_order; i++)
+            if (!list_has(*names, n, cfg->order[i])) list_insert(names, &n, n, cfg->order[i]);
+        for (size_t i = 0; i < cfg->n_backends; i++) {
+            const struct ggmlc_config_backend *b = &cfg->backends[i];
+            if (!b->from_dropin || list_has(*names, n, b->name)) continue;
+            const bool cpu_last = n > 0 && strcasecmp((*names)[n - 1], "cpu") == 0;
+            list_insert(names, &n, cpu_last ? n - 1 : n, b->name);
+        }
+    } else {
+        for (size_t i = 0; i < cfg->n_backends; i++) list_insert(names, &n, n, cfg->backends[i].name);
+    }
+    if (!list_has(*names, n, "cpu")) list_insert(names, &n, n, "cpu");
+    return n;
+}
+
 void ggmlc_config_free(struct ggmlc_config *cfg) {
     for (size_t i = 0; i < cfg->n_backends; i++) {
         struct ggmlc_config_backend *b = &cfg->backends[i];

@@ -49,6 +49,12 @@ GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc_config_find(struct ggmlc_config 
 /* Add a backend that no file configures (the CPU as last resort): library in GGMLC_PLUGINDIR. */
 GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc_config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library);
 
+/* The backends to load, best first, into *names (returns the count): the
+ * override list (GGMLC_BACKENDS) when given, else [ggmlc] backends plus the
+ * drop-in backends (ahead of a final cpu), else every section in file order;
+ * "cpu" is appended as the last resort when absent.  Names appear once. */
+GGMLC_HIDDEN size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, char ***names);
+
 /* Split a list like "vulkan, cpu" (commas and/or blanks) into *items; returns the count. */
 GGMLC_HIDDEN size_t ggmlc_split_list(const char *text, char ***items);
 GGMLC_HIDDEN void ggmlc_free_list(char **items, size_t n);

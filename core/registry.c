@@ -84,6 +84,12 @@ static bool append_reg(ggml_backend_reg_t reg) {
     return true;
 }
 
+static bool reg_is_registered(ggml_backend_reg_t reg) {
+    for (size_t i = 0; i < R.n_regs; i++)
+        if (R.regs[i] == reg) return true;
+    return false;
+}
+
 static struct backend_entry *entry_of_reg(ggml_backend_reg_t reg) {
     for (size_t i = 0; i < R.n_entries; i++)
         if (R.entries[i].info.reg == reg) return &R.entries[i];
@@ -106,7 +112,7 @@ static void load_entry(size_t index, const struct ggmlc_plugin_options *opts) {
     const enum ggmlc_status status = ggmlc_plugin_load(R.entries[index].info.path, opts, &reg, &version, reason, sizeof reason);
     struct backend_entry *e = &R.entries[index];
     e->info.status = status;
-    if (status == GGMLC_OK && append_reg(reg)) {
+    if (status == GGMLC_OK && (reg_is_registered(reg) || append_reg(reg))) { /* init may have registered it */
         e->info.loaded = true;
         e->info.reg = reg;
         e->info.version = version;
@@ -121,52 +127,6 @@ static void load_entry(size_t index, const struct ggmlc_plugin_options *opts) {
     set_reason(e, "%s%s", reason, is_cpu ? " (this is the CPU backend, the last resort: nothing can compute on the CPU)" : "");
     describe_origin(e, origin, sizeof origin);
     ggmlc_set_error(e->info.status, "backend '%s' (%s) failed: %s", e->info.name, origin, e->info.reason);
-}
-
-/* --------------------------------------------------------- preference */
-
-static bool list_has(char **names, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (strcasecmp(names[i], name) == 0) return true;
-    return false;
-}
-
-static void list_insert(char ***names, size_t *n, size_t at, const char *name) {
-    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
-    if (!grown) return;
-    *names = grown;
-    char *copy = strdup(name);
-    if (!copy) return;
-    memmove(&grown[at + 1], &grown[at], (*n - at) * sizeof *grown);
-    grown[at] = copy;
-    (*n)++;
-}
-
-/* The backends to load, best first: GGMLC_BACKENDS, else [ggmlc] backends
- * plus the drop-in backends (ahead of a trailing cpu), else every section;
- * the CPU is appended as the last resort when absent. */
-static size_t preference_order(char ***names, bool *from_env) {
-    const char *env = ggmlc_getenv("GGMLC_BACKENDS");
-    size_t n = 0;
-    *names = NULL;
-    *from_env = env && *env;
-    if (*from_env) {
-        n = ggmlc_split_list(env, names);
-        GGMLC_TRACE_LOADER("GGMLC_BACKENDS=%s\n", env);
-    } else if (R.cfg.has_order) {
-        for (size_t i = 0; i < R.cfg.n_order; i++)
-            if (!list_has(*names, n, R.cfg.order[i])) list_insert(names, &n, n, R.cfg.order[i]);
-        for (size_t i = 0; i < R.cfg.n_backends; i++) {
-            const struct ggmlc_config_backend *b = &R.cfg.backends[i];
-            if (!b->from_dropin || list_has(*names, n, b->name)) continue;
-            const bool cpu_last = n > 0 && strcasecmp((*names)[n - 1], "cpu") == 0;
-            list_insert(names, &n, cpu_last ? n - 1 : n, b->name);
-        }
-    } else {
-        for (size_t i = 0; i < R.cfg.n_backends; i++) list_insert(names, &n, n, R.cfg.backends[i].name);
-    }
-    if (!list_has(*names, n, "cpu")) list_insert(names, &n, n, "cpu");
-    return n;
 }
 
 /* ------------------------------------------------------------- loading */
@@ -227,7 +187,8 @@ static void list_unused_backends(bool from_env) {
         if (!e) return;
         fill_info_from_config(e, b);
         e->info.enabled = false;
-        if (from_env) set_reason(e, "left out by GGMLC_BACKENDS");
+        if (!b->enabled) set_reason(e, "disabled in %s:%d", b->config_file, b->config_line);
+        else if (from_env) set_reason(e, "left out by GGMLC_BACKENDS");
         else set_reason(e, "not named in backends = (%s)", R.cfg.order_origin ? R.cfg.order_origin : "?");
         GGMLC_TRACE_LOADER("backend %s: %s; not opened\n", b->name, e->info.reason);
     }
@@ -237,9 +198,11 @@ static enum ggmlc_status load_everything(void) {
     ggmlc_config_read(&R.cfg);
     if (R.cfg.n_files == 0)
         GGMLC_TRACE_LOADER("no configuration file; loading %s/cpu.so\n", GGMLC_PLUGINDIR);
+    const char *env = ggmlc_getenv("GGMLC_BACKENDS");
+    const bool from_env = env && *env;
+    if (from_env) GGMLC_TRACE_LOADER("GGMLC_BACKENDS=%s\n", env);
     char **names;
-    bool from_env;
-    const size_t n = preference_order(&names, &from_env);
+    const size_t n = ggmlc_config_order(&R.cfg, from_env ? env : NULL, &names);
     for (size_t i = 0; i < n; i++) load_ordered_backend(names[i], (int)i, from_env);
     ggmlc_free_list(names, n);
     list_unused_backends(from_env);
@@ -261,6 +224,11 @@ enum ggmlc_status ggmlc_init(void) {
 
 void ggmlc_shutdown(void) {
     lock_registry();
+    if (R.loading) { /* called from a plugin's init: the registry is in use */
+        GGMLC_LOG_WARN("ggmlc: ggmlc_shutdown called while plugins load; ignored\n");
+        unlock_registry();
+        return;
+    }
     for (size_t i = R.n_regs; i-- > 0;) ggmlc_plugin_unload(R.regs[i]);
     for (size_t i = 0; i < R.n_entries; i++) {
         free(R.entries[i].owned_reason);
@@ -272,9 +240,7 @@ void ggmlc_shutdown(void) {
     free(R.regs);
     free(R.extra_devices);
     ggmlc_config_free(&R.cfg);
-    const bool keep_loading = R.loading; /* shutdown from inside a plugin's init: ignore */
     memset(&R, 0, sizeof R);
-    R.loading = keep_loading;
     unlock_registry();
 }
 
@@ -351,12 +317,6 @@ ggml_backend_reg_t ggml_backend_reg_by_name(const char *name) {
     return found;
 }
 
-static bool reg_is_registered(ggml_backend_reg_t reg) {
-    for (size_t i = 0; i < R.n_regs; i++)
-        if (R.regs[i] == reg) return true;
-    return false;
-}
-
 void ggml_backend_register(ggml_backend_reg_t reg) {
     if (!reg) return;
     lock_loaded();
@@ -420,68 +380,25 @@ ggml_backend_dev_t ggml_backend_dev_get(size_t index) {
     return dev;
 }
 
-ggml_backend_dev_t ggml_backend_dev_by_name(const char *name) {
-    if (!name) return NULL;
-    lock_loaded();
-    ggml_backend_dev_t found = NULL, dev;
-    for (size_t i = 0; !found && (dev = device_at(i, NULL)); i++)
-        if (strcasecmp(ggml_backend_dev_name(dev), name) == 0) found = dev;
-    unlock_registry();
-    return found;
-}
-
-ggml_backend_dev_t ggml_backend_dev_by_type(enum ggml_backend_dev_type type) {
-    lock_loaded();
-    ggml_backend_dev_t found = NULL, dev;
-    for (size_t i = 0; !found && (dev = device_at(i, NULL)); i++)
-        if (ggml_backend_dev_type(dev) == type) found = dev;
-    unlock_registry();
-    return found;
-}
-
-ggml_backend_t ggml_backend_init_by_name(const char *name, const char *params) {
-    ggml_backend_dev_t dev = ggml_backend_dev_by_name(name);
-    if (!dev) {
-        ggml_backend_reg_t reg = ggml_backend_reg_by_name(name);
-        dev = reg ? ggml_backend_reg_dev_get(reg, 0) : NULL;
-    }
-    if (!dev) {
-        ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "ggml_backend_init_by_name: no device or backend named '%s'", name ? name : "(null)");
-        return NULL;
-    }
-    return ggml_backend_dev_init(dev, params);
-}
-
-ggml_backend_t ggml_backend_init_by_type(enum ggml_backend_dev_type type, const char *params) {
-    ggml_backend_dev_t dev = ggml_backend_dev_by_type(type);
-    if (!dev) {
-        ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "ggml_backend_init_by_type: no device of type %d is loaded", (int)type);
-        return NULL;
-    }
-    return ggml_backend_dev_init(dev, params);
-}
-
-ggml_backend_t ggml_backend_init_best(void) {
-    ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU);
-    if (!dev) dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
-    if (!dev) {
-        ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "ggml_backend_init_best: no GPU and no CPU backend is loaded (see ggmlc-info)");
-        return NULL;
-    }
-    return ggml_backend_dev_init(dev, NULL);
-}
-
 /* ------------------------------------------------ loading by the program */
 
+/* A bare name is looked up in the plugin folder; other paths must be absolute,
+ * since a path relative to the current directory could load a planted file. */
 static char *resolve_program_path(const char *path) {
-    if (!strchr(path, '/')) { /* a bare name: the plugin folder, never the library search path */
-        const size_t n = strlen(GGMLC_PLUGINDIR) + strlen(path) + 2;
-        char *p = malloc(n);
-        if (p) snprintf(p, n, "%s/%s", GGMLC_PLUGINDIR, path);
-        return p;
+    if (path[0] == '/') {
+        char *real = realpath(path, NULL);
+        return real ? real : strdup(path); /* a missing file: the loader reports it */
     }
-    char *real = realpath(path, NULL);
-    return real ? real : strdup(path); /* a missing file: the loader reports it */
+    if (strchr(path, '/')) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                        "ggml_backend_load: %s is relative; give an absolute path or a bare file name (looked up in %s)", path,
+                        GGMLC_PLUGINDIR);
+        return NULL;
+    }
+    const size_t n = strlen(GGMLC_PLUGINDIR) + strlen(path) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", GGMLC_PLUGINDIR, path);
+    return p;
 }
 
 /* "vulkan" for ".../vulkan.so". */
@@ -507,7 +424,7 @@ ggml_backend_reg_t ggml_backend_load(const char *path) {
     char *resolved = resolve_program_path(path);
     struct backend_entry *e = resolved ? loaded_entry_with_path(resolved) : NULL;
     ggml_backend_reg_t reg = e ? e->info.reg : NULL;
-    if (!resolved || e) { /* out of memory, or loaded already (a second init would register it twice) */
+    if (!resolved || e) { /* refused, or loaded already (a second init would register it twice) */
         free(resolved);
         unlock_registry();
         return reg;
@@ -570,6 +487,10 @@ static bool is_so_name(const char *name) {
 void ggml_backend_load_all_from_path(const char *dir_path) {
     ggmlc_init();
     if (!dir_path) return;
+    if (dir_path[0] != '/') {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_load_all_from_path: %s is not an absolute path", dir_path);
+        return;
+    }
     DIR *d = opendir(dir_path);
     if (!d) {
         ggmlc_set_error(GGMLC_ERR_IO, "ggml_backend_load_all_from_path: cannot open %s: %s", dir_path, strerror(errno));

@@ -202,10 +202,13 @@ GGML_API ggml_backend_t ggml_backend_init_by_name(const char *name, const char *
 GGML_API ggml_backend_t ggml_backend_init_by_type(enum ggml_backend_dev_type type, const char *params);
 GGML_API ggml_backend_t ggml_backend_init_best(void);
 
-/* Load a plugin file and register its backend (NULL on failure, reason logged). */
+/* Load a plugin file and register its backend (NULL on failure, reason logged).
+ * path is absolute, or a bare file name looked up in the plugin folder; never
+ * relative to the current directory. */
 GGML_API ggml_backend_reg_t ggml_backend_load(const char *path);
 GGML_API void ggml_backend_unload(ggml_backend_reg_t reg);
-/* Load every backend the configuration lists; _from_path also loads every plugin in dir_path. */
+/* Load every backend the configuration lists; _from_path also loads every plugin
+ * (*.so with the entry symbol) in dir_path, an absolute path. */
 GGML_API void ggml_backend_load_all(void);
 GGML_API void ggml_backend_load_all_from_path(const char *dir_path);
 

@@ -694,7 +694,7 @@ GGML_API struct ggml_tensor *ggml_gelu_quick(struct ggml_context *ctx, struct gg
 GGML_API struct ggml_tensor *ggml_gelu_quick_inplace(struct ggml_context *ctx, struct ggml_tensor *a);
 GGML_API struct ggml_tensor *ggml_silu(struct ggml_context *ctx, struct ggml_tensor *a);
 GGML_API struct ggml_tensor *ggml_silu_inplace(struct ggml_context *ctx, struct ggml_tensor *a);
-/* Gradient of silu: a = x, b = dy. */
+/* Gradient of silu: a = dy, b = x (ggml's operand order). */
 GGML_API struct ggml_tensor *ggml_silu_back(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b);
 /* x*relu6(x+3)/6 and relu6(x+3)/6. */
 GGML_API struct ggml_tensor *ggml_hardswish(struct ggml_context *ctx, struct ggml_tensor *a);
@@ -747,7 +747,7 @@ GGML_API struct ggml_tensor *ggml_group_norm(struct ggml_context *ctx, struct gg
 GGML_API struct ggml_tensor *ggml_group_norm_inplace(struct ggml_context *ctx, struct ggml_tensor *a, int n_groups, float eps);
 GGML_API struct ggml_tensor *ggml_l2_norm(struct ggml_context *ctx, struct ggml_tensor *a, float eps);
 GGML_API struct ggml_tensor *ggml_l2_norm_inplace(struct ggml_context *ctx, struct ggml_tensor *a, float eps);
-/* Gradient of rms_norm: a = x, b = dy. */
+/* Gradient of rms_norm: a = dy, b = x (ggml's operand order). */
 GGML_API struct ggml_tensor *ggml_rms_norm_back(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, float eps);
 
 /* Matrix product: a [K, N, B2, B3], b [K, M, B2*x, B3*y] -> [N, M, B2*x, B3*y]
@@ -1042,7 +1042,8 @@ GGML_API struct ggml_tensor *ggml_custom_inplace(struct ggml_context *ctx, struc
 
 /* Mean over rows of -sum(labels * log_softmax(logits)); a scalar. */
 GGML_API struct ggml_tensor *ggml_cross_entropy_loss(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b);
-/* Its gradient with respect to the logits: a = logits, b = labels, c = upstream gradient (scalar). */
+/* Its gradient with respect to the logits: a = upstream gradient (scalar), b = logits, c = labels
+ * (ggml's order; the older order logits, labels, gradient is recognised too). */
 GGML_API struct ggml_tensor *ggml_cross_entropy_loss_back(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, struct ggml_tensor *c);
 /* AdamW step on parameter a with moments m, v; adamw_params F32 [7] =
  * {alpha, beta1, beta2, eps, wd, beta1h, beta2h} (beta1h = 1/(1-beta1^t), beta2h = 1/(1-beta2^t)). */

@@ -199,6 +199,8 @@ GGML_API void *ggmlc_backend_context(ggml_backend_t backend);
 
 /* The op vtable lookup the core uses: the kernel for node on dev, or NULL. */
 GGML_API ggmlc_op_fn ggmlc_device_op(ggml_backend_dev_t dev, const struct ggml_tensor *node);
+/* Whether dev's op vtable has an entry for op at all (types, shapes and sub-ops not checked). */
+GGML_API bool ggmlc_device_has_op(ggml_backend_dev_t dev, enum ggml_op op);
 
 /* True for nodes that compute nothing (views, reshapes, permutes, NONE). */
 GGML_API bool ggmlc_op_is_view(enum ggml_op op);

@@ -87,6 +87,10 @@ struct ggmlc_backend_info {
 GGML_API size_t ggmlc_backend_count(void);
 GGML_API bool   ggmlc_backend_get_info(size_t index, struct ggmlc_backend_info *info);
 
+/* The device's capabilities as its plugin describes them, e.g. "fp16 int8 subgroup=32"
+ * ("" when the plugin gives none). */
+GGML_API const char *ggmlc_device_caps(ggml_backend_dev_t dev);
+
 /* Whether a debug channel ("loader", "sched", ...) was named in $GGMLC_DEBUG. */
 GGML_API bool ggmlc_debug_enabled(const char *channel);
 

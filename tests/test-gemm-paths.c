@@ -2,12 +2,13 @@
  * test-gemm-paths.c - every SIMD path of the CPU plugin's GEMM against the
  * portable path and against a double-precision reference, on the same
  * inputs: odd sizes with tails in every direction, f32/f16/bf16 operands,
- * transposed and strided layouts, the few-rows dot path and tiles of a
- * thread grid.  Links the plugin's gemm sources directly (the test hook is
- * cpu_simd_force_level); also checks GGMLC_CPU_PATH and the feature detection
- * against /proc/cpuinfo.
+ * transposed and strided layouts, the few-rows dot path, a static grid of
+ * thread tiles and team mode on real threads.  Links the plugin's gemm
+ * sources directly (the test hook is cpu_simd_force_level); also checks
+ * GGMLC_CPU_PATH and the feature detection against /proc/cpuinfo.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,43 @@ static void free_operand(struct test_operand *t) {
     free(t->values);
 }
 
-/* Run the product with the kernels of `level`, as nth tiles computed one after another. */
+struct thread_arg {
+    const struct cpu_gemm_kernel *kern;
+    const struct cpu_gemm_problem *p;
+    struct ggmlc_op_call call;
+    void *shared, *work;
+};
+
+static void test_barrier(const struct ggmlc_op_call *call) {
+    pthread_barrier_wait(call->impl);
+}
+
+/* One thread of the node, as the plugin's mul_mat runs it: team mode for large products. */
+static void *run_thread(void *arg) {
+    struct thread_arg *t = arg;
+    if (cpu_gemm_use_team(t->kern, t->p, t->call.nth)) cpu_gemm_compute_team(t->kern, t->p, &t->call, t->shared, t->work);
+    else cpu_gemm_compute(t->kern, t->p, t->call.ith, t->call.nth, t->work);
+    return NULL;
+}
+
+/* Run the product with the kernels of `level` on nth threads. */
 static void run_path(enum cpu_simd_level level, const struct cpu_gemm_problem *p, int nth) {
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel_for(level);
-    void *work = malloc(cpu_gemm_thread_work(kern, p->m, p->k));
-    for (int ith = 0; ith < nth; ith++) cpu_gemm_compute(kern, p, ith, nth, work);
-    free(work);
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, (unsigned)nth);
+    void *shared = malloc(cpu_gemm_team_shared(kern, p->m, p->k));
+    struct thread_arg args[8];
+    pthread_t threads[8];
+    for (int i = 0; i < nth; i++) {
+        args[i] = (struct thread_arg){kern, p, {.ith = i, .nth = nth, .barrier = test_barrier, .impl = &barrier}, shared,
+                                      malloc(cpu_gemm_thread_work(kern, p->m, p->k))};
+        if (i > 0) pthread_create(&threads[i], NULL, run_thread, &args[i]);
+    }
+    run_thread(&args[0]);
+    for (int i = 1; i < nth; i++) pthread_join(threads[i], NULL);
+    for (int i = 0; i < nth; i++) free(args[i].work);
+    free(shared);
+    pthread_barrier_destroy(&barrier);
 }
 
 struct test_case {
@@ -181,6 +213,8 @@ int main(void) {
         {50, 31, 129, GGML_TYPE_F32, GGML_TYPE_BF16, true, false, 2},
         {33, 45, 77, GGML_TYPE_F16, GGML_TYPE_F32, true, true, 4},
         {400, 17, 520, GGML_TYPE_F32, GGML_TYPE_F32, false, true, 2},  /* several n-blocks and k-blocks */
+        {1001, 70, 300, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 3}, /* team mode, chunks with tails */
+        {130, 2100, 40, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 2}, /* team mode over two m-blocks */
         {130, 5, 257, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* few rows: the dot path */
         {61, 7, 1000, GGML_TYPE_F16, GGML_TYPE_BF16, false, false, 3},
         {29, 3, 99, GGML_TYPE_BF16, GGML_TYPE_F32, false, true, 1},

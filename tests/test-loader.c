@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ggml-backend.h"
+#include "ggmlc-plugin.h"
 #include "ggmlc.h"
 #include "testutil.h"
 
@@ -365,6 +366,282 @@ static void cpu_failure_is_clear(void) {
     CHECK(ggml_backend_init_best() == NULL && ggmlc_last_status() == GGMLC_ERR_NOT_FOUND, "init_best fails cleanly");
 }
 
+/* -------------------------------------------------- using what loaded */
+
+/* A config with the good plugin as "cpu" (C0), "alpha" (A0) and, optionally, more text. */
+static void write_good_config(const char *file, const char *extra) {
+    char good[PATH_MAX];
+    write_file(file,
+               "[ggmlc]\nbackends = alpha, cpu\n[backend.cpu]\nlibrary = %s\ndevice = C0\n"
+               "[backend.alpha]\nlibrary = %s\ndevice = A0\n%s",
+               plugin(good, "good"), plugin(good, "good"), extra);
+    setenv("GGMLC_CONFIG", file, 1);
+}
+
+/* An elementwise node built by hand (the test plugin only needs the node's fields). */
+static struct ggml_tensor *binary_node(struct ggml_context *ctx, enum ggml_op op, struct ggml_tensor *a, struct ggml_tensor *b) {
+    struct ggml_tensor *t = ggml_new_tensor(ctx, GGML_TYPE_F32, ggml_n_dims(a), a->ne);
+    t->op = op;
+    t->src[0] = a;
+    t->src[1] = b;
+    return t;
+}
+
+/* a (7x3) + transpose(bt) (bt is 3x7, so the operand is a strided view). */
+static struct ggml_cgraph *build_add(struct ggml_context *ctx, struct ggml_tensor **out, float *expected) {
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 7, 3);
+    struct ggml_tensor *bt = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 7);
+    float *pa = a->data, *pb = bt->data;
+    for (int i = 0; i < 21; i++) {
+        pa[i] = 0.5f * i - 3.0f;
+        pb[i] = -0.25f * i + 1000.0f;
+    }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 7; c++) expected[r * 7 + c] = pa[r * 7 + c] + pb[c * 3 + r];
+    *out = binary_node(ctx, GGML_OP_ADD, a, ggml_transpose(ctx, bt));
+    ggml_set_name(*out, "sum");
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, *out);
+    return g;
+}
+
+static void compute_default_path(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "compute/ggmlc.ini"), "");
+    ggml_backend_t backend = ggml_backend_init_by_name("alpha", NULL);
+    CHECK(backend && strcmp(ggml_backend_name(backend), "A0") == 0, "a backend on A0");
+    if (!backend) return;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *sum;
+    float expected[21];
+    struct ggml_cgraph *g = build_add(ctx, &sum, expected);
+    CHECK(ggml_backend_graph_compute(backend, g) == GGML_STATUS_SUCCESS, "compute: %s", ggmlc_last_error());
+    CHECK(memcmp(sum->data, expected, sizeof expected) == 0, "a + transpose(b) is exact");
+
+    struct ggml_tensor *prod = binary_node(ctx, GGML_OP_MUL, sum, sum);
+    struct ggml_cgraph *g2 = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g2, prod);
+    CHECK(!ggml_backend_supports_op(backend, prod), "MUL is not supported");
+    CHECK(ggml_backend_graph_compute(backend, g2) == GGML_STATUS_FAILED, "an unsupported op fails");
+    CHECK(ggmlc_last_status() == GGMLC_ERR_UNSUPPORTED && contains(ggmlc_last_error(), "MUL") &&
+          contains(ggmlc_last_error(), "not supported by backend A0"), "error: %s", ggmlc_last_error());
+    ggml_free(ctx);
+    ggml_backend_free(backend);
+}
+
+static int compared_nodes;
+static bool same_values(int index, struct ggml_tensor *t1, struct ggml_tensor *t2, void *user_data) {
+    compared_nodes++;
+    CHECK(t1 != t2 && memcmp(t1->data, t2->data, ggml_nbytes(t1)) == 0, "node %d differs", index);
+    if (strcmp(t1->name, "sum") == 0) CHECK(memcmp(t1->data, user_data, ggml_nbytes(t1)) == 0, "node %d is wrong", index);
+    return true;
+}
+
+static void compare_two_backends(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "compare/ggmlc.ini"), "");
+    ggml_backend_t b1 = ggml_backend_init_by_name("A0", NULL), b2 = ggml_backend_init_by_name("cpu", NULL);
+    CHECK(b1 && b2, "two backends");
+    if (!b1 || !b2) return;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *sum;
+    float expected[21];
+    struct ggml_cgraph *g = build_add(ctx, &sum, expected);
+    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, same_values, expected, NULL), "compare: %s", ggmlc_last_error());
+    CHECK(compared_nodes == ggml_graph_n_nodes(g) && compared_nodes >= 1, "%d nodes compared", compared_nodes);
+    ggml_free(ctx);
+    ggml_backend_free(b1);
+    ggml_backend_free(b2);
+}
+
+static void load_by_program(void) {
+    char cfg[PATH_MAX], good[PATH_MAX], bad[PATH_MAX];
+    write_good_config(in_root(cfg, "byhand/ggmlc.ini"), "");
+    const size_t n_regs = ggml_backend_reg_count(), n_info = ggmlc_backend_count();
+    ggml_backend_reg_t reg = ggml_backend_load(plugin(good, "marker"));
+    CHECK(reg && ggml_backend_reg_count() == n_regs + 1 && ggml_backend_reg_by_name("marker") == reg, "marker.so registered");
+    CHECK(ggml_backend_load(good) == reg, "loading it again gives the same registry");
+    CHECK(ggml_backend_load("tests/plugins/.libs/good.so") == NULL && contains(ggmlc_last_error(), "relative"),
+          "a relative path is refused: %s", ggmlc_last_error());
+    CHECK(ggml_backend_load("nonexistent-plugin.so") == NULL && contains(ggmlc_last_error(), GGMLC_PLUGINDIR "/nonexistent-plugin.so"),
+          "a bare name is looked up in the plugin folder: %s", ggmlc_last_error());
+    CHECK(ggml_backend_load(plugin(bad, "abimajor")) == NULL, "a broken plugin gives NULL");
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, bad, "major", NULL) == 1, "and one error line");
+    CHECK(ggmlc_backend_count() == n_info + 3, "all three are listed");
+    ggml_backend_unload(reg);
+    CHECK(ggml_backend_reg_count() == n_regs && ggml_backend_reg_by_name("marker") == NULL, "unloaded");
+    struct ggmlc_backend_info info;
+    if (find_info("marker", &info)) CHECK(!info.loaded && contains(info.reason, "unloaded"), "listed as unloaded");
+}
+
+static void load_all_from_folder(void) {
+    char cfg[PATH_MAX], noentry[PATH_MAX];
+    write_good_config(in_root(cfg, "fromdir/ggmlc.ini"), "");
+    ggml_backend_load_all_from_path(plugdir);
+    CHECK(ggml_backend_reg_by_name("marker") != NULL, "a good plugin loads");
+    CHECK(ggml_backend_reg_by_name("good") == NULL, "good.so, loaded already by the config, is not loaded twice");
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, "initfail.so", NULL) == 1 && count_log(GGML_LOG_LEVEL_ERROR, "badmagic.so", NULL) == 1,
+          "the broken ones are reported");
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, plugin(noentry, "noentry"), NULL) == 0, "a .so without the entry is skipped");
+}
+
+#define N_THREADS 8
+static pthread_barrier_t start_line;
+static size_t seen_devices[N_THREADS];
+
+static void *count_devices(void *arg) {
+    pthread_barrier_wait(&start_line);
+    seen_devices[(size_t)arg] = ggml_backend_dev_count();
+    return NULL;
+}
+
+static void concurrent_first_use(void) {
+    char cfg[PATH_MAX], bad[PATH_MAX], extra[PATH_MAX + 64];
+    snprintf(extra, sizeof extra, "[backend.broken]\nlibrary = %s\n", plugin(bad, "abiminor"));
+    write_good_config(in_root(cfg, "threads/ggmlc.ini"), extra);
+    pthread_t threads[N_THREADS];
+    pthread_barrier_init(&start_line, NULL, N_THREADS);
+    for (size_t i = 0; i < N_THREADS; i++) pthread_create(&threads[i], NULL, count_devices, (void *)i);
+    for (size_t i = 0; i < N_THREADS; i++) pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&start_line);
+    for (size_t i = 0; i < N_THREADS; i++) CHECK(seen_devices[i] == 2, "thread %zu saw %zu devices", i, seen_devices[i]);
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, "abiminor", NULL) == 0, "backend broken is not in backends = and never opened");
+    CHECK(ggmlc_backend_count() == 3, "loaded once: %zu backends listed", ggmlc_backend_count());
+}
+
+static void shutdown_and_reload(void) {
+    char cfg1[PATH_MAX], cfg2[PATH_MAX];
+    write_good_config(in_root(cfg1, "reload/one.ini"), "");
+    CHECK(strcmp(first_device(), "A0") == 0, "first config");
+    ggmlc_shutdown();
+    write_two_backends(in_root(cfg2, "reload/two.ini"));
+    setenv("GGMLC_BACKENDS", "beta", 1);
+    CHECK(strcmp(first_device(), "B0") == 0 && ggml_backend_reg_by_name("cpu") == NULL, "the second config after shutdown");
+    ggmlc_shutdown();
+    ggmlc_shutdown(); /* idempotent */
+}
+
+static void debug_trace(void) {
+    char cfg[PATH_MAX], good[PATH_MAX];
+    write_good_config(in_root(cfg, "debug/ggmlc.ini"), "");
+    setenv("GGMLC_DEBUG", "sched,loader", 1);
+    ggmlc_init();
+    CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "GGMLC_CONFIG=", cfg, NULL) == 1, "the config file tried");
+    CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "backends.d", "not found", NULL) == 1, "the drop-in folder tried");
+    CHECK(count_log(GGML_LOG_LEVEL_DEBUG, "trying plugin", plugin(good, "good"), NULL) == 2, "each plugin path tried");
+}
+
+/* Transfers through a backend buffer, the async fallbacks, plans and events. */
+static void backend_objects(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "objects/ggmlc.ini"), "");
+    ggml_backend_t backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    CHECK(backend && strcmp(ggml_backend_name(backend), "A0") == 0, "the first CPU-type device is A0");
+    if (!backend) return;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true});
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 37), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 37);
+    struct ggml_tensor *sum = binary_node(ctx, GGML_OP_ADD, a, b);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_buffer(backend, 3 * 256);
+    const size_t align = ggml_backend_get_alignment(backend);
+    CHECK(buf && ggml_backend_buffer_is_host(buf) && align >= 1, "a host buffer");
+    if (!buf) return;
+    char *base = ggml_backend_buffer_get_base(buf);
+    CHECK(ggml_backend_tensor_alloc(buf, a, base) == GGML_STATUS_SUCCESS &&
+              ggml_backend_tensor_alloc(buf, b, base + 256) == GGML_STATUS_SUCCESS &&
+              ggml_backend_tensor_alloc(buf, sum, base + 512) == GGML_STATUS_SUCCESS,
+          "tensors placed");
+    float va[37], vb[37], out[37];
+    for (int i = 0; i < 37; i++) {
+        va[i] = (float)(i * i) - 500.0f;
+        vb[i] = 1e6f / (i + 1);
+    }
+    ggml_backend_tensor_set_async(backend, a, va, 0, sizeof va);
+    ggml_backend_tensor_set_async(backend, b, vb, 0, sizeof vb);
+    ggml_backend_event_t ev = ggml_backend_event_new(ggml_backend_get_device(backend));
+    ggml_backend_event_record(ev, backend);
+    ggml_backend_event_wait(backend, ev);
+    ggml_backend_event_synchronize(ev);
+    ggml_backend_event_free(ev);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, sum);
+    ggml_backend_graph_plan_t plan = ggml_backend_graph_plan_create(backend, g);
+    CHECK(ggml_backend_graph_plan_compute(backend, plan) == GGML_STATUS_SUCCESS, "plan compute");
+    ggml_backend_graph_plan_free(backend, plan);
+    ggml_backend_tensor_get_async(backend, sum, out, 0, sizeof out);
+    ggml_backend_synchronize(backend);
+    bool exact = true;
+    for (int i = 0; i < 37; i++) exact = exact && out[i] == va[i] + vb[i];
+    CHECK(exact, "a + b through the buffer");
+    ggmlc_clear_error();
+    ggml_backend_tensor_get_async(backend, sum, out, 8, sizeof out);
+    CHECK(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "an out-of-range read is refused");
+    ggml_free(ctx);
+    ggml_backend_buffer_free(buf);
+    ggml_backend_free(backend);
+}
+
+/* A registry made by the program itself (no plugin file). */
+static const char *inproc_name(ggml_backend_dev_t dev) { return "INPROC0"; }
+static enum ggml_backend_dev_type inproc_type(ggml_backend_dev_t dev) { return GGML_BACKEND_DEVICE_TYPE_ACCEL; }
+static ggml_backend_buffer_type_t inproc_buft(ggml_backend_dev_t dev) { return ggml_backend_cpu_buffer_type(); }
+
+static void register_in_process(void) {
+    char cfg[PATH_MAX];
+    write_good_config(in_root(cfg, "inproc/ggmlc.ini"), "");
+    static const struct ggmlc_device_iface dev_iface = {
+        .struct_size = sizeof(struct ggmlc_device_iface),
+        .get_name = inproc_name,
+        .get_type = inproc_type,
+        .get_buffer_type = inproc_buft,
+    };
+    static const struct ggmlc_reg_iface reg_iface = {.struct_size = sizeof(struct ggmlc_reg_iface)};
+    const size_t n_dev = ggml_backend_dev_count();
+    ggml_backend_reg_t reg = ggmlc_reg_new("inproc", &reg_iface, NULL);
+    ggml_backend_dev_t dev = ggmlc_device_new(reg, &dev_iface, NULL);
+    ggml_backend_register(reg);
+    ggml_backend_register(reg); /* twice: registered once */
+    ggml_backend_device_register(dev);
+    CHECK(ggml_backend_reg_by_name("INPROC") == reg && ggml_backend_dev_count() == n_dev + 1, "registered once");
+    CHECK(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_ACCEL) == dev && ggml_backend_dev_get(n_dev) == dev,
+          "its device comes last");
+    const struct ggml_tensor add = {.op = GGML_OP_ADD};
+    CHECK(!ggml_backend_dev_supports_op(dev, &add), "no op vtable, no ops");
+    ggmlc_shutdown(); /* frees it */
+}
+
+/* Run ggmlc-info of this build with config; its output into out, its exit status returned. */
+static int run_info(const char *config, const char *args, char *out, size_t size) {
+    char cmd[2 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "GGMLC_CONFIG='%s' GGMLC_BACKENDS= '%s/tools/ggmlc-info' %s 2>&1", config, getenv("GGMLC_BUILDDIR"),
+             args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    const size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void info_tool(void) {
+    static char out[1 << 16];
+    char cfg[PATH_MAX], bad[PATH_MAX], extra[PATH_MAX + 128];
+    snprintf(extra, sizeof extra, "[backend.broken]\nlibrary = %s\n[backend.off]\nlibrary = x.so\nenabled = no\n",
+             plugin(bad, "badmagic"));
+    char good[PATH_MAX];
+    write_file(in_root(cfg, "info/ggmlc.ini"),
+               "[ggmlc]\nbackends = broken, cpu\n[backend.cpu]\nlibrary = %s\ndevice = C0\n%s", plugin(good, "good"), extra);
+    int rc = run_info(cfg, "--ops", out, sizeof out);
+    tap_ok(rc == 0 && strstr(out, cfg) && strstr(out, "FAILED") && strstr(out, "bad plugin magic") && strstr(out, "disabled") &&
+               strstr(out, "test-only add-f32") && strstr(out, "1.0 MiB / 2.0 MiB"),
+           "ggmlc-info lists files, backends with reasons, devices with caps (exit %d)", rc);
+    tap_ok(strstr(out, "\n  ADD                         x\n") && strstr(out, "\n  MUL                         .\n"),
+           "ggmlc-info --ops shows the op vtable");
+    if (rc != 0) tap_diag("%s", out);
+    write_file(cfg, "[backend.cpu]\nlibrary = %s\n", plugin(bad, "probefail"));
+    rc = run_info(cfg, "", out, sizeof out);
+    tap_ok(rc == 1 && strstr(out, "CPU backend"), "ggmlc-info exits 1 without the CPU backend (exit %d)", rc);
+}
+
 /* ------------------------------------------------------------- driver */
 
 static void run(const char *name, void (*scenario)(void)) {
@@ -423,6 +700,17 @@ int main(void) {
         run("no configuration file at all", no_config_file);
     run("GGMLC_CONFIG naming a missing file", config_env_missing_file);
     run("a failing CPU plugin is reported clearly", cpu_failure_is_clear);
+    run("default per-node compute path and unsupported ops", compute_default_path);
+    run("graph copy and backend comparison", compare_two_backends);
+    run("ggml_backend_load and unload", load_by_program);
+    run("ggml_backend_load_all_from_path", load_all_from_folder);
+    run("concurrent first use loads once", concurrent_first_use);
+    run("shutdown and reload with another config", shutdown_and_reload);
+    run("GGMLC_DEBUG=loader traces files and paths", debug_trace);
+    run("buffers, async transfers, plans and events", backend_objects);
+    run("a registry registered by the program", register_in_process);
+
+    info_tool();
 
     remove_tree(root);
     return tap_done();

@@ -7,6 +7,7 @@
  * Products with very few x rows skip the packing: each w row is read once
  * and dotted with every x row.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "gemm.h"
@@ -214,4 +215,59 @@ void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_
         return;
     }
     compute_blocked(kern, p, n0, n1, m0, m1, work);
+}
+
+/* ------------------------------------------------------------ team mode */
+
+/* Below this many multiply-adds the barriers of team mode cost more than they save. */
+#define GEMM_TEAM_MIN_WORK (1 << 21)
+
+bool cpu_gemm_use_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int nth) {
+    (void)kern;
+    return nth > 1 && !use_dot_path(p) && p->k > 0 && (double)p->n * (double)p->m * (double)p->k >= GEMM_TEAM_MIN_WORK;
+}
+
+static int64_t team_iterations(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k) {
+    return ((m + kern->nc - 1) / kern->nc) * ((k + kern->kc - 1) / kern->kc);
+}
+
+size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k) {
+    return (size_t)(kern->nc * kern->kc) * sizeof(float) + (size_t)team_iterations(kern, m, k) * sizeof(atomic_int) + 128;
+}
+
+/* Chunks of w rows handed out per block: several per thread, whole register tiles. */
+static int64_t team_chunk_rows(const struct cpu_gemm_kernel *kern, int64_t n, int nth) {
+    int64_t rows = (n + 4 * nth - 1) / (4 * nth);
+    rows = (rows + kern->nr - 1) / kern->nr * kern->nr;
+    return rows < kern->mc ? rows : kern->mc;
+}
+
+void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
+                           const struct ggmlc_op_call *call, void *shared, void *work) {
+    float *xbuf = align64(shared);
+    atomic_int *next = (atomic_int *)(xbuf + kern->nc * kern->kc);
+    float *wbuf = align64(work), *tile = wbuf + kern->mc * kern->kc, *tmp = tile + kern->nr * kern->mr;
+    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float)), chunk = team_chunk_rows(kern, p->n, call->nth);
+    const int64_t n_chunks = (p->n + chunk - 1) / chunk;
+    if (call->ith == 0)
+        for (int64_t i = 0; i < team_iterations(kern, p->m, p->k); i++) atomic_init(&next[i], 0);
+    int64_t iter = 0;
+    for (int64_t jc = 0; jc < p->m; jc += kern->nc) {
+        const int64_t mb = min64(kern->nc, p->m - jc);
+        for (int64_t pc = 0; pc < p->k; pc += kern->kc, iter++) {
+            const int64_t kb = min64(kern->kc, p->k - pc);
+            int64_t q0, q1; /* this thread's panels of the shared x block */
+            cpu_split_range((mb + kern->mr - 1) / kern->mr, call->ith, call->nth, &q0, &q1);
+            for (int64_t q = q0; q < q1; q++)
+                pack_panel(kern, &p->x, jc + q * kern->mr, min64(kern->mr, mb - q * kern->mr), pc, kb, kern->mr,
+                           xbuf + q * kern->mr * kb, tmp);
+            call->barrier(call); /* the x block is complete (and the counters are reset) */
+            for (int64_t c; (c = atomic_fetch_add(&next[iter], 1)) < n_chunks;) {
+                const int64_t ic = c * chunk, nb = min64(chunk, p->n - ic);
+                pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
+                multiply_blocks(kern, wbuf, xbuf, nb, mb, kb, p->dst + jc * ldc + ic, ldc, pc > 0, tile);
+            }
+            call->barrier(call); /* nobody reads the x block any more */
+        }
+    }
 }

@@ -65,6 +65,16 @@ CPU_HIDDEN size_t cpu_gemm_thread_work(const struct cpu_gemm_kernel *kern, int64
 CPU_HIDDEN void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int ith,
                                  int nth, void *work);
 
+/* Team mode, for one large product: the threads of a node pack each block of
+ * x together into `shared` (cpu_gemm_team_shared() bytes, the same pointer for
+ * all), then take n-chunks of w from a shared counter, so a thread slowed down
+ * by the machine does less work instead of making the others wait.
+ * call gives ith, nth and the barrier; work is private as for cpu_gemm_compute. */
+CPU_HIDDEN bool cpu_gemm_use_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int nth);
+CPU_HIDDEN size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k);
+CPU_HIDDEN void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
+                                      const struct ggmlc_op_call *call, void *shared, void *work);
+
 /* True for the operand types cpu_gemm_compute takes. */
 static inline bool cpu_gemm_type_ok(enum ggml_type type) {
     return type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16;

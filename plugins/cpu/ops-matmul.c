@@ -50,7 +50,8 @@ void cpu_matmul_convert_row(enum ggml_type to, const void *src, enum ggml_type s
 /* ------------------------------------------------------------- MUL_MAT */
 
 /* The 2-D product of batch (i2, i3) of a mul_mat node. */
-static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, int64_t i2, int64_t i3) {
+static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, int64_t i2, int64_t i3, const void *unused) {
+    (void)unused;
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     return (struct cpu_gemm_problem){
@@ -69,16 +70,32 @@ static bool split_by_batch(int64_t n_batches, int nth) {
     return n_batches >= nth && (n_batches % nth == 0 || n_batches >= 4 * nth);
 }
 
-static enum ggml_status mul_mat_float(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+/* Run the batches of a product node: whole products per thread when there are many,
+ * else each product split over all threads (in team mode when it is large). */
+static void run_batches(const struct ggmlc_op_call *call, struct ggml_tensor *dst, size_t shared_offset,
+                        struct cpu_gemm_problem (*problem)(const struct ggml_tensor *, int64_t, int64_t, const void *),
+                        const void *arg, int64_t m, int64_t k) {
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
-    const struct ggml_tensor *b = dst->src[1];
-    void *work = cpu_matmul_thread_work(call, 0, cpu_gemm_thread_work(kern, b->ne[1], b->ne[0]));
+    void *team_shared = (char *)call->wdata + shared_offset;
+    void *work = cpu_matmul_thread_work(call, shared_offset + cpu_gemm_team_shared(kern, m, k), cpu_gemm_thread_work(kern, m, k));
     const int64_t n_batches = dst->ne[2] * dst->ne[3];
     const bool by_batch = split_by_batch(n_batches, call->nth);
     for (int64_t bi = by_batch ? call->ith : 0; bi < n_batches; bi += by_batch ? call->nth : 1) {
-        const struct cpu_gemm_problem p = mul_mat_problem(dst, bi % dst->ne[2], bi / dst->ne[2]);
-        cpu_gemm_compute(kern, &p, by_batch ? 0 : call->ith, by_batch ? 1 : call->nth, work);
+        const struct cpu_gemm_problem p = problem(dst, bi % dst->ne[2], bi / dst->ne[2], arg);
+        if (by_batch) cpu_gemm_compute(kern, &p, 0, 1, work);
+        else if (cpu_gemm_use_team(kern, &p, call->nth)) cpu_gemm_compute_team(kern, &p, call, team_shared, work);
+        else cpu_gemm_compute(kern, &p, call->ith, call->nth, work);
     }
+}
+
+/* Scratch of run_batches after shared_offset bytes. */
+static size_t batches_work_size(int n_threads, int64_t m, int64_t k) {
+    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
+    return cpu_gemm_team_shared(kern, m, k) + (size_t)n_threads * cpu_gemm_thread_work(kern, m, k);
+}
+
+static enum ggml_status mul_mat_float(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    run_batches(call, dst, 0, mul_mat_problem, NULL, dst->src[1]->ne[1], dst->src[1]->ne[0]);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -139,15 +156,24 @@ static bool mul_mat_supports(const struct ggml_tensor *node) {
 
 static size_t mul_mat_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (cpu_gemm_type_ok(a->type)) return (size_t)n_threads * cpu_gemm_thread_work(cpu_gemm_kernel(), b->ne[1], b->ne[0]);
+    if (cpu_gemm_type_ok(a->type)) return batches_work_size(n_threads, b->ne[1], b->ne[0]);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
 }
 
 /* ------------------------------------------------------------ OUT_PROD */
 
 /* dst[i1][i0] = sum_k a[k][i0] * b[k][i1]: a gemm whose rows are a's and b's columns. */
-static struct cpu_gemm_problem out_prod_problem(const struct ggml_tensor *dst, const void *a_data, enum ggml_type a_type,
-                                                const size_t a_nb[4], int64_t i2, int64_t i3) {
+struct out_prod_a {
+    const void *data;
+    enum ggml_type type;
+    size_t nb[4];
+};
+
+static struct cpu_gemm_problem out_prod_problem(const struct ggml_tensor *dst, int64_t i2, int64_t i3, const void *arg) {
+    const struct out_prod_a *oa = arg;
+    const void *a_data = oa->data;
+    const enum ggml_type a_type = oa->type;
+    const size_t *a_nb = oa->nb;
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     return (struct cpu_gemm_problem){
@@ -168,10 +194,7 @@ static size_t out_prod_dequant_size(const struct ggml_tensor *a) {
 
 static enum ggml_status out_prod_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
-    const void *a_data = a->data;
-    enum ggml_type a_type = a->type;
-    size_t a_nb[4] = {a->nb[0], a->nb[1], a->nb[2], a->nb[3]};
+    struct out_prod_a oa = {a->data, a->type, {a->nb[0], a->nb[1], a->nb[2], a->nb[3]}};
     const size_t shared = out_prod_dequant_size(a);
     if (shared) {
         ggml_to_float_t to_float = ggml_get_type_traits(a->type)->to_float;
@@ -183,18 +206,12 @@ static enum ggml_status out_prod_compute(const struct ggmlc_op_call *call, struc
             to_float((const char *)a->data + i1 * a->nb[1] + i2 * a->nb[2] + i3 * a->nb[3], fa + r * a->ne[0], a->ne[0]);
         }
         call->barrier(call);
-        a_data = fa;
-        a_type = GGML_TYPE_F32;
-        a_nb[0] = sizeof(float);
-        for (int i = 1; i < 4; i++) a_nb[i] = a_nb[i - 1] * (size_t)a->ne[i - 1];
+        oa.data = fa;
+        oa.type = GGML_TYPE_F32;
+        oa.nb[0] = sizeof(float);
+        for (int i = 1; i < 4; i++) oa.nb[i] = oa.nb[i - 1] * (size_t)a->ne[i - 1];
     }
-    void *work = cpu_matmul_thread_work(call, shared, cpu_gemm_thread_work(kern, b->ne[0], a->ne[1]));
-    const int64_t n_batches = dst->ne[2] * dst->ne[3];
-    const bool by_batch = split_by_batch(n_batches, call->nth);
-    for (int64_t bi = by_batch ? call->ith : 0; bi < n_batches; bi += by_batch ? call->nth : 1) {
-        const struct cpu_gemm_problem p = out_prod_problem(dst, a_data, a_type, a_nb, bi % dst->ne[2], bi / dst->ne[2]);
-        cpu_gemm_compute(kern, &p, by_batch ? 0 : call->ith, by_batch ? 1 : call->nth, work);
-    }
+    run_batches(call, dst, shared, out_prod_problem, &oa, b->ne[0], a->ne[1]);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -206,7 +223,7 @@ static bool out_prod_supports(const struct ggml_tensor *node) {
 
 static size_t out_prod_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    return out_prod_dequant_size(a) + (size_t)n_threads * cpu_gemm_thread_work(cpu_gemm_kernel(), b->ne[0], a->ne[1]);
+    return out_prod_dequant_size(a) + batches_work_size(n_threads, b->ne[0], a->ne[1]);
 }
 
 void cpu_ops_matmul_register(struct cpu_op_table *t) {

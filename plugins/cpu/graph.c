@@ -1,0 +1,121 @@
+/*
+ * graph.c - the CPU backend's graph walker.
+ *
+ * Every thread of the job walks the same node list.  Node i is split into
+ * n_tasks(i) tasks; task t runs on thread t.  Threads need to meet only
+ * where work changes hands: a barrier separates two consecutive nodes
+ * unless both are single-task (then thread 0 computes both, in order, and
+ * the others skip ahead).  A chain of small nodes therefore runs on one
+ * thread without any synchronisation, and large nodes use every thread.
+ */
+#include <stdatomic.h>
+
+#include "graph.h"
+#include "threadpool.h"
+
+struct graph_job {
+    struct ggml_tensor **nodes;
+    int n_nodes;
+    const struct cpu_op_table *table;
+    const struct cpu_compute_params *params;
+    struct cpu_barrier node_barrier; /* between nodes: every thread of the job */
+    struct cpu_barrier task_barrier; /* inside a node: the node's tasks (ggmlc_op_call.barrier) */
+    atomic_bool stop;                /* aborted or failed: skip the remaining kernels */
+    atomic_int status;
+};
+
+int cpu_node_n_tasks(const struct ggml_tensor *node, int n_threads) {
+    if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) return 1;
+    const struct cpu_op_table *t = cpu_op_table();
+    int n = t->n_tasks[node->op] ? t->n_tasks[node->op](node, n_threads) : n_threads;
+    return n < 1 ? 1 : n > n_threads ? n_threads : n;
+}
+
+size_t cpu_graph_work_size(struct ggml_cgraph *graph, int n_threads) {
+    const struct cpu_op_table *t = cpu_op_table();
+    struct ggml_tensor **nodes = ggml_graph_nodes(graph);
+    size_t size = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(graph); i++) {
+        const struct ggml_tensor *node = nodes[i];
+        if (ggmlc_op_is_view(node->op) || (unsigned)node->op >= GGML_OP_COUNT || !t->work_size[node->op]) continue;
+        const size_t s = t->work_size[node->op](node, cpu_node_n_tasks(node, n_threads));
+        if (s > size) size = s;
+    }
+    return size;
+}
+
+static void task_barrier(const struct ggmlc_op_call *call) {
+    struct graph_job *job = call->impl;
+    cpu_barrier_wait(&job->task_barrier, call->nth);
+}
+
+static void run_node(struct graph_job *job, struct ggml_tensor *node, int ith, int n_tasks) {
+    const struct cpu_compute_params *p = job->params;
+    const struct ggmlc_op_call call = {ith, n_tasks, p->wdata, p->wsize, p->backend_ctx, task_barrier, job};
+    const enum ggml_status st = job->table->compute[node->op](&call, node);
+    if (st != GGML_STATUS_SUCCESS) {
+        atomic_store(&job->status, st);
+        atomic_store(&job->stop, true);
+    }
+}
+
+static void graph_thread(void *arg, int ith, int nth) {
+    struct graph_job *job = arg;
+    const struct cpu_compute_params *p = job->params;
+    int prev_tasks = 0; /* tasks of the previous computed node; 0 before the first */
+    for (int i = 0; i < job->n_nodes; i++) {
+        struct ggml_tensor *node = job->nodes[i];
+        if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) continue;
+        const int n_tasks = cpu_node_n_tasks(node, nth);
+        if (prev_tasks > 1 || (prev_tasks == 1 && n_tasks > 1)) cpu_barrier_wait(&job->node_barrier, nth);
+        prev_tasks = n_tasks;
+        if (ith >= n_tasks || atomic_load_explicit(&job->stop, memory_order_relaxed)) continue;
+        run_node(job, node, ith, n_tasks);
+        if (ith == 0 && p->abort_callback && p->abort_callback(p->abort_callback_data)) {
+            atomic_store(&job->status, GGML_STATUS_ABORTED);
+            atomic_store(&job->stop, true);
+        }
+    }
+}
+
+/* Refuse the graph before any thread starts when a node cannot be computed. */
+static bool check_graph(struct ggml_tensor **nodes, int n_nodes, size_t work_needed, size_t work_given) {
+    for (int i = 0; i < n_nodes; i++) {
+        if (!cpu_supports_node(nodes[i])) {
+            ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "CPU backend: node %d '%s' (%s, %s) is not supported", i, nodes[i]->name,
+                            ggml_op_desc(nodes[i]), ggml_type_name(nodes[i]->type));
+            return false;
+        }
+        if (!ggmlc_op_is_view(nodes[i]->op) && !ggml_is_empty(nodes[i]) && !nodes[i]->data) {
+            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "CPU backend: node %d '%s' (%s) has no data", i, nodes[i]->name,
+                            ggml_op_desc(nodes[i]));
+            return false;
+        }
+    }
+    if (work_given < work_needed) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "CPU backend: the work buffer has %zu bytes, the graph needs %zu", work_given,
+                        work_needed);
+        return false;
+    }
+    return true;
+}
+
+enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_compute_params *params) {
+    struct graph_job job = {
+        .nodes = ggml_graph_nodes(graph),
+        .n_nodes = ggml_graph_n_nodes(graph),
+        .table = cpu_op_table(),
+        .params = params,
+    };
+    const int nth = params->n_threads < 1 ? 1 : params->n_threads;
+    if (!check_graph(job.nodes, job.n_nodes, cpu_graph_work_size(graph, nth), params->wdata ? params->wsize : 0))
+        return GGML_STATUS_FAILED;
+    atomic_init(&job.stop, false);
+    atomic_init(&job.status, GGML_STATUS_SUCCESS);
+    cpu_barrier_init(&job.node_barrier);
+    cpu_barrier_init(&job.task_barrier);
+    cpu_pool_run(params->pool, nth, graph_thread, &job);
+    cpu_barrier_destroy(&job.node_barrier);
+    cpu_barrier_destroy(&job.task_barrier);
+    return (enum ggml_status)atomic_load(&job.status);
+}

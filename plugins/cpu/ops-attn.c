@@ -1,0 +1,196 @@
+/*
+ * ops-attn.c - FLASH_ATTN_EXT (one pass over the keys with an online softmax,
+ * so no n_kv-sized score row is kept) and FLASH_ATTN_BACK.
+ * K and V of any float type are read in f32; scores accumulate in f32.
+ */
+#include "ops-nn.h"
+
+struct attn_params {
+    float scale, max_bias, softcap;
+};
+
+/* Scratch of the forward: the query row, one key/value row, the accumulator. */
+static size_t flash_attn_work(const struct ggml_tensor *dst, int n_threads) {
+    const struct ggml_tensor *q = dst->src[0], *v = dst->src[2];
+    return nn_scratch_bytes(2 * q->ne[0] + 2 * v->ne[0], n_threads);
+}
+
+static float dot_f32(const float *a, const float *b, int64_t n) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+/* Online softmax state of one query: running maximum, normaliser and weighted sum of V. */
+struct online_softmax {
+    float max, sum;
+    float *acc;
+    int64_t dv;
+};
+
+/* Add a score s with value row val: rescale what was accumulated when s raises the maximum. */
+static void online_add(struct online_softmax *o, float s, const float *val) {
+    if (s == -INFINITY) return; /* no weight, and -inf - -inf would be NaN */
+    float w = 1.0f;
+    if (s > o->max) {
+        const float shrink = o->max == -INFINITY ? 0.0f : expf(o->max - s);
+        for (int64_t i = 0; i < o->dv; i++) o->acc[i] *= shrink;
+        o->sum *= shrink;
+        o->max = s;
+    } else {
+        w = expf(s - o->max);
+    }
+    if (val) {
+        for (int64_t i = 0; i < o->dv; i++) o->acc[i] += w * val[i];
+    }
+    o->sum += w;
+}
+
+/* Output row for query i1 of head i2, batch i3. */
+static void attend_one(const struct ggml_tensor *dst, const struct attn_params *p, int64_t i1, int64_t i2, int64_t i3,
+                       float *scratch) {
+    const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3], *sinks = dst->src[4];
+    const int64_t dk = q->ne[0], dv = v->ne[0], n_kv = k->ne[1];
+    const int64_t ik2 = i2 / (q->ne[2] / k->ne[2]);
+    float *qrow = scratch, *krow = qrow + dk, *vrow = krow + dk;
+    struct online_softmax o = {-INFINITY, 0.0f, vrow + dv, dv};
+    memset(o.acc, 0, (size_t)dv * sizeof(float));
+    nn_row_load(q, i1, i2, i3, qrow);
+    const float slope = nn_alibi_slope(p->max_bias, q->ne[2], i2);
+    /* softcap: s = c * tanh(q.k * scale / c) */
+    const float qk_scale = p->softcap != 0.0f ? p->scale / p->softcap : p->scale;
+    const char *mrow = mask ? nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
+    for (int64_t j = 0; j < n_kv; j++) {
+        float mv = 0.0f;
+        if (mrow) nn_load(mask->type, mrow + j * mask->nb[0], 0, &mv, 1);
+        if (mv == -INFINITY) continue;
+        nn_row_load(k, j, ik2, i3, krow);
+        float s = dot_f32(qrow, krow, dk) * qk_scale;
+        if (p->softcap != 0.0f) s = p->softcap * tanhf(s);
+        s += slope * mv;
+        nn_row_load(v, j, ik2, i3, vrow);
+        online_add(&o, s, vrow);
+    }
+    if (sinks) online_add(&o, *(const float *)nn_elem(sinks, i2, 0, 0, 0), NULL);
+    const float inv = o.sum > 0.0f ? 1.0f / o.sum : 0.0f; /* every key masked: zeros, not NaN */
+    for (int64_t i = 0; i < dv; i++) o.acc[i] *= inv;
+    nn_store(dst->type, nn_elem(dst, 0, i2, i1, i3), dst->nb[0], o.acc, dv);
+}
+
+static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *q = dst->src[0];
+    struct attn_params p;
+    memcpy(&p, dst->op_params, sizeof p);
+    float *scratch = nn_scratch(call, 2 * q->ne[0] + 2 * dst->src[2]->ne[0]);
+    int64_t r0, r1;
+    cpu_split_range(ggml_nrows(q), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        nn_row_index(q, r, &i1, &i2, &i3);
+        attend_one(dst, &p, i1, i2, i3, scratch);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------ backward */
+
+static float at(const struct ggml_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return *(const float *)nn_elem(t, i0, i1, i2, i3);
+}
+
+/* Scratch of the backward: probabilities and their gradients, N x M each. */
+static size_t flash_attn_back_work(const struct ggml_tensor *dst, int n_threads) {
+    return nn_scratch_bytes(2 * dst->src[0]->ne[1] * dst->src[1]->ne[1], n_threads);
+}
+
+/* Offsets (in floats) of dq, dk, dv inside the packed result. */
+static void packed_offsets(const struct ggml_tensor *dst, size_t offs[3]) {
+    offs[0] = 0;
+    offs[1] = GGML_PAD(ggml_nelements(dst->src[0]) * sizeof(float), GGML_MEM_ALIGN) / sizeof(float);
+    offs[2] = offs[1] + GGML_PAD(ggml_nelements(dst->src[1]) * sizeof(float), GGML_MEM_ALIGN) / sizeof(float);
+}
+
+/* Attention probabilities A (N x M) of head (h, b), causal when masked (key j visible
+ * to query i when j <= i + M - N). */
+static void attn_probs(const struct ggml_tensor *q, const struct ggml_tensor *k, bool masked, int64_t h, int64_t b,
+                       float *A) {
+    const int64_t D = q->ne[0], N = q->ne[1], M = k->ne[1];
+    const float scale = 1.0f / sqrtf((float)D);
+    for (int64_t i = 0; i < N; i++) {
+        float *row = A + i * M;
+        for (int64_t j = 0; j < M; j++) {
+            if (masked && j > i + (M - N)) {
+                row[j] = -INFINITY;
+                continue;
+            }
+            float s = 0.0f;
+            for (int64_t d = 0; d < D; d++) s += at(q, d, i, h, b) * at(k, d, j, h, b);
+            row[j] = s * scale;
+        }
+        float max = -INFINITY, sum = 0.0f;
+        for (int64_t j = 0; j < M; j++) max = row[j] > max ? row[j] : max;
+        for (int64_t j = 0; j < M; j++) sum += row[j] = expf(row[j] - max);
+        for (int64_t j = 0; j < M; j++) row[j] /= sum;
+    }
+}
+
+/* Gradients of head (h, b): dV = A^T dO, dS = A * (dA - rowsum(A * dA)), dQ = scale dS K,
+ * dK = scale dS^T Q, with dA = dO V^T (v is stored transposed: v[j + d*M]). */
+static void attn_back_head(struct ggml_tensor *dst, int64_t h, int64_t b, float *A, float *dS) {
+    const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *dO = dst->src[3];
+    const int64_t D = q->ne[0], N = q->ne[1], M = k->ne[1], H = q->ne[2];
+    const float scale = 1.0f / sqrtf((float)D);
+    size_t offs[3];
+    packed_offsets(dst, offs);
+    float *gq = (float *)dst->data + offs[0] + (b * H + h) * N * D;
+    float *gk = (float *)dst->data + offs[1] + (b * H + h) * M * D;
+    float *gv = (float *)dst->data + offs[2] + (b * H + h) * M * D;
+    attn_probs(q, k, dst->op_params[0] != 0, h, b, A);
+    for (int64_t i = 0; i < N; i++) {
+        double rowdot = 0.0;
+        for (int64_t j = 0; j < M; j++) {
+            float da = 0.0f;
+            for (int64_t d = 0; d < D; d++) da += at(dO, d, i, h, b) * at(v, j, d, h, b);
+            dS[i * M + j] = da;
+            rowdot += (double)A[i * M + j] * da;
+        }
+        for (int64_t j = 0; j < M; j++) dS[i * M + j] = A[i * M + j] * (dS[i * M + j] - (float)rowdot);
+    }
+    for (int64_t i = 0; i < N; i++) {
+        for (int64_t d = 0; d < D; d++) {
+            float s = 0.0f;
+            for (int64_t j = 0; j < M; j++) s += dS[i * M + j] * at(k, d, j, h, b);
+            gq[i * D + d] = scale * s;
+        }
+    }
+    for (int64_t j = 0; j < M; j++) {
+        for (int64_t d = 0; d < D; d++) {
+            float sk = 0.0f, sv = 0.0f;
+            for (int64_t i = 0; i < N; i++) {
+                sk += dS[i * M + j] * at(q, d, i, h, b);
+                sv += A[i * M + j] * at(dO, d, i, h, b);
+            }
+            gk[j * D + d] = scale * sk;
+            gv[d * M + j] = sv;
+        }
+    }
+}
+
+static enum ggml_status flash_attn_back_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *q = dst->src[0], *k = dst->src[1];
+    const int64_t NM = q->ne[1] * k->ne[1];
+    float *A = nn_scratch(call, 2 * NM), *dS = A + NM;
+    if (call->ith == 0) memset(dst->data, 0, ggml_nbytes(dst)); /* the alignment gaps */
+    if (call->barrier) call->barrier(call);
+    int64_t j0, j1;
+    cpu_split_range(q->ne[2] * q->ne[3], call->ith, call->nth, &j0, &j1);
+    for (int64_t j = j0; j < j1; j++) attn_back_head(dst, j % q->ne[2], j / q->ne[2], A, dS);
+    return GGML_STATUS_SUCCESS;
+}
+
+void cpu_nn_attn_register(struct cpu_op_table *t) {
+    t->compute[GGML_OP_FLASH_ATTN_EXT] = flash_attn_compute;
+    t->work_size[GGML_OP_FLASH_ATTN_EXT] = flash_attn_work;
+    t->compute[GGML_OP_FLASH_ATTN_BACK] = flash_attn_back_compute;
+    t->work_size[GGML_OP_FLASH_ATTN_BACK] = flash_attn_back_work;
+}

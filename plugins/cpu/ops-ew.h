@@ -1,0 +1,140 @@
+/*
+ * ops-ew.h - helpers shared by the element-wise kernel files (ops-binary.c,
+ * ops-unary.c, ops-reduce.c, ops-copy.c, ops-custom.c): element
+ * conversion to and from float, row addressing, and how many tasks a node
+ * is worth.
+ */
+#ifndef GGMLC_CPU_OPS_EW_H
+#define GGMLC_CPU_OPS_EW_H
+
+#include <math.h>
+#include <string.h>
+
+#include "cpu-impl.h"
+
+/* Rows of mixed-type operands are converted through float buffers of this many values. */
+#define EW_CHUNK 512
+
+static inline float ew_bf16_to_f32(uint16_t h) {
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline uint16_t ew_f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 64); /* NaN stays a quiet NaN */
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);               /* round to nearest even */
+}
+
+/* Integers from float: toward zero, saturating, NaN -> 0. */
+static inline int32_t ew_f32_to_i32(float v) {
+    if (!(v == v)) return 0;
+    return v <= -2147483648.0f ? INT32_MIN : v >= 2147483648.0f ? INT32_MAX : (int32_t)v;
+}
+
+/* Types whose elements convert through float. */
+static inline bool ew_type_ok(enum ggml_type t) {
+    return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 || t == GGML_TYPE_I32 || t == GGML_TYPE_I16 ||
+           t == GGML_TYPE_I8;
+}
+
+static inline bool ew_is_float(enum ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16; }
+
+/* n elements at src (byte stride nb) of the given type, as floats. */
+static inline void ew_load(float *dst, const char *src, enum ggml_type type, size_t nb, int64_t n) {
+    switch (type) {
+    case GGML_TYPE_F32:
+        if (nb == sizeof(float)) memcpy(dst, src, (size_t)n * sizeof(float));
+        else for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * nb);
+        break;
+    case GGML_TYPE_F16:
+        if (nb == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *)src, dst, n);
+        else for (int64_t i = 0; i < n; i++) dst[i] = ggml_fp16_to_fp32(*(const ggml_fp16_t *)(src + i * nb));
+        break;
+    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) dst[i] = ew_bf16_to_f32(*(const uint16_t *)(src + i * nb)); break;
+    case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int32_t *)(src + i * nb); break;
+    case GGML_TYPE_I16: for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int16_t *)(src + i * nb); break;
+    case GGML_TYPE_I8: for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int8_t *)(src + i * nb); break;
+    default: memset(dst, 0, (size_t)n * sizeof(float)); break;
+    }
+}
+
+/* n floats stored as the given type at dst (byte stride nb). */
+static inline void ew_store(char *dst, enum ggml_type type, size_t nb, const float *src, int64_t n) {
+    switch (type) {
+    case GGML_TYPE_F32:
+        if (nb == sizeof(float)) memmove(dst, src, (size_t)n * sizeof(float));
+        else for (int64_t i = 0; i < n; i++) *(float *)(dst + i * nb) = src[i];
+        break;
+    case GGML_TYPE_F16:
+        if (nb == sizeof(ggml_fp16_t)) ggml_fp32_to_fp16_row(src, (ggml_fp16_t *)dst, n);
+        else for (int64_t i = 0; i < n; i++) *(ggml_fp16_t *)(dst + i * nb) = ggml_fp32_to_fp16(src[i]);
+        break;
+    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * nb) = ew_f32_to_bf16(src[i]); break;
+    case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) *(int32_t *)(dst + i * nb) = ew_f32_to_i32(src[i]); break;
+    case GGML_TYPE_I16:
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t v = ew_f32_to_i32(src[i]);
+            *(int16_t *)(dst + i * nb) = (int16_t)(v < INT16_MIN ? INT16_MIN : v > INT16_MAX ? INT16_MAX : v);
+        }
+        break;
+    case GGML_TYPE_I8:
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t v = ew_f32_to_i32(src[i]);
+            *(int8_t *)(dst + i * nb) = (int8_t)(v < INT8_MIN ? INT8_MIN : v > INT8_MAX ? INT8_MAX : v);
+        }
+        break;
+    default: break;
+    }
+}
+
+/* Same-type copy of n elements of es bytes with byte strides. */
+static inline void ew_copy_same(char *dst, size_t dnb, const char *src, size_t snb, int64_t n, size_t es) {
+    if (dnb == es && snb == es) {
+        memcpy(dst, src, (size_t)n * es);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) memcpy(dst + i * dnb, src + i * snb, es);
+}
+
+/* Address of row (i1, i2, i3) of t. */
+static inline char *ew_row(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *)t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+/* Coordinates of flat row index ir of a tensor of shape ne. */
+static inline void ew_row_coords(int64_t ir, const int64_t *ne, int64_t *i1, int64_t *i2, int64_t *i3) {
+    *i1 = ir % ne[1];
+    *i2 = (ir / ne[1]) % ne[2];
+    *i3 = ir / (ne[1] * ne[2]);
+}
+
+/* The rows [*r0, *r1) of dst that task ith of nth computes. */
+static inline void ew_task_rows(const struct ggml_tensor *dst, int ith, int nth, int64_t *r0, int64_t *r1) {
+    cpu_split_range(ggml_nrows(dst), ith, nth, r0, r1);
+}
+
+/* Task counts: splitting a node costs a barrier (~1 us), worth it only above a few
+ * microseconds of work; more tasks than rows would idle. */
+static inline int ew_tasks_for(const struct ggml_tensor *node, int n_threads, int64_t min_elements) {
+    if (ggml_nelements(node) < min_elements) return 1;
+    const int64_t rows = ggml_nrows(node);
+    return rows < n_threads ? (int)rows : n_threads;
+}
+static inline int ew_tasks_cheap(const struct ggml_tensor *node, int n_threads) { return ew_tasks_for(node, n_threads, 32768); }
+static inline int ew_tasks_costly(const struct ggml_tensor *node, int n_threads) { return ew_tasks_for(node, n_threads, 4096); }
+
+/* Registration of the files of the element-wise family (called by cpu_ops_elementwise_register). */
+CPU_HIDDEN void cpu_ops_binary_register(struct cpu_op_table *t);
+CPU_HIDDEN void cpu_ops_unary_register(struct cpu_op_table *t);
+CPU_HIDDEN void cpu_ops_reduce_register(struct cpu_op_table *t);
+CPU_HIDDEN void cpu_ops_copy_register(struct cpu_op_table *t);
+CPU_HIDDEN void cpu_ops_custom_register(struct cpu_op_table *t);
+CPU_HIDDEN void cpu_ops_glu_register(struct cpu_op_table *t);
+CPU_HIDDEN void cpu_ops_matrix_register(struct cpu_op_table *t);
+CPU_HIDDEN void cpu_ops_layout_register(struct cpu_op_table *t);
+
+#endif /* GGMLC_CPU_OPS_EW_H */

@@ -1,0 +1,108 @@
+/*
+ * ops-nn.h - what the files of the CPU plugin's nn family share: their
+ * registration functions, row access for any float type and layout, the
+ * per-task scratch and the ALiBi slope.
+ *
+ * Kernels work on rows: a row (ne[0] elements, any nb[0]) is loaded into f32
+ * scratch, computed there and stored back, so F32/F16/BF16 operands and
+ * non-contiguous views need no special cases, and in-place results (dst a
+ * view of src0) are safe as long as a row is read before it is written.
+ */
+#ifndef GGMLC_CPU_OPS_NN_H
+#define GGMLC_CPU_OPS_NN_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu-impl.h"
+
+CPU_HIDDEN void cpu_nn_norm_register(struct cpu_op_table *t);    /* ops-norm.c */
+CPU_HIDDEN void cpu_nn_softmax_register(struct cpu_op_table *t); /* ops-softmax.c */
+CPU_HIDDEN void cpu_nn_rope_register(struct cpu_op_table *t);    /* ops-rope.c */
+CPU_HIDDEN void cpu_nn_attn_register(struct cpu_op_table *t);    /* ops-attn.c */
+CPU_HIDDEN void cpu_nn_loss_register(struct cpu_op_table *t);    /* ops-loss.c */
+
+/* Address of element (i0, i1, i2, i3). */
+static inline char *nn_elem(const struct ggml_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *)t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+/* Convert n values of a float type, stride bytes apart, to f32. */
+static inline void nn_load(enum ggml_type type, const char *p, size_t stride, float *dst, int64_t n) {
+    switch (type) {
+    case GGML_TYPE_F32:
+        if (stride == sizeof(float)) {
+            memcpy(dst, p, (size_t)n * sizeof(float));
+        } else {
+            for (int64_t i = 0; i < n; i++) memcpy(&dst[i], p + i * stride, sizeof(float));
+        }
+        break;
+    case GGML_TYPE_F16:
+        for (int64_t i = 0; i < n; i++) dst[i] = ggml_fp16_to_fp32(*(const ggml_fp16_t *)(p + i * stride));
+        break;
+    case GGML_TYPE_BF16:
+        for (int64_t i = 0; i < n; i++) dst[i] = ggml_bf16_to_fp32(*(const ggml_bf16_t *)(p + i * stride));
+        break;
+    default:
+        abort(); /* constructors admit only float types here */
+    }
+}
+
+/* Convert n f32 values to a float type, stride bytes apart. */
+static inline void nn_store(enum ggml_type type, char *p, size_t stride, const float *src, int64_t n) {
+    switch (type) {
+    case GGML_TYPE_F32:
+        if (stride == sizeof(float)) {
+            memmove(p, src, (size_t)n * sizeof(float));
+        } else {
+            for (int64_t i = 0; i < n; i++) memcpy(p + i * stride, &src[i], sizeof(float));
+        }
+        break;
+    case GGML_TYPE_F16:
+        for (int64_t i = 0; i < n; i++) *(ggml_fp16_t *)(p + i * stride) = ggml_fp32_to_fp16(src[i]);
+        break;
+    case GGML_TYPE_BF16:
+        for (int64_t i = 0; i < n; i++) *(ggml_bf16_t *)(p + i * stride) = ggml_fp32_to_bf16(src[i]);
+        break;
+    default:
+        abort();
+    }
+}
+
+/* Row (i1, i2, i3) of t into dst (t->ne[0] floats), and back. */
+static inline void nn_row_load(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, float *dst) {
+    nn_load(t->type, nn_elem(t, 0, i1, i2, i3), t->nb[0], dst, t->ne[0]);
+}
+static inline void nn_row_store(struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, const float *src) {
+    nn_store(t->type, nn_elem(t, 0, i1, i2, i3), t->nb[0], src, t->ne[0]);
+}
+
+/* Row index r (0 .. nrows) to (i1, i2, i3) of a tensor with t's shape. */
+static inline void nn_row_index(const struct ggml_tensor *t, int64_t r, int64_t *i1, int64_t *i2, int64_t *i3) {
+    *i1 = r % t->ne[1];
+    *i2 = (r / t->ne[1]) % t->ne[2];
+    *i3 = r / (t->ne[1] * t->ne[2]);
+}
+
+/* Floats of scratch per task, padded to a cache line so tasks never share one. */
+static inline size_t nn_scratch_floats(int64_t n) { return ((size_t)n + 15) & ~(size_t)15; }
+static inline size_t nn_scratch_bytes(int64_t n_per_task, int n_threads) {
+    return nn_scratch_floats(n_per_task) * sizeof(float) * (size_t)n_threads;
+}
+/* This task's share of call->wdata (n_per_task floats as passed to nn_scratch_bytes). */
+static inline float *nn_scratch(const struct ggmlc_op_call *call, int64_t n_per_task) {
+    return (float *)call->wdata + nn_scratch_floats(n_per_task) * (size_t)call->ith;
+}
+
+/* ALiBi slope of head h of n_head: the first 2^floor(log2 n_head) heads get powers of
+ * m0 = 2^(-max_bias/n), the rest odd powers of m1 = 2^(-max_bias/(2n)).  1 without ALiBi. */
+static inline float nn_alibi_slope(float max_bias, int64_t n_head, int64_t h) {
+    if (max_bias <= 0.0f) return 1.0f;
+    const int64_t n_head_log2 = (int64_t)1 << (int)floor(log2((double)n_head));
+    const float m0 = powf(2.0f, -max_bias / (float)n_head_log2);
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float)n_head_log2);
+    return h < n_head_log2 ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - n_head_log2) + 1));
+}
+
+#endif /* GGMLC_CPU_OPS_NN_H */

@@ -1,0 +1,136 @@
+/*
+ * ops-rope.c - ROPE and ROPE_BACK in every mode (normal, NeoX, multi-section,
+ * interleaved multi-section, vision) with YaRN scaling and frequency factors.
+ *
+ * Dimension pair k (k = i0/2) of position p turns by theta = p * base^(-2k/n_dims),
+ * divided by its frequency factor and blended with the interpolated angle by
+ * YaRN's ramp.  The backward pass turns by -theta (the transpose of a rotation).
+ * Angles are computed from the exponent directly (in double) rather than by
+ * repeated multiplication, which drifts for long contexts.
+ */
+#include "ops-nn.h"
+
+struct rope_params {
+    int n_dims, mode;
+    float freq_scale, ext_factor, attn_factor;
+    double theta_scale; /* base^(-2/n_dims) */
+    float corr_dims[2];
+    int sections[GGML_MROPE_SECTIONS];
+    float sin_sign; /* +1 forward, -1 backward */
+};
+
+static struct rope_params rope_params_of(const struct ggml_tensor *dst) {
+    struct rope_params p;
+    float f[6];
+    memcpy(f, &dst->op_params[5], sizeof f);
+    p.n_dims = dst->op_params[1];
+    p.mode = dst->op_params[2];
+    const int n_ctx_orig = dst->op_params[4];
+    p.freq_scale = f[1];
+    p.ext_factor = f[2];
+    p.attn_factor = f[3];
+    p.theta_scale = pow((double)f[0], -2.0 / p.n_dims);
+    ggml_rope_yarn_corr_dims(p.n_dims, n_ctx_orig, f[0], f[4], f[5], p.corr_dims);
+    memcpy(p.sections, &dst->op_params[11], sizeof p.sections);
+    p.sin_sign = dst->op == GGML_OP_ROPE_BACK ? -1.0f : 1.0f;
+    return p;
+}
+
+/* YaRN: 1 below the low correction dimension, 0 above the high one, linear between. */
+static float yarn_ramp(float low, float high, int64_t i0) {
+    const float y = ((float)(i0 / 2) - low) / fmaxf(0.001f, high - low);
+    return 1.0f - fminf(1.0f, fmaxf(0.0f, y));
+}
+
+static void yarn_cos_sin(const struct rope_params *p, float theta_extrap, int64_t i0, float *cs) {
+    const float theta_interp = p->freq_scale * theta_extrap;
+    float theta = theta_interp, mscale = p->attn_factor;
+    if (p->ext_factor != 0.0f) {
+        const float mix = yarn_ramp(p->corr_dims[0], p->corr_dims[1], i0) * p->ext_factor;
+        theta = theta_interp * (1.0f - mix) + theta_extrap * mix;
+        mscale *= 1.0f + 0.1f * logf(1.0f / p->freq_scale); /* magnitude correction of interpolation */
+    }
+    cs[0] = cosf(theta) * mscale;
+    cs[1] = sinf(theta) * mscale * p->sin_sign;
+}
+
+/* For pair k of a multi-section mode: the position component (0 = t, 1 = h, 2 = w, 3 = e)
+ * and the exponent of theta_scale (vision restarts it at each section). */
+static void multi_section_of(const struct rope_params *p, int64_t k, int *component, int64_t *exponent) {
+    const int *s = p->sections;
+    const int total = s[0] + s[1] + s[2] + s[3];
+    const int64_t sector = k % total;
+    const int64_t start[4] = {0, s[0], s[0] + s[1], s[0] + s[1] + s[2]};
+    int c;
+    if (p->mode == GGML_ROPE_TYPE_IMROPE) { /* sections interleaved t, h, w, t, h, w, ... */
+        if (sector % 3 == 1 && sector < 3 * s[1]) c = 1;
+        else if (sector % 3 == 2 && sector < 3 * s[2]) c = 2;
+        else if (sector % 3 == 0 && sector < 3 * s[0]) c = 0;
+        else c = 3;
+    } else {
+        c = sector < start[1] ? 0 : sector < start[2] ? 1 : sector < start[3] ? 2 : 3;
+    }
+    *component = c;
+    *exponent = p->mode == GGML_ROPE_TYPE_VISION ? sector - start[c] : k;
+}
+
+/* cos/sin of every pair k < n_pairs for sequence index i2 into cache[2k], cache[2k+1]. */
+static void rope_fill_cache(const struct rope_params *p, const struct ggml_tensor *pos_t, const struct ggml_tensor *ff_t,
+                            int64_t ne2, int64_t i2, int64_t n_pairs, float *cache) {
+    const float *ff = ff_t ? (const float *)ff_t->data : NULL;
+    const bool multi = (p->mode & GGML_ROPE_TYPE_MROPE) != 0;
+    for (int64_t k = 0; k < n_pairs; k++) {
+        int component = 0;
+        int64_t exponent = k;
+        if (multi) multi_section_of(p, k, &component, &exponent);
+        const int32_t pos = *(const int32_t *)nn_elem(pos_t, i2 + component * ne2, 0, 0, 0);
+        const double theta = (double)pos * pow(p->theta_scale, (double)exponent);
+        yarn_cos_sin(p, (float)(theta / (ff ? ff[k] : 1.0f)), 2 * k, &cache[2 * k]);
+    }
+}
+
+/* Rotate x into y: pair k is (k*stride_k, k*stride_k + offset), for k < n_pairs. */
+static void rotate_pairs(const float *x, float *y, const float *cache, int64_t n_pairs, int64_t stride_k, int64_t offset) {
+    for (int64_t k = 0; k < n_pairs; k++) {
+        const int64_t a = k * stride_k, b = a + offset;
+        const float c = cache[2 * k], s = cache[2 * k + 1], x0 = x[a], x1 = x[b];
+        y[a] = x0 * c - x1 * s;
+        y[b] = x0 * s + x1 * c;
+    }
+}
+
+/* Scratch: the angle cache, the input row, the output row. */
+static size_t rope_work(const struct ggml_tensor *dst, int n_threads) { return nn_scratch_bytes(3 * dst->ne[0] + 2, n_threads); }
+
+static enum ggml_status rope_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *src = dst->src[0];
+    const struct rope_params p = rope_params_of(dst);
+    const int64_t ne0 = src->ne[0];
+    float *cache = nn_scratch(call, 3 * ne0 + 2), *x = cache + ne0 + 2, *y = x + ne0;
+    const bool vision = p.mode == GGML_ROPE_TYPE_VISION, neox_like = (p.mode & (GGML_ROPE_TYPE_NEOX | GGML_ROPE_TYPE_MROPE)) != 0;
+    const int64_t n_pairs = vision ? ne0 / 2 : p.n_dims / 2;
+    int64_t r0, r1, cached_i2 = -1;
+    cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        nn_row_index(src, r, &i1, &i2, &i3);
+        if (i2 != cached_i2) {
+            rope_fill_cache(&p, dst->src[1], dst->src[2], src->ne[2], i2, n_pairs, cache);
+            cached_i2 = i2;
+        }
+        nn_row_load(src, i1, i2, i3, x);
+        memcpy(y, x, (size_t)ne0 * sizeof(float)); /* dimensions past n_dims pass through */
+        if (vision) rotate_pairs(x, y, cache, n_pairs, 1, p.n_dims);
+        else if (neox_like) rotate_pairs(x, y, cache, n_pairs, 1, p.n_dims / 2);
+        else rotate_pairs(x, y, cache, n_pairs, 2, 1);
+        nn_row_store(dst, i1, i2, i3, y);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+void cpu_nn_rope_register(struct cpu_op_table *t) {
+    t->compute[GGML_OP_ROPE] = rope_compute;
+    t->work_size[GGML_OP_ROPE] = rope_work;
+    t->compute[GGML_OP_ROPE_BACK] = rope_compute;
+    t->work_size[GGML_OP_ROPE_BACK] = rope_work;
+}

@@ -1,0 +1,90 @@
+/*
+ * ops-softmax.c - SOFT_MAX (scale, broadcast mask, ALiBi, sinks) and its
+ * gradient SOFT_MAX_BACK.  Rows are split among the tasks.
+ */
+#include "ops-nn.h"
+
+/* Scratch: the logits row and the mask row. */
+static size_t soft_max_work(const struct ggml_tensor *dst, int n_threads) {
+    return nn_scratch_bytes(2 * dst->ne[0], n_threads);
+}
+
+/* Normalise w[0..n) in place into softmax probabilities; sink (or -INFINITY) joins the
+ * normalisation without an output.  A row whose every logit is -inf becomes zeros
+ * rather than NaN, so that a fully masked row does not poison what follows. */
+static void softmax_row(float *w, int64_t n, float sink) {
+    float max = sink;
+    for (int64_t i = 0; i < n; i++) max = w[i] > max ? w[i] : max;
+    if (max == -INFINITY) {
+        memset(w, 0, (size_t)n * sizeof(float));
+        return;
+    }
+    double sum = sink == -INFINITY ? 0.0 : exp((double)(sink - max));
+    for (int64_t i = 0; i < n; i++) {
+        w[i] = expf(w[i] - max);
+        sum += w[i];
+    }
+    const float inv = (float)(1.0 / sum);
+    for (int64_t i = 0; i < n; i++) w[i] *= inv;
+}
+
+static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *src = dst->src[0], *mask = dst->src[1], *sinks = dst->src[2];
+    float scale, max_bias;
+    memcpy(&scale, &dst->op_params[0], sizeof scale);
+    memcpy(&max_bias, &dst->op_params[1], sizeof max_bias);
+    const int64_t n = src->ne[0];
+    float *w = nn_scratch(call, 2 * n), *mrow = w + n;
+    int64_t r0, r1;
+    cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        nn_row_index(src, r, &i1, &i2, &i3);
+        nn_row_load(src, i1, i2, i3, w);
+        for (int64_t i = 0; i < n; i++) w[i] *= scale;
+        if (mask) {
+            const float slope = nn_alibi_slope(max_bias, src->ne[2], i2);
+            nn_load(mask->type, nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->nb[0], mrow, n);
+            for (int64_t i = 0; i < n; i++) w[i] += slope * mrow[i];
+        }
+        const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
+        softmax_row(w, n, sink);
+        nn_row_store(dst, i1, i2, i3, w);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* Scratch: the gradient row and the softmax row. */
+static size_t soft_max_back_work(const struct ggml_tensor *dst, int n_threads) {
+    return nn_scratch_bytes(2 * dst->ne[0], n_threads);
+}
+
+/* dx = scale * y * (dy - <y, dy>).  The mask and ALiBi slope are constants added to the
+ * scaled logits, so they do not enter the gradient: max_bias needs no special case. */
+static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *dy_t = dst->src[0], *y_t = dst->src[1];
+    float scale;
+    memcpy(&scale, &dst->op_params[0], sizeof scale);
+    const int64_t n = dst->ne[0];
+    float *dy = nn_scratch(call, 2 * n), *y = dy + n;
+    int64_t r0, r1;
+    cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        nn_row_index(dst, r, &i1, &i2, &i3);
+        nn_row_load(dy_t, i1, i2, i3, dy);
+        nn_row_load(y_t, i1, i2, i3, y);
+        double dot = 0.0;
+        for (int64_t i = 0; i < n; i++) dot += (double)y[i] * dy[i];
+        for (int64_t i = 0; i < n; i++) dy[i] = scale * y[i] * (dy[i] - (float)dot);
+        nn_row_store(dst, i1, i2, i3, dy);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+void cpu_nn_softmax_register(struct cpu_op_table *t) {
+    t->compute[GGML_OP_SOFT_MAX] = soft_max_compute;
+    t->work_size[GGML_OP_SOFT_MAX] = soft_max_work;
+    t->compute[GGML_OP_SOFT_MAX_BACK] = soft_max_back_compute;
+    t->work_size[GGML_OP_SOFT_MAX_BACK] = soft_max_back_work;
+}

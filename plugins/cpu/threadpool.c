@@ -1,0 +1,215 @@
+/*
+ * threadpool.c - persistent workers and a spin-then-sleep barrier (see threadpool.h).
+ *
+ * Wake-ups are lost-free without taking a lock on the fast path: a waiter
+ * announces itself in `sleepers` (under the mutex) before re-checking the
+ * condition, and a releaser publishes the new state before reading
+ * `sleepers`; with sequentially consistent atomics at least one of the two
+ * sees the other, and a releaser that sees a sleeper broadcasts under the mutex.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "threadpool.h"
+
+/* Iterations of the spin loop before sleeping: roughly 20-50 microseconds, long
+ * enough to bridge the gap between two nodes, short enough not to burn a core. */
+#define SPIN_ITERATIONS 4096
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* ------------------------------------------------------------ barrier */
+
+void cpu_barrier_init(struct cpu_barrier *b) {
+    atomic_init(&b->arrived, 0);
+    atomic_init(&b->phase, 0);
+    atomic_init(&b->sleepers, 0);
+    pthread_mutex_init(&b->mutex, NULL);
+    pthread_cond_init(&b->cond, NULL);
+}
+
+void cpu_barrier_destroy(struct cpu_barrier *b) {
+    pthread_mutex_destroy(&b->mutex);
+    pthread_cond_destroy(&b->cond);
+}
+
+void cpu_barrier_wait(struct cpu_barrier *b, int n) {
+    if (n <= 1) return;
+    const unsigned phase = atomic_load_explicit(&b->phase, memory_order_relaxed);
+    if (atomic_fetch_add(&b->arrived, 1) == n - 1) { /* the last one releases the others */
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_store(&b->phase, phase + 1);
+        if (atomic_load(&b->sleepers) > 0) {
+            pthread_mutex_lock(&b->mutex);
+            pthread_cond_broadcast(&b->cond);
+            pthread_mutex_unlock(&b->mutex);
+        }
+        return;
+    }
+    for (int i = 0; i < SPIN_ITERATIONS; i++) {
+        if (atomic_load_explicit(&b->phase, memory_order_acquire) != phase) return;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&b->mutex);
+    atomic_fetch_add(&b->sleepers, 1);
+    while (atomic_load(&b->phase) == phase) pthread_cond_wait(&b->cond, &b->mutex);
+    atomic_fetch_sub(&b->sleepers, 1);
+    pthread_mutex_unlock(&b->mutex);
+}
+
+/* --------------------------------------------------------------- pool */
+
+struct cpu_worker {
+    struct ggml_threadpool *pool;
+    int ith;
+    pthread_t thread;
+};
+
+struct ggml_threadpool {
+    int n_threads;
+    struct cpu_worker *workers; /* n_threads - 1 of them */
+    pthread_mutex_t run_mutex;  /* one job at a time */
+
+    /* the current job, stable from the generation bump until `done` */
+    cpu_job_fn job_fn;
+    void *job_arg;
+    int job_nth;
+    atomic_uint generation;
+    atomic_bool stop;
+    atomic_bool paused;
+
+    atomic_int sleepers; /* workers asleep waiting for a job */
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    struct cpu_barrier done; /* every thread of the pool, at the end of each job */
+};
+
+/* Wait until the generation differs from seen (or the pool stops); returns it. */
+static unsigned wait_for_job(struct ggml_threadpool *pool, unsigned seen) {
+    if (!atomic_load_explicit(&pool->paused, memory_order_relaxed)) {
+        for (int i = 0; i < SPIN_ITERATIONS; i++) {
+            const unsigned g = atomic_load_explicit(&pool->generation, memory_order_acquire);
+            if (g != seen) return g;
+            cpu_relax();
+        }
+    }
+    pthread_mutex_lock(&pool->mutex);
+    atomic_fetch_add(&pool->sleepers, 1);
+    unsigned g;
+    while ((g = atomic_load(&pool->generation)) == seen) pthread_cond_wait(&pool->cond, &pool->mutex);
+    atomic_fetch_sub(&pool->sleepers, 1);
+    pthread_mutex_unlock(&pool->mutex);
+    return g;
+}
+
+static void *worker_main(void *arg) {
+    struct cpu_worker *w = arg;
+    struct ggml_threadpool *pool = w->pool;
+    unsigned seen = 0;
+    for (;;) {
+        seen = wait_for_job(pool, seen);
+        if (atomic_load(&pool->stop)) break;
+        if (w->ith < pool->job_nth) pool->job_fn(pool->job_arg, w->ith, pool->job_nth);
+        cpu_barrier_wait(&pool->done, pool->n_threads);
+    }
+    return NULL;
+}
+
+static void wake_workers(struct ggml_threadpool *pool, bool always) {
+    if (always || atomic_load(&pool->sleepers) > 0) {
+        pthread_mutex_lock(&pool->mutex);
+        pthread_cond_broadcast(&pool->cond);
+        pthread_mutex_unlock(&pool->mutex);
+    }
+}
+
+struct ggml_threadpool *cpu_pool_new(int n_threads, bool paused) {
+    if (n_threads < 1 || n_threads > GGML_MAX_N_THREADS) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "CPU thread pool: %d threads (must be 1..%d)", n_threads, GGML_MAX_N_THREADS);
+        return NULL;
+    }
+    struct ggml_threadpool *pool = calloc(1, sizeof *pool);
+    struct cpu_worker *workers = calloc((size_t)n_threads, sizeof *workers);
+    if (!pool || !workers) {
+        free(pool);
+        free(workers);
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "CPU thread pool: out of memory");
+        return NULL;
+    }
+    pool->n_threads = n_threads;
+    pool->workers = workers;
+    atomic_init(&pool->generation, 0);
+    atomic_init(&pool->stop, false);
+    atomic_init(&pool->paused, paused);
+    atomic_init(&pool->sleepers, 0);
+    pthread_mutex_init(&pool->run_mutex, NULL);
+    pthread_mutex_init(&pool->mutex, NULL);
+    pthread_cond_init(&pool->cond, NULL);
+    cpu_barrier_init(&pool->done);
+    for (int i = 1; i < n_threads; i++) {
+        workers[i - 1] = (struct cpu_worker){pool, i, 0};
+        if (pthread_create(&workers[i - 1].thread, NULL, worker_main, &workers[i - 1]) != 0) {
+            pool->n_threads = i; /* free() joins the ones that started */
+            cpu_pool_free(pool);
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "CPU thread pool: cannot start thread %d of %d", i, n_threads);
+            return NULL;
+        }
+    }
+    return pool;
+}
+
+void cpu_pool_free(struct ggml_threadpool *pool) {
+    if (!pool) return;
+    atomic_store(&pool->stop, true);
+    atomic_fetch_add(&pool->generation, 1);
+    wake_workers(pool, true);
+    for (int i = 1; i < pool->n_threads; i++) pthread_join(pool->workers[i - 1].thread, NULL);
+    cpu_barrier_destroy(&pool->done);
+    pthread_cond_destroy(&pool->cond);
+    pthread_mutex_destroy(&pool->mutex);
+    pthread_mutex_destroy(&pool->run_mutex);
+    free(pool->workers);
+    free(pool);
+}
+
+int cpu_pool_n_threads(const struct ggml_threadpool *pool) { return pool->n_threads; }
+
+void cpu_pool_pause(struct ggml_threadpool *pool) { atomic_store(&pool->paused, true); }
+
+void cpu_pool_resume(struct ggml_threadpool *pool) { atomic_store(&pool->paused, false); }
+
+void cpu_pool_run(struct ggml_threadpool *pool, int nth, cpu_job_fn fn, void *arg) {
+    if (nth > pool->n_threads) nth = pool->n_threads;
+    if (nth < 1) nth = 1;
+    pthread_mutex_lock(&pool->run_mutex);
+    atomic_store(&pool->paused, false);
+    if (pool->n_threads == 1) {
+        fn(arg, 0, 1);
+    } else {
+        pool->job_fn = fn;
+        pool->job_arg = arg;
+        pool->job_nth = nth;
+        atomic_fetch_add(&pool->generation, 1);
+        wake_workers(pool, false);
+        fn(arg, 0, nth);
+        cpu_barrier_wait(&pool->done, pool->n_threads);
+    }
+    pthread_mutex_unlock(&pool->run_mutex);
+}
+
+int cpu_count_online(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}

@@ -1,0 +1,52 @@
+/*
+ * threadpool.h - the CPU plugin's persistent worker threads.
+ *
+ * A pool of n threads runs jobs: the calling thread is task 0 and n-1
+ * workers are the others.  Between jobs the workers spin briefly (a new job
+ * usually follows soon) and then sleep on a condition variable.  The
+ * barrier has the same two-phase wait, so that a graph's nodes are
+ * separated by a few hundred nanoseconds when the threads are busy, yet
+ * idle threads cost no CPU time.
+ */
+#ifndef GGMLC_CPU_THREADPOOL_H
+#define GGMLC_CPU_THREADPOOL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "cpu-impl.h"
+
+/* A reusable barrier for up to all threads of a pool. */
+struct cpu_barrier {
+    atomic_int  arrived;
+    atomic_uint phase;
+    atomic_int  sleepers;
+    pthread_mutex_t mutex;
+    pthread_cond_t  cond;
+};
+
+CPU_HIDDEN void cpu_barrier_init(struct cpu_barrier *b);
+CPU_HIDDEN void cpu_barrier_destroy(struct cpu_barrier *b);
+/* Wait until n threads (the same n for every thread of one round) have arrived. */
+CPU_HIDDEN void cpu_barrier_wait(struct cpu_barrier *b, int n);
+
+/* A job: fn(arg, ith, nth) is called on nth threads at once. */
+typedef void (*cpu_job_fn)(void *arg, int ith, int nth);
+
+/* A pool of n_threads threads (including the caller of cpu_pool_run); NULL with
+ * ggmlc_set_error when threads cannot be created.  paused: workers start asleep. */
+CPU_HIDDEN struct ggml_threadpool *cpu_pool_new(int n_threads, bool paused);
+CPU_HIDDEN void cpu_pool_free(struct ggml_threadpool *pool);
+CPU_HIDDEN int  cpu_pool_n_threads(const struct ggml_threadpool *pool);
+/* Paused workers never spin; a run resumes the pool. */
+CPU_HIDDEN void cpu_pool_pause(struct ggml_threadpool *pool);
+CPU_HIDDEN void cpu_pool_resume(struct ggml_threadpool *pool);
+/* Run fn on min(nth, pool size) threads and return when all of them finished.
+ * Calls on one pool from several threads are serialised. */
+CPU_HIDDEN void cpu_pool_run(struct ggml_threadpool *pool, int nth, cpu_job_fn fn, void *arg);
+
+/* Logical CPUs this process may run on (at least 1). */
+CPU_HIDDEN int cpu_count_online(void);
+
+#endif /* GGMLC_CPU_THREADPOOL_H */

@@ -1,0 +1,227 @@
+/* test-cpu-api.c - ggml-cpu.h: graph computation on host contexts with 1 and 2 threads,
+ * the CPU backend on backend buffers, thread pools, abort callbacks, element access,
+ * custom operators with their task counts, CPU feature flags. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+static struct ggml_context *host_ctx(size_t mb) { return ggml_init((struct ggml_init_params){mb << 20, NULL, false}); }
+
+/* y = silu((a + b) * a) - a / 3, summed per row: big enough to be split between threads. */
+static struct ggml_tensor *small_graph(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b) {
+    struct ggml_tensor *t = ggml_mul(ctx, ggml_add(ctx, a, b), a);
+    t = ggml_sub(ctx, ggml_silu(ctx, t), ggml_scale(ctx, a, 1.0f / 3.0f));
+    return ggml_sum_rows(ctx, t);
+}
+
+static void test_threads_agree(void) {
+    struct ggml_context *ctx = host_ctx(64);
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 301, 257);
+    struct ggml_tensor *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 301);
+    test_seed(7);
+    test_fill_uniform(ggml_get_data_f32(a), (size_t)ggml_nelements(a), -2.0f, 2.0f);
+    test_fill_uniform(ggml_get_data_f32(b), (size_t)ggml_nelements(b), -1.0f, 1.0f);
+    struct ggml_tensor *y = small_graph(ctx, a, b);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    tap_ok(ggml_graph_compute_with_ctx(ctx, g, 1) == GGML_STATUS_SUCCESS, "graph computes on 1 thread");
+    float *one = malloc(257 * sizeof(float)), *two = malloc(257 * sizeof(float));
+    memcpy(one, y->data, 257 * sizeof(float));
+    memset(y->data, 0, 257 * sizeof(float));
+    tap_ok(ggml_graph_compute_with_ctx(ctx, g, 2) == GGML_STATUS_SUCCESS, "graph computes on 2 threads");
+    memcpy(two, y->data, 257 * sizeof(float));
+    tap_ok(memcmp(one, two, 257 * sizeof(float)) == 0, "1 and 2 threads give identical results");
+    /* an independent check of one row */
+    double ref = 0;
+    const float *pa = ggml_get_data_f32(a), *pb = ggml_get_data_f32(b);
+    for (int i = 0; i < 301; i++) {
+        const float x = (pa[5 * 301 + i] + pb[i]) * pa[5 * 301 + i];
+        ref += x / (1.0f + expf(-x)) - pa[5 * 301 + i] / 3.0f;
+    }
+    tap_ok(fabs(one[5] - ref) < 1e-3 * (1 + fabs(ref)), "row 5 matches a direct computation (%g vs %g)", one[5], ref);
+    free(one);
+    free(two);
+    ggml_free(ctx);
+}
+
+static void test_backend(void) {
+    ggml_backend_t be = ggml_backend_cpu_init();
+    if (!tap_ok(be != NULL, "ggml_backend_cpu_init: %s", be ? ggml_backend_name(be) : ggmlc_last_error())) return;
+    tap_ok(ggml_backend_is_cpu(be), "ggml_backend_is_cpu");
+    tap_ok(ggml_backend_cpu_reg() && strcmp(ggml_backend_reg_name(ggml_backend_cpu_reg()), "cpu") == 0, "the registry is named cpu");
+    ggml_backend_dev_t dev = ggml_backend_get_device(be);
+    tap_ok(dev && ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU && strcmp(ggml_backend_dev_name(dev), "CPU") == 0,
+           "one device CPU of type CPU");
+    size_t free_mem = 0, total = 0;
+    ggml_backend_dev_memory(dev, &free_mem, &total);
+    tap_ok(total > 0 && free_mem <= total, "device memory %zu of %zu bytes free", free_mem, total);
+
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){64 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true});
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 301, 257);
+    struct ggml_tensor *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 301);
+    struct ggml_tensor *y = small_graph(ctx, a, b);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, be);
+    tap_ok(buf != NULL, "ggml_backend_alloc_ctx_tensors on the CPU backend");
+    float *in_a = malloc(301 * 257 * sizeof(float)), *in_b = malloc(301 * sizeof(float));
+    test_seed(7);
+    test_fill_uniform(in_a, 301 * 257, -2.0f, 2.0f);
+    test_fill_uniform(in_b, 301, -1.0f, 1.0f);
+    ggml_backend_tensor_set(a, in_a, 0, ggml_nbytes(a));
+    ggml_backend_tensor_set(b, in_b, 0, ggml_nbytes(b));
+    float out1[257], out2[257];
+    ggml_backend_cpu_set_n_threads(be, 1);
+    tap_ok(ggml_backend_graph_compute(be, g) == GGML_STATUS_SUCCESS, "backend computes with 1 thread");
+    ggml_backend_tensor_get(y, out1, 0, sizeof out1);
+    ggml_backend_cpu_set_n_threads(be, 2);
+    tap_ok(ggml_backend_graph_compute(be, g) == GGML_STATUS_SUCCESS, "backend computes with 2 threads");
+    ggml_backend_tensor_get(y, out2, 0, sizeof out2);
+    tap_ok(memcmp(out1, out2, sizeof out1) == 0, "the backend's results do not depend on the thread count");
+
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(2);
+    struct ggml_threadpool *tp = ggml_threadpool_new(&tpp);
+    tap_ok(tp && ggml_threadpool_get_n_threads(tp) == 2, "ggml_threadpool_new with 2 threads");
+    ggml_backend_cpu_set_threadpool(be, tp);
+    ggml_threadpool_pause(tp);
+    memset(out2, 0, sizeof out2);
+    tap_ok(ggml_backend_graph_compute(be, g) == GGML_STATUS_SUCCESS, "backend computes on a lent (paused) thread pool");
+    ggml_backend_tensor_get(y, out2, 0, sizeof out2);
+    tap_ok(memcmp(out1, out2, sizeof out1) == 0, "same result on the lent pool");
+    ggml_backend_cpu_set_threadpool(be, NULL);
+    ggml_threadpool_free(tp);
+
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    free(in_a);
+    free(in_b);
+    ggml_backend_free(be);
+}
+
+static atomic_int abort_calls;
+static bool abort_after_two(void *data) {
+    (void)data;
+    return atomic_fetch_add(&abort_calls, 1) + 1 >= 2;
+}
+
+static void test_abort(void) {
+    struct ggml_context *ctx = host_ctx(4);
+    struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
+    ggml_set_f32(x, 1.0f);
+    struct ggml_tensor *y = x;
+    for (int i = 0; i < 10; i++) y = ggml_add(ctx, y, x);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    struct ggml_cplan plan = ggml_graph_plan(g, 2, NULL);
+    plan.abort_callback = abort_after_two;
+    const enum ggml_status st = ggml_graph_compute(g, &plan);
+    tap_ok(st == GGML_STATUS_ABORTED && atomic_load(&abort_calls) == 2, "the abort callback stops the computation (called %d times)",
+           atomic_load(&abort_calls));
+    plan.abort_callback = NULL;
+    const enum ggml_status st2 = ggml_graph_compute(g, &plan);
+    const float v = ggml_get_f32_1d(y, 3);
+    tap_ok(st2 == GGML_STATUS_SUCCESS && v == 11.0f, "without it the chain of adds gives 11 (%g)", v);
+    ggml_free(ctx);
+}
+
+static void test_element_access(void) {
+    struct ggml_context *ctx = host_ctx(1);
+    struct ggml_tensor *f = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, 3, 4, 2);
+    ggml_set_f32(f, 0.5f);
+    ggml_set_f32_nd(f, 2, 1, 1, 0, -3.25f);
+    tap_ok(ggml_get_f32_1d(f, 2 + 3 * 1 + 12 * 1) == -3.25f && ggml_get_f32_1d(f, 0) == 0.5f, "f16 element access by flat and 4-D index");
+    struct ggml_tensor *t = ggml_transpose(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 5));
+    for (int i = 0; i < 15; i++) ggml_set_i32_1d(t, i, i * 10);
+    tap_ok(ggml_get_i32_nd(t, 4, 2, 0, 0) == 140 && ggml_get_i32_1d(t, 7) == 70, "i32 access follows a transposed view's strides");
+    struct ggml_tensor *s = ggml_new_f32(ctx, 2.5f), *i = ggml_new_i32(ctx, -7);
+    tap_ok(ggml_get_f32_1d(s, 0) == 2.5f && ggml_get_i32_1d(i, 0) == -7, "ggml_new_f32 / ggml_new_i32");
+    ggmlc_clear_error();
+    tap_ok(ggml_get_f32_1d(s, 1) == 0.0f && ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "an index out of range is an error, not a crash");
+    float row[3] = {1.0f, -2.0f, 65504.0f}, back[3];
+    ggml_fp16_t h[3];
+    ggml_cpu_fp32_to_fp16(row, h, 3);
+    ggml_cpu_fp16_to_fp32(h, back, 3);
+    tap_ok(memcmp(row, back, sizeof row) == 0, "ggml_cpu_fp32_to_fp16 round trip");
+    ggml_free(ctx);
+}
+
+/* y = 2 * a, each task writing its own slice; counts the tasks that ran. */
+static atomic_int tasks_seen, max_nth;
+static void double_it(struct ggml_tensor *dst, const struct ggml_tensor *a, int ith, int nth, void *userdata) {
+    atomic_fetch_add(&tasks_seen, 1);
+    if (nth > atomic_load(&max_nth)) atomic_store(&max_nth, nth);
+    const float k = *(const float *)userdata;
+    const int64_t n = ggml_nelements(dst), per = (n + nth - 1) / nth;
+    for (int64_t i = ith * per; i < n && i < (ith + 1) * per; i++) ((float *)dst->data)[i] = k * ((const float *)a->data)[i];
+}
+
+static void fill_iota(struct ggml_tensor *dst, int ith, int nth, void *userdata) {
+    (void)userdata;
+    for (int64_t i = ith; i < ggml_nelements(dst); i += nth) ((float *)dst->data)[i] = (float)i + ggml_get_f32_1d(dst->src[0], 0);
+}
+
+static void test_custom(void) {
+    struct ggml_context *ctx = host_ctx(4);
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1000);
+    for (int i = 0; i < 1000; i++) ggml_set_f32_1d(a, i, (float)i);
+    float k = 2.0f;
+    struct ggml_tensor *y = ggml_map_custom1(ctx, a, double_it, GGML_N_TASKS_MAX, &k);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    const int seen = atomic_load(&tasks_seen);
+    tap_ok(seen == 2 && atomic_load(&max_nth) == 2 && ggml_get_f32_1d(y, 999) == 1998.0f,
+           "map_custom1 with GGML_N_TASKS_MAX runs on every thread (%d tasks)", seen);
+    atomic_store(&tasks_seen, 0);
+    atomic_store(&max_nth, 0);
+    struct ggml_tensor *y1 = ggml_map_custom1_inplace(ctx, a, double_it, 1, &k);
+    g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y1);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    tap_ok(atomic_load(&tasks_seen) == 1 && atomic_load(&max_nth) == 1 && y1->data == a->data && ggml_get_f32_1d(a, 10) == 20.0f,
+           "map_custom1_inplace with n_tasks = 1 runs once, in place");
+    struct ggml_tensor *off = ggml_new_f32(ctx, 0.5f);
+    struct ggml_tensor *args[1] = {off};
+    struct ggml_tensor *c = ggml_custom_4d(ctx, GGML_TYPE_F32, 5, 3, 1, 1, args, 1, fill_iota, 2, NULL);
+    g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, c);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    tap_ok(c && c->ne[0] == 5 && c->ne[1] == 3 && ggml_get_f32_1d(c, 14) == 14.5f && ggml_get_f32_1d(c, 3) == 3.5f,
+           "custom_4d: given shape, its arguments as sources, both tasks ran");
+    tap_ok(ggml_map_custom1(ctx, a, NULL, 1, NULL) == NULL && strstr(ggmlc_last_error(), "ggml_map_custom1"), "a NULL function is rejected");
+    ggml_free(ctx);
+}
+
+static void test_errors_and_features(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+    struct ggml_tensor *y = ggml_relu(ctx, a);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, g, 1);
+    tap_ok(st == GGML_STATUS_FAILED && strstr(ggmlc_last_error(), "no data"),
+           "a graph of unallocated tensors is refused: %s", ggmlc_last_error());
+    ggml_free(ctx);
+    tap_ok(ggml_cpu_has_avx2() == 0 || ggml_cpu_has_avx() == 1, "AVX2 implies AVX (avx=%d avx2=%d avx512=%d f16c=%d fma=%d)",
+           ggml_cpu_has_avx(), ggml_cpu_has_avx2(), ggml_cpu_has_avx512(), ggml_cpu_has_f16c(), ggml_cpu_has_fma());
+    const struct ggml_type_traits_cpu *tr = ggml_get_type_traits_cpu(GGML_TYPE_F32);
+    tap_ok(tr != NULL && tr->nrows == 1, "ggml_get_type_traits_cpu answers for F32");
+}
+
+int main(void) {
+    ggml_cpu_init();
+    test_threads_agree();
+    test_backend();
+    test_abort();
+    test_element_access();
+    test_custom();
+    test_errors_and_features();
+    return tap_done();
+}

@@ -1,0 +1,205 @@
+/*
+ * test-ops-matmul.c - mul_mat, mul_mat_id and out_prod on the CPU backend
+ * against golden results from PyTorch (tests/golden/gen_matmul.py), and the
+ * constructors' shape and type errors.  Inputs come from test_pattern(), the
+ * same integer hash the generator uses; its values are exact in f16 and bf16.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-cpu.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+static struct gold_set *gold;
+
+/* Fill t (ggml order, any type and layout) with gen_matmul.py's pattern(). */
+static void test_pattern(struct ggml_tensor *t, int seed, double scale) {
+    const int64_t n = ggml_nelements(t);
+    float *v = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        const uint64_t h = ((uint64_t)i * 2654435761ull + (uint64_t)seed * 40503ull) & 0xffffffffull;
+        v[i] = (float)(((int64_t)((h >> 8) % 255) - 127) * scale);
+    }
+    tensor_set_f32(t, v);
+    free(v);
+}
+
+static struct ggml_context *new_ctx(void) {
+    return ggml_init((struct ggml_init_params){64 << 20, NULL, false});
+}
+
+/* Compute out with 2 threads and compare with the golden tensor `name`. */
+static void check_result(struct ggml_context *ctx, struct ggml_tensor *out, const char *name, double max_nmse) {
+    const struct gold_tensor *g = gold_get(gold, name);
+    if (!out || !g) {
+        tap_ok(false, "%s: %s", name, out ? "no golden data" : ggmlc_last_error());
+        return;
+    }
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, gf, 2);
+    bool same_shape = true;
+    for (int i = 0; i < 4; i++) same_shape = same_shape && out->ne[i] == g->ne[i];
+    if (st != GGML_STATUS_SUCCESS || !same_shape) {
+        tap_ok(false, "%s: status %d, shape [%lld %lld %lld %lld]", name, (int)st, (long long)out->ne[0],
+               (long long)out->ne[1], (long long)out->ne[2], (long long)out->ne[3]);
+        return;
+    }
+    float *res = malloc(g->n * sizeof(float));
+    tensor_get_f32(out, res);
+    ok_nmse(res, g->data, g->n, max_nmse, "%s", name);
+    free(res);
+}
+
+/* mul_mat of fresh a [ane] (type at) and b [bne] (type bt) filled with the pattern. */
+static void check_mul_mat(const char *name, enum ggml_type at, const int64_t ane[4], int aseed, double ascale,
+                          enum ggml_type bt, const int64_t bne[4], int bseed) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *a = ggml_new_tensor_4d(ctx, at, ane[0], ane[1], ane[2], ane[3]);
+    struct ggml_tensor *b = ggml_new_tensor_4d(ctx, bt, bne[0], bne[1], bne[2], bne[3]);
+    test_pattern(a, aseed, ascale);
+    test_pattern(b, bseed, 1.0 / 64);
+    check_result(ctx, ggml_mul_mat(ctx, a, b), name, 1e-10);
+    ggml_free(ctx);
+}
+
+#define NE(...) ((const int64_t[4]){__VA_ARGS__})
+
+static void test_mul_mat(void) {
+    const enum ggml_type F32 = GGML_TYPE_F32, F16 = GGML_TYPE_F16, BF16 = GGML_TYPE_BF16;
+    check_mul_mat("mm_f32", F32, NE(65, 33, 1, 1), 1, 1 / 64.0, F32, NE(65, 7, 1, 1), 2);
+    check_mul_mat("mm_f32_blocks", F32, NE(300, 130, 1, 1), 3, 1 / 64.0, F32, NE(300, 77, 1, 1), 4);
+    check_mul_mat("mm_f16", F16, NE(129, 65, 1, 1), 5, 1 / 64.0, F32, NE(129, 127, 1, 1), 6);
+    check_mul_mat("mm_bf16", BF16, NE(127, 33, 1, 1), 7, 1 / 64.0, F32, NE(127, 20, 1, 1), 8);
+    check_mul_mat("mm_vec", F32, NE(1000, 127, 1, 1), 9, 1 / 64.0, F32, NE(1000, 1, 1, 1), 10);
+    check_mul_mat("mm_vec3_f16", F16, NE(1000, 61, 1, 1), 11, 1 / 64.0, F32, NE(1000, 3, 1, 1), 12);
+    check_mul_mat("mm_batch", F32, NE(33, 17, 2, 3), 13, 1 / 64.0, F32, NE(33, 9, 4, 6), 14);
+    check_mul_mat("mm_batch_bf16", BF16, NE(40, 12, 1, 2), 15, 1 / 64.0, F32, NE(40, 65, 3, 2), 16);
+    check_mul_mat("mm_large", F32, NE(64, 48, 1, 1), 17, 64.0, F32, NE(64, 40, 1, 1), 18);
+    check_mul_mat("mm_b_f16", F32, NE(33, 18, 1, 1), 19, 1 / 64.0, F16, NE(33, 10, 1, 1), 20);
+
+    /* non-contiguous operands: a is a column range of a wider buffer, b a transposed view */
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *a_big = ggml_new_tensor_2d(ctx, F32, 50, 19);
+    struct ggml_tensor *bt = ggml_new_tensor_2d(ctx, F32, 13, 45);
+    test_pattern(a_big, 21, 1 / 64.0);
+    test_pattern(bt, 22, 1 / 64.0);
+    struct ggml_tensor *a = ggml_view_2d(ctx, a_big, 45, 19, a_big->nb[1], 0);
+    check_result(ctx, ggml_mul_mat(ctx, a, ggml_transpose(ctx, bt)), "mm_views", 1e-10);
+    ggml_free(ctx);
+}
+
+static void check_out_prod(const char *name, enum ggml_type at, const int64_t ane[4], int aseed, const int64_t bne[4],
+                           int bseed, bool b_transposed) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *a = ggml_new_tensor_4d(ctx, at, ane[0], ane[1], ane[2], ane[3]);
+    struct ggml_tensor *b = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, bne[0], bne[1], bne[2], bne[3]);
+    test_pattern(a, aseed, 1 / 64.0);
+    test_pattern(b, bseed, 1 / 64.0);
+    check_result(ctx, ggml_out_prod(ctx, a, b_transposed ? ggml_transpose(ctx, b) : b), name, 1e-10);
+    ggml_free(ctx);
+}
+
+static void test_out_prod(void) {
+    check_out_prod("op_f32", GGML_TYPE_F32, NE(17, 29, 1, 1), 31, NE(13, 29, 1, 1), 32, false);
+    check_out_prod("op_batch", GGML_TYPE_F32, NE(17, 29, 2, 1), 33, NE(13, 29, 4, 3), 34, false);
+    check_out_prod("op_bT", GGML_TYPE_F32, NE(20, 37, 1, 1), 35, NE(37, 11, 1, 1), 36, true);
+    check_out_prod("op_f16", GGML_TYPE_F16, NE(70, 33, 1, 1), 37, NE(9, 33, 1, 1), 38, false);
+}
+
+static void check_mul_mat_id(const char *name, const char *ids_name, enum ggml_type at, const int64_t ane[4], int aseed,
+                             const int64_t bne[4], int bseed) {
+    struct ggml_context *ctx = new_ctx();
+    const struct gold_tensor *gi = gold_get(gold, ids_name);
+    if (!gi) {
+        tap_ok(false, "%s: no ids", name);
+        ggml_free(ctx);
+        return;
+    }
+    struct ggml_tensor *as = ggml_new_tensor_3d(ctx, at, ane[0], ane[1], ane[2]);
+    struct ggml_tensor *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, bne[0], bne[1], bne[2]);
+    test_pattern(as, aseed, 1 / 64.0);
+    test_pattern(b, bseed, 1 / 64.0);
+    struct ggml_tensor *ids = gold_new_tensor(ctx, gi);
+    check_result(ctx, ggml_mul_mat_id(ctx, as, b, ids), name, 1e-10);
+    ggml_free(ctx);
+}
+
+static void test_mul_mat_id(void) {
+    check_mul_mat_id("id_f32", "id_ids", GGML_TYPE_F32, NE(40, 23, 4, 1), 41, NE(40, 2, 5, 1), 42);
+    check_mul_mat_id("id_bcast_f16", "id1_ids", GGML_TYPE_F16, NE(64, 35, 5, 1), 43, NE(64, 1, 6, 1), 44);
+
+    /* an expert id out of range fails the computation instead of reading past as */
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *as = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 4, 2);
+    struct ggml_tensor *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 1, 3);
+    struct ggml_tensor *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 1, 3);
+    test_pattern(as, 1, 1 / 64.0);
+    test_pattern(b, 2, 1 / 64.0);
+    const int32_t bad[3] = {0, 7, 1};
+    memcpy(ids->data, bad, sizeof bad);
+    struct ggml_tensor *out = ggml_mul_mat_id(ctx, as, b, ids);
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    tap_ok(ggml_graph_compute_with_ctx(ctx, gf, 2) != GGML_STATUS_SUCCESS, "mul_mat_id with an expert id out of range fails");
+    ggml_free(ctx);
+}
+
+/* A constructor call that must fail with `status` and an error naming `func`. */
+static void expect_fail(struct ggml_tensor *r, enum ggmlc_status status, const char *func, const char *what) {
+    tap_ok(r == NULL && ggmlc_last_status() == status && strstr(ggmlc_last_error(), func) != NULL, "%s: %s", what,
+           ggmlc_last_error());
+}
+
+static void test_errors(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 8);
+    struct ggml_tensor *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 16, 5, 3);
+    struct ggml_tensor *a3 = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 16, 8, 2);
+    struct ggml_tensor *k15 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 15, 5);
+    struct ggml_tensor *i32 = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 16, 5);
+    struct ggml_tensor *r = ggml_mul_mat(ctx, a, b);
+    tap_ok(r && r->type == GGML_TYPE_F32 && r->ne[0] == 8 && r->ne[1] == 5 && r->ne[2] == 3 && r->op == GGML_OP_MUL_MAT,
+           "mul_mat [16,8] x [16,5,3] -> [8,5,3] f32");
+    expect_fail(ggml_mul_mat(ctx, a, k15), GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat with different K");
+    expect_fail(ggml_mul_mat(ctx, a3, b), GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat that cannot broadcast 2 to 3");
+    expect_fail(ggml_mul_mat(ctx, ggml_transpose(ctx, a), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 2)),
+                GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat with a transposed a");
+    expect_fail(ggml_mul_mat(ctx, a, i32), GGMLC_ERR_TYPE, "ggml_mul_mat", "mul_mat with i32 activations");
+    tap_ok(ggml_mul_mat(ctx, NULL, b) == NULL && ggml_mul_mat(ctx, a, NULL) == NULL, "mul_mat of NULL is NULL");
+    ggml_mul_mat_set_prec(r, GGML_PREC_F32);
+    tap_ok(r->op_params[0] == GGML_PREC_F32, "mul_mat_set_prec records the precision");
+    ggml_mul_mat_set_prec(a, GGML_PREC_F32);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "mul_mat_set_prec on a non-product node is an error");
+
+    struct ggml_tensor *pa = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 7, 16);
+    struct ggml_tensor *pb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 9, 16);
+    r = ggml_out_prod(ctx, pa, pb);
+    tap_ok(r && r->ne[0] == 7 && r->ne[1] == 9 && r->op == GGML_OP_OUT_PROD, "out_prod [7,16] x [9,16] -> [7,9]");
+    expect_fail(ggml_out_prod(ctx, pa, k15), GGMLC_ERR_SHAPE, "ggml_out_prod", "out_prod with different K");
+
+    struct ggml_tensor *as = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 16, 8, 4);
+    struct ggml_tensor *xb = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 16, 2, 6);
+    struct ggml_tensor *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 2, 6);
+    r = ggml_mul_mat_id(ctx, as, xb, ids);
+    tap_ok(r && r->ne[0] == 8 && r->ne[1] == 2 && r->ne[2] == 6 && r->src[2] == ids, "mul_mat_id -> [8,2,6]");
+    expect_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 6)), GGMLC_ERR_TYPE,
+                "ggml_mul_mat_id", "mul_mat_id with f32 ids");
+    expect_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 2, 5)), GGMLC_ERR_SHAPE,
+                "ggml_mul_mat_id", "mul_mat_id with ids for another token count");
+    expect_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 6)), GGMLC_ERR_SHAPE,
+                "ggml_mul_mat_id", "mul_mat_id with n_used not a multiple of b->ne[1]");
+    ggml_free(ctx);
+}
+
+int main(void) {
+    test_errors();
+    gold = gold_load("matmul.gold");
+    if (!tap_ok(gold != NULL, "golden data tests/golden/matmul.gold loads")) return tap_done();
+    test_mul_mat();
+    test_out_prod();
+    test_mul_mat_id();
+    gold_free(gold);
+    return tap_done();
+}

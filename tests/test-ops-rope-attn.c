@@ -1,0 +1,181 @@
+/* test-ops-rope-attn.c - rope in every mode (+ back) and flash attention (+ back)
+ * against PyTorch golden data (tests/golden/gen_nn.py). */
+#include <math.h>
+
+#include "test-ops-nn.h"
+
+/* Angles reach 1000 rad, where an f32 angle carries ~6e-5 rad of rounding. */
+#define ROPE_ERR 1e-9
+#define ATTN_ERR 1e-9
+
+/* Arguments of a rope case as gen_nn.py stores them. */
+struct rope_case {
+    int n_dims, mode, n_ctx_orig;
+    float base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+    int sections[4];
+};
+
+static struct rope_case rope_case_of(const struct gold_set *gs, const char *name) {
+    char key[64];
+    snprintf(key, sizeof key, "%s_args", name);
+    struct rope_case c;
+    c.n_dims = (int)nn_arg(gs, key, 0);
+    c.mode = (int)nn_arg(gs, key, 1);
+    c.n_ctx_orig = (int)nn_arg(gs, key, 2);
+    c.base = nn_arg(gs, key, 3);
+    c.freq_scale = nn_arg(gs, key, 4);
+    c.ext_factor = nn_arg(gs, key, 5);
+    c.attn_factor = nn_arg(gs, key, 6);
+    c.beta_fast = nn_arg(gs, key, 7);
+    c.beta_slow = nn_arg(gs, key, 8);
+    for (int i = 0; i < 4; i++) c.sections[i] = (int)nn_arg(gs, key, 9 + i);
+    return c;
+}
+
+/* The forward (or backward) rope node of case c on x. */
+static struct ggml_tensor *rope_node(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *pos,
+                                     struct ggml_tensor *ff, struct rope_case *c, bool back) {
+    if (c->mode & GGML_ROPE_TYPE_MROPE) {
+        return (back ? ggml_rope_multi_back : ggml_rope_multi)(ctx, x, pos, ff, c->n_dims, c->sections, c->mode, c->n_ctx_orig,
+                                                                 c->base, c->freq_scale, c->ext_factor, c->attn_factor,
+                                                                 c->beta_fast, c->beta_slow);
+    }
+    return (back ? ggml_rope_ext_back : ggml_rope_ext)(ctx, x, pos, ff, c->n_dims, c->mode, c->n_ctx_orig, c->base,
+                                                         c->freq_scale, c->ext_factor, c->attn_factor, c->beta_fast,
+                                                         c->beta_slow);
+}
+
+static void test_rope(void) {
+    struct gold_set *gs = gold_load("nn_rope.gold");
+    struct ggml_context *ctx = nn_context();
+    struct ggml_tensor *x = nn_f32(ctx, gs, "x"), *ff = nn_f32(ctx, gs, "ff");
+    struct ggml_tensor *pos1 = gold_new_tensor(ctx, gold_get(gs, "pos1")), *pos4 = gold_new_tensor(ctx, gold_get(gs, "pos4"));
+    static const char *const cases[] = {"neox_yarn", "mrope", "imrope", "vision"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct rope_case c = rope_case_of(gs, cases[i]);
+        const bool with_ff = strcmp(cases[i], "neox_yarn") == 0 || strcmp(cases[i], "vision") == 0;
+        struct ggml_tensor *xin = i == 0 ? nn_input(ctx, gold_get(gs, "x"), GGML_TYPE_F32, NN_TRANSPOSED) : x;
+        struct ggml_tensor *y = rope_node(ctx, xin, (c.mode & GGML_ROPE_TYPE_MROPE) ? pos4 : pos1, with_ff ? ff : NULL, &c, false);
+        nn_compute(ctx, y);
+        char what[96];
+        snprintf(what, sizeof what, "rope mode %d (%s)%s", c.mode, cases[i], i == 0 ? ", transposed input" : "");
+        nn_check(y, gs, cases[i], ROPE_ERR, what);
+    }
+    struct ggml_tensor *y = ggml_rope(ctx, x, pos1, 12, GGML_ROPE_TYPE_NORMAL);
+    nn_compute(ctx, y);
+    nn_check(y, gs, "normal", ROPE_ERR, "ggml_rope normal mode, 12 of 16 dims rotated");
+    struct ggml_tensor *x16 = nn_input(ctx, gold_get(gs, "x"), GGML_TYPE_F16, NN_CONTIGUOUS);
+    y = ggml_rope_inplace(ctx, x16, pos1, 12, GGML_ROPE_TYPE_NORMAL);
+    nn_compute(ctx, y);
+    tap_ok(y && y->data == x16->data && y->type == GGML_TYPE_F16, "rope_inplace of an f16 tensor stays in place");
+    nn_check(y, gs, "normal", 1e-5, "rope_inplace f16 values");
+
+    struct rope_case c = rope_case_of(gs, "neox_yarn");
+    struct ggml_tensor *dx = rope_node(ctx, nn_f32(ctx, gs, "neox_yarn_dy"), pos1, ff, &c, true);
+    nn_compute(ctx, dx);
+    nn_check(dx, gs, "neox_yarn_dx", ROPE_ERR, "rope_ext_back (NeoX, YaRN, frequency factors) vs autograd");
+    c = rope_case_of(gs, "imrope");
+    dx = rope_node(ctx, nn_f32(ctx, gs, "imrope_dy"), pos4, NULL, &c, true);
+    nn_compute(ctx, dx);
+    nn_check(dx, gs, "imrope_dx", ROPE_ERR, "rope_multi_back (interleaved sections, YaRN) vs autograd");
+
+    float dims[4];
+    ggml_rope_yarn_corr_dims(16, 64, 10000.0f, 32.0f, 1.0f, dims);
+    ggml_rope_yarn_corr_dims(96, 4096, 500000.0f, 32.0f, 1.0f, dims + 2);
+    bool same = true;
+    for (int i = 0; i < 4; i++) same = same && dims[i] == nn_arg(gs, "yarn_dims", i);
+    tap_ok(same, "ggml_rope_yarn_corr_dims: [%g, %g] and [%g, %g]", dims[0], dims[1], dims[2], dims[3]);
+
+    nn_rejects(ggml_rope(ctx, x, pos4, 12, 0), GGMLC_ERR_SHAPE, "ggml_rope", "rope with one position per 4 rows");
+    nn_rejects(ggml_rope(ctx, x, pos1, 13, 0), GGMLC_ERR_INVALID_ARG, "ggml_rope", "rope with odd n_dims");
+    nn_rejects(ggml_rope(ctx, x, pos1, 12, 5), GGMLC_ERR_INVALID_ARG, "ggml_rope", "rope of unknown mode 5");
+    nn_rejects(ggml_rope(ctx, x, pos1, 12, GGML_ROPE_TYPE_MROPE), GGMLC_ERR_INVALID_ARG, "ggml_rope",
+               "multi-section mode without sections");
+    int bad_sections[4] = {0, 0, 0, 0};
+    nn_rejects(ggml_rope_multi(ctx, x, pos4, NULL, 12, bad_sections, GGML_ROPE_TYPE_MROPE, 0, 1e4f, 1, 0, 1, 0, 0),
+               GGMLC_ERR_INVALID_ARG, "ggml_rope_multi", "rope_multi with empty sections");
+    nn_rejects(ggml_rope(ctx, x, ff, 12, 0), GGMLC_ERR_SHAPE, "ggml_rope", "rope with f32 positions");
+    ggml_free(ctx);
+    gold_free(gs);
+}
+
+/* Golden tensor `name` as an input of the given type. */
+static struct ggml_tensor *typed(struct ggml_context *ctx, struct gold_set *gs, const char *name, enum ggml_type type) {
+    return nn_input(ctx, gold_get(gs, name), type, NN_CONTIGUOUS);
+}
+
+static void test_flash_attn(void) {
+    struct gold_set *gs = gold_load("nn_attn.gold");
+    struct ggml_context *ctx = nn_context();
+    struct ggml_tensor *q = nn_input(ctx, gold_get(gs, "q"), GGML_TYPE_F32, NN_TRANSPOSED);
+    struct ggml_tensor *k = nn_f32(ctx, gs, "k"), *v = nn_f32(ctx, gs, "v"), *mask = nn_f32(ctx, gs, "mask");
+    struct ggml_tensor *mask16 = typed(ctx, gs, "mask", GGML_TYPE_F16);
+
+    struct ggml_tensor *o = ggml_flash_attn_ext(ctx, q, k, v, mask, nn_arg(gs, "plain_args", 0), 0.0f, 0.0f);
+    tap_ok(o && o->ne[0] == v->ne[0] && o->ne[1] == q->ne[2] && o->ne[2] == q->ne[1] && o->type == GGML_TYPE_F32,
+           "flash_attn_ext result is [Dv, n_head, n_batch, B] f32");
+    nn_compute(ctx, o);
+    nn_check(o, gs, "plain", ATTN_ERR, "flash_attn_ext, transposed q, 6 heads over 3 kv heads, f32 mask");
+
+    o = ggml_flash_attn_ext(ctx, q, k, v, mask16, nn_arg(gs, "full_args", 0), nn_arg(gs, "full_args", 1),
+                            nn_arg(gs, "full_args", 2));
+    ggml_flash_attn_ext_add_sinks(o, nn_f32(ctx, gs, "sinks"));
+    ggml_flash_attn_ext_set_prec(o, GGML_PREC_F32);
+    tap_ok(ggml_flash_attn_ext_get_prec(o) == GGML_PREC_F32, "flash_attn_ext precision round trip");
+    nn_compute(ctx, o);
+    nn_check(o, gs, "full", ATTN_ERR, "flash_attn_ext with softcap, ALiBi, sinks and an f16 mask");
+
+    o = ggml_flash_attn_ext(ctx, q, typed(ctx, gs, "k", GGML_TYPE_F16), typed(ctx, gs, "v", GGML_TYPE_F16), mask16,
+                            nn_arg(gs, "plain_args", 0), 0.0f, 0.0f);
+    nn_compute(ctx, o);
+    nn_check(o, gs, "f16", ATTN_ERR, "flash_attn_ext with f16 K and V");
+
+    struct ggml_tensor *short_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, k->ne[1], 3);
+    nn_rejects(ggml_flash_attn_ext(ctx, q, k, v, short_mask, 1, 0, 0), GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
+               "a mask with fewer rows than queries");
+    nn_rejects(ggml_flash_attn_ext(ctx, q, v, v, NULL, 1, 0, 0), GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
+               "keys of another head size than the queries");
+    struct ggml_tensor *k4 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, k->ne[0], k->ne[1], 4, k->ne[3]);
+    nn_rejects(ggml_flash_attn_ext(ctx, q, k4, k4, NULL, 1, 0, 0), GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
+               "6 query heads over 4 kv heads");
+    ggml_free(ctx);
+    gold_free(gs);
+}
+
+/* Compare part `part` (0 = dq, 1 = dk, 2 = dv) of a packed flash_attn_back result. */
+static void check_packed(struct ggml_tensor *res, struct gold_set *gs, int part, const char *name, const char *what) {
+    const struct gold_tensor *g[3] = {gold_get(gs, "bq"), gold_get(gs, "bk"), gold_get(gs, "bvt")};
+    size_t off = 0;
+    for (int i = 0; i < part; i++) off += GGML_PAD(g[i]->n * sizeof(float), GGML_MEM_ALIGN) / sizeof(float);
+    const struct gold_tensor *ref = gold_get(gs, name);
+    ok_nmse((const float *)res->data + off, (const float *)ref->data, ref->n, ATTN_ERR, "%s", what);
+}
+
+static void test_flash_attn_back(void) {
+    struct gold_set *gs = gold_load("nn_attn.gold");
+    struct ggml_context *ctx = nn_context();
+    struct ggml_tensor *q = nn_f32(ctx, gs, "bq"), *k = nn_f32(ctx, gs, "bk"), *vt = nn_f32(ctx, gs, "bvt");
+    struct ggml_tensor *d = nn_f32(ctx, gs, "bd");
+    for (int masked = 0; masked <= 1; masked++) {
+        struct ggml_tensor *r = ggml_flash_attn_back(ctx, q, k, vt, d, masked);
+        tap_ok(nn_compute(ctx, r), "flash_attn_back (%s) computes", masked ? "causal" : "full");
+        const char *tag = masked ? "causal" : "full";
+        char name[32], what[96];
+        static const char *const parts[3] = {"bdq_", "bdk_", "bdvt_"};
+        for (int p = 0; p < 3; p++) {
+            snprintf(name, sizeof name, "%s%s", parts[p], tag);
+            snprintf(what, sizeof what, "flash_attn_back %s gradient of %s", tag, p == 0 ? "q" : p == 1 ? "k" : "v");
+            check_packed(r, gs, p, name, what);
+        }
+    }
+    nn_rejects(ggml_flash_attn_back(ctx, q, k, k, d, false), GGMLC_ERR_SHAPE, "ggml_flash_attn_back", "v not transposed");
+    ggml_free(ctx);
+    gold_free(gs);
+}
+
+int main(void) {
+    test_rope();
+    test_flash_attn();
+    test_flash_attn_back();
+    return tap_done();
+}

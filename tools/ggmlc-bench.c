@@ -1,0 +1,386 @@
+/*
+ * ggmlc-bench - benchmarks of single operators through ggml's public API.
+ *
+ *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0 --m 2048 --n 2048 --k 2048
+ *               --threads 2 [--reps 10] [--compare openblas] [--json] [--backend cpu]
+ *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
+ *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
+ *   ggmlc-bench graph-overhead [--nodes 1000]        chain of tiny adds, us per node
+ *
+ * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
+ * x: f32 activations).  Times are medians of --reps runs after one warm-up.
+ * --compare openblas loads libopenblas.so.0 at run time and times
+ * cblas_sgemm on the same shapes in this process.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml.h"
+#include "ggmlc.h"
+
+struct options {
+    const char *op, *backend;
+    enum ggml_type type;
+    int64_t m, n, k, size, nodes;
+    int threads, reps;
+    bool openblas, json;
+};
+
+struct result {
+    double median_s;      /* of our backend */
+    double work;          /* flops or bytes per run */
+    bool is_flops;
+    double openblas_s;    /* 0 when not compared */
+};
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median time of reps calls of fn(arg) after one warm-up call; 0 when a call fails. */
+static double median_time(bool (*fn)(void *), void *arg, int reps) {
+    if (!fn(arg)) return 0;
+    double *t = malloc((size_t)reps * sizeof(double));
+    for (int i = 0; i < reps; i++) {
+        const double t0 = now_s();
+        if (!fn(arg)) {
+            free(t);
+            return 0;
+        }
+        t[i] = now_s() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+    const double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    free(t);
+    return med;
+}
+
+static void fill_random(float *x, int64_t n, unsigned seed) {
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
+    }
+}
+
+/* ------------------------------------------------------------ backend */
+
+struct graph_run {
+    ggml_backend_t backend;
+    struct ggml_cgraph *graph;
+};
+
+static bool run_graph(void *arg) {
+    const struct graph_run *r = arg;
+    return ggml_backend_graph_compute(r->backend, r->graph) == GGML_STATUS_SUCCESS;
+}
+
+static ggml_backend_t open_backend(const struct options *o) {
+    ggml_backend_t b = ggml_backend_init_by_name(o->backend, NULL);
+    if (!b) {
+        fprintf(stderr, "ggmlc-bench: no backend '%s': %s\n", o->backend, ggmlc_last_error());
+        return NULL;
+    }
+    ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(b));
+    ggml_backend_set_n_threads_t set_threads =
+        reg ? (ggml_backend_set_n_threads_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads") : NULL;
+    if (set_threads) set_threads(b, o->threads);
+    else fprintf(stderr, "ggmlc-bench: backend %s has no thread setting; --threads ignored\n", o->backend);
+    return b;
+}
+
+/* Write n random floats into t, quantizing or converting them to t's type. */
+static void set_random(struct ggml_tensor *t, unsigned seed) {
+    const int64_t n = ggml_nelements(t);
+    float *f = malloc((size_t)n * sizeof(float));
+    fill_random(f, n, seed);
+    void *raw = malloc(ggml_nbytes(t));
+    ggml_quantize_chunk(t->type, f, raw, 0, ggml_nrows(t), t->ne[0], NULL);
+    ggml_backend_tensor_set(t, raw, 0, ggml_nbytes(t));
+    free(raw);
+    free(f);
+}
+
+static size_t graph_size(int64_t n_tensors) {
+    return (size_t)n_tensors + 16;
+}
+
+/* A context for n_tensors tensors (metadata only) and their graph. */
+static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
+    const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false);
+    return ggml_init((struct ggml_init_params){size, NULL, true});
+}
+
+/* Allocate ctx's tensors on the backend, fill the inputs and time the graph computing out. */
+static double time_graph(const struct options *o, ggml_backend_t backend, struct ggml_context *ctx,
+                         struct ggml_tensor *out, int64_t n_tensors) {
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    if (!buf) {
+        fprintf(stderr, "ggmlc-bench: cannot allocate the tensors: %s\n", ggmlc_last_error());
+        return 0;
+    }
+    unsigned seed = 1;
+    for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
+        if (t->op == GGML_OP_NONE) set_random(t, seed++);
+    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, graph_size(n_tensors), false);
+    ggml_build_forward_expand(gf, out);
+    struct graph_run run = {backend, gf};
+    const double t = median_time(run_graph, &run, o->reps);
+    ggml_backend_buffer_free(buf);
+    return t;
+}
+
+/* ----------------------------------------------------------- OpenBLAS */
+
+typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                         const float *b, int ldb, float beta, float *c, int ldc);
+
+struct sgemm_run {
+    sgemm_fn sgemm;
+    int m, n, k;
+    float *x, *w, *c;
+};
+
+static bool run_sgemm(void *arg) {
+    const struct sgemm_run *r = arg;
+    enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+    r->sgemm(ROW_MAJOR, NO_TRANS, TRANS, r->m, r->n, r->k, 1.0f, r->x, r->k, r->w, r->k, 0.0f, r->c, r->n);
+    return true;
+}
+
+/* cblas_sgemm's median time on the same product, or 0 when OpenBLAS is missing. */
+static double time_openblas(const struct options *o) {
+    /* The machine's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE make OpenBLAS pick a slower kernel. */
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("OPENBLAS_L2_SIZE");
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", o->threads);
+    setenv("OPENBLAS_NUM_THREADS", threads, 1);
+    if (!o->json)
+        printf("openblas: unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, OPENBLAS_NUM_THREADS=%d, loading libopenblas.so.0\n",
+               o->threads);
+    void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "ggmlc-bench: cannot load OpenBLAS: %s\n", dlerror());
+        return 0;
+    }
+    struct sgemm_run r = {(sgemm_fn)(uintptr_t)dlsym(lib, "cblas_sgemm"), (int)o->m, (int)o->n, (int)o->k, NULL, NULL, NULL};
+    void (*set_threads)(int) = (void (*)(int))(uintptr_t)dlsym(lib, "openblas_set_num_threads");
+    if (!r.sgemm) {
+        fprintf(stderr, "ggmlc-bench: libopenblas.so.0 has no cblas_sgemm\n");
+        return 0;
+    }
+    if (set_threads) set_threads(o->threads);
+    r.x = malloc((size_t)(o->m * o->k) * sizeof(float));
+    r.w = malloc((size_t)(o->n * o->k) * sizeof(float));
+    r.c = malloc((size_t)(o->m * o->n) * sizeof(float));
+    fill_random(r.x, o->m * o->k, 1);
+    fill_random(r.w, o->n * o->k, 2);
+    const double t = median_time(run_sgemm, &r, o->reps);
+    free(r.x);
+    free(r.w);
+    free(r.c);
+    return t; /* the library stays loaded: its threads may still be parked */
+}
+
+/* ------------------------------------------------------------- benches */
+
+static bool bench_mul_mat(const struct options *o, struct result *res) {
+    ggml_backend_t backend = open_backend(o);
+    if (!backend) return false;
+    struct ggml_context *ctx = new_meta_ctx(3);
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, o->type, o->k, o->n);
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, o->k, o->m);
+    struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
+    if (!out) {
+        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        return false;
+    }
+    res->median_s = time_graph(o, backend, ctx, out, 3);
+    res->work = 2.0 * (double)o->m * (double)o->n * (double)o->k;
+    res->is_flops = true;
+    ggml_free(ctx);
+    ggml_backend_free(backend);
+    if (o->openblas) res->openblas_s = time_openblas(o);
+    return res->median_s > 0;
+}
+
+/* add, mul, soft_max on one large [4096, size/4096] tensor (and a second operand). */
+static bool bench_elementwise(const struct options *o, struct result *res) {
+    ggml_backend_t backend = open_backend(o);
+    if (!backend) return false;
+    struct ggml_context *ctx = new_meta_ctx(3);
+    const int64_t cols = 4096, rows = (o->size + cols - 1) / cols;
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cols, rows);
+    struct ggml_tensor *b = NULL, *out;
+    int streams = 2; /* tensors read or written per run */
+    if (strcmp(o->op, "soft_max") == 0) {
+        out = ggml_soft_max(ctx, a);
+    } else {
+        b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cols, rows);
+        out = strcmp(o->op, "add") == 0 ? ggml_add(ctx, a, b) : ggml_mul(ctx, a, b);
+        streams = 3;
+    }
+    if (!out) {
+        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        return false;
+    }
+    res->median_s = time_graph(o, backend, ctx, out, 3);
+    res->work = (double)streams * (double)ggml_nbytes(a);
+    ggml_free(ctx);
+    ggml_backend_free(backend);
+    return res->median_s > 0;
+}
+
+struct memcpy_run {
+    void *dst, *src;
+    size_t bytes;
+};
+
+static bool run_memcpy(void *arg) {
+    const struct memcpy_run *r = arg;
+    memcpy(r->dst, r->src, r->bytes);
+    return true;
+}
+
+static bool bench_memcpy(const struct options *o, struct result *res) {
+    struct memcpy_run r = {NULL, NULL, (size_t)o->size * sizeof(float)};
+    r.src = malloc(r.bytes);
+    r.dst = malloc(r.bytes);
+    memset(r.src, 1, r.bytes);
+    memset(r.dst, 0, r.bytes);
+    res->median_s = median_time(run_memcpy, &r, o->reps);
+    res->work = 2.0 * (double)r.bytes; /* read + write */
+    free(r.src);
+    free(r.dst);
+    return true;
+}
+
+static bool bench_graph_overhead(const struct options *o, struct result *res) {
+    ggml_backend_t backend = open_backend(o);
+    if (!backend) return false;
+    struct ggml_context *ctx = new_meta_ctx(o->nodes + 2);
+    struct ggml_tensor *y = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
+    struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
+    for (int64_t i = 0; i < o->nodes && x; i++) x = ggml_add(ctx, x, y);
+    if (!x) {
+        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        return false;
+    }
+    res->median_s = time_graph(o, backend, ctx, x, o->nodes + 2);
+    res->work = (double)o->nodes;
+    ggml_free(ctx);
+    ggml_backend_free(backend);
+    return res->median_s > 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(void) {
+    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|memcpy|graph-overhead [options]\n"
+          "  --type f32|f16|bf16|q4_0|q8_0   mul_mat weight type (default f32)\n"
+          "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
+          "  --size ELEMENTS                 add/mul/soft_max/memcpy tensor size (16777216 = 64 MiB f32)\n"
+          "  --nodes N                       graph-overhead chain length (1000)\n"
+          "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
+          "  --backend NAME                  backend (default cpu)\n"
+          "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
+          "  --json                          one JSON object on stdout\n",
+          stderr);
+}
+
+static bool parse_type(const char *s, enum ggml_type *type) {
+    static const struct { const char *name; enum ggml_type type; } types[] = {
+        {"f32", GGML_TYPE_F32}, {"f16", GGML_TYPE_F16}, {"bf16", GGML_TYPE_BF16},
+        {"q4_0", GGML_TYPE_Q4_0}, {"q8_0", GGML_TYPE_Q8_0},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(s, types[i].name) == 0) return *type = types[i].type, true;
+    return false;
+}
+
+static bool parse_args(int argc, char **argv, struct options *o) {
+    *o = (struct options){.backend = "cpu", .type = GGML_TYPE_F32, .m = 2048, .n = 2048, .k = 2048,
+                          .size = 16 << 20, .nodes = 1000, .threads = 2, .reps = 10};
+    if (argc < 2) return false;
+    o->op = argv[1];
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--json") == 0) { o->json = true; continue; }
+        if (!v) return false;
+        i++;
+        if (strcmp(a, "--type") == 0) { if (!parse_type(v, &o->type)) return false; }
+        else if (strcmp(a, "--m") == 0) o->m = atoll(v);
+        else if (strcmp(a, "--n") == 0) o->n = atoll(v);
+        else if (strcmp(a, "--k") == 0) o->k = atoll(v);
+        else if (strcmp(a, "--size") == 0) o->size = atoll(v);
+        else if (strcmp(a, "--nodes") == 0) o->nodes = atoll(v);
+        else if (strcmp(a, "--threads") == 0) o->threads = atoi(v);
+        else if (strcmp(a, "--reps") == 0) o->reps = atoi(v);
+        else if (strcmp(a, "--backend") == 0) o->backend = v;
+        else if (strcmp(a, "--compare") == 0) { if (strcmp(v, "openblas") != 0) return false; o->openblas = true; }
+        else return false;
+    }
+    return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->threads > 0 && o->reps > 0;
+}
+
+static void print_result(const struct options *o, const struct result *r) {
+    const bool mm = strcmp(o->op, "mul_mat") == 0, overhead = strcmp(o->op, "graph-overhead") == 0;
+    const double rate = r->work / r->median_s * 1e-9; /* GFLOPS or GB/s */
+    if (o->json) {
+        printf("{\"op\":\"%s\",\"backend\":\"%s\",\"threads\":%d,\"reps\":%d,\"median_ms\":%.4f", o->op,
+               strcmp(o->op, "memcpy") == 0 ? "libc" : o->backend, o->threads, o->reps, r->median_s * 1e3);
+        if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"gflops\":%.2f", ggml_type_name(o->type),
+                       (long long)o->m, (long long)o->n, (long long)o->k, rate);
+        else if (overhead) printf(",\"nodes\":%lld,\"us_per_node\":%.4f", (long long)o->nodes, r->median_s * 1e6 / r->work);
+        else printf(",\"bytes\":%.0f,\"gb_per_s\":%.2f", r->work, rate);
+        if (r->openblas_s > 0)
+            printf(",\"openblas_ms\":%.4f,\"openblas_gflops\":%.2f,\"ratio\":%.3f", r->openblas_s * 1e3,
+                   r->work / r->openblas_s * 1e-9, r->openblas_s / r->median_s);
+        printf("}\n");
+        return;
+    }
+    if (mm) printf("mul_mat %s m=%lld n=%lld k=%lld threads=%d backend=%s: %.3f ms (median of %d), %.1f GFLOPS\n",
+                   ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, o->threads, o->backend,
+                   r->median_s * 1e3, o->reps, rate);
+    else if (overhead) printf("graph-overhead: %lld adds in %.3f ms (median of %d): %.3f us per node\n", (long long)o->nodes,
+                              r->median_s * 1e3, o->reps, r->median_s * 1e6 / r->work);
+    else printf("%s %.1f MiB: %.3f ms (median of %d), %.1f GB/s\n", o->op, (double)o->size * 4 / (1 << 20),
+                r->median_s * 1e3, o->reps, rate);
+    if (r->openblas_s > 0)
+        printf("openblas sgemm f32: %.3f ms, %.1f GFLOPS; ggmlc/openblas = %.3f\n", r->openblas_s * 1e3,
+               r->work / r->openblas_s * 1e-9, r->openblas_s / r->median_s);
+}
+
+int main(int argc, char **argv) {
+    struct options o;
+    if (!parse_args(argc, argv, &o)) {
+        usage();
+        return 2;
+    }
+    struct result r = {0};
+    bool ok;
+    if (strcmp(o.op, "mul_mat") == 0) ok = bench_mul_mat(&o, &r);
+    else if (strcmp(o.op, "add") == 0 || strcmp(o.op, "mul") == 0 || strcmp(o.op, "soft_max") == 0) ok = bench_elementwise(&o, &r);
+    else if (strcmp(o.op, "memcpy") == 0) ok = bench_memcpy(&o, &r);
+    else if (strcmp(o.op, "graph-overhead") == 0) ok = bench_graph_overhead(&o, &r);
+    else {
+        usage();
+        return 2;
+    }
+    if (!ok) return 1;
+    print_result(&o, &r);
+    return 0;
+}
