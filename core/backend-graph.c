@@ -40,14 +40,11 @@ static struct ggml_tensor *first_unsupported_node(ggml_backend_t backend, struct
     return NULL;
 }
 
-/* A graph with nodes the backend lacks.  For now this is an error; the
- * scheduler is meant to take it over and run those nodes on the CPU. */
+/* A graph with nodes the backend lacks: an internal scheduler over {backend, CPU}
+ * runs those nodes on the CPU (sched.c). */
 static enum ggml_status compute_with_cpu_fallback(ggml_backend_t backend, struct ggml_cgraph *cgraph,
                                                   struct ggml_tensor *unsupported) {
-    (void)cgraph;
-    ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_backend_graph_compute: op %s of node '%s' is not supported by backend %s",
-                    ggml_op_desc(unsupported), unsupported->name, ggml_backend_name(backend));
-    return GGML_STATUS_FAILED;
+    return ggmlc_sched_compute_with_cpu(backend, cgraph, unsupported);
 }
 
 enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph *cgraph) {

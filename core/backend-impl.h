@@ -59,4 +59,9 @@ struct ggml_backend {
 /* Validate that [offset, offset+size) lies inside tensor's data; logs and records the error. */
 GGMLC_HIDDEN bool ggmlc_check_tensor_range(const char *func, const struct ggml_tensor *tensor, size_t offset, size_t size);
 
+/* Compute cgraph on backend, running the nodes it lacks (unsupported is the first) on a
+ * CPU backend through an internal scheduler (sched.c). */
+GGMLC_HIDDEN enum ggml_status ggmlc_sched_compute_with_cpu(ggml_backend_t backend, struct ggml_cgraph *cgraph,
+                                                           const struct ggml_tensor *unsupported);
+
 #endif /* GGMLC_BACKEND_IMPL_H */

@@ -12,4 +12,7 @@
 GGMLC_HIDDEN bool ggmlc_gallocr_alloc_graph_n(ggml_gallocr_t galloc, struct ggml_cgraph *graph, const int *node_ids,
                                               const int *leaf_ids);
 
+/* True when buffer is one of the allocator's compute buffers. */
+GGMLC_HIDDEN bool ggmlc_gallocr_owns_buffer(ggml_gallocr_t galloc, ggml_backend_buffer_t buffer);
+
 #endif /* GGMLC_GALLOCR_IMPL_H */

@@ -137,6 +137,8 @@ static bool is_mine(ggml_gallocr_t g, ggml_backend_buffer_t buffer) {
     return false;
 }
 
+bool ggmlc_gallocr_owns_buffer(ggml_gallocr_t g, ggml_backend_buffer_t buffer) { return is_mine(g, buffer); }
+
 /* -------------------------------------------------------- construction */
 
 ggml_gallocr_t ggml_gallocr_new_n(ggml_backend_buffer_type_t *bufts, int n_bufs) {

@@ -98,6 +98,12 @@ GGMLC_HIDDEN struct ggml_tensor *ggmlc_op_fail(enum ggmlc_status status, const c
 /* "[4, 3, 2, 1] f32" into buf (at least GGMLC_SHAPE_STR bytes); returns buf. */
 #define GGMLC_SHAPE_STR 96
 GGMLC_HIDDEN const char *ggmlc_shape_str(const struct ggml_tensor *t, char *buf);
+/* ggmlc_op_fail(status, func, "<reason> (<shape of a> and <shape of b>)"); returns NULL. */
+static inline struct ggml_tensor *ggmlc_op_fail_shapes(enum ggmlc_status status, const char *func, const char *reason,
+                                                       const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
+    return ggmlc_op_fail(status, func, "%s (%s and %s)", reason, ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
+}
 
 /* A node of the given type and shape (n_dims 1..4) with no operator yet. */
 GGMLC_HIDDEN struct ggml_tensor *ggmlc_new_node(struct ggml_context *ctx, enum ggml_type type, int n_dims, const int64_t *ne);

@@ -1,6 +1,273 @@
-/* ops-conv.c - the conv family of CPU kernels (see cpu-impl.h). */
-#include "cpu-impl.h"
+/* ops-conv.c - convolution kernels: im2col (1-D, 2-D, 3-D) and its gradient,
+ * col2im_1d, transposed convolutions and the direct 2-D / depthwise / 3-D
+ * convolutions.  Every kernel gathers: each output element is written by one
+ * task, so tasks never race. */
+#include "cpu-convops.h"
+
+/* Input position hit by output position o and kernel tap k, or -1 outside [0, n). */
+static inline int64_t tap_pos(int64_t o, int64_t k, int s, int p, int d, int64_t n) {
+    const int64_t i = o * s + k * d - p;
+    return i >= 0 && i < n ? i : -1;
+}
+
+/* ------------------------------------------------------------- im2col */
+
+static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int32_t *op = dst->op_params;
+    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
+    const bool is_2d = op[6] != 0;
+    /* 1-D is 2-D with one row: b [IL, IC, N] and dst [IC*K, OL, N] */
+    const int64_t KW = a->ne[0], KH = is_2d ? a->ne[1] : 1;
+    const int64_t IW = b->ne[0], IH = is_2d ? b->ne[1] : 1, IC = is_2d ? b->ne[2] : b->ne[1];
+    const int64_t OW = dst->ne[1], OH = is_2d ? dst->ne[2] : 1, N = is_2d ? dst->ne[3] : dst->ne[2];
+    int64_t r0, r1;
+    cpu_split_range(OW * OH * N, call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ow = r % OW, oh = (r / OW) % OH, n = r / (OW * OH);
+        char *col = is_2d ? cpu_elem_ptr(dst, 0, ow, oh, n) : cpu_elem_ptr(dst, 0, ow, n, 0);
+        for (int64_t ic = 0; ic < IC; ic++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+                const int64_t ih = tap_pos(oh, kh, s1, p1, d1, IH);
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const int64_t iw = tap_pos(ow, kw, s0, p0, d0, IW);
+                    float v = 0.0f;
+                    if (iw >= 0 && ih >= 0) v = is_2d ? cpu_get_f32(b, iw, ih, ic, n) : cpu_get_f32(b, iw, ic, n, 0);
+                    cpu_store_f32(dst->type, col + ((ic * KH + kh) * KW + kw) * dst->nb[0], v);
+                }
+            }
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* Output position o that input position i reaches through tap k, or -1. */
+static inline int64_t tap_out(int64_t i, int64_t k, int s, int p, int d, int64_t n_out) {
+    const int64_t num = i + p - k * d;
+    if (num < 0 || num % s != 0) return -1;
+    return num / s < n_out ? num / s : -1;
+}
+
+static enum ggml_status im2col_back(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *g = dst->src[1];
+    const int32_t *op = dst->op_params;
+    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
+    const bool is_2d = op[6] != 0;
+    const int64_t KW = a->ne[0], KH = is_2d ? a->ne[1] : 1;
+    const int64_t IW = dst->ne[0], IH = is_2d ? dst->ne[1] : 1, IC = is_2d ? dst->ne[2] : dst->ne[1];
+    const int64_t N = is_2d ? dst->ne[3] : dst->ne[2], OW = g->ne[1], OH = is_2d ? g->ne[2] : 1;
+    int64_t r0, r1;
+    cpu_split_range(IW * IH * IC * N, call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t iw = r % IW, ih = (r / IW) % IH, ic = (r / (IW * IH)) % IC, n = r / (IW * IH * IC);
+        float sum = 0.0f;
+        for (int64_t kh = 0; kh < KH; kh++) {
+            const int64_t oh = is_2d ? tap_out(ih, kh, s1, p1, d1, OH) : 0;
+            if (oh < 0) continue;
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const int64_t ow = tap_out(iw, kw, s0, p0, d0, OW);
+                if (ow < 0) continue;
+                const int64_t c = (ic * KH + kh) * KW + kw;
+                sum += is_2d ? cpu_get_f32(g, c, ow, oh, n) : cpu_get_f32(g, c, ow, n, 0);
+            }
+        }
+        if (is_2d) *(float *)cpu_elem_ptr(dst, iw, ih, ic, n) = sum;
+        else *(float *)cpu_elem_ptr(dst, iw, ic, n, 0) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status im2col_3d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int32_t *op = dst->op_params;
+    const int64_t IC = op[0];
+    const int s[3] = {op[1], op[2], op[3]}, p[3] = {op[4], op[5], op[6]}, d[3] = {op[7], op[8], op[9]};
+    const int64_t KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
+    const int64_t OW = dst->ne[1], OH = dst->ne[2], N = b->ne[3] / IC, OD = dst->ne[3] / N;
+    int64_t r0, r1;
+    cpu_split_range(OW * OH * OD * N, call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ow = r % OW, oh = (r / OW) % OH, od = (r / (OW * OH)) % OD, n = r / (OW * OH * OD);
+        char *col = cpu_elem_ptr(dst, 0, ow, oh, n * OD + od);
+        int64_t c = 0;
+        for (int64_t ic = 0; ic < IC; ic++)
+            for (int64_t kd = 0; kd < KD; kd++) {
+                const int64_t id = tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    const int64_t ih = tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
+                    for (int64_t kw = 0; kw < KW; kw++, c++) {
+                        const int64_t iw = tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
+                        const float v = iw >= 0 && ih >= 0 && id >= 0 ? cpu_get_f32(b, iw, ih, id, n * IC + ic) : 0.0f;
+                        cpu_store_f32(dst->type, col + c * dst->nb[0], v);
+                    }
+                }
+            }
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status col2im_1d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0];
+    const int s0 = dst->op_params[0], OC = dst->op_params[1], p0 = dst->op_params[2];
+    const int64_t K = a->ne[0] / OC, T = a->ne[1], L = dst->ne[0];
+    int64_t r0, r1;
+    cpu_split_range(L * OC * dst->ne[2], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t l = r % L, c = (r / L) % OC, n = r / (L * OC);
+        float sum = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+            const int64_t t = tap_out(l, k, s0, p0, 1, T);
+            if (t >= 0) sum += cpu_get_f32(a, k + K * c, t, n, 0);
+        }
+        *(float *)cpu_elem_ptr(dst, l, c, n, 0) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* ----------------------------------------------- transposed convolutions */
+
+static enum ggml_status conv_transpose_1d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int s0 = dst->op_params[0], p0 = dst->op_params[1], d0 = dst->op_params[2];
+    const int64_t K = a->ne[0], IC = a->ne[2], L = b->ne[0], OL = dst->ne[0], OC = dst->ne[1];
+    int64_t r0, r1;
+    cpu_split_range(OL * OC * dst->ne[2], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t o = r % OL, oc = (r / OL) % OC, n = r / (OL * OC);
+        float sum = 0.0f;
+        for (int64_t k = 0; k < K; k++) {
+            const int64_t l = tap_out(o, k, s0, p0, d0, L); /* o = l*s0 + k*d0 - p0 */
+            if (l < 0) continue;
+            for (int64_t ic = 0; ic < IC; ic++) sum += cpu_get_f32(a, k, oc, ic, 0) * cpu_get_f32(b, l, ic, n, 0);
+        }
+        *(float *)cpu_elem_ptr(dst, o, oc, n, 0) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status conv_transpose_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int s = dst->op_params[0];
+    const int64_t KW = a->ne[0], KH = a->ne[1], IC = a->ne[3], OW = dst->ne[0], OH = dst->ne[1], OC = dst->ne[2];
+    int64_t r0, r1;
+    cpu_split_range(OW * OH * OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ox = r % OW, oy = (r / OW) % OH, oc = (r / (OW * OH)) % OC, n = r / (OW * OH * OC);
+        float sum = 0.0f;
+        for (int64_t ky = 0; ky < KH; ky++) {
+            const int64_t iy = tap_out(oy, ky, s, 0, 1, b->ne[1]);
+            if (iy < 0) continue;
+            for (int64_t kx = 0; kx < KW; kx++) {
+                const int64_t ix = tap_out(ox, kx, s, 0, 1, b->ne[0]);
+                if (ix < 0) continue;
+                for (int64_t ic = 0; ic < IC; ic++) sum += cpu_get_f32(a, kx, ky, oc, ic) * cpu_get_f32(b, ix, iy, ic, n);
+            }
+        }
+        *(float *)cpu_elem_ptr(dst, ox, oy, oc, n) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------- direct convolutions */
+
+/* GGML_OP_CONV_2D: each task owns (oc, n) planes and accumulates one output row at a time in scratch. */
+static size_t conv_2d_work_size(const struct ggml_tensor *node, int n_threads) {
+    return (size_t)n_threads * ((size_t)node->ne[0] * sizeof(float) + 64);
+}
+
+static enum ggml_status conv_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int32_t *op = dst->op_params;
+    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
+    const int64_t KW = a->ne[0], KH = a->ne[1], IC = a->ne[2], OW = dst->ne[0], OH = dst->ne[1], OC = dst->ne[2];
+    float *acc = (float *)((char *)call->wdata + (size_t)call->ith * ((size_t)OW * sizeof(float) + 64));
+    int64_t r0, r1;
+    cpu_split_range(OH * OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t oh = r % OH, oc = (r / OH) % OC, n = r / (OH * OC);
+        memset(acc, 0, (size_t)OW * sizeof(float));
+        for (int64_t ic = 0; ic < IC; ic++)
+            for (int64_t kh = 0; kh < KH; kh++) {
+                const int64_t ih = tap_pos(oh, kh, s1, p1, d1, b->ne[1]);
+                if (ih < 0) continue;
+                const char *row = cpu_elem_ptr(b, 0, ih, ic, n);
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const float w = cpu_get_f32(a, kw, kh, ic, oc);
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        const int64_t iw = tap_pos(ow, kw, s0, p0, d0, b->ne[0]);
+                        if (iw >= 0) acc[ow] += w * *(const float *)(row + iw * b->nb[0]);
+                    }
+                }
+            }
+        for (int64_t ow = 0; ow < OW; ow++) *(float *)cpu_elem_ptr(dst, ow, oh, oc, n) = acc[ow];
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status conv_2d_dw(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int32_t *op = dst->op_params;
+    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
+    const int64_t KW = a->ne[0], KH = a->ne[1], OW = dst->ne[0], OH = dst->ne[1], C = dst->ne[2];
+    int64_t r0, r1;
+    cpu_split_range(OW * OH * C * dst->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ow = r % OW, oh = (r / OW) % OH, c = (r / (OW * OH)) % C, n = r / (OW * OH * C);
+        float sum = 0.0f;
+        for (int64_t kh = 0; kh < KH; kh++) {
+            const int64_t ih = tap_pos(oh, kh, s1, p1, d1, b->ne[1]);
+            if (ih < 0) continue;
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const int64_t iw = tap_pos(ow, kw, s0, p0, d0, b->ne[0]);
+                if (iw >= 0) sum += cpu_get_f32(a, kw, kh, 0, c) * cpu_get_f32(b, iw, ih, c, n);
+            }
+        }
+        *(float *)cpu_elem_ptr(dst, ow, oh, c, n) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status conv_3d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int32_t *op = dst->op_params;
+    const int s[3] = {op[0], op[1], op[2]}, p[3] = {op[3], op[4], op[5]}, d[3] = {op[6], op[7], op[8]};
+    const int64_t IC = op[9], OC = op[11], KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
+    const int64_t OW = dst->ne[0], OH = dst->ne[1], OD = dst->ne[2];
+    int64_t r0, r1;
+    cpu_split_range(OW * OH * OD * dst->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ow = r % OW, oh = (r / OW) % OH, od = (r / (OW * OH)) % OD, q = r / (OW * OH * OD);
+        const int64_t oc = q % OC, n = q / OC;
+        float sum = 0.0f;
+        for (int64_t kd = 0; kd < KD; kd++) {
+            const int64_t id = tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
+            if (id < 0) continue;
+            for (int64_t kh = 0; kh < KH; kh++) {
+                const int64_t ih = tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
+                if (ih < 0) continue;
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const int64_t iw = tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
+                    if (iw < 0) continue;
+                    for (int64_t ic = 0; ic < IC; ic++)
+                        sum += cpu_get_f32(a, kw, kh, kd, oc * IC + ic) * cpu_get_f32(b, iw, ih, id, n * IC + ic);
+                }
+            }
+        }
+        *(float *)cpu_elem_ptr(dst, ow, oh, od, q) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
 
 void cpu_ops_conv_register(struct cpu_op_table *t) {
-    (void)t;
+    t->compute[GGML_OP_IM2COL] = im2col;
+    t->compute[GGML_OP_IM2COL_BACK] = im2col_back;
+    t->compute[GGML_OP_IM2COL_3D] = im2col_3d;
+    t->compute[GGML_OP_COL2IM_1D] = col2im_1d;
+    t->compute[GGML_OP_CONV_TRANSPOSE_1D] = conv_transpose_1d;
+    t->compute[GGML_OP_CONV_TRANSPOSE_2D] = conv_transpose_2d;
+    t->compute[GGML_OP_CONV_2D] = conv_2d;
+    t->work_size[GGML_OP_CONV_2D] = conv_2d_work_size;
+    t->compute[GGML_OP_CONV_2D_DW] = conv_2d_dw;
+    t->compute[GGML_OP_CONV_3D] = conv_3d;
+    cpu_ops_pool_register(t);
+    cpu_ops_image_register(t);
 }

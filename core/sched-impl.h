@@ -1,0 +1,105 @@
+/*
+ * sched-impl.h - the multi-backend scheduler's state, shared by sched.c
+ * (public API, allocation, computation) and sched-plan.c (assigning nodes to
+ * backends and cutting the graph into splits).
+ *
+ * The plan of a graph:
+ *  - every node gets a backend (assign[]); views inherit their neighbour's;
+ *  - the nodes are cut into splits, one per run of nodes on one backend;
+ *  - a source that the split's backend cannot read (it lives in a buffer that
+ *    backend does not support) is copied into that backend's compute buffer
+ *    at the start of the split (an input); the node reads the copy;
+ *  - a pre-allocated node that must run on a backend unable to use its
+ *    buffer is computed into a clone in that backend's compute buffer and
+ *    copied back after the split (so that the caller's tensor has the result).
+ * Nodes read copies and clones through rewires: src pointers swapped in
+ * only while the allocator plans and while the split computes, so that the
+ * caller's graph is left as it was.
+ *
+ * The internal graph (`graph`) lists, per split, its input copies and then
+ * its nodes (clones in place of the cloned ones); the graph allocator places
+ * it with one buffer per backend.
+ */
+#ifndef GGMLC_SCHED_IMPL_H
+#define GGMLC_SCHED_IMPL_H
+
+#include "backend-impl.h"
+#include "gallocr-impl.h"
+
+#define SCHED_MAX_BACKENDS 16
+
+struct sched_input {
+    struct ggml_tensor *src;  /* what the split reads */
+    struct ggml_tensor *copy; /* its copy in the split's backend */
+};
+
+struct sched_clone {
+    struct ggml_tensor *orig;  /* the caller's tensor */
+    struct ggml_tensor *clone; /* computed in the split's backend instead */
+};
+
+struct sched_rewire {
+    struct ggml_tensor *node; /* the caller's node, or a clone */
+    int slot;
+    struct ggml_tensor *orig; /* the source the caller gave */
+    int ref;                  /* >= 0: inputs[ref].copy; < 0: clones[-ref-1].clone */
+};
+
+struct sched_split {
+    int backend_id;
+    int i_start, i_end;   /* its nodes in the caller's graph */
+    int in_start, in_end; /* inputs[] copied before it runs */
+    int cl_start, cl_end; /* clones[] made for it */
+    int rw_start, rw_end; /* rewires[] of its nodes */
+    int g_start, g_end;   /* its nodes in the internal graph */
+};
+
+/* A growable array of T: items, count, capacity. */
+#define SCHED_ARRAY(T, name) T *name; int n_##name, cap_##name
+
+struct ggml_backend_sched {
+    int n_backends;
+    ggml_backend_t backends[SCHED_MAX_BACKENDS];
+    ggml_backend_buffer_type_t bufts[SCHED_MAX_BACKENDS];
+    ggml_gallocr_t galloc;
+    bool op_offload;
+    bool debug; /* GGMLC_DEBUG=sched */
+
+    /* nodes the caller pinned (set_tensor_backend) */
+    SCHED_ARRAY(struct ggml_tensor *, pinned);
+    int *pinned_ids;
+
+    /* per hash slot of the planned graph's tensors */
+    struct ggml_hash_set hash;
+    int *assign;    /* backend id, -1 unset */
+    int *split_of;  /* the split computing this node, -1 for leafs */
+    int *input_of;  /* index in inputs[] for the split split_of_input[] */
+    int *input_split;
+    int *clone_of;  /* index in clones[] */
+
+    /* the plan */
+    SCHED_ARRAY(struct sched_split, splits);
+    SCHED_ARRAY(struct sched_input, inputs);
+    SCHED_ARRAY(struct sched_clone, clones);
+    SCHED_ARRAY(struct sched_rewire, rewires);
+    struct ggml_context *ctx; /* copies, clones and the internal graph */
+    struct ggml_cgraph *graph;
+    int *node_ids, *leaf_ids;
+
+    /* plan reuse: the nodes and sources of the planned graph */
+    struct ggml_tensor **key;
+    size_t key_len;
+    bool planned, allocated;
+
+    ggml_backend_sched_eval_callback eval_cb;
+    void *eval_cb_data;
+};
+
+/* Slot of t in the planning hash (the hash is sized for the graph). */
+GGMLC_HIDDEN size_t sched_slot(ggml_backend_sched_t sched, const struct ggml_tensor *t);
+/* Assign backends, cut splits, and build the internal graph; false on error. */
+GGMLC_HIDDEN bool sched_plan(ggml_backend_sched_t sched, struct ggml_cgraph *graph);
+/* Swap the copies/clones in for rewires [first, last), or swap the originals back. */
+GGMLC_HIDDEN void sched_rewire(ggml_backend_sched_t sched, int first, int last, bool apply);
+
+#endif /* GGMLC_SCHED_IMPL_H */

@@ -1,0 +1,312 @@
+/*
+ * sched.c - ggml_backend_sched_*: running one graph across several backends.
+ * Planning (assignment, splits, copies) is in sched-plan.c; this file holds
+ * the public API, plan reuse, allocation and computation.
+ */
+#include <stdlib.h>
+
+#include "sched-impl.h"
+
+/* -------------------------------------------------------- construction */
+
+ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t *backends, ggml_backend_buffer_type_t *bufts, int n_backends,
+                                            size_t graph_size, bool parallel, bool op_offload) {
+    (void)graph_size; /* tables grow with the graph */
+    (void)parallel;   /* splits run one after the other: plugins have no events to overlap them with */
+    if (!backends || n_backends < 1 || n_backends > SCHED_MAX_BACKENDS) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_new: between 1 and %d backends are needed, got %d",
+                        SCHED_MAX_BACKENDS, n_backends);
+        return NULL;
+    }
+    for (int i = 0; i < n_backends; i++) {
+        if (!backends[i]) {
+            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_new: backend %d is NULL", i);
+            return NULL;
+        }
+    }
+    if (ggml_backend_dev_type(ggml_backend_get_device(backends[n_backends - 1])) != GGML_BACKEND_DEVICE_TYPE_CPU) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_new: the last backend must be the CPU, not %s",
+                        ggml_backend_name(backends[n_backends - 1]));
+        return NULL;
+    }
+    ggml_backend_sched_t sched = calloc(1, sizeof *sched);
+    if (!sched) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_backend_sched_new: out of memory");
+        return NULL;
+    }
+    sched->n_backends = n_backends;
+    sched->op_offload = op_offload;
+    sched->debug = ggmlc_debug_enabled("sched");
+    for (int i = 0; i < n_backends; i++) {
+        sched->backends[i] = backends[i];
+        sched->bufts[i] = bufts && bufts[i] ? bufts[i] : ggml_backend_get_default_buffer_type(backends[i]);
+        if (!ggml_backend_supports_buft(backends[i], sched->bufts[i])) {
+            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_new: backend %s cannot use buffers of type %s",
+                            ggml_backend_name(backends[i]), ggml_backend_buft_name(sched->bufts[i]));
+            free(sched);
+            return NULL;
+        }
+    }
+    sched->galloc = ggml_gallocr_new_n(sched->bufts, n_backends);
+    if (!sched->galloc) {
+        free(sched);
+        return NULL;
+    }
+    return sched;
+}
+
+void ggml_backend_sched_free(ggml_backend_sched_t sched) {
+    if (!sched) return;
+    ggml_gallocr_free(sched->galloc);
+    ggml_free(sched->ctx);
+    ggml_hash_set_free(&sched->hash);
+    void *arrays[] = {sched->pinned, sched->pinned_ids, sched->assign, sched->split_of, sched->input_of, sched->input_split,
+                      sched->clone_of, sched->splits, sched->inputs, sched->clones, sched->rewires, sched->node_ids,
+                      sched->leaf_ids, sched->key};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+    free(sched);
+}
+
+void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
+    if (!sched) return;
+    sched->planned = sched->allocated = false;
+    sched->n_pinned = 0;
+}
+
+/* ----------------------------------------------------------- queries */
+
+int ggml_backend_sched_get_n_backends(ggml_backend_sched_t sched) { return sched ? sched->n_backends : 0; }
+
+ggml_backend_t ggml_backend_sched_get_backend(ggml_backend_sched_t sched, int i) {
+    return sched && i >= 0 && i < sched->n_backends ? sched->backends[i] : NULL;
+}
+
+int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched) { return sched && sched->planned ? sched->n_splits : 0; }
+
+/* Tensor copies one evaluation makes: inputs copied in, and results copied back to the caller's buffers. */
+int ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched) {
+    if (!sched || !sched->planned) return 0;
+    int n = sched->n_inputs;
+    for (int j = 0; j < sched->n_clones; j++) n += !ggmlc_op_is_view(sched->clones[j].orig->op);
+    return n;
+}
+
+static int backend_index(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    for (int i = 0; sched && i < sched->n_backends; i++) {
+        if (sched->backends[i] == backend) return i;
+    }
+    return -1;
+}
+
+ggml_backend_buffer_type_t ggml_backend_sched_get_buffer_type(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    const int i = backend_index(sched, backend);
+    return i >= 0 ? sched->bufts[i] : NULL;
+}
+
+size_t ggml_backend_sched_get_buffer_size(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    const int i = backend_index(sched, backend);
+    return i >= 0 ? ggml_gallocr_get_buffer_size(sched->galloc, i) : 0;
+}
+
+void ggml_backend_sched_set_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor *node, ggml_backend_t backend) {
+    const int id = backend_index(sched, backend);
+    if (id < 0 || !node) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_set_tensor_backend: unknown backend or NULL node");
+        return;
+    }
+    for (int i = 0; i < sched->n_pinned; i++) {
+        if (sched->pinned[i] == node) {
+            sched->pinned_ids[i] = id;
+            sched->planned = false;
+            return;
+        }
+    }
+    if (sched->n_pinned == sched->cap_pinned) {
+        const int cap = sched->cap_pinned ? 2 * sched->cap_pinned : 64;
+        struct ggml_tensor **p = realloc(sched->pinned, (size_t)cap * sizeof *p);
+        if (p) sched->pinned = p;
+        int *ids = p ? realloc(sched->pinned_ids, (size_t)cap * sizeof *ids) : NULL;
+        if (!ids) {
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_backend_sched_set_tensor_backend: out of memory");
+            return;
+        }
+        sched->pinned_ids = ids;
+        sched->cap_pinned = cap;
+    }
+    sched->pinned[sched->n_pinned] = node;
+    sched->pinned_ids[sched->n_pinned++] = id;
+    sched->planned = false;
+}
+
+ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched, struct ggml_tensor *node) {
+    if (!sched || !node) return NULL;
+    for (int i = 0; i < sched->n_pinned; i++) {
+        if (sched->pinned[i] == node) return sched->backends[sched->pinned_ids[i]];
+    }
+    if (!sched->planned || !ggml_hash_contains(&sched->hash, node)) return NULL;
+    const int id = sched->assign[sched_slot(sched, node)];
+    return id >= 0 ? sched->backends[id] : NULL;
+}
+
+void ggml_backend_sched_set_eval_callback(ggml_backend_sched_t sched, ggml_backend_sched_eval_callback callback, void *user_data) {
+    sched->eval_cb = callback;
+    sched->eval_cb_data = user_data;
+}
+
+/* ------------------------------------------------------ plan and memory */
+
+/* The graph's identity: its nodes and their sources, then its leafs. */
+static size_t key_length(const struct ggml_cgraph *graph) {
+    return (size_t)graph->n_nodes * (GGML_MAX_SRC + 1) + (size_t)graph->n_leafs + 1;
+}
+
+static void write_key(const struct ggml_cgraph *graph, struct ggml_tensor **key) {
+    size_t n = 0;
+    key[n++] = (struct ggml_tensor *)(uintptr_t)graph->n_nodes;
+    for (int i = 0; i < graph->n_nodes; i++) {
+        key[n++] = graph->nodes[i];
+        for (int s = 0; s < GGML_MAX_SRC; s++) key[n++] = graph->nodes[i]->src[s];
+    }
+    for (int i = 0; i < graph->n_leafs; i++) key[n++] = graph->leafs[i];
+}
+
+/* The last plan still describes graph, and its tensors still have their memory. */
+static bool plan_matches(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    if (!sched->planned || sched->key_len != key_length(graph)) return false;
+    size_t n = 1;
+    if (sched->key[0] != (struct ggml_tensor *)(uintptr_t)graph->n_nodes) return false;
+    for (int i = 0; i < graph->n_nodes; i++) {
+        if (sched->key[n++] != graph->nodes[i]) return false;
+        for (int s = 0; s < GGML_MAX_SRC; s++) {
+            if (sched->key[n++] != graph->nodes[i]->src[s]) return false;
+        }
+        if (sched->allocated && !graph->nodes[i]->data) return false; /* a new graph at the old addresses */
+    }
+    for (int i = 0; i < graph->n_leafs; i++) {
+        if (sched->key[n++] != graph->leafs[i]) return false;
+    }
+    return true;
+}
+
+static bool plan_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    if (plan_matches(sched, graph)) return true;
+    sched->planned = sched->allocated = false;
+    const size_t len = key_length(graph);
+    if (len > sched->key_len || !sched->key) {
+        free(sched->key);
+        sched->key = malloc(len * sizeof *sched->key);
+        if (!sched->key) {
+            sched->key_len = 0;
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_backend_sched: out of memory");
+            return false;
+        }
+    }
+    sched->key_len = len;
+    if (!sched_plan(sched, graph)) return false;
+    write_key(graph, sched->key);
+    sched->planned = true;
+    return true;
+}
+
+void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    if (sched && graph) plan_graph(sched, graph);
+}
+
+bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph *measure_graph) {
+    if (!sched || !measure_graph || !plan_graph(sched, measure_graph)) return false;
+    sched_rewire(sched, 0, sched->n_rewires, true);
+    const bool ok = ggml_gallocr_reserve_n(sched->galloc, sched->graph, sched->node_ids, sched->leaf_ids);
+    sched_rewire(sched, 0, sched->n_rewires, false);
+    sched->planned = sched->allocated = false; /* the measure graph is not kept */
+    return ok;
+}
+
+bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    if (!sched || !graph) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_alloc_graph: NULL scheduler or graph");
+        return false;
+    }
+    if (!plan_graph(sched, graph)) return false;
+    if (sched->allocated) return true;
+    sched_rewire(sched, 0, sched->n_rewires, true);
+    const bool ok = ggmlc_gallocr_alloc_graph_n(sched->galloc, sched->graph, sched->node_ids, sched->leaf_ids);
+    sched_rewire(sched, 0, sched->n_rewires, false);
+    sched->allocated = ok;
+    return ok;
+}
+
+/* --------------------------------------------------------- computation */
+
+/* Run the split's nodes, stopping where the eval callback wants to look. */
+static enum ggml_status run_nodes(ggml_backend_sched_t sched, ggml_backend_t backend, int g0, int g1) {
+    if (!sched->eval_cb) {
+        struct ggml_cgraph view = ggml_graph_view(sched->graph, g0, g1);
+        return ggml_backend_graph_compute_async(backend, &view);
+    }
+    for (int j0 = g0; j0 < g1;) {
+        int j1 = j0;
+        bool want = sched->eval_cb(sched->graph->nodes[j1], true, sched->eval_cb_data);
+        while (!want && j1 + 1 < g1) want = sched->eval_cb(sched->graph->nodes[++j1], true, sched->eval_cb_data);
+        struct ggml_cgraph view = ggml_graph_view(sched->graph, j0, j1 + 1);
+        const enum ggml_status st = ggml_backend_graph_compute_async(backend, &view);
+        if (st != GGML_STATUS_SUCCESS) return st;
+        ggml_backend_synchronize(backend);
+        if (want && !sched->eval_cb(sched->graph->nodes[j1], false, sched->eval_cb_data)) break;
+        j0 = j1 + 1;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched_split *sp) {
+    ggml_backend_t backend = sched->backends[sp->backend_id];
+    for (int j = sp->in_start; j < sp->in_end; j++) ggml_backend_tensor_copy(sched->inputs[j].src, sched->inputs[j].copy);
+    sched_rewire(sched, sp->rw_start, sp->rw_end, true);
+    const enum ggml_status st = run_nodes(sched, backend, sp->g_start, sp->g_end);
+    ggml_backend_synchronize(backend);
+    sched_rewire(sched, sp->rw_start, sp->rw_end, false);
+    if (st != GGML_STATUS_SUCCESS) return st;
+    for (int j = sp->cl_start; j < sp->cl_end; j++) {
+        const struct sched_clone *cl = &sched->clones[j];
+        if (!ggmlc_op_is_view(cl->orig->op)) ggml_backend_tensor_copy(cl->clone, cl->orig);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+enum ggml_status ggml_backend_sched_graph_compute_async(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    if (!ggml_backend_sched_alloc_graph(sched, graph)) return GGML_STATUS_ALLOC_FAILED;
+    for (int k = 0; k < sched->n_splits; k++) {
+        const enum ggml_status st = run_split(sched, &sched->splits[k]);
+        if (st != GGML_STATUS_SUCCESS) return st;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+enum ggml_status ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    const enum ggml_status st = ggml_backend_sched_graph_compute_async(sched, graph);
+    ggml_backend_sched_synchronize(sched);
+    return st;
+}
+
+void ggml_backend_sched_synchronize(ggml_backend_sched_t sched) {
+    for (int i = 0; sched && i < sched->n_backends; i++) ggml_backend_synchronize(sched->backends[i]);
+}
+
+/* ------------------------------------------- ggml_backend_graph_compute */
+
+enum ggml_status ggmlc_sched_compute_with_cpu(ggml_backend_t backend, struct ggml_cgraph *graph,
+                                              const struct ggml_tensor *unsupported) {
+    const bool on_cpu = ggml_backend_dev_type(backend->device) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    ggml_backend_t cpu = on_cpu ? NULL : ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    if (!cpu || !ggml_backend_supports_op(cpu, unsupported)) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_backend_graph_compute: op %s of node '%s' is not supported by backend %s, "
+                        "nor by a CPU backend", ggml_op_desc(unsupported), unsupported->name, ggml_backend_name(backend));
+        ggml_backend_free(cpu);
+        return GGML_STATUS_FAILED;
+    }
+    ggml_backend_t pair[2] = {backend, cpu};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(pair, NULL, 2, (size_t)graph->n_nodes, false, false);
+    const enum ggml_status st = sched ? ggml_backend_sched_graph_compute(sched, graph) : GGML_STATUS_ALLOC_FAILED;
+    ggml_backend_sched_free(sched);
+    ggml_backend_free(cpu);
+    return st;
+}

@@ -1,0 +1,51 @@
+/*
+ * cpu-convops.h - what the convolution, image, indexing, sorting and sequence
+ * kernel files of the CPU plugin share: strided element access in any float
+ * type and the registration functions of the sub-families.
+ */
+#ifndef GGMLC_CPU_CONVOPS_H
+#define GGMLC_CPU_CONVOPS_H
+
+#include <string.h>
+
+#include "cpu-impl.h"
+
+/* Address of element (i0, i1, i2, i3) of t, whatever its strides. */
+static inline char *cpu_elem_ptr(const struct ggml_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *)t->data + i0 * (int64_t)t->nb[0] + i1 * (int64_t)t->nb[1] + i2 * (int64_t)t->nb[2] + i3 * (int64_t)t->nb[3];
+}
+
+/* One F32, F16, BF16 or I32 value as float. */
+static inline float cpu_load_f32(enum ggml_type type, const void *p) {
+    switch (type) {
+    case GGML_TYPE_F16: return ggml_fp16_to_fp32(*(const ggml_fp16_t *)p);
+    case GGML_TYPE_BF16: return ggml_bf16_to_fp32(*(const ggml_bf16_t *)p);
+    case GGML_TYPE_I32: return (float)*(const int32_t *)p;
+    default: return *(const float *)p;
+    }
+}
+
+/* Store a float as one F32, F16 or BF16 value. */
+static inline void cpu_store_f32(enum ggml_type type, void *p, float v) {
+    switch (type) {
+    case GGML_TYPE_F16: *(ggml_fp16_t *)p = ggml_fp32_to_fp16(v); break;
+    case GGML_TYPE_BF16: *(ggml_bf16_t *)p = ggml_fp32_to_bf16(v); break;
+    default: *(float *)p = v; break;
+    }
+}
+
+static inline float cpu_get_f32(const struct ggml_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return cpu_load_f32(t->type, cpu_elem_ptr(t, i0, i1, i2, i3));
+}
+
+static inline void cpu_set_f32(const struct ggml_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3, float v) {
+    cpu_store_f32(t->type, cpu_elem_ptr(t, i0, i1, i2, i3), v);
+}
+
+/* Sub-families registered by cpu_ops_conv_register and cpu_ops_index_register. */
+CPU_HIDDEN void cpu_ops_pool_register(struct cpu_op_table *t);  /* ops-pool.c */
+CPU_HIDDEN void cpu_ops_image_register(struct cpu_op_table *t); /* ops-image.c */
+CPU_HIDDEN void cpu_ops_sort_register(struct cpu_op_table *t);  /* ops-sort.c */
+CPU_HIDDEN void cpu_ops_seq_register(struct cpu_op_table *t);   /* ops-seq.c */
+
+#endif /* GGMLC_CPU_CONVOPS_H */

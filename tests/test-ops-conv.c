@@ -1,0 +1,128 @@
+/* test-ops-conv.c - im2col (1-D, 2-D, 3-D, f32/f16 results, strided data),
+ * im2col_back, col2im_1d, the direct 2-D / depthwise (also channels-last) /
+ * 3-D convolutions, transposed convolutions and pooling on the CPU backend
+ * against PyTorch (tests/golden/gen_conv.py). */
+#include "ggmlc.h"
+#include "opstest.h"
+
+static struct gold_set *G;
+#define GOLD(name) gold_get(G, name)
+
+/* A tensor of the given shape whose values do not matter (kernels passed for their shape). */
+static struct ggml_tensor *shape_only(struct ggml_context *ctx, enum ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
+    return ggml_new_tensor_4d(ctx, type, ne0, ne1, ne2, ne3);
+}
+
+static void test_im2col(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *k2 = shape_only(ctx, GGML_TYPE_F32, 3, 2, 3, 2);
+    for (int f16 = 0; f16 < 2; f16++) {
+        struct ggml_tensor *x = ops_input(ctx, GOLD("im2col.x"), GGML_TYPE_F32, f16 == 1);
+        struct ggml_tensor *r = ggml_im2col(ctx, k2, x, 2, 1, 1, 0, 1, 2, true, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32);
+        if (ops_compute(ctx, r))
+            ops_check(r, GOLD("im2col.out"), f16 ? 1e-6 : 0.0, f16 ? "im2col 2-D to f16 from strided data" : "im2col 2-D (stride, padding, dilation)");
+    }
+    struct ggml_tensor *r1 = ggml_im2col(ctx, shape_only(ctx, GGML_TYPE_F16, 3, 2, 4, 1), ops_input(ctx, GOLD("im2col1d.x"), GGML_TYPE_F32, false),
+                                         2, 0, 2, 0, 2, 0, false, GGML_TYPE_F32);
+    if (ops_compute(ctx, r1)) ops_check(r1, GOLD("im2col1d.out"), 0.0, "im2col 1-D");
+    int64_t ne[4] = {7, 6, 3, 2};
+    struct ggml_tensor *rb = ggml_im2col_back(ctx, shape_only(ctx, GGML_TYPE_F32, 3, 2, 3, 1), gold_new_tensor(ctx, GOLD("im2col_back.g")),
+                                              ne, 2, 1, 1, 0, 1, 1, true);
+    if (ops_compute(ctx, rb)) ops_check(rb, GOLD("im2col_back.out"), 1e-12, "im2col_back sums overlapping patches (vs F.fold)");
+    struct ggml_tensor *r3 = ggml_im2col_3d(ctx, shape_only(ctx, GGML_TYPE_F32, 2, 2, 2, 6), ops_input(ctx, GOLD("im2col3d.x"), GGML_TYPE_F32, true),
+                                            2, 1, 2, 1, 1, 0, 1, 1, 1, 2, GGML_TYPE_F32);
+    if (ops_compute(ctx, r3)) ops_check(r3, GOLD("im2col3d.out"), 0.0, "im2col_3d from strided data");
+    struct ggml_tensor *c2 = ggml_col2im_1d(ctx, gold_new_tensor(ctx, GOLD("col2im.a")), 2, 2, 1);
+    if (ops_compute(ctx, c2)) ops_check(c2, GOLD("col2im.out"), 1e-12, "col2im_1d overlap-add (vs F.fold)");
+
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_im2col(ctx, shape_only(ctx, GGML_TYPE_F32, 3, 9, 3, 2), ops_input(ctx, GOLD("im2col.x"), GGML_TYPE_F32, false),
+                                   1, 1, 0, 0, 1, 1, true, GGML_TYPE_F32), "ggml_im2col", "a kernel taller than the image");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_im2col(ctx, k2, ops_input(ctx, GOLD("im2col1d.x"), GGML_TYPE_F32, false), 1, 1, 0, 0, 1, 1, true, GGML_TYPE_F32),
+                       "ggml_im2col", "data with another channel count");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_im2col(ctx, k2, k2, 0, 1, 0, 0, 1, 1, true, GGML_TYPE_F32), "ggml_im2col", "stride 0");
+    ggml_free(ctx);
+}
+
+static void test_direct_convolutions(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *x = ops_input(ctx, GOLD("conv2d.x"), GGML_TYPE_F32, false);
+    for (int f16 = 0; f16 < 2; f16++) {
+        struct ggml_tensor *w = ops_input(ctx, GOLD("conv2d.w"), f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, false);
+        struct ggml_tensor *r = ggml_conv_2d_direct(ctx, w, x, 1, 2, 1, 0, 2, 1);
+        if (ops_compute(ctx, r)) ops_check(r, GOLD("conv2d.out"), f16 ? 1e-6 : 1e-11, f16 ? "conv_2d_direct, f16 kernel" : "conv_2d_direct");
+    }
+    struct ggml_tensor *wd = gold_new_tensor(ctx, GOLD("conv2d_dw.w"));
+    struct ggml_tensor *dw = ggml_conv_2d_dw_direct(ctx, wd, gold_new_tensor(ctx, GOLD("conv2d_dw.x")), 1, 2, 1, 1, 2, 1);
+    if (ops_compute(ctx, dw)) ops_check(dw, GOLD("conv2d_dw.out"), 1e-11, "conv_2d_dw_direct");
+    /* channels-last data: a WHCN view of CWHN storage gives a result in the same layout */
+    const struct gold_tensor *gx = GOLD("conv2d_dw.x");
+    struct ggml_tensor *cwhn = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, gx->ne[2], gx->ne[0], gx->ne[1], gx->ne[3]);
+    struct ggml_tensor *xv = ggml_permute(ctx, cwhn, 2, 0, 1, 3);
+    tensor_set_f32(xv, gx->data);
+    struct ggml_tensor *dwc = ggml_conv_2d_dw_direct(ctx, wd, xv, 1, 2, 1, 1, 2, 1);
+    tap_ok(dwc && dwc->nb[2] == sizeof(float), "conv_2d_dw_direct keeps a channels-last layout");
+    if (ops_compute(ctx, dwc)) ops_check(dwc, GOLD("conv2d_dw.out"), 1e-11, "conv_2d_dw_direct on channels-last data");
+    struct ggml_tensor *d1 = ggml_conv_1d_dw(ctx, gold_new_tensor(ctx, GOLD("conv1d_dw.w")), gold_new_tensor(ctx, GOLD("conv1d.x")), 1, 1, 1);
+    if (ops_compute(ctx, d1)) ops_check(d1, GOLD("conv1d_dw.out"), 1e-11, "conv_1d_dw");
+    struct ggml_tensor *c3 = ggml_conv_3d_direct(ctx, gold_new_tensor(ctx, GOLD("conv3d.w")), ops_input(ctx, GOLD("conv3d.x"), GGML_TYPE_F32, true),
+                                                 1, 2, 1, 1, 0, 1, 1, 1, 2, 2, 2, 3);
+    if (ops_compute(ctx, c3)) ops_check(c3, GOLD("conv3d.out"), 1e-11, "conv_3d_direct from strided data");
+
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_conv_2d_direct(ctx, ops_input(ctx, GOLD("conv2d.w"), GGML_TYPE_F32, false), gold_new_tensor(ctx, GOLD("im2col1d.x")),
+                                           1, 1, 0, 0, 1, 1), "ggml_conv_2d_direct", "3 kernel channels for 2 data channels");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_conv_3d_direct(ctx, gold_new_tensor(ctx, GOLD("conv3d.w")), gold_new_tensor(ctx, GOLD("conv3d.x")),
+                                           1, 1, 1, 0, 0, 0, 1, 1, 1, 2, 3, 3), "ggml_conv_3d_direct", "a batch that does not match the data");
+    ggml_free(ctx);
+}
+
+static void test_transposed_convolutions(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *w = gold_new_tensor(ctx, GOLD("convt1d.w")), *x = ops_input(ctx, GOLD("convt1d.x"), GGML_TYPE_F32, true);
+    struct ggml_tensor *t1 = ggml_conv_transpose_1d(ctx, w, x, 2, 1, 2);
+    if (ops_compute(ctx, t1)) ops_check(t1, GOLD("convt1d.out"), 1e-11, "conv_transpose_1d with padding and dilation");
+    struct ggml_tensor *t0 = ggml_conv_transpose_1d(ctx, ops_input(ctx, GOLD("convt1d.w"), GGML_TYPE_F16, false), x, 3, 0, 1);
+    if (ops_compute(ctx, t0)) ops_check(t0, GOLD("convt1d.out_p0"), 1e-6, "conv_transpose_1d, stride 3, f16 kernel");
+    struct ggml_tensor *t2 = ggml_conv_transpose_2d_p0(ctx, gold_new_tensor(ctx, GOLD("convt2d.w")), gold_new_tensor(ctx, GOLD("convt2d.x")), 2);
+    if (ops_compute(ctx, t2)) ops_check(t2, GOLD("convt2d.out"), 1e-11, "conv_transpose_2d_p0, stride 2");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_conv_transpose_1d(ctx, w, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 0, 1), "ggml_conv_transpose_1d",
+                       "data with another channel count");
+    ggml_free(ctx);
+}
+
+static void test_pooling(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *x = ops_input(ctx, GOLD("pool2d.x"), GGML_TYPE_F32, true);
+    const char *ref[2] = {"pool2d.max", "pool2d.avg"}, *back[2] = {"pool2d.back_max", "pool2d.back_avg"};
+    for (int op = 0; op < 2; op++) {
+        struct ggml_tensor *p = ggml_pool_2d(ctx, x, (enum ggml_op_pool)op, 3, 2, 2, 1, 1, 1);
+        if (ops_compute(ctx, p)) ops_check(p, GOLD(ref[op]), 1e-13, op ? "pool_2d avg, padding counted" : "pool_2d max with padding");
+        struct ggml_tensor *pb = ggml_pool_2d_back(ctx, gold_new_tensor(ctx, GOLD("pool2d.dy")), x, (enum ggml_op_pool)op, 3, 2, 2, 1, 1, 1);
+        if (ops_compute(ctx, pb)) ops_check(pb, GOLD(back[op]), 1e-12, op ? "pool_2d_back avg" : "pool_2d_back max");
+    }
+    struct ggml_tensor *x1 = gold_new_tensor(ctx, GOLD("pool1d.x"));
+    struct ggml_tensor *m1 = ggml_pool_1d(ctx, x1, GGML_OP_POOL_MAX, 3, 2, 1), *a1 = ggml_pool_1d(ctx, x1, GGML_OP_POOL_AVG, 3, 2, 1);
+    if (ops_compute(ctx, m1)) ops_check(m1, GOLD("pool1d.max"), 0.0, "pool_1d max");
+    if (ops_compute(ctx, a1)) ops_check(a1, GOLD("pool1d.avg"), 1e-13, "pool_1d avg");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_pool_2d(ctx, x, GGML_OP_POOL_MAX, 20, 2, 1, 1, 0, 0), "ggml_pool_2d", "a window wider than the input");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_pool_1d(ctx, x1, GGML_OP_POOL_COUNT, 2, 2, 0), "ggml_pool_1d", "an unknown pooling op");
+    ggml_free(ctx);
+}
+
+int main(void) {
+    G = gold_load("conv.gold");
+    if (!G) return tap_skip_all("golden data tests/golden/conv.gold missing");
+    test_im2col();
+    test_direct_convolutions();
+    test_transposed_convolutions();
+    test_pooling();
+    gold_free(G);
+    return tap_done();
+}

@@ -1,0 +1,134 @@
+/* test-ops-index.c - get_rows (f32/f16/bf16/i32 tables, strided), get_rows_back,
+ * set_rows (I64/I32 indices, broadcast, f16 destination), add_id, argsort and
+ * top_k on the CPU backend against PyTorch golden data (tests/golden/gen_index.py). */
+#include <string.h>
+
+#include "ggmlc.h"
+#include "opstest.h"
+
+static struct gold_set *G;
+#define GOLD(name) gold_get(G, name)
+
+static void test_get_rows(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *idx = gold_new_tensor(ctx, GOLD("get_rows.idx"));
+    const struct { enum ggml_type type; bool transposed; const char *ref; const char *name; } cases[] = {
+        {GGML_TYPE_F32, false, "get_rows.out", "get_rows f32"},
+        {GGML_TYPE_F32, true, "get_rows.out", "get_rows f32 from a strided (transposed) table"},
+        {GGML_TYPE_F16, false, "get_rows.out_f16", "get_rows f16"},
+        {GGML_TYPE_BF16, true, "get_rows.out_bf16", "get_rows bf16 from a strided table"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct ggml_tensor *a = ops_input(ctx, GOLD("get_rows.a"), cases[i].type, cases[i].transposed);
+        struct ggml_tensor *r = ggml_get_rows(ctx, a, idx);
+        tap_ok(r && r->type == GGML_TYPE_F32, "%s: result is f32", cases[i].name);
+        if (ops_compute(ctx, r)) ops_check(r, GOLD(cases[i].ref), 0.0, cases[i].name);
+    }
+    struct ggml_tensor *ai = gold_new_tensor(ctx, GOLD("get_rows_i32.a"));
+    struct ggml_tensor *ri = ggml_get_rows(ctx, ai, gold_new_tensor(ctx, GOLD("get_rows_i32.idx")));
+    tap_ok(ri && ri->type == GGML_TYPE_I32, "get_rows of an I32 table stays I32");
+    if (ops_compute(ctx, ri)) ops_check_exact(ri, GOLD("get_rows_i32.out"), "get_rows i32");
+
+    struct ggml_tensor *wrong = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 7, 9, 2, 2);
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_get_rows(ctx, wrong, idx), "ggml_get_rows", "indices whose dims 1, 2 differ from the data's dims 2, 3");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_get_rows(ctx, ai, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3)), "ggml_get_rows", "f32 indices");
+    tap_ok(ggml_get_rows(ctx, NULL, idx) == NULL, "get_rows of a NULL operand is NULL");
+
+    /* an index past the table fails the computation instead of reading out of bounds */
+    struct ggml_tensor *bad_idx = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1);
+    ((int32_t *)bad_idx->data)[0] = 11;
+    struct ggml_tensor *rb = ggml_get_rows(ctx, ai, bad_idx);
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, rb);
+    tap_ok(ggml_graph_compute_with_ctx(ctx, gf, 1) != GGML_STATUS_SUCCESS, "get_rows with an out-of-range index fails");
+    ggml_free(ctx);
+}
+
+static void test_get_rows_back(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *dy = gold_new_tensor(ctx, GOLD("get_rows_back.dy"));
+    struct ggml_tensor *idx = gold_new_tensor(ctx, GOLD("get_rows_back.idx"));
+    struct ggml_tensor *shape = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 6, 5);
+    struct ggml_tensor *r = ggml_get_rows_back(ctx, dy, idx, shape);
+    if (ops_compute(ctx, r)) ops_check(r, GOLD("get_rows_back.out"), 1e-12, "get_rows_back accumulates repeated rows");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_get_rows_back(ctx, dy, idx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 5)), "ggml_get_rows_back",
+                       "a shape tensor of another row length");
+    ggml_free(ctx);
+}
+
+static void test_set_rows(void) {
+    const enum ggml_type idx_types[] = {GGML_TYPE_I64, GGML_TYPE_I32};
+    for (int it = 0; it < 2; it++) {
+        for (int f16 = 0; f16 < 2; f16++) {
+            struct ggml_context *ctx = ops_ctx();
+            struct ggml_tensor *dst = ops_input(ctx, GOLD("set_rows.dst"), f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, false);
+            struct ggml_tensor *src = gold_new_tensor(ctx, GOLD("set_rows.src"));
+            struct ggml_tensor *idx = ops_input(ctx, GOLD("set_rows.idx"), GGML_TYPE_I32, false);
+            if (idx_types[it] == GGML_TYPE_I64) idx = gold_new_tensor(ctx, GOLD("set_rows.idx"));
+            struct ggml_tensor *r = ggml_set_rows(ctx, dst, src, idx);
+            tap_ok(r && r->view_src == dst, "set_rows returns a view of its destination");
+            char name[96];
+            snprintf(name, sizeof name, "set_rows %s indices into %s (indices broadcast over dim 2)",
+                     ggml_type_name(idx_types[it]), f16 ? "f16" : "f32");
+            if (ops_compute(ctx, r)) ops_check(dst, GOLD(f16 ? "set_rows.out_f16" : "set_rows.out"), 0.0, name);
+            if (it == 0 && f16 == 0) {
+                ggmlc_clear_error();
+                ops_check_rejected(ggml_set_rows(ctx, dst, src, ggml_new_tensor_3d(ctx, GGML_TYPE_I64, 4, 2, 2)), "ggml_set_rows",
+                                   "indices whose dim 1 does not divide the source's dim 2");
+                ggmlc_clear_error();
+                ops_check_rejected(ggml_set_rows(ctx, dst, src, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 4, 1, 2)), "ggml_set_rows",
+                                   "f32 indices");
+            }
+            ggml_free(ctx);
+        }
+    }
+}
+
+static void test_add_id(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *a = ops_input(ctx, GOLD("add_id.a"), GGML_TYPE_F32, true);
+    struct ggml_tensor *b = gold_new_tensor(ctx, GOLD("add_id.b"));
+    struct ggml_tensor *ids = gold_new_tensor(ctx, GOLD("add_id.ids"));
+    struct ggml_tensor *r = ggml_add_id(ctx, a, b, ids);
+    if (ops_compute(ctx, r)) ops_check(r, GOLD("add_id.out"), 1e-14, "add_id with a strided a");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_add_id(ctx, a, b, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 4, 4)), "ggml_add_id", "ids of the wrong shape");
+    ggml_free(ctx);
+}
+
+static void test_sort(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *x = ops_input(ctx, GOLD("argsort.x"), GGML_TYPE_F32, false);
+    struct ggml_tensor *asc = ggml_argsort(ctx, x, GGML_SORT_ORDER_ASC);
+    if (ops_compute(ctx, asc)) ops_check_exact(asc, GOLD("argsort.asc"), "argsort ascending");
+    struct ggml_tensor *xt = ops_input(ctx, GOLD("argsort.x"), GGML_TYPE_F32, true);
+    struct ggml_tensor *desc = ggml_argsort(ctx, xt, GGML_SORT_ORDER_DESC);
+    if (ops_compute(ctx, desc)) ops_check_exact(desc, GOLD("argsort.desc"), "argsort descending of a strided tensor");
+    struct ggml_tensor *xi = gold_new_tensor(ctx, GOLD("argsort_i32.x"));
+    struct ggml_tensor *ai = ggml_argsort(ctx, xi, GGML_SORT_ORDER_ASC);
+    if (ops_compute(ctx, ai)) ops_check_exact(ai, GOLD("argsort_i32.asc"), "argsort of I32 rows");
+    struct ggml_tensor *tk = ggml_top_k(ctx, gold_new_tensor(ctx, GOLD("top_k.x")), 4);
+    tap_ok(tk && tk->type == GGML_TYPE_I32 && tk->ne[0] == 4, "top_k gives k I32 indices per row");
+    if (ops_compute(ctx, tk)) ops_check_exact(tk, GOLD("top_k.idx"), "top_k, largest first");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_top_k(ctx, x, 14), "ggml_top_k", "k larger than the row");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_argsort(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_Q4_0, 32), GGML_SORT_ORDER_ASC), "ggml_argsort",
+                       "a quantized tensor");
+    ggml_free(ctx);
+}
+
+int main(void) {
+    G = gold_load("index.gold");
+    if (!G) return tap_skip_all("golden data tests/golden/index.gold missing");
+    test_get_rows();
+    test_get_rows_back();
+    test_set_rows();
+    test_add_id();
+    test_sort();
+    gold_free(G);
+    return tap_done();
+}
