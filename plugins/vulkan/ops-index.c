@@ -42,14 +42,14 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
 /* ------------------------------------------------------------ set_rows */
 
 static bool set_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
-    const struct ggml_tensor *b = node->src[1], *idx = node->src[2];
+    const struct ggml_tensor *b = node->src[0], *idx = node->src[1]; /* node views the destination */
     return b && idx && b->type == GGML_TYPE_F32 && vk_shape_fits(b) && float_ok(d, node) && index_fits(idx) &&
            idx->ne[1] > 0 && idx->ne[2] > 0 && b->ne[2] % idx->ne[1] == 0 && b->ne[3] % idx->ne[2] == 0 &&
            b->ne[1] == idx->ne[0] && b->ne[0] == node->ne[0];
 }
 
 static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
-    const struct ggml_tensor *b = node->src[1], *idx = node->src[2];
+    const struct ggml_tensor *b = node->src[0], *idx = node->src[1]; /* node views the destination */
     const bool i64 = idx->type == GGML_TYPE_I64;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", vk_type_tag(node->type), i64 ? "i64" : "i32"));
