@@ -108,7 +108,34 @@ struct ggml_tensor *ggml_col2im_1d(struct ggml_context *ctx, struct ggml_tensor 
     return r;
 }
 
+/* ------------------------------------------ convolutions via im2col + mul_mat
+ * The kernel is the mul_mat weight (any type the matrix product takes), the f32
+ * patches the activations: y = W x gives [OC, positions], transposed back to
+ * the [positions, OC] layout of the result. */
+
+/* y [OC, P, N] -> [P, OC, N] contiguous. */
+static struct ggml_tensor *channels_last_to_first(struct ggml_context *ctx, struct ggml_tensor *y, int64_t P, int64_t N) {
+    return ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_3d(ctx, y, y->ne[0], P, N)));
+}
+
 /* ------------------------------------------------------- 1-D convolution */
+
+struct ggml_tensor *ggml_conv_1d(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, int s0, int p0, int d0) {
+    GGMLC_CHECK_SRC(a);
+    GGMLC_CHECK_SRC(b);
+    struct ggml_tensor *im = ggml_im2col(ctx, a, b, s0, 1, p0, 0, d0, 1, false, GGML_TYPE_F32); /* [IC*K, OL, N] */
+    GGMLC_CHECK_SRC(im);
+    const int64_t OL = im->ne[1], N = im->ne[2];
+    struct ggml_tensor *y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, a, a->ne[0] * a->ne[1], a->ne[2]),
+                                         ggml_reshape_2d(ctx, im, im->ne[0], OL * N)); /* [OC, OL*N] */
+    GGMLC_CHECK_SRC(y);
+    return channels_last_to_first(ctx, y, OL, N); /* [OL, OC, N] */
+}
+
+struct ggml_tensor *ggml_conv_1d_ph(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, int s, int d) {
+    GGMLC_CHECK_SRC(a);
+    return ggml_conv_1d(ctx, a, b, s, (int)(a->ne[0] / 2), d);
+}
 
 /* Depthwise: kernel a [K, 1, C], data b [L, C, N] -> [OL, C, N], one filter per channel. */
 struct ggml_tensor *ggml_conv_1d_dw(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, int s0, int p0, int d0) {
@@ -146,6 +173,49 @@ struct ggml_tensor *ggml_conv_transpose_1d(struct ggml_context *ctx, struct ggml
 }
 
 /* ------------------------------------------------------- 2-D convolution */
+
+struct ggml_tensor *ggml_conv_2d(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b,
+                                 int s0, int s1, int p0, int p1, int d0, int d1) {
+    GGMLC_CHECK_SRC(a);
+    GGMLC_CHECK_SRC(b);
+    struct ggml_tensor *im = ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32); /* [IC*KH*KW, OW, OH, N] */
+    GGMLC_CHECK_SRC(im);
+    const int64_t OW = im->ne[1], OH = im->ne[2], N = im->ne[3];
+    struct ggml_tensor *y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, a, a->ne[0] * a->ne[1] * a->ne[2], a->ne[3]),
+                                         ggml_reshape_2d(ctx, im, im->ne[0], OW * OH * N)); /* [OC, OW*OH*N] */
+    GGMLC_CHECK_SRC(y);
+    struct ggml_tensor *r = channels_last_to_first(ctx, y, OW * OH, N);
+    GGMLC_CHECK_SRC(r);
+    return ggml_reshape_4d(ctx, r, OW, OH, a->ne[3], N);
+}
+
+struct ggml_tensor *ggml_conv_2d_sk_p0(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b) {
+    GGMLC_CHECK_SRC(a);
+    return ggml_conv_2d(ctx, a, b, (int)a->ne[0], (int)a->ne[1], 0, 0, 1, 1);
+}
+
+struct ggml_tensor *ggml_conv_2d_s1_ph(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b) {
+    GGMLC_CHECK_SRC(a);
+    return ggml_conv_2d(ctx, a, b, 1, 1, (int)(a->ne[0] / 2), (int)(a->ne[1] / 2), 1, 1);
+}
+
+struct ggml_tensor *ggml_conv_2d_dw(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b,
+                                    int s0, int s1, int p0, int p1, int d0, int d1) {
+    GGMLC_CHECK_SRC(a);
+    GGMLC_CHECK_SRC(b);
+    if (a->ne[2] != 1 || a->ne[3] != b->ne[2])
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel must be [KW, KH, 1, C] for data [W, H, C, N]", a, b);
+    const int64_t C = b->ne[2], N = b->ne[3];
+    /* every channel becomes a one-channel image whose patches meet its own filter in a batched mul_mat */
+    struct ggml_tensor *im = ggml_im2col(ctx, a, ggml_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, C * N),
+                                         s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32); /* [KW*KH, OW, OH, C*N] */
+    GGMLC_CHECK_SRC(im);
+    const int64_t OW = im->ne[1], OH = im->ne[2];
+    struct ggml_tensor *filters = ggml_reshape_4d(ctx, a, a->ne[0] * a->ne[1], 1, C, 1);
+    struct ggml_tensor *y = ggml_mul_mat(ctx, filters, ggml_reshape_4d(ctx, im, im->ne[0], OW * OH, C, N)); /* [1, OW*OH, C, N] */
+    GGMLC_CHECK_SRC(y);
+    return ggml_reshape_4d(ctx, y, OW, OH, C, N);
+}
 
 struct ggml_tensor *ggml_conv_2d_dw_direct(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b,
                                            int stride0, int stride1, int pad0, int pad1, int dilation0, int dilation1) {
@@ -209,6 +279,20 @@ struct ggml_tensor *ggml_conv_transpose_2d_p0(struct ggml_context *ctx, struct g
 }
 
 /* ------------------------------------------------------- 3-D convolution */
+
+struct ggml_tensor *ggml_conv_3d(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, int64_t IC,
+                                 int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2) {
+    GGMLC_CHECK_SRC(a);
+    GGMLC_CHECK_SRC(b);
+    struct ggml_tensor *im = ggml_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, GGML_TYPE_F32);
+    GGMLC_CHECK_SRC(im); /* [KW*KH*KD*IC, OW, OH, OD*N] */
+    const int64_t OC = a->ne[3] / IC, N = b->ne[3] / IC, OD = im->ne[3] / N, P = im->ne[1] * im->ne[2] * OD;
+    struct ggml_tensor *y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, a, im->ne[0], OC), ggml_reshape_2d(ctx, im, im->ne[0], P * N));
+    GGMLC_CHECK_SRC(y); /* [OC, P*N] */
+    struct ggml_tensor *r = channels_last_to_first(ctx, y, P, N);
+    GGMLC_CHECK_SRC(r);
+    return ggml_reshape_4d(ctx, r, im->ne[1], im->ne[2], OD, OC * N);
+}
 
 struct ggml_tensor *ggml_conv_3d_direct(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b,
                                         int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2,

@@ -80,6 +80,34 @@ static void test_direct_convolutions(void) {
     ggml_free(ctx);
 }
 
+/* The convolutions built from im2col and mul_mat (kernel as the matrix product's weight). */
+static void test_im2col_convolutions(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *x = ops_input(ctx, GOLD("conv2d.x"), GGML_TYPE_F32, false);
+    for (int f16 = 0; f16 < 2; f16++) {
+        struct ggml_tensor *w = ops_input(ctx, GOLD("conv2d.w"), f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, false);
+        struct ggml_tensor *r = ggml_conv_2d(ctx, w, x, 1, 2, 1, 0, 2, 1);
+        if (ops_compute(ctx, r)) ops_check(r, GOLD("conv2d.out"), f16 ? 1e-6 : 1e-10, f16 ? "conv_2d, f16 kernel" : "conv_2d");
+    }
+    struct ggml_tensor *w = gold_new_tensor(ctx, GOLD("conv2d.w"));
+    struct ggml_tensor *sk = ggml_conv_2d_sk_p0(ctx, w, x), *ph = ggml_conv_2d_s1_ph(ctx, w, x);
+    if (ops_compute(ctx, sk)) ops_check(sk, GOLD("conv2d.sk_p0"), 1e-10, "conv_2d_sk_p0");
+    if (ops_compute(ctx, ph)) ops_check(ph, GOLD("conv2d.s1_ph"), 1e-10, "conv_2d_s1_ph");
+    struct ggml_tensor *dw = ggml_conv_2d_dw(ctx, gold_new_tensor(ctx, GOLD("conv2d_dw.w")), gold_new_tensor(ctx, GOLD("conv2d_dw.x")), 1, 2, 1, 1, 2, 1);
+    if (ops_compute(ctx, dw)) ops_check(dw, GOLD("conv2d_dw.out"), 1e-10, "conv_2d_dw");
+    struct ggml_tensor *x1 = ops_input(ctx, GOLD("conv1d.x"), GGML_TYPE_F32, true), *w1 = gold_new_tensor(ctx, GOLD("conv1d.w"));
+    struct ggml_tensor *c1 = ggml_conv_1d(ctx, w1, x1, 2, 1, 2), *c1p = ggml_conv_1d_ph(ctx, w1, x1, 2, 1);
+    if (ops_compute(ctx, c1)) ops_check(c1, GOLD("conv1d.out"), 1e-10, "conv_1d of strided data, batch 2");
+    if (ops_compute(ctx, c1p)) ops_check(c1p, GOLD("conv1d.ph"), 1e-10, "conv_1d_ph");
+    struct ggml_tensor *c3 = ggml_conv_3d(ctx, gold_new_tensor(ctx, GOLD("conv3d.w")), gold_new_tensor(ctx, GOLD("conv3d.x")), 2,
+                                          1, 2, 1, 1, 0, 1, 1, 1, 2);
+    if (ops_compute(ctx, c3)) ops_check(c3, GOLD("conv3d.out"), 1e-10, "conv_3d");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_conv_2d(ctx, w, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 1, 0, 0, 1, 1), "ggml_im2col",
+                       "conv_2d data with another channel count");
+    ggml_free(ctx);
+}
+
 static void test_transposed_convolutions(void) {
     struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *w = gold_new_tensor(ctx, GOLD("convt1d.w")), *x = ops_input(ctx, GOLD("convt1d.x"), GGML_TYPE_F32, true);
@@ -121,6 +149,7 @@ int main(void) {
     if (!G) return tap_skip_all("golden data tests/golden/conv.gold missing");
     test_im2col();
     test_direct_convolutions();
+    test_im2col_convolutions();
     test_transposed_convolutions();
     test_pooling();
     gold_free(G);

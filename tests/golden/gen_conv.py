@@ -68,12 +68,15 @@ x = torch.randn(2, 3, 8, 9)
 w = torch.randn(4, 3, 3, 2)
 g["conv2d.x"], g["conv2d.w"] = x, w
 g["conv2d.out"] = F.conv2d(x, w, stride=(2, 1), padding=(0, 1), dilation=(1, 2))  # s0=1 s1=2 p0=1 p1=0 d0=2 d1=1
+g["conv2d.sk_p0"] = F.conv2d(x, w, stride=(3, 2))  # stride = kernel size
+g["conv2d.s1_ph"] = F.conv2d(x, w, padding=(1, 1))  # stride 1, half padding
 xd, wd = torch.randn(2, 3, 7, 8), torch.randn(3, 1, 3, 3)
 g["conv2d_dw.x"], g["conv2d_dw.w"] = xd, wd
 g["conv2d_dw.out"] = F.conv2d(xd, wd, stride=(2, 1), padding=(1, 1), dilation=(1, 2), groups=3)  # s0=1 s1=2 d0=2 d1=1
 x1c, w1c = torch.randn(2, 3, 12), torch.randn(4, 3, 3)
 g["conv1d.x"], g["conv1d.w"] = x1c, w1c
 g["conv1d.out"] = F.conv1d(x1c, w1c, stride=2, padding=1, dilation=2)
+g["conv1d.ph"] = F.conv1d(x1c, w1c, stride=2, padding=1)  # half padding
 w1dw = torch.randn(3, 1, 3)
 g["conv1d_dw.w"] = w1dw
 g["conv1d_dw.out"] = F.conv1d(x1c, w1dw, stride=1, padding=1, groups=3)
