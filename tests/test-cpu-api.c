@@ -131,6 +131,34 @@ static void test_abort(void) {
     ggml_free(ctx);
 }
 
+/* Whole-tensor reductions large enough to be split: partial sums meet after a barrier. */
+static void test_split_reductions(void) {
+    struct ggml_context *ctx = host_ctx(16);
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 301, 211);
+    struct ggml_tensor *i = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 301, 211), *j = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 301, 211);
+    test_seed(3);
+    double ref = 0;
+    int64_t equal = 0;
+    for (int k = 0; k < 301 * 211; k++) {
+        const float v = test_uniform(-1.0f, 1.0f);
+        ((float *)a->data)[k] = v;
+        ref += v;
+        ((int32_t *)i->data)[k] = (int32_t)(test_uniform(0.0f, 3.0f));
+        ((int32_t *)j->data)[k] = (int32_t)(test_uniform(0.0f, 3.0f));
+        equal += ((int32_t *)i->data)[k] == ((int32_t *)j->data)[k];
+    }
+    struct ggml_tensor *s = ggml_sum(ctx, a), *c = ggml_count_equal(ctx, i, j);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, s);
+    ggml_build_forward_expand(g, c);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    const float got = ggml_get_f32_1d(s, 0);
+    tap_ok(fabs(got - ref) < 1e-4, "ggml_sum over 2 threads: %.6f (direct %.6f)", got, ref);
+    tap_ok(*(int64_t *)c->data == equal, "ggml_count_equal over 2 threads: %lld (direct %lld)", (long long)*(int64_t *)c->data,
+           (long long)equal);
+    ggml_free(ctx);
+}
+
 static void test_element_access(void) {
     struct ggml_context *ctx = host_ctx(1);
     struct ggml_tensor *f = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, 3, 4, 2);
@@ -220,6 +248,7 @@ int main(void) {
     test_threads_agree();
     test_backend();
     test_abort();
+    test_split_reductions();
     test_element_access();
     test_custom();
     test_errors_and_features();

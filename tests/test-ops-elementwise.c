@@ -1,0 +1,301 @@
+/* test-ops-elementwise.c - the element-wise family against PyTorch golden data
+ * (tests/golden/gen_elementwise.py): every case runs on a host context through
+ * ggml_graph_compute_with_ctx and on the CPU backend through backend buffers;
+ * then in-place variants and the error paths. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+enum kind {
+    K_ADD, K_SUB, K_MUL, K_DIV, K_ADD1, K_ADD_CAST, K_UNARY, K_SQR, K_SQRT, K_LOG, K_SIN, K_COS, K_SCALE, K_SCALE_BIAS,
+    K_CLAMP, K_LEAKY, K_FILL, K_XIELU, K_GLU, K_GLU_SWAPPED, K_GLU_SPLIT, K_SWIGLU_OAI, K_SUM, K_SUM_ROWS, K_MEAN,
+    K_CUMSUM, K_ARGMAX, K_COUNT_EQUAL, K_REPEAT, K_REPEAT_BACK, K_CONCAT, K_CONT, K_CONT_2D, K_DUP, K_CPY, K_CAST,
+    K_SET, K_ACC, K_SET_1D, K_TRI, K_MASK_INF, K_MASK_ZERO, K_DIAG, K_ARANGE,
+};
+
+struct ew_case {
+    const char *name;
+    enum kind kind;
+    int n_in;
+    int param;               /* unary/glu op, dim, tri type, n_past, or the destination type */
+    enum ggml_type in0_type; /* type of the first operand (F32 = 0 by default) */
+    unsigned trans;          /* bit i: operand i is used transposed */
+    double tol;              /* NMSE bound */
+};
+
+#define F32_TOL 1e-11
+#define F16_TOL 1e-6
+#define BF16_TOL 1e-4
+
+#define BINARY(op, K)                                                                                                 \
+    {#op "_same", K, 2, 0, 0, 0, F32_TOL}, {#op "_rows", K, 2, 0, 0, 0, F32_TOL}, {#op "_cols", K, 2, 0, 0, 0, F32_TOL}, \
+    {#op "_scalar", K, 2, 0, 0, 0, F32_TOL}, {#op "_tile", K, 2, 0, 0, 0, F32_TOL}, {#op "_rep0", K, 2, 0, 0, 0, F32_TOL}, \
+    {#op "_trans", K, 2, 0, 0, 1, F32_TOL}, {#op "_f16", K, 2, 0, GGML_TYPE_F16, 0, F16_TOL},                          \
+    {#op "_bf16", K, 2, 0, GGML_TYPE_BF16, 0, BF16_TOL}
+#define UNARY(name, OP) {"u_" #name, K_UNARY, 1, GGML_UNARY_OP_##OP, 0, 0, 1e-10}
+#define UNARY_VARIANTS(name, OP)                                                                                        \
+    {"u_" #name "_trans", K_UNARY, 1, GGML_UNARY_OP_##OP, 0, 1, 1e-10},                                                \
+    {"u_" #name "_f16", K_UNARY, 1, GGML_UNARY_OP_##OP, GGML_TYPE_F16, 0, F16_TOL},                                     \
+    {"u_" #name "_bf16", K_UNARY, 1, GGML_UNARY_OP_##OP, GGML_TYPE_BF16, 0, BF16_TOL}
+#define GLU(name, OP)                                                                                                   \
+    {"glu_" #name, K_GLU, 1, GGML_GLU_OP_##OP, 0, 0, 1e-10}, {"glu_" #name "_swapped", K_GLU_SWAPPED, 1, GGML_GLU_OP_##OP, 0, 0, 1e-10}, \
+    {"glu_" #name "_split", K_GLU_SPLIT, 2, GGML_GLU_OP_##OP, 0, 0, 1e-10}
+
+static const struct ew_case cases[] = {
+    BINARY(add, K_ADD), BINARY(sub, K_SUB), BINARY(mul, K_MUL), BINARY(div, K_DIV),
+    {"add1", K_ADD1, 2, 0, 0, 0, F32_TOL},
+    {"add_cast_f16", K_ADD_CAST, 2, GGML_TYPE_F16, 0, 0, F16_TOL},
+    UNARY(abs, ABS), UNARY(sgn, SGN), UNARY(neg, NEG), UNARY(step, STEP), UNARY(tanh, TANH), UNARY(elu, ELU),
+    UNARY(relu, RELU), UNARY(sigmoid, SIGMOID), UNARY(gelu, GELU), UNARY(gelu_erf, GELU_ERF), UNARY(gelu_quick, GELU_QUICK),
+    UNARY(silu, SILU), UNARY(hardswish, HARDSWISH), UNARY(hardsigmoid, HARDSIGMOID), UNARY(exp, EXP), UNARY(expm1, EXPM1),
+    UNARY(softplus, SOFTPLUS), UNARY(floor, FLOOR), UNARY(ceil, CEIL), UNARY(round, ROUND), UNARY(trunc, TRUNC),
+    UNARY_VARIANTS(relu, RELU), UNARY_VARIANTS(gelu, GELU), UNARY_VARIANTS(silu, SILU), UNARY_VARIANTS(tanh, TANH),
+    {"u_xielu", K_XIELU, 1, 0, 0, 0, 1e-10},
+    {"u_sqr", K_SQR, 1, 0, 0, 0, F32_TOL}, {"u_sqrt", K_SQRT, 1, 0, 0, 0, F32_TOL}, {"u_log", K_LOG, 1, 0, 0, 0, 1e-10},
+    {"u_sin", K_SIN, 1, 0, 0, 0, 1e-10}, {"u_cos", K_COS, 1, 0, 0, 0, 1e-10},
+    {"scale", K_SCALE, 1, 0, 0, 0, F32_TOL}, {"scale_bias", K_SCALE_BIAS, 1, 0, 0, 0, F32_TOL},
+    {"clamp", K_CLAMP, 1, 0, 0, 0, F32_TOL}, {"leaky_relu", K_LEAKY, 1, 0, 0, 0, F32_TOL}, {"fill", K_FILL, 1, 0, 0, 0, 0},
+    GLU(reglu, REGLU), GLU(geglu, GEGLU), GLU(swiglu, SWIGLU), GLU(geglu_erf, GEGLU_ERF), GLU(geglu_quick, GEGLU_QUICK),
+    {"glu_swiglu_oai", K_SWIGLU_OAI, 2, 0, 0, 0, 1e-10},
+    {"sum", K_SUM, 1, 0, 0, 0, 1e-12}, {"sum_rows", K_SUM_ROWS, 1, 0, 0, 0, 1e-12}, {"mean", K_MEAN, 1, 0, 0, 0, 1e-12},
+    {"sum_rows_trans", K_SUM_ROWS, 1, 0, 0, 1, 1e-12}, {"cumsum", K_CUMSUM, 1, 0, 0, 0, 1e-12},
+    {"argmax", K_ARGMAX, 1, 0, 0, 0, 0}, {"count_equal", K_COUNT_EQUAL, 2, 0, 0, 0, 0},
+    {"repeat", K_REPEAT, 1, 0, 0, 0, 0}, {"repeat_back", K_REPEAT_BACK, 1, 0, 0, 0, 1e-12},
+    {"concat0", K_CONCAT, 2, 0, 0, 0, 0}, {"concat1", K_CONCAT, 2, 1, 0, 0, 0}, {"concat2", K_CONCAT, 2, 2, 0, 0, 0},
+    {"concat3", K_CONCAT, 2, 3, 0, 0, 0},
+    {"cont_trans", K_CONT, 1, 0, 0, 1, 0}, {"cont_2d_trans", K_CONT_2D, 1, 0, 0, 1, 0}, {"dup", K_DUP, 1, 0, 0, 0, 0},
+    {"cpy_f16", K_CPY, 1, GGML_TYPE_F16, 0, 0, 0}, {"cpy_bf16", K_CPY, 1, GGML_TYPE_BF16, 0, 0, 0},
+    {"cpy_i32", K_CPY, 1, GGML_TYPE_I32, 0, 0, 0}, {"cpy_i32_f32", K_CPY, 1, GGML_TYPE_F32, 0, 0, 0},
+    {"cpy_f16_trans", K_CPY, 1, GGML_TYPE_F16, 0, 1, 0}, {"cast_f16", K_CAST, 1, GGML_TYPE_F16, 0, 0, 0},
+    {"set", K_SET, 2, 0, 0, 0, 0}, {"acc", K_ACC, 2, 0, 0, 0, F32_TOL}, {"set_1d", K_SET_1D, 2, 0, 0, 0, 0},
+    {"tri0", K_TRI, 1, GGML_TRI_TYPE_UPPER_DIAG, 0, 0, 0}, {"tri1", K_TRI, 1, GGML_TRI_TYPE_UPPER, 0, 0, 0},
+    {"tri2", K_TRI, 1, GGML_TRI_TYPE_LOWER_DIAG, 0, 0, 0}, {"tri3", K_TRI, 1, GGML_TRI_TYPE_LOWER, 0, 0, 0},
+    {"diag_mask_inf", K_MASK_INF, 1, 1, 0, 0, 0}, {"diag_mask_zero", K_MASK_ZERO, 1, 1, 0, 0, 0},
+    {"diag", K_DIAG, 1, 0, 0, 0, 0}, {"arange", K_ARANGE, 0, 0, 0, 0, 1e-14},
+};
+
+static struct gold_set *gold;
+
+static const struct gold_tensor *gold_of(const char *case_name, const char *part) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", case_name, part);
+    return gold_get(gold, key);
+}
+
+/* The result node of a case; in[] are the (possibly transposed) operands, out the expected result. */
+static struct ggml_tensor *build(struct ggml_context *ctx, const struct ew_case *c, struct ggml_tensor **in, const struct gold_tensor *out) {
+    struct ggml_tensor *a = in[0], *b = in[1];
+    switch (c->kind) {
+    case K_ADD: return ggml_add(ctx, a, b);
+    case K_SUB: return ggml_sub(ctx, a, b);
+    case K_MUL: return ggml_mul(ctx, a, b);
+    case K_DIV: return ggml_div(ctx, a, b);
+    case K_ADD1: return ggml_add1(ctx, a, b);
+    case K_ADD_CAST: return ggml_add_cast(ctx, a, b, (enum ggml_type)c->param);
+    case K_UNARY: return ggml_unary(ctx, a, (enum ggml_unary_op)c->param);
+    case K_XIELU: return ggml_xielu(ctx, a, 0.8f, 0.8f, 0.5f, -1e-6f);
+    case K_SQR: return ggml_sqr(ctx, a);
+    case K_SQRT: return ggml_sqrt(ctx, a);
+    case K_LOG: return ggml_log(ctx, a);
+    case K_SIN: return ggml_sin(ctx, a);
+    case K_COS: return ggml_cos(ctx, a);
+    case K_SCALE: return ggml_scale(ctx, a, -1.7f);
+    case K_SCALE_BIAS: return ggml_scale_bias(ctx, a, 0.25f, 3.5f);
+    case K_CLAMP: return ggml_clamp(ctx, ggml_dup(ctx, a), -0.5f, 0.7f);
+    case K_LEAKY: return ggml_leaky_relu(ctx, a, 0.1f, false);
+    case K_FILL: return ggml_fill(ctx, a, 3.5f);
+    case K_GLU: return ggml_glu(ctx, a, (enum ggml_glu_op)c->param, false);
+    case K_GLU_SWAPPED: return ggml_glu(ctx, a, (enum ggml_glu_op)c->param, true);
+    case K_GLU_SPLIT: return ggml_glu_split(ctx, a, b, (enum ggml_glu_op)c->param);
+    case K_SWIGLU_OAI: return ggml_swiglu_oai(ctx, a, b, 1.702f, 7.0f);
+    case K_SUM: return ggml_sum(ctx, a);
+    case K_SUM_ROWS: return ggml_sum_rows(ctx, a);
+    case K_MEAN: return ggml_mean(ctx, a);
+    case K_CUMSUM: return ggml_cumsum(ctx, a);
+    case K_ARGMAX: return ggml_argmax(ctx, a);
+    case K_COUNT_EQUAL: return ggml_count_equal(ctx, a, b);
+    case K_REPEAT: return ggml_repeat_4d(ctx, a, out->ne[0], out->ne[1], out->ne[2], out->ne[3]);
+    case K_REPEAT_BACK: return ggml_repeat_back(ctx, a, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, out->ne[0], out->ne[1], out->ne[2], out->ne[3]));
+    case K_CONCAT: return ggml_concat(ctx, a, b, c->param);
+    case K_CONT: return ggml_cont(ctx, a);
+    case K_CONT_2D: return ggml_cont_2d(ctx, a, out->ne[0], out->ne[1]);
+    case K_DUP: return ggml_dup(ctx, a);
+    case K_CPY: return ggml_cpy(ctx, a, ggml_new_tensor_4d(ctx, (enum ggml_type)c->param, out->ne[0], out->ne[1], out->ne[2], out->ne[3]));
+    case K_CAST: return ggml_cast(ctx, a, (enum ggml_type)c->param);
+    case K_SET: return ggml_set(ctx, a, b, a->nb[1], a->nb[2], a->nb[3], a->nb[1] + 2 * sizeof(float));
+    case K_ACC: return ggml_acc(ctx, a, b, a->nb[1], a->nb[2], a->nb[3], a->nb[1] + 2 * sizeof(float));
+    case K_SET_1D: return ggml_set_1d(ctx, a, b, 13 * sizeof(float));
+    case K_TRI: return ggml_tri(ctx, a, (enum ggml_tri_type)c->param);
+    case K_MASK_INF: return ggml_diag_mask_inf(ctx, a, c->param);
+    case K_MASK_ZERO: return ggml_diag_mask_zero(ctx, a, c->param);
+    case K_DIAG: return ggml_diag(ctx, a);
+    case K_ARANGE: return ggml_arange(ctx, -1.5f, 4.0f, 0.75f);
+    }
+    return NULL;
+}
+
+/* Operand i of case c: a tensor of the golden shape (and the case's type for operand 0). */
+static struct ggml_tensor *new_operand(struct ggml_context *ctx, const struct ew_case *c, const struct gold_tensor *g, int i) {
+    enum ggml_type type = g->dtype == GOLD_I32 ? GGML_TYPE_I32 : GGML_TYPE_F32;
+    if (i == 0 && c->in0_type != GGML_TYPE_F32) type = c->in0_type;
+    return ggml_new_tensor_4d(ctx, type, g->ne[0], g->ne[1], g->ne[2], g->ne[3]);
+}
+
+static void fill_operand(struct ggml_tensor *t, const struct gold_tensor *g) {
+    if (g->dtype == GOLD_I32)
+        ggml_backend_tensor_set(t, g->data, 0, g->n * sizeof(int32_t));
+    else
+        tensor_set_f32(t, g->data); /* rounds to f16/bf16 operands as the reference did */
+}
+
+/* Compare result t with the golden output; non-finite reference values must match exactly. */
+static bool check_result(const struct ggml_tensor *t, const struct gold_tensor *g, double tol, const char *what) {
+    if (!t || (size_t)ggml_nelements(t) != g->n) return tap_ok(false, "%s: no result or wrong size (%s)", what, ggmlc_last_error());
+    if (g->dtype != GOLD_F32) {
+        const size_t es = g->dtype == GOLD_I64 ? 8 : 4;
+        void *out = malloc(g->n * es);
+        ggml_backend_tensor_get(t, out, 0, g->n * es);
+        const bool same = ggml_type_size(t->type) == es && memcmp(out, g->data, g->n * es) == 0;
+        free(out);
+        return tap_ok(same, "%s: integers equal", what);
+    }
+    float *out = malloc(g->n * sizeof(float)), *ref = malloc(g->n * sizeof(float)), *got = malloc(g->n * sizeof(float));
+    tensor_get_f32(t, out);
+    const float *r = g->data;
+    size_t n = 0;
+    bool specials_ok = true;
+    for (size_t i = 0; i < g->n; i++) {
+        if (isfinite(r[i])) {
+            ref[n] = r[i];
+            got[n++] = out[i];
+        } else if (!(out[i] == r[i])) {
+            specials_ok = false;
+        }
+    }
+    const double err = n ? nmse(got, ref, n) : 0.0;
+    const bool ok = tap_ok(specials_ok && err <= tol && !isnan(err), "%s: nmse %.3g <= %.1g", what, err, tol);
+    free(out);
+    free(ref);
+    free(got);
+    return ok;
+}
+
+static struct ggml_tensor *operands(struct ggml_context *ctx, const struct ew_case *c, struct ggml_tensor **raw, struct ggml_tensor **in) {
+    static const char *names[] = {"in0", "in1"};
+    for (int i = 0; i < c->n_in; i++) {
+        raw[i] = new_operand(ctx, c, gold_of(c->name, names[i]), i);
+        in[i] = (c->trans >> i) & 1 ? ggml_transpose(ctx, raw[i]) : raw[i];
+    }
+    return NULL;
+}
+
+static void run_host(const struct ew_case *c, const struct gold_tensor *out) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
+    struct ggml_tensor *raw[2] = {NULL, NULL}, *in[2] = {NULL, NULL};
+    operands(ctx, c, raw, in);
+    for (int i = 0; i < c->n_in; i++) fill_operand(raw[i], gold_of(c->name, i ? "in1" : "in0"));
+    struct ggml_tensor *y = build(ctx, c, in, out);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    const enum ggml_status st = y ? ggml_graph_compute_with_ctx(ctx, g, 2) : GGML_STATUS_FAILED;
+    char what[160];
+    snprintf(what, sizeof what, "%s (host, 2 threads)", c->name);
+    if (st != GGML_STATUS_SUCCESS)
+        tap_ok(false, "%s: %s", what, ggmlc_last_error());
+    else
+        check_result(y, out, c->tol, what);
+    ggml_free(ctx);
+}
+
+static void run_backend(ggml_backend_t be, const struct ew_case *c, const struct gold_tensor *out) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){64 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true});
+    struct ggml_tensor *raw[2] = {NULL, NULL}, *in[2] = {NULL, NULL};
+    operands(ctx, c, raw, in);
+    struct ggml_tensor *y = build(ctx, c, in, out);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, be);
+    for (int i = 0; i < c->n_in; i++) fill_operand(raw[i], gold_of(c->name, i ? "in1" : "in0"));
+    const enum ggml_status st = y && buf ? ggml_backend_graph_compute(be, g) : GGML_STATUS_FAILED;
+    char what[160];
+    snprintf(what, sizeof what, "%s (CPU backend)", c->name);
+    if (st != GGML_STATUS_SUCCESS)
+        tap_ok(false, "%s: %s", what, ggmlc_last_error());
+    else
+        check_result(y, out, c->tol, what);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+}
+
+static void test_inplace(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5);
+    for (int i = 0; i < 15; i++) ggml_set_f32_1d(a, i, (float)i - 7.0f);
+    for (int i = 0; i < 5; i++) ggml_set_f32_1d(b, i, 0.5f * (float)i);
+    struct ggml_tensor *y = ggml_relu_inplace(ctx, ggml_add_inplace(ctx, a, b));
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    ggml_graph_compute_with_ctx(ctx, g, 1);
+    tap_ok(y->data == a->data && ggml_get_f32_1d(a, 0) == 0.0f && ggml_get_f32_1d(a, 14) == 9.0f,
+           "add_inplace and relu_inplace overwrite their operand (%g)", ggml_get_f32_1d(a, 14));
+    ggml_free(ctx);
+}
+
+/* Constructor error paths: NULL, the right status, the op named in the message. */
+static void rejects(struct ggml_tensor *t, enum ggmlc_status st, const char *op, const char *what) {
+    const bool ok = t == NULL && ggmlc_last_status() == st && strstr(ggmlc_last_error(), op) != NULL;
+    tap_ok(ok, "%s is rejected: %s", what, t ? "(accepted)" : ggmlc_last_error());
+}
+
+static void test_errors(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
+    struct ggml_tensor *a = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 4, 2), *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 4, 4, 2);
+    struct ggml_tensor *odd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3), *i32 = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 6);
+    rejects(ggml_add(ctx, a, b), GGMLC_ERR_SHAPE, "ggml_add", "add of [4,4,2] onto [6,4,2] (4 does not divide 6)");
+    rejects(ggml_mul(ctx, b, a), GGMLC_ERR_SHAPE, "ggml_mul", "mul broadcasting the larger operand");
+    rejects(ggml_div_inplace(ctx, a, b), GGMLC_ERR_SHAPE, "ggml_div_inplace", "div_inplace with a bad shape");
+    rejects(ggml_add1(ctx, a, a), GGMLC_ERR_SHAPE, "ggml_add1", "add1 with a non-scalar");
+    rejects(ggml_relu(ctx, i32), GGMLC_ERR_TYPE, "ggml_relu", "relu of an I32 tensor");
+    rejects(ggml_swiglu(ctx, odd), GGMLC_ERR_SHAPE, "ggml_swiglu", "swiglu of rows with an odd length");
+    rejects(ggml_glu_split(ctx, a, b, GGML_GLU_OP_REGLU), GGMLC_ERR_SHAPE, "ggml_glu_split", "glu_split of different shapes");
+    rejects(ggml_concat(ctx, a, odd, 0), GGMLC_ERR_SHAPE, "ggml_concat", "concat of mismatched shapes");
+    rejects(ggml_concat(ctx, a, a, 4), GGMLC_ERR_INVALID_ARG, "ggml_concat", "concat along dimension 4");
+    rejects(ggml_cpy(ctx, a, b), GGMLC_ERR_SHAPE, "ggml_cpy", "cpy between different element counts");
+    rejects(ggml_cont_2d(ctx, a, 7, 7), GGMLC_ERR_SHAPE, "ggml_cont_4d", "cont_2d to another element count");
+    rejects(ggml_argmax(ctx, a), GGMLC_ERR_SHAPE, "ggml_argmax", "argmax of a 3-D tensor");
+    rejects(ggml_count_equal(ctx, odd, odd), GGMLC_ERR_TYPE, "ggml_count_equal", "count_equal of F32 tensors");
+    rejects(ggml_repeat(ctx, a, b), GGMLC_ERR_SHAPE, "ggml_repeat", "repeat to a shape that is not a multiple");
+    rejects(ggml_arange(ctx, 0.0f, 1.0f, 0.0f), GGMLC_ERR_INVALID_ARG, "ggml_arange", "arange with step 0");
+    rejects(ggml_set_1d(ctx, odd, a, 0), GGMLC_ERR_SHAPE, "ggml_set_1d", "set_1d of a larger tensor");
+    rejects(ggml_unary(ctx, a, GGML_UNARY_OP_COUNT), GGMLC_ERR_INVALID_ARG, "ggml_unary", "an unknown unary op");
+    ggmlc_clear_error();
+    tap_ok(ggml_silu(ctx, ggml_add(ctx, NULL, a)) == NULL && ggmlc_last_status() == GGMLC_OK, "a NULL operand fails quietly down the chain");
+    ggml_free(ctx);
+}
+
+int main(void) {
+    gold = gold_load("elementwise.gold");
+    if (!gold) return tap_skip_all("elementwise.gold is missing");
+    ggml_backend_t be = ggml_backend_cpu_init();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct gold_tensor *out = gold_of(cases[i].name, "out");
+        if (!out) {
+            tap_ok(false, "%s: golden data", cases[i].name);
+            continue;
+        }
+        run_host(&cases[i], out);
+        if (be) run_backend(be, &cases[i], out);
+    }
+    tap_ok(be != NULL, "the CPU backend exists");
+    test_inplace();
+    test_errors();
+    ggml_backend_free(be);
+    gold_free(gold);
+    return tap_done();
+}
