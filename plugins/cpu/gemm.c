@@ -70,7 +70,7 @@ static void pack_panel(const struct cpu_gemm_kernel *kern, const struct cpu_gemm
                        int64_t k0, int64_t kc, int width, float *dst, float *tmp) {
     const size_t es = ggml_type_size(op->type);
     const char *base = (const char *)op->data + r0 * op->row_stride + k0 * op->k_stride;
-    if (op->k_stride == es && kern->pack_rows && width % 8 == 0) {
+    if (op->k_stride == es && kern->pack_rows) {
         kern->pack_rows(op->type, base, op->row_stride, rows, kc, width, dst);
         return;
     }
