@@ -89,28 +89,65 @@ struct parse_state {
     int section_line;
     int seen_seq;       /* section_seq of the last key handled */
     struct ggmlc_config_backend *current; /* backend of the current section, NULL if ignored */
-    bool long_line;     /* a line was too long for inih */
+    char *long_value;   /* value of a line too long for inih, see read_line */
 };
+
+/* Stands in for a value too long for inih's line buffer. */
+#define LONG_VALUE_TOKEN "\x1f"
 
 static bool is_section_header(const char *line) {
     line += strspn(line, " \t");
     return *line == '[';
 }
 
-/* inih's line reader.  Lines longer than inih can take are cut here (and
- * reported), so that inih never mistakes the rest for a new line. */
+static char *trim(char *s) {
+    s += strspn(s, " \t");
+    size_t n = strlen(s);
+    while (n > 0 && strchr(" \t\r\n", s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+/* inih reads lines into a fixed buffer (about 200 bytes), shorter than some
+ * library paths.  A longer "key = value" line is handed to inih as
+ * "key = <token>" and the value kept aside for handle_key; any other long
+ * line is reported and dropped. */
+static bool shorten_long_line(struct parse_state *st, char *full, char *str, int num) {
+    char *comment = NULL;
+    for (char *p = full; (p = strchr(p, ';')); p++) /* inih's rule: ';' after a blank starts a comment */
+        if (p > full && (p[-1] == ' ' || p[-1] == '\t')) {
+            comment = p;
+            break;
+        }
+    if (comment) *comment = '\0';
+    char *eq = strpbrk(full, "=:");
+    if (!eq || is_section_header(full) || (size_t)(eq - full) + sizeof LONG_VALUE_TOKEN + 4 > (size_t)num) return false;
+    *eq = '\0';
+    free(st->long_value);
+    st->long_value = strdup(trim(eq + 1));
+    snprintf(str, num, "%s = " LONG_VALUE_TOKEN "\n", trim(full));
+    return st->long_value != NULL;
+}
+
 static char *read_line(char *str, int num, void *stream) {
     struct parse_state *st = stream;
-    if (!fgets(str, num, st->file)) return NULL;
-    st->line++;
-    const size_t len = strlen(str);
-    if (len == (size_t)num - 1 && str[len - 1] != '\n') {
-        int c;
-        while ((c = fgetc(st->file)) != EOF && c != '\n') {}
-        ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: line longer than %d characters (ignored)", st->path, st->line, num - 2);
-        str[0] = ';'; /* a comment: the line is dropped */
-        str[1] = '\0';
+    char *full = NULL;
+    size_t cap = 0;
+    const ssize_t len = getline(&full, &cap, st->file);
+    if (len < 0) {
+        free(full);
+        return NULL;
     }
+    st->line++;
+    const char first = full[strspn(full, " \t")];
+    if (len <= num - 2) {
+        memcpy(str, full, (size_t)len + 1);
+    } else if (first == ';' || first == '#') {
+        snprintf(str, num, ";\n"); /* a long comment */
+    } else if (!shorten_long_line(st, full, str, num)) {
+        ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: line too long (ignored)", st->path, st->line);
+        snprintf(str, num, ";\n"); /* a comment: the line is dropped */
+    }
+    free(full);
     if (is_section_header(str)) {
         st->section_seq++;
         st->section_line = st->line;
@@ -228,6 +265,7 @@ static void handle_ggmlc_key(struct parse_state *st, const char *key, const char
 
 static int handle_key(void *user, const char *section, const char *key, const char *value) {
     struct parse_state *st = user;
+    if (st->long_value && strcmp(value, LONG_VALUE_TOKEN) == 0) value = st->long_value;
     const bool new_section = st->seen_seq != st->section_seq;
     st->seen_seq = st->section_seq;
     if (strcasecmp(section, "ggmlc") == 0) {
@@ -266,6 +304,7 @@ static void read_file(struct ggmlc_config *cfg, const char *path, bool dropin) {
     if (rc > 0) ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: syntax error (the line is ignored)", abs, rc);
     else if (rc == -2) ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of memory while reading", abs);
     free(st.dir);
+    free(st.long_value);
     fclose(f);
 }
 

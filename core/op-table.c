@@ -104,6 +104,7 @@ static const struct ggmlc_op_info op_table[GGML_OP_COUNT] = {
     OP(GLU, "GLU", "glu(x)", 2, false, true),
     OP(TOP_K, "TOP_K", "top_k(x)", 1, false, false),
     OP(COL2IM_1D, "COL2IM_1D", "col2im_1d(x)", 1, false, false),
+    OP(UNARY_BACK, "UNARY_BACK", "unary_back(x, dy)", 2, false, false),
 };
 
 static const char *const unary_names[GGML_UNARY_OP_COUNT] = {

@@ -11,6 +11,13 @@ static bool require_f32(const char *func, const struct ggml_tensor *a) {
     return false;
 }
 
+/* Pooling reads F32 or F16 (as ggml does) and always produces F32. */
+static bool require_f32_or_f16(const char *func, const struct ggml_tensor *a) {
+    if (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) return true;
+    ggmlc_op_fail(GGMLC_ERR_TYPE, func, "operand must be F32 or F16, not %s", ggml_type_name(a->type));
+    return false;
+}
+
 /* ---------------------------------------------------------------- pooling */
 
 /* ggml's pooled length: the float padding takes part in the size, truncated towards zero. */
@@ -35,7 +42,7 @@ static bool pool_args_ok(const char *func, enum ggml_op_pool op, const int *k, c
 
 struct ggml_tensor *ggml_pool_1d(struct ggml_context *ctx, struct ggml_tensor *a, enum ggml_op_pool op, int k0, int s0, int p0) {
     GGMLC_CHECK_SRC(a);
-    if (!require_f32(__func__, a) || !pool_args_ok(__func__, op, &k0, &s0, &(float){(float)p0}, 1)) return NULL;
+    if (!require_f32_or_f16(__func__, a) || !pool_args_ok(__func__, op, &k0, &s0, &(float){(float)p0}, 1)) return NULL;
     const int64_t OL = pool_out_size(a->ne[0], k0, s0, (float)p0);
     char sa[GGMLC_SHAPE_STR];
     if (OL <= 0) return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "kernel %d is larger than the padded input %s", k0, ggmlc_shape_str(a, sa));
@@ -63,7 +70,7 @@ static struct ggml_tensor *new_pool_2d(struct ggml_context *ctx, const char *fun
 struct ggml_tensor *ggml_pool_2d(struct ggml_context *ctx, struct ggml_tensor *a, enum ggml_op_pool op,
                                  int k0, int k1, int s0, int s1, float p0, float p1) {
     GGMLC_CHECK_SRC(a);
-    if (!require_f32(__func__, a)) return NULL;
+    if (!require_f32_or_f16(__func__, a)) return NULL;
     struct ggml_tensor *r = new_pool_2d(ctx, __func__, a, op, k0, k1, s0, s1, p0, p1);
     GGMLC_CHECK_SRC(r);
     ggmlc_node_set(r, GGML_OP_POOL_2D, a, NULL, NULL);
@@ -74,7 +81,7 @@ struct ggml_tensor *ggml_pool_2d_back(struct ggml_context *ctx, struct ggml_tens
                                       int k0, int k1, int s0, int s1, float p0, float p1) {
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(af);
-    if (!require_f32(__func__, a) || !require_f32(__func__, af)) return NULL;
+    if (!require_f32(__func__, a) || !require_f32_or_f16(__func__, af)) return NULL;
     struct ggml_tensor *fwd = new_pool_2d(ctx, __func__, af, op, k0, k1, s0, s1, p0, p1); /* the forward result's shape */
     GGMLC_CHECK_SRC(fwd);
     if (!ggml_are_same_shape(fwd, a))

@@ -345,6 +345,7 @@ enum ggml_op {
     /* ggmlc additions (appended; see the note above) */
     GGML_OP_TOP_K,
     GGML_OP_COL2IM_1D,
+    GGML_OP_UNARY_BACK, /* gradient of a GGML_OP_UNARY function */
 
     GGML_OP_COUNT,
 };
@@ -711,6 +712,9 @@ GGML_API struct ggml_tensor *ggml_trunc(struct ggml_context *ctx, struct ggml_te
 GGML_API struct ggml_tensor *ggml_trunc_inplace(struct ggml_context *ctx, struct ggml_tensor *a);
 /* xIELU: x*(softplus(alpha_p)*x + beta) for x > 0, else (expm1(min(x,eps)) - x)*(beta+softplus(alpha_n)) + beta*x. */
 GGML_API struct ggml_tensor *ggml_xielu(struct ggml_context *ctx, struct ggml_tensor *a, float alpha_n, float alpha_p, float beta, float eps);
+/* ggmlc extension: the gradient of unary function op at x = a given the upstream gradient
+ * b = dy, i.e. dy * op'(x).  Autograd uses it for every activation. */
+GGML_API struct ggml_tensor *ggml_unary_back(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, enum ggml_unary_op op);
 /* Apply any unary function. */
 GGML_API struct ggml_tensor *ggml_unary(struct ggml_context *ctx, struct ggml_tensor *a, enum ggml_unary_op op);
 GGML_API struct ggml_tensor *ggml_unary_inplace(struct ggml_context *ctx, struct ggml_tensor *a, enum ggml_unary_op op);

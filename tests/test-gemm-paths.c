@@ -215,6 +215,7 @@ int main(void) {
         {400, 17, 520, GGML_TYPE_F32, GGML_TYPE_F32, false, true, 2},  /* several n-blocks and k-blocks */
         {1001, 70, 300, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 3}, /* team mode, chunks with tails */
         {130, 2100, 40, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 2}, /* team mode over two m-blocks */
+        {20, 3000, 70, GGML_TYPE_F32, GGML_TYPE_F16, false, false, 2},  /* team mode, n too small to share */
         {130, 5, 257, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* few rows: the dot path */
         {61, 7, 1000, GGML_TYPE_F16, GGML_TYPE_BF16, false, false, 3},
         {29, 3, 99, GGML_TYPE_BF16, GGML_TYPE_F32, false, true, 1},

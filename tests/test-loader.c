@@ -642,6 +642,23 @@ static void info_tool(void) {
     tap_ok(rc == 1 && strstr(out, "CPU backend"), "ggmlc-info exits 1 without the CPU backend (exit %d)", rc);
 }
 
+/* A library path longer than inih's line buffer still works. */
+static void long_library_path(void) {
+    char cfg[PATH_MAX], lib[PATH_MAX];
+    int n = snprintf(lib, sizeof lib, "%s", plugdir);
+    for (int i = 0; i < 120; i++) n += snprintf(lib + n, sizeof lib - n, "/.");
+    snprintf(lib + n, sizeof lib - n, "/good.so");
+    write_file(in_root(cfg, "long/ggmlc.ini"), "; %0300d\n[backend.cpu]\nlibrary = %s   ; a comment\ndevice = C0\n", 0, lib);
+    setenv("GGMLC_CONFIG", cfg, 1);
+    struct ggmlc_backend_info info;
+    if (find_info("cpu", &info)) {
+        CHECK(info.loaded && info.path && strcmp(info.path, lib) == 0 && info.config_line == 3, "path %s line %d",
+              info.path ? info.path : "(null)", info.config_line);
+    }
+    CHECK(ggml_backend_dev_by_name("C0") != NULL, "its device");
+    CHECK(count_log(GGML_LOG_LEVEL_ERROR, "", NULL) == 0, "no error");
+}
+
 /* ------------------------------------------------------------- driver */
 
 static void run(const char *name, void (*scenario)(void)) {
@@ -690,6 +707,7 @@ int main(void) {
     run("disabled backend is never opened", disabled_backend);
     run("enabled marker plugin is opened (control)", enabled_marker_control);
     run("relative library path", relative_library_path);
+    run("library path longer than an inih line", long_library_path);
     run("preference order from the config", config_order);
     run("GGMLC_BACKENDS changes the first backend", env_backends_override);
     run("GGMLC_BACKENDS leaves others out", env_backends_leaves_out);

@@ -133,6 +133,8 @@ static void test_pooling(void) {
         struct ggml_tensor *pb = ggml_pool_2d_back(ctx, gold_new_tensor(ctx, GOLD("pool2d.dy")), x, (enum ggml_op_pool)op, 3, 2, 2, 1, 1, 1);
         if (ops_compute(ctx, pb)) ops_check(pb, GOLD(back[op]), 1e-12, op ? "pool_2d_back avg" : "pool_2d_back max");
     }
+    struct ggml_tensor *p16 = ggml_pool_2d(ctx, ops_input(ctx, GOLD("pool2d.x"), GGML_TYPE_F16, false), GGML_OP_POOL_AVG, 3, 2, 2, 1, 1, 1);
+    if (ops_compute(ctx, p16)) ops_check(p16, GOLD("pool2d.avg"), 1e-6, "pool_2d avg of f16 data");
     struct ggml_tensor *x1 = gold_new_tensor(ctx, GOLD("pool1d.x"));
     struct ggml_tensor *m1 = ggml_pool_1d(ctx, x1, GGML_OP_POOL_MAX, 3, 2, 1), *a1 = ggml_pool_1d(ctx, x1, GGML_OP_POOL_AVG, 3, 2, 1);
     if (ops_compute(ctx, m1)) ops_check(m1, GOLD("pool1d.max"), 0.0, "pool_1d max");

@@ -1,6 +1,7 @@
 /* test-ops-index.c - get_rows (f32/f16/bf16/i32 tables, strided), get_rows_back,
  * set_rows (I64/I32 indices, broadcast, f16 destination), add_id, argsort and
  * top_k on the CPU backend against PyTorch golden data (tests/golden/gen_index.py). */
+#include <stdio.h>
 #include <string.h>
 
 #include "ggmlc.h"
@@ -44,6 +45,30 @@ static void test_get_rows(void) {
     ggml_build_forward_expand(gf, rb);
     tap_ok(ggml_graph_compute_with_ctx(ctx, gf, 1) != GGML_STATUS_SUCCESS, "get_rows with an out-of-range index fails");
     ggml_free(ctx);
+}
+
+/* Quantized tables: get_rows dequantizes through the type's to_float, set_rows quantizes through from_float. */
+static void test_quantized_rows(void) {
+    const struct { enum ggml_type type; double tol; } cases[] = {{GGML_TYPE_Q8_0, 1e-4}, {GGML_TYPE_Q4_0, 2e-2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const enum ggml_type type = cases[i].type;
+        struct ggml_context *ctx = ops_ctx();
+        const struct gold_tensor *ga = GOLD("get_rows_q.a");
+        struct ggml_tensor *a = ggml_new_tensor_3d(ctx, type, ga->ne[0], ga->ne[1], ga->ne[2]);
+        ggml_quantize_chunk(type, ga->data, a->data, 0, ga->ne[1] * ga->ne[2], ga->ne[0], NULL);
+        struct ggml_tensor *r = ggml_get_rows(ctx, a, gold_new_tensor(ctx, GOLD("get_rows_q.idx")));
+        char name[64];
+        snprintf(name, sizeof name, "get_rows from a %s table", ggml_type_name(type));
+        if (ops_compute(ctx, r)) ops_check(r, GOLD("get_rows_q.out"), cases[i].tol, name);
+        struct ggml_tensor *a1 = ggml_view_2d(ctx, a, ga->ne[0], ga->ne[1], a->nb[1], 0); /* the first table */
+        struct ggml_tensor *s = ggml_set_rows(ctx, a1, gold_new_tensor(ctx, GOLD("set_rows_q.src")), gold_new_tensor(ctx, GOLD("set_rows_q.idx")));
+        snprintf(name, sizeof name, "set_rows into a %s table", ggml_type_name(type));
+        struct ggml_tensor *all = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, ga->ne[1]);
+        for (int64_t k = 0; k < ga->ne[1]; k++) ((int32_t *)all->data)[k] = (int32_t)k;
+        struct ggml_tensor *back = ggml_get_rows(ctx, a1, all); /* read the table back as f32 */
+        if (ops_compute(ctx, s) && ops_compute(ctx, back)) ops_check(back, GOLD("set_rows_q.out"), cases[i].tol, name);
+        ggml_free(ctx);
+    }
 }
 
 static void test_get_rows_back(void) {
@@ -125,6 +150,7 @@ int main(void) {
     G = gold_load("index.gold");
     if (!G) return tap_skip_all("golden data tests/golden/index.gold missing");
     test_get_rows();
+    test_quantized_rows();
     test_get_rows_back();
     test_set_rows();
     test_add_id();

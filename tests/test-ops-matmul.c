@@ -146,6 +146,52 @@ static void test_mul_mat_id(void) {
     ggml_free(ctx);
 }
 
+/* Quantized weights: the product must match a double-precision product of the
+ * dequantized weights (the activations are quantized on the fly, hence the
+ * looser bound); skipped for types without CPU kernels. */
+static void check_quantized(enum ggml_type type, int64_t k, int64_t n, int64_t m) {
+    if (!ggml_get_type_traits_cpu(type)->vec_dot) {
+        tap_skip("no CPU vec_dot for this type yet", "mul_mat with %s weights", ggml_type_name(type));
+        return;
+    }
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, type, k, n);
+    struct ggml_tensor *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, m);
+    float *wf = malloc((size_t)(k * n) * sizeof(float)), *xf = malloc((size_t)(k * m) * sizeof(float));
+    test_seed(77);
+    test_fill_uniform(wf, (size_t)(k * n), -1.0f, 1.0f);
+    test_fill_uniform(xf, (size_t)(k * m), -1.0f, 1.0f);
+    ggml_quantize_chunk(type, wf, a->data, 0, n, k, NULL);
+    ggml_get_type_traits(type)->to_float(a->data, wf, k * n); /* the weights as stored */
+    memcpy(b->data, xf, (size_t)(k * m) * sizeof(float));
+    float *ref = malloc((size_t)(n * m) * sizeof(float)), *res = malloc((size_t)(n * m) * sizeof(float));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double acc = 0;
+            for (int64_t q = 0; q < k; q++) acc += (double)wf[j * k + q] * xf[i * k + q];
+            ref[i * n + j] = (float)acc;
+        }
+    struct ggml_tensor *out = ggml_mul_mat(ctx, a, b);
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    if (tap_ok(ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS, "mul_mat %s [%lld,%lld] x [%lld,%lld] computes",
+               ggml_type_name(type), (long long)k, (long long)n, (long long)k, (long long)m)) {
+        tensor_get_f32(out, res);
+        ok_nmse(res, ref, (size_t)(n * m), 1e-4, "mul_mat %s matches the dequantized product", ggml_type_name(type));
+    }
+    free(wf);
+    free(xf);
+    free(ref);
+    free(res);
+    ggml_free(ctx);
+}
+
+static void test_quantized(void) {
+    check_quantized(GGML_TYPE_Q4_0, 256, 33, 7);
+    check_quantized(GGML_TYPE_Q8_0, 512, 17, 1);
+    check_quantized(GGML_TYPE_Q4_K, 256, 9, 12);
+}
+
 /* A constructor call that must fail with `status` and an error naming `func`. */
 static void expect_fail(struct ggml_tensor *r, enum ggmlc_status status, const char *func, const char *what) {
     tap_ok(r == NULL && ggmlc_last_status() == status && strstr(ggmlc_last_error(), func) != NULL, "%s: %s", what,
@@ -200,6 +246,7 @@ int main(void) {
     test_mul_mat();
     test_out_prod();
     test_mul_mat_id();
+    test_quantized();
     gold_free(gold);
     return tap_done();
 }

@@ -33,6 +33,7 @@ CPU_HIDDEN void cpu_ops_matmul_register(struct cpu_op_table *t);      /* ops-mat
 CPU_HIDDEN void cpu_ops_nn_register(struct cpu_op_table *t);          /* ops-norm.c, ops-softmax.c, ops-rope.c, ops-attn.c, ops-loss.c */
 CPU_HIDDEN void cpu_ops_index_register(struct cpu_op_table *t);       /* ops-index.c, ops-sort.c, ops-seq.c */
 CPU_HIDDEN void cpu_ops_conv_register(struct cpu_op_table *t);        /* ops-conv.c, ops-pool.c, ops-image.c */
+CPU_HIDDEN void cpu_ops_backward_register(struct cpu_op_table *t);    /* ops-backward.c: operators added by autograd */
 
 /* The filled table (valid after the plugin's init). */
 CPU_HIDDEN const struct cpu_op_table *cpu_op_table(void);

@@ -15,7 +15,14 @@
 static void micro_avx512(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate) {
     __m512 c0[MR], c1[MR], c2[MR];
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; i++) c0[i] = c1[i] = c2[i] = _mm512_setzero_ps();
+    for (int i = 0; i < MR; i++) {
+        c0[i] = c1[i] = c2[i] = _mm512_setzero_ps();
+        /* the tile of c is read or written only at the end: fetch it meanwhile */
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 32), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 47), _MM_HINT_T0);
+    }
     for (int64_t k = 0; k < kc; k++, wp += NR, xp += MR) {
         const __m512 w0 = _mm512_load_ps(wp), w1 = _mm512_load_ps(wp + 16), w2 = _mm512_load_ps(wp + 32);
 #pragma GCC unroll 8

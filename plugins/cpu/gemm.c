@@ -242,31 +242,55 @@ static int64_t team_chunk_rows(const struct cpu_gemm_kernel *kern, int64_t n, in
     return rows < kern->mc ? rows : kern->mc;
 }
 
+/* The work items of one block: n-chunks of `chunk` w rows, each also cut into
+ * m_parts ranges of x panels when there are too few n-chunks to share (small n). */
+struct team_split {
+    int64_t chunk, n_chunks, m_parts, x_panels;
+};
+
+static struct team_split team_split_of(const struct cpu_gemm_kernel *kern, int64_t n, int64_t mb, int nth) {
+    struct team_split t;
+    t.chunk = team_chunk_rows(kern, n, nth);
+    t.n_chunks = (n + t.chunk - 1) / t.chunk;
+    t.x_panels = (mb + kern->mr - 1) / kern->mr;
+    t.m_parts = t.n_chunks >= 4 * nth ? 1 : (4 * nth + t.n_chunks - 1) / t.n_chunks;
+    if (t.m_parts > t.x_panels) t.m_parts = t.x_panels;
+    return t;
+}
+
+/* Work item `item` of a block: w rows [ic, ic + nb) times x panels [q0, q1). */
+static void team_item(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, const struct team_split *t,
+                      int64_t item, int64_t jc, int64_t mb, int64_t pc, int64_t kb, const float *xbuf, float *wbuf,
+                      float *tile, float *tmp) {
+    const int64_t ic = item / t->m_parts * t->chunk, nb = min64(t->chunk, p->n - ic), part = item % t->m_parts;
+    const int64_t q0 = t->x_panels * part / t->m_parts, q1 = t->x_panels * (part + 1) / t->m_parts;
+    const int64_t j0 = q0 * kern->mr, rows = min64(q1 * kern->mr, mb) - j0;
+    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
+    multiply_blocks(kern, wbuf, xbuf + j0 * kb, nb, rows, kb, p->dst + (jc + j0) * ldc + ic, ldc, pc > 0, tile);
+}
+
 void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
                            const struct ggmlc_op_call *call, void *shared, void *work) {
     float *xbuf = align64(shared);
     atomic_int *next = (atomic_int *)(xbuf + kern->nc * kern->kc);
     float *wbuf = align64(work), *tile = wbuf + kern->mc * kern->kc, *tmp = tile + kern->nr * kern->mr;
-    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float)), chunk = team_chunk_rows(kern, p->n, call->nth);
-    const int64_t n_chunks = (p->n + chunk - 1) / chunk;
     if (call->ith == 0)
         for (int64_t i = 0; i < team_iterations(kern, p->m, p->k); i++) atomic_init(&next[i], 0);
     int64_t iter = 0;
     for (int64_t jc = 0; jc < p->m; jc += kern->nc) {
         const int64_t mb = min64(kern->nc, p->m - jc);
+        const struct team_split t = team_split_of(kern, p->n, mb, call->nth);
         for (int64_t pc = 0; pc < p->k; pc += kern->kc, iter++) {
             const int64_t kb = min64(kern->kc, p->k - pc);
             int64_t q0, q1; /* this thread's panels of the shared x block */
-            cpu_split_range((mb + kern->mr - 1) / kern->mr, call->ith, call->nth, &q0, &q1);
+            cpu_split_range(t.x_panels, call->ith, call->nth, &q0, &q1);
             for (int64_t q = q0; q < q1; q++)
                 pack_panel(kern, &p->x, jc + q * kern->mr, min64(kern->mr, mb - q * kern->mr), pc, kb, kern->mr,
                            xbuf + q * kern->mr * kb, tmp);
             call->barrier(call); /* the x block is complete (and the counters are reset) */
-            for (int64_t c; (c = atomic_fetch_add(&next[iter], 1)) < n_chunks;) {
-                const int64_t ic = c * chunk, nb = min64(chunk, p->n - ic);
-                pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
-                multiply_blocks(kern, wbuf, xbuf, nb, mb, kb, p->dst + jc * ldc + ic, ldc, pc > 0, tile);
-            }
+            for (int64_t item; (item = atomic_fetch_add(&next[iter], 1)) < t.n_chunks * t.m_parts;)
+                team_item(kern, p, &t, item, jc, mb, pc, kb, xbuf, wbuf, tile, tmp);
             call->barrier(call); /* nobody reads the x block any more */
         }
     }

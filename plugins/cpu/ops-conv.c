@@ -21,6 +21,9 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
     const int64_t KW = a->ne[0], KH = is_2d ? a->ne[1] : 1;
     const int64_t IW = b->ne[0], IH = is_2d ? b->ne[1] : 1, IC = is_2d ? b->ne[2] : b->ne[1];
     const int64_t OW = dst->ne[1], OH = is_2d ? dst->ne[2] : 1, N = is_2d ? dst->ne[3] : dst->ne[2];
+    /* the common case (f32 rows in and out) copies without per-element type dispatch */
+    const bool f32_rows = b->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float) &&
+                          dst->nb[0] == sizeof(float);
     int64_t r0, r1;
     cpu_split_range(OW * OH * N, call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -28,12 +31,18 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
         char *col = is_2d ? cpu_elem_ptr(dst, 0, ow, oh, n) : cpu_elem_ptr(dst, 0, ow, n, 0);
         for (int64_t ic = 0; ic < IC; ic++)
             for (int64_t kh = 0; kh < KH; kh++) {
-                const int64_t ih = tap_pos(oh, kh, s1, p1, d1, IH);
+                const int64_t ih = tap_pos(oh, kh, s1, p1, d1, IH), c0 = (ic * KH + kh) * KW;
+                const char *row = ih < 0 ? NULL : is_2d ? cpu_elem_ptr(b, 0, ih, ic, n) : cpu_elem_ptr(b, 0, ic, n, 0);
+                if (f32_rows) {
+                    float *out = (float *)col + c0;
+                    for (int64_t kw = 0, iw = ow * s0 - p0; kw < KW; kw++, iw += d0)
+                        out[kw] = row && iw >= 0 && iw < IW ? ((const float *)row)[iw] : 0.0f;
+                    continue;
+                }
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const int64_t iw = tap_pos(ow, kw, s0, p0, d0, IW);
-                    float v = 0.0f;
-                    if (iw >= 0 && ih >= 0) v = is_2d ? cpu_get_f32(b, iw, ih, ic, n) : cpu_get_f32(b, iw, ic, n, 0);
-                    cpu_store_f32(dst->type, col + ((ic * KH + kh) * KW + kw) * dst->nb[0], v);
+                    const float v = row && iw >= 0 ? cpu_load_f32(b->type, row + iw * b->nb[0]) : 0.0f;
+                    cpu_store_f32(dst->type, col + (c0 + kw) * dst->nb[0], v);
                 }
             }
     }

@@ -61,10 +61,16 @@ static enum ggml_status get_rows_back(const struct ggmlc_op_call *call, struct g
     return GGML_STATUS_SUCCESS;
 }
 
+/* The CPU's (possibly SIMD) row quantizer of a type, else the core's reference one. */
+static ggml_from_float_t row_quantizer(enum ggml_type type) {
+    const ggml_from_float_t fast = cpu_get_type_traits(type)->from_float;
+    return fast ? fast : ggml_get_type_traits(type)->from_float_ref;
+}
+
 static enum ggml_status set_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0], *idx = dst->src[1];
     const int64_t n = src->ne[1], n_rows = n * src->ne[2] * src->ne[3], E = src->ne[0];
-    const ggml_from_float_t from_float = cpu_get_type_traits(dst->type)->from_float;
+    const ggml_from_float_t from_float = row_quantizer(dst->type);
     int64_t r0, r1;
     cpu_split_range(n_rows, call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -85,7 +91,7 @@ static enum ggml_status set_rows(const struct ggmlc_op_call *call, struct ggml_t
 static bool set_rows_supported(const struct ggml_tensor *node) {
     const enum ggml_type t = node->type;
     if (t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16) return true;
-    return cpu_get_type_traits(t)->from_float != NULL && node->ne[0] % ggml_blck_size(t) == 0;
+    return row_quantizer(t) != NULL && node->ne[0] % ggml_blck_size(t) == 0;
 }
 
 static enum ggml_status add_id(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {

@@ -11,6 +11,7 @@
 
 #include "cpu-backend.h"
 #include "graph.h"
+#include "simd.h"
 #include "threadpool.h"
 
 /* ------------------------------------------------------ device description */
@@ -60,7 +61,8 @@ static void build_caps(void) {
     append_cap("neon", ggml_cpu_has_neon());
     append_cap("sve", ggml_cpu_has_sve());
     const size_t len = strlen(cpu_caps);
-    snprintf(cpu_caps + len, sizeof cpu_caps - len, "%sthreads=%d", len ? " " : "", cpu_default_threads());
+    snprintf(cpu_caps + len, sizeof cpu_caps - len, "%sthreads=%d simd=%s", len ? " " : "", cpu_default_threads(),
+             cpu_simd_path());
 }
 
 /* Bytes of a /proc/meminfo field ("MemTotal:"), or 0. */

@@ -17,6 +17,7 @@ static void fill_op_table(void) {
     cpu_ops_nn_register(&op_table);
     cpu_ops_index_register(&op_table);
     cpu_ops_conv_register(&op_table);
+    cpu_ops_backward_register(&op_table);
 }
 
 void cpu_vtable_init(void) { pthread_once(&op_table_once, fill_op_table); }

@@ -74,5 +74,16 @@ t = distinct(2, 5, 17, scale=1e4)
 g["top_k.x"] = t
 g["top_k.idx"] = torch.topk(t, 4, dim=-1, largest=True, sorted=True).indices.to(torch.int32)
 
+# quantized tables (the test quantizes these f32 values itself): rows of 64, tolerance set by the format
+aq = torch.randn(2, 9, 64) * 3
+idx_q = torch.randint(0, 9, (2, 6), dtype=torch.int32)
+g["get_rows_q.a"], g["get_rows_q.idx"] = aq, idx_q
+g["get_rows_q.out"] = torch.stack([aq[i, idx_q[i].long()] for i in range(2)])
+srcq = torch.randn(1, 5, 64)
+sidx_q = torch.tensor([7, 2, 0, 8, 4], dtype=torch.int64)
+outq = aq[:1].clone()
+outq[0, sidx_q] = srcq[0]
+g["set_rows_q.src"], g["set_rows_q.idx"], g["set_rows_q.out"] = srcq, sidx_q, outq
+
 write_gold(OUT, g)
 print("wrote", OUT)

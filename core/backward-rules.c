@@ -1,0 +1,316 @@
+/*
+ * backward-rules.c - the gradient of each differentiable operator, built
+ * from other graph operators so that every backend can run it.
+ *
+ * Notation: node = f(a, b, ...), dy = dL/dnode; each rule adds dL/da, dL/db
+ * through bw_add_grad, which sums over broadcast dimensions.  Operator
+ * parameters are read from op_params in the layout their constructors
+ * (core/ops-*.c) write, which is ggml's.
+ */
+#include <math.h>
+
+#include "backward.h"
+
+static float param_f32(const struct ggml_tensor *t, int i) { return ggmlc_get_op_params_f32(t, i); }
+static int32_t param_i32(const struct ggml_tensor *t, int i) { return ggmlc_get_op_params_i32(t, i); }
+
+/* A zero tensor of t's shape (F32), written by the graph itself. */
+static struct ggml_tensor *zeros_like(struct ggml_context *ctx, struct ggml_tensor *t) {
+    return ggml_fill(ctx, ggml_new_tensor(ctx, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne), 0.0f);
+}
+
+/* d * unary'(x) through the UNARY_BACK operator, carrying the forward parameters (xielu). */
+static struct ggml_tensor *unary_grad(struct ggml_context *ctx, const struct ggml_tensor *fwd, struct ggml_tensor *x,
+                                      struct ggml_tensor *d, enum ggml_unary_op op) {
+    struct ggml_tensor *r = ggml_unary_back(ctx, x, d, op);
+    if (r && fwd) memcpy(&r->op_params[1], &fwd->op_params[1], sizeof r->op_params - sizeof r->op_params[0]);
+    return r;
+}
+
+/* The slice of dy that was a's part of a concatenation / padding: a contiguous copy. */
+static struct ggml_tensor *slice(struct ggml_context *ctx, struct ggml_tensor *dy, const int64_t *ne, size_t offset) {
+    return ggml_cont(ctx, ggml_view_4d(ctx, dy, ne[0], ne[1], ne[2], ne[3], dy->nb[1], dy->nb[2], dy->nb[3], offset));
+}
+
+/* Row-normalisation gradient: with y = (x - mean) * rstd (rows of x),
+ * dx = rstd * (dy - mean(dy) - y * mean(dy * y)); rstd recomputed from x. */
+static struct ggml_tensor *norm_grad(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *dy, float eps) {
+    struct ggml_tensor *xc = ggml_sub(ctx, x, ggml_mean(ctx, x));
+    struct ggml_tensor *var = ggml_mean(ctx, ggml_sqr(ctx, xc));
+    struct ggml_tensor *std = ggml_sqrt(ctx, ggml_scale_bias(ctx, var, 1.0f, eps));
+    struct ggml_tensor *y = ggml_div(ctx, xc, std);
+    struct ggml_tensor *t = ggml_sub(ctx, ggml_sub(ctx, dy, ggml_mean(ctx, dy)), ggml_mul(ctx, y, ggml_mean(ctx, ggml_mul(ctx, dy, y))));
+    return ggml_div(ctx, t, std);
+}
+
+static bool rule_unary(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0];
+    const enum ggml_unary_op op = ggml_get_unary_op(node);
+    switch (op) {
+    case GGML_UNARY_OP_SGN: case GGML_UNARY_OP_STEP: case GGML_UNARY_OP_FLOOR:
+    case GGML_UNARY_OP_CEIL: case GGML_UNARY_OP_ROUND: case GGML_UNARY_OP_TRUNC:
+        return true; /* piecewise constant: zero gradient almost everywhere */
+    case GGML_UNARY_OP_NEG:
+        bw_add_grad(s, a, ggml_neg(ctx, dy));
+        return true;
+    default:
+        bw_add_grad(s, a, unary_grad(ctx, node, a, ggml_cont(ctx, dy), op));
+        return true;
+    }
+}
+
+/* GLU: y = act(x) * g with x, g the two halves (or tensors) of the input. */
+static bool rule_glu(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    const enum ggml_glu_op op = ggml_get_glu_op(node);
+    static const enum ggml_unary_op act[GGML_GLU_OP_COUNT] = {
+        [GGML_GLU_OP_REGLU] = GGML_UNARY_OP_RELU,       [GGML_GLU_OP_GEGLU] = GGML_UNARY_OP_GELU,
+        [GGML_GLU_OP_SWIGLU] = GGML_UNARY_OP_SILU,      [GGML_GLU_OP_SWIGLU_OAI] = GGML_UNARY_OP_SILU,
+        [GGML_GLU_OP_GEGLU_ERF] = GGML_UNARY_OP_GELU_ERF, [GGML_GLU_OP_GEGLU_QUICK] = GGML_UNARY_OP_GELU_QUICK,
+    };
+    if (op == GGML_GLU_OP_SWIGLU_OAI) return false; /* clamped gates and alpha: no rule yet */
+    struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const int64_t n = node->ne[0];
+    struct ggml_tensor *x, *g;
+    if (b) {
+        x = a;
+        g = b;
+    } else { /* one tensor: value half first unless swapped */
+        const bool swapped = param_i32(node, 1) != 0;
+        struct ggml_tensor *first = ggml_view_4d(ctx, a, n, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3], 0);
+        struct ggml_tensor *second = ggml_view_4d(ctx, a, n, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3],
+                                                  (size_t)n * a->nb[0]);
+        x = ggml_cont(ctx, swapped ? second : first);
+        g = ggml_cont(ctx, swapped ? first : second);
+    }
+    struct ggml_tensor *dx = unary_grad(ctx, NULL, x, ggml_mul(ctx, dy, g), act[op]);
+    struct ggml_tensor *dg = ggml_mul(ctx, dy, ggml_unary(ctx, x, act[op]));
+    if (b) {
+        bw_add_grad(s, a, dx);
+        bw_add_grad(s, b, dg);
+    } else {
+        const bool swapped = param_i32(node, 1) != 0;
+        bw_add_grad(s, a, swapped ? ggml_concat(ctx, dg, dx, 0) : ggml_concat(ctx, dx, dg, 0));
+    }
+    return true;
+}
+
+static bool rule_mul_mat(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    /* y[n,m] = sum_k a[k,n] b[k,m]: da[k,n] = sum_m b[k,m] dy[n,m], db[k,m] = sum_n a[k,n] dy[n,m] */
+    if (bw_needs_grad(s, a)) bw_add_grad(s, a, ggml_out_prod(ctx, b, dy));
+    if (bw_needs_grad(s, b)) bw_add_grad(s, b, ggml_out_prod(ctx, a, ggml_transpose(ctx, dy)));
+    return true;
+}
+
+static bool rule_concat(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const int dim = param_i32(node, 0);
+    bw_add_grad(s, a, slice(s->ctx, dy, a->ne, 0));
+    bw_add_grad(s, b, slice(s->ctx, dy, b->ne, (size_t)a->ne[dim] * dy->nb[dim]));
+    return true;
+}
+
+static bool rule_pad(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_tensor *a = node->src[0];
+    size_t offset = 0; /* left padding of each dimension, from pad_ext's (lp0, rp0, lp1, rp1, ...) */
+    for (int d = 0; d < GGML_MAX_DIMS; d++) offset += (size_t)param_i32(node, 2 * d) * dy->nb[d];
+    bw_add_grad(s, a, slice(s->ctx, dy, a->ne, offset));
+    return true;
+}
+
+static bool rule_view(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0];
+    size_t offset;
+    memcpy(&offset, node->op_params, sizeof offset);
+    /* scatter dy into zeros of a's shape at the view's place */
+    struct ggml_tensor *z = zeros_like(ctx, a);
+    bw_add_grad(s, a, ggml_acc(ctx, z, ggml_cont(ctx, dy), node->nb[1], node->nb[2], node->nb[3], offset));
+    return true;
+}
+
+static bool rule_permute(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    const int32_t *axes = node->op_params;
+    int inv[GGML_MAX_DIMS];
+    for (int i = 0; i < GGML_MAX_DIMS; i++) inv[axes[i]] = i;
+    bw_add_grad(s, node->src[0], ggml_cont(s->ctx, ggml_permute(s->ctx, dy, inv[0], inv[1], inv[2], inv[3])));
+    return true;
+}
+
+static bool rule_softmax(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    const float scale = param_f32(node, 0), max_bias = param_f32(node, 1);
+    bw_add_grad(s, node->src[0], ggml_soft_max_ext_back(s->ctx, ggml_cont(s->ctx, dy), node, scale, max_bias));
+    return true;
+}
+
+static bool rule_rope(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    /* op_params: i32 n_dims [1], mode [2], n_ctx_orig [4]; f32 [5..10]; i32 sections [11..14] */
+    const int n_dims = param_i32(node, 1), mode = param_i32(node, 2), n_ctx_orig = param_i32(node, 4);
+    float f[6];
+    for (int i = 0; i < 6; i++) f[i] = param_f32(node, 5 + i);
+    struct ggml_tensor *d = ggml_cont(ctx, dy), *r;
+    if (mode & GGML_ROPE_TYPE_MROPE) {
+        int sections[GGML_MROPE_SECTIONS];
+        for (int i = 0; i < GGML_MROPE_SECTIONS; i++) sections[i] = param_i32(node, 11 + i);
+        r = ggml_rope_multi_back(ctx, d, node->src[1], node->src[2], n_dims, sections, mode, n_ctx_orig, f[0], f[1], f[2], f[3], f[4], f[5]);
+    } else {
+        r = ggml_rope_ext_back(ctx, d, node->src[1], node->src[2], n_dims, mode, n_ctx_orig, f[0], f[1], f[2], f[3], f[4], f[5]);
+    }
+    if (!r) return false;
+    bw_add_grad(s, node->src[0], r);
+    return true;
+}
+
+static bool rule_l2_norm(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *x = node->src[0];
+    const float eps = param_f32(node, 0);
+    /* y = x / max(|x|, eps): dx = (dy - y * sum(dy * y)) / max(|x|, eps) */
+    struct ggml_tensor *len = ggml_clamp(ctx, ggml_sqrt(ctx, ggml_sum_rows(ctx, ggml_sqr(ctx, x))), eps, INFINITY);
+    struct ggml_tensor *y = ggml_div(ctx, x, len);
+    struct ggml_tensor *t = ggml_sub(ctx, dy, ggml_mul(ctx, y, ggml_sum_rows(ctx, ggml_mul(ctx, dy, y))));
+    bw_add_grad(s, x, ggml_div(ctx, t, len));
+    return true;
+}
+
+static bool rule_group_norm(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *x = node->src[0];
+    const int n_groups = param_i32(node, 0);
+    const float eps = param_f32(node, 1);
+    if (n_groups <= 0 || x->ne[2] % n_groups != 0) return false;
+    /* a group is ne0*ne1*(ne2/n_groups) consecutive elements: one row of a reshaped tensor */
+    const int64_t row = x->ne[0] * x->ne[1] * (x->ne[2] / n_groups);
+    struct ggml_tensor *xr = ggml_reshape_2d(ctx, ggml_cont(ctx, x), row, ggml_nelements(x) / row);
+    struct ggml_tensor *dr = ggml_reshape_2d(ctx, ggml_cont(ctx, dy), row, ggml_nelements(x) / row);
+    bw_add_grad(s, x, norm_grad(ctx, xr, dr, eps));
+    return true;
+}
+
+static bool rule_clamp(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0];
+    const float lo = param_f32(node, 0), hi = param_f32(node, 1);
+    /* pass the gradient where lo < a < hi */
+    struct ggml_tensor *inside = ggml_mul(ctx, ggml_step(ctx, ggml_scale_bias(ctx, a, 1.0f, -lo)),
+                                          ggml_step(ctx, ggml_scale_bias(ctx, a, -1.0f, hi)));
+    bw_add_grad(s, a, ggml_mul(ctx, dy, inside));
+    return true;
+}
+
+static bool rule_leaky_relu(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0];
+    const float slope = param_f32(node, 0);
+    struct ggml_tensor *d = ggml_add(ctx, ggml_step(ctx, a), ggml_scale(ctx, ggml_step(ctx, ggml_neg(ctx, a)), slope));
+    bw_add_grad(s, a, ggml_mul(ctx, dy, d));
+    return true;
+}
+
+static bool rule_cumsum(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    /* dx[i] = sum_{j >= i} dy[j] = total - cumsum(dy)[i] + dy[i] */
+    struct ggml_tensor *d = ggml_cont(ctx, dy);
+    bw_add_grad(s, node->src[0], ggml_sub(ctx, ggml_add(ctx, d, ggml_sum_rows(ctx, d)), ggml_cumsum(ctx, d)));
+    return true;
+}
+
+static bool rule_acc_set(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const size_t nb1 = (size_t)param_i32(node, 0), nb2 = (size_t)param_i32(node, 1), nb3 = (size_t)param_i32(node, 2);
+    const size_t offset = (size_t)param_i32(node, 3);
+    struct ggml_tensor *part = ggml_cont(ctx, ggml_view_4d(ctx, dy, b->ne[0], b->ne[1], b->ne[2], b->ne[3], nb1, nb2, nb3, offset));
+    if (node->op == GGML_OP_ACC) {
+        bw_add_grad(s, a, dy);
+    } else { /* set: the overwritten region of a gets no gradient */
+        bw_add_grad(s, a, ggml_set(ctx, ggml_cont(ctx, dy), zeros_like(ctx, b), nb1, nb2, nb3, offset));
+    }
+    bw_add_grad(s, b, part);
+    return true;
+}
+
+static bool rule_pool_2d(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    const int32_t *p = node->op_params;
+    bw_add_grad(s, node->src[0], ggml_pool_2d_back(s->ctx, ggml_cont(s->ctx, dy), node->src[0], (enum ggml_op_pool)p[0], p[1], p[2],
+                                                   p[3], p[4], param_f32(node, 5), param_f32(node, 6)));
+    return true;
+}
+
+static bool rule_im2col(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    const int32_t *p = node->op_params;
+    struct ggml_tensor *b = node->src[1];
+    int64_t ne[4] = {b->ne[0], b->ne[1], b->ne[2], b->ne[3]};
+    bw_add_grad(s, b, ggml_im2col_back(s->ctx, node->src[0], ggml_cont(s->ctx, dy), ne, p[0], p[1], p[2], p[3], p[4], p[5], p[6] != 0));
+    return true;
+}
+
+/* Rules of the element-wise arithmetic operators. */
+static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    switch (node->op) {
+    case GGML_OP_DUP: case GGML_OP_CONT: bw_add_grad(s, a, dy); return true;
+    case GGML_OP_CPY: bw_add_grad(s, a, dy); return true; /* b is overwritten: no gradient */
+    case GGML_OP_ADD: bw_add_grad(s, a, dy); bw_add_grad(s, b, dy); return true;
+    case GGML_OP_ADD1: bw_add_grad(s, a, dy); bw_add_grad(s, b, ggml_sum(ctx, dy)); return true;
+    case GGML_OP_SUB: bw_add_grad(s, a, dy); bw_add_grad(s, b, ggml_neg(ctx, dy)); return true;
+    case GGML_OP_MUL:
+        if (bw_needs_grad(s, a)) bw_add_grad(s, a, ggml_mul(ctx, dy, b));
+        if (bw_needs_grad(s, b)) bw_add_grad(s, b, ggml_mul(ctx, dy, a));
+        return true;
+    case GGML_OP_DIV: /* y = a / b: da = dy / b, db = -dy * y / b */
+        if (bw_needs_grad(s, a)) bw_add_grad(s, a, ggml_div(ctx, dy, b));
+        if (bw_needs_grad(s, b)) bw_add_grad(s, b, ggml_neg(ctx, ggml_div(ctx, ggml_mul(ctx, dy, node), b)));
+        return true;
+    case GGML_OP_SQR: bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_scale(ctx, a, 2.0f))); return true;
+    case GGML_OP_SQRT: bw_add_grad(s, a, ggml_div(ctx, ggml_scale(ctx, dy, 0.5f), node)); return true;
+    case GGML_OP_LOG: bw_add_grad(s, a, ggml_div(ctx, dy, a)); return true;
+    case GGML_OP_SIN: bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_cos(ctx, a))); return true;
+    case GGML_OP_COS: bw_add_grad(s, a, ggml_neg(ctx, ggml_mul(ctx, dy, ggml_sin(ctx, a)))); return true;
+    case GGML_OP_SCALE: bw_add_grad(s, a, ggml_scale(ctx, dy, param_f32(node, 0))); return true;
+    case GGML_OP_SUM: case GGML_OP_SUM_ROWS: bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
+    case GGML_OP_MEAN: bw_add_grad(s, a, ggml_repeat(ctx, ggml_scale(ctx, dy, 1.0f / (float)a->ne[0]), a)); return true;
+    case GGML_OP_REPEAT: bw_add_grad(s, a, ggml_repeat_back(ctx, dy, a)); return true;
+    case GGML_OP_REPEAT_BACK: bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
+    case GGML_OP_RESHAPE: bw_add_grad(s, a, dy); return true; /* bw_add_grad reshapes */
+    case GGML_OP_TRANSPOSE: bw_add_grad(s, a, ggml_cont(ctx, ggml_transpose(ctx, dy))); return true;
+    case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO:
+        bw_add_grad(s, a, ggml_diag_mask_zero(ctx, ggml_cont(ctx, dy), param_i32(node, 0)));
+        return true;
+    default: return false;
+    }
+}
+
+bool bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    switch (node->op) {
+    case GGML_OP_UNARY: return rule_unary(s, node, dy);
+    case GGML_OP_GLU: return rule_glu(s, node, dy);
+    case GGML_OP_MUL_MAT: return rule_mul_mat(s, node, dy);
+    case GGML_OP_CONCAT: return rule_concat(s, node, dy);
+    case GGML_OP_PAD: return rule_pad(s, node, dy);
+    case GGML_OP_VIEW: return rule_view(s, node, dy);
+    case GGML_OP_PERMUTE: return rule_permute(s, node, dy);
+    case GGML_OP_SOFT_MAX: return rule_softmax(s, node, dy);
+    case GGML_OP_ROPE: return rule_rope(s, node, dy);
+    case GGML_OP_NORM: bw_add_grad(s, a, norm_grad(ctx, a, ggml_cont(ctx, dy), param_f32(node, 0))); return true;
+    case GGML_OP_RMS_NORM: bw_add_grad(s, a, ggml_rms_norm_back(ctx, ggml_cont(ctx, dy), a, param_f32(node, 0))); return true;
+    case GGML_OP_L2_NORM: return rule_l2_norm(s, node, dy);
+    case GGML_OP_GROUP_NORM: return rule_group_norm(s, node, dy);
+    case GGML_OP_CLAMP: return rule_clamp(s, node, dy);
+    case GGML_OP_LEAKY_RELU: return rule_leaky_relu(s, node, dy);
+    case GGML_OP_CUMSUM: return rule_cumsum(s, node, dy);
+    case GGML_OP_ACC: case GGML_OP_SET: return rule_acc_set(s, node, dy);
+    case GGML_OP_GET_ROWS: bw_add_grad(s, a, ggml_get_rows_back(ctx, ggml_cont(ctx, dy), b, a)); return true;
+    case GGML_OP_CROSS_ENTROPY_LOSS: bw_add_grad(s, a, ggml_cross_entropy_loss_back(ctx, a, b, dy)); return true;
+    case GGML_OP_POOL_2D: return rule_pool_2d(s, node, dy);
+    case GGML_OP_IM2COL: return rule_im2col(s, node, dy);
+    default: return rule_arith(s, node, dy);
+    }
+}

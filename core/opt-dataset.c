@@ -1,0 +1,117 @@
+/*
+ * opt-dataset.c - datasets for ggml-opt: data and labels in host memory,
+ * shuffled by shards, copied into batch tensors.
+ */
+#include <stdlib.h>
+
+#include "opt-impl.h"
+
+struct ggml_opt_dataset {
+    struct ggml_context *ctx;
+    struct ggml_tensor  *data;   /* [ne_datapoint, ndata] */
+    struct ggml_tensor  *labels; /* [ne_label, ndata] or NULL */
+    int64_t ndata;
+    int64_t ndata_shard;
+    size_t  nbs_data;   /* bytes of one shard of data */
+    size_t  nbs_labels; /* bytes of one shard of labels */
+    int64_t *permutation; /* shard order, ndata / ndata_shard entries */
+};
+
+ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_type type_label, int64_t ne_datapoint,
+                                         int64_t ne_label, int64_t ndata, int64_t ndata_shard) {
+    if (ne_datapoint <= 0 || ne_label < 0 || ndata <= 0 || ndata_shard <= 0 || ndata % ndata_shard != 0) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_dataset_init: invalid sizes (ne_datapoint %lld, ne_label %lld, "
+                        "ndata %lld, ndata_shard %lld; ndata must be a multiple of ndata_shard)",
+                        (long long)ne_datapoint, (long long)ne_label, (long long)ndata, (long long)ndata_shard);
+        return NULL;
+    }
+    struct ggml_opt_dataset *d = calloc(1, sizeof *d);
+    const int64_t nshards = ndata / ndata_shard;
+    if (d) d->permutation = malloc(sizeof(int64_t) * (size_t)nshards);
+    if (!d || !d->permutation) goto oom;
+    const size_t bytes = ggml_row_size(type_data, ne_datapoint * ndata) +
+                         (ne_label > 0 ? ggml_row_size(type_label, ne_label * ndata) : 0) + 3 * ggml_tensor_overhead();
+    d->ctx = ggml_init((struct ggml_init_params){bytes, NULL, false});
+    if (!d->ctx) goto oom;
+    d->data = ggml_new_tensor_2d(d->ctx, type_data, ne_datapoint, ndata);
+    d->labels = ne_label > 0 ? ggml_new_tensor_2d(d->ctx, type_label, ne_label, ndata) : NULL;
+    if (!d->data || (ne_label > 0 && !d->labels)) goto oom;
+    d->ndata = ndata;
+    d->ndata_shard = ndata_shard;
+    d->nbs_data = ggml_nbytes(d->data) / (size_t)nshards;
+    d->nbs_labels = d->labels ? ggml_nbytes(d->labels) / (size_t)nshards : 0;
+    for (int64_t i = 0; i < nshards; i++) d->permutation[i] = i;
+    return d;
+oom:
+    ggml_opt_dataset_free(d);
+    ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_opt_dataset_init: cannot allocate %lld datapoints", (long long)ndata);
+    return NULL;
+}
+
+void ggml_opt_dataset_free(ggml_opt_dataset_t d) {
+    if (!d) return;
+    ggml_free(d->ctx);
+    free(d->permutation);
+    free(d);
+}
+
+int64_t ggml_opt_dataset_ndata(ggml_opt_dataset_t d) { return d->ndata; }
+struct ggml_tensor *ggml_opt_dataset_data(ggml_opt_dataset_t d) { return d->data; }
+struct ggml_tensor *ggml_opt_dataset_labels(ggml_opt_dataset_t d) { return d->labels; }
+
+void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t d, int64_t idata) {
+    const int64_t nshards = d->ndata / d->ndata_shard;
+    int64_t n = idata < 0 ? nshards : idata / d->ndata_shard;
+    if (n > nshards) n = nshards;
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        const int64_t j = (int64_t)(ggmlc_opt_random(opt_ctx) % (uint64_t)(i + 1));
+        const int64_t t = d->permutation[i];
+        d->permutation[i] = d->permutation[j];
+        d->permutation[j] = t;
+    }
+}
+
+/* Whether batch ibatch of batch_size datapoints lies inside the dataset, in whole shards. */
+static bool batch_shards(ggml_opt_dataset_t d, int64_t batch_size, int64_t ibatch, const char *what) {
+    if (batch_size <= 0 || batch_size % d->ndata_shard != 0 || (ibatch + 1) * batch_size > d->ndata || ibatch < 0) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_dataset_get_batch: batch %lld of %lld datapoints (%s) does not fit "
+                        "%lld datapoints in shards of %lld", (long long)ibatch, (long long)batch_size, what,
+                        (long long)d->ndata, (long long)d->ndata_shard);
+        return false;
+    }
+    return true;
+}
+
+void ggml_opt_dataset_get_batch(ggml_opt_dataset_t d, struct ggml_tensor *data_batch, struct ggml_tensor *labels_batch, int64_t ibatch) {
+    if (!data_batch || !ggml_is_contiguous(data_batch) || data_batch->type != d->data->type ||
+        data_batch->ne[0] != d->data->ne[0] || (labels_batch && (!d->labels || labels_batch->type != d->labels->type ||
+                                                                  labels_batch->ne[0] != d->labels->ne[0]))) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_opt_dataset_get_batch: batch tensors do not match the dataset");
+        return;
+    }
+    const int64_t batch_size = ggml_nrows(data_batch);
+    if (!batch_shards(d, batch_size, ibatch, "data")) return;
+    const int64_t shards = batch_size / d->ndata_shard;
+    for (int64_t i = 0; i < shards; i++) {
+        const int64_t shard = d->permutation[ibatch * shards + i];
+        ggml_backend_tensor_set(data_batch, (const char *)d->data->data + shard * d->nbs_data, (size_t)i * d->nbs_data, d->nbs_data);
+        if (labels_batch)
+            ggml_backend_tensor_set(labels_batch, (const char *)d->labels->data + shard * d->nbs_labels, (size_t)i * d->nbs_labels,
+                                    d->nbs_labels);
+    }
+}
+
+void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t d, void *data_batch, size_t nb_data_batch, void *labels_batch, int64_t ibatch) {
+    if (nb_data_batch % d->nbs_data != 0) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_opt_dataset_get_batch_host: %zu bytes is not a whole number of shards", nb_data_batch);
+        return;
+    }
+    const int64_t shards = (int64_t)(nb_data_batch / d->nbs_data);
+    if (!batch_shards(d, shards * d->ndata_shard, ibatch, "host")) return;
+    for (int64_t i = 0; i < shards; i++) {
+        const int64_t shard = d->permutation[ibatch * shards + i];
+        memcpy((char *)data_batch + i * d->nbs_data, (const char *)d->data->data + shard * d->nbs_data, d->nbs_data);
+        if (labels_batch && d->labels)
+            memcpy((char *)labels_batch + i * d->nbs_labels, (const char *)d->labels->data + shard * d->nbs_labels, d->nbs_labels);
+    }
+}

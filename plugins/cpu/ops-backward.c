@@ -1,0 +1,66 @@
+/*
+ * ops-backward.c - CPU kernels of the operators that autograd adds:
+ * UNARY_BACK, dy * f'(x) for every unary function f.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu-impl.h"
+
+static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/* f'(x) for unary function op; p holds the forward node's parameters after op_params[0]. */
+static float unary_derivative(enum ggml_unary_op op, float x, const float *p) {
+    switch (op) {
+    case GGML_UNARY_OP_ABS: return (float)((x > 0) - (x < 0));
+    case GGML_UNARY_OP_NEG: return -1.0f;
+    case GGML_UNARY_OP_TANH: { const float t = tanhf(x); return 1.0f - t * t; }
+    case GGML_UNARY_OP_ELU: return x > 0 ? 1.0f : expf(x);
+    case GGML_UNARY_OP_RELU: return x > 0 ? 1.0f : 0.0f;
+    case GGML_UNARY_OP_SIGMOID: { const float s = sigmoid(x); return s * (1.0f - s); }
+    case GGML_UNARY_OP_GELU: { /* tanh approximation: y = x/2 (1 + tanh(c (x + k x^3))) */
+        const float c = 0.7978845608028654f, k = 0.044715f;
+        const float t = tanhf(c * (x + k * x * x * x));
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * k * x * x);
+    }
+    case GGML_UNARY_OP_GELU_ERF:
+        return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * expf(-0.5f * x * x) * 0.3989422804014327f;
+    case GGML_UNARY_OP_GELU_QUICK: { const float s = sigmoid(1.702f * x); return s + 1.702f * x * s * (1.0f - s); }
+    case GGML_UNARY_OP_SILU: { const float s = sigmoid(x); return s * (1.0f + x * (1.0f - s)); }
+    case GGML_UNARY_OP_HARDSWISH: return x <= -3.0f ? 0.0f : x >= 3.0f ? 1.0f : (2.0f * x + 3.0f) / 6.0f;
+    case GGML_UNARY_OP_HARDSIGMOID: return x > -3.0f && x < 3.0f ? 1.0f / 6.0f : 0.0f;
+    case GGML_UNARY_OP_EXP: case GGML_UNARY_OP_EXPM1: return expf(x);
+    case GGML_UNARY_OP_SOFTPLUS: return sigmoid(x);
+    case GGML_UNARY_OP_XIELU: { /* p = alpha_n, alpha_p, beta, eps */
+        const float alpha_n = p[0], alpha_p = p[1], beta = p[2], eps = p[3];
+        if (x > 0) return 2.0f * alpha_p * x + beta;
+        return (x < eps ? expf(x) - 1.0f : -1.0f) * alpha_n + beta;
+    }
+    default: return 0.0f; /* piecewise-constant functions */
+    }
+}
+
+static enum ggml_status unary_back(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *x = dst->src[0], *dy = dst->src[1];
+    const enum ggml_unary_op op = (enum ggml_unary_op)dst->op_params[0];
+    float p[4];
+    memcpy(p, &dst->op_params[1], sizeof p);
+    const int64_t ne0 = dst->ne[0], nr = ggml_nrows(dst);
+    int64_t r0, r1;
+    cpu_split_range(nr, call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i1 = r % dst->ne[1], i2 = (r / dst->ne[1]) % dst->ne[2], i3 = r / (dst->ne[1] * dst->ne[2]);
+        const char *xr = (const char *)x->data + i1 * x->nb[1] + i2 * x->nb[2] + i3 * x->nb[3];
+        const char *dr = (const char *)dy->data + i1 * dy->nb[1] + i2 * dy->nb[2] + i3 * dy->nb[3];
+        float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
+        for (int64_t i = 0; i < ne0; i++) {
+            const float xv = *(const float *)(xr + i * x->nb[0]), dv = *(const float *)(dr + i * dy->nb[0]);
+            out[i] = dv * unary_derivative(op, xv, p);
+        }
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+void cpu_ops_backward_register(struct cpu_op_table *t) {
+    t->compute[GGML_OP_UNARY_BACK] = unary_back;
+}

@@ -1,0 +1,170 @@
+/*
+ * test-opt.c - ggml-opt: datasets, gradient accumulation, and a small MLP
+ * trained with ggml_opt_fit on fixed data until its loss falls below a bound.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "ggml-opt.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+enum { N_IN = 2, N_HIDDEN = 32, N_CLASSES = 4, N_DATA = 512, BATCH = 32 };
+
+/* Four Gaussian blobs on a circle: class k centred at angle k*pi/2. */
+static void make_blobs(ggml_opt_dataset_t ds) {
+    float *x = ggml_get_data_f32(ggml_opt_dataset_data(ds));
+    float *y = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+    for (int64_t i = 0; i < ggml_opt_dataset_ndata(ds); i++) {
+        const int k = i % N_CLASSES;
+        x[2 * i + 0] = 2.0f * cosf((float)k * (float)M_PI / 2) + 0.5f * test_normal();
+        x[2 * i + 1] = 2.0f * sinf((float)k * (float)M_PI / 2) + 0.5f * test_normal();
+        for (int c = 0; c < N_CLASSES; c++) y[N_CLASSES * i + c] = c == k ? 1.0f : 0.0f;
+    }
+}
+
+static void test_dataset(void) {
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 8, 2);
+    float *x = ggml_get_data_f32(ggml_opt_dataset_data(ds)), *y = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+    for (int i = 0; i < 8; i++) {
+        for (int j = 0; j < 3; j++) x[3 * i + j] = (float)(10 * i + j);
+        y[i] = (float)i;
+    }
+    float batch[3 * 4], labels[4];
+    ggml_opt_dataset_get_batch_host(ds, batch, sizeof batch, labels, 1);
+    tap_ok(batch[0] == 40 && batch[11] == 72 && labels[0] == 4 && labels[3] == 7, "get_batch_host copies batch 1 in order");
+    tap_ok(ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 7, 2) == NULL, "ndata not a multiple of the shard size is rejected");
+    ggml_opt_dataset_get_batch_host(ds, batch, sizeof batch, labels, 2);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "a batch past the end is an error, not a read out of bounds");
+    ggml_opt_dataset_free(ds);
+}
+
+struct mlp {
+    struct ggml_context *ctx_static, *ctx_compute;
+    ggml_backend_buffer_t buf;
+    struct ggml_tensor *inputs, *logits, *w1, *b1, *w2, *b2;
+};
+
+static void mlp_init(struct mlp *m, ggml_backend_t backend) {
+    m->ctx_static = ggml_init((struct ggml_init_params){16 * ggml_tensor_overhead(), NULL, true});
+    m->inputs = ggml_new_tensor_2d(m->ctx_static, GGML_TYPE_F32, N_IN, BATCH);
+    m->w1 = ggml_new_tensor_2d(m->ctx_static, GGML_TYPE_F32, N_IN, N_HIDDEN);
+    m->b1 = ggml_new_tensor_1d(m->ctx_static, GGML_TYPE_F32, N_HIDDEN);
+    m->w2 = ggml_new_tensor_2d(m->ctx_static, GGML_TYPE_F32, N_HIDDEN, N_CLASSES);
+    m->b2 = ggml_new_tensor_1d(m->ctx_static, GGML_TYPE_F32, N_CLASSES);
+    ggml_set_input(m->inputs);
+    m->buf = ggml_backend_alloc_ctx_tensors(m->ctx_static, backend);
+    struct ggml_tensor *params[] = {m->w1, m->b1, m->w2, m->b2};
+    for (int i = 0; i < 4; i++) {
+        const int64_t n = ggml_nelements(params[i]);
+        float *v = malloc(sizeof(float) * (size_t)n);
+        const float scale = 1.0f / sqrtf((float)params[i]->ne[0]);
+        for (int64_t j = 0; j < n; j++) v[j] = scale * test_uniform(-1, 1);
+        ggml_backend_tensor_set(params[i], v, 0, sizeof(float) * (size_t)n);
+        free(v);
+        ggml_set_param(params[i]);
+    }
+    m->ctx_compute = ggml_init((struct ggml_init_params){64 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true});
+    struct ggml_tensor *h = ggml_tanh(m->ctx_compute, ggml_add(m->ctx_compute, ggml_mul_mat(m->ctx_compute, m->w1, m->inputs), m->b1));
+    m->logits = ggml_add(m->ctx_compute, ggml_mul_mat(m->ctx_compute, m->w2, h), m->b2);
+}
+
+static void mlp_free(struct mlp *m) {
+    ggml_backend_buffer_free(m->buf);
+    ggml_free(m->ctx_static);
+    ggml_free(m->ctx_compute);
+}
+
+static struct ggml_opt_optimizer_params fast_adamw(void *userdata) {
+    struct ggml_opt_optimizer_params p = ggml_opt_get_default_optimizer_params(userdata);
+    p.adamw.alpha = 0.02f;
+    return p;
+}
+
+static void test_fit(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, 1);
+    make_blobs(ds);
+    struct mlp m;
+    mlp_init(&m, backend);
+    ggml_opt_fit(sched, m.ctx_compute, m.inputs, m.logits, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
+                 fast_adamw, 20, BATCH, 0.0f, true);
+
+    /* evaluate the trained model on the whole dataset */
+    struct ggml_opt_params params = ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY);
+    params.ctx_compute = m.ctx_compute;
+    params.inputs = m.inputs;
+    params.outputs = m.logits;
+    params.build_type = GGML_OPT_BUILD_TYPE_FORWARD;
+    ggml_opt_context_t opt = ggml_opt_init(params);
+    ggml_opt_result_t result = ggml_opt_result_init();
+    ggml_opt_epoch(opt, ds, NULL, result, 0, NULL, NULL);
+    double loss, acc, unc;
+    int64_t ndata;
+    ggml_opt_result_loss(result, &loss, &unc);
+    ggml_opt_result_accuracy(result, &acc, NULL);
+    ggml_opt_result_ndata(result, &ndata);
+    tap_ok(ndata == N_DATA, "evaluation saw all %d datapoints", N_DATA);
+    tap_ok(loss < 0.25, "MLP trained with ggml_opt_fit: cross-entropy %.4f < 0.25", loss);
+    tap_ok(acc > 0.9, "MLP accuracy %.1f%% > 90%%", 100 * acc);
+    ggml_opt_result_free(result);
+    ggml_opt_free(opt);
+    mlp_free(&m);
+    ggml_opt_dataset_free(ds);
+}
+
+/* Accumulating the gradients of two identical batches over opt_period = 2 (each scaled by 1/2)
+ * must give exactly the step that one batch gives with opt_period = 1. */
+static void test_accumulation(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    float after[2][N_IN * N_HIDDEN], before[N_IN * N_HIDDEN];
+    for (int run = 0; run < 2; run++) {
+        const int period = run == 0 ? 2 : 1;
+        test_seed(99);
+        ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, period * BATCH, 1);
+        make_blobs(ds);
+        if (period == 2) { /* the second batch repeats the first */
+            float *x = ggml_get_data_f32(ggml_opt_dataset_data(ds)), *y = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+            memcpy(x + N_IN * BATCH, x, sizeof(float) * N_IN * BATCH);
+            memcpy(y + N_CLASSES * BATCH, y, sizeof(float) * N_CLASSES * BATCH);
+        }
+        test_seed(7); /* identical initial weights in both runs */
+        struct mlp m;
+        mlp_init(&m, backend);
+        ggml_backend_tensor_get(m.w1, before, 0, sizeof before);
+        struct ggml_opt_optimizer_params sgd = ggml_opt_get_default_optimizer_params(NULL);
+        sgd.sgd.alpha = 0.5f;
+        struct ggml_opt_params params = ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR);
+        params.ctx_compute = m.ctx_compute;
+        params.inputs = m.inputs;
+        params.outputs = m.logits;
+        params.optimizer = GGML_OPT_OPTIMIZER_TYPE_SGD;
+        params.get_opt_pars = ggml_opt_get_constant_optimizer_params;
+        params.get_opt_pars_ud = &sgd;
+        params.opt_period = period;
+        ggml_opt_context_t opt = ggml_opt_init(params);
+        ggml_opt_epoch(opt, ds, NULL, NULL, period * BATCH, NULL, NULL);
+        ggml_backend_tensor_get(m.w1, after[run], 0, sizeof after[run]);
+        ggml_opt_free(opt);
+        mlp_free(&m);
+        ggml_opt_dataset_free(ds);
+    }
+    tap_ok(max_abs_diff(after[1], before, N_IN * N_HIDDEN) > 1e-3, "the SGD step moved the weights");
+    tap_ok(max_abs_diff(after[0], after[1], N_IN * N_HIDDEN) < 1e-6, "gradient accumulation over opt_period = 2 (max diff %.2g)",
+           max_abs_diff(after[0], after[1], N_IN * N_HIDDEN));
+}
+
+int main(void) {
+    test_seed(42);
+    test_dataset();
+    ggml_backend_t backend = ggml_backend_cpu_init();
+    if (!backend) return tap_skip_all("no CPU backend");
+    ggml_backend_sched_t sched = ggml_backend_sched_new(&backend, NULL, 1, 16 * GGML_DEFAULT_GRAPH_SIZE, false, true);
+    test_fit(sched, backend);
+    test_accumulation(sched, backend);
+    ggml_backend_sched_free(sched);
+    ggml_backend_free(backend);
+    return tap_done();
+}
