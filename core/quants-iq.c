@@ -9,9 +9,6 @@
 
 #define GROUP_MAX_EPS 1e-15f
 
-const int8_t ggmlc_kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-/* E2M1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6} and their negatives, doubled to integers */
-const int8_t ggmlc_kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 static inline float fp16(ggml_fp16_t h) { return ggmlc_fp16_to_fp32(h); }
 static inline ggml_fp16_t to_fp16(float f) { return ggmlc_fp32_to_fp16(f); }

@@ -68,9 +68,11 @@ static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176, "q4_K/q5_K
 static_assert(sizeof(block_q6_K) == 210 && sizeof(block_q8_K) == 292, "q6_K/q8_K block size");
 static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs block size");
 
-/* The 16 levels of IQ4_NL/IQ4_XS and the doubled E2M1 levels of MXFP4. */
-extern const int8_t ggmlc_kvalues_iq4nl[16];
-extern const int8_t ggmlc_kvalues_mxfp4[16];
+/* The 16 levels of IQ4_NL/IQ4_XS, and the E2M1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6}
+ * and their negatives doubled to integers (MXFP4).  In the header so that the CPU
+ * plugin shares them (a static const array is unused-warning free in a header). */
+static const int8_t ggmlc_kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+static const int8_t ggmlc_kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 /* The float an E8M0 exponent byte stands for, halved (MXFP4 levels are doubled). */
 static inline float ggmlc_e8m0_to_fp32_half(uint8_t e) {

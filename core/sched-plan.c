@@ -98,6 +98,11 @@ static int weight_backend(ggml_backend_sched_t sched, const struct ggml_tensor *
 static int choose_backend(ggml_backend_sched_t sched, const struct ggml_tensor *node, const struct ggml_tensor **weight) {
     const int cpu = sched->n_backends - 1;
     *weight = NULL;
+    /* an in-place result (a view that computes) stays with the memory it overwrites */
+    if (node->view_src && !preallocated(sched, node)) {
+        const int b = sched->assign[sched_slot(sched, node->view_src)];
+        if (b >= 0 && supports(sched, b, node)) return b;
+    }
     /* a node the caller allocated stays with its buffer when that backend computes it */
     if (preallocated(sched, node)) {
         const int b = backend_of_buft(sched, storage_buft(sched, node));
@@ -220,8 +225,7 @@ static bool plan_split(ggml_backend_sched_t sched, struct ggml_cgraph *graph, in
     for (int i = sp->i_start; i < sp->i_end; i++) {
         struct ggml_tensor *node = graph->nodes[i];
         const bool is_view = ggmlc_op_is_view(node->op);
-        const bool cloned = is_view ? node->view_src && clone_in_split(sched, k, node->view_src) >= 0
-                                    : preallocated(sched, node) && !can_read(sched, b, node);
+        const bool cloned = is_view ? node->view_src && clone_in_split(sched, k, node->view_src) >= 0 : !can_read(sched, b, node);
         if (cloned) {
             if (!PUSH(sched, clones, ((struct sched_clone){.orig = node}))) return false;
             sched->clone_of[sched_slot(sched, node)] = sched->n_clones - 1;
@@ -254,7 +258,8 @@ static struct ggml_tensor *new_like(ggml_backend_sched_t sched, const struct ggm
     struct ggml_tensor *r = ggml_new_tensor(sched->ctx, t->type, GGML_MAX_DIMS, t->ne);
     if (!r) return NULL;
     memcpy(r->nb, t->nb, sizeof r->nb);
-    ggml_format_name(r, "%.40s#%s", t->name, suffix);
+    if (suffix) ggml_format_name(r, "%.40s#%s", t->name, suffix);
+    else ggml_set_name(r, t->name);
     return r;
 }
 
@@ -274,7 +279,7 @@ static bool make_tensors(ggml_backend_sched_t sched) {
         for (int j = sp->cl_start; j < sp->cl_end; j++) {
             struct sched_clone *cl = &sched->clones[j];
             const struct ggml_tensor *o = cl->orig;
-            if (!(cl->clone = new_like(sched, o, where))) return false;
+            if (!(cl->clone = new_like(sched, o, NULL))) return false; /* callbacks see the caller's name */
             cl->clone->op = o->op;
             memcpy(cl->clone->op_params, o->op_params, sizeof o->op_params);
             memcpy(cl->clone->src, o->src, sizeof o->src);
@@ -306,7 +311,7 @@ static bool make_tensors(ggml_backend_sched_t sched) {
 }
 
 static bool build_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
-    const size_t n_nodes = (size_t)graph->n_nodes + (size_t)sched->n_inputs;
+    const size_t n_nodes = (size_t)graph->n_nodes + (size_t)sched->n_inputs + (size_t)sched->n_clones;
     const size_t size = (n_nodes > (size_t)graph->n_leafs ? n_nodes : (size_t)graph->n_leafs) + 1;
     const size_t mem = (size_t)(sched->n_inputs + sched->n_clones + 1) * ggml_tensor_overhead() +
                        ggml_graph_overhead_custom(size, false);
@@ -333,6 +338,15 @@ static bool build_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
             g->nodes[g->n_nodes++] = c >= 0 ? sched->clones[c].clone : node;
         }
         sp->g_end = g->n_nodes;
+        /* a cloned in-place node stays in the plan, uncomputed: as a view it keeps the
+         * memory it writes to (copied back after the split) alive for its consumers */
+        for (int j = sp->cl_start; j < sp->cl_end; j++) {
+            struct ggml_tensor *orig = sched->clones[j].orig;
+            if (orig->view_src && !ggmlc_op_is_view(orig->op)) {
+                sched->node_ids[g->n_nodes] = sp->backend_id;
+                g->nodes[g->n_nodes++] = orig;
+            }
+        }
     }
     for (int i = 0; i < graph->n_leafs; i++) {
         sched->leaf_ids[i] = sched->assign[sched_slot(sched, graph->leafs[i])];

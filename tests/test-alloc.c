@@ -8,6 +8,7 @@
  * in-place reuse applies equals the largest sum of live tensor sizes.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -397,6 +398,86 @@ static void test_realloc_and_multi(void) {
     ggml_free(ctx);
 }
 
+/* ------------------------------------------ computing with the CPU */
+
+struct mixed {
+    struct ggml_context *ctx;
+    struct ggml_cgraph *graph;
+    struct ggml_tensor *x, *y, *w, *out1, *out2;
+};
+
+/* Element-wise, broadcast, in-place, transposed and reduced nodes, two outputs. */
+static struct mixed mixed_graph(void) {
+    struct mixed m;
+    m.ctx = ggml_init((struct ggml_init_params){.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+    m.x = ggml_new_tensor_2d(m.ctx, GGML_TYPE_F32, 37, 9);
+    m.y = ggml_new_tensor_2d(m.ctx, GGML_TYPE_F32, 37, 9);
+    m.w = ggml_new_tensor_1d(m.ctx, GGML_TYPE_F32, 37);
+    ggml_set_input(m.x);
+    struct ggml_tensor *t1 = ggml_add(m.ctx, m.x, m.y);
+    struct ggml_tensor *t2 = ggml_mul(m.ctx, t1, m.w);
+    struct ggml_tensor *t3 = ggml_sqr(m.ctx, t2);
+    struct ggml_tensor *t4 = ggml_add_inplace(m.ctx, t3, m.x);
+    struct ggml_tensor *t5 = ggml_sub(m.ctx, t2, t4);
+    struct ggml_tensor *t6 = ggml_cont(m.ctx, ggml_transpose(m.ctx, t5));
+    struct ggml_tensor *t7 = ggml_scale(m.ctx, t6, -0.5f);
+    struct ggml_tensor *t8 = ggml_neg(m.ctx, ggml_scale_inplace(m.ctx, t7, 3.0f));
+    m.out1 = ggml_sum_rows(m.ctx, t8);
+    m.out2 = ggml_mul(m.ctx, t8, t7);
+    ggml_set_output(m.out1);
+    ggml_set_output(m.out2);
+    m.graph = ggml_new_graph(m.ctx);
+    ggml_build_forward_expand(m.graph, m.out1);
+    ggml_build_forward_expand(m.graph, m.out2);
+    return m;
+}
+
+static void mixed_inputs(struct mixed *m) {
+    float x[37 * 9], y[37 * 9], w[37];
+    test_seed(77);
+    test_fill_uniform(x, 37 * 9, -3.0f, 3.0f);
+    test_fill_uniform(y, 37 * 9, -100.0f, 100.0f);
+    test_fill_uniform(w, 37, -1.0f, 1.0f);
+    tensor_set_f32(m->x, x);
+    tensor_set_f32(m->y, y);
+    tensor_set_f32(m->w, w);
+}
+
+/* Memory reuse changes no result: a liveness-planned run in a NaN-poisoned buffer equals a run
+ * where every tensor has memory of its own. */
+static void test_poisoned_compute(void) {
+    ggml_backend_t cpu = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    if (!cpu) {
+        tap_skip("no CPU backend is configured", "poisoned compute");
+        return;
+    }
+    struct mixed ref = mixed_graph();
+    ggml_backend_buffer_t all = ggml_backend_alloc_ctx_tensors(ref.ctx, cpu);
+    mixed_inputs(&ref);
+    const bool ref_ok = ggml_backend_graph_compute(cpu, ref.graph) == GGML_STATUS_SUCCESS;
+    float want1[37], want2[9 * 37], got1[37], got2[9 * 37];
+    tensor_get_f32(ref.out1, want1);
+    tensor_get_f32(ref.out2, want2);
+
+    struct mixed m = mixed_graph();
+    ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_get_default_buffer_type(cpu));
+    bool ok = ref_ok && ggml_gallocr_alloc_graph(ga, m.graph);
+    ggml_backend_buffer_clear(m.out2->buffer, 0xff); /* every byte NaN until written */
+    mixed_inputs(&m);
+    ok = ok && ggml_backend_graph_compute(cpu, m.graph) == GGML_STATUS_SUCCESS;
+    tensor_get_f32(m.out1, got1);
+    tensor_get_f32(m.out2, got2);
+    tap_ok(ok && max_abs_diff(got1, want1, 37) == 0.0 && max_abs_diff(got2, want2, 9 * 37) == 0.0 && isfinite(want1[0] + want2[0]),
+           "a liveness-planned, NaN-poisoned run equals a run without reuse, bit for bit");
+    tap_ok(ggml_gallocr_get_buffer_size(ga, 0) < ggml_backend_buffer_get_size(all) && count_conflicts(m.graph) == 0,
+           "with less memory: %zu bytes instead of %zu", ggml_gallocr_get_buffer_size(ga, 0), ggml_backend_buffer_get_size(all));
+    ggml_gallocr_free(ga);
+    ggml_backend_buffer_free(all);
+    ggml_free(m.ctx);
+    ggml_free(ref.ctx);
+    ggml_backend_free(cpu);
+}
+
 int main(void) {
     test_tallocr();
     test_alloc_ctx_tensors();
@@ -404,5 +485,6 @@ int main(void) {
     test_diamond();
     test_random_graphs();
     test_realloc_and_multi();
+    test_poisoned_compute();
     return tap_done();
 }

@@ -239,10 +239,14 @@ static void test_validate(void) {
     tap_ok(!ggml_validate_row_data(GGML_TYPE_Q4_0, q, 17), "a partial block is rejected: %s", ggmlc_last_error());
 }
 
+/* test-quants-dot.c */
+void quants_test_dot_products(void);
+
 int main(void) {
     test_golden_bytes();
     test_round_trip();
     test_quantize_chunk();
     test_validate();
+    quants_test_dot_products();
     return tap_done();
 }

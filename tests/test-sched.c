@@ -386,6 +386,43 @@ static void test_weights_and_fallback(void) {
     ggml_free(wctx);
 }
 
+/* t = x + y on acc, u = t^2 in place (SQR: CPU only), v = u * y on acc */
+static void test_inplace_across_backends(void) {
+    struct ggml_context *ctx =
+        ggml_init((struct ggml_init_params){.mem_size = 16 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+    struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 11), *y = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 11);
+    ggml_set_input(x);
+    struct ggml_tensor *t = node(ctx, GGML_OP_ADD, x, y, "t");
+    struct ggml_tensor *u = ggml_view_tensor(ctx, t); /* an in-place result: a view that computes */
+    u->op = GGML_OP_SQR;
+    u->src[0] = t;
+    ggml_set_name(u, "u");
+    struct ggml_tensor *v = node(ctx, GGML_OP_MUL, u, y, "v");
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, v);
+    ggml_backend_t bk[2] = {backends[DEV_ACC], backends[DEV_CPU]};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, true);
+    misplaced = n_ran = 0;
+    ggml_backend_sched_alloc_graph(sched, g);
+    float xv[11], yv[11], out[11], want[11];
+    for (int i = 0; i < 11; i++) {
+        xv[i] = (float)i - 5.0f;
+        yv[i] = 0.5f * (float)i + 0.25f;
+        want[i] = (xv[i] + yv[i]) * (xv[i] + yv[i]) * yv[i];
+    }
+    tensor_set_f32(x, xv);
+    tensor_set_f32(y, yv);
+    ggml_backend_sched_graph_compute(sched, g);
+    tensor_get_f32(v, out);
+    tap_ok(max_abs_diff(out, want, 11) == 0.0 && misplaced == 0 && ran("u", "cpu") && ran("v", "acc"),
+           "an in-place node the CPU computes into acc memory is computed aside and copied back");
+    tap_ok(ggml_backend_sched_get_n_splits(sched) == 3 && ggml_backend_sched_get_n_copies(sched) == 3,
+           "3 splits, 3 copies: x in, t in, u back (%d, %d)", ggml_backend_sched_get_n_splits(sched),
+           ggml_backend_sched_get_n_copies(sched));
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx);
+}
+
 static int observed;
 static bool observe(struct ggml_tensor *t, bool ask, void *data) {
     if (ask) return strcmp(t->name, "c") == 0;
@@ -416,12 +453,13 @@ static void test_callback_and_errors(void) {
 
 int main(void) {
     setenv("GGMLC_DEBUG", "sched", 1);
-    ggml_log_set(log_cb, NULL);
+    if (!getenv("SCHED_TEST_LOG")) ggml_log_set(log_cb, NULL);
     make_devices();
     test_alternating();
     test_type_refusal();
     test_same_buffer_type();
     test_weights_and_fallback();
+    test_inplace_across_backends();
     test_callback_and_errors();
     for (int d = 0; d < N_DEVS; d++) ggml_backend_free(backends[d]);
     return tap_done();

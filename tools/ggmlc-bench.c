@@ -1,7 +1,7 @@
 /*
  * ggmlc-bench - benchmarks of single operators through ggml's public API.
  *
- *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0 --m 2048 --n 2048 --k 2048
+ *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... --m 2048 --n 2048 --k 2048
  *               --threads 2 [--reps 10] [--compare openblas] [--json] [--backend cpu]
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
@@ -290,7 +290,7 @@ static bool bench_graph_overhead(const struct options *o, struct result *res) {
 
 static void usage(void) {
     fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|memcpy|graph-overhead [options]\n"
-          "  --type f32|f16|bf16|q4_0|q8_0   mul_mat weight type (default f32)\n"
+          "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
           "  --size ELEMENTS                 add/mul/soft_max/memcpy tensor size (16777216 = 64 MiB f32)\n"
           "  --nodes N                       graph-overhead chain length (1000)\n"
@@ -302,12 +302,9 @@ static void usage(void) {
 }
 
 static bool parse_type(const char *s, enum ggml_type *type) {
-    static const struct { const char *name; enum ggml_type type; } types[] = {
-        {"f32", GGML_TYPE_F32}, {"f16", GGML_TYPE_F16}, {"bf16", GGML_TYPE_BF16},
-        {"q4_0", GGML_TYPE_Q4_0}, {"q8_0", GGML_TYPE_Q8_0},
-    };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strcmp(s, types[i].name) == 0) return *type = types[i].type, true;
+    for (int t = 0; t < GGML_TYPE_COUNT; t++) /* any type with a name: f32, q4_0, q4_K, iq4_nl, ... */
+        if (ggml_type_size((enum ggml_type)t) != 0 && strcmp(s, ggml_type_name((enum ggml_type)t)) == 0)
+            return *type = (enum ggml_type)t, true;
     return false;
 }
 
@@ -342,8 +339,9 @@ static void print_result(const struct options *o, const struct result *r) {
     if (o->json) {
         printf("{\"op\":\"%s\",\"backend\":\"%s\",\"threads\":%d,\"reps\":%d,\"median_ms\":%.4f", o->op,
                strcmp(o->op, "memcpy") == 0 ? "libc" : o->backend, o->threads, o->reps, r->median_s * 1e3);
-        if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"gflops\":%.2f", ggml_type_name(o->type),
-                       (long long)o->m, (long long)o->n, (long long)o->k, rate);
+        if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"gflops\":%.2f,\"weights_gb_per_s\":%.2f",
+                       ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, rate,
+                       (double)ggml_row_size(o->type, o->k) * (double)o->n / r->median_s * 1e-9);
         else if (overhead) printf(",\"nodes\":%lld,\"us_per_node\":%.4f", (long long)o->nodes, r->median_s * 1e6 / r->work);
         else printf(",\"bytes\":%.0f,\"gb_per_s\":%.2f", r->work, rate);
         if (r->openblas_s > 0)
@@ -352,9 +350,10 @@ static void print_result(const struct options *o, const struct result *r) {
         printf("}\n");
         return;
     }
-    if (mm) printf("mul_mat %s m=%lld n=%lld k=%lld threads=%d backend=%s: %.3f ms (median of %d), %.1f GFLOPS\n",
-                   ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, o->threads, o->backend,
-                   r->median_s * 1e3, o->reps, rate);
+    if (mm) printf("mul_mat %s m=%lld n=%lld k=%lld threads=%d backend=%s: %.3f ms (median of %d), %.1f GFLOPS, "
+                   "%.2f GB/s of weights\n", ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k,
+                   o->threads, o->backend, r->median_s * 1e3, o->reps, rate,
+                   (double)ggml_row_size(o->type, o->k) * (double)o->n / r->median_s * 1e-9);
     else if (overhead) printf("graph-overhead: %lld adds in %.3f ms (median of %d): %.3f us per node\n", (long long)o->nodes,
                               r->median_s * 1e3, o->reps, r->median_s * 1e6 / r->work);
     else printf("%s %.1f MiB: %.3f ms (median of %d), %.1f GB/s\n", o->op, (double)o->size * 4 / (1 << 20),

@@ -1,8 +1,97 @@
-/* type-traits.c - per-type CPU kernels (see cpu-impl.h). */
-#include "cpu-impl.h"
+/*
+ * type-traits.c - per-type CPU kernels (see cpu-impl.h): the activation
+ * conversion (from_float) and dot product (vec_dot) of each weight type,
+ * with the dot product taken from the best path this CPU runs
+ * (quant-dot.h).  The path follows cpu_simd_level(), so GGMLC_CPU_PATH
+ * also selects the quantized kernels.
+ */
+#include <pthread.h>
+
+#include "quant-dot.h"
+#include "simd.h"
+
+static struct cpu_type_traits traits[CPU_QUANT_PATHS][GGML_TYPE_COUNT];
+static pthread_once_t traits_once = PTHREAD_ONCE_INIT;
+
+static void fp32_to_fp16_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) ((ggml_fp16_t *)y)[i] = ggmlc_fp32_to_fp16(x[i]);
+}
+
+static void fp32_to_bf16_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) ((ggml_bf16_t *)y)[i] = ggmlc_fp32_to_bf16(x[i]);
+}
+
+static void fp32_copy_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, int64_t n) {
+    memcpy(y, x, (size_t)n * sizeof *x);
+}
+
+/* The format activations are quantized to before the dot product (ggml's choice). */
+static enum ggml_type vec_dot_type_of(enum ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: return type;
+    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1:                   return GGML_TYPE_Q8_1;
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q8_0:
+    case GGML_TYPE_IQ4_NL: case GGML_TYPE_MXFP4:                 return GGML_TYPE_Q8_0;
+    default:                                                     return GGML_TYPE_Q8_K;
+    }
+}
+
+/* Conversion of f32 rows to a type: the core's reference quantizers, f16/bf16 rounding. */
+static ggml_from_float_t from_float_of(enum ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_F32:  return fp32_copy_row;
+    case GGML_TYPE_F16:  return fp32_to_fp16_row;
+    case GGML_TYPE_BF16: return fp32_to_bf16_row;
+    default:             return ggml_get_type_traits(type)->from_float_ref;
+    }
+}
+
+static void build_tables(void) {
+    cpu_vec_dot_table dots[CPU_QUANT_PATHS] = {{0}};
+    cpu_quant_dot_fill_generic(dots[CPU_QUANT_GENERIC]);
+    cpu_quant_dot_fill_avx2(dots[CPU_QUANT_AVX2]);
+    cpu_quant_dot_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI]);
+    for (int p = 0; p < CPU_QUANT_PATHS; p++) {
+        for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+            ggml_vec_dot_t dot = NULL;
+            for (int q = p; q >= 0 && !dot; q--) dot = dots[q][t]; /* fall back to a lower path */
+            const bool usable = dot && ggml_type_size((enum ggml_type)t) != 0;
+            traits[p][t] = usable ? (struct cpu_type_traits){from_float_of((enum ggml_type)t), dot, vec_dot_type_of((enum ggml_type)t)}
+                                  : (struct cpu_type_traits){from_float_of((enum ggml_type)t), NULL, GGML_TYPE_COUNT};
+        }
+    }
+    /* the activation formats need a from_float even without a dot product of their own */
+    for (int p = 0; p < CPU_QUANT_PATHS; p++) {
+        traits[p][GGML_TYPE_Q8_1].vec_dot_type = GGML_TYPE_Q8_1;
+        traits[p][GGML_TYPE_Q8_K].vec_dot_type = GGML_TYPE_Q8_K;
+    }
+}
+
+bool cpu_quant_path_available(enum cpu_quant_path path) {
+    const struct cpu_simd_features *f = cpu_simd_features();
+    switch (path) {
+    case CPU_QUANT_GENERIC:    return true;
+    case CPU_QUANT_AVX2:       return f->avx2 && f->fma && f->f16c;
+    case CPU_QUANT_AVX512VNNI: return cpu_quant_path_available(CPU_QUANT_AVX2) && f->avx512f && f->avx512bw &&
+                                      f->avx512vl && f->avx512vnni;
+    default:                   return false;
+    }
+}
+
+const struct cpu_type_traits *cpu_type_traits_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    static const struct cpu_type_traits none = {NULL, NULL, GGML_TYPE_COUNT};
+    pthread_once(&traits_once, build_tables);
+    if ((unsigned)type >= GGML_TYPE_COUNT || (unsigned)path >= CPU_QUANT_PATHS) return &none;
+    return &traits[path][type];
+}
 
 const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type) {
-    static const struct cpu_type_traits none = {NULL, NULL, GGML_TYPE_COUNT};
-    (void)type;
-    return &none;
+    enum cpu_quant_path path = CPU_QUANT_GENERIC;
+    switch (cpu_simd_level()) {
+    case CPU_SIMD_AVX512: path = cpu_quant_path_available(CPU_QUANT_AVX512VNNI) ? CPU_QUANT_AVX512VNNI : CPU_QUANT_AVX2; break;
+    case CPU_SIMD_AVX2:   path = CPU_QUANT_AVX2; break;
+    default:              break;
+    }
+    if (!cpu_quant_path_available(path)) path = CPU_QUANT_GENERIC;
+    return cpu_type_traits_on_path(type, path);
 }

@@ -1,0 +1,283 @@
+/*
+ * quant-dot.c - portable dot products of every weight type with its
+ * vec_dot_type (see quant-dot.h): integer sums per block, scaled in float.
+ * They define the results the SIMD paths must reproduce.
+ */
+#include "quant-dot.h"
+
+static inline float fp16(ggml_fp16_t h) { return ggmlc_fp16_to_fp32(h); }
+
+/* ------------------------------------------------------------ floats */
+
+static void dot_f32(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const float *x = vx, *y = vy;
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += (double)x[i] * y[i];
+    *s = (float)sum;
+}
+
+static void dot_f16(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const ggml_fp16_t *x = vx, *y = vy;
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += (double)fp16(x[i]) * fp16(y[i]);
+    *s = (float)sum;
+}
+
+static void dot_bf16(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const ggml_bf16_t *x = vx, *y = vy;
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += (double)ggmlc_bf16_to_fp32(x[i]) * ggmlc_bf16_to_fp32(y[i]);
+    *s = (float)sum;
+}
+
+/* ------------------------------------------------- 32-value blocks */
+
+static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q4_0 *x = vx;
+    const block_q8_0 *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_0; i++) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++)
+            isum += ((x[i].qs[j] & 0xf) - 8) * y[i].qs[j] + ((x[i].qs[j] >> 4) - 8) * y[i].qs[j + 16];
+        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+/* Q4_1 and Q5_1 add m * sum(y), which Q8_1 carries as s = d_y * sum(q_y). */
+static void dot_q4_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q4_1 *x = vx;
+    const block_q8_1 *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_1; i++) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++) isum += (x[i].qs[j] & 0xf) * y[i].qs[j] + (x[i].qs[j] >> 4) * y[i].qs[j + 16];
+        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum + fp16(x[i].m) * fp16(y[i].s);
+    }
+    *s = sum;
+}
+
+static inline int q5_level(const uint8_t *qs, uint32_t qh, int j) {
+    const int low = j < 16 ? qs[j] & 0xf : qs[j - 16] >> 4;
+    return low | (int)((qh >> j) & 1) << 4;
+}
+
+static void dot_q5_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q5_0 *x = vx;
+    const block_q8_0 *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_0; i++) {
+        uint32_t qh;
+        memcpy(&qh, x[i].qh, 4);
+        int isum = 0;
+        for (int j = 0; j < 32; j++) isum += (q5_level(x[i].qs, qh, j) - 16) * y[i].qs[j];
+        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+static void dot_q5_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q5_1 *x = vx;
+    const block_q8_1 *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_1; i++) {
+        uint32_t qh;
+        memcpy(&qh, x[i].qh, 4);
+        int isum = 0;
+        for (int j = 0; j < 32; j++) isum += q5_level(x[i].qs, qh, j) * y[i].qs[j];
+        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum + fp16(x[i].m) * fp16(y[i].s);
+    }
+    *s = sum;
+}
+
+static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q8_0 *x = vx, *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_0; i++) {
+        int isum = 0;
+        for (int j = 0; j < 32; j++) isum += x[i].qs[j] * y[i].qs[j];
+        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_iq4_nl *x = vx;
+    const block_q8_0 *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_0; i++) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++)
+            isum += ggmlc_kvalues_iq4nl[x[i].qs[j] & 0xf] * y[i].qs[j] + ggmlc_kvalues_iq4nl[x[i].qs[j] >> 4] * y[i].qs[j + 16];
+        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_mxfp4 *x = vx;
+    const block_q8_0 *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_0; i++) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++)
+            isum += ggmlc_kvalues_mxfp4[x[i].qs[j] & 0xf] * y[i].qs[j] + ggmlc_kvalues_mxfp4[x[i].qs[j] >> 4] * y[i].qs[j + 16];
+        sum += ggmlc_e8m0_to_fp32_half(x[i].e) * fp16(y[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+/* ----------------------------------------------- K-quants against Q8_K */
+
+static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q2_K *x = vx;
+    const block_q8_K *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        int isum = 0, summs = 0;
+        for (int j = 0; j < 16; j++) {
+            summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
+            int sub = 0;
+            for (int l = 0; l < 16; l++) {
+                const int e = 16 * j + l;
+                sub += ((x[i].qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) * y[i].qs[e];
+            }
+            isum += (x[i].scales[j] & 0xf) * sub;
+        }
+        sum += y[i].d * fp16(x[i].d) * (float)isum - y[i].d * fp16(x[i].dmin) * (float)summs;
+    }
+    *s = sum;
+}
+
+static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q3_K *x = vx;
+    const block_q8_K *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++) {
+            const uint8_t *sc = x[i].scales;
+            const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
+            const int scale = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
+            int sub = 0;
+            for (int l = 0; l < 16; l++) {
+                const int e = 16 * j + l;
+                const int q = (x[i].qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+                const int high = (x[i].hmask[e % 32] >> (e / 32)) & 1;
+                sub += (q - (high ? 0 : 4)) * y[i].qs[e];
+            }
+            isum += scale * sub;
+        }
+        sum += y[i].d * fp16(x[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+static void k4_scale_min(const uint8_t *q, int j, int *sc, int *m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xf) | (q[j - 4] >> 6) << 4;
+        *m = (q[j + 4] >> 4) | (q[j] >> 6) << 4;
+    }
+}
+
+/* Q4_K and Q5_K: d * sum_j sc_j * (q . y)_j - dmin * sum_j m_j * sum(y)_j, with sum(y) from bsums. */
+static float dot_k45_block(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d, ggml_fp16_t dmin,
+                           const block_q8_K *y) {
+    int isum = 0, summs = 0;
+    for (int j = 0; j < QK_K / 32; j++) {
+        int sc, m;
+        k4_scale_min(scales, j, &sc, &m);
+        summs += m * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
+        int sub = 0;
+        for (int l = 0; l < 32; l++) {
+            const int e = 32 * j + l;
+            const uint8_t b = qs[(e / 64) * 32 + e % 32];
+            int q = (e % 64) < 32 ? b & 0xf : b >> 4;
+            if (qh) q |= ((qh[e % 32] >> (2 * (e / 64) + ((e % 64) >= 32))) & 1) << 4;
+            sub += q * y->qs[e];
+        }
+        isum += sc * sub;
+    }
+    return y->d * fp16(d) * (float)isum - y->d * fp16(dmin) * (float)summs;
+}
+
+static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q4_K *x = vx;
+    const block_q8_K *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) sum += dot_k45_block(x[i].scales, x[i].qs, NULL, x[i].d, x[i].dmin, &y[i]);
+    *s = sum;
+}
+
+static void dot_q5_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q5_K *x = vx;
+    const block_q8_K *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) sum += dot_k45_block(x[i].scales, x[i].qs, x[i].qh, x[i].d, x[i].dmin, &y[i]);
+    *s = sum;
+}
+
+static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q6_K *x = vx;
+    const block_q8_K *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        int isum = 0;
+        for (int j = 0; j < 16; j++) {
+            int sub = 0;
+            for (int l = 0; l < 16; l++) {
+                const int e = 16 * j + l, half = e / 128, r = e % 128, li = r % 32, quarter = r / 32;
+                const uint8_t b = x[i].ql[64 * half + li + 32 * (quarter & 1)];
+                const int low = quarter < 2 ? b & 0xf : b >> 4;
+                const int high = (x[i].qh[32 * half + li] >> (2 * quarter)) & 3;
+                sub += ((low | high << 4) - 32) * y[i].qs[e];
+            }
+            isum += x[i].scales[j] * sub;
+        }
+        sum += y[i].d * fp16(x[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_iq4_xs *x = vx;
+    const block_q8_K *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        int isum = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
+            const uint8_t *qs = x[i].qs + 16 * ib;
+            const int8_t *q8 = y[i].qs + 32 * ib;
+            int sub = 0;
+            for (int j = 0; j < 16; j++)
+                sub += ggmlc_kvalues_iq4nl[qs[j] & 0xf] * q8[j] + ggmlc_kvalues_iq4nl[qs[j] >> 4] * q8[j + 16];
+            isum += (ls - 32) * sub;
+        }
+        sum += y[i].d * fp16(x[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
+void cpu_quant_dot_fill_generic(cpu_vec_dot_table t) {
+    t[GGML_TYPE_F32] = dot_f32;
+    t[GGML_TYPE_F16] = dot_f16;
+    t[GGML_TYPE_BF16] = dot_bf16;
+    t[GGML_TYPE_Q4_0] = dot_q4_0;
+    t[GGML_TYPE_Q4_1] = dot_q4_1;
+    t[GGML_TYPE_Q5_0] = dot_q5_0;
+    t[GGML_TYPE_Q5_1] = dot_q5_1;
+    t[GGML_TYPE_Q8_0] = dot_q8_0;
+    t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
+    t[GGML_TYPE_MXFP4] = dot_mxfp4;
+    t[GGML_TYPE_Q2_K] = dot_q2_K;
+    t[GGML_TYPE_Q3_K] = dot_q3_K;
+    t[GGML_TYPE_Q4_K] = dot_q4_K;
+    t[GGML_TYPE_Q5_K] = dot_q5_K;
+    t[GGML_TYPE_Q6_K] = dot_q6_K;
+    t[GGML_TYPE_IQ4_XS] = dot_iq4_xs;
+}

@@ -1,0 +1,177 @@
+/*
+ * ops-elementwise.c - binary ops with broadcasting (add, sub, mul, div,
+ * add1), unary functions, scale/clamp/leaky_relu/fill, copies between
+ * F32/F16/BF16 (cpy, cont, dup), repeat, and the gated linear units.
+ */
+#include "vk-impl.h"
+#include "op-codes.h"
+
+/* ------------------------------------------------------------- binary */
+
+static bool binary_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    return vk_float_code(a->type) >= 0 && (b->type == GGML_TYPE_F32 || b->type == GGML_TYPE_F16) && node->type == a->type &&
+           vk_type_ok(d, a->type) && vk_type_ok(d, b->type) && ggml_can_repeat(b, a) && ggml_are_same_shape(a, node) &&
+           vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node);
+}
+
+static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    uint32_t op;
+    switch (node->op) {
+    case GGML_OP_SUB: op = VK_BIN_SUB; break;
+    case GGML_OP_MUL: op = VK_BIN_MUL; break;
+    case GGML_OP_DIV: op = VK_BIN_DIV; break;
+    default: op = VK_BIN_ADD; break; /* ADD, ADD1 */
+    }
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("binary_%s_%s", vk_type_tag(a->type), vk_type_tag(b->type)));
+    vk_push_shape(ds.push, 0, a);
+    vk_push_shape(ds.push, 8, b);
+    vk_push_shape(ds.push, 16, node);
+    ds.push[27] = op;
+    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), 24);
+    vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), 25);
+    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), 26);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* -------------------------------------------------------------- unary */
+
+static int unary_code(const struct ggml_tensor *node) {
+    switch (node->op) {
+    case GGML_OP_SQR: return VK_UN_SQR;
+    case GGML_OP_SQRT: return VK_UN_SQRT;
+    case GGML_OP_LOG: return VK_UN_LOG;
+    case GGML_OP_SIN: return VK_UN_SIN;
+    case GGML_OP_COS: return VK_UN_COS;
+    case GGML_OP_SCALE: return VK_UN_SCALE;
+    case GGML_OP_CLAMP: return VK_UN_CLAMP;
+    case GGML_OP_LEAKY_RELU: return VK_UN_LEAKY_RELU;
+    case GGML_OP_FILL: return VK_UN_FILL;
+    case GGML_OP_CPY: case GGML_OP_CONT: case GGML_OP_DUP: case GGML_OP_REPEAT: return VK_UN_COPY;
+    case GGML_OP_UNARY: break;
+    default: return -1;
+    }
+    switch (ggml_get_unary_op(node)) {
+    case GGML_UNARY_OP_ABS: return VK_UN_ABS;
+    case GGML_UNARY_OP_SGN: return VK_UN_SGN;
+    case GGML_UNARY_OP_NEG: return VK_UN_NEG;
+    case GGML_UNARY_OP_STEP: return VK_UN_STEP;
+    case GGML_UNARY_OP_TANH: return VK_UN_TANH;
+    case GGML_UNARY_OP_ELU: return VK_UN_ELU;
+    case GGML_UNARY_OP_RELU: return VK_UN_RELU;
+    case GGML_UNARY_OP_SIGMOID: return VK_UN_SIGMOID;
+    case GGML_UNARY_OP_GELU: return VK_UN_GELU;
+    case GGML_UNARY_OP_GELU_QUICK: return VK_UN_GELU_QUICK;
+    case GGML_UNARY_OP_SILU: return VK_UN_SILU;
+    case GGML_UNARY_OP_HARDSWISH: return VK_UN_HARDSWISH;
+    case GGML_UNARY_OP_HARDSIGMOID: return VK_UN_HARDSIGMOID;
+    case GGML_UNARY_OP_EXP: return VK_UN_EXP;
+    case GGML_UNARY_OP_EXPM1: return VK_UN_EXPM1;
+    case GGML_UNARY_OP_SOFTPLUS: return VK_UN_SOFTPLUS;
+    case GGML_UNARY_OP_GELU_ERF: return VK_UN_GELU_ERF;
+    case GGML_UNARY_OP_FLOOR: return VK_UN_FLOOR;
+    case GGML_UNARY_OP_CEIL: return VK_UN_CEIL;
+    case GGML_UNARY_OP_ROUND: return VK_UN_ROUND;
+    case GGML_UNARY_OP_TRUNC: return VK_UN_TRUNC;
+    default: return -1; /* XIELU and future ones: CPU */
+    }
+}
+
+/* The source read by a unary-shaped node (FILL reads nothing but binds its own output). */
+static const struct ggml_tensor *unary_src(const struct ggml_tensor *node) {
+    return node->op == GGML_OP_FILL ? node : node->src[0];
+}
+
+static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = unary_src(node);
+    if (unary_code(node) < 0 || vk_float_code(a->type) < 0 || vk_float_code(node->type) < 0) return false;
+    if (!vk_type_ok(d, a->type) || !vk_type_ok(d, node->type) || !vk_shape_fits(a) || !vk_shape_fits(node)) return false;
+    switch (node->op) {
+    case GGML_OP_CPY: case GGML_OP_CONT: case GGML_OP_DUP:
+        return ggml_nelements(a) == ggml_nelements(node);
+    case GGML_OP_REPEAT:
+        return a->type == node->type && ggml_can_repeat(a, node);
+    default: /* same-shape functions keep the type */
+        return a->type == node->type && ggml_are_same_shape(a, node);
+    }
+}
+
+static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = unary_src(node);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("unary_%s_%s", vk_type_tag(a->type), vk_type_tag(node->type)));
+    vk_push_shape(ds.push, 0, a);
+    vk_push_shape(ds.push, 8, node);
+    ds.push[18] = (uint32_t)unary_code(node);
+    ds.push[19] = node->op == GGML_OP_REPEAT ? 1 : 0;
+    switch (node->op) {
+    case GGML_OP_SCALE:
+        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
+        ds.push[21] = vk_f32_bits(vk_param_f32(node, 1));
+        break;
+    case GGML_OP_CLAMP:
+        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
+        ds.push[21] = vk_f32_bits(vk_param_f32(node, 1));
+        break;
+    case GGML_OP_LEAKY_RELU: case GGML_OP_FILL:
+        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
+        break;
+    default: break;
+    }
+    vk_dispatch_bind(&ds, a, node->op == GGML_OP_FILL, ggml_type_size(a->type), 16);
+    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), 17);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ---------------------------------------------------------------- glu */
+
+static bool rows_unit_stride(const struct ggml_tensor *t) { return t->nb[0] == ggml_type_size(t->type); }
+
+static bool glu_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const int op = ggml_get_glu_op(node);
+    if (op < 0 || op > GGML_GLU_OP_GEGLU_QUICK) return false;
+    if ((a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) || node->type != a->type || !vk_type_ok(d, a->type)) return false;
+    if (!rows_unit_stride(a) || !rows_unit_stride(node) || !vk_shape_fits(a) || !vk_shape_fits(node)) return false;
+    if (b) return b->type == a->type && rows_unit_stride(b) && vk_shape_fits(b) && ggml_are_same_shape(a, b);
+    return a->ne[0] == 2 * node->ne[0];
+}
+
+static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1] ? node->src[1] : node->src[0];
+    const size_t ts = ggml_type_size(a->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("glu_%s", vk_type_tag(a->type)));
+    for (int i = 1; i < 4; i++) {
+        ds.push[i - 1] = (uint32_t)(a->nb[i] / ts);
+        ds.push[2 + i] = (uint32_t)(b->nb[i] / ts);
+        ds.push[9 + i] = (uint32_t)(node->nb[i] / ts);
+    }
+    for (int i = 0; i < 4; i++) ds.push[6 + i] = (uint32_t)node->ne[i];
+    ds.push[16] = (uint32_t)ggml_get_glu_op(node);
+    if (!node->src[1]) { /* halves of one row: x first unless swapped */
+        const bool swapped = vk_param_i32(node, 1) != 0;
+        ds.push[swapped ? 17 : 18] = (uint32_t)node->ne[0];
+    }
+    ds.push[19] = vk_f32_bits(vk_param_f32(node, 2));
+    ds.push[20] = vk_f32_bits(vk_param_f32(node, 3));
+    vk_dispatch_bind(&ds, a, false, ts, 13);
+    vk_dispatch_bind(&ds, b, false, ts, 14);
+    vk_dispatch_bind(&ds, node, true, ts, 15);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+void vk_ops_elementwise_register(struct vk_op_kernel *t) {
+    static const enum ggml_op binary[] = {GGML_OP_ADD, GGML_OP_ADD1, GGML_OP_SUB, GGML_OP_MUL, GGML_OP_DIV};
+    static const enum ggml_op unary[] = {GGML_OP_UNARY, GGML_OP_SQR, GGML_OP_SQRT, GGML_OP_LOG, GGML_OP_SIN, GGML_OP_COS,
+                                         GGML_OP_SCALE, GGML_OP_CLAMP, GGML_OP_LEAKY_RELU, GGML_OP_FILL, GGML_OP_CPY,
+                                         GGML_OP_CONT, GGML_OP_DUP, GGML_OP_REPEAT};
+    for (size_t i = 0; i < sizeof binary / sizeof *binary; i++) t[binary[i]] = (struct vk_op_kernel){binary_supports, binary_record};
+    for (size_t i = 0; i < sizeof unary / sizeof *unary; i++) t[unary[i]] = (struct vk_op_kernel){unary_supports, unary_record};
+    t[GGML_OP_GLU] = (struct vk_op_kernel){glu_supports, glu_record};
+}

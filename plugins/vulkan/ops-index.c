@@ -1,0 +1,128 @@
+/*
+ * ops-index.c - moving rows and blocks: get_rows, set_rows, concat, pad.
+ */
+#include "vk-impl.h"
+
+static bool float_ok(const struct vk_device *d, const struct ggml_tensor *t) {
+    return vk_float_code(t->type) >= 0 && vk_type_ok(d, t->type) && vk_shape_fits(t);
+}
+
+/* Integer tensors (indices) in units of int32 words. */
+static bool index_fits(const struct ggml_tensor *t) {
+    if (t->type != GGML_TYPE_I32 && t->type != GGML_TYPE_I64) return false;
+    const size_t ts = ggml_type_size(t->type);
+    for (int i = 0; i < 4; i++)
+        if (t->nb[i] % ts != 0 || t->nb[i] / ts > UINT32_MAX / 2 || t->ne[i] > UINT32_MAX) return false;
+    return true;
+}
+
+/* ------------------------------------------------------------ get_rows */
+
+static bool get_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
+    return float_ok(d, a) && idx->type == GGML_TYPE_I32 && index_fits(idx) && node->type == GGML_TYPE_F32 && vk_shape_fits(node) &&
+           a->ne[2] == idx->ne[1] && a->ne[3] == idx->ne[2];
+}
+
+static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("getrows_%s", vk_type_tag(a->type)));
+    const size_t ta = ggml_type_size(a->type);
+    for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
+    for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
+    vk_push_shape(ds.push, 7, node);
+    vk_dispatch_bind(&ds, a, false, ta, 15);
+    vk_dispatch_bind(&ds, idx, false, 4, 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------------------------ set_rows */
+
+static bool set_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *b = node->src[0], *idx = node->src[1]; /* node views the destination */
+    return b && idx && b->type == GGML_TYPE_F32 && vk_shape_fits(b) && float_ok(d, node) && index_fits(idx) &&
+           idx->ne[1] > 0 && idx->ne[2] > 0 && b->ne[2] % idx->ne[1] == 0 && b->ne[3] % idx->ne[2] == 0 &&
+           b->ne[1] == idx->ne[0] && b->ne[0] == node->ne[0];
+}
+
+static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *b = node->src[0], *idx = node->src[1]; /* node views the destination */
+    const bool i64 = idx->type == GGML_TYPE_I64;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", vk_type_tag(node->type), i64 ? "i64" : "i32"));
+    vk_push_shape(ds.push, 0, b);
+    const size_t ti = ggml_type_size(idx->type), td = ggml_type_size(node->type);
+    ds.push[8] = (uint32_t)idx->ne[1];
+    ds.push[9] = (uint32_t)idx->ne[2];
+    for (int i = 0; i < 3; i++) ds.push[10 + i] = (uint32_t)(idx->nb[i] / ti);
+    for (int i = 0; i < 4; i++) ds.push[13 + i] = (uint32_t)(node->nb[i] / td);
+    vk_dispatch_bind(&ds, b, false, 4, 17);
+    vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, 18); /* offset in index units; the shader doubles it for i64 */
+    vk_dispatch_bind(&ds, node, true, (uint32_t)td, 19);
+    vk_groups_1d(rec->d, ggml_nelements(b), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* -------------------------------------------------------------- concat */
+
+static bool concat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const int dim = vk_param_i32(node, 0);
+    return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && b->type == a->type && node->type == a->type &&
+           float_ok(d, a) && float_ok(d, b) && float_ok(d, node) && dim >= 0 && dim < 4;
+}
+
+static enum ggml_status concat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const size_t ts = ggml_type_size(a->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("concat_%s", vk_type_tag(a->type)));
+    vk_push_shape(ds.push, 0, a);
+    for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(b->nb[i] / ts);
+    vk_push_shape(ds.push, 12, node);
+    ds.push[23] = (uint32_t)vk_param_i32(node, 0);
+    vk_dispatch_bind(&ds, a, false, ts, 20);
+    vk_dispatch_bind(&ds, b, false, ts, 21);
+    vk_dispatch_bind(&ds, node, true, ts, 22);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ----------------------------------------------------------------- pad */
+
+/* op_params: lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3 (then circular, unsupported here). */
+static bool pad_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    if ((a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) || node->type != a->type || !float_ok(d, a) || !float_ok(d, node))
+        return false;
+    if (vk_param_i32(node, 8) != 0) return false;
+    for (int i = 0; i < 4; i++) {
+        const int32_t lp = vk_param_i32(node, 2 * i), rp = vk_param_i32(node, 2 * i + 1);
+        if (lp < 0 || rp < 0 || node->ne[i] != a->ne[i] + lp + rp) return false;
+    }
+    return true;
+}
+
+static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const size_t ts = ggml_type_size(a->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("pad_%s", vk_type_tag(a->type)));
+    vk_push_shape(ds.push, 0, a);
+    vk_push_shape(ds.push, 8, node);
+    for (int i = 0; i < 4; i++) ds.push[18 + i] = (uint32_t)vk_param_i32(node, 2 * i);
+    vk_dispatch_bind(&ds, a, false, ts, 16);
+    vk_dispatch_bind(&ds, node, true, ts, 17);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+void vk_ops_index_register(struct vk_op_kernel *t) {
+    t[GGML_OP_GET_ROWS] = (struct vk_op_kernel){get_rows_supports, get_rows_record};
+    t[GGML_OP_SET_ROWS] = (struct vk_op_kernel){set_rows_supports, set_rows_record};
+    t[GGML_OP_CONCAT] = (struct vk_op_kernel){concat_supports, concat_record};
+    t[GGML_OP_PAD] = (struct vk_op_kernel){pad_supports, pad_record};
+}

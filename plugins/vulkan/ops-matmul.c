@@ -1,0 +1,100 @@
+/*
+ * ops-matmul.c - mul_mat: d = a^T b per batch (a: [K, M], b: [K, N], d: [M, N]),
+ * a broadcast over b's batch dims.  A tiled shared-memory GEMM for N > 8,
+ * a matrix-vector kernel (one workgroup per row of d) for N <= 8.
+ */
+#include "vk-impl.h"
+
+#define MV_MAX_N 8
+
+struct mm_tiles {
+    uint32_t wg, bm, bn, bk, tm, tn;
+};
+
+/* Tile sizes (specialization constants): large tiles where shared memory and
+ * registers are plentiful (GPUs), smaller ones on CPU-type devices. */
+static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
+    if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && d->props.limits.maxComputeSharedMemorySize >= 32768)
+        return (struct mm_tiles){256, 128, 128, 16, 8, 8};
+    return (struct mm_tiles){256, 64, 64, 16, 4, 4};
+}
+
+static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
+    return (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
+           (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
+}
+
+static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (!pair_has_kernel(a->type, b->type) || !vk_type_ok(d, a->type) || !vk_type_ok(d, b->type)) return false;
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || a->nb[0] != ggml_type_size(a->type) ||
+        b->nb[0] != ggml_type_size(b->type))
+        return false;
+    if (!vk_shape_fits(a) || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
+    if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
+    const uint64_t batches = (uint64_t)b->ne[2] * b->ne[3];
+    const struct mm_tiles t = mm_tiles_for(d);
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    return batches <= max[2] && (uint64_t)(a->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)(b->ne[1] + t.bn - 1) / t.bn <= max[1];
+}
+
+static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const size_t tb = ggml_type_size(b->type);
+    ds->push[0] = (uint32_t)a->ne[1];
+    ds->push[1] = (uint32_t)b->ne[1];
+    ds->push[2] = (uint32_t)a->ne[0];
+    for (int i = 1; i < 4; i++) {
+        ds->push[2 + i] = (uint32_t)(a->nb[i] / a_unit);
+        ds->push[5 + i] = (uint32_t)(b->nb[i] / tb);
+        ds->push[8 + i] = (uint32_t)(node->nb[i] / 4);
+    }
+    ds->push[12] = (uint32_t)b->ne[2];
+    ds->push[13] = (uint32_t)(b->ne[2] / a->ne[2]);
+    ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
+}
+
+/* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
+static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *a) {
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return false;
+    const struct vk_buffer *buf = vk_tensor_buffer(d, a);
+    if (!buf) return false;
+    const size_t per = 16 / ggml_type_size(a->type);
+    return a->ne[0] % per == 0 && a->nb[1] % 16 == 0 && a->nb[2] % 16 == 0 && a->nb[3] % 16 == 0 &&
+           vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
+}
+
+static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const char *ta = vk_type_tag(a->type), *tb = vk_type_tag(b->type);
+    const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
+    struct vk_dispatch ds;
+    size_t a_unit = ggml_type_size(a->type);
+    if (b->ne[1] <= MV_MAX_N) {
+        const bool vec = b->type == GGML_TYPE_F32 && a_vectorizable(rec->d, a);
+        if (vec) a_unit = 16;
+        vk_dispatch_init(&ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ta, tb));
+        ds.spec[0] = 128;
+        ds.spec[1] = MV_MAX_N;
+        ds.n_spec = 2;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
+    } else {
+        const struct mm_tiles t = mm_tiles_for(rec->d);
+        vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ta, tb));
+        const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
+        memcpy(ds.spec, spec, sizeof spec);
+        ds.n_spec = 6;
+        ds.groups[0] = (uint32_t)((a->ne[1] + t.bm - 1) / t.bm);
+        ds.groups[1] = (uint32_t)((b->ne[1] + t.bn - 1) / t.bn);
+    }
+    ds.groups[2] = batches;
+    push_matmul(&ds, node, a_unit);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
+    vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    return vk_record_dispatch(rec, &ds);
+}
+
+void vk_ops_matmul_register(struct vk_op_kernel *t) {
+    t[GGML_OP_MUL_MAT] = (struct vk_op_kernel){mul_mat_supports, mul_mat_record};
+}

@@ -1,0 +1,187 @@
+/*
+ * vk-buffer.c - the Vulkan buffer type and its buffers: device-local memory
+ * (sub-allocated, see vk-memory.c) written and read through the staging
+ * buffer, one synchronous transfer per staging-sized chunk.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk-impl.h"
+
+#define STAGING_CHUNK ((VkDeviceSize)32 << 20)
+
+struct vk_buffer *vk_tensor_buffer(const struct vk_device *d, const struct ggml_tensor *t) {
+    ggml_backend_buffer_t buf = t->view_src ? t->view_src->buffer : t->buffer;
+    if (!buf || ggml_backend_buffer_get_type(buf) != d->buft) return NULL;
+    return ggmlc_buffer_context(buf);
+}
+
+VkDeviceSize vk_tensor_offset(const struct vk_buffer *b, const struct ggml_tensor *t) {
+    return b->alloc.offset + (VkDeviceSize)((uintptr_t)t->data - VK_FAKE_BASE);
+}
+
+static void copy_region(struct vk_device *d, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize n) {
+    const VkBufferCopy region = {.srcOffset = src_off, .dstOffset = dst_off, .size = n};
+    vkCmdCopyBuffer(d->cmd, src, dst, 1, &region);
+}
+
+/* Move n bytes between host memory and the buffer at byte offset off, through staging. */
+static enum ggml_status transfer(struct vk_buffer *b, VkDeviceSize off, void *host, size_t n, bool upload) {
+    struct vk_device *d = b->dev;
+    pthread_mutex_lock(&d->lock);
+    enum ggmlc_status st = vk_staging_reserve(d, n < STAGING_CHUNK ? n : STAGING_CHUNK);
+    for (size_t done = 0; st == GGMLC_OK && done < n;) {
+        const size_t chunk = n - done < d->staging.size ? n - done : (size_t)d->staging.size;
+        if (upload) memcpy(d->staging.map, (const char *)host + done, chunk);
+        st = vk_cmd_begin(d);
+        if (st != GGMLC_OK) break;
+        if (upload) copy_region(d, d->staging.buf, 0, b->alloc.buf, off + done, chunk);
+        else copy_region(d, b->alloc.buf, off + done, d->staging.buf, 0, chunk);
+        st = vk_cmd_submit_wait(d);
+        if (st == GGMLC_OK && !upload) memcpy((char *)host + done, d->staging.map, chunk);
+        done += chunk;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return st == GGMLC_OK ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
+}
+
+static enum ggml_status buf_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor *t, const void *data, size_t off, size_t n) {
+    struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    return transfer(b, vk_tensor_offset(b, t) + off, (void *)data, n, true);
+}
+
+static enum ggml_status buf_get_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor *t, void *data, size_t off, size_t n) {
+    struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    return transfer(b, vk_tensor_offset(b, t) + off, data, n, false);
+}
+
+/* Fill n bytes at off with value: vkCmdFillBuffer needs 4-byte alignment, else stage a filled copy. */
+static enum ggml_status fill(struct vk_buffer *b, VkDeviceSize off, uint8_t value, VkDeviceSize n) {
+    if (off % 4 != 0 || n % 4 != 0) {
+        void *tmp = malloc(n);
+        if (!tmp) {
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: cannot stage a %llu-byte memset", (unsigned long long)n);
+            return GGML_STATUS_ALLOC_FAILED;
+        }
+        memset(tmp, value, n);
+        enum ggml_status s = transfer(b, off, tmp, n, true);
+        free(tmp);
+        return s;
+    }
+    struct vk_device *d = b->dev;
+    pthread_mutex_lock(&d->lock);
+    enum ggmlc_status st = vk_cmd_begin(d);
+    if (st == GGMLC_OK) {
+        vkCmdFillBuffer(d->cmd, b->alloc.buf, off, n, value * 0x01010101u);
+        st = vk_cmd_submit_wait(d);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return st == GGMLC_OK ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
+}
+
+static enum ggml_status buf_memset_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor *t, uint8_t value, size_t off, size_t n) {
+    struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    return fill(b, vk_tensor_offset(b, t) + off, value, n);
+}
+
+static void buf_clear(ggml_backend_buffer_t buffer, uint8_t value) {
+    struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    fill(b, b->alloc.offset, value, b->alloc.size);
+}
+
+/* Device-to-device copy when src lives in a buffer of the same device. */
+static bool buf_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor *src, struct ggml_tensor *dst) {
+    struct vk_buffer *db = ggmlc_buffer_context(buffer);
+    struct vk_device *d = db->dev;
+    struct vk_buffer *sb = vk_tensor_buffer(d, src);
+    if (!sb) return false;
+    pthread_mutex_lock(&d->lock);
+    enum ggmlc_status st = vk_cmd_begin(d);
+    if (st == GGMLC_OK) {
+        copy_region(d, sb->alloc.buf, vk_tensor_offset(sb, src), db->alloc.buf, vk_tensor_offset(db, dst), ggml_nbytes(src));
+        st = vk_cmd_submit_wait(d);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return st == GGMLC_OK;
+}
+
+static void *buf_get_base(ggml_backend_buffer_t buffer) { return (void *)VK_FAKE_BASE; }
+
+static void buf_free(ggml_backend_buffer_t buffer) {
+    struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    pthread_mutex_lock(&b->dev->lock);
+    vk_mem_free(b->dev, &b->alloc);
+    pthread_mutex_unlock(&b->dev->lock);
+    free(b);
+}
+
+static const struct ggmlc_buffer_iface vk_buffer_iface = {
+    .struct_size = sizeof(struct ggmlc_buffer_iface),
+    .free_buffer = buf_free,
+    .get_base = buf_get_base,
+    .memset_tensor = buf_memset_tensor,
+    .set_tensor = buf_set_tensor,
+    .get_tensor = buf_get_tensor,
+    .cpy_tensor = buf_cpy_tensor,
+    .clear = buf_clear,
+};
+
+/* ------------------------------------------------------- buffer type */
+
+static const char *buft_name(ggml_backend_buffer_type_t buft) {
+    struct vk_device *d = ggmlc_buft_context(buft);
+    return d->name;
+}
+
+static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t size) {
+    struct vk_device *d = ggmlc_buft_context(buft);
+    struct vk_buffer *b = calloc(1, sizeof *b);
+    if (!b) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory", d->name);
+        return NULL;
+    }
+    b->dev = d;
+    pthread_mutex_lock(&d->lock);
+    enum ggmlc_status st = vk_device_open(d);
+    if (st == GGMLC_OK) st = vk_mem_alloc(d, size, &b->alloc);
+    pthread_mutex_unlock(&d->lock);
+    if (st != GGMLC_OK) {
+        free(b);
+        return NULL;
+    }
+    ggml_backend_buffer_t buffer = ggmlc_buffer_new(buft, &vk_buffer_iface, b, size);
+    if (!buffer) {
+        pthread_mutex_lock(&d->lock);
+        vk_mem_free(d, &b->alloc);
+        pthread_mutex_unlock(&d->lock);
+        free(b);
+    }
+    return buffer;
+}
+
+static size_t buft_alignment(ggml_backend_buffer_type_t buft) {
+    struct vk_device *d = ggmlc_buft_context(buft);
+    const size_t a = (size_t)d->props.limits.minStorageBufferOffsetAlignment;
+    return a > 64 ? a : 64;
+}
+
+/* The largest single allocation (vkAllocateMemory's limit; Vulkan 1.1 maintenance3). */
+static size_t buft_max_size(ggml_backend_buffer_type_t buft) {
+    struct vk_device *d = ggmlc_buft_context(buft);
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(d->phys, &p2);
+    return (size_t)m3.maxMemoryAllocationSize;
+}
+
+static const struct ggmlc_buft_iface vk_buft_iface = {
+    .struct_size = sizeof(struct ggmlc_buft_iface),
+    .get_name = buft_name,
+    .alloc_buffer = buft_alloc,
+    .get_alignment = buft_alignment,
+    .get_max_size = buft_max_size,
+};
+
+ggml_backend_buffer_type_t vk_buffer_type_new(struct vk_device *d, ggml_backend_dev_t gdev) {
+    return ggmlc_buft_new(gdev, &vk_buft_iface, d);
+}

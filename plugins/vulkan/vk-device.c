@@ -1,0 +1,194 @@
+/*
+ * vk-device.c - the logical device of a physical device: its queue, the
+ * command buffer every computation and transfer is recorded into, the
+ * descriptor/pipeline layouts, and error handling (device loss included).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk-impl.h"
+
+enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what) {
+    if (r == VK_SUCCESS) return GGMLC_OK;
+    if (r == VK_ERROR_DEVICE_LOST) {
+        d->lost = true;
+        return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s (%s): device lost during %s", d->name, d->description, what);
+    }
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+        return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of %s memory during %s", d->name,
+                               r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "device" : "host", what);
+    return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: %s failed (VkResult %d)", d->name, what, (int)r);
+}
+
+static enum ggmlc_status create_logical_device(struct vk_device *d) {
+    const struct vk_caps *c = &d->caps;
+    const char *exts[4];
+    uint32_t n_ext = 0;
+    exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    if (c->memory_budget) exts[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+    if (c->coopmat_nv) exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .cooperativeMatrix = VK_TRUE,
+    };
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = c->coopmat_nv ? &coopmat : NULL,
+        .shaderFloat16 = c->fp16,
+        .shaderInt8 = c->int8,
+        .storageBuffer8BitAccess = c->int8,
+    };
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .pNext = &f12,
+        .storageBuffer16BitAccess = c->storage16,
+    };
+    VkPhysicalDeviceFeatures supported;
+    vkGetPhysicalDeviceFeatures(d->phys, &supported);
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    f2.features.shaderInt16 = supported.shaderInt16;
+    f2.features.shaderInt64 = supported.shaderInt64;
+
+    const float priority = 1.0f;
+    const VkDeviceQueueCreateInfo queue = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = d->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    const VkDeviceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &f2,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &queue,
+        .enabledExtensionCount = n_ext,
+        .ppEnabledExtensionNames = exts,
+    };
+    enum ggmlc_status st = vk_check(d, vkCreateDevice(d->phys, &info, NULL, &d->dev), "vkCreateDevice");
+    if (st != GGMLC_OK) {
+        d->dev = VK_NULL_HANDLE;
+        return st;
+    }
+    vkGetDeviceQueue(d->dev, d->queue_family, 0, &d->queue);
+    d->push_descriptor_set = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(d->dev, "vkCmdPushDescriptorSetKHR");
+    if (!d->push_descriptor_set)
+        return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: vkCmdPushDescriptorSetKHR is missing", d->name);
+    return GGMLC_OK;
+}
+
+static enum ggmlc_status create_commands(struct vk_device *d) {
+    const VkCommandPoolCreateInfo pool = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = d->queue_family,
+    };
+    enum ggmlc_status st = vk_check(d, vkCreateCommandPool(d->dev, &pool, NULL, &d->cmd_pool), "vkCreateCommandPool");
+    if (st != GGMLC_OK) return st;
+    const VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = d->cmd_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    st = vk_check(d, vkAllocateCommandBuffers(d->dev, &alloc, &d->cmd), "vkAllocateCommandBuffers");
+    if (st != GGMLC_OK) return st;
+    const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    return vk_check(d, vkCreateFence(d->dev, &fence, NULL, &d->fence), "vkCreateFence");
+}
+
+/* One push-descriptor set layout and pipeline layout per binding count. */
+static enum ggmlc_status create_layouts(struct vk_device *d) {
+    for (int n = 1; n <= VK_MAX_BINDINGS; n++) {
+        VkDescriptorSetLayoutBinding b[VK_MAX_BINDINGS];
+        for (int i = 0; i < n; i++)
+            b[i] = (VkDescriptorSetLayoutBinding){
+                .binding = (uint32_t)i,
+                .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                .descriptorCount = 1,
+                .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+            };
+        const VkDescriptorSetLayoutCreateInfo set = {
+            .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+            .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+            .bindingCount = (uint32_t)n,
+            .pBindings = b,
+        };
+        enum ggmlc_status st = vk_check(d, vkCreateDescriptorSetLayout(d->dev, &set, NULL, &d->set_layout[n]), "vkCreateDescriptorSetLayout");
+        if (st != GGMLC_OK) return st;
+        const VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = VK_PUSH_BYTES};
+        const VkPipelineLayoutCreateInfo layout = {
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+            .setLayoutCount = 1,
+            .pSetLayouts = &d->set_layout[n],
+            .pushConstantRangeCount = 1,
+            .pPushConstantRanges = &push,
+        };
+        st = vk_check(d, vkCreatePipelineLayout(d->dev, &layout, NULL, &d->pipe_layout[n]), "vkCreatePipelineLayout");
+        if (st != GGMLC_OK) return st;
+    }
+    return GGMLC_OK;
+}
+
+enum ggmlc_status vk_device_open(struct vk_device *d) {
+    if (d->opened) return d->lost ? ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the device was lost", d->name) : GGMLC_OK;
+    enum ggmlc_status st = create_logical_device(d);
+    if (st == GGMLC_OK) st = create_commands(d);
+    if (st == GGMLC_OK) st = create_layouts(d);
+    if (st == GGMLC_OK) st = vk_pipelines_init(d);
+    if (st != GGMLC_OK) {
+        vk_device_close(d);
+        return st;
+    }
+    d->opened = true;
+    return GGMLC_OK;
+}
+
+void vk_device_close(struct vk_device *d) {
+    if (d->dev) {
+        vkDeviceWaitIdle(d->dev);
+        vk_pipeline_cache_save(d);
+        vk_pipelines_release(d);
+        vk_staging_release(d);
+        vk_mem_release_all(d);
+        for (int n = 1; n <= VK_MAX_BINDINGS; n++) {
+            if (d->pipe_layout[n]) vkDestroyPipelineLayout(d->dev, d->pipe_layout[n], NULL);
+            if (d->set_layout[n]) vkDestroyDescriptorSetLayout(d->dev, d->set_layout[n], NULL);
+            d->pipe_layout[n] = VK_NULL_HANDLE;
+            d->set_layout[n] = VK_NULL_HANDLE;
+        }
+        if (d->fence) vkDestroyFence(d->dev, d->fence, NULL);
+        if (d->cmd_pool) vkDestroyCommandPool(d->dev, d->cmd_pool, NULL);
+        vkDestroyDevice(d->dev, NULL);
+    }
+    d->fence = VK_NULL_HANDLE;
+    d->cmd_pool = VK_NULL_HANDLE;
+    d->cmd = VK_NULL_HANDLE;
+    d->dev = VK_NULL_HANDLE;
+    d->opened = false;
+}
+
+enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
+    if (d->lost) return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the device was lost", d->name);
+    enum ggmlc_status st = vk_check(d, vkResetCommandBuffer(d->cmd, 0), "vkResetCommandBuffer");
+    if (st != GGMLC_OK) return st;
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    return vk_check(d, vkBeginCommandBuffer(d->cmd, &begin), "vkBeginCommandBuffer");
+}
+
+enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d) {
+    enum ggmlc_status st = vk_check(d, vkEndCommandBuffer(d->cmd), "vkEndCommandBuffer");
+    if (st != GGMLC_OK) return st;
+    const VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &d->cmd,
+    };
+    st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
+    if (st == GGMLC_OK) st = vk_check(d, vkQueueSubmit(d->queue, 1, &submit, d->fence), "vkQueueSubmit");
+    if (st == GGMLC_OK) st = vk_check(d, vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    return st;
+}

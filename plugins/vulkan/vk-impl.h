@@ -1,0 +1,262 @@
+/*
+ * vk-impl.h - what the files of the Vulkan plugin share.
+ *
+ *   vk-instance.c  instance, physical-device discovery, capabilities
+ *   vk-device.c    logical device, queues, command buffers, submission
+ *   vk-memory.c    device-local memory blocks with sub-allocation, staging
+ *   vk-buffer.c    the ggml buffer type and buffers (set/get/memset/copy)
+ *   vk-pipeline.c  pipelines from the embedded SPIR-V, the on-disk cache
+ *   vk-record.c    recording a graph into one command buffer with barriers
+ *   vk-plugin.c    the plugin descriptor, registry, devices and backends
+ *   ops-*.c        one file per op family: supports() and record() per op
+ *
+ * Tensor data of a Vulkan buffer is addressed through a fake base pointer:
+ * tensor->data - base is the byte offset inside the buffer.
+ */
+#ifndef GGMLC_VK_IMPL_H
+#define GGMLC_VK_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <vulkan/vulkan.h>
+
+#include "ggml.h"
+#include "ggml-backend.h"
+#include "ggmlc.h"
+#include "ggmlc-plugin.h"
+#include "vk-shaders.h"
+
+#define VK_HIDDEN __attribute__((visibility("hidden")))
+
+#define VK_MAX_BINDINGS   6
+#define VK_PUSH_BYTES     128  /* the minimum every Vulkan device guarantees */
+#define VK_MAX_SPEC       8
+#define VK_FAKE_BASE      ((uintptr_t)0x1000)
+#define VK_BLOCK_SIZE     ((VkDeviceSize)64 << 20) /* memory block shared by small buffers */
+
+/* What a physical device offers (filled at discovery, before a VkDevice exists). */
+struct vk_caps {
+    uint32_t subgroup_size;
+    bool fp16;         /* shaderFloat16 */
+    bool storage16;    /* storageBuffer16BitAccess */
+    bool int8;         /* shaderInt8 + storageBuffer8BitAccess */
+    bool bf16;         /* VK_KHR_shader_bfloat16 */
+    bool coopmat_nv;   /* VK_NV_cooperative_matrix with a 16x16x16 f16 -> f32 shape */
+    bool coopmat_khr;  /* VK_KHR_cooperative_matrix */
+    bool memory_budget;
+    bool push_descriptor;
+    bool subgroup_arith; /* subgroup arithmetic in compute shaders */
+};
+
+struct vk_block;
+struct vk_pipeline_set;
+
+struct vk_staging {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;
+    VkDeviceSize size;
+};
+
+struct vk_device {
+    int index;                       /* position among the physical devices */
+    char name[32];                   /* "Vulkan0" */
+    char description[256];           /* the driver's device name */
+    char caps_str[384];
+    VkPhysicalDevice phys;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    struct vk_caps caps;
+    uint32_t queue_family;
+    bool use_f16;                    /* f16 kernels enabled (option f16 = auto|on|off) */
+
+    /* created on first use (vk_device_open) */
+    pthread_mutex_t lock;            /* guards everything below */
+    bool opened;
+    bool lost;                       /* VK_ERROR_DEVICE_LOST seen: every call fails */
+    VkDevice dev;
+    VkQueue queue;
+    VkCommandPool cmd_pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
+    VkDescriptorSetLayout set_layout[VK_MAX_BINDINGS + 1]; /* by binding count */
+    VkPipelineLayout pipe_layout[VK_MAX_BINDINGS + 1];
+    VkPipelineCache pipeline_cache;
+    int n_new_pipelines;             /* built since the cache was loaded: save it at close */
+    struct vk_pipeline_set *pipelines; /* one per shader id */
+    struct vk_staging staging;
+    struct vk_block *blocks;
+    ggml_backend_buffer_type_t buft;
+};
+
+/* ---------------------------------------------------------- instance */
+
+/* The shared instance (created once; NULL with ggmlc_set_error when Vulkan is unusable). */
+VK_HIDDEN VkInstance vk_instance_get(void);
+/* Destroy the instance (at plugin fini, after every device was closed). */
+VK_HIDDEN void vk_instance_release(void);
+/* Discover the physical devices with a compute queue into a new array (count in *n). */
+VK_HIDDEN enum ggmlc_status vk_discover_devices(struct vk_device **out, int *n);
+
+/* ------------------------------------------------------------ device */
+
+/* Create the VkDevice and its queue, command buffer and layouts (idempotent). */
+VK_HIDDEN enum ggmlc_status vk_device_open(struct vk_device *d);
+/* Destroy everything vk_device_open and later calls created. */
+VK_HIDDEN void vk_device_close(struct vk_device *d);
+/* Turn a VkResult into a recorded error (device loss is remembered); returns the status. */
+VK_HIDDEN enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what);
+/* Begin the device's command buffer (caller holds d->lock). */
+VK_HIDDEN enum ggmlc_status vk_cmd_begin(struct vk_device *d);
+/* End, submit and wait for the command buffer (caller holds d->lock). */
+VK_HIDDEN enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d);
+
+/* ------------------------------------------------------------ memory */
+
+struct vk_alloc {
+    struct vk_block *block;
+    VkBuffer buf;          /* the block's buffer */
+    VkDeviceSize offset;   /* of this allocation inside buf */
+    VkDeviceSize size;
+};
+
+/* Sub-allocate size bytes of device-local memory (caller holds d->lock). */
+VK_HIDDEN enum ggmlc_status vk_mem_alloc(struct vk_device *d, VkDeviceSize size, struct vk_alloc *out);
+/* Return an allocation to its block; empty blocks are released (caller holds d->lock). */
+VK_HIDDEN void vk_mem_free(struct vk_device *d, struct vk_alloc *a);
+/* Release every block (device close). */
+VK_HIDDEN void vk_mem_release_all(struct vk_device *d);
+/* A host-visible staging buffer of at least size bytes (caller holds d->lock). */
+VK_HIDDEN enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size);
+VK_HIDDEN void vk_staging_release(struct vk_device *d);
+/* Memory type with the required bits and preferred properties, or UINT32_MAX. */
+VK_HIDDEN uint32_t vk_find_memory_type(const struct vk_device *d, uint32_t type_bits, VkMemoryPropertyFlags required,
+                                        VkMemoryPropertyFlags preferred);
+
+/* ------------------------------------------------------------ buffers */
+
+struct vk_buffer {
+    struct vk_device *dev;
+    struct vk_alloc alloc;
+};
+
+/* The device's buffer type. */
+VK_HIDDEN ggml_backend_buffer_type_t vk_buffer_type_new(struct vk_device *d, ggml_backend_dev_t gdev);
+/* The Vulkan buffer holding tensor's storage on device d, or NULL. */
+VK_HIDDEN struct vk_buffer *vk_tensor_buffer(const struct vk_device *d, const struct ggml_tensor *t);
+/* Byte offset of tensor data inside its VkBuffer (allocation offset included). */
+VK_HIDDEN VkDeviceSize vk_tensor_offset(const struct vk_buffer *b, const struct ggml_tensor *t);
+
+/* ---------------------------------------------------------- pipelines */
+
+/* The pipeline of shader id with spec constants spec[0..n_spec) (caller holds d->lock);
+ * VK_NULL_HANDLE with the error recorded when it cannot be built. */
+VK_HIDDEN VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec);
+/* Number of storage-buffer bindings the shader declares. */
+VK_HIDDEN int vk_shader_bindings(enum vk_shader_id id);
+/* Prepare the pipeline table and load the on-disk pipeline cache. */
+VK_HIDDEN enum ggmlc_status vk_pipelines_init(struct vk_device *d);
+/* Write the pipeline cache to disk (temp file + rename; failures only logged). */
+VK_HIDDEN void vk_pipeline_cache_save(struct vk_device *d);
+VK_HIDDEN void vk_pipelines_release(struct vk_device *d);
+
+/* ---------------------------------------------------------- recording */
+
+struct vk_range {
+    VkBuffer buf;
+    VkDeviceSize begin, end;
+};
+struct vk_hazards; /* memory read and written since the last barrier */
+
+/* State while recording nodes into the device's command buffer. */
+struct vk_rec {
+    struct vk_device *d;
+    struct vk_hazards *hz;
+    int n_dispatches, n_barriers;
+};
+
+/* A tensor bound to one shader binding. */
+struct vk_binding {
+    const struct ggml_tensor *t;
+    bool written;
+};
+
+/* Record one dispatch of shader id (spec constants, bindings in declaration order,
+ * push constants) over groups[3] workgroups, with a barrier first when a binding
+ * overlaps memory written since the last barrier.  Each binding's element offset
+ * (in units of elem_size[i]) is stored into push words at push_offsets[i] when
+ * push_offsets is not NULL. */
+struct vk_dispatch {
+    enum vk_shader_id shader;
+    uint32_t spec[VK_MAX_SPEC];
+    int n_spec;
+    struct vk_binding bind[VK_MAX_BINDINGS];
+    int n_bind;
+    uint32_t push[VK_PUSH_BYTES / 4];
+    int push_words;
+    int offset_word[VK_MAX_BINDINGS];  /* push word receiving binding i's element offset, -1: none */
+    uint32_t elem_size[VK_MAX_BINDINGS];
+    uint32_t groups[3];
+};
+VK_HIDDEN void vk_dispatch_init(struct vk_dispatch *ds, enum vk_shader_id shader);
+/* Append a binding; returns its index. */
+VK_HIDDEN int vk_dispatch_bind(struct vk_dispatch *ds, const struct ggml_tensor *t, bool written, uint32_t elem_size, int offset_word);
+VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
+/* Workgroup counts covering n items of group_size each, split over x and y. */
+VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);
+
+/* Compute nodes [0, n) of graph on d: one command buffer, submitted once. */
+VK_HIDDEN enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **nodes, int n);
+
+/* ---------------------------------------------------------------- ops */
+
+struct vk_op_kernel {
+    /* Types, shapes and device limits check beyond the generic ones (NULL: none). */
+    bool (*supports)(const struct vk_device *d, const struct ggml_tensor *node);
+    enum ggml_status (*record)(struct vk_rec *rec, const struct ggml_tensor *node);
+};
+
+/* One registration function per family, filling its ops' entries. */
+VK_HIDDEN void vk_ops_elementwise_register(struct vk_op_kernel *table);
+VK_HIDDEN void vk_ops_reduce_register(struct vk_op_kernel *table);
+VK_HIDDEN void vk_ops_matmul_register(struct vk_op_kernel *table);
+VK_HIDDEN void vk_ops_index_register(struct vk_op_kernel *table);
+VK_HIDDEN void vk_ops_nn_register(struct vk_op_kernel *table);
+
+/* The filled table (indexed by enum ggml_op). */
+VK_HIDDEN const struct vk_op_kernel *vk_op_table(void);
+/* Exact support check used by the device's supports_op. */
+VK_HIDDEN bool vk_supports_node(const struct vk_device *d, const struct ggml_tensor *node);
+
+/* Shader type code of a tensor type: 0 f32, 1 f16, 2 bf16; -1 other. */
+VK_HIDDEN int vk_float_code(enum ggml_type type);
+/* True when the device can read and write tensors of this float type. */
+VK_HIDDEN bool vk_type_ok(const struct vk_device *d, enum ggml_type type);
+
+/* Shader id by printf-style name ("unary_f32_f16"), or VK_SHADER_COUNT when absent. */
+VK_HIDDEN enum vk_shader_id vk_shader_find(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Name of a float type in shader names: "f32", "f16", "bf16"; NULL for others. */
+VK_HIDDEN const char *vk_type_tag(enum ggml_type type);
+
+static inline int32_t vk_param_i32(const struct ggml_tensor *t, int i) { return t->op_params[i]; }
+static inline float vk_param_f32(const struct ggml_tensor *t, int i) {
+    float f;
+    memcpy(&f, &t->op_params[i], sizeof f);
+    return f;
+}
+static inline uint32_t vk_f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Fill push words [w, w+8) with t's ne[0..3] and nb[0..3] in elements of t's type. */
+VK_HIDDEN void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t);
+/* True when every stride and the size of t are whole elements and fit in 32 bits. */
+VK_HIDDEN bool vk_shape_fits(const struct ggml_tensor *t);
+
+#endif /* GGMLC_VK_IMPL_H */

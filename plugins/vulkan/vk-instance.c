@@ -1,0 +1,193 @@
+/*
+ * vk-instance.c - the Vulkan instance and the discovery of physical devices
+ * that can run compute shaders, with what each offers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk-impl.h"
+
+static pthread_mutex_t instance_lock = PTHREAD_MUTEX_INITIALIZER;
+static VkInstance instance;
+
+VkInstance vk_instance_get(void) {
+    pthread_mutex_lock(&instance_lock);
+    if (!instance) {
+        uint32_t version = VK_API_VERSION_1_0;
+        if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2) {
+            ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan: the Vulkan loader offers version %u.%u, 1.2 is needed",
+                            VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
+        } else {
+            const VkApplicationInfo app = {
+                .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                .pApplicationName = "ggmlc",
+                .pEngineName = "ggmlc",
+                .apiVersion = VK_API_VERSION_1_2,
+            };
+            const VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+            VkResult r = vkCreateInstance(&info, NULL, &instance);
+            if (r != VK_SUCCESS) {
+                instance = VK_NULL_HANDLE;
+                ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan: vkCreateInstance failed (VkResult %d)", (int)r);
+            }
+        }
+    }
+    VkInstance result = instance;
+    pthread_mutex_unlock(&instance_lock);
+    return result;
+}
+
+void vk_instance_release(void) {
+    pthread_mutex_lock(&instance_lock);
+    if (instance) vkDestroyInstance(instance, NULL);
+    instance = VK_NULL_HANDLE;
+    pthread_mutex_unlock(&instance_lock);
+}
+
+static bool has_extension(const VkExtensionProperties *exts, uint32_t n, const char *name) {
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(exts[i].extensionName, name) == 0) return true;
+    return false;
+}
+
+/* The NV cooperative-matrix shapes we use: 16x16x16, f16 inputs, f32 accumulator. */
+static bool nv_coopmat_has_f16_shape(VkPhysicalDevice phys) {
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+    uint32_t n = 0;
+    if (!get || get(phys, &n, NULL) != VK_SUCCESS || n == 0) return false;
+    VkCooperativeMatrixPropertiesNV *p = calloc(n, sizeof *p);
+    if (!p) return false;
+    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    bool found = false;
+    if (get(phys, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                    p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                    p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && p[i].scope == VK_SCOPE_SUBGROUP_NV;
+    free(p);
+    return found;
+}
+
+static void query_caps(struct vk_device *d) {
+    uint32_t n_ext = 0;
+    vkEnumerateDeviceExtensionProperties(d->phys, NULL, &n_ext, NULL);
+    VkExtensionProperties *exts = calloc(n_ext ? n_ext : 1, sizeof *exts);
+    if (exts) vkEnumerateDeviceExtensionProperties(d->phys, NULL, &n_ext, exts);
+    else n_ext = 0;
+
+    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &subgroup};
+    vkGetPhysicalDeviceProperties2(d->phys, &props2);
+    d->props = props2.properties;
+
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    vkGetPhysicalDeviceFeatures2(d->phys, &f2);
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->memprops);
+
+    struct vk_caps *c = &d->caps;
+    c->subgroup_size = subgroup.subgroupSize;
+    c->subgroup_arith = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                        (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    c->storage16 = f11.storageBuffer16BitAccess;
+    c->fp16 = f12.shaderFloat16 && c->storage16;
+    c->int8 = f12.shaderInt8 && f12.storageBuffer8BitAccess;
+    c->bf16 = has_extension(exts, n_ext, "VK_KHR_shader_bfloat16");
+    c->push_descriptor = has_extension(exts, n_ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    c->memory_budget = has_extension(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    c->coopmat_khr = has_extension(exts, n_ext, "VK_KHR_cooperative_matrix");
+    c->coopmat_nv = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && c->fp16 &&
+                    nv_coopmat_has_f16_shape(d->phys);
+    free(exts);
+}
+
+static const char *device_type_name(VkPhysicalDeviceType t) {
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual-gpu";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+    }
+}
+
+static VkDeviceSize device_local_bytes(const struct vk_device *d) {
+    VkDeviceSize total = 0;
+    for (uint32_t i = 0; i < d->memprops.memoryHeapCount; i++)
+        if (d->memprops.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) total += d->memprops.memoryHeaps[i].size;
+    return total;
+}
+
+static void format_caps(struct vk_device *d) {
+    const struct vk_caps *c = &d->caps;
+    const VkPhysicalDeviceLimits *l = &d->props.limits;
+    snprintf(d->caps_str, sizeof d->caps_str,
+             "type=%s vulkan=%u.%u memory=%lluMiB subgroup=%u%s%s%s%s%s%s max_buffer_range=%lluMiB shared=%uKiB",
+             device_type_name(d->props.deviceType), VK_API_VERSION_MAJOR(d->props.apiVersion),
+             VK_API_VERSION_MINOR(d->props.apiVersion), (unsigned long long)(device_local_bytes(d) >> 20), c->subgroup_size,
+             c->fp16 ? " fp16" : "", c->int8 ? " int8" : "", c->bf16 ? " bf16" : "", c->coopmat_nv ? " coopmat-nv" : "",
+             c->coopmat_khr ? " coopmat-khr" : "", c->subgroup_arith ? " subgroup-arith" : "",
+             (unsigned long long)(l->maxStorageBufferRange >> 20), l->maxComputeSharedMemorySize >> 10);
+}
+
+static bool find_compute_queue(VkPhysicalDevice phys, uint32_t *family) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, NULL);
+    VkQueueFamilyProperties *q = calloc(n ? n : 1, sizeof *q);
+    if (!q) return false;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, q);
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++) {
+        if (q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            *family = i;
+            found = true;
+        }
+    }
+    free(q);
+    return found;
+}
+
+enum ggmlc_status vk_discover_devices(struct vk_device **out, int *n_out) {
+    *out = NULL;
+    *n_out = 0;
+    VkInstance inst = vk_instance_get();
+    if (!inst) return ggmlc_last_status();
+    uint32_t n = 0;
+    VkResult r = vkEnumeratePhysicalDevices(inst, &n, NULL);
+    if (r != VK_SUCCESS || n == 0)
+        return ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan: no physical device found (VkResult %d)", (int)r);
+    VkPhysicalDevice *phys = calloc(n, sizeof *phys);
+    struct vk_device *devs = calloc(n, sizeof *devs);
+    if (!phys || !devs) {
+        free(phys);
+        free(devs);
+        return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of memory while listing devices");
+    }
+    vkEnumeratePhysicalDevices(inst, &n, phys);
+    int count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct vk_device *d = &devs[count];
+        d->phys = phys[i];
+        if (!find_compute_queue(phys[i], &d->queue_family)) continue;
+        query_caps(d);
+        if (!d->caps.push_descriptor) {
+            ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan: skipping %s: VK_KHR_push_descriptor is missing\n", d->props.deviceName);
+            continue;
+        }
+        d->index = (int)i;
+        snprintf(d->description, sizeof d->description, "%s", d->props.deviceName);
+        format_caps(d);
+        count++;
+    }
+    free(phys);
+    if (count == 0) {
+        free(devs);
+        return ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan: no device with a compute queue and VK_KHR_push_descriptor");
+    }
+    *out = devs;
+    *n_out = count;
+    return GGMLC_OK;
+}

@@ -1,0 +1,88 @@
+/*
+ * vk-ops.c - the op table, the exact support check shared by every op, and
+ * small helpers the op families use to describe tensors to shaders.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vk-impl.h"
+
+static struct vk_op_kernel op_table[GGML_OP_COUNT];
+static pthread_once_t op_table_once = PTHREAD_ONCE_INIT;
+
+static void fill_op_table(void) {
+    vk_ops_elementwise_register(op_table);
+    vk_ops_reduce_register(op_table);
+    vk_ops_matmul_register(op_table);
+    vk_ops_index_register(op_table);
+    vk_ops_nn_register(op_table);
+}
+
+const struct vk_op_kernel *vk_op_table(void) {
+    pthread_once(&op_table_once, fill_op_table);
+    return op_table;
+}
+
+int vk_float_code(enum ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_F32: return 0;
+    case GGML_TYPE_F16: return 1;
+    case GGML_TYPE_BF16: return 2;
+    default: return -1;
+    }
+}
+
+const char *vk_type_tag(enum ggml_type type) {
+    static const char *const tags[] = {"f32", "f16", "bf16"};
+    const int code = vk_float_code(type);
+    return code < 0 ? NULL : tags[code];
+}
+
+bool vk_type_ok(const struct vk_device *d, enum ggml_type type) {
+    if (type == GGML_TYPE_F32 || type == GGML_TYPE_I32) return true;
+    return (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) && d->caps.storage16;
+}
+
+enum vk_shader_id vk_shader_find(const char *fmt, ...) {
+    char name[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < VK_SHADER_COUNT; i++)
+        if (strcmp(vk_shader_blobs[i].name, name) == 0) return (enum vk_shader_id)i;
+    return VK_SHADER_COUNT;
+}
+
+void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t) {
+    const size_t ts = ggml_type_size(t->type);
+    for (int i = 0; i < 4; i++) {
+        push[w + i] = (uint32_t)t->ne[i];
+        push[w + 4 + i] = (uint32_t)(t->nb[i] / ts);
+    }
+}
+
+bool vk_shape_fits(const struct ggml_tensor *t) {
+    const size_t ts = ggml_type_size(t->type);
+    if (ggml_blck_size(t->type) != 1 || ts == 0) return false;
+    for (int i = 0; i < 4; i++)
+        if (t->nb[i] % ts != 0 || t->nb[i] / ts > UINT32_MAX || t->ne[i] > UINT32_MAX) return false;
+    return ggml_nelements(t) <= UINT32_MAX;
+}
+
+/* A tensor's bytes, bound with an offset rounded down to the alignment, must fit one binding. */
+static bool fits_binding(const struct vk_device *d, const struct ggml_tensor *t) {
+    const uint64_t slack = d->props.limits.minStorageBufferOffsetAlignment + 4;
+    return (uint64_t)ggml_nbytes(t) + slack <= d->props.limits.maxStorageBufferRange;
+}
+
+bool vk_supports_node(const struct vk_device *d, const struct ggml_tensor *node) {
+    if (!node || node->op < 0 || node->op >= GGML_OP_COUNT) return false;
+    if (ggmlc_op_is_view(node->op)) return true;
+    const struct vk_op_kernel *k = &vk_op_table()[node->op];
+    if (!k->record || !fits_binding(d, node)) return false;
+    for (int i = 0; i < GGML_MAX_SRC; i++)
+        if (node->src[i] && !fits_binding(d, node->src[i])) return false;
+    return !k->supports || k->supports(d, node);
+}

@@ -1,0 +1,210 @@
+/*
+ * vk-pipeline.c - compute pipelines built lazily from the embedded SPIR-V,
+ * one per (shader, specialization constants), and the VkPipelineCache kept
+ * on disk under $XDG_CACHE_HOME/ggmlc (or ~/.cache/ggmlc) so that drivers
+ * which compile slowly do it once per machine.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vk-impl.h"
+
+struct vk_pipeline_variant {
+    uint32_t spec[VK_MAX_SPEC];
+    int n_spec;
+    VkPipeline pipeline;
+};
+
+struct vk_pipeline_set {
+    struct vk_pipeline_variant *v;
+    int n, cap;
+};
+
+int vk_shader_bindings(enum vk_shader_id id) { return vk_shader_blobs[id].n_bindings; }
+
+static const char *secure_env(const char *name) {
+#ifdef HAVE_SECURE_GETENV
+    return secure_getenv(name);
+#else
+    return getenv(name);
+#endif
+}
+
+/* "<cache dir>/ggmlc/vulkan-<vendor>-<device>.cache" into path; false when no home is known. */
+static bool cache_path(const struct vk_device *d, char *path, size_t size, bool create_dir) {
+    const char *xdg = secure_env("XDG_CACHE_HOME"), *home = secure_env("HOME");
+    char dir[768];
+    if (xdg && xdg[0] == '/') snprintf(dir, sizeof dir, "%s/ggmlc", xdg);
+    else if (home && home[0] == '/') snprintf(dir, sizeof dir, "%s/.cache/ggmlc", home);
+    else return false;
+    if (create_dir) {
+        char parent[768];
+        snprintf(parent, sizeof parent, "%s", dir);
+        char *slash = strrchr(parent, '/');
+        if (slash) *slash = '\0';
+        mkdir(parent, 0755); /* ~/.cache may not exist yet */
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) return false;
+    }
+    int n = snprintf(path, size, "%s/vulkan-%04x-%04x.cache", dir, d->props.vendorID, d->props.deviceID);
+    return n > 0 && (size_t)n < size;
+}
+
+/* Read the cache file if its header names this very device and driver; NULL otherwise. */
+static void *read_cache_file(const struct vk_device *d, size_t *size) {
+    char path[1024];
+    if (!cache_path(d, path, sizeof path, false)) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    void *data = NULL;
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+    const long header = 16 + VK_UUID_SIZE;
+    if (len >= header && len < (256L << 20) && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)len)) &&
+        fread(data, 1, (size_t)len, f) == (size_t)len) {
+        uint32_t h[4];
+        memcpy(h, data, sizeof h);
+        const bool same = h[0] >= (uint32_t)header && h[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && h[2] == d->props.vendorID &&
+                          h[3] == d->props.deviceID &&
+                          memcmp((char *)data + 16, d->props.pipelineCacheUUID, VK_UUID_SIZE) == 0;
+        if (!same) {
+            free(data);
+            data = NULL;
+        }
+    } else {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    *size = data ? (size_t)len : 0;
+    return data;
+}
+
+enum ggmlc_status vk_pipelines_init(struct vk_device *d) {
+    d->pipelines = calloc(VK_SHADER_COUNT, sizeof *d->pipelines);
+    if (!d->pipelines) return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory", d->name);
+    size_t size = 0;
+    void *data = read_cache_file(d, &size);
+    const VkPipelineCacheCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+        .initialDataSize = size,
+        .pInitialData = data,
+    };
+    VkResult r = vkCreatePipelineCache(d->dev, &info, NULL, &d->pipeline_cache);
+    if (r != VK_SUCCESS && data) { /* a cache the driver rejects: start empty */
+        const VkPipelineCacheCreateInfo empty = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+        r = vkCreatePipelineCache(d->dev, &empty, NULL, &d->pipeline_cache);
+    }
+    free(data);
+    if (r != VK_SUCCESS) d->pipeline_cache = VK_NULL_HANDLE; /* works without a cache, only slower */
+    d->n_new_pipelines = 0;
+    return GGMLC_OK;
+}
+
+void vk_pipeline_cache_save(struct vk_device *d) {
+    if (!d->pipeline_cache || d->n_new_pipelines == 0) return;
+    size_t size = 0;
+    if (vkGetPipelineCacheData(d->dev, d->pipeline_cache, &size, NULL) != VK_SUCCESS || size == 0) return;
+    void *data = malloc(size);
+    char path[1024], tmp[1100];
+    if (data && vkGetPipelineCacheData(d->dev, d->pipeline_cache, &size, data) == VK_SUCCESS &&
+        cache_path(d, path, sizeof path, true)) {
+        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+        FILE *f = fopen(tmp, "wb");
+        bool ok = f && fwrite(data, 1, size, f) == size;
+        if (f && fclose(f) != 0) ok = false;
+        if (ok && rename(tmp, path) == 0) d->n_new_pipelines = 0;
+        else {
+            remove(tmp);
+            ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: could not write the pipeline cache %s\n", d->name, path);
+        }
+    }
+    free(data);
+}
+
+void vk_pipelines_release(struct vk_device *d) {
+    if (d->pipelines) {
+        for (int i = 0; i < VK_SHADER_COUNT; i++) {
+            for (int j = 0; j < d->pipelines[i].n; j++) vkDestroyPipeline(d->dev, d->pipelines[i].v[j].pipeline, NULL);
+            free(d->pipelines[i].v);
+        }
+        free(d->pipelines);
+        d->pipelines = NULL;
+    }
+    if (d->pipeline_cache) vkDestroyPipelineCache(d->dev, d->pipeline_cache, NULL);
+    d->pipeline_cache = VK_NULL_HANDLE;
+}
+
+static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec) {
+    const struct vk_shader_blob *blob = &vk_shader_blobs[id];
+    if (!blob->code) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan: shader %s was not compiled into this build", blob->name);
+        return VK_NULL_HANDLE;
+    }
+    const VkShaderModuleCreateInfo mod_info = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = blob->size,
+        .pCode = blob->code,
+    };
+    VkShaderModule module;
+    if (vk_check(d, vkCreateShaderModule(d->dev, &mod_info, NULL, &module), "vkCreateShaderModule") != GGMLC_OK)
+        return VK_NULL_HANDLE;
+    VkSpecializationMapEntry entries[VK_MAX_SPEC];
+    for (int i = 0; i < n_spec; i++)
+        entries[i] = (VkSpecializationMapEntry){.constantID = (uint32_t)i, .offset = (uint32_t)(i * 4), .size = 4};
+    const VkSpecializationInfo spec_info = {
+        .mapEntryCount = (uint32_t)n_spec,
+        .pMapEntries = entries,
+        .dataSize = (size_t)n_spec * 4,
+        .pData = spec,
+    };
+    const VkComputePipelineCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+            .module = module,
+            .pName = "main",
+            .pSpecializationInfo = n_spec ? &spec_info : NULL,
+        },
+        .layout = d->pipe_layout[blob->n_bindings],
+    };
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkResult r = vkCreateComputePipelines(d->dev, d->pipeline_cache, 1, &info, NULL, &pipeline);
+    vkDestroyShaderModule(d->dev, module, NULL);
+    if (r != VK_SUCCESS) {
+        vk_check(d, r, "vkCreateComputePipelines");
+        ggmlc_set_error(r == VK_ERROR_DEVICE_LOST ? GGMLC_ERR_BACKEND : GGMLC_ERR_UNSUPPORTED,
+                        "vulkan %s: the driver failed to compile shader %s (VkResult %d)", d->name, blob->name, (int)r);
+        return VK_NULL_HANDLE;
+    }
+    d->n_new_pipelines++;
+    return pipeline;
+}
+
+VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec) {
+    struct vk_pipeline_set *set = &d->pipelines[id];
+    for (int i = 0; i < set->n; i++)
+        if (set->v[i].n_spec == n_spec && memcmp(set->v[i].spec, spec, (size_t)n_spec * 4) == 0) return set->v[i].pipeline;
+    if (set->n == set->cap) {
+        const int cap = set->cap ? 2 * set->cap : 2;
+        struct vk_pipeline_variant *grown = realloc(set->v, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory", d->name);
+            return VK_NULL_HANDLE;
+        }
+        set->v = grown;
+        set->cap = cap;
+    }
+    VkPipeline p = build_pipeline(d, id, spec, n_spec);
+    if (!p) return VK_NULL_HANDLE;
+    struct vk_pipeline_variant *v = &set->v[set->n++];
+    memset(v, 0, sizeof *v);
+    memcpy(v->spec, spec, (size_t)n_spec * 4);
+    v->n_spec = n_spec;
+    v->pipeline = p;
+    return p;
+}

@@ -1,0 +1,181 @@
+/*
+ * vk-record.c - recording nodes into the device's command buffer.
+ *
+ * A graph (segment) becomes one command buffer and one submit.  Dispatches
+ * run concurrently unless separated by a barrier, so a barrier goes in only
+ * where a dispatch touches memory in conflict with one recorded since the
+ * last barrier: it reads or writes what was written (RAW, WAW), or writes
+ * what was read (WAR: the allocator reuses memory of dead tensors).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk-impl.h"
+
+void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]) {
+    uint64_t total = (n + group_size - 1) / group_size;
+    if (total == 0) total = 1;
+    const uint64_t max_x = d->props.limits.maxComputeWorkGroupCount[0] < 65535 ? d->props.limits.maxComputeWorkGroupCount[0] : 65535;
+    groups[0] = (uint32_t)(total < max_x ? total : max_x);
+    groups[1] = (uint32_t)((total + groups[0] - 1) / groups[0]);
+    groups[2] = 1;
+}
+
+void vk_dispatch_init(struct vk_dispatch *ds, enum vk_shader_id shader) {
+    memset(ds, 0, sizeof *ds);
+    ds->shader = shader;
+    for (int i = 0; i < VK_MAX_BINDINGS; i++) ds->offset_word[i] = -1;
+    ds->groups[0] = ds->groups[1] = ds->groups[2] = 1;
+}
+
+int vk_dispatch_bind(struct vk_dispatch *ds, const struct ggml_tensor *t, bool written, uint32_t elem_size, int offset_word) {
+    const int i = ds->n_bind++;
+    ds->bind[i] = (struct vk_binding){.t = t, .written = written};
+    ds->elem_size[i] = elem_size;
+    ds->offset_word[i] = offset_word;
+    return i;
+}
+
+/* ---------------------------------------------------------- hazards */
+
+struct range_list {
+    struct vk_range *r;
+    int n, cap;
+};
+
+struct vk_hazards {
+    struct range_list written, read;
+};
+
+static bool overlaps(const struct range_list *l, const struct vk_range *x) {
+    for (int i = 0; i < l->n; i++)
+        if (l->r[i].buf == x->buf && l->r[i].begin < x->end && x->begin < l->r[i].end) return true;
+    return false;
+}
+
+static bool add_range(struct range_list *l, const struct vk_range *x) {
+    if (l->n == l->cap) {
+        const int cap = l->cap ? 2 * l->cap : 16;
+        struct vk_range *grown = realloc(l->r, (size_t)cap * sizeof *grown);
+        if (!grown) return false;
+        l->r = grown;
+        l->cap = cap;
+    }
+    l->r[l->n++] = *x;
+    return true;
+}
+
+static void barrier(struct vk_rec *rec) {
+    const VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(rec->d->cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
+    rec->hz->written.n = 0;
+    rec->hz->read.n = 0;
+    rec->n_barriers++;
+}
+
+/* ---------------------------------------------------------- dispatch */
+
+enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) {
+    struct vk_device *d = rec->d;
+    const int n_bind = vk_shader_bindings(ds->shader);
+    if (n_bind != ds->n_bind) {
+        ggmlc_set_error(GGMLC_ERR_INTERNAL, "vulkan: shader %s takes %d bindings, %d given", vk_shader_blobs[ds->shader].name, n_bind,
+                        ds->n_bind);
+        return GGML_STATUS_FAILED;
+    }
+    VkDescriptorBufferInfo info[VK_MAX_BINDINGS];
+    struct vk_range ranges[VK_MAX_BINDINGS];
+    const VkDeviceSize align = d->props.limits.minStorageBufferOffsetAlignment;
+    for (int i = 0; i < n_bind; i++) {
+        const struct ggml_tensor *t = ds->bind[i].t;
+        const struct vk_buffer *b = vk_tensor_buffer(d, t);
+        if (!b) {
+            ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: tensor '%s' (%s) is not in a buffer of this device", d->name, t->name,
+                            ggml_op_desc(t));
+            return GGML_STATUS_FAILED;
+        }
+        const VkDeviceSize at = vk_tensor_offset(b, t), bound = at - at % align, nbytes = ggml_nbytes(t);
+        VkDeviceSize range = (at - bound + nbytes + 3) & ~(VkDeviceSize)3;
+        if (range == 0) range = 4;
+        if (range > d->props.limits.maxStorageBufferRange || (at - bound) % ds->elem_size[i] != 0) {
+            ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: tensor '%s' cannot be bound (%llu bytes)", d->name, t->name,
+                            (unsigned long long)range);
+            return GGML_STATUS_FAILED;
+        }
+        info[i] = (VkDescriptorBufferInfo){.buffer = b->alloc.buf, .offset = bound, .range = range};
+        ranges[i] = (struct vk_range){.buf = b->alloc.buf, .begin = at, .end = at + nbytes};
+        if (ds->offset_word[i] >= 0) ds->push[ds->offset_word[i]] = (uint32_t)((at - bound) / ds->elem_size[i]);
+    }
+    VkPipeline pipeline = vk_pipeline_get(d, ds->shader, ds->spec, ds->n_spec);
+    if (!pipeline) return GGML_STATUS_FAILED;
+
+    bool conflict = false;
+    for (int i = 0; i < n_bind && !conflict; i++)
+        conflict = overlaps(&rec->hz->written, &ranges[i]) || (ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i]));
+    if (conflict) barrier(rec);
+    for (int i = 0; i < n_bind; i++)
+        if (!add_range(ds->bind[i].written ? &rec->hz->written : &rec->hz->read, &ranges[i])) {
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of host memory while recording");
+            return GGML_STATUS_ALLOC_FAILED;
+        }
+
+    VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
+    for (int i = 0; i < n_bind; i++)
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstBinding = (uint32_t)i,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &info[i],
+        };
+    VkPipelineLayout layout = d->pipe_layout[n_bind];
+    vkCmdBindPipeline(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    d->push_descriptor_set(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, (uint32_t)n_bind, writes);
+    vkCmdPushConstants(d->cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PUSH_BYTES, ds->push);
+    vkCmdDispatch(d->cmd, ds->groups[0], ds->groups[1], ds->groups[2]);
+    rec->n_dispatches++;
+    return GGML_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------- graphs */
+
+static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **nodes, int n) {
+    const struct vk_op_kernel *table = vk_op_table();
+    for (int i = 0; i < n; i++) {
+        struct ggml_tensor *node = nodes[i];
+        if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) continue;
+        if (!table[node->op].record) {
+            ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan %s: no kernel for %s (node '%s')", rec->d->name, ggml_op_desc(node),
+                            node->name);
+            return GGML_STATUS_FAILED;
+        }
+        enum ggml_status s = table[node->op].record(rec, node);
+        if (s != GGML_STATUS_SUCCESS) return s;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **nodes, int n) {
+    struct vk_hazards hz = {0};
+    struct vk_rec rec = {.d = d, .hz = &hz};
+    pthread_mutex_lock(&d->lock);
+    enum ggml_status s = GGML_STATUS_FAILED;
+    if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
+        s = record_nodes(&rec, nodes, n);
+        if (s == GGML_STATUS_SUCCESS) {
+            if (vk_cmd_submit_wait(d) != GGMLC_OK) s = GGML_STATUS_FAILED;
+        } else {
+            vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    free(hz.written.r);
+    free(hz.read.r);
+    return s;
+}

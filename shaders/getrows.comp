@@ -1,0 +1,25 @@
+#version 450
+// get_rows: d[i0, i10, i11, i12] = a[i0, idx[i10, i11, i12], i11, i12].
+#include "types.glsl"
+
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+layout(binding = 1) readonly buffer I { int data_i[]; };
+layout(binding = 2) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint nb00, nb01, nb02, nb03;
+    uint nbi0, nbi1, nbi2;
+    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
+    uint off_a, off_i, off_d;
+} p;
+
+void main() {
+    const uint idx = linear_id(256);
+    if (idx >= p.ne0 * p.ne1 * p.ne2 * p.ne3) return;
+    const uint r = idx / p.ne0;
+    const uint i0 = idx % p.ne0, i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
+    const uint row = uint(data_i[p.off_i + i1 * p.nbi0 + i2 * p.nbi1 + i3 * p.nbi2]);
+    const float v = TO_F32(A_TYPE, data_a[p.off_a + i0 * p.nb00 + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03]);
+    data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, v);
+}

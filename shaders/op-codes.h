@@ -1,0 +1,63 @@
+/*
+ * op-codes.h - operation codes shared by the C side of the Vulkan plugin and
+ * the GLSL shaders (plain #defines, valid in both languages).
+ */
+#ifndef VK_OP_CODES_H
+#define VK_OP_CODES_H
+
+/* binary.comp */
+#define VK_BIN_ADD 0
+#define VK_BIN_SUB 1
+#define VK_BIN_MUL 2
+#define VK_BIN_DIV 3
+
+/* unary.comp: p0..p3 are float parameters */
+#define VK_UN_COPY        0
+#define VK_UN_NEG         1
+#define VK_UN_ABS         2
+#define VK_UN_SGN         3
+#define VK_UN_STEP        4
+#define VK_UN_TANH        5
+#define VK_UN_ELU         6
+#define VK_UN_RELU        7
+#define VK_UN_SIGMOID     8
+#define VK_UN_GELU        9
+#define VK_UN_GELU_QUICK  10
+#define VK_UN_SILU        11
+#define VK_UN_HARDSWISH   12
+#define VK_UN_HARDSIGMOID 13
+#define VK_UN_EXP         14
+#define VK_UN_EXPM1       15
+#define VK_UN_SOFTPLUS    16
+#define VK_UN_GELU_ERF    17
+#define VK_UN_FLOOR       18
+#define VK_UN_CEIL        19
+#define VK_UN_ROUND       20
+#define VK_UN_TRUNC       21
+#define VK_UN_SQR         22
+#define VK_UN_SQRT        23
+#define VK_UN_LOG         24
+#define VK_UN_SIN         25
+#define VK_UN_COS         26
+#define VK_UN_SCALE       27 /* x * p0 + p1 */
+#define VK_UN_CLAMP       28 /* min(max(x, p0), p1) */
+#define VK_UN_LEAKY_RELU  29 /* x > 0 ? x : p0 * x */
+#define VK_UN_FILL        30 /* p0 */
+
+/* glu.comp */
+#define VK_GLU_REGLU       0
+#define VK_GLU_GEGLU       1
+#define VK_GLU_SWIGLU      2
+#define VK_GLU_SWIGLU_OAI  3
+#define VK_GLU_GEGLU_ERF   4
+#define VK_GLU_GEGLU_QUICK 5
+
+/* reduce-rows.comp */
+#define VK_ROW_SUM      0 /* sum of the row */
+#define VK_ROW_MEAN     1
+#define VK_ROW_NORM     2 /* (x - mean) / sqrt(var + eps) */
+#define VK_ROW_RMS_NORM 3 /* x / sqrt(mean(x^2) + eps) */
+#define VK_ROW_L2_NORM  4 /* x / max(|x|, eps) */
+#define VK_ROW_ARGMAX   5
+
+#endif

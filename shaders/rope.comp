@@ -1,0 +1,59 @@
+#version 450
+// Rotary position embedding (normal and NeoX pairings, YaRN scaling, optional
+// frequency factors), forward or backward (rotation by -theta).  One
+// invocation per pair of elements; elements past n_dims are copied.
+#include "types.glsl"
+
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+layout(binding = 1) readonly buffer P { int data_p[]; };
+layout(binding = 2) readonly buffer F { float data_f[]; };
+layout(binding = 3) writeonly buffer D { STORAGE_T(A_TYPE) data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
+    uint nb0, nb1, nb2, nb3;
+    uint off_a, off_p, off_f, off_d;
+    uint n_dims, neox, has_ff, backward;
+    float theta_scale, freq_scale, ext_factor, attn_factor, corr0, corr1;
+} p;
+
+// theta reduced to [-pi, pi] with a two-part 2*pi so large positions keep precision
+vec2 cos_sin(float theta) {
+    const float k = round(theta * 0.15915494309189535);
+    float r = fma(-k, 6.28318548202514648, theta);
+    r = fma(-k, -1.7484556e-7, r);
+    return vec2(cos(r), sin(r));
+}
+
+void main() {
+    const uint idx = linear_id(256);
+    const uint half_ne0 = p.ne00 / 2;
+    if (idx >= half_ne0 * p.ne01 * p.ne02 * p.ne03) return;
+    const uint ip = idx % half_ne0, r = idx / half_ne0;
+    const uint i1 = r % p.ne01, i2 = (r / p.ne01) % p.ne02, i3 = r / (p.ne01 * p.ne02);
+    const uint a_row = p.off_a + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
+    const uint d_row = p.off_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
+    if (2 * ip >= p.n_dims) {
+        data_d[d_row + (2 * ip) * p.nb0] = data_a[a_row + (2 * ip) * p.nb00];
+        data_d[d_row + (2 * ip + 1) * p.nb0] = data_a[a_row + (2 * ip + 1) * p.nb00];
+        return;
+    }
+    const uint i0 = 2 * ip; // index of the pair's frequency
+    const uint e0 = p.neox != 0 ? ip : i0, e1 = p.neox != 0 ? ip + p.n_dims / 2 : i0 + 1;
+    const float pos = float(data_p[p.off_p + i2]);
+    const float ff = p.has_ff != 0 ? data_f[p.off_f + ip] : 1.0;
+    const float theta_extrap = pos * pow(p.theta_scale, float(ip)) / ff;
+    float theta = p.freq_scale * theta_extrap, mscale = p.attn_factor;
+    if (p.ext_factor != 0.0) {
+        const float y = (float(ip) - p.corr0) / max(0.001, p.corr1 - p.corr0);
+        const float mix = (1.0 - min(1.0, max(0.0, y))) * p.ext_factor;
+        theta = theta * (1.0 - mix) + theta_extrap * mix;
+        mscale *= 1.0 + 0.1 * log(1.0 / p.freq_scale);
+    }
+    vec2 cs = cos_sin(theta) * mscale;
+    if (p.backward != 0) cs.y = -cs.y;
+    const float x0 = TO_F32(A_TYPE, data_a[a_row + e0 * p.nb00]), x1 = TO_F32(A_TYPE, data_a[a_row + e1 * p.nb00]);
+    data_d[d_row + e0 * p.nb0] = FROM_F32(A_TYPE, x0 * cs.x - x1 * cs.y);
+    data_d[d_row + e1 * p.nb0] = FROM_F32(A_TYPE, x0 * cs.y + x1 * cs.x);
+}

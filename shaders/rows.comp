@@ -1,0 +1,92 @@
+#version 450
+// Row reductions and row normalisations: one workgroup per row of a.
+//   SUM, MEAN, ARGMAX write one value per row; NORM, RMS_NORM, L2_NORM write
+//   the normalised row (d has a's shape).
+#include "types.glsl"
+#include "op-codes.h"
+
+layout(constant_id = 0) const uint BLOCK = 256;
+layout(local_size_x_id = 0) in;
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
+    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
+    uint off_a, off_d, op;
+    float eps;
+} p;
+
+shared float sh[BLOCK];
+shared uint sh_i[BLOCK];
+
+float block_sum(float v) {
+    const uint t = gl_LocalInvocationID.x;
+    barrier();
+    sh[t] = v;
+    barrier();
+    for (uint s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sh[t] += sh[t + s];
+        barrier();
+    }
+    return sh[0];
+}
+
+void main() {
+    const uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (row >= p.ne01 * p.ne02 * p.ne03) return;
+    const uint i1 = row % p.ne01, i2 = (row / p.ne01) % p.ne02, i3 = row / (p.ne01 * p.ne02);
+    const uint a0 = p.off_a + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
+    const uint d0 = p.off_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
+    const uint t = gl_LocalInvocationID.x;
+
+    if (p.op == VK_ROW_ARGMAX) {
+        const uint NONE = 0xffffffffu;
+        float best = 0.0;
+        uint best_i = NONE;
+        for (uint i = t; i < p.ne00; i += BLOCK) {
+            const float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]);
+            if (best_i == NONE || v > best) { best = v; best_i = i; }
+        }
+        sh[t] = best;
+        sh_i[t] = best_i;
+        barrier();
+        for (uint s = BLOCK / 2; s > 0; s >>= 1) {
+            if (t < s) {
+                const float o = sh[t + s];
+                const uint oi = sh_i[t + s];
+                if (oi != NONE && (sh_i[t] == NONE || o > sh[t] || (o == sh[t] && oi < sh_i[t]))) { sh[t] = o; sh_i[t] = oi; }
+            }
+            barrier();
+        }
+        if (t == 0) data_d[d0] = int(sh_i[0]);
+        return;
+    }
+
+    float acc = 0.0;
+    for (uint i = t; i < p.ne00; i += BLOCK) {
+        const float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]);
+        acc += (p.op == VK_ROW_RMS_NORM || p.op == VK_ROW_L2_NORM) ? v * v : v;
+    }
+    const float total = block_sum(acc);
+    if (p.op == VK_ROW_SUM || p.op == VK_ROW_MEAN) {
+        if (t == 0) data_d[d0] = FROM_F32(D_TYPE, p.op == VK_ROW_SUM ? total : total / float(p.ne00));
+        return;
+    }
+    float shift = 0.0, scale;
+    if (p.op == VK_ROW_NORM) {
+        shift = total / float(p.ne00);
+        float var = 0.0;
+        for (uint i = t; i < p.ne00; i += BLOCK) {
+            const float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift;
+            var += v * v;
+        }
+        scale = inversesqrt(block_sum(var) / float(p.ne00) + p.eps);
+    } else if (p.op == VK_ROW_RMS_NORM) {
+        scale = inversesqrt(total / float(p.ne00) + p.eps);
+    } else {
+        scale = 1.0 / max(sqrt(total), p.eps);
+    }
+    for (uint i = t; i < p.ne00; i += BLOCK)
+        data_d[d0 + i * p.nb0] = FROM_F32(D_TYPE, (TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift) * scale);
+}

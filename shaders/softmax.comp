@@ -1,0 +1,69 @@
+#version 450
+// soft_max_ext: d = softmax(a * scale + slope * mask) along rows, one
+// workgroup per row; slope is the ALiBi slope of the row's head (i2) when
+// max_bias > 0, else 1.  Without a mask, binding 1 is a and is not read.
+#include "types.glsl"
+
+layout(constant_id = 0) const uint BLOCK = 256;
+layout(local_size_x_id = 0) in;
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+layout(binding = 1) readonly buffer M { STORAGE_T(B_TYPE) data_m[]; };
+layout(binding = 2) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
+    uint ne11, ne12, ne13, nb11, nb12, nb13;
+    uint nb1, nb2, nb3;
+    uint off_a, off_m, off_d, has_mask;
+    float scale, max_bias, m0, m1;
+    uint n_head_log2;
+} p;
+
+shared float sh[BLOCK];
+
+float block_reduce(float v, bool is_max) {
+    const uint t = gl_LocalInvocationID.x;
+    barrier();
+    sh[t] = v;
+    barrier();
+    for (uint s = BLOCK / 2; s > 0; s >>= 1) {
+        if (t < s) sh[t] = is_max ? max(sh[t], sh[t + s]) : sh[t] + sh[t + s];
+        barrier();
+    }
+    return sh[0];
+}
+
+void main() {
+    const uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (row >= p.ne01 * p.ne02 * p.ne03) return;
+    const uint i1 = row % p.ne01, i2 = (row / p.ne01) % p.ne02, i3 = row / (p.ne01 * p.ne02);
+    const uint a0 = p.off_a + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
+    const uint m0i = p.off_m + (i1 % p.ne11) * p.nb11 + (i2 % p.ne12) * p.nb12 + (i3 % p.ne13) * p.nb13;
+    const uint d0 = p.off_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
+    const uint t = gl_LocalInvocationID.x;
+
+    float slope = 1.0;
+    if (p.max_bias > 0.0)
+        slope = i2 < p.n_head_log2 ? pow(p.m0, float(i2 + 1)) : pow(p.m1, float(2 * (i2 - p.n_head_log2) + 1));
+
+    float mx = -1.0 / 0.0;
+    for (uint i = t; i < p.ne00; i += BLOCK) {
+        float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) * p.scale;
+        if (p.has_mask != 0) v += slope * TO_F32(B_TYPE, data_m[m0i + i]);
+        mx = max(mx, v);
+    }
+    mx = block_reduce(mx, true);
+    float sum = 0.0;
+    for (uint i = t; i < p.ne00; i += BLOCK) {
+        float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) * p.scale;
+        if (p.has_mask != 0) v += slope * TO_F32(B_TYPE, data_m[m0i + i]);
+        sum += mx == -1.0 / 0.0 ? 0.0 : exp(v - mx);
+    }
+    sum = block_reduce(sum, false);
+    const float inv = sum > 0.0 ? 1.0 / sum : 0.0;
+    for (uint i = t; i < p.ne00; i += BLOCK) {
+        float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) * p.scale;
+        if (p.has_mask != 0) v += slope * TO_F32(B_TYPE, data_m[m0i + i]);
+        data_d[d0 + i] = FROM_F32(D_TYPE, mx == -1.0 / 0.0 ? 0.0 : exp(v - mx) * inv);
+    }
+}

@@ -1,0 +1,81 @@
+#version 450
+// d = f(a) elementwise.  mode 0: a and d hold the same number of elements in
+// possibly different shapes (cpy/cont/reshape: element k of a goes to element
+// k of d); mode 1: a is repeated over d's shape (repeat, broadcasting fill).
+#include "types.glsl"
+#include "op-codes.h"
+
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
+    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
+    uint off_a, off_d, op, mode;
+    float p0, p1, p2, p3;
+} p;
+
+// erf with |error| < 1.5e-7 (Abramowitz and Stegun 7.1.26)
+float erf_approx(float x) {
+    const float t = 1.0 / (1.0 + 0.3275911 * abs(x));
+    const float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-x * x);
+    return sign(x) * y;
+}
+
+float gelu_tanh(float x) {
+    const float inner = 0.7978845608028654 * x * (1.0 + 0.044715 * x * x);
+    return 0.5 * x * (1.0 + tanh(clamp(inner, -15.0, 15.0)));
+}
+
+float apply(float x) {
+    switch (p.op) {
+    case VK_UN_COPY: return x;
+    case VK_UN_NEG: return -x;
+    case VK_UN_ABS: return abs(x);
+    case VK_UN_SGN: return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0);
+    case VK_UN_STEP: return x > 0.0 ? 1.0 : 0.0;
+    case VK_UN_TANH: return tanh(clamp(x, -15.0, 15.0));
+    case VK_UN_ELU: return x > 0.0 ? x : exp(x) - 1.0;
+    case VK_UN_RELU: return max(x, 0.0);
+    case VK_UN_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case VK_UN_GELU: return gelu_tanh(x);
+    case VK_UN_GELU_QUICK: return x / (1.0 + exp(-1.702 * x));
+    case VK_UN_SILU: return x / (1.0 + exp(-x));
+    case VK_UN_HARDSWISH: return x * clamp((x + 3.0) / 6.0, 0.0, 1.0);
+    case VK_UN_HARDSIGMOID: return clamp((x + 3.0) / 6.0, 0.0, 1.0);
+    case VK_UN_EXP: return exp(x);
+    case VK_UN_EXPM1: return abs(x) < 1e-5 ? x + 0.5 * x * x : exp(x) - 1.0;
+    case VK_UN_SOFTPLUS: return x > 20.0 ? x : log(1.0 + exp(x));
+    case VK_UN_GELU_ERF: return 0.5 * x * (1.0 + erf_approx(x * 0.7071067811865476));
+    case VK_UN_FLOOR: return floor(x);
+    case VK_UN_CEIL: return ceil(x);
+    case VK_UN_ROUND: return sign(x) * floor(abs(x) + 0.5);
+    case VK_UN_TRUNC: return trunc(x);
+    case VK_UN_SQR: return x * x;
+    case VK_UN_SQRT: return sqrt(x);
+    case VK_UN_LOG: return log(x);
+    case VK_UN_SIN: return sin(x);
+    case VK_UN_COS: return cos(x);
+    case VK_UN_SCALE: return x * p.p0 + p.p1;
+    case VK_UN_CLAMP: return min(max(x, p.p0), p.p1);
+    case VK_UN_LEAKY_RELU: return x > 0.0 ? x : p.p0 * x;
+    default: return p.p0; // VK_UN_FILL
+    }
+}
+
+void main() {
+    const uint idx = linear_id(256);
+    if (idx >= p.ne0 * p.ne1 * p.ne2 * p.ne3) return;
+    uint r = idx / p.ne0;
+    const uint i0 = idx % p.ne0, i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
+    uint j0, j1, j2, j3;
+    if (p.mode == 0) {
+        r = idx / p.ne00;
+        j0 = idx % p.ne00; j1 = r % p.ne01; j2 = (r / p.ne01) % p.ne02; j3 = r / (p.ne01 * p.ne02);
+    } else {
+        j0 = i0 % p.ne00; j1 = i1 % p.ne01; j2 = i2 % p.ne02; j3 = i3 % p.ne03;
+    }
+    const float x = p.op == VK_UN_FILL ? 0.0 : TO_F32(A_TYPE, data_a[p.off_a + j0 * p.nb00 + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03]);
+    data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, apply(x));
+}

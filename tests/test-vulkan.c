@@ -1,0 +1,233 @@
+/*
+ * test-vulkan.c - every op the Vulkan plugin claims, computed on Vulkan and
+ * on the CPU backend from the same random inputs, compared by NMSE with a
+ * threshold per op; plus the plugin's error paths (oversized buffers,
+ * tensors outside its memory).
+ *
+ * The backend under test is $GGMLC_TEST_BACKEND (default "vulkan"), so the
+ * same cases can check any other GPU plugin.  The whole program is skipped,
+ * with the reason, only when that backend has no device (no Vulkan driver).
+ *
+ * Op constructors land in core progressively; they are weak references here
+ * so that a case whose constructor is missing is skipped visibly instead of
+ * breaking the link.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggmlc.h"
+#include "testutil.h"
+#include "vk-test-cases.h"
+
+static ggml_backend_t backend_test, backend_cpu;
+
+/* ------------------------------------------------------------ inputs */
+
+/* Fill kinds by name prefix: "pos:" positive values, "big:" in [-30, 30), "idx<N>:"
+ * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row. */
+static void fill_leaf(struct ggml_tensor *t) {
+    const int64_t n = ggml_nelements(t);
+    float lo = -1.0f, hi = 1.0f;
+    int idx_max = 0;
+    if (strncmp(t->name, "pos:", 4) == 0) lo = 0.1f, hi = 2.0f;
+    if (strncmp(t->name, "big:", 4) == 0) lo = -30.0f, hi = 30.0f;
+    if (sscanf(t->name, "idx%d:", &idx_max) != 1) idx_max = 0;
+    int uniq_max = 0;
+    if (sscanf(t->name, "uniq%d:", &uniq_max) != 1) uniq_max = 0;
+    float *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = idx_max > 0 ? (float)(int)test_uniform(0.0f, (float)idx_max) : test_uniform(lo, hi);
+    for (int64_t row = 0; uniq_max >= t->ne[0] && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */
+        int pool[4096];
+        for (int k = 0; k < uniq_max && k < 4096; k++) pool[k] = k;
+        for (int64_t k = 0; k < t->ne[0]; k++) {
+            const int j = (int)k + (int)test_uniform(0.0f, (float)(uniq_max - k));
+            const int tmp = pool[k];
+            pool[k] = pool[j];
+            pool[j] = tmp;
+            v[row * t->ne[0] + k] = (float)pool[k];
+        }
+    }
+    const size_t nbytes = ggml_nbytes(t);
+    void *raw = malloc(nbytes);
+    switch (t->type) {
+    case GGML_TYPE_F32: memcpy(raw, v, nbytes); break;
+    case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) ((ggml_fp16_t *)raw)[i] = ggml_fp32_to_fp16(v[i]); break;
+    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) ((ggml_bf16_t *)raw)[i] = ggml_fp32_to_bf16(v[i]); break;
+    case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) ((int32_t *)raw)[i] = (int32_t)v[i]; break;
+    case GGML_TYPE_I64: for (int64_t i = 0; i < n; i++) ((int64_t *)raw)[i] = (int64_t)v[i]; break;
+    default: ggml_quantize_chunk(t->type, v, raw, 0, ggml_nrows(t), t->ne[0], NULL); break;
+    }
+    ggml_backend_tensor_set(t, raw, 0, nbytes);
+    free(raw);
+    free(v);
+}
+
+/* Read any float/int tensor (views included) as floats in logical order. */
+static float *read_f32(const struct ggml_tensor *t) {
+    const int64_t n = ggml_nelements(t);
+    const size_t nbytes = ggml_nbytes(t);
+    unsigned char *raw = malloc(nbytes);
+    float *out = malloc((size_t)n * sizeof *out);
+    ggml_backend_tensor_get(t, raw, 0, nbytes);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t i0, i1, i2, i3;
+        ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
+        const unsigned char *p = raw + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+        switch (t->type) {
+        case GGML_TYPE_F32: memcpy(&out[i], p, 4); break;
+        case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, 2); out[i] = ggml_fp16_to_fp32(h); break; }
+        case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, 2); out[i] = ggml_bf16_to_fp32(h); break; }
+        case GGML_TYPE_I32: { int32_t x; memcpy(&x, p, 4); out[i] = (float)x; break; }
+        default: out[i] = NAN; break;
+        }
+    }
+    free(raw);
+    return out;
+}
+
+/* ------------------------------------------------------------- a case */
+
+struct run_result {
+    float *out;
+    int64_t n;
+    bool supported;
+    bool computed;
+};
+
+/* Build the case in a fresh context, place it on backend, fill its leaves from seed, compute. */
+static struct run_result run_case(const struct vk_test_case *c, ggml_backend_t backend, uint64_t seed) {
+    struct run_result r = {0};
+    struct ggml_init_params ip = {.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *out = c->build(ctx);
+    if (!out) {
+        ggml_free(ctx);
+        return r;
+    }
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, out);
+    r.supported = true;
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) r.supported &= ggml_backend_supports_op(backend, ggml_graph_node(g, i));
+    ggml_backend_buffer_t buf = r.supported ? ggml_backend_alloc_ctx_tensors(ctx, backend) : NULL;
+    if (buf) {
+        test_seed(seed);
+        for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
+            if (t->op == GGML_OP_NONE && !t->view_src) fill_leaf(t);
+        if (ggml_backend_graph_compute(backend, g) == GGML_STATUS_SUCCESS) {
+            r.out = read_f32(out);
+            r.n = ggml_nelements(out);
+            r.computed = true;
+        }
+        ggml_backend_buffer_free(buf);
+    }
+    ggml_free(ctx);
+    return r;
+}
+
+static void check_case(const struct vk_test_case *c, int index) {
+    struct ggml_init_params ip = {.mem_size = 64 * ggml_tensor_overhead(), .no_alloc = true};
+    struct ggml_context *probe = ggml_init(ip);
+    const bool have = c->build(probe) != NULL;
+    ggml_free(probe);
+    if (!have) {
+        tap_skip("its op constructor is not in this build", "%s", c->name);
+        return;
+    }
+    struct run_result v = run_case(c, backend_test, 1000 + index);
+    if (!c->expect_supported) {
+        tap_ok(!v.supported, "%s is declined by %s (computed on the CPU instead)", c->name, ggml_backend_name(backend_test));
+        free(v.out);
+        return;
+    }
+    if (!v.supported || !v.computed) {
+        tap_ok(false, "%s on %s: %s", c->name, ggml_backend_name(backend_test), v.supported ? ggmlc_last_error() : "not supported");
+        free(v.out);
+        return;
+    }
+    struct run_result ref = run_case(c, backend_cpu, 1000 + index);
+    if (!ref.computed) {
+        tap_skip("the CPU backend cannot compute it", "%s", c->name);
+    } else {
+        ok_nmse(v.out, ref.out, (size_t)v.n, c->max_nmse, "%s matches the CPU", c->name);
+    }
+    free(v.out);
+    free(ref.out);
+}
+
+/* ---------------------------------------------------------- errors */
+
+static void check_error_paths(void) {
+    ggml_backend_buffer_type_t buft = ggml_backend_get_default_buffer_type(backend_test);
+    const size_t max = ggml_backend_buft_get_max_size(buft);
+    ggml_backend_buffer_t huge = max < SIZE_MAX / 2 ? ggml_backend_buft_alloc_buffer(buft, max + 1) : NULL;
+    tap_ok(huge == NULL && ggmlc_last_status() == GGMLC_ERR_NOMEM, "a buffer over the maximum size is refused: %s", ggmlc_last_error());
+    ggml_backend_buffer_free(huge);
+
+    /* a node whose operands live in host memory: a failing status, not a crash */
+    struct ggml_init_params ip = {.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead() + 4096, .no_alloc = false};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
+    struct ggml_tensor *m = ggml_mul_mat(ctx, a, a);
+    if (m) {
+        struct ggml_cgraph *g = ggml_new_graph(ctx);
+        ggml_build_forward_expand(g, m);
+        ggmlc_clear_error();
+        const enum ggml_status st = ggml_backend_graph_compute(backend_test, g);
+        tap_ok(st != GGML_STATUS_SUCCESS && ggmlc_last_error()[0] != '\0',
+               "computing tensors of host memory fails cleanly: %s", ggmlc_last_error());
+    } else {
+        tap_skip("mul_mat constructor missing", "host-memory operands");
+    }
+    ggml_free(ctx);
+}
+
+/* ------------------------------------------------------------- main */
+
+static const char *configure_tests(void) {
+    static char path[1024];
+    const char *build = getenv("GGMLC_BUILDDIR");
+    if (build && !getenv("GGMLC_TEST_KEEP_CONFIG")) {
+        snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build);
+        setenv("GGMLC_CONFIG", path, 1);
+    }
+    const char *name = getenv("GGMLC_TEST_BACKEND");
+    return name && *name ? name : "vulkan";
+}
+
+int main(void) {
+    const char *name = configure_tests();
+    ggmlc_init();
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name(name);
+    if (!reg || ggml_backend_reg_dev_count(reg) == 0) {
+        char reason[512] = "not configured";
+        for (size_t i = 0; i < ggmlc_backend_count(); i++) {
+            struct ggmlc_backend_info info;
+            if (ggmlc_backend_get_info(i, &info) && strcmp(info.name, name) == 0 && info.reason)
+                snprintf(reason, sizeof reason, "%s", info.reason);
+        }
+        char msg[700];
+        snprintf(msg, sizeof msg, "no %s device: %s", name, reason);
+        return tap_skip_all(msg);
+    }
+    ggml_backend_dev_t dev = ggml_backend_reg_dev_get(reg, 0);
+    tap_diag("testing %s: %s", ggml_backend_dev_name(dev), ggml_backend_dev_description(dev));
+    backend_test = ggml_backend_dev_init(dev, NULL);
+    backend_cpu = ggml_backend_init_by_name("cpu", NULL);
+    if (!tap_ok(backend_test && backend_cpu, "backends %s and cpu start", name)) return tap_done();
+
+    size_t n_cases;
+    const struct vk_test_case *cases = vk_test_cases(&n_cases);
+    const char *only = getenv("GGMLC_TEST_ONLY");
+    for (size_t i = 0; i < n_cases; i++)
+        if (!only || strstr(cases[i].name, only)) check_case(&cases[i], (int)i);
+    check_error_paths();
+
+    ggml_backend_free(backend_test);
+    ggml_backend_free(backend_cpu);
+    ggmlc_shutdown();
+    return tap_done();
+}

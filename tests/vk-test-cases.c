@@ -1,0 +1,257 @@
+/*
+ * vk-test-cases.c - op cases for test-vulkan.c: odd sizes, broadcasting,
+ * non-contiguous views, f16/bf16 operands, large values.
+ */
+#include <string.h>
+
+#include "vk-test-cases.h"
+
+/* Constructors land in core one family at a time: weak references let a
+ * case see a missing one (NULL) and be skipped rather than break the link. */
+#pragma weak ggml_add
+#pragma weak ggml_add1
+#pragma weak ggml_sub
+#pragma weak ggml_mul
+#pragma weak ggml_div
+#pragma weak ggml_scale
+#pragma weak ggml_scale_bias
+#pragma weak ggml_unary
+#pragma weak ggml_sqr
+#pragma weak ggml_sqrt
+#pragma weak ggml_log
+#pragma weak ggml_sin
+#pragma weak ggml_cos
+#pragma weak ggml_clamp
+#pragma weak ggml_leaky_relu
+#pragma weak ggml_cpy
+#pragma weak ggml_cont
+#pragma weak ggml_dup
+#pragma weak ggml_repeat
+#pragma weak ggml_glu
+#pragma weak ggml_glu_split
+#pragma weak ggml_swiglu_oai
+#pragma weak ggml_sum
+#pragma weak ggml_sum_rows
+#pragma weak ggml_mean
+#pragma weak ggml_argmax
+#pragma weak ggml_norm
+#pragma weak ggml_rms_norm
+#pragma weak ggml_l2_norm
+#pragma weak ggml_group_norm
+#pragma weak ggml_soft_max_ext
+#pragma weak ggml_mul_mat
+#pragma weak ggml_get_rows
+#pragma weak ggml_set_rows
+#pragma weak ggml_concat
+#pragma weak ggml_pad
+#pragma weak ggml_rope_ext
+
+#define NEED(fn) do { if (!(fn)) return NULL; } while (0)
+
+static struct ggml_tensor *leaf(struct ggml_context *ctx, enum ggml_type type, const char *name, int64_t n0, int64_t n1,
+                                int64_t n2, int64_t n3) {
+    struct ggml_tensor *t = ggml_new_tensor_4d(ctx, type, n0, n1, n2, n3);
+    if (t) ggml_set_name(t, name);
+    return t;
+}
+#define F32(name, a, b, c, d) leaf(ctx, GGML_TYPE_F32, name, a, b, c, d)
+#define F16(name, a, b, c, d) leaf(ctx, GGML_TYPE_F16, name, a, b, c, d)
+
+/* ------------------------------------------------------------ binary */
+
+static struct ggml_tensor *c_add_bcast(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F32("a", 13, 7, 3, 2), F32("b", 13, 1, 3, 1)); }
+static struct ggml_tensor *c_sub_bcast(struct ggml_context *ctx) { NEED(ggml_sub); return ggml_sub(ctx, F32("a", 13, 7, 3, 2), F32("b", 1, 7, 1, 2)); }
+static struct ggml_tensor *c_mul_bcast(struct ggml_context *ctx) { NEED(ggml_mul); return ggml_mul(ctx, F32("big:a", 33, 5, 2, 3), F32("b", 33, 5, 1, 1)); }
+static struct ggml_tensor *c_div(struct ggml_context *ctx) { NEED(ggml_div); return ggml_div(ctx, F32("a", 31, 9, 1, 1), F32("pos:b", 31, 9, 1, 1)); }
+static struct ggml_tensor *c_add_f16(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F16("a", 40, 6, 2, 1), F32("b", 40, 1, 1, 1)); }
+static struct ggml_tensor *c_add1(struct ggml_context *ctx) { NEED(ggml_add1); return ggml_add1(ctx, F32("a", 19, 4, 1, 1), F32("b", 1, 1, 1, 1)); }
+static struct ggml_tensor *c_add_transposed(struct ggml_context *ctx) {
+    NEED(ggml_add);
+    struct ggml_tensor *a = ggml_transpose(ctx, F32("a", 11, 17, 1, 1));
+    return ggml_add(ctx, a, F32("b", 17, 11, 1, 1));
+}
+static struct ggml_tensor *c_mul_view(struct ggml_context *ctx) {
+    NEED(ggml_mul);
+    struct ggml_tensor *base = F32("a", 20, 9, 1, 1);
+    struct ggml_tensor *a = ggml_view_2d(ctx, base, 7, 9, base->nb[1], 3 * sizeof(float));
+    return ggml_mul(ctx, a, F32("b", 7, 1, 1, 1));
+}
+
+/* ------------------------------------------------------------- unary */
+
+#define UNARY_CASE(fn, op, kind) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { NEED(ggml_unary); return ggml_unary(ctx, F32(kind, 37, 5, 3, 1), op); }
+UNARY_CASE(c_abs, GGML_UNARY_OP_ABS, "a")
+UNARY_CASE(c_sgn, GGML_UNARY_OP_SGN, "a")
+UNARY_CASE(c_neg, GGML_UNARY_OP_NEG, "a")
+UNARY_CASE(c_step, GGML_UNARY_OP_STEP, "a")
+UNARY_CASE(c_tanh, GGML_UNARY_OP_TANH, "big:a")
+UNARY_CASE(c_elu, GGML_UNARY_OP_ELU, "big:a")
+UNARY_CASE(c_relu, GGML_UNARY_OP_RELU, "a")
+UNARY_CASE(c_sigmoid, GGML_UNARY_OP_SIGMOID, "big:a")
+UNARY_CASE(c_gelu, GGML_UNARY_OP_GELU, "big:a")
+UNARY_CASE(c_gelu_quick, GGML_UNARY_OP_GELU_QUICK, "big:a")
+UNARY_CASE(c_silu, GGML_UNARY_OP_SILU, "big:a")
+UNARY_CASE(c_hardswish, GGML_UNARY_OP_HARDSWISH, "big:a")
+UNARY_CASE(c_hardsigmoid, GGML_UNARY_OP_HARDSIGMOID, "big:a")
+UNARY_CASE(c_exp, GGML_UNARY_OP_EXP, "a")
+UNARY_CASE(c_expm1, GGML_UNARY_OP_EXPM1, "a")
+UNARY_CASE(c_softplus, GGML_UNARY_OP_SOFTPLUS, "big:a")
+UNARY_CASE(c_gelu_erf, GGML_UNARY_OP_GELU_ERF, "big:a")
+UNARY_CASE(c_floor, GGML_UNARY_OP_FLOOR, "big:a")
+UNARY_CASE(c_ceil, GGML_UNARY_OP_CEIL, "big:a")
+UNARY_CASE(c_round, GGML_UNARY_OP_ROUND, "big:a")
+UNARY_CASE(c_trunc, GGML_UNARY_OP_TRUNC, "big:a")
+static struct ggml_tensor *c_silu_f16(struct ggml_context *ctx) { NEED(ggml_unary); return ggml_unary(ctx, F16("a", 64, 3, 1, 1), GGML_UNARY_OP_SILU); }
+static struct ggml_tensor *c_sqr(struct ggml_context *ctx) { NEED(ggml_sqr); return ggml_sqr(ctx, F32("a", 23, 4, 2, 1)); }
+static struct ggml_tensor *c_sqrt(struct ggml_context *ctx) { NEED(ggml_sqrt); return ggml_sqrt(ctx, F32("pos:a", 23, 4, 2, 1)); }
+static struct ggml_tensor *c_log(struct ggml_context *ctx) { NEED(ggml_log); return ggml_log(ctx, F32("pos:a", 23, 4, 2, 1)); }
+static struct ggml_tensor *c_sin(struct ggml_context *ctx) { NEED(ggml_sin); return ggml_sin(ctx, F32("a", 23, 4, 2, 1)); }
+static struct ggml_tensor *c_cos(struct ggml_context *ctx) { NEED(ggml_cos); return ggml_cos(ctx, F32("a", 23, 4, 2, 1)); }
+static struct ggml_tensor *c_scale(struct ggml_context *ctx) { NEED(ggml_scale); return ggml_scale(ctx, F32("a", 29, 3, 1, 1), -2.5f); }
+static struct ggml_tensor *c_scale_bias(struct ggml_context *ctx) { NEED(ggml_scale_bias); return ggml_scale_bias(ctx, F32("a", 29, 3, 1, 1), 0.5f, 3.0f); }
+static struct ggml_tensor *c_clamp(struct ggml_context *ctx) { NEED(ggml_clamp); return ggml_clamp(ctx, F32("a", 29, 3, 1, 1), -0.3f, 0.4f); }
+static struct ggml_tensor *c_leaky(struct ggml_context *ctx) { NEED(ggml_leaky_relu); return ggml_leaky_relu(ctx, F32("a", 29, 3, 1, 1), 0.1f, false); }
+
+/* ------------------------------------------------------------ copies */
+
+static struct ggml_tensor *c_cpy_f32_f16(struct ggml_context *ctx) { NEED(ggml_cpy); return ggml_cpy(ctx, F32("a", 21, 5, 2, 1), F16("d", 21, 5, 2, 1)); }
+static struct ggml_tensor *c_cpy_f16_f32(struct ggml_context *ctx) { NEED(ggml_cpy); return ggml_cpy(ctx, F16("a", 21, 5, 2, 1), F32("d", 35, 3, 2, 1)); }
+static struct ggml_tensor *c_cpy_f32_bf16(struct ggml_context *ctx) {
+    NEED(ggml_cpy);
+    return ggml_cpy(ctx, F32("a", 21, 5, 2, 1), leaf(ctx, GGML_TYPE_BF16, "d", 21, 5, 2, 1));
+}
+static struct ggml_tensor *c_cont_permuted(struct ggml_context *ctx) {
+    NEED(ggml_cont);
+    return ggml_cont(ctx, ggml_permute(ctx, F32("a", 5, 7, 3, 2), 2, 0, 3, 1));
+}
+static struct ggml_tensor *c_dup(struct ggml_context *ctx) { NEED(ggml_dup); return ggml_dup(ctx, F32("a", 9, 4, 1, 1)); }
+static struct ggml_tensor *c_repeat(struct ggml_context *ctx) { NEED(ggml_repeat); return ggml_repeat(ctx, F32("a", 3, 1, 2, 1), F32("b", 6, 4, 2, 3)); }
+
+/* --------------------------------------------------------------- glu */
+
+#define GLU_CASE(fn, op, swapped) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { NEED(ggml_glu); return ggml_glu(ctx, F32("big:a", 34, 5, 2, 1), op, swapped); }
+GLU_CASE(c_reglu, GGML_GLU_OP_REGLU, false)
+GLU_CASE(c_geglu, GGML_GLU_OP_GEGLU, false)
+GLU_CASE(c_swiglu, GGML_GLU_OP_SWIGLU, false)
+GLU_CASE(c_swiglu_swapped, GGML_GLU_OP_SWIGLU, true)
+GLU_CASE(c_geglu_erf, GGML_GLU_OP_GEGLU_ERF, false)
+GLU_CASE(c_geglu_quick, GGML_GLU_OP_GEGLU_QUICK, true)
+static struct ggml_tensor *c_swiglu_split(struct ggml_context *ctx) {
+    NEED(ggml_glu_split);
+    return ggml_glu_split(ctx, F32("a", 17, 3, 2, 1), F32("b", 17, 3, 2, 1), GGML_GLU_OP_SWIGLU);
+}
+static struct ggml_tensor *c_swiglu_oai(struct ggml_context *ctx) {
+    NEED(ggml_swiglu_oai);
+    return ggml_swiglu_oai(ctx, F32("big:a", 17, 3, 1, 1), F32("big:b", 17, 3, 1, 1), 1.702f, 7.0f);
+}
+
+/* -------------------------------------------------------- reductions */
+
+static struct ggml_tensor *c_sum(struct ggml_context *ctx) { NEED(ggml_sum); return ggml_sum(ctx, F32("a", 301, 7, 3, 1)); }
+static struct ggml_tensor *c_sum_rows(struct ggml_context *ctx) { NEED(ggml_sum_rows); return ggml_sum_rows(ctx, F32("a", 1001, 7, 3, 2)); }
+static struct ggml_tensor *c_mean(struct ggml_context *ctx) { NEED(ggml_mean); return ggml_mean(ctx, F32("a", 77, 7, 3, 1)); }
+static struct ggml_tensor *c_argmax(struct ggml_context *ctx) { NEED(ggml_argmax); return ggml_argmax(ctx, F32("a", 300, 11, 1, 1)); }
+static struct ggml_tensor *c_norm(struct ggml_context *ctx) { NEED(ggml_norm); return ggml_norm(ctx, F32("big:a", 513, 5, 2, 1), 1e-5f); }
+static struct ggml_tensor *c_rms_norm(struct ggml_context *ctx) { NEED(ggml_rms_norm); return ggml_rms_norm(ctx, F32("a", 100, 5, 2, 1), 1e-6f); }
+static struct ggml_tensor *c_l2_norm(struct ggml_context *ctx) { NEED(ggml_l2_norm); return ggml_l2_norm(ctx, F32("a", 100, 5, 2, 1), 1e-12f); }
+static struct ggml_tensor *c_group_norm(struct ggml_context *ctx) { NEED(ggml_group_norm); return ggml_group_norm(ctx, F32("a", 9, 7, 10, 2), 3, 1e-6f); }
+static struct ggml_tensor *c_rms_norm_view(struct ggml_context *ctx) {
+    NEED(ggml_rms_norm);
+    return ggml_rms_norm(ctx, ggml_transpose(ctx, F32("a", 6, 40, 1, 1)), 1e-6f);
+}
+
+static struct ggml_tensor *c_soft_max(struct ggml_context *ctx) {
+    NEED(ggml_soft_max_ext);
+    return ggml_soft_max_ext(ctx, F32("big:a", 300, 7, 2, 1), NULL, 1.0f, 0.0f);
+}
+static struct ggml_tensor *c_soft_max_mask(struct ggml_context *ctx) {
+    NEED(ggml_soft_max_ext);
+    return ggml_soft_max_ext(ctx, F32("a", 33, 7, 4, 2), F32("b", 33, 9, 1, 1), 0.125f, 0.0f);
+}
+static struct ggml_tensor *c_soft_max_alibi_f16(struct ggml_context *ctx) {
+    NEED(ggml_soft_max_ext);
+    return ggml_soft_max_ext(ctx, F32("a", 33, 7, 6, 1), F16("b", 33, 7, 1, 1), 0.5f, 8.0f);
+}
+
+/* ----------------------------------------------------------- mul_mat */
+
+static struct ggml_tensor *c_mm_f32(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 67, 33, 1, 1), F32("b", 67, 45, 1, 1)); }
+static struct ggml_tensor *c_mm_f32_big(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 256, 130, 1, 1), F32("b", 256, 200, 1, 1)); }
+static struct ggml_tensor *c_mm_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 70, 65, 1, 1), F32("b", 70, 19, 1, 1)); }
+static struct ggml_tensor *c_mm_f16_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 64, 40, 1, 1), F16("b", 64, 24, 1, 1)); }
+static struct ggml_tensor *c_mm_bf16(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_BF16, "a", 48, 20, 1, 1), F32("b", 48, 17, 1, 1));
+}
+static struct ggml_tensor *c_mm_batched(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 33, 21, 2, 1), F32("b", 33, 12, 4, 3)); }
+static struct ggml_tensor *c_mm_transposed_b(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *b = ggml_permute(ctx, F32("b", 24, 3, 10, 1), 0, 2, 1, 3); /* [24, 10, 3] with strided rows */
+    return ggml_mul_mat(ctx, F32("a", 24, 15, 3, 1), b);
+}
+static struct ggml_tensor *c_mv_f32(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 260, 37, 1, 1), F32("b", 260, 1, 1, 1)); }
+static struct ggml_tensor *c_mv_f32_odd(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 261, 37, 1, 1), F32("b", 261, 3, 1, 1)); }
+static struct ggml_tensor *c_mv_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 512, 70, 1, 1), F32("b", 512, 5, 2, 1)); }
+static struct ggml_tensor *c_mv_f16_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 96, 33, 1, 1), F16("b", 96, 2, 1, 1)); }
+
+/* ------------------------------------------------------------ indexing */
+
+static struct ggml_tensor *c_get_rows(struct ggml_context *ctx) { NEED(ggml_get_rows); return ggml_get_rows(ctx, F32("a", 10, 9, 2, 1), leaf(ctx, GGML_TYPE_I32, "idx9:i", 6, 2, 1, 1)); }
+static struct ggml_tensor *c_get_rows_f16(struct ggml_context *ctx) { NEED(ggml_get_rows); return ggml_get_rows(ctx, F16("a", 33, 12, 1, 1), leaf(ctx, GGML_TYPE_I32, "idx12:i", 7, 1, 1, 1)); }
+static struct ggml_tensor *c_set_rows(struct ggml_context *ctx) {
+    NEED(ggml_set_rows);
+    return ggml_set_rows(ctx, F32("a", 12, 20, 3, 1), F32("b", 12, 5, 3, 1), leaf(ctx, GGML_TYPE_I64, "uniq20:i", 5, 3, 1, 1));
+}
+static struct ggml_tensor *c_set_rows_f16(struct ggml_context *ctx) {
+    NEED(ggml_set_rows);
+    return ggml_set_rows(ctx, F16("a", 12, 20, 2, 1), F32("b", 12, 4, 2, 1), leaf(ctx, GGML_TYPE_I32, "uniq20:i", 4, 1, 1, 1));
+}
+static struct ggml_tensor *c_concat0(struct ggml_context *ctx) { NEED(ggml_concat); return ggml_concat(ctx, F32("a", 5, 4, 3, 1), F32("b", 7, 4, 3, 1), 0); }
+static struct ggml_tensor *c_concat2(struct ggml_context *ctx) { NEED(ggml_concat); return ggml_concat(ctx, F32("a", 5, 4, 3, 2), F32("b", 5, 4, 1, 2), 2); }
+static struct ggml_tensor *c_pad(struct ggml_context *ctx) { NEED(ggml_pad); return ggml_pad(ctx, F32("a", 5, 4, 3, 1), 3, 0, 2, 1); }
+
+/* -------------------------------------------------------------- rope */
+
+static struct ggml_tensor *rope_case(struct ggml_context *ctx, enum ggml_type type, int mode, bool ff, float ext) {
+    NEED(ggml_rope_ext);
+    struct ggml_tensor *a = leaf(ctx, type, "a", 64, 4, 7, 1);
+    struct ggml_tensor *pos = leaf(ctx, GGML_TYPE_I32, "idx4000:pos", 7, 1, 1, 1);
+    struct ggml_tensor *f = ff ? F32("pos:ff", 24, 1, 1, 1) : NULL;
+    return ggml_rope_ext(ctx, a, pos, f, 48, mode, 4096, 10000.0f, 0.5f, ext, 1.0f, 32.0f, 1.0f);
+}
+static struct ggml_tensor *c_rope(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 0, false, 0.0f); }
+static struct ggml_tensor *c_rope_neox(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 2, false, 0.0f); }
+static struct ggml_tensor *c_rope_yarn_ff(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 2, true, 1.0f); }
+static struct ggml_tensor *c_rope_f16(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F16, 0, false, 1.0f); }
+
+#define CASE(fn, err) {#fn + 2, fn, err, true}
+static const struct vk_test_case cases[] = {
+    CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
+    CASE(c_add_f16, 1e-6), CASE(c_add1, 1e-12), CASE(c_add_transposed, 1e-12), CASE(c_mul_view, 1e-12),
+    CASE(c_abs, 1e-12), CASE(c_sgn, 1e-12), CASE(c_neg, 1e-12), CASE(c_step, 1e-12), CASE(c_tanh, 1e-8),
+    CASE(c_elu, 1e-8), CASE(c_relu, 1e-12), CASE(c_sigmoid, 1e-8), CASE(c_gelu, 1e-6), CASE(c_gelu_quick, 1e-6),
+    CASE(c_silu, 1e-8), CASE(c_hardswish, 1e-10), CASE(c_hardsigmoid, 1e-10), CASE(c_exp, 1e-8), CASE(c_expm1, 1e-8),
+    CASE(c_softplus, 1e-8), CASE(c_gelu_erf, 1e-6), CASE(c_floor, 1e-12), CASE(c_ceil, 1e-12), CASE(c_round, 1e-12),
+    CASE(c_trunc, 1e-12), CASE(c_silu_f16, 1e-5), CASE(c_sqr, 1e-12), CASE(c_sqrt, 1e-10), CASE(c_log, 1e-8),
+    CASE(c_sin, 1e-8), CASE(c_cos, 1e-8), CASE(c_scale, 1e-12), CASE(c_scale_bias, 1e-12), CASE(c_clamp, 1e-12),
+    CASE(c_leaky, 1e-12), CASE(c_cpy_f32_f16, 1e-12), CASE(c_cpy_f16_f32, 1e-12), CASE(c_cpy_f32_bf16, 1e-12),
+    CASE(c_cont_permuted, 1e-12), CASE(c_dup, 1e-12), CASE(c_repeat, 1e-12),
+    CASE(c_reglu, 1e-10), CASE(c_geglu, 1e-6), CASE(c_swiglu, 1e-8), CASE(c_swiglu_swapped, 1e-8),
+    CASE(c_geglu_erf, 1e-6), CASE(c_geglu_quick, 1e-6), CASE(c_swiglu_split, 1e-8), CASE(c_swiglu_oai, 1e-8),
+    CASE(c_sum, 1e-10), CASE(c_sum_rows, 1e-10), CASE(c_mean, 1e-10), CASE(c_argmax, 0), CASE(c_norm, 1e-9),
+    CASE(c_rms_norm, 1e-9), CASE(c_l2_norm, 1e-9), CASE(c_group_norm, 1e-9), CASE(c_rms_norm_view, 1e-9),
+    CASE(c_soft_max, 1e-9), CASE(c_soft_max_mask, 1e-9), CASE(c_soft_max_alibi_f16, 1e-9),
+    CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6),
+    CASE(c_mm_bf16, 1e-8), CASE(c_mm_batched, 1e-10), CASE(c_mm_transposed_b, 1e-10), CASE(c_mv_f32, 1e-10),
+    CASE(c_mv_f32_odd, 1e-10), CASE(c_mv_f16, 1e-8), CASE(c_mv_f16_f16, 1e-6),
+    CASE(c_get_rows, 0), CASE(c_get_rows_f16, 0), CASE(c_set_rows, 0), CASE(c_set_rows_f16, 0), CASE(c_concat0, 0),
+    CASE(c_concat2, 0), CASE(c_pad, 0), CASE(c_rope, 1e-7), CASE(c_rope_neox, 1e-7), CASE(c_rope_yarn_ff, 1e-7),
+    CASE(c_rope_f16, 1e-5),
+};
+
+const struct vk_test_case *vk_test_cases(size_t *n) {
+    *n = sizeof cases / sizeof *cases;
+    return cases;
+}

@@ -1,0 +1,25 @@
+/*
+ * vk-test-cases.h - the op cases test-vulkan.c computes on the backend under
+ * test and on the CPU.
+ */
+#ifndef VK_TEST_CASES_H
+#define VK_TEST_CASES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ggml.h"
+
+struct vk_test_case {
+    const char *name;
+    /* Leaves and the result in ctx (no_alloc), or NULL when a constructor is missing.
+     * Leaf names choose their values: "pos:" positive, "big:" large, "idx<N>:" indices < N. */
+    struct ggml_tensor *(*build)(struct ggml_context *ctx);
+    double max_nmse;
+    bool expect_supported; /* false: the backend must decline it */
+};
+
+/* The table of cases and its length. */
+const struct vk_test_case *vk_test_cases(size_t *n);
+
+#endif
