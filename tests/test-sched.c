@@ -215,7 +215,8 @@ static int plan_lines; /* "sched: N nodes in K splits" lines logged */
 static char fallback_reason[256];
 static void log_cb(enum ggml_log_level level, const char *text, void *data) {
     if (strstr(text, "splits,")) plan_lines++;
-    if (strstr(text, "falls back") && strstr(text, "'a'")) snprintf(fallback_reason, sizeof fallback_reason, "%s", text);
+    if ((strstr(text, "falls back") && strstr(text, "'a'")) || (strstr(text, "'hsum'") && strstr(text, "runs on")))
+        snprintf(fallback_reason, sizeof fallback_reason, "%s", text);
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -361,6 +362,32 @@ static void test_weights_and_fallback(void) {
     tap_ok(right && misplaced == 0 && ran("sq", "cpu") && ran("out", "acc"), "weights in an acc buffer: w^3+1 computed across backends");
     ggml_backend_sched_free(sched);
 
+    /* host memory: a buffer marked for weights pins ADD to the CPU, any other host buffer does not */
+    for (int usage = 0; usage < 2; usage++) {
+        struct ggml_context *hctx =
+            ggml_init((struct ggml_init_params){.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+        struct ggml_tensor *h = ggml_new_tensor_1d(hctx, GGML_TYPE_F32, 9);
+        ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors(hctx, backends[DEV_CPU]);
+        ggml_backend_buffer_set_usage(hbuf, usage ? GGML_BACKEND_BUFFER_USAGE_WEIGHTS : GGML_BACKEND_BUFFER_USAGE_ANY);
+        ggml_backend_tensor_set(h, wv, 0, sizeof wv);
+        struct ggml_tensor *hsum = node(hctx, GGML_OP_ADD, h, h, "hsum");
+        struct ggml_cgraph *hg = ggml_new_graph(hctx);
+        ggml_build_forward_expand(hg, hsum);
+        sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, false);
+        n_ran = 0;
+        fallback_reason[0] = '\0';
+        ggml_backend_sched_graph_compute(sched, hg);
+        tensor_get_f32(hsum, got);
+        tap_ok(got[2] == -2.0f && ran("hsum", usage ? "cpu" : "acc") &&
+                   ggml_backend_sched_get_n_copies(sched) == (usage ? 0 : 1),
+               usage ? "a node reading host weights (usage WEIGHTS) stays on the CPU, without copies"
+                     : "a node reading an ordinary host buffer runs on acc, from a copy");
+        if (usage) tap_ok(strstr(fallback_reason, "buffer") != NULL, "GGMLC_DEBUG=sched names the buffer: %s", fallback_reason);
+        ggml_backend_sched_free(sched);
+        ggml_backend_buffer_free(hbuf);
+        ggml_free(hctx);
+    }
+
     /* plain ggml_backend_graph_compute on acc: the graph's SQR runs on a CPU backend transparently */
     struct ggml_context *actx =
         ggml_init((struct ggml_init_params){.mem_size = 16 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
@@ -423,6 +450,29 @@ static void test_inplace_across_backends(void) {
     ggml_free(ctx);
 }
 
+/* reserve sizes the compute buffers from a measure graph; later graphs of that shape fit */
+static void test_reserve(void) {
+    ggml_backend_t bk[2] = {backends[DEV_ACC], backends[DEV_CPU]};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, true);
+    struct model measure = alternating(GGML_TYPE_F32);
+    tap_ok(ggml_backend_sched_reserve(sched, measure.graph) && measure.out->data == NULL, "reserve places no tensor");
+    const size_t acc = ggml_backend_sched_get_buffer_size(sched, backends[DEV_ACC]);
+    const size_t cpu = ggml_backend_sched_get_buffer_size(sched, backends[DEV_CPU]);
+    ggml_free(measure.ctx);
+    struct model m = alternating(GGML_TYPE_F32);
+    float ref[21], out[21];
+    reference(GGML_TYPE_F32, ref);
+    ggml_backend_sched_alloc_graph(sched, m.graph);
+    set_inputs(&m);
+    ggml_backend_sched_graph_compute(sched, m.graph);
+    tensor_get_f32(m.out, out);
+    tap_ok(acc > 0 && cpu > 0 && ggml_backend_sched_get_buffer_size(sched, backends[DEV_ACC]) == acc &&
+               ggml_backend_sched_get_buffer_size(sched, backends[DEV_CPU]) == cpu && max_abs_diff(out, ref, 21) == 0.0,
+           "the real graph fits the reserved buffers (%zu + %zu bytes) and computes right", acc, cpu);
+    ggml_backend_sched_free(sched);
+    ggml_free(m.ctx);
+}
+
 static int observed;
 static bool observe(struct ggml_tensor *t, bool ask, void *data) {
     if (ask) return strcmp(t->name, "c") == 0;
@@ -460,6 +510,7 @@ int main(void) {
     test_same_buffer_type();
     test_weights_and_fallback();
     test_inplace_across_backends();
+    test_reserve();
     test_callback_and_errors();
     for (int d = 0; d < N_DEVS; d++) ggml_backend_free(backends[d]);
     return tap_done();
