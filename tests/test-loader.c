@@ -671,8 +671,9 @@ static void run(const char *name, void (*scenario)(void)) {
         scenario();
         if (check_failed)
             for (int i = 0; i < n_log; i++) printf("#   log[%d]: %s", log_lines[i].level, log_lines[i].text);
+        ggmlc_shutdown(); /* unloads everything: leak checkers then see what was left behind */
         fflush(stdout);
-        _exit(check_failed ? 1 : 0);
+        exit(check_failed ? 1 : 0);
     }
     int status = 0;
     waitpid(pid, &status, 0);
