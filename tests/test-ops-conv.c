@@ -90,11 +90,13 @@ static void test_im2col_convolutions(void) {
         if (ops_compute(ctx, r)) ops_check(r, GOLD("conv2d.out"), f16 ? 1e-6 : 1e-10, f16 ? "conv_2d, f16 kernel" : "conv_2d");
     }
     struct ggml_tensor *w = gold_new_tensor(ctx, GOLD("conv2d.w"));
-    struct ggml_tensor *sk = ggml_conv_2d_sk_p0(ctx, w, x), *ph = ggml_conv_2d_s1_ph(ctx, w, x);
-    if (ops_compute(ctx, sk)) ops_check(sk, GOLD("conv2d.sk_p0"), 1e-10, "conv_2d_sk_p0");
+    struct ggml_tensor *wt = ops_input(ctx, GOLD("conv2d.w"), GGML_TYPE_F32, true);
+    struct ggml_tensor *sk = ggml_conv_2d_sk_p0(ctx, wt, x), *ph = ggml_conv_2d_s1_ph(ctx, w, x);
+    if (ops_compute(ctx, sk)) ops_check(sk, GOLD("conv2d.sk_p0"), 1e-10, "conv_2d_sk_p0 of a strided kernel");
     if (ops_compute(ctx, ph)) ops_check(ph, GOLD("conv2d.s1_ph"), 1e-10, "conv_2d_s1_ph");
-    struct ggml_tensor *dw = ggml_conv_2d_dw(ctx, gold_new_tensor(ctx, GOLD("conv2d_dw.w")), gold_new_tensor(ctx, GOLD("conv2d_dw.x")), 1, 2, 1, 1, 2, 1);
-    if (ops_compute(ctx, dw)) ops_check(dw, GOLD("conv2d_dw.out"), 1e-10, "conv_2d_dw");
+    struct ggml_tensor *dw = ggml_conv_2d_dw(ctx, ops_input(ctx, GOLD("conv2d_dw.w"), GGML_TYPE_F32, true),
+                                             ops_input(ctx, GOLD("conv2d_dw.x"), GGML_TYPE_F32, true), 1, 2, 1, 1, 2, 1);
+    if (ops_compute(ctx, dw)) ops_check(dw, GOLD("conv2d_dw.out"), 1e-10, "conv_2d_dw of a strided kernel and strided data");
     struct ggml_tensor *x1 = ops_input(ctx, GOLD("conv1d.x"), GGML_TYPE_F32, true), *w1 = gold_new_tensor(ctx, GOLD("conv1d.w"));
     struct ggml_tensor *c1 = ggml_conv_1d(ctx, w1, x1, 2, 1, 2), *c1p = ggml_conv_1d_ph(ctx, w1, x1, 2, 1);
     if (ops_compute(ctx, c1)) ops_check(c1, GOLD("conv1d.out"), 1e-10, "conv_1d of strided data, batch 2");
@@ -103,8 +105,11 @@ static void test_im2col_convolutions(void) {
                                           1, 2, 1, 1, 0, 1, 1, 1, 2);
     if (ops_compute(ctx, c3)) ops_check(c3, GOLD("conv3d.out"), 1e-10, "conv_3d");
     ggmlc_clear_error();
-    ops_check_rejected(ggml_conv_2d(ctx, w, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 1, 0, 0, 1, 1), "ggml_im2col",
-                       "conv_2d data with another channel count");
+    ops_check_rejected(ggml_conv_2d(ctx, w, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 1, 0, 0, 1, 1), "ggml_conv_2d",
+                       "data with another channel count");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_conv_1d(ctx, w1, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 0, 1), "ggml_conv_1d",
+                       "data with another channel count");
     ggml_free(ctx);
 }
 
