@@ -2,6 +2,8 @@
  * im2col_back, col2im_1d, the direct 2-D / depthwise (also channels-last) /
  * 3-D convolutions, transposed convolutions and pooling on the CPU backend
  * against PyTorch (tests/golden/gen_conv.py). */
+#include <stdlib.h>
+
 #include "ggmlc.h"
 #include "opstest.h"
 
@@ -53,6 +55,27 @@ static void test_direct_convolutions(void) {
         struct ggml_tensor *w = ops_input(ctx, GOLD("conv2d.w"), f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, false);
         struct ggml_tensor *r = ggml_conv_2d_direct(ctx, w, x, 1, 2, 1, 0, 2, 1);
         if (ops_compute(ctx, r)) ops_check(r, GOLD("conv2d.out"), f16 ? 1e-6 : 1e-11, f16 ? "conv_2d_direct, f16 kernel" : "conv_2d_direct");
+    }
+    struct ggml_tensor *ws = ggml_conv_2d_direct(ctx, ops_input(ctx, GOLD("conv2d.w"), GGML_TYPE_F32, true), x, 1, 2, 1, 0, 2, 1);
+    if (ops_compute(ctx, ws)) ops_check(ws, GOLD("conv2d.out"), 1e-11, "conv_2d_direct, strided kernel");
+    /* a larger image computed in several GEMM chunks, against the im2col path (golden-tested below) */
+    struct ggml_tensor *bx = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 67, 61, 64, 2), *bw = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 3, 3, 64, 20);
+    test_seed(11);
+    float *vals = malloc(sizeof(float) * (size_t)ggml_nelements(bx));
+    test_fill_uniform(vals, (size_t)ggml_nelements(bx), -4.0f, 4.0f);
+    tensor_set_f32(bx, vals);
+    test_fill_uniform(vals, (size_t)ggml_nelements(bw), -1.0f, 1.0f);
+    tensor_set_f32(bw, vals);
+    free(vals);
+    struct ggml_tensor *big_direct = ggml_conv_2d_direct(ctx, bw, bx, 2, 1, 1, 2, 1, 2), *big_im2col = ggml_conv_2d(ctx, bw, bx, 2, 1, 1, 2, 1, 2);
+    if (ops_compute(ctx, big_direct) && ops_compute(ctx, big_im2col)) {
+        const size_t n = (size_t)ggml_nelements(big_im2col);
+        float *d = malloc(n * sizeof(float)), *r = malloc(n * sizeof(float));
+        tensor_get_f32(big_direct, d);
+        tensor_get_f32(big_im2col, r);
+        ok_nmse(d, r, n, 1e-10, "conv_2d_direct of 64 channels, 67x61x2 (GEMM chunks) equals conv_2d");
+        free(d);
+        free(r);
     }
     struct ggml_tensor *wd = gold_new_tensor(ctx, GOLD("conv2d_dw.w"));
     struct ggml_tensor *dw = ggml_conv_2d_dw_direct(ctx, wd, gold_new_tensor(ctx, GOLD("conv2d_dw.x")), 1, 2, 1, 1, 2, 1);
