@@ -68,6 +68,9 @@ static bool acc_supports(ggml_backend_dev_t dev, const struct ggml_tensor *op) {
     return op->type == GGML_TYPE_F32;
 }
 
+/* acc asks to take over ADD from the CPU even when its weights are in host memory */
+static bool acc_offload(ggml_backend_dev_t dev, const struct ggml_tensor *op) { return op->op == GGML_OP_ADD; }
+
 static int dev_index(ggml_backend_dev_t dev) { return *(int *)ggmlc_device_context(dev); }
 static const char *dev_name(ggml_backend_dev_t dev) { return dev_names[dev_index(dev)]; }
 static void dev_memory(ggml_backend_dev_t dev, size_t *free_mem, size_t *total) { *free_mem = *total = 1u << 30; }
@@ -130,6 +133,7 @@ static void make_devices(void) {
             .struct_size = sizeof iface, .get_name = dev_name, .get_description = dev_name, .get_memory = dev_memory,
             .get_type = dev_type, .init_backend = dev_init, .get_buffer_type = dev_buft, .ops = tables[d],
             .n_ops = GGML_OP_COUNT, .supports_op = d == DEV_ACC ? acc_supports : NULL, .supports_buft = dev_supports_buft,
+            .offload_op = d == DEV_ACC ? acc_offload : NULL,
         };
         ggml_backend_dev_t dev = ggmlc_device_new(test_reg, &iface, &ids[d]);
         if (d == DEV_ACC) {
@@ -363,7 +367,7 @@ static void test_weights_and_fallback(void) {
     ggml_backend_sched_free(sched);
 
     /* host memory: a buffer marked for weights pins ADD to the CPU, any other host buffer does not */
-    for (int usage = 0; usage < 2; usage++) {
+    for (int usage = 0; usage < 3; usage++) { /* 0: ANY, 1: WEIGHTS, 2: WEIGHTS with op_offload */
         struct ggml_context *hctx =
             ggml_init((struct ggml_init_params){.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
         struct ggml_tensor *h = ggml_new_tensor_1d(hctx, GGML_TYPE_F32, 9);
@@ -373,16 +377,17 @@ static void test_weights_and_fallback(void) {
         struct ggml_tensor *hsum = node(hctx, GGML_OP_ADD, h, h, "hsum");
         struct ggml_cgraph *hg = ggml_new_graph(hctx);
         ggml_build_forward_expand(hg, hsum);
-        sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, false);
+        sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, usage == 2);
         n_ran = 0;
         fallback_reason[0] = '\0';
         ggml_backend_sched_graph_compute(sched, hg);
         tensor_get_f32(hsum, got);
-        tap_ok(got[2] == -2.0f && ran("hsum", usage ? "cpu" : "acc") &&
-                   ggml_backend_sched_get_n_copies(sched) == (usage ? 0 : 1),
-               usage ? "a node reading host weights (usage WEIGHTS) stays on the CPU, without copies"
-                     : "a node reading an ordinary host buffer runs on acc, from a copy");
-        if (usage) tap_ok(strstr(fallback_reason, "buffer") != NULL, "GGMLC_DEBUG=sched names the buffer: %s", fallback_reason);
+        static const char *const what[3] = {"a node reading an ordinary host buffer runs on acc, from a copy",
+                                            "a node reading host weights (usage WEIGHTS) stays on the CPU, without copies",
+                                            "with op_offload, acc takes it over anyway (offload_op), from a copy"};
+        tap_ok(got[2] == -2.0f && ran("hsum", usage == 1 ? "cpu" : "acc") &&
+                   ggml_backend_sched_get_n_copies(sched) == (usage == 1 ? 0 : 1), "%s", what[usage]);
+        if (usage == 1) tap_ok(strstr(fallback_reason, "buffer") != NULL, "GGMLC_DEBUG=sched names the buffer: %s", fallback_reason);
         ggml_backend_sched_free(sched);
         ggml_backend_buffer_free(hbuf);
         ggml_free(hctx);
