@@ -226,6 +226,25 @@ static struct ggml_tensor *c_rope_neox(struct ggml_context *ctx) { return rope_c
 static struct ggml_tensor *c_rope_yarn_ff(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 2, true, 1.0f); }
 static struct ggml_tensor *c_rope_f16(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F16, 0, false, 1.0f); }
 
+/* ------------------------------------------------- quantized weights */
+
+#define QUANT_CASE(fn, type, n) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, leaf(ctx, type, "a", 96, 37, 1, 1), F32("b", 96, n, 1, 1)); }
+QUANT_CASE(c_mv_q4_0, GGML_TYPE_Q4_0, 1)
+QUANT_CASE(c_mv_q4_1, GGML_TYPE_Q4_1, 2)
+QUANT_CASE(c_mv_q5_0, GGML_TYPE_Q5_0, 1)
+QUANT_CASE(c_mv_q5_1, GGML_TYPE_Q5_1, 3)
+QUANT_CASE(c_mv_q8_0, GGML_TYPE_Q8_0, 1)
+QUANT_CASE(c_mm_q4_0, GGML_TYPE_Q4_0, 19)
+QUANT_CASE(c_mm_q4_1, GGML_TYPE_Q4_1, 19)
+QUANT_CASE(c_mm_q5_0, GGML_TYPE_Q5_0, 19)
+QUANT_CASE(c_mm_q5_1, GGML_TYPE_Q5_1, 19)
+QUANT_CASE(c_mm_q8_0, GGML_TYPE_Q8_0, 19)
+static struct ggml_tensor *c_mm_q4_0_batched(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 64, 13, 2, 1), F32("b", 64, 11, 4, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -249,6 +268,9 @@ static const struct vk_test_case cases[] = {
     CASE(c_get_rows, 0), CASE(c_get_rows_f16, 0), CASE(c_set_rows, 0), CASE(c_set_rows_f16, 0), CASE(c_concat0, 0),
     CASE(c_concat2, 0), CASE(c_pad, 0), CASE(c_rope, 1e-7), CASE(c_rope_neox, 1e-7), CASE(c_rope_yarn_ff, 1e-7),
     CASE(c_rope_f16, 1e-5),
+    CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
+    CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
+    CASE(c_mm_q4_0_batched, 1e-4),
 };
 
 const struct vk_test_case *vk_test_cases(size_t *n) {

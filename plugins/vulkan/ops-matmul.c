@@ -1,7 +1,9 @@
 /*
  * ops-matmul.c - mul_mat: d = a^T b per batch (a: [K, M], b: [K, N], d: [M, N]),
  * a broadcast over b's batch dims.  A tiled shared-memory GEMM for N > 8,
- * a matrix-vector kernel (one workgroup per row of d) for N <= 8.
+ * a matrix-vector kernel (one workgroup per row of d) for N <= 8.  Weights
+ * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, dequantized
+ * while loading).
  */
 #include "vk-impl.h"
 
@@ -19,18 +21,26 @@ static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     return (struct mm_tiles){256, 64, 64, 16, 4, 4};
 }
 
+/* Quantized weight types read block by block (shaders/quant.glsl). */
+static bool is_block_quant(enum ggml_type t) {
+    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
+}
+
 static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
-    return (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
+    return (is_block_quant(a) && b == GGML_TYPE_F32) || (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
            (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
 }
 
 static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (!pair_has_kernel(a->type, b->type) || !vk_type_ok(d, a->type) || !vk_type_ok(d, b->type)) return false;
-    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || a->nb[0] != ggml_type_size(a->type) ||
-        b->nb[0] != ggml_type_size(b->type))
+    if (!pair_has_kernel(a->type, b->type) || !d->caps.storage16 || !vk_type_ok(d, b->type)) return false;
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
+    if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
+    if (is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
+        if (a->ne[0] % 32 != 0 || a->nb[0] != ggml_type_size(a->type) || a->nb[1] % 2 || a->nb[2] % 2 || a->nb[3] % 2) return false;
+    } else if (a->nb[0] != ggml_type_size(a->type) || !vk_shape_fits(a)) {
         return false;
-    if (!vk_shape_fits(a) || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
+    }
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
     const uint64_t batches = (uint64_t)b->ne[2] * b->ne[3];
     const struct mm_tiles t = mm_tiles_for(d);
@@ -66,11 +76,17 @@ static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *
 
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const char *ta = vk_type_tag(a->type), *tb = vk_type_tag(b->type);
+    const bool quant = is_block_quant(a->type);
+    const char *ta = quant ? ggml_type_name(a->type) : vk_type_tag(a->type), *tb = vk_type_tag(b->type);
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
-    size_t a_unit = ggml_type_size(a->type);
-    if (b->ne[1] <= MV_MAX_N) {
+    size_t a_unit = quant ? 2 : ggml_type_size(a->type);
+    if (quant && b->ne[1] <= MV_MAX_N) {
+        vk_dispatch_init(&ds, vk_shader_find("mvq_%s", ta));
+        ds.spec[0] = 128;
+        ds.n_spec = 1;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
+    } else if (b->ne[1] <= MV_MAX_N) {
         const bool vec = b->type == GGML_TYPE_F32 && a_vectorizable(rec->d, a);
         if (vec) a_unit = 16;
         vk_dispatch_init(&ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ta, tb));
