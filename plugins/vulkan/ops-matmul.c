@@ -48,9 +48,8 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
     return batches <= max[2] && (uint64_t)(a->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)(b->ne[1] + t.bn - 1) / t.bn <= max[1];
 }
 
-static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit) {
+static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit, size_t tb) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const size_t tb = ggml_type_size(b->type);
     ds->push[0] = (uint32_t)a->ne[1];
     ds->push[1] = (uint32_t)b->ne[1];
     ds->push[2] = (uint32_t)a->ne[0];
@@ -74,13 +73,23 @@ static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *
            vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
+/* The tensor-core path: f16 weights, f32 or f16 activations read 16 bytes at a time. */
+static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    if (!d->use_coopmat || a->type != GGML_TYPE_F16 || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16)) return false;
+    const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
+    if (!ba || !bb || a->ne[0] % 8 != 0 || d->props.limits.minStorageBufferOffsetAlignment > 16) return false;
+    for (int i = 1; i < 4; i++)
+        if (a->nb[i] % 16 != 0 || b->nb[i] % 16 != 0) return false;
+    return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
+}
+
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const bool quant = is_block_quant(a->type);
     const char *ta = quant ? ggml_type_name(a->type) : vk_type_tag(a->type), *tb = vk_type_tag(b->type);
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
-    size_t a_unit = quant ? 2 : ggml_type_size(a->type);
+    size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     if (quant && b->ne[1] <= MV_MAX_N) {
         vk_dispatch_init(&ds, vk_shader_find("mvq_%s", ta));
         ds.spec[0] = 128;
@@ -94,6 +103,11 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         ds.spec[1] = MV_MAX_N;
         ds.n_spec = 2;
         vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
+    } else if (use_coopmat(rec->d, a, b)) {
+        a_unit = b_unit = 16; /* both read 16 bytes at a time */
+        vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
+        ds.groups[0] = (uint32_t)((a->ne[1] + 127) / 128);
+        ds.groups[1] = (uint32_t)((b->ne[1] + 127) / 128);
     } else {
         const struct mm_tiles t = mm_tiles_for(rec->d);
         vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ta, tb));
@@ -104,9 +118,9 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         ds.groups[1] = (uint32_t)((b->ne[1] + t.bn - 1) / t.bn);
     }
     ds.groups[2] = batches;
-    push_matmul(&ds, node, a_unit);
+    push_matmul(&ds, node, a_unit, b_unit);
     vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
-    vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), 16);
+    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
     return vk_record_dispatch(rec, &ds);
 }
