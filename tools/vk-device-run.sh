@@ -14,15 +14,19 @@ set -u
 P=${VK_PREFIX:-$(cd "$(dirname "$0")" && pwd)}
 what=${1:-all}
 log=${OUT:-/tmp}/vk-device.log
+mkdir -p "$(dirname "$log")"
 : > "$log"
 say() { echo "$@" | tee -a "$log"; }
 run() { say "\$ $*"; "$@" 2>&1 | tee -a "$log"; }
 
-# The GPU machine has NVIDIA's driver but no Vulkan loader: unpack the carried packages.
-for f in "$P"/gl/root/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
-ldconfig
-mkdir -p /tmp/gl
-for f in "$P"/gl/lib/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gl; done
+# The GPU machine has NVIDIA's driver but no Vulkan loader: unpack the carried
+# packages (VK_LOCAL=1 skips this, to try the script on the build machine).
+if [ -z "${VK_LOCAL:-}" ]; then
+    for f in "$P"/gl/root/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+    ldconfig
+    mkdir -p /tmp/gl
+    for f in "$P"/gl/lib/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gl; done
+fi
 export LD_LIBRARY_PATH="$P/lib:/tmp/gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PATH="$P/bin:/tmp/gl/usr/bin:$PATH"
 if ! vulkaninfo --summary >/dev/null 2>&1; then
@@ -46,9 +50,9 @@ run ggmlc-info
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
     say "== test-vulkan (Vulkan vs the CPU backend)"
-    run test-vulkan
+    run timeout 180 test-vulkan
     say "== test-vulkan without cooperative matrices"
-    run env GGMLC_VK_COOPMAT=0 GGMLC_TEST_ONLY=mm_ test-vulkan
+    run env GGMLC_VK_COOPMAT=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
 fi
 
 # median GPU time (us) of the graphs logged with GGMLC_DEBUG=vulkan, warm-up excluded
@@ -58,7 +62,7 @@ bench() { # label, then ggmlc-bench arguments
     label=$1
     shift
     say "== $label: ggmlc-bench $*"
-    GGMLC_DEBUG=vulkan ggmlc-bench "$@" --backend vulkan --reps 20 --json > /tmp/bench.out 2> /tmp/bench.err
+    GGMLC_DEBUG=vulkan timeout 90 ggmlc-bench "$@" --backend vulkan --reps 20 --json > /tmp/bench.out 2> /tmp/bench.err
     cat /tmp/bench.out | tee -a "$log"
     say "gpu_median_us=$(gpu_median < /tmp/bench.err)"
 }
@@ -76,7 +80,7 @@ fi
 
 if [ "$what" = torch ] || [ "$what" = all ]; then
     say "== PyTorch / cuBLAS on the same GPU"
-    python3 - <<'EOF' 2>&1 | tee -a "$log"
+    timeout 120 python3 - <<'EOF' 2>&1 | tee -a "$log"
 import torch
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
