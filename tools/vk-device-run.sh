@@ -29,8 +29,9 @@ if [ -z "${VK_LOCAL:-}" ]; then
 fi
 export LD_LIBRARY_PATH="$P/lib:/tmp/gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PATH="$P/bin:/tmp/gl/usr/bin:$PATH"
-if ! vulkaninfo --summary >/dev/null 2>&1; then
-    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if ! vulkaninfo --summary >/dev/null 2>&1 && [ -f $icd ]; then
+    export VK_DRIVER_FILES=$icd
 fi
 
 cat > /tmp/ggmlc-gpu.ini <<EOF
