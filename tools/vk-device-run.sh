@@ -8,11 +8,11 @@
 #   cp tests/.libs/test-vulkan $P/bin/; cp tools/vk-device-run.sh $P/
 #   (cd $P/gl/root && apt-get download libvulkan1 ...)   # see /work/shared/tools/device-vulkan-prep
 # Run there, from the repository root, carrying $P:
-#   bash .gpu-prefix/vulkan/vk-device-run.sh [tests|bench|torch|all]
+#   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [bench] [torch] [all]
 # Everything is printed and also written to $OUT/vk-device.log when $OUT is set.
 set -u
 P=${VK_PREFIX:-$(cd "$(dirname "$0")" && pwd)}
-what=${1:-all}
+what=" ${*:-all} "
 log=${OUT:-/tmp}/vk-device.log
 mkdir -p "$(dirname "$log")"
 : > "$log"
@@ -49,7 +49,7 @@ export GGMLC_CONFIG=/tmp/ggmlc-gpu.ini GGMLC_TEST_KEEP_CONFIG=1
 run vulkaninfo --summary
 run ggmlc-info
 
-if [ "$what" = tests ] || [ "$what" = all ]; then
+if [[ $what == *" tests "* || $what == *" all "* ]]; then
     say "== test-vulkan (Vulkan vs the CPU backend)"
     run timeout 180 test-vulkan
     say "== test-vulkan without cooperative matrices"
@@ -68,7 +68,7 @@ bench() { # label, then ggmlc-bench arguments
     say "gpu_median_us=$(gpu_median < /tmp/bench.err)"
 }
 
-if [ "$what" = bench ] || [ "$what" = all ]; then
+if [[ $what == *" bench "* || $what == *" all "* ]]; then
     bench "GEMM f32 4096^3" mul_mat --type f32 --m 4096 --n 4096 --k 4096
     bench "GEMM f16 weights x f32 activations 4096^3" mul_mat --type f16 --m 4096 --n 4096 --k 4096
     export GGMLC_VK_COOPMAT=0
@@ -79,7 +79,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     done
 fi
 
-if [ "$what" = torch ] || [ "$what" = all ]; then
+if [[ $what == *" torch "* || $what == *" all "* ]]; then
     say "== PyTorch / cuBLAS on the same GPU"
     timeout 120 python3 - <<'EOF' 2>&1 | tee -a "$log"
 import torch

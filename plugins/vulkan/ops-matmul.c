@@ -33,7 +33,7 @@ static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
 
 static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (!pair_has_kernel(a->type, b->type) || !d->caps.storage16 || !vk_type_ok(d, b->type)) return false;
+    if (!pair_has_kernel(a->type, b->type) || !d->caps.storage16 || !d->caps.subgroup_arith || !vk_type_ok(d, b->type)) return false;
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
     if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
     if (is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
@@ -61,6 +61,13 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
     ds->push[12] = (uint32_t)b->ne[2];
     ds->push[13] = (uint32_t)(b->ne[2] / a->ne[2]);
     ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
+}
+
+/* Rows of d per workgroup of the matrix-vector kernels: several on GPUs so that each
+ * thread keeps more loads in flight, one on CPU-type devices. */
+static uint32_t mv_rows(const struct vk_device *d, enum ggml_type a) {
+    if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+    return a == GGML_TYPE_F32 ? 2 : 4;
 }
 
 /* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
@@ -92,17 +99,21 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     if (quant && b->ne[1] <= MV_MAX_N) {
         vk_dispatch_init(&ds, vk_shader_find("mvq_%s", ta));
+        const uint32_t rows = mv_rows(rec->d, a->type);
         ds.spec[0] = 128;
-        ds.n_spec = 1;
-        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
+        ds.spec[1] = rows;
+        ds.n_spec = 2;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], rows, ds.groups);
     } else if (b->ne[1] <= MV_MAX_N) {
         const bool vec = b->type == GGML_TYPE_F32 && a_vectorizable(rec->d, a);
         if (vec) a_unit = 16;
         vk_dispatch_init(&ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ta, tb));
+        const uint32_t rows = mv_rows(rec->d, a->type);
         ds.spec[0] = 128;
         ds.spec[1] = MV_MAX_N;
-        ds.n_spec = 2;
-        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
+        ds.spec[2] = rows;
+        ds.n_spec = 3;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], rows, ds.groups);
     } else if (use_coopmat(rec->d, a, b)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
