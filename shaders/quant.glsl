@@ -42,7 +42,24 @@ float dq(uint w, uint j) {
 // dot of the whole block at word w with 32 consecutive f32 values of data_b at bi
 float dq_dot32(uint w, uint bi) {
     float s = 0.0;
-#if QTYPE == 8
+#if QTYPE == 2 || QTYPE == 3
+    // each 16-bit word holds bytes 2i and 2i+1: low nibbles are elements 2i, 2i+1,
+    // high nibbles elements 2i+16, 2i+17; the offset (-8 or +m) is applied once
+    const uint qs = w + (QTYPE == 2 ? 1 : 2);
+    float bsum = 0.0;
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint v = uint(data_a[qs + i]);
+        const float x0 = data_b[bi + 2 * i], x1 = data_b[bi + 2 * i + 1];
+        const float x2 = data_b[bi + 2 * i + 16], x3 = data_b[bi + 2 * i + 17];
+        s += float(v & 0xfu) * x0 + float((v >> 8) & 0xfu) * x1 + float((v >> 4) & 0xfu) * x2 + float(v >> 12) * x3;
+        bsum += (x0 + x1) + (x2 + x3);
+    }
+#if QTYPE == 2
+    return q_half(w) * (s - 8.0 * bsum);
+#else
+    return q_half(w) * s + q_half(w + 1) * bsum;
+#endif
+#elif QTYPE == 8
     const float d = q_half(w);
     [[unroll]] for (uint i = 0; i < 16; i++) {
         const uint v = uint(data_a[w + 1 + i]);

@@ -63,11 +63,13 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
     ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
 }
 
-/* Rows of d per workgroup of the matrix-vector kernels: several on GPUs so that each
- * thread keeps more loads in flight, one on CPU-type devices. */
+/* Rows of d per workgroup of the matrix-vector kernels.  Quantized rows are short
+ * (4096 q8_0 values: 4.3 KiB), so on GPUs a workgroup takes 4 of them to keep more
+ * loads in flight; f32/f16 rows are long enough alone (measured on an H200: 2 or 4
+ * rows per workgroup slowed them down). */
 static uint32_t mv_rows(const struct vk_device *d, enum ggml_type a) {
     if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
-    return a == GGML_TYPE_F32 ? 2 : 4;
+    return is_block_quant(a) ? 4 : 1;
 }
 
 /* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
