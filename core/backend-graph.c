@@ -19,6 +19,7 @@ static enum ggml_status compute_nodes_one_task(ggml_backend_t backend, struct gg
     for (int i = 0; i < cgraph->n_nodes; i++) {
         struct ggml_tensor *node = cgraph->nodes[i];
         if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) continue;
+        ggmlc_clear_error(); /* a kernel's own reason, if it gives one, is kept below */
         const ggmlc_op_fn fn = ggmlc_device_op(backend->device, node);
         const enum ggml_status status = fn ? fn(&call, node) : GGML_STATUS_FAILED;
         if (status != GGML_STATUS_SUCCESS) {

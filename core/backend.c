@@ -134,6 +134,7 @@ ggml_backend_t ggml_backend_dev_init(ggml_backend_dev_t device, const char *para
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_dev_init: NULL device");
         return NULL;
     }
+    ggmlc_clear_error(); /* so that the plugin's own reason, if any, is recognised below */
     ggml_backend_t backend = device->iface.init_backend(device, params);
     if (!backend && ggmlc_last_status() == GGMLC_OK)
         ggmlc_set_error(GGMLC_ERR_BACKEND, "ggml_backend_dev_init: device %s could not start a backend",

@@ -226,9 +226,11 @@ static bool parse(struct cursor *c, struct gguf_context *ctx) {
     if (!READ(c, n_tensors) || !READ(c, n_kv)) return false;
     /* every pair takes at least 12 bytes, every tensor info at least 24 */
     const size_t left = c->size - c->pos;
-    if (n_kv < 0 || (uint64_t)n_kv > left / 12) return fail(c, "key-value count %lld cannot fit in the file", (long long)n_kv);
+    if (n_kv < 0 || (uint64_t)n_kv > left / 12)
+        return fail(c, "key-value count %lld cannot fit in the %zu bytes left (truncated or damaged file)", (long long)n_kv, left);
     if (n_tensors < 0 || (uint64_t)n_tensors > left / 24)
-        return fail(c, "tensor count %lld cannot fit in the file", (long long)n_tensors);
+        return fail(c, "tensor count %lld cannot fit in the %zu bytes left (truncated or damaged file)", (long long)n_tensors,
+                    left);
     for (int64_t i = 0; i < n_kv; i++)
         if (!read_kv(c, ctx, i)) return false;
     if (!read_alignment(c, ctx)) return false;

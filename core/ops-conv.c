@@ -113,6 +113,11 @@ struct ggml_tensor *ggml_col2im_1d(struct ggml_context *ctx, struct ggml_tensor 
  * patches the activations: y = W x gives [OC, positions], transposed back to
  * the [positions, OC] layout of the result. */
 
+/* t itself when contiguous, else a contiguous copy (reshapes need one). */
+static struct ggml_tensor *contiguous(struct ggml_context *ctx, struct ggml_tensor *t) {
+    return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
+}
+
 /* y [OC, P, N] -> [P, OC, N] contiguous. */
 static struct ggml_tensor *channels_last_to_first(struct ggml_context *ctx, struct ggml_tensor *y, int64_t P, int64_t N) {
     return ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_3d(ctx, y, y->ne[0], P, N)));
@@ -123,6 +128,9 @@ static struct ggml_tensor *channels_last_to_first(struct ggml_context *ctx, stru
 struct ggml_tensor *ggml_conv_1d(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, int s0, int p0, int d0) {
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
+    if (a->ne[1] != b->ne[1] || a->ne[3] != 1 || b->ne[3] != 1)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel [K, IC, OC] and data [L, IC, N] must share IC", a, b);
+    a = contiguous(ctx, a);
     struct ggml_tensor *im = ggml_im2col(ctx, a, b, s0, 1, p0, 0, d0, 1, false, GGML_TYPE_F32); /* [IC*K, OL, N] */
     GGMLC_CHECK_SRC(im);
     const int64_t OL = im->ne[1], N = im->ne[2];
@@ -143,6 +151,8 @@ struct ggml_tensor *ggml_conv_1d_dw(struct ggml_context *ctx, struct ggml_tensor
     GGMLC_CHECK_SRC(b);
     if (a->ne[1] != 1 || a->ne[2] != b->ne[1] || a->ne[3] != 1 || b->ne[3] != 1)
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel must be [K, 1, C] for data [L, C, N]", a, b);
+    a = contiguous(ctx, a);
+    b = contiguous(ctx, b);
     struct ggml_tensor *a4 = ggml_reshape_4d(ctx, a, a->ne[0], 1, 1, a->ne[2]);
     struct ggml_tensor *b4 = ggml_reshape_4d(ctx, b, b->ne[0], 1, b->ne[1], b->ne[2]);
     struct ggml_tensor *y = ggml_conv_2d_dw_direct(ctx, a4, b4, s0, 1, p0, 0, d0, 1);
@@ -178,6 +188,9 @@ struct ggml_tensor *ggml_conv_2d(struct ggml_context *ctx, struct ggml_tensor *a
                                  int s0, int s1, int p0, int p1, int d0, int d1) {
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
+    if (a->ne[2] != b->ne[2])
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel [KW, KH, IC, OC] and data [W, H, IC, N] must share IC", a, b);
+    a = contiguous(ctx, a);
     struct ggml_tensor *im = ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32); /* [IC*KH*KW, OW, OH, N] */
     GGMLC_CHECK_SRC(im);
     const int64_t OW = im->ne[1], OH = im->ne[2], N = im->ne[3];
@@ -206,6 +219,8 @@ struct ggml_tensor *ggml_conv_2d_dw(struct ggml_context *ctx, struct ggml_tensor
     if (a->ne[2] != 1 || a->ne[3] != b->ne[2])
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel must be [KW, KH, 1, C] for data [W, H, C, N]", a, b);
     const int64_t C = b->ne[2], N = b->ne[3];
+    a = contiguous(ctx, a);
+    b = contiguous(ctx, b);
     /* every channel becomes a one-channel image whose patches meet its own filter in a batched mul_mat */
     struct ggml_tensor *im = ggml_im2col(ctx, a, ggml_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, C * N),
                                          s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32); /* [KW*KH, OW, OH, C*N] */
@@ -284,6 +299,7 @@ struct ggml_tensor *ggml_conv_3d(struct ggml_context *ctx, struct ggml_tensor *a
                                  int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2) {
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
+    a = contiguous(ctx, a);
     struct ggml_tensor *im = ggml_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, GGML_TYPE_F32);
     GGMLC_CHECK_SRC(im); /* [KW*KH*KD*IC, OW, OH, OD*N] */
     const int64_t OC = a->ne[3] / IC, N = b->ne[3] / IC, OD = im->ne[3] / N, P = im->ne[1] * im->ne[2] * OD;

@@ -59,6 +59,16 @@ static enum ggmlc_status check_desc(const char *path, const struct ggmlc_plugin_
     return GGMLC_OK;
 }
 
+/* probe(), with the plugin's own error (if it gives one) kept for our single report. */
+static bool run_probe(const struct ggmlc_plugin_desc *desc) {
+    if (!desc->probe) return true;
+    ggmlc_clear_error();
+    ggmlc_errors_quiet(true);
+    const bool can_run = desc->probe() != 0;
+    ggmlc_errors_quiet(false);
+    return can_run;
+}
+
 /* Free the registries a plugin's init created but did not hand over (all of them on failure). */
 static size_t free_pending_regs(ggml_backend_reg_t keep) {
     size_t freed = 0;
@@ -94,6 +104,8 @@ static enum ggmlc_status run_init(const char *path, void *handle, const struct g
         if (freed) GGMLC_TRACE_LOADER("%s: freed %zu registries left behind by the failed init\n", path, freed);
         return status;
     }
+    if (ggmlc_last_status() != GGMLC_OK) /* an error the plugin recovered from: shown, not lost */
+        GGMLC_LOG_WARN("ggmlc: %s: %s\n", path, ggmlc_last_error());
     const size_t extra = free_pending_regs(reg);
     if (extra) GGMLC_LOG_WARN("ggmlc: %s: init created %zu registries it did not return; they were freed\n", path, extra);
     reg->dl_handle = handle;
@@ -124,8 +136,9 @@ enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_
                       GGMLC_PLUGIN_ENTRY_NAME);
     } else if ((status = check_desc(path, desc, reason, size)) != GGMLC_OK) {
         /* reason is set */
-    } else if (desc->probe && !desc->probe()) {
-        status = fail(reason, size, GGMLC_ERR_UNSUPPORTED, "%s: probe() says the plugin cannot run on this machine", path);
+    } else if (!run_probe(desc)) {
+        status = fail(reason, size, GGMLC_ERR_UNSUPPORTED, "%s: probe() says the plugin cannot run on this machine%s%s", path,
+                      ggmlc_last_error()[0] ? ": " : "", ggmlc_last_error());
     } else if ((status = run_init(path, handle, desc, opts, reg_out, reason, size)) == GGMLC_OK) {
         *version = desc->version ? desc->version : "?";
         GGMLC_TRACE_LOADER("loaded %s (%s %s)\n", path, desc->name ? desc->name : "?", *version);

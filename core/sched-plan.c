@@ -81,11 +81,20 @@ static int pinned_backend(ggml_backend_sched_t sched, const struct ggml_tensor *
     return -1;
 }
 
-/* A source whose buffer pins the node: the caller's weights and inputs. */
+/* A weight: a source the caller placed in a buffer marked for weights, or in device memory
+ * (copying it away would cost more than running the node where it is). Host tensors of
+ * other buffers (inputs, say) do not pin their consumers; they are copied where needed. */
+static bool is_weight(ggml_backend_sched_t sched, const struct ggml_tensor *src) {
+    const struct ggml_tensor *st = storage_of(src);
+    if (!preallocated(sched, st) || !st->buffer) return false;
+    return ggml_backend_buffer_get_usage(st->buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS || !ggml_backend_buffer_is_host(st->buffer);
+}
+
+/* The backend whose buffer holds one of node's weights and that computes node, or -1. */
 static int weight_backend(ggml_backend_sched_t sched, const struct ggml_tensor *node, const struct ggml_tensor **weight) {
     for (int s = 0; s < GGML_MAX_SRC; s++) {
         const struct ggml_tensor *src = node->src[s];
-        if (!src || !preallocated(sched, src)) continue;
+        if (!src || !is_weight(sched, src)) continue;
         const int b = backend_of_buft(sched, storage_buft(sched, src));
         if (b >= 0 && supports(sched, b, node)) {
             *weight = src;
@@ -129,9 +138,10 @@ static void explain_cpu(ggml_backend_sched_t sched, const struct ggml_tensor *no
     for (int b = 0; b < cpu; b++) {
         const char *why = refusal(sched->backends[b], node);
         if (!why) {
-            GGMLC_LOG_INFO("sched: node '%s' (%s) runs on %s, not %s: buffer: its source '%s' lives in a %s buffer\n", node->name,
-                           ggml_op_desc(node), ggml_backend_name(sched->backends[cpu]), ggml_backend_name(sched->backends[b]),
-                           weight ? weight->name : "?", weight ? ggml_backend_buft_name(storage_buft(sched, weight)) : "?");
+            GGMLC_LOG_INFO("sched: node '%s' (%s) runs on %s, not %s: buffer: its weight '%s' lives in a %s buffer %s cannot use\n",
+                           node->name, ggml_op_desc(node), ggml_backend_name(sched->backends[cpu]),
+                           ggml_backend_name(sched->backends[b]), weight ? weight->name : "?",
+                           weight ? ggml_backend_buft_name(storage_buft(sched, weight)) : "?", ggml_backend_name(sched->backends[b]));
         } else {
             GGMLC_LOG_INFO("sched: node '%s' (%s) falls back to %s: %s: %s\n", node->name, ggml_op_desc(node),
                            ggml_backend_name(sched->backends[cpu]), ggml_backend_name(sched->backends[b]), why);

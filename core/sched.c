@@ -83,11 +83,19 @@ ggml_backend_t ggml_backend_sched_get_backend(ggml_backend_sched_t sched, int i)
 
 int ggml_backend_sched_get_n_splits(ggml_backend_sched_t sched) { return sched && sched->planned ? sched->n_splits : 0; }
 
-/* Tensor copies one evaluation makes: inputs copied in, and results copied back to the caller's buffers. */
+/* A clone of a strided in-place result is copied back byte range for byte range, gaps
+ * between its rows included: it starts as a copy of those bytes so that the gaps return unchanged. */
+static bool clone_needs_prefill(const struct ggml_tensor *orig) {
+    return !ggmlc_op_is_view(orig->op) && orig->view_src && !ggml_is_contiguous(orig);
+}
+
+/* Tensor copies one evaluation makes: inputs copied in, results copied back to the caller's
+ * buffers (and strided in-place results copied aside first). */
 int ggml_backend_sched_get_n_copies(ggml_backend_sched_t sched) {
     if (!sched || !sched->planned) return 0;
     int n = sched->n_inputs;
-    for (int j = 0; j < sched->n_clones; j++) n += !ggmlc_op_is_view(sched->clones[j].orig->op);
+    for (int j = 0; j < sched->n_clones; j++)
+        n += !ggmlc_op_is_view(sched->clones[j].orig->op) + clone_needs_prefill(sched->clones[j].orig);
     return n;
 }
 
@@ -260,6 +268,9 @@ static enum ggml_status run_nodes(ggml_backend_sched_t sched, ggml_backend_t bac
 static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched_split *sp) {
     ggml_backend_t backend = sched->backends[sp->backend_id];
     for (int j = sp->in_start; j < sp->in_end; j++) ggml_backend_tensor_copy(sched->inputs[j].src, sched->inputs[j].copy);
+    for (int j = sp->cl_start; j < sp->cl_end; j++) {
+        if (clone_needs_prefill(sched->clones[j].orig)) ggml_backend_tensor_copy(sched->clones[j].orig, sched->clones[j].clone);
+    }
     sched_rewire(sched, sp->rw_start, sp->rw_end, true);
     const enum ggml_status st = run_nodes(sched, backend, sp->g_start, sp->g_end);
     ggml_backend_synchronize(backend);

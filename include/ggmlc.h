@@ -83,7 +83,8 @@ struct ggmlc_backend_info {
     ggml_backend_reg_t reg;    /* its registry, when loaded */
 };
 
-/* Number of configured backends and their description (false when index is out of range). */
+/* Number of configured backends and their description (false when index is out of range);
+ * the strings stay valid until ggmlc_shutdown. */
 GGML_API size_t ggmlc_backend_count(void);
 GGML_API bool   ggmlc_backend_get_info(size_t index, struct ggmlc_backend_info *info);
 

@@ -159,6 +159,27 @@ static void test_split_reductions(void) {
     ggml_free(ctx);
 }
 
+/* One long row: the threads split its columns (also with a tiled second operand). */
+static void test_long_row(void) {
+    struct ggml_context *ctx = host_ctx(16);
+    const int n = 100003;
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n - 3), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 10);
+    struct ggml_tensor *c = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
+    for (int i = 0; i < n - 3; i++) ggml_set_f32_1d(a, i, (float)(i % 97) - 48.0f);
+    for (int i = 0; i < 10; i++) ggml_set_f32_1d(b, i, (float)i);
+    for (int i = 0; i < n; i++) ggml_set_f32_1d(c, i, (float)(i % 13) - 6.0f);
+    struct ggml_tensor *tiled = ggml_add(ctx, a, b), *act = ggml_relu(ctx, ggml_mul(ctx, c, c));
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, tiled);
+    ggml_build_forward_expand(g, act);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    bool ok = true;
+    for (int i = 0; i < n - 3; i++) ok &= ggml_get_f32_1d(tiled, i) == (float)(i % 97) - 48.0f + (float)(i % 10);
+    for (int i = 0; i < n; i++) ok &= ggml_get_f32_1d(act, i) == ((float)(i % 13) - 6.0f) * ((float)(i % 13) - 6.0f);
+    tap_ok(ok, "a single row of %d elements split between 2 threads (tiled add, mul, relu)", n);
+    ggml_free(ctx);
+}
+
 static void test_element_access(void) {
     struct ggml_context *ctx = host_ctx(1);
     struct ggml_tensor *f = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, 3, 4, 2);
@@ -249,6 +270,7 @@ int main(void) {
     test_backend();
     test_abort();
     test_split_reductions();
+    test_long_row();
     test_element_access();
     test_custom();
     test_errors_and_features();

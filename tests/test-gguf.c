@@ -240,8 +240,10 @@ static void test_context_api(void) {
     free(f);
     gguf_free(g);
     ggml_free(src);
-    tap_ok(!gguf_write_to_file(gguf_init_empty(), "/nonexistent-dir/x.gguf", false) && ggmlc_last_status() == GGMLC_ERR_IO,
+    struct gguf_context *empty = gguf_init_empty();
+    tap_ok(!gguf_write_to_file(empty, "/nonexistent-dir/x.gguf", false) && ggmlc_last_status() == GGMLC_ERR_IO,
            "writing into a missing folder fails: %s", ggmlc_last_error());
+    gguf_free(empty);
     tap_ok(gguf_init_from_file(tmp_path("absent.gguf"), (struct gguf_init_params){false, NULL}) == NULL &&
            ggmlc_last_status() == GGMLC_ERR_IO, "a missing file gives an I/O error");
 }

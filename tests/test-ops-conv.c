@@ -2,6 +2,8 @@
  * im2col_back, col2im_1d, the direct 2-D / depthwise (also channels-last) /
  * 3-D convolutions, transposed convolutions and pooling on the CPU backend
  * against PyTorch (tests/golden/gen_conv.py). */
+#include <stdlib.h>
+
 #include "ggmlc.h"
 #include "opstest.h"
 
@@ -54,6 +56,27 @@ static void test_direct_convolutions(void) {
         struct ggml_tensor *r = ggml_conv_2d_direct(ctx, w, x, 1, 2, 1, 0, 2, 1);
         if (ops_compute(ctx, r)) ops_check(r, GOLD("conv2d.out"), f16 ? 1e-6 : 1e-11, f16 ? "conv_2d_direct, f16 kernel" : "conv_2d_direct");
     }
+    struct ggml_tensor *ws = ggml_conv_2d_direct(ctx, ops_input(ctx, GOLD("conv2d.w"), GGML_TYPE_F32, true), x, 1, 2, 1, 0, 2, 1);
+    if (ops_compute(ctx, ws)) ops_check(ws, GOLD("conv2d.out"), 1e-11, "conv_2d_direct, strided kernel");
+    /* a larger image computed in several GEMM chunks, against the im2col path (golden-tested below) */
+    struct ggml_tensor *bx = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 67, 61, 64, 2), *bw = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 3, 3, 64, 20);
+    test_seed(11);
+    float *vals = malloc(sizeof(float) * (size_t)ggml_nelements(bx));
+    test_fill_uniform(vals, (size_t)ggml_nelements(bx), -4.0f, 4.0f);
+    tensor_set_f32(bx, vals);
+    test_fill_uniform(vals, (size_t)ggml_nelements(bw), -1.0f, 1.0f);
+    tensor_set_f32(bw, vals);
+    free(vals);
+    struct ggml_tensor *big_direct = ggml_conv_2d_direct(ctx, bw, bx, 2, 1, 1, 2, 1, 2), *big_im2col = ggml_conv_2d(ctx, bw, bx, 2, 1, 1, 2, 1, 2);
+    if (ops_compute(ctx, big_direct) && ops_compute(ctx, big_im2col)) {
+        const size_t n = (size_t)ggml_nelements(big_im2col);
+        float *d = malloc(n * sizeof(float)), *r = malloc(n * sizeof(float));
+        tensor_get_f32(big_direct, d);
+        tensor_get_f32(big_im2col, r);
+        ok_nmse(d, r, n, 1e-10, "conv_2d_direct of 64 channels, 67x61x2 (GEMM chunks) equals conv_2d");
+        free(d);
+        free(r);
+    }
     struct ggml_tensor *wd = gold_new_tensor(ctx, GOLD("conv2d_dw.w"));
     struct ggml_tensor *dw = ggml_conv_2d_dw_direct(ctx, wd, gold_new_tensor(ctx, GOLD("conv2d_dw.x")), 1, 2, 1, 1, 2, 1);
     if (ops_compute(ctx, dw)) ops_check(dw, GOLD("conv2d_dw.out"), 1e-11, "conv_2d_dw_direct");
@@ -90,11 +113,13 @@ static void test_im2col_convolutions(void) {
         if (ops_compute(ctx, r)) ops_check(r, GOLD("conv2d.out"), f16 ? 1e-6 : 1e-10, f16 ? "conv_2d, f16 kernel" : "conv_2d");
     }
     struct ggml_tensor *w = gold_new_tensor(ctx, GOLD("conv2d.w"));
-    struct ggml_tensor *sk = ggml_conv_2d_sk_p0(ctx, w, x), *ph = ggml_conv_2d_s1_ph(ctx, w, x);
-    if (ops_compute(ctx, sk)) ops_check(sk, GOLD("conv2d.sk_p0"), 1e-10, "conv_2d_sk_p0");
+    struct ggml_tensor *wt = ops_input(ctx, GOLD("conv2d.w"), GGML_TYPE_F32, true);
+    struct ggml_tensor *sk = ggml_conv_2d_sk_p0(ctx, wt, x), *ph = ggml_conv_2d_s1_ph(ctx, w, x);
+    if (ops_compute(ctx, sk)) ops_check(sk, GOLD("conv2d.sk_p0"), 1e-10, "conv_2d_sk_p0 of a strided kernel");
     if (ops_compute(ctx, ph)) ops_check(ph, GOLD("conv2d.s1_ph"), 1e-10, "conv_2d_s1_ph");
-    struct ggml_tensor *dw = ggml_conv_2d_dw(ctx, gold_new_tensor(ctx, GOLD("conv2d_dw.w")), gold_new_tensor(ctx, GOLD("conv2d_dw.x")), 1, 2, 1, 1, 2, 1);
-    if (ops_compute(ctx, dw)) ops_check(dw, GOLD("conv2d_dw.out"), 1e-10, "conv_2d_dw");
+    struct ggml_tensor *dw = ggml_conv_2d_dw(ctx, ops_input(ctx, GOLD("conv2d_dw.w"), GGML_TYPE_F32, true),
+                                             ops_input(ctx, GOLD("conv2d_dw.x"), GGML_TYPE_F32, true), 1, 2, 1, 1, 2, 1);
+    if (ops_compute(ctx, dw)) ops_check(dw, GOLD("conv2d_dw.out"), 1e-10, "conv_2d_dw of a strided kernel and strided data");
     struct ggml_tensor *x1 = ops_input(ctx, GOLD("conv1d.x"), GGML_TYPE_F32, true), *w1 = gold_new_tensor(ctx, GOLD("conv1d.w"));
     struct ggml_tensor *c1 = ggml_conv_1d(ctx, w1, x1, 2, 1, 2), *c1p = ggml_conv_1d_ph(ctx, w1, x1, 2, 1);
     if (ops_compute(ctx, c1)) ops_check(c1, GOLD("conv1d.out"), 1e-10, "conv_1d of strided data, batch 2");
@@ -103,8 +128,11 @@ static void test_im2col_convolutions(void) {
                                           1, 2, 1, 1, 0, 1, 1, 1, 2);
     if (ops_compute(ctx, c3)) ops_check(c3, GOLD("conv3d.out"), 1e-10, "conv_3d");
     ggmlc_clear_error();
-    ops_check_rejected(ggml_conv_2d(ctx, w, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 1, 0, 0, 1, 1), "ggml_im2col",
-                       "conv_2d data with another channel count");
+    ops_check_rejected(ggml_conv_2d(ctx, w, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 1, 0, 0, 1, 1), "ggml_conv_2d",
+                       "data with another channel count");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_conv_1d(ctx, w1, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 0, 1), "ggml_conv_1d",
+                       "data with another channel count");
     ggml_free(ctx);
 }
 

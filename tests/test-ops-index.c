@@ -146,6 +146,33 @@ static void test_sort(void) {
     ggml_free(ctx);
 }
 
+/* Rows with many equal values: top_k (heap path for small k) must pick the same indices, in the
+ * same order, as the first k of a descending argsort (equal values by index in both). */
+static void test_top_k_ties(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1000, 3);
+    test_seed(7);
+    for (int64_t i = 0; i < 3000; i++) ((float *)x->data)[i] = (float)(int)test_uniform(-5.0f, 5.0f);
+    struct ggml_tensor *order = ggml_argsort(ctx, x, GGML_SORT_ORDER_DESC);
+    const int ks[2] = {10, 300};
+    struct ggml_tensor *tk[2] = {ggml_top_k(ctx, x, ks[0]), ggml_top_k(ctx, x, ks[1])};
+    if (!ops_compute(ctx, order) || !ops_compute(ctx, tk[0]) || !ops_compute(ctx, tk[1])) return;
+    for (int c = 0; c < 2; c++) {
+        bool same = true;
+        for (int64_t r = 0; r < 3; r++)
+            for (int i = 0; i < ks[c]; i++)
+                same &= ((int32_t *)tk[c]->data)[r * ks[c] + i] == ((int32_t *)order->data)[r * 1000 + i];
+        tap_ok(same, "top_k %d of 1000 with ties equals the head of a descending argsort", ks[c]);
+    }
+    bool ties_by_index = true;
+    for (int64_t i = 1; i < 1000; i++) {
+        const int32_t a = ((int32_t *)order->data)[i - 1], b = ((int32_t *)order->data)[i];
+        if (((float *)x->data)[a] == ((float *)x->data)[b] && a > b) ties_by_index = false;
+    }
+    tap_ok(ties_by_index, "argsort keeps equal values in index order");
+    ggml_free(ctx);
+}
+
 int main(void) {
     G = gold_load("index.gold");
     if (!G) return tap_skip_all("golden data tests/golden/index.gold missing");
@@ -155,6 +182,7 @@ int main(void) {
     test_set_rows();
     test_add_id();
     test_sort();
+    test_top_k_ties();
     gold_free(G);
     return tap_done();
 }

@@ -186,10 +186,90 @@ static void check_quantized(enum ggml_type type, int64_t k, int64_t n, int64_t m
     ggml_free(ctx);
 }
 
+/* A quantized tensor of shape ne filled from uniform values; wf gets the values as stored. */
+static struct ggml_tensor *new_quantized(struct ggml_context *ctx, enum ggml_type type, const int64_t ne[3], float *wf) {
+    struct ggml_tensor *t = ggml_new_tensor_3d(ctx, type, ne[0], ne[1], ne[2]);
+    const int64_t n = ggml_nelements(t);
+    test_fill_uniform(wf, (size_t)n, -1.0f, 1.0f);
+    ggml_quantize_chunk(type, wf, t->data, 0, n / ne[0], ne[0], NULL);
+    ggml_get_type_traits(type)->to_float(t->data, wf, n);
+    return t;
+}
+
+static bool compute_2_threads(struct ggml_context *ctx, struct ggml_tensor *out) {
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    return ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS;
+}
+
+/* mul_mat_id with q8_0 experts: as [256, 9, 3], b [256, 2, 4], ids [2, 4]. */
+static void check_quantized_id(void) {
+    const enum ggml_type type = GGML_TYPE_Q8_0;
+    if (!ggml_get_type_traits_cpu(type)->vec_dot) {
+        tap_skip("no CPU vec_dot for this type yet", "mul_mat_id with q8_0 experts");
+        return;
+    }
+    enum { K = 256, N = 9, E = 3, U = 2, T = 4 };
+    struct ggml_context *ctx = new_ctx();
+    float *wf = malloc(sizeof(float) * K * N * E), *xf = malloc(sizeof(float) * K * U * T);
+    struct ggml_tensor *as = new_quantized(ctx, type, (const int64_t[3]){K, N, E}, wf);
+    struct ggml_tensor *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, U, T);
+    struct ggml_tensor *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, U, T);
+    test_fill_uniform(xf, K * U * T, -1.0f, 1.0f);
+    memcpy(b->data, xf, sizeof(float) * K * U * T);
+    float ref[N * U * T], res[N * U * T];
+    for (int t = 0; t < T; t++)
+        for (int s = 0; s < U; s++) {
+            const int32_t e = (s + 2 * t) % E;
+            ((int32_t *)ids->data)[t * U + s] = e;
+            for (int n = 0; n < N; n++) {
+                double acc = 0;
+                for (int q = 0; q < K; q++) acc += (double)wf[(e * N + n) * K + q] * xf[(t * U + s) * K + q];
+                ref[(t * U + s) * N + n] = (float)acc;
+            }
+        }
+    struct ggml_tensor *out = ggml_mul_mat_id(ctx, as, b, ids);
+    if (tap_ok(compute_2_threads(ctx, out), "mul_mat_id with q8_0 experts computes")) {
+        tensor_get_f32(out, res);
+        ok_nmse(res, ref, N * U * T, 1e-4, "mul_mat_id with q8_0 experts matches the dequantized product");
+    }
+    free(wf);
+    free(xf);
+    ggml_free(ctx);
+}
+
+/* out_prod with q8_0 a [64, 20] (dequantized by the kernel) and f32 b [9, 20]. */
+static void check_quantized_out_prod(void) {
+    enum { N = 64, K = 20, M = 9 };
+    struct ggml_context *ctx = new_ctx();
+    float *af = malloc(sizeof(float) * N * K), *bf = malloc(sizeof(float) * M * K);
+    struct ggml_tensor *a = new_quantized(ctx, GGML_TYPE_Q8_0, (const int64_t[3]){N, K, 1}, af);
+    struct ggml_tensor *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, M, K);
+    test_fill_uniform(bf, M * K, -1.0f, 1.0f);
+    memcpy(b->data, bf, sizeof(float) * M * K);
+    float ref[N * M], res[N * M];
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double acc = 0;
+            for (int q = 0; q < K; q++) acc += (double)af[q * N + n] * bf[q * M + m];
+            ref[m * N + n] = (float)acc;
+        }
+    struct ggml_tensor *out = ggml_out_prod(ctx, a, b);
+    if (tap_ok(compute_2_threads(ctx, out), "out_prod with q8_0 a computes")) {
+        tensor_get_f32(out, res);
+        ok_nmse(res, ref, N * M, 1e-10, "out_prod with q8_0 a matches the dequantized product");
+    }
+    free(af);
+    free(bf);
+    ggml_free(ctx);
+}
+
 static void test_quantized(void) {
     check_quantized(GGML_TYPE_Q4_0, 256, 33, 7);
     check_quantized(GGML_TYPE_Q8_0, 512, 17, 1);
     check_quantized(GGML_TYPE_Q4_K, 256, 9, 12);
+    check_quantized_id();
+    check_quantized_out_prod();
 }
 
 /* A constructor call that must fail with `status` and an error naming `func`. */

@@ -130,6 +130,11 @@ static void test_flash_attn(void) {
     nn_compute(ctx, o);
     nn_check(o, gs, "f16", ATTN_ERR, "flash_attn_ext with f16 K and V");
 
+    o = ggml_flash_attn_ext(ctx, nn_f32(ctx, gs, "lq"), typed(ctx, gs, "lk", GGML_TYPE_F16), typed(ctx, gs, "lv", GGML_TYPE_F16),
+                            typed(ctx, gs, "lmask", GGML_TYPE_F16), 0.25f, 0.0f, 0.0f);
+    nn_compute(ctx, o);
+    nn_check(o, gs, "long", ATTN_ERR, "flash_attn_ext, 13 queries under a causal mask, one query seeing no key (zeros)");
+
     struct ggml_tensor *short_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, k->ne[1], 3);
     nn_rejects(ggml_flash_attn_ext(ctx, q, k, v, short_mask, 1, 0, 0), GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
                "a mask with fewer rows than queries");

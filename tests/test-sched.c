@@ -36,12 +36,18 @@ static bool acc_ok(const struct ggml_tensor *t) {
     return st->buffer && ggml_backend_buffer_get_type(st->buffer) == acc_buft;
 }
 
+/* Address of element i (in logical order) of a possibly strided tensor. */
+static char *elem(const struct ggml_tensor *t, int64_t i) {
+    const int64_t i0 = i % t->ne[0], i1 = i / t->ne[0] % t->ne[1], i2 = i / t->ne[0] / t->ne[1] % t->ne[2],
+                  i3 = i / t->ne[0] / t->ne[1] / t->ne[2];
+    return (char *)t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
 static float get_f(const struct ggml_tensor *t, int64_t i) {
-    return t->type == GGML_TYPE_F16 ? ggml_fp16_to_fp32(((const ggml_fp16_t *)t->data)[i]) : ((const float *)t->data)[i];
+    return t->type == GGML_TYPE_F16 ? ggml_fp16_to_fp32(*(const ggml_fp16_t *)elem(t, i)) : *(const float *)elem(t, i);
 }
 static void set_f(struct ggml_tensor *t, int64_t i, float v) {
-    if (t->type == GGML_TYPE_F16) ((ggml_fp16_t *)t->data)[i] = ggml_fp32_to_fp16(v);
-    else ((float *)t->data)[i] = v;
+    if (t->type == GGML_TYPE_F16) *(ggml_fp16_t *)elem(t, i) = ggml_fp32_to_fp16(v);
+    else *(float *)elem(t, i) = v;
 }
 
 static enum ggml_status run(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
@@ -54,7 +60,7 @@ static enum ggml_status run(const struct ggmlc_op_call *call, struct ggml_tensor
     for (int64_t i = 0; i < n; i++) {
         const float a = get_f(dst->src[0], i);
         const float b = dst->src[1] ? get_f(dst->src[1], i % ggml_nelements(dst->src[1])) : 0.0f;
-        set_f(dst, i, dst->op == GGML_OP_ADD ? a + b : dst->op == GGML_OP_MUL ? a * b : a * a);
+        set_f(dst, i, dst->op == GGML_OP_ADD ? a + b : dst->op == GGML_OP_MUL ? a * b : dst->op == GGML_OP_CONT ? a : a * a);
     }
     return GGML_STATUS_SUCCESS;
 }
@@ -67,6 +73,9 @@ static bool acc_supports(ggml_backend_dev_t dev, const struct ggml_tensor *op) {
     }
     return op->type == GGML_TYPE_F32;
 }
+
+/* acc asks to take over ADD from the CPU even when its weights are in host memory */
+static bool acc_offload(ggml_backend_dev_t dev, const struct ggml_tensor *op) { return op->op == GGML_OP_ADD; }
 
 static int dev_index(ggml_backend_dev_t dev) { return *(int *)ggmlc_device_context(dev); }
 static const char *dev_name(ggml_backend_dev_t dev) { return dev_names[dev_index(dev)]; }
@@ -120,7 +129,7 @@ static ggml_backend_reg_t test_reg;
 static void make_devices(void) {
     static int ids[N_DEVS] = {DEV_CPU, DEV_ACC, DEV_ACC2};
     static const struct ggmlc_reg_iface reg_iface = {.struct_size = sizeof reg_iface};
-    cpu_ops[GGML_OP_ADD] = cpu_ops[GGML_OP_MUL] = cpu_ops[GGML_OP_SQR] = run;
+    cpu_ops[GGML_OP_ADD] = cpu_ops[GGML_OP_MUL] = cpu_ops[GGML_OP_SQR] = cpu_ops[GGML_OP_CONT] = run;
     acc_ops[GGML_OP_ADD] = acc_ops[GGML_OP_MUL] = run;
     acc2_ops[GGML_OP_MUL] = run;
     const ggmlc_op_fn *tables[N_DEVS] = {cpu_ops, acc_ops, acc2_ops};
@@ -130,6 +139,7 @@ static void make_devices(void) {
             .struct_size = sizeof iface, .get_name = dev_name, .get_description = dev_name, .get_memory = dev_memory,
             .get_type = dev_type, .init_backend = dev_init, .get_buffer_type = dev_buft, .ops = tables[d],
             .n_ops = GGML_OP_COUNT, .supports_op = d == DEV_ACC ? acc_supports : NULL, .supports_buft = dev_supports_buft,
+            .offload_op = d == DEV_ACC ? acc_offload : NULL,
         };
         ggml_backend_dev_t dev = ggmlc_device_new(test_reg, &iface, &ids[d]);
         if (d == DEV_ACC) {
@@ -215,7 +225,8 @@ static int plan_lines; /* "sched: N nodes in K splits" lines logged */
 static char fallback_reason[256];
 static void log_cb(enum ggml_log_level level, const char *text, void *data) {
     if (strstr(text, "splits,")) plan_lines++;
-    if (strstr(text, "falls back") && strstr(text, "'a'")) snprintf(fallback_reason, sizeof fallback_reason, "%s", text);
+    if ((strstr(text, "falls back") && strstr(text, "'a'")) || (strstr(text, "'hsum'") && strstr(text, "runs on")))
+        snprintf(fallback_reason, sizeof fallback_reason, "%s", text);
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -361,6 +372,33 @@ static void test_weights_and_fallback(void) {
     tap_ok(right && misplaced == 0 && ran("sq", "cpu") && ran("out", "acc"), "weights in an acc buffer: w^3+1 computed across backends");
     ggml_backend_sched_free(sched);
 
+    /* host memory: a buffer marked for weights pins ADD to the CPU, any other host buffer does not */
+    for (int usage = 0; usage < 3; usage++) { /* 0: ANY, 1: WEIGHTS, 2: WEIGHTS with op_offload */
+        struct ggml_context *hctx =
+            ggml_init((struct ggml_init_params){.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+        struct ggml_tensor *h = ggml_new_tensor_1d(hctx, GGML_TYPE_F32, 9);
+        ggml_backend_buffer_t hbuf = ggml_backend_alloc_ctx_tensors(hctx, backends[DEV_CPU]);
+        ggml_backend_buffer_set_usage(hbuf, usage ? GGML_BACKEND_BUFFER_USAGE_WEIGHTS : GGML_BACKEND_BUFFER_USAGE_ANY);
+        ggml_backend_tensor_set(h, wv, 0, sizeof wv);
+        struct ggml_tensor *hsum = node(hctx, GGML_OP_ADD, h, h, "hsum");
+        struct ggml_cgraph *hg = ggml_new_graph(hctx);
+        ggml_build_forward_expand(hg, hsum);
+        sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, usage == 2);
+        n_ran = 0;
+        fallback_reason[0] = '\0';
+        ggml_backend_sched_graph_compute(sched, hg);
+        tensor_get_f32(hsum, got);
+        static const char *const what[3] = {"a node reading an ordinary host buffer runs on acc, from a copy",
+                                            "a node reading host weights (usage WEIGHTS) stays on the CPU, without copies",
+                                            "with op_offload, acc takes it over anyway (offload_op), from a copy"};
+        tap_ok(got[2] == -2.0f && ran("hsum", usage == 1 ? "cpu" : "acc") &&
+                   ggml_backend_sched_get_n_copies(sched) == (usage == 1 ? 0 : 1), "%s", what[usage]);
+        if (usage == 1) tap_ok(strstr(fallback_reason, "buffer") != NULL, "GGMLC_DEBUG=sched names the buffer: %s", fallback_reason);
+        ggml_backend_sched_free(sched);
+        ggml_backend_buffer_free(hbuf);
+        ggml_free(hctx);
+    }
+
     /* plain ggml_backend_graph_compute on acc: the graph's SQR runs on a CPU backend transparently */
     struct ggml_context *actx =
         ggml_init((struct ggml_init_params){.mem_size = 16 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
@@ -423,6 +461,68 @@ static void test_inplace_across_backends(void) {
     ggml_free(ctx);
 }
 
+/* reserve sizes the compute buffers from a measure graph; later graphs of that shape fit */
+static void test_reserve(void) {
+    ggml_backend_t bk[2] = {backends[DEV_ACC], backends[DEV_CPU]};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, true);
+    struct model measure = alternating(GGML_TYPE_F32);
+    tap_ok(ggml_backend_sched_reserve(sched, measure.graph) && measure.out->data == NULL, "reserve places no tensor");
+    const size_t acc = ggml_backend_sched_get_buffer_size(sched, backends[DEV_ACC]);
+    const size_t cpu = ggml_backend_sched_get_buffer_size(sched, backends[DEV_CPU]);
+    ggml_free(measure.ctx);
+    struct model m = alternating(GGML_TYPE_F32);
+    float ref[21], out[21];
+    reference(GGML_TYPE_F32, ref);
+    ggml_backend_sched_alloc_graph(sched, m.graph);
+    set_inputs(&m);
+    ggml_backend_sched_graph_compute(sched, m.graph);
+    tensor_get_f32(m.out, out);
+    tap_ok(acc > 0 && cpu > 0 && ggml_backend_sched_get_buffer_size(sched, backends[DEV_ACC]) == acc &&
+               ggml_backend_sched_get_buffer_size(sched, backends[DEV_CPU]) == cpu && max_abs_diff(out, ref, 21) == 0.0,
+           "the real graph fits the reserved buffers (%zu + %zu bytes) and computes right", acc, cpu);
+    ggml_backend_sched_free(sched);
+    ggml_free(m.ctx);
+}
+
+/* t = x + y (4x3) on acc; op (SQR, or CONT: identity here) applied in place to the middle two
+ * columns of t on the CPU; w = t * y on acc.  CONT cannot reuse its input's memory, so the
+ * computed-aside result lands in fresh memory: only its elements may be copied back. */
+static void test_strided_inplace(enum ggml_op op) {
+    struct ggml_context *ctx =
+        ggml_init((struct ggml_init_params){.mem_size = 16 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), *y = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3);
+    ggml_set_input(x);
+    struct ggml_tensor *t = node(ctx, GGML_OP_ADD, x, y, "t");
+    struct ggml_tensor *cols = ggml_view_2d(ctx, t, 2, 3, t->nb[1], sizeof(float));
+    struct ggml_tensor *sq = ggml_view_tensor(ctx, cols); /* what an in-place op on a strided view builds */
+    sq->op = op;
+    sq->src[0] = cols;
+    ggml_set_name(sq, "sq");
+    struct ggml_tensor *w = node(ctx, GGML_OP_MUL, t, y, "w");
+    w->src[2] = sq; /* w also waits for sq (ggml orders through a dependency the same way) */
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, w);
+    ggml_backend_t bk[2] = {backends[DEV_ACC], backends[DEV_CPU]};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, true);
+    misplaced = n_ran = 0;
+    ggml_backend_sched_alloc_graph(sched, g);
+    float xv[12], yv[12], out[12], want[12];
+    for (int i = 0; i < 12; i++) {
+        xv[i] = (float)i - 6.0f;
+        yv[i] = 0.5f + 0.25f * (float)i;
+        const float ti = xv[i] + yv[i];
+        want[i] = (op == GGML_OP_SQR && (i % 4 == 1 || i % 4 == 2) ? ti * ti : ti) * yv[i];
+    }
+    tensor_set_f32(x, xv);
+    tensor_set_f32(y, yv);
+    ggml_backend_sched_graph_compute(sched, g);
+    tensor_get_f32(w, out);
+    tap_ok(max_abs_diff(out, want, 12) == 0.0 && misplaced == 0 && ran("sq", "cpu"),
+           "an in-place %s on a strided view, computed aside, leaves the bytes between its rows intact", ggml_op_name(op));
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx);
+}
+
 static int observed;
 static bool observe(struct ggml_tensor *t, bool ask, void *data) {
     if (ask) return strcmp(t->name, "c") == 0;
@@ -460,6 +560,9 @@ int main(void) {
     test_same_buffer_type();
     test_weights_and_fallback();
     test_inplace_across_backends();
+    test_reserve();
+    test_strided_inplace(GGML_OP_SQR);
+    test_strided_inplace(GGML_OP_CONT);
     test_callback_and_errors();
     for (int d = 0; d < N_DEVS; d++) ggml_backend_free(backends[d]);
     return tap_done();

@@ -2,7 +2,7 @@
  * ggmlc-bench - benchmarks of single operators through ggml's public API.
  *
  *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... --m 2048 --n 2048 --k 2048
- *               --threads 2 [--reps 10] [--compare openblas] [--json] [--backend cpu]
+ *               --threads 2 [--reps 10] [--compare openblas [--rounds 3]] [--json] [--backend cpu]
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
  *   ggmlc-bench graph-overhead [--nodes 1000]        chain of tiny adds, us per node
@@ -10,7 +10,8 @@
  * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
  * x: f32 activations).  Times are medians of --reps runs after one warm-up.
  * --compare openblas loads libopenblas.so.0 at run time and times
- * cblas_sgemm on the same shapes in this process.
+ * cblas_sgemm on the same shapes in this process, alternating with ggmlc
+ * for --rounds rounds so that each ratio compares runs under the same load.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -28,7 +29,7 @@ struct options {
     const char *op, *backend;
     enum ggml_type type;
     int64_t m, n, k, size, nodes;
-    int threads, reps;
+    int threads, reps, rounds;
     bool openblas, json;
 };
 
@@ -37,6 +38,7 @@ struct result {
     double work;          /* flops or bytes per run */
     bool is_flops;
     double openblas_s;    /* 0 when not compared */
+    double ratio;         /* openblas time / ours, median over rounds */
 };
 
 static double now_s(void) {
@@ -48,6 +50,12 @@ static double now_s(void) {
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Median of n values (sorts them). */
+static double median_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Median time of reps calls of fn(arg) after one warm-up call; 0 when a call fails. */
@@ -62,8 +70,7 @@ static double median_time(bool (*fn)(void *), void *arg, int reps) {
         }
         t[i] = now_s() - t0;
     }
-    qsort(t, (size_t)reps, sizeof(double), cmp_double);
-    const double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    const double med = median_of(t, reps);
     free(t);
     return med;
 }
@@ -80,6 +87,7 @@ static void fill_random(float *x, int64_t n, unsigned seed) {
 struct graph_run {
     ggml_backend_t backend;
     struct ggml_cgraph *graph;
+    ggml_backend_buffer_t buffer;
 };
 
 static bool run_graph(void *arg) {
@@ -123,22 +131,31 @@ static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
     return ggml_init((struct ggml_init_params){size, NULL, true});
 }
 
-/* Allocate ctx's tensors on the backend, fill the inputs and time the graph computing out. */
-static double time_graph(const struct options *o, ggml_backend_t backend, struct ggml_context *ctx,
-                         struct ggml_tensor *out, int64_t n_tensors) {
-    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
-    if (!buf) {
+/* Allocate ctx's tensors on the backend, fill the inputs and build the graph computing out;
+ * false (with a message) when the tensors cannot be allocated. */
+static bool prepare_graph(struct graph_run *run, ggml_backend_t backend, struct ggml_context *ctx, struct ggml_tensor *out,
+                          int64_t n_tensors) {
+    run->buffer = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    if (!run->buffer) {
         fprintf(stderr, "ggmlc-bench: cannot allocate the tensors: %s\n", ggmlc_last_error());
-        return 0;
+        return false;
     }
     unsigned seed = 1;
     for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
         if (t->op == GGML_OP_NONE) set_random(t, seed++);
-    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, graph_size(n_tensors), false);
-    ggml_build_forward_expand(gf, out);
-    struct graph_run run = {backend, gf};
+    run->backend = backend;
+    run->graph = ggml_new_graph_custom(ctx, graph_size(n_tensors), false);
+    ggml_build_forward_expand(run->graph, out);
+    return true;
+}
+
+/* Median time of the graph computing out (0 on failure). */
+static double time_graph(const struct options *o, ggml_backend_t backend, struct ggml_context *ctx,
+                         struct ggml_tensor *out, int64_t n_tensors) {
+    struct graph_run run;
+    if (!prepare_graph(&run, backend, ctx, out, n_tensors)) return 0;
     const double t = median_time(run_graph, &run, o->reps);
-    ggml_backend_buffer_free(buf);
+    ggml_backend_buffer_free(run.buffer);
     return t;
 }
 
@@ -160,8 +177,8 @@ static bool run_sgemm(void *arg) {
     return true;
 }
 
-/* cblas_sgemm's median time on the same product, or 0 when OpenBLAS is missing. */
-static double time_openblas(const struct options *o) {
+/* Load OpenBLAS and make the operands of the same product; false when it is missing. */
+static bool openblas_open(const struct options *o, struct sgemm_run *r) {
     /* The machine's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE make OpenBLAS pick a slower kernel. */
     unsetenv("OPENBLAS_CORETYPE");
     unsetenv("OPENBLAS_L2_SIZE");
@@ -174,29 +191,39 @@ static double time_openblas(const struct options *o) {
     void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         fprintf(stderr, "ggmlc-bench: cannot load OpenBLAS: %s\n", dlerror());
-        return 0;
+        return false;
     }
-    struct sgemm_run r = {(sgemm_fn)(uintptr_t)dlsym(lib, "cblas_sgemm"), (int)o->m, (int)o->n, (int)o->k, NULL, NULL, NULL};
+    *r = (struct sgemm_run){(sgemm_fn)(uintptr_t)dlsym(lib, "cblas_sgemm"), (int)o->m, (int)o->n, (int)o->k, NULL, NULL, NULL};
     void (*set_threads)(int) = (void (*)(int))(uintptr_t)dlsym(lib, "openblas_set_num_threads");
-    if (!r.sgemm) {
+    if (!r->sgemm) {
         fprintf(stderr, "ggmlc-bench: libopenblas.so.0 has no cblas_sgemm\n");
-        return 0;
+        return false;
     }
     if (set_threads) set_threads(o->threads);
-    r.x = malloc((size_t)(o->m * o->k) * sizeof(float));
-    r.w = malloc((size_t)(o->n * o->k) * sizeof(float));
-    r.c = malloc((size_t)(o->m * o->n) * sizeof(float));
-    fill_random(r.x, o->m * o->k, 1);
-    fill_random(r.w, o->n * o->k, 2);
-    const double t = median_time(run_sgemm, &r, o->reps);
-    free(r.x);
-    free(r.w);
-    free(r.c);
-    return t; /* the library stays loaded: its threads may still be parked */
+    r->x = malloc((size_t)(o->m * o->k) * sizeof(float));
+    r->w = malloc((size_t)(o->n * o->k) * sizeof(float));
+    r->c = malloc((size_t)(o->m * o->n) * sizeof(float));
+    fill_random(r->x, o->m * o->k, 1);
+    fill_random(r->w, o->n * o->k, 2);
+    return true; /* the library stays loaded: its threads may still be parked */
+}
+
+static void openblas_close(struct sgemm_run *r) {
+    free(r->x);
+    free(r->w);
+    free(r->c);
+}
+
+/* Let OpenBLAS's workers stop spinning before the next timing (they would take a core). */
+static void settle(void) {
+    nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
 }
 
 /* ------------------------------------------------------------- benches */
 
+/* mul_mat, and with --compare openblas cblas_sgemm, in --rounds alternating rounds:
+ * the times are medians over the rounds, the ratio the median of the rounds' ratios
+ * (both sides of a ratio measured back to back, under the same machine load). */
 static bool bench_mul_mat(const struct options *o, struct result *res) {
     ggml_backend_t backend = open_backend(o);
     if (!backend) return false;
@@ -204,16 +231,36 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
     struct ggml_tensor *w = ggml_new_tensor_2d(ctx, o->type, o->k, o->n);
     struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, o->k, o->m);
     struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
-    if (!out) {
+    struct graph_run run;
+    struct sgemm_run blas;
+    if (!out || !prepare_graph(&run, backend, ctx, out, 3)) {
         fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
         return false;
     }
-    res->median_s = time_graph(o, backend, ctx, out, 3);
+    const bool blas_ok = o->openblas && openblas_open(o, &blas);
+    double *ours = calloc((size_t)o->rounds, sizeof(double)), *theirs = calloc((size_t)o->rounds, sizeof(double));
+    double *ratios = calloc((size_t)o->rounds, sizeof(double));
+    for (int r = 0; r < o->rounds; r++) {
+        if (blas_ok) settle();
+        ours[r] = median_time(run_graph, &run, o->reps);
+        if (!blas_ok) continue;
+        theirs[r] = median_time(run_sgemm, &blas, o->reps);
+        ratios[r] = ours[r] > 0 ? theirs[r] / ours[r] : 0;
+        if (!o->json && o->rounds > 1)
+            printf("round %d: ggmlc %.3f ms, openblas %.3f ms, ratio %.3f\n", r + 1, ours[r] * 1e3, theirs[r] * 1e3, ratios[r]);
+    }
+    res->median_s = median_of(ours, o->rounds);
+    res->openblas_s = blas_ok ? median_of(theirs, o->rounds) : 0;
+    res->ratio = blas_ok ? median_of(ratios, o->rounds) : 0;
     res->work = 2.0 * (double)o->m * (double)o->n * (double)o->k;
     res->is_flops = true;
+    if (blas_ok) openblas_close(&blas);
+    free(ours);
+    free(theirs);
+    free(ratios);
+    ggml_backend_buffer_free(run.buffer);
     ggml_free(ctx);
     ggml_backend_free(backend);
-    if (o->openblas) res->openblas_s = time_openblas(o);
     return res->median_s > 0;
 }
 
@@ -297,6 +344,7 @@ static void usage(void) {
           "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
           "  --backend NAME                  backend (default cpu)\n"
           "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
+          "  --rounds R                      alternate ggmlc and OpenBLAS R times; medians over rounds (1)\n"
           "  --json                          one JSON object on stdout\n",
           stderr);
 }
@@ -310,7 +358,7 @@ static bool parse_type(const char *s, enum ggml_type *type) {
 
 static bool parse_args(int argc, char **argv, struct options *o) {
     *o = (struct options){.backend = "cpu", .type = GGML_TYPE_F32, .m = 2048, .n = 2048, .k = 2048,
-                          .size = 16 << 20, .nodes = 1000, .threads = 2, .reps = 10};
+                          .size = 16 << 20, .nodes = 1000, .threads = 2, .reps = 10, .rounds = 1};
     if (argc < 2) return false;
     o->op = argv[1];
     for (int i = 2; i < argc; i++) {
@@ -326,19 +374,20 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         else if (strcmp(a, "--nodes") == 0) o->nodes = atoll(v);
         else if (strcmp(a, "--threads") == 0) o->threads = atoi(v);
         else if (strcmp(a, "--reps") == 0) o->reps = atoi(v);
+        else if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v);
         else if (strcmp(a, "--backend") == 0) o->backend = v;
         else if (strcmp(a, "--compare") == 0) { if (strcmp(v, "openblas") != 0) return false; o->openblas = true; }
         else return false;
     }
-    return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->threads > 0 && o->reps > 0;
+    return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->threads > 0 && o->reps > 0 && o->rounds > 0;
 }
 
 static void print_result(const struct options *o, const struct result *r) {
     const bool mm = strcmp(o->op, "mul_mat") == 0, overhead = strcmp(o->op, "graph-overhead") == 0;
     const double rate = r->work / r->median_s * 1e-9; /* GFLOPS or GB/s */
     if (o->json) {
-        printf("{\"op\":\"%s\",\"backend\":\"%s\",\"threads\":%d,\"reps\":%d,\"median_ms\":%.4f", o->op,
-               strcmp(o->op, "memcpy") == 0 ? "libc" : o->backend, o->threads, o->reps, r->median_s * 1e3);
+        printf("{\"op\":\"%s\",\"backend\":\"%s\",\"threads\":%d,\"reps\":%d,\"rounds\":%d,\"median_ms\":%.4f", o->op,
+               strcmp(o->op, "memcpy") == 0 ? "libc" : o->backend, o->threads, o->reps, o->rounds, r->median_s * 1e3);
         if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"gflops\":%.2f,\"weights_gb_per_s\":%.2f",
                        ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, rate,
                        (double)ggml_row_size(o->type, o->k) * (double)o->n / r->median_s * 1e-9);
@@ -346,7 +395,7 @@ static void print_result(const struct options *o, const struct result *r) {
         else printf(",\"bytes\":%.0f,\"gb_per_s\":%.2f", r->work, rate);
         if (r->openblas_s > 0)
             printf(",\"openblas_ms\":%.4f,\"openblas_gflops\":%.2f,\"ratio\":%.3f", r->openblas_s * 1e3,
-                   r->work / r->openblas_s * 1e-9, r->openblas_s / r->median_s);
+                   r->work / r->openblas_s * 1e-9, r->ratio);
         printf("}\n");
         return;
     }
@@ -360,7 +409,7 @@ static void print_result(const struct options *o, const struct result *r) {
                 r->median_s * 1e3, o->reps, rate);
     if (r->openblas_s > 0)
         printf("openblas sgemm f32: %.3f ms, %.1f GFLOPS; ggmlc/openblas = %.3f\n", r->openblas_s * 1e3,
-               r->work / r->openblas_s * 1e-9, r->openblas_s / r->median_s);
+               r->work / r->openblas_s * 1e-9, r->ratio);
 }
 
 int main(int argc, char **argv) {

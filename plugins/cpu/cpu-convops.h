@@ -42,7 +42,14 @@ static inline void cpu_set_f32(const struct ggml_tensor *t, int64_t i0, int64_t 
     cpu_store_f32(t->type, cpu_elem_ptr(t, i0, i1, i2, i3), v);
 }
 
+/* Input position hit by output position o and kernel tap k, or -1 outside [0, n). */
+static inline int64_t cpu_tap_pos(int64_t o, int64_t k, int s, int p, int d, int64_t n) {
+    const int64_t i = o * s + k * d - p;
+    return i >= 0 && i < n ? i : -1;
+}
+
 /* Sub-families registered by cpu_ops_conv_register and cpu_ops_index_register. */
+CPU_HIDDEN void cpu_ops_conv2d_register(struct cpu_op_table *t); /* ops-conv2d.c */
 CPU_HIDDEN void cpu_ops_pool_register(struct cpu_op_table *t);  /* ops-pool.c */
 CPU_HIDDEN void cpu_ops_image_register(struct cpu_op_table *t); /* ops-image.c */
 CPU_HIDDEN void cpu_ops_sort_register(struct cpu_op_table *t);  /* ops-sort.c */

@@ -5,6 +5,8 @@
  * but the micro-kernels want panels contiguous along the rows: copying
  * element by element costs more than the product for mid-sized matrices, so
  * 8 rows x 8 k are loaded, converted, transposed and stored at once.
+ * Panels of any width are packed this way (a last group of fewer than 8
+ * rows is stored with a mask).
  */
 #ifndef GGMLC_CPU_GEMM_PACK_X86_H
 #define GGMLC_CPU_GEMM_PACK_X86_H
@@ -54,17 +56,16 @@ static inline void pack_transpose8(__m256 r[8]) {
     }
 }
 
-/* Pack `rows` (<= width, width a multiple of 8) rows contiguous along k, starting
- * at base, row_stride bytes apart, into dst[k * width + j]; rows beyond are zero. */
+/* Pack `rows` (<= width) rows contiguous along k, starting at base, row_stride
+ * bytes apart, into dst[k * width + j]; rows beyond are zero.  Groups of 8 rows
+ * are transposed in registers; a last group narrower than 8 is stored masked. */
 static inline void pack_rows_transposed(enum ggml_type type, const char *base, size_t row_stride, int64_t rows,
                                         int64_t kc, int width, float *dst) {
     const size_t es = ggml_type_size(type);
     for (int j0 = 0; j0 < width; j0 += 8) {
-        const int64_t valid = rows - j0 < 0 ? 0 : rows - j0 > 8 ? 8 : rows - j0;
-        if (valid == 0) {
-            for (int64_t k = 0; k < kc; k++) memset(dst + k * width + j0, 0, 8 * sizeof(float));
-            continue;
-        }
+        const int group = width - j0 < 8 ? width - j0 : 8;
+        const int64_t valid = rows - j0 < 0 ? 0 : rows - j0 > group ? group : rows - j0;
+        const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(group), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
         const char *row[8];
         for (int i = 0; i < 8; i++) row[i] = i < valid ? base + (j0 + i) * row_stride : NULL;
         int64_t k = 0;
@@ -72,10 +73,13 @@ static inline void pack_rows_transposed(enum ggml_type type, const char *base, s
             __m256 v[8];
             for (int i = 0; i < 8; i++) v[i] = row[i] ? pack_load8(type, row[i] + k * es) : _mm256_setzero_ps();
             pack_transpose8(v);
-            for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + (k + i) * width + j0, v[i]);
+            if (group == 8)
+                for (int i = 0; i < 8; i++) _mm256_storeu_ps(dst + (k + i) * width + j0, v[i]);
+            else
+                for (int i = 0; i < 8; i++) _mm256_maskstore_ps(dst + (k + i) * width + j0, lanes, v[i]);
         }
         for (; k < kc; k++)
-            for (int i = 0; i < 8; i++) dst[k * width + j0 + i] = row[i] ? pack_load1(type, row[i] + k * es) : 0.0f;
+            for (int i = 0; i < group; i++) dst[k * width + j0 + i] = row[i] ? pack_load1(type, row[i] + k * es) : 0.0f;
     }
 }
 

@@ -70,7 +70,7 @@ static void pack_panel(const struct cpu_gemm_kernel *kern, const struct cpu_gemm
                        int64_t k0, int64_t kc, int width, float *dst, float *tmp) {
     const size_t es = ggml_type_size(op->type);
     const char *base = (const char *)op->data + r0 * op->row_stride + k0 * op->k_stride;
-    if (op->k_stride == es && kern->pack_rows && width % 8 == 0) {
+    if (op->k_stride == es && kern->pack_rows) {
         kern->pack_rows(op->type, base, op->row_stride, rows, kc, width, dst);
         return;
     }
@@ -235,36 +235,38 @@ size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t m, int64
     return (size_t)(kern->nc * kern->kc) * sizeof(float) + (size_t)team_iterations(kern, m, k) * sizeof(atomic_int) + 128;
 }
 
-/* Chunks of w rows handed out per block: several per thread, whole register tiles. */
-static int64_t team_chunk_rows(const struct cpu_gemm_kernel *kern, int64_t n, int nth) {
-    int64_t rows = (n + 4 * nth - 1) / (4 * nth);
-    rows = (rows + kern->nr - 1) / kern->nr * kern->nr;
-    return rows < kern->mc ? rows : kern->mc;
-}
-
-/* The work items of one block: n-chunks of `chunk` w rows, each also cut into
- * m_parts ranges of x panels when there are too few n-chunks to share (small n). */
+/* The work items of one block: n_chunks ranges of w panels times m_parts ranges of
+ * x panels, as even as the register tiles allow.  There are several items per
+ * thread, a multiple of the thread count where possible, so that equal threads
+ * finish together and a slowed one simply takes fewer. */
 struct team_split {
-    int64_t chunk, n_chunks, m_parts, x_panels;
+    int64_t w_panels, n_chunks, x_panels, m_parts;
 };
 
 static struct team_split team_split_of(const struct cpu_gemm_kernel *kern, int64_t n, int64_t mb, int nth) {
     struct team_split t;
-    t.chunk = team_chunk_rows(kern, n, nth);
-    t.n_chunks = (n + t.chunk - 1) / t.chunk;
+    const int64_t want = 4 * (int64_t)nth;
+    t.w_panels = (n + kern->nr - 1) / kern->nr;
     t.x_panels = (mb + kern->mr - 1) / kern->mr;
-    t.m_parts = t.n_chunks >= 4 * nth ? 1 : (4 * nth + t.n_chunks - 1) / t.n_chunks;
+    const int64_t panels_per_block = kern->mc / kern->nr; /* a chunk of w fits the packing buffer */
+    t.n_chunks = (t.w_panels + panels_per_block - 1) / panels_per_block;
+    if (t.n_chunks < want) t.n_chunks = want < t.w_panels ? want : t.w_panels;
+    t.n_chunks = (t.n_chunks + nth - 1) / nth * nth;
+    if (t.n_chunks > t.w_panels) t.n_chunks = t.w_panels;
+    t.m_parts = t.n_chunks >= want ? 1 : (want + t.n_chunks - 1) / t.n_chunks;
     if (t.m_parts > t.x_panels) t.m_parts = t.x_panels;
     return t;
 }
 
-/* Work item `item` of a block: w rows [ic, ic + nb) times x panels [q0, q1). */
+/* Work item `item` of a block: w panels of chunk item / m_parts times x panels of part item % m_parts. */
 static void team_item(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, const struct team_split *t,
                       int64_t item, int64_t jc, int64_t mb, int64_t pc, int64_t kb, const float *xbuf, float *wbuf,
                       float *tile, float *tmp) {
-    const int64_t ic = item / t->m_parts * t->chunk, nb = min64(t->chunk, p->n - ic), part = item % t->m_parts;
-    const int64_t q0 = t->x_panels * part / t->m_parts, q1 = t->x_panels * (part + 1) / t->m_parts;
-    const int64_t j0 = q0 * kern->mr, rows = min64(q1 * kern->mr, mb) - j0;
+    const int64_t chunk = item / t->m_parts, part = item % t->m_parts;
+    const int64_t ic = t->w_panels * chunk / t->n_chunks * kern->nr;
+    const int64_t nb = min64(t->w_panels * (chunk + 1) / t->n_chunks * kern->nr, p->n) - ic;
+    const int64_t j0 = t->x_panels * part / t->m_parts * kern->mr;
+    const int64_t rows = min64(t->x_panels * (part + 1) / t->m_parts * kern->mr, mb) - j0;
     const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
     pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
     multiply_blocks(kern, wbuf, xbuf + j0 * kb, nb, rows, kb, p->dst + (jc + j0) * ldc + ic, ldc, pc > 0, tile);

@@ -46,8 +46,8 @@ struct cpu_gemm_kernel {
     void (*to_f32)(enum ggml_type type, const void *src, float *dst, int64_t n);
     /* out[i] = sum_k w[k] * x[i * x_stride + k] for i < nx (1..4); w of type, contiguous. */
     void (*dot_rows)(int64_t k, enum ggml_type type, const void *w, const float *x, int64_t x_stride, int nx, float *out);
-    /* Optional fast packing of rows contiguous along k into dst[k * width + j] (width a
-     * multiple of 8; rows <= width, the rest zero). */
+    /* Optional fast packing of rows contiguous along k into dst[k * width + j]
+     * (rows <= width, the rest zero). */
     void (*pack_rows)(enum ggml_type type, const char *base, size_t row_stride, int64_t rows, int64_t kc, int width,
                       float *dst);
 };

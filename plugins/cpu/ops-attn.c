@@ -1,6 +1,7 @@
 /*
  * ops-attn.c - FLASH_ATTN_EXT (one pass over the keys with an online softmax,
- * so no n_kv-sized score row is kept) and FLASH_ATTN_BACK.
+ * so no n_kv-sized score row is kept; blocks of queries share each key and
+ * value row read) and FLASH_ATTN_BACK.
  * K and V of any float type are read in f32; scores accumulate in f32.
  */
 #include "ops-nn.h"
@@ -9,15 +10,30 @@ struct attn_params {
     float scale, max_bias, softcap;
 };
 
-/* Scratch of the forward: the query row, one key/value row, the accumulator. */
-static size_t flash_attn_work(const struct ggml_tensor *dst, int n_threads) {
-    const struct ggml_tensor *q = dst->src[0], *v = dst->src[2];
-    return nn_scratch_bytes(2 * q->ne[0] + 2 * v->ne[0], n_threads);
+/* Queries that share each key and value row loaded (and converted) once. */
+#define ATTN_BLOCK 8
+
+/* Scratch of the forward per task: a block of query rows and of accumulators, one key
+ * row, one value row, and the running maximum and normaliser of each query. */
+static int64_t attn_scratch_floats(const struct ggml_tensor *dst) {
+    const int64_t dk = dst->src[0]->ne[0], dv = dst->src[2]->ne[0];
+    return ATTN_BLOCK * (dk + dv + 2) + dk + dv;
 }
 
+static size_t flash_attn_work(const struct ggml_tensor *dst, int n_threads) {
+    return nn_scratch_bytes(attn_scratch_floats(dst), n_threads);
+}
+
+/* Eight partial sums: lets the compiler vectorise without reassociating on its own. */
 static float dot_f32(const float *a, const float *b, int64_t n) {
+    float part[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int l = 0; l < 8; l++) part[l] += a[i + l] * b[i + l];
+    }
     float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) sum += a[i] * b[i];
+    for (; i < n; i++) sum += a[i] * b[i];
+    for (int l = 0; l < 8; l++) sum += part[l];
     return sum;
 }
 
@@ -46,48 +62,76 @@ static void online_add(struct online_softmax *o, float s, const float *val) {
     o->sum += w;
 }
 
-/* Output row for query i1 of head i2, batch i3. */
-static void attend_one(const struct ggml_tensor *dst, const struct attn_params *p, int64_t i1, int64_t i2, int64_t i3,
-                       float *scratch) {
-    const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3], *sinks = dst->src[4];
-    const int64_t dk = q->ne[0], dv = v->ne[0], n_kv = k->ne[1];
-    const int64_t ik2 = i2 / (q->ne[2] / k->ne[2]);
-    float *qrow = scratch, *krow = qrow + dk, *vrow = krow + dk;
-    struct online_softmax o = {-INFINITY, 0.0f, vrow + dv, dv};
-    memset(o.acc, 0, (size_t)dv * sizeof(float));
-    nn_row_load(q, i1, i2, i3, qrow);
-    const float slope = nn_alibi_slope(p->max_bias, q->ne[2], i2);
-    /* softcap: s = c * tanh(q.k * scale / c) */
-    const float qk_scale = p->softcap != 0.0f ? p->scale / p->softcap : p->scale;
-    const char *mrow = mask ? nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
-    for (int64_t j = 0; j < n_kv; j++) {
-        float mv = 0.0f;
-        if (mrow) nn_load(mask->type, mrow + j * mask->nb[0], 0, &mv, 1);
-        if (mv == -INFINITY) continue;
-        nn_row_load(k, j, ik2, i3, krow);
-        float s = dot_f32(qrow, krow, dk) * qk_scale;
-        if (p->softcap != 0.0f) s = p->softcap * tanhf(s);
-        s += slope * mv;
-        nn_row_load(v, j, ik2, i3, vrow);
-        online_add(&o, s, vrow);
+/* One block of queries [i1, i1 + nq) of head i2, batch i3. */
+struct attn_block {
+    int64_t i1, nq, i2, i3;
+    const char *mask_rows[ATTN_BLOCK];
+    struct online_softmax state[ATTN_BLOCK];
+    float *q; /* nq rows of dk */
+};
+
+/* Mask values of key j for the block's queries; false when every one is -inf. */
+static bool block_mask(const struct ggml_tensor *mask, const struct attn_block *b, int64_t j, float *mv) {
+    bool any = false;
+    for (int64_t r = 0; r < b->nq; r++) {
+        mv[r] = 0.0f;
+        if (mask) nn_load(mask->type, b->mask_rows[r] + j * mask->nb[0], 0, &mv[r], 1);
+        any = any || mv[r] != -INFINITY;
     }
-    if (sinks) online_add(&o, *(const float *)nn_elem(sinks, i2, 0, 0, 0), NULL);
-    const float inv = o.sum > 0.0f ? 1.0f / o.sum : 0.0f; /* every key masked: zeros, not NaN */
-    for (int64_t i = 0; i < dv; i++) o.acc[i] *= inv;
-    nn_store(dst->type, nn_elem(dst, 0, i2, i1, i3), dst->nb[0], o.acc, dv);
+    return any;
 }
 
+static void attend_block(const struct ggml_tensor *dst, const struct attn_params *p, struct attn_block *b, float *scratch) {
+    const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3], *sinks = dst->src[4];
+    const int64_t dk = q->ne[0], dv = v->ne[0], ik2 = b->i2 / (q->ne[2] / k->ne[2]);
+    float *krow = scratch + ATTN_BLOCK * (dk + dv), *vrow = krow + dk;
+    b->q = scratch;
+    for (int64_t r = 0; r < b->nq; r++) {
+        nn_row_load(q, b->i1 + r, b->i2, b->i3, b->q + r * dk);
+        b->state[r] = (struct online_softmax){-INFINITY, 0.0f, scratch + ATTN_BLOCK * dk + r * dv, dv};
+        memset(b->state[r].acc, 0, (size_t)dv * sizeof(float));
+        if (mask) b->mask_rows[r] = nn_elem(mask, 0, b->i1 + r, b->i2 % mask->ne[2], b->i3 % mask->ne[3]);
+    }
+    const float slope = nn_alibi_slope(p->max_bias, q->ne[2], b->i2);
+    /* softcap: s = c * tanh(q.k * scale / c) */
+    const float qk_scale = p->softcap != 0.0f ? p->scale / p->softcap : p->scale;
+    float mv[ATTN_BLOCK];
+    for (int64_t j = 0; j < k->ne[1]; j++) {
+        if (!block_mask(mask, b, j, mv)) continue;
+        nn_row_load(k, j, ik2, b->i3, krow);
+        nn_row_load(v, j, ik2, b->i3, vrow);
+        for (int64_t r = 0; r < b->nq; r++) {
+            if (mv[r] == -INFINITY) continue;
+            float s = dot_f32(b->q + r * dk, krow, dk) * qk_scale;
+            if (p->softcap != 0.0f) s = p->softcap * tanhf(s);
+            online_add(&b->state[r], s + slope * mv[r], vrow);
+        }
+    }
+    for (int64_t r = 0; r < b->nq; r++) {
+        struct online_softmax *o = &b->state[r];
+        if (sinks) online_add(o, *(const float *)nn_elem(sinks, b->i2, 0, 0, 0), NULL);
+        const float inv = o->sum > 0.0f ? 1.0f / o->sum : 0.0f; /* every key masked: zeros, not NaN */
+        for (int64_t i = 0; i < dv; i++) o->acc[i] *= inv;
+        nn_store(dst->type, nn_elem(dst, 0, b->i2, b->i1 + r, b->i3), dst->nb[0], o->acc, dv);
+    }
+}
+
+/* Tasks take blocks of consecutive queries of one head. */
 static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *q = dst->src[0];
     struct attn_params p;
     memcpy(&p, dst->op_params, sizeof p);
-    float *scratch = nn_scratch(call, 2 * q->ne[0] + 2 * dst->src[2]->ne[0]);
-    int64_t r0, r1;
-    cpu_split_range(ggml_nrows(q), call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        nn_row_index(q, r, &i1, &i2, &i3);
-        attend_one(dst, &p, i1, i2, i3, scratch);
+    float *scratch = nn_scratch(call, attn_scratch_floats(dst));
+    const int64_t per_head = (q->ne[1] + ATTN_BLOCK - 1) / ATTN_BLOCK;
+    int64_t u0, u1;
+    cpu_split_range(per_head * q->ne[2] * q->ne[3], call->ith, call->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        struct attn_block b;
+        b.i1 = (u % per_head) * ATTN_BLOCK;
+        b.nq = q->ne[1] - b.i1 < ATTN_BLOCK ? q->ne[1] - b.i1 : ATTN_BLOCK;
+        b.i2 = (u / per_head) % q->ne[2];
+        b.i3 = u / (per_head * q->ne[2]);
+        attend_block(dst, &p, &b, scratch);
     }
     return GGML_STATUS_SUCCESS;
 }

@@ -34,13 +34,13 @@ static void binary_row_f32(binary_row_fn fn, int64_t ne0, int64_t ne10, float *z
     }
 }
 
-/* One row of any float types and strides, through float chunks. */
+/* Columns [c0, c1) of one row of any float types and strides, through float chunks. */
 static void binary_row_mixed(binary_row_fn fn, const struct ggml_tensor *dst, char *z, const struct ggml_tensor *a, const char *x,
-                             const struct ggml_tensor *b, const char *y) {
+                             const struct ggml_tensor *b, const char *y, int64_t c0, int64_t c1) {
     const int64_t ne0 = dst->ne[0], ne10 = b->ne[0];
     float xs[EW_CHUNK], ys[EW_CHUNK], zs[EW_CHUNK];
-    for (int64_t off = 0; off < ne0; off += EW_CHUNK) {
-        const int64_t n = ne0 - off < EW_CHUNK ? ne0 - off : EW_CHUNK;
+    for (int64_t off = c0; off < c1; off += EW_CHUNK) {
+        const int64_t n = c1 - off < EW_CHUNK ? c1 - off : EW_CHUNK;
         ew_load(xs, x + off * a->nb[0], a->type, a->nb[0], n);
         if (ne10 == ne0) {
             ew_load(ys, y + off * b->nb[0], b->type, b->nb[0], n);
@@ -54,20 +54,23 @@ static void binary_row_mixed(binary_row_fn fn, const struct ggml_tensor *dst, ch
 
 static enum ggml_status binary_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst, binary_row_fn fn) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int64_t ne0 = dst->ne[0], ne10 = b->ne[0];
+    int64_t r0, r1, c0, c1;
+    ew_task_share(ggml_nrows(dst), ne0, call->ith, call->nth, &r0, &r1, &c0, &c1);
+    /* the F32 loops take whole rows, or any columns when b is not tiled along them */
     const bool fast = dst->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 &&
-                      dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float);
-    int64_t r0, r1;
-    ew_task_rows(dst, call->ith, call->nth, &r0, &r1);
+                      dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) &&
+                      (ne10 == ne0 || ne10 == 1 || (c0 == 0 && c1 == ne0));
     for (int64_t ir = r0; ir < r1; ir++) {
         int64_t i1, i2, i3;
         ew_row_coords(ir, dst->ne, &i1, &i2, &i3);
-        char *z = ew_row(dst, i1, i2, i3);
-        const char *x = ew_row(a, i1, i2, i3);
-        const char *y = ew_row(b, i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]);
+        float *z = (float *)ew_row(dst, i1, i2, i3);
+        const float *x = (const float *)ew_row(a, i1, i2, i3);
+        const float *y = (const float *)ew_row(b, i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]);
         if (fast)
-            binary_row_f32(fn, dst->ne[0], b->ne[0], (float *)z, (const float *)x, (const float *)y);
+            binary_row_f32(fn, c1 - c0, ne10 == ne0 ? c1 - c0 : ne10, z + c0, x + c0, ne10 == ne0 ? y + c0 : y);
         else
-            binary_row_mixed(fn, dst, z, a, x, b, y);
+            binary_row_mixed(fn, dst, (char *)z, a, (const char *)x, b, (const char *)y, c0, c1);
     }
     return GGML_STATUS_SUCCESS;
 }

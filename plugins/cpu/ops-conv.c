@@ -1,14 +1,8 @@
 /* ops-conv.c - convolution kernels: im2col (1-D, 2-D, 3-D) and its gradient,
- * col2im_1d, transposed convolutions and the direct 2-D / depthwise / 3-D
- * convolutions.  Every kernel gathers: each output element is written by one
+ * col2im_1d, transposed convolutions and the direct depthwise / 3-D
+ * convolutions (the direct 2-D one is in ops-conv2d.c).  Every kernel gathers: each output element is written by one
  * task, so tasks never race. */
 #include "cpu-convops.h"
-
-/* Input position hit by output position o and kernel tap k, or -1 outside [0, n). */
-static inline int64_t tap_pos(int64_t o, int64_t k, int s, int p, int d, int64_t n) {
-    const int64_t i = o * s + k * d - p;
-    return i >= 0 && i < n ? i : -1;
-}
 
 /* ------------------------------------------------------------- im2col */
 
@@ -31,7 +25,7 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
         char *col = is_2d ? cpu_elem_ptr(dst, 0, ow, oh, n) : cpu_elem_ptr(dst, 0, ow, n, 0);
         for (int64_t ic = 0; ic < IC; ic++)
             for (int64_t kh = 0; kh < KH; kh++) {
-                const int64_t ih = tap_pos(oh, kh, s1, p1, d1, IH), c0 = (ic * KH + kh) * KW;
+                const int64_t ih = cpu_tap_pos(oh, kh, s1, p1, d1, IH), c0 = (ic * KH + kh) * KW;
                 const char *row = ih < 0 ? NULL : is_2d ? cpu_elem_ptr(b, 0, ih, ic, n) : cpu_elem_ptr(b, 0, ic, n, 0);
                 if (f32_rows) {
                     float *out = (float *)col + c0;
@@ -40,7 +34,7 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
                     continue;
                 }
                 for (int64_t kw = 0; kw < KW; kw++) {
-                    const int64_t iw = tap_pos(ow, kw, s0, p0, d0, IW);
+                    const int64_t iw = cpu_tap_pos(ow, kw, s0, p0, d0, IW);
                     const float v = row && iw >= 0 ? cpu_load_f32(b->type, row + iw * b->nb[0]) : 0.0f;
                     cpu_store_f32(dst->type, col + (c0 + kw) * dst->nb[0], v);
                 }
@@ -100,11 +94,11 @@ static enum ggml_status im2col_3d(const struct ggmlc_op_call *call, struct ggml_
         int64_t c = 0;
         for (int64_t ic = 0; ic < IC; ic++)
             for (int64_t kd = 0; kd < KD; kd++) {
-                const int64_t id = tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
+                const int64_t id = cpu_tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
                 for (int64_t kh = 0; kh < KH; kh++) {
-                    const int64_t ih = tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
+                    const int64_t ih = cpu_tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
                     for (int64_t kw = 0; kw < KW; kw++, c++) {
-                        const int64_t iw = tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
+                        const int64_t iw = cpu_tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
                         const float v = iw >= 0 && ih >= 0 && id >= 0 ? cpu_get_f32(b, iw, ih, id, n * IC + ic) : 0.0f;
                         cpu_store_f32(dst->type, col + c * dst->nb[0], v);
                     }
@@ -178,40 +172,6 @@ static enum ggml_status conv_transpose_2d(const struct ggmlc_op_call *call, stru
 
 /* ------------------------------------------------- direct convolutions */
 
-/* GGML_OP_CONV_2D: each task owns (oc, n) planes and accumulates one output row at a time in scratch. */
-static size_t conv_2d_work_size(const struct ggml_tensor *node, int n_threads) {
-    return (size_t)n_threads * ((size_t)node->ne[0] * sizeof(float) + 64);
-}
-
-static enum ggml_status conv_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
-    const int64_t KW = a->ne[0], KH = a->ne[1], IC = a->ne[2], OW = dst->ne[0], OH = dst->ne[1], OC = dst->ne[2];
-    float *acc = (float *)((char *)call->wdata + (size_t)call->ith * ((size_t)OW * sizeof(float) + 64));
-    int64_t r0, r1;
-    cpu_split_range(OH * OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t oh = r % OH, oc = (r / OH) % OC, n = r / (OH * OC);
-        memset(acc, 0, (size_t)OW * sizeof(float));
-        for (int64_t ic = 0; ic < IC; ic++)
-            for (int64_t kh = 0; kh < KH; kh++) {
-                const int64_t ih = tap_pos(oh, kh, s1, p1, d1, b->ne[1]);
-                if (ih < 0) continue;
-                const char *row = cpu_elem_ptr(b, 0, ih, ic, n);
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    const float w = cpu_get_f32(a, kw, kh, ic, oc);
-                    for (int64_t ow = 0; ow < OW; ow++) {
-                        const int64_t iw = tap_pos(ow, kw, s0, p0, d0, b->ne[0]);
-                        if (iw >= 0) acc[ow] += w * *(const float *)(row + iw * b->nb[0]);
-                    }
-                }
-            }
-        for (int64_t ow = 0; ow < OW; ow++) *(float *)cpu_elem_ptr(dst, ow, oh, oc, n) = acc[ow];
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
 static enum ggml_status conv_2d_dw(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const int32_t *op = dst->op_params;
@@ -223,10 +183,10 @@ static enum ggml_status conv_2d_dw(const struct ggmlc_op_call *call, struct ggml
         const int64_t ow = r % OW, oh = (r / OW) % OH, c = (r / (OW * OH)) % C, n = r / (OW * OH * C);
         float sum = 0.0f;
         for (int64_t kh = 0; kh < KH; kh++) {
-            const int64_t ih = tap_pos(oh, kh, s1, p1, d1, b->ne[1]);
+            const int64_t ih = cpu_tap_pos(oh, kh, s1, p1, d1, b->ne[1]);
             if (ih < 0) continue;
             for (int64_t kw = 0; kw < KW; kw++) {
-                const int64_t iw = tap_pos(ow, kw, s0, p0, d0, b->ne[0]);
+                const int64_t iw = cpu_tap_pos(ow, kw, s0, p0, d0, b->ne[0]);
                 if (iw >= 0) sum += cpu_get_f32(a, kw, kh, 0, c) * cpu_get_f32(b, iw, ih, c, n);
             }
         }
@@ -248,13 +208,13 @@ static enum ggml_status conv_3d(const struct ggmlc_op_call *call, struct ggml_te
         const int64_t oc = q % OC, n = q / OC;
         float sum = 0.0f;
         for (int64_t kd = 0; kd < KD; kd++) {
-            const int64_t id = tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
+            const int64_t id = cpu_tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
             if (id < 0) continue;
             for (int64_t kh = 0; kh < KH; kh++) {
-                const int64_t ih = tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
+                const int64_t ih = cpu_tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
                 if (ih < 0) continue;
                 for (int64_t kw = 0; kw < KW; kw++) {
-                    const int64_t iw = tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
+                    const int64_t iw = cpu_tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
                     if (iw < 0) continue;
                     for (int64_t ic = 0; ic < IC; ic++)
                         sum += cpu_get_f32(a, kw, kh, kd, oc * IC + ic) * cpu_get_f32(b, iw, ih, id, n * IC + ic);
@@ -273,10 +233,9 @@ void cpu_ops_conv_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_COL2IM_1D] = col2im_1d;
     t->compute[GGML_OP_CONV_TRANSPOSE_1D] = conv_transpose_1d;
     t->compute[GGML_OP_CONV_TRANSPOSE_2D] = conv_transpose_2d;
-    t->compute[GGML_OP_CONV_2D] = conv_2d;
-    t->work_size[GGML_OP_CONV_2D] = conv_2d_work_size;
     t->compute[GGML_OP_CONV_2D_DW] = conv_2d_dw;
     t->compute[GGML_OP_CONV_3D] = conv_3d;
+    cpu_ops_conv2d_register(t);
     cpu_ops_pool_register(t);
     cpu_ops_image_register(t);
 }

@@ -117,12 +117,29 @@ static inline void ew_task_rows(const struct ggml_tensor *dst, int ith, int nth,
     cpu_split_range(ggml_nrows(dst), ith, nth, r0, r1);
 }
 
+/* A task's share of rows x columns: whole rows when there are at least nth of them, else
+ * a column range of every row (so that one long row still uses every thread); column
+ * boundaries fall on multiples of 16 elements, keeping tasks off each other's cache lines. */
+static inline void ew_task_share(int64_t nrows, int64_t ne0, int ith, int nth, int64_t *r0, int64_t *r1, int64_t *c0,
+                                 int64_t *c1) {
+    if (nrows >= nth) {
+        cpu_split_range(nrows, ith, nth, r0, r1);
+        *c0 = 0;
+        *c1 = ne0;
+        return;
+    }
+    int64_t b0, b1;
+    cpu_split_range((ne0 + 15) / 16, ith, nth, &b0, &b1);
+    *r0 = 0;
+    *r1 = nrows;
+    *c0 = b0 * 16 < ne0 ? b0 * 16 : ne0;
+    *c1 = b1 * 16 < ne0 ? b1 * 16 : ne0;
+}
+
 /* Task counts: splitting a node costs a barrier (~1 us), worth it only above a few
- * microseconds of work; more tasks than rows would idle. */
+ * microseconds of work.  Kernels that split by rows leave surplus tasks idle. */
 static inline int ew_tasks_for(const struct ggml_tensor *node, int n_threads, int64_t min_elements) {
-    if (ggml_nelements(node) < min_elements) return 1;
-    const int64_t rows = ggml_nrows(node);
-    return rows < n_threads ? (int)rows : n_threads;
+    return ggml_nelements(node) < min_elements ? 1 : n_threads;
 }
 static inline int ew_tasks_cheap(const struct ggml_tensor *node, int n_threads) { return ew_tasks_for(node, n_threads, 32768); }
 static inline int ew_tasks_costly(const struct ggml_tensor *node, int n_threads) { return ew_tasks_for(node, n_threads, 4096); }

@@ -1,5 +1,5 @@
-/* ops-sort.c - row-wise argsort and top_k kernels (stable: equal values keep
- * their index order). */
+/* ops-sort.c - row-wise argsort and top_k kernels (equal values keep their
+ * index order; top_k selects through a heap when k is small against the row). */
 #include "cpu-convops.h"
 
 struct sort_row {
@@ -14,9 +14,10 @@ static inline double row_key(const struct sort_row *row, int32_t i) {
     return row->is_i32 ? (double)*(const int32_t *)p : (double)*(const float *)p;
 }
 
-/* True when index x must come before index y. */
+/* True when index x must come before index y: a total order, equal values by index. */
 static inline bool goes_first(const struct sort_row *row, int32_t x, int32_t y) {
     const double kx = row_key(row, x), ky = row_key(row, y);
+    if (kx == ky) return x < y;
     return row->desc ? kx > ky : kx < ky;
 }
 
@@ -46,20 +47,58 @@ static size_t sort_work_size(const struct ggml_tensor *node, int n_threads) {
     return sort_scratch_per_task(node) * (size_t)n_threads;
 }
 
-/* Sort each row of src[0] into scratch and write the first ne0(dst) indices. */
+/* Row r of a as a sort_row. */
+static struct sort_row row_of(const struct ggml_tensor *a, int64_t r, bool desc, int64_t *i1, int64_t *i2, int64_t *i3) {
+    *i1 = r % a->ne[1];
+    *i2 = (r / a->ne[1]) % a->ne[2];
+    *i3 = r / (a->ne[1] * a->ne[2]);
+    return (struct sort_row){cpu_elem_ptr(a, 0, *i1, *i2, *i3), a->nb[0], a->type == GGML_TYPE_I32, desc};
+}
+
+/* Min-heap of k indices ordered by "goes_first" reversed: the root is the weakest of the best k. */
+static void heap_sift_down(const struct sort_row *row, int32_t *heap, int64_t k, int64_t i) {
+    for (;;) {
+        int64_t weakest = i;
+        const int64_t l = 2 * i + 1, r = l + 1;
+        if (l < k && goes_first(row, heap[weakest], heap[l])) weakest = l;
+        if (r < k && goes_first(row, heap[weakest], heap[r])) weakest = r;
+        if (weakest == i) return;
+        const int32_t t = heap[i];
+        heap[i] = heap[weakest];
+        heap[weakest] = t;
+        i = weakest;
+    }
+}
+
+/* The k best indices of the row, best first: a heap pass (O(n log k)) then a sort of the k. */
+static void select_best(const struct sort_row *row, int64_t n, int32_t *idx, int32_t *tmp, int64_t k) {
+    for (int64_t i = 0; i < k; i++) idx[i] = (int32_t)i;
+    for (int64_t i = k / 2 - 1; i >= 0; i--) heap_sift_down(row, idx, k, i);
+    for (int64_t i = k; i < n; i++) {
+        if (!goes_first(row, (int32_t)i, idx[0])) continue;
+        idx[0] = (int32_t)i;
+        heap_sift_down(row, idx, k, 0);
+    }
+    merge_sort(row, idx, tmp, k);
+}
+
+/* Sort each row of src[0] in scratch and write the first ne0(dst) indices. */
 static enum ggml_status sort_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst, bool desc) {
     const struct ggml_tensor *a = dst->src[0];
-    const int64_t n = a->ne[0], n_rows = ggml_nrows(a);
+    const int64_t n = a->ne[0], k = dst->ne[0];
     int32_t *idx = (int32_t *)((char *)call->wdata + sort_scratch_per_task(dst) * (size_t)call->ith);
     int32_t *tmp = idx + n;
-    int64_t r0, r1;
-    cpu_split_range(n_rows, call->ith, call->nth, &r0, &r1);
+    int64_t r0, r1, i1, i2, i3;
+    cpu_split_range(ggml_nrows(a), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = r % a->ne[1], i2 = (r / a->ne[1]) % a->ne[2], i3 = r / (a->ne[1] * a->ne[2]);
-        const struct sort_row row = {cpu_elem_ptr(a, 0, i1, i2, i3), a->nb[0], a->type == GGML_TYPE_I32, desc};
-        for (int64_t i = 0; i < n; i++) idx[i] = (int32_t)i;
-        merge_sort(&row, idx, tmp, n);
-        for (int64_t i = 0; i < dst->ne[0]; i++) *(int32_t *)cpu_elem_ptr(dst, i, i1, i2, i3) = idx[i];
+        const struct sort_row row = row_of(a, r, desc, &i1, &i2, &i3);
+        if (k * 4 < n) {
+            select_best(&row, n, idx, tmp, k);
+        } else {
+            for (int64_t i = 0; i < n; i++) idx[i] = (int32_t)i;
+            merge_sort(&row, idx, tmp, n);
+        }
+        for (int64_t i = 0; i < k; i++) *(int32_t *)cpu_elem_ptr(dst, i, i1, i2, i3) = idx[i];
     }
     return GGML_STATUS_SUCCESS;
 }

@@ -83,9 +83,8 @@ static const unary_row_fn unary_fns[GGML_UNARY_OP_COUNT] = {
 static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst, unary_row_fn fn, const float *p) {
     const struct ggml_tensor *a = dst->src[0];
     const bool fast = dst->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float);
-    const int64_t ne0 = dst->ne[0];
-    int64_t r0, r1;
-    ew_task_rows(dst, call->ith, call->nth, &r0, &r1);
+    int64_t r0, r1, c0, c1;
+    ew_task_share(ggml_nrows(dst), dst->ne[0], call->ith, call->nth, &r0, &r1, &c0, &c1);
     float xs[EW_CHUNK], ys[EW_CHUNK];
     for (int64_t ir = r0; ir < r1; ir++) {
         int64_t i1, i2, i3;
@@ -93,11 +92,11 @@ static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_t
         char *y = ew_row(dst, i1, i2, i3);
         const char *x = ew_row(a, i1, i2, i3);
         if (fast) {
-            fn(ne0, (float *)y, (const float *)x, p);
+            fn(c1 - c0, (float *)y + c0, (const float *)x + c0, p);
             continue;
         }
-        for (int64_t off = 0; off < ne0; off += EW_CHUNK) {
-            const int64_t n = ne0 - off < EW_CHUNK ? ne0 - off : EW_CHUNK;
+        for (int64_t off = c0; off < c1; off += EW_CHUNK) {
+            const int64_t n = c1 - off < EW_CHUNK ? c1 - off : EW_CHUNK;
             ew_load(xs, x + off * a->nb[0], a->type, a->nb[0], n);
             fn(n, ys, xs, p);
             ew_store(y + off * dst->nb[0], dst->type, dst->nb[0], ys, n);

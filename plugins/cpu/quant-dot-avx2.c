@@ -14,27 +14,7 @@
 #pragma GCC target("avx2,fma,f16c")
 #include <immintrin.h>
 
-static inline float h2f(ggml_fp16_t h) { return _cvtsh_ss(h); }
-
-static inline float hsum_ps(__m256 v) {
-    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
-
-static inline int hsum_epi32(__m256i v) {
-    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
-    return _mm_cvtsi128_si32(r);
-}
-
-/* 16 bytes of nibbles -> 32 bytes: low nibbles (values 0-15), then high nibbles (16-31). */
-static inline __m256i unpack_nibbles(const uint8_t *qs) {
-    const __m128i b = _mm_loadu_si128((const __m128i *)qs), m = _mm_set1_epi8(0x0f);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
-}
+#include "quant-dot-x86.h"
 
 /* Byte j = 0xff where bit j of bits is set. */
 static inline __m256i bits_to_bytes(uint32_t bits) {
@@ -55,27 +35,30 @@ static inline __m256i dot_u8(__m256i x, __m256i y) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
 }
 
-static inline __m256i load32(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
-
 /* ------------------------------------------------- 32-value blocks */
 
+static inline __m256i q4_0_block(const block_q4_0 *x, const block_q8_0 *y) {
+    return dot_i8(_mm256_sub_epi8(qd_unpack_nibbles(x->qs), _mm256_set1_epi8(8)), qd_load32(y->qs));
+}
+
+/* Four blocks per step: their eight f16 scales converted at once, the row prefetched ahead. */
 static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q4_0 *x = vx;
     const block_q8_0 *y = vy;
-    const __m256i eight = _mm256_set1_epi8(8);
+    const int nb = n / QK8_0;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int i = 0;
-    for (; i + 1 < n / QK8_0; i += 2) {
-        const __m256i p0 = dot_i8(_mm256_sub_epi8(unpack_nibbles(x[i].qs), eight), load32(y[i].qs));
-        const __m256i p1 = dot_i8(_mm256_sub_epi8(unpack_nibbles(x[i + 1].qs), eight), load32(y[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * h2f(y[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
+    for (; i + 3 < nb; i += 4) {
+        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
+        const __m128 sc = QD_SCALES4(x, y, i);
+        acc0 = _mm256_fmadd_ps(qd_lane(sc, 0), _mm256_cvtepi32_ps(q4_0_block(&x[i], &y[i])), acc0);
+        acc1 = _mm256_fmadd_ps(qd_lane(sc, 1), _mm256_cvtepi32_ps(q4_0_block(&x[i + 1], &y[i + 1])), acc1);
+        acc0 = _mm256_fmadd_ps(qd_lane(sc, 2), _mm256_cvtepi32_ps(q4_0_block(&x[i + 2], &y[i + 2])), acc0);
+        acc1 = _mm256_fmadd_ps(qd_lane(sc, 3), _mm256_cvtepi32_ps(q4_0_block(&x[i + 3], &y[i + 3])), acc1);
     }
-    for (; i < n / QK8_0; i++) {
-        const __m256i p = dot_i8(_mm256_sub_epi8(unpack_nibbles(x[i].qs), eight), load32(y[i].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc0);
-    }
-    *s = hsum_ps(_mm256_add_ps(acc0, acc1));
+    for (; i < nb; i++)
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(q4_0_block(&x[i], &y[i])), acc0);
+    *s = qd_hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
 static void dot_q4_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -84,17 +67,17 @@ static void dot_q4_1(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     __m256 acc = _mm256_setzero_ps();
     float summs = 0;
     for (int i = 0; i < n / QK8_1; i++) {
-        const __m256i p = dot_u8(unpack_nibbles(x[i].qs), load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
-        summs += h2f(x[i].m) * h2f(y[i].s);
+        const __m256i p = dot_u8(qd_unpack_nibbles(x[i].qs), qd_load32(y[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
+        summs += qd_h2f(x[i].m) * qd_h2f(y[i].s);
     }
-    *s = hsum_ps(acc) + summs;
+    *s = qd_hsum_ps(acc) + summs;
 }
 
 static inline __m256i q5_levels(const uint8_t *qs, const uint8_t qh_bytes[4]) {
     uint32_t qh;
     memcpy(&qh, qh_bytes, 4);
-    return _mm256_or_si256(unpack_nibbles(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
+    return _mm256_or_si256(qd_unpack_nibbles(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
 }
 
 static void dot_q5_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -103,9 +86,9 @@ static void dot_q5_0(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     __m256 acc = _mm256_setzero_ps();
     for (int i = 0; i < n / QK8_0; i++) {
         const __m256i q = _mm256_sub_epi8(q5_levels(x[i].qs, x[i].qh), _mm256_set1_epi8(16));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(dot_i8(q, load32(y[i].qs))), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(dot_i8(q, qd_load32(y[i].qs))), acc);
     }
-    *s = hsum_ps(acc);
+    *s = qd_hsum_ps(acc);
 }
 
 static void dot_q5_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -114,27 +97,33 @@ static void dot_q5_1(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     __m256 acc = _mm256_setzero_ps();
     float summs = 0;
     for (int i = 0; i < n / QK8_1; i++) {
-        const __m256i p = dot_u8(q5_levels(x[i].qs, x[i].qh), load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
-        summs += h2f(x[i].m) * h2f(y[i].s);
+        const __m256i p = dot_u8(q5_levels(x[i].qs, x[i].qh), qd_load32(y[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
+        summs += qd_h2f(x[i].m) * qd_h2f(y[i].s);
     }
-    *s = hsum_ps(acc) + summs;
+    *s = qd_hsum_ps(acc) + summs;
 }
 
 static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q8_0 *x = vx, *y = vy;
+    const int nb = n / QK8_0;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int i = 0;
-    for (; i + 1 < n / QK8_0; i += 2) {
-        const __m256i p0 = dot_i8(load32(x[i].qs), load32(y[i].qs));
-        const __m256i p1 = dot_i8(load32(x[i + 1].qs), load32(y[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * h2f(y[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
+    for (; i + 3 < nb; i += 4) {
+        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);
+        const __m128 sc = QD_SCALES4(x, y, i);
+        for (int k = 0; k < 4; k += 2) {
+            const __m256i p0 = dot_i8(qd_load32(x[i + k].qs), qd_load32(y[i + k].qs));
+            const __m256i p1 = dot_i8(qd_load32(x[i + k + 1].qs), qd_load32(y[i + k + 1].qs));
+            acc0 = _mm256_fmadd_ps(qd_lane(sc, k), _mm256_cvtepi32_ps(p0), acc0);
+            acc1 = _mm256_fmadd_ps(qd_lane(sc, k + 1), _mm256_cvtepi32_ps(p1), acc1);
+        }
     }
-    for (; i < n / QK8_0; i++)
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)),
-                               _mm256_cvtepi32_ps(dot_i8(load32(x[i].qs), load32(y[i].qs))), acc0);
-    *s = hsum_ps(_mm256_add_ps(acc0, acc1));
+    for (; i < nb; i++)
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)),
+                               _mm256_cvtepi32_ps(dot_i8(qd_load32(x[i].qs), qd_load32(y[i].qs))), acc0);
+    *s = qd_hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
 /* Nibbles mapped through a 16-entry signed table (IQ4_NL levels, MXFP4 doubled E2M1 values). */
@@ -150,10 +139,10 @@ static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, co
     const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
     __m256 acc = _mm256_setzero_ps();
     for (int i = 0; i < n / QK8_0; i++) {
-        const __m256i p = dot_i8(table_lookup(x[i].qs, table), load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
+        const __m256i p = dot_i8(table_lookup(x[i].qs, table), qd_load32(y[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
     }
-    *s = hsum_ps(acc);
+    *s = qd_hsum_ps(acc);
 }
 
 static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -162,10 +151,10 @@ static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, con
     const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_mxfp4);
     __m256 acc = _mm256_setzero_ps();
     for (int i = 0; i < n / QK8_0; i++) {
-        const __m256i p = dot_i8(table_lookup(x[i].qs, table), load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(ggmlc_e8m0_to_fp32_half(x[i].e) * h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
+        const __m256i p = dot_i8(table_lookup(x[i].qs, table), qd_load32(y[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(ggmlc_e8m0_to_fp32_half(x[i].e) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
     }
-    *s = hsum_ps(acc);
+    *s = qd_hsum_ps(acc);
 }
 
 /* ----------------------------------------------- K-quants against Q8_K */
@@ -185,21 +174,21 @@ static inline void k4_scales_mins(const uint8_t *q, uint8_t sc[8], uint8_t m[8])
 /* Q4_K / Q5_K super-block: sum_j sc_j * (q . y)_j as one int; qh NULL for Q4_K. */
 static inline int k45_isum(const uint8_t *qs, const uint8_t *qh, const uint8_t sc[8], const int8_t *q8) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-    const __m256i hbits = qh ? load32(qh) : _mm256_setzero_si256();
+    const __m256i hbits = qh ? qd_load32(qh) : _mm256_setzero_si256();
     __m256i acc = _mm256_setzero_si256();
     for (int g = 0; g < 4; g++) {
-        const __m256i q = load32(qs + 32 * g);
+        const __m256i q = qd_load32(qs + 32 * g);
         __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
         if (qh) {
             lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * g), one), 4));
             hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * g + 1), one), 4));
         }
-        const __m256i plo = _mm256_maddubs_epi16(lo, load32(q8 + 64 * g));
-        const __m256i phi = _mm256_maddubs_epi16(hi, load32(q8 + 64 * g + 32));
+        const __m256i plo = _mm256_maddubs_epi16(lo, qd_load32(q8 + 64 * g));
+        const __m256i phi = _mm256_maddubs_epi16(hi, qd_load32(q8 + 64 * g + 32));
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * g])));
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * g + 1])));
     }
-    return hsum_epi32(acc);
+    return qd_hsum_epi32(acc);
 }
 
 static inline float k45_block(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d,
@@ -208,7 +197,7 @@ static inline float k45_block(const uint8_t *scales, const uint8_t *qs, const ui
     k4_scales_mins(scales, sc, m);
     int summs = 0;
     for (int j = 0; j < 8; j++) summs += m[j] * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
-    return y->d * h2f(d) * (float)k45_isum(qs, qh, sc, y->qs) - y->d * h2f(dmin) * (float)summs;
+    return y->d * qd_h2f(d) * (float)k45_isum(qs, qh, sc, y->qs) - y->d * qd_h2f(dmin) * (float)summs;
 }
 
 static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -237,15 +226,15 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         __m256i acc = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) {
             const uint8_t *ql = x[i].ql + 64 * h;
-            const __m256i qh = load32(x[i].qh + 32 * h);
-            const __m256i ql0 = load32(ql), ql1 = load32(ql + 32);
+            const __m256i qh = qd_load32(x[i].qh + 32 * h);
+            const __m256i ql0 = qd_load32(ql), ql1 = qd_load32(ql + 32);
             const __m256i lows[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
                                      _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
                                      _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
             for (int k = 0; k < 4; k++) {
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
                 const __m256i q = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
-                const __m256i p = _mm256_maddubs_epi16(q, load32(y[i].qs + 128 * h + 32 * k));
+                const __m256i p = _mm256_maddubs_epi16(q, qd_load32(y[i].qs + 128 * h + 32 * k));
                 const int j = 8 * h + 2 * k;
                 const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[j + 1]), _mm_set1_epi16(x[i].scales[j]));
                 acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
@@ -253,7 +242,7 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         }
         int offset = 0;
         for (int j = 0; j < 16; j++) offset += x[i].scales[j] * y[i].bsums[j];
-        sum += y[i].d * h2f(x[i].d) * (float)(hsum_epi32(acc) - 32 * offset);
+        sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 32 * offset);
     }
     *s = sum;
 }

@@ -11,27 +11,7 @@
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 #include <immintrin.h>
 
-static inline float h2f(ggml_fp16_t h) { return _cvtsh_ss(h); }
-static inline __m256i load32(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
-
-static inline float hsum_ps(__m256 v) {
-    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
-
-static inline int hsum_epi32(__m256i v) {
-    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
-    return _mm_cvtsi128_si32(r);
-}
-
-static inline __m256i unpack_nibbles(const uint8_t *qs) {
-    const __m128i b = _mm_loadu_si128((const __m128i *)qs), m = _mm_set1_epi8(0x0f);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
-}
+#include "quant-dot-x86.h"
 
 /* Signed bytes: |x| (unsigned) times y with x's sign. */
 static inline __m256i dot_i8(__m256i x, __m256i y) {
@@ -40,40 +20,83 @@ static inline __m256i dot_i8(__m256i x, __m256i y) {
 
 /* Q4_0: sum (q - 8) y = sum q y - 8 sum y, both by vpdpbusd on the unsigned nibbles. */
 static inline __m256i q4_0_block(const block_q4_0 *x, const block_q8_0 *y) {
-    const __m256i q = unpack_nibbles(x->qs), qy = load32(y->qs);
+    const __m256i q = qd_unpack_nibbles(x->qs), qy = qd_load32(y->qs);
     const __m256i qsum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, qy);
     return _mm256_sub_epi32(qsum, _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), qy));
 }
 
+/* Two blocks' eight int32 sums side by side in one 512-bit register. */
+static inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+
+/* Scales s[k] and s[k + 1] of qd_scales4 in the low and high eight lanes. */
+static inline __m512 lanes2(__m128 s, int k) {
+    const __m512i idx = _mm512_set_epi32(k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k, k, k, k, k, k, k, k);
+    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s));
+}
+
+/* The nibbles of four Q4_0 blocks as two registers [low a, high a, low b, high b] and
+ * [low c, high c, low d, high d] (16 bytes each), matching two Q8_0 blocks' 32 values each. */
+static inline void q4_0_unpack4(const block_q4_0 *x, __m512i *ab, __m512i *cd) {
+    __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)x[0].qs));
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[1].qs), 1);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[2].qs), 2);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[3].qs), 3);
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+    *ab = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi);
+    *cd = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), hi);
+}
+
+static inline __m512i load_q8_0_pair(const block_q8_0 *y) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(qd_load32(y[0].qs)), qd_load32(y[1].qs), 1);
+}
+
+/* sum (q - 8) y for two blocks at once: vpdpbusd of the unsigned nibbles minus that of 8s. */
+static inline __m512i q4_0_pair(__m512i q, __m512i y) {
+    const __m512i qy = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y);
+    return _mm512_sub_epi32(qy, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), y));
+}
+
+/* Four blocks per step in 512-bit registers: scales converted at once, row prefetched ahead. */
 static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q4_0 *x = vx;
     const block_q8_0 *y = vy;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    const int nb = n / QK8_0;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int i = 0;
-    for (; i + 1 < n / QK8_0; i += 2) {
-        const __m256i p0 = q4_0_block(&x[i], &y[i]), p1 = q4_0_block(&x[i + 1], &y[i + 1]);
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * h2f(y[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
+    for (; i + 3 < nb; i += 4) {
+        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
+        const __m128 sc = QD_SCALES4(x, y, i);
+        __m512i qab, qcd;
+        q4_0_unpack4(x + i, &qab, &qcd);
+        const __m512i pab = q4_0_pair(qab, load_q8_0_pair(y + i)), pcd = q4_0_pair(qcd, load_q8_0_pair(y + i + 2));
+        acc0 = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc0);
+        acc1 = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc1);
     }
-    for (; i < n / QK8_0; i++)
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(q4_0_block(&x[i], &y[i])), acc0);
-    *s = hsum_ps(_mm256_add_ps(acc0, acc1));
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    for (; i < nb; i++) sum += qd_h2f(x[i].d) * qd_h2f(y[i].d) * (float)qd_hsum_epi32(q4_0_block(&x[i], &y[i]));
+    *s = sum;
 }
 
 static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q8_0 *x = vx, *y = vy;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    const int nb = n / QK8_0;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int i = 0;
-    for (; i + 1 < n / QK8_0; i += 2) {
-        const __m256i p0 = dot_i8(load32(x[i].qs), load32(y[i].qs));
-        const __m256i p1 = dot_i8(load32(x[i + 1].qs), load32(y[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i + 1].d) * h2f(y[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
+    for (; i + 3 < nb; i += 4) {
+        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);
+        const __m128 sc = QD_SCALES4(x, y, i);
+        const __m512i p01 = join(dot_i8(qd_load32(x[i].qs), qd_load32(y[i].qs)), dot_i8(qd_load32(x[i + 1].qs), qd_load32(y[i + 1].qs)));
+        const __m512i p23 = join(dot_i8(qd_load32(x[i + 2].qs), qd_load32(y[i + 2].qs)),
+                                 dot_i8(qd_load32(x[i + 3].qs), qd_load32(y[i + 3].qs)));
+        acc0 = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(p01), acc0);
+        acc1 = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(p23), acc1);
     }
-    for (; i < n / QK8_0; i++)
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)),
-                               _mm256_cvtepi32_ps(dot_i8(load32(x[i].qs), load32(y[i].qs))), acc0);
-    *s = hsum_ps(_mm256_add_ps(acc0, acc1));
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    for (; i < nb; i++)
+        sum += qd_h2f(x[i].d) * qd_h2f(y[i].d) * (float)qd_hsum_epi32(dot_i8(qd_load32(x[i].qs), qd_load32(y[i].qs)));
+    *s = sum;
 }
 
 static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -85,9 +108,9 @@ static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, co
         const __m128i b = _mm_loadu_si128((const __m128i *)x[i].qs);
         const __m256i q = _mm256_set_m128i(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(b, 4), m)),
                                            _mm_shuffle_epi8(table, _mm_and_si128(b, m)));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(dot_i8(q, load32(y[i].qs))), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(dot_i8(q, qd_load32(y[i].qs))), acc);
     }
-    *s = hsum_ps(acc);
+    *s = qd_hsum_ps(acc);
 }
 
 /* Q4_K: per 32-value sub-block j, vpdpbusd gives (q . y)_j; scales multiply the int32 lanes. */
@@ -106,16 +129,16 @@ static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         __m256i acc = _mm256_setzero_si256();
         int summs = 0;
         for (int g = 0; g < 4; g++) {
-            const __m256i b = load32(x[i].qs + 32 * g);
-            const __m256i plo = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(b, m4), load32(y[i].qs + 64 * g));
+            const __m256i b = qd_load32(x[i].qs + 32 * g);
+            const __m256i plo = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(b, m4), qd_load32(y[i].qs + 64 * g));
             const __m256i phi = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
-                                                    load32(y[i].qs + 64 * g + 32));
+                                                    qd_load32(y[i].qs + 64 * g + 32));
             acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(plo, _mm256_set1_epi32(sc[2 * g])));
             acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(phi, _mm256_set1_epi32(sc[2 * g + 1])));
             summs += m[2 * g] * (y[i].bsums[4 * g] + y[i].bsums[4 * g + 1]) +
                      m[2 * g + 1] * (y[i].bsums[4 * g + 2] + y[i].bsums[4 * g + 3]);
         }
-        sum += y[i].d * h2f(x[i].d) * (float)hsum_epi32(acc) - y[i].d * h2f(x[i].dmin) * (float)summs;
+        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
     }
     *s = sum;
 }

@@ -268,6 +268,17 @@ def gen_attn():
     g["full_args"] = args(scale * 2, 5.0, 3.0)
     g["full"] = f32(attn_ref(q, k, v, mask, scale * 2, 5.0, 3.0, sinks))
     g["f16"] = f32(attn_ref(q, fp16_round(k), fp16_round(v), mask, scale, 0.0, 0.0))
+    # more queries than one block of the kernel, causal mask, f16 K/V, one query seeing no key
+    # (its output is zeros, as in ggml, where softmax over no keys would be NaN)
+    Nl, Ml = 13, 20
+    lq = torch.randn(1, 2, Nl, 16, dtype=D)
+    lk, lv = fp16_round(torch.randn(1, 1, Ml, 16, dtype=D)), fp16_round(torch.randn(1, 1, Ml, 8, dtype=D))
+    lmask = torch.zeros(1, 1, 16, Ml, dtype=D)
+    lmask[0, 0][torch.ones(16, Ml, dtype=torch.bool).triu(Ml - Nl + 1)] = -math.inf
+    lmask[0, 0, 4, :] = -math.inf
+    g["lq"], g["lk"], g["lv"], g["lmask"] = f32(lq), f32(lk), f32(lv), f32(lmask)
+    out = attn_ref(lq, lk, lv, lmask, 0.25, 0.0, 0.0)
+    g["long"] = f32(torch.where(torch.isnan(out), torch.zeros_like(out), out))
     # flash_attn_back: q, d [H, N, D]; k [H, M, D]; v given transposed [H, D, M]
     Hb, Nb, Mb, Db = 2, 5, 7, 8
     qb = torch.randn(1, Hb, Nb, Db, dtype=D, requires_grad=True)

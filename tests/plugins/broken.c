@@ -6,7 +6,7 @@
  *   BROKEN_BAD_MAGIC   descriptor with a wrong magic number
  *   BROKEN_ABI_MAJOR   built for the next ABI major version
  *   BROKEN_ABI_MINOR   built for a newer ABI minor version
- *   BROKEN_PROBE       probe() says it cannot run here
+ *   BROKEN_PROBE       probe() says it cannot run here (and why)
  *   BROKEN_INIT        init() registers a registry and a device, then fails;
  *                      the device's free hook appends "device freed" to the
  *                      file named by the option `marker`, so the test can
@@ -52,7 +52,10 @@ GGMLC_PLUGIN_EXPORT const struct ggmlc_plugin_desc ggmlc_plugin_entry_v1 = {
 
 #elif defined(BROKEN_PROBE)
 
-static int probe_no(void) { return 0; }
+static int probe_no(void) {
+    ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "the test hardware is missing");
+    return 0;
+}
 GGMLC_PLUGIN_EXPORT const struct ggmlc_plugin_desc ggmlc_plugin_entry_v1 = {
     GGMLC_PLUGIN_DESC_HEADER, "probefail", "0", "cannot run here", probe_no, never_init, NULL,
 };

@@ -1,0 +1,54 @@
+/*
+ * quant-dot-x86.h - small helpers shared by the AVX2 and AVX-512 dot
+ * products.  Include after the file's target pragma (AVX2 + F16C at least).
+ */
+#ifndef GGMLC_CPU_QUANT_DOT_X86_H
+#define GGMLC_CPU_QUANT_DOT_X86_H
+
+#include <immintrin.h>
+
+/* How far ahead of the current block the weight row is prefetched: enough bytes to cover
+ * DRAM latency at one core's streaming rate, so the dot product never waits on memory. */
+#define QD_PREFETCH 1024
+
+static inline float qd_h2f(ggml_fp16_t h) { return _cvtsh_ss(h); }
+static inline __m256i qd_load32(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+
+static inline float qd_hsum_ps(__m256 v) {
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+static inline int qd_hsum_epi32(__m256i v) {
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* 16 bytes of nibbles -> 32 bytes: low nibbles (values 0-15), then high nibbles (16-31). */
+static inline __m256i qd_unpack_nibbles(const uint8_t *qs) {
+    const __m128i b = _mm_loadu_si128((const __m128i *)qs), m = _mm_set1_epi8(0x0f);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+}
+
+/* The products x[i+k].d * y[i+k].d for k = 0..3 of two arrays of blocks with f16 scales d:
+ * one conversion of eight halves instead of eight scalar ones. */
+#define QD_SCALES4(x, y, i)                                                                                \
+    qd_scales4(_mm_setr_epi16((short)(x)[(i)].d, (short)(x)[(i) + 1].d, (short)(x)[(i) + 2].d,             \
+                              (short)(x)[(i) + 3].d, (short)(y)[(i)].d, (short)(y)[(i) + 1].d,             \
+                              (short)(y)[(i) + 2].d, (short)(y)[(i) + 3].d))
+
+static inline __m128 qd_scales4(__m128i halves) {
+    const __m256 f = _mm256_cvtph_ps(halves);
+    return _mm_mul_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
+}
+
+/* Lane k of s in all eight lanes. */
+static inline __m256 qd_lane(__m128 s, int k) {
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(s), _mm256_set1_epi32(k));
+}
+
+#endif /* GGMLC_CPU_QUANT_DOT_X86_H */
