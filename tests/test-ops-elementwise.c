@@ -247,6 +247,66 @@ static void test_inplace(void) {
     ggml_free(ctx);
 }
 
+/* F32 -> quantized -> F32 through cpy: the bytes are the reference quantizer's, the values
+ * come back within the format's precision. */
+static void test_quantized_copies(void) {
+    const enum ggml_type types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K};
+    const double bounds[] = {1e-4, 1e-2, 1e-2};
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const enum ggml_type qt = types[k];
+        const struct ggml_type_traits *tr = ggml_get_type_traits(qt);
+        if (!tr->to_float || !tr->from_float_ref) {
+            tap_skip("no reference (de)quantizer", "cpy f32 <-> %s", ggml_type_name(qt));
+            continue;
+        }
+        struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 << 20, NULL, false});
+        struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 512, 7);
+        test_seed(11 + k);
+        test_fill_uniform(ggml_get_data_f32(x), 512 * 7, -3.0f, 3.0f);
+        struct ggml_tensor *q = ggml_cpy(ctx, x, ggml_new_tensor_2d(ctx, qt, 512, 7));
+        struct ggml_tensor *back = ggml_cast(ctx, q, GGML_TYPE_F32);
+        struct ggml_cgraph *g = ggml_new_graph(ctx);
+        ggml_build_forward_expand(g, back);
+        ggml_graph_compute_with_ctx(ctx, g, 2);
+        void *ref = malloc(ggml_nbytes(q));
+        ggml_quantize_chunk(qt, ggml_get_data_f32(x), ref, 0, 7, 512, NULL);
+        tap_ok(memcmp(ref, q->data, ggml_nbytes(q)) == 0, "cpy f32 -> %s gives the reference quantizer's bytes", ggml_type_name(qt));
+        ok_nmse(ggml_get_data_f32(back), ggml_get_data_f32(x), 512 * 7, bounds[k], "cast %s -> f32 restores the values", ggml_type_name(qt));
+        free(ref);
+        ggml_free(ctx);
+    }
+}
+
+/* The _inplace, _1d.._4d and integer variants not covered by the golden cases. */
+static void test_variants(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2);
+    for (int i = 0; i < 12; i++) ggml_set_f32_1d(a, i, (float)i);
+    ggml_set_f32_1d(b, 0, -1.0f);
+    ggml_set_f32_1d(b, 1, -2.0f);
+    struct ggml_tensor *s2 = ggml_set_2d(ctx, a, b, a->nb[1], a->nb[1] + sizeof(float)); /* a[1, 1..2] = b */
+    struct ggml_tensor *c4 = ggml_cont_4d(ctx, ggml_transpose(ctx, a), 2, 3, 2, 1);
+    struct ggml_tensor *ints = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+    for (int i = 0; i < 3; i++) ggml_set_i32_1d(ints, i, 1000003 * (i + 1));
+    struct ggml_tensor *rep = ggml_repeat_4d(ctx, ints, 6, 2, 1, 1), *cat = ggml_concat(ctx, ints, ints, 0);
+    struct ggml_tensor *sc = ggml_scale_inplace(ctx, ggml_dup(ctx, a), 2.0f);
+    struct ggml_tensor *toi = ggml_cast(ctx, ggml_scale(ctx, a, -0.75f), GGML_TYPE_I32);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    struct ggml_tensor *outs[] = {s2, c4, rep, cat, sc, toi};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) ggml_build_forward_expand(g, outs[i]);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    tap_ok(ggml_get_f32_nd(s2, 1, 1, 0, 0) == -1.0f && ggml_get_f32_nd(s2, 2, 1, 0, 0) == -2.0f && ggml_get_f32_nd(s2, 3, 1, 0, 0) == 7.0f &&
+           ggml_get_f32_1d(a, 5) == 5.0f, "set_2d writes b into a copy of a");
+    /* transpose(a) in flat order: 0 4 8 1 5 9 2 6 10 3 7 11 */
+    tap_ok(c4->ne[2] == 2 && ggml_get_f32_1d(c4, 1) == 4.0f && ggml_get_f32_1d(c4, 3) == 1.0f && ggml_get_f32_1d(c4, 11) == 11.0f,
+           "cont_4d of a transposed view keeps the flat order");
+    tap_ok(ggml_get_i32_1d(rep, 7) == 2000006 && ggml_get_i32_1d(rep, 11) == 3000009, "repeat_4d of I32 values is exact");
+    tap_ok(ggml_get_i32_1d(cat, 4) == 2000006, "concat of I32 values");
+    tap_ok(sc->data != a->data && ggml_get_f32_1d(sc, 11) == 22.0f, "scale_inplace on a copy");
+    tap_ok(ggml_get_i32_1d(toi, 3) == -2 && ggml_get_i32_1d(toi, 11) == -8, "cast f32 -> i32 truncates toward zero");
+    ggml_free(ctx);
+}
+
 /* Constructor error paths: NULL, the right status, the op named in the message. */
 static void rejects(struct ggml_tensor *t, enum ggmlc_status st, const char *op, const char *what) {
     const bool ok = t == NULL && ggmlc_last_status() == st && strstr(ggmlc_last_error(), op) != NULL;
@@ -294,6 +354,8 @@ int main(void) {
     }
     tap_ok(be != NULL, "the CPU backend exists");
     test_inplace();
+    test_quantized_copies();
+    test_variants();
     test_errors();
     ggml_backend_free(be);
     gold_free(gold);

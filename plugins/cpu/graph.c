@@ -78,8 +78,10 @@ static void graph_thread(void *arg, int ith, int nth) {
     }
 }
 
-/* Refuse the graph before any thread starts when a node cannot be computed. */
-static bool check_graph(struct ggml_tensor **nodes, int n_nodes, size_t work_needed, size_t work_given) {
+/* Refuse the graph before any thread starts when a node cannot be computed; *max_tasks
+ * gets the most tasks any node splits into with nth threads. */
+static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *max_tasks, size_t work_needed, size_t work_given) {
+    *max_tasks = 1;
     for (int i = 0; i < n_nodes; i++) {
         if (!cpu_supports_node(nodes[i])) {
             ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "CPU backend: node %d '%s' (%s, %s) is not supported", i, nodes[i]->name,
@@ -91,6 +93,8 @@ static bool check_graph(struct ggml_tensor **nodes, int n_nodes, size_t work_nee
                             ggml_op_desc(nodes[i]));
             return false;
         }
+        const int n_tasks = cpu_node_n_tasks(nodes[i], nth);
+        if (n_tasks > *max_tasks) *max_tasks = n_tasks;
     }
     if (work_given < work_needed) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "CPU backend: the work buffer has %zu bytes, the graph needs %zu", work_given,
@@ -108,13 +112,16 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
         .params = params,
     };
     const int nth = params->n_threads < 1 ? 1 : params->n_threads;
-    if (!check_graph(job.nodes, job.n_nodes, cpu_graph_work_size(graph, nth), params->wdata ? params->wsize : 0))
+    int max_tasks;
+    if (!check_graph(job.nodes, job.n_nodes, nth, &max_tasks, cpu_graph_work_size(graph, nth), params->wdata ? params->wsize : 0))
         return GGML_STATUS_FAILED;
     atomic_init(&job.stop, false);
     atomic_init(&job.status, GGML_STATUS_SUCCESS);
     cpu_barrier_init(&job.node_barrier);
     cpu_barrier_init(&job.task_barrier);
-    cpu_pool_run(params->pool, nth, graph_thread, &job);
+    /* A graph of single-task nodes runs on the caller alone.  Otherwise every node that
+     * depends on the thread count asks for all nth threads, so max_tasks is then nth. */
+    cpu_pool_run(params->pool, max_tasks, graph_thread, &job);
     cpu_barrier_destroy(&job.node_barrier);
     cpu_barrier_destroy(&job.task_barrier);
     return (enum ggml_status)atomic_load(&job.status);

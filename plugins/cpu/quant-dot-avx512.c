@@ -34,7 +34,30 @@ static inline __m512 lanes2(__m128 s, int k) {
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s));
 }
 
-/* Four blocks per step: scales converted at once, two blocks per 512-bit convert and FMA. */
+/* The nibbles of four Q4_0 blocks as two registers [low a, high a, low b, high b] and
+ * [low c, high c, low d, high d] (16 bytes each), matching two Q8_0 blocks' 32 values each. */
+static inline void q4_0_unpack4(const block_q4_0 *x, __m512i *ab, __m512i *cd) {
+    __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)x[0].qs));
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[1].qs), 1);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[2].qs), 2);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[3].qs), 3);
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+    *ab = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi);
+    *cd = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), hi);
+}
+
+static inline __m512i load_q8_0_pair(const block_q8_0 *y) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(qd_load32(y[0].qs)), qd_load32(y[1].qs), 1);
+}
+
+/* sum (q - 8) y for two blocks at once: vpdpbusd of the unsigned nibbles minus that of 8s. */
+static inline __m512i q4_0_pair(__m512i q, __m512i y) {
+    const __m512i qy = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y);
+    return _mm512_sub_epi32(qy, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), y));
+}
+
+/* Four blocks per step in 512-bit registers: scales converted at once, row prefetched ahead. */
 static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q4_0 *x = vx;
     const block_q8_0 *y = vy;
@@ -44,10 +67,11 @@ static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     for (; i + 3 < nb; i += 4) {
         _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
         const __m128 sc = QD_SCALES4(x, y, i);
-        const __m512i p01 = join(q4_0_block(&x[i], &y[i]), q4_0_block(&x[i + 1], &y[i + 1]));
-        const __m512i p23 = join(q4_0_block(&x[i + 2], &y[i + 2]), q4_0_block(&x[i + 3], &y[i + 3]));
-        acc0 = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(p01), acc0);
-        acc1 = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(p23), acc1);
+        __m512i qab, qcd;
+        q4_0_unpack4(x + i, &qab, &qcd);
+        const __m512i pab = q4_0_pair(qab, load_q8_0_pair(y + i)), pcd = q4_0_pair(qcd, load_q8_0_pair(y + i + 2));
+        acc0 = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc0);
+        acc1 = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc1);
     }
     float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
     for (; i < nb; i++) sum += qd_h2f(x[i].d) * qd_h2f(y[i].d) * (float)qd_hsum_epi32(q4_0_block(&x[i], &y[i]));

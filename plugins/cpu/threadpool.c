@@ -190,7 +190,7 @@ void cpu_pool_run(struct ggml_threadpool *pool, int nth, cpu_job_fn fn, void *ar
     if (nth < 1) nth = 1;
     pthread_mutex_lock(&pool->run_mutex);
     atomic_store(&pool->paused, false);
-    if (pool->n_threads == 1) {
+    if (nth == 1) { /* nothing to share: the workers need not even wake up */
         fn(arg, 0, 1);
     } else {
         pool->job_fn = fn;

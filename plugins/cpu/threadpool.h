@@ -42,8 +42,8 @@ CPU_HIDDEN int  cpu_pool_n_threads(const struct ggml_threadpool *pool);
 /* Paused workers never spin; a run resumes the pool. */
 CPU_HIDDEN void cpu_pool_pause(struct ggml_threadpool *pool);
 CPU_HIDDEN void cpu_pool_resume(struct ggml_threadpool *pool);
-/* Run fn on min(nth, pool size) threads and return when all of them finished.
- * Calls on one pool from several threads are serialised. */
+/* Run fn on min(nth, pool size) threads and return when all of them finished
+ * (nth == 1: on the caller alone).  Calls on one pool from several threads are serialised. */
 CPU_HIDDEN void cpu_pool_run(struct ggml_threadpool *pool, int nth, cpu_job_fn fn, void *arg);
 
 /* Logical CPUs this process may run on (at least 1). */
