@@ -234,10 +234,17 @@ static bool rule_acc_set(struct bw_state *s, struct ggml_tensor *node, struct gg
     return true;
 }
 
-static bool rule_pool_2d(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+/* op_params (ggml's, all int32): POOL_2D {op, k0, k1, s0, s1, p0, p1}, POOL_1D {op, k0, s0, p0}. */
+static bool rule_pool(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     const int32_t *p = node->op_params;
-    bw_add_grad(s, node->src[0], ggml_pool_2d_back(s->ctx, ggml_cont(s->ctx, dy), node->src[0], (enum ggml_op_pool)p[0], p[1], p[2],
-                                                   p[3], p[4], param_f32(node, 5), param_f32(node, 6)));
+    struct ggml_tensor *d = ggml_cont(s->ctx, dy), *a = node->src[0], *r;
+    if (node->op == GGML_OP_POOL_2D) {
+        r = ggml_pool_2d_back(s->ctx, d, a, (enum ggml_op_pool)p[0], p[1], p[2], p[3], p[4], (float)p[5], (float)p[6]);
+    } else { /* a 1-D pool is a 2-D pool with a kernel of height 1 */
+        r = ggml_pool_2d_back(s->ctx, d, a, (enum ggml_op_pool)p[0], p[1], 1, p[2], 1, (float)p[3], 0.0f);
+    }
+    if (!r) return false;
+    bw_add_grad(s, a, r);
     return true;
 }
 
@@ -309,7 +316,7 @@ bool bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_ten
     case GGML_OP_ACC: case GGML_OP_SET: return rule_acc_set(s, node, dy);
     case GGML_OP_GET_ROWS: bw_add_grad(s, a, ggml_get_rows_back(ctx, ggml_cont(ctx, dy), b, a)); return true;
     case GGML_OP_CROSS_ENTROPY_LOSS: bw_add_grad(s, a, ggml_cross_entropy_loss_back(ctx, a, b, dy)); return true;
-    case GGML_OP_POOL_2D: return rule_pool_2d(s, node, dy);
+    case GGML_OP_POOL_1D: case GGML_OP_POOL_2D: return rule_pool(s, node, dy);
     case GGML_OP_IM2COL: return rule_im2col(s, node, dy);
     default: return rule_arith(s, node, dy);
     }

@@ -174,6 +174,8 @@ BUILD(b_pad, ggml_pad(ctx, P0, 2, 1, 0, 0))
 BUILD(b_diag_mask_inf, ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, P0, 1)))
 BUILD(b_pool_2d_avg, ggml_pool_2d(ctx, P0, GGML_OP_POOL_AVG, 2, 2, 2, 2, 0, 0))
 BUILD(b_pool_2d_max, ggml_pool_2d(ctx, P0, GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0))
+BUILD(b_pool_2d_pad, ggml_pool_2d(ctx, P0, GGML_OP_POOL_AVG, 3, 3, 2, 2, 1, 1))
+BUILD(b_pool_1d, ggml_pool_1d(ctx, P0, GGML_OP_POOL_MAX, 3, 2, 1))
 BUILD(b_conv_2d, ggml_conv_2d(ctx, P0, P1, 1, 1, 1, 1, 1, 1))
 BUILD(b_rope_norm, ggml_rope_ext(ctx, P0, P1, NULL, 8, GGML_ROPE_TYPE_NORMAL, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f))
 BUILD(b_rope_neox, ggml_rope_ext(ctx, P0, P1, NULL, 8, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f))
@@ -236,6 +238,8 @@ static const struct grad_case cases[] = {
     {"diag_mask_inf + soft_max", b_diag_mask_inf, 1, {{5, 5}}, -2, 2, 1e-2},
     {"pool_2d avg", b_pool_2d_avg, 1, {{6, 4, 2}}, -1, 1, 1e-2},
     {"pool_2d max", b_pool_2d_max, 1, {{6, 4, 2}}, -1, 1, 1e-2},
+    {"pool_2d avg, padded", b_pool_2d_pad, 1, {{7, 5, 2}}, -1, 1, 1e-2},
+    {"pool_1d max, padded", b_pool_1d, 1, {{9, 3}}, -1, 1, 1e-2},
     {"conv_2d (im2col)", b_conv_2d, 2, {{3, 3, 2, 3}, {5, 6, 2, 1}}, -1, 1, 2e-2},
     {"rope (normal)", b_rope_norm, 2, {{8, 3, 4}, {4}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
     {"rope (neox)", b_rope_neox, 2, {{8, 3, 4}, {4}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
