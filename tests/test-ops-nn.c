@@ -6,44 +6,44 @@
 
 static void test_softmax(void) {
     struct gold_set *gs = gold_load("nn_softmax.gold");
-    struct ggml_context *ctx = nn_context();
+    struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *x = nn_f32(ctx, gs, "x");
-    struct ggml_tensor *xt = nn_input(ctx, gold_get(gs, "x"), GGML_TYPE_F32, NN_TRANSPOSED);
+    struct ggml_tensor *xt = nn_input(ctx, gs, "x", GGML_TYPE_F32, true);
     struct ggml_tensor *mask = nn_f32(ctx, gs, "mask");
-    struct ggml_tensor *mask16 = nn_input(ctx, gold_get(gs, "mask"), GGML_TYPE_F16, NN_CONTIGUOUS);
+    struct ggml_tensor *mask16 = nn_input(ctx, gs, "mask", GGML_TYPE_F16, false);
     struct ggml_tensor *sinks = nn_f32(ctx, gs, "sinks");
 
     struct ggml_tensor *y = ggml_soft_max(ctx, x);
-    tap_ok(nn_compute(ctx, y), "soft_max computes");
+    tap_ok(ops_compute(ctx, y), "soft_max computes");
     nn_check(y, gs, "plain", TIGHT, "soft_max of rows with large values");
 
     y = ggml_soft_max_ext(ctx, xt, mask, nn_arg(gs, "masked_args", 0), nn_arg(gs, "masked_args", 1));
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "masked", TIGHT, "soft_max_ext, transposed input, f32 mask broadcast over dims 2 and 3");
 
     y = ggml_soft_max_ext(ctx, x, mask16, nn_arg(gs, "alibi_args", 0), nn_arg(gs, "alibi_args", 1));
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "alibi", TIGHT, "soft_max_ext with f16 mask and ALiBi over 6 heads");
 
     y = ggml_soft_max_ext(ctx, x, mask, nn_arg(gs, "sinks_args", 0), nn_arg(gs, "sinks_args", 1));
     ggml_soft_max_add_sinks(y, sinks);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "with_sinks", TIGHT, "soft_max_ext with attention sinks and ALiBi");
 
     struct ggml_tensor *xc = ggml_dup_tensor(ctx, x);
     memcpy(xc->data, x->data, ggml_nbytes(x));
     y = ggml_soft_max_ext_inplace(ctx, xc, mask, nn_arg(gs, "masked_args", 0), nn_arg(gs, "masked_args", 1));
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     tap_ok(y && y->data == xc->data, "soft_max_ext_inplace writes into its input");
     nn_check(xc, gs, "masked", TIGHT, "soft_max_ext_inplace values");
 
     struct ggml_tensor *dy = nn_f32(ctx, gs, "back_dy"), *yf = nn_f32(ctx, gs, "back_y");
     const float scale = nn_arg(gs, "alibi_args", 0), max_bias = nn_arg(gs, "alibi_args", 1);
     struct ggml_tensor *dx = ggml_soft_max_ext_back(ctx, dy, yf, scale, max_bias);
-    nn_compute(ctx, dx);
+    ops_compute(ctx, dx);
     nn_check(dx, gs, "back_dx", TIGHT, "soft_max_ext_back with scale and ALiBi vs autograd");
     dx = ggml_soft_max_ext_back_inplace(ctx, dy, yf, scale, max_bias);
-    nn_compute(ctx, dx);
+    ops_compute(ctx, dx);
     tap_ok(dx && dx->data == dy->data, "soft_max_ext_back_inplace writes into the gradient");
     nn_check(dy, gs, "back_dx", TIGHT, "soft_max_ext_back_inplace values");
 
@@ -65,38 +65,38 @@ static void test_softmax(void) {
 
 static void test_norms(void) {
     struct gold_set *gs = gold_load("nn_norm.gold");
-    struct ggml_context *ctx = nn_context();
+    struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *x = nn_f32(ctx, gs, "x");
-    struct ggml_tensor *xt = nn_input(ctx, gold_get(gs, "x"), GGML_TYPE_F32, NN_TRANSPOSED);
+    struct ggml_tensor *xt = nn_input(ctx, gs, "x", GGML_TYPE_F32, true);
 
     struct ggml_tensor *y = ggml_norm(ctx, x, 1e-5f);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "norm", TIGHT, "norm vs layer_norm (offset 50, spread 4)");
     y = ggml_rms_norm(ctx, xt, 1e-6f);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "rms", TIGHT, "rms_norm of a transposed view");
     y = ggml_l2_norm(ctx, x, 1e-12f);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "l2", TIGHT, "l2_norm vs F.normalize");
     struct ggml_tensor *gx = nn_f32(ctx, gs, "gx");
     y = ggml_group_norm(ctx, gx, 3, 1e-6f);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "group", TIGHT, "group_norm, 6 channels in 3 groups, 2 batches");
     y = ggml_group_norm_inplace(ctx, gx, 3, 1e-6f);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     tap_ok(y && y->data == gx->data, "group_norm_inplace writes into its input");
     nn_check(gx, gs, "group", TIGHT, "group_norm_inplace values");
-    struct ggml_tensor *x16 = nn_input(ctx, gold_get(gs, "x"), GGML_TYPE_F16, NN_CONTIGUOUS);
+    struct ggml_tensor *x16 = nn_input(ctx, gs, "x", GGML_TYPE_F16, false);
     y = ggml_norm_inplace(ctx, x16, 1e-5f);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "norm", 1e-5, "norm_inplace of an f16 tensor");
 
     struct ggml_tensor *dy = nn_f32(ctx, gs, "dy");
     struct ggml_tensor *dx = ggml_rms_norm_back(ctx, dy, x, 1e-6f);
-    nn_compute(ctx, dx);
+    ops_compute(ctx, dx);
     nn_check(dx, gs, "rms_dx", TIGHT, "rms_norm_back(dy, x) vs autograd");
     dx = ggml_silu_back(ctx, dy, nn_f32(ctx, gs, "silu_x"));
-    nn_compute(ctx, dx);
+    ops_compute(ctx, dx);
     nn_check(dx, gs, "silu_dx", TIGHT, "silu_back(dy, x) vs autograd");
 
     nn_rejects(ggml_group_norm(ctx, gx, 0, 1e-6f), GGMLC_ERR_INVALID_ARG, "ggml_group_norm", "group_norm with 0 groups");
@@ -110,17 +110,17 @@ static void test_norms(void) {
 
 static void test_losses(void) {
     struct gold_set *gs = gold_load("nn_loss.gold");
-    struct ggml_context *ctx = nn_context();
+    struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *logits = nn_f32(ctx, gs, "logits"), *labels = nn_f32(ctx, gs, "labels");
     struct ggml_tensor *dloss = nn_f32(ctx, gs, "dloss");
     struct ggml_tensor *loss = ggml_cross_entropy_loss(ctx, logits, labels);
-    tap_ok(loss && ggml_nelements(loss) == 1 && nn_compute(ctx, loss), "cross_entropy_loss gives a scalar");
+    tap_ok(loss && ggml_nelements(loss) == 1 && ops_compute(ctx, loss), "cross_entropy_loss gives a scalar");
     nn_check(loss, gs, "loss", TIGHT, "cross_entropy_loss vs torch (soft labels, logits up to +-200)");
     struct ggml_tensor *d = ggml_cross_entropy_loss_back(ctx, dloss, logits, labels);
-    nn_compute(ctx, d);
+    ops_compute(ctx, d);
     nn_check(d, gs, "dlogits", TIGHT, "cross_entropy_loss_back(grad, logits, labels) vs autograd");
     d = ggml_cross_entropy_loss_back(ctx, logits, labels, dloss);
-    nn_compute(ctx, d);
+    ops_compute(ctx, d);
     nn_check(d, gs, "dlogits", TIGHT, "cross_entropy_loss_back in the older (logits, labels, grad) order");
     nn_rejects(ggml_cross_entropy_loss(ctx, logits, dloss), GGMLC_ERR_SHAPE, "ggml_cross_entropy_loss",
                "cross_entropy_loss of different shapes");
@@ -132,19 +132,19 @@ static void test_losses(void) {
 
 static void test_optimizers(void) {
     struct gold_set *gs = gold_load("nn_loss.gold");
-    struct ggml_context *ctx = nn_context();
+    struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *w = nn_f32(ctx, gs, "adam_w0"), *m = nn_f32(ctx, gs, "adam_m0"), *v = nn_f32(ctx, gs, "adam_v0");
     struct ggml_tensor *g = nn_f32(ctx, gs, "adam_g"), *hp = nn_f32(ctx, gs, "adam_args");
     ggml_set_param(w);
     struct ggml_tensor *step = ggml_opt_step_adamw(ctx, w, g, m, v, hp);
-    tap_ok(step && step->data == w->data && nn_compute(ctx, step), "opt_step_adamw updates the parameter in place");
+    tap_ok(step && step->data == w->data && ops_compute(ctx, step), "opt_step_adamw updates the parameter in place");
     nn_check(w, gs, "adam_w1", TIGHT, "AdamW step vs torch.optim.AdamW (third step, weight decay)");
     nn_check(m, gs, "adam_m1", TIGHT, "AdamW first moment");
     nn_check(v, gs, "adam_v1", TIGHT, "AdamW second moment");
 
     struct ggml_tensor *ws = nn_f32(ctx, gs, "sgd_w0");
     step = ggml_opt_step_sgd(ctx, ws, nn_f32(ctx, gs, "sgd_g"), nn_f32(ctx, gs, "sgd_args"));
-    tap_ok(step && step->data == ws->data && nn_compute(ctx, step), "opt_step_sgd updates the parameter in place");
+    tap_ok(step && step->data == ws->data && ops_compute(ctx, step), "opt_step_sgd updates the parameter in place");
     nn_check(ws, gs, "sgd_w1", TIGHT, "SGD step vs torch.optim.SGD (weight decay)");
 
     nn_rejects(ggml_opt_step_adamw(ctx, w, g, m, v, g), GGMLC_ERR_SHAPE, "ggml_opt_step_adamw", "adamw_params of 45 values");

@@ -47,36 +47,36 @@ static struct ggml_tensor *rope_node(struct ggml_context *ctx, struct ggml_tenso
 
 static void test_rope(void) {
     struct gold_set *gs = gold_load("nn_rope.gold");
-    struct ggml_context *ctx = nn_context();
+    struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *x = nn_f32(ctx, gs, "x"), *ff = nn_f32(ctx, gs, "ff");
-    struct ggml_tensor *pos1 = gold_new_tensor(ctx, gold_get(gs, "pos1")), *pos4 = gold_new_tensor(ctx, gold_get(gs, "pos4"));
+    struct ggml_tensor *pos1 = nn_f32(ctx, gs, "pos1"), *pos4 = nn_f32(ctx, gs, "pos4");
     static const char *const cases[] = {"neox_yarn", "mrope", "imrope", "vision"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct rope_case c = rope_case_of(gs, cases[i]);
         const bool with_ff = strcmp(cases[i], "neox_yarn") == 0 || strcmp(cases[i], "vision") == 0;
-        struct ggml_tensor *xin = i == 0 ? nn_input(ctx, gold_get(gs, "x"), GGML_TYPE_F32, NN_TRANSPOSED) : x;
+        struct ggml_tensor *xin = i == 0 ? nn_input(ctx, gs, "x", GGML_TYPE_F32, true) : x;
         struct ggml_tensor *y = rope_node(ctx, xin, (c.mode & GGML_ROPE_TYPE_MROPE) ? pos4 : pos1, with_ff ? ff : NULL, &c, false);
-        nn_compute(ctx, y);
+        ops_compute(ctx, y);
         char what[96];
         snprintf(what, sizeof what, "rope mode %d (%s)%s", c.mode, cases[i], i == 0 ? ", transposed input" : "");
         nn_check(y, gs, cases[i], ROPE_ERR, what);
     }
     struct ggml_tensor *y = ggml_rope(ctx, x, pos1, 12, GGML_ROPE_TYPE_NORMAL);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     nn_check(y, gs, "normal", ROPE_ERR, "ggml_rope normal mode, 12 of 16 dims rotated");
-    struct ggml_tensor *x16 = nn_input(ctx, gold_get(gs, "x"), GGML_TYPE_F16, NN_CONTIGUOUS);
+    struct ggml_tensor *x16 = nn_input(ctx, gs, "x", GGML_TYPE_F16, false);
     y = ggml_rope_inplace(ctx, x16, pos1, 12, GGML_ROPE_TYPE_NORMAL);
-    nn_compute(ctx, y);
+    ops_compute(ctx, y);
     tap_ok(y && y->data == x16->data && y->type == GGML_TYPE_F16, "rope_inplace of an f16 tensor stays in place");
     nn_check(y, gs, "normal", 1e-5, "rope_inplace f16 values");
 
     struct rope_case c = rope_case_of(gs, "neox_yarn");
     struct ggml_tensor *dx = rope_node(ctx, nn_f32(ctx, gs, "neox_yarn_dy"), pos1, ff, &c, true);
-    nn_compute(ctx, dx);
+    ops_compute(ctx, dx);
     nn_check(dx, gs, "neox_yarn_dx", ROPE_ERR, "rope_ext_back (NeoX, YaRN, frequency factors) vs autograd");
     c = rope_case_of(gs, "imrope");
     dx = rope_node(ctx, nn_f32(ctx, gs, "imrope_dy"), pos4, NULL, &c, true);
-    nn_compute(ctx, dx);
+    ops_compute(ctx, dx);
     nn_check(dx, gs, "imrope_dx", ROPE_ERR, "rope_multi_back (interleaved sections, YaRN) vs autograd");
 
     float dims[4];
@@ -99,22 +99,17 @@ static void test_rope(void) {
     gold_free(gs);
 }
 
-/* Golden tensor `name` as an input of the given type. */
-static struct ggml_tensor *typed(struct ggml_context *ctx, struct gold_set *gs, const char *name, enum ggml_type type) {
-    return nn_input(ctx, gold_get(gs, name), type, NN_CONTIGUOUS);
-}
-
 static void test_flash_attn(void) {
     struct gold_set *gs = gold_load("nn_attn.gold");
-    struct ggml_context *ctx = nn_context();
-    struct ggml_tensor *q = nn_input(ctx, gold_get(gs, "q"), GGML_TYPE_F32, NN_TRANSPOSED);
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *q = nn_input(ctx, gs, "q", GGML_TYPE_F32, true);
     struct ggml_tensor *k = nn_f32(ctx, gs, "k"), *v = nn_f32(ctx, gs, "v"), *mask = nn_f32(ctx, gs, "mask");
-    struct ggml_tensor *mask16 = typed(ctx, gs, "mask", GGML_TYPE_F16);
+    struct ggml_tensor *mask16 = nn_input(ctx, gs, "mask", GGML_TYPE_F16, false);
 
     struct ggml_tensor *o = ggml_flash_attn_ext(ctx, q, k, v, mask, nn_arg(gs, "plain_args", 0), 0.0f, 0.0f);
     tap_ok(o && o->ne[0] == v->ne[0] && o->ne[1] == q->ne[2] && o->ne[2] == q->ne[1] && o->type == GGML_TYPE_F32,
            "flash_attn_ext result is [Dv, n_head, n_batch, B] f32");
-    nn_compute(ctx, o);
+    ops_compute(ctx, o);
     nn_check(o, gs, "plain", ATTN_ERR, "flash_attn_ext, transposed q, 6 heads over 3 kv heads, f32 mask");
 
     o = ggml_flash_attn_ext(ctx, q, k, v, mask16, nn_arg(gs, "full_args", 0), nn_arg(gs, "full_args", 1),
@@ -122,17 +117,20 @@ static void test_flash_attn(void) {
     ggml_flash_attn_ext_add_sinks(o, nn_f32(ctx, gs, "sinks"));
     ggml_flash_attn_ext_set_prec(o, GGML_PREC_F32);
     tap_ok(ggml_flash_attn_ext_get_prec(o) == GGML_PREC_F32, "flash_attn_ext precision round trip");
-    nn_compute(ctx, o);
+    ops_compute(ctx, o);
     nn_check(o, gs, "full", ATTN_ERR, "flash_attn_ext with softcap, ALiBi, sinks and an f16 mask");
 
-    o = ggml_flash_attn_ext(ctx, q, typed(ctx, gs, "k", GGML_TYPE_F16), typed(ctx, gs, "v", GGML_TYPE_F16), mask16,
+    struct ggml_tensor *k16 = nn_input(ctx, gs, "k", GGML_TYPE_F16, false), *v16 = nn_input(ctx, gs, "v", GGML_TYPE_F16, false);
+    o = ggml_flash_attn_ext(ctx, q, k16, v16, mask16,
                             nn_arg(gs, "plain_args", 0), 0.0f, 0.0f);
-    nn_compute(ctx, o);
+    ops_compute(ctx, o);
     nn_check(o, gs, "f16", ATTN_ERR, "flash_attn_ext with f16 K and V");
 
-    o = ggml_flash_attn_ext(ctx, nn_f32(ctx, gs, "lq"), typed(ctx, gs, "lk", GGML_TYPE_F16), typed(ctx, gs, "lv", GGML_TYPE_F16),
-                            typed(ctx, gs, "lmask", GGML_TYPE_F16), 0.25f, 0.0f, 0.0f);
-    nn_compute(ctx, o);
+    k16 = nn_input(ctx, gs, "lk", GGML_TYPE_F16, false);
+    v16 = nn_input(ctx, gs, "lv", GGML_TYPE_F16, false);
+    o = ggml_flash_attn_ext(ctx, nn_f32(ctx, gs, "lq"), k16, v16, nn_input(ctx, gs, "lmask", GGML_TYPE_F16, false), 0.25f, 0.0f,
+                            0.0f);
+    ops_compute(ctx, o);
     nn_check(o, gs, "long", ATTN_ERR, "flash_attn_ext, 13 queries under a causal mask, one query seeing no key (zeros)");
 
     struct ggml_tensor *short_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, k->ne[1], 3);
@@ -158,12 +156,12 @@ static void check_packed(struct ggml_tensor *res, struct gold_set *gs, int part,
 
 static void test_flash_attn_back(void) {
     struct gold_set *gs = gold_load("nn_attn.gold");
-    struct ggml_context *ctx = nn_context();
+    struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *q = nn_f32(ctx, gs, "bq"), *k = nn_f32(ctx, gs, "bk"), *vt = nn_f32(ctx, gs, "bvt");
     struct ggml_tensor *d = nn_f32(ctx, gs, "bd");
     for (int masked = 0; masked <= 1; masked++) {
         struct ggml_tensor *r = ggml_flash_attn_back(ctx, q, k, vt, d, masked);
-        tap_ok(nn_compute(ctx, r), "flash_attn_back (%s) computes", masked ? "causal" : "full");
+        tap_ok(ops_compute(ctx, r), "flash_attn_back (%s) computes", masked ? "causal" : "full");
         const char *tag = masked ? "causal" : "full";
         char name[32], what[96];
         static const char *const parts[3] = {"bdq_", "bdk_", "bdvt_"};

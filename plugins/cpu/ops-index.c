@@ -13,6 +13,10 @@ static void row_to_dst(const struct ggml_tensor *a, const char *src_row, const s
         for (int64_t i = 0; i < n; i++) *(int32_t *)(out + i * dst->nb[0]) = *(const int32_t *)(src_row + i * a->nb[0]);
         return;
     }
+    if (a->type == GGML_TYPE_F32 && a->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float)) {
+        memcpy(out, src_row, (size_t)n * sizeof(float));
+        return;
+    }
     const ggml_to_float_t to_float = ggml_get_type_traits(a->type)->to_float;
     if (ggml_is_quantized(a->type) || (to_float && a->nb[0] == ggml_type_size(a->type) && dst->nb[0] == sizeof(float))) {
         to_float(src_row, (float *)out, n);

@@ -20,10 +20,7 @@ static void softmax_row(float *w, int64_t n, float sink) {
         return;
     }
     double sum = sink == -INFINITY ? 0.0 : exp((double)(sink - max));
-    for (int64_t i = 0; i < n; i++) {
-        w[i] = expf(w[i] - max);
-        sum += w[i];
-    }
+    sum += nn_exp_shifted(w, w, max, n);
     const float inv = (float)(1.0 / sum);
     for (int64_t i = 0; i < n; i++) w[i] *= inv;
 }
@@ -40,16 +37,20 @@ static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struc
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         nn_row_index(src, r, &i1, &i2, &i3);
-        nn_row_load(src, i1, i2, i3, w);
-        for (int64_t i = 0; i < n; i++) w[i] *= scale;
+        float *out = nn_f32_row(dst, i1, i2, i3);
+        if (!out) out = w;
+        nn_row_load(src, i1, i2, i3, out);
+        if (scale != 1.0f) {
+            for (int64_t i = 0; i < n; i++) out[i] *= scale;
+        }
         if (mask) {
             const float slope = nn_alibi_slope(max_bias, src->ne[2], i2);
-            nn_load(mask->type, nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->nb[0], mrow, n);
-            for (int64_t i = 0; i < n; i++) w[i] += slope * mrow[i];
+            ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type, mask->nb[0], n);
+            for (int64_t i = 0; i < n; i++) out[i] += slope * mrow[i];
         }
         const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
-        softmax_row(w, n, sink);
-        nn_row_store(dst, i1, i2, i3, w);
+        softmax_row(out, n, sink);
+        if (out == w) nn_row_store(dst, i1, i2, i3, w);
     }
     return GGML_STATUS_SUCCESS;
 }

@@ -1,8 +1,12 @@
-/* ops-conv2d.c - GGML_OP_CONV_2D (ggml_conv_2d_direct): the patches of a chunk
- * of output positions are gathered into shared scratch, then the CPU GEMM
- * multiplies them with the kernel rows straight into the result, so no
- * im2col tensor of the whole image is ever materialised.  Kernels whose rows
- * are not contiguous take a plain gather loop. */
+/* ops-conv-gemm.c - the convolutions computed with the CPU GEMM.
+ *
+ * CONV_2D (ggml_conv_2d_direct): the patches of a chunk of output positions
+ * are gathered into shared scratch, then multiplied with the kernel rows
+ * straight into the result, so no im2col tensor of the whole image exists.
+ * CONV_TRANSPOSE_1D: the GEMM gives, for a chunk of input positions, every
+ * kernel tap's contribution (the "columns"), which the tasks then overlap-add
+ * into their share of the output.  Kernels of other layouts take plain
+ * gather loops. */
 #include "cpu-convops.h"
 #include "gemm.h"
 
@@ -113,7 +117,101 @@ static enum ggml_status conv_2d(const struct ggmlc_op_call *call, struct ggml_te
     return gemm_path(dst) ? conv_2d_gemm(call, dst) : conv_2d_gather(call, dst);
 }
 
-void cpu_ops_conv2d_register(struct cpu_op_table *t) {
+/* ------------------------------------------------------ CONV_TRANSPOSE_1D */
+
+struct convt_geom {
+    int s0, p0, d0;
+    int64_t K, OC, IC, L, OL, KOC; /* KOC = K*OC columns per input position */
+};
+
+static struct convt_geom convt_geom_of(const struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    return (struct convt_geom){dst->op_params[0], dst->op_params[1], dst->op_params[2],
+                               a->ne[0], a->ne[1], a->ne[2], b->ne[0], dst->ne[0], a->ne[0] * a->ne[1]};
+}
+
+/* Kernel [K, OC, IC] with (k, oc) rows one element apart, of a type the GEMM reads; contiguous result. */
+static bool convt_gemm_path(const struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0];
+    return cpu_gemm_type_ok(a->type) && a->nb[1] == (size_t)a->ne[0] * a->nb[0] && ggml_is_contiguous(dst);
+}
+
+/* Input positions per chunk: about 4 MiB of columns. */
+static int64_t convt_chunk(const struct convt_geom *g) {
+    int64_t T = ((int64_t)1 << 20) / g->KOC;
+    if (T < 16) T = 16;
+    return T < g->L ? T : g->L;
+}
+
+static size_t convt_work_size(const struct ggml_tensor *node, int n_threads) {
+    if (!convt_gemm_path(node)) return 0;
+    const struct convt_geom g = convt_geom_of(node);
+    const int64_t T = convt_chunk(&g);
+    return (size_t)(T * g.KOC) * sizeof(float) + 64 + (size_t)n_threads * cpu_gemm_thread_work(cpu_gemm_kernel(), T, g.IC);
+}
+
+static enum ggml_status convt_gemm(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const struct convt_geom g = convt_geom_of(dst);
+    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
+    const int64_t T = convt_chunk(&g);
+    float *cols = call->wdata;
+    void *work = (char *)call->wdata + (size_t)(T * g.KOC) * sizeof(float) + 64 + (size_t)call->ith * cpu_gemm_thread_work(kern, T, g.IC);
+    int64_t r0, r1; /* this task's output rows (oc, n), each OL long */
+    cpu_split_range(g.OC * dst->ne[2], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) memset(cpu_elem_ptr(dst, 0, r % g.OC, r / g.OC, 0), 0, (size_t)g.OL * sizeof(float));
+    for (int64_t n = 0; n < dst->ne[2]; n++)
+        for (int64_t t0 = 0; t0 < g.L; t0 += T) {
+            const int64_t nt = t0 + T < g.L ? T : g.L - t0;
+            /* cols[t][k + K*oc] = sum_ic b(t0 + t, ic, n) * a(k, oc, ic) */
+            const struct cpu_gemm_problem prob = {
+                .n = g.KOC, .m = nt, .k = g.IC,
+                .w = {a->data, a->type, a->nb[0], a->nb[2]},
+                .x = {cpu_elem_ptr(b, t0, 0, n, 0), b->type, b->nb[0], b->nb[1]},
+                .dst = cols,
+                .dst_stride = (size_t)g.KOC * sizeof(float),
+            };
+            cpu_gemm_compute(kern, &prob, call->ith, call->nth, work);
+            call->barrier(call);
+            for (int64_t r = r0; r < r1; r++) {
+                if (r / g.OC != n) continue;
+                const int64_t oc = r % g.OC;
+                float *out = (float *)cpu_elem_ptr(dst, 0, oc, n, 0);
+                for (int64_t t = 0; t < nt; t++)
+                    for (int64_t k = 0; k < g.K; k++) {
+                        const int64_t o = (t0 + t) * g.s0 + k * g.d0 - g.p0;
+                        if (o >= 0 && o < g.OL) out[o] += cols[t * g.KOC + oc * g.K + k];
+                    }
+            }
+            call->barrier(call); /* the columns are overwritten next */
+        }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status convt_gather(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const struct convt_geom g = convt_geom_of(dst);
+    int64_t r0, r1;
+    cpu_split_range(g.OL * g.OC * dst->ne[2], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t o = r % g.OL, oc = (r / g.OL) % g.OC, n = r / (g.OL * g.OC);
+        float sum = 0.0f;
+        for (int64_t k = 0; k < g.K; k++) {
+            const int64_t l = cpu_tap_out(o, k, g.s0, g.p0, g.d0, g.L);
+            for (int64_t ic = 0; l >= 0 && ic < g.IC; ic++) sum += cpu_get_f32(a, k, oc, ic, 0) * cpu_get_f32(b, l, ic, n, 0);
+        }
+        *(float *)cpu_elem_ptr(dst, o, oc, n, 0) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status conv_transpose_1d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    return convt_gemm_path(dst) ? convt_gemm(call, dst) : convt_gather(call, dst);
+}
+
+void cpu_ops_conv_gemm_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_CONV_2D] = conv_2d;
     t->work_size[GGML_OP_CONV_2D] = conv_2d_work_size;
+    t->compute[GGML_OP_CONV_TRANSPOSE_1D] = conv_transpose_1d;
+    t->work_size[GGML_OP_CONV_TRANSPOSE_1D] = convt_work_size;
 }
