@@ -12,9 +12,19 @@ layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
 layout(local_size_x_id = 0) in;
 
+#ifdef QTYPE
+layout(binding = 0) readonly buffer A { uint16_t data_a[]; };
+#else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+#endif
 layout(binding = 1) readonly buffer B { STORAGE_T(B_TYPE) data_b[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
+#ifdef QTYPE
+#include "quant.glsl"
+#define LOAD_A(row, k) dq((row) + ((k) / 32) * QWORDS, (k) % 32)
+#else
+#define LOAD_A(row, k) TO_F32(A_TYPE, data_a[(row) + (k)])
+#endif
 
 shared float sa[BK * BM];
 shared float sb[BK * BN];
@@ -35,7 +45,7 @@ void main() {
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
         for (uint i = tid; i < BM * BK; i += WG) {
             const uint kk = i % BK, mm = i / BK, gm = m0 + mm, gk = k0 + kk;
-            sa[kk * BM + mm] = (gm < p.M && gk < p.K) ? TO_F32(A_TYPE, data_a[a_base + gm * p.nb01 + gk]) : 0.0;
+            sa[kk * BM + mm] = (gm < p.M && gk < p.K) ? LOAD_A(a_base + gm * p.nb01, gk) : 0.0;
         }
         for (uint i = tid; i < BN * BK; i += WG) {
             const uint kk = i % BK, nn = i / BK, gn = n0 + nn, gk = k0 + kk;

@@ -181,6 +181,9 @@ static struct ggml_tensor *c_mm_f32(struct ggml_context *ctx) { NEED(ggml_mul_ma
 static struct ggml_tensor *c_mm_f32_big(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 256, 130, 1, 1), F32("b", 256, 200, 1, 1)); }
 static struct ggml_tensor *c_mm_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 70, 65, 1, 1), F32("b", 70, 19, 1, 1)); }
 static struct ggml_tensor *c_mm_f16_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 64, 40, 1, 1), F16("b", 64, 24, 1, 1)); }
+/* tensor-core sized: partial 128x128 tiles, K a multiple of 8 (coopmat path where present) */
+static struct ggml_tensor *c_mm_f16_tiles(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 264, 300, 1, 1), F32("b", 264, 150, 1, 1)); }
+static struct ggml_tensor *c_mm_f16_f16_batched(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 64, 130, 2, 1), F16("b", 64, 33, 4, 1)); }
 static struct ggml_tensor *c_mm_bf16(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_BF16, "a", 48, 20, 1, 1), F32("b", 48, 17, 1, 1));
@@ -226,6 +229,25 @@ static struct ggml_tensor *c_rope_neox(struct ggml_context *ctx) { return rope_c
 static struct ggml_tensor *c_rope_yarn_ff(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F32, 2, true, 1.0f); }
 static struct ggml_tensor *c_rope_f16(struct ggml_context *ctx) { return rope_case(ctx, GGML_TYPE_F16, 0, false, 1.0f); }
 
+/* ------------------------------------------------- quantized weights */
+
+#define QUANT_CASE(fn, type, n) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, leaf(ctx, type, "a", 96, 37, 1, 1), F32("b", 96, n, 1, 1)); }
+QUANT_CASE(c_mv_q4_0, GGML_TYPE_Q4_0, 1)
+QUANT_CASE(c_mv_q4_1, GGML_TYPE_Q4_1, 2)
+QUANT_CASE(c_mv_q5_0, GGML_TYPE_Q5_0, 1)
+QUANT_CASE(c_mv_q5_1, GGML_TYPE_Q5_1, 3)
+QUANT_CASE(c_mv_q8_0, GGML_TYPE_Q8_0, 1)
+QUANT_CASE(c_mm_q4_0, GGML_TYPE_Q4_0, 19)
+QUANT_CASE(c_mm_q4_1, GGML_TYPE_Q4_1, 19)
+QUANT_CASE(c_mm_q5_0, GGML_TYPE_Q5_0, 19)
+QUANT_CASE(c_mm_q5_1, GGML_TYPE_Q5_1, 19)
+QUANT_CASE(c_mm_q8_0, GGML_TYPE_Q8_0, 19)
+static struct ggml_tensor *c_mm_q4_0_batched(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 64, 13, 2, 1), F32("b", 64, 11, 4, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -243,12 +265,15 @@ static const struct vk_test_case cases[] = {
     CASE(c_sum, 1e-10), CASE(c_sum_rows, 1e-10), CASE(c_mean, 1e-10), CASE(c_argmax, 0), CASE(c_norm, 1e-9),
     CASE(c_rms_norm, 1e-9), CASE(c_l2_norm, 1e-9), CASE(c_group_norm, 1e-9), CASE(c_rms_norm_view, 1e-9),
     CASE(c_soft_max, 1e-9), CASE(c_soft_max_mask, 1e-9), CASE(c_soft_max_alibi_f16, 1e-9),
-    CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6),
+    CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6), CASE(c_mm_f16_tiles, 1e-6), CASE(c_mm_f16_f16_batched, 1e-6),
     CASE(c_mm_bf16, 1e-8), CASE(c_mm_batched, 1e-10), CASE(c_mm_transposed_b, 1e-10), CASE(c_mv_f32, 1e-10),
     CASE(c_mv_f32_odd, 1e-10), CASE(c_mv_f16, 1e-8), CASE(c_mv_f16_f16, 1e-6),
     CASE(c_get_rows, 0), CASE(c_get_rows_f16, 0), CASE(c_set_rows, 0), CASE(c_set_rows_f16, 0), CASE(c_concat0, 0),
     CASE(c_concat2, 0), CASE(c_pad, 0), CASE(c_rope, 1e-7), CASE(c_rope_neox, 1e-7), CASE(c_rope_yarn_ff, 1e-7),
     CASE(c_rope_f16, 1e-5),
+    CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
+    CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
+    CASE(c_mm_q4_0_batched, 1e-4),
 };
 
 const struct vk_test_case *vk_test_cases(size_t *n) {

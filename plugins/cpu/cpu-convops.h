@@ -48,8 +48,15 @@ static inline int64_t cpu_tap_pos(int64_t o, int64_t k, int s, int p, int d, int
     return i >= 0 && i < n ? i : -1;
 }
 
+/* Output position o that input position i reaches through tap k (i = o*s + k*d - p), or -1 outside [0, n_out). */
+static inline int64_t cpu_tap_out(int64_t i, int64_t k, int s, int p, int d, int64_t n_out) {
+    const int64_t num = i + p - k * d;
+    if (num < 0 || num % s != 0) return -1;
+    return num / s < n_out ? num / s : -1;
+}
+
 /* Sub-families registered by cpu_ops_conv_register and cpu_ops_index_register. */
-CPU_HIDDEN void cpu_ops_conv2d_register(struct cpu_op_table *t); /* ops-conv2d.c */
+CPU_HIDDEN void cpu_ops_conv_gemm_register(struct cpu_op_table *t); /* ops-conv-gemm.c */
 CPU_HIDDEN void cpu_ops_pool_register(struct cpu_op_table *t);  /* ops-pool.c */
 CPU_HIDDEN void cpu_ops_image_register(struct cpu_op_table *t); /* ops-image.c */
 CPU_HIDDEN void cpu_ops_sort_register(struct cpu_op_table *t);  /* ops-sort.c */

@@ -24,19 +24,6 @@ static size_t flash_attn_work(const struct ggml_tensor *dst, int n_threads) {
     return nn_scratch_bytes(attn_scratch_floats(dst), n_threads);
 }
 
-/* Eight partial sums: lets the compiler vectorise without reassociating on its own. */
-static float dot_f32(const float *a, const float *b, int64_t n) {
-    float part[8] = {0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        for (int l = 0; l < 8; l++) part[l] += a[i + l] * b[i + l];
-    }
-    float sum = 0.0f;
-    for (; i < n; i++) sum += a[i] * b[i];
-    for (int l = 0; l < 8; l++) sum += part[l];
-    return sum;
-}
-
 /* Online softmax state of one query: running maximum, normaliser and weighted sum of V. */
 struct online_softmax {
     float max, sum;
@@ -47,19 +34,19 @@ struct online_softmax {
 /* Add a score s with value row val: rescale what was accumulated when s raises the maximum. */
 static void online_add(struct online_softmax *o, float s, const float *val) {
     if (s == -INFINITY) return; /* no weight, and -inf - -inf would be NaN */
-    float w = 1.0f;
+    float w = 1.0f, shrink = 1.0f;
     if (s > o->max) {
-        const float shrink = o->max == -INFINITY ? 0.0f : expf(o->max - s);
-        for (int64_t i = 0; i < o->dv; i++) o->acc[i] *= shrink;
-        o->sum *= shrink;
+        shrink = o->max == -INFINITY ? 0.0f : expf(o->max - s);
         o->max = s;
     } else {
         w = expf(s - o->max);
     }
     if (val) {
-        for (int64_t i = 0; i < o->dv; i++) o->acc[i] += w * val[i];
+        nn_scale_add(o->acc, shrink, w, val, o->dv);
+    } else if (shrink != 1.0f) {
+        for (int64_t i = 0; i < o->dv; i++) o->acc[i] *= shrink;
     }
-    o->sum += w;
+    o->sum = o->sum * shrink + w;
 }
 
 /* One block of queries [i1, i1 + nq) of head i2, batch i3. */
@@ -75,7 +62,7 @@ static bool block_mask(const struct ggml_tensor *mask, const struct attn_block *
     bool any = false;
     for (int64_t r = 0; r < b->nq; r++) {
         mv[r] = 0.0f;
-        if (mask) nn_load(mask->type, b->mask_rows[r] + j * mask->nb[0], 0, &mv[r], 1);
+        if (mask) ew_load(&mv[r], b->mask_rows[r] + j * mask->nb[0], mask->type, 0, 1);
         any = any || mv[r] != -INFINITY;
     }
     return any;
@@ -98,13 +85,15 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
     float mv[ATTN_BLOCK];
     for (int64_t j = 0; j < k->ne[1]; j++) {
         if (!block_mask(mask, b, j, mv)) continue;
-        nn_row_load(k, j, ik2, b->i3, krow);
-        nn_row_load(v, j, ik2, b->i3, vrow);
+        /* f32 rows are used where they lie; others are converted once for the block */
+        const float *kr = nn_f32_row(k, j, ik2, b->i3), *vr = nn_f32_row(v, j, ik2, b->i3);
+        if (!kr) nn_row_load(k, j, ik2, b->i3, krow), kr = krow;
+        if (!vr) nn_row_load(v, j, ik2, b->i3, vrow), vr = vrow;
         for (int64_t r = 0; r < b->nq; r++) {
             if (mv[r] == -INFINITY) continue;
-            float s = dot_f32(b->q + r * dk, krow, dk) * qk_scale;
+            float s = nn_dot(b->q + r * dk, kr, dk) * qk_scale;
             if (p->softcap != 0.0f) s = p->softcap * tanhf(s);
-            online_add(&b->state[r], s + slope * mv[r], vrow);
+            online_add(&b->state[r], s + slope * mv[r], vr);
         }
     }
     for (int64_t r = 0; r < b->nq; r++) {
@@ -112,7 +101,7 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
         if (sinks) online_add(o, *(const float *)nn_elem(sinks, b->i2, 0, 0, 0), NULL);
         const float inv = o->sum > 0.0f ? 1.0f / o->sum : 0.0f; /* every key masked: zeros, not NaN */
         for (int64_t i = 0; i < dv; i++) o->acc[i] *= inv;
-        nn_store(dst->type, nn_elem(dst, 0, b->i2, b->i1 + r, b->i3), dst->nb[0], o->acc, dv);
+        ew_store(nn_elem(dst, 0, b->i2, b->i1 + r, b->i3), dst->type, dst->nb[0], o->acc, dv);
     }
 }
 

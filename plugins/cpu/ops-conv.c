@@ -1,6 +1,6 @@
 /* ops-conv.c - convolution kernels: im2col (1-D, 2-D, 3-D) and its gradient,
- * col2im_1d, transposed convolutions and the direct depthwise / 3-D
- * convolutions (the direct 2-D one is in ops-conv2d.c).  Every kernel gathers: each output element is written by one
+ * col2im_1d and the direct depthwise / 3-D convolutions (CONV_2D and the
+ * transposed convolutions use the GEMM: ops-conv-gemm.c).  Every kernel gathers: each output element is written by one
  * task, so tasks never race. */
 #include "cpu-convops.h"
 
@@ -43,13 +43,6 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
     return GGML_STATUS_SUCCESS;
 }
 
-/* Output position o that input position i reaches through tap k, or -1. */
-static inline int64_t tap_out(int64_t i, int64_t k, int s, int p, int d, int64_t n_out) {
-    const int64_t num = i + p - k * d;
-    if (num < 0 || num % s != 0) return -1;
-    return num / s < n_out ? num / s : -1;
-}
-
 static enum ggml_status im2col_back(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *g = dst->src[1];
     const int32_t *op = dst->op_params;
@@ -64,10 +57,10 @@ static enum ggml_status im2col_back(const struct ggmlc_op_call *call, struct ggm
         const int64_t iw = r % IW, ih = (r / IW) % IH, ic = (r / (IW * IH)) % IC, n = r / (IW * IH * IC);
         float sum = 0.0f;
         for (int64_t kh = 0; kh < KH; kh++) {
-            const int64_t oh = is_2d ? tap_out(ih, kh, s1, p1, d1, OH) : 0;
+            const int64_t oh = is_2d ? cpu_tap_out(ih, kh, s1, p1, d1, OH) : 0;
             if (oh < 0) continue;
             for (int64_t kw = 0; kw < KW; kw++) {
-                const int64_t ow = tap_out(iw, kw, s0, p0, d0, OW);
+                const int64_t ow = cpu_tap_out(iw, kw, s0, p0, d0, OW);
                 if (ow < 0) continue;
                 const int64_t c = (ic * KH + kh) * KW + kw;
                 sum += is_2d ? cpu_get_f32(g, c, ow, oh, n) : cpu_get_f32(g, c, ow, n, 0);
@@ -118,59 +111,13 @@ static enum ggml_status col2im_1d(const struct ggmlc_op_call *call, struct ggml_
         const int64_t l = r % L, c = (r / L) % OC, n = r / (L * OC);
         float sum = 0.0f;
         for (int64_t k = 0; k < K; k++) {
-            const int64_t t = tap_out(l, k, s0, p0, 1, T);
+            const int64_t t = cpu_tap_out(l, k, s0, p0, 1, T);
             if (t >= 0) sum += cpu_get_f32(a, k + K * c, t, n, 0);
         }
         *(float *)cpu_elem_ptr(dst, l, c, n, 0) = sum;
     }
     return GGML_STATUS_SUCCESS;
 }
-
-/* ----------------------------------------------- transposed convolutions */
-
-static enum ggml_status conv_transpose_1d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int s0 = dst->op_params[0], p0 = dst->op_params[1], d0 = dst->op_params[2];
-    const int64_t K = a->ne[0], IC = a->ne[2], L = b->ne[0], OL = dst->ne[0], OC = dst->ne[1];
-    int64_t r0, r1;
-    cpu_split_range(OL * OC * dst->ne[2], call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t o = r % OL, oc = (r / OL) % OC, n = r / (OL * OC);
-        float sum = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-            const int64_t l = tap_out(o, k, s0, p0, d0, L); /* o = l*s0 + k*d0 - p0 */
-            if (l < 0) continue;
-            for (int64_t ic = 0; ic < IC; ic++) sum += cpu_get_f32(a, k, oc, ic, 0) * cpu_get_f32(b, l, ic, n, 0);
-        }
-        *(float *)cpu_elem_ptr(dst, o, oc, n, 0) = sum;
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
-static enum ggml_status conv_transpose_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int s = dst->op_params[0];
-    const int64_t KW = a->ne[0], KH = a->ne[1], IC = a->ne[3], OW = dst->ne[0], OH = dst->ne[1], OC = dst->ne[2];
-    int64_t r0, r1;
-    cpu_split_range(OW * OH * OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t ox = r % OW, oy = (r / OW) % OH, oc = (r / (OW * OH)) % OC, n = r / (OW * OH * OC);
-        float sum = 0.0f;
-        for (int64_t ky = 0; ky < KH; ky++) {
-            const int64_t iy = tap_out(oy, ky, s, 0, 1, b->ne[1]);
-            if (iy < 0) continue;
-            for (int64_t kx = 0; kx < KW; kx++) {
-                const int64_t ix = tap_out(ox, kx, s, 0, 1, b->ne[0]);
-                if (ix < 0) continue;
-                for (int64_t ic = 0; ic < IC; ic++) sum += cpu_get_f32(a, kx, ky, oc, ic) * cpu_get_f32(b, ix, iy, ic, n);
-            }
-        }
-        *(float *)cpu_elem_ptr(dst, ox, oy, oc, n) = sum;
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
-/* ------------------------------------------------- direct convolutions */
 
 static enum ggml_status conv_2d_dw(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
@@ -231,11 +178,9 @@ void cpu_ops_conv_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_IM2COL_BACK] = im2col_back;
     t->compute[GGML_OP_IM2COL_3D] = im2col_3d;
     t->compute[GGML_OP_COL2IM_1D] = col2im_1d;
-    t->compute[GGML_OP_CONV_TRANSPOSE_1D] = conv_transpose_1d;
-    t->compute[GGML_OP_CONV_TRANSPOSE_2D] = conv_transpose_2d;
     t->compute[GGML_OP_CONV_2D_DW] = conv_2d_dw;
     t->compute[GGML_OP_CONV_3D] = conv_3d;
-    cpu_ops_conv2d_register(t);
+    cpu_ops_conv_gemm_register(t);
     cpu_ops_pool_register(t);
     cpu_ops_image_register(t);
 }

@@ -35,7 +35,7 @@ static enum ggml_status cross_entropy_compute(const struct ggmlc_op_call *call, 
         }
     }
     const float loss = (float)(-total / (double)rows);
-    nn_store(dst->type, dst->data, sizeof(float), &loss, 1);
+    ew_store(dst->data, dst->type, sizeof(float), &loss, 1);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -48,7 +48,7 @@ static enum ggml_status cross_entropy_back_compute(const struct ggmlc_op_call *c
     const struct ggml_tensor *grad = dst->src[0], *logits = dst->src[1], *labels = dst->src[2];
     const int64_t n = logits->ne[0], rows = ggml_nrows(logits);
     float g;
-    nn_load(grad->type, grad->data, sizeof(float), &g, 1);
+    ew_load(&g, grad->data, grad->type, sizeof(float), 1);
     const double factor = (double)g / (double)rows;
     float *x = nn_scratch(call, 2 * n), *t = x + n;
     int64_t r0, r1;

@@ -4,18 +4,18 @@
  * per-task scratch and the ALiBi slope.
  *
  * Kernels work on rows: a row (ne[0] elements, any nb[0]) is loaded into f32
- * scratch, computed there and stored back, so F32/F16/BF16 operands and
- * non-contiguous views need no special cases, and in-place results (dst a
- * view of src0) are safe as long as a row is read before it is written.
+ * scratch (ops-ew.h converts), computed there and stored back, so F32/F16/BF16
+ * operands and non-contiguous views need no special cases, and in-place results
+ * (dst a view of src0) are safe as long as a row is read before it is written.
  */
 #ifndef GGMLC_CPU_OPS_NN_H
 #define GGMLC_CPU_OPS_NN_H
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cpu-impl.h"
+#include "ops-ew.h" /* element conversion and row addressing */
 
 CPU_HIDDEN void cpu_nn_norm_register(struct cpu_op_table *t);    /* ops-norm.c */
 CPU_HIDDEN void cpu_nn_softmax_register(struct cpu_op_table *t); /* ops-softmax.c */
@@ -28,54 +28,13 @@ static inline char *nn_elem(const struct ggml_tensor *t, int64_t i0, int64_t i1,
     return (char *)t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
 
-/* Convert n values of a float type, stride bytes apart, to f32. */
-static inline void nn_load(enum ggml_type type, const char *p, size_t stride, float *dst, int64_t n) {
-    switch (type) {
-    case GGML_TYPE_F32:
-        if (stride == sizeof(float)) {
-            memmove(dst, p, (size_t)n * sizeof(float)); /* dst may be this very row (in place) */
-        } else {
-            for (int64_t i = 0; i < n; i++) memcpy(&dst[i], p + i * stride, sizeof(float));
-        }
-        break;
-    case GGML_TYPE_F16:
-        for (int64_t i = 0; i < n; i++) dst[i] = ggml_fp16_to_fp32(*(const ggml_fp16_t *)(p + i * stride));
-        break;
-    case GGML_TYPE_BF16:
-        for (int64_t i = 0; i < n; i++) dst[i] = ggml_bf16_to_fp32(*(const ggml_bf16_t *)(p + i * stride));
-        break;
-    default:
-        abort(); /* constructors admit only float types here */
-    }
-}
-
-/* Convert n f32 values to a float type, stride bytes apart. */
-static inline void nn_store(enum ggml_type type, char *p, size_t stride, const float *src, int64_t n) {
-    switch (type) {
-    case GGML_TYPE_F32:
-        if (stride == sizeof(float)) {
-            memmove(p, src, (size_t)n * sizeof(float));
-        } else {
-            for (int64_t i = 0; i < n; i++) memcpy(p + i * stride, &src[i], sizeof(float));
-        }
-        break;
-    case GGML_TYPE_F16:
-        for (int64_t i = 0; i < n; i++) *(ggml_fp16_t *)(p + i * stride) = ggml_fp32_to_fp16(src[i]);
-        break;
-    case GGML_TYPE_BF16:
-        for (int64_t i = 0; i < n; i++) *(ggml_bf16_t *)(p + i * stride) = ggml_fp32_to_bf16(src[i]);
-        break;
-    default:
-        abort();
-    }
-}
-
 /* Row (i1, i2, i3) of t into dst (t->ne[0] floats), and back. */
 static inline void nn_row_load(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, float *dst) {
-    nn_load(t->type, nn_elem(t, 0, i1, i2, i3), t->nb[0], dst, t->ne[0]);
+    const char *row = ew_row(t, i1, i2, i3);
+    if ((const char *)dst != row) ew_load(dst, row, t->type, t->nb[0], t->ne[0]); /* else: already in place */
 }
 static inline void nn_row_store(struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, const float *src) {
-    nn_store(t->type, nn_elem(t, 0, i1, i2, i3), t->nb[0], src, t->ne[0]);
+    ew_store(ew_row(t, i1, i2, i3), t->type, t->nb[0], src, t->ne[0]);
 }
 
 /* Row (i1, i2, i3) of t when it is f32 with contiguous elements (a kernel can then work
@@ -86,9 +45,7 @@ static inline float *nn_f32_row(const struct ggml_tensor *t, int64_t i1, int64_t
 
 /* Row index r (0 .. nrows) to (i1, i2, i3) of a tensor with t's shape. */
 static inline void nn_row_index(const struct ggml_tensor *t, int64_t r, int64_t *i1, int64_t *i2, int64_t *i3) {
-    *i1 = r % t->ne[1];
-    *i2 = (r / t->ne[1]) % t->ne[2];
-    *i3 = r / (t->ne[1] * t->ne[2]);
+    ew_row_coords(r, t->ne, i1, i2, i3);
 }
 
 /* Floats of scratch per task, padded to a cache line so tasks never share one. */
@@ -140,6 +97,34 @@ static inline double nn_exp_shifted(float *y, const float *x, float shift, int64
     }
     for (; i < n; i++) sum += y[i] = expf(x[i] - shift);
     return sum;
+}
+
+/* Sum of a[i] * b[i] in f32, four lanes at a time. */
+static inline float nn_dot(const float *a, const float *b, int64_t n) {
+    nn_v4f acc0 = {0}, acc1 = {0}, va, vb;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&va, a + i, sizeof va), memcpy(&vb, b + i, sizeof vb);
+        acc0 += va * vb;
+        memcpy(&va, a + i + 4, sizeof va), memcpy(&vb, b + i + 4, sizeof vb);
+        acc1 += va * vb;
+    }
+    acc0 += acc1;
+    float sum = (acc0[0] + acc0[1]) + (acc0[2] + acc0[3]);
+    for (; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+/* y[i] = y[i] * s + w * x[i]. */
+static inline void nn_scale_add(float *y, float s, float w, const float *x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        nn_v4f vy, vx;
+        memcpy(&vy, y + i, sizeof vy), memcpy(&vx, x + i, sizeof vx);
+        vy = vy * s + vx * w;
+        memcpy(y + i, &vy, sizeof vy);
+    }
+    for (; i < n; i++) y[i] = y[i] * s + w * x[i];
 }
 
 /* ALiBi slope of head h of n_head: the first 2^floor(log2 n_head) heads get powers of

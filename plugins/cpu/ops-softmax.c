@@ -45,7 +45,7 @@ static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struc
         }
         if (mask) {
             const float slope = nn_alibi_slope(max_bias, src->ne[2], i2);
-            nn_load(mask->type, nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->nb[0], mrow, n);
+            ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type, mask->nb[0], n);
             for (int64_t i = 0; i < n; i++) out[i] += slope * mrow[i];
         }
         const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;

@@ -1,7 +1,9 @@
 /*
  * ops-matmul.c - mul_mat: d = a^T b per batch (a: [K, M], b: [K, N], d: [M, N]),
  * a broadcast over b's batch dims.  A tiled shared-memory GEMM for N > 8,
- * a matrix-vector kernel (one workgroup per row of d) for N <= 8.
+ * a matrix-vector kernel (one workgroup per row of d) for N <= 8.  Weights
+ * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, dequantized
+ * while loading).
  */
 #include "vk-impl.h"
 
@@ -19,18 +21,26 @@ static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     return (struct mm_tiles){256, 64, 64, 16, 4, 4};
 }
 
+/* Quantized weight types read block by block (shaders/quant.glsl). */
+static bool is_block_quant(enum ggml_type t) {
+    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
+}
+
 static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
-    return (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
+    return (is_block_quant(a) && b == GGML_TYPE_F32) || (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
            (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
 }
 
 static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (!pair_has_kernel(a->type, b->type) || !vk_type_ok(d, a->type) || !vk_type_ok(d, b->type)) return false;
-    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || a->nb[0] != ggml_type_size(a->type) ||
-        b->nb[0] != ggml_type_size(b->type))
+    if (!pair_has_kernel(a->type, b->type) || !d->caps.storage16 || !d->caps.subgroup_arith || !vk_type_ok(d, b->type)) return false;
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
+    if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
+    if (is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
+        if (a->ne[0] % 32 != 0 || a->nb[0] != ggml_type_size(a->type) || a->nb[1] % 2 || a->nb[2] % 2 || a->nb[3] % 2) return false;
+    } else if (a->nb[0] != ggml_type_size(a->type) || !vk_shape_fits(a)) {
         return false;
-    if (!vk_shape_fits(a) || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
+    }
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
     const uint64_t batches = (uint64_t)b->ne[2] * b->ne[3];
     const struct mm_tiles t = mm_tiles_for(d);
@@ -38,9 +48,8 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
     return batches <= max[2] && (uint64_t)(a->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)(b->ne[1] + t.bn - 1) / t.bn <= max[1];
 }
 
-static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit) {
+static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit, size_t tb) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const size_t tb = ggml_type_size(b->type);
     ds->push[0] = (uint32_t)a->ne[1];
     ds->push[1] = (uint32_t)b->ne[1];
     ds->push[2] = (uint32_t)a->ne[0];
@@ -54,6 +63,15 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
     ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
 }
 
+/* Rows of d per workgroup of the matrix-vector kernels.  Quantized rows are short
+ * (4096 q8_0 values: 4.3 KiB), so on GPUs a workgroup takes 4 of them to keep more
+ * loads in flight; f32/f16 rows are long enough alone (measured on an H200: 2 or 4
+ * rows per workgroup slowed them down). */
+static uint32_t mv_rows(const struct vk_device *d, enum ggml_type a) {
+    if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+    return is_block_quant(a) ? 4 : 1;
+}
+
 /* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
 static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *a) {
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return false;
@@ -64,20 +82,45 @@ static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *
            vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
+/* The tensor-core path: f16 weights, f32 or f16 activations read 16 bytes at a time. */
+static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    if (!d->use_coopmat || a->type != GGML_TYPE_F16 || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16)) return false;
+    const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
+    if (!ba || !bb || a->ne[0] % 8 != 0 || d->props.limits.minStorageBufferOffsetAlignment > 16) return false;
+    for (int i = 1; i < 4; i++)
+        if (a->nb[i] % 16 != 0 || b->nb[i] % 16 != 0) return false;
+    return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
+}
+
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const char *ta = vk_type_tag(a->type), *tb = vk_type_tag(b->type);
+    const bool quant = is_block_quant(a->type);
+    const char *ta = quant ? ggml_type_name(a->type) : vk_type_tag(a->type), *tb = vk_type_tag(b->type);
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
-    size_t a_unit = ggml_type_size(a->type);
-    if (b->ne[1] <= MV_MAX_N) {
+    size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
+    if (quant && b->ne[1] <= MV_MAX_N) {
+        vk_dispatch_init(&ds, vk_shader_find("mvq_%s", ta));
+        const uint32_t rows = mv_rows(rec->d, a->type);
+        ds.spec[0] = 128;
+        ds.spec[1] = rows;
+        ds.n_spec = 2;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], rows, ds.groups);
+    } else if (b->ne[1] <= MV_MAX_N) {
         const bool vec = b->type == GGML_TYPE_F32 && a_vectorizable(rec->d, a);
         if (vec) a_unit = 16;
         vk_dispatch_init(&ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ta, tb));
+        const uint32_t rows = mv_rows(rec->d, a->type);
         ds.spec[0] = 128;
         ds.spec[1] = MV_MAX_N;
-        ds.n_spec = 2;
-        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
+        ds.spec[2] = rows;
+        ds.n_spec = 3;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], rows, ds.groups);
+    } else if (use_coopmat(rec->d, a, b)) {
+        a_unit = b_unit = 16; /* both read 16 bytes at a time */
+        vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
+        ds.groups[0] = (uint32_t)((a->ne[1] + 127) / 128);
+        ds.groups[1] = (uint32_t)((b->ne[1] + 127) / 128);
     } else {
         const struct mm_tiles t = mm_tiles_for(rec->d);
         vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ta, tb));
@@ -88,9 +131,9 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         ds.groups[1] = (uint32_t)((b->ne[1] + t.bn - 1) / t.bn);
     }
     ds.groups[2] = batches;
-    push_matmul(&ds, node, a_unit);
+    push_matmul(&ds, node, a_unit, b_unit);
     vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
-    vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), 16);
+    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
     return vk_record_dispatch(rec, &ds);
 }

@@ -94,7 +94,12 @@ static enum ggmlc_status create_commands(struct vk_device *d) {
     st = vk_check(d, vkAllocateCommandBuffers(d->dev, &alloc, &d->cmd), "vkAllocateCommandBuffers");
     if (st != GGMLC_OK) return st;
     const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    return vk_check(d, vkCreateFence(d->dev, &fence, NULL, &d->fence), "vkCreateFence");
+    st = vk_check(d, vkCreateFence(d->dev, &fence, NULL, &d->fence), "vkCreateFence");
+    if (st == GGMLC_OK && ggmlc_debug_enabled("vulkan") && d->props.limits.timestampComputeAndGraphics) {
+        const VkQueryPoolCreateInfo q = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+        if (vkCreateQueryPool(d->dev, &q, NULL, &d->timestamps) != VK_SUCCESS) d->timestamps = VK_NULL_HANDLE; /* timing is optional */
+    }
+    return st;
 }
 
 /* One push-descriptor set layout and pipeline layout per binding count. */
@@ -157,6 +162,8 @@ void vk_device_close(struct vk_device *d) {
             d->pipe_layout[n] = VK_NULL_HANDLE;
             d->set_layout[n] = VK_NULL_HANDLE;
         }
+        if (d->timestamps) vkDestroyQueryPool(d->dev, d->timestamps, NULL);
+        d->timestamps = VK_NULL_HANDLE;
         if (d->fence) vkDestroyFence(d->dev, d->fence, NULL);
         if (d->cmd_pool) vkDestroyCommandPool(d->dev, d->cmd_pool, NULL);
         vkDestroyDevice(d->dev, NULL);

@@ -71,7 +71,8 @@ struct vk_device {
     VkPhysicalDeviceMemoryProperties memprops;
     struct vk_caps caps;
     uint32_t queue_family;
-    bool use_f16;                    /* f16 kernels enabled (option f16 = auto|on|off) */
+    bool use_f16;                    /* F16/BF16 tensors handled (16-bit storage; option f16 = auto|off) */
+    bool use_coopmat;                /* tensor-core kernels (option coopmat = auto|off, $GGMLC_VK_COOPMAT=0) */
 
     /* created on first use (vk_device_open) */
     pthread_mutex_t lock;            /* guards everything below */
@@ -86,6 +87,7 @@ struct vk_device {
     VkDescriptorSetLayout set_layout[VK_MAX_BINDINGS + 1]; /* by binding count */
     VkPipelineLayout pipe_layout[VK_MAX_BINDINGS + 1];
     VkPipelineCache pipeline_cache;
+    VkQueryPool timestamps;          /* 2 queries, only with GGMLC_DEBUG=vulkan: GPU time per graph */
     int n_new_pipelines;             /* built since the cache was loaded: save it at close */
     struct vk_pipeline_set *pipelines; /* one per shader id */
     struct vk_staging staging;
@@ -239,6 +241,8 @@ VK_HIDDEN bool vk_type_ok(const struct vk_device *d, enum ggml_type type);
 
 /* Shader id by printf-style name ("unary_f32_f16"), or VK_SHADER_COUNT when absent. */
 VK_HIDDEN enum vk_shader_id vk_shader_find(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether id names a shader compiled into this build. */
+static inline bool vk_shader_present(enum vk_shader_id id) { return id < VK_SHADER_COUNT && vk_shader_blobs[id].code != NULL; }
 /* Name of a float type in shader names: "f32", "f16", "bf16"; NULL for others. */
 VK_HIDDEN const char *vk_type_tag(enum ggml_type type);
 

@@ -41,7 +41,7 @@ const char *vk_type_tag(enum ggml_type type) {
 
 bool vk_type_ok(const struct vk_device *d, enum ggml_type type) {
     if (type == GGML_TYPE_F32 || type == GGML_TYPE_I32) return true;
-    return (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) && d->caps.storage16;
+    return (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) && d->use_f16;
 }
 
 enum vk_shader_id vk_shader_find(const char *fmt, ...) {

@@ -7,6 +7,8 @@
  *            (auto: every GPU, or the CPU-type devices such as lavapipe when
  *            there is no GPU); $GGMLC_VK_DEVICE overrides it.
  *   f16    = auto | on | off   use f16 kernels where the device has them.
+ *   coopmat = auto | off       cooperative-matrix (tensor core) kernels where the
+ *            device and this build have them; $GGMLC_VK_COOPMAT=0 turns them off.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -186,6 +188,9 @@ static enum ggmlc_status vk_init(const struct ggmlc_plugin_options *opts, ggml_b
     const char *env = getenv("GGMLC_VK_DEVICE");
     const char *sel = env && *env ? env : ggmlc_plugin_option(opts, "device", "auto");
     const char *f16 = ggmlc_plugin_option(opts, "f16", "auto");
+    const char *coopmat_env = getenv("GGMLC_VK_COOPMAT");
+    const char *coopmat = coopmat_env && *coopmat_env ? coopmat_env : ggmlc_plugin_option(opts, "coopmat", "auto");
+    const bool coopmat_off = strcasecmp(coopmat, "off") == 0 || strcmp(coopmat, "0") == 0;
     struct vk_registry *r = calloc(1, sizeof *r);
     if (!r) return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of memory");
     struct vk_device *all;
@@ -215,7 +220,9 @@ static enum ggmlc_status vk_init(const struct ggmlc_plugin_options *opts, ggml_b
         struct vk_device *d = &r->devs[i];
         pthread_mutex_init(&d->lock, NULL);
         snprintf(d->name, sizeof d->name, "Vulkan%d", i);
-        d->use_f16 = d->caps.fp16 && strcasecmp(f16, "off") != 0 && strcmp(f16, "0") != 0;
+        d->use_f16 = d->caps.storage16 && strcasecmp(f16, "off") != 0 && strcmp(f16, "0") != 0;
+        d->use_coopmat = d->use_f16 && d->caps.coopmat_nv && d->caps.subgroup_size == 32 && !coopmat_off &&
+                         vk_shader_present(vk_shader_find("mm_coopmat_nv_f16_f32"));
         ggml_backend_dev_t gdev = ggmlc_device_new(reg, &vk_device_iface, d);
         if (!gdev || !(d->buft = vk_buffer_type_new(d, gdev))) return ggmlc_last_status();
     }

@@ -83,6 +83,10 @@ static void barrier(struct vk_rec *rec) {
 
 enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) {
     struct vk_device *d = rec->d;
+    if (ds->shader >= VK_SHADER_COUNT) {
+        ggmlc_set_error(GGMLC_ERR_INTERNAL, "vulkan: no shader variant for this node");
+        return GGML_STATUS_FAILED;
+    }
     const int n_bind = vk_shader_bindings(ds->shader);
     if (n_bind != ds->n_bind) {
         ggmlc_set_error(GGMLC_ERR_INTERNAL, "vulkan: shader %s takes %d bindings, %d given", vk_shader_blobs[ds->shader].name, n_bind,
@@ -161,15 +165,30 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
     return GGML_STATUS_SUCCESS;
 }
 
+/* With GGMLC_DEBUG=vulkan: log the GPU time between the two timestamps of a graph. */
+static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_nodes) {
+    uint64_t ts[2];
+    if (vkGetQueryPoolResults(d->dev, d->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) return;
+    const double us = (double)(ts[1] - ts[0]) * d->props.limits.timestampPeriod * 1e-3;
+    ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: graph of %d nodes: %d dispatches, %d barriers, %.2f us on the GPU\n", d->name, n_nodes,
+              rec->n_dispatches, rec->n_barriers, us);
+}
+
 enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **nodes, int n) {
     struct vk_hazards hz = {0};
     struct vk_rec rec = {.d = d, .hz = &hz};
     pthread_mutex_lock(&d->lock);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
+        if (d->timestamps) {
+            vkCmdResetQueryPool(d->cmd, d->timestamps, 0, 2);
+            vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->timestamps, 0);
+        }
         s = record_nodes(&rec, nodes, n);
         if (s == GGML_STATUS_SUCCESS) {
+            if (d->timestamps) vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->timestamps, 1);
             if (vk_cmd_submit_wait(d) != GGMLC_OK) s = GGML_STATUS_FAILED;
+            else if (d->timestamps) log_gpu_time(d, &rec, n);
         } else {
             vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
         }

@@ -1,0 +1,112 @@
+#!/bin/bash
+# vk-device-run.sh - the Vulkan test suite and benchmarks on a borrowed GPU
+# machine (the `device` tool), from a build made elsewhere.  It builds nothing.
+#
+# Prepare on the build machine (see BENCHMARKS.md, "Vulkan (H200)"):
+#   P=.gpu-prefix/vulkan
+#   ./configure --prefix=$PWD/$P && make && make install && make tests/test-vulkan
+#   cp tests/.libs/test-vulkan $P/bin/; cp tools/vk-device-run.sh $P/
+#   (cd $P/gl/root && apt-get download libvulkan1 ...)   # see /work/shared/tools/device-vulkan-prep
+# Run there, from the repository root, carrying $P:
+#   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [bench] [torch] [all]
+# Everything is printed and also written to $OUT/vk-device.log when $OUT is set.
+set -u
+P=${VK_PREFIX:-$(cd "$(dirname "$0")" && pwd)}
+what=" ${*:-all} "
+log=${OUT:-/tmp}/vk-device.log
+mkdir -p "$(dirname "$log")"
+: > "$log"
+say() { echo "$@" | tee -a "$log"; }
+run() { say "\$ $*"; "$@" 2>&1 | tee -a "$log"; }
+
+# The GPU machine has NVIDIA's driver but no Vulkan loader: unpack the carried
+# packages (VK_LOCAL=1 skips this, to try the script on the build machine).
+if [ -z "${VK_LOCAL:-}" ]; then
+    for f in "$P"/gl/root/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+    ldconfig
+    mkdir -p /tmp/gl
+    for f in "$P"/gl/lib/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gl; done
+fi
+export LD_LIBRARY_PATH="$P/lib:/tmp/gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export PATH="$P/bin:/tmp/gl/usr/bin:$PATH"
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if ! vulkaninfo --summary >/dev/null 2>&1 && [ -f $icd ]; then
+    export VK_DRIVER_FILES=$icd
+fi
+
+cat > /tmp/ggmlc-gpu.ini <<EOF
+[ggmlc]
+backends = vulkan, cpu
+[backend.vulkan]
+library = $P/lib/ggmlc/vulkan.so
+device = auto
+[backend.cpu]
+library = $P/lib/ggmlc/cpu.so
+threads = 16
+EOF
+export GGMLC_CONFIG=/tmp/ggmlc-gpu.ini GGMLC_TEST_KEEP_CONFIG=1
+
+run vulkaninfo --summary
+run ggmlc-info
+
+if [[ $what == *" tests "* || $what == *" all "* ]]; then
+    say "== test-vulkan (Vulkan vs the CPU backend)"
+    run timeout 180 test-vulkan
+    say "== test-vulkan without cooperative matrices"
+    run env GGMLC_VK_COOPMAT=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
+fi
+
+# median GPU time (us) of the graphs logged with GGMLC_DEBUG=vulkan, warm-up excluded
+gpu_median() { grep 'us on the GPU' | sed 's/.*barriers, \([0-9.]*\) us.*/\1/' | tail -n +2 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+bench() { # label, then ggmlc-bench arguments
+    label=$1
+    shift
+    say "== $label: ggmlc-bench $*"
+    GGMLC_DEBUG=vulkan timeout 90 ggmlc-bench "$@" --backend vulkan --reps 20 --json > /tmp/bench.out 2> /tmp/bench.err
+    cat /tmp/bench.out | tee -a "$log"
+    say "gpu_median_us=$(gpu_median < /tmp/bench.err)"
+}
+
+if [[ $what == *" bench "* || $what == *" all "* ]]; then
+    bench "GEMM f32 4096^3" mul_mat --type f32 --m 4096 --n 4096 --k 4096
+    bench "GEMM f16 weights x f32 activations 4096^3" mul_mat --type f16 --m 4096 --n 4096 --k 4096
+    export GGMLC_VK_COOPMAT=0
+    bench "GEMM f16 4096^3 without coopmat" mul_mat --type f16 --m 4096 --n 4096 --k 4096
+    unset GGMLC_VK_COOPMAT
+    for t in f16 q8_0 q4_0 f32; do
+        bench "matrix-vector 14336x4096 $t" mul_mat --type $t --m 1 --n 14336 --k 4096
+    done
+fi
+
+if [[ $what == *" torch "* || $what == *" all "* ]]; then
+    say "== PyTorch / cuBLAS on the same GPU"
+    timeout 120 python3 - <<'EOF' 2>&1 | tee -a "$log"
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+dev = "cuda"
+
+def timed(fn, reps=20):
+    fn(); torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(reps):
+        start.record(); fn(); end.record(); torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    times.sort()
+    return times[len(times) // 2]
+
+n = 4096
+for dt in (torch.float32, torch.float16):
+    a = torch.randn(n, n, device=dev, dtype=dt); b = torch.randn(n, n, device=dev, dtype=dt)
+    t = timed(lambda: a @ b)
+    print(f"torch GEMM {dt} 4096^3 (no TF32): {t*1e3:.3f} ms, {2*n**3/t/1e12:.1f} TFLOPS")
+w = torch.randn(14336, 4096, device=dev, dtype=torch.float16); x = torch.randn(4096, 1, device=dev, dtype=torch.float16)
+t = timed(lambda: w @ x, 100)
+print(f"torch matvec f16 14336x4096: {t*1e6:.1f} us, {w.numel()*2/t/1e9:.0f} GB/s")
+src = torch.empty(1 << 30, device=dev, dtype=torch.uint8); dst = torch.empty_like(src)
+t = timed(lambda: dst.copy_(src))
+print(f"torch device copy 1 GiB: {2*(1<<30)/t/1e9:.0f} GB/s (read + write)")
+EOF
+fi
