@@ -16,9 +16,10 @@
  * only while the allocator plans and while the split computes, so that the
  * caller's graph is left as it was.
  *
- * The internal graph (`graph`) lists, per split, its input copies and then
- * its nodes (clones in place of the cloned ones); the graph allocator places
- * it with one buffer per backend.
+ * The internal graph (`graph`) lists, per split, its input copies, then its
+ * nodes (clones in place of the cloned ones), then the cloned in-place nodes
+ * themselves, uncomputed, so that the memory they write stays alive; the
+ * graph allocator places it with one buffer per backend.
  */
 #ifndef GGMLC_SCHED_IMPL_H
 #define GGMLC_SCHED_IMPL_H
@@ -73,9 +74,9 @@ struct ggml_backend_sched {
     struct ggml_hash_set hash;
     int *assign;    /* backend id, -1 unset */
     int *split_of;  /* the split computing this node, -1 for leafs */
-    int *input_of;  /* index in inputs[] for the split split_of_input[] */
+    int *input_of;    /* index in inputs[] of this tensor's copy for split input_split[] */
     int *input_split;
-    int *clone_of;  /* index in clones[] */
+    int *clone_of;    /* index in clones[] of this node's clone, -1 if none */
 
     /* the plan */
     SCHED_ARRAY(struct sched_split, splits);

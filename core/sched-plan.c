@@ -399,13 +399,13 @@ static void print_plan(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
                        sp->i_start, sp->i_end - 1, graph->nodes[sp->i_start]->name, graph->nodes[sp->i_end - 1]->name);
         for (int j = sp->in_start; j < sp->in_end; j++) {
             const struct ggml_tensor *src = sched->inputs[j].src;
-            GGMLC_LOG_INFO("sched:   copy in  '%s' (%zu bytes) from a %s buffer\n", src->name, ggml_nbytes(src),
+            GGMLC_LOG_INFO("sched:   copy in  '%s' (%zu bytes) from %s memory\n", src->name, ggml_nbytes(src),
                            ggml_backend_buft_name(storage_buft(sched, src)));
         }
         for (int j = sp->cl_start; j < sp->cl_end; j++) {
             const struct ggml_tensor *o = sched->clones[j].orig;
             if (!ggmlc_op_is_view(o->op))
-                GGMLC_LOG_INFO("sched:   copy out '%s' (%zu bytes) to its %s buffer\n", o->name, ggml_nbytes(o),
+                GGMLC_LOG_INFO("sched:   copy out '%s' (%zu bytes) back to its %s memory\n", o->name, ggml_nbytes(o),
                                ggml_backend_buft_name(storage_buft(sched, o)));
         }
     }
