@@ -31,10 +31,8 @@ static void make_operand(struct test_operand *t, int64_t rows, int64_t k, enum g
     const int64_t lead = (transposed ? rows : k) + pad, outer = transposed ? k : rows;
     t->storage = calloc((size_t)(lead * outer + 1), es);
     t->values = malloc((size_t)(rows * k + 1) * sizeof(float));
-    t->op.data = t->storage;
-    t->op.type = type;
-    t->op.row_stride = transposed ? es : (size_t)lead * es;
-    t->op.k_stride = transposed ? (size_t)lead * es : es;
+    t->op = (struct cpu_gemm_operand){t->storage, type, transposed ? es : (size_t)lead * es,
+                                      transposed ? (size_t)lead * es : es, NULL};
     for (int64_t r = 0; r < rows; r++)
         for (int64_t i = 0; i < k; i++) {
             float v = test_uniform(-2.0f, 2.0f);
@@ -50,6 +48,17 @@ static void make_operand(struct test_operand *t, int64_t rows, int64_t k, enum g
             }
             t->values[r * k + i] = v;
         }
+}
+
+/* Rows of k values quantized to type (rows contiguous); values get what the blocks hold. */
+static void make_quantized_operand(struct test_operand *t, int64_t rows, int64_t k, enum ggml_type type) {
+    const size_t row_size = ggml_row_size(type, k);
+    t->storage = malloc(row_size * (size_t)rows + 1);
+    t->values = malloc((size_t)(rows * k + 1) * sizeof(float));
+    for (int64_t i = 0; i < rows * k; i++) t->values[i] = test_uniform(-2.0f, 2.0f);
+    ggml_quantize_chunk(type, t->values, t->storage, 0, rows, k, NULL);
+    ggml_get_type_traits(type)->to_float(t->storage, t->values, rows * k);
+    t->op = (struct cpu_gemm_operand){t->storage, type, row_size, 0, ggml_get_type_traits(type)->to_float};
 }
 
 static void free_operand(struct test_operand *t) {
@@ -105,7 +114,8 @@ struct test_case {
 
 static void check_case(const struct test_case *c) {
     struct test_operand w, x;
-    make_operand(&w, c->n, c->k, c->wtype, c->w_transposed, 3);
+    if (ggml_is_quantized(c->wtype)) make_quantized_operand(&w, c->n, c->k, c->wtype);
+    else make_operand(&w, c->n, c->k, c->wtype, c->w_transposed, 3);
     make_operand(&x, c->m, c->k, c->xtype, c->x_transposed, 5);
     const int64_t ldc = c->n + 2; /* a padded output exercises dst_stride */
     const size_t out_count = (size_t)(ldc * c->m);
@@ -220,6 +230,8 @@ int main(void) {
         {61, 7, 1000, GGML_TYPE_F16, GGML_TYPE_BF16, false, false, 3},
         {29, 3, 99, GGML_TYPE_BF16, GGML_TYPE_F32, false, true, 1},
         {9, 11, 0, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},     /* empty sums are zero */
+        {57, 40, 544, GGML_TYPE_Q8_0, GGML_TYPE_F32, false, false, 2},  /* weights dequantized while packing */
+        {100, 300, 512, GGML_TYPE_Q4_K, GGML_TYPE_F16, false, true, 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
     return tap_done();

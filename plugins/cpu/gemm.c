@@ -47,13 +47,32 @@ static float *align64(void *p) {
 }
 
 size_t cpu_gemm_thread_work(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k) {
-    const size_t blocked = (size_t)((kern->mc + kern->nc) * kern->kc + kern->nr * kern->mr + kern->kc);
+    const int64_t widest = kern->nr > kern->mr ? kern->nr : kern->mr; /* tmp: a panel of rows */
+    const size_t blocked = (size_t)((kern->mc + kern->nc) * kern->kc + kern->nr * kern->mr + widest * kern->kc);
     const size_t dot = (size_t)(min64(m, GEMM_DOT_MAX_M) * k);
     return (blocked > dot ? blocked : dot) * sizeof(float) + 64;
 }
 
 static bool use_dot_path(const struct cpu_gemm_problem *p) {
-    return p->m <= GEMM_DOT_MAX_M && p->w.k_stride == ggml_type_size(p->w.type);
+    return p->m <= GEMM_DOT_MAX_M && !p->w.dequant && p->w.k_stride == ggml_type_size(p->w.type);
+}
+
+bool cpu_gemm_dequant_ok(const struct cpu_gemm_kernel *kern, enum ggml_type type) {
+    const struct ggml_type_traits *tr = ggml_get_type_traits(type);
+    return tr->to_float && tr->blck_size > 0 && kern->kc % tr->blck_size == 0;
+}
+
+/* Dequantize rows [r0, r0 + rows) x [k0, k0 + kc) into tmp (rows of kc), then pack those. */
+static void pack_dequantized(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, int64_t r0,
+                             int64_t rows, int64_t k0, int64_t kc, int width, float *dst, float *tmp) {
+    const size_t offset = (size_t)(k0 / ggml_blck_size(op->type)) * ggml_type_size(op->type);
+    for (int64_t j = 0; j < rows; j++) op->dequant((const char *)op->data + (r0 + j) * op->row_stride + offset, tmp + j * kc, kc);
+    if (kern->pack_rows) {
+        kern->pack_rows(GGML_TYPE_F32, (const char *)tmp, (size_t)kc * sizeof(float), rows, kc, width, dst);
+        return;
+    }
+    for (int64_t k = 0; k < kc; k++)
+        for (int64_t j = 0; j < width; j++) dst[k * width + j] = j < rows ? tmp[j * kc + k] : 0.0f;
 }
 
 static float load_f32(enum ggml_type type, const char *p) {
@@ -68,6 +87,10 @@ static float load_f32(enum ggml_type type, const char *p) {
  * dst[k * width + j]; rows rows..width-1 of the panel are zero. */
 static void pack_panel(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, int64_t r0, int64_t rows,
                        int64_t k0, int64_t kc, int width, float *dst, float *tmp) {
+    if (op->dequant) {
+        pack_dequantized(kern, op, r0, rows, k0, kc, width, dst, tmp);
+        return;
+    }
     const size_t es = ggml_type_size(op->type);
     const char *base = (const char *)op->data + r0 * op->row_stride + k0 * op->k_stride;
     if (op->k_stride == es && kern->pack_rows) {

@@ -19,12 +19,15 @@
 
 #include "simd.h"
 
-/* One operand: element (row r, k) lies at data + r * row_stride + k * k_stride (bytes). */
+/* One operand: element (row r, k) lies at data + r * row_stride + k * k_stride (bytes).
+ * Quantized weights set dequant (their type's to_float): rows are then whole blocks,
+ * dequantized a cache block at a time while packing, and k_stride is unused. */
 struct cpu_gemm_operand {
     const void *data;
-    enum ggml_type type; /* F32, F16 or BF16 */
+    enum ggml_type type; /* F32, F16 or BF16; any type with dequant */
     size_t row_stride;
     size_t k_stride;
+    ggml_to_float_t dequant;
 };
 
 struct cpu_gemm_problem {
@@ -74,6 +77,10 @@ CPU_HIDDEN bool cpu_gemm_use_team(const struct cpu_gemm_kernel *kern, const stru
 CPU_HIDDEN size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k);
 CPU_HIDDEN void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
                                       const struct ggmlc_op_call *call, void *shared, void *work);
+
+/* True when weights of a quantized type can go through the GEMM (dequantized while
+ * packing): its blocks tile the cache blocks of k. */
+CPU_HIDDEN bool cpu_gemm_dequant_ok(const struct cpu_gemm_kernel *kern, enum ggml_type type);
 
 /* True for the operand types cpu_gemm_compute takes. */
 static inline bool cpu_gemm_type_ok(enum ggml_type type) {

@@ -73,8 +73,8 @@ static void expert_product(const struct ggmlc_op_call *call, const struct ggml_t
     if (cpu_gemm_type_ok(as->type)) {
         const struct cpu_gemm_problem p = {
             .n = n, .m = q1 - q0, .k = k,
-            .w = {w, as->type, as->nb[1], as->nb[0]},
-            .x = {xs + q0 * l->xrow, GGML_TYPE_F32, l->xrow, sizeof(float)},
+            .w = {w, as->type, as->nb[1], as->nb[0], NULL},
+            .x = {xs + q0 * l->xrow, GGML_TYPE_F32, l->xrow, sizeof(float), NULL},
             .dst = out + q0 * n,
             .dst_stride = (size_t)n * sizeof(float),
         };
