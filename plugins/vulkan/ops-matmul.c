@@ -5,6 +5,9 @@
  * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, dequantized
  * while loading).
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "vk-impl.h"
 
 #define MV_MAX_N 8
@@ -16,9 +19,17 @@ struct mm_tiles {
 /* Tile sizes (specialization constants): large tiles where shared memory and
  * registers are plentiful (GPUs), smaller ones on CPU-type devices. */
 static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
+    struct mm_tiles t = {256, 64, 64, 16, 4, 4};
     if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && d->props.limits.maxComputeSharedMemorySize >= 32768)
-        return (struct mm_tiles){256, 128, 128, 16, 8, 8};
-    return (struct mm_tiles){256, 64, 64, 16, 4, 4};
+        t = (struct mm_tiles){256, 128, 128, 16, 8, 8};
+    /* $GGMLC_VK_MM_TILE="WG,BM,BN,BK,TM,TN" tries other tiles (ignored unless consistent) */
+    const char *env = getenv("GGMLC_VK_MM_TILE");
+    struct mm_tiles v;
+    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &v.wg, &v.bm, &v.bn, &v.bk, &v.tm, &v.tn) == 6 && v.tm && v.tn &&
+        v.bm % v.tm == 0 && v.bn % v.tn == 0 && v.wg == (v.bm / v.tm) * (v.bn / v.tn) &&
+        v.wg <= d->props.limits.maxComputeWorkGroupInvocations && 4ull * v.bk * (v.bm + v.bn) <= d->props.limits.maxComputeSharedMemorySize)
+        t = v;
+    return t;
 }
 
 /* Quantized weight types read block by block (shaders/quant.glsl). */
@@ -27,7 +38,8 @@ static bool is_block_quant(enum ggml_type t) {
 }
 
 static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
-    return (is_block_quant(a) && b == GGML_TYPE_F32) || (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
+    return (is_block_quant(a) && b == GGML_TYPE_F32) ||
+           (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
            (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
 }
 
@@ -82,6 +94,23 @@ static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *
            vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
+/* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN}.  The default was
+ * the fastest of those tried on an H200; $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN"
+ * tries others (ignored unless consistent and within shared memory). */
+static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
+    static const uint32_t def[6] = {256, 128, 128, 64, 64, 32};
+    memcpy(t, def, sizeof def);
+    const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
+    uint32_t v[6];
+    if (!env || sscanf(env, "%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return;
+    const bool shapes = v[4] % 16 == 0 && v[5] % 16 == 0 && v[4] && v[5] && v[1] % v[4] == 0 && v[2] % v[5] == 0 && v[3] % 16 == 0 &&
+                        v[0] == (v[1] / v[4]) * (v[2] / v[5]) * 32 && (v[1] * v[3] / 8) % v[0] == 0 && (v[2] * v[3] / 8) % v[0] == 0 &&
+                        (v[2] * v[3] / 4) % v[0] == 0;
+    const uint64_t shared = 2ull * (v[1] + v[2]) * (v[3] + 8) + 4ull * (v[0] / 32) * 256;
+    if (shapes && shared <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations)
+        memcpy(t, v, sizeof v);
+}
+
 /* The tensor-core path: f16 weights, f32 or f16 activations read 16 bytes at a time. */
 static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     if (!d->use_coopmat || a->type != GGML_TYPE_F16 || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16)) return false;
@@ -119,8 +148,10 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     } else if (use_coopmat(rec->d, a, b)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
-        ds.groups[0] = (uint32_t)((a->ne[1] + 127) / 128);
-        ds.groups[1] = (uint32_t)((b->ne[1] + 127) / 128);
+        coopmat_tiles(rec->d, ds.spec);
+        ds.n_spec = 6;
+        ds.groups[0] = (uint32_t)((a->ne[1] + ds.spec[1] - 1) / ds.spec[1]);
+        ds.groups[1] = (uint32_t)((b->ne[1] + ds.spec[2] - 1) / ds.spec[2]);
     } else {
         const struct mm_tiles t = mm_tiles_for(rec->d);
         vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ta, tb));
