@@ -21,7 +21,7 @@ struct mm_tiles {
 static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     struct mm_tiles t = {256, 64, 64, 16, 4, 4};
     if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && d->props.limits.maxComputeSharedMemorySize >= 32768)
-        t = (struct mm_tiles){256, 128, 128, 16, 8, 8};
+        t = (struct mm_tiles){256, 128, 128, 8, 8, 8}; /* the fastest of 6 tried on an H200 */
     /* $GGMLC_VK_MM_TILE="WG,BM,BN,BK,TM,TN" tries other tiles (ignored unless consistent) */
     const char *env = getenv("GGMLC_VK_MM_TILE");
     struct mm_tiles v;
@@ -75,13 +75,12 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
     ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
 }
 
-/* Rows of d per workgroup of the matrix-vector kernels.  Quantized rows are short
- * (4096 q8_0 values: 4.3 KiB), so on GPUs a workgroup takes 4 of them to keep more
- * loads in flight; f32/f16 rows are long enough alone (measured on an H200: 2 or 4
- * rows per workgroup slowed them down). */
-static uint32_t mv_rows(const struct vk_device *d, enum ggml_type a) {
-    if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
-    return is_block_quant(a) ? 4 : 1;
+/* Rows of d per workgroup of the quantized matrix-vector kernel.  Quantized rows are
+ * short (4096 q8_0 values: 4.3 KiB), so on GPUs a workgroup takes 4 of them to keep
+ * more loads in flight (3x faster on an H200); the f32/f16 kernel (mv.comp) does one
+ * row per workgroup, which measured fastest for those. */
+static uint32_t mvq_rows(const struct vk_device *d) {
+    return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 4;
 }
 
 /* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
@@ -130,7 +129,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     if (quant && b->ne[1] <= MV_MAX_N) {
         vk_dispatch_init(&ds, vk_shader_find("mvq_%s", ta));
-        const uint32_t rows = mv_rows(rec->d, a->type);
+        const uint32_t rows = mvq_rows(rec->d);
         ds.spec[0] = 128;
         ds.spec[1] = rows;
         ds.n_spec = 2;
@@ -139,12 +138,10 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         const bool vec = b->type == GGML_TYPE_F32 && a_vectorizable(rec->d, a);
         if (vec) a_unit = 16;
         vk_dispatch_init(&ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ta, tb));
-        const uint32_t rows = mv_rows(rec->d, a->type);
         ds.spec[0] = 128;
         ds.spec[1] = MV_MAX_N;
-        ds.spec[2] = rows;
-        ds.n_spec = 3;
-        vk_groups_1d(rec->d, (uint64_t)a->ne[1], rows, ds.groups);
+        ds.n_spec = 2;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
     } else if (use_coopmat(rec->d, a, b)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
