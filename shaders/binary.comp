@@ -27,6 +27,7 @@ void main() {
     case VK_BIN_ADD: v = a + b; break;
     case VK_BIN_SUB: v = a - b; break;
     case VK_BIN_MUL: v = a * b; break;
+    case VK_BIN_SILU_BACK: { const float sg = 1.0 / (1.0 + exp(-b)); v = a * sg * (1.0 + b * (1.0 - sg)); break; }
     default: v = a / b; break;
     }
     data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, v);

@@ -10,6 +10,7 @@
 #define VK_BIN_SUB 1
 #define VK_BIN_MUL 2
 #define VK_BIN_DIV 3
+#define VK_BIN_SILU_BACK 4 /* a = dy, b = x: dy * s * (1 + x (1 - s)), s = sigmoid(x) */
 
 /* unary.comp: p0..p3 are float parameters */
 #define VK_UN_COPY        0

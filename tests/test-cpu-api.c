@@ -216,6 +216,47 @@ static void fill_iota(struct ggml_tensor *dst, int ith, int nth, void *userdata)
     for (int64_t i = ith; i < ggml_nelements(dst); i += nth) ((float *)dst->data)[i] = (float)i + ggml_get_f32_1d(dst->src[0], 0);
 }
 
+/* dst = a + b (+ c): the two- and three-operand forms, every task a strided share. */
+static void add2(struct ggml_tensor *dst, const struct ggml_tensor *a, const struct ggml_tensor *b, int ith, int nth, void *ud) {
+    (void)ud;
+    for (int64_t i = ith; i < ggml_nelements(dst); i += nth)
+        ((float *)dst->data)[i] = ((const float *)a->data)[i] + ((const float *)b->data)[i];
+}
+static void add3(struct ggml_tensor *dst, const struct ggml_tensor *a, const struct ggml_tensor *b, const struct ggml_tensor *c, int ith,
+                 int nth, void *ud) {
+    (void)ud;
+    for (int64_t i = ith; i < ggml_nelements(dst); i += nth)
+        ((float *)dst->data)[i] = ((const float *)a->data)[i] + ((const float *)b->data)[i] + ((const float *)c->data)[i];
+}
+/* dst (a view of src[0]) *= src[1][0] */
+static void scale_by_arg(struct ggml_tensor *dst, int ith, int nth, void *ud) {
+    (void)ud;
+    const float k = ((const float *)dst->src[1]->data)[0];
+    for (int64_t i = ith; i < ggml_nelements(dst); i += nth) ((float *)dst->data)[i] *= k;
+}
+
+static void test_custom_forms(void) {
+    struct ggml_context *ctx = host_ctx(4);
+    struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 37), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 37);
+    struct ggml_tensor *c = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 37), *k = ggml_new_f32(ctx, -2.0f);
+    for (int i = 0; i < 37; i++) {
+        ggml_set_f32_1d(a, i, (float)i);
+        ggml_set_f32_1d(b, i, 100.0f);
+        ggml_set_f32_1d(c, i, 0.5f);
+    }
+    struct ggml_tensor *y2 = ggml_map_custom2(ctx, a, b, add2, 2, NULL), *y3 = ggml_map_custom3(ctx, a, b, c, add3, GGML_N_TASKS_MAX, NULL);
+    struct ggml_tensor *args[1] = {k};
+    struct ggml_tensor *yi = ggml_custom_inplace(ctx, ggml_dup(ctx, a), args, 1, scale_by_arg, 2, NULL);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y2);
+    ggml_build_forward_expand(g, y3);
+    ggml_build_forward_expand(g, yi);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    tap_ok(ggml_get_f32_1d(y2, 36) == 136.0f && ggml_get_f32_1d(y3, 1) == 101.5f, "map_custom2 and map_custom3");
+    tap_ok(yi->data == yi->src[0]->data && ggml_get_f32_1d(yi, 36) == -72.0f, "custom_inplace overwrites its first operand");
+    ggml_free(ctx);
+}
+
 static void test_custom(void) {
     struct ggml_context *ctx = host_ctx(4);
     struct ggml_tensor *a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1000);
@@ -273,6 +314,7 @@ int main(void) {
     test_long_row();
     test_element_access();
     test_custom();
+    test_custom_forms();
     test_errors_and_features();
     return tap_done();
 }

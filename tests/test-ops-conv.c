@@ -168,6 +168,29 @@ static void test_transposed_convolutions(void) {
     }
     struct ggml_tensor *t2 = ggml_conv_transpose_2d_p0(ctx, gold_new_tensor(ctx, GOLD("convt2d.w")), gold_new_tensor(ctx, GOLD("convt2d.x")), 2);
     if (ops_compute(ctx, t2)) ops_check(t2, GOLD("convt2d.out"), 1e-11, "conv_transpose_2d_p0, stride 2");
+    struct ggml_tensor *t2g = ggml_conv_transpose_2d_p0(ctx, ops_input(ctx, GOLD("convt2d.w"), GGML_TYPE_F32, true),
+                                                        gold_new_tensor(ctx, GOLD("convt2d.x")), 2);
+    if (ops_compute(ctx, t2g)) ops_check(t2g, GOLD("convt2d.out"), 1e-11, "conv_transpose_2d_p0, strided kernel (gather path)");
+    /* 40x30 positions in two GEMM chunks, against the gather path of a strided copy of the same kernel */
+    struct ggml_tensor *k2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 4, 4, 64, 16), *x2 = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 40, 30, 16, 2);
+    struct ggml_tensor *k2_t = ggml_transpose(ctx, ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 4, 4, 64, 16));
+    float *v2 = malloc(sizeof(float) * 40 * 30 * 16 * 2);
+    test_fill_uniform(v2, 4 * 4 * 64 * 16, -1.0f, 1.0f);
+    tensor_set_f32(k2, v2);
+    tensor_set_f32(k2_t, v2);
+    test_fill_uniform(v2, 40 * 30 * 16 * 2, -2.0f, 2.0f);
+    tensor_set_f32(x2, v2);
+    free(v2);
+    struct ggml_tensor *t2_gemm = ggml_conv_transpose_2d_p0(ctx, k2, x2, 2), *t2_gather = ggml_conv_transpose_2d_p0(ctx, k2_t, x2, 2);
+    if (ops_compute(ctx, t2_gemm) && ops_compute(ctx, t2_gather)) {
+        const size_t n = (size_t)ggml_nelements(t2_gemm);
+        float *g = malloc(n * sizeof(float)), *r = malloc(n * sizeof(float));
+        tensor_get_f32(t2_gemm, g);
+        tensor_get_f32(t2_gather, r);
+        ok_nmse(g, r, n, 1e-10, "conv_transpose_2d_p0 of 40x30x16 into 64 channels, f16 kernel (GEMM chunks) equals the gather path");
+        free(g);
+        free(r);
+    }
     ggmlc_clear_error();
     ops_check_rejected(ggml_conv_transpose_1d(ctx, w, gold_new_tensor(ctx, GOLD("im2col1d.x")), 1, 0, 1), "ggml_conv_transpose_1d",
                        "data with another channel count");

@@ -307,6 +307,42 @@ static void test_variants(void) {
     ggml_free(ctx);
 }
 
+/* exp, tanh, sigmoid and silu over wide ranges against libm (the kernels use their own
+ * vectorizable approximations): relative error of exp, absolute error of the bounded ones,
+ * overflow to inf and underflow to 0. */
+static void test_wide_ranges(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 << 20, NULL, false});
+    const int n = 40001;
+    struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n);
+    float *xs = ggml_get_data_f32(x);
+    for (int i = 0; i < n; i++) xs[i] = -100.0f + 200.0f * (float)i / (float)(n - 1);
+    struct ggml_tensor *e = ggml_exp(ctx, x), *t = ggml_tanh(ctx, x), *sg = ggml_sigmoid(ctx, x), *si = ggml_silu(ctx, x);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, e);
+    ggml_build_forward_expand(g, t);
+    ggml_build_forward_expand(g, sg);
+    ggml_build_forward_expand(g, si);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    double exp_rel = 0, tanh_abs = 0, sig_abs = 0, silu_rel = 0;
+    bool limits_ok = true;
+    for (int i = 0; i < n; i++) {
+        const double v = xs[i], ref_e = exp(v);
+        const float ge = ggml_get_data_f32(e)[i];
+        if (v > 88.7229) limits_ok &= isinf(ge) && ge > 0;                /* past FLT_MAX */
+        else if (v < -87.33) limits_ok &= fabs(ge - ref_e) < 1e-44;      /* subnormal results */
+        else if (fabs(ge - ref_e) / ref_e > exp_rel) exp_rel = fabs(ge - ref_e) / ref_e;
+        tanh_abs = fmax(tanh_abs, fabs(ggml_get_data_f32(t)[i] - tanh(v)));
+        const double ref_s = 1.0 / (1.0 + exp(-v));
+        sig_abs = fmax(sig_abs, fabs(ggml_get_data_f32(sg)[i] - ref_s));
+        if (fabs(v * ref_s) > 1e-30) silu_rel = fmax(silu_rel, fabs(ggml_get_data_f32(si)[i] - v * ref_s) / fabs(v * ref_s));
+    }
+    tap_ok(exp_rel < 1e-6 && limits_ok, "exp on [-100, 100]: relative error %.2g, inf past FLT_MAX, subnormals", exp_rel);
+    tap_ok(tanh_abs < 1e-6, "tanh on [-100, 100]: absolute error %.2g", tanh_abs);
+    tap_ok(sig_abs < 1e-6, "sigmoid on [-100, 100]: absolute error %.2g", sig_abs);
+    tap_ok(silu_rel < 1e-5, "silu on [-100, 100]: relative error %.2g", silu_rel);
+    ggml_free(ctx);
+}
+
 /* Constructor error paths: NULL, the right status, the op named in the message. */
 static void rejects(struct ggml_tensor *t, enum ggmlc_status st, const char *op, const char *what) {
     const bool ok = t == NULL && ggmlc_last_status() == st && strstr(ggmlc_last_error(), op) != NULL;
@@ -356,6 +392,7 @@ int main(void) {
     test_inplace();
     test_quantized_copies();
     test_variants();
+    test_wide_ranges();
     test_errors();
     ggml_backend_free(be);
     gold_free(gold);

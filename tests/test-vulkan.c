@@ -152,6 +152,7 @@ static void check_case(const struct vk_test_case *c, int index) {
     if (!ref.computed) {
         tap_skip("the CPU backend cannot compute it", "%s", c->name);
     } else {
+        if (v.n == 1) tap_diag("%s: %.9g on %s, %.9g on the CPU", c->name, v.out[0], ggml_backend_name(backend_test), ref.out[0]);
         ok_nmse(v.out, ref.out, (size_t)v.n, c->max_nmse, "%s matches the CPU", c->name);
     }
     free(v.out);

@@ -45,6 +45,11 @@
 #pragma weak ggml_concat
 #pragma weak ggml_pad
 #pragma weak ggml_rope_ext
+#pragma weak ggml_silu_back
+#pragma weak ggml_cross_entropy_loss
+#pragma weak ggml_cross_entropy_loss_back
+#pragma weak ggml_opt_step_adamw
+#pragma weak ggml_opt_step_sgd
 
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 
@@ -248,6 +253,27 @@ static struct ggml_tensor *c_mm_q4_0_batched(struct ggml_context *ctx) {
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 64, 13, 2, 1), F32("b", 64, 11, 4, 1));
 }
 
+/* ----------------------------------------------------- training ops */
+
+static struct ggml_tensor *c_silu_back(struct ggml_context *ctx) { NEED(ggml_silu_back); return ggml_silu_back(ctx, F32("a", 37, 6, 2, 1), F32("big:x", 37, 6, 2, 1)); }
+static struct ggml_tensor *c_cross_entropy(struct ggml_context *ctx) {
+    NEED(ggml_cross_entropy_loss);
+    return ggml_cross_entropy_loss(ctx, F32("big:x", 300, 9, 2, 1), F32("pos:t", 300, 9, 2, 1));
+}
+static struct ggml_tensor *c_cross_entropy_back(struct ggml_context *ctx) {
+    NEED(ggml_cross_entropy_loss_back);
+    return ggml_cross_entropy_loss_back(ctx, F32("g", 1, 1, 1, 1), F32("big:x", 300, 9, 2, 1), F32("pos:t", 300, 9, 2, 1));
+}
+static struct ggml_tensor *c_adamw(struct ggml_context *ctx) {
+    NEED(ggml_opt_step_adamw);
+    return ggml_opt_step_adamw(ctx, F32("w", 33, 7, 1, 1), F32("g", 33, 7, 1, 1), F32("m", 33, 7, 1, 1), F32("pos:v", 33, 7, 1, 1),
+                               F32("pos:hp", 7, 1, 1, 1));
+}
+static struct ggml_tensor *c_sgd(struct ggml_context *ctx) {
+    NEED(ggml_opt_step_sgd);
+    return ggml_opt_step_sgd(ctx, F32("w", 33, 7, 1, 1), F32("g", 33, 7, 1, 1), F32("pos:hp", 2, 1, 1, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -274,6 +300,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
     CASE(c_mm_q4_0_batched, 1e-4),
+    CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
+    CASE(c_sgd, 1e-12),
 };
 
 const struct vk_test_case *vk_test_cases(size_t *n) {

@@ -4,6 +4,7 @@
  *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... --m 2048 --n 2048 --k 2048
  *               --threads 2 [--reps 10] [--compare openblas [--rounds 3]] [--json] [--backend cpu]
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
+ *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
  *   ggmlc-bench graph-overhead [--nodes 1000]        chain of tiny adds, us per node
  *
@@ -264,6 +265,21 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
     return res->median_s > 0;
 }
 
+/* The activations benchmarked like soft_max (one operand); false for other names. */
+static bool unary_by_name(const char *name, enum ggml_unary_op *op) {
+    static const struct {
+        const char *name;
+        enum ggml_unary_op op;
+    } ops[] = {{"silu", GGML_UNARY_OP_SILU}, {"gelu", GGML_UNARY_OP_GELU}, {"exp", GGML_UNARY_OP_EXP},
+               {"tanh", GGML_UNARY_OP_TANH}, {"sigmoid", GGML_UNARY_OP_SIGMOID}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(name, ops[i].name) == 0) {
+            *op = ops[i].op;
+            return true;
+        }
+    return false;
+}
+
 /* add, mul, soft_max on one large [4096, size/4096] tensor (and a second operand). */
 static bool bench_elementwise(const struct options *o, struct result *res) {
     ggml_backend_t backend = open_backend(o);
@@ -273,8 +289,11 @@ static bool bench_elementwise(const struct options *o, struct result *res) {
     struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cols, rows);
     struct ggml_tensor *b = NULL, *out;
     int streams = 2; /* tensors read or written per run */
+    enum ggml_unary_op uop;
     if (strcmp(o->op, "soft_max") == 0) {
         out = ggml_soft_max(ctx, a);
+    } else if (unary_by_name(o->op, &uop)) {
+        out = ggml_unary(ctx, a, uop);
     } else {
         b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cols, rows);
         out = strcmp(o->op, "add") == 0 ? ggml_add(ctx, a, b) : ggml_mul(ctx, a, b);
@@ -336,7 +355,7 @@ static bool bench_graph_overhead(const struct options *o, struct result *res) {
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
-    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|memcpy|graph-overhead [options]\n"
+    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|graph-overhead [options]\n"
           "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
           "  --size ELEMENTS                 add/mul/soft_max/memcpy tensor size (16777216 = 64 MiB f32)\n"
@@ -421,7 +440,8 @@ int main(int argc, char **argv) {
     struct result r = {0};
     bool ok;
     if (strcmp(o.op, "mul_mat") == 0) ok = bench_mul_mat(&o, &r);
-    else if (strcmp(o.op, "add") == 0 || strcmp(o.op, "mul") == 0 || strcmp(o.op, "soft_max") == 0) ok = bench_elementwise(&o, &r);
+    else if (strcmp(o.op, "add") == 0 || strcmp(o.op, "mul") == 0 || strcmp(o.op, "soft_max") == 0 || unary_by_name(o.op, &(enum ggml_unary_op){0}))
+        ok = bench_elementwise(&o, &r);
     else if (strcmp(o.op, "memcpy") == 0) ok = bench_memcpy(&o, &r);
     else if (strcmp(o.op, "graph-overhead") == 0) ok = bench_graph_overhead(&o, &r);
     else {

@@ -3,9 +3,9 @@
  * CONV_2D (ggml_conv_2d_direct): the patches of a chunk of output positions
  * are gathered into shared scratch, then multiplied with the kernel rows
  * straight into the result, so no im2col tensor of the whole image exists.
- * CONV_TRANSPOSE_1D: the GEMM gives, for a chunk of input positions, every
- * kernel tap's contribution (the "columns"), which the tasks then overlap-add
- * into their share of the output.  Kernels of other layouts take plain
+ * CONV_TRANSPOSE_1D and _2D: the GEMM gives, for a chunk of input positions,
+ * every kernel tap's contribution (the "columns"), which the tasks then
+ * overlap-add into their share of the output.  Kernels of other layouts take plain
  * gather loops. */
 #include "cpu-convops.h"
 #include "gemm.h"
@@ -209,9 +209,114 @@ static enum ggml_status conv_transpose_1d(const struct ggmlc_op_call *call, stru
     return convt_gemm_path(dst) ? convt_gemm(call, dst) : convt_gather(call, dst);
 }
 
+/* ------------------------------------------------------ CONV_TRANSPOSE_2D */
+
+struct convt2d_geom {
+    int s;
+    int64_t KW, KH, OC, IC, W, H, OW, OH, KKO; /* KKO = KW*KH*OC columns per input position */
+};
+
+static struct convt2d_geom convt2d_geom_of(const struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    return (struct convt2d_geom){dst->op_params[0], a->ne[0], a->ne[1], a->ne[2], a->ne[3], b->ne[0], b->ne[1],
+                                 dst->ne[0], dst->ne[1], a->ne[0] * a->ne[1] * a->ne[2]};
+}
+
+/* Kernel [KW, KH, OC, IC] contiguous in its first three dims, data rows (W) contiguous with
+ * the next row right after, a GEMM type, a contiguous result. */
+static bool convt2d_gemm_path(const struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    return cpu_gemm_type_ok(a->type) && cpu_gemm_type_ok(b->type) && a->nb[1] == (size_t)a->ne[0] * a->nb[0] &&
+           a->nb[2] == (size_t)a->ne[1] * a->nb[1] && b->nb[1] == (size_t)b->ne[0] * b->nb[0] && ggml_is_contiguous(dst);
+}
+
+/* Input positions per chunk: about 4 MiB of columns. */
+static int64_t convt2d_chunk(const struct convt2d_geom *g) {
+    int64_t T = ((int64_t)1 << 20) / g->KKO;
+    if (T < 16) T = 16;
+    return T < g->W * g->H ? T : g->W * g->H;
+}
+
+static size_t convt2d_work_size(const struct ggml_tensor *node, int n_threads) {
+    if (!convt2d_gemm_path(node)) return 0;
+    const struct convt2d_geom g = convt2d_geom_of(node);
+    const int64_t T = convt2d_chunk(&g);
+    return (size_t)(T * g.KKO) * sizeof(float) + 64 + (size_t)n_threads * cpu_gemm_thread_work(cpu_gemm_kernel(), T, g.IC);
+}
+
+static enum ggml_status convt2d_gemm(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const struct convt2d_geom g = convt2d_geom_of(dst);
+    const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
+    const int64_t T = convt2d_chunk(&g), n_pos = g.W * g.H;
+    float *cols = call->wdata;
+    void *work = (char *)call->wdata + (size_t)(T * g.KKO) * sizeof(float) + 64 + (size_t)call->ith * cpu_gemm_thread_work(kern, T, g.IC);
+    int64_t r0, r1; /* this task's output planes (oc, n) */
+    cpu_split_range(g.OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) memset(cpu_elem_ptr(dst, 0, 0, r % g.OC, r / g.OC), 0, (size_t)(g.OW * g.OH) * sizeof(float));
+    for (int64_t n = 0; n < dst->ne[3]; n++)
+        for (int64_t q0 = 0; q0 < n_pos; q0 += T) {
+            const int64_t nq = q0 + T < n_pos ? T : n_pos - q0;
+            /* cols[q][kx + KW*(ky + KH*oc)] = sum_ic b(q0 + q, ic, n) * a(kx, ky, oc, ic) */
+            const struct cpu_gemm_problem prob = {
+                .n = g.KKO, .m = nq, .k = g.IC,
+                .w = {a->data, a->type, a->nb[0], a->nb[3]},
+                .x = {cpu_elem_ptr(b, q0 % g.W, q0 / g.W, 0, n), b->type, b->nb[0], b->nb[2]},
+                .dst = cols,
+                .dst_stride = (size_t)g.KKO * sizeof(float),
+            };
+            cpu_gemm_compute(kern, &prob, call->ith, call->nth, work);
+            call->barrier(call);
+            for (int64_t r = r0; r < r1; r++) {
+                if (r / g.OC != n) continue;
+                const int64_t oc = r % g.OC;
+                float *plane = (float *)cpu_elem_ptr(dst, 0, 0, oc, n);
+                for (int64_t q = 0; q < nq; q++) {
+                    const int64_t ix = (q0 + q) % g.W, iy = (q0 + q) / g.W;
+                    const float *c = cols + q * g.KKO + oc * g.KW * g.KH;
+                    for (int64_t ky = 0; ky < g.KH; ky++)
+                        for (int64_t kx = 0; kx < g.KW; kx++) plane[(iy * g.s + ky) * g.OW + ix * g.s + kx] += c[ky * g.KW + kx];
+                }
+            }
+            call->barrier(call); /* the columns are overwritten next */
+        }
+    return GGML_STATUS_SUCCESS;
+}
+
+static enum ggml_status convt2d_gather(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int s = dst->op_params[0];
+    const int64_t KW = a->ne[0], KH = a->ne[1], IC = a->ne[3], OW = dst->ne[0], OH = dst->ne[1], OC = dst->ne[2];
+    int64_t r0, r1;
+    cpu_split_range(OW * OH * OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ox = r % OW, oy = (r / OW) % OH, oc = (r / (OW * OH)) % OC, n = r / (OW * OH * OC);
+        float sum = 0.0f;
+        for (int64_t ky = 0; ky < KH; ky++) {
+            const int64_t iy = cpu_tap_out(oy, ky, s, 0, 1, b->ne[1]);
+            if (iy < 0) continue;
+            for (int64_t kx = 0; kx < KW; kx++) {
+                const int64_t ix = cpu_tap_out(ox, kx, s, 0, 1, b->ne[0]);
+                if (ix < 0) continue;
+                for (int64_t ic = 0; ic < IC; ic++) sum += cpu_get_f32(a, kx, ky, oc, ic) * cpu_get_f32(b, ix, iy, ic, n);
+            }
+        }
+        *(float *)cpu_elem_ptr(dst, ox, oy, oc, n) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------- direct convolutions */
+
+static enum ggml_status conv_transpose_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    return convt2d_gemm_path(dst) ? convt2d_gemm(call, dst) : convt2d_gather(call, dst);
+}
+
 void cpu_ops_conv_gemm_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_CONV_2D] = conv_2d;
     t->work_size[GGML_OP_CONV_2D] = conv_2d_work_size;
     t->compute[GGML_OP_CONV_TRANSPOSE_1D] = conv_transpose_1d;
     t->work_size[GGML_OP_CONV_TRANSPOSE_1D] = convt_work_size;
+    t->compute[GGML_OP_CONV_TRANSPOSE_2D] = conv_transpose_2d;
+    t->work_size[GGML_OP_CONV_TRANSPOSE_2D] = convt2d_work_size;
 }

@@ -1,6 +1,6 @@
 /* ops-conv.c - convolution kernels: im2col (1-D, 2-D, 3-D) and its gradient,
- * col2im_1d, the transposed 2-D convolution and the direct depthwise / 3-D
- * convolutions (the GEMM-based CONV_2D and CONV_TRANSPOSE_1D are in ops-conv-gemm.c).  Every kernel gathers: each output element is written by one
+ * col2im_1d and the direct depthwise / 3-D convolutions (CONV_2D and the
+ * transposed convolutions use the GEMM: ops-conv-gemm.c).  Every kernel gathers: each output element is written by one
  * task, so tasks never race. */
 #include "cpu-convops.h"
 
@@ -119,33 +119,6 @@ static enum ggml_status col2im_1d(const struct ggmlc_op_call *call, struct ggml_
     return GGML_STATUS_SUCCESS;
 }
 
-/* ----------------------------------------------- transposed convolutions */
-
-static enum ggml_status conv_transpose_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int s = dst->op_params[0];
-    const int64_t KW = a->ne[0], KH = a->ne[1], IC = a->ne[3], OW = dst->ne[0], OH = dst->ne[1], OC = dst->ne[2];
-    int64_t r0, r1;
-    cpu_split_range(OW * OH * OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t ox = r % OW, oy = (r / OW) % OH, oc = (r / (OW * OH)) % OC, n = r / (OW * OH * OC);
-        float sum = 0.0f;
-        for (int64_t ky = 0; ky < KH; ky++) {
-            const int64_t iy = cpu_tap_out(oy, ky, s, 0, 1, b->ne[1]);
-            if (iy < 0) continue;
-            for (int64_t kx = 0; kx < KW; kx++) {
-                const int64_t ix = cpu_tap_out(ox, kx, s, 0, 1, b->ne[0]);
-                if (ix < 0) continue;
-                for (int64_t ic = 0; ic < IC; ic++) sum += cpu_get_f32(a, kx, ky, oc, ic) * cpu_get_f32(b, ix, iy, ic, n);
-            }
-        }
-        *(float *)cpu_elem_ptr(dst, ox, oy, oc, n) = sum;
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
-/* ------------------------------------------------- direct convolutions */
-
 static enum ggml_status conv_2d_dw(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const int32_t *op = dst->op_params;
@@ -205,7 +178,6 @@ void cpu_ops_conv_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_IM2COL_BACK] = im2col_back;
     t->compute[GGML_OP_IM2COL_3D] = im2col_3d;
     t->compute[GGML_OP_COL2IM_1D] = col2im_1d;
-    t->compute[GGML_OP_CONV_TRANSPOSE_2D] = conv_transpose_2d;
     t->compute[GGML_OP_CONV_2D_DW] = conv_2d_dw;
     t->compute[GGML_OP_CONV_3D] = conv_3d;
     cpu_ops_conv_gemm_register(t);

@@ -35,6 +35,51 @@ static inline int32_t ew_f32_to_i32(float v) {
     return v <= -2147483648.0f ? INT32_MIN : v >= 2147483648.0f ? INT32_MAX : (int32_t)v;
 }
 
+/* e^x without a libm call, so that loops over it vectorize: x = n ln2 + r with |r| <= ln2/2,
+ * e^r by its Taylor polynomial to r^7 (error below 1e-8 relative), 2^n built in the
+ * exponent bits as two factors 2^(n/2) so that n = 128 and the subnormal range work.
+ * Beyond ln(FLT_MAX) the result is inf, below ln(2^-150) it is 0. */
+#define EW_EXP_HI 88.72283935f
+#define EW_EXP_LO -103.972f
+static inline float ew_expf(float x) {
+    float xc = x < EW_EXP_LO ? EW_EXP_LO : x; /* selects, unlike fminf, vectorize without -ffast-math */
+    xc = xc > EW_EXP_HI ? EW_EXP_HI : xc;
+    const float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t ni = (int32_t)n, half = ni >> 1;
+    const int32_t bits1 = (half + 127) << 23, bits2 = (ni - half + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &bits1, sizeof s1);
+    memcpy(&s2, &bits2, sizeof s2);
+    float e = p * s1 * s2;
+    e = x > EW_EXP_HI ? INFINITY : e;
+    return x < EW_EXP_LO ? 0.0f : e;
+}
+
+/* tanh without a libm call: an odd Taylor polynomial near 0 (where 1 - 2/(e^2x + 1)
+ * would cancel), the exponential form elsewhere; about 2e-7 relative error. */
+static inline float ew_tanhf(float x) {
+    const float a = fabsf(x), a2 = a * a;
+    float p = 21844.0f / 6081075.0f;
+    p = p * a2 - 1382.0f / 155925.0f;
+    p = p * a2 + 62.0f / 2835.0f;
+    p = p * a2 - 17.0f / 315.0f;
+    p = p * a2 + 2.0f / 15.0f;
+    p = p * a2 - 1.0f / 3.0f;
+    p = p * a2 * a + a;
+    const float big = 1.0f - 2.0f / (ew_expf(2.0f * a) + 1.0f);
+    const float t = a < 0.3f ? p : big;
+    return x < 0.0f ? -t : t;
+}
+
 /* Types whose elements convert through float. */
 static inline bool ew_type_ok(enum ggml_type t) {
     return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 || t == GGML_TYPE_I32 || t == GGML_TYPE_I16 ||

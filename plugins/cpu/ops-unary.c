@@ -22,8 +22,8 @@ typedef void (*unary_row_fn)(int64_t n, float *y, const float *x, const float *p
 #define GELU_COEF_A    0.044715f
 #define SQRT_1_2       0.7071067811865476f
 
-static inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
-static inline float gelu_tanh(float v) { return 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * v * (1.0f + GELU_COEF_A * v * v))); }
+static inline float sigmoid(float v) { return 1.0f / (1.0f + ew_expf(-v)); }
+static inline float gelu_tanh(float v) { return 0.5f * v * (1.0f + ew_tanhf(SQRT_2_OVER_PI * v * (1.0f + GELU_COEF_A * v * v))); }
 static inline float gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * SQRT_1_2)); }
 static inline float gelu_quick(float v) { return v * sigmoid(1.702f * v); }
 static inline float hardsigmoid(float v) { return fminf(1.0f, fmaxf(0.0f, (v + 3.0f) / 6.0f)); }
@@ -32,16 +32,16 @@ ROW_FN(row_abs, fabsf(v))
 ROW_FN(row_sgn, (float)((v > 0.0f) - (v < 0.0f)))
 ROW_FN(row_neg, -v)
 ROW_FN(row_step, v > 0.0f ? 1.0f : 0.0f)
-ROW_FN(row_tanh, tanhf(v))
+ROW_FN(row_tanh, ew_tanhf(v))
 ROW_FN(row_elu, v > 0.0f ? v : expm1f(v))
 ROW_FN(row_relu, v > 0.0f ? v : 0.0f)
 ROW_FN(row_sigmoid, sigmoid(v))
 ROW_FN(row_gelu, gelu_tanh(v))
 ROW_FN(row_gelu_quick, gelu_quick(v))
-ROW_FN(row_silu, v / (1.0f + expf(-v)))
+ROW_FN(row_silu, v / (1.0f + ew_expf(-v)))
 ROW_FN(row_hardswish, v * hardsigmoid(v))
 ROW_FN(row_hardsigmoid, hardsigmoid(v))
-ROW_FN(row_exp, expf(v))
+ROW_FN(row_exp, ew_expf(v))
 ROW_FN(row_expm1, expm1f(v))
 ROW_FN(row_softplus, v > 20.0f ? v : log1pf(expf(v)))
 ROW_FN(row_gelu_erf, gelu_erf(v))

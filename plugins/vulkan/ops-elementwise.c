@@ -1,7 +1,7 @@
 /*
  * ops-elementwise.c - binary ops with broadcasting (add, sub, mul, div,
  * add1), unary functions, scale/clamp/leaky_relu/fill, copies between
- * F32/F16/BF16 (cpy, cont, dup), repeat, and the gated linear units.
+ * F32/F16/BF16 (cpy, cont, dup), repeat, the gated linear units, silu_back.
  */
 #include "vk-impl.h"
 #include "op-codes.h"
@@ -15,6 +15,13 @@ static bool binary_supports(const struct vk_device *d, const struct ggml_tensor 
            vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node);
 }
 
+/* silu_back(dy, x): same shapes, f32 */
+static bool silu_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    return a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(a, b) &&
+           ggml_are_same_shape(a, node) && vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node);
+}
+
 static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     uint32_t op;
@@ -22,6 +29,7 @@ static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tens
     case GGML_OP_SUB: op = VK_BIN_SUB; break;
     case GGML_OP_MUL: op = VK_BIN_MUL; break;
     case GGML_OP_DIV: op = VK_BIN_DIV; break;
+    case GGML_OP_SILU_BACK: op = VK_BIN_SILU_BACK; break;
     default: op = VK_BIN_ADD; break; /* ADD, ADD1 */
     }
     struct vk_dispatch ds;
@@ -174,4 +182,5 @@ void vk_ops_elementwise_register(struct vk_op_kernel *t) {
     for (size_t i = 0; i < sizeof binary / sizeof *binary; i++) t[binary[i]] = (struct vk_op_kernel){binary_supports, binary_record};
     for (size_t i = 0; i < sizeof unary / sizeof *unary; i++) t[unary[i]] = (struct vk_op_kernel){unary_supports, unary_record};
     t[GGML_OP_GLU] = (struct vk_op_kernel){glu_supports, glu_record};
+    t[GGML_OP_SILU_BACK] = (struct vk_op_kernel){silu_back_supports, binary_record};
 }

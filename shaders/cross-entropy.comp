@@ -1,0 +1,70 @@
+#version 450
+// Cross-entropy of rows of logits x against labels t (f32, contiguous rows).
+// LOSS: one workgroup, d[0] = -(1/rows) sum_rows sum_i t_i (x_i - lse(x)).
+// BACK: one workgroup per row, d = (softmax(x) * sum(t) - t) * grad / rows.
+#include "types.glsl"
+
+layout(constant_id = 0) const uint BLOCK = 256;
+layout(local_size_x_id = 0) in;
+layout(binding = 0) readonly buffer X { float x[]; };
+layout(binding = 1) readonly buffer T { float t[]; };
+layout(binding = 2) readonly buffer G { float grad[]; };
+layout(binding = 3) writeonly buffer D { float d[]; };
+
+layout(push_constant) uniform PC {
+    uint ne0, ne1, ne2, ne3;
+    uint nx1, nx2, nx3, nt1, nt2, nt3, nd1, nd2, nd3;
+    uint off_x, off_t, off_g, off_d;
+} p;
+
+shared float sh[BLOCK];
+
+float block_reduce(float v, bool is_max) {
+    const uint i = gl_LocalInvocationID.x;
+    barrier();
+    sh[i] = v;
+    barrier();
+    for (uint s = BLOCK / 2; s > 0; s >>= 1) {
+        if (i < s) sh[i] = is_max ? max(sh[i], sh[i + s]) : sh[i] + sh[i + s];
+        barrier();
+    }
+    return sh[0];
+}
+
+// log(sum(exp(x))) of the row at xr
+float row_lse(uint xr) {
+    float mx = -1.0 / 0.0;
+    for (uint i = gl_LocalInvocationID.x; i < p.ne0; i += BLOCK) mx = max(mx, x[xr + i]);
+    mx = block_reduce(mx, true);
+    float s = 0.0;
+    for (uint i = gl_LocalInvocationID.x; i < p.ne0; i += BLOCK) s += exp(x[xr + i] - mx);
+    return mx + log(block_reduce(s, false));
+}
+
+void main() {
+    const uint rows = p.ne1 * p.ne2 * p.ne3, tid = gl_LocalInvocationID.x;
+#ifdef BACK
+    const uint r = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (r >= rows) return;
+    const uint i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
+    const uint xr = p.off_x + i1 * p.nx1 + i2 * p.nx2 + i3 * p.nx3, tr = p.off_t + i1 * p.nt1 + i2 * p.nt2 + i3 * p.nt3;
+    const uint dr = p.off_d + i1 * p.nd1 + i2 * p.nd2 + i3 * p.nd3;
+    const float lse = row_lse(xr);
+    float ts = 0.0;
+    for (uint i = tid; i < p.ne0; i += BLOCK) ts += t[tr + i];
+    ts = block_reduce(ts, false);
+    const float factor = grad[p.off_g] / float(rows);
+    for (uint i = tid; i < p.ne0; i += BLOCK) d[dr + i] = (exp(x[xr + i] - lse) * ts - t[tr + i]) * factor;
+#else
+    float total = 0.0;
+    for (uint r = 0; r < rows; r++) {
+        const uint i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
+        const uint xr = p.off_x + i1 * p.nx1 + i2 * p.nx2 + i3 * p.nx3, tr = p.off_t + i1 * p.nt1 + i2 * p.nt2 + i3 * p.nt3;
+        const float lse = row_lse(xr);
+        float s = 0.0;
+        for (uint i = tid; i < p.ne0; i += BLOCK) s += t[tr + i] * (x[xr + i] - lse);
+        total += block_reduce(s, false);
+    }
+    if (tid == 0) d[p.off_d] = -total / float(rows);
+#endif
+}
