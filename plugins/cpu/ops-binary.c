@@ -11,10 +11,10 @@
 typedef void (*binary_row_fn)(int64_t n, float *z, const float *x, const float *y);
 
 /* No restrict: in-place nodes have z == x.  gcc checks the overlap at run time. */
-static void row_add(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i]; }
-static void row_sub(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] - y[i]; }
-static void row_mul(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i]; }
-static void row_div(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] / y[i]; }
+EW_CLONES static void row_add(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i]; }
+EW_CLONES static void row_sub(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] - y[i]; }
+EW_CLONES static void row_mul(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i]; }
+EW_CLONES static void row_div(int64_t n, float *z, const float *x, const float *y) { for (int64_t i = 0; i < n; i++) z[i] = x[i] / y[i]; }
 
 /* x OP y[0] for every element (a broadcast scalar, e.g. ne10 == 1). */
 static void row_scalar(binary_row_fn fn, int64_t n, float *z, const float *x, float y) {

@@ -12,6 +12,16 @@
 
 #include "cpu-impl.h"
 
+/* The hot row loops are compiled for three x86-64 levels (baseline SSE2, AVX2 + FMA,
+ * AVX-512) and the dynamic loader picks one by the CPU's cpuid (an ifunc), so one
+ * build runs on any x86-64 and never executes an instruction the CPU lacks.  ISO C
+ * mode keeps -ffp-contract=off, so every level computes bit-identical results. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define EW_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define EW_CLONES
+#endif
+
 /* Rows of mixed-type operands are converted through float buffers of this many values. */
 #define EW_CHUNK 512
 

@@ -11,29 +11,29 @@
 /* z = act(x) * g; p = op_params as floats (swiglu_oai: p[2] = alpha, p[3] = limit). */
 typedef void (*glu_row_fn)(int64_t n, float *z, const float *x, const float *g, const float *p);
 
-static void glu_reglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+EW_CLONES static void glu_reglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
     for (int64_t i = 0; i < n; i++) z[i] = (x[i] > 0.0f ? x[i] : 0.0f) * g[i];
 }
-static void glu_geglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+EW_CLONES static void glu_geglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
         z[i] = 0.5f * v * (1.0f + ew_tanhf(SQRT_2_OVER_PI * v * (1.0f + 0.044715f * v * v))) * g[i];
     }
 }
-static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+EW_CLONES static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
     for (int64_t i = 0; i < n; i++) z[i] = x[i] / (1.0f + ew_expf(-x[i])) * g[i];
 }
-static void glu_swiglu_oai(int64_t n, float *z, const float *x, const float *g, const float *p) {
+EW_CLONES static void glu_swiglu_oai(int64_t n, float *z, const float *x, const float *g, const float *p) {
     const float alpha = p[2], limit = p[3];
     for (int64_t i = 0; i < n; i++) {
         const float v = fminf(x[i], limit), w = fminf(fmaxf(g[i], -limit), limit);
         z[i] = v / (1.0f + ew_expf(-alpha * v)) * (w + 1.0f);
     }
 }
-static void glu_geglu_erf(int64_t n, float *z, const float *x, const float *g, const float *p) {
+EW_CLONES static void glu_geglu_erf(int64_t n, float *z, const float *x, const float *g, const float *p) {
     for (int64_t i = 0; i < n; i++) z[i] = 0.5f * x[i] * (1.0f + erff(x[i] * SQRT_1_2)) * g[i];
 }
-static void glu_geglu_quick(int64_t n, float *z, const float *x, const float *g, const float *p) {
+EW_CLONES static void glu_geglu_quick(int64_t n, float *z, const float *x, const float *g, const float *p) {
     for (int64_t i = 0; i < n; i++) z[i] = x[i] / (1.0f + ew_expf(-1.702f * x[i])) * g[i];
 }
 

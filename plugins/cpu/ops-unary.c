@@ -10,7 +10,7 @@
 typedef void (*unary_row_fn)(int64_t n, float *y, const float *x, const float *p);
 
 #define ROW_FN(name, expr)                                                          \
-    static void name(int64_t n, float *y, const float *x, const float *p) {         \
+    EW_CLONES static void name(int64_t n, float *y, const float *x, const float *p) {         \
         (void)p;                                                                    \
         for (int64_t i = 0; i < n; i++) {                                           \
             const float v = x[i];                                                   \
@@ -60,7 +60,7 @@ ROW_FN(row_xielu, v > 0.0f ? p[2] * v * v + p[3] * v : (expm1f(fminf(v, p[4])) -
 ROW_FN(row_scale, p[0] * v + p[1])
 ROW_FN(row_clamp, fminf(fmaxf(v, p[0]), p[1]))
 ROW_FN(row_leaky_relu, v > 0.0f ? v : p[0] * v)
-static void row_fill(int64_t n, float *y, const float *x, const float *p) {
+EW_CLONES static void row_fill(int64_t n, float *y, const float *x, const float *p) {
     (void)x;
     for (int64_t i = 0; i < n; i++) y[i] = p[0];
 }
