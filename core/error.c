@@ -80,8 +80,10 @@ static _Thread_local bool errors_quiet;
 void ggmlc_errors_quiet(bool quiet) { errors_quiet = quiet; }
 
 static enum ggmlc_status set_error_v(enum ggmlc_status status, const char *fmt, va_list args) {
+    char message[sizeof last_message]; /* the arguments may include the previous message */
+    vsnprintf(message, sizeof message, fmt, args);
+    memcpy(last_message, message, sizeof message);
     last_status = status;
-    vsnprintf(last_message, sizeof last_message, fmt, args);
     if (!errors_quiet) ggmlc_log_internal(GGML_LOG_LEVEL_ERROR, "ggmlc: %s\n", last_message);
     return status;
 }

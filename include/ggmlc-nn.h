@@ -15,13 +15,14 @@
  *     ggmlc_model_evaluate(m, x_test, y_test, n_test, 256, &loss, metrics);
  *     ggmlc_model_save(m, "model.gguf", false);
  *
- * Shapes follow Keras (batch dimension first, omitted in layer shapes:
- * an image is {H, W, C}, a sequence {T, F}); data are row-major float
- * arrays.  Functions that can fail return an enum ggmlc_status and leave a
+ * Shapes leave out the batch dimension (an image is {C, H, W}, a sequence
+ * {T, F}); data are row-major float arrays with the batch dimension first.  Functions that can fail return an enum ggmlc_status and leave a
  * message in ggmlc_last_error(); constructors return NULL.
  *
- * THIS HEADER IS A DRAFT CONTRACT written by the lead: the nn helpers own it
- * from now on and may refine it (keep it documented function by function).
+ * Image layers use PyTorch's channels-first layout: an image input is
+ * {C, H, W}, so data written row-major as (N, C, H, W) needs no permutation
+ * and weights match PyTorch's (a dense kernel is (out, in) row-major, a
+ * conv2d kernel (OC, IC, KH, KW)).
  */
 #ifndef GGMLC_NN_H
 #define GGMLC_NN_H
@@ -96,6 +97,140 @@ GGML_API void ggmlc_layer_set_name(ggmlc_layer *layer, const char *name);
 GGML_API void ggmlc_layer_set_initializer(ggmlc_layer *layer, enum ggmlc_initializer kernel_init);
 /* Frozen layers keep their weights during fit (transfer learning). */
 GGML_API void ggmlc_layer_set_trainable(ggmlc_layer *layer, bool trainable);
+
+/* Free a layer that was never added to a model (models free their layers). */
+GGML_API void ggmlc_layer_free(ggmlc_layer *layer);
+
+/* -------------------------------------------------------------- models */
+
+/* A sequential model taking inputs of the given shape (batch left out). */
+GGML_API ggmlc_model *ggmlc_sequential(const int64_t *input_shape, int n_dims);
+/* Append a layer (the model takes ownership, also on failure). */
+GGML_API enum ggmlc_status ggmlc_model_add(ggmlc_model *model, ggmlc_layer *layer);
+
+/* Functional models: layers applied to symbolic tensors; a layer applied twice shares its weights. */
+typedef struct ggmlc_node ggmlc_node;
+GGML_API ggmlc_node *ggmlc_input(ggmlc_model *model, const int64_t *shape, int n_dims);
+GGML_API ggmlc_node *ggmlc_apply(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x);
+/* Residual connection and concatenation along axis (of the shape without batch). */
+GGML_API ggmlc_node *ggmlc_add(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b);
+GGML_API ggmlc_node *ggmlc_concatenate(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b, int axis);
+/* An empty functional model to create inputs in; ggmlc_model_set_outputs finishes it. */
+GGML_API ggmlc_model *ggmlc_functional(void);
+GGML_API enum ggmlc_status ggmlc_model_set_outputs(ggmlc_model *model, ggmlc_node **outputs, int n_outputs);
+
+GGML_API void ggmlc_model_free(ggmlc_model *model);
+
+/* A Keras-style table of layers, output shapes and parameter counts. */
+GGML_API void ggmlc_model_summary(ggmlc_model *model, FILE *out);
+GGML_API int64_t ggmlc_model_param_count(ggmlc_model *model, bool trainable_only);
+GGML_API int ggmlc_model_layer_count(ggmlc_model *model);
+GGML_API ggmlc_layer *ggmlc_model_layer(ggmlc_model *model, int index);
+/* Output shape of the model (without batch); returns the number of dimensions. */
+GGML_API int ggmlc_model_output_shape(ggmlc_model *model, int64_t shape[4]);
+
+enum ggmlc_optimizer { GGMLC_OPT_ADAMW, GGMLC_OPT_SGD };
+
+enum ggmlc_loss {
+    GGMLC_LOSS_MSE,
+    GGMLC_LOSS_CATEGORICAL_CROSSENTROPY,        /* one-hot labels */
+    GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, /* class indices as labels */
+    GGMLC_LOSS_BINARY_CROSSENTROPY,             /* labels in [0, 1] */
+};
+
+enum ggmlc_metric { GGMLC_METRIC_ACCURACY = 1, GGMLC_METRIC_MAE = 2 };
+
+struct ggmlc_compile_options {
+    enum ggmlc_optimizer optimizer;
+    float learning_rate;
+    float beta1, beta2, eps;  /* AdamW */
+    float weight_decay;       /* decoupled (AdamW) or L2 (SGD) */
+    float momentum;           /* SGD */
+    enum ggmlc_loss loss;
+    unsigned metrics;         /* ggmlc_metric flags */
+    uint64_t seed;            /* weight initialisation, shuffling, dropout */
+    const char *backend;      /* device or backend name, NULL: the configured preference order */
+};
+
+/* AdamW, learning rate 1e-3, MSE, no metrics, seed 42. */
+GGML_API struct ggmlc_compile_options ggmlc_compile_defaults(void);
+/* Initialise the weights, place them on the device and prepare training. */
+GGML_API enum ggmlc_status ggmlc_model_compile(ggmlc_model *model, const struct ggmlc_compile_options *options);
+
+/* What an epoch produced (NaN where not measured). */
+struct ggmlc_epoch_logs {
+    int epoch;          /* 0-based */
+    double loss, metric_accuracy, metric_mae;
+    double val_loss, val_accuracy, val_mae;
+    double learning_rate;
+    double seconds;
+};
+
+/* Called after each epoch and each batch; return false to stop training. */
+struct ggmlc_callback {
+    bool (*on_epoch_end)(ggmlc_model *model, const struct ggmlc_epoch_logs *logs, void *user);
+    bool (*on_batch_end)(ggmlc_model *model, int epoch, int64_t batch, double loss, void *user);
+    void (*on_train_end)(ggmlc_model *model, void *user);
+    void (*free)(void *user);
+    void *user;
+};
+
+/* Built-in callbacks (free them with ggmlc_callback_free when not passed to fit). monitor is
+ * "loss", "val_loss", "accuracy" or "val_accuracy". */
+GGML_API struct ggmlc_callback ggmlc_early_stopping(const char *monitor, double min_delta, int patience, bool restore_best_weights);
+/* Learning rate multiplied by gamma every step_epochs epochs. */
+GGML_API struct ggmlc_callback ggmlc_lr_step_decay(int step_epochs, double gamma);
+/* Cosine decay from the compiled rate to min_lr over total_epochs. */
+GGML_API struct ggmlc_callback ggmlc_lr_cosine(int total_epochs, double min_lr);
+/* Rate multiplied by factor after patience epochs without improvement of monitor. */
+GGML_API struct ggmlc_callback ggmlc_reduce_lr_on_plateau(const char *monitor, double factor, int patience, double min_lr);
+/* Save the model to path after each epoch, or only when monitor improved. */
+GGML_API struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const char *monitor, bool save_best_only);
+GGML_API void ggmlc_callback_free(struct ggmlc_callback *cb);
+
+struct ggmlc_fit_options {
+    int epochs;
+    int64_t batch_size;
+    bool shuffle;
+    float validation_split;      /* last fraction of the data held out, when val_x is NULL */
+    const float *val_x, *val_y;  /* explicit validation data */
+    int64_t n_val;
+    const float *class_weights;  /* per class (cross-entropy losses), NULL: 1 */
+    int verbose;                 /* 0 silent, 1 progress bar (one line per epoch when not a terminal), 2 one line per epoch */
+    struct ggmlc_callback *callbacks;
+    int n_callbacks;
+};
+
+/* 10 epochs, batch 32, shuffle, no validation, verbose 1. */
+GGML_API struct ggmlc_fit_options ggmlc_fit_defaults(void);
+
+/* Train on n samples: x has n * prod(input shape) floats, y n * prod(output shape) floats
+ * (n class indices for the sparse loss).  The history (may be NULL) receives one entry per epoch. */
+GGML_API enum ggmlc_status ggmlc_model_fit(ggmlc_model *model, const float *x, const float *y, int64_t n,
+                                           const struct ggmlc_fit_options *options, ggmlc_history **history);
+/* Mean loss and the compiled metrics (metrics[0] accuracy, metrics[1] MAE; NaN when not compiled). */
+GGML_API enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *model, const float *x, const float *y, int64_t n, int64_t batch_size,
+                                                double *loss, double metrics[2]);
+/* Model outputs for n samples into out (n * prod(output shape) floats). */
+GGML_API enum ggmlc_status ggmlc_model_predict(ggmlc_model *model, const float *x, int64_t n, int64_t batch_size, float *out);
+
+/* Current learning rate (callbacks change it). */
+GGML_API double ggmlc_model_get_learning_rate(ggmlc_model *model);
+GGML_API void ggmlc_model_set_learning_rate(ggmlc_model *model, double lr);
+
+/* Training history. */
+GGML_API int ggmlc_history_epochs(const ggmlc_history *h);
+GGML_API const struct ggmlc_epoch_logs *ggmlc_history_epoch(const ggmlc_history *h, int epoch);
+GGML_API void ggmlc_history_free(ggmlc_history *h);
+
+/* Save the architecture (metadata) and weights (tensors), and the optimizer state when asked, to a
+ * GGUF file, written to a temporary file and renamed; load it into a new, compiled model. */
+GGML_API enum ggmlc_status ggmlc_model_save(ggmlc_model *model, const char *path, bool with_optimizer);
+GGML_API ggmlc_model *ggmlc_model_load(const char *path, const char *backend);
+
+/* Copy all weights (and batch-norm statistics) out of / into a flat float array in layer order. */
+GGML_API int64_t ggmlc_model_get_weights(ggmlc_model *model, float *dst);
+GGML_API enum ggmlc_status ggmlc_model_set_weights(ggmlc_model *model, const float *src);
 
 #ifdef __cplusplus
 }

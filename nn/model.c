@@ -1,0 +1,413 @@
+/*
+ * model.c - models as graphs of nodes (a sequential model is a chain),
+ * shape inference, the forward graph, summary, and compile: weights
+ * initialised and placed on the first configured device, a scheduler over
+ * the configured backends (CPU last) for everything else.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "ggml-alloc.h"
+#include "ggml-cpu.h"
+#include "nn-impl.h"
+
+/* ------------------------------------------------------------- random */
+
+uint64_t nn_random(ggmlc_model *m) { /* splitmix64 */
+    uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+float nn_uniform(ggmlc_model *m) { return (float)((nn_random(m) >> 40) / (double)(1ull << 24)); }
+
+static float nn_normal(ggmlc_model *m) {
+    const double u1 = (nn_random(m) >> 11) * (1.0 / 9007199254740992.0) + 1e-300, u2 = (nn_random(m) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
+}
+
+/* -------------------------------------------------------- construction */
+
+static ggmlc_model *model_new(bool sequential) {
+    ggmlc_model *m = calloc(1, sizeof *m);
+    if (!m) ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: cannot allocate a model");
+    if (m) m->sequential = sequential;
+    return m;
+}
+
+static ggmlc_node *node_new(ggmlc_model *m, enum nn_node_kind kind) {
+    if (m->n_nodes >= NN_MAX_NODES) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: a model holds at most %d nodes", NN_MAX_NODES);
+        return NULL;
+    }
+    ggmlc_node *n = calloc(1, sizeof *n);
+    if (!n) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: out of memory");
+        return NULL;
+    }
+    n->kind = kind;
+    m->nodes[m->n_nodes++] = n;
+    return n;
+}
+
+ggmlc_model *ggmlc_functional(void) { return model_new(false); }
+
+ggmlc_node *ggmlc_input(ggmlc_model *m, const int64_t *shape, int n_dims) {
+    if (!m || !shape || n_dims < 1 || n_dims > NN_MAX_DIMS) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_input: a shape of 1 to %d dimensions is required", NN_MAX_DIMS);
+        return NULL;
+    }
+    for (int i = 0; i < n_dims; i++) {
+        if (shape[i] <= 0) {
+            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_input: dimension %d is %lld", i, (long long)shape[i]);
+            return NULL;
+        }
+    }
+    if (m->input) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggmlc_input: models have one input");
+        return NULL;
+    }
+    ggmlc_node *n = node_new(m, NODE_INPUT);
+    if (!n) return NULL;
+    for (int i = 0; i < n_dims; i++) n->shape[i] = shape[i];
+    n->n_dims = n_dims;
+    m->input = n;
+    return n;
+}
+
+/* Register a layer with the model once (a shared layer appears once). */
+static bool own_layer(ggmlc_model *m, ggmlc_layer *l) {
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->layers[i] == l) return true;
+    }
+    if (l->owned) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: layer '%s' belongs to another model", l->name);
+        return false;
+    }
+    l->owned = true;
+    m->layers[m->n_layers++] = l;
+    if (l->default_name) { /* default names get a number */
+        char base[sizeof l->name];
+        snprintf(base, sizeof base, "%s", l->name);
+        snprintf(l->name, sizeof l->name, "%.48s_%d", base, m->n_layers);
+    }
+    return true;
+}
+
+/* Set up a layer for an input shape, or check that a shared layer gets the same one. */
+static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_dims) {
+    if (l->set_up) {
+        if (in_dims != l->in_dims || memcmp(in, l->in_shape, sizeof(int64_t) * (size_t)in_dims) != 0)
+            return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s' is shared between inputs of different shapes", l->name);
+        return GGMLC_OK;
+    }
+    int64_t out[NN_MAX_DIMS] = {0};
+    int out_dims = 0;
+    l->n_params = 0;
+    enum ggmlc_status st = l->ops->setup(l, in, in_dims, out, &out_dims);
+    if (st != GGMLC_OK) return st;
+    memcpy(l->in_shape, in, sizeof(int64_t) * (size_t)in_dims);
+    memcpy(l->out_shape, out, sizeof(int64_t) * (size_t)out_dims);
+    l->in_dims = in_dims;
+    l->out_dims = out_dims;
+    l->set_up = true;
+    return GGMLC_OK;
+}
+
+ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) {
+    if (!m || !l || !x) {
+        if (l && !l->owned) ggmlc_layer_free(l);
+        return NULL;
+    }
+    if (m->compiled) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply: the model is already compiled");
+        return NULL;
+    }
+    if (!own_layer(m, l) || setup_layer(l, x->shape, x->n_dims) != GGMLC_OK) return NULL;
+    ggmlc_node *n = node_new(m, NODE_LAYER);
+    if (!n) return NULL;
+    n->layer = l;
+    n->in[0] = x;
+    memcpy(n->shape, l->out_shape, sizeof n->shape);
+    n->n_dims = l->out_dims;
+    return n;
+}
+
+ggmlc_node *ggmlc_add(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b) {
+    if (!m || !a || !b) return NULL;
+    if (a->n_dims != b->n_dims || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->n_dims) != 0) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_add: the two branches have different shapes");
+        return NULL;
+    }
+    ggmlc_node *n = node_new(m, NODE_ADD);
+    if (!n) return NULL;
+    n->in[0] = a;
+    n->in[1] = b;
+    memcpy(n->shape, a->shape, sizeof n->shape);
+    n->n_dims = a->n_dims;
+    return n;
+}
+
+ggmlc_node *ggmlc_concatenate(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b, int axis) {
+    if (!m || !a || !b) return NULL;
+    bool ok = a->n_dims == b->n_dims && axis >= 0 && axis < a->n_dims;
+    for (int i = 0; ok && i < a->n_dims; i++) ok = i == axis || a->shape[i] == b->shape[i];
+    if (!ok) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_concatenate: shapes differ outside axis %d", axis);
+        return NULL;
+    }
+    ggmlc_node *n = node_new(m, NODE_CONCAT);
+    if (!n) return NULL;
+    n->in[0] = a;
+    n->in[1] = b;
+    n->axis = axis;
+    memcpy(n->shape, a->shape, sizeof n->shape);
+    n->shape[axis] += b->shape[axis];
+    n->n_dims = a->n_dims;
+    return n;
+}
+
+enum ggmlc_status ggmlc_model_set_outputs(ggmlc_model *m, ggmlc_node **outputs, int n_outputs) {
+    if (!m || !outputs || n_outputs != 1 || !outputs[0])
+        return ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggmlc_model_set_outputs: models have exactly one output");
+    m->output = outputs[0];
+    m->finished = true;
+    return GGMLC_OK;
+}
+
+ggmlc_model *ggmlc_sequential(const int64_t *input_shape, int n_dims) {
+    ggmlc_model *m = model_new(true);
+    if (m && !ggmlc_input(m, input_shape, n_dims)) {
+        ggmlc_model_free(m);
+        return NULL;
+    }
+    if (m) {
+        m->output = m->input;
+        m->finished = true;
+    }
+    return m;
+}
+
+enum ggmlc_status ggmlc_model_add(ggmlc_model *m, ggmlc_layer *l) {
+    if (!m || !l) {
+        if (l && !l->owned) ggmlc_layer_free(l);
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_add: NULL model or layer (%s)", ggmlc_last_error());
+    }
+    if (!m->sequential) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_add: use ggmlc_apply with functional models");
+    ggmlc_node *n = ggmlc_apply(m, l, m->output);
+    if (!n) return ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_INVALID_ARG;
+    m->output = n;
+    return GGMLC_OK;
+}
+
+void ggmlc_model_free(ggmlc_model *m) {
+    if (!m) return;
+    nn_graphs_free(m);
+    ggml_backend_sched_free(m->sched);
+    ggml_backend_buffer_free(m->buf_params);
+    ggml_free(m->ctx_params);
+    for (int i = 0; i < m->n_backends; i++) ggml_backend_free(m->backends[i]);
+    for (int i = 0; i < m->n_nodes; i++) free(m->nodes[i]);
+    for (int i = 0; i < m->n_layers; i++) free(m->layers[i]);
+    free(m);
+}
+
+enum ggmlc_status nn_model_finish(ggmlc_model *m) {
+    if (!m->finished || !m->input || !m->output)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no input or output yet");
+    return GGMLC_OK;
+}
+
+/* ---------------------------------------------------------- the graph */
+
+struct ggml_tensor *nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor *x, struct ggml_tensor **logits) {
+    if (logits) *logits = NULL;
+    for (int i = 0; i < m->n_nodes; i++) {
+        ggmlc_node *n = m->nodes[i];
+        switch (n->kind) {
+        case NODE_INPUT: n->t = x; break;
+        case NODE_ADD: n->t = ggml_add(b->ctx, n->in[0]->t, n->in[1]->t); break;
+        case NODE_CONCAT: n->t = ggml_concat(b->ctx, n->in[0]->t, n->in[1]->t, n->n_dims - 1 - n->axis); break;
+        case NODE_LAYER: {
+            ggmlc_layer *l = n->layer;
+            const bool final_act = n == m->output && logits && (l->act == GGMLC_ACT_SOFTMAX || l->act == GGMLC_ACT_SIGMOID);
+            if (final_act) { /* the loss works on the logits; the activation is applied for the outputs */
+                const enum ggmlc_activation act = l->act;
+                l->act = GGMLC_ACT_NONE;
+                *logits = l->ops->forward(l, b, n->in[0]->t);
+                l->act = act;
+                n->t = *logits ? nn_activate(b->ctx, *logits, act, l->cfg.slope) : NULL;
+            } else {
+                n->t = l->ops->forward(l, b, n->in[0]->t);
+            }
+            break;
+        }
+        }
+        if (!n->t) return NULL;
+    }
+    if (logits && !*logits) *logits = m->output->t;
+    return m->output->t;
+}
+
+/* -------------------------------------------------------------- summary */
+
+int64_t ggmlc_model_param_count(ggmlc_model *m, bool trainable_only) {
+    int64_t n = 0;
+    for (int i = 0; m && i < m->n_layers; i++) {
+        const ggmlc_layer *l = m->layers[i];
+        for (int j = 0; j < l->n_params; j++) {
+            if (trainable_only && (!l->trainable || !l->params[j].trainable)) continue;
+            n += l->params[j].ne[0] * l->params[j].ne[1] * l->params[j].ne[2] * l->params[j].ne[3];
+        }
+    }
+    return n;
+}
+
+int ggmlc_model_layer_count(ggmlc_model *m) { return m ? m->n_layers : 0; }
+ggmlc_layer *ggmlc_model_layer(ggmlc_model *m, int i) { return m && i >= 0 && i < m->n_layers ? m->layers[i] : NULL; }
+
+int ggmlc_model_output_shape(ggmlc_model *m, int64_t shape[4]) {
+    if (!m || !m->output) return 0;
+    for (int i = 0; i < m->output->n_dims; i++) shape[i] = m->output->shape[i];
+    return m->output->n_dims;
+}
+
+static void shape_text(char *buf, size_t size, const int64_t *shape, int n_dims) {
+    size_t k = (size_t)snprintf(buf, size, "(None");
+    for (int i = 0; i < n_dims && k < size; i++) k += (size_t)snprintf(buf + k, size - k, ", %lld", (long long)shape[i]);
+    if (k < size) snprintf(buf + k, size - k, ")");
+}
+
+void ggmlc_model_summary(ggmlc_model *m, FILE *out) {
+    if (!m || !out) return;
+    const char *rule = "_________________________________________________________________";
+    fprintf(out, "Model: \"%s\"\n%s\n", m->sequential ? "sequential" : "functional", rule);
+    fprintf(out, " %-28s %-22s %10s\n", "Layer (type)", "Output Shape", "Param #");
+    fprintf(out, "=================================================================\n");
+    for (int i = 0; i < m->n_nodes; i++) {
+        const ggmlc_node *n = m->nodes[i];
+        char name[160], shape[48];
+        int64_t params = 0;
+        if (n->kind == NODE_LAYER) {
+            snprintf(name, sizeof name, "%s (%s)", n->layer->name, n->layer->ops->kind);
+            for (int j = 0; j < n->layer->n_params; j++) {
+                const struct nn_param *p = &n->layer->params[j];
+                params += p->ne[0] * p->ne[1] * p->ne[2] * p->ne[3];
+            }
+        } else {
+            snprintf(name, sizeof name, "%s", n->kind == NODE_INPUT ? "input (InputLayer)" : n->kind == NODE_ADD ? "add (Add)" : "concatenate (Concatenate)");
+        }
+        shape_text(shape, sizeof shape, n->shape, n->n_dims);
+        fprintf(out, " %-28s %-22s %10lld\n", name, shape, (long long)params);
+    }
+    const int64_t total = ggmlc_model_param_count(m, false), trainable = ggmlc_model_param_count(m, true);
+    fprintf(out, "=================================================================\n");
+    fprintf(out, "Total params: %lld (%.2f KB)\nTrainable params: %lld\nNon-trainable params: %lld\n%s\n", (long long)total,
+            (double)total * 4 / 1024, (long long)trainable, (long long)(total - trainable), rule);
+}
+
+/* -------------------------------------------------------------- compile */
+
+struct ggmlc_compile_options ggmlc_compile_defaults(void) {
+    return (struct ggmlc_compile_options){
+        .optimizer = GGMLC_OPT_ADAMW, .learning_rate = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+        .weight_decay = 0.0f, .momentum = 0.0f, .loss = GGMLC_LOSS_MSE, .metrics = 0, .seed = 42, .backend = NULL,
+    };
+}
+
+/* Initial values of a parameter (Glorot/He from its fans). */
+static void init_values(ggmlc_model *m, const struct nn_param *p, float *v, int64_t n) {
+    const double fi = (double)p->fan_in, fo = (double)p->fan_out;
+    double limit = 0, std = 0;
+    switch (p->init) {
+    case GGMLC_INIT_ZEROS: for (int64_t i = 0; i < n; i++) v[i] = 0; return;
+    case GGMLC_INIT_ONES: for (int64_t i = 0; i < n; i++) v[i] = 1; return;
+    case GGMLC_INIT_GLOROT_UNIFORM: limit = sqrt(6.0 / (fi + fo)); break;
+    case GGMLC_INIT_HE_UNIFORM: limit = sqrt(6.0 / fi); break;
+    case GGMLC_INIT_GLOROT_NORMAL: std = sqrt(2.0 / (fi + fo)); break;
+    case GGMLC_INIT_HE_NORMAL: std = sqrt(2.0 / fi); break;
+    }
+    for (int64_t i = 0; i < n; i++) v[i] = limit > 0 ? (float)(limit * (2.0 * nn_uniform(m) - 1.0)) : (float)(std * nn_normal(m));
+}
+
+/* The backends: the named one or every configured device in preference order, then the CPU. */
+static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
+    if (name) {
+        ggml_backend_t be = ggml_backend_init_by_name(name, NULL);
+        if (!be) return ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "ggmlc_model_compile: no backend or device named '%s'", name);
+        m->backends[m->n_backends++] = be;
+    } else {
+        for (size_t i = 0; i < ggml_backend_dev_count() && m->n_backends < 7; i++) {
+            ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+            if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) continue;
+            ggml_backend_t be = ggml_backend_dev_init(dev, NULL);
+            if (be) m->backends[m->n_backends++] = be;
+        }
+    }
+    if (m->n_backends == 0 || !ggml_backend_is_cpu(m->backends[m->n_backends - 1])) {
+        ggml_backend_t cpu = ggml_backend_cpu_init();
+        if (!cpu) return ggmlc_set_error(GGMLC_ERR_PLUGIN, "ggmlc_model_compile: no CPU backend (see ggmlc-info)");
+        m->backends[m->n_backends++] = cpu;
+    }
+    m->sched = ggml_backend_sched_new(m->backends, NULL, m->n_backends, 64 * GGML_DEFAULT_GRAPH_SIZE, false, true);
+    return m->sched ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_BACKEND, "ggmlc_model_compile: cannot create the scheduler");
+}
+
+/* Parameter tensors (and optimizer state) in one buffer of the first backend, initialised. */
+static enum ggmlc_status place_params(ggmlc_model *m) {
+    int n = 0;
+    for (int i = 0; i < m->n_layers; i++) n += m->layers[i]->n_params;
+    m->ctx_params = ggml_init((struct ggml_init_params){(3 * (size_t)n + 2) * ggml_tensor_overhead(), NULL, true});
+    if (!m->ctx_params) return GGMLC_ERR_NOMEM;
+    const bool adamw = m->opt.optimizer == GGMLC_OPT_ADAMW, sgd_momentum = !adamw && m->opt.momentum > 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        ggmlc_layer *l = m->layers[i];
+        for (int j = 0; j < l->n_params; j++) {
+            struct nn_param *p = &l->params[j];
+            p->t = ggml_new_tensor(m->ctx_params, GGML_TYPE_F32, 4, p->ne);
+            ggml_format_name(p->t, "%s.%s", l->name, p->name);
+            const bool trains = l->trainable && p->trainable;
+            if (trains && (adamw || sgd_momentum)) p->m = ggml_dup_tensor(m->ctx_params, p->t);
+            if (trains && adamw) p->v = ggml_dup_tensor(m->ctx_params, p->t);
+            if (trains) ggml_set_param(p->t);
+        }
+    }
+    m->opt_pars = ggml_new_tensor_1d(m->ctx_params, GGML_TYPE_F32, adamw ? 7 : 3);
+    m->buf_params = ggml_backend_alloc_ctx_tensors(m->ctx_params, m->backends[0]);
+    if (!m->buf_params) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_compile: cannot allocate the weights");
+    ggml_backend_buffer_set_usage(m->buf_params, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    ggml_backend_buffer_clear(m->buf_params, 0);
+    for (int i = 0; i < m->n_layers; i++) {
+        for (int j = 0; j < m->layers[i]->n_params; j++) {
+            const struct nn_param *p = &m->layers[i]->params[j];
+            const int64_t count = ggml_nelements(p->t);
+            float *v = malloc(sizeof(float) * (size_t)count);
+            if (!v) return GGMLC_ERR_NOMEM;
+            init_values(m, p, v, count);
+            ggml_backend_tensor_set(p->t, v, 0, sizeof(float) * (size_t)count);
+            free(v);
+        }
+    }
+    return GGMLC_OK;
+}
+
+enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile_options *options) {
+    if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: NULL model");
+    if (m->compiled) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: the model is already compiled");
+    enum ggmlc_status st = nn_model_finish(m);
+    if (st != GGMLC_OK) return st;
+    m->opt = options ? *options : ggmlc_compile_defaults();
+    if (!(m->opt.learning_rate > 0) || (unsigned)m->opt.loss > GGMLC_LOSS_BINARY_CROSSENTROPY)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: invalid learning rate or loss");
+    m->rng = m->opt.seed;
+    m->lr = m->opt.learning_rate;
+    if ((st = open_backends(m, m->opt.backend)) != GGMLC_OK || (st = place_params(m)) != GGMLC_OK) return st;
+    m->compiled = true;
+    return GGMLC_OK;
+}
+
+double ggmlc_model_get_learning_rate(ggmlc_model *m) { return m ? m->lr : 0; }
+void ggmlc_model_set_learning_rate(ggmlc_model *m, double lr) {
+    if (m && lr > 0) m->lr = lr;
+}

@@ -1,0 +1,189 @@
+/*
+ * nn-impl.h - what the files of nn/ share: layers, the model's graph of
+ * nodes, parameters, and the graphs the training engine builds.
+ *
+ * Shapes without batch are kept in Keras order (outermost first, e.g.
+ * {C, H, W}); a ggml tensor of such a shape has ne = [W, H, C, batch].
+ */
+#ifndef GGMLC_NN_IMPL_H
+#define GGMLC_NN_IMPL_H
+
+#include "ggml-backend.h"
+#include "ggml-impl.h"
+#include "ggmlc-nn.h"
+
+#define NN_MAX_DIMS    3   /* shapes without the batch dimension */
+#define NN_MAX_PARAMS  12  /* per layer */
+#define NN_MAX_NODES   256
+#define NN_MAX_AUX     64
+
+struct nn_param {
+    char name[32];               /* "kernel", "bias", "moving_mean", ... */
+    int64_t ne[4];               /* ggml order */
+    enum ggmlc_initializer init;
+    int64_t fan_in, fan_out;
+    bool trainable;              /* false for statistics such as a moving mean */
+    struct ggml_tensor *t;       /* the weights, once compiled */
+    struct ggml_tensor *m, *v;   /* optimizer state: AdamW moments; SGD velocity in m */
+};
+
+struct layer_cfg {
+    int64_t units;               /* dense, recurrent; filters of convolutions; embedding dim */
+    int64_t vocab;
+    int kernel[2], stride, padding, dilation;
+    float rate, eps, momentum, slope;
+    bool return_sequences;
+    int64_t shape[NN_MAX_DIMS];  /* reshape */
+    int n_dims;
+    enum ggml_op_pool pool;
+};
+
+struct nn_build;
+
+struct layer_ops {
+    const char *kind;
+    /* Output shape for an input shape; declares the parameters. */
+    enum ggmlc_status (*setup)(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims);
+    /* The layer's graph on x (ggml layout, batch last). */
+    struct ggml_tensor *(*forward)(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x);
+};
+
+struct ggmlc_layer {
+    const struct layer_ops *ops;
+    char name[64];
+    struct layer_cfg cfg;
+    enum ggmlc_activation act;
+    enum ggmlc_initializer kernel_init;
+    bool trainable;
+    bool set_up;
+    struct nn_param params[NN_MAX_PARAMS];
+    int n_params;
+    int64_t in_shape[NN_MAX_DIMS], out_shape[NN_MAX_DIMS];
+    int in_dims, out_dims;
+    bool owned;        /* by a model */
+    bool default_name; /* numbered when added to a model */
+};
+
+enum nn_node_kind { NODE_INPUT, NODE_LAYER, NODE_ADD, NODE_CONCAT };
+
+struct ggmlc_node {
+    enum nn_node_kind kind;
+    ggmlc_layer *layer;
+    ggmlc_node *in[2];
+    int axis;
+    int64_t shape[NN_MAX_DIMS];
+    int n_dims;
+    struct ggml_tensor *t; /* during a build */
+};
+
+/* Per-step inputs and outputs a graph registers: dropout masks, batch statistics. */
+enum nn_aux_kind { AUX_DROPOUT_MASK, AUX_BATCH_MEAN, AUX_BATCH_VAR };
+struct nn_aux {
+    enum nn_aux_kind kind;
+    ggmlc_layer *layer;
+    struct ggml_tensor *t;
+    int64_t count; /* batch statistics: values per channel */
+};
+
+struct nn_build {
+    struct ggml_context *ctx;
+    bool training;
+    int64_t batch;
+    struct nn_aux aux[NN_MAX_AUX];
+    int n_aux;
+};
+
+/* One graph of the engine: a batch size, training or inference. */
+struct nn_graph {
+    bool training;
+    int64_t batch;
+    struct ggml_context *ctx;
+    struct ggml_cgraph *gf;      /* forward (+ loss) */
+    struct ggml_cgraph *gb_grad; /* + gradients (reset target) */
+    struct ggml_cgraph *gb;      /* + optimizer updates: what a training step computes */
+    struct ggml_tensor *x, *y, *out, *loss;
+    struct nn_build build;
+};
+
+struct ggmlc_history {
+    struct ggmlc_epoch_logs *epochs;
+    int n, cap;
+};
+
+struct ggmlc_model {
+    bool sequential;
+    bool finished;               /* outputs known, shapes inferred */
+    ggmlc_node *nodes[NN_MAX_NODES];
+    int n_nodes;
+    ggmlc_node *input, *output;
+    ggmlc_layer *layers[NN_MAX_NODES];
+    int n_layers;
+
+    bool compiled;
+    struct ggmlc_compile_options opt;
+    ggml_backend_t backends[8];
+    int n_backends;
+    ggml_backend_sched_t sched;
+    struct ggml_context *ctx_params;
+    ggml_backend_buffer_t buf_params;
+    struct ggml_tensor *opt_pars; /* AdamW [7] / SGD [2] hyperparameters */
+    double lr;
+    int64_t step;
+    uint64_t rng;
+    bool stop_training;
+
+    struct nn_graph *graphs[4];
+    int n_graphs;
+    struct nn_graph *allocated;
+};
+
+/* ---------------------------------------------------------------- layers */
+
+GGMLC_HIDDEN ggmlc_layer *nn_layer_new(const struct layer_ops *ops, enum ggmlc_activation act);
+/* Declare a parameter of the layer being set up. */
+GGMLC_HIDDEN struct nn_param *nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne,
+                                           enum ggmlc_initializer init, int64_t fan_in, int64_t fan_out);
+/* Apply an activation function. */
+GGMLC_HIDDEN struct ggml_tensor *nn_activate(struct ggml_context *ctx, struct ggml_tensor *x, enum ggmlc_activation act, float slope);
+/* Register a per-step tensor of the graph being built. */
+GGMLC_HIDDEN bool nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count);
+/* Number of elements of a shape. */
+GGMLC_HIDDEN int64_t nn_shape_elems(const int64_t *shape, int n_dims);
+/* Report a layer given an input of the wrong rank; returns GGMLC_ERR_SHAPE. */
+GGMLC_HIDDEN enum ggmlc_status nn_bad_input(ggmlc_layer *l, const char *need, int in_dims);
+/* The layer kinds of the other files, for nn_layer_ops_by_kind. */
+GGMLC_HIDDEN extern const struct layer_ops nn_conv1d_ops, nn_conv2d_ops, nn_pool1d_ops, nn_pool2d_ops, nn_global_pool2d_ops;
+GGMLC_HIDDEN extern const struct layer_ops nn_batch_norm_ops, nn_layer_norm_ops, nn_rms_norm_ops, nn_embedding_ops;
+GGMLC_HIDDEN extern const struct layer_ops nn_lstm_ops, nn_gru_ops;
+/* Layer kinds by name (for loading saved models). */
+GGMLC_HIDDEN const struct layer_ops *nn_layer_ops_by_kind(const char *kind);
+
+/* ----------------------------------------------------------------- model */
+
+/* Infer shapes and set up every layer (idempotent). */
+GGMLC_HIDDEN enum ggmlc_status nn_model_finish(ggmlc_model *m);
+/* Build the model's forward graph on x; returns the output (before a softmax/sigmoid the
+ * loss absorbs when logits is not NULL: *logits gets the pre-activation). */
+GGMLC_HIDDEN struct ggml_tensor *nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor *x,
+                                                 struct ggml_tensor **logits);
+GGMLC_HIDDEN uint64_t nn_random(ggmlc_model *m);
+GGMLC_HIDDEN float nn_uniform(ggmlc_model *m);
+
+/* ---------------------------------------------------------------- engine */
+
+GGMLC_HIDDEN void nn_graphs_free(ggmlc_model *m);
+GGMLC_HIDDEN enum ggmlc_status nn_history_push(ggmlc_history *h, const struct ggmlc_epoch_logs *logs);
+
+/* ----------------------------------------------------------- progress */
+
+struct nn_progress {
+    bool enabled, tty;
+    int epoch, epochs;
+    int64_t total, done;
+    int64_t t_start;
+};
+GGMLC_HIDDEN void nn_progress_begin(struct nn_progress *p, int verbose, int epoch, int epochs, int64_t total);
+GGMLC_HIDDEN void nn_progress_update(struct nn_progress *p, int64_t done, double loss, double acc);
+GGMLC_HIDDEN void nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs);
+
+#endif /* GGMLC_NN_IMPL_H */

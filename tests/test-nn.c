@@ -1,0 +1,234 @@
+/*
+ * test-nn.c - the neural-network API: each layer's output and gradients
+ * (through one SGD step) against torch.nn (golden data from
+ * tests/golden/gen_nn_layers.py), training to a loss bound, save/load,
+ * early stopping, learning-rate schedules and error paths.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ggmlc-nn.h"
+#include "testutil.h"
+
+struct layer_case {
+    const char *name;
+    int64_t in_shape[3];
+    int in_dims;
+    ggmlc_layer *(*make)(void);
+};
+
+static ggmlc_layer *mk_dense(void) { return ggmlc_dense(5, GGMLC_ACT_NONE); }
+static ggmlc_layer *mk_conv2d(void) { return ggmlc_conv2d(3, 3, 3, 1, 1, 1, GGMLC_ACT_NONE); }
+static ggmlc_layer *mk_conv2d_s2(void) { return ggmlc_conv2d(4, 3, 3, 2, 0, 1, GGMLC_ACT_NONE); }
+static ggmlc_layer *mk_conv1d(void) { return ggmlc_conv1d(4, 3, 1, 1, 1, GGMLC_ACT_NONE); }
+static ggmlc_layer *mk_bn(void) { return ggmlc_batch_norm(0.9f, 1e-3f); }
+static ggmlc_layer *mk_ln(void) { return ggmlc_layer_norm(1e-5f); }
+static ggmlc_layer *mk_emb(void) { return ggmlc_embedding(9, 4); }
+static ggmlc_layer *mk_lstm(void) { return ggmlc_lstm(4, true); }
+static ggmlc_layer *mk_gru(void) { return ggmlc_gru(4, false); }
+static ggmlc_layer *mk_pool(void) { return ggmlc_max_pool2d(2, 2); }
+
+static const struct layer_case cases[] = {
+    {"dense", {7}, 1, mk_dense},
+    {"conv2d", {2, 6, 5}, 3, mk_conv2d},
+    {"conv2d_stride2", {3, 7, 9}, 3, mk_conv2d_s2},
+    {"conv1d", {3, 10}, 2, mk_conv1d},
+    {"batch_norm", {5}, 1, mk_bn},
+    {"layer_norm", {6}, 1, mk_ln},
+    {"embedding", {3}, 1, mk_emb},
+    {"lstm", {5, 3}, 2, mk_lstm},
+    {"gru_last", {5, 3}, 2, mk_gru},
+    {"max_pool2d", {3, 6, 4}, 3, mk_pool},
+};
+
+static const struct gold_tensor *gget(const struct gold_set *s, const char *c, const char *what) {
+    char name[128];
+    snprintf(name, sizeof name, "%s.%s", c, what);
+    return gold_get(s, name);
+}
+
+static struct ggmlc_compile_options sgd_mse(void) {
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.optimizer = GGMLC_OPT_SGD;
+    o.learning_rate = 0.1f;
+    o.loss = GGMLC_LOSS_MSE;
+    return o;
+}
+
+static void run_layer_case(const struct gold_set *set, const struct layer_case *c) {
+    const struct gold_tensor *x = gget(set, c->name, "x"), *y = gget(set, c->name, "y"), *out = gget(set, c->name, "out");
+    if (!x || !y || !out) {
+        tap_ok(false, "%s: golden data present", c->name);
+        return;
+    }
+    const int64_t n = x->ne[c->in_dims];
+    ggmlc_model *m = ggmlc_sequential(c->in_shape, c->in_dims);
+    ggmlc_model_add(m, c->make());
+    struct ggmlc_compile_options o = sgd_mse();
+    if (ggmlc_model_compile(m, &o) != GGMLC_OK) {
+        tap_ok(false, "%s: compile (%s)", c->name, ggmlc_last_error());
+        ggmlc_model_free(m);
+        return;
+    }
+    const bool has_weights = strcmp(c->name, "max_pool2d") != 0;
+    const struct gold_tensor *w0 = has_weights ? gget(set, c->name, "w0") : NULL, *w1 = has_weights ? gget(set, c->name, "w1") : NULL;
+    const int64_t nw = ggmlc_model_get_weights(m, NULL);
+    if (w0) {
+        tap_ok(nw == (int64_t)w0->n, "%s: %lld weights as in PyTorch", c->name, (long long)nw);
+        ggmlc_model_set_weights(m, w0->data);
+    }
+    float *pred = malloc(sizeof(float) * out->n);
+    ggmlc_model_predict(m, x->data, n, n, pred);
+    ok_nmse(pred, out->data, out->n, 1e-9, "%s: output equals torch.nn", c->name);
+    if (w1) {
+        struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+        fo.epochs = 1;
+        fo.batch_size = n;
+        fo.shuffle = false;
+        fo.verbose = 0;
+        ggmlc_model_fit(m, x->data, y->data, n, &fo, NULL);
+        float *w = malloc(sizeof(float) * (size_t)nw);
+        ggmlc_model_get_weights(m, w);
+        ok_nmse(w, w1->data, w1->n, 1e-9, "%s: weights after one SGD step equal PyTorch's (gradients%s)", c->name,
+                strcmp(c->name, "batch_norm") == 0 ? " and moving statistics" : "");
+        free(w);
+    }
+    free(pred);
+    ggmlc_model_free(m);
+}
+
+/* ------------------------------------------------------- training */
+
+enum { N = 400, CLASSES = 3 };
+
+/* Three separable classes in 2-D: labels are class indices. */
+static void make_data(float *x, float *y, int n) {
+    for (int i = 0; i < n; i++) {
+        const int k = i % CLASSES;
+        x[2 * i] = (float)k * 2.0f - 2.0f + 0.3f * test_normal();
+        x[2 * i + 1] = (k == 1 ? 1.5f : -0.5f) + 0.3f * test_normal();
+        y[i] = (float)k;
+    }
+}
+
+static ggmlc_model *classifier(unsigned metrics) {
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(16, GGMLC_ACT_RELU));
+    ggmlc_model_add(m, ggmlc_dropout(0.1f));
+    ggmlc_model_add(m, ggmlc_dense(CLASSES, GGMLC_ACT_SOFTMAX));
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.learning_rate = 0.02f;
+    o.loss = GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    o.metrics = metrics;
+    ggmlc_model_compile(m, &o);
+    return m;
+}
+
+static void test_training(void) {
+    static float x[2 * N], y[N];
+    make_data(x, y, N);
+    ggmlc_model *m = classifier(GGMLC_METRIC_ACCURACY);
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 15;
+    fo.verbose = 0;
+    fo.validation_split = 0.25f;
+    ggmlc_history *h = NULL;
+    tap_ok(ggmlc_model_fit(m, x, y, N, &fo, &h) == GGMLC_OK, "fit runs 15 epochs with a validation split");
+    const struct ggmlc_epoch_logs *first = ggmlc_history_epoch(h, 0), *last = ggmlc_history_epoch(h, ggmlc_history_epochs(h) - 1);
+    tap_ok(ggmlc_history_epochs(h) == 15 && last->loss < first->loss, "history: loss fell from %.3f to %.3f", first->loss, last->loss);
+    tap_ok(last->val_accuracy > 0.95, "validation accuracy %.3f > 0.95", last->val_accuracy);
+    double loss, metrics[2];
+    ggmlc_model_evaluate(m, x, y, N, 64, &loss, metrics);
+    tap_ok(loss < 0.2 && metrics[0] > 0.95, "evaluate: loss %.3f < 0.2, accuracy %.3f", loss, metrics[0]);
+
+    /* save and reload: identical predictions */
+    char path[] = "/tmp/ggmlc-test-nn-XXXXXX";
+    const int fd = mkstemp(path);
+    close(fd);
+    float p1[2 * CLASSES * 8], p2[2 * CLASSES * 8];
+    ggmlc_model_predict(m, x, 16, 16, p1);
+    tap_ok(ggmlc_model_save(m, path, true) == GGMLC_OK, "save to GGUF");
+    ggmlc_model *r = ggmlc_model_load(path, NULL);
+    tap_ok(r != NULL, "load it back (%s)", r ? "ok" : ggmlc_last_error());
+    if (r) {
+        ggmlc_model_predict(r, x, 16, 16, p2);
+        tap_ok(max_abs_diff(p1, p2, 16 * CLASSES) == 0, "predictions after reload equal those before");
+        tap_ok(ggmlc_model_param_count(r, false) == ggmlc_model_param_count(m, false), "same parameter count");
+        ggmlc_model_free(r);
+    }
+    FILE *f = fopen(path, "r+b");
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    fclose(f);
+    tap_ok(truncate(path, size / 2) == 0 && ggmlc_model_load(path, NULL) == NULL && ggmlc_last_status() == GGMLC_ERR_FORMAT,
+           "a truncated model file is rejected with GGMLC_ERR_FORMAT");
+    unlink(path);
+    ggmlc_history_free(h);
+    ggmlc_model_free(m);
+}
+
+static void test_callbacks(void) {
+    static float x[2 * N], y[N], noise_y[N];
+    make_data(x, y, N);
+    for (int i = 0; i < N; i++) noise_y[i] = (float)((i / CLASSES) % CLASSES); /* independent of the class i % 3 */
+    ggmlc_model *m = classifier(0);
+    struct ggmlc_callback cbs[2] = {ggmlc_early_stopping("val_loss", 0.0, 2, true), ggmlc_lr_step_decay(2, 0.5)};
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 40;
+    fo.verbose = 0;
+    fo.val_x = x;
+    fo.val_y = noise_y;
+    fo.n_val = N;
+    fo.callbacks = cbs;
+    fo.n_callbacks = 2;
+    ggmlc_history *h = NULL;
+    ggmlc_model_fit(m, x, y, N, &fo, &h);
+    const int epochs = ggmlc_history_epochs(h);
+    tap_ok(epochs < 40, "early stopping stopped after %d of 40 epochs on a validation loss that does not improve", epochs);
+    int best = 0;
+    for (int e = 1; e < epochs; e++) best = ggmlc_history_epoch(h, e)->val_loss < ggmlc_history_epoch(h, best)->val_loss ? e : best;
+    tap_ok(epochs == best + 2 + 1, "it stopped patience (2) epochs after the best epoch %d", best);
+    double loss;
+    ggmlc_model_evaluate(m, x, noise_y, N, 32, &loss, NULL);
+    tap_ok(fabs(loss - ggmlc_history_epoch(h, best)->val_loss) < 1e-4, "best weights restored: val loss %.5f = best %.5f", loss,
+           ggmlc_history_epoch(h, best)->val_loss);
+    bool schedule_ok = true;
+    for (int e = 0; e < epochs; e++) schedule_ok &= fabs(ggmlc_history_epoch(h, e)->learning_rate - 0.02 * pow(0.5, e / 2)) < 1e-9;
+    tap_ok(schedule_ok, "step decay halved the learning rate every 2 epochs");
+    for (int i = 0; i < 2; i++) ggmlc_callback_free(&cbs[i]);
+    ggmlc_history_free(h);
+    ggmlc_model_free(m);
+}
+
+static void test_errors(void) {
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){5}, 1);
+    tap_ok(ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)) == GGMLC_ERR_SHAPE &&
+           strstr(ggmlc_last_error(), "Conv2D") != NULL, "a Conv2D on a 1-D input is refused: %s", ggmlc_last_error());
+    float x[5] = {0}, y[1] = {0};
+    tap_ok(ggmlc_model_fit(m, x, y, 1, NULL, NULL) == GGMLC_ERR_INVALID_ARG, "fit before compile is an error");
+    tap_ok(ggmlc_dense(0, GGMLC_ACT_NONE) == NULL && ggmlc_dropout(1.5f) == NULL, "invalid layer arguments give NULL");
+    tap_ok(ggmlc_model_load("/nonexistent/model.gguf", NULL) == NULL, "loading a missing file fails cleanly");
+    FILE *out = tmpfile();
+    ggmlc_model_add(m, ggmlc_dense(4, GGMLC_ACT_RELU));
+    ggmlc_model_summary(m, out);
+    char text[4096] = {0};
+    rewind(out);
+    fread(text, 1, sizeof text - 1, out);
+    fclose(out);
+    tap_ok(strstr(text, "Dense") && strstr(text, "(None, 4)") && strstr(text, "Total params: 24"), "summary lists layers, shapes and 24 parameters");
+    ggmlc_model_free(m);
+}
+
+int main(void) {
+    test_seed(5);
+    struct gold_set *set = gold_load("nn_layers.gold");
+    for (size_t i = 0; set && i < sizeof cases / sizeof cases[0]; i++) run_layer_case(set, &cases[i]);
+    gold_free(set);
+    test_training();
+    test_callbacks();
+    test_errors();
+    return tap_done();
+}
