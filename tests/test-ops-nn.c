@@ -1,5 +1,7 @@
 /* test-ops-nn.c - softmax (+ back), normalisations (+ backs), silu_back, cross-entropy
  * and optimizer steps against PyTorch golden data (tests/golden/gen_nn.py). */
+#include <math.h>
+
 #include "test-ops-nn.h"
 
 #define TIGHT 1e-10 /* f32 kernels against float64 references */
@@ -47,6 +49,19 @@ static void test_softmax(void) {
     tap_ok(dx && dx->data == dy->data, "soft_max_ext_back_inplace writes into the gradient");
     nn_check(dy, gs, "back_dx", TIGHT, "soft_max_ext_back_inplace values");
 
+    /* a row whose every logit is masked gives zeros (not NaN, which would poison a backward pass) */
+    struct ggml_tensor *row = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 9, 2), *row_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 9, 2);
+    for (int i = 0; i < 18; i++) {
+        ((float *)row->data)[i] = (float)i;
+        ((float *)row_mask->data)[i] = i < 9 ? -INFINITY : 0.0f;
+    }
+    y = ggml_soft_max_ext(ctx, row, row_mask, 1.0f, 0.0f);
+    ops_compute(ctx, y);
+    const float *yv = (const float *)y->data;
+    bool zeros = true;
+    for (int i = 0; i < 9; i++) zeros = zeros && yv[i] == 0.0f;
+    tap_ok(zeros && fabsf(yv[17] - 0.632198578f) < 1e-6f, "a fully masked row gives zeros, the next row a softmax");
+
     struct ggml_tensor *bad_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 36, 7);
     nn_rejects(ggml_soft_max_ext(ctx, x, bad_mask, 1.0f, 0.0f), GGMLC_ERR_SHAPE, "ggml_soft_max_ext", "a mask of another row length");
     struct ggml_tensor *mask4 = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 37, 7, 4);
@@ -90,6 +105,11 @@ static void test_norms(void) {
     y = ggml_norm_inplace(ctx, x16, 1e-5f);
     ops_compute(ctx, y);
     nn_check(y, gs, "norm", 1e-5, "norm_inplace of an f16 tensor");
+
+    y = ggml_rms_norm(ctx, nn_input(ctx, gs, "x", GGML_TYPE_BF16, true), 1e-6f);
+    ops_compute(ctx, y);
+    tap_ok(y && y->type == GGML_TYPE_BF16, "rms_norm of bf16 stays bf16");
+    nn_check(y, gs, "rms", 1e-4, "rms_norm of a transposed bf16 view (bf16 rounding)");
 
     struct ggml_tensor *dy = nn_f32(ctx, gs, "dy");
     struct ggml_tensor *dx = ggml_rms_norm_back(ctx, dy, x, 1e-6f);

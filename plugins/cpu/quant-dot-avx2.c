@@ -247,6 +247,83 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
+/* Q2_K: 2-bit levels in the packed order (byte l of a 32-byte group holds values l, l+32,
+ * l+64, l+96 of its 128); each 32 values span two 16-value sub-blocks with 4-bit scales. */
+static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q2_K *x = vx;
+    const block_q8_K *y = vy;
+    const __m256i m2 = _mm256_set1_epi8(3);
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i q = qd_load32(x[i].qs + 32 * h);
+            for (int k = 0; k < 4; k++) {
+                const __m256i levels = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2);
+                const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
+                const int j = 8 * h + 2 * k;
+                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[j + 1] & 0xf), _mm_set1_epi16(x[i].scales[j] & 0xf));
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
+            }
+        }
+        int summs = 0;
+        for (int j = 0; j < 16; j++) summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
+        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
+    }
+    *s = sum;
+}
+
+/* Q3_K: levels low2 + 4 * high - 4 in [-4, 3]; the -4 is taken out through the bsums. */
+static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q3_K *x = vx;
+    const block_q8_K *y = vy;
+    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        int scales[16], offset = 0;
+        for (int j = 0; j < 16; j++) {
+            const uint8_t *sc = x[i].scales;
+            const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
+            scales[j] = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
+            offset += scales[j] * y[i].bsums[j];
+        }
+        const __m256i hm = qd_load32(x[i].hmask);
+        __m256i acc = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i q = qd_load32(x[i].qs + 32 * h);
+            for (int k = 0; k < 4; k++) {
+                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
+                const __m256i levels = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
+                const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
+                const int j = 8 * h + 2 * k;
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set_m128i(_mm_set1_epi16((short)scales[j + 1]),
+                                                                                  _mm_set1_epi16((short)scales[j]))));
+            }
+        }
+        sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 4 * offset);
+    }
+    *s = sum;
+}
+
+/* IQ4_XS: IQ4_NL levels per 32 values with 6-bit sub-block scales (stored +32). */
+static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_iq4_xs *x = vx;
+    const block_q8_K *y = vy;
+    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
+            const __m256i q = table_lookup(x[i].qs + 16 * ib, table), q8 = qd_load32(y[i].qs + 32 * ib);
+            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(q8, q));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16((short)(ls - 32))));
+        }
+        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc);
+    }
+    *s = sum;
+}
+
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q4_1] = dot_q4_1;
@@ -258,8 +335,88 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_K] = dot_q4_K;
     t[GGML_TYPE_Q5_K] = dot_q5_K;
     t[GGML_TYPE_Q6_K] = dot_q6_K;
+    t[GGML_TYPE_Q2_K] = dot_q2_K;
+    t[GGML_TYPE_Q3_K] = dot_q3_K;
+    t[GGML_TYPE_IQ4_XS] = dot_iq4_xs;
 }
 
 #else
+/* Q2_K: 2-bit levels in the packed order (byte l of a 32-byte group holds values l, l+32,
+ * l+64, l+96 of its 128); each 32 values span two 16-value sub-blocks with 4-bit scales. */
+static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q2_K *x = vx;
+    const block_q8_K *y = vy;
+    const __m256i m2 = _mm256_set1_epi8(3);
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i q = qd_load32(x[i].qs + 32 * h);
+            for (int k = 0; k < 4; k++) {
+                const __m256i levels = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2);
+                const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
+                const int j = 8 * h + 2 * k;
+                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[j + 1] & 0xf), _mm_set1_epi16(x[i].scales[j] & 0xf));
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
+            }
+        }
+        int summs = 0;
+        for (int j = 0; j < 16; j++) summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
+        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
+    }
+    *s = sum;
+}
+
+/* Q3_K: levels low2 + 4 * high - 4 in [-4, 3]; the -4 is taken out through the bsums. */
+static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q3_K *x = vx;
+    const block_q8_K *y = vy;
+    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        int scales[16], offset = 0;
+        for (int j = 0; j < 16; j++) {
+            const uint8_t *sc = x[i].scales;
+            const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
+            scales[j] = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
+            offset += scales[j] * y[i].bsums[j];
+        }
+        const __m256i hm = qd_load32(x[i].hmask);
+        __m256i acc = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i q = qd_load32(x[i].qs + 32 * h);
+            for (int k = 0; k < 4; k++) {
+                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
+                const __m256i levels = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
+                const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
+                const int j = 8 * h + 2 * k;
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set_m128i(_mm_set1_epi16((short)scales[j + 1]),
+                                                                                  _mm_set1_epi16((short)scales[j]))));
+            }
+        }
+        sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 4 * offset);
+    }
+    *s = sum;
+}
+
+/* IQ4_XS: IQ4_NL levels per 32 values with 6-bit sub-block scales (stored +32). */
+static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_iq4_xs *x = vx;
+    const block_q8_K *y = vy;
+    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
+            const __m256i q = table_lookup(x[i].qs + 16 * ib, table), q8 = qd_load32(y[i].qs + 32 * ib);
+            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(q8, q));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16((short)(ls - 32))));
+        }
+        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc);
+    }
+    *s = sum;
+}
+
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) { (void)t; }
 #endif
