@@ -1,8 +1,9 @@
 /* ops-conv-gemm.c - the convolutions computed with the CPU GEMM.
  *
- * CONV_2D (ggml_conv_2d_direct): the patches of a chunk of output positions
- * are gathered into shared scratch, then multiplied with the kernel rows
- * straight into the result, so no im2col tensor of the whole image exists.
+ * CONV_2D (ggml_conv_2d_direct): each task gathers the patches of a chunk of
+ * output positions into its own scratch and multiplies them with the kernel
+ * rows straight into the result: no im2col tensor of the whole image, no
+ * waiting on other tasks.
  * CONV_TRANSPOSE_1D and _2D: the GEMM gives, for a chunk of input positions,
  * every kernel tap's contribution (the "columns"), which the tasks then
  * overlap-add into their share of the output.  Kernels of other layouts take plain
@@ -30,18 +31,25 @@ static bool gemm_path(const struct ggml_tensor *dst) {
            a->nb[2] == (size_t)(a->ne[0] * a->ne[1]) * es && ggml_is_contiguous(dst);
 }
 
-/* Output positions per chunk: about 4 MiB of f32 patches. */
-static int64_t chunk_positions(const struct conv2d_geom *g) {
+/* Output positions per chunk: at most about 4 MiB of f32 patches, and small enough
+ * that every task gets chunks (each task works alone on whole chunks). */
+static int64_t chunk_positions(const struct conv2d_geom *g, int64_t n_images, int nth) {
+    const int64_t n_pos = g->OW * g->OH, chunks_per_image = (nth + n_images - 1) / n_images;
     int64_t P = ((int64_t)1 << 20) / g->K;
     if (P < 64) P = 64;
-    return P < g->OW * g->OH ? P : g->OW * g->OH;
+    const int64_t balanced = (n_pos + chunks_per_image - 1) / chunks_per_image;
+    if (P > balanced) P = balanced;
+    return P < 1 ? 1 : P;
+}
+
+static size_t task_scratch(const struct conv2d_geom *g, int64_t P) {
+    return (size_t)(P * g->K) * sizeof(float) + 64 + cpu_gemm_thread_work(cpu_gemm_kernel(), g->OC, g->K);
 }
 
 static size_t conv_2d_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct conv2d_geom g = geom_of(node);
     if (!gemm_path(node)) return 0;
-    const size_t patches = (size_t)(chunk_positions(&g) * g.K) * sizeof(float) + 64;
-    return patches + (size_t)n_threads * cpu_gemm_thread_work(cpu_gemm_kernel(), g.OC, g.K);
+    return (size_t)n_threads * task_scratch(&g, chunk_positions(&g, node->ne[3], n_threads));
 }
 
 /* Patch rows of positions [q0, q1) of image n, each K floats in kernel-row order (ic, kh, kw). */
@@ -63,31 +71,31 @@ static void gather_patches(const struct ggml_tensor *b, const struct conv2d_geom
     }
 }
 
+/* Each task takes whole chunks (image n, positions [first, first + P)): its own patches, its own GEMM. */
 static enum ggml_status conv_2d_gemm(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const struct conv2d_geom g = geom_of(dst);
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
-    const int64_t P = chunk_positions(&g), n_pos = g.OW * g.OH;
-    float *patches = call->wdata;
-    void *work = (char *)call->wdata + (size_t)(P * g.K) * sizeof(float) + 64 + (size_t)call->ith * cpu_gemm_thread_work(kern, g.OC, g.K);
-    for (int64_t n = 0; n < dst->ne[3]; n++)
-        for (int64_t first = 0; first < n_pos; first += P) {
-            const int64_t count = first + P < n_pos ? P : n_pos - first;
-            int64_t q0, q1;
-            cpu_split_range(count, call->ith, call->nth, &q0, &q1);
-            gather_patches(b, &g, n, first, first + q0, first + q1, patches);
-            call->barrier(call);
-            /* dst[oc][q] = sum_k patch(q, k) * kernel(oc, k): positions along the GEMM's n, channels along m */
-            const struct cpu_gemm_problem prob = {
-                .n = count, .m = g.OC, .k = g.K,
-                .w = {patches, GGML_TYPE_F32, (size_t)g.K * sizeof(float), sizeof(float)},
-                .x = {a->data, a->type, a->nb[3], a->nb[0]},
-                .dst = (float *)cpu_elem_ptr(dst, first, 0, 0, n),
-                .dst_stride = dst->nb[2],
-            };
-            cpu_gemm_compute(kern, &prob, call->ith, call->nth, work);
-            call->barrier(call); /* the patches are refilled next */
-        }
+    const int64_t P = chunk_positions(&g, dst->ne[3], call->nth), n_pos = g.OW * g.OH;
+    const int64_t per_image = (n_pos + P - 1) / P, n_chunks = per_image * dst->ne[3];
+    const size_t scratch = task_scratch(&g, P);
+    if (scratch * (size_t)call->nth > call->wsize) return GGML_STATUS_FAILED; /* planned for other thread counts */
+    float *patches = (float *)((char *)call->wdata + (size_t)call->ith * scratch);
+    void *work = (char *)patches + (size_t)(P * g.K) * sizeof(float) + 64;
+    for (int64_t c = call->ith; c < n_chunks; c += call->nth) {
+        const int64_t n = c / per_image, first = (c % per_image) * P;
+        const int64_t count = first + P < n_pos ? P : n_pos - first;
+        gather_patches(b, &g, n, first, first, first + count, patches);
+        /* dst[oc][q] = sum_k patch(q, k) * kernel(oc, k): positions along the GEMM's n, channels along m */
+        const struct cpu_gemm_problem prob = {
+            .n = count, .m = g.OC, .k = g.K,
+            .w = {patches, GGML_TYPE_F32, (size_t)g.K * sizeof(float), sizeof(float)},
+            .x = {a->data, a->type, a->nb[3], a->nb[0]},
+            .dst = (float *)cpu_elem_ptr(dst, first, 0, 0, n),
+            .dst_stride = dst->nb[2],
+        };
+        cpu_gemm_compute(kern, &prob, 0, 1, work);
+    }
     return GGML_STATUS_SUCCESS;
 }
 

@@ -159,21 +159,10 @@ static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, con
 
 /* ----------------------------------------------- K-quants against Q8_K */
 
-static inline void k4_scales_mins(const uint8_t *q, uint8_t sc[8], uint8_t m[8]) {
-    for (int j = 0; j < 8; j++) {
-        if (j < 4) {
-            sc[j] = q[j] & 63;
-            m[j] = q[j + 4] & 63;
-        } else {
-            sc[j] = (uint8_t)((q[j + 4] & 0xf) | (q[j - 4] >> 6) << 4);
-            m[j] = (uint8_t)((q[j + 4] >> 4) | (q[j] >> 6) << 4);
-        }
-    }
-}
-
 /* Q4_K / Q5_K super-block: sum_j sc_j * (q . y)_j as one int; qh NULL for Q4_K. */
-static inline int k45_isum(const uint8_t *qs, const uint8_t *qh, const uint8_t sc[8], const int8_t *q8) {
+static inline int k45_isum(const uint8_t *qs, const uint8_t *qh, __m128i sm, const int8_t *q8) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as int16 */
     const __m256i hbits = qh ? qd_load32(qh) : _mm256_setzero_si256();
     __m256i acc = _mm256_setzero_si256();
     for (int g = 0; g < 4; g++) {
@@ -185,19 +174,17 @@ static inline int k45_isum(const uint8_t *qs, const uint8_t *qh, const uint8_t s
         }
         const __m256i plo = _mm256_maddubs_epi16(lo, qd_load32(q8 + 64 * g));
         const __m256i phi = _mm256_maddubs_epi16(hi, qd_load32(q8 + 64 * g + 32));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * g])));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * g + 1])));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(plo, qd_word(scales, 2 * g)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(phi, qd_word(scales, 2 * g + 1)));
     }
     return qd_hsum_epi32(acc);
 }
 
 static inline float k45_block(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d,
                               ggml_fp16_t dmin, const block_q8_K *y) {
-    uint8_t sc[8], m[8];
-    k4_scales_mins(scales, sc, m);
-    int summs = 0;
-    for (int j = 0; j < 8; j++) summs += m[j] * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
-    return y->d * qd_h2f(d) * (float)k45_isum(qs, qh, sc, y->qs) - y->d * qd_h2f(dmin) * (float)summs;
+    const __m128i sm = qd_k4_scales_mins(scales);
+    const int summs = qd_k4_min_sum(sm, y->bsums);
+    return y->d * qd_h2f(d) * (float)k45_isum(qs, qh, sm, y->qs) - y->d * qd_h2f(dmin) * (float)summs;
 }
 
 static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -223,6 +210,10 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);
     float sum = 0;
     for (int i = 0; i < n / QK_K; i++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[i].scales));
+        const int offset = qd_hsum_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
+        /* scales 8h..8h+7 in both lanes; the low lane uses scale j, the high lane j + 1 */
+        const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00), _mm256_permute2x128_si256(sc16, sc16, 0x11)};
         __m256i acc = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) {
             const uint8_t *ql = x[i].ql + 64 * h;
@@ -231,17 +222,15 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
             const __m256i lows[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
                                      _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
                                      _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+            const __m256i half = halves[h];
             for (int k = 0; k < 4; k++) {
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
                 const __m256i q = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
                 const __m256i p = _mm256_maddubs_epi16(q, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const int j = 8 * h + 2 * k;
-                const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[j + 1]), _mm_set1_epi16(x[i].scales[j]));
+                const __m256i scale = _mm256_blend_epi32(qd_word(half, 2 * k), qd_word(half, 2 * k + 1), 0xf0);
                 acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
             }
         }
-        int offset = 0;
-        for (int j = 0; j < 16; j++) offset += x[i].scales[j] * y[i].bsums[j];
         sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 32 * offset);
     }
     *s = sum;

@@ -1,6 +1,7 @@
 /*
  * quant-dot-avx512.c - AVX-512 VNNI dot products (see quant-dot.h) for the
- * formats that dominate matrix-vector time: Q4_0, Q8_0, IQ4_NL and Q4_K.
+ * formats that dominate matrix-vector time: Q4_0, Q8_0 and IQ4_NL (the
+ * K-quants use the AVX2 kernels, whose madd applies the sub-block scales).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
  * Used only when type-traits.c found AVX-512 BW/VL and VNNI.
@@ -113,41 +114,10 @@ static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, co
     *s = qd_hsum_ps(acc);
 }
 
-/* Q4_K: per 32-value sub-block j, vpdpbusd gives (q . y)_j; scales multiply the int32 lanes. */
-static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q4_K *x = vx;
-    const block_q8_K *y = vy;
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) {
-        const uint8_t *q = x[i].scales;
-        int sc[8], m[8];
-        for (int j = 0; j < 8; j++) {
-            sc[j] = j < 4 ? q[j] & 63 : (q[j + 4] & 0xf) | (q[j - 4] >> 6) << 4;
-            m[j] = j < 4 ? q[j + 4] & 63 : (q[j + 4] >> 4) | (q[j] >> 6) << 4;
-        }
-        __m256i acc = _mm256_setzero_si256();
-        int summs = 0;
-        for (int g = 0; g < 4; g++) {
-            const __m256i b = qd_load32(x[i].qs + 32 * g);
-            const __m256i plo = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(b, m4), qd_load32(y[i].qs + 64 * g));
-            const __m256i phi = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_and_si256(_mm256_srli_epi16(b, 4), m4),
-                                                    qd_load32(y[i].qs + 64 * g + 32));
-            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(plo, _mm256_set1_epi32(sc[2 * g])));
-            acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(phi, _mm256_set1_epi32(sc[2 * g + 1])));
-            summs += m[2 * g] * (y[i].bsums[4 * g] + y[i].bsums[4 * g + 1]) +
-                     m[2 * g + 1] * (y[i].bsums[4 * g + 2] + y[i].bsums[4 * g + 3]);
-        }
-        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
-    }
-    *s = sum;
-}
-
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
-    t[GGML_TYPE_Q4_K] = dot_q4_K;
 }
 
 #else

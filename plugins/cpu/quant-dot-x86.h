@@ -51,4 +51,32 @@ static inline __m256 qd_lane(__m128 s, int k) {
     return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(s), _mm256_set1_epi32(k));
 }
 
+/* Q4_K/Q5_K scale field (12 bytes) -> the 8 six-bit scales in bytes 0-7 and the 8 mins in
+ * bytes 8-15.  Words a, b, c of the field: scales 0-3 = a & 63, mins 0-3 = b & 63; scales
+ * 4-7 = low nibbles of c with the top bits of a, mins 4-7 = high nibbles of c with those of b. */
+static inline __m128i qd_k4_scales_mins(const uint8_t *q) {
+    uint32_t a, b, c;
+    memcpy(&a, q, 4);
+    memcpy(&b, q + 4, 4);
+    memcpy(&c, q + 8, 4);
+    const uint32_t sc_hi = (c & 0x0f0f0f0f) | ((a >> 6) & 0x03030303) << 4;
+    const uint32_t m_hi = ((c >> 4) & 0x0f0f0f0f) | ((b >> 6) & 0x03030303) << 4;
+    return _mm_setr_epi32((int)(a & 0x3f3f3f3f), (int)sc_hi, (int)(b & 0x3f3f3f3f), (int)m_hi);
+}
+
+/* sum_j m_j * (bsums[2j] + bsums[2j+1]) for the 8 mins in bytes 8-15 of sm. */
+static inline int qd_k4_min_sum(__m128i sm, const int16_t *bsums) {
+    const __m256i b = _mm256_loadu_si256((const __m256i *)bsums);
+    const __m128i pairs = _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+    __m128i r = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), pairs);
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* Word k of the 8 int16 in both 128-bit lanes of v, in every lane. */
+static inline __m256i qd_word(__m256i v, int k) {
+    return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * k + 1) << 8 | 2 * k)));
+}
+
 #endif /* GGMLC_CPU_QUANT_DOT_X86_H */
