@@ -51,26 +51,49 @@ static int resample_taps(enum ggml_scale_mode mode, bool align, int64_t i, int64
     return 4;
 }
 
+/* Horizontal taps of every output column, computed once per task (work_size bytes per task). */
+struct col_taps {
+    int64_t idx[4];
+    float w[4];
+    int n;
+};
+
+static size_t upscale_task_bytes(const struct ggml_tensor *node) { return (size_t)node->ne[0] * sizeof(struct col_taps) + 64; }
+
+static size_t upscale_work_size(const struct ggml_tensor *node, int n_threads) {
+    return (size_t)n_threads * upscale_task_bytes(node);
+}
+
 /* Dimensions 0 and 1 use the mode; dimensions 2 and 3 always nearest. */
 static enum ggml_status upscale(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
     const uint32_t mode_flags = (uint32_t)dst->op_params[0];
     const enum ggml_scale_mode mode = (enum ggml_scale_mode)(mode_flags & 0xff);
     const bool align = (mode_flags & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
+    struct col_taps *cols = (struct col_taps *)((char *)call->wdata + (size_t)call->ith * upscale_task_bytes(dst));
+    for (int64_t i0 = 0; i0 < dst->ne[0]; i0++)
+        cols[i0].n = resample_taps(mode, align, i0, src->ne[0], dst->ne[0], cols[i0].idx, cols[i0].w);
+    const size_t nb0 = src->nb[0];
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i1 = r % dst->ne[1], i2 = (r / dst->ne[1]) % dst->ne[2], i3 = r / (dst->ne[1] * dst->ne[2]);
         const int64_t j2 = nearest_index(i2, src->ne[2], dst->ne[2]), j3 = nearest_index(i3, src->ne[3], dst->ne[3]);
-        int64_t iy[4], ix[4];
-        float wy[4], wx[4];
+        int64_t iy[4];
+        float wy[4];
         const int ny = resample_taps(mode, align, i1, src->ne[1], dst->ne[1], iy, wy);
+        const char *rows[4];
+        for (int a = 0; a < ny; a++) rows[a] = cpu_elem_ptr(src, 0, iy[a], j2, j3);
+        float *out = (float *)cpu_elem_ptr(dst, 0, i1, i2, i3);
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
-            const int nx = resample_taps(mode, align, i0, src->ne[0], dst->ne[0], ix, wx);
+            const struct col_taps *c = &cols[i0];
             float sum = 0.0f;
-            for (int a = 0; a < ny; a++)
-                for (int b = 0; b < nx; b++) sum += wy[a] * wx[b] * cpu_get_f32(src, ix[b], iy[a], j2, j3);
-            cpu_set_f32(dst, i0, i1, i2, i3, sum);
+            for (int a = 0; a < ny; a++) {
+                float row_sum = 0.0f;
+                for (int b = 0; b < c->n; b++) row_sum += c->w[b] * *(const float *)(rows[a] + c->idx[b] * nb0);
+                sum += wy[a] * row_sum;
+            }
+            out[i0] = sum;
         }
     }
     return GGML_STATUS_SUCCESS;
@@ -233,6 +256,7 @@ static enum ggml_status add_rel_pos(const struct ggmlc_op_call *call, struct ggm
 void cpu_ops_image_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_UPSCALE] = upscale;
     t->supports[GGML_OP_UPSCALE] = upscale_supported;
+    t->work_size[GGML_OP_UPSCALE] = upscale_work_size;
     t->compute[GGML_OP_PAD] = pad;
     t->compute[GGML_OP_PAD_REFLECT_1D] = pad_reflect_1d;
     t->compute[GGML_OP_ROLL] = roll;
