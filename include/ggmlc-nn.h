@@ -62,6 +62,43 @@ enum ggmlc_initializer {
     GGMLC_INIT_ONES,
 };
 
+/* -------------------------------------------------------------- datasets */
+
+/* A labelled dataset in memory: the layout ggmlc_model_fit takes. */
+struct ggmlc_dataset {
+    float *x;            /* n samples of prod(shape) floats, row-major, batch first */
+    float *y;            /* n class indices stored as floats (sparse labels) */
+    int64_t n;
+    int64_t shape[3];    /* one sample without batch: {1, 8, 8} digits, {1, 28, 28} Fashion-MNIST, {F} CSV */
+    int n_dims;
+    int n_classes;       /* largest label + 1 */
+    float value_max;     /* largest possible (or, for CSV, seen) feature value: 16 digits, 255 IDX */
+};
+
+/* The 8x8 handwritten digits embedded in ggmlc (1797 images, pixels 0..16, shape {1, 8, 8}),
+ * looked up in $GGMLC_DATA_DIR, the installed data folder, then the source tree. */
+GGML_API enum ggmlc_status ggmlc_dataset_load_digits(struct ggmlc_dataset *out);
+/* A CSV file, gzip'd or plain: per line the features then an integer label 0..65535;
+ * every line has the same number of fields; shape {F}. */
+GGML_API enum ggmlc_status ggmlc_dataset_load_csv(const char *path, struct ggmlc_dataset *out);
+/* A pair of IDX files, gzip'd or plain (ubyte images of n x H x W, ubyte labels of n), as
+ * MNIST ships them; shape {1, H, W}.  Every header field is checked against the file. */
+GGML_API enum ggmlc_status ggmlc_dataset_load_idx(const char *images_path, const char *labels_path,
+                                                  struct ggmlc_dataset *out);
+/* Fashion-MNIST's train (60000) or test (10000) part from dir, NULL for Debian's package
+ * dataset-fashion-mnist (/usr/share/datasets/fashion-mnist); GGMLC_ERR_NOT_FOUND when absent. */
+GGML_API enum ggmlc_status ggmlc_dataset_load_fashion_mnist(const char *dir, bool train, struct ggmlc_dataset *out);
+/* Divide every feature by value_max, bringing pixels to [0, 1] (value_max becomes 1). */
+GGML_API void ggmlc_dataset_normalize(struct ggmlc_dataset *d);
+/* Stratified, deterministic split: from each class, round(test_fraction * count) samples
+ * chosen with seed go to test, the rest to train; both come out shuffled with seed. */
+GGML_API enum ggmlc_status ggmlc_dataset_split(const struct ggmlc_dataset *d, double test_fraction, uint64_t seed,
+                                               struct ggmlc_dataset *train, struct ggmlc_dataset *test);
+/* Number of floats of one sample (prod(shape)). */
+GGML_API int64_t ggmlc_dataset_sample_size(const struct ggmlc_dataset *d);
+/* Free the arrays and zero the struct (safe on a zeroed or already freed one). */
+GGML_API void ggmlc_dataset_free(struct ggmlc_dataset *d);
+
 /* ---------------------------------------------------------------- layers */
 
 GGML_API ggmlc_layer *ggmlc_dense(int64_t units, enum ggmlc_activation act);
