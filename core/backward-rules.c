@@ -256,6 +256,140 @@ static bool rule_im2col(struct bw_state *s, struct ggml_tensor *node, struct ggm
     return true;
 }
 
+/* ------------------------------------------------- convolutions (direct) */
+
+/* A tensor [a, b, ...] as a contiguous 2-D matrix [ne0, rest]. */
+static struct ggml_tensor *as_matrix(struct ggml_context *ctx, struct ggml_tensor *t, int64_t ne0) {
+    if (!ggml_is_contiguous(t)) t = ggml_cont(ctx, t);
+    return ggml_reshape_2d(ctx, t, ne0, ggml_nelements(t) / ne0);
+}
+
+/* Gradients of a convolution written as y = col(x)^T K with col = im2col(x) [CK, P] and K [CK, OC]:
+ * dY [P, OC]; dK = col dY (as mul_mat(col^T, dY)), dcol = K dY^T (as mul_mat(K^T, dY^T)). */
+static struct ggml_tensor *conv_kernel_grad(struct ggml_context *ctx, struct ggml_tensor *col, struct ggml_tensor *dY) {
+    return ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, col)), dY);
+}
+
+/* CONV_2D computed directly: a = kernel [KW, KH, IC, OC], b = input [W, H, IC, N]; op_params {s0, s1, p0, p1, d0, d1}. */
+static bool rule_conv_2d(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const int32_t *p = node->op_params;
+    const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2], OC = k->ne[3];
+    /* dY [P, OC] with P = OW*OH*N: dy [OW, OH, OC, N] with OC moved last */
+    struct ggml_tensor *dY = as_matrix(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2), node->ne[0] * node->ne[1] * node->ne[3]);
+    if (bw_needs_grad(s, k)) {
+        struct ggml_tensor *col = as_matrix(ctx, ggml_im2col(ctx, k, x, p[0], p[1], p[2], p[3], p[4], p[5], true, GGML_TYPE_F32), CK);
+        bw_add_grad(s, k, conv_kernel_grad(ctx, col, dY));
+    }
+    if (bw_needs_grad(s, x)) {
+        struct ggml_tensor *kt = ggml_cont(ctx, ggml_transpose(ctx, as_matrix(ctx, k, CK))); /* [OC, CK] */
+        struct ggml_tensor *dcol = ggml_mul_mat(ctx, kt, ggml_cont(ctx, ggml_transpose(ctx, dY))); /* [CK, P] */
+        dcol = ggml_reshape_4d(ctx, dcol, CK, node->ne[0], node->ne[1], node->ne[3]);
+        int64_t ne[4] = {x->ne[0], x->ne[1], x->ne[2], x->ne[3]};
+        bw_add_grad(s, x, ggml_im2col_back(ctx, k, dcol, ne, p[0], p[1], p[2], p[3], p[4], p[5], true));
+    }
+    (void)OC;
+    return true;
+}
+
+/* CONV_TRANSPOSE_2D (no padding): a = kernel [KW, KH, OC, IC], b = input [W, H, IC, N]; op_params {stride}. */
+static bool rule_conv_transpose_2d(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const int st = node->op_params[0];
+    struct ggml_tensor *d = ggml_cont(ctx, dy);
+    /* db is the ordinary convolution of dy with the same kernel (in-channels OC, out-channels IC) */
+    if (bw_needs_grad(s, x)) bw_add_grad(s, x, ggml_conv_2d(ctx, k, d, st, st, 0, 0, 1, 1));
+    if (bw_needs_grad(s, k)) {
+        /* da[(kx, ky, oc), ic] = sum over (ix, iy, n) of im2col(dy)[(oc, ky, kx), p] x[p, ic] */
+        const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2];
+        struct ggml_tensor *col = as_matrix(ctx, ggml_im2col(ctx, k, d, st, st, 0, 0, 1, 1, true, GGML_TYPE_F32), CK);
+        struct ggml_tensor *xm = as_matrix(ctx, ggml_permute(ctx, x, 0, 1, 3, 2), x->ne[0] * x->ne[1] * x->ne[3]); /* [P, IC] */
+        bw_add_grad(s, k, conv_kernel_grad(ctx, col, xm));
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------- upscale */
+
+/* Nearest-neighbour resampling by integer factors: each input element's gradient is the sum of its block. */
+static bool rule_upscale(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *a = node->src[0];
+    if ((node->op_params[0] & 0xff) != GGML_SCALE_MODE_NEAREST) return false;
+    int64_t f[4];
+    for (int i = 0; i < 4; i++) {
+        if (node->ne[i] % a->ne[i] != 0) return false;
+        f[i] = node->ne[i] / a->ne[i];
+    }
+    if (f[2] != 1 || f[3] != 1) return false;
+    /* sum blocks of f0 along dimension 0, then of f1 along dimension 1 */
+    struct ggml_tensor *t = ggml_sum_rows(ctx, ggml_reshape_2d(ctx, ggml_cont(ctx, dy), f[0], ggml_nelements(dy) / f[0]));
+    t = ggml_reshape_4d(ctx, t, a->ne[0], f[1], a->ne[1], a->ne[2] * a->ne[3]);
+    t = ggml_sum_rows(ctx, ggml_cont(ctx, ggml_permute(ctx, t, 1, 0, 2, 3)));
+    bw_add_grad(s, a, ggml_reshape_4d(ctx, t, a->ne[0], a->ne[1], a->ne[2], a->ne[3]));
+    return true;
+}
+
+/* ------------------------------------------------------------- set_rows */
+
+/* SET_ROWS is, as in ggml, a view of the destination with src[0] = the rows written and
+ * src[1] = their indices; the destination is not an operand, so only the rows get a gradient. */
+static bool rule_set_rows(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_tensor *b = node->src[0], *idx = node->src[1];
+    if (!ggml_is_matrix(b) || idx->type != GGML_TYPE_I32) return false;
+    bw_add_grad(s, b, ggml_get_rows(s->ctx, ggml_cont(s->ctx, dy), idx));
+    return true;
+}
+
+/* ------------------------------------------------------- flash attention */
+
+/* Sum groups of r consecutive heads (dimension 2): [A, B, H] -> [A, B, H / r], as mul_mat broadcasts k/v heads. */
+static struct ggml_tensor *sum_head_groups(struct ggml_context *ctx, struct ggml_tensor *t, int64_t r) {
+    if (r == 1) return t;
+    const int64_t a = t->ne[0] * t->ne[1], hkv = t->ne[2] / r;
+    struct ggml_tensor *g = ggml_reshape_4d(ctx, ggml_cont(ctx, t), a, r, hkv, t->ne[3]);
+    g = ggml_sum_rows(ctx, ggml_cont(ctx, ggml_permute(ctx, g, 1, 0, 2, 3))); /* [1, a, hkv, B3] */
+    return ggml_reshape_4d(ctx, g, t->ne[0], t->ne[1], hkv, t->ne[3]);
+}
+
+/* res = softmax(q k^T * scale (softcap) + mask * slope) v, recomputed and differentiated. */
+static bool rule_flash_attn(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *mask = node->src[3];
+    if (node->src[4]) return false; /* attention sinks: no rule yet */
+    const float scale = param_f32(node, 0), max_bias = param_f32(node, 1), softcap = param_f32(node, 2);
+    const int64_t r = q->ne[2] / k->ne[2];
+    struct ggml_tensor *kf = k->type == GGML_TYPE_F32 ? k : ggml_cast(ctx, k, GGML_TYPE_F32);
+    struct ggml_tensor *vf = v->type == GGML_TYPE_F32 ? v : ggml_cast(ctx, v, GGML_TYPE_F32);
+    struct ggml_tensor *kq = ggml_mul_mat(ctx, kf, q); /* [Nk, Nq, H, B3] */
+    struct ggml_tensor *pre = kq, *tcap = NULL;
+    float sm_scale = scale;
+    if (softcap > 0) {
+        tcap = ggml_tanh(ctx, ggml_scale(ctx, kq, scale / softcap));
+        pre = ggml_scale(ctx, tcap, softcap);
+        sm_scale = 1.0f;
+    }
+    struct ggml_tensor *P = ggml_soft_max_ext(ctx, pre, mask, sm_scale, max_bias);
+    struct ggml_tensor *dO = ggml_cont(ctx, ggml_permute(ctx, dy, 0, 2, 1, 3)); /* [Dv, Nq, H, B3] */
+    if (bw_needs_grad(s, v)) {
+        struct ggml_tensor *dv = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, dO)), ggml_cont(ctx, ggml_transpose(ctx, P)));
+        bw_add_grad(s, v, sum_head_groups(ctx, dv, r)); /* [Dv, Nk, Hkv, B3] */
+    }
+    if (!bw_needs_grad(s, q) && !bw_needs_grad(s, k)) return true;
+    struct ggml_tensor *dP = ggml_mul_mat(ctx, vf, dO);                     /* [Nk, Nq, H, B3] */
+    struct ggml_tensor *dS = ggml_soft_max_ext_back(ctx, dP, P, sm_scale, max_bias);
+    if (tcap) /* through softcap * tanh(kq * scale / softcap) */
+        dS = ggml_mul(ctx, dS, ggml_scale(ctx, ggml_scale_bias(ctx, ggml_sqr(ctx, tcap), -1.0f, 1.0f), scale));
+    if (bw_needs_grad(s, q)) bw_add_grad(s, q, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, kf)), dS));
+    if (bw_needs_grad(s, k)) {
+        struct ggml_tensor *dk = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, q)), ggml_cont(ctx, ggml_transpose(ctx, dS)));
+        bw_add_grad(s, k, sum_head_groups(ctx, dk, r));
+    }
+    return true;
+}
+
 /* Rules of the element-wise arithmetic operators. */
 static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
@@ -318,6 +452,11 @@ bool bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_ten
     case GGML_OP_CROSS_ENTROPY_LOSS: bw_add_grad(s, a, ggml_cross_entropy_loss_back(ctx, a, b, dy)); return true;
     case GGML_OP_POOL_1D: case GGML_OP_POOL_2D: return rule_pool(s, node, dy);
     case GGML_OP_IM2COL: return rule_im2col(s, node, dy);
+    case GGML_OP_CONV_2D: return rule_conv_2d(s, node, dy);
+    case GGML_OP_CONV_TRANSPOSE_2D: return rule_conv_transpose_2d(s, node, dy);
+    case GGML_OP_UPSCALE: return rule_upscale(s, node, dy);
+    case GGML_OP_SET_ROWS: return rule_set_rows(s, node, dy);
+    case GGML_OP_FLASH_ATTN_EXT: return rule_flash_attn(s, node, dy);
     default: return rule_arith(s, node, dy);
     }
 }

@@ -47,7 +47,7 @@ static void run_case(const struct grad_case *c) {
                                   c->ne[i][2] ? c->ne[i][2] : 1, c->ne[i][3] ? c->ne[i][3] : 1);
         const int64_t n = ggml_nelements(p[i]);
         for (int64_t j = 0; j < n; j++) {
-            if (type == GGML_TYPE_I32) ((int32_t *)p[i]->data)[j] = (int32_t)(test_uniform(0, c->hi));
+            if (type == GGML_TYPE_I32) ((int32_t *)p[i]->data)[j] = (int32_t)((3 * j + 1) % (int64_t)c->hi); /* indices below hi */
             else ((float *)p[i]->data)[j] = test_uniform(c->lo, c->hi);
         }
         if (!c->no_grad[i]) ggml_set_param(p[i]);
@@ -180,6 +180,17 @@ BUILD(b_conv_2d, ggml_conv_2d(ctx, P0, P1, 1, 1, 1, 1, 1, 1))
 BUILD(b_rope_norm, ggml_rope_ext(ctx, P0, P1, NULL, 8, GGML_ROPE_TYPE_NORMAL, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f))
 BUILD(b_rope_neox, ggml_rope_ext(ctx, P0, P1, NULL, 8, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f))
 
+BUILD(b_conv_2d_direct, ggml_conv_2d_direct(ctx, P0, P1, 1, 1, 1, 1, 1, 1))
+BUILD(b_conv_2d_direct_s2, ggml_conv_2d_direct(ctx, P0, P1, 2, 2, 0, 1, 1, 1))
+BUILD(b_conv_transpose_2d, ggml_conv_transpose_2d_p0(ctx, P0, P1, 2))
+BUILD(b_upscale, ggml_upscale(ctx, P0, 2, GGML_SCALE_MODE_NEAREST))
+/* set_rows writes into its destination in place (as in ggml), which is not an operand of the node */
+BUILD(b_set_rows, ggml_set_rows(ctx, P0, P1, P2))
+BUILD(b_flash_attn, ggml_flash_attn_ext(ctx, P0, P1, P2, NULL, 0.5f, 0.0f, 0.0f))
+BUILD(b_flash_attn_mask, ggml_flash_attn_ext(ctx, P0, P1, P2, ggml_cast(ctx, p[3], GGML_TYPE_F16), 0.5f, 0.0f, 0.0f))
+BUILD(b_flash_attn_softcap, ggml_flash_attn_ext(ctx, P0, P1, P2, NULL, 0.5f, 0.0f, 2.0f))
+BUILD(b_rope_multi, ggml_rope_multi(ctx, P0, P1, NULL, 8, (int[]){2, 1, 1, 0}, GGML_ROPE_TYPE_MROPE, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f))
+
 static const struct grad_case cases[] = {
     {"add (broadcast)", b_add, 2, {{5, 4, 3}, {5, 1, 3}}, -1, 1, 1e-2},
     {"sub (broadcast)", b_sub, 2, {{5, 4, 3}, {1, 4, 1}}, -1, 1, 1e-2},
@@ -243,6 +254,15 @@ static const struct grad_case cases[] = {
     {"conv_2d (im2col)", b_conv_2d, 2, {{3, 3, 2, 3}, {5, 6, 2, 1}}, -1, 1, 2e-2},
     {"rope (normal)", b_rope_norm, 2, {{8, 3, 4}, {4}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
     {"rope (neox)", b_rope_neox, 2, {{8, 3, 4}, {4}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
+    {"rope (multi-section)", b_rope_multi, 2, {{8, 3, 4}, {16}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
+    {"conv_2d direct", b_conv_2d_direct, 2, {{3, 3, 2, 3}, {5, 6, 2, 1}}, -1, 1, 2e-2},
+    {"conv_2d direct (stride 2)", b_conv_2d_direct_s2, 2, {{3, 3, 2, 2}, {7, 6, 2, 2}}, -1, 1, 2e-2},
+    {"conv_transpose_2d", b_conv_transpose_2d, 2, {{3, 3, 2, 3}, {4, 3, 3, 1}}, -1, 1, 2e-2},
+    {"upscale (nearest)", b_upscale, 1, {{3, 2, 2}}, -1, 1, 1e-2},
+    {"set_rows (rows written)", b_set_rows, 3, {{4, 6}, {4, 2}, {2}}, -1, 6, 1e-2, {true, false, true}, {0, 0, GGML_TYPE_I32}},
+    {"flash_attn_ext (GQA)", b_flash_attn, 3, {{4, 3, 2}, {4, 5, 1}, {3, 5, 1}}, -1, 1, 2e-2},
+    {"flash_attn_ext (mask)", b_flash_attn_mask, 4, {{4, 3, 2}, {4, 5, 2}, {3, 5, 2}, {5, 3}}, -1, 1, 2e-2, {false, false, false, true}},
+    {"flash_attn_ext (softcap)", b_flash_attn_softcap, 3, {{4, 3, 2}, {4, 5, 2}, {3, 5, 2}}, -2, 2, 2e-2},
 };
 
 int main(void) {
