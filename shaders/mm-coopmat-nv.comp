@@ -1,9 +1,11 @@
 #version 450
 // f16 matrix product on tensor cores through GL_NV_cooperative_matrix:
-// 16x16x16 f16 fragments with f32 accumulators.  A workgroup of 8 subgroups
-// (32 lanes) computes a 128x128 tile of d; each subgroup a 64x32 part.  a is
-// f16 (read 8 halves at a time), b f32 (B_F32) or f16, rounded to f16 in
-// shared memory; K must be a multiple of 8.
+// 16x16x16 f16 fragments with f32 accumulators.  A workgroup of WG/32
+// subgroups computes a BM x BN tile of d, each subgroup a WM x WN part; the
+// next BK-slice of a and b is fetched into registers while the current one
+// is multiplied from shared memory.  a is f16 (read 8 halves at a time), b
+// f32 (B_F32) or f16, rounded to f16 in shared memory; K must be a multiple
+// of 8.  Tile sizes are specialization constants.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -12,16 +14,21 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #include "mm-push.glsl"
 
-layout(local_size_x = 256) in;
-const uint BM = 128, BN = 128, BK = 64, WM = 64, WN = 32, LDS = BK + 8;
-const uint FM = WM / 16, FN = WN / 16;
-const uint A_LOADS = BM * BK / 8 / 256;   // uvec4 (8 halves) per thread and tile
+layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const uint BM = 128;
+layout(constant_id = 2) const uint BN = 128;
+layout(constant_id = 3) const uint BK = 64;
+layout(constant_id = 4) const uint WM = 64;
+layout(constant_id = 5) const uint WN = 32;
+layout(local_size_x_id = 0) in;
+const uint LDS = BK + 8, FM = WM / 16, FN = WN / 16;
+const uint A_LOADS = BM * BK / 8 / WG;   // uvec4 (8 halves) per thread and tile
 #ifdef B_F32
-const uint B_LOADS = BN * BK / 4 / 256;   // vec4 per thread and tile
+const uint B_LOADS = BN * BK / 4 / WG;   // vec4 per thread and tile
 #define B_VEC vec4
 #define B_PER 4
 #else
-const uint B_LOADS = BN * BK / 8 / 256;
+const uint B_LOADS = BN * BK / 8 / WG;
 #define B_VEC uvec4
 #define B_PER 8
 #endif
@@ -32,7 +39,7 @@ layout(binding = 2) writeonly buffer D { float data_d[]; };
 
 shared float16_t sa[BM * LDS];
 shared float16_t sb[BN * LDS];
-shared float sc[8 * 256];
+shared float sc[WG / 32 * 256];
 
 uvec4 ra[A_LOADS];
 B_VEC rb[B_LOADS];
@@ -41,11 +48,11 @@ B_VEC rb[B_LOADS];
 void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
     const uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
-        const uint idx = tid + r * 256, row = idx / (BK / 8), gm = m0 + row, gk = k0 + (idx % (BK / 8)) * 8;
+        const uint idx = tid + r * WG, row = idx / (BK / 8), gm = m0 + row, gk = k0 + (idx % (BK / 8)) * 8;
         ra[r] = (gm < p.M && gk < p.K) ? data_a[a_base + gm * p.nb01 + gk / 8] : uvec4(0);
     }
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
-        const uint idx = tid + r * 256, row = idx / (BK / B_PER), gn = n0 + row, gk = k0 + (idx % (BK / B_PER)) * B_PER;
+        const uint idx = tid + r * WG, row = idx / (BK / B_PER), gn = n0 + row, gk = k0 + (idx % (BK / B_PER)) * B_PER;
         rb[r] = (gn < p.N && gk < p.K) ? data_b[b_base + gn * p.nb11 + gk / B_PER] : B_VEC(0);
     }
 }
@@ -54,7 +61,7 @@ void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
 void stash() {
     const uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
-        const uint idx = tid + r * 256, at = (idx / (BK / 8)) * LDS + (idx % (BK / 8)) * 8;
+        const uint idx = tid + r * WG, at = (idx / (BK / 8)) * LDS + (idx % (BK / 8)) * 8;
         [[unroll]] for (uint e = 0; e < 4; e++) {
             const vec2 h = unpackHalf2x16(ra[r][e]);
             sa[at + 2 * e] = float16_t(h.x);
@@ -62,7 +69,7 @@ void stash() {
         }
     }
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
-        const uint idx = tid + r * 256, at = (idx / (BK / B_PER)) * LDS + (idx % (BK / B_PER)) * B_PER;
+        const uint idx = tid + r * WG, at = (idx / (BK / B_PER)) * LDS + (idx % (BK / B_PER)) * B_PER;
 #ifdef B_F32
         [[unroll]] for (uint e = 0; e < 4; e++) sb[at + e] = float16_t(rb[r][e]);
 #else

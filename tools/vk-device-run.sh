@@ -70,7 +70,17 @@ bench() { # label, then ggmlc-bench arguments
 
 if [[ $what == *" bench "* || $what == *" all "* ]]; then
     bench "GEMM f32 4096^3" mul_mat --type f32 --m 4096 --n 4096 --k 4096
+    for tile in 256,128,128,8,8,8 256,128,128,32,8,8 256,128,256,16,8,16 128,128,128,16,8,16 256,64,128,16,4,8; do
+        export GGMLC_VK_MM_TILE=$tile
+        bench "GEMM f32 4096^3, tile $tile" mul_mat --type f32 --m 4096 --n 4096 --k 4096
+    done
+    unset GGMLC_VK_MM_TILE
     bench "GEMM f16 weights x f32 activations 4096^3" mul_mat --type f16 --m 4096 --n 4096 --k 4096
+    for tile in 128,128,128,32,64,64 256,128,256,32,64,64 256,256,128,32,64,64 128,128,64,64,64,32; do
+        export GGMLC_VK_COOPMAT_TILE=$tile
+        bench "GEMM f16 4096^3, coopmat tile $tile" mul_mat --type f16 --m 4096 --n 4096 --k 4096
+    done
+    unset GGMLC_VK_COOPMAT_TILE
     export GGMLC_VK_COOPMAT=0
     bench "GEMM f16 4096^3 without coopmat" mul_mat --type f16 --m 4096 --n 4096 --k 4096
     unset GGMLC_VK_COOPMAT

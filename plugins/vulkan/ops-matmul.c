@@ -5,6 +5,9 @@
  * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, dequantized
  * while loading).
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "vk-impl.h"
 
 #define MV_MAX_N 8
@@ -16,9 +19,17 @@ struct mm_tiles {
 /* Tile sizes (specialization constants): large tiles where shared memory and
  * registers are plentiful (GPUs), smaller ones on CPU-type devices. */
 static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
+    struct mm_tiles t = {256, 64, 64, 16, 4, 4};
     if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && d->props.limits.maxComputeSharedMemorySize >= 32768)
-        return (struct mm_tiles){256, 128, 128, 16, 8, 8};
-    return (struct mm_tiles){256, 64, 64, 16, 4, 4};
+        t = (struct mm_tiles){256, 128, 128, 8, 8, 8}; /* the fastest of 6 tried on an H200 */
+    /* $GGMLC_VK_MM_TILE="WG,BM,BN,BK,TM,TN" tries other tiles (ignored unless consistent) */
+    const char *env = getenv("GGMLC_VK_MM_TILE");
+    struct mm_tiles v;
+    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &v.wg, &v.bm, &v.bn, &v.bk, &v.tm, &v.tn) == 6 && v.tm && v.tn &&
+        v.bm % v.tm == 0 && v.bn % v.tn == 0 && v.wg == (v.bm / v.tm) * (v.bn / v.tn) &&
+        v.wg <= d->props.limits.maxComputeWorkGroupInvocations && 4ull * v.bk * (v.bm + v.bn) <= d->props.limits.maxComputeSharedMemorySize)
+        t = v;
+    return t;
 }
 
 /* Quantized weight types read block by block (shaders/quant.glsl). */
@@ -27,7 +38,8 @@ static bool is_block_quant(enum ggml_type t) {
 }
 
 static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
-    return (is_block_quant(a) && b == GGML_TYPE_F32) || (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
+    return (is_block_quant(a) && b == GGML_TYPE_F32) ||
+           (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
            (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
 }
 
@@ -63,13 +75,12 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
     ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
 }
 
-/* Rows of d per workgroup of the matrix-vector kernels.  Quantized rows are short
- * (4096 q8_0 values: 4.3 KiB), so on GPUs a workgroup takes 4 of them to keep more
- * loads in flight; f32/f16 rows are long enough alone (measured on an H200: 2 or 4
- * rows per workgroup slowed them down). */
-static uint32_t mv_rows(const struct vk_device *d, enum ggml_type a) {
-    if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
-    return is_block_quant(a) ? 4 : 1;
+/* Rows of d per workgroup of the quantized matrix-vector kernel.  Quantized rows are
+ * short (4096 q8_0 values: 4.3 KiB), so on GPUs a workgroup takes 4 of them to keep
+ * more loads in flight (3x faster on an H200); the f32/f16 kernel (mv.comp) does one
+ * row per workgroup, which measured fastest for those. */
+static uint32_t mvq_rows(const struct vk_device *d) {
+    return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 4;
 }
 
 /* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
@@ -80,6 +91,23 @@ static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *
     const size_t per = 16 / ggml_type_size(a->type);
     return a->ne[0] % per == 0 && a->nb[1] % 16 == 0 && a->nb[2] % 16 == 0 && a->nb[3] % 16 == 0 &&
            vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
+}
+
+/* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN}.  The default was
+ * the fastest of those tried on an H200; $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN"
+ * tries others (ignored unless consistent and within shared memory). */
+static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
+    static const uint32_t def[6] = {256, 128, 128, 64, 64, 32};
+    memcpy(t, def, sizeof def);
+    const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
+    uint32_t v[6];
+    if (!env || sscanf(env, "%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return;
+    const bool shapes = v[4] % 16 == 0 && v[5] % 16 == 0 && v[4] && v[5] && v[1] % v[4] == 0 && v[2] % v[5] == 0 && v[3] % 16 == 0 &&
+                        v[0] == (v[1] / v[4]) * (v[2] / v[5]) * 32 && (v[1] * v[3] / 8) % v[0] == 0 && (v[2] * v[3] / 8) % v[0] == 0 &&
+                        (v[2] * v[3] / 4) % v[0] == 0;
+    const uint64_t shared = 2ull * (v[1] + v[2]) * (v[3] + 8) + 4ull * (v[0] / 32) * 256;
+    if (shapes && shared <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations)
+        memcpy(t, v, sizeof v);
 }
 
 /* The tensor-core path: f16 weights, f32 or f16 activations read 16 bytes at a time. */
@@ -101,7 +129,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     if (quant && b->ne[1] <= MV_MAX_N) {
         vk_dispatch_init(&ds, vk_shader_find("mvq_%s", ta));
-        const uint32_t rows = mv_rows(rec->d, a->type);
+        const uint32_t rows = mvq_rows(rec->d);
         ds.spec[0] = 128;
         ds.spec[1] = rows;
         ds.n_spec = 2;
@@ -110,17 +138,17 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         const bool vec = b->type == GGML_TYPE_F32 && a_vectorizable(rec->d, a);
         if (vec) a_unit = 16;
         vk_dispatch_init(&ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ta, tb));
-        const uint32_t rows = mv_rows(rec->d, a->type);
         ds.spec[0] = 128;
         ds.spec[1] = MV_MAX_N;
-        ds.spec[2] = rows;
-        ds.n_spec = 3;
-        vk_groups_1d(rec->d, (uint64_t)a->ne[1], rows, ds.groups);
+        ds.n_spec = 2;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
     } else if (use_coopmat(rec->d, a, b)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
-        ds.groups[0] = (uint32_t)((a->ne[1] + 127) / 128);
-        ds.groups[1] = (uint32_t)((b->ne[1] + 127) / 128);
+        coopmat_tiles(rec->d, ds.spec);
+        ds.n_spec = 6;
+        ds.groups[0] = (uint32_t)((a->ne[1] + ds.spec[1] - 1) / ds.spec[1]);
+        ds.groups[1] = (uint32_t)((b->ne[1] + ds.spec[2] - 1) / ds.spec[2]);
     } else {
         const struct mm_tiles t = mm_tiles_for(rec->d);
         vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ta, tb));
