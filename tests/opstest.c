@@ -8,7 +8,7 @@
 #include "ggmlc.h"
 
 struct ggml_context *ops_ctx(void) {
-    return ggml_init((struct ggml_init_params){64 << 20, NULL, false});
+    return ggml_init((struct ggml_init_params){(size_t)256 << 20, NULL, false}); /* room for work buffers of many threads */
 }
 
 static float *gold_as_f32(const struct gold_tensor *g) {

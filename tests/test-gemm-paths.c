@@ -127,7 +127,8 @@ static void check_case(const struct test_case *c) {
             ref[i * ldc + j] = s;
         }
     float *generic = malloc(out_count * sizeof(float) + 4), *out = malloc(out_count * sizeof(float) + 4);
-    struct cpu_gemm_problem p = {c->n, c->m, c->k, w.op, x.op, generic, (size_t)ldc * sizeof(float)};
+    struct cpu_gemm_problem p = {.n = c->n, .m = c->m, .k = c->k, .w = w.op, .x = x.op, .dst = generic,
+                                 .dst_stride = (size_t)ldc * sizeof(float)};
     for (size_t i = 0; i < out_count; i++) generic[i] = NAN; /* the padding must stay untouched */
     run_path(CPU_SIMD_GENERIC, &p, 1);
 

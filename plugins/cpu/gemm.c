@@ -144,26 +144,45 @@ static void thread_tile(const struct cpu_gemm_kernel *kern, const struct cpu_gem
     *m1 = min64(um * (im + 1) / tm * kern->mr, p->m);
 }
 
-/* c (+)= the valid rows x cols of a full tile computed into `tile`. */
-static void store_partial(const float *tile, int nr, float *c, int64_t ldc, int64_t rows, int64_t cols, bool accumulate) {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + tile[i * nr + j];
+/* Where element (w row i, x row j) of the product goes: dst[j][i], or dst[i][j] for a
+ * problem solved with its operands swapped (see swap_small_n). */
+struct dst_view {
+    float *base;
+    int64_t ldc;
+    bool transposed;
+};
+
+static struct dst_view dst_view_of(const struct cpu_gemm_problem *p) {
+    return (struct dst_view){p->dst, (int64_t)(p->dst_stride / sizeof(float)), p->dst_transposed};
 }
 
-/* Multiply the packed blocks: xbuf (mb rows) by wbuf (nb rows) into dst at c0. */
+static float *dst_at(const struct dst_view *v, int64_t i, int64_t j) {
+    return v->transposed ? v->base + i * v->ldc + j : v->base + j * v->ldc + i;
+}
+
+/* c (+)= the valid rows x cols of a full tile computed into `tile`. */
+static void store_partial(const float *tile, int nr, float *c, const struct dst_view *v, int64_t rows, int64_t cols,
+                          bool accumulate) {
+    const int64_t si = v->transposed ? 1 : v->ldc, sj = v->transposed ? v->ldc : 1;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) c[i * si + j * sj] = (accumulate ? c[i * si + j * sj] : 0.0f) + tile[i * nr + j];
+}
+
+/* Multiply the packed blocks: xbuf (mb rows from x row jc) by wbuf (nb rows from w row ic). */
 static void multiply_blocks(const struct cpu_gemm_kernel *kern, const float *wbuf, const float *xbuf, int64_t nb,
-                            int64_t mb, int64_t kb, float *c0, int64_t ldc, bool accumulate, float *tile) {
+                            int64_t mb, int64_t kb, const struct dst_view *v, int64_t ic, int64_t jc, bool accumulate,
+                            float *tile) {
     const int nr = kern->nr, mr = kern->mr;
     for (int64_t jp = 0; jp < mb; jp += mr) {
         const float *xp = xbuf + jp * kb;
         for (int64_t ip = 0; ip < nb; ip += nr) {
             const float *wp = wbuf + ip * kb;
-            float *c = c0 + jp * ldc + ip;
-            if (jp + mr <= mb && ip + nr <= nb) {
-                kern->micro(kb, wp, xp, c, ldc, accumulate);
+            float *c = dst_at(v, ic + ip, jc + jp);
+            if (jp + mr <= mb && ip + nr <= nb && !v->transposed) {
+                kern->micro(kb, wp, xp, c, v->ldc, accumulate);
             } else {
                 kern->micro(kb, wp, xp, tile, nr, false);
-                store_partial(tile, nr, c, ldc, min64(mr, mb - jp), min64(nr, nb - ip), accumulate);
+                store_partial(tile, nr, c, v, min64(mr, mb - jp), min64(nr, nb - ip), accumulate);
             }
         }
     }
@@ -175,7 +194,7 @@ static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu
     float *xbuf = wbuf + kern->mc * kern->kc;
     float *tile = xbuf + kern->nc * kern->kc;
     float *tmp = tile + kern->nr * kern->mr;
-    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    const struct dst_view v = dst_view_of(p);
     for (int64_t jc = m0; jc < m1; jc += kern->nc) {
         const int64_t mb = min64(kern->nc, m1 - jc);
         for (int64_t pc = 0; pc < p->k; pc += kern->kc) {
@@ -184,7 +203,7 @@ static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu
             for (int64_t ic = n0; ic < n1; ic += kern->mc) {
                 const int64_t nb = min64(kern->mc, n1 - ic);
                 pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
-                multiply_blocks(kern, wbuf, xbuf, nb, mb, kb, p->dst + jc * ldc + ic, ldc, pc > 0, tile);
+                multiply_blocks(kern, wbuf, xbuf, nb, mb, kb, &v, ic, jc, pc > 0, tile);
             }
         }
     }
@@ -208,22 +227,38 @@ static void compute_dot(const struct cpu_gemm_kernel *kern, const struct cpu_gem
         x = xbuf;
         xs = p->k;
     }
-    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    const struct dst_view v = dst_view_of(p);
     float out[4];
     for (int64_t n = n0; n < n1; n++) {
         const char *wrow = (const char *)p->w.data + n * p->w.row_stride;
         for (int64_t m = 0; m < p->m; m += 4) {
             const int nx = (int)min64(4, p->m - m);
             kern->dot_rows(p->k, p->w.type, wrow, x + m * xs, xs, nx, out);
-            for (int i = 0; i < nx; i++) p->dst[(m + i) * ldc + n] = out[i];
+            for (int i = 0; i < nx; i++) *dst_at(&v, n, m + i) = out[i];
         }
     }
 }
 
-void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int ith, int nth,
+/* Fewer w rows than a register tile is wide leave lanes idle, and every tile goes through
+ * the tile buffer anyway: solve the product with the roles swapped (x rows along the
+ * vector lanes), writing dst transposed.  Every thread of a product makes the same choice. */
+static const struct cpu_gemm_problem *swap_small_n(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
+                                                   struct cpu_gemm_problem *swapped) {
+    if (p->dst_transposed || p->w.dequant || p->n >= kern->nr || p->m <= p->n) return p;
+    *swapped = *p;
+    swapped->n = p->m;
+    swapped->m = p->n;
+    swapped->w = p->x;
+    swapped->x = p->w;
+    swapped->dst_transposed = true;
+    return swapped;
+}
+
+void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *problem, int ith, int nth,
                       void *work) {
-    if (p->n <= 0 || p->m <= 0) return;
-    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    if (problem->n <= 0 || problem->m <= 0) return;
+    struct cpu_gemm_problem swapped;
+    const struct cpu_gemm_problem *p = swap_small_n(kern, problem, &swapped);
     if (use_dot_path(p)) {
         int64_t n0, n1;
         cpu_split_range(p->n, ith, nth, &n0, &n1);
@@ -234,7 +269,9 @@ void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_
     thread_tile(kern, p, ith, nth, &n0, &n1, &m0, &m1);
     if (n0 >= n1 || m0 >= m1) return;
     if (p->k == 0) { /* an empty sum */
-        for (int64_t m = m0; m < m1; m++) memset(p->dst + m * ldc + n0, 0, (size_t)(n1 - n0) * sizeof(float));
+        const struct dst_view v = dst_view_of(p);
+        for (int64_t m = m0; m < m1; m++)
+            for (int64_t n = n0; n < n1; n++) *dst_at(&v, n, m) = 0.0f;
         return;
     }
     compute_blocked(kern, p, n0, n1, m0, m1, work);
@@ -290,13 +327,15 @@ static void team_item(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_
     const int64_t nb = min64(t->w_panels * (chunk + 1) / t->n_chunks * kern->nr, p->n) - ic;
     const int64_t j0 = t->x_panels * part / t->m_parts * kern->mr;
     const int64_t rows = min64(t->x_panels * (part + 1) / t->m_parts * kern->mr, mb) - j0;
-    const int64_t ldc = (int64_t)(p->dst_stride / sizeof(float));
+    const struct dst_view v = dst_view_of(p);
     pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
-    multiply_blocks(kern, wbuf, xbuf + j0 * kb, nb, rows, kb, p->dst + (jc + j0) * ldc + ic, ldc, pc > 0, tile);
+    multiply_blocks(kern, wbuf, xbuf + j0 * kb, nb, rows, kb, &v, ic, jc + j0, pc > 0, tile);
 }
 
-void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
+void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *problem,
                            const struct ggmlc_op_call *call, void *shared, void *work) {
+    struct cpu_gemm_problem swapped;
+    const struct cpu_gemm_problem *p = swap_small_n(kern, problem, &swapped);
     float *xbuf = align64(shared);
     atomic_int *next = (atomic_int *)(xbuf + kern->nc * kern->kc);
     float *wbuf = align64(work), *tile = wbuf + kern->mc * kern->kc, *tmp = tile + kern->nr * kern->mr;

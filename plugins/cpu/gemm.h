@@ -36,6 +36,7 @@ struct cpu_gemm_problem {
     struct cpu_gemm_operand x; /* m rows */
     float *dst;                /* dst[m * dst_stride / 4 + n] */
     size_t dst_stride;         /* bytes between rows m and m + 1 */
+    bool dst_transposed;       /* internal: dst[n * dst_stride / 4 + m] instead (leave false) */
 };
 
 /* The kernels of one SIMD path (gemm-generic.c, gemm-avx2.c, gemm-avx512.c). */

@@ -37,41 +37,13 @@ static inline __m256i dot_u8(__m256i x, __m256i y) {
 
 /* ------------------------------------------------- 32-value blocks */
 
-static inline __m256i q4_0_block(const block_q4_0 *x, const block_q8_0 *y) {
+/* One block's dot product as 8 int32 partial sums, per format. */
+static inline __m256i blk_q4_0(const block_q4_0 *x, const block_q8_0 *y) {
     return dot_i8(_mm256_sub_epi8(qd_unpack_nibbles(x->qs), _mm256_set1_epi8(8)), qd_load32(y->qs));
 }
 
-/* Four blocks per step: their eight f16 scales converted at once, the row prefetched ahead. */
-static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q4_0 *x = vx;
-    const block_q8_0 *y = vy;
-    const int nb = n / QK8_0;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 3 < nb; i += 4) {
-        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
-        const __m128 sc = QD_SCALES4(x, y, i);
-        acc0 = _mm256_fmadd_ps(qd_lane(sc, 0), _mm256_cvtepi32_ps(q4_0_block(&x[i], &y[i])), acc0);
-        acc1 = _mm256_fmadd_ps(qd_lane(sc, 1), _mm256_cvtepi32_ps(q4_0_block(&x[i + 1], &y[i + 1])), acc1);
-        acc0 = _mm256_fmadd_ps(qd_lane(sc, 2), _mm256_cvtepi32_ps(q4_0_block(&x[i + 2], &y[i + 2])), acc0);
-        acc1 = _mm256_fmadd_ps(qd_lane(sc, 3), _mm256_cvtepi32_ps(q4_0_block(&x[i + 3], &y[i + 3])), acc1);
-    }
-    for (; i < nb; i++)
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(q4_0_block(&x[i], &y[i])), acc0);
-    *s = qd_hsum_ps(_mm256_add_ps(acc0, acc1));
-}
-
-static void dot_q4_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q4_1 *x = vx;
-    const block_q8_1 *y = vy;
-    __m256 acc = _mm256_setzero_ps();
-    float summs = 0;
-    for (int i = 0; i < n / QK8_1; i++) {
-        const __m256i p = dot_u8(qd_unpack_nibbles(x[i].qs), qd_load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
-        summs += qd_h2f(x[i].m) * qd_h2f(y[i].s);
-    }
-    *s = qd_hsum_ps(acc) + summs;
+static inline __m256i blk_q4_1(const block_q4_1 *x, const block_q8_1 *y) {
+    return dot_u8(qd_unpack_nibbles(x->qs), qd_load32(y->qs));
 }
 
 static inline __m256i q5_levels(const uint8_t *qs, const uint8_t qh_bytes[4]) {
@@ -80,50 +52,16 @@ static inline __m256i q5_levels(const uint8_t *qs, const uint8_t qh_bytes[4]) {
     return _mm256_or_si256(qd_unpack_nibbles(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
 }
 
-static void dot_q5_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q5_0 *x = vx;
-    const block_q8_0 *y = vy;
-    __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < n / QK8_0; i++) {
-        const __m256i q = _mm256_sub_epi8(q5_levels(x[i].qs, x[i].qh), _mm256_set1_epi8(16));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(dot_i8(q, qd_load32(y[i].qs))), acc);
-    }
-    *s = qd_hsum_ps(acc);
+static inline __m256i blk_q5_0(const block_q5_0 *x, const block_q8_0 *y) {
+    return dot_i8(_mm256_sub_epi8(q5_levels(x->qs, x->qh), _mm256_set1_epi8(16)), qd_load32(y->qs));
 }
 
-static void dot_q5_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q5_1 *x = vx;
-    const block_q8_1 *y = vy;
-    __m256 acc = _mm256_setzero_ps();
-    float summs = 0;
-    for (int i = 0; i < n / QK8_1; i++) {
-        const __m256i p = dot_u8(q5_levels(x[i].qs, x[i].qh), qd_load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
-        summs += qd_h2f(x[i].m) * qd_h2f(y[i].s);
-    }
-    *s = qd_hsum_ps(acc) + summs;
+static inline __m256i blk_q5_1(const block_q5_1 *x, const block_q8_1 *y) {
+    return dot_u8(q5_levels(x->qs, x->qh), qd_load32(y->qs));
 }
 
-static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q8_0 *x = vx, *y = vy;
-    const int nb = n / QK8_0;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 3 < nb; i += 4) {
-        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
-        _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);
-        const __m128 sc = QD_SCALES4(x, y, i);
-        for (int k = 0; k < 4; k += 2) {
-            const __m256i p0 = dot_i8(qd_load32(x[i + k].qs), qd_load32(y[i + k].qs));
-            const __m256i p1 = dot_i8(qd_load32(x[i + k + 1].qs), qd_load32(y[i + k + 1].qs));
-            acc0 = _mm256_fmadd_ps(qd_lane(sc, k), _mm256_cvtepi32_ps(p0), acc0);
-            acc1 = _mm256_fmadd_ps(qd_lane(sc, k + 1), _mm256_cvtepi32_ps(p1), acc1);
-        }
-    }
-    for (; i < nb; i++)
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)),
-                               _mm256_cvtepi32_ps(dot_i8(qd_load32(x[i].qs), qd_load32(y[i].qs))), acc0);
-    *s = qd_hsum_ps(_mm256_add_ps(acc0, acc1));
+static inline __m256i blk_q8_0(const block_q8_0 *x, const block_q8_0 *y) {
+    return dot_i8(qd_load32(x->qs), qd_load32(y->qs));
 }
 
 /* Nibbles mapped through a 16-entry signed table (IQ4_NL levels, MXFP4 doubled E2M1 values). */
@@ -133,29 +71,68 @@ static inline __m256i table_lookup(const uint8_t *qs, __m128i table) {
                             _mm_shuffle_epi8(table, _mm_and_si128(b, m)));
 }
 
-static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_iq4_nl *x = vx;
-    const block_q8_0 *y = vy;
-    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
-    __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < n / QK8_0; i++) {
-        const __m256i p = dot_i8(table_lookup(x[i].qs, table), qd_load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
-    }
-    *s = qd_hsum_ps(acc);
+static inline __m256i blk_iq4_nl(const block_iq4_nl *x, const block_q8_0 *y) {
+    return dot_i8(table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl)), qd_load32(y->qs));
 }
 
-static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_mxfp4 *x = vx;
-    const block_q8_0 *y = vy;
-    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_mxfp4);
-    __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < n / QK8_0; i++) {
-        const __m256i p = dot_i8(table_lookup(x[i].qs, table), qd_load32(y[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(ggmlc_e8m0_to_fp32_half(x[i].e) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(p), acc);
-    }
-    *s = qd_hsum_ps(acc);
+static inline __m256i blk_mxfp4(const block_mxfp4 *x, const block_q8_0 *y) {
+    return dot_i8(table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_mxfp4)), qd_load32(y->qs));
 }
+
+/* Block scales: f16 d of both (four at once or one), or MXFP4's E8M0 exponent times y's d. */
+#define SCALES4_D(x, y, i) QD_SCALES4(x, y, i)
+#define SCALE1_D(x, y, i)  (qd_h2f((x)[i].d) * qd_h2f((y)[i].d))
+#define SCALES4_E8M0(x, y, i)                                                                                 \
+    _mm_mul_ps(_mm_setr_ps(ggmlc_e8m0_to_fp32_half((x)[i].e), ggmlc_e8m0_to_fp32_half((x)[(i) + 1].e),         \
+                           ggmlc_e8m0_to_fp32_half((x)[(i) + 2].e), ggmlc_e8m0_to_fp32_half((x)[(i) + 3].e)),  \
+               _mm_cvtph_ps(_mm_setr_epi16((short)(y)[i].d, (short)(y)[(i) + 1].d, (short)(y)[(i) + 2].d,       \
+                                           (short)(y)[(i) + 3].d, 0, 0, 0, 0)))
+#define SCALE1_E8M0(x, y, i) (ggmlc_e8m0_to_fp32_half((x)[i].e) * qd_h2f((y)[i].d))
+/* The min term m_x * s_y of Q4_1/Q5_1 against Q8_1 (s = d * sum of the block's values). */
+#define MINS4_MS(x, y, i)                                                                                     \
+    qd_scales4(_mm_setr_epi16((short)(x)[i].m, (short)(x)[(i) + 1].m, (short)(x)[(i) + 2].m, (short)(x)[(i) + 3].m, \
+                              (short)(y)[i].s, (short)(y)[(i) + 1].s, (short)(y)[(i) + 2].s, (short)(y)[(i) + 3].s))
+#define MIN1_MS(x, y, i)  (qd_h2f((x)[i].m) * qd_h2f((y)[i].s))
+#define MINS4_NONE(x, y, i) _mm_setzero_ps()
+#define MIN1_NONE(x, y, i)  0.0f
+
+/* A dot product over 32-value blocks, four blocks per step: the scales of the four converted
+ * together, the weight row prefetched ahead, two accumulators for the FMA latency. */
+#define DOT_32(name, xt, yt, BLOCK, SCALES4, SCALE1, MINS4, MIN1)                                              \
+    static void name(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) { \
+        const xt *x = vx;                                                                                      \
+        const yt *y = vy;                                                                                      \
+        const int nb = n / 32;                                                                                 \
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                                         \
+        __m128 mins = _mm_setzero_ps();                                                                        \
+        float tail = 0;                                                                                        \
+        int i = 0;                                                                                             \
+        for (; i + 3 < nb; i += 4) {                                                                           \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);                               \
+            const __m128 sc = SCALES4(x, y, i);                                                                \
+            mins = _mm_add_ps(mins, MINS4(x, y, i));                                                           \
+            acc0 = _mm256_fmadd_ps(qd_lane(sc, 0), _mm256_cvtepi32_ps(BLOCK(&x[i], &y[i])), acc0);             \
+            acc1 = _mm256_fmadd_ps(qd_lane(sc, 1), _mm256_cvtepi32_ps(BLOCK(&x[i + 1], &y[i + 1])), acc1);     \
+            acc0 = _mm256_fmadd_ps(qd_lane(sc, 2), _mm256_cvtepi32_ps(BLOCK(&x[i + 2], &y[i + 2])), acc0);     \
+            acc1 = _mm256_fmadd_ps(qd_lane(sc, 3), _mm256_cvtepi32_ps(BLOCK(&x[i + 3], &y[i + 3])), acc1);     \
+        }                                                                                                      \
+        for (; i < nb; i++) {                                                                                  \
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(SCALE1(x, y, i)), _mm256_cvtepi32_ps(BLOCK(&x[i], &y[i])), acc0); \
+            tail += MIN1(x, y, i);                                                                             \
+        }                                                                                                      \
+        mins = _mm_add_ps(mins, _mm_movehl_ps(mins, mins));                                                    \
+        mins = _mm_add_ss(mins, _mm_movehdup_ps(mins));                                                        \
+        *s = qd_hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm_cvtss_f32(mins) + tail;                               \
+    }
+
+DOT_32(dot_q4_0, block_q4_0, block_q8_0, blk_q4_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
+DOT_32(dot_q4_1, block_q4_1, block_q8_1, blk_q4_1, SCALES4_D, SCALE1_D, MINS4_MS, MIN1_MS)
+DOT_32(dot_q5_0, block_q5_0, block_q8_0, blk_q5_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
+DOT_32(dot_q5_1, block_q5_1, block_q8_1, blk_q5_1, SCALES4_D, SCALE1_D, MINS4_MS, MIN1_MS)
+DOT_32(dot_q8_0, block_q8_0, block_q8_0, blk_q8_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
+DOT_32(dot_iq4_nl, block_iq4_nl, block_q8_0, blk_iq4_nl, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
+DOT_32(dot_mxfp4, block_mxfp4, block_q8_0, blk_mxfp4, SCALES4_E8M0, SCALE1_E8M0, MINS4_NONE, MIN1_NONE)
 
 /* ----------------------------------------------- K-quants against Q8_K */
 
@@ -330,82 +307,5 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
 }
 
 #else
-/* Q2_K: 2-bit levels in the packed order (byte l of a 32-byte group holds values l, l+32,
- * l+64, l+96 of its 128); each 32 values span two 16-value sub-blocks with 4-bit scales. */
-static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q2_K *x = vx;
-    const block_q8_K *y = vy;
-    const __m256i m2 = _mm256_set1_epi8(3);
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) {
-        __m256i acc = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i q = qd_load32(x[i].qs + 32 * h);
-            for (int k = 0; k < 4; k++) {
-                const __m256i levels = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2);
-                const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const int j = 8 * h + 2 * k;
-                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[j + 1] & 0xf), _mm_set1_epi16(x[i].scales[j] & 0xf));
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
-            }
-        }
-        int summs = 0;
-        for (int j = 0; j < 16; j++) summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
-        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
-    }
-    *s = sum;
-}
-
-/* Q3_K: levels low2 + 4 * high - 4 in [-4, 3]; the -4 is taken out through the bsums. */
-static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q3_K *x = vx;
-    const block_q8_K *y = vy;
-    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) {
-        int scales[16], offset = 0;
-        for (int j = 0; j < 16; j++) {
-            const uint8_t *sc = x[i].scales;
-            const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
-            scales[j] = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
-            offset += scales[j] * y[i].bsums[j];
-        }
-        const __m256i hm = qd_load32(x[i].hmask);
-        __m256i acc = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i q = qd_load32(x[i].qs + 32 * h);
-            for (int k = 0; k < 4; k++) {
-                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
-                const __m256i levels = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
-                const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const int j = 8 * h + 2 * k;
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set_m128i(_mm_set1_epi16((short)scales[j + 1]),
-                                                                                  _mm_set1_epi16((short)scales[j]))));
-            }
-        }
-        sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 4 * offset);
-    }
-    *s = sum;
-}
-
-/* IQ4_XS: IQ4_NL levels per 32 values with 6-bit sub-block scales (stored +32). */
-static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_iq4_xs *x = vx;
-    const block_q8_K *y = vy;
-    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) {
-        __m256i acc = _mm256_setzero_si256();
-        for (int ib = 0; ib < QK_K / 32; ib++) {
-            const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
-            const __m256i q = table_lookup(x[i].qs + 16 * ib, table), q8 = qd_load32(y[i].qs + 32 * ib);
-            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(q8, q));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16((short)(ls - 32))));
-        }
-        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc);
-    }
-    *s = sum;
-}
-
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) { (void)t; }
 #endif
