@@ -35,10 +35,10 @@ static bool check_attn(const struct ggml_tensor *q, const struct ggml_tensor *k,
         return false;
     }
     if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2] || k->ne[2] == 0 || q->ne[2] % k->ne[2] != 0 ||
-        k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]) {
+        k->ne[3] == 0 || v->ne[3] != k->ne[3] || q->ne[3] % k->ne[3] != 0) {
         ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
-                      "q %s, k %s, v %s do not fit (need q [Dk, n_batch, n_head, B], k [Dk, n_kv, n_head_kv, B], "
-                      "v [Dv, n_kv, n_head_kv, B], n_head %% n_head_kv == 0)",
+                      "q %s, k %s, v %s do not fit (need q [Dk, n_batch, n_head, B], k [Dk, n_kv, n_head_kv, Bkv], "
+                      "v [Dv, n_kv, n_head_kv, Bkv], n_head %% n_head_kv == 0, B %% Bkv == 0)",
                       ggmlc_shape_str(q, s.q), ggmlc_shape_str(k, s.k), ggmlc_shape_str(v, s.v));
         return false;
     }

@@ -134,6 +134,19 @@ static void test_flash_attn(void) {
     ops_compute(ctx, o);
     nn_check(o, gs, "long", ATTN_ERR, "flash_attn_ext, 13 queries under a causal mask, one query seeing no key (zeros)");
 
+    /* one K/V batch shared by both query batches: each output batch equals attending alone */
+    struct ggml_tensor *k0 = ggml_view_3d(ctx, k, k->ne[0], k->ne[1], k->ne[2], k->nb[1], k->nb[2], 0);
+    struct ggml_tensor *v0 = ggml_view_3d(ctx, v, v->ne[0], v->ne[1], v->ne[2], v->nb[1], v->nb[2], 0);
+    struct ggml_tensor *qc = nn_f32(ctx, gs, "q");
+    struct ggml_tensor *q1 = ggml_view_3d(ctx, qc, qc->ne[0], qc->ne[1], qc->ne[2], qc->nb[1], qc->nb[2], qc->nb[3]);
+    struct ggml_tensor *both = ggml_flash_attn_ext(ctx, qc, k0, v0, mask, 0.3f, 0.0f, 0.0f);
+    struct ggml_tensor *alone = ggml_flash_attn_ext(ctx, q1, k0, v0, mask, 0.3f, 0.0f, 0.0f);
+    if (ops_compute(ctx, both) && ops_compute(ctx, alone)) {
+        const float *second = (const float *)both->data + ggml_nelements(alone);
+        tap_ok(max_abs_diff(second, (const float *)alone->data, ggml_nelements(alone)) == 0.0,
+               "flash_attn_ext broadcasts one K/V batch over two query batches");
+    }
+
     struct ggml_tensor *short_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, k->ne[1], 3);
     nn_rejects(ggml_flash_attn_ext(ctx, q, k, v, short_mask, 1, 0, 0), GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
                "a mask with fewer rows than queries");
