@@ -1,6 +1,7 @@
 /* test-ops-rope-attn.c - rope in every mode (+ back) and flash attention (+ back)
  * against PyTorch golden data (tests/golden/gen_nn.py). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "ggml-cpu.h"
 #include "test-ops-nn.h"
@@ -159,6 +160,34 @@ static void test_flash_attn(void) {
     gold_free(gs);
 }
 
+/* A Q8_0 tensor of random values and its dequantized f32 twin (the same numbers). */
+static void q8_pair(struct ggml_context *ctx, int64_t ne0, int64_t ne1, struct ggml_tensor **q8, struct ggml_tensor **f32) {
+    const int64_t n = ne0 * ne1;
+    float *x = malloc((size_t)n * sizeof(float));
+    test_fill_uniform(x, (size_t)n, -2.0f, 2.0f);
+    *q8 = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, ne0, ne1);
+    *f32 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0, ne1);
+    ggml_quantize_chunk(GGML_TYPE_Q8_0, x, (*q8)->data, 0, ne1, ne0, NULL);
+    ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float((*q8)->data, (float *)(*f32)->data, n);
+    free(x);
+}
+
+static void test_flash_attn_quantized_kv(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 9, 2);
+    test_fill_uniform((float *)q->data, (size_t)ggml_nelements(q), -1.0f, 1.0f);
+    struct ggml_tensor *kq, *kf, *vq, *vf;
+    q8_pair(ctx, 64, 21, &kq, &kf);
+    q8_pair(ctx, 32, 21, &vq, &vf);
+    struct ggml_tensor *oq = ggml_flash_attn_ext(ctx, q, kq, vq, NULL, 0.125f, 0.0f, 0.0f);
+    struct ggml_tensor *of = ggml_flash_attn_ext(ctx, q, kf, vf, NULL, 0.125f, 0.0f, 0.0f);
+    if (ops_compute(ctx, oq) && ops_compute(ctx, of)) {
+        tap_ok(max_abs_diff((const float *)oq->data, (const float *)of->data, (size_t)ggml_nelements(of)) < 1e-6,
+               "flash_attn_ext with Q8_0 K/V equals attention over their dequantized values");
+    }
+    ggml_free(ctx);
+}
+
 /* Compare part `part` (0 = dq, 1 = dk, 2 = dv) of a packed flash_attn_back result. */
 static void check_packed(struct ggml_tensor *res, struct gold_set *gs, int part, const char *name, const char *what) {
     const struct gold_tensor *g[3] = {gold_get(gs, "bq"), gold_get(gs, "bk"), gold_get(gs, "bvt")};
@@ -198,5 +227,6 @@ int main(void) {
     test_rope();
     test_flash_attn();
     test_flash_attn_back();
+    test_flash_attn_quantized_kv();
     return tap_done();
 }
