@@ -343,6 +343,41 @@ static void test_wide_ranges(void) {
     ggml_free(ctx);
 }
 
+/* The copy kernels' f16 conversions agree with ggml_fp16_to_fp32 / ggml_fp32_to_fp16 on
+ * every f16 value, on the midpoints between neighbours (round half to even), subnormals
+ * and overflow. */
+static void test_f16_conversions(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 << 20, NULL, false});
+    struct ggml_tensor *h = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 65536), *f = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3 * 65536);
+    ggml_fp16_t *hp = h->data;
+    float *fp = ggml_get_data_f32(f);
+    for (int i = 0; i < 65536; i++) {
+        hp[i] = (ggml_fp16_t)i;
+        const float v = ggml_fp16_to_fp32((ggml_fp16_t)i), next = ggml_fp16_to_fp32((ggml_fp16_t)(i + 1));
+        fp[3 * i] = v;
+        fp[3 * i + 1] = isfinite(v) && isfinite(next) && (i & 0x7fff) != 0x7bff ? 0.5f * (v + next) : 1e6f; /* midpoint */
+        fp[3 * i + 2] = v * 1.0001f;
+    }
+    struct ggml_tensor *to_f32 = ggml_cast(ctx, h, GGML_TYPE_F32), *to_f16 = ggml_cast(ctx, f, GGML_TYPE_F16);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, to_f32);
+    ggml_build_forward_expand(g, to_f16);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    int bad_up = 0, bad_down = 0;
+    for (int i = 0; i < 65536; i++) {
+        const float want = ggml_fp16_to_fp32((ggml_fp16_t)i), got = ggml_get_data_f32(to_f32)[i];
+        if (!(got == want || (isnan(got) && isnan(want))) || signbit(got) != signbit(want)) bad_up++;
+    }
+    for (int i = 0; i < 3 * 65536; i++) {
+        const ggml_fp16_t want = ggml_fp32_to_fp16(fp[i]), got = ((const ggml_fp16_t *)to_f16->data)[i];
+        const bool nan = isnan(fp[i]);
+        if (nan ? (got & 0x7c00) != 0x7c00 || (got & 0x3ff) == 0 : got != want) bad_down++;
+    }
+    tap_ok(bad_up == 0, "f16 -> f32 copies of all 65536 values match ggml_fp16_to_fp32 (%d differ)", bad_up);
+    tap_ok(bad_down == 0, "f32 -> f16 copies (values, midpoints, near values) match ggml_fp32_to_fp16 (%d differ)", bad_down);
+    ggml_free(ctx);
+}
+
 /* Constructor error paths: NULL, the right status, the op named in the message. */
 static void rejects(struct ggml_tensor *t, enum ggmlc_status st, const char *op, const char *what) {
     const bool ok = t == NULL && ggmlc_last_status() == st && strstr(ggmlc_last_error(), op) != NULL;
@@ -393,6 +428,7 @@ int main(void) {
     test_quantized_copies();
     test_variants();
     test_wide_ranges();
+    test_f16_conversions();
     test_errors();
     ggml_backend_free(be);
     gold_free(gold);

@@ -46,6 +46,9 @@
 #pragma weak ggml_pad
 #pragma weak ggml_rope_ext
 #pragma weak ggml_silu_back
+#pragma weak ggml_out_prod
+#pragma weak ggml_soft_max_ext_back
+#pragma weak ggml_rms_norm_back
 #pragma weak ggml_cross_entropy_loss
 #pragma weak ggml_cross_entropy_loss_back
 #pragma weak ggml_opt_step_adamw
@@ -274,6 +277,17 @@ static struct ggml_tensor *c_sgd(struct ggml_context *ctx) {
     return ggml_opt_step_sgd(ctx, F32("w", 33, 7, 1, 1), F32("g", 33, 7, 1, 1), F32("pos:hp", 2, 1, 1, 1));
 }
 
+static struct ggml_tensor *c_out_prod(struct ggml_context *ctx) { NEED(ggml_out_prod); return ggml_out_prod(ctx, F32("a", 33, 19, 1, 1), F32("b", 21, 19, 1, 1)); }
+static struct ggml_tensor *c_out_prod_batched(struct ggml_context *ctx) { NEED(ggml_out_prod); return ggml_out_prod(ctx, F16("a", 17, 40, 2, 1), F32("b", 70, 40, 4, 1)); }
+static struct ggml_tensor *c_soft_max_back(struct ggml_context *ctx) {
+    NEED(ggml_soft_max_ext_back);
+    return ggml_soft_max_ext_back(ctx, F32("dy", 70, 6, 2, 1), F32("pos:y", 70, 6, 2, 1), 0.7f, 0.0f);
+}
+static struct ggml_tensor *c_rms_norm_back(struct ggml_context *ctx) {
+    NEED(ggml_rms_norm_back);
+    return ggml_rms_norm_back(ctx, F32("dy", 300, 6, 2, 1), F32("x", 300, 6, 2, 1), 1e-6f);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -301,7 +315,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
     CASE(c_mm_q4_0_batched, 1e-4),
     CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
-    CASE(c_sgd, 1e-12),
+    CASE(c_sgd, 1e-12), CASE(c_out_prod, 1e-10), CASE(c_out_prod_batched, 1e-10), CASE(c_soft_max_back, 1e-10),
+    CASE(c_rms_norm_back, 1e-10),
 };
 
 const struct vk_test_case *vk_test_cases(size_t *n) {
