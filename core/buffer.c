@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "backend-impl.h"
+#include "fault-inject.h"
 
 /* ------------------------------------------------------- buffer types */
 
@@ -38,6 +39,10 @@ ggml_backend_buffer_t ggml_backend_buft_alloc_buffer(ggml_backend_buffer_type_t 
     if (size > max) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: a buffer of %zu bytes exceeds the maximum of %zu", ggml_backend_buft_name(buft),
                         size, max);
+        return NULL;
+    }
+    if (ggmlc_fault_should_fail()) { /* test hook, see fault-inject.h */
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: cannot allocate %zu bytes (injected failure)", ggml_backend_buft_name(buft), size);
         return NULL;
     }
     return buft->iface.alloc_buffer(buft, size);

@@ -170,7 +170,10 @@ static struct ggmlc_config_backend *new_backend(struct ggmlc_config *cfg, const 
     cfg->backends = grown;
     struct ggmlc_config_backend *b = &cfg->backends[cfg->n_backends++];
     memset(b, 0, sizeof *b);
-    b->name = strdup(name);
+    if (!(b->name = strdup(name))) { /* a backend always has a name: ggmlc_config_find compares them */
+        cfg->n_backends--;
+        return NULL;
+    }
     b->enabled = true;
     return b;
 }
@@ -215,8 +218,10 @@ static struct ggmlc_config_backend *open_backend_section(struct parse_state *st,
 static void set_option(struct ggmlc_config_backend *b, const char *key, const char *value) {
     for (size_t i = 0; i < b->n_options; i++) {
         if (strcasecmp(b->keys[i], key) == 0) { /* a repeated key: the last value counts, as in most ini readers */
+            char *copy = strdup(value);
+            if (!copy) return; /* out of memory: the earlier value stays */
             free(b->values[i]);
-            b->values[i] = strdup(value);
+            b->values[i] = copy;
             return;
         }
     }
@@ -225,8 +230,14 @@ static void set_option(struct ggmlc_config_backend *b, const char *key, const ch
     char **values = realloc(b->values, (b->n_options + 1) * sizeof *values);
     if (values) b->values = values;
     if (!keys || !values) return;
-    b->keys[b->n_options] = strdup(key);
-    b->values[b->n_options] = strdup(value);
+    char *key_copy = strdup(key), *value_copy = strdup(value);
+    if (!key_copy || !value_copy) { /* out of memory: the option is dropped, never half there */
+        free(key_copy);
+        free(value_copy);
+        return;
+    }
+    b->keys[b->n_options] = key_copy;
+    b->values[b->n_options] = value_copy;
     b->n_options++;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fault-inject.h"
 #include "ggml-impl.h"
 
 /* ------------------------------------------------------------ statuses */
@@ -187,6 +188,7 @@ FILE *ggml_fopen(const char *fname, const char *mode) { return fopen(fname, mode
 /* --------------------------------------------------------- environment */
 
 const char *ggmlc_getenv(const char *name) {
+    if (ggmlc_fault_secure_mode()) return NULL; /* test hook: what a set-uid program sees */
 #ifdef HAVE_SECURE_GETENV
     return secure_getenv(name);
 #else

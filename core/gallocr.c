@@ -180,7 +180,7 @@ ggml_gallocr_t ggml_gallocr_new(ggml_backend_buffer_type_t buft) { return ggml_g
 
 void ggml_gallocr_free(ggml_gallocr_t g) {
     if (!g) return;
-    for (int i = 0; g->buffers && i < g->n_buffers; i++) {
+    for (int i = 0; g->buffers && g->arena_of && i < g->n_buffers; i++) {
         if (g->arena_of[i] == i) ggml_backend_buffer_free(g->buffers[i]);
     }
     for (int i = 0; g->arenas && i < g->n_buffers; i++) free(g->arenas[i].blocks);

@@ -373,10 +373,17 @@ static bool reset_state(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
         ggml_hash_set_free(&sched->hash);
         sched->hash = ggml_hash_set_new(want);
         int **arrays[] = {&sched->assign, &sched->split_of, &sched->input_of, &sched->input_split, &sched->clone_of};
+        bool complete = sched->hash.keys != NULL;
         for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
             free(*arrays[a]);
-            *arrays[a] = sched->hash.size ? malloc(sched->hash.size * sizeof(int)) : NULL;
-            if (!*arrays[a]) return false;
+            *arrays[a] = complete ? malloc(sched->hash.size * sizeof(int)) : NULL;
+            complete = complete && *arrays[a];
+        }
+        if (!complete) { /* out of memory: leave nothing half-sized, the next plan allocates again */
+            for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) free(*arrays[a]), *arrays[a] = NULL;
+            ggml_hash_set_free(&sched->hash);
+            memset(&sched->hash, 0, sizeof sched->hash);
+            return false;
         }
     } else {
         ggml_hash_set_reset(&sched->hash);

@@ -99,6 +99,17 @@ GGML_API int64_t ggmlc_dataset_sample_size(const struct ggmlc_dataset *d);
 /* Free the arrays and zero the struct (safe on a zeroed or already freed one). */
 GGML_API void ggmlc_dataset_free(struct ggmlc_dataset *d);
 
+/* ------------------------------------------------------------------ plots */
+
+struct ggmlc_epoch_logs;
+/* Learning curves (loss; accuracy when measured; train and validation) of n epochs as a
+ * standalone SVG file, written to a temporary file and renamed into place. */
+GGML_API enum ggmlc_status ggmlc_plot_epochs(const struct ggmlc_epoch_logs *logs, int n_epochs, const char *title,
+                                             const char *path);
+
+/* The same for a training history returned by ggmlc_model_fit. */
+GGML_API enum ggmlc_status ggmlc_plot_history(const ggmlc_history *history, const char *title, const char *path);
+
 /* ---------------------------------------------------------------- layers */
 
 GGML_API ggmlc_layer *ggmlc_dense(int64_t units, enum ggmlc_activation act);

@@ -1,5 +1,6 @@
 /*
- * test-datasets.c - the dataset loaders, split and normalisation of ggmlc-nn.h.
+ * test-datasets.c - the dataset loaders, split, normalisation and the SVG
+ * learning-curve writer of ggmlc-nn.h.
  *
  * Damaged and forged files are generated here (truncated and bit-flipped gzip
  * streams, lying IDX headers, malformed CSV) and must be rejected with
@@ -42,7 +43,7 @@ static unsigned char *read_file(const char *path, size_t *len) {
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    unsigned char *buf = malloc(1 << 20);
+    unsigned char *buf = calloc((1 << 20) + 1, 1); /* NUL-terminated */
     *len = fread(buf, 1, 1 << 20, f);
     fclose(f);
     return buf;
@@ -307,6 +308,44 @@ static void test_fashion_mnist(void) {
     ggmlc_dataset_free(&d);
 }
 
+/* --------------------------------------------------------------- plots */
+
+static void test_plot(void) {
+    struct ggmlc_epoch_logs logs[6];
+    for (int e = 0; e < 6; e++) {
+        logs[e] = (struct ggmlc_epoch_logs){.epoch = e, .loss = 2.0 / (e + 1), .metric_accuracy = 0.5 + 0.07 * e,
+                                            .val_loss = 2.2 / (e + 1), .val_accuracy = 0.45 + 0.07 * e, .metric_mae = NAN,
+                                            .val_mae = NAN, .learning_rate = 1e-3, .seconds = 1};
+    }
+    logs[2].val_loss = NAN; /* a gap in a curve */
+    const char *path = tmp_path("curves.svg");
+    enum ggmlc_status st = ggmlc_plot_epochs(logs, 6, "digits <mlp> & \"tests\"", path);
+    size_t len = 0;
+    unsigned char *svg = read_file(path, &len);
+    if (!tap_ok(st == GGMLC_OK && svg, "plot written (%s)", ggmlc_last_error())) return;
+    const char *s = (const char *)svg;
+    int polylines = 0;
+    for (const char *p = s; (p = strstr(p, "<polyline")); p++) polylines++;
+    tap_ok(strncmp(s, "<?xml", 5) == 0 && strstr(s, "<svg xmlns=\"http://www.w3.org/2000/svg\"") && strstr(s, "</svg>\n") &&
+               s[len - 1] == '\n',
+           "plot is an SVG document");
+    tap_ok(strstr(s, "digits &lt;mlp&gt; &amp; &quot;tests&quot;") && !strstr(s, "<mlp>"), "title escaped");
+    /* 2 axis frames + train loss + 2 runs of validation loss + train and validation accuracy. */
+    tap_ok(polylines == 7, "plot: axes and curves, the NaN a gap (%d polylines)", polylines);
+    tap_ok(strstr(s, "validation accuracy") && strstr(s, "train loss") && strstr(s, ">epoch<"), "plot: legends and labels");
+    free(svg);
+
+    for (int e = 0; e < 6; e++) logs[e].metric_accuracy = logs[e].val_accuracy = logs[e].val_loss = NAN;
+    st = ggmlc_plot_epochs(logs, 1, NULL, path);
+    svg = read_file(path, &len);
+    tap_ok(st == GGMLC_OK && svg && !strstr((char *)svg, "accuracy"), "plot of one epoch without accuracy: one panel");
+    free(svg);
+    tap_ok(ggmlc_plot_epochs(logs, 0, "x", path) == GGMLC_ERR_INVALID_ARG, "plot of no epochs rejected");
+    tap_ok(ggmlc_plot_epochs(logs, 3, "x", tmp_path("no/such/dir.svg")) == GGMLC_ERR_IO && access(tmp_path("no"), F_OK) != 0,
+           "plot into a missing folder: GGMLC_ERR_IO (%s)", ggmlc_last_error());
+    unlink(path);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof(tmpdir), "%s/ggmlc-datasets-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmpdir)) return tap_skip_all("cannot create a temporary folder");
@@ -322,6 +361,7 @@ int main(void) {
     test_csv();
     test_idx();
     test_fashion_mnist();
+    test_plot();
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) tap_diag("could not remove %s", tmpdir);

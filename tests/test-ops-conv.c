@@ -93,6 +93,12 @@ static void test_direct_convolutions(void) {
     struct ggml_tensor *c3 = ggml_conv_3d_direct(ctx, gold_new_tensor(ctx, GOLD("conv3d.w")), ops_input(ctx, GOLD("conv3d.x"), GGML_TYPE_F32, true),
                                                  1, 2, 1, 1, 0, 1, 1, 1, 2, 2, 2, 3);
     if (ops_compute(ctx, c3)) ops_check(c3, GOLD("conv3d.out"), 1e-11, "conv_3d_direct from strided data");
+    for (int variant = 0; variant < 2; variant++) { /* a strided kernel (gather path), an f16 kernel (GEMM path) */
+        struct ggml_tensor *w3 = ops_input(ctx, GOLD("conv3d.w"), variant ? GGML_TYPE_F16 : GGML_TYPE_F32, variant == 0);
+        struct ggml_tensor *c3v = ggml_conv_3d_direct(ctx, w3, gold_new_tensor(ctx, GOLD("conv3d.x")), 1, 2, 1, 1, 0, 1, 1, 1, 2, 2, 2, 3);
+        if (ops_compute(ctx, c3v))
+            ops_check(c3v, GOLD("conv3d.out"), variant ? 1e-6 : 1e-11, variant ? "conv_3d_direct, f16 kernel" : "conv_3d_direct, strided kernel");
+    }
 
     ggmlc_clear_error();
     ops_check_rejected(ggml_conv_2d_direct(ctx, ops_input(ctx, GOLD("conv2d.w"), GGML_TYPE_F32, false), gold_new_tensor(ctx, GOLD("im2col1d.x")),

@@ -1,9 +1,9 @@
 /* ops-conv-gemm.c - the convolutions computed with the CPU GEMM.
  *
- * CONV_2D (ggml_conv_2d_direct): each task gathers the patches of a chunk of
- * output positions into its own scratch and multiplies them with the kernel
- * rows straight into the result: no im2col tensor of the whole image, no
- * waiting on other tasks.
+ * CONV_2D and CONV_3D (ggml_conv_2d_direct, ggml_conv_3d_direct): each task
+ * gathers the patches of a chunk of output positions into its own scratch and
+ * multiplies them with the kernel rows straight into the result: no im2col
+ * tensor of the whole image, no waiting on other tasks.
  * CONV_TRANSPOSE_1D and _2D: the GEMM gives, for a chunk of input positions,
  * every kernel tap's contribution (the "columns"), which the tasks then
  * overlap-add into their share of the output.  Kernels of other layouts take plain
@@ -11,30 +11,42 @@
 #include "cpu-convops.h"
 #include "gemm.h"
 
-struct conv2d_geom {
-    int s0, s1, p0, p1, d0, d1;
-    int64_t KW, KH, IC, OW, OH, OC, K; /* K = KW*KH*IC, the depth of the product */
+/* -------------------------------------------------- CONV_2D and CONV_3D
+ * A 2-D convolution is a 3-D one with depth 1. */
+
+struct conv_geom {
+    bool is_3d;
+    int s[3], p[3], d[3];
+    int64_t KW, KH, KD, IC, OW, OH, OD, OC, N, K; /* K = KW*KH*KD*IC, the depth of the product */
 };
 
-static struct conv2d_geom geom_of(const struct ggml_tensor *dst) {
+static struct conv_geom geom_of(const struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0];
     const int32_t *op = dst->op_params;
-    return (struct conv2d_geom){op[0], op[1], op[2], op[3], op[4], op[5],
-                                a->ne[0], a->ne[1], a->ne[2], dst->ne[0], dst->ne[1], dst->ne[2], a->ne[0] * a->ne[1] * a->ne[2]};
+    if (dst->op == GGML_OP_CONV_3D) {
+        return (struct conv_geom){true, {op[0], op[1], op[2]}, {op[3], op[4], op[5]}, {op[6], op[7], op[8]},
+                                  a->ne[0], a->ne[1], a->ne[2], op[9], dst->ne[0], dst->ne[1], dst->ne[2], op[11], op[10],
+                                  a->ne[0] * a->ne[1] * a->ne[2] * op[9]};
+    }
+    return (struct conv_geom){false, {op[0], op[1], 1}, {op[2], op[3], 0}, {op[4], op[5], 1},
+                              a->ne[0], a->ne[1], 1, a->ne[2], dst->ne[0], dst->ne[1], 1, dst->ne[2], dst->ne[3],
+                              a->ne[0] * a->ne[1] * a->ne[2]};
 }
 
-/* Kernel rows [KW*KH*IC] contiguous, of a type the GEMM reads. */
+/* Each output channel's kernel row of K values contiguous, of a type the GEMM reads. */
 static bool gemm_path(const struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0];
     const size_t es = ggml_type_size(a->type);
-    return cpu_gemm_type_ok(a->type) && a->nb[0] == es && a->nb[1] == (size_t)a->ne[0] * es &&
-           a->nb[2] == (size_t)(a->ne[0] * a->ne[1]) * es && ggml_is_contiguous(dst);
+    const bool rows = dst->op == GGML_OP_CONV_3D ? ggml_is_contiguous(a)
+                                                 : a->nb[0] == es && a->nb[1] == (size_t)a->ne[0] * es &&
+                                                       a->nb[2] == (size_t)(a->ne[0] * a->ne[1]) * es;
+    return cpu_gemm_type_ok(a->type) && rows && ggml_is_contiguous(dst);
 }
 
 /* Output positions per chunk: at most about 4 MiB of f32 patches, and small enough
  * that every task gets chunks (each task works alone on whole chunks). */
-static int64_t chunk_positions(const struct conv2d_geom *g, int64_t n_images, int nth) {
-    const int64_t n_pos = g->OW * g->OH, chunks_per_image = (nth + n_images - 1) / n_images;
+static int64_t chunk_positions(const struct conv_geom *g, int nth) {
+    const int64_t n_pos = g->OW * g->OH * g->OD, chunks_per_image = (nth + g->N - 1) / g->N;
     int64_t P = ((int64_t)1 << 20) / g->K;
     if (P < 64) P = 64;
     const int64_t balanced = (n_pos + chunks_per_image - 1) / chunks_per_image;
@@ -42,42 +54,51 @@ static int64_t chunk_positions(const struct conv2d_geom *g, int64_t n_images, in
     return P < 1 ? 1 : P;
 }
 
-static size_t task_scratch(const struct conv2d_geom *g, int64_t P) {
+static size_t task_scratch(const struct conv_geom *g, int64_t P) {
     return (size_t)(P * g->K) * sizeof(float) + 64 + cpu_gemm_thread_work(cpu_gemm_kernel(), g->OC, g->K);
 }
 
-static size_t conv_2d_work_size(const struct ggml_tensor *node, int n_threads) {
-    const struct conv2d_geom g = geom_of(node);
+static size_t conv_work_size(const struct ggml_tensor *node, int n_threads) {
+    const struct conv_geom g = geom_of(node);
     if (!gemm_path(node)) return 0;
-    return (size_t)n_threads * task_scratch(&g, chunk_positions(&g, node->ne[3], n_threads));
+    return (size_t)n_threads * task_scratch(&g, chunk_positions(&g, n_threads));
 }
 
-/* Patch rows of positions [q0, q1) of image n, each K floats in kernel-row order (ic, kh, kw). */
-static void gather_patches(const struct ggml_tensor *b, const struct conv2d_geom *g, int64_t n, int64_t first, int64_t q0, int64_t q1,
+/* Row ih of the input plane (channel ic, depth id) of image n, or NULL for padding. */
+static const char *input_row(const struct ggml_tensor *b, const struct conv_geom *g, int64_t ih, int64_t id, int64_t ic, int64_t n) {
+    if (ih < 0 || id < 0) return NULL;
+    return g->is_3d ? cpu_elem_ptr(b, 0, ih, id, n * g->IC + ic) : cpu_elem_ptr(b, 0, ih, ic, n);
+}
+
+/* Patch rows of positions [first, first + count) of image n, each K floats in kernel-row order (ic, kd, kh, kw). */
+static void gather_patches(const struct ggml_tensor *b, const struct conv_geom *g, int64_t n, int64_t first, int64_t count,
                            float *patches) {
     const bool f32_rows = b->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float);
-    for (int64_t q = q0; q < q1; q++) {
-        const int64_t ow = q % g->OW, oh = q / g->OW;
+    const int64_t depth = g->is_3d ? b->ne[2] : 1;
+    for (int64_t q = first; q < first + count; q++) {
+        const int64_t ow = q % g->OW, oh = (q / g->OW) % g->OH, od = q / (g->OW * g->OH);
         float *out = patches + (q - first) * g->K;
         for (int64_t ic = 0; ic < g->IC; ic++)
-            for (int64_t kh = 0; kh < g->KH; kh++, out += g->KW) {
-                const int64_t ih = cpu_tap_pos(oh, kh, g->s1, g->p1, g->d1, b->ne[1]);
-                const char *row = ih < 0 ? NULL : cpu_elem_ptr(b, 0, ih, ic, n);
-                for (int64_t kw = 0, iw = ow * g->s0 - g->p0; kw < g->KW; kw++, iw += g->d0) {
-                    const bool in = row && iw >= 0 && iw < b->ne[0];
-                    out[kw] = !in ? 0.0f : f32_rows ? ((const float *)row)[iw] : cpu_load_f32(b->type, row + iw * b->nb[0]);
+            for (int64_t kd = 0; kd < g->KD; kd++) {
+                const int64_t id = cpu_tap_pos(od, kd, g->s[2], g->p[2], g->d[2], depth);
+                for (int64_t kh = 0; kh < g->KH; kh++, out += g->KW) {
+                    const char *row = input_row(b, g, cpu_tap_pos(oh, kh, g->s[1], g->p[1], g->d[1], b->ne[1]), id, ic, n);
+                    for (int64_t kw = 0, iw = ow * g->s[0] - g->p[0]; kw < g->KW; kw++, iw += g->d[0]) {
+                        const bool in = row && iw >= 0 && iw < b->ne[0];
+                        out[kw] = !in ? 0.0f : f32_rows ? ((const float *)row)[iw] : cpu_load_f32(b->type, row + iw * b->nb[0]);
+                    }
                 }
             }
     }
 }
 
 /* Each task takes whole chunks (image n, positions [first, first + P)): its own patches, its own GEMM. */
-static enum ggml_status conv_2d_gemm(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+static enum ggml_status conv_gemm(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const struct conv2d_geom g = geom_of(dst);
+    const struct conv_geom g = geom_of(dst);
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
-    const int64_t P = chunk_positions(&g, dst->ne[3], call->nth), n_pos = g.OW * g.OH;
-    const int64_t per_image = (n_pos + P - 1) / P, n_chunks = per_image * dst->ne[3];
+    const int64_t P = chunk_positions(&g, call->nth), n_pos = g.OW * g.OH * g.OD;
+    const int64_t per_image = (n_pos + P - 1) / P, n_chunks = per_image * g.N;
     const size_t scratch = task_scratch(&g, P);
     if (scratch * (size_t)call->nth > call->wsize) return GGML_STATUS_FAILED; /* planned for other thread counts */
     float *patches = (float *)((char *)call->wdata + (size_t)call->ith * scratch);
@@ -85,24 +106,24 @@ static enum ggml_status conv_2d_gemm(const struct ggmlc_op_call *call, struct gg
     for (int64_t c = call->ith; c < n_chunks; c += call->nth) {
         const int64_t n = c / per_image, first = (c % per_image) * P;
         const int64_t count = first + P < n_pos ? P : n_pos - first;
-        gather_patches(b, &g, n, first, first, first + count, patches);
+        gather_patches(b, &g, n, first, count, patches);
         /* dst[oc][q] = sum_k patch(q, k) * kernel(oc, k): positions along the GEMM's n, channels along m */
         const struct cpu_gemm_problem prob = {
             .n = count, .m = g.OC, .k = g.K,
             .w = {patches, GGML_TYPE_F32, (size_t)g.K * sizeof(float), sizeof(float)},
-            .x = {a->data, a->type, a->nb[3], a->nb[0]},
-            .dst = (float *)cpu_elem_ptr(dst, first, 0, 0, n),
-            .dst_stride = dst->nb[2],
+            .x = {a->data, a->type, g.is_3d ? (size_t)g.IC * a->nb[3] : a->nb[3], a->nb[0]},
+            .dst = (float *)(g.is_3d ? cpu_elem_ptr(dst, first, 0, 0, n * g.OC) : cpu_elem_ptr(dst, first, 0, 0, n)),
+            .dst_stride = g.is_3d ? dst->nb[3] : dst->nb[2],
         };
         cpu_gemm_compute(kern, &prob, 0, 1, work);
     }
     return GGML_STATUS_SUCCESS;
 }
 
-/* Fallback: each task owns output rows of (oc, n) planes and gathers them directly. */
+/* Fallback: every output element gathered directly. */
 static enum ggml_status conv_2d_gather(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const struct conv2d_geom g = geom_of(dst);
+    const struct conv_geom g = geom_of(dst);
     int64_t r0, r1;
     cpu_split_range(g.OW * g.OH * g.OC * dst->ne[3], call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -110,9 +131,9 @@ static enum ggml_status conv_2d_gather(const struct ggmlc_op_call *call, struct 
         float sum = 0.0f;
         for (int64_t ic = 0; ic < g.IC; ic++)
             for (int64_t kh = 0; kh < g.KH; kh++) {
-                const int64_t ih = cpu_tap_pos(oh, kh, g.s1, g.p1, g.d1, b->ne[1]);
+                const int64_t ih = cpu_tap_pos(oh, kh, g.s[1], g.p[1], g.d[1], b->ne[1]);
                 for (int64_t kw = 0; ih >= 0 && kw < g.KW; kw++) {
-                    const int64_t iw = cpu_tap_pos(ow, kw, g.s0, g.p0, g.d0, b->ne[0]);
+                    const int64_t iw = cpu_tap_pos(ow, kw, g.s[0], g.p[0], g.d[0], b->ne[0]);
                     if (iw >= 0) sum += cpu_get_f32(a, kw, kh, ic, oc) * cpu_get_f32(b, iw, ih, ic, n);
                 }
             }
@@ -121,8 +142,43 @@ static enum ggml_status conv_2d_gather(const struct ggmlc_op_call *call, struct 
     return GGML_STATUS_SUCCESS;
 }
 
+static enum ggml_status conv_3d_gather(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const int32_t *op = dst->op_params;
+    const int s[3] = {op[0], op[1], op[2]}, p[3] = {op[3], op[4], op[5]}, d[3] = {op[6], op[7], op[8]};
+    const int64_t IC = op[9], OC = op[11], KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
+    const int64_t OW = dst->ne[0], OH = dst->ne[1], OD = dst->ne[2];
+    int64_t r0, r1;
+    cpu_split_range(OW * OH * OD * dst->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ow = r % OW, oh = (r / OW) % OH, od = (r / (OW * OH)) % OD, q = r / (OW * OH * OD);
+        const int64_t oc = q % OC, n = q / OC;
+        float sum = 0.0f;
+        for (int64_t kd = 0; kd < KD; kd++) {
+            const int64_t id = cpu_tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
+            if (id < 0) continue;
+            for (int64_t kh = 0; kh < KH; kh++) {
+                const int64_t ih = cpu_tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
+                if (ih < 0) continue;
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const int64_t iw = cpu_tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
+                    if (iw < 0) continue;
+                    for (int64_t ic = 0; ic < IC; ic++)
+                        sum += cpu_get_f32(a, kw, kh, kd, oc * IC + ic) * cpu_get_f32(b, iw, ih, id, n * IC + ic);
+                }
+            }
+        }
+        *(float *)cpu_elem_ptr(dst, ow, oh, od, q) = sum;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
 static enum ggml_status conv_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    return gemm_path(dst) ? conv_2d_gemm(call, dst) : conv_2d_gather(call, dst);
+    return gemm_path(dst) ? conv_gemm(call, dst) : conv_2d_gather(call, dst);
+}
+
+static enum ggml_status conv_3d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    return gemm_path(dst) ? conv_gemm(call, dst) : conv_3d_gather(call, dst);
 }
 
 /* ------------------------------------------------------ CONV_TRANSPOSE_1D */
@@ -322,7 +378,9 @@ static enum ggml_status conv_transpose_2d(const struct ggmlc_op_call *call, stru
 
 void cpu_ops_conv_gemm_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_CONV_2D] = conv_2d;
-    t->work_size[GGML_OP_CONV_2D] = conv_2d_work_size;
+    t->work_size[GGML_OP_CONV_2D] = conv_work_size;
+    t->compute[GGML_OP_CONV_3D] = conv_3d;
+    t->work_size[GGML_OP_CONV_3D] = conv_work_size;
     t->compute[GGML_OP_CONV_TRANSPOSE_1D] = conv_transpose_1d;
     t->work_size[GGML_OP_CONV_TRANSPOSE_1D] = convt_work_size;
     t->compute[GGML_OP_CONV_TRANSPOSE_2D] = conv_transpose_2d;

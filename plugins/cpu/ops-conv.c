@@ -1,5 +1,5 @@
 /* ops-conv.c - convolution kernels: im2col (1-D, 2-D, 3-D) and its gradient,
- * col2im_1d and the direct depthwise / 3-D convolutions (CONV_2D and the
+ * col2im_1d and the direct depthwise convolution (CONV_2D, CONV_3D and the
  * transposed convolutions use the GEMM: ops-conv-gemm.c).  Every kernel gathers: each output element is written by one
  * task, so tasks never race. */
 #include "cpu-convops.h"
@@ -142,44 +142,12 @@ static enum ggml_status conv_2d_dw(const struct ggmlc_op_call *call, struct ggml
     return GGML_STATUS_SUCCESS;
 }
 
-static enum ggml_status conv_3d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const int s[3] = {op[0], op[1], op[2]}, p[3] = {op[3], op[4], op[5]}, d[3] = {op[6], op[7], op[8]};
-    const int64_t IC = op[9], OC = op[11], KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
-    const int64_t OW = dst->ne[0], OH = dst->ne[1], OD = dst->ne[2];
-    int64_t r0, r1;
-    cpu_split_range(OW * OH * OD * dst->ne[3], call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t ow = r % OW, oh = (r / OW) % OH, od = (r / (OW * OH)) % OD, q = r / (OW * OH * OD);
-        const int64_t oc = q % OC, n = q / OC;
-        float sum = 0.0f;
-        for (int64_t kd = 0; kd < KD; kd++) {
-            const int64_t id = cpu_tap_pos(od, kd, s[2], p[2], d[2], b->ne[2]);
-            if (id < 0) continue;
-            for (int64_t kh = 0; kh < KH; kh++) {
-                const int64_t ih = cpu_tap_pos(oh, kh, s[1], p[1], d[1], b->ne[1]);
-                if (ih < 0) continue;
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    const int64_t iw = cpu_tap_pos(ow, kw, s[0], p[0], d[0], b->ne[0]);
-                    if (iw < 0) continue;
-                    for (int64_t ic = 0; ic < IC; ic++)
-                        sum += cpu_get_f32(a, kw, kh, kd, oc * IC + ic) * cpu_get_f32(b, iw, ih, id, n * IC + ic);
-                }
-            }
-        }
-        *(float *)cpu_elem_ptr(dst, ow, oh, od, q) = sum;
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
 void cpu_ops_conv_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_IM2COL] = im2col;
     t->compute[GGML_OP_IM2COL_BACK] = im2col_back;
     t->compute[GGML_OP_IM2COL_3D] = im2col_3d;
     t->compute[GGML_OP_COL2IM_1D] = col2im_1d;
     t->compute[GGML_OP_CONV_2D_DW] = conv_2d_dw;
-    t->compute[GGML_OP_CONV_3D] = conv_3d;
     cpu_ops_conv_gemm_register(t);
     cpu_ops_pool_register(t);
     cpu_ops_image_register(t);

@@ -31,7 +31,12 @@ static inline char *nn_elem(const struct ggml_tensor *t, int64_t i0, int64_t i1,
 /* Row (i1, i2, i3) of t into dst (t->ne[0] floats), and back. */
 static inline void nn_row_load(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, float *dst) {
     const char *row = ew_row(t, i1, i2, i3);
-    if ((const char *)dst != row) ew_load(dst, row, t->type, t->nb[0], t->ne[0]); /* else: already in place */
+    if ((const char *)dst == row) return; /* already in place */
+    if (ggml_is_quantized(t->type)) {
+        ggml_get_type_traits(t->type)->to_float(row, dst, t->ne[0]); /* quantized K/V caches */
+    } else {
+        ew_load(dst, row, t->type, t->nb[0], t->ne[0]);
+    }
 }
 static inline void nn_row_store(struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, const float *src) {
     ew_store(ew_row(t, i1, i2, i3), t->type, t->nb[0], src, t->ne[0]);
@@ -56,75 +61,6 @@ static inline size_t nn_scratch_bytes(int64_t n_per_task, int n_threads) {
 /* This task's share of call->wdata (n_per_task floats as passed to nn_scratch_bytes). */
 static inline float *nn_scratch(const struct ggmlc_op_call *call, int64_t n_per_task) {
     return (float *)call->wdata + nn_scratch_floats(n_per_task) * (size_t)call->ith;
-}
-
-/* y[i] = exp(x[i] - shift) for i < n (y may be x); returns the sum of the y[i] in double.
- * Meant for arguments <= 0 (softmax shifts by the row maximum; above 88 the result
- * saturates).  Four values at a time through GCC vector types (SSE2, so any x86-64;
- * twice as fast as glibc's expf here, wider vectors are emulated without dispatch):
- * range reduction to r in [-ln2/2, ln2/2], a polynomial for e^r (relative error
- * ~2e-7), 2^k put into the exponent bits.  Arguments below -87.3 give exactly 0, so
- * masked (-inf) logits vanish.  The scalar tail uses expf. */
-typedef float nn_v4f __attribute__((vector_size(16)));
-typedef int32_t nn_v4i __attribute__((vector_size(16)));
-
-static inline void nn_exp4(float *y, const float *x, float shift) {
-    nn_v4f v;
-    memcpy(&v, x, sizeof v);
-    v = v - shift;
-    const nn_v4i tiny = v < -87.3f, huge = v > 88.3f;
-    v = (nn_v4f)(((nn_v4i)v & ~(tiny | huge)) | ((nn_v4i)(v * 0.0f + 88.3f) & huge));
-    const nn_v4f round = v * 1.44269504f + 12582912.0f; /* + 1.5 * 2^23 rounds to an integer */
-    const nn_v4f k = round - 12582912.0f;
-    const nn_v4f r = v - k * 0.693359375f + k * 2.12194440e-4f;
-    nn_v4f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const nn_v4i two_k = ((nn_v4i)round - 0x4B400000 + 127) << 23; /* k sits in round's low mantissa bits */
-    v = (nn_v4f)((nn_v4i)(p * (nn_v4f)two_k) & ~tiny);
-    memcpy(y, &v, sizeof v);
-}
-
-static inline double nn_exp_shifted(float *y, const float *x, float shift, int64_t n) {
-    double sum = 0.0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        nn_exp4(y + i, x + i, shift);
-        sum += (double)(y[i] + y[i + 1]) + (double)(y[i + 2] + y[i + 3]);
-    }
-    for (; i < n; i++) sum += y[i] = expf(x[i] - shift);
-    return sum;
-}
-
-/* Sum of a[i] * b[i] in f32, four lanes at a time. */
-static inline float nn_dot(const float *a, const float *b, int64_t n) {
-    nn_v4f acc0 = {0}, acc1 = {0}, va, vb;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&va, a + i, sizeof va), memcpy(&vb, b + i, sizeof vb);
-        acc0 += va * vb;
-        memcpy(&va, a + i + 4, sizeof va), memcpy(&vb, b + i + 4, sizeof vb);
-        acc1 += va * vb;
-    }
-    acc0 += acc1;
-    float sum = (acc0[0] + acc0[1]) + (acc0[2] + acc0[3]);
-    for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
-/* y[i] = y[i] * s + w * x[i]. */
-static inline void nn_scale_add(float *y, float s, float w, const float *x, int64_t n) {
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        nn_v4f vy, vx;
-        memcpy(&vy, y + i, sizeof vy), memcpy(&vx, x + i, sizeof vx);
-        vy = vy * s + vx * w;
-        memcpy(y + i, &vy, sizeof vy);
-    }
-    for (; i < n; i++) y[i] = y[i] * s + w * x[i];
 }
 
 /* ALiBi slope of head h of n_head: the first 2^floor(log2 n_head) heads get powers of

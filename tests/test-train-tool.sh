@@ -1,0 +1,92 @@
+#!/bin/sh
+# test-train-tool.sh - the ggmlc-train command-line tool (TAP): training on the
+# embedded digits reaches a stated test accuracy, --plot writes a well-formed
+# SVG, --save then --load gives the same accuracy, a CSV file trains too, and
+# bad arguments or missing data end with a message and a non-zero status.
+
+: "${GGMLC_BUILDDIR:?run through make check}"
+tool="$GGMLC_BUILDDIR/tools/ggmlc-train"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-train-tool.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# The digits of this source tree, not an installed copy.
+GGMLC_DATA_DIR="$GGMLC_TEST_DATA/../data"
+export GGMLC_DATA_DIR
+
+n=0
+failed=0
+ok() { # ok STATUS "description"
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+# accuracy FILE: the test accuracy ggmlc-train printed
+accuracy() { sed -n 's/^test accuracy \([0-9.]*\) .*/\1/p' "$1"; }
+# at_least VALUE BOUND: VALUE >= BOUND (decimals)
+at_least() { awk -v v="$1" -v b="$2" 'BEGIN { exit !(v != "" && v + 0 >= b + 0) }'; }
+
+# MLP on the digits, 8 epochs: the stated goal is >= 90% test accuracy (about 96% is usual).
+"$tool" --epochs 8 --quiet --save "$tmp/m.gguf" --plot "$tmp/curves.svg" >"$tmp/train.txt" 2>&1
+st=$?
+acc=$(accuracy "$tmp/train.txt")
+[ $st -eq 0 ] && at_least "$acc" 0.90
+ok $? "an MLP trained 8 epochs on the embedded digits reaches >= 90% test accuracy ($acc)"
+[ "$(grep -cv -e '^test accuracy' -e '^epoch time' "$tmp/train.txt")" -eq 0 ] && grep -q '^epoch time [0-9.]* s (mean of 8 epochs' "$tmp/train.txt"
+ok $? "--quiet prints only the results"
+
+if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout "$tmp/curves.svg" 2>"$tmp/xmllint.txt"
+    ok $? "--plot writes well-formed XML (xmllint)"
+else
+    head -c 5 "$tmp/curves.svg" | grep -q '<?xml' && tail -n 1 "$tmp/curves.svg" | grep -q '^</svg>$'
+    ok $? "--plot writes an XML document ending in </svg> (no xmllint)"
+fi
+grep -q '<svg xmlns="http://www.w3.org/2000/svg"' "$tmp/curves.svg" && [ "$(grep -c '<polyline' "$tmp/curves.svg")" -eq 6 ] \
+    && grep -q 'validation accuracy' "$tmp/curves.svg" && ! ls "$tmp" | grep -q 'tmp-'
+ok $? "the SVG has two panels with train and validation curves, and no temporary file is left"
+
+"$tool" --load "$tmp/m.gguf" --quiet >"$tmp/load.txt" 2>&1
+st=$?
+[ $st -eq 0 ] && [ "$(grep '^test accuracy' "$tmp/load.txt")" = "$(grep '^test accuracy' "$tmp/train.txt")" ]
+ok $? "--load of the saved model gives the same test accuracy and loss ($(accuracy "$tmp/load.txt"))"
+
+# A CSV file: three well separated classes of 4 features (a stand-in for any tabular data).
+awk 'BEGIN { srand(3); for (i = 0; i < 300; i++) { c = i % 3; printf "%.3f,%.3f,%.3f,%.3f,%d\n",
+     c * 4 + rand(), 10 - c * 3 + rand(), rand() * 2, c * c + rand(), c } }' >"$tmp/blobs.csv"
+"$tool" --data "$tmp/blobs.csv" --epochs 10 --quiet >"$tmp/csv.txt" 2>&1
+st=$?
+acc=$(accuracy "$tmp/csv.txt")
+[ $st -eq 0 ] && at_least "$acc" 0.95
+ok $? "a CSV file of 3 separable classes trains to >= 95% ($acc)"
+"$tool" --data "$tmp/blobs.csv" --model cnn --epochs 1 --quiet >"$tmp/cnn-csv.txt" 2>&1
+[ $? -eq 4 ] && grep -q 'needs images' "$tmp/cnn-csv.txt"
+ok $? "--model cnn on 4 features: exit 4 with a message"
+
+"$tool" --help >"$tmp/help.txt" 2>&1 && grep -q -- '--data' "$tmp/help.txt" && grep -q 'Exit status' "$tmp/help.txt"
+ok $? "--help documents the options and exit statuses"
+
+# bad_usage DESCRIPTION EXPECTED-STATUS PATTERN ARGS...: status and message on stderr
+bad_usage() {
+    desc=$1 want=$2 pattern=$3
+    shift 3
+    "$tool" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+    st=$?
+    [ $st -eq "$want" ] && grep -q -- "$pattern" "$tmp/err.txt" && [ ! -s "$tmp/out.txt" ]
+    ok $? "$desc: exit $want with a message (got $st: $(head -n 1 "$tmp/err.txt"))"
+}
+bad_usage "--epochs abc" 2 "invalid value 'abc' for --epochs" --epochs abc
+bad_usage "--batch 0" 2 "for --batch" --batch 0
+bad_usage "--lr -1" 2 "for --lr" --lr -1
+bad_usage "--model rnn" 2 "mlp or cnn" --model rnn
+bad_usage "an unknown option" 2 "unknown option '--frobnicate'" --frobnicate
+bad_usage "a missing value" 2 "needs a value" --epochs
+bad_usage "a stray argument" 2 "unexpected argument" digits
+bad_usage "a missing CSV file" 3 "cannot load the data" --data "$tmp/absent.csv"
+printf '1,2,0\n3,x,1\n' >"$tmp/bad.csv"
+bad_usage "a damaged CSV file" 3 "bad.csv:2" --data "$tmp/bad.csv"
+mkdir "$tmp/empty"
+bad_usage "a folder without IDX files" 3 "train-images-idx3-ubyte.gz" --data "$tmp/empty"
+bad_usage "a missing model file" 3 "cannot load the model" --load "$tmp/absent.gguf"
+head -c 100 "$tmp/m.gguf" >"$tmp/cut.gguf"
+bad_usage "a truncated model file" 3 "cannot load the model" --load "$tmp/cut.gguf"
+
+echo "1..$n"
+exit $failed
