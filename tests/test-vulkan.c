@@ -24,6 +24,7 @@
 #include "vk-test-cases.h"
 
 static ggml_backend_t backend_test, backend_cpu;
+static char cache_dir[1024]; /* where the plugin's pipeline cache goes during the test */
 
 /* ------------------------------------------------------------ inputs */
 
@@ -189,14 +190,43 @@ static void check_error_paths(void) {
     ggml_free(ctx);
 }
 
+/* The devices were closed by ggmlc_shutdown: the pipeline cache must be on disk. */
+static void check_pipeline_cache(void) {
+    if (!cache_dir[0]) return;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "ls %s/ggmlc/vulkan-*.cache >/dev/null 2>&1", cache_dir);
+    tap_ok(system(cmd) == 0, "the pipeline cache was written under %s/ggmlc", cache_dir);
+}
+
+/* A device choice that matches nothing fails the plugin's init with a clear reason. */
+static void check_device_choice(const char *name) {
+    setenv("GGMLC_VK_DEVICE", "no-such-device-anywhere", 1);
+    ggmlc_init();
+    bool failed = false;
+    char reason[512] = "";
+    for (size_t i = 0; i < ggmlc_backend_count(); i++) {
+        struct ggmlc_backend_info info;
+        if (ggmlc_backend_get_info(i, &info) && strcmp(info.name, name) == 0) {
+            failed = !info.loaded;
+            snprintf(reason, sizeof reason, "%s", info.reason ? info.reason : "");
+        }
+    }
+    tap_ok(failed && strstr(reason, "no-such-device-anywhere"), "GGMLC_VK_DEVICE naming no device: %s", reason);
+    ggmlc_shutdown();
+    unsetenv("GGMLC_VK_DEVICE");
+}
+
 /* ------------------------------------------------------------- main */
 
+/* The pipeline cache goes to a folder of the build tree, not the user's ~/.cache. */
 static const char *configure_tests(void) {
     static char path[1024];
     const char *build = getenv("GGMLC_BUILDDIR");
     if (build && !getenv("GGMLC_TEST_KEEP_CONFIG")) {
         snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build);
         setenv("GGMLC_CONFIG", path, 1);
+        snprintf(cache_dir, sizeof cache_dir, "%s/tests/vk-cache", build);
+        setenv("XDG_CACHE_HOME", cache_dir, 1);
     }
     const char *name = getenv("GGMLC_TEST_BACKEND");
     return name && *name ? name : "vulkan";
@@ -233,5 +263,7 @@ int main(void) {
     ggml_backend_free(backend_test);
     ggml_backend_free(backend_cpu);
     ggmlc_shutdown();
+    check_pipeline_cache();
+    check_device_choice(name);
     return tap_done();
 }
