@@ -51,6 +51,11 @@ static void test_threads_agree(void) {
     ggml_free(ctx);
 }
 
+static bool abort_always(void *data) {
+    (void)data;
+    return true;
+}
+
 static void test_backend(void) {
     ggml_backend_t be = ggml_backend_cpu_init();
     if (!tap_ok(be != NULL, "ggml_backend_cpu_init: %s", be ? ggml_backend_name(be) : ggmlc_last_error())) return;
@@ -97,6 +102,18 @@ static void test_backend(void) {
     tap_ok(memcmp(out1, out2, sizeof out1) == 0, "same result on the lent pool");
     ggml_backend_cpu_set_threadpool(be, NULL);
     ggml_threadpool_free(tp);
+    struct ggml_threadpool_params tpp2 = ggml_threadpool_params_default(2);
+    tap_ok(ggml_threadpool_params_match(&tpp, &tpp2), "ggml_threadpool_params_match");
+
+    ggml_backend_cpu_set_abort_callback(be, abort_always, NULL);
+    const enum ggml_status aborted = ggml_backend_graph_compute(be, g);
+    ggml_backend_cpu_set_abort_callback(be, NULL, NULL);
+    tap_ok(aborted == GGML_STATUS_ABORTED, "ggml_backend_cpu_set_abort_callback stops the backend's computation");
+    ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+    ggml_backend_get_features_t features = (ggml_backend_get_features_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
+    bool names_ok = features != NULL;
+    for (struct ggml_backend_feature *f = features ? features(reg) : NULL; f && f->name; f++) names_ok &= strchr(f->name, '=') == NULL;
+    tap_ok(names_ok, "ggml_backend_get_features lists instruction sets by name");
 
     ggml_backend_buffer_free(buf);
     ggml_free(ctx);
