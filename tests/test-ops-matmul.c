@@ -268,9 +268,9 @@ static void test_quantized(void) {
     check_quantized(GGML_TYPE_Q4_0, 256, 33, 7);
     check_quantized(GGML_TYPE_Q8_0, 512, 17, 1);
     check_quantized(GGML_TYPE_Q4_K, 256, 9, 12);
-    /* 16 rows and more: the weights are dequantized into the GEMM's panels */
-    check_quantized(GGML_TYPE_Q4_0, 512, 70, 40);
-    check_quantized(GGML_TYPE_Q6_K, 768, 50, 100);
+    /* 128 rows and more: the weights are dequantized into the GEMM's panels */
+    check_quantized(GGML_TYPE_Q4_0, 512, 70, 130);
+    check_quantized(GGML_TYPE_Q6_K, 512, 50, 128);
     check_quantized_id();
     check_quantized_out_prod();
 }
