@@ -14,6 +14,7 @@ srcdir=$(cd "$(dirname "$0")/.." && pwd)
 parent=${SANITIZE_BUILD:-/tmp/ggmlc-sanitize}
 jobs=${JOBS:-2}
 kinds=${*:-asan tsan}
+srcdir=$("$srcdir/tools/source-copy.sh" "$srcdir" "$parent/src") || exit 1
 [ -x "$srcdir/configure" ] || (cd "$srcdir" && autoreconf -fi >/dev/null 2>&1)
 
 configure_in() { # folder, CFLAGS, LDFLAGS
