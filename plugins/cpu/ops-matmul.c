@@ -59,7 +59,7 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
         .m = b->ne[1],
         .k = a->ne[0],
         .w = {(const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3], a->type, a->nb[1], a->nb[0],
-              cpu_gemm_type_ok(a->type) ? NULL : ggml_get_type_traits(a->type)->to_float},
+              cpu_gemm_type_ok(a->type) ? NULL : cpu_gemm_dequant_fn(cpu_gemm_kernel(), a->type)},
         .x = {(const char *)b->data + i2 * b->nb[2] + i3 * b->nb[3], b->type, b->nb[1], b->nb[0], NULL},
         .dst = (float *)((char *)dst->data + i2 * dst->nb[2] + i3 * dst->nb[3]),
         .dst_stride = dst->nb[1],
@@ -68,10 +68,11 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
 
 /* Quantized weights times at least this many activation rows are dequantized into the
  * GEMM's panels (each weight converted once per block of rows) rather than dotted row by
- * row against quantized activations: faster from here on (the dequantization, core's
- * portable to_float, costs as much as about 100 vec_dot rows; measured with q4_0 4096 x
- * 4096: 15 rows 40 ms by vec_dot, 16 rows 110-150 ms, 64 rows 280 ms by the GEMM), and
- * without rounding the activations. */
+ * row against quantized activations: faster from here on, and without rounding the
+ * activations.  Below it the integer vec_dot wins: with q4_0 4096 x 4096 (loaded machine,
+ * same minute) 31 rows took 130-160 ms by vec_dot, 32 rows 290-340 ms by the GEMM even
+ * with the vectorized dequantizer (dequantizing and packing each weight cost more than
+ * 32 rows of its products); 128 rows were faster by the GEMM. */
 #define QUANT_GEMM_MIN_ROWS 128
 
 /* Whether a node's product runs through the GEMM (float or dequantized weights). */
