@@ -5,7 +5,9 @@
  * while it is used), an n-block of w into panels of nr rows (kept in L2), and
  * the micro-kernel multiplies one panel of each into an nr x mr tile of dst.
  * Products with very few x rows skip the packing: each w row is read once
- * and dotted with every x row.
+ * and dotted with every x row; products with fewer w rows than a tile is
+ * wide swap the operands.  The threads of a node split the output into a
+ * static grid of tiles, or for large products work as a team (end of file).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -60,6 +62,11 @@ static bool use_dot_path(const struct cpu_gemm_problem *p) {
 bool cpu_gemm_dequant_ok(const struct cpu_gemm_kernel *kern, enum ggml_type type) {
     const struct ggml_type_traits *tr = ggml_get_type_traits(type);
     return tr->to_float && tr->blck_size > 0 && kern->kc % tr->blck_size == 0;
+}
+
+ggml_to_float_t cpu_gemm_dequant_fn(const struct cpu_gemm_kernel *kern, enum ggml_type type) {
+    const ggml_to_float_t fast = kern->fast_dequant ? kern->fast_dequant(type) : NULL;
+    return fast ? fast : ggml_get_type_traits(type)->to_float;
 }
 
 /* Dequantize rows [r0, r0 + rows) x [k0, k0 + kc) into tmp (rows of kc), then pack those. */
