@@ -55,8 +55,7 @@ static bool rule_unary(struct bw_state *s, struct ggml_tensor *node, struct ggml
         bw_add_grad(s, a, ggml_neg(ctx, dy));
         return true;
     default:
-        /* a contiguous dy (the usual case) goes in as it is: a copy would cost a pass over it */
-        bw_add_grad(s, a, unary_grad(ctx, node, a, ggml_is_contiguous(dy) ? dy : ggml_cont(ctx, dy), op));
+        bw_add_grad(s, a, unary_grad(ctx, node, a, ggml_cont(ctx, dy), op));
         return true;
     }
 }
