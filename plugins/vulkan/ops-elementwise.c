@@ -1,8 +1,8 @@
 /*
  * ops-elementwise.c - binary ops with broadcasting (add, sub, mul, div,
  * add1), unary functions, scale/clamp/leaky_relu/fill, copies between
- * F32/F16/BF16 (cpy, cont, dup), repeat, diag_mask_inf/zero, the gated linear
- * units, silu_back.
+ * F32/F16/BF16 (cpy, cont, dup), repeat and repeat_back, diag_mask_inf/zero,
+ * the gated linear units, silu_back.
  */
 #include <math.h>
 
@@ -182,7 +182,29 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
     return vk_record_dispatch(rec, &ds);
 }
 
+/* -------------------------------------------------------- repeat_back */
+
+static bool repeat_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && node->type == a->type && vk_type_ok(d, a->type) &&
+           ggml_can_repeat(node, a) && vk_shape_fits(a) && vk_shape_fits(node);
+}
+
+static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const size_t ts = ggml_type_size(a->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s", vk_type_tag(a->type)));
+    vk_push_shape(ds.push, 0, a);
+    vk_push_shape(ds.push, 8, node);
+    vk_dispatch_bind(&ds, a, false, ts, 16);
+    vk_dispatch_bind(&ds, node, true, ts, 17);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_elementwise_register(struct vk_op_kernel *t) {
+    t[GGML_OP_REPEAT_BACK] = (struct vk_op_kernel){repeat_back_supports, repeat_back_record};
     static const enum ggml_op binary[] = {GGML_OP_ADD, GGML_OP_ADD1, GGML_OP_SUB, GGML_OP_MUL, GGML_OP_DIV};
     static const enum ggml_op unary[] = {GGML_OP_UNARY, GGML_OP_SQR, GGML_OP_SQRT, GGML_OP_LOG, GGML_OP_SIN, GGML_OP_COS,
                                          GGML_OP_SCALE, GGML_OP_CLAMP, GGML_OP_LEAKY_RELU, GGML_OP_FILL, GGML_OP_CPY,
