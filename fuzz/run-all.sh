@@ -11,6 +11,7 @@
 #        FUZZ_JOBS (make -j, default 2), CC (default clang)
 set -uo pipefail
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
+corpus=$srcdir/fuzz/corpus
 seconds=${1:-60}
 build=${FUZZ_BUILD:-/tmp/ggmlc-fuzz-build}
 timeout=${FUZZ_TIMEOUT:-10}
@@ -19,6 +20,7 @@ targets="fuzz-gguf fuzz-config fuzz-model fuzz-dataset"
 echo "1..$(echo $targets | wc -w)"
 mkdir -p "$build" && cd "$build" || exit 1
 if [ ! -f Makefile ]; then
+    srcdir=$("$srcdir/tools/source-copy.sh" "$srcdir" "$build/src") || { echo "Bail out! no source tree to configure"; exit 1; }
     [ -x "$srcdir/configure" ] || (cd "$srcdir" && autoreconf -fi >/dev/null 2>&1)
     "$srcdir/configure" -q --enable-fuzz --without-vulkan CC="${CC:-clang}" \
         CFLAGS="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined" \
@@ -41,7 +43,7 @@ for t in $targets; do
     n=$((n + 1))
     work=$build/corpus/$t
     mkdir -p "$work" "$build/artifacts/$t"
-    cp -n "$srcdir/fuzz/corpus/$t/"* "$work/" 2>/dev/null
+    cp -n "$corpus/$t/"* "$work/" 2>/dev/null
     log=$build/$t.log
     fuzz/$t -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536 \
         -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 "$work" >"$log" 2>&1

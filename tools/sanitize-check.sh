@@ -14,6 +14,7 @@ srcdir=$(cd "$(dirname "$0")/.." && pwd)
 parent=${SANITIZE_BUILD:-/tmp/ggmlc-sanitize}
 jobs=${JOBS:-2}
 kinds=${*:-asan tsan}
+srcdir=$("$srcdir/tools/source-copy.sh" "$srcdir" "$parent/src") || exit 1
 [ -x "$srcdir/configure" ] || (cd "$srcdir" && autoreconf -fi >/dev/null 2>&1)
 
 configure_in() { # folder, CFLAGS, LDFLAGS
@@ -32,7 +33,9 @@ for kind in $kinds; do
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1
         export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
         make -j"$jobs" >build.log 2>&1 || { tail -30 build.log; status=1; continue; }
-        make -j"$jobs" check >check.log 2>&1 || { status=1; tail -40 test-suite.log; }
+        # LDFLAGS in the environment reaches the demo program that test-plugin-sdk.sh builds as a
+        # third party would: linked with the sanitizer runtime, as a program using this libggmlc must be.
+        LDFLAGS="-fsanitize=address,undefined" make -j"$jobs" check >check.log 2>&1 || { status=1; tail -40 test-suite.log; }
         grep -E '^# (TOTAL|PASS|FAIL|ERROR|SKIP)' check.log
         unset ASAN_OPTIONS UBSAN_OPTIONS
         ;;
