@@ -31,7 +31,7 @@ run /usr/bin/python3 -c 'import torch; print("torch", torch.__version__)'
 
 if [[ $what == *" mlp "* ]]; then
     say "== MLP 784-256-128-10, batch 32, 2 threads: ggmlc 10 epochs, PyTorch 3 epochs (epoch time)"
-    GGMLC_PREFIX=$P DATA_DIR=$DATA THREADS=2 PYTORCH_EPOCHS=3 timeout 200 bash "$top/bench/compare-train.sh" mlp 10 32 2>&1 | tee -a "$log"
+    GGMLC_PREFIX=$P DATA_DIR=$DATA THREADS=2 PYTORCH_EPOCHS=3 timeout 180 bash "$top/bench/compare-train.sh" mlp 10 32 2>&1 | tee -a "$log"
 fi
 
 if [[ $what == *" vulkan "* ]]; then
@@ -47,7 +47,7 @@ threads = 16
 INI
     say "== MLP on Vulkan (H200), batch 32, 3 epochs"
     export GGMLC_CONFIG=/tmp/ggmlc-vk.ini
-    run timeout 90 ggmlc-train --data "$DATA" --model mlp --epochs 3 --batch 32 --val 0 --backend vulkan
+    run timeout 60 ggmlc-train --data "$DATA" --model mlp --epochs 3 --batch 32 --val 0 --backend vulkan
 fi
 
 if [[ $what == *" cnn "* ]]; then
@@ -60,5 +60,5 @@ threads = 16
 INI
     say "== CNN, batch 32, 10 epochs, 16 threads (accuracy goal)"
     export GGMLC_CONFIG=/tmp/ggmlc-cpu16.ini
-    run timeout 240 ggmlc-train --data "$DATA" --model cnn --epochs 10 --batch 32 --val 0
+    run timeout 150 ggmlc-train --data "$DATA" --model cnn --epochs 10 --batch 32 --val 0
 fi
