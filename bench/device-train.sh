@@ -6,10 +6,13 @@
 #   cp /usr/share/datasets/fashion-mnist/*.gz .gpu-prefix/fashion-mnist/
 #   .gl/: the Vulkan loader packages (/work/shared/tools/device-vulkan-prep)
 # Run there, carrying .gpu-prefix and .gl:  bash bench/device-train.sh [mlp] [vulkan] [cnn]
+# (NN_PREFIX, FASHION_DIR and GL_DIR name other places for the three.)
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-P=$top/.gpu-prefix/nntrain
-DATA=$top/.gpu-prefix/fashion-mnist
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+P=${NN_PREFIX:-$top/.gpu-prefix/nntrain}       # the installed build
+DATA=${FASHION_DIR:-$top/.gpu-prefix/fashion-mnist}
+GL=${GL_DIR:-$top/.gl}                         # root/*.deb unpacked into /, lib/*.deb elsewhere
 what=" ${*:-mlp vulkan cnn} "
 log=${OUT:-/tmp}/device-train.log
 mkdir -p "$(dirname "$log")"
@@ -17,10 +20,10 @@ mkdir -p "$(dirname "$log")"
 say() { echo "$@" | tee -a "$log"; }
 run() { say "\$ $*"; "$@" 2>&1 | tee -a "$log"; }
 
-for f in "$top"/.gl/root/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+for f in "$GL"/root/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
 ldconfig
 mkdir -p /tmp/gl
-for f in "$top"/.gl/lib/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gl; done
+for f in "$GL"/lib/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gl; done
 export LD_LIBRARY_PATH="$P/lib:/tmp/gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PATH="$P/bin:/tmp/gl/usr/bin:$PATH"
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -31,7 +34,7 @@ run /usr/bin/python3 -c 'import torch; print("torch", torch.__version__)'
 
 if [[ $what == *" mlp "* ]]; then
     say "== MLP 784-256-128-10, batch 32, 2 threads: ggmlc 10 epochs, PyTorch 3 epochs (epoch time)"
-    GGMLC_PREFIX=$P DATA_DIR=$DATA THREADS=2 PYTORCH_EPOCHS=3 timeout 180 bash "$top/bench/compare-train.sh" mlp 10 32 2>&1 | tee -a "$log"
+    GGMLC_PREFIX=$P DATA_DIR=$DATA THREADS=2 PYTORCH_EPOCHS=3 timeout 180 bash "$here/compare-train.sh" mlp 10 32 2>&1 | tee -a "$log"
 fi
 
 if [[ $what == *" vulkan "* ]]; then
