@@ -7,6 +7,8 @@
  * never leaves a half-written model behind.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -139,6 +141,18 @@ static bool write_contents(FILE *f, const struct gguf_context *ctx, bool only_me
     return ok && (only_meta || write_data_section(f, ctx));
 }
 
+/* Make the rename itself durable: sync the folder that holds the file (best effort). */
+static void sync_parent_dir(const char *fname) {
+    char *copy = strdup(fname);
+    if (!copy) return;
+    const int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(copy);
+}
+
 bool gguf_write_to_file(const struct gguf_context *ctx, const char *fname, bool only_meta) {
     if (!ctx || !fname) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_write_to_file: NULL context or file name");
@@ -169,6 +183,7 @@ bool gguf_write_to_file(const struct gguf_context *ctx, const char *fname, bool 
         err = errno;
         ok = false;
     }
+    if (ok) sync_parent_dir(fname);
     if (!ok) {
         unlink(tmp_name);
         ggmlc_set_error(GGMLC_ERR_IO, "gguf_write_to_file: writing %s failed: %s", fname, strerror(err));

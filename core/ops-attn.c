@@ -27,18 +27,23 @@ static bool check_attn_mask(const struct ggml_tensor *q, const struct ggml_tenso
     return true;
 }
 
+/* K and V may be float or a quantized type that dequantizes (KV caches in Q8_0, Q4_0, ...). */
+static bool kv_type_ok(enum ggml_type type) {
+    return ggmlc_is_float_type(type) || (ggml_is_quantized(type) && ggml_get_type_traits(type)->to_float != NULL);
+}
+
 static bool check_attn(const struct ggml_tensor *q, const struct ggml_tensor *k, const struct ggml_tensor *v) {
     struct attn_strs s;
-    if (!ggmlc_is_float_type(q->type) || !ggmlc_is_float_type(k->type) || !ggmlc_is_float_type(v->type)) {
-        ggmlc_op_fail(GGMLC_ERR_TYPE, "ggml_flash_attn_ext", "q %s, k %s, v %s must be float tensors", ggmlc_shape_str(q, s.q),
-                      ggmlc_shape_str(k, s.k), ggmlc_shape_str(v, s.v));
+    if (!ggmlc_is_float_type(q->type) || !kv_type_ok(k->type) || !kv_type_ok(v->type)) {
+        ggmlc_op_fail(GGMLC_ERR_TYPE, "ggml_flash_attn_ext", "q %s must be float, k %s and v %s float or quantized",
+                      ggmlc_shape_str(q, s.q), ggmlc_shape_str(k, s.k), ggmlc_shape_str(v, s.v));
         return false;
     }
     if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2] || k->ne[2] == 0 || q->ne[2] % k->ne[2] != 0 ||
-        k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]) {
+        k->ne[3] == 0 || v->ne[3] != k->ne[3] || q->ne[3] % k->ne[3] != 0) {
         ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
-                      "q %s, k %s, v %s do not fit (need q [Dk, n_batch, n_head, B], k [Dk, n_kv, n_head_kv, B], "
-                      "v [Dv, n_kv, n_head_kv, B], n_head %% n_head_kv == 0)",
+                      "q %s, k %s, v %s do not fit (need q [Dk, n_batch, n_head, B], k [Dk, n_kv, n_head_kv, Bkv], "
+                      "v [Dv, n_kv, n_head_kv, Bkv], n_head %% n_head_kv == 0, B %% Bkv == 0)",
                       ggmlc_shape_str(q, s.q), ggmlc_shape_str(k, s.k), ggmlc_shape_str(v, s.v));
         return false;
     }

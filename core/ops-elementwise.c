@@ -30,7 +30,9 @@ static struct ggml_tensor *binary_op(const char *func, struct ggml_context *ctx,
     if (!ggml_can_repeat(b, a))
         return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "cannot broadcast b %s to a %s (each b->ne[i] must divide a->ne[i])",
                              ggmlc_shape_str(b, sb), ggmlc_shape_str(a, sa));
-    if (!float_type_ok(func, a, "a") || !float_type_ok(func, b, "b")) return NULL;
+    /* as in ggml, add also takes quantized weights (plus an F32 b), e.g. to merge adapters */
+    const bool quantized_add = op == GGML_OP_ADD && ggml_is_quantized(a->type) && b->type == GGML_TYPE_F32;
+    if (!quantized_add && (!float_type_ok(func, a, "a") || !float_type_ok(func, b, "b"))) return NULL;
     if (b->type != a->type && b->type != GGML_TYPE_F32)
         return ggmlc_op_fail(GGMLC_ERR_TYPE, func, "b %s must be F32 or of a's type %s", ggmlc_shape_str(b, sb),
                              ggml_type_name(a->type));
@@ -56,9 +58,10 @@ struct ggml_tensor *ggml_add_cast(struct ggml_context *ctx, struct ggml_tensor *
     if (!ggml_can_repeat(b, a))
         return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "cannot broadcast b %s to a %s", ggmlc_shape_str(b, sb),
                              ggmlc_shape_str(a, sa));
-    if (!float_type_ok(__func__, a, "a") || !float_type_ok(__func__, b, "b")) return NULL;
-    if (!ggmlc_is_float_type(type))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "result type %s is not F32, F16 or BF16", ggml_type_name(type));
+    if (!(ggml_is_quantized(a->type) && b->type == GGML_TYPE_F32) && (!float_type_ok(__func__, a, "a") || !float_type_ok(__func__, b, "b")))
+        return NULL;
+    if (!ggmlc_is_float_type(type) && !ggml_is_quantized(type))
+        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "result type %s is neither a float nor a quantized type", ggml_type_name(type));
     struct ggml_tensor *r = ggmlc_new_node(ctx, type, GGML_MAX_DIMS, a->ne);
     GGMLC_CHECK_SRC(r);
     ggmlc_node_set(r, GGML_OP_ADD, a, b, NULL);

@@ -23,7 +23,7 @@ layout(binding = 2) writeonly buffer D { float data_d[]; };
 #include "quant.glsl"
 #define LOAD_A(row, k) dq((row) + ((k) / 32) * QWORDS, (k) % 32)
 #else
-#define LOAD_A(row, k) TO_F32(A_TYPE, data_a[(row) + (k)])
+#define LOAD_A(row, k) TO_F32(A_TYPE, data_a[(row) + (k) * p.ka])
 #endif
 
 shared float sa[BK * BM];
@@ -49,7 +49,7 @@ void main() {
         }
         for (uint i = tid; i < BN * BK; i += WG) {
             const uint kk = i % BK, nn = i / BK, gn = n0 + nn, gk = k0 + kk;
-            sb[kk * BN + nn] = (gn < p.N && gk < p.K) ? TO_F32(B_TYPE, data_b[b_base + gn * p.nb11 + gk]) : 0.0;
+            sb[kk * BN + nn] = (gn < p.N && gk < p.K) ? TO_F32(B_TYPE, data_b[b_base + gn * p.nb11 + gk * p.kb]) : 0.0;
         }
         barrier();
         [[unroll]] for (uint kk = 0; kk < BK; kk++) {

@@ -51,6 +51,11 @@ static void test_threads_agree(void) {
     ggml_free(ctx);
 }
 
+static bool abort_always(void *data) {
+    (void)data;
+    return true;
+}
+
 static void test_backend(void) {
     ggml_backend_t be = ggml_backend_cpu_init();
     if (!tap_ok(be != NULL, "ggml_backend_cpu_init: %s", be ? ggml_backend_name(be) : ggmlc_last_error())) return;
@@ -97,6 +102,18 @@ static void test_backend(void) {
     tap_ok(memcmp(out1, out2, sizeof out1) == 0, "same result on the lent pool");
     ggml_backend_cpu_set_threadpool(be, NULL);
     ggml_threadpool_free(tp);
+    struct ggml_threadpool_params tpp2 = ggml_threadpool_params_default(2);
+    tap_ok(ggml_threadpool_params_match(&tpp, &tpp2), "ggml_threadpool_params_match");
+
+    ggml_backend_cpu_set_abort_callback(be, abort_always, NULL);
+    const enum ggml_status aborted = ggml_backend_graph_compute(be, g);
+    ggml_backend_cpu_set_abort_callback(be, NULL, NULL);
+    tap_ok(aborted == GGML_STATUS_ABORTED, "ggml_backend_cpu_set_abort_callback stops the backend's computation");
+    ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+    ggml_backend_get_features_t features = (ggml_backend_get_features_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
+    bool names_ok = features != NULL;
+    for (struct ggml_backend_feature *f = features ? features(reg) : NULL; f && f->name; f++) names_ok &= strchr(f->name, '=') == NULL;
+    tap_ok(names_ok, "ggml_backend_get_features lists instruction sets by name");
 
     ggml_backend_buffer_free(buf);
     ggml_free(ctx);
@@ -147,11 +164,23 @@ static void test_split_reductions(void) {
         ((int32_t *)j->data)[k] = (int32_t)(test_uniform(0.0f, 3.0f));
         equal += ((int32_t *)i->data)[k] == ((int32_t *)j->data)[k];
     }
-    struct ggml_tensor *s = ggml_sum(ctx, a), *c = ggml_count_equal(ctx, i, j);
+    /* rows longer than the 1024-value blocks of the vectorized sum, and a tail */
+    struct ggml_tensor *long_rows = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5000, 3);
+    double row_ref[3] = {0, 0, 0};
+    for (int k = 0; k < 15000; k++) {
+        const float v = test_uniform(-1.0f, 3.0f);
+        ((float *)long_rows->data)[k] = v;
+        row_ref[k / 5000] += v;
+    }
+    struct ggml_tensor *s = ggml_sum(ctx, a), *c = ggml_count_equal(ctx, i, j), *rows = ggml_sum_rows(ctx, long_rows);
     struct ggml_cgraph *g = ggml_new_graph(ctx);
     ggml_build_forward_expand(g, s);
     ggml_build_forward_expand(g, c);
+    ggml_build_forward_expand(g, rows);
     ggml_graph_compute_with_ctx(ctx, g, 2);
+    double worst = 0;
+    for (int r = 0; r < 3; r++) worst = fmax(worst, fabs(ggml_get_f32_1d(rows, r) - row_ref[r]) / fabs(row_ref[r]));
+    tap_ok(worst < 1e-6, "sum_rows of 5000-value rows: relative error %.2g", worst);
     const float got = ggml_get_f32_1d(s, 0);
     tap_ok(fabs(got - ref) < 1e-4, "ggml_sum over 2 threads: %.6f (direct %.6f)", got, ref);
     tap_ok(*(int64_t *)c->data == equal, "ggml_count_equal over 2 threads: %lld (direct %lld)", (long long)*(int64_t *)c->data,
@@ -298,6 +327,17 @@ static void test_errors_and_features(void) {
     const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, g, 1);
     tap_ok(st == GGML_STATUS_FAILED && strstr(ggmlc_last_error(), "no data"),
            "a graph of unallocated tensors is refused: %s", ggmlc_last_error());
+    /* an allocated node whose input is not */
+    struct ggml_context *half = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
+    struct ggml_tensor *in = ggml_new_tensor_1d(half, GGML_TYPE_F32, 8);
+    ggml_set_no_alloc(half, false);
+    struct ggml_tensor *out = ggml_relu(half, in);
+    struct ggml_cgraph *g2 = ggml_new_graph(half);
+    ggml_build_forward_expand(g2, out);
+    const enum ggml_status st2 = ggml_graph_compute_with_ctx(half, g2, 1);
+    tap_ok(out->data && st2 == GGML_STATUS_FAILED && strstr(ggmlc_last_error(), "has no data"), "an unallocated input is refused: %s",
+           ggmlc_last_error());
+    ggml_free(half);
     ggml_free(ctx);
     tap_ok(ggml_cpu_has_avx2() == 0 || ggml_cpu_has_avx() == 1, "AVX2 implies AVX (avx=%d avx2=%d avx512=%d f16c=%d fma=%d)",
            ggml_cpu_has_avx(), ggml_cpu_has_avx2(), ggml_cpu_has_avx512(), ggml_cpu_has_f16c(), ggml_cpu_has_fma());

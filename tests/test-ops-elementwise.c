@@ -277,6 +277,47 @@ static void test_quantized_copies(void) {
     }
 }
 
+/* add with quantized weights: Q8_0 + F32 -> Q8_0 (requantized as the reference quantizer
+ * does) and add_cast Q4_0 + F32 -> F32 (dequantized values plus b, exactly). */
+static void test_quantized_add(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 << 20, NULL, false});
+    const int n0 = 512, n1 = 5;
+    float *w = malloc(n0 * n1 * sizeof(float)), *deq = malloc(n0 * n1 * sizeof(float)), *want = malloc(n0 * n1 * sizeof(float));
+    test_seed(21);
+    test_fill_uniform(w, (size_t)(n0 * n1), -2.0f, 2.0f);
+    struct ggml_tensor *q8 = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, n0, n1), *q4 = ggml_new_tensor_2d(ctx, GGML_TYPE_Q4_0, n0, n1);
+    struct ggml_tensor *b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n0);
+    test_fill_uniform(ggml_get_data_f32(b), (size_t)n0, -0.5f, 0.5f);
+    ggml_quantize_chunk(GGML_TYPE_Q8_0, w, q8->data, 0, n1, n0, NULL);
+    ggml_quantize_chunk(GGML_TYPE_Q4_0, w, q4->data, 0, n1, n0, NULL);
+    struct ggml_tensor *sum_q8 = ggml_add(ctx, q8, b), *sum_f32 = ggml_add_cast(ctx, q4, b, GGML_TYPE_F32);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, sum_q8);
+    ggml_build_forward_expand(g, sum_f32);
+    const enum ggml_status st = sum_q8 && sum_f32 ? ggml_graph_compute_with_ctx(ctx, g, 2) : GGML_STATUS_FAILED;
+    if (!tap_ok(st == GGML_STATUS_SUCCESS, "add of quantized weights computes (%s)", ggmlc_last_error())) {
+        ggml_free(ctx);
+        free(w);
+        free(deq);
+        free(want);
+        return;
+    }
+    ggml_get_type_traits(GGML_TYPE_Q4_0)->to_float(q4->data, deq, n0 * n1);
+    for (int i = 0; i < n0 * n1; i++) want[i] = deq[i] + ggml_get_data_f32(b)[i % n0];
+    tap_ok(memcmp(want, sum_f32->data, sizeof(float) * n0 * n1) == 0, "add_cast q4_0 + f32 -> f32 equals dequantized a plus b");
+    ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(q8->data, deq, n0 * n1);
+    for (int i = 0; i < n0 * n1; i++) want[i] = deq[i] + ggml_get_data_f32(b)[i % n0];
+    void *ref = malloc(ggml_nbytes(sum_q8));
+    ggml_quantize_chunk(GGML_TYPE_Q8_0, want, ref, 0, n1, n0, NULL);
+    tap_ok(sum_q8->type == GGML_TYPE_Q8_0 && memcmp(ref, sum_q8->data, ggml_nbytes(sum_q8)) == 0,
+           "add q8_0 + f32 stays q8_0, requantized like the reference quantizer");
+    free(ref);
+    free(w);
+    free(deq);
+    free(want);
+    ggml_free(ctx);
+}
+
 /* The _inplace, _1d.._4d and integer variants not covered by the golden cases. */
 static void test_variants(void) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
@@ -343,6 +384,41 @@ static void test_wide_ranges(void) {
     ggml_free(ctx);
 }
 
+/* The copy kernels' f16 conversions agree with ggml_fp16_to_fp32 / ggml_fp32_to_fp16 on
+ * every f16 value, on the midpoints between neighbours (round half to even), subnormals
+ * and overflow. */
+static void test_f16_conversions(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 << 20, NULL, false});
+    struct ggml_tensor *h = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 65536), *f = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3 * 65536);
+    ggml_fp16_t *hp = h->data;
+    float *fp = ggml_get_data_f32(f);
+    for (int i = 0; i < 65536; i++) {
+        hp[i] = (ggml_fp16_t)i;
+        const float v = ggml_fp16_to_fp32((ggml_fp16_t)i), next = ggml_fp16_to_fp32((ggml_fp16_t)(i + 1));
+        fp[3 * i] = v;
+        fp[3 * i + 1] = isfinite(v) && isfinite(next) && (i & 0x7fff) != 0x7bff ? 0.5f * (v + next) : 1e6f; /* midpoint */
+        fp[3 * i + 2] = v * 1.0001f;
+    }
+    struct ggml_tensor *to_f32 = ggml_cast(ctx, h, GGML_TYPE_F32), *to_f16 = ggml_cast(ctx, f, GGML_TYPE_F16);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, to_f32);
+    ggml_build_forward_expand(g, to_f16);
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    int bad_up = 0, bad_down = 0;
+    for (int i = 0; i < 65536; i++) {
+        const float want = ggml_fp16_to_fp32((ggml_fp16_t)i), got = ggml_get_data_f32(to_f32)[i];
+        if (!(got == want || (isnan(got) && isnan(want))) || signbit(got) != signbit(want)) bad_up++;
+    }
+    for (int i = 0; i < 3 * 65536; i++) {
+        const ggml_fp16_t want = ggml_fp32_to_fp16(fp[i]), got = ((const ggml_fp16_t *)to_f16->data)[i];
+        const bool nan = isnan(fp[i]);
+        if (nan ? (got & 0x7c00) != 0x7c00 || (got & 0x3ff) == 0 : got != want) bad_down++;
+    }
+    tap_ok(bad_up == 0, "f16 -> f32 copies of all 65536 values match ggml_fp16_to_fp32 (%d differ)", bad_up);
+    tap_ok(bad_down == 0, "f32 -> f16 copies (values, midpoints, near values) match ggml_fp32_to_fp16 (%d differ)", bad_down);
+    ggml_free(ctx);
+}
+
 /* Constructor error paths: NULL, the right status, the op named in the message. */
 static void rejects(struct ggml_tensor *t, enum ggmlc_status st, const char *op, const char *what) {
     const bool ok = t == NULL && ggmlc_last_status() == st && strstr(ggmlc_last_error(), op) != NULL;
@@ -391,8 +467,10 @@ int main(void) {
     tap_ok(be != NULL, "the CPU backend exists");
     test_inplace();
     test_quantized_copies();
+    test_quantized_add();
     test_variants();
     test_wide_ranges();
+    test_f16_conversions();
     test_errors();
     ggml_backend_free(be);
     gold_free(gold);

@@ -1,6 +1,7 @@
 /* test-ops-rope-attn.c - rope in every mode (+ back) and flash attention (+ back)
  * against PyTorch golden data (tests/golden/gen_nn.py). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "ggml-cpu.h"
 #include "test-ops-nn.h"
@@ -134,6 +135,19 @@ static void test_flash_attn(void) {
     ops_compute(ctx, o);
     nn_check(o, gs, "long", ATTN_ERR, "flash_attn_ext, 13 queries under a causal mask, one query seeing no key (zeros)");
 
+    /* one K/V batch shared by both query batches: each output batch equals attending alone */
+    struct ggml_tensor *k0 = ggml_view_3d(ctx, k, k->ne[0], k->ne[1], k->ne[2], k->nb[1], k->nb[2], 0);
+    struct ggml_tensor *v0 = ggml_view_3d(ctx, v, v->ne[0], v->ne[1], v->ne[2], v->nb[1], v->nb[2], 0);
+    struct ggml_tensor *qc = nn_f32(ctx, gs, "q");
+    struct ggml_tensor *q1 = ggml_view_3d(ctx, qc, qc->ne[0], qc->ne[1], qc->ne[2], qc->nb[1], qc->nb[2], qc->nb[3]);
+    struct ggml_tensor *both = ggml_flash_attn_ext(ctx, qc, k0, v0, mask, 0.3f, 0.0f, 0.0f);
+    struct ggml_tensor *alone = ggml_flash_attn_ext(ctx, q1, k0, v0, mask, 0.3f, 0.0f, 0.0f);
+    if (ops_compute(ctx, both) && ops_compute(ctx, alone)) {
+        const float *second = (const float *)both->data + ggml_nelements(alone);
+        tap_ok(max_abs_diff(second, (const float *)alone->data, ggml_nelements(alone)) == 0.0,
+               "flash_attn_ext broadcasts one K/V batch over two query batches");
+    }
+
     struct ggml_tensor *short_mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, k->ne[1], 3);
     nn_rejects(ggml_flash_attn_ext(ctx, q, k, v, short_mask, 1, 0, 0), GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
                "a mask with fewer rows than queries");
@@ -144,6 +158,34 @@ static void test_flash_attn(void) {
                "6 query heads over 4 kv heads");
     ggml_free(ctx);
     gold_free(gs);
+}
+
+/* A Q8_0 tensor of random values and its dequantized f32 twin (the same numbers). */
+static void q8_pair(struct ggml_context *ctx, int64_t ne0, int64_t ne1, struct ggml_tensor **q8, struct ggml_tensor **f32) {
+    const int64_t n = ne0 * ne1;
+    float *x = malloc((size_t)n * sizeof(float));
+    test_fill_uniform(x, (size_t)n, -2.0f, 2.0f);
+    *q8 = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, ne0, ne1);
+    *f32 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0, ne1);
+    ggml_quantize_chunk(GGML_TYPE_Q8_0, x, (*q8)->data, 0, ne1, ne0, NULL);
+    ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float((*q8)->data, (float *)(*f32)->data, n);
+    free(x);
+}
+
+static void test_flash_attn_quantized_kv(void) {
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 9, 2);
+    test_fill_uniform((float *)q->data, (size_t)ggml_nelements(q), -1.0f, 1.0f);
+    struct ggml_tensor *kq, *kf, *vq, *vf;
+    q8_pair(ctx, 64, 21, &kq, &kf);
+    q8_pair(ctx, 32, 21, &vq, &vf);
+    struct ggml_tensor *oq = ggml_flash_attn_ext(ctx, q, kq, vq, NULL, 0.125f, 0.0f, 0.0f);
+    struct ggml_tensor *of = ggml_flash_attn_ext(ctx, q, kf, vf, NULL, 0.125f, 0.0f, 0.0f);
+    if (ops_compute(ctx, oq) && ops_compute(ctx, of)) {
+        tap_ok(max_abs_diff((const float *)oq->data, (const float *)of->data, (size_t)ggml_nelements(of)) < 1e-6,
+               "flash_attn_ext with Q8_0 K/V equals attention over their dequantized values");
+    }
+    ggml_free(ctx);
 }
 
 /* Compare part `part` (0 = dq, 1 = dk, 2 = dv) of a packed flash_attn_back result. */
@@ -185,5 +227,6 @@ int main(void) {
     test_rope();
     test_flash_attn();
     test_flash_attn_back();
+    test_flash_attn_quantized_kv();
     return tap_done();
 }

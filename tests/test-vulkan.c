@@ -28,7 +28,8 @@ static ggml_backend_t backend_test, backend_cpu;
 /* ------------------------------------------------------------ inputs */
 
 /* Fill kinds by name prefix: "pos:" positive values, "big:" in [-30, 30), "idx<N>:"
- * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row. */
+ * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row, "causal:"
+ * 0 where i0 <= 3 * i1 and -inf elsewhere (row 0 sees 1 key: attention masks). */
 static void fill_leaf(struct ggml_tensor *t) {
     const int64_t n = ggml_nelements(t);
     float lo = -1.0f, hi = 1.0f;
@@ -40,6 +41,8 @@ static void fill_leaf(struct ggml_tensor *t) {
     if (sscanf(t->name, "uniq%d:", &uniq_max) != 1) uniq_max = 0;
     float *v = malloc((size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = idx_max > 0 ? (float)(int)test_uniform(0.0f, (float)idx_max) : test_uniform(lo, hi);
+    if (strncmp(t->name, "causal:", 7) == 0)
+        for (int64_t i = 0; i < n; i++) v[i] = i % t->ne[0] <= 3 * ((i / t->ne[0]) % t->ne[1]) ? 0.0f : -INFINITY;
     for (int64_t row = 0; uniq_max >= t->ne[0] && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */
         int pool[4096];
         for (int k = 0; k < uniq_max && k < 4096; k++) pool[k] = k;

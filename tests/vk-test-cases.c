@@ -46,6 +46,16 @@
 #pragma weak ggml_pad
 #pragma weak ggml_rope_ext
 #pragma weak ggml_silu_back
+#pragma weak ggml_flash_attn_ext
+#pragma weak ggml_flash_attn_ext_add_sinks
+#pragma weak ggml_im2col
+#pragma weak ggml_pool_1d
+#pragma weak ggml_pool_2d
+#pragma weak ggml_argsort
+#pragma weak ggml_top_k
+#pragma weak ggml_out_prod
+#pragma weak ggml_soft_max_ext_back
+#pragma weak ggml_rms_norm_back
 #pragma weak ggml_cross_entropy_loss
 #pragma weak ggml_cross_entropy_loss_back
 #pragma weak ggml_opt_step_adamw
@@ -274,6 +284,59 @@ static struct ggml_tensor *c_sgd(struct ggml_context *ctx) {
     return ggml_opt_step_sgd(ctx, F32("w", 33, 7, 1, 1), F32("g", 33, 7, 1, 1), F32("pos:hp", 2, 1, 1, 1));
 }
 
+static struct ggml_tensor *c_out_prod(struct ggml_context *ctx) { NEED(ggml_out_prod); return ggml_out_prod(ctx, F32("a", 33, 19, 1, 1), F32("b", 21, 19, 1, 1)); }
+static struct ggml_tensor *c_out_prod_batched(struct ggml_context *ctx) { NEED(ggml_out_prod); return ggml_out_prod(ctx, F16("a", 17, 40, 2, 1), F32("b", 70, 40, 4, 1)); }
+static struct ggml_tensor *c_soft_max_back(struct ggml_context *ctx) {
+    NEED(ggml_soft_max_ext_back);
+    return ggml_soft_max_ext_back(ctx, F32("dy", 70, 6, 2, 1), F32("pos:y", 70, 6, 2, 1), 0.7f, 0.0f);
+}
+static struct ggml_tensor *c_rms_norm_back(struct ggml_context *ctx) {
+    NEED(ggml_rms_norm_back);
+    return ggml_rms_norm_back(ctx, F32("dy", 300, 6, 2, 1), F32("x", 300, 6, 2, 1), 1e-6f);
+}
+
+static struct ggml_tensor *c_argsort_asc(struct ggml_context *ctx) { NEED(ggml_argsort); return ggml_argsort(ctx, F32("a", 300, 5, 2, 1), GGML_SORT_ORDER_ASC); }
+static struct ggml_tensor *c_argsort_desc(struct ggml_context *ctx) { NEED(ggml_argsort); return ggml_argsort(ctx, F32("a", 1000, 3, 1, 1), GGML_SORT_ORDER_DESC); }
+static struct ggml_tensor *c_argsort_ties(struct ggml_context *ctx) { NEED(ggml_argsort); return ggml_argsort(ctx, leaf(ctx, GGML_TYPE_F32, "idx4:a", 37, 4, 1, 1), GGML_SORT_ORDER_ASC); }
+static struct ggml_tensor *c_top_k(struct ggml_context *ctx) { NEED(ggml_top_k); return ggml_top_k(ctx, F32("a", 500, 6, 1, 1), 7); }
+
+/* --------------------------------------------------------- image ops */
+
+static struct ggml_tensor *c_im2col_2d(struct ggml_context *ctx) {
+    NEED(ggml_im2col);
+    return ggml_im2col(ctx, F16("k", 3, 3, 4, 5), F32("x", 11, 9, 4, 2), 2, 1, 1, 2, 1, 2, true, GGML_TYPE_F32);
+}
+static struct ggml_tensor *c_im2col_2d_f16(struct ggml_context *ctx) {
+    NEED(ggml_im2col);
+    return ggml_im2col(ctx, F16("k", 2, 3, 3, 2), F32("x", 8, 7, 3, 1), 1, 2, 0, 1, 1, 1, true, GGML_TYPE_F16);
+}
+static struct ggml_tensor *c_im2col_1d(struct ggml_context *ctx) {
+    NEED(ggml_im2col);
+    return ggml_im2col(ctx, F16("k", 3, 4, 2, 1), F32("x", 20, 4, 3, 1), 2, 0, 1, 0, 2, 0, false, GGML_TYPE_F32);
+}
+static struct ggml_tensor *c_pool_2d_max(struct ggml_context *ctx) { NEED(ggml_pool_2d); return ggml_pool_2d(ctx, F32("x", 13, 11, 3, 2), GGML_OP_POOL_MAX, 3, 2, 2, 2, 1, 1); }
+static struct ggml_tensor *c_pool_2d_avg(struct ggml_context *ctx) { NEED(ggml_pool_2d); return ggml_pool_2d(ctx, F32("x", 13, 11, 3, 2), GGML_OP_POOL_AVG, 2, 3, 1, 2, 1, 0); }
+static struct ggml_tensor *c_pool_1d(struct ggml_context *ctx) { NEED(ggml_pool_1d); return ggml_pool_1d(ctx, F32("x", 30, 4, 2, 1), GGML_OP_POOL_AVG, 4, 3, 1); }
+
+/* --------------------------------------------------------- attention */
+
+static struct ggml_tensor *attn_case(struct ggml_context *ctx, enum ggml_type kv, bool mask, float max_bias, float softcap, bool sinks) {
+    NEED(ggml_flash_attn_ext);
+    struct ggml_tensor *q = F32("q", 64, 5, 4, 1);
+    struct ggml_tensor *k = leaf(ctx, kv, "k", 64, 200, 2, 1), *v = leaf(ctx, kv, "v", 48, 200, 2, 1);
+    struct ggml_tensor *m = mask ? F16(max_bias > 0 ? "m" : "causal:m", 200, 8, 1, 1) : NULL;
+    struct ggml_tensor *r = ggml_flash_attn_ext(ctx, q, k, v, m, 0.125f, max_bias, softcap);
+    if (r && sinks) {
+        NEED(ggml_flash_attn_ext_add_sinks);
+        ggml_flash_attn_ext_add_sinks(r, F32("s", 4, 1, 1, 1));
+    }
+    return r;
+}
+static struct ggml_tensor *c_flash_attn(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F16, false, 0.0f, 0.0f, false); }
+static struct ggml_tensor *c_flash_attn_mask(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F16, true, 0.0f, 0.0f, false); }
+static struct ggml_tensor *c_flash_attn_alibi_softcap(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F32, true, 8.0f, 30.0f, false); }
+static struct ggml_tensor *c_flash_attn_sinks(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F16, true, 0.0f, 0.0f, true); }
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -301,7 +364,10 @@ static const struct vk_test_case cases[] = {
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
     CASE(c_mm_q4_0_batched, 1e-4),
     CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
-    CASE(c_sgd, 1e-12),
+    CASE(c_sgd, 1e-12), CASE(c_out_prod, 1e-10), CASE(c_out_prod_batched, 1e-10), CASE(c_soft_max_back, 1e-10),
+    CASE(c_flash_attn, 1e-8), CASE(c_flash_attn_mask, 1e-8), CASE(c_flash_attn_alibi_softcap, 1e-8), CASE(c_flash_attn_sinks, 1e-8),
+    CASE(c_im2col_2d, 0), CASE(c_im2col_2d_f16, 0), CASE(c_im2col_1d, 0), CASE(c_pool_2d_max, 0), CASE(c_pool_2d_avg, 1e-12),
+    CASE(c_pool_1d, 1e-12), CASE(c_rms_norm_back, 1e-10), CASE(c_argsort_asc, 0), CASE(c_argsort_desc, 0), CASE(c_argsort_ties, 0), CASE(c_top_k, 0),
 };
 
 const struct vk_test_case *vk_test_cases(size_t *n) {

@@ -7,6 +7,9 @@
  *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
  *   ggmlc-bench graph-overhead [--nodes 1000]        chain of tiny adds, us per node
+ *   ggmlc-bench conv_2d|conv_2d_direct [--m 64] [--k 64] [--n 64] [--type f32|f16]
+ *               3x3 convolution (stride 1, padding 1) of a batch of 2 images --m x --m
+ *               with --k channels into --n channels (im2col + mul_mat, or CONV_2D), GFLOPS
  *
  * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
  * x: f32 activations).  Times are medians of --reps runs after one warm-up.
@@ -352,14 +355,36 @@ static bool bench_graph_overhead(const struct options *o, struct result *res) {
     return res->median_s > 0;
 }
 
+/* conv_2d (im2col + mul_mat) or conv_2d_direct (GGML_OP_CONV_2D): 3x3, stride 1, padding 1, batch 2. */
+static bool bench_conv_2d(const struct options *o, struct result *res) {
+    ggml_backend_t backend = open_backend(o);
+    if (!backend) return false;
+    struct ggml_context *ctx = new_meta_ctx(16);
+    struct ggml_tensor *x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, o->m, o->m, o->k, 2);
+    struct ggml_tensor *w = ggml_new_tensor_4d(ctx, o->type, 3, 3, o->k, o->n);
+    struct ggml_tensor *out = strcmp(o->op, "conv_2d") == 0 ? ggml_conv_2d(ctx, w, x, 1, 1, 1, 1, 1, 1)
+                                                             : ggml_conv_2d_direct(ctx, w, x, 1, 1, 1, 1, 1, 1);
+    if (!out) {
+        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        return false;
+    }
+    res->median_s = time_graph(o, backend, ctx, out, 16);
+    res->work = 2.0 * 9 * (double)o->k * (double)o->n * (double)(o->m * o->m * 2);
+    res->is_flops = true;
+    ggml_free(ctx);
+    ggml_backend_free(backend);
+    return res->median_s > 0;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
-    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|graph-overhead [options]\n"
+    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|graph-overhead|conv_2d|conv_2d_direct [options]\n"
           "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
           "  --size ELEMENTS                 add/mul/soft_max/memcpy tensor size (16777216 = 64 MiB f32)\n"
           "  --nodes N                       graph-overhead chain length (1000)\n"
+          "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
           "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
           "  --backend NAME                  backend (default cpu)\n"
           "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
@@ -374,6 +399,8 @@ static bool parse_type(const char *s, enum ggml_type *type) {
             return *type = (enum ggml_type)t, true;
     return false;
 }
+
+static bool is_conv(const char *op) { return strcmp(op, "conv_2d") == 0 || strcmp(op, "conv_2d_direct") == 0; }
 
 static bool parse_args(int argc, char **argv, struct options *o) {
     *o = (struct options){.backend = "cpu", .type = GGML_TYPE_F32, .m = 2048, .n = 2048, .k = 2048,
@@ -397,6 +424,17 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         else if (strcmp(a, "--backend") == 0) o->backend = v;
         else if (strcmp(a, "--compare") == 0) { if (strcmp(v, "openblas") != 0) return false; o->openblas = true; }
         else return false;
+    }
+    if (is_conv(o->op)) { /* image-sized defaults, unless given */
+        bool given[3] = {false, false, false};
+        for (int i = 2; i + 1 < argc; i++) {
+            given[0] |= strcmp(argv[i], "--m") == 0;
+            given[1] |= strcmp(argv[i], "--n") == 0;
+            given[2] |= strcmp(argv[i], "--k") == 0;
+        }
+        if (!given[0]) o->m = 64;
+        if (!given[1]) o->n = 64;
+        if (!given[2]) o->k = 64;
     }
     return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->threads > 0 && o->reps > 0 && o->rounds > 0;
 }
@@ -422,6 +460,9 @@ static void print_result(const struct options *o, const struct result *r) {
                    "%.2f GB/s of weights\n", ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k,
                    o->threads, o->backend, r->median_s * 1e3, o->reps, rate,
                    (double)ggml_row_size(o->type, o->k) * (double)o->n / r->median_s * 1e-9);
+    else if (is_conv(o->op)) printf("%s %s 3x3 %lldx%lldx2 %lld->%lld channels threads=%d: %.3f ms (median of %d), %.1f GFLOPS\n",
+                                    o->op, ggml_type_name(o->type), (long long)o->m, (long long)o->m, (long long)o->k,
+                                    (long long)o->n, o->threads, r->median_s * 1e3, o->reps, rate);
     else if (overhead) printf("graph-overhead: %lld adds in %.3f ms (median of %d): %.3f us per node\n", (long long)o->nodes,
                               r->median_s * 1e3, o->reps, r->median_s * 1e6 / r->work);
     else printf("%s %.1f MiB: %.3f ms (median of %d), %.1f GB/s\n", o->op, (double)o->size * 4 / (1 << 20),
@@ -444,6 +485,7 @@ int main(int argc, char **argv) {
         ok = bench_elementwise(&o, &r);
     else if (strcmp(o.op, "memcpy") == 0) ok = bench_memcpy(&o, &r);
     else if (strcmp(o.op, "graph-overhead") == 0) ok = bench_graph_overhead(&o, &r);
+    else if (is_conv(o.op)) ok = bench_conv_2d(&o, &r);
     else {
         usage();
         return 2;

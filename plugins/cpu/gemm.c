@@ -5,7 +5,9 @@
  * while it is used), an n-block of w into panels of nr rows (kept in L2), and
  * the micro-kernel multiplies one panel of each into an nr x mr tile of dst.
  * Products with very few x rows skip the packing: each w row is read once
- * and dotted with every x row.
+ * and dotted with every x row; products with fewer w rows than a tile is
+ * wide swap the operands.  The threads of a node split the output into a
+ * static grid of tiles, or for large products work as a team (end of file).
  */
 #include <stdatomic.h>
 #include <string.h>

@@ -78,6 +78,17 @@ static void graph_thread(void *arg, int ith, int nth) {
     }
 }
 
+/* A computed node and its operands need memory (an unallocated input would crash a kernel). */
+static bool has_data(const struct ggml_tensor *node, int i) {
+    const struct ggml_tensor *missing = !ggml_is_empty(node) && !node->data ? node : NULL;
+    for (int s = 0; s < GGML_MAX_SRC && !missing; s++)
+        if (node->src[s] && !ggml_is_empty(node->src[s]) && !node->src[s]->data) missing = node->src[s];
+    if (!missing) return true;
+    ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "CPU backend: node %d '%s' (%s): tensor '%s' has no data", i, node->name,
+                    ggml_op_desc(node), missing->name);
+    return false;
+}
+
 /* Refuse the graph before any thread starts when a node cannot be computed; *max_tasks
  * gets the most tasks any node splits into with nth threads. */
 static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *max_tasks, size_t work_needed, size_t work_given) {
@@ -88,11 +99,7 @@ static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *m
                             ggml_op_desc(nodes[i]), ggml_type_name(nodes[i]->type));
             return false;
         }
-        if (!ggmlc_op_is_view(nodes[i]->op) && !ggml_is_empty(nodes[i]) && !nodes[i]->data) {
-            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "CPU backend: node %d '%s' (%s) has no data", i, nodes[i]->name,
-                            ggml_op_desc(nodes[i]));
-            return false;
-        }
+        if (!ggmlc_op_is_view(nodes[i]->op) && !has_data(nodes[i], i)) return false;
         const int n_tasks = cpu_node_n_tasks(nodes[i], nth);
         if (n_tasks > *max_tasks) *max_tasks = n_tasks;
     }

@@ -89,7 +89,8 @@ static bool block_mask(const struct ggml_tensor *mask, const struct attn_block *
 
 static void attend_block(const struct ggml_tensor *dst, const struct attn_params *p, struct attn_block *b, float *scratch) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3], *sinks = dst->src[4];
-    const int64_t dk = q->ne[0], dv = v->ne[0], ik2 = b->i2 / (q->ne[2] / k->ne[2]);
+    /* kv heads and batches are shared by consecutive query heads and batches */
+    const int64_t dk = q->ne[0], dv = v->ne[0], ik2 = b->i2 / (q->ne[2] / k->ne[2]), ik3 = b->i3 / (q->ne[3] / k->ne[3]);
     float *krow = scratch + ATTN_BLOCK * (dk + dv), *vrow = krow + dk;
     b->q = scratch;
     for (int64_t r = 0; r < b->nq; r++) {
@@ -105,9 +106,9 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
     for (int64_t j = 0; j < k->ne[1]; j++) {
         if (!block_mask(mask, b, j, mv)) continue;
         /* f32 rows are used where they lie; others are converted once for the block */
-        const float *kr = nn_f32_row(k, j, ik2, b->i3), *vr = nn_f32_row(v, j, ik2, b->i3);
-        if (!kr) nn_row_load(k, j, ik2, b->i3, krow), kr = krow;
-        if (!vr) nn_row_load(v, j, ik2, b->i3, vrow), vr = vrow;
+        const float *kr = nn_f32_row(k, j, ik2, ik3), *vr = nn_f32_row(v, j, ik2, ik3);
+        if (!kr) nn_row_load(k, j, ik2, ik3, krow), kr = krow;
+        if (!vr) nn_row_load(v, j, ik2, ik3, vrow), vr = vrow;
         for (int64_t r = 0; r < b->nq; r++) {
             if (mv[r] == -INFINITY) continue;
             float s = dot_f32(b->q + r * dk, kr, dk) * qk_scale;

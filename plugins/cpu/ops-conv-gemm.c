@@ -6,8 +6,8 @@
  * tensor of the whole image, no waiting on other tasks.
  * CONV_TRANSPOSE_1D and _2D: the GEMM gives, for a chunk of input positions,
  * every kernel tap's contribution (the "columns"), which the tasks then
- * overlap-add into their share of the output.  Kernels of other layouts take plain
- * gather loops. */
+ * overlap-add into their share of the output.
+ * Kernels of other layouts take plain gather loops. */
 #include "cpu-convops.h"
 #include "gemm.h"
 

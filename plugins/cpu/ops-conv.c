@@ -1,7 +1,7 @@
 /* ops-conv.c - convolution kernels: im2col (1-D, 2-D, 3-D) and its gradient,
- * col2im_1d and the direct depthwise convolution (CONV_2D, CONV_3D and the
- * transposed convolutions use the GEMM: ops-conv-gemm.c).  Every kernel gathers: each output element is written by one
- * task, so tasks never race. */
+ * col2im_1d and the direct depthwise convolution.  Every kernel gathers: each
+ * output element is written by one task, so tasks never race.  CONV_2D,
+ * CONV_3D and the transposed convolutions use the GEMM (ops-conv-gemm.c). */
 #include "cpu-convops.h"
 
 /* ------------------------------------------------------------- im2col */

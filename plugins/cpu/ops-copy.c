@@ -6,6 +6,21 @@
  */
 #include "ops-ew.h"
 
+EW_CLONES void ew_f16_to_f32_row(int64_t n, float *y, const ggml_fp16_t *x) {
+    for (int64_t i = 0; i < n; i++) {
+        _Float16 h;
+        memcpy(&h, &x[i], sizeof h);
+        y[i] = (float)h;
+    }
+}
+
+EW_CLONES void ew_f32_to_f16_row(int64_t n, ggml_fp16_t *y, const float *x) {
+    for (int64_t i = 0; i < n; i++) {
+        const _Float16 h = (_Float16)x[i];
+        memcpy(&y[i], &h, sizeof h);
+    }
+}
+
 /* One row of n elements from src (type st, stride snb) to dst (type dt, stride dnb);
  * quantized rows are contiguous blocks and n a multiple of their block size. */
 static void copy_row(char *dst, enum ggml_type dt, size_t dnb, const char *src, enum ggml_type st, size_t snb, int64_t n) {

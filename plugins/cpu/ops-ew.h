@@ -98,6 +98,11 @@ static inline bool ew_type_ok(enum ggml_type t) {
 
 static inline bool ew_is_float(enum ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16; }
 
+/* Contiguous f16 rows to and from float (ops-copy.c): one F16C instruction per value on
+ * CPUs that have it, libgcc's exact conversion elsewhere; round to nearest even. */
+CPU_HIDDEN void ew_f16_to_f32_row(int64_t n, float *y, const ggml_fp16_t *x);
+CPU_HIDDEN void ew_f32_to_f16_row(int64_t n, ggml_fp16_t *y, const float *x);
+
 /* n elements at src (byte stride nb) of the given type, as floats. */
 static inline void ew_load(float *dst, const char *src, enum ggml_type type, size_t nb, int64_t n) {
     switch (type) {
@@ -106,7 +111,7 @@ static inline void ew_load(float *dst, const char *src, enum ggml_type type, siz
         else for (int64_t i = 0; i < n; i++) dst[i] = *(const float *)(src + i * nb);
         break;
     case GGML_TYPE_F16:
-        if (nb == sizeof(ggml_fp16_t)) ggml_fp16_to_fp32_row((const ggml_fp16_t *)src, dst, n);
+        if (nb == sizeof(ggml_fp16_t)) ew_f16_to_f32_row(n, dst, (const ggml_fp16_t *)src);
         else for (int64_t i = 0; i < n; i++) dst[i] = ggml_fp16_to_fp32(*(const ggml_fp16_t *)(src + i * nb));
         break;
     case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) dst[i] = ew_bf16_to_f32(*(const uint16_t *)(src + i * nb)); break;
@@ -125,7 +130,7 @@ static inline void ew_store(char *dst, enum ggml_type type, size_t nb, const flo
         else for (int64_t i = 0; i < n; i++) *(float *)(dst + i * nb) = src[i];
         break;
     case GGML_TYPE_F16:
-        if (nb == sizeof(ggml_fp16_t)) ggml_fp32_to_fp16_row(src, (ggml_fp16_t *)dst, n);
+        if (nb == sizeof(ggml_fp16_t)) ew_f32_to_f16_row(n, (ggml_fp16_t *)dst, src);
         else for (int64_t i = 0; i < n; i++) *(ggml_fp16_t *)(dst + i * nb) = ggml_fp32_to_fp16(src[i]);
         break;
     case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * nb) = ew_f32_to_bf16(src[i]); break;

@@ -31,7 +31,12 @@ static inline char *nn_elem(const struct ggml_tensor *t, int64_t i0, int64_t i1,
 /* Row (i1, i2, i3) of t into dst (t->ne[0] floats), and back. */
 static inline void nn_row_load(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, float *dst) {
     const char *row = ew_row(t, i1, i2, i3);
-    if ((const char *)dst != row) ew_load(dst, row, t->type, t->nb[0], t->ne[0]); /* else: already in place */
+    if ((const char *)dst == row) return; /* already in place */
+    if (ggml_is_quantized(t->type)) {
+        ggml_get_type_traits(t->type)->to_float(row, dst, t->ne[0]); /* quantized K/V caches */
+    } else {
+        ew_load(dst, row, t->type, t->nb[0], t->ne[0]);
+    }
 }
 static inline void nn_row_store(struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, const float *src) {
     ew_store(ew_row(t, i1, i2, i3), t->type, t->nb[0], src, t->ne[0]);

@@ -124,14 +124,15 @@ static struct ggml_backend_feature features[24];
 
 static struct ggml_backend_feature *proc_get_features(ggml_backend_reg_t reg) { return features; }
 
-/* ggml's feature list: one {name, "1"} per detected SIMD extension, then {NULL, NULL}. */
+/* ggml's feature list: one {name, "1"} per detected SIMD extension of the caps string,
+ * then {NULL, NULL}. */
 static void fill_features(void) {
     static char names[sizeof cpu_caps];
     memcpy(names, cpu_caps, sizeof names);
     size_t n = 0;
     for (char *save = NULL, *tok = strtok_r(names, " ", &save); tok && n + 1 < sizeof features / sizeof features[0];
          tok = strtok_r(NULL, " ", &save)) {
-        if (strncmp(tok, "threads=", 8) == 0) continue;
+        if (strchr(tok, '=')) continue; /* settings such as threads=2, not instruction sets */
         for (char *c = tok; *c; c++) *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
         features[n++] = (struct ggml_backend_feature){tok, "1"};
     }

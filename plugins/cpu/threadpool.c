@@ -14,8 +14,12 @@
 #include "threadpool.h"
 
 /* Iterations of the spin loop before sleeping: roughly 20-50 microseconds, long
- * enough to bridge the gap between two nodes, short enough not to burn a core. */
+ * enough to bridge the gap between two nodes, short enough not to burn a core.
+ * Then a few sched_yield rounds: on an oversubscribed machine the thread being
+ * waited for may be queued behind us, and yielding lets it run without the
+ * latency of a futex sleep and wake-up. */
 #define SPIN_ITERATIONS 4096
+#define YIELD_ROUNDS 16
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -56,6 +60,10 @@ void cpu_barrier_wait(struct cpu_barrier *b, int n) {
     for (int i = 0; i < SPIN_ITERATIONS; i++) {
         if (atomic_load_explicit(&b->phase, memory_order_acquire) != phase) return;
         cpu_relax();
+    }
+    for (int i = 0; i < YIELD_ROUNDS; i++) {
+        sched_yield();
+        if (atomic_load_explicit(&b->phase, memory_order_acquire) != phase) return;
     }
     pthread_mutex_lock(&b->mutex);
     atomic_fetch_add(&b->sleepers, 1);

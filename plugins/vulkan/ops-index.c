@@ -1,5 +1,6 @@
 /*
- * ops-index.c - moving rows and blocks: get_rows, set_rows, concat, pad.
+ * ops-index.c - moving rows and blocks: get_rows, set_rows, concat, pad; and
+ * sorting rows: argsort, top_k.
  */
 #include "vk-impl.h"
 
@@ -120,7 +121,37 @@ static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor 
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------ argsort, top_k */
+
+#define SORT_MAX 2048 /* a row sorted in shared memory: 16 KiB of keys and indices */
+
+static bool sort_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    return a->type == GGML_TYPE_F32 && a->ne[0] <= SORT_MAX && vk_shape_fits(a) && node->type == GGML_TYPE_I32 &&
+           node->nb[0] == 4 && node->ne[0] <= a->ne[0] && node->ne[1] == a->ne[1] && node->ne[2] == a->ne[2] &&
+           node->ne[3] == a->ne[3] && d->props.limits.maxComputeSharedMemorySize >= SORT_MAX * 8;
+}
+
+static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    uint32_t npad = 1;
+    while (npad < a->ne[0]) npad <<= 1;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("argsort_f32"));
+    vk_push_shape(ds.push, 0, a);
+    ds.push[8] = (uint32_t)node->ne[0];
+    for (int i = 1; i < 4; i++) ds.push[8 + i] = (uint32_t)(node->nb[i] / 4);
+    ds.push[14] = npad;
+    ds.push[15] = node->op == GGML_OP_TOP_K || vk_param_i32(node, 0) == GGML_SORT_ORDER_DESC;
+    vk_dispatch_bind(&ds, a, false, 4, 12);
+    vk_dispatch_bind(&ds, node, true, 4, 13);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_index_register(struct vk_op_kernel *t) {
+    t[GGML_OP_ARGSORT] = (struct vk_op_kernel){sort_supports, sort_record};
+    t[GGML_OP_TOP_K] = (struct vk_op_kernel){sort_supports, sort_record};
     t[GGML_OP_GET_ROWS] = (struct vk_op_kernel){get_rows_supports, get_rows_record};
     t[GGML_OP_SET_ROWS] = (struct vk_op_kernel){set_rows_supports, set_rows_record};
     t[GGML_OP_CONCAT] = (struct vk_op_kernel){concat_supports, concat_record};

@@ -3,7 +3,7 @@
  * a broadcast over b's batch dims.  A tiled shared-memory GEMM for N > 8,
  * a matrix-vector kernel (one workgroup per row of d) for N <= 8.  Weights
  * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, dequantized
- * while loading).
+ * while loading).  out_prod runs on the same tiled GEMM.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +73,7 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
     ds->push[12] = (uint32_t)b->ne[2];
     ds->push[13] = (uint32_t)(b->ne[2] / a->ne[2]);
     ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
+    ds->push[18] = ds->push[19] = 1; /* unit k strides */
 }
 
 /* Rows of d per workgroup of the quantized matrix-vector kernel.  Quantized rows are
@@ -166,6 +167,50 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------------ out_prod */
+
+/* d[i0, i1] = sum_k a[i0, k] * b[i1, k] (per batch, a broadcast): the tiled GEMM with
+ * k running along dimension 1 of both operands. */
+static bool out_prod_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (is_block_quant(a->type) || !pair_has_kernel(a->type, b->type) || !vk_type_ok(d, a->type) || !vk_type_ok(d, b->type)) return false;
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || !vk_shape_fits(a) || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
+    if (a->ne[1] != b->ne[1] || a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] || b->ne[3] % a->ne[3]) return false;
+    const struct mm_tiles t = mm_tiles_for(d);
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    return (uint64_t)b->ne[2] * b->ne[3] <= max[2] && (uint64_t)(a->ne[0] + t.bm - 1) / t.bm <= max[0] &&
+           (uint64_t)(b->ne[0] + t.bn - 1) / t.bn <= max[1];
+}
+
+static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const size_t ta = ggml_type_size(a->type), tb = ggml_type_size(b->type);
+    const struct mm_tiles t = mm_tiles_for(rec->d);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", vk_type_tag(a->type), vk_type_tag(b->type)));
+    const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
+    memcpy(ds.spec, spec, sizeof spec);
+    ds.n_spec = 6;
+    const uint32_t push[18] = {
+        (uint32_t)a->ne[0], (uint32_t)b->ne[0], (uint32_t)a->ne[1],
+        (uint32_t)(a->nb[0] / ta), (uint32_t)(a->nb[2] / ta), (uint32_t)(a->nb[3] / ta),
+        (uint32_t)(b->nb[0] / tb), (uint32_t)(b->nb[2] / tb), (uint32_t)(b->nb[3] / tb),
+        (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
+        (uint32_t)b->ne[2], (uint32_t)(b->ne[2] / a->ne[2]), (uint32_t)(b->ne[3] / a->ne[3]), 0, 0, 0,
+    };
+    memcpy(ds.push, push, sizeof push);
+    ds.push[18] = (uint32_t)(a->nb[1] / ta);
+    ds.push[19] = (uint32_t)(b->nb[1] / tb);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ta, 15);
+    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    ds.groups[0] = (uint32_t)((a->ne[0] + t.bm - 1) / t.bm);
+    ds.groups[1] = (uint32_t)((b->ne[0] + t.bn - 1) / t.bn);
+    ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_matmul_register(struct vk_op_kernel *t) {
+    t[GGML_OP_OUT_PROD] = (struct vk_op_kernel){out_prod_supports, out_prod_record};
     t[GGML_OP_MUL_MAT] = (struct vk_op_kernel){mul_mat_supports, mul_mat_record};
 }

@@ -1,6 +1,6 @@
 /*
  * ops-nn.c - rotary position embeddings (rope, rope_back; normal and NeoX
- * modes with YaRN scaling and frequency factors).
+ * modes with YaRN scaling and frequency factors) and flash_attn_ext.
  */
 #include <math.h>
 
@@ -58,7 +58,65 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ---------------------------------------------------------- flash_attn_ext */
+
+#define ATTN_DMAX 256 /* head sizes a workgroup of 128 covers with two values per thread */
+
+static bool attn_kv_ok(const struct vk_device *d, const struct ggml_tensor *t, enum ggml_type type) {
+    return t->type == type && (type == GGML_TYPE_F32 || type == GGML_TYPE_F16) && vk_type_ok(d, type) &&
+           t->nb[0] == ggml_type_size(type) && vk_shape_fits(t);
+}
+
+/* op_params: f32 [0] scale, [1] max_bias, [2] logit_softcap; src: q, k, v, mask, sinks. */
+static bool flash_attn_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
+    if (q->type != GGML_TYPE_F32 || !ggml_is_contiguous(q) || node->type != GGML_TYPE_F32 || !ggml_is_contiguous(node)) return false;
+    if (!attn_kv_ok(d, k, k->type) || !attn_kv_ok(d, v, k->type) || q->ne[0] > ATTN_DMAX || v->ne[0] > ATTN_DMAX) return false;
+    if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || k->ne[2] == 0 || k->ne[3] == 0 || q->ne[2] % k->ne[2] ||
+        q->ne[3] % k->ne[3] || v->ne[2] != k->ne[2] || v->ne[3] != k->ne[3])
+        return false;
+    if (m && (!(m->type == GGML_TYPE_F16 || m->type == GGML_TYPE_F32) || !vk_type_ok(d, m->type) || !ggml_is_contiguous(m) ||
+              m->ne[0] < k->ne[1] || m->ne[1] < q->ne[1] || q->ne[2] % m->ne[2] || q->ne[3] % m->ne[3]))
+        return false;
+    if (sinks && (sinks->type != GGML_TYPE_F32 || !ggml_is_contiguous(sinks) || ggml_nelements(sinks) < q->ne[2])) return false;
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    return q->ne[1] <= max[0] && q->ne[2] <= max[1] && q->ne[3] <= max[2] && vk_shape_fits(q) && vk_shape_fits(node);
+}
+
+static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
+    const size_t tk = ggml_type_size(k->type);
+    const float max_bias = vk_param_f32(node, 1);
+    const uint32_t n_head = (uint32_t)q->ne[2];
+    const uint32_t n_head_log2 = 1u << (uint32_t)floor(log2((double)n_head));
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", vk_type_tag(k->type), m ? vk_type_tag(m->type) : "f32"));
+    const uint32_t push[31] = {
+        (uint32_t)q->ne[0], (uint32_t)v->ne[0], (uint32_t)q->ne[1], (uint32_t)k->ne[1], (uint32_t)q->ne[2], (uint32_t)q->ne[3],
+        (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
+        (uint32_t)(v->nb[1] / tk), (uint32_t)(v->nb[2] / tk), (uint32_t)(v->nb[3] / tk),
+        m ? (uint32_t)m->ne[0] : 1, m ? (uint32_t)m->ne[1] : 1, m ? (uint32_t)m->ne[2] : 1, m ? (uint32_t)m->ne[3] : 1,
+        (uint32_t)(q->ne[2] / k->ne[2]), (uint32_t)(q->ne[3] / k->ne[3]),
+        vk_f32_bits(vk_param_f32(node, 0)), vk_f32_bits(vk_param_f32(node, 2)),
+        vk_f32_bits(powf(2.0f, -max_bias / (float)n_head_log2)), vk_f32_bits(powf(2.0f, -max_bias / 2.0f / (float)n_head_log2)),
+        n_head_log2, 0, 0, 0, 0, 0, 0,
+        (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u),
+    };
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind(&ds, q, false, 4, 23);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 24);
+    vk_dispatch_bind(&ds, v, false, (uint32_t)tk, 25);
+    vk_dispatch_bind(&ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4, 26);
+    vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, 28);
+    vk_dispatch_bind(&ds, node, true, 4, 27);
+    ds.groups[0] = (uint32_t)q->ne[1];
+    ds.groups[1] = (uint32_t)q->ne[2];
+    ds.groups[2] = (uint32_t)q->ne[3];
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_nn_register(struct vk_op_kernel *t) {
+    t[GGML_OP_FLASH_ATTN_EXT] = (struct vk_op_kernel){flash_attn_supports, flash_attn_record};
     t[GGML_OP_ROPE] = (struct vk_op_kernel){rope_supports, rope_record};
     t[GGML_OP_ROPE_BACK] = (struct vk_op_kernel){rope_supports, rope_record};
 }

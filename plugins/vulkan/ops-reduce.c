@@ -1,6 +1,7 @@
 /*
  * ops-reduce.c - reductions over rows (sum, sum_rows, mean, argmax), row
- * normalisations (norm, rms_norm, l2_norm), group_norm and soft_max_ext.
+ * normalisations (norm, rms_norm, l2_norm), group_norm, soft_max_ext, and the
+ * gradients soft_max_back and rms_norm_back.
  * One workgroup per row; the workgroup size is a specialization constant.
  */
 #include <math.h>
@@ -133,7 +134,38 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------ soft_max_back, rms_norm_back */
+
+static bool rows_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
+    if (node->op == GGML_OP_SOFT_MAX_BACK && vk_param_f32(node, 1) != 0.0f) return false; /* ALiBi gradient: CPU */
+    return dy->type == GGML_TYPE_F32 && x->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(dy, x) &&
+           ggml_are_same_shape(dy, node) && vk_shape_fits(dy) && vk_shape_fits(x) && vk_shape_fits(node);
+}
+
+static enum ggml_status rows_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("rows_back_f32"));
+    ds.spec[0] = row_block(rec->d);
+    ds.n_spec = 1;
+    vk_push_shape(ds.push, 0, dy);
+    for (int i = 0; i < 4; i++) {
+        ds.push[8 + i] = (uint32_t)(x->nb[i] / 4);
+        ds.push[12 + i] = (uint32_t)(node->nb[i] / 4);
+    }
+    ds.push[19] = node->op == GGML_OP_RMS_NORM_BACK;
+    ds.push[20] = vk_f32_bits(vk_param_f32(node, 0)); /* scale or eps */
+    vk_dispatch_bind(&ds, dy, false, 4, 16);
+    vk_dispatch_bind(&ds, x, false, 4, 17);
+    vk_dispatch_bind(&ds, node, true, 4, 18);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nrows(dy), 1, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_reduce_register(struct vk_op_kernel *t) {
+    t[GGML_OP_SOFT_MAX_BACK] = (struct vk_op_kernel){rows_back_supports, rows_back_record};
+    t[GGML_OP_RMS_NORM_BACK] = (struct vk_op_kernel){rows_back_supports, rows_back_record};
     static const enum ggml_op rows[] = {GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN, GGML_OP_ARGMAX,
                                         GGML_OP_NORM, GGML_OP_RMS_NORM, GGML_OP_L2_NORM};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) t[rows[i]] = (struct vk_op_kernel){rows_supports, rows_record};

@@ -9,7 +9,7 @@
  *   vk-record.c    recording a graph into one command buffer with barriers
  *   vk-plugin.c    the plugin descriptor, registry, devices and backends
  *   ops-*.c        one file per op family: supports() and record() per op
- *                  (elementwise, reduce, matmul, index, nn (rope), train)
+ *                  (elementwise, reduce, matmul, index, nn (rope), train, conv)
  *
  * Tensor data of a Vulkan buffer is addressed through a fake base pointer:
  * tensor->data - base is the byte offset inside the buffer.
@@ -230,6 +230,7 @@ VK_HIDDEN void vk_ops_matmul_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_index_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_nn_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_train_register(struct vk_op_kernel *table);
+VK_HIDDEN void vk_ops_conv_register(struct vk_op_kernel *table);
 
 /* The filled table (indexed by enum ggml_op). */
 VK_HIDDEN const struct vk_op_kernel *vk_op_table(void);

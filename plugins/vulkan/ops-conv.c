@@ -1,0 +1,79 @@
+/*
+ * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat) and
+ * pool_1d / pool_2d.
+ */
+#include "vk-impl.h"
+
+/* ------------------------------------------------------------- im2col */
+
+static bool im2col_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *b = node->src[1];
+    const int32_t *op = node->op_params;
+    for (int i = 0; i < 6; i++)
+        if (op[i] < 0) return false;
+    return (b->type == GGML_TYPE_F32 || b->type == GGML_TYPE_F16) && (node->type == GGML_TYPE_F32 || node->type == GGML_TYPE_F16) &&
+           vk_type_ok(d, b->type) && vk_type_ok(d, node->type) && vk_shape_fits(b) && vk_shape_fits(node) &&
+           node->nb[0] == ggml_type_size(node->type);
+}
+
+static enum ggml_status im2col_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const int32_t *op = node->op_params;
+    const bool is_2d = op[6] != 0;
+    const size_t tb = ggml_type_size(b->type), td = ggml_type_size(node->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("im2col_%s_%s", vk_type_tag(b->type), vk_type_tag(node->type)));
+    /* a 1-D im2col is the 2-D one with a height of 1: b [IW, IC, N], d [K, OW, N] */
+    const uint32_t push[23] = {
+        (uint32_t)b->ne[0], is_2d ? (uint32_t)b->ne[1] : 1, (uint32_t)b->ne[is_2d ? 2 : 1], (uint32_t)a->ne[0],
+        is_2d ? (uint32_t)a->ne[1] : 1, (uint32_t)node->ne[1], is_2d ? (uint32_t)node->ne[2] : 1, (uint32_t)(is_2d ? node->ne[3] : node->ne[2]),
+        (uint32_t)op[0], is_2d ? (uint32_t)op[1] : 1, (uint32_t)op[4], is_2d ? (uint32_t)op[5] : 1,
+        (uint32_t)op[2], is_2d ? (uint32_t)op[3] : 0,
+        (uint32_t)(b->nb[0] / tb), is_2d ? (uint32_t)(b->nb[1] / tb) : 0, (uint32_t)(b->nb[is_2d ? 2 : 1] / tb), (uint32_t)(b->nb[is_2d ? 3 : 2] / tb),
+        (uint32_t)(node->nb[1] / td), is_2d ? (uint32_t)(node->nb[2] / td) : 0, (uint32_t)(node->nb[is_2d ? 3 : 2] / td), 0, 0,
+    };
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, 21);
+    vk_dispatch_bind(&ds, node, true, (uint32_t)td, 22);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* --------------------------------------------------------------- pool */
+
+static bool pool_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const int32_t *op = node->op_params;
+    const int n = node->op == GGML_OP_POOL_2D ? 7 : 4;
+    for (int i = 1; i < n; i++)
+        if (op[i] < 0 || (i <= (n == 7 ? 4 : 2) && op[i] == 0)) return false; /* kernel and stride >= 1, padding >= 0 */
+    return (op[0] == GGML_OP_POOL_MAX || op[0] == GGML_OP_POOL_AVG) && (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) &&
+           vk_type_ok(d, a->type) && node->type == GGML_TYPE_F32 && vk_shape_fits(a) && vk_shape_fits(node);
+}
+
+static enum ggml_status pool_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const int32_t *op = node->op_params;
+    const bool two = node->op == GGML_OP_POOL_2D;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("pool_%s", vk_type_tag(a->type)));
+    vk_push_shape(ds.push, 0, a);
+    vk_push_shape(ds.push, 8, node);
+    ds.push[18] = op[0] == GGML_OP_POOL_AVG;
+    ds.push[19] = (uint32_t)op[1];                 /* k0 */
+    ds.push[20] = two ? (uint32_t)op[2] : 1;       /* k1 */
+    ds.push[21] = (uint32_t)op[two ? 3 : 2];       /* s0 */
+    ds.push[22] = two ? (uint32_t)op[4] : 1;       /* s1 */
+    ds.push[23] = (uint32_t)op[two ? 5 : 3];       /* p0 */
+    ds.push[24] = two ? (uint32_t)op[6] : 0;       /* p1 */
+    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+void vk_ops_conv_register(struct vk_op_kernel *t) {
+    t[GGML_OP_IM2COL] = (struct vk_op_kernel){im2col_supports, im2col_record};
+    t[GGML_OP_POOL_1D] = (struct vk_op_kernel){pool_supports, pool_record};
+    t[GGML_OP_POOL_2D] = (struct vk_op_kernel){pool_supports, pool_record};
+}

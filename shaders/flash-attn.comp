@@ -1,0 +1,107 @@
+#version 450
+// flash_attn_ext: one workgroup per (query, head, batch).  Keys are taken in
+// chunks of WG: each thread scores one key (q.k * scale, soft-capped, plus
+// slope * mask), then the chunk's softmax weights update a running maximum,
+// normaliser and weighted sum of V (threads over the value dimension).
+// d[:, head, query, batch] = softmax(scores) V; optional sinks join the
+// normaliser only.  q, mask-less or sink-less bindings repeat q.
+#include "types.glsl"
+
+layout(local_size_x = 128) in;
+layout(binding = 0) readonly buffer Q { float data_q[]; };
+layout(binding = 1) readonly buffer K { STORAGE_T(K_TYPE) data_k[]; };
+layout(binding = 2) readonly buffer V { STORAGE_T(K_TYPE) data_v[]; };
+layout(binding = 3) readonly buffer M { STORAGE_T(M_TYPE) data_m[]; };
+layout(binding = 4) readonly buffer S { float data_s[]; };
+layout(binding = 5) writeonly buffer D { float data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint DK, DV, NQ, NKV, H, NB;
+    uint nbk1, nbk2, nbk3, nbv1, nbv2, nbv3;
+    uint mne0, mne1, mne2, mne3;
+    uint rk2, rk3;
+    float scale, softcap, m0, m1;
+    uint n_head_log2;
+    uint off_q, off_k, off_v, off_m, off_d, off_s;
+    uint flags; // 1 mask, 2 sinks, 4 alibi
+} p;
+
+const uint WG = 128, DMAX = 256;
+shared float qs[DMAX];
+shared float pw[WG];
+shared float red[WG];
+
+float block_reduce(float v, bool is_max) {
+    const uint t = gl_LocalInvocationID.x;
+    barrier();
+    red[t] = v;
+    barrier();
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (t < s) red[t] = is_max ? max(red[t], red[t + s]) : red[t] + red[t + s];
+        barrier();
+    }
+    return red[0];
+}
+
+void main() {
+    const uint iq = gl_WorkGroupID.x, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z, t = gl_LocalInvocationID.x;
+    const uint q0 = p.off_q + ((b * p.H + h) * p.NQ + iq) * p.DK;
+    for (uint i = t; i < p.DK; i += WG) qs[i] = data_q[q0 + i];
+    const uint k0 = p.off_k + (h / p.rk2) * p.nbk2 + (b / p.rk3) * p.nbk3;
+    const uint v0 = p.off_v + (h / p.rk2) * p.nbv2 + (b / p.rk3) * p.nbv3;
+    const uint m0i = p.off_m + ((b % p.mne3) * p.mne2 + (h % p.mne2)) * p.mne1 * p.mne0 + iq * p.mne0;
+    float slope = 1.0;
+    if ((p.flags & 4u) != 0)
+        slope = h < p.n_head_log2 ? pow(p.m0, float(h + 1)) : pow(p.m1, float(2 * (h - p.n_head_log2) + 1));
+    const float NEG_INF = -1.0 / 0.0;
+    float run_max = NEG_INF, run_sum = 0.0, acc0 = 0.0, acc1 = 0.0;
+    barrier();
+    for (uint j0 = 0; j0 < p.NKV; j0 += WG) {
+        const uint j = j0 + t;
+        float s = NEG_INF;
+        if (j < p.NKV) {
+            const float mv = (p.flags & 1u) != 0 ? TO_F32(M_TYPE, data_m[m0i + j]) : 0.0;
+            if (mv != NEG_INF) {
+                float dot = 0.0;
+                const uint kr = k0 + j * p.nbk1;
+                for (uint i = 0; i < p.DK; i++) dot = fma(qs[i], TO_F32(K_TYPE, data_k[kr + i]), dot);
+                s = dot * p.scale;
+                if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
+                s += slope * mv;
+            }
+        }
+        const float chunk_max = block_reduce(s, true);
+        if (chunk_max == NEG_INF) continue; // every key of the chunk masked
+        const float new_max = max(run_max, chunk_max);
+        const float shrink = run_max == NEG_INF ? 0.0 : exp(run_max - new_max);
+        const float w = s == NEG_INF ? 0.0 : exp(s - new_max);
+        pw[t] = w;
+        run_sum = run_sum * shrink + block_reduce(w, false);
+        run_max = new_max;
+        // block_reduce ended with a barrier: pw is complete
+        const uint n = min(WG, p.NKV - j0);
+        float a0 = 0.0, a1 = 0.0;
+        for (uint jj = 0; jj < n; jj++) {
+            const float wj = pw[jj];
+            if (wj == 0.0) continue;
+            const uint vr = v0 + (j0 + jj) * p.nbv1;
+            if (t < p.DV) a0 = fma(wj, TO_F32(K_TYPE, data_v[vr + t]), a0);
+            if (t + WG < p.DV) a1 = fma(wj, TO_F32(K_TYPE, data_v[vr + t + WG]), a1);
+        }
+        acc0 = acc0 * shrink + a0;
+        acc1 = acc1 * shrink + a1;
+        barrier(); // pw is rewritten by the next chunk
+    }
+    if ((p.flags & 2u) != 0) {
+        const float sink = data_s[p.off_s + h];
+        const float new_max = max(run_max, sink);
+        const float shrink = run_max == NEG_INF ? 0.0 : exp(run_max - new_max);
+        run_sum = run_sum * shrink + exp(sink - new_max);
+        acc0 *= shrink;
+        acc1 *= shrink;
+    }
+    const float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
+    const uint d0 = p.off_d + ((b * p.NQ + iq) * p.H + h) * p.DV;
+    if (t < p.DV) data_d[d0 + t] = acc0 * inv;
+    if (t + WG < p.DV) data_d[d0 + t + WG] = acc1 * inv;
+}
