@@ -262,6 +262,14 @@ static void handle_backend_key(struct parse_state *st, struct ggmlc_config_backe
 
 static void handle_ggmlc_key(struct parse_state *st, const char *key, const char *value) {
     struct ggmlc_config *cfg = st->cfg;
+    if (strcasecmp(key, "allow_insecure_plugins") == 0) {
+        if (st->dropin) /* a drop-in must not lower the main file's guard */
+            ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: allow_insecure_plugins is only honoured in the main file", st->path, st->line);
+        else if (!parse_bool(value, &cfg->allow_insecure_plugins))
+            ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: allow_insecure_plugins = '%s' is not true or false (ignored)", st->path,
+                            st->line, value);
+        return;
+    }
     if (strcasecmp(key, "backends") != 0) {
         GGMLC_LOG_WARN("ggmlc: %s:%d: unknown key '%s' in [ggmlc] (ignored)\n", st->path, st->line, key);
         return;

@@ -36,6 +36,7 @@ struct ggmlc_config {
     size_t  n_order;
     bool    has_order;
     char   *order_origin;   /* "file:line" of the backends key */
+    bool    allow_insecure_plugins; /* [ggmlc] allow_insecure_plugins: load plugins others can modify */
 };
 
 /* Find and read the main configuration file and its drop-ins into cfg

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "plugin-loader.h"
+#include "plugin-security.h"
 
 /* The descriptor as ABI 1.0 defined it ends with fini. */
 #define DESC_V1_SIZE (offsetof(struct ggmlc_plugin_desc, fini) + sizeof(void (*)(void)))
@@ -123,6 +124,8 @@ enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_
         return fail(reason, size, GGMLC_ERR_INTERNAL, "%s: plugin paths must be absolute", path);
     if (access(path, F_OK) != 0)
         return fail(reason, size, GGMLC_ERR_NOT_FOUND, "%s: %s", path, strerror(errno));
+    const enum ggmlc_status secure = ggmlc_plugin_check_secure(path, reason, size);
+    if (secure != GGMLC_OK) return secure;
     dlerror();
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -149,6 +152,11 @@ enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_
 }
 
 bool ggmlc_plugin_has_entry(const char *path) {
+    char unsafe[512];
+    if (ggmlc_plugin_check_secure(path, unsafe, sizeof unsafe) != GGMLC_OK) {
+        GGMLC_TRACE_LOADER("%s\n", unsafe);
+        return true; /* not opened here: ggmlc_plugin_load refuses it with that reason */
+    }
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         GGMLC_TRACE_LOADER("%s: not loadable: %s\n", path, dlerror());

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "plugin-loader.h"
+#include "plugin-security.h"
 
 /* One configured (or explicitly loaded) backend and its state. */
 struct backend_entry {
@@ -196,6 +197,7 @@ static void list_unused_backends(bool from_env) {
 
 static enum ggmlc_status load_everything(void) {
     ggmlc_config_read(&R.cfg);
+    ggmlc_plugin_allow_insecure(R.cfg.allow_insecure_plugins);
     if (R.cfg.n_files == 0)
         GGMLC_TRACE_LOADER("no configuration file; loading %s/cpu.so\n", GGMLC_PLUGINDIR);
     const char *env = ggmlc_getenv("GGMLC_BACKENDS");

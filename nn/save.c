@@ -346,7 +346,7 @@ ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
         if (ggmlc_model_compile(m, &o) != GGMLC_OK || !load_weights(&r, m, data)) r.ok = false;
     }
     if (!r.ok) {
-        for (int i = 0; i < n_layers; i++) ggmlc_layer_free(layers[i]); /* frees only those no model owns */
+        for (int i = 0; i < n_layers && i < NN_MAX_NODES; i++) ggmlc_layer_free(layers[i]); /* frees only those no model owns */
         ggmlc_model_free(m);
         m = NULL;
     }

@@ -44,6 +44,7 @@
 #define VK_UN_CLAMP       28 /* min(max(x, p0), p1) */
 #define VK_UN_LEAKY_RELU  29 /* x > 0 ? x : p0 * x */
 #define VK_UN_FILL        30 /* p0 */
+#define VK_UN_DIAG_MASK   31 /* i0 > i1 + n_past (push word n_past) ? p0 : x */
 
 /* glu.comp */
 #define VK_GLU_REGLU       0

@@ -14,6 +14,7 @@ layout(push_constant) uniform PC {
     uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
     uint off_a, off_d, op, mode;
     float p0, p1, p2, p3;
+    int n_past;
 } p;
 
 // erf with |error| < 1.5e-7 (Abramowitz and Stegun 7.1.26)
@@ -77,5 +78,6 @@ void main() {
         j0 = i0 % p.ne00; j1 = i1 % p.ne01; j2 = i2 % p.ne02; j3 = i3 % p.ne03;
     }
     const float x = p.op == VK_UN_FILL ? 0.0 : TO_F32(A_TYPE, data_a[p.off_a + j0 * p.nb00 + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03]);
-    data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, apply(x));
+    const float v = p.op == VK_UN_DIAG_MASK ? (int(i0) > int(i1) + p.n_past ? p.p0 : x) : apply(x);
+    data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, v);
 }

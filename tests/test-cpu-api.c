@@ -104,6 +104,17 @@ static void test_backend(void) {
     ggml_threadpool_free(tp);
     struct ggml_threadpool_params tpp2 = ggml_threadpool_params_default(2);
     tap_ok(ggml_threadpool_params_match(&tpp, &tpp2), "ggml_threadpool_params_match");
+    tpp2.cpumask[0] = true; /* both threads on CPU 0: slower, still right */
+    tpp2.strict_cpu = true;
+    tap_ok(!ggml_threadpool_params_match(&tpp, &tpp2), "params with a cpumask differ");
+    struct ggml_threadpool *pinned = ggml_threadpool_new(&tpp2);
+    ggml_backend_cpu_set_threadpool(be, pinned);
+    memset(out2, 0, sizeof out2);
+    const enum ggml_status pinned_st = ggml_backend_graph_compute(be, g);
+    ggml_backend_tensor_get(y, out2, 0, sizeof out2);
+    tap_ok(pinned_st == GGML_STATUS_SUCCESS && memcmp(out1, out2, sizeof out1) == 0, "a pool pinned by cpumask computes the same");
+    ggml_backend_cpu_set_threadpool(be, NULL);
+    ggml_threadpool_free(pinned);
 
     ggml_backend_cpu_set_abort_callback(be, abort_always, NULL);
     const enum ggml_status aborted = ggml_backend_graph_compute(be, g);

@@ -22,6 +22,7 @@
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml-opt.h"
+#include "ggmlc-nn.h"
 #include "ggmlc.h"
 #include "gguf.h"
 #include "testutil.h"
@@ -180,6 +181,57 @@ done:
     return result;
 }
 
+/* The model API: build, compile, fit an epoch, save, load back and predict. */
+static enum outcome nn_workload(void) {
+    enum { N_SAMPLES = 8 };
+    float x[N_SAMPLES * 3], y[N_SAMPLES], p1[2], p2[2];
+    for (int i = 0; i < N_SAMPLES * 3; i++) x[i] = (float)((i * 7) % 5) - 2.0f;
+    for (int i = 0; i < N_SAMPLES; i++) y[i] = (float)(i % 2);
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){3}, 1), *loaded = NULL;
+    ggmlc_layer *hidden = ggmlc_dense(5, GGMLC_ACT_RELU), *out = ggmlc_dense(2, GGMLC_ACT_NONE);
+    enum outcome result = ERROR_REPORTED;
+    if (!m || !hidden || !out) {
+        ggmlc_layer_free(hidden);
+        ggmlc_layer_free(out);
+        goto done;
+    }
+    const bool added_hidden = ggmlc_model_add(m, hidden) == GGMLC_OK;
+    if (!added_hidden) ggmlc_layer_free(hidden);
+    const bool added_out = ggmlc_model_add(m, out) == GGMLC_OK;
+    if (!added_out) ggmlc_layer_free(out);
+    if (!added_hidden || !added_out) goto done;
+    struct ggmlc_compile_options co = ggmlc_compile_defaults();
+    co.loss = GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    co.backend = "cpu";
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 1;
+    fo.batch_size = 4;
+    fo.verbose = 0;
+    char path[512];
+    snprintf(path, sizeof path, "%s/model-nn.gguf", scratch);
+    if (ggmlc_model_compile(m, &co) != GGMLC_OK || ggmlc_model_fit(m, x, y, N_SAMPLES, &fo, NULL) != GGMLC_OK ||
+        ggmlc_model_save(m, path, true) != GGMLC_OK || !(loaded = ggmlc_model_load(path, "cpu")))
+        goto done;
+    if (ggmlc_model_predict(m, x, 1, 1, p1) != GGMLC_OK || ggmlc_model_predict(loaded, x, 1, 1, p2) != GGMLC_OK) goto done;
+    result = status_or(true, p1[0] == p2[0] && p1[1] == p2[1]);
+done:
+    ggmlc_model_free(loaded);
+    ggmlc_model_free(m);
+    return result;
+}
+
+/* A gzip'd CSV dataset. */
+static enum outcome dataset_workload(void) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/data.csv", scratch);
+    struct ggmlc_dataset d;
+    memset(&d, 0, sizeof d);
+    if (ggmlc_dataset_load_csv(path, &d) != GGMLC_OK) return ERROR_REPORTED;
+    const bool correct = d.n == 3 && d.shape[0] == 2 && d.x[5] == 6.5f && d.y[2] == 2.0f && d.n_classes == 3;
+    ggmlc_dataset_free(&d);
+    return status_or(true, correct);
+}
+
 /* ------------------------------------------------------------ driver */
 
 static void quiet_log(enum ggml_log_level level, const char *text, void *user_data) {}
@@ -253,6 +305,15 @@ int main(void) {
     run_workload(gguf_write_workload, "GGUF write");
     run_workload(gguf_read_workload, "GGUF read");
     run_workload(opt_workload, "ggml-opt epoch");
+    run_workload(nn_workload, "model fit, save, load, predict");
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s/data.csv", scratch);
+    FILE *f = fopen(csv, "w");
+    if (f) fputs("1,2,0\n3.5,-4,1\n5,6.5,2\n", f), fclose(f);
+    run_workload(dataset_workload, "CSV dataset");
+    unlink(csv);
+    snprintf(csv, sizeof csv, "%s/model-nn.gguf", scratch);
+    unlink(csv);
     char path[512];
     gguf_path(path, sizeof path);
     unlink(path);

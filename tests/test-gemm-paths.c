@@ -86,8 +86,11 @@ static void *run_thread(void *arg) {
 }
 
 /* Run the product with the kernels of `level` on nth threads. */
-static void run_path(enum cpu_simd_level level, const struct cpu_gemm_problem *p, int nth) {
+static void run_path(enum cpu_simd_level level, const struct cpu_gemm_problem *problem, int nth) {
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel_for(level);
+    struct cpu_gemm_problem local = *problem; /* quantized weights: this path's dequantizer */
+    if (local.w.dequant) local.w.dequant = cpu_gemm_dequant_fn(kern, local.w.type);
+    const struct cpu_gemm_problem *p = &local;
     pthread_barrier_t barrier;
     pthread_barrier_init(&barrier, NULL, (unsigned)nth);
     void *shared = malloc(cpu_gemm_team_shared(kern, p->m, p->k));
@@ -233,6 +236,8 @@ int main(void) {
         {9, 11, 0, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},     /* empty sums are zero */
         {57, 40, 544, GGML_TYPE_Q8_0, GGML_TYPE_F32, false, false, 2},  /* weights dequantized while packing */
         {100, 300, 512, GGML_TYPE_Q4_K, GGML_TYPE_F16, false, true, 3},
+        {70, 33, 800, GGML_TYPE_Q4_0, GGML_TYPE_F32, false, false, 2},  /* vectorized dequantizers */
+        {49, 120, 288, GGML_TYPE_Q8_0, GGML_TYPE_F32, false, true, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
     return tap_done();

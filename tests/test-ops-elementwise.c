@@ -277,6 +277,36 @@ static void test_quantized_copies(void) {
     }
 }
 
+/* cont of permuted 4-D views (the tiled copy path) matches element access through the view. */
+static void test_permuted_cont(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
+    struct ggml_tensor *x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 37, 19, 5, 3), *h = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 37, 19, 5, 3);
+    for (int i = 0; i < 37 * 19 * 5 * 3; i++) {
+        ggml_set_f32_1d(x, i, (float)i * 0.5f - 100.0f);
+        ggml_set_f32_1d(h, i, (float)(i % 2000) - 1000.0f);
+    }
+    struct ggml_tensor *views[3] = {ggml_permute(ctx, x, 1, 0, 2, 3), ggml_permute(ctx, x, 2, 3, 0, 1), ggml_permute(ctx, h, 3, 1, 0, 2)};
+    struct ggml_tensor *outs[3];
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    for (int k = 0; k < 3; k++) {
+        outs[k] = ggml_cont(ctx, views[k]);
+        ggml_build_forward_expand(g, outs[k]);
+    }
+    ggml_graph_compute_with_ctx(ctx, g, 2);
+    for (int k = 0; k < 3; k++) {
+        const struct ggml_tensor *v = views[k];
+        int bad = 0;
+        for (int i3 = 0; i3 < v->ne[3]; i3++)
+            for (int i2 = 0; i2 < v->ne[2]; i2++)
+                for (int i1 = 0; i1 < v->ne[1]; i1++)
+                    for (int i0 = 0; i0 < v->ne[0]; i0++)
+                        bad += ggml_get_f32_nd(outs[k], i0, i1, i2, i3) != ggml_get_f32_nd(v, i0, i1, i2, i3);
+        tap_ok(bad == 0 && ggml_is_contiguous(outs[k]), "cont of permuted view %d [%lld, %lld, %lld, %lld] %s (%d differ)", k,
+               (long long)v->ne[0], (long long)v->ne[1], (long long)v->ne[2], (long long)v->ne[3], ggml_type_name(v->type), bad);
+    }
+    ggml_free(ctx);
+}
+
 /* add with quantized weights: Q8_0 + F32 -> Q8_0 (requantized as the reference quantizer
  * does) and add_cast Q4_0 + F32 -> F32 (dequantized values plus b, exactly). */
 static void test_quantized_add(void) {
@@ -468,6 +498,7 @@ int main(void) {
     test_inplace();
     test_quantized_copies();
     test_quantized_add();
+    test_permuted_cont();
     test_variants();
     test_wide_ranges();
     test_f16_conversions();

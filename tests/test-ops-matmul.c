@@ -66,6 +66,43 @@ static void check_mul_mat(const char *name, enum ggml_type at, const int64_t ane
 
 #define NE(...) ((const int64_t[4]){__VA_ARGS__})
 
+/* Products large enough to be split between threads (a team for one product, whole
+ * products per thread for many), against plain double loops over the same inputs. */
+static void check_threaded(const char *what, const int64_t ane[4], const int64_t bne[4]) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *a = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, ane[0], ane[1], ane[2], ane[3]);
+    struct ggml_tensor *b = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, bne[0], bne[1], bne[2], bne[3]);
+    test_pattern(a, 51, 1 / 64.0);
+    test_pattern(b, 52, 1 / 64.0);
+    struct ggml_tensor *out = ggml_mul_mat(ctx, a, b);
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    if (!tap_ok(ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS, "%s computes", what)) {
+        ggml_free(ctx);
+        return;
+    }
+    const int64_t n = ane[1], m = bne[1], k = ane[0], r2 = bne[2] / ane[2], r3 = bne[3] / ane[3];
+    const size_t count = (size_t)ggml_nelements(out);
+    float *ref = malloc(count * sizeof(float)), *res = malloc(count * sizeof(float));
+    const float *av = a->data, *bv = b->data;
+    for (int64_t i3 = 0; i3 < bne[3]; i3++)
+        for (int64_t i2 = 0; i2 < bne[2]; i2++) {
+            const float *am = av + ((i3 / r3) * ane[2] + i2 / r2) * n * k, *bm = bv + (i3 * bne[2] + i2) * m * k;
+            float *om = ref + (i3 * bne[2] + i2) * m * n;
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    double acc = 0;
+                    for (int64_t q = 0; q < k; q++) acc += (double)am[j * k + q] * bm[i * k + q];
+                    om[i * n + j] = (float)acc;
+                }
+        }
+    tensor_get_f32(out, res);
+    ok_nmse(res, ref, count, 1e-10, "%s matches double loops", what);
+    free(ref);
+    free(res);
+    ggml_free(ctx);
+}
+
 static void test_mul_mat(void) {
     const enum ggml_type F32 = GGML_TYPE_F32, F16 = GGML_TYPE_F16, BF16 = GGML_TYPE_BF16;
     check_mul_mat("mm_f32", F32, NE(65, 33, 1, 1), 1, 1 / 64.0, F32, NE(65, 7, 1, 1), 2);
@@ -88,6 +125,10 @@ static void test_mul_mat(void) {
     struct ggml_tensor *a = ggml_view_2d(ctx, a_big, 45, 19, a_big->nb[1], 0);
     check_result(ctx, ggml_mul_mat(ctx, a, ggml_transpose(ctx, bt)), "mm_views", 1e-10);
     ggml_free(ctx);
+
+    check_threaded("one product split by a team of 2 threads", NE(300, 200, 1, 1), NE(300, 150, 1, 1));
+    check_threaded("12 products shared by 2 threads", NE(256, 64, 2, 1), NE(256, 80, 4, 3));
+    check_threaded("3 products each split over 2 threads", NE(200, 130, 1, 1), NE(200, 70, 3, 1));
 }
 
 static void check_out_prod(const char *name, enum ggml_type at, const int64_t ane[4], int aseed, const int64_t bne[4],
@@ -268,9 +309,9 @@ static void test_quantized(void) {
     check_quantized(GGML_TYPE_Q4_0, 256, 33, 7);
     check_quantized(GGML_TYPE_Q8_0, 512, 17, 1);
     check_quantized(GGML_TYPE_Q4_K, 256, 9, 12);
-    /* 16 rows and more: the weights are dequantized into the GEMM's panels */
-    check_quantized(GGML_TYPE_Q4_0, 512, 70, 40);
-    check_quantized(GGML_TYPE_Q6_K, 768, 50, 100);
+    /* 128 rows and more: the weights are dequantized into the GEMM's panels */
+    check_quantized(GGML_TYPE_Q4_0, 512, 70, 130);
+    check_quantized(GGML_TYPE_Q6_K, 512, 50, 128);
     check_quantized_id();
     check_quantized_out_prod();
 }

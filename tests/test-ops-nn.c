@@ -167,6 +167,20 @@ static void test_optimizers(void) {
     tap_ok(step && step->data == ws->data && ops_compute(ctx, step), "opt_step_sgd updates the parameter in place");
     nn_check(ws, gs, "sgd_w1", TIGHT, "SGD step vs torch.optim.SGD (weight decay)");
 
+    /* strided (transposed) parameters, moments and gradients take the kernels' gather/scatter path */
+    struct ggml_tensor *wt = nn_input(ctx, gs, "adam_w0", GGML_TYPE_F32, true), *mt = nn_input(ctx, gs, "adam_m0", GGML_TYPE_F32, true);
+    struct ggml_tensor *vt = nn_input(ctx, gs, "adam_v0", GGML_TYPE_F32, true);
+    ggml_set_param(wt);
+    step = ggml_opt_step_adamw(ctx, wt, nn_input(ctx, gs, "adam_g", GGML_TYPE_F32, true), mt, vt, hp);
+    tap_ok(step && ops_compute(ctx, step), "opt_step_adamw on transposed views");
+    nn_check(wt, gs, "adam_w1", TIGHT, "AdamW step on a transposed parameter and gradient");
+    nn_check(mt, gs, "adam_m1", TIGHT, "AdamW first moment, transposed");
+    nn_check(vt, gs, "adam_v1", TIGHT, "AdamW second moment, transposed");
+    ws = nn_input(ctx, gs, "sgd_w0", GGML_TYPE_F32, true);
+    step = ggml_opt_step_sgd(ctx, ws, nn_input(ctx, gs, "sgd_g", GGML_TYPE_F32, true), nn_f32(ctx, gs, "sgd_args"));
+    tap_ok(step && ops_compute(ctx, step), "opt_step_sgd on transposed views");
+    nn_check(ws, gs, "sgd_w1", TIGHT, "SGD step on a transposed parameter and gradient");
+
     nn_rejects(ggml_opt_step_adamw(ctx, w, g, m, v, g), GGMLC_ERR_SHAPE, "ggml_opt_step_adamw", "adamw_params of 45 values");
     nn_rejects(ggml_opt_step_sgd(ctx, w, ws, hp), GGMLC_ERR_SHAPE, "ggml_opt_step_sgd", "sgd step with a gradient of another shape");
     ggml_free(ctx);

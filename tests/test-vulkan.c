@@ -24,6 +24,7 @@
 #include "vk-test-cases.h"
 
 static ggml_backend_t backend_test, backend_cpu;
+static char cache_dir[1024]; /* where the plugin's pipeline cache goes during the test */
 
 /* ------------------------------------------------------------ inputs */
 
@@ -162,6 +163,59 @@ static void check_case(const struct vk_test_case *c, int index) {
     free(ref.out);
 }
 
+/* ------------------------------------------------ through the scheduler */
+
+#pragma weak ggml_cumsum
+#pragma weak ggml_unary
+#pragma weak ggml_soft_max
+
+/* A two-layer perceptron with an op the Vulkan plugin lacks (cumsum) in the middle:
+ * the scheduler splits it between Vulkan and the CPU.  Returns the output or NULL. */
+static float *run_mlp(ggml_backend_t *backends, int n_backends, int64_t *n_out) {
+    if (!ggml_cumsum || !ggml_unary || !ggml_soft_max) return NULL;
+    struct ggml_init_params ip = {.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 16), *w1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 96);
+    struct ggml_tensor *b1 = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 96), *w2 = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 96, 10);
+    struct ggml_tensor *b2 = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 10);
+    struct ggml_tensor *leaves[] = {x, w1, b1, w2, b2};
+    for (size_t i = 0; i < 5; i++) ggml_set_input(leaves[i]);
+    struct ggml_tensor *h = ggml_unary(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w1, x), b1), GGML_UNARY_OP_GELU);
+    struct ggml_tensor *y = ggml_add(ctx, ggml_mul_mat(ctx, w2, h), b2);
+    struct ggml_tensor *out = ggml_soft_max(ctx, ggml_cumsum(ctx, y));
+    ggml_set_output(out);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, out);
+    ggml_backend_sched_t sched = ggml_backend_sched_new(backends, NULL, n_backends, 256, false, true);
+    float *result = NULL;
+    if (sched && ggml_backend_sched_alloc_graph(sched, g)) {
+        test_seed(77);
+        for (size_t i = 0; i < 5; i++) fill_leaf(leaves[i]);
+        if (ggml_backend_sched_graph_compute(sched, g) == GGML_STATUS_SUCCESS) {
+            result = read_f32(out);
+            *n_out = ggml_nelements(out);
+            if (n_backends > 1) tap_diag("mlp through the scheduler: %d splits", ggml_backend_sched_get_n_splits(sched));
+        }
+    }
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx);
+    return result;
+}
+
+static void check_scheduler(void) {
+    ggml_backend_t both[2] = {backend_test, backend_cpu}, cpu_only[1] = {backend_cpu};
+    int64_t n = 0, n_ref = 0;
+    float *out = run_mlp(both, 2, &n), *ref = run_mlp(cpu_only, 1, &n_ref);
+    if (!out && !ref && !ggml_cumsum) {
+        tap_skip("cumsum/unary/soft_max constructors missing", "a perceptron split between %s and the CPU", ggml_backend_name(backend_test));
+    } else if (tap_ok(out && ref && n == n_ref, "a perceptron split between %s and the CPU computes: %s", ggml_backend_name(backend_test),
+                      out ? "yes" : ggmlc_last_error())) {
+        ok_nmse(out, ref, (size_t)n, 1e-8, "the split perceptron matches the CPU-only run");
+    }
+    free(out);
+    free(ref);
+}
+
 /* ---------------------------------------------------------- errors */
 
 static void check_error_paths(void) {
@@ -189,14 +243,43 @@ static void check_error_paths(void) {
     ggml_free(ctx);
 }
 
+/* The devices were closed by ggmlc_shutdown: the pipeline cache must be on disk. */
+static void check_pipeline_cache(void) {
+    if (!cache_dir[0]) return;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "ls %s/ggmlc/vulkan-*.cache >/dev/null 2>&1", cache_dir);
+    tap_ok(system(cmd) == 0, "the pipeline cache was written under %s/ggmlc", cache_dir);
+}
+
+/* A device choice that matches nothing fails the plugin's init with a clear reason. */
+static void check_device_choice(const char *name) {
+    setenv("GGMLC_VK_DEVICE", "no-such-device-anywhere", 1);
+    ggmlc_init();
+    bool failed = false;
+    char reason[512] = "";
+    for (size_t i = 0; i < ggmlc_backend_count(); i++) {
+        struct ggmlc_backend_info info;
+        if (ggmlc_backend_get_info(i, &info) && strcmp(info.name, name) == 0) {
+            failed = !info.loaded;
+            snprintf(reason, sizeof reason, "%s", info.reason ? info.reason : "");
+        }
+    }
+    tap_ok(failed && strstr(reason, "no-such-device-anywhere"), "GGMLC_VK_DEVICE naming no device: %s", reason);
+    ggmlc_shutdown();
+    unsetenv("GGMLC_VK_DEVICE");
+}
+
 /* ------------------------------------------------------------- main */
 
+/* The pipeline cache goes to a folder of the build tree, not the user's ~/.cache. */
 static const char *configure_tests(void) {
     static char path[1024];
     const char *build = getenv("GGMLC_BUILDDIR");
     if (build && !getenv("GGMLC_TEST_KEEP_CONFIG")) {
         snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build);
         setenv("GGMLC_CONFIG", path, 1);
+        snprintf(cache_dir, sizeof cache_dir, "%s/tests/vk-cache", build);
+        setenv("XDG_CACHE_HOME", cache_dir, 1);
     }
     const char *name = getenv("GGMLC_TEST_BACKEND");
     return name && *name ? name : "vulkan";
@@ -228,10 +311,13 @@ int main(void) {
     const char *only = getenv("GGMLC_TEST_ONLY");
     for (size_t i = 0; i < n_cases; i++)
         if (!only || strstr(cases[i].name, only)) check_case(&cases[i], (int)i);
+    check_scheduler();
     check_error_paths();
 
     ggml_backend_free(backend_test);
     ggml_backend_free(backend_cpu);
     ggmlc_shutdown();
+    check_pipeline_cache();
+    check_device_choice(name);
     return tap_done();
 }

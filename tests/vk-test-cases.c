@@ -46,6 +46,11 @@
 #pragma weak ggml_pad
 #pragma weak ggml_rope_ext
 #pragma weak ggml_silu_back
+#pragma weak ggml_repeat_back
+#pragma weak ggml_conv_transpose_2d_p0
+#pragma weak ggml_interpolate
+#pragma weak ggml_diag_mask_inf
+#pragma weak ggml_diag_mask_zero
 #pragma weak ggml_flash_attn_ext
 #pragma weak ggml_flash_attn_ext_add_sinks
 #pragma weak ggml_im2col
@@ -337,6 +342,22 @@ static struct ggml_tensor *c_flash_attn_mask(struct ggml_context *ctx) { return 
 static struct ggml_tensor *c_flash_attn_alibi_softcap(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F32, true, 8.0f, 30.0f, false); }
 static struct ggml_tensor *c_flash_attn_sinks(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F16, true, 0.0f, 0.0f, true); }
 
+static struct ggml_tensor *c_diag_mask_inf(struct ggml_context *ctx) { NEED(ggml_diag_mask_inf); return ggml_diag_mask_inf(ctx, F32("a", 12, 9, 3, 1), 2); }
+static struct ggml_tensor *c_diag_mask_zero(struct ggml_context *ctx) { NEED(ggml_diag_mask_zero); return ggml_diag_mask_zero(ctx, F32("a", 12, 9, 3, 1), 0); }
+
+static struct ggml_tensor *c_upscale_nearest(struct ggml_context *ctx) { NEED(ggml_interpolate); return ggml_interpolate(ctx, F32("a", 5, 4, 3, 2), 11, 9, 3, 2, GGML_SCALE_MODE_NEAREST); }
+static struct ggml_tensor *c_upscale_bilinear(struct ggml_context *ctx) { NEED(ggml_interpolate); return ggml_interpolate(ctx, F32("a", 5, 4, 3, 1), 12, 7, 6, 1, GGML_SCALE_MODE_BILINEAR); }
+static struct ggml_tensor *c_upscale_bicubic_align(struct ggml_context *ctx) {
+    NEED(ggml_interpolate);
+    return ggml_interpolate(ctx, F32("a", 6, 5, 2, 1), 13, 9, 2, 1, GGML_SCALE_MODE_BICUBIC | GGML_SCALE_FLAG_ALIGN_CORNERS);
+}
+
+static struct ggml_tensor *c_repeat_back(struct ggml_context *ctx) { NEED(ggml_repeat_back); return ggml_repeat_back(ctx, F32("a", 12, 8, 6, 2), F32("b", 4, 1, 3, 2)); }
+static struct ggml_tensor *c_conv_transpose_2d(struct ggml_context *ctx) {
+    NEED(ggml_conv_transpose_2d_p0);
+    return ggml_conv_transpose_2d_p0(ctx, F16("k", 3, 4, 5, 6), F32("x", 7, 6, 6, 2), 2);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -347,7 +368,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_softplus, 1e-8), CASE(c_gelu_erf, 1e-6), CASE(c_floor, 1e-12), CASE(c_ceil, 1e-12), CASE(c_round, 1e-12),
     CASE(c_trunc, 1e-12), CASE(c_silu_f16, 1e-5), CASE(c_sqr, 1e-12), CASE(c_sqrt, 1e-10), CASE(c_log, 1e-8),
     CASE(c_sin, 1e-8), CASE(c_cos, 1e-8), CASE(c_scale, 1e-12), CASE(c_scale_bias, 1e-12), CASE(c_clamp, 1e-12),
-    CASE(c_leaky, 1e-12), CASE(c_cpy_f32_f16, 1e-12), CASE(c_cpy_f16_f32, 1e-12), CASE(c_cpy_f32_bf16, 1e-12),
+    CASE(c_leaky, 1e-12), CASE(c_diag_mask_inf, 0), CASE(c_diag_mask_zero, 0), CASE(c_cpy_f32_f16, 1e-12), CASE(c_cpy_f16_f32, 1e-12), CASE(c_cpy_f32_bf16, 1e-12),
     CASE(c_cont_permuted, 1e-12), CASE(c_dup, 1e-12), CASE(c_repeat, 1e-12),
     CASE(c_reglu, 1e-10), CASE(c_geglu, 1e-6), CASE(c_swiglu, 1e-8), CASE(c_swiglu_swapped, 1e-8),
     CASE(c_geglu_erf, 1e-6), CASE(c_geglu_quick, 1e-6), CASE(c_swiglu_split, 1e-8), CASE(c_swiglu_oai, 1e-8),
@@ -366,7 +387,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
     CASE(c_sgd, 1e-12), CASE(c_out_prod, 1e-10), CASE(c_out_prod_batched, 1e-10), CASE(c_soft_max_back, 1e-10),
     CASE(c_flash_attn, 1e-8), CASE(c_flash_attn_mask, 1e-8), CASE(c_flash_attn_alibi_softcap, 1e-8), CASE(c_flash_attn_sinks, 1e-8),
-    CASE(c_im2col_2d, 0), CASE(c_im2col_2d_f16, 0), CASE(c_im2col_1d, 0), CASE(c_pool_2d_max, 0), CASE(c_pool_2d_avg, 1e-12),
+    CASE(c_repeat_back, 1e-12), CASE(c_conv_transpose_2d, 1e-10), CASE(c_upscale_nearest, 0), CASE(c_upscale_bilinear, 1e-12), CASE(c_upscale_bicubic_align, 1e-12), CASE(c_im2col_2d, 0), CASE(c_im2col_2d_f16, 0), CASE(c_im2col_1d, 0), CASE(c_pool_2d_max, 0), CASE(c_pool_2d_avg, 1e-12),
     CASE(c_pool_1d, 1e-12), CASE(c_rms_norm_back, 1e-10), CASE(c_argsort_asc, 0), CASE(c_argsort_desc, 0), CASE(c_argsort_ties, 0), CASE(c_top_k, 0),
 };
 

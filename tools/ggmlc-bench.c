@@ -10,6 +10,11 @@
  *   ggmlc-bench conv_2d|conv_2d_direct [--m 64] [--k 64] [--n 64] [--type f32|f16]
  *               3x3 convolution (stride 1, padding 1) of a batch of 2 images --m x --m
  *               with --k channels into --n channels (im2col + mul_mat, or CONV_2D), GFLOPS
+ *   ggmlc-bench train-step [--arch 784,512,256,10] [--batch 256] [--steps 50] [--threads 2]
+ *               [--rounds 3] [--compare openblas]
+ *               training steps of an MLP (ReLU, sparse cross-entropy, AdamW) through the
+ *               model API (ggmlc-nn.h): steps/s and the GFLOPS they imply (3x the forward
+ *               product flops per step); OpenBLAS sgemm on the first layer's product
  *
  * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
  * x: f32 activations).  Times are medians of --reps runs after one warm-up.
@@ -28,6 +33,7 @@
 #include "ggml-backend.h"
 #include "ggml.h"
 #include "ggmlc.h"
+#include "ggmlc-nn.h"
 
 struct options {
     const char *op, *backend;
@@ -376,6 +382,153 @@ static bool bench_conv_2d(const struct options *o, struct result *res) {
     return res->median_s > 0;
 }
 
+/* ---------------------------------------------------------- train-step */
+
+#define TRAIN_MAX_LAYERS 16
+
+struct train_options {
+    int64_t arch[TRAIN_MAX_LAYERS + 1]; /* input width, then each dense layer's units */
+    int n_arch;
+    int64_t batch, steps;
+    int threads, rounds;
+    bool openblas;
+};
+
+struct train_run {
+    ggmlc_model *model;
+    float *x, *y;
+    int64_t n;      /* samples of one timed run: steps * batch */
+    int64_t batch;
+};
+
+/* "784,512,256,10" into o->arch; false when malformed. */
+static bool parse_arch(const char *s, struct train_options *o) {
+    o->n_arch = 0;
+    while (*s && o->n_arch <= TRAIN_MAX_LAYERS) {
+        char *end;
+        const long long v = strtoll(s, &end, 10);
+        if (end == s || v <= 0) return false;
+        o->arch[o->n_arch++] = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return false;
+    }
+    return !*s && o->n_arch >= 2;
+}
+
+static bool parse_train_args(int argc, char **argv, struct train_options *o) {
+    *o = (struct train_options){.batch = 256, .steps = 50, .threads = 2, .rounds = 3};
+    if (!parse_arch("784,512,256,10", o)) return false;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        const char *a = argv[i], *v = argv[i + 1];
+        if (strcmp(a, "--arch") == 0) { if (!parse_arch(v, o)) return false; }
+        else if (strcmp(a, "--batch") == 0) o->batch = atoll(v);
+        else if (strcmp(a, "--steps") == 0) o->steps = atoll(v);
+        else if (strcmp(a, "--threads") == 0) o->threads = atoi(v);
+        else if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v);
+        else if (strcmp(a, "--compare") == 0) { if (strcmp(v, "openblas") != 0) return false; o->openblas = true; }
+        else return false;
+    }
+    return argc % 2 == 0 && o->batch > 0 && o->steps > 0 && o->threads > 0 && o->rounds > 0;
+}
+
+/* The MLP: ReLU between dense layers, logits out, sparse cross-entropy, AdamW on the CPU. */
+static ggmlc_model *build_mlp(const struct train_options *o) {
+    ggmlc_model *m = ggmlc_sequential(&o->arch[0], 1);
+    for (int i = 1; m && i < o->n_arch; i++) {
+        if (ggmlc_model_add(m, ggmlc_dense(o->arch[i], i + 1 < o->n_arch ? GGMLC_ACT_RELU : GGMLC_ACT_NONE)) != GGMLC_OK) {
+            ggmlc_model_free(m);
+            return NULL;
+        }
+    }
+    struct ggmlc_compile_options co = ggmlc_compile_defaults();
+    co.loss = GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    co.backend = "cpu";
+    if (m && ggmlc_model_compile(m, &co) != GGMLC_OK) {
+        ggmlc_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* One timed run: an epoch of `steps` batches, in order, silent (the loss is read every step). */
+static bool run_train_steps(void *arg) {
+    const struct train_run *r = arg;
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 1;
+    fo.batch_size = r->batch;
+    fo.shuffle = false;
+    fo.verbose = 0;
+    return ggmlc_model_fit(r->model, r->x, r->y, r->n, &fo, NULL) == GGMLC_OK;
+}
+
+/* Flops of a step: the forward products, their weight gradients and their input gradients. */
+static double train_step_flops(const struct train_options *o) {
+    double forward = 0;
+    for (int i = 1; i < o->n_arch; i++) forward += 2.0 * (double)o->batch * (double)o->arch[i - 1] * (double)o->arch[i];
+    return 3.0 * forward;
+}
+
+static int bench_train_step(int argc, char **argv) {
+    struct train_options o;
+    if (!parse_train_args(argc, argv, &o)) {
+        fputs("usage: ggmlc-bench train-step [--arch 784,512,256,10] [--batch 256] [--steps 50] [--threads 2] [--rounds 3]"
+              " [--compare openblas]\n", stderr);
+        return 2;
+    }
+    struct train_run run = {build_mlp(&o), NULL, NULL, o.steps * o.batch, o.batch};
+    if (!run.model) {
+        fprintf(stderr, "ggmlc-bench: cannot build the model: %s\n", ggmlc_last_error());
+        return 1;
+    }
+    const int64_t in = o.arch[0], classes = o.arch[o.n_arch - 1];
+    run.x = malloc(sizeof(float) * (size_t)(run.n * in));
+    run.y = malloc(sizeof(float) * (size_t)run.n);
+    fill_random(run.x, run.n * in, 7);
+    for (int64_t i = 0; i < run.n; i++) run.y[i] = (float)(i * 7 % classes);
+    /* OpenBLAS on the first (largest) layer's forward product: batch x in times in x units */
+    const struct options blas_opts = {.m = o.batch, .n = o.arch[1], .k = in, .threads = o.threads};
+    struct sgemm_run blas;
+    const bool blas_ok = o.openblas && openblas_open(&blas_opts, &blas);
+    const double flops = train_step_flops(&o), gemm_flops = 2.0 * (double)o.batch * (double)in * (double)o.arch[1];
+    /* round 0 builds and plans the graph (warm-up); rounds 1..R are timed, each next to an sgemm timing */
+    double *ours = calloc((size_t)o.rounds + 1, sizeof(double)), *theirs = calloc((size_t)o.rounds + 1, sizeof(double));
+    bool ok = true;
+    for (int r = 0; r <= o.rounds && ok; r++) {
+        if (blas_ok) settle();
+        const double t0 = now_s();
+        ok = run_train_steps(&run);
+        ours[r] = (now_s() - t0) / (double)o.steps;
+        if (r == 0) continue;
+        if (blas_ok) theirs[r] = median_time(run_sgemm, &blas, 20);
+        printf("round %d: %.1f steps/s (%.1f GFLOPS)", r, 1.0 / ours[r], flops / ours[r] * 1e-9);
+        if (blas_ok) printf(", openblas sgemm %.1f GFLOPS, ratio %.3f", gemm_flops / theirs[r] * 1e-9,
+                            (flops / ours[r]) / (gemm_flops / theirs[r]));
+        printf("\n");
+    }
+    if (!ok) fprintf(stderr, "ggmlc-bench: training failed: %s\n", ggmlc_last_error());
+    if (ok) {
+        const double step = median_of(ours + 1, o.rounds);
+        printf("train-step mlp ");
+        for (int i = 0; i < o.n_arch; i++) printf("%s%lld", i ? "-" : "", (long long)o.arch[i]);
+        printf(" batch %lld, %lld steps x %d rounds, threads=%d (ggmlc: the CPU backend's default): %.3f ms/step, "
+               "%.1f steps/s, %.1f GFLOPS (%.3f GFLOP/step)\n", (long long)o.batch, (long long)o.steps, o.rounds,
+               o.threads, step * 1e3, 1.0 / step, flops / step * 1e-9, flops * 1e-9);
+        if (blas_ok) {
+            const double blas_s = median_of(theirs + 1, o.rounds);
+            printf("openblas sgemm f32 m=%lld n=%lld k=%lld: %.1f GFLOPS; train-step GFLOPS / openblas GFLOPS = %.3f\n",
+                   (long long)o.batch, (long long)o.arch[1], (long long)in, gemm_flops / blas_s * 1e-9,
+                   (flops / step) / (gemm_flops / blas_s));
+        }
+    }
+    if (blas_ok) openblas_close(&blas);
+    free(ours);
+    free(theirs);
+    free(run.x);
+    free(run.y);
+    ggmlc_model_free(run.model);
+    return ok ? 0 : 1;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
@@ -473,6 +626,7 @@ static void print_result(const struct options *o, const struct result *r) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
     struct options o;
     if (!parse_args(argc, argv, &o)) {
         usage();

@@ -101,7 +101,9 @@ struct ggml_threadpool *cpu_proc_threadpool_new(struct ggml_threadpool_params *p
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_threadpool_new: NULL params");
         return NULL;
     }
-    return cpu_pool_new(params->n_threads > 0 ? params->n_threads : cpu_default_threads(), params->paused);
+    struct ggml_threadpool *pool = cpu_pool_new(params->n_threads > 0 ? params->n_threads : cpu_default_threads(), params->paused);
+    if (pool) cpu_pool_set_affinity(pool, params->cpumask, params->strict_cpu);
+    return pool;
 }
 
 void cpu_proc_threadpool_free(struct ggml_threadpool *threadpool) { cpu_pool_free(threadpool); }

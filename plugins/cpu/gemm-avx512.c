@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include "gemm-pack-x86.h"
+#include "quants.h"
 
 #define NR 48 /* three 16-lane vectors along n */
 #define MR 8  /* 24 accumulators + 3 w vectors + 1 broadcast of the 32 registers */
@@ -85,6 +86,40 @@ static void dot_rows_avx512(int64_t k, enum ggml_type type, const void *w, const
     for (int i = 0; i < nx; i++) out[i] = _mm512_reduce_add_ps(acc[i]);
 }
 
+/* Q8_0 rows to f32: d * q, the same float products as core's reference. */
+static void dequant_q8_0_avx512(const void *vx, float *y, int64_t k) {
+    const block_q8_0 *x = vx;
+    for (int64_t i = 0; i < k / QK8_0; i++, y += QK8_0) {
+        const __m512 d = _mm512_set1_ps(_cvtsh_ss(x[i].d));
+        const __m128i q0 = _mm_loadu_si128((const __m128i *)x[i].qs), q1 = _mm_loadu_si128((const __m128i *)(x[i].qs + 16));
+        _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0)), d));
+        _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1)), d));
+    }
+}
+
+/* Q4_0 rows to f32: d * (q - 8), low nibbles first, as core's reference. */
+static void dequant_q4_0_avx512(const void *vx, float *y, int64_t k) {
+    const block_q4_0 *x = vx;
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    const __m512i eight = _mm512_set1_epi32(8);
+    for (int64_t i = 0; i < k / QK4_0; i++, y += QK4_0) {
+        const __m512 d = _mm512_set1_ps(_cvtsh_ss(x[i].d));
+        const __m128i q = _mm_loadu_si128((const __m128i *)x[i].qs);
+        const __m512i lo = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(q, low4)), eight);
+        const __m512i hi = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(q, 4), low4)), eight);
+        _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(lo), d));
+        _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(hi), d));
+    }
+}
+
+static ggml_to_float_t fast_dequant_avx512(enum ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_Q8_0: return dequant_q8_0_avx512;
+    case GGML_TYPE_Q4_0: return dequant_q4_0_avx512;
+    default: return NULL;
+    }
+}
+
 const struct cpu_gemm_kernel cpu_gemm_kernel_avx512 = {
     .name = "avx512",
     .nr = NR,
@@ -96,5 +131,6 @@ const struct cpu_gemm_kernel cpu_gemm_kernel_avx512 = {
     .to_f32 = to_f32_avx512,
     .dot_rows = dot_rows_avx512,
     .pack_rows = pack_rows_transposed,
+    .fast_dequant = fast_dequant_avx512,
 };
 #endif /* __x86_64__ */

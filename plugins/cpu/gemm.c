@@ -64,6 +64,11 @@ bool cpu_gemm_dequant_ok(const struct cpu_gemm_kernel *kern, enum ggml_type type
     return tr->to_float && tr->blck_size > 0 && kern->kc % tr->blck_size == 0;
 }
 
+ggml_to_float_t cpu_gemm_dequant_fn(const struct cpu_gemm_kernel *kern, enum ggml_type type) {
+    const ggml_to_float_t fast = kern->fast_dequant ? kern->fast_dequant(type) : NULL;
+    return fast ? fast : ggml_get_type_traits(type)->to_float;
+}
+
 /* Dequantize rows [r0, r0 + rows) x [k0, k0 + kc) into tmp (rows of kc), then pack those. */
 static void pack_dequantized(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, int64_t r0,
                              int64_t rows, int64_t k0, int64_t kc, int width, float *dst, float *tmp) {

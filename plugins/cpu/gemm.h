@@ -54,6 +54,8 @@ struct cpu_gemm_kernel {
      * (rows <= width, the rest zero). */
     void (*pack_rows)(enum ggml_type type, const char *base, size_t row_stride, int64_t rows, int64_t kc, int width,
                       float *dst);
+    /* Optional vectorized dequantizer of a quantized type (NULL: none for that type). */
+    ggml_to_float_t (*fast_dequant)(enum ggml_type type);
 };
 
 /* The kernels of the path in use (cpu_simd_level()). */
@@ -82,6 +84,8 @@ CPU_HIDDEN void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const 
 /* True when weights of a quantized type can go through the GEMM (dequantized while
  * packing): its blocks tile the cache blocks of k. */
 CPU_HIDDEN bool cpu_gemm_dequant_ok(const struct cpu_gemm_kernel *kern, enum ggml_type type);
+/* The dequantizer the GEMM uses for a type: the path's vectorized one, else core's to_float. */
+CPU_HIDDEN ggml_to_float_t cpu_gemm_dequant_fn(const struct cpu_gemm_kernel *kern, enum ggml_type type);
 
 /* True for the operand types cpu_gemm_compute takes. */
 static inline bool cpu_gemm_type_ok(enum ggml_type type) {

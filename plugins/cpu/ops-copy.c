@@ -65,6 +65,40 @@ static void copy_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst,
     }
 }
 
+/* 16 x 16 elements: with power-of-two row strides, taller tiles map every source row to
+ * the same L1 set (measured: 32 was no faster than row by row, 16 about 1.7x faster). */
+#define TILE 16
+
+/* One TILE x TILE (or smaller) tile of a same-type copy, element size es. */
+static void copy_tile(char *y, const size_t *dnb, const char *x, const size_t *snb, int64_t n0, int64_t n1, size_t es) {
+    for (int64_t i1 = 0; i1 < n1; i1++) {
+        char *yr = y + i1 * dnb[1];
+        const char *xr = x + i1 * snb[1];
+        if (es == 4)
+            for (int64_t i0 = 0; i0 < n0; i0++) memcpy(yr + i0 * dnb[0], xr + i0 * snb[0], 4);
+        else
+            for (int64_t i0 = 0; i0 < n0; i0++) memcpy(yr + i0 * dnb[0], xr + i0 * snb[0], es);
+    }
+}
+
+/* Same type and shape, src strided along dimension 0 (a transposed or permuted view):
+ * going row by row would read one element per cache line; tiles of dimensions 0 and 1
+ * keep both sides in cache.  Tasks split the tile rows. */
+static void copy_tiled(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const struct ggml_tensor *src) {
+    const size_t es = ggml_type_size(dst->type);
+    const int64_t tiles1 = (dst->ne[1] + TILE - 1) / TILE;
+    int64_t u0, u1;
+    cpu_split_range(tiles1 * dst->ne[2] * dst->ne[3], call->ith, call->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t t1 = u % tiles1, i2 = (u / tiles1) % dst->ne[2], i3 = u / (tiles1 * dst->ne[2]);
+        const int64_t i1 = t1 * TILE, n1 = dst->ne[1] - i1 < TILE ? dst->ne[1] - i1 : TILE;
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0 += TILE) {
+            const int64_t n0 = dst->ne[0] - i0 < TILE ? dst->ne[0] - i0 : TILE;
+            copy_tile(ew_row(dst, i1, i2, i3) + i0 * dst->nb[0], dst->nb, ew_row(src, i1, i2, i3) + i0 * src->nb[0], src->nb, n0, n1, es);
+        }
+    }
+}
+
 /* Rows of different lengths (a reshaping copy): walk src's elements in flat order
  * and dst's coordinates alongside.  Element types only (no blocks). */
 static void copy_reshaped(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const struct ggml_tensor *src) {
@@ -96,6 +130,9 @@ static enum ggml_status compute_copy(const struct ggmlc_op_call *call, struct gg
         return GGML_STATUS_SUCCESS; /* an in-place dup */
     if (dst->type == src->type && ggml_is_contiguous(dst) && ggml_is_contiguous(src))
         copy_bytes(call, dst, src);
+    else if (dst->type == src->type && !ggml_is_quantized(src->type) && ggml_are_same_shape(dst, src) &&
+             src->nb[0] != ggml_type_size(src->type))
+        copy_tiled(call, dst, src);
     else if (dst->ne[0] == src->ne[0])
         copy_rows(call, dst, src);
     else

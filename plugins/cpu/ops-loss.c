@@ -88,53 +88,91 @@ static enum ggml_status silu_back_compute(const struct ggmlc_op_call *call, stru
     return GGML_STATUS_SUCCESS;
 }
 
-/* Apply step(w, g, m, v) to every element; m and v may be NULL (SGD).  Parameters are
- * f32 (checked by the constructors); any strides. */
-typedef void (*param_step_fn)(const float *hp, float *w, float g, float *m, float *v);
+/* The optimizer steps on n contiguous elements (m and v are NULL for SGD); written
+ * per row with restrict pointers so that each x86-64 level gets its vector code. */
+typedef void (*param_row_fn)(const float *hp, float *restrict w, const float *restrict g, float *restrict m,
+                             float *restrict v, int64_t n);
 
-static void for_each_param(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const float *hp, param_step_fn step) {
-    const struct ggml_tensor *g_t = dst->src[1], *m_t = dst->src[2], *v_t = dst->src[3];
-    const bool moments = dst->op == GGML_OP_OPT_STEP_ADAMW;
+/* hp = {alpha, beta1, beta2, eps, wd, beta1h, beta2h}; beta1h/beta2h are the bias
+ * corrections 1/(1 - beta^t), read at run time so a schedule needs no new graph. */
+EW_CLONES static void adamw_row(const float *hp, float *restrict w, const float *restrict g, float *restrict m,
+                                float *restrict v, int64_t n) {
+    const float alpha = hp[0], beta1 = hp[1], beta2 = hp[2], eps = hp[3], decay = 1.0f - hp[0] * hp[4];
+    const float beta1h = hp[5], beta2h = hp[6];
+    for (int64_t i = 0; i < n; i++) {
+        const float gi = g[i];
+        const float mi = m[i] * beta1 + gi * (1.0f - beta1), vi = v[i] * beta2 + gi * gi * (1.0f - beta2);
+        m[i] = mi;
+        v[i] = vi;
+        w[i] = w[i] * decay - alpha * (mi * beta1h) / (sqrtf(vi * beta2h) + eps);
+    }
+}
+
+/* hp = {alpha, wd}. */
+EW_CLONES static void sgd_row(const float *hp, float *restrict w, const float *restrict g, float *restrict m,
+                              float *restrict v, int64_t n) {
+    const float alpha = hp[0], decay = 1.0f - hp[0] * hp[1];
+    for (int64_t i = 0; i < n; i++) w[i] = w[i] * decay - alpha * g[i];
+}
+
+/* Elements of a row of t gathered into (or scattered from) the contiguous buf, for strided views. */
+static void strided_row_copy(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, float *buf, bool to_tensor) {
+    for (int64_t i0 = 0; i0 < t->ne[0]; i0++) {
+        float *e = (float *)nn_elem(t, i0, i1, i2, i3);
+        if (to_tensor) *e = buf[i0];
+        else buf[i0] = *e;
+    }
+}
+
+/* Apply step to every row of the parameter dst and its gradient (and moments): in place
+ * when the rows are contiguous (always, for the model API's parameters), through per-task
+ * scratch rows otherwise.  Parameters are f32 (checked by the constructors). */
+static void for_each_param(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const float *hp, param_row_fn step) {
+    const struct ggml_tensor *g_t = dst->src[1];
+    struct ggml_tensor *m_t = dst->op == GGML_OP_OPT_STEP_ADAMW ? dst->src[2] : NULL;
+    struct ggml_tensor *v_t = m_t ? dst->src[3] : NULL;
+    struct ggml_tensor *const rows[4] = {dst, (struct ggml_tensor *)g_t, m_t, v_t};
+    const int64_t n = dst->ne[0];
+    float *scratch = NULL;
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         nn_row_index(dst, r, &i1, &i2, &i3);
-        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
-            float *w = (float *)nn_elem(dst, i0, i1, i2, i3);
-            const float g = *(const float *)nn_elem(g_t, i0, i1, i2, i3);
-            float *m = moments ? (float *)nn_elem(m_t, i0, i1, i2, i3) : NULL;
-            float *v = moments ? (float *)nn_elem(v_t, i0, i1, i2, i3) : NULL;
-            step(hp, w, g, m, v);
+        float *p[4] = {NULL, NULL, NULL, NULL};
+        bool strided = false;
+        for (int k = 0; k < 4; k++) {
+            if (!rows[k]) continue;
+            p[k] = nn_f32_row(rows[k], i1, i2, i3);
+            if (!p[k]) {
+                if (!scratch) scratch = nn_scratch(call, 4 * n);
+                p[k] = scratch + k * n;
+                strided_row_copy(rows[k], i1, i2, i3, p[k], false);
+                strided = true;
+            }
+        }
+        step(hp, p[0], p[1], p[2], p[3], n);
+        for (int k = 0; strided && k < 4; k++) {
+            if (rows[k] && k != 1 && p[k] == scratch + k * n) strided_row_copy(rows[k], i1, i2, i3, p[k], true);
         }
     }
 }
 
-/* hp = {alpha, beta1, beta2, eps, wd, beta1h, beta2h}; beta1h/beta2h are the bias
- * corrections 1/(1 - beta^t), read at run time so a schedule needs no new graph. */
-static void adamw_step(const float *hp, float *w, float g, float *m, float *v) {
-    *m = *m * hp[1] + g * (1.0f - hp[1]);
-    *v = *v * hp[2] + g * g * (1.0f - hp[2]);
-    const float mh = *m * hp[5], vh = sqrtf(*v * hp[6]) + hp[3];
-    *w = *w * (1.0f - hp[0] * hp[4]) - hp[0] * mh / vh;
-}
-
-/* hp = {alpha, wd}. */
-static void sgd_step(const float *hp, float *w, float g, float *m, float *v) {
-    *w = *w * (1.0f - hp[0] * hp[1]) - hp[0] * g;
+static size_t four_rows_work(const struct ggml_tensor *dst, int n_threads) {
+    return nn_scratch_bytes(4 * dst->ne[0], n_threads);
 }
 
 static enum ggml_status adamw_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     float hp[7];
     memcpy(hp, dst->src[4]->data, sizeof hp);
-    for_each_param(call, dst, hp, adamw_step);
+    for_each_param(call, dst, hp, adamw_row);
     return GGML_STATUS_SUCCESS;
 }
 
 static enum ggml_status sgd_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     float hp[2];
     memcpy(hp, dst->src[2]->data, sizeof hp);
-    for_each_param(call, dst, hp, sgd_step);
+    for_each_param(call, dst, hp, sgd_row);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -148,4 +186,6 @@ void cpu_nn_loss_register(struct cpu_op_table *t) {
     t->work_size[GGML_OP_SILU_BACK] = two_rows_work;
     t->compute[GGML_OP_OPT_STEP_ADAMW] = adamw_compute;
     t->compute[GGML_OP_OPT_STEP_SGD] = sgd_compute;
+    t->work_size[GGML_OP_OPT_STEP_ADAMW] = four_rows_work;
+    t->work_size[GGML_OP_OPT_STEP_SGD] = four_rows_work;
 }

@@ -187,6 +187,24 @@ void cpu_pool_free(struct ggml_threadpool *pool) {
     free(pool);
 }
 
+void cpu_pool_set_affinity(struct ggml_threadpool *pool, const bool *cpumask, bool strict) {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    int cpus[GGML_MAX_N_THREADS], n = 0;
+    for (int c = 0; c < GGML_MAX_N_THREADS && c < CPU_SETSIZE; c++)
+        if (cpumask[c]) {
+            CPU_SET(c, &all);
+            cpus[n++] = c;
+        }
+    if (n == 0) return;
+    for (int i = 1; i < pool->n_threads; i++) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[i % n], &one);
+        pthread_setaffinity_np(pool->workers[i - 1].thread, sizeof(cpu_set_t), strict ? &one : &all);
+    }
+}
+
 int cpu_pool_n_threads(const struct ggml_threadpool *pool) { return pool->n_threads; }
 
 void cpu_pool_pause(struct ggml_threadpool *pool) { atomic_store(&pool->paused, true); }

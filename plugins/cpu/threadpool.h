@@ -38,6 +38,10 @@ typedef void (*cpu_job_fn)(void *arg, int ith, int nth);
  * ggmlc_set_error when threads cannot be created.  paused: workers start asleep. */
 CPU_HIDDEN struct ggml_threadpool *cpu_pool_new(int n_threads, bool paused);
 CPU_HIDDEN void cpu_pool_free(struct ggml_threadpool *pool);
+/* Pin the workers to the CPUs set in cpumask (GGML_MAX_N_THREADS entries): all of them
+ * each, or (strict) worker i to the i-th of them.  No CPU set: the OS decides.  A hint:
+ * CPUs that do not exist are ignored. */
+CPU_HIDDEN void cpu_pool_set_affinity(struct ggml_threadpool *pool, const bool *cpumask, bool strict);
 CPU_HIDDEN int  cpu_pool_n_threads(const struct ggml_threadpool *pool);
 /* Paused workers never spin; a run resumes the pool. */
 CPU_HIDDEN void cpu_pool_pause(struct ggml_threadpool *pool);

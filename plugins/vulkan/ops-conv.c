@@ -1,6 +1,6 @@
 /*
- * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat) and
- * pool_1d / pool_2d.
+ * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat),
+ * conv_transpose_2d, pool_1d / pool_2d and upscale (nearest, bilinear, bicubic).
  */
 #include "vk-impl.h"
 
@@ -72,7 +72,68 @@ static enum ggml_status pool_record(struct vk_rec *rec, const struct ggml_tensor
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------------- upscale */
+
+/* op_params[0]: mode (nearest, bilinear, bicubic) | GGML_SCALE_FLAG_ALIGN_CORNERS. */
+static bool upscale_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const uint32_t mode = (uint32_t)vk_param_i32(node, 0);
+    return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && (mode & 0xff) < GGML_SCALE_MODE_COUNT &&
+           (mode & ~0xffu & ~(uint32_t)GGML_SCALE_FLAG_ALIGN_CORNERS) == 0 && vk_shape_fits(a) && vk_shape_fits(node);
+}
+
+static enum ggml_status upscale_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const uint32_t mode = (uint32_t)vk_param_i32(node, 0);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("upscale_f32"));
+    vk_push_shape(ds.push, 0, a);
+    vk_push_shape(ds.push, 8, node);
+    ds.push[18] = mode & 0xff;
+    ds.push[19] = (mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
+    vk_dispatch_bind(&ds, a, false, 4, 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* --------------------------------------------------- conv_transpose_2d */
+
+/* a: kernel [KW, KH, OC, IC] (f32/f16), b: input [IW, IH, IC, N] (f32), op_params[0]: stride. */
+static bool conv_transpose_2d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
+           node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && k->ne[3] == x->ne[2] && vk_shape_fits(k) &&
+           vk_shape_fits(x) && vk_shape_fits(node);
+}
+
+static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const size_t tk = ggml_type_size(k->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", vk_type_tag(k->type)));
+    for (int i = 0; i < 4; i++) {
+        ds.push[i] = (uint32_t)k->ne[i];
+        ds.push[4 + i] = (uint32_t)(k->nb[i] / tk);
+        ds.push[11 + i] = (uint32_t)(x->nb[i] / 4);
+        ds.push[17 + i] = (uint32_t)(node->nb[i] / 4);
+    }
+    ds.push[8] = (uint32_t)x->ne[0];
+    ds.push[9] = (uint32_t)x->ne[1];
+    ds.push[10] = (uint32_t)x->ne[3];
+    ds.push[15] = (uint32_t)node->ne[0];
+    ds.push[16] = (uint32_t)node->ne[1];
+    ds.push[24] = (uint32_t)vk_param_i32(node, 0);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 21);
+    vk_dispatch_bind(&ds, x, false, 4, 22);
+    vk_dispatch_bind(&ds, node, true, 4, 23);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_conv_register(struct vk_op_kernel *t) {
+    t[GGML_OP_CONV_TRANSPOSE_2D] = (struct vk_op_kernel){conv_transpose_2d_supports, conv_transpose_2d_record};
+    t[GGML_OP_UPSCALE] = (struct vk_op_kernel){upscale_supports, upscale_record};
     t[GGML_OP_IM2COL] = (struct vk_op_kernel){im2col_supports, im2col_record};
     t[GGML_OP_POOL_1D] = (struct vk_op_kernel){pool_supports, pool_record};
     t[GGML_OP_POOL_2D] = (struct vk_op_kernel){pool_supports, pool_record};

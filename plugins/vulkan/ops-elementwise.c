@@ -1,8 +1,11 @@
 /*
  * ops-elementwise.c - binary ops with broadcasting (add, sub, mul, div,
  * add1), unary functions, scale/clamp/leaky_relu/fill, copies between
- * F32/F16/BF16 (cpy, cont, dup), repeat, the gated linear units, silu_back.
+ * F32/F16/BF16 (cpy, cont, dup), repeat and repeat_back, diag_mask_inf/zero,
+ * the gated linear units, silu_back.
  */
+#include <math.h>
+
 #include "vk-impl.h"
 #include "op-codes.h"
 
@@ -58,6 +61,7 @@ static int unary_code(const struct ggml_tensor *node) {
     case GGML_OP_CLAMP: return VK_UN_CLAMP;
     case GGML_OP_LEAKY_RELU: return VK_UN_LEAKY_RELU;
     case GGML_OP_FILL: return VK_UN_FILL;
+    case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: return VK_UN_DIAG_MASK;
     case GGML_OP_CPY: case GGML_OP_CONT: case GGML_OP_DUP: case GGML_OP_REPEAT: return VK_UN_COPY;
     case GGML_OP_UNARY: break;
     default: return -1;
@@ -127,6 +131,10 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     case GGML_OP_LEAKY_RELU: case GGML_OP_FILL:
         ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
         break;
+    case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: /* masked value, then n_past */
+        ds.push[20] = vk_f32_bits(node->op == GGML_OP_DIAG_MASK_INF ? -INFINITY : 0.0f);
+        ds.push[24] = (uint32_t)vk_param_i32(node, 0);
+        break;
     default: break;
     }
     vk_dispatch_bind(&ds, a, node->op == GGML_OP_FILL, ggml_type_size(a->type), 16);
@@ -174,11 +182,33 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
     return vk_record_dispatch(rec, &ds);
 }
 
+/* -------------------------------------------------------- repeat_back */
+
+static bool repeat_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && node->type == a->type && vk_type_ok(d, a->type) &&
+           ggml_can_repeat(node, a) && vk_shape_fits(a) && vk_shape_fits(node);
+}
+
+static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const size_t ts = ggml_type_size(a->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s", vk_type_tag(a->type)));
+    vk_push_shape(ds.push, 0, a);
+    vk_push_shape(ds.push, 8, node);
+    vk_dispatch_bind(&ds, a, false, ts, 16);
+    vk_dispatch_bind(&ds, node, true, ts, 17);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_elementwise_register(struct vk_op_kernel *t) {
+    t[GGML_OP_REPEAT_BACK] = (struct vk_op_kernel){repeat_back_supports, repeat_back_record};
     static const enum ggml_op binary[] = {GGML_OP_ADD, GGML_OP_ADD1, GGML_OP_SUB, GGML_OP_MUL, GGML_OP_DIV};
     static const enum ggml_op unary[] = {GGML_OP_UNARY, GGML_OP_SQR, GGML_OP_SQRT, GGML_OP_LOG, GGML_OP_SIN, GGML_OP_COS,
                                          GGML_OP_SCALE, GGML_OP_CLAMP, GGML_OP_LEAKY_RELU, GGML_OP_FILL, GGML_OP_CPY,
-                                         GGML_OP_CONT, GGML_OP_DUP, GGML_OP_REPEAT};
+                                         GGML_OP_CONT, GGML_OP_DUP, GGML_OP_REPEAT, GGML_OP_DIAG_MASK_INF, GGML_OP_DIAG_MASK_ZERO};
     for (size_t i = 0; i < sizeof binary / sizeof *binary; i++) t[binary[i]] = (struct vk_op_kernel){binary_supports, binary_record};
     for (size_t i = 0; i < sizeof unary / sizeof *unary; i++) t[unary[i]] = (struct vk_op_kernel){unary_supports, unary_record};
     t[GGML_OP_GLU] = (struct vk_op_kernel){glu_supports, glu_record};

@@ -1,0 +1,74 @@
+/*
+ * make-seeds.c - writes the seed files of fuzz/corpus/ that are binary:
+ * a small model file (two dense layers, with optimizer state), a GGUF file
+ * with metadata and tensors, and IDX pairs for fuzz-dataset.  Run once by
+ * hand from a build folder; its output is committed:
+ *
+ *   cc -I include fuzz/make-seeds.c -L .libs -lggmlc -o make-seeds && ./make-seeds fuzz/corpus
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ggmlc-nn.h"
+#include "gguf.h"
+
+static void model_seed(const char *dir, bool with_optimizer, const char *name) {
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){3}, 1);
+    ggmlc_model_add(m, ggmlc_dense(4, GGMLC_ACT_RELU));
+    ggmlc_model_add(m, ggmlc_dense(2, GGMLC_ACT_NONE));
+    struct ggmlc_compile_options co = ggmlc_compile_defaults();
+    co.backend = "cpu";
+    if (ggmlc_model_compile(m, &co) != GGMLC_OK) fprintf(stderr, "compile: %s\n", ggmlc_last_error());
+    char path[512];
+    snprintf(path, sizeof path, "%s/fuzz-model/%s", dir, name);
+    if (ggmlc_model_save(m, path, with_optimizer) != GGMLC_OK) fprintf(stderr, "save: %s\n", ggmlc_last_error());
+    ggmlc_model_free(m);
+}
+
+static void gguf_seed(const char *dir) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 16, NULL, false});
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_val_str(g, "general.architecture", "seed");
+    gguf_set_val_u32(g, "seed.count", 7);
+    gguf_set_val_f32(g, "seed.scale", 0.5f);
+    gguf_set_arr_str(g, "seed.words", (const char *[]){"a", "bc"}, 2);
+    gguf_set_arr_data(g, "seed.ints", GGUF_TYPE_INT32, (const int32_t[]){1, -2, 3}, 3);
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 32);
+    ggml_set_name(a, "a");
+    ggml_set_name(b, "b");
+    memset(a->data, 0x3f, ggml_nbytes(a));
+    memset(b->data, 0x11, ggml_nbytes(b));
+    gguf_add_tensor(g, a);
+    gguf_add_tensor(g, b);
+    char path[512];
+    snprintf(path, sizeof path, "%s/fuzz-gguf/seed.gguf", dir);
+    gguf_write_to_file(g, path, false);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+/* Selector byte 1 (IDX), the cut, then images (3 of 2x2) and labels (3). */
+static void idx_seed(const char *dir) {
+    static const unsigned char images[] = {0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 50, 100, 150, 200, 250, 1, 2, 3, 4, 5, 6};
+    static const unsigned char labels[] = {0, 0, 8, 1, 0, 0, 0, 3, 1, 0, 2};
+    char path[512];
+    snprintf(path, sizeof path, "%s/fuzz-dataset/idx", dir);
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    const size_t rest = sizeof images + sizeof labels;
+    unsigned char cut = (unsigned char)((sizeof images * 255 + rest - 1) / rest);
+    fputc(1, f);
+    fputc(cut, f);
+    fwrite(images, 1, sizeof images, f);
+    fwrite(labels, 1, sizeof labels, f);
+    fclose(f);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "fuzz/corpus";
+    model_seed(dir, false, "dense.gguf");
+    model_seed(dir, true, "dense-adamw.gguf");
+    gguf_seed(dir);
+    idx_seed(dir);
+    return 0;
+}

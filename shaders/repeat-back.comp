@@ -1,0 +1,28 @@
+#version 450
+// repeat_back: d[j] = sum of a over every i with i % ne(d) == j, per dimension
+// (the gradient of repeat); one invocation per element of d.
+#include "types.glsl"
+
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+layout(binding = 1) writeonly buffer D { STORAGE_T(A_TYPE) data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
+    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
+    uint off_a, off_d;
+} p;
+
+void main() {
+    const uint idx = linear_id(256);
+    if (idx >= p.ne0 * p.ne1 * p.ne2 * p.ne3) return;
+    const uint r = idx / p.ne0;
+    const uint i0 = idx % p.ne0, i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
+    float sum = 0.0;
+    for (uint j3 = i3; j3 < p.ne03; j3 += p.ne3)
+        for (uint j2 = i2; j2 < p.ne02; j2 += p.ne2)
+            for (uint j1 = i1; j1 < p.ne01; j1 += p.ne1)
+                for (uint j0 = i0; j0 < p.ne00; j0 += p.ne0)
+                    sum += TO_F32(A_TYPE, data_a[p.off_a + j0 * p.nb00 + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03]);
+    data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(A_TYPE, sum);
+}
