@@ -1,11 +1,20 @@
 #version 450
-// get_rows: d[i0, i10, i11, i12] = a[i0, idx[i10, i11, i12], i11, i12].
+// get_rows: d[i0, i10, i11, i12] = a[i0, idx[i10, i11, i12], i11, i12]; a may be
+// quantized (QTYPE, see quant.glsl).
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
+#ifdef QTYPE
+layout(binding = 0) readonly buffer A { uint16_t data_a[]; };   // 32-value blocks, strides in 16-bit words
+#else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+#endif
 layout(binding = 1) readonly buffer I { int data_i[]; };
 layout(binding = 2) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
+#ifdef QTYPE
+float data_b[1]; // quant.glsl's block dot is unused here
+#include "quant.glsl"
+#endif
 
 layout(push_constant) uniform PC {
     uint nb00, nb01, nb02, nb03;
@@ -20,6 +29,10 @@ void main() {
     const uint r = idx / p.ne0;
     const uint i0 = idx % p.ne0, i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
     const uint row = uint(data_i[p.off_i + i1 * p.nbi0 + i2 * p.nbi1 + i3 * p.nbi2]);
+#ifdef QTYPE
+    const float v = dq(p.off_a + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03 + (i0 / 32) * QWORDS, i0 % 32);
+#else
     const float v = TO_F32(A_TYPE, data_a[p.off_a + i0 * p.nb00 + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03]);
+#endif
     data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, v);
 }

@@ -358,6 +358,15 @@ static struct ggml_tensor *c_conv_transpose_2d(struct ggml_context *ctx) {
     return ggml_conv_transpose_2d_p0(ctx, F16("k", 3, 4, 5, 6), F32("x", 7, 6, 6, 2), 2);
 }
 
+static struct ggml_tensor *c_get_rows_q4_0(struct ggml_context *ctx) {
+    NEED(ggml_get_rows);
+    return ggml_get_rows(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 64, 10, 1, 1), leaf(ctx, GGML_TYPE_I32, "idx10:i", 6, 1, 1, 1));
+}
+static struct ggml_tensor *c_get_rows_q8_0(struct ggml_context *ctx) {
+    NEED(ggml_get_rows);
+    return ggml_get_rows(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a", 96, 7, 2, 1), leaf(ctx, GGML_TYPE_I32, "idx7:i", 5, 2, 1, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
@@ -387,7 +396,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
     CASE(c_sgd, 1e-12), CASE(c_out_prod, 1e-10), CASE(c_out_prod_batched, 1e-10), CASE(c_soft_max_back, 1e-10),
     CASE(c_flash_attn, 1e-8), CASE(c_flash_attn_mask, 1e-8), CASE(c_flash_attn_alibi_softcap, 1e-8), CASE(c_flash_attn_sinks, 1e-8),
-    CASE(c_repeat_back, 1e-12), CASE(c_conv_transpose_2d, 1e-10), CASE(c_upscale_nearest, 0), CASE(c_upscale_bilinear, 1e-12), CASE(c_upscale_bicubic_align, 1e-12), CASE(c_im2col_2d, 0), CASE(c_im2col_2d_f16, 0), CASE(c_im2col_1d, 0), CASE(c_pool_2d_max, 0), CASE(c_pool_2d_avg, 1e-12),
+    CASE(c_get_rows_q4_0, 1e-12), CASE(c_get_rows_q8_0, 1e-12), CASE(c_repeat_back, 1e-12), CASE(c_conv_transpose_2d, 1e-10), CASE(c_upscale_nearest, 0), CASE(c_upscale_bilinear, 1e-12), CASE(c_upscale_bicubic_align, 1e-12), CASE(c_im2col_2d, 0), CASE(c_im2col_2d_f16, 0), CASE(c_im2col_1d, 0), CASE(c_pool_2d_max, 0), CASE(c_pool_2d_avg, 1e-12),
     CASE(c_pool_1d, 1e-12), CASE(c_rms_norm_back, 1e-10), CASE(c_argsort_asc, 0), CASE(c_argsort_desc, 0), CASE(c_argsort_ties, 0), CASE(c_top_k, 0),
 };
 

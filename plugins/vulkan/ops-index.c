@@ -21,15 +21,18 @@ static bool index_fits(const struct ggml_tensor *t) {
 
 static bool get_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
-    return float_ok(d, a) && idx->type == GGML_TYPE_I32 && index_fits(idx) && node->type == GGML_TYPE_F32 && vk_shape_fits(node) &&
+    const bool quant_ok = vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % 32 == 0 && a->nb[1] % 2 == 0 &&
+                          a->nb[2] % 2 == 0 && a->nb[3] % 2 == 0 && a->nb[0] == ggml_type_size(a->type);
+    return (float_ok(d, a) || quant_ok) && idx->type == GGML_TYPE_I32 && index_fits(idx) && node->type == GGML_TYPE_F32 && vk_shape_fits(node) &&
            a->ne[2] == idx->ne[1] && a->ne[3] == idx->ne[2];
 }
 
 static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
+    const bool quant = vk_is_block_quant(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("getrows_%s", vk_type_tag(a->type)));
-    const size_t ta = ggml_type_size(a->type);
+    vk_dispatch_init(&ds, vk_shader_find("getrows_%s", quant ? ggml_type_name(a->type) : vk_type_tag(a->type)));
+    const size_t ta = quant ? 2 : ggml_type_size(a->type); /* blocks are addressed in 16-bit words */
     for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
     for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
     vk_push_shape(ds.push, 7, node);

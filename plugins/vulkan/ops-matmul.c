@@ -32,13 +32,8 @@ static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     return t;
 }
 
-/* Quantized weight types read block by block (shaders/quant.glsl). */
-static bool is_block_quant(enum ggml_type t) {
-    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
-}
-
 static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
-    return (is_block_quant(a) && b == GGML_TYPE_F32) ||
+    return (vk_is_block_quant(a) && b == GGML_TYPE_F32) ||
            (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
            (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
 }
@@ -48,7 +43,7 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
     if (!pair_has_kernel(a->type, b->type) || !d->caps.storage16 || !d->caps.subgroup_arith || !vk_type_ok(d, b->type)) return false;
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
     if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
-    if (is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
+    if (vk_is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
         if (a->ne[0] % 32 != 0 || a->nb[0] != ggml_type_size(a->type) || a->nb[1] % 2 || a->nb[2] % 2 || a->nb[3] % 2) return false;
     } else if (a->nb[0] != ggml_type_size(a->type) || !vk_shape_fits(a)) {
         return false;
@@ -123,7 +118,7 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
 
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const bool quant = is_block_quant(a->type);
+    const bool quant = vk_is_block_quant(a->type);
     const char *ta = quant ? ggml_type_name(a->type) : vk_type_tag(a->type), *tb = vk_type_tag(b->type);
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
@@ -173,7 +168,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
  * k running along dimension 1 of both operands. */
 static bool out_prod_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (is_block_quant(a->type) || !pair_has_kernel(a->type, b->type) || !vk_type_ok(d, a->type) || !vk_type_ok(d, b->type)) return false;
+    if (vk_is_block_quant(a->type) || !pair_has_kernel(a->type, b->type) || !vk_type_ok(d, a->type) || !vk_type_ok(d, b->type)) return false;
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || !vk_shape_fits(a) || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
     if (a->ne[1] != b->ne[1] || a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] || b->ne[3] % a->ne[3]) return false;
     const struct mm_tiles t = mm_tiles_for(d);

@@ -41,6 +41,10 @@ const char *vk_type_tag(enum ggml_type type) {
     return code < 0 ? NULL : tags[code];
 }
 
+bool vk_is_block_quant(enum ggml_type t) {
+    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
+}
+
 bool vk_type_ok(const struct vk_device *d, enum ggml_type type) {
     if (type == GGML_TYPE_F32 || type == GGML_TYPE_I32) return true;
     return (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) && d->use_f16;
