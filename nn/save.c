@@ -240,9 +240,11 @@ static ggmlc_model *load_graph(struct reader *r, ggmlc_layer **layers, int n_lay
     const int in_dims = (int)get_arr(r, "ggmlc.model.input_shape", GGUF_TYPE_INT64, shape, sizeof(int64_t), NN_MAX_DIMS);
     if (!r->ok || n_nodes < 1 || n_nodes > NN_MAX_NODES || out < 0 || out >= n_nodes) {
         if (r->ok) ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: invalid node graph", r->path);
+        r->ok = false; /* the caller then frees the layers */
         return NULL;
     }
     ggmlc_model *m = sequential ? ggmlc_sequential(shape, in_dims) : ggmlc_functional();
+    if (!m) r->ok = false;
     ggmlc_node *nodes[NN_MAX_NODES] = {NULL};
     for (int i = 0; m && i < n_nodes; i++) {
         char k[64];
@@ -345,8 +347,9 @@ ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
         o.backend = backend;
         if (ggmlc_model_compile(m, &o) != GGMLC_OK || !load_weights(&r, m, data)) r.ok = false;
     }
+    /* frees only the layers no model owns: all of them on failure, those no node applies on success */
+    for (int i = 0; i < n_layers && i < NN_MAX_NODES; i++) ggmlc_layer_free(layers[i]);
     if (!r.ok) {
-        for (int i = 0; i < n_layers && i < NN_MAX_NODES; i++) ggmlc_layer_free(layers[i]); /* frees only those no model owns */
         ggmlc_model_free(m);
         m = NULL;
     }
