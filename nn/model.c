@@ -366,6 +366,11 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
         for (int j = 0; j < l->n_params; j++) {
             struct nn_param *p = &l->params[j];
             p->t = ggml_new_tensor(m->ctx_params, GGML_TYPE_F32, 4, p->ne);
+            if (!p->t) { /* a shape no tensor can have (a damaged model file): the constructor said why */
+                char why[256];
+                snprintf(why, sizeof why, "%s", ggmlc_last_error());
+                return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: layer %s: parameter %s: %s", l->name, p->name, why);
+            }
             ggml_format_name(p->t, "%s.%s", l->name, p->name);
             const bool trains = l->trainable && p->trainable;
             if (trains && (adamw || sgd_momentum)) p->m = ggml_dup_tensor(m->ctx_params, p->t);
