@@ -60,6 +60,22 @@ static bool rule_unary(struct bw_state *s, struct ggml_tensor *node, struct ggml
     }
 }
 
+/* gpt-oss SwiGLU: y = v sigmoid(alpha v) (w + 1) with v = min(x, limit), w = clamp(g, -limit, limit)
+ * (op_params f32 [2] alpha, [3] limit).  d/dv of v sigmoid(alpha v) is silu'(alpha v). */
+static void swiglu_oai_grads(struct ggml_context *ctx, const struct ggml_tensor *node, struct ggml_tensor *x, struct ggml_tensor *g,
+                             struct ggml_tensor *dy, struct ggml_tensor **dx, struct ggml_tensor **dg) {
+    const float alpha = param_f32(node, 2), limit = param_f32(node, 3);
+    struct ggml_tensor *v = ggml_sub(ctx, x, ggml_relu(ctx, ggml_scale_bias(ctx, x, 1.0f, -limit))); /* min(x, limit) */
+    struct ggml_tensor *w = ggml_clamp(ctx, ggml_scale(ctx, g, 1.0f), -limit, limit);             /* clamp works in place: on a copy */
+    struct ggml_tensor *below = ggml_step(ctx, ggml_scale_bias(ctx, x, -1.0f, limit));              /* x < limit */
+    struct ggml_tensor *inside = ggml_mul(ctx, ggml_step(ctx, ggml_scale_bias(ctx, g, 1.0f, limit)),
+                                          ggml_step(ctx, ggml_scale_bias(ctx, g, -1.0f, limit)));   /* |g| < limit */
+    struct ggml_tensor *dv = unary_grad(ctx, NULL, ggml_scale(ctx, v, alpha), ggml_mul(ctx, dy, ggml_scale_bias(ctx, w, 1.0f, 1.0f)),
+                                        GGML_UNARY_OP_SILU);
+    *dx = ggml_mul(ctx, dv, below);
+    *dg = ggml_mul(ctx, ggml_mul(ctx, dy, ggml_mul(ctx, v, ggml_sigmoid(ctx, ggml_scale(ctx, v, alpha)))), inside);
+}
+
 /* GLU: y = act(x) * g with x, g the two halves (or tensors) of the input. */
 static bool rule_glu(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
@@ -69,7 +85,6 @@ static bool rule_glu(struct bw_state *s, struct ggml_tensor *node, struct ggml_t
         [GGML_GLU_OP_SWIGLU] = GGML_UNARY_OP_SILU,      [GGML_GLU_OP_SWIGLU_OAI] = GGML_UNARY_OP_SILU,
         [GGML_GLU_OP_GEGLU_ERF] = GGML_UNARY_OP_GELU_ERF, [GGML_GLU_OP_GEGLU_QUICK] = GGML_UNARY_OP_GELU_QUICK,
     };
-    if (op == GGML_GLU_OP_SWIGLU_OAI) return false; /* clamped gates and alpha: no rule yet */
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const int64_t n = node->ne[0];
     struct ggml_tensor *x, *g;
@@ -84,8 +99,13 @@ static bool rule_glu(struct bw_state *s, struct ggml_tensor *node, struct ggml_t
         x = ggml_cont(ctx, swapped ? second : first);
         g = ggml_cont(ctx, swapped ? first : second);
     }
-    struct ggml_tensor *dx = unary_grad(ctx, NULL, x, ggml_mul(ctx, dy, g), act[op]);
-    struct ggml_tensor *dg = ggml_mul(ctx, dy, ggml_unary(ctx, x, act[op]));
+    struct ggml_tensor *dx, *dg;
+    if (op == GGML_GLU_OP_SWIGLU_OAI) {
+        swiglu_oai_grads(ctx, node, x, g, dy, &dx, &dg);
+    } else {
+        dx = unary_grad(ctx, NULL, x, ggml_mul(ctx, dy, g), act[op]);
+        dg = ggml_mul(ctx, dy, ggml_unary(ctx, x, act[op]));
+    }
     if (b) {
         bw_add_grad(s, a, dx);
         bw_add_grad(s, b, dg);

@@ -38,9 +38,14 @@ static enum outcome status_or(bool ok, bool correct) {
 
 /* ------------------------------------------------------------ workloads */
 
+static ggml_backend_t gpu_backend_init(void) {
+    ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU);
+    return dev ? ggml_backend_dev_init(dev, NULL) : NULL;
+}
+
 /* Context, graph, allocation in a backend buffer and compute: y = softmax(W x + b). */
-static enum outcome compute_workload(void) {
-    ggml_backend_t backend = ggml_backend_cpu_init();
+static enum outcome compute_on(ggml_backend_t (*backend_init)(void)) {
+    ggml_backend_t backend = backend_init();
     if (!backend) return ERROR_REPORTED;
     enum outcome result = ERROR_REPORTED;
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){32 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true});
@@ -78,6 +83,11 @@ done:
     ggml_backend_free(backend);
     return result;
 }
+
+static enum outcome compute_workload(void) { return compute_on(ggml_backend_cpu_init); }
+
+/* The same on the Vulkan plugin's device: its buffers fail like an out-of-memory device. */
+static enum outcome gpu_compute_workload(void) { return compute_on(gpu_backend_init); }
 
 /* Reading the configuration and loading the CPU plugin it names. */
 static enum outcome config_workload(void) {
@@ -297,6 +307,37 @@ static void run_workload(enum outcome (*workload)(void), const char *name) {
            name, points);
 }
 
+/* The GPU workload, with the configuration of the Vulkan plugin (Vulkan objects are made in the
+ * children only: they do not survive fork). */
+static void run_vulkan_workload(void) {
+    const char *build = getenv("GGMLC_BUILDDIR");
+    char ini[1024];
+    snprintf(ini, sizeof ini, "%s/tests/ggmlc-test-vulkan.ini", build ? build : ".");
+    if (!build || access(ini, R_OK) != 0) {
+        tap_skip("the Vulkan plugin is not built", "GPU compute: every allocation failed in turn");
+        return;
+    }
+    fflush(stdout);
+    const pid_t probe = fork();
+    if (probe == 0) {
+        ggml_log_set(quiet_log, NULL);
+        setenv("GGMLC_CONFIG", ini, 1);
+        _exit(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_GPU) ? 0 : 77);
+    }
+    int status = 0;
+    waitpid(probe, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        tap_skip("no Vulkan device", "GPU compute: every allocation failed in turn");
+        return;
+    }
+    const char *saved = getenv("GGMLC_CONFIG");
+    char *restore = saved ? strdup(saved) : NULL;
+    setenv("GGMLC_CONFIG", ini, 1);
+    run_workload(gpu_compute_workload, "GPU (Vulkan) context + graph + compute");
+    if (restore) setenv("GGMLC_CONFIG", restore, 1);
+    free(restore);
+}
+
 int main(void) {
     snprintf(scratch, sizeof scratch, "/tmp/ggmlc-faults-XXXXXX");
     if (!mkdtemp(scratch)) return tap_skip_all("cannot make a scratch folder");
@@ -314,6 +355,7 @@ int main(void) {
     unlink(csv);
     snprintf(csv, sizeof csv, "%s/model-nn.gguf", scratch);
     unlink(csv);
+    run_vulkan_workload();
     char path[512];
     gguf_path(path, sizeof path);
     unlink(path);

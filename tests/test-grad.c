@@ -165,6 +165,7 @@ BUILD(b_softplus, ggml_softplus(ctx, P0))
 BUILD(b_swiglu, ggml_swiglu(ctx, P0))
 BUILD(b_geglu_split, ggml_geglu_split(ctx, P0, P1))
 BUILD(b_reglu_swapped, ggml_reglu_swapped(ctx, P0))
+BUILD(b_swiglu_oai, ggml_swiglu_oai(ctx, P0, P1, 1.702f, 1.2f))
 BUILD(b_cross_entropy, ggml_cross_entropy_loss(ctx, P0, ggml_soft_max(ctx, P1)))
 BUILD(b_cumsum, ggml_cumsum(ctx, P0))
 BUILD(b_acc, ggml_acc(ctx, P0, P1, P0->nb[1], P0->nb[2], P0->nb[3], P0->nb[0]))
@@ -240,6 +241,7 @@ static const struct grad_case cases[] = {
     {"swiglu", b_swiglu, 1, {{10, 3}}, -2, 2, 1e-2},
     {"geglu_split", b_geglu_split, 2, {{5, 3}, {5, 3}}, -2, 2, 1e-2},
     {"reglu_swapped", b_reglu_swapped, 1, {{10, 3}}, -2, 2, 1e-2},
+    {"swiglu_oai (clamped)", b_swiglu_oai, 2, {{7, 3}, {7, 3}}, -2, 2, 1e-2},
     {"cross_entropy_loss", b_cross_entropy, 2, {{7, 4}, {7, 4}}, -2, 2, 1e-2, {false, true}},
     {"cumsum", b_cumsum, 1, {{7, 3}}, -1, 1, 1e-2},
     {"acc", b_acc, 2, {{6, 4}, {3, 2}}, -1, 1, 1e-2},
