@@ -115,7 +115,7 @@ GGML_API enum ggmlc_status ggmlc_plot_history(const ggmlc_history *history, cons
 GGML_API ggmlc_layer *ggmlc_dense(int64_t units, enum ggmlc_activation act);
 /* 1-D convolution over {T, C} inputs; padding: 0 = valid, -1 = same. */
 GGML_API ggmlc_layer *ggmlc_conv1d(int64_t filters, int kernel, int stride, int padding, int dilation, enum ggmlc_activation act);
-/* 2-D convolution over {H, W, C} inputs; padding: 0 = valid, -1 = same, n > 0 = n pixels. */
+/* 2-D convolution over {C, H, W} inputs; padding: 0 = valid, -1 = same, n > 0 = n pixels. */
 GGML_API ggmlc_layer *ggmlc_conv2d(int64_t filters, int kernel_h, int kernel_w, int stride, int padding, int dilation,
                                    enum ggmlc_activation act);
 GGML_API ggmlc_layer *ggmlc_max_pool2d(int pool, int stride);
