@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -300,9 +302,30 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 
 /* ------------------------------------------------------------- reading */
 
+/* Largest configuration file read: an ini file is a few lines; a device or a FIFO
+ * (GGMLC_CONFIG=/dev/zero) would never end. */
+#define MAX_CONFIG_BYTES (1 << 20)
+
+/* Open for reading, regular files of sane size only (errno EINVAL / EFBIG otherwise);
+ * O_NONBLOCK so that opening a FIFO does not wait for a writer. */
+static FILE *open_config(const char *abs) {
+    const int fd = open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_BYTES) {
+        const int err = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+        close(fd);
+        errno = err;
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) close(fd);
+    return f;
+}
+
 static void read_file(struct ggmlc_config *cfg, const char *path, bool dropin) {
     char *abs = realpath(path, NULL);
-    FILE *f = abs ? fopen(abs, "r") : NULL;
+    FILE *f = abs ? open_config(abs) : NULL;
     if (!f) {
         ggmlc_set_error(GGMLC_ERR_IO, "cannot read configuration file %s: %s", path, strerror(errno));
         free(abs);

@@ -201,6 +201,30 @@ static void no_current_directory(void) {
     if (chdir(here) != 0) printf("# cannot return to %s\n", here);
 }
 
+/* A configuration that is a device or a FIFO is refused at once, not read forever or waited on. */
+static void special_config_files(void) {
+    char fifo[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/config.fifo", root);
+    const char *const files[] = {"/dev/zero", fifo};
+    if (mkfifo(fifo, 0600) != 0) printf("# mkfifo: %s\n", strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        fflush(stdout);
+        const pid_t pid = fork();
+        if (pid == 0) {
+            ggml_log_set(quiet_log, NULL);
+            alarm(10); /* a hang fails the check instead of the whole test */
+            setenv("GGMLC_CONFIG", files[i], 1);
+            ggmlc_init();
+            _exit(ggmlc_config_file_count() == 0 ? 0 : 1);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "GGMLC_CONFIG=%s (not a regular file) is refused at once",
+               i == 0 ? files[i] : "a FIFO");
+    }
+    unlink(fifo);
+}
+
 int main(void) {
     const char *build = getenv("GGMLC_BUILDDIR");
     if (!build) return tap_skip_all("GGMLC_BUILDDIR is not set (run through make check)");
@@ -211,6 +235,7 @@ int main(void) {
     permissions();
     setuid_ignores_environment();
     no_current_directory();
+    special_config_files();
     char cmd[PATH_MAX];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0) printf("# could not remove %s\n", root);
