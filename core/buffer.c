@@ -302,3 +302,51 @@ ggml_backend_buffer_t ggml_backend_cpu_buffer_from_ptr(void *ptr, size_t size) {
     }
     return ggmlc_buffer_new(ggml_backend_cpu_buffer_type(), &host_ptr_buffer_iface, ptr, size);
 }
+
+/* ------------------------------------------------- allocation records */
+
+static bool in_compute_buffer(const struct ggml_tensor *t) {
+    const ggml_backend_buffer_t buf = storage_buffer(t);
+    return buf && buf->usage == GGML_BACKEND_BUFFER_USAGE_COMPUTE;
+}
+
+bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r, const struct ggml_cgraph *graph) {
+    const int need = graph->n_nodes + graph->n_leafs;
+    if (need <= r->cap) return true;
+    struct ggml_tensor **grown = realloc(r->tensors, sizeof *grown * (size_t)need);
+    if (!grown) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot record the places of %d tensors", need);
+        return false;
+    }
+    r->tensors = grown;
+    r->cap = need;
+    return true;
+}
+
+void ggmlc_alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph) {
+    r->n = 0;
+    GGML_ASSERT(graph->n_nodes + graph->n_leafs <= r->cap); /* ggmlc_alloc_record_reserve came first */
+    for (int i = 0; i < graph->n_leafs; i++) {
+        if (in_compute_buffer(graph->leafs[i])) r->tensors[r->n++] = graph->leafs[i];
+    }
+    for (int i = 0; i < graph->n_nodes; i++) {
+        if (in_compute_buffer(graph->nodes[i])) r->tensors[r->n++] = graph->nodes[i];
+    }
+}
+
+void ggmlc_alloc_record_forget(struct ggmlc_alloc_record *r) {
+    for (int pass = 0; pass < 2; pass++) { /* views first: their sources tell where they live */
+        for (int i = 0; i < r->n; i++) {
+            struct ggml_tensor *t = r->tensors[i];
+            if ((t->view_src != NULL) != (pass == 0)) continue;
+            t->data = NULL;
+            t->buffer = NULL;
+        }
+    }
+    r->n = 0;
+}
+
+void ggmlc_alloc_record_free(struct ggmlc_alloc_record *r) {
+    free(r->tensors);
+    *r = (struct ggmlc_alloc_record){0};
+}

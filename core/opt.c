@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "backend-impl.h"
 #include "opt-impl.h"
 
 #define OPT_MAX_PARAMS 4096
@@ -39,6 +40,7 @@ struct ggml_opt_context {
 
     bool static_graphs;
     struct ggml_cgraph *allocated; /* graph chosen by the last ggml_opt_alloc */
+    struct ggmlc_alloc_record placed; /* what the scheduler placed for the last allocation */
     bool allocated_backward;
 
     enum ggml_opt_loss_type loss_type;
@@ -254,6 +256,7 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
 
 void ggml_opt_free(ggml_opt_context_t c) {
     if (!c) return;
+    ggmlc_alloc_record_free(&c->placed);
     ggml_backend_buffer_free(c->buf_static);
     ggml_free(c->ctx_static);
     ggml_free(c->ctx_graphs);
@@ -295,6 +298,7 @@ void ggml_opt_prepare_alloc(ggml_opt_context_t c, struct ggml_context *ctx_compu
     }
     c->inputs = inputs;
     c->outputs = outputs;
+    c->placed.n = 0; /* new graphs: the old tensors may be gone already, leave them alone */
     if (!build_graphs(c, gf)) ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_opt_prepare_alloc: cannot build the graphs");
 }
 
@@ -309,11 +313,14 @@ void ggml_opt_alloc(ggml_opt_context_t c, bool backward) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_alloc: no graph to allocate (call ggml_opt_prepare_alloc first)");
         return;
     }
+    ggmlc_alloc_record_forget(&c->placed); /* the graphs share tensors: allocate them afresh */
     ggml_backend_sched_reset(c->sched);
+    if (!ggmlc_alloc_record_reserve(&c->placed, g)) return;
     if (!ggml_backend_sched_alloc_graph(c->sched, g)) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_opt_alloc: the scheduler could not allocate the graph");
         return;
     }
+    ggmlc_alloc_record_take(&c->placed, g);
     c->allocated = g;
     c->allocated_backward = g != c->gf;
 }

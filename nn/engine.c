@@ -125,6 +125,7 @@ fail:
 }
 
 void nn_graphs_free(ggmlc_model *m) {
+    ggmlc_alloc_record_forget(&m->placed);
     for (int i = 0; i < m->n_graphs; i++) {
         ggml_free(m->graphs[i]->ctx);
         free(m->graphs[i]);
@@ -146,11 +147,16 @@ static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training) 
         m->graphs[m->n_graphs++] = g;
     }
     if (m->allocated != g) {
+        /* the previous graph's places become invalid: the cache may compute it again later */
+        ggmlc_alloc_record_forget(&m->placed);
         ggml_backend_sched_reset(m->sched);
+        m->allocated = NULL;
+        if (!ggmlc_alloc_record_reserve(&m->placed, g->gb)) return NULL;
         if (!ggml_backend_sched_alloc_graph(m->sched, g->gb)) {
             ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: cannot allocate the graph for batch %lld", (long long)batch);
             return NULL;
         }
+        ggmlc_alloc_record_take(&m->placed, g->gb);
         m->allocated = g;
     }
     return g;

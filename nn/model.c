@@ -204,6 +204,7 @@ enum ggmlc_status ggmlc_model_add(ggmlc_model *m, ggmlc_layer *l) {
 void ggmlc_model_free(ggmlc_model *m) {
     if (!m) return;
     nn_graphs_free(m);
+    ggmlc_alloc_record_free(&m->placed);
     ggml_backend_sched_free(m->sched);
     ggml_backend_buffer_free(m->buf_params);
     ggml_free(m->ctx_params);

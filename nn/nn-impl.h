@@ -9,7 +9,7 @@
 #define GGMLC_NN_IMPL_H
 
 #include "ggml-backend.h"
-#include "ggml-impl.h"
+#include "backend-impl.h"
 #include "ggmlc-nn.h"
 
 #define NN_MAX_DIMS    3   /* shapes without the batch dimension */
@@ -135,6 +135,7 @@ struct ggmlc_model {
     struct nn_graph *graphs[4];
     int n_graphs;
     struct nn_graph *allocated;
+    struct ggmlc_alloc_record placed; /* what the scheduler placed for `allocated` */
 };
 
 /* ---------------------------------------------------------------- layers */
