@@ -35,7 +35,10 @@ make -j"${FUZZ_JOBS:-2}" plugins/cpu/cpu.la CC="${PLUGIN_CC:-gcc}" CFLAGS="-O2 -
 # The targets that need a backend find the CPU plugin of this build folder.
 printf '[ggmlc]\nbackends = cpu\n[backend.cpu]\nlibrary = %s/plugins/cpu/.libs/cpu.so\nthreads = 1\n' "$build" >fuzz.ini
 export GGMLC_CONFIG=$build/fuzz.ini
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
+# A hostile file may declare gigabytes (a model's weights are allocated before they are compared
+# with the file's tensors): allocations over 1 GiB fail, so the error path runs instead of libFuzzer's
+# malloc limit ending the run.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1:max_allocation_size_mb=1024
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 status=0 n=0
@@ -45,7 +48,7 @@ for t in $targets; do
     mkdir -p "$work" "$build/artifacts/$t"
     cp -n "$corpus/$t/"* "$work/" 2>/dev/null
     log=$build/$t.log
-    fuzz/$t -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536 \
+    fuzz/$t -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
         -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 "$work" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
