@@ -333,26 +333,30 @@ static bool rule_conv_transpose_2d(struct bw_state *s, struct ggml_tensor *node,
 
 /* ------------------------------------------------------------- upscale */
 
-/* Nearest-neighbour resampling by integer factors: each input element's gradient is the sum of its block. */
+/* The 1-D resampling weights of mode from n to m samples, as a matrix [m, n] (column i = the
+ * weights of input i), obtained by resampling the identity with the forward operator itself. */
+static struct ggml_tensor *resample_weights(struct ggml_context *ctx, int64_t n, int64_t m, uint32_t mode) {
+    struct ggml_tensor *eye = ggml_diag(ctx, ggml_fill(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n), 1.0f));
+    return ggml_interpolate(ctx, eye, m, n, 1, 1, mode);
+}
+
+/* UPSCALE (interpolate) in dimensions 0 and 1: every mode is separable and linear in the input,
+ * so dx = W0^T dy W1 with the resampling weight matrices of the two dimensions. */
 static bool rule_upscale(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
     struct ggml_tensor *a = node->src[0];
-    if ((node->op_params[0] & 0xff) != GGML_SCALE_MODE_NEAREST) return false;
-    int64_t f[4];
-    for (int i = 0; i < 4; i++) {
-        if (node->ne[i] % a->ne[i] != 0) return false;
-        f[i] = node->ne[i] / a->ne[i];
-    }
-    if (f[2] != 1 || f[3] != 1) return false;
-    /* sum blocks of f0 along dimension 0, then of f1 along dimension 1 */
-    struct ggml_tensor *t = ggml_sum_rows(ctx, ggml_reshape_2d(ctx, ggml_cont(ctx, dy), f[0], ggml_nelements(dy) / f[0]));
-    t = ggml_reshape_4d(ctx, t, a->ne[0], f[1], a->ne[1], a->ne[2] * a->ne[3]);
-    t = ggml_sum_rows(ctx, ggml_cont(ctx, ggml_permute(ctx, t, 1, 0, 2, 3)));
-    bw_add_grad(s, a, ggml_reshape_4d(ctx, t, a->ne[0], a->ne[1], a->ne[2], a->ne[3]));
+    const uint32_t mode = (uint32_t)node->op_params[0];
+    if (node->ne[2] != a->ne[2] || node->ne[3] != a->ne[3]) return false; /* resampling of dims 2, 3: no rule */
+    const int64_t W = a->ne[0], H = a->ne[1], OW = node->ne[0], OH = node->ne[1], CN = a->ne[2] * a->ne[3];
+    /* along dimension 0: [OW, OH*CN] -> [W, OH*CN] */
+    struct ggml_tensor *g = ggml_mul_mat(ctx, resample_weights(ctx, W, OW, mode), as_matrix(ctx, dy, OW));
+    /* along dimension 1: bring it first, [OH, W*CN] -> [H, W*CN] */
+    g = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, W, OH, CN), 1, 0, 2, 3));
+    g = ggml_mul_mat(ctx, resample_weights(ctx, H, OH, mode), ggml_reshape_2d(ctx, g, OH, W * CN));
+    g = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, H, W, CN), 1, 0, 2, 3));
+    bw_add_grad(s, a, ggml_reshape_4d(ctx, g, W, H, a->ne[2], a->ne[3]));
     return true;
 }
-
-/* ------------------------------------------------------------- set_rows */
 
 /* SET_ROWS is, as in ggml, a view of the destination with src[0] = the rows written and
  * src[1] = their indices; the destination is not an operand, so only the rows get a gradient. */

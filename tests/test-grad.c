@@ -185,6 +185,9 @@ BUILD(b_conv_2d_direct, ggml_conv_2d_direct(ctx, P0, P1, 1, 1, 1, 1, 1, 1))
 BUILD(b_conv_2d_direct_s2, ggml_conv_2d_direct(ctx, P0, P1, 2, 2, 0, 1, 1, 1))
 BUILD(b_conv_transpose_2d, ggml_conv_transpose_2d_p0(ctx, P0, P1, 2))
 BUILD(b_upscale, ggml_upscale(ctx, P0, 2, GGML_SCALE_MODE_NEAREST))
+BUILD(b_bilinear, ggml_interpolate(ctx, P0, 7, 5, 2, 1, GGML_SCALE_MODE_BILINEAR))
+BUILD(b_bilinear_ac, ggml_interpolate(ctx, P0, 5, 7, 2, 1, GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ALIGN_CORNERS))
+BUILD(b_bicubic, ggml_interpolate(ctx, P0, 6, 5, 2, 1, GGML_SCALE_MODE_BICUBIC))
 /* set_rows writes into its destination in place (as in ggml), which is not an operand of the node */
 BUILD(b_set_rows, ggml_set_rows(ctx, P0, P1, P2))
 BUILD(b_flash_attn, ggml_flash_attn_ext(ctx, P0, P1, P2, NULL, 0.5f, 0.0f, 0.0f))
@@ -261,6 +264,9 @@ static const struct grad_case cases[] = {
     {"conv_2d direct (stride 2)", b_conv_2d_direct_s2, 2, {{3, 3, 2, 2}, {7, 6, 2, 2}}, -1, 1, 2e-2},
     {"conv_transpose_2d", b_conv_transpose_2d, 2, {{3, 3, 2, 3}, {4, 3, 3, 1}}, -1, 1, 2e-2},
     {"upscale (nearest)", b_upscale, 1, {{3, 2, 2}}, -1, 1, 1e-2},
+    {"interpolate (bilinear)", b_bilinear, 1, {{4, 3, 2}}, -1, 1, 1e-2},
+    {"interpolate (bilinear, align corners)", b_bilinear_ac, 1, {{3, 4, 2}}, -1, 1, 1e-2},
+    {"interpolate (bicubic)", b_bicubic, 1, {{4, 3, 2}}, -1, 1, 1e-2},
     {"set_rows (rows written)", b_set_rows, 3, {{4, 6}, {4, 2}, {2}}, -1, 6, 1e-2, {true, false, true}, {0, 0, GGML_TYPE_I32}},
     {"flash_attn_ext (GQA)", b_flash_attn, 3, {{4, 3, 2}, {4, 5, 1}, {3, 5, 1}}, -1, 1, 2e-2},
     {"flash_attn_ext (mask)", b_flash_attn_mask, 4, {{4, 3, 2}, {4, 5, 2}, {3, 5, 2}, {5, 3}}, -1, 1, 2e-2, {false, false, false, true}},
