@@ -16,13 +16,20 @@ static bool is_activation_type(enum ggml_type type) {
     return ggmlc_is_float_type(type);
 }
 
+/* Weights of a supported type and float activations; otherwise one error naming func. */
+static bool product_types_ok(const char *func, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    if (is_product_type(a->type) && is_activation_type(b->type)) return true;
+    char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
+    ggmlc_op_fail(GGMLC_ERR_TYPE, func, "unsupported operand types: a %s, b %s (b must be f32, f16 or bf16)",
+                  ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
+    return false;
+}
+
 struct ggml_tensor *ggml_mul_mat(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b) {
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
-    if (!is_product_type(a->type) || !is_activation_type(b->type))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "unsupported operand types: a %s, b %s (b must be f32, f16 or bf16)",
-                             ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
+    if (!product_types_ok(__func__, a, b)) return NULL;
     if (a->ne[0] != b->ne[0] || a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
         return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__,
                              "a %s and b %s: need a->ne[0] == b->ne[0] and b->ne[2], b->ne[3] multiples of a's",
@@ -82,9 +89,7 @@ struct ggml_tensor *ggml_out_prod(struct ggml_context *ctx, struct ggml_tensor *
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
-    if (!is_product_type(a->type) || !is_activation_type(b->type))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "unsupported operand types: a %s, b %s (b must be f32, f16 or bf16)",
-                             ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
+    if (!product_types_ok(__func__, a, b)) return NULL;
     if (a->ne[1] != b->ne[1] || a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
         return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__,
                              "a %s and b %s: need a->ne[1] == b->ne[1] and b->ne[2], b->ne[3] multiples of a's",
