@@ -355,6 +355,15 @@ static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
     return m->sched ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_BACKEND, "ggmlc_model_compile: cannot create the scheduler");
 }
 
+/* Every dimension positive and at most 2^40 elements in all, computed without overflow. */
+static bool param_shape_ok(const struct nn_param *p) {
+    int64_t n = 1;
+    for (int i = 0; i < 4; i++) {
+        if (p->ne[i] <= 0 || __builtin_mul_overflow(n, p->ne[i], &n) || n > ((int64_t)1 << 40)) return false;
+    }
+    return true;
+}
+
 /* Parameter tensors (and optimizer state) in one buffer of the first backend, initialised. */
 static enum ggmlc_status place_params(ggmlc_model *m) {
     int n = 0;
@@ -366,6 +375,9 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
         ggmlc_layer *l = m->layers[i];
         for (int j = 0; j < l->n_params; j++) {
             struct nn_param *p = &l->params[j];
+            if (!param_shape_ok(p)) /* shapes come from layer settings, which a model file may forge */
+                return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_compile: parameter %s of layer '%s' has an impossible shape",
+                                       p->name, l->name);
             p->t = ggml_new_tensor(m->ctx_params, GGML_TYPE_F32, 4, p->ne);
             if (!p->t) { /* a shape no tensor can have (a damaged model file): the constructor said why */
                 char why[256];
