@@ -312,6 +312,10 @@ int main(void) {
     const char *only = getenv("GGMLC_TEST_ONLY");
     for (size_t i = 0; i < n_cases; i++)
         if (!only || strstr(cases[i].name, only)) check_case(&cases[i], (int)i);
+    size_t n_quant;
+    const struct vk_test_case *quant = vk_test_cases_quant(&n_quant);
+    for (size_t i = 0; i < n_quant; i++)
+        if (!only || strstr(quant[i].name, only)) check_case(&quant[i], (int)(n_cases + i));
     cases = vk_test_cases_ops(&n_cases);
     for (size_t i = 0; i < n_cases; i++)
         if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 500 + (int)i);
