@@ -195,7 +195,7 @@ static inline __m512i neg_bias_sum(__m512i l) {
         const __m512i bias = _mm512_set1_epi8((char)0x80);                                                        \
         __m512 acc[CPU_QUANT_MAX_ROWS];                                                                           \
         float tail[CPU_QUANT_MAX_ROWS];                                                                           \
-        for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps(), tail[r] = 0;                                   \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps(), tail[r] = 0;                                   \
         int i = 0;                                                                                                \
         for (; i + 3 < nb; i += 4) {                                                                              \
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                       \
@@ -204,7 +204,7 @@ static inline __m512i neg_bias_sum(__m512i l) {
             LEVELS4(x + i, &ab, &cd);                                                                             \
             const __m512i nab = neg_bias_sum(ab), ncd = neg_bias_sum(cd);                                         \
             const __m128 dx = DX4(x, i);                                                                          \
-            for (int r = 0; r < nr; r++) {                                                                        \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                                        \
                 const int8_t *qy = y->qs + r * y->qs_stride + (size_t)i * QK8_0;                                  \
                 const __m512i pab = _mm512_dpbusd_epi32(nab, _mm512_xor_si512(_mm512_loadu_si512(qy), bias), ab);  \
                 const __m512i pcd = _mm512_dpbusd_epi32(ncd, _mm512_xor_si512(_mm512_loadu_si512(qy + 64), bias), cd); \
@@ -217,12 +217,12 @@ static inline __m512i neg_bias_sum(__m512i l) {
             const __m256i l = LEVELS1(&x[i]);                                                                     \
             const __m256i nl = _mm512_castsi512_si256(neg_bias_sum(_mm512_castsi256_si512(l)));                   \
             const float dx = DX1(x, i);                                                                           \
-            for (int r = 0; r < nr; r++) {                                                                        \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                                        \
                 const __m256i p = dot_biased256(nl, qd_load32(y->qs + r * y->qs_stride + (size_t)i * QK8_0), l);  \
                 tail[r] += dx * y->d[r * y->d_stride + i] * (float)qd_hsum_epi32(p);                              \
             }                                                                                                     \
         }                                                                                                         \
-        for (int r = 0; r < nr; r++) s[r * s_stride] = _mm512_reduce_add_ps(acc[r]) + tail[r];                    \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = _mm512_reduce_add_ps(acc[r]) + tail[r];                    \
     }                                                                                                             \
     QD_ROWS_DISPATCH(name)
 
@@ -233,11 +233,7 @@ ROWS_VNNI(rows_iq4_nl, block_iq4_nl, levels4_iq4_nl, DX4_F16, qd_levels_iq4_nl, 
 ROWS_VNNI(rows_mxfp4, block_mxfp4, levels4_mxfp4, DX4_E8M0, qd_levels_mxfp4, QD_DX_E8M0)
 
 void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
-    t[GGML_TYPE_Q4_0] = rows_q4_0;
-    t[GGML_TYPE_Q5_0] = rows_q5_0;
-    t[GGML_TYPE_Q8_0] = rows_q8_0;
-    t[GGML_TYPE_IQ4_NL] = rows_iq4_nl;
-    t[GGML_TYPE_MXFP4] = rows_mxfp4;
+    CPU_QUANT_ROWS_FILL(t);
 }
 
 #else

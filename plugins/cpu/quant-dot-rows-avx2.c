@@ -21,19 +21,19 @@
         const xt *x = vx;                                                                                      \
         const __m256i ones = _mm256_set1_epi16(1);                                                             \
         __m256 acc[CPU_QUANT_MAX_ROWS];                                                                        \
-        for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                                             \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                                             \
         for (int i = 0; i < n / QK8_0; i++) {                                                                  \
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
             const __m256i l = LEVELS(&x[i]), abs_l = _mm256_sign_epi8(l, l);                                   \
             const float dx = DX(x, i);                                                                         \
-            for (int r = 0; r < nr; r++) {                                                                     \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                                     \
                 const __m256i qy = qd_load32(y->qs + r * y->qs_stride + (size_t)i * QK8_0);                    \
                 const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(abs_l, _mm256_sign_epi8(qy, l)), ones); \
                 const __m256 scale = _mm256_set1_ps(dx * y->d[r * y->d_stride + i]);                           \
                 acc[r] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[r]);                                \
             }                                                                                                  \
         }                                                                                                      \
-        for (int r = 0; r < nr; r++) s[r * s_stride] = qd_hsum_ps(acc[r]);                                     \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = qd_hsum_ps(acc[r]);                                     \
     }                                                                                                          \
     QD_ROWS_DISPATCH(name)
 
@@ -44,11 +44,7 @@ ROWS_AVX2(rows_iq4_nl, block_iq4_nl, qd_levels_iq4_nl, QD_DX_F16)
 ROWS_AVX2(rows_mxfp4, block_mxfp4, qd_levels_mxfp4, QD_DX_E8M0)
 
 void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table t) {
-    t[GGML_TYPE_Q4_0] = rows_q4_0;
-    t[GGML_TYPE_Q5_0] = rows_q5_0;
-    t[GGML_TYPE_Q8_0] = rows_q8_0;
-    t[GGML_TYPE_IQ4_NL] = rows_iq4_nl;
-    t[GGML_TYPE_MXFP4] = rows_mxfp4;
+    CPU_QUANT_ROWS_FILL(t);
 }
 
 #else

@@ -87,9 +87,5 @@ ROWS_KERNEL(iq4_nl)
 ROWS_KERNEL(mxfp4)
 
 void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table t) {
-    t[GGML_TYPE_Q4_0] = rows_q4_0;
-    t[GGML_TYPE_Q5_0] = rows_q5_0;
-    t[GGML_TYPE_Q8_0] = rows_q8_0;
-    t[GGML_TYPE_IQ4_NL] = rows_iq4_nl;
-    t[GGML_TYPE_MXFP4] = rows_mxfp4;
+    CPU_QUANT_ROWS_FILL(t);
 }

@@ -114,6 +114,9 @@ static inline __m256i qd_levels_mxfp4(const block_mxfp4 *x) {
 #define QD_DX_F16(x, i)  qd_h2f((x)[i].d)
 #define QD_DX_E8M0(x, i) ggmlc_e8m0_to_fp32_half((x)[i].e)
 
+/* Row loops fully unrolled, so that acc[r] are registers, not stack slots. */
+#define QD_UNROLL_ROWS _Pragma("GCC unroll 8")
+
 /* A multi-row kernel `name` calling name##_nr(..., nr) with a constant row count, so that
  * the always-inline body keeps one accumulator per row in registers. */
 #define QD_ROWS_DISPATCH(name)                                                                        \
