@@ -19,7 +19,15 @@ struct vk_test_case {
     bool expect_supported; /* false: the backend must decline it */
 };
 
+/* A new 4-D tensor of ctx named name (the name chooses its fill, see above); NULL on failure. */
+struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, const char *name, int64_t n0, int64_t n1,
+                                 int64_t n2, int64_t n3);
+
 /* The table of cases and its length. */
 const struct vk_test_case *vk_test_cases(size_t *n);
+/* The K-quant and mul_mat_id cases (vk-test-cases-quant.c). */
+const struct vk_test_case *vk_test_cases_quant(size_t *n);
+/* The cases of the ops and modes added later (vk-test-cases-ops.c). */
+const struct vk_test_case *vk_test_cases_ops(size_t *n);
 
 #endif

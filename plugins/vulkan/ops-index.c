@@ -21,7 +21,7 @@ static bool index_fits(const struct ggml_tensor *t) {
 
 static bool get_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
-    const bool quant_ok = vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % 32 == 0 && a->nb[1] % 2 == 0 &&
+    const bool quant_ok = vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % ggml_blck_size(a->type) == 0 && a->nb[1] % 2 == 0 &&
                           a->nb[2] % 2 == 0 && a->nb[3] % 2 == 0 && a->nb[0] == ggml_type_size(a->type);
     return (float_ok(d, a) || quant_ok) && idx->type == GGML_TYPE_I32 && index_fits(idx) && node->type == GGML_TYPE_F32 && vk_shape_fits(node) &&
            a->ne[2] == idx->ne[1] && a->ne[3] == idx->ne[2];

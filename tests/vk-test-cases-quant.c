@@ -1,0 +1,68 @@
+/*
+ * vk-test-cases-quant.c - test-vulkan.c cases for K-quant weights (Q2_K..Q6_K:
+ * matrix-vector for n = 1, 3, 8, the tiled GEMM for n = 17, broadcast batches,
+ * get_rows) and for mul_mat_id (mixtures of experts) over every weight type.
+ * The CPU reference quantizes the activations of quantized products (Q8_K or
+ * Q8_0) while Vulkan keeps them f32, hence the 1e-4 NMSE bounds.
+ */
+#include "vk-test-cases.h"
+
+#pragma weak ggml_mul_mat
+#pragma weak ggml_get_rows
+
+#define NEED(fn) do { if (!(fn)) return NULL; } while (0)
+
+#define leaf vk_test_leaf
+
+/* ------------------------------------------------------- K-quant mul_mat */
+
+/* a [512, 37] (two super-blocks per row, an odd row count) times b [512, n] */
+#define KQ_MM(fn, type, n) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
+        NEED(ggml_mul_mat); \
+        return ggml_mul_mat(ctx, leaf(ctx, type, "a", 512, 37, 1, 1), leaf(ctx, GGML_TYPE_F32, "b", 512, n, 1, 1)); \
+    }
+/* a broadcast over b's dims 2 and 3 (ratios 2 and 3), n = 3 (mat-vec) or 19 (GEMM) */
+#define KQ_BATCHED(fn, type, n) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
+        NEED(ggml_mul_mat); \
+        return ggml_mul_mat(ctx, leaf(ctx, type, "a", 256, 13, 2, 1), leaf(ctx, GGML_TYPE_F32, "b", 256, n, 4, 3)); \
+    }
+#define KQ_GET_ROWS(fn, type) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
+        NEED(ggml_get_rows); \
+        return ggml_get_rows(ctx, leaf(ctx, type, "a", 768, 11, 2, 1), leaf(ctx, GGML_TYPE_I32, "idx11:i", 5, 2, 1, 1)); \
+    }
+#define KQ_TYPE(t, T) \
+    KQ_MM(c_mv_##t##_n1, GGML_TYPE_##T, 1) \
+    KQ_MM(c_mv_##t##_n3, GGML_TYPE_##T, 3) \
+    KQ_MM(c_mv_##t##_n8, GGML_TYPE_##T, 8) \
+    KQ_MM(c_mm_##t##_n17, GGML_TYPE_##T, 17) \
+    KQ_BATCHED(c_mv_##t##_batched, GGML_TYPE_##T, 3) \
+    KQ_BATCHED(c_mm_##t##_batched, GGML_TYPE_##T, 19) \
+    KQ_GET_ROWS(c_get_rows_##t, GGML_TYPE_##T)
+KQ_TYPE(q2_K, Q2_K)
+KQ_TYPE(q3_K, Q3_K)
+KQ_TYPE(q4_K, Q4_K)
+KQ_TYPE(q5_K, Q5_K)
+KQ_TYPE(q6_K, Q6_K)
+
+/* f16 activations with K-quant weights have no kernel: declined, the CPU computes it */
+static struct ggml_tensor *c_mm_q4_K_f16_declined(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_K, "a", 256, 8, 1, 1), leaf(ctx, GGML_TYPE_F16, "b", 256, 4, 1, 1));
+}
+
+#define CASE(fn, err) {#fn + 2, fn, err, true}
+#define KQ_CASES(t) \
+    CASE(c_mv_##t##_n1, 1e-4), CASE(c_mv_##t##_n3, 1e-4), CASE(c_mv_##t##_n8, 1e-4), CASE(c_mm_##t##_n17, 1e-4), \
+    CASE(c_mv_##t##_batched, 1e-4), CASE(c_mm_##t##_batched, 1e-4), CASE(c_get_rows_##t, 1e-12)
+static const struct vk_test_case cases[] = {
+    KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K),
+    {"mm_q4_K_f16_declined", c_mm_q4_K_f16_declined, 0, false},
+};
+
+const struct vk_test_case *vk_test_cases_quant(size_t *n) {
+    *n = sizeof cases / sizeof *cases;
+    return cases;
+}
