@@ -88,6 +88,41 @@ static struct ggml_tensor *c_soft_max_back_alibi(struct ggml_context *ctx) {
     return ggml_soft_max_ext_back(ctx, F32("dy", 70, 6, 4, 1), F32("pos:y", 70, 6, 4, 1), 0.7f, 8.0f);
 }
 
+/* ------------------------------------------------------ rope, every mode */
+
+/* a [ne0, 4 heads, 7 positions, 2]: positions of four components (t, h, w, e) per token. */
+static struct ggml_tensor *rope_multi_case(struct ggml_context *ctx, enum ggml_type type, int ne0, int n_dims, int mode,
+                                           int s0, int s1, int s2, int s3, bool ff, bool back) {
+    struct ggml_tensor *a = leaf(ctx, type, "a", ne0, 4, 7, 2);
+    struct ggml_tensor *pos = I32("idx3000:pos", 4 * 7, 1, 1, 1);
+    const int n_ff = mode == GGML_ROPE_TYPE_VISION ? ne0 / 2 : n_dims / 2;
+    struct ggml_tensor *f = ff ? F32("pos:ff", n_ff, 1, 1, 1) : NULL;
+    int sections[GGML_MROPE_SECTIONS] = {s0, s1, s2, s3};
+    if (back) return ggml_rope_multi_back(ctx, a, pos, f, n_dims, sections, mode, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f);
+    return ggml_rope_multi(ctx, a, pos, f, n_dims, sections, mode, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f);
+}
+static struct ggml_tensor *c_rope_mrope(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_MROPE, 12, 10, 10, 0, false, false); }
+static struct ggml_tensor *c_rope_mrope_ff_e(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 64, 48, GGML_ROPE_TYPE_MROPE, 8, 6, 6, 4, true, false); }
+static struct ggml_tensor *c_rope_imrope(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_IMROPE, 11, 11, 10, 0, false, false); }
+static struct ggml_tensor *c_rope_vision(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 64, 32, GGML_ROPE_TYPE_VISION, 8, 8, 0, 0, false, false); }
+static struct ggml_tensor *c_rope_vision_ff(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 48, 24, GGML_ROPE_TYPE_VISION, 7, 5, 0, 0, true, false); }
+static struct ggml_tensor *c_rope_mrope_f16(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F16, 80, 64, GGML_ROPE_TYPE_MROPE, 12, 10, 10, 0, false, false); }
+static struct ggml_tensor *c_rope_mrope_back(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_MROPE, 12, 10, 10, 0, true, true); }
+static struct ggml_tensor *c_rope_imrope_back(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_IMROPE, 11, 11, 10, 0, false, true); }
+static struct ggml_tensor *c_rope_vision_back(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 64, 32, GGML_ROPE_TYPE_VISION, 8, 8, 0, 0, true, true); }
+static struct ggml_tensor *c_rope_neox_back(struct ggml_context *ctx) {
+    struct ggml_tensor *a = F32("a", 64, 4, 7, 1), *pos = I32("idx4000:pos", 7, 1, 1, 1);
+    return ggml_rope_ext_back(ctx, a, pos, NULL, 48, GGML_ROPE_TYPE_NEOX, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f);
+}
+/* a strided input: the K half of a fused QK tensor, as attention layers rope it */
+static struct ggml_tensor *c_rope_mrope_view(struct ggml_context *ctx) {
+    struct ggml_tensor *qk = F32("a", 128, 4, 7, 1);
+    struct ggml_tensor *k = ggml_view_3d(ctx, qk, 64, 4, 7, qk->nb[1], qk->nb[2], 64 * sizeof(float));
+    int sections[GGML_MROPE_SECTIONS] = {10, 6, 6, 2};
+    return ggml_rope_multi(ctx, k, I32("idx500:pos", 4 * 7, 1, 1, 1), NULL, 48, sections, GGML_ROPE_TYPE_MROPE, 4096, 10000.0f, 1.0f,
+                           0.0f, 1.0f, 0.0f, 0.0f);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_xielu, 1e-10), CASE(c_xielu_small, 1e-10), CASE(c_xielu_f16, 1e-6),
@@ -99,6 +134,9 @@ static const struct vk_test_case cases[] = {
     CASE(c_add_id, 1e-12), CASE(c_cumsum, 1e-10), CASE(c_cumsum_short, 1e-10), CASE(c_cumsum_view, 1e-10),
     CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0),
     CASE(c_soft_max_sinks, 1e-9), CASE(c_soft_max_sinks_mask_alibi, 1e-9), CASE(c_soft_max_back_alibi, 1e-10),
+    CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),
+    CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),
+    CASE(c_rope_vision_back, 1e-7), CASE(c_rope_neox_back, 1e-7), CASE(c_rope_mrope_view, 1e-7),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {
