@@ -75,6 +75,15 @@ static struct ggml_tensor *c_count_equal_argmax(struct ggml_context *ctx) {
     return ggml_count_equal(ctx, a, b);
 }
 
+/* repeated indices sum their gradient rows; more rows than one invocation's chunk */
+static struct ggml_tensor *c_get_rows_back(struct ggml_context *ctx) {
+    return ggml_get_rows_back(ctx, F32("dy", 37, 150, 1, 1), I32("idx130:i", 150, 1, 1, 1), F32("c", 37, 130, 1, 1));
+}
+static struct ggml_tensor *c_get_rows_back_strided(struct ggml_context *ctx) {
+    struct ggml_tensor *dy = ggml_transpose(ctx, F32("dy", 20, 9, 1, 1)); /* [9, 20] */
+    return ggml_get_rows_back(ctx, dy, I32("idx5:i", 20, 1, 1, 1), F32("c", 9, 5, 1, 1));
+}
+
 /* --------------------------------------------------------------- softmax */
 
 static struct ggml_tensor *soft_max_sinks_case(struct ggml_context *ctx, bool mask, float max_bias) {
@@ -123,6 +132,21 @@ static struct ggml_tensor *c_rope_mrope_view(struct ggml_context *ctx) {
                            0.0f, 1.0f, 0.0f, 0.0f);
 }
 
+/* ------------------------------------------------------ conv_2d (direct) */
+
+static struct ggml_tensor *c_conv_2d_direct(struct ggml_context *ctx) {
+    return ggml_conv_2d_direct(ctx, F32("k", 3, 3, 5, 6), F32("x", 13, 11, 5, 2), 1, 1, 1, 1, 1, 1);
+}
+static struct ggml_tensor *c_conv_2d_direct_f16_strided(struct ggml_context *ctx) {
+    return ggml_conv_2d_direct(ctx, F16("k", 3, 2, 4, 3), F32("x", 17, 12, 4, 1), 2, 3, 2, 0, 2, 1);
+}
+/* the input a strided view: columns 1..10 of wider images */
+static struct ggml_tensor *c_conv_2d_direct_view(struct ggml_context *ctx) {
+    struct ggml_tensor *base = F32("x", 12, 9, 4, 2);
+    struct ggml_tensor *v = ggml_view_4d(ctx, base, 10, 9, 4, 2, base->nb[1], base->nb[2], base->nb[3], sizeof(float));
+    return ggml_conv_2d_direct(ctx, F32("k", 2, 2, 4, 3), v, 1, 1, 0, 1, 1, 2);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_xielu, 1e-10), CASE(c_xielu_small, 1e-10), CASE(c_xielu_f16, 1e-6),
@@ -132,11 +156,12 @@ static const struct vk_test_case cases[] = {
     CASE(c_back_exp, 1e-8), CASE(c_back_expm1, 1e-8), CASE(c_back_softplus, 1e-8), CASE(c_back_gelu_erf, 1e-6),
     CASE(c_back_xielu, 1e-8), CASE(c_back_floor, 0), CASE(c_back_round, 0), CASE(c_back_gelu_strided, 1e-6),
     CASE(c_add_id, 1e-12), CASE(c_cumsum, 1e-10), CASE(c_cumsum_short, 1e-10), CASE(c_cumsum_view, 1e-10),
-    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0),
+    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12),
     CASE(c_soft_max_sinks, 1e-9), CASE(c_soft_max_sinks_mask_alibi, 1e-9), CASE(c_soft_max_back_alibi, 1e-10),
     CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),
     CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),
     CASE(c_rope_vision_back, 1e-7), CASE(c_rope_neox_back, 1e-7), CASE(c_rope_mrope_view, 1e-7),
+    CASE(c_conv_2d_direct, 1e-10), CASE(c_conv_2d_direct_f16_strided, 1e-6), CASE(c_conv_2d_direct_view, 1e-10),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {

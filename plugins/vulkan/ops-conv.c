@@ -1,6 +1,7 @@
 /*
  * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat),
- * conv_transpose_2d, pool_1d / pool_2d and upscale (nearest, bilinear, bicubic).
+ * conv_2d (direct), conv_transpose_2d, pool_1d / pool_2d and upscale (nearest,
+ * bilinear, bicubic).
  */
 #include "vk-impl.h"
 
@@ -131,7 +132,42 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------ conv_2d (direct) */
+
+/* a: kernel [KW, KH, IC, OC] (f32/f16), b: data [W, H, IC, N] (f32), both with unit-stride rows;
+ * op_params: s0, s1, p0, p1, d0, d1. */
+static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    for (int i = 0; i < 6; i++)
+        if (vk_param_i32(node, i) < (i < 2 || i >= 4 ? 1 : 0)) return false; /* strides and dilations >= 1, padding >= 0 */
+    return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
+           node->type == GGML_TYPE_F32 && k->ne[2] == x->ne[2] && node->ne[2] == k->ne[3] && node->ne[3] == x->ne[3] &&
+           k->nb[0] == ggml_type_size(k->type) && x->nb[0] == 4 && vk_shape_fits(k) && vk_shape_fits(x) && vk_shape_fits(node);
+}
+
+static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const size_t tk = ggml_type_size(k->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", vk_type_tag(k->type)));
+    const uint32_t push[25] = {
+        (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)k->ne[3],
+        (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
+        (uint32_t)x->ne[0], (uint32_t)x->ne[1], (uint32_t)x->ne[3], (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4), (uint32_t)(x->nb[3] / 4),
+        (uint32_t)node->ne[0], (uint32_t)node->ne[1],
+        (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
+    };
+    memcpy(ds.push, push, sizeof push);
+    for (int i = 0; i < 6; i++) ds.push[19 + i] = (uint32_t)vk_param_i32(node, i);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 25);
+    vk_dispatch_bind(&ds, x, false, 4, 26);
+    vk_dispatch_bind(&ds, node, true, 4, 27);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_conv_register(struct vk_op_kernel *t) {
+    t[GGML_OP_CONV_2D] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record};
     t[GGML_OP_CONV_TRANSPOSE_2D] = (struct vk_op_kernel){conv_transpose_2d_supports, conv_transpose_2d_record};
     t[GGML_OP_UPSCALE] = (struct vk_op_kernel){upscale_supports, upscale_record};
     t[GGML_OP_IM2COL] = (struct vk_op_kernel){im2col_supports, im2col_record};
