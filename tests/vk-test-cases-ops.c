@@ -147,6 +147,32 @@ static struct ggml_tensor *c_conv_2d_direct_view(struct ggml_context *ctx) {
     return ggml_conv_2d_direct(ctx, F32("k", 2, 2, 4, 3), v, 1, 1, 0, 1, 1, 2);
 }
 
+/* ------------------------------------------- pool_2d_back, im2col_back */
+
+/* overlapping windows (stride < kernel) and padding; "idx4:" inputs make ties in max windows */
+static struct ggml_tensor *c_pool_2d_back_max(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 7, 6, 3, 2), F32("x", 13, 11, 3, 2), GGML_OP_POOL_MAX, 3, 2, 2, 2, 1, 1);
+}
+static struct ggml_tensor *c_pool_2d_back_max_ties(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 6, 5, 2, 1), F32("idx4:x", 11, 10, 2, 1), GGML_OP_POOL_MAX, 3, 3, 2, 2, 1, 1);
+}
+static struct ggml_tensor *c_pool_2d_back_avg(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 12, 4, 3, 1), F32("x", 13, 11, 3, 1), GGML_OP_POOL_AVG, 2, 3, 1, 3, 0, 1);
+}
+static struct ggml_tensor *c_pool_2d_back_f16(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 4, 4, 2, 1), F16("x", 8, 8, 2, 1), GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0);
+}
+static struct ggml_tensor *c_im2col_back_2d(struct ggml_context *ctx) {
+    int64_t ne[4] = {11, 9, 4, 2};
+    /* kernel [3, 3, 4, 5], stride 2x1, padding 1x2, dilation 1x2: OW 6, OH 9 */
+    return ggml_im2col_back(ctx, F16("k", 3, 3, 4, 5), F32("g", 36, 6, 9, 2), ne, 2, 1, 1, 2, 1, 2, true);
+}
+static struct ggml_tensor *c_im2col_back_1d(struct ggml_context *ctx) {
+    int64_t ne[4] = {20, 4, 3, 1};
+    /* kernel [3, 4], stride 2, no padding, dilation 2: OW 8 */
+    return ggml_im2col_back(ctx, F16("k", 3, 4, 2, 1), F32("g", 12, 8, 3, 1), ne, 2, 0, 0, 0, 2, 0, false);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_xielu, 1e-10), CASE(c_xielu_small, 1e-10), CASE(c_xielu_f16, 1e-6),
@@ -162,6 +188,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),
     CASE(c_rope_vision_back, 1e-7), CASE(c_rope_neox_back, 1e-7), CASE(c_rope_mrope_view, 1e-7),
     CASE(c_conv_2d_direct, 1e-10), CASE(c_conv_2d_direct_f16_strided, 1e-6), CASE(c_conv_2d_direct_view, 1e-10),
+    CASE(c_pool_2d_back_max, 0), CASE(c_pool_2d_back_max_ties, 0), CASE(c_pool_2d_back_avg, 1e-12), CASE(c_pool_2d_back_f16, 0),
+    CASE(c_im2col_back_2d, 1e-12), CASE(c_im2col_back_1d, 1e-12),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {
