@@ -140,11 +140,39 @@ static void test_gguf_file_ptr(void) {
     ggml_free(ctx);
 }
 
+static int n_logged;
+static void count_log(enum ggml_log_level level, const char *text, void *user_data) {
+    (void)level;
+    (void)text;
+    n_logged += *(int *)user_data;
+}
+
+/* ggml_log_get returns what ggml_log_set installed, so a logger can be saved and restored. */
+static void test_log_get(void) {
+    ggml_log_callback saved_cb = NULL, cb = NULL;
+    void *saved_ud = NULL, *ud = NULL;
+    ggml_log_get(&saved_cb, &saved_ud);
+    int weight = 3;
+    ggml_log_set(count_log, &weight);
+    ggml_log_get(&cb, &ud);
+    tap_ok(cb == count_log && ud == &weight, "ggml_log_get returns the callback and user data ggml_log_set installed");
+    struct ggml_context *ctx = new_ctx();
+    n_logged = 0;
+    (void)ggml_add(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3), ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2)); /* logs an error */
+    tap_ok(n_logged >= 3, "an operator error is logged through it (%d)", n_logged);
+    ggml_log_set(saved_cb, saved_ud);
+    ggml_log_get(&cb, &ud);
+    tap_ok(cb == saved_cb && ud == saved_ud && saved_cb != NULL, "the saved logger is put back (never a NULL callback)");
+    ggml_log_get(NULL, NULL); /* NULL out-pointers are allowed */
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(20261129);
     test_glu_odd_width();
     test_get_rows_back_extra_rows();
     test_set_i32();
     test_gguf_file_ptr();
+    test_log_get();
     return tap_done();
 }
