@@ -164,6 +164,7 @@ GGML_API enum ggmlc_status ggmlc_model_add(ggmlc_model *model, ggmlc_layer *laye
  * created them: the order of the data arrays of ggmlc_model_fit_multi and its kin. */
 typedef struct ggmlc_node ggmlc_node;
 GGML_API ggmlc_node *ggmlc_input(ggmlc_model *model, const int64_t *shape, int n_dims);
+/* Apply layer to x (a node of this model); a layer in no model yet is taken over, also on failure. */
 GGML_API ggmlc_node *ggmlc_apply(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x);
 /* Residual connection and concatenation along axis (of the shape without batch). */
 GGML_API ggmlc_node *ggmlc_add(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b);
