@@ -15,6 +15,10 @@
  *     ggmlc_model_evaluate(m, x_test, y_test, n_test, 256, &loss, metrics);
  *     ggmlc_model_save(m, "model.gguf", false);
  *
+ * Functional models (ggmlc_functional, ggmlc_input, ggmlc_apply, ggmlc_model_set_outputs) may have
+ * several inputs and outputs, a loss per output (compile options losses/loss_weights) and train with
+ * ggmlc_model_fit_multi on one struct ggmlc_array per input and output.
+ *
  * Shapes leave out the batch dimension (an image is {C, H, W}, a sequence
  * {T, F}); data are row-major float arrays with the batch dimension first.  Functions that can fail return an enum ggmlc_status and leave a
  * message in ggmlc_last_error(); constructors return NULL.
