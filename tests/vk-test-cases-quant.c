@@ -9,6 +9,8 @@
 
 #pragma weak ggml_mul_mat
 #pragma weak ggml_get_rows
+#pragma weak ggml_mul_mat_id
+#pragma weak ggml_transpose
 
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 
@@ -53,13 +55,60 @@ static struct ggml_tensor *c_mm_q4_K_f16_declined(struct ggml_context *ctx) {
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_K, "a", 256, 8, 1, 1), leaf(ctx, GGML_TYPE_F16, "b", 256, 4, 1, 1));
 }
 
+/* ------------------------------------------------------------ mul_mat_id */
+
+/* as [k, 19, n_as] routed by ids [n_used, tokens] (values idx<N>: experts N.. unused,
+ * repeats within a token likely); b has one row per slot, or one for all (b_rows 1).
+ * Up to 8 tokens take the matrix-vector kernel, more the GEMM. */
+static struct ggml_tensor *moe(struct ggml_context *ctx, enum ggml_type type, int64_t k, int64_t rows, int64_t n_as, const char *ids_fill,
+                               int64_t n_used, int64_t b_rows, int64_t tokens) {
+    NEED(ggml_mul_mat_id);
+    return ggml_mul_mat_id(ctx, leaf(ctx, type, "as", k, rows, n_as, 1), leaf(ctx, GGML_TYPE_F32, "b", k, b_rows, tokens, 1),
+                           leaf(ctx, GGML_TYPE_I32, ids_fill, n_used, tokens, 1, 1));
+}
+static struct ggml_tensor *c_mul_mat_id_f32_n1(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F32, 67, 37, 6, "idx4:ids", 3, 3, 1); }
+static struct ggml_tensor *c_mul_mat_id_f32_mv(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F32, 67, 37, 6, "idx4:ids", 3, 3, 5); }
+static struct ggml_tensor *c_mul_mat_id_f16_bcast(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F16, 96, 33, 4, "uniq4:ids", 2, 1, 7); }
+static struct ggml_tensor *c_mul_mat_id_bf16_mm(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_BF16, 40, 21, 3, "idx3:ids", 2, 2, 17); }
+/* about 150 pairs per used expert: several full tiles of pairs plus a partial one */
+static struct ggml_tensor *c_mul_mat_id_f32_mm(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F32, 67, 45, 4, "idx2:ids", 2, 2, 150); }
+static struct ggml_tensor *c_mul_mat_id_f16_mm_bcast(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F16, 64, 70, 8, "uniq8:ids", 4, 1, 33); }
+/* ids as a transposed view: strides along both dims */
+static struct ggml_tensor *c_mul_mat_id_ids_view(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat_id);
+    NEED(ggml_transpose);
+    struct ggml_tensor *ids = ggml_transpose(ctx, leaf(ctx, GGML_TYPE_I32, "idx5:ids", 12, 3, 1, 1));
+    return ggml_mul_mat_id(ctx, leaf(ctx, GGML_TYPE_F32, "as", 32, 29, 5, 1), leaf(ctx, GGML_TYPE_F32, "b", 32, 3, 12, 1), ids);
+}
+/* the decoders are those mul_mat uses (tested above): two of each block family here,
+ * few because every type is two more pipelines for lavapipe to compile */
+#define MOE_QUANT(t, T) \
+    static struct ggml_tensor *c_mul_mat_id_##t##_mv(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_##T, 256, 19, 5, "idx4:ids", 3, 3, 4); } \
+    static struct ggml_tensor *c_mul_mat_id_##t##_mm(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_##T, 256, 19, 5, "idx3:ids", 2, 1, 40); }
+MOE_QUANT(q4_0, Q4_0)
+MOE_QUANT(q8_0, Q8_0)
+MOE_QUANT(q4_K, Q4_K)
+MOE_QUANT(q6_K, Q6_K)
+/* f16 activations have no kernel: declined */
+static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat_id);
+    return ggml_mul_mat_id(ctx, leaf(ctx, GGML_TYPE_F16, "as", 32, 8, 3, 1), leaf(ctx, GGML_TYPE_F16, "b", 32, 2, 4, 1),
+                           leaf(ctx, GGML_TYPE_I32, "idx3:ids", 2, 4, 1, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define KQ_CASES(t) \
     CASE(c_mv_##t##_n1, 1e-4), CASE(c_mv_##t##_n3, 1e-4), CASE(c_mv_##t##_n8, 1e-4), CASE(c_mm_##t##_n17, 1e-4), \
     CASE(c_mv_##t##_batched, 1e-4), CASE(c_mm_##t##_batched, 1e-4), CASE(c_get_rows_##t, 1e-12)
+#define MOE_CASES(t) CASE(c_mul_mat_id_##t##_mv, 1e-4), CASE(c_mul_mat_id_##t##_mm, 1e-4)
 static const struct vk_test_case cases[] = {
     KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K),
     {"mm_q4_K_f16_declined", c_mm_q4_K_f16_declined, 0, false},
+    CASE(c_mul_mat_id_f32_n1, 1e-10), CASE(c_mul_mat_id_f32_mv, 1e-10), CASE(c_mul_mat_id_f16_bcast, 1e-8),
+    CASE(c_mul_mat_id_bf16_mm, 1e-8), CASE(c_mul_mat_id_f32_mm, 1e-10), CASE(c_mul_mat_id_f16_mm_bcast, 1e-8),
+    CASE(c_mul_mat_id_ids_view, 1e-10),
+    MOE_CASES(q4_0), MOE_CASES(q8_0), MOE_CASES(q4_K), MOE_CASES(q6_K),
+    {"mul_mat_id_f16_b_declined", c_mul_mat_id_f16_b_declined, 0, false},
 };
 
 const struct vk_test_case *vk_test_cases_quant(size_t *n) {
