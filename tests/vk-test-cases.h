@@ -27,5 +27,7 @@ struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, 
 const struct vk_test_case *vk_test_cases(size_t *n);
 /* The K-quant and mul_mat_id cases (vk-test-cases-quant.c). */
 const struct vk_test_case *vk_test_cases_quant(size_t *n);
+/* The cases of the ops and modes added later (vk-test-cases-ops.c). */
+const struct vk_test_case *vk_test_cases_ops(size_t *n);
 
 #endif
