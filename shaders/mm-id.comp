@@ -4,7 +4,8 @@
 // time BN of them are listed multiplies the BM rows of expert e with their
 // activation rows as a tiled GEMM (f32 accumulation, as in mm.comp).  So every
 // expert's weights are read once per m tile whatever the number of tokens,
-// and an expert nobody uses costs only the scan.
+// and an expert nobody uses costs only the scan.  Pairs with an out-of-range
+// expert id get zero rows.
 #include "types.glsl"
 #include "mm-id-push.glsl"
 
@@ -72,8 +73,12 @@ void main() {
     // product (a full tile while scanning, the rest after) keeps the shader small.
     for (uint q0 = 0;; q0 += BN) {
         const bool scanned = q0 >= n_pairs;
-        for (uint i = tid; i < BN && !scanned; i += WG)
-            if (q0 + i < n_pairs && expert_of(q0 + i) == e) pairs[atomicAdd(n_listed, 1u)] = q0 + i;
+        for (uint i = tid; i < BN && !scanned; i += WG) {
+            const uint q = q0 + i, id = q < n_pairs ? expert_of(q) : p.n_as;
+            if (id == e) pairs[atomicAdd(n_listed, 1u)] = q;
+            if (id >= p.n_as && q < n_pairs && e == 0) // out of range: expert 0's workgroups write zeros
+                for (uint gm = m0; gm < min(m0 + BM, p.M); gm++) data_d[d_row_of(q) + gm] = 0.0;
+        }
         barrier();
         const uint n = n_listed, take = min(n, BN);
         if (n >= BN || (scanned && n > 0)) {

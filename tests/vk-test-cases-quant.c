@@ -5,6 +5,11 @@
  * The CPU reference quantizes the activations of quantized products (Q8_K or
  * Q8_0) while Vulkan keeps them f32, hence the 1e-4 NMSE bounds.
  */
+#include <math.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "testutil.h"
 #include "vk-test-cases.h"
 
 #pragma weak ggml_mul_mat
@@ -114,4 +119,60 @@ static const struct vk_test_case cases[] = {
 const struct vk_test_case *vk_test_cases_quant(size_t *n) {
     *n = sizeof cases / sizeof *cases;
     return cases;
+}
+
+/* ------------------------------------- mul_mat_id with out-of-range ids */
+
+/* Some ids outside [0, n_as) (-1, n_as): the CPU backend fails such a graph, the GPU
+ * cannot report it, so the backend must write zero rows for those pairs and compute
+ * the others; checked against a product computed here, for the matrix-vector
+ * (3 tokens) and the GEMM (12 tokens) kernels. */
+static void check_bad_ids(ggml_backend_t backend, int64_t tokens) {
+    enum { K = 32, ROWS = 9, N_AS = 3, N_USED = 2 };
+    struct ggml_init_params ip = {.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *as = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, ROWS, N_AS);
+    struct ggml_tensor *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, N_USED, tokens);
+    struct ggml_tensor *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, N_USED, tokens);
+    struct ggml_tensor *out = ggml_mul_mat_id(ctx, as, b, ids);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, out);
+    if (!ggml_backend_supports_op(backend, out)) {
+        tap_ok(false, "mul_mat_id with %lld tokens is supported", (long long)tokens);
+        ggml_free(ctx);
+        return;
+    }
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    float va[K * ROWS * N_AS], vb[K * N_USED * 12], vout[ROWS * N_USED * 12];
+    int32_t vids[N_USED * 12];
+    for (int i = 0; i < K * ROWS * N_AS; i++) va[i] = test_uniform(-1.0f, 1.0f);
+    for (int i = 0; i < K * N_USED * tokens; i++) vb[i] = test_uniform(-1.0f, 1.0f);
+    for (int i = 0; i < N_USED * tokens; i++) vids[i] = i % 4 == 1 ? -1 : i % 5 == 2 ? N_AS : (i * 7) % N_AS;
+    ggml_backend_tensor_set(as, va, 0, sizeof va);
+    ggml_backend_tensor_set(b, vb, 0, (size_t)(K * N_USED * tokens) * sizeof(float));
+    ggml_backend_tensor_set(ids, vids, 0, (size_t)(N_USED * tokens) * sizeof(int32_t));
+    for (int i = 0; i < ROWS * N_USED * tokens; i++) vout[i] = NAN; /* rows left unwritten stay NaN */
+    ggml_backend_tensor_set(out, vout, 0, (size_t)(ROWS * N_USED * tokens) * sizeof(float));
+    const bool computed = ggml_backend_graph_compute(backend, g) == GGML_STATUS_SUCCESS;
+    double worst = computed ? 0.0 : INFINITY;
+    if (computed) ggml_backend_tensor_get(out, vout, 0, (size_t)(ROWS * N_USED * tokens) * sizeof(float));
+    for (int pair = 0; computed && pair < N_USED * tokens; pair++) {
+        const int e = vids[pair];
+        for (int m = 0; m < ROWS; m++) {
+            double want = 0.0;
+            for (int k = 0; e >= 0 && e < N_AS && k < K; k++) want += (double)va[(e * ROWS + m) * K + k] * vb[pair * K + k];
+            const double err = fabs(vout[pair * ROWS + m] - want);
+            if (isnan(err) || err > worst) worst = isnan(worst) ? worst : err; /* a NaN stays */
+        }
+    }
+    tap_ok(worst <= 1e-5, "mul_mat_id, %lld tokens: rows of out-of-range expert ids are zero, the others right (max error %.3g)",
+           (long long)tokens, worst);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+}
+
+void vk_check_moe_bad_ids(ggml_backend_t backend) {
+    if (!ggml_mul_mat_id) return;
+    check_bad_ids(backend, 3);
+    check_bad_ids(backend, 12);
 }
