@@ -248,7 +248,8 @@ struct ggmlc_callback {
 };
 
 /* Built-in callbacks (free them with ggmlc_callback_free when not passed to fit). monitor is
- * "loss", "val_loss", "accuracy" or "val_accuracy". */
+ * "loss", "accuracy", "mae", or with several outputs "<output>_loss", "<output>_accuracy",
+ * "<output>_mae" (the output's layer name), each with "val_" before it for the validation data. */
 GGML_API struct ggmlc_callback ggmlc_early_stopping(const char *monitor, double min_delta, int patience, bool restore_best_weights);
 /* Learning rate multiplied by gamma every step_epochs epochs. */
 GGML_API struct ggmlc_callback ggmlc_lr_step_decay(int step_epochs, double gamma);

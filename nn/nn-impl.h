@@ -224,7 +224,7 @@ struct nn_progress {
     bool enabled, tty;
     int epoch, epochs;
     int64_t total, done;
-    int64_t t_start;
+    int64_t t_start, t_last;
 };
 GGMLC_HIDDEN void nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total);
 /* running: the epoch's logs so far (train fields). */

@@ -169,6 +169,26 @@ static void check_progress_line(ggmlc_model *m, const struct ggmlc_array *x, con
     tap_ok(all && !strstr(line, "reg_accuracy"), "the epoch line names every output's loss and metrics: %.*s", (int)strcspn(line, "\n"), line);
 }
 
+/* Early stopping that never sees an improvement after the first epoch stops after patience (1) more,
+ * when it knows the per-output name; an unknown name is never measured, so training runs on. */
+static void check_output_monitor(ggmlc_model *m, const struct ggmlc_array *x, const struct ggmlc_array *y) {
+    const char *monitors[] = {"val_cls_loss", "val_reg_mae", "cls_accuracy", "val_nothing_loss"};
+    const int want[] = {2, 2, 2, 4};
+    for (int i = 0; i < 4; i++) {
+        struct ggmlc_callback stop = ggmlc_early_stopping(monitors[i], 1e9, 1, false);
+        struct ggmlc_fit_options fo = one_epoch(100);
+        fo.epochs = 4;
+        fo.validation_split = 0.2f;
+        fo.callbacks = &stop;
+        fo.n_callbacks = 1;
+        ggmlc_history *h = NULL;
+        ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, &h);
+        tap_ok(ggmlc_history_epochs(h) == want[i], "early stopping on '%s': %d epochs (want %d)", monitors[i], ggmlc_history_epochs(h), want[i]);
+        ggmlc_history_free(h);
+        ggmlc_callback_free(&stop);
+    }
+}
+
 static void test_training(void) {
     static float a[N * IN], b[N * IN], yr[N * REG], yc[N];
     make_data(a, b, yr, yc, N);
@@ -203,6 +223,7 @@ static void test_training(void) {
     ggmlc_history_free(h);
 
     check_progress_line(m, x, y);
+    check_output_monitor(m, x, y);
 
     /* save and reload: identical predictions and the per-output losses and weights */
     char path[] = "/tmp/ggmlc-test-nn-multi-XXXXXX";

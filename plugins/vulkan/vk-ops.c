@@ -85,8 +85,9 @@ static bool fits_binding(const struct vk_device *d, const struct ggml_tensor *t)
 }
 
 bool vk_supports_node(const struct vk_device *d, const struct ggml_tensor *node) {
-    if (!node || node->op < 0 || node->op >= GGML_OP_COUNT) return false;
+    if (!node || node->op < 0 || node->op >= GGML_OP_COUNT || d->lost) return false; /* a lost device computes nothing */
     if (ggmlc_op_is_view(node->op)) return true;
+    if (d->op_broken[node->op]) return false; /* its pipeline failed to compile: the CPU takes it */
     const struct vk_op_kernel *k = &vk_op_table()[node->op];
     if (!k->record || !fits_binding(d, node)) return false;
     for (int i = 0; i < GGML_MAX_SRC; i++)
