@@ -131,11 +131,12 @@ ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) {
         if (l && !l->owned) ggmlc_layer_free(l);
         return NULL;
     }
-    if (m->compiled) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply: the model is already compiled");
+    if (m->compiled || !node_of(m, x, "ggmlc_apply")) {
+        if (m->compiled) ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply: the model is already compiled");
+        if (!l->owned) ggmlc_layer_free(l); /* taken over, as on the other failures */
         return NULL;
     }
-    if (!node_of(m, x, "ggmlc_apply") || !own_layer(m, l) || setup_layer(l, x->shape, x->n_dims) != GGMLC_OK) return NULL;
+    if (!own_layer(m, l) || setup_layer(l, x->shape, x->n_dims) != GGMLC_OK) return NULL;
     ggmlc_node *n = node_new(m, NODE_LAYER);
     if (!n) return NULL;
     n->layer = l;
