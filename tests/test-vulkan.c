@@ -323,6 +323,7 @@ int main(void) {
     const struct vk_test_case *quant = vk_test_cases_quant(&n_quant);
     for (size_t i = 0; i < n_quant; i++)
         if (!only || strstr(quant[i].name, only)) check_case(&quant[i], (int)(n_cases + i));
+    if (!only) vk_check_moe_bad_ids(backend_test);
     cases = vk_test_cases_ops(&n_cases);
     for (size_t i = 0; i < n_cases; i++)
         if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 500 + (int)i);
