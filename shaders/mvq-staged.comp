@@ -4,13 +4,13 @@
 // 32-bit loads: a block is 18-34 bytes, and a lane reading its own block
 // straight from memory would touch a different cache line than its
 // neighbours on every load.  So a workgroup copies R rows x WG blocks of a
-// into shared memory word by word, and the chunk of b they multiply (padded
-// so that 16-byte reads do not conflict); then thread t dots one block per
-// row, decoded from shared memory by quant-words.glsl, with b's 32 values
-// held in registers for all R rows.  Sums: per subgroup, then across
-// subgroups.  Workgroups loop over row groups (a grid of at most `groups`),
-// so when K fits one chunk and N = 1, b is staged once per workgroup; the next
-// tile of a is loaded into registers while the current one is multiplied.
+// into shared memory word by word; then thread t dots one block per row,
+// decoded from shared memory by quant-words.glsl, with the 32 values of b it
+// multiplies held in registers for all R rows.  Sums: per subgroup, then
+// across subgroups.  Workgroups loop over row groups (a grid of at most
+// `groups`), so when K fits one chunk and N = 1, a thread loads its part of b
+// once; the next tile of a is loaded into registers while the current one is
+// multiplied.  Shared memory is kept small (a only): occupancy hides latency.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "types.glsl"
 #include "mm-push.glsl"
@@ -18,6 +18,8 @@
 layout(constant_id = 0) const uint WG = 128;  // threads = blocks per chunk (even)
 layout(constant_id = 1) const uint R = 4;     // rows per row group
 layout(constant_id = 2) const uint NC = 1;    // columns of b = N (1..8)
+layout(constant_id = 3) const uint CONVERT = 0; // quants to floats: 0 bit tricks, 1 int-to-float (quant-words.glsl)
+layout(constant_id = 4) const uint BVEC = 0;    // 1: b's offset and strides are multiples of 4 floats
 layout(local_size_x_id = 0) in;
 
 #if QTYPE == 2
@@ -35,11 +37,11 @@ layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer A { uint data_a[]; };  // offsets and strides in halfwords
 layout(binding = 1) readonly buffer B { float data_b[]; };
+layout(binding = 1) readonly buffer B4 { vec4 data_b4[]; };  // the same, 16 bytes at a time
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
 const uint RS = WG * QWORDS / 2 + 2;   // shared words per staged row
 shared uint sa[R * RS];
-shared vec4 sb[WG * 9];                // 32 values + 4 of padding per thread
 shared float red[32 * R * NC];         // [subgroup][row * NC + column], at most 32 subgroups
 float xb[32];
 #include "quant-words.glsl"
@@ -50,20 +52,18 @@ float xb[32];
 // second, so the alignment is the same across a subgroup (no divergence) and
 // neighbouring lanes read words QWORDS apart (different banks).
 uint block_of(uint t) { return QWORDS % 2 == 1 ? 2 * (t % (WG / 2)) + t / (WG / 2) : t; }
-uint owner_of(uint kb) { return QWORDS % 2 == 1 ? (kb >> 1) + (kb & 1u) * (WG / 2) : kb; }
 
-// b[k0 .. k0 + nb * 32) of one column into sb, each block in its owner's slot
-// (all loads first: a store waiting on each load in turn would serialise them)
-void stage_b(uint b_at, uint nb) {
-    float v[32];
-    [[unroll]] for (uint j = 0; j < 32; j++) {
-        const uint e = gl_LocalInvocationID.x + j * WG;
-        v[j] = e / 32 < nb ? data_b[b_at + e] : 0.0;
+// xb = b[b_at + kt * 32 ...], thread t's block of one column (zeros past nb blocks)
+// (a lane's 32 values are a cache line of their own: 16-byte loads take 4x fewer of them)
+void load_x(uint b_at, uint kt, uint nb) {
+    if (BVEC == 1) {
+        [[unroll]] for (uint v = 0; v < 8; v++) {
+            const vec4 q = kt < nb ? data_b4[(b_at + kt * 32) / 4 + v] : vec4(0.0);
+            xb[4 * v] = q.x; xb[4 * v + 1] = q.y; xb[4 * v + 2] = q.z; xb[4 * v + 3] = q.w;
+        }
+        return;
     }
-    [[unroll]] for (uint j = 0; j < 32; j++) {
-        const uint e = gl_LocalInvocationID.x + j * WG;
-        sb[owner_of(e / 32) * 9 + (e % 32) / 4][e % 4] = v[j];
-    }
+    [[unroll]] for (uint e = 0; e < 32; e++) xb[e] = kt < nb ? data_b[b_at + kt * 32 + e] : 0.0;
 }
 
 // The next tile of a (R rows x one chunk of blocks) is loaded into registers
@@ -95,13 +95,9 @@ void stash_a() {
 
 float acc[R * NC];
 
-// acc[r][j] += the dot of thread t's block in staged row r with column j of b
+// acc[r][j] += the dot of thread t's block in staged row r with column j of b (in xb)
 void add_column(uint j, uint rows, uint row_parity) {
-    const uint t = gl_LocalInvocationID.x, kt = block_of(t);
-    [[unroll]] for (uint v = 0; v < 8; v++) {
-        const vec4 q = sb[t * 9 + v];
-        xb[4 * v] = q.x; xb[4 * v + 1] = q.y; xb[4 * v + 2] = q.z; xb[4 * v + 3] = q.w;
-    }
+    const uint kt = block_of(gl_LocalInvocationID.x);
     float xsum = 0.0;
 #if HAS_MIN
     [[unroll]] for (uint e = 0; e < 32; e++) xsum += xb[e];
@@ -125,7 +121,8 @@ void main() {
     // this workgroup's tiles: row groups g0, g0 + step, ..., each in nchunks chunks
     const uint tiles = g0 < groups ? ((groups - 1 - g0) / step + 1) * nchunks : 0;
     const bool b_fixed = NC == 1 && nchunks == 1;
-    if (b_fixed) stage_b(b_base, nblocks);
+    const uint kt = block_of(tid);
+    if (b_fixed) load_x(b_base, kt, nblocks);
     if (tiles > 0) fetch_a(a_base, g0, 0, nblocks);
     for (uint s = 0; s < tiles; s++) {
         const uint g = g0 + (s / nchunks) * step, c = s % nchunks;
@@ -133,16 +130,13 @@ void main() {
         uint row_parity = 0; // bit r: row r starts in the middle of a word
         [[unroll]] for (uint r = 0; r < R; r++) row_parity |= ((a_base + (m0 + r) * p.nb01) & 1u) << r;
         if (c == 0) [[unroll]] for (uint i = 0; i < R * NC; i++) acc[i] = 0.0;
-        barrier(); // the previous tile is no longer read from sa and sb
+        barrier(); // the previous tile is no longer read from sa
         stash_a();
+        barrier();
         if (s + 1 < tiles) fetch_a(a_base, g0 + ((s + 1) / nchunks) * step, (s + 1) % nchunks, nblocks);
         [[unroll]] for (uint j = 0; j < NC; j++) {
-            if (!b_fixed) {
-                if (j > 0) barrier(); // the previous column's b is still being read
-                stage_b(b_base + j * p.nb11 + kb0 * 32, nb);
-            }
-            barrier();
-            if (block_of(tid) < nb) add_column(j, rows, row_parity);
+            if (!b_fixed) load_x(b_base + j * p.nb11 + kb0 * 32, kt, nb);
+            if (kt < nb) add_column(j, rows, row_parity);
         }
         if (c + 1 < nchunks) continue;
         [[unroll]] for (uint i = 0; i < R * NC; i++) {

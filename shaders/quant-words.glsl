@@ -4,9 +4,11 @@
 //   shared uint sa[];   (the staged words)      float xb[32];   (the b values)
 // A block starts at halfword `par` (0 or 1) of word sa[i0]; par is passed as a
 // literal so that each call compiles to straight-line code.
-// Quants become floats without int-to-float instructions (those run at a
-// quarter of the FMA rate): a value v < 2^23 OR-ed into the bits of 2^23 is
-// the float 2^23 + v, and subtracting 2^23 + offset is exact.
+// Quants become floats in one of two ways (CONVERT, a constant the includer
+// defines): 0 without int-to-float instructions (a value v < 2^23 OR-ed into
+// the bits of 2^23 is the float 2^23 + v, and subtracting 2^23 + offset is
+// exact), 1 with them (fewer instructions, but they run at a quarter of the
+// FMA rate).
 // Adding a type: a dot_<type> function and a case in block_dot().
 
 // 16 bits at halfword o of the block
@@ -28,6 +30,9 @@ float magic(uint v) { return uintBitsToFloat(v | 0x4b000000u); }
 
 const float TWO23 = 8388608.0;
 
+// the unsigned quant v (< 2^23) minus offset, as a float
+float quant_f(uint v, float offset) { return CONVERT == 1 ? float(v) - offset : magic(v) - (TWO23 + offset); }
+
 // sum over the 16 bytes of quant words at halfwords o, o+2, o+4, o+6: low
 // nibble of byte i times xb[i] and high nibble times xb[i + 16], each nibble
 // minus `offset` (exact: everything is a small integer until the multiply)
@@ -37,8 +42,8 @@ float nibble_dot(uint i0, uint par, uint o, float offset) {
         const uint q = hw32(i0, par, o + 2 * j);
         const uint lo = q & 0x0f0f0f0fu, hi = (q >> 4) & 0x0f0f0f0fu;
         [[unroll]] for (uint k = 0; k < 4; k++) {
-            s0 = fma(magic((lo >> (8 * k)) & 0xffu) - (TWO23 + offset), xb[4 * j + k], s0);
-            s1 = fma(magic((hi >> (8 * k)) & 0xffu) - (TWO23 + offset), xb[16 + 4 * j + k], s1);
+            s0 = fma(quant_f((lo >> (8 * k)) & 0xffu, offset), xb[4 * j + k], s0);
+            s1 = fma(quant_f((hi >> (8 * k)) & 0xffu, offset), xb[16 + 4 * j + k], s1);
         }
     }
     return s0 + s1;
@@ -53,8 +58,8 @@ float nibble5_dot(uint i0, uint par, uint o, uint qh, float offset) {
             const uint e = 4 * j + k;
             const uint lo = ((q >> (8 * k)) & 0xfu) | (((qh >> e) << 4) & 0x10u);
             const uint hi = ((q >> (8 * k + 4)) & 0xfu) | (((qh >> (e + 16)) << 4) & 0x10u);
-            s0 = fma(magic(lo) - (TWO23 + offset), xb[e], s0);
-            s1 = fma(magic(hi) - (TWO23 + offset), xb[16 + e], s1);
+            s0 = fma(quant_f(lo, offset), xb[e], s0);
+            s1 = fma(quant_f(hi, offset), xb[16 + e], s1);
         }
     }
     return s0 + s1;
@@ -69,15 +74,17 @@ float dot_q5_1(uint i0, uint par, float xsum) {
     return half_at(i0, par, 0) * nibble5_dot(i0, par, 4, hw32(i0, par, 2), 0.0) + half_at(i0, par, 1) * xsum;
 }
 
-// q8_0: signed bytes; XOR 0x80 makes them v + 128 in 0..255
+// q8_0: signed bytes; XOR 0x80 makes them v + 128 in 0..255 for the magic conversion
 float dot_q8_0(uint i0, uint par) {
     float s0 = 0.0, s1 = 0.0;
     [[unroll]] for (uint j = 0; j < 8; j++) {
-        const uint q = hw32(i0, par, 1 + 2 * j) ^ 0x80808080u;
-        s0 = fma(magic(q & 0xffu) - (TWO23 + 128.0), xb[4 * j], s0);
-        s1 = fma(magic((q >> 8) & 0xffu) - (TWO23 + 128.0), xb[4 * j + 1], s1);
-        s0 = fma(magic((q >> 16) & 0xffu) - (TWO23 + 128.0), xb[4 * j + 2], s0);
-        s1 = fma(magic(q >> 24) - (TWO23 + 128.0), xb[4 * j + 3], s1);
+        const uint q = hw32(i0, par, 1 + 2 * j);
+        [[unroll]] for (uint k = 0; k < 4; k++) {
+            const float v = CONVERT == 1 ? float(bitfieldExtract(int(q), int(8 * k), 8))
+                                         : quant_f(((q ^ 0x80808080u) >> (8 * k)) & 0xffu, 128.0);
+            if (k % 2 == 0) s0 = fma(v, xb[4 * j + k], s0);
+            else s1 = fma(v, xb[4 * j + k], s1);
+        }
     }
     return half_at(i0, par, 0) * (s0 + s1);
 }

@@ -74,10 +74,11 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
 
 /* Matrix-vector kernels (N <= 8): threads per workgroup, rows of d per workgroup and, for
  * the staged quantized kernel, the most workgroups (each loops over row groups, so b is
- * staged into shared memory once per workgroup).  $GGMLC_VK_MV="WG,ROWS" and
- * $GGMLC_VK_MVQ="WG,ROWS,GROUPS" try others (ignored unless they fit the device). */
+ * staged into shared memory once per workgroup) and how it turns quants into floats
+ * (0 bit tricks, 1 int-to-float instructions).  $GGMLC_VK_MV="WG,ROWS" and
+ * $GGMLC_VK_MVQ="WG,ROWS,GROUPS,CONVERT" try others (ignored unless they fit the device). */
 struct mv_tune {
-    uint32_t wg, rows, groups;
+    uint32_t wg, rows, groups, convert;
 };
 
 /* Halfwords per block of the 32-value quantized types (mvq-staged.comp's QWORDS). */
@@ -93,15 +94,16 @@ static bool mv_tune_fits(const struct vk_device *d, const struct mv_tune *t, enu
         return false;
     uint64_t shared = 4ull * 32 * t->rows * n;
     if (vk_is_block_quant(a))
-        shared += 4ull * t->rows * (t->wg * quant_halfwords(a) / 2 + 2) + 16ull * 9 * t->wg;
+        shared += 4ull * t->rows * (t->wg * quant_halfwords(a) / 2 + 2);
     return (!vk_is_block_quant(a) || (t->wg % 2 == 0 && t->groups)) && shared <= d->props.limits.maxComputeSharedMemorySize;
 }
 
 static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n) {
     const bool quant = vk_is_block_quant(a);
-    struct mv_tune t = {128, quant ? 4 : 2, 1024}, v = {0, 0, 1};
+    struct mv_tune t = {128, quant ? 4 : 2, 1024, 0}, v = {0, 0, 1, 0};
     const char *env = getenv(quant ? "GGMLC_VK_MVQ" : "GGMLC_VK_MV");
-    if (env && sscanf(env, "%u,%u,%u", &v.wg, &v.rows, &v.groups) >= 2 && mv_tune_fits(d, &v, a, n)) return v;
+    if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.groups, &v.convert) >= 2 && v.convert <= 1 && mv_tune_fits(d, &v, a, n))
+        return v;
     while (t.rows > 1 && !mv_tune_fits(d, &t, a, n)) t.rows /= 2;
     while (t.wg > 2 && !mv_tune_fits(d, &t, a, n)) t.wg /= 2;
     return t;
@@ -122,12 +124,12 @@ static bool vectorizable(const struct vk_device *d, const struct ggml_tensor *t)
 static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *b,
                         size_t *a_unit, size_t *b_unit) {
     const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1]);
-    const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
+    const uint32_t spec[5] = {t.wg, t.rows, (uint32_t)b->ne[1], t.convert, vectorizable(rec->d, b)};
     if (!vk_is_block_quant(a->type)) {
         const bool vec = b->type == GGML_TYPE_F32 && vectorizable(rec->d, a) && vectorizable(rec->d, b);
         if (vec) *a_unit = *b_unit = 16;
         vk_dispatch_init(ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", vk_type_tag(a->type), vk_type_tag(b->type)));
-        memcpy(ds->spec, spec, sizeof spec);
+        memcpy(ds->spec, spec, 3 * sizeof spec[0]);
         ds->n_spec = 3;
         vk_groups_1d(rec->d, (uint64_t)a->ne[1], t.rows, ds->groups);
         return;
@@ -136,7 +138,7 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     if (staged != VK_SHADER_COUNT) {
         vk_dispatch_init(ds, staged);
         memcpy(ds->spec, spec, sizeof spec);
-        ds->n_spec = 3;
+        ds->n_spec = 5;
         vk_groups_1d(rec->d, ((uint64_t)a->ne[1] + t.rows - 1) / t.rows, 1, ds->groups);
         if (ds->groups[0] > t.groups) ds->groups[0] = t.groups, ds->groups[1] = 1;
         return;
