@@ -100,7 +100,8 @@ static bool mv_tune_fits(const struct vk_device *d, const struct mv_tune *t, enu
 
 static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n) {
     const bool quant = vk_is_block_quant(a);
-    struct mv_tune t = {128, quant ? 4 : 2, 1024, 0}, v = {0, 0, 1, 0};
+    /* measured on an H200 (BENCHMARKS.md): 2 rows, 1056 workgroups; q8_0's longer rows 1 */
+    struct mv_tune t = {128, a == GGML_TYPE_Q8_0 ? 1 : 2, 1056, 0}, v = {0, 0, 1, 0};
     const char *env = getenv(quant ? "GGMLC_VK_MVQ" : "GGMLC_VK_MV");
     if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.groups, &v.convert) >= 2 && v.convert <= 1 && mv_tune_fits(d, &v, a, n))
         return v;
