@@ -111,16 +111,38 @@ static bool rule_glu(struct bw_state *s, struct ggml_tensor *node, struct ggml_t
         bw_add_grad(s, b, dg);
     } else {
         const bool swapped = param_i32(node, 1) != 0;
-        bw_add_grad(s, a, swapped ? ggml_concat(ctx, dg, dx, 0) : ggml_concat(ctx, dx, dg, 0));
+        struct ggml_tensor *da = swapped ? ggml_concat(ctx, dg, dx, 0) : ggml_concat(ctx, dx, dg, 0);
+        /* an odd width's unused last column gets a zero gradient */
+        if (a->ne[0] != 2 * n) da = ggml_pad(ctx, da, (int)(a->ne[0] - 2 * n), 0, 0, 0);
+        bw_add_grad(s, a, da);
     }
     return true;
+}
+
+/* Sums the per-batch gradients t [k, n, r*A, B3] of a broadcast operand over the r batches that
+ * share it along dimension dim (2 or 3): mul_mat broadcasts in blocks (batch i of b uses batch
+ * i / r of a), so the r contributions to one batch of a are consecutive. */
+static struct ggml_tensor *sum_batch_blocks(struct ggml_context *ctx, struct ggml_tensor *t, int dim, int64_t n_like) {
+    const int64_t r = t->ne[dim] / n_like;
+    if (r <= 1) return t;
+    const int64_t inner = dim == 2 ? t->ne[0] * t->ne[1] : t->ne[0] * t->ne[1] * t->ne[2];
+    const int64_t outer = dim == 2 ? t->ne[3] : 1;
+    const int64_t ne_out[4] = {t->ne[0], t->ne[1], dim == 2 ? n_like : t->ne[2], dim == 3 ? n_like : t->ne[3]};
+    /* [inner, r, n_like, outer] -> r first -> sum it -> back to the operand's shape */
+    struct ggml_tensor *v = ggml_reshape_4d(ctx, ggml_cont(ctx, t), inner, r, n_like, outer);
+    v = ggml_sum_rows(ctx, ggml_cont(ctx, ggml_permute(ctx, v, 1, 0, 2, 3)));
+    return ggml_reshape_4d(ctx, v, ne_out[0], ne_out[1], ne_out[2], ne_out[3]);
 }
 
 static bool rule_mul_mat(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     /* y[n,m] = sum_k a[k,n] b[k,m]: da[k,n] = sum_m b[k,m] dy[n,m], db[k,m] = sum_n a[k,n] dy[n,m] */
-    if (bw_needs_grad(s, a)) bw_add_grad(s, a, ggml_out_prod(ctx, b, dy));
+    if (bw_needs_grad(s, a)) {
+        struct ggml_tensor *da = ggml_out_prod(ctx, b, dy); /* one gradient per batch of b */
+        da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
+        bw_add_grad(s, a, da);
+    }
     if (bw_needs_grad(s, b)) bw_add_grad(s, b, ggml_out_prod(ctx, a, ggml_transpose(ctx, dy)));
     return true;
 }

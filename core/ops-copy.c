@@ -88,8 +88,12 @@ static struct ggml_tensor *set_acc_impl(const char *func, struct ggml_context *c
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
-    if (a->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32)
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, func, "a %s and b %s must be F32", ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
+    /* as in ggml: acc adds F32; set also copies I32 into I32 (index tables) */
+    const bool f32 = a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32;
+    const bool i32_set = op == GGML_OP_SET && a->type == GGML_TYPE_I32 && b->type == GGML_TYPE_I32;
+    if (!f32 && !i32_set)
+        return ggmlc_op_fail(GGMLC_ERR_TYPE, func, "a %s and b %s must be F32 (set: or both I32)", ggmlc_shape_str(a, sa),
+                             ggmlc_shape_str(b, sb));
     if (!ggml_is_contiguous(a))
         return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "a %s must be contiguous", ggmlc_shape_str(a, sa));
     /* the view of a that b lands in must lie inside a */

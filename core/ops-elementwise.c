@@ -184,8 +184,9 @@ static struct ggml_tensor *glu_impl(const char *func, struct ggml_context *ctx, 
             return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "a %s and b %s must have the same shape and type",
                                  ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
     } else {
-        if (a->ne[0] % 2 != 0)
-            return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "a %s has an odd number of columns to split in halves",
+        /* As in ggml, an odd width is floored: the last column takes no part. */
+        if (a->ne[0] < 2)
+            return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "a %s needs at least 2 columns to split in halves",
                                  ggmlc_shape_str(a, sa));
         ne[0] /= 2;
     }

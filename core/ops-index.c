@@ -28,8 +28,11 @@ struct ggml_tensor *ggml_get_rows_back(struct ggml_context *ctx, struct ggml_ten
     GGMLC_CHECK_SRC(c);
     if (b->type != GGML_TYPE_I32 || !ggml_is_vector(b))
         return ggmlc_op_fail_shapes(GGMLC_ERR_TYPE, __func__, "row indices must be an I32 vector", a, b);
-    if (!ggml_is_matrix(a) || !ggml_is_matrix(c) || a->ne[0] != c->ne[0] || a->ne[1] != b->ne[0])
-        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "gradient [E, n] must match indices [n] and data [E, R]", a, c);
+    /* As in ggml, the gradient may hold more rows than there are indices: row i of it goes
+     * to index i, the rows past the last index are not used. */
+    if (!ggml_is_matrix(a) || !ggml_is_matrix(c) || a->ne[0] != c->ne[0] || a->ne[1] < b->ne[0])
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
+                                    "gradient [E, m] needs m >= the n indices and data [E, R]", a, c);
     struct ggml_tensor *r = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, c->ne[0], c->ne[1]);
     GGMLC_CHECK_SRC(r);
     ggmlc_node_set(r, GGML_OP_GET_ROWS_BACK, a, b, NULL);

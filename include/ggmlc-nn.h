@@ -15,6 +15,10 @@
  *     ggmlc_model_evaluate(m, x_test, y_test, n_test, 256, &loss, metrics);
  *     ggmlc_model_save(m, "model.gguf", false);
  *
+ * Functional models (ggmlc_functional, ggmlc_input, ggmlc_apply, ggmlc_model_set_outputs) may have
+ * several inputs and outputs, a loss per output (compile options losses/loss_weights) and train with
+ * ggmlc_model_fit_multi on one struct ggmlc_array per input and output.
+ *
  * Shapes leave out the batch dimension (an image is {C, H, W}, a sequence
  * {T, F}); data are row-major float arrays with the batch dimension first.  Functions that can fail return an enum ggmlc_status and leave a
  * message in ggmlc_last_error(); constructors return NULL.
@@ -39,6 +43,9 @@ extern "C" {
 typedef struct ggmlc_model ggmlc_model;
 typedef struct ggmlc_layer ggmlc_layer;
 typedef struct ggmlc_history ggmlc_history;
+
+/* Most inputs, and most outputs, of a functional model. */
+#define GGMLC_MAX_IO 8
 
 enum ggmlc_activation {
     GGMLC_ACT_NONE,
@@ -156,15 +163,20 @@ GGML_API ggmlc_model *ggmlc_sequential(const int64_t *input_shape, int n_dims);
 /* Append a layer (the model takes ownership, also on failure). */
 GGML_API enum ggmlc_status ggmlc_model_add(ggmlc_model *model, ggmlc_layer *layer);
 
-/* Functional models: layers applied to symbolic tensors; a layer applied twice shares its weights. */
+/* Functional models: layers applied to symbolic tensors; a layer applied twice shares its weights
+ * (also across inputs).  A model has up to GGMLC_MAX_IO inputs, numbered in the order ggmlc_input
+ * created them: the order of the data arrays of ggmlc_model_fit_multi and its kin. */
 typedef struct ggmlc_node ggmlc_node;
 GGML_API ggmlc_node *ggmlc_input(ggmlc_model *model, const int64_t *shape, int n_dims);
+/* Apply layer to x (a node of this model); a layer in no model yet is taken over, also on failure. */
 GGML_API ggmlc_node *ggmlc_apply(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x);
 /* Residual connection and concatenation along axis (of the shape without batch). */
 GGML_API ggmlc_node *ggmlc_add(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b);
 GGML_API ggmlc_node *ggmlc_concatenate(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b, int axis);
 /* An empty functional model to create inputs in; ggmlc_model_set_outputs finishes it. */
 GGML_API ggmlc_model *ggmlc_functional(void);
+/* The model's outputs, in the order of the targets and predictions (1 to GGMLC_MAX_IO distinct nodes
+ * of this model, none an input); every input must lead to one of them.  Before compile. */
 GGML_API enum ggmlc_status ggmlc_model_set_outputs(ggmlc_model *model, ggmlc_node **outputs, int n_outputs);
 
 GGML_API void ggmlc_model_free(ggmlc_model *model);
@@ -174,8 +186,14 @@ GGML_API void ggmlc_model_summary(ggmlc_model *model, FILE *out);
 GGML_API int64_t ggmlc_model_param_count(ggmlc_model *model, bool trainable_only);
 GGML_API int ggmlc_model_layer_count(ggmlc_model *model);
 GGML_API ggmlc_layer *ggmlc_model_layer(ggmlc_model *model, int index);
-/* Output shape of the model (without batch); returns the number of dimensions. */
+/* Output shape of the model (without batch; its first output); returns the number of dimensions. */
 GGML_API int ggmlc_model_output_shape(ggmlc_model *model, int64_t shape[4]);
+/* Numbers of inputs and outputs, and the shape (without batch) of input or output index:
+ * the number of dimensions, 0 when index is out of range. */
+GGML_API int ggmlc_model_input_count(ggmlc_model *model);
+GGML_API int ggmlc_model_output_count(ggmlc_model *model);
+GGML_API int ggmlc_model_input_shape(ggmlc_model *model, int index, int64_t shape[4]);
+GGML_API int ggmlc_model_output_shape_at(ggmlc_model *model, int index, int64_t shape[4]);
 
 enum ggmlc_optimizer { GGMLC_OPT_ADAMW, GGMLC_OPT_SGD };
 
@@ -198,6 +216,12 @@ struct ggmlc_compile_options {
     unsigned metrics;         /* ggmlc_metric flags */
     uint64_t seed;            /* weight initialisation, shuffling, dropout */
     const char *backend;      /* device or backend name, NULL: the configured preference order */
+    /* Models with several outputs: per output (as many entries as outputs; copied by compile) its loss,
+     * the weight of that loss in the total loss (the weighted sum is minimised), and its metrics.
+     * NULL: `loss`, 1 and `metrics` for every output. */
+    const enum ggmlc_loss *losses;
+    const float *loss_weights;
+    const unsigned *output_metrics;
 };
 
 /* AdamW, learning rate 1e-3, MSE, no metrics, seed 42. */
@@ -205,13 +229,18 @@ GGML_API struct ggmlc_compile_options ggmlc_compile_defaults(void);
 /* Initialise the weights, place them on the device and prepare training. */
 GGML_API enum ggmlc_status ggmlc_model_compile(ggmlc_model *model, const struct ggmlc_compile_options *options);
 
-/* What an epoch produced (NaN where not measured). */
+/* What an epoch produced (NaN where not measured).  With several outputs, loss is the weighted
+ * total and metric_accuracy/metric_mae (and val_*) those of the first output measuring them. */
 struct ggmlc_epoch_logs {
     int epoch;          /* 0-based */
     double loss, metric_accuracy, metric_mae;
     double val_loss, val_accuracy, val_mae;
     double learning_rate;
     double seconds;
+    /* per output (unweighted loss), n_outputs entries */
+    int n_outputs;
+    double output_loss[GGMLC_MAX_IO], output_accuracy[GGMLC_MAX_IO], output_mae[GGMLC_MAX_IO];
+    double val_output_loss[GGMLC_MAX_IO], val_output_accuracy[GGMLC_MAX_IO], val_output_mae[GGMLC_MAX_IO];
 };
 
 /* Called after each epoch and each batch; return false to stop training. */
@@ -224,7 +253,8 @@ struct ggmlc_callback {
 };
 
 /* Built-in callbacks (free them with ggmlc_callback_free when not passed to fit). monitor is
- * "loss", "val_loss", "accuracy" or "val_accuracy". */
+ * "loss", "accuracy", "mae", or with several outputs "<output>_loss", "<output>_accuracy",
+ * "<output>_mae" (the output's layer name), each with "val_" before it for the validation data. */
 GGML_API struct ggmlc_callback ggmlc_early_stopping(const char *monitor, double min_delta, int patience, bool restore_best_weights);
 /* Learning rate multiplied by gamma every step_epochs epochs. */
 GGML_API struct ggmlc_callback ggmlc_lr_step_decay(int step_epochs, double gamma);
@@ -236,6 +266,18 @@ GGML_API struct ggmlc_callback ggmlc_reduce_lr_on_plateau(const char *monitor, d
 GGML_API struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const char *monitor, bool save_best_only);
 GGML_API void ggmlc_callback_free(struct ggmlc_callback *cb);
 
+/* Several inputs and outputs.  One array of samples per input and per target (output): data holds
+ * n * prod(shape) floats, row-major, batch first; shape leaves out the batch and must equal the
+ * model's input or output shape (sparse cross-entropy targets: class indices, shape {1} or n_dims 0).
+ * Every array has the same n; sample i of each belongs together (shuffling and the validation split
+ * keep them together).  Wrong counts or shapes are GGMLC_ERR_SHAPE with a message naming the array. */
+struct ggmlc_array {
+    const float *data;
+    int64_t n;
+    int64_t shape[3];
+    int n_dims;
+};
+
 struct ggmlc_fit_options {
     int epochs;
     int64_t batch_size;
@@ -243,17 +285,20 @@ struct ggmlc_fit_options {
     float validation_split;      /* last fraction of the data held out, when val_x is NULL */
     const float *val_x, *val_y;  /* explicit validation data */
     int64_t n_val;
-    const float *class_weights;  /* per class (cross-entropy losses), NULL: 1 */
+    const float *class_weights;  /* per class (cross-entropy losses; models with one output), NULL: 1 */
     int verbose;                 /* 0 silent, 1 progress bar (one line per epoch when not a terminal), 2 one line per epoch */
     struct ggmlc_callback *callbacks;
     int n_callbacks;
+    /* explicit validation data of ggmlc_model_fit_multi: one array per input and per output */
+    const struct ggmlc_array *val_inputs, *val_targets;
 };
 
 /* 10 epochs, batch 32, shuffle, no validation, verbose 1. */
 GGML_API struct ggmlc_fit_options ggmlc_fit_defaults(void);
 
 /* Train on n samples: x has n * prod(input shape) floats, y n * prod(output shape) floats
- * (n class indices for the sparse loss).  The history (may be NULL) receives one entry per epoch. */
+ * (n class indices for the sparse loss).  The history (may be NULL) receives one entry per epoch.
+ * fit, evaluate and predict take models of one input and one output; others use the *_multi forms. */
 GGML_API enum ggmlc_status ggmlc_model_fit(ggmlc_model *model, const float *x, const float *y, int64_t n,
                                            const struct ggmlc_fit_options *options, ggmlc_history **history);
 /* Mean loss and the compiled metrics (metrics[0] accuracy, metrics[1] MAE; NaN when not compiled). */
@@ -261,6 +306,19 @@ GGML_API enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *model, const float 
                                                 double *loss, double metrics[2]);
 /* Model outputs for n samples into out (n * prod(output shape) floats). */
 GGML_API enum ggmlc_status ggmlc_model_predict(ggmlc_model *model, const float *x, int64_t n, int64_t batch_size, float *out);
+
+/* Train on n_x input arrays and n_y target arrays (one per output, in output order); the loss is
+ * the weighted sum of the outputs' losses; the history records it and every output's loss and metrics. */
+GGML_API enum ggmlc_status ggmlc_model_fit_multi(ggmlc_model *model, const struct ggmlc_array *x, int n_x, const struct ggmlc_array *y,
+                                                 int n_y, const struct ggmlc_fit_options *options, ggmlc_history **history);
+/* Weighted total loss, and per output (arrays of n_y entries, may be NULL) the loss and the metrics
+ * (output_metrics[2k] accuracy, [2k + 1] MAE of output k; NaN when not compiled). */
+GGML_API enum ggmlc_status ggmlc_model_evaluate_multi(ggmlc_model *model, const struct ggmlc_array *x, int n_x,
+                                                      const struct ggmlc_array *y, int n_y, int64_t batch_size, double *loss,
+                                                      double *output_losses, double *output_metrics);
+/* Outputs for the samples of x: out[k] receives n * prod(output shape k) floats; n_out = number of outputs. */
+GGML_API enum ggmlc_status ggmlc_model_predict_multi(ggmlc_model *model, const struct ggmlc_array *x, int n_x, int64_t batch_size,
+                                                     float *const *out, int n_out);
 
 /* Current learning rate (callbacks change it). */
 GGML_API double ggmlc_model_get_learning_rate(ggmlc_model *model);

@@ -39,19 +39,39 @@ void ggmlc_callback_free(struct ggmlc_callback *cb) {
     if (cb) *cb = (struct ggmlc_callback){0};
 }
 
-/* A monitored quantity of the logs and whether bigger is better. */
-static double monitored(const struct ggmlc_epoch_logs *l, const char *monitor, bool *maximize) {
-    *maximize = strstr(monitor, "accuracy") != NULL;
+/* "<output>_loss", "<output>_accuracy" or "<output>_mae" (after "val_": of the validation data). */
+static double output_monitored(const ggmlc_model *m, const struct ggmlc_epoch_logs *l, const char *monitor) {
+    const bool val = strncmp(monitor, "val_", 4) == 0;
+    const char *rest = monitor + (val ? 4 : 0);
+    for (int k = 0; k < l->n_outputs && k < m->n_outputs; k++) {
+        char name[96];
+        nn_output_name(m, k, name, sizeof name);
+        const size_t len = strlen(name);
+        if (strncmp(rest, name, len) != 0 || rest[len] != '_') continue;
+        const char *what = rest + len + 1;
+        if (strcmp(what, "loss") == 0) return val ? l->val_output_loss[k] : l->output_loss[k];
+        if (strcmp(what, "accuracy") == 0) return val ? l->val_output_accuracy[k] : l->output_accuracy[k];
+        if (strcmp(what, "mae") == 0) return val ? l->val_output_mae[k] : l->output_mae[k];
+    }
+    return NAN;
+}
+
+/* A monitored quantity of the logs and whether bigger is better (accuracies). */
+static double monitored(const ggmlc_model *m, const struct ggmlc_epoch_logs *l, const char *monitor, bool *maximize) {
+    const size_t len = strlen(monitor);
+    *maximize = len >= 8 && strcmp(monitor + len - 8, "accuracy") == 0;
     if (strcmp(monitor, "loss") == 0) return l->loss;
     if (strcmp(monitor, "val_loss") == 0) return l->val_loss;
     if (strcmp(monitor, "accuracy") == 0) return l->metric_accuracy;
     if (strcmp(monitor, "val_accuracy") == 0) return l->val_accuracy;
-    return NAN;
+    if (strcmp(monitor, "mae") == 0) return l->metric_mae;
+    if (strcmp(monitor, "val_mae") == 0) return l->val_mae;
+    return output_monitored(m, l, monitor);
 }
 
 /* Tracks the best value of a monitored quantity. */
 struct watch {
-    char monitor[32];
+    char monitor[96];
     double min_delta, best;
     int patience, wait;
 };
@@ -65,10 +85,10 @@ static void watch_init(struct watch *w, const char *monitor, double min_delta, i
 }
 
 /* True when the epoch improved on the best value (which it then becomes). */
-static bool watch_improved(struct watch *w, const struct ggmlc_epoch_logs *l) {
+static bool watch_improved(struct watch *w, const ggmlc_model *m, const struct ggmlc_epoch_logs *l) {
     bool maximize;
-    double v = monitored(l, w->monitor, &maximize);
-    if (isnan(v)) v = monitored(l, w->monitor + (strncmp(w->monitor, "val_", 4) == 0 ? 4 : 0), &maximize); /* no validation data */
+    double v = monitored(m, l, w->monitor, &maximize);
+    if (isnan(v)) v = monitored(m, l, w->monitor + (strncmp(w->monitor, "val_", 4) == 0 ? 4 : 0), &maximize); /* no validation data */
     if (isnan(v)) return false;
     const bool better = isnan(w->best) || (maximize ? v > w->best + w->min_delta : v < w->best - w->min_delta);
     if (better) {
@@ -91,7 +111,7 @@ struct early_stopping {
 
 static bool early_stopping_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *logs, void *user) {
     struct early_stopping *es = user;
-    if (watch_improved(&es->w, logs)) {
+    if (watch_improved(&es->w, m, logs)) {
         if (es->restore) {
             const int64_t n = ggmlc_model_get_weights(m, NULL);
             if (n != es->n_weights) {
@@ -151,7 +171,7 @@ static bool lr_cosine_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *logs,
 
 static bool lr_plateau_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *logs, void *user) {
     struct lr_schedule *s = user;
-    if (!watch_improved(&s->w, logs) && s->w.wait >= s->w.patience) {
+    if (!watch_improved(&s->w, m, logs) && s->w.wait >= s->w.patience) {
         ggmlc_model_set_learning_rate(m, fmax(s->min_lr, ggmlc_model_get_learning_rate(m) * s->gamma));
         s->w.wait = 0;
     }
@@ -189,7 +209,7 @@ struct checkpoint {
 
 static bool checkpoint_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *logs, void *user) {
     struct checkpoint *c = user;
-    if (watch_improved(&c->w, logs) || !c->best_only) ggmlc_model_save(m, c->path, false);
+    if (watch_improved(&c->w, m, logs) || !c->best_only) ggmlc_model_save(m, c->path, false);
     return true;
 }
 

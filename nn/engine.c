@@ -12,13 +12,6 @@
 
 #define GRAPH_SIZE (64 * GGML_DEFAULT_GRAPH_SIZE)
 
-static bool input_is_index(const ggmlc_model *m) {
-    return m->n_nodes > 1 && m->nodes[1]->kind == NODE_LAYER && m->nodes[1]->layer->ops == &nn_embedding_ops;
-}
-
-static int64_t in_elems(const ggmlc_model *m) { return nn_shape_elems(m->input->shape, m->input->n_dims); }
-static int64_t out_elems(const ggmlc_model *m) { return nn_shape_elems(m->output->shape, m->output->n_dims); }
-
 static struct ggml_tensor *new_batch_tensor(struct ggml_context *ctx, enum ggml_type type, const int64_t *shape, int n_dims, int64_t batch) {
     int64_t ne[4] = {1, 1, 1, 1};
     for (int i = 0; i < n_dims; i++) ne[i] = shape[n_dims - 1 - i];
@@ -26,12 +19,12 @@ static struct ggml_tensor *new_batch_tensor(struct ggml_context *ctx, enum ggml_
     return ggml_new_tensor(ctx, type, 4, ne);
 }
 
-/* The loss of a batch from the logits (pre-softmax/sigmoid outputs) and the labels y. */
-static struct ggml_tensor *build_loss(ggmlc_model *m, struct ggml_context *ctx, struct ggml_tensor *out, struct ggml_tensor *logits,
+/* The loss of output k on a batch from its logits (pre-softmax/sigmoid outputs) and labels y. */
+static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context *ctx, struct ggml_tensor *out, struct ggml_tensor *logits,
                                       struct ggml_tensor *y) {
-    const int64_t n = out_elems(m);
+    const int64_t n = nn_output_elems(m, k);
     const bool absorbed = logits != out; /* the final softmax/sigmoid was left to the loss, which works on logits */
-    switch (m->opt.loss) {
+    switch (m->heads[k].loss) {
     case GGMLC_LOSS_MSE:
         return ggml_scale(ctx, ggml_sum(ctx, ggml_sqr(ctx, ggml_sub(ctx, out, y))), 1.0f / (float)ggml_nelements(out));
     case GGMLC_LOSS_CATEGORICAL_CROSSENTROPY:
@@ -81,6 +74,26 @@ static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
     return true;
 }
 
+/* Every output's loss against its labels, and their weighted sum (a single output of weight 1: its loss). */
+static bool build_total_loss(ggmlc_model *m, struct nn_graph *g, struct ggml_tensor **logits) {
+    g->loss = NULL;
+    for (int k = 0; k < m->n_outputs; k++) {
+        const ggmlc_node *o = m->outputs[k];
+        g->y[k] = new_batch_tensor(g->ctx, GGML_TYPE_F32, o->shape, o->n_dims, g->batch);
+        if (!g->y[k]) return false;
+        ggml_set_input(g->y[k]);
+        g->head_loss[k] = build_loss(m, k, g->ctx, g->out[k], logits[k], g->y[k]);
+        if (!g->head_loss[k]) return false;
+        ggml_set_output(g->out[k]);
+        ggml_set_output(g->head_loss[k]);
+        const float w = m->heads[k].weight;
+        struct ggml_tensor *term = w == 1.0f ? g->head_loss[k] : ggml_scale(g->ctx, g->head_loss[k], w);
+        g->loss = g->loss ? ggml_add(g->ctx, g->loss, term) : term;
+    }
+    if (g->loss) ggml_set_output(g->loss);
+    return g->loss != NULL;
+}
+
 static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training) {
     struct nn_graph *g = calloc(1, sizeof *g);
     if (!g) return NULL;
@@ -90,20 +103,16 @@ static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training
                                                  NULL, true});
     if (!g->ctx) goto fail;
     g->build = (struct nn_build){.ctx = g->ctx, .training = training, .batch = batch};
-    g->x = new_batch_tensor(g->ctx, input_is_index(m) ? GGML_TYPE_I32 : GGML_TYPE_F32, m->input->shape, m->input->n_dims, batch);
-    g->y = new_batch_tensor(g->ctx, GGML_TYPE_F32, m->output->shape, m->output->n_dims, batch);
-    if (!g->x || !g->y) goto fail;
-    ggml_set_input(g->x);
-    ggml_set_input(g->y);
-    struct ggml_tensor *logits;
-    g->out = nn_model_forward(m, &g->build, g->x, &logits);
-    if (!g->out) goto fail;
-    g->loss = build_loss(m, g->ctx, g->out, logits, g->y);
-    if (!g->loss) goto fail;
-    ggml_set_output(g->out);
-    ggml_set_output(g->loss);
+    for (int i = 0; i < m->n_inputs; i++) {
+        const ggmlc_node *in = m->inputs[i];
+        g->x[i] = new_batch_tensor(g->ctx, nn_input_is_index(m, i) ? GGML_TYPE_I32 : GGML_TYPE_F32, in->shape, in->n_dims, batch);
+        if (!g->x[i]) goto fail;
+        ggml_set_input(g->x[i]);
+    }
+    struct ggml_tensor *logits[GGMLC_MAX_IO];
+    if (!nn_model_forward(m, &g->build, g->x, g->out, logits) || !build_total_loss(m, g, logits)) goto fail;
     g->gf = ggml_new_graph_custom(g->ctx, GRAPH_SIZE, training);
-    ggml_build_forward_expand(g->gf, g->out);
+    for (int k = 0; k < m->n_outputs; k++) ggml_build_forward_expand(g->gf, g->out[k]);
     ggml_build_forward_expand(g->gf, g->loss);
     for (int i = 0; i < g->build.n_aux; i++) ggml_build_forward_expand(g->gf, g->build.aux[i].t);
     if (training) {
@@ -165,39 +174,60 @@ static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training) 
 /* ------------------------------------------------------------ batches */
 
 struct batch_data {
-    const float *x, *y;
+    const struct nn_data *d;
     const int64_t *order; /* sample indices, NULL: in order */
     int64_t first, count;
     const float *class_weights;
 };
 
-/* Upload inputs and labels of a batch (one-hot for the sparse loss, class weights folded into the labels). */
-static void upload_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *xbuf, float *ybuf) {
-    const int64_t ni = in_elems(m), no = out_elems(m);
+static int64_t sample_at(const struct batch_data *b, int64_t i) { return b->order ? b->order[b->first + i] : b->first + i; }
+
+/* Input i of a batch: the same samples (order) for every input. */
+static void upload_input(ggmlc_model *m, struct nn_graph *g, int i, const struct batch_data *d, float *buf) {
+    const int64_t ni = nn_input_elems(m, i);
+    const float *x = d->d->x[i];
+    const bool ids = nn_input_is_index(m, i);
     for (int64_t b = 0; b < d->count; b++) {
-        const int64_t s = d->order ? d->order[d->first + b] : d->first + b;
-        if (input_is_index(m)) {
-            for (int64_t k = 0; k < ni; k++) ((int32_t *)xbuf)[b * ni + k] = (int32_t)d->x[s * ni + k];
+        const int64_t s = sample_at(d, b);
+        if (ids) {
+            for (int64_t e = 0; e < ni; e++) ((int32_t *)buf)[b * ni + e] = (int32_t)x[s * ni + e];
         } else {
-            memcpy(xbuf + b * ni, d->x + s * ni, sizeof(float) * (size_t)ni);
-        }
-        if (!d->y) continue;
-        float *yb = ybuf + b * no;
-        if (m->opt.loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
-            const int64_t cls = (int64_t)d->y[s];
-            for (int64_t k = 0; k < no; k++) yb[k] = k == cls ? 1.0f : 0.0f;
-        } else {
-            memcpy(yb, d->y + s * no, sizeof(float) * (size_t)no);
-        }
-        if (d->class_weights && m->opt.loss != GGMLC_LOSS_MSE) {
-            int64_t cls = 0;
-            for (int64_t k = 1; k < no; k++) cls = yb[k] > yb[cls] ? k : cls;
-            for (int64_t k = 0; k < no; k++) yb[k] *= d->class_weights[cls];
+            memcpy(buf + b * ni, x + s * ni, sizeof(float) * (size_t)ni);
         }
     }
-    ggml_backend_tensor_set(g->x, xbuf, 0, ggml_nbytes(g->x));
-    if (d->y) ggml_backend_tensor_set(g->y, ybuf, 0, ggml_nbytes(g->y));
-    else ggml_backend_tensor_memset(g->y, 0, 0, ggml_nbytes(g->y));
+    ggml_backend_tensor_set(g->x[i], buf, 0, ggml_nbytes(g->x[i]));
+}
+
+/* Labels of output k (one-hot for the sparse loss, class weights folded into the labels); zeros when predicting. */
+static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struct batch_data *d, float *buf) {
+    const float *y = d->d->y[k];
+    if (!y) {
+        ggml_backend_tensor_memset(g->y[k], 0, 0, ggml_nbytes(g->y[k]));
+        return;
+    }
+    const int64_t no = nn_output_elems(m, k);
+    const enum ggmlc_loss loss = m->heads[k].loss;
+    for (int64_t b = 0; b < d->count; b++) {
+        const int64_t s = sample_at(d, b);
+        float *yb = buf + b * no;
+        if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+            const int64_t cls = (int64_t)y[s];
+            for (int64_t e = 0; e < no; e++) yb[e] = e == cls ? 1.0f : 0.0f;
+        } else {
+            memcpy(yb, y + s * no, sizeof(float) * (size_t)no);
+        }
+        if (d->class_weights && loss != GGMLC_LOSS_MSE) {
+            int64_t cls = 0;
+            for (int64_t e = 1; e < no; e++) cls = yb[e] > yb[cls] ? e : cls;
+            for (int64_t e = 0; e < no; e++) yb[e] *= d->class_weights[cls];
+        }
+    }
+    ggml_backend_tensor_set(g->y[k], buf, 0, ggml_nbytes(g->y[k]));
+}
+
+static void upload_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *buf) {
+    for (int i = 0; i < m->n_inputs; i++) upload_input(m, g, i, d, buf);
+    for (int k = 0; k < m->n_outputs; k++) upload_target(m, g, k, d, buf);
 }
 
 /* Dropout masks of this step: 0 or 1/(1-rate). */
@@ -254,57 +284,98 @@ static void set_hyperparameters(ggmlc_model *m) {
     }
 }
 
-/* Accumulated metrics of a pass over data. */
-struct pass_stats {
-    double loss_sum;
-    int64_t n, correct;
-    double abs_err;
-};
-
-static void score_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *out, struct pass_stats *st) {
-    float loss = 0;
-    ggml_backend_tensor_get(g->loss, &loss, 0, sizeof loss);
-    st->loss_sum += (double)loss * (double)d->count;
-    st->n += d->count;
-    if (!(m->opt.metrics & (GGMLC_METRIC_ACCURACY | GGMLC_METRIC_MAE)) || !d->y) return;
-    const int64_t no = out_elems(m);
-    ggml_backend_tensor_get(g->out, out, 0, sizeof(float) * (size_t)(no * d->count));
+/* Accuracy and absolute error of output k on a batch (out: a buffer of batch * output elems floats). */
+static void score_head(ggmlc_model *m, struct nn_graph *g, int k, const struct batch_data *d, float *out, struct pass_stats *st) {
+    const int64_t no = nn_output_elems(m, k);
+    const bool sparse = m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    ggml_backend_tensor_get(g->out[k], out, 0, sizeof(float) * (size_t)(no * d->count));
     for (int64_t b = 0; b < d->count; b++) {
-        const int64_t s = d->order ? d->order[d->first + b] : d->first + b;
-        const float *o = out + b * no, *y = d->y + (m->opt.loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? s : s * no);
+        const int64_t s = sample_at(d, b);
+        const float *o = out + b * no, *y = d->d->y[k] + (sparse ? s : s * no);
         int64_t pred = 0, truth = 0;
-        for (int64_t k = 1; k < no; k++) pred = o[k] > o[pred] ? k : pred;
-        if (m->opt.loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+        for (int64_t e = 1; e < no; e++) pred = o[e] > o[pred] ? e : pred;
+        if (sparse) {
             truth = (int64_t)y[0];
         } else if (no == 1) { /* binary: threshold 0.5 */
             pred = o[0] > 0.5f;
             truth = y[0] > 0.5f;
         } else {
-            for (int64_t k = 1; k < no; k++) truth = y[k] > y[truth] ? k : truth;
+            for (int64_t e = 1; e < no; e++) truth = y[e] > y[truth] ? e : truth;
         }
-        st->correct += pred == truth;
-        if (m->opt.loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
-            for (int64_t k = 0; k < no; k++) st->abs_err += fabs((double)o[k] - (double)y[k]) / (double)no;
+        st->correct[k] += pred == truth;
+        if (!sparse) {
+            for (int64_t e = 0; e < no; e++) st->abs_err[k] += fabs((double)o[e] - (double)y[e]) / (double)no;
         }
     }
 }
 
-/* Run batches over [0, n): train when training, else score (and collect outputs into pred when not NULL). */
-static enum ggmlc_status run_pass(ggmlc_model *m, const float *x, const float *y, int64_t n, int64_t batch, const int64_t *order,
-                                  bool training, const float *class_weights, struct pass_stats *st, float *pred,
-                                  const struct ggmlc_fit_options *fo, int epoch, struct nn_progress *progress) {
-    const int64_t ni = in_elems(m), no = out_elems(m);
-    float *xbuf = malloc(sizeof(float) * (size_t)(ni * batch)), *ybuf = malloc(sizeof(float) * (size_t)(no * batch));
-    float *obuf = malloc(sizeof(float) * (size_t)(no * batch));
-    enum ggmlc_status status = xbuf && ybuf && obuf ? GGMLC_OK : GGMLC_ERR_NOMEM;
+static void score_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *out, struct pass_stats *st) {
+    float total = 0;
+    ggml_backend_tensor_get(g->loss, &total, 0, sizeof total);
+    st->loss_sum += (double)total * (double)d->count;
+    st->n += d->count;
+    for (int k = 0; k < m->n_outputs; k++) {
+        float loss = total; /* a single output of weight 1 is the total: one read from the device less */
+        if (g->head_loss[k] != g->loss) ggml_backend_tensor_get(g->head_loss[k], &loss, 0, sizeof loss);
+        st->head_loss_sum[k] += (double)loss * (double)d->count;
+        if (d->d->y[k] && (m->heads[k].metrics & (GGMLC_METRIC_ACCURACY | GGMLC_METRIC_MAE))) score_head(m, g, k, d, out, st);
+    }
+}
+
+static double ratio(double a, int64_t b) { return b > 0 ? a / (double)b : NAN; }
+
+void nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool val, struct ggmlc_epoch_logs *logs) {
+    double *loss = val ? &logs->val_loss : &logs->loss, *acc = val ? &logs->val_accuracy : &logs->metric_accuracy;
+    double *mae = val ? &logs->val_mae : &logs->metric_mae;
+    double *head_loss = val ? logs->val_output_loss : logs->output_loss, *head_acc = val ? logs->val_output_accuracy : logs->output_accuracy;
+    double *head_mae = val ? logs->val_output_mae : logs->output_mae;
+    logs->n_outputs = m->n_outputs;
+    *loss = ratio(st->loss_sum, st->n);
+    *acc = *mae = NAN;
+    for (int k = 0; k < m->n_outputs; k++) {
+        head_loss[k] = ratio(st->head_loss_sum[k], st->n);
+        head_acc[k] = m->heads[k].metrics & GGMLC_METRIC_ACCURACY ? ratio((double)st->correct[k], st->n) : NAN;
+        head_mae[k] = m->heads[k].metrics & GGMLC_METRIC_MAE ? ratio(st->abs_err[k], st->n) : NAN;
+        if (isnan(*acc)) *acc = head_acc[k]; /* the first output measuring it */
+        if (isnan(*mae)) *mae = head_mae[k];
+    }
+}
+
+/* The largest number of floats one sample of any input or output takes. */
+static int64_t largest_sample(const ggmlc_model *m) {
+    int64_t n = 1;
+    for (int i = 0; i < m->n_inputs; i++) n = nn_input_elems(m, i) > n ? nn_input_elems(m, i) : n;
+    for (int k = 0; k < m->n_outputs; k++) n = nn_output_elems(m, k) > n ? nn_output_elems(m, k) : n;
+    return n;
+}
+
+static void after_batch(ggmlc_model *m, struct pass_stats *st, const struct ggmlc_fit_options *fo, int epoch, int64_t ib, int64_t done,
+                        struct nn_progress *progress) {
+    if (progress) {
+        struct ggmlc_epoch_logs running = {.epoch = epoch};
+        nn_fill_logs(m, st, false, &running);
+        nn_progress_update(progress, done, &running);
+    }
+    for (int c = 0; fo && c < fo->n_callbacks; c++) {
+        const struct ggmlc_callback *cb = &fo->callbacks[c];
+        if (cb->on_batch_end && !cb->on_batch_end(m, epoch, ib, st->loss_sum / (double)st->n, cb->user)) m->stop_training = true;
+    }
+}
+
+enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_t batch, const int64_t *order, bool training,
+                              const float *class_weights, struct pass_stats *st, float *const *pred, const struct ggmlc_fit_options *fo,
+                              int epoch, struct nn_progress *progress) {
+    float *buf = malloc(sizeof(float) * (size_t)(largest_sample(m) * batch));
+    enum ggmlc_status status = buf ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: out of memory for a batch of %lld", (long long)batch);
+    const int64_t n = data->n;
     for (int64_t first = 0, ib = 0; status == GGMLC_OK && first < n; first += batch, ib++) {
-        const struct batch_data d = {x, y, order, first, n - first < batch ? n - first : batch, class_weights};
+        const struct batch_data d = {data, order, first, n - first < batch ? n - first : batch, class_weights};
         struct nn_graph *g = get_graph(m, d.count, training);
         if (!g) {
             status = ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_NOMEM;
             break;
         }
-        upload_batch(m, g, &d, xbuf, ybuf);
+        upload_batch(m, g, &d, buf);
         if (training) {
             draw_masks(m, g);
             ggml_graph_reset(g->gb_grad);
@@ -318,128 +389,13 @@ static enum ggmlc_status run_pass(ggmlc_model *m, const float *x, const float *y
             update_moving_stats(g);
             m->step++;
         }
-        if (st) score_batch(m, g, &d, obuf, st);
-        if (pred) ggml_backend_tensor_get(g->out, pred + first * no, 0, sizeof(float) * (size_t)(no * d.count));
-        if (progress) nn_progress_update(progress, first + d.count, st->loss_sum / (double)st->n,
-                                         m->opt.metrics & GGMLC_METRIC_ACCURACY ? (double)st->correct / (double)st->n : NAN);
-        for (int c = 0; fo && c < fo->n_callbacks; c++) {
-            const struct ggmlc_callback *cb = &fo->callbacks[c];
-            if (cb->on_batch_end && !cb->on_batch_end(m, epoch, ib, st->loss_sum / (double)st->n, cb->user)) m->stop_training = true;
+        if (st) score_batch(m, g, &d, buf, st);
+        for (int k = 0; pred && k < m->n_outputs; k++) {
+            const int64_t no = nn_output_elems(m, k);
+            ggml_backend_tensor_get(g->out[k], pred[k] + first * no, 0, sizeof(float) * (size_t)(no * d.count));
         }
+        if (st) after_batch(m, st, fo, epoch, ib, first + d.count, progress);
     }
-    free(xbuf);
-    free(ybuf);
-    free(obuf);
-    return status;
-}
-
-static enum ggmlc_status check_ready(ggmlc_model *m, const float *x, int64_t n, int64_t batch) {
-    if (!m || !m->compiled) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: compile the model first");
-    if (!x || n <= 0 || batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: no data or a non-positive batch size");
-    return GGMLC_OK;
-}
-
-/* ------------------------------------------------------------ public */
-
-struct ggmlc_fit_options ggmlc_fit_defaults(void) {
-    return (struct ggmlc_fit_options){.epochs = 10, .batch_size = 32, .shuffle = true, .verbose = 1};
-}
-
-static double ratio(int64_t a, int64_t b) { return b > 0 ? (double)a / (double)b : NAN; }
-
-static void fill_logs(const ggmlc_model *m, const struct pass_stats *st, double *loss, double *acc, double *mae) {
-    *loss = st->n > 0 ? st->loss_sum / (double)st->n : NAN;
-    *acc = m->opt.metrics & GGMLC_METRIC_ACCURACY ? ratio(st->correct, st->n) : NAN;
-    *mae = m->opt.metrics & GGMLC_METRIC_MAE && st->n > 0 ? st->abs_err / (double)st->n : NAN;
-}
-
-enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *m, const float *x, const float *y, int64_t n, int64_t batch, double *loss,
-                                       double metrics[2]) {
-    enum ggmlc_status status = check_ready(m, x, n, batch);
-    if (status != GGMLC_OK) return status;
-    if (!y) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_evaluate: labels are required");
-    struct pass_stats st = {0};
-    status = run_pass(m, x, y, n, batch, NULL, false, NULL, &st, NULL, NULL, 0, NULL);
-    double l, acc, mae;
-    fill_logs(m, &st, &l, &acc, &mae);
-    if (loss) *loss = l;
-    if (metrics) {
-        metrics[0] = acc;
-        metrics[1] = mae;
-    }
-    return status;
-}
-
-enum ggmlc_status ggmlc_model_predict(ggmlc_model *m, const float *x, int64_t n, int64_t batch, float *out) {
-    enum ggmlc_status status = check_ready(m, x, n, batch);
-    if (status != GGMLC_OK) return status;
-    if (!out) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict: NULL output");
-    return run_pass(m, x, NULL, n, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
-}
-
-static void shuffle(ggmlc_model *m, int64_t *order, int64_t n) {
-    for (int64_t i = n - 1; i > 0; i--) {
-        const int64_t j = (int64_t)(nn_random(m) % (uint64_t)(i + 1)), t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-}
-
-static bool run_epoch_callbacks(ggmlc_model *m, const struct ggmlc_fit_options *fo, const struct ggmlc_epoch_logs *logs) {
-    bool go_on = !m->stop_training;
-    for (int c = 0; c < fo->n_callbacks; c++) {
-        const struct ggmlc_callback *cb = &fo->callbacks[c];
-        if (cb->on_epoch_end && !cb->on_epoch_end(m, logs, cb->user)) go_on = false;
-    }
-    return go_on;
-}
-
-enum ggmlc_status ggmlc_model_fit(ggmlc_model *m, const float *x, const float *y, int64_t n, const struct ggmlc_fit_options *options,
-                                  ggmlc_history **history) {
-    const struct ggmlc_fit_options fo = options ? *options : ggmlc_fit_defaults();
-    enum ggmlc_status status = check_ready(m, x, n, fo.batch_size);
-    if (status != GGMLC_OK) return status;
-    if (!y || fo.epochs <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit: labels and a positive epoch count are required");
-    /* validation: explicit data, or the last validation_split of x */
-    const float *vx = fo.val_x, *vy = fo.val_y;
-    int64_t n_val = fo.val_x ? fo.n_val : (int64_t)(n * (double)fo.validation_split), n_train = n;
-    if (!fo.val_x && n_val > 0) {
-        n_train = n - n_val;
-        vx = x + n_train * in_elems(m);
-        vy = y + n_train * (m->opt.loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? 1 : out_elems(m));
-    }
-    if (n_train <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit: the validation split leaves no training data");
-    ggmlc_history *h = calloc(1, sizeof *h);
-    int64_t *order = malloc(sizeof(int64_t) * (size_t)n_train);
-    if (!h || !order) {
-        free(h);
-        free(order);
-        return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_fit: out of memory");
-    }
-    for (int64_t i = 0; i < n_train; i++) order[i] = i;
-    m->stop_training = false;
-    for (int epoch = 0; epoch < fo.epochs && status == GGMLC_OK; epoch++) {
-        const int64_t t0 = ggml_time_us();
-        if (fo.shuffle) shuffle(m, order, n_train);
-        struct nn_progress progress;
-        nn_progress_begin(&progress, fo.verbose, epoch, fo.epochs, n_train);
-        struct ggmlc_epoch_logs logs = {.epoch = epoch, .learning_rate = m->lr};
-        struct pass_stats train = {0}, val = {0};
-        status = run_pass(m, x, y, n_train, fo.batch_size, order, true, fo.class_weights, &train, NULL, &fo, epoch, &progress);
-        if (status == GGMLC_OK && n_val > 0) status = run_pass(m, vx, vy, n_val, fo.batch_size, NULL, false, NULL, &val, NULL, NULL, epoch, NULL);
-        fill_logs(m, &train, &logs.loss, &logs.metric_accuracy, &logs.metric_mae);
-        if (n_val > 0) fill_logs(m, &val, &logs.val_loss, &logs.val_accuracy, &logs.val_mae);
-        else logs.val_loss = logs.val_accuracy = logs.val_mae = NAN;
-        logs.seconds = (double)(ggml_time_us() - t0) / 1e6;
-        nn_progress_end(&progress, &logs);
-        if (status == GGMLC_OK) status = nn_history_push(h, &logs);
-        if (status == GGMLC_OK && !run_epoch_callbacks(m, &fo, &logs)) break;
-    }
-    for (int c = 0; c < fo.n_callbacks; c++) {
-        if (fo.callbacks[c].on_train_end) fo.callbacks[c].on_train_end(m, fo.callbacks[c].user);
-    }
-    free(order);
-    if (history) *history = h;
-    else ggmlc_history_free(h);
+    free(buf);
     return status;
 }

@@ -64,16 +64,27 @@ ggmlc_node *ggmlc_input(ggmlc_model *m, const int64_t *shape, int n_dims) {
             return NULL;
         }
     }
-    if (m->input) {
-        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggmlc_input: models have one input");
+    if (m->sequential ? m->n_inputs > 0 : m->n_inputs >= GGMLC_MAX_IO || m->compiled) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggmlc_input: %s (at most %d inputs)",
+                        m->compiled ? "the model is already compiled" : m->sequential ? "a sequential model has one input" : "too many inputs",
+                        m->sequential ? 1 : GGMLC_MAX_IO);
         return NULL;
     }
     ggmlc_node *n = node_new(m, NODE_INPUT);
     if (!n) return NULL;
     for (int i = 0; i < n_dims; i++) n->shape[i] = shape[i];
     n->n_dims = n_dims;
-    m->input = n;
+    m->inputs[m->n_inputs++] = n;
     return n;
+}
+
+/* Whether n is a node of m (nodes of another model cannot be linked in). */
+static bool node_of(const ggmlc_model *m, const ggmlc_node *n, const char *func) {
+    for (int i = 0; i < m->n_nodes; i++) {
+        if (m->nodes[i] == n) return true;
+    }
+    ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: a node of another model", func);
+    return false;
 }
 
 /* Register a layer with the model once (a shared layer appears once). */
@@ -120,8 +131,9 @@ ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) {
         if (l && !l->owned) ggmlc_layer_free(l);
         return NULL;
     }
-    if (m->compiled) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply: the model is already compiled");
+    if (m->compiled || !node_of(m, x, "ggmlc_apply")) {
+        if (m->compiled) ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply: the model is already compiled");
+        if (!l->owned) ggmlc_layer_free(l); /* taken over, as on the other failures */
         return NULL;
     }
     if (!own_layer(m, l) || setup_layer(l, x->shape, x->n_dims) != GGMLC_OK) return NULL;
@@ -135,7 +147,7 @@ ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) {
 }
 
 ggmlc_node *ggmlc_add(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b) {
-    if (!m || !a || !b) return NULL;
+    if (!m || !a || !b || !node_of(m, a, "ggmlc_add") || !node_of(m, b, "ggmlc_add")) return NULL;
     if (a->n_dims != b->n_dims || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->n_dims) != 0) {
         ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_add: the two branches have different shapes");
         return NULL;
@@ -150,7 +162,7 @@ ggmlc_node *ggmlc_add(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b) {
 }
 
 ggmlc_node *ggmlc_concatenate(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b, int axis) {
-    if (!m || !a || !b) return NULL;
+    if (!m || !a || !b || !node_of(m, a, "ggmlc_concatenate") || !node_of(m, b, "ggmlc_concatenate")) return NULL;
     bool ok = a->n_dims == b->n_dims && axis >= 0 && axis < a->n_dims;
     for (int i = 0; ok && i < a->n_dims; i++) ok = i == axis || a->shape[i] == b->shape[i];
     if (!ok) {
@@ -168,10 +180,43 @@ ggmlc_node *ggmlc_concatenate(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b, int 
     return n;
 }
 
+/* Every input must feed an output: an input outside the graph would have no tensor to upload to. */
+static enum ggmlc_status check_connected(ggmlc_model *m, ggmlc_node **outputs, int n_outputs) {
+    bool used[NN_MAX_NODES] = {false};
+    for (int k = 0; k < n_outputs; k++) {
+        for (int i = 0; i < m->n_nodes; i++) used[i] |= m->nodes[i] == outputs[k];
+    }
+    for (int i = m->n_nodes - 1; i >= 0; i--) { /* nodes only link to earlier nodes */
+        for (int j = 0; used[i] && j < i; j++) used[j] |= m->nodes[j] == m->nodes[i]->in[0] || m->nodes[j] == m->nodes[i]->in[1];
+    }
+    for (int i = 0, input = 0; i < m->n_nodes; i++) {
+        if (m->nodes[i]->kind != NODE_INPUT) continue;
+        input++;
+        if (!used[i])
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_outputs: input %d leads to none of the outputs", input);
+    }
+    return GGMLC_OK;
+}
+
 enum ggmlc_status ggmlc_model_set_outputs(ggmlc_model *m, ggmlc_node **outputs, int n_outputs) {
-    if (!m || !outputs || n_outputs != 1 || !outputs[0])
-        return ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggmlc_model_set_outputs: models have exactly one output");
-    m->output = outputs[0];
+    if (!m || !outputs || n_outputs < 1 || n_outputs > GGMLC_MAX_IO)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_outputs: 1 to %d outputs are required, got %d", GGMLC_MAX_IO,
+                               n_outputs);
+    if (m->sequential || m->compiled)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_outputs: only for functional models, before compile");
+    for (int k = 0; k < n_outputs; k++) {
+        if (!outputs[k]) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_outputs: output %d is NULL (%s)", k, ggmlc_last_error());
+        if (!node_of(m, outputs[k], "ggmlc_model_set_outputs")) return GGMLC_ERR_INVALID_ARG;
+        if (outputs[k]->kind == NODE_INPUT)
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_outputs: output %d is an input", k);
+        for (int j = 0; j < k; j++) {
+            if (outputs[j] == outputs[k]) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_outputs: outputs %d and %d are the same node", j, k);
+        }
+    }
+    enum ggmlc_status st = check_connected(m, outputs, n_outputs);
+    if (st != GGMLC_OK) return st;
+    memcpy(m->outputs, outputs, sizeof(ggmlc_node *) * (size_t)n_outputs);
+    m->n_outputs = n_outputs;
     m->finished = true;
     return GGMLC_OK;
 }
@@ -183,7 +228,8 @@ ggmlc_model *ggmlc_sequential(const int64_t *input_shape, int n_dims) {
         return NULL;
     }
     if (m) {
-        m->output = m->input;
+        m->outputs[0] = m->inputs[0];
+        m->n_outputs = 1;
         m->finished = true;
     }
     return m;
@@ -195,9 +241,9 @@ enum ggmlc_status ggmlc_model_add(ggmlc_model *m, ggmlc_layer *l) {
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_add: NULL model or layer (%s)", ggmlc_last_error());
     }
     if (!m->sequential) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_add: use ggmlc_apply with functional models");
-    ggmlc_node *n = ggmlc_apply(m, l, m->output);
+    ggmlc_node *n = ggmlc_apply(m, l, m->outputs[0]);
     if (!n) return ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_INVALID_ARG;
-    m->output = n;
+    m->outputs[0] = n;
     return GGMLC_OK;
 }
 
@@ -215,40 +261,69 @@ void ggmlc_model_free(ggmlc_model *m) {
 }
 
 enum ggmlc_status nn_model_finish(ggmlc_model *m) {
-    if (!m->finished || !m->input || !m->output)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no input or output yet");
+    if (!m->finished || m->n_inputs < 1 || m->n_outputs < 1)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no input or output yet (ggmlc_model_set_outputs)");
     return GGMLC_OK;
 }
 
 /* ---------------------------------------------------------- the graph */
 
-struct ggml_tensor *nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor *x, struct ggml_tensor **logits) {
-    if (logits) *logits = NULL;
-    for (int i = 0; i < m->n_nodes; i++) {
+static int output_index(const ggmlc_model *m, const ggmlc_node *n) {
+    for (int k = 0; k < m->n_outputs; k++) {
+        if (m->outputs[k] == n) return k;
+    }
+    return -1;
+}
+
+/* A layer node; an output's final softmax/sigmoid is applied after keeping its logits for the loss. */
+static struct ggml_tensor *forward_layer(ggmlc_model *m, struct nn_build *b, ggmlc_node *n, struct ggml_tensor **logits) {
+    ggmlc_layer *l = n->layer;
+    const int k = logits ? output_index(m, n) : -1;
+    if (k < 0 || (l->act != GGMLC_ACT_SOFTMAX && l->act != GGMLC_ACT_SIGMOID)) return l->ops->forward(l, b, n->in[0]->t);
+    const enum ggmlc_activation act = l->act;
+    l->act = GGMLC_ACT_NONE;
+    logits[k] = l->ops->forward(l, b, n->in[0]->t);
+    l->act = act;
+    return logits[k] ? nn_activate(b->ctx, logits[k], act, l->cfg.slope) : NULL;
+}
+
+bool nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor **x, struct ggml_tensor **out, struct ggml_tensor **logits) {
+    for (int k = 0; logits && k < m->n_outputs; k++) logits[k] = NULL;
+    for (int i = 0, input = 0; i < m->n_nodes; i++) {
         ggmlc_node *n = m->nodes[i];
         switch (n->kind) {
-        case NODE_INPUT: n->t = x; break;
+        case NODE_INPUT: n->t = x[input++]; break;
         case NODE_ADD: n->t = ggml_add(b->ctx, n->in[0]->t, n->in[1]->t); break;
         case NODE_CONCAT: n->t = ggml_concat(b->ctx, n->in[0]->t, n->in[1]->t, n->n_dims - 1 - n->axis); break;
-        case NODE_LAYER: {
-            ggmlc_layer *l = n->layer;
-            const bool final_act = n == m->output && logits && (l->act == GGMLC_ACT_SOFTMAX || l->act == GGMLC_ACT_SIGMOID);
-            if (final_act) { /* the loss works on the logits; the activation is applied for the outputs */
-                const enum ggmlc_activation act = l->act;
-                l->act = GGMLC_ACT_NONE;
-                *logits = l->ops->forward(l, b, n->in[0]->t);
-                l->act = act;
-                n->t = *logits ? nn_activate(b->ctx, *logits, act, l->cfg.slope) : NULL;
-            } else {
-                n->t = l->ops->forward(l, b, n->in[0]->t);
-            }
-            break;
+        case NODE_LAYER: n->t = forward_layer(m, b, n, logits); break;
         }
-        }
-        if (!n->t) return NULL;
+        if (!n->t) return false;
     }
-    if (logits && !*logits) *logits = m->output->t;
-    return m->output->t;
+    for (int k = 0; k < m->n_outputs; k++) {
+        out[k] = m->outputs[k]->t;
+        if (logits && !logits[k]) logits[k] = out[k];
+    }
+    return true;
+}
+
+void nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size) {
+    const ggmlc_node *n = m->outputs[k];
+    if (n->kind == NODE_LAYER) snprintf(buf, size, "%s", n->layer->name);
+    else snprintf(buf, size, "output_%d", k + 1);
+}
+
+bool nn_input_is_index(const ggmlc_model *m, int i) {
+    for (int j = 0; j < m->n_nodes; j++) {
+        const ggmlc_node *n = m->nodes[j];
+        if (n->kind == NODE_LAYER && n->in[0] == m->inputs[i] && n->layer->ops == &nn_embedding_ops) return true;
+    }
+    return false;
+}
+
+int64_t nn_input_elems(const ggmlc_model *m, int i) { return nn_shape_elems(m->inputs[i]->shape, m->inputs[i]->n_dims); }
+int64_t nn_output_elems(const ggmlc_model *m, int k) { return nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }
+int64_t nn_target_elems(const ggmlc_model *m, int k) {
+    return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? 1 : nn_output_elems(m, k);
 }
 
 /* -------------------------------------------------------------- summary */
@@ -268,10 +343,19 @@ int64_t ggmlc_model_param_count(ggmlc_model *m, bool trainable_only) {
 int ggmlc_model_layer_count(ggmlc_model *m) { return m ? m->n_layers : 0; }
 ggmlc_layer *ggmlc_model_layer(ggmlc_model *m, int i) { return m && i >= 0 && i < m->n_layers ? m->layers[i] : NULL; }
 
-int ggmlc_model_output_shape(ggmlc_model *m, int64_t shape[4]) {
-    if (!m || !m->output) return 0;
-    for (int i = 0; i < m->output->n_dims; i++) shape[i] = m->output->shape[i];
-    return m->output->n_dims;
+static int node_shape(const ggmlc_node *n, int64_t shape[4]) {
+    for (int i = 0; i < n->n_dims; i++) shape[i] = n->shape[i];
+    return n->n_dims;
+}
+
+int ggmlc_model_output_shape(ggmlc_model *m, int64_t shape[4]) { return ggmlc_model_output_shape_at(m, 0, shape); }
+int ggmlc_model_input_count(ggmlc_model *m) { return m ? m->n_inputs : 0; }
+int ggmlc_model_output_count(ggmlc_model *m) { return m ? m->n_outputs : 0; }
+int ggmlc_model_input_shape(ggmlc_model *m, int i, int64_t shape[4]) {
+    return m && shape && i >= 0 && i < m->n_inputs ? node_shape(m->inputs[i], shape) : 0;
+}
+int ggmlc_model_output_shape_at(ggmlc_model *m, int k, int64_t shape[4]) {
+    return m && shape && k >= 0 && k < m->n_outputs ? node_shape(m->outputs[k], shape) : 0;
 }
 
 static void shape_text(char *buf, size_t size, const int64_t *shape, int n_dims) {
@@ -297,7 +381,10 @@ void ggmlc_model_summary(ggmlc_model *m, FILE *out) {
                 params += p->ne[0] * p->ne[1] * p->ne[2] * p->ne[3];
             }
         } else {
-            snprintf(name, sizeof name, "%s", n->kind == NODE_INPUT ? "input (InputLayer)" : n->kind == NODE_ADD ? "add (Add)" : "concatenate (Concatenate)");
+            int input = 0;
+            for (int j = 0; j <= i; j++) input += m->nodes[j]->kind == NODE_INPUT;
+            if (n->kind == NODE_INPUT && m->n_inputs > 1) snprintf(name, sizeof name, "input_%d (InputLayer)", input);
+            else snprintf(name, sizeof name, "%s", n->kind == NODE_INPUT ? "input (InputLayer)" : n->kind == NODE_ADD ? "add (Add)" : "concatenate (Concatenate)");
         }
         shape_text(shape, sizeof shape, n->shape, n->n_dims);
         fprintf(out, " %-28s %-22s %10lld\n", name, shape, (long long)params);
@@ -410,6 +497,27 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
     return GGMLC_OK;
 }
 
+/* Each output's loss, loss weight and metrics from the options; the option arrays are not kept. */
+static enum ggmlc_status set_heads(ggmlc_model *m) {
+    struct ggmlc_compile_options *o = &m->opt;
+    for (int k = 0; k < m->n_outputs; k++) {
+        struct nn_head *h = &m->heads[k];
+        *h = (struct nn_head){o->losses ? o->losses[k] : o->loss, o->loss_weights ? o->loss_weights[k] : 1.0f,
+                              o->output_metrics ? o->output_metrics[k] : o->metrics};
+        if ((unsigned)h->loss > GGMLC_LOSS_BINARY_CROSSENTROPY || !(h->weight >= 0 && h->weight < INFINITY) ||
+            (h->metrics & ~(unsigned)(GGMLC_METRIC_ACCURACY | GGMLC_METRIC_MAE)))
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: output %d: invalid loss %d, loss weight %g or metrics %#x", k,
+                                   (int)h->loss, (double)h->weight, h->metrics);
+    }
+    /* the single-output fields describe output 0, as a model file stores them */
+    o->loss = m->heads[0].loss;
+    o->metrics = m->heads[0].metrics;
+    o->losses = NULL;
+    o->loss_weights = NULL;
+    o->output_metrics = NULL;
+    return GGMLC_OK;
+}
+
 enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile_options *options) {
     if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: NULL model");
     if (m->compiled) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: the model is already compiled");
@@ -418,6 +526,7 @@ enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile
     m->opt = options ? *options : ggmlc_compile_defaults();
     if (!(m->opt.learning_rate > 0) || (unsigned)m->opt.loss > GGMLC_LOSS_BINARY_CROSSENTROPY)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: invalid learning rate or loss");
+    if ((st = set_heads(m)) != GGMLC_OK) return st;
     m->rng = m->opt.seed;
     m->lr = m->opt.learning_rate;
     if ((st = open_backends(m, m->opt.backend)) != GGMLC_OK || (st = place_params(m)) != GGMLC_OK) return st;

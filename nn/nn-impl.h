@@ -101,8 +101,17 @@ struct nn_graph {
     struct ggml_cgraph *gf;      /* forward (+ loss) */
     struct ggml_cgraph *gb_grad; /* + gradients (reset target) */
     struct ggml_cgraph *gb;      /* + optimizer updates: what a training step computes */
-    struct ggml_tensor *x, *y, *out, *loss;
+    struct ggml_tensor *x[GGMLC_MAX_IO];         /* per input */
+    struct ggml_tensor *y[GGMLC_MAX_IO], *out[GGMLC_MAX_IO], *head_loss[GGMLC_MAX_IO]; /* per output */
+    struct ggml_tensor *loss;                    /* the weighted sum of head_loss */
     struct nn_build build;
+};
+
+/* What each output is trained with. */
+struct nn_head {
+    enum ggmlc_loss loss;
+    float weight;      /* of its loss in the total */
+    unsigned metrics;  /* ggmlc_metric flags */
 };
 
 struct ggmlc_history {
@@ -115,7 +124,9 @@ struct ggmlc_model {
     bool finished;               /* outputs known, shapes inferred */
     ggmlc_node *nodes[NN_MAX_NODES];
     int n_nodes;
-    ggmlc_node *input, *output;
+    ggmlc_node *inputs[GGMLC_MAX_IO], *outputs[GGMLC_MAX_IO];
+    int n_inputs, n_outputs;
+    struct nn_head heads[GGMLC_MAX_IO]; /* per output, set by compile */
     ggmlc_layer *layers[NN_MAX_NODES];
     int n_layers;
 
@@ -163,28 +174,61 @@ GGMLC_HIDDEN const struct layer_ops *nn_layer_ops_by_kind(const char *kind);
 
 /* Infer shapes and set up every layer (idempotent). */
 GGMLC_HIDDEN enum ggmlc_status nn_model_finish(ggmlc_model *m);
-/* Build the model's forward graph on x; returns the output (before a softmax/sigmoid the
- * loss absorbs when logits is not NULL: *logits gets the pre-activation). */
-GGMLC_HIDDEN struct ggml_tensor *nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor *x,
-                                                 struct ggml_tensor **logits);
+/* Build the model's forward graph on the input tensors x[]; fills out[] per output and, when
+ * logits is not NULL, logits[] (an output's final softmax/sigmoid left out, for the loss). */
+GGMLC_HIDDEN bool nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor **x, struct ggml_tensor **out,
+                                   struct ggml_tensor **logits);
+/* Output k's name in logs: its layer's name, else "output_<k+1>". */
+GGMLC_HIDDEN void nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size);
+/* Whether input i carries token ids (an embedding reads it). */
+GGMLC_HIDDEN bool nn_input_is_index(const ggmlc_model *m, int i);
+GGMLC_HIDDEN int64_t nn_input_elems(const ggmlc_model *m, int i);
+GGMLC_HIDDEN int64_t nn_output_elems(const ggmlc_model *m, int k);
+/* Floats of one sample's target of output k (1 for sparse labels). */
+GGMLC_HIDDEN int64_t nn_target_elems(const ggmlc_model *m, int k);
 GGMLC_HIDDEN uint64_t nn_random(ggmlc_model *m);
 GGMLC_HIDDEN float nn_uniform(ggmlc_model *m);
 
 /* ---------------------------------------------------------------- engine */
 
+struct nn_progress;
+
 GGMLC_HIDDEN void nn_graphs_free(ggmlc_model *m);
+
+/* One pass's data: per input and per output (targets NULL when predicting), n samples each. */
+struct nn_data {
+    const float *x[GGMLC_MAX_IO], *y[GGMLC_MAX_IO];
+    int64_t n;
+};
+
+/* Accumulated loss and metrics of a pass over data. */
+struct pass_stats {
+    double loss_sum, head_loss_sum[GGMLC_MAX_IO];
+    int64_t n, correct[GGMLC_MAX_IO];
+    double abs_err[GGMLC_MAX_IO];
+};
+
+/* Batches over the data, in order or in the given sample order: train when training, else score;
+ * stats and outputs (pred[k], n * output elems) are collected when not NULL; fo/progress for fit. */
+GGMLC_HIDDEN enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *d, int64_t batch, const int64_t *order, bool training,
+                                           const float *class_weights, struct pass_stats *st, float *const *pred,
+                                           const struct ggmlc_fit_options *fo, int epoch, struct nn_progress *progress);
+/* Loss and metrics of a pass into the train (val false) or validation fields of logs. */
+GGMLC_HIDDEN void nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool val, struct ggmlc_epoch_logs *logs);
 GGMLC_HIDDEN enum ggmlc_status nn_history_push(ggmlc_history *h, const struct ggmlc_epoch_logs *logs);
 
 /* ----------------------------------------------------------- progress */
 
 struct nn_progress {
+    const ggmlc_model *model;    /* output names */
     bool enabled, tty;
     int epoch, epochs;
     int64_t total, done;
-    int64_t t_start;
+    int64_t t_start, t_last;
 };
-GGMLC_HIDDEN void nn_progress_begin(struct nn_progress *p, int verbose, int epoch, int epochs, int64_t total);
-GGMLC_HIDDEN void nn_progress_update(struct nn_progress *p, int64_t done, double loss, double acc);
+GGMLC_HIDDEN void nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total);
+/* running: the epoch's logs so far (train fields). */
+GGMLC_HIDDEN void nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running);
 GGMLC_HIDDEN void nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs);
 
 #endif /* GGMLC_NN_IMPL_H */

@@ -1,55 +1,105 @@
 /*
  * progress.c - Keras-like progress output of fit: on a terminal a bar
- * updated in place (samples done, ETA, loss and accuracy); otherwise one
- * line per epoch.
+ * updated in place (samples done, ETA, loss and metrics, per output when
+ * there are several), cut to the terminal's width so that the carriage
+ * return can rewrite it; otherwise one line per epoch.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "nn-impl.h"
 
-void nn_progress_begin(struct nn_progress *p, int verbose, int epoch, int epochs, int64_t total) {
+/* A line being composed (silently cut at its capacity). */
+struct line {
+    char text[4096];
+    size_t len;
+};
+
+static void append(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append(struct line *l, const char *fmt, ...) {
+    if (l->len + 1 >= sizeof l->text) return;
+    va_list args;
+    va_start(args, fmt);
+    const int n = vsnprintf(l->text + l->len, sizeof l->text - l->len, fmt, args);
+    va_end(args);
+    if (n > 0) l->len = l->len + (size_t)n < sizeof l->text ? l->len + (size_t)n : sizeof l->text - 1;
+}
+
+static void append_value(struct line *l, const char *prefix, const char *name, double v) {
+    if (!isnan(v)) append(l, " - %s%s: %.4f", prefix, name, v);
+}
+
+/* Keras's names: loss, accuracy, mae; with several outputs also <output>_loss, <output>_accuracy, ... */
+static void append_metrics(struct line *line, const ggmlc_model *m, const struct ggmlc_epoch_logs *l, bool with_val) {
+    const bool several = l->n_outputs > 1;
+    for (int val = 0; val <= (int)with_val; val++) {
+        const char *prefix = val ? "val_" : "";
+        append_value(line, prefix, "loss", val ? l->val_loss : l->loss);
+        if (!several) {
+            append_value(line, prefix, "accuracy", val ? l->val_accuracy : l->metric_accuracy);
+            append_value(line, prefix, "mae", val ? l->val_mae : l->metric_mae);
+            continue;
+        }
+        for (int k = 0; k < l->n_outputs && k < GGMLC_MAX_IO; k++) {
+            char name[96], key[112];
+            nn_output_name(m, k, name, sizeof name);
+            snprintf(key, sizeof key, "%s_loss", name);
+            append_value(line, prefix, key, val ? l->val_output_loss[k] : l->output_loss[k]);
+            snprintf(key, sizeof key, "%s_accuracy", name);
+            append_value(line, prefix, key, val ? l->val_output_accuracy[k] : l->output_accuracy[k]);
+            snprintf(key, sizeof key, "%s_mae", name);
+            append_value(line, prefix, key, val ? l->val_output_mae[k] : l->output_mae[k]);
+        }
+    }
+}
+
+/* Columns of the terminal on stdout (80 when unknown). */
+static size_t terminal_width(void) {
+    struct winsize ws;
+    return ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+}
+
+void nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total) {
     *p = (struct nn_progress){
-        .enabled = verbose > 0, .tty = verbose == 1 && isatty(fileno(stdout)), .epoch = epoch, .epochs = epochs,
+        .model = m, .enabled = verbose > 0, .tty = verbose == 1 && isatty(fileno(stdout)), .epoch = epoch, .epochs = epochs,
         .total = total, .t_start = ggml_time_us(),
     };
     if (p->tty) printf("Epoch %d/%d\n", epoch + 1, epochs);
 }
 
-void nn_progress_update(struct nn_progress *p, int64_t done, double loss, double acc) {
+void nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running) {
     if (!p->tty) return;
     const int64_t now = ggml_time_us();
-    if (done < p->total && now - p->t_start < 100000 * (p->done > 0)) return; /* at most 10 updates a second */
+    if (done < p->total && p->done > 0 && now - p->t_last < 100000) return; /* at most 10 updates a second */
     p->done = done;
+    p->t_last = now;
     enum { WIDTH = 30 };
     const int filled = (int)(WIDTH * done / p->total);
     char bar[WIDTH + 1];
     for (int i = 0; i < WIDTH; i++) bar[i] = i < filled ? '=' : i == filled ? '>' : '.';
     bar[WIDTH] = '\0';
     const double elapsed = (double)(now - p->t_start) / 1e6, eta = done > 0 ? elapsed * (double)(p->total - done) / (double)done : 0;
-    printf("\r%lld/%lld [%s] - ETA: %.0fs - loss: %.4f", (long long)done, (long long)p->total, bar, eta, loss);
-    if (!isnan(acc)) printf(" - accuracy: %.4f", acc);
+    struct line line = {.len = 0};
+    append(&line, "%lld/%lld [%s] - ETA: %.0fs", (long long)done, (long long)p->total, bar, eta);
+    append_metrics(&line, p->model, running, false);
+    const size_t width = terminal_width() - 1; /* a line that wrapped could not be rewritten in place */
+    if (line.len > width) line.text[width] = '\0';
+    printf("\r%s\033[K", line.text);
     fflush(stdout);
-}
-
-static void print_metrics(const struct ggmlc_epoch_logs *l) {
-    printf(" - loss: %.4f", l->loss);
-    if (!isnan(l->metric_accuracy)) printf(" - accuracy: %.4f", l->metric_accuracy);
-    if (!isnan(l->metric_mae)) printf(" - mae: %.4f", l->metric_mae);
-    if (!isnan(l->val_loss)) printf(" - val_loss: %.4f", l->val_loss);
-    if (!isnan(l->val_accuracy)) printf(" - val_accuracy: %.4f", l->val_accuracy);
-    if (!isnan(l->val_mae)) printf(" - val_mae: %.4f", l->val_mae);
 }
 
 void nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs) {
     if (!p->enabled) return;
+    struct line line = {.len = 0};
     if (p->tty) {
-        printf("\r%lld/%lld [==============================] - %.1fs", (long long)p->total, (long long)p->total, logs->seconds);
+        append(&line, "\r%lld/%lld [==============================] - %.1fs", (long long)p->total, (long long)p->total, logs->seconds);
     } else {
-        printf("Epoch %d/%d - %.1fs", p->epoch + 1, p->epochs, logs->seconds);
+        append(&line, "Epoch %d/%d - %.1fs", p->epoch + 1, p->epochs, logs->seconds);
     }
-    print_metrics(logs);
-    printf("\n");
+    append_metrics(&line, p->model, logs, true);
+    printf(p->tty ? "%s\033[K\n" : "%s\n", line.text);
     fflush(stdout);
 }

@@ -4,12 +4,13 @@
  * state) as F32 tensors named "<layer>.<param>".  gguf_write_to_file writes
  * to a temporary file and renames it, so a crash never leaves half a model.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "gguf.h"
 #include "nn-impl.h"
 
-#define MODEL_FORMAT_VERSION 1
+#define MODEL_FORMAT_VERSION 2 /* 2: several inputs (a shape per input node) and outputs, a loss per output */
 
 /* ------------------------------------------------------------ weights */
 
@@ -89,7 +90,16 @@ static void save_architecture(struct gguf_context *g, const ggmlc_model *m) {
     gguf_set_val_bool(g, "ggmlc.model.sequential", m->sequential);
     gguf_set_val_i32(g, "ggmlc.model.n_layers", m->n_layers);
     gguf_set_val_i32(g, "ggmlc.model.n_nodes", m->n_nodes);
-    gguf_set_val_i32(g, "ggmlc.model.output", node_index(m, m->output));
+    int32_t outputs[GGMLC_MAX_IO], losses[GGMLC_MAX_IO], metrics[GGMLC_MAX_IO];
+    float weights[GGMLC_MAX_IO];
+    for (int k = 0; k < m->n_outputs; k++) {
+        outputs[k] = node_index(m, m->outputs[k]);
+        losses[k] = (int32_t)m->heads[k].loss;
+        weights[k] = m->heads[k].weight;
+        metrics[k] = (int32_t)m->heads[k].metrics;
+    }
+    gguf_set_arr_data(g, "ggmlc.model.outputs", GGUF_TYPE_INT32, outputs, (size_t)m->n_outputs);
+    gguf_set_arr_data(g, "ggmlc.model.input_shape", GGUF_TYPE_INT64, m->inputs[0]->shape, (size_t)m->inputs[0]->n_dims);
     for (int i = 0; i < m->n_layers; i++) save_layer(g, i, m->layers[i]);
     for (int i = 0; i < m->n_nodes; i++) {
         const ggmlc_node *n = m->nodes[i];
@@ -97,7 +107,8 @@ static void save_architecture(struct gguf_context *g, const ggmlc_model *m) {
                               n->in[1] ? node_index(m, n->in[1]) : -1, n->axis};
         key(k, sizeof k, "ggmlc.node.%d.%s", i, "links");
         gguf_set_arr_data(g, k, GGUF_TYPE_INT32, v, 5);
-        if (n->kind == NODE_INPUT) gguf_set_arr_data(g, "ggmlc.model.input_shape", GGUF_TYPE_INT64, n->shape, (size_t)n->n_dims);
+        key(k, sizeof k, "ggmlc.node.%d.%s", i, "shape");
+        if (n->kind == NODE_INPUT) gguf_set_arr_data(g, k, GGUF_TYPE_INT64, n->shape, (size_t)n->n_dims);
     }
     const struct ggmlc_compile_options *o = &m->opt;
     gguf_set_val_i32(g, "ggmlc.compile.optimizer", (int32_t)o->optimizer);
@@ -107,6 +118,9 @@ static void save_architecture(struct gguf_context *g, const ggmlc_model *m) {
     gguf_set_val_f32(g, "ggmlc.compile.momentum", o->momentum);
     gguf_set_val_i32(g, "ggmlc.compile.loss", (int32_t)o->loss);
     gguf_set_val_u32(g, "ggmlc.compile.metrics", o->metrics);
+    gguf_set_arr_data(g, "ggmlc.compile.losses", GGUF_TYPE_INT32, losses, (size_t)m->n_outputs);
+    gguf_set_arr_data(g, "ggmlc.compile.loss_weights", GGUF_TYPE_FLOAT32, weights, (size_t)m->n_outputs);
+    gguf_set_arr_data(g, "ggmlc.compile.output_metrics", GGUF_TYPE_INT32, metrics, (size_t)m->n_outputs);
     gguf_set_val_u64(g, "ggmlc.compile.seed", o->seed);
 }
 
@@ -231,53 +245,133 @@ static ggmlc_layer *load_layer(struct reader *r, int i) {
     return l;
 }
 
+/* The output node indices (format 1 stored one), each in [0, n_nodes); returns their count, 0 on error. */
+static int load_output_list(struct reader *r, int n_nodes, int32_t *outputs) {
+    int n = 0;
+    if (gguf_find_key(r->g, "ggmlc.model.outputs") >= 0) {
+        n = (int)get_arr(r, "ggmlc.model.outputs", GGUF_TYPE_INT32, outputs, sizeof(int32_t), GGMLC_MAX_IO);
+    } else {
+        outputs[0] = get_i32(r, "ggmlc.model.output");
+        n = 1;
+    }
+    for (int k = 0; r->ok && k < n; k++) {
+        if (outputs[k] >= 0 && outputs[k] < n_nodes) continue;
+        ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: output %d is node %d of %d", r->path, k, outputs[k], n_nodes);
+        r->ok = false;
+    }
+    return r->ok ? n : 0;
+}
+
+/* Shape of input node i (format 1: the model's one input shape). */
+static int load_input_shape(struct reader *r, int i, int64_t *shape) {
+    char k[64];
+    key(k, sizeof k, "ggmlc.node.%d.%s", i, "shape");
+    if (gguf_find_key(r->g, k) < 0) snprintf(k, sizeof k, "ggmlc.model.input_shape");
+    return (int)get_arr(r, k, GGUF_TYPE_INT64, shape, sizeof(int64_t), NN_MAX_DIMS);
+}
+
+/* Node i from its links {kind, layer, input 0, input 1, axis}, after checking every index. */
+static ggmlc_node *load_node(struct reader *r, ggmlc_model *m, int i, ggmlc_node **nodes, ggmlc_layer **layers, int n_layers) {
+    char k[64];
+    int32_t v[5] = {-1, -1, -1, -1, 0};
+    key(k, sizeof k, "ggmlc.node.%d.%s", i, "links");
+    get_arr(r, k, GGUF_TYPE_INT32, v, sizeof(int32_t), 5);
+    const bool needs_two = v[0] == NODE_ADD || v[0] == NODE_CONCAT;
+    const bool links_ok = r->ok && v[2] >= -1 && v[2] < i && v[3] >= -1 && v[3] < i && (v[0] == NODE_INPUT || v[2] >= 0) &&
+                          (!needs_two || v[3] >= 0) && (v[0] != NODE_LAYER || (v[1] >= 0 && v[1] < n_layers));
+    if (!links_ok) {
+        if (r->ok) ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: node %d has invalid links", r->path, i);
+        r->ok = false;
+        return NULL;
+    }
+    ggmlc_node *in0 = v[2] >= 0 ? nodes[v[2]] : NULL, *in1 = v[3] >= 0 ? nodes[v[3]] : NULL;
+    int64_t shape[NN_MAX_DIMS];
+    switch (v[0]) {
+    case NODE_INPUT: {
+        const int dims = load_input_shape(r, i, shape);
+        return r->ok ? ggmlc_input(m, shape, dims) : NULL;
+    }
+    case NODE_LAYER: return ggmlc_apply(m, layers[v[1]], in0);
+    case NODE_ADD: return ggmlc_add(m, in0, in1);
+    case NODE_CONCAT: return ggmlc_concatenate(m, in0, in1, v[4]);
+    default:
+        ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: node %d has an unknown kind %d", r->path, i, v[0]);
+        return NULL;
+    }
+}
+
 /* Rebuild the node graph; layers[] are owned by the model once applied.  The model is
  * returned even when r->ok turned false, so that the caller can free what it owns. */
 static ggmlc_model *load_graph(struct reader *r, ggmlc_layer **layers, int n_layers) {
     const bool sequential = get_bool(r, "ggmlc.model.sequential");
-    const int n_nodes = get_i32(r, "ggmlc.model.n_nodes"), out = get_i32(r, "ggmlc.model.output");
-    int64_t shape[NN_MAX_DIMS];
-    const int in_dims = (int)get_arr(r, "ggmlc.model.input_shape", GGUF_TYPE_INT64, shape, sizeof(int64_t), NN_MAX_DIMS);
-    if (!r->ok || n_nodes < 1 || n_nodes > NN_MAX_NODES || out < 0 || out >= n_nodes) {
-        if (r->ok) ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: invalid node graph", r->path);
+    const int n_nodes = get_i32(r, "ggmlc.model.n_nodes");
+    int32_t out[GGMLC_MAX_IO];
+    const int n_out = r->ok && n_nodes >= 1 && n_nodes <= NN_MAX_NODES ? load_output_list(r, n_nodes, out) : 0;
+    if (!r->ok || n_out < 1 || (sequential && n_out != 1)) {
+        if (r->ok) ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: invalid node graph (%d nodes, %d valid outputs)", r->path, n_nodes, n_out);
         r->ok = false; /* the caller then frees the layers */
         return NULL;
     }
-    ggmlc_model *m = sequential ? ggmlc_sequential(shape, in_dims) : ggmlc_functional();
+    ggmlc_model *m = ggmlc_functional();
     if (!m) r->ok = false;
     ggmlc_node *nodes[NN_MAX_NODES] = {NULL};
-    for (int i = 0; m && i < n_nodes; i++) {
-        char k[64];
-        int32_t v[5] = {-1, -1, -1, -1, 0};
-        key(k, sizeof k, "ggmlc.node.%d.%s", i, "links");
-        get_arr(r, k, GGUF_TYPE_INT32, v, sizeof(int32_t), 5);
-        const bool links_ok = r->ok && v[2] < i && v[3] < i && (v[0] != NODE_LAYER || (v[1] >= 0 && v[1] < n_layers && v[2] >= 0));
-        if (!links_ok) {
-            if (r->ok) ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: node %d has invalid links", r->path, i);
-            r->ok = false;
-            break;
-        }
-        ggmlc_node *in0 = v[2] >= 0 ? nodes[v[2]] : NULL, *in1 = v[3] >= 0 ? nodes[v[3]] : NULL;
-        switch (v[0]) {
-        case NODE_INPUT: nodes[i] = sequential ? m->input : ggmlc_input(m, shape, in_dims); break;
-        case NODE_LAYER: nodes[i] = ggmlc_apply(m, layers[v[1]], in0); break;
-        case NODE_ADD: nodes[i] = ggmlc_add(m, in0, in1); break;
-        case NODE_CONCAT: nodes[i] = ggmlc_concatenate(m, in0, in1, v[4]); break;
-        default: nodes[i] = NULL;
-        }
+    for (int i = 0; m && r->ok && i < n_nodes; i++) {
+        nodes[i] = load_node(r, m, i, nodes, layers, n_layers);
+        if (!nodes[i] && r->ok) /* the links were valid, the model refused the node (shapes, counts) */
+            ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: node %d: %s", r->path, i, ggmlc_last_error());
         if (!nodes[i]) r->ok = false;
     }
-    if (m && r->ok) {
-        if (sequential) {
-            m->output = nodes[out];
-        } else {
-            ggmlc_model_set_outputs(m, &nodes[out], 1);
-        }
+    if (!m || !r->ok) return m; /* the caller frees it when !r->ok, after the layers it does not own */
+    ggmlc_node *outputs[GGMLC_MAX_IO];
+    for (int k = 0; k < n_out; k++) outputs[k] = nodes[out[k]];
+    if (sequential) { /* a chain from its one input; set directly, as ggmlc_model_add keeps it */
+        m->sequential = m->finished = true;
+        m->outputs[0] = outputs[0];
+        m->n_outputs = 1;
+        if (m->n_inputs != 1) r->ok = false;
+    } else if (ggmlc_model_set_outputs(m, outputs, n_out) != GGMLC_OK) {
+        r->ok = false;
     }
-    return m; /* the caller frees it when !r->ok, after the layers it does not own */
+    if (!r->ok) ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: invalid model graph (%s)", r->path,
+                                sequential ? "a sequential model with several inputs" : ggmlc_last_error());
+    return m;
 }
 
-static bool load_options(struct reader *r, struct ggmlc_compile_options *o) {
+/* Per-output compile settings (format 1: one loss and metric set), in arrays that outlive compile. */
+struct loaded_heads {
+    enum ggmlc_loss losses[GGMLC_MAX_IO];
+    float weights[GGMLC_MAX_IO];
+    unsigned metrics[GGMLC_MAX_IO];
+};
+
+static bool load_heads(struct reader *r, int n_outputs, struct loaded_heads *h, struct ggmlc_compile_options *o) {
+    if (gguf_find_key(r->g, "ggmlc.compile.losses") < 0) return r->ok; /* format 1 */
+    int32_t losses[GGMLC_MAX_IO], metrics[GGMLC_MAX_IO];
+    const size_t nl = get_arr(r, "ggmlc.compile.losses", GGUF_TYPE_INT32, losses, sizeof(int32_t), GGMLC_MAX_IO);
+    const size_t nw = get_arr(r, "ggmlc.compile.loss_weights", GGUF_TYPE_FLOAT32, h->weights, sizeof(float), GGMLC_MAX_IO);
+    const size_t nm = get_arr(r, "ggmlc.compile.output_metrics", GGUF_TYPE_INT32, metrics, sizeof(int32_t), GGMLC_MAX_IO);
+    if (r->ok && (nl != (size_t)n_outputs || nw != (size_t)n_outputs || nm != (size_t)n_outputs)) {
+        ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: per-output compile settings for %zu/%zu/%zu outputs, the model has %d",
+                        r->path, nl, nw, nm, n_outputs);
+        r->ok = false;
+    }
+    for (int k = 0; r->ok && k < n_outputs; k++) {
+        h->losses[k] = (enum ggmlc_loss)losses[k];
+        h->metrics[k] = (unsigned)metrics[k];
+        if ((unsigned)losses[k] > GGMLC_LOSS_BINARY_CROSSENTROPY || !(h->weights[k] >= 0 && h->weights[k] < INFINITY) ||
+            (h->metrics[k] & ~(unsigned)(GGMLC_METRIC_ACCURACY | GGMLC_METRIC_MAE))) {
+            ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: output %d: invalid loss %d, loss weight %g or metrics %#x", r->path, k,
+                            (int)losses[k], (double)h->weights[k], h->metrics[k]);
+            r->ok = false;
+        }
+    }
+    o->losses = h->losses;
+    o->loss_weights = h->weights;
+    o->output_metrics = h->metrics;
+    return r->ok;
+}
+
+static bool load_options(struct reader *r, int n_outputs, struct loaded_heads *heads, struct ggmlc_compile_options *o) {
     *o = ggmlc_compile_defaults();
     float adamw[3] = {o->beta1, o->beta2, o->eps};
     o->optimizer = (enum ggmlc_optimizer)get_i32(r, "ggmlc.compile.optimizer");
@@ -292,7 +386,7 @@ static bool load_options(struct reader *r, struct ggmlc_compile_options *o) {
     const int64_t mid = find(r, "ggmlc.compile.metrics", GGUF_TYPE_UINT32), sid = find(r, "ggmlc.compile.seed", GGUF_TYPE_UINT64);
     if (mid >= 0) o->metrics = gguf_get_val_u32(r->g, mid);
     if (sid >= 0) o->seed = gguf_get_val_u64(r->g, sid);
-    return r->ok;
+    return load_heads(r, n_outputs, heads, o);
 }
 
 /* Copy a stored tensor into t after checking its name, type and shape. */
@@ -343,9 +437,12 @@ ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
     for (int i = 0; r.ok && i < n_layers; i++) layers[i] = load_layer(&r, i);
     if (r.ok) m = load_graph(&r, layers, n_layers);
     struct ggmlc_compile_options o;
-    if (m && load_options(&r, &o)) {
+    struct loaded_heads heads;
+    if (m && r.ok && load_options(&r, m->n_outputs, &heads, &o)) {
         o.backend = backend;
         if (ggmlc_model_compile(m, &o) != GGMLC_OK || !load_weights(&r, m, data)) r.ok = false;
+    } else {
+        r.ok = false;
     }
     /* frees only the layers no model owns: all of them on failure, those no node applies on success */
     for (int i = 0; i < n_layers && i < NN_MAX_NODES; i++) ggmlc_layer_free(layers[i]);

@@ -5,7 +5,7 @@
 
 layout(local_size_x = 256) in;
 #ifdef QTYPE
-layout(binding = 0) readonly buffer A { uint16_t data_a[]; };   // 32-value blocks, strides in 16-bit words
+layout(binding = 0) readonly buffer A { uint16_t data_a[]; };   // quant blocks, strides in 16-bit words
 #else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #endif
@@ -30,7 +30,7 @@ void main() {
     const uint i0 = idx % p.ne0, i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
     const uint row = uint(data_i[p.off_i + i1 * p.nbi0 + i2 * p.nbi1 + i3 * p.nbi2]);
 #ifdef QTYPE
-    const float v = dq(p.off_a + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03 + (i0 / 32) * QWORDS, i0 % 32);
+    const float v = dq(p.off_a + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03 + (i0 / QK) * QWORDS, i0 % QK);
 #else
     const float v = TO_F32(A_TYPE, data_a[p.off_a + i0 * p.nb00 + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03]);
 #endif

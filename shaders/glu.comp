@@ -3,6 +3,7 @@
 // (the two halves of one tensor, or two tensors for the split form).
 #include "types.glsl"
 #include "op-codes.h"
+#include "activations.glsl"
 
 layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
@@ -15,16 +16,6 @@ layout(push_constant) uniform PC {
     uint off_a, off_b, off_d, op, shift_a, shift_b;
     float alpha, limit;
 } p;
-
-float gelu_tanh(float x) {
-    const float inner = 0.7978845608028654 * x * (1.0 + 0.044715 * x * x);
-    return 0.5 * x * (1.0 + tanh(clamp(inner, -15.0, 15.0)));
-}
-float erf_approx(float x) {
-    const float t = 1.0 / (1.0 + 0.3275911 * abs(x));
-    const float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-x * x);
-    return sign(x) * y;
-}
 
 void main() {
     const uint idx = linear_id(256);

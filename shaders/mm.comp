@@ -26,7 +26,7 @@ layout(binding = 1) readonly buffer B { STORAGE_T(B_TYPE) data_b[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 #ifdef QTYPE
 #include "quant.glsl"
-#define LOAD_A(row, k) dq((row) + ((k) / 32) * QWORDS, (k) % 32)
+#define LOAD_A(row, k) dq((row) + ((k) / QK) * QWORDS, (k) % QK)
 #else
 #define LOAD_A(row, k) TO_F32(A_TYPE, data_a[(row) + (k) * p.ka])
 #endif

@@ -45,6 +45,7 @@
 #define VK_UN_LEAKY_RELU  29 /* x > 0 ? x : p0 * x */
 #define VK_UN_FILL        30 /* p0 */
 #define VK_UN_DIAG_MASK   31 /* i0 > i1 + n_past (push word n_past) ? p0 : x */
+#define VK_UN_XIELU       32 /* p0..p3: alpha_n, alpha_p, beta, eps */
 
 /* glu.comp */
 #define VK_GLU_REGLU       0
@@ -61,5 +62,6 @@
 #define VK_ROW_RMS_NORM 3 /* x / sqrt(mean(x^2) + eps) */
 #define VK_ROW_L2_NORM  4 /* x / max(|x|, eps) */
 #define VK_ROW_ARGMAX   5
+#define VK_ROW_CUMSUM   6 /* inclusive prefix sums along the row (d has a's shape) */
 
 #endif

@@ -1,8 +1,18 @@
-// quant.glsl - dequantization of ggml's 32-value blocks read from a uint16_t
-// array named data_a (declared by the includer).  QTYPE is the ggml type id:
-// 2 q4_0 (d, 16 nibble bytes), 3 q4_1 (d, m, nibbles), 6 q5_0 (d, qh[4],
-// nibbles), 7 q5_1 (d, m, qh[4], nibbles), 8 q8_0 (d, 32 int8).
-// Elements 0..15 are the low nibbles of bytes 0..15, 16..31 the high nibbles.
+// quant.glsl - dequantization of ggml's block formats read from a uint16_t
+// array named data_a (declared by the includer).  QTYPE is the ggml type id.
+// 32-value blocks: 2 q4_0 (d, 16 nibble bytes), 3 q4_1 (d, m, nibbles),
+// 6 q5_0 (d, qh[4], nibbles), 7 q5_1 (d, m, qh[4], nibbles), 8 q8_0 (d, 32 int8);
+// elements 0..15 are the low nibbles of bytes 0..15, 16..31 the high nibbles.
+// 256-value K-quant super-blocks (byte layouts as in core/quants.h):
+// 10 q2_K (scales[16], qs[64], d, dmin), 11 q3_K (hmask[32], qs[64], scales[12], d),
+// 12 q4_K (d, dmin, scales[12], qs[128]), 13 q5_K (d, dmin, scales[12], qh[32], qs[128]),
+// 14 q6_K (ql[128], qh[64], int8 scales[16], d).  Every block size is even, so a
+// block starts on a 16-bit word: QWORDS is its size in words, QK its values.
+#if QTYPE >= 10 && QTYPE <= 14
+#define QK 256
+#else
+#define QK 32
+#endif
 #if QTYPE == 2
 #define QWORDS 9
 #elif QTYPE == 3
@@ -11,8 +21,18 @@
 #define QWORDS 11
 #elif QTYPE == 7
 #define QWORDS 12
-#else
+#elif QTYPE == 8
 #define QWORDS 17
+#elif QTYPE == 10
+#define QWORDS 42
+#elif QTYPE == 11
+#define QWORDS 55
+#elif QTYPE == 12
+#define QWORDS 72
+#elif QTYPE == 13
+#define QWORDS 88
+#elif QTYPE == 14
+#define QWORDS 105
 #endif
 
 float q_half(uint w) { return unpackHalf2x16(uint(data_a[w])).x; }
@@ -22,6 +42,7 @@ uint q_byte(uint w, uint b) { return (uint(data_a[w + b / 2]) >> (8 * (b & 1))) 
 
 uint q_nibble(uint w, uint j) { return j < 16 ? q_byte(w, j) & 0xfu : q_byte(w, j - 16) >> 4; }
 
+#if QK == 32
 // element j (0..31) of the block starting at word w
 float dq(uint w, uint j) {
 #if QTYPE == 2
@@ -71,3 +92,107 @@ float dq_dot32(uint w, uint bi) {
     return s;
 #endif
 }
+#endif // QK == 32
+
+#if QK == 256
+// Q3_K's 16 six-bit scales (stored +32): low nibbles in bytes 0-7 (scales 0-7) and
+// their high nibbles (scales 8-15), the top two bits of scale j at bit 2*(j/4) of byte 8+j%4.
+int q3k_scale(uint s, uint j) {
+    const uint low = j < 8 ? q_byte(s, j) & 0xfu : q_byte(s, j - 8) >> 4;
+    return int(low | (((q_byte(s, 8 + j % 4) >> (2 * (j / 4))) & 3u) << 4)) - 32;
+}
+
+// Q4_K/Q5_K: scale (x) and min (y) of 32-value sub-block j from the 12 bytes at word s:
+// sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); 4-7 as the
+// nibbles of bytes 8-11 with their top two bits in the high bits of bytes 0-3 / 4-7.
+uvec2 k4_scale_min(uint s, uint j) {
+    if (j < 4) return uvec2(q_byte(s, j) & 63u, q_byte(s, j + 4) & 63u);
+    return uvec2((q_byte(s, j + 4) & 0xfu) | ((q_byte(s, j - 4) >> 6) << 4), (q_byte(s, j + 4) >> 4) | ((q_byte(s, j) >> 6) << 4));
+}
+
+// element e (0..255) of the super-block starting at word w
+float dq(uint w, uint e) {
+    const uint half_ = e / 128, l = e % 32, quarter = (e % 128) / 32;
+#if QTYPE == 10
+    const uint sc = q_byte(w, e / 16);
+    const uint q = (q_byte(w + 8, 32 * half_ + l) >> (2 * quarter)) & 3u;
+    return q_half(w + 40) * float(sc & 0xfu) * float(q) - q_half(w + 41) * float(sc >> 4);
+#elif QTYPE == 11
+    const uint q = (q_byte(w + 16, 32 * half_ + l) >> (2 * quarter)) & 3u;
+    const uint high = (q_byte(w, l) >> (e / 32)) & 1u;
+    return q_half(w + 54) * float(q3k_scale(w + 48, e / 16)) * float(int(q) - (high != 0u ? 0 : 4));
+#elif QTYPE == 12 || QTYPE == 13
+    const uvec2 sm = k4_scale_min(w + 2, e / 32);
+#if QTYPE == 12
+    const uint q = (q_byte(w + 8, 32 * (e / 64) + l) >> (4 * ((e / 32) & 1u))) & 0xfu;
+#else
+    const uint q = ((q_byte(w + 24, 32 * (e / 64) + l) >> (4 * ((e / 32) & 1u))) & 0xfu) | (((q_byte(w + 8, l) >> (e / 32)) & 1u) << 4);
+#endif
+    return q_half(w) * float(sm.x) * float(q) - q_half(w + 1) * float(sm.y);
+#else // q6_K
+    const uint b = q_byte(w, 64 * half_ + l + 32 * (quarter & 1u));
+    const uint low = quarter < 2 ? b & 0xfu : b >> 4;
+    const uint high = (q_byte(w + 64, 32 * half_ + l) >> (2 * quarter)) & 3u;
+    const int sc = int(q_byte(w + 96, e / 16) << 24) >> 24;
+    return q_half(w + 104) * float(sc) * float(int(low | (high << 4)) - 32);
+#endif
+}
+
+// The 16 values 16s..16s+15 (slice s, 0..15) of the super-block at word w.  In every
+// K-quant they come from 16 consecutive bytes (8 words) of each quant array and share
+// one scale, so a slice is decoded with 8 or 16 word loads.
+void dq_slice16(uint w, uint s, out float v[16]) {
+    const uint pair = 8 * (s & 1u); // second 16 of a 32-value group: 8 words on
+#if QTYPE == 10 || QTYPE == 11
+    const uint shift = 2 * ((s % 8) / 2);
+#if QTYPE == 10
+    const uint qs = w + 8 + 16 * (s / 8) + pair, sc = q_byte(w, s);
+    const float dl = q_half(w + 40) * float(sc & 0xfu), ml = q_half(w + 41) * float(sc >> 4);
+#else
+    const uint qs = w + 16 + 16 * (s / 8) + pair, hm = w + pair, hbit = s / 2;
+    const float dl = q_half(w + 54) * float(q3k_scale(w + 48, s));
+#endif
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint u = uint(data_a[qs + i]) >> shift;
+#if QTYPE == 10
+        v[2 * i] = dl * float(u & 3u) - ml;
+        v[2 * i + 1] = dl * float((u >> 8) & 3u) - ml;
+#else
+        const uint h = uint(data_a[hm + i]) >> hbit;
+        v[2 * i] = dl * float(int(u & 3u) - ((h & 1u) != 0u ? 0 : 4));
+        v[2 * i + 1] = dl * float(int((u >> 8) & 3u) - ((h & 0x100u) != 0u ? 0 : 4));
+#endif
+    }
+#elif QTYPE == 12 || QTYPE == 13
+    const uint j = s / 2, shift = 4 * (j & 1u);
+    const uvec2 sm = k4_scale_min(w + 2, j);
+    const float dj = q_half(w) * float(sm.x), mj = q_half(w + 1) * float(sm.y);
+#if QTYPE == 12
+    const uint qs = w + 8 + 16 * (s / 4) + pair;
+#else
+    const uint qs = w + 24 + 16 * (s / 4) + pair, qh = w + 8 + pair;
+#endif
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint u = uint(data_a[qs + i]) >> shift;
+        uint q0 = u & 0xfu, q1 = (u >> 8) & 0xfu;
+#if QTYPE == 13
+        const uint h = uint(data_a[qh + i]) >> j;
+        q0 |= (h & 1u) << 4;
+        q1 |= ((h >> 8) & 1u) << 4;
+#endif
+        v[2 * i] = fma(dj, float(q0), -mj);
+        v[2 * i + 1] = fma(dj, float(q1), -mj);
+    }
+#else // q6_K
+    const uint half_ = s / 8, quarter = (s % 8) / 2;
+    const uint ql = w + 32 * half_ + 16 * (quarter & 1u) + pair, qh = w + 64 + 16 * half_ + pair;
+    const uint lshift = quarter < 2 ? 0u : 4u, hshift = 2 * quarter;
+    const float dl = q_half(w + 104) * float(int(q_byte(w + 96, s) << 24) >> 24);
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint u = uint(data_a[ql + i]) >> lshift, h = uint(data_a[qh + i]) >> hshift;
+        v[2 * i] = dl * float(int((u & 0xfu) | ((h & 3u) << 4)) - 32);
+        v[2 * i + 1] = dl * float(int(((u >> 8) & 0xfu) | (((h >> 8) & 3u) << 4)) - 32);
+    }
+#endif
+}
+#endif // QK == 256

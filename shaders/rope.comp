@@ -1,7 +1,14 @@
 #version 450
-// Rotary position embedding (normal and NeoX pairings, YaRN scaling, optional
-// frequency factors), forward or backward (rotation by -theta).  One
-// invocation per pair of elements; elements past n_dims are copied.
+// Rotary position embedding, forward or backward (rotation by -theta), with
+// YaRN scaling and optional frequency factors.  One invocation per pair of
+// elements; elements past n_dims are copied.  Modes (push word mode):
+//   0 normal   pairs (2k, 2k+1)
+//   1 NeoX     pairs (k, k + n_dims/2)
+//   2 multi-section (NeoX pairs): pair k takes its position from component c of
+//     four (t, h, w, e) by the section k % sum(sections) falls in
+//   3 interleaved multi-section: components cycle t, h, w within the sections
+//   4 vision   pairs (k, k + n_dims) over the whole row; the exponent restarts
+//     at each section
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
@@ -14,9 +21,24 @@ layout(push_constant) uniform PC {
     uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
     uint nb0, nb1, nb2, nb3;
     uint off_a, off_p, off_f, off_d;
-    uint n_dims, neox, has_ff, backward;
+    uint n_dims, mode, has_ff, backward;
     float theta_scale, freq_scale, ext_factor, attn_factor, corr0, corr1;
+    uint s0, s1, s2, s3; // sections of the multi-section modes
 } p;
+
+// For pair k of a multi-section mode: the position component and the exponent of theta_scale.
+void multi_section(uint k, out uint comp, out uint expo) {
+    const uint total = p.s0 + p.s1 + p.s2 + p.s3, sector = k % total;
+    const uint start1 = p.s0, start2 = p.s0 + p.s1, start3 = p.s0 + p.s1 + p.s2;
+    if (p.mode == 3) {
+        const uint m = sector % 3;
+        comp = m == 1 && sector < 3 * p.s1 ? 1 : (m == 2 && sector < 3 * p.s2 ? 2 : (m == 0 && sector < 3 * p.s0 ? 0 : 3));
+    } else {
+        comp = sector < start1 ? 0 : (sector < start2 ? 1 : (sector < start3 ? 2 : 3));
+    }
+    const uint start = comp == 0 ? 0 : (comp == 1 ? start1 : (comp == 2 ? start2 : start3));
+    expo = p.mode == 4 ? sector - start : k;
+}
 
 // theta reduced to [-pi, pi] with a two-part 2*pi so large positions keep precision
 vec2 cos_sin(float theta) {
@@ -34,16 +56,18 @@ void main() {
     const uint i1 = r % p.ne01, i2 = (r / p.ne01) % p.ne02, i3 = r / (p.ne01 * p.ne02);
     const uint a_row = p.off_a + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
     const uint d_row = p.off_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
-    if (2 * ip >= p.n_dims) {
+    if (p.mode != 4 && 2 * ip >= p.n_dims) {
         data_d[d_row + (2 * ip) * p.nb0] = data_a[a_row + (2 * ip) * p.nb00];
         data_d[d_row + (2 * ip + 1) * p.nb0] = data_a[a_row + (2 * ip + 1) * p.nb00];
         return;
     }
-    const uint i0 = 2 * ip; // index of the pair's frequency
-    const uint e0 = p.neox != 0 ? ip : i0, e1 = p.neox != 0 ? ip + p.n_dims / 2 : i0 + 1;
-    const float pos = float(data_p[p.off_p + i2]);
+    const uint e0 = p.mode == 0 ? 2 * ip : ip;
+    const uint e1 = p.mode == 0 ? 2 * ip + 1 : ip + (p.mode == 4 ? p.n_dims : p.n_dims / 2);
+    uint comp = 0, expo = ip;
+    if (p.mode >= 2) multi_section(ip, comp, expo);
+    const float pos = float(data_p[p.off_p + i2 + comp * p.ne02]);
     const float ff = p.has_ff != 0 ? data_f[p.off_f + ip] : 1.0;
-    const float theta_extrap = pos * pow(p.theta_scale, float(ip)) / ff;
+    const float theta_extrap = pos * pow(p.theta_scale, float(expo)) / ff;
     float theta = p.freq_scale * theta_extrap, mscale = p.attn_factor;
     if (p.ext_factor != 0.0) {
         const float y = (float(ip) - p.corr0) / max(0.001, p.corr1 - p.corr0);

@@ -1,7 +1,7 @@
 #version 450
 // Row reductions and row normalisations: one workgroup per row of a.
 //   SUM, MEAN, ARGMAX write one value per row; NORM, RMS_NORM, L2_NORM write
-//   the normalised row (d has a's shape).
+//   the normalised row, CUMSUM its inclusive prefix sums (d has a's shape).
 #include "types.glsl"
 #include "op-codes.h"
 
@@ -60,6 +60,25 @@ void main() {
             barrier();
         }
         if (t == 0) data_d[d0] = int(sh_i[0]);
+        return;
+    }
+
+    if (p.op == VK_ROW_CUMSUM) { // chunks of BLOCK values: a scan in shared memory plus the carry
+        float carry = 0.0;
+        for (uint base = 0; base < p.ne00; base += BLOCK) {
+            const uint i = base + t;
+            barrier();
+            sh[t] = i < p.ne00 ? TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) : 0.0;
+            barrier();
+            for (uint off = 1; off < BLOCK; off <<= 1) {
+                const float add = t >= off ? sh[t - off] : 0.0;
+                barrier();
+                sh[t] += add;
+                barrier();
+            }
+            if (i < p.ne00) data_d[d0 + i * p.nb0] = FROM_F32(D_TYPE, carry + sh[t]);
+            carry += sh[BLOCK - 1];
+        }
         return;
     }
 

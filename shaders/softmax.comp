@@ -2,6 +2,8 @@
 // soft_max_ext: d = softmax(a * scale + slope * mask) along rows, one
 // workgroup per row; slope is the ALiBi slope of the row's head (i2) when
 // max_bias > 0, else 1.  Without a mask, binding 1 is a and is not read.
+// With attention sinks, the head's sink logit s[i2] joins the normalisation
+// (it takes probability mass but has no output column).
 #include "types.glsl"
 
 layout(constant_id = 0) const uint BLOCK = 256;
@@ -9,6 +11,7 @@ layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) readonly buffer M { STORAGE_T(B_TYPE) data_m[]; };
 layout(binding = 2) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
+layout(binding = 3) readonly buffer S { float data_s[]; };
 
 layout(push_constant) uniform PC {
     uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
@@ -16,7 +19,7 @@ layout(push_constant) uniform PC {
     uint nb1, nb2, nb3;
     uint off_a, off_m, off_d, has_mask;
     float scale, max_bias, m0, m1;
-    uint n_head_log2;
+    uint n_head_log2, has_sinks, off_s;
 } p;
 
 shared float sh[BLOCK];
@@ -53,6 +56,8 @@ void main() {
         mx = max(mx, v);
     }
     mx = block_reduce(mx, true);
+    const float sink = p.has_sinks != 0 ? data_s[p.off_s + i2] : -1.0 / 0.0;
+    mx = max(mx, sink);
     float sum = 0.0;
     for (uint i = t; i < p.ne00; i += BLOCK) {
         float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) * p.scale;
@@ -60,6 +65,7 @@ void main() {
         sum += mx == -1.0 / 0.0 ? 0.0 : exp(v - mx);
     }
     sum = block_reduce(sum, false);
+    if (p.has_sinks != 0 && mx != -1.0 / 0.0) sum += exp(sink - mx);
     const float inv = sum > 0.0 ? 1.0 / sum : 0.0;
     for (uint i = t; i < p.ne00; i += BLOCK) {
         float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) * p.scale;

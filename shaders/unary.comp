@@ -4,6 +4,7 @@
 // k of d); mode 1: a is repeated over d's shape (repeat, broadcasting fill).
 #include "types.glsl"
 #include "op-codes.h"
+#include "activations.glsl"
 
 layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
@@ -17,18 +18,6 @@ layout(push_constant) uniform PC {
     int n_past;
 } p;
 
-// erf with |error| < 1.5e-7 (Abramowitz and Stegun 7.1.26)
-float erf_approx(float x) {
-    const float t = 1.0 / (1.0 + 0.3275911 * abs(x));
-    const float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-x * x);
-    return sign(x) * y;
-}
-
-float gelu_tanh(float x) {
-    const float inner = 0.7978845608028654 * x * (1.0 + 0.044715 * x * x);
-    return 0.5 * x * (1.0 + tanh(clamp(inner, -15.0, 15.0)));
-}
-
 float apply(float x) {
     switch (p.op) {
     case VK_UN_COPY: return x;
@@ -39,14 +28,14 @@ float apply(float x) {
     case VK_UN_TANH: return tanh(clamp(x, -15.0, 15.0));
     case VK_UN_ELU: return x > 0.0 ? x : exp(x) - 1.0;
     case VK_UN_RELU: return max(x, 0.0);
-    case VK_UN_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case VK_UN_SIGMOID: return sigmoid(x);
     case VK_UN_GELU: return gelu_tanh(x);
     case VK_UN_GELU_QUICK: return x / (1.0 + exp(-1.702 * x));
     case VK_UN_SILU: return x / (1.0 + exp(-x));
     case VK_UN_HARDSWISH: return x * clamp((x + 3.0) / 6.0, 0.0, 1.0);
     case VK_UN_HARDSIGMOID: return clamp((x + 3.0) / 6.0, 0.0, 1.0);
     case VK_UN_EXP: return exp(x);
-    case VK_UN_EXPM1: return abs(x) < 1e-5 ? x + 0.5 * x * x : exp(x) - 1.0;
+    case VK_UN_EXPM1: return expm1_f(x);
     case VK_UN_SOFTPLUS: return x > 20.0 ? x : log(1.0 + exp(x));
     case VK_UN_GELU_ERF: return 0.5 * x * (1.0 + erf_approx(x * 0.7071067811865476));
     case VK_UN_FLOOR: return floor(x);
@@ -61,6 +50,7 @@ float apply(float x) {
     case VK_UN_SCALE: return x * p.p0 + p.p1;
     case VK_UN_CLAMP: return min(max(x, p.p0), p.p1);
     case VK_UN_LEAKY_RELU: return x > 0.0 ? x : p.p0 * x;
+    case VK_UN_XIELU: return xielu(x, p.p0, p.p1, p.p2, p.p3);
     default: return p.p0; // VK_UN_FILL
     }
 }

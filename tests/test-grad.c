@@ -271,6 +271,11 @@ static const struct grad_case cases[] = {
     {"flash_attn_ext (GQA)", b_flash_attn, 3, {{4, 3, 2}, {4, 5, 1}, {3, 5, 1}}, -1, 1, 2e-2},
     {"flash_attn_ext (mask)", b_flash_attn_mask, 4, {{4, 3, 2}, {4, 5, 2}, {3, 5, 2}, {5, 3}}, -1, 1, 2e-2, {false, false, false, true}},
     {"flash_attn_ext (softcap)", b_flash_attn_softcap, 3, {{4, 3, 2}, {4, 5, 2}, {3, 5, 2}}, -2, 2, 2e-2},
+    /* found by ggml's test-backend-ops: a's batches are each shared by consecutive batches of b
+     * (block broadcasting), and gated units of an odd width leave the last column unused */
+    {"mul_mat (a of 2x2 batches shared by 2x3 batches of b)", b_mul_mat_bcast, 2, {{4, 3, 2, 2}, {4, 2, 4, 6}}, -1, 1, 1e-2},
+    {"swiglu of an odd width (last column unused)", b_swiglu, 1, {{7, 3}}, -2, 2, 1e-2},
+    {"reglu_swapped of an odd width", b_reglu_swapped, 1, {{9, 2}}, -2, 2, 1e-2},
 };
 
 int main(void) {

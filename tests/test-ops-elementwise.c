@@ -464,7 +464,8 @@ static void test_errors(void) {
     rejects(ggml_div_inplace(ctx, a, b), GGMLC_ERR_SHAPE, "ggml_div_inplace", "div_inplace with a bad shape");
     rejects(ggml_add1(ctx, a, a), GGMLC_ERR_SHAPE, "ggml_add1", "add1 with a non-scalar");
     rejects(ggml_relu(ctx, i32), GGMLC_ERR_TYPE, "ggml_relu", "relu of an I32 tensor");
-    rejects(ggml_swiglu(ctx, odd), GGMLC_ERR_SHAPE, "ggml_swiglu", "swiglu of rows with an odd length");
+    rejects(ggml_swiglu(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1, 3)), GGMLC_ERR_SHAPE, "ggml_swiglu",
+            "swiglu of rows with a single column");
     rejects(ggml_glu_split(ctx, a, b, GGML_GLU_OP_REGLU), GGMLC_ERR_SHAPE, "ggml_glu_split", "glu_split of different shapes");
     rejects(ggml_concat(ctx, a, odd, 0), GGMLC_ERR_SHAPE, "ggml_concat", "concat of mismatched shapes");
     rejects(ggml_concat(ctx, a, a, 4), GGMLC_ERR_INVALID_ARG, "ggml_concat", "concat along dimension 4");

@@ -305,8 +305,44 @@ static void check_quantized_out_prod(void) {
     ggml_free(ctx);
 }
 
+/* Quantized weights [K, N, 2] broadcast over activations [K, M, 4] (two activation
+ * batches per weight matrix): M = 11 rows go to the multi-row kernels as a group of 8 and
+ * one of 3; the destination's batches and rows must land in place. */
+static void check_quantized_batched(enum ggml_type type) {
+    enum { K = 2048, N = 47, M = 11, WB = 2, XB = 4 }; /* above the serial threshold: 2 threads */
+    struct ggml_context *ctx = new_ctx();
+    float *wf = malloc(sizeof(float) * K * N * WB), *xf = malloc(sizeof(float) * K * M * XB);
+    struct ggml_tensor *a = new_quantized(ctx, type, (const int64_t[3]){K, N, WB}, wf);
+    struct ggml_tensor *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, M, XB);
+    test_fill_uniform(xf, K * M * XB, -2.0f, 2.0f);
+    memcpy(b->data, xf, sizeof(float) * K * M * XB);
+    float *ref = malloc(sizeof(float) * N * M * XB), *res = malloc(sizeof(float) * N * M * XB);
+    for (int bi = 0; bi < XB; bi++)
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                double acc = 0;
+                for (int q = 0; q < K; q++) acc += (double)wf[((bi / 2) * N + n) * K + q] * xf[(bi * M + m) * K + q];
+                ref[(bi * M + m) * N + n] = (float)acc;
+            }
+    struct ggml_tensor *out = ggml_mul_mat(ctx, a, b);
+    if (tap_ok(compute_2_threads(ctx, out), "mul_mat %s [%d,%d,%d] x [%d,%d,%d] computes", ggml_type_name(type), K, N, WB, K, M, XB)) {
+        tensor_get_f32(out, res);
+        ok_nmse(res, ref, N * M * XB, 1e-4, "mul_mat %s, broadcast batches, %d rows: matches the dequantized product",
+                ggml_type_name(type), M);
+    }
+    free(wf);
+    free(xf);
+    free(ref);
+    free(res);
+    ggml_free(ctx);
+}
+
 static void test_quantized(void) {
     check_quantized(GGML_TYPE_Q4_0, 256, 33, 7);
+    check_quantized(GGML_TYPE_Q4_0, 4096, 131, 8); /* large enough for both threads */
+    check_quantized(GGML_TYPE_Q8_0, 4096, 31, 9);
+    const enum ggml_type multi_row[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4};
+    for (size_t t = 0; t < sizeof multi_row / sizeof multi_row[0]; t++) check_quantized_batched(multi_row[t]);
     check_quantized(GGML_TYPE_Q8_0, 512, 17, 1);
     check_quantized(GGML_TYPE_Q4_K, 256, 9, 12);
     /* 128 rows and more: the weights are dequantized into the GEMM's panels */

@@ -241,6 +241,8 @@ static void test_validate(void) {
 
 /* test-quants-dot.c */
 void quants_test_dot_products(void);
+/* test-quants-rows.c */
+void quants_test_dot_rows(void);
 
 int main(void) {
     test_golden_bytes();
@@ -248,5 +250,6 @@ int main(void) {
     test_quantize_chunk();
     test_validate();
     quants_test_dot_products();
+    quants_test_dot_rows();
     return tap_done();
 }

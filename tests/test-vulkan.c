@@ -86,6 +86,7 @@ static float *read_f32(const struct ggml_tensor *t) {
         case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, 2); out[i] = ggml_fp16_to_fp32(h); break; }
         case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, 2); out[i] = ggml_bf16_to_fp32(h); break; }
         case GGML_TYPE_I32: { int32_t x; memcpy(&x, p, 4); out[i] = (float)x; break; }
+        case GGML_TYPE_I64: { int64_t x; memcpy(&x, p, 8); out[i] = (float)x; break; }
         default: out[i] = NAN; break;
         }
     }
@@ -165,14 +166,14 @@ static void check_case(const struct vk_test_case *c, int index) {
 
 /* ------------------------------------------------ through the scheduler */
 
-#pragma weak ggml_cumsum
+#pragma weak ggml_roll
 #pragma weak ggml_unary
 #pragma weak ggml_soft_max
 
-/* A two-layer perceptron with an op the Vulkan plugin lacks (cumsum) in the middle:
+/* A two-layer perceptron with an op the Vulkan plugin lacks (roll) in the middle:
  * the scheduler splits it between Vulkan and the CPU.  Returns the output or NULL. */
 static float *run_mlp(ggml_backend_t *backends, int n_backends, int64_t *n_out) {
-    if (!ggml_cumsum || !ggml_unary || !ggml_soft_max) return NULL;
+    if (!ggml_roll || !ggml_unary || !ggml_soft_max) return NULL;
     struct ggml_init_params ip = {.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true};
     struct ggml_context *ctx = ggml_init(ip);
     struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 16), *w1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 96);
@@ -182,7 +183,7 @@ static float *run_mlp(ggml_backend_t *backends, int n_backends, int64_t *n_out) 
     for (size_t i = 0; i < 5; i++) ggml_set_input(leaves[i]);
     struct ggml_tensor *h = ggml_unary(ctx, ggml_add(ctx, ggml_mul_mat(ctx, w1, x), b1), GGML_UNARY_OP_GELU);
     struct ggml_tensor *y = ggml_add(ctx, ggml_mul_mat(ctx, w2, h), b2);
-    struct ggml_tensor *out = ggml_soft_max(ctx, ggml_cumsum(ctx, y));
+    struct ggml_tensor *out = ggml_soft_max(ctx, ggml_roll(ctx, y, 3, 0, 0, 0));
     ggml_set_output(out);
     struct ggml_cgraph *g = ggml_new_graph(ctx);
     ggml_build_forward_expand(g, out);
@@ -206,8 +207,8 @@ static void check_scheduler(void) {
     ggml_backend_t both[2] = {backend_test, backend_cpu}, cpu_only[1] = {backend_cpu};
     int64_t n = 0, n_ref = 0;
     float *out = run_mlp(both, 2, &n), *ref = run_mlp(cpu_only, 1, &n_ref);
-    if (!out && !ref && !ggml_cumsum) {
-        tap_skip("cumsum/unary/soft_max constructors missing", "a perceptron split between %s and the CPU", ggml_backend_name(backend_test));
+    if (!out && !ref && !ggml_roll) {
+        tap_skip("roll/unary/soft_max constructors missing", "a perceptron split between %s and the CPU", ggml_backend_name(backend_test));
     } else if (tap_ok(out && ref && n == n_ref, "a perceptron split between %s and the CPU computes: %s", ggml_backend_name(backend_test),
                       out ? "yes" : ggmlc_last_error())) {
         /* 1e-6 as for the other f16-weight products: with cooperative matrices the f32
@@ -313,6 +314,14 @@ int main(void) {
     const char *only = getenv("GGMLC_TEST_ONLY");
     for (size_t i = 0; i < n_cases; i++)
         if (!only || strstr(cases[i].name, only)) check_case(&cases[i], (int)i);
+    size_t n_quant;
+    const struct vk_test_case *quant = vk_test_cases_quant(&n_quant);
+    for (size_t i = 0; i < n_quant; i++)
+        if (!only || strstr(quant[i].name, only)) check_case(&quant[i], (int)(n_cases + i));
+    if (!only) vk_check_moe_bad_ids(backend_test);
+    cases = vk_test_cases_ops(&n_cases);
+    for (size_t i = 0; i < n_cases; i++)
+        if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 500 + (int)i);
     check_scheduler();
     check_error_paths();
 

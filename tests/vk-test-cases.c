@@ -68,12 +68,13 @@
 
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 
-static struct ggml_tensor *leaf(struct ggml_context *ctx, enum ggml_type type, const char *name, int64_t n0, int64_t n1,
-                                int64_t n2, int64_t n3) {
+struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, const char *name, int64_t n0, int64_t n1,
+                                 int64_t n2, int64_t n3) {
     struct ggml_tensor *t = ggml_new_tensor_4d(ctx, type, n0, n1, n2, n3);
     if (t) ggml_set_name(t, name);
     return t;
 }
+#define leaf vk_test_leaf
 #define F32(name, a, b, c, d) leaf(ctx, GGML_TYPE_F32, name, a, b, c, d)
 #define F16(name, a, b, c, d) leaf(ctx, GGML_TYPE_F16, name, a, b, c, d)
 

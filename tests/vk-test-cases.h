@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "ggml.h"
+#include "ggml-backend.h"
 
 struct vk_test_case {
     const char *name;
@@ -19,7 +20,17 @@ struct vk_test_case {
     bool expect_supported; /* false: the backend must decline it */
 };
 
+/* A new 4-D tensor of ctx named name (the name chooses its fill, see above); NULL on failure. */
+struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, const char *name, int64_t n0, int64_t n1,
+                                 int64_t n2, int64_t n3);
+
 /* The table of cases and its length. */
 const struct vk_test_case *vk_test_cases(size_t *n);
+/* The K-quant and mul_mat_id cases (vk-test-cases-quant.c). */
+const struct vk_test_case *vk_test_cases_quant(size_t *n);
+/* mul_mat_id on backend with expert ids out of range: zero rows, the rest computed (TAP). */
+void vk_check_moe_bad_ids(ggml_backend_t backend);
+/* The cases of the ops and modes added later (vk-test-cases-ops.c). */
+const struct vk_test_case *vk_test_cases_ops(size_t *n);
 
 #endif

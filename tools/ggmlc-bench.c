@@ -2,7 +2,7 @@
  * ggmlc-bench - benchmarks of single operators through ggml's public API.
  *
  *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... --m 2048 --n 2048 --k 2048
- *               --threads 2 [--reps 10] [--compare openblas [--rounds 3]] [--json] [--backend cpu]
+ *               --threads 2 [--reps 10] [--compare openblas|memcpy [--rounds 3]] [--json] [--backend cpu]
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
@@ -21,6 +21,8 @@
  * --compare openblas loads libopenblas.so.0 at run time and times
  * cblas_sgemm on the same shapes in this process, alternating with ggmlc
  * for --rounds rounds so that each ratio compares runs under the same load.
+ * --compare memcpy alternates the same way with the memcpy bandwidth
+ * reference (--size elements) and gives the weights' GB/s as % of it.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -40,7 +42,7 @@ struct options {
     enum ggml_type type;
     int64_t m, n, k, size, nodes;
     int threads, reps, rounds;
-    bool openblas, json;
+    bool openblas, memcpy_ref, json;
 };
 
 struct result {
@@ -49,6 +51,8 @@ struct result {
     bool is_flops;
     double openblas_s;    /* 0 when not compared */
     double ratio;         /* openblas time / ours, median over rounds */
+    double memcpy_gbps;   /* --compare memcpy: median memcpy GB/s over rounds (0 when not compared) */
+    double of_memcpy;     /* weights GB/s / memcpy GB/s, median of the rounds' ratios */
 };
 
 static double now_s(void) {
@@ -231,6 +235,17 @@ static void settle(void) {
 
 /* ------------------------------------------------------------- benches */
 
+struct memcpy_run {
+    void *dst, *src;
+    size_t bytes;
+};
+
+static bool run_memcpy(void *arg) {
+    const struct memcpy_run *r = arg;
+    memcpy(r->dst, r->src, r->bytes);
+    return true;
+}
+
 /* mul_mat, and with --compare openblas cblas_sgemm, in --rounds alternating rounds:
  * the times are medians over the rounds, the ratio the median of the rounds' ratios
  * (both sides of a ratio measured back to back, under the same machine load). */
@@ -248,11 +263,27 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
         return false;
     }
     const bool blas_ok = o->openblas && openblas_open(o, &blas);
+    struct memcpy_run mc = {NULL, NULL, o->memcpy_ref ? (size_t)o->size * sizeof(float) : 0};
+    if (o->memcpy_ref) {
+        mc.src = malloc(mc.bytes);
+        mc.dst = malloc(mc.bytes);
+        memset(mc.src, 1, mc.bytes);
+        memset(mc.dst, 0, mc.bytes);
+    }
+    const double weight_bytes = (double)ggml_row_size(o->type, o->k) * (double)o->n;
     double *ours = calloc((size_t)o->rounds, sizeof(double)), *theirs = calloc((size_t)o->rounds, sizeof(double));
     double *ratios = calloc((size_t)o->rounds, sizeof(double));
     for (int r = 0; r < o->rounds; r++) {
         if (blas_ok) settle();
         ours[r] = median_time(run_graph, &run, o->reps);
+        if (o->memcpy_ref) {
+            theirs[r] = median_time(run_memcpy, &mc, o->reps);
+            ratios[r] = ours[r] > 0 ? (weight_bytes / ours[r]) / (2.0 * (double)mc.bytes / theirs[r]) : 0;
+            if (!o->json && o->rounds > 1)
+                printf("round %d: mul_mat %.3f ms (%.2f GB/s of weights), memcpy %.2f GB/s: %.0f%%\n", r + 1, ours[r] * 1e3,
+                       weight_bytes / ours[r] * 1e-9, 2.0 * (double)mc.bytes / theirs[r] * 1e-9, 100 * ratios[r]);
+            continue;
+        }
         if (!blas_ok) continue;
         theirs[r] = median_time(run_sgemm, &blas, o->reps);
         ratios[r] = ours[r] > 0 ? theirs[r] / ours[r] : 0;
@@ -262,6 +293,12 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
     res->median_s = median_of(ours, o->rounds);
     res->openblas_s = blas_ok ? median_of(theirs, o->rounds) : 0;
     res->ratio = blas_ok ? median_of(ratios, o->rounds) : 0;
+    if (o->memcpy_ref) {
+        res->memcpy_gbps = 2.0 * (double)mc.bytes / median_of(theirs, o->rounds) * 1e-9;
+        res->of_memcpy = median_of(ratios, o->rounds);
+        free(mc.src);
+        free(mc.dst);
+    }
     res->work = 2.0 * (double)o->m * (double)o->n * (double)o->k;
     res->is_flops = true;
     if (blas_ok) openblas_close(&blas);
@@ -317,17 +354,6 @@ static bool bench_elementwise(const struct options *o, struct result *res) {
     ggml_free(ctx);
     ggml_backend_free(backend);
     return res->median_s > 0;
-}
-
-struct memcpy_run {
-    void *dst, *src;
-    size_t bytes;
-};
-
-static bool run_memcpy(void *arg) {
-    const struct memcpy_run *r = arg;
-    memcpy(r->dst, r->src, r->bytes);
-    return true;
 }
 
 static bool bench_memcpy(const struct options *o, struct result *res) {
@@ -541,7 +567,8 @@ static void usage(void) {
           "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
           "  --backend NAME                  backend (default cpu)\n"
           "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
-          "  --rounds R                      alternate ggmlc and OpenBLAS R times; medians over rounds (1)\n"
+          "  --compare memcpy                also time memcpy of --size elements; weights GB/s as % of it (mul_mat)\n"
+          "  --rounds R                      alternate ggmlc and the comparison R times; medians over rounds (1)\n"
           "  --json                          one JSON object on stdout\n",
           stderr);
 }
@@ -575,7 +602,11 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         else if (strcmp(a, "--reps") == 0) o->reps = atoi(v);
         else if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v);
         else if (strcmp(a, "--backend") == 0) o->backend = v;
-        else if (strcmp(a, "--compare") == 0) { if (strcmp(v, "openblas") != 0) return false; o->openblas = true; }
+        else if (strcmp(a, "--compare") == 0) {
+            o->openblas = strcmp(v, "openblas") == 0;
+            o->memcpy_ref = strcmp(v, "memcpy") == 0;
+            if (!o->openblas && !o->memcpy_ref) return false;
+        }
         else return false;
     }
     if (is_conv(o->op)) { /* image-sized defaults, unless given */
@@ -606,6 +637,7 @@ static void print_result(const struct options *o, const struct result *r) {
         if (r->openblas_s > 0)
             printf(",\"openblas_ms\":%.4f,\"openblas_gflops\":%.2f,\"ratio\":%.3f", r->openblas_s * 1e3,
                    r->work / r->openblas_s * 1e-9, r->ratio);
+        if (r->memcpy_gbps > 0) printf(",\"memcpy_gb_per_s\":%.2f,\"of_memcpy\":%.3f", r->memcpy_gbps, r->of_memcpy);
         printf("}\n");
         return;
     }
@@ -623,6 +655,9 @@ static void print_result(const struct options *o, const struct result *r) {
     if (r->openblas_s > 0)
         printf("openblas sgemm f32: %.3f ms, %.1f GFLOPS; ggmlc/openblas = %.3f\n", r->openblas_s * 1e3,
                r->work / r->openblas_s * 1e-9, r->ratio);
+    if (r->memcpy_gbps > 0)
+        printf("memcpy %.1f MiB: %.2f GB/s (median over %d rounds); weights GB/s / memcpy GB/s = %.0f%% (median of the rounds)\n",
+               (double)o->size * 4 / (1 << 20), r->memcpy_gbps, o->rounds, 100 * r->of_memcpy);
 }
 
 int main(int argc, char **argv) {

@@ -76,7 +76,7 @@ static bool supports_glu(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (!a || (unsigned)ggml_get_glu_op(node) >= GGML_GLU_OP_COUNT || !ew_is_float(a->type) || !ew_is_float(node->type)) return false;
     if (b) return ggml_are_same_shape(a, b) && ggml_are_same_shape(a, node) && ew_is_float(b->type);
-    return a->ne[0] == 2 * node->ne[0] && a->ne[1] == node->ne[1] && a->ne[2] == node->ne[2] && a->ne[3] == node->ne[3];
+    return a->ne[0] / 2 == node->ne[0] && a->ne[1] == node->ne[1] && a->ne[2] == node->ne[2] && a->ne[3] == node->ne[3];
 }
 
 void cpu_ops_glu_register(struct cpu_op_table *t) {

@@ -26,6 +26,10 @@ static enum ggml_status set_acc(const struct ggmlc_op_call *call, struct ggml_te
         ew_row_coords(ir, b->ne, &i1, &i2, &i3);
         const char *x = ew_row(b, i1, i2, i3);
         float *y = (float *)((char *)dst->data + offset + i1 * nb1 + i2 * nb2 + i3 * nb3);
+        if (dst->type == GGML_TYPE_I32) { /* set of I32 into I32: a plain element copy */
+            ew_copy_same((char *)y, sizeof(int32_t), x, b->nb[0], b->ne[0], sizeof(int32_t));
+            continue;
+        }
         for (int64_t off = 0; off < b->ne[0]; off += EW_CHUNK) {
             const int64_t n = b->ne[0] - off < EW_CHUNK ? b->ne[0] - off : EW_CHUNK;
             ew_load(xs, x + off * b->nb[0], b->type, b->nb[0], n);
@@ -43,8 +47,10 @@ static enum ggml_status compute_acc(const struct ggmlc_op_call *call, struct ggm
 
 static bool supports_set_acc(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    return a && b && node->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 && ew_is_float(b->type) && ggml_is_contiguous(a) &&
-           ggml_is_contiguous(node) && ggml_are_same_shape(a, node);
+    const bool i32_set = node->op == GGML_OP_SET && a && b && node->type == GGML_TYPE_I32 && a->type == GGML_TYPE_I32 &&
+                         b->type == GGML_TYPE_I32;
+    return a && b && ((node->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 && ew_is_float(b->type)) || i32_set) &&
+           ggml_is_contiguous(a) && ggml_is_contiguous(node) && ggml_are_same_shape(a, node);
 }
 
 /* -------------------------------------------------------------- repeat */

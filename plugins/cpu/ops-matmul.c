@@ -8,6 +8,7 @@
 #include "gemm.h"
 #include "ggml-impl.h"
 #include "ops-matmul.h"
+#include "quant-dot.h"
 
 /* -------------------------------------------------------- shared helpers */
 
@@ -135,7 +136,10 @@ void cpu_matmul_convert_rows(const struct ggmlc_op_call *call, const struct ggml
     }
 }
 
-static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+/* Quantized weights through the type's vec_dot: each thread takes a contiguous range of
+ * weight rows (so every thread streams its own part of the weights) and dots each row
+ * with every activation row while the row is in cache. */
+static void mul_mat_quant_by_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const struct cpu_type_traits *tr = cpu_get_type_traits(a->type);
     const size_t shared = quant_rows_size(a, b);
@@ -158,6 +162,71 @@ static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct g
             for (int64_t n = c0; n < c1; n++) tr->vec_dot((int)a->ne[0], out + n, 0, wmat + n * a->nb[1], 0, xrow, 0, 1);
         }
     }
+}
+
+/* ---------------------------------------------- multi-row quantized kernels */
+
+/* Scratch of the multi-row path: every activation row as Q8_0 planes (values, float
+ * scales; struct cpu_q8_rows), then per thread one f32 row and one Q8_0 row. */
+static size_t planes_qs_size(const struct ggml_tensor *b) { return GGML_PAD((size_t)b->ne[0] * (size_t)ggml_nrows(b), 64); }
+static size_t planes_d_size(const struct ggml_tensor *b) {
+    return GGML_PAD((size_t)(b->ne[0] / QK8_0) * (size_t)ggml_nrows(b) * sizeof(float), 64);
+}
+static size_t planes_thread_size(const struct ggml_tensor *b) {
+    return (size_t)b->ne[0] * sizeof(float) + 64 + GGML_PAD(ggml_row_size(GGML_TYPE_Q8_0, b->ne[0]), 64);
+}
+
+/* This thread's share of the activation rows, quantized to Q8_0 and split into planes. */
+static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struct ggml_tensor *b, int8_t *qs, float *d) {
+    const size_t shared = planes_qs_size(b) + planes_d_size(b);
+    float *tmp = cpu_matmul_thread_work(call, shared, planes_thread_size(b));
+    block_q8_0 *q8 = (block_q8_0 *)((char *)tmp + GGML_PAD((size_t)b->ne[0] * sizeof(float) + 64, 64));
+    const int64_t k = b->ne[0], nblocks = k / QK8_0;
+    int64_t r0, r1;
+    cpu_split_range(ggml_nrows(b), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i1 = r % b->ne[1], i2 = (r / b->ne[1]) % b->ne[2], i3 = r / (b->ne[1] * b->ne[2]);
+        const char *src = (const char *)b->data + i1 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+        cpu_matmul_convert_row(GGML_TYPE_Q8_0, src, b->type, b->nb[0], k, q8, tmp);
+        cpu_q8_0_to_planes(q8, nblocks, qs + r * k, d + r * nblocks);
+    }
+}
+
+/* Weights whose type has a multi-row kernel: each weight row is read and decoded once per
+ * group of up to CPU_QUANT_MAX_ROWS activation rows of the same batch, so m = 8 costs
+ * about one pass over the weights, not eight.  Threads split the weight rows as above. */
+static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst, cpu_vec_dot_rows_t kernel) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    int8_t *qs = call->wdata;
+    float *d = (float *)((char *)call->wdata + planes_qs_size(b));
+    convert_rows_to_planes(call, b, qs, d);
+    call->barrier(call);
+
+    const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    int64_t n0, n1;
+    cpu_split_range(a->ne[1], call->ith, call->nth, &n0, &n1);
+    enum { CHUNK = 16 }; /* weight rows kept in cache while all groups of activation rows pass */
+    for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
+        const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
+        for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
+            const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
+            const char *wmat = (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
+            for (int64_t i1 = 0; i1 < b->ne[1]; i1 += CPU_QUANT_MAX_ROWS) {
+                const int64_t r = batch * b->ne[1] + i1;
+                const int nrows = (int)(b->ne[1] - i1 < CPU_QUANT_MAX_ROWS ? b->ne[1] - i1 : CPU_QUANT_MAX_ROWS);
+                const struct cpu_q8_rows y = {qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks, nrows};
+                float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
+                for (int64_t n = c0; n < c1; n++)
+                    kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
+            }
+        }
+    }
+}
+
+static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const cpu_vec_dot_rows_t kernel = cpu_get_vec_dot_rows(dst->src[0]->type);
+    if (kernel) mul_mat_quant_multi_row(call, dst, kernel);
+    else mul_mat_quant_by_row(call, dst);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -176,6 +245,8 @@ static bool mul_mat_supports(const struct ggml_tensor *node) {
 static size_t mul_mat_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (mul_mat_uses_gemm(node)) return batches_work_size(n_threads, b->ne[1], b->ne[0]);
+    if (cpu_get_vec_dot_rows(a->type))
+        return planes_qs_size(b) + planes_d_size(b) + (size_t)n_threads * planes_thread_size(b);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
 }
 

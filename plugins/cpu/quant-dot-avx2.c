@@ -16,14 +16,6 @@
 
 #include "quant-dot-x86.h"
 
-/* Byte j = 0xff where bit j of bits is set. */
-static inline __m256i bits_to_bytes(uint32_t bits) {
-    const __m256i shuf = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
-    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), shuf);
-    const __m256i all_but_bit_j = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe);
-    return _mm256_cmpeq_epi8(_mm256_or_si256(spread, all_but_bit_j), _mm256_set1_epi64x(-1));
-}
-
 /* 8 int32 sums of adjacent groups of four products of signed bytes. */
 static inline __m256i dot_i8(__m256i x, __m256i y) {
     const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
@@ -46,37 +38,24 @@ static inline __m256i blk_q4_1(const block_q4_1 *x, const block_q8_1 *y) {
     return dot_u8(qd_unpack_nibbles(x->qs), qd_load32(y->qs));
 }
 
-static inline __m256i q5_levels(const uint8_t *qs, const uint8_t qh_bytes[4]) {
-    uint32_t qh;
-    memcpy(&qh, qh_bytes, 4);
-    return _mm256_or_si256(qd_unpack_nibbles(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
-}
-
 static inline __m256i blk_q5_0(const block_q5_0 *x, const block_q8_0 *y) {
-    return dot_i8(_mm256_sub_epi8(q5_levels(x->qs, x->qh), _mm256_set1_epi8(16)), qd_load32(y->qs));
+    return dot_i8(_mm256_sub_epi8(qd_q5_levels(x->qs, x->qh), _mm256_set1_epi8(16)), qd_load32(y->qs));
 }
 
 static inline __m256i blk_q5_1(const block_q5_1 *x, const block_q8_1 *y) {
-    return dot_u8(q5_levels(x->qs, x->qh), qd_load32(y->qs));
+    return dot_u8(qd_q5_levels(x->qs, x->qh), qd_load32(y->qs));
 }
 
 static inline __m256i blk_q8_0(const block_q8_0 *x, const block_q8_0 *y) {
     return dot_i8(qd_load32(x->qs), qd_load32(y->qs));
 }
 
-/* Nibbles mapped through a 16-entry signed table (IQ4_NL levels, MXFP4 doubled E2M1 values). */
-static inline __m256i table_lookup(const uint8_t *qs, __m128i table) {
-    const __m128i b = _mm_loadu_si128((const __m128i *)qs), m = _mm_set1_epi8(0x0f);
-    return _mm256_set_m128i(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(b, 4), m)),
-                            _mm_shuffle_epi8(table, _mm_and_si128(b, m)));
-}
-
 static inline __m256i blk_iq4_nl(const block_iq4_nl *x, const block_q8_0 *y) {
-    return dot_i8(table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl)), qd_load32(y->qs));
+    return dot_i8(qd_table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl)), qd_load32(y->qs));
 }
 
 static inline __m256i blk_mxfp4(const block_mxfp4 *x, const block_q8_0 *y) {
-    return dot_i8(table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_mxfp4)), qd_load32(y->qs));
+    return dot_i8(qd_table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_mxfp4)), qd_load32(y->qs));
 }
 
 /* Block scales: f16 d of both (four at once or one), or MXFP4's E8M0 exponent times y's d. */
@@ -281,7 +260,7 @@ static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, co
         __m256i acc = _mm256_setzero_si256();
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
-            const __m256i q = table_lookup(x[i].qs + 16 * ib, table), q8 = qd_load32(y[i].qs + 32 * ib);
+            const __m256i q = qd_table_lookup(x[i].qs + 16 * ib, table), q8 = qd_load32(y[i].qs + 32 * ib);
             const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(q8, q));
             acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16((short)(ls - 32))));
         }

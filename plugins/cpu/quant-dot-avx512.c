@@ -4,6 +4,8 @@
  * K-quants use the AVX2 kernels, whose madd applies the sub-block scales).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
+ * The multi-row kernels (one weight row against several activation rows,
+ * quant-dot.h) of the Q8_0-activation types are here too.
  * Used only when type-traits.c found AVX-512 BW/VL and VNNI.
  */
 #include "quant-dot.h"
@@ -35,18 +37,21 @@ static inline __m512 lanes2(__m128 s, int k) {
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s));
 }
 
-/* The nibbles of four Q4_0 blocks as two registers [low a, high a, low b, high b] and
- * [low c, high c, low d, high d] (16 bytes each), matching two Q8_0 blocks' 32 values each. */
-static inline void q4_0_unpack4(const block_q4_0 *x, __m512i *ab, __m512i *cd) {
-    __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)x[0].qs));
-    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[1].qs), 1);
-    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[2].qs), 2);
-    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)x[3].qs), 3);
+/* The nibbles of four blocks (16 bytes each at q0..q3) as two registers [low a, high a,
+ * low b, high b] and [low c, high c, low d, high d], matching two Q8_0 blocks' 32 values each. */
+static inline void unpack4_nibbles(const uint8_t *q0, const uint8_t *q1, const uint8_t *q2, const uint8_t *q3,
+                                   __m512i *ab, __m512i *cd) {
+    __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)q0));
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)q1), 1);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)q2), 2);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)q3), 3);
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
     *ab = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi);
     *cd = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), hi);
 }
+
+#define UNPACK4(x, ab, cd) unpack4_nibbles((x)[0].qs, (x)[1].qs, (x)[2].qs, (x)[3].qs, ab, cd)
 
 static inline __m512i load_q8_0_pair(const block_q8_0 *y) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(qd_load32(y[0].qs)), qd_load32(y[1].qs), 1);
@@ -69,7 +74,7 @@ static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
         const __m128 sc = QD_SCALES4(x, y, i);
         __m512i qab, qcd;
-        q4_0_unpack4(x + i, &qab, &qcd);
+        UNPACK4(x + i, &qab, &qcd);
         const __m512i pab = q4_0_pair(qab, load_q8_0_pair(y + i)), pcd = q4_0_pair(qcd, load_q8_0_pair(y + i + 2));
         acc0 = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc0);
         acc1 = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc1);
@@ -120,6 +125,118 @@ void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
 }
 
+/* ------------------------------------------------ multi-row dot products
+ *
+ * Each step decodes four weight blocks into two registers of signed levels l; every
+ * activation row then costs, per register, one xor and one vpdpbusd: vpdpbusd wants its
+ * first operand unsigned, so it takes y + 128 (y ^ 0x80) and the accumulator starts at
+ * -128 * sum(l), computed once per step for all rows. */
+
+/* Four blocks' signed levels as [a, b] and [c, d] (32 bytes each, in Q8_0 value order). */
+static inline void levels4_q4_0(const block_q4_0 *x, __m512i *ab, __m512i *cd) {
+    UNPACK4(x, ab, cd);
+    *ab = _mm512_sub_epi8(*ab, _mm512_set1_epi8(8));
+    *cd = _mm512_sub_epi8(*cd, _mm512_set1_epi8(8));
+}
+
+/* Q5_0: nibble | 16 * bit - 16, i.e. nibble - 16 where the value's high bit is clear
+ * (bit j of a block's qh belongs to value j, so two blocks' qh are the byte mask). */
+static inline void levels4_q5_0(const block_q5_0 *x, __m512i *ab, __m512i *cd) {
+    uint32_t h[4];
+    for (int k = 0; k < 4; k++) memcpy(&h[k], x[k].qh, 4);
+    UNPACK4(x, ab, cd);
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    *ab = _mm512_mask_sub_epi8(*ab, ~((uint64_t)h[0] | (uint64_t)h[1] << 32), *ab, sixteen);
+    *cd = _mm512_mask_sub_epi8(*cd, ~((uint64_t)h[2] | (uint64_t)h[3] << 32), *cd, sixteen);
+}
+
+static inline void levels4_q8_0(const block_q8_0 *x, __m512i *ab, __m512i *cd) {
+    *ab = join(qd_load32(x[0].qs), qd_load32(x[1].qs));
+    *cd = join(qd_load32(x[2].qs), qd_load32(x[3].qs));
+}
+
+/* IQ4_NL and MXFP4: nibbles mapped through their 16-entry level tables. */
+static inline void table4(const int8_t table[16], __m512i *ab, __m512i *cd) {
+    const __m512i t = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)table));
+    *ab = _mm512_shuffle_epi8(t, *ab);
+    *cd = _mm512_shuffle_epi8(t, *cd);
+}
+
+static inline void levels4_iq4_nl(const block_iq4_nl *x, __m512i *ab, __m512i *cd) {
+    UNPACK4(x, ab, cd);
+    table4(ggmlc_kvalues_iq4nl, ab, cd);
+}
+
+static inline void levels4_mxfp4(const block_mxfp4 *x, __m512i *ab, __m512i *cd) {
+    UNPACK4(x, ab, cd);
+    table4(ggmlc_kvalues_mxfp4, ab, cd);
+}
+
+/* The four blocks' scales. */
+#define DX4_F16(x, i) \
+    _mm_cvtph_ps(_mm_setr_epi16((short)(x)[i].d, (short)(x)[(i) + 1].d, (short)(x)[(i) + 2].d, (short)(x)[(i) + 3].d, 0, 0, 0, 0))
+#define DX4_E8M0(x, i) \
+    _mm_setr_ps(QD_DX_E8M0(x, i), QD_DX_E8M0(x, (i) + 1), QD_DX_E8M0(x, (i) + 2), QD_DX_E8M0(x, (i) + 3))
+
+/* sum l * y for 32-byte blocks of levels l against rows y, from -128 * sum(l) (see above). */
+static inline __m256i dot_biased256(__m256i neg_bias_sum, __m256i y, __m256i l) {
+    return _mm256_dpbusd_epi32(neg_bias_sum, _mm256_xor_si256(y, _mm256_set1_epi8((char)0x80)), l);
+}
+
+static inline __m512i neg_bias_sum(__m512i l) {
+    return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80), l));
+}
+
+#define ROWS_VNNI(name, xt, LEVELS4, DX4, LEVELS1, DX1)                                                            \
+    static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
+                                                                float *s, size_t s_stride, const int nr) {        \
+        const xt *x = vx;                                                                                         \
+        const int nb = n / QK8_0;                                                                                 \
+        const __m512i bias = _mm512_set1_epi8((char)0x80);                                                        \
+        __m512 acc[CPU_QUANT_MAX_ROWS];                                                                           \
+        float tail[CPU_QUANT_MAX_ROWS];                                                                           \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps(), tail[r] = 0;                                   \
+        int i = 0;                                                                                                \
+        for (; i + 3 < nb; i += 4) {                                                                              \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                       \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);                                  \
+            __m512i ab, cd;                                                                                       \
+            LEVELS4(x + i, &ab, &cd);                                                                             \
+            const __m512i nab = neg_bias_sum(ab), ncd = neg_bias_sum(cd);                                         \
+            const __m128 dx = DX4(x, i);                                                                          \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                                        \
+                const int8_t *qy = y->qs + r * y->qs_stride + (size_t)i * QK8_0;                                  \
+                const __m512i pab = _mm512_dpbusd_epi32(nab, _mm512_xor_si512(_mm512_loadu_si512(qy), bias), ab);  \
+                const __m512i pcd = _mm512_dpbusd_epi32(ncd, _mm512_xor_si512(_mm512_loadu_si512(qy + 64), bias), cd); \
+                const __m128 sc = _mm_mul_ps(dx, _mm_loadu_ps(y->d + r * y->d_stride + i));                       \
+                acc[r] = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc[r]);                          \
+                acc[r] = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc[r]);                          \
+            }                                                                                                     \
+        }                                                                                                         \
+        for (; i < nb; i++) {                                                                                     \
+            const __m256i l = LEVELS1(&x[i]);                                                                     \
+            const __m256i nl = _mm512_castsi512_si256(neg_bias_sum(_mm512_castsi256_si512(l)));                   \
+            const float dx = DX1(x, i);                                                                           \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                                        \
+                const __m256i p = dot_biased256(nl, qd_load32(y->qs + r * y->qs_stride + (size_t)i * QK8_0), l);  \
+                tail[r] += dx * y->d[r * y->d_stride + i] * (float)qd_hsum_epi32(p);                              \
+            }                                                                                                     \
+        }                                                                                                         \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = _mm512_reduce_add_ps(acc[r]) + tail[r];                    \
+    }                                                                                                             \
+    QD_ROWS_DISPATCH(name)
+
+ROWS_VNNI(rows_q4_0, block_q4_0, levels4_q4_0, DX4_F16, qd_levels_q4_0, QD_DX_F16)
+ROWS_VNNI(rows_q5_0, block_q5_0, levels4_q5_0, DX4_F16, qd_levels_q5_0, QD_DX_F16)
+ROWS_VNNI(rows_q8_0, block_q8_0, levels4_q8_0, DX4_F16, qd_levels_q8_0, QD_DX_F16)
+ROWS_VNNI(rows_iq4_nl, block_iq4_nl, levels4_iq4_nl, DX4_F16, qd_levels_iq4_nl, QD_DX_F16)
+ROWS_VNNI(rows_mxfp4, block_mxfp4, levels4_mxfp4, DX4_E8M0, qd_levels_mxfp4, QD_DX_E8M0)
+
+void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
+    CPU_QUANT_ROWS_FILL(t);
+}
+
 #else
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) { (void)t; }
+void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
 #endif

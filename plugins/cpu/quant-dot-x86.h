@@ -79,4 +79,58 @@ static inline __m256i qd_word(__m256i v, int k) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * k + 1) << 8 | 2 * k)));
 }
 
+/* Byte j = 0xff where bit j of bits is set. */
+static inline __m256i qd_bits_to_bytes(uint32_t bits) {
+    const __m256i shuf = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), shuf);
+    const __m256i all_but_bit_j = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe);
+    return _mm256_cmpeq_epi8(_mm256_or_si256(spread, all_but_bit_j), _mm256_set1_epi64x(-1));
+}
+
+static inline __m256i qd_q5_levels(const uint8_t *qs, const uint8_t qh_bytes[4]) {
+    uint32_t qh;
+    memcpy(&qh, qh_bytes, 4);
+    return _mm256_or_si256(qd_unpack_nibbles(qs), _mm256_and_si256(qd_bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
+}
+
+/* Nibbles mapped through a 16-entry signed table (IQ4_NL levels, MXFP4 doubled E2M1 values). */
+static inline __m256i qd_table_lookup(const uint8_t *qs, __m128i table) {
+    const __m128i b = _mm_loadu_si128((const __m128i *)qs), m = _mm_set1_epi8(0x0f);
+    return _mm256_set_m128i(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(b, 4), m)),
+                            _mm_shuffle_epi8(table, _mm_and_si128(b, m)));
+}
+
+/* One 32-value block as 32 signed levels in the order of its Q8_0 activations, per weight
+ * type whose vec_dot_type is Q8_0; QD_DX_* give the block's scale. */
+static inline __m256i qd_levels_q4_0(const block_q4_0 *x) { return _mm256_sub_epi8(qd_unpack_nibbles(x->qs), _mm256_set1_epi8(8)); }
+static inline __m256i qd_levels_q5_0(const block_q5_0 *x) { return _mm256_sub_epi8(qd_q5_levels(x->qs, x->qh), _mm256_set1_epi8(16)); }
+static inline __m256i qd_levels_q8_0(const block_q8_0 *x) { return qd_load32(x->qs); }
+static inline __m256i qd_levels_iq4_nl(const block_iq4_nl *x) {
+    return qd_table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl));
+}
+static inline __m256i qd_levels_mxfp4(const block_mxfp4 *x) {
+    return qd_table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_mxfp4));
+}
+#define QD_DX_F16(x, i)  qd_h2f((x)[i].d)
+#define QD_DX_E8M0(x, i) ggmlc_e8m0_to_fp32_half((x)[i].e)
+
+/* Row loops fully unrolled, so that acc[r] are registers, not stack slots. */
+#define QD_UNROLL_ROWS _Pragma("GCC unroll 8")
+
+/* A multi-row kernel `name` calling name##_nr(..., nr) with a constant row count, so that
+ * the always-inline body keeps one accumulator per row in registers. */
+#define QD_ROWS_DISPATCH(name)                                                                        \
+    static void name(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) { \
+        switch (y->nrows) {                                                                          \
+        case 1: name##_nr(n, x, y, s, s_stride, 1); break;                                           \
+        case 2: name##_nr(n, x, y, s, s_stride, 2); break;                                           \
+        case 3: name##_nr(n, x, y, s, s_stride, 3); break;                                           \
+        case 4: name##_nr(n, x, y, s, s_stride, 4); break;                                           \
+        case 5: name##_nr(n, x, y, s, s_stride, 5); break;                                           \
+        case 6: name##_nr(n, x, y, s, s_stride, 6); break;                                           \
+        case 7: name##_nr(n, x, y, s, s_stride, 7); break;                                           \
+        default: name##_nr(n, x, y, s, s_stride, 8); break;                                          \
+        }                                                                                            \
+    }
+
 #endif /* GGMLC_CPU_QUANT_DOT_X86_H */

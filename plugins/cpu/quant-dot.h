@@ -35,4 +35,49 @@ CPU_HIDDEN void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table table);
 CPU_HIDDEN bool cpu_quant_path_available(enum cpu_quant_path path);
 CPU_HIDDEN const struct cpu_type_traits *cpu_type_traits_on_path(enum ggml_type type, enum cpu_quant_path path);
 
+/* ------------------------------------------------ multi-row dot products
+ *
+ * One weight row against up to CPU_QUANT_MAX_ROWS activation rows at once, so each weight
+ * block is loaded and unpacked once per group of rows instead of once per row
+ * (quant-dot-rows*.c).  For the weight types whose vec_dot_type is Q8_0 (Q4_0, Q5_0,
+ * Q8_0, IQ4_NL, MXFP4).  The activations are Q8_0 rows split into planes: the int8
+ * values of every row contiguous and the block scales as floats, so a kernel reads a
+ * row's values with wide loads and its scales without f16 conversions. */
+
+#define CPU_QUANT_MAX_ROWS 8
+
+struct cpu_q8_rows {
+    const int8_t *qs; /* row r's values at qs + r * qs_stride */
+    size_t qs_stride; /* bytes */
+    const float *d;   /* row r's block scales at d + r * d_stride */
+    size_t d_stride;  /* floats */
+    int nrows;        /* 1 .. CPU_QUANT_MAX_ROWS */
+};
+
+/* s[r * s_stride] = x . y_r for r < y->nrows, over n values (a multiple of 32). */
+typedef void (*cpu_vec_dot_rows_t)(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride);
+typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
+
+/* Every path has a multi-row kernel rows_<type> for each of these types. */
+#define CPU_QUANT_ROWS_FILL(t)              \
+    do {                                    \
+        (t)[GGML_TYPE_Q4_0] = rows_q4_0;     \
+        (t)[GGML_TYPE_Q5_0] = rows_q5_0;     \
+        (t)[GGML_TYPE_Q8_0] = rows_q8_0;     \
+        (t)[GGML_TYPE_IQ4_NL] = rows_iq4_nl; \
+        (t)[GGML_TYPE_MXFP4] = rows_mxfp4;   \
+    } while (0)
+
+CPU_HIDDEN void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table table);
+CPU_HIDDEN void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table table);
+CPU_HIDDEN void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table table);
+
+/* The multi-row kernel of a weight type on a path (lower paths filling in), or on the
+ * path this CPU runs (as cpu_get_type_traits picks it); NULL where the type has none. */
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_vec_dot_rows_on_path(enum ggml_type type, enum cpu_quant_path path);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type);
+
+/* nblocks Q8_0 blocks split into the planes of struct cpu_q8_rows: values to qs, scales to d. */
+CPU_HIDDEN void cpu_q8_0_to_planes(const block_q8_0 *blocks, int64_t nblocks, int8_t *qs, float *d);
+
 #endif /* GGMLC_CPU_QUANT_DOT_H */

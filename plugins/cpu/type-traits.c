@@ -11,6 +11,7 @@
 #include "simd.h"
 
 static struct cpu_type_traits traits[CPU_QUANT_PATHS][GGML_TYPE_COUNT];
+static cpu_vec_dot_rows_table rows_kernels[CPU_QUANT_PATHS];
 static pthread_once_t traits_once = PTHREAD_ONCE_INIT;
 
 static void fp32_to_fp16_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, int64_t n) {
@@ -60,6 +61,13 @@ static void build_tables(void) {
                                   : (struct cpu_type_traits){from_float_of((enum ggml_type)t), NULL, GGML_TYPE_COUNT};
         }
     }
+    cpu_vec_dot_rows_table rows[CPU_QUANT_PATHS] = {{0}};
+    cpu_quant_rows_fill_generic(rows[CPU_QUANT_GENERIC]);
+    cpu_quant_rows_fill_avx2(rows[CPU_QUANT_AVX2]);
+    cpu_quant_rows_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
+    for (int p = 0; p < CPU_QUANT_PATHS; p++)
+        for (int t = 0; t < GGML_TYPE_COUNT; t++)
+            for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
     /* the activation formats need a from_float even without a dot product of their own */
     for (int p = 0; p < CPU_QUANT_PATHS; p++) {
         traits[p][GGML_TYPE_Q8_1].vec_dot_type = GGML_TYPE_Q8_1;
@@ -85,13 +93,27 @@ const struct cpu_type_traits *cpu_type_traits_on_path(enum ggml_type type, enum 
     return &traits[path][type];
 }
 
-const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type) {
+cpu_vec_dot_rows_t cpu_vec_dot_rows_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    pthread_once(&traits_once, build_tables);
+    if ((unsigned)type >= GGML_TYPE_COUNT || (unsigned)path >= CPU_QUANT_PATHS) return NULL;
+    return rows_kernels[path][type];
+}
+
+/* The path this CPU runs, capped by cpu_simd_level() (GGMLC_CPU_PATH). */
+static enum cpu_quant_path current_path(void) {
     enum cpu_quant_path path = CPU_QUANT_GENERIC;
     switch (cpu_simd_level()) {
     case CPU_SIMD_AVX512: path = cpu_quant_path_available(CPU_QUANT_AVX512VNNI) ? CPU_QUANT_AVX512VNNI : CPU_QUANT_AVX2; break;
     case CPU_SIMD_AVX2:   path = CPU_QUANT_AVX2; break;
     default:              break;
     }
-    if (!cpu_quant_path_available(path)) path = CPU_QUANT_GENERIC;
-    return cpu_type_traits_on_path(type, path);
+    return cpu_quant_path_available(path) ? path : CPU_QUANT_GENERIC;
+}
+
+const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type) {
+    return cpu_type_traits_on_path(type, current_path());
+}
+
+cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type) {
+    return cpu_vec_dot_rows_on_path(type, current_path());
 }

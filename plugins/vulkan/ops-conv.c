@@ -1,6 +1,7 @@
 /*
  * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat),
- * conv_transpose_2d, pool_1d / pool_2d and upscale (nearest, bilinear, bicubic).
+ * conv_2d (direct), conv_transpose_2d, pool_1d / pool_2d and upscale (nearest,
+ * bilinear, bicubic); the gradients im2col_back and pool_2d_back.
  */
 #include "vk-impl.h"
 
@@ -131,7 +132,117 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------ conv_2d (direct) */
+
+/* a: kernel [KW, KH, IC, OC] (f32/f16), b: data [W, H, IC, N] (f32), both with unit-stride rows;
+ * op_params: s0, s1, p0, p1, d0, d1. */
+static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    for (int i = 0; i < 6; i++)
+        if (vk_param_i32(node, i) < (i < 2 || i >= 4 ? 1 : 0)) return false; /* strides and dilations >= 1, padding >= 0 */
+    return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
+           node->type == GGML_TYPE_F32 && k->ne[2] == x->ne[2] && node->ne[2] == k->ne[3] && node->ne[3] == x->ne[3] &&
+           k->nb[0] == ggml_type_size(k->type) && x->nb[0] == 4 && vk_shape_fits(k) && vk_shape_fits(x) && vk_shape_fits(node);
+}
+
+static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const size_t tk = ggml_type_size(k->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", vk_type_tag(k->type)));
+    const uint32_t push[25] = {
+        (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)k->ne[3],
+        (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
+        (uint32_t)x->ne[0], (uint32_t)x->ne[1], (uint32_t)x->ne[3], (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4), (uint32_t)(x->nb[3] / 4),
+        (uint32_t)node->ne[0], (uint32_t)node->ne[1],
+        (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
+    };
+    memcpy(ds.push, push, sizeof push);
+    for (int i = 0; i < 6; i++) ds.push[19 + i] = (uint32_t)vk_param_i32(node, i);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 25);
+    vk_dispatch_bind(&ds, x, false, 4, 26);
+    vk_dispatch_bind(&ds, node, true, 4, 27);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* -------------------------------------------------------- im2col_back */
+
+/* src[0]: the kernel (its shape only), src[1]: the patch gradient (f32); op_params: s0, s1, p0, p1, d0, d1, is_2D. */
+static bool im2col_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *g = node->src[1];
+    const int n_dims = vk_param_i32(node, 6) != 0 ? 2 : 1; /* a 1-D one has no vertical parameters */
+    for (int i = 0; i < n_dims; i++)
+        if (vk_param_i32(node, i) < 1 || vk_param_i32(node, 2 + i) < 0 || vk_param_i32(node, 4 + i) < 1) return false;
+    return g->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_shape_fits(g) && vk_shape_fits(node);
+}
+
+static enum ggml_status im2col_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *g = node->src[1];
+    const bool is_2d = vk_param_i32(node, 6) != 0;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("im2col_back_f32"));
+    /* 1-D: the result [IW, IC, N] and gradient [K, OW, N] get a height of 1 */
+    const uint32_t push[16] = {
+        (uint32_t)node->ne[0], is_2d ? (uint32_t)node->ne[1] : 1, (uint32_t)node->ne[is_2d ? 2 : 1], (uint32_t)node->ne[is_2d ? 3 : 2],
+        (uint32_t)k->ne[0], is_2d ? (uint32_t)k->ne[1] : 1, (uint32_t)g->ne[1], is_2d ? (uint32_t)g->ne[2] : 1,
+        (uint32_t)(g->nb[0] / 4), (uint32_t)(g->nb[1] / 4), is_2d ? (uint32_t)(g->nb[2] / 4) : 0, (uint32_t)(g->nb[is_2d ? 3 : 2] / 4),
+        (uint32_t)(node->nb[0] / 4), is_2d ? (uint32_t)(node->nb[1] / 4) : 0, (uint32_t)(node->nb[is_2d ? 2 : 1] / 4),
+        (uint32_t)(node->nb[is_2d ? 3 : 2] / 4),
+    };
+    memcpy(ds.push, push, sizeof push);
+    for (int i = 0; i < 6; i++) ds.push[16 + i] = (uint32_t)vk_param_i32(node, i);
+    if (!is_2d) { /* no vertical taps: stride and dilation 1, no padding */
+        ds.push[17] = 1;
+        ds.push[19] = 0;
+        ds.push[21] = 1;
+    }
+    vk_dispatch_bind(&ds, g, false, 4, 22);
+    vk_dispatch_bind(&ds, node, true, 4, 23);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------------------- pool_2d_back */
+
+/* src[0]: gradient of the pooled result (f32), src[1]: the forward input (f32/f16); op_params as pool_2d's. */
+static bool pool_2d_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
+    const int32_t *op = node->op_params;
+    for (int i = 1; i < 7; i++)
+        if (op[i] < 0 || (i <= 4 && op[i] == 0)) return false;
+    return (op[0] == GGML_OP_POOL_MAX || op[0] == GGML_OP_POOL_AVG) && dy->type == GGML_TYPE_F32 &&
+           (x->type == GGML_TYPE_F32 || x->type == GGML_TYPE_F16) && vk_type_ok(d, x->type) && node->type == GGML_TYPE_F32 &&
+           ggml_are_same_shape(node, x) && dy->ne[2] == x->ne[2] && dy->ne[3] == x->ne[3] && vk_shape_fits(dy) && vk_shape_fits(x) &&
+           vk_shape_fits(node);
+}
+
+static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
+    const size_t tx = ggml_type_size(x->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("pool_back_%s", vk_type_tag(x->type)));
+    ds.push[0] = (uint32_t)dy->ne[0];
+    ds.push[1] = (uint32_t)dy->ne[1];
+    for (int i = 0; i < 4; i++) {
+        ds.push[2 + i] = (uint32_t)(dy->nb[i] / 4);
+        ds.push[6 + i] = (uint32_t)x->ne[i];
+        ds.push[10 + i] = (uint32_t)(x->nb[i] / tx);
+        ds.push[14 + i] = (uint32_t)(node->nb[i] / 4);
+    }
+    ds.push[18] = vk_param_i32(node, 0) == GGML_OP_POOL_AVG;
+    for (int i = 1; i < 7; i++) ds.push[18 + i] = (uint32_t)vk_param_i32(node, i);
+    vk_dispatch_bind(&ds, dy, false, 4, 25);
+    vk_dispatch_bind(&ds, x, false, (uint32_t)tx, 26);
+    vk_dispatch_bind(&ds, node, true, 4, 27);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_conv_register(struct vk_op_kernel *t) {
+    t[GGML_OP_IM2COL_BACK] = (struct vk_op_kernel){im2col_back_supports, im2col_back_record};
+    t[GGML_OP_POOL_2D_BACK] = (struct vk_op_kernel){pool_2d_back_supports, pool_2d_back_record};
+    t[GGML_OP_CONV_2D] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record};
     t[GGML_OP_CONV_TRANSPOSE_2D] = (struct vk_op_kernel){conv_transpose_2d_supports, conv_transpose_2d_record};
     t[GGML_OP_UPSCALE] = (struct vk_op_kernel){upscale_supports, upscale_record};
     t[GGML_OP_IM2COL] = (struct vk_op_kernel){im2col_supports, im2col_record};

@@ -2,7 +2,8 @@
  * ops-elementwise.c - binary ops with broadcasting (add, sub, mul, div,
  * add1), unary functions, scale/clamp/leaky_relu/fill, copies between
  * F32/F16/BF16 (cpy, cont, dup), repeat and repeat_back, diag_mask_inf/zero,
- * the gated linear units, silu_back.
+ * the gated linear units, silu_back, unary_back (the gradient of every
+ * activation) and add_id.
  */
 #include <math.h>
 
@@ -50,23 +51,9 @@ static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tens
 
 /* -------------------------------------------------------------- unary */
 
-static int unary_code(const struct ggml_tensor *node) {
-    switch (node->op) {
-    case GGML_OP_SQR: return VK_UN_SQR;
-    case GGML_OP_SQRT: return VK_UN_SQRT;
-    case GGML_OP_LOG: return VK_UN_LOG;
-    case GGML_OP_SIN: return VK_UN_SIN;
-    case GGML_OP_COS: return VK_UN_COS;
-    case GGML_OP_SCALE: return VK_UN_SCALE;
-    case GGML_OP_CLAMP: return VK_UN_CLAMP;
-    case GGML_OP_LEAKY_RELU: return VK_UN_LEAKY_RELU;
-    case GGML_OP_FILL: return VK_UN_FILL;
-    case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: return VK_UN_DIAG_MASK;
-    case GGML_OP_CPY: case GGML_OP_CONT: case GGML_OP_DUP: case GGML_OP_REPEAT: return VK_UN_COPY;
-    case GGML_OP_UNARY: break;
-    default: return -1;
-    }
-    switch (ggml_get_unary_op(node)) {
+/* The shader code of an activation (shared by unary.comp and unary-back.comp), or -1. */
+static int unary_op_code(enum ggml_unary_op op) {
+    switch (op) {
     case GGML_UNARY_OP_ABS: return VK_UN_ABS;
     case GGML_UNARY_OP_SGN: return VK_UN_SGN;
     case GGML_UNARY_OP_NEG: return VK_UN_NEG;
@@ -88,7 +75,26 @@ static int unary_code(const struct ggml_tensor *node) {
     case GGML_UNARY_OP_CEIL: return VK_UN_CEIL;
     case GGML_UNARY_OP_ROUND: return VK_UN_ROUND;
     case GGML_UNARY_OP_TRUNC: return VK_UN_TRUNC;
-    default: return -1; /* XIELU and future ones: CPU */
+    case GGML_UNARY_OP_XIELU: return VK_UN_XIELU;
+    default: return -1; /* future ones: CPU */
+    }
+}
+
+static int unary_code(const struct ggml_tensor *node) {
+    switch (node->op) {
+    case GGML_OP_SQR: return VK_UN_SQR;
+    case GGML_OP_SQRT: return VK_UN_SQRT;
+    case GGML_OP_LOG: return VK_UN_LOG;
+    case GGML_OP_SIN: return VK_UN_SIN;
+    case GGML_OP_COS: return VK_UN_COS;
+    case GGML_OP_SCALE: return VK_UN_SCALE;
+    case GGML_OP_CLAMP: return VK_UN_CLAMP;
+    case GGML_OP_LEAKY_RELU: return VK_UN_LEAKY_RELU;
+    case GGML_OP_FILL: return VK_UN_FILL;
+    case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: return VK_UN_DIAG_MASK;
+    case GGML_OP_CPY: case GGML_OP_CONT: case GGML_OP_DUP: case GGML_OP_REPEAT: return VK_UN_COPY;
+    case GGML_OP_UNARY: return unary_op_code(ggml_get_unary_op(node));
+    default: return -1;
     }
 }
 
@@ -130,6 +136,9 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
         break;
     case GGML_OP_LEAKY_RELU: case GGML_OP_FILL:
         ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
+        break;
+    case GGML_OP_UNARY: /* xIELU's alpha_n, alpha_p, beta, eps follow the sub-op */
+        for (int i = 0; i < 4; i++) ds.push[20 + i] = vk_f32_bits(vk_param_f32(node, 1 + i));
         break;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: /* masked value, then n_past */
         ds.push[20] = vk_f32_bits(node->op == GGML_OP_DIAG_MASK_INF ? -INFINITY : 0.0f);
@@ -203,7 +212,71 @@ static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml
     return vk_record_dispatch(rec, &ds);
 }
 
+/* --------------------------------------------------------- unary_back */
+
+/* unary_back(x, dy): f32 of one shape (the constructor's contract), any strides. */
+static bool unary_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *x = node->src[0], *dy = node->src[1];
+    const int32_t op = vk_param_i32(node, 0);
+    return op >= 0 && op < GGML_UNARY_OP_COUNT && unary_op_code((enum ggml_unary_op)op) >= 0 && x->type == GGML_TYPE_F32 &&
+           dy->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(x, dy) && ggml_are_same_shape(x, node) &&
+           vk_shape_fits(x) && vk_shape_fits(dy) && vk_shape_fits(node);
+}
+
+static enum ggml_status unary_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *x = node->src[0], *dy = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("unary_back_f32"));
+    for (int i = 0; i < 4; i++) {
+        ds.push[i] = (uint32_t)node->ne[i];
+        ds.push[4 + i] = (uint32_t)(x->nb[i] / 4);
+        ds.push[8 + i] = (uint32_t)(dy->nb[i] / 4);
+        ds.push[12 + i] = (uint32_t)(node->nb[i] / 4);
+        ds.push[20 + i] = vk_f32_bits(vk_param_f32(node, 1 + i)); /* xIELU's parameters */
+    }
+    ds.push[19] = (uint32_t)unary_op_code((enum ggml_unary_op)vk_param_i32(node, 0));
+    vk_dispatch_bind(&ds, x, false, 4, 16);
+    vk_dispatch_bind(&ds, dy, false, 4, 17);
+    vk_dispatch_bind(&ds, node, true, 4, 18);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------------------------- add_id */
+
+/* a [E, n_used, T] + b [E, n_expert] rows chosen by ids [n_used, T] (I32); f32. */
+static bool add_id_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1], *ids = node->src[2];
+    return a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && ids->type == GGML_TYPE_I32 && node->type == GGML_TYPE_F32 &&
+           ggml_are_same_shape(a, node) && a->ne[3] == 1 && b->ne[0] == a->ne[0] && ids->ne[0] == a->ne[1] &&
+           ids->ne[1] == a->ne[2] && vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(ids) && vk_shape_fits(node);
+}
+
+static enum ggml_status add_id_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1], *ids = node->src[2];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("add_id_f32"));
+    for (int i = 0; i < 3; i++) {
+        ds.push[i] = (uint32_t)node->ne[i];
+        ds.push[3 + i] = (uint32_t)(a->nb[i] / 4);
+        ds.push[11 + i] = (uint32_t)(node->nb[i] / 4);
+    }
+    ds.push[6] = (uint32_t)(b->nb[0] / 4);
+    ds.push[7] = (uint32_t)(b->nb[1] / 4);
+    ds.push[8] = (uint32_t)b->ne[1];
+    ds.push[9] = (uint32_t)(ids->nb[0] / 4);
+    ds.push[10] = (uint32_t)(ids->nb[1] / 4);
+    vk_dispatch_bind(&ds, a, false, 4, 14);
+    vk_dispatch_bind(&ds, b, false, 4, 15);
+    vk_dispatch_bind(&ds, ids, false, 4, 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_elementwise_register(struct vk_op_kernel *t) {
+    t[GGML_OP_UNARY_BACK] = (struct vk_op_kernel){unary_back_supports, unary_back_record};
+    t[GGML_OP_ADD_ID] = (struct vk_op_kernel){add_id_supports, add_id_record};
     t[GGML_OP_REPEAT_BACK] = (struct vk_op_kernel){repeat_back_supports, repeat_back_record};
     static const enum ggml_op binary[] = {GGML_OP_ADD, GGML_OP_ADD1, GGML_OP_SUB, GGML_OP_MUL, GGML_OP_DIV};
     static const enum ggml_op unary[] = {GGML_OP_UNARY, GGML_OP_SQR, GGML_OP_SQRT, GGML_OP_LOG, GGML_OP_SIN, GGML_OP_COS,

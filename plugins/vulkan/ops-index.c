@@ -1,6 +1,6 @@
 /*
- * ops-index.c - moving rows and blocks: get_rows, set_rows, concat, pad; and
- * sorting rows: argsort, top_k.
+ * ops-index.c - moving rows and blocks: get_rows, get_rows_back, set_rows,
+ * concat, pad; and sorting rows: argsort, top_k.
  */
 #include "vk-impl.h"
 
@@ -21,7 +21,7 @@ static bool index_fits(const struct ggml_tensor *t) {
 
 static bool get_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
-    const bool quant_ok = vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % 32 == 0 && a->nb[1] % 2 == 0 &&
+    const bool quant_ok = vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % ggml_blck_size(a->type) == 0 && a->nb[1] % 2 == 0 &&
                           a->nb[2] % 2 == 0 && a->nb[3] % 2 == 0 && a->nb[0] == ggml_type_size(a->type);
     return (float_ok(d, a) || quant_ok) && idx->type == GGML_TYPE_I32 && index_fits(idx) && node->type == GGML_TYPE_F32 && vk_shape_fits(node) &&
            a->ne[2] == idx->ne[1] && a->ne[3] == idx->ne[2];
@@ -40,6 +40,36 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
     vk_dispatch_bind(&ds, idx, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------------------- get_rows_back */
+
+#define ROWS_BACK_CHUNK 64 /* rows per invocation, as in get-rows-back.comp */
+
+/* dy [E, n] (f32) scattered by idx [n] (I32) into d [E, R] (f32), summing repeated rows. */
+static bool get_rows_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *dy = node->src[0], *idx = node->src[1];
+    return dy->type == GGML_TYPE_F32 && idx->type == GGML_TYPE_I32 && node->type == GGML_TYPE_F32 && ggml_is_matrix(dy) &&
+           ggml_is_vector(idx) && ggml_is_matrix(node) && dy->ne[0] == node->ne[0] && dy->ne[1] == idx->ne[0] &&
+           vk_shape_fits(dy) && index_fits(idx) && vk_shape_fits(node);
+}
+
+static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *dy = node->src[0], *idx = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("get_rows_back_f32"));
+    const uint32_t push[8] = {
+        (uint32_t)node->ne[0], (uint32_t)node->ne[1], (uint32_t)idx->ne[0],
+        (uint32_t)(dy->nb[0] / 4), (uint32_t)(dy->nb[1] / 4), (uint32_t)(idx->nb[0] / 4),
+        (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4),
+    };
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind(&ds, dy, false, 4, 8);
+    vk_dispatch_bind(&ds, idx, false, 4, 9);
+    vk_dispatch_bind(&ds, node, true, 4, 10);
+    const uint64_t n_chunks = ((uint64_t)node->ne[1] + ROWS_BACK_CHUNK - 1) / ROWS_BACK_CHUNK;
+    vk_groups_1d(rec->d, (uint64_t)node->ne[0] * n_chunks, 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -156,6 +186,7 @@ void vk_ops_index_register(struct vk_op_kernel *t) {
     t[GGML_OP_ARGSORT] = (struct vk_op_kernel){sort_supports, sort_record};
     t[GGML_OP_TOP_K] = (struct vk_op_kernel){sort_supports, sort_record};
     t[GGML_OP_GET_ROWS] = (struct vk_op_kernel){get_rows_supports, get_rows_record};
+    t[GGML_OP_GET_ROWS_BACK] = (struct vk_op_kernel){get_rows_back_supports, get_rows_back_record};
     t[GGML_OP_SET_ROWS] = (struct vk_op_kernel){set_rows_supports, set_rows_record};
     t[GGML_OP_CONCAT] = (struct vk_op_kernel){concat_supports, concat_record};
     t[GGML_OP_PAD] = (struct vk_op_kernel){pad_supports, pad_record};

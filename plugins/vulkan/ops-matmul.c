@@ -2,8 +2,8 @@
  * ops-matmul.c - mul_mat: d = a^T b per batch (a: [K, M], b: [K, N], d: [M, N]),
  * a broadcast over b's batch dims.  A tiled shared-memory GEMM for N > 8,
  * a matrix-vector kernel (one workgroup per row of d) for N <= 8.  Weights
- * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, dequantized
- * while loading).  out_prod runs on the same tiled GEMM.
+ * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K,
+ * dequantized while loading).  out_prod runs on the same tiled GEMM.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +45,7 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
     if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
     if (vk_is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
-        if (a->ne[0] % 32 != 0 || a->nb[0] != ggml_type_size(a->type) || a->nb[1] % 2 || a->nb[2] % 2 || a->nb[3] % 2) return false;
+        if (a->ne[0] % ggml_blck_size(a->type) != 0 || a->nb[0] != ggml_type_size(a->type) || a->nb[1] % 2 || a->nb[2] % 2 || a->nb[3] % 2) return false;
     } else if (a->nb[0] != ggml_type_size(a->type) || !vk_shape_fits(a)) {
         return false;
     }

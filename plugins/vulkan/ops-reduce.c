@@ -1,7 +1,8 @@
 /*
- * ops-reduce.c - reductions over rows (sum, sum_rows, mean, argmax), row
- * normalisations (norm, rms_norm, l2_norm), group_norm, soft_max_ext, and the
- * gradients soft_max_back and rms_norm_back.
+ * ops-reduce.c - reductions over rows (sum, sum_rows, mean, argmax, cumsum),
+ * count_equal, row normalisations (norm, rms_norm, l2_norm), group_norm,
+ * soft_max_ext (mask, ALiBi, sinks), and the gradients soft_max_back and
+ * rms_norm_back.
  * One workgroup per row; the workgroup size is a specialization constant.
  */
 #include <math.h>
@@ -36,6 +37,7 @@ static uint32_t rows_code(enum ggml_op op) {
     case GGML_OP_RMS_NORM: return VK_ROW_RMS_NORM;
     case GGML_OP_L2_NORM: return VK_ROW_L2_NORM;
     case GGML_OP_ARGMAX: return VK_ROW_ARGMAX;
+    case GGML_OP_CUMSUM: return VK_ROW_CUMSUM;
     default: return VK_ROW_SUM; /* SUM, SUM_ROWS */
     }
 }
@@ -60,6 +62,31 @@ static enum ggml_status rows_record(struct vk_rec *rec, const struct ggml_tensor
     vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), 16);
     vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), 17);
     vk_groups_1d(rec->d, node->op == GGML_OP_SUM ? 1 : (uint64_t)ggml_nrows(a), 1, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ----------------------------------------------------------- count_equal */
+
+static bool count_equal_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    return a->type == GGML_TYPE_I32 && b->type == GGML_TYPE_I32 && node->type == GGML_TYPE_I64 && ggml_are_same_shape(a, b) &&
+           ggml_nelements(node) == 1 && vk_shape_fits(a) && vk_shape_fits(b);
+}
+
+static enum ggml_status count_equal_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("count_equal_i32"));
+    ds.spec[0] = row_block(rec->d);
+    ds.n_spec = 1;
+    for (int i = 0; i < 4; i++) {
+        ds.push[i] = (uint32_t)a->ne[i];
+        ds.push[4 + i] = (uint32_t)(a->nb[i] / 4);
+        ds.push[8 + i] = (uint32_t)(b->nb[i] / 4);
+    }
+    vk_dispatch_bind(&ds, a, false, 4, 12);
+    vk_dispatch_bind(&ds, b, false, 4, 13);
+    vk_dispatch_bind(&ds, node, true, 4, 14); /* the I64 result as two 32-bit words */
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -91,8 +118,8 @@ static enum ggml_status group_norm_record(struct vk_rec *rec, const struct ggml_
 /* --------------------------------------------------------------- softmax */
 
 static bool softmax_supports(const struct vk_device *d, const struct ggml_tensor *node) {
-    const struct ggml_tensor *a = node->src[0], *m = node->src[1];
-    if (node->src[2]) return false; /* attention sinks: CPU */
+    const struct ggml_tensor *a = node->src[0], *m = node->src[1], *sinks = node->src[2];
+    if (sinks && (sinks->type != GGML_TYPE_F32 || !ggml_is_contiguous(sinks) || ggml_nelements(sinks) < a->ne[2])) return false;
     if (a->type != GGML_TYPE_F32 || node->type != GGML_TYPE_F32 || !ggml_are_same_shape(a, node)) return false;
     if (!vk_shape_fits(a) || !vk_shape_fits(node) || node->nb[0] != 4) return false;
     if (!m) return true;
@@ -102,7 +129,7 @@ static bool softmax_supports(const struct vk_device *d, const struct ggml_tensor
 }
 
 static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_tensor *node) {
-    const struct ggml_tensor *a = node->src[0], *m = node->src[1];
+    const struct ggml_tensor *a = node->src[0], *m = node->src[1], *sinks = node->src[2];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("softmax_f32_%s", m ? vk_type_tag(m->type) : "f32"));
     ds.spec[0] = row_block(rec->d);
@@ -127,9 +154,11 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
     ds.push[23] = vk_f32_bits(powf(2.0f, -max_bias / (float)n_head_log2));
     ds.push[24] = vk_f32_bits(powf(2.0f, -max_bias / 2.0f / (float)n_head_log2));
     ds.push[25] = n_head_log2;
+    ds.push[26] = sinks != NULL;
     vk_dispatch_bind(&ds, a, false, 4, 17);
     vk_dispatch_bind(&ds, m ? m : a, false, m ? ggml_type_size(m->type) : 4, 18);
     vk_dispatch_bind(&ds, node, true, 4, 19);
+    vk_dispatch_bind(&ds, sinks ? sinks : a, false, 4, 27); /* a stands in, unread, without sinks */
     vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -138,7 +167,7 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
 
 static bool rows_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
-    if (node->op == GGML_OP_SOFT_MAX_BACK && vk_param_f32(node, 1) != 0.0f) return false; /* ALiBi gradient: CPU */
+    /* soft_max_back: the mask and ALiBi slopes are constants added to the logits, absent from the gradient */
     return dy->type == GGML_TYPE_F32 && x->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(dy, x) &&
            ggml_are_same_shape(dy, node) && vk_shape_fits(dy) && vk_shape_fits(x) && vk_shape_fits(node);
 }
@@ -167,7 +196,8 @@ void vk_ops_reduce_register(struct vk_op_kernel *t) {
     t[GGML_OP_SOFT_MAX_BACK] = (struct vk_op_kernel){rows_back_supports, rows_back_record};
     t[GGML_OP_RMS_NORM_BACK] = (struct vk_op_kernel){rows_back_supports, rows_back_record};
     static const enum ggml_op rows[] = {GGML_OP_SUM, GGML_OP_SUM_ROWS, GGML_OP_MEAN, GGML_OP_ARGMAX,
-                                        GGML_OP_NORM, GGML_OP_RMS_NORM, GGML_OP_L2_NORM};
+                                        GGML_OP_NORM, GGML_OP_RMS_NORM, GGML_OP_L2_NORM, GGML_OP_CUMSUM};
+    t[GGML_OP_COUNT_EQUAL] = (struct vk_op_kernel){count_equal_supports, count_equal_record};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) t[rows[i]] = (struct vk_op_kernel){rows_supports, rows_record};
     t[GGML_OP_GROUP_NORM] = (struct vk_op_kernel){group_norm_supports, group_norm_record};
     t[GGML_OP_SOFT_MAX] = (struct vk_op_kernel){softmax_supports, softmax_record};

@@ -2,6 +2,10 @@
  * vk-buffer.c - the Vulkan buffer type and its buffers: device-local memory
  * (sub-allocated, see vk-memory.c) written and read through the staging
  * buffer, one synchronous transfer per staging-sized chunk.
+ *
+ * When the device is out of memory, a buffer falls back to host memory
+ * (b->host; one warning per device): nodes touching it are then computed on
+ * the CPU (vk-fallback.c), so a graph that does not fit still computes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,7 @@ struct vk_buffer *vk_tensor_buffer(const struct vk_device *d, const struct ggml_
 }
 
 VkDeviceSize vk_tensor_offset(const struct vk_buffer *b, const struct ggml_tensor *t) {
+    if (b->host) return (VkDeviceSize)((uintptr_t)t->data - (uintptr_t)b->host);
     return b->alloc.offset + (VkDeviceSize)((uintptr_t)t->data - VK_FAKE_BASE);
 }
 
@@ -27,6 +32,11 @@ static void copy_region(struct vk_device *d, VkBuffer src, VkDeviceSize src_off,
 
 /* Move n bytes between host memory and the buffer at byte offset off, through staging. */
 static enum ggml_status transfer(struct vk_buffer *b, VkDeviceSize off, void *host, size_t n, bool upload) {
+    if (b->host) {
+        if (upload) memcpy((char *)b->host + off, host, n);
+        else memcpy(host, (const char *)b->host + off, n);
+        return GGML_STATUS_SUCCESS;
+    }
     struct vk_device *d = b->dev;
     pthread_mutex_lock(&d->lock);
     enum ggmlc_status st = vk_staging_reserve(d, n < STAGING_CHUNK ? n : STAGING_CHUNK);
@@ -57,6 +67,10 @@ static enum ggml_status buf_get_tensor(ggml_backend_buffer_t buffer, const struc
 
 /* Fill n bytes at off with value: vkCmdFillBuffer needs 4-byte alignment, else stage a filled copy. */
 static enum ggml_status fill(struct vk_buffer *b, VkDeviceSize off, uint8_t value, VkDeviceSize n) {
+    if (b->host) {
+        memset((char *)b->host + off, value, n);
+        return GGML_STATUS_SUCCESS;
+    }
     if (off % 4 != 0 || n % 4 != 0) {
         void *tmp = malloc(n);
         if (!tmp) {
@@ -86,7 +100,8 @@ static enum ggml_status buf_memset_tensor(ggml_backend_buffer_t buffer, struct g
 
 static void buf_clear(ggml_backend_buffer_t buffer, uint8_t value) {
     struct vk_buffer *b = ggmlc_buffer_context(buffer);
-    fill(b, b->alloc.offset, value, b->alloc.size);
+    if (b->host) memset(b->host, value, b->host_size);
+    else fill(b, b->alloc.offset, value, b->alloc.size);
 }
 
 /* Device-to-device copy when src lives in a buffer of the same device. */
@@ -95,6 +110,12 @@ static bool buf_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggml_tenso
     struct vk_device *d = db->dev;
     struct vk_buffer *sb = vk_tensor_buffer(d, src);
     if (!sb) return false;
+    if (sb->host) /* host-backed on either side: one transfer from or into host memory */
+        return transfer(db, vk_tensor_offset(db, dst), (char *)sb->host + vk_tensor_offset(sb, src), ggml_nbytes(src), true) ==
+               GGML_STATUS_SUCCESS;
+    if (db->host)
+        return transfer(sb, vk_tensor_offset(sb, src), (char *)db->host + vk_tensor_offset(db, dst), ggml_nbytes(src), false) ==
+               GGML_STATUS_SUCCESS;
     pthread_mutex_lock(&d->lock);
     enum ggmlc_status st = vk_cmd_begin(d);
     if (st == GGMLC_OK) {
@@ -105,10 +126,18 @@ static bool buf_cpy_tensor(ggml_backend_buffer_t buffer, const struct ggml_tenso
     return st == GGMLC_OK;
 }
 
-static void *buf_get_base(ggml_backend_buffer_t buffer) { return (void *)VK_FAKE_BASE; }
+static void *buf_get_base(ggml_backend_buffer_t buffer) {
+    struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    return b->host ? b->host : (void *)VK_FAKE_BASE;
+}
 
 static void buf_free(ggml_backend_buffer_t buffer) {
     struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    if (b->host) {
+        free(b->host);
+        free(b);
+        return;
+    }
     pthread_mutex_lock(&b->dev->lock);
     vk_mem_free(b->dev, &b->alloc);
     pthread_mutex_unlock(&b->dev->lock);
@@ -133,6 +162,23 @@ static const char *buft_name(ggml_backend_buffer_type_t buft) {
     return d->name;
 }
 
+/* Out of device memory: give b host memory instead, warning once per device (caller holds d->lock). */
+static bool use_host_memory(struct vk_device *d, struct vk_buffer *b, size_t size) {
+    const size_t align = 256, padded = (size + align - 1) / align * align;
+    b->host = aligned_alloc(align, padded ? padded : align);
+    if (!b->host) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of device memory and of host memory allocating a buffer of %zu bytes",
+                        d->name, size);
+        return false;
+    }
+    b->host_size = padded;
+    if (!d->warned_host_memory)
+        ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: out of device memory allocating a buffer of %zu bytes; buffers that do not "
+                  "fit go to host memory and the nodes using them are computed on the CPU\n", d->name, size);
+    d->warned_host_memory = true;
+    return true;
+}
+
 static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t size) {
     struct vk_device *d = ggmlc_buft_context(buft);
     struct vk_buffer *b = calloc(1, sizeof *b);
@@ -144,16 +190,21 @@ static ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t 
     pthread_mutex_lock(&d->lock);
     enum ggmlc_status st = vk_device_open(d);
     if (st == GGMLC_OK) st = vk_mem_alloc(d, size, &b->alloc);
+    const bool host_fallback = st == GGMLC_ERR_NOMEM && !d->lost && use_host_memory(d, b, size);
     pthread_mutex_unlock(&d->lock);
-    if (st != GGMLC_OK) {
+    if (st != GGMLC_OK && !host_fallback) {
         free(b);
         return NULL;
     }
     ggml_backend_buffer_t buffer = ggmlc_buffer_new(buft, &vk_buffer_iface, b, size);
     if (!buffer) {
-        pthread_mutex_lock(&d->lock);
-        vk_mem_free(d, &b->alloc);
-        pthread_mutex_unlock(&d->lock);
+        if (b->host) {
+            free(b->host);
+        } else {
+            pthread_mutex_lock(&d->lock);
+            vk_mem_free(d, &b->alloc);
+            pthread_mutex_unlock(&d->lock);
+        }
         free(b);
     }
     return buffer;

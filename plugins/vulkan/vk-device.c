@@ -12,7 +12,8 @@ enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what) {
     if (r == VK_SUCCESS) return GGMLC_OK;
     if (r == VK_ERROR_DEVICE_LOST) {
         d->lost = true;
-        return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s (%s): device lost during %s", d->name, d->description, what);
+        return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s (%s): device lost during %s; what its memory held is gone, and "
+                               "it declines every op from now on (new graphs run on the CPU)", d->name, d->description, what);
     }
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
         return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of %s memory during %s", d->name,

@@ -94,6 +94,10 @@ struct vk_device {
     struct vk_staging staging;
     struct vk_block *blocks;
     ggml_backend_buffer_type_t buft;
+    /* faults (vk-fallback.c): each warned about once */
+    bool warned_host_memory;         /* a buffer fell back to host memory */
+    bool warned_pipeline;            /* a pipeline failed to compile */
+    bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
 };
 
 /* ---------------------------------------------------------- instance */
@@ -127,7 +131,8 @@ struct vk_alloc {
     VkDeviceSize size;
 };
 
-/* Sub-allocate size bytes of device-local memory (caller holds d->lock). */
+/* Sub-allocate size bytes of device-local memory (caller holds d->lock).  Out of device
+ * memory: GGMLC_ERR_NOMEM with no error recorded (the caller falls back or records one). */
 VK_HIDDEN enum ggmlc_status vk_mem_alloc(struct vk_device *d, VkDeviceSize size, struct vk_alloc *out);
 /* Return an allocation to its block; empty blocks are released (caller holds d->lock). */
 VK_HIDDEN void vk_mem_free(struct vk_device *d, struct vk_alloc *a);
@@ -145,6 +150,8 @@ VK_HIDDEN uint32_t vk_find_memory_type(const struct vk_device *d, uint32_t type_
 struct vk_buffer {
     struct vk_device *dev;
     struct vk_alloc alloc;
+    void *host;        /* not NULL: device memory ran out, the buffer lives here (nodes using it run on the CPU) */
+    size_t host_size;
 };
 
 /* The device's buffer type. */
@@ -157,7 +164,9 @@ VK_HIDDEN VkDeviceSize vk_tensor_offset(const struct vk_buffer *b, const struct 
 /* ---------------------------------------------------------- pipelines */
 
 /* The pipeline of shader id with spec constants spec[0..n_spec) (caller holds d->lock);
- * VK_NULL_HANDLE with the error recorded when it cannot be built. */
+ * VK_NULL_HANDLE when it cannot be built (a warning is logged once per device, the error
+ * recorded only when the device was lost) and on every later call: the caller computes
+ * the node on the CPU instead. */
 VK_HIDDEN VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec);
 /* Number of storage-buffer bindings the shader declares. */
 VK_HIDDEN int vk_shader_bindings(enum vk_shader_id id);
@@ -180,6 +189,7 @@ struct vk_rec {
     struct vk_device *d;
     struct vk_hazards *hz;
     int n_dispatches, n_barriers;
+    bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
 };
 
 /* A tensor bound to one shader binding. */
@@ -231,6 +241,7 @@ VK_HIDDEN void vk_ops_index_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_nn_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_train_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_conv_register(struct vk_op_kernel *table);
+VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
 
 /* The filled table (indexed by enum ggml_op). */
 VK_HIDDEN const struct vk_op_kernel *vk_op_table(void);
@@ -239,7 +250,8 @@ VK_HIDDEN bool vk_supports_node(const struct vk_device *d, const struct ggml_ten
 
 /* Shader type code of a tensor type: 0 f32, 1 f16, 2 bf16; -1 other. */
 VK_HIDDEN int vk_float_code(enum ggml_type type);
-/* Quantized types of 32-value blocks the shaders dequantize (shaders/quant.glsl). */
+/* Quantized types the shaders dequantize (shaders/quant.glsl): Q4_0, Q4_1, Q5_0, Q5_1,
+ * Q8_0 (32-value blocks) and Q2_K..Q6_K (256-value super-blocks). */
 VK_HIDDEN bool vk_is_block_quant(enum ggml_type t);
 /* True when the device can read and write tensors of this float type. */
 VK_HIDDEN bool vk_type_ok(const struct vk_device *d, enum ggml_type type);
@@ -267,5 +279,20 @@ static inline uint32_t vk_f32_bits(float f) {
 VK_HIDDEN void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t);
 /* True when every stride and the size of t are whole elements and fit in 32 bits. */
 VK_HIDDEN bool vk_shape_fits(const struct ggml_tensor *t);
+
+/* ------------------------------------------------------------- faults */
+
+/* Read $GGMLC_VK_FAULT (see vk-fault.c) and reset the fault counters (plugin init). */
+VK_HIDDEN void vk_fault_init(void);
+/* True when this device-local memory allocation must fail as out of device memory. */
+VK_HIDDEN bool vk_fault_device_alloc(void);
+/* True when the pipeline of this shader must fail to compile. */
+VK_HIDDEN bool vk_fault_pipeline(const char *shader_name);
+/* True when this graph submission must report the device lost. */
+VK_HIDDEN bool vk_fault_graph_lost(void);
+
+/* Compute node on the CPU plugin: operands read from their buffers, results written back
+ * (caller does not hold d->lock).  For nodes the GPU cannot run: see vk-fallback.c. */
+VK_HIDDEN enum ggml_status vk_cpu_compute_node(struct vk_device *d, const struct ggml_tensor *node);
 
 #endif /* GGMLC_VK_IMPL_H */

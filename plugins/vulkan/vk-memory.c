@@ -40,9 +40,11 @@ static VkDeviceSize alloc_alignment(const struct vk_device *d) {
     return a > 256 ? a : 256;
 }
 
-/* A VkBuffer of size bytes bound to fresh memory of the wanted properties. */
+/* A VkBuffer of size bytes bound to fresh memory of the wanted properties.  With quiet_oom,
+ * running out of memory returns GGMLC_ERR_NOMEM without recording an error: the caller
+ * has a fallback and tells the user itself. */
 static enum ggmlc_status create_bound_buffer(struct vk_device *d, VkDeviceSize size, VkMemoryPropertyFlags required,
-                                             VkMemoryPropertyFlags preferred, VkBuffer *buf, VkDeviceMemory *mem) {
+                                             VkMemoryPropertyFlags preferred, bool quiet_oom, VkBuffer *buf, VkDeviceMemory *mem) {
     const VkBufferCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size,
@@ -59,31 +61,36 @@ static enum ggmlc_status create_bound_buffer(struct vk_device *d, VkDeviceSize s
         return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: no suitable memory type for a buffer", d->name);
     }
     const VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = type};
-    st = vk_check(d, vkAllocateMemory(d->dev, &alloc, NULL, mem), "vkAllocateMemory");
+    const bool injected = (required & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && vk_fault_device_alloc(); /* tests: vk-fault.c */
+    const VkResult r = injected ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(d->dev, &alloc, NULL, mem);
+    const bool oom = r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY;
+    st = oom && quiet_oom ? GGMLC_ERR_NOMEM : vk_check(d, r, "vkAllocateMemory");
     if (st == GGMLC_OK) st = vk_check(d, vkBindBufferMemory(d->dev, *buf, *mem, 0), "vkBindBufferMemory");
     if (st != GGMLC_OK) {
         if (*mem) vkFreeMemory(d->dev, *mem, NULL);
         vkDestroyBuffer(d->dev, *buf, NULL);
         *mem = VK_NULL_HANDLE;
         *buf = VK_NULL_HANDLE;
-        if (st == GGMLC_ERR_NOMEM)
-            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of device memory allocating %llu MiB", d->name,
+        if (st == GGMLC_ERR_NOMEM && !quiet_oom)
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of memory allocating %llu MiB", d->name,
                             (unsigned long long)(size >> 20));
     }
     return st;
 }
 
-static struct vk_block *block_new(struct vk_device *d, VkDeviceSize size) {
+/* A new block in *out, or the status of the failure (out of device memory: not recorded). */
+static enum ggmlc_status block_new(struct vk_device *d, VkDeviceSize size, struct vk_block **out) {
     struct vk_block *b = calloc(1, sizeof *b);
+    *out = NULL;
     if (!b || !(b->free = malloc(4 * sizeof *b->free))) {
         free(b);
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory", d->name);
-        return NULL;
+        return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory", d->name);
     }
-    if (create_bound_buffer(d, size, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, &b->buf, &b->mem) != GGMLC_OK) {
+    const enum ggmlc_status st = create_bound_buffer(d, size, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, true, &b->buf, &b->mem);
+    if (st != GGMLC_OK) {
         free(b->free);
         free(b);
-        return NULL;
+        return st;
     }
     b->size = size;
     b->cap_free = 4;
@@ -91,7 +98,8 @@ static struct vk_block *block_new(struct vk_device *d, VkDeviceSize size) {
     b->free[0] = (struct vk_segment){0, size};
     b->next = d->blocks;
     d->blocks = b;
-    return b;
+    *out = b;
+    return GGMLC_OK;
 }
 
 static void block_destroy(struct vk_device *d, struct vk_block *b) {
@@ -161,13 +169,13 @@ enum ggmlc_status vk_mem_alloc(struct vk_device *d, VkDeviceSize size, struct vk
         for (b = d->blocks; b; b = b->next)
             if (b->size == VK_BLOCK_SIZE && block_take(b, size, &offset)) break;
         if (!b) {
-            b = block_new(d, VK_BLOCK_SIZE);
-            if (!b) return ggmlc_last_status();
+            const enum ggmlc_status st = block_new(d, VK_BLOCK_SIZE, &b);
+            if (st != GGMLC_OK) return st;
             block_take(b, size, &offset);
         }
     } else {
-        b = block_new(d, size);
-        if (!b) return ggmlc_last_status();
+        const enum ggmlc_status st = block_new(d, size, &b);
+        if (st != GGMLC_OK) return st;
         block_take(b, size, &offset);
     }
     *out = (struct vk_alloc){.block = b, .buf = b->buf, .offset = offset, .size = size};
@@ -191,7 +199,7 @@ enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size) {
     vk_staging_release(d);
     struct vk_staging *s = &d->staging;
     enum ggmlc_status st = create_bound_buffer(d, size, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                               VK_MEMORY_PROPERTY_HOST_CACHED_BIT, &s->buf, &s->mem);
+                                               VK_MEMORY_PROPERTY_HOST_CACHED_BIT, false, &s->buf, &s->mem);
     if (st != GGMLC_OK) return st;
     st = vk_check(d, vkMapMemory(d->dev, s->mem, 0, VK_WHOLE_SIZE, 0, &s->map), "vkMapMemory");
     if (st != GGMLC_OK) {

@@ -19,6 +19,7 @@ static void fill_op_table(void) {
     vk_ops_nn_register(op_table);
     vk_ops_train_register(op_table);
     vk_ops_conv_register(op_table);
+    vk_ops_matmul_id_register(op_table);
 }
 
 const struct vk_op_kernel *vk_op_table(void) {
@@ -42,7 +43,8 @@ const char *vk_type_tag(enum ggml_type type) {
 }
 
 bool vk_is_block_quant(enum ggml_type t) {
-    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0;
+    return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0 ||
+           t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K;
 }
 
 bool vk_type_ok(const struct vk_device *d, enum ggml_type type) {
@@ -84,8 +86,9 @@ static bool fits_binding(const struct vk_device *d, const struct ggml_tensor *t)
 }
 
 bool vk_supports_node(const struct vk_device *d, const struct ggml_tensor *node) {
-    if (!node || node->op < 0 || node->op >= GGML_OP_COUNT) return false;
+    if (!node || node->op < 0 || node->op >= GGML_OP_COUNT || d->lost) return false; /* a lost device computes nothing */
     if (ggmlc_op_is_view(node->op)) return true;
+    if (d->op_broken[node->op]) return false; /* its pipeline failed to compile: the CPU takes it */
     const struct vk_op_kernel *k = &vk_op_table()[node->op];
     if (!k->record || !fits_binding(d, node)) return false;
     for (int i = 0; i < GGML_MAX_SRC; i++)

@@ -16,7 +16,7 @@
 struct vk_pipeline_variant {
     uint32_t spec[VK_MAX_SPEC];
     int n_spec;
-    VkPipeline pipeline;
+    VkPipeline pipeline; /* VK_NULL_HANDLE: the driver failed to build it; not tried again */
 };
 
 struct vk_pipeline_set {
@@ -128,7 +128,8 @@ void vk_pipeline_cache_save(struct vk_device *d) {
 void vk_pipelines_release(struct vk_device *d) {
     if (d->pipelines) {
         for (int i = 0; i < VK_SHADER_COUNT; i++) {
-            for (int j = 0; j < d->pipelines[i].n; j++) vkDestroyPipeline(d->dev, d->pipelines[i].v[j].pipeline, NULL);
+            for (int j = 0; j < d->pipelines[i].n; j++)
+                if (d->pipelines[i].v[j].pipeline) vkDestroyPipeline(d->dev, d->pipelines[i].v[j].pipeline, NULL);
             free(d->pipelines[i].v);
         }
         free(d->pipelines);
@@ -173,12 +174,19 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
         .layout = d->pipe_layout[blob->n_bindings],
     };
     VkPipeline pipeline = VK_NULL_HANDLE;
-    VkResult r = vkCreateComputePipelines(d->dev, d->pipeline_cache, 1, &info, NULL, &pipeline);
+    VkResult r = vk_fault_pipeline(blob->name) ? VK_ERROR_INITIALIZATION_FAILED /* tests: vk-fault.c */
+                                               : vkCreateComputePipelines(d->dev, d->pipeline_cache, 1, &info, NULL, &pipeline);
     vkDestroyShaderModule(d->dev, module, NULL);
-    if (r != VK_SUCCESS) {
+    if (r == VK_ERROR_DEVICE_LOST) {
         vk_check(d, r, "vkCreateComputePipelines");
-        ggmlc_set_error(r == VK_ERROR_DEVICE_LOST ? GGMLC_ERR_BACKEND : GGMLC_ERR_UNSUPPORTED,
-                        "vulkan %s: the driver failed to compile shader %s (VkResult %d)", d->name, blob->name, (int)r);
+        return VK_NULL_HANDLE;
+    }
+    if (r != VK_SUCCESS) { /* not an error of the computation: its nodes go to the CPU (vk-record.c); said once */
+        const bool first = !d->warned_pipeline;
+        if (first || ggmlc_debug_enabled("vulkan"))
+            ggmlc_log(first ? GGML_LOG_LEVEL_WARN : GGML_LOG_LEVEL_DEBUG, "vulkan %s: the driver failed to compile shader %s "
+                      "(VkResult %d); nodes needing a shader that does not compile are computed on the CPU\n", d->name, blob->name, (int)r);
+        d->warned_pipeline = true;
         return VK_NULL_HANDLE;
     }
     d->n_new_pipelines++;
@@ -187,8 +195,10 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
 
 VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec) {
     struct vk_pipeline_set *set = &d->pipelines[id];
-    for (int i = 0; i < set->n; i++)
-        if (set->v[i].n_spec == n_spec && memcmp(set->v[i].spec, spec, (size_t)n_spec * 4) == 0) return set->v[i].pipeline;
+    for (int i = 0; i < set->n; i++) {
+        if (set->v[i].n_spec != n_spec || memcmp(set->v[i].spec, spec, (size_t)n_spec * 4) != 0) continue;
+        return set->v[i].pipeline;
+    }
     if (set->n == set->cap) {
         const int cap = set->cap ? 2 * set->cap : 2;
         struct vk_pipeline_variant *grown = realloc(set->v, (size_t)cap * sizeof *grown);
@@ -200,7 +210,7 @@ VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint
         set->cap = cap;
     }
     VkPipeline p = build_pipeline(d, id, spec, n_spec);
-    if (!p) return VK_NULL_HANDLE;
+    if (!p && d->lost) return VK_NULL_HANDLE;
     struct vk_pipeline_variant *v = &set->v[set->n++];
     memset(v, 0, sizeof *v);
     memcpy(v->spec, spec, (size_t)n_spec * 4);

@@ -191,6 +191,7 @@ static enum ggmlc_status vk_init(const struct ggmlc_plugin_options *opts, ggml_b
     const char *coopmat_env = getenv("GGMLC_VK_COOPMAT");
     const char *coopmat = coopmat_env && *coopmat_env ? coopmat_env : ggmlc_plugin_option(opts, "coopmat", "auto");
     const bool coopmat_off = strcasecmp(coopmat, "off") == 0 || strcmp(coopmat, "0") == 0;
+    vk_fault_init();
     struct vk_registry *r = calloc(1, sizeof *r);
     if (!r) return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of memory");
     struct vk_device *all;

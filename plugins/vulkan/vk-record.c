@@ -117,7 +117,10 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
         if (ds->offset_word[i] >= 0) ds->push[ds->offset_word[i]] = (uint32_t)((at - bound) / ds->elem_size[i]);
     }
     VkPipeline pipeline = vk_pipeline_get(d, ds->shader, ds->spec, ds->n_spec);
-    if (!pipeline) return GGML_STATUS_FAILED;
+    if (!pipeline) {
+        rec->pipeline_failed = !d->lost;
+        return GGML_STATUS_FAILED;
+    }
 
     bool conflict = false;
     for (int i = 0; i < n_bind && !conflict; i++)
@@ -149,22 +152,6 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
 
 /* ------------------------------------------------------------- graphs */
 
-static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **nodes, int n) {
-    const struct vk_op_kernel *table = vk_op_table();
-    for (int i = 0; i < n; i++) {
-        struct ggml_tensor *node = nodes[i];
-        if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) continue;
-        if (!table[node->op].record) {
-            ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan %s: no kernel for %s (node '%s')", rec->d->name, ggml_op_desc(node),
-                            node->name);
-            return GGML_STATUS_FAILED;
-        }
-        enum ggml_status s = table[node->op].record(rec, node);
-        if (s != GGML_STATUS_SUCCESS) return s;
-    }
-    return GGML_STATUS_SUCCESS;
-}
-
 /* With GGMLC_DEBUG=vulkan: log the GPU time between the two timestamps of a graph. */
 static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_nodes) {
     uint64_t ts[2];
@@ -174,7 +161,45 @@ static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_no
               rec->n_dispatches, rec->n_barriers, us);
 }
 
-enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **nodes, int n) {
+/* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
+static bool uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct vk_buffer *b = vk_tensor_buffer(d, node);
+    if (b && b->host) return true;
+    for (int i = 0; i < GGML_MAX_SRC; i++)
+        if (node->src[i] && (b = vk_tensor_buffer(d, node->src[i])) && b->host) return true;
+    return false;
+}
+
+/* Record nodes [i, n) until one needs the CPU (its index in *cpu_at, else n); caller holds d->lock. */
+static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
+    const struct vk_op_kernel *table = vk_op_table();
+    *cpu_at = n;
+    for (; i < n; i++) {
+        struct ggml_tensor *node = nodes[i];
+        if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) continue;
+        if (!table[node->op].record) {
+            ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan %s: no kernel for %s (node '%s')", rec->d->name, ggml_op_desc(node),
+                            node->name);
+            return GGML_STATUS_FAILED;
+        }
+        if (uses_host_memory(rec->d, node)) {
+            *cpu_at = i;
+            return GGML_STATUS_SUCCESS;
+        }
+        rec->pipeline_failed = false;
+        enum ggml_status s = table[node->op].record(rec, node);
+        if (s != GGML_STATUS_SUCCESS && rec->pipeline_failed) { /* from now on the op is declined; this node goes to the CPU */
+            rec->d->op_broken[node->op] = true;
+            *cpu_at = i;
+            return GGML_STATUS_SUCCESS;
+        }
+        if (s != GGML_STATUS_SUCCESS) return s;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
+/* Record and run nodes [i, n) up to the first one that needs the CPU (in *cpu_at); one submit. */
+static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
     struct vk_hazards hz = {0};
     struct vk_rec rec = {.d = d, .hz = &hz};
     pthread_mutex_lock(&d->lock);
@@ -184,11 +209,15 @@ enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **node
             vkCmdResetQueryPool(d->cmd, d->timestamps, 0, 2);
             vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->timestamps, 0);
         }
-        s = record_nodes(&rec, nodes, n);
-        if (s == GGML_STATUS_SUCCESS) {
+        s = record_nodes(&rec, nodes, i, n, cpu_at);
+        if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
+            vkEndCommandBuffer(d->cmd);
+            vk_check(d, VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
+            s = GGML_STATUS_FAILED;
+        } else if (s == GGML_STATUS_SUCCESS) {
             if (d->timestamps) vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->timestamps, 1);
             if (vk_cmd_submit_wait(d) != GGMLC_OK) s = GGML_STATUS_FAILED;
-            else if (d->timestamps) log_gpu_time(d, &rec, n);
+            else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
         } else {
             vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
         }
@@ -196,5 +225,17 @@ enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **node
     pthread_mutex_unlock(&d->lock);
     free(hz.written.r);
     free(hz.read.r);
+    return s;
+}
+
+enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **nodes, int n) {
+    enum ggml_status s = GGML_STATUS_SUCCESS;
+    for (int i = 0; i < n && s == GGML_STATUS_SUCCESS;) {
+        int cpu_at = n;
+        s = run_segment(d, nodes, i, n, &cpu_at);
+        if (s == GGML_STATUS_SUCCESS && cpu_at < n) s = vk_cpu_compute_node(d, nodes[cpu_at]);
+        i = cpu_at + 1;
+    }
+    if (s == GGML_STATUS_SUCCESS) ggmlc_clear_error(); /* a fallen-back node's reason was logged */
     return s;
 }

@@ -1,0 +1,304 @@
+/*
+ * fit.c - the public training calls: fit, evaluate and predict for models
+ * of one input and one output (plain float arrays) and of several (one
+ * ggmlc_array per input and per output, checked against the model's
+ * shapes); validation data and split, shuffling, history and callbacks.
+ * The batches themselves run in engine.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "nn-impl.h"
+
+/* ------------------------------------------------------------- checks */
+
+static enum ggmlc_status check_compiled(const ggmlc_model *m, const char *func) {
+    return m && m->compiled ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: compile the model first", func);
+}
+
+/* The float-array calls take one input and one output. */
+static enum ggmlc_status check_single(const ggmlc_model *m, const char *func) {
+    enum ggmlc_status st = check_compiled(m, func);
+    if (st == GGMLC_OK && (m->n_inputs != 1 || m->n_outputs != 1))
+        st = ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: the model has %d inputs and %d outputs: use %s_multi", func, m->n_inputs, m->n_outputs,
+                             func);
+    return st;
+}
+
+static void shape_text(char *buf, size_t size, const int64_t *shape, int n_dims) {
+    size_t k = (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < n_dims && k < size; i++) k += (size_t)snprintf(buf + k, size - k, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (k < size) snprintf(buf + k, size - k, ")");
+}
+
+static bool same_shape(const struct ggmlc_array *a, const ggmlc_node *n) {
+    return a->n_dims == n->n_dims && memcmp(a->shape, n->shape, sizeof(int64_t) * (size_t)n->n_dims) == 0;
+}
+
+/* Array `index` of what ("input" or "target") against the node it feeds; n0 is the sample count all share. */
+static enum ggmlc_status check_array(const char *func, const char *what, int index, const struct ggmlc_array *a, const ggmlc_node *node,
+                                     bool sparse_labels, int64_t n0) {
+    if (!a->data || a->n <= 0)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: %s %d has no data (%lld samples)", func, what, index, (long long)a->n);
+    if (a->n != n0)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has %lld samples, input 0 has %lld", func, what, index, (long long)a->n, (long long)n0);
+    const bool label_shape = a->n_dims == 0 || (a->n_dims == 1 && a->shape[0] == 1);
+    if (sparse_labels ? label_shape : same_shape(a, node)) return GGMLC_OK;
+    char got[96], want[96];
+    shape_text(got, sizeof got, a->shape, a->n_dims < 0 ? 0 : a->n_dims > 3 ? 3 : a->n_dims);
+    shape_text(want, sizeof want, node->shape, node->n_dims);
+    return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has samples of shape %s, the model's %s %d takes %s", func, what, index, got,
+                           what[0] == 'i' ? "input" : "output", index, sparse_labels ? "(1) (class indices)" : want);
+}
+
+/* Arrays (targets may be absent: y NULL and n_y 0) checked against the model, as a pass's data. */
+static enum ggmlc_status arrays_to_data(const ggmlc_model *m, const char *func, const struct ggmlc_array *x, int n_x,
+                                        const struct ggmlc_array *y, int n_y, bool need_targets, struct nn_data *d) {
+    *d = (struct nn_data){0};
+    if (n_x != m->n_inputs || (n_x > 0 && !x))
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: the model has %d inputs, got %d input arrays", func, m->n_inputs, x ? n_x : 0);
+    if (need_targets && (n_y != m->n_outputs || (n_y > 0 && !y)))
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: the model has %d outputs, got %d target arrays", func, m->n_outputs, y ? n_y : 0);
+    d->n = x[0].n;
+    for (int i = 0; i < n_x; i++) {
+        enum ggmlc_status st = check_array(func, "input", i, &x[i], m->inputs[i], false, d->n);
+        if (st != GGMLC_OK) return st;
+        d->x[i] = x[i].data;
+    }
+    for (int k = 0; need_targets && k < n_y; k++) {
+        const bool sparse = m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+        enum ggmlc_status st = check_array(func, "target", k, &y[k], m->outputs[k], sparse, d->n);
+        if (st != GGMLC_OK) return st;
+        d->y[k] = y[k].data;
+    }
+    return GGMLC_OK;
+}
+
+/* Sparse labels must be class indices of the output: another value would train on an all-zero target. */
+static enum ggmlc_status check_labels(const ggmlc_model *m, const struct nn_data *d, const char *func) {
+    for (int k = 0; k < m->n_outputs; k++) {
+        if (m->heads[k].loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || !d->y[k]) continue;
+        const double classes = (double)nn_output_elems(m, k);
+        for (int64_t s = 0; s < d->n; s++) {
+            const double v = d->y[k][s];
+            if (!(v >= 0 && v < classes && v == floor(v)))
+                return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: target %d: label %g of sample %lld is not a class index below %.0f", func, k, v,
+                                       (long long)s, classes);
+        }
+    }
+    return GGMLC_OK;
+}
+
+static struct nn_data single_data(const float *x, const float *y, int64_t n) {
+    return (struct nn_data){.x = {x}, .y = {y}, .n = n};
+}
+
+/* --------------------------------------------------------- evaluate */
+
+static enum ggmlc_status evaluate_data(ggmlc_model *m, const struct nn_data *d, int64_t batch, double *loss, double *head_losses,
+                                       double *head_metrics, const char *func) {
+    if (batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the batch size must be positive", func);
+    enum ggmlc_status status = check_labels(m, d, func);
+    if (status != GGMLC_OK) return status;
+    struct pass_stats st = {0};
+    status = nn_run_pass(m, d, batch, NULL, false, NULL, &st, NULL, NULL, 0, NULL);
+    struct ggmlc_epoch_logs logs = {0};
+    nn_fill_logs(m, &st, false, &logs);
+    if (loss) *loss = logs.loss;
+    for (int k = 0; k < m->n_outputs; k++) {
+        if (head_losses) head_losses[k] = logs.output_loss[k];
+        if (head_metrics) {
+            head_metrics[2 * k] = logs.output_accuracy[k];
+            head_metrics[2 * k + 1] = logs.output_mae[k];
+        }
+    }
+    return status;
+}
+
+enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *m, const float *x, const float *y, int64_t n, int64_t batch, double *loss,
+                                       double metrics[2]) {
+    enum ggmlc_status status = check_single(m, "ggmlc_model_evaluate");
+    if (status != GGMLC_OK) return status;
+    if (!x || !y || n <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_evaluate: inputs, labels and n > 0 are required");
+    const struct nn_data d = single_data(x, y, n);
+    return evaluate_data(m, &d, batch, loss, NULL, metrics, "ggmlc_model_evaluate");
+}
+
+enum ggmlc_status ggmlc_model_evaluate_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, const struct ggmlc_array *y, int n_y,
+                                             int64_t batch, double *loss, double *output_losses, double *output_metrics) {
+    enum ggmlc_status status = check_compiled(m, "ggmlc_model_evaluate_multi");
+    struct nn_data d;
+    if (status == GGMLC_OK) status = arrays_to_data(m, "ggmlc_model_evaluate_multi", x, n_x, y, n_y, true, &d);
+    if (status != GGMLC_OK) return status;
+    return evaluate_data(m, &d, batch, loss, output_losses, output_metrics, "ggmlc_model_evaluate_multi");
+}
+
+/* ---------------------------------------------------------- predict */
+
+enum ggmlc_status ggmlc_model_predict(ggmlc_model *m, const float *x, int64_t n, int64_t batch, float *out) {
+    enum ggmlc_status status = check_single(m, "ggmlc_model_predict");
+    if (status != GGMLC_OK) return status;
+    if (!x || !out || n <= 0 || batch <= 0)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict: inputs, an output array, n > 0 and a positive batch size are required");
+    const struct nn_data d = single_data(x, NULL, n);
+    return nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, &out, NULL, 0, NULL);
+}
+
+enum ggmlc_status ggmlc_model_predict_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, int64_t batch, float *const *out,
+                                            int n_out) {
+    enum ggmlc_status status = check_compiled(m, "ggmlc_model_predict_multi");
+    struct nn_data d;
+    if (status == GGMLC_OK) status = arrays_to_data(m, "ggmlc_model_predict_multi", x, n_x, NULL, 0, false, &d);
+    if (status != GGMLC_OK) return status;
+    if (!out || n_out != m->n_outputs)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_predict_multi: the model has %d outputs, got %d output arrays", m->n_outputs,
+                               out ? n_out : 0);
+    for (int k = 0; k < n_out; k++) {
+        if (!out[k]) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict_multi: output array %d is NULL", k);
+    }
+    if (batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict_multi: the batch size must be positive");
+    return nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
+}
+
+/* -------------------------------------------------------------- fit */
+
+struct ggmlc_fit_options ggmlc_fit_defaults(void) {
+    return (struct ggmlc_fit_options){.epochs = 10, .batch_size = 32, .shuffle = true, .verbose = 1};
+}
+
+static void shuffle(ggmlc_model *m, int64_t *order, int64_t n) {
+    for (int64_t i = n - 1; i > 0; i--) {
+        const int64_t j = (int64_t)(nn_random(m) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+static bool run_epoch_callbacks(ggmlc_model *m, const struct ggmlc_fit_options *fo, const struct ggmlc_epoch_logs *logs) {
+    bool go_on = !m->stop_training;
+    for (int c = 0; c < fo->n_callbacks; c++) {
+        const struct ggmlc_callback *cb = &fo->callbacks[c];
+        if (cb->on_epoch_end && !cb->on_epoch_end(m, logs, cb->user)) go_on = false;
+    }
+    return go_on;
+}
+
+/* The last n_val samples of every input and target, the same samples for all. */
+static struct nn_data tail_of(const ggmlc_model *m, const struct nn_data *d, int64_t n_val) {
+    const int64_t first = d->n - n_val;
+    struct nn_data t = {.n = n_val};
+    for (int i = 0; i < m->n_inputs; i++) t.x[i] = d->x[i] + first * nn_input_elems(m, i);
+    for (int k = 0; k < m->n_outputs; k++) t.y[k] = d->y[k] + first * nn_target_elems(m, k);
+    return t;
+}
+
+static void set_nan(double *v, int n) {
+    for (int i = 0; i < n; i++) v[i] = NAN;
+}
+
+/* One epoch: a shuffled training pass, then the validation pass; logs filled. */
+static enum ggmlc_status run_epoch(ggmlc_model *m, const struct nn_data *train, const struct nn_data *val, int64_t *order,
+                                   const struct ggmlc_fit_options *fo, int epoch, struct ggmlc_epoch_logs *logs) {
+    const int64_t t0 = ggml_time_us();
+    if (fo->shuffle) shuffle(m, order, train->n);
+    struct nn_progress progress;
+    nn_progress_begin(&progress, m, fo->verbose, epoch, fo->epochs, train->n);
+    *logs = (struct ggmlc_epoch_logs){.epoch = epoch, .learning_rate = m->lr};
+    struct pass_stats train_stats = {0}, val_stats = {0};
+    enum ggmlc_status status = nn_run_pass(m, train, fo->batch_size, order, true, fo->class_weights, &train_stats, NULL, fo, epoch, &progress);
+    if (status == GGMLC_OK && val->n > 0)
+        status = nn_run_pass(m, val, fo->batch_size, NULL, false, NULL, &val_stats, NULL, NULL, epoch, NULL);
+    nn_fill_logs(m, &train_stats, false, logs);
+    if (val->n > 0) {
+        nn_fill_logs(m, &val_stats, true, logs);
+    } else {
+        logs->val_loss = logs->val_accuracy = logs->val_mae = NAN;
+        set_nan(logs->val_output_loss, GGMLC_MAX_IO);
+        set_nan(logs->val_output_accuracy, GGMLC_MAX_IO);
+        set_nan(logs->val_output_mae, GGMLC_MAX_IO);
+    }
+    logs->seconds = (double)(ggml_time_us() - t0) / 1e6;
+    nn_progress_end(&progress, logs);
+    return status;
+}
+
+/* Training on all (less the validation split when no explicit validation data are given). */
+static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, const struct nn_data *explicit_val,
+                                  const struct ggmlc_fit_options *fo, ggmlc_history **history, const char *func) {
+    if (fo->epochs <= 0 || fo->batch_size <= 0)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: a positive epoch count and batch size are required", func);
+    if (!(fo->validation_split >= 0 && fo->validation_split < 1))
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: validation_split %g is not in [0, 1)", func, (double)fo->validation_split);
+    if (fo->class_weights && m->n_outputs > 1)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: class weights need a model with one output (this one has %d)", func, m->n_outputs);
+    struct nn_data train = *all, val = {0};
+    if (explicit_val) {
+        val = *explicit_val;
+    } else {
+        const int64_t n_val = (int64_t)((double)all->n * (double)fo->validation_split);
+        if (n_val > 0) val = tail_of(m, all, n_val);
+        train.n = all->n - n_val;
+    }
+    if (train.n <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the validation split leaves no training data", func);
+    enum ggmlc_status status = check_labels(m, &train, func);
+    if (status == GGMLC_OK && val.n > 0) status = check_labels(m, &val, func);
+    if (status != GGMLC_OK) return status;
+    ggmlc_history *h = calloc(1, sizeof *h);
+    int64_t *order = malloc(sizeof(int64_t) * (size_t)train.n);
+    if (!h || !order) {
+        free(h);
+        free(order);
+        return ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of memory", func);
+    }
+    for (int64_t i = 0; i < train.n; i++) order[i] = i; /* one permutation of the samples, applied to every input and target */
+    m->stop_training = false;
+    for (int epoch = 0; epoch < fo->epochs && status == GGMLC_OK; epoch++) {
+        struct ggmlc_epoch_logs logs;
+        status = run_epoch(m, &train, &val, order, fo, epoch, &logs);
+        if (status == GGMLC_OK) status = nn_history_push(h, &logs);
+        if (status == GGMLC_OK && !run_epoch_callbacks(m, fo, &logs)) break;
+    }
+    for (int c = 0; c < fo->n_callbacks; c++) {
+        if (fo->callbacks[c].on_train_end) fo->callbacks[c].on_train_end(m, fo->callbacks[c].user);
+    }
+    free(order);
+    if (history) *history = h;
+    else ggmlc_history_free(h);
+    return status;
+}
+
+enum ggmlc_status ggmlc_model_fit(ggmlc_model *m, const float *x, const float *y, int64_t n, const struct ggmlc_fit_options *options,
+                                  ggmlc_history **history) {
+    const struct ggmlc_fit_options fo = options ? *options : ggmlc_fit_defaults();
+    enum ggmlc_status status = check_single(m, "ggmlc_model_fit");
+    if (status != GGMLC_OK) return status;
+    if (!x || !y || n <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit: inputs, labels and n > 0 are required");
+    if (fo.val_x && (!fo.val_y || fo.n_val <= 0))
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit: validation data need val_y and n_val > 0");
+    const struct nn_data all = single_data(x, y, n), val = single_data(fo.val_x, fo.val_y, fo.n_val);
+    return fit_data(m, &all, fo.val_x ? &val : NULL, &fo, history, "ggmlc_model_fit");
+}
+
+enum ggmlc_status ggmlc_model_fit_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, const struct ggmlc_array *y, int n_y,
+                                        const struct ggmlc_fit_options *options, ggmlc_history **history) {
+    static const char func[] = "ggmlc_model_fit_multi";
+    const struct ggmlc_fit_options fo = options ? *options : ggmlc_fit_defaults();
+    enum ggmlc_status status = check_compiled(m, func);
+    struct nn_data all, val;
+    if (status == GGMLC_OK) status = arrays_to_data(m, func, x, n_x, y, n_y, true, &all);
+    if (status != GGMLC_OK) return status;
+    if (fo.val_inputs || fo.val_targets) {
+        if (!fo.val_inputs || !fo.val_targets)
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: validation data need both val_inputs and val_targets", func);
+        status = arrays_to_data(m, "ggmlc_model_fit_multi (validation data)", fo.val_inputs, m->n_inputs, fo.val_targets, m->n_outputs, true, &val);
+        if (status != GGMLC_OK) return status;
+        return fit_data(m, &all, &val, &fo, history, func);
+    }
+    if (fo.val_x) {
+        if (m->n_inputs != 1 || m->n_outputs != 1 || !fo.val_y || fo.n_val <= 0)
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: give validation data as val_inputs and val_targets", func);
+        val = single_data(fo.val_x, fo.val_y, fo.n_val);
+        return fit_data(m, &all, &val, &fo, history, func);
+    }
+    return fit_data(m, &all, NULL, &fo, history, func);
+}

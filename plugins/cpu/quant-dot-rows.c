@@ -1,0 +1,91 @@
+/*
+ * quant-dot-rows.c - portable multi-row dot products (see quant-dot.h): each
+ * weight block is decoded once into 32 signed levels and a float scale, then
+ * dotted with the same block of every activation row.  Also the split of Q8_0
+ * rows into the planes the multi-row kernels read.
+ */
+#include "quant-dot.h"
+
+void cpu_q8_0_to_planes(const block_q8_0 *blocks, int64_t nblocks, int8_t *qs, float *d) {
+    for (int64_t b = 0; b < nblocks; b++) {
+        memcpy(qs + b * QK8_0, blocks[b].qs, QK8_0);
+        d[b] = ggmlc_fp16_to_fp32(blocks[b].d);
+    }
+}
+
+/* Block i of a weight row as 32 signed levels (in the order of the Q8_0 values) and its scale. */
+typedef float (*block_levels_fn)(const void *x, int64_t i, int8_t levels[32]);
+
+static float levels_q4_0(const void *vx, int64_t i, int8_t q[32]) {
+    const block_q4_0 *x = (const block_q4_0 *)vx + i;
+    for (int j = 0; j < 16; j++) {
+        q[j] = (int8_t)((x->qs[j] & 0xf) - 8);
+        q[j + 16] = (int8_t)((x->qs[j] >> 4) - 8);
+    }
+    return ggmlc_fp16_to_fp32(x->d);
+}
+
+static float levels_q5_0(const void *vx, int64_t i, int8_t q[32]) {
+    const block_q5_0 *x = (const block_q5_0 *)vx + i;
+    uint32_t qh;
+    memcpy(&qh, x->qh, 4);
+    for (int j = 0; j < 16; j++) {
+        q[j] = (int8_t)(((x->qs[j] & 0xf) | ((qh >> j) & 1) << 4) - 16);
+        q[j + 16] = (int8_t)(((x->qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4) - 16);
+    }
+    return ggmlc_fp16_to_fp32(x->d);
+}
+
+static float levels_q8_0(const void *vx, int64_t i, int8_t q[32]) {
+    const block_q8_0 *x = (const block_q8_0 *)vx + i;
+    memcpy(q, x->qs, 32);
+    return ggmlc_fp16_to_fp32(x->d);
+}
+
+static void table_levels(const uint8_t *qs, const int8_t table[16], int8_t q[32]) {
+    for (int j = 0; j < 16; j++) {
+        q[j] = table[qs[j] & 0xf];
+        q[j + 16] = table[qs[j] >> 4];
+    }
+}
+
+static float levels_iq4_nl(const void *vx, int64_t i, int8_t q[32]) {
+    const block_iq4_nl *x = (const block_iq4_nl *)vx + i;
+    table_levels(x->qs, ggmlc_kvalues_iq4nl, q);
+    return ggmlc_fp16_to_fp32(x->d);
+}
+
+static float levels_mxfp4(const void *vx, int64_t i, int8_t q[32]) {
+    const block_mxfp4 *x = (const block_mxfp4 *)vx + i;
+    table_levels(x->qs, ggmlc_kvalues_mxfp4, q);
+    return ggmlc_e8m0_to_fp32_half(x->e);
+}
+
+static void dot_rows(block_levels_fn levels_of, int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    float sums[CPU_QUANT_MAX_ROWS] = {0};
+    for (int64_t i = 0; i < n / QK8_0; i++) {
+        int8_t q[32];
+        const float dx = levels_of(x, i, q);
+        for (int r = 0; r < y->nrows; r++) {
+            const int8_t *qy = y->qs + r * y->qs_stride + i * QK8_0;
+            int isum = 0;
+            for (int j = 0; j < 32; j++) isum += q[j] * qy[j];
+            sums[r] += dx * y->d[r * y->d_stride + i] * (float)isum;
+        }
+    }
+    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = sums[r];
+}
+
+#define ROWS_KERNEL(type)                                                                                   \
+    static void rows_##type(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) { \
+        dot_rows(levels_##type, n, x, y, s, s_stride);                                                      \
+    }
+ROWS_KERNEL(q4_0)
+ROWS_KERNEL(q5_0)
+ROWS_KERNEL(q8_0)
+ROWS_KERNEL(iq4_nl)
+ROWS_KERNEL(mxfp4)
+
+void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table t) {
+    CPU_QUANT_ROWS_FILL(t);
+}

@@ -1,0 +1,32 @@
+#version 450
+// get_rows_back: d[e, r] = sum of dy[e, i] over the i with idx[i] == r (f32),
+// the gradient of get_rows.  Each invocation owns column e of a chunk of
+// CHUNK rows: it zeroes them, then adds the gradient rows that land there in
+// index order (the CPU's order, so sums round alike; no atomics needed).
+#include "types.glsl"
+
+#define CHUNK 64u
+
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer DY { float data_dy[]; };
+layout(binding = 1) readonly buffer I { int data_i[]; };
+layout(binding = 2) buffer D { float data_d[]; };
+
+layout(push_constant) uniform PC {
+    uint ne0, n_rows, n_idx;
+    uint ny0, ny1, ni0, nd0, nd1;
+    uint off_dy, off_i, off_d;
+} p;
+
+void main() {
+    const uint idx = linear_id(256);
+    const uint n_chunks = (p.n_rows + CHUNK - 1) / CHUNK;
+    if (idx >= p.ne0 * n_chunks) return;
+    const uint e = idx % p.ne0, r0 = (idx / p.ne0) * CHUNK, r1 = min(r0 + CHUNK, p.n_rows);
+    for (uint r = r0; r < r1; r++) data_d[p.off_d + e * p.nd0 + r * p.nd1] = 0.0;
+    for (uint i = 0; i < p.n_idx; i++) {
+        const int r = data_i[p.off_i + i * p.ni0];
+        if (r < int(r0) || r >= int(r1)) continue; // out-of-range indices add nothing
+        data_d[p.off_d + e * p.nd0 + uint(r) * p.nd1] += data_dy[p.off_dy + e * p.ny0 + i * p.ny1];
+    }
+}

@@ -1,0 +1,106 @@
+/*
+ * test-ggml-compat.c - operator uses that ggml accepts and ggmlc once refused,
+ * found by building ggml's own test programs against ggmlc (README,
+ * "Compatibility with ggml").  Each case runs on the CPU through
+ * ggml_graph_compute_with_ctx and is checked against plain C computed here.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ggml-cpu.h"
+#include "ggml.h"
+#include "testutil.h"
+
+static struct ggml_context *new_ctx(void) { return ggml_init((struct ggml_init_params){16 << 20, NULL, false}); }
+
+static bool compute(struct ggml_context *ctx, struct ggml_tensor *out) {
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    return ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS;
+}
+
+static float silu(float x) { return x / (1.0f + expf(-x)); }
+
+/* ggml_glu of an odd width floors the half: [x0 x1 | g0 g1 | unused]. */
+static void test_glu_odd_width(void) {
+    enum { W = 7, H = 3, HALF = W / 2 };
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, W, H);
+    float av[W * H], out[HALF * H], ref[HALF * H], out_sw[HALF * H], ref_sw[HALF * H];
+    test_fill_uniform(av, W * H, -3.0f, 3.0f);
+    tensor_set_f32(a, av);
+    struct ggml_tensor *y = ggml_swiglu(ctx, a), *ys = ggml_swiglu_swapped(ctx, a);
+    bool ok = y && ys && y->ne[0] == HALF && y->ne[1] == H && compute(ctx, y) && compute(ctx, ys);
+    tap_ok(ok, "swiglu of width %d gives width %d (the last column unused), as in ggml", W, HALF);
+    if (ok) {
+        tensor_get_f32(y, out);
+        tensor_get_f32(ys, out_sw);
+        for (int r = 0; r < H; r++)
+            for (int i = 0; i < HALF; i++) {
+                ref[r * HALF + i] = silu(av[r * W + i]) * av[r * W + HALF + i];
+                ref_sw[r * HALF + i] = silu(av[r * W + HALF + i]) * av[r * W + i];
+            }
+        tap_ok(max_abs_diff(out, ref, HALF * H) < 1e-5, "swiglu values of the odd width match plain C");
+        tap_ok(max_abs_diff(out_sw, ref_sw, HALF * H) < 1e-5, "swiglu_swapped values of the odd width match plain C");
+    } else {
+        tap_ok(false, "swiglu values of the odd width");
+        tap_ok(false, "swiglu_swapped values of the odd width");
+    }
+    ggml_free(ctx);
+}
+
+/* ggml_get_rows_back with a gradient of more rows than indices: row i goes to index i. */
+static void test_get_rows_back_extra_rows(void) {
+    enum { E = 5, ROWS = 6, N_IDX = 3, N_GRAD = 4 };
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *dy = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, N_GRAD);
+    struct ggml_tensor *idx = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, N_IDX);
+    struct ggml_tensor *like = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, E, ROWS);
+    const int32_t iv[N_IDX] = {4, 1, 4};
+    memcpy(idx->data, iv, sizeof iv);
+    float dv[E * N_GRAD], out[E * ROWS], ref[E * ROWS] = {0};
+    test_fill_uniform(dv, E * N_GRAD, -2.0f, 2.0f);
+    tensor_set_f32(dy, dv);
+    struct ggml_tensor *r = ggml_get_rows_back(ctx, dy, idx, like);
+    bool ok = r && compute(ctx, r);
+    tap_ok(ok, "get_rows_back of a [%d, %d] gradient with %d indices is accepted, as in ggml", E, N_GRAD, N_IDX);
+    for (int i = 0; i < N_IDX; i++)
+        for (int e = 0; e < E; e++) ref[iv[i] * E + e] += dv[i * E + e];
+    if (ok) tensor_get_f32(r, out);
+    tap_ok(ok && max_abs_diff(out, ref, E * ROWS) < 1e-6, "the rows past the last index are unused; repeated indices add up");
+    ggml_free(ctx);
+}
+
+/* ggml_set of I32 into I32 (ggml's set copies integer tables too). */
+static void test_set_i32(void) {
+    enum { W = 6, H = 4, BW = 3, BH = 2 };
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, W, H);
+    struct ggml_tensor *b = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, BW, BH);
+    int32_t *av = a->data, *bv = b->data;
+    for (int i = 0; i < W * H; i++) av[i] = 1000 + i;
+    for (int i = 0; i < BW * BH; i++) bv[i] = -(i + 1) * 7;
+    const size_t offset = (size_t)(1 * W + 2) * sizeof(int32_t); /* row 1, column 2 */
+    struct ggml_tensor *r = ggml_set_2d(ctx, a, b, a->nb[1], offset);
+    bool ok = r && r->type == GGML_TYPE_I32 && compute(ctx, r);
+    tap_ok(ok, "set_2d of an I32 [%d, %d] into an I32 [%d, %d] is accepted", BW, BH, W, H);
+    bool same = ok;
+    for (int y = 0; ok && y < H; y++)
+        for (int x = 0; x < W; x++) {
+            const bool inside = y >= 1 && y < 1 + BH && x >= 2 && x < 2 + BW;
+            const int32_t want = inside ? bv[(y - 1) * BW + (x - 2)] : 1000 + y * W + x;
+            same = same && ((const int32_t *)r->data)[y * W + x] == want;
+        }
+    tap_ok(same, "the I32 values land at the offset, the rest is a's copy, a is unchanged");
+    tap_ok(av[W + 2] == 1000 + W + 2, "a itself is not modified by the non-inplace set");
+    ggml_free(ctx);
+}
+
+int main(void) {
+    test_seed(20261129);
+    test_glu_odd_width();
+    test_get_rows_back_extra_rows();
+    test_set_i32();
+    return tap_done();
+}

@@ -1,0 +1,400 @@
+/*
+ * test-nn-multi.c - functional models of several inputs and outputs: a
+ * dense layer shared by two inputs, a concatenation, two heads (MSE and
+ * cross-entropy, loss weights).  Outputs, losses, metrics and SGD steps
+ * against torch.nn (tests/golden/gen_nn_multi.py); a training run whose
+ * total loss falls below a bound; save/load; hostile model files; the
+ * errors for wrong numbers or shapes of arrays.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ggmlc-nn.h"
+#include "gguf.h"
+#include "testutil.h"
+
+enum { IN = 5, REG = 3, CLS = 4 };
+
+/* Two inputs {5} through one shared Dense(6, tanh), concatenated, a Dense(7, relu) trunk, two heads. */
+static ggmlc_model *two_headed(enum ggmlc_optimizer optimizer, float lr) {
+    ggmlc_model *m = ggmlc_functional();
+    ggmlc_node *a = ggmlc_input(m, (int64_t[]){IN}, 1), *b = ggmlc_input(m, (int64_t[]){IN}, 1);
+    ggmlc_layer *shared = ggmlc_dense(6, GGMLC_ACT_TANH);
+    ggmlc_node *h = ggmlc_concatenate(m, ggmlc_apply(m, shared, a), ggmlc_apply(m, shared, b), 0);
+    h = ggmlc_apply(m, ggmlc_dense(7, GGMLC_ACT_RELU), h);
+    ggmlc_layer *reg = ggmlc_dense(REG, GGMLC_ACT_NONE), *cls = ggmlc_dense(CLS, GGMLC_ACT_SOFTMAX);
+    ggmlc_layer_set_name(reg, "reg");
+    ggmlc_layer_set_name(cls, "cls");
+    ggmlc_node *outputs[2] = {ggmlc_apply(m, reg, h), ggmlc_apply(m, cls, h)};
+    if (ggmlc_model_set_outputs(m, outputs, 2) != GGMLC_OK) {
+        tap_diag("set_outputs: %s", ggmlc_last_error());
+        ggmlc_model_free(m);
+        return NULL;
+    }
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.optimizer = optimizer;
+    o.learning_rate = lr;
+    o.losses = (enum ggmlc_loss[]){GGMLC_LOSS_MSE, GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY};
+    o.loss_weights = (float[]){2.0f, 0.5f};
+    o.output_metrics = (unsigned[]){GGMLC_METRIC_MAE, GGMLC_METRIC_ACCURACY};
+    if (ggmlc_model_compile(m, &o) != GGMLC_OK) {
+        tap_diag("compile: %s", ggmlc_last_error());
+        ggmlc_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static struct ggmlc_array vec(const float *data, int64_t n, int64_t size) { return (struct ggmlc_array){data, n, {size}, 1}; }
+static struct ggmlc_array labels(const float *data, int64_t n) { return (struct ggmlc_array){data, n, {1}, 1}; }
+
+static struct ggmlc_fit_options one_epoch(int64_t batch) {
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 1;
+    fo.batch_size = batch;
+    fo.shuffle = false;
+    fo.verbose = 0;
+    return fo;
+}
+
+static bool close_to(double a, double b, double tol) { return fabs(a - b) <= tol * (1 + fabs(b)); }
+
+/* ------------------------------------------------------------ golden */
+
+static void test_golden(const struct gold_set *set) {
+    const struct gold_tensor *xa = gold_get(set, "x_a"), *xb = gold_get(set, "x_b"), *yr = gold_get(set, "y_reg"), *yc = gold_get(set, "y_cls");
+    const struct gold_tensor *w0 = gold_get(set, "w0"), *w1 = gold_get(set, "w1"), *we = gold_get(set, "w_epoch");
+    const struct gold_tensor *out_reg = gold_get(set, "out_reg"), *out_cls = gold_get(set, "out_cls");
+    const struct gold_tensor *gl = gold_get(set, "losses"), *gm = gold_get(set, "metrics");
+    ggmlc_model *m = two_headed(GGMLC_OPT_SGD, 0.1f);
+    if (!tap_ok(m && xa && xb && yr && yc && w0 && w1 && we && out_reg && out_cls && gl && gm, "model built, golden data present")) {
+        ggmlc_model_free(m);
+        return;
+    }
+    const float *losses = gl->data, *metrics = gm->data; /* {total, MSE, cross-entropy}, {accuracy, MAE} */
+    const int64_t n = xa->ne[1], nw = ggmlc_model_get_weights(m, NULL);
+    tap_ok(nw == (int64_t)w0->n, "%lld weights as in PyTorch: the shared layer has one weight set", (long long)nw);
+    tap_ok(ggmlc_model_input_count(m) == 2 && ggmlc_model_output_count(m) == 2, "2 inputs, 2 outputs");
+    int64_t shape[4];
+    tap_ok(ggmlc_model_output_shape_at(m, 1, shape) == 1 && shape[0] == CLS && ggmlc_model_input_shape(m, 1, shape) == 1 && shape[0] == IN &&
+               ggmlc_model_output_shape_at(m, 2, shape) == 0,
+           "input and output shapes by index");
+    ggmlc_model_set_weights(m, w0->data);
+    const struct ggmlc_array x[2] = {vec(xa->data, n, IN), vec(xb->data, n, IN)}, y[2] = {vec(yr->data, n, REG), labels(yc->data, n)};
+    float *pr = malloc(sizeof(float) * (size_t)(n * REG)), *pc = malloc(sizeof(float) * (size_t)(n * CLS));
+    for (int64_t batch = n; batch >= 3; batch -= n - 3) { /* whole batch, then 3 + 3 + 1 */
+        memset(pr, 0, sizeof(float) * (size_t)(n * REG));
+        memset(pc, 0, sizeof(float) * (size_t)(n * CLS));
+        tap_ok(ggmlc_model_predict_multi(m, x, 2, batch, (float *[]){pr, pc}, 2) == GGMLC_OK, "predict_multi, batch %lld", (long long)batch);
+        ok_nmse(pr, out_reg->data, out_reg->n, 1e-10, "batch %lld: regression output equals torch.nn", (long long)batch);
+        ok_nmse(pc, out_cls->data, out_cls->n, 1e-10, "batch %lld: classifier output (softmax) equals torch.nn", (long long)batch);
+    }
+    double loss = NAN, head_loss[2] = {NAN, NAN}, head_metrics[4] = {0};
+    tap_ok(ggmlc_model_evaluate_multi(m, x, 2, y, 2, 3, &loss, head_loss, head_metrics) == GGMLC_OK, "evaluate_multi in batches of 3");
+    tap_ok(close_to(loss, losses[0], 1e-5) && close_to(head_loss[0], losses[1], 1e-5) && close_to(head_loss[1], losses[2], 1e-5),
+           "losses: total %.6f (torch %.6f) = 2 x MSE %.6f (%.6f) + 0.5 x cross-entropy %.6f (%.6f)", loss, losses[0], head_loss[0],
+           losses[1], head_loss[1], losses[2]);
+    tap_ok(isnan(head_metrics[0]) && close_to(head_metrics[1], metrics[1], 1e-5) && close_to(head_metrics[2], metrics[0], 1e-6) &&
+               isnan(head_metrics[3]),
+           "per-output metrics: regression MAE %.5f (torch %.5f), classifier accuracy %.4f (torch %.4f)", head_metrics[1], metrics[1],
+           head_metrics[2], metrics[0]);
+
+    float *w = malloc(sizeof(float) * (size_t)nw);
+    struct ggmlc_fit_options fo = one_epoch(n);
+    ggmlc_history *h = NULL;
+    tap_ok(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, &h) == GGMLC_OK, "fit_multi: one SGD step on the whole batch");
+    ggmlc_model_get_weights(m, w);
+    ok_nmse(w, w1->data, w1->n, 1e-10, "every parameter after one SGD step on the weighted loss equals PyTorch's (shared layer included)");
+    const struct ggmlc_epoch_logs *e = ggmlc_history_epoch(h, 0);
+    tap_ok(e && e->n_outputs == 2 && close_to(e->loss, losses[0], 1e-5) && close_to(e->output_loss[0], losses[1], 1e-5) &&
+               close_to(e->output_loss[1], losses[2], 1e-5) && close_to(e->output_accuracy[1], metrics[0], 1e-6) &&
+               close_to(e->output_mae[0], metrics[1], 1e-5) && isnan(e->output_accuracy[0]) && isnan(e->val_output_loss[0]),
+           "history: total and per-output losses and metrics of the step");
+    ggmlc_history_free(h);
+
+    ggmlc_model_set_weights(m, w0->data);
+    fo = one_epoch(3);
+    tap_ok(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL) == GGMLC_OK, "fit_multi: an epoch of batches 3 + 3 + 1");
+    ggmlc_model_get_weights(m, w);
+    ok_nmse(w, we->data, we->n, 1e-10, "weights after the epoch equal PyTorch's three steps (the smaller last batch too)");
+    free(w);
+    free(pr);
+    free(pc);
+    ggmlc_model_free(m);
+}
+
+/* ---------------------------------------------------------- training */
+
+enum { N = 600 };
+
+/* Targets that depend on both inputs of a sample: pairing a with another sample's b loses them. */
+static void make_data(float *a, float *b, float *yr, float *yc, int n) {
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < IN; k++) {
+            a[i * IN + k] = test_normal();
+            b[i * IN + k] = test_normal();
+        }
+        const float *ai = a + i * IN, *bi = b + i * IN;
+        yr[i * REG + 0] = 0.5f * (ai[0] + bi[0]);
+        yr[i * REG + 1] = ai[1] - bi[2];
+        yr[i * REG + 2] = 0.3f * (ai[3] - ai[4] + bi[3]);
+        yc[i] = (float)((ai[2] > bi[2]) + 2 * (ai[1] + bi[1] > 0));
+    }
+}
+
+/* One epoch with verbose 2 (a line per epoch): the total and every output's loss and metrics, train and validation. */
+static void check_progress_line(ggmlc_model *m, const struct ggmlc_array *x, const struct ggmlc_array *y) {
+    struct ggmlc_fit_options fo = one_epoch(64);
+    fo.verbose = 2;
+    fo.validation_split = 0.5f;
+    FILE *capture = tmpfile();
+    fflush(stdout);
+    const int saved = dup(fileno(stdout));
+    dup2(fileno(capture), fileno(stdout));
+    ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL);
+    fflush(stdout);
+    dup2(saved, fileno(stdout));
+    close(saved);
+    char line[1024] = {0};
+    rewind(capture);
+    fread(line, 1, sizeof line - 1, capture);
+    fclose(capture);
+    const char *keys[] = {"Epoch 1/1", " - loss: ", " - reg_loss: ", " - reg_mae: ", " - cls_loss: ", " - cls_accuracy: ", " - val_loss: ",
+                          " - val_reg_mae: ", " - val_cls_accuracy: "};
+    bool all = true;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) all &= strstr(line, keys[i]) != NULL;
+    tap_ok(all && !strstr(line, "reg_accuracy"), "the epoch line names every output's loss and metrics: %.*s", (int)strcspn(line, "\n"), line);
+}
+
+/* Early stopping that never sees an improvement after the first epoch stops after patience (1) more,
+ * when it knows the per-output name; an unknown name is never measured, so training runs on. */
+static void check_output_monitor(ggmlc_model *m, const struct ggmlc_array *x, const struct ggmlc_array *y) {
+    const char *monitors[] = {"val_cls_loss", "val_reg_mae", "cls_accuracy", "val_nothing_loss"};
+    const int want[] = {2, 2, 2, 4};
+    for (int i = 0; i < 4; i++) {
+        struct ggmlc_callback stop = ggmlc_early_stopping(monitors[i], 1e9, 1, false);
+        struct ggmlc_fit_options fo = one_epoch(100);
+        fo.epochs = 4;
+        fo.validation_split = 0.2f;
+        fo.callbacks = &stop;
+        fo.n_callbacks = 1;
+        ggmlc_history *h = NULL;
+        ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, &h);
+        tap_ok(ggmlc_history_epochs(h) == want[i], "early stopping on '%s': %d epochs (want %d)", monitors[i], ggmlc_history_epochs(h), want[i]);
+        ggmlc_history_free(h);
+        ggmlc_callback_free(&stop);
+    }
+}
+
+static void test_training(void) {
+    static float a[N * IN], b[N * IN], yr[N * REG], yc[N];
+    make_data(a, b, yr, yc, N);
+    ggmlc_model *m = two_headed(GGMLC_OPT_ADAMW, 0.01f);
+    if (!tap_ok(m != NULL, "a model to train")) return;
+    const struct ggmlc_array x[2] = {vec(a, N, IN), vec(b, N, IN)}, y[2] = {vec(yr, N, REG), labels(yc, N)};
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 40;
+    fo.batch_size = 50; /* 480 training samples = 9 x 50 + 30; 120 validation samples = 2 x 50 + 20 */
+    fo.validation_split = 0.2f;
+    fo.verbose = 0;
+    ggmlc_history *h = NULL;
+    tap_ok(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, &h) == GGMLC_OK, "fit_multi: 40 epochs, batches of 50, validation split 0.2");
+    const int epochs = ggmlc_history_epochs(h);
+    const struct ggmlc_epoch_logs *first = ggmlc_history_epoch(h, 0), *last = ggmlc_history_epoch(h, epochs - 1);
+    if (!tap_ok(epochs == 40 && first && last, "history of 40 epochs")) {
+        ggmlc_history_free(h);
+        ggmlc_model_free(m);
+        return;
+    }
+    tap_ok(last->loss < 0.25 * first->loss && last->val_loss < 0.35, "total loss fell from %.3f to %.3f (validation %.3f < 0.35)", first->loss,
+           last->loss, last->val_loss);
+    bool weighted = true;
+    for (int e = 0; e < epochs; e++) {
+        const struct ggmlc_epoch_logs *l = ggmlc_history_epoch(h, e);
+        weighted &= close_to(l->loss, 2 * l->output_loss[0] + 0.5 * l->output_loss[1], 1e-4) &&
+                    close_to(l->val_loss, 2 * l->val_output_loss[0] + 0.5 * l->val_output_loss[1], 1e-4);
+    }
+    tap_ok(weighted, "every epoch's total loss is 2 x regression + 0.5 x classification loss (train and validation)");
+    tap_ok(last->val_output_accuracy[1] > 0.85 && last->val_accuracy == last->val_output_accuracy[1],
+           "validation accuracy %.3f > 0.85 on classes that need each sample's two inputs together", last->val_output_accuracy[1]);
+    ggmlc_history_free(h);
+
+    check_progress_line(m, x, y);
+    check_output_monitor(m, x, y);
+
+    /* save and reload: identical predictions and the per-output losses and weights */
+    char path[] = "/tmp/ggmlc-test-nn-multi-XXXXXX";
+    close(mkstemp(path));
+    tap_ok(ggmlc_model_save(m, path, true) == GGMLC_OK, "save the two-input, two-output model");
+    ggmlc_model *r = ggmlc_model_load(path, NULL);
+    tap_ok(r && ggmlc_model_input_count(r) == 2 && ggmlc_model_output_count(r) == 2, "load it back: 2 inputs, 2 outputs (%s)",
+           r ? "ok" : ggmlc_last_error());
+    if (r) {
+        static float p1[2][N * CLS], p2[2][N * CLS];
+        ggmlc_model_predict_multi(m, x, 2, 64, (float *[]){p1[0], p1[1]}, 2);
+        ggmlc_model_predict_multi(r, x, 2, 64, (float *[]){p2[0], p2[1]}, 2);
+        tap_ok(max_abs_diff(p1[0], p2[0], N * REG) == 0 && max_abs_diff(p1[1], p2[1], N * CLS) == 0,
+               "both outputs after reload equal those before");
+        double l1, l2, h1[2], h2[2];
+        ggmlc_model_evaluate_multi(m, x, 2, y, 2, 100, &l1, h1, NULL);
+        ggmlc_model_evaluate_multi(r, x, 2, y, 2, 100, &l2, h2, NULL);
+        tap_ok(l1 == l2 && h1[0] == h2[0] && h1[1] == h2[1], "reloaded: same losses and loss weights (total %.4f)", l2);
+        FILE *out = tmpfile();
+        ggmlc_model_summary(r, out);
+        char text[4096] = {0};
+        rewind(out);
+        fread(text, 1, sizeof text - 1, out);
+        fclose(out);
+        tap_ok(strstr(text, "input_2 (InputLayer)") && strstr(text, "concatenate") && strstr(text, "Total params: 183"),
+               "summary lists both inputs, the concatenation and 183 parameters");
+        ggmlc_model_free(r);
+    }
+    unlink(path);
+    ggmlc_model_free(m);
+}
+
+/* -------------------------------------------------- hostile model files */
+
+enum edit { OUT_OF_RANGE, TOO_MANY_OUTPUTS, DUPLICATE_OUTPUT, INPUT_AS_OUTPUT, BAD_LINK, NEGATIVE_LINK, FEW_LOSSES, BAD_LOSS, NAN_WEIGHT,
+            SEQUENTIAL, NO_INPUT_SHAPE, WRONG_INPUT_SHAPE, N_EDITS };
+static const char *const edit_names[] = {"an output index past the nodes", "9 outputs", "the same output twice", "an input as output",
+                                         "a node linked to a later node", "a layer node without input", "one loss for two outputs",
+                                         "loss number 9", "a NaN loss weight", "a sequential model of two inputs",
+                                         "an input shape of 0 dimensions", "a second input the shared layer cannot take"};
+
+/* Copy src to dst with one edit of its metadata. */
+static bool write_edited(const char *src, const char *dst, enum edit e) {
+    struct ggml_context *data = NULL;
+    struct gguf_context *in = gguf_init_from_file(src, (struct gguf_init_params){.no_alloc = false, .ctx = &data});
+    if (!in) return false;
+    struct gguf_context *out = gguf_init_empty();
+    gguf_set_kv(out, in);
+    const int32_t n_nodes = gguf_get_val_i32(in, gguf_find_key(in, "ggmlc.model.n_nodes"));
+    switch (e) {
+    case OUT_OF_RANGE: gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[]){n_nodes - 1, n_nodes}, 2); break;
+    case TOO_MANY_OUTPUTS: gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[9]){0}, 9); break;
+    case DUPLICATE_OUTPUT: gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[]){n_nodes - 1, n_nodes - 1}, 2); break;
+    case INPUT_AS_OUTPUT: gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[]){n_nodes - 1, 0}, 2); break;
+    case BAD_LINK: gguf_set_arr_data(out, "ggmlc.node.3.links", GGUF_TYPE_INT32, (int32_t[]){1, 0, 200, -1, 0}, 5); break;
+    case NEGATIVE_LINK: gguf_set_arr_data(out, "ggmlc.node.3.links", GGUF_TYPE_INT32, (int32_t[]){1, 0, -7, -1, 0}, 5); break;
+    case FEW_LOSSES: gguf_set_arr_data(out, "ggmlc.compile.losses", GGUF_TYPE_INT32, (int32_t[]){0}, 1); break;
+    case BAD_LOSS: gguf_set_arr_data(out, "ggmlc.compile.losses", GGUF_TYPE_INT32, (int32_t[]){0, 9}, 2); break;
+    case SEQUENTIAL:
+        gguf_set_val_bool(out, "ggmlc.model.sequential", true);
+        gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[]){n_nodes - 1}, 1);
+        break;
+    case NAN_WEIGHT: gguf_set_arr_data(out, "ggmlc.compile.loss_weights", GGUF_TYPE_FLOAT32, (float[]){1.0f, NAN}, 2); break;
+    case NO_INPUT_SHAPE: gguf_set_arr_data(out, "ggmlc.node.1.shape", GGUF_TYPE_INT64, (int64_t[]){0}, 0); break;
+    case WRONG_INPUT_SHAPE: gguf_set_arr_data(out, "ggmlc.node.1.shape", GGUF_TYPE_INT64, (int64_t[]){4}, 1); break;
+    case N_EDITS: break;
+    }
+    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) gguf_add_tensor(out, ggml_get_tensor(data, gguf_get_tensor_name(in, i)));
+    const bool ok = gguf_write_to_file(out, dst, false);
+    gguf_free(out);
+    gguf_free(in);
+    ggml_free(data);
+    return ok;
+}
+
+static void test_hostile_files(void) {
+    ggmlc_model *m = two_headed(GGMLC_OPT_SGD, 0.1f);
+    char path[] = "/tmp/ggmlc-test-nn-multi-XXXXXX", edited[sizeof path + 8];
+    close(mkstemp(path));
+    snprintf(edited, sizeof edited, "%s.edit", path);
+    if (!tap_ok(m && ggmlc_model_save(m, path, false) == GGMLC_OK, "a model file to damage")) return;
+    ggmlc_model *same = write_edited(path, edited, N_EDITS) ? ggmlc_model_load(edited, NULL) : NULL;
+    tap_ok(same != NULL, "the file copied without an edit loads (%s)", same ? "ok" : ggmlc_last_error());
+    ggmlc_model_free(same);
+    for (int e = 0; e < N_EDITS; e++) {
+        ggmlc_model *r = write_edited(path, edited, (enum edit)e) ? ggmlc_model_load(edited, NULL) : NULL;
+        tap_ok(r == NULL && ggmlc_last_status() == GGMLC_ERR_FORMAT, "%s: rejected with GGMLC_ERR_FORMAT: %s", edit_names[e], ggmlc_last_error());
+        ggmlc_model_free(r);
+    }
+    unlink(edited);
+    unlink(path);
+    ggmlc_model_free(m);
+}
+
+/* --------------------------------------------------------------- errors */
+
+static void test_errors(void) {
+    ggmlc_model *m = two_headed(GGMLC_OPT_SGD, 0.1f);
+    if (!tap_ok(m != NULL, "a model to misuse")) return;
+    static float a[4 * IN], b[4 * IN], yr[4 * REG], yc[4] = {0, 1, 2, 3}, bad_yc[4] = {0, 1, 4, 3}, out[4 * CLS];
+    const struct ggmlc_array x[2] = {vec(a, 4, IN), vec(b, 4, IN)}, y[2] = {vec(yr, 4, REG), labels(yc, 4)};
+    struct ggmlc_fit_options fo = one_epoch(2);
+#define REFUSED(call, status, what, needle) \
+    tap_ok((call) == (status) && strstr(ggmlc_last_error(), needle) != NULL, "%s: %s", what, ggmlc_last_error())
+    REFUSED(ggmlc_model_fit_multi(m, x, 1, y, 2, &fo, NULL), GGMLC_ERR_SHAPE, "one input array for two inputs", "2 inputs, got 1");
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 1, &fo, NULL), GGMLC_ERR_SHAPE, "one target array for two outputs", "2 outputs, got 1");
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, (struct ggmlc_array[]){vec(yr, 4, 2), labels(yc, 4)}, 2, &fo, NULL), GGMLC_ERR_SHAPE,
+            "a target of the wrong shape", "target 0 has samples of shape (2), the model's output 0 takes (3)");
+    REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(a, 4, IN), {b, 4, {IN, 1}, 2}}, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE,
+            "an input of the wrong shape", "input 1 has samples of shape (5, 1)");
+    REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(a, 4, IN), vec(b, 3, IN)}, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE,
+            "inputs of different sample counts", "input 1 has 3 samples");
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, (struct ggmlc_array[]){vec(yr, 4, REG), vec(yc, 4, CLS)}, 2, &fo, NULL), GGMLC_ERR_SHAPE,
+            "one-hot targets for a sparse loss", "class indices");
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, (struct ggmlc_array[]){vec(yr, 4, REG), labels(bad_yc, 4)}, 2, &fo, NULL), GGMLC_ERR_INVALID_ARG,
+            "a label outside the classes", "label 4 of sample 2");
+    REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(NULL, 4, IN), vec(b, 4, IN)}, 2, y, 2, &fo, NULL), GGMLC_ERR_INVALID_ARG,
+            "an input without data", "input 0 has no data");
+    REFUSED(ggmlc_model_fit(m, a, yr, 4, &fo, NULL), GGMLC_ERR_SHAPE, "the one-input fit on two inputs", "use ggmlc_model_fit_multi");
+    REFUSED(ggmlc_model_predict(m, a, 4, 2, out), GGMLC_ERR_SHAPE, "the one-input predict", "use ggmlc_model_predict_multi");
+    REFUSED(ggmlc_model_predict_multi(m, x, 2, 2, (float *[]){out}, 1), GGMLC_ERR_SHAPE, "one output array for two outputs", "got 1 output");
+    REFUSED(ggmlc_model_evaluate_multi(m, x, 2, NULL, 0, 2, NULL, NULL, NULL), GGMLC_ERR_SHAPE, "evaluate without targets", "got 0 target");
+    fo.val_inputs = x;
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL), GGMLC_ERR_INVALID_ARG, "validation inputs without targets", "val_targets");
+    fo.val_targets = (struct ggmlc_array[]){vec(yr, 4, REG), vec(yc, 4, 1)};
+    fo.val_inputs = (struct ggmlc_array[]){vec(a, 4, IN), vec(b, 4, 4)};
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE, "validation input of the wrong shape", "(validation data): input 1");
+    fo.val_inputs = fo.val_targets = NULL;
+    fo.class_weights = (float[]){1, 1, 1, 1};
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL), GGMLC_ERR_INVALID_ARG, "class weights with two outputs", "one output");
+    ggmlc_model_free(m);
+
+    /* building: unconnected inputs, bad output lists, per-output settings */
+    m = ggmlc_functional();
+    ggmlc_node *in1 = ggmlc_input(m, (int64_t[]){3}, 1), *in2 = ggmlc_input(m, (int64_t[]){3}, 1);
+    ggmlc_node *d1 = ggmlc_apply(m, ggmlc_dense(2, GGMLC_ACT_NONE), in1);
+    tap_ok(ggmlc_model_set_outputs(m, (ggmlc_node *[]){d1}, 1) == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "input 2"),
+           "an input that leads to no output: %s", ggmlc_last_error());
+    ggmlc_node *d2 = ggmlc_apply(m, ggmlc_dense(2, GGMLC_ACT_NONE), in2);
+    tap_ok(ggmlc_model_set_outputs(m, (ggmlc_node *[]){d1, d1}, 2) == GGMLC_ERR_INVALID_ARG, "the same output twice: %s", ggmlc_last_error());
+    tap_ok(ggmlc_model_set_outputs(m, (ggmlc_node *[]){d1, in2}, 2) == GGMLC_ERR_INVALID_ARG, "an input as output: %s", ggmlc_last_error());
+    tap_ok(ggmlc_model_set_outputs(m, (ggmlc_node *[]){d1, d2}, 0) == GGMLC_ERR_INVALID_ARG &&
+               ggmlc_model_set_outputs(m, (ggmlc_node *[9]){d1, d2}, 9) == GGMLC_ERR_INVALID_ARG,
+           "0 or 9 outputs refused");
+    ggmlc_model *other = ggmlc_functional();
+    ggmlc_node *foreign = ggmlc_input(other, (int64_t[]){3}, 1);
+    tap_ok(ggmlc_apply(m, ggmlc_dense(2, GGMLC_ACT_NONE), foreign) == NULL && ggmlc_model_set_outputs(m, (ggmlc_node *[]){d1, foreign}, 2) != GGMLC_OK,
+           "nodes of another model refused: %s", ggmlc_last_error());
+    ggmlc_model_free(other);
+    tap_ok(ggmlc_model_set_outputs(m, (ggmlc_node *[]){d1, d2}, 2) == GGMLC_OK, "two outputs set");
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.loss_weights = (float[]){1.0f, -1.0f};
+    tap_ok(ggmlc_model_compile(m, &o) == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "output 1"), "a negative loss weight: %s",
+           ggmlc_last_error());
+    ggmlc_model_free(m);
+
+    m = ggmlc_functional();
+    int made = 0;
+    for (int i = 0; i < GGMLC_MAX_IO + 1; i++) made += ggmlc_input(m, (int64_t[]){2}, 1) != NULL;
+    tap_ok(made == GGMLC_MAX_IO, "at most %d inputs: %s", GGMLC_MAX_IO, ggmlc_last_error());
+    ggmlc_model_free(m);
+}
+
+int main(void) {
+    test_seed(9);
+    struct gold_set *set = gold_load("nn_multi.gold");
+    if (set) test_golden(set);
+    else tap_ok(false, "golden data nn_multi.gold");
+    gold_free(set);
+    test_training();
+    test_hostile_files();
+    test_errors();
+    return tap_done();
+}

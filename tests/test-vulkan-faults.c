@@ -1,0 +1,267 @@
+/*
+ * test-vulkan-faults.c - the Vulkan plugin's fault paths, driven by its fault
+ * hook ($GGMLC_VK_FAULT, plugins/vulkan/vk-fault.c) so they run on lavapipe:
+ *
+ *   out of device memory  buffers fall back to host memory, the nodes using
+ *                         them are computed on the CPU: the graph's results
+ *                         match the CPU backend's, with one warning;
+ *   failed pipeline       the node is computed on the CPU, one warning, and
+ *                         the op is declined from then on;
+ *   lost device           the computation fails with one clear error, no
+ *                         crash or hang; every op is declined afterwards, so a
+ *                         scheduler over {Vulkan, CPU} computes on the CPU.
+ *
+ * Each scenario loads the plugin afresh (ggmlc_init after setting the hook).
+ * Skipped, visibly, when there is no Vulkan device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+#define N_IN 40
+#define N_HID 33
+#define N_OUT 12
+#define N_BATCH 7
+
+static int n_warn, n_error;
+static char last_message[512];
+
+static void count_log(enum ggml_log_level level, const char *text, void *user) {
+    (void)user;
+    if (level != GGML_LOG_LEVEL_WARN && level != GGML_LOG_LEVEL_ERROR) return;
+    if (!strstr(text, "vulkan")) return;
+    if (level == GGML_LOG_LEVEL_WARN) n_warn++;
+    else n_error++;
+    snprintf(last_message, sizeof last_message, "%s", text);
+    size_t len = strlen(last_message);
+    if (len && last_message[len - 1] == '\n') last_message[len - 1] = '\0';
+}
+
+/* The graph: softmax(W2 gelu(rms_norm(W1 x + b1)) + b2), through ops the Vulkan plugin has. */
+struct model {
+    struct ggml_context *ctx_w, *ctx_g;
+    struct ggml_tensor *x, *w1, *b1, *w2, *b2, *out;
+    struct ggml_cgraph *graph;
+};
+
+static bool model_build(struct model *m) {
+    struct ggml_init_params ip = {.mem_size = 8 * ggml_tensor_overhead(), .no_alloc = true};
+    m->ctx_w = ggml_init(ip);
+    ip.mem_size = 32 * ggml_tensor_overhead() + ggml_graph_overhead();
+    m->ctx_g = ggml_init(ip);
+    if (!m->ctx_w || !m->ctx_g) return false;
+    m->x = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F32, N_IN, N_BATCH);
+    m->w1 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F32, N_IN, N_HID);
+    m->b1 = ggml_new_tensor_1d(m->ctx_w, GGML_TYPE_F32, N_HID);
+    m->w2 = ggml_new_tensor_2d(m->ctx_w, GGML_TYPE_F16, N_HID, N_OUT);
+    m->b2 = ggml_new_tensor_1d(m->ctx_w, GGML_TYPE_F32, N_OUT);
+    struct ggml_context *c = m->ctx_g;
+    struct ggml_tensor *h = ggml_rms_norm(c, ggml_add(c, ggml_mul_mat(c, m->w1, m->x), m->b1), 1e-6f);
+    h = ggml_gelu(c, h);
+    m->out = ggml_soft_max(c, ggml_add(c, ggml_mul_mat(c, m->w2, h), m->b2));
+    m->graph = ggml_new_graph(c);
+    ggml_build_forward_expand(m->graph, m->out);
+    return m->out != NULL;
+}
+
+static void model_fill(struct model *m) {
+    struct ggml_tensor *leaves[] = {m->x, m->w1, m->b1, m->w2, m->b2};
+    test_seed(42);
+    for (size_t i = 0; i < sizeof leaves / sizeof *leaves; i++) {
+        const size_t n = (size_t)ggml_nelements(leaves[i]);
+        float *v = malloc(n * sizeof *v);
+        test_fill_uniform(v, n, -1.0f, 1.0f);
+        tensor_set_f32(leaves[i], v);
+        free(v);
+    }
+}
+
+static float *model_output(const struct model *m) {
+    float *out = malloc(N_OUT * N_BATCH * sizeof *out);
+    if (out) tensor_get_f32(m->out, out);
+    return out;
+}
+
+static void model_free(struct model *m) {
+    if (m->ctx_w) ggml_free(m->ctx_w);
+    if (m->ctx_g) ggml_free(m->ctx_g);
+}
+
+/* Weights in one buffer of backend, activations in a graph allocator's: compute, read the output.
+ * NULL with *status set when something fails. */
+static float *run_model(ggml_backend_t backend, enum ggml_status *status) {
+    struct model m = {0};
+    float *out = NULL;
+    ggml_backend_buffer_t weights = NULL;
+    ggml_gallocr_t galloc = NULL;
+    *status = GGML_STATUS_FAILED;
+    if (model_build(&m) && (weights = ggml_backend_alloc_ctx_tensors(m.ctx_w, backend))) {
+        model_fill(&m);
+        galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+        if (galloc && ggml_gallocr_alloc_graph(galloc, m.graph)) {
+            *status = ggml_backend_graph_compute(backend, m.graph);
+            if (*status == GGML_STATUS_SUCCESS) out = model_output(&m);
+        }
+    }
+    ggml_gallocr_free(galloc);
+    ggml_backend_buffer_free(weights);
+    model_free(&m);
+    return out;
+}
+
+/* The same model through a scheduler over {backend, CPU}, inputs in host memory. */
+static float *run_model_sched(ggml_backend_t backend, ggml_backend_t cpu, int *n_splits) {
+    struct model m = {0};
+    float *out = NULL;
+    ggml_backend_buffer_t weights = NULL;
+    ggml_backend_t pair[2] = {backend, cpu};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(pair, NULL, 2, 64, false, true);
+    if (sched && model_build(&m) && (weights = ggml_backend_alloc_ctx_tensors(m.ctx_w, cpu))) {
+        model_fill(&m);
+        if (ggml_backend_sched_alloc_graph(sched, m.graph) && ggml_backend_sched_graph_compute(sched, m.graph) == GGML_STATUS_SUCCESS) {
+            out = model_output(&m);
+            *n_splits = ggml_backend_sched_get_n_splits(sched);
+        }
+    }
+    ggml_backend_sched_free(sched);
+    ggml_backend_buffer_free(weights);
+    model_free(&m);
+    return out;
+}
+
+/* ----------------------------------------------------------- scenarios */
+
+static float *reference;
+
+/* Load the plugin with fault spec set; the Vulkan backend or NULL. */
+static ggml_backend_t start(const char *spec) {
+    setenv("GGMLC_VK_FAULT", spec, 1);
+    ggmlc_init();
+    n_warn = n_error = 0;
+    last_message[0] = '\0';
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");
+    if (!reg || ggml_backend_reg_dev_count(reg) == 0) return NULL;
+    return ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
+}
+
+static void stop(ggml_backend_t backend) {
+    ggml_backend_free(backend);
+    ggmlc_shutdown();
+    unsetenv("GGMLC_VK_FAULT");
+}
+
+/* A node of op softmax, for asking supports_op. */
+static bool supports_softmax_and_add(ggml_backend_t backend, bool *add) {
+    struct ggml_init_params ip = {.mem_size = 8 * ggml_tensor_overhead(), .no_alloc = true};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 3);
+    const bool sm = ggml_backend_supports_op(backend, ggml_soft_max(ctx, a));
+    *add = ggml_backend_supports_op(backend, ggml_add(ctx, a, a));
+    ggml_free(ctx);
+    return sm;
+}
+
+/* Computing under the fault gives the CPU's answer with exactly one warning. */
+static void check_computes(const char *spec, const char *what) {
+    ggml_backend_t backend = start(spec);
+    if (!tap_ok(backend != NULL, "%s (%s): the backend starts", what, spec)) {
+        stop(backend);
+        return;
+    }
+    enum ggml_status st;
+    float *out = run_model(backend, &st);
+    if (tap_ok(out != NULL, "%s: the graph computes (%s)", what, out ? "yes" : ggmlc_last_error()))
+        ok_nmse(out, reference, N_OUT * N_BATCH, 1e-6, "%s: the results match the CPU backend's", what);
+    tap_ok(n_warn == 1 && n_error == 0, "%s: one warning (%d warnings, %d errors): %s", what, n_warn, n_error, last_message);
+    free(out);
+    /* a second run is quiet: each fault is told once */
+    out = run_model(backend, &st);
+    tap_ok(out && n_warn == 1, "%s: a second run computes without a new warning", what);
+    free(out);
+    stop(backend);
+}
+
+static void check_pipeline_declined(void) {
+    ggml_backend_t backend = start("pipeline:softmax");
+    if (!backend) {
+        stop(backend);
+        return;
+    }
+    bool add = false;
+    tap_ok(supports_softmax_and_add(backend, &add) && add, "before any failure soft_max and add are claimed");
+    enum ggml_status st;
+    float *out = run_model(backend, &st);
+    free(out);
+    const bool sm = supports_softmax_and_add(backend, &add);
+    tap_ok(!sm && add, "after its pipeline failed soft_max is declined (add still claimed)");
+    stop(backend);
+}
+
+static void check_lost(void) {
+    ggml_backend_t backend = start("lost");
+    if (!tap_ok(backend != NULL, "lost device: the backend starts")) {
+        stop(backend);
+        return;
+    }
+    enum ggml_status st;
+    float *out = run_model(backend, &st);
+    tap_ok(out == NULL && st == GGML_STATUS_FAILED && strstr(ggmlc_last_error(), "lost"),
+           "lost device: the computation fails cleanly: %s", ggmlc_last_error());
+    tap_ok(n_error == 1 && n_warn == 0 && strstr(last_message, "lost"), "lost device: said once, as an error: %s", last_message);
+    free(out);
+    bool add = true;
+    const bool sm = supports_softmax_and_add(backend, &add);
+    tap_ok(!sm && !add, "lost device: every op is declined afterwards");
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
+    int n_splits = -1;
+    out = cpu ? run_model_sched(backend, cpu, &n_splits) : NULL;
+    if (tap_ok(out != NULL, "lost device: a scheduler over {Vulkan, CPU} still computes (%d splits)", n_splits))
+        ok_nmse(out, reference, N_OUT * N_BATCH, 1e-6, "lost device: on the CPU, with the CPU's results");
+    tap_ok(n_error == 1, "lost device: no further error on the way (%d errors)", n_error);
+    ggml_backend_buffer_t b = ggml_backend_buft_alloc_buffer(ggml_backend_get_default_buffer_type(backend), 4096);
+    tap_ok(b == NULL && strstr(ggmlc_last_error(), "lost"), "lost device: a new buffer is refused: %s", ggmlc_last_error());
+    ggml_backend_buffer_free(b);
+    free(out);
+    ggml_backend_free(cpu);
+    stop(backend);
+}
+
+static const char *configure_tests(void) {
+    const char *build = getenv("GGMLC_BUILDDIR");
+    static char path[1024];
+    if (build) {
+        snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build);
+        setenv("GGMLC_CONFIG", path, 1);
+        snprintf(path, sizeof path, "%s/tests/vk-cache", build);
+        setenv("XDG_CACHE_HOME", path, 1);
+    }
+    return build;
+}
+
+int main(void) {
+    configure_tests();
+    ggml_log_set(count_log, NULL);
+    ggmlc_init();
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");
+    if (!reg || ggml_backend_reg_dev_count(reg) == 0) return tap_skip_all("no Vulkan device");
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
+    enum ggml_status st;
+    reference = cpu ? run_model(cpu, &st) : NULL;
+    ggml_backend_free(cpu);
+    ggmlc_shutdown();
+    if (!tap_ok(reference != NULL, "the CPU backend computes the reference")) return tap_done();
+
+    check_computes("alloc", "out of device memory for every buffer");
+    check_computes("alloc:1", "out of device memory for the weights only");
+    check_computes("pipeline:softmax", "soft_max's pipeline fails to compile");
+    check_computes("pipeline", "every pipeline fails to compile");
+    check_pipeline_declined();
+    check_lost();
+    free(reference);
+    return tap_done();
+}

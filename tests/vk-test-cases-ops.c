@@ -1,0 +1,198 @@
+/*
+ * vk-test-cases-ops.c - more op cases for test-vulkan.c: the ops and modes
+ * added to complete the Vulkan plugin's coverage (xIELU, the gradient of every
+ * activation, add_id, cumsum, count_equal, soft_max with sinks, ...).
+ */
+#include <string.h>
+
+#include "vk-test-cases.h"
+
+#define leaf vk_test_leaf
+#define F32(name, a, b, c, d) leaf(ctx, GGML_TYPE_F32, name, a, b, c, d)
+#define F16(name, a, b, c, d) leaf(ctx, GGML_TYPE_F16, name, a, b, c, d)
+#define I32(name, a, b, c, d) leaf(ctx, GGML_TYPE_I32, name, a, b, c, d)
+
+/* ------------------------------------------------------------- xIELU */
+
+static struct ggml_tensor *c_xielu(struct ggml_context *ctx) { return ggml_xielu(ctx, F32("big:a", 41, 5, 3, 1), 0.8f, 0.6f, 0.5f, -1e-6f); }
+static struct ggml_tensor *c_xielu_small(struct ggml_context *ctx) { return ggml_xielu(ctx, F32("a", 41, 5, 1, 1), 0.8f, 0.6f, 0.5f, -1e-6f); }
+static struct ggml_tensor *c_xielu_f16(struct ggml_context *ctx) { return ggml_xielu(ctx, F16("a", 64, 3, 1, 1), 1.5f, -0.2f, 0.25f, -1e-6f); }
+
+/* ------------------------------------------ unary_back, every activation */
+
+/* As autograd builds it: the forward node's parameters ride along (xIELU's). */
+static struct ggml_tensor *unary_back_case(struct ggml_context *ctx, enum ggml_unary_op op) {
+    struct ggml_tensor *x = F32("big:x", 37, 6, 2, 1), *dy = F32("dy", 37, 6, 2, 1);
+    struct ggml_tensor *r = ggml_unary_back(ctx, x, dy, op);
+    if (r && op == GGML_UNARY_OP_XIELU) {
+        struct ggml_tensor *fwd = ggml_xielu(ctx, x, 0.8f, 0.6f, 0.5f, -1e-6f);
+        if (!fwd) return NULL;
+        memcpy(&r->op_params[1], &fwd->op_params[1], 4 * sizeof r->op_params[0]);
+    }
+    return r;
+}
+#define UNARY_BACK_CASE(fn, op) static struct ggml_tensor *fn(struct ggml_context *ctx) { return unary_back_case(ctx, op); }
+UNARY_BACK_CASE(c_back_abs, GGML_UNARY_OP_ABS)
+UNARY_BACK_CASE(c_back_sgn, GGML_UNARY_OP_SGN)
+UNARY_BACK_CASE(c_back_neg, GGML_UNARY_OP_NEG)
+UNARY_BACK_CASE(c_back_step, GGML_UNARY_OP_STEP)
+UNARY_BACK_CASE(c_back_tanh, GGML_UNARY_OP_TANH)
+UNARY_BACK_CASE(c_back_elu, GGML_UNARY_OP_ELU)
+UNARY_BACK_CASE(c_back_relu, GGML_UNARY_OP_RELU)
+UNARY_BACK_CASE(c_back_sigmoid, GGML_UNARY_OP_SIGMOID)
+UNARY_BACK_CASE(c_back_gelu, GGML_UNARY_OP_GELU)
+UNARY_BACK_CASE(c_back_gelu_quick, GGML_UNARY_OP_GELU_QUICK)
+UNARY_BACK_CASE(c_back_silu, GGML_UNARY_OP_SILU)
+UNARY_BACK_CASE(c_back_hardswish, GGML_UNARY_OP_HARDSWISH)
+UNARY_BACK_CASE(c_back_hardsigmoid, GGML_UNARY_OP_HARDSIGMOID)
+UNARY_BACK_CASE(c_back_exp, GGML_UNARY_OP_EXP)
+UNARY_BACK_CASE(c_back_expm1, GGML_UNARY_OP_EXPM1)
+UNARY_BACK_CASE(c_back_softplus, GGML_UNARY_OP_SOFTPLUS)
+UNARY_BACK_CASE(c_back_gelu_erf, GGML_UNARY_OP_GELU_ERF)
+UNARY_BACK_CASE(c_back_xielu, GGML_UNARY_OP_XIELU)
+UNARY_BACK_CASE(c_back_floor, GGML_UNARY_OP_FLOOR)
+UNARY_BACK_CASE(c_back_round, GGML_UNARY_OP_ROUND)
+/* strided operands: x transposed */
+static struct ggml_tensor *c_back_gelu_strided(struct ggml_context *ctx) {
+    struct ggml_tensor *x = ggml_cont(ctx, F32("big:x", 9, 14, 1, 1));
+    return ggml_unary_back(ctx, ggml_transpose(ctx, x), F32("dy", 14, 9, 1, 1), GGML_UNARY_OP_GELU);
+}
+
+/* ---------------------------------------------------- indexing, reductions */
+
+static struct ggml_tensor *c_add_id(struct ggml_context *ctx) {
+    return ggml_add_id(ctx, F32("a", 29, 4, 7, 1), F32("b", 29, 6, 1, 1), I32("idx6:ids", 4, 7, 1, 1));
+}
+static struct ggml_tensor *c_cumsum(struct ggml_context *ctx) { return ggml_cumsum(ctx, F32("a", 1000, 5, 2, 1)); }
+static struct ggml_tensor *c_cumsum_short(struct ggml_context *ctx) { return ggml_cumsum(ctx, F32("big:a", 17, 3, 2, 2)); }
+static struct ggml_tensor *c_cumsum_view(struct ggml_context *ctx) { return ggml_cumsum(ctx, ggml_transpose(ctx, F32("a", 6, 300, 1, 1))); }
+static struct ggml_tensor *c_count_equal(struct ggml_context *ctx) {
+    return ggml_count_equal(ctx, I32("idx3:a", 301, 7, 2, 1), I32("idx3:b", 301, 7, 2, 1));
+}
+/* count_equal's I64 result, as a float the comparison reads */
+static struct ggml_tensor *c_count_equal_argmax(struct ggml_context *ctx) {
+    struct ggml_tensor *a = ggml_argmax(ctx, F32("a", 10, 33, 1, 1)), *b = ggml_argmax(ctx, F32("b", 10, 33, 1, 1));
+    return ggml_count_equal(ctx, a, b);
+}
+
+/* repeated indices sum their gradient rows; more rows than one invocation's chunk */
+static struct ggml_tensor *c_get_rows_back(struct ggml_context *ctx) {
+    return ggml_get_rows_back(ctx, F32("dy", 37, 150, 1, 1), I32("idx130:i", 150, 1, 1, 1), F32("c", 37, 130, 1, 1));
+}
+static struct ggml_tensor *c_get_rows_back_strided(struct ggml_context *ctx) {
+    struct ggml_tensor *dy = ggml_transpose(ctx, F32("dy", 20, 9, 1, 1)); /* [9, 20] */
+    return ggml_get_rows_back(ctx, dy, I32("idx5:i", 20, 1, 1, 1), F32("c", 9, 5, 1, 1));
+}
+
+/* --------------------------------------------------------------- softmax */
+
+static struct ggml_tensor *soft_max_sinks_case(struct ggml_context *ctx, bool mask, float max_bias) {
+    struct ggml_tensor *r = ggml_soft_max_ext(ctx, F32("big:a", 45, 7, 4, 2), mask ? F16("b", 45, 9, 1, 1) : NULL, 0.25f, max_bias);
+    if (r) ggml_soft_max_add_sinks(r, F32("big:s", 4, 1, 1, 1));
+    return r;
+}
+static struct ggml_tensor *c_soft_max_sinks(struct ggml_context *ctx) { return soft_max_sinks_case(ctx, false, 0.0f); }
+static struct ggml_tensor *c_soft_max_sinks_mask_alibi(struct ggml_context *ctx) { return soft_max_sinks_case(ctx, true, 8.0f); }
+static struct ggml_tensor *c_soft_max_back_alibi(struct ggml_context *ctx) {
+    return ggml_soft_max_ext_back(ctx, F32("dy", 70, 6, 4, 1), F32("pos:y", 70, 6, 4, 1), 0.7f, 8.0f);
+}
+
+/* ------------------------------------------------------ rope, every mode */
+
+/* a [ne0, 4 heads, 7 positions, 2]: positions of four components (t, h, w, e) per token. */
+static struct ggml_tensor *rope_multi_case(struct ggml_context *ctx, enum ggml_type type, int ne0, int n_dims, int mode,
+                                           int s0, int s1, int s2, int s3, bool ff, bool back) {
+    struct ggml_tensor *a = leaf(ctx, type, "a", ne0, 4, 7, 2);
+    struct ggml_tensor *pos = I32("idx3000:pos", 4 * 7, 1, 1, 1);
+    const int n_ff = mode == GGML_ROPE_TYPE_VISION ? ne0 / 2 : n_dims / 2;
+    struct ggml_tensor *f = ff ? F32("pos:ff", n_ff, 1, 1, 1) : NULL;
+    int sections[GGML_MROPE_SECTIONS] = {s0, s1, s2, s3};
+    if (back) return ggml_rope_multi_back(ctx, a, pos, f, n_dims, sections, mode, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f);
+    return ggml_rope_multi(ctx, a, pos, f, n_dims, sections, mode, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f);
+}
+static struct ggml_tensor *c_rope_mrope(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_MROPE, 12, 10, 10, 0, false, false); }
+static struct ggml_tensor *c_rope_mrope_ff_e(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 64, 48, GGML_ROPE_TYPE_MROPE, 8, 6, 6, 4, true, false); }
+static struct ggml_tensor *c_rope_imrope(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_IMROPE, 11, 11, 10, 0, false, false); }
+static struct ggml_tensor *c_rope_vision(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 64, 32, GGML_ROPE_TYPE_VISION, 8, 8, 0, 0, false, false); }
+static struct ggml_tensor *c_rope_vision_ff(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 48, 24, GGML_ROPE_TYPE_VISION, 7, 5, 0, 0, true, false); }
+static struct ggml_tensor *c_rope_mrope_f16(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F16, 80, 64, GGML_ROPE_TYPE_MROPE, 12, 10, 10, 0, false, false); }
+static struct ggml_tensor *c_rope_mrope_back(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_MROPE, 12, 10, 10, 0, true, true); }
+static struct ggml_tensor *c_rope_imrope_back(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 80, 64, GGML_ROPE_TYPE_IMROPE, 11, 11, 10, 0, false, true); }
+static struct ggml_tensor *c_rope_vision_back(struct ggml_context *ctx) { return rope_multi_case(ctx, GGML_TYPE_F32, 64, 32, GGML_ROPE_TYPE_VISION, 8, 8, 0, 0, true, true); }
+static struct ggml_tensor *c_rope_neox_back(struct ggml_context *ctx) {
+    struct ggml_tensor *a = F32("a", 64, 4, 7, 1), *pos = I32("idx4000:pos", 7, 1, 1, 1);
+    return ggml_rope_ext_back(ctx, a, pos, NULL, 48, GGML_ROPE_TYPE_NEOX, 4096, 10000.0f, 0.5f, 1.0f, 1.0f, 32.0f, 1.0f);
+}
+/* a strided input: the K half of a fused QK tensor, as attention layers rope it */
+static struct ggml_tensor *c_rope_mrope_view(struct ggml_context *ctx) {
+    struct ggml_tensor *qk = F32("a", 128, 4, 7, 1);
+    struct ggml_tensor *k = ggml_view_3d(ctx, qk, 64, 4, 7, qk->nb[1], qk->nb[2], 64 * sizeof(float));
+    int sections[GGML_MROPE_SECTIONS] = {10, 6, 6, 2};
+    return ggml_rope_multi(ctx, k, I32("idx500:pos", 4 * 7, 1, 1, 1), NULL, 48, sections, GGML_ROPE_TYPE_MROPE, 4096, 10000.0f, 1.0f,
+                           0.0f, 1.0f, 0.0f, 0.0f);
+}
+
+/* ------------------------------------------------------ conv_2d (direct) */
+
+static struct ggml_tensor *c_conv_2d_direct(struct ggml_context *ctx) {
+    return ggml_conv_2d_direct(ctx, F32("k", 3, 3, 5, 6), F32("x", 13, 11, 5, 2), 1, 1, 1, 1, 1, 1);
+}
+static struct ggml_tensor *c_conv_2d_direct_f16_strided(struct ggml_context *ctx) {
+    return ggml_conv_2d_direct(ctx, F16("k", 3, 2, 4, 3), F32("x", 17, 12, 4, 1), 2, 3, 2, 0, 2, 1);
+}
+/* the input a strided view: columns 1..10 of wider images */
+static struct ggml_tensor *c_conv_2d_direct_view(struct ggml_context *ctx) {
+    struct ggml_tensor *base = F32("x", 12, 9, 4, 2);
+    struct ggml_tensor *v = ggml_view_4d(ctx, base, 10, 9, 4, 2, base->nb[1], base->nb[2], base->nb[3], sizeof(float));
+    return ggml_conv_2d_direct(ctx, F32("k", 2, 2, 4, 3), v, 1, 1, 0, 1, 1, 2);
+}
+
+/* ------------------------------------------- pool_2d_back, im2col_back */
+
+/* overlapping windows (stride < kernel) and padding; "idx4:" inputs make ties in max windows */
+static struct ggml_tensor *c_pool_2d_back_max(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 7, 6, 3, 2), F32("x", 13, 11, 3, 2), GGML_OP_POOL_MAX, 3, 2, 2, 2, 1, 1);
+}
+static struct ggml_tensor *c_pool_2d_back_max_ties(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 6, 5, 2, 1), F32("idx4:x", 11, 10, 2, 1), GGML_OP_POOL_MAX, 3, 3, 2, 2, 1, 1);
+}
+static struct ggml_tensor *c_pool_2d_back_avg(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 12, 4, 3, 1), F32("x", 13, 11, 3, 1), GGML_OP_POOL_AVG, 2, 3, 1, 3, 0, 1);
+}
+static struct ggml_tensor *c_pool_2d_back_f16(struct ggml_context *ctx) {
+    return ggml_pool_2d_back(ctx, F32("dy", 4, 4, 2, 1), F16("x", 8, 8, 2, 1), GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0);
+}
+static struct ggml_tensor *c_im2col_back_2d(struct ggml_context *ctx) {
+    int64_t ne[4] = {11, 9, 4, 2};
+    /* kernel [3, 3, 4, 5], stride 2x1, padding 1x2, dilation 1x2: OW 6, OH 9 */
+    return ggml_im2col_back(ctx, F16("k", 3, 3, 4, 5), F32("g", 36, 6, 9, 2), ne, 2, 1, 1, 2, 1, 2, true);
+}
+static struct ggml_tensor *c_im2col_back_1d(struct ggml_context *ctx) {
+    int64_t ne[4] = {20, 4, 3, 1};
+    /* kernel [3, 4], stride 2, no padding, dilation 2: OW 8 */
+    return ggml_im2col_back(ctx, F16("k", 3, 4, 2, 1), F32("g", 12, 8, 3, 1), ne, 2, 0, 0, 0, 2, 0, false);
+}
+
+#define CASE(fn, err) {#fn + 2, fn, err, true}
+static const struct vk_test_case cases[] = {
+    CASE(c_xielu, 1e-10), CASE(c_xielu_small, 1e-10), CASE(c_xielu_f16, 1e-6),
+    CASE(c_back_abs, 1e-12), CASE(c_back_sgn, 0), CASE(c_back_neg, 1e-12), CASE(c_back_step, 0), CASE(c_back_tanh, 1e-8),
+    CASE(c_back_elu, 1e-8), CASE(c_back_relu, 1e-12), CASE(c_back_sigmoid, 1e-8), CASE(c_back_gelu, 1e-6),
+    CASE(c_back_gelu_quick, 1e-6), CASE(c_back_silu, 1e-8), CASE(c_back_hardswish, 1e-10), CASE(c_back_hardsigmoid, 1e-10),
+    CASE(c_back_exp, 1e-8), CASE(c_back_expm1, 1e-8), CASE(c_back_softplus, 1e-8), CASE(c_back_gelu_erf, 1e-6),
+    CASE(c_back_xielu, 1e-8), CASE(c_back_floor, 0), CASE(c_back_round, 0), CASE(c_back_gelu_strided, 1e-6),
+    CASE(c_add_id, 1e-12), CASE(c_cumsum, 1e-10), CASE(c_cumsum_short, 1e-10), CASE(c_cumsum_view, 1e-10),
+    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12),
+    CASE(c_soft_max_sinks, 1e-9), CASE(c_soft_max_sinks_mask_alibi, 1e-9), CASE(c_soft_max_back_alibi, 1e-10),
+    CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),
+    CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),
+    CASE(c_rope_vision_back, 1e-7), CASE(c_rope_neox_back, 1e-7), CASE(c_rope_mrope_view, 1e-7),
+    CASE(c_conv_2d_direct, 1e-10), CASE(c_conv_2d_direct_f16_strided, 1e-6), CASE(c_conv_2d_direct_view, 1e-10),
+    CASE(c_pool_2d_back_max, 0), CASE(c_pool_2d_back_max_ties, 0), CASE(c_pool_2d_back_avg, 1e-12), CASE(c_pool_2d_back_f16, 0),
+    CASE(c_im2col_back_2d, 1e-12), CASE(c_im2col_back_1d, 1e-12),
+};
+
+const struct vk_test_case *vk_test_cases_ops(size_t *n) {
+    *n = sizeof cases / sizeof *cases;
+    return cases;
+}
