@@ -1,7 +1,8 @@
 /*
  * ops-matmul.c - mul_mat: d = a^T b per batch (a: [K, M], b: [K, N], d: [M, N]),
- * a broadcast over b's batch dims.  A tiled shared-memory GEMM for N > 8,
- * a matrix-vector kernel (one workgroup per row of d) for N <= 8.  Weights
+ * a broadcast over b's batch dims.  A tiled shared-memory GEMM (tensor cores for
+ * f16 weights where available) for N > 8, matrix-vector kernels (a few rows of d
+ * per workgroup, see mv_dispatch) for N <= 8.  Weights
  * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K,
  * dequantized while loading).  out_prod runs on the same tiled GEMM.
  */
