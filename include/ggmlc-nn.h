@@ -15,6 +15,10 @@
  *     ggmlc_model_evaluate(m, x_test, y_test, n_test, 256, &loss, metrics);
  *     ggmlc_model_save(m, "model.gguf", false);
  *
+ * Functional models (ggmlc_functional, ggmlc_input, ggmlc_apply, ggmlc_model_set_outputs) may have
+ * several inputs and outputs, a loss per output (compile options losses/loss_weights) and train with
+ * ggmlc_model_fit_multi on one struct ggmlc_array per input and output.
+ *
  * Shapes leave out the batch dimension (an image is {C, H, W}, a sequence
  * {T, F}); data are row-major float arrays with the batch dimension first.  Functions that can fail return an enum ggmlc_status and leave a
  * message in ggmlc_last_error(); constructors return NULL.
@@ -164,6 +168,7 @@ GGML_API enum ggmlc_status ggmlc_model_add(ggmlc_model *model, ggmlc_layer *laye
  * created them: the order of the data arrays of ggmlc_model_fit_multi and its kin. */
 typedef struct ggmlc_node ggmlc_node;
 GGML_API ggmlc_node *ggmlc_input(ggmlc_model *model, const int64_t *shape, int n_dims);
+/* Apply layer to x (a node of this model); a layer in no model yet is taken over, also on failure. */
 GGML_API ggmlc_node *ggmlc_apply(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x);
 /* Residual connection and concatenation along axis (of the shape without batch). */
 GGML_API ggmlc_node *ggmlc_add(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b);

@@ -310,12 +310,13 @@ static void score_head(ggmlc_model *m, struct nn_graph *g, int k, const struct b
 }
 
 static void score_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *out, struct pass_stats *st) {
-    float loss = 0;
-    ggml_backend_tensor_get(g->loss, &loss, 0, sizeof loss);
-    st->loss_sum += (double)loss * (double)d->count;
+    float total = 0;
+    ggml_backend_tensor_get(g->loss, &total, 0, sizeof total);
+    st->loss_sum += (double)total * (double)d->count;
     st->n += d->count;
     for (int k = 0; k < m->n_outputs; k++) {
-        ggml_backend_tensor_get(g->head_loss[k], &loss, 0, sizeof loss);
+        float loss = total; /* a single output of weight 1 is the total: one read from the device less */
+        if (g->head_loss[k] != g->loss) ggml_backend_tensor_get(g->head_loss[k], &loss, 0, sizeof loss);
         st->head_loss_sum[k] += (double)loss * (double)d->count;
         if (d->d->y[k] && (m->heads[k].metrics & (GGMLC_METRIC_ACCURACY | GGMLC_METRIC_MAE))) score_head(m, g, k, d, out, st);
     }

@@ -5,10 +5,17 @@
  * The CPU reference quantizes the activations of quantized products (Q8_K or
  * Q8_0) while Vulkan keeps them f32, hence the 1e-4 NMSE bounds.
  */
+#include <math.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "testutil.h"
 #include "vk-test-cases.h"
 
 #pragma weak ggml_mul_mat
 #pragma weak ggml_get_rows
+#pragma weak ggml_mul_mat_id
+#pragma weak ggml_transpose
 
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 
@@ -53,16 +60,119 @@ static struct ggml_tensor *c_mm_q4_K_f16_declined(struct ggml_context *ctx) {
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_K, "a", 256, 8, 1, 1), leaf(ctx, GGML_TYPE_F16, "b", 256, 4, 1, 1));
 }
 
+/* ------------------------------------------------------------ mul_mat_id */
+
+/* as [k, 19, n_as] routed by ids [n_used, tokens] (values idx<N>: experts N.. unused,
+ * repeats within a token likely); b has one row per slot, or one for all (b_rows 1).
+ * Up to 8 tokens take the matrix-vector kernel, more the GEMM. */
+static struct ggml_tensor *moe(struct ggml_context *ctx, enum ggml_type type, int64_t k, int64_t rows, int64_t n_as, const char *ids_fill,
+                               int64_t n_used, int64_t b_rows, int64_t tokens) {
+    NEED(ggml_mul_mat_id);
+    return ggml_mul_mat_id(ctx, leaf(ctx, type, "as", k, rows, n_as, 1), leaf(ctx, GGML_TYPE_F32, "b", k, b_rows, tokens, 1),
+                           leaf(ctx, GGML_TYPE_I32, ids_fill, n_used, tokens, 1, 1));
+}
+static struct ggml_tensor *c_mul_mat_id_f32_n1(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F32, 67, 37, 6, "idx4:ids", 3, 3, 1); }
+static struct ggml_tensor *c_mul_mat_id_f32_mv(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F32, 67, 37, 6, "idx4:ids", 3, 3, 5); }
+static struct ggml_tensor *c_mul_mat_id_f16_bcast(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F16, 96, 33, 4, "uniq4:ids", 2, 1, 7); }
+static struct ggml_tensor *c_mul_mat_id_bf16_mm(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_BF16, 40, 21, 3, "idx3:ids", 2, 2, 17); }
+/* about 150 pairs per used expert: several full tiles of pairs plus a partial one */
+static struct ggml_tensor *c_mul_mat_id_f32_mm(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F32, 67, 45, 4, "idx2:ids", 2, 2, 150); }
+static struct ggml_tensor *c_mul_mat_id_f16_mm_bcast(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_F16, 64, 70, 8, "uniq8:ids", 4, 1, 33); }
+/* ids as a transposed view: strides along both dims */
+static struct ggml_tensor *c_mul_mat_id_ids_view(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat_id);
+    NEED(ggml_transpose);
+    struct ggml_tensor *ids = ggml_transpose(ctx, leaf(ctx, GGML_TYPE_I32, "idx5:ids", 12, 3, 1, 1));
+    return ggml_mul_mat_id(ctx, leaf(ctx, GGML_TYPE_F32, "as", 32, 29, 5, 1), leaf(ctx, GGML_TYPE_F32, "b", 32, 3, 12, 1), ids);
+}
+/* the decoders are those mul_mat uses (tested above): two of each block family here,
+ * few because every type is two more pipelines for lavapipe to compile */
+#define MOE_QUANT(t, T) \
+    static struct ggml_tensor *c_mul_mat_id_##t##_mv(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_##T, 256, 19, 5, "idx4:ids", 3, 3, 4); } \
+    static struct ggml_tensor *c_mul_mat_id_##t##_mm(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_##T, 256, 19, 5, "idx3:ids", 2, 1, 40); }
+MOE_QUANT(q4_0, Q4_0)
+MOE_QUANT(q8_0, Q8_0)
+MOE_QUANT(q4_K, Q4_K)
+MOE_QUANT(q6_K, Q6_K)
+/* f16 activations have no kernel: declined */
+static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat_id);
+    return ggml_mul_mat_id(ctx, leaf(ctx, GGML_TYPE_F16, "as", 32, 8, 3, 1), leaf(ctx, GGML_TYPE_F16, "b", 32, 2, 4, 1),
+                           leaf(ctx, GGML_TYPE_I32, "idx3:ids", 2, 4, 1, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define KQ_CASES(t) \
     CASE(c_mv_##t##_n1, 1e-4), CASE(c_mv_##t##_n3, 1e-4), CASE(c_mv_##t##_n8, 1e-4), CASE(c_mm_##t##_n17, 1e-4), \
     CASE(c_mv_##t##_batched, 1e-4), CASE(c_mm_##t##_batched, 1e-4), CASE(c_get_rows_##t, 1e-12)
+#define MOE_CASES(t) CASE(c_mul_mat_id_##t##_mv, 1e-4), CASE(c_mul_mat_id_##t##_mm, 1e-4)
 static const struct vk_test_case cases[] = {
     KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K),
     {"mm_q4_K_f16_declined", c_mm_q4_K_f16_declined, 0, false},
+    CASE(c_mul_mat_id_f32_n1, 1e-10), CASE(c_mul_mat_id_f32_mv, 1e-10), CASE(c_mul_mat_id_f16_bcast, 1e-8),
+    CASE(c_mul_mat_id_bf16_mm, 1e-8), CASE(c_mul_mat_id_f32_mm, 1e-10), CASE(c_mul_mat_id_f16_mm_bcast, 1e-8),
+    CASE(c_mul_mat_id_ids_view, 1e-10),
+    MOE_CASES(q4_0), MOE_CASES(q8_0), MOE_CASES(q4_K), MOE_CASES(q6_K),
+    {"mul_mat_id_f16_b_declined", c_mul_mat_id_f16_b_declined, 0, false},
 };
 
 const struct vk_test_case *vk_test_cases_quant(size_t *n) {
     *n = sizeof cases / sizeof *cases;
     return cases;
+}
+
+/* ------------------------------------- mul_mat_id with out-of-range ids */
+
+/* Some ids outside [0, n_as) (-1, n_as): the CPU backend fails such a graph, the GPU
+ * cannot report it, so the backend must write zero rows for those pairs and compute
+ * the others; checked against a product computed here, for the matrix-vector
+ * (3 tokens) and the GEMM (12 tokens) kernels. */
+static void check_bad_ids(ggml_backend_t backend, int64_t tokens) {
+    enum { K = 32, ROWS = 9, N_AS = 3, N_USED = 2 };
+    struct ggml_init_params ip = {.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *as = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, ROWS, N_AS);
+    struct ggml_tensor *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, N_USED, tokens);
+    struct ggml_tensor *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, N_USED, tokens);
+    struct ggml_tensor *out = ggml_mul_mat_id(ctx, as, b, ids);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, out);
+    if (!ggml_backend_supports_op(backend, out)) {
+        tap_ok(false, "mul_mat_id with %lld tokens is supported", (long long)tokens);
+        ggml_free(ctx);
+        return;
+    }
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    float va[K * ROWS * N_AS], vb[K * N_USED * 12], vout[ROWS * N_USED * 12];
+    int32_t vids[N_USED * 12];
+    for (int i = 0; i < K * ROWS * N_AS; i++) va[i] = test_uniform(-1.0f, 1.0f);
+    for (int i = 0; i < K * N_USED * tokens; i++) vb[i] = test_uniform(-1.0f, 1.0f);
+    for (int i = 0; i < N_USED * tokens; i++) vids[i] = i % 4 == 1 ? -1 : i % 5 == 2 ? N_AS : (i * 7) % N_AS;
+    ggml_backend_tensor_set(as, va, 0, sizeof va);
+    ggml_backend_tensor_set(b, vb, 0, (size_t)(K * N_USED * tokens) * sizeof(float));
+    ggml_backend_tensor_set(ids, vids, 0, (size_t)(N_USED * tokens) * sizeof(int32_t));
+    for (int i = 0; i < ROWS * N_USED * tokens; i++) vout[i] = NAN; /* rows left unwritten stay NaN */
+    ggml_backend_tensor_set(out, vout, 0, (size_t)(ROWS * N_USED * tokens) * sizeof(float));
+    const bool computed = ggml_backend_graph_compute(backend, g) == GGML_STATUS_SUCCESS;
+    double worst = computed ? 0.0 : INFINITY;
+    if (computed) ggml_backend_tensor_get(out, vout, 0, (size_t)(ROWS * N_USED * tokens) * sizeof(float));
+    for (int pair = 0; computed && pair < N_USED * tokens; pair++) {
+        const int e = vids[pair];
+        for (int m = 0; m < ROWS; m++) {
+            double want = 0.0;
+            for (int k = 0; e >= 0 && e < N_AS && k < K; k++) want += (double)va[(e * ROWS + m) * K + k] * vb[pair * K + k];
+            const double err = fabs(vout[pair * ROWS + m] - want);
+            if (isnan(err) || err > worst) worst = isnan(worst) ? worst : err; /* a NaN stays */
+        }
+    }
+    tap_ok(worst <= 1e-5, "mul_mat_id, %lld tokens: rows of out-of-range expert ids are zero, the others right (max error %.3g)",
+           (long long)tokens, worst);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+}
+
+void vk_check_moe_bad_ids(ggml_backend_t backend) {
+    if (!ggml_mul_mat_id) return;
+    check_bad_ids(backend, 3);
+    check_bad_ids(backend, 12);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "ggml.h"
+#include "ggml-backend.h"
 
 struct vk_test_case {
     const char *name;
@@ -27,6 +28,8 @@ struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, 
 const struct vk_test_case *vk_test_cases(size_t *n);
 /* The K-quant and mul_mat_id cases (vk-test-cases-quant.c). */
 const struct vk_test_case *vk_test_cases_quant(size_t *n);
+/* mul_mat_id on backend with expert ids out of range: zero rows, the rest computed (TAP). */
+void vk_check_moe_bad_ids(ggml_backend_t backend);
 /* The cases of the ops and modes added later (vk-test-cases-ops.c). */
 const struct vk_test_case *vk_test_cases_ops(size_t *n);
 

@@ -19,6 +19,7 @@ static void fill_op_table(void) {
     vk_ops_nn_register(op_table);
     vk_ops_train_register(op_table);
     vk_ops_conv_register(op_table);
+    vk_ops_matmul_id_register(op_table);
 }
 
 const struct vk_op_kernel *vk_op_table(void) {

@@ -1,0 +1,31 @@
+// Push constants and bindings shared by the mul_mat_id shaders (mm-id.comp,
+// mv-id.comp): d[m, slot, t] = sum_k as[k, m, ids[slot, t]] * b[k, slot % ne11, t].
+// Strides are in elements of each binding's array type (16-bit words for
+// quantized weights); the expert matrices are nb02 apart.
+layout(push_constant) uniform PC {
+    uint M, K, n_as;
+    uint nb01, nb02;        // as
+    uint ne11, nb11, nb12;  // b (f32)
+    uint n_used, n_tokens;  // ids [n_used, n_tokens] (i32)
+    uint nbi0, nbi1;
+    uint nb1, nb2;          // d (f32, unit stride along m)
+    uint off_a, off_b, off_i, off_d;
+} p;
+
+#ifdef QTYPE
+layout(binding = 0) readonly buffer A { uint16_t data_a[]; };
+#else
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
+#endif
+layout(binding = 1) readonly buffer B { float data_b[]; };
+layout(binding = 2) readonly buffer I { int data_i[]; };
+layout(binding = 3) writeonly buffer D { float data_d[]; };
+#ifdef QTYPE
+#include "quant.glsl"
+#endif
+
+// Expert of pair q = slot + n_used * t (an out-of-range id reads as >= n_as).
+uint expert_of(uint q) { return uint(data_i[p.off_i + (q % p.n_used) * p.nbi0 + (q / p.n_used) * p.nbi1]); }
+// First element of pair q's activation row in data_b, and of its output row in data_d.
+uint b_row_of(uint q) { return p.off_b + ((q % p.n_used) % p.ne11) * p.nb11 + (q / p.n_used) * p.nb12; }
+uint d_row_of(uint q) { return p.off_d + (q % p.n_used) * p.nb1 + (q / p.n_used) * p.nb2; }
