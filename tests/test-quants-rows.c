@@ -3,7 +3,8 @@
  * test-quants): one weight row against 1..8 activation rows, on every path,
  * each row's result against the portable single-row vec_dot and against the
  * double-precision dot of the dequantized rows.  Block counts with and
- * without tails, padded row strides and a strided output.
+ * without tails, padded row strides and a strided output.  The same for the
+ * tile kernels (16 weight rows at once, AVX-512 VNNI).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ struct rows_case {
     block_q8_0 *qy[ROWS];         /* the activation rows as Q8_0 blocks */
     int8_t *qs;                   /* ... and as planes, with padded strides */
     float *d;
+    int32_t *sums;
     double ref[ROWS], mag[ROWS];  /* dequantized dot products, sum of |products| */
     float single[ROWS];           /* portable single-row vec_dot */
 };
@@ -39,7 +41,7 @@ static void prepare_case(struct rows_case *c, enum ggml_type type, int n, const 
     ggml_get_type_traits(type)->to_float(c->qx, dx, n);
     for (int r = 0; r < ROWS; r++) {
         cpu_type_traits_on_path(GGML_TYPE_Q8_0, CPU_QUANT_GENERIC)->from_float(y + (size_t)r * NMAX, c->qy[r], n);
-        cpu_q8_0_to_planes(c->qy[r], n / 32, c->qs + r * qs_stride, c->d + r * d_stride);
+        cpu_q8_0_to_planes(c->qy[r], n / 32, c->qs + r * qs_stride, c->d + r * d_stride, c->sums + r * d_stride);
         ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(c->qy[r], dy, n);
         c->ref[r] = c->mag[r] = 0;
         for (int i = 0; i < n; i++) {
@@ -63,7 +65,7 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
     bool ok = true;
     double worst = 0;
     for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
-        const struct cpu_q8_rows y = {c->qs, (size_t)c->n + QS_PAD, c->d, (size_t)c->n / 32 + D_PAD, nrows};
+        const struct cpu_q8_rows y = {c->qs, (size_t)c->n + QS_PAD, c->d, (size_t)c->n / 32 + D_PAD, c->sums, nrows};
         float s[ROWS * S_STRIDE];
         for (int i = 0; i < ROWS * S_STRIDE; i++) s[i] = -12345.0f;
         kernel(c->n, c->qx, &y, s, S_STRIDE);
@@ -82,15 +84,73 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
            ggml_type_name(type), ROWS, c->n, path_names[path], worst);
 }
 
+/* The tile kernel of a type: 16 weight rows (x, rows padded to x_stride bytes) against
+ * 1..ROWS activation rows of c, each product within rounding of the portable vec_dot and
+ * the dequantized dot; outputs outside the 16 x nrows tile untouched. */
+static void check_tile(const struct rows_case *c, enum ggml_type type, const float *x) {
+    enum { T = CPU_QUANT_TILE, OUT_STRIDE = T + 5 };
+    const cpu_vec_dot_tile_t tile = cpu_vec_dot_tile_on_path(type, CPU_QUANT_AVX512VNNI);
+    if (!cpu_quant_path_available(CPU_QUANT_AVX512VNNI)) {
+        tap_skip("the CPU lacks AVX-512 VNNI", "%s tile kernel (n=%d)", ggml_type_name(type), c->n);
+        return;
+    }
+    if (!tile) {
+        tap_ok(false, "%s has a tile kernel", ggml_type_name(type));
+        return;
+    }
+    const struct cpu_type_traits *tr = cpu_type_traits_on_path(type, CPU_QUANT_GENERIC);
+    const size_t x_stride = ggml_row_size(type, c->n) + 40; /* not a multiple of the block size */
+    char *qx = malloc(x_stride * T);
+    float *dx = malloc((size_t)c->n * sizeof *dx), *dy = malloc((size_t)c->n * sizeof *dy);
+    double single[T][ROWS], ref[T][ROWS], mag[T][ROWS];
+    for (int j = 0; j < T; j++) {
+        tr->from_float(x + (size_t)j * 97, qx + j * x_stride, c->n); /* overlapping windows: distinct rows */
+        ggml_get_type_traits(type)->to_float(qx + j * x_stride, dx, c->n);
+        for (int r = 0; r < ROWS; r++) {
+            float s1;
+            tr->vec_dot(c->n, &s1, 0, qx + j * x_stride, 0, c->qy[r], 0, 1);
+            ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(c->qy[r], dy, c->n);
+            single[j][r] = s1;
+            ref[j][r] = mag[j][r] = 0;
+            for (int i = 0; i < c->n; i++) {
+                ref[j][r] += (double)dx[i] * dy[i];
+                mag[j][r] += fabs((double)dx[i] * dy[i]);
+            }
+        }
+    }
+    bool ok = true;
+    for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
+        const struct cpu_q8_rows y = {c->qs, (size_t)c->n + QS_PAD, c->d, (size_t)c->n / 32 + D_PAD, c->sums, nrows};
+        float s[ROWS * OUT_STRIDE];
+        for (int i = 0; i < ROWS * OUT_STRIDE; i++) s[i] = -12345.0f;
+        tile(c->n, qx, x_stride, &y, s, OUT_STRIDE);
+        for (int i = 0; i < ROWS * OUT_STRIDE; i++) {
+            const int r = i / OUT_STRIDE, j = i % OUT_STRIDE;
+            if (j >= T || r >= nrows) {
+                ok = ok && s[i] == -12345.0f;
+                continue;
+            }
+            ok = ok && isfinite(s[i]) && fabs(s[i] - single[j][r]) <= 2e-6 * mag[j][r] + 1e-6 &&
+                 fabs(s[i] - ref[j][r]) <= 2e-5 * mag[j][r] + 1e-6;
+        }
+    }
+    tap_ok(ok, "%s tile kernel (16 weight rows x 1..%d rows, n=%d, padded strides) = portable vec_dot and dequantized dot",
+           ggml_type_name(type), ROWS, c->n);
+    free(qx);
+    free(dx);
+    free(dy);
+}
+
 void quants_test_dot_rows(void) {
-    float *x = malloc(NMAX * sizeof *x), *y = malloc((size_t)ROWS * NMAX * sizeof *y);
+    float *x = malloc((NMAX + 97 * CPU_QUANT_TILE) * sizeof *x), *y = malloc((size_t)ROWS * NMAX * sizeof *y);
     struct rows_case c;
     c.qx = malloc(NMAX * 2);
     c.qs = malloc((size_t)ROWS * (NMAX + QS_PAD));
     c.d = malloc((size_t)ROWS * (NMAX / 32 + D_PAD) * sizeof *c.d);
+    c.sums = malloc((size_t)ROWS * (NMAX / 32 + D_PAD) * sizeof *c.sums);
     for (int r = 0; r < ROWS; r++) c.qy[r] = malloc(NMAX / 32 * sizeof(block_q8_0));
     test_seed(4711);
-    for (int i = 0; i < NMAX; i++) x[i] = test_normal() * (i % 89 == 0 ? 10.0f : 1.0f); /* outliers */
+    for (int i = 0; i < NMAX + 97 * CPU_QUANT_TILE; i++) x[i] = test_normal() * (i % 89 == 0 ? 10.0f : 1.0f); /* outliers */
     for (int i = 0; i < ROWS * NMAX; i++) y[i] = test_uniform(-4.0f, 4.0f) * (i % 61 == 0 ? 30.0f : 1.0f);
     /* 133 blocks: 33 steps of four and one left over; 7: one step and three; 3: no full step */
     const int sizes[] = {32 * 133, 32 * 7, 32 * 3};
@@ -104,13 +164,17 @@ void quants_test_dot_rows(void) {
                 }
                 check_path(&c, row_types[t], (enum cpu_quant_path)p);
             }
+            if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) check_tile(&c, row_types[t], x);
         }
     tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q4_K, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
            "types without a multi-row kernel report none");
+    tap_ok(!cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_0, CPU_QUANT_AVX2) && !cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_K, CPU_QUANT_AVX512VNNI),
+           "paths and types without a tile kernel report none");
     free(x);
     free(y);
     free(c.qx);
     free(c.qs);
     free(c.d);
+    free(c.sums);
     for (int r = 0; r < ROWS; r++) free(c.qy[r]);
 }

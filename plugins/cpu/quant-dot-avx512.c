@@ -127,49 +127,52 @@ void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
 
 /* ------------------------------------------------ multi-row dot products
  *
- * Each step decodes four weight blocks into two registers of signed levels l; every
- * activation row then costs, per register, one xor and one vpdpbusd: vpdpbusd wants its
- * first operand unsigned, so it takes y + 128 (y ^ 0x80) and the accumulator starts at
- * -128 * sum(l), computed once per step for all rows. */
+ * Each step decodes four weight blocks into two registers of unsigned levels
+ * u = level + offset (vpdpbusd wants its first operand unsigned); every activation row
+ * then costs one vpdpbusd per register against its signed values, and the offset comes
+ * back out through the rows' block sums: sum l y = sum u y - offset * sum y, the second
+ * term scaled per block in float (four blocks per FMA).  Q8_0, whose levels span all of
+ * int8, instead keeps signed levels l and takes y ^ 0x80 = y + 128 as the unsigned
+ * operand, each sum starting from -128 * sum(l) (once per step for all rows): with an
+ * offset of 128 the float correction would cancel too many digits.  Tails of fewer than
+ * four blocks use that second form. */
 
-/* Four blocks' signed levels as [a, b] and [c, d] (32 bytes each, in Q8_0 value order). */
-static inline void levels4_q4_0(const block_q4_0 *x, __m512i *ab, __m512i *cd) {
-    UNPACK4(x, ab, cd);
-    *ab = _mm512_sub_epi8(*ab, _mm512_set1_epi8(8));
-    *cd = _mm512_sub_epi8(*cd, _mm512_set1_epi8(8));
-}
+/* Four blocks' unsigned levels as [a, b] and [c, d] (32 bytes each, in Q8_0 value order). */
+static inline void ulevels4_q4_0(const block_q4_0 *x, __m512i *ab, __m512i *cd) { UNPACK4(x, ab, cd); } /* offset 8 */
 
-/* Q5_0: nibble | 16 * bit - 16, i.e. nibble - 16 where the value's high bit is clear
- * (bit j of a block's qh belongs to value j, so two blocks' qh are the byte mask). */
-static inline void levels4_q5_0(const block_q5_0 *x, __m512i *ab, __m512i *cd) {
+/* Q5_0: nibble + 16 where the value's high bit is set, offset 16 (bit j of a block's qh
+ * belongs to value j, so two blocks' qh are the byte mask). */
+static inline void ulevels4_q5_0(const block_q5_0 *x, __m512i *ab, __m512i *cd) {
     uint32_t h[4];
     for (int k = 0; k < 4; k++) memcpy(&h[k], x[k].qh, 4);
     UNPACK4(x, ab, cd);
     const __m512i sixteen = _mm512_set1_epi8(16);
-    *ab = _mm512_mask_sub_epi8(*ab, ~((uint64_t)h[0] | (uint64_t)h[1] << 32), *ab, sixteen);
-    *cd = _mm512_mask_sub_epi8(*cd, ~((uint64_t)h[2] | (uint64_t)h[3] << 32), *cd, sixteen);
+    *ab = _mm512_mask_add_epi8(*ab, (uint64_t)h[0] | (uint64_t)h[1] << 32, *ab, sixteen);
+    *cd = _mm512_mask_add_epi8(*cd, (uint64_t)h[2] | (uint64_t)h[3] << 32, *cd, sixteen);
 }
 
+/* Q8_0: signed levels (offset 0: see above). */
 static inline void levels4_q8_0(const block_q8_0 *x, __m512i *ab, __m512i *cd) {
     *ab = join(qd_load32(x[0].qs), qd_load32(x[1].qs));
     *cd = join(qd_load32(x[2].qs), qd_load32(x[3].qs));
 }
 
-/* IQ4_NL and MXFP4: nibbles mapped through their 16-entry level tables. */
-static inline void table4(const int8_t table[16], __m512i *ab, __m512i *cd) {
-    const __m512i t = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)table));
+/* IQ4_NL and MXFP4: nibbles mapped through their level tables + offset (128: IQ4_NL
+ * levels reach -127; 12 for MXFP4's -12 .. 12). */
+static inline void utable4(const int8_t table[16], int offset, __m512i *ab, __m512i *cd) {
+    const __m512i t = _mm512_add_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)table)), _mm512_set1_epi8((char)offset));
     *ab = _mm512_shuffle_epi8(t, *ab);
     *cd = _mm512_shuffle_epi8(t, *cd);
 }
 
-static inline void levels4_iq4_nl(const block_iq4_nl *x, __m512i *ab, __m512i *cd) {
+static inline void ulevels4_iq4_nl(const block_iq4_nl *x, __m512i *ab, __m512i *cd) {
     UNPACK4(x, ab, cd);
-    table4(ggmlc_kvalues_iq4nl, ab, cd);
+    utable4(ggmlc_kvalues_iq4nl, 128, ab, cd);
 }
 
-static inline void levels4_mxfp4(const block_mxfp4 *x, __m512i *ab, __m512i *cd) {
+static inline void ulevels4_mxfp4(const block_mxfp4 *x, __m512i *ab, __m512i *cd) {
     UNPACK4(x, ab, cd);
-    table4(ggmlc_kvalues_mxfp4, ab, cd);
+    utable4(ggmlc_kvalues_mxfp4, 12, ab, cd);
 }
 
 /* The four blocks' scales. */
@@ -178,59 +181,78 @@ static inline void levels4_mxfp4(const block_mxfp4 *x, __m512i *ab, __m512i *cd)
 #define DX4_E8M0(x, i) \
     _mm_setr_ps(QD_DX_E8M0(x, i), QD_DX_E8M0(x, (i) + 1), QD_DX_E8M0(x, (i) + 2), QD_DX_E8M0(x, (i) + 3))
 
-/* sum l * y for 32-byte blocks of levels l against rows y, from -128 * sum(l) (see above). */
-static inline __m256i dot_biased256(__m256i neg_bias_sum, __m256i y, __m256i l) {
-    return _mm256_dpbusd_epi32(neg_bias_sum, _mm256_xor_si256(y, _mm256_set1_epi8((char)0x80)), l);
-}
-
+/* -128 * sum(l) per four bytes of signed levels l: the start of sum l * y by dot_flipped. */
 static inline __m512i neg_bias_sum(__m512i l) {
     return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80), l));
 }
 
-#define ROWS_VNNI(name, xt, LEVELS4, DX4, LEVELS1, DX1)                                                            \
+static inline __m512i dot_flipped(__m512i neg_bias_sum, __m512i y, __m512i l) {
+    return _mm512_dpbusd_epi32(neg_bias_sum, _mm512_xor_si512(y, _mm512_set1_epi8((char)0x80)), l);
+}
+
+/* One block of signed levels l against y: sum l * y as 8 int32 partial sums. */
+static inline __m256i dot_signed256(__m256i l, __m256i y) {
+    const __m512i wide = _mm512_castsi256_si512(l);
+    return _mm512_castsi512_si256(dot_flipped(neg_bias_sum(wide), _mm512_castsi256_si512(y), wide));
+}
+
+/* OFFSET: that of ULEVELS4's unsigned levels, or 0 for signed levels against y ^ 0x80. */
+#define ROWS_VNNI(name, xt, ULEVELS4, OFFSET, DX4, LEVELS1, DX1)                                                  \
     static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
                                                                 float *s, size_t s_stride, const int nr) {        \
         const xt *x = vx;                                                                                         \
         const int nb = n / QK8_0;                                                                                 \
-        const __m512i bias = _mm512_set1_epi8((char)0x80);                                                        \
         __m512 acc[CPU_QUANT_MAX_ROWS];                                                                           \
+        __m128 offset_sum[CPU_QUANT_MAX_ROWS]; /* sum over blocks of dx dy sum(y), four lanes */                  \
         float tail[CPU_QUANT_MAX_ROWS];                                                                           \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm512_setzero_ps(), tail[r] = 0;                                   \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                             \
+            acc[r] = _mm512_setzero_ps();                                                                         \
+            offset_sum[r] = _mm_setzero_ps();                                                                     \
+            tail[r] = 0;                                                                                          \
+        }                                                                                                         \
         int i = 0;                                                                                                \
         for (; i + 3 < nb; i += 4) {                                                                              \
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                       \
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);                                  \
             __m512i ab, cd;                                                                                       \
-            LEVELS4(x + i, &ab, &cd);                                                                             \
-            const __m512i nab = neg_bias_sum(ab), ncd = neg_bias_sum(cd);                                         \
+            ULEVELS4(x + i, &ab, &cd);                                                                            \
             const __m128 dx = DX4(x, i);                                                                          \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                                        \
+            const __m512i nab = (OFFSET) ? ab : neg_bias_sum(ab), ncd = (OFFSET) ? cd : neg_bias_sum(cd);         \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                         \
                 const int8_t *qy = y->qs + r * y->qs_stride + (size_t)i * QK8_0;                                  \
-                const __m512i pab = _mm512_dpbusd_epi32(nab, _mm512_xor_si512(_mm512_loadu_si512(qy), bias), ab);  \
-                const __m512i pcd = _mm512_dpbusd_epi32(ncd, _mm512_xor_si512(_mm512_loadu_si512(qy + 64), bias), cd); \
+                const __m512i y0 = _mm512_loadu_si512(qy), y1 = _mm512_loadu_si512(qy + 64);                      \
+                const __m512i pab = (OFFSET) ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), ab, y0) : dot_flipped(nab, y0, ab); \
+                const __m512i pcd = (OFFSET) ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), cd, y1) : dot_flipped(ncd, y1, cd); \
                 const __m128 sc = _mm_mul_ps(dx, _mm_loadu_ps(y->d + r * y->d_stride + i));                       \
                 acc[r] = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc[r]);                          \
                 acc[r] = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc[r]);                          \
+                if (OFFSET) {                                                                                     \
+                    const __m128i sums = _mm_loadu_si128((const __m128i *)(y->sums + r * y->d_stride + i));       \
+                    offset_sum[r] = _mm_fmadd_ps(sc, _mm_cvtepi32_ps(sums), offset_sum[r]);                       \
+                }                                                                                                 \
             }                                                                                                     \
         }                                                                                                         \
         for (; i < nb; i++) {                                                                                     \
             const __m256i l = LEVELS1(&x[i]);                                                                     \
-            const __m256i nl = _mm512_castsi512_si256(neg_bias_sum(_mm512_castsi256_si512(l)));                   \
             const float dx = DX1(x, i);                                                                           \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                                        \
-                const __m256i p = dot_biased256(nl, qd_load32(y->qs + r * y->qs_stride + (size_t)i * QK8_0), l);  \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                         \
+                const __m256i p = dot_signed256(l, qd_load32(y->qs + r * y->qs_stride + (size_t)i * QK8_0));      \
                 tail[r] += dx * y->d[r * y->d_stride + i] * (float)qd_hsum_epi32(p);                              \
             }                                                                                                     \
         }                                                                                                         \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = _mm512_reduce_add_ps(acc[r]) + tail[r];                    \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                             \
+            __m128 o = _mm_add_ps(offset_sum[r], _mm_movehl_ps(offset_sum[r], offset_sum[r]));                    \
+            o = _mm_add_ss(o, _mm_movehdup_ps(o));                                                                \
+            s[r * s_stride] = _mm512_reduce_add_ps(acc[r]) - (float)(OFFSET) * _mm_cvtss_f32(o) + tail[r];        \
+        }                                                                                                         \
     }                                                                                                             \
     QD_ROWS_DISPATCH(name)
 
-ROWS_VNNI(rows_q4_0, block_q4_0, levels4_q4_0, DX4_F16, qd_levels_q4_0, QD_DX_F16)
-ROWS_VNNI(rows_q5_0, block_q5_0, levels4_q5_0, DX4_F16, qd_levels_q5_0, QD_DX_F16)
-ROWS_VNNI(rows_q8_0, block_q8_0, levels4_q8_0, DX4_F16, qd_levels_q8_0, QD_DX_F16)
-ROWS_VNNI(rows_iq4_nl, block_iq4_nl, levels4_iq4_nl, DX4_F16, qd_levels_iq4_nl, QD_DX_F16)
-ROWS_VNNI(rows_mxfp4, block_mxfp4, levels4_mxfp4, DX4_E8M0, qd_levels_mxfp4, QD_DX_E8M0)
+ROWS_VNNI(rows_q4_0, block_q4_0, ulevels4_q4_0, 8, DX4_F16, qd_levels_q4_0, QD_DX_F16)
+ROWS_VNNI(rows_q5_0, block_q5_0, ulevels4_q5_0, 16, DX4_F16, qd_levels_q5_0, QD_DX_F16)
+ROWS_VNNI(rows_q8_0, block_q8_0, levels4_q8_0, 0, DX4_F16, qd_levels_q8_0, QD_DX_F16)
+ROWS_VNNI(rows_iq4_nl, block_iq4_nl, ulevels4_iq4_nl, 128, DX4_F16, qd_levels_iq4_nl, QD_DX_F16)
+ROWS_VNNI(rows_mxfp4, block_mxfp4, ulevels4_mxfp4, 12, DX4_E8M0, qd_levels_mxfp4, QD_DX_E8M0)
 
 void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
     CPU_QUANT_ROWS_FILL(t);

@@ -6,10 +6,13 @@
  */
 #include "quant-dot.h"
 
-void cpu_q8_0_to_planes(const block_q8_0 *blocks, int64_t nblocks, int8_t *qs, float *d) {
+void cpu_q8_0_to_planes(const block_q8_0 *blocks, int64_t nblocks, int8_t *qs, float *d, int32_t *sums) {
     for (int64_t b = 0; b < nblocks; b++) {
         memcpy(qs + b * QK8_0, blocks[b].qs, QK8_0);
         d[b] = ggmlc_fp16_to_fp32(blocks[b].d);
+        int32_t sum = 0;
+        for (int j = 0; j < QK8_0; j++) sum += blocks[b].qs[j];
+        sums[b] = sum;
     }
 }
 
