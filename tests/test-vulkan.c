@@ -218,7 +218,9 @@ static void check_scheduler(void) {
         tap_skip("map_custom1/unary/soft_max constructors missing", "a perceptron split between %s and the CPU", ggml_backend_name(backend_test));
     } else if (tap_ok(out && ref && n == n_ref, "a perceptron split between %s and the CPU computes: %s", ggml_backend_name(backend_test),
                       out ? "yes" : ggmlc_last_error())) {
-        ok_nmse(out, ref, (size_t)n, 1e-8, "the split perceptron matches the CPU-only run");
+        /* 1e-6 as for the other f16-weight products: with cooperative matrices the f32
+         * activations of w2 are rounded to f16, as ggml's f16 products do */
+        ok_nmse(out, ref, (size_t)n, 1e-6, "the split perceptron matches the CPU-only run");
     }
     free(out);
     free(ref);
