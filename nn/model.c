@@ -1,6 +1,6 @@
 /*
  * model.c - models as graphs of nodes (a sequential model is a chain),
- * shape inference, the forward graph, summary, and compile: weights
+ * shape inference, the forward graph, and compile: weights
  * initialised and placed on the first configured device, a scheduler over
  * the configured backends (CPU last) for everything else.
  */
@@ -324,75 +324,6 @@ int64_t nn_input_elems(const ggmlc_model *m, int i) { return nn_shape_elems(m->i
 int64_t nn_output_elems(const ggmlc_model *m, int k) { return nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }
 int64_t nn_target_elems(const ggmlc_model *m, int k) {
     return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? 1 : nn_output_elems(m, k);
-}
-
-/* -------------------------------------------------------------- summary */
-
-int64_t ggmlc_model_param_count(ggmlc_model *m, bool trainable_only) {
-    int64_t n = 0;
-    for (int i = 0; m && i < m->n_layers; i++) {
-        const ggmlc_layer *l = m->layers[i];
-        for (int j = 0; j < l->n_params; j++) {
-            if (trainable_only && (!l->trainable || !l->params[j].trainable)) continue;
-            n += l->params[j].ne[0] * l->params[j].ne[1] * l->params[j].ne[2] * l->params[j].ne[3];
-        }
-    }
-    return n;
-}
-
-int ggmlc_model_layer_count(ggmlc_model *m) { return m ? m->n_layers : 0; }
-ggmlc_layer *ggmlc_model_layer(ggmlc_model *m, int i) { return m && i >= 0 && i < m->n_layers ? m->layers[i] : NULL; }
-
-static int node_shape(const ggmlc_node *n, int64_t shape[4]) {
-    for (int i = 0; i < n->n_dims; i++) shape[i] = n->shape[i];
-    return n->n_dims;
-}
-
-int ggmlc_model_output_shape(ggmlc_model *m, int64_t shape[4]) { return ggmlc_model_output_shape_at(m, 0, shape); }
-int ggmlc_model_input_count(ggmlc_model *m) { return m ? m->n_inputs : 0; }
-int ggmlc_model_output_count(ggmlc_model *m) { return m ? m->n_outputs : 0; }
-int ggmlc_model_input_shape(ggmlc_model *m, int i, int64_t shape[4]) {
-    return m && shape && i >= 0 && i < m->n_inputs ? node_shape(m->inputs[i], shape) : 0;
-}
-int ggmlc_model_output_shape_at(ggmlc_model *m, int k, int64_t shape[4]) {
-    return m && shape && k >= 0 && k < m->n_outputs ? node_shape(m->outputs[k], shape) : 0;
-}
-
-static void shape_text(char *buf, size_t size, const int64_t *shape, int n_dims) {
-    size_t k = (size_t)snprintf(buf, size, "(None");
-    for (int i = 0; i < n_dims && k < size; i++) k += (size_t)snprintf(buf + k, size - k, ", %lld", (long long)shape[i]);
-    if (k < size) snprintf(buf + k, size - k, ")");
-}
-
-void ggmlc_model_summary(ggmlc_model *m, FILE *out) {
-    if (!m || !out) return;
-    const char *rule = "_________________________________________________________________";
-    fprintf(out, "Model: \"%s\"\n%s\n", m->sequential ? "sequential" : "functional", rule);
-    fprintf(out, " %-28s %-22s %10s\n", "Layer (type)", "Output Shape", "Param #");
-    fprintf(out, "=================================================================\n");
-    for (int i = 0; i < m->n_nodes; i++) {
-        const ggmlc_node *n = m->nodes[i];
-        char name[160], shape[48];
-        int64_t params = 0;
-        if (n->kind == NODE_LAYER) {
-            snprintf(name, sizeof name, "%s (%s)", n->layer->name, n->layer->ops->kind);
-            for (int j = 0; j < n->layer->n_params; j++) {
-                const struct nn_param *p = &n->layer->params[j];
-                params += p->ne[0] * p->ne[1] * p->ne[2] * p->ne[3];
-            }
-        } else {
-            int input = 0;
-            for (int j = 0; j <= i; j++) input += m->nodes[j]->kind == NODE_INPUT;
-            if (n->kind == NODE_INPUT && m->n_inputs > 1) snprintf(name, sizeof name, "input_%d (InputLayer)", input);
-            else snprintf(name, sizeof name, "%s", n->kind == NODE_INPUT ? "input (InputLayer)" : n->kind == NODE_ADD ? "add (Add)" : "concatenate (Concatenate)");
-        }
-        shape_text(shape, sizeof shape, n->shape, n->n_dims);
-        fprintf(out, " %-28s %-22s %10lld\n", name, shape, (long long)params);
-    }
-    const int64_t total = ggmlc_model_param_count(m, false), trainable = ggmlc_model_param_count(m, true);
-    fprintf(out, "=================================================================\n");
-    fprintf(out, "Total params: %lld (%.2f KB)\nTrainable params: %lld\nNon-trainable params: %lld\n%s\n", (long long)total,
-            (double)total * 4 / 1024, (long long)trainable, (long long)(total - trainable), rule);
 }
 
 /* -------------------------------------------------------------- compile */

@@ -1,5 +1,6 @@
-// activations.glsl - scalar activation functions shared by unary.comp,
-// glu.comp and unary-back.comp (f32 arithmetic).
+// activations.glsl - scalar functions shared by the shaders (f32 arithmetic):
+// activations (unary.comp, glu.comp, unary-back.comp) and cos/sin of large
+// angles (rope.comp, timestep.comp).
 
 // erf with |error| < 1.5e-7 (Abramowitz and Stegun 7.1.26)
 float erf_approx(float x) {
@@ -25,4 +26,13 @@ float expm1_f(float x) {
 float xielu(float x, float alpha_n, float alpha_p, float beta, float eps) {
     if (x > 0.0) return alpha_p * x * x + beta * x;
     return (expm1_f(min(x, eps)) - x) * alpha_n + beta * x;
+}
+
+// cos and sin of theta reduced to [-pi, pi] with a two-part 2*pi, so that large
+// angles (long positions, timesteps) keep their precision on every driver
+vec2 cos_sin(float theta) {
+    const float k = round(theta * 0.15915494309189535);
+    float r = fma(-k, 6.28318548202514648, theta);
+    r = fma(-k, -1.7484556e-7, r);
+    return vec2(cos(r), sin(r));
 }

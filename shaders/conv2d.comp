@@ -2,7 +2,8 @@
 // conv_2d (direct): d[ow, oh, oc, n] = sum over ic, kh, kw of
 // k[kw, kh, ic, oc] * x[ow*s0 - p0 + kw*d0, oh*s1 - p1 + kh*d1, ic, n]
 // (positions outside x count as zero).  One invocation per output element;
-// kernel f32 or f16 (A_TYPE), data and result f32.
+// kernel f32 or f16 (A_TYPE), data and result f32.  Depthwise (conv_2d_dw):
+// the kernel is [KW, KH, 1, C] and output channel oc reads data channel oc only.
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
@@ -15,7 +16,7 @@ layout(push_constant) uniform PC {
     uint IW, IH, N, nx1, nx2, nx3;        // data, unit stride along IW
     uint OW, OH, nd0, nd1, nd2, nd3;      // result
     int s0, s1, p0, p1, d0, d1;
-    uint off_k, off_x, off_d;
+    uint off_k, off_x, off_d, depthwise;
 } p;
 
 void main() {
@@ -26,7 +27,7 @@ void main() {
     const int x0 = int(ow) * p.s0 - p.p0, y0 = int(oh) * p.s1 - p.p1;
     float acc = 0.0;
     for (uint ic = 0; ic < p.IC; ic++) {
-        const uint kbase = p.off_k + ic * p.nk2 + oc * p.nk3, xbase = p.off_x + ic * p.nx2 + n * p.nx3;
+        const uint kbase = p.off_k + ic * p.nk2 + oc * p.nk3, xbase = p.off_x + (p.depthwise != 0 ? oc : ic) * p.nx2 + n * p.nx3;
         for (uint kh = 0; kh < p.KH; kh++) {
             const int y = y0 + int(kh) * p.d1;
             if (y < 0 || y >= int(p.IH)) continue;

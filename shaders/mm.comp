@@ -1,6 +1,11 @@
 #version 450
 // Tiled matrix product with shared memory: a workgroup computes a BM x BN
 // tile of d, each thread TM x TN of it in registers (f32 accumulation).
+// TM and TN are multiples of 4: a thread's rows (and columns) come in runs
+// of 4 adjacent ones, read from shared memory as one vec4; neighbouring
+// threads own neighbouring runs, so those reads do not conflict.  Shared rows
+// are padded by 4 floats so that the k-major stores of the staging do not
+// conflict either.
 #include "types.glsl"
 #include "mm-push.glsl"
 
@@ -26,8 +31,38 @@ layout(binding = 2) writeonly buffer D { float data_d[]; };
 #define LOAD_A(row, k) TO_F32(A_TYPE, data_a[(row) + (k) * p.ka])
 #endif
 
-shared float sa[BK * BM];
-shared float sb[BK * BN];
+const uint LA = BM + 4, LB = BN + 4;  // padded shared row lengths (floats)
+shared vec4 sa[BK * LA / 4];
+shared vec4 sb[BK * LB / 4];
+
+// The next k-slice is loaded into registers while the current one is
+// multiplied from shared memory (BM * BK and BN * BK are multiples of WG).
+const uint PA = BM * BK / WG, PB = BN * BK / WG;
+float pa[PA], pb[PB];
+
+void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
+    const uint tid = gl_LocalInvocationID.x;
+    [[unroll]] for (uint r = 0; r < PA; r++) {
+        const uint i = tid + r * WG, gm = m0 + i / BK, gk = k0 + i % BK;
+        pa[r] = (gm < p.M && gk < p.K) ? LOAD_A(a_base + gm * p.nb01, gk) : 0.0;
+    }
+    [[unroll]] for (uint r = 0; r < PB; r++) {
+        const uint i = tid + r * WG, gn = n0 + i / BK, gk = k0 + i % BK;
+        pb[r] = (gn < p.N && gk < p.K) ? TO_F32(B_TYPE, data_b[b_base + gn * p.nb11 + gk * p.kb]) : 0.0;
+    }
+}
+
+void stash() {
+    const uint tid = gl_LocalInvocationID.x;
+    [[unroll]] for (uint r = 0; r < PA; r++) {
+        const uint i = tid + r * WG, at = (i % BK) * LA + i / BK;
+        sa[at / 4][at % 4] = pa[r];
+    }
+    [[unroll]] for (uint r = 0; r < PB; r++) {
+        const uint i = tid + r * WG, at = (i % BK) * LB + i / BK;
+        sb[at / 4][at % 4] = pb[r];
+    }
+}
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -35,36 +70,31 @@ void main() {
     const uint b2 = gl_WorkGroupID.z % p.ne12, b3 = gl_WorkGroupID.z / p.ne12;
     const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;
-    const uint RM = BM / TM;             // threads along m
+    const uint RM = BM / TM, RN = BN / TN; // threads along m and n
     const uint tm = tid % RM, tn = tid / RM;
 
     float acc[TM * TN];
     [[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
-    float ra[TM], rb[TN];
+    vec4 ra[TM / 4], rb[TN / 4];
 
+    fetch(0, m0, n0, a_base, b_base);
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
-        for (uint i = tid; i < BM * BK; i += WG) {
-            const uint kk = i % BK, mm = i / BK, gm = m0 + mm, gk = k0 + kk;
-            sa[kk * BM + mm] = (gm < p.M && gk < p.K) ? LOAD_A(a_base + gm * p.nb01, gk) : 0.0;
-        }
-        for (uint i = tid; i < BN * BK; i += WG) {
-            const uint kk = i % BK, nn = i / BK, gn = n0 + nn, gk = k0 + kk;
-            sb[kk * BN + nn] = (gn < p.N && gk < p.K) ? TO_F32(B_TYPE, data_b[b_base + gn * p.nb11 + gk * p.kb]) : 0.0;
-        }
+        stash();
         barrier();
+        if (k0 + BK < p.K) fetch(k0 + BK, m0, n0, a_base, b_base);
         [[unroll]] for (uint kk = 0; kk < BK; kk++) {
-            [[unroll]] for (uint i = 0; i < TM; i++) ra[i] = sa[kk * BM + tm + i * RM];
-            [[unroll]] for (uint j = 0; j < TN; j++) rb[j] = sb[kk * BN + tn + j * (WG / RM)];
+            [[unroll]] for (uint i = 0; i < TM / 4; i++) ra[i] = sa[kk * (LA / 4) + i * RM + tm];
+            [[unroll]] for (uint j = 0; j < TN / 4; j++) rb[j] = sb[kk * (LB / 4) + j * RN + tn];
             [[unroll]] for (uint j = 0; j < TN; j++)
-                [[unroll]] for (uint i = 0; i < TM; i++) acc[j * TM + i] = fma(ra[i], rb[j], acc[j * TM + i]);
+                [[unroll]] for (uint i = 0; i < TM; i++) acc[j * TM + i] = fma(ra[i / 4][i % 4], rb[j / 4][j % 4], acc[j * TM + i]);
         }
         barrier();
     }
     const uint d_base = p.off_d + b2 * p.nb2 + b3 * p.nb3;
     [[unroll]] for (uint j = 0; j < TN; j++) {
-        const uint gn = n0 + tn + j * (WG / RM);
+        const uint gn = n0 + (j / 4) * 4 * RN + tn * 4 + j % 4;
         [[unroll]] for (uint i = 0; i < TM; i++) {
-            const uint gm = m0 + tm + i * RM;
+            const uint gm = m0 + (i / 4) * 4 * RM + tm * 4 + i % 4;
             if (gm < p.M && gn < p.N) data_d[d_base + gn * p.nb1 + gm] = acc[j * TM + i];
         }
     }

@@ -1,77 +1,104 @@
 #version 450
-// Matrix-vector products (n small): a workgroup computes one row of d for
-// every column n < N; threads stride over k, then reduce in shared memory.
-// With VEC defined, a is read 4 floats (f32) or 8 halves (f16) at a time.
+// Matrix-vector products (N <= 8 columns of b): a workgroup computes R rows
+// of d for all NC (= N) columns.  Its threads stride along k together, so
+// every load of a and b is coalesced; each thread keeps R x NC partial sums,
+// added up per subgroup and then across subgroups (one barrier).  b is read
+// once per step and reused for the R rows.  With VEC, a is read 16 bytes at a
+// time (4 f32 or 8 f16/bf16 values) and b 4 floats at a time; without, one
+// value at a time (any alignment).
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "types.glsl"
 #include "mm-push.glsl"
 
 layout(constant_id = 0) const uint WG = 128;
-layout(constant_id = 1) const uint NMAX = 8;   // columns per pass
+layout(constant_id = 1) const uint R = 4;     // rows of d per workgroup
+layout(constant_id = 2) const uint NC = 1;    // columns of b = N (1..8)
 layout(local_size_x_id = 0) in;
 
 #if defined(VEC) && A_TYPE == 0
 layout(binding = 0) readonly buffer A { vec4 data_a[]; };
 #define A_PER 4
-#elif defined(VEC) && A_TYPE == 1
+#elif defined(VEC)
 layout(binding = 0) readonly buffer A { uvec4 data_a[]; };
 #define A_PER 8
 #else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #define A_PER 1
 #endif
+#ifdef VEC
+layout(binding = 1) readonly buffer B { vec4 data_b[]; };
+#else
 layout(binding = 1) readonly buffer B { STORAGE_T(B_TYPE) data_b[]; };
+#endif
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-shared float red[WG];
+shared float red[32 * R * NC]; // [subgroup][row * NC + column], at most 32 subgroups
 
-float block_sum(float v) {
-    const uint t = gl_LocalInvocationID.x;
-    barrier();
-    red[t] = v;
-    barrier();
-    for (uint s = WG / 2; s > 0; s >>= 1) {
-        if (t < s) red[t] += red[t + s];
-        barrier();
+float w[A_PER];     // A_PER values of one row of a
+float x[NC][A_PER]; // the matching values of each column of b
+
+void load_a(uint at) {
+#if A_PER == 4
+    const vec4 v = data_a[at];
+    w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
+#elif A_PER == 8
+    const uvec4 q = data_a[at];
+    [[unroll]] for (uint e = 0; e < 4; e++) {
+#if A_TYPE == 2
+        w[2 * e] = uintBitsToFloat(q[e] << 16);
+        w[2 * e + 1] = uintBitsToFloat(q[e] & 0xffff0000u);
+#else
+        const vec2 h = unpackHalf2x16(q[e]);
+        w[2 * e] = h.x;
+        w[2 * e + 1] = h.y;
+#endif
     }
-    return red[0];
+#else
+    w[0] = TO_F32(A_TYPE, data_a[at]);
+#endif
+}
+
+void load_b(uint j, uint at) {
+#ifdef VEC
+    [[unroll]] for (uint e = 0; e < A_PER / 4; e++) {
+        const vec4 v = data_b[at + e];
+        x[j][4 * e] = v.x; x[j][4 * e + 1] = v.y; x[j][4 * e + 2] = v.z; x[j][4 * e + 3] = v.w;
+    }
+#else
+    x[j][0] = TO_F32(B_TYPE, data_b[at]);
+#endif
 }
 
 void main() {
-    const uint m = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (m >= p.M) return;
+    const uint m0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * R;
+    if (m0 >= p.M) return;
     const uint tid = gl_LocalInvocationID.x;
     const uint b2 = gl_WorkGroupID.z % p.ne12, b3 = gl_WorkGroupID.z / p.ne12;
-    const uint a_row = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03 + m * p.nb01;
+    const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;
-    const uint d_base = p.off_d + b2 * p.nb2 + b3 * p.nb3;
-    for (uint n0 = 0; n0 < p.N; n0 += NMAX) {
-        float acc[NMAX];
-        [[unroll]] for (uint j = 0; j < NMAX; j++) acc[j] = 0.0;
-        const uint nn = min(NMAX, p.N - n0);
-        for (uint c = tid; c < p.K / A_PER; c += WG) {
-            const uint k = c * A_PER;
-#if A_PER == 4
-            const vec4 av = data_a[a_row + c];
-            const float w[4] = float[4](av.x, av.y, av.z, av.w);
-#elif A_PER == 8
-            const uvec4 q = data_a[a_row + c];
-            const vec2 h0 = unpackHalf2x16(q.x), h1 = unpackHalf2x16(q.y), h2 = unpackHalf2x16(q.z), h3 = unpackHalf2x16(q.w);
-            const float w[8] = float[8](h0.x, h0.y, h1.x, h1.y, h2.x, h2.y, h3.x, h3.y);
-#else
-            const float w[1] = float[1](TO_F32(A_TYPE, data_a[a_row + c]));
-#endif
-            [[unroll]] for (uint j = 0; j < NMAX; j++) {
-                if (j < nn) {
-                    const uint bj = b_base + (n0 + j) * p.nb11 + k;
-                    float s = 0.0;
-                    [[unroll]] for (uint e = 0; e < A_PER; e++) s = fma(w[e], TO_F32(B_TYPE, data_b[bj + e]), s);
-                    acc[j] += s;
-                }
+    const uint B_STEP = A_PER < 4 ? 1 : A_PER / 4; // b elements (vec4 or scalar) per step
+    float acc[R * NC];
+    [[unroll]] for (uint i = 0; i < R * NC; i++) acc[i] = 0.0;
+    for (uint c = tid; c < p.K / A_PER; c += WG) {
+        [[unroll]] for (uint j = 0; j < NC; j++) load_b(j, b_base + j * p.nb11 + c * B_STEP);
+        [[unroll]] for (uint r = 0; r < R; r++) {
+            // rows past the end re-read the last one; their sums are not stored
+            load_a(a_base + min(m0 + r, p.M - 1) * p.nb01 + c);
+            [[unroll]] for (uint j = 0; j < NC; j++) {
+                float s = acc[r * NC + j];
+                [[unroll]] for (uint e = 0; e < A_PER; e++) s = fma(w[e], x[j][e], s);
+                acc[r * NC + j] = s;
             }
         }
-        for (uint j = 0; j < nn; j++) {
-            const float total = block_sum(acc[j]);
-            if (tid == 0) data_d[d_base + (n0 + j) * p.nb1 + m] = total;
-        }
+    }
+    [[unroll]] for (uint i = 0; i < R * NC; i++) {
+        const float s = subgroupAdd(acc[i]);
+        if (subgroupElect()) red[gl_SubgroupID * R * NC + i] = s;
+    }
+    barrier();
+    if (tid < R * NC && m0 + tid / NC < p.M) {
+        float total = 0.0;
+        for (uint sg = 0; sg < gl_NumSubgroups; sg++) total += red[sg * R * NC + tid];
+        data_d[p.off_d + b2 * p.nb2 + b3 * p.nb3 + (tid % NC) * p.nb1 + m0 + tid / NC] = total;
     }
 }

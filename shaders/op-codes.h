@@ -46,6 +46,15 @@
 #define VK_UN_FILL        30 /* p0 */
 #define VK_UN_DIAG_MASK   31 /* i0 > i1 + n_past (push word n_past) ? p0 : x */
 #define VK_UN_XIELU       32 /* p0..p3: alpha_n, alpha_p, beta, eps */
+#define VK_UN_TRI         33 /* x inside the triangle of type n_past (enum ggml_tri_type), else 0 */
+#define VK_UN_DIAG        34 /* i0 == i1 ? x : 0, x read with i1 = 0 (mode 1) */
+#define VK_UN_ARANGE      35 /* p0 + p2 * i0, nothing read */
+
+/* unary.comp modes: where element i of d reads a */
+#define VK_UN_MODE_FLAT    0 /* element k of d reads element k of a (cpy/cont/reshape) */
+#define VK_UN_MODE_REPEAT  1 /* a repeated over d's shape */
+#define VK_UN_MODE_ROLL    2 /* cyclic shift by push words shift0..3, each in [0, ne) */
+#define VK_UN_MODE_REFLECT 3 /* dimension 0 padded by reflection, shift0 = left padding */
 
 /* glu.comp */
 #define VK_GLU_REGLU       0

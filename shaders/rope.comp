@@ -10,6 +10,7 @@
 //   4 vision   pairs (k, k + n_dims) over the whole row; the exponent restarts
 //     at each section
 #include "types.glsl"
+#include "activations.glsl"
 
 layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
@@ -38,14 +39,6 @@ void multi_section(uint k, out uint comp, out uint expo) {
     }
     const uint start = comp == 0 ? 0 : (comp == 1 ? start1 : (comp == 2 ? start2 : start3));
     expo = p.mode == 4 ? sector - start : k;
-}
-
-// theta reduced to [-pi, pi] with a two-part 2*pi so large positions keep precision
-vec2 cos_sin(float theta) {
-    const float k = round(theta * 0.15915494309189535);
-    float r = fma(-k, 6.28318548202514648, theta);
-    r = fma(-k, -1.7484556e-7, r);
-    return vec2(cos(r), sin(r));
 }
 
 void main() {

@@ -1,7 +1,9 @@
 #version 450
-// d = f(a) elementwise.  mode 0: a and d hold the same number of elements in
-// possibly different shapes (cpy/cont/reshape: element k of a goes to element
-// k of d); mode 1: a is repeated over d's shape (repeat, broadcasting fill).
+// d = f(a) elementwise, f by op (VK_UN_*), and where each element of d reads a
+// by mode (VK_UN_MODE_*): flat (cpy/cont/reshape: element k of a goes to
+// element k of d, shapes may differ), repeat (repeat, diag), roll, reflection
+// padding.  Position-dependent ops (diag masks, tri, diag, arange) look at the
+// element's index.
 #include "types.glsl"
 #include "op-codes.h"
 #include "activations.glsl"
@@ -15,8 +17,24 @@ layout(push_constant) uniform PC {
     uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
     uint off_a, off_d, op, mode;
     float p0, p1, p2, p3;
-    int n_past;
+    int n_past;                 // diag masks: n_past; tri: the triangle type
+    uint shift0, shift1, shift2, shift3;
 } p;
+
+bool tri_keeps(uint i0, uint i1) {
+    switch (p.n_past) {
+    case 3: return i0 < i1;    // GGML_TRI_TYPE_LOWER
+    case 2: return i0 <= i1;   // LOWER_DIAG
+    case 1: return i0 > i1;    // UPPER
+    default: return i0 >= i1;  // UPPER_DIAG
+    }
+}
+
+uint reflect_index(int j, int n) {
+    if (j < 0) j = -j;                 // mirror at the first element, which is not repeated
+    if (j >= n) j = 2 * (n - 1) - j;   // and at the last
+    return uint(j);
+}
 
 float apply(float x) {
     switch (p.op) {
@@ -61,13 +79,26 @@ void main() {
     uint r = idx / p.ne0;
     const uint i0 = idx % p.ne0, i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
     uint j0, j1, j2, j3;
-    if (p.mode == 0) {
+    if (p.mode == VK_UN_MODE_FLAT) {
         r = idx / p.ne00;
         j0 = idx % p.ne00; j1 = r % p.ne01; j2 = (r / p.ne01) % p.ne02; j3 = r / (p.ne01 * p.ne02);
+    } else if (p.mode == VK_UN_MODE_ROLL) {
+        j0 = (i0 + p.ne0 - p.shift0) % p.ne0; j1 = (i1 + p.ne1 - p.shift1) % p.ne1;
+        j2 = (i2 + p.ne2 - p.shift2) % p.ne2; j3 = (i3 + p.ne3 - p.shift3) % p.ne3;
+    } else if (p.mode == VK_UN_MODE_REFLECT) {
+        j0 = reflect_index(int(i0) - int(p.shift0), int(p.ne00)); j1 = i1; j2 = i2; j3 = i3;
     } else {
         j0 = i0 % p.ne00; j1 = i1 % p.ne01; j2 = i2 % p.ne02; j3 = i3 % p.ne03;
     }
-    const float x = p.op == VK_UN_FILL ? 0.0 : TO_F32(A_TYPE, data_a[p.off_a + j0 * p.nb00 + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03]);
-    const float v = p.op == VK_UN_DIAG_MASK ? (int(i0) > int(i1) + p.n_past ? p.p0 : x) : apply(x);
+    const bool reads = p.op != VK_UN_FILL && p.op != VK_UN_ARANGE;
+    const float x = reads ? TO_F32(A_TYPE, data_a[p.off_a + j0 * p.nb00 + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03]) : 0.0;
+    float v;
+    switch (p.op) {
+    case VK_UN_DIAG_MASK: v = int(i0) > int(i1) + p.n_past ? p.p0 : x; break;
+    case VK_UN_TRI: v = tri_keeps(i0, i1) ? x : 0.0; break;
+    case VK_UN_DIAG: v = i0 == i1 ? x : 0.0; break;
+    case VK_UN_ARANGE: v = p.p0 + p.p2 * float(i0); break;
+    default: v = apply(x); break;
+    }
     data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, v);
 }

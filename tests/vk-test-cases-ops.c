@@ -173,7 +173,66 @@ static struct ggml_tensor *c_im2col_back_1d(struct ggml_context *ctx) {
     return ggml_im2col_back(ctx, F16("k", 3, 4, 2, 1), F32("g", 12, 8, 3, 1), ne, 2, 0, 0, 0, 2, 0, false);
 }
 
+/* ------------------------------------------- position-dependent, layout */
+
+#define TRI_CASE(fn, type) static struct ggml_tensor *fn(struct ggml_context *ctx) { return ggml_tri(ctx, F32("a", 9, 11, 3, 1), type); }
+TRI_CASE(c_tri_upper_diag, GGML_TRI_TYPE_UPPER_DIAG)
+TRI_CASE(c_tri_upper, GGML_TRI_TYPE_UPPER)
+TRI_CASE(c_tri_lower_diag, GGML_TRI_TYPE_LOWER_DIAG)
+TRI_CASE(c_tri_lower, GGML_TRI_TYPE_LOWER)
+static struct ggml_tensor *c_tri_f16(struct ggml_context *ctx) { return ggml_tri(ctx, F16("a", 12, 12, 2, 1), GGML_TRI_TYPE_LOWER_DIAG); }
+static struct ggml_tensor *c_diag(struct ggml_context *ctx) { return ggml_diag(ctx, F32("a", 13, 1, 3, 2)); }
+static struct ggml_tensor *c_arange(struct ggml_context *ctx) {
+    (void)F32("unused", 1, 1, 1, 1); /* the case needs a leaf to fill */
+    return ggml_arange(ctx, -3.5f, 40.0f, 0.37f);
+}
+static struct ggml_tensor *c_roll(struct ggml_context *ctx) { return ggml_roll(ctx, F32("a", 10, 7, 3, 2), 3, -2, 5, 1); }
+static struct ggml_tensor *c_roll_f16_view(struct ggml_context *ctx) {
+    return ggml_roll(ctx, ggml_transpose(ctx, F16("a", 6, 9, 1, 1)), -4, 2, 0, 0);
+}
+static struct ggml_tensor *c_pad_reflect_1d(struct ggml_context *ctx) { return ggml_pad_reflect_1d(ctx, F32("a", 10, 4, 3, 1), 3, 9); }
+static struct ggml_tensor *c_timestep_embedding(struct ggml_context *ctx) {
+    return ggml_timestep_embedding(ctx, F32("pos:t", 9, 1, 1, 1), 65, 10000);
+}
+static struct ggml_tensor *c_timestep_embedding_large(struct ggml_context *ctx) {
+    return ggml_timestep_embedding(ctx, ggml_scale(ctx, F32("pos:t", 5, 1, 1, 1), 500.0f), 32, 10000);
+}
+static struct ggml_tensor *c_conv_2d_dw(struct ggml_context *ctx) {
+    return ggml_conv_2d_dw_direct(ctx, F32("k", 3, 3, 1, 6), F32("x", 12, 10, 6, 2), 1, 2, 1, 1, 2, 1);
+}
+static struct ggml_tensor *c_conv_2d_dw_f16(struct ggml_context *ctx) {
+    return ggml_conv_2d_dw_direct(ctx, F16("k", 5, 3, 1, 4), F32("x", 11, 9, 4, 1), 2, 1, 2, 0, 1, 1);
+}
+
+/* ------------------------------------------------------------ acc, set */
+
+/* b lands in a [10, 8, 3] at offset (2, 1, 1) with a's strides */
+static struct ggml_tensor *c_acc(struct ggml_context *ctx) {
+    struct ggml_tensor *a = F32("a", 10, 8, 3, 1);
+    return ggml_acc(ctx, a, F32("b", 6, 5, 2, 1), a->nb[1], a->nb[2], a->nb[3], (2 + 10 + 80) * sizeof(float));
+}
+static struct ggml_tensor *c_acc_inplace_chain(struct ggml_context *ctx) {
+    struct ggml_tensor *a = ggml_scale(ctx, F32("a", 16, 6, 1, 1), 2.0f);
+    return ggml_acc_inplace(ctx, a, F32("b", 5, 3, 1, 1), 2 * a->nb[1], a->nb[2], a->nb[3], 3 * sizeof(float));
+}
+static struct ggml_tensor *c_set(struct ggml_context *ctx) {
+    struct ggml_tensor *a = F32("a", 10, 8, 3, 1);
+    return ggml_set(ctx, a, F32("big:b", 6, 5, 2, 1), a->nb[1], a->nb[2], a->nb[3], (1 + 20) * sizeof(float));
+}
+static struct ggml_tensor *c_set_1d(struct ggml_context *ctx) { return ggml_set_1d(ctx, F32("a", 50, 1, 1, 1), F32("big:b", 17, 1, 1, 1), 8 * sizeof(float)); }
+static struct ggml_tensor *c_set_2d(struct ggml_context *ctx) {
+    struct ggml_tensor *a = F32("a", 12, 9, 1, 1);
+    return ggml_set_2d(ctx, a, ggml_transpose(ctx, F32("big:b", 4, 7, 1, 1)), a->nb[1], 2 * a->nb[1] + 4 * sizeof(float));
+}
+
+/* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
+static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
+    struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
+    return ggml_acc(ctx, a, F32("b", 5, 4, 1, 1), 2 * sizeof(float), a->nb[2], a->nb[3], 0);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
+#define DECLINED(fn) {#fn + 2, fn, 0, false}
 static const struct vk_test_case cases[] = {
     CASE(c_xielu, 1e-10), CASE(c_xielu_small, 1e-10), CASE(c_xielu_f16, 1e-6),
     CASE(c_back_abs, 1e-12), CASE(c_back_sgn, 0), CASE(c_back_neg, 1e-12), CASE(c_back_step, 0), CASE(c_back_tanh, 1e-8),
@@ -190,6 +249,11 @@ static const struct vk_test_case cases[] = {
     CASE(c_conv_2d_direct, 1e-10), CASE(c_conv_2d_direct_f16_strided, 1e-6), CASE(c_conv_2d_direct_view, 1e-10),
     CASE(c_pool_2d_back_max, 0), CASE(c_pool_2d_back_max_ties, 0), CASE(c_pool_2d_back_avg, 1e-12), CASE(c_pool_2d_back_f16, 0),
     CASE(c_im2col_back_2d, 1e-12), CASE(c_im2col_back_1d, 1e-12),
+    CASE(c_tri_upper_diag, 0), CASE(c_tri_upper, 0), CASE(c_tri_lower_diag, 0), CASE(c_tri_lower, 0), CASE(c_tri_f16, 0),
+    CASE(c_diag, 0), CASE(c_arange, 1e-12), CASE(c_roll, 0), CASE(c_roll_f16_view, 0), CASE(c_pad_reflect_1d, 0),
+    CASE(c_timestep_embedding, 1e-10), CASE(c_timestep_embedding_large, 1e-9), CASE(c_conv_2d_dw, 1e-10), CASE(c_conv_2d_dw_f16, 1e-6),
+    CASE(c_acc, 1e-12), CASE(c_acc_inplace_chain, 1e-12), CASE(c_set, 0), CASE(c_set_1d, 0), CASE(c_set_2d, 0),
+    DECLINED(c_acc_overlapping),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {

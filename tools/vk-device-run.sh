@@ -8,8 +8,11 @@
 #   cp tests/.libs/test-vulkan $P/bin/; cp tools/vk-device-run.sh $P/
 #   (cd $P/gl/root && apt-get download libvulkan1 ...)   # see /work/shared/tools/device-vulkan-prep
 # Run there, from the repository root, carrying $P:
-#   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [bench] [torch] [all]
-# Everything is printed and also written to $OUT/vk-device.log when $OUT is set.
+#   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [bench] [sweep] [torch] [all]
+# (the loader packages are taken from $P/gl, or from .gl in the current directory).
+# "sweep" times the tuning variants (tile and row-count overrides) of the kernels.
+# Everything is printed and also written to $OUT/vk-device.log when $OUT is set; the
+# last lines summarise each benchmark's median GPU time and rate.
 set -u
 P=${VK_PREFIX:-$(cd "$(dirname "$0")" && pwd)}
 what=" ${*:-all} "
@@ -21,11 +24,13 @@ run() { say "\$ $*"; "$@" 2>&1 | tee -a "$log"; }
 
 # The GPU machine has NVIDIA's driver but no Vulkan loader: unpack the carried
 # packages (VK_LOCAL=1 skips this, to try the script on the build machine).
+GL=$P/gl
+[ -d "$GL" ] || GL=$PWD/.gl
 if [ -z "${VK_LOCAL:-}" ]; then
-    for f in "$P"/gl/root/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+    for f in "$GL"/root/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
     ldconfig
     mkdir -p /tmp/gl
-    for f in "$P"/gl/lib/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gl; done
+    for f in "$GL"/lib/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/gl; done
 fi
 export LD_LIBRARY_PATH="$P/lib:/tmp/gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PATH="$P/bin:/tmp/gl/usr/bin:$PATH"
@@ -59,33 +64,53 @@ fi
 # median GPU time (us) of the graphs logged with GGMLC_DEBUG=vulkan, warm-up excluded
 gpu_median() { grep 'us on the GPU' | sed 's/.*barriers, \([0-9.]*\) us.*/\1/' | tail -n +2 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-bench() { # label, then ggmlc-bench arguments
-    label=$1
-    shift
+summary=/tmp/vk-summary.txt
+: > $summary
+# label, work (bytes for mat-vec: "B:n"; flops for GEMM: "F:n"), then ggmlc-bench arguments
+bench() {
+    label=$1 work=$2
+    shift 2
     say "== $label: ggmlc-bench $*"
     GGMLC_DEBUG=vulkan timeout 90 ggmlc-bench "$@" --backend vulkan --reps 20 --json > /tmp/bench.out 2> /tmp/bench.err
     cat /tmp/bench.out | tee -a "$log"
-    say "gpu_median_us=$(gpu_median < /tmp/bench.err)"
+    us=$(gpu_median < /tmp/bench.err)
+    say "gpu_median_us=$us"
+    grep -v 'us on the GPU' /tmp/bench.err | grep -iE 'error|fail|fallback' | head -3 | tee -a "$log"
+    awk -v l="$label" -v w="$work" -v us="$us" 'BEGIN { split(w, a, ":"); r = us > 0 ? a[2] / us : 0;
+        if (a[1] == "B") printf "%-58s %9.2f us %8.0f GB/s\n", l, us, r / 1e3; else printf "%-58s %9.2f us %8.1f TFLOPS\n", l, us, r / 1e6 }' >> $summary
+}
+GEMM="--m 4096 --n 4096 --k 4096"
+F=F:137438953472
+mv() { # weight type, bytes, label suffix
+    bench "matrix-vector 14336x4096 $1${3:-}" B:$2 mul_mat --type $1 --m 1 --n 14336 --k 4096
 }
 
 if [[ $what == *" bench "* || $what == *" all "* ]]; then
-    bench "GEMM f32 4096^3" mul_mat --type f32 --m 4096 --n 4096 --k 4096
-    for tile in 256,128,128,8,8,8 256,128,128,32,8,8 256,128,256,16,8,16 128,128,128,16,8,16 256,64,128,16,4,8; do
-        export GGMLC_VK_MM_TILE=$tile
-        bench "GEMM f32 4096^3, tile $tile" mul_mat --type f32 --m 4096 --n 4096 --k 4096
+    bench "GEMM f32 4096^3" $F mul_mat --type f32 $GEMM
+    bench "GEMM f16 weights x f32 activations 4096^3 (coopmat)" $F mul_mat --type f16 $GEMM
+    GGMLC_VK_COOPMAT=0 bench "GEMM f16 4096^3 without coopmat" $F mul_mat --type f16 $GEMM
+    mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
+    for n in 2 8; do
+        bench "matrix-vector 14336x4096 q4_0, $n columns" B:33030144 mul_mat --type q4_0 --m $n --n 14336 --k 4096
     done
-    unset GGMLC_VK_MM_TILE
-    bench "GEMM f16 weights x f32 activations 4096^3" mul_mat --type f16 --m 4096 --n 4096 --k 4096
-    for tile in 128,128,128,32,64,64 256,128,256,32,64,64 256,256,128,32,64,64 128,128,64,64,64,32; do
-        export GGMLC_VK_COOPMAT_TILE=$tile
-        bench "GEMM f16 4096^3, coopmat tile $tile" mul_mat --type f16 --m 4096 --n 4096 --k 4096
+fi
+
+if [[ $what == *" sweep "* ]]; then
+    for v in ${VK_SWEEP_MV:-128,1 128,4}; do
+        export GGMLC_VK_MV=$v
+        mv f16 117440512 " MV=$v"; mv f32 234881024 " MV=$v"
     done
-    unset GGMLC_VK_COOPMAT_TILE
-    export GGMLC_VK_COOPMAT=0
-    bench "GEMM f16 4096^3 without coopmat" mul_mat --type f16 --m 4096 --n 4096 --k 4096
-    unset GGMLC_VK_COOPMAT
-    for t in f16 q8_0 q4_0 f32; do
-        bench "matrix-vector 14336x4096 $t" mul_mat --type $t --m 1 --n 14336 --k 4096
+    unset GGMLC_VK_MV
+    for v in ${VK_SWEEP_MVQ:-128,1,1024 128,2,1024 128,2,528 128,4,528 128,1,2048 64,2,1024 256,1,1024}; do
+        export GGMLC_VK_MVQ=$v
+        mv q8_0 62390272 " MVQ=$v"; mv q4_0 33030144 " MVQ=$v"
+    done
+    unset GGMLC_VK_MVQ
+    for tile in ${VK_SWEEP_MM:-256,128,128,8,8,8 256,128,128,32,8,8 128,128,64,16,8,8 256,128,64,16,8,4 256,64,128,16,4,8}; do
+        GGMLC_VK_MM_TILE=$tile bench "GEMM f32 4096^3, tile $tile" $F mul_mat --type f32 $GEMM
+    done
+    for tile in ${VK_SWEEP_COOPMAT:-256,128,128,32,64,32 128,128,64,64,64,32 256,128,128,64,32,64 128,64,128,64,32,64}; do
+        GGMLC_VK_COOPMAT_TILE=$tile bench "GEMM f16 4096^3, coopmat tile $tile" $F mul_mat --type f16 $GEMM
     done
 fi
 
@@ -120,3 +145,6 @@ t = timed(lambda: dst.copy_(src))
 print(f"torch device copy 1 GiB: {2*(1<<30)/t/1e9:.0f} GB/s (read + write)")
 EOF
 fi
+
+say "== summary (median GPU time of 20 runs after a warm-up)"
+cat $summary | tee -a "$log"

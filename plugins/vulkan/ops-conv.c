@@ -1,6 +1,6 @@
 /*
  * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat),
- * conv_2d (direct), conv_transpose_2d, pool_1d / pool_2d and upscale (nearest,
+ * conv_2d and conv_2d_dw (direct), conv_transpose_2d, pool_1d / pool_2d and upscale (nearest,
  * bilinear, bicubic); the gradients im2col_back and pool_2d_back.
  */
 #include "vk-impl.h"
@@ -134,14 +134,15 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
 
 /* ------------------------------------------------------ conv_2d (direct) */
 
-/* a: kernel [KW, KH, IC, OC] (f32/f16), b: data [W, H, IC, N] (f32), both with unit-stride rows;
- * op_params: s0, s1, p0, p1, d0, d1. */
+/* a: kernel [KW, KH, IC, OC] (f32/f16; depthwise [KW, KH, 1, C]), b: data [W, H, IC, N] (f32),
+ * both with unit-stride rows; op_params: s0, s1, p0, p1, d0, d1. */
 static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     for (int i = 0; i < 6; i++)
         if (vk_param_i32(node, i) < (i < 2 || i >= 4 ? 1 : 0)) return false; /* strides and dilations >= 1, padding >= 0 */
+    const bool channels_ok = node->op == GGML_OP_CONV_2D_DW ? k->ne[2] == 1 && k->ne[3] == x->ne[2] : k->ne[2] == x->ne[2];
     return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
-           node->type == GGML_TYPE_F32 && k->ne[2] == x->ne[2] && node->ne[2] == k->ne[3] && node->ne[3] == x->ne[3] &&
+           node->type == GGML_TYPE_F32 && channels_ok && node->ne[2] == k->ne[3] && node->ne[3] == x->ne[3] &&
            k->nb[0] == ggml_type_size(k->type) && x->nb[0] == 4 && vk_shape_fits(k) && vk_shape_fits(x) && vk_shape_fits(node);
 }
 
@@ -159,6 +160,7 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
     };
     memcpy(ds.push, push, sizeof push);
     for (int i = 0; i < 6; i++) ds.push[19 + i] = (uint32_t)vk_param_i32(node, i);
+    ds.push[28] = node->op == GGML_OP_CONV_2D_DW;
     vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 25);
     vk_dispatch_bind(&ds, x, false, 4, 26);
     vk_dispatch_bind(&ds, node, true, 4, 27);
@@ -243,6 +245,7 @@ void vk_ops_conv_register(struct vk_op_kernel *t) {
     t[GGML_OP_IM2COL_BACK] = (struct vk_op_kernel){im2col_back_supports, im2col_back_record};
     t[GGML_OP_POOL_2D_BACK] = (struct vk_op_kernel){pool_2d_back_supports, pool_2d_back_record};
     t[GGML_OP_CONV_2D] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record};
+    t[GGML_OP_CONV_2D_DW] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record};
     t[GGML_OP_CONV_TRANSPOSE_2D] = (struct vk_op_kernel){conv_transpose_2d_supports, conv_transpose_2d_record};
     t[GGML_OP_UPSCALE] = (struct vk_op_kernel){upscale_supports, upscale_record};
     t[GGML_OP_IM2COL] = (struct vk_op_kernel){im2col_supports, im2col_record};

@@ -1,9 +1,10 @@
 /*
  * ops-elementwise.c - binary ops with broadcasting (add, sub, mul, div,
  * add1), unary functions, scale/clamp/leaky_relu/fill, copies between
- * F32/F16/BF16 (cpy, cont, dup), repeat and repeat_back, diag_mask_inf/zero,
+ * F32/F16/BF16 (cpy, cont, dup), repeat and repeat_back, roll,
+ * pad_reflect_1d, diag_mask_inf/zero, tri, diag, arange,
  * the gated linear units, silu_back, unary_back (the gradient of every
- * activation) and add_id.
+ * activation), add_id, acc and set.
  */
 #include <math.h>
 
@@ -92,15 +93,29 @@ static int unary_code(const struct ggml_tensor *node) {
     case GGML_OP_LEAKY_RELU: return VK_UN_LEAKY_RELU;
     case GGML_OP_FILL: return VK_UN_FILL;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: return VK_UN_DIAG_MASK;
-    case GGML_OP_CPY: case GGML_OP_CONT: case GGML_OP_DUP: case GGML_OP_REPEAT: return VK_UN_COPY;
+    case GGML_OP_TRI: return VK_UN_TRI;
+    case GGML_OP_DIAG: return VK_UN_DIAG;
+    case GGML_OP_ARANGE: return VK_UN_ARANGE;
+    case GGML_OP_CPY: case GGML_OP_CONT: case GGML_OP_DUP: case GGML_OP_REPEAT: case GGML_OP_ROLL: case GGML_OP_PAD_REFLECT_1D:
+        return VK_UN_COPY;
     case GGML_OP_UNARY: return unary_op_code(ggml_get_unary_op(node));
     default: return -1;
     }
 }
 
-/* The source read by a unary-shaped node (FILL reads nothing but binds its own output). */
+/* The source read by a unary-shaped node (FILL and ARANGE read nothing but bind their own output). */
 static const struct ggml_tensor *unary_src(const struct ggml_tensor *node) {
-    return node->op == GGML_OP_FILL ? node : node->src[0];
+    return node->op == GGML_OP_FILL || node->op == GGML_OP_ARANGE ? node : node->src[0];
+}
+
+/* Where d's elements read a (unary.comp's modes). */
+static uint32_t unary_mode(const struct ggml_tensor *node) {
+    switch (node->op) {
+    case GGML_OP_REPEAT: case GGML_OP_DIAG: return VK_UN_MODE_REPEAT;
+    case GGML_OP_ROLL: return VK_UN_MODE_ROLL;
+    case GGML_OP_PAD_REFLECT_1D: return VK_UN_MODE_REFLECT;
+    default: return VK_UN_MODE_FLAT;
+    }
 }
 
 static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *node) {
@@ -112,7 +127,17 @@ static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *
         return ggml_nelements(a) == ggml_nelements(node);
     case GGML_OP_REPEAT:
         return a->type == node->type && ggml_can_repeat(a, node);
-    default: /* same-shape functions keep the type */
+    case GGML_OP_DIAG: /* a row per matrix, spread on the diagonal */
+        return a->type == node->type && a->ne[1] == 1 && node->ne[0] == a->ne[0] && node->ne[1] == a->ne[0] &&
+               node->ne[2] == a->ne[2] && node->ne[3] == a->ne[3];
+    case GGML_OP_ARANGE:
+        return node->type == GGML_TYPE_F32;
+    case GGML_OP_PAD_REFLECT_1D: { /* op_params: p0, p1, each below ne0 (a reflection, not a wrap) */
+        const int32_t p0 = vk_param_i32(node, 0), p1 = vk_param_i32(node, 1);
+        return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && p0 >= 0 && p1 >= 0 && p0 < a->ne[0] && p1 < a->ne[0] &&
+               node->ne[0] == a->ne[0] + p0 + p1 && node->ne[1] == a->ne[1] && node->ne[2] == a->ne[2] && node->ne[3] == a->ne[3];
+    }
+    default: /* same-shape functions keep the type (roll, tri too) */
         return a->type == node->type && ggml_are_same_shape(a, node);
     }
 }
@@ -124,7 +149,7 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     vk_push_shape(ds.push, 0, a);
     vk_push_shape(ds.push, 8, node);
     ds.push[18] = (uint32_t)unary_code(node);
-    ds.push[19] = node->op == GGML_OP_REPEAT ? 1 : 0;
+    ds.push[19] = unary_mode(node);
     switch (node->op) {
     case GGML_OP_SCALE:
         ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
@@ -140,13 +165,29 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     case GGML_OP_UNARY: /* xIELU's alpha_n, alpha_p, beta, eps follow the sub-op */
         for (int i = 0; i < 4; i++) ds.push[20 + i] = vk_f32_bits(vk_param_f32(node, 1 + i));
         break;
+    case GGML_OP_TRI: /* the triangle type */
+        ds.push[24] = (uint32_t)vk_param_i32(node, 0);
+        break;
+    case GGML_OP_ARANGE: /* start, step */
+        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
+        ds.push[22] = vk_f32_bits(vk_param_f32(node, 2));
+        break;
+    case GGML_OP_ROLL: /* shifts as the source offset of each dimension, in [0, ne) */
+        for (int i = 0; i < 4; i++) {
+            const int64_t n = node->ne[i], shift = vk_param_i32(node, i) % n;
+            ds.push[25 + i] = (uint32_t)(shift < 0 ? shift + n : shift);
+        }
+        break;
+    case GGML_OP_PAD_REFLECT_1D: /* left padding */
+        ds.push[25] = (uint32_t)vk_param_i32(node, 0);
+        break;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: /* masked value, then n_past */
         ds.push[20] = vk_f32_bits(node->op == GGML_OP_DIAG_MASK_INF ? -INFINITY : 0.0f);
         ds.push[24] = (uint32_t)vk_param_i32(node, 0);
         break;
     default: break;
     }
-    vk_dispatch_bind(&ds, a, node->op == GGML_OP_FILL, ggml_type_size(a->type), 16);
+    vk_dispatch_bind(&ds, a, a == node, ggml_type_size(a->type), 16);
     vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), 17);
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
@@ -274,14 +315,67 @@ static enum ggml_status add_id_record(struct vk_rec *rec, const struct ggml_tens
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ---------------------------------------------------------- acc, set */
+
+/* op_params: the view's byte strides nb1, nb2, nb3 and byte offset (then inplace). */
+static void acc_view(const struct ggml_tensor *node, uint32_t v[4]) {
+    for (int i = 0; i < 4; i++) v[i] = (uint32_t)vk_param_i32(node, i) / 4;
+}
+
+/* a, b f32, a contiguous (the constructor's contract); the view's cells must not overlap, or
+ * the order of the updates would matter. */
+static bool acc_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (a->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32 || node->type != GGML_TYPE_F32 || !ggml_is_contiguous(a) ||
+        !ggml_is_contiguous(node) || !ggml_are_same_shape(a, node) || !vk_shape_fits(a) || !vk_shape_fits(b))
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (vk_param_i32(node, i) < 0 || vk_param_i32(node, i) % 4 != 0) return false;
+    uint32_t v[4];
+    acc_view(node, v);
+    const uint64_t span1 = (uint64_t)b->ne[0], span2 = span1 + (uint64_t)v[0] * (uint64_t)(b->ne[1] - 1);
+    const uint64_t span3 = span2 + (uint64_t)v[1] * (uint64_t)(b->ne[2] - 1);
+    return (b->ne[1] == 1 || v[0] >= span1) && (b->ne[2] == 1 || v[1] >= span2) && (b->ne[3] == 1 || v[2] >= span3);
+}
+
+static enum ggml_status acc_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    struct vk_dispatch ds;
+    if (node->data != a->data || vk_tensor_buffer(rec->d, node) != vk_tensor_buffer(rec->d, a)) { /* not in place: a first */
+        vk_dispatch_init(&ds, vk_shader_find("unary_f32_f32"));
+        vk_push_shape(ds.push, 0, a);
+        vk_push_shape(ds.push, 8, node);
+        ds.push[18] = VK_UN_COPY;
+        ds.push[19] = VK_UN_MODE_FLAT;
+        vk_dispatch_bind(&ds, a, false, 4, 16);
+        vk_dispatch_bind(&ds, node, true, 4, 17);
+        vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+        const enum ggml_status s = vk_record_dispatch(rec, &ds);
+        if (s != GGML_STATUS_SUCCESS) return s;
+    }
+    vk_dispatch_init(&ds, vk_shader_find("acc_f32"));
+    vk_push_shape(ds.push, 0, b);
+    uint32_t v[4];
+    acc_view(node, v);
+    memcpy(&ds.push[8], v, sizeof v);
+    ds.push[12] = node->op == GGML_OP_SET;
+    vk_dispatch_bind(&ds, b, false, 4, 13);
+    vk_dispatch_bind(&ds, node, true, 4, 14);
+    vk_groups_1d(rec->d, ggml_nelements(b), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_elementwise_register(struct vk_op_kernel *t) {
+    t[GGML_OP_ACC] = (struct vk_op_kernel){acc_supports, acc_record};
+    t[GGML_OP_SET] = (struct vk_op_kernel){acc_supports, acc_record};
     t[GGML_OP_UNARY_BACK] = (struct vk_op_kernel){unary_back_supports, unary_back_record};
     t[GGML_OP_ADD_ID] = (struct vk_op_kernel){add_id_supports, add_id_record};
     t[GGML_OP_REPEAT_BACK] = (struct vk_op_kernel){repeat_back_supports, repeat_back_record};
     static const enum ggml_op binary[] = {GGML_OP_ADD, GGML_OP_ADD1, GGML_OP_SUB, GGML_OP_MUL, GGML_OP_DIV};
     static const enum ggml_op unary[] = {GGML_OP_UNARY, GGML_OP_SQR, GGML_OP_SQRT, GGML_OP_LOG, GGML_OP_SIN, GGML_OP_COS,
                                          GGML_OP_SCALE, GGML_OP_CLAMP, GGML_OP_LEAKY_RELU, GGML_OP_FILL, GGML_OP_CPY,
-                                         GGML_OP_CONT, GGML_OP_DUP, GGML_OP_REPEAT, GGML_OP_DIAG_MASK_INF, GGML_OP_DIAG_MASK_ZERO};
+                                         GGML_OP_CONT, GGML_OP_DUP, GGML_OP_REPEAT, GGML_OP_DIAG_MASK_INF, GGML_OP_DIAG_MASK_ZERO,
+                                         GGML_OP_TRI, GGML_OP_DIAG, GGML_OP_ARANGE, GGML_OP_ROLL, GGML_OP_PAD_REFLECT_1D};
     for (size_t i = 0; i < sizeof binary / sizeof *binary; i++) t[binary[i]] = (struct vk_op_kernel){binary_supports, binary_record};
     for (size_t i = 0; i < sizeof unary / sizeof *unary; i++) t[unary[i]] = (struct vk_op_kernel){unary_supports, unary_record};
     t[GGML_OP_GLU] = (struct vk_op_kernel){glu_supports, glu_record};

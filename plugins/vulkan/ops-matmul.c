@@ -1,7 +1,8 @@
 /*
  * ops-matmul.c - mul_mat: d = a^T b per batch (a: [K, M], b: [K, N], d: [M, N]),
- * a broadcast over b's batch dims.  A tiled shared-memory GEMM for N > 8,
- * a matrix-vector kernel (one workgroup per row of d) for N <= 8.  Weights
+ * a broadcast over b's batch dims.  A tiled shared-memory GEMM (tensor cores for
+ * f16 weights where available) for N > 8, matrix-vector kernels (a few rows of d
+ * per workgroup, see mv_dispatch) for N <= 8.  Weights
  * F32, F16, BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K,
  * dequantized while loading).  out_prod runs on the same tiled GEMM.
  */
@@ -21,13 +22,14 @@ struct mm_tiles {
 static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     struct mm_tiles t = {256, 64, 64, 16, 4, 4};
     if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && d->props.limits.maxComputeSharedMemorySize >= 32768)
-        t = (struct mm_tiles){256, 128, 128, 8, 8, 8}; /* the fastest of 6 tried on an H200 */
+        t = (struct mm_tiles){256, 128, 128, 16, 8, 8}; /* the fastest of those tried on an H200 (BENCHMARKS.md) */
     /* $GGMLC_VK_MM_TILE="WG,BM,BN,BK,TM,TN" tries other tiles (ignored unless consistent) */
     const char *env = getenv("GGMLC_VK_MM_TILE");
     struct mm_tiles v;
-    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &v.wg, &v.bm, &v.bn, &v.bk, &v.tm, &v.tn) == 6 && v.tm && v.tn &&
-        v.bm % v.tm == 0 && v.bn % v.tn == 0 && v.wg == (v.bm / v.tm) * (v.bn / v.tn) &&
-        v.wg <= d->props.limits.maxComputeWorkGroupInvocations && 4ull * v.bk * (v.bm + v.bn) <= d->props.limits.maxComputeSharedMemorySize)
+    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &v.wg, &v.bm, &v.bn, &v.bk, &v.tm, &v.tn) == 6 && v.tm && v.tn && v.tm % 4 == 0 &&
+        v.tn % 4 == 0 && v.bm % v.tm == 0 && v.bn % v.tn == 0 && v.wg == (v.bm / v.tm) * (v.bn / v.tn) &&
+        (v.bm * v.bk) % v.wg == 0 && (v.bn * v.bk) % v.wg == 0 &&
+        v.wg <= d->props.limits.maxComputeWorkGroupInvocations && 4ull * v.bk * (v.bm + v.bn + 8) <= d->props.limits.maxComputeSharedMemorySize)
         t = v;
     return t;
 }
@@ -71,22 +73,83 @@ static void push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, 
     ds->push[18] = ds->push[19] = 1; /* unit k strides */
 }
 
-/* Rows of d per workgroup of the quantized matrix-vector kernel.  Quantized rows are
- * short (4096 q8_0 values: 4.3 KiB), so on GPUs a workgroup takes 4 of them to keep
- * more loads in flight (3x faster on an H200); the f32/f16 kernel (mv.comp) does one
- * row per workgroup, which measured fastest for those. */
-static uint32_t mvq_rows(const struct vk_device *d) {
-    return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 4;
+/* Matrix-vector kernels (N <= 8): threads per workgroup, rows of d per workgroup and, for
+ * the staged quantized kernel, the most workgroups (each loops over row groups, so b is
+ * staged into shared memory once per workgroup) and how it turns quants into floats
+ * (0 bit tricks, 1 int-to-float instructions).  $GGMLC_VK_MV="WG,ROWS" and
+ * $GGMLC_VK_MVQ="WG,ROWS,GROUPS,CONVERT" try others (ignored unless they fit the device). */
+struct mv_tune {
+    uint32_t wg, rows, groups, convert;
+};
+
+/* Halfwords per block of the 32-value quantized types (mvq-staged.comp's QWORDS). */
+static uint32_t quant_halfwords(enum ggml_type t) {
+    return (uint32_t)ggml_type_size(t) / 2;
+}
+
+/* Whether the tuning fits: reductions need at most 32 subgroups, the staged kernel an even
+ * workgroup size and its shared memory (a rows, padded b, partial sums). */
+static bool mv_tune_fits(const struct vk_device *d, const struct mv_tune *t, enum ggml_type a, uint32_t n) {
+    if (!t->wg || !t->rows || t->rows * n > 64 || t->wg > d->props.limits.maxComputeWorkGroupInvocations ||
+        t->wg > 32 * d->caps.subgroup_size)
+        return false;
+    uint64_t shared = 4ull * 32 * t->rows * n;
+    if (vk_is_block_quant(a))
+        shared += 4ull * t->rows * (t->wg * quant_halfwords(a) / 2 + 2);
+    return (!vk_is_block_quant(a) || (t->wg % 2 == 0 && t->groups)) && shared <= d->props.limits.maxComputeSharedMemorySize;
+}
+
+static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n) {
+    const bool quant = vk_is_block_quant(a);
+    /* measured on an H200 (BENCHMARKS.md): 2 rows, 1056 workgroups; q8_0's longer rows 1 */
+    struct mv_tune t = {128, a == GGML_TYPE_Q8_0 ? 1 : 2, 1056, 0}, v = {0, 0, 1, 0};
+    const char *env = getenv(quant ? "GGMLC_VK_MVQ" : "GGMLC_VK_MV");
+    if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.groups, &v.convert) >= 2 && v.convert <= 1 && mv_tune_fits(d, &v, a, n))
+        return v;
+    while (t.rows > 1 && !mv_tune_fits(d, &t, a, n)) t.rows /= 2;
+    while (t.wg > 2 && !mv_tune_fits(d, &t, a, n)) t.wg /= 2;
+    return t;
 }
 
 /* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
-static bool a_vectorizable(const struct vk_device *d, const struct ggml_tensor *a) {
-    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) return false;
-    const struct vk_buffer *buf = vk_tensor_buffer(d, a);
+static bool vectorizable(const struct vk_device *d, const struct ggml_tensor *t) {
+    const struct vk_buffer *buf = vk_tensor_buffer(d, t);
     if (!buf) return false;
-    const size_t per = 16 / ggml_type_size(a->type);
-    return a->ne[0] % per == 0 && a->nb[1] % 16 == 0 && a->nb[2] % 16 == 0 && a->nb[3] % 16 == 0 &&
-           vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
+    const size_t per = 16 / ggml_type_size(t->type);
+    return t->ne[0] % per == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0 &&
+           vk_tensor_offset(buf, t) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
+}
+
+/* The matrix-vector dispatch: mvq-staged.comp for the quantized types it decodes, mvq.comp
+ * (one block per thread read straight from memory) for other quantized types, mv.comp for
+ * float weights (16-byte loads when both operands allow them). */
+static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                        size_t *a_unit, size_t *b_unit) {
+    const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1]);
+    const uint32_t spec[5] = {t.wg, t.rows, (uint32_t)b->ne[1], t.convert, vectorizable(rec->d, b)};
+    if (!vk_is_block_quant(a->type)) {
+        const bool vec = b->type == GGML_TYPE_F32 && vectorizable(rec->d, a) && vectorizable(rec->d, b);
+        if (vec) *a_unit = *b_unit = 16;
+        vk_dispatch_init(ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", vk_type_tag(a->type), vk_type_tag(b->type)));
+        memcpy(ds->spec, spec, 3 * sizeof spec[0]);
+        ds->n_spec = 3;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], t.rows, ds->groups);
+        return;
+    }
+    const enum vk_shader_id staged = vk_shader_find("mvqs_%s", ggml_type_name(a->type));
+    if (staged != VK_SHADER_COUNT) {
+        vk_dispatch_init(ds, staged);
+        memcpy(ds->spec, spec, sizeof spec);
+        ds->n_spec = 5;
+        vk_groups_1d(rec->d, ((uint64_t)a->ne[1] + t.rows - 1) / t.rows, 1, ds->groups);
+        if (ds->groups[0] > t.groups) ds->groups[0] = t.groups, ds->groups[1] = 1;
+        return;
+    }
+    vk_dispatch_init(ds, vk_shader_find("mvq_%s", ggml_type_name(a->type)));
+    ds->spec[0] = 128;
+    ds->spec[1] = rec->d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 4; /* rows: 3x faster on an H200 */
+    ds->n_spec = 2;
+    vk_groups_1d(rec->d, (uint64_t)a->ne[1], ds->spec[1], ds->groups);
 }
 
 /* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN}.  The default was
@@ -123,21 +186,8 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
-    if (quant && b->ne[1] <= MV_MAX_N) {
-        vk_dispatch_init(&ds, vk_shader_find("mvq_%s", ta));
-        const uint32_t rows = mvq_rows(rec->d);
-        ds.spec[0] = 128;
-        ds.spec[1] = rows;
-        ds.n_spec = 2;
-        vk_groups_1d(rec->d, (uint64_t)a->ne[1], rows, ds.groups);
-    } else if (b->ne[1] <= MV_MAX_N) {
-        const bool vec = b->type == GGML_TYPE_F32 && a_vectorizable(rec->d, a);
-        if (vec) a_unit = 16;
-        vk_dispatch_init(&ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ta, tb));
-        ds.spec[0] = 128;
-        ds.spec[1] = MV_MAX_N;
-        ds.n_spec = 2;
-        vk_groups_1d(rec->d, (uint64_t)a->ne[1], 1, ds.groups);
+    if (b->ne[1] <= MV_MAX_N) {
+        mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else if (use_coopmat(rec->d, a, b)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));

@@ -1,7 +1,7 @@
 /*
  * ops-nn.c - rotary position embeddings (rope, rope_back in every mode:
  * normal, NeoX, multi-section, interleaved multi-section, vision; YaRN scaling
- * and frequency factors) and flash_attn_ext.
+ * and frequency factors), flash_attn_ext and timestep_embedding.
  */
 #include <math.h>
 
@@ -131,7 +131,33 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------- timestep_embedding */
+
+/* timesteps [N] (f32) -> [dim, N]; op_params: dim, max_period. */
+static bool timestep_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *t = node->src[0];
+    return t->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_param_i32(node, 1) > 0 &&
+           node->ne[0] == vk_param_i32(node, 0) && node->ne[1] == t->ne[0] && vk_shape_fits(t) && vk_shape_fits(node);
+}
+
+static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *t = node->src[0];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("timestep_f32"));
+    ds.push[0] = (uint32_t)node->ne[0];
+    ds.push[1] = (uint32_t)node->ne[1];
+    ds.push[2] = (uint32_t)(t->nb[0] / 4);
+    ds.push[3] = (uint32_t)(node->nb[0] / 4);
+    ds.push[4] = (uint32_t)(node->nb[1] / 4);
+    ds.push[5] = vk_f32_bits(logf((float)vk_param_i32(node, 1)));
+    vk_dispatch_bind(&ds, t, false, 4, 6);
+    vk_dispatch_bind(&ds, node, true, 4, 7);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_nn_register(struct vk_op_kernel *t) {
+    t[GGML_OP_TIMESTEP_EMBEDDING] = (struct vk_op_kernel){timestep_supports, timestep_record};
     t[GGML_OP_FLASH_ATTN_EXT] = (struct vk_op_kernel){flash_attn_supports, flash_attn_record};
     t[GGML_OP_ROPE] = (struct vk_op_kernel){rope_supports, rope_record};
     t[GGML_OP_ROPE_BACK] = (struct vk_op_kernel){rope_supports, rope_record};
