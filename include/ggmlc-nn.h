@@ -278,6 +278,10 @@ struct ggmlc_array {
     int n_dims;
 };
 
+/* A dataset's samples (its shape) and its labels (class indices, shape {1}) as arrays. */
+GGML_API struct ggmlc_array ggmlc_dataset_features(const struct ggmlc_dataset *d);
+GGML_API struct ggmlc_array ggmlc_dataset_labels(const struct ggmlc_dataset *d);
+
 struct ggmlc_fit_options {
     int epochs;
     int64_t batch_size;

@@ -40,6 +40,14 @@ int64_t ggmlc_dataset_sample_size(const struct ggmlc_dataset *d) {
     return size;
 }
 
+struct ggmlc_array ggmlc_dataset_features(const struct ggmlc_dataset *d) {
+    struct ggmlc_array a = {d->x, d->n, {0}, d->n_dims};
+    memcpy(a.shape, d->shape, sizeof a.shape);
+    return a;
+}
+
+struct ggmlc_array ggmlc_dataset_labels(const struct ggmlc_dataset *d) { return (struct ggmlc_array){d->y, d->n, {1}, 1}; }
+
 /* ------------------------------------------------------------ gz files */
 
 static enum ggmlc_status gz_open(const char *path, gzFile *out) {

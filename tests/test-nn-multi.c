@@ -258,6 +258,61 @@ static void test_training(void) {
     ggmlc_model_free(m);
 }
 
+/* ------------------------------------------ one input through the multi API */
+
+static ggmlc_model *small_classifier(void) {
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(8, GGMLC_ACT_RELU));
+    ggmlc_model_add(m, ggmlc_dropout(0.2f));
+    ggmlc_model_add(m, ggmlc_dense(3, GGMLC_ACT_SOFTMAX));
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.learning_rate = 0.01f;
+    o.loss = GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    o.metrics = GGMLC_METRIC_ACCURACY;
+    return ggmlc_model_compile(m, &o) == GGMLC_OK ? m : NULL;
+}
+
+/* fit_multi on a dataset's arrays trains a one-input model exactly as fit does (same shuffles, split, dropout). */
+static void test_single_equivalence(void) {
+    enum { NS = 203 };
+    static float x[2 * NS], y[NS];
+    for (int i = 0; i < NS; i++) {
+        x[2 * i] = test_normal() + (float)(i % 3);
+        x[2 * i + 1] = test_normal() - (float)(i % 3 == 1);
+        y[i] = (float)(i % 3);
+    }
+    const struct ggmlc_dataset d = {.x = x, .y = y, .n = NS, .shape = {2}, .n_dims = 1, .n_classes = 3, .value_max = 1};
+    ggmlc_model *m1 = small_classifier(), *m2 = small_classifier();
+    if (!tap_ok(m1 && m2, "two identical classifiers")) {
+        ggmlc_model_free(m1);
+        ggmlc_model_free(m2);
+        return;
+    }
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 3;
+    fo.batch_size = 16;
+    fo.validation_split = 0.3f;
+    fo.verbose = 0;
+    ggmlc_history *h1 = NULL, *h2 = NULL;
+    const struct ggmlc_array features = ggmlc_dataset_features(&d), labels_ = ggmlc_dataset_labels(&d);
+    tap_ok(ggmlc_model_fit(m1, x, y, NS, &fo, &h1) == GGMLC_OK && ggmlc_model_fit_multi(m2, &features, 1, &labels_, 1, &fo, &h2) == GGMLC_OK,
+           "fit and fit_multi on the same data");
+    const int64_t nw = ggmlc_model_get_weights(m1, NULL);
+    float *w1 = malloc(sizeof(float) * (size_t)nw), *w2 = malloc(sizeof(float) * (size_t)nw);
+    ggmlc_model_get_weights(m1, w1);
+    ggmlc_model_get_weights(m2, w2);
+    const struct ggmlc_epoch_logs *e1 = ggmlc_history_epoch(h1, 2), *e2 = ggmlc_history_epoch(h2, 2);
+    tap_ok(max_abs_diff(w1, w2, (size_t)nw) == 0 && e1 && e2 && e1->val_loss == e2->val_loss && e1->val_accuracy == e2->val_accuracy &&
+               e1->n_outputs == 1 && e1->output_loss[0] == e1->loss && e1->output_accuracy[0] == e1->metric_accuracy,
+           "identical weights and history (validation loss %.5f; per-output entry 0 = the totals)", e1 ? e1->val_loss : NAN);
+    free(w1);
+    free(w2);
+    ggmlc_history_free(h1);
+    ggmlc_history_free(h2);
+    ggmlc_model_free(m1);
+    ggmlc_model_free(m2);
+}
+
 /* -------------------------------------------------- hostile model files */
 
 enum edit { OUT_OF_RANGE, TOO_MANY_OUTPUTS, DUPLICATE_OUTPUT, INPUT_AS_OUTPUT, BAD_LINK, NEGATIVE_LINK, FEW_LOSSES, BAD_LOSS, NAN_WEIGHT,
@@ -396,6 +451,7 @@ int main(void) {
     else tap_ok(false, "golden data nn_multi.gold");
     gold_free(set);
     test_training();
+    test_single_equivalence();
     test_hostile_files();
     test_errors();
     return tap_done();

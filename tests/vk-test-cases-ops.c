@@ -225,6 +225,23 @@ static struct ggml_tensor *c_set_2d(struct ggml_context *ctx) {
     return ggml_set_2d(ctx, a, ggml_transpose(ctx, F32("big:b", 4, 7, 1, 1)), a->nb[1], 2 * a->nb[1] + 4 * sizeof(float));
 }
 
+/* rows too long to sort in shared memory: top_k by selection; ties ("idx" values) by index */
+static struct ggml_tensor *c_top_k_long(struct ggml_context *ctx) { return ggml_top_k(ctx, F32("big:a", 5000, 3, 1, 1), 40); }
+static struct ggml_tensor *c_top_k_long_ties(struct ggml_context *ctx) { return ggml_top_k(ctx, F32("idx50:a", 3001, 2, 1, 1), 200); }
+static struct ggml_tensor *c_top_k_long_view(struct ggml_context *ctx) {
+    return ggml_top_k(ctx, ggml_transpose(ctx, F32("a", 4, 2500, 1, 1)), 7);
+}
+
+/* ----------------------------------------- conv_transpose_1d, ssm_conv */
+
+static struct ggml_tensor *c_conv_transpose_1d(struct ggml_context *ctx) {
+    return ggml_conv_transpose_1d(ctx, F32("k", 5, 3, 4, 1), F32("x", 11, 4, 2, 1), 2, 0, 1);
+}
+static struct ggml_tensor *c_conv_transpose_1d_pad_dil_f16(struct ggml_context *ctx) {
+    return ggml_conv_transpose_1d(ctx, F16("k", 4, 6, 3, 1), F32("x", 9, 3, 1, 1), 3, 2, 2);
+}
+static struct ggml_tensor *c_ssm_conv(struct ggml_context *ctx) { return ggml_ssm_conv(ctx, F32("sx", 3 + 9, 20, 2, 1), F32("c", 4, 20, 1, 1)); }
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -253,6 +270,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_diag, 0), CASE(c_arange, 1e-12), CASE(c_roll, 0), CASE(c_roll_f16_view, 0), CASE(c_pad_reflect_1d, 0),
     CASE(c_timestep_embedding, 1e-10), CASE(c_timestep_embedding_large, 1e-9), CASE(c_conv_2d_dw, 1e-10), CASE(c_conv_2d_dw_f16, 1e-6),
     CASE(c_acc, 1e-12), CASE(c_acc_inplace_chain, 1e-12), CASE(c_set, 0), CASE(c_set_1d, 0), CASE(c_set_2d, 0),
+    CASE(c_top_k_long, 0), CASE(c_top_k_long_ties, 0), CASE(c_top_k_long_view, 0),
+    CASE(c_conv_transpose_1d, 1e-12), CASE(c_conv_transpose_1d_pad_dil_f16, 1e-7), CASE(c_ssm_conv, 1e-12),
     DECLINED(c_acc_overlapping),
 };
 

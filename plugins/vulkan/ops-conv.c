@@ -1,6 +1,6 @@
 /*
  * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat),
- * conv_2d and conv_2d_dw (direct), conv_transpose_2d, pool_1d / pool_2d and upscale (nearest,
+ * conv_2d and conv_2d_dw (direct), conv_transpose_1d / 2d, Mamba's ssm_conv, pool_1d / pool_2d and upscale (nearest,
  * bilinear, bicubic); the gradients im2col_back and pool_2d_back.
  */
 #include "vk-impl.h"
@@ -241,7 +241,66 @@ static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggm
     return vk_record_dispatch(rec, &ds);
 }
 
+/* --------------------------------------------------- conv_transpose_1d */
+
+/* a: kernel [K, OC, IC] (f32/f16), b: data [L, IC, N] (f32); op_params: s0, p0, d0. */
+static bool conv_transpose_1d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
+           node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && vk_param_i32(node, 1) >= 0 && vk_param_i32(node, 2) > 0 &&
+           k->ne[2] == x->ne[1] && node->ne[1] == k->ne[1] && node->ne[2] == x->ne[2] && k->ne[3] == 1 && x->ne[3] == 1 &&
+           vk_shape_fits(k) && vk_shape_fits(x) && vk_shape_fits(node);
+}
+
+static enum ggml_status conv_transpose_1d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const size_t tk = ggml_type_size(k->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_1d_%s", vk_type_tag(k->type)));
+    const uint32_t push[18] = {
+        (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)(k->nb[0] / tk), (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk),
+        (uint32_t)x->ne[0], (uint32_t)(x->nb[0] / 4), (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4),
+        (uint32_t)node->ne[0], (uint32_t)node->ne[2], (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4),
+        (uint32_t)vk_param_i32(node, 0), (uint32_t)vk_param_i32(node, 1), (uint32_t)vk_param_i32(node, 2),
+    };
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 18);
+    vk_dispatch_bind(&ds, x, false, 4, 19);
+    vk_dispatch_bind(&ds, node, true, 4, 20);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------------------------ ssm_conv */
+
+/* sx [d_conv - 1 + n_t, d_inner, n_s], c [d_conv, d_inner] -> [d_inner, n_t, n_s]; f32. */
+static bool ssm_conv_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *sx = node->src[0], *c = node->src[1];
+    return sx->type == GGML_TYPE_F32 && c->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && sx->ne[1] == c->ne[1] &&
+           node->ne[0] == c->ne[1] && node->ne[1] == sx->ne[0] - c->ne[0] + 1 && node->ne[2] == sx->ne[2] && sx->ne[3] == 1 &&
+           vk_shape_fits(sx) && vk_shape_fits(c) && vk_shape_fits(node);
+}
+
+static enum ggml_status ssm_conv_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *sx = node->src[0], *c = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("ssm_conv_f32"));
+    const uint32_t push[12] = {
+        (uint32_t)c->ne[0], (uint32_t)c->ne[1], (uint32_t)node->ne[1], (uint32_t)node->ne[2],
+        (uint32_t)(sx->nb[0] / 4), (uint32_t)(sx->nb[1] / 4), (uint32_t)(sx->nb[2] / 4), (uint32_t)(c->nb[0] / 4), (uint32_t)(c->nb[1] / 4),
+        (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4),
+    };
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind(&ds, sx, false, 4, 12);
+    vk_dispatch_bind(&ds, c, false, 4, 13);
+    vk_dispatch_bind(&ds, node, true, 4, 14);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_conv_register(struct vk_op_kernel *t) {
+    t[GGML_OP_CONV_TRANSPOSE_1D] = (struct vk_op_kernel){conv_transpose_1d_supports, conv_transpose_1d_record};
+    t[GGML_OP_SSM_CONV] = (struct vk_op_kernel){ssm_conv_supports, ssm_conv_record};
     t[GGML_OP_IM2COL_BACK] = (struct vk_op_kernel){im2col_back_supports, im2col_back_record};
     t[GGML_OP_POOL_2D_BACK] = (struct vk_op_kernel){pool_2d_back_supports, pool_2d_back_record};
     t[GGML_OP_CONV_2D] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record};

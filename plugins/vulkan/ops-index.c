@@ -156,17 +156,40 @@ static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor 
 
 /* ------------------------------------------------------ argsort, top_k */
 
-#define SORT_MAX 2048 /* a row sorted in shared memory: 16 KiB of keys and indices */
+#define SORT_MAX 2048   /* a row sorted in shared memory: 16 KiB of keys and indices */
+#define SELECT_MAX_K 1024 /* top_k of longer rows: k selection rounds over the row */
+
+/* top_k of a row too long to sort: selected (topk-select.comp). */
+static bool top_k_by_selection(const struct ggml_tensor *node) {
+    return node->op == GGML_OP_TOP_K && node->src[0]->ne[0] > SORT_MAX && node->ne[0] <= SELECT_MAX_K;
+}
 
 static bool sort_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    return a->type == GGML_TYPE_F32 && a->ne[0] <= SORT_MAX && vk_shape_fits(a) && node->type == GGML_TYPE_I32 &&
+    const bool fits = (a->ne[0] <= SORT_MAX && d->props.limits.maxComputeSharedMemorySize >= SORT_MAX * 8) || top_k_by_selection(node);
+    return a->type == GGML_TYPE_F32 && fits && vk_shape_fits(a) && node->type == GGML_TYPE_I32 &&
            node->nb[0] == 4 && node->ne[0] <= a->ne[0] && node->ne[1] == a->ne[1] && node->ne[2] == a->ne[2] &&
-           node->ne[3] == a->ne[3] && d->props.limits.maxComputeSharedMemorySize >= SORT_MAX * 8;
+           node->ne[3] == a->ne[3];
+}
+
+static enum ggml_status top_k_select_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("topk_select_f32"));
+    ds.spec[0] = 256;
+    ds.n_spec = 1;
+    vk_push_shape(ds.push, 0, a);
+    ds.push[8] = (uint32_t)node->ne[0];
+    for (int i = 1; i < 4; i++) ds.push[8 + i] = (uint32_t)(node->nb[i] / 4);
+    vk_dispatch_bind(&ds, a, false, 4, 12);
+    vk_dispatch_bind(&ds, node, true, 4, 13);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
+    return vk_record_dispatch(rec, &ds);
 }
 
 static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
+    if (top_k_by_selection(node)) return top_k_select_record(rec, node);
     uint32_t npad = 1;
     while (npad < a->ne[0]) npad <<= 1;
     struct vk_dispatch ds;
