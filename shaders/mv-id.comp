@@ -20,11 +20,7 @@ float row_dot(uint w, uint bi) {
 #elif QK == 32
     for (uint blk = gl_LocalInvocationID.x; blk < p.K / 32; blk += WG) s += dq_dot32(w + blk * QWORDS, bi + 32 * blk);
 #else
-    for (uint sl = gl_LocalInvocationID.x; sl < p.K / 16; sl += WG) {
-        float v[16];
-        dq_slice16(w + (sl / 16) * QWORDS, sl % 16, v);
-        [[unroll]] for (uint i = 0; i < 16; i++) s = fma(v[i], data_b[bi + 16 * sl + i], s);
-    }
+    for (uint sl = gl_LocalInvocationID.x; sl < p.K / 16; sl += WG) s += dq_dot16(w + (sl / 16) * QWORDS, sl % 16, bi + 16 * sl);
 #endif
     return s;
 }

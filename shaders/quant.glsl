@@ -138,35 +138,39 @@ float dq(uint w, uint e) {
 #endif
 }
 
-// The 16 values 16s..16s+15 (slice s, 0..15) of the super-block at word w.  In every
-// K-quant they come from 16 consecutive bytes (8 words) of each quant array and share
-// one scale, so a slice is decoded with 8 or 16 word loads.
-void dq_slice16(uint w, uint s, out float v[16]) {
+// Dot of the 16 values 16s..16s+15 (slice s, 0..15) of the super-block at word w
+// with data_b[bi..bi+16).  In every K-quant a slice comes from 16 consecutive bytes
+// (8 words) of each quant array and has one scale (and min), applied once:
+// scale * sum(q * b) - offset * sum(b).
+float dq_dot16(uint w, uint s, uint bi) {
     const uint pair = 8 * (s & 1u); // second 16 of a 32-value group: 8 words on
+    float sq = 0.0, sb = 0.0, scale, offset = 0.0;
 #if QTYPE == 10 || QTYPE == 11
     const uint shift = 2 * ((s % 8) / 2);
 #if QTYPE == 10
     const uint qs = w + 8 + 16 * (s / 8) + pair, sc = q_byte(w, s);
-    const float dl = q_half(w + 40) * float(sc & 0xfu), ml = q_half(w + 41) * float(sc >> 4);
+    scale = q_half(w + 40) * float(sc & 0xfu);
+    offset = q_half(w + 41) * float(sc >> 4);
 #else
     const uint qs = w + 16 + 16 * (s / 8) + pair, hm = w + pair, hbit = s / 2;
-    const float dl = q_half(w + 54) * float(q3k_scale(w + 48, s));
+    scale = q_half(w + 54) * float(q3k_scale(w + 48, s));
 #endif
     [[unroll]] for (uint i = 0; i < 8; i++) {
         const uint u = uint(data_a[qs + i]) >> shift;
+        const float b0 = data_b[bi + 2 * i], b1 = data_b[bi + 2 * i + 1];
 #if QTYPE == 10
-        v[2 * i] = dl * float(u & 3u) - ml;
-        v[2 * i + 1] = dl * float((u >> 8) & 3u) - ml;
+        sq += float(u & 3u) * b0 + float((u >> 8) & 3u) * b1;
+        sb += b0 + b1;
 #else
-        const uint h = uint(data_a[hm + i]) >> hbit;
-        v[2 * i] = dl * float(int(u & 3u) - ((h & 1u) != 0u ? 0 : 4));
-        v[2 * i + 1] = dl * float(int((u >> 8) & 3u) - ((h & 0x100u) != 0u ? 0 : 4));
+        const uint h = uint(data_a[hm + i]) >> hbit; // a clear high bit means level - 4
+        sq += float(int(u & 3u) - int((~h & 1u) << 2)) * b0 + float(int((u >> 8) & 3u) - int((~h >> 6) & 4u)) * b1;
 #endif
     }
 #elif QTYPE == 12 || QTYPE == 13
     const uint j = s / 2, shift = 4 * (j & 1u);
     const uvec2 sm = k4_scale_min(w + 2, j);
-    const float dj = q_half(w) * float(sm.x), mj = q_half(w + 1) * float(sm.y);
+    scale = q_half(w) * float(sm.x);
+    offset = q_half(w + 1) * float(sm.y);
 #if QTYPE == 12
     const uint qs = w + 8 + 16 * (s / 4) + pair;
 #else
@@ -178,21 +182,23 @@ void dq_slice16(uint w, uint s, out float v[16]) {
 #if QTYPE == 13
         const uint h = uint(data_a[qh + i]) >> j;
         q0 |= (h & 1u) << 4;
-        q1 |= ((h >> 8) & 1u) << 4;
+        q1 |= (h >> 4) & 16u;
 #endif
-        v[2 * i] = fma(dj, float(q0), -mj);
-        v[2 * i + 1] = fma(dj, float(q1), -mj);
+        const float b0 = data_b[bi + 2 * i], b1 = data_b[bi + 2 * i + 1];
+        sq += float(q0) * b0 + float(q1) * b1;
+        sb += b0 + b1;
     }
 #else // q6_K
     const uint half_ = s / 8, quarter = (s % 8) / 2;
     const uint ql = w + 32 * half_ + 16 * (quarter & 1u) + pair, qh = w + 64 + 16 * half_ + pair;
     const uint lshift = quarter < 2 ? 0u : 4u, hshift = 2 * quarter;
-    const float dl = q_half(w + 104) * float(int(q_byte(w + 96, s) << 24) >> 24);
+    scale = q_half(w + 104) * float(int(q_byte(w + 96, s) << 24) >> 24);
     [[unroll]] for (uint i = 0; i < 8; i++) {
         const uint u = uint(data_a[ql + i]) >> lshift, h = uint(data_a[qh + i]) >> hshift;
-        v[2 * i] = dl * float(int((u & 0xfu) | ((h & 3u) << 4)) - 32);
-        v[2 * i + 1] = dl * float(int(((u >> 8) & 0xfu) | (((h >> 8) & 3u) << 4)) - 32);
+        sq += float(int((u & 0xfu) | ((h & 3u) << 4)) - 32) * data_b[bi + 2 * i] +
+              float(int(((u >> 8) & 0xfu) | (((h >> 8) & 3u) << 4)) - 32) * data_b[bi + 2 * i + 1];
     }
 #endif
+    return scale * sq - offset * sb;
 }
 #endif // QK == 256

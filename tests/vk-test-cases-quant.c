@@ -16,6 +16,7 @@
 #pragma weak ggml_get_rows
 #pragma weak ggml_mul_mat_id
 #pragma weak ggml_transpose
+#pragma weak ggml_view_2d
 
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 
@@ -53,6 +54,18 @@ KQ_TYPE(q3_K, Q3_K)
 KQ_TYPE(q4_K, Q4_K)
 KQ_TYPE(q5_K, Q5_K)
 KQ_TYPE(q6_K, Q6_K)
+
+/* every other row of a [256, 2 * rows] K-quant matrix: a row stride of two rows */
+static struct ggml_tensor *kq_row_view(struct ggml_context *ctx, enum ggml_type type, int64_t rows, int64_t n) {
+    NEED(ggml_mul_mat);
+    NEED(ggml_view_2d);
+    struct ggml_tensor *a = leaf(ctx, type, "a", 256, 2 * rows, 1, 1);
+    if (!a) return NULL;
+    struct ggml_tensor *every_other = ggml_view_2d(ctx, a, 256, rows, 2 * a->nb[1], a->nb[1]);
+    return ggml_mul_mat(ctx, every_other, leaf(ctx, GGML_TYPE_F32, "b", 256, n, 1, 1));
+}
+static struct ggml_tensor *c_mv_q6_K_row_view(struct ggml_context *ctx) { return kq_row_view(ctx, GGML_TYPE_Q6_K, 11, 2); }
+static struct ggml_tensor *c_mm_q4_K_row_view(struct ggml_context *ctx) { return kq_row_view(ctx, GGML_TYPE_Q4_K, 11, 20); }
 
 /* f16 activations with K-quant weights have no kernel: declined, the CPU computes it */
 static struct ggml_tensor *c_mm_q4_K_f16_declined(struct ggml_context *ctx) {
@@ -108,6 +121,7 @@ static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx)
 #define MOE_CASES(t) CASE(c_mul_mat_id_##t##_mv, 1e-4), CASE(c_mul_mat_id_##t##_mm, 1e-4)
 static const struct vk_test_case cases[] = {
     KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K),
+    CASE(c_mv_q6_K_row_view, 1e-4), CASE(c_mm_q4_K_row_view, 1e-4),
     {"mm_q4_K_f16_declined", c_mm_q4_K_f16_declined, 0, false},
     CASE(c_mul_mat_id_f32_n1, 1e-10), CASE(c_mul_mat_id_f32_mv, 1e-10), CASE(c_mul_mat_id_f16_bcast, 1e-8),
     CASE(c_mul_mat_id_bf16_mm, 1e-8), CASE(c_mul_mat_id_f32_mm, 1e-10), CASE(c_mul_mat_id_f16_mm_bcast, 1e-8),
