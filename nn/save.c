@@ -434,6 +434,12 @@ ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s is not a ggmlc model file", path);
         r.ok = false;
     }
+    const int64_t version_id = r.ok ? find(&r, "ggmlc.format_version", GGUF_TYPE_UINT32) : -1;
+    const uint32_t version = version_id >= 0 ? gguf_get_val_u32(r.g, version_id) : 0;
+    if (r.ok && (version < 1 || version > MODEL_FORMAT_VERSION)) { /* a newer file may mean what this reader cannot see */
+        ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: model format %u, this ggmlc reads 1 to %d", path, version, MODEL_FORMAT_VERSION);
+        r.ok = false;
+    }
     for (int i = 0; r.ok && i < n_layers; i++) layers[i] = load_layer(&r, i);
     if (r.ok) m = load_graph(&r, layers, n_layers);
     struct ggmlc_compile_options o;

@@ -316,11 +316,12 @@ static void test_single_equivalence(void) {
 /* -------------------------------------------------- hostile model files */
 
 enum edit { OUT_OF_RANGE, TOO_MANY_OUTPUTS, DUPLICATE_OUTPUT, INPUT_AS_OUTPUT, BAD_LINK, NEGATIVE_LINK, FEW_LOSSES, BAD_LOSS, NAN_WEIGHT,
-            SEQUENTIAL, NO_INPUT_SHAPE, WRONG_INPUT_SHAPE, N_EDITS };
+            SEQUENTIAL, NO_INPUT_SHAPE, WRONG_INPUT_SHAPE, FUTURE_FORMAT, N_EDITS };
 static const char *const edit_names[] = {"an output index past the nodes", "9 outputs", "the same output twice", "an input as output",
                                          "a node linked to a later node", "a layer node without input", "one loss for two outputs",
                                          "loss number 9", "a NaN loss weight", "a sequential model of two inputs",
-                                         "an input shape of 0 dimensions", "a second input the shared layer cannot take"};
+                                         "an input shape of 0 dimensions", "a second input the shared layer cannot take",
+                                         "format version 3"};
 
 /* Copy src to dst with one edit of its metadata. */
 static bool write_edited(const char *src, const char *dst, enum edit e) {
@@ -346,6 +347,7 @@ static bool write_edited(const char *src, const char *dst, enum edit e) {
     case NAN_WEIGHT: gguf_set_arr_data(out, "ggmlc.compile.loss_weights", GGUF_TYPE_FLOAT32, (float[]){1.0f, NAN}, 2); break;
     case NO_INPUT_SHAPE: gguf_set_arr_data(out, "ggmlc.node.1.shape", GGUF_TYPE_INT64, (int64_t[]){0}, 0); break;
     case WRONG_INPUT_SHAPE: gguf_set_arr_data(out, "ggmlc.node.1.shape", GGUF_TYPE_INT64, (int64_t[]){4}, 1); break;
+    case FUTURE_FORMAT: gguf_set_val_u32(out, "ggmlc.format_version", 3); break;
     case N_EDITS: break;
     }
     for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) gguf_add_tensor(out, ggml_get_tensor(data, gguf_get_tensor_name(in, i)));
