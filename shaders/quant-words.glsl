@@ -4,12 +4,10 @@
 //   shared uint sa[];   (the staged words)      float xb[32];   (the b values)
 // A block starts at halfword `par` (0 or 1) of word sa[i0]; par is passed as a
 // literal so that each call compiles to straight-line code.
-// Quants become floats in one of two ways (CONVERT, a constant the includer
-// defines): 0 without int-to-float instructions (a value v < 2^23 OR-ed into
-// the bits of 2^23 is the float 2^23 + v, and subtracting 2^23 + offset is
-// exact), 1 with them (fewer instructions, but they run at a quarter of the
-// FMA rate).
+// Quants become floats through quant-float.glsl (CONVERT).
 // Adding a type: a dot_<type> function and a case in block_dot().
+
+#include "quant-float.glsl"
 
 // 16 bits at halfword o of the block
 uint hw16(uint i0, uint par, uint o) {
@@ -25,13 +23,6 @@ uint hw32(uint i0, uint par, uint o) {
 
 float half_at(uint i0, uint par, uint o) { return unpackHalf2x16(hw16(i0, par, o)).x; }
 
-// the float 2^23 + v for v < 2^23
-float magic(uint v) { return uintBitsToFloat(v | 0x4b000000u); }
-
-const float TWO23 = 8388608.0;
-
-// the unsigned quant v (< 2^23) minus offset, as a float
-float quant_f(uint v, float offset) { return CONVERT == 1 ? float(v) - offset : magic(v) - (TWO23 + offset); }
 
 // sum over the 16 bytes of quant words at halfwords o, o+2, o+4, o+6: low
 // nibble of byte i times xb[i] and high nibble times xb[i + 16], each nibble

@@ -279,6 +279,11 @@ static struct ggml_tensor *c_mv_q4_1_offset_b(struct ggml_context *ctx) {
     struct ggml_tensor *b = F32("b", 96, 3, 1, 1);
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_1, "a", 96, 21, 1, 1), ggml_view_2d(ctx, b, 96, 2, b->nb[1], sizeof(float)));
 }
+static struct ggml_tensor *c_mv_q8_0_offset_b(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *b = F32("b", 128, 2, 1, 1);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a", 96, 19, 1, 1), ggml_view_2d(ctx, b, 96, 2, b->nb[1], 3 * sizeof(float)));
+}
 /* float mat-vec with 8 columns and 16-byte loads */
 static struct ggml_tensor *c_mv_f16_n8(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 1024, 45, 1, 1), F32("b", 1024, 8, 1, 1)); }
 static struct ggml_tensor *c_mm_q4_0_batched(struct ggml_context *ctx) {
@@ -410,7 +415,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_rope_f16, 1e-5),
     CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
-    CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4),
+    CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
     CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
     CASE(c_sgd, 1e-12), CASE(c_out_prod, 1e-10), CASE(c_out_prod_batched, 1e-10), CASE(c_soft_max_back, 1e-10),
     CASE(c_flash_attn, 1e-8), CASE(c_flash_attn_mask, 1e-8), CASE(c_flash_attn_alibi_softcap, 1e-8), CASE(c_flash_attn_sinks, 1e-8),

@@ -99,15 +99,18 @@ static bool mv_tune_fits(const struct vk_device *d, const struct mv_tune *t, enu
     return (!vk_is_block_quant(a) || (t->wg % 2 == 0 && t->groups)) && shared <= d->props.limits.maxComputeSharedMemorySize;
 }
 
-static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n) {
-    const bool quant = vk_is_block_quant(a);
-    /* measured on an H200 (BENCHMARKS.md): 2 rows, 1056 workgroups; q8_0's longer rows 1 */
-    struct mv_tune t = {128, a == GGML_TYPE_Q8_0 ? 1 : 2, 1056, 0}, v = {0, 0, 1, 0};
-    const char *env = getenv(quant ? "GGMLC_VK_MVQ" : "GGMLC_VK_MV");
-    if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.groups, &v.convert) >= 2 && v.convert <= 1 && mv_tune_fits(d, &v, a, n))
+static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n, bool lanes) {
+    const bool quant = vk_is_block_quant(a) && !lanes;
+    /* measured on an H200 (BENCHMARKS.md): float weights and q8_0 2 rows per workgroup, q4_0 4;
+     * the staged kernel 2 rows and 1056 workgroups, q8_0's longer rows 1 */
+    const uint32_t rows = lanes ? (a == GGML_TYPE_Q4_0 ? 4 : 2) : quant && a == GGML_TYPE_Q8_0 ? 1 : 2;
+    struct mv_tune t = {128, rows, 1056, lanes ? 1 : 0}, v = {0, 0, 1, 0}; /* lanes: int-to-float, 2-5% faster there */
+    const char *env = getenv(lanes ? "GGMLC_VK_MVQL" : quant ? "GGMLC_VK_MVQ" : "GGMLC_VK_MV");
+    if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.groups, &v.convert) >= 2 && v.convert <= 1 && v.wg % 8 == 0 &&
+        mv_tune_fits(d, &v, quant ? a : GGML_TYPE_F32, n))
         return v;
-    while (t.rows > 1 && !mv_tune_fits(d, &t, a, n)) t.rows /= 2;
-    while (t.wg > 2 && !mv_tune_fits(d, &t, a, n)) t.wg /= 2;
+    while (t.rows > 1 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.rows /= 2;
+    while (t.wg > 8 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.wg /= 2;
     return t;
 }
 
@@ -120,25 +123,40 @@ static bool vectorizable(const struct vk_device *d, const struct ggml_tensor *t)
            vk_tensor_offset(buf, t) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
-/* The matrix-vector dispatch: mvq-staged.comp for the quantized types it decodes, mvq.comp
- * (one block per thread read straight from memory) for other quantized types, mv.comp for
- * float weights (16-byte loads when both operands allow them). */
+/* The matrix-vector dispatch: mvq-lanes.comp (lanes along k, like mv.comp) for q4_0 and
+ * q8_0 unless $GGMLC_VK_MVQ_KERNEL=staged, mvq-staged.comp for the other 32-value quantized
+ * types, mvq.comp (one block per thread) for the rest, mv.comp for float weights (16-byte
+ * loads when both operands allow them). */
 static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *b,
                         size_t *a_unit, size_t *b_unit) {
-    const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1]);
-    const uint32_t spec[5] = {t.wg, t.rows, (uint32_t)b->ne[1], t.convert, vectorizable(rec->d, b)};
-    if (!vk_is_block_quant(a->type)) {
-        const bool vec = b->type == GGML_TYPE_F32 && vectorizable(rec->d, a) && vectorizable(rec->d, b);
+    const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
+    const bool quant = vk_is_block_quant(a->type);
+    enum vk_shader_id lanes = quant && !(kernel && strcmp(kernel, "staged") == 0) ? vk_shader_find("mvql_%s", ggml_type_name(a->type))
+                                                                                  : VK_SHADER_COUNT;
+    const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], lanes != VK_SHADER_COUNT);
+    const uint32_t bvec = vectorizable(rec->d, b);
+    if (!quant) {
+        const bool vec = b->type == GGML_TYPE_F32 && vectorizable(rec->d, a) && bvec;
         if (vec) *a_unit = *b_unit = 16;
         vk_dispatch_init(ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", vk_type_tag(a->type), vk_type_tag(b->type)));
-        memcpy(ds->spec, spec, 3 * sizeof spec[0]);
+        const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
+        memcpy(ds->spec, spec, sizeof spec);
         ds->n_spec = 3;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], t.rows, ds->groups);
+        return;
+    }
+    if (lanes != VK_SHADER_COUNT) {
+        vk_dispatch_init(ds, lanes);
+        const uint32_t spec[5] = {t.wg, t.rows, (uint32_t)b->ne[1], bvec, t.convert};
+        memcpy(ds->spec, spec, sizeof spec);
+        ds->n_spec = 5;
         vk_groups_1d(rec->d, (uint64_t)a->ne[1], t.rows, ds->groups);
         return;
     }
     const enum vk_shader_id staged = vk_shader_find("mvqs_%s", ggml_type_name(a->type));
     if (staged != VK_SHADER_COUNT) {
         vk_dispatch_init(ds, staged);
+        const uint32_t spec[5] = {t.wg, t.rows, (uint32_t)b->ne[1], t.convert, bvec};
         memcpy(ds->spec, spec, sizeof spec);
         ds->n_spec = 5;
         vk_groups_1d(rec->d, ((uint64_t)a->ne[1] + t.rows - 1) / t.rows, 1, ds->groups);
