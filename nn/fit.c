@@ -74,8 +74,25 @@ static enum ggmlc_status arrays_to_data(const ggmlc_model *m, const char *func, 
     return GGMLC_OK;
 }
 
-/* Sparse labels must be class indices of the output: another value would train on an all-zero target. */
+/* Token ids must index the embedding's rows: the backend would refuse the batch with no useful message. */
+static enum ggmlc_status check_ids(const ggmlc_model *m, const struct nn_data *d, const char *func) {
+    for (int i = 0; i < m->n_inputs; i++) {
+        const int64_t vocab = nn_input_vocab(m, i), count = d->n * nn_input_elems(m, i);
+        for (int64_t e = 0; vocab > 0 && e < count; e++) {
+            const double v = d->x[i][e];
+            if (!(v >= 0 && v < (double)vocab && v == floor(v)))
+                return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: input %d: token id %g of sample %lld is not an index below the vocabulary size %lld",
+                                       func, i, v, (long long)(e / nn_input_elems(m, i)), (long long)vocab);
+        }
+    }
+    return GGMLC_OK;
+}
+
+/* Sparse labels must be class indices of the output: another value would train on an all-zero target;
+ * token ids are checked with them. */
 static enum ggmlc_status check_labels(const ggmlc_model *m, const struct nn_data *d, const char *func) {
+    enum ggmlc_status st = check_ids(m, d, func);
+    if (st != GGMLC_OK) return st;
     for (int k = 0; k < m->n_outputs; k++) {
         if (m->heads[k].loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || !d->y[k]) continue;
         const double classes = (double)nn_output_elems(m, k);
@@ -141,7 +158,8 @@ enum ggmlc_status ggmlc_model_predict(ggmlc_model *m, const float *x, int64_t n,
     if (!x || !out || n <= 0 || batch <= 0)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict: inputs, an output array, n > 0 and a positive batch size are required");
     const struct nn_data d = single_data(x, NULL, n);
-    return nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, &out, NULL, 0, NULL);
+    status = check_ids(m, &d, "ggmlc_model_predict");
+    return status != GGMLC_OK ? status : nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, &out, NULL, 0, NULL);
 }
 
 enum ggmlc_status ggmlc_model_predict_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, int64_t batch, float *const *out,
@@ -157,7 +175,8 @@ enum ggmlc_status ggmlc_model_predict_multi(ggmlc_model *m, const struct ggmlc_a
         if (!out[k]) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict_multi: output array %d is NULL", k);
     }
     if (batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict_multi: the batch size must be positive");
-    return nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
+    status = check_ids(m, &d, "ggmlc_model_predict_multi");
+    return status != GGMLC_OK ? status : nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
 }
 
 /* -------------------------------------------------------------- fit */

@@ -312,13 +312,17 @@ void nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size) {
     else snprintf(buf, size, "output_%d", k + 1);
 }
 
-bool nn_input_is_index(const ggmlc_model *m, int i) {
+int64_t nn_input_vocab(const ggmlc_model *m, int i) {
+    int64_t vocab = 0;
     for (int j = 0; j < m->n_nodes; j++) {
         const ggmlc_node *n = m->nodes[j];
-        if (n->kind == NODE_LAYER && n->in[0] == m->inputs[i] && n->layer->ops == &nn_embedding_ops) return true;
+        if (n->kind != NODE_LAYER || n->in[0] != m->inputs[i] || n->layer->ops != &nn_embedding_ops) continue;
+        if (vocab == 0 || n->layer->cfg.vocab < vocab) vocab = n->layer->cfg.vocab;
     }
-    return false;
+    return vocab;
 }
+
+bool nn_input_is_index(const ggmlc_model *m, int i) { return nn_input_vocab(m, i) > 0; }
 
 int64_t nn_input_elems(const ggmlc_model *m, int i) { return nn_shape_elems(m->inputs[i]->shape, m->inputs[i]->n_dims); }
 int64_t nn_output_elems(const ggmlc_model *m, int k) { return nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }

@@ -180,8 +180,9 @@ GGMLC_HIDDEN bool nn_model_forward(ggmlc_model *m, struct nn_build *b, struct gg
                                    struct ggml_tensor **logits);
 /* Output k's name in logs: its layer's name, else "output_<k+1>". */
 GGMLC_HIDDEN void nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size);
-/* Whether input i carries token ids (an embedding reads it). */
+/* Whether input i carries token ids (an embedding reads it), and the smallest vocabulary reading it (0: none). */
 GGMLC_HIDDEN bool nn_input_is_index(const ggmlc_model *m, int i);
+GGMLC_HIDDEN int64_t nn_input_vocab(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t nn_input_elems(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t nn_output_elems(const ggmlc_model *m, int k);
 /* Floats of one sample's target of output k (1 for sparse labels). */

@@ -313,6 +313,57 @@ static void test_single_equivalence(void) {
     ggmlc_model_free(m2);
 }
 
+/* Token ids (an embedding reads them as integers) beside float features; one binary output. */
+static void test_ids_and_features(void) {
+    enum { NT = 240, T = 4, VOCAB = 9 };
+    static float ids[NT * T], feats[NT * 2], target[NT];
+    for (int i = 0; i < NT; i++) {
+        int sevens = 0;
+        for (int t = 0; t < T; t++) sevens += (ids[i * T + t] = (float)((i * 7 + t * 5 + i / 3) % VOCAB)) == 7;
+        feats[2 * i] = test_normal();
+        feats[2 * i + 1] = test_normal();
+        target[i] = (float)(sevens > 0) * (feats[2 * i] > 0 ? 1.0f : 0.0f); /* needs both inputs */
+    }
+    ggmlc_model *m = ggmlc_functional();
+    ggmlc_node *tok = ggmlc_input(m, (int64_t[]){T}, 1), *num = ggmlc_input(m, (int64_t[]){2}, 1);
+    ggmlc_node *e = ggmlc_apply(m, ggmlc_flatten(), ggmlc_apply(m, ggmlc_embedding(VOCAB, 3), tok));
+    ggmlc_node *h = ggmlc_concatenate(m, e, ggmlc_apply(m, ggmlc_dense(4, GGMLC_ACT_TANH), num), 0);
+    ggmlc_node *out = ggmlc_apply(m, ggmlc_dense(1, GGMLC_ACT_SIGMOID), ggmlc_apply(m, ggmlc_dense(16, GGMLC_ACT_RELU), h));
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.learning_rate = 0.03f;
+    o.loss = GGMLC_LOSS_BINARY_CROSSENTROPY;
+    o.metrics = GGMLC_METRIC_ACCURACY;
+    if (!tap_ok(ggmlc_model_set_outputs(m, &out, 1) == GGMLC_OK && ggmlc_model_compile(m, &o) == GGMLC_OK, "a model of token ids and features")) {
+        ggmlc_model_free(m);
+        return;
+    }
+    const struct ggmlc_array x[2] = {vec(ids, NT, T), vec(feats, NT, 2)}, y = vec(target, NT, 1);
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 60;
+    fo.verbose = 0;
+    ggmlc_history *h_ = NULL;
+    ggmlc_model_fit_multi(m, x, 2, &y, 1, &fo, &h_);
+    const struct ggmlc_epoch_logs *last = ggmlc_history_epoch(h_, ggmlc_history_epochs(h_) - 1);
+    tap_ok(last && last->metric_accuracy > 0.9, "trained on token ids and features together: accuracy %.3f > 0.9", last ? last->metric_accuracy : NAN);
+    ggmlc_history_free(h_);
+    float p1[NT], p2[NT];
+    char path[] = "/tmp/ggmlc-test-nn-multi-XXXXXX";
+    close(mkstemp(path));
+    ggmlc_model *r = ggmlc_model_save(m, path, false) == GGMLC_OK ? ggmlc_model_load(path, NULL) : NULL;
+    tap_ok(r && ggmlc_model_predict_multi(m, x, 2, 50, (float *[]){p1}, 1) == GGMLC_OK &&
+               ggmlc_model_predict_multi(r, x, 2, 50, (float *[]){p2}, 1) == GGMLC_OK && max_abs_diff(p1, p2, NT) == 0,
+           "reloaded: the ids input is still read as integers, same predictions");
+    unlink(path);
+    ggmlc_model_free(r);
+    ids[5] = VOCAB; /* sample 1 */
+    tap_ok(ggmlc_model_predict_multi(m, x, 2, 50, (float *[]){p1}, 1) == GGMLC_ERR_INVALID_ARG &&
+               strstr(ggmlc_last_error(), "input 0: token id 9 of sample 1 is not an index below the vocabulary size 9"),
+           "a token id outside the vocabulary: %s", ggmlc_last_error());
+    ids[5] = -1;
+    tap_ok(ggmlc_model_fit_multi(m, x, 2, &y, 1, &fo, NULL) == GGMLC_ERR_INVALID_ARG, "a negative token id: %s", ggmlc_last_error());
+    ggmlc_model_free(m);
+}
+
 /* -------------------------------------------------- hostile model files */
 
 enum edit { OUT_OF_RANGE, TOO_MANY_OUTPUTS, DUPLICATE_OUTPUT, INPUT_AS_OUTPUT, BAD_LINK, NEGATIVE_LINK, FEW_LOSSES, BAD_LOSS, NAN_WEIGHT,
@@ -454,6 +505,7 @@ int main(void) {
     gold_free(set);
     test_training();
     test_single_equivalence();
+    test_ids_and_features();
     test_hostile_files();
     test_errors();
     return tap_done();

@@ -242,6 +242,23 @@ static struct ggml_tensor *c_conv_transpose_1d_pad_dil_f16(struct ggml_context *
 }
 static struct ggml_tensor *c_ssm_conv(struct ggml_context *ctx) { return ggml_ssm_conv(ctx, F32("sx", 3 + 9, 20, 2, 1), F32("c", 4, 20, 1, 1)); }
 
+/* ----------------------------------------------- im2col_3d, conv_3d */
+
+static struct ggml_tensor *c_im2col_3d(struct ggml_context *ctx) {
+    /* kernel [2, 3, 2, IC 3 * OC 2], data [7, 6, 5, IC 3 * N 2] */
+    return ggml_im2col_3d(ctx, F16("k", 2, 3, 2, 6), F32("x", 7, 6, 5, 6), 3, 1, 2, 1, 1, 0, 1, 1, 1, 2, GGML_TYPE_F32);
+}
+static struct ggml_tensor *c_im2col_3d_f16(struct ggml_context *ctx) {
+    return ggml_im2col_3d(ctx, F16("k", 3, 2, 2, 2), F16("x", 6, 5, 4, 2), 2, 2, 1, 1, 1, 1, 0, 1, 1, 1, GGML_TYPE_F16);
+}
+static struct ggml_tensor *c_conv_3d(struct ggml_context *ctx) {
+    /* IC 3, N 2, OC 4 */
+    return ggml_conv_3d_direct(ctx, F32("k", 2, 3, 2, 12), F32("x", 7, 6, 5, 6), 1, 2, 1, 1, 0, 1, 1, 1, 2, 3, 2, 4);
+}
+static struct ggml_tensor *c_conv_3d_f16(struct ggml_context *ctx) {
+    return ggml_conv_3d_direct(ctx, F16("k", 3, 3, 3, 4), F32("x", 6, 6, 5, 2), 2, 1, 1, 1, 1, 0, 1, 1, 1, 2, 1, 2);
+}
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -272,6 +289,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_acc, 1e-12), CASE(c_acc_inplace_chain, 1e-12), CASE(c_set, 0), CASE(c_set_1d, 0), CASE(c_set_2d, 0),
     CASE(c_top_k_long, 0), CASE(c_top_k_long_ties, 0), CASE(c_top_k_long_view, 0),
     CASE(c_conv_transpose_1d, 1e-12), CASE(c_conv_transpose_1d_pad_dil_f16, 1e-7), CASE(c_ssm_conv, 1e-12),
+    CASE(c_im2col_3d, 0), CASE(c_im2col_3d_f16, 0), CASE(c_conv_3d, 1e-12), CASE(c_conv_3d_f16, 1e-7),
     DECLINED(c_acc_overlapping),
 };
 

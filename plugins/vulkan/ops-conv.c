@@ -299,6 +299,7 @@ static enum ggml_status ssm_conv_record(struct vk_rec *rec, const struct ggml_te
 }
 
 void vk_ops_conv_register(struct vk_op_kernel *t) {
+    vk_ops_conv3d_register(t);
     t[GGML_OP_CONV_TRANSPOSE_1D] = (struct vk_op_kernel){conv_transpose_1d_supports, conv_transpose_1d_record};
     t[GGML_OP_SSM_CONV] = (struct vk_op_kernel){ssm_conv_supports, ssm_conv_record};
     t[GGML_OP_IM2COL_BACK] = (struct vk_op_kernel){im2col_back_supports, im2col_back_record};
