@@ -15,7 +15,8 @@
 
 void quants_test_dot_rows(void);
 
-static const enum ggml_type row_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4};
+static const enum ggml_type row_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL,
+                                           GGML_TYPE_MXFP4, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
 static const char *const path_names[CPU_QUANT_PATHS] = {"generic", "avx2", "avx512-vnni"};
 
 enum { NMAX = 32 * 133, ROWS = CPU_QUANT_MAX_ROWS, QS_PAD = 64, D_PAD = 3, S_STRIDE = 3 };
@@ -24,25 +25,35 @@ enum { NMAX = 32 * 133, ROWS = CPU_QUANT_MAX_ROWS, QS_PAD = 64, D_PAD = 3, S_STR
 struct rows_case {
     int n;
     void *qx;                     /* the weight row */
-    block_q8_0 *qy[ROWS];         /* the activation rows as Q8_0 blocks */
-    int8_t *qs;                   /* ... and as planes, with padded strides */
+    void *qy[ROWS];               /* the activation rows as Q8_0 or Q8_K blocks */
+    int8_t *qs;                   /* Q8_0: ... and as planes, with padded strides; Q8_K: rows with padded stride */
     float *d;
     int32_t *sums;
     double ref[ROWS], mag[ROWS];  /* dequantized dot products, sum of |products| */
     float single[ROWS];           /* portable single-row vec_dot */
 };
 
+/* The activation rows as the kernels of type read them (struct cpu_q8_rows). */
+static struct cpu_q8_rows rows_of(const struct rows_case *c, enum ggml_type type, int nrows) {
+    if (cpu_type_traits_on_path(type, CPU_QUANT_GENERIC)->vec_dot_type == GGML_TYPE_Q8_K)
+        return (struct cpu_q8_rows){c->qs, ggml_row_size(GGML_TYPE_Q8_K, c->n) + QS_PAD, NULL, 0, NULL, nrows};
+    return (struct cpu_q8_rows){c->qs, (size_t)c->n + QS_PAD, c->d, (size_t)c->n / 32 + D_PAD, c->sums, nrows};
+}
+
 static void prepare_case(struct rows_case *c, enum ggml_type type, int n, const float *x, const float *y) {
     const struct cpu_type_traits *tr = cpu_type_traits_on_path(type, CPU_QUANT_GENERIC);
+    const enum ggml_type vt = tr->vec_dot_type;
     const size_t qs_stride = (size_t)n + QS_PAD, d_stride = (size_t)n / 32 + D_PAD;
+    const size_t q8k_stride = ggml_row_size(GGML_TYPE_Q8_K, n) + QS_PAD;
     float *dx = malloc((size_t)n * sizeof *dx), *dy = malloc((size_t)n * sizeof *dy);
     c->n = n;
     tr->from_float(x, c->qx, n);
     ggml_get_type_traits(type)->to_float(c->qx, dx, n);
     for (int r = 0; r < ROWS; r++) {
-        cpu_type_traits_on_path(GGML_TYPE_Q8_0, CPU_QUANT_GENERIC)->from_float(y + (size_t)r * NMAX, c->qy[r], n);
-        cpu_q8_0_to_planes(c->qy[r], n / 32, c->qs + r * qs_stride, c->d + r * d_stride, c->sums + r * d_stride);
-        ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(c->qy[r], dy, n);
+        cpu_type_traits_on_path(vt, CPU_QUANT_GENERIC)->from_float(y + (size_t)r * NMAX, c->qy[r], n);
+        if (vt == GGML_TYPE_Q8_K) memcpy(c->qs + r * q8k_stride, c->qy[r], ggml_row_size(vt, n));
+        else cpu_q8_0_to_planes(c->qy[r], n / 32, c->qs + r * qs_stride, c->d + r * d_stride, c->sums + r * d_stride);
+        ggml_get_type_traits(vt)->to_float(c->qy[r], dy, n);
         c->ref[r] = c->mag[r] = 0;
         for (int i = 0; i < n; i++) {
             c->ref[r] += (double)dx[i] * dy[i];
@@ -65,7 +76,7 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
     bool ok = true;
     double worst = 0;
     for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
-        const struct cpu_q8_rows y = {c->qs, (size_t)c->n + QS_PAD, c->d, (size_t)c->n / 32 + D_PAD, c->sums, nrows};
+        const struct cpu_q8_rows y = rows_of(c, type, nrows);
         float s[ROWS * S_STRIDE];
         for (int i = 0; i < ROWS * S_STRIDE; i++) s[i] = -12345.0f;
         kernel(c->n, c->qx, &y, s, S_STRIDE);
@@ -145,18 +156,19 @@ void quants_test_dot_rows(void) {
     float *x = malloc((NMAX + 97 * CPU_QUANT_TILE) * sizeof *x), *y = malloc((size_t)ROWS * NMAX * sizeof *y);
     struct rows_case c;
     c.qx = malloc(NMAX * 2);
-    c.qs = malloc((size_t)ROWS * (NMAX + QS_PAD));
+    c.qs = malloc((size_t)ROWS * (NMAX / 256 * sizeof(block_q8_K) + QS_PAD));
     c.d = malloc((size_t)ROWS * (NMAX / 32 + D_PAD) * sizeof *c.d);
     c.sums = malloc((size_t)ROWS * (NMAX / 32 + D_PAD) * sizeof *c.sums);
-    for (int r = 0; r < ROWS; r++) c.qy[r] = malloc(NMAX / 32 * sizeof(block_q8_0));
+    for (int r = 0; r < ROWS; r++) c.qy[r] = malloc(NMAX / 256 * sizeof(block_q8_K));
     test_seed(4711);
     for (int i = 0; i < NMAX + 97 * CPU_QUANT_TILE; i++) x[i] = test_normal() * (i % 89 == 0 ? 10.0f : 1.0f); /* outliers */
     for (int i = 0; i < ROWS * NMAX; i++) y[i] = test_uniform(-4.0f, 4.0f) * (i % 61 == 0 ? 30.0f : 1.0f);
-    /* 133 blocks: 33 steps of four and one left over; 7: one step and three; 3: no full step */
-    const int sizes[] = {32 * 133, 32 * 7, 32 * 3};
+    /* 133 blocks: 33 steps of four and one left over; 7: one step and three; 3: no full step
+     * (K-quants: 16, 3 and 1 super-blocks) */
+    const int sizes[] = {32 * 133, 32 * 7, 32 * 3}, k_sizes[] = {256 * 16, 256 * 3, 256};
     for (size_t t = 0; t < sizeof row_types / sizeof row_types[0]; t++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-            prepare_case(&c, row_types[t], sizes[k], x, y);
+            prepare_case(&c, row_types[t], ggml_blck_size(row_types[t]) == 256 ? k_sizes[k] : sizes[k], x, y);
             for (int p = 0; p < CPU_QUANT_PATHS; p++) {
                 if (!cpu_quant_path_available((enum cpu_quant_path)p)) {
                     tap_skip("the CPU lacks it", "%s multi-row on the %s path", ggml_type_name(row_types[t]), path_names[p]);
@@ -166,7 +178,7 @@ void quants_test_dot_rows(void) {
             }
             if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) check_tile(&c, row_types[t], x);
         }
-    tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q4_K, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
+    tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q5_K, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
            "types without a multi-row kernel report none");
     tap_ok(!cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_0, CPU_QUANT_AVX2) && !cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_K, CPU_QUANT_AVX512VNNI),
            "paths and types without a tile kernel report none");

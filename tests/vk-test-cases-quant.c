@@ -1,7 +1,8 @@
 /*
  * vk-test-cases-quant.c - test-vulkan.c cases for K-quant weights (Q2_K..Q6_K:
  * matrix-vector for n = 1, 3, 8, the tiled GEMM for n = 17, broadcast batches,
- * get_rows) and for mul_mat_id (mixtures of experts) over every weight type.
+ * row-strided views, get_rows) and for mul_mat_id (mixtures of experts: float
+ * weights, both block families, both kernels, out-of-range ids).
  * The CPU reference quantizes the activations of quantized products (Q8_K or
  * Q8_0) while Vulkan keeps them f32, hence the 1e-4 NMSE bounds.
  */
@@ -98,15 +99,17 @@ static struct ggml_tensor *c_mul_mat_id_ids_view(struct ggml_context *ctx) {
     struct ggml_tensor *ids = ggml_transpose(ctx, leaf(ctx, GGML_TYPE_I32, "idx5:ids", 12, 3, 1, 1));
     return ggml_mul_mat_id(ctx, leaf(ctx, GGML_TYPE_F32, "as", 32, 29, 5, 1), leaf(ctx, GGML_TYPE_F32, "b", 32, 3, 12, 1), ids);
 }
-/* the decoders are those mul_mat uses (tested above): two of each block family here,
- * few because every type is two more pipelines for lavapipe to compile */
-#define MOE_QUANT(t, T) \
-    static struct ggml_tensor *c_mul_mat_id_##t##_mv(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_##T, 256, 19, 5, "idx4:ids", 3, 3, 4); } \
+/* The decoders are those mul_mat uses (tested above), so only a few types here: each
+ * one is a pipeline more for lavapipe to compile (up to a second each). */
+#define MOE_MV(t, T) \
+    static struct ggml_tensor *c_mul_mat_id_##t##_mv(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_##T, 256, 19, 5, "idx4:ids", 3, 3, 4); }
+#define MOE_MM(t, T) \
     static struct ggml_tensor *c_mul_mat_id_##t##_mm(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_##T, 256, 19, 5, "idx3:ids", 2, 1, 40); }
-MOE_QUANT(q4_0, Q4_0)
-MOE_QUANT(q8_0, Q8_0)
-MOE_QUANT(q4_K, Q4_K)
-MOE_QUANT(q6_K, Q6_K)
+MOE_MV(q4_0, Q4_0)
+MOE_MM(q8_0, Q8_0)
+MOE_MV(q4_K, Q4_K)
+MOE_MM(q4_K, Q4_K)
+MOE_MM(q6_K, Q6_K)
 /* f16 activations have no kernel: declined */
 static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx) {
     NEED(ggml_mul_mat_id);
@@ -118,7 +121,6 @@ static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx)
 #define KQ_CASES(t) \
     CASE(c_mv_##t##_n1, 1e-4), CASE(c_mv_##t##_n3, 1e-4), CASE(c_mv_##t##_n8, 1e-4), CASE(c_mm_##t##_n17, 1e-4), \
     CASE(c_mv_##t##_batched, 1e-4), CASE(c_mm_##t##_batched, 1e-4), CASE(c_get_rows_##t, 1e-12)
-#define MOE_CASES(t) CASE(c_mul_mat_id_##t##_mv, 1e-4), CASE(c_mul_mat_id_##t##_mm, 1e-4)
 static const struct vk_test_case cases[] = {
     KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K),
     CASE(c_mv_q6_K_row_view, 1e-4), CASE(c_mm_q4_K_row_view, 1e-4),
@@ -126,7 +128,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_mul_mat_id_f32_n1, 1e-10), CASE(c_mul_mat_id_f32_mv, 1e-10), CASE(c_mul_mat_id_f16_bcast, 1e-8),
     CASE(c_mul_mat_id_bf16_mm, 1e-8), CASE(c_mul_mat_id_f32_mm, 1e-10), CASE(c_mul_mat_id_f16_mm_bcast, 1e-8),
     CASE(c_mul_mat_id_ids_view, 1e-10),
-    MOE_CASES(q4_0), MOE_CASES(q8_0), MOE_CASES(q4_K), MOE_CASES(q6_K),
+    CASE(c_mul_mat_id_q4_0_mv, 1e-4), CASE(c_mul_mat_id_q8_0_mm, 1e-4), CASE(c_mul_mat_id_q4_K_mv, 1e-4),
+    CASE(c_mul_mat_id_q4_K_mm, 1e-4), CASE(c_mul_mat_id_q6_K_mm, 1e-4),
     {"mul_mat_id_f16_b_declined", c_mul_mat_id_f16_b_declined, 0, false},
 };
 

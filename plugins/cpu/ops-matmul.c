@@ -1,9 +1,11 @@
 /*
  * ops-matmul.c - the matmul family of CPU kernels (see cpu-impl.h): MUL_MAT
  * and OUT_PROD.  Float operands go through the packed GEMM (gemm.h), which
- * reads any strides; quantized weights use the type's vec_dot against
- * activation rows converted once per node to its vec_dot_type.  MUL_MAT_ID
- * lives in ops-matmul-id.c.
+ * reads any strides; quantized weights use integer dot products against
+ * activation rows converted once per node to the type's vec_dot_type: the
+ * multi-row and tile kernels of quant-dot.h where the type has them (one
+ * pass over the weights for up to 8 activation rows), else its vec_dot per
+ * pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
  */
 #include "gemm.h"
 #include "ggml-impl.h"
@@ -200,16 +202,31 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
  * tile 169 / 206 / 275 / 419 ns against 105 / 157 / 265 / 498 ns. */
 #define QUANT_TILE_MIN_ROWS 4
 
+/* Whether a type's multi-row kernel reads Q8_0 planes (else plain Q8_K rows). */
+static bool uses_planes(enum ggml_type type) { return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0; }
+
+static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml_tensor *b, int n_threads) {
+    if (uses_planes(a->type)) return planes_qs_size(b) + planes_d_size(b) + (size_t)n_threads * planes_thread_size(b);
+    return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
+}
+
 /* Weights whose type has a multi-row kernel: each weight row is read and decoded once per
  * group of up to CPU_QUANT_MAX_ROWS activation rows of the same batch, so m = 8 costs
  * about one pass over the weights, not eight.  Threads split the weight rows as above;
  * full chunks of 16 rows use the type's tile kernel when it has one. */
 static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst, cpu_vec_dot_rows_t kernel) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const bool planes = uses_planes(a->type);
     int8_t *qs = call->wdata;
     float *d = (float *)((char *)call->wdata + planes_qs_size(b));
     int32_t *sums = (int32_t *)((char *)d + planes_d_size(b) / 2);
-    convert_rows_to_planes(call, b, qs, d, sums);
+    const size_t q8k_row_size = ggml_row_size(GGML_TYPE_Q8_K, b->ne[0]);
+    if (planes) {
+        convert_rows_to_planes(call, b, qs, d, sums);
+    } else {
+        float *tmp = cpu_matmul_thread_work(call, quant_rows_size(a, b), (size_t)b->ne[0] * sizeof(float) + 64);
+        cpu_matmul_convert_rows(call, b, GGML_TYPE_Q8_K, call->wdata, tmp);
+    }
     call->barrier(call);
     const cpu_vec_dot_tile_t tile = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE ? cpu_get_vec_dot_tile(a->type) : NULL;
 
@@ -226,7 +243,9 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
             for (int64_t i1 = 0; i1 < b->ne[1]; i1 += CPU_QUANT_MAX_ROWS) {
                 const int64_t r = batch * b->ne[1] + i1;
                 const int nrows = (int)(b->ne[1] - i1 < CPU_QUANT_MAX_ROWS ? b->ne[1] - i1 : CPU_QUANT_MAX_ROWS);
-                const struct cpu_q8_rows y = {qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks, sums + r * nblocks, nrows};
+                const struct cpu_q8_rows y = planes ? (struct cpu_q8_rows){qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks,
+                                                                           sums + r * nblocks, nrows}
+                                                    : (struct cpu_q8_rows){qs + r * q8k_row_size, q8k_row_size, NULL, 0, NULL, nrows};
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
                 if (use_tile && nrows >= QUANT_TILE_MIN_ROWS) {
                     tile((int)k, wmat + c0 * a->nb[1], a->nb[1], &y, out + c0, dst->nb[1] / sizeof(float));
@@ -261,8 +280,7 @@ static bool mul_mat_supports(const struct ggml_tensor *node) {
 static size_t mul_mat_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (mul_mat_uses_gemm(node)) return batches_work_size(n_threads, b->ne[1], b->ne[0]);
-    if (cpu_get_vec_dot_rows(a->type))
-        return planes_qs_size(b) + planes_d_size(b) + (size_t)n_threads * planes_thread_size(b);
+    if (cpu_get_vec_dot_rows(a->type)) return multi_row_work_size(a, b, n_threads);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
 }
 

@@ -160,7 +160,7 @@ static void dot_q5_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
 }
 
 /* Q6_K: sum_j sc_j * ((q - 32) . y)_j = sum_j sc_j * (q . y)_j - 32 * sum_j sc_j * bsum_j, q in [0, 63]. */
-static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q6_K *x = vx;
     const block_q8_K *y = vy;
     const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);
@@ -279,7 +279,7 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_MXFP4] = dot_mxfp4;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
     t[GGML_TYPE_Q5_K] = dot_q5_K;
-    t[GGML_TYPE_Q6_K] = dot_q6_K;
+    t[GGML_TYPE_Q6_K] = cpu_dot_q6_K_avx2;
     t[GGML_TYPE_Q2_K] = dot_q2_K;
     t[GGML_TYPE_Q3_K] = dot_q3_K;
     t[GGML_TYPE_IQ4_XS] = dot_iq4_xs;

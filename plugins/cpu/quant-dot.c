@@ -174,23 +174,13 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
-static void k4_scale_min(const uint8_t *q, int j, int *sc, int *m) {
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *sc = (q[j + 4] & 0xf) | (q[j - 4] >> 6) << 4;
-        *m = (q[j + 4] >> 4) | (q[j] >> 6) << 4;
-    }
-}
-
 /* Q4_K and Q5_K: d * sum_j sc_j * (q . y)_j - dmin * sum_j m_j * sum(y)_j, with sum(y) from bsums. */
 static float dot_k45_block(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d, ggml_fp16_t dmin,
                            const block_q8_K *y) {
     int isum = 0, summs = 0;
     for (int j = 0; j < QK_K / 32; j++) {
         int sc, m;
-        k4_scale_min(scales, j, &sc, &m);
+        cpu_k4_scale_min(scales, j, &sc, &m);
         summs += m * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
         int sub = 0;
         for (int l = 0; l < 32; l++) {
@@ -229,13 +219,7 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         int isum = 0;
         for (int j = 0; j < 16; j++) {
             int sub = 0;
-            for (int l = 0; l < 16; l++) {
-                const int e = 16 * j + l, half = e / 128, r = e % 128, li = r % 32, quarter = r / 32;
-                const uint8_t b = x[i].ql[64 * half + li + 32 * (quarter & 1)];
-                const int low = quarter < 2 ? b & 0xf : b >> 4;
-                const int high = (x[i].qh[32 * half + li] >> (2 * quarter)) & 3;
-                sub += ((low | high << 4) - 32) * y[i].qs[e];
-            }
+            for (int l = 0; l < 16; l++) sub += cpu_q6_K_level(&x[i], 16 * j + l) * y[i].qs[16 * j + l];
             isum += x[i].scales[j] * sub;
         }
         sum += y[i].d * fp16(x[i].d) * (float)isum;

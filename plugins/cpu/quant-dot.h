@@ -15,6 +15,26 @@
 #include "ggml-impl.h"
 #include "quants.h"
 
+/* Sub-block j (0..7) scale and min of a Q4_K/Q5_K 12-byte scale field. */
+static inline void cpu_k4_scale_min(const uint8_t *q, int j, int *sc, int *m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xf) | (q[j - 4] >> 6) << 4;
+        *m = (q[j + 4] >> 4) | (q[j] >> 6) << 4;
+    }
+}
+
+/* Value e (0..255) of a Q6_K super-block as its signed level (-32..31). */
+static inline int cpu_q6_K_level(const block_q6_K *x, int e) {
+    const int half = e / 128, r = e % 128, li = r % 32, quarter = r / 32;
+    const uint8_t b = x->ql[64 * half + li + 32 * (quarter & 1)];
+    const int low = quarter < 2 ? b & 0xf : b >> 4;
+    const int high = (x->qh[32 * half + li] >> (2 * quarter)) & 3;
+    return (low | high << 4) - 32;
+}
+
 /* The code paths, from the most portable up. */
 enum cpu_quant_path {
     CPU_QUANT_GENERIC = 0,
@@ -40,9 +60,11 @@ CPU_HIDDEN const struct cpu_type_traits *cpu_type_traits_on_path(enum ggml_type 
  * One weight row against up to CPU_QUANT_MAX_ROWS activation rows at once, so each weight
  * block is loaded and unpacked once per group of rows instead of once per row
  * (quant-dot-rows*.c).  For the weight types whose vec_dot_type is Q8_0 (Q4_0, Q5_0,
- * Q8_0, IQ4_NL, MXFP4).  The activations are Q8_0 rows split into planes: the int8
+ * Q8_0, IQ4_NL, MXFP4) the activations are Q8_0 rows split into planes: the int8
  * values of every row contiguous and the block scales as floats, so a kernel reads a
- * row's values with wide loads and its scales without f16 conversions. */
+ * row's values with wide loads and its scales without f16 conversions.  Q4_K and Q6_K
+ * (vec_dot_type Q8_K) read plain Q8_K rows: qs points at row 0's block_q8_K array and
+ * qs_stride is the row stride in bytes; d and sums are unused. */
 
 #define CPU_QUANT_MAX_ROWS 8
 
@@ -59,7 +81,8 @@ struct cpu_q8_rows {
 typedef void (*cpu_vec_dot_rows_t)(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride);
 typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
 
-/* Every path has a multi-row kernel rows_<type> for each of these types. */
+/* Every path has a multi-row kernel rows_<type> for each of these types (the portable and
+ * AVX2 paths also for Q4_K and Q6_K, which the VNNI path takes from AVX2). */
 #define CPU_QUANT_ROWS_FILL(t)              \
     do {                                    \
         (t)[GGML_TYPE_Q4_0] = rows_q4_0;     \
@@ -70,6 +93,9 @@ typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
     } while (0)
 
 CPU_HIDDEN void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table table);
+/* The AVX2 single-row Q6_K dot, which the multi-row Q6_K kernel runs for one row (its
+ * per-super-block setup for many rows costs more than it saves there). */
+CPU_HIDDEN void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 CPU_HIDDEN void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table table);
 CPU_HIDDEN void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table table);
 
