@@ -1,5 +1,5 @@
 /*
- * gguf-read.c - gguf_init_from_file: parse and validate a GGUF file.
+ * gguf-read.c - gguf_init_from_file(_ptr): parse and validate a GGUF file.
  *
  * The file is memory-mapped (read into memory when it cannot be mapped)
  * and parsed through a cursor that checks every read against the file
@@ -302,6 +302,24 @@ static const uint8_t *load_file(const char *fname, size_t *size, bool *mapped) {
     return p;
 }
 
+/* Parse size bytes at base (named fname in errors) into a new context; base stays the caller's. */
+static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *base, size_t size,
+                                            struct gguf_init_params params) {
+    struct gguf_context *ctx = gguf_init_empty();
+    struct cursor c = {fname, base, size, 0, "header"};
+    size_t data_end = 0;
+    bool ok = ctx && parse(&c, ctx) && check_tensor_layout(&c, ctx, &data_end);
+    if (ok && params.ctx) {
+        *params.ctx = make_ggml_context(ctx, base + ctx->data_offset, data_end, params.no_alloc);
+        if (!*params.ctx) ok = false;
+    }
+    if (!ok) {
+        gguf_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 struct gguf_context *gguf_init_from_file(const char *fname, struct gguf_init_params params) {
     if (!fname) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_file: NULL file name");
@@ -311,19 +329,47 @@ struct gguf_context *gguf_init_from_file(const char *fname, struct gguf_init_par
     bool mapped = false;
     const uint8_t *base = load_file(fname, &size, &mapped);
     if (!base) return NULL;
-    struct gguf_context *ctx = gguf_init_empty();
-    struct cursor c = {fname, base, size, 0, "header"};
-    size_t data_end = 0;
-    bool ok = ctx && parse(&c, ctx) && check_tensor_layout(&c, ctx, &data_end);
-    if (ok && params.ctx) {
-        *params.ctx = make_ggml_context(ctx, base + ctx->data_offset, data_end, params.no_alloc);
-        if (!*params.ctx) ok = false;
-    }
+    struct gguf_context *ctx = init_from_bytes(fname, base, size, params);
     if (mapped) munmap((void *)base, size);
     else free((void *)base);
-    if (!ok) {
-        gguf_free(ctx);
+    return ctx;
+}
+
+/* Read everything from the stream's position to its end into a new buffer. */
+static uint8_t *read_stream(FILE *file, size_t *size) {
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *p = malloc(cap);
+    while (p) {
+        n += fread(p + n, 1, cap - n, file);
+        if (n < cap) break; /* end of file or a read error, told apart below */
+        uint8_t *q = cap <= SIZE_MAX / 2 ? realloc(p, cap *= 2) : NULL;
+        if (!q) {
+            free(p);
+            p = NULL;
+        } else {
+            p = q;
+        }
+    }
+    if (!p) ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_init_from_file_ptr: out of memory reading the stream");
+    else if (ferror(file)) {
+        ggmlc_set_error(GGMLC_ERR_IO, "gguf_init_from_file_ptr: reading the stream failed");
+        free(p);
+        p = NULL;
+    }
+    *size = n;
+    return p;
+}
+
+struct gguf_context *gguf_init_from_file_ptr(FILE *file, struct gguf_init_params params) {
+    if (params.ctx) *params.ctx = NULL;
+    if (!file) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_file_ptr: NULL file");
         return NULL;
     }
+    size_t size = 0;
+    uint8_t *base = read_stream(file, &size);
+    if (!base) return NULL;
+    struct gguf_context *ctx = init_from_bytes("(FILE *)", base, size, params);
+    free(base);
     return ctx;
 }

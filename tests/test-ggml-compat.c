@@ -10,6 +10,8 @@
 
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "ggmlc.h"
+#include "gguf.h"
 #include "testutil.h"
 
 static struct ggml_context *new_ctx(void) { return ggml_init((struct ggml_init_params){16 << 20, NULL, false}); }
@@ -97,10 +99,80 @@ static void test_set_i32(void) {
     ggml_free(ctx);
 }
 
+/* gguf_write_to_file_ptr / gguf_init_from_file_ptr: a GGUF written after a 5-byte prefix into a
+ * stream, read back from the stream position where it starts. */
+static void test_gguf_file_ptr(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 2);
+    ggml_set_name(t, "weights");
+    const float tv[6] = {1.5f, -2.0f, 3.25f, 0.0f, -7.5f, 1e-3f};
+    memcpy(t->data, tv, sizeof tv);
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_val_u32(g, "compat.answer", 42);
+    gguf_set_val_str(g, "compat.name", "file-ptr");
+    gguf_add_tensor(g, t);
+    FILE *f = tmpfile();
+    const bool written = f && fwrite("xxxxx", 1, 5, f) == 5 && gguf_write_to_file_ptr(g, f, false);
+    tap_ok(written, "gguf_write_to_file_ptr writes into an open stream after a prefix");
+    struct ggml_context *data_ctx = NULL;
+    struct gguf_context *r = NULL;
+    if (written && fseek(f, 5, SEEK_SET) == 0)
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){false, &data_ctx});
+    const int64_t k = r ? gguf_find_key(r, "compat.answer") : -1, s = r ? gguf_find_key(r, "compat.name") : -1;
+    tap_ok(r && k >= 0 && gguf_get_val_u32(r, k) == 42 && s >= 0 && strcmp(gguf_get_val_str(r, s), "file-ptr") == 0,
+           "gguf_init_from_file_ptr reads the keys back from the stream position");
+    struct ggml_tensor *rt = data_ctx ? ggml_get_tensor(data_ctx, "weights") : NULL;
+    tap_ok(rt && rt->ne[0] == 3 && rt->ne[1] == 2 && memcmp(rt->data, tv, sizeof tv) == 0,
+           "and the tensor with its data into the ggml context");
+    gguf_free(r);
+    ggml_free(data_ctx);
+
+    /* a stream positioned inside the prefix is not a GGUF file: NULL, an error, no context */
+    data_ctx = (struct ggml_context *)&data_ctx; /* must be reset, never left dangling */
+    r = NULL;
+    if (written && fseek(f, 2, SEEK_SET) == 0) r = gguf_init_from_file_ptr(f, (struct gguf_init_params){false, &data_ctx});
+    tap_ok(written && !r && !data_ctx && ggmlc_last_status() != GGMLC_OK, "a stream not at a GGUF header is rejected (%s)",
+           ggmlc_last_error());
+    tap_ok(!gguf_init_from_file_ptr(NULL, (struct gguf_init_params){true, NULL}) && !gguf_write_to_file_ptr(g, NULL, true),
+           "a NULL stream is an error, not a crash");
+    if (f) fclose(f);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+static int n_logged;
+static void count_log(enum ggml_log_level level, const char *text, void *user_data) {
+    (void)level;
+    (void)text;
+    n_logged += *(int *)user_data;
+}
+
+/* ggml_log_get returns what ggml_log_set installed, so a logger can be saved and restored. */
+static void test_log_get(void) {
+    ggml_log_callback saved_cb = NULL, cb = NULL;
+    void *saved_ud = NULL, *ud = NULL;
+    ggml_log_get(&saved_cb, &saved_ud);
+    int weight = 3;
+    ggml_log_set(count_log, &weight);
+    ggml_log_get(&cb, &ud);
+    tap_ok(cb == count_log && ud == &weight, "ggml_log_get returns the callback and user data ggml_log_set installed");
+    struct ggml_context *ctx = new_ctx();
+    n_logged = 0;
+    (void)ggml_add(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3), ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2)); /* logs an error */
+    tap_ok(n_logged >= 3, "an operator error is logged through it (%d)", n_logged);
+    ggml_log_set(saved_cb, saved_ud);
+    ggml_log_get(&cb, &ud);
+    tap_ok(cb == saved_cb && ud == saved_ud && saved_cb != NULL, "the saved logger is put back (never a NULL callback)");
+    ggml_log_get(NULL, NULL); /* NULL out-pointers are allowed */
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(20261129);
     test_glu_odd_width();
     test_get_rows_back_extra_rows();
     test_set_i32();
+    test_gguf_file_ptr();
+    test_log_get();
     return tap_done();
 }
