@@ -259,6 +259,22 @@ static struct ggml_tensor *c_conv_3d_f16(struct ggml_context *ctx) {
     return ggml_conv_3d_direct(ctx, F16("k", 3, 3, 3, 4), F32("x", 6, 6, 5, 2), 2, 1, 1, 1, 1, 0, 1, 1, 1, 2, 1, 2);
 }
 
+/* ------------------------------------------ linear-attention recurrences */
+
+/* S 16, H 3, T 10 tokens in 2 sequences */
+static struct ggml_tensor *c_gated_linear_attn(struct ggml_context *ctx) {
+    return ggml_gated_linear_attn(ctx, F32("k", 16, 3, 10, 1), F32("v", 16, 3, 10, 1), F32("q", 16, 3, 10, 1), F32("pos:g", 16, 3, 10, 1),
+                                  F32("s", 16 * 16 * 3, 2, 1, 1), 0.25f);
+}
+static struct ggml_tensor *c_rwkv_wkv6(struct ggml_context *ctx) {
+    return ggml_rwkv_wkv6(ctx, F32("k", 16, 3, 10, 1), F32("v", 16, 3, 10, 1), F32("r", 16, 3, 10, 1), F32("tf", 16, 3, 1, 1),
+                          F32("pos:td", 16, 3, 10, 1), F32("s", 16 * 16 * 3, 2, 1, 1));
+}
+static struct ggml_tensor *c_rwkv_wkv7(struct ggml_context *ctx) {
+    return ggml_rwkv_wkv7(ctx, F32("r", 16, 3, 10, 1), F32("pos:w", 16, 3, 10, 1), F32("k", 16, 3, 10, 1), F32("v", 16, 3, 10, 1),
+                          F32("a", 16, 3, 10, 1), F32("b", 16, 3, 10, 1), F32("s", 16 * 16 * 3, 2, 1, 1));
+}
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -290,6 +306,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_top_k_long, 0), CASE(c_top_k_long_ties, 0), CASE(c_top_k_long_view, 0),
     CASE(c_conv_transpose_1d, 1e-12), CASE(c_conv_transpose_1d_pad_dil_f16, 1e-7), CASE(c_ssm_conv, 1e-12),
     CASE(c_im2col_3d, 0), CASE(c_im2col_3d_f16, 0), CASE(c_conv_3d, 1e-12), CASE(c_conv_3d_f16, 1e-7),
+    CASE(c_gated_linear_attn, 1e-10), CASE(c_rwkv_wkv6, 1e-10), CASE(c_rwkv_wkv7, 1e-10),
     DECLINED(c_acc_overlapping),
 };
 

@@ -1,0 +1,54 @@
+/*
+ * ops-seq.c - sequence-model recurrences: gated linear attention, RWKV v6 and
+ * RWKV v7 (recurrence.comp: a workgroup per head and sequence, an invocation
+ * per state column or row).
+ */
+#include "vk-impl.h"
+
+#define SEQ_MAX_S 256 /* head sizes one workgroup covers */
+
+/* Operands in order, then the state; every one f32 and contiguous (the constructors' contract). */
+static int n_token_operands(enum ggml_op op) {
+    return op == GGML_OP_GATED_LINEAR_ATTN ? 4 : op == GGML_OP_RWKV_WKV6 ? 5 : 6;
+}
+
+static bool recurrence_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const int n = n_token_operands(node->op);
+    const struct ggml_tensor *k = node->src[0], *state = node->src[n];
+    const int64_t S = k->ne[0];
+    if (!state || S <= 0 || S > SEQ_MAX_S || S > d->props.limits.maxComputeWorkGroupSize[0] ||
+        S > d->props.limits.maxComputeWorkGroupInvocations || d->props.limits.maxPerStageDescriptorStorageBuffers < (uint32_t)n + 2)
+        return false;
+    for (int i = 0; i <= n; i++)
+        if (!node->src[i] || node->src[i]->type != GGML_TYPE_F32 || !ggml_is_contiguous(node->src[i]) || !vk_shape_fits(node->src[i]))
+            return false;
+    const int64_t n_seqs = state->ne[1];
+    return node->type == GGML_TYPE_F32 && ggml_is_contiguous(node) && vk_shape_fits(node) && n_seqs > 0 && k->ne[2] % n_seqs == 0 &&
+           ggml_nelements(state) == S * S * k->ne[1] * n_seqs && k->ne[1] <= d->props.limits.maxComputeWorkGroupCount[0] &&
+           n_seqs <= d->props.limits.maxComputeWorkGroupCount[1];
+}
+
+static enum ggml_status recurrence_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const int n = n_token_operands(node->op);
+    const struct ggml_tensor *k = node->src[0], *state = node->src[n];
+    const char *name = node->op == GGML_OP_GATED_LINEAR_ATTN ? "gla_f32" : node->op == GGML_OP_RWKV_WKV6 ? "wkv6_f32" : "wkv7_f32";
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("%s", name));
+    ds.spec[0] = (uint32_t)k->ne[0];
+    ds.n_spec = 1;
+    ds.push[0] = (uint32_t)k->ne[1];
+    ds.push[1] = (uint32_t)k->ne[2];
+    ds.push[2] = (uint32_t)state->ne[1];
+    ds.push[3] = vk_f32_bits(node->op == GGML_OP_GATED_LINEAR_ATTN ? vk_param_f32(node, 0) : 1.0f);
+    for (int i = 0; i <= n; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 4 + i);
+    vk_dispatch_bind(&ds, node, true, 4, 4 + n + 1);
+    ds.groups[0] = (uint32_t)k->ne[1];
+    ds.groups[1] = (uint32_t)state->ne[1];
+    return vk_record_dispatch(rec, &ds);
+}
+
+void vk_ops_seq_register(struct vk_op_kernel *t) {
+    t[GGML_OP_GATED_LINEAR_ATTN] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
+    t[GGML_OP_RWKV_WKV6] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
+    t[GGML_OP_RWKV_WKV7] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
+}
