@@ -197,11 +197,12 @@ static bool read_tensor_info(struct cursor *c, struct gguf_context *ctx, int64_t
     if (info.offset % ctx->alignment != 0)
         return fail(c, "tensor '%s': offset %llu is not a multiple of the alignment %zu", info.t.name,
                     (unsigned long long)info.offset, ctx->alignment);
-    /* the byte size (blocks per row * block size * rows) must not overflow and must fit in the file */
+    /* the byte size (blocks per row * block size * rows) must not overflow; whether the data is
+     * in the file is checked only when it is read (as in ggml, metadata alone may be read) */
     const uint64_t blocks = (uint64_t)(info.t.ne[0] / ggml_blck_size(type)), rows = (uint64_t)(nelements / info.t.ne[0]);
     const size_t bsize = ggml_type_size(type);
-    if (blocks > c->size / bsize || rows > c->size / (blocks * bsize))
-        return fail(c, "tensor '%s': %lld elements of %s need more bytes than the whole file has", info.t.name,
+    if (blocks > SIZE_MAX / bsize || rows > SIZE_MAX / (blocks * bsize))
+        return fail(c, "tensor '%s': %lld elements of %s need more than SIZE_MAX bytes", info.t.name,
                     (long long)nelements, ggml_type_name(type));
     gguf_info_set_strides(&info.t);
     if (!gguf_info_append(ctx, &info)) return fail(c, "out of memory");
@@ -219,7 +220,9 @@ static int cmp_offset(const void *a, const void *b) {
 }
 
 /* Names unique; data inside the file and not overlapping. Sets *data_end (bytes of data needed). */
-static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, size_t *data_end) {
+/* Tensors must not share bytes and their data must be addressable; with need_data, the data
+ * section up to the padded end of the last tensor must also be in the file (ggml reads it whole). */
+static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, bool need_data, size_t *data_end) {
     *data_end = 0;
     if (ctx->n_info == 0) return true;
     const struct gguf_tensor_info **sorted = malloc((size_t)ctx->n_info * sizeof *sorted);
@@ -230,7 +233,8 @@ static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, size
     for (int64_t i = 1; ok && i < ctx->n_info; i++)
         if (strcmp(sorted[i]->t.name, sorted[i - 1]->t.name) == 0) ok = fail(c, "duplicate tensor name '%s'", sorted[i]->t.name);
     qsort(sorted, (size_t)ctx->n_info, sizeof *sorted, cmp_offset);
-    const size_t avail = c->size > ctx->data_offset ? c->size - ctx->data_offset : 0;
+    const size_t limit = need_data ? c->size : SIZE_MAX;
+    const size_t avail = limit > ctx->data_offset ? limit - ctx->data_offset : 0;
     for (int64_t i = 0; ok && i < ctx->n_info; i++) {
         const struct gguf_tensor_info *t = sorted[i];
         const size_t nbytes = ggml_nbytes(&t->t);
@@ -243,6 +247,8 @@ static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, size
             *data_end = t->offset + nbytes;
     }
     free(sorted);
+    if (ok && need_data && *data_end > 0 && GGML_PAD(*data_end, ctx->alignment) > avail)
+        ok = fail(c, "the data section ends %zu bytes before its padded end", GGML_PAD(*data_end, ctx->alignment) - avail);
     return ok;
 }
 
@@ -342,8 +348,9 @@ static const uint8_t *load_file(const char *fname, size_t *size, bool *mapped) {
 static struct gguf_context *parse_cursor(struct cursor *c, struct gguf_init_params params) {
     struct gguf_context *ctx = gguf_init_empty();
     size_t data_end = 0;
-    bool ok = ctx && parse(c, ctx) && check_tensor_layout(c, ctx, &data_end);
-    if (ok && params.ctx && !params.no_alloc) { /* the data section is read only when it is copied */
+    const bool need_data = params.ctx && !params.no_alloc;
+    bool ok = ctx && parse(c, ctx) && check_tensor_layout(c, ctx, need_data, &data_end);
+    if (ok && need_data) { /* the data section is read only when it is copied */
         c->what = "the tensor data";
         ok = fetch_until(c, ctx->data_offset + data_end);
     }

@@ -204,6 +204,38 @@ static void test_gguf_buffer_callback(void) {
     ggml_free(ctx);
 }
 
+/* As in ggml, a file's metadata can be read without its data section (a file written with
+ * only_meta); the data must be there, padding included, only when it is read. */
+static void test_gguf_meta_only(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3);
+    ggml_set_name(t, "w");
+    struct gguf_context *g = gguf_init_empty();
+    gguf_add_tensor(g, t);
+    FILE *f = tmpfile();
+    const bool written = f && gguf_write_to_file_ptr(g, f, true);
+    struct ggml_context *dctx = NULL;
+    struct gguf_context *r = NULL;
+    if (written) {
+        rewind(f);
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){true, &dctx});
+    }
+    tap_ok(r && gguf_get_n_tensors(r) == 1 && dctx && ggml_get_tensor(dctx, "w") && ggml_get_tensor(dctx, "w")->ne[1] == 3,
+           "a metadata-only file reads with no_alloc (tensor shapes, no data)");
+    gguf_free(r);
+    ggml_free(dctx);
+    dctx = NULL;
+    r = NULL;
+    if (written) {
+        rewind(f);
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){false, &dctx});
+    }
+    tap_ok(written && !r && !dctx, "asking for its data fails: %s", ggmlc_last_error());
+    if (f) fclose(f);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
 static int n_logged;
 static void count_log(enum ggml_log_level level, const char *text, void *user_data) {
     (void)level;
@@ -239,5 +271,6 @@ int main(void) {
     test_gguf_file_ptr();
     test_log_get();
     test_gguf_buffer_callback();
+    test_gguf_meta_only();
     return tap_done();
 }
