@@ -275,6 +275,17 @@ static struct ggml_tensor *c_rwkv_wkv7(struct ggml_context *ctx) {
                           F32("a", 16, 3, 10, 1), F32("b", 16, 3, 10, 1), F32("s", 16 * 16 * 3, 2, 1, 1));
 }
 
+/* Mamba 2 (scalar decay per head, 2 groups) and Mamba 1 (a decay per state); states from slots 2 and 0 of 3 */
+static struct ggml_tensor *ssm_scan_case(struct ggml_context *ctx, bool mamba2) {
+    const int d_state = 16, head_dim = 8, n_head = 4, n_tok = 5, n_seqs = 2, n_group = mamba2 ? 2 : 1;
+    struct ggml_tensor *ids = I32("idx3:ids", n_seqs, 1, 1, 1);
+    return ggml_ssm_scan(ctx, F32("s", d_state, head_dim, n_head, 3), F32("x", head_dim, n_head, n_tok, n_seqs), F32("dt", n_head, n_tok, n_seqs, 1),
+                         F32("a", mamba2 ? 1 : d_state, n_head, 1, 1), F32("b", d_state, n_group, n_tok, n_seqs),
+                         F32("c", d_state, n_group, n_tok, n_seqs), ids);
+}
+static struct ggml_tensor *c_ssm_scan_mamba2(struct ggml_context *ctx) { return ssm_scan_case(ctx, true); }
+static struct ggml_tensor *c_ssm_scan_mamba1(struct ggml_context *ctx) { return ssm_scan_case(ctx, false); }
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -307,6 +318,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_conv_transpose_1d, 1e-12), CASE(c_conv_transpose_1d_pad_dil_f16, 1e-7), CASE(c_ssm_conv, 1e-12),
     CASE(c_im2col_3d, 0), CASE(c_im2col_3d_f16, 0), CASE(c_conv_3d, 1e-12), CASE(c_conv_3d_f16, 1e-7),
     CASE(c_gated_linear_attn, 1e-10), CASE(c_rwkv_wkv6, 1e-10), CASE(c_rwkv_wkv7, 1e-10),
+    CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10),
     DECLINED(c_acc_overlapping),
 };
 

@@ -1,7 +1,7 @@
 /*
  * ops-seq.c - sequence-model recurrences: gated linear attention, RWKV v6 and
  * RWKV v7 (recurrence.comp: a workgroup per head and sequence, an invocation
- * per state column or row).
+ * per state column or row), and Mamba's ssm_scan (an invocation per channel).
  */
 #include "vk-impl.h"
 
@@ -47,7 +47,40 @@ static enum ggml_status recurrence_record(struct vk_rec *rec, const struct ggml_
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------------ ssm_scan */
+
+/* src: s, x, dt, A, B, C (f32, unit-stride rows, s contiguous), ids (I32); the constructor's shapes. */
+static bool ssm_scan_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    for (int i = 0; i < 7; i++) {
+        const struct ggml_tensor *t = node->src[i];
+        if (!t || t->type != (i == 6 ? GGML_TYPE_I32 : GGML_TYPE_F32) || t->nb[0] != 4 || !vk_shape_fits(t)) return false;
+    }
+    const struct ggml_tensor *s = node->src[0], *x = node->src[1], *B = node->src[4];
+    return ggml_is_contiguous(s) && node->type == GGML_TYPE_F32 && ggml_is_contiguous(node) && vk_shape_fits(node) && B->ne[1] > 0 &&
+           x->ne[1] % B->ne[1] == 0 && d->props.limits.maxPerStageDescriptorStorageBuffers >= 8;
+}
+
+static enum ggml_status ssm_scan_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2], *A = node->src[3];
+    const struct ggml_tensor *B = node->src[4], *C = node->src[5], *ids = node->src[6];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("ssm_scan_f32"));
+    const uint32_t push[22] = {
+        (uint32_t)s->ne[0], (uint32_t)x->ne[0], (uint32_t)x->ne[1], (uint32_t)x->ne[2], (uint32_t)x->ne[3], (uint32_t)B->ne[1],
+        A->ne[0] == 1, (uint32_t)s->ne[3],
+        (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4), (uint32_t)(x->nb[3] / 4), (uint32_t)(dt->nb[1] / 4), (uint32_t)(dt->nb[2] / 4),
+        (uint32_t)(A->nb[1] / 4), (uint32_t)(B->nb[1] / 4), (uint32_t)(B->nb[2] / 4), (uint32_t)(B->nb[3] / 4),
+        (uint32_t)(C->nb[1] / 4), (uint32_t)(C->nb[2] / 4), (uint32_t)(C->nb[3] / 4), (uint32_t)(s->nb[3] / 4), (uint32_t)(ids->nb[0] / 4),
+    };
+    memcpy(ds.push, push, sizeof push);
+    for (int i = 0; i < 7; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 22 + i);
+    vk_dispatch_bind(&ds, node, true, 4, 29);
+    vk_groups_1d(rec->d, (uint64_t)(x->ne[0] * x->ne[1] * x->ne[3]), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_seq_register(struct vk_op_kernel *t) {
+    t[GGML_OP_SSM_SCAN] = (struct vk_op_kernel){ssm_scan_supports, ssm_scan_record};
     t[GGML_OP_GATED_LINEAR_ATTN] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
     t[GGML_OP_RWKV_WKV6] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
     t[GGML_OP_RWKV_WKV7] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
