@@ -16,11 +16,22 @@
 
 #include "gguf-impl.h"
 
+/* A source read on demand (gguf_init_from_callback): bytes are fetched into buf as the
+ * parser reaches them, never past what it asks for. */
+struct lazy_source {
+    gguf_reader_callback_t read;
+    void                  *userdata;
+    size_t                 max_chunk; /* largest single read; SIZE_MAX when unlimited */
+    uint8_t               *buf;
+    size_t                 have, cap; /* bytes fetched / allocated */
+};
+
 struct cursor {
-    const char    *fname;
-    const uint8_t *base;
-    size_t         size, pos;
-    const char    *what; /* the item being read, for error messages */
+    const char         *fname;
+    const uint8_t      *base;
+    size_t              size, pos;
+    const char         *what; /* the item being read, for error messages */
+    struct lazy_source *lazy; /* NULL: base holds all size bytes */
 };
 
 static bool fail(struct cursor *c, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
@@ -34,9 +45,32 @@ static bool fail(struct cursor *c, const char *fmt, ...) {
     return false;
 }
 
+/* Make bytes [0, end) of a lazy source available at c->base (end <= c->size). */
+static bool fetch_until(struct cursor *c, size_t end) {
+    struct lazy_source *L = c->lazy;
+    if (!L || end <= L->have) return true;
+    if (end > L->cap) {
+        size_t cap = L->cap ? L->cap : 4096;
+        while (cap < end) cap = cap > SIZE_MAX / 2 ? end : cap * 2;
+        uint8_t *b = realloc(L->buf, cap);
+        if (!b) return fail(c, "out of memory reading %s", c->what);
+        L->buf = b;
+        L->cap = cap;
+        c->base = b;
+    }
+    while (L->have < end) {
+        const size_t want = end - L->have < L->max_chunk ? end - L->have : L->max_chunk;
+        const size_t got = L->read(L->userdata, L->buf + L->have, (uint64_t)L->have, want);
+        if (got != want) return fail(c, "truncated: reading %s from the callback failed", c->what);
+        L->have += got;
+    }
+    return true;
+}
+
 static bool read_bytes(struct cursor *c, void *dst, size_t n) {
     if (n > c->size - c->pos)
         return fail(c, "truncated: %s needs %zu bytes, %zu left", c->what, n, c->size - c->pos);
+    if (!fetch_until(c, c->pos + n)) return false;
     memcpy(dst, c->base + c->pos, n);
     c->pos += n;
     return true;
@@ -51,6 +85,7 @@ static bool read_string_len(struct cursor *c, char **out, size_t *out_len) {
     if (len > c->size - c->pos)
         return fail(c, "%s: string length %llu exceeds the %zu bytes left", c->what, (unsigned long long)len,
                     c->size - c->pos);
+    if (!fetch_until(c, c->pos + (size_t)len)) return false;
     char *s = malloc((size_t)len + 1);
     if (!s) return fail(c, "%s: out of memory for a string of %llu bytes", c->what, (unsigned long long)len);
     memcpy(s, c->base + c->pos, (size_t)len);
@@ -252,6 +287,7 @@ static struct ggml_context *make_ggml_context(const struct gguf_context *ctx, co
         blob = ggml_new_tensor_1d(gctx, GGML_TYPE_I8, (int64_t)data_size);
         ggml_set_no_alloc(gctx, true);
         if (!blob) goto fail;
+        ggml_set_name(blob, "GGUF tensor data binary blob"); /* the name ggml gives it */
         if (data_size) memcpy(blob->data, data, data_size);
     }
     for (int64_t i = 0; i < ctx->n_info; i++) {
@@ -303,14 +339,16 @@ static const uint8_t *load_file(const char *fname, size_t *size, bool *mapped) {
 }
 
 /* Parse size bytes at base (named fname in errors) into a new context; base stays the caller's. */
-static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *base, size_t size,
-                                            struct gguf_init_params params) {
+static struct gguf_context *parse_cursor(struct cursor *c, struct gguf_init_params params) {
     struct gguf_context *ctx = gguf_init_empty();
-    struct cursor c = {fname, base, size, 0, "header"};
     size_t data_end = 0;
-    bool ok = ctx && parse(&c, ctx) && check_tensor_layout(&c, ctx, &data_end);
+    bool ok = ctx && parse(c, ctx) && check_tensor_layout(c, ctx, &data_end);
+    if (ok && params.ctx && !params.no_alloc) { /* the data section is read only when it is copied */
+        c->what = "the tensor data";
+        ok = fetch_until(c, ctx->data_offset + data_end);
+    }
     if (ok && params.ctx) {
-        *params.ctx = make_ggml_context(ctx, base + ctx->data_offset, data_end, params.no_alloc);
+        *params.ctx = make_ggml_context(ctx, c->base + ctx->data_offset, data_end, params.no_alloc);
         if (!*params.ctx) ok = false;
     }
     if (!ok) {
@@ -318,6 +356,12 @@ static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *ba
         return NULL;
     }
     return ctx;
+}
+
+static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *base, size_t size,
+                                            struct gguf_init_params params) {
+    struct cursor c = {fname, base, size, 0, "header", NULL};
+    return parse_cursor(&c, params);
 }
 
 struct gguf_context *gguf_init_from_file(const char *fname, struct gguf_init_params params) {
@@ -371,5 +415,29 @@ struct gguf_context *gguf_init_from_file_ptr(FILE *file, struct gguf_init_params
     if (!base) return NULL;
     struct gguf_context *ctx = init_from_bytes("(FILE *)", base, size, params);
     free(base);
+    return ctx;
+}
+
+struct gguf_context *gguf_init_from_buffer(const void *data, size_t size, struct gguf_init_params params) {
+    if (params.ctx) *params.ctx = NULL;
+    if (!data && size > 0) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_buffer: NULL data of %zu bytes", size);
+        return NULL;
+    }
+    return init_from_bytes("(buffer)", data, size, params);
+}
+
+struct gguf_context *gguf_init_from_callback(gguf_reader_callback_t read, void *userdata, size_t max_chunk_read,
+                                             uint64_t max_expected_size, struct gguf_init_params params) {
+    if (params.ctx) *params.ctx = NULL;
+    if (!read) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_callback: NULL read callback");
+        return NULL;
+    }
+    struct lazy_source src = {read, userdata, max_chunk_read ? max_chunk_read : SIZE_MAX, NULL, 0, 0};
+    const size_t size = max_expected_size > SIZE_MAX ? SIZE_MAX : (size_t)max_expected_size;
+    struct cursor c = {"(callback)", NULL, size, 0, "header", &src};
+    struct gguf_context *ctx = parse_cursor(&c, params);
+    free(src.buf);
     return ctx;
 }
