@@ -297,6 +297,9 @@ static struct ggml_tensor *c_add_rel_pos(struct ggml_context *ctx) {
     return ggml_add_rel_pos(ctx, F32("a", 25, 12, 2, 1), F32("pw", 5, 3, 4, 2), F32("ph", 5, 3, 4, 2));
 }
 
+/* columns [K 4 * OC 3, T 9, N 2] back to [L, OC, N], stride 2, padding 1 */
+static struct ggml_tensor *c_col2im_1d(struct ggml_context *ctx) { return ggml_col2im_1d(ctx, F32("a", 12, 9, 2, 1), 2, 3, 1); }
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -331,6 +334,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_gated_linear_attn, 1e-10), CASE(c_rwkv_wkv6, 1e-10), CASE(c_rwkv_wkv7, 1e-10),
     CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10),
     CASE(c_win_part, 0), CASE(c_win_unpart, 0), CASE(c_get_rel_pos, 0), CASE(c_get_rel_pos_f16, 0), CASE(c_add_rel_pos, 1e-12),
+    CASE(c_col2im_1d, 1e-12),
     DECLINED(c_acc_overlapping),
 };
 
