@@ -286,6 +286,20 @@ static struct ggml_tensor *ssm_scan_case(struct ggml_context *ctx, bool mamba2) 
 static struct ggml_tensor *c_ssm_scan_mamba2(struct ggml_context *ctx) { return ssm_scan_case(ctx, true); }
 static struct ggml_tensor *c_ssm_scan_mamba1(struct ggml_context *ctx) { return ssm_scan_case(ctx, false); }
 
+/* --------------------------------------------------- SAM window helpers */
+
+static struct ggml_tensor *c_win_part(struct ggml_context *ctx) { return ggml_win_part(ctx, F32("a", 6, 11, 9, 1), 4); }
+static struct ggml_tensor *c_win_unpart(struct ggml_context *ctx) { return ggml_win_unpart(ctx, F32("a", 6, 4, 4, 9), 11, 9, 4); }
+static struct ggml_tensor *c_get_rel_pos(struct ggml_context *ctx) { return ggml_get_rel_pos(ctx, F32("a", 8, 13, 1, 1), 7, 7); }
+static struct ggml_tensor *c_get_rel_pos_f16(struct ggml_context *ctx) { return ggml_get_rel_pos(ctx, F16("a", 8, 9, 1, 1), 5, 5); }
+static struct ggml_tensor *c_add_rel_pos(struct ggml_context *ctx) {
+    /* K 5, Qw 3, Qh 4, B 2 */
+    return ggml_add_rel_pos(ctx, F32("a", 25, 12, 2, 1), F32("pw", 5, 3, 4, 2), F32("ph", 5, 3, 4, 2));
+}
+
+/* columns [K 4 * OC 3, T 9, N 2] back to [L, OC, N], stride 2, padding 1 */
+static struct ggml_tensor *c_col2im_1d(struct ggml_context *ctx) { return ggml_col2im_1d(ctx, F32("a", 12, 9, 2, 1), 2, 3, 1); }
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -319,6 +333,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_im2col_3d, 0), CASE(c_im2col_3d_f16, 0), CASE(c_conv_3d, 1e-12), CASE(c_conv_3d_f16, 1e-7),
     CASE(c_gated_linear_attn, 1e-10), CASE(c_rwkv_wkv6, 1e-10), CASE(c_rwkv_wkv7, 1e-10),
     CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10),
+    CASE(c_win_part, 0), CASE(c_win_unpart, 0), CASE(c_get_rel_pos, 0), CASE(c_get_rel_pos_f16, 0), CASE(c_add_rel_pos, 1e-12),
+    CASE(c_col2im_1d, 1e-12),
     DECLINED(c_acc_overlapping),
 };
 

@@ -243,6 +243,7 @@ VK_HIDDEN void vk_ops_train_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_conv_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_conv3d_register(struct vk_op_kernel *table); /* called by vk_ops_conv_register */
 VK_HIDDEN void vk_ops_seq_register(struct vk_op_kernel *table);    /* called by vk_ops_nn_register */
+VK_HIDDEN void vk_ops_window_register(struct vk_op_kernel *table); /* called by vk_ops_index_register */
 VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
 
 /* The filled table (indexed by enum ggml_op). */
