@@ -300,6 +300,17 @@ static struct ggml_tensor *c_add_rel_pos(struct ggml_context *ctx) {
 /* columns [K 4 * OC 3, T 9, N 2] back to [L, OC, N], stride 2, padding 1 */
 static struct ggml_tensor *c_col2im_1d(struct ggml_context *ctx) { return ggml_col2im_1d(ctx, F32("a", 12, 9, 2, 1), 2, 3, 1); }
 
+/* A = noise + a strong diagonal (well conditioned), 12 x 12, two batches */
+static struct ggml_tensor *solve_tri_case(struct ggml_context *ctx, bool left, bool lower, bool uni) {
+    struct ggml_tensor *a = ggml_add(ctx, F32("a", 12, 12, 2, 1), ggml_scale(ctx, ggml_diag(ctx, F32("pos:dg", 12, 1, 2, 1)), 4.0f));
+    struct ggml_tensor *b = left ? F32("b", 5, 12, 2, 1) : F32("b", 12, 5, 2, 1);
+    return ggml_solve_tri(ctx, a, b, left, lower, uni);
+}
+static struct ggml_tensor *c_solve_tri_left_lower(struct ggml_context *ctx) { return solve_tri_case(ctx, true, true, false); }
+static struct ggml_tensor *c_solve_tri_left_upper_uni(struct ggml_context *ctx) { return solve_tri_case(ctx, true, false, true); }
+static struct ggml_tensor *c_solve_tri_right_lower(struct ggml_context *ctx) { return solve_tri_case(ctx, false, true, false); }
+static struct ggml_tensor *c_solve_tri_right_upper(struct ggml_context *ctx) { return solve_tri_case(ctx, false, false, false); }
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -335,6 +346,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10),
     CASE(c_win_part, 0), CASE(c_win_unpart, 0), CASE(c_get_rel_pos, 0), CASE(c_get_rel_pos_f16, 0), CASE(c_add_rel_pos, 1e-12),
     CASE(c_col2im_1d, 1e-12),
+    CASE(c_solve_tri_left_lower, 1e-10), CASE(c_solve_tri_left_upper_uni, 1e-10), CASE(c_solve_tri_right_lower, 1e-10),
+    CASE(c_solve_tri_right_upper, 1e-10),
     DECLINED(c_acc_overlapping),
 };
 

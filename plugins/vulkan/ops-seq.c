@@ -1,7 +1,8 @@
 /*
  * ops-seq.c - sequence-model recurrences: gated linear attention, RWKV v6 and
  * RWKV v7 (recurrence.comp: a workgroup per head and sequence, an invocation
- * per state column or row), and Mamba's ssm_scan (an invocation per channel).
+ * per state column or row), Mamba's ssm_scan (an invocation per channel), and
+ * triangular solves (an invocation per right-hand side).
  */
 #include "vk-impl.h"
 
@@ -79,7 +80,41 @@ static enum ggml_status ssm_scan_record(struct vk_rec *rec, const struct ggml_te
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------------ solve_tri */
+
+/* A [n, n, B2, B3] and B (f32), d of B's shape; op_params: left, lower, unit diagonal. */
+static bool solve_tri_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const bool left = vk_param_i32(node, 0) != 0;
+    return a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(b, node) &&
+           a->ne[0] == a->ne[1] && (left ? b->ne[1] : b->ne[0]) == a->ne[0] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3] &&
+           vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node);
+}
+
+static enum ggml_status solve_tri_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const bool left = vk_param_i32(node, 0) != 0, lower = vk_param_i32(node, 1) != 0;
+    /* ggml's ne[0] indexes columns: a left solve runs down B's columns, a right one along its rows (A transposed) */
+    const int p = left ? 1 : 0, v = 1 - p;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("solve_tri_f32"));
+    const uint32_t push[18] = {
+        (uint32_t)a->ne[0], (uint32_t)b->ne[v], (uint32_t)b->ne[2], (uint32_t)b->ne[3],
+        (uint32_t)(a->nb[p] / 4), (uint32_t)(a->nb[v] / 4), (uint32_t)(a->nb[2] / 4), (uint32_t)(a->nb[3] / 4),
+        (uint32_t)(b->nb[p] / 4), (uint32_t)(b->nb[v] / 4), (uint32_t)(b->nb[2] / 4), (uint32_t)(b->nb[3] / 4),
+        (uint32_t)(node->nb[p] / 4), (uint32_t)(node->nb[v] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
+        left ? lower : !lower, vk_param_i32(node, 2) != 0,
+    };
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind(&ds, a, false, 4, 18);
+    vk_dispatch_bind(&ds, b, false, 4, 19);
+    vk_dispatch_bind(&ds, node, true, 4, 20);
+    vk_groups_1d(rec->d, (uint64_t)(b->ne[v] * b->ne[2] * b->ne[3]), 64, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_seq_register(struct vk_op_kernel *t) {
+    t[GGML_OP_SOLVE_TRI] = (struct vk_op_kernel){solve_tri_supports, solve_tri_record};
     t[GGML_OP_SSM_SCAN] = (struct vk_op_kernel){ssm_scan_supports, ssm_scan_record};
     t[GGML_OP_GATED_LINEAR_ATTN] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
     t[GGML_OP_RWKV_WKV6] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
