@@ -334,6 +334,7 @@ static void read_file(struct ggmlc_config *cfg, const char *path, bool dropin) {
     GGMLC_TRACE_LOADER("reading %s\n", abs);
     char **grown = realloc(cfg->files, (cfg->n_files + 1) * sizeof *grown);
     if (!grown) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of memory while reading", abs);
         fclose(f);
         free(abs);
         return;
@@ -388,12 +389,20 @@ static void read_dropins(struct ggmlc_config *cfg, const char *main_file) {
     free(dropin_dir);
 }
 
-/* The main file per the search order, or NULL when none exists. */
+/* A copy of path; out of memory is reported, since a configuration that exists but is
+ * silently skipped would load other backends than the user chose. */
+static char *dup_or_report(const char *path) {
+    char *copy = strdup(path);
+    if (!copy) ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory while opening configuration file %s", path);
+    return copy;
+}
+
+/* The main file per the search order, or NULL when none exists (or cannot be named). */
 static char *find_main_file(void) {
     const char *env = ggmlc_getenv("GGMLC_CONFIG");
     if (env && *env) {
         GGMLC_TRACE_LOADER("GGMLC_CONFIG=%s\n", env);
-        if (file_exists(env)) return strdup(env);
+        if (file_exists(env)) return dup_or_report(env);
         ggmlc_set_error(GGMLC_ERR_IO, "GGMLC_CONFIG names %s, which cannot be read: %s", env, strerror(errno));
         return NULL;
     }
@@ -401,10 +410,16 @@ static char *find_main_file(void) {
     const char *xdg = ggmlc_getenv("XDG_CONFIG_HOME"), *home = ggmlc_getenv("HOME");
     if (xdg && xdg[0] == '/') user = join_path(xdg, "ggmlc/ggmlc.ini");
     else if (home && home[0] == '/') user = join_path(home, ".config/ggmlc/ggmlc.ini");
-    if (user && file_exists(user)) return user;
+    if ((xdg && xdg[0] == '/') || (home && home[0] == '/')) {
+        if (!user) {
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory while looking for the user's configuration file");
+            return NULL;
+        }
+        if (file_exists(user)) return user;
+    }
     free(user);
     const char *system = GGMLC_SYSCONFDIR "/ggmlc/ggmlc.ini";
-    return file_exists(system) ? strdup(system) : NULL;
+    return file_exists(system) ? dup_or_report(system) : NULL;
 }
 
 void ggmlc_config_read(struct ggmlc_config *cfg) {

@@ -124,6 +124,11 @@ void ggml_log_set(ggml_log_callback callback, void *user_data) {
     log_user_data = user_data;
 }
 
+void ggml_log_get(ggml_log_callback *callback, void **user_data) {
+    if (callback) *callback = log_callback;
+    if (user_data) *user_data = log_user_data;
+}
+
 void ggmlc_log_internal_v(enum ggml_log_level level, const char *fmt, va_list args) {
     char buf[1024];
     vsnprintf(buf, sizeof buf, fmt, args);

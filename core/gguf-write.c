@@ -191,3 +191,15 @@ bool gguf_write_to_file(const struct gguf_context *ctx, const char *fname, bool 
     free(tmp_name);
     return ok;
 }
+
+bool gguf_write_to_file_ptr(const struct gguf_context *ctx, FILE *file, bool only_meta) {
+    if (!ctx || !file) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_write_to_file_ptr: NULL context or file");
+        return false;
+    }
+    if (!write_contents(file, ctx, only_meta) || fflush(file) != 0) {
+        ggmlc_set_error(GGMLC_ERR_IO, "gguf_write_to_file_ptr: writing the stream failed: %s", strerror(errno));
+        return false;
+    }
+    return true;
+}

@@ -196,7 +196,13 @@ static void list_unused_backends(bool from_env) {
 }
 
 static enum ggmlc_status load_everything(void) {
+    ggmlc_clear_error();
     ggmlc_config_read(&R.cfg);
+    /* Loading a plugin clears the last error; a configuration problem (a file that exists
+     * but could not be read) must still reach the caller once the backends are loaded. */
+    const enum ggmlc_status config_status = ggmlc_last_status();
+    char config_error[512];
+    snprintf(config_error, sizeof config_error, "%s", ggmlc_last_error());
     ggmlc_plugin_allow_insecure(R.cfg.allow_insecure_plugins);
     if (R.cfg.n_files == 0)
         GGMLC_TRACE_LOADER("no configuration file; loading %s/cpu.so\n", GGMLC_PLUGINDIR);
@@ -208,6 +214,11 @@ static enum ggmlc_status load_everything(void) {
     for (size_t i = 0; i < n; i++) load_ordered_backend(names[i], (int)i, from_env);
     ggmlc_free_list(names, n);
     list_unused_backends(from_env);
+    if (config_status != GGMLC_OK && ggmlc_last_status() == GGMLC_OK) { /* logged once already */
+        ggmlc_errors_quiet(true);
+        ggmlc_set_error(config_status, "%s", config_error);
+        ggmlc_errors_quiet(false);
+    }
     return R.n_regs > 0 ? GGMLC_OK : GGMLC_ERR_PLUGIN;
 }
 

@@ -1100,6 +1100,9 @@ GGML_API void ggml_graph_dump_dot(const struct ggml_cgraph *gb, const struct ggm
 typedef void (*ggml_log_callback)(enum ggml_log_level level, const char *text, void *user_data);
 /* Route all log output to a callback (NULL: stderr). */
 GGML_API void ggml_log_set(ggml_log_callback log_callback, void *user_data);
+/* The callback and user data now in use (the built-in stderr logger after ggml_log_set(NULL, ...)),
+ * so a library can install its own logger and put the caller's back; NULL out-pointers are skipped. */
+GGML_API void ggml_log_get(ggml_log_callback *log_callback, void **user_data);
 
 /* Zero a tensor's data (host memory or backend buffer). */
 GGML_API struct ggml_tensor *ggml_set_zero(struct ggml_tensor *tensor);

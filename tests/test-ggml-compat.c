@@ -10,6 +10,8 @@
 
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "ggmlc.h"
+#include "gguf.h"
 #include "testutil.h"
 
 static struct ggml_context *new_ctx(void) { return ggml_init((struct ggml_init_params){16 << 20, NULL, false}); }
@@ -97,10 +99,178 @@ static void test_set_i32(void) {
     ggml_free(ctx);
 }
 
+/* gguf_write_to_file_ptr / gguf_init_from_file_ptr: a GGUF written after a 5-byte prefix into a
+ * stream, read back from the stream position where it starts. */
+static void test_gguf_file_ptr(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 3, 2);
+    ggml_set_name(t, "weights");
+    const float tv[6] = {1.5f, -2.0f, 3.25f, 0.0f, -7.5f, 1e-3f};
+    memcpy(t->data, tv, sizeof tv);
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_val_u32(g, "compat.answer", 42);
+    gguf_set_val_str(g, "compat.name", "file-ptr");
+    gguf_add_tensor(g, t);
+    FILE *f = tmpfile();
+    const bool written = f && fwrite("xxxxx", 1, 5, f) == 5 && gguf_write_to_file_ptr(g, f, false);
+    tap_ok(written, "gguf_write_to_file_ptr writes into an open stream after a prefix");
+    struct ggml_context *data_ctx = NULL;
+    struct gguf_context *r = NULL;
+    if (written && fseek(f, 5, SEEK_SET) == 0)
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){false, &data_ctx});
+    const int64_t k = r ? gguf_find_key(r, "compat.answer") : -1, s = r ? gguf_find_key(r, "compat.name") : -1;
+    tap_ok(r && k >= 0 && gguf_get_val_u32(r, k) == 42 && s >= 0 && strcmp(gguf_get_val_str(r, s), "file-ptr") == 0,
+           "gguf_init_from_file_ptr reads the keys back from the stream position");
+    struct ggml_tensor *rt = data_ctx ? ggml_get_tensor(data_ctx, "weights") : NULL;
+    tap_ok(rt && rt->ne[0] == 3 && rt->ne[1] == 2 && memcmp(rt->data, tv, sizeof tv) == 0,
+           "and the tensor with its data into the ggml context");
+    gguf_free(r);
+    ggml_free(data_ctx);
+
+    /* a stream positioned inside the prefix is not a GGUF file: NULL, an error, no context */
+    data_ctx = (struct ggml_context *)&data_ctx; /* must be reset, never left dangling */
+    r = NULL;
+    if (written && fseek(f, 2, SEEK_SET) == 0) r = gguf_init_from_file_ptr(f, (struct gguf_init_params){false, &data_ctx});
+    tap_ok(written && !r && !data_ctx && ggmlc_last_status() != GGMLC_OK, "a stream not at a GGUF header is rejected (%s)",
+           ggmlc_last_error());
+    tap_ok(!gguf_init_from_file_ptr(NULL, (struct gguf_init_params){true, NULL}) && !gguf_write_to_file_ptr(g, NULL, true),
+           "a NULL stream is an error, not a crash");
+    if (f) fclose(f);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+/* A strict reader over a buffer, as ggml's test writes it: a read crossing the end fails. */
+struct mem_reader {
+    const uint8_t *data;
+    size_t size;
+    size_t max_read; /* the largest read seen */
+};
+static size_t mem_read(void *userdata, void *output, uint64_t offset, size_t len) {
+    struct mem_reader *r = userdata;
+    if (offset > r->size || len > r->size - offset) return 0;
+    memcpy(output, r->data + offset, len);
+    if (len > r->max_read) r->max_read = len;
+    return len;
+}
+
+/* gguf_init_from_buffer and gguf_init_from_callback on the bytes of a written file. */
+static void test_gguf_buffer_callback(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *t = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1000); /* 4000 data bytes: several reads */
+    ggml_set_name(t, "big");
+    for (int i = 0; i < 1000; i++) ((float *)t->data)[i] = (float)i * 0.5f - 7.0f;
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_val_str(g, "compat.kind", "buffer");
+    gguf_add_tensor(g, t);
+    FILE *f = tmpfile();
+    uint8_t bytes[8192];
+    size_t n = 0;
+    if (f && gguf_write_to_file_ptr(g, f, false) && fseek(f, 0, SEEK_SET) == 0) n = fread(bytes, 1, sizeof bytes, f);
+    if (f) fclose(f);
+    struct ggml_context *dctx = NULL;
+    struct gguf_context *r = gguf_init_from_buffer(bytes, n, (struct gguf_init_params){false, &dctx});
+    struct ggml_tensor *rt = dctx ? ggml_get_tensor(dctx, "big") : NULL;
+    struct ggml_tensor *blob = dctx ? ggml_get_first_tensor(dctx) : NULL;
+    tap_ok(n > 4000 && r && rt && memcmp(rt->data, t->data, 4000) == 0 && blob &&
+               strcmp(ggml_get_name(blob), "GGUF tensor data binary blob") == 0,
+           "gguf_init_from_buffer reads keys and data (%zu bytes); the first tensor is ggml's data blob", n);
+    gguf_free(r);
+    ggml_free(dctx);
+
+    struct mem_reader mr = {bytes, n, 0};
+    dctx = NULL;
+    r = gguf_init_from_callback(mem_read, &mr, 1024, 4ull << 30, (struct gguf_init_params){false, &dctx});
+    rt = dctx ? ggml_get_tensor(dctx, "big") : NULL;
+    const int64_t k = r ? gguf_find_key(r, "compat.kind") : -1;
+    tap_ok(r && rt && memcmp(rt->data, t->data, 4000) == 0 && k >= 0 && strcmp(gguf_get_val_str(r, k), "buffer") == 0 &&
+               mr.max_read <= 1024,
+           "gguf_init_from_callback (strict reader, 1 KiB reads, 4 GiB bound) reads it without reading past the end");
+    gguf_free(r);
+    ggml_free(dctx);
+
+    mr = (struct mem_reader){bytes, n - 10, 0}; /* the last tensor bytes are missing */
+    dctx = (struct ggml_context *)&mr;
+    r = gguf_init_from_callback(mem_read, &mr, 0, n, (struct gguf_init_params){false, &dctx});
+    tap_ok(!r && !dctx && ggmlc_last_status() == GGMLC_ERR_FORMAT, "a truncated source is an error: %s", ggmlc_last_error());
+    mr = (struct mem_reader){bytes, n - 10, 0};
+    r = gguf_init_from_callback(mem_read, &mr, 0, n, (struct gguf_init_params){true, NULL});
+    tap_ok(r && gguf_get_n_tensors(r) == 1, "without the data only the metadata is read, so the same source is accepted");
+    gguf_free(r);
+    tap_ok(!gguf_init_from_buffer(bytes, 20, (struct gguf_init_params){true, NULL}) &&
+               !gguf_init_from_callback(NULL, NULL, 0, 0, (struct gguf_init_params){true, NULL}),
+           "a 20-byte buffer and a NULL callback are errors, not crashes");
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+/* As in ggml, a file's metadata can be read without its data section (a file written with
+ * only_meta); the data must be there, padding included, only when it is read. */
+static void test_gguf_meta_only(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3);
+    ggml_set_name(t, "w");
+    struct gguf_context *g = gguf_init_empty();
+    gguf_add_tensor(g, t);
+    FILE *f = tmpfile();
+    const bool written = f && gguf_write_to_file_ptr(g, f, true);
+    struct ggml_context *dctx = NULL;
+    struct gguf_context *r = NULL;
+    if (written) {
+        rewind(f);
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){true, &dctx});
+    }
+    tap_ok(r && gguf_get_n_tensors(r) == 1 && dctx && ggml_get_tensor(dctx, "w") && ggml_get_tensor(dctx, "w")->ne[1] == 3,
+           "a metadata-only file reads with no_alloc (tensor shapes, no data)");
+    gguf_free(r);
+    ggml_free(dctx);
+    dctx = NULL;
+    r = NULL;
+    if (written) {
+        rewind(f);
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){false, &dctx});
+    }
+    tap_ok(written && !r && !dctx, "asking for its data fails: %s", ggmlc_last_error());
+    if (f) fclose(f);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+static int n_logged;
+static void count_log(enum ggml_log_level level, const char *text, void *user_data) {
+    (void)level;
+    (void)text;
+    n_logged += *(int *)user_data;
+}
+
+/* ggml_log_get returns what ggml_log_set installed, so a logger can be saved and restored. */
+static void test_log_get(void) {
+    ggml_log_callback saved_cb = NULL, cb = NULL;
+    void *saved_ud = NULL, *ud = NULL;
+    ggml_log_get(&saved_cb, &saved_ud);
+    int weight = 3;
+    ggml_log_set(count_log, &weight);
+    ggml_log_get(&cb, &ud);
+    tap_ok(cb == count_log && ud == &weight, "ggml_log_get returns the callback and user data ggml_log_set installed");
+    struct ggml_context *ctx = new_ctx();
+    n_logged = 0;
+    (void)ggml_add(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3), ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2)); /* logs an error */
+    tap_ok(n_logged >= 3, "an operator error is logged through it (%d)", n_logged);
+    ggml_log_set(saved_cb, saved_ud);
+    ggml_log_get(&cb, &ud);
+    tap_ok(cb == saved_cb && ud == saved_ud && saved_cb != NULL, "the saved logger is put back (never a NULL callback)");
+    ggml_log_get(NULL, NULL); /* NULL out-pointers are allowed */
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(20261129);
     test_glu_odd_width();
     test_get_rows_back_extra_rows();
     test_set_i32();
+    test_gguf_file_ptr();
+    test_log_get();
+    test_gguf_buffer_callback();
+    test_gguf_meta_only();
     return tap_done();
 }

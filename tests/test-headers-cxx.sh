@@ -23,7 +23,14 @@ ok() { # ok STATUS "description" [log]
 
 flags="-Wall -Wextra -Werror -I$srcdir/include"
 libs="-L$GGMLC_BUILDDIR/.libs -lggmlc -Wl,-rpath,$GGMLC_BUILDDIR/.libs"
-echo "1..4"
+echo "1..5"
+# each header on its own, first in its translation unit: none relies on another being included before it
+rm -f "$tmp/alone.log"
+for h in ggml.h ggml-alloc.h ggml-backend.h ggml-cpu.h ggml-opt.h gguf.h ggml-cpp.h ggmlc.h ggmlc-nn.h ggmlc-plugin.h; do
+    echo "#include <$h>" | "$CXX_BIN" -std=c++11 $flags -fsyntax-only -x c++ - >>"$tmp/alone.log" 2>&1 || echo "# $h" >>"$tmp/alone.log"
+done
+! grep -q . "$tmp/alone.log"
+ok $? "each public header, ggml-cpp.h included, compiles alone as C++" "$tmp/alone.log"
 for std in c++11 c++17; do
     "$CXX_BIN" -std=$std $flags -fsyntax-only "$srcdir/tests/compat-cxx.cpp" >"$tmp/$std.log" 2>&1
     ok $? "the public headers and ggml-cpp.h compile as -std=$std with warnings as errors" "$tmp/$std.log"

@@ -274,11 +274,13 @@ static void relative_library_path(void) {
     }
 }
 
+/* Two test backends and no CPU: without [backend.cpu] the loader would add the CPU plugin
+ * of the plugin folder, which exists once ggmlc is installed. */
 static void write_two_backends(const char *cfg) {
     char good[PATH_MAX];
     write_file(cfg,
                "[ggmlc]\nbackends = alpha, beta\n[backend.alpha]\nlibrary = %s\ndevice = A0\n"
-               "[backend.beta]\nlibrary = %s\ndevice = B0\ntype = gpu\n",
+               "[backend.beta]\nlibrary = %s\ndevice = B0\ntype = gpu\n[backend.cpu]\nenabled = false\n",
                plugin(good, "good"), plugin(good, "good"));
     setenv("GGMLC_CONFIG", cfg, 1);
 }

@@ -259,6 +259,58 @@ static struct ggml_tensor *c_conv_3d_f16(struct ggml_context *ctx) {
     return ggml_conv_3d_direct(ctx, F16("k", 3, 3, 3, 4), F32("x", 6, 6, 5, 2), 2, 1, 1, 1, 1, 0, 1, 1, 1, 2, 1, 2);
 }
 
+/* ------------------------------------------ linear-attention recurrences */
+
+/* S 16, H 3, T 10 tokens in 2 sequences */
+static struct ggml_tensor *c_gated_linear_attn(struct ggml_context *ctx) {
+    return ggml_gated_linear_attn(ctx, F32("k", 16, 3, 10, 1), F32("v", 16, 3, 10, 1), F32("q", 16, 3, 10, 1), F32("pos:g", 16, 3, 10, 1),
+                                  F32("s", 16 * 16 * 3, 2, 1, 1), 0.25f);
+}
+static struct ggml_tensor *c_rwkv_wkv6(struct ggml_context *ctx) {
+    return ggml_rwkv_wkv6(ctx, F32("k", 16, 3, 10, 1), F32("v", 16, 3, 10, 1), F32("r", 16, 3, 10, 1), F32("tf", 16, 3, 1, 1),
+                          F32("pos:td", 16, 3, 10, 1), F32("s", 16 * 16 * 3, 2, 1, 1));
+}
+static struct ggml_tensor *c_rwkv_wkv7(struct ggml_context *ctx) {
+    return ggml_rwkv_wkv7(ctx, F32("r", 16, 3, 10, 1), F32("pos:w", 16, 3, 10, 1), F32("k", 16, 3, 10, 1), F32("v", 16, 3, 10, 1),
+                          F32("a", 16, 3, 10, 1), F32("b", 16, 3, 10, 1), F32("s", 16 * 16 * 3, 2, 1, 1));
+}
+
+/* Mamba 2 (scalar decay per head, 2 groups) and Mamba 1 (a decay per state); states from slots 2 and 0 of 3 */
+static struct ggml_tensor *ssm_scan_case(struct ggml_context *ctx, bool mamba2) {
+    const int d_state = 16, head_dim = 8, n_head = 4, n_tok = 5, n_seqs = 2, n_group = mamba2 ? 2 : 1;
+    struct ggml_tensor *ids = I32("idx3:ids", n_seqs, 1, 1, 1);
+    return ggml_ssm_scan(ctx, F32("s", d_state, head_dim, n_head, 3), F32("x", head_dim, n_head, n_tok, n_seqs), F32("dt", n_head, n_tok, n_seqs, 1),
+                         F32("a", mamba2 ? 1 : d_state, n_head, 1, 1), F32("b", d_state, n_group, n_tok, n_seqs),
+                         F32("c", d_state, n_group, n_tok, n_seqs), ids);
+}
+static struct ggml_tensor *c_ssm_scan_mamba2(struct ggml_context *ctx) { return ssm_scan_case(ctx, true); }
+static struct ggml_tensor *c_ssm_scan_mamba1(struct ggml_context *ctx) { return ssm_scan_case(ctx, false); }
+
+/* --------------------------------------------------- SAM window helpers */
+
+static struct ggml_tensor *c_win_part(struct ggml_context *ctx) { return ggml_win_part(ctx, F32("a", 6, 11, 9, 1), 4); }
+static struct ggml_tensor *c_win_unpart(struct ggml_context *ctx) { return ggml_win_unpart(ctx, F32("a", 6, 4, 4, 9), 11, 9, 4); }
+static struct ggml_tensor *c_get_rel_pos(struct ggml_context *ctx) { return ggml_get_rel_pos(ctx, F32("a", 8, 13, 1, 1), 7, 7); }
+static struct ggml_tensor *c_get_rel_pos_f16(struct ggml_context *ctx) { return ggml_get_rel_pos(ctx, F16("a", 8, 9, 1, 1), 5, 5); }
+static struct ggml_tensor *c_add_rel_pos(struct ggml_context *ctx) {
+    /* K 5, Qw 3, Qh 4, B 2 */
+    return ggml_add_rel_pos(ctx, F32("a", 25, 12, 2, 1), F32("pw", 5, 3, 4, 2), F32("ph", 5, 3, 4, 2));
+}
+
+/* columns [K 4 * OC 3, T 9, N 2] back to [L, OC, N], stride 2, padding 1 */
+static struct ggml_tensor *c_col2im_1d(struct ggml_context *ctx) { return ggml_col2im_1d(ctx, F32("a", 12, 9, 2, 1), 2, 3, 1); }
+
+/* A = noise + a strong diagonal (well conditioned), 12 x 12, two batches */
+static struct ggml_tensor *solve_tri_case(struct ggml_context *ctx, bool left, bool lower, bool uni) {
+    struct ggml_tensor *a = ggml_add(ctx, F32("a", 12, 12, 2, 1), ggml_scale(ctx, ggml_diag(ctx, F32("pos:dg", 12, 1, 2, 1)), 4.0f));
+    struct ggml_tensor *b = left ? F32("b", 5, 12, 2, 1) : F32("b", 12, 5, 2, 1);
+    return ggml_solve_tri(ctx, a, b, left, lower, uni);
+}
+static struct ggml_tensor *c_solve_tri_left_lower(struct ggml_context *ctx) { return solve_tri_case(ctx, true, true, false); }
+static struct ggml_tensor *c_solve_tri_left_upper_uni(struct ggml_context *ctx) { return solve_tri_case(ctx, true, false, true); }
+static struct ggml_tensor *c_solve_tri_right_lower(struct ggml_context *ctx) { return solve_tri_case(ctx, false, true, false); }
+static struct ggml_tensor *c_solve_tri_right_upper(struct ggml_context *ctx) { return solve_tri_case(ctx, false, false, false); }
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
@@ -290,6 +342,12 @@ static const struct vk_test_case cases[] = {
     CASE(c_top_k_long, 0), CASE(c_top_k_long_ties, 0), CASE(c_top_k_long_view, 0),
     CASE(c_conv_transpose_1d, 1e-12), CASE(c_conv_transpose_1d_pad_dil_f16, 1e-7), CASE(c_ssm_conv, 1e-12),
     CASE(c_im2col_3d, 0), CASE(c_im2col_3d_f16, 0), CASE(c_conv_3d, 1e-12), CASE(c_conv_3d_f16, 1e-7),
+    CASE(c_gated_linear_attn, 1e-10), CASE(c_rwkv_wkv6, 1e-10), CASE(c_rwkv_wkv7, 1e-10),
+    CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10),
+    CASE(c_win_part, 0), CASE(c_win_unpart, 0), CASE(c_get_rel_pos, 0), CASE(c_get_rel_pos_f16, 0), CASE(c_add_rel_pos, 1e-12),
+    CASE(c_col2im_1d, 1e-12),
+    CASE(c_solve_tri_left_lower, 1e-10), CASE(c_solve_tri_left_upper_uni, 1e-10), CASE(c_solve_tri_right_lower, 1e-10),
+    CASE(c_solve_tri_right_upper, 1e-10),
     DECLINED(c_acc_overlapping),
 };
 

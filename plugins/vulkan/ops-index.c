@@ -206,6 +206,7 @@ static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor
 }
 
 void vk_ops_index_register(struct vk_op_kernel *t) {
+    vk_ops_window_register(t);
     t[GGML_OP_ARGSORT] = (struct vk_op_kernel){sort_supports, sort_record};
     t[GGML_OP_TOP_K] = (struct vk_op_kernel){sort_supports, sort_record};
     t[GGML_OP_GET_ROWS] = (struct vk_op_kernel){get_rows_supports, get_rows_record};

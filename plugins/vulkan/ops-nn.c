@@ -157,6 +157,7 @@ static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_te
 }
 
 void vk_ops_nn_register(struct vk_op_kernel *t) {
+    vk_ops_seq_register(t);
     t[GGML_OP_TIMESTEP_EMBEDDING] = (struct vk_op_kernel){timestep_supports, timestep_record};
     t[GGML_OP_FLASH_ATTN_EXT] = (struct vk_op_kernel){flash_attn_supports, flash_attn_record};
     t[GGML_OP_ROPE] = (struct vk_op_kernel){rope_supports, rope_record};

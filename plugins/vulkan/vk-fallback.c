@@ -39,7 +39,8 @@ enum ggml_status vk_cpu_compute_node(struct vk_device *d, const struct ggml_tens
     ggmlc_clear_error();
     void *mem[GGML_MAX_SRC + 1] = {0};
     struct ggml_tensor *src_copy[GGML_MAX_SRC] = {0};
-    const size_t ctx_size = (GGML_MAX_SRC + 2) * ggml_tensor_overhead() + ggml_graph_overhead_custom(4, false);
+    const size_t graph_size = GGML_MAX_SRC + 1; /* the node and its operands (leaves) */
+    const size_t ctx_size = (GGML_MAX_SRC + 2) * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size, false);
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){ctx_size, NULL, true});
     enum ggml_status s = GGML_STATUS_ALLOC_FAILED;
     struct ggml_tensor *out = ctx ? host_copy(ctx, node, &mem[GGML_MAX_SRC]) : NULL; /* keeps bytes an in-place op does not write */
@@ -54,7 +55,7 @@ enum ggml_status vk_cpu_compute_node(struct vk_device *d, const struct ggml_tens
         memcpy(out->op_params, node->op_params, sizeof out->op_params);
         out->flags = node->flags;
         memcpy(out->src, src_copy, sizeof out->src);
-        struct ggml_cgraph *g = ggml_new_graph_custom(ctx, 4, false);
+        struct ggml_cgraph *g = ggml_new_graph_custom(ctx, graph_size, false);
         ggml_build_forward_expand(g, out);
         s = ggml_graph_compute_with_ctx(NULL, g, FALLBACK_THREADS);
     } else {

@@ -32,7 +32,7 @@
 
 #define VK_HIDDEN __attribute__((visibility("hidden")))
 
-#define VK_MAX_BINDINGS   6
+#define VK_MAX_BINDINGS   8
 #define VK_PUSH_BYTES     128  /* the minimum every Vulkan device guarantees */
 #define VK_MAX_SPEC       8
 #define VK_FAKE_BASE      ((uintptr_t)0x1000)
@@ -242,6 +242,8 @@ VK_HIDDEN void vk_ops_nn_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_train_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_conv_register(struct vk_op_kernel *table);
 VK_HIDDEN void vk_ops_conv3d_register(struct vk_op_kernel *table); /* called by vk_ops_conv_register */
+VK_HIDDEN void vk_ops_seq_register(struct vk_op_kernel *table);    /* called by vk_ops_nn_register */
+VK_HIDDEN void vk_ops_window_register(struct vk_op_kernel *table); /* called by vk_ops_index_register */
 VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
 
 /* The filled table (indexed by enum ggml_op). */
