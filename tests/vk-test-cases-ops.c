@@ -3,6 +3,7 @@
  * added to complete the Vulkan plugin's coverage (xIELU, the gradient of every
  * activation, add_id, cumsum, count_equal, soft_max with sinks, ...).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "vk-test-cases.h"
@@ -317,6 +318,52 @@ static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     return ggml_acc(ctx, a, F32("b", 5, 4, 1, 1), 2 * sizeof(float), a->nb[2], a->nb[3], 0);
 }
 
+/* -------------------------------------------- quantizing copies (KV caches) */
+
+/* Quantized results are read back through get_rows (every row, in a shuffled order), which
+ * dequantizes on both backends: equal outputs mean the blocks hold the same levels and scales. */
+static struct ggml_tensor *all_rows(struct ggml_context *ctx, struct ggml_tensor *q) {
+    if (!q) return NULL;
+    char name[32];
+    snprintf(name, sizeof name, "uniq%d:rows", (int)q->ne[1]);
+    return ggml_get_rows(ctx, q, leaf(ctx, GGML_TYPE_I32, name, q->ne[1], q->ne[2], q->ne[3], 1));
+}
+
+/* set_rows of b [k, 5, 3] into a quantized cache [k, 20, 3] at i64 rows, as a KV cache update */
+static struct ggml_tensor *set_rows_quant(struct ggml_context *ctx, enum ggml_type type, const char *b_name) {
+    struct ggml_tensor *cache = leaf(ctx, type, "a", 96, 20, 3, 1);
+    return all_rows(ctx, ggml_set_rows(ctx, cache, F32(b_name, 96, 5, 3, 1), leaf(ctx, GGML_TYPE_I64, "uniq20:i", 5, 3, 1, 1)));
+}
+static struct ggml_tensor *c_set_rows_q4_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q4_0, "b"); }
+static struct ggml_tensor *c_set_rows_q4_1(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q4_1, "b"); }
+static struct ggml_tensor *c_set_rows_q5_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q5_0, "big:b"); }
+static struct ggml_tensor *c_set_rows_q5_1(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q5_1, "big:b"); }
+static struct ggml_tensor *c_set_rows_q8_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q8_0, "big:b"); }
+
+/* b a row-strided view, i32 indices broadcast over b's dims 2 and 3 */
+static struct ggml_tensor *c_set_rows_q8_0_view_bcast(struct ggml_context *ctx) {
+    struct ggml_tensor *wide = F32("b", 80, 4, 2, 3);
+    if (!wide) return NULL;
+    struct ggml_tensor *b = ggml_view_4d(ctx, wide, 64, 4, 2, 3, wide->nb[1], wide->nb[2], wide->nb[3], 0);
+    struct ggml_tensor *rows = ggml_set_rows(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a", 64, 9, 2, 3), b, I32("uniq9:i", 4, 1, 3, 1));
+    return all_rows(ctx, rows);
+}
+
+/* cpy of a transposed f32 view (an element stride of 7 floats) into a quantized [64, 7, 2] */
+static struct ggml_tensor *cpy_quant(struct ggml_context *ctx, enum ggml_type type) {
+    struct ggml_tensor *a = F32("big:a", 7, 64, 2, 1);
+    if (!a) return NULL;
+    return all_rows(ctx, ggml_cpy(ctx, ggml_transpose(ctx, a), leaf(ctx, type, "d", 64, 7, 2, 1)));
+}
+static struct ggml_tensor *c_cpy_transposed_q4_0(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q4_0); }
+static struct ggml_tensor *c_cpy_transposed_q5_1(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q5_1); }
+static struct ggml_tensor *c_cpy_transposed_q8_0(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q8_0); }
+
+/* f16 into a block format has no kernel: declined */
+static struct ggml_tensor *c_cpy_f16_q4_0(struct ggml_context *ctx) {
+    return ggml_cpy(ctx, F16("a", 64, 3, 1, 1), leaf(ctx, GGML_TYPE_Q4_0, "d", 64, 3, 1, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define DECLINED(fn) {#fn + 2, fn, 0, false}
 static const struct vk_test_case cases[] = {
@@ -348,7 +395,10 @@ static const struct vk_test_case cases[] = {
     CASE(c_col2im_1d, 1e-12),
     CASE(c_solve_tri_left_lower, 1e-10), CASE(c_solve_tri_left_upper_uni, 1e-10), CASE(c_solve_tri_right_lower, 1e-10),
     CASE(c_solve_tri_right_upper, 1e-10),
-    DECLINED(c_acc_overlapping),
+    CASE(c_set_rows_q4_0, 1e-12), CASE(c_set_rows_q4_1, 1e-12), CASE(c_set_rows_q5_0, 1e-12), CASE(c_set_rows_q5_1, 1e-12),
+    CASE(c_set_rows_q8_0, 1e-12), CASE(c_set_rows_q8_0_view_bcast, 1e-12),
+    CASE(c_cpy_transposed_q4_0, 1e-12), CASE(c_cpy_transposed_q5_1, 1e-12), CASE(c_cpy_transposed_q8_0, 1e-12),
+    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {
