@@ -30,6 +30,13 @@ layout(binding = 2) writeonly buffer D { float data_d[]; };
 #else
 #define LOAD_A(row, k) TO_F32(A_TYPE, data_a[(row) + (k) * p.ka])
 #endif
+// a[k, m] of the tile; ALONG_M: out_prod of a block-format a, whose blocks run along m
+// while k steps whole rows of p.ka words
+#if defined(QTYPE) && defined(ALONG_M)
+#define LOAD_A_AT(base, m, k) dq((base) + (k) * p.ka + ((m) / QK) * QWORDS, (m) % QK)
+#else
+#define LOAD_A_AT(base, m, k) LOAD_A((base) + (m) * p.nb01, k)
+#endif
 
 const uint LA = BM + 4, LB = BN + 4;  // padded shared row lengths (floats)
 shared vec4 sa[BK * LA / 4];
@@ -44,7 +51,7 @@ void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
     const uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint r = 0; r < PA; r++) {
         const uint i = tid + r * WG, gm = m0 + i / BK, gk = k0 + i % BK;
-        pa[r] = (gm < p.M && gk < p.K) ? LOAD_A(a_base + gm * p.nb01, gk) : 0.0;
+        pa[r] = (gm < p.M && gk < p.K) ? LOAD_A_AT(a_base, gm, gk) : 0.0;
     }
     [[unroll]] for (uint r = 0; r < PB; r++) {
         const uint i = tid + r * WG, gn = n0 + i / BK, gk = k0 + i % BK;

@@ -378,6 +378,23 @@ static struct ggml_tensor *c_flash_attn_q4_0_q_view(struct ggml_context *ctx) { 
 static struct ggml_tensor *c_flash_attn_bf16(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_BF16, 40, 40, false); }
 static struct ggml_tensor *c_flash_attn_576_512(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_F16, 576, 512, true); }
 
+/* ------------------------------------------------ out_prod, more operand types */
+
+/* a quantized [m, k] (blocks along m, as LoRA / backward products meet them), broadcast over b's batches */
+static struct ggml_tensor *c_out_prod_q4_0(struct ggml_context *ctx) {
+    return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 96, 19, 1, 1), F32("b", 70, 19, 2, 1));
+}
+static struct ggml_tensor *c_out_prod_q6_K(struct ggml_context *ctx) {
+    return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_Q6_K, "a", 256, 5, 1, 1), F32("b", 33, 5, 1, 1));
+}
+static struct ggml_tensor *c_out_prod_f32_f16(struct ggml_context *ctx) {
+    return ggml_out_prod(ctx, F32("a", 33, 19, 1, 1), F16("b", 21, 19, 1, 1));
+}
+/* f16 b with a quantized a has no kernel: declined */
+static struct ggml_tensor *c_out_prod_q4_0_f16(struct ggml_context *ctx) {
+    return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 64, 7, 1, 1), F16("b", 9, 7, 1, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define DECLINED(fn) {#fn + 2, fn, 0, false}
 static const struct vk_test_case cases[] = {
@@ -414,7 +431,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_cpy_transposed_q4_0, 1e-12), CASE(c_cpy_transposed_q5_1, 1e-12), CASE(c_cpy_transposed_q8_0, 1e-12),
     CASE(c_flash_attn_q8_0, 1e-8), CASE(c_flash_attn_q4_0_q_view, 1e-8), CASE(c_flash_attn_bf16, 1e-8),
     CASE(c_flash_attn_576_512, 1e-8),
-    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0),
+    CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
+    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0), DECLINED(c_out_prod_q4_0_f16),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {

@@ -233,11 +233,23 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
 /* ------------------------------------------------------------ out_prod */
 
 /* d[i0, i1] = sum_k a[i0, k] * b[i1, k] (per batch, a broadcast): the tiled GEMM with
- * k running along dimension 1 of both operands. */
+ * k running along dimension 1 of both operands.  A block-format a has its
+ * blocks along i0 (f32 b; quant.glsl's f32 dot rules out f16): mm.comp's ALONG_M variants, strides in 16-bit words. */
+static bool out_prod_types_ok(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    if (vk_is_block_quant(a->type)) {
+        if (b->type != GGML_TYPE_F32 || !d->caps.storage16 || a->ne[0] % ggml_blck_size(a->type) != 0 || a->nb[0] != ggml_type_size(a->type)) return false;
+        for (int i = 1; i < 4; i++)
+            if (a->nb[i] % 2 != 0 || a->nb[i] / 2 > UINT32_MAX) return false;
+        return true;
+    }
+    const bool pair = pair_has_kernel(a->type, b->type) || (a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F16);
+    return pair && vk_type_ok(d, a->type) && vk_type_ok(d, b->type) && vk_shape_fits(a);
+}
+
 static bool out_prod_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (vk_is_block_quant(a->type) || !pair_has_kernel(a->type, b->type) || !vk_type_ok(d, a->type) || !vk_type_ok(d, b->type)) return false;
-    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || !vk_shape_fits(a) || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
+    if (!out_prod_types_ok(d, a, b)) return false;
+    if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
     if (a->ne[1] != b->ne[1] || a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] || b->ne[3] % a->ne[3]) return false;
     const struct mm_tiles t = mm_tiles_for(d);
     const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
@@ -247,10 +259,14 @@ static bool out_prod_supports(const struct vk_device *d, const struct ggml_tenso
 
 static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const size_t ta = ggml_type_size(a->type), tb = ggml_type_size(b->type);
+    const bool quant = vk_is_block_quant(a->type);
+    const size_t ta = quant ? 2 : ggml_type_size(a->type), tb = ggml_type_size(b->type);
     const struct mm_tiles t = mm_tiles_for(rec->d);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", vk_type_tag(a->type), vk_type_tag(b->type)));
+    if (quant)
+        vk_dispatch_init(&ds, vk_shader_find("mm_along_m_%s_%s", ggml_type_name(a->type), vk_type_tag(b->type)));
+    else
+        vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", vk_type_tag(a->type), vk_type_tag(b->type)));
     const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 6;
