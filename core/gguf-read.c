@@ -16,11 +16,22 @@
 
 #include "gguf-impl.h"
 
+/* A source read on demand (gguf_init_from_callback): bytes are fetched into buf as the
+ * parser reaches them, never past what it asks for. */
+struct lazy_source {
+    gguf_reader_callback_t read;
+    void                  *userdata;
+    size_t                 max_chunk; /* largest single read; SIZE_MAX when unlimited */
+    uint8_t               *buf;
+    size_t                 have, cap; /* bytes fetched / allocated */
+};
+
 struct cursor {
-    const char    *fname;
-    const uint8_t *base;
-    size_t         size, pos;
-    const char    *what; /* the item being read, for error messages */
+    const char         *fname;
+    const uint8_t      *base;
+    size_t              size, pos;
+    const char         *what; /* the item being read, for error messages */
+    struct lazy_source *lazy; /* NULL: base holds all size bytes */
 };
 
 static bool fail(struct cursor *c, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
@@ -34,9 +45,32 @@ static bool fail(struct cursor *c, const char *fmt, ...) {
     return false;
 }
 
+/* Make bytes [0, end) of a lazy source available at c->base (end <= c->size). */
+static bool fetch_until(struct cursor *c, size_t end) {
+    struct lazy_source *L = c->lazy;
+    if (!L || end <= L->have) return true;
+    if (end > L->cap) {
+        size_t cap = L->cap ? L->cap : 4096;
+        while (cap < end) cap = cap > SIZE_MAX / 2 ? end : cap * 2;
+        uint8_t *b = realloc(L->buf, cap);
+        if (!b) return fail(c, "out of memory reading %s", c->what);
+        L->buf = b;
+        L->cap = cap;
+        c->base = b;
+    }
+    while (L->have < end) {
+        const size_t want = end - L->have < L->max_chunk ? end - L->have : L->max_chunk;
+        const size_t got = L->read(L->userdata, L->buf + L->have, (uint64_t)L->have, want);
+        if (got != want) return fail(c, "truncated: reading %s from the callback failed", c->what);
+        L->have += got;
+    }
+    return true;
+}
+
 static bool read_bytes(struct cursor *c, void *dst, size_t n) {
     if (n > c->size - c->pos)
         return fail(c, "truncated: %s needs %zu bytes, %zu left", c->what, n, c->size - c->pos);
+    if (!fetch_until(c, c->pos + n)) return false;
     memcpy(dst, c->base + c->pos, n);
     c->pos += n;
     return true;
@@ -51,6 +85,7 @@ static bool read_string_len(struct cursor *c, char **out, size_t *out_len) {
     if (len > c->size - c->pos)
         return fail(c, "%s: string length %llu exceeds the %zu bytes left", c->what, (unsigned long long)len,
                     c->size - c->pos);
+    if (!fetch_until(c, c->pos + (size_t)len)) return false;
     char *s = malloc((size_t)len + 1);
     if (!s) return fail(c, "%s: out of memory for a string of %llu bytes", c->what, (unsigned long long)len);
     memcpy(s, c->base + c->pos, (size_t)len);
@@ -162,11 +197,12 @@ static bool read_tensor_info(struct cursor *c, struct gguf_context *ctx, int64_t
     if (info.offset % ctx->alignment != 0)
         return fail(c, "tensor '%s': offset %llu is not a multiple of the alignment %zu", info.t.name,
                     (unsigned long long)info.offset, ctx->alignment);
-    /* the byte size (blocks per row * block size * rows) must not overflow and must fit in the file */
+    /* the byte size (blocks per row * block size * rows) must not overflow; whether the data is
+     * in the file is checked only when it is read (as in ggml, metadata alone may be read) */
     const uint64_t blocks = (uint64_t)(info.t.ne[0] / ggml_blck_size(type)), rows = (uint64_t)(nelements / info.t.ne[0]);
     const size_t bsize = ggml_type_size(type);
-    if (blocks > c->size / bsize || rows > c->size / (blocks * bsize))
-        return fail(c, "tensor '%s': %lld elements of %s need more bytes than the whole file has", info.t.name,
+    if (blocks > SIZE_MAX / bsize || rows > SIZE_MAX / (blocks * bsize))
+        return fail(c, "tensor '%s': %lld elements of %s need more than SIZE_MAX bytes", info.t.name,
                     (long long)nelements, ggml_type_name(type));
     gguf_info_set_strides(&info.t);
     if (!gguf_info_append(ctx, &info)) return fail(c, "out of memory");
@@ -184,7 +220,9 @@ static int cmp_offset(const void *a, const void *b) {
 }
 
 /* Names unique; data inside the file and not overlapping. Sets *data_end (bytes of data needed). */
-static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, size_t *data_end) {
+/* Tensors must not share bytes and their data must be addressable; with need_data, the data
+ * section up to the padded end of the last tensor must also be in the file (ggml reads it whole). */
+static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, bool need_data, size_t *data_end) {
     *data_end = 0;
     if (ctx->n_info == 0) return true;
     const struct gguf_tensor_info **sorted = malloc((size_t)ctx->n_info * sizeof *sorted);
@@ -195,7 +233,8 @@ static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, size
     for (int64_t i = 1; ok && i < ctx->n_info; i++)
         if (strcmp(sorted[i]->t.name, sorted[i - 1]->t.name) == 0) ok = fail(c, "duplicate tensor name '%s'", sorted[i]->t.name);
     qsort(sorted, (size_t)ctx->n_info, sizeof *sorted, cmp_offset);
-    const size_t avail = c->size > ctx->data_offset ? c->size - ctx->data_offset : 0;
+    const size_t limit = need_data ? c->size : SIZE_MAX;
+    const size_t avail = limit > ctx->data_offset ? limit - ctx->data_offset : 0;
     for (int64_t i = 0; ok && i < ctx->n_info; i++) {
         const struct gguf_tensor_info *t = sorted[i];
         const size_t nbytes = ggml_nbytes(&t->t);
@@ -208,6 +247,8 @@ static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, size
             *data_end = t->offset + nbytes;
     }
     free(sorted);
+    if (ok && need_data && *data_end > 0 && GGML_PAD(*data_end, ctx->alignment) > avail)
+        ok = fail(c, "the data section ends %zu bytes before its padded end", GGML_PAD(*data_end, ctx->alignment) - avail);
     return ok;
 }
 
@@ -252,6 +293,7 @@ static struct ggml_context *make_ggml_context(const struct gguf_context *ctx, co
         blob = ggml_new_tensor_1d(gctx, GGML_TYPE_I8, (int64_t)data_size);
         ggml_set_no_alloc(gctx, true);
         if (!blob) goto fail;
+        ggml_set_name(blob, "GGUF tensor data binary blob"); /* the name ggml gives it */
         if (data_size) memcpy(blob->data, data, data_size);
     }
     for (int64_t i = 0; i < ctx->n_info; i++) {
@@ -303,14 +345,17 @@ static const uint8_t *load_file(const char *fname, size_t *size, bool *mapped) {
 }
 
 /* Parse size bytes at base (named fname in errors) into a new context; base stays the caller's. */
-static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *base, size_t size,
-                                            struct gguf_init_params params) {
+static struct gguf_context *parse_cursor(struct cursor *c, struct gguf_init_params params) {
     struct gguf_context *ctx = gguf_init_empty();
-    struct cursor c = {fname, base, size, 0, "header"};
     size_t data_end = 0;
-    bool ok = ctx && parse(&c, ctx) && check_tensor_layout(&c, ctx, &data_end);
+    const bool need_data = params.ctx && !params.no_alloc;
+    bool ok = ctx && parse(c, ctx) && check_tensor_layout(c, ctx, need_data, &data_end);
+    if (ok && need_data) { /* the data section is read only when it is copied */
+        c->what = "the tensor data";
+        ok = fetch_until(c, ctx->data_offset + data_end);
+    }
     if (ok && params.ctx) {
-        *params.ctx = make_ggml_context(ctx, base + ctx->data_offset, data_end, params.no_alloc);
+        *params.ctx = make_ggml_context(ctx, c->base + ctx->data_offset, data_end, params.no_alloc);
         if (!*params.ctx) ok = false;
     }
     if (!ok) {
@@ -318,6 +363,12 @@ static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *ba
         return NULL;
     }
     return ctx;
+}
+
+static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *base, size_t size,
+                                            struct gguf_init_params params) {
+    struct cursor c = {fname, base, size, 0, "header", NULL};
+    return parse_cursor(&c, params);
 }
 
 struct gguf_context *gguf_init_from_file(const char *fname, struct gguf_init_params params) {
@@ -371,5 +422,29 @@ struct gguf_context *gguf_init_from_file_ptr(FILE *file, struct gguf_init_params
     if (!base) return NULL;
     struct gguf_context *ctx = init_from_bytes("(FILE *)", base, size, params);
     free(base);
+    return ctx;
+}
+
+struct gguf_context *gguf_init_from_buffer(const void *data, size_t size, struct gguf_init_params params) {
+    if (params.ctx) *params.ctx = NULL;
+    if (!data && size > 0) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_buffer: NULL data of %zu bytes", size);
+        return NULL;
+    }
+    return init_from_bytes("(buffer)", data, size, params);
+}
+
+struct gguf_context *gguf_init_from_callback(gguf_reader_callback_t read, void *userdata, size_t max_chunk_read,
+                                             uint64_t max_expected_size, struct gguf_init_params params) {
+    if (params.ctx) *params.ctx = NULL;
+    if (!read) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_callback: NULL read callback");
+        return NULL;
+    }
+    struct lazy_source src = {read, userdata, max_chunk_read ? max_chunk_read : SIZE_MAX, NULL, 0, 0};
+    const size_t size = max_expected_size > SIZE_MAX ? SIZE_MAX : (size_t)max_expected_size;
+    struct cursor c = {"(callback)", NULL, size, 0, "header", &src};
+    struct gguf_context *ctx = parse_cursor(&c, params);
+    free(src.buf);
     return ctx;
 }

@@ -1,6 +1,7 @@
 /*
  * make-seeds.c - writes the seed files of fuzz/corpus/ that are binary:
- * a small model file (two dense layers, with optimizer state), a GGUF file
+ * small model files (two dense layers, with optimizer state; a functional model of two
+ * inputs, a shared layer and two outputs with their own losses), a GGUF file
  * with metadata and tensors, and IDX pairs for fuzz-dataset.  Run once by
  * hand from a build folder; its output is committed:
  *
@@ -22,6 +23,26 @@ static void model_seed(const char *dir, bool with_optimizer, const char *name) {
     char path[512];
     snprintf(path, sizeof path, "%s/fuzz-model/%s", dir, name);
     if (ggmlc_model_save(m, path, with_optimizer) != GGMLC_OK) fprintf(stderr, "save: %s\n", ggmlc_last_error());
+    ggmlc_model_free(m);
+}
+
+/* Two inputs through one shared dense layer, concatenated, two heads (MSE and cross-entropy). */
+static void multi_io_seed(const char *dir) {
+    ggmlc_model *m = ggmlc_functional();
+    ggmlc_node *a = ggmlc_input(m, (int64_t[]){3}, 1), *b = ggmlc_input(m, (int64_t[]){3}, 1);
+    ggmlc_layer *shared = ggmlc_dense(4, GGMLC_ACT_TANH);
+    ggmlc_node *joined = ggmlc_concatenate(m, ggmlc_apply(m, shared, a), ggmlc_apply(m, shared, b), 0);
+    ggmlc_node *outs[2] = {ggmlc_apply(m, ggmlc_dense(1, GGMLC_ACT_NONE), joined), ggmlc_apply(m, ggmlc_dense(3, GGMLC_ACT_NONE), joined)};
+    if (ggmlc_model_set_outputs(m, outs, 2) != GGMLC_OK) fprintf(stderr, "outputs: %s\n", ggmlc_last_error());
+    struct ggmlc_compile_options co = ggmlc_compile_defaults();
+    co.backend = "cpu";
+    co.losses = (const enum ggmlc_loss[]){GGMLC_LOSS_MSE, GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY};
+    co.loss_weights = (const float[]){2.0f, 0.5f};
+    co.output_metrics = (const unsigned[]){GGMLC_METRIC_MAE, GGMLC_METRIC_ACCURACY};
+    if (ggmlc_model_compile(m, &co) != GGMLC_OK) fprintf(stderr, "compile: %s\n", ggmlc_last_error());
+    char path[512];
+    snprintf(path, sizeof path, "%s/fuzz-model/multi-io.gguf", dir);
+    if (ggmlc_model_save(m, path, false) != GGMLC_OK) fprintf(stderr, "save: %s\n", ggmlc_last_error());
     ggmlc_model_free(m);
 }
 
@@ -68,6 +89,7 @@ int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "fuzz/corpus";
     model_seed(dir, false, "dense.gguf");
     model_seed(dir, true, "dense-adamw.gguf");
+    multi_io_seed(dir);
     gguf_seed(dir);
     idx_seed(dir);
     return 0;

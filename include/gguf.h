@@ -71,6 +71,17 @@ GGML_API struct gguf_context *gguf_init_from_file(const char *fname, struct gguf
 /* The same from an open stream: reads from its current position to its end (the
  * stream stays open and the caller's); NULL with an error set on an invalid file. */
 GGML_API struct gguf_context *gguf_init_from_file_ptr(FILE *file, struct gguf_init_params params);
+/* The same from size bytes in memory (not kept: the context copies what it needs). */
+GGML_API struct gguf_context *gguf_init_from_buffer(const void *data, size_t size, struct gguf_init_params params);
+
+/* Reads len bytes at offset into output; returns the bytes read (fewer = a failed read). */
+typedef size_t (*gguf_reader_callback_t)(void *userdata, void *output, uint64_t offset, size_t len);
+/* The same from a source read through a callback, on demand and never past what the file
+ * needs, in reads of at most max_chunk_read bytes (0: any size); the source is taken to
+ * hold at most max_expected_size bytes (a bound for the counts and lengths read). The
+ * tensor data is read only when params asks for an allocated ggml context. */
+GGML_API struct gguf_context *gguf_init_from_callback(gguf_reader_callback_t read, void *userdata, size_t max_chunk_read,
+                                                      uint64_t max_expected_size, struct gguf_init_params params);
 /* Free a context (NULL is allowed); a ggml context made by init stays valid. */
 GGML_API void gguf_free(struct gguf_context *ctx);
 

@@ -15,6 +15,7 @@
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggmlc-plugin.h"
+#include "host-buffer.h"
 #include "testutil.h"
 
 #define ALIGN 64 /* the host buffer type's alignment */
@@ -165,28 +166,8 @@ static const char *small_name(ggml_backend_buffer_type_t buft) { return "small";
 static size_t small_align(ggml_backend_buffer_type_t buft) { return ALIGN; }
 static size_t small_max(ggml_backend_buffer_type_t buft) { return 1000; }
 static bool small_is_host(ggml_backend_buffer_type_t buft) { return true; }
-static void small_free(ggml_backend_buffer_t b) { free(ggmlc_buffer_context(b)); }
-static void *small_base(ggml_backend_buffer_t b) { return ggmlc_buffer_context(b); }
-static enum ggml_status small_memset(ggml_backend_buffer_t b, struct ggml_tensor *t, uint8_t v, size_t off, size_t n) {
-    memset((char *)t->data + off, v, n);
-    return GGML_STATUS_SUCCESS;
-}
-static enum ggml_status small_set(ggml_backend_buffer_t b, struct ggml_tensor *t, const void *d, size_t off, size_t n) {
-    memcpy((char *)t->data + off, d, n);
-    return GGML_STATUS_SUCCESS;
-}
-static enum ggml_status small_get(ggml_backend_buffer_t b, const struct ggml_tensor *t, void *d, size_t off, size_t n) {
-    memcpy(d, (const char *)t->data + off, n);
-    return GGML_STATUS_SUCCESS;
-}
-static void small_clear(ggml_backend_buffer_t b, uint8_t v) { memset(ggmlc_buffer_context(b), v, ggml_backend_buffer_get_size(b)); }
 static ggml_backend_buffer_t small_alloc(ggml_backend_buffer_type_t buft, size_t size) {
-    static const struct ggmlc_buffer_iface iface = {
-        .struct_size = sizeof iface, .free_buffer = small_free, .get_base = small_base, .memset_tensor = small_memset,
-        .set_tensor = small_set, .get_tensor = small_get, .clear = small_clear,
-    };
-    void *mem = aligned_alloc(ALIGN, (size + ALIGN - 1) / ALIGN * ALIGN);
-    return mem ? ggmlc_buffer_new(buft, &iface, mem, size) : NULL;
+    return host_buffer_new(buft, size, ALIGN, -1);
 }
 
 static ggml_backend_buffer_type_t get_small_buft(void) {

@@ -140,6 +140,102 @@ static void test_gguf_file_ptr(void) {
     ggml_free(ctx);
 }
 
+/* A strict reader over a buffer, as ggml's test writes it: a read crossing the end fails. */
+struct mem_reader {
+    const uint8_t *data;
+    size_t size;
+    size_t max_read; /* the largest read seen */
+};
+static size_t mem_read(void *userdata, void *output, uint64_t offset, size_t len) {
+    struct mem_reader *r = userdata;
+    if (offset > r->size || len > r->size - offset) return 0;
+    memcpy(output, r->data + offset, len);
+    if (len > r->max_read) r->max_read = len;
+    return len;
+}
+
+/* gguf_init_from_buffer and gguf_init_from_callback on the bytes of a written file. */
+static void test_gguf_buffer_callback(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *t = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1000); /* 4000 data bytes: several reads */
+    ggml_set_name(t, "big");
+    for (int i = 0; i < 1000; i++) ((float *)t->data)[i] = (float)i * 0.5f - 7.0f;
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_val_str(g, "compat.kind", "buffer");
+    gguf_add_tensor(g, t);
+    FILE *f = tmpfile();
+    uint8_t bytes[8192];
+    size_t n = 0;
+    if (f && gguf_write_to_file_ptr(g, f, false) && fseek(f, 0, SEEK_SET) == 0) n = fread(bytes, 1, sizeof bytes, f);
+    if (f) fclose(f);
+    struct ggml_context *dctx = NULL;
+    struct gguf_context *r = gguf_init_from_buffer(bytes, n, (struct gguf_init_params){false, &dctx});
+    struct ggml_tensor *rt = dctx ? ggml_get_tensor(dctx, "big") : NULL;
+    struct ggml_tensor *blob = dctx ? ggml_get_first_tensor(dctx) : NULL;
+    tap_ok(n > 4000 && r && rt && memcmp(rt->data, t->data, 4000) == 0 && blob &&
+               strcmp(ggml_get_name(blob), "GGUF tensor data binary blob") == 0,
+           "gguf_init_from_buffer reads keys and data (%zu bytes); the first tensor is ggml's data blob", n);
+    gguf_free(r);
+    ggml_free(dctx);
+
+    struct mem_reader mr = {bytes, n, 0};
+    dctx = NULL;
+    r = gguf_init_from_callback(mem_read, &mr, 1024, 4ull << 30, (struct gguf_init_params){false, &dctx});
+    rt = dctx ? ggml_get_tensor(dctx, "big") : NULL;
+    const int64_t k = r ? gguf_find_key(r, "compat.kind") : -1;
+    tap_ok(r && rt && memcmp(rt->data, t->data, 4000) == 0 && k >= 0 && strcmp(gguf_get_val_str(r, k), "buffer") == 0 &&
+               mr.max_read <= 1024,
+           "gguf_init_from_callback (strict reader, 1 KiB reads, 4 GiB bound) reads it without reading past the end");
+    gguf_free(r);
+    ggml_free(dctx);
+
+    mr = (struct mem_reader){bytes, n - 10, 0}; /* the last tensor bytes are missing */
+    dctx = (struct ggml_context *)&mr;
+    r = gguf_init_from_callback(mem_read, &mr, 0, n, (struct gguf_init_params){false, &dctx});
+    tap_ok(!r && !dctx && ggmlc_last_status() == GGMLC_ERR_FORMAT, "a truncated source is an error: %s", ggmlc_last_error());
+    mr = (struct mem_reader){bytes, n - 10, 0};
+    r = gguf_init_from_callback(mem_read, &mr, 0, n, (struct gguf_init_params){true, NULL});
+    tap_ok(r && gguf_get_n_tensors(r) == 1, "without the data only the metadata is read, so the same source is accepted");
+    gguf_free(r);
+    tap_ok(!gguf_init_from_buffer(bytes, 20, (struct gguf_init_params){true, NULL}) &&
+               !gguf_init_from_callback(NULL, NULL, 0, 0, (struct gguf_init_params){true, NULL}),
+           "a 20-byte buffer and a NULL callback are errors, not crashes");
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+/* As in ggml, a file's metadata can be read without its data section (a file written with
+ * only_meta); the data must be there, padding included, only when it is read. */
+static void test_gguf_meta_only(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3);
+    ggml_set_name(t, "w");
+    struct gguf_context *g = gguf_init_empty();
+    gguf_add_tensor(g, t);
+    FILE *f = tmpfile();
+    const bool written = f && gguf_write_to_file_ptr(g, f, true);
+    struct ggml_context *dctx = NULL;
+    struct gguf_context *r = NULL;
+    if (written) {
+        rewind(f);
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){true, &dctx});
+    }
+    tap_ok(r && gguf_get_n_tensors(r) == 1 && dctx && ggml_get_tensor(dctx, "w") && ggml_get_tensor(dctx, "w")->ne[1] == 3,
+           "a metadata-only file reads with no_alloc (tensor shapes, no data)");
+    gguf_free(r);
+    ggml_free(dctx);
+    dctx = NULL;
+    r = NULL;
+    if (written) {
+        rewind(f);
+        r = gguf_init_from_file_ptr(f, (struct gguf_init_params){false, &dctx});
+    }
+    tap_ok(written && !r && !dctx, "asking for its data fails: %s", ggmlc_last_error());
+    if (f) fclose(f);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
 static int n_logged;
 static void count_log(enum ggml_log_level level, const char *text, void *user_data) {
     (void)level;
@@ -174,5 +270,7 @@ int main(void) {
     test_set_i32();
     test_gguf_file_ptr();
     test_log_get();
+    test_gguf_buffer_callback();
+    test_gguf_meta_only();
     return tap_done();
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ggml-cpu.h"
 #include "ggmlc.h"
 #include "opstest.h"
 

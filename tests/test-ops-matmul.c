@@ -342,7 +342,7 @@ static void test_quantized(void) {
     check_quantized(GGML_TYPE_Q4_0, 4096, 131, 8); /* large enough for both threads */
     check_quantized(GGML_TYPE_Q8_0, 4096, 31, 9);
     const enum ggml_type multi_row[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL,
-                                        GGML_TYPE_MXFP4, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
+                                        GGML_TYPE_MXFP4, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
     for (size_t t = 0; t < sizeof multi_row / sizeof multi_row[0]; t++) check_quantized_batched(multi_row[t]);
     check_quantized(GGML_TYPE_Q8_0, 512, 17, 1);
     check_quantized(GGML_TYPE_Q4_K, 256, 9, 12);

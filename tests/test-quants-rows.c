@@ -16,7 +16,7 @@
 void quants_test_dot_rows(void);
 
 static const enum ggml_type row_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL,
-                                           GGML_TYPE_MXFP4, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
+                                           GGML_TYPE_MXFP4, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
 static const char *const path_names[CPU_QUANT_PATHS] = {"generic", "avx2", "avx512-vnni"};
 
 enum { NMAX = 32 * 133, ROWS = CPU_QUANT_MAX_ROWS, QS_PAD = 64, D_PAD = 3, S_STRIDE = 3 };
@@ -178,7 +178,7 @@ void quants_test_dot_rows(void) {
             }
             if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) check_tile(&c, row_types[t], x);
         }
-    tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q5_K, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
+    tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q4_1, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
            "types without a multi-row kernel report none");
     tap_ok(!cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_0, CPU_QUANT_AVX2) && !cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_K, CPU_QUANT_AVX512VNNI),
            "paths and types without a tile kernel report none");

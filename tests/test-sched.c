@@ -15,6 +15,7 @@
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggmlc-plugin.h"
+#include "host-buffer.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------- test devices */
@@ -90,31 +91,10 @@ static ggml_backend_t dev_init(ggml_backend_dev_t dev, const char *params) {
 }
 
 /* acc's buffers: plain memory the device pretends the host cannot address */
-static void acc_free(ggml_backend_buffer_t b) { free(ggmlc_buffer_context(b)); }
-static void *acc_base(ggml_backend_buffer_t b) { return ggmlc_buffer_context(b); }
-static enum ggml_status acc_memset(ggml_backend_buffer_t b, struct ggml_tensor *t, uint8_t v, size_t off, size_t n) {
-    memset((char *)t->data + off, v, n);
-    return GGML_STATUS_SUCCESS;
-}
-static enum ggml_status acc_set(ggml_backend_buffer_t b, struct ggml_tensor *t, const void *d, size_t off, size_t n) {
-    memcpy((char *)t->data + off, d, n);
-    return GGML_STATUS_SUCCESS;
-}
-static enum ggml_status acc_get(ggml_backend_buffer_t b, const struct ggml_tensor *t, void *d, size_t off, size_t n) {
-    memcpy(d, (const char *)t->data + off, n);
-    return GGML_STATUS_SUCCESS;
-}
-static void acc_clear(ggml_backend_buffer_t b, uint8_t v) { memset(ggmlc_buffer_context(b), v, ggml_backend_buffer_get_size(b)); }
 static const char *acc_buft_name(ggml_backend_buffer_type_t t) { return "acc"; }
 static size_t acc_align(ggml_backend_buffer_type_t t) { return 32; }
 static ggml_backend_buffer_t acc_alloc(ggml_backend_buffer_type_t t, size_t size) {
-    static const struct ggmlc_buffer_iface iface = {
-        .struct_size = sizeof iface, .free_buffer = acc_free, .get_base = acc_base, .memset_tensor = acc_memset,
-        .set_tensor = acc_set, .get_tensor = acc_get, .clear = acc_clear,
-    };
-    void *mem = aligned_alloc(32, (size + 31) / 32 * 32);
-    memset(mem, 0xff, (size + 31) / 32 * 32); /* NaN-poisoned: reading unwritten memory shows */
-    return ggmlc_buffer_new(t, &iface, mem, size);
+    return host_buffer_new(t, size, 32, 0xff); /* NaN-poisoned: reading unwritten memory shows */
 }
 static ggml_backend_buffer_type_t dev_buft(ggml_backend_dev_t dev) {
     return dev_index(dev) == DEV_ACC ? acc_buft : ggml_backend_cpu_buffer_type();

@@ -3,6 +3,7 @@
  * added to complete the Vulkan plugin's coverage (xIELU, the gradient of every
  * activation, add_id, cumsum, count_equal, soft_max with sinks, ...).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "vk-test-cases.h"
@@ -275,10 +276,92 @@ static struct ggml_tensor *c_rwkv_wkv7(struct ggml_context *ctx) {
                           F32("a", 16, 3, 10, 1), F32("b", 16, 3, 10, 1), F32("s", 16 * 16 * 3, 2, 1, 1));
 }
 
+/* Mamba 2 (scalar decay per head, 2 groups) and Mamba 1 (a decay per state); states from slots 2 and 0 of 3 */
+static struct ggml_tensor *ssm_scan_case(struct ggml_context *ctx, bool mamba2) {
+    const int d_state = 16, head_dim = 8, n_head = 4, n_tok = 5, n_seqs = 2, n_group = mamba2 ? 2 : 1;
+    struct ggml_tensor *ids = I32("idx3:ids", n_seqs, 1, 1, 1);
+    return ggml_ssm_scan(ctx, F32("s", d_state, head_dim, n_head, 3), F32("x", head_dim, n_head, n_tok, n_seqs), F32("dt", n_head, n_tok, n_seqs, 1),
+                         F32("a", mamba2 ? 1 : d_state, n_head, 1, 1), F32("b", d_state, n_group, n_tok, n_seqs),
+                         F32("c", d_state, n_group, n_tok, n_seqs), ids);
+}
+static struct ggml_tensor *c_ssm_scan_mamba2(struct ggml_context *ctx) { return ssm_scan_case(ctx, true); }
+static struct ggml_tensor *c_ssm_scan_mamba1(struct ggml_context *ctx) { return ssm_scan_case(ctx, false); }
+
+/* --------------------------------------------------- SAM window helpers */
+
+static struct ggml_tensor *c_win_part(struct ggml_context *ctx) { return ggml_win_part(ctx, F32("a", 6, 11, 9, 1), 4); }
+static struct ggml_tensor *c_win_unpart(struct ggml_context *ctx) { return ggml_win_unpart(ctx, F32("a", 6, 4, 4, 9), 11, 9, 4); }
+static struct ggml_tensor *c_get_rel_pos(struct ggml_context *ctx) { return ggml_get_rel_pos(ctx, F32("a", 8, 13, 1, 1), 7, 7); }
+static struct ggml_tensor *c_get_rel_pos_f16(struct ggml_context *ctx) { return ggml_get_rel_pos(ctx, F16("a", 8, 9, 1, 1), 5, 5); }
+static struct ggml_tensor *c_add_rel_pos(struct ggml_context *ctx) {
+    /* K 5, Qw 3, Qh 4, B 2 */
+    return ggml_add_rel_pos(ctx, F32("a", 25, 12, 2, 1), F32("pw", 5, 3, 4, 2), F32("ph", 5, 3, 4, 2));
+}
+
+/* columns [K 4 * OC 3, T 9, N 2] back to [L, OC, N], stride 2, padding 1 */
+static struct ggml_tensor *c_col2im_1d(struct ggml_context *ctx) { return ggml_col2im_1d(ctx, F32("a", 12, 9, 2, 1), 2, 3, 1); }
+
+/* A = noise + a strong diagonal (well conditioned), 12 x 12, two batches */
+static struct ggml_tensor *solve_tri_case(struct ggml_context *ctx, bool left, bool lower, bool uni) {
+    struct ggml_tensor *a = ggml_add(ctx, F32("a", 12, 12, 2, 1), ggml_scale(ctx, ggml_diag(ctx, F32("pos:dg", 12, 1, 2, 1)), 4.0f));
+    struct ggml_tensor *b = left ? F32("b", 5, 12, 2, 1) : F32("b", 12, 5, 2, 1);
+    return ggml_solve_tri(ctx, a, b, left, lower, uni);
+}
+static struct ggml_tensor *c_solve_tri_left_lower(struct ggml_context *ctx) { return solve_tri_case(ctx, true, true, false); }
+static struct ggml_tensor *c_solve_tri_left_upper_uni(struct ggml_context *ctx) { return solve_tri_case(ctx, true, false, true); }
+static struct ggml_tensor *c_solve_tri_right_lower(struct ggml_context *ctx) { return solve_tri_case(ctx, false, true, false); }
+static struct ggml_tensor *c_solve_tri_right_upper(struct ggml_context *ctx) { return solve_tri_case(ctx, false, false, false); }
+
 /* declined: the view's cells overlap (rows 2 floats apart, 5 wide), so the order of the adds would matter */
 static struct ggml_tensor *c_acc_overlapping(struct ggml_context *ctx) {
     struct ggml_tensor *a = F32("a", 40, 1, 1, 1);
     return ggml_acc(ctx, a, F32("b", 5, 4, 1, 1), 2 * sizeof(float), a->nb[2], a->nb[3], 0);
+}
+
+/* -------------------------------------------- quantizing copies (KV caches) */
+
+/* Quantized results are read back through get_rows (every row, in a shuffled order), which
+ * dequantizes on both backends: equal outputs mean the blocks hold the same levels and scales. */
+static struct ggml_tensor *all_rows(struct ggml_context *ctx, struct ggml_tensor *q) {
+    if (!q) return NULL;
+    char name[32];
+    snprintf(name, sizeof name, "uniq%d:rows", (int)q->ne[1]);
+    return ggml_get_rows(ctx, q, leaf(ctx, GGML_TYPE_I32, name, q->ne[1], q->ne[2], q->ne[3], 1));
+}
+
+/* set_rows of b [k, 5, 3] into a quantized cache [k, 20, 3] at i64 rows, as a KV cache update */
+static struct ggml_tensor *set_rows_quant(struct ggml_context *ctx, enum ggml_type type, const char *b_name) {
+    struct ggml_tensor *cache = leaf(ctx, type, "a", 96, 20, 3, 1);
+    return all_rows(ctx, ggml_set_rows(ctx, cache, F32(b_name, 96, 5, 3, 1), leaf(ctx, GGML_TYPE_I64, "uniq20:i", 5, 3, 1, 1)));
+}
+static struct ggml_tensor *c_set_rows_q4_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q4_0, "b"); }
+static struct ggml_tensor *c_set_rows_q4_1(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q4_1, "b"); }
+static struct ggml_tensor *c_set_rows_q5_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q5_0, "big:b"); }
+static struct ggml_tensor *c_set_rows_q5_1(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q5_1, "big:b"); }
+static struct ggml_tensor *c_set_rows_q8_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q8_0, "big:b"); }
+
+/* b a row-strided view, i32 indices broadcast over b's dims 2 and 3 */
+static struct ggml_tensor *c_set_rows_q8_0_view_bcast(struct ggml_context *ctx) {
+    struct ggml_tensor *wide = F32("b", 80, 4, 2, 3);
+    if (!wide) return NULL;
+    struct ggml_tensor *b = ggml_view_4d(ctx, wide, 64, 4, 2, 3, wide->nb[1], wide->nb[2], wide->nb[3], 0);
+    struct ggml_tensor *rows = ggml_set_rows(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a", 64, 9, 2, 3), b, I32("uniq9:i", 4, 1, 3, 1));
+    return all_rows(ctx, rows);
+}
+
+/* cpy of a transposed f32 view (an element stride of 7 floats) into a quantized [64, 7, 2] */
+static struct ggml_tensor *cpy_quant(struct ggml_context *ctx, enum ggml_type type) {
+    struct ggml_tensor *a = F32("big:a", 7, 64, 2, 1);
+    if (!a) return NULL;
+    return all_rows(ctx, ggml_cpy(ctx, ggml_transpose(ctx, a), leaf(ctx, type, "d", 64, 7, 2, 1)));
+}
+static struct ggml_tensor *c_cpy_transposed_q4_0(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q4_0); }
+static struct ggml_tensor *c_cpy_transposed_q5_1(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q5_1); }
+static struct ggml_tensor *c_cpy_transposed_q8_0(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q8_0); }
+
+/* f16 into a block format has no kernel: declined */
+static struct ggml_tensor *c_cpy_f16_q4_0(struct ggml_context *ctx) {
+    return ggml_cpy(ctx, F16("a", 64, 3, 1, 1), leaf(ctx, GGML_TYPE_Q4_0, "d", 64, 3, 1, 1));
 }
 
 #define CASE(fn, err) {#fn + 2, fn, err, true}
@@ -307,7 +390,15 @@ static const struct vk_test_case cases[] = {
     CASE(c_conv_transpose_1d, 1e-12), CASE(c_conv_transpose_1d_pad_dil_f16, 1e-7), CASE(c_ssm_conv, 1e-12),
     CASE(c_im2col_3d, 0), CASE(c_im2col_3d_f16, 0), CASE(c_conv_3d, 1e-12), CASE(c_conv_3d_f16, 1e-7),
     CASE(c_gated_linear_attn, 1e-10), CASE(c_rwkv_wkv6, 1e-10), CASE(c_rwkv_wkv7, 1e-10),
-    DECLINED(c_acc_overlapping),
+    CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10),
+    CASE(c_win_part, 0), CASE(c_win_unpart, 0), CASE(c_get_rel_pos, 0), CASE(c_get_rel_pos_f16, 0), CASE(c_add_rel_pos, 1e-12),
+    CASE(c_col2im_1d, 1e-12),
+    CASE(c_solve_tri_left_lower, 1e-10), CASE(c_solve_tri_left_upper_uni, 1e-10), CASE(c_solve_tri_right_lower, 1e-10),
+    CASE(c_solve_tri_right_upper, 1e-10),
+    CASE(c_set_rows_q4_0, 1e-12), CASE(c_set_rows_q4_1, 1e-12), CASE(c_set_rows_q5_0, 1e-12), CASE(c_set_rows_q5_1, 1e-12),
+    CASE(c_set_rows_q8_0, 1e-12), CASE(c_set_rows_q8_0_view_bcast, 1e-12),
+    CASE(c_cpy_transposed_q4_0, 1e-12), CASE(c_cpy_transposed_q5_1, 1e-12), CASE(c_cpy_transposed_q8_0, 1e-12),
+    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {

@@ -151,7 +151,7 @@ static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
-static void dot_q5_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+void cpu_dot_q5_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q5_K *x = vx;
     const block_q8_K *y = vy;
     float sum = 0;
@@ -278,7 +278,7 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
     t[GGML_TYPE_MXFP4] = dot_mxfp4;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
-    t[GGML_TYPE_Q5_K] = dot_q5_K;
+    t[GGML_TYPE_Q5_K] = cpu_dot_q5_K_avx2;
     t[GGML_TYPE_Q6_K] = cpu_dot_q6_K_avx2;
     t[GGML_TYPE_Q2_K] = dot_q2_K;
     t[GGML_TYPE_Q3_K] = dot_q3_K;

@@ -62,8 +62,8 @@ CPU_HIDDEN const struct cpu_type_traits *cpu_type_traits_on_path(enum ggml_type 
  * (quant-dot-rows*.c).  For the weight types whose vec_dot_type is Q8_0 (Q4_0, Q5_0,
  * Q8_0, IQ4_NL, MXFP4) the activations are Q8_0 rows split into planes: the int8
  * values of every row contiguous and the block scales as floats, so a kernel reads a
- * row's values with wide loads and its scales without f16 conversions.  Q4_K and Q6_K
- * (vec_dot_type Q8_K) read plain Q8_K rows: qs points at row 0's block_q8_K array and
+ * row's values with wide loads and its scales without f16 conversions.  Q4_K, Q5_K and
+ * Q6_K (vec_dot_type Q8_K) read plain Q8_K rows: qs points at row 0's block_q8_K array and
  * qs_stride is the row stride in bytes; d and sums are unused. */
 
 #define CPU_QUANT_MAX_ROWS 8
@@ -82,7 +82,7 @@ typedef void (*cpu_vec_dot_rows_t)(int n, const void *x, const struct cpu_q8_row
 typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
 
 /* Every path has a multi-row kernel rows_<type> for each of these types (the portable and
- * AVX2 paths also for Q4_K and Q6_K, which the VNNI path takes from AVX2). */
+ * AVX2 paths also for Q4_K, Q5_K and Q6_K, which the VNNI path takes from AVX2). */
 #define CPU_QUANT_ROWS_FILL(t)              \
     do {                                    \
         (t)[GGML_TYPE_Q4_0] = rows_q4_0;     \
@@ -93,8 +93,9 @@ typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
     } while (0)
 
 CPU_HIDDEN void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table table);
-/* The AVX2 single-row Q6_K dot, which the multi-row Q6_K kernel runs for one row (its
- * per-super-block setup for many rows costs more than it saves there). */
+/* The AVX2 single-row Q5_K and Q6_K dots, which their multi-row kernels run for one row
+ * (the per-super-block setup for many rows costs more than it saves there). */
+CPU_HIDDEN void cpu_dot_q5_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 CPU_HIDDEN void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 CPU_HIDDEN void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table table);
 CPU_HIDDEN void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table table);

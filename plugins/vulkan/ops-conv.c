@@ -1,7 +1,8 @@
 /*
  * ops-conv.c - image ops: im2col (convolutions run as im2col + mul_mat),
- * conv_2d and conv_2d_dw (direct), conv_transpose_1d / 2d, Mamba's ssm_conv, pool_1d / pool_2d and upscale (nearest,
- * bilinear, bicubic); the gradients im2col_back and pool_2d_back.
+ * conv_2d and conv_2d_dw (direct), conv_transpose_1d / 2d, Mamba's ssm_conv,
+ * pool_1d / pool_2d and upscale (nearest, bilinear, bicubic); the gradients
+ * im2col_back and pool_2d_back, and col2im_1d.
  */
 #include "vk-impl.h"
 
@@ -179,21 +180,21 @@ static bool im2col_back_supports(const struct vk_device *d, const struct ggml_te
     return g->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_shape_fits(g) && vk_shape_fits(node);
 }
 
-static enum ggml_status im2col_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
-    const struct ggml_tensor *k = node->src[0], *g = node->src[1];
-    const bool is_2d = vk_param_i32(node, 6) != 0;
+/* Gather patch columns g back onto the image node (im2col-back.comp): spd = s0, s1, p0, p1, d0, d1.
+ * 1-D: the result [IW, IC, N] and columns [K*IC, OW, N] get a height of 1. */
+static enum ggml_status gather_columns(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *g, uint32_t kw,
+                                       uint32_t kh, const int32_t *spd, bool is_2d) {
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col_back_f32"));
-    /* 1-D: the result [IW, IC, N] and gradient [K, OW, N] get a height of 1 */
     const uint32_t push[16] = {
         (uint32_t)node->ne[0], is_2d ? (uint32_t)node->ne[1] : 1, (uint32_t)node->ne[is_2d ? 2 : 1], (uint32_t)node->ne[is_2d ? 3 : 2],
-        (uint32_t)k->ne[0], is_2d ? (uint32_t)k->ne[1] : 1, (uint32_t)g->ne[1], is_2d ? (uint32_t)g->ne[2] : 1,
+        kw, is_2d ? kh : 1, (uint32_t)g->ne[1], is_2d ? (uint32_t)g->ne[2] : 1,
         (uint32_t)(g->nb[0] / 4), (uint32_t)(g->nb[1] / 4), is_2d ? (uint32_t)(g->nb[2] / 4) : 0, (uint32_t)(g->nb[is_2d ? 3 : 2] / 4),
         (uint32_t)(node->nb[0] / 4), is_2d ? (uint32_t)(node->nb[1] / 4) : 0, (uint32_t)(node->nb[is_2d ? 2 : 1] / 4),
         (uint32_t)(node->nb[is_2d ? 3 : 2] / 4),
     };
     memcpy(ds.push, push, sizeof push);
-    for (int i = 0; i < 6; i++) ds.push[16 + i] = (uint32_t)vk_param_i32(node, i);
+    for (int i = 0; i < 6; i++) ds.push[16 + i] = (uint32_t)spd[i];
     if (!is_2d) { /* no vertical taps: stride and dilation 1, no padding */
         ds.push[17] = 1;
         ds.push[19] = 0;
@@ -203,6 +204,28 @@ static enum ggml_status im2col_back_record(struct vk_rec *rec, const struct ggml
     vk_dispatch_bind(&ds, node, true, 4, 23);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
+}
+
+static enum ggml_status im2col_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0];
+    return gather_columns(rec, node, node->src[1], (uint32_t)k->ne[0], (uint32_t)k->ne[1], node->op_params, vk_param_i32(node, 6) != 0);
+}
+
+/* ---------------------------------------------------------- col2im_1d */
+
+/* columns [K*OC, T, N] (f32) summed back into [L, OC, N]; op_params: s0, OC, p0. The 1-D im2col_back
+ * with dilation 1. */
+static bool col2im_1d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const int32_t oc = vk_param_i32(node, 1);
+    return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && oc > 0 && vk_param_i32(node, 2) >= 0 &&
+           a->ne[0] % oc == 0 && node->ne[1] == oc && node->ne[2] == a->ne[2] && vk_shape_fits(a) && vk_shape_fits(node);
+}
+
+static enum ggml_status col2im_1d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const int32_t spd[6] = {vk_param_i32(node, 0), 1, vk_param_i32(node, 2), 0, 1, 1};
+    return gather_columns(rec, node, a, (uint32_t)(a->ne[0] / vk_param_i32(node, 1)), 1, spd, false);
 }
 
 /* ------------------------------------------------------- pool_2d_back */
@@ -299,6 +322,7 @@ static enum ggml_status ssm_conv_record(struct vk_rec *rec, const struct ggml_te
 }
 
 void vk_ops_conv_register(struct vk_op_kernel *t) {
+    t[GGML_OP_COL2IM_1D] = (struct vk_op_kernel){col2im_1d_supports, col2im_1d_record};
     vk_ops_conv3d_register(t);
     t[GGML_OP_CONV_TRANSPOSE_1D] = (struct vk_op_kernel){conv_transpose_1d_supports, conv_transpose_1d_record};
     t[GGML_OP_SSM_CONV] = (struct vk_op_kernel){ssm_conv_supports, ssm_conv_record};

@@ -193,6 +193,15 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     return vk_record_dispatch(rec, &ds);
 }
 
+/* cpy and friends: between float types here, into block formats in ops-index.c. */
+static bool copy_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    return unary_supports(d, node) || vk_cpy_quant_supports(d, node);
+}
+
+static enum ggml_status copy_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    return vk_is_block_quant(node->type) ? vk_cpy_quant_record(rec, node) : unary_record(rec, node);
+}
+
 /* ---------------------------------------------------------------- glu */
 
 static bool rows_unit_stride(const struct ggml_tensor *t) { return t->nb[0] == ggml_type_size(t->type); }
@@ -378,6 +387,8 @@ void vk_ops_elementwise_register(struct vk_op_kernel *t) {
                                          GGML_OP_TRI, GGML_OP_DIAG, GGML_OP_ARANGE, GGML_OP_ROLL, GGML_OP_PAD_REFLECT_1D};
     for (size_t i = 0; i < sizeof binary / sizeof *binary; i++) t[binary[i]] = (struct vk_op_kernel){binary_supports, binary_record};
     for (size_t i = 0; i < sizeof unary / sizeof *unary; i++) t[unary[i]] = (struct vk_op_kernel){unary_supports, unary_record};
+    static const enum ggml_op copies[] = {GGML_OP_CPY, GGML_OP_CONT, GGML_OP_DUP}; /* the unary entries, widened */
+    for (size_t i = 0; i < sizeof copies / sizeof *copies; i++) t[copies[i]] = (struct vk_op_kernel){copy_supports, copy_record};
     t[GGML_OP_GLU] = (struct vk_op_kernel){glu_supports, glu_record};
     t[GGML_OP_SILU_BACK] = (struct vk_op_kernel){silu_back_supports, binary_record};
 }

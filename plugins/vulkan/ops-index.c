@@ -75,15 +75,71 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
 
 /* ------------------------------------------------------------ set_rows */
 
+/* A destination in a 32-value block format that cpy-quant.comp writes: whole blocks per
+ * row, rows on 16-bit words (quantize.glsl). */
+static bool quant_dest_ok(const struct vk_device *d, const struct ggml_tensor *t) {
+    const enum ggml_type q = t->type;
+    if (!(q == GGML_TYPE_Q4_0 || q == GGML_TYPE_Q4_1 || q == GGML_TYPE_Q5_0 || q == GGML_TYPE_Q5_1 || q == GGML_TYPE_Q8_0)) return false;
+    if (!d->caps.storage16 || t->ne[0] % 32 != 0 || t->nb[0] != ggml_type_size(q)) return false;
+    for (int i = 0; i < 4; i++)
+        if (t->nb[i] % 2 != 0 || t->nb[i] / 2 > UINT32_MAX || t->ne[i] > UINT32_MAX) return false;
+    return ggml_nelements(t) <= UINT32_MAX;
+}
+
+/* Push words of cpy-quant.comp: the f32 source's shape, then d's rows (in blocks, words). */
+static void push_quant_shapes(struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *rows,
+                              const struct ggml_tensor *d) {
+    vk_push_shape(ds->push, 0, a);
+    ds->push[8] = (uint32_t)(rows->ne[0] / 32);
+    for (int i = 1; i < 4; i++) ds->push[8 + i] = (uint32_t)rows->ne[i];
+    for (int i = 1; i < 4; i++) ds->push[11 + i] = (uint32_t)(d->nb[i] / 2);
+}
+
+bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    return (node->op == GGML_OP_CPY || node->op == GGML_OP_DUP || node->op == GGML_OP_CONT) && a->type == GGML_TYPE_F32 &&
+           vk_shape_fits(a) && quant_dest_ok(d, node) && ggml_nelements(a) == ggml_nelements(node);
+}
+
+enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("cpy_f32_%s", ggml_type_name(node->type)));
+    push_quant_shapes(&ds, a, node, node);
+    vk_dispatch_bind(&ds, a, false, 4, 20);
+    vk_dispatch_bind(&ds, node, true, 2, 22);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node) / 32, 64, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 static bool set_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *b = node->src[0], *idx = node->src[1]; /* node views the destination */
-    return b && idx && b->type == GGML_TYPE_F32 && vk_shape_fits(b) && float_ok(d, node) && index_fits(idx) &&
-           idx->ne[1] > 0 && idx->ne[2] > 0 && b->ne[2] % idx->ne[1] == 0 && b->ne[3] % idx->ne[2] == 0 &&
+    return b && idx && b->type == GGML_TYPE_F32 && vk_shape_fits(b) && (float_ok(d, node) || quant_dest_ok(d, node)) &&
+           index_fits(idx) && idx->ne[1] > 0 && idx->ne[2] > 0 && b->ne[2] % idx->ne[1] == 0 && b->ne[3] % idx->ne[2] == 0 &&
            b->ne[1] == idx->ne[0] && b->ne[0] == node->ne[0];
+}
+
+/* set_rows into a block format: one invocation quantizes a block of b into its row. */
+static enum ggml_status set_rows_quant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *b = node->src[0], *idx = node->src[1];
+    const bool i64 = idx->type == GGML_TYPE_I64;
+    const size_t ti = ggml_type_size(idx->type);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
+    push_quant_shapes(&ds, b, b, node);
+    ds.push[15] = (uint32_t)idx->ne[1];
+    ds.push[16] = (uint32_t)idx->ne[2];
+    for (int i = 0; i < 3; i++) ds.push[17 + i] = (uint32_t)(idx->nb[i] / ti);
+    vk_dispatch_bind(&ds, b, false, 4, 20);
+    vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, 21);
+    vk_dispatch_bind(&ds, node, true, 2, 22);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(b) / 32, 64, ds.groups);
+    return vk_record_dispatch(rec, &ds);
 }
 
 static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *b = node->src[0], *idx = node->src[1]; /* node views the destination */
+    if (vk_float_code(node->type) < 0) return set_rows_quant_record(rec, node);
     const bool i64 = idx->type == GGML_TYPE_I64;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", vk_type_tag(node->type), i64 ? "i64" : "i32"));
@@ -206,6 +262,7 @@ static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor
 }
 
 void vk_ops_index_register(struct vk_op_kernel *t) {
+    vk_ops_window_register(t);
     t[GGML_OP_ARGSORT] = (struct vk_op_kernel){sort_supports, sort_record};
     t[GGML_OP_TOP_K] = (struct vk_op_kernel){sort_supports, sort_record};
     t[GGML_OP_GET_ROWS] = (struct vk_op_kernel){get_rows_supports, get_rows_record};

@@ -1,7 +1,8 @@
 /*
  * ops-seq.c - sequence-model recurrences: gated linear attention, RWKV v6 and
  * RWKV v7 (recurrence.comp: a workgroup per head and sequence, an invocation
- * per state column or row).
+ * per state column or row), Mamba's ssm_scan (an invocation per channel), and
+ * triangular solves (an invocation per right-hand side).
  */
 #include "vk-impl.h"
 
@@ -47,7 +48,74 @@ static enum ggml_status recurrence_record(struct vk_rec *rec, const struct ggml_
     return vk_record_dispatch(rec, &ds);
 }
 
+/* ------------------------------------------------------------ ssm_scan */
+
+/* src: s, x, dt, A, B, C (f32, unit-stride rows, s contiguous), ids (I32); the constructor's shapes. */
+static bool ssm_scan_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    for (int i = 0; i < 7; i++) {
+        const struct ggml_tensor *t = node->src[i];
+        if (!t || t->type != (i == 6 ? GGML_TYPE_I32 : GGML_TYPE_F32) || t->nb[0] != 4 || !vk_shape_fits(t)) return false;
+    }
+    const struct ggml_tensor *s = node->src[0], *x = node->src[1], *B = node->src[4];
+    return ggml_is_contiguous(s) && node->type == GGML_TYPE_F32 && ggml_is_contiguous(node) && vk_shape_fits(node) && B->ne[1] > 0 &&
+           x->ne[1] % B->ne[1] == 0 && d->props.limits.maxPerStageDescriptorStorageBuffers >= 8;
+}
+
+static enum ggml_status ssm_scan_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2], *A = node->src[3];
+    const struct ggml_tensor *B = node->src[4], *C = node->src[5], *ids = node->src[6];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("ssm_scan_f32"));
+    const uint32_t push[22] = {
+        (uint32_t)s->ne[0], (uint32_t)x->ne[0], (uint32_t)x->ne[1], (uint32_t)x->ne[2], (uint32_t)x->ne[3], (uint32_t)B->ne[1],
+        A->ne[0] == 1, (uint32_t)s->ne[3],
+        (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4), (uint32_t)(x->nb[3] / 4), (uint32_t)(dt->nb[1] / 4), (uint32_t)(dt->nb[2] / 4),
+        (uint32_t)(A->nb[1] / 4), (uint32_t)(B->nb[1] / 4), (uint32_t)(B->nb[2] / 4), (uint32_t)(B->nb[3] / 4),
+        (uint32_t)(C->nb[1] / 4), (uint32_t)(C->nb[2] / 4), (uint32_t)(C->nb[3] / 4), (uint32_t)(s->nb[3] / 4), (uint32_t)(ids->nb[0] / 4),
+    };
+    memcpy(ds.push, push, sizeof push);
+    for (int i = 0; i < 7; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 22 + i);
+    vk_dispatch_bind(&ds, node, true, 4, 29);
+    vk_groups_1d(rec->d, (uint64_t)(x->ne[0] * x->ne[1] * x->ne[3]), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------------------------ solve_tri */
+
+/* A [n, n, B2, B3] and B (f32), d of B's shape; op_params: left, lower, unit diagonal. */
+static bool solve_tri_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const bool left = vk_param_i32(node, 0) != 0;
+    return a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(b, node) &&
+           a->ne[0] == a->ne[1] && (left ? b->ne[1] : b->ne[0]) == a->ne[0] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3] &&
+           vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node);
+}
+
+static enum ggml_status solve_tri_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const bool left = vk_param_i32(node, 0) != 0, lower = vk_param_i32(node, 1) != 0;
+    /* ggml's ne[0] indexes columns: a left solve runs down B's columns, a right one along its rows (A transposed) */
+    const int p = left ? 1 : 0, v = 1 - p;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("solve_tri_f32"));
+    const uint32_t push[18] = {
+        (uint32_t)a->ne[0], (uint32_t)b->ne[v], (uint32_t)b->ne[2], (uint32_t)b->ne[3],
+        (uint32_t)(a->nb[p] / 4), (uint32_t)(a->nb[v] / 4), (uint32_t)(a->nb[2] / 4), (uint32_t)(a->nb[3] / 4),
+        (uint32_t)(b->nb[p] / 4), (uint32_t)(b->nb[v] / 4), (uint32_t)(b->nb[2] / 4), (uint32_t)(b->nb[3] / 4),
+        (uint32_t)(node->nb[p] / 4), (uint32_t)(node->nb[v] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
+        left ? lower : !lower, vk_param_i32(node, 2) != 0,
+    };
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind(&ds, a, false, 4, 18);
+    vk_dispatch_bind(&ds, b, false, 4, 19);
+    vk_dispatch_bind(&ds, node, true, 4, 20);
+    vk_groups_1d(rec->d, (uint64_t)(b->ne[v] * b->ne[2] * b->ne[3]), 64, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 void vk_ops_seq_register(struct vk_op_kernel *t) {
+    t[GGML_OP_SOLVE_TRI] = (struct vk_op_kernel){solve_tri_supports, solve_tri_record};
+    t[GGML_OP_SSM_SCAN] = (struct vk_op_kernel){ssm_scan_supports, ssm_scan_record};
     t[GGML_OP_GATED_LINEAR_ATTN] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
     t[GGML_OP_RWKV_WKV6] = (struct vk_op_kernel){recurrence_supports, recurrence_record};
     t[GGML_OP_RWKV_WKV7] = (struct vk_op_kernel){recurrence_supports, recurrence_record};

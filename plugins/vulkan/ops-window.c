@@ -1,0 +1,80 @@
+/*
+ * ops-window.c - Segment Anything's helpers: win_part / win_unpart (an image
+ * cut into windows and back), get_rel_pos (the relative-position table of
+ * queries and keys) and add_rel_pos (window.comp, add-rel-pos.comp).
+ */
+#include "vk-impl.h"
+
+enum { WINDOW_PART, WINDOW_UNPART, WINDOW_REL_POS };
+
+static bool window_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    if (vk_float_code(a->type) < 0 || !vk_type_ok(d, a->type) || !vk_shape_fits(a) || !vk_shape_fits(node)) return false;
+    switch (node->op) {
+    case GGML_OP_WIN_PART: /* op_params: npx, npy, w */
+        return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && vk_param_i32(node, 2) > 0 &&
+               a->ne[3] == 1 && node->ne[0] == a->ne[0] && node->ne[1] == vk_param_i32(node, 2) && node->ne[2] == vk_param_i32(node, 2);
+    case GGML_OP_WIN_UNPART: { /* op_params: w; a holds the windows, npx of them per row */
+        const int64_t w = vk_param_i32(node, 0);
+        return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && w > 0 && a->ne[1] == w && a->ne[2] == w &&
+               node->ne[0] == a->ne[0] && node->ne[3] == 1 &&
+               a->ne[3] >= ((node->ne[1] + w - 1) / w) * ((node->ne[2] + w - 1) / w);
+    }
+    default: /* get_rel_pos: the table [C, 2 kh - 1] -> [C, kh, qh] of its type */
+        return node->type == a->type && node->ne[1] == node->ne[2] && a->ne[1] == 2 * node->ne[1] - 1 && node->ne[3] == 1;
+    }
+}
+
+static enum ggml_status window_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const size_t ts = ggml_type_size(a->type);
+    const uint32_t mode = node->op == GGML_OP_WIN_PART ? WINDOW_PART : node->op == GGML_OP_WIN_UNPART ? WINDOW_UNPART : WINDOW_REL_POS;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("window_%s", vk_type_tag(a->type)));
+    vk_push_shape(ds.push, 0, node);
+    for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(a->nb[i] / ts);
+    ds.push[12] = (uint32_t)a->ne[1];
+    ds.push[13] = (uint32_t)a->ne[2];
+    ds.push[14] = mode;
+    if (mode == WINDOW_PART) {
+        ds.push[15] = (uint32_t)vk_param_i32(node, 2);
+        ds.push[16] = (uint32_t)vk_param_i32(node, 0);
+    } else if (mode == WINDOW_UNPART) {
+        const uint32_t w = (uint32_t)vk_param_i32(node, 0);
+        ds.push[15] = w;
+        ds.push[16] = (uint32_t)((node->ne[1] + w - 1) / w);
+    }
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ts, 17);
+    vk_dispatch_bind(&ds, node, true, (uint32_t)ts, 18);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+/* a [K*K, Qw*Qh, B] + pw, ph [K, Qw, Qh, B], all f32 and contiguous (the constructor's contract). */
+static bool add_rel_pos_supports(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *pw = node->src[1], *ph = node->src[2];
+    const struct ggml_tensor *all[4] = {a, pw, ph, node};
+    for (int i = 0; i < 4; i++)
+        if (all[i]->type != GGML_TYPE_F32 || !ggml_is_contiguous(all[i]) || !vk_shape_fits(all[i])) return false;
+    return ggml_are_same_shape(pw, ph) && ggml_are_same_shape(a, node) && a->ne[0] == pw->ne[0] * pw->ne[0] &&
+           ggml_nelements(a) == pw->ne[0] * ggml_nelements(pw);
+}
+
+static enum ggml_status add_rel_pos_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *pw = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("add_rel_pos_f32"));
+    ds.push[0] = (uint32_t)pw->ne[0];
+    ds.push[1] = (uint32_t)(ggml_nelements(pw) / pw->ne[0]);
+    for (int i = 0; i < 3; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 2 + i);
+    vk_dispatch_bind(&ds, node, true, 4, 5);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+void vk_ops_window_register(struct vk_op_kernel *t) {
+    t[GGML_OP_WIN_PART] = (struct vk_op_kernel){window_supports, window_record};
+    t[GGML_OP_WIN_UNPART] = (struct vk_op_kernel){window_supports, window_record};
+    t[GGML_OP_GET_REL_POS] = (struct vk_op_kernel){window_supports, window_record};
+    t[GGML_OP_ADD_REL_POS] = (struct vk_op_kernel){add_rel_pos_supports, add_rel_pos_record};
+}

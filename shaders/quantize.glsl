@@ -1,0 +1,130 @@
+// quantize.glsl - encoding 32 f32 values into one of ggml's 32-value block formats,
+// written as 16-bit words into a uint16_t array named data_d (declared by the includer).
+// QTYPE is the ggml type id: 2 q4_0, 3 q4_1, 6 q5_0, 7 q5_1, 8 q8_0 (layouts in quant.glsl).
+// The arithmetic follows the CPU reference quantizer (core/quants.c) step for step, with
+// products kept unfused (precise) and f16 scales rounded to nearest even by hand, so a
+// device whose division is correctly rounded produces the CPU's bytes.
+#if QTYPE == 2
+#define QWORDS 9
+#elif QTYPE == 3
+#define QWORDS 10
+#elif QTYPE == 6
+#define QWORDS 11
+#elif QTYPE == 7
+#define QWORDS 12
+#else
+#define QWORDS 17
+#endif
+#if QTYPE == 3 || QTYPE == 7
+#define QSCALE_WORDS 2
+#else
+#define QSCALE_WORDS 1
+#endif
+
+// f32 -> f16 bits, round to nearest even (subnormals too); overflow gives infinity
+uint f32_to_f16_rne(float v) {
+    const uint u = floatBitsToUint(v);
+    const uint sign = (u >> 16) & 0x8000u;
+    const uint a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return sign | 0x7e00u;
+    if (a >= 0x477ff000u) return sign | 0x7c00u; // rounds past the largest half
+    if (a < 0x38800000u) {                       // a half subnormal (or zero)
+        const uint m = (a & 0x7fffffu) | 0x800000u, shift = 126u - (a >> 23);
+        if (shift > 24u) return sign;
+        const uint h = m >> shift, rest = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+        return sign | (h + uint(rest > halfway || (rest == halfway && (h & 1u) != 0u)));
+    }
+    const uint r = a - 0x38000000u; // rebias the exponent from 127 to 15
+    return sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13);
+}
+
+// a / b correctly rounded in practice even where the device's division is not:
+// one remainder step (exact with fma) corrects the quotient
+float div_rn(float a, float b) {
+    const float q = a / b;
+    precise const float r = fma(-q, b, a);
+    precise const float c = fma(r, 1.0 / b, q);
+    return c;
+}
+
+// C's (int)x for the in-range values the encoders produce: truncation toward zero
+int trunc_int(float x) { return int(x); }
+
+// C's roundf: halfway cases away from zero
+float round_away(float x) {
+    const float t = trunc(x);
+    return abs(x - t) >= 0.5 ? t + sign(x) : t;
+}
+
+// Pack 32 levels (0..15, or 0..31 with the fifth bit in qh) at word w of data_d.
+void put_nibbles(uint w, int L[32]) {
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint b0 = uint(L[2 * i] & 15) | (uint(L[2 * i + 16] & 15) << 4);
+        const uint b1 = uint(L[2 * i + 1] & 15) | (uint(L[2 * i + 17] & 15) << 4);
+        data_d[w + i] = uint16_t(b0 | (b1 << 8));
+    }
+}
+
+void put_high_bits(uint w, int L[32]) {
+    uint qh = 0u;
+    [[unroll]] for (uint j = 0; j < 32; j++) qh |= uint((L[j] >> 4) & 1) << j;
+    data_d[w] = uint16_t(qh & 0xffffu);
+    data_d[w + 1] = uint16_t(qh >> 16);
+}
+
+void quantize_block(uint w, float x[32]) {
+    int L[32];
+#if QTYPE == 2 || QTYPE == 6 || QTYPE == 8
+    float amax = 0.0, vmax = 0.0; // the signed extreme, first on ties
+    [[unroll]] for (uint j = 0; j < 32; j++)
+        if (abs(x[j]) > amax) { amax = abs(x[j]); vmax = x[j]; }
+#if QTYPE == 2
+    const float d = vmax / -8.0, bias = 8.5, top = 15.0;
+#elif QTYPE == 6
+    const float d = vmax / -16.0, bias = 16.5, top = 31.0;
+#else
+    const float d = div_rn(amax, 127.0);
+#endif
+    const float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
+    data_d[w] = uint16_t(f32_to_f16_rne(d));
+    [[unroll]] for (uint j = 0; j < 32; j++) {
+        precise float s = x[j] * id;
+#if QTYPE == 8
+        L[j] = int(round_away(s));
+#else
+        precise float t = s + bias;
+        L[j] = min(trunc_int(t), int(top));
+#endif
+    }
+#else
+    float lo = x[0], hi = x[0];
+    [[unroll]] for (uint j = 1; j < 32; j++) { lo = min(lo, x[j]); hi = max(hi, x[j]); }
+    precise float range = hi - lo;
+#if QTYPE == 3
+    const float d = div_rn(range, 15.0);
+#else
+    const float d = div_rn(range, 31.0);
+#endif
+    const float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
+    data_d[w] = uint16_t(f32_to_f16_rne(d));
+    data_d[w + 1] = uint16_t(f32_to_f16_rne(lo));
+    [[unroll]] for (uint j = 0; j < 32; j++) {
+        precise float s = (x[j] - lo) * id;
+        precise float t = s + 0.5;
+#if QTYPE == 3
+        L[j] = min(trunc_int(t), 15);
+#else
+        L[j] = trunc_int(t);
+#endif
+    }
+#endif
+#if QTYPE == 2 || QTYPE == 3
+    put_nibbles(w + QSCALE_WORDS, L);
+#elif QTYPE == 6 || QTYPE == 7
+    put_high_bits(w + QSCALE_WORDS, L);
+    put_nibbles(w + QSCALE_WORDS + 2, L);
+#else
+    [[unroll]] for (uint i = 0; i < 16; i++)
+        data_d[w + 1 + i] = uint16_t(uint(L[2 * i] & 255) | (uint(L[2 * i + 1] & 255) << 8));
+#endif
+}
