@@ -5,7 +5,22 @@
 // normaliser and weighted sum of V (threads over the value dimension).
 // d[:, head, query, batch] = softmax(scores) V; optional sinks join the
 // normaliser only.  q, mask-less or sink-less bindings repeat q.
+// K and V share a type: f32, f16, bf16 (K_TYPE), or q8_0 / q4_0 blocks (KV_QTYPE 8 / 2,
+// K_TYPE 2 for their 16-bit words) dequantized as they are read.
 #include "types.glsl"
+
+#define KV_HALF(arr, w) unpackHalf2x16(uint(arr[w])).x
+#define KV_BYTE(arr, w, b) ((uint(arr[(w) + ((b) >> 1)]) >> (8u * ((b) & 1u))) & 0xffu)
+#if KV_QTYPE == 8
+#define KV_BLOCK(r, i) ((r) + ((i) >> 5) * 17u)
+#define KV_AT(arr, r, i) (KV_HALF(arr, KV_BLOCK(r, i)) * float(int(KV_BYTE(arr, KV_BLOCK(r, i) + 1u, (i) & 31u) << 24) >> 24))
+#elif KV_QTYPE == 2
+#define KV_BLOCK(r, i) ((r) + ((i) >> 5) * 9u)
+#define KV_AT(arr, r, i) \
+    (KV_HALF(arr, KV_BLOCK(r, i)) * (float((KV_BYTE(arr, KV_BLOCK(r, i) + 1u, (i) & 15u) >> (((i) & 16u) >> 2)) & 15u) - 8.0))
+#else
+#define KV_AT(arr, r, i) TO_F32(K_TYPE, arr[(r) + (i)])
+#endif
 
 layout(local_size_x = 128) in;
 layout(binding = 0) readonly buffer Q { float data_q[]; };
@@ -16,7 +31,7 @@ layout(binding = 4) readonly buffer S { float data_s[]; };
 layout(binding = 5) writeonly buffer D { float data_d[]; };
 
 layout(push_constant) uniform PC {
-    uint DK, DV, NQ, NKV, H, NB;
+    uint DK, DV, NQ, NKV, H, nbq1;
     uint nbk1, nbk2, nbk3, nbv1, nbv2, nbv3;
     uint mne0, mne1, mne2, mne3;
     uint rk2, rk3;
@@ -24,9 +39,10 @@ layout(push_constant) uniform PC {
     uint n_head_log2;
     uint off_q, off_k, off_v, off_m, off_d, off_s;
     uint flags; // 1 mask, 2 sinks, 4 alibi
+    uint nbq2, nbq3;
 } p;
 
-const uint WG = 128, DMAX = 256;
+const uint WG = 128, DMAX = 576, VPT = 4; // head sizes: k up to 576, v up to VPT * WG = 512
 shared float qs[DMAX];
 shared float pw[WG];
 shared float red[WG];
@@ -45,7 +61,7 @@ float block_reduce(float v, bool is_max) {
 
 void main() {
     const uint iq = gl_WorkGroupID.x, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z, t = gl_LocalInvocationID.x;
-    const uint q0 = p.off_q + ((b * p.H + h) * p.NQ + iq) * p.DK;
+    const uint q0 = p.off_q + iq * p.nbq1 + h * p.nbq2 + b * p.nbq3;
     for (uint i = t; i < p.DK; i += WG) qs[i] = data_q[q0 + i];
     const uint k0 = p.off_k + (h / p.rk2) * p.nbk2 + (b / p.rk3) * p.nbk3;
     const uint v0 = p.off_v + (h / p.rk2) * p.nbv2 + (b / p.rk3) * p.nbv3;
@@ -54,7 +70,7 @@ void main() {
     if ((p.flags & 4u) != 0)
         slope = h < p.n_head_log2 ? pow(p.m0, float(h + 1)) : pow(p.m1, float(2 * (h - p.n_head_log2) + 1));
     const float NEG_INF = -1.0 / 0.0;
-    float run_max = NEG_INF, run_sum = 0.0, acc0 = 0.0, acc1 = 0.0;
+    float run_max = NEG_INF, run_sum = 0.0, acc[VPT] = float[VPT](0.0, 0.0, 0.0, 0.0);
     barrier();
     for (uint j0 = 0; j0 < p.NKV; j0 += WG) {
         const uint j = j0 + t;
@@ -64,7 +80,7 @@ void main() {
             if (mv != NEG_INF) {
                 float dot = 0.0;
                 const uint kr = k0 + j * p.nbk1;
-                for (uint i = 0; i < p.DK; i++) dot = fma(qs[i], TO_F32(K_TYPE, data_k[kr + i]), dot);
+                for (uint i = 0; i < p.DK; i++) dot = fma(qs[i], KV_AT(data_k, kr, i), dot);
                 s = dot * p.scale;
                 if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
                 s += slope * mv;
@@ -80,16 +96,15 @@ void main() {
         run_max = new_max;
         // block_reduce ended with a barrier: pw is complete
         const uint n = min(WG, p.NKV - j0);
-        float a0 = 0.0, a1 = 0.0;
+        float a[VPT] = float[VPT](0.0, 0.0, 0.0, 0.0);
         for (uint jj = 0; jj < n; jj++) {
             const float wj = pw[jj];
             if (wj == 0.0) continue;
             const uint vr = v0 + (j0 + jj) * p.nbv1;
-            if (t < p.DV) a0 = fma(wj, TO_F32(K_TYPE, data_v[vr + t]), a0);
-            if (t + WG < p.DV) a1 = fma(wj, TO_F32(K_TYPE, data_v[vr + t + WG]), a1);
+            [[unroll]] for (uint c = 0; c < VPT; c++)
+                if (t + c * WG < p.DV) a[c] = fma(wj, KV_AT(data_v, vr, t + c * WG), a[c]);
         }
-        acc0 = acc0 * shrink + a0;
-        acc1 = acc1 * shrink + a1;
+        [[unroll]] for (uint c = 0; c < VPT; c++) acc[c] = acc[c] * shrink + a[c];
         barrier(); // pw is rewritten by the next chunk
     }
     if ((p.flags & 2u) != 0) {
@@ -97,11 +112,10 @@ void main() {
         const float new_max = max(run_max, sink);
         const float shrink = run_max == NEG_INF ? 0.0 : exp(run_max - new_max);
         run_sum = run_sum * shrink + exp(sink - new_max);
-        acc0 *= shrink;
-        acc1 *= shrink;
+        [[unroll]] for (uint c = 0; c < VPT; c++) acc[c] *= shrink;
     }
     const float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
     const uint d0 = p.off_d + ((b * p.NQ + iq) * p.H + h) * p.DV;
-    if (t < p.DV) data_d[d0 + t] = acc0 * inv;
-    if (t + WG < p.DV) data_d[d0 + t + WG] = acc1 * inv;
+    [[unroll]] for (uint c = 0; c < VPT; c++)
+        if (t + c * WG < p.DV) data_d[d0 + t + c * WG] = acc[c] * inv;
 }

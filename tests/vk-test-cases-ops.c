@@ -364,6 +364,20 @@ static struct ggml_tensor *c_cpy_f16_q4_0(struct ggml_context *ctx) {
     return ggml_cpy(ctx, F16("a", 64, 3, 1, 1), leaf(ctx, GGML_TYPE_Q4_0, "d", 64, 3, 1, 1));
 }
 
+/* ------------------------------------- flash attention over quantized caches */
+
+/* q [dk, 5 queries, 4 heads] (a permuted view when permuted) against k, v [d, 70, 2 heads] of
+ * type kv, a causal f16 mask */
+static struct ggml_tensor *attn_kv_case(struct ggml_context *ctx, enum ggml_type kv, int64_t dk, int64_t dv, bool permuted) {
+    struct ggml_tensor *q = permuted ? ggml_permute(ctx, F32("q", dk, 4, 5, 1), 0, 2, 1, 3) : F32("q", dk, 5, 4, 1);
+    struct ggml_tensor *k = leaf(ctx, kv, "k", dk, 70, 2, 1), *v = leaf(ctx, kv, "v", dv, 70, 2, 1);
+    return ggml_flash_attn_ext(ctx, q, k, v, F16("causal:m", 70, 8, 1, 1), 0.125f, 0.0f, 0.0f);
+}
+static struct ggml_tensor *c_flash_attn_q8_0(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_Q8_0, 64, 96, false); }
+static struct ggml_tensor *c_flash_attn_q4_0_q_view(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_Q4_0, 64, 64, true); }
+static struct ggml_tensor *c_flash_attn_bf16(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_BF16, 40, 40, false); }
+static struct ggml_tensor *c_flash_attn_576_512(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_F16, 576, 512, true); }
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define DECLINED(fn) {#fn + 2, fn, 0, false}
 static const struct vk_test_case cases[] = {
@@ -398,6 +412,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_set_rows_q4_0, 1e-12), CASE(c_set_rows_q4_1, 1e-12), CASE(c_set_rows_q5_0, 1e-12), CASE(c_set_rows_q5_1, 1e-12),
     CASE(c_set_rows_q8_0, 1e-12), CASE(c_set_rows_q8_0_view_bcast, 1e-12),
     CASE(c_cpy_transposed_q4_0, 1e-12), CASE(c_cpy_transposed_q5_1, 1e-12), CASE(c_cpy_transposed_q8_0, 1e-12),
+    CASE(c_flash_attn_q8_0, 1e-8), CASE(c_flash_attn_q4_0_q_view, 1e-8), CASE(c_flash_attn_bf16, 1e-8),
+    CASE(c_flash_attn_576_512, 1e-8),
     DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0),
 };
 

@@ -76,18 +76,32 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
 
 /* ---------------------------------------------------------- flash_attn_ext */
 
-#define ATTN_DMAX 256 /* head sizes a workgroup of 128 covers with two values per thread */
+#define ATTN_DK_MAX 576 /* q rows held in shared memory */
+#define ATTN_DV_MAX 512 /* a workgroup of 128 covers four values per thread */
+
+/* K and V share one type: f32, f16, bf16, or q8_0 / q4_0 blocks dequantized while read. */
+static bool attn_kv_quant(enum ggml_type type) { return type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0; }
 
 static bool attn_kv_ok(const struct vk_device *d, const struct ggml_tensor *t, enum ggml_type type) {
-    return t->type == type && (type == GGML_TYPE_F32 || type == GGML_TYPE_F16) && vk_type_ok(d, type) &&
-           t->nb[0] == ggml_type_size(type) && vk_shape_fits(t);
+    if (t->type != type || t->nb[0] != ggml_type_size(type)) return false;
+    if (attn_kv_quant(type)) {
+        if (!d->caps.storage16 || t->ne[0] % 32 != 0) return false;
+        for (int i = 0; i < 4; i++)
+            if (t->nb[i] % 2 != 0 || t->nb[i] / 2 > UINT32_MAX || t->ne[i] > UINT32_MAX) return false;
+        return true;
+    }
+    return vk_float_code(type) >= 0 && vk_type_ok(d, type) && vk_shape_fits(t);
 }
+
+/* K and V strides and offsets in elements, or 16-bit words for blocks */
+static size_t attn_kv_unit(enum ggml_type type) { return attn_kv_quant(type) ? 2 : ggml_type_size(type); }
+static const char *attn_kv_tag(enum ggml_type type) { return attn_kv_quant(type) ? ggml_type_name(type) : vk_type_tag(type); }
 
 /* op_params: f32 [0] scale, [1] max_bias, [2] logit_softcap; src: q, k, v, mask, sinks. */
 static bool flash_attn_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
-    if (q->type != GGML_TYPE_F32 || !ggml_is_contiguous(q) || node->type != GGML_TYPE_F32 || !ggml_is_contiguous(node)) return false;
-    if (!attn_kv_ok(d, k, k->type) || !attn_kv_ok(d, v, k->type) || q->ne[0] > ATTN_DMAX || v->ne[0] > ATTN_DMAX) return false;
+    if (q->type != GGML_TYPE_F32 || q->nb[0] != 4 || node->type != GGML_TYPE_F32 || !ggml_is_contiguous(node)) return false;
+    if (!attn_kv_ok(d, k, k->type) || !attn_kv_ok(d, v, k->type) || q->ne[0] > ATTN_DK_MAX || v->ne[0] > ATTN_DV_MAX) return false;
     if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || k->ne[2] == 0 || k->ne[3] == 0 || q->ne[2] % k->ne[2] ||
         q->ne[3] % k->ne[3] || v->ne[2] != k->ne[2] || v->ne[3] != k->ne[3])
         return false;
@@ -101,14 +115,14 @@ static bool flash_attn_supports(const struct vk_device *d, const struct ggml_ten
 
 static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
-    const size_t tk = ggml_type_size(k->type);
+    const size_t tk = attn_kv_unit(k->type);
     const float max_bias = vk_param_f32(node, 1);
     const uint32_t n_head = (uint32_t)q->ne[2];
     const uint32_t n_head_log2 = 1u << (uint32_t)floor(log2((double)n_head));
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", vk_type_tag(k->type), m ? vk_type_tag(m->type) : "f32"));
-    const uint32_t push[31] = {
-        (uint32_t)q->ne[0], (uint32_t)v->ne[0], (uint32_t)q->ne[1], (uint32_t)k->ne[1], (uint32_t)q->ne[2], (uint32_t)q->ne[3],
+    vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", attn_kv_tag(k->type), m ? vk_type_tag(m->type) : "f32"));
+    const uint32_t push[32] = {
+        (uint32_t)q->ne[0], (uint32_t)v->ne[0], (uint32_t)q->ne[1], (uint32_t)k->ne[1], (uint32_t)q->ne[2], (uint32_t)(q->nb[1] / 4),
         (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
         (uint32_t)(v->nb[1] / tk), (uint32_t)(v->nb[2] / tk), (uint32_t)(v->nb[3] / tk),
         m ? (uint32_t)m->ne[0] : 1, m ? (uint32_t)m->ne[1] : 1, m ? (uint32_t)m->ne[2] : 1, m ? (uint32_t)m->ne[3] : 1,
@@ -117,6 +131,7 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
         vk_f32_bits(powf(2.0f, -max_bias / (float)n_head_log2)), vk_f32_bits(powf(2.0f, -max_bias / 2.0f / (float)n_head_log2)),
         n_head_log2, 0, 0, 0, 0, 0, 0,
         (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u),
+        (uint32_t)(q->nb[2] / 4), (uint32_t)(q->nb[3] / 4),
     };
     memcpy(ds.push, push, sizeof push);
     vk_dispatch_bind(&ds, q, false, 4, 23);
