@@ -284,6 +284,40 @@ static struct ggml_tensor *c_mv_q8_0_offset_b(struct ggml_context *ctx) {
     struct ggml_tensor *b = F32("b", 128, 2, 1, 1);
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a", 96, 19, 1, 1), ggml_view_2d(ctx, b, 96, 2, b->nb[1], 3 * sizeof(float)));
 }
+/* the grouped q4_0/q8_0 mat-vec (rows of whole 256-value groups, 16-byte aligned): odd row
+ * counts, 1..8 columns, more groups per row than threads along k, broadcast batches */
+#define GROUP_CASE(fn, type, k, m, n, a2, b2) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
+        NEED(ggml_mul_mat); \
+        return ggml_mul_mat(ctx, leaf(ctx, type, "a", k, m, a2, 1), F32("b", k, n, b2, 1)); \
+    }
+GROUP_CASE(c_mvg_q4_0_n1, GGML_TYPE_Q4_0, 512, 37, 1, 1, 1)
+GROUP_CASE(c_mvg_q4_0_n3, GGML_TYPE_Q4_0, 768, 19, 3, 2, 4)
+GROUP_CASE(c_mvg_q4_0_n8, GGML_TYPE_Q4_0, 256, 53, 8, 1, 1)
+GROUP_CASE(c_mvg_q4_0_long, GGML_TYPE_Q4_0, 4608, 35, 2, 1, 1)
+GROUP_CASE(c_mvg_q8_0_n1, GGML_TYPE_Q8_0, 1024, 41, 1, 1, 1)
+GROUP_CASE(c_mvg_q8_0_n5, GGML_TYPE_Q8_0, 512, 17, 5, 1, 1)
+GROUP_CASE(c_mvg_q8_0_n8, GGML_TYPE_Q8_0, 256, 29, 8, 2, 2)
+GROUP_CASE(c_mvg_q8_0_long, GGML_TYPE_Q8_0, 4608, 21, 1, 1, 1)
+/* b at an offset of one float: the grouped kernel's b is then read 4 bytes at a time */
+static struct ggml_tensor *c_mvg_q4_0_offset_b(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *b = F32("b", 520, 3, 1, 1);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 512, 23, 1, 1), ggml_view_2d(ctx, b, 512, 2, b->nb[1], sizeof(float)));
+}
+/* weights the grouped kernel must leave to the others: a view one block in (offset not
+ * 16-byte aligned), and rows of 256 values 162 bytes apart (stride not aligned) */
+static struct ggml_tensor *c_mvg_q4_0_offset_a(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *a = leaf(ctx, GGML_TYPE_Q4_0, "a", 288, 13, 1, 1);
+    return ggml_mul_mat(ctx, ggml_view_2d(ctx, a, 256, 13, a->nb[1], ggml_type_size(GGML_TYPE_Q4_0)), F32("b", 256, 1, 1, 1));
+}
+static struct ggml_tensor *c_mvg_q8_0_stride_a(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *a = leaf(ctx, GGML_TYPE_Q8_0, "a", 288, 11, 1, 1);
+    return ggml_mul_mat(ctx, ggml_view_2d(ctx, a, 256, 11, a->nb[1], 0), F32("b", 256, 2, 1, 1));
+}
+
 /* float mat-vec with 8 columns and 16-byte loads */
 static struct ggml_tensor *c_mv_f16_n8(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 1024, 45, 1, 1), F32("b", 1024, 8, 1, 1)); }
 static struct ggml_tensor *c_mm_q4_0_batched(struct ggml_context *ctx) {
@@ -416,6 +450,9 @@ static const struct vk_test_case cases[] = {
     CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
     CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
+    CASE(c_mvg_q4_0_n1, 1e-4), CASE(c_mvg_q4_0_n3, 1e-4), CASE(c_mvg_q4_0_n8, 1e-4), CASE(c_mvg_q4_0_long, 1e-4), CASE(c_mvg_q8_0_n1, 1e-4),
+    CASE(c_mvg_q8_0_n5, 1e-4), CASE(c_mvg_q8_0_n8, 1e-4), CASE(c_mvg_q8_0_long, 1e-4), CASE(c_mvg_q4_0_offset_b, 1e-4), CASE(c_mvg_q4_0_offset_a, 1e-4),
+    CASE(c_mvg_q8_0_stride_a, 1e-4),
     CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
     CASE(c_sgd, 1e-12), CASE(c_out_prod, 1e-10), CASE(c_out_prod_batched, 1e-10), CASE(c_soft_max_back, 1e-10),
     CASE(c_flash_attn, 1e-8), CASE(c_flash_attn_mask, 1e-8), CASE(c_flash_attn_alibi_softcap, 1e-8), CASE(c_flash_attn_sinks, 1e-8),

@@ -11,8 +11,8 @@
 #   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [bench] [sweep] [torch] [all]
 # (the loader packages are taken from $P/gl, or from .gl in the current directory).
 # "sweep" times the tuning variants (tile and row-count overrides) of the kernels:
-# VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MM, VK_SWEEP_COOPMAT (lists of
-# override values; a blank one skips that part).
+# VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MM, VK_SWEEP_COOPMAT
+# (lists of override values; one of spaces only skips that part).
 # Everything is printed and also written to $OUT/vk-device.log when $OUT is set; the
 # last lines summarise each benchmark's median GPU time and rate.
 set -u
@@ -109,11 +109,17 @@ if [[ $what == *" sweep "* ]]; then
         mv q8_0 62390272 " MVQ=$v"; mv q4_0 33030144 " MVQ=$v"
     done
     unset GGMLC_VK_MVQ GGMLC_VK_MVQ_KERNEL
+    export GGMLC_VK_MVQ_KERNEL=lanes  # the MVQL overrides tune mvq-lanes.comp
     for v in ${VK_SWEEP_MVQL:-128,1 128,4 256,2 64,2}; do
         export GGMLC_VK_MVQL=$v
         mv q8_0 62390272 " MVQL=$v"; mv q4_0 33030144 " MVQL=$v"
     done
-    unset GGMLC_VK_MVQL
+    unset GGMLC_VK_MVQL GGMLC_VK_MVQ_KERNEL
+    for v in ${VK_SWEEP_MVQG:-256,16,0 256,32,1 128,16,1 512,32,1 256,64,1 64,4,1}; do
+        export GGMLC_VK_MVQG=$v
+        mv q8_0 62390272 " MVQG=$v"; mv q4_0 33030144 " MVQG=$v"
+    done
+    unset GGMLC_VK_MVQG
     for tile in ${VK_SWEEP_MM:-256,128,128,8,8,8 256,128,128,32,8,8 128,128,64,16,8,8 256,128,64,16,8,4 256,64,128,16,4,8}; do
         GGMLC_VK_MM_TILE=$tile bench "GEMM f32 4096^3, tile $tile" $F mul_mat --type f32 $GEMM
     done

@@ -123,8 +123,35 @@ static bool vectorizable(const struct vk_device *d, const struct ggml_tensor *t)
            vk_tensor_offset(buf, t) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
-/* The matrix-vector dispatch: mvq-lanes.comp (lanes along k, like mv.comp) for q4_0 and
- * q8_0 unless $GGMLC_VK_MVQ_KERNEL=staged, mvq-staged.comp for the other 32-value quantized
+/* The grouped quantized mat-vec (mvq-group.comp): threads per workgroup, rows per
+ * workgroup (a divisor of the threads), quants to floats as in mv_tune, and in `groups`
+ * how many groups of blocks a thread loads at once.  Measured on an H200 (BENCHMARKS.md)
+ * for one column; $GGMLC_VK_MVQG="WG,ROWS,CONVERT[,LOADS]" tries others (ignored unless
+ * they fit) and also selects the kernel for 2-8 columns, where it was not faster. */
+static bool mvq_group_fits(const struct vk_device *d, const struct mv_tune *t, uint32_t n) {
+    return t->wg && t->rows && t->groups && t->groups <= 4 && t->wg % t->rows == 0 && t->rows * n <= t->wg && t->convert <= 1 &&
+           t->wg <= d->props.limits.maxComputeWorkGroupInvocations && 4ull * t->wg * n <= d->props.limits.maxComputeSharedMemorySize;
+}
+
+static struct mv_tune mvq_group_tune(const struct vk_device *d, uint32_t n) {
+    struct mv_tune t = {128, 16, 1, 1}, v = {0, 0, 1, 0};
+    const char *env = getenv("GGMLC_VK_MVQG");
+    if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.convert, &v.groups) >= 2 && mvq_group_fits(d, &v, n)) return v;
+    while (t.wg > 8 && !mvq_group_fits(d, &t, n)) t.wg /= 2, t.rows = t.rows > 1 ? t.rows / 2 : 1;
+    return t;
+}
+
+/* Whether a's rows can be read as groups of 8 blocks, 16 bytes at a time: whole groups per
+ * row, rows, strides and offset 16-byte aligned. */
+static bool mvq_groupable(const struct vk_device *d, const struct ggml_tensor *a) {
+    const struct vk_buffer *buf = vk_tensor_buffer(d, a);
+    return buf && a->ne[0] % 256 == 0 && a->nb[1] % 16 == 0 && a->nb[2] % 16 == 0 && a->nb[3] % 16 == 0 &&
+           vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
+}
+
+/* The matrix-vector dispatch: mvq-group.comp for one column of b and q4_0 or q8_0 rows that allow it (unless
+ * $GGMLC_VK_MVQ_KERNEL names another kernel), mvq-lanes.comp (lanes along k, like mv.comp) for q4_0 and
+ * q8_0 otherwise unless $GGMLC_VK_MVQ_KERNEL=staged, mvq-staged.comp for the other 32-value quantized
  * types, mvq.comp (one block per thread) for the rest, mv.comp for float weights (16-byte
  * loads when both operands allow them). */
 static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *b,
@@ -135,6 +162,17 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
                                                                                   : VK_SHADER_COUNT;
     const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], lanes != VK_SHADER_COUNT);
     const uint32_t bvec = vectorizable(rec->d, b);
+    const enum vk_shader_id group = quant && !kernel ? vk_shader_find("mvqg_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
+    if (group != VK_SHADER_COUNT && (b->ne[1] == 1 || getenv("GGMLC_VK_MVQG")) && mvq_groupable(rec->d, a)) {
+        const struct mv_tune g = mvq_group_tune(rec->d, (uint32_t)b->ne[1]);
+        *a_unit = 16;
+        vk_dispatch_init(ds, group);
+        const uint32_t spec[6] = {g.wg, g.rows, (uint32_t)b->ne[1], bvec, g.convert, g.groups};
+        memcpy(ds->spec, spec, sizeof spec);
+        ds->n_spec = 6;
+        vk_groups_1d(rec->d, (uint64_t)a->ne[1], g.rows, ds->groups);
+        return;
+    }
     if (!quant) {
         const bool vec = b->type == GGML_TYPE_F32 && vectorizable(rec->d, a) && bvec;
         if (vec) *a_unit = *b_unit = 16;
