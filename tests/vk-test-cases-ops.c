@@ -395,6 +395,19 @@ static struct ggml_tensor *c_out_prod_q4_0_f16(struct ggml_context *ctx) {
     return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 64, 7, 1, 1), F16("b", 9, 7, 1, 1));
 }
 
+/* ---------------------------------------- glu of odd rows, f32 x f16 products */
+
+/* rows of 9: x is values 0..3, g values 4..7 (swapped: the other way), value 8 unused */
+static struct ggml_tensor *c_swiglu_odd(struct ggml_context *ctx) { return ggml_glu(ctx, F32("a", 9, 5, 3, 1), GGML_GLU_OP_SWIGLU, false); }
+static struct ggml_tensor *c_geglu_odd_swapped_f16(struct ggml_context *ctx) {
+    return ggml_glu(ctx, F16("a", 9, 5, 3, 1), GGML_GLU_OP_GEGLU, true);
+}
+/* f32 weights, f16 activations: the tiled kernel for n > 8; n <= 8 is declined */
+static struct ggml_tensor *c_mul_mat_f32_f16(struct ggml_context *ctx) {
+    return ggml_mul_mat(ctx, F32("a", 70, 19, 2, 1), F16("b", 70, 17, 2, 3));
+}
+static struct ggml_tensor *c_mul_mat_f32_f16_n8(struct ggml_context *ctx) { return ggml_mul_mat(ctx, F32("a", 64, 9, 1, 1), F16("b", 64, 8, 1, 1)); }
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define DECLINED(fn) {#fn + 2, fn, 0, false}
 static const struct vk_test_case cases[] = {
@@ -432,7 +445,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_flash_attn_q8_0, 1e-8), CASE(c_flash_attn_q4_0_q_view, 1e-8), CASE(c_flash_attn_bf16, 1e-8),
     CASE(c_flash_attn_576_512, 1e-8),
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
-    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0), DECLINED(c_out_prod_q4_0_f16),
+    CASE(c_swiglu_odd, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),
+    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0), DECLINED(c_out_prod_q4_0_f16), DECLINED(c_mul_mat_f32_f16_n8),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {

@@ -213,7 +213,7 @@ static bool glu_supports(const struct vk_device *d, const struct ggml_tensor *no
     if ((a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) || node->type != a->type || !vk_type_ok(d, a->type)) return false;
     if (!rows_unit_stride(a) || !rows_unit_stride(node) || !vk_shape_fits(a) || !vk_shape_fits(node)) return false;
     if (b) return b->type == a->type && rows_unit_stride(b) && vk_shape_fits(b) && ggml_are_same_shape(a, b);
-    return a->ne[0] == 2 * node->ne[0];
+    return a->ne[0] / 2 == node->ne[0]; /* an odd row's last value is in neither half (ggml floors) */
 }
 
 static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor *node) {

@@ -42,7 +42,10 @@ static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
 
 static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (!pair_has_kernel(a->type, b->type) || !d->caps.storage16 || !d->caps.subgroup_arith || !vk_type_ok(d, b->type)) return false;
+    /* f32 x f16 has the tiled kernel only (N > MV_MAX_N), no matrix-vector one */
+    const bool f32_f16_tiled = a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F16 && b->ne[1] > MV_MAX_N;
+    if (!(pair_has_kernel(a->type, b->type) || f32_f16_tiled) || !d->caps.storage16 || !d->caps.subgroup_arith || !vk_type_ok(d, b->type))
+        return false;
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
     if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
     if (vk_is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
