@@ -359,6 +359,17 @@ static struct ggml_tensor *c_cpy_transposed_q4_0(struct ggml_context *ctx) { ret
 static struct ggml_tensor *c_cpy_transposed_q5_1(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q5_1); }
 static struct ggml_tensor *c_cpy_transposed_q8_0(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q8_0); }
 
+/* a block-format tensor copied as a permuted view (dims 1 and 2 swapped) into one of its
+ * type: of the view's shape, or of rows 15 x 1 (rows taken in row-major order) */
+static struct ggml_tensor *cpy_blocks(struct ggml_context *ctx, enum ggml_type type, int64_t d1, int64_t d2) {
+    struct ggml_tensor *a = leaf(ctx, type, "a", 256, 3, 5, 1);
+    if (!a) return NULL;
+    struct ggml_tensor *permuted = ggml_permute(ctx, a, 0, 2, 1, 3); /* [256, 5, 3] */
+    return all_rows(ctx, ggml_cpy(ctx, permuted, leaf(ctx, type, "d", 256, d1, d2, 1)));
+}
+static struct ggml_tensor *c_cpy_blocks_q4_K(struct ggml_context *ctx) { return cpy_blocks(ctx, GGML_TYPE_Q4_K, 5, 3); }
+static struct ggml_tensor *c_cpy_blocks_q5_1_reshaped(struct ggml_context *ctx) { return cpy_blocks(ctx, GGML_TYPE_Q5_1, 15, 1); }
+
 /* f16 into a block format has no kernel: declined */
 static struct ggml_tensor *c_cpy_f16_q4_0(struct ggml_context *ctx) {
     return ggml_cpy(ctx, F16("a", 64, 3, 1, 1), leaf(ctx, GGML_TYPE_Q4_0, "d", 64, 3, 1, 1));
@@ -445,6 +456,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_flash_attn_q8_0, 1e-8), CASE(c_flash_attn_q4_0_q_view, 1e-8), CASE(c_flash_attn_bf16, 1e-8),
     CASE(c_flash_attn_576_512, 1e-8),
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
+    CASE(c_cpy_blocks_q4_K, 0), CASE(c_cpy_blocks_q5_1_reshaped, 0),
     CASE(c_swiglu_odd, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),
     DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0), DECLINED(c_out_prod_q4_0_f16), DECLINED(c_mul_mat_f32_f16_n8),
 };

@@ -95,14 +95,49 @@ static void push_quant_shapes(struct vk_dispatch *ds, const struct ggml_tensor *
     for (int i = 1; i < 4; i++) ds->push[11 + i] = (uint32_t)(d->nb[i] / 2);
 }
 
+/* Rows of whole blocks whose strides are whole 16-bit words (cpy-words.comp). */
+static bool block_rows_in_words(const struct ggml_tensor *t) {
+    if (!ggml_is_quantized(t->type) || ggml_type_size(t->type) % 2 != 0 || t->nb[0] != ggml_type_size(t->type)) return false;
+    for (int i = 0; i < 4; i++)
+        if (t->nb[i] % 2 != 0 || t->nb[i] / 2 > UINT32_MAX || t->ne[i] > UINT32_MAX) return false;
+    return ggml_row_size(t->type, t->ne[0]) / 2 * ggml_nrows(t) <= UINT32_MAX;
+}
+
+/* A block-format tensor copied to one of its type and row length: its rows' words moved. */
+static bool cpy_same_blocks(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    return d->caps.storage16 && a->type == node->type && a->ne[0] == node->ne[0] && ggml_nrows(a) == ggml_nrows(node) &&
+           block_rows_in_words(a) && block_rows_in_words(node);
+}
+
+static enum ggml_status cpy_words_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("cpy_words"));
+    ds.push[0] = (uint32_t)(ggml_row_size(a->type, a->ne[0]) / 2);
+    ds.push[12] = (uint32_t)a->ne[1];
+    ds.push[13] = (uint32_t)a->ne[2];
+    for (int i = 1; i < 4; i++) {
+        ds.push[i] = (uint32_t)node->ne[i];
+        ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
+        ds.push[6 + i] = (uint32_t)(node->nb[i] / 2);
+    }
+    vk_dispatch_bind(&ds, a, false, 2, 10);
+    vk_dispatch_bind(&ds, node, true, 2, 11);
+    vk_groups_1d(rec->d, (uint64_t)ds.push[0] * ggml_nrows(a), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    return (node->op == GGML_OP_CPY || node->op == GGML_OP_DUP || node->op == GGML_OP_CONT) && a->type == GGML_TYPE_F32 &&
-           vk_shape_fits(a) && quant_dest_ok(d, node) && ggml_nelements(a) == ggml_nelements(node);
+    if (node->op != GGML_OP_CPY && node->op != GGML_OP_DUP && node->op != GGML_OP_CONT) return false;
+    if (cpy_same_blocks(d, node)) return true;
+    return a->type == GGML_TYPE_F32 && vk_shape_fits(a) && quant_dest_ok(d, node) && ggml_nelements(a) == ggml_nelements(node);
 }
 
 enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
+    if (a->type == node->type) return cpy_words_record(rec, node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("cpy_f32_%s", ggml_type_name(node->type)));
     push_quant_shapes(&ds, a, node, node);

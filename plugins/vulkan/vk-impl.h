@@ -247,7 +247,8 @@ VK_HIDDEN void vk_ops_window_register(struct vk_op_kernel *table); /* called by 
 VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
 
 /* cpy/dup/cont of F32 into Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 (ops-index.c; cpy-quant.comp),
- * quantized as the CPU reference quantizer does. */
+ * quantized as the CPU reference quantizer does; of any block format into one of its shape
+ * and type (cpy-words.comp). */
 VK_HIDDEN bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *node);
 VK_HIDDEN enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tensor *node);
 
