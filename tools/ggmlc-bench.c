@@ -6,6 +6,9 @@
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
+ *   ggmlc-bench memread [--size ELEMENTS] [--threads 2]
+ *               read-only bandwidth reference: --threads threads each sum their share
+ *               (what a mat-vec product does with its weights)
  *   ggmlc-bench graph-overhead [--nodes 1000]        chain of tiny adds, us per node
  *   ggmlc-bench conv_2d|conv_2d_direct [--m 64] [--k 64] [--n 64] [--type f32|f16]
  *               3x3 convolution (stride 1, padding 1) of a batch of 2 images --m x --m
@@ -26,6 +29,7 @@
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +373,62 @@ static bool bench_memcpy(const struct options *o, struct result *res) {
     return true;
 }
 
+struct memread_run {
+    const uint64_t *data;
+    size_t words;
+    int threads;
+    uint64_t sums[64]; /* one per thread: keeps the reads from being optimised away */
+};
+
+struct memread_share {
+    struct memread_run *run;
+    int index;
+};
+
+/* Sum this thread's contiguous share with eight independent accumulators (enough loads in
+ * flight to stream memory without SIMD). */
+static void *memread_worker(void *arg) {
+    const struct memread_share *sh = arg;
+    const struct memread_run *r = sh->run;
+    const size_t begin = r->words * (size_t)sh->index / (size_t)r->threads, end = r->words * (size_t)(sh->index + 1) / (size_t)r->threads;
+    uint64_t acc[8] = {0};
+    size_t i = begin;
+    for (; i + 8 <= end; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += r->data[i + j];
+    for (; i < end; i++) acc[0] += r->data[i];
+    sh->run->sums[sh->index] = acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
+    return NULL;
+}
+
+static bool run_memread(void *arg) {
+    struct memread_run *r = arg;
+    pthread_t threads[64];
+    struct memread_share shares[64];
+    int started = 0;
+    for (; started < r->threads; started++) {
+        shares[started] = (struct memread_share){r, started};
+        if (pthread_create(&threads[started], NULL, memread_worker, &shares[started]) != 0) break;
+    }
+    for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
+    return started == r->threads;
+}
+
+static bool bench_memread(const struct options *o, struct result *res) {
+    struct memread_run r = {.words = (size_t)o->size * sizeof(float) / sizeof(uint64_t), .threads = o->threads};
+    if (r.threads < 1 || r.threads > 64 || r.words == 0) {
+        fprintf(stderr, "ggmlc-bench: memread needs 1 to 64 threads and a --size of at least 2\n");
+        return false;
+    }
+    uint64_t *data = malloc(r.words * sizeof *data);
+    if (!data) return false;
+    for (size_t i = 0; i < r.words; i++) data[i] = i;
+    r.data = data;
+    res->median_s = median_time(run_memread, &r, o->reps);
+    res->work = (double)(r.words * sizeof *data); /* bytes read */
+    free(data);
+    return res->median_s > 0;
+}
+
 static bool bench_graph_overhead(const struct options *o, struct result *res) {
     ggml_backend_t backend = open_backend(o);
     if (!backend) return false;
@@ -558,10 +618,10 @@ static int bench_train_step(int argc, char **argv) {
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
-    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|graph-overhead|conv_2d|conv_2d_direct [options]\n"
+    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
           "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
-          "  --size ELEMENTS                 add/mul/soft_max/memcpy tensor size (16777216 = 64 MiB f32)\n"
+          "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
           "  --nodes N                       graph-overhead chain length (1000)\n"
           "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
           "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
@@ -628,7 +688,7 @@ static void print_result(const struct options *o, const struct result *r) {
     const double rate = r->work / r->median_s * 1e-9; /* GFLOPS or GB/s */
     if (o->json) {
         printf("{\"op\":\"%s\",\"backend\":\"%s\",\"threads\":%d,\"reps\":%d,\"rounds\":%d,\"median_ms\":%.4f", o->op,
-               strcmp(o->op, "memcpy") == 0 ? "libc" : o->backend, o->threads, o->reps, o->rounds, r->median_s * 1e3);
+               strcmp(o->op, "memcpy") == 0 || strcmp(o->op, "memread") == 0 ? "libc" : o->backend, o->threads, o->reps, o->rounds, r->median_s * 1e3);
         if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"gflops\":%.2f,\"weights_gb_per_s\":%.2f",
                        ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, rate,
                        (double)ggml_row_size(o->type, o->k) * (double)o->n / r->median_s * 1e-9);
@@ -673,6 +733,7 @@ int main(int argc, char **argv) {
     else if (strcmp(o.op, "add") == 0 || strcmp(o.op, "mul") == 0 || strcmp(o.op, "soft_max") == 0 || unary_by_name(o.op, &(enum ggml_unary_op){0}))
         ok = bench_elementwise(&o, &r);
     else if (strcmp(o.op, "memcpy") == 0) ok = bench_memcpy(&o, &r);
+    else if (strcmp(o.op, "memread") == 0) ok = bench_memread(&o, &r);
     else if (strcmp(o.op, "graph-overhead") == 0) ok = bench_graph_overhead(&o, &r);
     else if (is_conv(o.op)) ok = bench_conv_2d(&o, &r);
     else {
