@@ -8,7 +8,7 @@
 #   cp tests/.libs/test-vulkan $P/bin/; cp tools/vk-device-run.sh $P/
 #   (cd $P/gl/root && apt-get download libvulkan1 ...)   # see /work/shared/tools/device-vulkan-prep
 # Run there, from the repository root, carrying $P:
-#   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [bench] [sweep] [torch] [all]
+#   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [suites] [bench] [sweep] [torch] [all]
 # (the loader packages are taken from $P/gl, or from .gl in the current directory).
 # "sweep" times the tuning variants (tile and row-count overrides) of the kernels:
 # VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MM, VK_SWEEP_COOPMAT
@@ -61,6 +61,24 @@ if [[ $what == *" tests "* || $what == *" all "* ]]; then
     run timeout 180 test-vulkan
     say "== test-vulkan without cooperative matrices"
     run env GGMLC_VK_COOPMAT=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
+fi
+
+# The other Vulkan test programs (copy tests/.libs/test-vulkan-train and test-vulkan-faults
+# into $P/bin), and ggml's own tests/test-backend-ops when it was built against this
+# install into $P/bin (it is not part of the repository; see README "Compatibility with ggml").
+if [[ $what == *" suites "* || $what == *" all "* ]]; then
+    for t in test-vulkan-train test-vulkan-faults; do
+        command -v $t >/dev/null || continue
+        say "== $t"
+        run timeout 120 $t
+    done
+    if command -v test-backend-ops >/dev/null; then
+        say "== test-backend-ops test -b Vulkan0"
+        timeout ${TBO_TIMEOUT:-300} test-backend-ops test -b Vulkan0 > /tmp/tbo.log 2>&1
+        say "exit status $?; failures:"
+        grep -E "FAIL" /tmp/tbo.log | head -20 | tee -a "$log"
+        grep -E "tests passed|Backend Vulkan0:" /tmp/tbo.log | tee -a "$log"
+    fi
 fi
 
 # median GPU time (us) of the graphs logged with GGMLC_DEBUG=vulkan, warm-up excluded
