@@ -35,7 +35,9 @@ for std in c++11 c++17; do
     "$CXX_BIN" -std=$std $flags -fsyntax-only "$srcdir/tests/compat-cxx.cpp" >"$tmp/$std.log" 2>&1
     ok $? "the public headers and ggml-cpp.h compile as -std=$std with warnings as errors" "$tmp/$std.log"
 done
-"$CXX_BIN" -std=c++17 $flags -O1 "$srcdir/tests/compat-cxx.cpp" $libs -o "$tmp/compat-cxx" >"$tmp/link.log" 2>&1
+# $LDFLAGS as a third party would link: under tools/sanitize-check.sh it carries the
+# sanitizer runtime, which must come first in a program using a sanitized libggmlc.
+"$CXX_BIN" -std=c++17 $flags -O1 "$srcdir/tests/compat-cxx.cpp" $libs ${LDFLAGS:-} -o "$tmp/compat-cxx" >"$tmp/link.log" 2>&1
 ok $? "a C++ program using ggml-cpp.h links against libggmlc" "$tmp/link.log"
 "$tmp/compat-cxx" >"$tmp/run.log" 2>&1
 st=$?
