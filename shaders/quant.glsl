@@ -7,33 +7,8 @@
 // 10 q2_K (scales[16], qs[64], d, dmin), 11 q3_K (hmask[32], qs[64], scales[12], d),
 // 12 q4_K (d, dmin, scales[12], qs[128]), 13 q5_K (d, dmin, scales[12], qh[32], qs[128]),
 // 14 q6_K (ql[128], qh[64], int8 scales[16], d).  Every block size is even, so a
-// block starts on a 16-bit word: QWORDS is its size in words, QK its values.
-#if QTYPE >= 10 && QTYPE <= 14
-#define QK 256
-#else
-#define QK 32
-#endif
-#if QTYPE == 2
-#define QWORDS 9
-#elif QTYPE == 3
-#define QWORDS 10
-#elif QTYPE == 6
-#define QWORDS 11
-#elif QTYPE == 7
-#define QWORDS 12
-#elif QTYPE == 8
-#define QWORDS 17
-#elif QTYPE == 10
-#define QWORDS 42
-#elif QTYPE == 11
-#define QWORDS 55
-#elif QTYPE == 12
-#define QWORDS 72
-#elif QTYPE == 13
-#define QWORDS 88
-#elif QTYPE == 14
-#define QWORDS 105
-#endif
+// block starts on a 16-bit word (sizes in qblock.glsl).
+#include "qblock.glsl"
 
 float q_half(uint w) { return unpackHalf2x16(uint(data_a[w])).x; }
 

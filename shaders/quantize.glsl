@@ -4,17 +4,7 @@
 // The arithmetic follows the CPU reference quantizer (core/quants.c) step for step, with
 // products kept unfused (precise) and f16 scales rounded to nearest even by hand, so a
 // device whose division is correctly rounded produces the CPU's bytes.
-#if QTYPE == 2
-#define QWORDS 9
-#elif QTYPE == 3
-#define QWORDS 10
-#elif QTYPE == 6
-#define QWORDS 11
-#elif QTYPE == 7
-#define QWORDS 12
-#else
-#define QWORDS 17
-#endif
+#include "qblock.glsl"
 #if QTYPE == 3 || QTYPE == 7
 #define QSCALE_WORDS 2
 #else
