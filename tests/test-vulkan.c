@@ -164,6 +164,29 @@ static void check_case(const struct vk_test_case *c, int index) {
     free(ref.out);
 }
 
+/* The integer-dot mat-vec cases with that kernel forced, under the default tuning and under
+ * one of 3 rows per chunk and 2 workgroups (each then loops over many chunks); skipped,
+ * visibly, on a device without integer dot products. */
+static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_index) {
+    size_t n;
+    const struct vk_test_case *cases = vk_test_cases_dot(&n);
+    if (!strstr(ggmlc_device_caps(dev), "int-dot")) {
+        for (size_t i = 0; i < n; i++)
+            if (!only || strstr(cases[i].name, only)) tap_skip("the device has no integer dot products", "%s", cases[i].name);
+        return;
+    }
+    static const char *const tunings[] = {NULL, "32,3,2"};
+    setenv("GGMLC_VK_MVQ_KERNEL", "dot", 1);
+    for (size_t t = 0; t < sizeof tunings / sizeof *tunings; t++) {
+        if (tunings[t]) setenv("GGMLC_VK_MVQD", tunings[t], 1);
+        tap_diag("integer-dot mat-vec, GGMLC_VK_MVQD=%s", tunings[t] ? tunings[t] : "(default)");
+        for (size_t i = 0; i < n; i++)
+            if (!only || strstr(cases[i].name, only)) check_case(&cases[i], first_index + (int)i);
+    }
+    unsetenv("GGMLC_VK_MVQD");
+    unsetenv("GGMLC_VK_MVQ_KERNEL");
+}
+
 /* ------------------------------------------------ through the scheduler */
 
 #pragma weak ggml_map_custom1
@@ -325,6 +348,7 @@ int main(void) {
     const struct vk_test_case *quant = vk_test_cases_quant(&n_quant);
     for (size_t i = 0; i < n_quant; i++)
         if (!only || strstr(quant[i].name, only)) check_case(&quant[i], (int)(n_cases + i));
+    check_dot_cases(dev, only, 400);
     if (!only) vk_check_moe_bad_ids(backend_test);
     cases = vk_test_cases_ops(&n_cases);
     for (size_t i = 0; i < n_cases; i++)

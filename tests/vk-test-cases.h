@@ -30,6 +30,8 @@ const struct vk_test_case *vk_test_cases(size_t *n);
 const struct vk_test_case *vk_test_cases_quant(size_t *n);
 /* mul_mat_id on backend with expert ids out of range: zero rows, the rest computed (TAP). */
 void vk_check_moe_bad_ids(ggml_backend_t backend);
+/* The integer-dot q4_0/q8_0 mat-vec cases, for GGMLC_VK_MVQ_KERNEL=dot (vk-test-cases-dot.c). */
+const struct vk_test_case *vk_test_cases_dot(size_t *n);
 /* The cases of the ops and modes added later (vk-test-cases-ops.c). */
 const struct vk_test_case *vk_test_cases_ops(size_t *n);
 

@@ -3,6 +3,9 @@
  *
  *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... --m 2048 --n 2048 --k 2048
  *               --threads 2 [--reps 10] [--compare openblas|memcpy [--rounds 3]] [--json] [--backend cpu]
+ *               [--products P]  P independent products (weights of their own, the same
+ *               activations) in one graph: times and rates per product, without the
+ *               per-graph submit cost and with weights P times larger than one product's
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
@@ -44,7 +47,7 @@
 struct options {
     const char *op, *backend;
     enum ggml_type type;
-    int64_t m, n, k, size, nodes;
+    int64_t m, n, k, size, nodes, products;
     int threads, reps, rounds;
     bool openblas, memcpy_ref, json;
 };
@@ -256,16 +259,17 @@ static bool run_memcpy(void *arg) {
 static bool bench_mul_mat(const struct options *o, struct result *res) {
     ggml_backend_t backend = open_backend(o);
     if (!backend) return false;
-    struct ggml_context *ctx = new_meta_ctx(3);
-    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, o->type, o->k, o->n);
-    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, o->k, o->m);
-    struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
+    const int64_t n_tensors = 2 * o->products + 1;
+    struct ggml_context *ctx = new_meta_ctx(n_tensors);
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, o->k, o->m), *out[64];
+    for (int64_t i = 0; i < o->products; i++) out[i] = ggml_mul_mat(ctx, ggml_new_tensor_2d(ctx, o->type, o->k, o->n), x);
     struct graph_run run;
     struct sgemm_run blas;
-    if (!out || !prepare_graph(&run, backend, ctx, out, 3)) {
+    if (!out[o->products - 1] || !prepare_graph(&run, backend, ctx, out[0], n_tensors)) {
         fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
         return false;
     }
+    for (int64_t i = 1; i < o->products; i++) ggml_build_forward_expand(run.graph, out[i]);
     const bool blas_ok = o->openblas && openblas_open(o, &blas);
     struct memcpy_run mc = {NULL, NULL, o->memcpy_ref ? (size_t)o->size * sizeof(float) : 0};
     if (o->memcpy_ref) {
@@ -274,7 +278,7 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
         memset(mc.src, 1, mc.bytes);
         memset(mc.dst, 0, mc.bytes);
     }
-    const double weight_bytes = (double)ggml_row_size(o->type, o->k) * (double)o->n;
+    const double weight_bytes = (double)ggml_row_size(o->type, o->k) * (double)o->n * (double)o->products;
     double *ours = calloc((size_t)o->rounds, sizeof(double)), *theirs = calloc((size_t)o->rounds, sizeof(double));
     double *ratios = calloc((size_t)o->rounds, sizeof(double));
     for (int r = 0; r < o->rounds; r++) {
@@ -303,7 +307,7 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
         free(mc.src);
         free(mc.dst);
     }
-    res->work = 2.0 * (double)o->m * (double)o->n * (double)o->k;
+    res->work = 2.0 * (double)o->m * (double)o->n * (double)o->k * (double)o->products;
     res->is_flops = true;
     if (blas_ok) openblas_close(&blas);
     free(ours);
@@ -623,6 +627,7 @@ static void usage(void) {
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
           "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
           "  --nodes N                       graph-overhead chain length (1000)\n"
+          "  --products P                    mul_mat: P independent products in one graph, rates per product (1, at most 64)\n"
           "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
           "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
           "  --backend NAME                  backend (default cpu)\n"
@@ -644,7 +649,7 @@ static bool is_conv(const char *op) { return strcmp(op, "conv_2d") == 0 || strcm
 
 static bool parse_args(int argc, char **argv, struct options *o) {
     *o = (struct options){.backend = "cpu", .type = GGML_TYPE_F32, .m = 2048, .n = 2048, .k = 2048,
-                          .size = 16 << 20, .nodes = 1000, .threads = 2, .reps = 10, .rounds = 1};
+                          .size = 16 << 20, .nodes = 1000, .products = 1, .threads = 2, .reps = 10, .rounds = 1};
     if (argc < 2) return false;
     o->op = argv[1];
     for (int i = 2; i < argc; i++) {
@@ -658,6 +663,7 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         else if (strcmp(a, "--k") == 0) o->k = atoll(v);
         else if (strcmp(a, "--size") == 0) o->size = atoll(v);
         else if (strcmp(a, "--nodes") == 0) o->nodes = atoll(v);
+        else if (strcmp(a, "--products") == 0) o->products = atoll(v);
         else if (strcmp(a, "--threads") == 0) o->threads = atoi(v);
         else if (strcmp(a, "--reps") == 0) o->reps = atoi(v);
         else if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v);
@@ -680,7 +686,7 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         if (!given[1]) o->n = 64;
         if (!given[2]) o->k = 64;
     }
-    return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->threads > 0 && o->reps > 0 && o->rounds > 0;
+    return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->products > 0 && o->products <= 64 && o->threads > 0 && o->reps > 0 && o->rounds > 0;
 }
 
 static void print_result(const struct options *o, const struct result *r) {
@@ -689,9 +695,9 @@ static void print_result(const struct options *o, const struct result *r) {
     if (o->json) {
         printf("{\"op\":\"%s\",\"backend\":\"%s\",\"threads\":%d,\"reps\":%d,\"rounds\":%d,\"median_ms\":%.4f", o->op,
                strcmp(o->op, "memcpy") == 0 || strcmp(o->op, "memread") == 0 ? "libc" : o->backend, o->threads, o->reps, o->rounds, r->median_s * 1e3);
-        if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"gflops\":%.2f,\"weights_gb_per_s\":%.2f",
-                       ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, rate,
-                       (double)ggml_row_size(o->type, o->k) * (double)o->n / r->median_s * 1e-9);
+        if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"products\":%lld,\"gflops\":%.2f,\"weights_gb_per_s\":%.2f",
+                       ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, (long long)o->products, rate,
+                       (double)ggml_row_size(o->type, o->k) * (double)o->n * (double)o->products / r->median_s * 1e-9);
         else if (overhead) printf(",\"nodes\":%lld,\"us_per_node\":%.4f", (long long)o->nodes, r->median_s * 1e6 / r->work);
         else printf(",\"bytes\":%.0f,\"gb_per_s\":%.2f", r->work, rate);
         if (r->openblas_s > 0)
@@ -701,10 +707,10 @@ static void print_result(const struct options *o, const struct result *r) {
         printf("}\n");
         return;
     }
-    if (mm) printf("mul_mat %s m=%lld n=%lld k=%lld threads=%d backend=%s: %.3f ms (median of %d), %.1f GFLOPS, "
+    if (mm) printf("mul_mat %s m=%lld n=%lld k=%lld x%lld threads=%d backend=%s: %.3f ms (median of %d), %.1f GFLOPS, "
                    "%.2f GB/s of weights\n", ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k,
-                   o->threads, o->backend, r->median_s * 1e3, o->reps, rate,
-                   (double)ggml_row_size(o->type, o->k) * (double)o->n / r->median_s * 1e-9);
+                   (long long)o->products, o->threads, o->backend, r->median_s * 1e3, o->reps, rate,
+                   (double)ggml_row_size(o->type, o->k) * (double)o->n * (double)o->products / r->median_s * 1e-9);
     else if (is_conv(o->op)) printf("%s %s 3x3 %lldx%lldx2 %lld->%lld channels threads=%d: %.3f ms (median of %d), %.1f GFLOPS\n",
                                     o->op, ggml_type_name(o->type), (long long)o->m, (long long)o->m, (long long)o->k,
                                     (long long)o->n, o->threads, r->median_s * 1e3, o->reps, rate);

@@ -11,7 +11,7 @@
 #   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [suites] [bench] [sweep] [torch] [all]
 # (the loader packages are taken from $P/gl, or from .gl in the current directory).
 # "sweep" times the tuning variants (tile and row-count overrides) of the kernels:
-# VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MM, VK_SWEEP_COOPMAT
+# VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MVQD, VK_SWEEP_MM, VK_SWEEP_COOPMAT
 # (lists of override values; one of spaces only skips that part).
 # Everything is printed and also written to $OUT/vk-device.log when $OUT is set; the
 # last lines summarise each benchmark's median GPU time and rate.
@@ -104,14 +104,26 @@ F=F:137438953472
 mv() { # weight type, bytes, label suffix
     bench "matrix-vector 14336x4096 $1${3:-}" B:$2 mul_mat --type $1 --m 1 --n 14336 --k 4096
 }
+# the same, 8 independent products (weights of their own: 8x the bytes, beyond the L2) in one
+# graph, as in a model's graph: the per-graph submit and ramp costs shared by 8 products
+mv8() {
+    bench "matrix-vector 14336x4096 $1, 8 per graph${3:-}" B:$(($2 * 8)) mul_mat --type $1 --m 1 --n 14336 --k 4096 --products 8
+}
 
 if [[ $what == *" bench "* || $what == *" all "* ]]; then
     bench "GEMM f32 4096^3" $F mul_mat --type f32 $GEMM
     bench "GEMM f16 weights x f32 activations 4096^3 (coopmat)" $F mul_mat --type f16 $GEMM
     GGMLC_VK_COOPMAT=0 bench "GEMM f16 4096^3 without coopmat" $F mul_mat --type f16 $GEMM
     mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
+    # the float-activation kernels the integer-dot one replaced on devices with dot products
+    GGMLC_VK_MVQ_KERNEL=group mv q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv q4_0 33030144 " (grouped kernel)"
+    mv8 f16 117440512; mv8 q8_0 62390272; mv8 q4_0 33030144
+    # the fixed cost of a graph of one small product (submit to completion on the GPU's clock)
+    bench "matrix-vector 256x256 q8_0 (fixed cost per graph)" B:69632 mul_mat --type q8_0 --m 1 --n 256 --k 256
+    GGMLC_VK_MVQ_KERNEL=group mv8 q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv8 q4_0 33030144 " (grouped kernel)"
     for n in 2 8; do
         bench "matrix-vector 14336x4096 q4_0, $n columns" B:33030144 mul_mat --type q4_0 --m $n --n 14336 --k 4096
+        GGMLC_VK_MVQ_KERNEL=group bench "matrix-vector 14336x4096 q4_0, $n columns (lanes kernel)" B:33030144 mul_mat --type q4_0 --m $n --n 14336 --k 4096
     done
 fi
 
@@ -138,6 +150,12 @@ if [[ $what == *" sweep "* ]]; then
         mv q8_0 62390272 " MVQG=$v"; mv q4_0 33030144 " MVQG=$v"
     done
     unset GGMLC_VK_MVQG
+    for v in ${VK_SWEEP_MVQD:-128,8,512 128,4,512 128,8,1024 128,16,512 256,8,512 64,8,512}; do
+        export GGMLC_VK_MVQD=$v
+        mv q8_0 62390272 " MVQD=$v"; mv q4_0 33030144 " MVQD=$v"
+        mv8 q8_0 62390272 " MVQD=$v"; mv8 q4_0 33030144 " MVQD=$v"
+    done
+    unset GGMLC_VK_MVQD
     for tile in ${VK_SWEEP_MM:-256,128,128,8,8,8 256,128,128,32,8,8 128,128,64,16,8,8 256,128,64,16,8,4 256,64,128,16,4,8}; do
         GGMLC_VK_MM_TILE=$tile bench "GEMM f32 4096^3, tile $tile" $F mul_mat --type f32 $GEMM
     done
@@ -175,6 +193,9 @@ print(f"torch matvec f16 14336x4096: {t*1e6:.1f} us, {w.numel()*2/t/1e9:.0f} GB/
 src = torch.empty(1 << 30, device=dev, dtype=torch.uint8); dst = torch.empty_like(src)
 t = timed(lambda: dst.copy_(src))
 print(f"torch device copy 1 GiB: {2*(1<<30)/t/1e9:.0f} GB/s (read + write)")
+h = src.view(torch.float16)
+t = timed(lambda: h.sum(dtype=torch.float32))
+print(f"torch device read (sum of 1 GiB of f16): {(1<<30)/t/1e9:.0f} GB/s")
 EOF
 fi
 

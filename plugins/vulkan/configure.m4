@@ -25,6 +25,9 @@ AS_IF([test "x$have_vulkan" = xyes], [
   dnl matching shaders at run time from what the device offers.
   AS_IF([test "x$glslc_nv_coopmat" = xyes], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS nvcoopmat"])
   AS_IF([test "x$glslc_khr_coopmat" = xyes], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS khrcoopmat"])
+  dnl SPIR-V instructions glslc has no GLSL built-in for (the integer dot products of mvq-dot.comp)
+  GGMLC_GLSLC_ACCEPTS([GL_EXT_spirv_intrinsics], [glslc_spirv_intrinsics])
+  AS_IF([test "x$glslc_spirv_intrinsics" = xyes], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS spirvintrinsics"])
 ])
 AM_CONDITIONAL([GLSLC_NV_COOPMAT], [test "x$glslc_nv_coopmat" = xyes])
 AM_CONDITIONAL([GLSLC_KHR_COOPMAT], [test "x$glslc_khr_coopmat" = xyes])

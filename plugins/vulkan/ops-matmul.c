@@ -152,8 +152,64 @@ static bool mvq_groupable(const struct vk_device *d, const struct ggml_tensor *a
            vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
-/* The matrix-vector dispatch: mvq-group.comp for one column of b and q4_0 or q8_0 rows that allow it (unless
- * $GGMLC_VK_MVQ_KERNEL names another kernel), mvq-lanes.comp (lanes along k, like mv.comp) for q4_0 and
+/* The integer-dot quantized mat-vec (mvq-dot.comp): threads per workgroup, rows per chunk
+ * and the number of workgroups to aim for (each loops over chunks of rows, so b is quantized
+ * into shared memory once per many rows).  $GGMLC_VK_MVQD="WG,ROWS,GROUPS" tries others
+ * (ignored unless they fit the device). */
+struct mvq_dot_tune {
+    uint32_t wg, rows, groups;
+};
+
+/* Words of quantized b the shader's shared array holds: n * k / 4, rounded up to a power
+ * of two (a few pipeline variants serve every shape). */
+static uint32_t mvq_dot_words(uint64_t k, uint32_t n) {
+    uint64_t words = 256;
+    while (words < k * n / 4) words *= 2;
+    return words > UINT32_MAX ? 0 : (uint32_t)words;
+}
+
+static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t, uint32_t words, uint32_t n) {
+    const uint32_t sg = d->caps.subgroup_size;
+    /* bq and bs (5 bytes per word), the partial sums of subgroups of 8 lanes or more */
+    const uint64_t shared = 5ull * words + 4ull * (t->wg / 8) * t->rows * n;
+    return words && t->wg && t->wg % 8 == 0 && sg >= 8 && t->wg % sg == 0 && t->rows && t->rows <= 16 && t->groups &&
+           t->wg <= d->props.limits.maxComputeWorkGroupInvocations && shared <= d->props.limits.maxComputeSharedMemorySize;
+}
+
+/* Whether mvq-dot.comp takes this product, with its tuning in *t: q4_0 or q8_0 weights, the
+ * device's integer dot products and subgroup shuffles, quantized b within shared memory; by
+ * default only where the dot products have dedicated instructions, everywhere the feature
+ * exists with $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns it off). */
+static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                           struct mvq_dot_tune *t) {
+    const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
+    const uint32_t n = (uint32_t)b->ne[1], words = mvq_dot_words((uint64_t)a->ne[0], n);
+    if (a->type != GGML_TYPE_Q4_0 && a->type != GGML_TYPE_Q8_0) return false;
+    if (!vk_shader_present(vk_shader_find("mvqd_%s", ggml_type_name(a->type)))) return false;
+    if (!d->caps.int_dot || !d->caps.subgroup_shuffle || !(kernel ? strcmp(kernel, "dot") == 0 : d->caps.int_dot_fast)) return false;
+    /* measured on an H200 (BENCHMARKS.md); fewer rows for more columns (registers) */
+    *t = (struct mvq_dot_tune){128, n >= 4 ? 1 : n >= 2 ? 2 : 4, 512};
+    struct mvq_dot_tune v;
+    const char *env = getenv("GGMLC_VK_MVQD");
+    if (env && sscanf(env, "%u,%u,%u", &v.wg, &v.rows, &v.groups) == 3 && mvq_dot_fits(d, &v, words, n)) *t = v;
+    while (t->wg > 8 && !mvq_dot_fits(d, t, words, n)) t->wg /= 2;
+    return mvq_dot_fits(d, t, words, n);
+}
+
+static void mvq_dot_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                             const struct mvq_dot_tune *t) {
+    const uint32_t n = (uint32_t)b->ne[1];
+    vk_dispatch_init(ds, vk_shader_find("mvqd_%s", ggml_type_name(a->type)));
+    const uint32_t spec[5] = {t->wg, t->rows, n, vectorizable(rec->d, b), mvq_dot_words((uint64_t)a->ne[0], n)};
+    memcpy(ds->spec, spec, sizeof spec);
+    ds->n_spec = 5;
+    const uint64_t chunks = ((uint64_t)a->ne[1] + t->rows - 1) / t->rows, per_group = (chunks + t->groups - 1) / t->groups;
+    ds->push[20] = (uint32_t)per_group; /* MM_PUSH_EXTRA: chunks per workgroup */
+    vk_groups_1d(rec->d, (chunks + per_group - 1) / per_group, 1, ds->groups);
+}
+
+/* The matrix-vector dispatch: mvq-dot.comp where mvq_dot_choose takes it, mvq-group.comp for one column of b and q4_0 or q8_0 rows that allow it (unless
+ * $GGMLC_VK_MVQ_KERNEL names another kernel than "group"), mvq-lanes.comp (lanes along k, like mv.comp) for q4_0 and
  * q8_0 otherwise unless $GGMLC_VK_MVQ_KERNEL=staged, mvq-staged.comp for the other 32-value quantized
  * types, mvq.comp (one block per thread) for the rest, mv.comp for float weights (16-byte
  * loads when both operands allow them). */
@@ -161,11 +217,17 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
                         size_t *a_unit, size_t *b_unit) {
     const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
     const bool quant = vk_is_block_quant(a->type);
+    struct mvq_dot_tune dot;
+    if (quant && mvq_dot_choose(rec->d, a, b, &dot)) {
+        mvq_dot_dispatch(rec, ds, a, b, &dot);
+        return;
+    }
     enum vk_shader_id lanes = quant && !(kernel && strcmp(kernel, "staged") == 0) ? vk_shader_find("mvql_%s", ggml_type_name(a->type))
                                                                                   : VK_SHADER_COUNT;
     const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], lanes != VK_SHADER_COUNT);
     const uint32_t bvec = vectorizable(rec->d, b);
-    const enum vk_shader_id group = quant && !kernel ? vk_shader_find("mvqg_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
+    const bool grouped = !kernel || strcmp(kernel, "group") == 0;
+    const enum vk_shader_id group = quant && grouped ? vk_shader_find("mvqg_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
     if (group != VK_SHADER_COUNT && (b->ne[1] == 1 || getenv("GGMLC_VK_MVQG")) && mvq_groupable(rec->d, a)) {
         const struct mv_tune g = mvq_group_tune(rec->d, (uint32_t)b->ne[1]);
         *a_unit = 16;

@@ -23,19 +23,25 @@ enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what) {
 
 static enum ggmlc_status create_logical_device(struct vk_device *d) {
     const struct vk_caps *c = &d->caps;
-    const char *exts[4];
+    const char *exts[5];
     uint32_t n_ext = 0;
     exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     if (c->memory_budget) exts[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (c->coopmat_nv) exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (c->int_dot) exts[n_ext++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
 
+    VkPhysicalDeviceShaderIntegerDotProductFeatures int_dot = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES,
+        .shaderIntegerDotProduct = VK_TRUE,
+    };
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .pNext = c->int_dot ? &int_dot : NULL,
         .cooperativeMatrix = VK_TRUE,
     };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-        .pNext = c->coopmat_nv ? &coopmat : NULL,
+        .pNext = c->coopmat_nv ? (void *)&coopmat : c->int_dot ? (void *)&int_dot : NULL,
         .shaderFloat16 = c->fp16,
         .shaderInt8 = c->int8,
         .storageBuffer8BitAccess = c->int8,

@@ -50,6 +50,9 @@ struct vk_caps {
     bool memory_budget;
     bool push_descriptor;
     bool subgroup_arith; /* subgroup arithmetic in compute shaders */
+    bool subgroup_shuffle; /* subgroup shuffles in compute shaders */
+    bool int_dot;      /* VK_KHR_shader_integer_dot_product (shaderIntegerDotProduct) */
+    bool int_dot_fast; /* ... and signed 4x8-bit packed dot products run on dedicated instructions */
 };
 
 struct vk_block;

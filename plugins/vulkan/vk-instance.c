@@ -77,12 +77,21 @@ static void query_caps(struct vk_device *d) {
     if (exts) vkEnumerateDeviceExtensionProperties(d->phys, NULL, &n_ext, exts);
     else n_ext = 0;
 
-    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    /* the integer dot-product structs are chained only when the extension is there (instance
+     * version 1.2: the extension, not core 1.3, makes them known) */
+    const bool int_dot_ext = has_extension(exts, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    VkPhysicalDeviceShaderIntegerDotProductProperties dot_props = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                                   .pNext = int_dot_ext ? &dot_props : NULL};
     VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &subgroup};
     vkGetPhysicalDeviceProperties2(d->phys, &props2);
     d->props = props2.properties;
 
-    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceShaderIntegerDotProductFeatures dot_features = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            .pNext = int_dot_ext ? &dot_features : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &f2);
@@ -92,6 +101,10 @@ static void query_caps(struct vk_device *d) {
     c->subgroup_size = subgroup.subgroupSize;
     c->subgroup_arith = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                         (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    c->subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+    c->int_dot = int_dot_ext && dot_features.shaderIntegerDotProduct;
+    c->int_dot_fast = c->int_dot && dot_props.integerDotProduct4x8BitPackedSignedAccelerated;
     c->storage16 = f11.storageBuffer16BitAccess;
     c->fp16 = f12.shaderFloat16 && c->storage16;
     c->int8 = f12.shaderInt8 && f12.storageBuffer8BitAccess;
@@ -125,11 +138,12 @@ static void format_caps(struct vk_device *d) {
     const struct vk_caps *c = &d->caps;
     const VkPhysicalDeviceLimits *l = &d->props.limits;
     snprintf(d->caps_str, sizeof d->caps_str,
-             "type=%s vulkan=%u.%u memory=%lluMiB subgroup=%u%s%s%s%s%s%s max_buffer_range=%lluMiB shared=%uKiB",
+             "type=%s vulkan=%u.%u memory=%lluMiB subgroup=%u%s%s%s%s%s%s%s max_buffer_range=%lluMiB shared=%uKiB",
              device_type_name(d->props.deviceType), VK_API_VERSION_MAJOR(d->props.apiVersion),
              VK_API_VERSION_MINOR(d->props.apiVersion), (unsigned long long)(device_local_bytes(d) >> 20), c->subgroup_size,
              c->fp16 ? " fp16" : "", c->int8 ? " int8" : "", c->bf16 ? " bf16" : "", c->coopmat_nv ? " coopmat-nv" : "",
              c->coopmat_khr ? " coopmat-khr" : "", c->subgroup_arith ? " subgroup-arith" : "",
+             c->int_dot_fast ? " int-dot" : c->int_dot ? " int-dot-emulated" : "",
              (unsigned long long)(l->maxStorageBufferRange >> 20), l->maxComputeSharedMemorySize >> 10);
 }
 

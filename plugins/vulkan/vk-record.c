@@ -105,7 +105,10 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
             return GGML_STATUS_FAILED;
         }
         const VkDeviceSize at = vk_tensor_offset(b, t), bound = at - at % align, nbytes = ggml_nbytes(t);
-        VkDeviceSize range = (at - bound + nbytes + 3) & ~(VkDeviceSize)3;
+        /* whole 16-byte words where the allocation has them (it is 256-byte granular): shaders
+         * reading 16 bytes at a time may load the word that holds a tensor's last byte */
+        VkDeviceSize range = (at - bound + nbytes + 15) & ~(VkDeviceSize)15;
+        if (bound + range > b->alloc.offset + b->alloc.size) range = (at - bound + nbytes + 3) & ~(VkDeviceSize)3;
         if (range == 0) range = 4;
         if (range > d->props.limits.maxStorageBufferRange || (at - bound) % ds->elem_size[i] != 0) {
             ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: tensor '%s' cannot be bound (%llu bytes)", d->name, t->name,

@@ -1,0 +1,67 @@
+/*
+ * vk-test-cases-dot.c - test-vulkan.c cases for the integer-dot q4_0/q8_0
+ * matrix-vector kernel (mvq-dot.comp), run with GGMLC_VK_MVQ_KERNEL=dot.  That
+ * kernel quantizes b to 8 bits per 32-value block as the CPU reference does
+ * (ggml's Q8_0), so the two agree to rounding: the 1e-7 bounds are a hundred times
+ * below what a float-activation kernel reaches (about 1e-5), and a case that
+ * silently took another kernel fails.
+ */
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "testutil.h"
+#include "vk-test-cases.h"
+
+#pragma weak ggml_mul_mat
+#pragma weak ggml_view_2d
+
+#define NEED(fn) do { if (!(fn)) return NULL; } while (0)
+#define leaf vk_test_leaf
+
+/* a [k, m, a2] times b [k, n, b2]: odd row counts (rows past the last chunk), K of 3 blocks
+ * (blocks at every halfword offset of a 16-byte word), more blocks per row than threads */
+#define DOT_CASE(fn, type, k, m, n, a2, b2) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
+        NEED(ggml_mul_mat); \
+        return ggml_mul_mat(ctx, leaf(ctx, type, "a", k, m, a2, 1), leaf(ctx, GGML_TYPE_F32, "b", k, n, b2, 1)); \
+    }
+DOT_CASE(c_mvd_q4_0_n1, GGML_TYPE_Q4_0, 512, 37, 1, 1, 1)
+DOT_CASE(c_mvd_q4_0_k96, GGML_TYPE_Q4_0, 96, 45, 1, 1, 1)
+DOT_CASE(c_mvd_q4_0_n3, GGML_TYPE_Q4_0, 288, 19, 3, 2, 4)
+DOT_CASE(c_mvd_q4_0_n8, GGML_TYPE_Q4_0, 256, 53, 8, 1, 1)
+DOT_CASE(c_mvd_q4_0_long, GGML_TYPE_Q4_0, 8224, 21, 1, 1, 1)
+DOT_CASE(c_mvd_q8_0_n1, GGML_TYPE_Q8_0, 1024, 41, 1, 1, 1)
+DOT_CASE(c_mvd_q8_0_k96, GGML_TYPE_Q8_0, 96, 33, 2, 1, 1)
+DOT_CASE(c_mvd_q8_0_n5, GGML_TYPE_Q8_0, 160, 17, 5, 1, 3)
+DOT_CASE(c_mvd_q8_0_n8, GGML_TYPE_Q8_0, 256, 29, 8, 2, 2)
+DOT_CASE(c_mvd_q8_0_long, GGML_TYPE_Q8_0, 4640, 27, 1, 1, 1)
+
+/* b one float into its buffer (read 4 bytes at a time), a a view one block into its rows
+ * (offset 18 bytes), and q8_0 rows of 6 blocks read 4 blocks at a time from the second */
+static struct ggml_tensor *c_mvd_q4_0_offset_b(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *b = leaf(ctx, GGML_TYPE_F32, "b", 260, 3, 1, 1);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 256, 23, 1, 1), ggml_view_2d(ctx, b, 256, 2, b->nb[1], sizeof(float)));
+}
+static struct ggml_tensor *c_mvd_q4_0_offset_a(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *a = leaf(ctx, GGML_TYPE_Q4_0, "a", 192, 13, 1, 1);
+    return ggml_mul_mat(ctx, ggml_view_2d(ctx, a, 128, 13, a->nb[1], ggml_type_size(GGML_TYPE_Q4_0)), leaf(ctx, GGML_TYPE_F32, "b", 128, 1, 1, 1));
+}
+static struct ggml_tensor *c_mvd_q8_0_stride_a(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *a = leaf(ctx, GGML_TYPE_Q8_0, "a", 192, 11, 1, 1);
+    return ggml_mul_mat(ctx, ggml_view_2d(ctx, a, 128, 11, a->nb[1], ggml_type_size(GGML_TYPE_Q8_0)), leaf(ctx, GGML_TYPE_F32, "b", 128, 2, 1, 1));
+}
+
+#define CASE(fn, err) {#fn + 2, fn, err, true}
+static const struct vk_test_case cases[] = {
+    CASE(c_mvd_q4_0_n1, 1e-7), CASE(c_mvd_q4_0_k96, 1e-7), CASE(c_mvd_q4_0_n3, 1e-7), CASE(c_mvd_q4_0_n8, 1e-7),
+    CASE(c_mvd_q4_0_long, 1e-7), CASE(c_mvd_q8_0_n1, 1e-7), CASE(c_mvd_q8_0_k96, 1e-7), CASE(c_mvd_q8_0_n5, 1e-7),
+    CASE(c_mvd_q8_0_n8, 1e-7), CASE(c_mvd_q8_0_long, 1e-7), CASE(c_mvd_q4_0_offset_b, 1e-7), CASE(c_mvd_q4_0_offset_a, 1e-7),
+    CASE(c_mvd_q8_0_stride_a, 1e-7),
+};
+
+const struct vk_test_case *vk_test_cases_dot(size_t *n) {
+    *n = sizeof cases / sizeof *cases;
+    return cases;
+}
