@@ -13,6 +13,7 @@
 
 #pragma weak ggml_mul_mat
 #pragma weak ggml_view_2d
+#pragma weak ggml_add
 
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 #define leaf vk_test_leaf
@@ -53,12 +54,26 @@ static struct ggml_tensor *c_mvd_q8_0_stride_a(struct ggml_context *ctx) {
     return ggml_mul_mat(ctx, ggml_view_2d(ctx, a, 128, 11, a->nb[1], ggml_type_size(GGML_TYPE_Q8_0)), leaf(ctx, GGML_TYPE_F32, "b", 128, 2, 1, 1));
 }
 
+/* several products in one graph (one command buffer): each takes its own scratch memory for
+ * its quantized b; the second product of a chain reads the first's output */
+static struct ggml_tensor *c_mvd_two_in_graph(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat); NEED(ggml_add);
+    struct ggml_tensor *x = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 256, 40, 1, 1), leaf(ctx, GGML_TYPE_F32, "b", 256, 2, 1, 1));
+    struct ggml_tensor *y = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a2", 128, 40, 1, 1), leaf(ctx, GGML_TYPE_F32, "b2", 128, 2, 1, 1));
+    return ggml_add(ctx, x, y);
+}
+static struct ggml_tensor *c_mvd_chain(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *x = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a", 256, 64, 1, 1), leaf(ctx, GGML_TYPE_F32, "b", 256, 1, 1, 1));
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a2", 64, 29, 1, 1), x);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_mvd_q4_0_n1, 1e-7), CASE(c_mvd_q4_0_k96, 1e-7), CASE(c_mvd_q4_0_n3, 1e-7), CASE(c_mvd_q4_0_n8, 1e-7),
     CASE(c_mvd_q4_0_long, 1e-7), CASE(c_mvd_q8_0_n1, 1e-7), CASE(c_mvd_q8_0_k96, 1e-7), CASE(c_mvd_q8_0_n5, 1e-7),
     CASE(c_mvd_q8_0_n8, 1e-7), CASE(c_mvd_q8_0_long, 1e-7), CASE(c_mvd_q4_0_offset_b, 1e-7), CASE(c_mvd_q4_0_offset_a, 1e-7),
-    CASE(c_mvd_q8_0_stride_a, 1e-7),
+    CASE(c_mvd_q8_0_stride_a, 1e-7), CASE(c_mvd_two_in_graph, 1e-7), CASE(c_mvd_chain, 1e-7),
 };
 
 const struct vk_test_case *vk_test_cases_dot(size_t *n) {

@@ -3,9 +3,11 @@
  *
  *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... --m 2048 --n 2048 --k 2048
  *               --threads 2 [--reps 10] [--compare openblas|memcpy [--rounds 3]] [--json] [--backend cpu]
- *               [--products P]  P independent products (weights of their own, the same
- *               activations) in one graph: times and rates per product, without the
- *               per-graph submit cost and with weights P times larger than one product's
+ *               [--products P [--chain]]  P products (weights of their own) in one graph:
+ *               times and rates per product, without most of the per-graph submit cost
+ *               and with weights P times larger than one product's; independent products
+ *               share the activations, chained ones (--chain, n >= k) each read the first
+ *               k outputs of the one before, as the layers of a model do
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
@@ -49,7 +51,7 @@ struct options {
     enum ggml_type type;
     int64_t m, n, k, size, nodes, products;
     int threads, reps, rounds;
-    bool openblas, memcpy_ref, json;
+    bool openblas, memcpy_ref, json, chain, reuse;
 };
 
 struct result {
@@ -259,10 +261,14 @@ static bool run_memcpy(void *arg) {
 static bool bench_mul_mat(const struct options *o, struct result *res) {
     ggml_backend_t backend = open_backend(o);
     if (!backend) return false;
-    const int64_t n_tensors = 2 * o->products + 1;
+    const int64_t n_tensors = 3 * o->products + 1;
     struct ggml_context *ctx = new_meta_ctx(n_tensors);
     struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, o->k, o->m), *out[64];
-    for (int64_t i = 0; i < o->products; i++) out[i] = ggml_mul_mat(ctx, ggml_new_tensor_2d(ctx, o->type, o->k, o->n), x);
+    for (int64_t i = 0; i < o->products; i++) {
+        struct ggml_tensor *in = o->chain && i > 0 ? ggml_view_2d(ctx, out[i - 1], o->k, o->m, out[i - 1]->nb[1], 0) : x;
+        struct ggml_tensor *w = o->reuse && i > 0 ? out[0]->src[0] : ggml_new_tensor_2d(ctx, o->type, o->k, o->n);
+        out[i] = in ? ggml_mul_mat(ctx, w, in) : NULL;
+    }
     struct graph_run run;
     struct sgemm_run blas;
     if (!out[o->products - 1] || !prepare_graph(&run, backend, ctx, out[0], n_tensors)) {
@@ -628,6 +634,8 @@ static void usage(void) {
           "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
           "  --nodes N                       graph-overhead chain length (1000)\n"
           "  --products P                    mul_mat: P independent products in one graph, rates per product (1, at most 64)\n"
+          "  --chain                         with --products: each product reads the one before (needs n >= k)\n"
+          "  --reuse                         with --products: all products read the same weights\n"
           "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
           "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
           "  --backend NAME                  backend (default cpu)\n"
@@ -655,6 +663,8 @@ static bool parse_args(int argc, char **argv, struct options *o) {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) { o->json = true; continue; }
+        if (strcmp(a, "--chain") == 0) { o->chain = true; continue; }
+        if (strcmp(a, "--reuse") == 0) { o->reuse = true; continue; }
         if (!v) return false;
         i++;
         if (strcmp(a, "--type") == 0) { if (!parse_type(v, &o->type)) return false; }
@@ -686,7 +696,7 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         if (!given[1]) o->n = 64;
         if (!given[2]) o->k = 64;
     }
-    return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->products > 0 && o->products <= 64 && o->threads > 0 && o->reps > 0 && o->rounds > 0;
+    return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->products > 0 && o->products <= 64 && (!o->chain || o->n >= o->k) && o->threads > 0 && o->reps > 0 && o->rounds > 0;
 }
 
 static void print_result(const struct options *o, const struct result *r) {

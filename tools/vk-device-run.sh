@@ -9,6 +9,7 @@
 #   (cd $P/gl/root && apt-get download libvulkan1 ...)   # see /work/shared/tools/device-vulkan-prep
 # Run there, from the repository root, carrying $P:
 #   bash .gpu-prefix/vulkan/vk-device-run.sh [tests] [suites] [bench] [sweep] [torch] [all]
+# ($VK_RUN, when set, is run first in the same environment: experiments)
 # (the loader packages are taken from $P/gl, or from .gl in the current directory).
 # "sweep" times the tuning variants (tile and row-count overrides) of the kernels:
 # VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MVQD, VK_SWEEP_MM, VK_SWEEP_COOPMAT
@@ -55,6 +56,12 @@ export GGMLC_CONFIG=/tmp/ggmlc-gpu.ini GGMLC_TEST_KEEP_CONFIG=1
 
 run vulkaninfo --summary
 run ggmlc-info
+
+# $VK_RUN: any further command, run in this environment (loader, config, PATH) first
+if [ -n "${VK_RUN:-}" ]; then
+    say "== $VK_RUN"
+    bash -c "$VK_RUN" 2>&1 | tee -a "$log"
+fi
 
 if [[ $what == *" tests "* || $what == *" all "* ]]; then
     say "== test-vulkan (Vulkan vs the CPU backend)"
@@ -104,10 +111,12 @@ F=F:137438953472
 mv() { # weight type, bytes, label suffix
     bench "matrix-vector 14336x4096 $1${3:-}" B:$2 mul_mat --type $1 --m 1 --n 14336 --k 4096
 }
-# the same, 8 independent products (weights of their own: 8x the bytes, beyond the L2) in one
-# graph, as in a model's graph: the per-graph submit and ramp costs shared by 8 products
-mv8() {
-    bench "matrix-vector 14336x4096 $1, 8 per graph${3:-}" B:$(($2 * 8)) mul_mat --type $1 --m 1 --n 14336 --k 4096 --products 8
+# the same, 4 chained products (weights of their own: 4x the bytes, beyond the L2; each reads
+# the one before, with a barrier between) in one graph, as a model's layers: the per-graph
+# submit cost shared by 4 products.  (With 8, beyond about 500 MB of weights in the graph,
+# every product takes about 65 us longer, float kernels too: BENCHMARKS.md.)
+mv4() {
+    bench "matrix-vector 14336x4096 $1, chain of 4${3:-}" B:$(($2 * 4)) mul_mat --type $1 --m 1 --n 14336 --k 4096 --products 4 --chain
 }
 
 if [[ $what == *" bench "* || $what == *" all "* ]]; then
@@ -117,10 +126,10 @@ if [[ $what == *" bench "* || $what == *" all "* ]]; then
     mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
     # the float-activation kernels the integer-dot one replaced on devices with dot products
     GGMLC_VK_MVQ_KERNEL=group mv q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv q4_0 33030144 " (grouped kernel)"
-    mv8 f16 117440512; mv8 q8_0 62390272; mv8 q4_0 33030144
+    mv4 f16 117440512; mv4 q8_0 62390272; mv4 q4_0 33030144
     # the fixed cost of a graph of one small product (submit to completion on the GPU's clock)
     bench "matrix-vector 256x256 q8_0 (fixed cost per graph)" B:69632 mul_mat --type q8_0 --m 1 --n 256 --k 256
-    GGMLC_VK_MVQ_KERNEL=group mv8 q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv8 q4_0 33030144 " (grouped kernel)"
+    GGMLC_VK_MVQ_KERNEL=group mv4 q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv4 q4_0 33030144 " (grouped kernel)"
     for n in 2 8; do
         bench "matrix-vector 14336x4096 q4_0, $n columns" B:33030144 mul_mat --type q4_0 --m $n --n 14336 --k 4096
         GGMLC_VK_MVQ_KERNEL=group bench "matrix-vector 14336x4096 q4_0, $n columns (lanes kernel)" B:33030144 mul_mat --type q4_0 --m $n --n 14336 --k 4096
@@ -150,10 +159,10 @@ if [[ $what == *" sweep "* ]]; then
         mv q8_0 62390272 " MVQG=$v"; mv q4_0 33030144 " MVQG=$v"
     done
     unset GGMLC_VK_MVQG
-    for v in ${VK_SWEEP_MVQD:-128,8,512 128,4,512 128,8,1024 128,16,512 256,8,512 64,8,512}; do
+    for v in ${VK_SWEEP_MVQD:-32,2 64,2 128,1 128,2 64,4}; do
         export GGMLC_VK_MVQD=$v
         mv q8_0 62390272 " MVQD=$v"; mv q4_0 33030144 " MVQD=$v"
-        mv8 q8_0 62390272 " MVQD=$v"; mv8 q4_0 33030144 " MVQD=$v"
+        mv4 q8_0 62390272 " MVQD=$v"; mv4 q4_0 33030144 " MVQD=$v"
     done
     unset GGMLC_VK_MVQD
     for tile in ${VK_SWEEP_MM:-256,128,128,8,8,8 256,128,128,32,8,8 128,128,64,16,8,8 256,128,64,16,8,4 256,64,128,16,4,8}; do

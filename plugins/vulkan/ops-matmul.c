@@ -152,63 +152,7 @@ static bool mvq_groupable(const struct vk_device *d, const struct ggml_tensor *a
            vk_tensor_offset(buf, a) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
-/* The integer-dot quantized mat-vec (mvq-dot.comp): threads per workgroup, rows per chunk
- * and the number of workgroups to aim for (each loops over chunks of rows, so b is quantized
- * into shared memory once per many rows).  $GGMLC_VK_MVQD="WG,ROWS,GROUPS" tries others
- * (ignored unless they fit the device). */
-struct mvq_dot_tune {
-    uint32_t wg, rows, groups;
-};
-
-/* Words of quantized b the shader's shared array holds: n * k / 4, rounded up to a power
- * of two (a few pipeline variants serve every shape). */
-static uint32_t mvq_dot_words(uint64_t k, uint32_t n) {
-    uint64_t words = 256;
-    while (words < k * n / 4) words *= 2;
-    return words > UINT32_MAX ? 0 : (uint32_t)words;
-}
-
-static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t, uint32_t words, uint32_t n) {
-    const uint32_t sg = d->caps.subgroup_size;
-    /* bq and bs (5 bytes per word), the partial sums of subgroups of 8 lanes or more */
-    const uint64_t shared = 5ull * words + 4ull * (t->wg / 8) * t->rows * n;
-    return words && t->wg && t->wg % 8 == 0 && sg >= 8 && t->wg % sg == 0 && t->rows && t->rows <= 16 && t->groups &&
-           t->wg <= d->props.limits.maxComputeWorkGroupInvocations && shared <= d->props.limits.maxComputeSharedMemorySize;
-}
-
-/* Whether mvq-dot.comp takes this product, with its tuning in *t: q4_0 or q8_0 weights, the
- * device's integer dot products and subgroup shuffles, quantized b within shared memory; by
- * default only where the dot products have dedicated instructions, everywhere the feature
- * exists with $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns it off). */
-static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
-                           struct mvq_dot_tune *t) {
-    const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
-    const uint32_t n = (uint32_t)b->ne[1], words = mvq_dot_words((uint64_t)a->ne[0], n);
-    if (a->type != GGML_TYPE_Q4_0 && a->type != GGML_TYPE_Q8_0) return false;
-    if (!vk_shader_present(vk_shader_find("mvqd_%s", ggml_type_name(a->type)))) return false;
-    if (!d->caps.int_dot || !d->caps.subgroup_shuffle || !(kernel ? strcmp(kernel, "dot") == 0 : d->caps.int_dot_fast)) return false;
-    /* measured on an H200 (BENCHMARKS.md); fewer rows for more columns (registers) */
-    *t = (struct mvq_dot_tune){128, n >= 4 ? 1 : n >= 2 ? 2 : 4, 512};
-    struct mvq_dot_tune v;
-    const char *env = getenv("GGMLC_VK_MVQD");
-    if (env && sscanf(env, "%u,%u,%u", &v.wg, &v.rows, &v.groups) == 3 && mvq_dot_fits(d, &v, words, n)) *t = v;
-    while (t->wg > 8 && !mvq_dot_fits(d, t, words, n)) t->wg /= 2;
-    return mvq_dot_fits(d, t, words, n);
-}
-
-static void mvq_dot_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *b,
-                             const struct mvq_dot_tune *t) {
-    const uint32_t n = (uint32_t)b->ne[1];
-    vk_dispatch_init(ds, vk_shader_find("mvqd_%s", ggml_type_name(a->type)));
-    const uint32_t spec[5] = {t->wg, t->rows, n, vectorizable(rec->d, b), mvq_dot_words((uint64_t)a->ne[0], n)};
-    memcpy(ds->spec, spec, sizeof spec);
-    ds->n_spec = 5;
-    const uint64_t chunks = ((uint64_t)a->ne[1] + t->rows - 1) / t->rows, per_group = (chunks + t->groups - 1) / t->groups;
-    ds->push[20] = (uint32_t)per_group; /* MM_PUSH_EXTRA: chunks per workgroup */
-    vk_groups_1d(rec->d, (chunks + per_group - 1) / per_group, 1, ds->groups);
-}
-
-/* The matrix-vector dispatch: mvq-dot.comp where mvq_dot_choose takes it, mvq-group.comp for one column of b and q4_0 or q8_0 rows that allow it (unless
+/* The float-activation matrix-vector dispatch: mvq-group.comp for one column of b and q4_0 or q8_0 rows that allow it (unless
  * $GGMLC_VK_MVQ_KERNEL names another kernel than "group"), mvq-lanes.comp (lanes along k, like mv.comp) for q4_0 and
  * q8_0 otherwise unless $GGMLC_VK_MVQ_KERNEL=staged, mvq-staged.comp for the other 32-value quantized
  * types, mvq.comp (one block per thread) for the rest, mv.comp for float weights (16-byte
@@ -217,11 +161,6 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
                         size_t *a_unit, size_t *b_unit) {
     const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
     const bool quant = vk_is_block_quant(a->type);
-    struct mvq_dot_tune dot;
-    if (quant && mvq_dot_choose(rec->d, a, b, &dot)) {
-        mvq_dot_dispatch(rec, ds, a, b, &dot);
-        return;
-    }
     enum vk_shader_id lanes = quant && !(kernel && strcmp(kernel, "staged") == 0) ? vk_shader_find("mvql_%s", ggml_type_name(a->type))
                                                                                   : VK_SHADER_COUNT;
     const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], lanes != VK_SHADER_COUNT);
@@ -300,6 +239,87 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
     return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
 }
 
+/* The integer-dot quantized mat-vec: b quantized into scratch memory by quantize-q8.comp,
+ * then mvq-dot.comp with threads per workgroup and rows of d per workgroup as tuned here.
+ * $GGMLC_VK_MVQD="WG,ROWS" tries others (ignored unless they fit the device). */
+struct mvq_dot_tune {
+    uint32_t wg, rows;
+};
+
+static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t, uint32_t n) {
+    const uint32_t sg = d->caps.subgroup_size;
+    return t->wg && t->wg % 8 == 0 && sg >= 8 && t->wg % sg == 0 && t->rows && t->rows <= 16 &&
+           t->wg <= d->props.limits.maxComputeWorkGroupInvocations &&
+           4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize;
+}
+
+/* Whether the integer-dot kernels take this product (tuning in *t): q4_0 or q8_0 weights, at
+ * most MV_MAX_N columns, the device's integer dot products and subgroup shuffles; by default
+ * only where 4x8-bit dot products have dedicated instructions, wherever the feature exists with
+ * $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
+static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                           struct mvq_dot_tune *t) {
+    const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
+    const uint32_t n = (uint32_t)b->ne[1];
+    if ((a->type != GGML_TYPE_Q4_0 && a->type != GGML_TYPE_Q8_0) || b->type != GGML_TYPE_F32 || n > MV_MAX_N) return false;
+    if (!vk_shader_present(vk_shader_find("mvqd_%s", ggml_type_name(a->type))) || !vk_shader_present(VK_SHADER_QUANTIZE_Q8)) return false;
+    if (!d->caps.int_dot || !d->caps.subgroup_shuffle || !(kernel ? strcmp(kernel, "dot") == 0 : d->caps.int_dot_fast)) return false;
+    /* measured on an H200 (BENCHMARKS.md): one subgroup of 32 and 2 rows for one column (16.1 / 25.0 us
+     * for q4_0 / q8_0 14336x4096, against 17.8-21.1 / 24.1-29.9 for 64-256 threads and 1-4 rows) */
+    *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2};
+    if (t->wg < d->caps.subgroup_size) t->wg = d->caps.subgroup_size;
+    struct mvq_dot_tune v;
+    const char *env = getenv("GGMLC_VK_MVQD");
+    if (env && sscanf(env, "%u,%u", &v.wg, &v.rows) == 2 && mvq_dot_fits(d, &v, n)) *t = v;
+    while (t->wg > 8 && !mvq_dot_fits(d, t, n)) t->wg /= 2;
+    return mvq_dot_fits(d, t, n);
+}
+
+/* Scratch bytes of b quantized: per column K quant bytes, then per block a (scale, sum) pair. */
+static VkDeviceSize mvq_dot_scratch(const struct ggml_tensor *b, VkDeviceSize *scales_at) {
+    const VkDeviceSize cols = (VkDeviceSize)(b->ne[1] * b->ne[2] * b->ne[3]), k = (VkDeviceSize)b->ne[0];
+    *scales_at = (cols * k + 255) & ~(VkDeviceSize)255;
+    return *scales_at + cols * (k / 32) * 8;
+}
+
+VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node) {
+    struct mvq_dot_tune t;
+    VkDeviceSize scales_at;
+    if (node->op != GGML_OP_MUL_MAT || !node->src[0] || !node->src[1] || !mvq_dot_choose(d, node->src[0], node->src[1], &t)) return 0;
+    return mvq_dot_scratch(node->src[1], &scales_at);
+}
+
+static enum ggml_status mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
+                                       VkDeviceSize at, VkDeviceSize bytes, VkDeviceSize scales_at) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const uint32_t cols = (uint32_t)(b->ne[1] * b->ne[2] * b->ne[3]);
+    struct vk_dispatch q;
+    vk_dispatch_init(&q, VK_SHADER_QUANTIZE_Q8);
+    const uint32_t push[11] = {(uint32_t)b->ne[0], (uint32_t)b->ne[1], cols, (uint32_t)(b->nb[1] / 4), (uint32_t)(b->nb[2] / 4),
+                               (uint32_t)(b->nb[3] / 4), (uint32_t)b->ne[2], 0, vectorizable(rec->d, b), 0, (uint32_t)(scales_at / 8)};
+    memcpy(q.push, push, sizeof push);
+    vk_dispatch_bind(&q, b, false, 4, 7);
+    vk_dispatch_bind_scratch(&q, at, bytes, true);
+    vk_groups_1d(rec->d, (uint64_t)cols * (uint64_t)b->ne[0] / 4, 128, q.groups);
+    enum ggml_status s = vk_record_dispatch(rec, &q);
+    if (s != GGML_STATUS_SUCCESS) return s;
+
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("mvqd_%s", ggml_type_name(a->type)));
+    const uint32_t spec[3] = {t->wg, t->rows, (uint32_t)b->ne[1]};
+    memcpy(ds.spec, spec, sizeof spec);
+    ds.n_spec = 3;
+    vk_groups_1d(rec->d, (uint64_t)a->ne[1], t->rows, ds.groups);
+    ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
+    push_matmul(&ds, node, 2, 4);
+    ds.push[16] = 0;                             /* off_b: the quants start the binding (uvec4 units) */
+    ds.push[20] = (uint32_t)(scales_at / 8);     /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
+    vk_dispatch_bind(&ds, a, false, 2, 15);
+    vk_dispatch_bind_scratch(&ds, at, bytes, false);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    return vk_record_dispatch(rec, &ds);
+}
+
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
@@ -307,6 +327,10 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
+    struct mvq_dot_tune dot;
+    VkDeviceSize scratch_at, scales_at, scratch_bytes = mvq_dot_scratch(b, &scales_at);
+    if (mvq_dot_choose(rec->d, a, b, &dot) && vk_scratch_take(rec, scratch_bytes, &scratch_at))
+        return mvq_dot_record(rec, node, &dot, scratch_at, scratch_bytes, scales_at);
     if (b->ne[1] <= MV_MAX_N) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else if (use_coopmat(rec->d, a, b)) {

@@ -162,6 +162,7 @@ void vk_device_close(struct vk_device *d) {
         vk_pipeline_cache_save(d);
         vk_pipelines_release(d);
         vk_staging_release(d);
+        vk_scratch_release(d);
         vk_mem_release_all(d);
         for (int n = 1; n <= VK_MAX_BINDINGS; n++) {
             if (d->pipe_layout[n]) vkDestroyPipelineLayout(d->dev, d->pipe_layout[n], NULL);

@@ -96,6 +96,8 @@ struct vk_device {
     struct vk_pipeline_set *pipelines; /* one per shader id */
     struct vk_staging staging;
     struct vk_block *blocks;
+    struct vk_alloc *scratch;        /* device memory for what a segment's kernels pass each other, or NULL */
+    VkDeviceSize scratch_size;
     ggml_backend_buffer_type_t buft;
     /* faults (vk-fallback.c): each warned about once */
     bool warned_host_memory;         /* a buffer fell back to host memory */
@@ -141,6 +143,10 @@ VK_HIDDEN enum ggmlc_status vk_mem_alloc(struct vk_device *d, VkDeviceSize size,
 VK_HIDDEN void vk_mem_free(struct vk_device *d, struct vk_alloc *a);
 /* Release every block (device close). */
 VK_HIDDEN void vk_mem_release_all(struct vk_device *d);
+/* Scratch memory of at least size bytes (caller holds d->lock; no command buffer in flight: the
+ * previous one may be freed).  Out of device memory: false, nothing recorded (callers fall back). */
+VK_HIDDEN bool vk_scratch_reserve(struct vk_device *d, VkDeviceSize size);
+VK_HIDDEN void vk_scratch_release(struct vk_device *d);
 /* A host-visible staging buffer of at least size bytes (caller holds d->lock). */
 VK_HIDDEN enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size);
 VK_HIDDEN void vk_staging_release(struct vk_device *d);
@@ -193,12 +199,15 @@ struct vk_rec {
     struct vk_hazards *hz;
     int n_dispatches, n_barriers;
     bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
+    VkDeviceSize scratch_size, scratch_used; /* scratch memory reserved for this segment, and taken */
 };
 
-/* A tensor bound to one shader binding. */
+/* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory) bound to
+ * one shader binding. */
 struct vk_binding {
     const struct ggml_tensor *t;
     bool written;
+    VkDeviceSize at, size;
 };
 
 /* Record one dispatch of shader id (spec constants, bindings in declaration order,
@@ -221,6 +230,13 @@ struct vk_dispatch {
 VK_HIDDEN void vk_dispatch_init(struct vk_dispatch *ds, enum vk_shader_id shader);
 /* Append a binding; returns its index. */
 VK_HIDDEN int vk_dispatch_bind(struct vk_dispatch *ds, const struct ggml_tensor *t, bool written, uint32_t elem_size, int offset_word);
+/* Append a binding of scratch bytes [at, at + size) (from vk_scratch_take); returns its index. */
+VK_HIDDEN int vk_dispatch_bind_scratch(struct vk_dispatch *ds, VkDeviceSize at, VkDeviceSize size, bool written);
+/* Take size bytes of the segment's scratch memory (256-byte aligned) at *at; false when the
+ * reserve does not hold them (the caller records another kernel). */
+VK_HIDDEN bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
+/* Scratch bytes node may take while recorded (0 for most ops): reserved before recording. */
+VK_HIDDEN VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
 /* Workgroup counts covering n items of group_size each, split over x and y. */
 VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);

@@ -36,6 +36,45 @@ int vk_dispatch_bind(struct vk_dispatch *ds, const struct ggml_tensor *t, bool w
     return i;
 }
 
+int vk_dispatch_bind_scratch(struct vk_dispatch *ds, VkDeviceSize at, VkDeviceSize size, bool written) {
+    const int i = ds->n_bind++;
+    ds->bind[i] = (struct vk_binding){.t = NULL, .written = written, .at = at, .size = size};
+    ds->elem_size[i] = 1;
+    ds->offset_word[i] = -1;
+    return i;
+}
+
+bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
+    const VkDeviceSize begin = (rec->scratch_used + 255) & ~(VkDeviceSize)255;
+    if (!rec->d->scratch || begin + size > rec->scratch_size) return false;
+    *at = begin;
+    rec->scratch_used = begin + size;
+    return true;
+}
+
+/* The bytes of a binding: its VkBuffer, where the tensor (or scratch range) starts, its size. */
+static bool binding_place(const struct vk_device *d, const struct vk_binding *bind, VkBuffer *buf, VkDeviceSize *at,
+                          VkDeviceSize *nbytes, VkDeviceSize *end) {
+    if (!bind->t) {
+        *buf = d->scratch->buf;
+        *at = d->scratch->offset + bind->at;
+        *nbytes = bind->size;
+        *end = d->scratch->offset + d->scratch->size;
+        return true;
+    }
+    const struct vk_buffer *b = vk_tensor_buffer(d, bind->t);
+    if (!b) {
+        ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: tensor '%s' (%s) is not in a buffer of this device", d->name, bind->t->name,
+                        ggml_op_desc(bind->t));
+        return false;
+    }
+    *buf = b->alloc.buf;
+    *at = vk_tensor_offset(b, bind->t);
+    *nbytes = ggml_nbytes(bind->t);
+    *end = b->alloc.offset + b->alloc.size;
+    return true;
+}
+
 /* ---------------------------------------------------------- hazards */
 
 struct range_list {
@@ -97,26 +136,23 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
     struct vk_range ranges[VK_MAX_BINDINGS];
     const VkDeviceSize align = d->props.limits.minStorageBufferOffsetAlignment;
     for (int i = 0; i < n_bind; i++) {
-        const struct ggml_tensor *t = ds->bind[i].t;
-        const struct vk_buffer *b = vk_tensor_buffer(d, t);
-        if (!b) {
-            ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: tensor '%s' (%s) is not in a buffer of this device", d->name, t->name,
-                            ggml_op_desc(t));
-            return GGML_STATUS_FAILED;
-        }
-        const VkDeviceSize at = vk_tensor_offset(b, t), bound = at - at % align, nbytes = ggml_nbytes(t);
+        VkBuffer buf;
+        VkDeviceSize at, nbytes, end;
+        if (!binding_place(d, &ds->bind[i], &buf, &at, &nbytes, &end)) return GGML_STATUS_FAILED;
+        const VkDeviceSize bound = at - at % align;
         /* whole 16-byte words where the allocation has them (it is 256-byte granular): shaders
          * reading 16 bytes at a time may load the word that holds a tensor's last byte */
         VkDeviceSize range = (at - bound + nbytes + 15) & ~(VkDeviceSize)15;
-        if (bound + range > b->alloc.offset + b->alloc.size) range = (at - bound + nbytes + 3) & ~(VkDeviceSize)3;
+        if (bound + range > end) range = (at - bound + nbytes + 3) & ~(VkDeviceSize)3;
         if (range == 0) range = 4;
         if (range > d->props.limits.maxStorageBufferRange || (at - bound) % ds->elem_size[i] != 0) {
-            ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: tensor '%s' cannot be bound (%llu bytes)", d->name, t->name,
+            ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: %s '%s' cannot be bound (%llu bytes)", d->name,
+                            ds->bind[i].t ? "tensor" : "scratch for", ds->bind[i].t ? ds->bind[i].t->name : "a kernel",
                             (unsigned long long)range);
             return GGML_STATUS_FAILED;
         }
-        info[i] = (VkDescriptorBufferInfo){.buffer = b->alloc.buf, .offset = bound, .range = range};
-        ranges[i] = (struct vk_range){.buf = b->alloc.buf, .begin = at, .end = at + nbytes};
+        info[i] = (VkDescriptorBufferInfo){.buffer = buf, .offset = bound, .range = range};
+        ranges[i] = (struct vk_range){.buf = buf, .begin = at, .end = at + nbytes};
         if (ds->offset_word[i] >= 0) ds->push[ds->offset_word[i]] = (uint32_t)((at - bound) / ds->elem_size[i]);
     }
     VkPipeline pipeline = vk_pipeline_get(d, ds->shader, ds->spec, ds->n_spec);
@@ -201,6 +237,17 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
     return GGML_STATUS_SUCCESS;
 }
 
+/* Reserve the scratch memory nodes [i, n) may take (none when it cannot be had: their kernels
+ * then do without). */
+static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n) {
+    VkDeviceSize need = 0;
+    for (; i < n; i++) {
+        const VkDeviceSize bytes = vk_node_scratch_bytes(rec->d, nodes[i]);
+        if (bytes) need += (bytes + 255) & ~(VkDeviceSize)255;
+    }
+    rec->scratch_size = need && vk_scratch_reserve(rec->d, need) ? need : 0;
+}
+
 /* Record and run nodes [i, n) up to the first one that needs the CPU (in *cpu_at); one submit. */
 static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
     struct vk_hazards hz = {0};
@@ -208,6 +255,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     pthread_mutex_lock(&d->lock);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
+        reserve_scratch(&rec, nodes, i, n);
         if (d->timestamps) {
             vkCmdResetQueryPool(d->cmd, d->timestamps, 0, 2);
             vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->timestamps, 0);
