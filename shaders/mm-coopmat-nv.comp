@@ -1,11 +1,14 @@
 #version 450
 // f16 matrix product on tensor cores through GL_NV_cooperative_matrix:
 // 16x16x16 f16 fragments with f32 accumulators.  A workgroup of WG/32
-// subgroups computes a BM x BN tile of d, each subgroup a WM x WN part; the
-// next BK-slice of a and b is fetched into registers while the current one
-// is multiplied from shared memory.  a is f16 (read 8 halves at a time), b
-// f32 (B_F32) or f16, rounded to f16 in shared memory; K must be a multiple
-// of 8.  Tile sizes are specialization constants.
+// subgroups computes a BM x BN tile of d, each subgroup a WM x WN part.
+// Operands travel in chunks of 8 values along k (16 bytes of f16): a is f16,
+// b f32 (B_F32, two vec4 per chunk, rounded to f16 when stored to shared
+// memory) or f16; K must be a multiple of 8.  Shared memory holds one slice
+// of BK along k, rows padded by one chunk so that neither the chunk stores
+// nor the fragment loads (8 rows of 16 bytes) hit the same bank twice.  The
+// next slice is fetched into registers while the current one is multiplied.
+// Tile sizes are specialization constants.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -21,64 +24,72 @@ layout(constant_id = 3) const uint BK = 64;
 layout(constant_id = 4) const uint WM = 64;
 layout(constant_id = 5) const uint WN = 32;
 layout(local_size_x_id = 0) in;
-const uint LDS = BK + 8, FM = WM / 16, FN = WN / 16;
-const uint A_LOADS = BM * BK / 8 / WG;   // uvec4 (8 halves) per thread and tile
+const uint CK = BK / 8, LDV = CK + 1;             // chunks per row of a slice, row stride in chunks
+const uint FM = WM / 16, FN = WN / 16;
+const uint A_LOADS = BM * CK / WG, B_LOADS = BN * CK / WG; // chunks per thread and slice
 #ifdef B_F32
-const uint B_LOADS = BN * BK / 4 / WG;   // vec4 per thread and tile
 #define B_VEC vec4
-#define B_PER 4
+const uint B_VECS = 2;                            // vec4 per chunk
 #else
-const uint B_LOADS = BN * BK / 8 / WG;
 #define B_VEC uvec4
-#define B_PER 8
+const uint B_VECS = 1;
 #endif
 
 layout(binding = 0) readonly buffer A { uvec4 data_a[]; };
 layout(binding = 1) readonly buffer B { B_VEC data_b[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-shared float16_t sa[BM * LDS];
-shared float16_t sb[BN * LDS];
-shared float sc[WG / 32 * 256];
+shared uvec4 sa[BM * LDV];                        // 8 halves per element; at the end, 16x16 f32 per subgroup
+shared uvec4 sb[BN * LDV];
 
 uvec4 ra[A_LOADS];
-B_VEC rb[B_LOADS];
+B_VEC rb[B_LOADS * B_VECS];
 
-// global -> registers for the tile at k0 (zeros outside the matrices)
+// global -> registers for the slice at k0 (zeros outside the matrices); the
+// loads are left in flight, nothing here waits for them
 void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
     const uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
-        const uint idx = tid + r * WG, row = idx / (BK / 8), gm = m0 + row, gk = k0 + (idx % (BK / 8)) * 8;
+        const uint idx = tid + r * WG, gm = m0 + idx / CK, gk = k0 + (idx % CK) * 8;
         ra[r] = (gm < p.M && gk < p.K) ? data_a[a_base + gm * p.nb01 + gk / 8] : uvec4(0);
     }
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
-        const uint idx = tid + r * WG, row = idx / (BK / B_PER), gn = n0 + row, gk = k0 + (idx % (BK / B_PER)) * B_PER;
-        rb[r] = (gn < p.N && gk < p.K) ? data_b[b_base + gn * p.nb11 + gk / B_PER] : B_VEC(0);
+        const uint idx = tid + r * WG, gn = n0 + idx / CK, gk = k0 + (idx % CK) * 8;
+        const bool inside = gn < p.N && gk < p.K;
+        const uint at = b_base + gn * p.nb11 + gk / (8 / B_VECS);
+        [[unroll]] for (uint v = 0; v < B_VECS; v++) rb[r * B_VECS + v] = inside ? data_b[at + v] : B_VEC(0);
     }
 }
 
-// registers -> shared memory as f16
+// registers -> shared memory, one 16-byte store per chunk
 void stash() {
     const uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
-        const uint idx = tid + r * WG, at = (idx / (BK / 8)) * LDS + (idx % (BK / 8)) * 8;
-        [[unroll]] for (uint e = 0; e < 4; e++) {
-            const vec2 h = unpackHalf2x16(ra[r][e]);
-            sa[at + 2 * e] = float16_t(h.x);
-            sa[at + 2 * e + 1] = float16_t(h.y);
-        }
+        const uint idx = tid + r * WG;
+        sa[(idx / CK) * LDV + idx % CK] = ra[r];
     }
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
-        const uint idx = tid + r * WG, at = (idx / (BK / B_PER)) * LDS + (idx % (BK / B_PER)) * B_PER;
+        const uint idx = tid + r * WG;
 #ifdef B_F32
-        [[unroll]] for (uint e = 0; e < 4; e++) sb[at + e] = float16_t(rb[r][e]);
+        const vec4 lo = rb[2 * r], hi = rb[2 * r + 1];
+        const uvec4 h = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
 #else
-        [[unroll]] for (uint e = 0; e < 4; e++) {
-            const vec2 h = unpackHalf2x16(rb[r][e]);
-            sb[at + 2 * e] = float16_t(h.x);
-            sb[at + 2 * e + 1] = float16_t(h.y);
-        }
+        const uvec4 h = rb[r];
 #endif
+        sb[(idx / CK) * LDV + idx % CK] = h;
+    }
+}
+
+fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
+
+// the products of the shared slice into acc
+void multiply(uint wm, uint wn) {
+    [[unroll]] for (uint kk = 0; kk < CK; kk += 2) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM], fb[FN];
+        [[unroll]] for (uint i = 0; i < FM; i++) coopMatLoadNV(fa[i], sa, (wm + i * 16) * LDV + kk, LDV, false);
+        [[unroll]] for (uint j = 0; j < FN; j++) coopMatLoadNV(fb[j], sb, (wn + j * 16) * LDV + kk, LDV, true);
+        [[unroll]] for (uint i = 0; i < FM; i++)
+            [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
 }
 
@@ -90,7 +101,6 @@ void main() {
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;                     // in 16-byte units
     const uint wm = (warp % (BM / WM)) * WM, wn = (warp / (BM / WM)) * WN;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
     [[unroll]] for (uint i = 0; i < FM; i++)
         [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
@@ -99,17 +109,11 @@ void main() {
         stash();
         barrier();
         if (k0 + BK < p.K) fetch(k0 + BK, m0, n0, a_base, b_base); // in flight during the products below
-        [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM], fb[FN];
-            [[unroll]] for (uint i = 0; i < FM; i++) coopMatLoadNV(fa[i], sa, (wm + i * 16) * LDS + kk, LDS, false);
-            [[unroll]] for (uint j = 0; j < FN; j++) coopMatLoadNV(fb[j], sb, (wn + j * 16) * LDS + kk, LDS, true);
-            [[unroll]] for (uint i = 0; i < FM; i++)
-                [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
-        }
+        multiply(wm, wn);
         barrier();
     }
 
-    // through shared memory, so that partial tiles at the edges are clipped
+    // partial tiles at the edges through shared memory (free after the last barrier), to be clipped
     const uint d_base = p.off_d + b2 * p.nb2 + b3 * p.nb3, lane = gl_SubgroupInvocationID;
     const bool full = m0 + BM <= p.M && n0 + BN <= p.N;
     [[unroll]] for (uint i = 0; i < FM; i++) {
@@ -119,11 +123,11 @@ void main() {
                 coopMatStoreNV(acc[i][j], data_d, d_base + tn * p.nb1 + tm, p.nb1, true);
                 continue;
             }
-            coopMatStoreNV(acc[i][j], sc, warp * 256, 16, true);
+            coopMatStoreNV(acc[i][j], sa, warp * 64, 4, true); // 16 floats = 4 chunks per column
             subgroupBarrier();
             for (uint e = lane; e < 256; e += 32) {
                 const uint gm = tm + e % 16, gn = tn + e / 16;
-                if (gm < p.M && gn < p.N) data_d[d_base + gn * p.nb1 + gm] = sc[warp * 256 + e];
+                if (gm < p.M && gn < p.N) data_d[d_base + gn * p.nb1 + gm] = uintBitsToFloat(sa[warp * 64 + e / 4][e % 4]);
             }
             subgroupBarrier();
         }

@@ -1,7 +1,7 @@
 /*
  * ggmlc-bench - benchmarks of single operators through ggml's public API.
  *
- *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... --m 2048 --n 2048 --k 2048
+ *   ggmlc-bench mul_mat --type f32|f16|bf16|q4_0|q8_0|q4_K|... [--btype f32|f16] --m 2048 --n 2048 --k 2048
  *               --threads 2 [--reps 10] [--compare openblas|memcpy [--rounds 3]] [--json] [--backend cpu]
  *               [--products P [--chain]]  P products (weights of their own) in one graph:
  *               times and rates per product, without most of the per-graph submit cost
@@ -25,7 +25,7 @@
  *               product flops per step); OpenBLAS sgemm on the first layer's product
  *
  * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
- * x: f32 activations).  Times are medians of --reps runs after one warm-up.
+ * x: activations of --btype, f32 unless given).  Times are medians of --reps runs after one warm-up.
  * --compare openblas loads libopenblas.so.0 at run time and times
  * cblas_sgemm on the same shapes in this process, alternating with ggmlc
  * for --rounds rounds so that each ratio compares runs under the same load.
@@ -48,7 +48,7 @@
 
 struct options {
     const char *op, *backend;
-    enum ggml_type type;
+    enum ggml_type type, btype; /* mul_mat weights and activations */
     int64_t m, n, k, size, nodes, products;
     int threads, reps, rounds;
     bool openblas, memcpy_ref, json, chain, reuse;
@@ -263,7 +263,7 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
     if (!backend) return false;
     const int64_t n_tensors = 3 * o->products + 1;
     struct ggml_context *ctx = new_meta_ctx(n_tensors);
-    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, o->k, o->m), *out[64];
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, o->btype, o->k, o->m), *out[64];
     for (int64_t i = 0; i < o->products; i++) {
         struct ggml_tensor *in = o->chain && i > 0 ? ggml_view_2d(ctx, out[i - 1], o->k, o->m, out[i - 1]->nb[1], 0) : x;
         struct ggml_tensor *w = o->reuse && i > 0 ? out[0]->src[0] : ggml_new_tensor_2d(ctx, o->type, o->k, o->n);
@@ -630,6 +630,7 @@ static int bench_train_step(int argc, char **argv) {
 static void usage(void) {
     fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
           "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
+          "  --btype f32|f16                 mul_mat activation type (default f32)\n"
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
           "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
           "  --nodes N                       graph-overhead chain length (1000)\n"
@@ -656,7 +657,7 @@ static bool parse_type(const char *s, enum ggml_type *type) {
 static bool is_conv(const char *op) { return strcmp(op, "conv_2d") == 0 || strcmp(op, "conv_2d_direct") == 0; }
 
 static bool parse_args(int argc, char **argv, struct options *o) {
-    *o = (struct options){.backend = "cpu", .type = GGML_TYPE_F32, .m = 2048, .n = 2048, .k = 2048,
+    *o = (struct options){.backend = "cpu", .type = GGML_TYPE_F32, .btype = GGML_TYPE_F32, .m = 2048, .n = 2048, .k = 2048,
                           .size = 16 << 20, .nodes = 1000, .products = 1, .threads = 2, .reps = 10, .rounds = 1};
     if (argc < 2) return false;
     o->op = argv[1];
@@ -668,6 +669,7 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         if (!v) return false;
         i++;
         if (strcmp(a, "--type") == 0) { if (!parse_type(v, &o->type)) return false; }
+        else if (strcmp(a, "--btype") == 0) { if (!parse_type(v, &o->btype)) return false; }
         else if (strcmp(a, "--m") == 0) o->m = atoll(v);
         else if (strcmp(a, "--n") == 0) o->n = atoll(v);
         else if (strcmp(a, "--k") == 0) o->k = atoll(v);
@@ -705,9 +707,9 @@ static void print_result(const struct options *o, const struct result *r) {
     if (o->json) {
         printf("{\"op\":\"%s\",\"backend\":\"%s\",\"threads\":%d,\"reps\":%d,\"rounds\":%d,\"median_ms\":%.4f", o->op,
                strcmp(o->op, "memcpy") == 0 || strcmp(o->op, "memread") == 0 ? "libc" : o->backend, o->threads, o->reps, o->rounds, r->median_s * 1e3);
-        if (mm) printf(",\"type\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"products\":%lld,\"gflops\":%.2f,\"weights_gb_per_s\":%.2f",
-                       ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k, (long long)o->products, rate,
-                       (double)ggml_row_size(o->type, o->k) * (double)o->n * (double)o->products / r->median_s * 1e-9);
+        if (mm) printf(",\"type\":\"%s\",\"btype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"products\":%lld,\"gflops\":%.2f,\"weights_gb_per_s\":%.2f",
+                       ggml_type_name(o->type), ggml_type_name(o->btype), (long long)o->m, (long long)o->n, (long long)o->k,
+                       (long long)o->products, rate, (double)ggml_row_size(o->type, o->k) * (double)o->n * (double)o->products / r->median_s * 1e-9);
         else if (overhead) printf(",\"nodes\":%lld,\"us_per_node\":%.4f", (long long)o->nodes, r->median_s * 1e6 / r->work);
         else printf(",\"bytes\":%.0f,\"gb_per_s\":%.2f", r->work, rate);
         if (r->openblas_s > 0)
@@ -717,8 +719,9 @@ static void print_result(const struct options *o, const struct result *r) {
         printf("}\n");
         return;
     }
-    if (mm) printf("mul_mat %s m=%lld n=%lld k=%lld x%lld threads=%d backend=%s: %.3f ms (median of %d), %.1f GFLOPS, "
-                   "%.2f GB/s of weights\n", ggml_type_name(o->type), (long long)o->m, (long long)o->n, (long long)o->k,
+    if (mm) printf("mul_mat %s%s%s m=%lld n=%lld k=%lld x%lld threads=%d backend=%s: %.3f ms (median of %d), %.1f GFLOPS, "
+                   "%.2f GB/s of weights\n", ggml_type_name(o->type), o->btype == GGML_TYPE_F32 ? "" : " x ",
+                   o->btype == GGML_TYPE_F32 ? "" : ggml_type_name(o->btype), (long long)o->m, (long long)o->n, (long long)o->k,
                    (long long)o->products, o->threads, o->backend, r->median_s * 1e3, o->reps, rate,
                    (double)ggml_row_size(o->type, o->k) * (double)o->n * (double)o->products / r->median_s * 1e-9);
     else if (is_conv(o->op)) printf("%s %s 3x3 %lldx%lldx2 %lld->%lld channels threads=%d: %.3f ms (median of %d), %.1f GFLOPS\n",

@@ -13,7 +13,9 @@
 # (the loader packages are taken from $P/gl, or from .gl in the current directory).
 # "sweep" times the tuning variants (tile and row-count overrides) of the kernels:
 # VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MVQD, VK_SWEEP_MM, VK_SWEEP_COOPMAT
-# (lists of override values; one of spaces only skips that part).
+# (lists of override values; one of spaces only skips that part); the coopmat tiles are
+# timed with each activation type of VK_SWEEP_BTYPE (f32 f16).  "tests" also reruns the
+# mm_ cases with each coopmat tile of VK_TEST_COOPMAT (none unless set).
 # Everything is printed and also written to $OUT/vk-device.log when $OUT is set; the
 # last lines summarise each benchmark's median GPU time and rate.
 set -u
@@ -68,6 +70,12 @@ if [[ $what == *" tests "* || $what == *" all "* ]]; then
     run timeout 180 test-vulkan
     say "== test-vulkan without cooperative matrices"
     run env GGMLC_VK_COOPMAT=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
+    for tile in ${VK_TEST_COOPMAT:-}; do
+        say "== test-vulkan mm_ cases, coopmat tile $tile"
+        GGMLC_VK_COOPMAT_TILE=$tile GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan > /tmp/tv.log 2>&1
+        say "exit status $?; $(grep -c '^ok' /tmp/tv.log) ok, $(grep -c '^not ok' /tmp/tv.log) not ok"
+        grep '^not ok' /tmp/tv.log | head -5 | tee -a "$log"
+    done
 fi
 
 # The other Vulkan test programs (copy tests/.libs/test-vulkan-train and test-vulkan-faults
@@ -122,6 +130,7 @@ mv4() {
 if [[ $what == *" bench "* || $what == *" all "* ]]; then
     bench "GEMM f32 4096^3" $F mul_mat --type f32 $GEMM
     bench "GEMM f16 weights x f32 activations 4096^3 (coopmat)" $F mul_mat --type f16 $GEMM
+    bench "GEMM f16 weights x f16 activations 4096^3 (coopmat)" $F mul_mat --type f16 --btype f16 $GEMM
     GGMLC_VK_COOPMAT=0 bench "GEMM f16 4096^3 without coopmat" $F mul_mat --type f16 $GEMM
     mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
     # the float-activation kernels the integer-dot one replaced on devices with dot products
@@ -169,7 +178,9 @@ if [[ $what == *" sweep "* ]]; then
         GGMLC_VK_MM_TILE=$tile bench "GEMM f32 4096^3, tile $tile" $F mul_mat --type f32 $GEMM
     done
     for tile in ${VK_SWEEP_COOPMAT:-256,128,128,32,64,32 128,128,64,64,64,32 256,128,128,64,32,64 128,64,128,64,32,64}; do
-        GGMLC_VK_COOPMAT_TILE=$tile bench "GEMM f16 4096^3, coopmat tile $tile" $F mul_mat --type f16 $GEMM
+        for bt in ${VK_SWEEP_BTYPE:-f32 f16}; do
+            GGMLC_VK_COOPMAT_TILE=$tile bench "GEMM f16 x $bt 4096^3, coopmat tile $tile" $F mul_mat --type f16 --btype $bt $GEMM
+        done
     done
 fi
 

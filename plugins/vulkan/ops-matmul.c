@@ -212,30 +212,42 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], ds->spec[1], ds->groups);
 }
 
-/* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN}.  The default was
- * the fastest of those tried on an H200; $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN"
- * tries others (ignored unless consistent and within shared memory). */
+/* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN}, whether they fit: subgroup tiles of
+ * whole 16x16 fragments covering the tile with WG/32 subgroups, whole 8-value chunks of a slice per
+ * thread, the shared slice (rows padded by one chunk), whose part for a also stages a 16x16 f32
+ * fragment per subgroup at the edges. */
+static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
+    if (!v[4] || !v[5] || v[4] % 16 || v[5] % 16 || v[1] % v[4] || v[2] % v[5] || v[3] % 16 ||
+        v[0] != (v[1] / v[4]) * (v[2] / v[5]) * 32 || (v[1] * v[3] / 8) % v[0] || (v[2] * v[3] / 8) % v[0])
+        return false;
+    const uint64_t row = 16ull * (v[3] / 8 + 1); /* bytes */
+    return row * v[1] >= 1024ull * (v[0] / 32) && row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize &&
+           v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
+}
+
+/* The default was the fastest of those tried on an H200 (BENCHMARKS.md);
+ * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN" tries others (ignored unless they fit). */
 static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
     static const uint32_t def[6] = {256, 128, 128, 64, 64, 32};
     memcpy(t, def, sizeof def);
     const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
     uint32_t v[6];
-    if (!env || sscanf(env, "%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return;
-    const bool shapes = v[4] % 16 == 0 && v[5] % 16 == 0 && v[4] && v[5] && v[1] % v[4] == 0 && v[2] % v[5] == 0 && v[3] % 16 == 0 &&
-                        v[0] == (v[1] / v[4]) * (v[2] / v[5]) * 32 && (v[1] * v[3] / 8) % v[0] == 0 && (v[2] * v[3] / 8) % v[0] == 0 &&
-                        (v[2] * v[3] / 4) % v[0] == 0;
-    const uint64_t shared = 2ull * (v[1] + v[2]) * (v[3] + 8) + 4ull * (v[0] / 32) * 256;
-    if (shapes && shared <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations)
+    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6 && coopmat_tiles_fit(d, v))
         memcpy(t, v, sizeof v);
 }
 
-/* The tensor-core path: f16 weights, f32 or f16 activations read 16 bytes at a time. */
-static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+/* The tensor-core path (its tiles into `tiles`): f16 weights, f32 or f16 activations read 16 bytes at
+ * a time, and a grid of tiles within the device's limits (otherwise the tiled GEMM, which supports_op
+ * checked). */
+static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[6]) {
+    coopmat_tiles(d, tiles);
     if (!d->use_coopmat || a->type != GGML_TYPE_F16 || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16)) return false;
     const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
     if (!ba || !bb || a->ne[0] % 8 != 0 || d->props.limits.minStorageBufferOffsetAlignment > 16) return false;
     for (int i = 1; i < 4; i++)
         if (a->nb[i] % 16 != 0 || b->nb[i] % 16 != 0) return false;
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    if ((uint64_t)(a->ne[1] + tiles[1] - 1) / tiles[1] > max[0] || (uint64_t)(b->ne[1] + tiles[2] - 1) / tiles[2] > max[1]) return false;
     return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
 }
 
@@ -326,6 +338,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     const char *ta = quant ? ggml_type_name(a->type) : vk_type_tag(a->type), *tb = vk_type_tag(b->type);
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
+    uint32_t tiles[6];
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     struct mvq_dot_tune dot;
     VkDeviceSize scratch_at, scales_at, scratch_bytes = mvq_dot_scratch(b, &scales_at);
@@ -333,13 +346,13 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         return mvq_dot_record(rec, node, &dot, scratch_at, scratch_bytes, scales_at);
     if (b->ne[1] <= MV_MAX_N) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
-    } else if (use_coopmat(rec->d, a, b)) {
+    } else if (use_coopmat(rec->d, a, b, tiles)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
-        coopmat_tiles(rec->d, ds.spec);
+        memcpy(ds.spec, tiles, sizeof tiles);
         ds.n_spec = 6;
-        ds.groups[0] = (uint32_t)((a->ne[1] + ds.spec[1] - 1) / ds.spec[1]);
-        ds.groups[1] = (uint32_t)((b->ne[1] + ds.spec[2] - 1) / ds.spec[2]);
+        ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
+        ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     } else {
         const struct mm_tiles t = mm_tiles_for(rec->d);
         vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ta, tb));
