@@ -18,23 +18,18 @@
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 #define leaf vk_test_leaf
 
-/* a [k, m, a2] times b [k, n, b2]: odd row counts (rows past the last chunk), K of 3 blocks
+/* a [k, m, a2] times b [k, n, b2]: odd row counts (rows past the last workgroup's), K of 3 blocks
  * (blocks at every halfword offset of a 16-byte word), more blocks per row than threads */
-#define DOT_CASE(fn, type, k, m, n, a2, b2) \
-    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
-        NEED(ggml_mul_mat); \
-        return ggml_mul_mat(ctx, leaf(ctx, type, "a", k, m, a2, 1), leaf(ctx, GGML_TYPE_F32, "b", k, n, b2, 1)); \
-    }
-DOT_CASE(c_mvd_q4_0_n1, GGML_TYPE_Q4_0, 512, 37, 1, 1, 1)
-DOT_CASE(c_mvd_q4_0_k96, GGML_TYPE_Q4_0, 96, 45, 1, 1, 1)
-DOT_CASE(c_mvd_q4_0_n3, GGML_TYPE_Q4_0, 288, 19, 3, 2, 4)
-DOT_CASE(c_mvd_q4_0_n8, GGML_TYPE_Q4_0, 256, 53, 8, 1, 1)
-DOT_CASE(c_mvd_q4_0_long, GGML_TYPE_Q4_0, 8224, 21, 1, 1, 1)
-DOT_CASE(c_mvd_q8_0_n1, GGML_TYPE_Q8_0, 1024, 41, 1, 1, 1)
-DOT_CASE(c_mvd_q8_0_k96, GGML_TYPE_Q8_0, 96, 33, 2, 1, 1)
-DOT_CASE(c_mvd_q8_0_n5, GGML_TYPE_Q8_0, 160, 17, 5, 1, 3)
-DOT_CASE(c_mvd_q8_0_n8, GGML_TYPE_Q8_0, 256, 29, 8, 2, 2)
-DOT_CASE(c_mvd_q8_0_long, GGML_TYPE_Q8_0, 4640, 27, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_0_n1, GGML_TYPE_Q4_0, 512, 37, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_0_k96, GGML_TYPE_Q4_0, 96, 45, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_0_n3, GGML_TYPE_Q4_0, 288, 19, 3, 2, 4)
+VK_MUL_MAT_CASE(c_mvd_q4_0_n8, GGML_TYPE_Q4_0, 256, 53, 8, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_0_long, GGML_TYPE_Q4_0, 8224, 21, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q8_0_n1, GGML_TYPE_Q8_0, 1024, 41, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q8_0_k96, GGML_TYPE_Q8_0, 96, 33, 2, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q8_0_n5, GGML_TYPE_Q8_0, 160, 17, 5, 1, 3)
+VK_MUL_MAT_CASE(c_mvd_q8_0_n8, GGML_TYPE_Q8_0, 256, 29, 8, 2, 2)
+VK_MUL_MAT_CASE(c_mvd_q8_0_long, GGML_TYPE_Q8_0, 4640, 27, 1, 1, 1)
 
 /* b one float into its buffer (read 4 bytes at a time), a a view one block into its rows
  * (offset 18 bytes), and q8_0 rows of 6 blocks read 4 blocks at a time from the second */

@@ -294,19 +294,14 @@ static struct ggml_tensor *c_mv_q8_0_offset_b(struct ggml_context *ctx) {
 }
 /* the grouped q4_0/q8_0 mat-vec (rows of whole 256-value groups, 16-byte aligned): odd row
  * counts, 1..8 columns, more groups per row than threads along k, broadcast batches */
-#define GROUP_CASE(fn, type, k, m, n, a2, b2) \
-    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
-        NEED(ggml_mul_mat); \
-        return ggml_mul_mat(ctx, leaf(ctx, type, "a", k, m, a2, 1), F32("b", k, n, b2, 1)); \
-    }
-GROUP_CASE(c_mvg_q4_0_n1, GGML_TYPE_Q4_0, 512, 37, 1, 1, 1)
-GROUP_CASE(c_mvg_q4_0_n3, GGML_TYPE_Q4_0, 768, 19, 3, 2, 4)
-GROUP_CASE(c_mvg_q4_0_n8, GGML_TYPE_Q4_0, 256, 53, 8, 1, 1)
-GROUP_CASE(c_mvg_q4_0_long, GGML_TYPE_Q4_0, 4608, 35, 2, 1, 1)
-GROUP_CASE(c_mvg_q8_0_n1, GGML_TYPE_Q8_0, 1024, 41, 1, 1, 1)
-GROUP_CASE(c_mvg_q8_0_n5, GGML_TYPE_Q8_0, 512, 17, 5, 1, 1)
-GROUP_CASE(c_mvg_q8_0_n8, GGML_TYPE_Q8_0, 256, 29, 8, 2, 2)
-GROUP_CASE(c_mvg_q8_0_long, GGML_TYPE_Q8_0, 4608, 21, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvg_q4_0_n1, GGML_TYPE_Q4_0, 512, 37, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvg_q4_0_n3, GGML_TYPE_Q4_0, 768, 19, 3, 2, 4)
+VK_MUL_MAT_CASE(c_mvg_q4_0_n8, GGML_TYPE_Q4_0, 256, 53, 8, 1, 1)
+VK_MUL_MAT_CASE(c_mvg_q4_0_long, GGML_TYPE_Q4_0, 4608, 35, 2, 1, 1)
+VK_MUL_MAT_CASE(c_mvg_q8_0_n1, GGML_TYPE_Q8_0, 1024, 41, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvg_q8_0_n5, GGML_TYPE_Q8_0, 512, 17, 5, 1, 1)
+VK_MUL_MAT_CASE(c_mvg_q8_0_n8, GGML_TYPE_Q8_0, 256, 29, 8, 2, 2)
+VK_MUL_MAT_CASE(c_mvg_q8_0_long, GGML_TYPE_Q8_0, 4608, 21, 1, 1, 1)
 /* b at an offset of one float: the grouped kernel's b is then read 4 bytes at a time */
 static struct ggml_tensor *c_mvg_q4_0_offset_b(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);

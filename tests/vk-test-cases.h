@@ -24,6 +24,14 @@ struct vk_test_case {
 struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, const char *name, int64_t n0, int64_t n1,
                                  int64_t n2, int64_t n3);
 
+/* A case function fn: quantized or float a [k, m, a2] (of type) times f32 b [k, n, b2]
+ * (NULL when ggml_mul_mat is missing: the file declares it weak). */
+#define VK_MUL_MAT_CASE(fn, type, k, m, n, a2, b2) \
+    static struct ggml_tensor *fn(struct ggml_context *ctx) { \
+        if (!ggml_mul_mat) return NULL; \
+        return ggml_mul_mat(ctx, vk_test_leaf(ctx, type, "a", k, m, a2, 1), vk_test_leaf(ctx, GGML_TYPE_F32, "b", k, n, b2, 1)); \
+    }
+
 /* The table of cases and its length. */
 const struct vk_test_case *vk_test_cases(size_t *n);
 /* The K-quant and mul_mat_id cases (vk-test-cases-quant.c). */
