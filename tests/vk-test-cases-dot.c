@@ -2,9 +2,9 @@
  * vk-test-cases-dot.c - test-vulkan.c cases for the integer-dot q4_0/q8_0
  * matrix-vector kernel (mvq-dot.comp), run with GGMLC_VK_MVQ_KERNEL=dot.  That
  * kernel quantizes b to 8 bits per 32-value block as the CPU reference does
- * (ggml's Q8_0), so the two agree to rounding: the 1e-7 bounds are a hundred times
- * below what a float-activation kernel reaches (about 1e-5), and a case that
- * silently took another kernel fails.
+ * (ggml's Q8_0), so the two agree to rounding (1e-14 here; 1e-7 in the worst of
+ * 300 random shapes): the 1e-6 bounds are below what a float-activation kernel
+ * reaches (7e-6 to 3e-5), so a case that silently took another kernel fails.
  */
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
@@ -65,10 +65,10 @@ static struct ggml_tensor *c_mvd_chain(struct ggml_context *ctx) {
 
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
-    CASE(c_mvd_q4_0_n1, 1e-7), CASE(c_mvd_q4_0_k96, 1e-7), CASE(c_mvd_q4_0_n3, 1e-7), CASE(c_mvd_q4_0_n8, 1e-7),
-    CASE(c_mvd_q4_0_long, 1e-7), CASE(c_mvd_q8_0_n1, 1e-7), CASE(c_mvd_q8_0_k96, 1e-7), CASE(c_mvd_q8_0_n5, 1e-7),
-    CASE(c_mvd_q8_0_n8, 1e-7), CASE(c_mvd_q8_0_long, 1e-7), CASE(c_mvd_q4_0_offset_b, 1e-7), CASE(c_mvd_q4_0_offset_a, 1e-7),
-    CASE(c_mvd_q8_0_stride_a, 1e-7), CASE(c_mvd_two_in_graph, 1e-7), CASE(c_mvd_chain, 1e-7),
+    CASE(c_mvd_q4_0_n1, 1e-6), CASE(c_mvd_q4_0_k96, 1e-6), CASE(c_mvd_q4_0_n3, 1e-6), CASE(c_mvd_q4_0_n8, 1e-6),
+    CASE(c_mvd_q4_0_long, 1e-6), CASE(c_mvd_q8_0_n1, 1e-6), CASE(c_mvd_q8_0_k96, 1e-6), CASE(c_mvd_q8_0_n5, 1e-6),
+    CASE(c_mvd_q8_0_n8, 1e-6), CASE(c_mvd_q8_0_long, 1e-6), CASE(c_mvd_q4_0_offset_b, 1e-6), CASE(c_mvd_q4_0_offset_a, 1e-6),
+    CASE(c_mvd_q8_0_stride_a, 1e-6), CASE(c_mvd_two_in_graph, 1e-6), CASE(c_mvd_chain, 1e-6),
 };
 
 const struct vk_test_case *vk_test_cases_dot(size_t *n) {
