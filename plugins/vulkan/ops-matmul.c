@@ -290,7 +290,7 @@ static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *
 /* Scratch bytes of b quantized: per column K quant bytes, then per block a (scale, sum) pair. */
 static VkDeviceSize mvq_dot_scratch(const struct ggml_tensor *b, VkDeviceSize *scales_at) {
     const VkDeviceSize cols = (VkDeviceSize)(b->ne[1] * b->ne[2] * b->ne[3]), k = (VkDeviceSize)b->ne[0];
-    *scales_at = (cols * k + 255) & ~(VkDeviceSize)255;
+    *scales_at = vk_scratch_round(cols * k);
     return *scales_at + cols * (k / 32) * 8;
 }
 

@@ -58,6 +58,14 @@ struct vk_caps {
 struct vk_block;
 struct vk_pipeline_set;
 
+/* A sub-allocation of device-local memory (vk-memory.c). */
+struct vk_alloc {
+    struct vk_block *block;
+    VkBuffer buf;          /* the block's buffer */
+    VkDeviceSize offset;   /* of this allocation inside buf */
+    VkDeviceSize size;
+};
+
 struct vk_staging {
     VkBuffer buf;
     VkDeviceMemory mem;
@@ -96,8 +104,7 @@ struct vk_device {
     struct vk_pipeline_set *pipelines; /* one per shader id */
     struct vk_staging staging;
     struct vk_block *blocks;
-    struct vk_alloc *scratch;        /* device memory for what a segment's kernels pass each other, or NULL */
-    VkDeviceSize scratch_size;
+    struct vk_alloc scratch;         /* device memory for what a segment's kernels pass each other (block NULL: none) */
     ggml_backend_buffer_type_t buft;
     /* faults (vk-fallback.c): each warned about once */
     bool warned_host_memory;         /* a buffer fell back to host memory */
@@ -129,13 +136,6 @@ VK_HIDDEN enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d);
 
 /* ------------------------------------------------------------ memory */
 
-struct vk_alloc {
-    struct vk_block *block;
-    VkBuffer buf;          /* the block's buffer */
-    VkDeviceSize offset;   /* of this allocation inside buf */
-    VkDeviceSize size;
-};
-
 /* Sub-allocate size bytes of device-local memory (caller holds d->lock).  Out of device
  * memory: GGMLC_ERR_NOMEM with no error recorded (the caller falls back or records one). */
 VK_HIDDEN enum ggmlc_status vk_mem_alloc(struct vk_device *d, VkDeviceSize size, struct vk_alloc *out);
@@ -143,6 +143,8 @@ VK_HIDDEN enum ggmlc_status vk_mem_alloc(struct vk_device *d, VkDeviceSize size,
 VK_HIDDEN void vk_mem_free(struct vk_device *d, struct vk_alloc *a);
 /* Release every block (device close). */
 VK_HIDDEN void vk_mem_release_all(struct vk_device *d);
+/* n rounded up to the 256 bytes that scratch ranges (and binding offsets) are aligned to. */
+static inline VkDeviceSize vk_scratch_round(VkDeviceSize n) { return (n + 255) & ~(VkDeviceSize)255; }
 /* Scratch memory of at least size bytes (caller holds d->lock; no command buffer in flight: the
  * previous one may be freed).  Out of device memory: false, nothing recorded (callers fall back). */
 VK_HIDDEN bool vk_scratch_reserve(struct vk_device *d, VkDeviceSize size);

@@ -213,26 +213,16 @@ enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size) {
 }
 
 bool vk_scratch_reserve(struct vk_device *d, VkDeviceSize size) {
-    if (d->scratch_size >= size) return true;
+    if (d->scratch.block && d->scratch.size >= size) return true;
     vk_scratch_release(d);
     VkDeviceSize want = (VkDeviceSize)1 << 20; /* grown by doubling: few reallocations */
     while (want < size) want *= 2;
-    struct vk_alloc *a = calloc(1, sizeof *a);
-    if (!a || vk_mem_alloc(d, want, a) != GGMLC_OK) {
-        free(a);
-        return false;
-    }
-    d->scratch = a;
-    d->scratch_size = want;
-    return true;
+    if (vk_mem_alloc(d, want, &d->scratch) == GGMLC_OK) return true;
+    memset(&d->scratch, 0, sizeof d->scratch);
+    return false;
 }
 
-void vk_scratch_release(struct vk_device *d) {
-    if (d->scratch) vk_mem_free(d, d->scratch);
-    free(d->scratch);
-    d->scratch = NULL;
-    d->scratch_size = 0;
-}
+void vk_scratch_release(struct vk_device *d) { vk_mem_free(d, &d->scratch); /* a no-op without a block */ }
 
 void vk_staging_release(struct vk_device *d) {
     struct vk_staging *s = &d->staging;

@@ -45,8 +45,8 @@ int vk_dispatch_bind_scratch(struct vk_dispatch *ds, VkDeviceSize at, VkDeviceSi
 }
 
 bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
-    const VkDeviceSize begin = (rec->scratch_used + 255) & ~(VkDeviceSize)255;
-    if (!rec->d->scratch || begin + size > rec->scratch_size) return false;
+    const VkDeviceSize begin = vk_scratch_round(rec->scratch_used);
+    if (begin + size > rec->scratch_size) return false; /* scratch_size is 0 without a reserve */
     *at = begin;
     rec->scratch_used = begin + size;
     return true;
@@ -56,10 +56,10 @@ bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
 static bool binding_place(const struct vk_device *d, const struct vk_binding *bind, VkBuffer *buf, VkDeviceSize *at,
                           VkDeviceSize *nbytes, VkDeviceSize *end) {
     if (!bind->t) {
-        *buf = d->scratch->buf;
-        *at = d->scratch->offset + bind->at;
+        *buf = d->scratch.buf;
+        *at = d->scratch.offset + bind->at;
         *nbytes = bind->size;
-        *end = d->scratch->offset + d->scratch->size;
+        *end = d->scratch.offset + d->scratch.size;
         return true;
     }
     const struct vk_buffer *b = vk_tensor_buffer(d, bind->t);
@@ -243,7 +243,7 @@ static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int 
     VkDeviceSize need = 0;
     for (; i < n; i++) {
         const VkDeviceSize bytes = vk_node_scratch_bytes(rec->d, nodes[i]);
-        if (bytes) need += (bytes + 255) & ~(VkDeviceSize)255;
+        need += vk_scratch_round(bytes);
     }
     rec->scratch_size = need && vk_scratch_reserve(rec->d, need) ? need : 0;
 }
