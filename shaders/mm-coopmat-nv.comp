@@ -9,6 +9,11 @@
 // nor the fragment loads (8 rows of 16 bytes) hit the same bank twice.  The
 // next slice is fetched into registers while the current one is multiplied.
 // Tile sizes are specialization constants.
+// FLEX: each subgroup's WM x WN part is one accumulator, multiplied by WM x FK and
+// FK x WN operands (the flexible sizes of VK_NV_cooperative_matrix2, so the driver
+// picks the instruction sequence); written in NV syntax, rewritten into KHR
+// instructions at build time (plugins/vulkan/spv-coopmat-khr.py).  Whole tiles
+// only, 16-byte aligned d: the host checks.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -23,6 +28,7 @@ layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint BK = 64;
 layout(constant_id = 4) const uint WM = 64;
 layout(constant_id = 5) const uint WN = 32;
+layout(constant_id = 6) const uint FK = 16;      // FLEX: k per product (a multiple of 16 dividing BK)
 layout(local_size_x_id = 0) in;
 const uint CK = BK / 8, LDV = CK + 1;             // chunks per row of a slice, row stride in chunks
 const uint FM = WM / 16, FN = WN / 16;
@@ -80,6 +86,20 @@ void stash() {
     }
 }
 
+#ifdef FLEX
+fcoopmatNV<32, gl_ScopeSubgroup, WM, WN> acc;
+
+// the products of the shared slice into acc
+void multiply(uint wm, uint wn) {
+    [[unroll]] for (uint kk = 0; kk < CK; kk += FK / 8) {
+        fcoopmatNV<16, gl_ScopeSubgroup, WM, FK> fa;
+        fcoopmatNV<16, gl_ScopeSubgroup, FK, WN> fb;
+        coopMatLoadNV(fa, sa, wm * LDV + kk, LDV, false);
+        coopMatLoadNV(fb, sb, wn * LDV + kk, LDV, true);
+        acc = coopMatMulAddNV(fa, fb, acc);
+    }
+}
+#else
 fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
 
 // the products of the shared slice into acc
@@ -92,6 +112,7 @@ void multiply(uint wm, uint wn) {
             [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
 }
+#endif
 
 void main() {
     const uint warp = gl_SubgroupID;
@@ -101,8 +122,12 @@ void main() {
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;                     // in 16-byte units
     const uint wm = (warp % (BM / WM)) * WM, wn = (warp / (BM / WM)) * WN;
 
+#ifdef FLEX
+    acc = fcoopmatNV<32, gl_ScopeSubgroup, WM, WN>(0.0);
+#else
     [[unroll]] for (uint i = 0; i < FM; i++)
         [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+#endif
 
     fetch(0, m0, n0, a_base, b_base);
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
@@ -113,8 +138,11 @@ void main() {
         barrier();
     }
 
-    // partial tiles at the edges through shared memory (free after the last barrier), to be clipped
     const uint d_base = p.off_d + b2 * p.nb2 + b3 * p.nb3, lane = gl_SubgroupInvocationID;
+#ifdef FLEX
+    coopMatStoreNV(acc, data_d, d_base + (n0 + wn) * p.nb1 + m0 + wm, p.nb1, true);
+#else
+    // partial tiles at the edges through shared memory (free after the last barrier), to be clipped
     const bool full = m0 + BM <= p.M && n0 + BN <= p.N;
     [[unroll]] for (uint i = 0; i < FM; i++) {
         [[unroll]] for (uint j = 0; j < FN; j++) {
@@ -132,4 +160,5 @@ void main() {
             subgroupBarrier();
         }
     }
+#endif
 }

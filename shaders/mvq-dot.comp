@@ -9,6 +9,7 @@
 // serves RW rows.  A block starts on any halfword: a thread loads the 16-byte
 // words that hold it and shifts its halfwords into place with selects (no
 // dynamic register indexing).  Partial sums: subgroup sums, then shared memory.
+// With fewer workgroups than groups of RW rows, each takes every so many.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_spirv_intrinsics : require
@@ -78,9 +79,8 @@ int block_dot(const uint q[QWORDS], const uvec4 lo, const uvec4 hi) {
     return s;
 }
 
-void main() {
-    const uint m0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * RW;
-    if (m0 >= p.M) return;
+// RW rows of d from m0 on
+void rows(const uint m0) {
     const uint b2 = gl_WorkGroupID.z % p.ne12, b3 = gl_WorkGroupID.z / p.ne12, blocks = p.K / 32;
     const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;
     const uint col0 = gl_WorkGroupID.z * NC; // b's first column of this batch
@@ -117,5 +117,14 @@ void main() {
         float total = 0.0;
         for (uint s = 0; s < gl_NumSubgroups; s++) total += red[s * per + tid];
         if (m0 + r < p.M) data_d[p.off_d + b2 * p.nb2 + b3 * p.nb3 + j * p.nb1 + m0 + r] = total;
+    }
+}
+
+// Fewer workgroups than row groups (a tuning choice) take every so many in turn.
+void main() {
+    const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * RW;
+    for (uint m0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * RW; m0 < p.M; m0 += stride) {
+        rows(m0);
+        barrier(); // red is taken again
     }
 }

@@ -175,7 +175,7 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
             if (!only || strstr(cases[i].name, only)) tap_skip("the device has no integer dot products", "%s", cases[i].name);
         return;
     }
-    static const char *const tunings[] = {NULL, "32,3"};
+    static const char *const tunings[] = {NULL, "32,3", "64,2,3"}; /* the last: 3 workgroups take turns */
     setenv("GGMLC_VK_MVQ_KERNEL", "dot", 1);
     for (size_t t = 0; t < sizeof tunings / sizeof *tunings; t++) {
         if (tunings[t]) setenv("GGMLC_VK_MVQD", tunings[t], 1);

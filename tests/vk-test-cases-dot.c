@@ -14,6 +14,7 @@
 #pragma weak ggml_mul_mat
 #pragma weak ggml_view_2d
 #pragma weak ggml_add
+#pragma weak ggml_scale_inplace
 
 #define NEED(fn) do { if (!(fn)) return NULL; } while (0)
 #define leaf vk_test_leaf
@@ -63,12 +64,39 @@ static struct ggml_tensor *c_mvd_chain(struct ggml_context *ctx) {
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a2", 64, 29, 1, 1), x);
 }
 
+/* products sharing their activations quantize them once per graph: three products of one b;
+ * views of b's first and last two columns are not the same activations; b scaled in place
+ * between two products must be quantized again */
+static struct ggml_tensor *c_mvd_shared_b(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat); NEED(ggml_add);
+    struct ggml_tensor *b = leaf(ctx, GGML_TYPE_F32, "b", 256, 2, 1, 1);
+    struct ggml_tensor *y1 = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a1", 256, 40, 1, 1), b);
+    struct ggml_tensor *y2 = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a2", 256, 40, 1, 1), b);
+    struct ggml_tensor *y3 = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a3", 256, 40, 1, 1), b);
+    return ggml_add(ctx, ggml_add(ctx, y1, y2), y3);
+}
+static struct ggml_tensor *c_mvd_shared_b_view(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat); NEED(ggml_add); NEED(ggml_view_2d);
+    struct ggml_tensor *b = leaf(ctx, GGML_TYPE_F32, "b", 256, 3, 1, 1);
+    struct ggml_tensor *first = ggml_view_2d(ctx, b, 256, 2, b->nb[1], 0), *last = ggml_view_2d(ctx, b, 256, 2, b->nb[1], b->nb[1]);
+    struct ggml_tensor *y1 = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a1", 256, 24, 1, 1), first);
+    return ggml_add(ctx, y1, ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a2", 256, 24, 1, 1), last));
+}
+static struct ggml_tensor *c_mvd_shared_b_written(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat); NEED(ggml_add); NEED(ggml_scale_inplace);
+    struct ggml_tensor *b = leaf(ctx, GGML_TYPE_F32, "b", 256, 2, 1, 1);
+    struct ggml_tensor *y1 = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a1", 256, 40, 1, 1), b);
+    struct ggml_tensor *y2 = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a2", 256, 40, 1, 1), ggml_scale_inplace(ctx, b, -3.0f));
+    return ggml_add(ctx, y1, y2);
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_mvd_q4_0_n1, 1e-6), CASE(c_mvd_q4_0_k96, 1e-6), CASE(c_mvd_q4_0_n3, 1e-6), CASE(c_mvd_q4_0_n8, 1e-6),
     CASE(c_mvd_q4_0_long, 1e-6), CASE(c_mvd_q8_0_n1, 1e-6), CASE(c_mvd_q8_0_k96, 1e-6), CASE(c_mvd_q8_0_n5, 1e-6),
     CASE(c_mvd_q8_0_n8, 1e-6), CASE(c_mvd_q8_0_long, 1e-6), CASE(c_mvd_q4_0_offset_b, 1e-6), CASE(c_mvd_q4_0_offset_a, 1e-6),
-    CASE(c_mvd_q8_0_stride_a, 1e-6), CASE(c_mvd_two_in_graph, 1e-6), CASE(c_mvd_chain, 1e-6),
+    CASE(c_mvd_q8_0_stride_a, 1e-6), CASE(c_mvd_two_in_graph, 1e-6), CASE(c_mvd_chain, 1e-6), CASE(c_mvd_shared_b, 1e-6),
+    CASE(c_mvd_shared_b_view, 1e-6), CASE(c_mvd_shared_b_written, 1e-6),
 };
 
 const struct vk_test_case *vk_test_cases_dot(size_t *n) {

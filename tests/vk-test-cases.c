@@ -213,6 +213,11 @@ static struct ggml_tensor *c_mm_f16_view_b(struct ggml_context *ctx) {
     struct ggml_tensor *b = F32("b", 216, 300, 1, 1);
     return ggml_mul_mat(ctx, F16("a", 200, 260, 1, 1), ggml_view_2d(ctx, b, 200, 290, b->nb[1], 4 * sizeof(float)));
 }
+/* whole 128x128 tiles, K a multiple of 32: the workgroup-scope coopmat kernel where present (f16 and
+ * f32 b, broadcast batches) */
+static struct ggml_tensor *c_mm_f16_f16_whole(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 256, 256, 1, 1), F16("b", 256, 128, 1, 1)); }
+static struct ggml_tensor *c_mm_f16_whole(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 96, 384, 1, 1), F32("b", 96, 256, 1, 1)); }
+static struct ggml_tensor *c_mm_f16_f16_whole_batched(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 64, 128, 2, 1), F16("b", 64, 128, 4, 1)); }
 static struct ggml_tensor *c_mm_bf16(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_BF16, "a", 48, 20, 1, 1), F32("b", 48, 17, 1, 1));
@@ -445,6 +450,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_rms_norm, 1e-9), CASE(c_l2_norm, 1e-9), CASE(c_group_norm, 1e-9), CASE(c_rms_norm_view, 1e-9),
     CASE(c_soft_max, 1e-9), CASE(c_soft_max_mask, 1e-9), CASE(c_soft_max_alibi_f16, 1e-9),
     CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6), CASE(c_mm_f16_tiles, 1e-6), CASE(c_mm_f16_f16_batched, 1e-6), CASE(c_mm_f16_f16_deep, 1e-6), CASE(c_mm_f16_view_b, 1e-6),
+    CASE(c_mm_f16_f16_whole, 1e-6), CASE(c_mm_f16_whole, 1e-6), CASE(c_mm_f16_f16_whole_batched, 1e-6),
     CASE(c_mm_bf16, 1e-8), CASE(c_mm_batched, 1e-10), CASE(c_mm_transposed_b, 1e-10), CASE(c_mv_f32, 1e-10),
     CASE(c_mv_f32_odd, 1e-10), CASE(c_mv_f16, 1e-8), CASE(c_mv_f16_f16, 1e-6),
     CASE(c_get_rows, 0), CASE(c_get_rows_f16, 0), CASE(c_set_rows, 0), CASE(c_set_rows_f16, 0), CASE(c_concat0, 0),

@@ -12,7 +12,8 @@
 # ($VK_RUN, when set, is run first in the same environment: experiments)
 # (the loader packages are taken from $P/gl, or from .gl in the current directory).
 # "sweep" times the tuning variants (tile and row-count overrides) of the kernels:
-# VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MVQD, VK_SWEEP_MM, VK_SWEEP_COOPMAT
+# VK_SWEEP_MV, VK_SWEEP_MVQ, VK_SWEEP_MVQL, VK_SWEEP_MVQG, VK_SWEEP_MVQD, VK_SWEEP_MM, VK_SWEEP_COOPMAT,
+# VK_SWEEP_COOPMAT_FLEX (k per product of the flexible-size coopmat variant)
 # (lists of override values; one of spaces only skips that part); the coopmat tiles are
 # timed with each activation type of VK_SWEEP_BTYPE (f32 f16).  "tests" also reruns the
 # mm_ cases with each coopmat tile of VK_TEST_COOPMAT (none unless set).
@@ -70,6 +71,8 @@ if [[ $what == *" tests "* || $what == *" all "* ]]; then
     run timeout 180 test-vulkan
     say "== test-vulkan without cooperative matrices"
     run env GGMLC_VK_COOPMAT=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
+    say "== test-vulkan mm_ cases with 16x16 cooperative-matrix fragments only (no flexible sizes)"
+    run env GGMLC_VK_COOPMAT_FLEX=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
     for tile in ${VK_TEST_COOPMAT:-}; do
         say "== test-vulkan mm_ cases, coopmat tile $tile"
         GGMLC_VK_COOPMAT_TILE=$tile GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan > /tmp/tv.log 2>&1
@@ -127,15 +130,24 @@ mv4() {
     bench "matrix-vector 14336x4096 $1, chain of 4${3:-}" B:$(($2 * 4)) mul_mat --type $1 --m 1 --n 14336 --k 4096 --products 4 --chain
 }
 
+# the same, 4 independent products sharing the activations (as a layer's q, k and v
+# projections): the activations are quantized once, the products run without barriers between
+mvp4() {
+    bench "matrix-vector 14336x4096 $1, 4 sharing b${3:-}" B:$(($2 * 4)) mul_mat --type $1 --m 1 --n 14336 --k 4096 --products 4
+}
+
 if [[ $what == *" bench "* || $what == *" all "* ]]; then
     bench "GEMM f32 4096^3" $F mul_mat --type f32 $GEMM
     bench "GEMM f16 weights x f32 activations 4096^3 (coopmat)" $F mul_mat --type f16 $GEMM
     bench "GEMM f16 weights x f16 activations 4096^3 (coopmat)" $F mul_mat --type f16 --btype f16 $GEMM
+    GGMLC_VK_COOPMAT_FLEX=0 bench "GEMM f16 x f32 4096^3 (coopmat, 16x16 fragments)" $F mul_mat --type f16 $GEMM
+    GGMLC_VK_COOPMAT_FLEX=0 bench "GEMM f16 x f16 4096^3 (coopmat, 16x16 fragments)" $F mul_mat --type f16 --btype f16 $GEMM
     GGMLC_VK_COOPMAT=0 bench "GEMM f16 4096^3 without coopmat" $F mul_mat --type f16 $GEMM
     mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
     # the float-activation kernels the integer-dot one replaced on devices with dot products
     GGMLC_VK_MVQ_KERNEL=group mv q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv q4_0 33030144 " (grouped kernel)"
     mv4 f16 117440512; mv4 q8_0 62390272; mv4 q4_0 33030144
+    mvp4 f16 117440512; mvp4 q8_0 62390272; mvp4 q4_0 33030144
     # the fixed cost of a graph of one small product (submit to completion on the GPU's clock)
     bench "matrix-vector 256x256 q8_0 (fixed cost per graph)" B:69632 mul_mat --type q8_0 --m 1 --n 256 --k 256
     GGMLC_VK_MVQ_KERNEL=group mv4 q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv4 q4_0 33030144 " (grouped kernel)"
@@ -168,14 +180,20 @@ if [[ $what == *" sweep "* ]]; then
         mv q8_0 62390272 " MVQG=$v"; mv q4_0 33030144 " MVQG=$v"
     done
     unset GGMLC_VK_MVQG
-    for v in ${VK_SWEEP_MVQD:-32,2 64,2 128,1 128,2 64,4}; do
+    for v in ${VK_SWEEP_MVQD:-32,2 32,4 32,2,2112 32,4,1056 64,2}; do
         export GGMLC_VK_MVQD=$v
         mv q8_0 62390272 " MVQD=$v"; mv q4_0 33030144 " MVQD=$v"
         mv4 q8_0 62390272 " MVQD=$v"; mv4 q4_0 33030144 " MVQD=$v"
+        mvp4 q8_0 62390272 " MVQD=$v"; mvp4 q4_0 33030144 " MVQD=$v"
     done
     unset GGMLC_VK_MVQD
     for tile in ${VK_SWEEP_MM:-256,128,128,8,8,8 256,128,128,32,8,8 128,128,64,16,8,8 256,128,64,16,8,4 256,64,128,16,4,8}; do
         GGMLC_VK_MM_TILE=$tile bench "GEMM f32 4096^3, tile $tile" $F mul_mat --type f32 $GEMM
+    done
+    for fk in ${VK_SWEEP_COOPMAT_FLEX:-16 32 64}; do
+        for bt in ${VK_SWEEP_BTYPE:-f32 f16}; do
+            GGMLC_VK_COOPMAT_FLEX=$fk bench "GEMM f16 x $bt 4096^3, flexible coopmat FK=$fk" $F mul_mat --type f16 --btype $bt $GEMM
+        done
     done
     for tile in ${VK_SWEEP_COOPMAT:-256,128,128,32,64,32 128,128,64,64,64,32 256,128,128,64,32,64 128,64,128,64,32,64}; do
         for bt in ${VK_SWEEP_BTYPE:-f32 f16}; do
@@ -216,6 +234,12 @@ print(f"torch device copy 1 GiB: {2*(1<<30)/t/1e9:.0f} GB/s (read + write)")
 h = src.view(torch.float16)
 t = timed(lambda: h.sum(dtype=torch.float32))
 print(f"torch device read (sum of 1 GiB of f16): {(1<<30)/t/1e9:.0f} GB/s")
+# one kernel reading as many bytes as one mat-vec's weights (q4_0, q8_0, f16): what a single
+# kernel of that size reaches, launch and ramp included
+for label, nbytes in (("q4_0", 33030144), ("q8_0", 62390272), ("f16", 117440512)):
+    part = h[: nbytes // 2]
+    t = timed(lambda: part.sum(dtype=torch.float32), 100)
+    print(f"torch device read (sum) of {nbytes} bytes ({label} weights): {t*1e6:.1f} us, {nbytes/t/1e9:.0f} GB/s")
 EOF
 fi
 

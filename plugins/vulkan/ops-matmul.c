@@ -251,11 +251,32 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
     return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
 }
 
+/* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
+ * where the device has flexible sizes of the right granularity, whole tiles, 16-byte aligned d and
+ * no failure so far.  FK is 16; $GGMLC_VK_COOPMAT_FLEX=FK tries another, =0 turns the variant off. */
+static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t tiles[6], uint32_t *fk) {
+    const struct vk_caps *c = &d->caps;
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const struct vk_buffer *bd = vk_tensor_buffer(d, node);
+    const char *env = getenv("GGMLC_VK_COOPMAT_FLEX");
+    *fk = env ? (uint32_t)atoi(env) : 16;
+    if (!c->coopmat_flex || d->coopmat_flex_failed || !*fk || !bd || !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", vk_type_tag(b->type))))
+        return false;
+    if (tiles[4] % c->coopmat_flex_gran[0] || tiles[5] % c->coopmat_flex_gran[1] || *fk % c->coopmat_flex_gran[2] || tiles[3] % *fk ||
+        tiles[4] > c->coopmat_flex_max_dim || tiles[5] > c->coopmat_flex_max_dim || *fk > c->coopmat_flex_max_dim)
+        return false;
+    if (a->ne[1] % tiles[1] || b->ne[1] % tiles[2] || node->nb[1] % 16 || vk_tensor_offset(bd, node) % 16) return false;
+    for (int i = 2; i < 4; i++)
+        if (node->nb[i] % 16) return false;
+    return true;
+}
+
 /* The integer-dot quantized mat-vec: b quantized into scratch memory by quantize-q8.comp,
- * then mvq-dot.comp with threads per workgroup and rows of d per workgroup as tuned here.
- * $GGMLC_VK_MVQD="WG,ROWS" tries others (ignored unless they fit the device). */
+ * then mvq-dot.comp with threads per workgroup, rows of d per workgroup and at most so many
+ * workgroups (0: one per group of rows) as tuned here.  $GGMLC_VK_MVQD="WG,ROWS[,GROUPS]"
+ * tries others (ignored unless they fit the device). */
 struct mvq_dot_tune {
-    uint32_t wg, rows;
+    uint32_t wg, rows, groups;
 };
 
 static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t, uint32_t n) {
@@ -278,11 +299,11 @@ static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *
     if (!d->caps.int_dot || !d->caps.subgroup_shuffle || !(kernel ? strcmp(kernel, "dot") == 0 : d->caps.int_dot_fast)) return false;
     /* measured on an H200 (BENCHMARKS.md): one subgroup of 32 and 2 rows for one column (16.1 / 25.0 us
      * for q4_0 / q8_0 14336x4096, against 17.8-21.1 / 24.1-29.9 for 64-256 threads and 1-4 rows) */
-    *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2};
+    *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2, 0};
     if (t->wg < d->caps.subgroup_size) t->wg = d->caps.subgroup_size;
-    struct mvq_dot_tune v;
+    struct mvq_dot_tune v = {0};
     const char *env = getenv("GGMLC_VK_MVQD");
-    if (env && sscanf(env, "%u,%u", &v.wg, &v.rows) == 2 && mvq_dot_fits(d, &v, n)) *t = v;
+    if (env && sscanf(env, "%u,%u,%u", &v.wg, &v.rows, &v.groups) >= 2 && mvq_dot_fits(d, &v, n)) *t = v;
     while (t->wg > 8 && !mvq_dot_fits(d, t, n)) t->wg /= 2;
     return mvq_dot_fits(d, t, n);
 }
@@ -301,9 +322,9 @@ VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_
     return mvq_dot_scratch(node->src[1], &scales_at);
 }
 
-static enum ggml_status mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
-                                       VkDeviceSize at, VkDeviceSize bytes, VkDeviceSize scales_at) {
-    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+/* b into Q8_0 at scratch offset at (quants, then the (scale, sum) pairs at scales_at). */
+static enum ggml_status quantize_q8_record(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize at, VkDeviceSize bytes,
+                                           VkDeviceSize scales_at) {
     const uint32_t cols = (uint32_t)(b->ne[1] * b->ne[2] * b->ne[3]);
     struct vk_dispatch q;
     vk_dispatch_init(&q, VK_SHADER_QUANTIZE_Q8);
@@ -314,14 +335,22 @@ static enum ggml_status mvq_dot_record(struct vk_rec *rec, const struct ggml_ten
     vk_dispatch_bind_scratch(&q, at, bytes, true);
     vk_groups_1d(rec->d, (uint64_t)cols * (uint64_t)b->ne[0] / 4, 128, q.groups);
     enum ggml_status s = vk_record_dispatch(rec, &q);
-    if (s != GGML_STATUS_SUCCESS) return s;
+    if (s == GGML_STATUS_SUCCESS) vk_derived_note(rec, b, VK_SHADER_QUANTIZE_Q8, at);
+    return s;
+}
 
+/* The product, from b quantized at scratch offset at (by quantize_q8_record). */
+static enum ggml_status mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
+                                       VkDeviceSize at, VkDeviceSize bytes, VkDeviceSize scales_at) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("mvqd_%s", ggml_type_name(a->type)));
     const uint32_t spec[3] = {t->wg, t->rows, (uint32_t)b->ne[1]};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 3;
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], t->rows, ds.groups);
+    if (t->groups && (uint64_t)ds.groups[0] * ds.groups[1] > t->groups) /* the shader strides over the rest */
+        vk_groups_1d(rec->d, t->groups, 1, ds.groups);
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
     push_matmul(&ds, node, 2, 4);
     ds.push[16] = 0;                             /* off_b: the quants start the binding (uvec4 units) */
@@ -342,15 +371,25 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     struct mvq_dot_tune dot;
     VkDeviceSize scratch_at, scales_at, scratch_bytes = mvq_dot_scratch(b, &scales_at);
-    if (mvq_dot_choose(rec->d, a, b, &dot) && vk_scratch_take(rec, scratch_bytes, &scratch_at))
-        return mvq_dot_record(rec, node, &dot, scratch_at, scratch_bytes, scales_at);
+    if (mvq_dot_choose(rec->d, a, b, &dot)) {
+        if (vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, &scratch_at)) /* quantized for an earlier product */
+            return mvq_dot_record(rec, node, &dot, scratch_at, scratch_bytes, scales_at);
+        if (vk_scratch_take(rec, scratch_bytes, &scratch_at)) {
+            enum ggml_status s = quantize_q8_record(rec, b, scratch_at, scratch_bytes, scales_at);
+            return s == GGML_STATUS_SUCCESS ? mvq_dot_record(rec, node, &dot, scratch_at, scratch_bytes, scales_at) : s;
+        }
+    }
+    bool flex = false;
     if (b->ne[1] <= MV_MAX_N) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else if (use_coopmat(rec->d, a, b, tiles)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
-        vk_dispatch_init(&ds, vk_shader_find("mm_coopmat_nv_f16_%s", tb));
+        uint32_t fk;
+        flex = use_coopmat_flex(rec->d, node, tiles, &fk);
+        vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
         memcpy(ds.spec, tiles, sizeof tiles);
-        ds.n_spec = 6;
+        ds.spec[6] = fk;
+        ds.n_spec = flex ? 7 : 6;
         ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
         ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     } else {
@@ -367,7 +406,15 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
     vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
-    return vk_record_dispatch(rec, &ds);
+    enum ggml_status s = vk_record_dispatch(rec, &ds);
+    if (s != GGML_STATUS_SUCCESS && flex && rec->pipeline_failed) { /* again, with the 16x16 fragments */
+        ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: no flexible-size cooperative matrices (%s); using 16x16 fragments\n", rec->d->name,
+                  ggmlc_last_error());
+        rec->d->coopmat_flex_failed = true;
+        rec->pipeline_failed = false;
+        return mul_mat_record(rec, node);
+    }
+    return s;
 }
 
 /* ------------------------------------------------------------ out_prod */

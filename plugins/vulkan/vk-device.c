@@ -23,28 +23,37 @@ enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what) {
 
 static enum ggmlc_status create_logical_device(struct vk_device *d) {
     const struct vk_caps *c = &d->caps;
-    const char *exts[5];
+    const char *exts[8];
     uint32_t n_ext = 0;
     exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     if (c->memory_budget) exts[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (c->coopmat_nv) exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (c->int_dot) exts[n_ext++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+    if (c->coopmat_flex) {
+        exts[n_ext++] = "VK_KHR_cooperative_matrix";
+        exts[n_ext++] = "VK_NV_cooperative_matrix2";
+    }
 
+    struct vk_coopmat2_features coopmat2 = {.sType = VK_STYPE_COOPMAT2_FEATURES, .flexibleDimensions = VK_TRUE};
+    struct vk_coopmat_khr_features coopmat_khr = {.sType = VK_STYPE_COOPMAT_KHR_FEATURES, .pNext = &coopmat2, .cooperativeMatrix = VK_TRUE};
     VkPhysicalDeviceShaderIntegerDotProductFeatures int_dot = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES,
+        .pNext = c->coopmat_flex ? &coopmat_khr : NULL,
         .shaderIntegerDotProduct = VK_TRUE,
     };
+    void *after_nv = c->int_dot ? (void *)&int_dot : c->coopmat_flex ? (void *)&coopmat_khr : NULL;
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
-        .pNext = c->int_dot ? &int_dot : NULL,
+        .pNext = after_nv,
         .cooperativeMatrix = VK_TRUE,
     };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-        .pNext = c->coopmat_nv ? (void *)&coopmat : c->int_dot ? (void *)&int_dot : NULL,
+        .pNext = c->coopmat_nv ? (void *)&coopmat : after_nv,
         .shaderFloat16 = c->fp16,
         .shaderInt8 = c->int8,
         .storageBuffer8BitAccess = c->int8,
+        .vulkanMemoryModel = c->memory_model,
     };
     VkPhysicalDeviceVulkan11Features f11 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,

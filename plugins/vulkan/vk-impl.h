@@ -53,7 +53,43 @@ struct vk_caps {
     bool subgroup_shuffle; /* subgroup shuffles in compute shaders */
     bool int_dot;      /* VK_KHR_shader_integer_dot_product (shaderIntegerDotProduct) */
     bool int_dot_fast; /* ... and signed 4x8-bit packed dot products run on dedicated instructions */
+    bool memory_model; /* vulkanMemoryModel (the cooperative-matrix shaders declare it) */
+    /* subgroup-scope f16 x f16 -> f32 cooperative matrices of flexible size (VK_KHR_cooperative_matrix
+     * with VK_NV_cooperative_matrix2): the granularity of M, N and K, the largest dimension */
+    bool coopmat_flex;
+    uint32_t coopmat_flex_gran[3], coopmat_flex_max_dim;
 };
+
+/* VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2 are newer than Debian 12's Vulkan
+ * headers: the structures and values the plugin uses, as the specification defines them. */
+struct vk_coopmat_khr_features {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;
+};
+struct vk_coopmat2_features {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 workgroupScope, flexibleDimensions, reductions, conversions, perElementOperations, tensorAddressing, blockLoads;
+};
+struct vk_coopmat2_properties {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t workgroupScopeMaxWorkgroupSize, flexibleDimensionsMaxDimension, workgroupScopeReservedSharedMemory;
+};
+struct vk_coopmat_flexible_properties {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MGranularity, NGranularity, KGranularity;
+    int32_t AType, BType, CType, ResultType; /* VkComponentTypeKHR: 0 f16, 1 f32 */
+    VkBool32 saturatingAccumulation;
+    int32_t scope;                           /* VkScopeKHR: 2 workgroup, 3 subgroup */
+    uint32_t workgroupInvocations;
+};
+#define VK_STYPE_COOPMAT_KHR_FEATURES ((VkStructureType)1000506000)
+#define VK_STYPE_COOPMAT2_FEATURES ((VkStructureType)1000593000)
+#define VK_STYPE_COOPMAT_FLEXIBLE_PROPERTIES ((VkStructureType)1000593001)
+#define VK_STYPE_COOPMAT2_PROPERTIES ((VkStructureType)1000593002)
 
 struct vk_block;
 struct vk_pipeline_set;
@@ -110,6 +146,7 @@ struct vk_device {
     bool warned_host_memory;         /* a buffer fell back to host memory */
     bool warned_pipeline;            /* a pipeline failed to compile */
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
+    bool coopmat_flex_failed;        /* a flexible-size coopmat pipeline failed: the 16x16 fragments from then on */
 };
 
 /* ---------------------------------------------------------- instance */
@@ -195,6 +232,19 @@ struct vk_range {
 };
 struct vk_hazards; /* memory read and written since the last barrier */
 
+/* Scratch memory holding a tensor's contents in another form, made by one kernel earlier in
+ * the segment (b quantized for the integer-dot mat-vec): products that share their
+ * activations, as a layer's q, k and v projections do, quantize them once. */
+struct vk_derived {
+    struct vk_range src;          /* the tensor's bytes: a dispatch writing them forgets the entry */
+    enum ggml_type type;
+    int64_t ne[GGML_MAX_DIMS];
+    size_t nb[GGML_MAX_DIMS];
+    enum vk_shader_id by;         /* the kernel that made it */
+    VkDeviceSize at;              /* where it starts in scratch memory */
+};
+#define VK_MAX_DERIVED 16
+
 /* State while recording nodes into the device's command buffer. */
 struct vk_rec {
     struct vk_device *d;
@@ -202,6 +252,8 @@ struct vk_rec {
     int n_dispatches, n_barriers;
     bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
     VkDeviceSize scratch_size, scratch_used; /* scratch memory reserved for this segment, and taken */
+    struct vk_derived derived[VK_MAX_DERIVED];
+    int n_derived;
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory) bound to
@@ -237,6 +289,12 @@ VK_HIDDEN int vk_dispatch_bind_scratch(struct vk_dispatch *ds, VkDeviceSize at, 
 /* Take size bytes of the segment's scratch memory (256-byte aligned) at *at; false when the
  * reserve does not hold them (the caller records another kernel). */
 VK_HIDDEN bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
+/* Where (*at) kernel `by` left its form of t in scratch memory earlier in this segment; false
+ * when it did not, or a dispatch has written t's memory since. */
+VK_HIDDEN bool vk_derived_find(const struct vk_rec *rec, const struct ggml_tensor *t, enum vk_shader_id by, VkDeviceSize *at);
+/* Note that kernel `by`, just recorded, made its form of t at scratch offset at (not noted when
+ * the table is full: later users make it again). */
+VK_HIDDEN void vk_derived_note(struct vk_rec *rec, const struct ggml_tensor *t, enum vk_shader_id by, VkDeviceSize at);
 /* Scratch bytes node may take while recorded (0 for most ops): reserved before recording. */
 VK_HIDDEN VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);

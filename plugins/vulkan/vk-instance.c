@@ -70,6 +70,36 @@ static bool nv_coopmat_has_f16_shape(VkPhysicalDevice phys) {
     return found;
 }
 
+/* Subgroup-scope f16 x f16 -> f32 matrices of flexible size: the features, and the entry of
+ * VK_NV_cooperative_matrix2's flexible-dimension list that the coopmat kernel's FLEX variant needs. */
+static void query_coopmat_flex(struct vk_device *d, const struct vk_coopmat_khr_features *khr, const struct vk_coopmat2_features *nv2) {
+    struct vk_caps *c = &d->caps;
+    typedef VkResult (*get_fn)(VkPhysicalDevice, uint32_t *, struct vk_coopmat_flexible_properties *);
+    get_fn get = (get_fn)vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
+    uint32_t n = 0;
+    if (!khr->cooperativeMatrix || !nv2->flexibleDimensions || !c->memory_model || !c->fp16 || !get || get(d->phys, &n, NULL) != VK_SUCCESS ||
+        n == 0)
+        return;
+    struct vk_coopmat_flexible_properties *p = calloc(n, sizeof *p);
+    if (!p) return;
+    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STYPE_COOPMAT_FLEXIBLE_PROPERTIES;
+    if (get(d->phys, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !c->coopmat_flex; i++) {
+            if (p[i].AType != 0 || p[i].BType != 0 || p[i].CType != 1 || p[i].ResultType != 1 || p[i].scope != 3 ||
+                p[i].saturatingAccumulation || !p[i].MGranularity || !p[i].NGranularity || !p[i].KGranularity)
+                continue;
+            c->coopmat_flex = true;
+            c->coopmat_flex_gran[0] = p[i].MGranularity;
+            c->coopmat_flex_gran[1] = p[i].NGranularity;
+            c->coopmat_flex_gran[2] = p[i].KGranularity;
+        }
+    free(p);
+    struct vk_coopmat2_properties props = {.sType = VK_STYPE_COOPMAT2_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &props};
+    vkGetPhysicalDeviceProperties2(d->phys, &props2);
+    c->coopmat_flex_max_dim = props.flexibleDimensionsMaxDimension;
+}
+
 static void query_caps(struct vk_device *d) {
     uint32_t n_ext = 0;
     vkEnumerateDeviceExtensionProperties(d->phys, NULL, &n_ext, NULL);
@@ -88,10 +118,14 @@ static void query_caps(struct vk_device *d) {
     vkGetPhysicalDeviceProperties2(d->phys, &props2);
     d->props = props2.properties;
 
+    /* likewise the cooperative-matrix ones */
+    const bool coopmat2_ext = has_extension(exts, n_ext, "VK_KHR_cooperative_matrix") && has_extension(exts, n_ext, "VK_NV_cooperative_matrix2");
+    struct vk_coopmat2_features nv2 = {.sType = VK_STYPE_COOPMAT2_FEATURES};
+    struct vk_coopmat_khr_features khr = {.sType = VK_STYPE_COOPMAT_KHR_FEATURES, .pNext = &nv2};
     VkPhysicalDeviceShaderIntegerDotProductFeatures dot_features = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, .pNext = coopmat2_ext ? &khr : NULL};
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                            .pNext = int_dot_ext ? &dot_features : NULL};
+                                            .pNext = int_dot_ext ? (void *)&dot_features : coopmat2_ext ? (void *)&khr : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &f2);
@@ -114,6 +148,8 @@ static void query_caps(struct vk_device *d) {
     c->coopmat_khr = has_extension(exts, n_ext, "VK_KHR_cooperative_matrix");
     c->coopmat_nv = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && c->fp16 &&
                     nv_coopmat_has_f16_shape(d->phys);
+    c->memory_model = f12.vulkanMemoryModel;
+    if (coopmat2_ext) query_coopmat_flex(d, &khr, &nv2);
     free(exts);
 }
 
@@ -138,11 +174,11 @@ static void format_caps(struct vk_device *d) {
     const struct vk_caps *c = &d->caps;
     const VkPhysicalDeviceLimits *l = &d->props.limits;
     snprintf(d->caps_str, sizeof d->caps_str,
-             "type=%s vulkan=%u.%u memory=%lluMiB subgroup=%u%s%s%s%s%s%s%s max_buffer_range=%lluMiB shared=%uKiB",
+             "type=%s vulkan=%u.%u memory=%lluMiB subgroup=%u%s%s%s%s%s%s%s%s max_buffer_range=%lluMiB shared=%uKiB",
              device_type_name(d->props.deviceType), VK_API_VERSION_MAJOR(d->props.apiVersion),
              VK_API_VERSION_MINOR(d->props.apiVersion), (unsigned long long)(device_local_bytes(d) >> 20), c->subgroup_size,
              c->fp16 ? " fp16" : "", c->int8 ? " int8" : "", c->bf16 ? " bf16" : "", c->coopmat_nv ? " coopmat-nv" : "",
-             c->coopmat_khr ? " coopmat-khr" : "", c->subgroup_arith ? " subgroup-arith" : "",
+             c->coopmat_khr ? " coopmat-khr" : "", c->coopmat_flex ? " coopmat-flex" : "", c->subgroup_arith ? " subgroup-arith" : "",
              c->int_dot_fast ? " int-dot" : c->int_dot ? " int-dot-emulated" : "",
              (unsigned long long)(l->maxStorageBufferRange >> 20), l->maxComputeSharedMemorySize >> 10);
 }

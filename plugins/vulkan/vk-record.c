@@ -52,6 +52,12 @@ bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
     return true;
 }
 
+/* The bytes of tensor t, which lies in buffer b. */
+static struct vk_range tensor_range(const struct vk_buffer *b, const struct ggml_tensor *t) {
+    const VkDeviceSize at = vk_tensor_offset(b, t);
+    return (struct vk_range){.buf = b->alloc.buf, .begin = at, .end = at + ggml_nbytes(t)};
+}
+
 /* The bytes of a binding: its VkBuffer, where the tensor (or scratch range) starts, its size. */
 static bool binding_place(const struct vk_device *d, const struct vk_binding *bind, VkBuffer *buf, VkDeviceSize *at,
                           VkDeviceSize *nbytes, VkDeviceSize *end) {
@@ -68,9 +74,10 @@ static bool binding_place(const struct vk_device *d, const struct vk_binding *bi
                         ggml_op_desc(bind->t));
         return false;
     }
-    *buf = b->alloc.buf;
-    *at = vk_tensor_offset(b, bind->t);
-    *nbytes = ggml_nbytes(bind->t);
+    const struct vk_range r = tensor_range(b, bind->t);
+    *buf = r.buf;
+    *at = r.begin;
+    *nbytes = r.end - r.begin;
     *end = b->alloc.offset + b->alloc.size;
     return true;
 }
@@ -116,6 +123,43 @@ static void barrier(struct vk_rec *rec) {
     rec->hz->written.n = 0;
     rec->hz->read.n = 0;
     rec->n_barriers++;
+}
+
+/* ---------------------------------------------------------- derived forms */
+
+static bool same_tensor(const struct vk_derived *e, const struct ggml_tensor *t, const struct vk_range *r) {
+    return e->src.buf == r->buf && e->src.begin == r->begin && e->src.end == r->end && e->type == t->type &&
+           memcmp(e->ne, t->ne, sizeof e->ne) == 0 && memcmp(e->nb, t->nb, sizeof e->nb) == 0;
+}
+
+bool vk_derived_find(const struct vk_rec *rec, const struct ggml_tensor *t, enum vk_shader_id by, VkDeviceSize *at) {
+    const struct vk_buffer *b = vk_tensor_buffer(rec->d, t);
+    if (!b) return false;
+    const struct vk_range r = tensor_range(b, t);
+    for (int i = 0; i < rec->n_derived; i++)
+        if (rec->derived[i].by == by && same_tensor(&rec->derived[i], t, &r)) {
+            *at = rec->derived[i].at;
+            return true;
+        }
+    return false;
+}
+
+void vk_derived_note(struct vk_rec *rec, const struct ggml_tensor *t, enum vk_shader_id by, VkDeviceSize at) {
+    const struct vk_buffer *b = vk_tensor_buffer(rec->d, t);
+    if (!b || rec->n_derived == VK_MAX_DERIVED) return;
+    struct vk_derived *e = &rec->derived[rec->n_derived++];
+    *e = (struct vk_derived){.src = tensor_range(b, t), .type = t->type, .by = by, .at = at};
+    memcpy(e->ne, t->ne, sizeof e->ne);
+    memcpy(e->nb, t->nb, sizeof e->nb);
+}
+
+/* A dispatch writes r: what was derived from those bytes is stale. */
+static void forget_derived(struct vk_rec *rec, const struct vk_range *r) {
+    for (int i = 0; i < rec->n_derived;) {
+        const struct vk_range *s = &rec->derived[i].src;
+        if (s->buf == r->buf && s->begin < r->end && r->begin < s->end) rec->derived[i] = rec->derived[--rec->n_derived];
+        else i++;
+    }
 }
 
 /* ---------------------------------------------------------- dispatch */
@@ -165,11 +209,13 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
     for (int i = 0; i < n_bind && !conflict; i++)
         conflict = overlaps(&rec->hz->written, &ranges[i]) || (ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i]));
     if (conflict) barrier(rec);
-    for (int i = 0; i < n_bind; i++)
+    for (int i = 0; i < n_bind; i++) {
         if (!add_range(ds->bind[i].written ? &rec->hz->written : &rec->hz->read, &ranges[i])) {
             ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of host memory while recording");
             return GGML_STATUS_ALLOC_FAILED;
         }
+        if (ds->bind[i].written) forget_derived(rec, &ranges[i]);
+    }
 
     VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
     for (int i = 0; i < n_bind; i++)
