@@ -202,6 +202,55 @@ static void check_pipeline_declined(void) {
     stop(backend);
 }
 
+/* Two integer-dot q8_0 products of one b, with b scaled in place between them by a node whose
+ * pipeline fails (the CPU computes it between two command buffers): the second command buffer
+ * must quantize b anew, not reuse the first one's.  Returns the output or NULL. */
+static float *run_requantize(ggml_backend_t backend) {
+    struct ggml_init_params ip = {.mem_size = 16 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *a[2] = {ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40), ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40)};
+    struct ggml_tensor *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 2);
+    struct ggml_tensor *out = ggml_add(ctx, ggml_mul_mat(ctx, a[0], b), ggml_mul_mat(ctx, a[1], ggml_scale_inplace(ctx, b, -3.0f)));
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, out);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    float *result = NULL, x[256 * 40];
+    uint8_t q[sizeof x];
+    if (buf) {
+        test_seed(5);
+        for (int i = 0; i < 2; i++) {
+            for (size_t j = 0; j < 256 * 40; j++) x[j] = test_uniform(-1, 1);
+            ggml_quantize_chunk(GGML_TYPE_Q8_0, x, q, 0, 40, 256, NULL);
+            ggml_backend_tensor_set(a[i], q, 0, ggml_nbytes(a[i]));
+        }
+        for (size_t j = 0; j < 512; j++) x[j] = test_uniform(-1, 1);
+        ggml_backend_tensor_set(b, x, 0, ggml_nbytes(b));
+        if (ggml_backend_graph_compute(backend, g) == GGML_STATUS_SUCCESS && (result = malloc(ggml_nbytes(out))))
+            ggml_backend_tensor_get(out, result, 0, ggml_nbytes(out));
+    }
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    return result;
+}
+
+static void check_requantize(void) {
+    setenv("GGMLC_VK_MVQ_KERNEL", "dot", 1);
+    ggml_backend_t backend = start("pipeline:unary_f32_f32");
+    float *out = backend ? run_requantize(backend) : NULL;
+    const bool warned = n_warn == 1 && strstr(last_message, "unary_f32_f32");
+    stop(backend);
+    unsetenv("GGMLC_VK_MVQ_KERNEL");
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL); /* after stop: the plugin starts again without faults */
+    float *ref = cpu ? run_requantize(cpu) : NULL;
+    ggml_backend_free(cpu);
+    ggmlc_shutdown(); /* the next scenario starts the plugin with its own faults */
+    if (tap_ok(ref && out && warned, "products of one b around a node the CPU takes compute (%s; %s)", out ? "yes" : ggmlc_last_error(),
+               last_message))
+        ok_nmse(out, ref, 80, 1e-6, "products of one b around a node the CPU takes: b quantized again, as the CPU does");
+    free(out);
+    free(ref);
+}
+
 static void check_lost(void) {
     ggml_backend_t backend = start("lost");
     if (!tap_ok(backend != NULL, "lost device: the backend starts")) {
@@ -261,6 +310,7 @@ int main(void) {
     check_computes("pipeline:softmax", "soft_max's pipeline fails to compile");
     check_computes("pipeline", "every pipeline fails to compile");
     check_pipeline_declined();
+    check_requantize();
     check_lost();
     free(reference);
     return tap_done();
