@@ -14,6 +14,9 @@
 // picks the instruction sequence); written in NV syntax, rewritten into KHR
 // instructions at build time (plugins/vulkan/spv-coopmat-khr.py).  Whole tiles
 // only, 16-byte aligned d: the host checks.
+// KHR: the 16x16x16 fragments on VK_KHR_cooperative_matrix (devices without the NV
+// extension), rewritten the same way; B's rows are a specialization constant of
+// their own so that A's and B's types differ, as KHR types must (by their use).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -29,6 +32,12 @@ layout(constant_id = 3) const uint BK = 64;
 layout(constant_id = 4) const uint WM = 64;
 layout(constant_id = 5) const uint WN = 32;
 layout(constant_id = 6) const uint FK = 16;      // FLEX: k per product (a multiple of 16 dividing BK)
+#ifdef KHR
+layout(constant_id = 7) const uint KB = 16;      // B fragments' rows (never set by the host)
+#define B_ROWS KB
+#else
+#define B_ROWS 16
+#endif
 layout(local_size_x_id = 0) in;
 const uint CK = BK / 8, LDV = CK + 1;             // chunks per row of a slice, row stride in chunks
 const uint FM = WM / 16, FN = WN / 16;
@@ -105,7 +114,8 @@ fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
 // the products of the shared slice into acc
 void multiply(uint wm, uint wn) {
     [[unroll]] for (uint kk = 0; kk < CK; kk += 2) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM], fb[FN];
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
+        fcoopmatNV<16, gl_ScopeSubgroup, B_ROWS, 16> fb[FN];
         [[unroll]] for (uint i = 0; i < FM; i++) coopMatLoadNV(fa[i], sa, (wm + i * 16) * LDV + kk, LDV, false);
         [[unroll]] for (uint j = 0; j < FN; j++) coopMatLoadNV(fb[j], sb, (wn + j * 16) * LDV + kk, LDV, true);
         [[unroll]] for (uint i = 0; i < FM; i++)

@@ -73,6 +73,8 @@ if [[ $what == *" tests "* || $what == *" all "* ]]; then
     run env GGMLC_VK_COOPMAT=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
     say "== test-vulkan mm_ cases with 16x16 cooperative-matrix fragments only (no flexible sizes)"
     run env GGMLC_VK_COOPMAT_FLEX=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
+    say "== test-vulkan mm_ cases with the NV extension's 16x16 fragments"
+    run env GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_KHR=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
     for tile in ${VK_TEST_COOPMAT:-}; do
         say "== test-vulkan mm_ cases, coopmat tile $tile"
         GGMLC_VK_COOPMAT_TILE=$tile GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan > /tmp/tv.log 2>&1
@@ -142,6 +144,8 @@ if [[ $what == *" bench "* || $what == *" all "* ]]; then
     bench "GEMM f16 weights x f16 activations 4096^3 (coopmat)" $F mul_mat --type f16 --btype f16 $GEMM
     GGMLC_VK_COOPMAT_FLEX=0 bench "GEMM f16 x f32 4096^3 (coopmat, 16x16 fragments)" $F mul_mat --type f16 $GEMM
     GGMLC_VK_COOPMAT_FLEX=0 bench "GEMM f16 x f16 4096^3 (coopmat, 16x16 fragments)" $F mul_mat --type f16 --btype f16 $GEMM
+    GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_KHR=0 bench "GEMM f16 x f32 4096^3 (coopmat, NV 16x16 fragments)" $F mul_mat --type f16 $GEMM
+    GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_KHR=0 bench "GEMM f16 x f16 4096^3 (coopmat, NV 16x16 fragments)" $F mul_mat --type f16 --btype f16 $GEMM
     GGMLC_VK_COOPMAT=0 bench "GEMM f16 4096^3 without coopmat" $F mul_mat --type f16 $GEMM
     mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
     # the float-activation kernels the integer-dot one replaced on devices with dot products

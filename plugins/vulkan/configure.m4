@@ -25,10 +25,10 @@ AS_IF([test "x$have_vulkan" = xyes], [
   dnl matching shaders at run time from what the device offers.
   AS_IF([test "x$glslc_nv_coopmat" = xyes], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS nvcoopmat"])
   AS_IF([test "x$glslc_khr_coopmat" = xyes], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS khrcoopmat"])
-  dnl cooperative matrices of flexible size (VK_NV_cooperative_matrix2 on KHR types): written in
+  dnl KHR cooperative matrices (16x16 fragments, and the flexible sizes of VK_NV_cooperative_matrix2): written in
   dnl the NV syntax and rewritten into KHR instructions by plugins/vulkan/spv-coopmat-khr.py
   AC_PATH_PROGS([PYTHON3], [python3], [])
-  AS_IF([test "x$glslc_nv_coopmat" = xyes && test -n "$PYTHON3"], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS coopmatflex"])
+  AS_IF([test "x$glslc_nv_coopmat" = xyes && test -n "$PYTHON3"], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS coopmatflex coopmatkhr"])
   dnl SPIR-V instructions glslc has no GLSL built-in for (the integer dot products of mvq-dot.comp)
   GGMLC_GLSLC_ACCEPTS([GL_EXT_spirv_intrinsics], [glslc_spirv_intrinsics])
   AS_IF([test "x$glslc_spirv_intrinsics" = xyes], [VULKAN_SHADER_FLAGS="$VULKAN_SHADER_FLAGS spirvintrinsics"])

@@ -6,9 +6,10 @@
 # per SPIR-V blob, dumped with od: no xxd needed) and OUT_DIR/vk-shaders.h
 # (enum vk_shader_id).  A variant whose feature column is not "-" and not in
 # FEATURES (what configure found glslc to accept) is left empty: the plugin
-# then never selects it.  Variants of the feature "coopmatflex" are written with
-# NV cooperative-matrix syntax and rewritten into KHR instructions by the
-# command in $SPV_COOPMAT_KHR (spv-coopmat-khr.py IN OUT).
+# then never selects it.  Variants of the features "coopmatkhr" and "coopmatflex"
+# are written with NV cooperative-matrix syntax and rewritten into KHR
+# instructions by the command in $SPV_COOPMAT_KHR (spv-coopmat-khr.py [--nv2] IN
+# OUT; --nv2 for the flexible sizes of VK_NV_cooperative_matrix2).
 set -eu
 glslc=$1 dir=$2 list=$3 out=$4 features=$5
 spv=$out/spv
@@ -39,11 +40,12 @@ while read -r name file bindings feature defines; do
   if [ $enabled = yes ]; then
     # shellcheck disable=SC2086 # defines is a list of words
     "$glslc" --target-env=vulkan1.2 -O -I"$dir" $defines "$dir/$file" -o "$spv/$name.spv"
-    if [ "$feature" = coopmatflex ]; then
+    case $feature in coopmatkhr|coopmatflex)
+      nv2=; [ "$feature" = coopmatflex ] && nv2=--nv2
       # shellcheck disable=SC2086 # the command is words
-      ${SPV_COOPMAT_KHR:?the coopmatflex shaders need spv-coopmat-khr.py} "$spv/$name.spv" "$spv/$name.khr.spv"
-      mv "$spv/$name.khr.spv" "$spv/$name.spv"
-    fi
+      ${SPV_COOPMAT_KHR:?the $feature shaders need spv-coopmat-khr.py} $nv2 "$spv/$name.spv" "$spv/$name.khr.spv"
+      mv "$spv/$name.khr.spv" "$spv/$name.spv" ;;
+    esac
     echo "static const uint32_t spv_$name[] = {" >> "$src"
     od -An -v -tx4 "$spv/$name.spv" | awk '{ line = "   "; for (i = 1; i <= NF; i++) line = line " 0x" $i ","; print line }' >> "$src"
     echo "};" >> "$src"

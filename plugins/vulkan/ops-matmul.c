@@ -251,6 +251,15 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
     return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
 }
 
+/* The 16x16 fragments through VK_KHR_cooperative_matrix rather than the NV extension: wherever the
+ * device has the KHR shape (on an H200, 232 / 198 TFLOPS against 200 / 166 with the NV instructions,
+ * same kernel, f16 / f32 activations: BENCHMARKS.md); $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
+static bool use_coopmat_khr(const struct vk_device *d) {
+    const char *env = getenv("GGMLC_VK_COOPMAT_KHR");
+    return d->caps.coopmat_khr16 && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
+           vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
+}
+
 /* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
  * where the device has flexible sizes of the right granularity, whole tiles, 16-byte aligned d and
  * no failure so far.  FK is 16; $GGMLC_VK_COOPMAT_FLEX=FK tries another, =0 turns the variant off. */
@@ -386,7 +395,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         uint32_t fk;
         flex = use_coopmat_flex(rec->d, node, tiles, &fk);
-        vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
+        vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : use_coopmat_khr(rec->d) ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
         memcpy(ds.spec, tiles, sizeof tiles);
         ds.spec[6] = fk;
         ds.n_spec = flex ? 7 : 6;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""spv-coopmat-khr.py IN.spv OUT.spv
+"""spv-coopmat-khr.py [--nv2] IN.spv OUT.spv
 
 Rewrites a SPIR-V module that glslc compiled from GL_NV_cooperative_matrix GLSL
 into one on VK_KHR_cooperative_matrix instructions (SPV_KHR_cooperative_matrix),
@@ -9,7 +9,8 @@ glslang has no GLSL syntax for the KHR types, so the shaders are written with th
 NV syntax and translated here:
 
   OpCapability CooperativeMatrixNV          -> CooperativeMatrixKHR
-  OpExtension "SPV_NV_cooperative_matrix"   -> "SPV_KHR_cooperative_matrix" (+ "SPV_NV_cooperative_matrix2")
+  OpExtension "SPV_NV_cooperative_matrix"   -> "SPV_KHR_cooperative_matrix" (+ "SPV_NV_cooperative_matrix2"
+                                               with --nv2: flexible sizes, for devices that have them)
   OpTypeCooperativeMatrixNV T S R C         -> OpTypeCooperativeMatrixKHR T S R C Use
   OpCooperativeMatrixLoadNV  p stride colmaj -> OpCooperativeMatrixLoadKHR  p layout stride
   OpCooperativeMatrixStoreNV p o stride colmaj -> OpCooperativeMatrixStoreKHR p o layout stride
@@ -87,7 +88,7 @@ def uses_of_types(insts):
     return uses
 
 
-def rewrite(words):
+def rewrite(words, nv2):
     insts = list(instructions(words))
     uses = uses_of_types(insts)
     bound = words[3]
@@ -121,7 +122,8 @@ def rewrite(words):
             emit(op, [KHR_CAP])
         elif op == OP_EXTENSION and decode_string(ops) == "SPV_NV_cooperative_matrix":
             emit(op, string_words("SPV_KHR_cooperative_matrix"))
-            emit(op, string_words("SPV_NV_cooperative_matrix2"))
+            if nv2:
+                emit(op, string_words("SPV_NV_cooperative_matrix2"))
         elif op == NV_TYPE:
             if not constants_placed:
                 if not uint_seen:
@@ -150,17 +152,26 @@ def rewrite(words):
 
 
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    nv2 = args[:1] == ["--nv2"]
+    args = args[1:] if nv2 else args
+    if len(args) != 2:
         sys.exit(__doc__)
-    data = open(sys.argv[1], "rb").read()
+    try:
+        data = open(args[0], "rb").read()
+    except OSError as e:
+        fail("%s: %s" % (args[0], e.strerror))
     if len(data) % 4 or len(data) < 20:
-        fail("%s is not a SPIR-V module" % sys.argv[1])
+        fail("%s is not a SPIR-V module" % args[0])
     words = list(struct.unpack("<%dI" % (len(data) // 4), data))
     if words[0] != 0x07230203:
-        fail("%s is not a little-endian SPIR-V module" % sys.argv[1])
-    out = rewrite(words)
-    with open(sys.argv[2], "wb") as f:
-        f.write(struct.pack("<%dI" % len(out), *out))
+        fail("%s is not a little-endian SPIR-V module" % args[0])
+    out = rewrite(words, nv2)
+    try:
+        with open(args[1], "wb") as f:
+            f.write(struct.pack("<%dI" % len(out), *out))
+    except OSError as e:
+        fail("%s: %s" % (args[1], e.strerror))
 
 
 if __name__ == "__main__":

@@ -29,19 +29,19 @@ static enum ggmlc_status create_logical_device(struct vk_device *d) {
     if (c->memory_budget) exts[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (c->coopmat_nv) exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (c->int_dot) exts[n_ext++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
-    if (c->coopmat_flex) {
-        exts[n_ext++] = "VK_KHR_cooperative_matrix";
-        exts[n_ext++] = "VK_NV_cooperative_matrix2";
-    }
+    const bool khr = c->coopmat_khr16 || c->coopmat_flex;
+    if (khr) exts[n_ext++] = "VK_KHR_cooperative_matrix";
+    if (c->coopmat_flex) exts[n_ext++] = "VK_NV_cooperative_matrix2";
 
     struct vk_coopmat2_features coopmat2 = {.sType = VK_STYPE_COOPMAT2_FEATURES, .flexibleDimensions = VK_TRUE};
-    struct vk_coopmat_khr_features coopmat_khr = {.sType = VK_STYPE_COOPMAT_KHR_FEATURES, .pNext = &coopmat2, .cooperativeMatrix = VK_TRUE};
+    struct vk_coopmat_khr_features coopmat_khr = {
+        .sType = VK_STYPE_COOPMAT_KHR_FEATURES, .pNext = c->coopmat_flex ? &coopmat2 : NULL, .cooperativeMatrix = VK_TRUE};
     VkPhysicalDeviceShaderIntegerDotProductFeatures int_dot = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES,
-        .pNext = c->coopmat_flex ? &coopmat_khr : NULL,
+        .pNext = khr ? &coopmat_khr : NULL,
         .shaderIntegerDotProduct = VK_TRUE,
     };
-    void *after_nv = c->int_dot ? (void *)&int_dot : c->coopmat_flex ? (void *)&coopmat_khr : NULL;
+    void *after_nv = c->int_dot ? (void *)&int_dot : khr ? (void *)&coopmat_khr : NULL;
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
         .pNext = after_nv,

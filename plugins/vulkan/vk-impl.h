@@ -47,6 +47,7 @@ struct vk_caps {
     bool bf16;         /* VK_KHR_shader_bfloat16 */
     bool coopmat_nv;   /* VK_NV_cooperative_matrix with a 16x16x16 f16 -> f32 shape */
     bool coopmat_khr;  /* VK_KHR_cooperative_matrix */
+    bool coopmat_khr16; /* ... with the cooperativeMatrix feature and a 16x16x16 f16 -> f32 subgroup shape */
     bool memory_budget;
     bool push_descriptor;
     bool subgroup_arith; /* subgroup arithmetic in compute shaders */
@@ -77,6 +78,14 @@ struct vk_coopmat2_properties {
     void *pNext;
     uint32_t workgroupScopeMaxWorkgroupSize, flexibleDimensionsMaxDimension, workgroupScopeReservedSharedMemory;
 };
+struct vk_coopmat_khr_properties {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    int32_t AType, BType, CType, ResultType; /* VkComponentTypeKHR: 0 f16, 1 f32 */
+    VkBool32 saturatingAccumulation;
+    int32_t scope;                           /* VkScopeKHR: 3 subgroup */
+};
 struct vk_coopmat_flexible_properties {
     VkStructureType sType;
     void *pNext;
@@ -87,6 +96,7 @@ struct vk_coopmat_flexible_properties {
     uint32_t workgroupInvocations;
 };
 #define VK_STYPE_COOPMAT_KHR_FEATURES ((VkStructureType)1000506000)
+#define VK_STYPE_COOPMAT_KHR_PROPERTIES ((VkStructureType)1000506001)
 #define VK_STYPE_COOPMAT2_FEATURES ((VkStructureType)1000593000)
 #define VK_STYPE_COOPMAT_FLEXIBLE_PROPERTIES ((VkStructureType)1000593001)
 #define VK_STYPE_COOPMAT2_PROPERTIES ((VkStructureType)1000593002)

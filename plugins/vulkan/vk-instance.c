@@ -70,6 +70,24 @@ static bool nv_coopmat_has_f16_shape(VkPhysicalDevice phys) {
     return found;
 }
 
+/* The KHR cooperative-matrix shape of the 16x16 fragments: 16x16x16, f16 inputs, f32 accumulator, subgroup scope. */
+static bool khr_coopmat_has_f16_shape(VkPhysicalDevice phys) {
+    typedef VkResult (*get_fn)(VkPhysicalDevice, uint32_t *, struct vk_coopmat_khr_properties *);
+    get_fn get = (get_fn)vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+    uint32_t n = 0;
+    if (!get || get(phys, &n, NULL) != VK_SUCCESS || n == 0) return false;
+    struct vk_coopmat_khr_properties *p = calloc(n, sizeof *p);
+    if (!p) return false;
+    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STYPE_COOPMAT_KHR_PROPERTIES;
+    bool found = false;
+    if (get(phys, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == 0 && p[i].BType == 0 && p[i].CType == 1 &&
+                    p[i].ResultType == 1 && !p[i].saturatingAccumulation && p[i].scope == 3;
+    free(p);
+    return found;
+}
+
 /* Subgroup-scope f16 x f16 -> f32 matrices of flexible size: the features, and the entry of
  * VK_NV_cooperative_matrix2's flexible-dimension list that the coopmat kernel's FLEX variant needs. */
 static void query_coopmat_flex(struct vk_device *d, const struct vk_coopmat_khr_features *khr, const struct vk_coopmat2_features *nv2) {
@@ -119,13 +137,14 @@ static void query_caps(struct vk_device *d) {
     d->props = props2.properties;
 
     /* likewise the cooperative-matrix ones */
-    const bool coopmat2_ext = has_extension(exts, n_ext, "VK_KHR_cooperative_matrix") && has_extension(exts, n_ext, "VK_NV_cooperative_matrix2");
+    const bool khr_ext = has_extension(exts, n_ext, "VK_KHR_cooperative_matrix");
+    const bool coopmat2_ext = khr_ext && has_extension(exts, n_ext, "VK_NV_cooperative_matrix2");
     struct vk_coopmat2_features nv2 = {.sType = VK_STYPE_COOPMAT2_FEATURES};
-    struct vk_coopmat_khr_features khr = {.sType = VK_STYPE_COOPMAT_KHR_FEATURES, .pNext = &nv2};
+    struct vk_coopmat_khr_features khr = {.sType = VK_STYPE_COOPMAT_KHR_FEATURES, .pNext = coopmat2_ext ? &nv2 : NULL};
     VkPhysicalDeviceShaderIntegerDotProductFeatures dot_features = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, .pNext = coopmat2_ext ? &khr : NULL};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, .pNext = khr_ext ? &khr : NULL};
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                            .pNext = int_dot_ext ? (void *)&dot_features : coopmat2_ext ? (void *)&khr : NULL};
+                                            .pNext = int_dot_ext ? (void *)&dot_features : khr_ext ? (void *)&khr : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &f2);
@@ -145,7 +164,8 @@ static void query_caps(struct vk_device *d) {
     c->bf16 = has_extension(exts, n_ext, "VK_KHR_shader_bfloat16");
     c->push_descriptor = has_extension(exts, n_ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     c->memory_budget = has_extension(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-    c->coopmat_khr = has_extension(exts, n_ext, "VK_KHR_cooperative_matrix");
+    c->coopmat_khr = khr_ext;
+    c->coopmat_khr16 = khr_ext && khr.cooperativeMatrix && f12.vulkanMemoryModel && c->fp16 && khr_coopmat_has_f16_shape(d->phys);
     c->coopmat_nv = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && c->fp16 &&
                     nv_coopmat_has_f16_shape(d->phys);
     c->memory_model = f12.vulkanMemoryModel;
