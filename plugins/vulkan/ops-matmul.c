@@ -236,12 +236,23 @@ static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
         memcpy(t, v, sizeof v);
 }
 
+/* The 16x16 fragments through VK_KHR_cooperative_matrix rather than the NV extension: wherever the
+ * device has the KHR shape (on an H200, 232 / 198 TFLOPS against 200 / 166 with the NV instructions,
+ * same kernel, f16 / f32 activations: BENCHMARKS.md); $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
+static bool use_coopmat_khr(const struct vk_device *d) {
+    const char *env = getenv("GGMLC_VK_COOPMAT_KHR");
+    return d->caps.coopmat_khr16 && !d->coopmat_khr_failed && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
+           vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
+}
+
 /* The tensor-core path (its tiles into `tiles`): f16 weights, f32 or f16 activations read 16 bytes at
  * a time, and a grid of tiles within the device's limits (otherwise the tiled GEMM, which supports_op
  * checked). */
 static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[6]) {
     coopmat_tiles(d, tiles);
-    if (!d->use_coopmat || a->type != GGML_TYPE_F16 || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16)) return false;
+    if (!d->use_coopmat || !(d->caps.coopmat_nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
+        (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
+        return false;
     const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
     if (!ba || !bb || a->ne[0] % 8 != 0 || d->props.limits.minStorageBufferOffsetAlignment > 16) return false;
     for (int i = 1; i < 4; i++)
@@ -249,15 +260,6 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
     const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
     if ((uint64_t)(a->ne[1] + tiles[1] - 1) / tiles[1] > max[0] || (uint64_t)(b->ne[1] + tiles[2] - 1) / tiles[2] > max[1]) return false;
     return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
-}
-
-/* The 16x16 fragments through VK_KHR_cooperative_matrix rather than the NV extension: wherever the
- * device has the KHR shape (on an H200, 232 / 198 TFLOPS against 200 / 166 with the NV instructions,
- * same kernel, f16 / f32 activations: BENCHMARKS.md); $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
-static bool use_coopmat_khr(const struct vk_device *d) {
-    const char *env = getenv("GGMLC_VK_COOPMAT_KHR");
-    return d->caps.coopmat_khr16 && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
-           vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
 }
 
 /* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
@@ -388,14 +390,15 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
             return s == GGML_STATUS_SUCCESS ? mvq_dot_record(rec, node, &dot, scratch_at, scratch_bytes, scales_at) : s;
         }
     }
-    bool flex = false;
+    bool flex = false, khr = false; /* kernels with another one behind them */
     if (b->ne[1] <= MV_MAX_N) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else if (use_coopmat(rec->d, a, b, tiles)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         uint32_t fk;
         flex = use_coopmat_flex(rec->d, node, tiles, &fk);
-        vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : use_coopmat_khr(rec->d) ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
+        khr = !flex && use_coopmat_khr(rec->d);
+        vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : khr ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
         memcpy(ds.spec, tiles, sizeof tiles);
         ds.spec[6] = fk;
         ds.n_spec = flex ? 7 : 6;
@@ -415,11 +418,14 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
     vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
+    rec->d->pipeline_has_fallback = flex || khr;
     enum ggml_status s = vk_record_dispatch(rec, &ds);
-    if (s != GGML_STATUS_SUCCESS && flex && rec->pipeline_failed) { /* again, with the 16x16 fragments */
-        ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: no flexible-size cooperative matrices (%s); using 16x16 fragments\n", rec->d->name,
-                  ggmlc_last_error());
-        rec->d->coopmat_flex_failed = true;
+    rec->d->pipeline_has_fallback = false;
+    if (s != GGML_STATUS_SUCCESS && (flex || khr) && rec->pipeline_failed) { /* again, with the next kernel */
+        ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(),
+                  flex ? "16x16 fragments" : rec->d->caps.coopmat_nv ? "the NV cooperative matrices" : "the tiled kernel");
+        if (flex) rec->d->coopmat_flex_failed = true;
+        else rec->d->coopmat_khr_failed = true;
         rec->pipeline_failed = false;
         return mul_mat_record(rec, node);
     }

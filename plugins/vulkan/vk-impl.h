@@ -157,6 +157,8 @@ struct vk_device {
     bool warned_pipeline;            /* a pipeline failed to compile */
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
     bool coopmat_flex_failed;        /* a flexible-size coopmat pipeline failed: the 16x16 fragments from then on */
+    bool coopmat_khr_failed;         /* a KHR coopmat pipeline failed: the NV fragments (or no coopmat) from then on */
+    bool pipeline_has_fallback;      /* the pipeline asked for now has another kernel behind it: its failure is no warning */
 };
 
 /* ---------------------------------------------------------- instance */

@@ -181,6 +181,10 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
         vk_check(d, r, "vkCreateComputePipelines");
         return VK_NULL_HANDLE;
     }
+    if (r != VK_SUCCESS && d->pipeline_has_fallback) { /* the caller takes another kernel and says so */
+        ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the driver failed to compile shader %s (VkResult %d)", d->name, blob->name, (int)r);
+        return VK_NULL_HANDLE;
+    }
     if (r != VK_SUCCESS) { /* not an error of the computation: its nodes go to the CPU (vk-record.c); said once */
         const bool first = !d->warned_pipeline;
         if (first || ggmlc_debug_enabled("vulkan"))
