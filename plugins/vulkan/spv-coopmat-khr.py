@@ -75,6 +75,8 @@ def uses_of_types(insts):
             type_of[ops[1]] = ops[0]  # value instructions: result type, result id, ...
         if op == NV_MULADD:
             result_type, _, a, b, c = ops[:5]
+            if None in (type_of.get(a), type_of.get(b), type_of.get(c)):
+                fail("a product's operand does not come from an instruction with a result type")
             note(type_of[a], USE_A)
             note(type_of[b], USE_B)
             note(type_of[c], USE_ACC)
