@@ -164,9 +164,10 @@ static void check_case(const struct vk_test_case *c, int index) {
     free(ref.out);
 }
 
-/* The integer-dot mat-vec cases with that kernel forced, under the default tuning and under
- * one of 32 threads and 3 rows per workgroup (several blocks per thread, rows past the end);
- * skipped, visibly, on a device without integer dot products. */
+/* The integer-dot mat-vec cases with that kernel forced, under the default tuning, under one
+ * of 32 threads and 3 rows per workgroup (several blocks per thread, rows past the end) and
+ * under 3 workgroups taking turns over the rows; skipped, visibly, on a device without
+ * integer dot products. */
 static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_index) {
     size_t n;
     const struct vk_test_case *cases = vk_test_cases_dot(&n);

@@ -213,7 +213,7 @@ static struct ggml_tensor *c_mm_f16_view_b(struct ggml_context *ctx) {
     struct ggml_tensor *b = F32("b", 216, 300, 1, 1);
     return ggml_mul_mat(ctx, F16("a", 200, 260, 1, 1), ggml_view_2d(ctx, b, 200, 290, b->nb[1], 4 * sizeof(float)));
 }
-/* whole 128x128 tiles, K a multiple of 32: the workgroup-scope coopmat kernel where present (f16 and
+/* whole 128x128 tiles, K a multiple of 32: the flexible-size coopmat variant where present (f16 and
  * f32 b, broadcast batches) */
 static struct ggml_tensor *c_mm_f16_f16_whole(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 256, 256, 1, 1), F16("b", 256, 128, 1, 1)); }
 static struct ggml_tensor *c_mm_f16_whole(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 96, 384, 1, 1), F32("b", 96, 256, 1, 1)); }

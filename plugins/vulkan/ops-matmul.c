@@ -418,9 +418,8 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
     vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
-    rec->d->pipeline_has_fallback = flex || khr;
+    ds.has_fallback = flex || khr;
     enum ggml_status s = vk_record_dispatch(rec, &ds);
-    rec->d->pipeline_has_fallback = false;
     if (s != GGML_STATUS_SUCCESS && (flex || khr) && rec->pipeline_failed) { /* again, with the next kernel */
         ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(),
                   flex ? "16x16 fragments" : rec->d->caps.coopmat_nv ? "the NV cooperative matrices" : "the tiled kernel");

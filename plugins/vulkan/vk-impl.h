@@ -158,7 +158,6 @@ struct vk_device {
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
     bool coopmat_flex_failed;        /* a flexible-size coopmat pipeline failed: the 16x16 fragments from then on */
     bool coopmat_khr_failed;         /* a KHR coopmat pipeline failed: the NV fragments (or no coopmat) from then on */
-    bool pipeline_has_fallback;      /* the pipeline asked for now has another kernel behind it: its failure is no warning */
 };
 
 /* ---------------------------------------------------------- instance */
@@ -226,8 +225,9 @@ VK_HIDDEN VkDeviceSize vk_tensor_offset(const struct vk_buffer *b, const struct 
 /* The pipeline of shader id with spec constants spec[0..n_spec) (caller holds d->lock);
  * VK_NULL_HANDLE when it cannot be built (a warning is logged once per device, the error
  * recorded only when the device was lost) and on every later call: the caller computes
- * the node on the CPU instead. */
-VK_HIDDEN VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec);
+ * the node on the CPU instead.  has_fallback: the caller takes another kernel instead, so
+ * the failure is recorded as the error, not logged. */
+VK_HIDDEN VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool has_fallback);
 /* Number of storage-buffer bindings the shader declares. */
 VK_HIDDEN int vk_shader_bindings(enum vk_shader_id id);
 /* Prepare the pipeline table and load the on-disk pipeline cache. */
@@ -292,6 +292,7 @@ struct vk_dispatch {
     int offset_word[VK_MAX_BINDINGS];  /* push word receiving binding i's element offset, -1: none */
     uint32_t elem_size[VK_MAX_BINDINGS];
     uint32_t groups[3];
+    bool has_fallback; /* the caller takes another kernel if this pipeline fails: that is no warning */
 };
 VK_HIDDEN void vk_dispatch_init(struct vk_dispatch *ds, enum vk_shader_id shader);
 /* Append a binding; returns its index. */

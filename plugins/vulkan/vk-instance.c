@@ -51,39 +51,45 @@ static bool has_extension(const VkExtensionProperties *exts, uint32_t n, const c
     return false;
 }
 
+/* The n entries (*n) of a physical-device property list that a vkGetPhysicalDevice*Properties*
+ * function of the name given fills, each element `size` bytes starting with its sType; NULL when
+ * the function is missing, the list empty or memory short (caller frees). */
+static void *property_list(VkPhysicalDevice phys, const char *fn_name, size_t size, VkStructureType stype, uint32_t *n) {
+    typedef VkResult (*get_fn)(VkPhysicalDevice, uint32_t *, void *);
+    get_fn get = (get_fn)vkGetInstanceProcAddr(instance, fn_name);
+    *n = 0;
+    if (!get || get(phys, n, NULL) != VK_SUCCESS || *n == 0) return NULL;
+    unsigned char *p = calloc(*n, size);
+    if (!p) return NULL;
+    for (uint32_t i = 0; i < *n; i++) memcpy(p + i * size, &stype, sizeof stype);
+    if (get(phys, n, p) == VK_SUCCESS) return p;
+    free(p);
+    return NULL;
+}
+
 /* The NV cooperative-matrix shapes we use: 16x16x16, f16 inputs, f32 accumulator. */
 static bool nv_coopmat_has_f16_shape(VkPhysicalDevice phys) {
-    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
-        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
-    uint32_t n = 0;
-    if (!get || get(phys, &n, NULL) != VK_SUCCESS || n == 0) return false;
-    VkCooperativeMatrixPropertiesNV *p = calloc(n, sizeof *p);
-    if (!p) return false;
-    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    uint32_t n;
+    VkCooperativeMatrixPropertiesNV *p = property_list(phys, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", sizeof *p,
+                                                       VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV, &n);
     bool found = false;
-    if (get(phys, &n, p) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++)
-            found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                    p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                    p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && p[i].scope == VK_SCOPE_SUBGROUP_NV;
+    for (uint32_t i = 0; p && i < n && !found; i++)
+        found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && p[i].scope == VK_SCOPE_SUBGROUP_NV;
     free(p);
     return found;
 }
 
 /* The KHR cooperative-matrix shape of the 16x16 fragments: 16x16x16, f16 inputs, f32 accumulator, subgroup scope. */
 static bool khr_coopmat_has_f16_shape(VkPhysicalDevice phys) {
-    typedef VkResult (*get_fn)(VkPhysicalDevice, uint32_t *, struct vk_coopmat_khr_properties *);
-    get_fn get = (get_fn)vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
-    uint32_t n = 0;
-    if (!get || get(phys, &n, NULL) != VK_SUCCESS || n == 0) return false;
-    struct vk_coopmat_khr_properties *p = calloc(n, sizeof *p);
-    if (!p) return false;
-    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STYPE_COOPMAT_KHR_PROPERTIES;
+    uint32_t n;
+    struct vk_coopmat_khr_properties *p = property_list(phys, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", sizeof *p,
+                                                        VK_STYPE_COOPMAT_KHR_PROPERTIES, &n);
     bool found = false;
-    if (get(phys, &n, p) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++)
-            found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == 0 && p[i].BType == 0 && p[i].CType == 1 &&
-                    p[i].ResultType == 1 && !p[i].saturatingAccumulation && p[i].scope == 3;
+    for (uint32_t i = 0; p && i < n && !found; i++)
+        found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == 0 && p[i].BType == 0 && p[i].CType == 1 &&
+                p[i].ResultType == 1 && !p[i].saturatingAccumulation && p[i].scope == 3;
     free(p);
     return found;
 }
@@ -92,25 +98,20 @@ static bool khr_coopmat_has_f16_shape(VkPhysicalDevice phys) {
  * VK_NV_cooperative_matrix2's flexible-dimension list that the coopmat kernel's FLEX variant needs. */
 static void query_coopmat_flex(struct vk_device *d, const struct vk_coopmat_khr_features *khr, const struct vk_coopmat2_features *nv2) {
     struct vk_caps *c = &d->caps;
-    typedef VkResult (*get_fn)(VkPhysicalDevice, uint32_t *, struct vk_coopmat_flexible_properties *);
-    get_fn get = (get_fn)vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
-    uint32_t n = 0;
-    if (!khr->cooperativeMatrix || !nv2->flexibleDimensions || !c->memory_model || !c->fp16 || !get || get(d->phys, &n, NULL) != VK_SUCCESS ||
-        n == 0)
-        return;
-    struct vk_coopmat_flexible_properties *p = calloc(n, sizeof *p);
+    if (!khr->cooperativeMatrix || !nv2->flexibleDimensions || !c->memory_model || !c->fp16) return;
+    uint32_t n;
+    struct vk_coopmat_flexible_properties *p = property_list(d->phys, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
+                                                             sizeof *p, VK_STYPE_COOPMAT_FLEXIBLE_PROPERTIES, &n);
     if (!p) return;
-    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STYPE_COOPMAT_FLEXIBLE_PROPERTIES;
-    if (get(d->phys, &n, p) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !c->coopmat_flex; i++) {
-            if (p[i].AType != 0 || p[i].BType != 0 || p[i].CType != 1 || p[i].ResultType != 1 || p[i].scope != 3 ||
-                p[i].saturatingAccumulation || !p[i].MGranularity || !p[i].NGranularity || !p[i].KGranularity)
-                continue;
-            c->coopmat_flex = true;
-            c->coopmat_flex_gran[0] = p[i].MGranularity;
-            c->coopmat_flex_gran[1] = p[i].NGranularity;
-            c->coopmat_flex_gran[2] = p[i].KGranularity;
-        }
+    for (uint32_t i = 0; i < n && !c->coopmat_flex; i++) {
+        if (p[i].AType != 0 || p[i].BType != 0 || p[i].CType != 1 || p[i].ResultType != 1 || p[i].scope != 3 ||
+            p[i].saturatingAccumulation || !p[i].MGranularity || !p[i].NGranularity || !p[i].KGranularity)
+            continue;
+        c->coopmat_flex = true;
+        c->coopmat_flex_gran[0] = p[i].MGranularity;
+        c->coopmat_flex_gran[1] = p[i].NGranularity;
+        c->coopmat_flex_gran[2] = p[i].KGranularity;
+    }
     free(p);
     struct vk_coopmat2_properties props = {.sType = VK_STYPE_COOPMAT2_PROPERTIES};
     VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &props};
@@ -164,11 +165,11 @@ static void query_caps(struct vk_device *d) {
     c->bf16 = has_extension(exts, n_ext, "VK_KHR_shader_bfloat16");
     c->push_descriptor = has_extension(exts, n_ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     c->memory_budget = has_extension(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    c->memory_model = f12.vulkanMemoryModel;
     c->coopmat_khr = khr_ext;
-    c->coopmat_khr16 = khr_ext && khr.cooperativeMatrix && f12.vulkanMemoryModel && c->fp16 && khr_coopmat_has_f16_shape(d->phys);
+    c->coopmat_khr16 = khr_ext && khr.cooperativeMatrix && c->memory_model && c->fp16 && khr_coopmat_has_f16_shape(d->phys);
     c->coopmat_nv = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && c->fp16 &&
                     nv_coopmat_has_f16_shape(d->phys);
-    c->memory_model = f12.vulkanMemoryModel;
     if (coopmat2_ext) query_coopmat_flex(d, &khr, &nv2);
     free(exts);
 }

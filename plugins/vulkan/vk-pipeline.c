@@ -139,7 +139,7 @@ void vk_pipelines_release(struct vk_device *d) {
     d->pipeline_cache = VK_NULL_HANDLE;
 }
 
-static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec) {
+static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool has_fallback) {
     const struct vk_shader_blob *blob = &vk_shader_blobs[id];
     if (!blob->code) {
         ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan: shader %s was not compiled into this build", blob->name);
@@ -181,7 +181,7 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
         vk_check(d, r, "vkCreateComputePipelines");
         return VK_NULL_HANDLE;
     }
-    if (r != VK_SUCCESS && d->pipeline_has_fallback) { /* the caller takes another kernel and says so */
+    if (r != VK_SUCCESS && has_fallback) { /* the caller takes another kernel and says so */
         ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the driver failed to compile shader %s (VkResult %d)", d->name, blob->name, (int)r);
         return VK_NULL_HANDLE;
     }
@@ -197,7 +197,7 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
     return pipeline;
 }
 
-VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec) {
+VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool has_fallback) {
     struct vk_pipeline_set *set = &d->pipelines[id];
     for (int i = 0; i < set->n; i++) {
         if (set->v[i].n_spec != n_spec || memcmp(set->v[i].spec, spec, (size_t)n_spec * 4) != 0) continue;
@@ -213,7 +213,7 @@ VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint
         set->v = grown;
         set->cap = cap;
     }
-    VkPipeline p = build_pipeline(d, id, spec, n_spec);
+    VkPipeline p = build_pipeline(d, id, spec, n_spec, has_fallback);
     if (!p && d->lost) return VK_NULL_HANDLE;
     struct vk_pipeline_variant *v = &set->v[set->n++];
     memset(v, 0, sizeof *v);

@@ -199,7 +199,7 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
         ranges[i] = (struct vk_range){.buf = buf, .begin = at, .end = at + nbytes};
         if (ds->offset_word[i] >= 0) ds->push[ds->offset_word[i]] = (uint32_t)((at - bound) / ds->elem_size[i]);
     }
-    VkPipeline pipeline = vk_pipeline_get(d, ds->shader, ds->spec, ds->n_spec);
+    VkPipeline pipeline = vk_pipeline_get(d, ds->shader, ds->spec, ds->n_spec, ds->has_fallback);
     if (!pipeline) {
         rec->pipeline_failed = !d->lost;
         return GGML_STATUS_FAILED;
