@@ -8,7 +8,10 @@
 #
 #   fuzz/run-all.sh [seconds per target, default 60]
 #   env: FUZZ_BUILD (build folder, default /tmp/ggmlc-fuzz-build), FUZZ_TIMEOUT (default 10),
-#        FUZZ_JOBS (make -j, default 2), CC (default clang)
+#        FUZZ_JOBS (make -j, default 2), CC (default clang),
+#        FUZZ_SEED (libFuzzer's -seed, default 1: CI replays the same mutations on every run,
+#        so a finding reproduces and a run that passed here passes there; 0 draws a new seed,
+#        for the longer exploratory runs that look for new bugs)
 set -uo pipefail
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 corpus=$srcdir/fuzz/corpus
@@ -48,7 +51,7 @@ for t in $targets; do
     mkdir -p "$work" "$build/artifacts/$t"
     cp -n "$corpus/$t/"* "$work/" 2>/dev/null
     log=$build/$t.log
-    fuzz/$t -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
+    fuzz/$t -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
         -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 "$work" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

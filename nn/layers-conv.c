@@ -4,11 +4,25 @@
  */
 #include "nn-impl.h"
 
-/* Output length of a convolution or pooling window sweep. */
-static int64_t sweep(int64_t in, int k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+/* Output length of a convolution or pooling window sweep (the settings are at most
+ * NN_MAX_WINDOW, so d * (k - 1) fits an int). */
+static int64_t sweep(int64_t in, int k, int s, int p, int d) { return (in + 2 * (int64_t)p - d * (k - 1) - 1) / s + 1; }
 
 /* padding -1 means "same" (for stride 1): half the dilated kernel. */
 static int resolve_padding(int padding, int k, int d) { return padding < 0 ? d * (k - 1) / 2 : padding; }
+
+/* The constructors refuse windows that are not positive; a model file may still hold them. */
+static enum ggmlc_status window_check(const ggmlc_layer *l, int kh, int kw, int dilation) {
+    if (kh > 0 && kw > 0 && l->cfg.stride > 0 && dilation > 0) return GGMLC_OK;
+    return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s ('%s'): kernel %dx%d, stride %d and dilation %d must be positive", l->ops->kind,
+                           l->name, kh, kw, l->cfg.stride, dilation);
+}
+
+/* A kernel of shape ne must hold at most NN_MAX_ELEMS elements. */
+static enum ggmlc_status kernel_size_check(const ggmlc_layer *l, const int64_t *ne, int n_dims) {
+    if (nn_shape_elems(ne, n_dims) > 0) return GGMLC_OK;
+    return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s ('%s'): the kernel would hold more than 2^40 elements", l->ops->kind, l->name);
+}
 
 /* ------------------------------------------------------------- conv2d */
 
@@ -16,6 +30,10 @@ static enum ggmlc_status conv2d_setup(ggmlc_layer *l, const int64_t *in, int in_
     if (in_dims != 3) return nn_bad_input(l, "a {C, H, W}", in_dims);
     const struct layer_cfg *c = &l->cfg;
     const int kh = c->kernel[0], kw = c->kernel[1];
+    const int64_t kernel_ne[4] = {kw, kh, in[0], c->units};
+    enum ggmlc_status st = window_check(l, kh, kw, c->dilation);
+    if (st == GGMLC_OK) st = kernel_size_check(l, kernel_ne, 4);
+    if (st != GGMLC_OK) return st;
     const int ph = resolve_padding(c->padding, kh, c->dilation), pw = resolve_padding(c->padding, kw, c->dilation);
     out[0] = c->units;
     out[1] = sweep(in[1], kh, c->stride, ph, c->dilation);
@@ -24,8 +42,8 @@ static enum ggmlc_status conv2d_setup(ggmlc_layer *l, const int64_t *in, int in_
     if (out[1] <= 0 || out[2] <= 0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "Conv2D ('%s'): kernel %dx%d does not fit input %lldx%lld", l->name, kh, kw,
                                (long long)in[1], (long long)in[2]);
-    const int64_t fan_in = in[0] * kh * kw, fan_out = c->units * kh * kw;
-    nn_add_param(l, "kernel", 4, (int64_t[]){kw, kh, in[0], c->units}, l->kernel_init, fan_in, fan_out);
+    const double fan_in = (double)in[0] * kh * kw, fan_out = (double)c->units * kh * kw;
+    nn_add_param(l, "kernel", 4, kernel_ne, l->kernel_init, fan_in, fan_out);
     nn_add_param(l, "bias", 3, (int64_t[]){1, 1, c->units}, GGMLC_INIT_ZEROS, fan_in, fan_out);
     return GGMLC_OK;
 }
@@ -59,13 +77,19 @@ ggmlc_layer *ggmlc_conv2d(int64_t filters, int kernel_h, int kernel_w, int strid
 static enum ggmlc_status conv1d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
     if (in_dims != 2) return nn_bad_input(l, "a {C, T}", in_dims);
     const struct layer_cfg *c = &l->cfg;
-    const int k = c->kernel[0], p = resolve_padding(c->padding, k, c->dilation);
+    const int k = c->kernel[0];
+    const int64_t kernel_ne[3] = {k, in[0], c->units};
+    enum ggmlc_status st = window_check(l, k, 1, c->dilation);
+    if (st == GGMLC_OK) st = kernel_size_check(l, kernel_ne, 3);
+    if (st != GGMLC_OK) return st;
+    const int p = resolve_padding(c->padding, k, c->dilation);
     out[0] = c->units;
     out[1] = sweep(in[1], k, c->stride, p, c->dilation);
     *out_dims = 2;
     if (out[1] <= 0) return ggmlc_set_error(GGMLC_ERR_SHAPE, "Conv1D ('%s'): kernel %d does not fit length %lld", l->name, k, (long long)in[1]);
-    nn_add_param(l, "kernel", 3, (int64_t[]){k, in[0], c->units}, l->kernel_init, in[0] * k, c->units * k);
-    nn_add_param(l, "bias", 2, (int64_t[]){1, c->units}, GGMLC_INIT_ZEROS, in[0] * k, c->units * k);
+    const double fan_in = (double)in[0] * k, fan_out = (double)c->units * k;
+    nn_add_param(l, "kernel", 3, kernel_ne, l->kernel_init, fan_in, fan_out);
+    nn_add_param(l, "bias", 2, (int64_t[]){1, c->units}, GGMLC_INIT_ZEROS, fan_in, fan_out);
     return GGMLC_OK;
 }
 
@@ -91,6 +115,8 @@ ggmlc_layer *ggmlc_conv1d(int64_t filters, int kernel, int stride, int padding, 
 
 static enum ggmlc_status pool2d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
     if (in_dims != 3) return nn_bad_input(l, "a {C, H, W}", in_dims);
+    const enum ggmlc_status st = window_check(l, l->cfg.kernel[0], l->cfg.kernel[0], 1);
+    if (st != GGMLC_OK) return st;
     out[0] = in[0];
     out[1] = sweep(in[1], l->cfg.kernel[0], l->cfg.stride, 0, 1);
     out[2] = sweep(in[2], l->cfg.kernel[0], l->cfg.stride, 0, 1);
@@ -108,6 +134,8 @@ const struct layer_ops nn_pool2d_ops = {"Pool2D", pool2d_setup, pool2d_forward};
 
 static enum ggmlc_status pool1d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
     if (in_dims != 2) return nn_bad_input(l, "a {C, T}", in_dims);
+    const enum ggmlc_status st = window_check(l, l->cfg.kernel[0], 1, 1);
+    if (st != GGMLC_OK) return st;
     out[0] = in[0];
     out[1] = sweep(in[1], l->cfg.kernel[0], l->cfg.stride, 0, 1);
     *out_dims = 2;

@@ -42,12 +42,18 @@ void ggmlc_layer_set_trainable(ggmlc_layer *l, bool trainable) {
 
 int64_t nn_shape_elems(const int64_t *shape, int n_dims) {
     int64_t n = 1;
-    for (int i = 0; i < n_dims; i++) n *= shape[i];
+    for (int i = 0; i < n_dims; i++) {
+        if (shape[i] <= 0 || __builtin_mul_overflow(n, shape[i], &n) || n > NN_MAX_ELEMS) return -1;
+    }
     return n;
 }
 
+void nn_param_name(const ggmlc_layer *l, const struct nn_param *p, char *buf, size_t size) {
+    snprintf(buf, size, "%s.%s", l->name, p->name);
+}
+
 struct nn_param *nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne, enum ggmlc_initializer init,
-                              int64_t fan_in, int64_t fan_out) {
+                              double fan_in, double fan_out) {
     GGML_ASSERT(l->n_params < NN_MAX_PARAMS);
     struct nn_param *p = &l->params[l->n_params++];
     *p = (struct nn_param){.init = init, .fan_in = fan_in, .fan_out = fan_out, .trainable = true};
@@ -159,6 +165,8 @@ static const struct layer_ops flatten_ops = {"Flatten", flatten_setup, flatten_f
 ggmlc_layer *ggmlc_flatten(void) { return nn_layer_new(&flatten_ops, GGMLC_ACT_NONE); }
 
 static enum ggmlc_status reshape_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
+    if (nn_shape_elems(l->cfg.shape, l->cfg.n_dims) < 0)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "Reshape ('%s'): the target shape has a dimension below 1 or over 2^40 elements", l->name);
     if (nn_shape_elems(in, in_dims) != nn_shape_elems(l->cfg.shape, l->cfg.n_dims))
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "Reshape ('%s'): %lld elements cannot take the target shape of %lld", l->name,
                                (long long)nn_shape_elems(in, in_dims), (long long)nn_shape_elems(l->cfg.shape, l->cfg.n_dims));

@@ -53,16 +53,26 @@ static ggmlc_node *node_new(ggmlc_model *m, enum nn_node_kind kind) {
 
 ggmlc_model *ggmlc_functional(void) { return model_new(false); }
 
+/* What is wrong with a shape that nn_shape_elems refuses. */
+static const char *shape_problem(const int64_t *shape, int n_dims) {
+    static _Thread_local char text[96];
+    for (int i = 0; i < n_dims; i++) {
+        if (shape[i] <= 0) {
+            snprintf(text, sizeof text, "dimension %d is %lld", i, (long long)shape[i]);
+            return text;
+        }
+    }
+    return "the shape holds more than 2^40 elements";
+}
+
 ggmlc_node *ggmlc_input(ggmlc_model *m, const int64_t *shape, int n_dims) {
     if (!m || !shape || n_dims < 1 || n_dims > NN_MAX_DIMS) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_input: a shape of 1 to %d dimensions is required", NN_MAX_DIMS);
         return NULL;
     }
-    for (int i = 0; i < n_dims; i++) {
-        if (shape[i] <= 0) {
-            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_input: dimension %d is %lld", i, (long long)shape[i]);
-            return NULL;
-        }
+    if (nn_shape_elems(shape, n_dims) < 0) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_input: %s", shape_problem(shape, n_dims));
+        return NULL;
     }
     if (m->sequential ? m->n_inputs > 0 : m->n_inputs >= GGMLC_MAX_IO || m->compiled) {
         ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggmlc_input: %s (at most %d inputs)",
@@ -106,6 +116,19 @@ static bool own_layer(ggmlc_model *m, ggmlc_layer *l) {
     return true;
 }
 
+/* Settings in range, so that no layer's shape arithmetic overflows (the constructors
+ * check more; a model file may hold anything). */
+static enum ggmlc_status settings_check(const ggmlc_layer *l) {
+    const struct layer_cfg *c = &l->cfg;
+    const bool sizes_ok = c->units >= 0 && c->units <= NN_MAX_ELEMS && c->vocab >= 0 && c->vocab <= NN_MAX_ELEMS;
+    bool window_ok = c->padding >= -1 && c->padding <= NN_MAX_WINDOW;
+    const int window[] = {c->kernel[0], c->kernel[1], c->stride, c->dilation};
+    for (size_t i = 0; i < sizeof window / sizeof *window; i++) window_ok &= window[i] >= 0 && window[i] <= NN_MAX_WINDOW;
+    if (sizes_ok && window_ok) return GGMLC_OK;
+    return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "layer '%s': %s out of range", l->name,
+                           sizes_ok ? "kernel, stride, padding or dilation (at most 32768)" : "units or vocabulary size (at most 2^40)");
+}
+
 /* Set up a layer for an input shape, or check that a shared layer gets the same one. */
 static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_dims) {
     if (l->set_up) {
@@ -116,8 +139,11 @@ static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_d
     int64_t out[NN_MAX_DIMS] = {0};
     int out_dims = 0;
     l->n_params = 0;
-    enum ggmlc_status st = l->ops->setup(l, in, in_dims, out, &out_dims);
+    enum ggmlc_status st = settings_check(l);
+    if (st == GGMLC_OK) st = l->ops->setup(l, in, in_dims, out, &out_dims);
     if (st != GGMLC_OK) return st;
+    if (nn_shape_elems(out, out_dims) < 0)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s': output %s", l->name, shape_problem(out, out_dims));
     memcpy(l->in_shape, in, sizeof(int64_t) * (size_t)in_dims);
     memcpy(l->out_shape, out, sizeof(int64_t) * (size_t)out_dims);
     l->in_dims = in_dims;
@@ -169,13 +195,19 @@ ggmlc_node *ggmlc_concatenate(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b, int 
         ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_concatenate: shapes differ outside axis %d", axis);
         return NULL;
     }
+    int64_t shape[NN_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof shape);
+    shape[axis] += b->shape[axis]; /* no overflow: each input holds at most NN_MAX_ELEMS */
+    if (nn_shape_elems(shape, a->n_dims) < 0) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_concatenate: %s", shape_problem(shape, a->n_dims));
+        return NULL;
+    }
     ggmlc_node *n = node_new(m, NODE_CONCAT);
     if (!n) return NULL;
     n->in[0] = a;
     n->in[1] = b;
     n->axis = axis;
-    memcpy(n->shape, a->shape, sizeof n->shape);
-    n->shape[axis] += b->shape[axis];
+    memcpy(n->shape, shape, sizeof n->shape);
     n->n_dims = a->n_dims;
     return n;
 }
@@ -377,15 +409,6 @@ static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
     return m->sched ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_BACKEND, "ggmlc_model_compile: cannot create the scheduler");
 }
 
-/* Every dimension positive and at most 2^40 elements in all, computed without overflow. */
-static bool param_shape_ok(const struct nn_param *p) {
-    int64_t n = 1;
-    for (int i = 0; i < 4; i++) {
-        if (p->ne[i] <= 0 || __builtin_mul_overflow(n, p->ne[i], &n) || n > ((int64_t)1 << 40)) return false;
-    }
-    return true;
-}
-
 /* Parameter tensors (and optimizer state) in one buffer of the first backend, initialised. */
 static enum ggmlc_status place_params(ggmlc_model *m) {
     int n = 0;
@@ -397,7 +420,7 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
         ggmlc_layer *l = m->layers[i];
         for (int j = 0; j < l->n_params; j++) {
             struct nn_param *p = &l->params[j];
-            if (!param_shape_ok(p)) /* shapes come from layer settings, which a model file may forge */
+            if (nn_shape_elems(p->ne, 4) < 0) /* shapes come from layer settings, which a model file may forge */
                 return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_compile: parameter %s of layer '%s' has an impossible shape",
                                        p->name, l->name);
             p->t = ggml_new_tensor(m->ctx_params, GGML_TYPE_F32, 4, p->ne);
@@ -406,7 +429,7 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
                 snprintf(why, sizeof why, "%s", ggmlc_last_error());
                 return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: layer %s: parameter %s: %s", l->name, p->name, why);
             }
-            ggml_format_name(p->t, "%s.%s", l->name, p->name);
+            nn_param_name(l, p, p->t->name, sizeof p->t->name);
             const bool trains = l->trainable && p->trainable;
             if (trains && (adamw || sgd_momentum)) p->m = ggml_dup_tensor(m->ctx_params, p->t);
             if (trains && adamw) p->v = ggml_dup_tensor(m->ctx_params, p->t);

@@ -16,12 +16,17 @@
 #define NN_MAX_PARAMS  12  /* per layer */
 #define NN_MAX_NODES   256
 #define NN_MAX_AUX     64
+/* Limits that keep shape arithmetic inside int64 and int, whatever a model file says: a
+ * shape or parameter holds at most 2^40 elements; kernels, strides, dilations and padding
+ * are at most NN_MAX_WINDOW. */
+#define NN_MAX_ELEMS   ((int64_t)1 << 40)
+#define NN_MAX_WINDOW  32768
 
 struct nn_param {
     char name[32];               /* "kernel", "bias", "moving_mean", ... */
     int64_t ne[4];               /* ggml order */
     enum ggmlc_initializer init;
-    int64_t fan_in, fan_out;
+    double fan_in, fan_out;      /* for the initializers' scales (double: products of large sizes) */
     bool trainable;              /* false for statistics such as a moving mean */
     struct ggml_tensor *t;       /* the weights, once compiled */
     struct ggml_tensor *m, *v;   /* optimizer state: AdamW moments; SGD velocity in m */
@@ -154,12 +159,14 @@ struct ggmlc_model {
 GGMLC_HIDDEN ggmlc_layer *nn_layer_new(const struct layer_ops *ops, enum ggmlc_activation act);
 /* Declare a parameter of the layer being set up. */
 GGMLC_HIDDEN struct nn_param *nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne,
-                                           enum ggmlc_initializer init, int64_t fan_in, int64_t fan_out);
+                                           enum ggmlc_initializer init, double fan_in, double fan_out);
 /* Apply an activation function. */
 GGMLC_HIDDEN struct ggml_tensor *nn_activate(struct ggml_context *ctx, struct ggml_tensor *x, enum ggmlc_activation act, float slope);
 /* Register a per-step tensor of the graph being built. */
 GGMLC_HIDDEN bool nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count);
-/* Number of elements of a shape. */
+/* The name of a layer's parameter tensor ("<layer>.<param>"), as models save and load it. */
+GGMLC_HIDDEN void nn_param_name(const ggmlc_layer *l, const struct nn_param *p, char *buf, size_t size);
+/* Number of elements of a shape; -1 when a dimension is not positive or there are more than NN_MAX_ELEMS. */
 GGMLC_HIDDEN int64_t nn_shape_elems(const int64_t *shape, int n_dims);
 /* Report a layer given an input of the wrong rank; returns GGMLC_ERR_SHAPE. */
 GGMLC_HIDDEN enum ggmlc_status nn_bad_input(ggmlc_layer *l, const char *need, int in_dims);

@@ -14,15 +14,13 @@
 
 /* ------------------------------------------------------------ weights */
 
-static int64_t param_elems(const struct nn_param *p) { return p->ne[0] * p->ne[1] * p->ne[2] * p->ne[3]; }
-
 int64_t ggmlc_model_get_weights(ggmlc_model *m, float *dst) {
     int64_t n = 0;
     for (int i = 0; m && m->compiled && i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             const struct nn_param *p = &m->layers[i]->params[j];
-            if (dst) ggml_backend_tensor_get(p->t, dst + n, 0, sizeof(float) * (size_t)param_elems(p));
-            n += param_elems(p);
+            if (dst) ggml_backend_tensor_get(p->t, dst + n, 0, sizeof(float) * (size_t)nn_shape_elems(p->ne, 4));
+            n += nn_shape_elems(p->ne, 4);
         }
     }
     return n;
@@ -34,8 +32,8 @@ enum ggmlc_status ggmlc_model_set_weights(ggmlc_model *m, const float *src) {
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             const struct nn_param *p = &m->layers[i]->params[j];
-            ggml_backend_tensor_set(p->t, src + n, 0, sizeof(float) * (size_t)param_elems(p));
-            n += param_elems(p);
+            ggml_backend_tensor_set(p->t, src + n, 0, sizeof(float) * (size_t)nn_shape_elems(p->ne, 4));
+            n += nn_shape_elems(p->ne, 4);
         }
     }
     return GGMLC_OK;
@@ -140,7 +138,7 @@ enum ggmlc_status ggmlc_model_save(ggmlc_model *m, const char *path, bool with_o
     int n_tensors = 0;
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
-            bytes += 3 * sizeof(float) * (size_t)param_elems(&m->layers[i]->params[j]);
+            bytes += 3 * sizeof(float) * (size_t)nn_shape_elems(m->layers[i]->params[j].ne, 4);
             n_tensors += 3;
         }
     }
@@ -404,6 +402,24 @@ static bool load_tensor(struct reader *r, struct ggml_context *data, struct ggml
     return true;
 }
 
+/* Every parameter the layers declare is stored with that shape: checked before the model is
+ * compiled, so that a small file cannot make it allocate weights of any size it likes. */
+static bool weights_declared(struct reader *r, const ggmlc_model *m, struct ggml_context *data) {
+    char name[GGML_MAX_NAME];
+    for (int i = 0; i < m->n_layers; i++) {
+        for (int j = 0; j < m->layers[i]->n_params; j++) {
+            const struct nn_param *p = &m->layers[i]->params[j];
+            nn_param_name(m->layers[i], p, name, sizeof name);
+            const struct ggml_tensor *src = ggml_get_tensor(data, name);
+            if (src && src->type == GGML_TYPE_F32 && memcmp(src->ne, p->ne, sizeof p->ne) == 0) continue;
+            ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: tensor %s is %s", r->path, name,
+                            src ? "not of the shape and type its layer declares" : "missing");
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool load_weights(struct reader *r, ggmlc_model *m, struct ggml_context *data) {
     char name[GGML_MAX_NAME + 4];
     for (int i = 0; i < m->n_layers; i++) {
@@ -446,7 +462,7 @@ ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
     struct loaded_heads heads;
     if (m && r.ok && load_options(&r, m->n_outputs, &heads, &o)) {
         o.backend = backend;
-        if (ggmlc_model_compile(m, &o) != GGMLC_OK || !load_weights(&r, m, data)) r.ok = false;
+        if (!weights_declared(&r, m, data) || ggmlc_model_compile(m, &o) != GGMLC_OK || !load_weights(&r, m, data)) r.ok = false;
     } else {
         r.ok = false;
     }

@@ -367,22 +367,18 @@ static void test_ids_and_features(void) {
 /* -------------------------------------------------- hostile model files */
 
 enum edit { OUT_OF_RANGE, TOO_MANY_OUTPUTS, DUPLICATE_OUTPUT, INPUT_AS_OUTPUT, BAD_LINK, NEGATIVE_LINK, FEW_LOSSES, BAD_LOSS, NAN_WEIGHT,
-            SEQUENTIAL, NO_INPUT_SHAPE, WRONG_INPUT_SHAPE, FUTURE_FORMAT, N_EDITS };
+            SEQUENTIAL, NO_INPUT_SHAPE, WRONG_INPUT_SHAPE, FUTURE_FORMAT, HUGE_HALVES, HUGE_UNITS, HUGE_INPUT, DECLARED_GIGABYTES, N_EDITS };
 static const char *const edit_names[] = {"an output index past the nodes", "9 outputs", "the same output twice", "an input as output",
                                          "a node linked to a later node", "a layer node without input", "one loss for two outputs",
                                          "loss number 9", "a NaN loss weight", "a sequential model of two inputs",
                                          "an input shape of 0 dimensions", "a second input the shared layer cannot take",
-                                         "format version 3"};
+                                         "format version 3", "a concatenation of two halves of 2^40", "7e18 units",
+                                         "an input of 2^62 x 2^62", "layers declaring 20 GB of weights the file lacks"};
 
-/* Copy src to dst with one edit of its metadata. */
-static bool write_edited(const char *src, const char *dst, enum edit e) {
-    struct ggml_context *data = NULL;
-    struct gguf_context *in = gguf_init_from_file(src, (struct gguf_init_params){.no_alloc = false, .ctx = &data});
-    if (!in) return false;
-    struct gguf_context *out = gguf_init_empty();
-    gguf_set_kv(out, in);
+/* One edit of the two-headed model's metadata. */
+static void edit_graph(struct gguf_context *out, const struct gguf_context *in, int e) {
     const int32_t n_nodes = gguf_get_val_i32(in, gguf_find_key(in, "ggmlc.model.n_nodes"));
-    switch (e) {
+    switch ((enum edit)e) {
     case OUT_OF_RANGE: gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[]){n_nodes - 1, n_nodes}, 2); break;
     case TOO_MANY_OUTPUTS: gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[9]){0}, 9); break;
     case DUPLICATE_OUTPUT: gguf_set_arr_data(out, "ggmlc.model.outputs", GGUF_TYPE_INT32, (int32_t[]){n_nodes - 1, n_nodes - 1}, 2); break;
@@ -399,8 +395,22 @@ static bool write_edited(const char *src, const char *dst, enum edit e) {
     case NO_INPUT_SHAPE: gguf_set_arr_data(out, "ggmlc.node.1.shape", GGUF_TYPE_INT64, (int64_t[]){0}, 0); break;
     case WRONG_INPUT_SHAPE: gguf_set_arr_data(out, "ggmlc.node.1.shape", GGUF_TYPE_INT64, (int64_t[]){4}, 1); break;
     case FUTURE_FORMAT: gguf_set_val_u32(out, "ggmlc.format_version", 3); break;
+    case HUGE_HALVES: gguf_set_val_i64(out, "ggmlc.layer.0.units", (int64_t)1 << 40); break; /* each half allowed, the sum not */
+    case HUGE_UNITS: gguf_set_val_i64(out, "ggmlc.layer.0.units", 7000000000000000000); break; /* twice overflows int64 */
+    case DECLARED_GIGABYTES: gguf_set_val_i64(out, "ggmlc.layer.0.units", (int64_t)1 << 28); break; /* refused before compiling */
+    case HUGE_INPUT: gguf_set_arr_data(out, "ggmlc.node.0.shape", GGUF_TYPE_INT64, (int64_t[]){(int64_t)1 << 62, (int64_t)1 << 62}, 2); break;
     case N_EDITS: break;
     }
+}
+
+/* Copy src to dst, its metadata changed by edit(out, in, e) (tensors unchanged). */
+static bool write_edited(const char *src, const char *dst, void (*edit)(struct gguf_context *, const struct gguf_context *, int), int e) {
+    struct ggml_context *data = NULL;
+    struct gguf_context *in = gguf_init_from_file(src, (struct gguf_init_params){.no_alloc = false, .ctx = &data});
+    if (!in) return false;
+    struct gguf_context *out = gguf_init_empty();
+    gguf_set_kv(out, in);
+    edit(out, in, e);
     for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) gguf_add_tensor(out, ggml_get_tensor(data, gguf_get_tensor_name(in, i)));
     const bool ok = gguf_write_to_file(out, dst, false);
     gguf_free(out);
@@ -409,22 +419,63 @@ static bool write_edited(const char *src, const char *dst, enum edit e) {
     return ok;
 }
 
-static void test_hostile_files(void) {
-    ggmlc_model *m = two_headed(GGMLC_OPT_SGD, 0.1f);
+/* Save m, then load it back after each of n edits: the unedited copy loads, every edit is refused with
+ * GGMLC_ERR_FORMAT and one message. */
+static void check_edits(ggmlc_model *m, const char *what, void (*edit)(struct gguf_context *, const struct gguf_context *, int),
+                        const char *const *names, int n) {
     char path[] = "/tmp/ggmlc-test-nn-multi-XXXXXX", edited[sizeof path + 8];
     close(mkstemp(path));
     snprintf(edited, sizeof edited, "%s.edit", path);
-    if (!tap_ok(m && ggmlc_model_save(m, path, false) == GGMLC_OK, "a model file to damage")) return;
-    ggmlc_model *same = write_edited(path, edited, N_EDITS) ? ggmlc_model_load(edited, NULL) : NULL;
-    tap_ok(same != NULL, "the file copied without an edit loads (%s)", same ? "ok" : ggmlc_last_error());
-    ggmlc_model_free(same);
-    for (int e = 0; e < N_EDITS; e++) {
-        ggmlc_model *r = write_edited(path, edited, (enum edit)e) ? ggmlc_model_load(edited, NULL) : NULL;
-        tap_ok(r == NULL && ggmlc_last_status() == GGMLC_ERR_FORMAT, "%s: rejected with GGMLC_ERR_FORMAT: %s", edit_names[e], ggmlc_last_error());
-        ggmlc_model_free(r);
+    if (tap_ok(m && ggmlc_model_save(m, path, false) == GGMLC_OK, "%s: a model file to damage", what)) {
+        ggmlc_model *same = write_edited(path, edited, edit, n) ? ggmlc_model_load(edited, NULL) : NULL;
+        tap_ok(same != NULL, "%s: the file copied without an edit loads (%s)", what, same ? "ok" : ggmlc_last_error());
+        ggmlc_model_free(same);
+        for (int e = 0; e < n; e++) {
+            ggmlc_model *r = write_edited(path, edited, edit, e) ? ggmlc_model_load(edited, NULL) : NULL;
+            tap_ok(r == NULL && ggmlc_last_status() == GGMLC_ERR_FORMAT, "%s: rejected with GGMLC_ERR_FORMAT: %s", names[e], ggmlc_last_error());
+            ggmlc_model_free(r);
+        }
     }
     unlink(edited);
     unlink(path);
+}
+
+enum window_edit { STRIDE_0, POOL_STRIDE_0, KERNEL_0, HUGE_KERNEL, HUGE_PADDING, WIDE_DILATION, HUGE_FILTERS, NEGATIVE_FILTERS,
+                   N_WINDOW_EDITS };
+static const char *const window_edit_names[] = {"a convolution of stride 0", "a pooling of stride 0", "a kernel of 0",
+                                                "a kernel of 40000", "a padding of 2^31 - 1", "a dilation too wide for the input",
+                                                "2^39 filters (a kernel of 9 * 2^40 elements)", "-3 filters"};
+
+/* One edit of the convolution's (layer 0) or the pooling's (layer 1) settings. */
+static void edit_windows(struct gguf_context *out, const struct gguf_context *in, int e) {
+    (void)in;
+    switch ((enum window_edit)e) {
+    case STRIDE_0: gguf_set_val_i32(out, "ggmlc.layer.0.stride", 0); break;
+    case POOL_STRIDE_0: gguf_set_val_i32(out, "ggmlc.layer.1.stride", 0); break;
+    case KERNEL_0: gguf_set_arr_data(out, "ggmlc.layer.0.kernel", GGUF_TYPE_INT32, (int32_t[]){0, 3}, 2); break;
+    case HUGE_KERNEL: gguf_set_arr_data(out, "ggmlc.layer.0.kernel", GGUF_TYPE_INT32, (int32_t[]){40000, 40000}, 2); break;
+    case HUGE_PADDING: gguf_set_val_i32(out, "ggmlc.layer.0.padding", 2147483647); break;
+    case WIDE_DILATION: gguf_set_val_i32(out, "ggmlc.layer.0.dilation", 30000); break;
+    case HUGE_FILTERS: gguf_set_val_i64(out, "ggmlc.layer.0.units", (int64_t)1 << 39); break;
+    case NEGATIVE_FILTERS: gguf_set_val_i64(out, "ggmlc.layer.0.units", -3); break;
+    case N_WINDOW_EDITS: break;
+    }
+}
+
+static void test_hostile_files(void) {
+    ggmlc_model *m = two_headed(GGMLC_OPT_SGD, 0.1f);
+    check_edits(m, "two heads", edit_graph, edit_names, N_EDITS);
+    ggmlc_model_free(m);
+
+    /* {2, 8, 8} -> Conv2D(3, 3x3) -> MaxPool2D(2) -> Flatten -> Dense(2) */
+    m = ggmlc_sequential((int64_t[]){2, 8, 8}, 3);
+    ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_RELU));
+    ggmlc_model_add(m, ggmlc_max_pool2d(2, 2));
+    ggmlc_model_add(m, ggmlc_flatten());
+    ggmlc_model_add(m, ggmlc_dense(2, GGMLC_ACT_NONE));
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    if (ggmlc_model_compile(m, &o) != GGMLC_OK) tap_diag("compile: %s", ggmlc_last_error());
+    check_edits(m, "convolution", edit_windows, window_edit_names, N_WINDOW_EDITS);
     ggmlc_model_free(m);
 }
 

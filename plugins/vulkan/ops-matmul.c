@@ -7,6 +7,7 @@
  * dequantized while loading).  out_prod runs on the same tiled GEMM.
  */
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "vk-impl.h"
@@ -226,14 +227,22 @@ static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
 }
 
 /* The default was the fastest of those tried on an H200 (BENCHMARKS.md);
- * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN" tries others (ignored unless they fit). */
+ * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN" tries others (ignored, with a warning, unless they fit). */
 static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
     static const uint32_t def[6] = {256, 128, 128, 64, 64, 32};
     memcpy(t, def, sizeof def);
     const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
     uint32_t v[6];
-    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6 && coopmat_tiles_fit(d, v))
+    if (!env) return;
+    if (sscanf(env, "%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6 && coopmat_tiles_fit(d, v)) {
         memcpy(t, v, sizeof v);
+        return;
+    }
+    static atomic_bool told; /* a sweep must not time the default unawares (session 4's did) */
+    if (!atomic_exchange(&told, true))
+        ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: GGMLC_VK_COOPMAT_TILE=%s ignored: it does not fit (WG = (BM/WM)(BN/WN) 32, "
+                                       "%u bytes of shared memory at most); the default tiles are used\n",
+                  d->name, env, d->props.limits.maxComputeSharedMemorySize);
 }
 
 /* The 16x16 fragments through VK_KHR_cooperative_matrix rather than the NV extension: wherever the
