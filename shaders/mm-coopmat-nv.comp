@@ -1,7 +1,8 @@
 #version 450
 // f16 matrix product on tensor cores through GL_NV_cooperative_matrix:
-// 16x16x16 f16 fragments with f32 accumulators.  A workgroup of WG/32
-// subgroups computes a BM x BN tile of d, each subgroup a WM x WN part.
+// 16x16x16 f16 fragments with f32 accumulators.  A workgroup of WG / S
+// subgroups (S the device's subgroup size) computes a BM x BN tile of d, each
+// subgroup a WM x WN part.
 // Operands travel in chunks of 8 values along k (16 bytes of f16): a is f16,
 // b f32 (B_F32, two vec4 per chunk, rounded to f16 when stored to shared
 // memory) or f16; K must be a multiple of 8.  Shared memory holds one slice
@@ -14,9 +15,10 @@
 // picks the instruction sequence); written in NV syntax, rewritten into KHR
 // instructions at build time (plugins/vulkan/spv-coopmat-khr.py).  Whole tiles
 // only, 16-byte aligned d: the host checks.
-// KHR: the 16x16x16 fragments on VK_KHR_cooperative_matrix (devices without the NV
-// extension), rewritten the same way; B's rows are a specialization constant of
-// their own so that A's and B's types differ, as KHR types must (by their use).
+// KHR: the fragments on VK_KHR_cooperative_matrix, rewritten the same way, of the
+// device's shape FRM x FRN x FRK (16x16x16 on an H200, 8x8x8 on lavapipe), all
+// specialization constants; B's rows (KB = FRK) are a constant of their own so that
+// A's and B's types differ, as KHR types must (by their use).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -33,14 +35,18 @@ layout(constant_id = 4) const uint WM = 64;
 layout(constant_id = 5) const uint WN = 32;
 layout(constant_id = 6) const uint FK = 16;      // FLEX: k per product (a multiple of 16 dividing BK)
 #ifdef KHR
-layout(constant_id = 7) const uint KB = 16;      // B fragments' rows (never set by the host)
+layout(constant_id = 7) const uint KB = 16;      // B fragments' rows: FRK
+layout(constant_id = 9) const uint FRM = 16;     // fragment rows (m)
+layout(constant_id = 10) const uint FRN = 16;    // fragment columns (n)
+layout(constant_id = 11) const uint FRK = 16;    // fragment depth (k): a multiple of 8
 #define B_ROWS KB
 #else
+const uint FRM = 16, FRN = 16, FRK = 16;
 #define B_ROWS 16
 #endif
 layout(local_size_x_id = 0) in;
 const uint CK = BK / 8, LDV = CK + 1;             // chunks per row of a slice, row stride in chunks
-const uint FM = WM / 16, FN = WN / 16;
+const uint FM = WM / FRM, FN = WN / FRN;
 const uint A_LOADS = BM * CK / WG, B_LOADS = BN * CK / WG; // chunks per thread and slice
 #ifdef B_F32
 #define B_VEC vec4
@@ -109,15 +115,15 @@ void multiply(uint wm, uint wn) {
     }
 }
 #else
-fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FM][FN];
+fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc[FM][FN];
 
 // the products of the shared slice into acc
 void multiply(uint wm, uint wn) {
-    [[unroll]] for (uint kk = 0; kk < CK; kk += 2) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM];
-        fcoopmatNV<16, gl_ScopeSubgroup, B_ROWS, 16> fb[FN];
-        [[unroll]] for (uint i = 0; i < FM; i++) coopMatLoadNV(fa[i], sa, (wm + i * 16) * LDV + kk, LDV, false);
-        [[unroll]] for (uint j = 0; j < FN; j++) coopMatLoadNV(fb[j], sb, (wn + j * 16) * LDV + kk, LDV, true);
+    [[unroll]] for (uint kk = 0; kk < CK; kk += FRK / 8) {
+        fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> fa[FM];
+        fcoopmatNV<16, gl_ScopeSubgroup, B_ROWS, FRN> fb[FN];
+        [[unroll]] for (uint i = 0; i < FM; i++) coopMatLoadNV(fa[i], sa, (wm + i * FRM) * LDV + kk, LDV, false);
+        [[unroll]] for (uint j = 0; j < FN; j++) coopMatLoadNV(fb[j], sb, (wn + j * FRN) * LDV + kk, LDV, true);
         [[unroll]] for (uint i = 0; i < FM; i++)
             [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
@@ -136,7 +142,7 @@ void main() {
     acc = fcoopmatNV<32, gl_ScopeSubgroup, WM, WN>(0.0);
 #else
     [[unroll]] for (uint i = 0; i < FM; i++)
-        [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+        [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
 #endif
 
     fetch(0, m0, n0, a_base, b_base);
@@ -156,15 +162,15 @@ void main() {
     const bool full = m0 + BM <= p.M && n0 + BN <= p.N;
     [[unroll]] for (uint i = 0; i < FM; i++) {
         [[unroll]] for (uint j = 0; j < FN; j++) {
-            const uint tm = m0 + wm + i * 16, tn = n0 + wn + j * 16;
+            const uint tm = m0 + wm + i * FRM, tn = n0 + wn + j * FRN;
             if (full && p.nb1 % 4 == 0 && d_base % 4 == 0) { // 16-byte aligned; column-major: (m, n) at n * nb1 + m
                 coopMatStoreNV(acc[i][j], data_d, d_base + tn * p.nb1 + tm, p.nb1, true);
                 continue;
             }
-            coopMatStoreNV(acc[i][j], sa, warp * 64, 4, true); // 16 floats = 4 chunks per column
+            coopMatStoreNV(acc[i][j], sa, warp * 64, FRM / 4, true); // FRM floats = FRM / 4 chunks per column
             subgroupBarrier();
-            for (uint e = lane; e < 256; e += 32) {
-                const uint gm = tm + e % 16, gn = tn + e / 16;
+            for (uint e = lane; e < FRM * FRN; e += gl_SubgroupSize) {
+                const uint gm = tm + e % FRM, gn = tn + e / FRM;
                 if (gm < p.M && gn < p.N) data_d[d_base + gn * p.nb1 + gm] = uintBitsToFloat(sa[warp * 64 + e / 4][e % 4]);
             }
             subgroupBarrier();

@@ -202,35 +202,54 @@ static void check_pipeline_declined(void) {
     stop(backend);
 }
 
-/* Two integer-dot q8_0 products of one b, with b scaled in place between them by a node whose
- * pipeline fails (the CPU computes it between two command buffers): the second command buffer
- * must quantize b anew, not reuse the first one's.  Returns the output or NULL. */
-static float *run_requantize(ggml_backend_t backend) {
-    struct ggml_init_params ip = {.mem_size = 16 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true};
-    struct ggml_context *ctx = ggml_init(ip);
-    struct ggml_tensor *a[2] = {ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40), ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40)};
-    struct ggml_tensor *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 2);
-    struct ggml_tensor *out = ggml_add(ctx, ggml_mul_mat(ctx, a[0], b), ggml_mul_mat(ctx, a[1], ggml_scale_inplace(ctx, b, -3.0f)));
+/* t's values uniform in [-1, 1), stored in its type (f32, f16 or a block format). */
+static void fill_uniform(struct ggml_tensor *t) {
+    const int64_t n = ggml_nelements(t);
+    float *x = malloc((size_t)n * sizeof *x);
+    void *raw = malloc(ggml_nbytes(t));
+    if (x && raw) {
+        for (int64_t i = 0; i < n; i++) x[i] = test_uniform(-1, 1);
+        if (t->type == GGML_TYPE_F32) memcpy(raw, x, ggml_nbytes(t));
+        else if (t->type == GGML_TYPE_F16) ggml_fp32_to_fp16_row(x, raw, n);
+        else ggml_quantize_chunk(t->type, x, raw, 0, ggml_nrows(t), t->ne[0], NULL);
+        ggml_backend_tensor_set(t, raw, 0, ggml_nbytes(t));
+    }
+    free(raw);
+    free(x);
+}
+
+/* The leaves of ctx filled in order from seed, out's graph computed on backend: out's values
+ * (malloc'd) or NULL.  Frees ctx. */
+static float *compute_filled(ggml_backend_t backend, struct ggml_context *ctx, struct ggml_tensor *out, uint64_t seed) {
     struct ggml_cgraph *g = ggml_new_graph(ctx);
     ggml_build_forward_expand(g, out);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
-    float *result = NULL, x[256 * 40];
-    uint8_t q[sizeof x];
+    float *result = NULL;
     if (buf) {
-        test_seed(5);
-        for (int i = 0; i < 2; i++) {
-            for (size_t j = 0; j < 256 * 40; j++) x[j] = test_uniform(-1, 1);
-            ggml_quantize_chunk(GGML_TYPE_Q8_0, x, q, 0, 40, 256, NULL);
-            ggml_backend_tensor_set(a[i], q, 0, ggml_nbytes(a[i]));
-        }
-        for (size_t j = 0; j < 512; j++) x[j] = test_uniform(-1, 1);
-        ggml_backend_tensor_set(b, x, 0, ggml_nbytes(b));
+        test_seed(seed);
+        for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
+            if (t->op == GGML_OP_NONE) fill_uniform(t);
         if (ggml_backend_graph_compute(backend, g) == GGML_STATUS_SUCCESS && (result = malloc(ggml_nbytes(out))))
             ggml_backend_tensor_get(out, result, 0, ggml_nbytes(out));
     }
     ggml_backend_buffer_free(buf);
     ggml_free(ctx);
     return result;
+}
+
+static struct ggml_context *small_context(void) {
+    return ggml_init((struct ggml_init_params){.mem_size = 16 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+}
+
+/* Two integer-dot q8_0 products of one b, with b scaled in place between them by a node whose
+ * pipeline fails (the CPU computes it between two command buffers): the second command buffer
+ * must quantize b anew, not reuse the first one's.  Returns the output or NULL. */
+static float *run_requantize(ggml_backend_t backend) {
+    struct ggml_context *ctx = small_context();
+    struct ggml_tensor *a[2] = {ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40), ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40)};
+    struct ggml_tensor *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 2);
+    struct ggml_tensor *out = ggml_add(ctx, ggml_mul_mat(ctx, a[0], b), ggml_mul_mat(ctx, a[1], ggml_scale_inplace(ctx, b, -3.0f)));
+    return compute_filled(backend, ctx, out, 5);
 }
 
 static void check_requantize(void) {
@@ -247,6 +266,40 @@ static void check_requantize(void) {
     if (tap_ok(ref && out && warned, "products of one b around a node the CPU takes compute (%s; %s)", out ? "yes" : ggmlc_last_error(),
                last_message))
         ok_nmse(out, ref, 80, 1e-6, "products of one b around a node the CPU takes: b quantized again, as the CPU does");
+    free(out);
+    free(ref);
+}
+
+/* A 256x128 product of f16 weights and f32 activations (whole tiles of the cooperative-matrix
+ * kernel, so its FLEX variant too). */
+static float *run_f16_product(ggml_backend_t backend) {
+    struct ggml_context *ctx = small_context();
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 64, 256), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 128);
+    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 6);
+}
+
+/* A cooperative-matrix kernel whose pipeline fails: the product takes the next kernel (FLEX ->
+ * the KHR or NV fragments -> the tiled GEMM), right, saying so.  Only on devices that have them
+ * (lavapipe of Mesa 26 does: tests/test-vulkan-next.sh). */
+static void check_coopmat_fallback(const char *spec, const char *cap) {
+    ggml_backend_reg_t reg = (ggmlc_init(), ggml_backend_reg_by_name("vulkan"));
+    const bool has = reg && ggml_backend_reg_dev_count(reg) && strstr(ggmlc_device_caps(ggml_backend_reg_dev_get(reg, 0)), cap);
+    ggmlc_shutdown();
+    if (!has) {
+        tap_skip("no cooperative matrices of that kind", "%s: the device has no %s", spec, cap);
+        return;
+    }
+    ggml_backend_t backend = start(spec);
+    float *out = backend ? run_f16_product(backend) : NULL;
+    const bool warned = n_warn >= 1 && strstr(last_message, "mm_coopmat") && strstr(last_message, "instead");
+    stop(backend);
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
+    float *ref = cpu ? run_f16_product(cpu) : NULL;
+    ggml_backend_free(cpu);
+    ggmlc_shutdown();
+    if (tap_ok(ref && out && warned, "%s: the f16 product computes, with a warning (%s; %s)", spec, out ? "yes" : ggmlc_last_error(),
+               last_message))
+        ok_nmse(out, ref, 256 * 128, 1e-6, "%s: on the next kernel, the CPU's result", spec);
     free(out);
     free(ref);
 }
@@ -311,6 +364,8 @@ int main(void) {
     check_computes("pipeline", "every pipeline fails to compile");
     check_pipeline_declined();
     check_requantize();
+    check_coopmat_fallback("pipeline:mm_coopmat_flex", "coopmat-flex");
+    check_coopmat_fallback("pipeline:mm_coopmat", "coopmat-khr");
     check_lost();
     free(reference);
     return tap_done();

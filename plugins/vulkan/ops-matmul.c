@@ -214,23 +214,25 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
 }
 
 /* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN}, whether they fit: subgroup tiles of
- * whole 16x16 fragments covering the tile with WG/32 subgroups, whole 8-value chunks of a slice per
+ * whole 16x16 fragments covering the tile with WG / S subgroups (S the device's subgroup size), whole 8-value chunks of a slice per
  * thread, the shared slice (rows padded by one chunk), whose part for a also stages a 16x16 f32
  * fragment per subgroup at the edges. */
 static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
     if (!v[4] || !v[5] || v[4] % 16 || v[5] % 16 || v[1] % v[4] || v[2] % v[5] || v[3] % 16 ||
-        v[0] != (v[1] / v[4]) * (v[2] / v[5]) * 32 || (v[1] * v[3] / 8) % v[0] || (v[2] * v[3] / 8) % v[0])
+        v[0] != (v[1] / v[4]) * (v[2] / v[5]) * d->caps.subgroup_size || (v[1] * v[3] / 8) % v[0] || (v[2] * v[3] / 8) % v[0])
         return false;
     const uint64_t row = 16ull * (v[3] / 8 + 1); /* bytes */
-    return row * v[1] >= 1024ull * (v[0] / 32) && row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize &&
+    return row * v[1] >= 1024ull * (v[0] / d->caps.subgroup_size) && row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize &&
            v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
 }
 
-/* The default was the fastest of those tried on an H200 (BENCHMARKS.md);
+/* The default (eight 64x32 subgroup tiles, k slices of 64) was the fastest of those tried on an H200
+ * (BENCHMARKS.md); slices of 32 where shared memory is short (lavapipe's 32 KB).
  * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN" tries others (ignored, with a warning, unless they fit). */
 static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
-    static const uint32_t def[6] = {256, 128, 128, 64, 64, 32};
+    const uint32_t def[6] = {8 * d->caps.subgroup_size, 128, 128, 64, 64, 32};
     memcpy(t, def, sizeof def);
+    if (!coopmat_tiles_fit(d, t)) t[3] = 32;
     const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
     uint32_t v[6];
     if (!env) return;
@@ -240,17 +242,17 @@ static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
     }
     static atomic_bool told; /* a sweep must not time the default unawares (session 4's did) */
     if (!atomic_exchange(&told, true))
-        ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: GGMLC_VK_COOPMAT_TILE=%s ignored: it does not fit (WG = (BM/WM)(BN/WN) 32, "
+        ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: GGMLC_VK_COOPMAT_TILE=%s ignored: it does not fit (WG = (BM/WM)(BN/WN) %u, "
                                        "%u bytes of shared memory at most); the default tiles are used\n",
-                  d->name, env, d->props.limits.maxComputeSharedMemorySize);
+                  d->name, env, d->caps.subgroup_size, d->props.limits.maxComputeSharedMemorySize);
 }
 
-/* The 16x16 fragments through VK_KHR_cooperative_matrix rather than the NV extension: wherever the
- * device has the KHR shape (on an H200, 232 / 198 TFLOPS against 200 / 166 with the NV instructions,
+/* The fragments through VK_KHR_cooperative_matrix rather than the NV extension (16x16x16 ones, or
+ * the device's 8x8x8 or mixed shape, coopmat_khr_shape): wherever the device has such a shape (on an H200, 232 / 198 TFLOPS against 200 / 166 with the NV instructions,
  * same kernel, f16 / f32 activations: BENCHMARKS.md); $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
 static bool use_coopmat_khr(const struct vk_device *d) {
     const char *env = getenv("GGMLC_VK_COOPMAT_KHR");
-    return d->caps.coopmat_khr16 && !d->coopmat_khr_failed && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
+    return d->caps.coopmat_khr_frag && !d->coopmat_khr_failed && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
            vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
 }
 
@@ -259,7 +261,7 @@ static bool use_coopmat_khr(const struct vk_device *d) {
  * checked). */
 static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[6]) {
     coopmat_tiles(d, tiles);
-    if (!d->use_coopmat || !(d->caps.coopmat_nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
+    if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(d->caps.coopmat_nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
         (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
         return false;
     const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
@@ -409,8 +411,10 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         khr = !flex && use_coopmat_khr(rec->d);
         vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : khr ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
         memcpy(ds.spec, tiles, sizeof tiles);
-        ds.spec[6] = fk;
-        ds.n_spec = flex ? 7 : 6;
+        const uint32_t *frag = rec->d->caps.coopmat_khr_shape; /* the KHR variant's fragments: M, N, K */
+        ds.spec[6] = flex ? fk : 16; /* the ids each variant lacks are ignored */
+        if (khr) ds.spec[7] = frag[2], ds.spec[8] = 0, ds.spec[9] = frag[0], ds.spec[10] = frag[1], ds.spec[11] = frag[2];
+        ds.n_spec = khr ? 12 : flex ? 7 : 6;
         ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
         ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     } else {
@@ -431,7 +435,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     enum ggml_status s = vk_record_dispatch(rec, &ds);
     if (s != GGML_STATUS_SUCCESS && (flex || khr) && rec->pipeline_failed) { /* again, with the next kernel */
         ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(),
-                  flex ? "16x16 fragments" : rec->d->caps.coopmat_nv ? "the NV cooperative matrices" : "the tiled kernel");
+                  flex ? "cooperative-matrix fragments" : rec->d->caps.coopmat_nv ? "the NV cooperative matrices" : "the tiled kernel");
         if (flex) rec->d->coopmat_flex_failed = true;
         else rec->d->coopmat_khr_failed = true;
         rec->pipeline_failed = false;

@@ -29,7 +29,7 @@ static enum ggmlc_status create_logical_device(struct vk_device *d) {
     if (c->memory_budget) exts[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (c->coopmat_nv) exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (c->int_dot) exts[n_ext++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
-    const bool khr = c->coopmat_khr16 || c->coopmat_flex;
+    const bool khr = c->coopmat_khr_frag || c->coopmat_flex;
     if (khr) exts[n_ext++] = "VK_KHR_cooperative_matrix";
     if (c->coopmat_flex) exts[n_ext++] = "VK_NV_cooperative_matrix2";
 

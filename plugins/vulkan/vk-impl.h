@@ -34,7 +34,7 @@
 
 #define VK_MAX_BINDINGS   8
 #define VK_PUSH_BYTES     128  /* the minimum every Vulkan device guarantees */
-#define VK_MAX_SPEC       8
+#define VK_MAX_SPEC       12
 #define VK_FAKE_BASE      ((uintptr_t)0x1000)
 #define VK_BLOCK_SIZE     ((VkDeviceSize)64 << 20) /* memory block shared by small buffers */
 
@@ -47,7 +47,8 @@ struct vk_caps {
     bool bf16;         /* VK_KHR_shader_bfloat16 */
     bool coopmat_nv;   /* VK_NV_cooperative_matrix with a 16x16x16 f16 -> f32 shape */
     bool coopmat_khr;  /* VK_KHR_cooperative_matrix */
-    bool coopmat_khr16; /* ... with the cooperativeMatrix feature and a 16x16x16 f16 -> f32 subgroup shape */
+    bool coopmat_khr_frag; /* ... with the cooperativeMatrix feature and an f16 -> f32 subgroup shape the kernel takes: */
+    uint32_t coopmat_khr_shape[3]; /* its M, N, K, each 8 or 16 (16x16x16 where offered; lavapipe has 8x8x8) */
     bool memory_budget;
     bool push_descriptor;
     bool subgroup_arith; /* subgroup arithmetic in compute shaders */

@@ -81,17 +81,24 @@ static bool nv_coopmat_has_f16_shape(VkPhysicalDevice phys) {
     return found;
 }
 
-/* The KHR cooperative-matrix shape of the 16x16 fragments: 16x16x16, f16 inputs, f32 accumulator, subgroup scope. */
-static bool khr_coopmat_has_f16_shape(VkPhysicalDevice phys) {
+/* The KHR cooperative-matrix shape of the coopmat kernel's fragments (f16 inputs, f32 accumulator,
+ * subgroup scope, M, N and K each 8 or 16): 16x16x16 where the device offers it, else the largest. */
+static bool khr_coopmat_f16_shape(VkPhysicalDevice phys, uint32_t shape[3]) {
     uint32_t n;
     struct vk_coopmat_khr_properties *p = property_list(phys, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", sizeof *p,
                                                         VK_STYPE_COOPMAT_KHR_PROPERTIES, &n);
-    bool found = false;
-    for (uint32_t i = 0; p && i < n && !found; i++)
-        found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == 0 && p[i].BType == 0 && p[i].CType == 1 &&
-                p[i].ResultType == 1 && !p[i].saturatingAccumulation && p[i].scope == 3;
+    uint32_t best = 0;
+    for (uint32_t i = 0; p && i < n; i++) {
+        const uint32_t dims[3] = {p[i].MSize, p[i].NSize, p[i].KSize};
+        bool ok = p[i].AType == 0 && p[i].BType == 0 && p[i].CType == 1 && p[i].ResultType == 1 && !p[i].saturatingAccumulation &&
+                  p[i].scope == 3;
+        for (int k = 0; k < 3; k++) ok &= dims[k] == 8 || dims[k] == 16;
+        if (!ok || dims[0] * dims[1] * dims[2] <= best) continue;
+        best = dims[0] * dims[1] * dims[2];
+        memcpy(shape, dims, sizeof dims);
+    }
     free(p);
-    return found;
+    return best > 0;
 }
 
 /* Subgroup-scope f16 x f16 -> f32 matrices of flexible size: the features, and the entry of
@@ -167,7 +174,7 @@ static void query_caps(struct vk_device *d) {
     c->memory_budget = has_extension(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     c->memory_model = f12.vulkanMemoryModel;
     c->coopmat_khr = khr_ext;
-    c->coopmat_khr16 = khr_ext && khr.cooperativeMatrix && c->memory_model && c->fp16 && khr_coopmat_has_f16_shape(d->phys);
+    c->coopmat_khr_frag = khr_ext && khr.cooperativeMatrix && c->memory_model && c->fp16 && khr_coopmat_f16_shape(d->phys, c->coopmat_khr_shape);
     c->coopmat_nv = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && c->fp16 &&
                     nv_coopmat_has_f16_shape(d->phys);
     if (coopmat2_ext) query_coopmat_flex(d, &khr, &nv2);

@@ -194,6 +194,9 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
         return VK_NULL_HANDLE;
     }
     d->n_new_pipelines++;
+    if (ggmlc_debug_enabled("vulkan")) /* which kernels a graph takes */
+        ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan %s: pipeline %s built (%d specialization constants%s%u...)\n", d->name, blob->name,
+                  n_spec, n_spec ? ", first " : "", n_spec ? spec[0] : 0);
     return pipeline;
 }
 

@@ -222,9 +222,9 @@ static enum ggmlc_status vk_init(const struct ggmlc_plugin_options *opts, ggml_b
         pthread_mutex_init(&d->lock, NULL);
         snprintf(d->name, sizeof d->name, "Vulkan%d", i);
         d->use_f16 = d->caps.storage16 && strcasecmp(f16, "off") != 0 && strcmp(f16, "0") != 0;
-        d->use_coopmat = d->use_f16 && d->caps.subgroup_size == 32 && !coopmat_off &&
+        d->use_coopmat = d->use_f16 && d->caps.subgroup_size >= 4 && !coopmat_off &&
                          ((d->caps.coopmat_nv && vk_shader_present(vk_shader_find("mm_coopmat_nv_f16_f32"))) ||
-                          (d->caps.coopmat_khr16 && vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"))));
+                          (d->caps.coopmat_khr_frag && vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"))));
         ggml_backend_dev_t gdev = ggmlc_device_new(reg, &vk_device_iface, d);
         if (!gdev || !(d->buft = vk_buffer_type_new(d, gdev))) return ggmlc_last_status();
     }

@@ -1,0 +1,63 @@
+#!/bin/sh
+# test-vulkan-next.sh - test-vulkan's matrix-product cases (mm_*) on Mesa 26's
+# lavapipe, which has cooperative matrices (KHR 8x8x8 fragments, flexible sizes):
+# the plugin's KHR and FLEX tensor-core kernels against the CPU backend, the
+# kernels Debian 12's lavapipe cannot run.  Each variant once: the default
+# (FLEX for whole tiles), the KHR fragments alone, and two other tilings.  Then
+# test-vulkan-faults, whose cooperative-matrix fallbacks (a kernel whose pipeline
+# fails gives way to the next) need such a device.
+# Skipped unless `tools/lavapipe-next.sh setup` has been run (CI runs it).
+
+: "${GGMLC_BUILDDIR:?run through make check}"
+srcdir=$(cd "${GGMLC_TEST_DATA:?run through make check}/.." && pwd)
+next="$srcdir/tools/lavapipe-next.sh"
+if ! "$next" check >/dev/null 2>&1; then
+    echo "1..0 # SKIP Mesa 26 lavapipe not set up (tools/lavapipe-next.sh setup)"
+    exit 0
+fi
+program() { # the program itself, not libtool's wrapper script
+    if [ -x "$GGMLC_BUILDDIR/tests/.libs/$1" ]; then echo "$GGMLC_BUILDDIR/tests/.libs/$1"; else echo "$GGMLC_BUILDDIR/tests/$1"; fi
+}
+export LAVAPIPE_NEXT_LIBS="$GGMLC_BUILDDIR/.libs"
+
+n=0
+# run_tap LABEL LOG STATUS: LOG's test points, renumbered into this stream
+run_tap() {
+    while IFS= read -r line; do
+        case $line in
+        "ok "* | "not ok "*)
+            n=$((n + 1))
+            echo "${line%% [0-9]*} $n - $1: ${line#* - }"
+            ;;
+        esac
+    done <"$2"
+    if [ "$3" -ne 0 ]; then n=$((n + 1)); echo "not ok $n - $1: exited with status $3"; tail -5 "$2" | sed 's/^/# /'; fi
+}
+
+prog=$(program test-vulkan)
+for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,32 GGMLC_VK_COOPMAT_TILE=64,128,64,32,32,32; do
+    log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
+    env $variant GGMLC_TEST_ONLY=mm_ GGMLC_DEBUG=vulkan "$next" run "$prog" >"$log" 2>&1
+    st=$?
+    label=${variant:-default}
+    # the kernels this run must have taken: both KHR variants, and FLEX unless turned off
+    want="mm_coopmat_khr_f16_f32 mm_coopmat_khr_f16_f16"
+    [ "$variant" = GGMLC_VK_COOPMAT_FLEX=0 ] || want="$want mm_coopmat_flex_f16_f32 mm_coopmat_flex_f16_f16"
+    for k in $want; do
+        n=$((n + 1))
+        if grep -q "pipeline $k built" "$log"; then echo "ok $n - $label: $k ran"; else echo "not ok $n - $label: $k ran"; fi
+    done
+    grep -q "ignored: it does not fit" "$log" && { n=$((n + 1)); echo "not ok $n - $label: the tile override was refused"; }
+    run_tap "$label" "$log" $st
+    rm -f "$log"
+done
+log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
+"$next" run "$(program test-vulkan-faults)" >"$log" 2>&1
+st=$?
+for fallback in "pipeline:mm_coopmat_flex: on the next kernel" "pipeline:mm_coopmat: on the next kernel"; do
+    n=$((n + 1))
+    if grep -q "^ok .*$fallback" "$log"; then echo "ok $n - faults: $fallback, checked (not skipped)"; else echo "not ok $n - faults: $fallback, checked (not skipped)"; fi
+done
+run_tap faults "$log" $st
+rm -f "$log"
+echo "1..$n"
