@@ -8,8 +8,10 @@
 // memory) or f16; K must be a multiple of 8.  Shared memory holds one slice
 // of BK along k, rows padded by one chunk so that neither the chunk stores
 // nor the fragment loads (8 rows of 16 bytes) hit the same bank twice.  The
-// next slice is fetched into registers while the current one is multiplied.
-// Tile sizes are specialization constants.
+// next slice is fetched into registers while the current one is multiplied;
+// with STAGES = 2 it is also stored into a second shared slice before the
+// barrier, so one barrier per slice instead of two.  Tile sizes and stages are
+// specialization constants.
 // FLEX: each subgroup's WM x WN part is one accumulator, multiplied by WM x FK and
 // FK x WN operands (the flexible sizes of VK_NV_cooperative_matrix2, so the driver
 // picks the instruction sequence); written in NV syntax, rewritten into KHR
@@ -44,6 +46,7 @@ layout(constant_id = 11) const uint FRK = 16;    // fragment depth (k): a multip
 const uint FRM = 16, FRN = 16, FRK = 16;
 #define B_ROWS 16
 #endif
+layout(constant_id = 8) const uint STAGES = 1;   // shared slices: 1 or 2
 layout(local_size_x_id = 0) in;
 const uint CK = BK / 8, LDV = CK + 1;             // chunks per row of a slice, row stride in chunks
 const uint FM = WM / FRM, FN = WN / FRN;
@@ -60,8 +63,8 @@ layout(binding = 0) readonly buffer A { uvec4 data_a[]; };
 layout(binding = 1) readonly buffer B { B_VEC data_b[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-shared uvec4 sa[BM * LDV];                        // 8 halves per element; at the end, 16x16 f32 per subgroup
-shared uvec4 sb[BN * LDV];
+shared uvec4 sa[STAGES * BM * LDV];               // 8 halves per element; at the end, 16x16 f32 per subgroup
+shared uvec4 sb[STAGES * BN * LDV];
 
 uvec4 ra[A_LOADS];
 B_VEC rb[B_LOADS * B_VECS];
@@ -82,12 +85,12 @@ void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
     }
 }
 
-// registers -> shared memory, one 16-byte store per chunk
-void stash() {
-    const uint tid = gl_LocalInvocationID.x;
+// registers -> shared slice s, one 16-byte store per chunk
+void stash(uint s) {
+    const uint tid = gl_LocalInvocationID.x, a0 = s * BM * LDV, b0 = s * BN * LDV;
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
         const uint idx = tid + r * WG;
-        sa[(idx / CK) * LDV + idx % CK] = ra[r];
+        sa[a0 + (idx / CK) * LDV + idx % CK] = ra[r];
     }
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
         const uint idx = tid + r * WG;
@@ -97,33 +100,35 @@ void stash() {
 #else
         const uvec4 h = rb[r];
 #endif
-        sb[(idx / CK) * LDV + idx % CK] = h;
+        sb[b0 + (idx / CK) * LDV + idx % CK] = h;
     }
 }
 
 #ifdef FLEX
 fcoopmatNV<32, gl_ScopeSubgroup, WM, WN> acc;
 
-// the products of the shared slice into acc
-void multiply(uint wm, uint wn) {
+// the products of shared slice s into acc
+void multiply(uint wm, uint wn, uint s) {
+    const uint a0 = s * BM * LDV, b0 = s * BN * LDV;
     [[unroll]] for (uint kk = 0; kk < CK; kk += FK / 8) {
         fcoopmatNV<16, gl_ScopeSubgroup, WM, FK> fa;
         fcoopmatNV<16, gl_ScopeSubgroup, FK, WN> fb;
-        coopMatLoadNV(fa, sa, wm * LDV + kk, LDV, false);
-        coopMatLoadNV(fb, sb, wn * LDV + kk, LDV, true);
+        coopMatLoadNV(fa, sa, a0 + wm * LDV + kk, LDV, false);
+        coopMatLoadNV(fb, sb, b0 + wn * LDV + kk, LDV, true);
         acc = coopMatMulAddNV(fa, fb, acc);
     }
 }
 #else
 fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc[FM][FN];
 
-// the products of the shared slice into acc
-void multiply(uint wm, uint wn) {
+// the products of shared slice s into acc
+void multiply(uint wm, uint wn, uint s) {
+    const uint a0 = s * BM * LDV, b0 = s * BN * LDV;
     [[unroll]] for (uint kk = 0; kk < CK; kk += FRK / 8) {
         fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> fa[FM];
         fcoopmatNV<16, gl_ScopeSubgroup, B_ROWS, FRN> fb[FN];
-        [[unroll]] for (uint i = 0; i < FM; i++) coopMatLoadNV(fa[i], sa, (wm + i * FRM) * LDV + kk, LDV, false);
-        [[unroll]] for (uint j = 0; j < FN; j++) coopMatLoadNV(fb[j], sb, (wn + j * FRN) * LDV + kk, LDV, true);
+        [[unroll]] for (uint i = 0; i < FM; i++) coopMatLoadNV(fa[i], sa, a0 + (wm + i * FRM) * LDV + kk, LDV, false);
+        [[unroll]] for (uint j = 0; j < FN; j++) coopMatLoadNV(fb[j], sb, b0 + (wn + j * FRN) * LDV + kk, LDV, true);
         [[unroll]] for (uint i = 0; i < FM; i++)
             [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
@@ -146,11 +151,19 @@ void main() {
 #endif
 
     fetch(0, m0, n0, a_base, b_base);
+    uint s = 0;
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
-        stash();
-        barrier();
-        if (k0 + BK < p.K) fetch(k0 + BK, m0, n0, a_base, b_base); // in flight during the products below
-        multiply(wm, wn);
+        if (STAGES == 1 || k0 == 0) {
+            stash(s);
+            barrier();
+        }
+        const bool more = k0 + BK < p.K;
+        if (more) fetch(k0 + BK, m0, n0, a_base, b_base); // in flight during the products below
+        multiply(wm, wn, s);
+        if (STAGES == 2 && more) {
+            s ^= 1;
+            stash(s); // the other slice: its readers finished before the last barrier
+        }
         barrier();
     }
 
@@ -167,11 +180,12 @@ void main() {
                 coopMatStoreNV(acc[i][j], data_d, d_base + tn * p.nb1 + tm, p.nb1, true);
                 continue;
             }
-            coopMatStoreNV(acc[i][j], sa, warp * 64, FRM / 4, true); // FRM floats = FRM / 4 chunks per column
+            const uint stage = warp * (FRM * FRN / 4); // this subgroup's fragment of f32 in sa
+            coopMatStoreNV(acc[i][j], sa, stage, FRM / 4, true); // FRM floats = FRM / 4 chunks per column
             subgroupBarrier();
             for (uint e = lane; e < FRM * FRN; e += gl_SubgroupSize) {
                 const uint gm = tm + e % FRM, gn = tn + e / FRM;
-                if (gm < p.M && gn < p.N) data_d[d_base + gn * p.nb1 + gm] = uintBitsToFloat(sa[warp * 64 + e / 4][e % 4]);
+                if (gm < p.M && gn < p.N) data_d[d_base + gn * p.nb1 + gm] = uintBitsToFloat(sa[stage + e / 4][e % 4]);
             }
             subgroupBarrier();
         }

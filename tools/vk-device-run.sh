@@ -115,7 +115,7 @@ bench() {
     cat /tmp/bench.out | tee -a "$log"
     us=$(gpu_median < /tmp/bench.err)
     say "gpu_median_us=$us"
-    grep -v 'us on the GPU' /tmp/bench.err | grep -iE 'error|fail|fallback' | head -3 | tee -a "$log"
+    grep -v 'us on the GPU' /tmp/bench.err | grep -iE 'error|fail|fallback|ignored' | head -3 | tee -a "$log"
     awk -v l="$label" -v w="$work" -v us="$us" 'BEGIN { split(w, a, ":"); r = us > 0 ? a[2] / us : 0;
         if (a[1] == "B") printf "%-58s %9.2f us %8.0f GB/s\n", l, us, r / 1e3; else printf "%-58s %9.2f us %8.1f TFLOPS\n", l, us, r / 1e6 }' >> $summary
 }
@@ -199,7 +199,8 @@ if [[ $what == *" sweep "* ]]; then
             GGMLC_VK_COOPMAT_FLEX=$fk bench "GEMM f16 x $bt 4096^3, flexible coopmat FK=$fk" $F mul_mat --type f16 --btype $bt $GEMM
         done
     done
-    for tile in ${VK_SWEEP_COOPMAT:-256,128,128,32,64,32 128,128,64,64,64,32 256,128,128,64,32,64 128,64,128,64,32,64}; do
+    # (WG = 32 x subgroup tiles; at most 48 KB of shared memory: 16 (BK/8 + 1) (BM + BN) STAGES bytes)
+    for tile in ${VK_SWEEP_COOPMAT:-256,128,128,32,64,32,2 256,128,256,32,64,64 256,256,128,32,64,64 128,128,128,64,64,64 128,128,128,32,64,64,2 256,128,256,16,64,64,2}; do
         for bt in ${VK_SWEEP_BTYPE:-f32 f16}; do
             GGMLC_VK_COOPMAT_TILE=$tile bench "GEMM f16 x $bt 4096^3, coopmat tile $tile" $F mul_mat --type f16 --btype $bt $GEMM
         done

@@ -213,30 +213,35 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], ds->spec[1], ds->groups);
 }
 
-/* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN}, whether they fit: subgroup tiles of
- * whole 16x16 fragments covering the tile with WG / S subgroups (S the device's subgroup size), whole 8-value chunks of a slice per
- * thread, the shared slice (rows padded by one chunk), whose part for a also stages a 16x16 f32
- * fragment per subgroup at the edges. */
+/* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN, STAGES}, whether they fit: subgroup
+ * tiles of whole 16x16 fragments covering the tile with WG / S subgroups (S the device's subgroup
+ * size), whole 8-value chunks of a slice per thread, 1 or 2 shared slices (rows padded by one chunk),
+ * whose part for a also stages an f32 fragment per subgroup at the edges. */
 static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
     if (!v[4] || !v[5] || v[4] % 16 || v[5] % 16 || v[1] % v[4] || v[2] % v[5] || v[3] % 16 ||
-        v[0] != (v[1] / v[4]) * (v[2] / v[5]) * d->caps.subgroup_size || (v[1] * v[3] / 8) % v[0] || (v[2] * v[3] / 8) % v[0])
+        v[0] != (v[1] / v[4]) * (v[2] / v[5]) * d->caps.subgroup_size || (v[1] * v[3] / 8) % v[0] || (v[2] * v[3] / 8) % v[0] ||
+        v[6] < 1 || v[6] > 2)
         return false;
     const uint64_t row = 16ull * (v[3] / 8 + 1); /* bytes */
-    return row * v[1] >= 1024ull * (v[0] / d->caps.subgroup_size) && row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize &&
-           v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
+    const uint32_t *frag = d->caps.coopmat_khr_shape; /* an edge fragment: 16x16 with the NV fragments */
+    const uint64_t edge = d->caps.coopmat_nv || !d->caps.coopmat_khr_frag ? 1024 : 4ull * frag[0] * frag[1];
+    return row * v[1] >= edge * (v[0] / d->caps.subgroup_size) &&
+           v[6] * row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
 }
 
-/* The default (eight 64x32 subgroup tiles, k slices of 64) was the fastest of those tried on an H200
- * (BENCHMARKS.md); slices of 32 where shared memory is short (lavapipe's 32 KB).
- * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN" tries others (ignored, with a warning, unless they fit). */
-static void coopmat_tiles(const struct vk_device *d, uint32_t t[6]) {
-    const uint32_t def[6] = {8 * d->caps.subgroup_size, 128, 128, 64, 64, 32};
+/* The default (eight 64x32 subgroup tiles, k slices of 64, one shared slice) was the fastest of those
+ * tried on an H200 (BENCHMARKS.md); slices of 32 where shared memory is short (lavapipe's 32 KB).
+ * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries others (ignored, with a warning, unless they
+ * fit); two stages (double-buffered slices) are untimed so far. */
+static void coopmat_tiles(const struct vk_device *d, uint32_t t[7]) {
+    const uint32_t def[7] = {8 * d->caps.subgroup_size, 128, 128, 64, 64, 32, 1};
     memcpy(t, def, sizeof def);
     if (!coopmat_tiles_fit(d, t)) t[3] = 32;
     const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
-    uint32_t v[6];
+    uint32_t v[7] = {0, 0, 0, 0, 0, 0, 1};
     if (!env) return;
-    if (sscanf(env, "%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6 && coopmat_tiles_fit(d, v)) {
+    const int n = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
+    if ((n == 6 || n == 7) && coopmat_tiles_fit(d, v)) {
         memcpy(t, v, sizeof v);
         return;
     }
@@ -259,7 +264,7 @@ static bool use_coopmat_khr(const struct vk_device *d) {
 /* The tensor-core path (its tiles into `tiles`): f16 weights, f32 or f16 activations read 16 bytes at
  * a time, and a grid of tiles within the device's limits (otherwise the tiled GEMM, which supports_op
  * checked). */
-static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[6]) {
+static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[7]) {
     coopmat_tiles(d, tiles);
     if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(d->caps.coopmat_nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
         (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
@@ -276,7 +281,7 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
 /* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
  * where the device has flexible sizes of the right granularity, whole tiles, 16-byte aligned d and
  * no failure so far.  FK is 16; $GGMLC_VK_COOPMAT_FLEX=FK tries another, =0 turns the variant off. */
-static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t tiles[6], uint32_t *fk) {
+static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t tiles[7], uint32_t *fk) {
     const struct vk_caps *c = &d->caps;
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const struct vk_buffer *bd = vk_tensor_buffer(d, node);
@@ -389,7 +394,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     const char *ta = quant ? ggml_type_name(a->type) : vk_type_tag(a->type), *tb = vk_type_tag(b->type);
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
-    uint32_t tiles[6];
+    uint32_t tiles[7];
     size_t a_unit = quant ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     struct mvq_dot_tune dot;
     VkDeviceSize scratch_at, scales_at, scratch_bytes = mvq_dot_scratch(b, &scales_at);
@@ -410,11 +415,11 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         flex = use_coopmat_flex(rec->d, node, tiles, &fk);
         khr = !flex && use_coopmat_khr(rec->d);
         vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : khr ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
-        memcpy(ds.spec, tiles, sizeof tiles);
         const uint32_t *frag = rec->d->caps.coopmat_khr_shape; /* the KHR variant's fragments: M, N, K */
-        ds.spec[6] = flex ? fk : 16; /* the ids each variant lacks are ignored */
-        if (khr) ds.spec[7] = frag[2], ds.spec[8] = 0, ds.spec[9] = frag[0], ds.spec[10] = frag[1], ds.spec[11] = frag[2];
-        ds.n_spec = khr ? 12 : flex ? 7 : 6;
+        const uint32_t spec[12] = {tiles[0], tiles[1], tiles[2], tiles[3], tiles[4], tiles[5], /* the ids a variant lacks are ignored */
+                                   flex ? fk : 16, frag[2], tiles[6], frag[0], frag[1], frag[2]};
+        memcpy(ds.spec, spec, sizeof spec);
+        ds.n_spec = 12;
         ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
         ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     } else {
