@@ -1,6 +1,6 @@
 #version 450
-// get_rows_back: d[e, r] = sum of dy[e, i] over the i with idx[i] == r (f32),
-// the gradient of get_rows.  Each invocation owns column e of a chunk of
+// get_rows_back: d[e, r] = sum of dy[e, i] over the i with idx[i] == r (dy
+// f32, f16 or bf16 by A_TYPE; d f32), the gradient of get_rows.  Each invocation owns column e of a chunk of
 // CHUNK rows: it zeroes them, then adds the gradient rows that land there in
 // index order (the CPU's order, so sums round alike; no atomics needed).
 #include "types.glsl"
@@ -8,7 +8,7 @@
 #define CHUNK 64u
 
 layout(local_size_x = 256) in;
-layout(binding = 0) readonly buffer DY { float data_dy[]; };
+layout(binding = 0) readonly buffer DY { STORAGE_T(A_TYPE) data_dy[]; };
 layout(binding = 1) readonly buffer I { int data_i[]; };
 layout(binding = 2) buffer D { float data_d[]; };
 
@@ -27,6 +27,6 @@ void main() {
     for (uint i = 0; i < p.n_idx; i++) {
         const int r = data_i[p.off_i + i * p.ni0];
         if (r < int(r0) || r >= int(r1)) continue; // out-of-range indices add nothing
-        data_d[p.off_d + e * p.nd0 + uint(r) * p.nd1] += data_dy[p.off_dy + e * p.ny0 + i * p.ny1];
+        data_d[p.off_d + e * p.nd0 + uint(r) * p.nd1] += TO_F32(A_TYPE, data_dy[p.off_dy + e * p.ny0 + i * p.ny1]);
     }
 }

@@ -1,6 +1,7 @@
 #version 450
 // get_rows: d[i0, i10, i11, i12] = a[i0, idx[i10, i11, i12], i11, i12]; a may be
-// quantized (QTYPE, see quant.glsl).
+// quantized (QTYPE, see quant.glsl).  MOVE: d has a's type (i32) and takes its
+// values as they are, not through f32.
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
@@ -29,10 +30,12 @@ void main() {
     const uint r = idx / p.ne0;
     const uint i0 = idx % p.ne0, i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
     const uint row = uint(data_i[p.off_i + i1 * p.nbi0 + i2 * p.nbi1 + i3 * p.nbi2]);
+    const uint d_at = p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
 #ifdef QTYPE
-    const float v = dq(p.off_a + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03 + (i0 / QK) * QWORDS, i0 % QK);
+    data_d[d_at] = FROM_F32(D_TYPE, dq(p.off_a + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03 + (i0 / QK) * QWORDS, i0 % QK));
+#elif defined(MOVE)
+    data_d[d_at] = data_a[p.off_a + i0 * p.nb00 + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03];
 #else
-    const float v = TO_F32(A_TYPE, data_a[p.off_a + i0 * p.nb00 + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03]);
+    data_d[d_at] = FROM_F32(D_TYPE, TO_F32(A_TYPE, data_a[p.off_a + i0 * p.nb00 + row * p.nb01 + i2 * p.nb02 + i3 * p.nb03]));
 #endif
-    data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = FROM_F32(D_TYPE, v);
 }

@@ -35,7 +35,7 @@ float dq(uint w, uint j) {
 #endif
 }
 
-// dot of the whole block at word w with 32 consecutive f32 values of data_b at bi
+// dot of the whole block at word w with 32 consecutive values of data_b at bi
 float dq_dot32(uint w, uint bi) {
     float s = 0.0;
 #if QTYPE == 2 || QTYPE == 3
@@ -45,8 +45,8 @@ float dq_dot32(uint w, uint bi) {
     float bsum = 0.0;
     [[unroll]] for (uint i = 0; i < 8; i++) {
         const uint v = uint(data_a[qs + i]);
-        const float x0 = data_b[bi + 2 * i], x1 = data_b[bi + 2 * i + 1];
-        const float x2 = data_b[bi + 2 * i + 16], x3 = data_b[bi + 2 * i + 17];
+        const float x0 = float(data_b[bi + 2 * i]), x1 = float(data_b[bi + 2 * i + 1]); // float(): f16 b too (mm.comp)
+        const float x2 = float(data_b[bi + 2 * i + 16]), x3 = float(data_b[bi + 2 * i + 17]);
         s += float(v & 0xfu) * x0 + float((v >> 8) & 0xfu) * x1 + float((v >> 4) & 0xfu) * x2 + float(v >> 12) * x3;
         bsum += (x0 + x1) + (x2 + x3);
     }
@@ -59,11 +59,11 @@ float dq_dot32(uint w, uint bi) {
     const float d = q_half(w);
     [[unroll]] for (uint i = 0; i < 16; i++) {
         const uint v = uint(data_a[w + 1 + i]);
-        s += float(int(v << 24) >> 24) * data_b[bi + 2 * i] + float(int(v << 16) >> 24) * data_b[bi + 2 * i + 1];
+        s += float(int(v << 24) >> 24) * float(data_b[bi + 2 * i]) + float(int(v << 16) >> 24) * float(data_b[bi + 2 * i + 1]);
     }
     return d * s;
 #else
-    [[unroll]] for (uint j = 0; j < 32; j++) s += dq(w, j) * data_b[bi + j];
+    [[unroll]] for (uint j = 0; j < 32; j++) s += dq(w, j) * float(data_b[bi + j]);
     return s;
 #endif
 }
@@ -132,7 +132,7 @@ float dq_dot16(uint w, uint s, uint bi) {
 #endif
     [[unroll]] for (uint i = 0; i < 8; i++) {
         const uint u = uint(data_a[qs + i]) >> shift;
-        const float b0 = data_b[bi + 2 * i], b1 = data_b[bi + 2 * i + 1];
+        const float b0 = float(data_b[bi + 2 * i]), b1 = float(data_b[bi + 2 * i + 1]);
 #if QTYPE == 10
         sq += float(u & 3u) * b0 + float((u >> 8) & 3u) * b1;
         sb += b0 + b1;
@@ -159,7 +159,7 @@ float dq_dot16(uint w, uint s, uint bi) {
         q0 |= (h & 1u) << 4;
         q1 |= (h >> 4) & 16u;
 #endif
-        const float b0 = data_b[bi + 2 * i], b1 = data_b[bi + 2 * i + 1];
+        const float b0 = float(data_b[bi + 2 * i]), b1 = float(data_b[bi + 2 * i + 1]);
         sq += float(q0) * b0 + float(q1) * b1;
         sb += b0 + b1;
     }
@@ -170,8 +170,8 @@ float dq_dot16(uint w, uint s, uint bi) {
     scale = q_half(w + 104) * float(int(q_byte(w + 96, s) << 24) >> 24);
     [[unroll]] for (uint i = 0; i < 8; i++) {
         const uint u = uint(data_a[ql + i]) >> lshift, h = uint(data_a[qh + i]) >> hshift;
-        sq += float(int((u & 0xfu) | ((h & 3u) << 4)) - 32) * data_b[bi + 2 * i] +
-              float(int(((u >> 8) & 0xfu) | (((h >> 8) & 3u) << 4)) - 32) * data_b[bi + 2 * i + 1];
+        sq += float(int((u & 0xfu) | ((h & 3u) << 4)) - 32) * float(data_b[bi + 2 * i]) +
+              float(int(((u >> 8) & 0xfu) | (((h >> 8) & 3u) << 4)) - 32) * float(data_b[bi + 2 * i + 1]);
     }
 #endif
     return scale * sq - offset * sb;

@@ -28,7 +28,8 @@ static char cache_dir[1024]; /* where the plugin's pipeline cache goes during th
 
 /* ------------------------------------------------------------ inputs */
 
-/* Fill kinds by name prefix: "pos:" positive values, "big:" in [-30, 30), "idx<N>:"
+/* Fill kinds by name prefix: "pos:" positive values, "big:" in [-30, 30), "wide:" i32 values spread over
+ * the whole range (odd multiples of a large constant, so a trip through f32 would change them), "idx<N>:"
  * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row, "causal:"
  * 0 where i0 <= 3 * i1 and -inf elsewhere (row 0 sees 1 key: attention masks). */
 static void fill_leaf(struct ggml_tensor *t) {
@@ -40,6 +41,7 @@ static void fill_leaf(struct ggml_tensor *t) {
     if (sscanf(t->name, "idx%d:", &idx_max) != 1) idx_max = 0;
     int uniq_max = 0;
     if (sscanf(t->name, "uniq%d:", &uniq_max) != 1) uniq_max = 0;
+    const bool wide = strncmp(t->name, "wide:", 5) == 0; /* i32 over the whole range: most not representable in f32 */
     float *v = malloc((size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = idx_max > 0 ? (float)(int)test_uniform(0.0f, (float)idx_max) : test_uniform(lo, hi);
     if (strncmp(t->name, "causal:", 7) == 0)
@@ -61,7 +63,9 @@ static void fill_leaf(struct ggml_tensor *t) {
     case GGML_TYPE_F32: memcpy(raw, v, nbytes); break;
     case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) ((ggml_fp16_t *)raw)[i] = ggml_fp32_to_fp16(v[i]); break;
     case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) ((ggml_bf16_t *)raw)[i] = ggml_fp32_to_bf16(v[i]); break;
-    case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) ((int32_t *)raw)[i] = (int32_t)v[i]; break;
+    case GGML_TYPE_I32:
+        for (int64_t i = 0; i < n; i++) ((int32_t *)raw)[i] = wide ? (int32_t)(0x9E3779B1u * (uint32_t)(i + 1)) : (int32_t)v[i];
+        break;
     case GGML_TYPE_I64: for (int64_t i = 0; i < n; i++) ((int64_t *)raw)[i] = (int64_t)v[i]; break;
     default: ggml_quantize_chunk(t->type, v, raw, 0, ggml_nrows(t), t->ne[0], NULL); break;
     }
@@ -70,7 +74,8 @@ static void fill_leaf(struct ggml_tensor *t) {
     free(v);
 }
 
-/* Read any float/int tensor (views included) as floats in logical order. */
+/* Read any float/int tensor (views included) as floats in logical order; i32 as its low 24 bits, which
+ * f32 holds exactly (a kernel that sent large values through f32 would change those). */
 static float *read_f32(const struct ggml_tensor *t) {
     const int64_t n = ggml_nelements(t);
     const size_t nbytes = ggml_nbytes(t);
@@ -85,7 +90,7 @@ static float *read_f32(const struct ggml_tensor *t) {
         case GGML_TYPE_F32: memcpy(&out[i], p, 4); break;
         case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, 2); out[i] = ggml_fp16_to_fp32(h); break; }
         case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, 2); out[i] = ggml_bf16_to_fp32(h); break; }
-        case GGML_TYPE_I32: { int32_t x; memcpy(&x, p, 4); out[i] = (float)x; break; }
+        case GGML_TYPE_I32: { int32_t x; memcpy(&x, p, 4); out[i] = (float)(x & 0xffffff); break; } /* exact bits */
         case GGML_TYPE_I64: { int64_t x; memcpy(&x, p, 8); out[i] = (float)x; break; }
         default: out[i] = NAN; break;
         }

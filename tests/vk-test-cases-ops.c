@@ -85,6 +85,18 @@ static struct ggml_tensor *c_get_rows_back_strided(struct ggml_context *ctx) {
     return ggml_get_rows_back(ctx, dy, I32("idx5:i", 20, 1, 1, 1), F32("c", 9, 5, 1, 1));
 }
 
+/* fewer indices than gradient rows (ggml's test takes a view of half the indices): the rest is unused */
+static struct ggml_tensor *c_get_rows_back_fewer(struct ggml_context *ctx) {
+    struct ggml_tensor *idx = ggml_view_1d(ctx, I32("idx5:i", 8, 1, 1, 1), 4, 0);
+    return ggml_get_rows_back(ctx, F32("dy", 33, 8, 1, 1), idx, F16("c", 33, 5, 1, 1));
+}
+static struct ggml_tensor *c_get_rows_back_f16(struct ggml_context *ctx) {
+    return ggml_get_rows_back(ctx, F16("dy", 40, 70, 1, 1), I32("idx9:i", 70, 1, 1, 1), F16("c", 40, 9, 1, 1));
+}
+static struct ggml_tensor *c_get_rows_back_bf16(struct ggml_context *ctx) {
+    return ggml_get_rows_back(ctx, leaf(ctx, GGML_TYPE_BF16, "dy", 24, 6, 1, 1), I32("idx4:i", 6, 1, 1, 1), F32("c", 24, 4, 1, 1));
+}
+
 /* --------------------------------------------------------------- softmax */
 
 static struct ggml_tensor *soft_max_sinks_case(struct ggml_context *ctx, bool mask, float max_bias) {
@@ -401,9 +413,12 @@ static struct ggml_tensor *c_out_prod_q6_K(struct ggml_context *ctx) {
 static struct ggml_tensor *c_out_prod_f32_f16(struct ggml_context *ctx) {
     return ggml_out_prod(ctx, F32("a", 33, 19, 1, 1), F16("b", 21, 19, 1, 1));
 }
-/* f16 b with a quantized a has no kernel: declined */
+/* f16 b with a quantized a: the ALONG_M kernel reading f16 */
 static struct ggml_tensor *c_out_prod_q4_0_f16(struct ggml_context *ctx) {
     return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 64, 7, 1, 1), F16("b", 9, 7, 1, 1));
+}
+static struct ggml_tensor *c_out_prod_q5_K_f16(struct ggml_context *ctx) {
+    return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_Q5_K, "a", 256, 6, 1, 1), F16("b", 13, 6, 2, 1));
 }
 
 /* ---------------------------------------- glu of odd rows, f32 x f16 products */
@@ -413,11 +428,27 @@ static struct ggml_tensor *c_swiglu_odd(struct ggml_context *ctx) { return ggml_
 static struct ggml_tensor *c_geglu_odd_swapped_f16(struct ggml_context *ctx) {
     return ggml_glu(ctx, F16("a", 9, 5, 3, 1), GGML_GLU_OP_GEGLU, true);
 }
-/* f32 weights, f16 activations: the tiled kernel for n > 8; n <= 8 is declined */
+/* f32 or quantized weights, f16 activations: the tiled kernel at every n (no matrix-vector kernel reads f16 b
+ * under other weights than f16) */
 static struct ggml_tensor *c_mul_mat_f32_f16(struct ggml_context *ctx) {
     return ggml_mul_mat(ctx, F32("a", 70, 19, 2, 1), F16("b", 70, 17, 2, 3));
 }
 static struct ggml_tensor *c_mul_mat_f32_f16_n8(struct ggml_context *ctx) { return ggml_mul_mat(ctx, F32("a", 64, 9, 1, 1), F16("b", 64, 8, 1, 1)); }
+static struct ggml_tensor *c_mul_mat_q4_0_f16_n1(struct ggml_context *ctx) {
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a", 256, 37, 1, 1), F16("b", 256, 1, 1, 1));
+}
+static struct ggml_tensor *c_mul_mat_q8_0_f16(struct ggml_context *ctx) {
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a", 96, 45, 2, 1), F16("b", 96, 19, 4, 1));
+}
+static struct ggml_tensor *c_mul_mat_q6_K_f16(struct ggml_context *ctx) {
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q6_K, "a", 512, 17, 1, 1), F16("b", 512, 3, 1, 2));
+}
+
+/* i32 data moved as it is: concatenation, get_rows (values past 2^24, so f32 would round them) */
+static struct ggml_tensor *c_concat_i32(struct ggml_context *ctx) { return ggml_concat(ctx, I32("wide:a", 11, 12, 3, 2), I32("wide:b", 11, 7, 3, 2), 1); }
+static struct ggml_tensor *c_get_rows_i32(struct ggml_context *ctx) {
+    return ggml_get_rows(ctx, I32("wide:a", 37, 9, 2, 1), I32("idx9:i", 5, 2, 1, 1));
+}
 
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define DECLINED(fn) {#fn + 2, fn, 0, false}
@@ -429,7 +460,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_back_exp, 1e-8), CASE(c_back_expm1, 1e-8), CASE(c_back_softplus, 1e-8), CASE(c_back_gelu_erf, 1e-6),
     CASE(c_back_xielu, 1e-8), CASE(c_back_floor, 0), CASE(c_back_round, 0), CASE(c_back_gelu_strided, 1e-6),
     CASE(c_add_id, 1e-12), CASE(c_cumsum, 1e-10), CASE(c_cumsum_short, 1e-10), CASE(c_cumsum_view, 1e-10),
-    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12),
+    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12), CASE(c_get_rows_back_fewer, 1e-12), CASE(c_get_rows_back_f16, 1e-12), CASE(c_get_rows_back_bf16, 1e-12), CASE(c_concat_i32, 0), CASE(c_get_rows_i32, 0),
     CASE(c_soft_max_sinks, 1e-9), CASE(c_soft_max_sinks_mask_alibi, 1e-9), CASE(c_soft_max_back_alibi, 1e-10),
     CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),
     CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),
@@ -458,7 +489,9 @@ static const struct vk_test_case cases[] = {
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
     CASE(c_cpy_blocks_q4_K, 0), CASE(c_cpy_blocks_q5_1_reshaped, 0),
     CASE(c_swiglu_odd, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),
-    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0), DECLINED(c_out_prod_q4_0_f16), DECLINED(c_mul_mat_f32_f16_n8),
+    CASE(c_out_prod_q4_0_f16, 1e-10), CASE(c_out_prod_q5_K_f16, 1e-10), CASE(c_mul_mat_f32_f16_n8, 1e-10),
+    CASE(c_mul_mat_q4_0_f16_n1, 1e-4), CASE(c_mul_mat_q8_0_f16, 1e-4), CASE(c_mul_mat_q6_K_f16, 1e-4), /* the CPU quantizes b */
+    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {

@@ -68,8 +68,8 @@ static struct ggml_tensor *kq_row_view(struct ggml_context *ctx, enum ggml_type 
 static struct ggml_tensor *c_mv_q6_K_row_view(struct ggml_context *ctx) { return kq_row_view(ctx, GGML_TYPE_Q6_K, 11, 2); }
 static struct ggml_tensor *c_mm_q4_K_row_view(struct ggml_context *ctx) { return kq_row_view(ctx, GGML_TYPE_Q4_K, 11, 20); }
 
-/* f16 activations with K-quant weights have no kernel: declined, the CPU computes it */
-static struct ggml_tensor *c_mm_q4_K_f16_declined(struct ggml_context *ctx) {
+/* f16 activations with K-quant weights: the tiled kernel reading f16 */
+static struct ggml_tensor *c_mm_q4_K_f16(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_K, "a", 256, 8, 1, 1), leaf(ctx, GGML_TYPE_F16, "b", 256, 4, 1, 1));
 }
@@ -124,7 +124,7 @@ static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx)
 static const struct vk_test_case cases[] = {
     KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K),
     CASE(c_mv_q6_K_row_view, 1e-4), CASE(c_mm_q4_K_row_view, 1e-4),
-    {"mm_q4_K_f16_declined", c_mm_q4_K_f16_declined, 0, false},
+    CASE(c_mm_q4_K_f16, 1e-4),
     CASE(c_mul_mat_id_f32_n1, 1e-10), CASE(c_mul_mat_id_f32_mv, 1e-10), CASE(c_mul_mat_id_f16_bcast, 1e-8),
     CASE(c_mul_mat_id_bf16_mm, 1e-8), CASE(c_mul_mat_id_f32_mm, 1e-10), CASE(c_mul_mat_id_f16_mm_bcast, 1e-8),
     CASE(c_mul_mat_id_ids_view, 1e-10),

@@ -23,15 +23,16 @@ static bool get_rows_supports(const struct vk_device *d, const struct ggml_tenso
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
     const bool quant_ok = vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % ggml_blck_size(a->type) == 0 && a->nb[1] % 2 == 0 &&
                           a->nb[2] % 2 == 0 && a->nb[3] % 2 == 0 && a->nb[0] == ggml_type_size(a->type);
-    return (float_ok(d, a) || quant_ok) && idx->type == GGML_TYPE_I32 && index_fits(idx) && node->type == GGML_TYPE_F32 && vk_shape_fits(node) &&
-           a->ne[2] == idx->ne[1] && a->ne[3] == idx->ne[2];
+    const bool ints = a->type == GGML_TYPE_I32 && node->type == GGML_TYPE_I32 && vk_shape_fits(a); /* moved, not converted */
+    return (((float_ok(d, a) || quant_ok) && node->type == GGML_TYPE_F32) || ints) && idx->type == GGML_TYPE_I32 && index_fits(idx) &&
+           vk_shape_fits(node) && a->ne[2] == idx->ne[1] && a->ne[3] == idx->ne[2];
 }
 
 static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("getrows_%s", quant ? ggml_type_name(a->type) : vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("getrows_%s", quant || a->type == GGML_TYPE_I32 ? ggml_type_name(a->type) : vk_type_tag(a->type)));
     const size_t ta = quant ? 2 : ggml_type_size(a->type); /* blocks are addressed in 16-bit words */
     for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
     for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
@@ -50,22 +51,24 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
 /* dy [E, n] (f32) scattered by idx [n] (I32) into d [E, R] (f32), summing repeated rows. */
 static bool get_rows_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *dy = node->src[0], *idx = node->src[1];
-    return dy->type == GGML_TYPE_F32 && idx->type == GGML_TYPE_I32 && node->type == GGML_TYPE_F32 && ggml_is_matrix(dy) &&
-           ggml_is_vector(idx) && ggml_is_matrix(node) && dy->ne[0] == node->ne[0] && dy->ne[1] == idx->ne[0] &&
+    return vk_float_code(dy->type) >= 0 && vk_type_ok(d, dy->type) && idx->type == GGML_TYPE_I32 && node->type == GGML_TYPE_F32 &&
+           ggml_is_matrix(dy) &&
+           ggml_is_vector(idx) && ggml_is_matrix(node) && dy->ne[0] == node->ne[0] && dy->ne[1] >= idx->ne[0] &&
            vk_shape_fits(dy) && index_fits(idx) && vk_shape_fits(node);
 }
 
 static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *dy = node->src[0], *idx = node->src[1];
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("get_rows_back_f32"));
+    const size_t ty = ggml_type_size(dy->type);
+    vk_dispatch_init(&ds, vk_shader_find("get_rows_back_%s", vk_type_tag(dy->type)));
     const uint32_t push[8] = {
         (uint32_t)node->ne[0], (uint32_t)node->ne[1], (uint32_t)idx->ne[0],
-        (uint32_t)(dy->nb[0] / 4), (uint32_t)(dy->nb[1] / 4), (uint32_t)(idx->nb[0] / 4),
+        (uint32_t)(dy->nb[0] / ty), (uint32_t)(dy->nb[1] / ty), (uint32_t)(idx->nb[0] / 4),
         (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4),
     };
     memcpy(ds.push, push, sizeof push);
-    vk_dispatch_bind(&ds, dy, false, 4, 8);
+    vk_dispatch_bind(&ds, dy, false, (uint32_t)ty, 8);
     vk_dispatch_bind(&ds, idx, false, 4, 9);
     vk_dispatch_bind(&ds, node, true, 4, 10);
     const uint64_t n_chunks = ((uint64_t)node->ne[1] + ROWS_BACK_CHUNK - 1) / ROWS_BACK_CHUNK;
@@ -196,15 +199,16 @@ static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_te
 static bool concat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const int dim = vk_param_i32(node, 0);
-    return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) && b->type == a->type && node->type == a->type &&
-           float_ok(d, a) && float_ok(d, b) && float_ok(d, node) && dim >= 0 && dim < 4;
+    const bool ints = a->type == GGML_TYPE_I32 && vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node); /* moved as they are */
+    return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_I32) && b->type == a->type && node->type == a->type &&
+           (ints || (float_ok(d, a) && float_ok(d, b) && float_ok(d, node))) && dim >= 0 && dim < 4;
 }
 
 static enum ggml_status concat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("concat_%s", vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("concat_%s", a->type == GGML_TYPE_I32 ? "i32" : vk_type_tag(a->type)));
     vk_push_shape(ds.push, 0, a);
     for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(b->nb[i] / ts);
     vk_push_shape(ds.push, 12, node);

@@ -35,17 +35,21 @@ static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     return t;
 }
 
+/* Whether the matrix-vector kernels (N <= MV_MAX_N) take the pair; the tiled GEMM takes the others of
+ * pair_has_kernel at every N (quantized or f32 weights with f16 activations: rare, and correct there). */
+static bool pair_has_mv_kernel(enum ggml_type a, enum ggml_type b) {
+    return b == GGML_TYPE_F32 || (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
+}
+
 static bool pair_has_kernel(enum ggml_type a, enum ggml_type b) {
-    return (vk_is_block_quant(a) && b == GGML_TYPE_F32) ||
+    return (vk_is_block_quant(a) && (b == GGML_TYPE_F32 || b == GGML_TYPE_F16)) ||
            (b == GGML_TYPE_F32 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16 || a == GGML_TYPE_BF16)) ||
-           (a == GGML_TYPE_F16 && b == GGML_TYPE_F16);
+           (b == GGML_TYPE_F16 && (a == GGML_TYPE_F32 || a == GGML_TYPE_F16));
 }
 
 static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    /* f32 x f16 has the tiled kernel only (N > MV_MAX_N), no matrix-vector one */
-    const bool f32_f16_tiled = a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F16 && b->ne[1] > MV_MAX_N;
-    if (!(pair_has_kernel(a->type, b->type) || f32_f16_tiled) || !d->caps.storage16 || !d->caps.subgroup_arith || !vk_type_ok(d, b->type))
+    if (!pair_has_kernel(a->type, b->type) || !d->caps.storage16 || !d->caps.subgroup_arith || !vk_type_ok(d, b->type))
         return false;
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
     if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
@@ -407,7 +411,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         }
     }
     bool flex = false, khr = false; /* kernels with another one behind them */
-    if (b->ne[1] <= MV_MAX_N) {
+    if (b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type)) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else if (use_coopmat(rec->d, a, b, tiles)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
@@ -453,15 +457,17 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
 
 /* d[i0, i1] = sum_k a[i0, k] * b[i1, k] (per batch, a broadcast): the tiled GEMM with
  * k running along dimension 1 of both operands.  A block-format a has its
- * blocks along i0 (f32 b; quant.glsl's f32 dot rules out f16): mm.comp's ALONG_M variants, strides in 16-bit words. */
+ * blocks along i0 (f32 or f16 b): mm.comp's ALONG_M variants, strides in 16-bit words. */
 static bool out_prod_types_ok(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     if (vk_is_block_quant(a->type)) {
-        if (b->type != GGML_TYPE_F32 || !d->caps.storage16 || a->ne[0] % ggml_blck_size(a->type) != 0 || a->nb[0] != ggml_type_size(a->type)) return false;
+        if ((b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16) || !d->caps.storage16 || a->ne[0] % ggml_blck_size(a->type) != 0 ||
+            a->nb[0] != ggml_type_size(a->type))
+            return false;
         for (int i = 1; i < 4; i++)
             if (a->nb[i] % 2 != 0 || a->nb[i] / 2 > UINT32_MAX) return false;
         return true;
     }
-    const bool pair = pair_has_kernel(a->type, b->type) || (a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F16);
+    const bool pair = pair_has_kernel(a->type, b->type);
     return pair && vk_type_ok(d, a->type) && vk_type_ok(d, b->type) && vk_shape_fits(a);
 }
 
