@@ -1,13 +1,17 @@
 #version 450
-// F32 into a 32-value block format, one block per invocation (quantize.glsl).
+// F32 (or f16, bf16: A_TYPE) into a 32-value block format, one block per invocation
+// (quantize.glsl); a 16-bit source is widened to f32 first, as the CPU does.
 // Without SET_ROWS (cpy): d's values in row-major order are a's, whatever a's shape:
 // block ib of d covers flat elements [32 ib, 32 ib + 32), located in a by its ne.
 // With SET_ROWS: block (ib, i1, i2, i3) of b goes to row idx[i1, i2 % nei1, i3 % nei2]
 // of d (d is a view of the destination); indices are i32, or i64 read as their low word.
 #include "types.glsl"
+#ifndef A_TYPE
+#define A_TYPE 0
+#endif
 
 layout(local_size_x = 64) in;
-layout(binding = 0) readonly buffer A { float data_a[]; };
+layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #ifdef SET_ROWS
 layout(binding = 1) readonly buffer I { int data_i[]; };
 layout(binding = 2) writeonly buffer D { uint16_t data_d[]; };
@@ -15,7 +19,7 @@ layout(binding = 2) writeonly buffer D { uint16_t data_d[]; };
 layout(binding = 1) writeonly buffer D { uint16_t data_d[]; };
 #endif
 
-// a: source shape and strides in floats; d: destination rows (ne0 in blocks,
+// a: source shape and strides in its elements; d: destination rows (ne0 in blocks,
 // strides in 16-bit words); idx: index tensor ne1, ne2 and strides in its elements
 layout(push_constant) uniform PC {
     uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
@@ -41,7 +45,7 @@ void main() {
     const uint row = uint(data_i[at]);
 #endif
     const uint src = p.off_a + 32 * b0 * p.nb00 + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
-    [[unroll]] for (uint j = 0; j < 32; j++) x[j] = data_a[src + j * p.nb00];
+    [[unroll]] for (uint j = 0; j < 32; j++) x[j] = TO_F32(A_TYPE, data_a[src + j * p.nb00]);
     const uint w = p.off_d + b0 * QWORDS + row * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
 #else
     const uint flat0 = 32 * b0 + 32 * p.nblk0 * (i1 + p.ne1 * (i2 + p.ne2 * i3));
@@ -49,7 +53,7 @@ void main() {
         const uint f = flat0 + j;
         const uint a0 = f % p.ne00, ra = f / p.ne00;
         const uint a1 = ra % p.ne01, a2 = (ra / p.ne01) % p.ne02, a3 = ra / (p.ne01 * p.ne02);
-        x[j] = data_a[p.off_a + a0 * p.nb00 + a1 * p.nb01 + a2 * p.nb02 + a3 * p.nb03];
+        x[j] = TO_F32(A_TYPE, data_a[p.off_a + a0 * p.nb00 + a1 * p.nb01 + a2 * p.nb02 + a3 * p.nb03]);
     }
     const uint w = p.off_d + b0 * QWORDS + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
 #endif

@@ -382,9 +382,28 @@ static struct ggml_tensor *cpy_blocks(struct ggml_context *ctx, enum ggml_type t
 static struct ggml_tensor *c_cpy_blocks_q4_K(struct ggml_context *ctx) { return cpy_blocks(ctx, GGML_TYPE_Q4_K, 5, 3); }
 static struct ggml_tensor *c_cpy_blocks_q5_1_reshaped(struct ggml_context *ctx) { return cpy_blocks(ctx, GGML_TYPE_Q5_1, 15, 1); }
 
-/* f16 into a block format has no kernel: declined */
+/* f16 and bf16 into a block format: widened to f32, then quantized as from f32.  32768 blocks of
+ * f16 values, whose levels often sit a hair from a rounding edge: with a quotient 1 ulp off (the
+ * scale's reciprocal through an unfused fma, on lavapipe) a few blocks came out differently */
 static struct ggml_tensor *c_cpy_f16_q4_0(struct ggml_context *ctx) {
-    return ggml_cpy(ctx, F16("a", 64, 3, 1, 1), leaf(ctx, GGML_TYPE_Q4_0, "d", 64, 3, 1, 1));
+    return all_rows(ctx, ggml_cpy(ctx, F16("a", 256, 256, 16, 1), leaf(ctx, GGML_TYPE_Q4_0, "d", 256, 256, 16, 1)));
+}
+static struct ggml_tensor *c_cpy_bf16_q8_0_transposed(struct ggml_context *ctx) {
+    struct ggml_tensor *a = ggml_transpose(ctx, leaf(ctx, GGML_TYPE_BF16, "big:a", 5, 96, 1, 1));
+    return all_rows(ctx, ggml_cpy(ctx, a, leaf(ctx, GGML_TYPE_Q8_0, "d", 96, 5, 1, 1)));
+}
+
+/* block formats into f32 (dequantized): a permuted view, a plain copy, a strided destination */
+static struct ggml_tensor *c_cpy_q4_K_f32_permuted(struct ggml_context *ctx) {
+    struct ggml_tensor *a = ggml_permute(ctx, leaf(ctx, GGML_TYPE_Q4_K, "a", 256, 3, 5, 1), 0, 2, 1, 3); /* [256, 5, 3] */
+    return ggml_cpy(ctx, a, F32("d", 256, 5, 3, 1));
+}
+static struct ggml_tensor *c_cpy_q5_0_f32(struct ggml_context *ctx) {
+    return ggml_cpy(ctx, leaf(ctx, GGML_TYPE_Q5_0, "a", 64, 3, 5, 1), F32("d", 64, 3, 5, 1));
+}
+static struct ggml_tensor *c_cpy_q6_K_f32_into_view(struct ggml_context *ctx) {
+    struct ggml_tensor *d = ggml_transpose(ctx, F32("d", 4, 256, 1, 1)); /* a strided destination [256, 4] */
+    return ggml_cpy(ctx, leaf(ctx, GGML_TYPE_Q6_K, "a", 256, 4, 1, 1), d);
 }
 
 /* ------------------------------------- flash attention over quantized caches */
@@ -491,7 +510,9 @@ static const struct vk_test_case cases[] = {
     CASE(c_swiglu_odd, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),
     CASE(c_out_prod_q4_0_f16, 1e-10), CASE(c_out_prod_q5_K_f16, 1e-10), CASE(c_mul_mat_f32_f16_n8, 1e-10),
     CASE(c_mul_mat_q4_0_f16_n1, 1e-4), CASE(c_mul_mat_q8_0_f16, 1e-4), CASE(c_mul_mat_q6_K_f16, 1e-4), /* the CPU quantizes b */
-    DECLINED(c_acc_overlapping), DECLINED(c_cpy_f16_q4_0),
+    CASE(c_cpy_f16_q4_0, 0), CASE(c_cpy_bf16_q8_0_transposed, 1e-12), CASE(c_cpy_q4_K_f32_permuted, 0),
+    CASE(c_cpy_q5_0_f32, 0), CASE(c_cpy_q6_K_f32_into_view, 0),
+    DECLINED(c_acc_overlapping),
 };
 
 const struct vk_test_case *vk_test_cases_ops(size_t *n) {

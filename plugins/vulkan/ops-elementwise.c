@@ -193,14 +193,15 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     return vk_record_dispatch(rec, &ds);
 }
 
-/* cpy and friends: between float types here; into block formats, or between block tensors
- * of one type, in ops-index.c. */
+/* cpy and friends: between float types here; into or out of block formats, or between block
+ * tensors of one type, in ops-index.c. */
 static bool copy_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     return unary_supports(d, node) || vk_cpy_quant_supports(d, node);
 }
 
 static enum ggml_status copy_record(struct vk_rec *rec, const struct ggml_tensor *node) {
-    return ggml_is_quantized(node->type) ? vk_cpy_quant_record(rec, node) : unary_record(rec, node);
+    const bool blocks = ggml_is_quantized(node->type) || ggml_is_quantized(node->src[0]->type);
+    return blocks ? vk_cpy_quant_record(rec, node) : unary_record(rec, node);
 }
 
 /* ---------------------------------------------------------------- glu */

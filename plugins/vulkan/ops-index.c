@@ -89,7 +89,7 @@ static bool quant_dest_ok(const struct vk_device *d, const struct ggml_tensor *t
     return ggml_nelements(t) <= UINT32_MAX;
 }
 
-/* Push words of cpy-quant.comp: the f32 source's shape, then d's rows (in blocks, words). */
+/* Push words of cpy-quant.comp: the float source's shape, then d's rows (in blocks, words). */
 static void push_quant_shapes(struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *rows,
                               const struct ggml_tensor *d) {
     vk_push_shape(ds->push, 0, a);
@@ -131,20 +131,43 @@ static enum ggml_status cpy_words_record(struct vk_rec *rec, const struct ggml_t
     return vk_record_dispatch(rec, &ds);
 }
 
+/* A block-format source read by dq() (cpy-dequant.comp): whole blocks per row, rows on 16-bit words. */
+static bool quant_source_ok(const struct vk_device *d, const struct ggml_tensor *a) {
+    return vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % ggml_blck_size(a->type) == 0 && block_rows_in_words(a) &&
+           ggml_nelements(a) <= UINT32_MAX;
+}
+
 bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     if (node->op != GGML_OP_CPY && node->op != GGML_OP_DUP && node->op != GGML_OP_CONT) return false;
     if (cpy_same_blocks(d, node)) return true;
-    return a->type == GGML_TYPE_F32 && vk_shape_fits(a) && quant_dest_ok(d, node) && ggml_nelements(a) == ggml_nelements(node);
+    if (ggml_nelements(a) != ggml_nelements(node)) return false;
+    if (quant_source_ok(d, a)) return node->type == GGML_TYPE_F32 && vk_shape_fits(node); /* dequantized (the CPU's only target) */
+    return float_ok(d, a) && quant_dest_ok(d, node);                                     /* quantized from f32, f16 or bf16 */
+}
+
+/* A block format into f32, one value per invocation. */
+static enum ggml_status cpy_dequant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), vk_type_tag(node->type)));
+    for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)a->ne[i];
+    for (int i = 1; i < 4; i++) ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
+    vk_push_shape(ds.push, 7, node);
+    vk_dispatch_bind(&ds, a, false, 2, 15);
+    vk_dispatch_bind(&ds, node, true, (uint32_t)ggml_type_size(node->type), 16);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
 }
 
 enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     if (a->type == node->type) return cpy_words_record(rec, node);
+    if (vk_is_block_quant(a->type)) return cpy_dequant_record(rec, node);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("cpy_f32_%s", ggml_type_name(node->type)));
+    vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", vk_type_tag(a->type), ggml_type_name(node->type)));
     push_quant_shapes(&ds, a, node, node);
-    vk_dispatch_bind(&ds, a, false, 4, 20);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ggml_type_size(a->type), 20);
     vk_dispatch_bind(&ds, node, true, 2, 22);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node) / 32, 64, ds.groups);
     return vk_record_dispatch(rec, &ds);
