@@ -3,7 +3,8 @@
 // by mode (VK_UN_MODE_*): flat (cpy/cont/reshape: element k of a goes to
 // element k of d, shapes may differ), repeat (repeat, diag), roll, reflection
 // padding.  Position-dependent ops (diag masks, tri, diag, arange) look at the
-// element's index.
+// element's index.  MOVE (integer data: A_TYPE = D_TYPE, 3 for 32-bit words, 2 for
+// 16-bit ones): the copy modes only, each value moved as it is, never through f32.
 #include "types.glsl"
 #include "op-codes.h"
 #include "activations.glsl"
@@ -90,6 +91,10 @@ void main() {
     } else {
         j0 = i0 % p.ne00; j1 = i1 % p.ne01; j2 = i2 % p.ne02; j3 = i3 % p.ne03;
     }
+#ifdef MOVE
+    data_d[p.off_d + i0 * p.nb0 + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3] = data_a[p.off_a + j0 * p.nb00 + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03];
+    return;
+#endif
     const bool reads = p.op != VK_UN_FILL && p.op != VK_UN_ARANGE;
     const float x = reads ? TO_F32(A_TYPE, data_a[p.off_a + j0 * p.nb00 + j1 * p.nb01 + j2 * p.nb02 + j3 * p.nb03]) : 0.0;
     float v;

@@ -66,6 +66,9 @@ static void fill_leaf(struct ggml_tensor *t) {
     case GGML_TYPE_I32:
         for (int64_t i = 0; i < n; i++) ((int32_t *)raw)[i] = wide ? (int32_t)(0x9E3779B1u * (uint32_t)(i + 1)) : (int32_t)v[i];
         break;
+    case GGML_TYPE_I16:
+        for (int64_t i = 0; i < n; i++) ((int16_t *)raw)[i] = wide ? (int16_t)(uint16_t)(0x9E37u * (uint32_t)(i + 1)) : (int16_t)v[i];
+        break;
     case GGML_TYPE_I64: for (int64_t i = 0; i < n; i++) ((int64_t *)raw)[i] = (int64_t)v[i]; break;
     default: ggml_quantize_chunk(t->type, v, raw, 0, ggml_nrows(t), t->ne[0], NULL); break;
     }
@@ -91,6 +94,7 @@ static float *read_f32(const struct ggml_tensor *t) {
         case GGML_TYPE_F16: { ggml_fp16_t h; memcpy(&h, p, 2); out[i] = ggml_fp16_to_fp32(h); break; }
         case GGML_TYPE_BF16: { ggml_bf16_t h; memcpy(&h, p, 2); out[i] = ggml_bf16_to_fp32(h); break; }
         case GGML_TYPE_I32: { int32_t x; memcpy(&x, p, 4); out[i] = (float)(x & 0xffffff); break; } /* exact bits */
+        case GGML_TYPE_I16: { int16_t x; memcpy(&x, p, 2); out[i] = (float)x; break; }
         case GGML_TYPE_I64: { int64_t x; memcpy(&x, p, 8); out[i] = (float)x; break; }
         default: out[i] = NAN; break;
         }

@@ -468,6 +468,20 @@ static struct ggml_tensor *c_concat_i32(struct ggml_context *ctx) { return ggml_
 static struct ggml_tensor *c_get_rows_i32(struct ggml_context *ctx) {
     return ggml_get_rows(ctx, I32("wide:a", 37, 9, 2, 1), I32("idx9:i", 5, 2, 1, 1));
 }
+/* ... and copied, made contiguous and repeated (i32 and i16: 16-bit words whose patterns include
+ * f16 and bf16 NaNs, which a float path could change) */
+static struct ggml_tensor *c_cont_i32_permuted(struct ggml_context *ctx) {
+    return ggml_cont(ctx, ggml_permute(ctx, I32("wide:a", 10, 8, 3, 1), 1, 2, 0, 3));
+}
+static struct ggml_tensor *c_dup_i16_permuted(struct ggml_context *ctx) {
+    return ggml_cont(ctx, ggml_permute(ctx, leaf(ctx, GGML_TYPE_I16, "wide:a", 10, 8, 3, 1), 0, 2, 1, 3));
+}
+static struct ggml_tensor *c_repeat_i32(struct ggml_context *ctx) {
+    return ggml_repeat(ctx, I32("wide:a", 10, 5, 4, 1), I32("shape", 20, 5, 4, 3));
+}
+static struct ggml_tensor *c_repeat_i16(struct ggml_context *ctx) {
+    return ggml_repeat(ctx, leaf(ctx, GGML_TYPE_I16, "wide:a", 10, 5, 4, 1), leaf(ctx, GGML_TYPE_I16, "shape", 10, 5, 4, 2));
+}
 
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 #define DECLINED(fn) {#fn + 2, fn, 0, false}
@@ -479,7 +493,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_back_exp, 1e-8), CASE(c_back_expm1, 1e-8), CASE(c_back_softplus, 1e-8), CASE(c_back_gelu_erf, 1e-6),
     CASE(c_back_xielu, 1e-8), CASE(c_back_floor, 0), CASE(c_back_round, 0), CASE(c_back_gelu_strided, 1e-6),
     CASE(c_add_id, 1e-12), CASE(c_cumsum, 1e-10), CASE(c_cumsum_short, 1e-10), CASE(c_cumsum_view, 1e-10),
-    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12), CASE(c_get_rows_back_fewer, 1e-12), CASE(c_get_rows_back_f16, 1e-12), CASE(c_get_rows_back_bf16, 1e-12), CASE(c_concat_i32, 0), CASE(c_get_rows_i32, 0),
+    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12), CASE(c_get_rows_back_fewer, 1e-12), CASE(c_get_rows_back_f16, 1e-12), CASE(c_get_rows_back_bf16, 1e-12), CASE(c_concat_i32, 0), CASE(c_get_rows_i32, 0), CASE(c_cont_i32_permuted, 0), CASE(c_dup_i16_permuted, 0),
+    CASE(c_repeat_i32, 0), CASE(c_repeat_i16, 0),
     CASE(c_soft_max_sinks, 1e-9), CASE(c_soft_max_sinks_mask_alibi, 1e-9), CASE(c_soft_max_back_alibi, 1e-10),
     CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),
     CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),

@@ -118,8 +118,19 @@ static uint32_t unary_mode(const struct ggml_tensor *node) {
     }
 }
 
+/* Integer data a copy, dup or repeat only moves (unary.comp's MOVE variants): 32- or 16-bit values. */
+static bool unary_moves(const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0];
+    const bool copy = node->op == GGML_OP_CPY || node->op == GGML_OP_CONT || node->op == GGML_OP_DUP || node->op == GGML_OP_REPEAT;
+    return copy && a && a->type == node->type && (a->type == GGML_TYPE_I32 || a->type == GGML_TYPE_I16);
+}
+
 static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = unary_src(node);
+    if (unary_moves(node)) {
+        const bool shape_ok = node->op == GGML_OP_REPEAT ? ggml_can_repeat(a, node) : ggml_nelements(a) == ggml_nelements(node);
+        return shape_ok && (a->type == GGML_TYPE_I32 || d->caps.storage16) && vk_shape_fits(a) && vk_shape_fits(node);
+    }
     if (unary_code(node) < 0 || vk_float_code(a->type) < 0 || vk_float_code(node->type) < 0) return false;
     if (!vk_type_ok(d, a->type) || !vk_type_ok(d, node->type) || !vk_shape_fits(a) || !vk_shape_fits(node)) return false;
     switch (node->op) {
@@ -145,7 +156,8 @@ static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *
 static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = unary_src(node);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("unary_%s_%s", vk_type_tag(a->type), vk_type_tag(node->type)));
+    if (unary_moves(node)) vk_dispatch_init(&ds, vk_shader_find("unary_move%d", (int)(8 * ggml_type_size(a->type))));
+    else vk_dispatch_init(&ds, vk_shader_find("unary_%s_%s", vk_type_tag(a->type), vk_type_tag(node->type)));
     vk_push_shape(ds.push, 0, a);
     vk_push_shape(ds.push, 8, node);
     ds.push[18] = (uint32_t)unary_code(node);
