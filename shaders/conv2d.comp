@@ -12,11 +12,12 @@ layout(binding = 1) readonly buffer X { float data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
 layout(push_constant) uniform PC {
-    uint KW, KH, IC, OC, nk1, nk2, nk3;   // kernel, unit stride along KW
-    uint IW, IH, N, nx1, nx2, nx3;        // data, unit stride along IW
+    uint KW, KH, IC, OC, nk1, nk2, nk3;   // kernel (its stride along KW: nk0)
+    uint IW, IH, N, nx1, nx2, nx3;        // data (its stride along IW: nx0)
     uint OW, OH, nd0, nd1, nd2, nd3;      // result
     int s0, s1, p0, p1, d0, d1;
     uint off_k, off_x, off_d, depthwise;
+    uint nk0, nx0;                        // 1 unless a layout is permuted (channels innermost: CWHN)
 } p;
 
 void main() {
@@ -34,7 +35,7 @@ void main() {
             for (uint kw = 0; kw < p.KW; kw++) {
                 const int x = x0 + int(kw) * p.d0;
                 if (x < 0 || x >= int(p.IW)) continue;
-                acc += TO_F32(A_TYPE, data_k[kbase + kh * p.nk1 + kw]) * data_x[xbase + uint(y) * p.nx1 + uint(x)];
+                acc += TO_F32(A_TYPE, data_k[kbase + kh * p.nk1 + kw * p.nk0]) * data_x[xbase + uint(y) * p.nx1 + uint(x) * p.nx0];
             }
         }
     }

@@ -4,7 +4,7 @@
 // size is even, so a block starts on a word).
 #ifndef QBLOCK_GLSL
 #define QBLOCK_GLSL
-#if QTYPE >= 10 && QTYPE <= 14
+#if (QTYPE >= 10 && QTYPE <= 14) || QTYPE == 23
 #define QK 256
 #else
 #define QK 32
@@ -29,5 +29,9 @@
 #define QWORDS 88
 #elif QTYPE == 14
 #define QWORDS 105
+#elif QTYPE == 20
+#define QWORDS 9
+#elif QTYPE == 23
+#define QWORDS 68
 #endif
 #endif

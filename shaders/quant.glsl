@@ -6,9 +6,16 @@
 // 256-value K-quant super-blocks (byte layouts as in core/quants.h):
 // 10 q2_K (scales[16], qs[64], d, dmin), 11 q3_K (hmask[32], qs[64], scales[12], d),
 // 12 q4_K (d, dmin, scales[12], qs[128]), 13 q5_K (d, dmin, scales[12], qh[32], qs[128]),
-// 14 q6_K (ql[128], qh[64], int8 scales[16], d).  Every block size is even, so a
-// block starts on a 16-bit word (sizes in qblock.glsl).
+// 14 q6_K (ql[128], qh[64], int8 scales[16], d).  The non-linear 4-bit formats map
+// each nibble through ggml's 16-level table: 20 iq4_nl (d, nibbles, as q4_0), 23 iq4_xs
+// (d, scales_h, scales_l[4], qs[128]: eight 32-value sub-blocks of 6-bit scales stored
+// +32, the low nibbles in scales_l, the top two bits in scales_h).  Every block size is
+// even, so a block starts on a 16-bit word (sizes in qblock.glsl).
 #include "qblock.glsl"
+#if QTYPE == 20 || QTYPE == 23
+const float IQ4_LEVELS[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0,
+                                       89.0, 113.0);
+#endif
 
 float q_half(uint w) { return unpackHalf2x16(uint(data_a[w])).x; }
 
@@ -30,6 +37,8 @@ float dq(uint w, uint j) {
 #elif QTYPE == 7
     const uint qh = uint(data_a[w + 2]) | (uint(data_a[w + 3]) << 16);
     return q_half(w) * float(q_nibble(w + 4, j) | (((qh >> j) & 1u) << 4)) + q_half(w + 1);
+#elif QTYPE == 20
+    return q_half(w) * IQ4_LEVELS[q_nibble(w + 1, j)];
 #else
     return q_half(w) * float(int(q_byte(w + 1, j) << 24) >> 24);
 #endif
@@ -85,10 +94,18 @@ uvec2 k4_scale_min(uint s, uint j) {
     return uvec2((q_byte(s, j + 4) & 0xfu) | ((q_byte(s, j - 4) >> 6) << 4), (q_byte(s, j + 4) >> 4) | ((q_byte(s, j) >> 6) << 4));
 }
 
+// IQ4_XS: the scale of 32-value sub-block ib of the super-block at word w (6 bits, stored +32)
+float iq4xs_scale(uint w, uint ib) {
+    const uint ls = ((q_byte(w + 2, ib / 2) >> (4 * (ib % 2))) & 0xfu) | (((uint(data_a[w + 1]) >> (2 * ib)) & 3u) << 4);
+    return q_half(w) * float(int(ls) - 32);
+}
+
 // element e (0..255) of the super-block starting at word w
 float dq(uint w, uint e) {
     const uint half_ = e / 128, l = e % 32, quarter = (e % 128) / 32;
-#if QTYPE == 10
+#if QTYPE == 23
+    return iq4xs_scale(w, e / 32) * IQ4_LEVELS[q_nibble(w + 4 + 8 * (e / 32), l)];
+#elif QTYPE == 10
     const uint sc = q_byte(w, e / 16);
     const uint q = (q_byte(w + 8, 32 * half_ + l) >> (2 * quarter)) & 3u;
     return q_half(w + 40) * float(sc & 0xfu) * float(q) - q_half(w + 41) * float(sc >> 4);
@@ -120,7 +137,11 @@ float dq(uint w, uint e) {
 float dq_dot16(uint w, uint s, uint bi) {
     const uint pair = 8 * (s & 1u); // second 16 of a 32-value group: 8 words on
     float sq = 0.0, sb = 0.0, scale, offset = 0.0;
-#if QTYPE == 10 || QTYPE == 11
+#if QTYPE == 23
+    // slice s: low (even s) or high (odd s) nibbles of the sub-block's 16 bytes
+    scale = iq4xs_scale(w, s / 2);
+    [[unroll]] for (uint i = 0; i < 16; i++) sq += IQ4_LEVELS[q_nibble(w + 4 + 8 * (s / 2), 16 * (s & 1u) + i)] * float(data_b[bi + i]);
+#elif QTYPE == 10 || QTYPE == 11
     const uint shift = 2 * ((s % 8) / 2);
 #if QTYPE == 10
     const uint qs = w + 8 + 16 * (s / 8) + pair, sc = q_byte(w, s);

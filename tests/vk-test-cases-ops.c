@@ -479,6 +479,18 @@ static struct ggml_tensor *c_dup_i16_permuted(struct ggml_context *ctx) {
 static struct ggml_tensor *c_repeat_i32(struct ggml_context *ctx) {
     return ggml_repeat(ctx, I32("wide:a", 10, 5, 4, 1), I32("shape", 20, 5, 4, 3));
 }
+/* depthwise convolution on channels-innermost (CWHN) data and kernel: permuted views, as ggml's test builds them */
+static struct ggml_tensor *c_conv_2d_dw_cwhn(struct ggml_context *ctx) {
+    struct ggml_tensor *x = ggml_cont(ctx, ggml_permute(ctx, F32("x", 17, 14, 9, 1), 1, 2, 0, 3));
+    struct ggml_tensor *k = ggml_cont(ctx, ggml_permute(ctx, F32("k", 3, 3, 1, 9), 2, 3, 1, 0));
+    return ggml_conv_2d_dw_direct(ctx, ggml_permute(ctx, k, 3, 2, 0, 1), ggml_permute(ctx, x, 2, 0, 1, 3), 2, 1, 1, 0, 1, 2);
+}
+
+/* set of i32: b over a view of a (rows 1..3 of each matrix), moved as they are */
+static struct ggml_tensor *c_set_i32(struct ggml_context *ctx) {
+    struct ggml_tensor *a = I32("wide:a", 6, 5, 4, 1), *b = I32("wide:b", 6, 3, 4, 1);
+    return ggml_set(ctx, a, b, a->nb[1], a->nb[2], a->nb[3], a->nb[1]);
+}
 static struct ggml_tensor *c_repeat_i16(struct ggml_context *ctx) {
     return ggml_repeat(ctx, leaf(ctx, GGML_TYPE_I16, "wide:a", 10, 5, 4, 1), leaf(ctx, GGML_TYPE_I16, "shape", 10, 5, 4, 2));
 }
@@ -494,7 +506,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_back_xielu, 1e-8), CASE(c_back_floor, 0), CASE(c_back_round, 0), CASE(c_back_gelu_strided, 1e-6),
     CASE(c_add_id, 1e-12), CASE(c_cumsum, 1e-10), CASE(c_cumsum_short, 1e-10), CASE(c_cumsum_view, 1e-10),
     CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12), CASE(c_get_rows_back_fewer, 1e-12), CASE(c_get_rows_back_f16, 1e-12), CASE(c_get_rows_back_bf16, 1e-12), CASE(c_concat_i32, 0), CASE(c_get_rows_i32, 0), CASE(c_cont_i32_permuted, 0), CASE(c_dup_i16_permuted, 0),
-    CASE(c_repeat_i32, 0), CASE(c_repeat_i16, 0),
+    CASE(c_repeat_i32, 0), CASE(c_repeat_i16, 0), CASE(c_set_i32, 0), CASE(c_conv_2d_dw_cwhn, 1e-10),
     CASE(c_soft_max_sinks, 1e-9), CASE(c_soft_max_sinks_mask_alibi, 1e-9), CASE(c_soft_max_back_alibi, 1e-10),
     CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),
     CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),

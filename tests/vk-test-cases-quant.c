@@ -1,5 +1,5 @@
 /*
- * vk-test-cases-quant.c - test-vulkan.c cases for K-quant weights (Q2_K..Q6_K:
+ * vk-test-cases-quant.c - test-vulkan.c cases for K-quant and IQ4 weights (Q2_K..Q6_K, IQ4_NL, IQ4_XS:
  * matrix-vector for n = 1, 3, 8, the tiled GEMM for n = 17, broadcast batches,
  * row-strided views, get_rows) and for mul_mat_id (mixtures of experts: float
  * weights, both block families, both kernels, out-of-range ids).
@@ -55,6 +55,8 @@ KQ_TYPE(q3_K, Q3_K)
 KQ_TYPE(q4_K, Q4_K)
 KQ_TYPE(q5_K, Q5_K)
 KQ_TYPE(q6_K, Q6_K)
+KQ_TYPE(iq4_nl, IQ4_NL) /* the non-linear 4-bit formats, 32-value blocks and 256-value super-blocks */
+KQ_TYPE(iq4_xs, IQ4_XS)
 
 /* every other row of a [256, 2 * rows] K-quant matrix: a row stride of two rows */
 static struct ggml_tensor *kq_row_view(struct ggml_context *ctx, enum ggml_type type, int64_t rows, int64_t n) {
@@ -110,6 +112,19 @@ MOE_MM(q8_0, Q8_0)
 MOE_MV(q4_K, Q4_K)
 MOE_MM(q4_K, Q4_K)
 MOE_MM(q6_K, Q6_K)
+MOE_MV(iq4_xs, IQ4_XS)
+MOE_MM(iq4_nl, IQ4_NL)
+
+/* dequantizing copies and out_prod of the non-linear formats */
+static struct ggml_tensor *c_cpy_iq4_nl_f32(struct ggml_context *ctx) {
+    return ggml_cpy(ctx, leaf(ctx, GGML_TYPE_IQ4_NL, "a", 64, 5, 3, 1), leaf(ctx, GGML_TYPE_F32, "d", 64, 5, 3, 1));
+}
+static struct ggml_tensor *c_cpy_iq4_xs_f32(struct ggml_context *ctx) {
+    return ggml_cpy(ctx, leaf(ctx, GGML_TYPE_IQ4_XS, "a", 512, 3, 1, 1), leaf(ctx, GGML_TYPE_F32, "d", 512, 3, 1, 1));
+}
+static struct ggml_tensor *c_out_prod_iq4_xs(struct ggml_context *ctx) {
+    return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_IQ4_XS, "a", 256, 7, 1, 1), leaf(ctx, GGML_TYPE_F32, "b", 19, 7, 1, 1));
+}
 /* f16 activations have no kernel: declined */
 static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx) {
     NEED(ggml_mul_mat_id);
@@ -122,7 +137,9 @@ static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx)
     CASE(c_mv_##t##_n1, 1e-4), CASE(c_mv_##t##_n3, 1e-4), CASE(c_mv_##t##_n8, 1e-4), CASE(c_mm_##t##_n17, 1e-4), \
     CASE(c_mv_##t##_batched, 1e-4), CASE(c_mm_##t##_batched, 1e-4), CASE(c_get_rows_##t, 1e-12)
 static const struct vk_test_case cases[] = {
-    KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K),
+    KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K), KQ_CASES(iq4_nl), KQ_CASES(iq4_xs),
+    CASE(c_mul_mat_id_iq4_xs_mv, 1e-4), CASE(c_mul_mat_id_iq4_nl_mm, 1e-4), CASE(c_cpy_iq4_nl_f32, 0), CASE(c_cpy_iq4_xs_f32, 0),
+    CASE(c_out_prod_iq4_xs, 1e-10),
     CASE(c_mv_q6_K_row_view, 1e-4), CASE(c_mm_q4_K_row_view, 1e-4),
     CASE(c_mm_q4_K_f16, 1e-4),
     CASE(c_mul_mat_id_f32_n1, 1e-10), CASE(c_mul_mat_id_f32_mv, 1e-10), CASE(c_mul_mat_id_f16_bcast, 1e-8),

@@ -161,6 +161,13 @@ if [[ $what == *" bench "* || $what == *" all "* ]]; then
     done
 fi
 
+# ggml's own timing of the matrix products (test-backend-ops perf: each case repeated in one
+# graph), when that program was built into $P/bin as for "suites"
+if [[ $what == *" bench "* || $what == *" all "* ]] && command -v test-backend-ops >/dev/null; then
+    say "== test-backend-ops perf -b Vulkan0 -o MUL_MAT"
+    timeout ${TBO_PERF_TIMEOUT:-300} test-backend-ops perf -b Vulkan0 -o MUL_MAT 2>&1 | grep -E "MUL_MAT|GB/s|FLOPS" | tee -a "$log"
+fi
+
 if [[ $what == *" sweep "* ]]; then
     for v in ${VK_SWEEP_MV:-128,1 128,4}; do
         export GGMLC_VK_MV=$v

@@ -136,15 +136,15 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
 /* ------------------------------------------------------ conv_2d (direct) */
 
 /* a: kernel [KW, KH, IC, OC] (f32/f16; depthwise [KW, KH, 1, C]), b: data [W, H, IC, N] (f32),
- * both with unit-stride rows; op_params: s0, s1, p0, p1, d0, d1. */
+ * any strides (ggml's channels-innermost CWHN layout is a permuted view); op_params: s0, s1, p0, p1, d0, d1. */
 static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     for (int i = 0; i < 6; i++)
         if (vk_param_i32(node, i) < (i < 2 || i >= 4 ? 1 : 0)) return false; /* strides and dilations >= 1, padding >= 0 */
     const bool channels_ok = node->op == GGML_OP_CONV_2D_DW ? k->ne[2] == 1 && k->ne[3] == x->ne[2] : k->ne[2] == x->ne[2];
     return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
-           node->type == GGML_TYPE_F32 && channels_ok && node->ne[2] == k->ne[3] && node->ne[3] == x->ne[3] &&
-           k->nb[0] == ggml_type_size(k->type) && x->nb[0] == 4 && vk_shape_fits(k) && vk_shape_fits(x) && vk_shape_fits(node);
+           node->type == GGML_TYPE_F32 && channels_ok && node->ne[2] == k->ne[3] && node->ne[3] == x->ne[3] && vk_shape_fits(k) &&
+           vk_shape_fits(x) && vk_shape_fits(node);
 }
 
 static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
@@ -162,6 +162,8 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
     memcpy(ds.push, push, sizeof push);
     for (int i = 0; i < 6; i++) ds.push[19 + i] = (uint32_t)vk_param_i32(node, i);
     ds.push[28] = node->op == GGML_OP_CONV_2D_DW;
+    ds.push[29] = (uint32_t)(k->nb[0] / tk);
+    ds.push[30] = (uint32_t)(x->nb[0] / 4);
     vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 25);
     vk_dispatch_bind(&ds, x, false, 4, 26);
     vk_dispatch_bind(&ds, node, true, 4, 27);

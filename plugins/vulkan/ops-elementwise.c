@@ -349,7 +349,8 @@ static void acc_view(const struct ggml_tensor *node, uint32_t v[4]) {
  * the order of the updates would matter. */
 static bool acc_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (a->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32 || node->type != GGML_TYPE_F32 || !ggml_is_contiguous(a) ||
+    const enum ggml_type t = node->op == GGML_OP_SET && a->type == GGML_TYPE_I32 ? GGML_TYPE_I32 : GGML_TYPE_F32; /* set moves i32 */
+    if (a->type != t || b->type != t || node->type != t || !ggml_is_contiguous(a) ||
         !ggml_is_contiguous(node) || !ggml_are_same_shape(a, node) || !vk_shape_fits(a) || !vk_shape_fits(b))
         return false;
     for (int i = 0; i < 4; i++)
@@ -364,8 +365,9 @@ static bool acc_supports(const struct vk_device *d, const struct ggml_tensor *no
 static enum ggml_status acc_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_dispatch ds;
+    const bool ints = a->type == GGML_TYPE_I32;
     if (node->data != a->data || vk_tensor_buffer(rec->d, node) != vk_tensor_buffer(rec->d, a)) { /* not in place: a first */
-        vk_dispatch_init(&ds, vk_shader_find("unary_f32_f32"));
+        vk_dispatch_init(&ds, vk_shader_find(ints ? "unary_move32" : "unary_f32_f32"));
         vk_push_shape(ds.push, 0, a);
         vk_push_shape(ds.push, 8, node);
         ds.push[18] = VK_UN_COPY;
@@ -376,7 +378,7 @@ static enum ggml_status acc_record(struct vk_rec *rec, const struct ggml_tensor 
         const enum ggml_status s = vk_record_dispatch(rec, &ds);
         if (s != GGML_STATUS_SUCCESS) return s;
     }
-    vk_dispatch_init(&ds, vk_shader_find("acc_f32"));
+    vk_dispatch_init(&ds, vk_shader_find(ints ? "set_i32" : "acc_f32"));
     vk_push_shape(ds.push, 0, b);
     uint32_t v[4];
     acc_view(node, v);

@@ -353,7 +353,7 @@ VK_HIDDEN bool vk_supports_node(const struct vk_device *d, const struct ggml_ten
 /* Shader type code of a tensor type: 0 f32, 1 f16, 2 bf16; -1 other. */
 VK_HIDDEN int vk_float_code(enum ggml_type type);
 /* Quantized types the shaders dequantize (shaders/quant.glsl): Q4_0, Q4_1, Q5_0, Q5_1,
- * Q8_0 (32-value blocks) and Q2_K..Q6_K (256-value super-blocks). */
+ * Q8_0, IQ4_NL (32-value blocks), Q2_K..Q6_K and IQ4_XS (256-value super-blocks). */
 VK_HIDDEN bool vk_is_block_quant(enum ggml_type t);
 /* True when the device can read and write tensors of this float type. */
 VK_HIDDEN bool vk_type_ok(const struct vk_device *d, enum ggml_type type);

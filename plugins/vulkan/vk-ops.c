@@ -44,7 +44,8 @@ const char *vk_type_tag(enum ggml_type type) {
 
 bool vk_is_block_quant(enum ggml_type t) {
     return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0 ||
-           t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K;
+           t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
+           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS;
 }
 
 bool vk_type_ok(const struct vk_device *d, enum ggml_type type) {
