@@ -1,6 +1,7 @@
 // quantize.glsl - encoding 32 f32 values into one of ggml's 32-value block formats,
 // written as 16-bit words into a uint16_t array named data_d (declared by the includer).
-// QTYPE is the ggml type id: 2 q4_0, 3 q4_1, 6 q5_0, 7 q5_1, 8 q8_0 (layouts in quant.glsl).
+// QTYPE is the ggml type id: 2 q4_0, 3 q4_1, 6 q5_0, 7 q5_1, 8 q8_0, 20 iq4_nl (layouts in
+// quant.glsl).
 // The arithmetic follows the CPU reference quantizer (core/quants.c) step for step, with
 // products kept unfused (precise) and f16 scales rounded to nearest even by hand, so a
 // device whose division is correctly rounded produces the CPU's bytes.
@@ -72,9 +73,75 @@ void put_high_bits(uint w, int L[32]) {
     data_d[w + 1] = uint16_t(qh >> 16);
 }
 
+#if QTYPE == 20
+// IQ4_NL: the scale that fits ggml's 16 levels best (weights x^2) among -max/127 and 15 inverse
+// scales near it, then each value's nearest level; core/quants-iq.c's search, operation for operation.
+const float IQ4_Q_LEVELS[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0,
+                                         89.0, 113.0);
+
+// index of the level nearest to v (ties go up)
+int iq4_nearest(float v) {
+    if (v <= IQ4_Q_LEVELS[0]) return 0;
+    if (v >= IQ4_Q_LEVELS[15]) return 15;
+    int lo = 0, hi = 15;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (v < IQ4_Q_LEVELS[mid]) hi = mid;
+        else lo = mid;
+    }
+    precise const float below = v - IQ4_Q_LEVELS[hi - 1], above = IQ4_Q_LEVELS[hi] - v;
+    return below < above ? hi - 1 : hi;
+}
+
+// sum of w q x and of w q q over the block's levels q for the inverse scale id
+vec2 iq4_fit(float x[32], float wt[32], float id) {
+    precise float sqx = 0.0, sq2 = 0.0;
+    for (uint j = 0; j < 32; j++) {
+        precise const float s = id * x[j];
+        const float q = IQ4_Q_LEVELS[iq4_nearest(s)];
+        precise const float wq = wt[j] * q;
+        precise const float tx = wq * x[j], tq = wq * q;
+        sqx = sqx + tx;
+        sq2 = sq2 + tq;
+    }
+    return vec2(sqx, sq2);
+}
+
+float iq4_scale(float x[32]) {
+    float wt[32], amax = 0.0, vmax = 0.0;
+    for (uint j = 0; j < 32; j++) {
+        precise const float sq = x[j] * x[j];
+        wt[j] = sq;
+        if (abs(x[j]) > amax) { amax = abs(x[j]); vmax = x[j]; }
+    }
+    if (amax < 1e-15) return 0.0;
+    const float d0 = div_rn(-vmax, IQ4_Q_LEVELS[0]);
+    vec2 f = iq4_fit(x, wt, div_rn(1.0, d0));
+    float d = div_rn(f.x, f.y);
+    precise float best = d * f.x;
+    for (int itry = -7; itry <= 7; itry++) {
+        f = iq4_fit(x, wt, div_rn(float(itry - 127), vmax));
+        precise const float gain = f.x * f.x, bar = best * f.y;
+        if (f.y > 0.0 && gain > bar) {
+            d = div_rn(f.x, f.y);
+            best = d * f.x;
+        }
+    }
+    return d;
+}
+#endif
+
 void quantize_block(uint w, float x[32]) {
     int L[32];
-#if QTYPE == 2 || QTYPE == 6 || QTYPE == 8
+#if QTYPE == 20
+    const float d = iq4_scale(x);
+    data_d[w] = uint16_t(f32_to_f16_rne(d));
+    const float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
+    [[unroll]] for (uint j = 0; j < 32; j++) {
+        precise const float s = id * x[j];
+        L[j] = iq4_nearest(s);
+    }
+#elif QTYPE == 2 || QTYPE == 6 || QTYPE == 8
     float amax = 0.0, vmax = 0.0; // the signed extreme, first on ties
     [[unroll]] for (uint j = 0; j < 32; j++)
         if (abs(x[j]) > amax) { amax = abs(x[j]); vmax = x[j]; }
@@ -118,7 +185,7 @@ void quantize_block(uint w, float x[32]) {
 #endif
     }
 #endif
-#if QTYPE == 2 || QTYPE == 3
+#if QTYPE == 2 || QTYPE == 3 || QTYPE == 20
     put_nibbles(w + QSCALE_WORDS, L);
 #elif QTYPE == 6 || QTYPE == 7
     put_high_bits(w + QSCALE_WORDS, L);

@@ -348,6 +348,11 @@ static struct ggml_tensor *set_rows_quant(struct ggml_context *ctx, enum ggml_ty
 }
 static struct ggml_tensor *c_set_rows_q4_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q4_0, "b"); }
 static struct ggml_tensor *c_set_rows_q4_1(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q4_1, "b"); }
+/* IQ4_NL (a KV cache type): the scale search of the CPU's quantizer, to the bit */
+static struct ggml_tensor *c_set_rows_iq4_nl(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_IQ4_NL, "b"); }
+static struct ggml_tensor *c_cpy_f16_iq4_nl(struct ggml_context *ctx) {
+    return all_rows(ctx, ggml_cpy(ctx, F16("a", 256, 64, 8, 1), leaf(ctx, GGML_TYPE_IQ4_NL, "d", 256, 64, 8, 1)));
+}
 static struct ggml_tensor *c_set_rows_q5_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q5_0, "big:b"); }
 static struct ggml_tensor *c_set_rows_q5_1(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q5_1, "big:b"); }
 static struct ggml_tensor *c_set_rows_q8_0(struct ggml_context *ctx) { return set_rows_quant(ctx, GGML_TYPE_Q8_0, "big:b"); }
@@ -370,6 +375,7 @@ static struct ggml_tensor *cpy_quant(struct ggml_context *ctx, enum ggml_type ty
 static struct ggml_tensor *c_cpy_transposed_q4_0(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q4_0); }
 static struct ggml_tensor *c_cpy_transposed_q5_1(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q5_1); }
 static struct ggml_tensor *c_cpy_transposed_q8_0(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_Q8_0); }
+static struct ggml_tensor *c_cpy_transposed_iq4_nl(struct ggml_context *ctx) { return cpy_quant(ctx, GGML_TYPE_IQ4_NL); }
 
 /* a block-format tensor copied as a permuted view (dims 1 and 2 swapped) into one of its
  * type: of the view's shape, or of rows 15 x 1 (rows taken in row-major order) */
@@ -528,7 +534,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_solve_tri_left_lower, 1e-10), CASE(c_solve_tri_left_upper_uni, 1e-10), CASE(c_solve_tri_right_lower, 1e-10),
     CASE(c_solve_tri_right_upper, 1e-10),
     CASE(c_set_rows_q4_0, 1e-12), CASE(c_set_rows_q4_1, 1e-12), CASE(c_set_rows_q5_0, 1e-12), CASE(c_set_rows_q5_1, 1e-12),
-    CASE(c_set_rows_q8_0, 1e-12), CASE(c_set_rows_q8_0_view_bcast, 1e-12),
+    CASE(c_set_rows_q8_0, 1e-12), CASE(c_set_rows_q8_0_view_bcast, 1e-12), CASE(c_set_rows_iq4_nl, 0), CASE(c_cpy_f16_iq4_nl, 0),
+    CASE(c_cpy_transposed_iq4_nl, 0),
     CASE(c_cpy_transposed_q4_0, 1e-12), CASE(c_cpy_transposed_q5_1, 1e-12), CASE(c_cpy_transposed_q8_0, 1e-12),
     CASE(c_flash_attn_q8_0, 1e-8), CASE(c_flash_attn_q4_0_q_view, 1e-8), CASE(c_flash_attn_bf16, 1e-8),
     CASE(c_flash_attn_576_512, 1e-8),

@@ -82,7 +82,9 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
  * row, rows on 16-bit words (quantize.glsl). */
 static bool quant_dest_ok(const struct vk_device *d, const struct ggml_tensor *t) {
     const enum ggml_type q = t->type;
-    if (!(q == GGML_TYPE_Q4_0 || q == GGML_TYPE_Q4_1 || q == GGML_TYPE_Q5_0 || q == GGML_TYPE_Q5_1 || q == GGML_TYPE_Q8_0)) return false;
+    if (!(q == GGML_TYPE_Q4_0 || q == GGML_TYPE_Q4_1 || q == GGML_TYPE_Q5_0 || q == GGML_TYPE_Q5_1 || q == GGML_TYPE_Q8_0 ||
+          q == GGML_TYPE_IQ4_NL))
+        return false;
     if (!d->caps.storage16 || t->ne[0] % 32 != 0 || t->nb[0] != ggml_type_size(q)) return false;
     for (int i = 0; i < 4; i++)
         if (t->nb[i] % 2 != 0 || t->nb[i] / 2 > UINT32_MAX || t->ne[i] > UINT32_MAX) return false;
