@@ -165,11 +165,12 @@ static const struct layer_ops flatten_ops = {"Flatten", flatten_setup, flatten_f
 ggmlc_layer *ggmlc_flatten(void) { return nn_layer_new(&flatten_ops, GGMLC_ACT_NONE); }
 
 static enum ggmlc_status reshape_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    if (nn_shape_elems(l->cfg.shape, l->cfg.n_dims) < 0)
+    const int64_t have = nn_shape_elems(in, in_dims), want = nn_shape_elems(l->cfg.shape, l->cfg.n_dims);
+    if (want < 0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "Reshape ('%s'): the target shape has a dimension below 1 or over 2^40 elements", l->name);
-    if (nn_shape_elems(in, in_dims) != nn_shape_elems(l->cfg.shape, l->cfg.n_dims))
+    if (have != want)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "Reshape ('%s'): %lld elements cannot take the target shape of %lld", l->name,
-                               (long long)nn_shape_elems(in, in_dims), (long long)nn_shape_elems(l->cfg.shape, l->cfg.n_dims));
+                               (long long)have, (long long)want);
     for (int i = 0; i < l->cfg.n_dims; i++) out[i] = l->cfg.shape[i];
     *out_dims = l->cfg.n_dims;
     return GGMLC_OK;

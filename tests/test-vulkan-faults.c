@@ -208,7 +208,7 @@ static void fill_uniform(struct ggml_tensor *t) {
     float *x = malloc((size_t)n * sizeof *x);
     void *raw = malloc(ggml_nbytes(t));
     if (x && raw) {
-        for (int64_t i = 0; i < n; i++) x[i] = test_uniform(-1, 1);
+        test_fill_uniform(x, (size_t)n, -1, 1);
         if (t->type == GGML_TYPE_F32) memcpy(raw, x, ggml_nbytes(t));
         else if (t->type == GGML_TYPE_F16) ggml_fp32_to_fp16_row(x, raw, n);
         else ggml_quantize_chunk(t->type, x, raw, 0, ggml_nrows(t), t->ne[0], NULL);

@@ -24,7 +24,7 @@ static enum ggml_status im2col_record(struct vk_rec *rec, const struct ggml_tens
     const bool is_2d = op[6] != 0;
     const size_t tb = ggml_type_size(b->type), td = ggml_type_size(node->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("im2col_%s_%s", vk_type_tag(b->type), vk_type_tag(node->type)));
+    vk_dispatch_init(&ds, vk_shader_find("im2col_%s_%s", ggml_type_name(b->type), ggml_type_name(node->type)));
     /* a 1-D im2col is the 2-D one with a height of 1: b [IW, IC, N], d [K, OW, N] */
     const uint32_t push[23] = {
         (uint32_t)b->ne[0], is_2d ? (uint32_t)b->ne[1] : 1, (uint32_t)b->ne[is_2d ? 2 : 1], (uint32_t)a->ne[0],
@@ -58,7 +58,7 @@ static enum ggml_status pool_record(struct vk_rec *rec, const struct ggml_tensor
     const int32_t *op = node->op_params;
     const bool two = node->op == GGML_OP_POOL_2D;
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("pool_%s", vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("pool_%s", ggml_type_name(a->type)));
     vk_push_shape(ds.push, 0, a);
     vk_push_shape(ds.push, 8, node);
     ds.push[18] = op[0] == GGML_OP_POOL_AVG;
@@ -113,7 +113,7 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", vk_type_tag(k->type)));
+    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", ggml_type_name(k->type)));
     for (int i = 0; i < 4; i++) {
         ds.push[i] = (uint32_t)k->ne[i];
         ds.push[4 + i] = (uint32_t)(k->nb[i] / tk);
@@ -151,7 +151,7 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", vk_type_tag(k->type)));
+    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(k->type)));
     const uint32_t push[25] = {
         (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)k->ne[3],
         (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
@@ -248,7 +248,7 @@ static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggm
     const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
     const size_t tx = ggml_type_size(x->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("pool_back_%s", vk_type_tag(x->type)));
+    vk_dispatch_init(&ds, vk_shader_find("pool_back_%s", ggml_type_name(x->type)));
     ds.push[0] = (uint32_t)dy->ne[0];
     ds.push[1] = (uint32_t)dy->ne[1];
     for (int i = 0; i < 4; i++) {
@@ -281,7 +281,7 @@ static enum ggml_status conv_transpose_1d_record(struct vk_rec *rec, const struc
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_1d_%s", vk_type_tag(k->type)));
+    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_1d_%s", ggml_type_name(k->type)));
     const uint32_t push[18] = {
         (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)(k->nb[0] / tk), (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk),
         (uint32_t)x->ne[0], (uint32_t)(x->nb[0] / 4), (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4),

@@ -36,7 +36,7 @@ static enum ggml_status im2col_3d_record(struct vk_rec *rec, const struct ggml_t
     const size_t tb = ggml_type_size(b->type), td = ggml_type_size(node->type);
     const uint32_t ic = (uint32_t)vk_param_i32(node, 0), n = (uint32_t)(b->ne[3] / ic);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("im2col3d_%s_%s", vk_type_tag(b->type), vk_type_tag(node->type)));
+    vk_dispatch_init(&ds, vk_shader_find("im2col3d_%s_%s", ggml_type_name(b->type), ggml_type_name(node->type)));
     const uint32_t push[17] = {
         (uint32_t)a->ne[0], (uint32_t)a->ne[1], (uint32_t)a->ne[2], ic,
         (uint32_t)b->ne[0], (uint32_t)b->ne[1], (uint32_t)b->ne[2], (uint32_t)(b->nb[1] / tb), (uint32_t)(b->nb[2] / tb), (uint32_t)(b->nb[3] / tb),
@@ -69,7 +69,7 @@ static enum ggml_status conv_3d_record(struct vk_rec *rec, const struct ggml_ten
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv3d_%s", vk_type_tag(k->type)));
+    vk_dispatch_init(&ds, vk_shader_find("conv3d_%s", ggml_type_name(k->type)));
     const uint32_t push[21] = {
         (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)vk_param_i32(node, 9), (uint32_t)vk_param_i32(node, 11),
         (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),

@@ -38,7 +38,7 @@ static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tens
     default: op = VK_BIN_ADD; break; /* ADD, ADD1 */
     }
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("binary_%s_%s", vk_type_tag(a->type), vk_type_tag(b->type)));
+    vk_dispatch_init(&ds, vk_shader_find("binary_%s_%s", ggml_type_name(a->type), ggml_type_name(b->type)));
     vk_push_shape(ds.push, 0, a);
     vk_push_shape(ds.push, 8, b);
     vk_push_shape(ds.push, 16, node);
@@ -157,7 +157,7 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     const struct ggml_tensor *a = unary_src(node);
     struct vk_dispatch ds;
     if (unary_moves(node)) vk_dispatch_init(&ds, vk_shader_find("unary_move%d", (int)(8 * ggml_type_size(a->type))));
-    else vk_dispatch_init(&ds, vk_shader_find("unary_%s_%s", vk_type_tag(a->type), vk_type_tag(node->type)));
+    else vk_dispatch_init(&ds, vk_shader_find("unary_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)));
     vk_push_shape(ds.push, 0, a);
     vk_push_shape(ds.push, 8, node);
     ds.push[18] = (uint32_t)unary_code(node);
@@ -234,7 +234,7 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
     const struct ggml_tensor *a = node->src[0], *b = node->src[1] ? node->src[1] : node->src[0];
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("glu_%s", vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("glu_%s", ggml_type_name(a->type)));
     for (int i = 1; i < 4; i++) {
         ds.push[i - 1] = (uint32_t)(a->nb[i] / ts);
         ds.push[2 + i] = (uint32_t)(b->nb[i] / ts);
@@ -267,7 +267,7 @@ static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml
     const struct ggml_tensor *a = node->src[0];
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s", vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s", ggml_type_name(a->type)));
     vk_push_shape(ds.push, 0, a);
     vk_push_shape(ds.push, 8, node);
     vk_dispatch_bind(&ds, a, false, ts, 16);

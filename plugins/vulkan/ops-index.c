@@ -32,7 +32,7 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("getrows_%s", quant || a->type == GGML_TYPE_I32 ? ggml_type_name(a->type) : vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("getrows_%s", ggml_type_name(a->type)));
     const size_t ta = quant ? 2 : ggml_type_size(a->type); /* blocks are addressed in 16-bit words */
     for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
     for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
@@ -52,8 +52,7 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
 static bool get_rows_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *dy = node->src[0], *idx = node->src[1];
     return vk_float_code(dy->type) >= 0 && vk_type_ok(d, dy->type) && idx->type == GGML_TYPE_I32 && node->type == GGML_TYPE_F32 &&
-           ggml_is_matrix(dy) &&
-           ggml_is_vector(idx) && ggml_is_matrix(node) && dy->ne[0] == node->ne[0] && dy->ne[1] >= idx->ne[0] &&
+           ggml_is_matrix(dy) && ggml_is_vector(idx) && ggml_is_matrix(node) && dy->ne[0] == node->ne[0] && dy->ne[1] >= idx->ne[0] &&
            vk_shape_fits(dy) && index_fits(idx) && vk_shape_fits(node);
 }
 
@@ -61,7 +60,7 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
     const struct ggml_tensor *dy = node->src[0], *idx = node->src[1];
     struct vk_dispatch ds;
     const size_t ty = ggml_type_size(dy->type);
-    vk_dispatch_init(&ds, vk_shader_find("get_rows_back_%s", vk_type_tag(dy->type)));
+    vk_dispatch_init(&ds, vk_shader_find("get_rows_back_%s", ggml_type_name(dy->type)));
     const uint32_t push[8] = {
         (uint32_t)node->ne[0], (uint32_t)node->ne[1], (uint32_t)idx->ne[0],
         (uint32_t)(dy->nb[0] / ty), (uint32_t)(dy->nb[1] / ty), (uint32_t)(idx->nb[0] / 4),
@@ -152,7 +151,7 @@ bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *
 static enum ggml_status cpy_dequant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), vk_type_tag(node->type)));
+    vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)));
     for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)a->ne[i];
     for (int i = 1; i < 4; i++) ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
     vk_push_shape(ds.push, 7, node);
@@ -167,7 +166,7 @@ enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tenso
     if (a->type == node->type) return cpy_words_record(rec, node);
     if (vk_is_block_quant(a->type)) return cpy_dequant_record(rec, node);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", vk_type_tag(a->type), ggml_type_name(node->type)));
+    vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)));
     push_quant_shapes(&ds, a, node, node);
     vk_dispatch_bind(&ds, a, false, (uint32_t)ggml_type_size(a->type), 20);
     vk_dispatch_bind(&ds, node, true, 2, 22);
@@ -205,7 +204,7 @@ static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_te
     if (vk_float_code(node->type) < 0) return set_rows_quant_record(rec, node);
     const bool i64 = idx->type == GGML_TYPE_I64;
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", vk_type_tag(node->type), i64 ? "i64" : "i32"));
+    vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
     vk_push_shape(ds.push, 0, b);
     const size_t ti = ggml_type_size(idx->type), td = ggml_type_size(node->type);
     ds.push[8] = (uint32_t)idx->ne[1];
@@ -233,7 +232,7 @@ static enum ggml_status concat_record(struct vk_rec *rec, const struct ggml_tens
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("concat_%s", a->type == GGML_TYPE_I32 ? "i32" : vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("concat_%s", ggml_type_name(a->type)));
     vk_push_shape(ds.push, 0, a);
     for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(b->nb[i] / ts);
     vk_push_shape(ds.push, 12, node);
@@ -264,7 +263,7 @@ static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor 
     const struct ggml_tensor *a = node->src[0];
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("pad_%s", vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("pad_%s", ggml_type_name(a->type)));
     vk_push_shape(ds.push, 0, a);
     vk_push_shape(ds.push, 8, node);
     for (int i = 0; i < 4; i++) ds.push[18 + i] = (uint32_t)vk_param_i32(node, 2 * i);

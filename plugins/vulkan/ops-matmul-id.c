@@ -62,9 +62,8 @@ static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_
     const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
     const bool quant = vk_is_block_quant(as->type), mv = use_mv(node);
     const size_t a_unit = quant ? 2 : ggml_type_size(as->type);
-    const char *tag = quant ? ggml_type_name(as->type) : vk_type_tag(as->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("%s_id_%s", mv ? "mv" : "mm", tag));
+    vk_dispatch_init(&ds, vk_shader_find("%s_id_%s", mv ? "mv" : "mm", ggml_type_name(as->type)));
     const uint32_t push[14] = {
         (uint32_t)as->ne[1], (uint32_t)as->ne[0], (uint32_t)as->ne[2],
         (uint32_t)(as->nb[1] / a_unit), (uint32_t)(as->nb[2] / a_unit),

@@ -185,7 +185,7 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     if (!quant) {
         const bool vec = b->type == GGML_TYPE_F32 && vectorizable(rec->d, a) && bvec;
         if (vec) *a_unit = *b_unit = 16;
-        vk_dispatch_init(ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", vk_type_tag(a->type), vk_type_tag(b->type)));
+        vk_dispatch_init(ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ggml_type_name(a->type), ggml_type_name(b->type)));
         const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
         memcpy(ds->spec, spec, sizeof spec);
         ds->n_spec = 3;
@@ -256,9 +256,10 @@ static void coopmat_tiles(const struct vk_device *d, uint32_t t[7]) {
                   d->name, env, d->caps.subgroup_size, d->props.limits.maxComputeSharedMemorySize);
 }
 
-/* The fragments through VK_KHR_cooperative_matrix rather than the NV extension (16x16x16 ones, or
- * the device's 8x8x8 or mixed shape, coopmat_khr_shape): wherever the device has such a shape (on an H200, 232 / 198 TFLOPS against 200 / 166 with the NV instructions,
- * same kernel, f16 / f32 activations: BENCHMARKS.md); $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
+/* The fragments through VK_KHR_cooperative_matrix rather than the NV extension (16x16x16 ones, or the
+ * device's 8x8x8 or mixed shape, coopmat_khr_shape) wherever the device has such a shape: on an H200,
+ * 232 / 198 TFLOPS against 200 / 166 with the NV instructions, same kernel, f16 / f32 activations
+ * (BENCHMARKS.md).  $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
 static bool use_coopmat_khr(const struct vk_device *d) {
     const char *env = getenv("GGMLC_VK_COOPMAT_KHR");
     return d->caps.coopmat_khr_frag && !d->coopmat_khr_failed && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
@@ -291,7 +292,7 @@ static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor
     const struct vk_buffer *bd = vk_tensor_buffer(d, node);
     const char *env = getenv("GGMLC_VK_COOPMAT_FLEX");
     *fk = env ? (uint32_t)atoi(env) : 16;
-    if (!c->coopmat_flex || d->coopmat_flex_failed || !*fk || !bd || !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", vk_type_tag(b->type))))
+    if (!c->coopmat_flex || d->coopmat_flex_failed || !*fk || !bd || !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
         return false;
     if (tiles[4] % c->coopmat_flex_gran[0] || tiles[5] % c->coopmat_flex_gran[1] || *fk % c->coopmat_flex_gran[2] || tiles[3] % *fk ||
         tiles[4] > c->coopmat_flex_max_dim || tiles[5] > c->coopmat_flex_max_dim || *fk > c->coopmat_flex_max_dim)
@@ -395,7 +396,7 @@ static enum ggml_status mvq_dot_record(struct vk_rec *rec, const struct ggml_ten
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
-    const char *ta = quant ? ggml_type_name(a->type) : vk_type_tag(a->type), *tb = vk_type_tag(b->type);
+    const char *ta = ggml_type_name(a->type), *tb = ggml_type_name(b->type);
     const uint32_t batches = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_dispatch ds;
     uint32_t tiles[7];
@@ -489,9 +490,9 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
     const struct mm_tiles t = mm_tiles_for(rec->d);
     struct vk_dispatch ds;
     if (quant)
-        vk_dispatch_init(&ds, vk_shader_find("mm_along_m_%s_%s", ggml_type_name(a->type), vk_type_tag(b->type)));
+        vk_dispatch_init(&ds, vk_shader_find("mm_along_m_%s_%s", ggml_type_name(a->type), ggml_type_name(b->type)));
     else
-        vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", vk_type_tag(a->type), vk_type_tag(b->type)));
+        vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ggml_type_name(a->type), ggml_type_name(b->type)));
     const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 6;

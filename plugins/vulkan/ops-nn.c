@@ -52,7 +52,7 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
 
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("rope_%s", vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("rope_%s", ggml_type_name(a->type)));
     vk_push_shape(ds.push, 0, a);
     for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(node->nb[i] / ts);
     ds.push[16] = (uint32_t)n_dims;
@@ -95,7 +95,6 @@ static bool attn_kv_ok(const struct vk_device *d, const struct ggml_tensor *t, e
 
 /* K and V strides and offsets in elements, or 16-bit words for blocks */
 static size_t attn_kv_unit(enum ggml_type type) { return attn_kv_quant(type) ? 2 : ggml_type_size(type); }
-static const char *attn_kv_tag(enum ggml_type type) { return attn_kv_quant(type) ? ggml_type_name(type) : vk_type_tag(type); }
 
 /* op_params: f32 [0] scale, [1] max_bias, [2] logit_softcap; src: q, k, v, mask, sinks. */
 static bool flash_attn_supports(const struct vk_device *d, const struct ggml_tensor *node) {
@@ -120,7 +119,7 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     const uint32_t n_head = (uint32_t)q->ne[2];
     const uint32_t n_head_log2 = 1u << (uint32_t)floor(log2((double)n_head));
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", attn_kv_tag(k->type), m ? vk_type_tag(m->type) : "f32"));
+    vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
     const uint32_t push[32] = {
         (uint32_t)q->ne[0], (uint32_t)v->ne[0], (uint32_t)q->ne[1], (uint32_t)k->ne[1], (uint32_t)q->ne[2], (uint32_t)(q->nb[1] / 4),
         (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),

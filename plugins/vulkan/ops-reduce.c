@@ -131,7 +131,7 @@ static bool softmax_supports(const struct vk_device *d, const struct ggml_tensor
 static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *m = node->src[1], *sinks = node->src[2];
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("softmax_f32_%s", m ? vk_type_tag(m->type) : "f32"));
+    vk_dispatch_init(&ds, vk_shader_find("softmax_f32_%s", m ? ggml_type_name(m->type) : "f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
     vk_push_shape(ds.push, 0, a);

@@ -30,7 +30,7 @@ static enum ggml_status window_record(struct vk_rec *rec, const struct ggml_tens
     const size_t ts = ggml_type_size(a->type);
     const uint32_t mode = node->op == GGML_OP_WIN_PART ? WINDOW_PART : node->op == GGML_OP_WIN_UNPART ? WINDOW_UNPART : WINDOW_REL_POS;
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("window_%s", vk_type_tag(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("window_%s", ggml_type_name(a->type)));
     vk_push_shape(ds.push, 0, node);
     for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(a->nb[i] / ts);
     ds.push[12] = (uint32_t)a->ne[1];

@@ -362,8 +362,6 @@ VK_HIDDEN bool vk_type_ok(const struct vk_device *d, enum ggml_type type);
 VK_HIDDEN enum vk_shader_id vk_shader_find(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Whether id names a shader compiled into this build. */
 static inline bool vk_shader_present(enum vk_shader_id id) { return id < VK_SHADER_COUNT && vk_shader_blobs[id].code != NULL; }
-/* Name of a float type in shader names: "f32", "f16", "bf16"; NULL for others. */
-VK_HIDDEN const char *vk_type_tag(enum ggml_type type);
 
 static inline int32_t vk_param_i32(const struct ggml_tensor *t, int i) { return t->op_params[i]; }
 static inline float vk_param_f32(const struct ggml_tensor *t, int i) {

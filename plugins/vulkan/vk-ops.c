@@ -36,12 +36,6 @@ int vk_float_code(enum ggml_type type) {
     }
 }
 
-const char *vk_type_tag(enum ggml_type type) {
-    static const char *const tags[] = {"f32", "f16", "bf16"};
-    const int code = vk_float_code(type);
-    return code < 0 ? NULL : tags[code];
-}
-
 bool vk_is_block_quant(enum ggml_type t) {
     return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0 ||
            t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
