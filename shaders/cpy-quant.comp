@@ -26,8 +26,10 @@ layout(push_constant) uniform PC {
     uint nblk0, ne1, ne2, ne3, nb1, nb2, nb3;
     uint nei1, nei2, nbi0, nbi1, nbi2;
     uint off_a, off_i, off_d;
+    uint zero; // left 0 by the host: quantize.glsl's QUANT_OPAQUE_ZERO
 } p;
 
+#define QUANT_OPAQUE_ZERO p.zero
 #include "quantize.glsl"
 
 void main() {

@@ -3,8 +3,10 @@
 // QTYPE is the ggml type id: 2 q4_0, 3 q4_1, 6 q5_0, 7 q5_1, 8 q8_0, 20 iq4_nl (layouts in
 // quant.glsl).
 // The arithmetic follows the CPU reference quantizer (core/quants.c) step for step, with
-// products kept unfused (precise) and f16 scales rounded to nearest even by hand, so a
-// device whose division is correctly rounded produces the CPU's bytes.
+// products rounded on their own (rounded() below) and f16 scales rounded to nearest even by
+// hand, so the device produces the CPU's bytes.
+// The includer defines QUANT_OPAQUE_ZERO: a uint that is 0 at run time but unknown to the
+// compiler (a push word the host leaves 0).
 #include "qblock.glsl"
 #if QTYPE == 3 || QTYPE == 7
 #define QSCALE_WORDS 2
@@ -29,22 +31,29 @@ uint f32_to_f16_rne(float v) {
     return sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13);
 }
 
+// v as it stands, a float rounded once: OR-ing in a zero the compiler cannot see makes a product
+// the input of an integer operation, so that no driver can fuse it with the add or subtract
+// that follows.  NoContraction (precise) should be enough, but NVIDIA's driver (580) and Mesa
+// 26's lavapipe fuse such operations anyway: x * id + 8.5 then truncated differently from the
+// CPU, in 6 of 32768 q4_0 blocks of f16 inputs on an H200.
+float rounded(float v) { return uintBitsToFloat(floatBitsToUint(v) | QUANT_OPAQUE_ZERO); }
+
 // a / b correctly rounded in practice even where the device's division is not
 // (Vulkan allows 2.5 ulp): one remainder step corrects the quotient.  The remainder
 // a - q b is computed exactly from rounded products and sums (Dekker's product, with
 // Veltkamp's split by 2^12 + 1), not with fma(), which SPIR-V does not promise to fuse
 // (lavapipe does not, and the quotient then came out 1 ulp off in about 1 block in
-// 20000 of f16 inputs).  Quotients too large to split (only from subnormal scales), infinite
+// 20000 of f16 inputs); the products that a fused add would change are rounded().  Quotients too large to split (only from subnormal scales), infinite
 // or NaN are returned as they are.
 float div_rn(float a, float b) {
     const float q = a / b;
     if (!(abs(q) < 1.0e30)) return q;
-    precise const float p = q * b;
-    precise const float cq = 4097.0 * q, qh = cq - (cq - q), ql = q - qh;
-    precise const float cb = 4097.0 * b, bh = cb - (cb - b), bl = b - bh;
+    precise const float p = rounded(q * b);
+    precise const float cq = rounded(4097.0 * q), qh = cq - (cq - q), ql = q - qh;
+    precise const float cb = rounded(4097.0 * b), bh = cb - (cb - b), bl = b - bh;
     precise const float e = ((qh * bh - p) + qh * bl + ql * bh) + ql * bl; // q b = p + e exactly
     precise const float r = (a - p) - e;
-    precise const float c = q + r * (1.0 / b);
+    precise const float c = q + rounded(r * (1.0 / b));
     return c;
 }
 
@@ -97,10 +106,10 @@ int iq4_nearest(float v) {
 vec2 iq4_fit(float x[32], float wt[32], float id) {
     precise float sqx = 0.0, sq2 = 0.0;
     for (uint j = 0; j < 32; j++) {
-        precise const float s = id * x[j];
+        precise const float s = rounded(id * x[j]);
         const float q = IQ4_Q_LEVELS[iq4_nearest(s)];
         precise const float wq = wt[j] * q;
-        precise const float tx = wq * x[j], tq = wq * q;
+        precise const float tx = rounded(wq * x[j]), tq = rounded(wq * q);
         sqx = sqx + tx;
         sq2 = sq2 + tq;
     }
@@ -121,7 +130,7 @@ float iq4_scale(float x[32]) {
     precise float best = d * f.x;
     for (int itry = -7; itry <= 7; itry++) {
         f = iq4_fit(x, wt, div_rn(float(itry - 127), vmax));
-        precise const float gain = f.x * f.x, bar = best * f.y;
+        precise const float gain = rounded(f.x * f.x), bar = rounded(best * f.y);
         if (f.y > 0.0 && gain > bar) {
             d = div_rn(f.x, f.y);
             best = d * f.x;
@@ -138,7 +147,7 @@ void quantize_block(uint w, float x[32]) {
     data_d[w] = uint16_t(f32_to_f16_rne(d));
     const float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
     [[unroll]] for (uint j = 0; j < 32; j++) {
-        precise const float s = id * x[j];
+        precise const float s = rounded(id * x[j]);
         L[j] = iq4_nearest(s);
     }
 #elif QTYPE == 2 || QTYPE == 6 || QTYPE == 8
@@ -155,7 +164,7 @@ void quantize_block(uint w, float x[32]) {
     const float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
     data_d[w] = uint16_t(f32_to_f16_rne(d));
     [[unroll]] for (uint j = 0; j < 32; j++) {
-        precise float s = x[j] * id;
+        precise float s = rounded(x[j] * id);
 #if QTYPE == 8
         L[j] = int(round_away(s));
 #else
@@ -176,7 +185,7 @@ void quantize_block(uint w, float x[32]) {
     data_d[w] = uint16_t(f32_to_f16_rne(d));
     data_d[w + 1] = uint16_t(f32_to_f16_rne(lo));
     [[unroll]] for (uint j = 0; j < 32; j++) {
-        precise float s = (x[j] - lo) * id;
+        precise float s = rounded((x[j] - lo) * id);
         precise float t = s + 0.5;
 #if QTYPE == 3
         L[j] = min(trunc_int(t), 15);

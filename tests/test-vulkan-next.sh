@@ -3,9 +3,11 @@
 # lavapipe, which has cooperative matrices (KHR 8x8x8 fragments, flexible sizes):
 # the plugin's KHR and FLEX tensor-core kernels against the CPU backend, the
 # kernels Debian 12's lavapipe cannot run.  Each variant once: the default
-# (FLEX for whole tiles), the KHR fragments alone, and four other tilings.  Then
-# test-vulkan-faults, whose cooperative-matrix fallbacks (a kernel whose pipeline
-# fails gives way to the next) need such a device.
+# (FLEX for whole tiles), the KHR fragments alone, and four other tilings.  Then the
+# copies and set_rows into block formats, which must give the CPU's bytes on a driver
+# that fuses multiply-adds (this one does), and test-vulkan-faults, whose
+# cooperative-matrix fallbacks (a kernel whose pipeline fails gives way to the next)
+# need such a device.
 # Skipped unless `tools/lavapipe-next.sh setup` has been run (CI runs it).
 
 : "${GGMLC_BUILDDIR:?run through make check}"
@@ -51,6 +53,12 @@ for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,3
     done
     grep -q "ignored: it does not fit" "$log" && { n=$((n + 1)); echo "not ok $n - $label: the tile override was refused"; }
     run_tap "$label" "$log" $st
+    rm -f "$log"
+done
+for only in cpy_ set_rows; do
+    log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
+    GGMLC_TEST_ONLY=$only "$next" run "$prog" >"$log" 2>&1
+    run_tap "$only cases" "$log" $?
     rm -f "$log"
 done
 log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1

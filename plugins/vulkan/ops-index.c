@@ -90,7 +90,8 @@ static bool quant_dest_ok(const struct vk_device *d, const struct ggml_tensor *t
     return ggml_nelements(t) <= UINT32_MAX;
 }
 
-/* Push words of cpy-quant.comp: the float source's shape, then d's rows (in blocks, words). */
+/* Push words of cpy-quant.comp: the float source's shape, then d's rows (in blocks, words); word 23 stays 0
+ * (vk_dispatch_init), the zero quantize.glsl hides products behind. */
 static void push_quant_shapes(struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *rows,
                               const struct ggml_tensor *d) {
     vk_push_shape(ds->push, 0, a);
