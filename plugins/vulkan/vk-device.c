@@ -23,7 +23,7 @@ enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what) {
 
 static enum ggmlc_status create_logical_device(struct vk_device *d) {
     const struct vk_caps *c = &d->caps;
-    const char *exts[8];
+    const char *exts[9];
     uint32_t n_ext = 0;
     exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     if (c->memory_budget) exts[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
@@ -32,6 +32,7 @@ static enum ggmlc_status create_logical_device(struct vk_device *d) {
     const bool khr = c->coopmat_khr_frag || c->coopmat_flex;
     if (khr) exts[n_ext++] = "VK_KHR_cooperative_matrix";
     if (c->coopmat_flex) exts[n_ext++] = "VK_NV_cooperative_matrix2";
+    if (c->exec_stats) exts[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
 
     struct vk_coopmat2_features coopmat2 = {.sType = VK_STYPE_COOPMAT2_FEATURES, .flexibleDimensions = VK_TRUE};
     struct vk_coopmat_khr_features coopmat_khr = {
@@ -62,7 +63,12 @@ static enum ggmlc_status create_logical_device(struct vk_device *d) {
     };
     VkPhysicalDeviceFeatures supported;
     vkGetPhysicalDeviceFeatures(d->phys, &supported);
-    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec_stats = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pNext = &f11,
+        .pipelineExecutableInfo = VK_TRUE,
+    };
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = c->exec_stats ? (void *)&exec_stats : &f11};
     f2.features.shaderInt16 = supported.shaderInt16;
     f2.features.shaderInt64 = supported.shaderInt64;
 

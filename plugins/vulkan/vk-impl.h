@@ -56,6 +56,9 @@ struct vk_caps {
     bool int_dot;      /* VK_KHR_shader_integer_dot_product (shaderIntegerDotProduct) */
     bool int_dot_fast; /* ... and signed 4x8-bit packed dot products run on dedicated instructions */
     bool memory_model; /* vulkanMemoryModel (the cooperative-matrix shaders declare it) */
+    /* VK_KHR_pipeline_executable_properties, enabled only under GGMLC_DEBUG=vulkan: each pipeline
+     * built is logged with the driver's statistics (registers, spills, shared memory) */
+    bool exec_stats;
     /* subgroup-scope f16 x f16 -> f32 cooperative matrices of flexible size (VK_KHR_cooperative_matrix
      * with VK_NV_cooperative_matrix2): the granularity of M, N and K, the largest dimension */
     bool coopmat_flex;

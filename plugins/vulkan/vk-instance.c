@@ -154,7 +154,10 @@ static void query_caps(struct vk_device *d) {
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                             .pNext = int_dot_ext ? (void *)&dot_features : khr_ext ? (void *)&khr : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
-    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+    const bool exec_ext = has_extension(exts, n_ext, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, .pNext = &f11};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = exec_ext ? (void *)&exec : &f11};
     vkGetPhysicalDeviceFeatures2(d->phys, &f2);
     vkGetPhysicalDeviceMemoryProperties(d->phys, &d->memprops);
 
@@ -173,6 +176,7 @@ static void query_caps(struct vk_device *d) {
     c->push_descriptor = has_extension(exts, n_ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     c->memory_budget = has_extension(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     c->memory_model = f12.vulkanMemoryModel;
+    c->exec_stats = exec_ext && exec.pipelineExecutableInfo && ggmlc_debug_enabled("vulkan");
     c->coopmat_khr = khr_ext;
     c->coopmat_khr_frag = khr_ext && khr.cooperativeMatrix && c->memory_model && c->fp16 && khr_coopmat_f16_shape(d->phys, c->coopmat_khr_shape);
     c->coopmat_nv = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && c->fp16 &&

@@ -139,6 +139,36 @@ void vk_pipelines_release(struct vk_device *d) {
     d->pipeline_cache = VK_NULL_HANDLE;
 }
 
+/* The driver's statistics of a pipeline's first executable (registers, spills, shared memory
+ * on NVIDIA's driver), as one debug line: what the tile overrides are tuned against. */
+static void log_pipeline_statistics(struct vk_device *d, VkPipeline pipeline, const char *name) {
+    PFN_vkGetPipelineExecutableStatisticsKHR get_stats =
+        (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(d->dev, "vkGetPipelineExecutableStatisticsKHR");
+    if (!get_stats) return;
+    const VkPipelineExecutableInfoKHR exe = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipeline};
+    VkPipelineExecutableStatisticKHR stats[16];
+    uint32_t n = 16;
+    for (uint32_t i = 0; i < n; i++) stats[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+    const VkResult r = get_stats(d->dev, &exe, &n, stats);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) return;
+    char line[1024];
+    int len = 0;
+    for (uint32_t i = 0; i < n && len < (int)sizeof line - 80; i++) {
+        const VkPipelineExecutableStatisticKHR *st = &stats[i];
+        const int room = (int)sizeof line - len;
+        switch (st->format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: len += snprintf(line + len, room, "; %s %u", st->name, st->value.b32); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: len += snprintf(line + len, room, "; %s %lld", st->name, (long long)st->value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+            len += snprintf(line + len, room, "; %s %llu", st->name, (unsigned long long)st->value.u64);
+            break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: len += snprintf(line + len, room, "; %s %g", st->name, st->value.f64); break;
+        default: break;
+        }
+    }
+    ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan %s: pipeline %s statistics%s\n", d->name, name, len ? line : ": none");
+}
+
 static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool has_fallback) {
     const struct vk_shader_blob *blob = &vk_shader_blobs[id];
     if (!blob->code) {
@@ -164,6 +194,7 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
     };
     const VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = d->caps.exec_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         .stage = {
             .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
             .stage = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -194,9 +225,13 @@ static VkPipeline build_pipeline(struct vk_device *d, enum vk_shader_id id, cons
         return VK_NULL_HANDLE;
     }
     d->n_new_pipelines++;
-    if (ggmlc_debug_enabled("vulkan")) /* which kernels a graph takes */
-        ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan %s: pipeline %s built (%d specialization constants%s%u...)\n", d->name, blob->name,
-                  n_spec, n_spec ? ", first " : "", n_spec ? spec[0] : 0);
+    if (ggmlc_debug_enabled("vulkan")) { /* which kernels a graph takes, with which constants */
+        char consts[16 * VK_MAX_SPEC] = "";
+        for (int i = 0, len = 0; i < n_spec; i++) len += snprintf(consts + len, sizeof consts - (size_t)len, "%s%u", i ? "," : "", spec[i]);
+        ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan %s: pipeline %s built (specialization constants: %s)\n", d->name, blob->name,
+                  n_spec ? consts : "none");
+    }
+    if (d->caps.exec_stats) log_pipeline_statistics(d, pipeline, blob->name);
     return pipeline;
 }
 
