@@ -233,13 +233,17 @@ static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
            v[6] * row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
 }
 
-/* The default (eight 64x32 subgroup tiles, k slices of 64, one shared slice) was the fastest of those
- * tried on an H200 (BENCHMARKS.md); slices of 32 where shared memory is short (lavapipe's 32 KB).
- * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries others (ignored, with a warning, unless they
- * fit); two stages (double-buffered slices) are untimed so far. */
-static void coopmat_tiles(const struct vk_device *d, uint32_t t[7]) {
-    const uint32_t def[7] = {8 * d->caps.subgroup_size, 128, 128, 64, 64, 32, 1};
-    memcpy(t, def, sizeof def);
+/* The defaults, the fastest of those tried on an H200 (BENCHMARKS.md): eight 64x64 subgroup tiles
+ * in 256x128 tiles, k slices of 32, for products of at least COOPMAT_BIG_TILES such tiles (4096^3:
+ * 242 / 221 TFLOPS against 233 / 201, f16 / f32 activations); below that, for more workgroups,
+ * eight 64x32 ones in 128x128 tiles, k slices of 64 (32 where shared memory is short: lavapipe's
+ * 32 KB).  $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries others (ignored, with a warning,
+ * unless they fit); two stages (double-buffered slices) were slower on the H200. */
+#define COOPMAT_BIG_TILES 256
+static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t t[7]) {
+    const uint32_t sg = d->caps.subgroup_size, big[7] = {8 * sg, 256, 128, 32, 64, 64, 1}, small[7] = {8 * sg, 128, 128, 64, 64, 32, 1};
+    const uint64_t big_tiles = (uint64_t)((a->ne[1] + 255) / 256) * (uint64_t)((b->ne[1] + 127) / 128) * (uint64_t)(b->ne[2] * b->ne[3]);
+    memcpy(t, big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big) ? big : small, sizeof big);
     if (!coopmat_tiles_fit(d, t)) t[3] = 32;
     const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
     uint32_t v[7] = {0, 0, 0, 0, 0, 0, 1};
@@ -270,7 +274,7 @@ static bool use_coopmat_khr(const struct vk_device *d) {
  * a time, and a grid of tiles within the device's limits (otherwise the tiled GEMM, which supports_op
  * checked). */
 static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[7]) {
-    coopmat_tiles(d, tiles);
+    coopmat_tiles(d, a, b, tiles);
     if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(d->caps.coopmat_nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
         (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
         return false;
@@ -347,11 +351,55 @@ static VkDeviceSize mvq_dot_scratch(const struct ggml_tensor *b, VkDeviceSize *s
     return *scales_at + cols * (k / 32) * 8;
 }
 
-VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node) {
+/* f32 activations of a large cooperative-matrix product are packed into f16 in scratch memory first
+ * (pack-f16.comp), so that each of the product's M / BM rows of tiles reads half the bytes of b; from
+ * 4096 weight rows on, where that paid on an H200 (4096^3: 599 us against 620; 14336 x 512 x 4096: 305
+ * against 350; at 2048 and 1024 rows it cost 0.5-0.8 us).  $GGMLC_VK_COOPMAT_PACK=M packs from M rows
+ * on instead, =0 never. */
+static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    const char *env = getenv("GGMLC_VK_COOPMAT_PACK");
+    const long min_rows = env ? atol(env) : 4096;
+    return b->type == GGML_TYPE_F32 && min_rows > 0 && a->ne[1] >= min_rows && b->ne[0] % 4 == 0 && vk_shader_present(VK_SHADER_PACK_F16) &&
+           ggml_nelements(b) / 4 <= UINT32_MAX;
+}
+
+static VkDeviceSize packed_b_bytes(const struct ggml_tensor *b) {
+    return (VkDeviceSize)ggml_nelements(b) * 2;
+}
+
+/* b packed into f16 at scratch offset *at, made earlier in this segment or now (its dispatch's
+ * status in *st); false when the reserve's optional part does not hold it (the product then reads b). */
+static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
+    *st = GGML_STATUS_SUCCESS;
+    if (vk_derived_find(rec, b, VK_SHADER_PACK_F16, at)) return true;
+    const VkDeviceSize bytes = vk_scratch_round(packed_b_bytes(b));
+    if (bytes > rec->optional_left || !vk_scratch_take(rec, packed_b_bytes(b), at)) return false;
+    rec->optional_left -= bytes;
+    struct vk_dispatch q;
+    vk_dispatch_init(&q, VK_SHADER_PACK_F16);
+    q.push[0] = (uint32_t)(b->ne[0] / 4);
+    for (int i = 1; i < 4; i++) {
+        q.push[i] = (uint32_t)b->ne[i];
+        q.push[3 + i] = (uint32_t)(b->nb[i] / 16);
+    }
+    vk_dispatch_bind(&q, b, false, 16, 7);
+    vk_dispatch_bind_scratch(&q, *at, packed_b_bytes(b), true);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(b) / 4, 256, q.groups);
+    *st = vk_record_dispatch(rec, &q);
+    if (*st == GGML_STATUS_SUCCESS) vk_derived_note(rec, b, VK_SHADER_PACK_F16, *at);
+    return true;
+}
+
+VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node, bool *optional) {
     struct mvq_dot_tune t;
     VkDeviceSize scales_at;
-    if (node->op != GGML_OP_MUL_MAT || !node->src[0] || !node->src[1] || !mvq_dot_choose(d, node->src[0], node->src[1], &t)) return 0;
-    return mvq_dot_scratch(node->src[1], &scales_at);
+    uint32_t tiles[7];
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (node->op != GGML_OP_MUL_MAT || !a || !b) return 0;
+    if (mvq_dot_choose(d, a, b, &t)) return mvq_dot_scratch(b, &scales_at);
+    const bool mat_vec = b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type);
+    *optional = true; /* the product reads f32 b itself without it */
+    return !mat_vec && use_coopmat(d, a, b, tiles) && coopmat_packs_b(a, b) ? packed_b_bytes(b) : 0;
 }
 
 /* b into Q8_0 at scratch offset at (quants, then the (scale, sum) pairs at scales_at). */
@@ -412,10 +460,16 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         }
     }
     bool flex = false, khr = false; /* kernels with another one behind them */
+    bool packed = false;            /* b packed into f16 at scratch offset packed_at */
+    VkDeviceSize packed_at = 0;
     if (b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type)) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else if (use_coopmat(rec->d, a, b, tiles)) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
+        enum ggml_status s;
+        packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, &s);
+        if (packed && s != GGML_STATUS_SUCCESS) return s;
+        if (packed) tb = "f16";
         uint32_t fk;
         flex = use_coopmat_flex(rec->d, node, tiles, &fk);
         khr = !flex && use_coopmat_khr(rec->d);
@@ -439,7 +493,15 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     ds.groups[2] = batches;
     push_matmul(&ds, node, a_unit, b_unit);
     vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
-    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
+    if (packed) { /* contiguous f16 from the binding's start, strides in 16-byte units */
+        ds.push[6] = (uint32_t)(b->ne[0] / 8);
+        ds.push[7] = (uint32_t)(b->ne[0] * b->ne[1] / 8);
+        ds.push[8] = (uint32_t)(b->ne[0] * b->ne[1] * b->ne[2] / 8);
+        ds.push[16] = 0;
+        vk_dispatch_bind_scratch(&ds, packed_at, packed_b_bytes(b), false);
+    } else {
+        vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
+    }
     vk_dispatch_bind(&ds, node, true, 4, 17);
     ds.has_fallback = flex || khr;
     enum ggml_status s = vk_record_dispatch(rec, &ds);

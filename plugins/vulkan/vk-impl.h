@@ -268,6 +268,7 @@ struct vk_rec {
     int n_dispatches, n_barriers;
     bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
     VkDeviceSize scratch_size, scratch_used; /* scratch memory reserved for this segment, and taken */
+    VkDeviceSize optional_left; /* what of it optional forms (vk_node_scratch_bytes) may still take */
     struct vk_derived derived[VK_MAX_DERIVED];
     int n_derived;
 };
@@ -312,8 +313,12 @@ VK_HIDDEN bool vk_derived_find(const struct vk_rec *rec, const struct ggml_tenso
 /* Note that kernel `by`, just recorded, made its form of t at scratch offset at (not noted when
  * the table is full: later users make it again). */
 VK_HIDDEN void vk_derived_note(struct vk_rec *rec, const struct ggml_tensor *t, enum vk_shader_id by, VkDeviceSize at);
-/* Scratch bytes node may take while recorded (0 for most ops): reserved before recording. */
-VK_HIDDEN VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node);
+/* Scratch bytes node may take while recorded (0 for most ops): reserved before recording.  An
+ * optional form (*optional set: the node computes without it, only slower) shares a capped part
+ * of the reserve, VK_SCRATCH_OPTIONAL_MAX, so that a graph of many products does not reserve
+ * memory for each. */
+#define VK_SCRATCH_OPTIONAL_MAX (256u << 20)
+VK_HIDDEN VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node, bool *optional);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
 /* Workgroup counts covering n items of group_size each, split over x and y. */
 VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);

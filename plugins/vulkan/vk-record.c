@@ -286,12 +286,17 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
 /* Reserve the scratch memory nodes [i, n) may take (none when it cannot be had: their kernels
  * then do without). */
 static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n) {
-    VkDeviceSize need = 0;
+    VkDeviceSize need = 0, optional = 0;
     for (; i < n; i++) {
-        const VkDeviceSize bytes = vk_node_scratch_bytes(rec->d, nodes[i]);
-        need += vk_scratch_round(bytes);
+        bool is_optional = false;
+        const VkDeviceSize bytes = vk_scratch_round(vk_node_scratch_bytes(rec->d, nodes[i], &is_optional));
+        if (is_optional) optional += bytes;
+        else need += bytes;
     }
-    rec->scratch_size = need && vk_scratch_reserve(rec->d, need) ? need : 0;
+    if (optional > VK_SCRATCH_OPTIONAL_MAX) optional = VK_SCRATCH_OPTIONAL_MAX;
+    const bool reserved = need + optional && vk_scratch_reserve(rec->d, need + optional);
+    rec->scratch_size = reserved ? need + optional : 0;
+    rec->optional_left = reserved ? optional : 0;
 }
 
 /* Record and run nodes [i, n) up to the first one that needs the CPU (in *cpu_at); one submit. */
