@@ -275,7 +275,8 @@ static bool use_coopmat_khr(const struct vk_device *d) {
  * checked). */
 static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[7]) {
     coopmat_tiles(d, a, b, tiles);
-    if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(d->caps.coopmat_nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
+    const bool nv = d->caps.coopmat_nv && !d->coopmat_nv_failed;
+    if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
         (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
         return false;
     const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
@@ -459,7 +460,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
             return s == GGML_STATUS_SUCCESS ? mvq_dot_record(rec, node, &dot, scratch_at, scratch_bytes, scales_at) : s;
         }
     }
-    bool flex = false, khr = false; /* kernels with another one behind them */
+    bool flex = false, khr = false, nv = false; /* the coopmat kernels, each with another one behind it */
     bool packed = false;            /* b packed into f16 at scratch offset packed_at */
     VkDeviceSize packed_at = 0;
     if (b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type)) {
@@ -473,6 +474,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         uint32_t fk;
         flex = use_coopmat_flex(rec->d, node, tiles, &fk);
         khr = !flex && use_coopmat_khr(rec->d);
+        nv = !flex && !khr;
         vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : khr ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s", tb));
         const uint32_t *frag = rec->d->caps.coopmat_khr_shape; /* the KHR variant's fragments: M, N, K */
         const uint32_t spec[12] = {tiles[0], tiles[1], tiles[2], tiles[3], tiles[4], tiles[5], /* the ids a variant lacks are ignored */
@@ -503,13 +505,16 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
     }
     vk_dispatch_bind(&ds, node, true, 4, 17);
-    ds.has_fallback = flex || khr;
+    ds.has_fallback = flex || khr || nv;
     enum ggml_status s = vk_record_dispatch(rec, &ds);
-    if (s != GGML_STATUS_SUCCESS && (flex || khr) && rec->pipeline_failed) { /* again, with the next kernel */
+    if (s != GGML_STATUS_SUCCESS && ds.has_fallback && rec->pipeline_failed) { /* again, with the next kernel */
+        struct vk_device *d = rec->d;
+        const bool nv_next = khr && d->caps.coopmat_nv && !d->coopmat_nv_failed;
         ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(),
-                  flex ? "cooperative-matrix fragments" : rec->d->caps.coopmat_nv ? "the NV cooperative matrices" : "the tiled kernel");
-        if (flex) rec->d->coopmat_flex_failed = true;
-        else rec->d->coopmat_khr_failed = true;
+                  flex ? "cooperative-matrix fragments" : nv_next ? "the NV cooperative matrices" : "the tiled kernel");
+        if (flex) d->coopmat_flex_failed = true;
+        else if (khr) d->coopmat_khr_failed = true;
+        else d->coopmat_nv_failed = true;
         rec->pipeline_failed = false;
         return mul_mat_record(rec, node);
     }

@@ -162,6 +162,7 @@ struct vk_device {
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
     bool coopmat_flex_failed;        /* a flexible-size coopmat pipeline failed: the 16x16 fragments from then on */
     bool coopmat_khr_failed;         /* a KHR coopmat pipeline failed: the NV fragments (or no coopmat) from then on */
+    bool coopmat_nv_failed;          /* an NV coopmat pipeline failed: the tiled GEMM from then on */
 };
 
 /* ---------------------------------------------------------- instance */
