@@ -31,7 +31,9 @@ static char cache_dir[1024]; /* where the plugin's pipeline cache goes during th
 /* Fill kinds by name prefix: "pos:" positive values, "big:" in [-30, 30), "wide:" i32 values spread over
  * the whole range (odd multiples of a large constant, so a trip through f32 would change them), "idx<N>:"
  * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row, "causal:"
- * 0 where i0 <= 3 * i1 and -inf elsewhere (row 0 sees 1 key: attention masks). */
+ * 0 where i0 <= 3 * i1 and -inf elsewhere (row 0 sees 1 key: attention masks), "q8:" integers in
+ * [-127, 127] with 127 first in every 32 (every 8-bit block format of activations holds them exactly,
+ * with scale 1, whatever its block length). */
 static void fill_leaf(struct ggml_tensor *t) {
     const int64_t n = ggml_nelements(t);
     float lo = -1.0f, hi = 1.0f;
@@ -44,6 +46,8 @@ static void fill_leaf(struct ggml_tensor *t) {
     const bool wide = strncmp(t->name, "wide:", 5) == 0; /* i32 over the whole range: most not representable in f32 */
     float *v = malloc((size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = idx_max > 0 ? (float)(int)test_uniform(0.0f, (float)idx_max) : test_uniform(lo, hi);
+    if (strncmp(t->name, "q8:", 3) == 0)
+        for (int64_t i = 0; i < n; i++) v[i] = i % 32 == 0 ? 127.0f : fminf(127.0f, floorf(test_uniform(-127.0f, 128.0f)));
     if (strncmp(t->name, "causal:", 7) == 0)
         for (int64_t i = 0; i < n; i++) v[i] = i % t->ne[0] <= 3 * ((i / t->ne[0]) % t->ne[1]) ? 0.0f : -INFINITY;
     for (int64_t row = 0; uniq_max >= t->ne[0] && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */

@@ -1,10 +1,13 @@
 /*
- * vk-test-cases-dot.c - test-vulkan.c cases for the integer-dot q4_0/q8_0
- * matrix-vector kernel (mvq-dot.comp), run with GGMLC_VK_MVQ_KERNEL=dot.  That
- * kernel quantizes b to 8 bits per 32-value block as the CPU reference does
+ * vk-test-cases-dot.c - test-vulkan.c cases for the integer-dot q4_0/q4_1/q5_0/
+ * q5_1/q8_0 matrix-vector kernel (mvq-dot.comp), run with GGMLC_VK_MVQ_KERNEL=dot.
+ * That kernel quantizes b to 8 bits per 32-value block as the CPU reference does
  * (ggml's Q8_0), so the two agree to rounding (1e-14 here; 1e-7 in the worst of
  * 300 random shapes): the 1e-6 bounds are below what a float-activation kernel
  * reaches (7e-6 to 3e-5), so a case that silently took another kernel fails.
+ * For q4_1 and q5_1 the CPU takes b as Q8_1, whose block sums it rounds to f16
+ * from the f32 scale; the kernel keeps them in f32 (NMSE up to 1.2e-6 from that
+ * alone, so their bound is 3e-6, still below the float kernels').
  */
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
@@ -31,6 +34,23 @@ VK_MUL_MAT_CASE(c_mvd_q8_0_k96, GGML_TYPE_Q8_0, 96, 33, 2, 1, 1)
 VK_MUL_MAT_CASE(c_mvd_q8_0_n5, GGML_TYPE_Q8_0, 160, 17, 5, 1, 3)
 VK_MUL_MAT_CASE(c_mvd_q8_0_n8, GGML_TYPE_Q8_0, 256, 29, 8, 2, 2)
 VK_MUL_MAT_CASE(c_mvd_q8_0_long, GGML_TYPE_Q8_0, 4640, 27, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_1_n1, GGML_TYPE_Q4_1, 512, 37, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_1_k96, GGML_TYPE_Q4_1, 96, 45, 2, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_1_n6, GGML_TYPE_Q4_1, 288, 19, 6, 2, 4)
+VK_MUL_MAT_CASE(c_mvd_q5_0_n1, GGML_TYPE_Q5_0, 1024, 41, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q5_0_k96, GGML_TYPE_Q5_0, 96, 33, 3, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q5_0_n8, GGML_TYPE_Q5_0, 256, 29, 8, 2, 2)
+VK_MUL_MAT_CASE(c_mvd_q5_1_n1, GGML_TYPE_Q5_1, 2080, 23, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q5_1_k96, GGML_TYPE_Q5_1, 96, 17, 4, 1, 3)
+VK_MUL_MAT_CASE(c_mvd_q5_1_n7, GGML_TYPE_Q5_1, 160, 31, 7, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_K_n1, GGML_TYPE_Q4_K, 1024, 37, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q4_K_n5, GGML_TYPE_Q4_K, 768, 19, 5, 2, 4)
+VK_MUL_MAT_CASE(c_mvd_q4_K_long, GGML_TYPE_Q4_K, 8448, 11, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q5_K_n1, GGML_TYPE_Q5_K, 1280, 23, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q5_K_n8, GGML_TYPE_Q5_K, 256, 29, 8, 1, 3)
+VK_MUL_MAT_CASE(c_mvd_q6_K_n1, GGML_TYPE_Q6_K, 1024, 41, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_q6_K_n3, GGML_TYPE_Q6_K, 768, 17, 3, 2, 2)
+VK_MUL_MAT_CASE(c_mvd_q6_K_long, GGML_TYPE_Q6_K, 8448, 13, 1, 1, 1)
 
 /* b one float into its buffer (read 4 bytes at a time), a a view one block into its rows
  * (offset 18 bytes), and q8_0 rows of 6 blocks read 4 blocks at a time from the second */
@@ -90,13 +110,31 @@ static struct ggml_tensor *c_mvd_shared_b_written(struct ggml_context *ctx) {
     return ggml_add(ctx, y1, y2);
 }
 
+/* b of integers that every 8-bit activation format holds exactly (the "q8:" fill: scale 1 per block),
+ * so that the kernel and the CPU (Q8_K for the K-quants, Q8_1 for q4_1 / q5_1) agree to float
+ * rounding, not only to b's rounding: a wrong scale or offset of one sub-block shows. */
+static struct ggml_tensor *exact_b(struct ggml_context *ctx, enum ggml_type type, int64_t k, int64_t m, int64_t n) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, type, "a", k, m, 1, 1), leaf(ctx, GGML_TYPE_F32, "q8:b", k, n, 1, 1));
+}
+static struct ggml_tensor *c_mvd_q4_K_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q4_K, 1024, 37, 2); }
+static struct ggml_tensor *c_mvd_q5_K_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q5_K, 768, 23, 1); }
+static struct ggml_tensor *c_mvd_q6_K_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q6_K, 1280, 19, 3); }
+static struct ggml_tensor *c_mvd_q4_1_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q4_1, 512, 29, 1); }
+static struct ggml_tensor *c_mvd_q5_1_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q5_1, 288, 31, 2); }
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_mvd_q4_0_n1, 1e-6), CASE(c_mvd_q4_0_k96, 1e-6), CASE(c_mvd_q4_0_n3, 1e-6), CASE(c_mvd_q4_0_n8, 1e-6),
     CASE(c_mvd_q4_0_long, 1e-6), CASE(c_mvd_q8_0_n1, 1e-6), CASE(c_mvd_q8_0_k96, 1e-6), CASE(c_mvd_q8_0_n5, 1e-6),
     CASE(c_mvd_q8_0_n8, 1e-6), CASE(c_mvd_q8_0_long, 1e-6), CASE(c_mvd_q4_0_offset_b, 1e-6), CASE(c_mvd_q4_0_offset_a, 1e-6),
     CASE(c_mvd_q8_0_stride_a, 1e-6), CASE(c_mvd_two_in_graph, 1e-6), CASE(c_mvd_chain, 1e-6), CASE(c_mvd_shared_b, 1e-6),
-    CASE(c_mvd_shared_b_view, 1e-6), CASE(c_mvd_shared_b_written, 1e-6),
+    CASE(c_mvd_shared_b_view, 1e-6), CASE(c_mvd_shared_b_written, 1e-6), CASE(c_mvd_q4_1_n1, 3e-6), CASE(c_mvd_q4_1_k96, 3e-6),
+    CASE(c_mvd_q4_1_n6, 3e-6), CASE(c_mvd_q5_0_n1, 1e-6), CASE(c_mvd_q5_0_k96, 1e-6), CASE(c_mvd_q5_0_n8, 1e-6),
+    CASE(c_mvd_q5_1_n1, 3e-6), CASE(c_mvd_q5_1_k96, 3e-6), CASE(c_mvd_q5_1_n7, 3e-6), CASE(c_mvd_q4_K_n1, 1e-4),
+    CASE(c_mvd_q4_K_n5, 1e-4), CASE(c_mvd_q4_K_long, 1e-4), CASE(c_mvd_q5_K_n1, 1e-4), CASE(c_mvd_q5_K_n8, 1e-4),
+    CASE(c_mvd_q6_K_n1, 1e-4), CASE(c_mvd_q6_K_n3, 1e-4), CASE(c_mvd_q6_K_long, 1e-4), CASE(c_mvd_q4_K_exact, 1e-10),
+    CASE(c_mvd_q5_K_exact, 1e-10), CASE(c_mvd_q6_K_exact, 1e-10), CASE(c_mvd_q4_1_exact, 1e-10), CASE(c_mvd_q5_1_exact, 1e-10),
 };
 
 const struct vk_test_case *vk_test_cases_dot(size_t *n) {

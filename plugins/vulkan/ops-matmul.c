@@ -323,6 +323,22 @@ static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t
            4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize;
 }
 
+/* Weights the integer-dot kernels read: the 32-value block formats (mvq-dot.comp) and q4_K, q5_K,
+ * q6_K (mvq-dot-k.comp; q4_K and q5_K as 16-byte words, so 16-byte aligned). */
+static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tensor *a) {
+    switch (a->type) {
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0: case GGML_TYPE_Q6_K: return true;
+    case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: {
+        const struct vk_buffer *ba = vk_tensor_buffer(d, a);
+        if (!ba || vk_tensor_offset(ba, a) % 16 != 0) return false;
+        for (int i = 1; i < 4; i++)
+            if (a->nb[i] % 16 != 0) return false;
+        return true;
+    }
+    default: return false;
+    }
+}
+
 /* Whether the integer-dot kernels take this product (tuning in *t): q4_0 or q8_0 weights, at
  * most MV_MAX_N columns, the device's integer dot products and subgroup shuffles; by default
  * only where 4x8-bit dot products have dedicated instructions, wherever the feature exists with
@@ -331,7 +347,7 @@ static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *
                            struct mvq_dot_tune *t) {
     const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
     const uint32_t n = (uint32_t)b->ne[1];
-    if ((a->type != GGML_TYPE_Q4_0 && a->type != GGML_TYPE_Q8_0) || b->type != GGML_TYPE_F32 || n > MV_MAX_N) return false;
+    if (!mvq_dot_weights_ok(d, a) || b->type != GGML_TYPE_F32 || n > MV_MAX_N) return false;
     if (!vk_shader_present(vk_shader_find("mvqd_%s", ggml_type_name(a->type))) || !vk_shader_present(VK_SHADER_QUANTIZE_Q8)) return false;
     if (!d->caps.int_dot || !d->caps.subgroup_shuffle || !(kernel ? strcmp(kernel, "dot") == 0 : d->caps.int_dot_fast)) return false;
     /* measured on an H200 (BENCHMARKS.md): one subgroup of 32 and 2 rows for one column (16.1 / 25.0 us

@@ -1,0 +1,121 @@
+#version 450
+// Matrix-vector product (N <= 8 columns of b) with q4_K, q5_K or q6_K weights on 8-bit
+// integer dot products, against b quantized per 32-value block (mvq-dot.glsl).  The CPU
+// takes b as Q8_K (one scale per 256 values), so the two agree to b's rounding, not exactly.
+// A thread's unit: q4_K / q5_K, a pair of 32-value sub-blocks of a super-block (their
+// quants share 32 bytes: low nibbles, high nibbles), read as 16-byte words (the host
+// checks a's 16-byte alignment); q6_K, one 32-value quarter of a super-block half (two
+// 16-value sub-blocks), read as 32-bit words at any halfword.
+#define UNIT_VALUES (QTYPE == 14 ? 32 : 64)
+#include "mvq-dot.glsl"
+
+#if QTYPE == 12 || QTYPE == 13
+layout(binding = 0) readonly buffer A { uvec4 data_a[]; }; // offsets and strides in halfwords
+#if QTYPE == 12
+#define SB_WORDS 9u  // 16-byte words of a q4_K super-block: d, dmin, scales; 128 bytes of nibbles
+#else
+#define SB_WORDS 11u // q5_K: d, dmin, scales; 32 bytes of fifth bits; nibbles
+#endif
+
+struct unit {
+    uvec4 head;   // d, dmin (f16), then the 12 bytes of 6-bit scales and minimums
+    uvec4 q[2];   // the pair's 32 bytes of nibbles
+    uvec4 qh[2];  // q5_K: the super-block's fifth bits
+};
+
+void unit_load(uint row, uint u, out unit x) {
+    const uint at = row / 8 + (u / 4) * SB_WORDS, pair = u % 4;
+    x.head = data_a[at];
+#if QTYPE == 12
+    x.q[0] = data_a[at + 1 + 2 * pair];
+    x.q[1] = data_a[at + 2 + 2 * pair];
+#else
+    x.qh[0] = data_a[at + 1];
+    x.qh[1] = data_a[at + 2];
+    x.q[0] = data_a[at + 3 + 2 * pair];
+    x.q[1] = data_a[at + 4 + 2 * pair];
+#endif
+}
+
+// byte i of the 12 scale bytes (header bytes 4..15); the word chosen by selects, not by a
+// dynamic index, which could put the header in local memory
+uint scale_byte(const uvec4 head, const uint i) {
+    const uint w = i < 4 ? head.y : i < 8 ? head.z : head.w;
+    return (w >> (8 * (i % 4))) & 255u;
+}
+
+// sub-block j's 6-bit scale and minimum (ggml's packing: j < 4 in the low 6 bits of bytes j and
+// j + 4; j >= 4 in the nibbles of byte j + 4 with the top bits of bytes j - 4 and j)
+uvec2 scale_min(const uvec4 head, const uint j) {
+    if (j < 4) return uvec2(scale_byte(head, j) & 63u, scale_byte(head, j + 4) & 63u);
+    const uint b = scale_byte(head, j + 4);
+    return uvec2((b & 15u) | ((scale_byte(head, j - 4) >> 6) << 4), (b >> 4) | ((scale_byte(head, j) >> 6) << 4));
+}
+
+float unit_term(const unit x, uint u, const b_blocks b) {
+    const uint pair = u % 4;
+    const vec2 dm = unpackHalf2x16(x.head.x);
+    int dot[2] = int[2](0, 0);
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint q = x.q[i / 4][i % 4];
+        uint q_lo = q & 0x0f0f0f0fu, q_hi = (q >> 4) & 0x0f0f0f0fu;
+#if QTYPE == 13
+        const uint h = x.qh[i / 4][i % 4];
+        q_lo |= ((h >> (2 * pair)) & 0x01010101u) << 4;
+        q_hi |= ((h >> (2 * pair + 1)) & 0x01010101u) << 4;
+#endif
+        dot[0] += dot4x8(q_lo, b.q[i / 4][i % 4], 0);     // sub-block 2 pair: b's first block
+        dot[1] += dot4x8(q_hi, b.q[2 + i / 4][i % 4], 0); // sub-block 2 pair + 1: its second
+    }
+    float t = 0.0;
+    [[unroll]] for (uint s = 0; s < 2; s++) {
+        const uvec2 sm = scale_min(x.head, 2 * pair + s);
+        t += b.s[s].x * (dm.x * float(sm.x) * float(dot[s]) - dm.y * float(sm.y) * b.s[s].y);
+    }
+    return t;
+}
+#elif QTYPE == 14
+layout(binding = 0) readonly buffer A { uint data_a[]; }; // offsets and strides in halfwords
+#define SB_HALVES 105u // q6_K: 128 bytes of low nibbles, 64 of 2-bit high parts, 16 int8 scales, d
+
+struct unit {
+    uint ql[8], qh[8]; // the quarter's 32 bytes of nibbles and 32 of high parts (shared by four quarters)
+    uint scales;       // its two int8 scales
+    float d;
+};
+
+// the 32-bit word at halfword x of a
+uint word_at(uint x) {
+    const uint lo = data_a[x / 2];
+    return (x & 1u) != 0 ? (lo >> 16) | (data_a[x / 2 + 1] << 16) : lo;
+}
+
+// unit u = 4 n + g: values 128 n + 32 g .. + 31 of super-block u / 8
+void unit_load(uint row, uint u, out unit x) {
+    const uint sb = row + (u / 8) * SB_HALVES, n = (u / 4) % 2, g = u % 4;
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        x.ql[i] = word_at(sb + 32 * n + 16 * (g & 1u) + 2 * i);
+        x.qh[i] = word_at(sb + 64 + 16 * n + 2 * i);
+    }
+    const uint sc = data_a[(sb + 96 + 4 * n + g) / 2], d = data_a[(sb + 104) / 2];
+    x.scales = ((sb + 96 + 4 * n + g) & 1u) != 0 ? sc >> 16 : sc & 0xffffu;
+    x.d = unpackHalf2x16(((sb + 104) & 1u) != 0 ? d >> 16 : d).x;
+}
+
+float unit_term(const unit x, uint u, const b_blocks b) {
+    const uint g = u % 4;
+    int dot[2] = int[2](0, 0);
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+        const uint q = ((x.ql[i] >> (4 * (g >> 1))) & 0x0f0f0f0fu) | (((x.qh[i] >> (2 * g)) & 0x03030303u) << 4);
+        dot[i / 4] += dot4x8(q, b.q[i / 4][i % 4], 0);
+    }
+    // quants are stored plus 32: take 32 times b's sum of each 16-value half
+    const int low_sum = b_half_sum(b.q[0]), high_sum = int(b.s[0].y) - low_sum;
+    const int sc_lo = int(x.scales << 24) >> 24, sc_hi = int(x.scales << 16) >> 24;
+    return x.d * b.s[0].x * float(sc_lo * (dot[0] - 32 * low_sum) + sc_hi * (dot[1] - 32 * high_sum));
+}
+#else
+#error "mvq-dot-k.comp: q4_K (12), q5_K (13) or q6_K (14)"
+#endif
+
+#include "mvq-dot-rows.glsl"

@@ -1,0 +1,31 @@
+// mvq-dot-rows.glsl - the row loop and main() of the integer-dot matrix-vector kernels,
+// included after the format's unit, unit_load and unit_term (mvq-dot.glsl).
+
+// RW rows of d from m0 on
+void rows(const uint m0) {
+    const uint b2 = gl_WorkGroupID.z % p.ne12, b3 = gl_WorkGroupID.z / p.ne12, blocks = p.K / 32;
+    const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;
+    const uint col0 = gl_WorkGroupID.z * NC; // b's first column of this batch
+    float acc[RW][NC];
+    [[unroll]] for (uint r = 0; r < RW; r++)
+        [[unroll]] for (uint j = 0; j < NC; j++) acc[r][j] = 0.0;
+    for (uint u = gl_LocalInvocationID.x; u < p.K / UNIT_VALUES; u += WG) {
+        unit x[RW];
+        // rows past the end re-read the last one; their sums are not stored
+        [[unroll]] for (uint r = 0; r < RW; r++) unit_load(a_base + min(m0 + r, p.M - 1) * p.nb01, u, x[r]);
+        [[unroll]] for (uint j = 0; j < NC; j++) {
+            const b_blocks b = load_b((col0 + j) * blocks + u * UNIT_BLOCKS);
+            [[unroll]] for (uint r = 0; r < RW; r++) acc[r][j] += unit_term(x[r], u, b);
+        }
+    }
+    store_rows(m0, b2, b3, acc);
+}
+
+// Fewer workgroups than row groups (a tuning choice) take every so many in turn.
+void main() {
+    const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * RW;
+    for (uint m0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * RW; m0 < p.M; m0 += stride) {
+        rows(m0);
+        barrier(); // red is taken again
+    }
+}

@@ -1,0 +1,76 @@
+// mvq-dot.glsl - what the integer-dot matrix-vector kernels share (mvq-dot.comp for the
+// 32-value block formats, mvq-dot-k.comp for the K-quants): b quantized per 32-value block by
+// quantize-q8.comp (quants, and per block its scale and the sum of its quants), OpSDot, and
+// the loop over a workgroup's rows.  A workgroup computes RW rows of d; thread t takes units
+// t, t + WG, ... of each row (a unit: UNIT_VALUES consecutive values of a row, one or two b
+// blocks), so a subgroup reads consecutive units of a row (a contiguous run) and each b block
+// it loads (from L1: every workgroup reads the same few KB) serves RW rows.  Partial sums:
+// subgroup sums, then shared memory.  With fewer workgroups than groups of RW rows, each takes
+// every so many.
+// The includer defines UNIT_VALUES (32 or 64), includes this file, defines
+//   struct unit { ... };                                  a unit of a row, loaded
+//   void unit_load(uint row, uint u, out unit x);         unit u of the row at halfword row of a
+//   float unit_term(const unit x, uint u, const b_blocks b);  its share of d against b's blocks
+// and then includes mvq-dot-rows.glsl (the row loop and main).
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_spirv_intrinsics : require
+#include "types.glsl"
+#define MM_PUSH_EXTRA uint off_s; // where b's block scales start (vec2 units); off_b: its quants (uvec4 units)
+#include "mm-push.glsl"
+
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint RW = 2;    // rows of d per workgroup
+layout(constant_id = 2) const uint NC = 1;    // columns of b = N (1..8)
+layout(local_size_x_id = 0) in;
+
+// OpSDot on two 32-bit words of four signed bytes each (PackedVectorFormat4x8Bit = 0)
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int dot4x8(uint a, uint b, spirv_literal int packed_format);
+
+layout(binding = 1) readonly buffer Q { uvec4 data_q[]; }; // b's quants: 2 per block
+layout(binding = 1) readonly buffer S { vec2 data_s[]; };  // b's (scale, sum of quants) per block
+layout(binding = 2) writeonly buffer D { float data_d[]; };
+
+shared float red[(WG / 8) * RW * NC]; // per subgroup (8 lanes or more), row and column
+
+#define UNIT_BLOCKS (UNIT_VALUES / 32)
+// b's blocks of a unit, in one column: quants (values 0-15, 16-31 of each block), (scale, sum of quants)
+struct b_blocks {
+    uvec4 q[2 * UNIT_BLOCKS];
+    vec2 s[UNIT_BLOCKS];
+};
+
+b_blocks load_b(uint blk) {
+    b_blocks b;
+    [[unroll]] for (uint i = 0; i < UNIT_BLOCKS; i++) {
+        b.q[2 * i] = data_q[p.off_b + 2 * (blk + i)];
+        b.q[2 * i + 1] = data_q[p.off_b + 2 * (blk + i) + 1];
+        b.s[i] = data_s[p.off_s + blk + i];
+    }
+    return b;
+}
+
+// the sum of the 16 quants in q (one 16-byte half of a block of b)
+int b_half_sum(const uvec4 q) {
+    int s = 0;
+    [[unroll]] for (uint i = 0; i < 4; i++) s += dot4x8(q[i], 0x01010101u, 0);
+    return s;
+}
+
+// the workgroup's sums of acc into RW rows of d from m0 on
+void store_rows(const uint m0, const uint b2, const uint b3, const float acc[RW][NC]) {
+    const uint per = RW * NC, tid = gl_LocalInvocationID.x;
+    [[unroll]] for (uint r = 0; r < RW; r++)
+        [[unroll]] for (uint j = 0; j < NC; j++) {
+            const float v = subgroupAdd(acc[r][j]);
+            if (subgroupElect()) red[gl_SubgroupID * per + r * NC + j] = v;
+        }
+    barrier();
+    if (tid < per) {
+        const uint r = tid / NC, j = tid % NC;
+        float total = 0.0;
+        for (uint s = 0; s < gl_NumSubgroups; s++) total += red[s * per + tid];
+        if (m0 + r < p.M) data_d[p.off_d + b2 * p.nb2 + b3 * p.nb3 + j * p.nb1 + m0 + r] = total;
+    }
+}
