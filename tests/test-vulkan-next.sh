@@ -3,11 +3,12 @@
 # lavapipe, which has cooperative matrices (KHR 8x8x8 fragments, flexible sizes):
 # the plugin's KHR and FLEX tensor-core kernels against the CPU backend, the
 # kernels Debian 12's lavapipe cannot run.  Each variant once: the default
-# (FLEX for whole tiles), the KHR fragments alone, four other tilings and f32 activations packed into f16.  Then the
-# copies and set_rows into block formats, which must give the CPU's bytes on a driver
-# that fuses multiply-adds (this one does), and test-vulkan-faults, whose
-# cooperative-matrix fallbacks (a kernel whose pipeline fails gives way to the next)
-# need such a device.
+# (FLEX for whole tiles), the KHR fragments alone, four other tilings, f32
+# activations packed into f16, and block-format weights dequantized into f16.
+# Then the copies and set_rows into block formats, which must give the CPU's bytes
+# on a driver that fuses multiply-adds (this one does), and test-vulkan-faults,
+# whose cooperative-matrix fallbacks (a kernel whose pipeline fails gives way to
+# the next) need such a device.
 # Skipped unless `tools/lavapipe-next.sh setup` has been run (CI runs it).
 
 : "${GGMLC_BUILDDIR:?run through make check}"
@@ -38,10 +39,11 @@ run_tap() {
 
 prog=$(program test-vulkan)
 # the default; the KHR fragments alone; 4 and 16 subgroups; two shared slices (double-buffered);
-# f32 activations packed into f16 first, with the large tiles (eight 64x64 subgroup tiles)
+# f32 activations packed into f16 first, with the large tiles (eight 64x64 subgroup tiles); block-format
+# weights dequantized into f16 for the tensor-core kernel at every column count
 for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,32 GGMLC_VK_COOPMAT_TILE=128,128,128,32,32,32 \
     GGMLC_VK_COOPMAT_TILE=64,128,64,32,32,32,2 "GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=64,128,128,16,64,32,2" \
-    "GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_TILE=64,256,128,32,64,64"; do
+    "GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_TILE=64,256,128,32,64,64" GGMLC_VK_COOPMAT_DEQUANT=1; do
     log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
     env $variant GGMLC_TEST_ONLY=mm_ GGMLC_DEBUG=vulkan "$next" run "$prog" >"$log" 2>&1
     st=$?
@@ -50,6 +52,7 @@ for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,3
     want="mm_coopmat_khr_f16_f32 mm_coopmat_khr_f16_f16"
     case $variant in *FLEX=0*) ;; *) want="$want mm_coopmat_flex_f16_f32 mm_coopmat_flex_f16_f16" ;; esac
     case $variant in *PACK=1*) want="mm_coopmat_khr_f16_f16 mm_coopmat_flex_f16_f16 pack_f16" ;; esac
+    case $variant in *DEQUANT=1*) want="$want dequant_q4_0_f16 dequant_q5_1_f16 dequant_q2_K_f16 dequant_q4_K_f16 dequant_q6_K_f16 dequant_iq4_xs_f16" ;; esac
     for k in $want; do
         n=$((n + 1))
         if grep -q "pipeline $k built" "$log"; then echo "ok $n - $label: $k ran"; else echo "not ok $n - $label: $k ran"; fi

@@ -9,6 +9,7 @@
 /* Constructors land in core one family at a time: weak references let a
  * case see a missing one (NULL) and be skipped rather than break the link. */
 #pragma weak ggml_add
+#pragma weak ggml_reshape_2d
 #pragma weak ggml_add1
 #pragma weak ggml_sub
 #pragma weak ggml_mul
@@ -221,6 +222,21 @@ static struct ggml_tensor *c_mm_f16_f16_whole_batched(struct ggml_context *ctx) 
 static struct ggml_tensor *c_mm_bf16(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);
     return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_BF16, "a", 48, 20, 1, 1), F32("b", 48, 17, 1, 1));
+}
+/* Two products with block-format weights of their own in one graph, side by side and chained: where
+ * the weights are dequantized for the tensor cores (test-vulkan-next.sh forces it) both reuse one
+ * scratch region, so the second dequantization must wait for the first product. */
+static struct ggml_tensor *c_mm_quant_pair(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat && ggml_add);
+    struct ggml_tensor *b = F32("b", 256, 70, 1, 1);
+    return ggml_add(ctx, ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_K, "a1", 256, 96, 1, 1), b),
+                    ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q8_0, "a2", 256, 96, 1, 1), b));
+}
+/* (the chain: two quantized products of b rounded by the CPU, about 7e-5 apart) */
+static struct ggml_tensor *c_mm_quant_chain(struct ggml_context *ctx) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *h = ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q4_0, "a1", 128, 160, 1, 1), F32("b", 128, 80, 1, 1));
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_Q6_K, "a2", 256, 48, 1, 1), ggml_reshape_2d(ctx, h, 256, 50));
 }
 static struct ggml_tensor *c_mm_batched(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 33, 21, 2, 1), F32("b", 33, 12, 4, 3)); }
 static struct ggml_tensor *c_mm_transposed_b(struct ggml_context *ctx) {
@@ -451,6 +467,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_soft_max, 1e-9), CASE(c_soft_max_mask, 1e-9), CASE(c_soft_max_alibi_f16, 1e-9),
     CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6), CASE(c_mm_f16_tiles, 1e-6), CASE(c_mm_f16_f16_batched, 1e-6), CASE(c_mm_f16_f16_deep, 1e-6), CASE(c_mm_f16_view_b, 1e-6),
     CASE(c_mm_f16_f16_whole, 1e-6), CASE(c_mm_f16_whole, 1e-6), CASE(c_mm_f16_f16_whole_batched, 1e-6),
+    CASE(c_mm_quant_pair, 1e-4), CASE(c_mm_quant_chain, 3e-4),
     CASE(c_mm_bf16, 1e-8), CASE(c_mm_batched, 1e-10), CASE(c_mm_transposed_b, 1e-10), CASE(c_mv_f32, 1e-10),
     CASE(c_mv_f32_odd, 1e-10), CASE(c_mv_f16, 1e-8), CASE(c_mv_f16_f16, 1e-6),
     CASE(c_get_rows, 0), CASE(c_get_rows_f16, 0), CASE(c_set_rows, 0), CASE(c_set_rows_f16, 0), CASE(c_concat0, 0),

@@ -148,6 +148,18 @@ if [[ $what == *" bench "* || $what == *" all "* ]]; then
     GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_KHR=0 bench "GEMM f16 x f16 4096^3 (coopmat, NV 16x16 fragments)" $F mul_mat --type f16 --btype f16 $GEMM
     GGMLC_VK_COOPMAT=0 bench "GEMM f16 4096^3 without coopmat" $F mul_mat --type f16 $GEMM
     mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
+    mv q4_1 36700160; mv q5_0 40370176; mv q5_1 44040192; mv q4_K 33030144; mv q5_K 40370176; mv q6_K 48168960
+    # the K-quant integer-dot kernels were 4-5x slower at 14336 rows of 4096 than at 4096 rows of 14336
+    # in session 6 (BENCHMARKS.md); the transposed shape, to follow that
+    bench "matrix-vector 4096x14336 q4_K" B:33030144 mul_mat --type q4_K --m 1 --n 4096 --k 14336
+    bench "matrix-vector 4096x14336 q6_K" B:48168960 mul_mat --type q6_K --m 1 --n 4096 --k 14336
+    # quantized weights of prompt-sized products: dequantized into f16 for the coopmat kernel, or the tiled GEMM
+    for n in 16 64 128 512; do
+        for t in q4_K q8_0; do
+            bench "GEMM $t 4096x${n}x4096 (dequantized, coopmat)" F:$((2 * 4096 * 4096 * n)) mul_mat --type $t --m $n --n 4096 --k 4096
+            GGMLC_VK_COOPMAT_DEQUANT=0 bench "GEMM $t 4096x${n}x4096 (tiled)" F:$((2 * 4096 * 4096 * n)) mul_mat --type $t --m $n --n 4096 --k 4096
+        done
+    done
     # the float-activation kernels the integer-dot one replaced on devices with dot products
     GGMLC_VK_MVQ_KERNEL=group mv q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv q4_0 33030144 " (grouped kernel)"
     mv4 f16 117440512; mv4 q8_0 62390272; mv4 q4_0 33030144

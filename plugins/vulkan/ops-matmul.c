@@ -273,19 +273,61 @@ static bool use_coopmat_khr(const struct vk_device *d) {
 /* The tensor-core path (its tiles into `tiles`): f16 weights, f32 or f16 activations read 16 bytes at
  * a time, and a grid of tiles within the device's limits (otherwise the tiled GEMM, which supports_op
  * checked). */
-static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t tiles[7]) {
+static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, bool a_dequantized,
+                        uint32_t tiles[7]) {
     coopmat_tiles(d, a, b, tiles);
     const bool nv = d->caps.coopmat_nv && !d->coopmat_nv_failed;
-    if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(nv || use_coopmat_khr(d)) || a->type != GGML_TYPE_F16 ||
-        (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
+    if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(nv || use_coopmat_khr(d)) ||
+        (a->type != GGML_TYPE_F16 && !a_dequantized) || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
         return false;
     const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
     if (!ba || !bb || a->ne[0] % 8 != 0 || d->props.limits.minStorageBufferOffsetAlignment > 16) return false;
     for (int i = 1; i < 4; i++)
-        if (a->nb[i] % 16 != 0 || b->nb[i] % 16 != 0) return false;
+        if ((!a_dequantized && a->nb[i] % 16 != 0) || b->nb[i] % 16 != 0) return false;
     const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
     if ((uint64_t)(a->ne[1] + tiles[1] - 1) / tiles[1] > max[0] || (uint64_t)(b->ne[1] + tiles[2] - 1) / tiles[2] > max[1]) return false;
-    return vk_tensor_offset(ba, a) % 16 == 0 && vk_tensor_offset(bb, b) % 16 == 0;
+    return (a_dequantized || vk_tensor_offset(ba, a) % 16 == 0) && vk_tensor_offset(bb, b) % 16 == 0;
+}
+
+/* Block-format weights of a product of at least 64 columns are dequantized into f16 in the segment's
+ * transient scratch first (cpy-dequant.comp, dequant_<type>_f16), so that the product runs on the
+ * cooperative-matrix kernel instead of the tiled GEMM; below 64 columns the tiled kernel, which reads
+ * the blocks themselves (a quarter to a half of the bytes), is left the product.
+ * $GGMLC_VK_COOPMAT_DEQUANT=N dequantizes from N columns on instead, =0 never. */
+static VkDeviceSize dequant_a_bytes(const struct ggml_tensor *a) {
+    return (VkDeviceSize)ggml_nelements(a) * 2;
+}
+
+static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    const char *env = getenv("GGMLC_VK_COOPMAT_DEQUANT");
+    const long min_cols = env ? atol(env) : 64;
+    return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
+           dequant_a_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && dequant_a_bytes(a) <= d->props.limits.maxStorageBufferRange &&
+           ggml_nelements(a) <= UINT32_MAX &&
+           vk_shader_present(vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
+}
+
+/* a dequantized into contiguous f16 at the transient scratch offset *at; false when the region does
+ * not hold it (the product then takes the tiled kernel).  The dispatch's status in *st. */
+static bool dequant_a_f16(struct vk_rec *rec, const struct ggml_tensor *a, VkDeviceSize *at, enum ggml_status *st) {
+    *st = GGML_STATUS_SUCCESS;
+    if (!vk_scratch_transient(rec, dequant_a_bytes(a), at)) return false;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
+    for (int i = 0; i < 4; i++) {
+        ds.push[i] = (uint32_t)a->ne[i];
+        ds.push[7 + i] = (uint32_t)a->ne[i];
+    }
+    for (int i = 1; i < 4; i++) ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
+    ds.push[11] = 1; /* d: contiguous f16 */
+    ds.push[12] = (uint32_t)a->ne[0];
+    ds.push[13] = (uint32_t)(a->ne[0] * a->ne[1]);
+    ds.push[14] = (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2]);
+    vk_dispatch_bind(&ds, a, false, 2, 15);
+    vk_dispatch_bind_scratch(&ds, *at, dequant_a_bytes(a), true);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a), 256, ds.groups);
+    *st = vk_record_dispatch(rec, &ds);
+    return true;
 }
 
 /* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
@@ -407,16 +449,21 @@ static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDevice
     return true;
 }
 
-VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node, bool *optional) {
+void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
     struct mvq_dot_tune t;
     VkDeviceSize scales_at;
     uint32_t tiles[7];
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (node->op != GGML_OP_MUL_MAT || !a || !b) return 0;
-    if (mvq_dot_choose(d, a, b, &t)) return mvq_dot_scratch(b, &scales_at);
-    const bool mat_vec = b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type);
-    *optional = true; /* the product reads f32 b itself without it */
-    return !mat_vec && use_coopmat(d, a, b, tiles) && coopmat_packs_b(a, b) ? packed_b_bytes(b) : 0;
+    if (node->op != GGML_OP_MUL_MAT || !a || !b) return;
+    if (mvq_dot_choose(d, a, b, &t)) {
+        need->needed += vk_scratch_round(mvq_dot_scratch(b, &scales_at));
+        return;
+    }
+    if (b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type)) return; /* a mat-vec kernel */
+    const bool dequant = coopmat_dequants_a(d, a, b);
+    if (!use_coopmat(d, a, b, dequant, tiles)) return;
+    if (dequant && dequant_a_bytes(a) > need->transient) need->transient = vk_scratch_round(dequant_a_bytes(a));
+    if (coopmat_packs_b(a, b)) need->optional += vk_scratch_round(packed_b_bytes(b)); /* the product reads f32 b without it */
 }
 
 /* b into Q8_0 at scratch offset at (quants, then the (scale, sum) pairs at scales_at). */
@@ -458,6 +505,17 @@ static enum ggml_status mvq_dot_record(struct vk_rec *rec, const struct ggml_ten
     return vk_record_dispatch(rec, &ds);
 }
 
+/* An operand of the coopmat kernel made into contiguous f16 at scratch offset at (a dequantized, b
+ * packed): bound in its place, its strides (push words stride_word .. + 2) in 16-byte units, its
+ * offset word 0 (the binding starts there). */
+static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t, VkDeviceSize at, int stride_word, int offset_word) {
+    ds->push[stride_word] = (uint32_t)(t->ne[0] / 8);
+    ds->push[stride_word + 1] = (uint32_t)(t->ne[0] * t->ne[1] / 8);
+    ds->push[stride_word + 2] = (uint32_t)(t->ne[0] * t->ne[1] * t->ne[2] / 8);
+    ds->push[offset_word] = 0;
+    vk_dispatch_bind_scratch(ds, at, (VkDeviceSize)ggml_nelements(t) * 2, false);
+}
+
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
@@ -477,13 +535,17 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         }
     }
     bool flex = false, khr = false, nv = false; /* the coopmat kernels, each with another one behind it */
-    bool packed = false;            /* b packed into f16 at scratch offset packed_at */
-    VkDeviceSize packed_at = 0;
-    if (b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type)) {
+    bool packed = false, dequantized = false;   /* b packed into f16 at packed_at, a dequantized at dequant_at */
+    VkDeviceSize packed_at = 0, dequant_at = 0;
+    const bool mat_vec = b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type);
+    const bool dequant = !mat_vec && coopmat_dequants_a(rec->d, a, b);
+    if (mat_vec) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
-    } else if (use_coopmat(rec->d, a, b, tiles)) {
+    } else if (use_coopmat(rec->d, a, b, dequant, tiles) && (!dequant || vk_scratch_transient(rec, dequant_a_bytes(a), &dequant_at))) {
         a_unit = b_unit = 16; /* both read 16 bytes at a time */
         enum ggml_status s;
+        dequantized = dequant && dequant_a_f16(rec, a, &dequant_at, &s);
+        if (dequantized && s != GGML_STATUS_SUCCESS) return s;
         packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, &s);
         if (packed && s != GGML_STATUS_SUCCESS) return s;
         if (packed) tb = "f16";
@@ -510,16 +572,10 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     }
     ds.groups[2] = batches;
     push_matmul(&ds, node, a_unit, b_unit);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
-    if (packed) { /* contiguous f16 from the binding's start, strides in 16-byte units */
-        ds.push[6] = (uint32_t)(b->ne[0] / 8);
-        ds.push[7] = (uint32_t)(b->ne[0] * b->ne[1] / 8);
-        ds.push[8] = (uint32_t)(b->ne[0] * b->ne[1] * b->ne[2] / 8);
-        ds.push[16] = 0;
-        vk_dispatch_bind_scratch(&ds, packed_at, packed_b_bytes(b), false);
-    } else {
-        vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
-    }
+    if (dequantized) bind_f16_scratch(&ds, a, dequant_at, 3, 15);
+    else vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
+    if (packed) bind_f16_scratch(&ds, b, packed_at, 6, 16);
+    else vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
     ds.has_fallback = flex || khr || nv;
     enum ggml_status s = vk_record_dispatch(rec, &ds);

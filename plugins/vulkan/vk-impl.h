@@ -269,7 +269,8 @@ struct vk_rec {
     int n_dispatches, n_barriers;
     bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
     VkDeviceSize scratch_size, scratch_used; /* scratch memory reserved for this segment, and taken */
-    VkDeviceSize optional_left; /* what of it optional forms (vk_node_scratch_bytes) may still take */
+    VkDeviceSize optional_left; /* what of it optional forms (vk_node_scratch) may still take */
+    VkDeviceSize transient_at, transient_size; /* the transient part of it (vk_scratch_transient) */
     struct vk_derived derived[VK_MAX_DERIVED];
     int n_derived;
 };
@@ -314,12 +315,21 @@ VK_HIDDEN bool vk_derived_find(const struct vk_rec *rec, const struct ggml_tenso
 /* Note that kernel `by`, just recorded, made its form of t at scratch offset at (not noted when
  * the table is full: later users make it again). */
 VK_HIDDEN void vk_derived_note(struct vk_rec *rec, const struct ggml_tensor *t, enum vk_shader_id by, VkDeviceSize at);
-/* Scratch bytes node may take while recorded (0 for most ops): reserved before recording.  An
- * optional form (*optional set: the node computes without it, only slower) shares a capped part
- * of the reserve, VK_SCRATCH_OPTIONAL_MAX, so that a graph of many products does not reserve
- * memory for each. */
+/* Scratch memory a node may take while recorded, reserved before recording: needed (its kernel
+ * takes another path without it, as after a failed reserve), optional (it computes without it,
+ * only slower: all nodes' optional bytes share a part of the reserve capped at
+ * VK_SCRATCH_OPTIONAL_MAX, so that a graph of many products does not reserve memory for each) and
+ * transient (consumed by the node's next dispatch: one region, as large as the largest node's,
+ * that every node reuses, at most VK_SCRATCH_TRANSIENT_MAX). */
+struct vk_scratch_need {
+    VkDeviceSize needed, optional, transient;
+};
 #define VK_SCRATCH_OPTIONAL_MAX (256u << 20)
-VK_HIDDEN VkDeviceSize vk_node_scratch_bytes(const struct vk_device *d, const struct ggml_tensor *node, bool *optional);
+#define VK_SCRATCH_TRANSIENT_MAX (512u << 20)
+/* Adds node's needs to *need (needed and optional summed, transient the largest). */
+VK_HIDDEN void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
+/* The segment's transient region (*at) when it holds size bytes. */
+VK_HIDDEN bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
 /* Workgroup counts covering n items of group_size each, split over x and y. */
 VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);

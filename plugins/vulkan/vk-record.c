@@ -44,6 +44,11 @@ int vk_dispatch_bind_scratch(struct vk_dispatch *ds, VkDeviceSize at, VkDeviceSi
     return i;
 }
 
+bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
+    *at = rec->transient_at;
+    return size && size <= rec->transient_size;
+}
+
 bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
     const VkDeviceSize begin = vk_scratch_round(rec->scratch_used);
     if (begin + size > rec->scratch_size) return false; /* scratch_size is 0 without a reserve */
@@ -286,17 +291,19 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
 /* Reserve the scratch memory nodes [i, n) may take (none when it cannot be had: their kernels
  * then do without). */
 static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n) {
-    VkDeviceSize need = 0, optional = 0;
-    for (; i < n; i++) {
-        bool is_optional = false;
-        const VkDeviceSize bytes = vk_scratch_round(vk_node_scratch_bytes(rec->d, nodes[i], &is_optional));
-        if (is_optional) optional += bytes;
-        else need += bytes;
+    struct vk_scratch_need need = {0};
+    for (; i < n; i++) vk_node_scratch(rec->d, nodes[i], &need);
+    if (need.optional > VK_SCRATCH_OPTIONAL_MAX) need.optional = VK_SCRATCH_OPTIONAL_MAX;
+    const VkDeviceSize shared = vk_scratch_round(need.needed + need.optional);
+    bool reserved = shared + need.transient && vk_scratch_reserve(rec->d, shared + need.transient);
+    if (!reserved && need.transient) { /* without the transient region, rather than without any */
+        need.transient = 0;
+        reserved = shared && vk_scratch_reserve(rec->d, shared);
     }
-    if (optional > VK_SCRATCH_OPTIONAL_MAX) optional = VK_SCRATCH_OPTIONAL_MAX;
-    const bool reserved = need + optional && vk_scratch_reserve(rec->d, need + optional);
-    rec->scratch_size = reserved ? need + optional : 0;
-    rec->optional_left = reserved ? optional : 0;
+    rec->scratch_size = reserved ? shared : 0;
+    rec->optional_left = reserved ? need.optional : 0;
+    rec->transient_at = shared;
+    rec->transient_size = reserved ? need.transient : 0;
 }
 
 /* Record and run nodes [i, n) up to the first one that needs the CPU (in *cpu_at); one submit. */
