@@ -1,12 +1,12 @@
 #version 450
-// Matrix-vector product (N <= 8 columns of b) with q4_K, q5_K or q6_K weights on 8-bit
+// Matrix-vector product (N <= 8 columns of b) with K-quant weights (q2_K .. q6_K) on 8-bit
 // integer dot products, against b quantized per 32-value block (mvq-dot.glsl).  The CPU
 // takes b as Q8_K (one scale per 256 values), so the two agree to b's rounding, not exactly.
 // A thread's unit: q4_K / q5_K, a pair of 32-value sub-blocks of a super-block (their
 // quants share 32 bytes: low nibbles, high nibbles), read as 16-byte words (the host
-// checks a's 16-byte alignment); q6_K, one 32-value quarter of a super-block half (two
-// 16-value sub-blocks), read as 32-bit words at any halfword.
-#define UNIT_VALUES (QTYPE == 14 ? 32 : 64)
+// checks a's 16-byte alignment); q2_K, q3_K, q6_K, 32 values (two 16-value sub-blocks
+// with scales of their own), read as 32-bit words at any halfword.
+#define UNIT_VALUES (QTYPE == 12 || QTYPE == 13 ? 64 : 32)
 #include "mvq-dot.glsl"
 
 #if QTYPE == 12 || QTYPE == 13
@@ -74,8 +74,89 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     }
     return t;
 }
-#elif QTYPE == 14
+#else
 layout(binding = 0) readonly buffer A { uint data_a[]; }; // offsets and strides in halfwords
+
+// the 32-bit word at halfword x of a
+uint word_at(uint x) {
+    const uint lo = data_a[x / 2];
+    return (x & 1u) != 0 ? (lo >> 16) | (data_a[x / 2 + 1] << 16) : lo;
+}
+
+// the 16-bit word at halfword x of a
+uint half_at(uint x) {
+    const uint w = data_a[x / 2];
+    return (x & 1u) != 0 ? w >> 16 : w & 0xffffu;
+}
+
+// the 2-bit quants of 32-value group g (0..7) of a q2_K / q3_K super-block: bits 2 (g % 4) of
+// the 32 bytes of quants at byte 32 (g / 4) (both formats keep 64 bytes of them)
+void two_bit_quants(const uint qs_at, const uint g, out uint q[8]) {
+    [[unroll]] for (uint i = 0; i < 8; i++) q[i] = (word_at(qs_at + 16 * (g / 4) + 2 * i) >> (2 * (g % 4))) & 0x03030303u;
+}
+#endif
+
+#if QTYPE == 10
+#define SB_HALVES 42u // q2_K: 16 bytes of 4-bit scales and minimums, 64 bytes of 2-bit quants, d, dmin
+
+struct unit {
+    uint q[8];  // the group's 32 quants, one per byte
+    uint sm;    // its two (scale, minimum) bytes
+    vec2 dm;    // d, dmin
+};
+
+// unit u: group u % 8 of super-block u / 8, values 32 (u % 8) .. + 31
+void unit_load(uint row, uint u, out unit x) {
+    const uint sb = row + (u / 8) * SB_HALVES, g = u % 8;
+    two_bit_quants(sb + 8, g, x.q);
+    x.sm = half_at(sb + g);
+    x.dm = unpackHalf2x16(word_at(sb + 40));
+}
+
+float unit_term(const unit x, uint u, const b_blocks b) {
+    int dot[2] = int[2](0, 0);
+    [[unroll]] for (uint i = 0; i < 8; i++) dot[i / 4] += dot4x8(x.q[i], b.q[i / 4][i % 4], 0);
+    const int low_sum = b_half_sum(b.q[0]), high_sum = int(b.s[0].y) - low_sum;
+    const uint s0 = x.sm & 255u, s1 = x.sm >> 8; // low nibble: scale; high: minimum
+    const int scaled = int(s0 & 15u) * dot[0] + int(s1 & 15u) * dot[1], mins = int(s0 >> 4) * low_sum + int(s1 >> 4) * high_sum;
+    return b.s[0].x * (x.dm.x * float(scaled) - x.dm.y * float(mins));
+}
+#elif QTYPE == 11
+#define SB_HALVES 55u // q3_K: 32 bytes of high bits, 64 bytes of 2-bit quants, 12 bytes of 6-bit scales, d
+
+struct unit {
+    uint q[8];    // the group's 32 quants plus 4 where their high bit is set (0..7), one per byte
+    int sc[2];    // its two scales
+    float d;
+};
+
+// 6-bit scale i (0..15) of the 12 bytes r0, r1, r2: the low nibbles of r0 / r1 (i < 8) or their high
+// nibbles, with 2 bits of r2 above them (ggml's packing), less 32
+int q3_scale(const uint r0, const uint r1, const uint r2, const uint i) {
+    const uint w = i / 4, byte = i % 4;
+    const uint lo = ((((w & 1u) != 0 ? r1 : r0) >> (8 * byte + (w >= 2 ? 4u : 0u))) & 15u);
+    const uint hi = (r2 >> (8 * byte + 2 * w)) & 3u;
+    return int(lo | (hi << 4)) - 32;
+}
+
+void unit_load(uint row, uint u, out unit x) {
+    const uint sb = row + (u / 8) * SB_HALVES, g = u % 8;
+    two_bit_quants(sb + 16, g, x.q);
+    [[unroll]] for (uint i = 0; i < 8; i++) x.q[i] |= ((word_at(sb + 2 * i) >> g) & 0x01010101u) << 2;
+    const uint r0 = word_at(sb + 48), r1 = word_at(sb + 50), r2 = word_at(sb + 52);
+    x.sc[0] = q3_scale(r0, r1, r2, 2 * g);
+    x.sc[1] = q3_scale(r0, r1, r2, 2 * g + 1);
+    x.d = unpackHalf2x16(half_at(sb + 54)).x;
+}
+
+float unit_term(const unit x, uint u, const b_blocks b) {
+    int dot[2] = int[2](0, 0);
+    [[unroll]] for (uint i = 0; i < 8; i++) dot[i / 4] += dot4x8(x.q[i], b.q[i / 4][i % 4], 0);
+    // quants are stored plus 4: take 4 times b's sum of each 16-value half
+    const int low_sum = b_half_sum(b.q[0]), high_sum = int(b.s[0].y) - low_sum;
+    return x.d * b.s[0].x * float(x.sc[0] * (dot[0] - 4 * low_sum) + x.sc[1] * (dot[1] - 4 * high_sum));
+}
+#elif QTYPE == 14
 #define SB_HALVES 105u // q6_K: 128 bytes of low nibbles, 64 of 2-bit high parts, 16 int8 scales, d
 
 struct unit {
@@ -84,12 +165,6 @@ struct unit {
     float d;
 };
 
-// the 32-bit word at halfword x of a
-uint word_at(uint x) {
-    const uint lo = data_a[x / 2];
-    return (x & 1u) != 0 ? (lo >> 16) | (data_a[x / 2 + 1] << 16) : lo;
-}
-
 // unit u = 4 n + g: values 128 n + 32 g .. + 31 of super-block u / 8
 void unit_load(uint row, uint u, out unit x) {
     const uint sb = row + (u / 8) * SB_HALVES, n = (u / 4) % 2, g = u % 4;
@@ -97,9 +172,8 @@ void unit_load(uint row, uint u, out unit x) {
         x.ql[i] = word_at(sb + 32 * n + 16 * (g & 1u) + 2 * i);
         x.qh[i] = word_at(sb + 64 + 16 * n + 2 * i);
     }
-    const uint sc = data_a[(sb + 96 + 4 * n + g) / 2], d = data_a[(sb + 104) / 2];
-    x.scales = ((sb + 96 + 4 * n + g) & 1u) != 0 ? sc >> 16 : sc & 0xffffu;
-    x.d = unpackHalf2x16(((sb + 104) & 1u) != 0 ? d >> 16 : d).x;
+    x.scales = half_at(sb + 96 + 4 * n + g);
+    x.d = unpackHalf2x16(half_at(sb + 104)).x;
 }
 
 float unit_term(const unit x, uint u, const b_blocks b) {
@@ -114,8 +188,8 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     const int sc_lo = int(x.scales << 24) >> 24, sc_hi = int(x.scales << 16) >> 24;
     return x.d * b.s[0].x * float(sc_lo * (dot[0] - 32 * low_sum) + sc_hi * (dot[1] - 32 * high_sum));
 }
-#else
-#error "mvq-dot-k.comp: q4_K (12), q5_K (13) or q6_K (14)"
+#elif QTYPE != 12 && QTYPE != 13
+#error "mvq-dot-k.comp: q2_K (10), q3_K (11), q4_K (12), q5_K (13) or q6_K (14)"
 #endif
 
 #include "mvq-dot-rows.glsl"
