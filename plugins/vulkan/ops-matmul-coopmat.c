@@ -1,0 +1,264 @@
+/*
+ * ops-matmul-coopmat.c - the tensor-core GEMM (mm-coopmat-nv.comp): f16 weights (or block-format
+ * ones dequantized into f16 first) times f16 or f32 activations (packed into f16 first for large
+ * products) on cooperative matrices, with f32 accumulators.  Three variants, each with the next
+ * behind it should its pipeline fail: FLEX (VK_NV_cooperative_matrix2's flexible sizes, whole tiles),
+ * KHR fragments (VK_KHR_cooperative_matrix), NV fragments (VK_NV_cooperative_matrix); then the
+ * tiled GEMM (ops-matmul.c).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops-matmul.h"
+
+/* Tiles of the cooperative-matrix kernel: {WG, BM, BN, BK, WM, WN, STAGES}, whether they fit: subgroup
+ * tiles of whole 16x16 fragments covering the tile with WG / S subgroups (S the device's subgroup
+ * size), whole 8-value chunks of a slice per thread, 1 or 2 shared slices (rows padded by one chunk),
+ * whose part for a also stages an f32 fragment per subgroup at the edges. */
+static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
+    if (!v[4] || !v[5] || v[4] % 16 || v[5] % 16 || v[1] % v[4] || v[2] % v[5] || v[3] % 16 ||
+        v[0] != (v[1] / v[4]) * (v[2] / v[5]) * d->caps.subgroup_size || (v[1] * v[3] / 8) % v[0] || (v[2] * v[3] / 8) % v[0] ||
+        v[6] < 1 || v[6] > 2)
+        return false;
+    const uint64_t row = 16ull * (v[3] / 8 + 1); /* bytes */
+    const uint32_t *frag = d->caps.coopmat_khr_shape; /* an edge fragment: 16x16 with the NV fragments */
+    const uint64_t edge = d->caps.coopmat_nv || !d->caps.coopmat_khr_frag ? 1024 : 4ull * frag[0] * frag[1];
+    return row * v[1] >= edge * (v[0] / d->caps.subgroup_size) &&
+           v[6] * row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
+}
+
+/* The defaults, the fastest of those tried on an H200 (BENCHMARKS.md): eight 64x64 subgroup tiles
+ * in 256x128 tiles, k slices of 32, for products of at least COOPMAT_BIG_TILES such tiles (4096^3:
+ * 242 / 221 TFLOPS against 233 / 201, f16 / f32 activations); below that, for more workgroups,
+ * eight 64x32 ones in 128x128 tiles, k slices of 64 (32 where shared memory is short: lavapipe's
+ * 32 KB).  $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries others (ignored, with a warning,
+ * unless they fit); two stages (double-buffered slices) were slower on the H200. */
+#define COOPMAT_BIG_TILES 256
+static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t t[7]) {
+    const uint32_t sg = d->caps.subgroup_size, big[7] = {8 * sg, 256, 128, 32, 64, 64, 1}, small[7] = {8 * sg, 128, 128, 64, 64, 32, 1};
+    const uint64_t big_tiles = (uint64_t)((a->ne[1] + 255) / 256) * (uint64_t)((b->ne[1] + 127) / 128) * (uint64_t)(b->ne[2] * b->ne[3]);
+    memcpy(t, big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big) ? big : small, sizeof big);
+    if (!coopmat_tiles_fit(d, t)) t[3] = 32;
+    const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
+    uint32_t v[7] = {0, 0, 0, 0, 0, 0, 1};
+    if (!env) return;
+    const int n = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
+    if ((n == 6 || n == 7) && coopmat_tiles_fit(d, v)) {
+        memcpy(t, v, sizeof v);
+        return;
+    }
+    static atomic_bool told; /* a sweep must not time the default unawares (session 4's did) */
+    if (!atomic_exchange(&told, true))
+        ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: GGMLC_VK_COOPMAT_TILE=%s ignored: it does not fit (WG = (BM/WM)(BN/WN) %u, "
+                                       "%u bytes of shared memory at most); the default tiles are used\n",
+                  d->name, env, d->caps.subgroup_size, d->props.limits.maxComputeSharedMemorySize);
+}
+
+/* The fragments through VK_KHR_cooperative_matrix rather than the NV extension (16x16x16 ones, or the
+ * device's 8x8x8 or mixed shape, coopmat_khr_shape) wherever the device has such a shape: on an H200,
+ * 232 / 198 TFLOPS against 200 / 166 with the NV instructions, same kernel, f16 / f32 activations
+ * (BENCHMARKS.md).  $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
+static bool use_coopmat_khr(const struct vk_device *d) {
+    const char *env = getenv("GGMLC_VK_COOPMAT_KHR");
+    return d->caps.coopmat_khr_frag && !d->coopmat_khr_failed && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
+           vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
+}
+
+/* The tensor-core path (its tiles into `tiles`): f16 weights, f32 or f16 activations read 16 bytes at
+ * a time, and a grid of tiles within the device's limits (otherwise the tiled GEMM, which supports_op
+ * checked). */
+static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, bool a_dequantized,
+                        uint32_t tiles[7]) {
+    coopmat_tiles(d, a, b, tiles);
+    const bool nv = d->caps.coopmat_nv && !d->coopmat_nv_failed;
+    if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(nv || use_coopmat_khr(d)) ||
+        (a->type != GGML_TYPE_F16 && !a_dequantized) || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
+        return false;
+    const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
+    if (!ba || !bb || a->ne[0] % 8 != 0 || d->props.limits.minStorageBufferOffsetAlignment > 16) return false;
+    for (int i = 1; i < 4; i++)
+        if ((!a_dequantized && a->nb[i] % 16 != 0) || b->nb[i] % 16 != 0) return false;
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    if ((uint64_t)(a->ne[1] + tiles[1] - 1) / tiles[1] > max[0] || (uint64_t)(b->ne[1] + tiles[2] - 1) / tiles[2] > max[1]) return false;
+    return (a_dequantized || vk_tensor_offset(ba, a) % 16 == 0) && vk_tensor_offset(bb, b) % 16 == 0;
+}
+
+/* Block-format weights of a product of at least 64 columns are dequantized into f16 in the segment's
+ * transient scratch first (cpy-dequant.comp, dequant_<type>_f16), so that the product runs on the
+ * cooperative-matrix kernel instead of the tiled GEMM; below 64 columns the tiled kernel, which reads
+ * the blocks themselves (a quarter to a half of the bytes), is left the product.
+ * $GGMLC_VK_COOPMAT_DEQUANT=N dequantizes from N columns on instead, =0 never. */
+static VkDeviceSize dequant_a_bytes(const struct ggml_tensor *a) {
+    return (VkDeviceSize)ggml_nelements(a) * 2;
+}
+
+static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    const char *env = getenv("GGMLC_VK_COOPMAT_DEQUANT");
+    const long min_cols = env ? atol(env) : 64;
+    return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
+           dequant_a_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && dequant_a_bytes(a) <= d->props.limits.maxStorageBufferRange &&
+           ggml_nelements(a) <= UINT32_MAX &&
+           vk_shader_present(vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
+}
+
+/* a dequantized into contiguous f16 at the transient scratch offset *at; false when the region does
+ * not hold it (the product then takes the tiled kernel).  The dispatch's status in *st. */
+static bool dequant_a_f16(struct vk_rec *rec, const struct ggml_tensor *a, VkDeviceSize *at, enum ggml_status *st) {
+    *st = GGML_STATUS_SUCCESS;
+    if (!vk_scratch_transient(rec, dequant_a_bytes(a), at)) return false;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
+    for (int i = 0; i < 4; i++) {
+        ds.push[i] = (uint32_t)a->ne[i];
+        ds.push[7 + i] = (uint32_t)a->ne[i];
+    }
+    for (int i = 1; i < 4; i++) ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
+    ds.push[11] = 1; /* d: contiguous f16 */
+    ds.push[12] = (uint32_t)a->ne[0];
+    ds.push[13] = (uint32_t)(a->ne[0] * a->ne[1]);
+    ds.push[14] = (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2]);
+    vk_dispatch_bind(&ds, a, false, 2, 15);
+    vk_dispatch_bind_scratch(&ds, *at, dequant_a_bytes(a), true);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a), 256, ds.groups);
+    *st = vk_record_dispatch(rec, &ds);
+    return true;
+}
+
+/* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
+ * where the device has flexible sizes of the right granularity, whole tiles, 16-byte aligned d and
+ * no failure so far.  FK is 16; $GGMLC_VK_COOPMAT_FLEX=FK tries another, =0 turns the variant off. */
+static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t tiles[7], uint32_t *fk) {
+    const struct vk_caps *c = &d->caps;
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const struct vk_buffer *bd = vk_tensor_buffer(d, node);
+    const char *env = getenv("GGMLC_VK_COOPMAT_FLEX");
+    *fk = env ? (uint32_t)atoi(env) : 16;
+    if (!c->coopmat_flex || d->coopmat_flex_failed || !*fk || !bd || !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
+        return false;
+    if (tiles[4] % c->coopmat_flex_gran[0] || tiles[5] % c->coopmat_flex_gran[1] || *fk % c->coopmat_flex_gran[2] || tiles[3] % *fk ||
+        tiles[4] > c->coopmat_flex_max_dim || tiles[5] > c->coopmat_flex_max_dim || *fk > c->coopmat_flex_max_dim)
+        return false;
+    if (a->ne[1] % tiles[1] || b->ne[1] % tiles[2] || node->nb[1] % 16 || vk_tensor_offset(bd, node) % 16) return false;
+    for (int i = 2; i < 4; i++)
+        if (node->nb[i] % 16) return false;
+    return true;
+}
+
+/* f32 activations of a large cooperative-matrix product are packed into f16 in scratch memory first
+ * (pack-f16.comp), so that each of the product's M / BM rows of tiles reads half the bytes of b; from
+ * 4096 weight rows on, where that paid on an H200 (4096^3: 599 us against 620; 14336 x 512 x 4096: 305
+ * against 350; at 2048 and 1024 rows it cost 0.5-0.8 us).  $GGMLC_VK_COOPMAT_PACK=M packs from M rows
+ * on instead, =0 never. */
+static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    const char *env = getenv("GGMLC_VK_COOPMAT_PACK");
+    const long min_rows = env ? atol(env) : 4096;
+    return b->type == GGML_TYPE_F32 && min_rows > 0 && a->ne[1] >= min_rows && b->ne[0] % 4 == 0 && vk_shader_present(VK_SHADER_PACK_F16) &&
+           ggml_nelements(b) / 4 <= UINT32_MAX;
+}
+
+static VkDeviceSize packed_b_bytes(const struct ggml_tensor *b) {
+    return (VkDeviceSize)ggml_nelements(b) * 2;
+}
+
+/* b packed into f16 at scratch offset *at, made earlier in this segment or now (its dispatch's
+ * status in *st); false when the reserve's optional part does not hold it (the product then reads b). */
+static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
+    *st = GGML_STATUS_SUCCESS;
+    if (vk_derived_find(rec, b, VK_SHADER_PACK_F16, at)) return true;
+    const VkDeviceSize bytes = vk_scratch_round(packed_b_bytes(b));
+    if (bytes > rec->optional_left || !vk_scratch_take(rec, packed_b_bytes(b), at)) return false;
+    rec->optional_left -= bytes;
+    struct vk_dispatch q;
+    vk_dispatch_init(&q, VK_SHADER_PACK_F16);
+    q.push[0] = (uint32_t)(b->ne[0] / 4);
+    for (int i = 1; i < 4; i++) {
+        q.push[i] = (uint32_t)b->ne[i];
+        q.push[3 + i] = (uint32_t)(b->nb[i] / 16);
+    }
+    vk_dispatch_bind(&q, b, false, 16, 7);
+    vk_dispatch_bind_scratch(&q, *at, packed_b_bytes(b), true);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(b) / 4, 256, q.groups);
+    *st = vk_record_dispatch(rec, &q);
+    if (*st == GGML_STATUS_SUCCESS) vk_derived_note(rec, b, VK_SHADER_PACK_F16, *at);
+    return true;
+}
+
+/* An operand of the coopmat kernel made into contiguous f16 at scratch offset at (a dequantized, b
+ * packed): bound in its place, its strides (push words stride_word .. + 2) in 16-byte units, its
+ * offset word 0 (the binding starts there). */
+static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t, VkDeviceSize at, int stride_word, int offset_word) {
+    ds->push[stride_word] = (uint32_t)(t->ne[0] / 8);
+    ds->push[stride_word + 1] = (uint32_t)(t->ne[0] * t->ne[1] / 8);
+    ds->push[stride_word + 2] = (uint32_t)(t->ne[0] * t->ne[1] * t->ne[2] / 8);
+    ds->push[offset_word] = 0;
+    vk_dispatch_bind_scratch(ds, at, (VkDeviceSize)ggml_nelements(t) * 2, false);
+}
+
+void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                        struct vk_scratch_need *need) {
+    uint32_t tiles[7];
+    const bool dequant = coopmat_dequants_a(d, a, b);
+    if (!use_coopmat(d, a, b, dequant, tiles)) return;
+    if (dequant && vk_scratch_round(dequant_a_bytes(a)) > need->transient) need->transient = vk_scratch_round(dequant_a_bytes(a));
+    if (coopmat_packs_b(a, b)) need->optional += vk_scratch_round(packed_b_bytes(b)); /* the product reads f32 b without it */
+}
+
+/* The variant a failed pipeline leaves the products to, for its warning */
+static const char *next_kernel(const struct vk_device *d, bool flex, bool khr) {
+    if (flex) return "cooperative-matrix fragments";
+    return khr && d->caps.coopmat_nv && !d->coopmat_nv_failed ? "the NV cooperative matrices" : "the tiled kernel";
+}
+
+/* One try at recording node on the variant the device has now; false with *retry set when that
+ * variant's pipeline failed (it is set aside: try again), false alone when the kernel does not
+ * take the product. */
+static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st, bool *retry) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    struct vk_device *d = rec->d;
+    uint32_t tiles[7], fk;
+    VkDeviceSize dequant_at = 0, packed_at = 0;
+    const bool dequant = coopmat_dequants_a(d, a, b);
+    *retry = false;
+    if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, dequant_a_bytes(a), &dequant_at))) return false;
+    *st = GGML_STATUS_SUCCESS;
+    if (dequant && dequant_a_f16(rec, a, &dequant_at, st) && *st != GGML_STATUS_SUCCESS) return true;
+    const bool packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, st);
+    if (*st != GGML_STATUS_SUCCESS) return true;
+    const bool flex = use_coopmat_flex(d, node, tiles, &fk), khr = !flex && use_coopmat_khr(d);
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : khr ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s",
+                                         packed ? "f16" : ggml_type_name(b->type)));
+    const uint32_t *frag = d->caps.coopmat_khr_shape; /* the KHR variant's fragments: M, N, K */
+    const uint32_t spec[12] = {tiles[0], tiles[1], tiles[2], tiles[3], tiles[4], tiles[5], /* the ids a variant lacks are ignored */
+                               flex ? fk : 16, frag[2], tiles[6], frag[0], frag[1], frag[2]};
+    memcpy(ds.spec, spec, sizeof spec);
+    ds.n_spec = 12;
+    ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
+    ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
+    ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
+    vk_push_matmul(&ds, node, 16, 16); /* both read 16 bytes at a time */
+    if (dequant) bind_f16_scratch(&ds, a, dequant_at, 3, 15);
+    else vk_dispatch_bind(&ds, a, false, 16, 15);
+    if (packed) bind_f16_scratch(&ds, b, packed_at, 6, 16);
+    else vk_dispatch_bind(&ds, b, false, 16, 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    ds.has_fallback = true; /* another variant, or the tiled GEMM */
+    *st = vk_record_dispatch(rec, &ds);
+    if (*st == GGML_STATUS_SUCCESS || !rec->pipeline_failed) return true;
+    ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, flex, khr));
+    if (flex) d->coopmat_flex_failed = true;
+    else if (khr) d->coopmat_khr_failed = true;
+    else d->coopmat_nv_failed = true;
+    rec->pipeline_failed = false;
+    *retry = true;
+    return false;
+}
+
+bool vk_coopmat_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    bool retry = true;
+    while (retry)
+        if (coopmat_try(rec, node, st, &retry)) return true;
+    return false;
+}

@@ -1,0 +1,135 @@
+/*
+ * ops-matmul-dot.c - matrix-vector products (up to MV_MAX_N columns) with block-format
+ * weights on 8-bit integer dot products (mvq-dot.comp, mvq-dot-k.comp): b quantized to
+ * 8 bits per 32-value block into scratch memory first (quantize-q8.comp, once per
+ * segment for all the products that read it), as the CPU backend quantizes it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops-matmul.h"
+
+/* The integer-dot quantized mat-vec: b quantized into scratch memory by quantize-q8.comp,
+ * then mvq-dot.comp with threads per workgroup, rows of d per workgroup and at most so many
+ * workgroups (0: one per group of rows) as tuned here.  $GGMLC_VK_MVQD="WG,ROWS[,GROUPS]"
+ * tries others (ignored unless they fit the device). */
+struct mvq_dot_tune {
+    uint32_t wg, rows, groups;
+};
+
+static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t, uint32_t n) {
+    const uint32_t sg = d->caps.subgroup_size;
+    return t->wg && t->wg % 8 == 0 && sg >= 8 && t->wg % sg == 0 && t->rows && t->rows <= 16 &&
+           t->wg <= d->props.limits.maxComputeWorkGroupInvocations &&
+           4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize;
+}
+
+/* Weights the integer-dot kernels read: the 32-value block formats (mvq-dot.comp) and the K-quants
+ * (mvq-dot-k.comp; q4_K and q5_K as 16-byte words, so 16-byte aligned). */
+static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tensor *a) {
+    switch (a->type) {
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0:
+    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q6_K: return true;
+    case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: {
+        const struct vk_buffer *ba = vk_tensor_buffer(d, a);
+        if (!ba || vk_tensor_offset(ba, a) % 16 != 0) return false;
+        for (int i = 1; i < 4; i++)
+            if (a->nb[i] % 16 != 0) return false;
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* Whether the integer-dot kernels take this product (tuning in *t): q4_0 or q8_0 weights, at
+ * most MV_MAX_N columns, the device's integer dot products and subgroup shuffles; by default
+ * only where 4x8-bit dot products have dedicated instructions, wherever the feature exists with
+ * $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
+static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                           struct mvq_dot_tune *t) {
+    const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
+    const uint32_t n = (uint32_t)b->ne[1];
+    if (!mvq_dot_weights_ok(d, a) || b->type != GGML_TYPE_F32 || n > MV_MAX_N) return false;
+    if (!vk_shader_present(vk_shader_find("mvqd_%s", ggml_type_name(a->type))) || !vk_shader_present(VK_SHADER_QUANTIZE_Q8)) return false;
+    if (!d->caps.int_dot || !d->caps.subgroup_shuffle || !(kernel ? strcmp(kernel, "dot") == 0 : d->caps.int_dot_fast)) return false;
+    /* measured on an H200 (BENCHMARKS.md): one subgroup of 32 and 2 rows for one column (16.1 / 25.0 us
+     * for q4_0 / q8_0 14336x4096, against 17.8-21.1 / 24.1-29.9 for 64-256 threads and 1-4 rows) */
+    *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2, 0};
+    if (t->wg < d->caps.subgroup_size) t->wg = d->caps.subgroup_size;
+    struct mvq_dot_tune v = {0};
+    const char *env = getenv("GGMLC_VK_MVQD");
+    if (env && sscanf(env, "%u,%u,%u", &v.wg, &v.rows, &v.groups) >= 2 && mvq_dot_fits(d, &v, n)) *t = v;
+    while (t->wg > 8 && !mvq_dot_fits(d, t, n)) t->wg /= 2;
+    return mvq_dot_fits(d, t, n);
+}
+
+/* Scratch bytes of b quantized: per column K quant bytes, then per block a (scale, sum) pair. */
+static VkDeviceSize mvq_dot_scratch(const struct ggml_tensor *b, VkDeviceSize *scales_at) {
+    const VkDeviceSize cols = (VkDeviceSize)(b->ne[1] * b->ne[2] * b->ne[3]), k = (VkDeviceSize)b->ne[0];
+    *scales_at = vk_scratch_round(cols * k);
+    return *scales_at + cols * (k / 32) * 8;
+}
+
+/* b into Q8_0 at scratch offset at (quants, then the (scale, sum) pairs at scales_at). */
+static enum ggml_status quantize_q8_record(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize at, VkDeviceSize bytes,
+                                           VkDeviceSize scales_at) {
+    const uint32_t cols = (uint32_t)(b->ne[1] * b->ne[2] * b->ne[3]);
+    struct vk_dispatch q;
+    vk_dispatch_init(&q, VK_SHADER_QUANTIZE_Q8);
+    const uint32_t push[11] = {(uint32_t)b->ne[0], (uint32_t)b->ne[1], cols, (uint32_t)(b->nb[1] / 4), (uint32_t)(b->nb[2] / 4),
+                               (uint32_t)(b->nb[3] / 4), (uint32_t)b->ne[2], 0, vk_vectorizable(rec->d, b), 0, (uint32_t)(scales_at / 8)};
+    memcpy(q.push, push, sizeof push);
+    vk_dispatch_bind(&q, b, false, 4, 7);
+    vk_dispatch_bind_scratch(&q, at, bytes, true);
+    vk_groups_1d(rec->d, (uint64_t)cols * (uint64_t)b->ne[0] / 4, 128, q.groups);
+    enum ggml_status s = vk_record_dispatch(rec, &q);
+    if (s == GGML_STATUS_SUCCESS) vk_derived_note(rec, b, VK_SHADER_QUANTIZE_Q8, at);
+    return s;
+}
+
+/* The product, from b quantized at scratch offset at (by quantize_q8_record). */
+static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
+                                       VkDeviceSize at, VkDeviceSize bytes, VkDeviceSize scales_at) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("mvqd_%s", ggml_type_name(a->type)));
+    const uint32_t spec[3] = {t->wg, t->rows, (uint32_t)b->ne[1]};
+    memcpy(ds.spec, spec, sizeof spec);
+    ds.n_spec = 3;
+    vk_groups_1d(rec->d, (uint64_t)a->ne[1], t->rows, ds.groups);
+    if (t->groups && (uint64_t)ds.groups[0] * ds.groups[1] > t->groups) /* the shader strides over the rest */
+        vk_groups_1d(rec->d, t->groups, 1, ds.groups);
+    ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
+    vk_push_matmul(&ds, node, 2, 4);
+    ds.push[16] = 0;                             /* off_b: the quants start the binding (uvec4 units) */
+    ds.push[20] = (uint32_t)(scales_at / 8);     /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
+    vk_dispatch_bind(&ds, a, false, 2, 15);
+    vk_dispatch_bind_scratch(&ds, at, bytes, false);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    return vk_record_dispatch(rec, &ds);
+}
+
+bool vk_mvq_dot_takes(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, VkDeviceSize *scratch) {
+    struct mvq_dot_tune t;
+    VkDeviceSize scales_at;
+    if (!mvq_dot_choose(d, a, b, &t)) return false;
+    *scratch = mvq_dot_scratch(b, &scales_at);
+    return true;
+}
+
+bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    struct mvq_dot_tune t;
+    VkDeviceSize at, scales_at;
+    const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
+    if (!mvq_dot_choose(rec->d, a, b, &t)) return false;
+    if (vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, &at)) { /* quantized for an earlier product */
+        *st = mvq_dot_product_record(rec, node, &t, at, bytes, scales_at);
+        return true;
+    }
+    if (!vk_scratch_take(rec, bytes, &at)) return false;
+    *st = quantize_q8_record(rec, b, at, bytes, scales_at);
+    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, &t, at, bytes, scales_at);
+    return true;
+}
