@@ -75,6 +75,8 @@ if [[ $what == *" tests "* || $what == *" all "* ]]; then
     run env GGMLC_VK_COOPMAT_FLEX=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
     say "== test-vulkan mm_ cases with the NV extension's 16x16 fragments"
     run env GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_KHR=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
+    say "== test-vulkan mm_ cases with f32 activations packed and block-format weights dequantized at every size"
+    run env GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_DEQUANT=1 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
     for tile in ${VK_TEST_COOPMAT:-}; do
         say "== test-vulkan mm_ cases, coopmat tile $tile"
         GGMLC_VK_COOPMAT_TILE=$tile GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan > /tmp/tv.log 2>&1
