@@ -1,7 +1,9 @@
 // Push constants and bindings shared by the mul_mat_id shaders (mm-id.comp,
-// mv-id.comp): d[m, slot, t] = sum_k as[k, m, ids[slot, t]] * b[k, slot % ne11, t].
-// Strides are in elements of each binding's array type (16-bit words for
-// quantized weights); the expert matrices are nb02 apart.
+// mv-id.comp, mvq-dot.comp's MVQ_ID variants): d[m, slot, t] = sum_k as[k, m,
+// ids[slot, t]] * b[k, slot % ne11, t].  Strides are in elements of each binding's
+// array type (16-bit words for quantized weights); the expert matrices are nb02
+// apart.  An includer that declares the weights itself defines MM_ID_OWN_A; one
+// needing more push words defines MM_PUSH_EXTRA (members appended).
 layout(push_constant) uniform PC {
     uint M, K, n_as;
     uint nb01, nb02;        // as
@@ -10,17 +12,22 @@ layout(push_constant) uniform PC {
     uint nbi0, nbi1;
     uint nb1, nb2;          // d (f32, unit stride along m)
     uint off_a, off_b, off_i, off_d;
+#ifdef MM_PUSH_EXTRA
+    MM_PUSH_EXTRA
+#endif
 } p;
 
+#ifndef MM_ID_OWN_A
 #ifdef QTYPE
 layout(binding = 0) readonly buffer A { uint16_t data_a[]; };
 #else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #endif
+#endif
 layout(binding = 1) readonly buffer B { float data_b[]; };
 layout(binding = 2) readonly buffer I { int data_i[]; };
 layout(binding = 3) writeonly buffer D { float data_d[]; };
-#ifdef QTYPE
+#if defined(QTYPE) && !defined(MM_ID_OWN_A)
 #include "quant.glsl"
 #endif
 

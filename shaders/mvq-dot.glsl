@@ -17,7 +17,13 @@
 #extension GL_EXT_spirv_intrinsics : require
 #include "types.glsl"
 #define MM_PUSH_EXTRA uint off_s; // where b's block scales start (vec2 units); off_b: its quants (uvec4 units)
+#ifdef MVQ_ID // mul_mat_id: a workgroup's rows of one (slot, token) pair, with its expert's weights
+#define MM_ID_OWN_A
+#include "mm-id-push.glsl"
+#else
 #include "mm-push.glsl"
+layout(binding = 2) writeonly buffer D { float data_d[]; };
+#endif
 
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint RW = 2;    // rows of d per workgroup
@@ -30,7 +36,6 @@ int dot4x8(uint a, uint b, spirv_literal int packed_format);
 
 layout(binding = 1) readonly buffer Q { uvec4 data_q[]; }; // b's quants: 2 per block
 layout(binding = 1) readonly buffer S { vec2 data_s[]; };  // b's (scale, sum of quants) per block
-layout(binding = 2) writeonly buffer D { float data_d[]; };
 
 shared float red[(WG / 8) * RW * NC]; // per subgroup (8 lanes or more), row and column
 
@@ -58,8 +63,8 @@ int b_half_sum(const uvec4 q) {
     return s;
 }
 
-// the workgroup's sums of acc into RW rows of d from m0 on
-void store_rows(const uint m0, const uint b2, const uint b3, const float acc[RW][NC]) {
+// the workgroup's sums of acc into RW rows of d from m0 on, column j at d_at + j * nb1
+void store_rows(const uint m0, const uint d_at, const uint nb1, const float acc[RW][NC]) {
     const uint per = RW * NC, tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint r = 0; r < RW; r++)
         [[unroll]] for (uint j = 0; j < NC; j++) {
@@ -71,6 +76,6 @@ void store_rows(const uint m0, const uint b2, const uint b3, const float acc[RW]
         const uint r = tid / NC, j = tid % NC;
         float total = 0.0;
         for (uint s = 0; s < gl_NumSubgroups; s++) total += red[s * per + tid];
-        if (m0 + r < p.M) data_d[p.off_d + b2 * p.nb2 + b3 * p.nb3 + j * p.nb1 + m0 + r] = total;
+        if (m0 + r < p.M) data_d[d_at + j * nb1 + m0 + r] = total;
     }
 }

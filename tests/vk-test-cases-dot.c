@@ -18,6 +18,7 @@
 #include "vk-test-cases.h"
 
 #pragma weak ggml_mul_mat
+#pragma weak ggml_mul_mat_id
 #pragma weak ggml_view_2d
 #pragma weak ggml_add
 #pragma weak ggml_scale_inplace
@@ -132,6 +133,21 @@ static struct ggml_tensor *c_mvd_q3_K_exact(struct ggml_context *ctx) { return e
 static struct ggml_tensor *c_mvd_q4_1_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q4_1, 512, 29, 1); }
 static struct ggml_tensor *c_mvd_q5_1_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q5_1, 288, 31, 2); }
 
+/* mul_mat_id with few tokens (the per-pair kernel): as [k, 19, n_as] routed by ids [n_used, tokens],
+ * b with a row per slot or one for all (b_rows 1) */
+static struct ggml_tensor *moe(struct ggml_context *ctx, enum ggml_type type, int64_t k, const char *b_fill, int64_t b_rows) {
+    NEED(ggml_mul_mat_id);
+    return ggml_mul_mat_id(ctx, leaf(ctx, type, "as", k, 19, 5, 1), leaf(ctx, GGML_TYPE_F32, b_fill, k, b_rows, 4, 1),
+                           leaf(ctx, GGML_TYPE_I32, "idx5:ids", 3, 4, 1, 1));
+}
+static struct ggml_tensor *c_mvd_id_q4_0(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q4_0, 512, "b", 3); }
+static struct ggml_tensor *c_mvd_id_q5_1_exact(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q5_1, 256, "q8:b", 1); }
+static struct ggml_tensor *c_mvd_id_q8_0_bcast(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q8_0, 288, "b", 1); }
+static struct ggml_tensor *c_mvd_id_q4_K(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q4_K, 512, "b", 3); }
+static struct ggml_tensor *c_mvd_id_q4_K_exact(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q4_K, 768, "q8:b", 3); }
+static struct ggml_tensor *c_mvd_id_q6_K_exact(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q6_K, 512, "q8:b", 1); }
+static struct ggml_tensor *c_mvd_id_q2_K_exact(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q2_K, 256, "q8:b", 3); }
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_mvd_q4_0_n1, 1e-6), CASE(c_mvd_q4_0_k96, 1e-6), CASE(c_mvd_q4_0_n3, 1e-6), CASE(c_mvd_q4_0_n8, 1e-6),
@@ -145,7 +161,9 @@ static const struct vk_test_case cases[] = {
     CASE(c_mvd_q6_K_n1, 1e-4), CASE(c_mvd_q6_K_n3, 1e-4), CASE(c_mvd_q6_K_long, 1e-4), CASE(c_mvd_q4_K_exact, 1e-10),
     CASE(c_mvd_q5_K_exact, 1e-10), CASE(c_mvd_q6_K_exact, 1e-10), CASE(c_mvd_q4_1_exact, 1e-10), CASE(c_mvd_q5_1_exact, 1e-10),
     CASE(c_mvd_q2_K_n1, 1e-4), CASE(c_mvd_q2_K_n6, 1e-4), CASE(c_mvd_q3_K_n1, 1e-4), CASE(c_mvd_q3_K_n4, 1e-4),
-    CASE(c_mvd_q2_K_exact, 1e-10), CASE(c_mvd_q3_K_exact, 1e-10),
+    CASE(c_mvd_q2_K_exact, 1e-10), CASE(c_mvd_q3_K_exact, 1e-10), CASE(c_mvd_id_q4_0, 1e-6), CASE(c_mvd_id_q5_1_exact, 1e-10),
+    CASE(c_mvd_id_q8_0_bcast, 1e-6), CASE(c_mvd_id_q4_K, 1e-4), CASE(c_mvd_id_q4_K_exact, 1e-10), CASE(c_mvd_id_q6_K_exact, 1e-10),
+    CASE(c_mvd_id_q2_K_exact, 1e-10),
 };
 
 const struct vk_test_case *vk_test_cases_dot(size_t *n) {

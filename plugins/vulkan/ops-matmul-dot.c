@@ -1,8 +1,9 @@
 /*
- * ops-matmul-dot.c - matrix-vector products (up to MV_MAX_N columns) with block-format
- * weights on 8-bit integer dot products (mvq-dot.comp, mvq-dot-k.comp): b quantized to
- * 8 bits per 32-value block into scratch memory first (quantize-q8.comp, once per
- * segment for all the products that read it), as the CPU backend quantizes it.
+ * ops-matmul-dot.c - matrix-vector products (up to MV_MAX_N columns, and mul_mat_id's
+ * per-pair products) with block-format weights on 8-bit integer dot products
+ * (mvq-dot.comp, mvq-dot-k.comp): b quantized to 8 bits per 32-value block into scratch
+ * memory first (quantize-q8.comp, once per segment for all the products that read it),
+ * as the CPU backend quantizes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,13 +47,19 @@ static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tens
  * most MV_MAX_N columns, the device's integer dot products and subgroup shuffles; by default
  * only where 4x8-bit dot products have dedicated instructions, wherever the feature exists with
  * $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
+/* Whether the device and $GGMLC_VK_MVQ_KERNEL let the integer-dot kernel `kernel` (mvqd_<type> or
+ * mvqd_id_<type>) take weights a with f32 activations b. */
+static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    const char *choice = getenv("GGMLC_VK_MVQ_KERNEL");
+    return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
+           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && d->caps.int_dot && d->caps.subgroup_shuffle &&
+           (choice ? strcmp(choice, "dot") == 0 : d->caps.int_dot_fast);
+}
+
 static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
                            struct mvq_dot_tune *t) {
-    const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
     const uint32_t n = (uint32_t)b->ne[1];
-    if (!mvq_dot_weights_ok(d, a) || b->type != GGML_TYPE_F32 || n > MV_MAX_N) return false;
-    if (!vk_shader_present(vk_shader_find("mvqd_%s", ggml_type_name(a->type))) || !vk_shader_present(VK_SHADER_QUANTIZE_Q8)) return false;
-    if (!d->caps.int_dot || !d->caps.subgroup_shuffle || !(kernel ? strcmp(kernel, "dot") == 0 : d->caps.int_dot_fast)) return false;
+    if (n > MV_MAX_N || !mvq_dot_allowed(d, "mvqd", a, b)) return false;
     /* measured on an H200 (BENCHMARKS.md): one subgroup of 32 and 2 rows for one column (16.1 / 25.0 us
      * for q4_0 / q8_0 14336x4096, against 17.8-21.1 / 24.1-29.9 for 64-256 threads and 1-4 rows) */
     *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2, 0};
@@ -110,6 +117,60 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
     return vk_record_dispatch(rec, &ds);
 }
 
+/* b quantized at scratch offset *at (by an earlier product of the segment, or now: status in *st);
+ * false when the scratch memory does not hold it. */
+static bool quantized_b(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
+    VkDeviceSize scales_at;
+    const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
+    *st = GGML_STATUS_SUCCESS;
+    if (vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, at)) return true;
+    if (!vk_scratch_take(rec, bytes, at)) return false;
+    *st = quantize_q8_record(rec, b, *at, bytes, scales_at);
+    return true;
+}
+
+/* mul_mat_id's matrix-vector products: the kernel's tuning for one column (RW rows of a pair per
+ * workgroup), as mul_mat's */
+static bool mvq_dot_id_choose(const struct vk_device *d, const struct ggml_tensor *node, struct mvq_dot_tune *t) {
+    if (!mvq_dot_allowed(d, "mvqd_id", node->src[0], node->src[1])) return false;
+    *t = (struct mvq_dot_tune){d->caps.subgroup_size > 32 ? d->caps.subgroup_size : 32, 2, 0};
+    while (t->wg > 8 && !mvq_dot_fits(d, t, 1)) t->wg /= 2;
+    return mvq_dot_fits(d, t, 1);
+}
+
+bool vk_mvq_dot_id_takes(const struct vk_device *d, const struct ggml_tensor *node, VkDeviceSize *scratch) {
+    struct mvq_dot_tune t;
+    VkDeviceSize scales_at;
+    if (!mvq_dot_id_choose(d, node, &t)) return false;
+    *scratch = mvq_dot_scratch(node->src[1], &scales_at);
+    return true;
+}
+
+bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
+    struct mvq_dot_tune t;
+    VkDeviceSize at, scales_at;
+    const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
+    if (!mvq_dot_id_choose(rec->d, node, &t) || !quantized_b(rec, b, &at, st)) return false;
+    if (*st != GGML_STATUS_SUCCESS) return true;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("mvqd_id_%s", ggml_type_name(as->type)));
+    const uint32_t spec[3] = {t.wg, t.rows, 1};
+    memcpy(ds.spec, spec, sizeof spec);
+    ds.n_spec = 3;
+    vk_push_matmul_id(&ds, node, 2);
+    ds.push[15] = 0;                         /* off_b: the quants start the binding (uvec4 units) */
+    ds.push[18] = (uint32_t)(scales_at / 8); /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
+    vk_groups_1d(rec->d, (uint64_t)as->ne[1], t.rows, ds.groups);
+    ds.groups[2] = (uint32_t)(ids->ne[0] * ids->ne[1]);
+    vk_dispatch_bind(&ds, as, false, 2, 14);
+    vk_dispatch_bind_scratch(&ds, at, bytes, false);
+    vk_dispatch_bind(&ds, ids, false, 4, 16);
+    vk_dispatch_bind(&ds, node, true, 4, 17);
+    *st = vk_record_dispatch(rec, &ds);
+    return true;
+}
+
 bool vk_mvq_dot_takes(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, VkDeviceSize *scratch) {
     struct mvq_dot_tune t;
     VkDeviceSize scales_at;
@@ -123,13 +184,7 @@ bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, enum 
     struct mvq_dot_tune t;
     VkDeviceSize at, scales_at;
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
-    if (!mvq_dot_choose(rec->d, a, b, &t)) return false;
-    if (vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, &at)) { /* quantized for an earlier product */
-        *st = mvq_dot_product_record(rec, node, &t, at, bytes, scales_at);
-        return true;
-    }
-    if (!vk_scratch_take(rec, bytes, &at)) return false;
-    *st = quantize_q8_record(rec, b, at, bytes, scales_at);
+    if (!mvq_dot_choose(rec->d, a, b, &t) || !quantized_b(rec, b, &at, st)) return false;
     if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, &t, at, bytes, scales_at);
     return true;
 }

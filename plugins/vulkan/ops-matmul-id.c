@@ -6,7 +6,7 @@
  * More: per expert and tile of rows, a GEMM over the pairs routed to that
  * expert, found by scanning ids on the device (mm-id.comp).
  */
-#include "vk-impl.h"
+#include "ops-matmul.h"
 
 #define MV_ID_MAX_TOKENS 8
 
@@ -58,12 +58,8 @@ static bool mul_mat_id_supports(const struct vk_device *d, const struct ggml_ten
     return (uint64_t)(as->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)as->ne[2] <= max[2];
 }
 
-static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+void vk_push_matmul_id(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit) {
     const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
-    const bool quant = vk_is_block_quant(as->type), mv = use_mv(node);
-    const size_t a_unit = quant ? 2 : ggml_type_size(as->type);
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("%s_id_%s", mv ? "mv" : "mm", ggml_type_name(as->type)));
     const uint32_t push[14] = {
         (uint32_t)as->ne[1], (uint32_t)as->ne[0], (uint32_t)as->ne[2],
         (uint32_t)(as->nb[1] / a_unit), (uint32_t)(as->nb[2] / a_unit),
@@ -71,7 +67,25 @@ static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_
         (uint32_t)ids->ne[0], (uint32_t)ids->ne[1], (uint32_t)(ids->nb[0] / 4), (uint32_t)(ids->nb[1] / 4),
         (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4),
     };
-    memcpy(ds.push, push, sizeof push);
+    memcpy(ds->push, push, sizeof push);
+}
+
+void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+    VkDeviceSize bytes;
+    if (use_mv(node) && vk_mvq_dot_id_takes(d, node, &bytes)) need->needed += vk_scratch_round(bytes);
+}
+
+/* Few tokens: the integer-dot kernel where it takes the weights (ops-matmul-dot.c), mv-id.comp
+ * otherwise; more: mm-id.comp. */
+static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
+    const bool quant = vk_is_block_quant(as->type), mv = use_mv(node);
+    const size_t a_unit = quant ? 2 : ggml_type_size(as->type);
+    enum ggml_status st;
+    if (mv && vk_mvq_dot_id_record(rec, node, &st)) return st;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("%s_id_%s", mv ? "mv" : "mm", ggml_type_name(as->type)));
+    vk_push_matmul_id(&ds, node, a_unit);
     if (mv) {
         const uint32_t rows = mv_id_rows(rec->d);
         ds.spec[0] = 128;

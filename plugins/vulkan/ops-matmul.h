@@ -2,7 +2,7 @@
  * ops-matmul.h - what the matrix-product files of the Vulkan plugin share: ops-matmul.c
  * chooses a product's kernel (the float matrix-vector kernels and the tiled GEMM are its
  * own), ops-matmul-dot.c holds the integer-dot matrix-vector kernels, ops-matmul-coopmat.c
- * the tensor-core GEMM.
+ * the tensor-core GEMM, ops-matmul-id.c mul_mat_id.
  */
 #ifndef GGMLC_VK_OPS_MATMUL_H
 #define GGMLC_VK_OPS_MATMUL_H
@@ -23,6 +23,14 @@ VK_HIDDEN bool vk_mvq_dot_takes(const struct vk_device *d, const struct ggml_ten
  * with nothing recorded, when they do not take it or the scratch memory does not hold b
  * quantized.  The status in *st. */
 VK_HIDDEN bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
+
+/* The same for mul_mat_id node's products of few tokens (mvqd_id_<type>: one per (slot, token) pair). */
+VK_HIDDEN bool vk_mvq_dot_id_takes(const struct vk_device *d, const struct ggml_tensor *node, VkDeviceSize *scratch);
+VK_HIDDEN bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
+/* The push words of mm-id-push.glsl for mul_mat_id node (the experts' strides in a_unit bytes). */
+VK_HIDDEN void vk_push_matmul_id(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit);
+/* The scratch memory mul_mat_id node takes, into *need. */
+VK_HIDDEN void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
 
 /* The scratch memory a x b takes on the cooperative-matrix kernel, when that kernel takes it, into *need. */
 VK_HIDDEN void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
