@@ -12,7 +12,7 @@
 #include "ops-matmul.h"
 
 /* The integer-dot quantized mat-vec: b quantized into scratch memory by quantize-q8.comp,
- * then mvq-dot.comp with threads per workgroup, rows of d per workgroup and at most so many
+ * then mvq-dot.comp / mvq-dot-k.comp with threads per workgroup, rows of d per workgroup and at most so many
  * workgroups (0: one per group of rows) as tuned here.  $GGMLC_VK_MVQD="WG,ROWS[,GROUPS]"
  * tries others (ignored unless they fit the device). */
 struct mvq_dot_tune {
@@ -43,12 +43,10 @@ static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tens
     }
 }
 
-/* Whether the integer-dot kernels take this product (tuning in *t): q4_0 or q8_0 weights, at
- * most MV_MAX_N columns, the device's integer dot products and subgroup shuffles; by default
- * only where 4x8-bit dot products have dedicated instructions, wherever the feature exists with
- * $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
-/* Whether the device and $GGMLC_VK_MVQ_KERNEL let the integer-dot kernel `kernel` (mvqd_<type> or
- * mvqd_id_<type>) take weights a with f32 activations b. */
+/* Whether the integer-dot kernel `kernel` (mvqd_<type> or mvqd_id_<type>) takes weights a with f32
+ * activations b: the weights' format, the device's integer dot products and subgroup shuffles; by
+ * default only where 4x8-bit dot products have dedicated instructions, wherever the feature exists
+ * with $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
 static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const char *choice = getenv("GGMLC_VK_MVQ_KERNEL");
     return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
@@ -56,6 +54,7 @@ static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const
            (choice ? strcmp(choice, "dot") == 0 : d->caps.int_dot_fast);
 }
 
+/* mul_mat's: at most MV_MAX_N columns; the tuning in *t */
 static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
                            struct mvq_dot_tune *t) {
     const uint32_t n = (uint32_t)b->ne[1];
