@@ -83,6 +83,14 @@ uint word_at(uint x) {
     return (x & 1u) != 0 ? (lo >> 16) | (data_a[x / 2 + 1] << 16) : lo;
 }
 
+// the 8 32-bit words from halfword x of a on: 9 loads and a 16-bit shift where x is odd
+void words8_at(uint x, out uint w[8]) {
+    uint v[9];
+    [[unroll]] for (uint i = 0; i < 9; i++) v[i] = data_a[x / 2 + i];
+    const bool odd = (x & 1u) != 0;
+    [[unroll]] for (uint i = 0; i < 8; i++) w[i] = odd ? (v[i] >> 16) | (v[i + 1] << 16) : v[i];
+}
+
 // the 16-bit word at halfword x of a
 uint half_at(uint x) {
     const uint w = data_a[x / 2];
@@ -92,7 +100,8 @@ uint half_at(uint x) {
 // the 2-bit quants of 32-value group g (0..7) of a q2_K / q3_K super-block: bits 2 (g % 4) of
 // the 32 bytes of quants at byte 32 (g / 4) (both formats keep 64 bytes of them)
 void two_bit_quants(const uint qs_at, const uint g, out uint q[8]) {
-    [[unroll]] for (uint i = 0; i < 8; i++) q[i] = (word_at(qs_at + 16 * (g / 4) + 2 * i) >> (2 * (g % 4))) & 0x03030303u;
+    words8_at(qs_at + 16 * (g / 4), q);
+    [[unroll]] for (uint i = 0; i < 8; i++) q[i] = (q[i] >> (2 * (g % 4))) & 0x03030303u;
 }
 #endif
 
@@ -142,7 +151,9 @@ int q3_scale(const uint r0, const uint r1, const uint r2, const uint i) {
 void unit_load(uint row, uint u, out unit x) {
     const uint sb = row + (u / 8) * SB_HALVES, g = u % 8;
     two_bit_quants(sb + 16, g, x.q);
-    [[unroll]] for (uint i = 0; i < 8; i++) x.q[i] |= ((word_at(sb + 2 * i) >> g) & 0x01010101u) << 2;
+    uint hmask[8];
+    words8_at(sb, hmask);
+    [[unroll]] for (uint i = 0; i < 8; i++) x.q[i] |= ((hmask[i] >> g) & 0x01010101u) << 2;
     const uint r0 = word_at(sb + 48), r1 = word_at(sb + 50), r2 = word_at(sb + 52);
     x.sc[0] = q3_scale(r0, r1, r2, 2 * g);
     x.sc[1] = q3_scale(r0, r1, r2, 2 * g + 1);
@@ -168,10 +179,8 @@ struct unit {
 // unit u = 4 n + g: values 128 n + 32 g .. + 31 of super-block u / 8
 void unit_load(uint row, uint u, out unit x) {
     const uint sb = row + (u / 8) * SB_HALVES, n = (u / 4) % 2, g = u % 4;
-    [[unroll]] for (uint i = 0; i < 8; i++) {
-        x.ql[i] = word_at(sb + 32 * n + 16 * (g & 1u) + 2 * i);
-        x.qh[i] = word_at(sb + 64 + 16 * n + 2 * i);
-    }
+    words8_at(sb + 32 * n + 16 * (g & 1u), x.ql);
+    words8_at(sb + 64 + 16 * n, x.qh);
     x.scales = half_at(sb + 96 + 4 * n + g);
     x.d = unpackHalf2x16(half_at(sb + 104)).x;
 }
