@@ -148,17 +148,35 @@ bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *
     return float_ok(d, a) && quant_dest_ok(d, node);                                     /* quantized from f32, f16 or bf16 */
 }
 
-/* A block format into f32, one value per invocation. */
+/* cpy-dequant.comp's dispatch of source a (its shape, row strides in 16-bit words, bound first),
+ * one value per invocation; the destination's push words (7..14) and binding are the caller's. */
+static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds, enum vk_shader_id shader, const struct ggml_tensor *a) {
+    vk_dispatch_init(ds, shader);
+    for (int i = 0; i < 4; i++) ds->push[i] = (uint32_t)a->ne[i];
+    for (int i = 1; i < 4; i++) ds->push[3 + i] = (uint32_t)(a->nb[i] / 2);
+    vk_dispatch_bind(ds, a, false, 2, 15);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a), 256, ds->groups);
+}
+
+/* A block format into f32 (node, any shape of as many values). */
 static enum ggml_status cpy_dequant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)));
-    for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)a->ne[i];
-    for (int i = 1; i < 4; i++) ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
+    dequant_dispatch_init(rec, &ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)), a);
     vk_push_shape(ds.push, 7, node);
-    vk_dispatch_bind(&ds, a, false, 2, 15);
     vk_dispatch_bind(&ds, node, true, (uint32_t)ggml_type_size(node->type), 16);
-    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
+enum ggml_status vk_dequant_f16_record(struct vk_rec *rec, const struct ggml_tensor *a, VkDeviceSize at) {
+    struct vk_dispatch ds;
+    dequant_dispatch_init(rec, &ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), a);
+    const uint32_t strides[4] = {1, (uint32_t)a->ne[0], (uint32_t)(a->ne[0] * a->ne[1]), (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2])};
+    for (int i = 0; i < 4; i++) {
+        ds.push[7 + i] = (uint32_t)a->ne[i];
+        ds.push[11 + i] = strides[i];
+    }
+    vk_dispatch_bind_scratch(&ds, at, vk_f16_bytes(a), true);
     return vk_record_dispatch(rec, &ds);
 }
 

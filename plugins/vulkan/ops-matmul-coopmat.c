@@ -86,44 +86,17 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
 }
 
 /* Block-format weights of a product of at least 64 columns are dequantized into f16 in the segment's
- * transient scratch first (cpy-dequant.comp, dequant_<type>_f16), so that the product runs on the
+ * transient scratch first (vk_dequant_f16_record), so that the product runs on the
  * cooperative-matrix kernel instead of the tiled GEMM; below 64 columns the tiled kernel, which reads
  * the blocks themselves (a quarter to a half of the bytes), is left the product.
  * $GGMLC_VK_COOPMAT_DEQUANT=N dequantizes from N columns on instead, =0 never. */
-static VkDeviceSize dequant_a_bytes(const struct ggml_tensor *a) {
-    return (VkDeviceSize)ggml_nelements(a) * 2;
-}
-
 static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const char *env = getenv("GGMLC_VK_COOPMAT_DEQUANT");
     const long min_cols = env ? atol(env) : 64;
     return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
-           dequant_a_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && dequant_a_bytes(a) <= d->props.limits.maxStorageBufferRange &&
+           vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
            ggml_nelements(a) <= UINT32_MAX &&
            vk_shader_present(vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
-}
-
-/* a dequantized into contiguous f16 at the transient scratch offset *at; false when the region does
- * not hold it (the product then takes the tiled kernel).  The dispatch's status in *st. */
-static bool dequant_a_f16(struct vk_rec *rec, const struct ggml_tensor *a, VkDeviceSize *at, enum ggml_status *st) {
-    *st = GGML_STATUS_SUCCESS;
-    if (!vk_scratch_transient(rec, dequant_a_bytes(a), at)) return false;
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
-    for (int i = 0; i < 4; i++) {
-        ds.push[i] = (uint32_t)a->ne[i];
-        ds.push[7 + i] = (uint32_t)a->ne[i];
-    }
-    for (int i = 1; i < 4; i++) ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
-    ds.push[11] = 1; /* d: contiguous f16 */
-    ds.push[12] = (uint32_t)a->ne[0];
-    ds.push[13] = (uint32_t)(a->ne[0] * a->ne[1]);
-    ds.push[14] = (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2]);
-    vk_dispatch_bind(&ds, a, false, 2, 15);
-    vk_dispatch_bind_scratch(&ds, *at, dequant_a_bytes(a), true);
-    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a), 256, ds.groups);
-    *st = vk_record_dispatch(rec, &ds);
-    return true;
 }
 
 /* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
@@ -158,17 +131,13 @@ static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tenso
            ggml_nelements(b) / 4 <= UINT32_MAX;
 }
 
-static VkDeviceSize packed_b_bytes(const struct ggml_tensor *b) {
-    return (VkDeviceSize)ggml_nelements(b) * 2;
-}
-
 /* b packed into f16 at scratch offset *at, made earlier in this segment or now (its dispatch's
  * status in *st); false when the reserve's optional part does not hold it (the product then reads b). */
 static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_PACK_F16, at)) return true;
-    const VkDeviceSize bytes = vk_scratch_round(packed_b_bytes(b));
-    if (bytes > rec->optional_left || !vk_scratch_take(rec, packed_b_bytes(b), at)) return false;
+    const VkDeviceSize bytes = vk_scratch_round(vk_f16_bytes(b));
+    if (bytes > rec->optional_left || !vk_scratch_take(rec, vk_f16_bytes(b), at)) return false;
     rec->optional_left -= bytes;
     struct vk_dispatch q;
     vk_dispatch_init(&q, VK_SHADER_PACK_F16);
@@ -178,7 +147,7 @@ static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDevice
         q.push[3 + i] = (uint32_t)(b->nb[i] / 16);
     }
     vk_dispatch_bind(&q, b, false, 16, 7);
-    vk_dispatch_bind_scratch(&q, *at, packed_b_bytes(b), true);
+    vk_dispatch_bind_scratch(&q, *at, vk_f16_bytes(b), true);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(b) / 4, 256, q.groups);
     *st = vk_record_dispatch(rec, &q);
     if (*st == GGML_STATUS_SUCCESS) vk_derived_note(rec, b, VK_SHADER_PACK_F16, *at);
@@ -193,7 +162,7 @@ static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t
     ds->push[stride_word + 1] = (uint32_t)(t->ne[0] * t->ne[1] / 8);
     ds->push[stride_word + 2] = (uint32_t)(t->ne[0] * t->ne[1] * t->ne[2] / 8);
     ds->push[offset_word] = 0;
-    vk_dispatch_bind_scratch(ds, at, (VkDeviceSize)ggml_nelements(t) * 2, false);
+    vk_dispatch_bind_scratch(ds, at, vk_f16_bytes(t), false);
 }
 
 void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
@@ -201,8 +170,8 @@ void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, 
     uint32_t tiles[7];
     const bool dequant = coopmat_dequants_a(d, a, b);
     if (!use_coopmat(d, a, b, dequant, tiles)) return;
-    if (dequant && vk_scratch_round(dequant_a_bytes(a)) > need->transient) need->transient = vk_scratch_round(dequant_a_bytes(a));
-    if (coopmat_packs_b(a, b)) need->optional += vk_scratch_round(packed_b_bytes(b)); /* the product reads f32 b without it */
+    if (dequant && vk_scratch_round(vk_f16_bytes(a)) > need->transient) need->transient = vk_scratch_round(vk_f16_bytes(a));
+    if (coopmat_packs_b(a, b)) need->optional += vk_scratch_round(vk_f16_bytes(b)); /* the product reads f32 b without it */
 }
 
 /* The variant a failed pipeline leaves the products to, for its warning */
@@ -221,9 +190,9 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     VkDeviceSize dequant_at = 0, packed_at = 0;
     const bool dequant = coopmat_dequants_a(d, a, b);
     *retry = false;
-    if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, dequant_a_bytes(a), &dequant_at))) return false;
+    if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &dequant_at))) return false;
     *st = GGML_STATUS_SUCCESS;
-    if (dequant && dequant_a_f16(rec, a, &dequant_at, st) && *st != GGML_STATUS_SUCCESS) return true;
+    if (dequant && (*st = vk_dequant_f16_record(rec, a, dequant_at)) != GGML_STATUS_SUCCESS) return true;
     const bool packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, st);
     if (*st != GGML_STATUS_SUCCESS) return true;
     const bool flex = use_coopmat_flex(d, node, tiles, &fk), khr = !flex && use_coopmat_khr(d);

@@ -363,6 +363,11 @@ VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
  * and type (cpy-words.comp). */
 VK_HIDDEN bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *node);
 VK_HIDDEN enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tensor *node);
+/* Block-format a dequantized into contiguous f16 at scratch offset at (cpy-dequant.comp,
+ * dequant_<type>_f16): vk_f16_bytes(a) bytes. */
+VK_HIDDEN enum ggml_status vk_dequant_f16_record(struct vk_rec *rec, const struct ggml_tensor *a, VkDeviceSize at);
+/* The bytes of t's values as contiguous f16. */
+static inline VkDeviceSize vk_f16_bytes(const struct ggml_tensor *t) { return (VkDeviceSize)ggml_nelements(t) * 2; }
 
 /* The filled table (indexed by enum ggml_op). */
 VK_HIDDEN const struct vk_op_kernel *vk_op_table(void);
