@@ -17,6 +17,9 @@
 // picks the instruction sequence); written in NV syntax, rewritten into KHR
 // instructions at build time (plugins/vulkan/spv-coopmat-khr.py).  Whole tiles
 // only, 16-byte aligned d: the host checks.
+// Split k (k_split > 0, for products of too few tiles to fill the GPU; the host splits
+// unbatched products only): workgroup layer z takes k from z * k_split on (a multiple of BK)
+// and writes its partial d nb3 floats apart, for mm-split-sum.comp to add up.
 // KHR: the fragments on VK_KHR_cooperative_matrix, rewritten the same way, of the
 // device's shape FRM x FRN x FRK (16x16x16 on an H200, 8x8x8 on lavapipe), all
 // specialization constants; B's rows (KB = FRK) are a constant of their own so that
@@ -27,6 +30,7 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
+#define MM_PUSH_EXTRA uint k_split; // k per workgroup layer; 0: no split (the layers are batches)
 #include "mm-push.glsl"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -138,7 +142,9 @@ void multiply(uint wm, uint wn, uint s) {
 void main() {
     const uint warp = gl_SubgroupID;
     const uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
-    const uint b2 = gl_WorkGroupID.z % p.ne12, b3 = gl_WorkGroupID.z / p.ne12;
+    const bool split = p.k_split != 0;
+    const uint z = split ? 0 : gl_WorkGroupID.z, b2 = z % p.ne12, b3 = z / p.ne12;
+    const uint k_begin = split ? gl_WorkGroupID.z * p.k_split : 0, k_end = split ? min(p.K, k_begin + p.k_split) : p.K;
     const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;   // in uvec4 units
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;                     // in 16-byte units
     const uint wm = (warp % (BM / WM)) * WM, wn = (warp / (BM / WM)) * WN;
@@ -150,14 +156,14 @@ void main() {
         [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
 #endif
 
-    fetch(0, m0, n0, a_base, b_base);
+    fetch(k_begin, m0, n0, a_base, b_base);
     uint s = 0;
-    for (uint k0 = 0; k0 < p.K; k0 += BK) {
-        if (STAGES == 1 || k0 == 0) {
+    for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
+        if (STAGES == 1 || k0 == k_begin) {
             stash(s);
             barrier();
         }
-        const bool more = k0 + BK < p.K;
+        const bool more = k0 + BK < k_end;
         if (more) fetch(k0 + BK, m0, n0, a_base, b_base); // in flight during the products below
         multiply(wm, wn, s);
         if (STAGES == 2 && more) {
@@ -167,7 +173,7 @@ void main() {
         barrier();
     }
 
-    const uint d_base = p.off_d + b2 * p.nb2 + b3 * p.nb3, lane = gl_SubgroupInvocationID;
+    const uint d_base = p.off_d + (split ? gl_WorkGroupID.z * p.nb3 : b2 * p.nb2 + b3 * p.nb3), lane = gl_SubgroupInvocationID;
 #ifdef FLEX
     coopMatStoreNV(acc, data_d, d_base + (n0 + wn) * p.nb1 + m0 + wm, p.nb1, true);
 #else

@@ -25,7 +25,8 @@
  *               product flops per step); OpenBLAS sgemm on the first layer's product
  *
  * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
- * x: activations of --btype, f32 unless given).  Times are medians of --reps runs after one warm-up.
+ * x: activations of --btype, f32 unless given).  Times are medians of --reps runs after one
+ * warm-up run (on a GPU, after 3 s of them: see warm_up_s).
  * --compare openblas loads libopenblas.so.0 at run time and times
  * cblas_sgemm on the same shapes in this process, alternating with ggmlc
  * for --rounds rounds so that each ratio compares runs under the same load.
@@ -81,9 +82,19 @@ static double median_of(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Median time of reps calls of fn(arg) after one warm-up call; 0 when a call fails. */
+/* Seconds of warm-up calls before the timed ones (one call at least): 3 on a GPU, which left idle
+ * while the inputs were made (quantizing K-quant weights takes seconds on one core) needs a second
+ * or two of work to come back to its full clocks.  On an H200, 14336x4096 q4_K mat-vecs took 74 us
+ * after one warm-up call or 0.25 s of them, 20.8 after 2 s and 19.2 after 5 s; q4_0, whose weights
+ * are made in a fraction of a second, 15.9 either way (BENCHMARKS.md, session 7). */
+static double warm_up_s = 0;
+
+/* Median time of reps calls of fn(arg) after warm_up_s seconds of warm-up calls; 0 when a call fails. */
 static double median_time(bool (*fn)(void *), void *arg, int reps) {
-    if (!fn(arg)) return 0;
+    const double warm_until = now_s() + warm_up_s;
+    do {
+        if (!fn(arg)) return 0;
+    } while (now_s() < warm_until);
     double *t = malloc((size_t)reps * sizeof(double));
     for (int i = 0; i < reps; i++) {
         const double t0 = now_s();
@@ -127,6 +138,7 @@ static ggml_backend_t open_backend(const struct options *o) {
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(b));
     ggml_backend_set_n_threads_t set_threads =
         reg ? (ggml_backend_set_n_threads_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads") : NULL;
+    if (ggml_backend_dev_type(ggml_backend_get_device(b)) == GGML_BACKEND_DEVICE_TYPE_GPU) warm_up_s = 3;
     if (set_threads) set_threads(b, o->threads);
     else fprintf(stderr, "ggmlc-bench: backend %s has no thread setting; --threads ignored\n", o->backend);
     return b;

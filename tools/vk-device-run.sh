@@ -75,8 +75,8 @@ if [[ $what == *" tests "* || $what == *" all "* ]]; then
     run env GGMLC_VK_COOPMAT_FLEX=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
     say "== test-vulkan mm_ cases with the NV extension's 16x16 fragments"
     run env GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_KHR=0 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
-    say "== test-vulkan mm_ cases with f32 activations packed and block-format weights dequantized at every size"
-    run env GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_DEQUANT=1 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
+    say "== test-vulkan mm_ cases with f32 activations packed, block-format weights dequantized at every size, k split in 3"
+    run env GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_DEQUANT=1 GGMLC_VK_COOPMAT_SPLIT=3 GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan
     for tile in ${VK_TEST_COOPMAT:-}; do
         say "== test-vulkan mm_ cases, coopmat tile $tile"
         GGMLC_VK_COOPMAT_TILE=$tile GGMLC_TEST_ONLY=mm_ timeout 60 test-vulkan > /tmp/tv.log 2>&1
@@ -103,8 +103,9 @@ if [[ $what == *" suites "* || $what == *" all "* ]]; then
     fi
 fi
 
-# median GPU time (us) of the graphs logged with GGMLC_DEBUG=vulkan, warm-up excluded
-gpu_median() { grep 'us on the GPU' | sed 's/.*barriers, \([0-9.]*\) us.*/\1/' | tail -n +2 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# median GPU time (us) of the graphs logged with GGMLC_DEBUG=vulkan: the last 20, the timed runs
+# (ggmlc-bench --reps 20; the warm-up runs before them are logged too)
+gpu_median() { grep 'us on the GPU' | sed 's/.*barriers, \([0-9.]*\) us.*/\1/' | tail -n 20 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 summary=/tmp/vk-summary.txt
 : > $summary

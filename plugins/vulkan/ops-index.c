@@ -177,6 +177,7 @@ enum ggml_status vk_dequant_f16_record(struct vk_rec *rec, const struct ggml_ten
         ds.push[11 + i] = strides[i];
     }
     vk_dispatch_bind_scratch(&ds, at, vk_f16_bytes(a), true);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a) / 8, 256, ds.groups); /* 8 values per invocation */
     return vk_record_dispatch(rec, &ds);
 }
 

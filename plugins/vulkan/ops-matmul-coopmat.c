@@ -85,14 +85,15 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
     return (a_dequantized || vk_tensor_offset(ba, a) % 16 == 0) && vk_tensor_offset(bb, b) % 16 == 0;
 }
 
-/* Block-format weights of a product of at least 64 columns are dequantized into f16 in the segment's
- * transient scratch first (vk_dequant_f16_record), so that the product runs on the
- * cooperative-matrix kernel instead of the tiled GEMM; below 64 columns the tiled kernel, which reads
- * the blocks themselves (a quarter to a half of the bytes), is left the product.
+/* Block-format weights of a product with more columns than the matrix-vector kernels take are
+ * dequantized into f16 in the segment's transient scratch first (vk_dequant_f16_record), so that the
+ * product runs on the cooperative-matrix kernel instead of the tiled GEMM, which reads the blocks
+ * themselves but is 5-8 times slower at every size: on an H200, 4096 x N x 4096 took 100-150 us that
+ * way for N = 9 ... 64 (q4_0, q8_0, q4_K, q6_K) against 690-840 us tiled (BENCHMARKS.md, session 7).
  * $GGMLC_VK_COOPMAT_DEQUANT=N dequantizes from N columns on instead, =0 never. */
 static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const char *env = getenv("GGMLC_VK_COOPMAT_DEQUANT");
-    const long min_cols = env ? atol(env) : 64;
+    const long min_cols = env ? atol(env) : MV_MAX_N + 1;
     return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
            vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
            ggml_nelements(a) <= UINT32_MAX &&
@@ -165,13 +166,73 @@ static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t
     vk_dispatch_bind_scratch(ds, at, vk_f16_bytes(t), false);
 }
 
+/* Products of fewer than COOPMAT_SPLIT_BELOW tiles leave most of the GPU idle, each workgroup
+ * walking all of k: unbatched ones are split along k into layers of workgroups (at least 4 slices
+ * each, about 256 workgroups in all) whose partial results mm-split-sum.comp adds up, in the
+ * transient scratch after the dequantized weights.  On an H200 (BENCHMARKS.md, session 7), f16
+ * 4096 x N x 4096 for N = 9 ... 128 (32 tiles, 8 layers) took 38-45 us against 78-82 unsplit, and
+ * 4096 x 16 x 14336 85 against 239; 14336 x 16 x 4096 (112 tiles, 3 layers) lost, 97 against 80.  The number of layers
+ * (1: none); $GGMLC_VK_COOPMAT_SPLIT=S takes S instead where it can (1 or 0: never split). */
+#define COOPMAT_SPLIT_BELOW 64
+static uint32_t coopmat_splits(const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t tiles[7]) {
+    const uint64_t n_tiles = (uint64_t)((a->ne[1] + tiles[1] - 1) / tiles[1]) * (uint64_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
+    const uint64_t most = (uint64_t)a->ne[0] / (4ull * tiles[3]);
+    if (b->ne[2] * b->ne[3] != 1 || a->ne[1] % 4 || most < 2 || !vk_shader_present(VK_SHADER_MM_SPLIT_SUM)) return 1;
+    const char *env = getenv("GGMLC_VK_COOPMAT_SPLIT");
+    uint64_t s = env ? (uint64_t)atol(env) : n_tiles < COOPMAT_SPLIT_BELOW ? (256 + n_tiles - 1) / n_tiles : 1;
+    if (s > most) s = most;
+    return s > 1 ? (uint32_t)s : 1;
+}
+
+/* k per layer of a product split into s (a whole number of slices of BK) */
+static uint32_t coopmat_k_split(const struct ggml_tensor *a, const uint32_t tiles[7], uint32_t s) {
+    const uint64_t slices = ((uint64_t)a->ne[0] + tiles[3] - 1) / tiles[3];
+    return (uint32_t)((slices + s - 1) / s * tiles[3]);
+}
+
+/* The transient scratch bytes of a product: its weights dequantized, then its partial results. */
+static VkDeviceSize coopmat_transient(const struct ggml_tensor *node_a, const struct ggml_tensor *b, bool dequant, uint32_t splits,
+                                      VkDeviceSize *partials_at) {
+    *partials_at = dequant ? vk_scratch_round(vk_f16_bytes(node_a)) : 0;
+    const VkDeviceSize partials = splits > 1 ? (VkDeviceSize)splits * (VkDeviceSize)node_a->ne[1] * (VkDeviceSize)b->ne[1] * 4 : 0;
+    return *partials_at + vk_scratch_round(partials);
+}
+
 void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
                         struct vk_scratch_need *need) {
     uint32_t tiles[7];
+    VkDeviceSize partials_at;
     const bool dequant = coopmat_dequants_a(d, a, b);
     if (!use_coopmat(d, a, b, dequant, tiles)) return;
-    if (dequant && vk_scratch_round(vk_f16_bytes(a)) > need->transient) need->transient = vk_scratch_round(vk_f16_bytes(a));
+    VkDeviceSize transient = coopmat_transient(a, b, dequant, coopmat_splits(a, b, tiles), &partials_at);
+    if (transient > VK_SCRATCH_TRANSIENT_MAX) transient = partials_at; /* the weights alone: the product then runs unsplit */
+    if (transient > need->transient) need->transient = transient;
     if (coopmat_packs_b(a, b)) need->optional += vk_scratch_round(vk_f16_bytes(b)); /* the product reads f32 b without it */
+}
+
+/* A split product's d: its layers' partial results at scratch offset at, each M x N contiguous. */
+static void bind_partials(struct vk_dispatch *ds, const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits, uint32_t k_split) {
+    const VkDeviceSize mn = (VkDeviceSize)node->ne[0] * (VkDeviceSize)node->ne[1];
+    ds->push[9] = (uint32_t)node->ne[0]; /* nb1 */
+    ds->push[11] = (uint32_t)mn;         /* nb3: from one layer's partial to the next */
+    ds->push[17] = 0;                    /* off_d: the binding starts there */
+    ds->push[20] = k_split;
+    vk_dispatch_bind_scratch(ds, at, (VkDeviceSize)splits * mn * 4, true);
+}
+
+/* d = the sum of the partial results of a split product (mm-split-sum.comp). */
+static enum ggml_status split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits) {
+    const uint64_t mn = (uint64_t)node->ne[0] * (uint64_t)node->ne[1];
+    struct vk_dispatch s;
+    vk_dispatch_init(&s, VK_SHADER_MM_SPLIT_SUM);
+    s.push[0] = (uint32_t)node->ne[0];
+    s.push[1] = (uint32_t)node->ne[1];
+    s.push[2] = splits;
+    s.push[3] = (uint32_t)(node->nb[1] / 4);
+    vk_dispatch_bind_scratch(&s, at, (VkDeviceSize)splits * mn * 4, false);
+    vk_dispatch_bind(&s, node, true, 4, 4);
+    vk_groups_1d(rec->d, mn, 256, s.groups);
+    return vk_record_dispatch(rec, &s);
 }
 
 /* The variant a failed pipeline leaves the products to, for its warning */
@@ -187,10 +248,14 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_device *d = rec->d;
     uint32_t tiles[7], fk;
-    VkDeviceSize dequant_at = 0, packed_at = 0;
+    VkDeviceSize dequant_at = 0, packed_at = 0, partials_at = 0;
     const bool dequant = coopmat_dequants_a(d, a, b);
     *retry = false;
     if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &dequant_at))) return false;
+    uint32_t splits = coopmat_splits(a, b, tiles);
+    if (splits > 1 && !vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &dequant_at))
+        splits = 1; /* no room for the partial results: unsplit */
+    partials_at += dequant_at;
     *st = GGML_STATUS_SUCCESS;
     if (dequant && (*st = vk_dequant_f16_record(rec, a, dequant_at)) != GGML_STATUS_SUCCESS) return true;
     const bool packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, st);
@@ -206,15 +271,17 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     ds.n_spec = 12;
     ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
     ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
-    ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
+    ds.groups[2] = splits > 1 ? splits : (uint32_t)(b->ne[2] * b->ne[3]);
     vk_push_matmul(&ds, node, 16, 16); /* both read 16 bytes at a time */
     if (dequant) bind_f16_scratch(&ds, a, dequant_at, 3, 15);
     else vk_dispatch_bind(&ds, a, false, 16, 15);
     if (packed) bind_f16_scratch(&ds, b, packed_at, 6, 16);
     else vk_dispatch_bind(&ds, b, false, 16, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    if (splits > 1) bind_partials(&ds, node, partials_at, splits, coopmat_k_split(a, tiles, splits));
+    else vk_dispatch_bind(&ds, node, true, 4, 17);
     ds.has_fallback = true; /* another variant, or the tiled GEMM */
     *st = vk_record_dispatch(rec, &ds);
+    if (*st == GGML_STATUS_SUCCESS && splits > 1) *st = split_sum_record(rec, node, partials_at, splits);
     if (*st == GGML_STATUS_SUCCESS || !rec->pipeline_failed) return true;
     ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, flex, khr));
     if (flex) d->coopmat_flex_failed = true;

@@ -117,9 +117,12 @@ static enum ggmlc_status create_commands(struct vk_device *d) {
     if (st != GGMLC_OK) return st;
     const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     st = vk_check(d, vkCreateFence(d->dev, &fence, NULL, &d->fence), "vkCreateFence");
-    if (st == GGMLC_OK && ggmlc_debug_enabled("vulkan") && d->props.limits.timestampComputeAndGraphics) {
-        const VkQueryPoolCreateInfo q = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    const bool per_dispatch = ggmlc_debug_enabled("vulkan-ops");
+    if (st == GGMLC_OK && (per_dispatch || ggmlc_debug_enabled("vulkan")) && d->props.limits.timestampComputeAndGraphics) {
+        const VkQueryPoolCreateInfo q = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                         .queryCount = per_dispatch ? 2 + VK_PROFILE_MAX : 2};
         if (vkCreateQueryPool(d->dev, &q, NULL, &d->timestamps) != VK_SUCCESS) d->timestamps = VK_NULL_HANDLE; /* timing is optional */
+        d->profile_dispatches = per_dispatch && d->timestamps;
     }
     return st;
 }

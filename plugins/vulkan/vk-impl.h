@@ -149,7 +149,8 @@ struct vk_device {
     VkDescriptorSetLayout set_layout[VK_MAX_BINDINGS + 1]; /* by binding count */
     VkPipelineLayout pipe_layout[VK_MAX_BINDINGS + 1];
     VkPipelineCache pipeline_cache;
-    VkQueryPool timestamps;          /* 2 queries, only with GGMLC_DEBUG=vulkan: GPU time per graph */
+    VkQueryPool timestamps;          /* only with GGMLC_DEBUG=vulkan: GPU time per graph (queries 0, 1) */
+    bool profile_dispatches;         /* GGMLC_DEBUG=vulkan-ops: and per dispatch (queries 2 ...) */
     int n_new_pipelines;             /* built since the cache was loaded: save it at close */
     struct vk_pipeline_set *pipelines; /* one per shader id */
     struct vk_staging staging;
@@ -263,6 +264,8 @@ struct vk_derived {
 #define VK_MAX_DERIVED 16
 
 /* State while recording nodes into the device's command buffer. */
+#define VK_PROFILE_MAX 512 /* dispatches timed per segment with GGMLC_DEBUG=vulkan-ops */
+
 struct vk_rec {
     struct vk_device *d;
     struct vk_hazards *hz;
@@ -273,6 +276,8 @@ struct vk_rec {
     VkDeviceSize transient_at, transient_size; /* the transient part of it (vk_scratch_transient) */
     struct vk_derived derived[VK_MAX_DERIVED];
     int n_derived;
+    enum vk_shader_id profiled[VK_PROFILE_MAX]; /* GGMLC_DEBUG=vulkan-ops: the dispatches timed, in order */
+    int n_profiled;
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory) bound to

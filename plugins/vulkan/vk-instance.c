@@ -176,7 +176,8 @@ static void query_caps(struct vk_device *d) {
     c->push_descriptor = has_extension(exts, n_ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     c->memory_budget = has_extension(exts, n_ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     c->memory_model = f12.vulkanMemoryModel;
-    c->exec_stats = exec_ext && exec.pipelineExecutableInfo && ggmlc_debug_enabled("vulkan");
+    /* a channel of its own: capturing the statistics can change the code the driver compiles (and its speed) */
+    c->exec_stats = exec_ext && exec.pipelineExecutableInfo && ggmlc_debug_enabled("vulkan-stats");
     c->coopmat_khr = khr_ext;
     c->coopmat_khr_frag = khr_ext && khr.cooperativeMatrix && c->memory_model && c->fp16 && khr_coopmat_f16_shape(d->phys, c->coopmat_khr_shape);
     c->coopmat_nv = has_extension(exts, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && c->fp16 &&

@@ -237,18 +237,30 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
     vkCmdPushConstants(d->cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PUSH_BYTES, ds->push);
     vkCmdDispatch(d->cmd, ds->groups[0], ds->groups[1], ds->groups[2]);
     rec->n_dispatches++;
+    if (d->profile_dispatches && rec->n_profiled < VK_PROFILE_MAX) { /* when this and everything before it is done */
+        vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, d->timestamps, 2 + (uint32_t)rec->n_profiled);
+        rec->profiled[rec->n_profiled++] = ds->shader;
+    }
     return GGML_STATUS_SUCCESS;
 }
 
 /* ------------------------------------------------------------- graphs */
 
-/* With GGMLC_DEBUG=vulkan: log the GPU time between the two timestamps of a graph. */
+/* With GGMLC_DEBUG=vulkan: log the GPU time between the two timestamps of a graph; with
+ * vulkan-ops also each dispatch's, from the end of the one before (or the graph's start) to its
+ * own end: its run time where a barrier separates them, what it added where they overlap. */
 static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_nodes) {
-    uint64_t ts[2];
-    if (vkGetQueryPoolResults(d->dev, d->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) return;
-    const double us = (double)(ts[1] - ts[0]) * d->props.limits.timestampPeriod * 1e-3;
+    uint64_t ts[2 + VK_PROFILE_MAX];
+    const uint32_t n = 2 + (uint32_t)rec->n_profiled;
+    if (vkGetQueryPoolResults(d->dev, d->timestamps, 0, n, n * sizeof ts[0], ts, sizeof ts[0], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) return;
+    const double period_us = d->props.limits.timestampPeriod * 1e-3;
     ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: graph of %d nodes: %d dispatches, %d barriers, %.2f us on the GPU\n", d->name, n_nodes,
-              rec->n_dispatches, rec->n_barriers, us);
+              rec->n_dispatches, rec->n_barriers, (double)(ts[1] - ts[0]) * period_us);
+    for (int i = 0; i < rec->n_profiled; i++) {
+        const uint64_t from = i ? ts[2 + i - 1] : ts[0];
+        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s:   dispatch %d %s: %.2f us\n", d->name, i, vk_shader_blobs[rec->profiled[i]].name,
+                  (double)(ts[2 + i] - from) * period_us);
+    }
 }
 
 /* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
@@ -315,7 +327,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
         reserve_scratch(&rec, nodes, i, n);
         if (d->timestamps) {
-            vkCmdResetQueryPool(d->cmd, d->timestamps, 0, 2);
+            vkCmdResetQueryPool(d->cmd, d->timestamps, 0, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
             vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->timestamps, 0);
         }
         s = record_nodes(&rec, nodes, i, n, cpu_at);
