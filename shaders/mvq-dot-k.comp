@@ -1,11 +1,13 @@
 #version 450
-// Matrix-vector product (N <= 8 columns of b) with K-quant weights (q2_K .. q6_K) on 8-bit
+// Matrix-vector product (N <= 8 columns of b) with K-quant weights (q2_K .. q6_K) or iq4_xs
+// (IQ4_NL's levels with a 6-bit scale per 32 values, in 256-value super-blocks) on 8-bit
 // integer dot products, against b quantized per 32-value block (mvq-dot.glsl).  The CPU
 // takes b as Q8_K (one scale per 256 values), so the two agree to b's rounding, not exactly.
 // A thread's unit: q4_K / q5_K, a pair of 32-value sub-blocks of a super-block (their
 // quants share 32 bytes: low nibbles, high nibbles), read as 16-byte words (the host
 // checks a's 16-byte alignment); q2_K, q3_K, q6_K, 32 values (two 16-value sub-blocks
-// with scales of their own), read as 32-bit words at any halfword.
+// with scales of their own), read as 32-bit words at any halfword; iq4_xs, one 32-value
+// sub-block, likewise.
 #define UNIT_VALUES (QTYPE == 12 || QTYPE == 13 ? 64 : 32)
 #include "mvq-dot.glsl"
 
@@ -197,8 +199,35 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     const int sc_lo = int(x.scales << 24) >> 24, sc_hi = int(x.scales << 16) >> 24;
     return x.d * b.s[0].x * float(sc_lo * (dot[0] - 32 * low_sum) + sc_hi * (dot[1] - 32 * high_sum));
 }
+#elif QTYPE == 23
+#define SB_HALVES 68u // iq4_xs: d, the scales' high bits (16 bits), their low nibbles (4 bytes), 128 bytes of nibbles
+
+struct unit {
+    uint q[4]; // the sub-block's 16 bytes of nibbles: values 0-15 low, 16-31 high
+    int scale; // its 6-bit scale, less 32
+    float d;
+};
+
+// unit u: sub-block u % 8 of super-block u / 8
+void unit_load(uint row, uint u, out unit x) {
+    const uint sb = row + (u / 8) * SB_HALVES, g = u % 8;
+    [[unroll]] for (uint i = 0; i < 4; i++) x.q[i] = word_at(sb + 4 + 8 * g + 2 * i);
+    const uint lo = (half_at(sb + 2 + g / 4) >> (8 * ((g / 2) & 1u) + 4 * (g & 1u))) & 15u, hi = (half_at(sb + 1) >> (2 * g)) & 3u;
+    x.scale = int(lo | (hi << 4)) - 32;
+    x.d = unpackHalf2x16(half_at(sb)).x;
+}
+
+float unit_term(const unit x, uint u, const b_blocks b) {
+    int dot = 0;
+    [[unroll]] for (uint i = 0; i < 4; i++) {
+        uint q_lo, q_hi;
+        iq4_levels(x.q[i], q_lo, q_hi);
+        dot += dot4x8(q_lo, b.q[0][i], 0) + dot4x8(q_hi, b.q[1][i], 0);
+    }
+    return x.d * float(x.scale) * b.s[0].x * float(dot);
+}
 #elif QTYPE != 12 && QTYPE != 13
-#error "mvq-dot-k.comp: q2_K (10), q3_K (11), q4_K (12), q5_K (13) or q6_K (14)"
+#error "mvq-dot-k.comp: q2_K (10), q3_K (11), q4_K (12), q5_K (13), q6_K (14) or iq4_xs (23)"
 #endif
 
 #include "mvq-dot-rows.glsl"

@@ -35,6 +35,10 @@ void rows(const uint m0) {
 
 // Fewer workgroups than row groups (a tuning choice) take every so many in turn.
 void main() {
+#ifdef UNIT_INIT
+    unit_init(); // shared tables of the format
+    barrier();
+#endif
     const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * RW;
     for (uint m0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * RW; m0 < p.M; m0 += stride) {
         rows(m0);

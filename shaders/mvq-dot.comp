@@ -1,5 +1,5 @@
 #version 450
-// Matrix-vector product (N <= 8 columns of b) with q4_0, q4_1, q5_0, q5_1 or q8_0
+// Matrix-vector product (N <= 8 columns of b) with q4_0, q4_1, q5_0, q5_1, q8_0 or iq4_nl
 // weights on 8-bit integer dot products (SPV_KHR_integer_dot_product: one instruction
 // per 4 weights), against b already quantized per 32-value block by quantize-q8.comp
 // (ggml's Q8_0 rounding, as the CPU backend does it), with each block's sum of quants
@@ -26,8 +26,11 @@
 #elif QTYPE == 8
 #define BLOCK_HALVES 17u // q8_0: d, 32 signed bytes
 #define QS 1u
+#elif QTYPE == 20
+#define BLOCK_HALVES 9u  // iq4_nl: d, 16 bytes of nibbles (level indices)
+#define QS 1u
 #else
-#error "mvq-dot.comp: q4_0 (2), q4_1 (3), q5_0 (6), q5_1 (7) or q8_0 (8)"
+#error "mvq-dot.comp: q4_0 (2), q4_1 (3), q5_0 (6), q5_1 (7), q8_0 (8) or iq4_nl (20)"
 #endif
 #define WINDOW ((BLOCK_HALVES + 14u) / 8u) // 16-byte words holding a block at any halfword offset
 #define WWORDS (4 * WINDOW)
@@ -71,6 +74,13 @@ int block_dot(const uint hw[HW_WORDS], const uint qh, const uvec4 lo, const uvec
     [[unroll]] for (uint i = 0; i < 4; i++) {
         s += dot4x8(word_at(hw, QS + 2 * i), lo[i], 0);
         s += dot4x8(word_at(hw, QS + 2 * (i + 4)), hi[i], 0);
+    }
+#elif QTYPE == 20
+    [[unroll]] for (uint i = 0; i < 4; i++) {
+        uint q_lo, q_hi;
+        iq4_levels(word_at(hw, QS + 2 * i), q_lo, q_hi);
+        s += dot4x8(q_lo, lo[i], 0);
+        s += dot4x8(q_hi, hi[i], 0);
     }
 #else
     [[unroll]] for (uint i = 0; i < 4; i++) {

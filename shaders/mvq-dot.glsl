@@ -56,6 +56,27 @@ b_blocks load_b(uint blk) {
     return b;
 }
 
+#if QTYPE == 20 || QTYPE == 23
+// IQ4_NL / IQ4_XS: each nibble indexes ggml's 16 non-linear levels (small integers, so the
+// products stay integer dot products).  A table in shared memory maps a byte of nibbles to its
+// two levels as int8 (the low nibble's in bits 0-7, the high one's in bits 16-23): 4 lookups per
+// 32-bit quant word, filled once per workgroup (UNIT_INIT, before the row loop).
+const int IQ4_LEVELS_I[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+shared uint iq4_pairs[256];
+#define UNIT_INIT
+void unit_init() {
+    for (uint i = gl_LocalInvocationID.x; i < 256; i += WG)
+        iq4_pairs[i] = (uint(IQ4_LEVELS_I[i & 15u]) & 255u) | ((uint(IQ4_LEVELS_I[i >> 4]) & 255u) << 16);
+}
+
+// the levels of the 8 nibbles of quant word q: its low nibbles' in lo, its high nibbles' in hi (4 int8 each)
+void iq4_levels(const uint q, out uint lo, out uint hi) {
+    const uint t0 = iq4_pairs[q & 255u], t1 = iq4_pairs[(q >> 8) & 255u], t2 = iq4_pairs[(q >> 16) & 255u], t3 = iq4_pairs[q >> 24];
+    lo = (t0 & 255u) | ((t1 & 255u) << 8) | ((t2 & 255u) << 16) | (t3 << 24);
+    hi = (t0 >> 16) | ((t1 >> 8) & 0xff00u) | (t2 & 0xff0000u) | ((t3 << 8) & 0xff000000u);
+}
+#endif
+
 // the sum of the 16 quants in q (one 16-byte half of a block of b)
 int b_half_sum(const uvec4 q) {
     int s = 0;

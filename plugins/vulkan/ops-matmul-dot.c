@@ -26,12 +26,12 @@ static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t
            4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize;
 }
 
-/* Weights the integer-dot kernels read: the 32-value block formats (mvq-dot.comp) and the K-quants
- * (mvq-dot-k.comp; q4_K and q5_K as 16-byte words, so 16-byte aligned). */
+/* Weights the integer-dot kernels read: the 32-value block formats and IQ4_NL (mvq-dot.comp), the
+ * K-quants and IQ4_XS (mvq-dot-k.comp; q4_K and q5_K as 16-byte words, so 16-byte aligned). */
 static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tensor *a) {
     switch (a->type) {
     case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0:
-    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q6_K: return true;
+    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: return true;
     case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: {
         const struct vk_buffer *ba = vk_tensor_buffer(d, a);
         if (!ba || vk_tensor_offset(ba, a) % 16 != 0) return false;
