@@ -171,8 +171,9 @@ static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t
  * each, about 256 workgroups in all) whose partial results mm-split-sum.comp adds up, in the
  * transient scratch after the dequantized weights.  On an H200 (BENCHMARKS.md, session 7), f16
  * 4096 x N x 4096 for N = 9 ... 128 (32 tiles, 8 layers) took 38-45 us against 78-82 unsplit, and
- * 4096 x 16 x 14336 85 against 239; 14336 x 16 x 4096 (112 tiles, 3 layers) lost, 97 against 80.  The number of layers
- * (1: none); $GGMLC_VK_COOPMAT_SPLIT=S takes S instead where it can (1 or 0: never split). */
+ * 4096 x 16 x 14336 85 against 239; 14336 x 16 x 4096 (112 tiles, 3 layers) lost, 97 against 80.
+ * The number of layers (1: none); $GGMLC_VK_COOPMAT_SPLIT=S takes S instead where it can (1 or 0:
+ * never split). */
 #define COOPMAT_SPLIT_BELOW 64
 static uint32_t coopmat_splits(const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t tiles[7]) {
     const uint64_t n_tiles = (uint64_t)((a->ne[1] + tiles[1] - 1) / tiles[1]) * (uint64_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
