@@ -18,7 +18,8 @@
 # timed with each activation type of VK_SWEEP_BTYPE (f32 f16).  "tests" also reruns the
 # mm_ cases with each coopmat tile of VK_TEST_COOPMAT (none unless set).
 # Everything is printed and also written to $OUT/vk-device.log when $OUT is set; the
-# last lines summarise each benchmark's median GPU time and rate.
+# last lines summarise each benchmark's median GPU time and rate.  Each benchmark warms the GPU
+# up for 3 s first (ggmlc-bench), so "bench" takes about 6-8 minutes: run it in a call of its own.
 set -u
 P=${VK_PREFIX:-$(cd "$(dirname "$0")" && pwd)}
 what=" ${*:-all} "
@@ -157,13 +158,14 @@ if [[ $what == *" bench "* || $what == *" all "* ]]; then
     # in session 6 (BENCHMARKS.md); the transposed shape, to follow that
     bench "matrix-vector 4096x14336 q4_K" B:33030144 mul_mat --type q4_K --m 1 --n 4096 --k 14336
     bench "matrix-vector 4096x14336 q6_K" B:48168960 mul_mat --type q6_K --m 1 --n 4096 --k 14336
-    # quantized weights of prompt-sized products: dequantized into f16 for the coopmat kernel, or the tiled GEMM
-    for n in 16 64 128 512; do
+    # quantized weights of prompt-sized products: dequantized into f16 for the coopmat kernel (split
+    # along k at 16 columns); the tiled GEMM, 5-8 times slower in session 7, once for comparison
+    for n in 16 512; do
         for t in q4_K q8_0; do
             bench "GEMM $t 4096x${n}x4096 (dequantized, coopmat)" F:$((2 * 4096 * 4096 * n)) mul_mat --type $t --m $n --n 4096 --k 4096
-            GGMLC_VK_COOPMAT_DEQUANT=0 bench "GEMM $t 4096x${n}x4096 (tiled)" F:$((2 * 4096 * 4096 * n)) mul_mat --type $t --m $n --n 4096 --k 4096
         done
     done
+    GGMLC_VK_COOPMAT_DEQUANT=0 bench "GEMM q8_0 4096x16x4096 (tiled)" F:$((2 * 4096 * 4096 * 16)) mul_mat --type q8_0 --m 16 --n 4096 --k 4096
     # the float-activation kernels the integer-dot one replaced on devices with dot products
     GGMLC_VK_MVQ_KERNEL=group mv q8_0 62390272 " (grouped kernel)"; GGMLC_VK_MVQ_KERNEL=group mv q4_0 33030144 " (grouped kernel)"
     mv4 f16 117440512; mv4 q8_0 62390272; mv4 q4_0 33030144
