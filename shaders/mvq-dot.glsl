@@ -61,12 +61,12 @@ b_blocks load_b(uint blk) {
 // products stay integer dot products).  A table in shared memory maps a byte of nibbles to its
 // two levels as int8 (the low nibble's in bits 0-7, the high one's in bits 16-23): 4 lookups per
 // 32-bit quant word, filled once per workgroup (UNIT_INIT, before the row loop).
-const int IQ4_LEVELS_I[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+#include "iq4-levels.glsl"
 shared uint iq4_pairs[256];
 #define UNIT_INIT
 void unit_init() {
     for (uint i = gl_LocalInvocationID.x; i < 256; i += WG)
-        iq4_pairs[i] = (uint(IQ4_LEVELS_I[i & 15u]) & 255u) | ((uint(IQ4_LEVELS_I[i >> 4]) & 255u) << 16);
+        iq4_pairs[i] = (uint(int(IQ4_LEVELS[i & 15u])) & 255u) | ((uint(int(IQ4_LEVELS[i >> 4])) & 255u) << 16);
 }
 
 // the levels of the 8 nibbles of quant word q: its low nibbles' in lo, its high nibbles' in hi (4 int8 each)

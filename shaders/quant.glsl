@@ -13,8 +13,7 @@
 // even, so a block starts on a 16-bit word (sizes in qblock.glsl).
 #include "qblock.glsl"
 #if QTYPE == 20 || QTYPE == 23
-const float IQ4_LEVELS[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0,
-                                       89.0, 113.0);
+#include "iq4-levels.glsl"
 #endif
 
 float q_half(uint w) { return unpackHalf2x16(uint(data_a[w])).x; }

@@ -85,20 +85,19 @@ void put_high_bits(uint w, int L[32]) {
 #if QTYPE == 20
 // IQ4_NL: the scale that fits ggml's 16 levels best (weights x^2) among -max/127 and 15 inverse
 // scales near it, then each value's nearest level; core/quants-iq.c's search, operation for operation.
-const float IQ4_Q_LEVELS[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0,
-                                         89.0, 113.0);
+#include "iq4-levels.glsl"
 
 // index of the level nearest to v (ties go up)
 int iq4_nearest(float v) {
-    if (v <= IQ4_Q_LEVELS[0]) return 0;
-    if (v >= IQ4_Q_LEVELS[15]) return 15;
+    if (v <= IQ4_LEVELS[0]) return 0;
+    if (v >= IQ4_LEVELS[15]) return 15;
     int lo = 0, hi = 15;
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
-        if (v < IQ4_Q_LEVELS[mid]) hi = mid;
+        if (v < IQ4_LEVELS[mid]) hi = mid;
         else lo = mid;
     }
-    precise const float below = v - IQ4_Q_LEVELS[hi - 1], above = IQ4_Q_LEVELS[hi] - v;
+    precise const float below = v - IQ4_LEVELS[hi - 1], above = IQ4_LEVELS[hi] - v;
     return below < above ? hi - 1 : hi;
 }
 
@@ -107,7 +106,7 @@ vec2 iq4_fit(float x[32], float wt[32], float id) {
     precise float sqx = 0.0, sq2 = 0.0;
     for (uint j = 0; j < 32; j++) {
         precise const float s = rounded(id * x[j]);
-        const float q = IQ4_Q_LEVELS[iq4_nearest(s)];
+        const float q = IQ4_LEVELS[iq4_nearest(s)];
         precise const float wq = wt[j] * q;
         precise const float tx = rounded(wq * x[j]), tq = rounded(wq * q);
         sqx = sqx + tx;
@@ -124,7 +123,7 @@ float iq4_scale(float x[32]) {
         if (abs(x[j]) > amax) { amax = abs(x[j]); vmax = x[j]; }
     }
     if (amax < 1e-15) return 0.0;
-    const float d0 = div_rn(-vmax, IQ4_Q_LEVELS[0]);
+    const float d0 = div_rn(-vmax, IQ4_LEVELS[0]);
     vec2 f = iq4_fit(x, wt, div_rn(1.0, d0));
     float d = div_rn(f.x, f.y);
     precise float best = d * f.x;

@@ -191,11 +191,12 @@ static uint32_t coopmat_k_split(const struct ggml_tensor *a, const uint32_t tile
     return (uint32_t)((slices + s - 1) / s * tiles[3]);
 }
 
-/* The transient scratch bytes of a product: its weights dequantized, then its partial results. */
-static VkDeviceSize coopmat_transient(const struct ggml_tensor *node_a, const struct ggml_tensor *b, bool dequant, uint32_t splits,
+/* The transient scratch bytes of a product: its weights dequantized, then its partial results (from
+ * *partials_at on). */
+static VkDeviceSize coopmat_transient(const struct ggml_tensor *a, const struct ggml_tensor *b, bool dequant, uint32_t splits,
                                       VkDeviceSize *partials_at) {
-    *partials_at = dequant ? vk_scratch_round(vk_f16_bytes(node_a)) : 0;
-    const VkDeviceSize partials = splits > 1 ? (VkDeviceSize)splits * (VkDeviceSize)node_a->ne[1] * (VkDeviceSize)b->ne[1] * 4 : 0;
+    *partials_at = dequant ? vk_scratch_round(vk_f16_bytes(a)) : 0;
+    const VkDeviceSize partials = splits > 1 ? (VkDeviceSize)splits * (VkDeviceSize)a->ne[1] * (VkDeviceSize)b->ne[1] * 4 : 0;
     return *partials_at + vk_scratch_round(partials);
 }
 
@@ -249,16 +250,15 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_device *d = rec->d;
     uint32_t tiles[7], fk;
-    VkDeviceSize dequant_at = 0, packed_at = 0, partials_at = 0;
+    VkDeviceSize transient_at = 0, packed_at = 0, partials_at = 0; /* the dequantized a starts the transient region */
     const bool dequant = coopmat_dequants_a(d, a, b);
     *retry = false;
-    if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &dequant_at))) return false;
+    if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
     uint32_t splits = coopmat_splits(a, b, tiles);
-    if (splits > 1 && !vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &dequant_at))
+    if (splits > 1 && !vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &transient_at))
         splits = 1; /* no room for the partial results: unsplit */
-    partials_at += dequant_at;
     *st = GGML_STATUS_SUCCESS;
-    if (dequant && (*st = vk_dequant_f16_record(rec, a, dequant_at)) != GGML_STATUS_SUCCESS) return true;
+    if (dequant && (*st = vk_dequant_f16_record(rec, a, transient_at)) != GGML_STATUS_SUCCESS) return true;
     const bool packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, st);
     if (*st != GGML_STATUS_SUCCESS) return true;
     const bool flex = use_coopmat_flex(d, node, tiles, &fk), khr = !flex && use_coopmat_khr(d);
@@ -274,15 +274,15 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     ds.groups[2] = splits > 1 ? splits : (uint32_t)(b->ne[2] * b->ne[3]);
     vk_push_matmul(&ds, node, 16, 16); /* both read 16 bytes at a time */
-    if (dequant) bind_f16_scratch(&ds, a, dequant_at, 3, 15);
+    if (dequant) bind_f16_scratch(&ds, a, transient_at, 3, 15);
     else vk_dispatch_bind(&ds, a, false, 16, 15);
     if (packed) bind_f16_scratch(&ds, b, packed_at, 6, 16);
     else vk_dispatch_bind(&ds, b, false, 16, 16);
-    if (splits > 1) bind_partials(&ds, node, partials_at, splits, coopmat_k_split(a, tiles, splits));
+    if (splits > 1) bind_partials(&ds, node, transient_at + partials_at, splits, coopmat_k_split(a, tiles, splits));
     else vk_dispatch_bind(&ds, node, true, 4, 17);
     ds.has_fallback = true; /* another variant, or the tiled GEMM */
     *st = vk_record_dispatch(rec, &ds);
-    if (*st == GGML_STATUS_SUCCESS && splits > 1) *st = split_sum_record(rec, node, partials_at, splits);
+    if (*st == GGML_STATUS_SUCCESS && splits > 1) *st = split_sum_record(rec, node, transient_at + partials_at, splits);
     if (*st == GGML_STATUS_SUCCESS || !rec->pipeline_failed) return true;
     ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, flex, khr));
     if (flex) d->coopmat_flex_failed = true;
