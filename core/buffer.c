@@ -276,23 +276,18 @@ static ggml_backend_buffer_t host_buft_alloc(ggml_backend_buffer_type_t buft, si
     return buffer;
 }
 
-static const struct ggmlc_buft_iface host_buft_iface = {
-    .struct_size = sizeof(struct ggmlc_buft_iface),
-    .get_name = host_buft_name,
-    .alloc_buffer = host_buft_alloc,
-    .get_alignment = host_buft_alignment,
-    .is_host = host_buft_is_host,
+/* Initialised statically, so that threads asking for it at once race on nothing. */
+static struct ggml_backend_buffer_type host_buft = {
+    .iface = {
+        .struct_size = sizeof(struct ggmlc_buft_iface),
+        .get_name = host_buft_name,
+        .alloc_buffer = host_buft_alloc,
+        .get_alignment = host_buft_alignment,
+        .is_host = host_buft_is_host,
+    },
 };
 
-ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void) {
-    static struct ggml_backend_buffer_type host_buft = {.context = NULL};
-    static bool initialised;
-    if (!initialised) { /* idempotent: every thread writes the same values */
-        host_buft.iface = host_buft_iface;
-        initialised = true;
-    }
-    return &host_buft;
-}
+ggml_backend_buffer_type_t ggml_backend_cpu_buffer_type(void) { return &host_buft; }
 
 ggml_backend_buffer_t ggml_backend_cpu_buffer_from_ptr(void *ptr, size_t size) {
     if (!ptr || ((uintptr_t)ptr % GGML_MEM_ALIGN) != 0) {
