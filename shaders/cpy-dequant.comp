@@ -7,7 +7,7 @@
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
-layout(binding = 0) readonly buffer A { uint16_t data_a[]; };    // blocks, rows on 16-bit words
+layout(binding = 0) readonly buffer A { QUNIT_T data_a[]; };    // blocks, rows on 16-bit words (bytes: MXFP4)
 #if D_TYPE == 1
 layout(binding = 1) writeonly buffer D { uvec4 data_d[]; };
 #else

@@ -6,7 +6,7 @@
 
 layout(local_size_x = 256) in;
 #ifdef QTYPE
-layout(binding = 0) readonly buffer A { uint16_t data_a[]; };   // quant blocks, strides in 16-bit words
+layout(binding = 0) readonly buffer A { QUNIT_T data_a[]; };   // quant blocks, strides in 16-bit words (bytes: MXFP4)
 #else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #endif

@@ -19,7 +19,7 @@ layout(push_constant) uniform PC {
 
 #ifndef MM_ID_OWN_A
 #ifdef QTYPE
-layout(binding = 0) readonly buffer A { uint16_t data_a[]; };
+layout(binding = 0) readonly buffer A { QUNIT_T data_a[]; };
 #else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #endif

@@ -18,7 +18,7 @@ layout(constant_id = 5) const uint TN = 4;
 layout(local_size_x_id = 0) in;
 
 #ifdef QTYPE
-layout(binding = 0) readonly buffer A { uint16_t data_a[]; };
+layout(binding = 0) readonly buffer A { QUNIT_T data_a[]; };
 #else
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #endif

@@ -9,7 +9,7 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint ROWS = 1;
 layout(local_size_x_id = 0) in;
-layout(binding = 0) readonly buffer A { uint16_t data_a[]; };
+layout(binding = 0) readonly buffer A { QUNIT_T data_a[]; };
 layout(binding = 1) readonly buffer B { float data_b[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 #include "quant.glsl"

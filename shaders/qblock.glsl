@@ -1,7 +1,8 @@
 // qblock.glsl - the size of one block of ggml's block formats, for the shaders that read
 // (quant.glsl) or write (quantize.glsl) them as 16-bit words.  QTYPE is the ggml type id;
 // QK is the number of values in a block, QWORDS its size in 16-bit words (every block
-// size is even, so a block starts on a word).
+// size but MXFP4's is even, so a block starts on a word); MXFP4's blocks are read as
+// bytes (QUNIT_T, types.glsl), so its QWORDS counts bytes.
 #ifndef QBLOCK_GLSL
 #define QBLOCK_GLSL
 #if (QTYPE >= 10 && QTYPE <= 14) || QTYPE == 23
@@ -33,5 +34,7 @@
 #define QWORDS 9
 #elif QTYPE == 23
 #define QWORDS 68
+#elif QTYPE == 39
+#define QWORDS 17
 #endif
 #endif

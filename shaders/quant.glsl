@@ -9,8 +9,10 @@
 // 14 q6_K (ql[128], qh[64], int8 scales[16], d).  The non-linear 4-bit formats map
 // each nibble through ggml's 16-level table: 20 iq4_nl (d, nibbles, as q4_0), 23 iq4_xs
 // (d, scales_h, scales_l[4], qs[128]: eight 32-value sub-blocks of 6-bit scales stored
-// +32, the low nibbles in scales_l, the top two bits in scales_h).  Every block size is
-// even, so a block starts on a 16-bit word (sizes in qblock.glsl).
+// +32, the low nibbles in scales_l, the top two bits in scales_h).  Every block size but
+// one is even, so a block starts on a 16-bit word (sizes in qblock.glsl).  The exception,
+// 39 mxfp4 (e, 16 nibble bytes: 17 bytes), is read as bytes, so w counts bytes there: each
+// nibble is a doubled E2M1 level, scaled by the E8M0 exponent e as 2^(e - 128).
 #include "qblock.glsl"
 #if QTYPE == 20 || QTYPE == 23
 #include "iq4-levels.glsl"
@@ -18,10 +20,26 @@
 
 float q_half(uint w) { return unpackHalf2x16(uint(data_a[w])).x; }
 
-// byte b of the block's quant area starting at word w
+// byte b of the block's quant area starting at word w (at byte w for MXFP4)
+#if QTYPE == 39
+uint q_byte(uint w, uint b) { return uint(data_a[w + b]); }
+#else
 uint q_byte(uint w, uint b) { return (uint(data_a[w + b / 2]) >> (8 * (b & 1))) & 0xffu; }
+#endif
 
 uint q_nibble(uint w, uint j) { return j < 16 ? q_byte(w, j) & 0xfu : q_byte(w, j - 16) >> 4; }
+
+#if QTYPE == 39
+// the E2M1 values doubled (0, 0.5, ... 6 as 0, 1, ... 12), sign in the nibble's top bit
+const float MXFP4_LEVELS[16] = {0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0};
+
+// 2^(e - 128), the E8M0 exponent halved as the levels are doubled; built from bits, as
+// exact as the CPU's (e < 2 gives subnormals, which a device may flush to zero)
+float mxfp4_scale(uint w) {
+    const uint e = q_byte(w, 0);
+    return uintBitsToFloat(e < 2u ? 0x00200000u << e : (e - 1u) << 23);
+}
+#endif
 
 #if QK == 32
 // element j (0..31) of the block starting at word w
@@ -38,6 +56,8 @@ float dq(uint w, uint j) {
     return q_half(w) * float(q_nibble(w + 4, j) | (((qh >> j) & 1u) << 4)) + q_half(w + 1);
 #elif QTYPE == 20
     return q_half(w) * IQ4_LEVELS[q_nibble(w + 1, j)];
+#elif QTYPE == 39
+    return mxfp4_scale(w) * MXFP4_LEVELS[q_nibble(w + 1, j)];
 #else
     return q_half(w) * float(int(q_byte(w + 1, j) << 24) >> 24);
 #endif
@@ -70,6 +90,13 @@ float dq_dot32(uint w, uint bi) {
         s += float(int(v << 24) >> 24) * float(data_b[bi + 2 * i]) + float(int(v << 16) >> 24) * float(data_b[bi + 2 * i + 1]);
     }
     return d * s;
+#elif QTYPE == 39
+    // byte i holds elements i (low nibble) and i + 16 (high); the scale is applied once
+    [[unroll]] for (uint i = 0; i < 16; i++) {
+        const uint v = q_byte(w + 1, i);
+        s += MXFP4_LEVELS[v & 0xfu] * float(data_b[bi + i]) + MXFP4_LEVELS[v >> 4] * float(data_b[bi + i + 16]);
+    }
+    return mxfp4_scale(w) * s;
 #else
     [[unroll]] for (uint j = 0; j < 32; j++) s += dq(w, j) * float(data_b[bi + j]);
     return s;

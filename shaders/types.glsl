@@ -4,6 +4,15 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_control_flow_attributes : enable
 
+// Block formats (QTYPE, quant.glsl) are read as 16-bit words; MXFP4 (QTYPE 39), whose
+// 17-byte blocks start on odd bytes too, as bytes (storageBuffer8BitAccess).
+#if defined(QTYPE) && QTYPE == 39
+#extension GL_EXT_shader_8bit_storage : require
+#define QUNIT_T uint8_t
+#else
+#define QUNIT_T uint16_t
+#endif
+
 #define STORAGE_T_0 float
 #define STORAGE_T_1 float16_t
 #define STORAGE_T_2 uint16_t

@@ -1,8 +1,9 @@
 /*
- * vk-test-cases-quant.c - test-vulkan.c cases for K-quant and IQ4 weights (Q2_K..Q6_K, IQ4_NL, IQ4_XS:
- * matrix-vector for n = 1, 3, 8, the tiled GEMM for n = 17, broadcast batches,
- * row-strided views, get_rows) and for mul_mat_id (mixtures of experts: float
- * weights, both block families, both kernels, out-of-range ids).
+ * vk-test-cases-quant.c - test-vulkan.c cases for K-quant, IQ4 and MXFP4 weights (Q2_K..Q6_K,
+ * IQ4_NL, IQ4_XS, MXFP4: matrix-vector for n = 1, 3, 8, the tiled GEMM for n = 17, broadcast
+ * batches, row-strided views, get_rows; MXFP4 also in rows of an odd number of bytes) and for
+ * mul_mat_id (mixtures of experts: float weights, both block families, both kernels,
+ * out-of-range ids).
  * The CPU reference quantizes the activations of quantized products (Q8_K or
  * Q8_0) while Vulkan keeps them f32, hence the 1e-4 NMSE bounds.
  */
@@ -57,6 +58,21 @@ KQ_TYPE(q5_K, Q5_K)
 KQ_TYPE(q6_K, Q6_K)
 KQ_TYPE(iq4_nl, IQ4_NL) /* the non-linear 4-bit formats, 32-value blocks and 256-value super-blocks */
 KQ_TYPE(iq4_xs, IQ4_XS)
+KQ_TYPE(mxfp4, MXFP4) /* 17-byte blocks, read as bytes */
+
+/* MXFP4 rows of an odd number of blocks, so of bytes: rows start on odd bytes */
+static struct ggml_tensor *mxfp4_odd(struct ggml_context *ctx, int64_t k, int64_t n) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, GGML_TYPE_MXFP4, "a", k, 29, 1, 1), leaf(ctx, GGML_TYPE_F32, "b", k, n, 1, 1));
+}
+static struct ggml_tensor *c_mv_mxfp4_odd_n1(struct ggml_context *ctx) { return mxfp4_odd(ctx, 96, 1); }
+static struct ggml_tensor *c_mv_mxfp4_odd_n5(struct ggml_context *ctx) { return mxfp4_odd(ctx, 224, 5); }
+static struct ggml_tensor *c_mm_mxfp4_odd_n17(struct ggml_context *ctx) { return mxfp4_odd(ctx, 224, 17); }
+static struct ggml_tensor *c_mm_mxfp4_odd_n40(struct ggml_context *ctx) { return mxfp4_odd(ctx, 96, 40); }
+static struct ggml_tensor *c_get_rows_mxfp4_odd(struct ggml_context *ctx) {
+    NEED(ggml_get_rows);
+    return ggml_get_rows(ctx, leaf(ctx, GGML_TYPE_MXFP4, "a", 160, 11, 2, 1), leaf(ctx, GGML_TYPE_I32, "idx11:i", 5, 2, 1, 1));
+}
 
 /* every other row of a [256, 2 * rows] K-quant matrix: a row stride of two rows */
 static struct ggml_tensor *kq_row_view(struct ggml_context *ctx, enum ggml_type type, int64_t rows, int64_t n) {
@@ -114,6 +130,8 @@ MOE_MM(q4_K, Q4_K)
 MOE_MM(q6_K, Q6_K)
 MOE_MV(iq4_xs, IQ4_XS)
 MOE_MM(iq4_nl, IQ4_NL)
+MOE_MV(mxfp4, MXFP4) /* the experts of gpt-oss-like models */
+MOE_MM(mxfp4, MXFP4)
 
 /* dequantizing copies and out_prod of the non-linear formats */
 static struct ggml_tensor *c_cpy_iq4_nl_f32(struct ggml_context *ctx) {
@@ -121,6 +139,12 @@ static struct ggml_tensor *c_cpy_iq4_nl_f32(struct ggml_context *ctx) {
 }
 static struct ggml_tensor *c_cpy_iq4_xs_f32(struct ggml_context *ctx) {
     return ggml_cpy(ctx, leaf(ctx, GGML_TYPE_IQ4_XS, "a", 512, 3, 1, 1), leaf(ctx, GGML_TYPE_F32, "d", 512, 3, 1, 1));
+}
+static struct ggml_tensor *c_cpy_mxfp4_f32(struct ggml_context *ctx) {
+    return ggml_cpy(ctx, leaf(ctx, GGML_TYPE_MXFP4, "a", 96, 5, 3, 1), leaf(ctx, GGML_TYPE_F32, "d", 96, 5, 3, 1));
+}
+static struct ggml_tensor *c_out_prod_mxfp4(struct ggml_context *ctx) {
+    return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_MXFP4, "a", 96, 7, 1, 1), leaf(ctx, GGML_TYPE_F32, "b", 19, 7, 1, 1));
 }
 static struct ggml_tensor *c_out_prod_iq4_xs(struct ggml_context *ctx) {
     return ggml_out_prod(ctx, leaf(ctx, GGML_TYPE_IQ4_XS, "a", 256, 7, 1, 1), leaf(ctx, GGML_TYPE_F32, "b", 19, 7, 1, 1));
@@ -138,6 +162,9 @@ static struct ggml_tensor *c_mul_mat_id_f16_b_declined(struct ggml_context *ctx)
     CASE(c_mv_##t##_batched, 1e-4), CASE(c_mm_##t##_batched, 1e-4), CASE(c_get_rows_##t, 1e-12)
 static const struct vk_test_case cases[] = {
     KQ_CASES(q2_K), KQ_CASES(q3_K), KQ_CASES(q4_K), KQ_CASES(q5_K), KQ_CASES(q6_K), KQ_CASES(iq4_nl), KQ_CASES(iq4_xs),
+    KQ_CASES(mxfp4), CASE(c_mv_mxfp4_odd_n1, 1e-4), CASE(c_mv_mxfp4_odd_n5, 1e-4), CASE(c_mm_mxfp4_odd_n17, 1e-4),
+    CASE(c_mm_mxfp4_odd_n40, 1e-4), CASE(c_get_rows_mxfp4_odd, 0), CASE(c_mul_mat_id_mxfp4_mv, 1e-4),
+    CASE(c_mul_mat_id_mxfp4_mm, 1e-4), CASE(c_cpy_mxfp4_f32, 0), CASE(c_out_prod_mxfp4, 1e-10),
     CASE(c_mul_mat_id_iq4_xs_mv, 1e-4), CASE(c_mul_mat_id_iq4_nl_mm, 1e-4), CASE(c_cpy_iq4_nl_f32, 0), CASE(c_cpy_iq4_xs_f32, 0),
     CASE(c_out_prod_iq4_xs, 1e-10),
     CASE(c_mv_q6_K_row_view, 1e-4), CASE(c_mm_q4_K_row_view, 1e-4),

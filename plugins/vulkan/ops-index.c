@@ -21,8 +21,7 @@ static bool index_fits(const struct ggml_tensor *t) {
 
 static bool get_rows_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
-    const bool quant_ok = vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % ggml_blck_size(a->type) == 0 && a->nb[1] % 2 == 0 &&
-                          a->nb[2] % 2 == 0 && a->nb[3] % 2 == 0 && a->nb[0] == ggml_type_size(a->type);
+    const bool quant_ok = vk_quant_readable(d, a);
     const bool ints = a->type == GGML_TYPE_I32 && node->type == GGML_TYPE_I32 && vk_shape_fits(a); /* moved, not converted */
     return (((float_ok(d, a) || quant_ok) && node->type == GGML_TYPE_F32) || ints) && idx->type == GGML_TYPE_I32 && index_fits(idx) &&
            vk_shape_fits(node) && a->ne[2] == idx->ne[1] && a->ne[3] == idx->ne[2];
@@ -33,7 +32,7 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
     const bool quant = vk_is_block_quant(a->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("getrows_%s", ggml_type_name(a->type)));
-    const size_t ta = quant ? 2 : ggml_type_size(a->type); /* blocks are addressed in 16-bit words */
+    const size_t ta = quant ? vk_quant_unit(a->type) : ggml_type_size(a->type);
     for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
     for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
     vk_push_shape(ds.push, 7, node);
@@ -133,10 +132,9 @@ static enum ggml_status cpy_words_record(struct vk_rec *rec, const struct ggml_t
     return vk_record_dispatch(rec, &ds);
 }
 
-/* A block-format source read by dq() (cpy-dequant.comp): whole blocks per row, rows on 16-bit words. */
+/* A block-format source read by dq() (cpy-dequant.comp). */
 static bool quant_source_ok(const struct vk_device *d, const struct ggml_tensor *a) {
-    return vk_is_block_quant(a->type) && d->caps.storage16 && a->ne[0] % ggml_blck_size(a->type) == 0 && block_rows_in_words(a) &&
-           ggml_nelements(a) <= UINT32_MAX;
+    return vk_quant_readable(d, a) && ggml_nelements(a) <= UINT32_MAX;
 }
 
 bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *node) {
@@ -148,13 +146,14 @@ bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *
     return float_ok(d, a) && quant_dest_ok(d, node);                                     /* quantized from f32, f16 or bf16 */
 }
 
-/* cpy-dequant.comp's dispatch of source a (its shape, row strides in 16-bit words, bound first),
+/* cpy-dequant.comp's dispatch of source a (its shape, row strides in vk_quant_unit, bound first),
  * one value per invocation; the destination's push words (7..14) and binding are the caller's. */
 static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds, enum vk_shader_id shader, const struct ggml_tensor *a) {
+    const size_t unit = vk_quant_unit(a->type);
     vk_dispatch_init(ds, shader);
     for (int i = 0; i < 4; i++) ds->push[i] = (uint32_t)a->ne[i];
-    for (int i = 1; i < 4; i++) ds->push[3 + i] = (uint32_t)(a->nb[i] / 2);
-    vk_dispatch_bind(ds, a, false, 2, 15);
+    for (int i = 1; i < 4; i++) ds->push[3 + i] = (uint32_t)(a->nb[i] / unit);
+    vk_dispatch_bind(ds, a, false, (uint32_t)unit, 15);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a), 256, ds->groups);
 }
 

@@ -30,13 +30,12 @@ static bool use_mv(const struct ggml_tensor *node) {
     return node->src[2]->ne[1] <= MV_ID_MAX_TOKENS;
 }
 
-/* Weights: whole rows with unit stride along k; strides in 16-bit words (quantized)
+/* Weights: whole rows with unit stride along k; strides in vk_quant_unit (quantized)
  * or elements, within 32 bits. */
 static bool weights_ok(const struct vk_device *d, const struct ggml_tensor *as) {
     if (as->nb[0] != ggml_type_size(as->type)) return false;
     if (!vk_is_block_quant(as->type)) return vk_float_code(as->type) >= 0 && vk_type_ok(d, as->type) && vk_shape_fits(as);
-    return as->ne[0] % ggml_blck_size(as->type) == 0 && as->nb[1] % 2 == 0 && as->nb[2] % 2 == 0 &&
-           ggml_nbytes(as) / 2 <= UINT32_MAX;
+    return vk_quant_readable(d, as);
 }
 
 static bool ids_ok(const struct ggml_tensor *ids) {
@@ -80,7 +79,7 @@ void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *
 static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
     const bool quant = vk_is_block_quant(as->type), mv = use_mv(node);
-    const size_t a_unit = quant ? 2 : ggml_type_size(as->type);
+    const size_t a_unit = quant ? vk_quant_unit(as->type) : ggml_type_size(as->type);
     enum ggml_status st;
     if (mv && vk_mvq_dot_id_record(rec, node, &st)) return st;
     struct vk_dispatch ds;

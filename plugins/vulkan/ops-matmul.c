@@ -4,7 +4,7 @@
  * integer-dot matrix-vector kernels (ops-matmul-dot.c) or the float ones (a few
  * rows of d per workgroup, see mv_dispatch); beyond, the tensor-core GEMM
  * (ops-matmul-coopmat.c) or the tiled shared-memory GEMM.  Weights F32, F16,
- * BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL, IQ4_XS,
+ * BF16 or quantized (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL, IQ4_XS, MXFP4,
  * dequantized while loading).  out_prod runs on the same tiled GEMM.
  */
 #include <stdio.h>
@@ -52,8 +52,8 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
         return false;
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || b->nb[0] != ggml_type_size(b->type)) return false;
     if (!vk_shape_fits(b) || !vk_shape_fits(node)) return false;
-    if (vk_is_block_quant(a->type)) { /* whole blocks, addressed in 16-bit words */
-        if (a->ne[0] % ggml_blck_size(a->type) != 0 || a->nb[0] != ggml_type_size(a->type) || a->nb[1] % 2 || a->nb[2] % 2 || a->nb[3] % 2) return false;
+    if (vk_is_block_quant(a->type)) {
+        if (!vk_quant_readable(d, a)) return false;
     } else if (a->nb[0] != ggml_type_size(a->type) || !vk_shape_fits(a)) {
         return false;
     }
@@ -234,7 +234,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     const bool mat_vec = b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type);
     if (!mat_vec && vk_coopmat_record(rec, node, &st)) return st;
     struct vk_dispatch ds;
-    size_t a_unit = vk_is_block_quant(a->type) ? 2 : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
+    size_t a_unit = vk_is_block_quant(a->type) ? vk_quant_unit(a->type) : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
     if (mat_vec) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else {
@@ -260,14 +260,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
  * k running along dimension 1 of both operands.  A block-format a has its
  * blocks along i0 (f32 or f16 b): mm.comp's ALONG_M variants, strides in 16-bit words. */
 static bool out_prod_types_ok(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    if (vk_is_block_quant(a->type)) {
-        if ((b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16) || !d->caps.storage16 || a->ne[0] % ggml_blck_size(a->type) != 0 ||
-            a->nb[0] != ggml_type_size(a->type))
-            return false;
-        for (int i = 1; i < 4; i++)
-            if (a->nb[i] % 2 != 0 || a->nb[i] / 2 > UINT32_MAX) return false;
-        return true;
-    }
+    if (vk_is_block_quant(a->type)) return (b->type == GGML_TYPE_F32 || b->type == GGML_TYPE_F16) && vk_quant_readable(d, a);
     const bool pair = pair_has_kernel(a->type, b->type);
     return pair && vk_type_ok(d, a->type) && vk_type_ok(d, b->type) && vk_shape_fits(a);
 }
@@ -286,7 +279,7 @@ static bool out_prod_supports(const struct vk_device *d, const struct ggml_tenso
 static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
-    const size_t ta = quant ? 2 : ggml_type_size(a->type), tb = ggml_type_size(b->type);
+    const size_t ta = quant ? vk_quant_unit(a->type) : ggml_type_size(a->type), tb = ggml_type_size(b->type);
     const struct mm_tiles t = mm_tiles_for(rec->d);
     struct vk_dispatch ds;
     if (quant)

@@ -84,12 +84,7 @@ static bool attn_kv_quant(enum ggml_type type) { return type == GGML_TYPE_Q8_0 |
 
 static bool attn_kv_ok(const struct vk_device *d, const struct ggml_tensor *t, enum ggml_type type) {
     if (t->type != type || t->nb[0] != ggml_type_size(type)) return false;
-    if (attn_kv_quant(type)) {
-        if (!d->caps.storage16 || t->ne[0] % 32 != 0) return false;
-        for (int i = 0; i < 4; i++)
-            if (t->nb[i] % 2 != 0 || t->nb[i] / 2 > UINT32_MAX || t->ne[i] > UINT32_MAX) return false;
-        return true;
-    }
+    if (attn_kv_quant(type)) return vk_quant_readable(d, t);
     return vk_float_code(type) >= 0 && vk_type_ok(d, type) && vk_shape_fits(t);
 }
 

@@ -39,7 +39,18 @@ int vk_float_code(enum ggml_type type) {
 bool vk_is_block_quant(enum ggml_type t) {
     return t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1 || t == GGML_TYPE_Q5_0 || t == GGML_TYPE_Q5_1 || t == GGML_TYPE_Q8_0 ||
            t == GGML_TYPE_Q2_K || t == GGML_TYPE_Q3_K || t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K || t == GGML_TYPE_Q6_K ||
-           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS;
+           t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4;
+}
+
+size_t vk_quant_unit(enum ggml_type t) { return t == GGML_TYPE_MXFP4 ? 1 : 2; }
+
+bool vk_quant_readable(const struct vk_device *d, const struct ggml_tensor *t) {
+    if (!vk_is_block_quant(t->type) || !d->caps.storage16 || (t->type == GGML_TYPE_MXFP4 && !d->caps.int8)) return false;
+    if (t->ne[0] % ggml_blck_size(t->type) != 0 || t->nb[0] != ggml_type_size(t->type)) return false;
+    const size_t unit = vk_quant_unit(t->type);
+    for (int i = 1; i < 4; i++)
+        if (t->nb[i] % unit != 0 || t->nb[i] / unit > UINT32_MAX) return false;
+    return ggml_nbytes(t) / unit <= UINT32_MAX;
 }
 
 bool vk_type_ok(const struct vk_device *d, enum ggml_type type) {
