@@ -2,6 +2,10 @@
 // Row reductions and row normalisations: one workgroup per row of a.
 //   SUM, MEAN, ARGMAX write one value per row; NORM, RMS_NORM, L2_NORM write
 //   the normalised row, CUMSUM its inclusive prefix sums (d has a's shape).
+// Sums are compensated (each partial sum carries its rounding error, Neumaier's
+// two-sum), so that a row's sum is about as exact as the CPU backend's double
+// one: losses summed over a graph's output, whose finite differences check
+// gradients, lose no more than a rounding of the result.
 #include "types.glsl"
 #include "op-codes.h"
 
@@ -18,18 +22,31 @@ layout(push_constant) uniform PC {
 } p;
 
 shared float sh[BLOCK];
-shared uint sh_i[BLOCK];
+shared uint sh_i[BLOCK]; // ARGMAX's indices; the sums' errors (as float bits) elsewhere
 
-float block_sum(float v) {
+// sum += v, with the rounding error added to sum.y; precise: no rewriting of the error terms
+void add_compensated(inout vec2 sum, float v) {
+    precise float s = sum.x + v;
+    precise float err = abs(sum.x) >= abs(v) ? (sum.x - s) + v : (v - s) + sum.x;
+    sum = vec2(s, sum.y + err);
+}
+
+float block_sum(vec2 v) {
     const uint t = gl_LocalInvocationID.x;
     barrier();
-    sh[t] = v;
+    sh[t] = v.x;
+    sh_i[t] = floatBitsToUint(v.y);
     barrier();
     for (uint s = BLOCK / 2; s > 0; s >>= 1) {
-        if (t < s) sh[t] += sh[t + s];
+        if (t < s) {
+            vec2 sum = vec2(sh[t], uintBitsToFloat(sh_i[t]) + uintBitsToFloat(sh_i[t + s]));
+            add_compensated(sum, sh[t + s]);
+            sh[t] = sum.x;
+            sh_i[t] = floatBitsToUint(sum.y);
+        }
         barrier();
     }
-    return sh[0];
+    return sh[0] + uintBitsToFloat(sh_i[0]);
 }
 
 void main() {
@@ -82,10 +99,10 @@ void main() {
         return;
     }
 
-    float acc = 0.0;
+    vec2 acc = vec2(0.0);
     for (uint i = t; i < p.ne00; i += BLOCK) {
         const float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]);
-        acc += (p.op == VK_ROW_RMS_NORM || p.op == VK_ROW_L2_NORM) ? v * v : v;
+        add_compensated(acc, (p.op == VK_ROW_RMS_NORM || p.op == VK_ROW_L2_NORM) ? v * v : v);
     }
     const float total = block_sum(acc);
     if (p.op == VK_ROW_SUM || p.op == VK_ROW_MEAN) {
@@ -95,10 +112,10 @@ void main() {
     float shift = 0.0, scale;
     if (p.op == VK_ROW_NORM) {
         shift = total / float(p.ne00);
-        float var = 0.0;
+        vec2 var = vec2(0.0);
         for (uint i = t; i < p.ne00; i += BLOCK) {
             const float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift;
-            var += v * v;
+            add_compensated(var, v * v);
         }
         scale = inversesqrt(block_sum(var) / float(p.ne00) + p.eps);
     } else if (p.op == VK_ROW_RMS_NORM) {

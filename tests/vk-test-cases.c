@@ -173,6 +173,13 @@ static struct ggml_tensor *c_swiglu_oai(struct ggml_context *ctx) {
 
 static struct ggml_tensor *c_sum(struct ggml_context *ctx) { NEED(ggml_sum); return ggml_sum(ctx, F32("a", 301, 7, 3, 1)); }
 static struct ggml_tensor *c_sum_rows(struct ggml_context *ctx) { NEED(ggml_sum_rows); return ggml_sum_rows(ctx, F32("a", 1001, 7, 3, 2)); }
+/* long sums of values in [-30, 30) that mostly cancel, where float partial sums lose about 1e-6 of the total: compensated,
+ * they stay within a rounding or two of the CPU's double sums */
+static struct ggml_tensor *c_sum_long(struct ggml_context *ctx) { NEED(ggml_sum); return ggml_sum(ctx, F32("big:a", 1 << 20, 1, 1, 1)); }
+static struct ggml_tensor *c_sum_rows_long(struct ggml_context *ctx) {
+    NEED(ggml_sum_rows);
+    return ggml_sum_rows(ctx, F32("big:a", 1 << 17, 3, 1, 1));
+}
 static struct ggml_tensor *c_mean(struct ggml_context *ctx) { NEED(ggml_mean); return ggml_mean(ctx, F32("a", 77, 7, 3, 1)); }
 static struct ggml_tensor *c_argmax(struct ggml_context *ctx) { NEED(ggml_argmax); return ggml_argmax(ctx, F32("a", 300, 11, 1, 1)); }
 static struct ggml_tensor *c_norm(struct ggml_context *ctx) { NEED(ggml_norm); return ggml_norm(ctx, F32("big:a", 513, 5, 2, 1), 1e-5f); }
@@ -462,7 +469,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_cont_permuted, 1e-12), CASE(c_dup, 1e-12), CASE(c_repeat, 1e-12),
     CASE(c_reglu, 1e-10), CASE(c_geglu, 1e-6), CASE(c_swiglu, 1e-8), CASE(c_swiglu_swapped, 1e-8),
     CASE(c_geglu_erf, 1e-6), CASE(c_geglu_quick, 1e-6), CASE(c_swiglu_split, 1e-8), CASE(c_swiglu_oai, 1e-8),
-    CASE(c_sum, 1e-10), CASE(c_sum_rows, 1e-10), CASE(c_mean, 1e-10), CASE(c_argmax, 0), CASE(c_norm, 1e-9),
+    CASE(c_sum, 1e-10), CASE(c_sum_rows, 1e-10), CASE(c_sum_long, 1e-13), CASE(c_sum_rows_long, 1e-13), CASE(c_mean, 1e-10), CASE(c_argmax, 0), CASE(c_norm, 1e-9),
     CASE(c_rms_norm, 1e-9), CASE(c_l2_norm, 1e-9), CASE(c_group_norm, 1e-9), CASE(c_rms_norm_view, 1e-9),
     CASE(c_soft_max, 1e-9), CASE(c_soft_max_mask, 1e-9), CASE(c_soft_max_alibi_f16, 1e-9),
     CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6), CASE(c_mm_f16_tiles, 1e-6), CASE(c_mm_f16_f16_batched, 1e-6), CASE(c_mm_f16_f16_deep, 1e-6), CASE(c_mm_f16_view_b, 1e-6),
