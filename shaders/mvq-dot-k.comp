@@ -221,7 +221,7 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     int dot = 0;
     [[unroll]] for (uint i = 0; i < 4; i++) {
         uint q_lo, q_hi;
-        iq4_levels(x.q[i], q_lo, q_hi);
+        nibble_levels(x.q[i], q_lo, q_hi);
         dot += dot4x8(q_lo, b.q[0][i], 0) + dot4x8(q_hi, b.q[1][i], 0);
     }
     return x.d * float(x.scale) * b.s[0].x * float(dot);

@@ -78,7 +78,7 @@ int block_dot(const uint hw[HW_WORDS], const uint qh, const uvec4 lo, const uvec
 #elif QTYPE == 20
     [[unroll]] for (uint i = 0; i < 4; i++) {
         uint q_lo, q_hi;
-        iq4_levels(word_at(hw, QS + 2 * i), q_lo, q_hi);
+        nibble_levels(word_at(hw, QS + 2 * i), q_lo, q_hi);
         s += dot4x8(q_lo, lo[i], 0);
         s += dot4x8(q_hi, hi[i], 0);
     }

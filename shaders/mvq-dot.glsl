@@ -56,22 +56,30 @@ b_blocks load_b(uint blk) {
     return b;
 }
 
-#if QTYPE == 20 || QTYPE == 23
-// IQ4_NL / IQ4_XS: each nibble indexes ggml's 16 non-linear levels (small integers, so the
-// products stay integer dot products).  A table in shared memory maps a byte of nibbles to its
-// two levels as int8 (the low nibble's in bits 0-7, the high one's in bits 16-23): 4 lookups per
-// 32-bit quant word, filled once per workgroup (UNIT_INIT, before the row loop).
+#if QTYPE == 20 || QTYPE == 23 || QTYPE == 39
+// IQ4_NL / IQ4_XS / MXFP4: each nibble indexes 16 levels (small integers: ggml's non-linear
+// ones, or the doubled E2M1 values, so the products stay integer dot products).  A table in
+// shared memory maps a byte of nibbles to its two levels as int8 (the low nibble's in bits
+// 0-7, the high one's in bits 16-23): 4 lookups per 32-bit quant word, filled once per
+// workgroup (UNIT_INIT, before the row loop).
+#if QTYPE == 39
+#include "mxfp4-levels.glsl"
+#define NIBBLE_LEVELS MXFP4_LEVELS
+#else
 #include "iq4-levels.glsl"
-shared uint iq4_pairs[256];
+#define NIBBLE_LEVELS IQ4_LEVELS
+#endif
+shared uint level_pairs[256];
 #define UNIT_INIT
 void unit_init() {
     for (uint i = gl_LocalInvocationID.x; i < 256; i += WG)
-        iq4_pairs[i] = (uint(int(IQ4_LEVELS[i & 15u])) & 255u) | ((uint(int(IQ4_LEVELS[i >> 4])) & 255u) << 16);
+        level_pairs[i] = (uint(int(NIBBLE_LEVELS[i & 15u])) & 255u) | ((uint(int(NIBBLE_LEVELS[i >> 4])) & 255u) << 16);
 }
 
 // the levels of the 8 nibbles of quant word q: its low nibbles' in lo, its high nibbles' in hi (4 int8 each)
-void iq4_levels(const uint q, out uint lo, out uint hi) {
-    const uint t0 = iq4_pairs[q & 255u], t1 = iq4_pairs[(q >> 8) & 255u], t2 = iq4_pairs[(q >> 16) & 255u], t3 = iq4_pairs[q >> 24];
+void nibble_levels(const uint q, out uint lo, out uint hi) {
+    const uint t0 = level_pairs[q & 255u], t1 = level_pairs[(q >> 8) & 255u], t2 = level_pairs[(q >> 16) & 255u],
+               t3 = level_pairs[q >> 24];
     lo = (t0 & 255u) | ((t1 & 255u) << 8) | ((t2 & 255u) << 16) | (t3 << 24);
     hi = (t0 >> 16) | ((t1 >> 8) & 0xff00u) | (t2 & 0xff0000u) | ((t3 << 8) & 0xff000000u);
 }

@@ -11,11 +11,13 @@
 // (d, scales_h, scales_l[4], qs[128]: eight 32-value sub-blocks of 6-bit scales stored
 // +32, the low nibbles in scales_l, the top two bits in scales_h).  Every block size but
 // one is even, so a block starts on a 16-bit word (sizes in qblock.glsl).  The exception,
-// 39 mxfp4 (e, 16 nibble bytes: 17 bytes), is read as bytes, so w counts bytes there: each
-// nibble is a doubled E2M1 level, scaled by the E8M0 exponent e as 2^(e - 128).
+// 39 mxfp4 (e, 16 nibble bytes: 17 bytes, mxfp4-levels.glsl), is read as bytes, so w counts
+// bytes there.
 #include "qblock.glsl"
 #if QTYPE == 20 || QTYPE == 23
 #include "iq4-levels.glsl"
+#elif QTYPE == 39
+#include "mxfp4-levels.glsl"
 #endif
 
 float q_half(uint w) { return unpackHalf2x16(uint(data_a[w])).x; }
@@ -28,18 +30,6 @@ uint q_byte(uint w, uint b) { return (uint(data_a[w + b / 2]) >> (8 * (b & 1))) 
 #endif
 
 uint q_nibble(uint w, uint j) { return j < 16 ? q_byte(w, j) & 0xfu : q_byte(w, j - 16) >> 4; }
-
-#if QTYPE == 39
-// the E2M1 values doubled (0, 0.5, ... 6 as 0, 1, ... 12), sign in the nibble's top bit
-const float MXFP4_LEVELS[16] = {0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0};
-
-// 2^(e - 128), the E8M0 exponent halved as the levels are doubled; built from bits, as
-// exact as the CPU's (e < 2 gives subnormals, which a device may flush to zero)
-float mxfp4_scale(uint w) {
-    const uint e = q_byte(w, 0);
-    return uintBitsToFloat(e < 2u ? 0x00200000u << e : (e - 1u) << 23);
-}
-#endif
 
 #if QK == 32
 // element j (0..31) of the block starting at word w
@@ -57,7 +47,7 @@ float dq(uint w, uint j) {
 #elif QTYPE == 20
     return q_half(w) * IQ4_LEVELS[q_nibble(w + 1, j)];
 #elif QTYPE == 39
-    return mxfp4_scale(w) * MXFP4_LEVELS[q_nibble(w + 1, j)];
+    return mxfp4_scale(q_byte(w, 0)) * MXFP4_LEVELS[q_nibble(w + 1, j)];
 #else
     return q_half(w) * float(int(q_byte(w + 1, j) << 24) >> 24);
 #endif
@@ -96,7 +86,7 @@ float dq_dot32(uint w, uint bi) {
         const uint v = q_byte(w + 1, i);
         s += MXFP4_LEVELS[v & 0xfu] * float(data_b[bi + i]) + MXFP4_LEVELS[v >> 4] * float(data_b[bi + i + 16]);
     }
-    return mxfp4_scale(w) * s;
+    return mxfp4_scale(q_byte(w, 0)) * s;
 #else
     [[unroll]] for (uint j = 0; j < 32; j++) s += dq(w, j) * float(data_b[bi + j]);
     return s;

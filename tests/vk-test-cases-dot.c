@@ -1,9 +1,10 @@
 /*
  * vk-test-cases-dot.c - test-vulkan.c cases for the integer-dot matrix-vector kernels
- * (mvq-dot.comp: q4_0/q4_1/q5_0/q5_1/q8_0/iq4_nl; mvq-dot-k.comp: q2_K..q6_K, iq4_xs), run with
+ * (mvq-dot.comp: q4_0/q4_1/q5_0/q5_1/q8_0/iq4_nl; mvq-dot-mxfp4.comp; mvq-dot-k.comp: q2_K..q6_K,
+ * iq4_xs), run with
  * GGMLC_VK_MVQ_KERNEL=dot.
  * The kernels quantize b to 8 bits per 32-value block as the CPU reference does for
- * q4_0, q5_0, q8_0 and iq4_nl (ggml's Q8_0), so the two agree to rounding (1e-14 here; 1e-7
+ * q4_0, q5_0, q8_0, iq4_nl and mxfp4 (ggml's Q8_0), so the two agree to rounding (1e-14 here; 1e-7
  * in the worst of 300 random shapes): the 1e-6 bounds are below what a float-
  * activation kernel reaches (7e-6 to 3e-5), so a case that silently took another
  * kernel fails.  For q4_1 and q5_1 the CPU takes b as Q8_1, whose block sums it
@@ -58,6 +59,11 @@ VK_MUL_MAT_CASE(c_mvd_q6_K_long, GGML_TYPE_Q6_K, 8448, 13, 1, 1, 1)
 VK_MUL_MAT_CASE(c_mvd_q2_K_n1, GGML_TYPE_Q2_K, 1024, 37, 1, 1, 1)
 VK_MUL_MAT_CASE(c_mvd_q2_K_n6, GGML_TYPE_Q2_K, 512, 21, 6, 2, 4)
 VK_MUL_MAT_CASE(c_mvd_q3_K_n1, GGML_TYPE_Q3_K, 1280, 29, 1, 1, 1)
+/* MXFP4's 17-byte blocks: K of 3 and 5 blocks puts blocks and rows at every byte offset of a 16-byte word */
+VK_MUL_MAT_CASE(c_mvd_mxfp4_n1, GGML_TYPE_MXFP4, 512, 37, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_mxfp4_k96, GGML_TYPE_MXFP4, 96, 45, 1, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_mxfp4_k160, GGML_TYPE_MXFP4, 160, 33, 3, 2, 4)
+VK_MUL_MAT_CASE(c_mvd_mxfp4_n8, GGML_TYPE_MXFP4, 256, 29, 8, 1, 1)
 VK_MUL_MAT_CASE(c_mvd_q3_K_n4, GGML_TYPE_Q3_K, 768, 15, 4, 1, 3)
 VK_MUL_MAT_CASE(c_mvd_iq4_nl_n1, GGML_TYPE_IQ4_NL, 512, 37, 1, 1, 1)
 VK_MUL_MAT_CASE(c_mvd_iq4_nl_n5, GGML_TYPE_IQ4_NL, 288, 19, 5, 2, 4)
@@ -138,6 +144,7 @@ static struct ggml_tensor *c_mvd_q4_1_exact(struct ggml_context *ctx) { return e
 static struct ggml_tensor *c_mvd_q5_1_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_Q5_1, 288, 31, 2); }
 static struct ggml_tensor *c_mvd_iq4_nl_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_IQ4_NL, 352, 29, 1); }
 static struct ggml_tensor *c_mvd_iq4_xs_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_IQ4_XS, 1280, 19, 2); }
+static struct ggml_tensor *c_mvd_mxfp4_exact(struct ggml_context *ctx) { return exact_b(ctx, GGML_TYPE_MXFP4, 224, 31, 2); }
 
 /* mul_mat_id with few tokens (the per-pair kernel): as [k, 19, n_as] routed by ids [n_used, tokens],
  * b with a row per slot or one for all (b_rows 1) */
@@ -155,6 +162,7 @@ static struct ggml_tensor *c_mvd_id_q6_K_exact(struct ggml_context *ctx) { retur
 static struct ggml_tensor *c_mvd_id_q2_K_exact(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_Q2_K, 256, "q8:b", 3); }
 static struct ggml_tensor *c_mvd_id_iq4_nl(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_IQ4_NL, 512, "b", 3); }
 static struct ggml_tensor *c_mvd_id_iq4_xs_exact(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_IQ4_XS, 512, "q8:b", 1); }
+static struct ggml_tensor *c_mvd_id_mxfp4(struct ggml_context *ctx) { return moe(ctx, GGML_TYPE_MXFP4, 160, "b", 3); }
 
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
@@ -173,7 +181,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_mvd_id_q8_0_bcast, 1e-6), CASE(c_mvd_id_q4_K, 1e-4), CASE(c_mvd_id_q4_K_exact, 1e-10), CASE(c_mvd_id_q6_K_exact, 1e-10),
     CASE(c_mvd_id_q2_K_exact, 1e-10), CASE(c_mvd_iq4_nl_n1, 1e-6), CASE(c_mvd_iq4_nl_n5, 1e-6), CASE(c_mvd_iq4_xs_n1, 1e-4),
     CASE(c_mvd_iq4_xs_n3, 1e-4), CASE(c_mvd_iq4_nl_exact, 1e-10), CASE(c_mvd_iq4_xs_exact, 1e-10), CASE(c_mvd_id_iq4_nl, 1e-6),
-    CASE(c_mvd_id_iq4_xs_exact, 1e-10),
+    CASE(c_mvd_id_iq4_xs_exact, 1e-10), CASE(c_mvd_mxfp4_n1, 1e-6), CASE(c_mvd_mxfp4_k96, 1e-6), CASE(c_mvd_mxfp4_k160, 1e-6),
+    CASE(c_mvd_mxfp4_n8, 1e-6), CASE(c_mvd_mxfp4_exact, 1e-10), CASE(c_mvd_id_mxfp4, 1e-6),
 };
 
 const struct vk_test_case *vk_test_cases_dot(size_t *n) {

@@ -1,7 +1,7 @@
 /*
  * ops-matmul-dot.c - matrix-vector products (up to MV_MAX_N columns, and mul_mat_id's
  * per-pair products) with block-format weights on 8-bit integer dot products
- * (mvq-dot.comp, mvq-dot-k.comp): b quantized to 8 bits per 32-value block into scratch
+ * (mvq-dot.comp, mvq-dot-mxfp4.comp, mvq-dot-k.comp): b quantized to 8 bits per 32-value block into scratch
  * memory first (quantize-q8.comp, once per segment for all the products that read it),
  * as the CPU backend quantizes it.
  */
@@ -26,12 +26,14 @@ static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t
            4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize;
 }
 
-/* Weights the integer-dot kernels read: the 32-value block formats and IQ4_NL (mvq-dot.comp), the
- * K-quants and IQ4_XS (mvq-dot-k.comp; q4_K and q5_K as 16-byte words, so 16-byte aligned). */
+/* Weights the integer-dot kernels read: the 32-value block formats and IQ4_NL (mvq-dot.comp), MXFP4
+ * (mvq-dot-mxfp4.comp), the K-quants and IQ4_XS (mvq-dot-k.comp; q4_K and q5_K as 16-byte words, so
+ * 16-byte aligned). */
 static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tensor *a) {
     switch (a->type) {
     case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_0:
-    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS: return true;
+    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_NL: case GGML_TYPE_IQ4_XS:
+    case GGML_TYPE_MXFP4: return true;
     case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: {
         const struct vk_buffer *ba = vk_tensor_buffer(d, a);
         if (!ba || vk_tensor_offset(ba, a) % 16 != 0) return false;
@@ -107,10 +109,10 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
     if (t->groups && (uint64_t)ds.groups[0] * ds.groups[1] > t->groups) /* the shader strides over the rest */
         vk_groups_1d(rec->d, t->groups, 1, ds.groups);
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
-    vk_push_matmul(&ds, node, 2, 4);
+    vk_push_matmul(&ds, node, vk_quant_unit(a->type), 4);
     ds.push[16] = 0;                             /* off_b: the quants start the binding (uvec4 units) */
     ds.push[20] = (uint32_t)(scales_at / 8);     /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
-    vk_dispatch_bind(&ds, a, false, 2, 15);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)vk_quant_unit(a->type), 15);
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, node, true, 4, 17);
     return vk_record_dispatch(rec, &ds);
@@ -157,12 +159,12 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     const uint32_t spec[3] = {t.wg, t.rows, 1};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 3;
-    vk_push_matmul_id(&ds, node, 2);
+    vk_push_matmul_id(&ds, node, vk_quant_unit(as->type));
     ds.push[15] = 0;                         /* off_b: the quants start the binding (uvec4 units) */
     ds.push[18] = (uint32_t)(scales_at / 8); /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
     vk_groups_1d(rec->d, (uint64_t)as->ne[1], t.rows, ds.groups);
     ds.groups[2] = (uint32_t)(ids->ne[0] * ids->ne[1]);
-    vk_dispatch_bind(&ds, as, false, 2, 14);
+    vk_dispatch_bind(&ds, as, false, (uint32_t)vk_quant_unit(as->type), 14);
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, ids, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
