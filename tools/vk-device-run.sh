@@ -153,9 +153,9 @@ if [[ $what == *" bench "* || $what == *" all "* ]]; then
     GGMLC_VK_COOPMAT=0 bench "GEMM f16 4096^3 without coopmat" $F mul_mat --type f16 $GEMM
     mv f16 117440512; mv q8_0 62390272; mv q4_0 33030144; mv f32 234881024
     mv q4_1 36700160; mv q5_0 40370176; mv q5_1 44040192; mv q4_K 33030144; mv q5_K 40370176; mv q6_K 48168960
-    mv q2_K 19267584; mv q3_K 25231360; mv iq4_nl 33030144; mv iq4_xs 31195136
-    # the K-quant integer-dot kernels were 4-5x slower at 14336 rows of 4096 than at 4096 rows of 14336
-    # in session 6 (BENCHMARKS.md); the transposed shape, to follow that
+    mv q2_K 19267584; mv q3_K 25231360; mv iq4_nl 33030144; mv iq4_xs 31195136; mv mxfp4 31195136
+    # the transposed shape: session 6 saw the K-quants 4-5x slower at 14336 rows of 4096, which session 7
+    # traced to the GPU's down-clocking, not to the shape (BENCHMARKS.md); kept to confirm it
     bench "matrix-vector 4096x14336 q4_K" B:33030144 mul_mat --type q4_K --m 1 --n 4096 --k 14336
     bench "matrix-vector 4096x14336 q6_K" B:48168960 mul_mat --type q6_K --m 1 --n 4096 --k 14336
     # quantized weights of prompt-sized products: dequantized into f16 for the coopmat kernel (split
