@@ -7,6 +7,9 @@
 // normaliser only.  q, mask-less or sink-less bindings repeat q.
 // K and V share a type: f32, f16, bf16 (K_TYPE), or q8_0 / q4_0 blocks (KV_QTYPE 8 / 2,
 // K_TYPE 2 for their 16-bit words) dequantized as they are read.
+// Split keys (flags >> 8 = chunks of WG keys per split, 0: none): the NS workgroups of a row
+// (workgroup x = query * NS + split) each take their own run of keys and write, unnormalised,
+// their sums of V with their maximum and normaliser, for fattn-combine.comp (which adds the sinks).
 #include "types.glsl"
 
 #define KV_HALF(arr, w) unpackHalf2x16(uint(arr[w])).x
@@ -29,6 +32,7 @@ layout(binding = 2) readonly buffer V { STORAGE_T(K_TYPE) data_v[]; };
 layout(binding = 3) readonly buffer M { STORAGE_T(M_TYPE) data_m[]; };
 layout(binding = 4) readonly buffer S { float data_s[]; };
 layout(binding = 5) writeonly buffer D { float data_d[]; };
+layout(binding = 6) writeonly buffer P { float data_p[]; }; // split keys: per (row, split) DV sums, maximum, normaliser
 
 layout(push_constant) uniform PC {
     uint DK, DV, NQ, NKV, H, nbq1;
@@ -38,7 +42,7 @@ layout(push_constant) uniform PC {
     float scale, softcap, m0, m1;
     uint n_head_log2;
     uint off_q, off_k, off_v, off_m, off_d, off_s;
-    uint flags; // 1 mask, 2 sinks, 4 alibi
+    uint flags; // 1 mask, 2 sinks, 4 alibi; bits 8 on: chunks of keys per split
     uint nbq2, nbq3;
 } p;
 
@@ -60,7 +64,10 @@ float block_reduce(float v, bool is_max) {
 }
 
 void main() {
-    const uint iq = gl_WorkGroupID.x, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z, t = gl_LocalInvocationID.x;
+    const uint chunks = p.flags >> 8, ns = chunks != 0 ? gl_NumWorkGroups.x / p.NQ : 1u;
+    const uint iq = gl_WorkGroupID.x / ns, split = gl_WorkGroupID.x % ns, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+    const uint t = gl_LocalInvocationID.x;
+    const uint j_begin = chunks != 0 ? min(p.NKV, split * chunks * WG) : 0u, j_end = chunks != 0 ? min(p.NKV, j_begin + chunks * WG) : p.NKV;
     const uint q0 = p.off_q + iq * p.nbq1 + h * p.nbq2 + b * p.nbq3;
     for (uint i = t; i < p.DK; i += WG) qs[i] = data_q[q0 + i];
     const uint k0 = p.off_k + (h / p.rk2) * p.nbk2 + (b / p.rk3) * p.nbk3;
@@ -72,10 +79,10 @@ void main() {
     const float NEG_INF = -1.0 / 0.0;
     float run_max = NEG_INF, run_sum = 0.0, acc[VPT] = float[VPT](0.0, 0.0, 0.0, 0.0);
     barrier();
-    for (uint j0 = 0; j0 < p.NKV; j0 += WG) {
+    for (uint j0 = j_begin; j0 < j_end; j0 += WG) {
         const uint j = j0 + t;
         float s = NEG_INF;
-        if (j < p.NKV) {
+        if (j < j_end) {
             const float mv = (p.flags & 1u) != 0 ? TO_F32(M_TYPE, data_m[m0i + j]) : 0.0;
             if (mv != NEG_INF) {
                 float dot = 0.0;
@@ -95,7 +102,7 @@ void main() {
         run_sum = run_sum * shrink + block_reduce(w, false);
         run_max = new_max;
         // block_reduce ended with a barrier: pw is complete
-        const uint n = min(WG, p.NKV - j0);
+        const uint n = min(WG, j_end - j0);
         float a[VPT] = float[VPT](0.0, 0.0, 0.0, 0.0);
         for (uint jj = 0; jj < n; jj++) {
             const float wj = pw[jj];
@@ -106,6 +113,16 @@ void main() {
         }
         [[unroll]] for (uint c = 0; c < VPT; c++) acc[c] = acc[c] * shrink + a[c];
         barrier(); // pw is rewritten by the next chunk
+    }
+    if (chunks != 0) {
+        const uint p0 = (((b * p.NQ + iq) * p.H + h) * ns + split) * (p.DV + 2);
+        [[unroll]] for (uint c = 0; c < VPT; c++)
+            if (t + c * WG < p.DV) data_p[p0 + t + c * WG] = acc[c];
+        if (t == 0) {
+            data_p[p0 + p.DV] = run_max;
+            data_p[p0 + p.DV + 1] = run_sum;
+        }
+        return;
     }
     if ((p.flags & 2u) != 0) {
         const float sink = data_s[p.off_s + h];

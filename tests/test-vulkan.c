@@ -201,6 +201,24 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
     unsetenv("GGMLC_VK_MVQ_KERNEL");
 }
 
+/* The flash-attention cases with split keys forced: 3 splits (a few keys each, some of the causal
+ * rows' splits wholly masked) and 16 (more splits than chunks of keys: some empty). */
+static void check_split_attention(const char *only) {
+    static const char *const splits[] = {"3", "16"};
+    const struct vk_test_case *(*lists[])(size_t *) = {vk_test_cases, vk_test_cases_ops};
+    for (size_t s = 0; s < sizeof splits / sizeof *splits; s++) {
+        setenv("GGMLC_VK_FA_SPLIT", splits[s], 1);
+        tap_diag("flash attention, GGMLC_VK_FA_SPLIT=%s", splits[s]);
+        for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
+            size_t n;
+            const struct vk_test_case *cases = lists[l](&n);
+            for (size_t i = 0; i < n; i++)
+                if (strstr(cases[i].name, "flash_attn") && (!only || strstr(cases[i].name, only))) check_case(&cases[i], 700 + (int)i);
+        }
+    }
+    unsetenv("GGMLC_VK_FA_SPLIT");
+}
+
 /* ------------------------------------------------ through the scheduler */
 
 #pragma weak ggml_map_custom1
@@ -367,6 +385,7 @@ int main(void) {
     cases = vk_test_cases_ops(&n_cases);
     for (size_t i = 0; i < n_cases; i++)
         if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 500 + (int)i);
+    check_split_attention(only);
     check_scheduler();
     check_error_paths();
 

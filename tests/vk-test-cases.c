@@ -429,6 +429,15 @@ static struct ggml_tensor *c_flash_attn(struct ggml_context *ctx) { return attn_
 static struct ggml_tensor *c_flash_attn_mask(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F16, true, 0.0f, 0.0f, false); }
 static struct ggml_tensor *c_flash_attn_alibi_softcap(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F32, true, 8.0f, 30.0f, false); }
 static struct ggml_tensor *c_flash_attn_sinks(struct ggml_context *ctx) { return attn_case(ctx, GGML_TYPE_F16, true, 0.0f, 0.0f, true); }
+/* decoding: one query of 8 heads over 1000 keys of 2 heads, a mask and sinks (the shape that splits keys) */
+static struct ggml_tensor *c_flash_attn_decode(struct ggml_context *ctx) {
+    NEED(ggml_flash_attn_ext);
+    NEED(ggml_flash_attn_ext_add_sinks);
+    struct ggml_tensor *k = leaf(ctx, GGML_TYPE_F16, "k", 128, 1000, 2, 1), *v = leaf(ctx, GGML_TYPE_F16, "v", 128, 1000, 2, 1);
+    struct ggml_tensor *r = ggml_flash_attn_ext(ctx, F32("q", 128, 1, 8, 1), k, v, F16("m", 1000, 8, 1, 1), 0.09f, 0.0f, 0.0f);
+    if (r) ggml_flash_attn_ext_add_sinks(r, F32("s", 8, 1, 1, 1));
+    return r;
+}
 
 static struct ggml_tensor *c_diag_mask_inf(struct ggml_context *ctx) { NEED(ggml_diag_mask_inf); return ggml_diag_mask_inf(ctx, F32("a", 12, 9, 3, 1), 2); }
 static struct ggml_tensor *c_diag_mask_zero(struct ggml_context *ctx) { NEED(ggml_diag_mask_zero); return ggml_diag_mask_zero(ctx, F32("a", 12, 9, 3, 1), 0); }
@@ -488,7 +497,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_mvg_q8_0_stride_a, 1e-4),
     CASE(c_silu_back, 1e-10), CASE(c_cross_entropy, 1e-10), CASE(c_cross_entropy_back, 1e-10), CASE(c_adamw, 1e-10),
     CASE(c_sgd, 1e-12), CASE(c_out_prod, 1e-10), CASE(c_out_prod_batched, 1e-10), CASE(c_soft_max_back, 1e-10),
-    CASE(c_flash_attn, 1e-8), CASE(c_flash_attn_mask, 1e-8), CASE(c_flash_attn_alibi_softcap, 1e-8), CASE(c_flash_attn_sinks, 1e-8),
+    CASE(c_flash_attn, 1e-8), CASE(c_flash_attn_mask, 1e-8), CASE(c_flash_attn_alibi_softcap, 1e-8), CASE(c_flash_attn_sinks, 1e-8), CASE(c_flash_attn_decode, 1e-8),
     CASE(c_get_rows_q4_0, 1e-12), CASE(c_get_rows_q8_0, 1e-12), CASE(c_repeat_back, 1e-12), CASE(c_conv_transpose_2d, 1e-10), CASE(c_upscale_nearest, 0), CASE(c_upscale_bilinear, 1e-12), CASE(c_upscale_bicubic_align, 1e-12), CASE(c_im2col_2d, 0), CASE(c_im2col_2d_f16, 0), CASE(c_im2col_1d, 0), CASE(c_pool_2d_max, 0), CASE(c_pool_2d_avg, 1e-12),
     CASE(c_pool_1d, 1e-12), CASE(c_rms_norm_back, 1e-10), CASE(c_argsort_asc, 0), CASE(c_argsort_desc, 0), CASE(c_argsort_ties, 0), CASE(c_top_k, 0),
 };

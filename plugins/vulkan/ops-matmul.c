@@ -220,6 +220,7 @@ void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node, 
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     VkDeviceSize bytes;
     if (node->op == GGML_OP_MUL_MAT_ID && a && b && node->src[2]) vk_mul_mat_id_scratch(d, node, need);
+    if (node->op == GGML_OP_FLASH_ATTN_EXT) vk_flash_attn_scratch(d, node, need);
     if (node->op != GGML_OP_MUL_MAT || !a || !b) return;
     if (vk_mvq_dot_takes(d, a, b, &bytes)) need->needed += vk_scratch_round(bytes);
     else if (b->ne[1] > MV_MAX_N || !pair_has_mv_kernel(a->type, b->type)) vk_coopmat_scratch(d, a, b, need);

@@ -4,6 +4,7 @@
  * and frequency factors), flash_attn_ext and timestep_embedding.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "vk-impl.h"
 
@@ -78,6 +79,8 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
 
 #define ATTN_DK_MAX 576 /* q rows held in shared memory */
 #define ATTN_DV_MAX 512 /* a workgroup of 128 covers four values per thread */
+#define ATTN_WG 128     /* keys per chunk: one per thread */
+#define ATTN_SPLIT_MAX 64
 
 /* K and V share one type: f32, f16, bf16, or q8_0 / q4_0 blocks dequantized while read. */
 static bool attn_kv_quant(enum ggml_type type) { return type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0; }
@@ -107,12 +110,63 @@ static bool flash_attn_supports(const struct vk_device *d, const struct ggml_ten
     return q->ne[1] <= max[0] && q->ne[2] <= max[1] && q->ne[3] <= max[2] && vk_shape_fits(q) && vk_shape_fits(node);
 }
 
+/* Split keys (flash decoding): with few (query, head, batch) rows to fill the GPU and many keys,
+ * each row's keys are shared among NS workgroups, whose partial results fattn-combine.comp adds
+ * up.  On GPUs, for at most 64 rows, as many splits as make about 256 workgroups while each keeps
+ * at least 4 chunks (512 keys); never on CPU-type devices (lavapipe gains nothing).  Not timed on
+ * a GPU yet.  $GGMLC_VK_FA_SPLIT=N forces N splits (1: none; more than the chunks leaves some
+ * empty, which the combine handles). */
+static uint32_t attn_splits(const struct vk_device *d, const struct ggml_tensor *q, const struct ggml_tensor *k) {
+    const uint64_t rows = (uint64_t)q->ne[1] * q->ne[2] * q->ne[3], chunks = ((uint64_t)k->ne[1] + ATTN_WG - 1) / ATTN_WG;
+    const char *env = getenv("GGMLC_VK_FA_SPLIT");
+    uint64_t ns = 1;
+    if (env) ns = strtoull(env, NULL, 10);
+    else if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && rows <= 64)
+        ns = ((256 + rows - 1) / rows < chunks / 4) ? (256 + rows - 1) / rows : chunks / 4;
+    if (ns > ATTN_SPLIT_MAX) ns = ATTN_SPLIT_MAX;
+    if (ns * (uint64_t)q->ne[1] > d->props.limits.maxComputeWorkGroupCount[0]) ns = 1;
+    return ns > 1 ? (uint32_t)ns : 1u;
+}
+
+/* The partial results of split keys: per row and split, DV sums, a maximum and a normaliser. */
+static VkDeviceSize attn_partials_bytes(const struct ggml_tensor *node, uint32_t ns) {
+    const struct ggml_tensor *q = node->src[0], *v = node->src[2];
+    return (VkDeviceSize)q->ne[1] * q->ne[2] * q->ne[3] * ns * (v->ne[0] + 2) * sizeof(float);
+}
+
+void vk_flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+    const uint32_t ns = attn_splits(d, node->src[0], node->src[1]);
+    const VkDeviceSize bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
+    if (bytes > need->transient && bytes <= VK_SCRATCH_TRANSIENT_MAX) need->transient = bytes;
+}
+
+/* fattn-combine.comp over the partials at scratch offset at */
+static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggml_tensor *node, uint32_t ns, VkDeviceSize at,
+                                            VkDeviceSize bytes) {
+    const struct ggml_tensor *q = node->src[0], *v = node->src[2], *sinks = node->src[4];
+    const uint64_t rows = (uint64_t)q->ne[1] * q->ne[2] * q->ne[3];
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("fattn_combine"));
+    const uint32_t push[5] = {(uint32_t)v->ne[0], (uint32_t)q->ne[2], ns, (uint32_t)rows, sinks ? 1u : 0u};
+    memcpy(ds.push, push, sizeof push);
+    vk_dispatch_bind_scratch(&ds, at, bytes, false);
+    vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, 5);
+    vk_dispatch_bind(&ds, node, true, 4, 6);
+    vk_groups_1d(rec->d, rows, 1, ds.groups);
+    return vk_record_dispatch(rec, &ds);
+}
+
 static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
     const size_t tk = attn_kv_unit(k->type);
     const float max_bias = vk_param_f32(node, 1);
     const uint32_t n_head = (uint32_t)q->ne[2];
     const uint32_t n_head_log2 = 1u << (uint32_t)floor(log2((double)n_head));
+    uint32_t ns = attn_splits(rec->d, q, k);
+    const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
+    VkDeviceSize at = 0;
+    if (ns > 1 && !vk_scratch_transient(rec, partials, &at)) ns = 1; /* no scratch: unsplit */
+    const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
     const uint32_t push[32] = {
@@ -124,7 +178,7 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
         vk_f32_bits(vk_param_f32(node, 0)), vk_f32_bits(vk_param_f32(node, 2)),
         vk_f32_bits(powf(2.0f, -max_bias / (float)n_head_log2)), vk_f32_bits(powf(2.0f, -max_bias / 2.0f / (float)n_head_log2)),
         n_head_log2, 0, 0, 0, 0, 0, 0,
-        (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u),
+        (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u) | chunks << 8,
         (uint32_t)(q->nb[2] / 4), (uint32_t)(q->nb[3] / 4),
     };
     memcpy(ds.push, push, sizeof push);
@@ -134,10 +188,13 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     vk_dispatch_bind(&ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4, 26);
     vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, 28);
     vk_dispatch_bind(&ds, node, true, 4, 27);
-    ds.groups[0] = (uint32_t)q->ne[1];
+    if (ns > 1) vk_dispatch_bind_scratch(&ds, at, partials, true);
+    else vk_dispatch_bind(&ds, node, true, 4, -1); /* the partials' binding, unused */
+    ds.groups[0] = (uint32_t)q->ne[1] * ns;
     ds.groups[1] = (uint32_t)q->ne[2];
     ds.groups[2] = (uint32_t)q->ne[3];
-    return vk_record_dispatch(rec, &ds);
+    const enum ggml_status st = vk_record_dispatch(rec, &ds);
+    return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, partials) : st;
 }
 
 /* ------------------------------------------------- timestep_embedding */

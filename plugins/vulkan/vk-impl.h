@@ -333,6 +333,8 @@ struct vk_scratch_need {
 #define VK_SCRATCH_TRANSIENT_MAX (512u << 20)
 /* Adds node's needs to *need (needed and optional summed, transient the largest). */
 VK_HIDDEN void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
+/* flash_attn_ext's part of it: the transient partial results of split keys (ops-nn.c). */
+VK_HIDDEN void vk_flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
 /* The segment's transient region (*at) when it holds size bytes. */
 VK_HIDDEN bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
