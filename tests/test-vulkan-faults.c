@@ -304,6 +304,42 @@ static void check_coopmat_fallback(const char *spec, const char *cap) {
     free(ref);
 }
 
+/* One query of 4 heads over 600 keys (f32): split keys when $GGMLC_VK_FA_SPLIT asks for it. */
+static struct ggml_tensor *attention_node(struct ggml_context *ctx) {
+    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 1, 4);
+    struct ggml_tensor *k = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 600, 2), *v = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 600, 2);
+    return ggml_flash_attn_ext(ctx, q, k, v, NULL, 0.125f, 0.0f, 0.0f);
+}
+
+static float *run_attention(ggml_backend_t backend) {
+    struct ggml_context *ctx = small_context();
+    return compute_filled(backend, ctx, attention_node(ctx), 7);
+}
+
+/* The split-key combine's pipeline fails: flash attention keeps the unsplit kernel (right, said
+ * once) and stays on the GPU. */
+static void check_attention_split_fallback(void) {
+    setenv("GGMLC_VK_FA_SPLIT", "3", 1);
+    ggml_backend_t backend = start("pipeline:fattn_combine");
+    float *out = backend ? run_attention(backend) : NULL;
+    const bool warned = n_warn == 1 && strstr(last_message, "fattn_combine") && strstr(last_message, "unsplit");
+    struct ggml_context *ctx = small_context();
+    const bool claimed = backend && ggml_backend_supports_op(backend, attention_node(ctx));
+    ggml_free(ctx);
+    stop(backend);
+    unsetenv("GGMLC_VK_FA_SPLIT");
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
+    float *ref = cpu ? run_attention(cpu) : NULL;
+    ggml_backend_free(cpu);
+    ggmlc_shutdown();
+    if (tap_ok(ref && out && warned, "pipeline:fattn_combine: split attention computes, with a warning (%s; %s)",
+               out ? "yes" : ggmlc_last_error(), last_message))
+        ok_nmse(out, ref, 64 * 4, 1e-6, "pipeline:fattn_combine: on the unsplit kernel, the CPU's result");
+    tap_ok(claimed, "pipeline:fattn_combine: flash attention is still claimed afterwards");
+    free(out);
+    free(ref);
+}
+
 static void check_lost(void) {
     ggml_backend_t backend = start("lost");
     if (!tap_ok(backend != NULL, "lost device: the backend starts")) {
@@ -366,6 +402,7 @@ int main(void) {
     check_requantize();
     check_coopmat_fallback("pipeline:mm_coopmat_flex", "coopmat-flex");
     check_coopmat_fallback("pipeline:mm_coopmat", "coopmat-khr");
+    check_attention_split_fallback();
     check_lost();
     free(reference);
     return tap_done();

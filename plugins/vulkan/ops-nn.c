@@ -113,10 +113,11 @@ static bool flash_attn_supports(const struct vk_device *d, const struct ggml_ten
 /* Split keys (flash decoding): with few (query, head, batch) rows to fill the GPU and many keys,
  * each row's keys are shared among NS workgroups, whose partial results fattn-combine.comp adds
  * up.  On GPUs, for at most 64 rows, as many splits as make about 256 workgroups while each keeps
- * at least 4 chunks (512 keys); never on CPU-type devices (lavapipe gains nothing).  Not timed on
- * a GPU yet.  $GGMLC_VK_FA_SPLIT=N forces N splits (1: none; more than the chunks leaves some
- * empty, which the combine handles). */
+ * at least 4 chunks (512 keys); never on CPU-type devices (lavapipe gains nothing), nor once the
+ * combine's pipeline failed.  Not timed on a GPU yet.  $GGMLC_VK_FA_SPLIT=N forces N splits (1:
+ * none; more than the chunks leaves some empty, which the combine handles). */
 static uint32_t attn_splits(const struct vk_device *d, const struct ggml_tensor *q, const struct ggml_tensor *k) {
+    if (d->attn_split_failed) return 1;
     const uint64_t rows = (uint64_t)q->ne[1] * q->ne[2] * q->ne[3], chunks = ((uint64_t)k->ne[1] + ATTN_WG - 1) / ATTN_WG;
     const char *env = getenv("GGMLC_VK_FA_SPLIT");
     uint64_t ns = 1;
@@ -138,6 +139,16 @@ void vk_flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *
     const uint32_t ns = attn_splits(d, node->src[0], node->src[1]);
     const VkDeviceSize bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     if (bytes > need->transient && bytes <= VK_SCRATCH_TRANSIENT_MAX) need->transient = bytes;
+}
+
+/* Whether fattn-combine.comp's pipeline exists; when the driver fails to compile it, flash attention
+ * keeps the unsplit kernel from then on (said once) instead of going to the CPU. */
+static bool attn_combine_ready(struct vk_device *d) {
+    static const uint32_t no_spec[1] = {0};
+    if (vk_pipeline_get(d, vk_shader_find("fattn_combine"), no_spec, 0, true)) return true;
+    if (!d->lost) ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; flash attention takes the unsplit kernel instead\n", ggmlc_last_error());
+    d->attn_split_failed = true;
+    return false;
 }
 
 /* fattn-combine.comp over the partials at scratch offset at */
@@ -165,7 +176,7 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     uint32_t ns = attn_splits(rec->d, q, k);
     const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     VkDeviceSize at = 0;
-    if (ns > 1 && !vk_scratch_transient(rec, partials, &at)) ns = 1; /* no scratch: unsplit */
+    if (ns > 1 && (!vk_scratch_transient(rec, partials, &at) || !attn_combine_ready(rec->d))) ns = 1; /* unsplit */
     const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));

@@ -164,6 +164,7 @@ struct vk_device {
     bool coopmat_flex_failed;        /* a flexible-size coopmat pipeline failed: the 16x16 fragments from then on */
     bool coopmat_khr_failed;         /* a KHR coopmat pipeline failed: the NV fragments (or no coopmat) from then on */
     bool coopmat_nv_failed;          /* an NV coopmat pipeline failed: the tiled GEMM from then on */
+    bool attn_split_failed;          /* fattn_combine's pipeline failed: unsplit flash attention from then on */
 };
 
 /* ---------------------------------------------------------- instance */
