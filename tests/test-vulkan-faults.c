@@ -304,6 +304,40 @@ static void check_coopmat_fallback(const char *spec, const char *cap) {
     free(ref);
 }
 
+/* A 64x16 product of f16 weights over k = 1024: few tiles, split along k when $GGMLC_VK_COOPMAT_SPLIT asks. */
+static float *run_split_product(ggml_backend_t backend) {
+    struct ggml_context *ctx = small_context();
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 1024, 64), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1024, 16);
+    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 8);
+}
+
+/* The split sum's pipeline fails: cooperative-matrix products run unsplit (right, said once).  Only on
+ * devices with cooperative matrices (Mesa 26's lavapipe: tests/test-vulkan-next.sh). */
+static void check_split_sum_fallback(void) {
+    ggml_backend_reg_t reg = (ggmlc_init(), ggml_backend_reg_by_name("vulkan"));
+    const bool has = reg && ggml_backend_reg_dev_count(reg) && strstr(ggmlc_device_caps(ggml_backend_reg_dev_get(reg, 0)), "coopmat-khr");
+    ggmlc_shutdown();
+    if (!has) {
+        tap_skip("no cooperative matrices", "pipeline:mm_split_sum: the device has no coopmat-khr");
+        return;
+    }
+    setenv("GGMLC_VK_COOPMAT_SPLIT", "3", 1);
+    ggml_backend_t backend = start("pipeline:mm_split_sum");
+    float *out = backend ? run_split_product(backend) : NULL;
+    const bool warned = n_warn == 1 && strstr(last_message, "mm_split_sum") && strstr(last_message, "unsplit");
+    stop(backend);
+    unsetenv("GGMLC_VK_COOPMAT_SPLIT");
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
+    float *ref = cpu ? run_split_product(cpu) : NULL;
+    ggml_backend_free(cpu);
+    ggmlc_shutdown();
+    if (tap_ok(ref && out && warned, "pipeline:mm_split_sum: the product computes, with a warning (%s; %s)",
+               out ? "yes" : ggmlc_last_error(), last_message))
+        ok_nmse(out, ref, 64 * 16, 1e-6, "pipeline:mm_split_sum: unsplit, the CPU's result");
+    free(out);
+    free(ref);
+}
+
 /* One query of 4 heads over 600 keys (f32): split keys when $GGMLC_VK_FA_SPLIT asks for it. */
 static struct ggml_tensor *attention_node(struct ggml_context *ctx) {
     struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 1, 4);
@@ -403,6 +437,7 @@ int main(void) {
     check_coopmat_fallback("pipeline:mm_coopmat_flex", "coopmat-flex");
     check_coopmat_fallback("pipeline:mm_coopmat", "coopmat-khr");
     check_attention_split_fallback();
+    check_split_sum_fallback();
     check_lost();
     free(reference);
     return tap_done();

@@ -255,8 +255,9 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     *retry = false;
     if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
     uint32_t splits = coopmat_splits(a, b, tiles);
-    if (splits > 1 && !vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &transient_at))
-        splits = 1; /* no room for the partial results: unsplit */
+    if (splits > 1 && (!vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &transient_at) ||
+                       !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, &d->coopmat_split_failed, "the products run unsplit")))
+        splits = 1; /* no room for the partial results, or no kernel to add them: unsplit */
     *st = GGML_STATUS_SUCCESS;
     if (dequant && (*st = vk_dequant_f16_record(rec, a, transient_at)) != GGML_STATUS_SUCCESS) return true;
     const bool packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, st);

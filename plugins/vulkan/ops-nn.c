@@ -141,23 +141,13 @@ void vk_flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *
     if (bytes > need->transient && bytes <= VK_SCRATCH_TRANSIENT_MAX) need->transient = bytes;
 }
 
-/* Whether fattn-combine.comp's pipeline exists; when the driver fails to compile it, flash attention
- * keeps the unsplit kernel from then on (said once) instead of going to the CPU. */
-static bool attn_combine_ready(struct vk_device *d) {
-    static const uint32_t no_spec[1] = {0};
-    if (vk_pipeline_get(d, vk_shader_find("fattn_combine"), no_spec, 0, true)) return true;
-    if (!d->lost) ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; flash attention takes the unsplit kernel instead\n", ggmlc_last_error());
-    d->attn_split_failed = true;
-    return false;
-}
-
 /* fattn-combine.comp over the partials at scratch offset at */
 static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggml_tensor *node, uint32_t ns, VkDeviceSize at,
                                             VkDeviceSize bytes) {
     const struct ggml_tensor *q = node->src[0], *v = node->src[2], *sinks = node->src[4];
     const uint64_t rows = (uint64_t)q->ne[1] * q->ne[2] * q->ne[3];
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("fattn_combine"));
+    vk_dispatch_init(&ds, VK_SHADER_FATTN_COMBINE);
     const uint32_t push[5] = {(uint32_t)v->ne[0], (uint32_t)q->ne[2], ns, (uint32_t)rows, sinks ? 1u : 0u};
     memcpy(ds.push, push, sizeof push);
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
@@ -176,7 +166,9 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     uint32_t ns = attn_splits(rec->d, q, k);
     const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     VkDeviceSize at = 0;
-    if (ns > 1 && (!vk_scratch_transient(rec, partials, &at) || !attn_combine_ready(rec->d))) ns = 1; /* unsplit */
+    if (ns > 1 && (!vk_scratch_transient(rec, partials, &at) ||
+                   !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, &rec->d->attn_split_failed, "flash attention takes the unsplit kernel")))
+        ns = 1; /* unsplit */
     const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
