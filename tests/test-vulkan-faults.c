@@ -278,64 +278,11 @@ static float *run_f16_product(ggml_backend_t backend) {
     return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 6);
 }
 
-/* A cooperative-matrix kernel whose pipeline fails: the product takes the next kernel (FLEX ->
- * the KHR or NV fragments -> the tiled GEMM), right, saying so.  Only on devices that have them
- * (lavapipe of Mesa 26 does: tests/test-vulkan-next.sh). */
-static void check_coopmat_fallback(const char *spec, const char *cap) {
-    ggml_backend_reg_t reg = (ggmlc_init(), ggml_backend_reg_by_name("vulkan"));
-    const bool has = reg && ggml_backend_reg_dev_count(reg) && strstr(ggmlc_device_caps(ggml_backend_reg_dev_get(reg, 0)), cap);
-    ggmlc_shutdown();
-    if (!has) {
-        tap_skip("no cooperative matrices of that kind", "%s: the device has no %s", spec, cap);
-        return;
-    }
-    ggml_backend_t backend = start(spec);
-    float *out = backend ? run_f16_product(backend) : NULL;
-    const bool warned = n_warn >= 1 && strstr(last_message, "mm_coopmat") && strstr(last_message, "instead");
-    stop(backend);
-    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
-    float *ref = cpu ? run_f16_product(cpu) : NULL;
-    ggml_backend_free(cpu);
-    ggmlc_shutdown();
-    if (tap_ok(ref && out && warned, "%s: the f16 product computes, with a warning (%s; %s)", spec, out ? "yes" : ggmlc_last_error(),
-               last_message))
-        ok_nmse(out, ref, 256 * 128, 1e-6, "%s: on the next kernel, the CPU's result", spec);
-    free(out);
-    free(ref);
-}
-
 /* A 64x16 product of f16 weights over k = 1024: few tiles, split along k when $GGMLC_VK_COOPMAT_SPLIT asks. */
 static float *run_split_product(ggml_backend_t backend) {
     struct ggml_context *ctx = small_context();
     struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 1024, 64), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1024, 16);
     return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 8);
-}
-
-/* The split sum's pipeline fails: cooperative-matrix products run unsplit (right, said once).  Only on
- * devices with cooperative matrices (Mesa 26's lavapipe: tests/test-vulkan-next.sh). */
-static void check_split_sum_fallback(void) {
-    ggml_backend_reg_t reg = (ggmlc_init(), ggml_backend_reg_by_name("vulkan"));
-    const bool has = reg && ggml_backend_reg_dev_count(reg) && strstr(ggmlc_device_caps(ggml_backend_reg_dev_get(reg, 0)), "coopmat-khr");
-    ggmlc_shutdown();
-    if (!has) {
-        tap_skip("no cooperative matrices", "pipeline:mm_split_sum: the device has no coopmat-khr");
-        return;
-    }
-    setenv("GGMLC_VK_COOPMAT_SPLIT", "3", 1);
-    ggml_backend_t backend = start("pipeline:mm_split_sum");
-    float *out = backend ? run_split_product(backend) : NULL;
-    const bool warned = n_warn == 1 && strstr(last_message, "mm_split_sum") && strstr(last_message, "unsplit");
-    stop(backend);
-    unsetenv("GGMLC_VK_COOPMAT_SPLIT");
-    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
-    float *ref = cpu ? run_split_product(cpu) : NULL;
-    ggml_backend_free(cpu);
-    ggmlc_shutdown();
-    if (tap_ok(ref && out && warned, "pipeline:mm_split_sum: the product computes, with a warning (%s; %s)",
-               out ? "yes" : ggmlc_last_error(), last_message))
-        ok_nmse(out, ref, 64 * 16, 1e-6, "pipeline:mm_split_sum: unsplit, the CPU's result");
-    free(out);
-    free(ref);
 }
 
 /* One query of 4 heads over 600 keys (f32): split keys when $GGMLC_VK_FA_SPLIT asks for it. */
@@ -350,29 +297,71 @@ static float *run_attention(ggml_backend_t backend) {
     return compute_filled(backend, ctx, attention_node(ctx), 7);
 }
 
-/* The split-key combine's pipeline fails: flash attention keeps the unsplit kernel (right, said
- * once) and stays on the GPU. */
-static void check_attention_split_fallback(void) {
-    setenv("GGMLC_VK_FA_SPLIT", "3", 1);
-    ggml_backend_t backend = start("pipeline:fattn_combine");
-    float *out = backend ? run_attention(backend) : NULL;
-    const bool warned = n_warn == 1 && strstr(last_message, "fattn_combine") && strstr(last_message, "unsplit");
+static bool claims_attention(ggml_backend_t backend) {
     struct ggml_context *ctx = small_context();
-    const bool claimed = backend && ggml_backend_supports_op(backend, attention_node(ctx));
+    const bool claimed = ggml_backend_supports_op(backend, attention_node(ctx));
     ggml_free(ctx);
+    return claimed;
+}
+
+/* A pipeline whose failure the kernel needing it survives on the GPU: the graph computes, right, with a
+ * warning that names the shader and what runs instead. */
+struct gpu_fallback {
+    const char *spec;                        /* the fault, pipeline:NAME */
+    const char *cap;                         /* a device cap the case needs, or NULL */
+    const char *env, *env_value;             /* a setting that makes the kernel need the pipeline, or NULL */
+    float *(*run)(ggml_backend_t backend);   /* the graph: its output (malloc'd) */
+    int n_out;
+    const char *instead;                     /* in the warning */
+    bool several;                            /* the fault hits several variants, each told once */
+    bool (*claims)(ggml_backend_t backend);  /* the op still claimed afterwards, or NULL: not checked */
+    const char *computes, *result;           /* what the checks say */
+};
+
+static bool device_has(const char *cap) {
+    ggml_backend_reg_t reg = (ggmlc_init(), ggml_backend_reg_by_name("vulkan"));
+    const bool has = reg && ggml_backend_reg_dev_count(reg) && strstr(ggmlc_device_caps(ggml_backend_reg_dev_get(reg, 0)), cap);
+    ggmlc_shutdown();
+    return has;
+}
+
+static void check_gpu_fallback(const struct gpu_fallback *f) {
+    if (f->cap && !device_has(f->cap)) {
+        tap_skip("the device lacks what the case needs", "%s: the device has no %s", f->spec, f->cap);
+        return;
+    }
+    if (f->env) setenv(f->env, f->env_value, 1);
+    ggml_backend_t backend = start(f->spec);
+    float *out = backend ? f->run(backend) : NULL;
+    const bool warned = (f->several ? n_warn >= 1 : n_warn == 1) && strstr(last_message, strchr(f->spec, ':') + 1) &&
+                        strstr(last_message, f->instead);
+    const bool claimed = !f->claims || (backend && f->claims(backend));
     stop(backend);
-    unsetenv("GGMLC_VK_FA_SPLIT");
-    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
-    float *ref = cpu ? run_attention(cpu) : NULL;
+    if (f->env) unsetenv(f->env);
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL); /* after stop: the plugin starts again without faults */
+    float *ref = cpu ? f->run(cpu) : NULL;
     ggml_backend_free(cpu);
     ggmlc_shutdown();
-    if (tap_ok(ref && out && warned, "pipeline:fattn_combine: split attention computes, with a warning (%s; %s)",
-               out ? "yes" : ggmlc_last_error(), last_message))
-        ok_nmse(out, ref, 64 * 4, 1e-6, "pipeline:fattn_combine: on the unsplit kernel, the CPU's result");
-    tap_ok(claimed, "pipeline:fattn_combine: flash attention is still claimed afterwards");
+    if (tap_ok(ref && out && warned, "%s: %s, with a warning (%s; %s)", f->spec, f->computes, out ? "yes" : ggmlc_last_error(),
+               last_message))
+        ok_nmse(out, ref, f->n_out, 1e-6, "%s: %s", f->spec, f->result);
+    if (f->claims) tap_ok(claimed, "%s: the op is still claimed afterwards", f->spec);
     free(out);
     free(ref);
 }
+
+/* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM) and the split-k sum
+ * (Mesa 26's lavapipe has them: tests/test-vulkan-next.sh), flash attention's split-key combine (any device). */
+static const struct gpu_fallback gpu_fallbacks[] = {
+    {"pipeline:mm_coopmat_flex", "coopmat-flex", NULL, NULL, run_f16_product, 256 * 128, "instead", true, NULL,
+     "the f16 product computes", "on the next kernel, the CPU's result"},
+    {"pipeline:mm_coopmat", "coopmat-khr", NULL, NULL, run_f16_product, 256 * 128, "instead", true, NULL,
+     "the f16 product computes", "on the next kernel, the CPU's result"},
+    {"pipeline:mm_split_sum", "coopmat-khr", "GGMLC_VK_COOPMAT_SPLIT", "3", run_split_product, 64 * 16, "unsplit", false, NULL,
+     "the product computes", "unsplit, the CPU's result"},
+    {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, "unsplit", false, claims_attention,
+     "split attention computes", "on the unsplit kernel, the CPU's result"},
+};
 
 static void check_lost(void) {
     ggml_backend_t backend = start("lost");
@@ -434,10 +423,7 @@ int main(void) {
     check_computes("pipeline", "every pipeline fails to compile");
     check_pipeline_declined();
     check_requantize();
-    check_coopmat_fallback("pipeline:mm_coopmat_flex", "coopmat-flex");
-    check_coopmat_fallback("pipeline:mm_coopmat", "coopmat-khr");
-    check_attention_split_fallback();
-    check_split_sum_fallback();
+    for (size_t i = 0; i < sizeof gpu_fallbacks / sizeof *gpu_fallbacks; i++) check_gpu_fallback(&gpu_fallbacks[i]);
     check_lost();
     free(reference);
     return tap_done();
