@@ -297,6 +297,14 @@ static float *run_attention(ggml_backend_t backend) {
     return compute_filled(backend, ctx, attention_node(ctx), 7);
 }
 
+/* A q8_0 product of 2 columns: the integer-dot mat-vec when $GGMLC_VK_MVQ_KERNEL=dot (the float kernels keep
+ * b in f32 where the CPU quantizes it, hence their 1e-4 bound). */
+static float *run_q8_0_product(ggml_backend_t backend) {
+    struct ggml_context *ctx = small_context();
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 2);
+    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 9);
+}
+
 static bool claims_attention(ggml_backend_t backend) {
     struct ggml_context *ctx = small_context();
     const bool claimed = ggml_backend_supports_op(backend, attention_node(ctx));
@@ -312,6 +320,7 @@ struct gpu_fallback {
     const char *env, *env_value;             /* a setting that makes the kernel need the pipeline, or NULL */
     float *(*run)(ggml_backend_t backend);   /* the graph: its output (malloc'd) */
     int n_out;
+    double nmse;                             /* from the CPU's output at most */
     const char *instead;                     /* in the warning */
     bool several;                            /* the fault hits several variants, each told once */
     bool (*claims)(ggml_backend_t backend);  /* the op still claimed afterwards, or NULL: not checked */
@@ -344,22 +353,25 @@ static void check_gpu_fallback(const struct gpu_fallback *f) {
     ggmlc_shutdown();
     if (tap_ok(ref && out && warned, "%s: %s, with a warning (%s; %s)", f->spec, f->computes, out ? "yes" : ggmlc_last_error(),
                last_message))
-        ok_nmse(out, ref, f->n_out, 1e-6, "%s: %s", f->spec, f->result);
+        ok_nmse(out, ref, f->n_out, f->nmse, "%s: %s", f->spec, f->result);
     if (f->claims) tap_ok(claimed, "%s: the op is still claimed afterwards", f->spec);
     free(out);
     free(ref);
 }
 
 /* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM) and the split-k sum
- * (Mesa 26's lavapipe has them: tests/test-vulkan-next.sh), flash attention's split-key combine (any device). */
+ * (Mesa 26's lavapipe has them: tests/test-vulkan-next.sh), the activations' quantization for the
+ * integer-dot mat-vec, flash attention's split-key combine (any device). */
 static const struct gpu_fallback gpu_fallbacks[] = {
-    {"pipeline:mm_coopmat_flex", "coopmat-flex", NULL, NULL, run_f16_product, 256 * 128, "instead", true, NULL,
+    {"pipeline:mm_coopmat_flex", "coopmat-flex", NULL, NULL, run_f16_product, 256 * 128, 1e-6, "instead", true, NULL,
      "the f16 product computes", "on the next kernel, the CPU's result"},
-    {"pipeline:mm_coopmat", "coopmat-khr", NULL, NULL, run_f16_product, 256 * 128, "instead", true, NULL,
+    {"pipeline:mm_coopmat", "coopmat-khr", NULL, NULL, run_f16_product, 256 * 128, 1e-6, "instead", true, NULL,
      "the f16 product computes", "on the next kernel, the CPU's result"},
-    {"pipeline:mm_split_sum", "coopmat-khr", "GGMLC_VK_COOPMAT_SPLIT", "3", run_split_product, 64 * 16, "unsplit", false, NULL,
+    {"pipeline:mm_split_sum", "coopmat-khr", "GGMLC_VK_COOPMAT_SPLIT", "3", run_split_product, 64 * 16, 1e-6, "unsplit", false, NULL,
      "the product computes", "unsplit, the CPU's result"},
-    {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, "unsplit", false, claims_attention,
+    {"pipeline:quantize_q8", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_product, 40 * 2, 1e-4, "float kernels", false, NULL,
+     "the q8_0 product computes", "on the float kernel, the CPU's result"},
+    {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, 1e-6, "unsplit", false, claims_attention,
      "split attention computes", "on the unsplit kernel, the CPU's result"},
 };
 

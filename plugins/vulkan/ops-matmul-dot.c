@@ -52,7 +52,7 @@ static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tens
 static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const char *choice = getenv("GGMLC_VK_MVQ_KERNEL");
     return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
-           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && d->caps.int_dot && d->caps.subgroup_shuffle &&
+           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !d->quantize_q8_failed && d->caps.int_dot && d->caps.subgroup_shuffle &&
            (choice ? strcmp(choice, "dot") == 0 : d->caps.int_dot_fast);
 }
 
@@ -119,12 +119,16 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
 }
 
 /* b quantized at scratch offset *at (by an earlier product of the segment, or now: status in *st);
- * false when the scratch memory does not hold it. */
+ * false when the scratch memory does not hold it, or quantize-q8.comp's pipeline failed (the
+ * products then take the float kernels, from then on). */
 static bool quantized_b(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
     VkDeviceSize scales_at;
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, at)) return true;
+    if (!vk_optional_pipeline(rec->d, VK_SHADER_QUANTIZE_Q8, &rec->d->quantize_q8_failed,
+                              "the matrix-vector products take the float kernels"))
+        return false;
     if (!vk_scratch_take(rec, bytes, at)) return false;
     *st = quantize_q8_record(rec, b, *at, bytes, scales_at);
     return true;

@@ -166,6 +166,7 @@ struct vk_device {
     bool coopmat_nv_failed;          /* an NV coopmat pipeline failed: the tiled GEMM from then on */
     bool attn_split_failed;          /* fattn_combine's pipeline failed: unsplit flash attention from then on */
     bool coopmat_split_failed;       /* mm_split_sum's pipeline failed: unsplit coopmat products from then on */
+    bool quantize_q8_failed;         /* quantize_q8's pipeline failed: float-activation mat-vecs from then on */
 };
 
 /* ---------------------------------------------------------- instance */
