@@ -305,6 +305,13 @@ static float *run_q8_0_product(ggml_backend_t backend) {
     return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 9);
 }
 
+/* A 64x32 product of q8_0 weights: dequantized into f16 for the cooperative-matrix kernel. */
+static float *run_dequantized_product(ggml_backend_t backend) {
+    struct ggml_context *ctx = small_context();
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 64), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 32);
+    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 10);
+}
+
 static bool claims_attention(ggml_backend_t backend) {
     struct ggml_context *ctx = small_context();
     const bool claimed = ggml_backend_supports_op(backend, attention_node(ctx));
@@ -359,8 +366,9 @@ static void check_gpu_fallback(const struct gpu_fallback *f) {
     free(ref);
 }
 
-/* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM) and the split-k sum
- * (Mesa 26's lavapipe has them: tests/test-vulkan-next.sh), the activations' quantization for the
+/* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM), the split-k sum, the
+ * activations' packing and the weights' dequantization for them (Mesa 26's lavapipe has them:
+ * tests/test-vulkan-next.sh), the activations' quantization for the
  * integer-dot mat-vec, flash attention's split-key combine (any device). */
 static const struct gpu_fallback gpu_fallbacks[] = {
     {"pipeline:mm_coopmat_flex", "coopmat-flex", NULL, NULL, run_f16_product, 256 * 128, 1e-6, "instead", true, NULL,
@@ -369,6 +377,10 @@ static const struct gpu_fallback gpu_fallbacks[] = {
      "the f16 product computes", "on the next kernel, the CPU's result"},
     {"pipeline:mm_split_sum", "coopmat-khr", "GGMLC_VK_COOPMAT_SPLIT", "3", run_split_product, 64 * 16, 1e-6, "unsplit", false, NULL,
      "the product computes", "unsplit, the CPU's result"},
+    {"pipeline:pack_f16", "coopmat-khr", "GGMLC_VK_COOPMAT_PACK", "1", run_f16_product, 256 * 128, 1e-6, "f32 activations", false,
+     NULL, "the f16 product computes", "reading f32 b, the CPU's result"},
+    {"pipeline:dequant_q8_0_f16", "coopmat-khr", NULL, NULL, run_dequantized_product, 64 * 32, 1e-4, "tiled GEMM", false, NULL,
+     "the q8_0 product computes", "on the tiled GEMM, the CPU's result"},
     {"pipeline:quantize_q8", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_product, 40 * 2, 1e-4, "float kernels", false, NULL,
      "the q8_0 product computes", "on the float kernel, the CPU's result"},
     {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, 1e-6, "unsplit", false, claims_attention,

@@ -94,7 +94,7 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
 static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const char *env = getenv("GGMLC_VK_COOPMAT_DEQUANT");
     const long min_cols = env ? atol(env) : MV_MAX_N + 1;
-    return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
+    return vk_is_block_quant(a->type) && !d->dequant_f16_failed && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
            vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
            ggml_nelements(a) <= UINT32_MAX &&
            vk_shader_present(vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
@@ -133,10 +133,12 @@ static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tenso
 }
 
 /* b packed into f16 at scratch offset *at, made earlier in this segment or now (its dispatch's
- * status in *st); false when the reserve's optional part does not hold it (the product then reads b). */
+ * status in *st); false when the reserve's optional part does not hold it or pack-f16.comp's pipeline
+ * failed (the product then reads b). */
 static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_PACK_F16, at)) return true;
+    if (!vk_optional_pipeline(rec->d, VK_SHADER_PACK_F16, &rec->d->pack_f16_failed, "the products read f32 activations")) return false;
     const VkDeviceSize bytes = vk_scratch_round(vk_f16_bytes(b));
     if (bytes > rec->optional_left || !vk_scratch_take(rec, vk_f16_bytes(b), at)) return false;
     rec->optional_left -= bytes;
@@ -254,6 +256,9 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     const bool dequant = coopmat_dequants_a(d, a, b);
     *retry = false;
     if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
+    if (dequant && !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), &d->dequant_f16_failed,
+                                         "block-format weights take the tiled GEMM"))
+        return false;
     uint32_t splits = coopmat_splits(a, b, tiles);
     if (splits > 1 && (!vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &transient_at) ||
                        !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, &d->coopmat_split_failed, "the products run unsplit")))

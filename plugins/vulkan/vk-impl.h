@@ -167,6 +167,8 @@ struct vk_device {
     bool attn_split_failed;          /* fattn_combine's pipeline failed: unsplit flash attention from then on */
     bool coopmat_split_failed;       /* mm_split_sum's pipeline failed: unsplit coopmat products from then on */
     bool quantize_q8_failed;         /* quantize_q8's pipeline failed: float-activation mat-vecs from then on */
+    bool pack_f16_failed;            /* pack_f16's pipeline failed: coopmat products read f32 activations from then on */
+    bool dequant_f16_failed;         /* a dequant_*_f16 pipeline failed: block-format weights on the tiled GEMM from then on */
 };
 
 /* ---------------------------------------------------------- instance */
