@@ -368,8 +368,8 @@ static void check_gpu_fallback(const struct gpu_fallback *f) {
 
 /* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM), the split-k sum, the
  * activations' packing and the weights' dequantization for them (Mesa 26's lavapipe has them:
- * tests/test-vulkan-next.sh), the activations' quantization for the
- * integer-dot mat-vec, flash attention's split-key combine (any device). */
+ * tests/test-vulkan-next.sh), the integer-dot mat-vec and its activations' quantization, flash
+ * attention's split-key combine (any device). */
 static const struct gpu_fallback gpu_fallbacks[] = {
     {"pipeline:mm_coopmat_flex", "coopmat-flex", NULL, NULL, run_f16_product, 256 * 128, 1e-6, "instead", true, NULL,
      "the f16 product computes", "on the next kernel, the CPU's result"},
@@ -382,6 +382,8 @@ static const struct gpu_fallback gpu_fallbacks[] = {
     {"pipeline:dequant_q8_0_f16", "coopmat-khr", NULL, NULL, run_dequantized_product, 64 * 32, 1e-4, "tiled GEMM", false, NULL,
      "the q8_0 product computes", "on the tiled GEMM, the CPU's result"},
     {"pipeline:quantize_q8", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_product, 40 * 2, 1e-4, "float kernels", false, NULL,
+     "the q8_0 product computes", "on the float kernel, the CPU's result"},
+    {"pipeline:mvqd_q8_0", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_product, 40 * 2, 1e-4, "float kernels", false, NULL,
      "the q8_0 product computes", "on the float kernel, the CPU's result"},
     {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, 1e-6, "unsplit", false, claims_attention,
      "split attention computes", "on the unsplit kernel, the CPU's result"},

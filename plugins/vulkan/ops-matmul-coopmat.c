@@ -138,7 +138,7 @@ static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tenso
 static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_PACK_F16, at)) return true;
-    if (!vk_optional_pipeline(rec->d, VK_SHADER_PACK_F16, &rec->d->pack_f16_failed, "the products read f32 activations")) return false;
+    if (!vk_optional_pipeline(rec->d, VK_SHADER_PACK_F16, NULL, 0, &rec->d->pack_f16_failed, "the products read f32 activations")) return false;
     const VkDeviceSize bytes = vk_scratch_round(vk_f16_bytes(b));
     if (bytes > rec->optional_left || !vk_scratch_take(rec, vk_f16_bytes(b), at)) return false;
     rec->optional_left -= bytes;
@@ -256,12 +256,12 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     const bool dequant = coopmat_dequants_a(d, a, b);
     *retry = false;
     if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
-    if (dequant && !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), &d->dequant_f16_failed,
+    if (dequant && !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), NULL, 0, &d->dequant_f16_failed,
                                          "block-format weights take the tiled GEMM"))
         return false;
     uint32_t splits = coopmat_splits(a, b, tiles);
     if (splits > 1 && (!vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &transient_at) ||
-                       !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, &d->coopmat_split_failed, "the products run unsplit")))
+                       !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, NULL, 0, &d->coopmat_split_failed, "the products run unsplit")))
         splits = 1; /* no room for the partial results, or no kernel to add them: unsplit */
     *st = GGML_STATUS_SUCCESS;
     if (dequant && (*st = vk_dequant_f16_record(rec, a, transient_at)) != GGML_STATUS_SUCCESS) return true;

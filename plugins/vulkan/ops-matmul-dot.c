@@ -52,7 +52,8 @@ static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tens
 static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const char *choice = getenv("GGMLC_VK_MVQ_KERNEL");
     return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
-           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !d->quantize_q8_failed && d->caps.int_dot && d->caps.subgroup_shuffle &&
+           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !d->quantize_q8_failed && !d->mvq_dot_failed && d->caps.int_dot &&
+           d->caps.subgroup_shuffle &&
            (choice ? strcmp(choice, "dot") == 0 : d->caps.int_dot_fast);
 }
 
@@ -96,14 +97,14 @@ static enum ggml_status quantize_q8_record(struct vk_rec *rec, const struct ggml
     return s;
 }
 
-/* The product, from b quantized at scratch offset at (by quantize_q8_record). */
-static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
-                                       VkDeviceSize at, VkDeviceSize bytes, VkDeviceSize scales_at) {
+/* The product with the kernel's constants spec, from b quantized at scratch offset at (by quantize_q8_record). */
+static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct ggml_tensor *node, const uint32_t spec[3],
+                                               const struct mvq_dot_tune *t, VkDeviceSize at, VkDeviceSize bytes,
+                                               VkDeviceSize scales_at) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("mvqd_%s", ggml_type_name(a->type)));
-    const uint32_t spec[3] = {t->wg, t->rows, (uint32_t)b->ne[1]};
-    memcpy(ds.spec, spec, sizeof spec);
+    memcpy(ds.spec, spec, 3 * sizeof *spec);
     ds.n_spec = 3;
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], t->rows, ds.groups);
     if (t->groups && (uint64_t)ds.groups[0] * ds.groups[1] > t->groups) /* the shader strides over the rest */
@@ -118,6 +119,13 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
     return vk_record_dispatch(rec, &ds);
 }
 
+/* Whether the integer-dot kernel `kernel` (mvqd or mvqd_id) of a's type builds with these constants; when
+ * it does not, the products take the float kernels from then on (said once). */
+static bool mvq_dot_pipeline(struct vk_device *d, const char *kernel, enum ggml_type type, const uint32_t spec[3]) {
+    return vk_optional_pipeline(d, vk_shader_find("%s_%s", kernel, ggml_type_name(type)), spec, 3, &d->mvq_dot_failed,
+                                "the matrix-vector products take the float kernels");
+}
+
 /* b quantized at scratch offset *at (by an earlier product of the segment, or now: status in *st);
  * false when the scratch memory does not hold it, or quantize-q8.comp's pipeline failed (the
  * products then take the float kernels, from then on). */
@@ -126,7 +134,7 @@ static bool quantized_b(struct vk_rec *rec, const struct ggml_tensor *b, VkDevic
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, at)) return true;
-    if (!vk_optional_pipeline(rec->d, VK_SHADER_QUANTIZE_Q8, &rec->d->quantize_q8_failed,
+    if (!vk_optional_pipeline(rec->d, VK_SHADER_QUANTIZE_Q8, NULL, 0, &rec->d->quantize_q8_failed,
                               "the matrix-vector products take the float kernels"))
         return false;
     if (!vk_scratch_take(rec, bytes, at)) return false;
@@ -156,11 +164,12 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     struct mvq_dot_tune t;
     VkDeviceSize at, scales_at;
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
-    if (!mvq_dot_id_choose(rec->d, node, &t) || !quantized_b(rec, b, &at, st)) return false;
+    if (!mvq_dot_id_choose(rec->d, node, &t)) return false;
+    const uint32_t spec[3] = {t.wg, t.rows, 1};
+    if (!mvq_dot_pipeline(rec->d, "mvqd_id", as->type, spec) || !quantized_b(rec, b, &at, st)) return false;
     if (*st != GGML_STATUS_SUCCESS) return true;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("mvqd_id_%s", ggml_type_name(as->type)));
-    const uint32_t spec[3] = {t.wg, t.rows, 1};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 3;
     vk_push_matmul_id(&ds, node, vk_quant_unit(as->type));
@@ -189,7 +198,9 @@ bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, enum 
     struct mvq_dot_tune t;
     VkDeviceSize at, scales_at;
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
-    if (!mvq_dot_choose(rec->d, a, b, &t) || !quantized_b(rec, b, &at, st)) return false;
-    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, &t, at, bytes, scales_at);
+    if (!mvq_dot_choose(rec->d, a, b, &t)) return false;
+    const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
+    if (!mvq_dot_pipeline(rec->d, "mvqd", a->type, spec) || !quantized_b(rec, b, &at, st)) return false;
+    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, spec, &t, at, bytes, scales_at);
     return true;
 }

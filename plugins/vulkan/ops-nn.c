@@ -167,7 +167,7 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     VkDeviceSize at = 0;
     if (ns > 1 && (!vk_scratch_transient(rec, partials, &at) ||
-                   !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, &rec->d->attn_split_failed, "flash attention takes the unsplit kernel")))
+                   !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, &rec->d->attn_split_failed, "flash attention takes the unsplit kernel")))
         ns = 1; /* unsplit */
     const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
     struct vk_dispatch ds;

@@ -167,6 +167,7 @@ struct vk_device {
     bool attn_split_failed;          /* fattn_combine's pipeline failed: unsplit flash attention from then on */
     bool coopmat_split_failed;       /* mm_split_sum's pipeline failed: unsplit coopmat products from then on */
     bool quantize_q8_failed;         /* quantize_q8's pipeline failed: float-activation mat-vecs from then on */
+    bool mvq_dot_failed;             /* an integer-dot mat-vec pipeline failed: float-activation mat-vecs from then on */
     bool pack_f16_failed;            /* pack_f16's pipeline failed: coopmat products read f32 activations from then on */
     bool dequant_f16_failed;         /* a dequant_*_f16 pipeline failed: block-format weights on the tiled GEMM from then on */
 };
@@ -239,10 +240,12 @@ VK_HIDDEN VkDeviceSize vk_tensor_offset(const struct vk_buffer *b, const struct 
  * the node on the CPU instead.  has_fallback: the caller takes another kernel instead, so
  * the failure is recorded as the error, not logged. */
 VK_HIDDEN VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool has_fallback);
-/* Whether the pipeline of a helper kernel a path can do without (no spec constants) builds: when the
- * driver fails to compile it, *failed is set and "<the error>; <instead> instead" logged once as a
- * warning, and the caller takes the path without it from then on (false at once while *failed). */
-VK_HIDDEN bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, bool *failed, const char *instead);
+/* Whether the pipeline of a kernel that a path can do without builds (spec constants spec[0..n_spec),
+ * spec NULL for none): when the driver fails to compile it, *failed is set and "<the error>; <instead>
+ * instead" logged once as a warning, and the caller takes the path without it from then on (false at
+ * once while *failed). */
+VK_HIDDEN bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool *failed,
+                                    const char *instead);
 /* Number of storage-buffer bindings the shader declares. */
 VK_HIDDEN int vk_shader_bindings(enum vk_shader_id id);
 /* Prepare the pipeline table and load the on-disk pipeline cache. */
