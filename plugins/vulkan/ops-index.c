@@ -29,10 +29,9 @@ static bool get_rows_supports(const struct vk_device *d, const struct ggml_tenso
 
 static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *idx = node->src[1];
-    const bool quant = vk_is_block_quant(a->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("getrows_%s", ggml_type_name(a->type)));
-    const size_t ta = quant ? vk_quant_unit(a->type) : ggml_type_size(a->type);
+    const size_t ta = vk_addr_unit(a->type);
     for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
     for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
     vk_push_shape(ds.push, 7, node);
@@ -146,10 +145,10 @@ bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *
     return float_ok(d, a) && quant_dest_ok(d, node);                                     /* quantized from f32, f16 or bf16 */
 }
 
-/* cpy-dequant.comp's dispatch of source a (its shape, row strides in vk_quant_unit, bound first),
+/* cpy-dequant.comp's dispatch of source a (its shape, row strides in vk_addr_unit, bound first),
  * one value per invocation; the destination's push words (7..14) and binding are the caller's. */
 static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds, enum vk_shader_id shader, const struct ggml_tensor *a) {
-    const size_t unit = vk_quant_unit(a->type);
+    const size_t unit = vk_addr_unit(a->type);
     vk_dispatch_init(ds, shader);
     for (int i = 0; i < 4; i++) ds->push[i] = (uint32_t)a->ne[i];
     for (int i = 1; i < 4; i++) ds->push[3 + i] = (uint32_t)(a->nb[i] / unit);

@@ -110,10 +110,10 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
     if (t->groups && (uint64_t)ds.groups[0] * ds.groups[1] > t->groups) /* the shader strides over the rest */
         vk_groups_1d(rec->d, t->groups, 1, ds.groups);
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
-    vk_push_matmul(&ds, node, vk_quant_unit(a->type), 4);
+    vk_push_matmul(&ds, node, vk_addr_unit(a->type), 4);
     ds.push[16] = 0;                             /* off_b: the quants start the binding (uvec4 units) */
     ds.push[20] = (uint32_t)(scales_at / 8);     /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
-    vk_dispatch_bind(&ds, a, false, (uint32_t)vk_quant_unit(a->type), 15);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)vk_addr_unit(a->type), 15);
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, node, true, 4, 17);
     return vk_record_dispatch(rec, &ds);
@@ -172,12 +172,12 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     vk_dispatch_init(&ds, vk_shader_find("mvqd_id_%s", ggml_type_name(as->type)));
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 3;
-    vk_push_matmul_id(&ds, node, vk_quant_unit(as->type));
+    vk_push_matmul_id(&ds, node, vk_addr_unit(as->type));
     ds.push[15] = 0;                         /* off_b: the quants start the binding (uvec4 units) */
     ds.push[18] = (uint32_t)(scales_at / 8); /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
     vk_groups_1d(rec->d, (uint64_t)as->ne[1], t.rows, ds.groups);
     ds.groups[2] = (uint32_t)(ids->ne[0] * ids->ne[1]);
-    vk_dispatch_bind(&ds, as, false, (uint32_t)vk_quant_unit(as->type), 14);
+    vk_dispatch_bind(&ds, as, false, (uint32_t)vk_addr_unit(as->type), 14);
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, ids, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);

@@ -30,8 +30,7 @@ static bool use_mv(const struct ggml_tensor *node) {
     return node->src[2]->ne[1] <= MV_ID_MAX_TOKENS;
 }
 
-/* Weights: whole rows with unit stride along k; strides in vk_quant_unit (quantized)
- * or elements, within 32 bits. */
+/* Weights: whole rows with unit stride along k; strides in vk_addr_unit, within 32 bits. */
 static bool weights_ok(const struct vk_device *d, const struct ggml_tensor *as) {
     if (as->nb[0] != ggml_type_size(as->type)) return false;
     if (!vk_is_block_quant(as->type)) return vk_float_code(as->type) >= 0 && vk_type_ok(d, as->type) && vk_shape_fits(as);
@@ -78,8 +77,8 @@ void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *
  * otherwise; more: mm-id.comp. */
 static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
-    const bool quant = vk_is_block_quant(as->type), mv = use_mv(node);
-    const size_t a_unit = quant ? vk_quant_unit(as->type) : ggml_type_size(as->type);
+    const bool mv = use_mv(node);
+    const size_t a_unit = vk_addr_unit(as->type);
     enum ggml_status st;
     if (mv && vk_mvq_dot_id_record(rec, node, &st)) return st;
     struct vk_dispatch ds;

@@ -235,7 +235,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     const bool mat_vec = b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type);
     if (!mat_vec && vk_coopmat_record(rec, node, &st)) return st;
     struct vk_dispatch ds;
-    size_t a_unit = vk_is_block_quant(a->type) ? vk_quant_unit(a->type) : ggml_type_size(a->type), b_unit = ggml_type_size(b->type);
+    size_t a_unit = vk_addr_unit(a->type), b_unit = ggml_type_size(b->type);
     if (mat_vec) {
         mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
     } else {
@@ -280,7 +280,7 @@ static bool out_prod_supports(const struct vk_device *d, const struct ggml_tenso
 static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
-    const size_t ta = quant ? vk_quant_unit(a->type) : ggml_type_size(a->type), tb = ggml_type_size(b->type);
+    const size_t ta = vk_addr_unit(a->type), tb = ggml_type_size(b->type);
     const struct mm_tiles t = mm_tiles_for(rec->d);
     struct vk_dispatch ds;
     if (quant)

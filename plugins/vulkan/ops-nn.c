@@ -91,9 +91,6 @@ static bool attn_kv_ok(const struct vk_device *d, const struct ggml_tensor *t, e
     return vk_float_code(type) >= 0 && vk_type_ok(d, type) && vk_shape_fits(t);
 }
 
-/* K and V strides and offsets in elements, or 16-bit words for blocks */
-static size_t attn_kv_unit(enum ggml_type type) { return attn_kv_quant(type) ? 2 : ggml_type_size(type); }
-
 /* op_params: f32 [0] scale, [1] max_bias, [2] logit_softcap; src: q, k, v, mask, sinks. */
 static bool flash_attn_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
@@ -159,7 +156,7 @@ static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggm
 
 static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
-    const size_t tk = attn_kv_unit(k->type);
+    const size_t tk = vk_addr_unit(k->type);
     const float max_bias = vk_param_f32(node, 1);
     const uint32_t n_head = (uint32_t)q->ne[2];
     const uint32_t n_head_log2 = 1u << (uint32_t)floor(log2((double)n_head));

@@ -398,9 +398,10 @@ VK_HIDDEN int vk_float_code(enum ggml_type type);
 /* Quantized types the shaders dequantize (shaders/quant.glsl): Q4_0, Q4_1, Q5_0, Q5_1,
  * Q8_0, IQ4_NL, MXFP4 (32-value blocks), Q2_K..Q6_K and IQ4_XS (256-value super-blocks). */
 VK_HIDDEN bool vk_is_block_quant(enum ggml_type t);
-/* The unit, in bytes, that the shaders address a block-format tensor in (QUNIT_T,
- * shaders/types.glsl): 2 (16-bit words), 1 for MXFP4, whose 17-byte blocks start on odd bytes. */
-VK_HIDDEN size_t vk_quant_unit(enum ggml_type t);
+/* The unit, in bytes, that the shaders address tensors of type t in: the element for the
+ * other types; for block formats (QUNIT_T, shaders/types.glsl) 2 (16-bit words), or 1 for
+ * MXFP4, whose 17-byte blocks start on odd bytes. */
+VK_HIDDEN size_t vk_addr_unit(enum ggml_type t);
 /* Whether quant.glsl's decoders can read block-format tensor t on device d: a type of
  * vk_is_block_quant the device can load (16-bit storage, and bytes for MXFP4), whole blocks
  * per row at unit block stride, and strides and size in whole units within 32 bits. */

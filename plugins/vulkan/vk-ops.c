@@ -42,12 +42,15 @@ bool vk_is_block_quant(enum ggml_type t) {
            t == GGML_TYPE_IQ4_NL || t == GGML_TYPE_IQ4_XS || t == GGML_TYPE_MXFP4;
 }
 
-size_t vk_quant_unit(enum ggml_type t) { return t == GGML_TYPE_MXFP4 ? 1 : 2; }
+size_t vk_addr_unit(enum ggml_type t) {
+    if (!vk_is_block_quant(t)) return ggml_type_size(t);
+    return t == GGML_TYPE_MXFP4 ? 1 : 2;
+}
 
 bool vk_quant_readable(const struct vk_device *d, const struct ggml_tensor *t) {
     if (!vk_is_block_quant(t->type) || !d->caps.storage16 || (t->type == GGML_TYPE_MXFP4 && !d->caps.int8)) return false;
     if (t->ne[0] % ggml_blck_size(t->type) != 0 || t->nb[0] != ggml_type_size(t->type)) return false;
-    const size_t unit = vk_quant_unit(t->type);
+    const size_t unit = vk_addr_unit(t->type);
     for (int i = 1; i < 4; i++)
         if (t->nb[i] % unit != 0 || t->nb[i] / unit > UINT32_MAX) return false;
     return ggml_nbytes(t) / unit <= UINT32_MAX;
