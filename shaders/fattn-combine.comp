@@ -14,6 +14,8 @@ layout(push_constant) uniform PC {
     uint off_s, off_d;
 } p;
 
+shared float weight[64]; // exp(m_s - m) of each split (NS <= 64: ATTN_SPLIT_MAX in ops-nn.c), 0 for empty ones
+
 void main() {
     const uint r = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, t = gl_LocalInvocationID.x;
     if (r >= p.rows) return;
@@ -21,18 +23,17 @@ void main() {
     const float NEG_INF = -1.0 / 0.0;
     float m = p.sinks != 0 ? data_s[p.off_s + r % p.H] : NEG_INF;
     for (uint s = 0; s < p.NS; s++) m = max(m, data_p[base + s * ps + p.DV]);
-    float l = p.sinks != 0 && m != NEG_INF ? exp(data_s[p.off_s + r % p.H] - m) : 0.0;
-    for (uint s = 0; s < p.NS; s++) {
-        const float ms = data_p[base + s * ps + p.DV];
-        if (ms != NEG_INF) l += exp(ms - m) * data_p[base + s * ps + p.DV + 1];
+    if (t < p.NS) {
+        const float ms = data_p[base + t * ps + p.DV];
+        weight[t] = ms != NEG_INF ? exp(ms - m) : 0.0;
     }
+    barrier();
+    float l = p.sinks != 0 && m != NEG_INF ? exp(data_s[p.off_s + r % p.H] - m) : 0.0;
+    for (uint s = 0; s < p.NS; s++) l += weight[s] * data_p[base + s * ps + p.DV + 1];
     const float inv = l > 0.0 ? 1.0 / l : 0.0;
     for (uint c = t; c < p.DV; c += 128) {
         float v = 0.0;
-        for (uint s = 0; s < p.NS; s++) {
-            const float ms = data_p[base + s * ps + p.DV];
-            if (ms != NEG_INF) v += exp(ms - m) * data_p[base + s * ps + c];
-        }
+        for (uint s = 0; s < p.NS; s++) v += weight[s] * data_p[base + s * ps + c];
         data_d[d0 + c] = v * inv;
     }
 }

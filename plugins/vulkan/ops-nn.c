@@ -80,7 +80,7 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
 #define ATTN_DK_MAX 576 /* q rows held in shared memory */
 #define ATTN_DV_MAX 512 /* a workgroup of 128 covers four values per thread */
 #define ATTN_WG 128     /* keys per chunk: one per thread */
-#define ATTN_SPLIT_MAX 64
+#define ATTN_SPLIT_MAX 64 /* fattn-combine.comp's shared weights */
 
 /* K and V share one type: f32, f16, bf16, or q8_0 / q4_0 blocks dequantized while read. */
 static bool attn_kv_quant(enum ggml_type type) { return type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0; }
