@@ -270,20 +270,18 @@ static void check_requantize(void) {
     free(ref);
 }
 
-/* A 256x128 product of f16 weights and f32 activations (whole tiles of the cooperative-matrix
- * kernel, so its FLEX variant too). */
-static float *run_f16_product(ggml_backend_t backend) {
+/* The m x n product of weights of type wtype [k, m] and f32 activations [k, n], its leaves filled from seed. */
+static float *run_product(ggml_backend_t backend, enum ggml_type wtype, int64_t k, int64_t m, int64_t n, uint64_t seed) {
     struct ggml_context *ctx = small_context();
-    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 64, 256), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 128);
-    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 6);
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, wtype, k, m), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, n);
+    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), seed);
 }
 
-/* A 64x16 product of f16 weights over k = 1024: few tiles, split along k when $GGMLC_VK_COOPMAT_SPLIT asks. */
-static float *run_split_product(ggml_backend_t backend) {
-    struct ggml_context *ctx = small_context();
-    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 1024, 64), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 1024, 16);
-    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 8);
-}
+/* 256x128 of f16 weights: whole tiles of the cooperative-matrix kernel, so its FLEX variant too. */
+static float *run_f16_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_F16, 64, 256, 128, 6); }
+
+/* 64x16 of f16 weights over k = 1024: few tiles, split along k when $GGMLC_VK_COOPMAT_SPLIT asks. */
+static float *run_split_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_F16, 1024, 64, 16, 8); }
 
 /* One query of 4 heads over 600 keys (f32): split keys when $GGMLC_VK_FA_SPLIT asks for it. */
 static struct ggml_tensor *attention_node(struct ggml_context *ctx) {
@@ -297,20 +295,12 @@ static float *run_attention(ggml_backend_t backend) {
     return compute_filled(backend, ctx, attention_node(ctx), 7);
 }
 
-/* A q8_0 product of 2 columns: the integer-dot mat-vec when $GGMLC_VK_MVQ_KERNEL=dot (the float kernels keep
- * b in f32 where the CPU quantizes it, hence their 1e-4 bound). */
-static float *run_q8_0_product(ggml_backend_t backend) {
-    struct ggml_context *ctx = small_context();
-    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 40), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 2);
-    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 9);
-}
+/* 40x2 of q8_0 weights: the integer-dot mat-vec when $GGMLC_VK_MVQ_KERNEL=dot (the float kernels keep b in
+ * f32 where the CPU quantizes it, hence their 1e-4 bound). */
+static float *run_q8_0_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 256, 40, 2, 9); }
 
-/* A 64x32 product of q8_0 weights: dequantized into f16 for the cooperative-matrix kernel. */
-static float *run_dequantized_product(ggml_backend_t backend) {
-    struct ggml_context *ctx = small_context();
-    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, 256, 64), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 32);
-    return compute_filled(backend, ctx, ggml_mul_mat(ctx, a, b), 10);
-}
+/* 64x32 of q8_0 weights: dequantized into f16 for the cooperative-matrix kernel. */
+static float *run_dequantized_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 256, 64, 32, 10); }
 
 static bool claims_attention(ggml_backend_t backend) {
     struct ggml_context *ctx = small_context();
