@@ -41,12 +41,12 @@ int64_t ggmlc_dataset_sample_size(const struct ggmlc_dataset *d) {
 }
 
 struct ggmlc_array ggmlc_dataset_features(const struct ggmlc_dataset *d) {
-    struct ggmlc_array a = {d->x, d->n, {0}, d->n_dims};
+    struct ggmlc_array a = {d->x, d->n, {0}, d->n_dims, (size_t)(d->n * ggmlc_dataset_sample_size(d))};
     memcpy(a.shape, d->shape, sizeof a.shape);
     return a;
 }
 
-struct ggmlc_array ggmlc_dataset_labels(const struct ggmlc_dataset *d) { return (struct ggmlc_array){d->y, d->n, {1}, 1}; }
+struct ggmlc_array ggmlc_dataset_labels(const struct ggmlc_dataset *d) { return (struct ggmlc_array){d->y, d->n, {1}, 1, (size_t)d->n}; }
 
 /* ------------------------------------------------------------ gz files */
 

@@ -2,7 +2,8 @@
 # test-train-tool.sh - the ggmlc-train command-line tool (TAP): training on the
 # embedded digits reaches a stated test accuracy, --plot writes a well-formed
 # SVG, --save then --load gives the same accuracy, a CSV file trains too, and
-# bad arguments or missing data end with a message and a non-zero status.
+# bad arguments or missing data end with a message and a non-zero status, and data of another
+# shape than the model's are refused.
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 tool="$GGMLC_BUILDDIR/tools/ggmlc-train"
@@ -87,6 +88,28 @@ bad_usage "a folder without IDX files" 3 "train-images-idx3-ubyte.gz" --data "$t
 bad_usage "a missing model file" 3 "cannot load the model" --load "$tmp/absent.gguf"
 head -c 100 "$tmp/m.gguf" >"$tmp/cut.gguf"
 bad_usage "a truncated model file" 3 "cannot load the model" --load "$tmp/cut.gguf"
+
+# Data whose shape differs from the model's: refused with both shapes named, never read past.
+bad_usage "--load of a digits model on 4 features" 3 "the model takes samples of shape (64), the data have samples of shape (4)" \
+    --load "$tmp/m.gguf" --data "$tmp/blobs.csv"
+
+# idx_images FILE N SIDE-OCTAL BYTES: a gzip'd IDX file of N (< 256) blank images of SIDE x SIDE pixels
+idx_images() {
+    { printf '\000\000\010\003\000\000'; printf "$2"; printf '\000\000\000'; printf "$3"; printf '\000\000\000'; printf "$3"
+      head -c "$4" /dev/zero; } | gzip -c >"$1"
+}
+# idx_labels FILE N-OCTAL-2-BYTES COUNT: a gzip'd IDX file of COUNT labels, all 0 but the last (1)
+idx_labels() {
+    { printf '\000\000\010\001\000\000'; printf "$2"; head -c "$(($3 - 1))" /dev/zero; printf '\001'; } | gzip -c >"$1"
+}
+mkdir "$tmp/idx"
+idx_images "$tmp/idx/train-images-idx3-ubyte.gz" '\000\040' '\004' 512  # 32 images of 4 x 4
+idx_labels "$tmp/idx/train-labels-idx1-ubyte.gz" '\000\040' 32
+idx_images "$tmp/idx/t10k-images-idx3-ubyte.gz" '\000\010' '\003' 72   # 8 images of 3 x 3
+idx_labels "$tmp/idx/t10k-labels-idx1-ubyte.gz" '\000\010' 8
+bad_usage "IDX test images of another size than the training images" 3 \
+    "the test samples have shape (1, 3, 3), the training samples (1, 4, 4)" --data "$tmp/idx" --epochs 1
+
 
 echo "1..$n"
 exit $failed
