@@ -91,6 +91,8 @@ struct ggmlc_dataset {
 /* The 8x8 handwritten digits embedded in ggmlc (1797 images, pixels 0..16, shape {1, 8, 8}),
  * looked up in $GGMLC_DATA_DIR, the installed data folder, then the source tree. */
 GGML_API enum ggmlc_status ggmlc_dataset_load_digits(struct ggmlc_dataset *out);
+/* The loaders read regular files only: a device, FIFO or socket is refused at once
+ * (GGMLC_ERR_IO), without reading from it or waiting for a writer. */
 /* A CSV file, gzip'd or plain: per line the features then an integer label 0..65535;
  * every line has the same number of fields; shape {F}. */
 GGML_API enum ggmlc_status ggmlc_dataset_load_csv(const char *path, struct ggmlc_dataset *out);
@@ -109,6 +111,17 @@ GGML_API enum ggmlc_status ggmlc_dataset_split(const struct ggmlc_dataset *d, do
                                                struct ggmlc_dataset *train, struct ggmlc_dataset *test);
 /* Number of floats of one sample (prod(shape)). */
 GGML_API int64_t ggmlc_dataset_sample_size(const struct ggmlc_dataset *d);
+/* The memory limit of the loaders: a loader never holds more than this many bytes for one
+ * dataset (a CSV file's decompressed text while it is parsed plus the floats; an IDX pair's
+ * floats), so a small gzip'd file cannot expand into gigabytes; beyond it a load fails with
+ * GGMLC_ERR_NOMEM and a message naming the limit.  The default is
+ * GGMLC_DATASET_DEFAULT_MAX_BYTES (1 GiB; Fashion-MNIST's training part takes 190 MB), or
+ * $GGMLC_DATASET_MAX_BYTES (bytes, optionally with a K, M or G suffix of powers of 1024) when
+ * set; ggmlc_dataset_set_max_bytes overrides both for the process (0: back to them). */
+#define GGMLC_DATASET_DEFAULT_MAX_BYTES ((size_t)1 << 30)
+GGML_API void ggmlc_dataset_set_max_bytes(size_t max_bytes);
+/* The limit in force. */
+GGML_API size_t ggmlc_dataset_max_bytes(void);
 /* Free the arrays and zero the struct (safe on a zeroed or already freed one). */
 GGML_API void ggmlc_dataset_free(struct ggmlc_dataset *d);
 

@@ -29,6 +29,7 @@ struct options {
     const char *backend, *save, *load, *plot;
     bool quiet;
     uint64_t seed;
+    long long max_data_mib; /* 0: the library's limit */
 };
 
 static void usage(FILE *out) {
@@ -48,6 +49,8 @@ static void usage(FILE *out) {
           "  --load FILE      start from a saved model instead of a new one\n"
           "  --save FILE      save the trained model (GGUF) to FILE\n"
           "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
+          "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
+          "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
           "  --quiet          print only the results\n"
           "  --help           show this help\n\n"
           "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
@@ -81,7 +84,7 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
 
 /* Returns 0, EXIT_USAGE, or -1 after --help. */
 static int parse_args(int argc, char **argv, struct options *o) {
-    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_QUIET, O_HELP };
+    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_QUIET, O_HELP };
     static const struct option longopts[] = {
         {"data", required_argument, 0, O_DATA},       {"model", required_argument, 0, O_MODEL},
         {"epochs", required_argument, 0, O_EPOCHS},   {"batch", required_argument, 0, O_BATCH},
@@ -89,7 +92,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
         {"backend", required_argument, 0, O_BACKEND}, {"seed", required_argument, 0, O_SEED},
         {"load", required_argument, 0, O_LOAD},       {"save", required_argument, 0, O_SAVE},
         {"plot", required_argument, 0, O_PLOT},       {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0},
+        {"help", no_argument, 0, O_HELP},             {"max-data", required_argument, 0, O_MAX_DATA},
+        {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
     opterr = 0;
@@ -124,6 +128,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
         case O_LOAD: o->load = optarg; break;
         case O_SAVE: o->save = optarg; break;
         case O_PLOT: o->plot = optarg; break;
+        case O_MAX_DATA:
+            if (!parse_int(optarg, 1, 1 << 24, &o->max_data_mib)) return bad_arg("--max-data", optarg, "an integer 1..16777216 (MiB)");
+            break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
         default:
@@ -192,6 +199,7 @@ static int load_data(const struct options *o, struct ggmlc_dataset *train, struc
     struct stat sb;
     bool split = false, images = true;
     struct ggmlc_dataset all = {0};
+    if (o->max_data_mib > 0) ggmlc_dataset_set_max_bytes((size_t)o->max_data_mib << 20);
     if (strcmp(o->data, "digits") == 0) {
         st = ggmlc_dataset_load_digits(&all), split = true;
     } else if (strcmp(o->data, "fashion-mnist") == 0 || (stat(o->data, &sb) == 0 && S_ISDIR(sb.st_mode))) {
