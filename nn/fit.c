@@ -1,8 +1,9 @@
 /*
  * fit.c - the public training calls: fit, evaluate and predict for models
- * of one input and one output (plain float arrays) and of several (one
- * ggmlc_array per input and per output, checked against the model's
- * shapes); validation data and split, shuffling, history and callbacks.
+ * of one input and one output (plain float arrays with their lengths) and
+ * of several (one ggmlc_array per input and per output); every array is
+ * checked against the model's shapes before its data are read; validation
+ * data and split, shuffling, history and callbacks.
  * The batches themselves run in engine.c.
  */
 #include <math.h>
@@ -88,7 +89,6 @@ static enum ggmlc_status flat_array(const char *func, const char *what, const fl
 }
 
 static bool sparse_head(const ggmlc_model *m, int k) { return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY; }
-
 
 /* Arrays (targets may be absent: y NULL and n_y 0) checked against the model, as a pass's data. */
 static enum ggmlc_status arrays_to_data(const ggmlc_model *m, const char *func, const struct ggmlc_array *x, int n_x,
