@@ -1,14 +1,19 @@
 /*
  * make-seeds.c - writes the seed files of fuzz/corpus/ that are binary:
  * small model files (two dense layers, with optimizer state; a functional model of two
- * inputs, a shared layer and two outputs with their own losses), a GGUF file
- * with metadata and tensors, and IDX pairs for fuzz-dataset.  Run once by
- * hand from a build folder; its output is committed:
+ * inputs, a shared layer and two outputs with their own losses; copies with a
+ * setting out of range), a GGUF file with metadata and tensors, and IDX pairs
+ * and CSV files for fuzz-dataset (one expanding beyond the fuzz target's
+ * dataset limit).  Run once by hand from a build folder; its output is committed:
  *
- *   cc -I include fuzz/make-seeds.c -L .libs -lggmlc -o make-seeds && ./make-seeds fuzz/corpus
+ *   cc -I include fuzz/make-seeds.c -L .libs -lggmlc -lz -lm -o make-seeds && ./make-seeds fuzz/corpus
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "ggmlc-nn.h"
 #include "gguf.h"
@@ -85,6 +90,69 @@ static void idx_seed(const char *dir) {
     fclose(f);
 }
 
+/* Copies of a seed model with one setting out of range, which ggmlc_model_load must refuse. */
+static void bad_settings_seeds(const char *dir) {
+    char src[512], path[512];
+    snprintf(src, sizeof src, "%s/fuzz-model/dense-adamw.gguf", dir);
+    static const char *const names[] = {"nan-beta1.gguf", "activation-42.gguf", "optimizer-7.gguf", "inf-weight-decay.gguf"};
+    for (int e = 0; e < 4; e++) {
+        struct ggml_context *data = NULL;
+        struct gguf_context *in = gguf_init_from_file(src, (struct gguf_init_params){.no_alloc = false, .ctx = &data});
+        if (!in) return;
+        struct gguf_context *out = gguf_init_empty();
+        gguf_set_kv(out, in);
+        if (e == 0) gguf_set_arr_data(out, "ggmlc.compile.adamw", GGUF_TYPE_FLOAT32, (float[]){NAN, 0.999f, 1e-8f}, 3);
+        if (e == 1) gguf_set_val_i32(out, "ggmlc.layer.0.activation", 42);
+        if (e == 2) gguf_set_val_i32(out, "ggmlc.compile.optimizer", 7);
+        if (e == 3) gguf_set_val_f32(out, "ggmlc.compile.weight_decay", INFINITY);
+        for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) gguf_add_tensor(out, ggml_get_tensor(data, gguf_get_tensor_name(in, i)));
+        snprintf(path, sizeof path, "%s/fuzz-model/%s", dir, names[e]);
+        if (!gguf_write_to_file(out, path, false)) fprintf(stderr, "cannot write %s\n", path);
+        gguf_free(out);
+        gguf_free(in);
+        ggml_free(data);
+    }
+}
+
+/* A dataset seed: the selector byte (and cut) then the bytes. */
+static void dataset_seed(const char *dir, const char *name, const unsigned char *head, size_t head_len, const void *data, size_t len) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/fuzz-dataset/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(head, 1, head_len, f);
+    fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+/* CSV seeds for the checks of every line's width and of subnormal values, and gzip'd IDX images
+ * that expand beyond the fuzz target's 16 MiB dataset limit (6000 blank images of 28 x 28). */
+static void limit_seeds(const char *dir) {
+    static const char subnormal[] = "1e-40,-2e-45,0\n1e-50,3,1\n", short_line[] = "1,2,3,4,5,6,7,0\n1\n2,3\n";
+    dataset_seed(dir, "csv-subnormal", (const unsigned char[]){0}, 1, subnormal, sizeof subnormal - 1);
+    dataset_seed(dir, "csv-short-line", (const unsigned char[]){2}, 1, short_line, sizeof short_line - 1);
+    enum { N = 6000, SIDE = 28 };
+    static unsigned char idx[16 + N * SIDE * SIDE], gz[64 << 10];
+    static const unsigned char labels[] = {0, 0, 8, 1, 0, 0, 0x17, 0x70, 0};
+    memcpy(idx, (const unsigned char[]){0, 0, 8, 3, 0, 0, 0x17, 0x70, 0, 0, 0, SIDE, 0, 0, 0, SIDE}, 16);
+    uLongf gz_len = sizeof gz;
+    z_stream z = {0};
+    if (deflateInit2(&z, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY) != Z_OK) return; /* 31: a gzip header */
+    z.next_in = idx, z.avail_in = sizeof idx, z.next_out = gz, z.avail_out = sizeof gz;
+    const int st = deflate(&z, Z_FINISH);
+    gz_len = z.total_out;
+    deflateEnd(&z);
+    if (st != Z_STREAM_END) return;
+    /* selector 1 (IDX); the cut puts every byte but the 9 of the (truncated) labels into the images */
+    const size_t rest = gz_len + sizeof labels;
+    unsigned char *all = malloc(rest);
+    memcpy(all, gz, gz_len);
+    memcpy(all + gz_len, labels, sizeof labels);
+    const unsigned char head[2] = {1, (unsigned char)((gz_len * 255 + rest - 1) / rest)};
+    dataset_seed(dir, "idx-beyond-limit", head, 2, all, rest);
+    free(all);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "fuzz/corpus";
     model_seed(dir, false, "dense.gguf");
@@ -92,5 +160,7 @@ int main(int argc, char **argv) {
     multi_io_seed(dir);
     gguf_seed(dir);
     idx_seed(dir);
+    bad_settings_seeds(dir);
+    limit_seeds(dir);
     return 0;
 }

@@ -11,8 +11,8 @@
  *     co.loss = GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
  *     ggmlc_model_compile(m, &co);
  *     struct ggmlc_fit_options fo = ggmlc_fit_defaults();
- *     ggmlc_model_fit(m, x, y, n, &fo, &history);
- *     ggmlc_model_evaluate(m, x_test, y_test, n_test, 256, &loss, metrics);
+ *     ggmlc_model_fit(m, x, n * 784, y, n, n, &fo, &history);
+ *     ggmlc_model_evaluate(m, x_test, n_test * 784, y_test, n_test, n_test, 256, &loss, metrics);
  *     ggmlc_model_save(m, "model.gguf", false);
  *
  * Functional models (ggmlc_functional, ggmlc_input, ggmlc_apply, ggmlc_model_set_outputs) may have
@@ -22,6 +22,12 @@
  * Shapes leave out the batch dimension (an image is {C, H, W}, a sequence
  * {T, F}); data are row-major float arrays with the batch dimension first.  Functions that can fail return an enum ggmlc_status and leave a
  * message in ggmlc_last_error(); constructors return NULL.
+ *
+ * Array lengths: every float array the model API reads or writes comes with its length, the
+ * number of floats it holds (a size_t beside the pointer, or the len field of struct
+ * ggmlc_array).  Each call checks the lengths against the sample count and the model's shapes
+ * before it touches the data: data of another shape end in GGMLC_ERR_SHAPE and one message
+ * naming the expected and the actual shape, never in a read or write past an array.
  *
  * Image layers use PyTorch's channels-first layout: an image input is
  * {C, H, W}, so data written row-major as (N, C, H, W) needs no permutation
@@ -85,6 +91,8 @@ struct ggmlc_dataset {
 /* The 8x8 handwritten digits embedded in ggmlc (1797 images, pixels 0..16, shape {1, 8, 8}),
  * looked up in $GGMLC_DATA_DIR, the installed data folder, then the source tree. */
 GGML_API enum ggmlc_status ggmlc_dataset_load_digits(struct ggmlc_dataset *out);
+/* The loaders read regular files only: a device, FIFO or socket is refused at once
+ * (GGMLC_ERR_IO), without reading from it or waiting for a writer. */
 /* A CSV file, gzip'd or plain: per line the features then an integer label 0..65535;
  * every line has the same number of fields; shape {F}. */
 GGML_API enum ggmlc_status ggmlc_dataset_load_csv(const char *path, struct ggmlc_dataset *out);
@@ -103,6 +111,17 @@ GGML_API enum ggmlc_status ggmlc_dataset_split(const struct ggmlc_dataset *d, do
                                                struct ggmlc_dataset *train, struct ggmlc_dataset *test);
 /* Number of floats of one sample (prod(shape)). */
 GGML_API int64_t ggmlc_dataset_sample_size(const struct ggmlc_dataset *d);
+/* The memory limit of the loaders: a loader never holds more than this many bytes for one
+ * dataset (a CSV file's decompressed text while it is parsed plus the floats; an IDX pair's
+ * floats), so a small gzip'd file cannot expand into gigabytes; beyond it a load fails with
+ * GGMLC_ERR_NOMEM and a message naming the limit.  The default is
+ * GGMLC_DATASET_DEFAULT_MAX_BYTES (1 GiB; Fashion-MNIST's training part takes 190 MB), or
+ * $GGMLC_DATASET_MAX_BYTES (bytes, optionally with a K, M or G suffix of powers of 1024) when
+ * set; ggmlc_dataset_set_max_bytes overrides both for the process (0: back to them). */
+#define GGMLC_DATASET_DEFAULT_MAX_BYTES ((size_t)1 << 30)
+GGML_API void ggmlc_dataset_set_max_bytes(size_t max_bytes);
+/* The limit in force. */
+GGML_API size_t ggmlc_dataset_max_bytes(void);
 /* Free the arrays and zero the struct (safe on a zeroed or already freed one). */
 GGML_API void ggmlc_dataset_free(struct ggmlc_dataset *d);
 
@@ -226,7 +245,10 @@ struct ggmlc_compile_options {
 
 /* AdamW, learning rate 1e-3, MSE, no metrics, seed 42. */
 GGML_API struct ggmlc_compile_options ggmlc_compile_defaults(void);
-/* Initialise the weights, place them on the device and prepare training. */
+/* Initialise the weights, place them on the device and prepare training.  The settings are checked
+ * (GGMLC_ERR_INVALID_ARG naming the one out of range): a known optimizer, loss and metrics; a
+ * finite learning rate > 0; beta1 and beta2 in [0, 1); a finite eps > 0; a finite weight decay >= 0;
+ * momentum in [0, 1). */
 GGML_API enum ggmlc_status ggmlc_model_compile(ggmlc_model *model, const struct ggmlc_compile_options *options);
 
 /* What an epoch produced (NaN where not measured).  With several outputs, loss is the weighted
@@ -267,15 +289,18 @@ GGML_API struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const ch
 GGML_API void ggmlc_callback_free(struct ggmlc_callback *cb);
 
 /* Several inputs and outputs.  One array of samples per input and per target (output): data holds
- * n * prod(shape) floats, row-major, batch first; shape leaves out the batch and must equal the
- * model's input or output shape (sparse cross-entropy targets: class indices, shape {1} or n_dims 0).
- * Every array has the same n; sample i of each belongs together (shuffling and the validation split
- * keep them together).  Wrong counts or shapes are GGMLC_ERR_SHAPE with a message naming the array. */
+ * n * prod(shape) floats, row-major, batch first, and len says how many it holds (it must be that
+ * product); shape leaves out the batch and must equal the model's input or output shape (sparse
+ * cross-entropy targets: class indices, shape {1} or n_dims 0).  Every array has the same n; sample i
+ * of each belongs together (shuffling and the validation split keep them together).  Wrong lengths,
+ * counts or shapes are GGMLC_ERR_SHAPE with a message naming the array:
+ *     struct ggmlc_array x = {data, n, {16}, 1, n * 16};  */
 struct ggmlc_array {
     const float *data;
     int64_t n;
     int64_t shape[3];
     int n_dims;
+    size_t len; /* floats in data */
 };
 
 /* A dataset's samples (its shape) and its labels (class indices, shape {1}) as arrays. */
@@ -287,9 +312,16 @@ struct ggmlc_fit_options {
     int64_t batch_size;
     bool shuffle;
     float validation_split;      /* last fraction of the data held out, when val_x is NULL */
-    const float *val_x, *val_y;  /* explicit validation data */
+    const float *val_x, *val_y;  /* explicit validation data: n_val samples, val_x_len and val_y_len floats */
+    size_t val_x_len, val_y_len;
     int64_t n_val;
     const float *class_weights;  /* per class (cross-entropy losses; models with one output), NULL: 1 */
+    size_t n_class_weights;      /* its length: the number of classes (the output's size) */
+    /* Stop with GGMLC_ERR_INVALID_ARG and a message naming the epoch and batch when a training
+     * batch's loss is NaN or infinite (a learning rate too high, huge or broken data).  The weights
+     * then hold that batch's update (likely not finite either): reload or restore a checkpoint.
+     * On in ggmlc_fit_defaults and in ggmlc-train; off trains on whatever the loss becomes. */
+    bool stop_on_nan;
     int verbose;                 /* 0 silent, 1 progress bar (one line per epoch when not a terminal), 2 one line per epoch */
     struct ggmlc_callback *callbacks;
     int n_callbacks;
@@ -297,19 +329,22 @@ struct ggmlc_fit_options {
     const struct ggmlc_array *val_inputs, *val_targets;
 };
 
-/* 10 epochs, batch 32, shuffle, no validation, verbose 1. */
+/* 10 epochs, batch 32, shuffle, no validation, verbose 1, stop on a NaN or infinite loss. */
 GGML_API struct ggmlc_fit_options ggmlc_fit_defaults(void);
 
-/* Train on n samples: x has n * prod(input shape) floats, y n * prod(output shape) floats
- * (n class indices for the sparse loss).  The history (may be NULL) receives one entry per epoch.
+/* Train on n samples: x holds x_len = n * prod(input shape) floats, y y_len = n * prod(output shape)
+ * floats (n class indices for the sparse loss); other lengths are GGMLC_ERR_SHAPE, e.g.
+ * "ggmlc_model_fit: input 0 has samples of shape (64), the model's input 0 takes (1, 8, 8)".
+ * The history (may be NULL) receives one entry per epoch.
  * fit, evaluate and predict take models of one input and one output; others use the *_multi forms. */
-GGML_API enum ggmlc_status ggmlc_model_fit(ggmlc_model *model, const float *x, const float *y, int64_t n,
+GGML_API enum ggmlc_status ggmlc_model_fit(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n,
                                            const struct ggmlc_fit_options *options, ggmlc_history **history);
 /* Mean loss and the compiled metrics (metrics[0] accuracy, metrics[1] MAE; NaN when not compiled). */
-GGML_API enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *model, const float *x, const float *y, int64_t n, int64_t batch_size,
-                                                double *loss, double metrics[2]);
-/* Model outputs for n samples into out (n * prod(output shape) floats). */
-GGML_API enum ggmlc_status ggmlc_model_predict(ggmlc_model *model, const float *x, int64_t n, int64_t batch_size, float *out);
+GGML_API enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len,
+                                                int64_t n, int64_t batch_size, double *loss, double metrics[2]);
+/* Model outputs for n samples into out, which holds out_len = n * prod(output shape) floats. */
+GGML_API enum ggmlc_status ggmlc_model_predict(ggmlc_model *model, const float *x, size_t x_len, int64_t n, int64_t batch_size,
+                                               float *out, size_t out_len);
 
 /* Train on n_x input arrays and n_y target arrays (one per output, in output order); the loss is
  * the weighted sum of the outputs' losses; the history records it and every output's loss and metrics. */
@@ -320,9 +355,10 @@ GGML_API enum ggmlc_status ggmlc_model_fit_multi(ggmlc_model *model, const struc
 GGML_API enum ggmlc_status ggmlc_model_evaluate_multi(ggmlc_model *model, const struct ggmlc_array *x, int n_x,
                                                       const struct ggmlc_array *y, int n_y, int64_t batch_size, double *loss,
                                                       double *output_losses, double *output_metrics);
-/* Outputs for the samples of x: out[k] receives n * prod(output shape k) floats; n_out = number of outputs. */
+/* Outputs for the samples of x: out[k] receives n * prod(output shape k) floats and holds out_lens[k]
+ * floats, which must be that many; n_out = number of outputs. */
 GGML_API enum ggmlc_status ggmlc_model_predict_multi(ggmlc_model *model, const struct ggmlc_array *x, int n_x, int64_t batch_size,
-                                                     float *const *out, int n_out);
+                                                     float *const *out, const size_t *out_lens, int n_out);
 
 /* Current learning rate (callbacks change it). */
 GGML_API double ggmlc_model_get_learning_rate(ggmlc_model *model);
@@ -334,13 +370,18 @@ GGML_API const struct ggmlc_epoch_logs *ggmlc_history_epoch(const ggmlc_history 
 GGML_API void ggmlc_history_free(ggmlc_history *h);
 
 /* Save the architecture (metadata) and weights (tensors), and the optimizer state when asked, to a
- * GGUF file, written to a temporary file and renamed; load it into a new, compiled model. */
+ * GGUF file, written to a temporary file and renamed; load it into a new, compiled model.  Loading
+ * checks every setting as the constructors and compile do (activation, optimizer, loss and metric
+ * ids, optimizer settings, layer rates and epsilons): a file out of range is GGMLC_ERR_FORMAT. */
 GGML_API enum ggmlc_status ggmlc_model_save(ggmlc_model *model, const char *path, bool with_optimizer);
 GGML_API ggmlc_model *ggmlc_model_load(const char *path, const char *backend);
 
-/* Copy all weights (and batch-norm statistics) out of / into a flat float array in layer order. */
-GGML_API int64_t ggmlc_model_get_weights(ggmlc_model *model, float *dst);
-GGML_API enum ggmlc_status ggmlc_model_set_weights(ggmlc_model *model, const float *src);
+/* Copy all weights (and batch-norm statistics) out of / into a flat float array in layer order.
+ * get returns their number, copying them into dst when dst is not NULL: dst_len (the floats dst
+ * holds) must be at least that, else nothing is copied and -1 returned (GGMLC_ERR_SHAPE); the
+ * number is 0 for a model not compiled.  set needs src_len equal to it (else GGMLC_ERR_SHAPE). */
+GGML_API int64_t ggmlc_model_get_weights(ggmlc_model *model, float *dst, size_t dst_len);
+GGML_API enum ggmlc_status ggmlc_model_set_weights(ggmlc_model *model, const float *src, size_t src_len);
 
 #ifdef __cplusplus
 }

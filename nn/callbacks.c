@@ -113,13 +113,13 @@ static bool early_stopping_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *
     struct early_stopping *es = user;
     if (watch_improved(&es->w, m, logs)) {
         if (es->restore) {
-            const int64_t n = ggmlc_model_get_weights(m, NULL);
+            const int64_t n = ggmlc_model_get_weights(m, NULL, 0);
             if (n != es->n_weights) {
                 free(es->best_weights);
                 es->best_weights = malloc(sizeof(float) * (size_t)n);
                 es->n_weights = es->best_weights ? n : 0;
             }
-            if (es->best_weights) ggmlc_model_get_weights(m, es->best_weights);
+            if (es->best_weights) ggmlc_model_get_weights(m, es->best_weights, (size_t)es->n_weights);
         }
         return true;
     }
@@ -128,7 +128,7 @@ static bool early_stopping_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *
 
 static void early_stopping_end(ggmlc_model *m, void *user) {
     struct early_stopping *es = user;
-    if (es->restore && es->best_weights) ggmlc_model_set_weights(m, es->best_weights);
+    if (es->restore && es->best_weights) ggmlc_model_set_weights(m, es->best_weights, (size_t)es->n_weights);
 }
 
 static void early_stopping_free(void *user) {

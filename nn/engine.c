@@ -309,7 +309,8 @@ static void score_head(ggmlc_model *m, struct nn_graph *g, int k, const struct b
     }
 }
 
-static void score_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *out, struct pass_stats *st) {
+/* Adds the batch to the stats; returns its total loss. */
+static float score_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *out, struct pass_stats *st) {
     float total = 0;
     ggml_backend_tensor_get(g->loss, &total, 0, sizeof total);
     st->loss_sum += (double)total * (double)d->count;
@@ -320,6 +321,7 @@ static void score_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_d
         st->head_loss_sum[k] += (double)loss * (double)d->count;
         if (d->d->y[k] && (m->heads[k].metrics & (GGMLC_METRIC_ACCURACY | GGMLC_METRIC_MAE))) score_head(m, g, k, d, out, st);
     }
+    return total;
 }
 
 static double ratio(double a, int64_t b) { return b > 0 ? a / (double)b : NAN; }
@@ -389,7 +391,12 @@ enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_
             update_moving_stats(g);
             m->step++;
         }
-        if (st) score_batch(m, g, &d, buf, st);
+        const float loss = st ? score_batch(m, g, &d, buf, st) : 0.0f;
+        if (training && fo && fo->stop_on_nan && !isfinite(loss)) {
+            status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: training stopped in epoch %d, batch %lld: the loss is %g (a learning rate too "
+                                     "high, or data with huge or broken values?)", epoch + 1, (long long)ib + 1, (double)loss);
+            break;
+        }
         for (int k = 0; pred && k < m->n_outputs; k++) {
             const int64_t no = nn_output_elems(m, k);
             ggml_backend_tensor_get(g->out[k], pred[k] + first * no, 0, sizeof(float) * (size_t)(no * d.count));

@@ -1,8 +1,9 @@
 /*
  * fit.c - the public training calls: fit, evaluate and predict for models
- * of one input and one output (plain float arrays) and of several (one
- * ggmlc_array per input and per output, checked against the model's
- * shapes); validation data and split, shuffling, history and callbacks.
+ * of one input and one output (plain float arrays with their lengths) and
+ * of several (one ggmlc_array per input and per output); every array is
+ * checked against the model's shapes before its data are read; validation
+ * data and split, shuffling, history and callbacks.
  * The batches themselves run in engine.c.
  */
 #include <math.h>
@@ -35,7 +36,13 @@ static bool same_shape(const struct ggmlc_array *a, const ggmlc_node *n) {
     return a->n_dims == n->n_dims && memcmp(a->shape, n->shape, sizeof(int64_t) * (size_t)n->n_dims) == 0;
 }
 
-/* Array `index` of what ("input" or "target") against the node it feeds; n0 is the sample count all share. */
+/* Floats one sample of what the node takes: its shape's, 1 for class indices. */
+static int64_t sample_floats(const ggmlc_node *node, bool sparse_labels) {
+    return sparse_labels ? 1 : nn_shape_elems(node->shape, node->n_dims);
+}
+
+/* Array `index` of what ("input" or "target") against the node it feeds; n0 is the sample count all
+ * share.  The shape is checked first (the clearer message), then the length the shape implies. */
 static enum ggmlc_status check_array(const char *func, const char *what, int index, const struct ggmlc_array *a, const ggmlc_node *node,
                                      bool sparse_labels, int64_t n0) {
     if (!a->data || a->n <= 0)
@@ -43,13 +50,45 @@ static enum ggmlc_status check_array(const char *func, const char *what, int ind
     if (a->n != n0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has %lld samples, input 0 has %lld", func, what, index, (long long)a->n, (long long)n0);
     const bool label_shape = a->n_dims == 0 || (a->n_dims == 1 && a->shape[0] == 1);
-    if (sparse_labels ? label_shape : same_shape(a, node)) return GGMLC_OK;
     char got[96], want[96];
-    shape_text(got, sizeof got, a->shape, a->n_dims < 0 ? 0 : a->n_dims > 3 ? 3 : a->n_dims);
-    shape_text(want, sizeof want, node->shape, node->n_dims);
-    return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has samples of shape %s, the model's %s %d takes %s", func, what, index, got,
-                           what[0] == 'i' ? "input" : "output", index, sparse_labels ? "(1) (class indices)" : want);
+    if (!(sparse_labels ? label_shape : same_shape(a, node))) {
+        shape_text(got, sizeof got, a->shape, a->n_dims < 0 ? 0 : a->n_dims > 3 ? 3 : a->n_dims);
+        shape_text(want, sizeof want, node->shape, node->n_dims);
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has samples of shape %s, the model's %s %d takes %s", func, what, index, got,
+                               what[0] == 'i' ? "input" : "output", index, sparse_labels ? "(1) (class indices)" : want);
+    }
+    int64_t need;
+    if (!__builtin_mul_overflow(a->n, sample_floats(node, sparse_labels), &need) && (uint64_t)need == (uint64_t)a->len) return GGMLC_OK;
+    shape_text(want, sizeof want, sparse_labels ? (const int64_t[]){1} : node->shape, sparse_labels ? 1 : node->n_dims);
+    return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d holds %zu floats, but its %lld samples of shape %s take %lld", func, what, index,
+                           a->len, (long long)a->n, want, (long long)need);
 }
+
+/* A plain array of len floats for n samples as a ggmlc_array: of the shape the node takes when its
+ * samples have that many floats, else of their actual, flat shape, which check_array then refuses
+ * with both shapes in its message.  A length that n does not divide is refused here. */
+static enum ggmlc_status flat_array(const char *func, const char *what, const float *data, size_t len, int64_t n, const ggmlc_node *node,
+                                    bool sparse_labels, struct ggmlc_array *out) {
+    *out = (struct ggmlc_array){.data = data, .n = n, .len = len};
+    if (!data || n <= 0) return GGMLC_OK; /* check_array names it */
+    if (len % (uint64_t)n != 0)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s holds %zu floats, not the same number for each of its %lld samples", func, what, len,
+                               (long long)n);
+    const int64_t per_sample = (int64_t)(len / (uint64_t)n);
+    if (per_sample != sample_floats(node, sparse_labels)) {
+        out->shape[0] = per_sample;
+        out->n_dims = 1;
+    } else if (sparse_labels) {
+        out->shape[0] = 1;
+        out->n_dims = 1;
+    } else {
+        memcpy(out->shape, node->shape, sizeof(int64_t) * (size_t)node->n_dims);
+        out->n_dims = node->n_dims;
+    }
+    return GGMLC_OK;
+}
+
+static bool sparse_head(const ggmlc_model *m, int k) { return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY; }
 
 /* Arrays (targets may be absent: y NULL and n_y 0) checked against the model, as a pass's data. */
 static enum ggmlc_status arrays_to_data(const ggmlc_model *m, const char *func, const struct ggmlc_array *x, int n_x,
@@ -66,12 +105,20 @@ static enum ggmlc_status arrays_to_data(const ggmlc_model *m, const char *func, 
         d->x[i] = x[i].data;
     }
     for (int k = 0; need_targets && k < n_y; k++) {
-        const bool sparse = m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
-        enum ggmlc_status st = check_array(func, "target", k, &y[k], m->outputs[k], sparse, d->n);
+        enum ggmlc_status st = check_array(func, "target", k, &y[k], m->outputs[k], sparse_head(m, k), d->n);
         if (st != GGMLC_OK) return st;
         d->y[k] = y[k].data;
     }
     return GGMLC_OK;
+}
+
+/* The plain arrays of the single-input calls (y may be NULL: predictions) as checked data. */
+static enum ggmlc_status plain_to_data(const ggmlc_model *m, const char *func, const float *x, size_t x_len, const float *y, size_t y_len,
+                                       int64_t n, struct nn_data *d) {
+    struct ggmlc_array xa, ya;
+    enum ggmlc_status st = flat_array(func, "x", x, x_len, n, m->inputs[0], false, &xa);
+    if (st == GGMLC_OK && y) st = flat_array(func, "y", y, y_len, n, m->outputs[0], sparse_head(m, 0), &ya);
+    return st != GGMLC_OK ? st : arrays_to_data(m, func, &xa, 1, y ? &ya : NULL, y ? 1 : 0, y != NULL, d);
 }
 
 /* Token ids must index the embedding's rows: the backend would refuse the batch with no useful message. */
@@ -106,10 +153,6 @@ static enum ggmlc_status check_labels(const ggmlc_model *m, const struct nn_data
     return GGMLC_OK;
 }
 
-static struct nn_data single_data(const float *x, const float *y, int64_t n) {
-    return (struct nn_data){.x = {x}, .y = {y}, .n = n};
-}
-
 /* --------------------------------------------------------- evaluate */
 
 static enum ggmlc_status evaluate_data(ggmlc_model *m, const struct nn_data *d, int64_t batch, double *loss, double *head_losses,
@@ -132,13 +175,14 @@ static enum ggmlc_status evaluate_data(ggmlc_model *m, const struct nn_data *d, 
     return status;
 }
 
-enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *m, const float *x, const float *y, int64_t n, int64_t batch, double *loss,
-                                       double metrics[2]) {
-    enum ggmlc_status status = check_single(m, "ggmlc_model_evaluate");
-    if (status != GGMLC_OK) return status;
-    if (!x || !y || n <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_evaluate: inputs, labels and n > 0 are required");
-    const struct nn_data d = single_data(x, y, n);
-    return evaluate_data(m, &d, batch, loss, NULL, metrics, "ggmlc_model_evaluate");
+enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *m, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n, int64_t batch,
+                                       double *loss, double metrics[2]) {
+    static const char func[] = "ggmlc_model_evaluate";
+    enum ggmlc_status status = check_single(m, func);
+    if (status == GGMLC_OK && !y) status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the targets y are required", func);
+    struct nn_data d;
+    if (status == GGMLC_OK) status = plain_to_data(m, func, x, x_len, y, y_len, n, &d);
+    return status != GGMLC_OK ? status : evaluate_data(m, &d, batch, loss, NULL, metrics, func);
 }
 
 enum ggmlc_status ggmlc_model_evaluate_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, const struct ggmlc_array *y, int n_y,
@@ -152,37 +196,53 @@ enum ggmlc_status ggmlc_model_evaluate_multi(ggmlc_model *m, const struct ggmlc_
 
 /* ---------------------------------------------------------- predict */
 
-enum ggmlc_status ggmlc_model_predict(ggmlc_model *m, const float *x, int64_t n, int64_t batch, float *out) {
-    enum ggmlc_status status = check_single(m, "ggmlc_model_predict");
-    if (status != GGMLC_OK) return status;
-    if (!x || !out || n <= 0 || batch <= 0)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict: inputs, an output array, n > 0 and a positive batch size are required");
-    const struct nn_data d = single_data(x, NULL, n);
-    status = check_ids(m, &d, "ggmlc_model_predict");
-    return status != GGMLC_OK ? status : nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, &out, NULL, 0, NULL);
+/* Output array k, which receives n samples of output k, against its length. */
+static enum ggmlc_status check_output(const ggmlc_model *m, const char *func, int k, const float *out, size_t len, int64_t n) {
+    if (!out) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: output array %d is NULL", func, k);
+    const ggmlc_node *o = m->outputs[k];
+    int64_t need;
+    if (!__builtin_mul_overflow(n, nn_output_elems(m, k), &need) && (uint64_t)need == (uint64_t)len) return GGMLC_OK;
+    char shape[96];
+    shape_text(shape, sizeof shape, o->shape, o->n_dims);
+    return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: output array %d holds %zu floats, but %lld samples of the model's output %d, shape %s, take %lld",
+                           func, k, len, (long long)n, k, shape, (long long)need);
+}
+
+static enum ggmlc_status predict_data(ggmlc_model *m, const char *func, const struct nn_data *d, int64_t batch, float *const *out,
+                                      const size_t *out_lens, int n_out) {
+    if (!out || !out_lens || n_out != m->n_outputs)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: the model has %d outputs, got %d output arrays (and their lengths)", func, m->n_outputs,
+                               out && out_lens ? n_out : 0);
+    for (int k = 0; k < n_out; k++) {
+        enum ggmlc_status status = check_output(m, func, k, out[k], out_lens[k], d->n);
+        if (status != GGMLC_OK) return status;
+    }
+    if (batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the batch size must be positive", func);
+    enum ggmlc_status status = check_ids(m, d, func);
+    return status != GGMLC_OK ? status : nn_run_pass(m, d, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
+}
+
+enum ggmlc_status ggmlc_model_predict(ggmlc_model *m, const float *x, size_t x_len, int64_t n, int64_t batch, float *out, size_t out_len) {
+    static const char func[] = "ggmlc_model_predict";
+    enum ggmlc_status status = check_single(m, func);
+    struct nn_data d;
+    if (status == GGMLC_OK) status = plain_to_data(m, func, x, x_len, NULL, 0, n, &d);
+    return status != GGMLC_OK ? status : predict_data(m, func, &d, batch, &out, &out_len, 1);
 }
 
 enum ggmlc_status ggmlc_model_predict_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, int64_t batch, float *const *out,
-                                            int n_out) {
-    enum ggmlc_status status = check_compiled(m, "ggmlc_model_predict_multi");
+                                            const size_t *out_lens, int n_out) {
+    static const char func[] = "ggmlc_model_predict_multi";
+    enum ggmlc_status status = check_compiled(m, func);
     struct nn_data d;
-    if (status == GGMLC_OK) status = arrays_to_data(m, "ggmlc_model_predict_multi", x, n_x, NULL, 0, false, &d);
-    if (status != GGMLC_OK) return status;
-    if (!out || n_out != m->n_outputs)
-        return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_predict_multi: the model has %d outputs, got %d output arrays", m->n_outputs,
-                               out ? n_out : 0);
-    for (int k = 0; k < n_out; k++) {
-        if (!out[k]) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict_multi: output array %d is NULL", k);
-    }
-    if (batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_predict_multi: the batch size must be positive");
-    status = check_ids(m, &d, "ggmlc_model_predict_multi");
-    return status != GGMLC_OK ? status : nn_run_pass(m, &d, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
+    if (status == GGMLC_OK) status = arrays_to_data(m, func, x, n_x, NULL, 0, false, &d);
+    return status != GGMLC_OK ? status : predict_data(m, func, &d, batch, out, out_lens, n_out);
 }
 
 /* -------------------------------------------------------------- fit */
 
 struct ggmlc_fit_options ggmlc_fit_defaults(void) {
-    return (struct ggmlc_fit_options){.epochs = 10, .batch_size = 32, .shuffle = true, .verbose = 1};
+    return (struct ggmlc_fit_options){.epochs = 10, .batch_size = 32, .shuffle = true, .verbose = 1, .stop_on_nan = true};
 }
 
 static void shuffle(ggmlc_model *m, int64_t *order, int64_t n) {
@@ -241,6 +301,23 @@ static enum ggmlc_status run_epoch(ggmlc_model *m, const struct nn_data *train, 
     return status;
 }
 
+/* One finite weight >= 0 per class of the one output. */
+static enum ggmlc_status check_class_weights(const ggmlc_model *m, const struct ggmlc_fit_options *fo, const char *func) {
+    if (!fo->class_weights) return GGMLC_OK;
+    if (m->n_outputs > 1)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: class weights need a model with one output (this one has %d)", func, m->n_outputs);
+    const int64_t classes = nn_output_elems(m, 0);
+    if ((uint64_t)fo->n_class_weights != (uint64_t)classes)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %zu class weights for an output of %lld classes", func, fo->n_class_weights,
+                               (long long)classes);
+    for (int64_t c = 0; c < classes; c++) {
+        if (!(fo->class_weights[c] >= 0 && fo->class_weights[c] < INFINITY))
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: class weight %lld is %g, not a finite number >= 0", func, (long long)c,
+                                   (double)fo->class_weights[c]);
+    }
+    return GGMLC_OK;
+}
+
 /* Training on all (less the validation split when no explicit validation data are given). */
 static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, const struct nn_data *explicit_val,
                                   const struct ggmlc_fit_options *fo, ggmlc_history **history, const char *func) {
@@ -248,8 +325,8 @@ static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, con
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: a positive epoch count and batch size are required", func);
     if (!(fo->validation_split >= 0 && fo->validation_split < 1))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: validation_split %g is not in [0, 1)", func, (double)fo->validation_split);
-    if (fo->class_weights && m->n_outputs > 1)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: class weights need a model with one output (this one has %d)", func, m->n_outputs);
+    enum ggmlc_status status = check_class_weights(m, fo, func);
+    if (status != GGMLC_OK) return status;
     struct nn_data train = *all, val = {0};
     if (explicit_val) {
         val = *explicit_val;
@@ -259,7 +336,7 @@ static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, con
         train.n = all->n - n_val;
     }
     if (train.n <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the validation split leaves no training data", func);
-    enum ggmlc_status status = check_labels(m, &train, func);
+    status = check_labels(m, &train, func);
     if (status == GGMLC_OK && val.n > 0) status = check_labels(m, &val, func);
     if (status != GGMLC_OK) return status;
     ggmlc_history *h = calloc(1, sizeof *h);
@@ -286,16 +363,25 @@ static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, con
     return status;
 }
 
-enum ggmlc_status ggmlc_model_fit(ggmlc_model *m, const float *x, const float *y, int64_t n, const struct ggmlc_fit_options *options,
-                                  ggmlc_history **history) {
+/* The plain validation arrays of the options (val_x, val_y, their lengths, n_val) as checked data. */
+static enum ggmlc_status plain_validation(const ggmlc_model *m, const struct ggmlc_fit_options *fo, const char *func, struct nn_data *val) {
+    char what[96];
+    snprintf(what, sizeof what, "%s (validation data)", func);
+    if (!fo->val_y || fo->n_val <= 0)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: validation data need val_y and n_val > 0", what);
+    return plain_to_data(m, what, fo->val_x, fo->val_x_len, fo->val_y, fo->val_y_len, fo->n_val, val);
+}
+
+enum ggmlc_status ggmlc_model_fit(ggmlc_model *m, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n,
+                                  const struct ggmlc_fit_options *options, ggmlc_history **history) {
+    static const char func[] = "ggmlc_model_fit";
     const struct ggmlc_fit_options fo = options ? *options : ggmlc_fit_defaults();
-    enum ggmlc_status status = check_single(m, "ggmlc_model_fit");
-    if (status != GGMLC_OK) return status;
-    if (!x || !y || n <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit: inputs, labels and n > 0 are required");
-    if (fo.val_x && (!fo.val_y || fo.n_val <= 0))
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit: validation data need val_y and n_val > 0");
-    const struct nn_data all = single_data(x, y, n), val = single_data(fo.val_x, fo.val_y, fo.n_val);
-    return fit_data(m, &all, fo.val_x ? &val : NULL, &fo, history, "ggmlc_model_fit");
+    enum ggmlc_status status = check_single(m, func);
+    if (status == GGMLC_OK && !y) status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the targets y are required", func);
+    struct nn_data all, val;
+    if (status == GGMLC_OK) status = plain_to_data(m, func, x, x_len, y, y_len, n, &all);
+    if (status == GGMLC_OK && fo.val_x) status = plain_validation(m, &fo, func, &val);
+    return status != GGMLC_OK ? status : fit_data(m, &all, fo.val_x ? &val : NULL, &fo, history, func);
 }
 
 enum ggmlc_status ggmlc_model_fit_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, const struct ggmlc_array *y, int n_y,
@@ -314,10 +400,10 @@ enum ggmlc_status ggmlc_model_fit_multi(ggmlc_model *m, const struct ggmlc_array
         return fit_data(m, &all, &val, &fo, history, func);
     }
     if (fo.val_x) {
-        if (m->n_inputs != 1 || m->n_outputs != 1 || !fo.val_y || fo.n_val <= 0)
+        if (m->n_inputs != 1 || m->n_outputs != 1)
             return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: give validation data as val_inputs and val_targets", func);
-        val = single_data(fo.val_x, fo.val_y, fo.n_val);
-        return fit_data(m, &all, &val, &fo, history, func);
+        status = plain_validation(m, &fo, func, &val);
+        return status != GGMLC_OK ? status : fit_data(m, &all, &val, &fo, history, func);
     }
     return fit_data(m, &all, NULL, &fo, history, func);
 }

@@ -2,6 +2,7 @@
  * layers.c - the layer object and the shape-only and dense layers:
  * dense, activation, flatten, reshape, dropout.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "nn-impl.h"
@@ -216,6 +217,30 @@ ggmlc_layer *ggmlc_dropout(float rate) {
     ggmlc_layer *l = nn_layer_new(&dropout_ops, GGMLC_ACT_NONE);
     if (l) l->cfg.rate = rate;
     return l;
+}
+
+/* -------------------------------------------------------------- settings */
+
+bool nn_setting_ok(bool ok, const char *name, double value, const char *need, char *why, size_t size) {
+    if (!ok) snprintf(why, size, "%s %g is not %s", name, value, need);
+    return ok;
+}
+
+bool nn_in_unit_interval(double v) { return v >= 0 && v < 1; }
+
+static bool is_norm(const ggmlc_layer *l) {
+    return l->ops == &nn_batch_norm_ops || l->ops == &nn_layer_norm_ops || l->ops == &nn_rms_norm_ops;
+}
+
+bool nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size) {
+    const struct layer_cfg *c = &l->cfg;
+    return nn_setting_ok((unsigned)l->act <= GGMLC_ACT_HARDSWISH, "activation", (int)l->act, "a known one", why, size) &&
+           nn_setting_ok(nn_in_unit_interval(c->rate), "dropout rate", c->rate, "in [0, 1)", why, size) &&
+           nn_setting_ok(nn_in_unit_interval(c->momentum), "momentum", c->momentum, "in [0, 1)", why, size) &&
+           nn_setting_ok(is_norm(l) ? c->eps > 0 && c->eps < INFINITY : c->eps >= 0 && c->eps < INFINITY, "eps", c->eps,
+                         is_norm(l) ? "a finite number > 0" : "a finite number >= 0", why, size) &&
+           nn_setting_ok(isfinite(c->slope), "slope", c->slope, "a finite number", why, size) &&
+           nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool, "max or average", why, size);
 }
 
 /* -------------------------------------------------------------- registry */

@@ -476,14 +476,25 @@ static enum ggmlc_status set_heads(ggmlc_model *m) {
     return GGMLC_OK;
 }
 
+bool nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size) {
+    return nn_setting_ok(o->optimizer == GGMLC_OPT_ADAMW || o->optimizer == GGMLC_OPT_SGD, "optimizer", o->optimizer, "a known one", why, size) &&
+           nn_setting_ok((unsigned)o->loss <= GGMLC_LOSS_BINARY_CROSSENTROPY, "loss", o->loss, "a known one", why, size) &&
+           nn_setting_ok(o->learning_rate > 0 && o->learning_rate < INFINITY, "learning rate", o->learning_rate, "a finite number > 0", why, size) &&
+           nn_setting_ok(nn_in_unit_interval(o->beta1), "beta1", o->beta1, "in [0, 1)", why, size) &&
+           nn_setting_ok(nn_in_unit_interval(o->beta2), "beta2", o->beta2, "in [0, 1)", why, size) &&
+           nn_setting_ok(o->eps > 0 && o->eps < INFINITY, "eps", o->eps, "a finite number > 0", why, size) &&
+           nn_setting_ok(o->weight_decay >= 0 && o->weight_decay < INFINITY, "weight decay", o->weight_decay, "a finite number >= 0", why, size) &&
+           nn_setting_ok(nn_in_unit_interval(o->momentum), "momentum", o->momentum, "in [0, 1)", why, size);
+}
+
 enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile_options *options) {
     if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: NULL model");
     if (m->compiled) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: the model is already compiled");
     enum ggmlc_status st = nn_model_finish(m);
     if (st != GGMLC_OK) return st;
     m->opt = options ? *options : ggmlc_compile_defaults();
-    if (!(m->opt.learning_rate > 0) || (unsigned)m->opt.loss > GGMLC_LOSS_BINARY_CROSSENTROPY)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: invalid learning rate or loss");
+    char why[128];
+    if (!nn_compile_settings_valid(&m->opt, why, sizeof why)) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: %s", why);
     if ((st = set_heads(m)) != GGMLC_OK) return st;
     m->rng = m->opt.seed;
     m->lr = m->opt.learning_rate;

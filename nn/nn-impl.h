@@ -174,11 +174,19 @@ GGMLC_HIDDEN enum ggmlc_status nn_bad_input(ggmlc_layer *l, const char *need, in
 GGMLC_HIDDEN extern const struct layer_ops nn_conv1d_ops, nn_conv2d_ops, nn_pool1d_ops, nn_pool2d_ops, nn_global_pool2d_ops;
 GGMLC_HIDDEN extern const struct layer_ops nn_batch_norm_ops, nn_layer_norm_ops, nn_rms_norm_ops, nn_embedding_ops;
 GGMLC_HIDDEN extern const struct layer_ops nn_lstm_ops, nn_gru_ops;
+/* Settings checks: ok as given; when not, why receives "<name> <value> is not <need>". */
+GGMLC_HIDDEN bool nn_setting_ok(bool ok, const char *name, double value, const char *need, char *why, size_t size);
+/* v in [0, 1) (false for NaN). */
+GGMLC_HIDDEN bool nn_in_unit_interval(double v);
 /* Layer kinds by name (for loading saved models). */
 GGMLC_HIDDEN const struct layer_ops *nn_layer_ops_by_kind(const char *kind);
 
 /* ----------------------------------------------------------------- model */
 
+/* Whether compile options are in range (as ggmlc-nn.h lists them); else why not, into why. */
+GGMLC_HIDDEN bool nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size);
+/* Whether a layer's settings are those its constructor accepts (a model file may forge them); else why not. */
+GGMLC_HIDDEN bool nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size);
 /* Infer shapes and set up every layer (idempotent). */
 GGMLC_HIDDEN enum ggmlc_status nn_model_finish(ggmlc_model *m);
 /* Build the model's forward graph on the input tensors x[]; fills out[] per output and, when

@@ -14,28 +14,47 @@
 
 /* ------------------------------------------------------------ weights */
 
-int64_t ggmlc_model_get_weights(ggmlc_model *m, float *dst) {
+/* Number of floats of every parameter, 0 for a model not compiled. */
+static int64_t weight_count(const ggmlc_model *m) {
     int64_t n = 0;
     for (int i = 0; m && m->compiled && i < m->n_layers; i++) {
-        for (int j = 0; j < m->layers[i]->n_params; j++) {
-            const struct nn_param *p = &m->layers[i]->params[j];
-            if (dst) ggml_backend_tensor_get(p->t, dst + n, 0, sizeof(float) * (size_t)nn_shape_elems(p->ne, 4));
-            n += nn_shape_elems(p->ne, 4);
-        }
+        for (int j = 0; j < m->layers[i]->n_params; j++) n += nn_shape_elems(m->layers[i]->params[j].ne, 4);
     }
     return n;
 }
 
-enum ggmlc_status ggmlc_model_set_weights(ggmlc_model *m, const float *src) {
-    if (!m || !m->compiled || !src) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_weights: compile the model first");
+/* Every parameter copied out of the model into dst (to_host) or into it from src. */
+static void copy_weights(ggmlc_model *m, float *dst, const float *src) {
     int64_t n = 0;
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             const struct nn_param *p = &m->layers[i]->params[j];
-            ggml_backend_tensor_set(p->t, src + n, 0, sizeof(float) * (size_t)nn_shape_elems(p->ne, 4));
+            const size_t bytes = sizeof(float) * (size_t)nn_shape_elems(p->ne, 4);
+            if (dst) ggml_backend_tensor_get(p->t, dst + n, 0, bytes);
+            else ggml_backend_tensor_set(p->t, src + n, 0, bytes);
             n += nn_shape_elems(p->ne, 4);
         }
     }
+}
+
+int64_t ggmlc_model_get_weights(ggmlc_model *m, float *dst, size_t dst_len) {
+    const int64_t n = weight_count(m);
+    if (!dst || n == 0) return n;
+    if ((uint64_t)dst_len < (uint64_t)n) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_get_weights: the model has %lld weights, the array holds %zu floats", (long long)n, dst_len);
+        return -1;
+    }
+    copy_weights(m, dst, NULL);
+    return n;
+}
+
+enum ggmlc_status ggmlc_model_set_weights(ggmlc_model *m, const float *src, size_t src_len) {
+    if (!m || !m->compiled || !src) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_set_weights: compile the model first");
+    const int64_t n = weight_count(m);
+    if ((uint64_t)src_len != (uint64_t)n)
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_set_weights: the model has %lld weights, the array holds %zu floats", (long long)n,
+                               src_len);
+    copy_weights(m, NULL, src);
     return GGMLC_OK;
 }
 
@@ -215,8 +234,7 @@ static ggmlc_layer *load_layer(struct reader *r, int i) {
         r->ok = false;
         return NULL;
     }
-    const int32_t act = get_i32(r, LKEY("activation"));
-    ggmlc_layer *l = nn_layer_new(ops, (unsigned)act <= GGMLC_ACT_HARDSWISH ? (enum ggmlc_activation)act : GGMLC_ACT_NONE);
+    ggmlc_layer *l = nn_layer_new(ops, (enum ggmlc_activation)get_i32(r, LKEY("activation")));
     if (!l) return NULL;
     struct layer_cfg *c = &l->cfg;
     const int64_t name_id = find(r, LKEY("name"), GGUF_TYPE_STRING);
@@ -236,6 +254,11 @@ static ggmlc_layer *load_layer(struct reader *r, int i) {
     c->n_dims = (int)get_arr(r, LKEY("shape"), GGUF_TYPE_INT64, c->shape, sizeof(int64_t), NN_MAX_DIMS);
     c->pool = (enum ggml_op_pool)get_i32(r, LKEY("pool"));
 #undef LKEY
+    char why[128];
+    if (r->ok && !nn_layer_settings_valid(l, why, sizeof why)) {
+        ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: layer %d ('%s'): %s", r->path, i, l->name, why);
+        r->ok = false;
+    }
     if (!r->ok) {
         free(l);
         return NULL;
@@ -384,6 +407,15 @@ static bool load_options(struct reader *r, int n_outputs, struct loaded_heads *h
     const int64_t mid = find(r, "ggmlc.compile.metrics", GGUF_TYPE_UINT32), sid = find(r, "ggmlc.compile.seed", GGUF_TYPE_UINT64);
     if (mid >= 0) o->metrics = gguf_get_val_u32(r->g, mid);
     if (sid >= 0) o->seed = gguf_get_val_u64(r->g, sid);
+    char why[128];
+    if (r->ok && !nn_compile_settings_valid(o, why, sizeof why)) {
+        ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: compile settings: %s", r->path, why);
+        r->ok = false;
+    }
+    if (r->ok && (o->metrics & ~(unsigned)(GGMLC_METRIC_ACCURACY | GGMLC_METRIC_MAE))) {
+        ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: compile settings: unknown metrics %#x", r->path, o->metrics);
+        r->ok = false;
+    }
     return load_heads(r, n_outputs, heads, o);
 }
 

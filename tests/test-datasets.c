@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -184,6 +185,23 @@ static void test_csv(void) {
         st = load_csv_text(bad[i].text, i % 2 == 0, &d);
         tap_ok(st == GGMLC_ERR_FORMAT && d.x == NULL, "CSV with %s rejected (%s)", bad[i].what, ggmlc_last_error());
     }
+    ggmlc_clear_error();
+    st = load_csv_text("1e-40,-2e-45,0\n1e-50,1,1\n", false, &d);
+    tap_ok(st == GGMLC_OK && d.x[0] == 1e-40f && d.x[0] > 0 && d.x[1] < 0 && d.x[2] == 0,
+           "CSV: subnormal values are numbers (%g, %g), one below the smallest subnormal is 0 (%s)", st ? 0 : d.x[0], st ? 0 : d.x[1],
+           ggmlc_last_error());
+    ggmlc_dataset_free(&d);
+    /* 65535 fields on the first line, then 4 million one-field lines: the short second line is the
+     * error, not the 1 TB the first line's width times the line count would take */
+    const size_t wide = 2 * 65535, n_short = 4000000;
+    char *big = malloc(wide + 2 * n_short + 1);
+    for (size_t i = 0; i < wide; i += 2) memcpy(big + i, i + 2 < wide ? "0," : "0\n", 2);
+    for (size_t i = 0; i < n_short; i++) memcpy(big + wide + 2 * i, "1\n", 2);
+    big[wide + 2 * n_short] = '\0';
+    st = load_csv_text(big, true, &d);
+    tap_ok(st == GGMLC_ERR_FORMAT && strstr(ggmlc_last_error(), "t.csv.gz:2: 1 fields, but line 1 has 65535"),
+           "CSV whose second line is short after a wide first line: the line named (%s)", ggmlc_last_error());
+    free(big);
     write_file(tmp_path("nul.csv"), "1,2\0,0\n", 7, false);
     tap_ok(ggmlc_dataset_load_csv(tmp_path("nul.csv"), &d) == GGMLC_ERR_FORMAT, "CSV with a NUL byte rejected");
     tap_ok(ggmlc_dataset_load_csv(tmp_path("absent.csv"), &d) == GGMLC_ERR_NOT_FOUND, "missing CSV: GGMLC_ERR_NOT_FOUND");
@@ -346,6 +364,96 @@ static void test_plot(void) {
     unlink(path);
 }
 
+/* ------------------------------------------------------ hostile files */
+
+/* A FIFO never opened for writing and /dev/zero: refused at once as not regular files (a FIFO
+ * used to block forever, /dev/zero to be read until a size limit); the alarm turns a hang into a
+ * failure. */
+static void test_special_files(void) {
+    struct ggmlc_dataset d;
+    const char *fifo = tmp_path("fifo.csv");
+    if (mkfifo(fifo, 0600) != 0) {
+        tap_skip("mkfifo failed", "datasets from a FIFO");
+    } else {
+        alarm(30);
+        tap_ok(ggmlc_dataset_load_csv(fifo, &d) == GGMLC_ERR_IO && strstr(ggmlc_last_error(), "not a regular file") && d.x == NULL,
+               "a FIFO as CSV file: refused without waiting for a writer (%s)", ggmlc_last_error());
+        tap_ok(ggmlc_dataset_load_idx(fifo, fifo, &d) == GGMLC_ERR_IO && strstr(ggmlc_last_error(), "not a regular file"),
+               "a FIFO as IDX file: refused (%s)", ggmlc_last_error());
+        const char *images = tmp_path("train-images-idx3-ubyte.gz");
+        tap_ok(rename(fifo, images) == 0 && ggmlc_dataset_load_fashion_mnist(tmpdir, true, &d) == GGMLC_ERR_IO &&
+                   strstr(ggmlc_last_error(), "not a regular file"),
+               "a FIFO among the Fashion-MNIST files: refused (%s)", ggmlc_last_error());
+        setenv("GGMLC_DATA_DIR", tmpdir, 1);
+        tap_ok(rename(images, tmp_path("digits.csv.gz")) == 0 && ggmlc_dataset_load_digits(&d) == GGMLC_ERR_IO,
+               "a FIFO as the digits file: refused (%s)", ggmlc_last_error());
+        unlink(tmp_path("digits.csv.gz"));
+        alarm(0);
+    }
+    const int64_t t0 = ggml_time_us();
+    tap_ok(ggmlc_dataset_load_csv("/dev/zero", &d) == GGMLC_ERR_IO && strstr(ggmlc_last_error(), "not a regular file") &&
+               ggml_time_us() - t0 < 1000000,
+           "/dev/zero as CSV file: refused without reading it (%s)", ggmlc_last_error());
+    tap_ok(ggmlc_dataset_load_idx("/dev/zero", tmp_path("lab.idx"), &d) == GGMLC_ERR_IO, "/dev/zero as IDX file: refused");
+    tap_ok(ggmlc_dataset_load_csv(tmpdir, &d) == GGMLC_ERR_IO, "a folder as CSV file: refused (%s)", ggmlc_last_error());
+}
+
+/* A gzip'd IDX pair of n blank images of side x side pixels (a few hundred bytes that expand to n * side^2). */
+static void write_blank_idx(const char *images, const char *labels, uint32_t n, uint32_t side) {
+    unsigned char head[16];
+    head[0] = 0, head[1] = 0, head[2] = 8, head[3] = 3;
+    put_be32(head + 4, n), put_be32(head + 8, side), put_be32(head + 12, side);
+    unsigned char *zeros = calloc((size_t)n * side * side + 8, 1);
+    gzFile f = gzopen(images, "wb9");
+    gzwrite(f, head, 16);
+    gzwrite(f, zeros, n * side * side);
+    gzclose(f);
+    zeros[2] = 8, zeros[3] = 1;
+    put_be32(zeros + 4, n);
+    write_file(labels, zeros, 8 + n, true);
+    free(zeros);
+}
+
+/* The dataset limit: a small file that expands beyond it is refused before its floats are
+ * allocated; the API, then the environment, set it. */
+static void test_limits(void) {
+    struct ggmlc_dataset d;
+    tap_ok(ggmlc_dataset_max_bytes() == GGMLC_DATASET_DEFAULT_MAX_BYTES && GGMLC_DATASET_DEFAULT_MAX_BYTES == (size_t)1 << 30,
+           "the default dataset limit is 1 GiB");
+    const char *images = tmp_path("big-images.gz"), *labels = tmp_path("big-labels.gz");
+    write_blank_idx(images, labels, 2000, 28); /* 1.5 MB of pixels, 6.3 MB of floats */
+    size_t gz_len;
+    free(read_file(images, &gz_len));
+    tap_ok(ggmlc_dataset_load_idx(images, labels, &d) == GGMLC_OK && d.n == 2000, "%zu gzip'd bytes of IDX within the limit load", gz_len);
+    ggmlc_dataset_free(&d);
+    ggmlc_dataset_set_max_bytes(4 << 20);
+    tap_ok(ggmlc_dataset_max_bytes() == 4 << 20 && ggmlc_dataset_load_idx(images, labels, &d) == GGMLC_ERR_NOMEM && d.x == NULL &&
+               strstr(ggmlc_last_error(), "would take 6280000 bytes, more than the dataset limit of 4194304 bytes"),
+           "IDX expanding beyond a limit of 4 MiB set by the API: refused (%s)", ggmlc_last_error());
+    ggmlc_dataset_set_max_bytes(0);
+    setenv("GGMLC_DATASET_MAX_BYTES", "4M", 1);
+    tap_ok(ggmlc_dataset_load_idx(images, labels, &d) == GGMLC_ERR_NOMEM && strstr(ggmlc_last_error(), "limit of 4194304 bytes"),
+           "the same with GGMLC_DATASET_MAX_BYTES=4M");
+    setenv("GGMLC_DATASET_MAX_BYTES", "lots", 1);
+    tap_ok(ggmlc_dataset_max_bytes() == GGMLC_DATASET_DEFAULT_MAX_BYTES, "GGMLC_DATASET_MAX_BYTES=lots is ignored (with a warning)");
+    setenv("GGMLC_DATASET_MAX_BYTES", "64k", 1);
+
+    /* CSV: the text beyond the limit, then text and floats together beyond it */
+    char *text = malloc(200001);
+    for (int i = 0; i < 100000; i++) memcpy(text + 2 * i, i % 2 ? "0\n" : "1,", 2);
+    text[200000] = '\0';
+    tap_ok(load_csv_text(text, true, &d) == GGMLC_ERR_NOMEM && strstr(ggmlc_last_error(), "decompressed text is larger than the dataset limit of 65536"),
+           "gzip'd CSV text beyond a limit of 64k: refused (%s)", ggmlc_last_error());
+    text[40000] = '\0'; /* 40000 bytes of text and 10000 lines of 2 floats */
+    tap_ok(load_csv_text(text, true, &d) == GGMLC_ERR_NOMEM && strstr(ggmlc_last_error(), "the text and its floats would take 120000 bytes"),
+           "CSV whose text fits but not its floats: refused (%s)", ggmlc_last_error());
+    text[20000] = '\0';
+    tap_ok(load_csv_text(text, true, &d) == GGMLC_OK && d.n == 5000, "CSV within the limit loads (%s)", ggmlc_last_error());
+    ggmlc_dataset_free(&d);
+    unsetenv("GGMLC_DATASET_MAX_BYTES");
+    free(text);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof(tmpdir), "%s/ggmlc-datasets-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmpdir)) return tap_skip_all("cannot create a temporary folder");
@@ -362,6 +470,8 @@ int main(void) {
     test_idx();
     test_fashion_mnist();
     test_plot();
+    test_special_files();
+    test_limits();
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) tap_diag("could not remove %s", tmpdir);

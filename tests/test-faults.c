@@ -219,10 +219,10 @@ static enum outcome nn_workload(void) {
     fo.verbose = 0;
     char path[512];
     snprintf(path, sizeof path, "%s/model-nn.gguf", scratch);
-    if (ggmlc_model_compile(m, &co) != GGMLC_OK || ggmlc_model_fit(m, x, y, N_SAMPLES, &fo, NULL) != GGMLC_OK ||
+    if (ggmlc_model_compile(m, &co) != GGMLC_OK || ggmlc_model_fit(m, x, sizeof x / sizeof x[0], y, N_SAMPLES, N_SAMPLES, &fo, NULL) != GGMLC_OK ||
         ggmlc_model_save(m, path, true) != GGMLC_OK || !(loaded = ggmlc_model_load(path, "cpu")))
         goto done;
-    if (ggmlc_model_predict(m, x, 1, 1, p1) != GGMLC_OK || ggmlc_model_predict(loaded, x, 1, 1, p2) != GGMLC_OK) goto done;
+    if (ggmlc_model_predict(m, x, 3, 1, 1, p1, 2) != GGMLC_OK || ggmlc_model_predict(loaded, x, 3, 1, 1, p2, 2) != GGMLC_OK) goto done;
     result = status_or(true, p1[0] == p2[0] && p1[1] == p2[1]);
 done:
     ggmlc_model_free(loaded);

@@ -49,8 +49,10 @@ static ggmlc_model *two_headed(enum ggmlc_optimizer optimizer, float lr) {
     return m;
 }
 
-static struct ggmlc_array vec(const float *data, int64_t n, int64_t size) { return (struct ggmlc_array){data, n, {size}, 1}; }
-static struct ggmlc_array labels(const float *data, int64_t n) { return (struct ggmlc_array){data, n, {1}, 1}; }
+static struct ggmlc_array vec(const float *data, int64_t n, int64_t size) {
+    return (struct ggmlc_array){data, n, {size}, 1, (size_t)(n * size)};
+}
+static struct ggmlc_array labels(const float *data, int64_t n) { return (struct ggmlc_array){data, n, {1}, 1, (size_t)n}; }
 
 static struct ggmlc_fit_options one_epoch(int64_t batch) {
     struct ggmlc_fit_options fo = ggmlc_fit_defaults();
@@ -76,20 +78,20 @@ static void test_golden(const struct gold_set *set) {
         return;
     }
     const float *losses = gl->data, *metrics = gm->data; /* {total, MSE, cross-entropy}, {accuracy, MAE} */
-    const int64_t n = xa->ne[1], nw = ggmlc_model_get_weights(m, NULL);
+    const int64_t n = xa->ne[1], nw = ggmlc_model_get_weights(m, NULL, 0);
     tap_ok(nw == (int64_t)w0->n, "%lld weights as in PyTorch: the shared layer has one weight set", (long long)nw);
     tap_ok(ggmlc_model_input_count(m) == 2 && ggmlc_model_output_count(m) == 2, "2 inputs, 2 outputs");
     int64_t shape[4];
     tap_ok(ggmlc_model_output_shape_at(m, 1, shape) == 1 && shape[0] == CLS && ggmlc_model_input_shape(m, 1, shape) == 1 && shape[0] == IN &&
                ggmlc_model_output_shape_at(m, 2, shape) == 0,
            "input and output shapes by index");
-    ggmlc_model_set_weights(m, w0->data);
+    ggmlc_model_set_weights(m, w0->data, w0->n);
     const struct ggmlc_array x[2] = {vec(xa->data, n, IN), vec(xb->data, n, IN)}, y[2] = {vec(yr->data, n, REG), labels(yc->data, n)};
     float *pr = malloc(sizeof(float) * (size_t)(n * REG)), *pc = malloc(sizeof(float) * (size_t)(n * CLS));
     for (int64_t batch = n; batch >= 3; batch -= n - 3) { /* whole batch, then 3 + 3 + 1 */
         memset(pr, 0, sizeof(float) * (size_t)(n * REG));
         memset(pc, 0, sizeof(float) * (size_t)(n * CLS));
-        tap_ok(ggmlc_model_predict_multi(m, x, 2, batch, (float *[]){pr, pc}, 2) == GGMLC_OK, "predict_multi, batch %lld", (long long)batch);
+        tap_ok(ggmlc_model_predict_multi(m, x, 2, batch, (float *[]){pr, pc}, (size_t[]){n * REG, n * CLS}, 2) == GGMLC_OK, "predict_multi, batch %lld", (long long)batch);
         ok_nmse(pr, out_reg->data, out_reg->n, 1e-10, "batch %lld: regression output equals torch.nn", (long long)batch);
         ok_nmse(pc, out_cls->data, out_cls->n, 1e-10, "batch %lld: classifier output (softmax) equals torch.nn", (long long)batch);
     }
@@ -107,7 +109,7 @@ static void test_golden(const struct gold_set *set) {
     struct ggmlc_fit_options fo = one_epoch(n);
     ggmlc_history *h = NULL;
     tap_ok(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, &h) == GGMLC_OK, "fit_multi: one SGD step on the whole batch");
-    ggmlc_model_get_weights(m, w);
+    ggmlc_model_get_weights(m, w, (size_t)nw);
     ok_nmse(w, w1->data, w1->n, 1e-10, "every parameter after one SGD step on the weighted loss equals PyTorch's (shared layer included)");
     const struct ggmlc_epoch_logs *e = ggmlc_history_epoch(h, 0);
     tap_ok(e && e->n_outputs == 2 && close_to(e->loss, losses[0], 1e-5) && close_to(e->output_loss[0], losses[1], 1e-5) &&
@@ -116,10 +118,10 @@ static void test_golden(const struct gold_set *set) {
            "history: total and per-output losses and metrics of the step");
     ggmlc_history_free(h);
 
-    ggmlc_model_set_weights(m, w0->data);
+    ggmlc_model_set_weights(m, w0->data, w0->n);
     fo = one_epoch(3);
     tap_ok(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL) == GGMLC_OK, "fit_multi: an epoch of batches 3 + 3 + 1");
-    ggmlc_model_get_weights(m, w);
+    ggmlc_model_get_weights(m, w, (size_t)nw);
     ok_nmse(w, we->data, we->n, 1e-10, "weights after the epoch equal PyTorch's three steps (the smaller last batch too)");
     free(w);
     free(pr);
@@ -235,8 +237,8 @@ static void test_training(void) {
            r ? "ok" : ggmlc_last_error());
     if (r) {
         static float p1[2][N * CLS], p2[2][N * CLS];
-        ggmlc_model_predict_multi(m, x, 2, 64, (float *[]){p1[0], p1[1]}, 2);
-        ggmlc_model_predict_multi(r, x, 2, 64, (float *[]){p2[0], p2[1]}, 2);
+        ggmlc_model_predict_multi(m, x, 2, 64, (float *[]){p1[0], p1[1]}, (size_t[]){N * REG, N * CLS}, 2);
+        ggmlc_model_predict_multi(r, x, 2, 64, (float *[]){p2[0], p2[1]}, (size_t[]){N * REG, N * CLS}, 2);
         tap_ok(max_abs_diff(p1[0], p2[0], N * REG) == 0 && max_abs_diff(p1[1], p2[1], N * CLS) == 0,
                "both outputs after reload equal those before");
         double l1, l2, h1[2], h2[2];
@@ -295,12 +297,12 @@ static void test_single_equivalence(void) {
     fo.verbose = 0;
     ggmlc_history *h1 = NULL, *h2 = NULL;
     const struct ggmlc_array features = ggmlc_dataset_features(&d), labels_ = ggmlc_dataset_labels(&d);
-    tap_ok(ggmlc_model_fit(m1, x, y, NS, &fo, &h1) == GGMLC_OK && ggmlc_model_fit_multi(m2, &features, 1, &labels_, 1, &fo, &h2) == GGMLC_OK,
+    tap_ok(ggmlc_model_fit(m1, x, 2 * NS, y, NS, NS, &fo, &h1) == GGMLC_OK && ggmlc_model_fit_multi(m2, &features, 1, &labels_, 1, &fo, &h2) == GGMLC_OK,
            "fit and fit_multi on the same data");
-    const int64_t nw = ggmlc_model_get_weights(m1, NULL);
+    const int64_t nw = ggmlc_model_get_weights(m1, NULL, 0);
     float *w1 = malloc(sizeof(float) * (size_t)nw), *w2 = malloc(sizeof(float) * (size_t)nw);
-    ggmlc_model_get_weights(m1, w1);
-    ggmlc_model_get_weights(m2, w2);
+    ggmlc_model_get_weights(m1, w1, (size_t)nw);
+    ggmlc_model_get_weights(m2, w2, (size_t)nw);
     const struct ggmlc_epoch_logs *e1 = ggmlc_history_epoch(h1, 2), *e2 = ggmlc_history_epoch(h2, 2);
     tap_ok(max_abs_diff(w1, w2, (size_t)nw) == 0 && e1 && e2 && e1->val_loss == e2->val_loss && e1->val_accuracy == e2->val_accuracy &&
                e1->n_outputs == 1 && e1->output_loss[0] == e1->loss && e1->output_accuracy[0] == e1->metric_accuracy,
@@ -350,13 +352,13 @@ static void test_ids_and_features(void) {
     char path[] = "/tmp/ggmlc-test-nn-multi-XXXXXX";
     close(mkstemp(path));
     ggmlc_model *r = ggmlc_model_save(m, path, false) == GGMLC_OK ? ggmlc_model_load(path, NULL) : NULL;
-    tap_ok(r && ggmlc_model_predict_multi(m, x, 2, 50, (float *[]){p1}, 1) == GGMLC_OK &&
-               ggmlc_model_predict_multi(r, x, 2, 50, (float *[]){p2}, 1) == GGMLC_OK && max_abs_diff(p1, p2, NT) == 0,
+    tap_ok(r && ggmlc_model_predict_multi(m, x, 2, 50, (float *[]){p1}, (size_t[]){NT}, 1) == GGMLC_OK &&
+               ggmlc_model_predict_multi(r, x, 2, 50, (float *[]){p2}, (size_t[]){NT}, 1) == GGMLC_OK && max_abs_diff(p1, p2, NT) == 0,
            "reloaded: the ids input is still read as integers, same predictions");
     unlink(path);
     ggmlc_model_free(r);
     ids[5] = VOCAB; /* sample 1 */
-    tap_ok(ggmlc_model_predict_multi(m, x, 2, 50, (float *[]){p1}, 1) == GGMLC_ERR_INVALID_ARG &&
+    tap_ok(ggmlc_model_predict_multi(m, x, 2, 50, (float *[]){p1}, (size_t[]){NT}, 1) == GGMLC_ERR_INVALID_ARG &&
                strstr(ggmlc_last_error(), "input 0: token id 9 of sample 1 is not an index below the vocabulary size 9"),
            "a token id outside the vocabulary: %s", ggmlc_last_error());
     ids[5] = -1;
@@ -462,6 +464,41 @@ static void edit_windows(struct gguf_context *out, const struct gguf_context *in
     }
 }
 
+enum settings_edit { NAN_BETA1, BETA2_1, EPS_0, INF_EPS, INF_DECAY, NAN_DECAY, NEGATIVE_DECAY, NAN_RATE, MOMENTUM_1, OPTIMIZER_2,
+                     LOSS_7, METRICS_8, ACTIVATION_42, ACTIVATION_NEGATIVE, DROPOUT_1, NAN_BN_MOMENTUM, BN_EPS_0, INF_SLOPE, POOL_5,
+                     N_SETTINGS_EDITS };
+static const char *const settings_edit_names[] = {
+    "AdamW beta1 NaN", "AdamW beta2 1", "AdamW eps 0", "AdamW eps infinite", "weight decay infinite", "weight decay NaN",
+    "weight decay -0.1", "learning rate NaN", "SGD momentum 1", "optimizer 2", "loss 7", "metrics 8", "activation 42",
+    "activation -1", "dropout rate 1", "batch-norm momentum NaN", "batch-norm eps 0", "leaky ReLU slope infinite", "pooling 5"};
+
+/* One edit of the compile settings or of a layer's settings (layers: Dense, BatchNorm, Dropout, Dense). */
+static void edit_settings(struct gguf_context *out, const struct gguf_context *in, int e) {
+    (void)in;
+    switch ((enum settings_edit)e) {
+    case NAN_BETA1: gguf_set_arr_data(out, "ggmlc.compile.adamw", GGUF_TYPE_FLOAT32, (float[]){NAN, 0.999f, 1e-8f}, 3); break;
+    case BETA2_1: gguf_set_arr_data(out, "ggmlc.compile.adamw", GGUF_TYPE_FLOAT32, (float[]){0.9f, 1.0f, 1e-8f}, 3); break;
+    case EPS_0: gguf_set_arr_data(out, "ggmlc.compile.adamw", GGUF_TYPE_FLOAT32, (float[]){0.9f, 0.999f, 0.0f}, 3); break;
+    case INF_EPS: gguf_set_arr_data(out, "ggmlc.compile.adamw", GGUF_TYPE_FLOAT32, (float[]){0.9f, 0.999f, INFINITY}, 3); break;
+    case INF_DECAY: gguf_set_val_f32(out, "ggmlc.compile.weight_decay", INFINITY); break;
+    case NAN_DECAY: gguf_set_val_f32(out, "ggmlc.compile.weight_decay", NAN); break;
+    case NEGATIVE_DECAY: gguf_set_val_f32(out, "ggmlc.compile.weight_decay", -0.1f); break;
+    case NAN_RATE: gguf_set_val_f32(out, "ggmlc.compile.learning_rate", NAN); break;
+    case MOMENTUM_1: gguf_set_val_f32(out, "ggmlc.compile.momentum", 1.0f); break;
+    case OPTIMIZER_2: gguf_set_val_i32(out, "ggmlc.compile.optimizer", 2); break;
+    case LOSS_7: gguf_set_val_i32(out, "ggmlc.compile.loss", 7); break;
+    case METRICS_8: gguf_set_val_u32(out, "ggmlc.compile.metrics", 8); break;
+    case ACTIVATION_42: gguf_set_val_i32(out, "ggmlc.layer.0.activation", 42); break;
+    case ACTIVATION_NEGATIVE: gguf_set_val_i32(out, "ggmlc.layer.3.activation", -1); break;
+    case DROPOUT_1: gguf_set_val_f32(out, "ggmlc.layer.2.rate", 1.0f); break;
+    case NAN_BN_MOMENTUM: gguf_set_val_f32(out, "ggmlc.layer.1.momentum", NAN); break;
+    case BN_EPS_0: gguf_set_val_f32(out, "ggmlc.layer.1.eps", 0.0f); break;
+    case INF_SLOPE: gguf_set_val_f32(out, "ggmlc.layer.0.slope", INFINITY); break;
+    case POOL_5: gguf_set_val_i32(out, "ggmlc.layer.2.pool", 5); break;
+    case N_SETTINGS_EDITS: break;
+    }
+}
+
 static void test_hostile_files(void) {
     ggmlc_model *m = two_headed(GGMLC_OPT_SGD, 0.1f);
     check_edits(m, "two heads", edit_graph, edit_names, N_EDITS);
@@ -476,6 +513,17 @@ static void test_hostile_files(void) {
     struct ggmlc_compile_options o = ggmlc_compile_defaults();
     if (ggmlc_model_compile(m, &o) != GGMLC_OK) tap_diag("compile: %s", ggmlc_last_error());
     check_edits(m, "convolution", edit_windows, window_edit_names, N_WINDOW_EDITS);
+    ggmlc_model_free(m);
+
+    /* compile and layer settings out of range: training on them would make every weight NaN */
+    m = ggmlc_sequential((int64_t[]){4}, 1);
+    ggmlc_model_add(m, ggmlc_dense(3, GGMLC_ACT_LEAKY_RELU));
+    ggmlc_model_add(m, ggmlc_batch_norm(0.9f, 1e-3f));
+    ggmlc_model_add(m, ggmlc_dropout(0.2f));
+    ggmlc_model_add(m, ggmlc_dense(2, GGMLC_ACT_NONE));
+    o.metrics = GGMLC_METRIC_MAE;
+    if (ggmlc_model_compile(m, &o) != GGMLC_OK) tap_diag("compile: %s", ggmlc_last_error());
+    check_edits(m, "settings", edit_settings, settings_edit_names, N_SETTINGS_EDITS);
     ggmlc_model_free(m);
 }
 
@@ -493,7 +541,7 @@ static void test_errors(void) {
     REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 1, &fo, NULL), GGMLC_ERR_SHAPE, "one target array for two outputs", "2 outputs, got 1");
     REFUSED(ggmlc_model_fit_multi(m, x, 2, (struct ggmlc_array[]){vec(yr, 4, 2), labels(yc, 4)}, 2, &fo, NULL), GGMLC_ERR_SHAPE,
             "a target of the wrong shape", "target 0 has samples of shape (2), the model's output 0 takes (3)");
-    REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(a, 4, IN), {b, 4, {IN, 1}, 2}}, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE,
+    REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(a, 4, IN), {b, 4, {IN, 1}, 2, 4 * IN}}, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE,
             "an input of the wrong shape", "input 1 has samples of shape (5, 1)");
     REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(a, 4, IN), vec(b, 3, IN)}, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE,
             "inputs of different sample counts", "input 1 has 3 samples");
@@ -503,9 +551,18 @@ static void test_errors(void) {
             "a label outside the classes", "label 4 of sample 2");
     REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(NULL, 4, IN), vec(b, 4, IN)}, 2, y, 2, &fo, NULL), GGMLC_ERR_INVALID_ARG,
             "an input without data", "input 0 has no data");
-    REFUSED(ggmlc_model_fit(m, a, yr, 4, &fo, NULL), GGMLC_ERR_SHAPE, "the one-input fit on two inputs", "use ggmlc_model_fit_multi");
-    REFUSED(ggmlc_model_predict(m, a, 4, 2, out), GGMLC_ERR_SHAPE, "the one-input predict", "use ggmlc_model_predict_multi");
-    REFUSED(ggmlc_model_predict_multi(m, x, 2, 2, (float *[]){out}, 1), GGMLC_ERR_SHAPE, "one output array for two outputs", "got 1 output");
+    REFUSED(ggmlc_model_fit_multi(m, (struct ggmlc_array[]){vec(a, 4, IN), {b, 4, {IN}, 1, 4 * IN - 1}}, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE,
+            "an array shorter than its samples", "input 1 holds 19 floats, but its 4 samples of shape (5) take 20");
+    REFUSED(ggmlc_model_fit_multi(m, x, 2, (struct ggmlc_array[]){vec(yr, 4, REG), {yc, 4, {1}, 1, 0}}, 2, &fo, NULL), GGMLC_ERR_SHAPE,
+            "a label array without a length", "target 1 holds 0 floats, but its 4 samples of shape (1) take 4");
+    REFUSED(ggmlc_model_fit(m, a, 4 * IN, yr, 4 * REG, 4, &fo, NULL), GGMLC_ERR_SHAPE, "the one-input fit on two inputs", "use ggmlc_model_fit_multi");
+    REFUSED(ggmlc_model_predict(m, a, 4 * IN, 4, 2, out, 4 * CLS), GGMLC_ERR_SHAPE, "the one-input predict", "use ggmlc_model_predict_multi");
+    REFUSED(ggmlc_model_predict_multi(m, x, 2, 2, (float *[]){out}, (size_t[]){4 * REG}, 1), GGMLC_ERR_SHAPE, "one output array for two outputs",
+            "got 1 output");
+    REFUSED(ggmlc_model_predict_multi(m, x, 2, 2, (float *[]){yr, out}, (size_t[]){4 * REG, 3 * CLS}, 2), GGMLC_ERR_SHAPE,
+            "an output array too short", "output array 1 holds 12 floats, but 4 samples of the model's output 1, shape (4), take 16");
+    REFUSED(ggmlc_model_predict_multi(m, x, 2, 2, (float *[]){yr, out}, NULL, 2), GGMLC_ERR_SHAPE, "output arrays without lengths",
+            "got 0 output arrays");
     REFUSED(ggmlc_model_evaluate_multi(m, x, 2, NULL, 0, 2, NULL, NULL, NULL), GGMLC_ERR_SHAPE, "evaluate without targets", "got 0 target");
     fo.val_inputs = x;
     REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL), GGMLC_ERR_INVALID_ARG, "validation inputs without targets", "val_targets");
@@ -514,6 +571,7 @@ static void test_errors(void) {
     REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL), GGMLC_ERR_SHAPE, "validation input of the wrong shape", "(validation data): input 1");
     fo.val_inputs = fo.val_targets = NULL;
     fo.class_weights = (float[]){1, 1, 1, 1};
+    fo.n_class_weights = 4;
     REFUSED(ggmlc_model_fit_multi(m, x, 2, y, 2, &fo, NULL), GGMLC_ERR_INVALID_ARG, "class weights with two outputs", "one output");
     ggmlc_model_free(m);
 

@@ -75,13 +75,13 @@ static void run_layer_case(const struct gold_set *set, const struct layer_case *
     }
     const bool has_weights = strcmp(c->name, "max_pool2d") != 0;
     const struct gold_tensor *w0 = has_weights ? gget(set, c->name, "w0") : NULL, *w1 = has_weights ? gget(set, c->name, "w1") : NULL;
-    const int64_t nw = ggmlc_model_get_weights(m, NULL);
+    const int64_t nw = ggmlc_model_get_weights(m, NULL, 0);
     if (w0) {
         tap_ok(nw == (int64_t)w0->n, "%s: %lld weights as in PyTorch", c->name, (long long)nw);
-        ggmlc_model_set_weights(m, w0->data);
+        ggmlc_model_set_weights(m, w0->data, w0->n);
     }
     float *pred = malloc(sizeof(float) * out->n);
-    ggmlc_model_predict(m, x->data, n, n, pred);
+    ggmlc_model_predict(m, x->data, x->n, n, n, pred, out->n);
     ok_nmse(pred, out->data, out->n, 1e-9, "%s: output equals torch.nn", c->name);
     if (w1) {
         struct ggmlc_fit_options fo = ggmlc_fit_defaults();
@@ -89,9 +89,9 @@ static void run_layer_case(const struct gold_set *set, const struct layer_case *
         fo.batch_size = n;
         fo.shuffle = false;
         fo.verbose = 0;
-        ggmlc_model_fit(m, x->data, y->data, n, &fo, NULL);
+        ggmlc_model_fit(m, x->data, x->n, y->data, y->n, n, &fo, NULL);
         float *w = malloc(sizeof(float) * (size_t)nw);
-        ggmlc_model_get_weights(m, w);
+        ggmlc_model_get_weights(m, w, (size_t)nw);
         ok_nmse(w, w1->data, w1->n, 1e-9, "%s: weights after one SGD step equal PyTorch's (gradients%s)", c->name,
                 strcmp(c->name, "batch_norm") == 0 ? " and moving statistics" : "");
         free(w);
@@ -136,12 +136,12 @@ static void test_training(void) {
     fo.verbose = 0;
     fo.validation_split = 0.25f;
     ggmlc_history *h = NULL;
-    tap_ok(ggmlc_model_fit(m, x, y, N, &fo, &h) == GGMLC_OK, "fit runs 15 epochs with a validation split");
+    tap_ok(ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, &h) == GGMLC_OK, "fit runs 15 epochs with a validation split");
     const struct ggmlc_epoch_logs *first = ggmlc_history_epoch(h, 0), *last = ggmlc_history_epoch(h, ggmlc_history_epochs(h) - 1);
     tap_ok(ggmlc_history_epochs(h) == 15 && last->loss < first->loss, "history: loss fell from %.3f to %.3f", first->loss, last->loss);
     tap_ok(last->val_accuracy > 0.95, "validation accuracy %.3f > 0.95", last->val_accuracy);
     double loss, metrics[2];
-    ggmlc_model_evaluate(m, x, y, N, 64, &loss, metrics);
+    ggmlc_model_evaluate(m, x, 2 * N, y, N, N, 64, &loss, metrics);
     tap_ok(loss < 0.2 && metrics[0] > 0.95, "evaluate: loss %.3f < 0.2, accuracy %.3f", loss, metrics[0]);
 
     /* save and reload: identical predictions */
@@ -149,12 +149,12 @@ static void test_training(void) {
     const int fd = mkstemp(path);
     close(fd);
     float p1[2 * CLASSES * 8], p2[2 * CLASSES * 8];
-    ggmlc_model_predict(m, x, 16, 16, p1);
+    ggmlc_model_predict(m, x, 2 * 16, 16, 16, p1, 16 * CLASSES);
     tap_ok(ggmlc_model_save(m, path, true) == GGMLC_OK, "save to GGUF");
     ggmlc_model *r = ggmlc_model_load(path, NULL);
     tap_ok(r != NULL, "load it back (%s)", r ? "ok" : ggmlc_last_error());
     if (r) {
-        ggmlc_model_predict(r, x, 16, 16, p2);
+        ggmlc_model_predict(r, x, 2 * 16, 16, 16, p2, 16 * CLASSES);
         tap_ok(max_abs_diff(p1, p2, 16 * CLASSES) == 0, "predictions after reload equal those before");
         tap_ok(ggmlc_model_param_count(r, false) == ggmlc_model_param_count(m, false), "same parameter count");
         ggmlc_model_free(r);
@@ -180,19 +180,21 @@ static void test_callbacks(void) {
     fo.epochs = 40;
     fo.verbose = 0;
     fo.val_x = x;
+    fo.val_x_len = 2 * N;
     fo.val_y = noise_y;
+    fo.val_y_len = N;
     fo.n_val = N;
     fo.callbacks = cbs;
     fo.n_callbacks = 2;
     ggmlc_history *h = NULL;
-    ggmlc_model_fit(m, x, y, N, &fo, &h);
+    ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, &h);
     const int epochs = ggmlc_history_epochs(h);
     tap_ok(epochs < 40, "early stopping stopped after %d of 40 epochs on a validation loss that does not improve", epochs);
     int best = 0;
     for (int e = 1; e < epochs; e++) best = ggmlc_history_epoch(h, e)->val_loss < ggmlc_history_epoch(h, best)->val_loss ? e : best;
     tap_ok(epochs == best + 2 + 1, "it stopped patience (2) epochs after the best epoch %d", best);
     double loss;
-    ggmlc_model_evaluate(m, x, noise_y, N, 32, &loss, NULL);
+    ggmlc_model_evaluate(m, x, 2 * N, noise_y, N, N, 32, &loss, NULL);
     tap_ok(fabs(loss - ggmlc_history_epoch(h, best)->val_loss) < 1e-4, "best weights restored: val loss %.5f = best %.5f", loss,
            ggmlc_history_epoch(h, best)->val_loss);
     bool schedule_ok = true;
@@ -208,7 +210,7 @@ static void test_errors(void) {
     tap_ok(ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)) == GGMLC_ERR_SHAPE &&
            strstr(ggmlc_last_error(), "Conv2D") != NULL, "a Conv2D on a 1-D input is refused: %s", ggmlc_last_error());
     float x[5] = {0}, y[1] = {0};
-    tap_ok(ggmlc_model_fit(m, x, y, 1, NULL, NULL) == GGMLC_ERR_INVALID_ARG, "fit before compile is an error");
+    tap_ok(ggmlc_model_fit(m, x, 5, y, 1, 1, NULL, NULL) == GGMLC_ERR_INVALID_ARG, "fit before compile is an error");
     tap_ok(ggmlc_dense(0, GGMLC_ACT_NONE) == NULL && ggmlc_dropout(1.5f) == NULL, "invalid layer arguments give NULL");
     tap_ok(ggmlc_model_load("/nonexistent/model.gguf", NULL) == NULL, "loading a missing file fails cleanly");
     FILE *out = tmpfile();
@@ -222,6 +224,111 @@ static void test_errors(void) {
     ggmlc_model_free(m);
 }
 
+/* Plain arrays whose length disagrees with the model's shapes: refused before any read. */
+static void test_lengths(void) {
+    static float x[3 * N], y[N], out[CLASSES * N];
+    make_data(x, y, N);
+    ggmlc_model *m = classifier(GGMLC_METRIC_ACCURACY);
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 1;
+    fo.verbose = 0;
+    double loss;
+#define REFUSED(call, status, what, needle) \
+    tap_ok((call) == (status) && strstr(ggmlc_last_error(), needle) != NULL, "%s: %s", what, ggmlc_last_error())
+    REFUSED(ggmlc_model_fit(m, x, 3 * N, y, N, N, &fo, NULL), GGMLC_ERR_SHAPE, "fit on samples of 3 features for a model of 2",
+            "ggmlc_model_fit: input 0 has samples of shape (3), the model's input 0 takes (2)");
+    REFUSED(ggmlc_model_evaluate(m, x, 3 * N, y, N, N, 32, &loss, NULL), GGMLC_ERR_SHAPE, "evaluate on samples of 3 features",
+            "input 0 has samples of shape (3), the model's input 0 takes (2)");
+    REFUSED(ggmlc_model_predict(m, x, 3 * N, N, 32, out, CLASSES * N), GGMLC_ERR_SHAPE, "predict on samples of 3 features",
+            "input 0 has samples of shape (3), the model's input 0 takes (2)");
+    REFUSED(ggmlc_model_fit(m, x, 2 * N - 1, y, N, N, &fo, NULL), GGMLC_ERR_SHAPE, "an input length that n does not divide",
+            "x holds 799 floats, not the same number for each of its 400 samples");
+    REFUSED(ggmlc_model_fit(m, x, 2 * N, y, N - 1, N, &fo, NULL), GGMLC_ERR_SHAPE, "one label short", "y holds 399 floats");
+    REFUSED(ggmlc_model_fit(m, x, 2 * N, y, 2 * N, N, &fo, NULL), GGMLC_ERR_SHAPE, "two values per sample for class indices",
+            "target 0 has samples of shape (2), the model's output 0 takes (1) (class indices)");
+    REFUSED(ggmlc_model_predict(m, x, 2 * N, N, 32, out, CLASSES * N - 1), GGMLC_ERR_SHAPE, "a prediction array one float short",
+            "output array 0 holds 1199 floats, but 400 samples of the model's output 0, shape (3), take 1200");
+    fo.val_x = x, fo.val_x_len = 3 * 10, fo.val_y = y, fo.val_y_len = 10, fo.n_val = 10;
+    REFUSED(ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, NULL), GGMLC_ERR_SHAPE, "validation data of 3 features",
+            "ggmlc_model_fit (validation data): input 0 has samples of shape (3)");
+    fo.val_x = NULL;
+    fo.class_weights = (const float[]){1, 2}, fo.n_class_weights = 2;
+    REFUSED(ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, NULL), GGMLC_ERR_SHAPE, "2 class weights for 3 classes", "2 class weights for an output of 3");
+    fo.class_weights = (const float[]){1, NAN, 1}, fo.n_class_weights = 3;
+    REFUSED(ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, NULL), GGMLC_ERR_INVALID_ARG, "a NaN class weight", "class weight 1 is nan");
+    fo.class_weights = (const float[]){1, 2, 1};
+    tap_ok(ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, NULL) == GGMLC_OK, "three class weights for three classes (%s)", ggmlc_last_error());
+    const int64_t nw = ggmlc_model_get_weights(m, NULL, 0);
+    float *w = malloc(sizeof(float) * (size_t)nw);
+    tap_ok(nw == 2 * 16 + 16 + 16 * CLASSES + CLASSES && ggmlc_model_get_weights(m, w, (size_t)nw - 1) == -1 &&
+               ggmlc_last_status() == GGMLC_ERR_SHAPE && ggmlc_model_get_weights(m, w, (size_t)nw) == nw,
+           "get_weights: %lld weights, refused into an array one float short", (long long)nw);
+    REFUSED(ggmlc_model_set_weights(m, w, (size_t)nw + 1), GGMLC_ERR_SHAPE, "set_weights from an array of another length",
+            "the model has 99 weights, the array holds 100 floats");
+    tap_ok(ggmlc_model_set_weights(m, w, (size_t)nw) == GGMLC_OK, "set_weights with the right length");
+    free(w);
+    ggmlc_model_free(m);
+}
+
+/* Settings compile refuses: each would make training's weights NaN or use another optimizer. */
+enum bad_setting { BETA1_NAN, BETA2_1, EPS_0, DECAY_INF, RATE_INF, MOMENTUM_NEGATIVE, OPTIMIZER_5, N_BAD_SETTINGS };
+
+static void set_bad(struct ggmlc_compile_options *o, enum bad_setting b) {
+    switch (b) {
+    case BETA1_NAN: o->beta1 = NAN; break;
+    case BETA2_1: o->beta2 = 1; break;
+    case EPS_0: o->eps = 0; break;
+    case DECAY_INF: o->weight_decay = INFINITY; break;
+    case RATE_INF: o->learning_rate = INFINITY; break;
+    case MOMENTUM_NEGATIVE: o->momentum = -0.5f; break;
+    case OPTIMIZER_5: o->optimizer = (enum ggmlc_optimizer)5; break;
+    case N_BAD_SETTINGS: break;
+    }
+}
+
+static void test_compile_settings(void) {
+    static const char *const needles[] = {"beta1 nan is not in [0, 1)", "beta2 1 is not in [0, 1)", "eps 0 is not a finite number > 0",
+                                          "weight decay inf is not", "learning rate inf is not", "momentum -0.5 is not in [0, 1)",
+                                          "optimizer 5 is not a known one"};
+    for (int b = 0; b < N_BAD_SETTINGS; b++) {
+        struct ggmlc_compile_options o = ggmlc_compile_defaults();
+        set_bad(&o, (enum bad_setting)b);
+        ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+        ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+        REFUSED(ggmlc_model_compile(m, &o), GGMLC_ERR_INVALID_ARG, "compile refuses a setting", needles[b]);
+        ggmlc_model_free(m);
+    }
+}
+
+/* Huge inputs overflow the loss: fit stops with an error (on by default), or trains on when asked. */
+static void test_nan_loss(void) {
+    static float x[2 * 64], y[64];
+    for (int i = 0; i < 64; i++) x[2 * i] = 1e20f, x[2 * i + 1] = (float)i, y[i] = 1;
+    for (int stop = 1; stop >= 0; stop--) {
+        ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+        ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+        ggmlc_layer_set_initializer(ggmlc_model_layer(m, 0), GGMLC_INIT_ONES);
+        ggmlc_model_compile(m, NULL);
+        struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+        fo.epochs = 2;
+        fo.batch_size = 16;
+        fo.verbose = 0;
+        fo.stop_on_nan = stop;
+        ggmlc_history *h = NULL;
+        const enum ggmlc_status st = ggmlc_model_fit(m, x, 2 * 64, y, 64, 64, &fo, &h);
+        if (stop) {
+            tap_ok(st == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "training stopped in epoch 1, batch 1: the loss is inf") &&
+                       ggmlc_history_epochs(h) == 0,
+                   "a loss that overflows stops training (on by default): %s", ggmlc_last_error());
+        } else {
+            tap_ok(st == GGMLC_OK && ggmlc_history_epochs(h) == 2 && !isfinite(ggmlc_history_epoch(h, 1)->loss),
+                   "stop_on_nan false: training goes on with a loss of %g", ggmlc_history_epochs(h) ? ggmlc_history_epoch(h, 0)->loss : 0.0);
+        }
+        ggmlc_history_free(h);
+        ggmlc_model_free(m);
+    }
+}
+
 int main(void) {
     test_seed(5);
     struct gold_set *set = gold_load("nn_layers.gold");
@@ -230,5 +337,8 @@ int main(void) {
     test_training();
     test_callbacks();
     test_errors();
+    test_lengths();
+    test_compile_settings();
+    test_nan_loss();
     return tap_done();
 }

@@ -2,7 +2,8 @@
 # test-train-tool.sh - the ggmlc-train command-line tool (TAP): training on the
 # embedded digits reaches a stated test accuracy, --plot writes a well-formed
 # SVG, --save then --load gives the same accuracy, a CSV file trains too, and
-# bad arguments or missing data end with a message and a non-zero status.
+# bad arguments or missing data end with a message and a non-zero status, data of another shape
+# than the model's and data beyond the dataset limit are refused.
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 tool="$GGMLC_BUILDDIR/tools/ggmlc-train"
@@ -87,6 +88,41 @@ bad_usage "a folder without IDX files" 3 "train-images-idx3-ubyte.gz" --data "$t
 bad_usage "a missing model file" 3 "cannot load the model" --load "$tmp/absent.gguf"
 head -c 100 "$tmp/m.gguf" >"$tmp/cut.gguf"
 bad_usage "a truncated model file" 3 "cannot load the model" --load "$tmp/cut.gguf"
+
+# Data whose shape differs from the model's: refused with both shapes named, never read past.
+bad_usage "--load of a digits model on 4 features" 3 "the model takes samples of shape (64), the data have samples of shape (4)" \
+    --load "$tmp/m.gguf" --data "$tmp/blobs.csv"
+
+# idx_images FILE N SIDE-OCTAL BYTES: a gzip'd IDX file of N (< 256) blank images of SIDE x SIDE pixels
+idx_images() {
+    { printf '\000\000\010\003\000\000'; printf "$2"; printf '\000\000\000'; printf "$3"; printf '\000\000\000'; printf "$3"
+      head -c "$4" /dev/zero; } | gzip -c >"$1"
+}
+# idx_labels FILE N-OCTAL-2-BYTES COUNT: a gzip'd IDX file of COUNT labels, all 0 but the last (1)
+idx_labels() {
+    { printf '\000\000\010\001\000\000'; printf "$2"; head -c "$(($3 - 1))" /dev/zero; printf '\001'; } | gzip -c >"$1"
+}
+mkdir "$tmp/idx"
+idx_images "$tmp/idx/train-images-idx3-ubyte.gz" '\000\040' '\004' 512  # 32 images of 4 x 4
+idx_labels "$tmp/idx/train-labels-idx1-ubyte.gz" '\000\040' 32
+idx_images "$tmp/idx/t10k-images-idx3-ubyte.gz" '\000\010' '\003' 72   # 8 images of 3 x 3
+idx_labels "$tmp/idx/t10k-labels-idx1-ubyte.gz" '\000\010' 8
+bad_usage "IDX test images of another size than the training images" 3 \
+    "the test samples have shape (1, 3, 3), the training samples (1, 4, 4)" --data "$tmp/idx" --epochs 1
+
+# The dataset limit: 2000 blank 28 x 28 images (a few kB gzip'd, 6 MB as floats) against 1 MiB.
+mkdir "$tmp/big"
+idx_images "$tmp/big/train-images-idx3-ubyte.gz" '\007\320' '\034' 1568000
+idx_labels "$tmp/big/train-labels-idx1-ubyte.gz" '\007\320' 2000
+cp "$tmp/big/train-images-idx3-ubyte.gz" "$tmp/big/t10k-images-idx3-ubyte.gz"
+cp "$tmp/big/train-labels-idx1-ubyte.gz" "$tmp/big/t10k-labels-idx1-ubyte.gz"
+bad_usage "--max-data 1 on 6 MB of IDX images" 3 "more than the dataset limit of 1048576 bytes" --data "$tmp/big" --max-data 1
+export GGMLC_DATASET_MAX_BYTES=1M
+bad_usage "GGMLC_DATASET_MAX_BYTES=1M on the same" 3 "dataset limit of 1048576" --data "$tmp/big"
+unset GGMLC_DATASET_MAX_BYTES
+"$tool" --data "$tmp/big" --max-data 64 --epochs 1 --quiet >"$tmp/big.txt" 2>&1
+ok $? "--max-data 64 lets them load and train ($(head -n 1 "$tmp/big.txt"))"
+bad_usage "--max-data 0" 2 "for --max-data" --max-data 0
 
 echo "1..$n"
 exit $failed

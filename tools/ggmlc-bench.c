@@ -506,6 +506,7 @@ struct train_run {
     ggmlc_model *model;
     float *x, *y;
     int64_t n;      /* samples of one timed run: steps * batch */
+    size_t x_len;   /* floats in x */
     int64_t batch;
 };
 
@@ -566,7 +567,7 @@ static bool run_train_steps(void *arg) {
     fo.batch_size = r->batch;
     fo.shuffle = false;
     fo.verbose = 0;
-    return ggmlc_model_fit(r->model, r->x, r->y, r->n, &fo, NULL) == GGMLC_OK;
+    return ggmlc_model_fit(r->model, r->x, r->x_len, r->y, (size_t)r->n, r->n, &fo, NULL) == GGMLC_OK;
 }
 
 /* Flops of a step: the forward products, their weight gradients and their input gradients. */
@@ -583,13 +584,14 @@ static int bench_train_step(int argc, char **argv) {
               " [--compare openblas]\n", stderr);
         return 2;
     }
-    struct train_run run = {build_mlp(&o), NULL, NULL, o.steps * o.batch, o.batch};
+    struct train_run run = {build_mlp(&o), NULL, NULL, o.steps * o.batch, 0, o.batch};
     if (!run.model) {
         fprintf(stderr, "ggmlc-bench: cannot build the model: %s\n", ggmlc_last_error());
         return 1;
     }
     const int64_t in = o.arch[0], classes = o.arch[o.n_arch - 1];
-    run.x = malloc(sizeof(float) * (size_t)(run.n * in));
+    run.x_len = (size_t)(run.n * in);
+    run.x = malloc(sizeof(float) * run.x_len);
     run.y = malloc(sizeof(float) * (size_t)run.n);
     fill_random(run.x, run.n * in, 7);
     for (int64_t i = 0; i < run.n; i++) run.y[i] = (float)(i * 7 % classes);

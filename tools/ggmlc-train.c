@@ -29,6 +29,7 @@ struct options {
     const char *backend, *save, *load, *plot;
     bool quiet;
     uint64_t seed;
+    long long max_data_mib; /* 0: the library's limit */
 };
 
 static void usage(FILE *out) {
@@ -48,6 +49,8 @@ static void usage(FILE *out) {
           "  --load FILE      start from a saved model instead of a new one\n"
           "  --save FILE      save the trained model (GGUF) to FILE\n"
           "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
+          "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
+          "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
           "  --quiet          print only the results\n"
           "  --help           show this help\n\n"
           "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
@@ -81,7 +84,7 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
 
 /* Returns 0, EXIT_USAGE, or -1 after --help. */
 static int parse_args(int argc, char **argv, struct options *o) {
-    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_QUIET, O_HELP };
+    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_QUIET, O_HELP };
     static const struct option longopts[] = {
         {"data", required_argument, 0, O_DATA},       {"model", required_argument, 0, O_MODEL},
         {"epochs", required_argument, 0, O_EPOCHS},   {"batch", required_argument, 0, O_BATCH},
@@ -89,7 +92,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
         {"backend", required_argument, 0, O_BACKEND}, {"seed", required_argument, 0, O_SEED},
         {"load", required_argument, 0, O_LOAD},       {"save", required_argument, 0, O_SAVE},
         {"plot", required_argument, 0, O_PLOT},       {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0},
+        {"help", no_argument, 0, O_HELP},             {"max-data", required_argument, 0, O_MAX_DATA},
+        {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
     opterr = 0;
@@ -124,6 +128,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
         case O_LOAD: o->load = optarg; break;
         case O_SAVE: o->save = optarg; break;
         case O_PLOT: o->plot = optarg; break;
+        case O_MAX_DATA:
+            if (!parse_int(optarg, 1, 1 << 24, &o->max_data_mib)) return bad_arg("--max-data", optarg, "an integer 1..16777216 (MiB)");
+            break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
         default:
@@ -146,6 +153,13 @@ static int parse_args(int argc, char **argv, struct options *o) {
 }
 
 /* ----------------------------------------------------------------- data */
+
+/* "(1, 28, 28)" */
+static void shape_text(char *buf, size_t size, const int64_t *shape, int n_dims) {
+    size_t k = (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < n_dims && k < size; i++) k += (size_t)snprintf(buf + k, size - k, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (k < size) snprintf(buf + k, size - k, ")");
+}
 
 /* Features scaled by the training part only, so no test statistics leak in. */
 static void standardize(struct ggmlc_dataset *train, struct ggmlc_dataset *test) {
@@ -170,11 +184,22 @@ static void csv_as_images(struct ggmlc_dataset *d) {
     }
 }
 
+/* An IDX folder may pair training and test images of different sizes: no model takes both. */
+static bool same_sample_shape(const struct ggmlc_dataset *train, const struct ggmlc_dataset *test) {
+    if (train->n_dims == test->n_dims && memcmp(train->shape, test->shape, sizeof(int64_t) * (size_t)train->n_dims) == 0) return true;
+    char train_shape[96], test_shape[96];
+    shape_text(train_shape, sizeof train_shape, train->shape, train->n_dims);
+    shape_text(test_shape, sizeof test_shape, test->shape, test->n_dims);
+    fprintf(stderr, "ggmlc-train: the test samples have shape %s, the training samples %s\n", test_shape, train_shape);
+    return false;
+}
+
 static int load_data(const struct options *o, struct ggmlc_dataset *train, struct ggmlc_dataset *test) {
     enum ggmlc_status st;
     struct stat sb;
     bool split = false, images = true;
     struct ggmlc_dataset all = {0};
+    if (o->max_data_mib > 0) ggmlc_dataset_set_max_bytes((size_t)o->max_data_mib << 20);
     if (strcmp(o->data, "digits") == 0) {
         st = ggmlc_dataset_load_digits(&all), split = true;
     } else if (strcmp(o->data, "fashion-mnist") == 0 || (stat(o->data, &sb) == 0 && S_ISDIR(sb.st_mode))) {
@@ -206,7 +231,7 @@ static int load_data(const struct options *o, struct ggmlc_dataset *train, struc
         standardize(train, test);
     }
     if (test->n_classes > train->n_classes) train->n_classes = test->n_classes;
-    return 0;
+    return same_sample_shape(train, test) ? 0 : EXIT_DATA;
 }
 
 /* ---------------------------------------------------------------- model */
@@ -266,9 +291,20 @@ static ggmlc_model *make_model(const struct options *o, const struct ggmlc_datas
     return m;
 }
 
-/* A loaded model must take this data's samples and give one output per class. */
+/* A loaded model must take this data's samples (as many floats: a CSV row may feed an image
+ * model) and give one output per class. */
 static bool model_fits_data(ggmlc_model *m, const struct ggmlc_dataset *d) {
     int64_t shape[4];
+    char model_shape[96], data_shape[96];
+    const int in_dims = ggmlc_model_input_shape(m, 0, shape);
+    int64_t in = 1;
+    for (int i = 0; i < in_dims; i++) in *= shape[i];
+    if (ggmlc_model_input_count(m) != 1 || in != ggmlc_dataset_sample_size(d)) {
+        shape_text(model_shape, sizeof model_shape, shape, in_dims);
+        shape_text(data_shape, sizeof data_shape, d->shape, d->n_dims);
+        fprintf(stderr, "ggmlc-train: the model takes samples of shape %s, the data have samples of shape %s\n", model_shape, data_shape);
+        return false;
+    }
     const int dims = ggmlc_model_output_shape(m, shape);
     if (dims == 1 && shape[0] >= d->n_classes) return true;
     fprintf(stderr, "ggmlc-train: the model's output (%d dimensions, %lld values) does not fit %d classes\n", dims,
@@ -292,8 +328,13 @@ static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *
     fo.epochs = o->epochs;
     fo.batch_size = o->batch;
     fo.verbose = o->quiet ? 0 : 1;
-    if (own_split) fo.val_x = val_set.x, fo.val_y = val_set.y, fo.n_val = val_set.n;
-    const enum ggmlc_status st = ggmlc_model_fit(m, fit_set.x, fit_set.y, fit_set.n, &fo, history);
+    fo.stop_on_nan = true; /* a diverging run fails (exit 4) instead of saving NaN weights */
+    if (own_split) {
+        fo.val_x = val_set.x, fo.val_x_len = ggmlc_dataset_features(&val_set).len;
+        fo.val_y = val_set.y, fo.val_y_len = (size_t)val_set.n, fo.n_val = val_set.n;
+    }
+    const enum ggmlc_status st = ggmlc_model_fit(m, fit_set.x, ggmlc_dataset_features(&fit_set).len, fit_set.y, (size_t)fit_set.n,
+                                                 fit_set.n, &fo, history);
     if (own_split) ggmlc_dataset_free(&fit_set), ggmlc_dataset_free(&val_set);
     if (st != GGMLC_OK) {
         fprintf(stderr, "ggmlc-train: training failed: %s\n", ggmlc_last_error());
@@ -323,7 +364,8 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
     ggmlc_history *history = NULL;
     int rc = o->epochs > 0 ? train(o, m, train_set, &history) : 0;
     double loss = NAN, metrics[2] = {NAN, NAN};
-    if (rc == 0 && ggmlc_model_evaluate(m, test_set->x, test_set->y, test_set->n, 256, &loss, metrics) != GGMLC_OK) {
+    if (rc == 0 && ggmlc_model_evaluate(m, test_set->x, ggmlc_dataset_features(test_set).len, test_set->y, (size_t)test_set->n, test_set->n,
+                                        256, &loss, metrics) != GGMLC_OK) {
         fprintf(stderr, "ggmlc-train: evaluation failed: %s\n", ggmlc_last_error());
         rc = EXIT_TRAIN;
     }
