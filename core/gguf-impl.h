@@ -32,6 +32,15 @@ struct gguf_context {
     struct gguf_tensor_info *info;
 };
 
+/* The largest general.alignment accepted, read or set: the GGUF spec asks for a multiple of 8,
+ * ggml for a power of two, neither gives a maximum.  64 KiB is the largest page size in use
+ * (what an alignment is for: mapping tensors); a larger one only makes every file that
+ * rewrites the context write that many zeros per tensor (2^31: 2 GiB from a 57-byte file). */
+#define GGUF_MAX_ALIGNMENT 65536
+
+/* Whether a value (type, n elements at data) is a valid general.alignment: one u32, a power
+ * of two, at most GGUF_MAX_ALIGNMENT; stores it in *alignment when so. */
+GGMLC_HIDDEN bool gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment);
 /* Bytes of one element of a fixed-size type; 0 for strings, arrays and invalid types. */
 GGMLC_HIDDEN size_t gguf_type_size(enum gguf_type type);
 /* Append a pair that takes ownership of key and data (no duplicate check); false when out of memory. */

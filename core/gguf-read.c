@@ -1,27 +1,33 @@
 /*
- * gguf-read.c - gguf_init_from_file(_ptr): parse and validate a GGUF file.
+ * gguf-read.c - gguf_init_from_file(_ptr), _buffer, _callback: parse and
+ * validate a GGUF file.
  *
- * The file is memory-mapped (read into memory when it cannot be mapped)
- * and parsed through a cursor that checks every read against the file
- * size, so a truncated or hostile file is reported, never read past.
- * Counts are checked against the bytes left before anything is
- * allocated for them, and all size arithmetic is overflow-checked.
+ * Files, streams and callbacks are read on demand (pread for files: a file
+ * truncated by another process while it is read gives an error, where a
+ * mapping of it would give SIGBUS), through a cursor that checks every read
+ * against the size the source had when it was opened, so a truncated or
+ * hostile file is reported, never read past.  Counts are checked against
+ * the bytes left before anything is allocated for them, and all size
+ * arithmetic is overflow-checked.  Only regular files are opened: a FIFO
+ * would block and a device like /dev/zero never end.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "gguf-impl.h"
 
-/* A source read on demand (gguf_init_from_callback): bytes are fetched into buf as the
- * parser reaches them, never past what it asks for. */
+/* A source read on demand: bytes are fetched into buf as the parser reaches them, in
+ * order (a stream can be read this way), and the data section straight into its tensor. */
 struct lazy_source {
     gguf_reader_callback_t read;
     void                  *userdata;
     size_t                 max_chunk; /* largest single read; SIZE_MAX when unlimited */
+    size_t                 readahead; /* fetch at least this much at once (0: never past what is asked) */
+    /* why a read came back short: a status and a message; NULL: the callback's generic one */
+    enum ggmlc_status    (*why_short)(void *userdata, const char **why);
     uint8_t               *buf;
     size_t                 have, cap; /* bytes fetched / allocated */
 };
@@ -34,37 +40,68 @@ struct cursor {
     struct lazy_source *lazy; /* NULL: base holds all size bytes */
 };
 
-static bool fail(struct cursor *c, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
-static bool fail(struct cursor *c, const char *fmt, ...) {
+static bool fail_status(struct cursor *c, enum ggmlc_status status, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(3, 4);
+static bool fail_status(struct cursor *c, enum ggmlc_status status, const char *fmt, ...) {
     char msg[256];
     va_list args;
     va_start(args, fmt);
     vsnprintf(msg, sizeof msg, fmt, args);
     va_end(args);
-    ggmlc_set_error(GGMLC_ERR_FORMAT, "gguf: %s: %s (at byte %zu)", c->fname, msg, c->pos);
+    ggmlc_set_error(status, "gguf: %s: %s (at byte %zu)", c->fname, msg, c->pos);
     return false;
+}
+
+#define fail(c, ...) fail_status((c), GGMLC_ERR_FORMAT, __VA_ARGS__)
+
+/* Read n bytes at offset of a lazy source into dst, in chunks of at most max_chunk; false
+ * with the error set when the source gives fewer. */
+static bool read_chunks(struct cursor *c, uint8_t *dst, size_t offset, size_t n) {
+    struct lazy_source *L = c->lazy;
+    for (size_t done = 0; done < n;) {
+        const size_t want = n - done < L->max_chunk ? n - done : L->max_chunk;
+        const size_t got = L->read(L->userdata, dst + done, (uint64_t)(offset + done), want);
+        done += got < want ? got : want;
+        if (got == want) continue;
+        const char *why = "truncated: reading from the callback failed";
+        const enum ggmlc_status status = L->why_short ? L->why_short(L->userdata, &why) : GGMLC_ERR_FORMAT;
+        return fail_status(c, status, "%s (while reading %s; byte %zu)", why, c->what, offset + done);
+    }
+    return true;
 }
 
 /* Make bytes [0, end) of a lazy source available at c->base (end <= c->size). */
 static bool fetch_until(struct cursor *c, size_t end) {
     struct lazy_source *L = c->lazy;
     if (!L || end <= L->have) return true;
-    if (end > L->cap) {
+    /* a read ahead never passes the size the source had when opened */
+    const size_t ahead = L->have + L->readahead < c->size ? L->have + L->readahead : c->size;
+    const size_t target = end > ahead ? end : ahead;
+    if (target > L->cap) {
         size_t cap = L->cap ? L->cap : 4096;
-        while (cap < end) cap = cap > SIZE_MAX / 2 ? end : cap * 2;
+        while (cap < target) cap = cap > SIZE_MAX / 2 ? target : cap * 2;
         uint8_t *b = realloc(L->buf, cap);
-        if (!b) return fail(c, "out of memory reading %s", c->what);
+        if (!b) return fail_status(c, GGMLC_ERR_NOMEM, "out of memory reading %s", c->what);
         L->buf = b;
         L->cap = cap;
         c->base = b;
     }
-    while (L->have < end) {
-        const size_t want = end - L->have < L->max_chunk ? end - L->have : L->max_chunk;
-        const size_t got = L->read(L->userdata, L->buf + L->have, (uint64_t)L->have, want);
-        if (got != want) return fail(c, "truncated: reading %s from the callback failed", c->what);
-        L->have += got;
-    }
+    if (!read_chunks(c, L->buf + L->have, L->have, target - L->have)) return false;
+    L->have = target;
     return true;
+}
+
+/* Bytes [from, from + n) of the source into dst: from memory, or read straight into dst
+ * (read in order, so after what the parser fetched). */
+static bool copy_out(struct cursor *c, uint8_t *dst, size_t from, size_t n) {
+    struct lazy_source *L = c->lazy;
+    if (!L) {
+        memcpy(dst, c->base + from, n);
+        return true;
+    }
+    if (!fetch_until(c, from)) return false;
+    const size_t fetched = L->have > from ? (L->have - from < n ? L->have - from : n) : 0;
+    if (fetched) memcpy(dst, L->buf + from, fetched);
+    return read_chunks(c, dst + fetched, from + fetched, n - fetched);
 }
 
 static bool read_bytes(struct cursor *c, void *dst, size_t n) {
@@ -140,7 +177,6 @@ static bool read_kv(struct cursor *c, struct gguf_context *ctx, int64_t index) {
             ok = fail(c, "%s: invalid array element type %d", what, elem_type);
     }
     if (ok) ok = read_values(c, elem_type, n, &data);
-    if (ok && gguf_find_key(ctx, key) >= 0) ok = fail(c, "duplicate key '%.60s'", key);
     if (ok && !gguf_kv_append(ctx, key, type, elem_type, (size_t)n, data)) ok = fail(c, "%s: out of memory", what);
     if (!ok) {
         struct gguf_kv tmp = {key, type, elem_type, (size_t)n, data};
@@ -153,10 +189,8 @@ static bool read_alignment(struct cursor *c, struct gguf_context *ctx) {
     const int64_t id = gguf_find_key(ctx, GGUF_KEY_GENERAL_ALIGNMENT);
     if (id < 0) return true;
     const struct gguf_kv *kv = &ctx->kv[id];
-    uint32_t a = 0;
-    if (kv->type == GGUF_TYPE_UINT32) memcpy(&a, kv->data, 4);
-    if (a == 0 || (a & (a - 1)) != 0) return fail(c, "%s must be a u32 power of two", GGUF_KEY_GENERAL_ALIGNMENT);
-    ctx->alignment = a;
+    if (!gguf_alignment_valid(kv->type, kv->data, kv->n, &ctx->alignment))
+        return fail(c, "%s must be a u32 power of two of at most %d", GGUF_KEY_GENERAL_ALIGNMENT, GGUF_MAX_ALIGNMENT);
     return true;
 }
 
@@ -209,8 +243,25 @@ static bool read_tensor_info(struct cursor *c, struct gguf_context *ctx, int64_t
     return true;
 }
 
-static int cmp_name(const void *a, const void *b) {
-    return strcmp((*(const struct gguf_tensor_info *const *)a)->t.name, (*(const struct gguf_tensor_info *const *)b)->t.name);
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static const char *key_at(const struct gguf_context *ctx, int64_t i) { return ctx->kv[i].key; }
+static const char *tensor_name_at(const struct gguf_context *ctx, int64_t i) { return ctx->info[i].t.name; }
+
+/* That the n names name_at(ctx, i) differ, found by sorting (n log n: a file of many small keys
+ * must not take quadratic time); what ("key", "tensor name") names them in the error. */
+static bool check_unique(struct cursor *c, const struct gguf_context *ctx, int64_t n,
+                         const char *(*name_at)(const struct gguf_context *, int64_t), const char *what) {
+    if (n < 2) return true;
+    const char **names = malloc((size_t)n * sizeof *names);
+    if (!names) return fail_status(c, GGMLC_ERR_NOMEM, "out of memory checking for duplicate %ss", what);
+    for (int64_t i = 0; i < n; i++) names[i] = name_at(ctx, i);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    bool ok = true;
+    for (int64_t i = 1; ok && i < n; i++)
+        if (strcmp(names[i], names[i - 1]) == 0) ok = fail(c, "duplicate %s '%.60s'", what, names[i]);
+    free(names);
+    return ok;
 }
 
 static int cmp_offset(const void *a, const void *b) {
@@ -228,10 +279,7 @@ static bool check_tensor_layout(struct cursor *c, struct gguf_context *ctx, bool
     const struct gguf_tensor_info **sorted = malloc((size_t)ctx->n_info * sizeof *sorted);
     if (!sorted) return fail(c, "out of memory");
     for (int64_t i = 0; i < ctx->n_info; i++) sorted[i] = &ctx->info[i];
-    bool ok = true;
-    qsort(sorted, (size_t)ctx->n_info, sizeof *sorted, cmp_name);
-    for (int64_t i = 1; ok && i < ctx->n_info; i++)
-        if (strcmp(sorted[i]->t.name, sorted[i - 1]->t.name) == 0) ok = fail(c, "duplicate tensor name '%s'", sorted[i]->t.name);
+    bool ok = check_unique(c, ctx, ctx->n_info, tensor_name_at, "tensor name");
     qsort(sorted, (size_t)ctx->n_info, sizeof *sorted, cmp_offset);
     const size_t limit = need_data ? c->size : SIZE_MAX;
     const size_t avail = limit > ctx->data_offset ? limit - ctx->data_offset : 0;
@@ -274,89 +322,57 @@ static bool parse(struct cursor *c, struct gguf_context *ctx) {
                     left);
     for (int64_t i = 0; i < n_kv; i++)
         if (!read_kv(c, ctx, i)) return false;
-    if (!read_alignment(c, ctx)) return false;
+    if (!check_unique(c, ctx, ctx->n_kv, key_at, "key") || !read_alignment(c, ctx)) return false;
     for (int64_t i = 0; i < n_tensors; i++)
         if (!read_tensor_info(c, ctx, i)) return false;
     ctx->data_offset = GGML_PAD(c->pos, ctx->alignment);
     return true;
 }
 
-/* Create the caller's ggml context: an I8 tensor with the data section, then one view per tensor. */
-static struct ggml_context *make_ggml_context(const struct gguf_context *ctx, const uint8_t *data, size_t data_size,
-                                              bool no_alloc) {
+/* Create the caller's ggml context: an I8 tensor for the data section (*blob, unless
+ * no_alloc), then one tensor per info, a view into the blob when there is one. */
+static struct ggml_context *make_ggml_context(const struct gguf_context *ctx, size_t data_size, bool no_alloc,
+                                              struct ggml_tensor **blob) {
     const size_t mem = (size_t)(ctx->n_info + 1) * ggml_tensor_overhead() + (no_alloc ? 0 : data_size + GGML_MEM_ALIGN);
     struct ggml_context *gctx = ggml_init((struct ggml_init_params){mem, NULL, true});
+    *blob = NULL;
     if (!gctx) return NULL;
-    struct ggml_tensor *blob = NULL;
     if (!no_alloc && data_size > 0) {
         ggml_set_no_alloc(gctx, false);
-        blob = ggml_new_tensor_1d(gctx, GGML_TYPE_I8, (int64_t)data_size);
+        *blob = ggml_new_tensor_1d(gctx, GGML_TYPE_I8, (int64_t)data_size);
         ggml_set_no_alloc(gctx, true);
-        if (!blob) goto fail;
-        ggml_set_name(blob, "GGUF tensor data binary blob"); /* the name ggml gives it */
-        if (data_size) memcpy(blob->data, data, data_size);
+        if (!*blob) goto fail;
+        ggml_set_name(*blob, "GGUF tensor data binary blob"); /* the name ggml gives it */
     }
     for (int64_t i = 0; i < ctx->n_info; i++) {
         const struct gguf_tensor_info *info = &ctx->info[i];
         struct ggml_tensor *t = ggml_new_tensor(gctx, info->t.type, GGML_MAX_DIMS, info->t.ne);
         if (!t) goto fail;
         ggml_set_name(t, info->t.name);
-        if (blob) t->data = (char *)blob->data + info->offset;
+        if (*blob) t->data = (char *)(*blob)->data + info->offset;
     }
     return gctx;
 fail:
     ggml_free(gctx);
+    *blob = NULL;
     return NULL;
 }
 
-/* Map the whole file read-only; when it cannot be mapped (a pipe, ...), read it. */
-static const uint8_t *load_file(const char *fname, size_t *size, bool *mapped) {
-    const int fd = open(fname, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        ggmlc_set_error(GGMLC_ERR_IO, "gguf: cannot open %s: %s", fname, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    uint8_t *p = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        *size = (size_t)st.st_size;
-        p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) p = NULL;
-        else madvise(p, *size, MADV_SEQUENTIAL);
-    }
-    *mapped = p != NULL;
-    if (!p) {
-        size_t cap = 1 << 16, n = 0;
-        p = malloc(cap);
-        ssize_t r;
-        while (p && (r = read(fd, p + n, cap - n)) > 0) {
-            n += (size_t)r;
-            if (n == cap) {
-                uint8_t *q = realloc(p, cap *= 2);
-                if (!q) { free(p); p = NULL; }
-                else p = q;
-            }
-        }
-        *size = n;
-        if (!p) ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf: out of memory reading %s", fname);
-    }
-    close(fd);
-    return p;
-}
-
-/* Parse size bytes at base (named fname in errors) into a new context; base stays the caller's. */
+/* Parse the cursor's source into a new context (and the caller's ggml context). */
 static struct gguf_context *parse_cursor(struct cursor *c, struct gguf_init_params params) {
     struct gguf_context *ctx = gguf_init_empty();
     size_t data_end = 0;
     const bool need_data = params.ctx && !params.no_alloc;
     bool ok = ctx && parse(c, ctx) && check_tensor_layout(c, ctx, need_data, &data_end);
-    if (ok && need_data) { /* the data section is read only when it is copied */
-        c->what = "the tensor data";
-        ok = fetch_until(c, ctx->data_offset + data_end);
-    }
     if (ok && params.ctx) {
-        *params.ctx = make_ggml_context(ctx, c->base + ctx->data_offset, data_end, params.no_alloc);
-        if (!*params.ctx) ok = false;
+        struct ggml_tensor *blob = NULL;
+        *params.ctx = make_ggml_context(ctx, data_end, params.no_alloc, &blob);
+        c->what = "the tensor data";
+        ok = *params.ctx && (!blob || copy_out(c, blob->data, ctx->data_offset, data_end));
+        if (!ok && *params.ctx) {
+            ggml_free(*params.ctx);
+            *params.ctx = NULL;
+        }
     }
     if (!ok) {
         gguf_free(ctx);
@@ -371,44 +387,124 @@ static struct gguf_context *init_from_bytes(const char *fname, const uint8_t *ba
     return parse_cursor(&c, params);
 }
 
+/* Parse a lazy source of at most size bytes (named fname in errors). */
+static struct gguf_context *init_from_source(const char *fname, struct lazy_source *src, size_t size,
+                                             struct gguf_init_params params) {
+    struct cursor c = {fname, NULL, size, 0, "header", src};
+    struct gguf_context *ctx = parse_cursor(&c, params);
+    free(src->buf);
+    return ctx;
+}
+
+/* ------------------------------------------------------------- files */
+
+/* A regular file read with pread, up to the size it had when opened. */
+struct file_source {
+    int fd;
+    int err; /* errno of a failed read; 0: the file ended early */
+};
+
+static size_t file_read(void *userdata, void *out, uint64_t offset, size_t len) {
+    struct file_source *f = userdata;
+    size_t done = 0;
+    while (done < len) {
+        const ssize_t r = pread(f->fd, (uint8_t *)out + done, len - done, (off_t)(offset + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            f->err = r < 0 ? errno : 0;
+            break;
+        }
+        done += (size_t)r;
+    }
+    return done;
+}
+
+static enum ggmlc_status file_why_short(void *userdata, const char **why) {
+    const struct file_source *f = userdata;
+    *why = f->err ? strerror(f->err) : "file changed while reading: it is shorter than when it was opened";
+    return GGMLC_ERR_IO;
+}
+
+/* What a file that is not regular is, for the error message. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+/* Open a regular file for reading without blocking (a FIFO without a writer would) and
+ * return its size; -1 with the error set for anything else. */
+static int open_regular(const char *fname, size_t *size) {
+    const int fd = open(fname, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        ggmlc_set_error(GGMLC_ERR_IO, "gguf: cannot open %s: %s", fname, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        ggmlc_set_error(GGMLC_ERR_IO, "gguf: cannot read %s: %s", fname, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        ggmlc_set_error(GGMLC_ERR_IO, "gguf: %s is %s, not a regular file: refused (a GGUF file is read from a file)",
+                        fname, file_kind(st.st_mode));
+    } else {
+        *size = (uint64_t)st.st_size > SIZE_MAX ? SIZE_MAX : (size_t)st.st_size;
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
 struct gguf_context *gguf_init_from_file(const char *fname, struct gguf_init_params params) {
+    if (params.ctx) *params.ctx = NULL;
     if (!fname) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_file: NULL file name");
         return NULL;
     }
     size_t size = 0;
-    bool mapped = false;
-    const uint8_t *base = load_file(fname, &size, &mapped);
-    if (!base) return NULL;
-    struct gguf_context *ctx = init_from_bytes(fname, base, size, params);
-    if (mapped) munmap((void *)base, size);
-    else free((void *)base);
+    struct file_source file = {open_regular(fname, &size), 0};
+    if (file.fd < 0) return NULL;
+    /* reads of 64 KiB: the metadata is parsed in small pieces, each not worth a system call */
+    struct lazy_source src = {file_read, &file, SIZE_MAX, 1 << 16, file_why_short, NULL, 0, 0};
+    struct gguf_context *ctx = init_from_source(fname, &src, size, params);
+    close(file.fd);
     return ctx;
 }
 
-/* Read everything from the stream's position to its end into a new buffer. */
-static uint8_t *read_stream(FILE *file, size_t *size) {
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *p = malloc(cap);
-    while (p) {
-        n += fread(p + n, 1, cap - n, file);
-        if (n < cap) break; /* end of file or a read error, told apart below */
-        uint8_t *q = cap <= SIZE_MAX / 2 ? realloc(p, cap *= 2) : NULL;
-        if (!q) {
-            free(p);
-            p = NULL;
-        } else {
-            p = q;
-        }
+/* ----------------------------------------------------------- streams */
+
+/* A stream read in order from where it stood. */
+struct stream_source {
+    FILE    *file;
+    uint64_t pos; /* bytes read so far */
+};
+
+static size_t stream_read(void *userdata, void *out, uint64_t offset, size_t len) {
+    struct stream_source *s = userdata;
+    if (offset != s->pos) return 0; /* cannot happen: a lazy source reads in order */
+    const size_t got = fread(out, 1, len, s->file);
+    s->pos += got;
+    return got;
+}
+
+static enum ggmlc_status stream_why_short(void *userdata, const char **why) {
+    const struct stream_source *s = userdata;
+    if (ferror(s->file)) {
+        *why = "reading the stream failed";
+        return GGMLC_ERR_IO;
     }
-    if (!p) ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_init_from_file_ptr: out of memory reading the stream");
-    else if (ferror(file)) {
-        ggmlc_set_error(GGMLC_ERR_IO, "gguf_init_from_file_ptr: reading the stream failed");
-        free(p);
-        p = NULL;
-    }
-    *size = n;
-    return p;
+    *why = "truncated: the stream ended";
+    return GGMLC_ERR_FORMAT;
+}
+
+/* Bytes left from the stream's position when it is a regular file; SIZE_MAX when unknown. */
+static size_t stream_bytes_left(FILE *file) {
+    struct stat st;
+    const int fd = fileno(file);
+    const long pos = ftell(file);
+    if (fd < 0 || pos < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return SIZE_MAX;
+    return st.st_size > pos ? (size_t)(st.st_size - pos) : 0;
 }
 
 struct gguf_context *gguf_init_from_file_ptr(FILE *file, struct gguf_init_params params) {
@@ -417,12 +513,9 @@ struct gguf_context *gguf_init_from_file_ptr(FILE *file, struct gguf_init_params
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_file_ptr: NULL file");
         return NULL;
     }
-    size_t size = 0;
-    uint8_t *base = read_stream(file, &size);
-    if (!base) return NULL;
-    struct gguf_context *ctx = init_from_bytes("(FILE *)", base, size, params);
-    free(base);
-    return ctx;
+    struct stream_source stream = {file, 0};
+    struct lazy_source src = {stream_read, &stream, SIZE_MAX, 0, stream_why_short, NULL, 0, 0};
+    return init_from_source("(FILE *)", &src, stream_bytes_left(file), params);
 }
 
 struct gguf_context *gguf_init_from_buffer(const void *data, size_t size, struct gguf_init_params params) {
@@ -441,10 +534,7 @@ struct gguf_context *gguf_init_from_callback(gguf_reader_callback_t read, void *
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_init_from_callback: NULL read callback");
         return NULL;
     }
-    struct lazy_source src = {read, userdata, max_chunk_read ? max_chunk_read : SIZE_MAX, NULL, 0, 0};
+    struct lazy_source src = {read, userdata, max_chunk_read ? max_chunk_read : SIZE_MAX, 0, NULL, NULL, 0, 0};
     const size_t size = max_expected_size > SIZE_MAX ? SIZE_MAX : (size_t)max_expected_size;
-    struct cursor c = {"(callback)", NULL, size, 0, "header", &src};
-    struct gguf_context *ctx = parse_cursor(&c, params);
-    free(src.buf);
-    return ctx;
+    return init_from_source("(callback)", &src, size, params);
 }

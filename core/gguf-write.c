@@ -50,7 +50,8 @@ static void put_kv(struct sink *s, const struct gguf_kv *kv) {
     }
 }
 
-static void put_meta(const struct gguf_context *ctx, struct sink *s) {
+/* The header, pairs and tensor infos: the metadata without its padding. */
+static void put_meta_unpadded(const struct gguf_context *ctx, struct sink *s) {
     put(s, GGUF_MAGIC, 4);
     put_u32(s, GGUF_VERSION);
     put_u64(s, (uint64_t)ctx->n_info);
@@ -65,8 +66,15 @@ static void put_meta(const struct gguf_context *ctx, struct sink *s) {
         put_u32(s, (uint32_t)t->type);
         put_u64(s, ctx->info[i].offset);
     }
+}
+
+/* Zeros from the end of unpadded metadata of `size` bytes to the data section. */
+static size_t meta_padding(const struct gguf_context *ctx, size_t size) { return GGML_PAD(size, ctx->alignment) - size; }
+
+static void put_meta(const struct gguf_context *ctx, struct sink *s) {
+    put_meta_unpadded(ctx, s);
     static const uint8_t zeros[256];
-    const size_t pad = GGML_PAD(s->pos, ctx->alignment) - s->pos;
+    const size_t pad = meta_padding(ctx, s->pos);
     for (size_t done = 0; done < pad; done += sizeof zeros < pad - done ? sizeof zeros : pad - done)
         put(s, zeros, sizeof zeros < pad - done ? sizeof zeros : pad - done);
 }
@@ -131,14 +139,18 @@ static bool write_data_section(FILE *f, const struct gguf_context *ctx) {
     return ok && write_zeros(f, GGML_PAD(pos, ctx->alignment) - pos);
 }
 
+/* The metadata is built in memory, its padding streamed: the padding is up to an
+ * alignment of zeros, which need not be allocated. */
 static bool write_contents(FILE *f, const struct gguf_context *ctx, bool only_meta) {
-    const size_t meta_size = gguf_get_meta_size(ctx);
-    uint8_t *meta = malloc(meta_size);
-    if (!meta) return false;
-    gguf_get_meta_data(ctx, meta);
-    const bool ok = write_all(f, meta, meta_size);
-    free(meta);
-    return ok && (only_meta || write_data_section(f, ctx));
+    struct sink s = {NULL, 0};
+    put_meta_unpadded(ctx, &s);
+    const size_t meta_size = s.pos;
+    s = (struct sink){malloc(meta_size), 0};
+    if (!s.buf) return false;
+    put_meta_unpadded(ctx, &s);
+    const bool ok = write_all(f, s.buf, meta_size);
+    free(s.buf);
+    return ok && write_zeros(f, meta_padding(ctx, meta_size)) && (only_meta || write_data_section(f, ctx));
 }
 
 /* Make the rename itself durable: sync the folder that holds the file (best effort). */

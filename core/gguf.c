@@ -273,10 +273,12 @@ bool gguf_kv_append(struct gguf_context *ctx, char *key, enum gguf_type type, en
 int64_t gguf_remove_key(struct gguf_context *ctx, const char *key) {
     const int64_t id = gguf_find_key(ctx, key);
     if (id < 0) return -1;
+    /* decided before the release: key may be the very string released (gguf_get_key) */
+    const bool is_alignment = strcmp(key, GGUF_KEY_GENERAL_ALIGNMENT) == 0;
     gguf_kv_release(&ctx->kv[id]);
     memmove(&ctx->kv[id], &ctx->kv[id + 1], (size_t)(ctx->n_kv - id - 1) * sizeof *ctx->kv);
     ctx->n_kv--;
-    if (strcmp(key, GGUF_KEY_GENERAL_ALIGNMENT) == 0) {
+    if (is_alignment) {
         ctx->alignment = GGUF_DEFAULT_ALIGNMENT;
         relayout(ctx, 0);
     }
@@ -302,9 +304,20 @@ static void *copy_values(enum gguf_type elem_type, const void *data, size_t n) {
     return strs;
 }
 
-/* Replace or add key with a copy of the value; the pair goes to the end like in ggml. */
-static void set_value(struct gguf_context *ctx, const char *key, enum gguf_type type, enum gguf_type elem_type,
-                      const void *data, size_t n) {
+bool gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment) {
+    uint32_t a = 0;
+    if (type == GGUF_TYPE_UINT32 && n == 1) memcpy(&a, data, 4);
+    if (a == 0 || (a & (a - 1)) != 0 || a > GGUF_MAX_ALIGNMENT) return false;
+    *alignment = a;
+    return true;
+}
+
+/* Replace or add key with a copy of the value; the pair goes to the end like in ggml.
+ * key and data may belong to ctx itself (gguf_get_key, gguf_get_val_str): both are
+ * copied before the old pair is released, and only the copies are used after that.
+ * is_new: the caller knows that ctx has no such key (no search for it). */
+static void set_value_as(struct gguf_context *ctx, const char *key, enum gguf_type type, enum gguf_type elem_type,
+                         const void *data, size_t n, bool is_new) {
     if (!ctx || !key || (n && !data)) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set: NULL context, key or data");
         return;
@@ -313,30 +326,41 @@ static void set_value(struct gguf_context *ctx, const char *key, enum gguf_type 
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set: key '%s': invalid element type %d", key, (int)elem_type);
         return;
     }
+    const bool is_alignment = strcmp(key, GGUF_KEY_GENERAL_ALIGNMENT) == 0;
+    size_t alignment = ctx->alignment;
+    if (is_alignment && !gguf_alignment_valid(type, data, n, &alignment)) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set: %s must be a u32 power of two of at most %d",
+                        GGUF_KEY_GENERAL_ALIGNMENT, GGUF_MAX_ALIGNMENT);
+        return;
+    }
     void *copy = copy_values(elem_type, data, n);
     char *key_copy = strdup(key);
-    if (!copy || !key_copy) goto nomem;
-    if (copy && gguf_find_key(ctx, key) >= 0) gguf_remove_key(ctx, key);
-    if (!gguf_kv_append(ctx, key_copy, type, elem_type, n, copy)) goto nomem;
-    if (strcmp(key, GGUF_KEY_GENERAL_ALIGNMENT) == 0) {
-        uint32_t a = 0;
-        if (type == GGUF_TYPE_UINT32) memcpy(&a, data, 4);
-        if (a == 0 || (a & (a - 1)) != 0) {
-            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set: %s must be a u32 power of two", GGUF_KEY_GENERAL_ALIGNMENT);
-            gguf_remove_key(ctx, key);
-            return;
+    if (!copy || !key_copy) {
+        free(key_copy);
+        if (copy) {
+            struct gguf_kv tmp = {NULL, type, elem_type, n, copy};
+            gguf_kv_release(&tmp);
         }
-        ctx->alignment = a;
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_set: out of memory for key '%s'", key);
+        return;
+    }
+    key = NULL; /* from here on only the copies: the old pair (maybe holding key) goes away */
+    if (!is_new) gguf_remove_key(ctx, key_copy);
+    if (!gguf_kv_append(ctx, key_copy, type, elem_type, n, copy)) {
+        struct gguf_kv tmp = {key_copy, type, elem_type, n, copy};
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_set: out of memory for key '%s'", key_copy);
+        gguf_kv_release(&tmp);
+        return;
+    }
+    if (is_alignment) {
+        ctx->alignment = alignment;
         relayout(ctx, 0);
     }
-    return;
-nomem:
-    free(key_copy);
-    if (copy) {
-        struct gguf_kv tmp = {NULL, type, elem_type, n, copy};
-        gguf_kv_release(&tmp);
-    }
-    ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_set: out of memory for key '%s'", key);
+}
+
+static void set_value(struct gguf_context *ctx, const char *key, enum gguf_type type, enum gguf_type elem_type,
+                      const void *data, size_t n) {
+    set_value_as(ctx, key, type, elem_type, data, n, false);
 }
 
 #define SETTER(suffix, ctype, TYPE) \
@@ -377,8 +401,14 @@ void gguf_set_arr_str(struct gguf_context *ctx, const char *key, const char **da
 }
 
 void gguf_set_kv(struct gguf_context *ctx, const struct gguf_context *src) {
-    for (int64_t i = 0; ctx && src && i < src->n_kv; i++) {
+    /* copying a context onto itself sets every pair to its own value: nothing changes (and the
+     * loop below would walk pairs that move under it) */
+    if (ctx == src || !ctx || !src) return;
+    /* into an empty context the keys of src (all different) need not be searched: copying
+     * many pairs stays linear */
+    const bool into_empty = ctx->n_kv == 0;
+    for (int64_t i = 0; i < src->n_kv; i++) {
         const struct gguf_kv *kv = &src->kv[i];
-        set_value(ctx, kv->key, kv->type, kv->elem_type, kv->data, kv->n);
+        set_value_as(ctx, kv->key, kv->type, kv->elem_type, kv->data, kv->n, into_empty);
     }
 }

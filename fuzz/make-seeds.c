@@ -2,9 +2,11 @@
  * make-seeds.c - writes the seed files of fuzz/corpus/ that are binary:
  * small model files (two dense layers, with optimizer state; a functional model of two
  * inputs, a shared layer and two outputs with their own losses; copies with a
- * setting out of range), a GGUF file with metadata and tensors, and IDX pairs
- * and CSV files for fuzz-dataset (one expanding beyond the fuzz target's
- * dataset limit).  Run once by hand from a build folder; its output is committed:
+ * setting out of range), a GGUF file with metadata and tensors and GGUF files of
+ * the hostile cases (huge alignment, many keys, a late duplicate, zeros, data cut
+ * short, pairs a rewrite sets through their own keys), and IDX pairs and CSV files
+ * for fuzz-dataset (one expanding beyond the fuzz target's dataset limit).  Run once
+ * by hand from a build folder; its output is committed:
  *
  *   cc -I include fuzz/make-seeds.c -L .libs -lggmlc -lz -lm -o make-seeds && ./make-seeds fuzz/corpus
  */
@@ -51,6 +53,14 @@ static void multi_io_seed(const char *dir) {
     ggmlc_model_free(m);
 }
 
+/* Name t, fill its bytes with `fill` and add it to g; returns t. */
+static struct ggml_tensor *add_filled(struct gguf_context *g, struct ggml_tensor *t, const char *name, int fill) {
+    ggml_set_name(t, name);
+    memset(t->data, fill, ggml_nbytes(t));
+    gguf_add_tensor(g, t);
+    return t;
+}
+
 static void gguf_seed(const char *dir) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 16, NULL, false});
     struct gguf_context *g = gguf_init_empty();
@@ -59,16 +69,92 @@ static void gguf_seed(const char *dir) {
     gguf_set_val_f32(g, "seed.scale", 0.5f);
     gguf_set_arr_str(g, "seed.words", (const char *[]){"a", "bc"}, 2);
     gguf_set_arr_data(g, "seed.ints", GGUF_TYPE_INT32, (const int32_t[]){1, -2, 3}, 3);
-    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3), *b = ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 32);
-    ggml_set_name(a, "a");
-    ggml_set_name(b, "b");
-    memset(a->data, 0x3f, ggml_nbytes(a));
-    memset(b->data, 0x11, ggml_nbytes(b));
-    gguf_add_tensor(g, a);
-    gguf_add_tensor(g, b);
+    add_filled(g, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 3), "a", 0x3f);
+    add_filled(g, ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 32), "b", 0x11);
     char path[512];
     snprintf(path, sizeof path, "%s/fuzz-gguf/seed.gguf", dir);
     gguf_write_to_file(g, path, false);
+    gguf_free(g);
+    ggml_free(ctx);
+}
+
+static void put_u32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+static void put_u64(FILE *f, uint64_t v) { fwrite(&v, 8, 1, f); }
+static void put_key(FILE *f, const char *key, enum gguf_type type) {
+    put_u64(f, strlen(key));
+    fwrite(key, 1, strlen(key), f);
+    put_u32(f, type);
+}
+
+static FILE *open_seed(const char *dir, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/fuzz-gguf/%s", dir, name);
+    return fopen(path, "wb");
+}
+
+/* Header and one pair general.alignment = value (57 bytes). */
+static void alignment_seed(const char *dir, const char *name, uint32_t value) {
+    FILE *f = open_seed(dir, name);
+    if (!f) return;
+    fwrite(GGUF_MAGIC, 1, 4, f);
+    put_u32(f, 3);
+    put_u64(f, 0);
+    put_u64(f, 1);
+    put_key(f, GGUF_KEY_GENERAL_ALIGNMENT, GGUF_TYPE_UINT32);
+    put_u32(f, value);
+    fclose(f);
+}
+
+/* n one-byte pairs; with duplicate, the last key repeats the first. */
+static void many_keys_seed(const char *dir, const char *name, int n, bool duplicate) {
+    FILE *f = open_seed(dir, name);
+    if (!f) return;
+    fwrite(GGUF_MAGIC, 1, 4, f);
+    put_u32(f, 3);
+    put_u64(f, 0);
+    put_u64(f, (uint64_t)n);
+    char key[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "k.%05d", duplicate && i == n - 1 ? 0 : i);
+        put_key(f, key, GGUF_TYPE_UINT8);
+        fputc(i & 0xff, f);
+    }
+    fclose(f);
+}
+
+/* Seeds for the hostile cases of test-gguf-hostile.c: alignments at and past the limit,
+ * a file whose pairs a rewrite sets through their own keys, many keys and a late
+ * duplicate, zeros (what /dev/zero gives), and seed.gguf cut inside its data. */
+static void hostile_gguf_seeds(const char *dir) {
+    alignment_seed(dir, "align-2p31.gguf", 1u << 31);
+    alignment_seed(dir, "align-64k.gguf", 1u << 16);
+    many_keys_seed(dir, "many-keys.gguf", 2000, false);
+    many_keys_seed(dir, "dup-key-last.gguf", 2000, true);
+    FILE *f = open_seed(dir, "zeros");
+    if (f) {
+        for (int i = 0; i < 4096; i++) fputc(0, f);
+        fclose(f);
+    }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 16, NULL, false});
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_val_u32(g, GGUF_KEY_GENERAL_ALIGNMENT, 64);
+    gguf_set_val_str(g, "general.name", "own keys");
+    const struct ggml_tensor *a = add_filled(g, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 2), "a", 0x3f);
+    add_filled(g, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3), "b", 0x40);
+    char path[512];
+    snprintf(path, sizeof path, "%s/fuzz-gguf/own-keys.gguf", dir);
+    gguf_write_to_file(g, path, false);
+    snprintf(path, sizeof path, "%s/fuzz-gguf/cut-in-data.gguf", dir);
+    f = fopen(path, "wb");
+    const size_t meta = gguf_get_meta_size(g);
+    void *bytes = malloc(meta);
+    if (f && bytes) {
+        gguf_get_meta_data(g, bytes);
+        fwrite(bytes, 1, meta, f);
+        fwrite(a->data, 1, 4, f); /* 4 of the 8 bytes of a, nothing of b */
+    }
+    if (f) fclose(f);
+    free(bytes);
     gguf_free(g);
     ggml_free(ctx);
 }
@@ -159,6 +245,7 @@ int main(int argc, char **argv) {
     model_seed(dir, true, "dense-adamw.gguf");
     multi_io_seed(dir);
     gguf_seed(dir);
+    hostile_gguf_seeds(dir);
     idx_seed(dir);
     bad_settings_seeds(dir);
     limit_seeds(dir);

@@ -65,11 +65,16 @@ struct gguf_init_params {
 
 /* An empty context (version 3, default alignment) to fill and write. */
 GGML_API struct gguf_context *gguf_init_empty(void);
-/* Read and validate a file (memory-mapped while reading); NULL with an error set
- * when it cannot be opened or is not a valid GGUF file. */
+/* Read and validate a file; NULL with an error set when it cannot be opened or is not a
+ * valid GGUF file.  Only regular files are read (a FIFO, device or folder is refused at
+ * once, GGMLC_ERR_IO); the file is read with pread, never mapped, so a file that another
+ * process truncates meanwhile gives "file changed while reading" (GGMLC_ERR_IO), not a
+ * crash.  general.alignment must be a u32 power of two of at most 65536. */
 GGML_API struct gguf_context *gguf_init_from_file(const char *fname, struct gguf_init_params params);
-/* The same from an open stream: reads from its current position to its end (the
- * stream stays open and the caller's); NULL with an error set on an invalid file. */
+/* The same from an open stream: reads from its current position, on demand and in order,
+ * only as far as the file needs (a stream that is not a GGUF file, /dev/zero included, is
+ * refused from its first bytes); the stream stays open and the caller's.  NULL with an
+ * error set on an invalid file. */
 GGML_API struct gguf_context *gguf_init_from_file_ptr(FILE *file, struct gguf_init_params params);
 /* The same from size bytes in memory (not kept: the context copies what it needs). */
 GGML_API struct gguf_context *gguf_init_from_buffer(const void *data, size_t size, struct gguf_init_params params);
@@ -134,10 +139,14 @@ GGML_API const char    *gguf_get_tensor_name(const struct gguf_context *ctx, int
 GGML_API enum ggml_type gguf_get_tensor_type(const struct gguf_context *ctx, int64_t tensor_id);
 GGML_API size_t         gguf_get_tensor_size(const struct gguf_context *ctx, int64_t tensor_id);
 
-/* Remove a key; returns the id it had, or -1 if it was absent. */
+/* Remove a key; returns the id it had, or -1 if it was absent.  key may be the
+ * context's own string (gguf_get_key). */
 GGML_API int64_t gguf_remove_key(struct gguf_context *ctx, const char *key);
 
-/* Set a value: an existing key is replaced, the pair always moves to the end. */
+/* Set a value: an existing key is replaced, the pair always moves to the end.  key and
+ * value may be the context's own strings (gguf_get_key, gguf_get_val_str): they are copied
+ * before the old pair goes.  general.alignment accepts only a u32 power of two of at most
+ * 65536 (else an error, and the old value stays). */
 GGML_API void gguf_set_val_u8(struct gguf_context *ctx, const char *key, uint8_t val);
 GGML_API void gguf_set_val_i8(struct gguf_context *ctx, const char *key, int8_t val);
 GGML_API void gguf_set_val_u16(struct gguf_context *ctx, const char *key, uint16_t val);
@@ -156,7 +165,8 @@ GGML_API void gguf_set_arr_data(struct gguf_context *ctx, const char *key, enum 
 /* An array of n strings, copied. */
 GGML_API void gguf_set_arr_str(struct gguf_context *ctx, const char *key, const char **data, size_t n);
 
-/* Copy every key-value pair of src into ctx (replacing equal keys). */
+/* Copy every key-value pair of src into ctx (replacing equal keys); src == ctx changes
+ * nothing. */
 GGML_API void gguf_set_kv(struct gguf_context *ctx, const struct gguf_context *src);
 
 /* Add a tensor info (unique name) placed after the previous tensor; its data is

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-gguf-tool.sh - the ggmlc-gguf command-line tool (TAP): info, quantize
 # with its per-tensor type rules, dequantize, and the exit status and message
-# for bad input (missing and damaged files, unknown types, bad usage).
+# for bad input (missing and damaged files, unknown types, bad usage, a FIFO,
+# /dev/zero, terminal escapes in names, a table of 100000 tensors).
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 sample="$GGMLC_BUILDDIR/tests/gguf-sample"
@@ -68,6 +69,36 @@ ok $? "an unknown command exits 2"
 st=$?
 [ $st -eq 1 ] && grep -q 'cannot create a temporary file' "$tmp/err.txt"
 ok $? "an unwritable destination exits 1 with a message"
+
+# Hostile input.  Names and strings from a file reach the terminal escaped: no ESC, BEL or
+# C1 control, no bidirectional override, no byte that is not UTF-8 (LC_ALL=C grep -P on bytes).
+"$sample" --hostile "$tmp/hostile.gguf"
+"$tool" info "$tmp/hostile.gguf" >"$tmp/info.txt" 2>&1
+st=$?
+[ $st -eq 0 ] && ! LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]' "$tmp/info.txt" \
+    && iconv -f UTF-8 -t UTF-8 "$tmp/info.txt" >/dev/null 2>&1 \
+    && grep -qF 'evil.\x1b[31mred\x1b[0m' "$tmp/info.txt" && grep -qF '"value \x1b]0;title\x07 \x1b[2J"' "$tmp/info.txt" \
+    && grep -qF 'evil.c1.\u{009b}31m' "$tmp/info.txt" && grep -qF 'evil.bidi.\u{202e}gpj' "$tmp/info.txt" \
+    && grep -qF 'evil.bytes.\xff\xfe\xc3' "$tmp/info.txt" && grep -qF '"\x1b[1mbold"' "$tmp/info.txt" \
+    && grep -qF 't.\x1b[5mblink' "$tmp/info.txt" && grep -qF '"ünïcode"' "$tmp/info.txt"
+ok $? "info escapes control characters, bidi overrides and invalid UTF-8 in keys, strings and tensor names"
+
+# A FIFO would block the reader forever and /dev/zero is endless: both are refused at once
+# (the memory limit turns the old read-until-exhausted into a failure, not a stuck machine).
+mkfifo "$tmp/fifo.gguf"
+for f in "$tmp/fifo.gguf" /dev/zero; do
+    (ulimit -v 1048576; timeout 10 "$tool" info "$f") >"$tmp/err.txt" 2>&1
+    st=$?
+    [ $st -eq 1 ] && grep -q 'not a regular file' "$tmp/err.txt"
+    ok $? "info on $f exits 1 at once: $(head -c 160 "$tmp/err.txt")"
+done
+
+# A table of 100000 tensors: each looked up by name it took many seconds, walked in order well under one.
+"$sample" --tensors 100000 "$tmp/many.gguf"
+timeout 10 "$tool" info "$tmp/many.gguf" >"$tmp/info.txt" 2>&1
+st=$?
+[ $st -eq 0 ] && grep -q '^100000 tensors:' "$tmp/info.txt" && grep -Eq '99999  t\.0000099999 +f32 +\[8\] +32 +3199968' "$tmp/info.txt"
+ok $? "info lists 100000 tensors within 10 s (status $st)"
 
 echo "1..$n"
 exit $failed

@@ -250,6 +250,8 @@ static void test_context_api(void) {
 
 /* test-gguf-corpus.c */
 void test_damaged_files(const char *dir);
+/* test-gguf-hostile.c */
+void test_hostile_files(const char *dir);
 
 int main(void) {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -259,6 +261,7 @@ int main(void) {
     test_round_trip();
     test_context_api();
     test_damaged_files(tmpdir);
+    test_hostile_files(tmpdir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) tap_diag("could not remove %s", tmpdir);

@@ -38,6 +38,14 @@ static void shape_str(const struct ggml_tensor *t, char *buf, size_t size) {
     snprintf(buf + n, size - (size_t)n, "]");
 }
 
+/* The tensor of the first tensor info in the ggml context gguf_init_from_file made: its
+ * tensors follow the infos' order, after the data blob when the data was loaded (walking
+ * them in step, not looking each up by name, keeps a table of many tensors linear). */
+static struct ggml_tensor *first_info_tensor(struct ggml_context *ctx, bool no_alloc) {
+    struct ggml_tensor *t = ggml_get_first_tensor(ctx);
+    return no_alloc || !t ? t : ggml_get_next_tensor(ctx, t);
+}
+
 /* ---------------------------------------------------------------- info */
 
 static void print_scalar(enum gguf_type type, const void *p) {
@@ -57,22 +65,84 @@ static void print_scalar(enum gguf_type type, const void *p) {
     }
 }
 
-/* A string, shortened and with control characters escaped. */
-static void print_string(const char *s) {
-    putchar('"');
-    size_t i = 0;
-    for (; s[i] && i < 60; i++) {
-        const unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\x%02x", ch);
-        else putchar(ch);
+/* The code point of the valid UTF-8 sequence at s and its length (1 to 4); 0 when the bytes
+ * there are not valid UTF-8 (stray, overlong, surrogate or beyond U+10FFFF). */
+static int utf8_decode(const unsigned char *s, uint32_t *cp) {
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    int len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (len == 0) return 0;
+    uint32_t v = len == 1 ? s[0] : s[0] & (0x7f >> len);
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0; /* also stops at the terminating NUL */
+        v = v << 6 | (s[i] & 0x3f);
     }
-    printf(s[i] ? "\"..." : "\"");
+    if (v < min_cp[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+    *cp = v;
+    return len;
+}
+
+/* Characters that must not reach a terminal as they are: C0 and C1 controls (escape
+ * sequences start with them), DEL, and the bidirectional overrides and isolates that
+ * reorder how the rest of the line is shown. */
+static bool unsafe_char(uint32_t cp) {
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Print s with unsafe characters and invalid UTF-8 escaped (\xNN for a byte, \u{XXXX} for a
+ * character; in quoted mode also \" and \\), at most max_chars characters of it; returns
+ * the columns printed (wide characters counted as one) and whether s was cut. */
+static int print_escaped(FILE *out, const char *s, size_t max_chars, bool quoted, bool *cut) {
+    const unsigned char *p = (const unsigned char *)s;
+    int columns = 0;
+    for (size_t chars = 0; *p && chars < max_chars; chars++) {
+        uint32_t cp = 0;
+        const int len = utf8_decode(p, &cp);
+        if (len == 0) {
+            columns += fprintf(out, "\\x%02x", *p++);
+            continue;
+        }
+        if (unsafe_char(cp)) columns += fprintf(out, cp < 0x80 ? "\\x%02x" : "\\u{%04x}", (unsigned)cp);
+        else if (quoted && (cp == '"' || cp == '\\')) columns += fprintf(out, "\\%c", (int)cp);
+        else columns += fprintf(out, "%.*s", len, (const char *)p) > 0;
+        p += len;
+    }
+    *cut = *p != '\0';
+    return columns;
+}
+
+/* A name (key, tensor name) escaped, padded to width columns. */
+static void print_name(const char *name, int width) {
+    bool cut;
+    int columns = print_escaped(stdout, name, 200, false, &cut);
+    if (cut) columns += printf("...");
+    if (columns < width) printf("%*s", width - columns, "");
+}
+
+/* An error on stderr: "ggmlc-gguf: [NAME: ]MESSAGE", both escaped (they may come from the file). */
+static void report(const char *name, const char *message) {
+    bool cut;
+    fputs("ggmlc-gguf: ", stderr);
+    if (name) {
+        print_escaped(stderr, name, SIZE_MAX, false, &cut);
+        fputs(": ", stderr);
+    }
+    print_escaped(stderr, message, SIZE_MAX, false, &cut);
+    fputc('\n', stderr);
+}
+
+/* A string value, quoted, shortened and escaped. */
+static void print_string(const char *s) {
+    bool cut;
+    putchar('"');
+    print_escaped(stdout, s, 60, true, &cut);
+    printf(cut ? "\"..." : "\"");
 }
 
 static void print_kv(const struct gguf_context *g, int64_t id) {
     const enum gguf_type type = gguf_get_kv_type(g, id);
-    printf("  %-40s ", gguf_get_key(g, id));
+    printf("  ");
+    print_name(gguf_get_key(g, id), 40);
+    printf(" ");
     if (type == GGUF_TYPE_STRING) {
         printf("str   ");
         print_string(gguf_get_val_str(g, id));
@@ -103,7 +173,7 @@ static int cmd_info(const char *path) {
     struct ggml_context *ctx = NULL;
     struct gguf_context *g = gguf_init_from_file(path, (struct gguf_init_params){true, &ctx});
     if (!g) {
-        fprintf(stderr, "ggmlc-gguf: %s\n", ggmlc_last_error());
+        report(NULL, ggmlc_last_error());
         return 1;
     }
     printf("%s: GGUF version %u, alignment %zu, data at byte %zu\n", path, gguf_get_version(g), gguf_get_alignment(g),
@@ -113,12 +183,14 @@ static int cmd_info(const char *path) {
     printf("%" PRId64 " tensors:\n", gguf_get_n_tensors(g));
     printf("  %4s  %-40s %-7s %-24s %12s %12s\n", "#", "name", "type", "shape", "bytes", "offset");
     size_t total = 0;
-    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++) {
-        const struct ggml_tensor *t = ggml_get_tensor(ctx, gguf_get_tensor_name(g, i));
+    const struct ggml_tensor *t = first_info_tensor(ctx, true);
+    for (int64_t i = 0; i < gguf_get_n_tensors(g); i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t)) {
         char shape[96];
         shape_str(t, shape, sizeof shape);
-        printf("  %4" PRId64 "  %-40s %-7s %-24s %12zu %12zu\n", i, gguf_get_tensor_name(g, i),
-               ggml_type_name(gguf_get_tensor_type(g, i)), shape, gguf_get_tensor_size(g, i), gguf_get_tensor_offset(g, i));
+        printf("  %4" PRId64 "  ", i);
+        print_name(gguf_get_tensor_name(g, i), 40);
+        printf(" %-7s %-24s %12zu %12zu\n", ggml_type_name(gguf_get_tensor_type(g, i)), shape, gguf_get_tensor_size(g, i),
+               gguf_get_tensor_offset(g, i));
         total += gguf_get_tensor_size(g, i);
     }
     printf("total tensor data: %zu bytes (%.2f MiB)\n", total, mib(total));
@@ -183,7 +255,7 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
     struct ggml_context *ctx = NULL;
     struct gguf_context *g = gguf_init_from_file(in, (struct gguf_init_params){false, &ctx});
     if (!g) {
-        fprintf(stderr, "ggmlc-gguf: %s\n", ggmlc_last_error());
+        report(NULL, ggmlc_last_error());
         return 1;
     }
     struct gguf_context *o = gguf_init_empty();
@@ -193,13 +265,15 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
     void **buffers = calloc((size_t)n + 1, sizeof *buffers);
     size_t before = 0, after = 0;
     int status = 0;
-    for (int64_t i = 0; i < n && status == 0; i++) {
-        const struct ggml_tensor *t = ggml_get_tensor(ctx, gguf_get_tensor_name(g, i));
+    const struct ggml_tensor *t = first_info_tensor(ctx, false);
+    for (int64_t i = 0; i < n && status == 0; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t)) {
         enum ggml_type dst = t->type;
         if (dequantize) {
             if (ggml_is_quantized(t->type) || t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16) dst = GGML_TYPE_F32;
             if (dst != t->type && !ggml_get_type_traits(t->type)->to_float) {
-                fprintf(stderr, "ggmlc-gguf: %s: cannot dequantize type %s\n", t->name, ggml_type_name(t->type));
+                char msg[96];
+                snprintf(msg, sizeof msg, "cannot dequantize type %s", ggml_type_name(t->type));
+                report(t->name, msg);
                 status = 1;
                 break;
             }
@@ -211,8 +285,9 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
         if (dst != t->type) {
             buffers[i] = convert(t, dst, &size);
             if (!buffers[i]) {
-                fprintf(stderr, "ggmlc-gguf: %s: conversion to %s failed: %s\n", t->name, ggml_type_name(dst),
-                        ggmlc_last_error());
+                char msg[512];
+                snprintf(msg, sizeof msg, "conversion to %s failed: %s", ggml_type_name(dst), ggmlc_last_error());
+                report(t->name, msg);
                 status = 1;
                 break;
             }
@@ -225,14 +300,16 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
         gguf_add_tensor(o, &copy);
         char shape[96];
         shape_str(t, shape, sizeof shape);
-        printf("[%4" PRId64 "/%4" PRId64 "] %-40s %-7s %-20s -> %-7s %9.2f MiB -> %9.2f MiB\n", i + 1, n, t->name,
-               ggml_type_name(t->type), shape, ggml_type_name(dst), mib(ggml_nbytes(t)), mib(size));
+        printf("[%4" PRId64 "/%4" PRId64 "] ", i + 1, n);
+        print_name(t->name, 40);
+        printf(" %-7s %-20s -> %-7s %9.2f MiB -> %9.2f MiB\n", ggml_type_name(t->type), shape, ggml_type_name(dst),
+               mib(ggml_nbytes(t)), mib(size));
         fflush(stdout);
         before += ggml_nbytes(t);
         after += size;
     }
     if (status == 0 && !gguf_write_to_file(o, out, false)) {
-        fprintf(stderr, "ggmlc-gguf: %s\n", ggmlc_last_error());
+        report(NULL, ggmlc_last_error());
         status = 1;
     }
     if (status == 0)
