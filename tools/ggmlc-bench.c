@@ -10,8 +10,8 @@
  *               k outputs of the one before, as the layers of a model do
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
- *   ggmlc-bench matvec [--k 4096] [--n 14336] [--threads 2] [--rounds 3] [--compare openblas]
- *               F32, F16, BF16, Q8_0 and Q4_0 weights (--n rows of --k) times 1, 2, 4, 8 and 16
+ *   ggmlc-bench matvec [--type T] [--k 4096] [--n 14336] [--threads 2] [--rounds 3] [--compare openblas]
+ *               F32, F16, BF16, Q8_0 and Q4_0 weights (or those of --type) (--n rows of --k) times 1, 2, 4, 8 and 16
  *               columns: ms, GB/s of weights, % of memread (--size elements, default the F32
  *               weights' bytes, timed before each type in every round) and the time against one
  *               column's; with --compare openblas each F32 product alternates with OpenBLAS's
@@ -762,11 +762,13 @@ static void print_result(const struct options *o, const struct result *r) {
 /* The matvec mode: weights of each type times 1 to 16 columns, the products of LLM decoding
  * and of small batches, against the read bandwidth and OpenBLAS in the same run. */
 enum { MATVEC_TYPES = 5, MATVEC_COLS = 5 };
-static const enum ggml_type matvec_types[MATVEC_TYPES] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
+static const enum ggml_type matvec_default_types[MATVEC_TYPES] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
                                                           GGML_TYPE_Q4_0};
 static const int matvec_cols[MATVEC_COLS] = {1, 2, 4, 8, 16};
 
 struct matvec_bench {
+    enum ggml_type types[MATVEC_TYPES];
+    int n_types;
     struct ggml_context *ctx;
     struct graph_run runs[MATVEC_TYPES][MATVEC_COLS];
     /* per round: seconds of each product, of OpenBLAS (F32 only) and of the read reference */
@@ -804,15 +806,15 @@ static bool arg_given(int argc, char **argv, const char *name) {
 /* The weights of every type (--k values by --n rows), one activation matrix of 16 columns and a
  * graph per (type, columns); false with a message when something cannot be made. */
 static bool matvec_setup(const struct options *o, ggml_backend_t backend, struct matvec_bench *mb) {
-    const int64_t n_tensors = 1 + MATVEC_COLS + MATVEC_TYPES * (1 + MATVEC_COLS);
+    const int64_t n_tensors = 1 + MATVEC_COLS + mb->n_types * (1 + MATVEC_COLS);
     const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false) +
-                        MATVEC_TYPES * MATVEC_COLS * ggml_graph_overhead_custom(graph_size(1), false);
+                        mb->n_types * MATVEC_COLS * ggml_graph_overhead_custom(graph_size(1), false);
     mb->ctx = ggml_init((struct ggml_init_params){size, NULL, true});
     struct ggml_tensor *x = ggml_new_tensor_2d(mb->ctx, GGML_TYPE_F32, o->k, matvec_cols[MATVEC_COLS - 1]), *xs[MATVEC_COLS];
     for (int c = 0; c < MATVEC_COLS; c++) xs[c] = ggml_view_2d(mb->ctx, x, o->k, matvec_cols[c], x->nb[1], 0);
     struct ggml_tensor *out[MATVEC_TYPES][MATVEC_COLS];
-    for (int t = 0; t < MATVEC_TYPES; t++) {
-        struct ggml_tensor *w = ggml_new_tensor_2d(mb->ctx, matvec_types[t], o->k, o->n);
+    for (int t = 0; t < mb->n_types; t++) {
+        struct ggml_tensor *w = ggml_new_tensor_2d(mb->ctx, mb->types[t], o->k, o->n);
         for (int c = 0; c < MATVEC_COLS; c++)
             if (!(out[t][c] = ggml_mul_mat(mb->ctx, w, xs[c]))) {
                 fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
@@ -820,7 +822,7 @@ static bool matvec_setup(const struct options *o, ggml_backend_t backend, struct
             }
     }
     if (!prepare_graph(&mb->runs[0][0], backend, mb->ctx, out[0][0], n_tensors)) return false;
-    for (int t = 0; t < MATVEC_TYPES; t++)
+    for (int t = 0; t < mb->n_types; t++)
         for (int c = 0; c < MATVEC_COLS; c++) {
             if (t == 0 && c == 0) continue;
             mb->runs[t][c] = mb->runs[0][0];
@@ -833,13 +835,13 @@ static bool matvec_setup(const struct options *o, ggml_backend_t backend, struct
 /* One round: per type the read reference, then each product (F32: each followed by OpenBLAS's). */
 static void matvec_round(const struct options *o, struct matvec_bench *mb, struct memread_run *mem,
                          struct blas_matvec *blas, int r) {
-    for (int t = 0; t < MATVEC_TYPES; t++) {
+    for (int t = 0; t < mb->n_types; t++) {
         if (blas) settle();
         mb->memread_s[t][r] = median_time(run_memread, mem, o->reps);
         for (int c = 0; c < MATVEC_COLS; c++) {
             if (blas) settle();
             mb->ours[t][c][r] = median_time(run_graph, &mb->runs[t][c], o->reps);
-            if (!blas || matvec_types[t] != GGML_TYPE_F32) continue;
+            if (!blas || mb->types[t] != GGML_TYPE_F32) continue;
             blas->cols = matvec_cols[c];
             mb->blas[c][r] = median_time(run_blas_matvec, blas, o->reps);
         }
@@ -862,17 +864,17 @@ static void matvec_report(const struct options *o, struct matvec_bench *mb, bool
            blas ? ", OpenBLAS (sgemv, or sgemm for several columns) with each F32 product" : "");
     printf("%-5s %4s %9s %12s %9s %10s %10s %12s\n", "type", "cols", "ms", "GB/s weights", "memread", "of memread",
            "vs 1 col", blas ? "openblas ms" : "");
-    for (int t = 0; t < MATVEC_TYPES; t++) {
-        const double bytes = (double)ggml_row_size(matvec_types[t], o->k) * (double)o->n;
+    for (int t = 0; t < mb->n_types; t++) {
+        const double bytes = (double)ggml_row_size(mb->types[t], o->k) * (double)o->n;
         double *rate = malloc((size_t)o->rounds * sizeof(double)), *mem_rate = malloc((size_t)o->rounds * sizeof(double));
         for (int r = 0; r < o->rounds; r++) mem_rate[r] = (double)o->size * 4 / mb->memread_s[t][r] * 1e-9;
         for (int c = 0; c < MATVEC_COLS; c++) {
             for (int r = 0; r < o->rounds; r++) rate[r] = bytes / mb->ours[t][c][r] * 1e-9;
-            printf("%-5s %4d %9.3f %12.2f %9.2f %9.0f%% %9.2fx", ggml_type_name(matvec_types[t]), matvec_cols[c],
+            printf("%-5s %4d %9.3f %12.2f %9.2f %9.0f%% %9.2fx", ggml_type_name(mb->types[t]), matvec_cols[c],
                    1e3 * median_ratio(mb->ours[t][c], NULL, o->rounds), median_ratio(rate, NULL, o->rounds),
                    median_ratio(mem_rate, NULL, o->rounds), 100 * median_ratio(rate, mem_rate, o->rounds),
                    median_ratio(mb->ours[t][c], mb->ours[t][0], o->rounds));
-            if (blas && matvec_types[t] == GGML_TYPE_F32)
+            if (blas && mb->types[t] == GGML_TYPE_F32)
                 printf(" %12.3f  ggmlc/openblas %.3f", 1e3 * median_ratio(mb->blas[c], NULL, o->rounds),
                        median_ratio(mb->blas[c], mb->ours[t][c], o->rounds));
             printf("\n");
@@ -896,7 +898,8 @@ static int bench_matvec(int argc, char **argv) {
     if (!arg_given(argc, argv, "--rounds")) o.rounds = 3;
     o.m = matvec_cols[MATVEC_COLS - 1];
     ggml_backend_t backend = open_backend(&o);
-    struct matvec_bench mb = {0};
+    struct matvec_bench mb = {.n_types = arg_given(argc, argv, "--type") ? 1 : MATVEC_TYPES};
+    for (int t = 0; t < mb.n_types; t++) mb.types[t] = mb.n_types == 1 ? o.type : matvec_default_types[t];
     if (!backend || !matvec_setup(&o, backend, &mb)) return 1;
     struct blas_matvec blas;
     const bool blas_ok = o.openblas && openblas_open(&o, &blas.gemm) &&
@@ -905,14 +908,14 @@ static int bench_matvec(int argc, char **argv) {
     uint64_t *data = malloc(mem.words * sizeof *data);
     for (size_t i = 0; i < mem.words; i++) data[i] = i;
     mem.data = data;
-    for (int t = 0; t < MATVEC_TYPES; t++) {
+    for (int t = 0; t < mb.n_types; t++) {
         mb.memread_s[t] = calloc((size_t)o.rounds, sizeof(double));
         for (int c = 0; c < MATVEC_COLS; c++) mb.ours[t][c] = calloc((size_t)o.rounds, sizeof(double));
     }
     for (int c = 0; c < MATVEC_COLS; c++) mb.blas[c] = calloc((size_t)o.rounds, sizeof(double));
     for (int r = 0; r < o.rounds; r++) matvec_round(&o, &mb, &mem, blas_ok ? &blas : NULL, r);
     matvec_report(&o, &mb, blas_ok);
-    for (int t = 0; t < MATVEC_TYPES; t++) {
+    for (int t = 0; t < mb.n_types; t++) {
         free(mb.memread_s[t]);
         for (int c = 0; c < MATVEC_COLS; c++) free(mb.ours[t][c]);
     }
