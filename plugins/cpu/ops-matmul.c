@@ -1,11 +1,13 @@
 /*
  * ops-matmul.c - the matmul family of CPU kernels (see cpu-impl.h): MUL_MAT
  * and OUT_PROD.  Float operands go through the packed GEMM (gemm.h), which
- * reads any strides; quantized weights use integer dot products against
- * activation rows converted once per node to the type's vec_dot_type: the
- * multi-row and tile kernels of quant-dot.h where the type has them (one
- * pass over the weights for up to 8 activation rows), else its vec_dot per
- * pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
+ * reads any strides and, for up to 24 activation rows, streams contiguous
+ * weights through the mat-vec kernels (matvec.h) without packing them;
+ * quantized weights use integer dot products against activation rows
+ * converted once per node to the type's vec_dot_type: the multi-row kernels
+ * of quant-dot.h where the type has them (one pass over the weights for up
+ * to 8 activation rows; the tile kernels lose here, see QUANT_TILE_MIN_ROWS),
+ * else its vec_dot per pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
  */
 #include "gemm.h"
 #include "ggml-impl.h"
