@@ -179,6 +179,64 @@ static void check_case(const struct test_case *c) {
     free_operand(&x);
 }
 
+/* The mat-vec kernel of every path on its own: weight rows of each float type times 1 to
+ * CPU_MATVEC_MAX_COLS columns, depths with tails of every vector width and several depth
+ * chunks, row counts with tails of the register blocks, a padded transposed output.  Every
+ * output is checked against a double-precision sum, within a bound relative to the sum of
+ * the magnitudes of its products (what f32 accumulation in any order stays within). */
+static void check_matvec_kernels(void) {
+    static const int64_t depths[] = {1, 15, 17, 33, 255, 300, 777};
+    static const enum ggml_type types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16};
+    const int64_t nw = 11, out_row_stride = CPU_MATVEC_MAX_COLS + 3; /* output stored transposed */
+    float *out = malloc((size_t)(nw * out_row_stride) * sizeof(float));
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        for (size_t di = 0; di < sizeof depths / sizeof depths[0]; di++) {
+            const int64_t k = depths[di];
+            struct test_operand w, x;
+            make_operand(&w, nw, k, types[ti], false, 3);
+            make_operand(&x, CPU_MATVEC_MAX_COLS, k, GGML_TYPE_F32, false, 5);
+            for (int level = CPU_SIMD_GENERIC; level < CPU_SIMD_COUNT; level++) {
+                const struct cpu_gemm_kernel *kern = cpu_gemm_kernel_for((enum cpu_simd_level)level);
+                char name[120];
+                snprintf(name, sizeof name, "%s mat-vec: %lld rows of %s, k=%lld, 1..%d columns",
+                         cpu_simd_level_name((enum cpu_simd_level)level), (long long)nw, ggml_type_name(types[ti]),
+                         (long long)k, CPU_MATVEC_MAX_COLS);
+                if (!kern) {
+                    tap_skip("this CPU lacks it", "%s", name);
+                    continue;
+                }
+                double worst = 0; /* largest error / bound */
+                for (int nx = 1; nx <= CPU_MATVEC_MAX_COLS; nx++) {
+                    for (int64_t i = 0; i < nw * out_row_stride; i++) out[i] = NAN;
+                    kern->matvec(k, types[ti], w.op.data, w.op.row_stride, nw, x.op.data,
+                                 (int64_t)(x.op.row_stride / sizeof(float)), nx, out, out_row_stride, 1);
+                    for (int64_t r = 0; r < nw; r++) {
+                        for (int c = 0; c < out_row_stride; c++) {
+                            const float got = out[r * out_row_stride + c];
+                            if (c >= nx) { /* beyond the columns: untouched */
+                                if (!isnan(got)) worst = INFINITY;
+                                continue;
+                            }
+                            double ref = 0, mag = 0;
+                            for (int64_t q = 0; q < k; q++) {
+                                const double p = (double)w.values[r * k + q] * x.values[c * k + q];
+                                ref += p;
+                                mag += fabs(p);
+                            }
+                            const double e = fabs(got - ref) / (2e-6 * mag + 1e-30);
+                            worst = isnan(got) || e > worst ? (isnan(got) ? INFINITY : e) : worst;
+                        }
+                    }
+                }
+                tap_ok(worst <= 1, "%s match the double sums (worst error %.3g of the bound)", name, worst);
+            }
+            free_operand(&w);
+            free_operand(&x);
+        }
+    }
+    free(out);
+}
+
 /* The detected features agree with the kernel's view in /proc/cpuinfo. */
 static void check_detection(void) {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -233,6 +291,12 @@ int main(void) {
         {130, 5, 257, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* few rows: the dot path */
         {61, 7, 1000, GGML_TYPE_F16, GGML_TYPE_BF16, false, false, 3},
         {29, 3, 99, GGML_TYPE_BF16, GGML_TYPE_F32, false, true, 1},
+        {333, 16, 1000, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2}, /* mat-vec: depth chunks, 16 columns */
+        {77, 11, 513, GGML_TYPE_F16, GGML_TYPE_F32, false, false, 3},
+        {45, 9, 300, GGML_TYPE_BF16, GGML_TYPE_F16, false, false, 2},   /* converted activations */
+        {101, 24, 129, GGML_TYPE_F16, GGML_TYPE_F32, false, false, 2},  /* two passes of columns */
+        {5, 14, 64, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},     /* swapped: dst transposed */
+        {64, 1, 4096, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 4},
         {9, 11, 0, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},     /* empty sums are zero */
         {57, 40, 544, GGML_TYPE_Q8_0, GGML_TYPE_F32, false, false, 2},  /* weights dequantized while packing */
         {100, 300, 512, GGML_TYPE_Q4_K, GGML_TYPE_F16, false, true, 3},
@@ -240,5 +304,6 @@ int main(void) {
         {49, 120, 288, GGML_TYPE_Q8_0, GGML_TYPE_F32, false, true, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+    check_matvec_kernels();
     return tap_done();
 }

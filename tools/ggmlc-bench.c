@@ -10,6 +10,12 @@
  *               k outputs of the one before, as the layers of a model do
  *   ggmlc-bench add|mul|soft_max [--size ELEMENTS]   large tensors, GB/s
  *   ggmlc-bench silu|gelu|exp|tanh|sigmoid [--size]  activations, GB/s (2 streams)
+ *   ggmlc-bench matvec [--type T] [--k 4096] [--n 14336] [--threads 2] [--rounds 3] [--compare openblas]
+ *               F32, F16, BF16, Q8_0 and Q4_0 weights (or those of --type) (--n rows of --k) times 1, 2, 4, 8 and 16
+ *               columns: ms, GB/s of weights, % of memread (--size elements, default the F32
+ *               weights' bytes, timed before each type in every round) and the time against one
+ *               column's; with --compare openblas each F32 product alternates with OpenBLAS's
+ *               sgemv (one column) or sgemm (several)
  *   ggmlc-bench memcpy [--size ELEMENTS]             bandwidth reference (one thread)
  *   ggmlc-bench memread [--size ELEMENTS] [--threads 2]
  *               read-only bandwidth reference: --threads threads each sum their share
@@ -642,7 +648,7 @@ static int bench_train_step(int argc, char **argv) {
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
-    fputs("usage: ggmlc-bench mul_mat|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
+    fputs("usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
           "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
           "  --btype f32|f16                 mul_mat activation type (default f32)\n"
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
@@ -753,8 +759,180 @@ static void print_result(const struct options *o, const struct result *r) {
                (double)o->size * 4 / (1 << 20), r->memcpy_gbps, o->rounds, 100 * r->of_memcpy);
 }
 
+/* -------------------------------------------------------------- matvec */
+
+/* The matvec mode: weights of each type times 1 to 16 columns, the products of LLM decoding
+ * and of small batches, against the read bandwidth and OpenBLAS in the same run. */
+enum { MATVEC_TYPES = 5, MATVEC_COLS = 5 };
+static const enum ggml_type matvec_default_types[MATVEC_TYPES] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
+                                                          GGML_TYPE_Q4_0};
+static const int matvec_cols[MATVEC_COLS] = {1, 2, 4, 8, 16};
+
+struct matvec_bench {
+    enum ggml_type types[MATVEC_TYPES];
+    int n_types;
+    struct ggml_context *ctx;
+    struct graph_run runs[MATVEC_TYPES][MATVEC_COLS];
+    /* per round: seconds of each product, of OpenBLAS (F32 only) and of the read reference */
+    double *ours[MATVEC_TYPES][MATVEC_COLS], *blas[MATVEC_COLS], *memread_s[MATVEC_TYPES];
+};
+
+/* OpenBLAS's product of the same shape with `cols` columns: sgemv for one, else sgemm. */
+typedef void (*sgemv_fn)(int order, int trans, int m, int n, float alpha, const float *a, int lda, const float *x,
+                         int incx, float beta, float *y, int incy);
+struct blas_matvec {
+    struct sgemm_run gemm;
+    sgemv_fn sgemv;
+    int cols;
+};
+
+static bool run_blas_matvec(void *arg) {
+    const struct blas_matvec *b = arg;
+    enum { ROW_MAJOR = 101, NO_TRANS = 111 };
+    if (b->cols > 1) {
+        struct sgemm_run r = b->gemm;
+        r.m = b->cols;
+        return run_sgemm(&r);
+    }
+    b->sgemv(ROW_MAJOR, NO_TRANS, b->gemm.n, b->gemm.k, 1.0f, b->gemm.w, b->gemm.k, b->gemm.x, 1, 0.0f, b->gemm.c, 1);
+    return true;
+}
+
+/* Whether the command line names option `name`. */
+static bool arg_given(int argc, char **argv, const char *name) {
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], name) == 0) return true;
+    return false;
+}
+
+/* The weights of every type (--k values by --n rows), one activation matrix of 16 columns and a
+ * graph per (type, columns); false with a message when something cannot be made. */
+static bool matvec_setup(const struct options *o, ggml_backend_t backend, struct matvec_bench *mb) {
+    const int64_t n_tensors = 1 + MATVEC_COLS + mb->n_types * (1 + MATVEC_COLS);
+    const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false) +
+                        mb->n_types * MATVEC_COLS * ggml_graph_overhead_custom(graph_size(1), false);
+    mb->ctx = ggml_init((struct ggml_init_params){size, NULL, true});
+    struct ggml_tensor *x = ggml_new_tensor_2d(mb->ctx, GGML_TYPE_F32, o->k, matvec_cols[MATVEC_COLS - 1]), *xs[MATVEC_COLS];
+    for (int c = 0; c < MATVEC_COLS; c++) xs[c] = ggml_view_2d(mb->ctx, x, o->k, matvec_cols[c], x->nb[1], 0);
+    struct ggml_tensor *out[MATVEC_TYPES][MATVEC_COLS];
+    for (int t = 0; t < mb->n_types; t++) {
+        struct ggml_tensor *w = ggml_new_tensor_2d(mb->ctx, mb->types[t], o->k, o->n);
+        for (int c = 0; c < MATVEC_COLS; c++)
+            if (!(out[t][c] = ggml_mul_mat(mb->ctx, w, xs[c]))) {
+                fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+                return false;
+            }
+    }
+    if (!prepare_graph(&mb->runs[0][0], backend, mb->ctx, out[0][0], n_tensors)) return false;
+    for (int t = 0; t < mb->n_types; t++)
+        for (int c = 0; c < MATVEC_COLS; c++) {
+            if (t == 0 && c == 0) continue;
+            mb->runs[t][c] = mb->runs[0][0];
+            mb->runs[t][c].graph = ggml_new_graph_custom(mb->ctx, graph_size(1), false);
+            ggml_build_forward_expand(mb->runs[t][c].graph, out[t][c]);
+        }
+    return true;
+}
+
+/* One round: per type the read reference, then each product (F32: each followed by OpenBLAS's). */
+static void matvec_round(const struct options *o, struct matvec_bench *mb, struct memread_run *mem,
+                         struct blas_matvec *blas, int r) {
+    for (int t = 0; t < mb->n_types; t++) {
+        if (blas) settle();
+        mb->memread_s[t][r] = median_time(run_memread, mem, o->reps);
+        for (int c = 0; c < MATVEC_COLS; c++) {
+            if (blas) settle();
+            mb->ours[t][c][r] = median_time(run_graph, &mb->runs[t][c], o->reps);
+            if (!blas || mb->types[t] != GGML_TYPE_F32) continue;
+            blas->cols = matvec_cols[c];
+            mb->blas[c][r] = median_time(run_blas_matvec, blas, o->reps);
+        }
+    }
+}
+
+/* Median over the rounds of num[r] / den[r] (den NULL: of num[r]). */
+static double median_ratio(const double *num, const double *den, int rounds) {
+    double *v = malloc((size_t)rounds * sizeof(double));
+    for (int r = 0; r < rounds; r++) v[r] = den ? num[r] / den[r] : num[r];
+    const double med = median_of(v, rounds);
+    free(v);
+    return med;
+}
+
+static void matvec_report(const struct options *o, struct matvec_bench *mb, bool blas) {
+    printf("matvec k=%lld n=%lld threads=%d, medians of %d runs, then over %d rounds; memread of %.1f MiB alternates "
+           "with each type%s\n",
+           (long long)o->k, (long long)o->n, o->threads, o->reps, o->rounds, (double)o->size * 4 / (1 << 20),
+           blas ? ", OpenBLAS (sgemv, or sgemm for several columns) with each F32 product" : "");
+    printf("%-5s %4s %9s %12s %9s %10s %10s %12s\n", "type", "cols", "ms", "GB/s weights", "memread", "of memread",
+           "vs 1 col", blas ? "openblas ms" : "");
+    for (int t = 0; t < mb->n_types; t++) {
+        const double bytes = (double)ggml_row_size(mb->types[t], o->k) * (double)o->n;
+        double *rate = malloc((size_t)o->rounds * sizeof(double)), *mem_rate = malloc((size_t)o->rounds * sizeof(double));
+        for (int r = 0; r < o->rounds; r++) mem_rate[r] = (double)o->size * 4 / mb->memread_s[t][r] * 1e-9;
+        for (int c = 0; c < MATVEC_COLS; c++) {
+            for (int r = 0; r < o->rounds; r++) rate[r] = bytes / mb->ours[t][c][r] * 1e-9;
+            printf("%-5s %4d %9.3f %12.2f %9.2f %9.0f%% %9.2fx", ggml_type_name(mb->types[t]), matvec_cols[c],
+                   1e3 * median_ratio(mb->ours[t][c], NULL, o->rounds), median_ratio(rate, NULL, o->rounds),
+                   median_ratio(mem_rate, NULL, o->rounds), 100 * median_ratio(rate, mem_rate, o->rounds),
+                   median_ratio(mb->ours[t][c], mb->ours[t][0], o->rounds));
+            if (blas && mb->types[t] == GGML_TYPE_F32)
+                printf(" %12.3f  ggmlc/openblas %.3f", 1e3 * median_ratio(mb->blas[c], NULL, o->rounds),
+                       median_ratio(mb->blas[c], mb->ours[t][c], o->rounds));
+            printf("\n");
+        }
+        free(rate);
+        free(mem_rate);
+    }
+}
+
+/* ggmlc-bench matvec [--k 4096] [--n 14336] [--threads 2] [--reps 10] [--rounds 3] [--size ELEMENTS]
+ * [--compare openblas]: every type of matvec_types times every count of matvec_cols. */
+static int bench_matvec(int argc, char **argv) {
+    struct options o;
+    if (!parse_args(argc, argv, &o) || o.memcpy_ref || o.threads > 64) {
+        usage();
+        return 2;
+    }
+    if (!arg_given(argc, argv, "--k")) o.k = 4096;
+    if (!arg_given(argc, argv, "--n")) o.n = 14336;
+    if (!arg_given(argc, argv, "--size")) o.size = o.k * o.n; /* as many bytes as the F32 weights */
+    if (!arg_given(argc, argv, "--rounds")) o.rounds = 3;
+    o.m = matvec_cols[MATVEC_COLS - 1];
+    ggml_backend_t backend = open_backend(&o);
+    struct matvec_bench mb = {.n_types = arg_given(argc, argv, "--type") ? 1 : MATVEC_TYPES};
+    for (int t = 0; t < mb.n_types; t++) mb.types[t] = mb.n_types == 1 ? o.type : matvec_default_types[t];
+    if (!backend || !matvec_setup(&o, backend, &mb)) return 1;
+    struct blas_matvec blas;
+    const bool blas_ok = o.openblas && openblas_open(&o, &blas.gemm) &&
+                         (blas.sgemv = (sgemv_fn)(uintptr_t)dlsym(dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL), "cblas_sgemv"));
+    struct memread_run mem = {.words = (size_t)o.size * sizeof(float) / sizeof(uint64_t), .threads = o.threads};
+    uint64_t *data = malloc(mem.words * sizeof *data);
+    for (size_t i = 0; i < mem.words; i++) data[i] = i;
+    mem.data = data;
+    for (int t = 0; t < mb.n_types; t++) {
+        mb.memread_s[t] = calloc((size_t)o.rounds, sizeof(double));
+        for (int c = 0; c < MATVEC_COLS; c++) mb.ours[t][c] = calloc((size_t)o.rounds, sizeof(double));
+    }
+    for (int c = 0; c < MATVEC_COLS; c++) mb.blas[c] = calloc((size_t)o.rounds, sizeof(double));
+    for (int r = 0; r < o.rounds; r++) matvec_round(&o, &mb, &mem, blas_ok ? &blas : NULL, r);
+    matvec_report(&o, &mb, blas_ok);
+    for (int t = 0; t < mb.n_types; t++) {
+        free(mb.memread_s[t]);
+        for (int c = 0; c < MATVEC_COLS; c++) free(mb.ours[t][c]);
+    }
+    for (int c = 0; c < MATVEC_COLS; c++) free(mb.blas[c]);
+    if (blas_ok) openblas_close(&blas.gemm);
+    free(data);
+    ggml_backend_buffer_free(mb.runs[0][0].buffer);
+    ggml_free(mb.ctx);
+    ggml_backend_free(backend);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
     struct options o;
     if (!parse_args(argc, argv, &o)) {
         usage();

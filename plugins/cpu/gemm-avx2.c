@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include "gemm-pack-x86.h"
+#include "matvec.h"
 
 #define NR 16 /* two 8-lane vectors along n */
 #define MR 6
@@ -45,30 +46,6 @@ static void to_f32_avx2(enum ggml_type type, const void *src, float *dst, int64_
     for (; i < n; i++) dst[i] = pack_load1(type, s + i * es);
 }
 
-static float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-static void dot_rows_avx2(int64_t k, enum ggml_type type, const void *w, const float *x, int64_t x_stride, int nx,
-                          float *out) {
-    const size_t es = ggml_type_size(type);
-    const char *wb = w;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    int64_t j = 0;
-    for (; j + 8 <= k; j += 8) {
-        const __m256 wv = pack_load8(type, wb + j * es);
-        for (int i = 0; i < nx; i++) acc[i] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + i * x_stride + j), acc[i]);
-    }
-    for (int i = 0; i < nx; i++) {
-        float s = hsum8(acc[i]);
-        for (int64_t t = j; t < k; t++) s += pack_load1(type, wb + t * es) * x[i * x_stride + t];
-        out[i] = s;
-    }
-}
-
 const struct cpu_gemm_kernel cpu_gemm_kernel_avx2 = {
     .name = "avx2",
     .nr = NR,
@@ -78,7 +55,7 @@ const struct cpu_gemm_kernel cpu_gemm_kernel_avx2 = {
     .nc = 1536,
     .micro = micro_avx2,
     .to_f32 = to_f32_avx2,
-    .dot_rows = dot_rows_avx2,
+    .matvec = cpu_matvec_avx2,
     .pack_rows = pack_rows_transposed,
 };
 #endif /* __x86_64__ */

@@ -7,7 +7,9 @@
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")
 #include <immintrin.h>
 
+#include "gemm-load-avx512.h"
 #include "gemm-pack-x86.h"
+#include "matvec.h"
 #include "quants.h"
 
 #define NR 48 /* three 16-lane vectors along n */
@@ -48,22 +50,6 @@ static void micro_avx512(int64_t kc, const float *wp, const float *xp, float *c,
     }
 }
 
-/* Up to 16 values (mask selects them) of type at p, as f32; missing lanes are 0. */
-static inline __m512 load16(enum ggml_type type, const char *p, __mmask16 mask) {
-    switch (type) {
-    case GGML_TYPE_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p));
-    case GGML_TYPE_BF16: {
-        const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, p));
-        return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
-    }
-    default: return _mm512_maskz_loadu_ps(mask, p);
-    }
-}
-
-static inline __mmask16 tail_mask(int64_t left) {
-    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-}
-
 static void to_f32_avx512(enum ggml_type type, const void *src, float *dst, int64_t n) {
     const size_t es = ggml_type_size(type);
     const char *s = src;
@@ -71,19 +57,6 @@ static void to_f32_avx512(enum ggml_type type, const void *src, float *dst, int6
         const __mmask16 m = tail_mask(n - i);
         _mm512_mask_storeu_ps(dst + i, m, load16(type, s + i * es, m));
     }
-}
-
-static void dot_rows_avx512(int64_t k, enum ggml_type type, const void *w, const float *x, int64_t x_stride, int nx,
-                            float *out) {
-    const size_t es = ggml_type_size(type);
-    const char *wb = w;
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (int64_t j = 0; j < k; j += 16) {
-        const __mmask16 m = tail_mask(k - j);
-        const __m512 wv = load16(type, wb + j * es, m);
-        for (int i = 0; i < nx; i++) acc[i] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + i * x_stride + j), acc[i]);
-    }
-    for (int i = 0; i < nx; i++) out[i] = _mm512_reduce_add_ps(acc[i]);
 }
 
 /* Q8_0 rows to f32: d * q, the same float products as core's reference. */
@@ -129,7 +102,7 @@ const struct cpu_gemm_kernel cpu_gemm_kernel_avx512 = {
     .nc = 2048,
     .micro = micro_avx512,
     .to_f32 = to_f32_avx512,
-    .dot_rows = dot_rows_avx512,
+    .matvec = cpu_matvec_avx512,
     .pack_rows = pack_rows_transposed,
     .fast_dequant = fast_dequant_avx512,
 };

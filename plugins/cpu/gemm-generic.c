@@ -4,6 +4,7 @@
  */
 #include "gemm.h"
 #include "ggml-impl.h"
+#include "matvec.h"
 
 #define NR 8
 #define MR 4
@@ -31,33 +32,6 @@ static void to_f32_generic(enum ggml_type type, const void *src, float *dst, int
     }
 }
 
-/* w converted in chunks so the inner loop is a plain f32 dot product. */
-static void dot_rows_generic(int64_t k, enum ggml_type type, const void *w, const float *x, int64_t x_stride, int nx,
-                             float *out) {
-    enum { CHUNK = 256 };
-    float wf[CHUNK];
-    float acc[4][8] = {{0}};
-    const size_t es = ggml_type_size(type);
-    for (int64_t k0 = 0; k0 < k; k0 += CHUNK) {
-        const int64_t kb = k - k0 < CHUNK ? k - k0 : CHUNK;
-        const float *wc = wf;
-        if (type == GGML_TYPE_F32) wc = (const float *)w + k0;
-        else to_f32_generic(type, (const char *)w + k0 * es, wf, kb);
-        for (int i = 0; i < nx; i++) {
-            const float *xr = x + i * x_stride + k0;
-            int64_t j = 0;
-            for (; j + 8 <= kb; j += 8)
-                for (int l = 0; l < 8; l++) acc[i][l] += wc[j + l] * xr[j + l];
-            for (; j < kb; j++) acc[i][0] += wc[j] * xr[j];
-        }
-    }
-    for (int i = 0; i < nx; i++) {
-        float s = 0.0f;
-        for (int l = 0; l < 8; l++) s += acc[i][l];
-        out[i] = s;
-    }
-}
-
 const struct cpu_gemm_kernel cpu_gemm_kernel_generic = {
     .name = "generic",
     .nr = NR,
@@ -67,5 +41,5 @@ const struct cpu_gemm_kernel cpu_gemm_kernel_generic = {
     .nc = 1024,
     .micro = micro_generic,
     .to_f32 = to_f32_generic,
-    .dot_rows = dot_rows_generic,
+    .matvec = cpu_matvec_generic,
 };

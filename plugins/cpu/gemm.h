@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "matvec.h"
 #include "simd.h"
 
 /* One operand: element (row r, k) lies at data + r * row_stride + k * k_stride (bytes).
@@ -48,8 +49,8 @@ struct cpu_gemm_kernel {
     void (*micro)(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate);
     /* n contiguous values of type (F32, F16, BF16) to f32. */
     void (*to_f32)(enum ggml_type type, const void *src, float *dst, int64_t n);
-    /* out[i] = sum_k w[k] * x[i * x_stride + k] for i < nx (1..4); w of type, contiguous. */
-    void (*dot_rows)(int64_t k, enum ggml_type type, const void *w, const float *x, int64_t x_stride, int nx, float *out);
+    /* The streaming product of weight rows with up to CPU_MATVEC_MAX_COLS columns (matvec.h). */
+    cpu_matvec_fn matvec;
     /* Optional fast packing of rows contiguous along k into dst[k * width + j]
      * (rows <= width, the rest zero). */
     void (*pack_rows)(enum ggml_type type, const char *base, size_t row_stride, int64_t rows, int64_t kc, int width,

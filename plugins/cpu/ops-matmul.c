@@ -1,11 +1,13 @@
 /*
  * ops-matmul.c - the matmul family of CPU kernels (see cpu-impl.h): MUL_MAT
  * and OUT_PROD.  Float operands go through the packed GEMM (gemm.h), which
- * reads any strides; quantized weights use integer dot products against
- * activation rows converted once per node to the type's vec_dot_type: the
- * multi-row and tile kernels of quant-dot.h where the type has them (one
- * pass over the weights for up to 8 activation rows), else its vec_dot per
- * pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
+ * reads any strides and, for up to 24 activation rows, streams contiguous
+ * weights through the mat-vec kernels (matvec.h) without packing them;
+ * quantized weights use integer dot products against activation rows
+ * converted once per node to the type's vec_dot_type: the multi-row kernels
+ * of quant-dot.h where the type has them (one pass over the weights for up
+ * to 8 activation rows; the tile kernels lose here, see QUANT_TILE_MIN_ROWS),
+ * else its vec_dot per pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
  */
 #include "gemm.h"
 #include "ggml-impl.h"
@@ -199,8 +201,17 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
  * has one) rather than the multi-row kernel row by row.  Single-threaded, weights in L2
  * (4096 values per row, 20:40 UTC): per weight row with 1 / 2 / 4 / 8 activation rows,
  * q4_0 tile 165 / 215 / 293 / 438 ns against multi-row 165 / 227 / 345 / 584 ns; q8_0
- * tile 169 / 206 / 275 / 419 ns against 105 / 157 / 265 / 498 ns. */
-#define QUANT_TILE_MIN_ROWS 4
+ * tile 169 / 206 / 275 / 419 ns against 105 / 157 / 265 / 498 ns.  But streaming weights
+ * from memory (LLM decoding: 4096 x 14336, ggmlc-bench matvec, Zen 5, 2 threads, the two
+ * builds alternating, loaded machine), the tile kernel lost at every row count, in ms:
+ *   q4_0  4 rows: 27.4, 41.6 tile / 11.3, 19.1 multi-row   8: 39.9, 50.1 / 30.2, 35.6
+ *         16: 71.7, 63.0 / 48.7, 66.8
+ *   q8_0  4 rows: 42.5, 55.2 / 20.2, 13.3   8: 54.8, 72.4 / 25.9, 28.3   16: 65.4, 73.1 / 59.9, 46.9
+ * (single-threaded CPU time, 4 / 8 / 16 rows: q4_0 9.9 / 10.7 / 19.0 against 3.8 / 6.7 / 15.4,
+ * q8_0 13.1 / 16.9 / 21.8 against 5.1 / 8.8 / 16.1; in L2, 256 weight rows, the two were
+ * within the noise): the 16 rows it reads at once stream worse than one row at a time.  So
+ * the tile kernel is not used for groups of up to CPU_QUANT_MAX_ROWS rows, which is all of them. */
+#define QUANT_TILE_MIN_ROWS (CPU_QUANT_MAX_ROWS + 1)
 
 /* Whether a type's multi-row kernel reads Q8_0 planes (else plain Q8_K rows). */
 static bool uses_planes(enum ggml_type type) { return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0; }
