@@ -2,7 +2,7 @@
  * ggmlc.h - what ggmlc adds to ggml's API: status codes and per-thread
  * errors, the configuration and plugin registry, and logging switches.
  *
- * Configuration (ini, see README "Configuration"): the first of
+ * Configuration (ini, see docs/configuration.md): the first of
  * $GGMLC_CONFIG, $XDG_CONFIG_HOME/ggmlc/ggmlc.ini (or ~/.config/...),
  * $(sysconfdir)/ggmlc/ggmlc.ini is read, plus drop-in files
  * backends.d/ *.ini beside it.  $GGMLC_BACKENDS overrides the preference

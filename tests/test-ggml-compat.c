@@ -1,7 +1,7 @@
 /*
  * test-ggml-compat.c - operator uses that ggml accepts and ggmlc once refused,
- * found by building ggml's own test programs against ggmlc (README,
- * "Compatibility with ggml").  Each case runs on the CPU through
+ * found by building ggml's own test programs against ggmlc (docs/compatibility.md).
+ * Each case runs on the CPU through
  * ggml_graph_compute_with_ctx and is checked against plain C computed here.
  */
 #include <math.h>

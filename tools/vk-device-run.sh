@@ -88,7 +88,7 @@ fi
 
 # The other Vulkan test programs (copy tests/.libs/test-vulkan-train and test-vulkan-faults
 # into $P/bin), and ggml's own tests/test-backend-ops when it was built against this
-# install into $P/bin (it is not part of the repository; see README "Compatibility with ggml").
+# install into $P/bin (it is not part of the repository; see docs/compatibility.md).
 if [[ $what == *" suites "* || $what == *" all "* ]]; then
     for t in test-vulkan-train test-vulkan-faults; do
         command -v $t >/dev/null || continue

@@ -9,7 +9,7 @@
  * buffer's set/get/memset hooks.
  *
  * Build it against an installed ggmlc with the Makefile next to this file;
- * The README section "Writing a backend plugin" walks through it.
+ * docs/plugins.md walks through it.
  */
 #include <stdint.h>
 #include <stdlib.h>
