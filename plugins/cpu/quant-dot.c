@@ -102,6 +102,18 @@ static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
+/* Q8_1 with itself (its own vec_dot_type): the sums s are not needed, no offset to undo. */
+static void dot_q8_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q8_1 *x = vx, *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_1; i++) {
+        int isum = 0;
+        for (int j = 0; j < 32; j++) isum += x[i].qs[j] * y[i].qs[j];
+        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
 static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_iq4_nl *x = vx;
     const block_q8_0 *y = vy;
@@ -256,6 +268,7 @@ void cpu_quant_dot_fill_generic(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q5_0] = dot_q5_0;
     t[GGML_TYPE_Q5_1] = dot_q5_1;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
+    t[GGML_TYPE_Q8_1] = dot_q8_1;
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
     t[GGML_TYPE_MXFP4] = dot_mxfp4;
     t[GGML_TYPE_Q2_K] = dot_q2_K;
