@@ -77,8 +77,6 @@ static void build_tables(void) {
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
     cpu_quant_tile_fill_avx512vnni(tile_kernels[CPU_QUANT_AVX512VNNI]);
-    /* Q8_K, an activation format, has a from_float without a dot product of its own */
-    for (int p = 0; p < CPU_QUANT_PATHS; p++) traits[p][GGML_TYPE_Q8_K].vec_dot_type = GGML_TYPE_Q8_K;
 }
 
 bool cpu_quant_path_available(enum cpu_quant_path path) {
