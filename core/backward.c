@@ -58,6 +58,34 @@ static void mark_needed(struct bw_state *s) {
     }
 }
 
+/* Whether node writes its result over its source (an in-place op such as ggml_scale_inplace),
+ * as opposed to the ops whose result is by definition a view (views, cpy, set_rows, and clamp,
+ * which is in place in ggml's API itself: its rule's mask lo < a < hi is the same read from
+ * the clamped values). */
+static bool overwrites_source(const struct ggml_tensor *node) {
+    switch (node->op) {
+    case GGML_OP_VIEW: case GGML_OP_RESHAPE: case GGML_OP_PERMUTE: case GGML_OP_TRANSPOSE:
+    case GGML_OP_CPY: case GGML_OP_SET_ROWS: case GGML_OP_CLAMP:
+        return false;
+    default:
+        return node->view_src != NULL;
+    }
+}
+
+/* An in-place op a gradient must flow through, or NULL.  Like ggml, ggmlc refuses these: the
+ * forward pass overwrites the source, whose values the backward pass (or a re-evaluation of
+ * the graph, e.g. finite differences) may need, so the gradients would be silently wrong. */
+static const struct ggml_tensor *inplace_on_gradient_path(const struct bw_state *s) {
+    const struct ggml_cgraph *g = s->graph;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct ggml_tensor *node = g->nodes[i];
+        if (!overwrites_source(node) || !s->needed[ggml_hash_find(&g->visited_hash_set, node)]) continue;
+        for (int j = 0; j < GGML_MAX_SRC; j++)
+            if (bw_needs_grad(s, node->src[j])) return node;
+    }
+    return NULL;
+}
+
 /* Accumulators for losses (the seed) and parameters (gradient accumulation). */
 static bool create_accumulators(struct bw_state *s, struct ggml_tensor **grad_accs) {
     struct ggml_cgraph *g = s->graph;
@@ -91,6 +119,13 @@ void ggml_build_backward_expand(struct ggml_context *ctx, struct ggml_cgraph *g,
         return;
     }
     mark_needed(&s);
+    const struct ggml_tensor *inplace = inplace_on_gradient_path(&s);
+    if (inplace) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_build_backward_expand: node '%s' (%s) is computed in place, over its "
+                        "source, on the path of a gradient; use the op's variant without _inplace. No backward graph built",
+                        inplace->name, ggml_op_desc(inplace));
+        goto done;
+    }
     const int n_forward = g->n_nodes;
     if (!create_accumulators(&s, grad_accs)) goto done;
 

@@ -169,7 +169,9 @@ void ggml_abort(const char *file, int line, const char *fmt, ...) {
     if (abort_callback) {
         abort_callback(msg);
     } else {
-        fprintf(stderr, "ggmlc internal error (a bug, please report it): %s\n", msg);
+        /* file and line are the caller's (GGML_ASSERT / GGML_ABORT expand there, in user code
+         * as in ggmlc), so the message reads like ggml's: "file:line: GGML_ASSERT(x) failed" */
+        fprintf(stderr, "%s\n", msg);
     }
     abort();
 }

@@ -76,8 +76,10 @@ struct ggml_tensor *ggml_im2col_3d(struct ggml_context *ctx, struct ggml_tensor 
     if (!is_f32_or_f16(b->type) || !is_f32_or_f16(dst_type))
         return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "data and result must be F32 or F16");
     if (!conv_args_ok(__func__, (int[]){s0, s1, s2}, (int[]){p0, p1, p2}, (int[]){d0, d1, d2}, 3)) return NULL;
-    if (IC <= 0 || b->ne[3] % IC != 0 || a->ne[3] % IC != 0)
-        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "dims 3 of kernel [.., IC*OC] and data [.., IC*N] must be multiples of IC", a, b);
+    if (IC <= 0) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "IC = %lld must be positive", (long long)IC);
+    /* As in ggml, only the kernel's spatial dims matter (its dim 3 is not read), and the data's
+     * dim 3 holds N = b->ne[3] / IC whole groups of IC channels: a remainder is not read, and
+     * fewer than IC channels give an empty result. */
     const int64_t N = b->ne[3] / IC;
     const int64_t OW = conv_out_size(b->ne[0], a->ne[0], s0, p0, d0);
     const int64_t OH = conv_out_size(b->ne[1], a->ne[1], s1, p1, d1);
@@ -93,7 +95,7 @@ struct ggml_tensor *ggml_im2col_3d(struct ggml_context *ctx, struct ggml_tensor 
 
 struct ggml_tensor *ggml_col2im_1d(struct ggml_context *ctx, struct ggml_tensor *a, int s0, int oc, int p0) {
     GGMLC_CHECK_SRC(a);
-    if (a->type != GGML_TYPE_F32) return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "columns must be F32");
+    if (!ggmlc_is_float_type(a->type)) return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "columns must be F32, F16 or BF16");
     if (s0 <= 0 || oc <= 0 || p0 < 0)
         return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "stride %d and channels %d must be positive, padding %d not negative", s0, oc, p0);
     char sa[GGMLC_SHAPE_STR];
@@ -101,7 +103,7 @@ struct ggml_tensor *ggml_col2im_1d(struct ggml_context *ctx, struct ggml_tensor 
         return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "columns %s must be [K*%d, T, N]", ggmlc_shape_str(a, sa), oc);
     const int64_t K = a->ne[0] / oc, L = (a->ne[1] - 1) * s0 + K - 2 * p0;
     if (L <= 0) return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "padding %d leaves no output for %s", p0, ggmlc_shape_str(a, sa));
-    struct ggml_tensor *r = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, L, oc, a->ne[2]);
+    struct ggml_tensor *r = ggml_new_tensor_3d(ctx, a->type, L, oc, a->ne[2]);
     GGMLC_CHECK_SRC(r);
     ggmlc_set_op_params(r, (int32_t[]){s0, oc, p0}, 3 * sizeof(int32_t));
     ggmlc_node_set(r, GGML_OP_COL2IM_1D, a, NULL, NULL);

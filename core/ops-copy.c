@@ -204,8 +204,13 @@ struct ggml_tensor *ggml_concat(struct ggml_context *ctx, struct ggml_tensor *a,
                                  ggmlc_shape_str(b, sb), dim);
         ne[d] = d == dim ? a->ne[d] + b->ne[d] : a->ne[d];
     }
-    if (!ggmlc_is_float_type(a->type) && a->type != GGML_TYPE_I32 && a->type != GGML_TYPE_I16 && a->type != GGML_TYPE_I8)
+    /* Any type is moved as it is; a block format along dim 0 only in whole blocks. */
+    const int64_t blck = ggml_blck_size(a->type);
+    if (blck <= 0 || ggml_type_size(a->type) == 0)
         return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "cannot concatenate %s tensors", ggml_type_name(a->type));
+    if (a->ne[0] % blck != 0 || b->ne[0] % blck != 0)
+        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "rows of a %s and b %s are not whole %s blocks of %lld",
+                             ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb), ggml_type_name(a->type), (long long)blck);
     struct ggml_tensor *r = ggmlc_new_node(ctx, a->type, GGML_MAX_DIMS, ne);
     GGMLC_CHECK_SRC(r);
     ggmlc_set_op_params_i32(r, 0, dim);

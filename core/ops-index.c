@@ -45,14 +45,14 @@ struct ggml_tensor *ggml_set_rows(struct ggml_context *ctx, struct ggml_tensor *
     GGMLC_CHECK_SRC(c);
     if (!is_index_type(c->type))
         return ggmlc_op_fail_shapes(GGMLC_ERR_TYPE, __func__, "row indices must be I64 or I32", b, c);
-    if (b->type != GGML_TYPE_F32)
-        return ggmlc_op_fail_shapes(GGMLC_ERR_TYPE, __func__, "source rows must be F32", a, b);
+    if (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_TYPE, __func__, "source rows must be F32 or F16", a, b);
     if (a->ne[0] != b->ne[0] || a->ne[2] != b->ne[2] || a->ne[3] != b->ne[3])
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "destination and source must agree in dims 0, 2 and 3", a, b);
     if (b->ne[1] != c->ne[0] || c->ne[3] != 1 || c->ne[1] == 0 || c->ne[2] == 0 ||
         b->ne[2] % c->ne[1] != 0 || b->ne[3] % c->ne[2] != 0)
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "indices [n, i2, i3] must cover the source rows (dims 2, 3 broadcast)", b, c);
-    if (a->nb[0] != ggml_type_size(a->type) || b->nb[0] != sizeof(float))
+    if (a->nb[0] != ggml_type_size(a->type) || b->nb[0] != ggml_type_size(b->type))
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "rows must be contiguous", a, b);
     struct ggml_tensor *r = ggmlc_view_node(ctx, a);
     GGMLC_CHECK_SRC(r);

@@ -2,6 +2,7 @@
  * opt-dataset.c - datasets for ggml-opt: data and labels in host memory,
  * shuffled by shards, copied into batch tensors.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "opt-impl.h"
@@ -17,11 +18,14 @@ struct ggml_opt_dataset {
     int64_t *permutation; /* shard order, ndata / ndata_shard entries */
 };
 
+/* As in ggml, ndata need not be a multiple of ndata_shard: batches are made of the
+ * ndata / ndata_shard whole shards, and the datapoints after the last whole shard are
+ * stored but never part of a batch. */
 ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_type type_label, int64_t ne_datapoint,
                                          int64_t ne_label, int64_t ndata, int64_t ndata_shard) {
-    if (ne_datapoint <= 0 || ne_label < 0 || ndata <= 0 || ndata_shard <= 0 || ndata % ndata_shard != 0) {
+    if (ne_datapoint <= 0 || ne_label < 0 || ndata <= 0 || ndata_shard <= 0 || ndata_shard > ndata) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_dataset_init: invalid sizes (ne_datapoint %lld, ne_label %lld, "
-                        "ndata %lld, ndata_shard %lld; ndata must be a multiple of ndata_shard)",
+                        "ndata %lld, ndata_shard %lld; need 0 < ndata_shard <= ndata)",
                         (long long)ne_datapoint, (long long)ne_label, (long long)ndata, (long long)ndata_shard);
         return NULL;
     }
@@ -38,8 +42,8 @@ ggml_opt_dataset_t ggml_opt_dataset_init(enum ggml_type type_data, enum ggml_typ
     if (!d->data || (ne_label > 0 && !d->labels)) goto oom;
     d->ndata = ndata;
     d->ndata_shard = ndata_shard;
-    d->nbs_data = ggml_nbytes(d->data) / (size_t)nshards;
-    d->nbs_labels = d->labels ? ggml_nbytes(d->labels) / (size_t)nshards : 0;
+    d->nbs_data = d->data->nb[1] * (size_t)ndata_shard;
+    d->nbs_labels = d->labels ? d->labels->nb[1] * (size_t)ndata_shard : 0;
     for (int64_t i = 0; i < nshards; i++) d->permutation[i] = i;
     return d;
 oom:
@@ -71,27 +75,36 @@ void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t d, 
     }
 }
 
-/* Whether batch ibatch of batch_size datapoints lies inside the dataset, in whole shards. */
-static bool batch_shards(ggml_opt_dataset_t d, int64_t batch_size, int64_t ibatch, const char *what) {
-    if (batch_size <= 0 || batch_size % d->ndata_shard != 0 || (ibatch + 1) * batch_size > d->ndata || ibatch < 0) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_dataset_get_batch: batch %lld of %lld datapoints (%s) does not fit "
-                        "%lld datapoints in shards of %lld", (long long)ibatch, (long long)batch_size, what,
-                        (long long)d->ndata, (long long)d->ndata_shard);
-        return false;
+/* The number of whole shards in nb_data_batch bytes of data (and nb_labels_batch bytes of
+ * labels, unless labels are not wanted: SIZE_MAX), or -1 (error set) when the batch is not
+ * made of whole shards or batch ibatch of that size lies past the last shard.  Like ggml,
+ * only byte sizes count, not the batch tensors' shapes. */
+static int64_t batch_shards(ggml_opt_dataset_t d, size_t nb_data_batch, size_t nb_labels_batch, int64_t ibatch,
+                            const char *func) {
+    const int64_t nshards = d->ndata / d->ndata_shard;
+    const int64_t shards = nb_data_batch % d->nbs_data == 0 ? (int64_t)(nb_data_batch / d->nbs_data) : 0;
+    if (shards == 0 || (nb_labels_batch != SIZE_MAX && nb_labels_batch != (size_t)shards * d->nbs_labels)) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: a batch of %zu data bytes is not a whole number of shards of %zu bytes "
+                        "(with the same number of label shards)", func, nb_data_batch, d->nbs_data);
+        return -1;
     }
-    return true;
+    if (ibatch < 0 || (ibatch + 1) * shards > nshards) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: batch %lld of %lld shards lies past the %lld whole shards of %lld datapoints",
+                        func, (long long)ibatch, (long long)shards, (long long)nshards, (long long)d->ndata_shard);
+        return -1;
+    }
+    return shards;
 }
 
 void ggml_opt_dataset_get_batch(ggml_opt_dataset_t d, struct ggml_tensor *data_batch, struct ggml_tensor *labels_batch, int64_t ibatch) {
+    /* unlike ggml, a labelled dataset also serves a loss without labels (SUM, MEAN): they stay unread */
     if (!data_batch || !ggml_is_contiguous(data_batch) || data_batch->type != d->data->type ||
-        data_batch->ne[0] != d->data->ne[0] || (labels_batch && (!d->labels || labels_batch->type != d->labels->type ||
-                                                                  labels_batch->ne[0] != d->labels->ne[0]))) {
-        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_opt_dataset_get_batch: batch tensors do not match the dataset");
+        (labels_batch && (!d->labels || !ggml_is_contiguous(labels_batch) || labels_batch->type != d->labels->type))) {
+        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_opt_dataset_get_batch: batch tensors do not match the dataset's types or labels");
         return;
     }
-    const int64_t batch_size = ggml_nrows(data_batch);
-    if (!batch_shards(d, batch_size, ibatch, "data")) return;
-    const int64_t shards = batch_size / d->ndata_shard;
+    const int64_t shards = batch_shards(d, ggml_nbytes(data_batch), labels_batch ? ggml_nbytes(labels_batch) : SIZE_MAX,
+                                        ibatch, __func__);
     for (int64_t i = 0; i < shards; i++) {
         const int64_t shard = d->permutation[ibatch * shards + i];
         ggml_backend_tensor_set(data_batch, (const char *)d->data->data + shard * d->nbs_data, (size_t)i * d->nbs_data, d->nbs_data);
@@ -102,16 +115,15 @@ void ggml_opt_dataset_get_batch(ggml_opt_dataset_t d, struct ggml_tensor *data_b
 }
 
 void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t d, void *data_batch, size_t nb_data_batch, void *labels_batch, int64_t ibatch) {
-    if (nb_data_batch % d->nbs_data != 0) {
-        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_opt_dataset_get_batch_host: %zu bytes is not a whole number of shards", nb_data_batch);
+    if (labels_batch && !d->labels) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_dataset_get_batch_host: labels wanted from a dataset without labels");
         return;
     }
-    const int64_t shards = (int64_t)(nb_data_batch / d->nbs_data);
-    if (!batch_shards(d, shards * d->ndata_shard, ibatch, "host")) return;
+    const int64_t shards = batch_shards(d, nb_data_batch, SIZE_MAX, ibatch, __func__);
     for (int64_t i = 0; i < shards; i++) {
         const int64_t shard = d->permutation[ibatch * shards + i];
         memcpy((char *)data_batch + i * d->nbs_data, (const char *)d->data->data + shard * d->nbs_data, d->nbs_data);
-        if (labels_batch && d->labels)
+        if (labels_batch)
             memcpy((char *)labels_batch + i * d->nbs_labels, (const char *)d->labels->data + shard * d->nbs_labels, d->nbs_labels);
     }
 }

@@ -57,6 +57,7 @@ struct ggml_opt_result {
     int64_t ndata;
     int64_t nbatches;
     double loss_sum, loss_sq_sum;
+    bool loss_is_sum; /* the batches' losses were SUM losses: reported summed, not averaged */
     int64_t ncorrect;
     bool has_accuracy;
     int32_t *pred;
@@ -197,6 +198,9 @@ static bool build_backward(ggml_opt_context_t c) {
     return true;
 }
 
+/* Whether the loss is a mean over the datapoints (all but SUM). */
+static bool loss_per_datapoint(enum ggml_opt_loss_type type) { return type != GGML_OPT_LOSS_TYPE_SUM; }
+
 /* Build the loss and, as the build type asks, the backward and optimizer graphs. */
 static bool build_graphs(ggml_opt_context_t c, struct ggml_cgraph *gf_user) {
     if (c->ctx_graphs) ggml_reset(c->ctx_graphs);
@@ -209,7 +213,10 @@ static bool build_graphs(ggml_opt_context_t c, struct ggml_cgraph *gf_user) {
     if (!c->loss) return false;
     ggml_set_name(c->loss, "loss");
     ggml_set_output(c->loss);
-    c->loss_scaled = c->opt_period > 1 ? ggml_scale(c->ctx_graphs, c->loss, 1.0f / (float)c->opt_period) : c->loss;
+    /* A loss per datapoint is averaged over the opt_period batches of a step, as ggml does;
+     * a SUM loss is summed over them, unscaled. */
+    const bool average = c->opt_period > 1 && loss_per_datapoint(c->loss_type);
+    c->loss_scaled = average ? ggml_scale(c->ctx_graphs, c->loss, 1.0f / (float)c->opt_period) : c->loss;
     ggml_set_loss(c->loss_scaled);
     if (c->pred) ggml_set_output(c->pred);
     if (c->ncorrect) ggml_set_output(c->ncorrect);
@@ -348,6 +355,7 @@ static void record_result(ggml_opt_context_t c, ggml_opt_result_t r) {
     r->nbatches++;
     r->loss_sum += loss;
     r->loss_sq_sum += (double)loss * loss;
+    r->loss_is_sum = !loss_per_datapoint(c->loss_type);
     if (!c->pred) return;
     r->has_accuracy = true;
     int64_t ncorrect = 0;
@@ -403,13 +411,17 @@ void ggml_opt_result_reset(ggml_opt_result_t r) {
 
 void ggml_opt_result_ndata(ggml_opt_result_t r, int64_t *ndata) { *ndata = r->ndata; }
 
+/* As in ggml: no batch gives a loss of 0; a loss per datapoint is the mean over the batches
+ * and its uncertainty the standard error of that mean; a SUM loss is the sum over the
+ * batches and its uncertainty the (Bessel-corrected) standard deviation of the batch losses. */
 void ggml_opt_result_loss(ggml_opt_result_t r, double *loss, double *unc) {
     const double n = (double)r->nbatches;
-    const double mean = n > 0 ? r->loss_sum / n : NAN;
-    *loss = mean;
+    const double mean = n > 0 ? r->loss_sum / n : 0.0;
+    *loss = n == 0 ? 0.0 : r->loss_is_sum ? r->loss_sum : mean;
     if (unc) {
         const double var = n > 1 ? (r->loss_sq_sum / n - mean * mean) * n / (n - 1) : NAN;
-        *unc = n > 1 ? sqrt(var > 0 ? var : 0) / sqrt(n) : NAN;
+        const double sd = sqrt(var > 0 ? var : 0);
+        *unc = n > 1 ? (r->loss_is_sum ? sd : sd / sqrt(n)) : NAN;
     }
 }
 

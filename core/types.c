@@ -64,7 +64,8 @@ bool ggmlc_is_float_type(enum ggml_type type) {
 }
 
 const struct ggml_type_traits *ggml_get_type_traits(enum ggml_type type) {
-    static const struct ggml_type_traits invalid = TRAITS("invalid", 1, 0, false, NULL, NULL);
+    /* removed type slots and ids past the table: no block, no bytes (ggml reports block size 0) */
+    static const struct ggml_type_traits invalid = TRAITS("invalid", 0, 0, false, NULL, NULL);
     return ggmlc_type_is_valid(type) ? &type_traits[type] : &invalid;
 }
 
@@ -75,11 +76,12 @@ bool ggml_is_quantized(enum ggml_type type) { return ggml_get_type_traits(type)-
 
 size_t ggml_row_size(enum ggml_type type, int64_t ne) {
     const int64_t blck = ggml_blck_size(type);
-    return ggml_type_size(type) * (size_t)(ne / blck);
+    return blck > 0 ? ggml_type_size(type) * (size_t)(ne / blck) : 0;
 }
 
 double ggml_type_sizef(enum ggml_type type) {
-    return (double)ggml_type_size(type) / (double)ggml_blck_size(type);
+    const int64_t blck = ggml_blck_size(type);
+    return blck > 0 ? (double)ggml_type_size(type) / (double)blck : 0.0;
 }
 
 enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) {

@@ -3,7 +3,10 @@
 // ids[q], each (channel d, head h) runs over the tokens: delta = softplus(dt),
 // st[n] = st[n] exp(delta A[n or 0, h]) + B[n, g, t, q] x[d, h, t, q] delta,
 // y[d, h, t, q] = sum_n st[n] C[n, g, t, q] (g = the head's group).  The result
-// holds y, then each sequence's final state.  One invocation per (d, h, q).
+// holds y, then each sequence's final state.  One invocation per (d, h, q), for
+// tokens [t_begin, t_end): the host splits long sequences into several dispatches
+// (lavapipe stops an invocation's loops after 65535 iterations in all); the state
+// carries over in the result.
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
@@ -20,6 +23,7 @@ layout(push_constant) uniform PC {
     uint d_state, head_dim, n_head, n_tok, n_seqs, n_group, scalar_decay, n_slots;
     uint nx1, nx2, nx3, ndt1, ndt2, na1, nb1, nb2, nb3, nc1, nc2, nc3, ns3, ni0;
     uint off_s, off_x, off_dt, off_a, off_b, off_c, off_i, off_d;
+    uint t_begin, t_end;
 } p;
 
 float softplus(float v) { return v > 20.0 ? v : log(1.0 + exp(v)); }
@@ -33,7 +37,7 @@ void main() {
     const int slot = data_i[p.off_i + q * p.ni0];
     if (slot < 0 || uint(slot) >= p.n_slots) return; // an invalid slot: the CPU refuses the whole node
     const uint g = h / (p.n_head / p.n_group);
-    for (uint t = 0; t < p.n_tok; t++) {
+    for (uint t = p.t_begin; t < p.t_end; t++) {
         const float delta = softplus(data_dt[p.off_dt + h + t * p.ndt1 + q * p.ndt2]);
         const float x_dt = data_x[p.off_x + d + h * p.nx1 + t * p.nx2 + q * p.nx3] * delta;
         const uint b0 = p.off_b + g * p.nb1 + t * p.nb2 + q * p.nb3, c0 = p.off_c + g * p.nc1 + t * p.nc2 + q * p.nc3;

@@ -2,18 +2,22 @@
 // top_k of rows too long to sort in shared memory: k rounds of selection, one
 // workgroup per row.  Round j finds the best element ranked after the one
 // chosen in round j-1, in the order of top_k: larger values first, equal
-// values by index (the CPU's order, so the result is the same).
+// values by index (the CPU's order, so the result is the same).  A dispatch runs
+// rounds [j_begin, j_end): the host splits k into several dispatches (lavapipe
+// stops an invocation's loops after 65535 iterations in all), and a later one
+// resumes after the element its predecessor chose last, read back from d.
 #include "types.glsl"
 
 layout(constant_id = 0) const uint BLOCK = 256;
 layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer A { float data_a[]; };
-layout(binding = 1) writeonly buffer D { int data_d[]; };
+layout(binding = 1) buffer D { int data_d[]; };
 
 layout(push_constant) uniform PC {
     uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
     uint k, nb1, nb2, nb3;
     uint off_a, off_d;
+    uint j_begin, j_end;
 } p;
 
 const uint NONE = 0xffffffffu;
@@ -34,9 +38,9 @@ void main() {
     const uint a0 = p.off_a + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;
     const uint d0 = p.off_d + i1 * p.nb1 + i2 * p.nb2 + i3 * p.nb3;
     const uint t = gl_LocalInvocationID.x;
-    float prev_v = 0.0;
-    uint prev_i = NONE;
-    for (uint j = 0; j < p.k; j++) {
+    uint prev_i = p.j_begin > 0 ? uint(data_d[d0 + p.j_begin - 1]) : NONE;
+    float prev_v = prev_i != NONE ? data_a[a0 + prev_i * p.nb00] : 0.0;
+    for (uint j = p.j_begin; j < p.j_end; j++) {
         float best_v = 0.0;
         uint best_i = NONE;
         for (uint i = t; i < p.ne00; i += BLOCK) {

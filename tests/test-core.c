@@ -1,5 +1,8 @@
 /* test-core.c - contexts, tensors, views, graphs and error handling (no computation). */
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ggmlc.h"
 #include "testutil.h"
@@ -52,6 +55,12 @@ static void test_types(void) {
     tap_ok(ggml_type_size(GGML_TYPE_Q6_K) == 210 && ggml_type_size(GGML_TYPE_Q4_K) == 144, "k-quant block sizes");
     tap_ok(ggml_row_size(GGML_TYPE_Q8_0, 64) == 68, "row size of 64 q8_0 values");
     tap_ok(strcmp(ggml_type_name(GGML_TYPE_BF16), "bf16") == 0, "type names");
+    /* slots 4 and 5 (the removed Q4_2, Q4_3) and ids past the table: no block, as in ggml */
+    tap_ok(ggml_blck_size((enum ggml_type)4) == 0 && ggml_blck_size((enum ggml_type)5) == 0 &&
+           ggml_blck_size(GGML_TYPE_COUNT) == 0 && ggml_type_size((enum ggml_type)4) == 0,
+           "removed type slots report block size 0 and type size 0");
+    tap_ok(ggml_row_size((enum ggml_type)4, 64) == 0 && ggml_type_sizef((enum ggml_type)4) == 0.0,
+           "row size and bytes per value of a removed type are 0, not a division by zero");
     const float vals[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333333f};
     bool exact = true;
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
@@ -84,7 +93,39 @@ static void test_graph(void) {
     ggml_free(ctx);
 }
 
+/* GGML_ASSERT in a user's program (this file) reports the failed condition at the user's file
+ * and line, as ggml does, and does not call itself a ggmlc bug. */
+static void test_user_assert(void) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        tap_ok(false, "a pipe for the child's stderr");
+        return;
+    }
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        const int two = 2;
+        GGML_ASSERT(two + two == 5);
+        _exit(0);
+    }
+    const int line = __LINE__ - 3;
+    close(fds[1]);
+    char msg[1024] = {0};
+    size_t n = 0;
+    for (ssize_t r; n < sizeof msg - 1 && (r = read(fds[0], msg + n, sizeof msg - 1 - n)) > 0;) n += (size_t)r;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    char want[512];
+    snprintf(want, sizeof want, "%s:%d: GGML_ASSERT(two + two == 5) failed", __FILE__, line);
+    tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "a failed GGML_ASSERT aborts");
+    tap_ok(strstr(msg, want) != NULL && strstr(msg, "internal error") == NULL,
+           "its message names the condition at the caller's file and line, not a ggmlc bug: %s", msg);
+}
+
 int main(void) {
+    test_user_assert();
     test_context_accounting();
     test_shapes_and_views();
     test_types();

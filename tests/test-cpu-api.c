@@ -354,6 +354,13 @@ static void test_errors_and_features(void) {
            ggml_cpu_has_avx(), ggml_cpu_has_avx2(), ggml_cpu_has_avx512(), ggml_cpu_has_f16c(), ggml_cpu_has_fma());
     const struct ggml_type_traits_cpu *tr = ggml_get_type_traits_cpu(GGML_TYPE_F32);
     tap_ok(tr != NULL && tr->nrows == 1, "ggml_get_type_traits_cpu answers for F32");
+    /* as in ggml, I32 has a from_float (ggml's test-dup copies f32 to i32 when it has one) */
+    const struct ggml_type_traits_cpu *ti = ggml_get_type_traits_cpu(GGML_TYPE_I32);
+    const float f[4] = {1.9f, -2.7f, 3e9f, 40.0f};
+    int32_t i32[4] = {0};
+    if (ti->from_float) ti->from_float(f, i32, 4);
+    tap_ok(ti->from_float && i32[0] == 1 && i32[1] == -2 && i32[2] == INT32_MAX && i32[3] == 40,
+           "I32's from_float truncates toward zero and saturates: %d %d %d %d", i32[0], i32[1], i32[2], i32[3]);
 }
 
 int main(void) {

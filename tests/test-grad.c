@@ -278,8 +278,62 @@ static const struct grad_case cases[] = {
     {"reglu_swapped of an odd width", b_reglu_swapped, 1, {{9, 2}}, -2, 2, 1e-2},
 };
 
+/* ------------------------------------------- in-place ops on a gradient's path
+ * Computed in place, an op overwrites its source: a parameter (as in ggml's test-backend-ops)
+ * or an intermediate whose values the backward pass may need.  Like ggml, autograd refuses
+ * them, clearly, instead of returning gradients that finite differences contradict. */
+
+static struct ggml_tensor *ip_scale(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *pos) {
+    (void)pos;
+    return ggml_scale_inplace(ctx, x, 2.0f);
+}
+static struct ggml_tensor *ip_rms_norm(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *pos) {
+    (void)pos;
+    return ggml_rms_norm_inplace(ctx, x, 1e-6f);
+}
+static struct ggml_tensor *ip_soft_max(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *pos) {
+    (void)pos;
+    return ggml_soft_max_ext_inplace(ctx, x, NULL, 0.5f, 0.0f);
+}
+static struct ggml_tensor *ip_rope(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *pos) {
+    return ggml_rope_ext_inplace(ctx, x, pos, NULL, 8, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+}
+
+static void test_inplace_refused(void) {
+    static const struct {
+        const char *name;
+        struct ggml_tensor *(*build)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *);
+        bool on_intermediate; /* the in-place op overwrites x * 3, not the parameter x */
+    } ip[] = {
+        {"scale_inplace", ip_scale, false},  {"rms_norm_inplace", ip_rms_norm, false},
+        {"soft_max_ext_inplace", ip_soft_max, false}, {"rope_ext_inplace", ip_rope, false},
+        {"rms_norm_inplace of an intermediate", ip_rms_norm, true},
+    };
+    for (size_t i = 0; i < sizeof ip / sizeof ip[0]; i++) {
+        struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+        struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 2, 3);
+        struct ggml_tensor *pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+        for (int j = 0; j < 3; j++) ((int32_t *)pos->data)[j] = j;
+        for (int64_t j = 0; j < ggml_nelements(x); j++) ((float *)x->data)[j] = test_uniform(-1, 1);
+        ggml_set_param(x);
+        struct ggml_tensor *src = ip[i].on_intermediate ? ggml_scale(ctx, x, 3.0f) : x;
+        struct ggml_tensor *loss = ggml_sum(ctx, ggml_sqr(ctx, ip[i].build(ctx, src, pos)));
+        ggml_set_loss(loss);
+        struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 64, true);
+        ggml_build_forward_expand(gf, loss);
+        struct ggml_cgraph *gb = ggml_graph_dup(ctx, gf, true);
+        ggmlc_clear_error();
+        ggml_build_backward_expand(ctx, gb, NULL);
+        tap_ok(ggmlc_last_status() == GGMLC_ERR_UNSUPPORTED && strstr(ggmlc_last_error(), "in place") != NULL &&
+               ggml_graph_n_nodes(gb) == ggml_graph_n_nodes(gf) && ggml_graph_get_grad(gb, x) == NULL,
+               "%s on a gradient's path is refused with a clear error (%s)", ip[i].name, ggmlc_last_error());
+        ggml_free(ctx);
+    }
+}
+
 int main(void) {
     test_seed(1234);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    test_inplace_refused();
     return tap_done();
 }

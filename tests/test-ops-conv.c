@@ -15,6 +15,30 @@ static struct ggml_tensor *shape_only(struct ggml_context *ctx, enum ggml_type t
     return ggml_new_tensor_4d(ctx, type, ne0, ne1, ne2, ne3);
 }
 
+/* Inputs ggml accepts: im2col_3d reads only the kernel's spatial dims (its dim 3 need not hold
+ * IC * OC) and makes an empty result of data with fewer than IC channels; col2im_1d takes
+ * F16 and BF16 columns and answers in their type. */
+static void test_ggml_accepted_shapes(struct ggml_context *ctx) {
+    struct ggml_tensor *r3 = ggml_im2col_3d(ctx, shape_only(ctx, GGML_TYPE_F16, 2, 2, 2, 1), ops_input(ctx, GOLD("im2col3d.x"), GGML_TYPE_F32, true),
+                                            2, 1, 2, 1, 1, 0, 1, 1, 1, 2, GGML_TYPE_F32);
+    if (!r3) tap_ok(false, "im2col_3d with a kernel of dim 3 = 1: %s", ggmlc_last_error());
+    else if (ops_compute(ctx, r3)) ops_check(r3, GOLD("im2col3d.out"), 0.0, "im2col_3d does not read the kernel's dim 3");
+    const struct gold_tensor *gx = GOLD("im2col3d.x");
+    struct ggml_tensor *few = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, gx->ne[0], gx->ne[1], gx->ne[2], 1);
+    struct ggml_tensor *empty = ggml_im2col_3d(ctx, shape_only(ctx, GGML_TYPE_F32, 2, 2, 2, 6), few, 2, 1, 2, 1, 1, 0, 1, 1, 1, 2,
+                                               GGML_TYPE_F32);
+    tap_ok(empty && empty->ne[3] == 0 && ggml_nelements(empty) == 0, "im2col_3d of 1 channel with IC = 2 is empty, not an error");
+    if (empty) ops_compute(ctx, empty);
+    const enum ggml_type half[] = {GGML_TYPE_F16, GGML_TYPE_BF16};
+    for (int i = 0; i < 2; i++) {
+        struct ggml_tensor *c = ggml_col2im_1d(ctx, ops_input(ctx, GOLD("col2im.a"), half[i], false), 2, 2, 1);
+        char name[64];
+        snprintf(name, sizeof name, "col2im_1d of %s columns, in %s", ggml_type_name(half[i]), ggml_type_name(half[i]));
+        if (!c || c->type != half[i]) tap_ok(false, "%s: %s", name, c ? "wrong result type" : ggmlc_last_error());
+        else if (ops_compute(ctx, c)) ops_check(c, GOLD("col2im.out"), half[i] == GGML_TYPE_F16 ? 1e-5 : 1e-4, name);
+    }
+}
+
 static void test_im2col(void) {
     struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *k2 = shape_only(ctx, GGML_TYPE_F32, 3, 2, 3, 2);
@@ -36,6 +60,7 @@ static void test_im2col(void) {
     if (ops_compute(ctx, r3)) ops_check(r3, GOLD("im2col3d.out"), 0.0, "im2col_3d from strided data");
     struct ggml_tensor *c2 = ggml_col2im_1d(ctx, gold_new_tensor(ctx, GOLD("col2im.a")), 2, 2, 1);
     if (ops_compute(ctx, c2)) ops_check(c2, GOLD("col2im.out"), 1e-12, "col2im_1d overlap-add (vs F.fold)");
+    test_ggml_accepted_shapes(ctx);
 
     ggmlc_clear_error();
     ops_check_rejected(ggml_im2col(ctx, shape_only(ctx, GGML_TYPE_F32, 3, 9, 3, 2), ops_input(ctx, GOLD("im2col.x"), GGML_TYPE_F32, false),

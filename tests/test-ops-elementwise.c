@@ -277,6 +277,72 @@ static void test_quantized_copies(void) {
     }
 }
 
+/* concat moves values of any type as they are, as ggml does: I64 element by element, a block
+ * format whole blocks at a time (along dim 0 whole blocks per row).  Reference: the blocks of the
+ * quantized concatenation are those of the concatenated floats quantized (blocks are independent). */
+static void test_concat_any_type(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
+    struct ggml_tensor *a = ggml_new_tensor_4d(ctx, GGML_TYPE_I64, 3, 2, 2, 2), *b = ggml_new_tensor_4d(ctx, GGML_TYPE_I64, 3, 2, 2, 2);
+    for (int64_t i = 0; i < 24; i++) {
+        ((int64_t *)a->data)[i] = ((int64_t)1 << 40) + i; /* beyond f32: must not go through floats */
+        ((int64_t *)b->data)[i] = -((int64_t)1 << 41) - i;
+    }
+    for (int dim = 0; dim < 4; dim++) {
+        struct ggml_tensor *r = ggml_concat(ctx, a, b, dim);
+        struct ggml_cgraph *g = ggml_new_graph(ctx);
+        bool ok = r != NULL;
+        if (ok) {
+            ggml_build_forward_expand(g, r);
+            ok = ggml_graph_compute_with_ctx(ctx, g, 2) == GGML_STATUS_SUCCESS;
+        }
+        for (int64_t i = 0; ok && i < ggml_nelements(r); i++) {
+            int64_t c[4];
+            ggml_unravel_index(r, i, &c[0], &c[1], &c[2], &c[3]);
+            const struct ggml_tensor *src = c[dim] < a->ne[dim] ? a : b;
+            if (src == b) c[dim] -= a->ne[dim];
+            const int64_t want = *(const int64_t *)((const char *)src->data + c[0] * src->nb[0] + c[1] * src->nb[1] +
+                                                    c[2] * src->nb[2] + c[3] * src->nb[3]);
+            ok = ((const int64_t *)r->data)[i] == want;
+        }
+        tap_ok(ok, "concat of I64 tensors along dim %d keeps every value", dim);
+    }
+    for (int dim = 0; dim < 2; dim++) {
+        const int64_t na = 64, nb = dim == 0 ? 96 : 64, rows_a = 3, rows_b = dim == 0 ? 3 : 5;
+        float *fa = malloc(sizeof(float) * (size_t)(na * rows_a)), *fb = malloc(sizeof(float) * (size_t)(nb * rows_b));
+        test_fill_uniform(fa, na * rows_a, -2.0f, 2.0f);
+        test_fill_uniform(fb, nb * rows_b, -2.0f, 2.0f);
+        struct ggml_tensor *qa = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, na, rows_a), *qb = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, nb, rows_b);
+        ggml_quantize_chunk(GGML_TYPE_Q8_0, fa, qa->data, 0, rows_a, na, NULL);
+        ggml_quantize_chunk(GGML_TYPE_Q8_0, fb, qb->data, 0, rows_b, nb, NULL);
+        struct ggml_tensor *r = ggml_concat(ctx, qa, qb, dim);
+        bool ok = r != NULL;
+        if (ok) {
+            struct ggml_cgraph *g = ggml_new_graph(ctx);
+            ggml_build_forward_expand(g, r);
+            ok = ggml_graph_compute_with_ctx(ctx, g, 2) == GGML_STATUS_SUCCESS;
+        }
+        /* the floats concatenated, then quantized */
+        const int64_t n0 = dim == 0 ? na + nb : na, n1 = dim == 0 ? rows_a : rows_a + rows_b;
+        float *f = malloc(sizeof(float) * (size_t)(n0 * n1));
+        for (int64_t i1 = 0; i1 < n1; i1++)
+            for (int64_t i0 = 0; i0 < n0; i0++)
+                f[i1 * n0 + i0] = dim == 0 ? (i0 < na ? fa[i1 * na + i0] : fb[i1 * nb + i0 - na])
+                                           : (i1 < rows_a ? fa[i1 * na + i0] : fb[(i1 - rows_a) * nb + i0]);
+        void *ref = malloc(ggml_row_size(GGML_TYPE_Q8_0, n0) * (size_t)n1);
+        ggml_quantize_chunk(GGML_TYPE_Q8_0, f, ref, 0, n1, n0, NULL);
+        tap_ok(ok && r->ne[0] == n0 && r->ne[1] == n1 && memcmp(ref, r->data, ggml_nbytes(r)) == 0,
+               "concat of q8_0 tensors along dim %d moves whole blocks", dim);
+        free(fa);
+        free(fb);
+        free(f);
+        free(ref);
+    }
+    ggmlc_clear_error();
+    tap_ok(ggml_concat(ctx, ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 32), ggml_new_tensor_1d(ctx, GGML_TYPE_Q8_0, 32), 1) != NULL,
+           "concat of q8_0 vectors along dim 1 is accepted");
+    ggml_free(ctx);
+}
+
 /* cont of permuted 4-D views (the tiled copy path) matches element access through the view. */
 static void test_permuted_cont(void) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
@@ -498,6 +564,7 @@ int main(void) {
     tap_ok(be != NULL, "the CPU backend exists");
     test_inplace();
     test_quantized_copies();
+    test_concat_any_type();
     test_quantized_add();
     test_permuted_cont();
     test_variants();

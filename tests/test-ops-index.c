@@ -72,6 +72,31 @@ static void test_quantized_rows(void) {
     }
 }
 
+/* As in ggml, set_rows takes F16 source rows too: into f32, f16 and q8_0 tables. */
+static void test_set_rows_f16_source(void) {
+    const struct { enum ggml_type type; double tol; } dst_types[] = {
+        {GGML_TYPE_F32, 1e-6}, {GGML_TYPE_F16, 1e-6}, {GGML_TYPE_Q8_0, 1e-4}};
+    for (size_t i = 0; i < sizeof dst_types / sizeof dst_types[0]; i++) {
+        struct ggml_context *ctx = ops_ctx();
+        const struct gold_tensor *ga = GOLD("get_rows_q.a");
+        const enum ggml_type type = dst_types[i].type;
+        struct ggml_tensor *tables = type == GGML_TYPE_Q8_0 ? ggml_new_tensor_3d(ctx, type, ga->ne[0], ga->ne[1], ga->ne[2])
+                                                            : ops_input(ctx, ga, type, false);
+        if (type == GGML_TYPE_Q8_0) ggml_quantize_chunk(type, ga->data, tables->data, 0, ga->ne[1] * ga->ne[2], ga->ne[0], NULL);
+        struct ggml_tensor *a = ggml_view_2d(ctx, tables, ga->ne[0], ga->ne[1], tables->nb[1], 0); /* the first table */
+        struct ggml_tensor *src = ops_input(ctx, GOLD("set_rows_q.src"), GGML_TYPE_F16, false);
+        struct ggml_tensor *s = ggml_set_rows(ctx, a, src, gold_new_tensor(ctx, GOLD("set_rows_q.idx")));
+        struct ggml_tensor *all = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, ga->ne[1]);
+        for (int64_t k = 0; k < ga->ne[1]; k++) ((int32_t *)all->data)[k] = (int32_t)k;
+        struct ggml_tensor *back = ggml_get_rows(ctx, a, all);
+        char name[64];
+        snprintf(name, sizeof name, "set_rows of f16 rows into a %s table", ggml_type_name(type));
+        if (!s) tap_ok(false, "%s: %s", name, ggmlc_last_error());
+        else if (ops_compute(ctx, s) && ops_compute(ctx, back)) ops_check(back, GOLD("set_rows_q.out"), dst_types[i].tol, name);
+        ggml_free(ctx);
+    }
+}
+
 static void test_get_rows_back(void) {
     struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *dy = gold_new_tensor(ctx, GOLD("get_rows_back.dy"));
@@ -181,6 +206,7 @@ int main(void) {
     test_quantized_rows();
     test_get_rows_back();
     test_set_rows();
+    test_set_rows_f16_source();
     test_add_id();
     test_sort();
     test_top_k_ties();

@@ -18,12 +18,12 @@ enum { N_IN = 2, N_HIDDEN = 32, N_CLASSES = 4, N_DATA = 512, BATCH = 32 };
 /* Four Gaussian blobs on a circle: class k centred at angle k*pi/2. */
 static void make_blobs(ggml_opt_dataset_t ds) {
     float *x = ggml_get_data_f32(ggml_opt_dataset_data(ds));
-    float *y = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+    float *y = ggml_opt_dataset_labels(ds) ? ggml_get_data_f32(ggml_opt_dataset_labels(ds)) : NULL;
     for (int64_t i = 0; i < ggml_opt_dataset_ndata(ds); i++) {
         const int k = i % N_CLASSES;
         x[2 * i + 0] = 2.0f * cosf((float)k * (float)M_PI / 2) + 0.5f * test_normal();
         x[2 * i + 1] = 2.0f * sinf((float)k * (float)M_PI / 2) + 0.5f * test_normal();
-        for (int c = 0; c < N_CLASSES; c++) y[N_CLASSES * i + c] = c == k ? 1.0f : 0.0f;
+        for (int c = 0; y && c < N_CLASSES; c++) y[N_CLASSES * i + c] = c == k ? 1.0f : 0.0f;
     }
 }
 
@@ -37,9 +37,44 @@ static void test_dataset(void) {
     float batch[3 * 4], labels[4];
     ggml_opt_dataset_get_batch_host(ds, batch, sizeof batch, labels, 1);
     tap_ok(batch[0] == 40 && batch[11] == 72 && labels[0] == 4 && labels[3] == 7, "get_batch_host copies batch 1 in order");
-    tap_ok(ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 7, 2) == NULL, "ndata not a multiple of the shard size is rejected");
     ggml_opt_dataset_get_batch_host(ds, batch, sizeof batch, labels, 2);
     tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "a batch past the end is an error, not a read out of bounds");
+    ggml_opt_dataset_free(ds);
+}
+
+/* As in ggml: ndata need not be a multiple of the shard size; batches are made of the whole
+ * shards, the datapoints after them are never in a batch. */
+static void test_dataset_partial_shard(void) {
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, 3, 1, 7, 2);
+    tap_ok(ds != NULL && ggml_opt_dataset_ndata(ds) == 7, "7 datapoints in shards of 2 are accepted");
+    if (!ds) return;
+    float *x = ggml_get_data_f32(ggml_opt_dataset_data(ds)), *y = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+    for (int i = 0; i < 7; i++) {
+        for (int j = 0; j < 3; j++) x[3 * i + j] = (float)(10 * i + j);
+        y[i] = (float)i;
+    }
+    float batch[3 * 2], labels[2];
+    ggmlc_clear_error();
+    ggml_opt_dataset_get_batch_host(ds, batch, sizeof batch, labels, 2);
+    tap_ok(ggmlc_last_status() == GGMLC_OK && batch[0] == 40 && batch[5] == 52 && labels[1] == 5,
+           "the third whole shard is batch 2");
+    ggml_opt_dataset_get_batch_host(ds, batch, sizeof batch, labels, 3);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "datapoint 7, in no whole shard, is in no batch");
+
+    /* ggml checks a batch tensor's type and byte size only: a flat one is fine */
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * ggml_tensor_overhead() + 1024, NULL, false});
+    struct ggml_tensor *flat = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3 * 4), *flat_labels = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    ggmlc_clear_error();
+    ggml_opt_dataset_get_batch(ds, flat, flat_labels, 0);
+    const float *fx = ggml_get_data_f32(flat), *fy = ggml_get_data_f32(flat_labels);
+    tap_ok(ggmlc_last_status() == GGMLC_OK && fx[0] == 0 && fx[11] == 32 && fy[0] == 0 && fy[3] == 3,
+           "a flat batch tensor of two shards' bytes gets batch 0");
+    ggml_opt_dataset_get_batch(ds, flat, flat_labels, 1);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "batch 1 of two shards would need the partial fourth shard: an error");
+    struct ggml_tensor *odd = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3 * 3);
+    ggml_opt_dataset_get_batch(ds, odd, NULL, 0);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_SHAPE, "a batch that is not whole shards is an error");
+    ggml_free(ctx);
     ggml_opt_dataset_free(ds);
 }
 
@@ -116,54 +151,83 @@ static void test_fit(ggml_backend_sched_t sched, ggml_backend_t backend) {
     ggml_opt_dataset_free(ds);
 }
 
-/* Accumulating the gradients of two identical batches over opt_period = 2 (each scaled by 1/2)
- * must give exactly the step that one batch gives with opt_period = 1. */
-static void test_accumulation(ggml_backend_sched_t sched, ggml_backend_t backend) {
+/* Accumulating the gradients of two identical batches over opt_period = 2 must give the step
+ * one batch gives with opt_period = 1: as in ggml, a loss per datapoint (MSE) is averaged over
+ * the period (same learning rate), a SUM loss summed (the single batch needs twice the rate).
+ * The reported loss: the mean over the batches, for SUM their sum. */
+static void test_accumulation(ggml_backend_sched_t sched, ggml_backend_t backend, enum ggml_opt_loss_type loss_type) {
+    const bool sum = loss_type == GGML_OPT_LOSS_TYPE_SUM;
+    const char *name = sum ? "SUM" : "MSE";
     float after[2][N_IN * N_HIDDEN], before[N_IN * N_HIDDEN];
+    double loss[2];
     for (int run = 0; run < 2; run++) {
         const int period = run == 0 ? 2 : 1;
         test_seed(99);
-        ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, period * BATCH, 1);
+        /* SUM has no labels: its dataset neither (ggml requires the two to agree; ggmlc would ignore them) */
+        ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, sum ? 0 : N_CLASSES, period * BATCH, 1);
         make_blobs(ds);
         if (period == 2) { /* the second batch repeats the first */
-            float *x = ggml_get_data_f32(ggml_opt_dataset_data(ds)), *y = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+            float *x = ggml_get_data_f32(ggml_opt_dataset_data(ds));
             memcpy(x + N_IN * BATCH, x, sizeof(float) * N_IN * BATCH);
-            memcpy(y + N_CLASSES * BATCH, y, sizeof(float) * N_CLASSES * BATCH);
+            if (!sum) {
+                float *y = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+                memcpy(y + N_CLASSES * BATCH, y, sizeof(float) * N_CLASSES * BATCH);
+            }
         }
         test_seed(7); /* identical initial weights in both runs */
         struct mlp m;
         mlp_init(&m, backend);
         ggml_backend_tensor_get(m.w1, before, 0, sizeof before);
         struct ggml_opt_optimizer_params sgd = ggml_opt_get_default_optimizer_params(NULL);
-        sgd.sgd.alpha = 0.5f;
-        struct ggml_opt_params params = ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR);
+        sgd.sgd.alpha = sum ? 0.05f * (float)(3 - period) : 0.5f;
+        sgd.sgd.wd = 0.0f; /* the two runs differ in the rate: decay would tell them apart */
+        struct ggml_opt_params params = ggml_opt_default_params(sched, loss_type);
         params.ctx_compute = m.ctx_compute;
         params.inputs = m.inputs;
-        params.outputs = m.logits;
+        params.outputs = sum ? ggml_sqr(m.ctx_compute, m.logits) : m.logits;
         params.optimizer = GGML_OPT_OPTIMIZER_TYPE_SGD;
         params.get_opt_pars = ggml_opt_get_constant_optimizer_params;
         params.get_opt_pars_ud = &sgd;
         params.opt_period = period;
         ggml_opt_context_t opt = ggml_opt_init(params);
-        ggml_opt_epoch(opt, ds, NULL, NULL, period * BATCH, NULL, NULL);
+        ggml_opt_result_t result = ggml_opt_result_init();
+        ggml_opt_epoch(opt, ds, result, NULL, period * BATCH, NULL, NULL);
+        ggml_opt_result_loss(result, &loss[run], NULL);
         ggml_backend_tensor_get(m.w1, after[run], 0, sizeof after[run]);
+        ggml_opt_result_free(result);
         ggml_opt_free(opt);
         mlp_free(&m);
         ggml_opt_dataset_free(ds);
     }
-    tap_ok(max_abs_diff(after[1], before, N_IN * N_HIDDEN) > 1e-3, "the SGD step moved the weights");
-    tap_ok(max_abs_diff(after[0], after[1], N_IN * N_HIDDEN) < 1e-6, "gradient accumulation over opt_period = 2 (max diff %.2g)",
-           max_abs_diff(after[0], after[1], N_IN * N_HIDDEN));
+    tap_ok(max_abs_diff(after[1], before, N_IN * N_HIDDEN) > 1e-3, "%s: the SGD step moved the weights (by up to %.2g)", name,
+           max_abs_diff(after[1], before, N_IN * N_HIDDEN));
+    tap_ok(max_abs_diff(after[0], after[1], N_IN * N_HIDDEN) < 1e-6, "%s: gradient accumulation over opt_period = 2 (max diff %.2g)",
+           name, max_abs_diff(after[0], after[1], N_IN * N_HIDDEN));
+    const double want = sum ? 2 * loss[1] : loss[1];
+    tap_ok(fabs(loss[0] - want) <= 1e-5 * fabs(want), "%s: the loss of two identical batches is %s: %.6g (one batch: %.6g)", name,
+           sum ? "their sum" : "their mean", loss[0], loss[1]);
+}
+
+/* ggml_opt_result_loss of no batch at all is 0, as in ggml. */
+static void test_empty_result(void) {
+    ggml_opt_result_t r = ggml_opt_result_init();
+    double loss = -1, unc = 0;
+    ggml_opt_result_loss(r, &loss, &unc);
+    tap_ok(loss == 0.0 && isnan(unc), "the loss of no batch is 0 with an unknown uncertainty");
+    ggml_opt_result_free(r);
 }
 
 int main(void) {
     test_seed(42);
     test_dataset();
+    test_dataset_partial_shard();
+    test_empty_result();
     ggml_backend_t backend = ggml_backend_cpu_init();
     if (!backend) return tap_skip_all("no CPU backend");
     ggml_backend_sched_t sched = ggml_backend_sched_new(&backend, NULL, 1, 16 * GGML_DEFAULT_GRAPH_SIZE, false, true);
     test_fit(sched, backend);
-    test_accumulation(sched, backend);
+    test_accumulation(sched, backend, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR);
+    test_accumulation(sched, backend, GGML_OPT_LOSS_TYPE_SUM);
     ggml_backend_sched_free(sched);
     ggml_backend_free(backend);
     return tap_done();

@@ -15,7 +15,8 @@ void quants_test_dot_products(void);
 
 static const enum ggml_type dot_types[] = {
     GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
-    GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+    GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q8_K /* with themselves, as ggml's test-quantize-fns calls them */,
+    GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
     GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_MXFP4,
 };
 static const char *const path_names[CPU_QUANT_PATHS] = {"generic", "avx2", "avx512-vnni"};
@@ -52,7 +53,7 @@ static void check_type(enum ggml_type type, int n, const float *x, const float *
     /* the dot works on exact integers per block; only the float scaling rounds, plus (Q8_1)
      * the f16 rounding of the activation block sums s that the min term m * s uses */
     double s_rounding = 0;
-    if (tr->vec_dot_type == GGML_TYPE_Q8_1)
+    if (tr->vec_dot_type == GGML_TYPE_Q8_1 && type != GGML_TYPE_Q8_1) /* Q4_1, Q5_1: their min m */
         for (int b = 0; b < n / 32; b++) {
             ggml_fp16_t m, sy;
             memcpy(&m, (const char *)qx + b * ggml_type_size(type) + 2, 2);

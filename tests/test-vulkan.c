@@ -50,9 +50,9 @@ static void fill_leaf(struct ggml_tensor *t) {
         for (int64_t i = 0; i < n; i++) v[i] = i % 32 == 0 ? 127.0f : fminf(127.0f, floorf(test_uniform(-127.0f, 128.0f)));
     if (strncmp(t->name, "causal:", 7) == 0)
         for (int64_t i = 0; i < n; i++) v[i] = i % t->ne[0] <= 3 * ((i / t->ne[0]) % t->ne[1]) ? 0.0f : -INFINITY;
-    for (int64_t row = 0; uniq_max >= t->ne[0] && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */
-        int pool[4096];
-        for (int k = 0; k < uniq_max && k < 4096; k++) pool[k] = k;
+    int *pool = uniq_max >= t->ne[0] ? malloc(sizeof(int) * (size_t)uniq_max) : NULL;
+    for (int64_t row = 0; pool && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */
+        for (int k = 0; k < uniq_max; k++) pool[k] = k;
         for (int64_t k = 0; k < t->ne[0]; k++) {
             const int j = (int)k + (int)test_uniform(0.0f, (float)(uniq_max - k));
             const int tmp = pool[k];
@@ -61,6 +61,7 @@ static void fill_leaf(struct ggml_tensor *t) {
             v[row * t->ne[0] + k] = (float)pool[k];
         }
     }
+    free(pool);
     const size_t nbytes = ggml_nbytes(t);
     void *raw = malloc(nbytes);
     switch (t->type) {

@@ -241,6 +241,9 @@ static struct ggml_tensor *c_set_2d(struct ggml_context *ctx) {
 /* rows too long to sort in shared memory: top_k by selection; ties ("idx" values) by index */
 static struct ggml_tensor *c_top_k_long(struct ggml_context *ctx) { return ggml_top_k(ctx, F32("big:a", 5000, 3, 1, 1), 40); }
 static struct ggml_tensor *c_top_k_long_ties(struct ggml_context *ctx) { return ggml_top_k(ctx, F32("idx50:a", 3001, 2, 1, 1), 200); }
+/* k = 1023 selection rounds over 16384 values run past lavapipe's 65535 loop iterations per
+ * invocation (ggml's test-backend-ops case): the rounds must be split over dispatches */
+static struct ggml_tensor *c_top_k_many(struct ggml_context *ctx) { return ggml_top_k(ctx, F32("uniq16384:a", 16384, 1, 1, 1), 1023); }
 static struct ggml_tensor *c_top_k_long_view(struct ggml_context *ctx) {
     return ggml_top_k(ctx, ggml_transpose(ctx, F32("a", 4, 2500, 1, 1)), 7);
 }
@@ -295,6 +298,14 @@ static struct ggml_tensor *ssm_scan_case(struct ggml_context *ctx, bool mamba2) 
     return ggml_ssm_scan(ctx, F32("s", d_state, head_dim, n_head, 3), F32("x", head_dim, n_head, n_tok, n_seqs), F32("dt", n_head, n_tok, n_seqs, 1),
                          F32("a", mamba2 ? 1 : d_state, n_head, 1, 1), F32("b", d_state, n_group, n_tok, n_seqs),
                          F32("c", d_state, n_group, n_tok, n_seqs), ids);
+}
+/* lavapipe ends an invocation's loops after 65535 iterations in all: 520 tokens of 128 states
+ * each run past that in one invocation, so the kernel must split them */
+static struct ggml_tensor *c_ssm_scan_long(struct ggml_context *ctx) {
+    const int d_state = 128, head_dim = 2, n_head = 2, n_tok = 520;
+    return ggml_ssm_scan(ctx, F32("s", d_state, head_dim, n_head, 1), F32("x", head_dim, n_head, n_tok, 1), F32("dt", n_head, n_tok, 1, 1),
+                         ggml_neg(ctx, F32("pos:a", 1, n_head, 1, 1)) /* decaying: no overflow over 520 steps */,
+                         F32("b", d_state, 1, n_tok, 1), F32("c", d_state, 1, n_tok, 1), I32("idx1:ids", 1, 1, 1, 1));
 }
 static struct ggml_tensor *c_ssm_scan_mamba2(struct ggml_context *ctx) { return ssm_scan_case(ctx, true); }
 static struct ggml_tensor *c_ssm_scan_mamba1(struct ggml_context *ctx) { return ssm_scan_case(ctx, false); }
@@ -524,11 +535,11 @@ static const struct vk_test_case cases[] = {
     CASE(c_diag, 0), CASE(c_arange, 1e-12), CASE(c_roll, 0), CASE(c_roll_f16_view, 0), CASE(c_pad_reflect_1d, 0),
     CASE(c_timestep_embedding, 1e-10), CASE(c_timestep_embedding_large, 1e-9), CASE(c_conv_2d_dw, 1e-10), CASE(c_conv_2d_dw_f16, 1e-6),
     CASE(c_acc, 1e-12), CASE(c_acc_inplace_chain, 1e-12), CASE(c_set, 0), CASE(c_set_1d, 0), CASE(c_set_2d, 0),
-    CASE(c_top_k_long, 0), CASE(c_top_k_long_ties, 0), CASE(c_top_k_long_view, 0),
+    CASE(c_top_k_long, 0), CASE(c_top_k_long_ties, 0), CASE(c_top_k_long_view, 0), CASE(c_top_k_many, 0),
     CASE(c_conv_transpose_1d, 1e-12), CASE(c_conv_transpose_1d_pad_dil_f16, 1e-7), CASE(c_ssm_conv, 1e-12),
     CASE(c_im2col_3d, 0), CASE(c_im2col_3d_f16, 0), CASE(c_conv_3d, 1e-12), CASE(c_conv_3d_f16, 1e-7),
     CASE(c_gated_linear_attn, 1e-10), CASE(c_rwkv_wkv6, 1e-10), CASE(c_rwkv_wkv7, 1e-10),
-    CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10),
+    CASE(c_ssm_scan_mamba2, 1e-10), CASE(c_ssm_scan_mamba1, 1e-10), CASE(c_ssm_scan_long, 1e-10),
     CASE(c_win_part, 0), CASE(c_win_unpart, 0), CASE(c_get_rel_pos, 0), CASE(c_get_rel_pos_f16, 0), CASE(c_add_rel_pos, 1e-12),
     CASE(c_col2im_1d, 1e-12),
     CASE(c_solve_tri_left_lower, 1e-10), CASE(c_solve_tri_left_upper_uni, 1e-10), CASE(c_solve_tri_right_lower, 1e-10),

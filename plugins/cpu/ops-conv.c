@@ -78,7 +78,8 @@ static enum ggml_status im2col_3d(const struct ggmlc_op_call *call, struct ggml_
     const int64_t IC = op[0];
     const int s[3] = {op[1], op[2], op[3]}, p[3] = {op[4], op[5], op[6]}, d[3] = {op[7], op[8], op[9]};
     const int64_t KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
-    const int64_t OW = dst->ne[1], OH = dst->ne[2], N = b->ne[3] / IC, OD = dst->ne[3] / N;
+    /* N may be 0 (fewer data channels than IC): then the result is empty */
+    const int64_t OW = dst->ne[1], OH = dst->ne[2], N = b->ne[3] / IC, OD = N > 0 ? dst->ne[3] / N : 0;
     int64_t r0, r1;
     cpu_split_range(OW * OH * OD * N, call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -114,7 +115,7 @@ static enum ggml_status col2im_1d(const struct ggmlc_op_call *call, struct ggml_
             const int64_t t = cpu_tap_out(l, k, s0, p0, 1, T);
             if (t >= 0) sum += cpu_get_f32(a, k + K * c, t, n, 0);
         }
-        *(float *)cpu_elem_ptr(dst, l, c, n, 0) = sum;
+        cpu_set_f32(dst, l, c, n, 0, sum);
     }
     return GGML_STATUS_SUCCESS;
 }

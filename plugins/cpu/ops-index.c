@@ -1,6 +1,7 @@
 /* ops-index.c - row gather/scatter kernels: get_rows (any type with a to_float),
  * get_rows_back, set_rows (any type with a from_float), add_id. */
 #include "cpu-convops.h"
+#include "ops-nn.h" /* per-task scratch rows */
 
 static inline int64_t load_index(const struct ggml_tensor *t, int64_t i0, int64_t i1, int64_t i2) {
     const char *p = cpu_elem_ptr(t, i0, i1, i2, 0);
@@ -71,10 +72,16 @@ static ggml_from_float_t row_quantizer(enum ggml_type type) {
     return fast ? fast : ggml_get_type_traits(type)->from_float_ref;
 }
 
+/* F16 source rows are widened into this task's scratch row first. */
+static size_t set_rows_work(const struct ggml_tensor *dst, int n_threads) {
+    return dst->src[0]->type == GGML_TYPE_F16 ? nn_scratch_bytes(dst->src[0]->ne[0], n_threads) : 0;
+}
+
 static enum ggml_status set_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0], *idx = dst->src[1];
     const int64_t n = src->ne[1], n_rows = n * src->ne[2] * src->ne[3], E = src->ne[0];
     const ggml_from_float_t from_float = row_quantizer(dst->type);
+    float *widened = src->type == GGML_TYPE_F16 ? nn_scratch(call, E) : NULL;
     int64_t r0, r1;
     cpu_split_range(n_rows, call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -82,6 +89,10 @@ static enum ggml_status set_rows(const struct ggmlc_op_call *call, struct ggml_t
         const int64_t row = load_index(idx, i, i2 % idx->ne[1], i3 % idx->ne[2]);
         if (row < 0 || row >= dst->ne[1]) return GGML_STATUS_FAILED;
         const float *in = (const float *)cpu_elem_ptr(src, 0, i, i2, i3);
+        if (widened) {
+            ew_load(widened, (const char *)in, src->type, src->nb[0], E);
+            in = widened;
+        }
         char *out = cpu_elem_ptr(dst, 0, row, i2, i3);
         if (from_float) {
             from_float(in, out, E);
@@ -119,6 +130,7 @@ void cpu_ops_index_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_GET_ROWS_BACK] = get_rows_back;
     t->compute[GGML_OP_SET_ROWS] = set_rows;
     t->supports[GGML_OP_SET_ROWS] = set_rows_supported;
+    t->work_size[GGML_OP_SET_ROWS] = set_rows_work;
     t->compute[GGML_OP_ADD_ID] = add_id;
     cpu_ops_sort_register(t);
     cpu_ops_seq_register(t);

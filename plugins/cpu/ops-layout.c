@@ -115,7 +115,9 @@ static bool supports_repeat_back(const struct ggml_tensor *node) {
 static enum ggml_status compute_concat(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const int dim = dst->op_params[0];
+    /* rows are moved as units of the type: elements, or whole blocks of a block format */
     const size_t es = ggml_type_size(dst->type);
+    const int64_t blck = ggml_blck_size(dst->type);
     int64_t r0, r1;
     ew_task_rows(dst, call->ith, call->nth, &r0, &r1);
     for (int64_t ir = r0; ir < r1; ir++) {
@@ -123,13 +125,14 @@ static enum ggml_status compute_concat(const struct ggmlc_op_call *call, struct 
         ew_row_coords(ir, dst->ne, &c[1], &c[2], &c[3]);
         char *y = ew_row(dst, c[1], c[2], c[3]);
         if (dim == 0) {
-            ew_copy_same(y, dst->nb[0], ew_row(a, c[1], c[2], c[3]), a->nb[0], a->ne[0], es);
-            ew_copy_same(y + a->ne[0] * dst->nb[0], dst->nb[0], ew_row(b, c[1], c[2], c[3]), b->nb[0], b->ne[0], es);
+            const int64_t na = a->ne[0] / blck;
+            ew_copy_same(y, dst->nb[0], ew_row(a, c[1], c[2], c[3]), a->nb[0], na, es);
+            ew_copy_same(y + na * dst->nb[0], dst->nb[0], ew_row(b, c[1], c[2], c[3]), b->nb[0], b->ne[0] / blck, es);
             continue;
         }
         const struct ggml_tensor *src = c[dim] < a->ne[dim] ? a : b;
         if (src == b) c[dim] -= a->ne[dim];
-        ew_copy_same(y, dst->nb[0], ew_row(src, c[1], c[2], c[3]), src->nb[0], dst->ne[0], es);
+        ew_copy_same(y, dst->nb[0], ew_row(src, c[1], c[2], c[3]), src->nb[0], dst->ne[0] / blck, es);
     }
     return GGML_STATUS_SUCCESS;
 }
@@ -137,7 +140,13 @@ static enum ggml_status compute_concat(const struct ggmlc_op_call *call, struct 
 static bool supports_concat(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const int dim = node->op_params[0];
-    if (!a || !b || a->type != node->type || b->type != node->type || !ew_type_ok(node->type) || dim < 0 || dim > 3) return false;
+    const enum ggml_type t = node->type;
+    const int64_t blck = ggml_blck_size(t);
+    /* any type with a size: values are moved, never converted */
+    if (!a || !b || a->type != t || b->type != t || blck <= 0 || ggml_type_size(t) == 0 || dim < 0 || dim > 3) return false;
+    if (blck > 1 && (a->ne[0] % blck != 0 || b->ne[0] % blck != 0 || a->nb[0] != ggml_type_size(t) ||
+                     b->nb[0] != ggml_type_size(t) || node->nb[0] != ggml_type_size(t)))
+        return false;
     for (int d = 0; d < 4; d++)
         if (node->ne[d] != (d == dim ? a->ne[d] + b->ne[d] : a->ne[d]) || (d != dim && a->ne[d] != b->ne[d])) return false;
     return true;

@@ -91,14 +91,34 @@ static void dot_q5_1(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
+
+/* The 8-bit formats: integer sums per block, scaled by both block scales.  Q8_1 and Q8_K
+ * with themselves (each its own vec_dot_type, as ggml's test-quantize-fns calls them): their
+ * sums s and bsums are not needed, there is no offset to undo. */
+static int dot_i8(const int8_t *x, const int8_t *y, int n) {
+    int isum = 0;
+    for (int j = 0; j < n; j++) isum += x[j] * y[j];
+    return isum;
+}
+
 static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q8_0 *x = vx, *y = vy;
     float sum = 0;
-    for (int i = 0; i < n / QK8_0; i++) {
-        int isum = 0;
-        for (int j = 0; j < 32; j++) isum += x[i].qs[j] * y[i].qs[j];
-        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
-    }
+    for (int i = 0; i < n / QK8_0; i++) sum += fp16(x[i].d) * fp16(y[i].d) * (float)dot_i8(x[i].qs, y[i].qs, QK8_0);
+    *s = sum;
+}
+
+static void dot_q8_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q8_1 *x = vx, *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK8_1; i++) sum += fp16(x[i].d) * fp16(y[i].d) * (float)dot_i8(x[i].qs, y[i].qs, QK8_1);
+    *s = sum;
+}
+
+static void dot_q8_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    const block_q8_K *x = vx, *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) sum += x[i].d * y[i].d * (float)dot_i8(x[i].qs, y[i].qs, QK_K);
     *s = sum;
 }
 
@@ -256,6 +276,8 @@ void cpu_quant_dot_fill_generic(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q5_0] = dot_q5_0;
     t[GGML_TYPE_Q5_1] = dot_q5_1;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
+    t[GGML_TYPE_Q8_1] = dot_q8_1;
+    t[GGML_TYPE_Q8_K] = dot_q8_K;
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
     t[GGML_TYPE_MXFP4] = dot_mxfp4;
     t[GGML_TYPE_Q2_K] = dot_q2_K;

@@ -7,6 +7,7 @@
  */
 #include <pthread.h>
 
+#include "ops-ew.h"
 #include "quant-dot.h"
 #include "simd.h"
 
@@ -27,11 +28,16 @@ static void fp32_copy_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, i
     memcpy(y, x, (size_t)n * sizeof *x);
 }
 
+/* As in ggml, f32 to i32 truncates toward zero (saturating here; NaN gives 0). */
+static void fp32_to_i32_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, int64_t n) {
+    ew_store(y, GGML_TYPE_I32, sizeof(int32_t), x, n);
+}
+
 /* The format activations are quantized to before the dot product (ggml's choice). */
 static enum ggml_type vec_dot_type_of(enum ggml_type type) {
     switch (type) {
     case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: return type;
-    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1:                   return GGML_TYPE_Q8_1;
+    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_1: return GGML_TYPE_Q8_1;
     case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q8_0:
     case GGML_TYPE_IQ4_NL: case GGML_TYPE_MXFP4:                 return GGML_TYPE_Q8_0;
     default:                                                     return GGML_TYPE_Q8_K;
@@ -44,6 +50,7 @@ static ggml_from_float_t from_float_of(enum ggml_type type) {
     case GGML_TYPE_F32:  return fp32_copy_row;
     case GGML_TYPE_F16:  return fp32_to_fp16_row;
     case GGML_TYPE_BF16: return fp32_to_bf16_row;
+    case GGML_TYPE_I32:  return fp32_to_i32_row;
     default:             return ggml_get_type_traits(type)->from_float_ref;
     }
 }
@@ -70,11 +77,6 @@ static void build_tables(void) {
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
     cpu_quant_tile_fill_avx512vnni(tile_kernels[CPU_QUANT_AVX512VNNI]);
-    /* the activation formats need a from_float even without a dot product of their own */
-    for (int p = 0; p < CPU_QUANT_PATHS; p++) {
-        traits[p][GGML_TYPE_Q8_1].vec_dot_type = GGML_TYPE_Q8_1;
-        traits[p][GGML_TYPE_Q8_K].vec_dot_type = GGML_TYPE_Q8_K;
-    }
 }
 
 bool cpu_quant_path_available(enum cpu_quant_path path) {

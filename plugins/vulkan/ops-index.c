@@ -296,9 +296,20 @@ static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor 
 #define SORT_MAX 2048   /* a row sorted in shared memory: 16 KiB of keys and indices */
 #define SELECT_MAX_K 1024 /* top_k of longer rows: k selection rounds over the row */
 
-/* top_k of a row too long to sort: selected (topk-select.comp). */
+#define SELECT_BLOCK 256  /* invocations per row in topk-select.comp */
+
+/* Loop iterations of one selection round: a pass over the row's share of an invocation,
+ * the reduction over the workgroup, the round itself. */
+static uint32_t select_round_iterations(const struct ggml_tensor *a) {
+    uint32_t steps = 0;
+    for (uint32_t s = SELECT_BLOCK / 2; s > 0; s >>= 1) steps++;
+    return (uint32_t)((a->ne[0] + SELECT_BLOCK - 1) / SELECT_BLOCK) + steps + 1;
+}
+
+/* top_k of a row too long to sort: selected (topk-select.comp), one round at least per dispatch. */
 static bool top_k_by_selection(const struct ggml_tensor *node) {
-    return node->op == GGML_OP_TOP_K && node->src[0]->ne[0] > SORT_MAX && node->ne[0] <= SELECT_MAX_K;
+    return node->op == GGML_OP_TOP_K && node->src[0]->ne[0] > SORT_MAX && node->ne[0] <= SELECT_MAX_K &&
+           select_round_iterations(node->src[0]) <= VK_LOOP_BUDGET;
 }
 
 static bool sort_supports(const struct vk_device *d, const struct ggml_tensor *node) {
@@ -313,7 +324,7 @@ static enum ggml_status top_k_select_record(struct vk_rec *rec, const struct ggm
     const struct ggml_tensor *a = node->src[0];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("topk_select_f32"));
-    ds.spec[0] = 256;
+    ds.spec[0] = SELECT_BLOCK;
     ds.n_spec = 1;
     vk_push_shape(ds.push, 0, a);
     ds.push[8] = (uint32_t)node->ne[0];
@@ -321,7 +332,9 @@ static enum ggml_status top_k_select_record(struct vk_rec *rec, const struct ggm
     vk_dispatch_bind(&ds, a, false, 4, 12);
     vk_dispatch_bind(&ds, node, true, 4, 13);
     vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
-    return vk_record_dispatch(rec, &ds);
+    /* the k rounds in dispatches within the loop budget; each resumes from the index its
+     * predecessor wrote last */
+    return vk_record_dispatch_chunks(rec, &ds, (uint32_t)node->ne[0], VK_LOOP_BUDGET / select_round_iterations(a), 14);
 }
 
 static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor *node) {

@@ -37,6 +37,11 @@
 #define VK_MAX_SPEC       12
 #define VK_FAKE_BASE      ((uintptr_t)0x1000)
 #define VK_BLOCK_SIZE     ((VkDeviceSize)64 << 20) /* memory block shared by small buffers */
+/* Loop iterations one invocation may run, all its loops together: lavapipe (llvmpipe) ends an
+ * invocation's loops silently after 65535 iterations in all, so kernels whose invocations loop
+ * long (ssm_scan over tokens, top_k's selection rounds) split the work into dispatches of at
+ * most this many iterations each. */
+#define VK_LOOP_BUDGET    32768
 
 /* What a physical device offers (filled at discovery, before a VkDevice exists). */
 struct vk_caps {
@@ -350,6 +355,11 @@ VK_HIDDEN void vk_flash_attn_scratch(const struct vk_device *d, const struct ggm
 /* The segment's transient region (*at) when it holds size bytes. */
 VK_HIDDEN bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
+/* Record ds once for each chunk of [0, n), chunk items at a time (chunk > 0), the chunk's
+ * [begin, end) in push words begin_word and begin_word + 1: work one invocation would loop
+ * over for longer than VK_LOOP_BUDGET allows.  The barriers between them come by themselves. */
+VK_HIDDEN enum ggml_status vk_record_dispatch_chunks(struct vk_rec *rec, struct vk_dispatch *ds, uint32_t n, uint32_t chunk,
+                                                     int begin_word);
 /* Workgroup counts covering n items of group_size each, split over x and y. */
 VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);
 

@@ -244,6 +244,17 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
     return GGML_STATUS_SUCCESS;
 }
 
+enum ggml_status vk_record_dispatch_chunks(struct vk_rec *rec, struct vk_dispatch *ds, uint32_t n, uint32_t chunk,
+                                           int begin_word) {
+    for (uint32_t begin = 0; begin < n; begin += chunk) {
+        ds->push[begin_word] = begin;
+        ds->push[begin_word + 1] = n - begin < chunk ? n : begin + chunk;
+        const enum ggml_status st = vk_record_dispatch(rec, ds);
+        if (st != GGML_STATUS_SUCCESS) return st;
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
 /* ------------------------------------------------------------- graphs */
 
 /* With GGMLC_DEBUG=vulkan: log the GPU time between the two timestamps of a graph; with
