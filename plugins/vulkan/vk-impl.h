@@ -8,6 +8,7 @@
  *   vk-pipeline.c  pipelines from the embedded SPIR-V, the on-disk cache
  *   vk-record.c    recording a graph into one command buffer with barriers
  *   vk-plugin.c    the plugin descriptor, registry, devices and backends
+ *   vk-tuning.c    the options and GGMLC_VK_* variables, read once at init
  *   ops-*.c        one file per op family: supports() and record() per op
  *                  (elementwise, reduce, matmul, index, nn (rope), train, conv)
  *
@@ -430,6 +431,44 @@ static inline uint32_t vk_f32_bits(float f) {
 VK_HIDDEN void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t);
 /* True when every stride and the size of t are whole elements and fit in 32 bits. */
 VK_HIDDEN bool vk_shape_fits(const struct ggml_tensor *t);
+
+/* ------------------------------------------------------------- tuning */
+
+/* One GGMLC_VK_* variable as read at init: set when it is, its text (cut at 63 bytes), and that
+ * text read as up to 7 comma-separated numbers ("WG,ROWS,..."; n is sscanf's count, 0 or less
+ * when it does not start with one) and as one number (strtoll's reading). */
+struct vk_env_value {
+    bool set;
+    char text[64];
+    int n;
+    uint32_t v[7];
+    long long number;
+};
+
+/* What $GGMLC_VK_MVQ_KERNEL asks of the quantized matrix-vector products (ops-matmul*.c). */
+enum vk_mvq_kernel { VK_MVQ_AUTO, VK_MVQ_DOT, VK_MVQ_STAGED, VK_MVQ_GROUP, VK_MVQ_OTHER };
+
+/* The plugin's tuning, read once when it initialises (vk-tuning.c) from the [backend.vulkan]
+ * options and the GGMLC_VK_* variables; the variables through ggmlc_getenv, so a set-uid
+ * program sees none of them.  Each value's meaning and default is told where it is used. */
+struct vk_tuning {
+    char device[256];            /* which devices: $GGMLC_VK_DEVICE, else option device (vk-plugin.c) */
+    bool f16_off;                /* option f16 = off */
+    bool coopmat_off;            /* $GGMLC_VK_COOPMAT, else option coopmat: off (or 0) */
+    struct vk_env_value mm_tile; /* GGMLC_VK_MM_TILE (ops-matmul.c) */
+    struct vk_env_value mv, mvq, mvql, mvqg; /* GGMLC_VK_MV, _MVQ, _MVQL, _MVQG (ops-matmul.c) */
+    struct vk_env_value mvqd;    /* GGMLC_VK_MVQD (ops-matmul-dot.c) */
+    enum vk_mvq_kernel mvq_kernel; /* GGMLC_VK_MVQ_KERNEL */
+    /* GGMLC_VK_COOPMAT_TILE, _DEQUANT, _FLEX, _PACK, _SPLIT (ops-matmul-coopmat.c) */
+    struct vk_env_value coopmat_tile, coopmat_dequant, coopmat_flex, coopmat_pack, coopmat_split;
+    bool coopmat_khr_off;        /* GGMLC_VK_COOPMAT_KHR=0 (ops-matmul-coopmat.c) */
+    struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
+};
+
+/* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */
+VK_HIDDEN void vk_tuning_read(const struct ggmlc_plugin_options *opts);
+/* The tuning read last. */
+VK_HIDDEN const struct vk_tuning *vk_tuning(void);
 
 /* ------------------------------------------------------------- faults */
 
