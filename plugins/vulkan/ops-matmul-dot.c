@@ -54,7 +54,7 @@ static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const
     return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
            vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !d->quantize_q8_failed && !d->mvq_dot_failed && d->caps.int_dot &&
            d->caps.subgroup_shuffle &&
-           (choice ? strcmp(choice, "dot") == 0 : d->caps.int_dot_fast);
+           (choice == VK_MVQ_AUTO ? d->caps.int_dot_fast : choice == VK_MVQ_DOT);
 }
 
 /* mul_mat's: at most MV_MAX_N columns; the tuning in *t */
@@ -181,7 +181,7 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, ids, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
-    *st = vk_record_dispatch(rec, &ds);
+    *st = vk_dispatch_bind_check(rec, &ds, node) < 0 ? GGML_STATUS_FAILED : vk_record_dispatch(rec, &ds);
     return true;
 }
 
