@@ -138,9 +138,6 @@ GGMLC_HIDDEN void ggmlc_log_internal_v(enum ggml_log_level level, const char *fm
  * loader reports a failing plugin's own error once, in its own message). */
 GGMLC_HIDDEN void ggmlc_errors_quiet(bool quiet);
 
-/* Environment lookup that ignores the environment in set-uid programs. */
-GGMLC_HIDDEN const char *ggmlc_getenv(const char *name);
-
 /* --------------------------------------------------------- f16 / bf16 */
 
 static inline float ggmlc_fp16_to_fp32(ggml_fp16_t h) {

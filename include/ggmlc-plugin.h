@@ -60,6 +60,11 @@ GGML_API const char *ggmlc_plugin_option(const struct ggmlc_plugin_options *opts
 /* Log through ggml's log callback (the plugin's name is not added). */
 GGML_API void ggmlc_log(enum ggml_log_level level, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
 
+/* The value of environment variable name, or NULL.  Plugins read every variable through it:
+ * in a set-uid or set-gid program it is NULL for all names (secure_getenv's rule), so that
+ * whoever starts such a program cannot steer it through the environment. */
+GGML_API const char *ggmlc_getenv(const char *name);
+
 struct ggmlc_plugin_desc {
     uint32_t magic;       /* GGMLC_PLUGIN_MAGIC */
     uint32_t struct_size; /* sizeof(struct ggmlc_plugin_desc) as the plugin was built */

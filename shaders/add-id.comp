@@ -1,6 +1,7 @@
 #version 450
 // add_id: d[i0, i1, i2] = a[i0, i1, i2] + b[i0, ids[i1, i2]] (f32; the bias row of
-// the expert each token's slot i1 uses).  An id outside b adds nothing.
+// the expert each token's slot i1 uses).  An id outside b adds nothing and is reported
+// (index-check.glsl).
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
@@ -8,6 +9,8 @@ layout(binding = 0) readonly buffer A { float data_a[]; };
 layout(binding = 1) readonly buffer B { float data_b[]; };
 layout(binding = 2) readonly buffer I { int data_i[]; };
 layout(binding = 3) writeonly buffer D { float data_d[]; };
+#define INDEX_CHECK_BINDING 4
+#include "index-check.glsl"
 
 layout(push_constant) uniform PC {
     uint ne0, ne1, ne2;
@@ -25,6 +28,6 @@ void main() {
     const uint i1 = r % p.ne1, i2 = r / p.ne1;
     const int id = data_i[p.off_i + i1 * p.ni0 + i2 * p.ni1];
     float v = data_a[p.off_a + i0 * p.na0 + i1 * p.na1 + i2 * p.na2];
-    if (id >= 0 && uint(id) < p.n_rows_b) v += data_b[p.off_b + i0 * p.nb0 + uint(id) * p.nb1];
+    if (index_in_range(r, id, p.n_rows_b)) v += data_b[p.off_b + i0 * p.nb0 + uint(id) * p.nb1]; // r: the id's position
     data_d[p.off_d + i0 * p.nd0 + i1 * p.nd1 + i2 * p.nd2] = v;
 }

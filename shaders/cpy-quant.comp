@@ -4,7 +4,8 @@
 // Without SET_ROWS (cpy): d's values in row-major order are a's, whatever a's shape:
 // block ib of d covers flat elements [32 ib, 32 ib + 32), located in a by its ne.
 // With SET_ROWS: block (ib, i1, i2, i3) of b goes to row idx[i1, i2 % nei1, i3 % nei2]
-// of d (d is a view of the destination); indices are i32, or i64 read as their low word.
+// of d (d is a view of the destination); indices are i32, or i64; one outside d's rows is
+// reported (index-check.glsl) and its block not stored.
 #include "types.glsl"
 #ifndef A_TYPE
 #define A_TYPE 0
@@ -15,6 +16,8 @@ layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 #ifdef SET_ROWS
 layout(binding = 1) readonly buffer I { int data_i[]; };
 layout(binding = 2) writeonly buffer D { uint16_t data_d[]; };
+#define INDEX_CHECK_BINDING 3
+#include "index-check.glsl"
 #else
 layout(binding = 1) writeonly buffer D { uint16_t data_d[]; };
 #endif
@@ -27,6 +30,7 @@ layout(push_constant) uniform PC {
     uint nei1, nei2, nbi0, nbi1, nbi2;
     uint off_a, off_i, off_d;
     uint zero; // left 0 by the host: quantize.glsl's QUANT_OPAQUE_ZERO
+    uint rows_d; // SET_ROWS: the destination's rows, the indices' range
 } p;
 
 #define QUANT_OPAQUE_ZERO p.zero
@@ -41,9 +45,12 @@ void main() {
 #ifdef SET_ROWS
     // b and the destination rows share ne1..ne3 (b's), so a is addressed directly
     const uint at = p.off_i + i1 * p.nbi0 + (i2 % p.nei1) * p.nbi1 + (i3 % p.nei2) * p.nbi2;
+    const uint pos = i1 + p.ne1 * ((i2 % p.nei1) + p.nei1 * (i3 % p.nei2)); // the index's position
 #ifdef I64
+    if (!index64_in_range(pos, uint(data_i[2 * at]), uint(data_i[2 * at + 1]), p.rows_d)) return;
     const uint row = uint(data_i[2 * at]);
 #else
+    if (!index_in_range(pos, data_i[at], p.rows_d)) return;
     const uint row = uint(data_i[at]);
 #endif
     const uint src = p.off_a + 32 * b0 * p.nb00 + i1 * p.nb01 + i2 * p.nb02 + i3 * p.nb03;

@@ -2,7 +2,8 @@
 // get_rows_back: d[e, r] = sum of dy[e, i] over the i with idx[i] == r (dy
 // f32, f16 or bf16 by A_TYPE; d f32), the gradient of get_rows.  Each invocation owns column e of a chunk of
 // CHUNK rows: it zeroes them, then adds the gradient rows that land there in
-// index order (the CPU's order, so sums round alike; no atomics needed).
+// index order (the CPU's order, so sums round alike; no atomics needed).  An index outside
+// d's rows adds nothing and is reported (index-check.glsl) by the invocations of chunk 0.
 #include "types.glsl"
 
 #define CHUNK 64u
@@ -11,6 +12,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer DY { STORAGE_T(A_TYPE) data_dy[]; };
 layout(binding = 1) readonly buffer I { int data_i[]; };
 layout(binding = 2) buffer D { float data_d[]; };
+#define INDEX_CHECK_BINDING 3
+#include "index-check.glsl"
 
 layout(push_constant) uniform PC {
     uint ne0, n_rows, n_idx;
@@ -26,7 +29,8 @@ void main() {
     for (uint r = r0; r < r1; r++) data_d[p.off_d + e * p.nd0 + r * p.nd1] = 0.0;
     for (uint i = 0; i < p.n_idx; i++) {
         const int r = data_i[p.off_i + i * p.ni0];
-        if (r < int(r0) || r >= int(r1)) continue; // out-of-range indices add nothing
+        if (r0 == 0 && !index_in_range(i, r, p.n_rows)) continue;
+        if (r < int(r0) || r >= int(r1)) continue;
         data_d[p.off_d + e * p.nd0 + uint(r) * p.nd1] += TO_F32(A_TYPE, data_dy[p.off_dy + e * p.ny0 + i * p.ny1]);
     }
 }

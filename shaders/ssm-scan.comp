@@ -18,6 +18,8 @@ layout(binding = 4) readonly buffer B { float data_b[]; };
 layout(binding = 5) readonly buffer C { float data_c[]; };
 layout(binding = 6) readonly buffer I { int data_i[]; };
 layout(binding = 7) buffer D { float data_d[]; };
+#define INDEX_CHECK_BINDING 8
+#include "index-check.glsl"
 
 layout(push_constant) uniform PC {
     uint d_state, head_dim, n_head, n_tok, n_seqs, n_group, scalar_decay, n_slots;
@@ -35,7 +37,7 @@ void main() {
     const uint row = (h * p.head_dim + d) * p.d_state;
     const uint st0 = p.off_d + p.head_dim * p.n_head * p.n_tok * p.n_seqs + q * p.d_state * p.head_dim * p.n_head + row;
     const int slot = data_i[p.off_i + q * p.ni0];
-    if (slot < 0 || uint(slot) >= p.n_slots) return; // an invalid slot: the CPU refuses the whole node
+    if (!index_in_range(q, slot, p.n_slots)) return; // reported: the graph fails, as the CPU's does
     const uint g = h / (p.n_head / p.n_group);
     for (uint t = p.t_begin; t < p.t_end; t++) {
         const float delta = softplus(data_dt[p.off_dt + h + t * p.ndt1 + q * p.ndt2]);

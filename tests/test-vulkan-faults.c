@@ -9,7 +9,9 @@
  *                         the op is declined from then on;
  *   lost device           the computation fails with one clear error, no
  *                         crash or hang; every op is declined afterwards, so a
- *                         scheduler over {Vulkan, CPU} computes on the CPU.
+ *                         scheduler over {Vulkan, CPU} computes on the CPU;
+ *   set-uid programs      (the core's simulation of one) the plugin reads no
+ *                         GGMLC_VK_* variable, as it does otherwise.
  *
  * Each scenario loads the plugin afresh (ggmlc_init after setting the hook).
  * Skipped, visibly, when there is no Vulkan device.
@@ -20,6 +22,7 @@
 
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
+#include "fault-inject.h"
 #include "ggmlc.h"
 #include "testutil.h"
 
@@ -408,6 +411,56 @@ static void check_lost(void) {
     stop(backend);
 }
 
+/* The plugin of this build tree loaded by path (the configuration is not read in set-uid mode):
+ * whether it starts with a device, and the model's output on that device (or NULL). */
+static bool load_plugin_directly(float **out) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/plugins/vulkan/.libs/vulkan.so", getenv("GGMLC_BUILDDIR"));
+    ggmlc_init();
+    n_warn = n_error = 0;
+    last_message[0] = '\0';
+    ggml_backend_reg_t reg = ggml_backend_load(path);
+    const bool started = reg && ggml_backend_reg_dev_count(reg) > 0;
+    ggml_backend_t backend = started ? ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL) : NULL;
+    enum ggml_status st;
+    *out = backend ? run_model(backend, &st) : NULL;
+    ggml_backend_free(backend);
+    ggmlc_shutdown();
+    return started;
+}
+
+/* A set-uid program must not let its caller steer the plugin: with the core's simulation of one,
+ * GGMLC_VK_DEVICE naming no device and GGMLC_VK_FAULT=lost are ignored (the plugin starts and
+ * computes); without it, the same variables stop the plugin (read at init, vk-tuning.c) and lose
+ * the device (vk-fault.c). */
+static void check_secure_mode(void) {
+    if (!getenv("GGMLC_BUILDDIR")) {
+        tap_skip("run through make check", "set-uid mode: GGMLC_VK_* variables are ignored");
+        return;
+    }
+    float *out;
+    setenv("GGMLC_VK_DEVICE", "no-such-device", 1);
+    ggmlc_fault_simulate_secure_mode(true);
+    const bool secure_started = load_plugin_directly(&out);
+    free(out);
+    ggmlc_fault_simulate_secure_mode(false);
+    const bool started = load_plugin_directly(&out);
+    free(out);
+    tap_ok(secure_started && !started && strstr(last_message, "no-such-device"),
+           "GGMLC_VK_DEVICE is ignored in set-uid mode and honoured otherwise (%s)", last_message);
+    unsetenv("GGMLC_VK_DEVICE");
+    setenv("GGMLC_VK_FAULT", "lost", 1);
+    ggmlc_fault_simulate_secure_mode(true);
+    load_plugin_directly(&out);
+    const bool secure_computes = out != NULL;
+    free(out);
+    ggmlc_fault_simulate_secure_mode(false);
+    load_plugin_directly(&out);
+    tap_ok(secure_computes && out == NULL, "GGMLC_VK_FAULT=lost is ignored in set-uid mode and honoured otherwise");
+    free(out);
+    unsetenv("GGMLC_VK_FAULT");
+}
+
 static const char *configure_tests(void) {
     const char *build = getenv("GGMLC_BUILDDIR");
     static char path[1024];
@@ -441,6 +494,7 @@ int main(void) {
     check_requantize();
     for (size_t i = 0; i < sizeof gpu_fallbacks / sizeof *gpu_fallbacks; i++) check_gpu_fallback(&gpu_fallbacks[i]);
     check_lost();
+    check_secure_mode();
     free(reference);
     return tap_done();
 }

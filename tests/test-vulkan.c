@@ -178,6 +178,20 @@ static void check_case(const struct vk_test_case *c, int index) {
     free(ref.out);
 }
 
+static const char *backend_under_test;
+
+/* The plugin reads its GGMLC_VK_* variables once, when it starts (vk-tuning.c): after setting
+ * some, start it (and the CPU backend) again. */
+static void restart_backends(void) {
+    ggml_backend_free(backend_test);
+    ggml_backend_free(backend_cpu);
+    ggmlc_shutdown();
+    ggmlc_init();
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name(backend_under_test);
+    backend_test = reg && ggml_backend_reg_dev_count(reg) ? ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL) : NULL;
+    backend_cpu = ggml_backend_init_by_name("cpu", NULL);
+}
+
 /* The integer-dot mat-vec cases with that kernel forced, under the default tuning, under one
  * of 32 threads and 3 rows per workgroup (several blocks per thread, rows past the end) and
  * under 3 workgroups taking turns over the rows; skipped, visibly, on a device without
@@ -194,12 +208,14 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
     setenv("GGMLC_VK_MVQ_KERNEL", "dot", 1);
     for (size_t t = 0; t < sizeof tunings / sizeof *tunings; t++) {
         if (tunings[t]) setenv("GGMLC_VK_MVQD", tunings[t], 1);
+        restart_backends();
         tap_diag("integer-dot mat-vec, GGMLC_VK_MVQD=%s", tunings[t] ? tunings[t] : "(default)");
         for (size_t i = 0; i < n; i++)
             if (!only || strstr(cases[i].name, only)) check_case(&cases[i], first_index + (int)i);
     }
     unsetenv("GGMLC_VK_MVQD");
     unsetenv("GGMLC_VK_MVQ_KERNEL");
+    restart_backends();
 }
 
 /* The flash-attention cases with split keys forced: 3 splits (a few keys each, some of the causal
@@ -209,6 +225,7 @@ static void check_split_attention(const char *only) {
     const struct vk_test_case *(*lists[])(size_t *) = {vk_test_cases, vk_test_cases_ops};
     for (size_t s = 0; s < sizeof splits / sizeof *splits; s++) {
         setenv("GGMLC_VK_FA_SPLIT", splits[s], 1);
+        restart_backends();
         tap_diag("flash attention, GGMLC_VK_FA_SPLIT=%s", splits[s]);
         for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
             size_t n;
@@ -218,6 +235,7 @@ static void check_split_attention(const char *only) {
         }
     }
     unsetenv("GGMLC_VK_FA_SPLIT");
+    restart_backends();
 }
 
 /* ------------------------------------------------ through the scheduler */
@@ -353,6 +371,7 @@ static const char *configure_tests(void) {
 
 int main(void) {
     const char *name = configure_tests();
+    backend_under_test = name;
     ggmlc_init();
     ggml_backend_reg_t reg = ggml_backend_reg_by_name(name);
     if (!reg || ggml_backend_reg_dev_count(reg) == 0) {

@@ -48,6 +48,17 @@ struct cpu_type_traits {
 /* Never NULL; fields are NULL for types without CPU kernels (type-traits.c). */
 CPU_HIDDEN const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type);
 
+/* Why the task of call failed (it then returns an error status): recorded as the node's error,
+ * which cpu_graph_compute reports once, on its caller's thread (the task with the lowest ith
+ * wins, so the first bad input in the node's order is named); outside a graph, set at once. */
+CPU_HIDDEN void cpu_task_error(const struct ggmlc_op_call *call, enum ggmlc_status status, const char *fmt, ...)
+    GGML_ATTRIBUTE_FORMAT(3, 4);
+/* Fail node's task: value v of index tensor idx, at [i0, i1, i2], is not in [0, limit)
+ * (ops-index.c; the message every index-taking kernel gives). */
+CPU_HIDDEN enum ggml_status cpu_index_out_of_range(const struct ggmlc_op_call *call, const struct ggml_tensor *node,
+                                                   const struct ggml_tensor *idx, int64_t v, int64_t i0, int64_t i1,
+                                                   int64_t i2, int64_t limit);
+
 /* Split [0, n) evenly into nth parts; part ith is [*start, *end). */
 static inline void cpu_split_range(int64_t n, int ith, int nth, int64_t *start, int64_t *end) {
     const int64_t per = (n + nth - 1) / nth;

@@ -8,10 +8,23 @@
  * the others skip ahead).  A chain of small nodes therefore runs on one
  * thread without any synchronisation, and large nodes use every thread.
  */
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "graph.h"
 #include "threadpool.h"
+
+/* The reason a node failed, from the task with the lowest ith that gave one (cpu_task_error). */
+struct task_error {
+    pthread_mutex_t lock;
+    int task; /* INT_MAX: none yet */
+    enum ggmlc_status status;
+    char message[400];
+};
 
 struct graph_job {
     struct ggml_tensor **nodes;
@@ -22,7 +35,33 @@ struct graph_job {
     struct cpu_barrier task_barrier; /* inside a node: the node's tasks (ggmlc_op_call.barrier) */
     atomic_bool stop;                /* aborted or failed: skip the remaining kernels */
     atomic_int status;
+    atomic_int failed_node;          /* the node whose kernel failed (-1: none) */
+    struct task_error error;
 };
+
+/* The job a thread is running tasks of: where cpu_task_error leaves its message, so that it is
+ * logged and set once, on the caller's thread (last errors are per thread). */
+static _Thread_local struct graph_job *current_job;
+
+void cpu_task_error(const struct ggmlc_op_call *call, enum ggmlc_status status, const char *fmt, ...) {
+    char message[sizeof current_job->error.message];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    struct graph_job *job = current_job;
+    if (!job) {
+        ggmlc_set_error(status, "%s", message);
+        return;
+    }
+    pthread_mutex_lock(&job->error.lock);
+    if (call->ith < job->error.task) {
+        job->error.task = call->ith;
+        job->error.status = status;
+        memcpy(job->error.message, message, sizeof message);
+    }
+    pthread_mutex_unlock(&job->error.lock);
+}
 
 int cpu_node_n_tasks(const struct ggml_tensor *node, int n_threads) {
     if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) return 1;
@@ -49,11 +88,12 @@ static void task_barrier(const struct ggmlc_op_call *call) {
     cpu_barrier_wait(&job->task_barrier, call->nth);
 }
 
-static void run_node(struct graph_job *job, struct ggml_tensor *node, int ith, int n_tasks) {
+static void run_node(struct graph_job *job, struct ggml_tensor *node, int i, int ith, int n_tasks) {
     const struct cpu_compute_params *p = job->params;
     const struct ggmlc_op_call call = {ith, n_tasks, p->wdata, p->wsize, p->backend_ctx, task_barrier, job};
     const enum ggml_status st = job->table->compute[node->op](&call, node);
     if (st != GGML_STATUS_SUCCESS) {
+        atomic_store(&job->failed_node, i);
         atomic_store(&job->status, st);
         atomic_store(&job->stop, true);
     }
@@ -62,6 +102,8 @@ static void run_node(struct graph_job *job, struct ggml_tensor *node, int ith, i
 static void graph_thread(void *arg, int ith, int nth) {
     struct graph_job *job = arg;
     const struct cpu_compute_params *p = job->params;
+    struct graph_job *outer_job = current_job;
+    current_job = job;
     int prev_tasks = 0; /* tasks of the previous computed node; 0 before the first */
     for (int i = 0; i < job->n_nodes; i++) {
         struct ggml_tensor *node = job->nodes[i];
@@ -70,12 +112,13 @@ static void graph_thread(void *arg, int ith, int nth) {
         if (prev_tasks > 1 || (prev_tasks == 1 && n_tasks > 1)) cpu_barrier_wait(&job->node_barrier, nth);
         prev_tasks = n_tasks;
         if (ith >= n_tasks || atomic_load_explicit(&job->stop, memory_order_relaxed)) continue;
-        run_node(job, node, ith, n_tasks);
+        run_node(job, node, i, ith, n_tasks);
         if (ith == 0 && p->abort_callback && p->abort_callback(p->abort_callback_data)) {
             atomic_store(&job->status, GGML_STATUS_ABORTED);
             atomic_store(&job->stop, true);
         }
     }
+    current_job = outer_job;
 }
 
 /* A computed node and its operands need memory (an unallocated input would crash a kernel). */
@@ -111,6 +154,21 @@ static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *m
     return true;
 }
 
+/* A failed node's reason, set (and logged) once on the caller's thread; a kernel that gave
+ * none gets a generic one. */
+static void report_failure(struct graph_job *job) {
+    const enum ggml_status st = (enum ggml_status)atomic_load(&job->status);
+    const int i = atomic_load(&job->failed_node);
+    if (st == GGML_STATUS_SUCCESS || st == GGML_STATUS_ABORTED || i < 0) return;
+    if (job->error.task != INT_MAX) {
+        ggmlc_set_error(job->error.status, "%s", job->error.message);
+        return;
+    }
+    const enum ggmlc_status why = st == GGML_STATUS_ALLOC_FAILED ? GGMLC_ERR_NOMEM : GGMLC_ERR_BACKEND;
+    ggmlc_set_error(why, "CPU backend: node %d '%s' (%s) failed", i, job->nodes[i]->name,
+                    ggml_op_desc(job->nodes[i]));
+}
+
 enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_compute_params *params) {
     struct graph_job job = {
         .nodes = ggml_graph_nodes(graph),
@@ -124,6 +182,9 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
         return GGML_STATUS_FAILED;
     atomic_init(&job.stop, false);
     atomic_init(&job.status, GGML_STATUS_SUCCESS);
+    atomic_init(&job.failed_node, -1);
+    pthread_mutex_init(&job.error.lock, NULL);
+    job.error.task = INT_MAX;
     cpu_barrier_init(&job.node_barrier);
     cpu_barrier_init(&job.task_barrier);
     /* A graph of single-task nodes runs on the caller alone.  Otherwise every node that
@@ -131,5 +192,7 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
     cpu_pool_run(params->pool, max_tasks, graph_thread, &job);
     cpu_barrier_destroy(&job.node_barrier);
     cpu_barrier_destroy(&job.task_barrier);
+    report_failure(&job);
+    pthread_mutex_destroy(&job.error.lock);
     return (enum ggml_status)atomic_load(&job.status);
 }

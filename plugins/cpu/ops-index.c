@@ -8,6 +8,16 @@ static inline int64_t load_index(const struct ggml_tensor *t, int64_t i0, int64_
     return t->type == GGML_TYPE_I64 ? *(const int64_t *)p : *(const int32_t *)p;
 }
 
+enum ggml_status cpu_index_out_of_range(const struct ggmlc_op_call *call, const struct ggml_tensor *node,
+                                        const struct ggml_tensor *idx, int64_t v, int64_t i0, int64_t i1,
+                                        int64_t i2, int64_t limit) {
+    cpu_task_error(call, GGMLC_ERR_INVALID_ARG,
+                   "%s (node '%s'): index %lld at [%lld, %lld, %lld] of '%s' is out of range [0, %lld)",
+                   ggml_op_desc(node), node->name, (long long)v, (long long)i0, (long long)i1,
+                   (long long)i2, idx->name, (long long)limit);
+    return GGML_STATUS_FAILED;
+}
+
 /* Copy row `src_row` of a (row-contiguous) into the f32 or i32 row `out` of n values. */
 static void row_to_dst(const struct ggml_tensor *a, const char *src_row, const struct ggml_tensor *dst, char *out, int64_t n) {
     if (dst->type == GGML_TYPE_I32) { /* I32 tables are copied as they are */
@@ -34,7 +44,7 @@ static enum ggml_status get_rows(const struct ggmlc_op_call *call, struct ggml_t
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i = r % n, i2 = (r / n) % b->ne[1], i3 = r / (n * b->ne[1]);
         const int64_t row = load_index(b, i, i2, i3);
-        if (row < 0 || row >= a->ne[1]) return GGML_STATUS_FAILED;
+        if (row < 0 || row >= a->ne[1]) return cpu_index_out_of_range(call, dst, b, row, i, i2, i3, a->ne[1]);
         row_to_dst(a, cpu_elem_ptr(a, 0, row, i2, i3), dst, cpu_elem_ptr(dst, 0, i, i2, i3), a->ne[0]);
     }
     return GGML_STATUS_SUCCESS;
@@ -59,7 +69,7 @@ static enum ggml_status get_rows_back(const struct ggmlc_op_call *call, struct g
         for (int64_t e = 0; e < E; e++) *(float *)cpu_elem_ptr(dst, e, r, 0, 0) = 0.0f;
     for (int64_t i = 0; i < idx->ne[0]; i++) {
         const int64_t row = load_index(idx, i, 0, 0);
-        if (row < 0 || row >= dst->ne[1]) return GGML_STATUS_FAILED;
+        if (row < 0 || row >= dst->ne[1]) return cpu_index_out_of_range(call, dst, idx, row, i, 0, 0, dst->ne[1]);
         if (row < r0 || row >= r1) continue;
         for (int64_t e = 0; e < E; e++) *(float *)cpu_elem_ptr(dst, e, row, 0, 0) += cpu_get_f32(dy, e, i, 0, 0);
     }
@@ -87,7 +97,8 @@ static enum ggml_status set_rows(const struct ggmlc_op_call *call, struct ggml_t
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i = r % n, i2 = (r / n) % src->ne[2], i3 = r / (n * src->ne[2]);
         const int64_t row = load_index(idx, i, i2 % idx->ne[1], i3 % idx->ne[2]);
-        if (row < 0 || row >= dst->ne[1]) return GGML_STATUS_FAILED;
+        if (row < 0 || row >= dst->ne[1])
+            return cpu_index_out_of_range(call, dst, idx, row, i, i2 % idx->ne[1], i3 % idx->ne[2], dst->ne[1]);
         const float *in = (const float *)cpu_elem_ptr(src, 0, i, i2, i3);
         if (widened) {
             ew_load(widened, (const char *)in, src->type, src->nb[0], E);
@@ -117,7 +128,7 @@ static enum ggml_status add_id(const struct ggmlc_op_call *call, struct ggml_ten
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i1 = r % a->ne[1], i2 = r / a->ne[1];
         const int64_t e = load_index(ids, i1, i2, 0);
-        if (e < 0 || e >= b->ne[1]) return GGML_STATUS_FAILED;
+        if (e < 0 || e >= b->ne[1]) return cpu_index_out_of_range(call, dst, ids, e, i1, i2, 0, b->ne[1]);
         for (int64_t i0 = 0; i0 < a->ne[0]; i0++)
             *(float *)cpu_elem_ptr(dst, i0, i1, i2, 0) = cpu_get_f32(a, i0, i1, i2, 0) + cpu_get_f32(b, i0, e, 0, 0);
     }

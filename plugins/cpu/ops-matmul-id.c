@@ -47,19 +47,21 @@ static int32_t expert_of(const struct ggml_tensor *ids, int64_t pair) {
     return *(const int32_t *)((const char *)ids->data + slot * ids->nb[0] + t * ids->nb[1]);
 }
 
-/* Counting sort of the pairs by expert: offs[e]..offs[e+1] index order[]; false on a bad id. */
-static bool group_pairs(const struct ggml_tensor *ids, int64_t n_pairs, int64_t n_as, int64_t *offs, int64_t *order) {
+/* Counting sort of the pairs by expert: offs[e]..offs[e+1] index order[]; the first pair with
+ * an id outside [0, n_as), or -1 when there is none (nothing sorted then). */
+static int64_t group_pairs(const struct ggml_tensor *ids, int64_t n_pairs, int64_t n_as, int64_t *offs,
+                           int64_t *order) {
     memset(offs, 0, (size_t)(n_as + 1) * sizeof(int64_t));
     for (int64_t p = 0; p < n_pairs; p++) {
         const int32_t e = expert_of(ids, p);
-        if (e < 0 || e >= n_as) return false;
+        if (e < 0 || e >= n_as) return p;
         offs[e + 1]++;
     }
     for (int64_t e = 0; e < n_as; e++) offs[e + 1] += offs[e];
     for (int64_t p = 0; p < n_pairs; p++) order[offs[expert_of(ids, p)]++] = p;
     for (int64_t e = n_as; e > 0; e--) offs[e] = offs[e - 1]; /* the fill advanced each start to the next */
     offs[0] = 0;
-    return true;
+    return -1;
 }
 
 /* Products of expert e with its gathered rows [q0, q1), this thread's share. */
@@ -93,7 +95,13 @@ static enum ggml_status mul_mat_id_compute(const struct ggmlc_op_call *call, str
     const struct id_layout l = id_layout_of(dst);
     int64_t *offs = call->wdata, *order = (int64_t *)((char *)call->wdata + l.off_order);
     void *work = cpu_matmul_thread_work(call, l.shared, id_thread_work(dst, &l));
-    if (call->ith == 0 && !group_pairs(ids, l.n_pairs, l.n_as, offs, order)) offs[l.n_as] = -1;
+    if (call->ith == 0) {
+        const int64_t bad = group_pairs(ids, l.n_pairs, l.n_as, offs, order);
+        if (bad >= 0) {
+            offs[l.n_as] = -1; /* the other tasks stop too */
+            cpu_index_out_of_range(call, dst, ids, expert_of(ids, bad), bad % ids->ne[0], bad / ids->ne[0], 0, l.n_as);
+        }
+    }
     call->barrier(call);
     if (offs[l.n_as] < 0) return GGML_STATUS_FAILED; /* an expert id out of range */
 

@@ -34,7 +34,7 @@ static enum ggml_status ssm_scan(const struct ggmlc_op_call *call, struct ggml_t
     cpu_split_range(n_head, call->ith, call->nth, &h0, &h1);
     for (int64_t q = 0; q < n_seqs; q++) {
         const int32_t slot = *(const int32_t *)cpu_elem_ptr(ids, q, 0, 0, 0);
-        if (slot < 0 || slot >= s->ne[3]) return GGML_STATUS_FAILED;
+        if (slot < 0 || slot >= s->ne[3]) return cpu_index_out_of_range(call, dst, ids, slot, q, 0, 0, s->ne[3]);
         float *state = states + q * state_size;
         const float *prev = (const float *)cpu_elem_ptr(s, 0, 0, 0, slot);
         for (int64_t t = 0; t < n_tok; t++) {

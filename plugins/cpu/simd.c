@@ -57,7 +57,7 @@ static void detect_x86(void) {
 #endif
 
 static enum cpu_simd_level level_from_env(void) {
-    const char *want = secure_getenv("GGMLC_CPU_PATH");
+    const char *want = ggmlc_getenv("GGMLC_CPU_PATH"); /* none in set-uid programs */
     if (!want || !*want) return best_level;
     for (int l = 0; l < CPU_SIMD_COUNT; l++) {
         if (strcmp(want, level_names[l]) != 0) continue;

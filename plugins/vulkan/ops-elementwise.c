@@ -334,6 +334,7 @@ static enum ggml_status add_id_record(struct vk_rec *rec, const struct ggml_tens
     vk_dispatch_bind(&ds, b, false, 4, 15);
     vk_dispatch_bind(&ds, ids, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
+    if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

@@ -35,9 +35,11 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
     for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
     for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
     vk_push_shape(ds.push, 7, node);
+    ds.push[18] = (uint32_t)a->ne[1];
     vk_dispatch_bind(&ds, a, false, ta, 15);
     vk_dispatch_bind(&ds, idx, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
+    if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -68,6 +70,7 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
     vk_dispatch_bind(&ds, dy, false, (uint32_t)ty, 8);
     vk_dispatch_bind(&ds, idx, false, 4, 9);
     vk_dispatch_bind(&ds, node, true, 4, 10);
+    if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     const uint64_t n_chunks = ((uint64_t)node->ne[1] + ROWS_BACK_CHUNK - 1) / ROWS_BACK_CHUNK;
     vk_groups_1d(rec->d, (uint64_t)node->ne[0] * n_chunks, 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
@@ -210,9 +213,11 @@ static enum ggml_status set_rows_quant_record(struct vk_rec *rec, const struct g
     ds.push[15] = (uint32_t)idx->ne[1];
     ds.push[16] = (uint32_t)idx->ne[2];
     for (int i = 0; i < 3; i++) ds.push[17 + i] = (uint32_t)(idx->nb[i] / ti);
+    ds.push[24] = (uint32_t)node->ne[1];
     vk_dispatch_bind(&ds, b, false, 4, 20);
     vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, 21);
     vk_dispatch_bind(&ds, node, true, 2, 22);
+    if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(b) / 32, 64, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -229,9 +234,11 @@ static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_te
     ds.push[9] = (uint32_t)idx->ne[2];
     for (int i = 0; i < 3; i++) ds.push[10 + i] = (uint32_t)(idx->nb[i] / ti);
     for (int i = 0; i < 4; i++) ds.push[13 + i] = (uint32_t)(node->nb[i] / td);
+    ds.push[20] = (uint32_t)node->ne[1];
     vk_dispatch_bind(&ds, b, false, 4, 17);
     vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, 18); /* offset in index units; the shader doubles it for i64 */
     vk_dispatch_bind(&ds, node, true, (uint32_t)td, 19);
+    if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, ggml_nelements(b), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

@@ -41,11 +41,11 @@ static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a
     const uint64_t big_tiles = (uint64_t)((a->ne[1] + 255) / 256) * (uint64_t)((b->ne[1] + 127) / 128) * (uint64_t)(b->ne[2] * b->ne[3]);
     memcpy(t, big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big) ? big : small, sizeof big);
     if (!coopmat_tiles_fit(d, t)) t[3] = 32;
-    const char *env = getenv("GGMLC_VK_COOPMAT_TILE");
+    const struct vk_env_value *env = &vk_tuning()->coopmat_tile;
     uint32_t v[7] = {0, 0, 0, 0, 0, 0, 1};
-    if (!env) return;
-    const int n = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
-    if ((n == 6 || n == 7) && coopmat_tiles_fit(d, v)) {
+    if (!env->set) return;
+    memcpy(v, env->v, (size_t)(env->n >= 7 ? 7 : 6) * sizeof v[0]);
+    if (env->n >= 6 && coopmat_tiles_fit(d, v)) {
         memcpy(t, v, sizeof v);
         return;
     }
@@ -53,7 +53,7 @@ static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a
     if (!atomic_exchange(&told, true))
         ggmlc_log(GGML_LOG_LEVEL_WARN, "vulkan %s: GGMLC_VK_COOPMAT_TILE=%s ignored: it does not fit (WG = (BM/WM)(BN/WN) %u, "
                                        "%u bytes of shared memory at most); the default tiles are used\n",
-                  d->name, env, d->caps.subgroup_size, d->props.limits.maxComputeSharedMemorySize);
+                  d->name, env->text, d->caps.subgroup_size, d->props.limits.maxComputeSharedMemorySize);
 }
 
 /* The fragments through VK_KHR_cooperative_matrix rather than the NV extension (16x16x16 ones, or the
@@ -61,8 +61,8 @@ static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a
  * 232 / 198 TFLOPS against 200 / 166 with the NV instructions, same kernel, f16 / f32 activations
  * (BENCHMARKS.md).  $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
 static bool use_coopmat_khr(const struct vk_device *d) {
-    const char *env = getenv("GGMLC_VK_COOPMAT_KHR");
-    return d->caps.coopmat_khr_frag && !d->coopmat_khr_failed && (!d->caps.coopmat_nv || !env || strcmp(env, "0") != 0) &&
+    const bool khr_off = d->caps.coopmat_nv && vk_tuning()->coopmat_khr_off;
+    return d->caps.coopmat_khr_frag && !d->coopmat_khr_failed && !khr_off &&
            vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
 }
 
@@ -92,8 +92,8 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
  * way for N = 9 ... 64 (q4_0, q8_0, q4_K, q6_K) against 690-840 us tiled (BENCHMARKS.md, session 7).
  * $GGMLC_VK_COOPMAT_DEQUANT=N dequantizes from N columns on instead, =0 never. */
 static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    const char *env = getenv("GGMLC_VK_COOPMAT_DEQUANT");
-    const long min_cols = env ? atol(env) : MV_MAX_N + 1;
+    const struct vk_env_value *env = &vk_tuning()->coopmat_dequant;
+    const long long min_cols = env->set ? env->number : MV_MAX_N + 1;
     return vk_is_block_quant(a->type) && !d->dequant_f16_failed && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
            vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
            ggml_nelements(a) <= UINT32_MAX &&
@@ -107,8 +107,8 @@ static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor
     const struct vk_caps *c = &d->caps;
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const struct vk_buffer *bd = vk_tensor_buffer(d, node);
-    const char *env = getenv("GGMLC_VK_COOPMAT_FLEX");
-    *fk = env ? (uint32_t)atoi(env) : 16;
+    const struct vk_env_value *env = &vk_tuning()->coopmat_flex;
+    *fk = env->set ? (uint32_t)env->number : 16;
     if (!c->coopmat_flex || d->coopmat_flex_failed || !*fk || !bd || !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
         return false;
     if (tiles[4] % c->coopmat_flex_gran[0] || tiles[5] % c->coopmat_flex_gran[1] || *fk % c->coopmat_flex_gran[2] || tiles[3] % *fk ||
@@ -126,8 +126,8 @@ static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor
  * against 350; at 2048 and 1024 rows it cost 0.5-0.8 us).  $GGMLC_VK_COOPMAT_PACK=M packs from M rows
  * on instead, =0 never. */
 static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    const char *env = getenv("GGMLC_VK_COOPMAT_PACK");
-    const long min_rows = env ? atol(env) : 4096;
+    const struct vk_env_value *env = &vk_tuning()->coopmat_pack;
+    const long long min_rows = env->set ? env->number : 4096;
     return b->type == GGML_TYPE_F32 && min_rows > 0 && a->ne[1] >= min_rows && b->ne[0] % 4 == 0 && vk_shader_present(VK_SHADER_PACK_F16) &&
            ggml_nelements(b) / 4 <= UINT32_MAX;
 }
@@ -181,8 +181,8 @@ static uint32_t coopmat_splits(const struct ggml_tensor *a, const struct ggml_te
     const uint64_t n_tiles = (uint64_t)((a->ne[1] + tiles[1] - 1) / tiles[1]) * (uint64_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     const uint64_t most = (uint64_t)a->ne[0] / (4ull * tiles[3]);
     if (b->ne[2] * b->ne[3] != 1 || a->ne[1] % 4 || most < 2 || !vk_shader_present(VK_SHADER_MM_SPLIT_SUM)) return 1;
-    const char *env = getenv("GGMLC_VK_COOPMAT_SPLIT");
-    uint64_t s = env ? (uint64_t)atol(env) : n_tiles < COOPMAT_SPLIT_BELOW ? (256 + n_tiles - 1) / n_tiles : 1;
+    const struct vk_env_value *env = &vk_tuning()->coopmat_split;
+    uint64_t s = env->set ? (uint64_t)env->number : n_tiles < COOPMAT_SPLIT_BELOW ? (256 + n_tiles - 1) / n_tiles : 1;
     if (s > most) s = most;
     return s > 1 ? (uint32_t)s : 1;
 }

@@ -50,11 +50,11 @@ static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tens
  * default only where 4x8-bit dot products have dedicated instructions, wherever the feature exists
  * with $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
 static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    const char *choice = getenv("GGMLC_VK_MVQ_KERNEL");
+    const enum vk_mvq_kernel choice = vk_tuning()->mvq_kernel;
     return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
            vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !d->quantize_q8_failed && !d->mvq_dot_failed && d->caps.int_dot &&
            d->caps.subgroup_shuffle &&
-           (choice ? strcmp(choice, "dot") == 0 : d->caps.int_dot_fast);
+           (choice == VK_MVQ_AUTO ? d->caps.int_dot_fast : choice == VK_MVQ_DOT);
 }
 
 /* mul_mat's: at most MV_MAX_N columns; the tuning in *t */
@@ -66,9 +66,9 @@ static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *
      * for q4_0 / q8_0 14336x4096, against 17.8-21.1 / 24.1-29.9 for 64-256 threads and 1-4 rows) */
     *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2, 0};
     if (t->wg < d->caps.subgroup_size) t->wg = d->caps.subgroup_size;
-    struct mvq_dot_tune v = {0};
-    const char *env = getenv("GGMLC_VK_MVQD");
-    if (env && sscanf(env, "%u,%u,%u", &v.wg, &v.rows, &v.groups) >= 2 && mvq_dot_fits(d, &v, n)) *t = v;
+    const struct vk_env_value *env = &vk_tuning()->mvqd;
+    const struct mvq_dot_tune v = {env->v[0], env->v[1], env->n >= 3 ? env->v[2] : 0};
+    if (env->n >= 2 && mvq_dot_fits(d, &v, n)) *t = v;
     while (t->wg > 8 && !mvq_dot_fits(d, t, n)) t->wg /= 2;
     return mvq_dot_fits(d, t, n);
 }
@@ -181,7 +181,7 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, ids, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
-    *st = vk_record_dispatch(rec, &ds);
+    *st = vk_dispatch_bind_check(rec, &ds, node) < 0 ? GGML_STATUS_FAILED : vk_record_dispatch(rec, &ds);
     return true;
 }
 

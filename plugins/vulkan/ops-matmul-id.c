@@ -104,6 +104,7 @@ static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_
     vk_dispatch_bind(&ds, b, false, 4, 15);
     vk_dispatch_bind(&ds, ids, false, 4, 16);
     vk_dispatch_bind(&ds, node, true, 4, 17);
+    if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     return vk_record_dispatch(rec, &ds);
 }
 

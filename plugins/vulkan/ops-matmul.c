@@ -24,9 +24,9 @@ static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && d->props.limits.maxComputeSharedMemorySize >= 32768)
         t = (struct mm_tiles){256, 128, 128, 16, 8, 8}; /* the fastest of those tried on an H200 (BENCHMARKS.md) */
     /* $GGMLC_VK_MM_TILE="WG,BM,BN,BK,TM,TN" tries other tiles (ignored unless consistent) */
-    const char *env = getenv("GGMLC_VK_MM_TILE");
-    struct mm_tiles v;
-    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &v.wg, &v.bm, &v.bn, &v.bk, &v.tm, &v.tn) == 6 && v.tm && v.tn && v.tm % 4 == 0 &&
+    const struct vk_env_value *env = &vk_tuning()->mm_tile;
+    const struct mm_tiles v = {env->v[0], env->v[1], env->v[2], env->v[3], env->v[4], env->v[5]};
+    if (env->n >= 6 && v.tm && v.tn && v.tm % 4 == 0 &&
         v.tn % 4 == 0 && v.bm % v.tm == 0 && v.bn % v.tn == 0 && v.wg == (v.bm / v.tm) * (v.bn / v.tn) &&
         (v.bm * v.bk) % v.wg == 0 && (v.bn * v.bk) % v.wg == 0 &&
         v.wg <= d->props.limits.maxComputeWorkGroupInvocations && 4ull * v.bk * (v.bm + v.bn + 8) <= d->props.limits.maxComputeSharedMemorySize)
@@ -112,10 +112,11 @@ static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, u
      * the staged kernel 2 rows and 1056 workgroups, q8_0's longer rows 1 */
     const uint32_t rows = lanes ? (a == GGML_TYPE_Q4_0 ? 4 : 2) : quant && a == GGML_TYPE_Q8_0 ? 1 : 2;
     struct mv_tune t = {128, rows, 1056, lanes ? 1 : 0}, v = {0, 0, 1, 0}; /* lanes: int-to-float, 2-5% faster there */
-    const char *env = getenv(lanes ? "GGMLC_VK_MVQL" : quant ? "GGMLC_VK_MVQ" : "GGMLC_VK_MV");
-    if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.groups, &v.convert) >= 2 && v.convert <= 1 && v.wg % 8 == 0 &&
-        mv_tune_fits(d, &v, quant ? a : GGML_TYPE_F32, n))
-        return v;
+    const struct vk_tuning *tune = vk_tuning();
+    const struct vk_env_value *env = lanes ? &tune->mvql : quant ? &tune->mvq : &tune->mv;
+    if (env->n >= 2) /* WG,ROWS[,GROUPS[,CONVERT]] */
+        v = (struct mv_tune){env->v[0], env->v[1], env->n >= 3 ? env->v[2] : 1, env->n >= 4 ? env->v[3] : 0};
+    if (env->n >= 2 && v.convert <= 1 && v.wg % 8 == 0 && mv_tune_fits(d, &v, quant ? a : GGML_TYPE_F32, n)) return v;
     while (t.rows > 1 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.rows /= 2;
     while (t.wg > 8 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.wg /= 2;
     return t;
@@ -142,8 +143,10 @@ static bool mvq_group_fits(const struct vk_device *d, const struct mv_tune *t, u
 
 static struct mv_tune mvq_group_tune(const struct vk_device *d, uint32_t n) {
     struct mv_tune t = {128, 16, 1, 1}, v = {0, 0, 1, 0};
-    const char *env = getenv("GGMLC_VK_MVQG");
-    if (env && sscanf(env, "%u,%u,%u,%u", &v.wg, &v.rows, &v.convert, &v.groups) >= 2 && mvq_group_fits(d, &v, n)) return v;
+    const struct vk_env_value *env = &vk_tuning()->mvqg; /* WG,ROWS[,CONVERT[,GROUPS]] */
+    if (env->n >= 2)
+        v = (struct mv_tune){env->v[0], env->v[1], env->n >= 4 ? env->v[3] : 1, env->n >= 3 ? env->v[2] : 0};
+    if (env->n >= 2 && mvq_group_fits(d, &v, n)) return v;
     while (t.wg > 8 && !mvq_group_fits(d, &t, n)) t.wg /= 2, t.rows = t.rows > 1 ? t.rows / 2 : 1;
     return t;
 }
@@ -163,15 +166,15 @@ static bool mvq_groupable(const struct vk_device *d, const struct ggml_tensor *a
  * loads when both operands allow them). */
 static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *b,
                         size_t *a_unit, size_t *b_unit) {
-    const char *kernel = getenv("GGMLC_VK_MVQ_KERNEL");
+    const struct vk_tuning *tune = vk_tuning();
     const bool quant = vk_is_block_quant(a->type);
-    enum vk_shader_id lanes = quant && !(kernel && strcmp(kernel, "staged") == 0) ? vk_shader_find("mvql_%s", ggml_type_name(a->type))
-                                                                                  : VK_SHADER_COUNT;
+    const bool lanes_ok = quant && tune->mvq_kernel != VK_MVQ_STAGED;
+    enum vk_shader_id lanes = lanes_ok ? vk_shader_find("mvql_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
     const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], lanes != VK_SHADER_COUNT);
     const uint32_t bvec = vk_vectorizable(rec->d, b);
-    const bool grouped = !kernel || strcmp(kernel, "group") == 0;
+    const bool grouped = tune->mvq_kernel == VK_MVQ_AUTO || tune->mvq_kernel == VK_MVQ_GROUP;
     const enum vk_shader_id group = quant && grouped ? vk_shader_find("mvqg_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
-    if (group != VK_SHADER_COUNT && (b->ne[1] == 1 || getenv("GGMLC_VK_MVQG")) && mvq_groupable(rec->d, a)) {
+    if (group != VK_SHADER_COUNT && (b->ne[1] == 1 || tune->mvqg.set) && mvq_groupable(rec->d, a)) {
         const struct mv_tune g = mvq_group_tune(rec->d, (uint32_t)b->ne[1]);
         *a_unit = 16;
         vk_dispatch_init(ds, group);

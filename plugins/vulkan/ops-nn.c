@@ -116,9 +116,9 @@ static bool flash_attn_supports(const struct vk_device *d, const struct ggml_ten
 static uint32_t attn_splits(const struct vk_device *d, const struct ggml_tensor *q, const struct ggml_tensor *k) {
     if (d->attn_split_failed) return 1;
     const uint64_t rows = (uint64_t)q->ne[1] * q->ne[2] * q->ne[3], chunks = ((uint64_t)k->ne[1] + ATTN_WG - 1) / ATTN_WG;
-    const char *env = getenv("GGMLC_VK_FA_SPLIT");
+    const struct vk_env_value *env = &vk_tuning()->fa_split;
     uint64_t ns = 1;
-    if (env) ns = strtoull(env, NULL, 10);
+    if (env->set) ns = (uint64_t)env->number;
     else if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && rows <= 64)
         ns = ((256 + rows - 1) / rows < chunks / 4) ? (256 + rows - 1) / rows : chunks / 4;
     if (ns > ATTN_SPLIT_MAX) ns = ATTN_SPLIT_MAX;

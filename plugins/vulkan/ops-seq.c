@@ -59,7 +59,7 @@ static bool ssm_scan_supports(const struct vk_device *d, const struct ggml_tenso
     const struct ggml_tensor *s = node->src[0], *x = node->src[1], *B = node->src[4];
     return ggml_is_contiguous(s) && node->type == GGML_TYPE_F32 && ggml_is_contiguous(node) && vk_shape_fits(node) && B->ne[1] > 0 &&
            s->ne[0] < VK_LOOP_BUDGET && /* a token's states fit one dispatch's loop budget */
-           x->ne[1] % B->ne[1] == 0 && d->props.limits.maxPerStageDescriptorStorageBuffers >= 8;
+           x->ne[1] % B->ne[1] == 0 && d->props.limits.maxPerStageDescriptorStorageBuffers >= 9;
 }
 
 static enum ggml_status ssm_scan_record(struct vk_rec *rec, const struct ggml_tensor *node) {
@@ -77,6 +77,7 @@ static enum ggml_status ssm_scan_record(struct vk_rec *rec, const struct ggml_te
     memcpy(ds.push, push, sizeof push);
     for (int i = 0; i < 7; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 22 + i);
     vk_dispatch_bind(&ds, node, true, 4, 29);
+    if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, (uint64_t)(x->ne[0] * x->ne[1] * x->ne[3]), 256, ds.groups);
     /* each token loops over the d_state states: tokens in chunks within the loop budget, the
      * state carried over in the result */

@@ -129,7 +129,7 @@ static enum ggmlc_status create_commands(struct vk_device *d) {
 
 /* One push-descriptor set layout and pipeline layout per binding count. */
 static enum ggmlc_status create_layouts(struct vk_device *d) {
-    for (int n = 1; n <= VK_MAX_BINDINGS; n++) {
+    for (int n = 1; n <= VK_MAX_BINDINGS && (uint32_t)n <= d->props.limits.maxPerStageDescriptorStorageBuffers; n++) {
         VkDescriptorSetLayoutBinding b[VK_MAX_BINDINGS];
         for (int i = 0; i < n; i++)
             b[i] = (VkDescriptorSetLayoutBinding){
@@ -181,6 +181,7 @@ void vk_device_close(struct vk_device *d) {
         vk_pipelines_release(d);
         vk_staging_release(d);
         vk_scratch_release(d);
+        vk_checks_release(d);
         vk_mem_release_all(d);
         for (int n = 1; n <= VK_MAX_BINDINGS; n++) {
             if (d->pipe_layout[n]) vkDestroyPipelineLayout(d->dev, d->pipe_layout[n], NULL);

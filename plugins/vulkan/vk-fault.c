@@ -44,7 +44,7 @@ void vk_fault_init(void) {
     memset(&faults, 0, sizeof faults);
     atomic_store(&n_allocs, 0);
     atomic_store(&lost_done, false);
-    const char *env = getenv("GGMLC_VK_FAULT");
+    const char *env = ggmlc_getenv("GGMLC_VK_FAULT");
     if (!env || !*env) return;
     char list[256];
     snprintf(list, sizeof list, "%s", env);

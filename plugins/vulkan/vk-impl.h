@@ -8,6 +8,7 @@
  *   vk-pipeline.c  pipelines from the embedded SPIR-V, the on-disk cache
  *   vk-record.c    recording a graph into one command buffer with barriers
  *   vk-plugin.c    the plugin descriptor, registry, devices and backends
+ *   vk-tuning.c    the options and GGMLC_VK_* variables, read once at init
  *   ops-*.c        one file per op family: supports() and record() per op
  *                  (elementwise, reduce, matmul, index, nn (rope), train, conv)
  *
@@ -32,7 +33,7 @@
 
 #define VK_HIDDEN __attribute__((visibility("hidden")))
 
-#define VK_MAX_BINDINGS   8
+#define VK_MAX_BINDINGS   9  /* ssm_scan's 8 tensors and its index check */
 #define VK_PUSH_BYTES     128  /* the minimum every Vulkan device guarantees */
 #define VK_MAX_SPEC       12
 #define VK_FAKE_BASE      ((uintptr_t)0x1000)
@@ -161,6 +162,7 @@ struct vk_device {
     struct vk_staging staging;
     struct vk_block *blocks;
     struct vk_alloc scratch;         /* device memory for what a segment's kernels pass each other (block NULL: none) */
+    struct vk_alloc checks;          /* the segment's index-check slots (vk-record.c; block NULL: none) */
     ggml_backend_buffer_type_t buft;
     /* faults (vk-fallback.c): each warned about once */
     bool warned_host_memory;         /* a buffer fell back to host memory */
@@ -214,6 +216,9 @@ static inline VkDeviceSize vk_scratch_round(VkDeviceSize n) { return (n + 255) &
  * previous one may be freed).  Out of device memory: false, nothing recorded (callers fall back). */
 VK_HIDDEN bool vk_scratch_reserve(struct vk_device *d, VkDeviceSize size);
 VK_HIDDEN void vk_scratch_release(struct vk_device *d);
+/* The same for the index-check slots (d->checks). */
+VK_HIDDEN bool vk_checks_reserve(struct vk_device *d, VkDeviceSize size);
+VK_HIDDEN void vk_checks_release(struct vk_device *d);
 /* A host-visible staging buffer of at least size bytes (caller holds d->lock). */
 VK_HIDDEN enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size);
 VK_HIDDEN void vk_staging_release(struct vk_device *d);
@@ -295,13 +300,15 @@ struct vk_rec {
     int n_derived;
     enum vk_shader_id profiled[VK_PROFILE_MAX]; /* GGMLC_DEBUG=vulkan-ops: the dispatches timed, in order */
     int n_profiled;
+    const struct ggml_tensor **checked; /* index checks: the node of each slot taken (vk_dispatch_bind_check) */
+    int n_checked, max_checked;
 };
 
-/* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory) bound to
- * one shader binding. */
+/* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory, or with
+ * check, its index-check slot at byte at) bound to one shader binding. */
 struct vk_binding {
     const struct ggml_tensor *t;
-    bool written;
+    bool written, check;
     VkDeviceSize at, size;
 };
 
@@ -328,6 +335,13 @@ VK_HIDDEN void vk_dispatch_init(struct vk_dispatch *ds, enum vk_shader_id shader
 VK_HIDDEN int vk_dispatch_bind(struct vk_dispatch *ds, const struct ggml_tensor *t, bool written, uint32_t elem_size, int offset_word);
 /* Append a binding of scratch bytes [at, at + size) (from vk_scratch_take); returns its index. */
 VK_HIDDEN int vk_dispatch_bind_scratch(struct vk_dispatch *ds, VkDeviceSize at, VkDeviceSize size, bool written);
+/* Index checks: a kernel that addresses memory with indices read on the device (get_rows,
+ * set_rows, get_rows_back, mul_mat_id, add_id, ssm_scan) binds, last, node's slot of the
+ * segment's check memory (shaders/index-check.glsl), where it reports an index out of range
+ * instead of using it; after the segment the host reads the slots back and fails the graph
+ * with GGMLC_ERR_INVALID_ARG naming the first node that reported one.  Returns the binding's
+ * index, or -1 (recorded as the error) when the segment has no slot left for node. */
+VK_HIDDEN int vk_dispatch_bind_check(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *node);
 /* Take size bytes of the segment's scratch memory (256-byte aligned) at *at; false when the
  * reserve does not hold them (the caller records another kernel). */
 VK_HIDDEN bool vk_scratch_take(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
@@ -440,6 +454,44 @@ static inline uint32_t vk_f32_bits(float f) {
 VK_HIDDEN void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t);
 /* True when every stride and the size of t are whole elements and fit in 32 bits. */
 VK_HIDDEN bool vk_shape_fits(const struct ggml_tensor *t);
+
+/* ------------------------------------------------------------- tuning */
+
+/* One GGMLC_VK_* variable as read at init: set when it is, its text (cut at 63 bytes), and that
+ * text read as up to 7 comma-separated numbers ("WG,ROWS,..."; n is sscanf's count, 0 or less
+ * when it does not start with one) and as one number (strtoll's reading). */
+struct vk_env_value {
+    bool set;
+    char text[64];
+    int n;
+    uint32_t v[7];
+    long long number;
+};
+
+/* What $GGMLC_VK_MVQ_KERNEL asks of the quantized matrix-vector products (ops-matmul*.c). */
+enum vk_mvq_kernel { VK_MVQ_AUTO, VK_MVQ_DOT, VK_MVQ_STAGED, VK_MVQ_GROUP, VK_MVQ_OTHER };
+
+/* The plugin's tuning, read once when it initialises (vk-tuning.c) from the [backend.vulkan]
+ * options and the GGMLC_VK_* variables; the variables through ggmlc_getenv, so a set-uid
+ * program sees none of them.  Each value's meaning and default is told where it is used. */
+struct vk_tuning {
+    char device[256];            /* which devices: $GGMLC_VK_DEVICE, else option device (vk-plugin.c) */
+    bool f16_off;                /* option f16 = off */
+    bool coopmat_off;            /* $GGMLC_VK_COOPMAT, else option coopmat: off (or 0) */
+    struct vk_env_value mm_tile; /* GGMLC_VK_MM_TILE (ops-matmul.c) */
+    struct vk_env_value mv, mvq, mvql, mvqg; /* GGMLC_VK_MV, _MVQ, _MVQL, _MVQG (ops-matmul.c) */
+    struct vk_env_value mvqd;    /* GGMLC_VK_MVQD (ops-matmul-dot.c) */
+    enum vk_mvq_kernel mvq_kernel; /* GGMLC_VK_MVQ_KERNEL */
+    /* GGMLC_VK_COOPMAT_TILE, _DEQUANT, _FLEX, _PACK, _SPLIT (ops-matmul-coopmat.c) */
+    struct vk_env_value coopmat_tile, coopmat_dequant, coopmat_flex, coopmat_pack, coopmat_split;
+    bool coopmat_khr_off;        /* GGMLC_VK_COOPMAT_KHR=0 (ops-matmul-coopmat.c) */
+    struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
+};
+
+/* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */
+VK_HIDDEN void vk_tuning_read(const struct ggmlc_plugin_options *opts);
+/* The tuning read last. */
+VK_HIDDEN const struct vk_tuning *vk_tuning(void);
 
 /* ------------------------------------------------------------- faults */
 

@@ -212,17 +212,27 @@ enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size) {
     return GGMLC_OK;
 }
 
-bool vk_scratch_reserve(struct vk_device *d, VkDeviceSize size) {
-    if (d->scratch.block && d->scratch.size >= size) return true;
-    vk_scratch_release(d);
-    VkDeviceSize want = (VkDeviceSize)1 << 20; /* grown by doubling: few reallocations */
+/* *a holding at least size bytes: kept when it does, else allocated anew, at least `least` bytes,
+ * grown by doubling (few reallocations).  Out of device memory: false, *a empty. */
+static bool reserve_grown(struct vk_device *d, struct vk_alloc *a, VkDeviceSize size, VkDeviceSize least) {
+    if (a->block && a->size >= size) return true;
+    vk_mem_free(d, a); /* a no-op without a block */
+    VkDeviceSize want = least;
     while (want < size) want *= 2;
-    if (vk_mem_alloc(d, want, &d->scratch) == GGMLC_OK) return true;
-    memset(&d->scratch, 0, sizeof d->scratch);
+    if (vk_mem_alloc(d, want, a) == GGMLC_OK) return true;
+    memset(a, 0, sizeof *a);
     return false;
 }
 
+bool vk_scratch_reserve(struct vk_device *d, VkDeviceSize size) {
+    return reserve_grown(d, &d->scratch, size, (VkDeviceSize)1 << 20);
+}
+
 void vk_scratch_release(struct vk_device *d) { vk_mem_free(d, &d->scratch); /* a no-op without a block */ }
+
+bool vk_checks_reserve(struct vk_device *d, VkDeviceSize size) { return reserve_grown(d, &d->checks, size, 4096); }
+
+void vk_checks_release(struct vk_device *d) { vk_mem_free(d, &d->checks); }
 
 void vk_staging_release(struct vk_device *d) {
     struct vk_staging *s = &d->staging;

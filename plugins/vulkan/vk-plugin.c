@@ -9,6 +9,7 @@
  *   f16    = auto | on | off   use f16 kernels where the device has them.
  *   coopmat = auto | off       cooperative-matrix (tensor core) kernels where the
  *            device and this build have them; $GGMLC_VK_COOPMAT=0 turns them off.
+ * They and the GGMLC_VK_* variables are read once, at init (vk-tuning.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -185,12 +186,9 @@ static void fill_op_fns(void) {
 }
 
 static enum ggmlc_status vk_init(const struct ggmlc_plugin_options *opts, ggml_backend_reg_t *reg_out) {
-    const char *env = getenv("GGMLC_VK_DEVICE");
-    const char *sel = env && *env ? env : ggmlc_plugin_option(opts, "device", "auto");
-    const char *f16 = ggmlc_plugin_option(opts, "f16", "auto");
-    const char *coopmat_env = getenv("GGMLC_VK_COOPMAT");
-    const char *coopmat = coopmat_env && *coopmat_env ? coopmat_env : ggmlc_plugin_option(opts, "coopmat", "auto");
-    const bool coopmat_off = strcasecmp(coopmat, "off") == 0 || strcmp(coopmat, "0") == 0;
+    vk_tuning_read(opts);
+    const struct vk_tuning *tune = vk_tuning();
+    const char *sel = tune->device;
     vk_fault_init();
     struct vk_registry *r = calloc(1, sizeof *r);
     if (!r) return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of memory");
@@ -221,8 +219,8 @@ static enum ggmlc_status vk_init(const struct ggmlc_plugin_options *opts, ggml_b
         struct vk_device *d = &r->devs[i];
         pthread_mutex_init(&d->lock, NULL);
         snprintf(d->name, sizeof d->name, "Vulkan%d", i);
-        d->use_f16 = d->caps.storage16 && strcasecmp(f16, "off") != 0 && strcmp(f16, "0") != 0;
-        d->use_coopmat = d->use_f16 && d->caps.subgroup_size >= 4 && !coopmat_off &&
+        d->use_f16 = d->caps.storage16 && !tune->f16_off;
+        d->use_coopmat = d->use_f16 && d->caps.subgroup_size >= 4 && !tune->coopmat_off &&
                          ((d->caps.coopmat_nv && vk_shader_present(vk_shader_find("mm_coopmat_nv_f16_f32"))) ||
                           (d->caps.coopmat_khr_frag && vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"))));
         ggml_backend_dev_t gdev = ggmlc_device_new(reg, &vk_device_iface, d);

@@ -66,6 +66,13 @@ static struct vk_range tensor_range(const struct vk_buffer *b, const struct ggml
 /* The bytes of a binding: its VkBuffer, where the tensor (or scratch range) starts, its size. */
 static bool binding_place(const struct vk_device *d, const struct vk_binding *bind, VkBuffer *buf, VkDeviceSize *at,
                           VkDeviceSize *nbytes, VkDeviceSize *end) {
+    if (bind->check) {
+        *buf = d->checks.buf;
+        *at = d->checks.offset + bind->at;
+        *nbytes = 16;
+        *end = d->checks.offset + d->checks.size;
+        return true;
+    }
     if (!bind->t) {
         *buf = d->scratch.buf;
         *at = d->scratch.offset + bind->at;
@@ -167,6 +174,106 @@ static void forget_derived(struct vk_rec *rec, const struct vk_range *r) {
     }
 }
 
+/* ------------------------------------------------------- index checks
+ *
+ * Indices are usually made on the device (by argsort, top_k, the previous step of a model), so
+ * the host cannot check them before a dispatch without a round trip per node: the kernels check
+ * them as they read them (shaders/index-check.glsl), and report a bad one in their slot of the
+ * segment's check memory, a 16-byte slot per node at offsets the device can bind.  The slots are
+ * zeroed at the start of the segment and copied to the staging buffer at its end; the host
+ * reads them once the segment is done.  The cost: a fill, a copy and two barriers per segment
+ * with such nodes, and a compare per index read. */
+
+/* The index operand of node and the range [0, *limit) of its values, or NULL for nodes without. */
+static const struct ggml_tensor *index_operand(const struct ggml_tensor *node, int64_t *limit) {
+    switch (node->op) {
+    case GGML_OP_GET_ROWS: *limit = node->src[0]->ne[1]; return node->src[1];
+    case GGML_OP_GET_ROWS_BACK: *limit = node->ne[1]; return node->src[1];
+    case GGML_OP_SET_ROWS: *limit = node->ne[1]; return node->src[1];
+    case GGML_OP_MUL_MAT_ID: *limit = node->src[0]->ne[2]; return node->src[2];
+    case GGML_OP_ADD_ID: *limit = node->src[1]->ne[1]; return node->src[2];
+    case GGML_OP_SSM_SCAN: *limit = node->src[0]->ne[3]; return node->src[6];
+    default: return NULL;
+    }
+}
+
+/* Bytes between two slots: 16, or the device's binding offset alignment. */
+static VkDeviceSize check_stride(const struct vk_device *d) {
+    const VkDeviceSize align = d->props.limits.minStorageBufferOffsetAlignment;
+    return align > 16 ? align : 16;
+}
+
+int vk_dispatch_bind_check(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *node) {
+    const bool same_node = rec->n_checked > 0 && rec->checked[rec->n_checked - 1] == node;
+    if (!same_node && rec->n_checked == rec->max_checked) {
+        ggmlc_set_error(GGMLC_ERR_INTERNAL, "vulkan %s: no index-check slot for node '%s' (%s)", rec->d->name,
+                        node->name, ggml_op_desc(node));
+        return -1;
+    }
+    if (!same_node) rec->checked[rec->n_checked++] = node;
+    const int i = ds->n_bind++;
+    const VkDeviceSize at = (VkDeviceSize)(rec->n_checked - 1) * check_stride(rec->d);
+    ds->bind[i] = (struct vk_binding){.check = true, .written = true, .at = at};
+    ds->elem_size[i] = 4;
+    ds->offset_word[i] = -1;
+    return i;
+}
+
+/* Slots for the index-taking nodes among [i, n), zeroed by the command buffer before any of them
+ * runs, and staging memory to read them back through; false (the error recorded) without. */
+static bool checks_begin(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n) {
+    int64_t limit;
+    for (; i < n; i++) rec->max_checked += index_operand(nodes[i], &limit) != NULL;
+    if (!rec->max_checked) return true;
+    struct vk_device *d = rec->d;
+    const VkDeviceSize bytes = (VkDeviceSize)rec->max_checked * check_stride(d);
+    rec->checked = malloc((size_t)rec->max_checked * sizeof *rec->checked);
+    if (!rec->checked || !vk_checks_reserve(d, bytes) || vk_staging_reserve(d, bytes) != GGMLC_OK) {
+        if (ggmlc_last_status() == GGMLC_OK)
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of memory for the index checks of %d nodes", d->name,
+                            rec->max_checked);
+        return false;
+    }
+    vkCmdFillBuffer(d->cmd, d->checks.buf, d->checks.offset, bytes, 0);
+    barrier(rec);
+    return true;
+}
+
+/* Record the copy of the slots taken into the staging buffer, visible to the host after the submit. */
+static void checks_end(struct vk_rec *rec) {
+    if (!rec->n_checked) return;
+    struct vk_device *d = rec->d;
+    barrier(rec);
+    const VkBufferCopy region = {.srcOffset = d->checks.offset, .size = (VkDeviceSize)rec->n_checked * check_stride(d)};
+    vkCmdCopyBuffer(d->cmd, d->checks.buf, d->staging.buf, 1, &region);
+    const VkMemoryBarrier to_host = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0,
+                         NULL);
+}
+
+/* After the segment: the first node whose kernel reported an index, as the error; false then. */
+static bool checks_passed(const struct vk_rec *rec) {
+    for (int k = 0; k < rec->n_checked; k++) {
+        const uint32_t *slot = (const uint32_t *)((const char *)rec->d->staging.map + (size_t)k * check_stride(rec->d));
+        if (!slot[0]) continue;
+        const struct ggml_tensor *node = rec->checked[k];
+        int64_t limit = 0;
+        const struct ggml_tensor *idx = index_operand(node, &limit);
+        const int64_t at = slot[1], value = (int64_t)((uint64_t)slot[3] << 32 | slot[2]);
+        const int64_t i0 = at % idx->ne[0], i1 = at / idx->ne[0] % idx->ne[1], i2 = at / (idx->ne[0] * idx->ne[1]);
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                        "%s (node '%s'): index %lld at [%lld, %lld, %lld] of '%s' is out of range [0, %lld)",
+                        ggml_op_desc(node), node->name, (long long)value, (long long)i0, (long long)i1,
+                        (long long)i2, idx->name, (long long)limit);
+        return false;
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------- dispatch */
 
 enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) {
@@ -210,11 +317,14 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
         return GGML_STATUS_FAILED;
     }
 
+    /* the check slots need no barriers: a node's dispatches only ever set its slot */
     bool conflict = false;
     for (int i = 0; i < n_bind && !conflict; i++)
-        conflict = overlaps(&rec->hz->written, &ranges[i]) || (ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i]));
+        conflict = !ds->bind[i].check && (overlaps(&rec->hz->written, &ranges[i]) ||
+                                          (ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i])));
     if (conflict) barrier(rec);
     for (int i = 0; i < n_bind; i++) {
+        if (ds->bind[i].check) continue;
         if (!add_range(ds->bind[i].written ? &rec->hz->written : &rec->hz->read, &ranges[i])) {
             ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of host memory while recording");
             return GGML_STATUS_ALLOC_FAILED;
@@ -341,14 +451,15 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             vkCmdResetQueryPool(d->cmd, d->timestamps, 0, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
             vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->timestamps, 0);
         }
-        s = record_nodes(&rec, nodes, i, n, cpu_at);
+        s = checks_begin(&rec, nodes, i, n) ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
         if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
             vkEndCommandBuffer(d->cmd);
             vk_check(d, VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
             s = GGML_STATUS_FAILED;
         } else if (s == GGML_STATUS_SUCCESS) {
+            checks_end(&rec);
             if (d->timestamps) vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->timestamps, 1);
-            if (vk_cmd_submit_wait(d) != GGMLC_OK) s = GGML_STATUS_FAILED;
+            if (vk_cmd_submit_wait(d) != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
             else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
         } else {
             vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
@@ -357,6 +468,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     pthread_mutex_unlock(&d->lock);
     free(hz.written.r);
     free(hz.read.r);
+    free(rec.checked);
     return s;
 }
 
