@@ -82,7 +82,8 @@ static void index_put(struct ggmlc_name_index *ix, size_t h, size_t pos_plus1) {
 /* Remember that name is at pos (the caller checked it is not there yet); false when out of memory. */
 static bool index_add(struct ggmlc_name_index *ix, const char *name, size_t pos) {
     if (2 * (ix->count + 1) > ix->cap) { /* at most half full: short probes */
-        struct ggmlc_name_index grown = {calloc(ix->cap ? 2 * ix->cap : 16, sizeof *grown.slots), ix->cap ? 2 * ix->cap : 16, 0};
+        const size_t cap = ix->cap ? 2 * ix->cap : 16;
+        struct ggmlc_name_index grown = {calloc(cap, sizeof *grown.slots), cap, 0};
         if (!grown.slots) return false;
         for (size_t i = 0; i < ix->cap; i++)
             if (ix->slots[i].pos_plus1) index_put(&grown, ix->slots[i].hash, ix->slots[i].pos_plus1);
@@ -386,12 +387,14 @@ static FILE *open_config(const char *path, bool dropin, char **real) {
     char reason[PATH_MAX + 256];
     struct ggmlc_secure_file file = {.fd = -1};
     char *abs = absolute_path(path);
-    enum ggmlc_status status = abs ? ggmlc_secure_open(abs, GGMLC_SECURE_CONFIG, &file, reason, sizeof reason) : GGMLC_ERR_IO;
+    enum ggmlc_status status =
+        abs ? ggmlc_secure_open(abs, GGMLC_SECURE_CONFIG, &file, reason, sizeof reason) : GGMLC_ERR_IO;
     if (!abs) snprintf(reason, sizeof reason, "%s: %s", path, strerror(errno));
     free(abs);
-    struct stat st;
-    if (status == GGMLC_OK && (fstat(file.fd, &st) != 0 || st.st_size > MAX_CONFIG_BYTES)) {
-        snprintf(reason, sizeof reason, "%s: %s", path, st.st_size > MAX_CONFIG_BYTES ? "larger than 1 MiB" : strerror(errno));
+    struct stat st = {0};
+    const bool stat_failed = status == GGMLC_OK && fstat(file.fd, &st) != 0;
+    if (status == GGMLC_OK && (stat_failed || st.st_size > MAX_CONFIG_BYTES)) {
+        snprintf(reason, sizeof reason, "%s: %s", path, stat_failed ? strerror(errno) : "larger than 1 MiB");
         status = GGMLC_ERR_IO;
     }
     FILE *f = status == GGMLC_OK ? fdopen(file.fd, "r") : NULL;
@@ -402,7 +405,8 @@ static FILE *open_config(const char *path, bool dropin, char **real) {
     if (status == GGMLC_OK) snprintf(reason, sizeof reason, "%s: out of memory", path), status = GGMLC_ERR_NOMEM;
     if (status == GGMLC_ERR_CONFIG) /* unsafe: say what happens instead */
         ggmlc_set_error(status, "%s; %s", reason,
-                        dropin ? "this drop-in file is ignored" : "the file is ignored and the defaults apply (the CPU plugin)");
+                        dropin ? "this drop-in file is ignored"
+                               : "the file is ignored and the defaults apply (the CPU plugin)");
     else
         ggmlc_set_error(status, "cannot read configuration file %s", reason);
     return NULL;
@@ -547,7 +551,8 @@ size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, 
         const bool cpu_listed = index_find(&list.index, "cpu", list_item_at, list.names) != SIZE_MAX;
         for (size_t i = 0; i < cfg->n_backends; i++) {
             const struct ggmlc_config_backend *b = &cfg->backends[i];
-            if (b->from_dropin && (!cpu_last || cpu_listed || strcasecmp(b->name, "cpu") != 0)) list_append(&list, b->name);
+            const bool held_back_cpu = cpu_last && !cpu_listed && strcasecmp(b->name, "cpu") == 0;
+            if (b->from_dropin && !held_back_cpu) list_append(&list, b->name);
         }
         if (cpu_last) list_append(&list, cfg->order[cfg->n_order - 1]);
     } else {

@@ -179,11 +179,13 @@ static enum ggmlc_status check_entry_symbol(const char *path, void *handle, cons
         return fail(reason, size, GGMLC_ERR_ABI, "%s: the entry symbol %s is not a data object (ELF type %u)", path,
                     GGMLC_PLUGIN_ENTRY_NAME, (unsigned)ELF64_ST_TYPE(sym->st_info));
     if (sym->st_size < DESC_V1_SIZE)
-        return fail(reason, size, GGMLC_ERR_ABI, "%s: the entry symbol %s has %zu bytes, fewer than the %zu of a descriptor",
-                    path, GGMLC_PLUGIN_ENTRY_NAME, (size_t)sym->st_size, (size_t)DESC_V1_SIZE);
+        return fail(reason, size, GGMLC_ERR_ABI,
+                    "%s: the entry symbol %s has %zu bytes, fewer than the %zu of a descriptor", path,
+                    GGMLC_PLUGIN_ENTRY_NAME, (size_t)sym->st_size, (size_t)DESC_V1_SIZE);
     if (room_in_object(map, entry, PF_R) < sym->st_size)
-        return fail(reason, size, GGMLC_ERR_ABI, "%s: the entry symbol %s does not lie inside a readable segment of the plugin",
-                    path, GGMLC_PLUGIN_ENTRY_NAME);
+        return fail(reason, size, GGMLC_ERR_ABI,
+                    "%s: the entry symbol %s does not lie inside a readable segment of the plugin", path,
+                    GGMLC_PLUGIN_ENTRY_NAME);
     *sym_size = sym->st_size;
     return GGMLC_OK;
 }
@@ -207,11 +209,12 @@ static enum ggmlc_status check_desc_pointers(const char *path, void *handle, con
         return fail(reason, size, GGMLC_ERR_PLUGIN, "%s: the dynamic linker gives no map of the loaded object", path);
     if (!is_plugin_string(map, desc->name) || !is_plugin_string(map, desc->version) ||
         !is_plugin_string(map, desc->description))
-        return fail(reason, size, GGMLC_ERR_ABI, "%s: a string of the plugin descriptor points outside the plugin", path);
+        return fail(reason, size, GGMLC_ERR_ABI, "%s: a string of the plugin descriptor points outside the plugin",
+                    path);
     if (!is_plugin_code(map, (void (*)(void))desc->probe) || !is_plugin_code(map, (void (*)(void))desc->init) ||
         !is_plugin_code(map, desc->fini))
-        return fail(reason, size, GGMLC_ERR_ABI, "%s: a function of the plugin descriptor points outside the plugin's code",
-                    path);
+        return fail(reason, size, GGMLC_ERR_ABI,
+                    "%s: a function of the plugin descriptor points outside the plugin's code", path);
     return GGMLC_OK;
 }
 
@@ -239,7 +242,8 @@ static void *open_checked(const char *path, const struct ggmlc_secure_file *file
     snprintf(by_fd, sizeof by_fd, "/proc/self/fd/%d", fd);
     const bool through_fd = fd >= 0 && access(by_fd, F_OK) == 0;
     if (!through_fd)
-        GGMLC_TRACE_LOADER("%s: cannot load through /proc/self/fd; opening %s, whose folders were checked\n", path, file->real);
+        GGMLC_TRACE_LOADER("%s: cannot load through /proc/self/fd; opening %s, whose folders were checked\n", path,
+                           file->real);
     dlerror();
     void *handle = dlopen(through_fd ? by_fd : file->real, RTLD_NOW | RTLD_LOCAL);
     if (fd >= 0) close(fd);

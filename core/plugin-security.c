@@ -35,11 +35,13 @@ void ggmlc_plugin_allow_insecure(bool allow) { atomic_store(&insecure_allowed, a
 
 enum component { COMPONENT_FILE, COMPONENT_FOLDER, COMPONENT_LINK };
 
+static const char NOT_REGULAR[] = "is not a regular file"; /* no permission can fix that: no hint */
+
 /* Why st (a component of the kind given) is unsafe, or NULL. */
 static const char *unsafe_because(const struct stat *st, enum component kind) {
     if (st->st_uid != 0 && st->st_uid != geteuid()) return "is owned by another user";
     if (kind == COMPONENT_LINK) return NULL; /* a link's own mode means nothing */
-    if (kind == COMPONENT_FILE && !S_ISREG(st->st_mode)) return "is not a regular file";
+    if (kind == COMPONENT_FILE && !S_ISREG(st->st_mode)) return NOT_REGULAR;
     if (!(st->st_mode & (S_IWGRP | S_IWOTH))) return NULL;
     if (kind == COMPONENT_FOLDER && (st->st_mode & S_ISVTX)) return NULL; /* sticky: others cannot replace our entries */
     return st->st_mode & S_IWOTH ? "is writable by all users" : "is writable by its group";
@@ -87,8 +89,9 @@ static enum ggmlc_status check_component(struct walk *w, const struct stat *st, 
     const char *why = w->check ? unsafe_because(st, kind) : NULL;
     if (!why) return GGMLC_OK;
     static const char *const what[] = {"it", "its folder ", "the link "};
-    return refuse(w, w->kind == GGMLC_SECURE_PLUGIN ? GGMLC_ERR_PLUGIN : GGMLC_ERR_CONFIG, "%s%s %s (%s)", what[kind],
-                  kind == COMPONENT_FILE ? "" : shown, why, w->kind == GGMLC_SECURE_PLUGIN ? PLUGIN_HINT : CONFIG_HINT);
+    const char *hint = why == NOT_REGULAR ? "" : w->kind == GGMLC_SECURE_PLUGIN ? " (" PLUGIN_HINT ")" : " (" CONFIG_HINT ")";
+    return refuse(w, w->kind == GGMLC_SECURE_PLUGIN ? GGMLC_ERR_PLUGIN : GGMLC_ERR_CONFIG, "%s%s %s%s", what[kind],
+                  kind == COMPONENT_FILE ? "" : shown, why, hint);
 }
 
 /* Make fd (a checked folder whose resolved path is now w->real) the folder reached. */
