@@ -1,6 +1,8 @@
 /*
  * test-loader-security.c - the loader refuses plugins that other users could
- * modify (unless the configuration allows it), ignores the environment in
+ * modify (unless the configuration allows it), checking every folder and link
+ * of the path as written (also while another user swaps a link, as root),
+ * refuses configuration files others could modify, ignores the environment in
  * set-uid programs (simulated through fault-inject.h), and never looks for a
  * plugin in the current directory.
  *
