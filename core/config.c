@@ -6,7 +6,9 @@
  * is how every message names its file and line, and how a second
  * [backend.X] section is told apart from the continuation of the first.
  */
+#include <ctype.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include <ini.h>
 
 #include "config.h"
+#include "plugin-security.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -48,16 +51,82 @@ static bool file_exists(const char *path) {
     return ok;
 }
 
+/* ---------------------------------------------- the case-insensitive index */
+
+typedef const char *(*name_at_fn)(const void *owner, size_t pos);
+
+static size_t hash_name(const char *s) {
+    size_t h = 1469598103934665603u; /* FNV-1a over the lower-cased bytes */
+    for (; *s; s++) h = (h ^ (unsigned char)tolower((unsigned char)*s)) * 1099511628211u;
+    return h;
+}
+
+/* The position of name in the owner's array, or SIZE_MAX. */
+static size_t index_find(const struct ggmlc_name_index *ix, const char *name, name_at_fn at, const void *owner) {
+    if (!ix->cap) return SIZE_MAX;
+    const size_t h = hash_name(name);
+    for (size_t i = h & (ix->cap - 1); ix->slots[i].pos_plus1; i = (i + 1) & (ix->cap - 1)) {
+        const size_t pos = ix->slots[i].pos_plus1 - 1;
+        if (ix->slots[i].hash == h && strcasecmp(at(owner, pos), name) == 0) return pos;
+    }
+    return SIZE_MAX;
+}
+
+static void index_put(struct ggmlc_name_index *ix, size_t h, size_t pos_plus1) {
+    size_t i = h & (ix->cap - 1);
+    while (ix->slots[i].pos_plus1) i = (i + 1) & (ix->cap - 1);
+    ix->slots[i] = (struct ggmlc_name_slot){h, pos_plus1};
+    ix->count++;
+}
+
+/* Remember that name is at pos (the caller checked it is not there yet); false when out of memory. */
+static bool index_add(struct ggmlc_name_index *ix, const char *name, size_t pos) {
+    if (2 * (ix->count + 1) > ix->cap) { /* at most half full: short probes */
+        const size_t cap = ix->cap ? 2 * ix->cap : 16;
+        struct ggmlc_name_index grown = {calloc(cap, sizeof *grown.slots), cap, 0};
+        if (!grown.slots) return false;
+        for (size_t i = 0; i < ix->cap; i++)
+            if (ix->slots[i].pos_plus1) index_put(&grown, ix->slots[i].hash, ix->slots[i].pos_plus1);
+        free(ix->slots);
+        *ix = grown;
+    }
+    index_put(ix, hash_name(name), pos + 1);
+    return true;
+}
+
+static void index_free(struct ggmlc_name_index *ix) {
+    free(ix->slots);
+    memset(ix, 0, sizeof *ix);
+}
+
+bool ggmlc_reserve_one(void *array_ptr, size_t *cap, size_t n, size_t elem) {
+    if (n < *cap) return true;
+    const size_t new_cap = *cap ? 2 * *cap : 8;
+    void *array;
+    memcpy(&array, array_ptr, sizeof array);
+    void *grown = new_cap <= SIZE_MAX / elem ? realloc(array, new_cap * elem) : NULL;
+    if (!grown) return false;
+    memcpy(array_ptr, &grown, sizeof grown);
+    *cap = new_cap;
+    return true;
+}
+
+static const char *backend_name_at(const void *cfg, size_t pos) {
+    return ((const struct ggmlc_config *)cfg)->backends[pos].name;
+}
+static const char *option_key_at(const void *backend, size_t pos) {
+    return ((const struct ggmlc_config_backend *)backend)->keys[pos];
+}
+static const char *list_item_at(const void *items, size_t pos) { return ((char *const *)items)[pos]; }
+
 size_t ggmlc_split_list(const char *text, char ***items) {
     *items = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
     for (const char *p = text; p && *p;) {
         p += strspn(p, ", \t");
         const size_t len = strcspn(p, ", \t");
         if (len == 0) break;
-        char **grown = realloc(*items, (n + 1) * sizeof *grown);
-        if (!grown) break;
-        *items = grown;
+        if (!ggmlc_reserve_one(items, &cap, n, sizeof **items)) break;
         if (!((*items)[n] = strndup(p, len))) break;
         n++;
         p += len;
@@ -91,6 +160,7 @@ struct parse_state {
     int section_line;
     int seen_seq;       /* section_seq of the last key handled */
     struct ggmlc_config_backend *current; /* backend of the current section, NULL if ignored */
+    struct ggmlc_name_index option_index; /* current's options by key */
     char *long_value;   /* value of a line too long for inih, see read_line */
 };
 
@@ -167,23 +237,22 @@ static bool parse_bool(const char *v, bool *out) {
 }
 
 static struct ggmlc_config_backend *new_backend(struct ggmlc_config *cfg, const char *name) {
-    struct ggmlc_config_backend *grown = realloc(cfg->backends, (cfg->n_backends + 1) * sizeof *grown);
-    if (!grown) return NULL;
-    cfg->backends = grown;
-    struct ggmlc_config_backend *b = &cfg->backends[cfg->n_backends++];
+    if (!ggmlc_reserve_one(&cfg->backends, &cfg->backends_cap, cfg->n_backends, sizeof *cfg->backends)) return NULL;
+    struct ggmlc_config_backend *b = &cfg->backends[cfg->n_backends];
     memset(b, 0, sizeof *b);
-    if (!(b->name = strdup(name))) { /* a backend always has a name: ggmlc_config_find compares them */
-        cfg->n_backends--;
+    /* a backend always has a name: ggmlc_config_find compares them */
+    if (!(b->name = strdup(name)) || !index_add(&cfg->backend_index, name, cfg->n_backends)) {
+        free(b->name);
         return NULL;
     }
+    cfg->n_backends++;
     b->enabled = true;
     return b;
 }
 
 struct ggmlc_config_backend *ggmlc_config_find(struct ggmlc_config *cfg, const char *name) {
-    for (size_t i = 0; i < cfg->n_backends; i++)
-        if (strcasecmp(cfg->backends[i].name, name) == 0) return &cfg->backends[i];
-    return NULL;
+    const size_t pos = index_find(&cfg->backend_index, name, backend_name_at, cfg);
+    return pos == SIZE_MAX ? NULL : &cfg->backends[pos];
 }
 
 struct ggmlc_config_backend *ggmlc_config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library) {
@@ -210,6 +279,7 @@ static struct ggmlc_config_backend *open_backend_section(struct parse_state *st,
     }
     struct ggmlc_config_backend *b = new_backend(st->cfg, name);
     if (!b) return NULL;
+    index_free(&st->option_index); /* a backend's options all come from its one section */
     b->config_file = strdup(st->path);
     b->config_dir = strdup(st->dir);
     b->config_line = st->section_line;
@@ -217,24 +287,22 @@ static struct ggmlc_config_backend *open_backend_section(struct parse_state *st,
     return b;
 }
 
-static void set_option(struct ggmlc_config_backend *b, const char *key, const char *value) {
-    for (size_t i = 0; i < b->n_options; i++) {
-        if (strcasecmp(b->keys[i], key) == 0) { /* a repeated key: the last value counts, as in most ini readers */
-            char *copy = strdup(value);
-            if (!copy) return; /* out of memory: the earlier value stays */
-            free(b->values[i]);
-            b->values[i] = copy;
-            return;
-        }
+static void set_option(struct parse_state *st, struct ggmlc_config_backend *b, const char *key, const char *value) {
+    const size_t i = index_find(&st->option_index, key, option_key_at, b);
+    if (i != SIZE_MAX) { /* a repeated key: the last value counts, as in most ini readers */
+        char *copy = strdup(value);
+        if (!copy) return; /* out of memory: the earlier value stays */
+        free(b->values[i]);
+        b->values[i] = copy;
+        return;
     }
-    char **keys = realloc(b->keys, (b->n_options + 1) * sizeof *keys);
-    if (keys) b->keys = keys;
-    char **values = realloc(b->values, (b->n_options + 1) * sizeof *values);
-    if (values) b->values = values;
-    if (!keys || !values) return;
+    size_t values_cap = b->options_cap;
+    if (!ggmlc_reserve_one(&b->values, &values_cap, b->n_options, sizeof *b->values) ||
+        !ggmlc_reserve_one(&b->keys, &b->options_cap, b->n_options, sizeof *b->keys))
+        return; /* the arrays grow together: the smaller capacity is the one kept */
     char *key_copy = strdup(key), *value_copy = strdup(value);
-    if (!key_copy || !value_copy) { /* out of memory: the option is dropped, never half there */
-        free(key_copy);
+    if (!key_copy || !value_copy || !index_add(&st->option_index, key, b->n_options)) {
+        free(key_copy); /* out of memory: the option is dropped, never half there */
         free(value_copy);
         return;
     }
@@ -258,7 +326,7 @@ static void handle_backend_key(struct parse_state *st, struct ggmlc_config_backe
         if (!parse_bool(value, &b->enabled))
             ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: enabled = '%s' is not true or false (ignored)", st->path, st->line, value);
     } else {
-        set_option(b, key, value);
+        set_option(st, b, key, value);
     }
 }
 
@@ -302,35 +370,52 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 
 /* ------------------------------------------------------------- reading */
 
-/* Largest configuration file read: an ini file is a few lines; a device or a FIFO
- * (GGMLC_CONFIG=/dev/zero) would never end. */
+/* Largest configuration file read: an ini file is a few lines. */
 #define MAX_CONFIG_BYTES (1 << 20)
 
-/* Open for reading, regular files of sane size only (errno EINVAL / EFBIG otherwise);
- * O_NONBLOCK so that opening a FIFO does not wait for a writer. */
-static FILE *open_config(const char *abs) {
-    const int fd = open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) return NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_BYTES) {
-        const int err = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-        close(fd);
-        errno = err;
-        return NULL;
+/* path made absolute (against the current directory, links kept as they are:
+ * ggmlc_secure_open checks each of them); NULL when out of memory or without a cwd. */
+static char *absolute_path(const char *path) {
+    if (path[0] == '/') return strdup(path);
+    char cwd[PATH_MAX];
+    return getcwd(cwd, sizeof cwd) ? join_path(cwd, path) : NULL;
+}
+
+/* Open a configuration file through the security check: a regular file of sane size
+ * that no other user can have written.  NULL after reporting why (the file is ignored). */
+static FILE *open_config(const char *path, bool dropin, char **real) {
+    char reason[PATH_MAX + 256];
+    struct ggmlc_secure_file file = {.fd = -1};
+    char *abs = absolute_path(path);
+    enum ggmlc_status status =
+        abs ? ggmlc_secure_open(abs, GGMLC_SECURE_CONFIG, &file, reason, sizeof reason) : GGMLC_ERR_IO;
+    if (!abs) snprintf(reason, sizeof reason, "%s: %s", path, strerror(errno));
+    free(abs);
+    struct stat st = {0};
+    const bool stat_failed = status == GGMLC_OK && fstat(file.fd, &st) != 0;
+    if (status == GGMLC_OK && (stat_failed || st.st_size > MAX_CONFIG_BYTES)) {
+        snprintf(reason, sizeof reason, "%s: %s", path, stat_failed ? strerror(errno) : "larger than 1 MiB");
+        status = GGMLC_ERR_IO;
     }
-    FILE *f = fdopen(fd, "r");
-    if (!f) close(fd);
-    return f;
+    FILE *f = status == GGMLC_OK ? fdopen(file.fd, "r") : NULL;
+    *real = f ? strdup(file.real) : NULL;
+    if (f && *real) return f;
+    if (f) fclose(f);
+    else if (file.fd >= 0) close(file.fd);
+    if (status == GGMLC_OK) snprintf(reason, sizeof reason, "%s: out of memory", path), status = GGMLC_ERR_NOMEM;
+    if (status == GGMLC_ERR_CONFIG) /* unsafe: say what happens instead */
+        ggmlc_set_error(status, "%s; %s", reason,
+                        dropin ? "this drop-in file is ignored"
+                               : "the file is ignored and the defaults apply (the CPU plugin)");
+    else
+        ggmlc_set_error(status, "cannot read configuration file %s", reason);
+    return NULL;
 }
 
 static void read_file(struct ggmlc_config *cfg, const char *path, bool dropin) {
-    char *abs = realpath(path, NULL);
-    FILE *f = abs ? open_config(abs) : NULL;
-    if (!f) {
-        ggmlc_set_error(GGMLC_ERR_IO, "cannot read configuration file %s: %s", path, strerror(errno));
-        free(abs);
-        return;
-    }
+    char *abs = NULL;
+    FILE *f = open_config(path, dropin, &abs);
+    if (!f) return;
     GGMLC_TRACE_LOADER("reading %s\n", abs);
     char **grown = realloc(cfg->files, (cfg->n_files + 1) * sizeof *grown);
     if (!grown) {
@@ -346,6 +431,7 @@ static void read_file(struct ggmlc_config *cfg, const char *path, bool dropin) {
     const int rc = st.dir ? ini_parse_stream(read_line, &st, handle_key, &st) : -2;
     if (rc > 0) ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: syntax error (the line is ignored)", abs, rc);
     else if (rc == -2) ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of memory while reading", abs);
+    index_free(&st.option_index);
     free(st.dir);
     free(st.long_value);
     fclose(f);
@@ -433,46 +519,49 @@ void ggmlc_config_read(struct ggmlc_config *cfg) {
 
 /* --------------------------------------------------- preference order */
 
-static bool list_has(char **names, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (strcasecmp(names[i], name) == 0) return true;
-    return false;
-}
+/* A list of names, each at most once (case-insensitive), built in linear time. */
+struct name_list {
+    char **names;
+    size_t n, cap;
+    struct ggmlc_name_index index;
+};
 
-static void list_insert(char ***names, size_t *n, size_t at, const char *name) {
-    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
-    if (!grown) return;
-    *names = grown;
+static void list_append(struct name_list *list, const char *name) {
+    if (index_find(&list->index, name, list_item_at, list->names) != SIZE_MAX) return;
+    if (!ggmlc_reserve_one(&list->names, &list->cap, list->n, sizeof *list->names)) return;
     char *copy = strdup(name);
-    if (!copy) return;
-    memmove(&grown[at + 1], &grown[at], (*n - at) * sizeof *grown);
-    grown[at] = copy;
-    (*n)++;
+    if (!copy || !index_add(&list->index, name, list->n)) {
+        free(copy);
+        return;
+    }
+    list->names[list->n++] = copy;
 }
 
 size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, char ***names) {
-    size_t n = 0;
-    *names = NULL;
+    struct name_list list = {0};
     if (override) {
         char **given;
         const size_t n_given = ggmlc_split_list(override, &given);
-        for (size_t i = 0; i < n_given; i++)
-            if (!list_has(*names, n, given[i])) list_insert(names, &n, n, given[i]);
+        for (size_t i = 0; i < n_given; i++) list_append(&list, given[i]);
         ggmlc_free_list(given, n_given);
     } else if (cfg->has_order) {
-        for (size_t i = 0; i < cfg->n_order; i++)
-            if (!list_has(*names, n, cfg->order[i])) list_insert(names, &n, n, cfg->order[i]);
+        /* the drop-in backends go ahead of a final cpu: hold that one back until they are in */
+        const bool cpu_last = cfg->n_order > 0 && strcasecmp(cfg->order[cfg->n_order - 1], "cpu") == 0;
+        for (size_t i = 0; i + cpu_last < cfg->n_order; i++) list_append(&list, cfg->order[i]);
+        const bool cpu_listed = index_find(&list.index, "cpu", list_item_at, list.names) != SIZE_MAX;
         for (size_t i = 0; i < cfg->n_backends; i++) {
             const struct ggmlc_config_backend *b = &cfg->backends[i];
-            if (!b->from_dropin || list_has(*names, n, b->name)) continue;
-            const bool cpu_last = n > 0 && strcasecmp((*names)[n - 1], "cpu") == 0;
-            list_insert(names, &n, cpu_last ? n - 1 : n, b->name);
+            const bool held_back_cpu = cpu_last && !cpu_listed && strcasecmp(b->name, "cpu") == 0;
+            if (b->from_dropin && !held_back_cpu) list_append(&list, b->name);
         }
+        if (cpu_last) list_append(&list, cfg->order[cfg->n_order - 1]);
     } else {
-        for (size_t i = 0; i < cfg->n_backends; i++) list_insert(names, &n, n, cfg->backends[i].name);
+        for (size_t i = 0; i < cfg->n_backends; i++) list_append(&list, cfg->backends[i].name);
     }
-    if (!list_has(*names, n, "cpu")) list_insert(names, &n, n, "cpu");
-    return n;
+    list_append(&list, "cpu"); /* the last resort, when absent */
+    index_free(&list.index);
+    *names = list.names;
+    return list.n;
 }
 
 void ggmlc_config_free(struct ggmlc_config *cfg) {
@@ -487,6 +576,7 @@ void ggmlc_config_free(struct ggmlc_config *cfg) {
         ggmlc_free_list(b->values, b->n_options);
     }
     free(cfg->backends);
+    index_free(&cfg->backend_index);
     ggmlc_free_list(cfg->files, cfg->n_files);
     ggmlc_free_list(cfg->order, cfg->n_order);
     free(cfg->order_origin);

@@ -10,6 +10,17 @@
 
 #include "ggml-impl.h"
 
+/* Positions of names in an array its owner keeps, found through a
+ * case-insensitive hash: a lookup costs O(1) on average, so reading a
+ * configuration stays linear in its size (a scan per key would be quadratic). */
+struct ggmlc_name_index {
+    struct ggmlc_name_slot {
+        size_t hash;
+        size_t pos_plus1; /* 0: empty */
+    } *slots;
+    size_t cap, count;
+};
+
 /* One [backend.NAME] section. */
 struct ggmlc_config_backend {
     char *name;
@@ -22,7 +33,8 @@ struct ggmlc_config_backend {
     bool  enabled;      /* enabled = true|false, true by default */
     bool  from_dropin;  /* defined in backends.d/ *.ini */
     bool  implicit;     /* not configured: the CPU added as the last resort */
-    size_t n_options;
+    bool  listed;       /* the registry has an entry for it */
+    size_t n_options, options_cap;
     char **keys;        /* the other keys of the section, passed to the plugin */
     char **values;
 };
@@ -31,7 +43,8 @@ struct ggmlc_config {
     char  **files;          /* configuration files read, main file first */
     size_t  n_files;
     struct ggmlc_config_backend *backends; /* in order of definition */
-    size_t  n_backends;
+    size_t  n_backends, backends_cap;
+    struct ggmlc_name_index backend_index; /* backends by name */
     char  **order;          /* [ggmlc] backends (NULL when not given) */
     size_t  n_order;
     bool    has_order;
@@ -40,7 +53,11 @@ struct ggmlc_config {
 };
 
 /* Find and read the main configuration file and its drop-ins into cfg
- * (zeroed first).  Problems are logged; cfg->n_files == 0 means no file exists. */
+ * (zeroed first).  Problems are logged; cfg->n_files == 0 means no file was read.
+ * Each file is opened through ggmlc_secure_open: a file that another user could
+ * have written (it, a folder above it or a link on its path) is not read at all.
+ * An unsafe main file is refused with an error and the defaults apply (as with
+ * no file); an unsafe drop-in is skipped with an error, the others still apply. */
 GGMLC_HIDDEN void ggmlc_config_read(struct ggmlc_config *cfg);
 /* Release everything cfg owns. */
 GGMLC_HIDDEN void ggmlc_config_free(struct ggmlc_config *cfg);
@@ -55,6 +72,11 @@ GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc_config_add_implicit(struct ggmlc
  * drop-in backends (ahead of a final cpu), else every section in file order;
  * "cpu" is appended as the last resort when absent.  Names appear once. */
 GGMLC_HIDDEN size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, char ***names);
+
+/* Room for n + 1 elements of size elem in the array that array_ptr points to
+ * (a T **) of capacity *cap, doubled as needed, so that appending one element at
+ * a time stays linear in total; false when out of memory (the array is kept). */
+GGMLC_HIDDEN bool ggmlc_reserve_one(void *array_ptr, size_t *cap, size_t n, size_t elem);
 
 /* Split a list like "vulkan, cpu" (commas and/or blanks) into *items; returns the count. */
 GGMLC_HIDDEN size_t ggmlc_split_list(const char *text, char ***items);

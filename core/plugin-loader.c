@@ -1,13 +1,28 @@
 /*
- * plugin-loader.c - dlopen a plugin from a resolved path, check its
- * descriptor (plain data) before calling any of its code, then probe()
- * and init().  Every failure becomes one reason sentence for the caller.
+ * plugin-loader.c - open a plugin file through a descriptor of the very file
+ * that passed the security check, check its entry symbol and descriptor
+ * (plain data) before calling any function of it, then probe() and init().
+ * Every failure becomes one reason sentence for the caller.
+ *
+ * What runs before the checks: dlopen runs the object's ELF constructors and,
+ * with RTLD_NOW, the IFUNC resolvers of its relocations; dlsym runs the
+ * resolver of an IFUNC entry symbol.  No loader can prevent that short of not
+ * loading the file.  What is guaranteed is that no function the descriptor
+ * names (probe, init, fini) is called before the symbol and the descriptor
+ * passed every check below, and that no file failing the security check is
+ * opened by the dynamic linker at all.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -115,29 +130,174 @@ static enum ggmlc_status run_init(const char *path, void *handle, const struct g
     return GGMLC_OK;
 }
 
-enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_options *opts, ggml_backend_reg_t *reg_out,
-                                    const char **version, char *reason, size_t size) {
-    *reg_out = NULL;
-    *version = NULL;
-    GGMLC_TRACE_LOADER("trying plugin %s\n", path);
-    if (path[0] != '/') /* the callers resolve paths; a relative one here would be a bug */
-        return fail(reason, size, GGMLC_ERR_INTERNAL, "%s: plugin paths must be absolute", path);
-    if (access(path, F_OK) != 0)
-        return fail(reason, size, GGMLC_ERR_NOT_FOUND, "%s: %s", path, strerror(errno));
-    const enum ggmlc_status secure = ggmlc_plugin_check_secure(path, reason, size);
-    if (secure != GGMLC_OK) return secure;
+/* ------------------------------------------------ the object's segments */
+
+struct segment_query {
+    ElfW(Addr) base;       /* the object's load bias */
+    const char *name;      /* and its name, as the dynamic linker has it */
+    uintptr_t addr;
+    int flags;             /* PF_R, PF_X: what the segment must allow */
+    size_t room;           /* out: bytes from addr to the end of its segment */
+};
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *data) {
+    struct segment_query *q = data;
+    if (info->dlpi_addr != q->base || strcmp(info->dlpi_name, q->name) != 0) return 0;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & q->flags) == (ElfW(Word))q->flags && q->addr >= lo && q->addr < hi)
+            q->room = hi - q->addr;
+    }
+    return 1;
+}
+
+/* Bytes from p to the end of the segment of map (with flags) holding p; 0 when none does. */
+static size_t room_in_object(const struct link_map *map, const void *p, int flags) {
+    struct segment_query q = {.base = map->l_addr, .name = map->l_name, .addr = (uintptr_t)p, .flags = flags};
+    dl_iterate_phdr(find_segment, &q);
+    return q.room;
+}
+
+/* ---------------------------------------------------------- the entry */
+
+/* The entry symbol must be data of this very object, as large as the
+ * descriptor it holds: an absolute symbol (SHN_ABS, any address the plugin
+ * likes) or one of a few bytes would make the loader read whatever lies there. */
+static enum ggmlc_status check_entry_symbol(const char *path, void *handle, const void *entry, size_t *sym_size,
+                                            char *reason, size_t size) {
+    struct link_map *map = NULL, *holder = NULL;
+    const ElfW(Sym) *sym = NULL;
+    Dl_info info;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map)
+        return fail(reason, size, GGMLC_ERR_PLUGIN, "%s: the dynamic linker gives no map of the loaded object", path);
+    if (!dladdr1(entry, &info, (void **)&holder, RTLD_DL_LINKMAP) || holder != map ||
+        !dladdr1(entry, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || info.dli_saddr != entry)
+        return fail(reason, size, GGMLC_ERR_ABI, "%s: the entry symbol %s (at %p) does not lie inside the plugin", path,
+                    GGMLC_PLUGIN_ENTRY_NAME, entry);
+    if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
+        return fail(reason, size, GGMLC_ERR_ABI, "%s: the entry symbol %s is not a data object (ELF type %u)", path,
+                    GGMLC_PLUGIN_ENTRY_NAME, (unsigned)ELF64_ST_TYPE(sym->st_info));
+    if (sym->st_size < DESC_V1_SIZE)
+        return fail(reason, size, GGMLC_ERR_ABI,
+                    "%s: the entry symbol %s has %zu bytes, fewer than the %zu of a descriptor", path,
+                    GGMLC_PLUGIN_ENTRY_NAME, (size_t)sym->st_size, (size_t)DESC_V1_SIZE);
+    if (room_in_object(map, entry, PF_R) < sym->st_size)
+        return fail(reason, size, GGMLC_ERR_ABI,
+                    "%s: the entry symbol %s does not lie inside a readable segment of the plugin", path,
+                    GGMLC_PLUGIN_ENTRY_NAME);
+    *sym_size = sym->st_size;
+    return GGMLC_OK;
+}
+
+/* A function of the descriptor: NULL, or code of the plugin itself. */
+static bool is_plugin_code(const struct link_map *map, void (*fn)(void)) {
+    return !fn || room_in_object(map, (const void *)(uintptr_t)fn, PF_X) > 0;
+}
+
+/* A string of the descriptor: NULL, or terminated inside a readable segment of the plugin. */
+static bool is_plugin_string(const struct link_map *map, const char *s) {
+    const size_t room = s ? room_in_object(map, s, PF_R) : 1;
+    return !s || (room > 0 && memchr(s, '\0', room));
+}
+
+/* The descriptor's pointers are called and printed: each must point into the plugin. */
+static enum ggmlc_status check_desc_pointers(const char *path, void *handle, const struct ggmlc_plugin_desc *desc,
+                                             char *reason, size_t size) {
+    struct link_map *map = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map)
+        return fail(reason, size, GGMLC_ERR_PLUGIN, "%s: the dynamic linker gives no map of the loaded object", path);
+    if (!is_plugin_string(map, desc->name) || !is_plugin_string(map, desc->version) ||
+        !is_plugin_string(map, desc->description))
+        return fail(reason, size, GGMLC_ERR_ABI, "%s: a string of the plugin descriptor points outside the plugin",
+                    path);
+    if (!is_plugin_code(map, (void (*)(void))desc->probe) || !is_plugin_code(map, (void (*)(void))desc->init) ||
+        !is_plugin_code(map, desc->fini))
+        return fail(reason, size, GGMLC_ERR_ABI,
+                    "%s: a function of the plugin descriptor points outside the plugin's code", path);
+    return GGMLC_OK;
+}
+
+/* ------------------------------------------------------------ loading */
+
+/* A duplicate of fd numbered higher than any before it, or -1.  dlopen looks
+ * an object up by name before it opens anything: a name "/proc/self/fd/N"
+ * under which an object still loaded was once opened would give that object
+ * back instead of the file behind N.  So each number, and each name, is used
+ * once in the life of the process. */
+static int fresh_fd(int fd) {
+    static atomic_int next_fd = 3;
+    const int dup = fcntl(fd, F_DUPFD_CLOEXEC, atomic_load(&next_fd));
+    if (dup >= 0) atomic_store(&next_fd, dup + 1);
+    return dup;
+}
+
+/* dlopen the checked file itself: through /proc/self/fd/N the dynamic linker
+ * opens that very inode.  Without /proc (or once the descriptor numbers run
+ * out), the resolved path: every folder on it passed the check, so no other
+ * user can change what it names. */
+static void *open_checked(const char *path, const struct ggmlc_secure_file *file) {
+    char by_fd[64];
+    const int fd = fresh_fd(file->fd);
+    snprintf(by_fd, sizeof by_fd, "/proc/self/fd/%d", fd);
+    const bool through_fd = fd >= 0 && access(by_fd, F_OK) == 0;
+    if (!through_fd)
+        GGMLC_TRACE_LOADER("%s: cannot load through /proc/self/fd; opening %s, whose folders were checked\n", path,
+                           file->real);
     dlerror();
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(through_fd ? by_fd : file->real, RTLD_NOW | RTLD_LOCAL);
+    if (fd >= 0) close(fd);
+    return handle;
+}
+
+/* dlopen path after the security check; NULL with the reason set (*not_a_plugin: dlopen refused it). */
+static void *open_plugin(const char *path, bool *not_a_plugin, enum ggmlc_status *status, char *reason, size_t size) {
+    struct ggmlc_secure_file file;
+    if ((*status = ggmlc_secure_open(path, GGMLC_SECURE_PLUGIN, &file, reason, size)) != GGMLC_OK) return NULL;
+    void *handle = open_checked(path, &file);
+    close(file.fd);
     if (!handle) {
         const char *err = dlerror();
-        return fail(reason, size, GGMLC_ERR_PLUGIN, "cannot load %s: %s", path, err ? err : "unknown dlopen error");
+        *not_a_plugin = true;
+        *status = fail(reason, size, GGMLC_ERR_PLUGIN, "cannot load %s: %s", path, err ? err : "unknown dlopen error");
     }
+    return handle;
+}
+
+/* The entry and its descriptor, checked; NULL with the reason set (*not_a_plugin: no entry symbol). */
+static const struct ggmlc_plugin_desc *find_desc(const char *path, void *handle, bool *not_a_plugin, enum ggmlc_status *status,
+                                                 char *reason, size_t size) {
     const struct ggmlc_plugin_desc *desc = dlsym(handle, GGMLC_PLUGIN_ENTRY_NAME);
-    enum ggmlc_status status;
+    size_t sym_size = 0;
+    *not_a_plugin = desc == NULL;
     if (!desc) {
-        status = fail(reason, size, GGMLC_ERR_PLUGIN, "%s is not a ggmlc plugin: it has no symbol %s", path,
-                      GGMLC_PLUGIN_ENTRY_NAME);
-    } else if ((status = check_desc(path, desc, reason, size)) != GGMLC_OK) {
+        *status = fail(reason, size, GGMLC_ERR_PLUGIN, "%s is not a ggmlc plugin: it has no symbol %s", path,
+                       GGMLC_PLUGIN_ENTRY_NAME);
+    } else if ((*status = check_entry_symbol(path, handle, desc, &sym_size, reason, size)) != GGMLC_OK ||
+               (*status = check_desc(path, desc, reason, size)) != GGMLC_OK) {
+        /* reason is set */
+    } else if (desc->struct_size > sym_size) {
+        *status = fail(reason, size, GGMLC_ERR_ABI, "%s: the plugin descriptor claims %u bytes, but its symbol has %zu", path,
+                       desc->struct_size, sym_size);
+    } else {
+        *status = check_desc_pointers(path, handle, desc, reason, size);
+    }
+    return *status == GGMLC_OK ? desc : NULL;
+}
+
+enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_options *opts, ggml_backend_reg_t *reg_out,
+                                    const char **version, bool *not_a_plugin, char *reason, size_t size) {
+    *reg_out = NULL;
+    *version = NULL;
+    bool unused;
+    if (!not_a_plugin) not_a_plugin = &unused;
+    *not_a_plugin = false;
+    GGMLC_TRACE_LOADER("trying plugin %s\n", path);
+    enum ggmlc_status status;
+    void *handle = open_plugin(path, not_a_plugin, &status, reason, size);
+    if (!handle) return status;
+    const struct ggmlc_plugin_desc *desc = find_desc(path, handle, not_a_plugin, &status, reason, size);
+    if (!desc) {
         /* reason is set */
     } else if (!run_probe(desc)) {
         status = fail(reason, size, GGMLC_ERR_UNSUPPORTED, "%s: probe() says the plugin cannot run on this machine%s%s", path,
@@ -149,23 +309,6 @@ enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_
     }
     dlclose(handle);
     return status;
-}
-
-bool ggmlc_plugin_has_entry(const char *path) {
-    char unsafe[512];
-    if (ggmlc_plugin_check_secure(path, unsafe, sizeof unsafe) != GGMLC_OK) {
-        GGMLC_TRACE_LOADER("%s\n", unsafe);
-        return true; /* not opened here: ggmlc_plugin_load refuses it with that reason */
-    }
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        GGMLC_TRACE_LOADER("%s: not loadable: %s\n", path, dlerror());
-        return false;
-    }
-    const bool has = dlsym(handle, GGMLC_PLUGIN_ENTRY_NAME) != NULL;
-    GGMLC_TRACE_LOADER("%s: %s\n", path, has ? "a ggmlc plugin" : "no plugin entry symbol, skipped");
-    dlclose(handle);
-    return has;
 }
 
 void ggmlc_plugin_unload(ggml_backend_reg_t reg) {

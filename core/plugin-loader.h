@@ -8,15 +8,16 @@
 #include "backend-impl.h"
 
 /* Load the plugin at path (absolute; never searched) and run probe() and
- * init(opts).  On success *reg_out is its registry and *version its version
- * string.  On failure returns the status and writes one sentence naming the
- * path and the cause into reason; nothing is logged and nothing stays loaded. */
+ * init(opts).  The file is opened only after ggmlc_secure_open accepted it,
+ * and the dynamic linker loads that very file.  On success *reg_out is its
+ * registry and *version its version string.  On failure returns the status
+ * and writes one sentence naming the path and the cause into reason; nothing
+ * is logged and nothing stays loaded.  *not_a_plugin (may be NULL) is set
+ * when the file passed the security check but is no plugin: the dynamic
+ * linker refused it or it exports no entry symbol. */
 GGMLC_HIDDEN enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_options *opts,
-                                                 ggml_backend_reg_t *reg_out, const char **version,
+                                                 ggml_backend_reg_t *reg_out, const char **version, bool *not_a_plugin,
                                                  char *reason, size_t reason_size);
-
-/* Whether path is a shared object carrying the plugin entry symbol (it is opened and closed). */
-GGMLC_HIDDEN bool ggmlc_plugin_has_entry(const char *path);
 
 /* Free reg with its devices and buffer types; for a plugin's registry then call
  * its fini and close the library. */

@@ -7,6 +7,7 @@
  * may call the public enumeration functions, which then see the registry
  * as loaded so far instead of deadlocking or loading it again.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -28,12 +29,15 @@ static struct {
     bool loaded, loading;
     struct ggmlc_config cfg;
     struct backend_entry *entries;
-    size_t n_entries;
+    size_t n_entries, entries_cap;
     ggml_backend_reg_t *regs;            /* preference order */
-    size_t n_regs;
+    size_t n_regs, regs_cap;
     ggml_backend_dev_t *extra_devices;   /* ggml_backend_device_register'ed outside a registered reg */
     size_t n_extra_devices;
 } R;
+
+/* Longest NAME of a NAME.so plugin file that ggml_backend_load_all_from_path opens. */
+#define MAX_PLUGIN_NAME 64
 
 static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock;
@@ -56,13 +60,18 @@ static void unlock_registry(void) { pthread_mutex_unlock(&lock); }
 /* ------------------------------------------------------------ entries */
 
 static struct backend_entry *new_entry(void) {
-    struct backend_entry *grown = realloc(R.entries, (R.n_entries + 1) * sizeof *grown);
-    if (!grown) return NULL;
-    R.entries = grown;
+    if (!ggmlc_reserve_one(&R.entries, &R.entries_cap, R.n_entries, sizeof *R.entries)) return NULL;
     struct backend_entry *e = &R.entries[R.n_entries++];
     memset(e, 0, sizeof *e);
     e->info.priority = -1;
     return e;
+}
+
+static void free_entry_strings(struct backend_entry *e) {
+    free(e->owned_reason);
+    free(e->owned_path);
+    free(e->owned_name);
+    free(e->owned_library);
 }
 
 static void set_reason(struct backend_entry *e, const char *fmt, ...) GGML_ATTRIBUTE_FORMAT(2, 3);
@@ -78,9 +87,7 @@ static void set_reason(struct backend_entry *e, const char *fmt, ...) {
 }
 
 static bool append_reg(ggml_backend_reg_t reg) {
-    ggml_backend_reg_t *grown = realloc(R.regs, (R.n_regs + 1) * sizeof *grown);
-    if (!grown) return false;
-    R.regs = grown;
+    if (!ggmlc_reserve_one(&R.regs, &R.regs_cap, R.n_regs, sizeof *R.regs)) return false;
     R.regs[R.n_regs++] = reg;
     return true;
 }
@@ -105,19 +112,27 @@ static void describe_origin(const struct backend_entry *e, char *buf, size_t siz
 }
 
 /* Open entry index's plugin; a failure is logged once and kept as the entry's reason.
- * (An index, not a pointer: the plugin's init may add entries and move the array.) */
-static void load_entry(size_t index, const struct ggmlc_plugin_options *opts) {
+ * (An index, not a pointer: the plugin's init may add entries and move the array.)
+ * With quiet_if_not_plugin, a file that is no plugin at all is only traced; returns
+ * false then, and the caller drops the entry. */
+static bool load_entry(size_t index, const struct ggmlc_plugin_options *opts, bool quiet_if_not_plugin) {
     char reason[768], origin[PATH_MAX + 32];
     const char *version = NULL;
     ggml_backend_reg_t reg = NULL;
-    const enum ggmlc_status status = ggmlc_plugin_load(R.entries[index].info.path, opts, &reg, &version, reason, sizeof reason);
+    bool not_a_plugin = false;
+    const enum ggmlc_status status =
+        ggmlc_plugin_load(R.entries[index].info.path, opts, &reg, &version, &not_a_plugin, reason, sizeof reason);
     struct backend_entry *e = &R.entries[index];
     e->info.status = status;
     if (status == GGMLC_OK && (reg_is_registered(reg) || append_reg(reg))) { /* init may have registered it */
         e->info.loaded = true;
         e->info.reg = reg;
         e->info.version = version;
-        return;
+        return true;
+    }
+    if (status != GGMLC_OK && not_a_plugin && quiet_if_not_plugin) {
+        GGMLC_TRACE_LOADER("%s\n", reason);
+        return false;
     }
     if (status == GGMLC_OK) { /* out of memory while registering it */
         ggmlc_plugin_unload(reg);
@@ -128,6 +143,7 @@ static void load_entry(size_t index, const struct ggmlc_plugin_options *opts) {
     set_reason(e, "%s%s", reason, is_cpu ? " (this is the CPU backend, the last resort: nothing can compute on the CPU)" : "");
     describe_origin(e, origin, sizeof origin);
     ggmlc_set_error(e->info.status, "backend '%s' (%s) failed: %s", e->info.name, origin, e->info.reason);
+    return true;
 }
 
 /* ------------------------------------------------------------- loading */
@@ -158,8 +174,10 @@ static void load_ordered_backend(const char *name, int priority, bool from_env) 
                        from_env ? "GGMLC_BACKENDS" : R.cfg.order_origin ? R.cfg.order_origin : "the configuration", name, name);
         return;
     }
+    if (b->listed) return; /* named twice (GGMLC_BACKENDS is not deduplicated case-insensitively by everyone) */
     struct backend_entry *e = new_entry();
     if (!e) return;
+    b->listed = true;
     fill_info_from_config(e, b);
     e->info.priority = priority;
     if (!b->enabled) {
@@ -175,17 +193,16 @@ static void load_ordered_backend(const char *name, int priority, bool from_env) 
     }
     struct ggmlc_plugin_options opts;
     options_of(b, &opts);
-    load_entry((size_t)(e - R.entries), &opts);
+    load_entry((size_t)(e - R.entries), &opts, false);
 }
 
 static void list_unused_backends(bool from_env) {
     for (size_t i = 0; i < R.cfg.n_backends; i++) {
-        const struct ggmlc_config_backend *b = &R.cfg.backends[i];
-        bool used = false;
-        for (size_t j = 0; j < R.n_entries && !used; j++) used = strcasecmp(R.entries[j].info.name, b->name) == 0;
-        if (used) continue;
+        struct ggmlc_config_backend *b = &R.cfg.backends[i];
+        if (b->listed) continue;
         struct backend_entry *e = new_entry();
         if (!e) return;
+        b->listed = true;
         fill_info_from_config(e, b);
         e->info.enabled = false;
         if (!b->enabled) set_reason(e, "disabled in %s:%d", b->config_file, b->config_line);
@@ -243,12 +260,7 @@ void ggmlc_shutdown(void) {
         return;
     }
     for (size_t i = R.n_regs; i-- > 0;) ggmlc_plugin_unload(R.regs[i]);
-    for (size_t i = 0; i < R.n_entries; i++) {
-        free(R.entries[i].owned_reason);
-        free(R.entries[i].owned_path);
-        free(R.entries[i].owned_name);
-        free(R.entries[i].owned_library);
-    }
+    for (size_t i = 0; i < R.n_entries; i++) free_entry_strings(&R.entries[i]);
     free(R.entries);
     free(R.regs);
     free(R.extra_devices);
@@ -396,12 +408,10 @@ ggml_backend_dev_t ggml_backend_dev_get(size_t index) {
 /* ------------------------------------------------ loading by the program */
 
 /* A bare name is looked up in the plugin folder; other paths must be absolute,
- * since a path relative to the current directory could load a planted file. */
+ * since a path relative to the current directory could load a planted file.
+ * The path is kept as given: the loader checks every folder and link on it. */
 static char *resolve_program_path(const char *path) {
-    if (path[0] == '/') {
-        char *real = realpath(path, NULL);
-        return real ? real : strdup(path); /* a missing file: the loader reports it */
-    }
+    if (path[0] == '/') return strdup(path);
     if (strchr(path, '/')) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                         "ggml_backend_load: %s is relative; give an absolute path or a bare file name (looked up in %s)", path,
@@ -422,17 +432,22 @@ static char *name_from_path(const char *path) {
     return strndup(base, dot && dot > base ? (size_t)(dot - base) : strlen(base));
 }
 
+/* The loaded entry whose library is the file at path (links resolved), or NULL. */
 static struct backend_entry *loaded_entry_with_path(const char *path) {
-    for (size_t i = 0; i < R.n_entries; i++)
-        if (R.entries[i].info.loaded && R.entries[i].info.path && strcmp(R.entries[i].info.path, path) == 0) return &R.entries[i];
-    return NULL;
+    char *real = realpath(path, NULL);
+    struct backend_entry *found = NULL;
+    for (size_t i = 0; real && i < R.n_entries && !found; i++) {
+        if (!R.entries[i].info.loaded || !R.entries[i].info.path) continue;
+        char *other = realpath(R.entries[i].info.path, NULL);
+        if (other && strcmp(other, real) == 0) found = &R.entries[i];
+        free(other);
+    }
+    free(real);
+    return found;
 }
 
-ggml_backend_reg_t ggml_backend_load(const char *path) {
-    if (!path || !*path) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_load: empty path");
-        return NULL;
-    }
+/* ggml_backend_load; with quiet_if_not_plugin a file that is no plugin is skipped without an error. */
+static ggml_backend_reg_t load_program_plugin(const char *path, bool quiet_if_not_plugin) {
     lock_loaded();
     char *resolved = resolve_program_path(path);
     struct backend_entry *e = resolved ? loaded_entry_with_path(resolved) : NULL;
@@ -453,15 +468,29 @@ ggml_backend_reg_t ggml_backend_load(const char *path) {
         e->info.priority = (int)R.n_regs;
         const struct ggmlc_plugin_options opts = {.name = e->info.name, .config_dir = GGMLC_PLUGINDIR};
         const size_t index = (size_t)(e - R.entries);
-        load_entry(index, &opts);
+        const bool keep = load_entry(index, &opts, quiet_if_not_plugin);
         e = &R.entries[index];
-        if (!e->info.loaded) e->info.priority = -1;
-        reg = e->info.reg;
+        if (!keep && index == R.n_entries - 1) { /* no plugin ran, so nothing was added after it */
+            free_entry_strings(e);
+            R.n_entries--;
+            e = NULL;
+        } else if (!e->info.loaded) {
+            e->info.priority = -1;
+        }
+        reg = e ? e->info.reg : NULL;
     } else {
         free(resolved);
     }
     unlock_registry();
     return reg;
+}
+
+ggml_backend_reg_t ggml_backend_load(const char *path) {
+    if (!path || !*path) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_load: empty path");
+        return NULL;
+    }
+    return load_program_plugin(path, false);
 }
 
 void ggml_backend_unload(ggml_backend_reg_t reg) {
@@ -492,9 +521,16 @@ void ggml_backend_load_all(void) { ggmlc_init(); }
 
 static int compare_strings(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static bool is_so_name(const char *name) {
+/* The naming rule of plugin files: NAME.so, where NAME (the backend's name, as
+ * "cpu" in cpu.so) has only letters, digits, '_' and '-'.  Versioned or hidden
+ * libraries (libfoo.so.1, .x.so) and other shared objects (libc-2.so, a.b.so)
+ * are not plugins, and ggml_backend_load_all_from_path never opens them. */
+static bool is_plugin_file_name(const char *name) {
     const size_t n = strlen(name);
-    return n > 3 && name[0] != '.' && strcmp(name + n - 3, ".so") == 0;
+    if (n <= 3 || n > MAX_PLUGIN_NAME + 3 || strcmp(name + n - 3, ".so") != 0) return false;
+    for (size_t i = 0; i < n - 3; i++)
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '-') return false;
+    return true;
 }
 
 void ggml_backend_load_all_from_path(const char *dir_path) {
@@ -512,7 +548,11 @@ void ggml_backend_load_all_from_path(const char *dir_path) {
     char **names = NULL;
     size_t n = 0;
     for (struct dirent *ent; (ent = readdir(d));) {
-        if (!is_so_name(ent->d_name)) continue;
+        if (!is_plugin_file_name(ent->d_name)) {
+            if (strstr(ent->d_name, ".so"))
+                GGMLC_TRACE_LOADER("%s/%s: not a plugin file name (NAME.so), skipped\n", dir_path, ent->d_name);
+            continue;
+        }
         char **grown = realloc(names, (n + 1) * sizeof *grown);
         if (!grown) break;
         names = grown;
@@ -521,13 +561,6 @@ void ggml_backend_load_all_from_path(const char *dir_path) {
     }
     closedir(d);
     if (n) qsort(names, n, sizeof *names, compare_strings);
-    for (size_t i = 0; i < n; i++) {
-        char *real = realpath(names[i], NULL);
-        lock_registry();
-        const bool loaded = real && loaded_entry_with_path(real);
-        unlock_registry();
-        if (real && !loaded && ggmlc_plugin_has_entry(real)) ggml_backend_load(real);
-        free(real);
-    }
+    for (size_t i = 0; i < n; i++) load_program_plugin(names[i], true); /* each file opened once at most */
     ggmlc_free_list(names, n);
 }

@@ -7,12 +7,31 @@
  *         GGMLC_PLUGIN_DESC_HEADER, "name", "1.0", "what it is", probe, init, fini
  *     };
  *
- * The loader reads the descriptor's magic, size and ABI version before it
- * calls any function of the plugin (it is data, not code, precisely so that
- * an incompatible plugin never runs).  Then probe() says whether the plugin
- * can run on this machine and init() registers its devices with the
- * constructors below.  Plugins link against libggmlc and may call every
- * public function of it.
+ * Loading, in order:
+ *  1. The file is opened only if no user other than root and the program's
+ *     own could have replaced it: it, every folder and every link on its
+ *     path as configured must be owned by one of them, and no folder may be
+ *     writable by group or others unless sticky (allow_insecure_plugins in
+ *     the main configuration switches this off).  The dynamic linker then
+ *     loads exactly the file checked (through /proc/self/fd).
+ *  2. dlopen(RTLD_NOW | RTLD_LOCAL) and dlsym(GGMLC_PLUGIN_ENTRY_NAME).
+ *  3. The entry symbol must be a data object inside a readable segment of
+ *     this plugin, at least as large as the descriptor (an absolute or tiny
+ *     symbol is refused); then the descriptor's magic, ABI version and
+ *     struct_size are checked, and its strings and functions must point
+ *     into the plugin itself.
+ *  4. Only then probe() says whether the plugin can run on this machine and
+ *     init() registers its devices with the constructors below.
+ * Guaranteed: no function the descriptor names (probe, init, fini) runs
+ * before every check of step 3 passed, and a file failing step 1 is never
+ * given to the dynamic linker.  Not guaranteed: code the dynamic linker runs
+ * by itself inside step 2 (ELF constructors, IFUNC resolvers, the
+ * constructors of the plugin's own dependencies) runs before any check; keep
+ * a plugin's constructors empty.  The entry is data, not code, precisely so
+ * that an incompatible plugin is refused before the loader calls into it.
+ * A plugin loaded through /proc/self/fd sees "/proc/self/fd" as its $ORIGIN:
+ * find dependencies through the installed library paths, not $ORIGIN.
+ * Plugins link against libggmlc and may call every public function of it.
  *
  * Compatibility: structures here only ever grow at their end; a plugin
  * built for ABI major M and minor m loads into a libggmlc of major M and

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ggml-backend.h"
@@ -138,6 +139,14 @@ static void expect_broken(enum ggmlc_status status, const char *path, const char
           "the first device is alpha's");
 }
 
+/* The test plugin name.so, configured as backend broken, fails as expect_broken says. */
+static void broken_plugin(const char *name, enum ggmlc_status status, const char *why) {
+    char cfg[PATH_MAX], lib[PATH_MAX], file[64];
+    snprintf(file, sizeof file, "%.40s/ggmlc.ini", name);
+    config_with_broken(in_root(cfg, file), plugin(lib, name));
+    expect_broken(status, lib, why);
+}
+
 /* ---------------------------------------------------------- scenarios */
 
 static void broken_missing_file(void) {
@@ -154,33 +163,36 @@ static void broken_not_shared_object(void) {
 }
 
 static void broken_no_entry(void) {
-    char cfg[PATH_MAX], lib[PATH_MAX];
-    config_with_broken(in_root(cfg, "noentry/ggmlc.ini"), plugin(lib, "noentry"));
-    expect_broken(GGMLC_ERR_PLUGIN, lib, "no symbol ggmlc_plugin_entry_v1");
+    broken_plugin("noentry", GGMLC_ERR_PLUGIN, "no symbol ggmlc_plugin_entry_v1");
 }
 
 static void broken_abi_major(void) {
-    char cfg[PATH_MAX], lib[PATH_MAX];
-    config_with_broken(in_root(cfg, "abimajor/ggmlc.ini"), plugin(lib, "abimajor"));
-    expect_broken(GGMLC_ERR_ABI, lib, "major versions must match");
+    broken_plugin("abimajor", GGMLC_ERR_ABI, "major versions must match");
 }
 
 static void broken_abi_minor(void) {
-    char cfg[PATH_MAX], lib[PATH_MAX];
-    config_with_broken(in_root(cfg, "abiminor/ggmlc.ini"), plugin(lib, "abiminor"));
-    expect_broken(GGMLC_ERR_ABI, lib, "newer than this libggmlc");
+    broken_plugin("abiminor", GGMLC_ERR_ABI, "newer than this libggmlc");
 }
 
 static void broken_magic(void) {
-    char cfg[PATH_MAX], lib[PATH_MAX];
-    config_with_broken(in_root(cfg, "badmagic/ggmlc.ini"), plugin(lib, "badmagic"));
-    expect_broken(GGMLC_ERR_ABI, lib, "bad plugin magic 0xdeadbeef");
+    broken_plugin("badmagic", GGMLC_ERR_ABI, "bad plugin magic 0xdeadbeef");
 }
 
 static void broken_probe(void) {
-    char cfg[PATH_MAX], lib[PATH_MAX];
-    config_with_broken(in_root(cfg, "probe/ggmlc.ini"), plugin(lib, "probefail"));
-    expect_broken(GGMLC_ERR_UNSUPPORTED, lib, "cannot run on this machine: the test hardware is missing");
+    broken_plugin("probefail", GGMLC_ERR_UNSUPPORTED, "cannot run on this machine: the test hardware is missing");
+}
+
+/* The entry symbol is checked before the descriptor is read: its size and that it lies in the plugin. */
+static void broken_small_entry(void) {
+    broken_plugin("smallentry", GGMLC_ERR_ABI, "has 4 bytes, fewer than the");
+}
+
+static void broken_abs_entry(void) {
+    broken_plugin("absentry", GGMLC_ERR_ABI, "does not lie inside the plugin");
+}
+
+static void broken_wild_init(void) {
+    broken_plugin("wildinit", GGMLC_ERR_ABI, "points outside the plugin's code");
 }
 
 /* init fails after registering a device: the loader frees what it left behind. */
@@ -487,6 +499,37 @@ static void load_all_from_folder(void) {
     CHECK(count_log(GGML_LOG_LEVEL_ERROR, plugin(noentry, "noentry"), NULL) == 0, "a .so without the entry is skipped");
 }
 
+/* Lines in file (0 when it does not exist). */
+static int count_lines(const char *file) {
+    FILE *f = fopen(file, "r");
+    int n = 0;
+    for (int c; f && (c = fgetc(f)) != EOF;) n += c == '\n';
+    if (f) fclose(f);
+    return n;
+}
+
+/* The marker plugin (its constructor appends a line to $GGMLC_TEST_MARKER) under names that
+ * follow the plugin naming rule or not: only mark.so is opened, and only once. */
+static void load_all_opens_each_plugin_once(void) {
+    char cfg[PATH_MAX], dir[PATH_MAX], marker[PATH_MAX], lib[PATH_MAX], cmd[2 * PATH_MAX + 64], copy[PATH_MAX + 32];
+    write_good_config(in_root(cfg, "once/ggmlc.ini"), "");
+    in_root(dir, "once/plugins");
+    mkdir(dir, 0755);
+    setenv("GGMLC_TEST_MARKER", in_root(marker, "once/opened.txt"), 1);
+    static const char *const names[] = {"mark.so", "libmark.so.1", ".hidden.so", "two.parts.so", "sp ace.so"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(copy, sizeof copy, "%s/%s", dir, names[i]);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", plugin(lib, "marker"), copy);
+        CHECK(system(cmd) == 0, "%s", cmd);
+    }
+    snprintf(copy, sizeof copy, "%s/same.so", dir); /* after mark.so in name order */
+    CHECK(symlink("mark.so", copy) == 0, "symlink: %s", strerror(errno));
+    ggml_backend_load_all_from_path(dir);
+    CHECK(ggml_backend_reg_by_name("mark") != NULL, "mark.so is loaded");
+    CHECK(ggml_backend_reg_by_name("same") == NULL, "same.so, a link to mark.so, is not loaded again");
+    CHECK(count_lines(marker) == 1, "the dynamic linker opened plugin files %d times, not once", count_lines(marker));
+}
+
 #define N_THREADS 8
 static pthread_barrier_t start_line;
 static size_t seen_devices[N_THREADS];
@@ -661,6 +704,35 @@ static void long_library_path(void) {
     CHECK(count_log(GGML_LOG_LEVEL_ERROR, "", NULL) == 0, "no error");
 }
 
+/* Reading a configuration is linear in its size: about 900 KB of sections and keys (30,000
+ * backends, 20,000 options of one of them) take about 0.2 s of CPU time; the quadratic
+ * reader, which scanned every earlier name for each new one, took 7 s (and over 40 s of
+ * wall time on a busy machine).  CPU time, with a loose bound, because the machine may be busy. */
+#define LARGE_SECTIONS 30000
+#define LARGE_KEYS 20000
+static void large_config_is_linear(void) {
+    char cfg[PATH_MAX], good[PATH_MAX];
+    FILE *f = fopen(in_root(cfg, "large.ini"), "w");
+    if (!f) {
+        CHECK(false, "cannot write %s", cfg);
+        return;
+    }
+    fprintf(f, "[backend.cpu]\nlibrary = %s\ndevice = C0\n", plugin(good, "good"));
+    for (int i = 0; i < LARGE_KEYS; i++) fprintf(f, "k%x=0\n", i);
+    for (int i = 0; i < LARGE_SECTIONS; i++) fprintf(f, "[backend.%x]\nenabled=0\n", i);
+    fclose(f);
+    setenv("GGMLC_CONFIG", cfg, 1);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    CHECK(ggmlc_init() == GGMLC_OK, "init: %s", ggmlc_last_error());
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    const double seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    printf("# a configuration of %d sections and %d keys read in %.3f s of CPU time\n", LARGE_SECTIONS, LARGE_KEYS, seconds);
+    CHECK(seconds < 3.0, "reading took %.1f s of CPU time", seconds);
+    CHECK(ggmlc_backend_count() == LARGE_SECTIONS + 1, "%zu backends listed", ggmlc_backend_count());
+    CHECK(ggml_backend_dev_by_name("C0") != NULL, "the CPU section still applies");
+}
+
 /* ------------------------------------------------------------- driver */
 
 static void run(const char *name, void (*scenario)(void)) {
@@ -704,6 +776,9 @@ int main(void) {
     run("bad magic", broken_magic);
     run("probe returns 0", broken_probe);
     run("failing init is cleaned up", broken_init);
+    run("an entry symbol smaller than a descriptor", broken_small_entry);
+    run("an absolute entry symbol (SHN_ABS)", broken_abs_entry);
+    run("a descriptor whose init points outside the plugin", broken_wild_init);
     run("bad ini syntax names the line", bad_ini_syntax);
     run("unknown key warning", unknown_key_warning);
     run("duplicate backend name", duplicate_backend);
@@ -711,6 +786,7 @@ int main(void) {
     run("enabled marker plugin is opened (control)", enabled_marker_control);
     run("relative library path", relative_library_path);
     run("library path longer than an inih line", long_library_path);
+    run("a 1 MB configuration is read in linear time", large_config_is_linear);
     run("preference order from the config", config_order);
     run("GGMLC_BACKENDS changes the first backend", env_backends_override);
     run("GGMLC_BACKENDS leaves others out", env_backends_leaves_out);
@@ -725,6 +801,7 @@ int main(void) {
     run("graph copy and backend comparison", compare_two_backends);
     run("ggml_backend_load and unload", load_by_program);
     run("ggml_backend_load_all_from_path", load_all_from_folder);
+    run("load_all_from_path: the naming rule, each file opened once", load_all_opens_each_plugin_once);
     run("concurrent first use loads once", concurrent_first_use);
     run("shutdown and reload with another config", shutdown_and_reload);
     run("GGMLC_DEBUG=loader traces files and paths", debug_trace);

@@ -7,6 +7,10 @@
  *   BROKEN_ABI_MAJOR   built for the next ABI major version
  *   BROKEN_ABI_MINOR   built for a newer ABI minor version
  *   BROKEN_PROBE       probe() says it cannot run here (and why)
+ *   BROKEN_SMALL_ENTRY the entry symbol is a 4-byte integer, not a descriptor
+ *   BROKEN_ABS_ENTRY   the entry symbol is absolute (SHN_ABS): its "address"
+ *                      is a number the plugin chose, outside any mapping
+ *   BROKEN_WILD_INIT   a descriptor whose init points outside the plugin
  *   BROKEN_INIT        init() registers a registry and a device, then fails;
  *                      the device's free hook appends "device freed" to the
  *                      file named by the option `marker`, so the test can
@@ -15,6 +19,7 @@
  * Every function that must never run (because the loader has to refuse
  * the plugin first) aborts, so a loader that calls it fails the test.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +63,27 @@ static int probe_no(void) {
 }
 GGMLC_PLUGIN_EXPORT const struct ggmlc_plugin_desc ggmlc_plugin_entry_v1 = {
     GGMLC_PLUGIN_DESC_HEADER, "probefail", "0", "cannot run here", probe_no, never_init, NULL,
+};
+
+#elif defined(BROKEN_SMALL_ENTRY)
+
+/* The magic is right, so only the symbol's size tells that no descriptor follows it. */
+GGMLC_PLUGIN_EXPORT const uint32_t ggmlc_plugin_entry_v1 = GGMLC_PLUGIN_MAGIC;
+
+#elif defined(BROKEN_ABS_ENTRY)
+
+/* dlsym returns the symbol's value itself for SHN_ABS: reading it crashed the host. */
+__asm__(".globl ggmlc_plugin_entry_v1\n"
+        ".type ggmlc_plugin_entry_v1, @object\n"
+        ".size ggmlc_plugin_entry_v1, 64\n"
+        ".set ggmlc_plugin_entry_v1, 0x1000\n");
+
+#elif defined(BROKEN_WILD_INIT)
+
+/* A valid header whose init is an address outside the plugin (a crash when called). */
+GGMLC_PLUGIN_EXPORT const struct ggmlc_plugin_desc ggmlc_plugin_entry_v1 = {
+    GGMLC_PLUGIN_DESC_HEADER, "wildinit", "0", "init points nowhere", NULL,
+    (enum ggmlc_status (*)(const struct ggmlc_plugin_options *, ggml_backend_reg_t *))(uintptr_t)0x1000, NULL,
 };
 
 #elif defined(BROKEN_INIT)
