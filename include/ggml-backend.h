@@ -207,8 +207,9 @@ GGML_API ggml_backend_t ggml_backend_init_best(void);
  * relative to the current directory. */
 GGML_API ggml_backend_reg_t ggml_backend_load(const char *path);
 GGML_API void ggml_backend_unload(ggml_backend_reg_t reg);
-/* Load every backend the configuration lists; _from_path also loads every plugin
- * (*.so with the entry symbol) in dir_path, an absolute path. */
+/* Load every backend the configuration lists; _from_path also loads every plugin in
+ * dir_path, an absolute path, whose file is named NAME.so (NAME: letters, digits, '_'
+ * and '-', at most 64) and carries the entry symbol, each file at most once. */
 GGML_API void ggml_backend_load_all(void);
 GGML_API void ggml_backend_load_all_from_path(const char *dir_path);
 
