@@ -87,6 +87,10 @@ bad_usage "a folder without IDX files" 3 "train-images-idx3-ubyte.gz" --data "$t
 bad_usage "a missing model file" 3 "cannot load the model" --load "$tmp/absent.gguf"
 head -c 100 "$tmp/m.gguf" >"$tmp/cut.gguf"
 bad_usage "a truncated model file" 3 "cannot load the model" --load "$tmp/cut.gguf"
+# --save and --plot are checked before training (no epoch printed), not after it.
+bad_usage "--save into a missing folder" 2 "cannot write $tmp/absent/m.gguf" --save "$tmp/absent/m.gguf"
+mkfifo "$tmp/fifo"
+bad_usage "--plot to a FIFO" 2 "FIFO" --plot "$tmp/fifo"
 
 echo "1..$n"
 exit $failed
