@@ -10,6 +10,10 @@
 #include "ggml-impl.h"
 
 struct ggml_context *ggml_init(struct ggml_init_params params) {
+    if (!params.mem_buffer && params.mem_size > SIZE_MAX - (GGML_MEM_ALIGN - 1)) { /* rounding up would wrap to 0 */
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_init: a memory pool of %zu bytes cannot be allocated", params.mem_size);
+        return NULL;
+    }
     struct ggml_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_init: cannot allocate a context");

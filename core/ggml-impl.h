@@ -74,7 +74,12 @@ struct ggml_cgraph {
     struct ggml_tensor **leafs;     /* constants and inputs */
     int32_t *use_counts;            /* per hash slot: number of consumers in the graph */
     struct ggml_hash_set visited_hash_set;
+    bool incomplete;                /* a node was refused (graph full, NULL node): it must not compute */
 };
+
+/* True when g can be computed; false with an error naming who when building it lost a node
+ * (see incomplete), so that a compute fails instead of silently skipping part of the graph. */
+GGMLC_HIDDEN bool ggmlc_graph_complete(const struct ggml_cgraph *g, const char *who);
 
 /* A view of nodes [i0, i1) of cgraph sharing its arrays (for backends computing segments). */
 GGMLC_HIDDEN struct ggml_cgraph ggml_graph_view(struct ggml_cgraph *cgraph, int i0, int i1);

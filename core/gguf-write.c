@@ -2,18 +2,15 @@
  * gguf-write.c - serialising a gguf_context: the metadata into memory
  * (gguf_get_meta_size / gguf_get_meta_data) and whole files.
  *
- * Files are written to a temporary file in the destination's folder,
- * fsync'ed and renamed over the destination, so a crash or a full disk
+ * Files are written through file-replace.h (a temporary file beside the
+ * destination, fsync'ed and renamed over it), so a crash or a full disk
  * never leaves a half-written model behind.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "file-replace.h"
 #include "gguf-impl.h"
 
 /* A writer that either stores bytes (buf != NULL) or only counts them. */
@@ -153,55 +150,14 @@ static bool write_contents(FILE *f, const struct gguf_context *ctx, bool only_me
     return ok && write_zeros(f, meta_padding(ctx, meta_size)) && (only_meta || write_data_section(f, ctx));
 }
 
-/* Make the rename itself durable: sync the folder that holds the file (best effort). */
-static void sync_parent_dir(const char *fname) {
-    char *copy = strdup(fname);
-    if (!copy) return;
-    const int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    free(copy);
-}
-
 bool gguf_write_to_file(const struct gguf_context *ctx, const char *fname, bool only_meta) {
     if (!ctx || !fname) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_write_to_file: NULL context or file name");
         return false;
     }
-    const size_t len = strlen(fname);
-    char *tmp_name = malloc(len + 16);
-    if (!tmp_name) return ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_write_to_file: out of memory"), false;
-    snprintf(tmp_name, len + 16, "%s.tmp.XXXXXX", fname);
-    const int fd = mkstemp(tmp_name);
-    if (fd < 0) {
-        ggmlc_set_error(GGMLC_ERR_IO, "gguf_write_to_file: cannot create a temporary file beside %s: %s", fname,
-                        strerror(errno));
-        free(tmp_name);
-        return false;
-    }
-    const mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask); /* mkstemp creates 0600; give the file the usual permissions */
-    FILE *f = fdopen(fd, "wb");
-    bool ok = f && write_contents(f, ctx, only_meta) && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int err = errno;
-    if (f ? fclose(f) != 0 : close(fd) != 0) {
-        if (ok) err = errno;
-        ok = false;
-    }
-    if (ok && rename(tmp_name, fname) != 0) {
-        err = errno;
-        ok = false;
-    }
-    if (ok) sync_parent_dir(fname);
-    if (!ok) {
-        unlink(tmp_name);
-        ggmlc_set_error(GGMLC_ERR_IO, "gguf_write_to_file: writing %s failed: %s", fname, strerror(err));
-    }
-    free(tmp_name);
-    return ok;
+    struct ggmlc_file_replace out;
+    if (ggmlc_file_replace_open(&out, fname, "gguf_write_to_file") != GGMLC_OK) return false;
+    return ggmlc_file_replace_commit(&out, write_contents(out.f, ctx, only_meta)) == GGMLC_OK;
 }
 
 bool gguf_write_to_file_ptr(const struct gguf_context *ctx, FILE *file, bool only_meta) {

@@ -174,13 +174,24 @@ static bool add_to_graph(struct ggml_cgraph *g, struct ggml_tensor *t) {
     }
     return true;
 full:
+    g->incomplete = true;
     ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_build_forward_expand: graph is full (size %d); use ggml_new_graph_custom", g->size);
+    return false;
+}
+
+bool ggmlc_graph_complete(const struct ggml_cgraph *g, const char *who) {
+    if (!g->incomplete) return true;
+    ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the graph is incomplete (a node was refused when it was built: "
+                    "the graph was full or the node NULL); rebuild it larger", who);
     return false;
 }
 
 /* Depth-first post-order over sources, with an explicit stack. */
 void ggml_build_forward_expand(struct ggml_cgraph *g, struct ggml_tensor *tensor) {
-    if (!g || !tensor) return;
+    if (!g || !tensor) { /* a NULL tensor: its constructor failed and recorded why */
+        if (g) g->incomplete = true; /* computing g would not give that output */
+        return;
+    }
     struct frame {
         struct ggml_tensor *t;
         int next_src;
@@ -188,6 +199,7 @@ void ggml_build_forward_expand(struct ggml_cgraph *g, struct ggml_tensor *tensor
     size_t cap = 64, top = 0;
     struct frame *stack = malloc(cap * sizeof *stack);
     if (!stack) {
+        g->incomplete = true;
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_build_forward_expand: out of memory");
         return;
     }
@@ -207,6 +219,7 @@ void ggml_build_forward_expand(struct ggml_cgraph *g, struct ggml_tensor *tensor
             if (top == cap) {
                 struct frame *bigger = realloc(stack, 2 * cap * sizeof *stack);
                 if (!bigger) {
+                    g->incomplete = true;
                     ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_build_forward_expand: out of memory");
                     break;
                 }
@@ -236,8 +249,14 @@ struct ggml_tensor *ggml_graph_node(struct ggml_cgraph *g, int i) {
 }
 
 void ggml_graph_add_node(struct ggml_cgraph *g, struct ggml_tensor *t) {
-    if (g->n_nodes >= g->size) {
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_graph_add_node: graph is full (size %d)", g->size);
+    if (!g) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_graph_add_node: NULL graph");
+        return;
+    }
+    if (!t || g->n_nodes >= g->size) {
+        g->incomplete = true;
+        if (t) ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_graph_add_node: graph is full (size %d)", g->size);
+        else ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_graph_add_node: NULL node (a failed op constructor?)");
         return;
     }
     g->nodes[g->n_nodes++] = t;
@@ -246,6 +265,7 @@ void ggml_graph_add_node(struct ggml_cgraph *g, struct ggml_tensor *t) {
 void ggml_graph_clear(struct ggml_cgraph *g) {
     g->n_nodes = 0;
     g->n_leafs = 0;
+    g->incomplete = false;
     ggml_hash_set_reset(&g->visited_hash_set);
 }
 
@@ -254,6 +274,7 @@ void ggml_graph_cpy(struct ggml_cgraph *src, struct ggml_cgraph *dst) {
     GGML_ASSERT(dst->visited_hash_set.size >= src->visited_hash_set.size);
     dst->n_leafs = src->n_leafs;
     dst->n_nodes = src->n_nodes;
+    dst->incomplete = src->incomplete;
     memcpy(dst->leafs, src->leafs, sizeof(struct ggml_tensor *) * (size_t)src->n_leafs);
     memcpy(dst->nodes, src->nodes, sizeof(struct ggml_tensor *) * (size_t)src->n_nodes);
     ggml_hash_set_reset(&dst->visited_hash_set);

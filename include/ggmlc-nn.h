@@ -284,7 +284,8 @@ GGML_API struct ggmlc_callback ggmlc_lr_step_decay(int step_epochs, double gamma
 GGML_API struct ggmlc_callback ggmlc_lr_cosine(int total_epochs, double min_lr);
 /* Rate multiplied by factor after patience epochs without improvement of monitor. */
 GGML_API struct ggmlc_callback ggmlc_reduce_lr_on_plateau(const char *monitor, double factor, int patience, double min_lr);
-/* Save the model to path after each epoch, or only when monitor improved. */
+/* Save the model to path after each epoch, or only when monitor improved.  An empty callback
+ * (no functions, error recorded) when path cannot be written (ggmlc_check_writable). */
 GGML_API struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const char *monitor, bool save_best_only);
 GGML_API void ggmlc_callback_free(struct ggmlc_callback *cb);
 

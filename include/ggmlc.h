@@ -95,6 +95,13 @@ GGML_API const char *ggmlc_device_caps(ggml_backend_dev_t dev);
 /* Whether a debug channel ("loader", "sched", ...) was named in $GGMLC_DEBUG. */
 GGML_API bool ggmlc_debug_enabled(const char *channel);
 
+/* Whether ggmlc could save a file at path (a model, a GGUF file, a plot): run it before a
+ * long job so a bad path fails at once.  GGMLC_OK when path's folder exists and a file can
+ * be created in it, the name fits the file system, and path is absent or (after following
+ * symbolic links) a regular file this user may replace; else GGMLC_ERR_IO with the reason.
+ * Nothing is left behind.  Saving later can still fail (a full disk, a changed folder). */
+GGML_API enum ggmlc_status ggmlc_check_writable(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

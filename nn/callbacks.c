@@ -215,7 +215,7 @@ static bool checkpoint_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *logs
 
 struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const char *monitor, bool save_best_only) {
     struct checkpoint *c = calloc(1, sizeof *c);
-    if (!c || !path) {
+    if (!c || !path || ggmlc_check_writable(path) != GGMLC_OK) { /* a bad path fails now, not after the first epoch */
         free(c);
         return (struct ggmlc_callback){0};
     }

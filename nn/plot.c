@@ -3,18 +3,15 @@
  * accuracy was measured, an accuracy panel; training curves solid, validation
  * dashed; axes with rounded ticks, grid lines and a legend.
  *
- * The file is written next to its destination under a temporary name and
- * renamed into place, so a reader never sees half a plot.
+ * The file is written through file-replace.h (a temporary name beside the
+ * destination, renamed into place), so a reader never sees half a plot.
  */
-#include <errno.h>
 #include <stddef.h>
-#include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "ggml-impl.h"
+#include "file-replace.h"
 #include "ggmlc-nn.h"
 
 #define PANEL_W  440.0
@@ -209,33 +206,11 @@ static void write_svg(FILE *f, const struct ggmlc_epoch_logs *logs, int n, const
 enum ggmlc_status ggmlc_plot_epochs(const struct ggmlc_epoch_logs *logs, int n_epochs, const char *title, const char *path) {
     if (!logs || n_epochs < 1 || !path || !*path)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_plot_epochs: %s", !path || !*path ? "no file name" : "no epochs to plot");
-    char *tmp = malloc(strlen(path) + 16);
-    if (!tmp) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_plot_epochs: out of memory");
-    sprintf(tmp, "%s.tmp-XXXXXX", path);
-    const int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        const int err = errno;
-        if (fd >= 0) close(fd), unlink(tmp);
-        free(tmp);
-        return ggmlc_set_error(GGMLC_ERR_IO, "%s: cannot create a file next to it: %s", path, strerror(err));
-    }
-    write_svg(f, logs, n_epochs, title ? title : "learning curves");
-    bool ok = !ferror(f);
-    ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok;
-    const int err = errno;
-    ok = (fclose(f) == 0) && ok;
-    /* mkstemp creates the file 0600; a plot is an ordinary document. */
-    if (ok) chmod(tmp, 0644);
-    if (ok && rename(tmp, path) == 0) {
-        free(tmp);
-        return GGMLC_OK;
-    }
-    const int rename_err = ok ? errno : err;
-    unlink(tmp);
-    free(tmp);
-    return ggmlc_set_error(GGMLC_ERR_IO, "%s: cannot write the plot: %s", path, strerror(rename_err));
+    struct ggmlc_file_replace out;
+    const enum ggmlc_status status = ggmlc_file_replace_open(&out, path, "ggmlc_plot_epochs");
+    if (status != GGMLC_OK) return status;
+    write_svg(out.f, logs, n_epochs, title ? title : "learning curves");
+    return ggmlc_file_replace_commit(&out, true);
 }
 
 enum ggmlc_status ggmlc_plot_history(const ggmlc_history *history, const char *title, const char *path) {

@@ -1,9 +1,13 @@
-/* test-core.c - contexts, tensors, views, graphs and error handling (no computation). */
+/* test-core.c - contexts, tensors, views, graphs and error handling (computing only to check
+ * that a misbuilt graph fails). */
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
 #include "ggmlc.h"
 #include "testutil.h"
 #include "ggml-impl.h" /* n_leafs */
@@ -124,11 +128,68 @@ static void test_user_assert(void) {
            "its message names the condition at the caller's file and line, not a ggmlc bug: %s", msg);
 }
 
+static void test_init_sizes(void) {
+    const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 15};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        struct ggml_context *ctx = ggml_init((struct ggml_init_params){sizes[i], NULL, false});
+        tap_ok(ctx == NULL && ggmlc_last_status() == GGMLC_ERR_NOMEM, "ggml_init with mem_size SIZE_MAX - %zu gives NULL: %s",
+               SIZE_MAX - sizes[i], ggmlc_last_error());
+        ggml_free(ctx);
+    }
+}
+
+/* Computing g on the CPU (ggml's CPU API and the backend API) fails with a message. */
+static void compute_fails(struct ggml_context *ctx, struct ggml_cgraph *g, const char *what) {
+    const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, g, 1);
+    tap_ok(st != GGML_STATUS_SUCCESS && strstr(ggmlc_last_error(), "incomplete"), "%s: ggml_graph_compute fails: %s",
+           what, ggmlc_last_error());
+    ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);
+    const enum ggml_status bst = cpu ? ggml_backend_graph_compute(cpu, g) : GGML_STATUS_SUCCESS;
+    tap_ok(cpu && bst != GGML_STATUS_SUCCESS && strstr(ggmlc_last_error(), "incomplete"),
+           "%s: ggml_backend_graph_compute fails: %s", what, ggmlc_last_error());
+    ggml_backend_free(cpu);
+}
+
+/* A graph that lost a node must not compute "successfully" without it. */
+static void test_graph_misuse(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4), *y = x;
+    ggml_set_f32(x, 1.0f);
+    for (int i = 0; i < 20; i++) y = ggml_add(ctx, y, x); /* y = 21 x */
+    struct ggml_cgraph *small = ggml_new_graph_custom(ctx, 8, false);
+    ggml_build_forward_expand(small, y);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_NOMEM, "expanding 20 nodes into a graph of 8 reports an error");
+    compute_fails(ctx, small, "an overfilled graph");
+    ggml_graph_clear(small);
+    ggml_build_forward_expand(small, x);
+    tap_ok(ggml_graph_compute_with_ctx(ctx, small, 1) == GGML_STATUS_SUCCESS, "a cleared graph computes again");
+
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    const int n = ggml_graph_n_nodes(g);
+    ggml_graph_add_node(g, NULL);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG && ggml_graph_n_nodes(g) == n, "ggml_graph_add_node(g, NULL) is refused: %s",
+           ggmlc_last_error());
+    compute_fails(ctx, g, "a graph given a NULL node");
+    struct ggml_cgraph *h = ggml_new_graph(ctx);
+    ggml_build_forward_expand(h, ggml_add(ctx, x, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5))); /* shapes differ: NULL */
+    compute_fails(ctx, h, "a graph expanded with a failed constructor's NULL");
+    struct ggml_cgraph *ok = ggml_new_graph(ctx);
+    ggml_build_forward_expand(ok, y);
+    const bool computed = ggml_graph_compute_with_ctx(ctx, ok, 1) == GGML_STATUS_SUCCESS;
+    tap_ok(computed && ggml_get_f32_1d(y, 3) == 21.0f, "the same nodes in a graph of the default size compute (%g)",
+           ggml_get_f32_1d(y, 3));
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_user_assert();
     test_context_accounting();
     test_shapes_and_views();
     test_types();
     test_graph();
+    test_init_sizes();
+    ggmlc_init();
+    test_graph_misuse();
     return tap_done();
 }

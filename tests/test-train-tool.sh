@@ -88,6 +88,10 @@ bad_usage "a folder without IDX files" 3 "train-images-idx3-ubyte.gz" --data "$t
 bad_usage "a missing model file" 3 "cannot load the model" --load "$tmp/absent.gguf"
 head -c 100 "$tmp/m.gguf" >"$tmp/cut.gguf"
 bad_usage "a truncated model file" 3 "cannot load the model" --load "$tmp/cut.gguf"
+# --save and --plot are checked before training (no epoch printed), not after it.
+bad_usage "--save into a missing folder" 2 "cannot write $tmp/absent/m.gguf" --save "$tmp/absent/m.gguf"
+mkfifo "$tmp/fifo"
+bad_usage "--plot to a FIFO" 2 "FIFO" --plot "$tmp/fifo"
 
 # Data whose shape differs from the model's: refused with both shapes named, never read past.
 bad_usage "--load of a digits model on 4 features" 3 "the model takes samples of shape (64), the data have samples of shape (4)" \

@@ -71,6 +71,22 @@ struct result {
     double of_memcpy;     /* weights GB/s / memcpy GB/s, median of the rounds' ratios */
 };
 
+/* Zeroed memory for rows x cols values of elem bytes, or exit 2 with a message naming what:
+ * sizes come from the command line, so a too large one is a usage error, not a crash. */
+static void *alloc_or_exit(int64_t rows, int64_t cols, size_t elem, const char *what) {
+    size_t count, bytes;
+    void *p = NULL;
+    if (rows >= 0 && cols >= 0 && !__builtin_mul_overflow((uint64_t)rows, (uint64_t)cols, &count) &&
+        !__builtin_mul_overflow(count, elem, &bytes))
+        p = calloc(count ? count : 1, elem);
+    if (!p) {
+        fprintf(stderr, "ggmlc-bench: cannot allocate %s (%lld x %lld values of %zu bytes): out of memory or too large\n",
+                what, (long long)rows, (long long)cols, elem);
+        exit(2);
+    }
+    return p;
+}
+
 static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -101,7 +117,7 @@ static double median_time(bool (*fn)(void *), void *arg, int reps) {
     do {
         if (!fn(arg)) return 0;
     } while (now_s() < warm_until);
-    double *t = malloc((size_t)reps * sizeof(double));
+    double *t = alloc_or_exit(reps, 1, sizeof(double), "the timings");
     for (int i = 0; i < reps; i++) {
         const double t0 = now_s();
         if (!fn(arg)) {
@@ -153,9 +169,9 @@ static ggml_backend_t open_backend(const struct options *o) {
 /* Write n random floats into t, quantizing or converting them to t's type. */
 static void set_random(struct ggml_tensor *t, unsigned seed) {
     const int64_t n = ggml_nelements(t);
-    float *f = malloc((size_t)n * sizeof(float));
+    float *f = alloc_or_exit(n, 1, sizeof(float), "the random inputs");
     fill_random(f, n, seed);
-    void *raw = malloc(ggml_nbytes(t));
+    void *raw = alloc_or_exit((int64_t)ggml_nbytes(t), 1, 1, "the converted inputs");
     ggml_quantize_chunk(t->type, f, raw, 0, ggml_nrows(t), t->ne[0], NULL);
     ggml_backend_tensor_set(t, raw, 0, ggml_nbytes(t));
     free(raw);
@@ -168,8 +184,17 @@ static size_t graph_size(int64_t n_tensors) {
 
 /* A context for n_tensors tensors (metadata only) and their graph. */
 static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
+    if (n_tensors > INT32_MAX / 4) { /* a graph holds at most INT32_MAX / 2 nodes and leafs */
+        fprintf(stderr, "ggmlc-bench: cannot allocate a graph of %lld tensors: too large\n", (long long)n_tensors);
+        exit(2);
+    }
     const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false);
-    return ggml_init((struct ggml_init_params){size, NULL, true});
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){size, NULL, true});
+    if (!ctx) {
+        fprintf(stderr, "ggmlc-bench: cannot make a context for %lld tensors: %s\n", (long long)n_tensors, ggmlc_last_error());
+        exit(2);
+    }
+    return ctx;
 }
 
 /* Allocate ctx's tensors on the backend, fill the inputs and build the graph computing out;
@@ -241,9 +266,9 @@ static bool openblas_open(const struct options *o, struct sgemm_run *r) {
         return false;
     }
     if (set_threads) set_threads(o->threads);
-    r->x = malloc((size_t)(o->m * o->k) * sizeof(float));
-    r->w = malloc((size_t)(o->n * o->k) * sizeof(float));
-    r->c = malloc((size_t)(o->m * o->n) * sizeof(float));
+    r->x = alloc_or_exit(o->m, o->k, sizeof(float), "the OpenBLAS activations");
+    r->w = alloc_or_exit(o->n, o->k, sizeof(float), "the OpenBLAS weights");
+    r->c = alloc_or_exit(o->m, o->n, sizeof(float), "the OpenBLAS result");
     fill_random(r->x, o->m * o->k, 1);
     fill_random(r->w, o->n * o->k, 2);
     return true; /* the library stays loaded: its threads may still be parked */
@@ -297,14 +322,15 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
     const bool blas_ok = o->openblas && openblas_open(o, &blas);
     struct memcpy_run mc = {NULL, NULL, o->memcpy_ref ? (size_t)o->size * sizeof(float) : 0};
     if (o->memcpy_ref) {
-        mc.src = malloc(mc.bytes);
-        mc.dst = malloc(mc.bytes);
+        mc.src = alloc_or_exit(o->size, 1, sizeof(float), "the memcpy source");
+        mc.dst = alloc_or_exit(o->size, 1, sizeof(float), "the memcpy destination");
         memset(mc.src, 1, mc.bytes);
         memset(mc.dst, 0, mc.bytes);
     }
     const double weight_bytes = (double)ggml_row_size(o->type, o->k) * (double)o->n * (double)o->products;
-    double *ours = calloc((size_t)o->rounds, sizeof(double)), *theirs = calloc((size_t)o->rounds, sizeof(double));
-    double *ratios = calloc((size_t)o->rounds, sizeof(double));
+    double *ours = alloc_or_exit(o->rounds, 1, sizeof(double), "the timings");
+    double *theirs = alloc_or_exit(o->rounds, 1, sizeof(double), "the timings");
+    double *ratios = alloc_or_exit(o->rounds, 1, sizeof(double), "the timings");
     for (int r = 0; r < o->rounds; r++) {
         if (blas_ok) settle();
         ours[r] = median_time(run_graph, &run, o->reps);
@@ -390,8 +416,8 @@ static bool bench_elementwise(const struct options *o, struct result *res) {
 
 static bool bench_memcpy(const struct options *o, struct result *res) {
     struct memcpy_run r = {NULL, NULL, (size_t)o->size * sizeof(float)};
-    r.src = malloc(r.bytes);
-    r.dst = malloc(r.bytes);
+    r.src = alloc_or_exit(o->size, 1, sizeof(float), "the memcpy source");
+    r.dst = alloc_or_exit(o->size, 1, sizeof(float), "the memcpy destination");
     memset(r.src, 1, r.bytes);
     memset(r.dst, 0, r.bytes);
     res->median_s = median_time(run_memcpy, &r, o->reps);
@@ -442,13 +468,12 @@ static bool run_memread(void *arg) {
 }
 
 static bool bench_memread(const struct options *o, struct result *res) {
-    struct memread_run r = {.words = (size_t)o->size * sizeof(float) / sizeof(uint64_t), .threads = o->threads};
+    struct memread_run r = {.words = (size_t)o->size / 2, /* f32 elements as 64-bit words */ .threads = o->threads};
     if (r.threads < 1 || r.threads > 64 || r.words == 0) {
         fprintf(stderr, "ggmlc-bench: memread needs 1 to 64 threads and a --size of at least 2\n");
         return false;
     }
-    uint64_t *data = malloc(r.words * sizeof *data);
-    if (!data) return false;
+    uint64_t *data = alloc_or_exit((int64_t)r.words, 1, sizeof *data, "the memread data");
     for (size_t i = 0; i < r.words; i++) data[i] = i;
     r.data = data;
     res->median_s = median_time(run_memread, &r, o->reps);
@@ -597,8 +622,8 @@ static int bench_train_step(int argc, char **argv) {
     }
     const int64_t in = o.arch[0], classes = o.arch[o.n_arch - 1];
     run.x_len = (size_t)(run.n * in);
-    run.x = malloc(sizeof(float) * run.x_len);
-    run.y = malloc(sizeof(float) * (size_t)run.n);
+    run.x = alloc_or_exit(run.n, in, sizeof(float), "the training samples");
+    run.y = alloc_or_exit(run.n, 1, sizeof(float), "the training labels");
     fill_random(run.x, run.n * in, 7);
     for (int64_t i = 0; i < run.n; i++) run.y[i] = (float)(i * 7 % classes);
     /* OpenBLAS on the first (largest) layer's forward product: batch x in times in x units */
@@ -607,7 +632,8 @@ static int bench_train_step(int argc, char **argv) {
     const bool blas_ok = o.openblas && openblas_open(&blas_opts, &blas);
     const double flops = train_step_flops(&o), gemm_flops = 2.0 * (double)o.batch * (double)in * (double)o.arch[1];
     /* round 0 builds and plans the graph (warm-up); rounds 1..R are timed, each next to an sgemm timing */
-    double *ours = calloc((size_t)o.rounds + 1, sizeof(double)), *theirs = calloc((size_t)o.rounds + 1, sizeof(double));
+    double *ours = alloc_or_exit((int64_t)o.rounds + 1, 1, sizeof(double), "the timings");
+    double *theirs = alloc_or_exit((int64_t)o.rounds + 1, 1, sizeof(double), "the timings");
     bool ok = true;
     for (int r = 0; r <= o.rounds && ok; r++) {
         if (blas_ok) settle();

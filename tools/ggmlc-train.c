@@ -149,6 +149,10 @@ static int parse_args(int argc, char **argv, struct options *o) {
         fputs("ggmlc-train: --plot draws the training epochs, but there are none (--epochs 0)\n", stderr);
         return EXIT_USAGE;
     }
+    if ((o->save && ggmlc_check_writable(o->save) != GGMLC_OK) || (o->plot && ggmlc_check_writable(o->plot) != GGMLC_OK)) {
+        fprintf(stderr, "ggmlc-train: %s\n", ggmlc_last_error()); /* before training, not after */
+        return EXIT_USAGE;
+    }
     return 0;
 }
 

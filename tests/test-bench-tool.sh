@@ -1,0 +1,27 @@
+#!/bin/sh
+# test-bench-tool.sh - ggmlc-bench given sizes too large to allocate (TAP): each ends
+# with exit status 2 and a message naming what could not be allocated, never a crash.
+
+: "${GGMLC_BUILDDIR:?run through make check}"
+tool="$GGMLC_BUILDDIR/tools/ggmlc-bench"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-bench-tool.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+. "$GGMLC_TEST_DATA/taplib.sh"
+
+# too_large DESCRIPTION PATTERN ARGS...: exit 2 with PATTERN on stderr
+too_large() {
+    desc=$1 pattern=$2
+    shift 2
+    "$tool" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"
+    st=$?
+    [ $st -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt"
+    ok $? "$desc: exit 2 with a message (got $st: $(head -n 1 "$tmp/err.txt"))"
+}
+too_large "memcpy --size 10^18" "cannot allocate the memcpy source" memcpy --size 1000000000000000000
+too_large "memcpy --size 2^62 (bytes overflow size_t)" "cannot allocate" memcpy --size 4611686018427387904
+too_large "memread --size 10^18" "cannot allocate the memread data" memread --size 1000000000000000000
+too_large "mul_mat --compare memcpy --size 10^18" "cannot allocate the memcpy source" \
+    mul_mat --m 4 --n 4 --k 4 --reps 1 --compare memcpy --size 1000000000000000000
+too_large "graph-overhead --nodes 10^18" "cannot allocate a graph" graph-overhead --nodes 1000000000000000000
+
+tap_done
