@@ -1,12 +1,17 @@
 /*
- * fault-inject.c - the allocation-failure hook of fault-inject.h.
+ * fault-inject.c - the allocation-failure hook of fault-inject.h, part of
+ * the test build of the library only (tests/hooks/Makefile.inc).
  *
- * libggmlc is linked with -Wl,--wrap=malloc (and calloc, realloc,
+ * That build is linked with -Wl,--wrap=malloc (and calloc, realloc,
  * aligned_alloc, strdup, strndup): the library's own calls come here, the
  * C library's and the plugins' do not.  Going through the linker rather
  * than a macro keeps the core's sources untouched and still works under
  * AddressSanitizer, whose allocator the __real_ names reach.
  */
+#ifndef GGMLC_TEST_HOOKS
+#error "fault-inject.c belongs to the test build of libggmlc (-DGGMLC_TEST_HOOKS), never to the shipped one"
+#endif
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,11 +2,19 @@
  * fault-inject.h - test hooks of libggmlc (not installed): make the Nth
  * allocation fail, and pretend to run in a set-uid program.
  *
- * Every host allocation made by libggmlc's own code (malloc, calloc,
- * realloc, aligned_alloc, strdup, strndup: the library is linked with
- * -Wl,--wrap for them, see fault-inject.c) and every backend buffer
- * allocation (ggml_backend_buft_alloc_buffer) counts as one allocation.
- * GGMLC_FAULT_ALLOC=N in the environment arms the hook at load time.
+ * The hooks exist only in the test build of the library
+ * (tests/hooks/libggmlc.la, compiled with -DGGMLC_TEST_HOOKS, see
+ * tests/hooks/Makefile.inc), which the tests that need them link.  In the
+ * shipped libggmlc the two queries the core makes are constant inline
+ * functions, so the call sites compile away and the library carries no
+ * trace of the hooks.
+ *
+ * In the test build every host allocation made by libggmlc's own code
+ * (malloc, calloc, realloc, aligned_alloc, strdup, strndup: that library is
+ * linked with -Wl,--wrap for them, see fault-inject.c) and every backend
+ * buffer allocation (ggml_backend_buft_alloc_buffer) counts as one
+ * allocation.  GGMLC_FAULT_ALLOC=N in the environment arms the hook at load
+ * time.
  */
 #ifndef GGMLC_FAULT_INJECT_H
 #define GGMLC_FAULT_INJECT_H
@@ -14,6 +22,8 @@
 #include <stdbool.h>
 
 #include "ggml.h"
+
+#ifdef GGMLC_TEST_HOOKS
 
 /* Restart the count and make allocation number n (1 = the next one) fail,
  * once; n = 0 disarms the hook (allocations are still counted). */
@@ -29,5 +39,12 @@ GGML_API bool ggmlc_fault_should_fail(void);
 GGML_API void ggmlc_fault_simulate_secure_mode(bool on);
 /* Whether that simulation is on. */
 GGML_API bool ggmlc_fault_secure_mode(void);
+
+#else /* the shipped library: no allocation ever fails on purpose, the environment is the real one */
+
+static inline bool ggmlc_fault_should_fail(void) { return false; }
+static inline bool ggmlc_fault_secure_mode(void) { return false; }
+
+#endif /* GGMLC_TEST_HOOKS */
 
 #endif /* GGMLC_FAULT_INJECT_H */

@@ -338,6 +338,44 @@ static void run_vulkan_workload(void) {
     free(restore);
 }
 
+/* The distinct files named libggmlc* mapped into this process (at most max, each of up to 512
+ * bytes); whether the CPU plugin is among the mappings. */
+static int mapped_cores(char paths[][512], int max, bool *cpu_plugin) {
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps) return -1;
+    int n = 0;
+    char line[1024];
+    *cpu_plugin = false;
+    while (fgets(line, sizeof line, maps)) {
+        char *path = strchr(line, '/');
+        if (!path) continue;
+        path[strcspn(path, "\n")] = '\0';
+        const char *base = strrchr(path, '/') + 1;
+        *cpu_plugin = *cpu_plugin || strcmp(base, "cpu.so") == 0;
+        if (strncmp(base, "libggmlc", 8) != 0) continue;
+        bool seen = false;
+        for (int i = 0; i < n; i++) seen = seen || strcmp(paths[i], path) == 0;
+        if (!seen && n < max) snprintf(paths[n++], 512, "%s", path);
+    }
+    fclose(maps);
+    return n;
+}
+
+/* This program runs on the test build of the core (tests/hooks/), and the CPU plugin, linked with
+ * libggmlc.so.0, binds to that same copy: a second core in the process would have its own
+ * registry, error state and allocation count, out of the hooks' reach. */
+static void one_core_loaded(void) {
+    ggml_backend_t cpu = ggml_backend_cpu_init();
+    char paths[4][512];
+    bool cpu_plugin = false;
+    const int n = mapped_cores(paths, 4, &cpu_plugin);
+    for (int i = 0; i < n; i++) tap_diag("mapped: %s", paths[i]);
+    tap_ok(cpu && cpu_plugin && n == 1 && strstr(paths[0], "/tests/hooks/"),
+           "with the CPU plugin loaded, one core is mapped: the test build");
+    ggml_backend_free(cpu);
+    ggmlc_shutdown();
+}
+
 int main(void) {
     snprintf(scratch, sizeof scratch, "/tmp/ggmlc-faults-XXXXXX");
     if (!mkdtemp(scratch)) return tap_skip_all("cannot make a scratch folder");
@@ -356,6 +394,7 @@ int main(void) {
     snprintf(csv, sizeof csv, "%s/model-nn.gguf", scratch);
     unlink(csv);
     run_vulkan_workload();
+    one_core_loaded();
     char path[512];
     gguf_path(path, sizeof path);
     unlink(path);
