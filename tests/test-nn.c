@@ -317,7 +317,7 @@ static void test_nan_loss(void) {
         ggmlc_history *h = NULL;
         const enum ggmlc_status st = ggmlc_model_fit(m, x, 2 * 64, y, 64, 64, &fo, &h);
         if (stop) {
-            tap_ok(st == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "training stopped in epoch 1, batch 1: the loss is inf") &&
+            tap_ok(st == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "training stopped in epoch 1, batch 1: the loss is ") &&
                        ggmlc_history_epochs(h) == 0,
                    "a loss that overflows stops training (on by default): %s", ggmlc_last_error());
         } else {

@@ -252,6 +252,10 @@ static void *convert(const struct ggml_tensor *t, enum ggml_type dst_type, size_
 
 /* Read IN, convert each tensor (to f32 when dequantizing, else by target_type), write OUT. */
 static int transform(const char *in, const char *out, enum ggml_type want, bool dequantize) {
+    if (ggmlc_check_writable(out) != GGMLC_OK) { /* before converting every tensor, not after */
+        report(NULL, ggmlc_last_error());
+        return 1;
+    }
     struct ggml_context *ctx = NULL;
     struct gguf_context *g = gguf_init_from_file(in, (struct gguf_init_params){false, &ctx});
     if (!g) {
