@@ -179,7 +179,9 @@ GGML_API void ggmlc_layer_free(ggmlc_layer *layer);
 
 /* A sequential model taking inputs of the given shape (batch left out). */
 GGML_API ggmlc_model *ggmlc_sequential(const int64_t *input_shape, int n_dims);
-/* Append a layer (the model takes ownership, also on failure). */
+/* Append a layer (the model takes ownership, also on failure).  A refused layer (NULL from its
+ * constructor, a shape it cannot take) leaves the model without it: such a model stays refused,
+ * compile, fit, evaluate and predict return the first refusal's status with its message. */
 GGML_API enum ggmlc_status ggmlc_model_add(ggmlc_model *model, ggmlc_layer *layer);
 
 /* Functional models: layers applied to symbolic tensors; a layer applied twice shares its weights
@@ -245,10 +247,11 @@ struct ggmlc_compile_options {
 
 /* AdamW, learning rate 1e-3, MSE, no metrics, seed 42. */
 GGML_API struct ggmlc_compile_options ggmlc_compile_defaults(void);
-/* Initialise the weights, place them on the device and prepare training.  The settings are checked
- * (GGMLC_ERR_INVALID_ARG naming the one out of range): a known optimizer, loss and metrics; a
- * finite learning rate > 0; beta1 and beta2 in [0, 1); a finite eps > 0; a finite weight decay >= 0;
- * momentum in [0, 1). */
+/* Initialise the weights, place them on the device and prepare training.  A model with no layers
+ * is refused (GGMLC_ERR_INVALID_ARG), as is one that had a refused ggmlc_model_add (with that
+ * refusal's status and message).  The settings are checked (GGMLC_ERR_INVALID_ARG naming the one
+ * out of range): a known optimizer, loss and metrics; a finite learning rate > 0; beta1 and beta2
+ * in [0, 1); a finite eps > 0; a finite weight decay >= 0; momentum in [0, 1). */
 GGML_API enum ggmlc_status ggmlc_model_compile(ggmlc_model *model, const struct ggmlc_compile_options *options);
 
 /* What an epoch produced (NaN where not measured).  With several outputs, loss is the weighted

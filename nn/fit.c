@@ -14,7 +14,10 @@
 /* ------------------------------------------------------------- checks */
 
 static enum ggmlc_status check_compiled(const ggmlc_model *m, const char *func) {
-    return m && m->compiled ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: compile the model first", func);
+    if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: NULL model", func);
+    const enum ggmlc_status st = nn_model_usable(m, func);
+    if (st != GGMLC_OK) return st;
+    return m->compiled ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: compile the model first", func);
 }
 
 /* The float-array calls take one input and one output. */

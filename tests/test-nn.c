@@ -210,7 +210,8 @@ static void test_errors(void) {
     tap_ok(ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)) == GGMLC_ERR_SHAPE &&
            strstr(ggmlc_last_error(), "Conv2D") != NULL, "a Conv2D on a 1-D input is refused: %s", ggmlc_last_error());
     float x[5] = {0}, y[1] = {0};
-    tap_ok(ggmlc_model_fit(m, x, 5, y, 1, 1, NULL, NULL) == GGMLC_ERR_INVALID_ARG, "fit before compile is an error");
+    tap_ok(ggmlc_model_fit(m, x, 5, y, 1, 1, NULL, NULL) == GGMLC_ERR_SHAPE, "fit of that model returns the refusal: %s",
+           ggmlc_last_error());
     tap_ok(ggmlc_dense(0, GGMLC_ACT_NONE) == NULL && ggmlc_dropout(1.5f) == NULL, "invalid layer arguments give NULL");
     tap_ok(ggmlc_model_load("/nonexistent/model.gguf", NULL) == NULL, "loading a missing file fails cleanly");
     FILE *out = tmpfile();
@@ -221,6 +222,46 @@ static void test_errors(void) {
     fread(text, 1, sizeof text - 1, out);
     fclose(out);
     tap_ok(strstr(text, "Dense") && strstr(text, "(None, 4)") && strstr(text, "Total params: 24"), "summary lists layers, shapes and 24 parameters");
+    ggmlc_model_free(m);
+}
+
+/* A refused ggmlc_model_add leaves a model that compile and fit refuse with the first error; so is
+ * a model without layers: neither trains with a loss of 0 and no word. */
+static void test_refused_add(void) {
+    float x[2 * 4] = {0}, y[4] = {0};
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(4, GGMLC_ACT_RELU));
+    tap_ok(ggmlc_model_add(m, ggmlc_dense(0, GGMLC_ACT_NONE)) == GGMLC_ERR_INVALID_ARG, "a NULL layer (dense of 0 units) is refused");
+    ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)); /* a second refusal: the first is reported */
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+    const enum ggmlc_status st = ggmlc_model_compile(m, NULL);
+    tap_ok(st == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "ggmlc_model_compile: a layer was refused") &&
+               strstr(ggmlc_last_error(), "units") && !strstr(ggmlc_last_error(), "Conv2D"),
+           "compile refuses a model that had a refused add, with the first refusal: %s", ggmlc_last_error());
+    tap_ok(ggmlc_model_fit(m, x, 2 * 4, y, 4, 4, NULL, NULL) == GGMLC_ERR_INVALID_ARG &&
+               strstr(ggmlc_last_error(), "ggmlc_model_fit: a layer was refused"),
+           "fit refuses it too: %s", ggmlc_last_error());
+    ggmlc_model_free(m);
+
+    m = ggmlc_sequential((int64_t[]){2}, 1);
+    tap_ok(ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)) == GGMLC_ERR_SHAPE &&
+               ggmlc_model_compile(m, NULL) == GGMLC_ERR_SHAPE && strstr(ggmlc_last_error(), "Conv2D"),
+           "a layer refused for its input shape: compile returns that status and message: %s", ggmlc_last_error());
+    ggmlc_model_free(m);
+
+    m = ggmlc_sequential((int64_t[]){2}, 1);
+    tap_ok(ggmlc_model_compile(m, NULL) == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "no layers"),
+           "compile refuses a model with no layers: %s", ggmlc_last_error());
+    tap_ok(ggmlc_model_fit(m, x, 2 * 4, y, 4, 4, NULL, NULL) == GGMLC_ERR_INVALID_ARG, "and fit refuses it uncompiled");
+    ggmlc_model_free(m);
+
+    m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+    ggmlc_model_compile(m, NULL);
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE)); /* refused: already compiled; the model is unchanged */
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 1, fo.verbose = 0;
+    tap_ok(ggmlc_model_fit(m, x, 2 * 4, y, 4, 4, &fo, NULL) == GGMLC_OK, "an add refused after compile leaves the compiled model usable");
     ggmlc_model_free(m);
 }
 
@@ -337,6 +378,7 @@ int main(void) {
     test_training();
     test_callbacks();
     test_errors();
+    test_refused_add();
     test_lengths();
     test_compile_settings();
     test_nan_loss();
