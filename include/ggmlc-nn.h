@@ -202,7 +202,10 @@ GGML_API enum ggmlc_status ggmlc_model_set_outputs(ggmlc_model *model, ggmlc_nod
 
 GGML_API void ggmlc_model_free(ggmlc_model *model);
 
-/* A Keras-style table of layers, output shapes and parameter counts. */
+/* A Keras-style table of layers, output shapes and parameter counts, then where the model computes:
+ * "Device: NAME (description)" of the backend holding the weights (it runs every operation it
+ * supports) and "Fallback: NAME (description)" for each backend running the rest (the CPU last);
+ * "Device: none yet" before compile. */
 GGML_API void ggmlc_model_summary(ggmlc_model *model, FILE *out);
 GGML_API int64_t ggmlc_model_param_count(ggmlc_model *model, bool trainable_only);
 GGML_API int ggmlc_model_layer_count(ggmlc_model *model);

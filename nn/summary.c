@@ -88,6 +88,21 @@ static void summary_row(const ggmlc_model *m, const ggmlc_node *n, FILE *out) {
     fprintf(out, " %-28s %-22s %10lld%s%s\n", name, shape, (long long)node_params(n), links[0] ? "   " : "", links);
 }
 
+/* Where the model computes: the backend holding the weights (and running what it supports), then the
+ * others the scheduler falls back to, each with its device's description. */
+static void print_devices(const ggmlc_model *m, FILE *out) {
+    if (!m->compiled) {
+        fprintf(out, "Device: none yet (compile chooses it)\n");
+        return;
+    }
+    for (int i = 0; i < m->n_backends; i++) {
+        ggml_backend_dev_t dev = ggml_backend_get_device(m->backends[i]);
+        const char *desc = dev ? ggml_backend_dev_description(dev) : NULL;
+        fprintf(out, "%s %s%s%s%s\n", i == 0 ? "Device:" : "Fallback:", ggml_backend_name(m->backends[i]), desc ? " (" : "", desc ? desc : "",
+                desc ? ")" : "");
+    }
+}
+
 void ggmlc_model_summary(ggmlc_model *m, FILE *out) {
     if (!m || !out) return;
     const char *rule = m->sequential ? "_________________________________________________________________"
@@ -101,6 +116,7 @@ void ggmlc_model_summary(ggmlc_model *m, FILE *out) {
     fprintf(out, "%s\n", double_rule);
     fprintf(out, "Total params: %lld (%.2f KB)\nTrainable params: %lld\nNon-trainable params: %lld\n", (long long)total,
             (double)total * 4 / 1024, (long long)trainable, (long long)(total - trainable));
+    print_devices(m, out);
     if (!m->sequential) {
         fprintf(out, "Outputs:");
         for (int k = 0; k < m->n_outputs; k++) {

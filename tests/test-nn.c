@@ -265,6 +265,31 @@ static void test_refused_add(void) {
     ggmlc_model_free(m);
 }
 
+/* The summary of a model read into text. */
+static void summary_text(ggmlc_model *m, char *text, size_t size) {
+    FILE *out = tmpfile();
+    ggmlc_model_summary(m, out);
+    rewind(out);
+    const size_t n = fread(text, 1, size - 1, out);
+    text[n] = '\0';
+    fclose(out);
+}
+
+/* The summary says where the model computes: nowhere yet, then the backend compile chose. */
+static void test_summary_device(void) {
+    static char text[8192];
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(3, GGMLC_ACT_NONE));
+    summary_text(m, text, sizeof text);
+    tap_ok(strstr(text, "\nDevice: none yet") != NULL, "summary before compile: no device yet");
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.backend = "CPU";
+    tap_ok(ggmlc_model_compile(m, &o) == GGMLC_OK, "compile on the backend named CPU (%s)", ggmlc_last_error());
+    summary_text(m, text, sizeof text);
+    tap_ok(strstr(text, "\nDevice: CPU") != NULL && strstr(text, "Fallback:") == NULL, "summary after compile names the CPU backend it computes on");
+    ggmlc_model_free(m);
+}
+
 /* Plain arrays whose length disagrees with the model's shapes: refused before any read. */
 static void test_lengths(void) {
     static float x[3 * N], y[N], out[CLASSES * N];
@@ -379,6 +404,7 @@ int main(void) {
     test_callbacks();
     test_errors();
     test_refused_add();
+    test_summary_device();
     test_lengths();
     test_compile_settings();
     test_nan_loss();

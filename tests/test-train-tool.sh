@@ -33,6 +33,10 @@ ok $? "an MLP trained 8 epochs on the embedded digits reaches >= 90% test accura
 [ "$(grep -cv -e '^test accuracy' -e '^epoch time' "$tmp/train.txt")" -eq 0 ] && grep -q '^epoch time [0-9.]* s (mean of 8 epochs' "$tmp/train.txt"
 ok $? "--quiet prints only the results"
 
+# Without --quiet the summary says where the model computes.
+"$tool" --backend cpu --epochs 1 --val 0 >"$tmp/device.txt" 2>&1 && grep -q '^Device: CPU' "$tmp/device.txt"
+ok $? "--backend cpu: the summary's device line names the CPU ($(grep '^Device' "$tmp/device.txt"))"
+
 if command -v xmllint >/dev/null 2>&1; then
     xmllint --noout "$tmp/curves.svg" 2>"$tmp/xmllint.txt"
     ok $? "--plot writes well-formed XML (xmllint)"
@@ -80,6 +84,7 @@ bad_usage "--model rnn" 2 "mlp or cnn" --model rnn
 bad_usage "an unknown option" 2 "unknown option '--frobnicate'" --frobnicate
 bad_usage "a missing value" 2 "needs a value" --epochs
 bad_usage "a stray argument" 2 "unexpected argument" digits
+bad_usage "an unknown --backend" 2 "invalid value 'nosuch' for --backend: expected one of.* CPU" --backend nosuch
 bad_usage "a missing CSV file" 3 "cannot load the data" --data "$tmp/absent.csv"
 printf '1,2,0\n3,x,1\n' >"$tmp/bad.csv"
 bad_usage "a damaged CSV file" 3 "bad.csv:2" --data "$tmp/bad.csv"

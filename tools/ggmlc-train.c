@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ggml-backend.h"
 #include "ggmlc-nn.h"
 
 #if defined(__SSE2__)
@@ -44,7 +45,8 @@ static void usage(FILE *out) {
           "  --batch N        batch size (default 32)\n"
           "  --lr RATE        AdamW learning rate (default 0.001)\n"
           "  --val FRACTION   part of the training data held out for validation (default 0.1; 0: none)\n"
-          "  --backend NAME   backend or device to train on (default: the configured preference order)\n"
+          "  --backend NAME   backend or device to train on (default: the configured preference order);\n"
+          "                   the summary's Device line says which one computes\n"
           "  --seed N         seed of the data split, weights and shuffling (default 42)\n"
           "  --load FILE      start from a saved model instead of a new one\n"
           "  --save FILE      save the trained model (GGUF) to FILE\n"
@@ -390,6 +392,20 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
     return rc;
 }
 
+/* --backend names a device (Vulkan0, CPU) or a backend (Vulkan: its first device), case aside, as
+ * ggml_backend_init_by_name takes them; another name is a usage error listing the valid ones. */
+static int check_backend_name(const char *name) {
+    if (!name || ggml_backend_dev_by_name(name) || ggml_backend_reg_by_name(name)) return 0;
+    fprintf(stderr, "ggmlc-train: invalid value '%s' for --backend: expected one of", name);
+    for (size_t i = 0; i < ggml_backend_dev_count(); i++) fprintf(stderr, " %s", ggml_backend_dev_name(ggml_backend_dev_get(i)));
+    for (size_t i = 0; i < ggml_backend_reg_count(); i++) {
+        const char *reg = ggml_backend_reg_name(ggml_backend_reg_get(i));
+        if (!ggml_backend_dev_by_name(reg)) fprintf(stderr, " %s", reg); /* CPU is both */
+    }
+    fputs(" (see ggmlc-info)\n", stderr);
+    return EXIT_USAGE;
+}
+
 /* Tiny gradients and Adam moments of rarely active weights sink into the subnormal range, where
  * Intel cores take a slow path on every operation; training loses nothing by flushing them to
  * zero (as TensorFlow does).  Set before ggmlc_init, so the CPU backend's worker threads,
@@ -410,6 +426,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ggmlc-train: ggmlc could not start: %s\n", ggmlc_last_error());
         return EXIT_TRAIN;
     }
+    if ((rc = check_backend_name(o.backend)) != 0) return rc;
     struct ggmlc_dataset train_set = {0}, test_set = {0};
     rc = load_data(&o, &train_set, &test_set);
     if (rc == 0) rc = run(&o, &train_set, &test_set);
