@@ -290,6 +290,39 @@ static void test_summary_device(void) {
     ggmlc_model_free(m);
 }
 
+/* The table's lines between its first "=" rule and the next: the header, then one per row. */
+static bool table_lines_aligned(const char *text, const char *needle, size_t *width) {
+    const char *p = strstr(text, "Layer (type)");
+    if (!p) return false;
+    const char *eol = strchr(p, '\n');
+    const size_t header = (size_t)(eol - p) + 1; /* with the leading space */
+    const char *rule = eol + 1, *row = strchr(rule, '\n') + 1;
+    *width = (size_t)(strchr(rule, '\n') - rule);
+    bool aligned = header <= *width, found = false;
+    for (; *row != '='; row = strchr(row, '\n') + 1) {
+        const size_t len = (size_t)(strchr(row, '\n') - row);
+        aligned &= len == header; /* no unnamed fourth column, no overflowing name */
+        found |= strstr(row, needle) != NULL && strstr(row, needle) < row + len;
+    }
+    return aligned && found;
+}
+
+/* A sequential model's table has three named columns; a long layer name widens its column. */
+static void test_summary_columns(void) {
+    static char text[8192];
+    static const char long_name[] = "a_dense_layer_with_a_name_well_beyond_the_column";
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(3, GGMLC_ACT_RELU));
+    ggmlc_layer *l = ggmlc_dense(2, GGMLC_ACT_NONE);
+    ggmlc_layer_set_name(l, long_name);
+    ggmlc_model_add(m, l);
+    summary_text(m, text, sizeof text);
+    size_t width = 0;
+    tap_ok(table_lines_aligned(text, long_name, &width) && width > 65, "sequential summary: header and rows of one width, the long name whole "
+           "(rule of %zu columns)", width);
+    ggmlc_model_free(m);
+}
+
 /* Plain arrays whose length disagrees with the model's shapes: refused before any read. */
 static void test_lengths(void) {
     static float x[3 * N], y[N], out[CLASSES * N];
@@ -405,6 +438,7 @@ int main(void) {
     test_errors();
     test_refused_add();
     test_summary_device();
+    test_summary_columns();
     test_lengths();
     test_compile_settings();
     test_nan_loss();

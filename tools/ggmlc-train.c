@@ -349,7 +349,8 @@ static void print_epoch_time(const ggmlc_history *h) {
     const int n = ggmlc_history_epochs(h);
     double total = 0, best = INFINITY;
     for (int e = 0; e < n; e++) total += ggmlc_history_epoch(h, e)->seconds, best = fmin(best, ggmlc_history_epoch(h, e)->seconds);
-    if (n > 0) printf("epoch time %.3f s (mean of %d epochs, fastest %.3f s)\n", total / n, n, best);
+    if (n == 1) printf("epoch time %.3f s (1 epoch)\n", total);
+    else if (n > 1) printf("epoch time %.3f s (mean of %d epochs, fastest %.3f s)\n", total / n, n, best);
 }
 
 static int run(const struct options *o, struct ggmlc_dataset *train_set, struct ggmlc_dataset *test_set) {
