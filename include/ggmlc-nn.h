@@ -246,6 +246,11 @@ struct ggmlc_compile_options {
     const enum ggmlc_loss *losses;
     const float *loss_weights;
     const unsigned *output_metrics;
+    /* Gradient clipping before each optimizer step, 0 for none (the default): clip_value clamps
+     * every gradient element to [-clip_value, clip_value]; clip_norm then scales all gradients
+     * together by clip_norm / max(norm, clip_norm), norm being the L2 norm of all of them as one
+     * vector (PyTorch's clip_grad_norm_, Keras's global_clipnorm).  Both finite and >= 0. */
+    float clip_norm, clip_value;
 };
 
 /* AdamW, learning rate 1e-3, MSE, no metrics, seed 42. */
@@ -290,6 +295,13 @@ GGML_API struct ggmlc_callback ggmlc_lr_step_decay(int step_epochs, double gamma
 GGML_API struct ggmlc_callback ggmlc_lr_cosine(int total_epochs, double min_lr);
 /* Rate multiplied by factor after patience epochs without improvement of monitor. */
 GGML_API struct ggmlc_callback ggmlc_reduce_lr_on_plateau(const char *monitor, double factor, int patience, double min_lr);
+/* Each epoch's logs as a line of a CSV file (Keras's CSVLogger), under the header "epoch,loss,
+ * accuracy,mae,val_loss,val_accuracy,val_mae,learning_rate,seconds"; epoch is 1-based (and goes on
+ * across fit calls with initial_epoch), a value not measured is an empty field.  The file is
+ * created (emptied unless append) and given the header (when empty) here: when it cannot be
+ * written the callback has no functions and ggmlc_last_error() says why.  Each epoch's line is
+ * written and the file closed after that epoch; a failed write stops training (the error is set). */
+GGML_API struct ggmlc_callback ggmlc_csv_logger(const char *path, bool append);
 /* Save the model to path after each epoch, or only when monitor improved. */
 GGML_API struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const char *monitor, bool save_best_only);
 GGML_API void ggmlc_callback_free(struct ggmlc_callback *cb);
@@ -314,7 +326,10 @@ GGML_API struct ggmlc_array ggmlc_dataset_features(const struct ggmlc_dataset *d
 GGML_API struct ggmlc_array ggmlc_dataset_labels(const struct ggmlc_dataset *d);
 
 struct ggmlc_fit_options {
-    int epochs;
+    int epochs;                  /* the epoch to stop before: with initial_epoch, epochs - initial_epoch run */
+    /* The first epoch's number (0-based; default 0): a fit continuing an earlier one numbers its
+     * epochs (logs, history, progress, callbacks' schedules) from here, as Keras does. */
+    int initial_epoch;
     int64_t batch_size;
     bool shuffle;
     float validation_split;      /* last fraction of the data held out, when val_x is NULL */
@@ -345,6 +360,14 @@ GGML_API struct ggmlc_fit_options ggmlc_fit_defaults(void);
  * fit, evaluate and predict take models of one input and one output; others use the *_multi forms. */
 GGML_API enum ggmlc_status ggmlc_model_fit(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n,
                                            const struct ggmlc_fit_options *options, ggmlc_history **history);
+/* One optimizer step on the n samples of x and y as one batch (lengths as for fit), and the batch's
+ * loss and metrics (metrics[0] accuracy, metrics[1] MAE, NaN when not compiled; both may be NULL),
+ * measured in the forward pass before the step.  No NaN check: the loss tells. */
+GGML_API enum ggmlc_status ggmlc_model_train_on_batch(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len,
+                                                      int64_t n, double *loss, double metrics[2]);
+/* The loss and metrics of the n samples as one batch, without training (as evaluate). */
+GGML_API enum ggmlc_status ggmlc_model_test_on_batch(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len,
+                                                     int64_t n, double *loss, double metrics[2]);
 /* Mean loss and the compiled metrics (metrics[0] accuracy, metrics[1] MAE; NaN when not compiled). */
 GGML_API enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len,
                                                 int64_t n, int64_t batch_size, double *loss, double metrics[2]);

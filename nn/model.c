@@ -501,7 +501,9 @@ bool nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why,
            nn_setting_ok(nn_in_unit_interval(o->beta2), "beta2", o->beta2, "in [0, 1)", why, size) &&
            nn_setting_ok(o->eps > 0 && o->eps < INFINITY, "eps", o->eps, "a finite number > 0", why, size) &&
            nn_setting_ok(o->weight_decay >= 0 && o->weight_decay < INFINITY, "weight decay", o->weight_decay, "a finite number >= 0", why, size) &&
-           nn_setting_ok(nn_in_unit_interval(o->momentum), "momentum", o->momentum, "in [0, 1)", why, size);
+           nn_setting_ok(nn_in_unit_interval(o->momentum), "momentum", o->momentum, "in [0, 1)", why, size) &&
+           nn_setting_ok(o->clip_norm >= 0 && o->clip_norm < INFINITY, "clip_norm", o->clip_norm, "a finite number >= 0", why, size) &&
+           nn_setting_ok(o->clip_value >= 0 && o->clip_value < INFINITY, "clip_value", o->clip_value, "a finite number >= 0", why, size);
 }
 
 enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile_options *options) {
