@@ -171,5 +171,11 @@ unset GGMLC_DATASET_MAX_BYTES
 ok $? "--max-data 64 lets them load and train ($(head -n 1 "$tmp/big.txt"))"
 bad_usage "--max-data 0" 2 "for --max-data" --max-data 0
 
+# --limit: a quick trial on the first samples.
+"$tool" --limit 100 --epochs 1 --val 0 >"$tmp/limit.txt" 2>&1 && grep -q '^training on the first 100 of [0-9]* samples' "$tmp/limit.txt" \
+    && grep -q '^test accuracy' "$tmp/limit.txt"
+ok $? "--limit 100 trains on 100 of the training digits ($(grep '^training on' "$tmp/limit.txt"))"
+bad_usage "--limit 0" 2 "for --limit" --limit 0
+
 echo "1..$n"
 exit $failed

@@ -31,6 +31,7 @@ struct options {
     bool quiet;
     uint64_t seed;
     long long max_data_mib; /* 0: the library's limit */
+    long long limit;        /* train on the first this many training samples; 0: all */
 };
 
 static void usage(FILE *out) {
@@ -53,6 +54,8 @@ static void usage(FILE *out) {
           "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
           "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
           "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
+          "  --limit N        train on the first N training samples only (a quick trial; the test\n"
+          "                   data stay whole)\n"
           "  --quiet          print only the results\n"
           "  --help           show this help\n\n"
           "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
@@ -86,7 +89,7 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
 
 /* Returns 0, EXIT_USAGE, or -1 after --help. */
 static int parse_args(int argc, char **argv, struct options *o) {
-    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_QUIET, O_HELP };
+    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_LIMIT, O_QUIET, O_HELP };
     static const struct option longopts[] = {
         {"data", required_argument, 0, O_DATA},       {"model", required_argument, 0, O_MODEL},
         {"epochs", required_argument, 0, O_EPOCHS},   {"batch", required_argument, 0, O_BATCH},
@@ -95,6 +98,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
         {"load", required_argument, 0, O_LOAD},       {"save", required_argument, 0, O_SAVE},
         {"plot", required_argument, 0, O_PLOT},       {"quiet", no_argument, 0, O_QUIET},
         {"help", no_argument, 0, O_HELP},             {"max-data", required_argument, 0, O_MAX_DATA},
+        {"limit", required_argument, 0, O_LIMIT},
         {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
@@ -132,6 +136,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
         case O_PLOT: o->plot = optarg; break;
         case O_MAX_DATA:
             if (!parse_int(optarg, 1, 1 << 24, &o->max_data_mib)) return bad_arg("--max-data", optarg, "an integer 1..16777216 (MiB)");
+            break;
+        case O_LIMIT:
+            if (!parse_int(optarg, 1, INT64_MAX, &o->limit)) return bad_arg("--limit", optarg, "a positive number of samples");
             break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
@@ -233,6 +240,10 @@ static int load_data(const struct options *o, struct ggmlc_dataset *train, struc
         standardize(train, test);
     }
     if (test->n_classes > train->n_classes) train->n_classes = test->n_classes;
+    if (o->limit > 0 && o->limit < train->n) { /* the arrays stay allocated whole, and are freed so */
+        if (!o->quiet) printf("training on the first %lld of %lld samples (--limit)\n", o->limit, (long long)train->n);
+        train->n = o->limit;
+    }
     return same_sample_shape(train, test) ? 0 : EXIT_DATA;
 }
 
