@@ -179,7 +179,9 @@ GGML_API void ggmlc_layer_free(ggmlc_layer *layer);
 
 /* A sequential model taking inputs of the given shape (batch left out). */
 GGML_API ggmlc_model *ggmlc_sequential(const int64_t *input_shape, int n_dims);
-/* Append a layer (the model takes ownership, also on failure). */
+/* Append a layer (the model takes ownership, also on failure).  A refused layer (NULL from its
+ * constructor, a shape it cannot take) leaves the model without it: such a model stays refused,
+ * compile, fit, evaluate and predict return the first refusal's status with its message. */
 GGML_API enum ggmlc_status ggmlc_model_add(ggmlc_model *model, ggmlc_layer *layer);
 
 /* Functional models: layers applied to symbolic tensors; a layer applied twice shares its weights
@@ -200,7 +202,10 @@ GGML_API enum ggmlc_status ggmlc_model_set_outputs(ggmlc_model *model, ggmlc_nod
 
 GGML_API void ggmlc_model_free(ggmlc_model *model);
 
-/* A Keras-style table of layers, output shapes and parameter counts. */
+/* A Keras-style table of layers, output shapes and parameter counts, then where the model computes:
+ * "Device: NAME (description)" of the backend holding the weights (it runs every operation it
+ * supports) and "Fallback: NAME (description)" for each backend running the rest (the CPU last);
+ * "Device: none yet" before compile. */
 GGML_API void ggmlc_model_summary(ggmlc_model *model, FILE *out);
 GGML_API int64_t ggmlc_model_param_count(ggmlc_model *model, bool trainable_only);
 GGML_API int ggmlc_model_layer_count(ggmlc_model *model);
@@ -241,14 +246,20 @@ struct ggmlc_compile_options {
     const enum ggmlc_loss *losses;
     const float *loss_weights;
     const unsigned *output_metrics;
+    /* Gradient clipping before each optimizer step, 0 for none (the default): clip_value clamps
+     * every gradient element to [-clip_value, clip_value]; clip_norm then scales all gradients
+     * together by clip_norm / max(norm, clip_norm), norm being the L2 norm of all of them as one
+     * vector (PyTorch's clip_grad_norm_, Keras's global_clipnorm).  Both finite and >= 0. */
+    float clip_norm, clip_value;
 };
 
 /* AdamW, learning rate 1e-3, MSE, no metrics, seed 42. */
 GGML_API struct ggmlc_compile_options ggmlc_compile_defaults(void);
-/* Initialise the weights, place them on the device and prepare training.  The settings are checked
- * (GGMLC_ERR_INVALID_ARG naming the one out of range): a known optimizer, loss and metrics; a
- * finite learning rate > 0; beta1 and beta2 in [0, 1); a finite eps > 0; a finite weight decay >= 0;
- * momentum in [0, 1). */
+/* Initialise the weights, place them on the device and prepare training.  A model with no layers
+ * is refused (GGMLC_ERR_INVALID_ARG), as is one that had a refused ggmlc_model_add (with that
+ * refusal's status and message).  The settings are checked (GGMLC_ERR_INVALID_ARG naming the one
+ * out of range): a known optimizer, loss and metrics; a finite learning rate > 0; beta1 and beta2
+ * in [0, 1); a finite eps > 0; a finite weight decay >= 0; momentum in [0, 1). */
 GGML_API enum ggmlc_status ggmlc_model_compile(ggmlc_model *model, const struct ggmlc_compile_options *options);
 
 /* What an epoch produced (NaN where not measured).  With several outputs, loss is the weighted
@@ -284,6 +295,13 @@ GGML_API struct ggmlc_callback ggmlc_lr_step_decay(int step_epochs, double gamma
 GGML_API struct ggmlc_callback ggmlc_lr_cosine(int total_epochs, double min_lr);
 /* Rate multiplied by factor after patience epochs without improvement of monitor. */
 GGML_API struct ggmlc_callback ggmlc_reduce_lr_on_plateau(const char *monitor, double factor, int patience, double min_lr);
+/* Each epoch's logs as a line of a CSV file (Keras's CSVLogger), under the header "epoch,loss,
+ * accuracy,mae,val_loss,val_accuracy,val_mae,learning_rate,seconds"; epoch is 1-based (and goes on
+ * across fit calls with initial_epoch), a value not measured is an empty field.  The file is
+ * created (emptied unless append) and given the header (when empty) here: when it cannot be
+ * written the callback has no functions and ggmlc_last_error() says why.  Each epoch's line is
+ * written and the file closed after that epoch; a failed write stops training (the error is set). */
+GGML_API struct ggmlc_callback ggmlc_csv_logger(const char *path, bool append);
 /* Save the model to path after each epoch, or only when monitor improved.  An empty callback
  * (no functions, error recorded) when path cannot be written (ggmlc_check_writable). */
 GGML_API struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const char *monitor, bool save_best_only);
@@ -309,7 +327,10 @@ GGML_API struct ggmlc_array ggmlc_dataset_features(const struct ggmlc_dataset *d
 GGML_API struct ggmlc_array ggmlc_dataset_labels(const struct ggmlc_dataset *d);
 
 struct ggmlc_fit_options {
-    int epochs;
+    int epochs;                  /* the epoch to stop before: with initial_epoch, epochs - initial_epoch run */
+    /* The first epoch's number (0-based; default 0): a fit continuing an earlier one numbers its
+     * epochs (logs, history, progress, callbacks' schedules) from here, as Keras does. */
+    int initial_epoch;
     int64_t batch_size;
     bool shuffle;
     float validation_split;      /* last fraction of the data held out, when val_x is NULL */
@@ -340,6 +361,14 @@ GGML_API struct ggmlc_fit_options ggmlc_fit_defaults(void);
  * fit, evaluate and predict take models of one input and one output; others use the *_multi forms. */
 GGML_API enum ggmlc_status ggmlc_model_fit(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n,
                                            const struct ggmlc_fit_options *options, ggmlc_history **history);
+/* One optimizer step on the n samples of x and y as one batch (lengths as for fit), and the batch's
+ * loss and metrics (metrics[0] accuracy, metrics[1] MAE, NaN when not compiled; both may be NULL),
+ * measured in the forward pass before the step.  No NaN check: the loss tells. */
+GGML_API enum ggmlc_status ggmlc_model_train_on_batch(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len,
+                                                      int64_t n, double *loss, double metrics[2]);
+/* The loss and metrics of the n samples as one batch, without training (as evaluate). */
+GGML_API enum ggmlc_status ggmlc_model_test_on_batch(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len,
+                                                     int64_t n, double *loss, double metrics[2]);
 /* Mean loss and the compiled metrics (metrics[0] accuracy, metrics[1] MAE; NaN when not compiled). */
 GGML_API enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *model, const float *x, size_t x_len, const float *y, size_t y_len,
                                                 int64_t n, int64_t batch_size, double *loss, double metrics[2]);

@@ -1,8 +1,9 @@
 /*
  * callbacks.c - training history and the built-in callbacks: early
- * stopping (with best-weight restore), learning-rate schedules and model
- * checkpoints.
+ * stopping (with best-weight restore), learning-rate schedules, model
+ * checkpoints and the CSV log.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -223,4 +224,51 @@ struct ggmlc_callback ggmlc_model_checkpoint(const char *path, const char *monit
     c->best_only = save_best_only;
     watch_init(&c->w, monitor, 0, 0);
     return (struct ggmlc_callback){.on_epoch_end = checkpoint_epoch, .free = free, .user = c};
+}
+
+/* ------------------------------------------------------------ CSV log */
+
+/* The file opened to add to it (created, or emptied when not appending), NULL with the error set. */
+static FILE *csv_open(const char *path, bool append) {
+    FILE *f = fopen(path, append ? "a" : "w");
+    if (!f) ggmlc_set_error(GGMLC_ERR_IO, "ggmlc_csv_logger: cannot write '%s': %s", path, strerror(errno));
+    return f;
+}
+
+static bool csv_close(FILE *f, const char *path) {
+    if (fclose(f) == 0) return true;
+    ggmlc_set_error(GGMLC_ERR_IO, "ggmlc_csv_logger: cannot write '%s': %s", path, strerror(errno));
+    return false;
+}
+
+static bool csv_log_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *l, void *user) {
+    (void)m;
+    const char *path = user;
+    FILE *f = csv_open(path, true);
+    if (!f) return false;
+    fprintf(f, "%d", l->epoch + 1);
+    const double values[] = {l->loss, l->metric_accuracy, l->metric_mae, l->val_loss, l->val_accuracy, l->val_mae, l->learning_rate, l->seconds};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        if (isnan(values[i])) fputc(',', f); /* not measured: an empty field */
+        else fprintf(f, ",%.9g", values[i]);
+    }
+    fputc('\n', f);
+    return csv_close(f, path);
+}
+
+struct ggmlc_callback ggmlc_csv_logger(const char *path, bool append) {
+    if (!path) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_csv_logger: NULL path");
+        return (struct ggmlc_callback){0};
+    }
+    FILE *f = csv_open(path, append);
+    if (!f) return (struct ggmlc_callback){0};
+    if (ftell(f) == 0) fputs("epoch,loss,accuracy,mae,val_loss,val_accuracy,val_mae,learning_rate,seconds\n", f);
+    char *copy = strdup(path);
+    if (!csv_close(f, path) || !copy) {
+        free(copy);
+        if (!copy) ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_csv_logger: out of memory");
+        return (struct ggmlc_callback){0};
+    }
+    return (struct ggmlc_callback){.on_epoch_end = csv_log_epoch, .free = free, .user = copy};
 }

@@ -4,6 +4,7 @@
  * for every batch; weights and optimizer state stay on the device; data go
  * up batch by batch; a smaller last batch gets its own graph.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -48,14 +49,41 @@ static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context
     return NULL;
 }
 
+/* A gradient clamped to [-clip_value, clip_value] when the compile options ask. */
+static struct ggml_tensor *value_clipped(ggmlc_model *m, struct ggml_context *ctx, struct ggml_tensor *grad) {
+    const float v = m->opt.clip_value;
+    return v > 0 ? ggml_clamp(ctx, grad, -v, v) : grad;
+}
+
+/* For clipping by norm: max(norm, clip_norm) / clip_norm of all (value-clipped) gradients as one
+ * vector, the number each gradient is divided by (1 while the norm is within clip_norm); NULL when
+ * not asked or without gradients. */
+static struct ggml_tensor *norm_divisor(ggmlc_model *m, struct nn_graph *g) {
+    if (!(m->opt.clip_norm > 0)) return NULL;
+    struct ggml_tensor *sum = NULL;
+    for (int i = 0; i < m->n_layers; i++) {
+        for (int j = 0; j < m->layers[i]->n_params; j++) {
+            struct ggml_tensor *grad = ggml_graph_get_grad(g->gb, m->layers[i]->params[j].t);
+            if (!grad) continue;
+            struct ggml_tensor *sq = ggml_sum(g->ctx, ggml_sqr(g->ctx, value_clipped(m, g->ctx, grad)));
+            sum = sum ? ggml_add(g->ctx, sum, sq) : sq;
+        }
+    }
+    if (!sum) return NULL;
+    return ggml_clamp(g->ctx, ggml_scale(g->ctx, ggml_sqrt(g->ctx, sum), 1.0f / m->opt.clip_norm), 1.0f, FLT_MAX);
+}
+
 /* Optimizer updates of every trainable parameter, appended to the step graph. */
 static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
     struct ggml_context *ctx = g->ctx;
+    struct ggml_tensor *divisor = norm_divisor(m, g);
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             struct nn_param *p = &m->layers[i]->params[j];
             struct ggml_tensor *grad = ggml_graph_get_grad(g->gb, p->t);
             if (!grad) continue; /* frozen, or not reached by the loss */
+            grad = value_clipped(m, ctx, grad);
+            if (divisor) grad = ggml_div(ctx, grad, divisor);
             struct ggml_tensor *step;
             if (m->opt.optimizer == GGMLC_OPT_ADAMW) {
                 step = ggml_opt_step_adamw(ctx, p->t, grad, p->m, p->v, m->opt_pars);

@@ -14,7 +14,10 @@
 /* ------------------------------------------------------------- checks */
 
 static enum ggmlc_status check_compiled(const ggmlc_model *m, const char *func) {
-    return m && m->compiled ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: compile the model first", func);
+    if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: NULL model", func);
+    const enum ggmlc_status st = nn_model_usable(m, func);
+    if (st != GGMLC_OK) return st;
+    return m->compiled ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: compile the model first", func);
 }
 
 /* The float-array calls take one input and one output. */
@@ -155,13 +158,14 @@ static enum ggmlc_status check_labels(const ggmlc_model *m, const struct nn_data
 
 /* --------------------------------------------------------- evaluate */
 
-static enum ggmlc_status evaluate_data(ggmlc_model *m, const struct nn_data *d, int64_t batch, double *loss, double *head_losses,
-                                       double *head_metrics, const char *func) {
+/* A pass over the data in batches (training steps when training) and its mean loss and metrics. */
+static enum ggmlc_status evaluate_data(ggmlc_model *m, const struct nn_data *d, int64_t batch, bool training, double *loss,
+                                       double *head_losses, double *head_metrics, const char *func) {
     if (batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the batch size must be positive", func);
     enum ggmlc_status status = check_labels(m, d, func);
     if (status != GGMLC_OK) return status;
     struct pass_stats st = {0};
-    status = nn_run_pass(m, d, batch, NULL, false, NULL, &st, NULL, NULL, 0, NULL);
+    status = nn_run_pass(m, d, batch, NULL, training, NULL, &st, NULL, NULL, 0, NULL);
     struct ggmlc_epoch_logs logs = {0};
     nn_fill_logs(m, &st, false, &logs);
     if (loss) *loss = logs.loss;
@@ -175,14 +179,36 @@ static enum ggmlc_status evaluate_data(ggmlc_model *m, const struct nn_data *d, 
     return status;
 }
 
+/* The checked samples and targets of a call on a model of one input and one output. */
+static enum ggmlc_status single_with_targets(const ggmlc_model *m, const char *func, const float *x, size_t x_len, const float *y,
+                                             size_t y_len, int64_t n, struct nn_data *d) {
+    enum ggmlc_status status = check_single(m, func);
+    if (status == GGMLC_OK && !y) status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the targets y are required", func);
+    return status != GGMLC_OK ? status : plain_to_data(m, func, x, x_len, y, y_len, n, d);
+}
+
 enum ggmlc_status ggmlc_model_evaluate(ggmlc_model *m, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n, int64_t batch,
                                        double *loss, double metrics[2]) {
     static const char func[] = "ggmlc_model_evaluate";
-    enum ggmlc_status status = check_single(m, func);
-    if (status == GGMLC_OK && !y) status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the targets y are required", func);
     struct nn_data d;
-    if (status == GGMLC_OK) status = plain_to_data(m, func, x, x_len, y, y_len, n, &d);
-    return status != GGMLC_OK ? status : evaluate_data(m, &d, batch, loss, NULL, metrics, func);
+    const enum ggmlc_status status = single_with_targets(m, func, x, x_len, y, y_len, n, &d);
+    return status != GGMLC_OK ? status : evaluate_data(m, &d, batch, false, loss, NULL, metrics, func);
+}
+
+enum ggmlc_status ggmlc_model_train_on_batch(ggmlc_model *m, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n,
+                                             double *loss, double metrics[2]) {
+    static const char func[] = "ggmlc_model_train_on_batch";
+    struct nn_data d;
+    const enum ggmlc_status status = single_with_targets(m, func, x, x_len, y, y_len, n, &d);
+    return status != GGMLC_OK ? status : evaluate_data(m, &d, n, true, loss, NULL, metrics, func); /* the n samples: one step */
+}
+
+enum ggmlc_status ggmlc_model_test_on_batch(ggmlc_model *m, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n,
+                                            double *loss, double metrics[2]) {
+    static const char func[] = "ggmlc_model_test_on_batch";
+    struct nn_data d;
+    const enum ggmlc_status status = single_with_targets(m, func, x, x_len, y, y_len, n, &d);
+    return status != GGMLC_OK ? status : evaluate_data(m, &d, n, false, loss, NULL, metrics, func);
 }
 
 enum ggmlc_status ggmlc_model_evaluate_multi(ggmlc_model *m, const struct ggmlc_array *x, int n_x, const struct ggmlc_array *y, int n_y,
@@ -191,7 +217,7 @@ enum ggmlc_status ggmlc_model_evaluate_multi(ggmlc_model *m, const struct ggmlc_
     struct nn_data d;
     if (status == GGMLC_OK) status = arrays_to_data(m, "ggmlc_model_evaluate_multi", x, n_x, y, n_y, true, &d);
     if (status != GGMLC_OK) return status;
-    return evaluate_data(m, &d, batch, loss, output_losses, output_metrics, "ggmlc_model_evaluate_multi");
+    return evaluate_data(m, &d, batch, false, loss, output_losses, output_metrics, "ggmlc_model_evaluate_multi");
 }
 
 /* ---------------------------------------------------------- predict */
@@ -323,6 +349,8 @@ static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, con
                                   const struct ggmlc_fit_options *fo, ggmlc_history **history, const char *func) {
     if (fo->epochs <= 0 || fo->batch_size <= 0)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: a positive epoch count and batch size are required", func);
+    if (fo->initial_epoch < 0 || fo->initial_epoch >= fo->epochs)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: initial_epoch %d is not in [0, epochs = %d)", func, fo->initial_epoch, fo->epochs);
     if (!(fo->validation_split >= 0 && fo->validation_split < 1))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: validation_split %g is not in [0, 1)", func, (double)fo->validation_split);
     enum ggmlc_status status = check_class_weights(m, fo, func);
@@ -348,7 +376,7 @@ static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, con
     }
     for (int64_t i = 0; i < train.n; i++) order[i] = i; /* one permutation of the samples, applied to every input and target */
     m->stop_training = false;
-    for (int epoch = 0; epoch < fo->epochs && status == GGMLC_OK; epoch++) {
+    for (int epoch = fo->initial_epoch; epoch < fo->epochs && status == GGMLC_OK; epoch++) {
         struct ggmlc_epoch_logs logs;
         status = run_epoch(m, &train, &val, order, fo, epoch, &logs);
         if (status == GGMLC_OK) status = nn_history_push(h, &logs);
@@ -376,10 +404,8 @@ enum ggmlc_status ggmlc_model_fit(ggmlc_model *m, const float *x, size_t x_len, 
                                   const struct ggmlc_fit_options *options, ggmlc_history **history) {
     static const char func[] = "ggmlc_model_fit";
     const struct ggmlc_fit_options fo = options ? *options : ggmlc_fit_defaults();
-    enum ggmlc_status status = check_single(m, func);
-    if (status == GGMLC_OK && !y) status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the targets y are required", func);
     struct nn_data all, val;
-    if (status == GGMLC_OK) status = plain_to_data(m, func, x, x_len, y, y_len, n, &all);
+    enum ggmlc_status status = single_with_targets(m, func, x, x_len, y, y_len, n, &all);
     if (status == GGMLC_OK && fo.val_x) status = plain_validation(m, &fo, func, &val);
     return status != GGMLC_OK ? status : fit_data(m, &all, fo.val_x ? &val : NULL, &fo, history, func);
 }

@@ -267,16 +267,31 @@ ggmlc_model *ggmlc_sequential(const int64_t *input_shape, int n_dims) {
     return m;
 }
 
+/* Remember the first refused add of a model not yet compiled (a refused add after compile leaves
+ * the compiled model as it was); the first refusal is the one to report: later ones may follow from it. */
+static enum ggmlc_status add_refused(ggmlc_model *m, enum ggmlc_status st) {
+    if (m && !m->compiled && m->broken == GGMLC_OK) {
+        m->broken = st;
+        snprintf(m->broken_why, sizeof m->broken_why, "%s", ggmlc_last_error());
+    }
+    return st;
+}
+
 enum ggmlc_status ggmlc_model_add(ggmlc_model *m, ggmlc_layer *l) {
     if (!m || !l) {
         if (l && !l->owned) ggmlc_layer_free(l);
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_add: NULL model or layer (%s)", ggmlc_last_error());
+        return add_refused(m, ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_add: NULL model or layer (%s)", ggmlc_last_error()));
     }
     if (!m->sequential) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_add: use ggmlc_apply with functional models");
     ggmlc_node *n = ggmlc_apply(m, l, m->outputs[0]);
-    if (!n) return ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_INVALID_ARG;
+    if (!n) return add_refused(m, ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_INVALID_ARG);
     m->outputs[0] = n;
     return GGMLC_OK;
+}
+
+enum ggmlc_status nn_model_usable(const ggmlc_model *m, const char *func) {
+    if (m->broken == GGMLC_OK) return GGMLC_OK;
+    return ggmlc_set_error(m->broken, "%s: a layer was refused when it was added, so the model lacks it (%s)", func, m->broken_why);
 }
 
 void ggmlc_model_free(ggmlc_model *m) {
@@ -295,6 +310,8 @@ void ggmlc_model_free(ggmlc_model *m) {
 enum ggmlc_status nn_model_finish(ggmlc_model *m) {
     if (!m->finished || m->n_inputs < 1 || m->n_outputs < 1)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no input or output yet (ggmlc_model_set_outputs)");
+    if (m->n_layers == 0) /* a sequential model's output is then its input: nothing to train */
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no layers (ggmlc_model_add)");
     return GGMLC_OK;
 }
 
@@ -484,13 +501,16 @@ bool nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why,
            nn_setting_ok(nn_in_unit_interval(o->beta2), "beta2", o->beta2, "in [0, 1)", why, size) &&
            nn_setting_ok(o->eps > 0 && o->eps < INFINITY, "eps", o->eps, "a finite number > 0", why, size) &&
            nn_setting_ok(o->weight_decay >= 0 && o->weight_decay < INFINITY, "weight decay", o->weight_decay, "a finite number >= 0", why, size) &&
-           nn_setting_ok(nn_in_unit_interval(o->momentum), "momentum", o->momentum, "in [0, 1)", why, size);
+           nn_setting_ok(nn_in_unit_interval(o->momentum), "momentum", o->momentum, "in [0, 1)", why, size) &&
+           nn_setting_ok(o->clip_norm >= 0 && o->clip_norm < INFINITY, "clip_norm", o->clip_norm, "a finite number >= 0", why, size) &&
+           nn_setting_ok(o->clip_value >= 0 && o->clip_value < INFINITY, "clip_value", o->clip_value, "a finite number >= 0", why, size);
 }
 
 enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile_options *options) {
     if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: NULL model");
     if (m->compiled) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: the model is already compiled");
-    enum ggmlc_status st = nn_model_finish(m);
+    enum ggmlc_status st = nn_model_usable(m, "ggmlc_model_compile");
+    if (st == GGMLC_OK) st = nn_model_finish(m);
     if (st != GGMLC_OK) return st;
     m->opt = options ? *options : ggmlc_compile_defaults();
     char why[128];

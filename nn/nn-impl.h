@@ -127,6 +127,9 @@ struct ggmlc_history {
 struct ggmlc_model {
     bool sequential;
     bool finished;               /* outputs known, shapes inferred */
+    /* The first refused ggmlc_model_add: the model lacks that layer, so compile and fit refuse it. */
+    enum ggmlc_status broken;
+    char broken_why[256];
     ggmlc_node *nodes[NN_MAX_NODES];
     int n_nodes;
     ggmlc_node *inputs[GGMLC_MAX_IO], *outputs[GGMLC_MAX_IO];
@@ -187,6 +190,8 @@ GGMLC_HIDDEN const struct layer_ops *nn_layer_ops_by_kind(const char *kind);
 GGMLC_HIDDEN bool nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size);
 /* Whether a layer's settings are those its constructor accepts (a model file may forge them); else why not. */
 GGMLC_HIDDEN bool nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size);
+/* GGMLC_OK, or (with the message again) the first refused ggmlc_model_add of the model, for func. */
+GGMLC_HIDDEN enum ggmlc_status nn_model_usable(const ggmlc_model *m, const char *func);
 /* Infer shapes and set up every layer (idempotent). */
 GGMLC_HIDDEN enum ggmlc_status nn_model_finish(ggmlc_model *m);
 /* Build the model's forward graph on the input tensors x[]; fills out[] per output and, when

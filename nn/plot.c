@@ -138,18 +138,27 @@ static void draw_series(FILE *f, const struct panel *p, const struct ggmlc_epoch
     }
 }
 
-/* In the top right corner, or the bottom right one where rising curves (accuracy) leave room. */
+#define LEGEND_FONT    11.0 /* px */
+#define LEGEND_TEXT_X  36.0 /* the label's start within the box, after the line sample */
+/* Width of a label in the legend's font: at most 0.62 em per character in common sans-serif fonts
+ * (DejaVu Sans, Liberation Sans, Helvetica; lower-case and digits), so the box holds the text. */
+static double legend_text_width(const char *label) { return 0.62 * LEGEND_FONT * (double)strlen(label); }
+
+/* In the top right corner, or the bottom right one where rising curves (accuracy) leave room; as wide
+ * as its longest label. */
 static void draw_legend(FILE *f, const struct panel *p, const struct series *s, int n_series, bool bottom) {
-    const double x = p->x0 + PANEL_W - MARGIN_R - 120;
+    double box_w = 0;
+    for (int i = 0; i < n_series; i++) box_w = fmax(box_w, LEGEND_TEXT_X + legend_text_width(s[i].label) + 8);
+    const double x = p->x0 + PANEL_W - MARGIN_R - 2 - box_w;
     const double y = bottom ? p->y0 + PANEL_H - MARGIN_B - 10 - 16 * n_series : p->y0 + MARGIN_T + 4;
-    fprintf(f, "<g font-family=\"sans-serif\" font-size=\"11\" fill=\"#333\">\n");
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"118\" height=\"%d\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n",
-            x, y, 6 + 16 * n_series);
+    fprintf(f, "<g font-family=\"sans-serif\" font-size=\"%.0f\" fill=\"#333\">\n", LEGEND_FONT);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n",
+            x, y, box_w, 6 + 16 * n_series);
     for (int i = 0; i < n_series; i++) {
         const double ly = y + 14 + 16 * i;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", x + 6, ly - 4,
                 x + 30, ly - 4, s[i].color, s[i].dashed ? " stroke-dasharray=\"6 4\"" : "");
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 36, ly, s[i].label);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + LEGEND_TEXT_X, ly, s[i].label);
     }
     fprintf(f, "</g>\n");
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -16,6 +17,9 @@
 struct line {
     char text[4096];
     size_t len;
+    size_t max_len;    /* the width metrics must fit in (see append_value); 0: no limit */
+    bool wrap;         /* metrics beyond max_len go on a continuation line, else are left out */
+    size_t line_start; /* where the current line of text begins */
 };
 
 static void append(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -28,8 +32,22 @@ static void append(struct line *l, const char *fmt, ...) {
     if (n > 0) l->len = l->len + (size_t)n < sizeof l->text ? l->len + (size_t)n : sizeof l->text - 1;
 }
 
+/* " - name: value" when measured.  With a width (max_len), a field that does not fit whole on the
+ * line is never cut mid-number: left out on the line updated in place (wrap false), moved to a
+ * continuation line otherwise. */
 static void append_value(struct line *l, const char *prefix, const char *name, double v) {
-    if (!isnan(v)) append(l, " - %s%s: %.4f", prefix, name, v);
+    if (isnan(v)) return;
+    char field[256];
+    const int n = snprintf(field, sizeof field, " - %s%s: %.4f", prefix, name, v);
+    if (n <= 0) return;
+    if (l->max_len > 0 && l->len - l->line_start + (size_t)n > l->max_len) {
+        if (!l->wrap) return;
+        append(l, "\033[K\n"); /* the rest of the line updated in place erased */
+        l->line_start = l->len;
+        append(l, "  %s", field + 3);
+        return;
+    }
+    append(l, "%s", field);
 }
 
 /* Keras's names: loss, accuracy, mae; with several outputs also <output>_loss, <output>_accuracy, ... */
@@ -56,10 +74,13 @@ static void append_metrics(struct line *line, const ggmlc_model *m, const struct
     }
 }
 
-/* Columns of the terminal on stdout (80 when unknown). */
+/* Columns of the terminal on stdout, else $COLUMNS, else 80; at least 40. */
 static size_t terminal_width(void) {
     struct winsize ws;
-    return ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+    if (ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col < 40 ? 40 : ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    const long columns = env ? strtol(env, NULL, 10) : 0;
+    return columns >= 40 && columns <= 4000 ? (size_t)columns : columns > 4000 ? 4000 : 80;
 }
 
 void nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total) {
@@ -76,17 +97,22 @@ void nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_
     if (done < p->total && p->done > 0 && now - p->t_last < 100000) return; /* at most 10 updates a second */
     p->done = done;
     p->t_last = now;
-    enum { WIDTH = 30 };
-    const int filled = (int)(WIDTH * done / p->total);
-    char bar[WIDTH + 1];
-    for (int i = 0; i < WIDTH; i++) bar[i] = i < filled ? '=' : i == filled ? '>' : '.';
-    bar[WIDTH] = '\0';
+    /* a line that wrapped could not be rewritten in place: one column less than the terminal's */
+    const size_t width = terminal_width() - 1;
     const double elapsed = (double)(now - p->t_start) / 1e6, eta = done > 0 ? elapsed * (double)(p->total - done) / (double)done : 0;
+    char counts[64], bar[31];
+    const int head = snprintf(counts, sizeof counts, "%lld/%lld [] - ETA: %.0fs", (long long)done, (long long)p->total, eta);
+    /* the bar takes 30 columns, fewer when the counts leave less room (at least 10) */
+    int bar_w = (int)width - head;
+    bar_w = bar_w > 30 ? 30 : bar_w < 10 ? 10 : bar_w;
+    const int filled = (int)(bar_w * done / p->total);
+    for (int i = 0; i < bar_w; i++) bar[i] = i < filled ? '=' : i == filled ? '>' : '.';
+    bar[bar_w] = '\0';
     struct line line = {.len = 0};
     append(&line, "%lld/%lld [%s] - ETA: %.0fs", (long long)done, (long long)p->total, bar, eta);
+    line.max_len = width;
     append_metrics(&line, p->model, running, false);
-    const size_t width = terminal_width() - 1; /* a line that wrapped could not be rewritten in place */
-    if (line.len > width) line.text[width] = '\0';
+    if (line.len > width) line.text[width] = '\0'; /* only the counts of a terminal under 40 columns */
     printf("\r%s\033[K", line.text);
     fflush(stdout);
 }
@@ -96,6 +122,9 @@ void nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs)
     struct line line = {.len = 0};
     if (p->tty) {
         append(&line, "\r%lld/%lld [==============================] - %.1fs", (long long)p->total, (long long)p->total, logs->seconds);
+        line.line_start = 1; /* after the carriage return */
+        line.max_len = terminal_width() - 1;
+        line.wrap = true;
     } else {
         append(&line, "Epoch %d/%d - %.1fs", p->epoch + 1, p->epochs, logs->seconds);
     }

@@ -139,6 +139,7 @@ static void save_architecture(struct gguf_context *g, const ggmlc_model *m) {
     gguf_set_arr_data(g, "ggmlc.compile.loss_weights", GGUF_TYPE_FLOAT32, weights, (size_t)m->n_outputs);
     gguf_set_arr_data(g, "ggmlc.compile.output_metrics", GGUF_TYPE_INT32, metrics, (size_t)m->n_outputs);
     gguf_set_val_u64(g, "ggmlc.compile.seed", o->seed);
+    gguf_set_arr_data(g, "ggmlc.compile.clip", GGUF_TYPE_FLOAT32, (float[]){o->clip_norm, o->clip_value}, 2);
 }
 
 /* A host copy of a device tensor, named name, added to the file. */
@@ -407,6 +408,10 @@ static bool load_options(struct reader *r, int n_outputs, struct loaded_heads *h
     const int64_t mid = find(r, "ggmlc.compile.metrics", GGUF_TYPE_UINT32), sid = find(r, "ggmlc.compile.seed", GGUF_TYPE_UINT64);
     if (mid >= 0) o->metrics = gguf_get_val_u32(r->g, mid);
     if (sid >= 0) o->seed = gguf_get_val_u64(r->g, sid);
+    float clip[2] = {0, 0}; /* {clip_norm, clip_value}; files written before clipping existed have none */
+    if (gguf_find_key(r->g, "ggmlc.compile.clip") >= 0) get_arr(r, "ggmlc.compile.clip", GGUF_TYPE_FLOAT32, clip, sizeof(float), 2);
+    o->clip_norm = clip[0];
+    o->clip_value = clip[1];
     char why[128];
     if (r->ok && !nn_compile_settings_valid(o, why, sizeof why)) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: compile settings: %s", r->path, why);

@@ -73,34 +73,79 @@ static int64_t node_params(const ggmlc_node *n) {
     return params;
 }
 
-static void summary_row(const ggmlc_model *m, const ggmlc_node *n, FILE *out) {
+/* Widths of the table's columns: at least Keras's, wider for long names and shapes (never cut). */
+struct columns {
+    int name, shape;
+};
+
+/* A node's first two cells: "label (Kind)" and its output shape. */
+static void node_cells(const ggmlc_model *m, const ggmlc_node *n, char *name, size_t name_size, char *shape, size_t shape_size) {
     static const char *const types[] = {[NODE_INPUT] = "InputLayer", [NODE_ADD] = "Add", [NODE_CONCAT] = "Concatenate"};
-    char label[112], name[192], shape[48], links[240] = "";
+    char label[112];
     node_label(m, n, label, sizeof label);
-    snprintf(name, sizeof name, "%s (%s)", label, n->kind == NODE_LAYER ? n->layer->ops->kind : types[n->kind]);
-    shape_text(shape, sizeof shape, n->shape, n->n_dims);
-    for (int k = 0; k < 2 && n->in[k]; k++) {
+    snprintf(name, name_size, "%s (%s)", label, n->kind == NODE_LAYER ? n->layer->ops->kind : types[n->kind]);
+    shape_text(shape, shape_size, n->shape, n->n_dims);
+}
+
+static struct columns column_widths(const ggmlc_model *m) {
+    struct columns c = {28, 22};
+    for (int i = 0; i < m->n_nodes; i++) {
+        char name[192], shape[96];
+        node_cells(m, m->nodes[i], name, sizeof name, shape, sizeof shape);
+        if ((int)strlen(name) > c.name) c.name = (int)strlen(name);
+        if ((int)strlen(shape) > c.shape) c.shape = (int)strlen(shape);
+    }
+    return c;
+}
+
+/* A row; a functional model's nodes also name their inputs (a sequential model's are the row above). */
+static void summary_row(const ggmlc_model *m, const ggmlc_node *n, struct columns c, FILE *out) {
+    char name[192], shape[96], links[240] = "";
+    node_cells(m, n, name, sizeof name, shape, sizeof shape);
+    for (int k = 0; k < 2 && !m->sequential && n->in[k]; k++) {
         char in[112];
         node_label(m, n->in[k], in, sizeof in);
         const size_t len = strlen(links);
         snprintf(links + len, sizeof links - len, "%s%s", k ? ", " : "", in);
     }
-    fprintf(out, " %-28s %-22s %10lld%s%s\n", name, shape, (long long)node_params(n), links[0] ? "   " : "", links);
+    fprintf(out, " %-*s %-*s %10lld%s%s\n", c.name, name, c.shape, shape, (long long)node_params(n), links[0] ? "   " : "", links);
+}
+
+static void print_rule(FILE *out, char ch, int width) {
+    for (int i = 0; i < width; i++) fputc(ch, out);
+    fputc('\n', out);
+}
+
+/* Where the model computes: the backend holding the weights (and running what it supports), then the
+ * others the scheduler falls back to, each with its device's description. */
+static void print_devices(const ggmlc_model *m, FILE *out) {
+    if (!m->compiled) {
+        fprintf(out, "Device: none yet (compile chooses it)\n");
+        return;
+    }
+    for (int i = 0; i < m->n_backends; i++) {
+        ggml_backend_dev_t dev = ggml_backend_get_device(m->backends[i]);
+        const char *desc = dev ? ggml_backend_dev_description(dev) : NULL;
+        fprintf(out, "%s %s%s%s%s\n", i == 0 ? "Device:" : "Fallback:", ggml_backend_name(m->backends[i]), desc ? " (" : "", desc ? desc : "",
+                desc ? ")" : "");
+    }
 }
 
 void ggmlc_model_summary(ggmlc_model *m, FILE *out) {
     if (!m || !out) return;
-    const char *rule = m->sequential ? "_________________________________________________________________"
-                                     : "_____________________________________________________________________________________________";
-    const char *double_rule = m->sequential ? "================================================================="
-                                            : "=============================================================================================";
-    fprintf(out, "Model: \"%s\"\n%s\n", m->sequential ? "sequential" : "functional", rule);
-    fprintf(out, " %-28s %-22s %10s%s\n%s\n", "Layer (type)", "Output Shape", "Param #", m->sequential ? "" : "   Connected to", double_rule);
-    for (int i = 0; i < m->n_nodes; i++) summary_row(m, m->nodes[i], out);
+    const struct columns c = column_widths(m);
+    /* Keras's widths: 65 columns, 93 with "Connected to" */
+    const int width = c.name + c.shape + 15 + (m->sequential ? 0 : 28);
+    fprintf(out, "Model: \"%s\"\n", m->sequential ? "sequential" : "functional");
+    print_rule(out, '_', width);
+    fprintf(out, " %-*s %-*s %10s%s\n", c.name, "Layer (type)", c.shape, "Output Shape", "Param #", m->sequential ? "" : "   Connected to");
+    print_rule(out, '=', width);
+    for (int i = 0; i < m->n_nodes; i++) summary_row(m, m->nodes[i], c, out);
     const int64_t total = ggmlc_model_param_count(m, false), trainable = ggmlc_model_param_count(m, true);
-    fprintf(out, "%s\n", double_rule);
+    print_rule(out, '=', width);
     fprintf(out, "Total params: %lld (%.2f KB)\nTrainable params: %lld\nNon-trainable params: %lld\n", (long long)total,
             (double)total * 4 / 1024, (long long)trainable, (long long)(total - trainable));
+    print_devices(m, out);
     if (!m->sequential) {
         fprintf(out, "Outputs:");
         for (int k = 0; k < m->n_outputs; k++) {
@@ -110,5 +155,5 @@ void ggmlc_model_summary(ggmlc_model *m, FILE *out) {
         }
         fprintf(out, "\n");
     }
-    fprintf(out, "%s\n", rule);
+    print_rule(out, '_', width);
 }

@@ -13,6 +13,9 @@
 #include "ggmlc-nn.h"
 #include "testutil.h"
 
+#define REFUSED(call, status, what, needle) \
+    tap_ok((call) == (status) && strstr(ggmlc_last_error(), needle) != NULL, "%s: %s", what, ggmlc_last_error())
+
 struct layer_case {
     const char *name;
     int64_t in_shape[3];
@@ -210,7 +213,8 @@ static void test_errors(void) {
     tap_ok(ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)) == GGMLC_ERR_SHAPE &&
            strstr(ggmlc_last_error(), "Conv2D") != NULL, "a Conv2D on a 1-D input is refused: %s", ggmlc_last_error());
     float x[5] = {0}, y[1] = {0};
-    tap_ok(ggmlc_model_fit(m, x, 5, y, 1, 1, NULL, NULL) == GGMLC_ERR_INVALID_ARG, "fit before compile is an error");
+    tap_ok(ggmlc_model_fit(m, x, 5, y, 1, 1, NULL, NULL) == GGMLC_ERR_SHAPE, "fit of that model returns the refusal: %s",
+           ggmlc_last_error());
     tap_ok(ggmlc_dense(0, GGMLC_ACT_NONE) == NULL && ggmlc_dropout(1.5f) == NULL, "invalid layer arguments give NULL");
     tap_ok(ggmlc_model_load("/nonexistent/model.gguf", NULL) == NULL, "loading a missing file fails cleanly");
     FILE *out = tmpfile();
@@ -224,6 +228,253 @@ static void test_errors(void) {
     ggmlc_model_free(m);
 }
 
+/* A refused ggmlc_model_add leaves a model that compile and fit refuse with the first error; so is
+ * a model without layers: neither trains with a loss of 0 and no word. */
+static void test_refused_add(void) {
+    float x[2 * 4] = {0}, y[4] = {0};
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(4, GGMLC_ACT_RELU));
+    tap_ok(ggmlc_model_add(m, ggmlc_dense(0, GGMLC_ACT_NONE)) == GGMLC_ERR_INVALID_ARG, "a NULL layer (dense of 0 units) is refused");
+    ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)); /* a second refusal: the first is reported */
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+    const enum ggmlc_status st = ggmlc_model_compile(m, NULL);
+    tap_ok(st == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "ggmlc_model_compile: a layer was refused") &&
+               strstr(ggmlc_last_error(), "units") && !strstr(ggmlc_last_error(), "Conv2D"),
+           "compile refuses a model that had a refused add, with the first refusal: %s", ggmlc_last_error());
+    tap_ok(ggmlc_model_fit(m, x, 2 * 4, y, 4, 4, NULL, NULL) == GGMLC_ERR_INVALID_ARG &&
+               strstr(ggmlc_last_error(), "ggmlc_model_fit: a layer was refused"),
+           "fit refuses it too: %s", ggmlc_last_error());
+    ggmlc_model_free(m);
+
+    m = ggmlc_sequential((int64_t[]){2}, 1);
+    tap_ok(ggmlc_model_add(m, ggmlc_conv2d(3, 3, 3, 1, 0, 1, GGMLC_ACT_NONE)) == GGMLC_ERR_SHAPE &&
+               ggmlc_model_compile(m, NULL) == GGMLC_ERR_SHAPE && strstr(ggmlc_last_error(), "Conv2D"),
+           "a layer refused for its input shape: compile returns that status and message: %s", ggmlc_last_error());
+    ggmlc_model_free(m);
+
+    m = ggmlc_sequential((int64_t[]){2}, 1);
+    tap_ok(ggmlc_model_compile(m, NULL) == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "no layers"),
+           "compile refuses a model with no layers: %s", ggmlc_last_error());
+    tap_ok(ggmlc_model_fit(m, x, 2 * 4, y, 4, 4, NULL, NULL) == GGMLC_ERR_INVALID_ARG, "and fit refuses it uncompiled");
+    ggmlc_model_free(m);
+
+    m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+    ggmlc_model_compile(m, NULL);
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE)); /* refused: already compiled; the model is unchanged */
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 1, fo.verbose = 0;
+    tap_ok(ggmlc_model_fit(m, x, 2 * 4, y, 4, 4, &fo, NULL) == GGMLC_OK, "an add refused after compile leaves the compiled model usable");
+    ggmlc_model_free(m);
+}
+
+/* The summary of a model read into text. */
+static void summary_text(ggmlc_model *m, char *text, size_t size) {
+    FILE *out = tmpfile();
+    ggmlc_model_summary(m, out);
+    rewind(out);
+    const size_t n = fread(text, 1, size - 1, out);
+    text[n] = '\0';
+    fclose(out);
+}
+
+/* The summary says where the model computes: nowhere yet, then the backend compile chose. */
+static void test_summary_device(void) {
+    static char text[8192];
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(3, GGMLC_ACT_NONE));
+    summary_text(m, text, sizeof text);
+    tap_ok(strstr(text, "\nDevice: none yet") != NULL, "summary before compile: no device yet");
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.backend = "CPU";
+    tap_ok(ggmlc_model_compile(m, &o) == GGMLC_OK, "compile on the backend named CPU (%s)", ggmlc_last_error());
+    summary_text(m, text, sizeof text);
+    tap_ok(strstr(text, "\nDevice: CPU") != NULL && strstr(text, "Fallback:") == NULL, "summary after compile names the CPU backend it computes on");
+    ggmlc_model_free(m);
+}
+
+/* The table's lines between its first "=" rule and the next: the header, then one per row. */
+static bool table_lines_aligned(const char *text, const char *needle, size_t *width) {
+    const char *p = strstr(text, "Layer (type)");
+    if (!p) return false;
+    const char *eol = strchr(p, '\n');
+    const size_t header = (size_t)(eol - p) + 1; /* with the leading space */
+    const char *rule = eol + 1, *row = strchr(rule, '\n') + 1;
+    *width = (size_t)(strchr(rule, '\n') - rule);
+    bool aligned = header <= *width, found = false;
+    for (; *row != '='; row = strchr(row, '\n') + 1) {
+        const size_t len = (size_t)(strchr(row, '\n') - row);
+        aligned &= len == header; /* no unnamed fourth column, no overflowing name */
+        found |= strstr(row, needle) != NULL && strstr(row, needle) < row + len;
+    }
+    return aligned && found;
+}
+
+/* A sequential model's table has three named columns; a long layer name widens its column. */
+static void test_summary_columns(void) {
+    static char text[8192];
+    static const char long_name[] = "a_dense_layer_with_a_name_well_beyond_the_column";
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(3, GGMLC_ACT_RELU));
+    ggmlc_layer *l = ggmlc_dense(2, GGMLC_ACT_NONE);
+    ggmlc_layer_set_name(l, long_name);
+    ggmlc_model_add(m, l);
+    summary_text(m, text, sizeof text);
+    size_t width = 0;
+    tap_ok(table_lines_aligned(text, long_name, &width) && width > 65, "sequential summary: header and rows of one width, the long name whole "
+           "(rule of %zu columns)", width);
+    ggmlc_model_free(m);
+}
+
+/* ------------------------------------------------ one batch, clipping */
+
+enum { NB = 4 };
+static const float batch_x[2 * NB] = {1, 2, -1, 0.5f, 3, -2, 0.25f, 1}, batch_y[NB] = {2, -1, 0.5f, 4};
+
+/* Dense(1) on 2 features, MSE, plain SGD of rate 0.1 with the given clipping. */
+static ggmlc_model *linear_model(float clip_norm, float clip_value) {
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.optimizer = GGMLC_OPT_SGD;
+    o.learning_rate = 0.1f;
+    o.metrics = GGMLC_METRIC_MAE;
+    o.clip_norm = clip_norm;
+    o.clip_value = clip_value;
+    ggmlc_model_compile(m, &o);
+    return m;
+}
+
+/* MSE and its gradient (kernel 0, kernel 1, bias) for weights w, worked out by hand in double. */
+static double linear_loss_grad(const float w[3], double grad[3]) {
+    double loss = 0;
+    grad[0] = grad[1] = grad[2] = 0;
+    for (int i = 0; i < NB; i++) {
+        const double e = (double)w[0] * batch_x[2 * i] + (double)w[1] * batch_x[2 * i + 1] + w[2] - batch_y[i];
+        loss += e * e / NB;
+        grad[0] += 2 * e * batch_x[2 * i] / NB, grad[1] += 2 * e * batch_x[2 * i + 1] / NB, grad[2] += 2 * e / NB;
+    }
+    return loss;
+}
+
+/* One step with clipping against the same step worked out by hand: the weights move by
+ * -rate * clipped gradient. */
+static void check_clipped_step(const char *what, float clip_norm, float clip_value) {
+    ggmlc_model *m = linear_model(clip_norm, clip_value);
+    float w0[3], w1[3];
+    ggmlc_model_get_weights(m, w0, 3);
+    double grad[3], loss, metrics[2];
+    const double want_loss = linear_loss_grad(w0, grad);
+    double norm = 0;
+    for (int j = 0; j < 3; j++) {
+        if (clip_value > 0) grad[j] = fmax(-clip_value, fmin(clip_value, grad[j]));
+        norm += grad[j] * grad[j];
+    }
+    norm = sqrt(norm);
+    const double scale = clip_norm > 0 && norm > clip_norm ? clip_norm / norm : 1;
+    if ((clip_value > 0 || clip_norm > 0) && clip_norm < 1000) /* the worked-out step must differ from the plain one */
+        tap_ok(scale < 1 || fabs(grad[0]) == clip_value || fabs(grad[1]) == clip_value, "%s clips this gradient "
+               "(norm %.3f after clipping by value)", what, norm);
+    const enum ggmlc_status st = ggmlc_model_train_on_batch(m, batch_x, 2 * NB, batch_y, NB, NB, &loss, metrics);
+    ggmlc_model_get_weights(m, w1, 3);
+    double err = fabs(loss - want_loss) / want_loss;
+    for (int j = 0; j < 3; j++) err = fmax(err, fabs((double)w1[j] - ((double)w0[j] - 0.1 * scale * grad[j])));
+    tap_ok(st == GGMLC_OK && err < 1e-5 && isnan(metrics[0]) && metrics[1] > 0, "train_on_batch, %s: loss %.5f and weights as worked out "
+           "by hand (error %.2g)", what, loss, err);
+    ggmlc_model_free(m);
+}
+
+static void test_on_batch_and_clipping(void) {
+    ggmlc_model *m = linear_model(0, 0);
+    float w[3];
+    ggmlc_model_get_weights(m, w, 3);
+    double grad[3], loss = 0, metrics[2];
+    const double want = linear_loss_grad(w, grad);
+    const enum ggmlc_status st = ggmlc_model_test_on_batch(m, batch_x, 2 * NB, batch_y, NB, NB, &loss, metrics);
+    tap_ok(st == GGMLC_OK && fabs(loss - want) < 1e-5 * want, "test_on_batch: loss %.5f = %.5f worked out by hand", loss, want);
+    float w_after[3];
+    ggmlc_model_get_weights(m, w_after, 3);
+    tap_ok(memcmp(w, w_after, sizeof w) == 0, "test_on_batch leaves the weights alone");
+    tap_ok(ggmlc_model_train_on_batch(m, batch_x, 2 * NB - 1, batch_y, NB, NB, &loss, NULL) == GGMLC_ERR_SHAPE &&
+               strstr(ggmlc_last_error(), "ggmlc_model_train_on_batch: x holds 7 floats"),
+           "train_on_batch checks the lengths: %s", ggmlc_last_error());
+    ggmlc_model_free(m);
+    check_clipped_step("no clipping", 0, 0);
+    check_clipped_step("clip_value 0.5", 0, 0.5f);
+    check_clipped_step("clip_norm 0.5", 0.5f, 0);
+    check_clipped_step("clip_norm 1000 (not reached)", 1000, 0);
+    check_clipped_step("clip_value 1 then clip_norm 0.5", 0.5f, 1);
+    /* the clipping settings travel with a saved model: the reloaded one takes the same clipped step */
+    char path[] = "/tmp/ggmlc-test-clip-XXXXXX";
+    close(mkstemp(path));
+    m = linear_model(0.5f, 0);
+    ggmlc_model *r = ggmlc_model_save(m, path, true) == GGMLC_OK ? ggmlc_model_load(path, NULL) : NULL;
+    float wm[3], wr[3] = {0};
+    ggmlc_model_train_on_batch(m, batch_x, 2 * NB, batch_y, NB, NB, NULL, NULL);
+    ggmlc_model_get_weights(m, wm, 3);
+    if (r) ggmlc_model_train_on_batch(r, batch_x, 2 * NB, batch_y, NB, NB, NULL, NULL), ggmlc_model_get_weights(r, wr, 3);
+    tap_ok(r && max_abs_diff(wm, wr, 3) < 1e-6, "a reloaded model clips as the saved one did (%s)", r ? "loaded" : ggmlc_last_error());
+    ggmlc_model_free(r);
+    ggmlc_model_free(m);
+    unlink(path);
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.clip_norm = -1;
+    m = ggmlc_sequential((int64_t[]){2}, 1);
+    ggmlc_model_add(m, ggmlc_dense(1, GGMLC_ACT_NONE));
+    REFUSED(ggmlc_model_compile(m, &o), GGMLC_ERR_INVALID_ARG, "a negative clip_norm", "clip_norm -1 is not a finite number >= 0");
+    ggmlc_model_free(m);
+}
+
+/* fit continued with initial_epoch: epochs numbered on, the schedule goes on, the CSV log grows. */
+static void test_initial_epoch_and_csv(void) {
+    static float x[2 * N], y[N];
+    make_data(x, y, N);
+    char path[] = "/tmp/ggmlc-test-csv-XXXXXX";
+    close(mkstemp(path));
+    ggmlc_model *m = classifier(GGMLC_METRIC_ACCURACY);
+    struct ggmlc_callback cbs[2] = {ggmlc_lr_step_decay(2, 0.5), ggmlc_csv_logger(path, false)};
+    struct ggmlc_fit_options fo = ggmlc_fit_defaults();
+    fo.epochs = 2, fo.verbose = 0, fo.callbacks = cbs, fo.n_callbacks = 2, fo.validation_split = 0.25f;
+    ggmlc_history *h1 = NULL, *h2 = NULL;
+    tap_ok(cbs[1].on_epoch_end && ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, &h1) == GGMLC_OK, "fit epochs 0..1 with a CSV log");
+    fo.initial_epoch = 2, fo.epochs = 4;
+    ggmlc_callback_free(&cbs[1]);
+    cbs[1] = ggmlc_csv_logger(path, true);
+    tap_ok(ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, &h2) == GGMLC_OK && ggmlc_history_epochs(h2) == 2 &&
+               ggmlc_history_epoch(h2, 0)->epoch == 2 && ggmlc_history_epoch(h2, 1)->epoch == 3,
+           "fit with initial_epoch 2, epochs 4: two epochs numbered 2 and 3");
+    tap_ok(ggmlc_history_epochs(h2) == 2 && fabs(ggmlc_history_epoch(h2, 0)->learning_rate - 0.01) < 1e-9 &&
+               fabs(ggmlc_model_get_learning_rate(m) - 0.005) < 1e-9,
+           "the step decay went on: rate 0.01 in epoch 2, 0.005 after epoch 3");
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int lines = 0, ok = 1;
+    while (f && fgets(line, sizeof line, f)) {
+        if (lines == 0) ok &= strcmp(line, "epoch,loss,accuracy,mae,val_loss,val_accuracy,val_mae,learning_rate,seconds\n") == 0;
+        if (lines > 0) {
+            const ggmlc_history *h = lines <= 2 ? h1 : h2;
+            const struct ggmlc_epoch_logs *l = ggmlc_history_epoch(h, (lines - 1) % 2);
+            int epoch = 0;
+            double loss = 0, acc = 0, val_loss = 0;
+            ok &= l && sscanf(line, "%d,%lf,%lf,,%lf,", &epoch, &loss, &acc, &val_loss) == 4 && epoch == lines &&
+                  fabs(loss - l->loss) < 1e-6 * l->loss && fabs(acc - l->metric_accuracy) < 1e-6 && fabs(val_loss - l->val_loss) < 1e-6 * l->val_loss;
+        }
+        lines++;
+    }
+    if (f) fclose(f);
+    tap_ok(lines == 5 && ok, "the CSV log: a header and epochs 1..4 with the history's values, the MAE column empty (%d lines)", lines);
+    struct ggmlc_callback bad = ggmlc_csv_logger("/nonexistent/dir/log.csv", false);
+    tap_ok(!bad.on_epoch_end && ggmlc_last_status() == GGMLC_ERR_IO && strstr(ggmlc_last_error(), "/nonexistent/dir/log.csv"),
+           "a CSV log that cannot be written: no callback, %s", ggmlc_last_error());
+    fo.initial_epoch = 4;
+    REFUSED(ggmlc_model_fit(m, x, 2 * N, y, N, N, &fo, NULL), GGMLC_ERR_INVALID_ARG, "initial_epoch = epochs", "initial_epoch 4 is not in [0, epochs = 4)");
+    for (int i = 0; i < 2; i++) ggmlc_callback_free(&cbs[i]);
+    ggmlc_history_free(h1);
+    ggmlc_history_free(h2);
+    ggmlc_model_free(m);
+    unlink(path);
+}
+
 /* Plain arrays whose length disagrees with the model's shapes: refused before any read. */
 static void test_lengths(void) {
     static float x[3 * N], y[N], out[CLASSES * N];
@@ -233,8 +484,6 @@ static void test_lengths(void) {
     fo.epochs = 1;
     fo.verbose = 0;
     double loss;
-#define REFUSED(call, status, what, needle) \
-    tap_ok((call) == (status) && strstr(ggmlc_last_error(), needle) != NULL, "%s: %s", what, ggmlc_last_error())
     REFUSED(ggmlc_model_fit(m, x, 3 * N, y, N, N, &fo, NULL), GGMLC_ERR_SHAPE, "fit on samples of 3 features for a model of 2",
             "ggmlc_model_fit: input 0 has samples of shape (3), the model's input 0 takes (2)");
     REFUSED(ggmlc_model_evaluate(m, x, 3 * N, y, N, N, 32, &loss, NULL), GGMLC_ERR_SHAPE, "evaluate on samples of 3 features",
@@ -337,8 +586,13 @@ int main(void) {
     test_training();
     test_callbacks();
     test_errors();
+    test_refused_add();
+    test_summary_device();
+    test_summary_columns();
     test_lengths();
     test_compile_settings();
     test_nan_loss();
+    test_on_batch_and_clipping();
+    test_initial_epoch_and_csv();
     return tap_done();
 }

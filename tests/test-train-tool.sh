@@ -33,6 +33,52 @@ ok $? "an MLP trained 8 epochs on the embedded digits reaches >= 90% test accura
 [ "$(grep -cv -e '^test accuracy' -e '^epoch time' "$tmp/train.txt")" -eq 0 ] && grep -q '^epoch time [0-9.]* s (mean of 8 epochs' "$tmp/train.txt"
 ok $? "--quiet prints only the results"
 
+# The legend box holds its longest label ("validation accuracy"), at 0.6 em (11 px) per character.
+awk '/<rect/ && /stroke="#ccc"/ { match($0, /x="[0-9.]*"/); x = substr($0, RSTART + 3, RLENGTH - 4) + 0
+         match($0, /width="[0-9.]*"/); w = substr($0, RSTART + 7, RLENGTH - 8) + 0 }
+     /<text/ && />validation accuracy</ { match($0, /x="[0-9.]*"/); tx = substr($0, RSTART + 3, RLENGTH - 4) + 0
+         found = 1; if (tx + 0.6 * 11 * 19 > x + w) bad = 1 }
+     END { exit !(found && !bad) }' "$tmp/curves.svg"
+ok $? "the SVG legend box is wide enough for \"validation accuracy\""
+
+# One epoch: "1 epoch", not "1 epochs".
+"$tool" --epochs 1 --quiet >"$tmp/one.txt" 2>&1 && grep -q '^epoch time [0-9.]* s (1 epoch)$' "$tmp/one.txt"
+ok $? "one epoch's time: $(grep '^epoch time' "$tmp/one.txt")"
+
+# On a terminal of 80 columns the progress line fits: fields are left out or wrapped whole, never cut.
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$tool" >"$tmp/tty.txt" 2>&1 <<'PY'
+import fcntl, os, pty, re, struct, sys, termios
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    os.execv(sys.argv[1], [sys.argv[1], "--epochs", "2", "--batch", "8"])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+os.waitpid(pid, 0)
+lines = re.split(r"[\r\n]+", out.decode().replace("\x1b[K", ""))
+progress = [l for l in lines if "ETA" in l or "- loss" in l or l.startswith("  ")]
+longest = max((len(l) for l in progress), default=0)
+cut = [l for l in progress if not re.search(r"(ETA: \d+s|: -?\d+\.\d{4})$", l)]
+print("longest %d of %d progress lines; cut: %r" % (longest, len(progress), cut[:2]))
+sys.exit(0 if progress and longest <= 79 and not cut else 1)
+PY
+    ok $? "progress at 80 columns: $(cat "$tmp/tty.txt")"
+else
+    echo "ok $((n = n + 1)) # SKIP progress at 80 columns: no python3"
+fi
+
+# Without --quiet the summary says where the model computes.
+"$tool" --backend cpu --epochs 1 --val 0 >"$tmp/device.txt" 2>&1 && grep -q '^Device: CPU' "$tmp/device.txt"
+ok $? "--backend cpu: the summary's device line names the CPU ($(grep '^Device' "$tmp/device.txt"))"
+
 if command -v xmllint >/dev/null 2>&1; then
     xmllint --noout "$tmp/curves.svg" 2>"$tmp/xmllint.txt"
     ok $? "--plot writes well-formed XML (xmllint)"
@@ -80,6 +126,7 @@ bad_usage "--model rnn" 2 "mlp or cnn" --model rnn
 bad_usage "an unknown option" 2 "unknown option '--frobnicate'" --frobnicate
 bad_usage "a missing value" 2 "needs a value" --epochs
 bad_usage "a stray argument" 2 "unexpected argument" digits
+bad_usage "an unknown --backend" 2 "invalid value 'nosuch' for --backend: expected one of.* CPU" --backend nosuch
 bad_usage "a missing CSV file" 3 "cannot load the data" --data "$tmp/absent.csv"
 printf '1,2,0\n3,x,1\n' >"$tmp/bad.csv"
 bad_usage "a damaged CSV file" 3 "bad.csv:2" --data "$tmp/bad.csv"
@@ -127,6 +174,12 @@ unset GGMLC_DATASET_MAX_BYTES
 "$tool" --data "$tmp/big" --max-data 64 --epochs 1 --quiet >"$tmp/big.txt" 2>&1
 ok $? "--max-data 64 lets them load and train ($(head -n 1 "$tmp/big.txt"))"
 bad_usage "--max-data 0" 2 "for --max-data" --max-data 0
+
+# --limit: a quick trial on the first samples.
+"$tool" --limit 100 --epochs 1 --val 0 >"$tmp/limit.txt" 2>&1 && grep -q '^training on the first 100 of [0-9]* samples' "$tmp/limit.txt" \
+    && grep -q '^test accuracy' "$tmp/limit.txt"
+ok $? "--limit 100 trains on 100 of the training digits ($(grep '^training on' "$tmp/limit.txt"))"
+bad_usage "--limit 0" 2 "for --limit" --limit 0
 
 echo "1..$n"
 exit $failed

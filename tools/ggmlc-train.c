@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ggml-backend.h"
 #include "ggmlc-nn.h"
 
 #if defined(__SSE2__)
@@ -30,6 +31,7 @@ struct options {
     bool quiet;
     uint64_t seed;
     long long max_data_mib; /* 0: the library's limit */
+    long long limit;        /* train on the first this many training samples; 0: all */
 };
 
 static void usage(FILE *out) {
@@ -44,13 +46,16 @@ static void usage(FILE *out) {
           "  --batch N        batch size (default 32)\n"
           "  --lr RATE        AdamW learning rate (default 0.001)\n"
           "  --val FRACTION   part of the training data held out for validation (default 0.1; 0: none)\n"
-          "  --backend NAME   backend or device to train on (default: the configured preference order)\n"
+          "  --backend NAME   backend or device to train on (default: the configured preference order);\n"
+          "                   the summary's Device line says which one computes\n"
           "  --seed N         seed of the data split, weights and shuffling (default 42)\n"
           "  --load FILE      start from a saved model instead of a new one\n"
           "  --save FILE      save the trained model (GGUF) to FILE\n"
           "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
           "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
           "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
+          "  --limit N        train on the first N training samples only (a quick trial; the test\n"
+          "                   data stay whole)\n"
           "  --quiet          print only the results\n"
           "  --help           show this help\n\n"
           "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
@@ -84,7 +89,7 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
 
 /* Returns 0, EXIT_USAGE, or -1 after --help. */
 static int parse_args(int argc, char **argv, struct options *o) {
-    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_QUIET, O_HELP };
+    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_LIMIT, O_QUIET, O_HELP };
     static const struct option longopts[] = {
         {"data", required_argument, 0, O_DATA},       {"model", required_argument, 0, O_MODEL},
         {"epochs", required_argument, 0, O_EPOCHS},   {"batch", required_argument, 0, O_BATCH},
@@ -93,6 +98,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
         {"load", required_argument, 0, O_LOAD},       {"save", required_argument, 0, O_SAVE},
         {"plot", required_argument, 0, O_PLOT},       {"quiet", no_argument, 0, O_QUIET},
         {"help", no_argument, 0, O_HELP},             {"max-data", required_argument, 0, O_MAX_DATA},
+        {"limit", required_argument, 0, O_LIMIT},
         {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
@@ -130,6 +136,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
         case O_PLOT: o->plot = optarg; break;
         case O_MAX_DATA:
             if (!parse_int(optarg, 1, 1 << 24, &o->max_data_mib)) return bad_arg("--max-data", optarg, "an integer 1..16777216 (MiB)");
+            break;
+        case O_LIMIT:
+            if (!parse_int(optarg, 1, INT64_MAX, &o->limit)) return bad_arg("--limit", optarg, "a positive number of samples");
             break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
@@ -235,6 +244,10 @@ static int load_data(const struct options *o, struct ggmlc_dataset *train, struc
         standardize(train, test);
     }
     if (test->n_classes > train->n_classes) train->n_classes = test->n_classes;
+    if (o->limit > 0 && o->limit < train->n) { /* the arrays stay allocated whole, and are freed so */
+        if (!o->quiet) printf("training on the first %lld of %lld samples (--limit)\n", o->limit, (long long)train->n);
+        train->n = o->limit;
+    }
     return same_sample_shape(train, test) ? 0 : EXIT_DATA;
 }
 
@@ -351,7 +364,8 @@ static void print_epoch_time(const ggmlc_history *h) {
     const int n = ggmlc_history_epochs(h);
     double total = 0, best = INFINITY;
     for (int e = 0; e < n; e++) total += ggmlc_history_epoch(h, e)->seconds, best = fmin(best, ggmlc_history_epoch(h, e)->seconds);
-    if (n > 0) printf("epoch time %.3f s (mean of %d epochs, fastest %.3f s)\n", total / n, n, best);
+    if (n == 1) printf("epoch time %.3f s (1 epoch)\n", total);
+    else if (n > 1) printf("epoch time %.3f s (mean of %d epochs, fastest %.3f s)\n", total / n, n, best);
 }
 
 static int run(const struct options *o, struct ggmlc_dataset *train_set, struct ggmlc_dataset *test_set) {
@@ -394,6 +408,20 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
     return rc;
 }
 
+/* --backend names a device (Vulkan0, CPU) or a backend (Vulkan: its first device), case aside, as
+ * ggml_backend_init_by_name takes them; another name is a usage error listing the valid ones. */
+static int check_backend_name(const char *name) {
+    if (!name || ggml_backend_dev_by_name(name) || ggml_backend_reg_by_name(name)) return 0;
+    fprintf(stderr, "ggmlc-train: invalid value '%s' for --backend: expected one of", name);
+    for (size_t i = 0; i < ggml_backend_dev_count(); i++) fprintf(stderr, " %s", ggml_backend_dev_name(ggml_backend_dev_get(i)));
+    for (size_t i = 0; i < ggml_backend_reg_count(); i++) {
+        const char *reg = ggml_backend_reg_name(ggml_backend_reg_get(i));
+        if (!ggml_backend_dev_by_name(reg)) fprintf(stderr, " %s", reg); /* CPU is both */
+    }
+    fputs(" (see ggmlc-info)\n", stderr);
+    return EXIT_USAGE;
+}
+
 /* Tiny gradients and Adam moments of rarely active weights sink into the subnormal range, where
  * Intel cores take a slow path on every operation; training loses nothing by flushing them to
  * zero (as TensorFlow does).  Set before ggmlc_init, so the CPU backend's worker threads,
@@ -414,6 +442,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ggmlc-train: ggmlc could not start: %s\n", ggmlc_last_error());
         return EXIT_TRAIN;
     }
+    if ((rc = check_backend_name(o.backend)) != 0) return rc;
     struct ggmlc_dataset train_set = {0}, test_set = {0};
     rc = load_data(&o, &train_set, &test_set);
     if (rc == 0) rc = run(&o, &train_set, &test_set);
