@@ -70,7 +70,8 @@ for only in cpy_ set_rows; do
     rm -f "$log"
 done
 log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
-"$next" run "$(program test-vulkan-faults)" >"$log" 2>&1
+# test-vulkan-faults links the test build of the core (tests/hooks/): its folder comes first
+LAVAPIPE_NEXT_LIBS="$GGMLC_BUILDDIR/tests/hooks/.libs:$LAVAPIPE_NEXT_LIBS" "$next" run "$(program test-vulkan-faults)" >"$log" 2>&1
 st=$?
 for fallback in "pipeline:mm_coopmat_flex: on the next kernel" "pipeline:mm_coopmat: on the next kernel" \
     "pipeline:mm_split_sum: unsplit, the CPU's result" "pipeline:pack_f16: reading f32 b, the CPU's result" \
