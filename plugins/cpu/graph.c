@@ -41,7 +41,10 @@ struct graph_job {
 
 /* The job a thread is running tasks of: where cpu_task_error leaves its message, so that it is
  * logged and set once, on the caller's thread (last errors are per thread). */
-static _Thread_local struct graph_job *current_job;
+static _Thread_local struct graph_job *current_job
+    /* static TLS: a dlopened plugin's dynamic TLS in worker threads makes the LeakSanitizer of
+     * gcc 12 with glibc 2.36 read a garbage DTLS range and crash at exit (test-ggml-compat) */
+    __attribute__((tls_model("initial-exec")));
 
 void cpu_task_error(const struct ggmlc_op_call *call, enum ggmlc_status status, const char *fmt, ...) {
     char message[sizeof current_job->error.message];
