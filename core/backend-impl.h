@@ -7,6 +7,7 @@
 #define GGMLC_BACKEND_IMPL_H
 
 #include "ggml-impl.h"
+#include "ggmlc-internal.h"
 
 struct ggml_backend_buffer_type {
     struct ggmlc_buft_iface iface;  /* copied, so that a shorter (older) plugin struct is safe */
@@ -64,22 +65,6 @@ GGMLC_HIDDEN bool ggmlc_check_tensor_range(const char *func, const struct ggml_t
 GGMLC_HIDDEN enum ggml_status ggmlc_sched_compute_with_cpu(ggml_backend_t backend, struct ggml_cgraph *cgraph,
                                                            const struct ggml_tensor *unsupported);
 
-/*
- * Graphs kept and computed again after a scheduler allocated another graph (ggml-opt's
- * graphs, the nn engine's per-batch-shape cache) must lose the places that allocation gave
- * their tensors: the next one may reuse or free that memory.  Record the tensors a
- * scheduler allocation placed in compute buffers right after it, forget them (their
- * data and buffer cleared, views first) before the next allocation.
- */
-struct ggmlc_alloc_record {
-    struct ggml_tensor **tensors;
-    int n, cap;
-};
-/* Room for every tensor of graph (false, with an error, when memory is short): call before
- * allocating the graph, so that recording it afterwards cannot fail. */
-GGMLC_HIDDEN bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r, const struct ggml_cgraph *graph);
-GGMLC_HIDDEN void ggmlc_alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph);
-GGMLC_HIDDEN void ggmlc_alloc_record_forget(struct ggmlc_alloc_record *r);
-GGMLC_HIDDEN void ggmlc_alloc_record_free(struct ggmlc_alloc_record *r);
+/* The allocation record (ggmlc_alloc_record_*) is declared in ggmlc-internal.h, for nn/ too. */
 
 #endif /* GGMLC_BACKEND_IMPL_H */

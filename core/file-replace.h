@@ -17,7 +17,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "ggml-impl.h"
+#include "ggmlc.h"
+#include "hidden.h"
 
 struct ggmlc_file_replace {
     FILE *f;          /* the new contents are written here */

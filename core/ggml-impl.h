@@ -13,7 +13,7 @@
 #include "ggmlc.h"
 #include "ggmlc-plugin.h"
 
-#define GGMLC_HIDDEN __attribute__((visibility("hidden")))
+#include "hidden.h" /* GGMLC_HIDDEN */
 
 /* ------------------------------------------------------------ contexts */
 

@@ -67,12 +67,7 @@ void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t d, 
     const int64_t nshards = d->ndata / d->ndata_shard;
     int64_t n = idata < 0 ? nshards : idata / d->ndata_shard;
     if (n > nshards) n = nshards;
-    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
-        const int64_t j = (int64_t)(ggmlc_opt_random(opt_ctx) % (uint64_t)(i + 1));
-        const int64_t t = d->permutation[i];
-        d->permutation[i] = d->permutation[j];
-        d->permutation[j] = t;
-    }
+    ggmlc_rng_shuffle(ggmlc_opt_rng(opt_ctx), d->permutation, n);
 }
 
 /* The number of whole shards in nb_data_batch bytes of data (and nb_labels_batch bytes of

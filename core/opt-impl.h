@@ -4,8 +4,9 @@
 
 #include "ggml-impl.h"
 #include "ggml-opt.h"
+#include "optimizer.h"
 
-/* The optimization context's random generator (deterministic per context). */
-GGMLC_HIDDEN uint64_t ggmlc_opt_random(ggml_opt_context_t opt_ctx);
+/* The optimization context's random generator (seeded alike in every context). */
+GGMLC_HIDDEN struct ggmlc_rng *ggmlc_opt_rng(ggml_opt_context_t opt_ctx);
 
 #endif /* GGMLC_OPT_IMPL_H */

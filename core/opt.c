@@ -25,7 +25,7 @@ struct opt_param {
 
 struct ggml_opt_context {
     ggml_backend_sched_t sched;
-    uint64_t rng;
+    struct ggmlc_rng rng;
 
     struct ggml_context *ctx_static; /* persistent tensors, in buf_static */
     ggml_backend_buffer_t buf_static;
@@ -33,7 +33,7 @@ struct ggml_opt_context {
 
     struct ggml_tensor *inputs, *outputs, *labels, *loss, *loss_scaled, *pred, *ncorrect;
     struct ggml_tensor *loss_seed;   /* the loss's gradient accumulator (holds 1) */
-    struct ggml_tensor *opt_pars;    /* F32 [7] AdamW or [2] SGD hyperparameters */
+    struct ggml_tensor *opt_pars;    /* the optimizer's hyperparameters (ggmlc_optim_pack) */
     struct ggml_cgraph *gf, *gb_grad, *gb_opt;
     struct opt_param *params;
     int n_params;
@@ -64,12 +64,7 @@ struct ggml_opt_result {
     size_t pred_cap;
 };
 
-uint64_t ggmlc_opt_random(ggml_opt_context_t c) { /* splitmix64 */
-    uint64_t z = (c->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+struct ggmlc_rng *ggmlc_opt_rng(ggml_opt_context_t c) { return &c->rng; }
 
 /* -------------------------------------------------------------- params */
 
@@ -106,27 +101,34 @@ const char *ggml_opt_optimizer_name(enum ggml_opt_optimizer_type type) {
 
 /* ------------------------------------------------------------- building */
 
+/* The enum of ggml-opt's optimizers as the optimizer module's. */
+static enum ggmlc_optim_kind optim_kind(enum ggml_opt_optimizer_type type) {
+    return type == GGML_OPT_OPTIMIZER_TYPE_ADAMW ? GGMLC_OPTIM_ADAMW : GGMLC_OPTIM_SGD;
+}
+
+/* An input tensor for the labels, shaped like the outputs. */
+static struct ggml_tensor *new_labels(struct ggml_context *ctx, struct ggml_tensor *out) {
+    struct ggml_tensor *labels = ggml_dup_tensor(ctx, out);
+    ggml_set_input(labels);
+    ggml_set_name(labels, "labels");
+    return labels;
+}
+
 static struct ggml_tensor *build_loss(ggml_opt_context_t c) {
     struct ggml_context *ctx = c->ctx_graphs;
     struct ggml_tensor *out = c->outputs;
     c->labels = c->pred = c->ncorrect = NULL;
     switch (c->loss_type) {
-    case GGML_OPT_LOSS_TYPE_MEAN:
-        return ggml_scale(ctx, ggml_sum(ctx, out), 1.0f / (float)ggml_nelements(out));
-    case GGML_OPT_LOSS_TYPE_SUM:
-        return ggml_sum(ctx, out);
+    case GGML_OPT_LOSS_TYPE_MEAN: return ggmlc_loss_mean(ctx, out);
+    case GGML_OPT_LOSS_TYPE_SUM: return ggmlc_loss_sum(ctx, out);
     case GGML_OPT_LOSS_TYPE_CROSS_ENTROPY:
-        c->labels = ggml_dup_tensor(ctx, out);
-        ggml_set_input(c->labels);
-        ggml_set_name(c->labels, "labels");
+        c->labels = new_labels(ctx, out);
         c->pred = ggml_argmax(ctx, out);
         c->ncorrect = ggml_count_equal(ctx, c->pred, ggml_argmax(ctx, c->labels));
-        return ggml_cross_entropy_loss(ctx, out, c->labels);
+        return ggmlc_loss_cross_entropy(ctx, out, c->labels, out->ne[0]);
     case GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR:
-        c->labels = ggml_dup_tensor(ctx, out);
-        ggml_set_input(c->labels);
-        ggml_set_name(c->labels, "labels");
-        return ggml_scale(ctx, ggml_sum(ctx, ggml_sqr(ctx, ggml_sub(ctx, out, c->labels))), 1.0f / (float)ggml_nelements(out));
+        c->labels = new_labels(ctx, out);
+        return ggmlc_loss_mse(ctx, out, c->labels);
     }
     return NULL;
 }
@@ -136,7 +138,8 @@ static bool collect_params(ggml_opt_context_t c) {
     if (c->ctx_static) return true; /* created by an earlier build: the parameters do not change */
     int n = 0;
     for (int i = 0; i < ggml_graph_n_nodes(c->gf); i++) n += (ggml_graph_node(c->gf, i)->flags & GGML_TENSOR_FLAG_PARAM) != 0;
-    const size_t per_param = c->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW ? 3 : 1;
+    const enum ggmlc_optim_kind kind = optim_kind(c->optimizer);
+    const size_t per_param = 1 + (size_t)ggmlc_optim_n_state(kind);
     c->ctx_static = ggml_init((struct ggml_init_params){(per_param * (size_t)n + 4) * ggml_tensor_overhead(), NULL, true});
     c->params = calloc((size_t)n + 1, sizeof *c->params);
     if (!c->ctx_static || !c->params) return false;
@@ -147,13 +150,10 @@ static bool collect_params(ggml_opt_context_t c) {
         op->param = p;
         op->grad_acc = ggml_new_tensor(c->ctx_static, GGML_TYPE_F32, GGML_MAX_DIMS, p->ne);
         ggml_format_name(op->grad_acc, "grad acc %s", p->name);
-        if (c->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW) {
-            op->m = ggml_dup_tensor(c->ctx_static, op->grad_acc);
-            op->v = ggml_dup_tensor(c->ctx_static, op->grad_acc);
-        }
+        if (!ggmlc_optim_new_state(c->ctx_static, kind, op->grad_acc, &op->m, &op->v)) return false;
     }
     c->loss_seed = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, 1);
-    c->opt_pars = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, c->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW ? 7 : 2);
+    c->opt_pars = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, ggmlc_optim_n_pars(kind));
     c->buf_static = ggml_backend_alloc_ctx_tensors(c->ctx_static, ggml_backend_sched_get_backend(c->sched, 0));
     if (!c->buf_static) return false;
     ggml_backend_buffer_clear(c->buf_static, 0);
@@ -189,9 +189,8 @@ static bool build_backward(ggml_opt_context_t c) {
     if (!c->gb_opt) return false;
     for (int i = 0; i < c->n_params; i++) {
         struct opt_param *p = &c->params[i];
-        struct ggml_tensor *step = c->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW
-            ? ggml_opt_step_adamw(c->ctx_graphs, p->param, p->grad_acc, p->m, p->v, c->opt_pars)
-            : ggml_opt_step_sgd(c->ctx_graphs, p->param, p->grad_acc, c->opt_pars);
+        struct ggml_tensor *step = ggmlc_optim_update(c->ctx_graphs, optim_kind(c->optimizer), p->param,
+                                                      p->grad_acc, p->m, p->v, c->opt_pars, 0.0f);
         if (!step) return false;
         ggml_build_forward_expand(c->gb_opt, step);
     }
@@ -240,7 +239,7 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
     struct ggml_opt_context *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->sched = params.backend_sched;
-    c->rng = 42;
+    ggmlc_rng_seed(&c->rng, 42);
     c->loss_type = params.loss_type;
     c->build_type = params.build_type;
     c->optimizer = params.optimizer;
@@ -335,16 +334,14 @@ void ggml_opt_alloc(ggml_opt_context_t c, bool backward) {
 /* Write this step's hyperparameters (with AdamW's bias corrections) into opt_pars. */
 static void set_optimizer_params(ggml_opt_context_t c) {
     const struct ggml_opt_optimizer_params p = c->get_opt_pars(c->get_opt_pars_ud);
-    if (c->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW) {
-        const double t = (double)(c->iter + 1);
-        const float beta1h = (float)(1.0 / (1.0 - pow(p.adamw.beta1, t)));
-        const float beta2h = (float)(1.0 / (1.0 - pow(p.adamw.beta2, t)));
-        const float v[7] = {p.adamw.alpha, p.adamw.beta1, p.adamw.beta2, p.adamw.eps, p.adamw.wd, beta1h, beta2h};
-        ggml_backend_tensor_set(c->opt_pars, v, 0, sizeof v);
-    } else {
-        const float v[2] = {p.sgd.alpha, p.sgd.wd};
-        ggml_backend_tensor_set(c->opt_pars, v, 0, sizeof v);
-    }
+    const bool adamw = c->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW;
+    const struct ggmlc_optim_hparams hp = adamw
+        ? (struct ggmlc_optim_hparams){.lr = p.adamw.alpha, .beta1 = p.adamw.beta1, .beta2 = p.adamw.beta2,
+                                       .eps = p.adamw.eps, .weight_decay = p.adamw.wd}
+        : (struct ggmlc_optim_hparams){.lr = p.sgd.alpha, .weight_decay = p.sgd.wd};
+    float pars[GGMLC_OPTIM_MAX_PARS];
+    const int n = ggmlc_optim_pack(optim_kind(c->optimizer), &hp, c->iter, pars);
+    ggml_backend_tensor_set(c->opt_pars, pars, 0, sizeof(float) * (size_t)n);
 }
 
 static void record_result(ggml_opt_context_t c, ggml_opt_result_t r) {

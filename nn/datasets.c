@@ -23,8 +23,9 @@
 
 #include <zlib.h>
 
-#include "ggml-impl.h"
+#include "ggmlc-internal.h"
 #include "ggmlc-nn.h"
+#include "ggmlc-plugin.h" /* ggmlc_getenv */
 
 #define CSV_MAX_FIELDS  65536
 #define LABEL_MAX       65535
@@ -83,7 +84,7 @@ size_t ggmlc_dataset_max_bytes(void) {
     size_t parsed;
     if (env && *env) {
         if (parse_size(env, &parsed)) return parsed;
-        GGMLC_LOG_WARN("ggmlc: GGMLC_DATASET_MAX_BYTES='%s' is not a size (bytes, or with a K, M or G suffix): ignored\n", env);
+        ggmlc_log(GGML_LOG_LEVEL_WARN, "ggmlc: GGMLC_DATASET_MAX_BYTES='%s' is not a size (bytes, or with a K, M or G suffix): ignored\n", env);
     }
     return GGMLC_DATASET_DEFAULT_MAX_BYTES;
 }
@@ -506,22 +507,6 @@ void ggmlc_dataset_normalize(struct ggmlc_dataset *d) {
     d->value_max = 1.0f;
 }
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void shuffle_indices(int64_t *idx, int64_t n, uint64_t *rng) {
-    for (int64_t i = n - 1; i > 0; i--) {
-        const int64_t j = (int64_t)(splitmix64(rng) % (uint64_t)(i + 1));
-        const int64_t t = idx[i];
-        idx[i] = idx[j];
-        idx[j] = t;
-    }
-}
-
 /* A dataset of the samples idx[0..n) of src. */
 static enum ggmlc_status gather(const struct ggmlc_dataset *src, const int64_t *idx, int64_t n, struct ggmlc_dataset *dst) {
     const int64_t size = ggmlc_dataset_sample_size(src);
@@ -542,7 +527,7 @@ static enum ggmlc_status gather(const struct ggmlc_dataset *src, const int64_t *
 
 /* Order the indices by class (counting sort), shuffled within each class, so that every
  * class can give its share to the test part. */
-static enum ggmlc_status split_indices(const struct ggmlc_dataset *d, double test_fraction, uint64_t *rng,
+static enum ggmlc_status split_indices(const struct ggmlc_dataset *d, double test_fraction, struct ggmlc_rng *rng,
                                        int64_t *test_idx, int64_t *n_test, int64_t *train_idx, int64_t *n_train) {
     int64_t *start = calloc((size_t)d->n_classes + 1, sizeof(int64_t));
     int64_t *by_class = malloc((size_t)d->n * sizeof(int64_t));
@@ -564,7 +549,7 @@ static enum ggmlc_status split_indices(const struct ggmlc_dataset *d, double tes
     *n_test = *n_train = 0;
     for (int c = 0; c < d->n_classes; c++) {
         const int64_t count = start[c + 1] - start[c];
-        shuffle_indices(by_class + start[c], count, rng);
+        ggmlc_rng_shuffle(rng, by_class + start[c], count);
         const int64_t k = (int64_t)llround(test_fraction * (double)count);
         for (int64_t i = 0; i < count; i++) {
             const int64_t sample = by_class[start[c] + i];
@@ -596,7 +581,8 @@ enum ggmlc_status ggmlc_dataset_split(const struct ggmlc_dataset *d, double test
     if (st != GGMLC_OK) return st;
     int64_t *test_idx = malloc((size_t)d->n * sizeof(int64_t)), *train_idx = malloc((size_t)d->n * sizeof(int64_t));
     int64_t n_test = 0, n_train = 0;
-    uint64_t rng = seed;
+    struct ggmlc_rng rng;
+    ggmlc_rng_seed(&rng, seed);
     st = test_idx && train_idx ? split_indices(d, test_fraction, &rng, test_idx, &n_test, train_idx, &n_train)
                                : ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_dataset_split: out of memory");
     if (st == GGMLC_OK && (n_test == 0 || n_train == 0))
@@ -604,8 +590,8 @@ enum ggmlc_status ggmlc_dataset_split(const struct ggmlc_dataset *d, double test
                              test_fraction, (long long)d->n);
     struct ggmlc_dataset tr = {0}, te = {0};
     if (st == GGMLC_OK) {
-        shuffle_indices(test_idx, n_test, &rng);
-        shuffle_indices(train_idx, n_train, &rng);
+        ggmlc_rng_shuffle(&rng, test_idx, n_test);
+        ggmlc_rng_shuffle(&rng, train_idx, n_train);
         st = gather(d, train_idx, n_train, &tr);
     }
     if (st == GGMLC_OK) st = gather(d, test_idx, n_test, &te);

@@ -21,80 +21,50 @@ static struct ggml_tensor *new_batch_tensor(struct ggml_context *ctx, enum ggml_
 }
 
 /* The loss of output k on a batch from its logits (pre-softmax/sigmoid outputs) and labels y. */
-static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context *ctx, struct ggml_tensor *out, struct ggml_tensor *logits,
-                                      struct ggml_tensor *y) {
-    const int64_t n = nn_output_elems(m, k);
+static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context *ctx, struct ggml_tensor *out,
+                                      struct ggml_tensor *logits, struct ggml_tensor *y) {
     const bool absorbed = logits != out; /* the final softmax/sigmoid was left to the loss, which works on logits */
     switch (m->heads[k].loss) {
-    case GGMLC_LOSS_MSE:
-        return ggml_scale(ctx, ggml_sum(ctx, ggml_sqr(ctx, ggml_sub(ctx, out, y))), 1.0f / (float)ggml_nelements(out));
-    case GGMLC_LOSS_CATEGORICAL_CROSSENTROPY:
-    case GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY: {
-        /* mean over samples of -sum(y * log_softmax(z)); labels may carry class weights */
-        struct ggml_tensor *z = ggml_reshape_2d(ctx, ggml_is_contiguous(logits) ? logits : ggml_cont(ctx, logits), n, ggml_nelements(logits) / n);
-        struct ggml_tensor *t = ggml_reshape_2d(ctx, y, n, ggml_nelements(y) / n);
-        return ggml_cross_entropy_loss(ctx, z, t);
-    }
+    case GGMLC_LOSS_MSE: return ggmlc_loss_mse(ctx, out, y);
+    case GGMLC_LOSS_CATEGORICAL_CROSSENTROPY: /* labels may carry class weights */
+    case GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY: /* one-hot by upload_target */
+        return ggmlc_loss_cross_entropy(ctx, logits, y, nn_output_elems(m, k));
     case GGMLC_LOSS_BINARY_CROSSENTROPY:
-        if (absorbed) { /* mean(softplus(z) - y z), the stable form on logits */
-            return ggml_scale(ctx, ggml_sum(ctx, ggml_sub(ctx, ggml_softplus(ctx, logits), ggml_mul(ctx, y, logits))),
-                              1.0f / (float)ggml_nelements(out));
-        } else { /* probabilities p: -mean(y log p + (1 - y) log(1 - p)), p clamped away from 0 and 1 */
-            struct ggml_tensor *p = ggml_clamp(ctx, ggml_scale(ctx, out, 1.0f), 1e-7f, 1.0f - 1e-7f);
-            struct ggml_tensor *a = ggml_mul(ctx, y, ggml_log(ctx, p));
-            struct ggml_tensor *b = ggml_mul(ctx, ggml_scale_bias(ctx, y, -1.0f, 1.0f), ggml_log(ctx, ggml_scale_bias(ctx, p, -1.0f, 1.0f)));
-            return ggml_scale(ctx, ggml_sum(ctx, ggml_add(ctx, a, b)), -1.0f / (float)ggml_nelements(out));
-        }
+        return absorbed ? ggmlc_loss_bce_logits(ctx, logits, y) : ggmlc_loss_bce_probs(ctx, out, y);
     }
     return NULL;
 }
 
-/* A gradient clamped to [-clip_value, clip_value] when the compile options ask. */
-static struct ggml_tensor *value_clipped(ggmlc_model *m, struct ggml_context *ctx, struct ggml_tensor *grad) {
-    const float v = m->opt.clip_value;
-    return v > 0 ? ggml_clamp(ctx, grad, -v, v) : grad;
-}
-
-/* For clipping by norm: max(norm, clip_norm) / clip_norm of all (value-clipped) gradients as one
- * vector, the number each gradient is divided by (1 while the norm is within clip_norm); NULL when
- * not asked or without gradients. */
-static struct ggml_tensor *norm_divisor(ggmlc_model *m, struct nn_graph *g) {
-    if (!(m->opt.clip_norm > 0)) return NULL;
-    struct ggml_tensor *sum = NULL;
+/* The gradients of the trainable parameters the loss reaches, in layer order (NULL: not reached
+ * or frozen); how many were found. */
+static int collect_grads(ggmlc_model *m, struct nn_graph *g, struct ggml_tensor **grads, int cap) {
+    int n = 0;
     for (int i = 0; i < m->n_layers; i++) {
-        for (int j = 0; j < m->layers[i]->n_params; j++) {
+        for (int j = 0; j < m->layers[i]->n_params && n < cap; j++) {
             struct ggml_tensor *grad = ggml_graph_get_grad(g->gb, m->layers[i]->params[j].t);
-            if (!grad) continue;
-            struct ggml_tensor *sq = ggml_sum(g->ctx, ggml_sqr(g->ctx, value_clipped(m, g->ctx, grad)));
-            sum = sum ? ggml_add(g->ctx, sum, sq) : sq;
+            if (grad) grads[n++] = grad;
         }
     }
-    if (!sum) return NULL;
-    return ggml_clamp(g->ctx, ggml_scale(g->ctx, ggml_sqrt(g->ctx, sum), 1.0f / m->opt.clip_norm), 1.0f, FLT_MAX);
+    return n;
 }
 
-/* Optimizer updates of every trainable parameter, appended to the step graph. */
+/* Optimizer updates of every trainable parameter, appended to the step graph; gradients
+ * clipped first as the compile options ask. */
 static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
     struct ggml_context *ctx = g->ctx;
-    struct ggml_tensor *divisor = norm_divisor(m, g);
+    const struct ggmlc_compile_options *o = &m->opt;
+    struct ggml_tensor *grads[NN_MAX_NODES * NN_MAX_PARAMS];
+    const int n_grads = collect_grads(m, g, grads, (int)(sizeof grads / sizeof grads[0]));
+    struct ggml_tensor *divisor = ggmlc_clip_norm_divisor(ctx, grads, n_grads, o->clip_value, o->clip_norm);
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             struct nn_param *p = &m->layers[i]->params[j];
             struct ggml_tensor *grad = ggml_graph_get_grad(g->gb, p->t);
             if (!grad) continue; /* frozen, or not reached by the loss */
-            grad = value_clipped(m, ctx, grad);
+            grad = ggmlc_clip_value(ctx, grad, o->clip_value);
             if (divisor) grad = ggml_div(ctx, grad, divisor);
-            struct ggml_tensor *step;
-            if (m->opt.optimizer == GGMLC_OPT_ADAMW) {
-                step = ggml_opt_step_adamw(ctx, p->t, grad, p->m, p->v, m->opt_pars);
-            } else if (p->m) { /* SGD with momentum: v = mu v + g (+ wd p); p -= lr v */
-                struct ggml_tensor *lr = ggml_view_1d(ctx, m->opt_pars, 1, 0), *mu = ggml_view_1d(ctx, m->opt_pars, 1, 2 * sizeof(float));
-                struct ggml_tensor *gw = m->opt.weight_decay > 0 ? ggml_add(ctx, grad, ggml_scale(ctx, p->t, m->opt.weight_decay)) : grad;
-                struct ggml_tensor *v = ggml_cpy(ctx, ggml_add(ctx, ggml_mul(ctx, p->m, mu), gw), p->m);
-                step = ggml_cpy(ctx, ggml_sub(ctx, p->t, ggml_mul(ctx, v, lr)), p->t);
-            } else {
-                step = ggml_opt_step_sgd(ctx, p->t, grad, ggml_view_1d(ctx, m->opt_pars, 2, 0));
-            }
+            struct ggml_tensor *step = ggmlc_optim_update(ctx, nn_optim_kind(o), p->t, grad, p->m, p->v,
+                                                          m->opt_pars, o->weight_decay);
             if (!step) return false;
             ggml_build_forward_expand(g->gb, step);
         }
@@ -267,7 +237,7 @@ static void draw_masks(ggmlc_model *m, struct nn_graph *g) {
         float *mask = malloc(sizeof(float) * (size_t)n);
         if (!mask) continue;
         const float rate = a->layer->cfg.rate, keep = 1.0f / (1.0f - rate);
-        for (int64_t k = 0; k < n; k++) mask[k] = nn_uniform(m) >= rate ? keep : 0.0f;
+        for (int64_t k = 0; k < n; k++) mask[k] = ggmlc_rng_uniform(&m->rng) >= rate ? keep : 0.0f;
         ggml_backend_tensor_set(a->t, mask, 0, sizeof(float) * (size_t)n);
         free(mask);
     }
@@ -301,15 +271,11 @@ static void update_moving_stats(struct nn_graph *g) {
 /* This step's optimizer hyperparameters: AdamW's with bias corrections, or SGD's {lr, wd, momentum}. */
 static void set_hyperparameters(ggmlc_model *m) {
     const struct ggmlc_compile_options *o = &m->opt;
-    if (o->optimizer == GGMLC_OPT_ADAMW) {
-        const double t = (double)(m->step + 1);
-        const float v[7] = {(float)m->lr, o->beta1, o->beta2, o->eps, o->weight_decay,
-                            (float)(1.0 / (1.0 - pow(o->beta1, t))), (float)(1.0 / (1.0 - pow(o->beta2, t)))};
-        ggml_backend_tensor_set(m->opt_pars, v, 0, sizeof v);
-    } else {
-        const float v[3] = {(float)m->lr, o->weight_decay, o->momentum};
-        ggml_backend_tensor_set(m->opt_pars, v, 0, sizeof v);
-    }
+    const struct ggmlc_optim_hparams hp = {.lr = (float)m->lr, .beta1 = o->beta1, .beta2 = o->beta2, .eps = o->eps,
+                                           .weight_decay = o->weight_decay, .momentum = o->momentum};
+    float pars[GGMLC_OPTIM_MAX_PARS];
+    const int n = ggmlc_optim_pack(nn_optim_kind(o), &hp, m->step, pars);
+    ggml_backend_tensor_set(m->opt_pars, pars, 0, sizeof(float) * (size_t)n);
 }
 
 /* Accuracy and absolute error of output k on a batch (out: a buffer of batch * output elems floats). */

@@ -271,13 +271,6 @@ struct ggmlc_fit_options ggmlc_fit_defaults(void) {
     return (struct ggmlc_fit_options){.epochs = 10, .batch_size = 32, .shuffle = true, .verbose = 1, .stop_on_nan = true};
 }
 
-static void shuffle(ggmlc_model *m, int64_t *order, int64_t n) {
-    for (int64_t i = n - 1; i > 0; i--) {
-        const int64_t j = (int64_t)(nn_random(m) % (uint64_t)(i + 1)), t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-}
 
 static bool run_epoch_callbacks(ggmlc_model *m, const struct ggmlc_fit_options *fo, const struct ggmlc_epoch_logs *logs) {
     bool go_on = !m->stop_training;
@@ -305,7 +298,7 @@ static void set_nan(double *v, int n) {
 static enum ggmlc_status run_epoch(ggmlc_model *m, const struct nn_data *train, const struct nn_data *val, int64_t *order,
                                    const struct ggmlc_fit_options *fo, int epoch, struct ggmlc_epoch_logs *logs) {
     const int64_t t0 = ggml_time_us();
-    if (fo->shuffle) shuffle(m, order, train->n);
+    if (fo->shuffle) ggmlc_rng_shuffle(&m->rng, order, train->n);
     struct nn_progress progress;
     nn_progress_begin(&progress, m, fo->verbose, epoch, fo->epochs, train->n);
     *logs = (struct ggmlc_epoch_logs){.epoch = epoch, .learning_rate = m->lr};

@@ -13,18 +13,9 @@
 
 /* ------------------------------------------------------------- random */
 
-uint64_t nn_random(ggmlc_model *m) { /* splitmix64 */
-    uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-float nn_uniform(ggmlc_model *m) { return (float)((nn_random(m) >> 40) / (double)(1ull << 24)); }
-
-static float nn_normal(ggmlc_model *m) {
-    const double u1 = (nn_random(m) >> 11) * (1.0 / 9007199254740992.0) + 1e-300, u2 = (nn_random(m) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
+enum ggmlc_optim_kind nn_optim_kind(const struct ggmlc_compile_options *o) {
+    if (o->optimizer == GGMLC_OPT_ADAMW) return GGMLC_OPTIM_ADAMW;
+    return o->momentum > 0 ? GGMLC_OPTIM_SGD_MOMENTUM : GGMLC_OPTIM_SGD;
 }
 
 /* -------------------------------------------------------- construction */
@@ -400,7 +391,8 @@ static void init_values(ggmlc_model *m, const struct nn_param *p, float *v, int6
     case GGMLC_INIT_GLOROT_NORMAL: std = sqrt(2.0 / (fi + fo)); break;
     case GGMLC_INIT_HE_NORMAL: std = sqrt(2.0 / fi); break;
     }
-    for (int64_t i = 0; i < n; i++) v[i] = limit > 0 ? (float)(limit * (2.0 * nn_uniform(m) - 1.0)) : (float)(std * nn_normal(m));
+    for (int64_t i = 0; i < n; i++) v[i] = limit > 0 ? (float)(limit * (2.0 * ggmlc_rng_uniform(&m->rng) - 1.0))
+                                      : (float)(std * (float)ggmlc_rng_normal(&m->rng));
 }
 
 /* The backends: the named one or every configured device in preference order, then the CPU. */
@@ -432,7 +424,7 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
     for (int i = 0; i < m->n_layers; i++) n += m->layers[i]->n_params;
     m->ctx_params = ggml_init((struct ggml_init_params){(3 * (size_t)n + 2) * ggml_tensor_overhead(), NULL, true});
     if (!m->ctx_params) return GGMLC_ERR_NOMEM;
-    const bool adamw = m->opt.optimizer == GGMLC_OPT_ADAMW, sgd_momentum = !adamw && m->opt.momentum > 0;
+    const enum ggmlc_optim_kind kind = nn_optim_kind(&m->opt);
     for (int i = 0; i < m->n_layers; i++) {
         ggmlc_layer *l = m->layers[i];
         for (int j = 0; j < l->n_params; j++) {
@@ -448,12 +440,11 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
             }
             nn_param_name(l, p, p->t->name, sizeof p->t->name);
             const bool trains = l->trainable && p->trainable;
-            if (trains && (adamw || sgd_momentum)) p->m = ggml_dup_tensor(m->ctx_params, p->t);
-            if (trains && adamw) p->v = ggml_dup_tensor(m->ctx_params, p->t);
+            if (trains && !ggmlc_optim_new_state(m->ctx_params, kind, p->t, &p->m, &p->v)) return GGMLC_ERR_NOMEM;
             if (trains) ggml_set_param(p->t);
         }
     }
-    m->opt_pars = ggml_new_tensor_1d(m->ctx_params, GGML_TYPE_F32, adamw ? 7 : 3);
+    m->opt_pars = ggml_new_tensor_1d(m->ctx_params, GGML_TYPE_F32, ggmlc_optim_n_pars(kind));
     m->buf_params = ggml_backend_alloc_ctx_tensors(m->ctx_params, m->backends[0]);
     if (!m->buf_params) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_compile: cannot allocate the weights");
     ggml_backend_buffer_set_usage(m->buf_params, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
@@ -516,7 +507,7 @@ enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile
     char why[128];
     if (!nn_compile_settings_valid(&m->opt, why, sizeof why)) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: %s", why);
     if ((st = set_heads(m)) != GGMLC_OK) return st;
-    m->rng = m->opt.seed;
+    ggmlc_rng_seed(&m->rng, m->opt.seed);
     m->lr = m->opt.learning_rate;
     if ((st = open_backends(m, m->opt.backend)) != GGMLC_OK || (st = place_params(m)) != GGMLC_OK) return st;
     m->compiled = true;

@@ -8,8 +8,10 @@
 #ifndef GGMLC_NN_IMPL_H
 #define GGMLC_NN_IMPL_H
 
+#include <string.h>
+
 #include "ggml-backend.h"
-#include "backend-impl.h"
+#include "ggmlc-internal.h"
 #include "ggmlc-nn.h"
 
 #define NN_MAX_DIMS    3   /* shapes without the batch dimension */
@@ -145,10 +147,10 @@ struct ggmlc_model {
     ggml_backend_sched_t sched;
     struct ggml_context *ctx_params;
     ggml_backend_buffer_t buf_params;
-    struct ggml_tensor *opt_pars; /* AdamW [7] / SGD [2] hyperparameters */
+    struct ggml_tensor *opt_pars; /* the optimizer's hyperparameters (ggmlc_optim_pack) */
     double lr;
     int64_t step;
-    uint64_t rng;
+    struct ggmlc_rng rng;        /* weight initialisation, shuffling, dropout */
     bool stop_training;
 
     struct nn_graph *graphs[4];
@@ -207,8 +209,8 @@ GGMLC_HIDDEN int64_t nn_input_elems(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t nn_output_elems(const ggmlc_model *m, int k);
 /* Floats of one sample's target of output k (1 for sparse labels). */
 GGMLC_HIDDEN int64_t nn_target_elems(const ggmlc_model *m, int k);
-GGMLC_HIDDEN uint64_t nn_random(ggmlc_model *m);
-GGMLC_HIDDEN float nn_uniform(ggmlc_model *m);
+/* The optimizer module's kind for the compile options (SGD with momentum when momentum > 0). */
+GGMLC_HIDDEN enum ggmlc_optim_kind nn_optim_kind(const struct ggmlc_compile_options *o);
 
 /* ---------------------------------------------------------------- engine */
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file-replace.h"
+#include "ggmlc-internal.h" /* file-replace.h */
 #include "ggmlc-nn.h"
 
 #define PANEL_W  440.0
