@@ -30,7 +30,8 @@ struct ggmlc_alloc_record {
 };
 /* Room for every tensor of graph (false, with an error, when memory is short): call before
  * allocating the graph, so that recording it afterwards cannot fail. */
-GGMLC_HIDDEN bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r, const struct ggml_cgraph *graph);
+GGMLC_HIDDEN bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r,
+                                             const struct ggml_cgraph *graph);
 GGMLC_HIDDEN void ggmlc_alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph);
 GGMLC_HIDDEN void ggmlc_alloc_record_forget(struct ggmlc_alloc_record *r);
 GGMLC_HIDDEN void ggmlc_alloc_record_free(struct ggmlc_alloc_record *r);

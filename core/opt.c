@@ -336,8 +336,9 @@ static void set_optimizer_params(ggml_opt_context_t c) {
     const struct ggml_opt_optimizer_params p = c->get_opt_pars(c->get_opt_pars_ud);
     const bool adamw = c->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW;
     const struct ggmlc_optim_hparams hp = adamw
-        ? (struct ggmlc_optim_hparams){.lr = p.adamw.alpha, .beta1 = p.adamw.beta1, .beta2 = p.adamw.beta2,
-                                       .eps = p.adamw.eps, .weight_decay = p.adamw.wd}
+        ? (struct ggmlc_optim_hparams){.lr = p.adamw.alpha, .beta1 = p.adamw.beta1,
+                                       .beta2 = p.adamw.beta2, .eps = p.adamw.eps,
+                                       .weight_decay = p.adamw.wd}
         : (struct ggmlc_optim_hparams){.lr = p.sgd.alpha, .weight_decay = p.sgd.wd};
     float pars[GGMLC_OPTIM_MAX_PARS];
     const int n = ggmlc_optim_pack(optim_kind(c->optimizer), &hp, c->iter, pars);

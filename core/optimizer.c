@@ -58,8 +58,13 @@ int ggmlc_optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparam
                      float *pars) {
     if (kind == GGMLC_OPTIM_ADAMW) {
         const double t = (double)(step + 1);
-        const float v[7] = {hp->lr, hp->beta1, hp->beta2, hp->eps, hp->weight_decay,
-                            (float)(1.0 / (1.0 - pow(hp->beta1, t))), (float)(1.0 / (1.0 - pow(hp->beta2, t)))};
+        const float v[7] = {hp->lr,
+                            hp->beta1,
+                            hp->beta2,
+                            hp->eps,
+                            hp->weight_decay,
+                            (float)(1.0 / (1.0 - pow(hp->beta1, t))),
+                            (float)(1.0 / (1.0 - pow(hp->beta2, t)))};
         memcpy(pars, v, sizeof v);
         return 7;
     }
@@ -69,7 +74,8 @@ int ggmlc_optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparam
 }
 
 bool ggmlc_optim_new_state(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
-                           const struct ggml_tensor *like, struct ggml_tensor **m, struct ggml_tensor **v) {
+                           const struct ggml_tensor *like, struct ggml_tensor **m,
+                           struct ggml_tensor **v) {
     const int n = ggmlc_optim_n_state(kind);
     *m = n >= 1 ? ggml_dup_tensor(ctx, like) : NULL;
     *v = n >= 2 ? ggml_dup_tensor(ctx, like) : NULL;
@@ -82,7 +88,8 @@ static struct ggml_tensor *sgd_momentum(struct ggml_context *ctx, struct ggml_te
                                         struct ggml_tensor *pars, float weight_decay) {
     struct ggml_tensor *lr = ggml_view_1d(ctx, pars, 1, 0);
     struct ggml_tensor *mu = ggml_view_1d(ctx, pars, 1, 2 * sizeof(float));
-    struct ggml_tensor *g = weight_decay > 0 ? ggml_add(ctx, grad, ggml_scale(ctx, param, weight_decay)) : grad;
+    struct ggml_tensor *g =
+        weight_decay > 0 ? ggml_add(ctx, grad, ggml_scale(ctx, param, weight_decay)) : grad;
     struct ggml_tensor *v = ggml_cpy(ctx, ggml_add(ctx, ggml_mul(ctx, velocity, mu), g), velocity);
     return ggml_cpy(ctx, ggml_sub(ctx, param, ggml_mul(ctx, v, lr)), param);
 }
@@ -109,7 +116,8 @@ struct ggml_tensor *ggmlc_loss_sum(struct ggml_context *ctx, struct ggml_tensor 
     return ggml_sum(ctx, out);
 }
 
-struct ggml_tensor *ggmlc_loss_mse(struct ggml_context *ctx, struct ggml_tensor *out, struct ggml_tensor *y) {
+struct ggml_tensor *ggmlc_loss_mse(struct ggml_context *ctx, struct ggml_tensor *out,
+                                   struct ggml_tensor *y) {
     return ggmlc_loss_mean(ctx, ggml_sqr(ctx, ggml_sub(ctx, out, y)));
 }
 
@@ -128,11 +136,13 @@ struct ggml_tensor *ggmlc_loss_cross_entropy(struct ggml_context *ctx, struct gg
 /* mean(softplus(z) - y z) */
 struct ggml_tensor *ggmlc_loss_bce_logits(struct ggml_context *ctx, struct ggml_tensor *logits,
                                           struct ggml_tensor *y) {
-    return ggmlc_loss_mean(ctx, ggml_sub(ctx, ggml_softplus(ctx, logits), ggml_mul(ctx, y, logits)));
+    return ggmlc_loss_mean(ctx,
+                           ggml_sub(ctx, ggml_softplus(ctx, logits), ggml_mul(ctx, y, logits)));
 }
 
 /* -mean(y log p + (1 - y) log(1 - p)) */
-struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx, struct ggml_tensor *p, struct ggml_tensor *y) {
+struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx, struct ggml_tensor *p,
+                                         struct ggml_tensor *y) {
     struct ggml_tensor *pc = ggml_clamp(ctx, ggml_scale(ctx, p, 1.0f), 1e-7f, 1.0f - 1e-7f);
     struct ggml_tensor *a = ggml_mul(ctx, y, ggml_log(ctx, pc));
     struct ggml_tensor *b = ggml_mul(ctx, ggml_scale_bias(ctx, y, -1.0f, 1.0f),
@@ -142,16 +152,18 @@ struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx, struct ggml_t
 
 /* ----------------------------------------------------------- clipping */
 
-struct ggml_tensor *ggmlc_clip_value(struct ggml_context *ctx, struct ggml_tensor *grad, float clip_value) {
+struct ggml_tensor *ggmlc_clip_value(struct ggml_context *ctx, struct ggml_tensor *grad,
+                                     float clip_value) {
     return clip_value > 0 ? ggml_clamp(ctx, grad, -clip_value, clip_value) : grad;
 }
 
-struct ggml_tensor *ggmlc_clip_norm_divisor(struct ggml_context *ctx, struct ggml_tensor **grads, int n,
-                                            float clip_value, float clip_norm) {
+struct ggml_tensor *ggmlc_clip_norm_divisor(struct ggml_context *ctx, struct ggml_tensor **grads,
+                                            int n, float clip_value, float clip_norm) {
     if (!(clip_norm > 0)) return NULL;
     struct ggml_tensor *sum = NULL;
     for (int i = 0; i < n; i++) {
-        struct ggml_tensor *sq = ggml_sum(ctx, ggml_sqr(ctx, ggmlc_clip_value(ctx, grads[i], clip_value)));
+        struct ggml_tensor *sq =
+            ggml_sum(ctx, ggml_sqr(ctx, ggmlc_clip_value(ctx, grads[i], clip_value)));
         sum = sum ? ggml_add(ctx, sum, sq) : sq;
     }
     if (!sum) return NULL;

@@ -65,10 +65,12 @@ GGMLC_HIDDEN bool ggmlc_optim_new_state(struct ggml_context *ctx, enum ggmlc_opt
 /* The node that updates param in place from grad, with the state m, v and the hyperparameter
  * tensor pars; expand it into the step graph.  weight_decay is SGD with momentum's L2 term
  * (built into the graph: 0 leaves it out).  NULL when a tensor is missing or ctx is full. */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_optim_update(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
-                                                   struct ggml_tensor *param, struct ggml_tensor *grad,
-                                                   struct ggml_tensor *m, struct ggml_tensor *v,
-                                                   struct ggml_tensor *pars, float weight_decay);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_optim_update(struct ggml_context *ctx,
+                                                    enum ggmlc_optim_kind kind,
+                                                    struct ggml_tensor *param,
+                                                    struct ggml_tensor *grad, struct ggml_tensor *m,
+                                                    struct ggml_tensor *v, struct ggml_tensor *pars,
+                                                    float weight_decay);
 
 /* ------------------------------------------------------------- losses */
 
@@ -80,22 +82,25 @@ GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_mean(struct ggml_context *ctx, struc
 GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_sum(struct ggml_context *ctx, struct ggml_tensor *out);
 GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_mse(struct ggml_context *ctx, struct ggml_tensor *out,
                                                 struct ggml_tensor *y);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_cross_entropy(struct ggml_context *ctx, struct ggml_tensor *logits,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_cross_entropy(struct ggml_context *ctx,
+                                                          struct ggml_tensor *logits,
                                                           struct ggml_tensor *y, int64_t row);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_bce_logits(struct ggml_context *ctx, struct ggml_tensor *logits,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_bce_logits(struct ggml_context *ctx,
+                                                       struct ggml_tensor *logits,
                                                        struct ggml_tensor *y);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx, struct ggml_tensor *p,
-                                                      struct ggml_tensor *y);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx,
+                                                      struct ggml_tensor *p, struct ggml_tensor *y);
 
 /* ----------------------------------------------------------- clipping */
 
 /* grad clamped to [-clip_value, clip_value]; grad itself when clip_value is not > 0. */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_clip_value(struct ggml_context *ctx, struct ggml_tensor *grad,
-                                                  float clip_value);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_clip_value(struct ggml_context *ctx,
+                                                  struct ggml_tensor *grad, float clip_value);
 /* For clipping by global norm: max(norm, clip_norm) / clip_norm, norm being the L2 norm of the
  * n (value-clipped) gradients as one vector; each gradient is divided by it.  NULL when
  * clip_norm is not > 0 or n is 0. */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_clip_norm_divisor(struct ggml_context *ctx, struct ggml_tensor **grads,
-                                                         int n, float clip_value, float clip_norm);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc_clip_norm_divisor(struct ggml_context *ctx,
+                                                         struct ggml_tensor **grads, int n,
+                                                         float clip_value, float clip_norm);
 
 #endif /* GGMLC_OPTIMIZER_H */

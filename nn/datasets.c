@@ -84,7 +84,9 @@ size_t ggmlc_dataset_max_bytes(void) {
     size_t parsed;
     if (env && *env) {
         if (parse_size(env, &parsed)) return parsed;
-        ggmlc_log(GGML_LOG_LEVEL_WARN, "ggmlc: GGMLC_DATASET_MAX_BYTES='%s' is not a size (bytes, or with a K, M or G suffix): ignored\n", env);
+        ggmlc_log(GGML_LOG_LEVEL_WARN,
+                  "ggmlc: GGMLC_DATASET_MAX_BYTES='%s' is not a size (bytes, or with a K, M or G "
+                  "suffix): ignored\n", env);
     }
     return GGMLC_DATASET_DEFAULT_MAX_BYTES;
 }
@@ -527,8 +529,9 @@ static enum ggmlc_status gather(const struct ggmlc_dataset *src, const int64_t *
 
 /* Order the indices by class (counting sort), shuffled within each class, so that every
  * class can give its share to the test part. */
-static enum ggmlc_status split_indices(const struct ggmlc_dataset *d, double test_fraction, struct ggmlc_rng *rng,
-                                       int64_t *test_idx, int64_t *n_test, int64_t *train_idx, int64_t *n_train) {
+static enum ggmlc_status split_indices(const struct ggmlc_dataset *d, double test_fraction,
+                                       struct ggmlc_rng *rng, int64_t *test_idx, int64_t *n_test,
+                                       int64_t *train_idx, int64_t *n_train) {
     int64_t *start = calloc((size_t)d->n_classes + 1, sizeof(int64_t));
     int64_t *by_class = malloc((size_t)d->n * sizeof(int64_t));
     if (!start || !by_class) {

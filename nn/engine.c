@@ -4,7 +4,6 @@
  * for every batch; weights and optimizer state stay on the device; data go
  * up batch by batch; a smaller last batch gets its own graph.
  */
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -21,8 +20,9 @@ static struct ggml_tensor *new_batch_tensor(struct ggml_context *ctx, enum ggml_
 }
 
 /* The loss of output k on a batch from its logits (pre-softmax/sigmoid outputs) and labels y. */
-static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context *ctx, struct ggml_tensor *out,
-                                      struct ggml_tensor *logits, struct ggml_tensor *y) {
+static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context *ctx,
+                                      struct ggml_tensor *out, struct ggml_tensor *logits,
+                                      struct ggml_tensor *y) {
     const bool absorbed = logits != out; /* the final softmax/sigmoid was left to the loss, which works on logits */
     switch (m->heads[k].loss) {
     case GGMLC_LOSS_MSE: return ggmlc_loss_mse(ctx, out, y);
@@ -55,7 +55,8 @@ static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
     const struct ggmlc_compile_options *o = &m->opt;
     struct ggml_tensor *grads[NN_MAX_NODES * NN_MAX_PARAMS];
     const int n_grads = collect_grads(m, g, grads, (int)(sizeof grads / sizeof grads[0]));
-    struct ggml_tensor *divisor = ggmlc_clip_norm_divisor(ctx, grads, n_grads, o->clip_value, o->clip_norm);
+    struct ggml_tensor *divisor =
+        ggmlc_clip_norm_divisor(ctx, grads, n_grads, o->clip_value, o->clip_norm);
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             struct nn_param *p = &m->layers[i]->params[j];
@@ -63,8 +64,8 @@ static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
             if (!grad) continue; /* frozen, or not reached by the loss */
             grad = ggmlc_clip_value(ctx, grad, o->clip_value);
             if (divisor) grad = ggml_div(ctx, grad, divisor);
-            struct ggml_tensor *step = ggmlc_optim_update(ctx, nn_optim_kind(o), p->t, grad, p->m, p->v,
-                                                          m->opt_pars, o->weight_decay);
+            struct ggml_tensor *step = ggmlc_optim_update(ctx, nn_optim_kind(o), p->t, grad, p->m,
+                                                          p->v, m->opt_pars, o->weight_decay);
             if (!step) return false;
             ggml_build_forward_expand(g->gb, step);
         }
@@ -271,8 +272,9 @@ static void update_moving_stats(struct nn_graph *g) {
 /* This step's optimizer hyperparameters: AdamW's with bias corrections, or SGD's {lr, wd, momentum}. */
 static void set_hyperparameters(ggmlc_model *m) {
     const struct ggmlc_compile_options *o = &m->opt;
-    const struct ggmlc_optim_hparams hp = {.lr = (float)m->lr, .beta1 = o->beta1, .beta2 = o->beta2, .eps = o->eps,
-                                           .weight_decay = o->weight_decay, .momentum = o->momentum};
+    const struct ggmlc_optim_hparams hp = {.lr = (float)m->lr, .beta1 = o->beta1, .beta2 = o->beta2,
+                                           .eps = o->eps, .weight_decay = o->weight_decay,
+                                           .momentum = o->momentum};
     float pars[GGMLC_OPTIM_MAX_PARS];
     const int n = ggmlc_optim_pack(nn_optim_kind(o), &hp, m->step, pars);
     ggml_backend_tensor_set(m->opt_pars, pars, 0, sizeof(float) * (size_t)n);

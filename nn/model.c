@@ -391,8 +391,11 @@ static void init_values(ggmlc_model *m, const struct nn_param *p, float *v, int6
     case GGMLC_INIT_GLOROT_NORMAL: std = sqrt(2.0 / (fi + fo)); break;
     case GGMLC_INIT_HE_NORMAL: std = sqrt(2.0 / fi); break;
     }
-    for (int64_t i = 0; i < n; i++) v[i] = limit > 0 ? (float)(limit * (2.0 * ggmlc_rng_uniform(&m->rng) - 1.0))
-                                      : (float)(std * (float)ggmlc_rng_normal(&m->rng));
+    for (int64_t i = 0; i < n; i++) {
+        /* the normal value rounded to float before scaling: the same weights per seed */
+        v[i] = limit > 0 ? (float)(limit * (2.0 * ggmlc_rng_uniform(&m->rng) - 1.0))
+                         : (float)(std * (float)ggmlc_rng_normal(&m->rng));
+    }
 }
 
 /* The backends: the named one or every configured device in preference order, then the CPU. */
@@ -440,7 +443,9 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
             }
             nn_param_name(l, p, p->t->name, sizeof p->t->name);
             const bool trains = l->trainable && p->trainable;
-            if (trains && !ggmlc_optim_new_state(m->ctx_params, kind, p->t, &p->m, &p->v)) return GGMLC_ERR_NOMEM;
+            if (trains && !ggmlc_optim_new_state(m->ctx_params, kind, p->t, &p->m, &p->v)) {
+                return GGMLC_ERR_NOMEM;
+            }
             if (trains) ggml_set_param(p->t);
         }
     }
