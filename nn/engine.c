@@ -35,8 +35,8 @@ static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context
     return NULL;
 }
 
-/* The gradients of the trainable parameters the loss reaches, in layer order (NULL: not reached
- * or frozen); how many were found. */
+/* The gradients of the trainable parameters the loss reaches, in layer order (frozen ones and
+ * those the loss does not reach left out); how many were found. */
 static int collect_grads(ggmlc_model *m, struct nn_graph *g, struct ggml_tensor **grads, int cap) {
     int n = 0;
     for (int i = 0; i < m->n_layers; i++) {

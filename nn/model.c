@@ -11,7 +11,7 @@
 #include "ggml-cpu.h"
 #include "nn-impl.h"
 
-/* ------------------------------------------------------------- random */
+/* ---------------------------------------------------------- optimizer */
 
 enum ggmlc_optim_kind nn_optim_kind(const struct ggmlc_compile_options *o) {
     if (o->optimizer == GGMLC_OPT_ADAMW) return GGMLC_OPTIM_ADAMW;
@@ -444,7 +444,8 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
             nn_param_name(l, p, p->t->name, sizeof p->t->name);
             const bool trains = l->trainable && p->trainable;
             if (trains && !ggmlc_optim_new_state(m->ctx_params, kind, p->t, &p->m, &p->v)) {
-                return GGMLC_ERR_NOMEM;
+                return ggmlc_set_error(GGMLC_ERR_NOMEM,
+                                       "ggmlc_model_compile: no room for the optimizer state");
             }
             if (trains) ggml_set_param(p->t);
         }
