@@ -26,7 +26,8 @@ static bool cpu_role_matches(const char *func, ggml_backend_reg_t reg) {
     if (version && *version == GGMLC_CPU_ROLE_VERSION) return true;
     char served[16] = "none";
     if (version) snprintf(served, sizeof served, "%u", (unsigned)*version);
-    ggmlc_set_error(GGMLC_ERR_PLUGIN, "%s: the CPU plugin serves CPU-role contract version %s, this library needs %u",
+    ggmlc_set_error(GGMLC_ERR_PLUGIN,
+                    "%s: the CPU plugin serves CPU-role contract version %s, this library needs %u",
                     func, served, (unsigned)GGMLC_CPU_ROLE_VERSION);
     return false;
 }
@@ -35,7 +36,8 @@ static bool cpu_role_matches(const char *func, ggml_backend_reg_t reg) {
 static void *cpu_proc(const char *func, const char *name) {
     ggml_backend_reg_t reg = ggml_backend_cpu_reg();
     if (!reg) {
-        ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "%s: no CPU backend is configured or it failed to load", func);
+        ggmlc_set_error(GGMLC_ERR_NOT_FOUND,
+                        "%s: no CPU backend is configured or it failed to load", func);
         return NULL;
     }
     if (!cpu_role_matches(func, reg)) return NULL;

@@ -46,14 +46,40 @@ extern "C" {
 
 /* ---------------------------------------------------- 32-value blocks */
 
-typedef struct { ggml_fp16_t d; uint8_t qs[QK4_0 / 2]; } block_q4_0;              /* x = d * (q - 8) */
-typedef struct { ggml_fp16_t d, m; uint8_t qs[QK4_1 / 2]; } block_q4_1;           /* x = d * q + m */
-typedef struct { ggml_fp16_t d; uint8_t qh[4]; uint8_t qs[QK5_0 / 2]; } block_q5_0; /* 5th bit in qh */
-typedef struct { ggml_fp16_t d, m; uint8_t qh[4]; uint8_t qs[QK5_1 / 2]; } block_q5_1;
-typedef struct { ggml_fp16_t d; int8_t qs[QK8_0]; } block_q8_0;
-typedef struct { ggml_fp16_t d, s; int8_t qs[QK8_1]; } block_q8_1;                /* s = d * sum(qs) */
-typedef struct { ggml_fp16_t d; uint8_t qs[QK4_NL / 2]; } block_iq4_nl;           /* x = d * table[q] */
-typedef struct { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; } block_mxfp4;             /* E8M0 scale, E2M1 values */
+typedef struct {
+    ggml_fp16_t d;
+    uint8_t qs[QK4_0 / 2];
+} block_q4_0; /* x = d * (q - 8) */
+typedef struct {
+    ggml_fp16_t d, m;
+    uint8_t qs[QK4_1 / 2];
+} block_q4_1; /* x = d * q + m */
+typedef struct {
+    ggml_fp16_t d;
+    uint8_t qh[4];
+    uint8_t qs[QK5_0 / 2];
+} block_q5_0; /* 5th bit in qh */
+typedef struct {
+    ggml_fp16_t d, m;
+    uint8_t qh[4];
+    uint8_t qs[QK5_1 / 2];
+} block_q5_1;
+typedef struct {
+    ggml_fp16_t d;
+    int8_t qs[QK8_0];
+} block_q8_0;
+typedef struct {
+    ggml_fp16_t d, s;
+    int8_t qs[QK8_1];
+} block_q8_1; /* s = d * sum(qs) */
+typedef struct {
+    ggml_fp16_t d;
+    uint8_t qs[QK4_NL / 2];
+} block_iq4_nl; /* x = d * table[q] */
+typedef struct {
+    uint8_t e;
+    uint8_t qs[QK_MXFP4 / 2];
+} block_mxfp4; /* E8M0 scale, E2M1 values */
 
 /* ---------------------------------------------- 256-value super-blocks */
 
@@ -86,13 +112,13 @@ typedef struct {
     ggml_fp16_t d;
 } block_q6_K;
 typedef struct {
-    float d;                    /* the only float scale: an intermediate type of dot products */
+    float d; /* the only float scale: an intermediate type of dot products */
     int8_t qs[QK_K];
-    int16_t bsums[QK_K / 16];   /* sums of qs per 16 values */
+    int16_t bsums[QK_K / 16]; /* sums of qs per 16 values */
 } block_q8_K;
 typedef struct {
     ggml_fp16_t d;
-    uint16_t scales_h;          /* high 2 bits of the eight 6-bit scales */
+    uint16_t scales_h;           /* high 2 bits of the eight 6-bit scales */
     uint8_t scales_l[QK_K / 64]; /* low 4 bits */
     uint8_t qs[QK_K / 2];
 } block_iq4_xs;
@@ -100,7 +126,8 @@ typedef struct {
 GGMLC_BLOCKS_ASSERT(sizeof(block_q4_0) == 18 && sizeof(block_q4_1) == 20, "q4 block size");
 GGMLC_BLOCKS_ASSERT(sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24, "q5 block size");
 GGMLC_BLOCKS_ASSERT(sizeof(block_q8_0) == 34 && sizeof(block_q8_1) == 36, "q8 block size");
-GGMLC_BLOCKS_ASSERT(sizeof(block_iq4_nl) == 18 && sizeof(block_mxfp4) == 17, "iq4_nl/mxfp4 block size");
+GGMLC_BLOCKS_ASSERT(sizeof(block_iq4_nl) == 18 && sizeof(block_mxfp4) == 17,
+                    "iq4_nl/mxfp4 block size");
 GGMLC_BLOCKS_ASSERT(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110, "q2_K/q3_K block size");
 GGMLC_BLOCKS_ASSERT(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176, "q4_K/q5_K block size");
 GGMLC_BLOCKS_ASSERT(sizeof(block_q6_K) == 210 && sizeof(block_q8_K) == 292, "q6_K/q8_K block size");
@@ -113,7 +140,8 @@ static const int8_t ggmlc_kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -
                                                1,    13,   25,  38,  53,  69,  89,  113};
 /* The E2M1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6} and their negatives, doubled to integers
  * (MXFP4); ggmlc_e8m0_to_fp32_half() gives the matching halved scale. */
-static const int8_t ggmlc_kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+static const int8_t ggmlc_kvalues_mxfp4[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                               0, -1, -2, -3, -4, -6, -8, -12};
 
 /* ------------------------------------------------- scalar conversions */
 
@@ -161,7 +189,7 @@ static inline ggml_fp16_t ggmlc_fp32_to_fp16(float f) {
     const uint32_t absx = x & 0x7fffffffu;
     if (absx > 0x7f800000u) return (ggml_fp16_t)(sign | 0x7e00 | ((absx >> 13) & 0x3ff)); /* NaN */
     if (absx >= 0x477ff000u) return (ggml_fp16_t)(sign | 0x7c00); /* overflow -> inf */
-    if (absx < 0x38800000u) { /* subnormal or zero */
+    if (absx < 0x38800000u) {                                     /* subnormal or zero */
         if (absx < 0x33000000u) return (ggml_fp16_t)sign;
         const uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000;
         const uint32_t shift = 126 - e; /* 14 + (113 - e) - 1 */

@@ -248,10 +248,26 @@ GGML_API const struct ggmlc_op_info *ggmlc_op_get_info(enum ggml_op op);
 
 /* GGML_OP_MAP_CUSTOM1/2/3 and GGML_OP_CUSTOM: the user's function, its task count
  * (GGML_N_TASKS_MAX: one per thread) and its user data. */
-struct ggml_map_custom1_op_params { ggml_custom1_op_t fun; int n_tasks; void *userdata; };
-struct ggml_map_custom2_op_params { ggml_custom2_op_t fun; int n_tasks; void *userdata; };
-struct ggml_map_custom3_op_params { ggml_custom3_op_t fun; int n_tasks; void *userdata; };
-struct ggml_custom_op_params { ggml_custom_op_t fun; int n_tasks; void *userdata; };
+struct ggml_map_custom1_op_params {
+    ggml_custom1_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
+struct ggml_map_custom2_op_params {
+    ggml_custom2_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
+struct ggml_map_custom3_op_params {
+    ggml_custom3_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
+struct ggml_custom_op_params {
+    ggml_custom_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
 
 /* Slot i of op_params read as a float (the constructors store floats bit for bit). */
 static inline float ggmlc_op_param_f32(const struct ggml_tensor *node, int i) {
@@ -291,7 +307,8 @@ struct ggmlc_flash_attn_params {
     float logit_softcap; /* softcap * tanh(x / softcap) when > 0 */
     int32_t prec;        /* enum ggml_prec */
 };
-static inline struct ggmlc_flash_attn_params ggmlc_flash_attn_params_of(const struct ggml_tensor *node) {
+static inline struct ggmlc_flash_attn_params ggmlc_flash_attn_params_of(
+    const struct ggml_tensor *node) {
     struct ggmlc_flash_attn_params p;
     p.scale = ggmlc_op_param_f32(node, 0);
     p.max_bias = ggmlc_op_param_f32(node, 1);
@@ -300,23 +317,66 @@ static inline struct ggmlc_flash_attn_params ggmlc_flash_attn_params_of(const st
     return p;
 }
 
+/* GGML_OP_SOFT_MAX and GGML_OP_SOFT_MAX_BACK (slots: f32 [0] scale [1] max_bias). */
+struct ggmlc_soft_max_params {
+    float scale;    /* applied to the logits before the mask */
+    float max_bias; /* ALiBi slopes when > 0 */
+};
+static inline struct ggmlc_soft_max_params ggmlc_soft_max_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_soft_max_params p;
+    p.scale = ggmlc_op_param_f32(node, 0);
+    p.max_bias = ggmlc_op_param_f32(node, 1);
+    return p;
+}
+
+/* The 2-D window geometry of GGML_OP_IM2COL, GGML_OP_IM2COL_BACK, GGML_OP_CONV_2D and
+ * GGML_OP_CONV_2D_DW (slots: i32 [0] s0 [1] s1 [2] p0 [3] p1 [4] d0 [5] d1, and for
+ * the im2col pair [6] is_2d; 0 for the convolutions, which are always 2-D).  Index 0 is
+ * the horizontal (ne[0]) axis. */
+struct ggmlc_conv2d_params {
+    int32_t s0, s1; /* strides */
+    int32_t p0, p1; /* paddings */
+    int32_t d0, d1; /* dilations */
+    int32_t is_2d;  /* im2col: 0 = 1-D (the vertical values unused) */
+};
+static inline struct ggmlc_conv2d_params ggmlc_conv2d_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_conv2d_params p;
+    p.s0 = node->op_params[0];
+    p.s1 = node->op_params[1];
+    p.p0 = node->op_params[2];
+    p.p1 = node->op_params[3];
+    p.d0 = node->op_params[4];
+    p.d1 = node->op_params[5];
+    p.is_2d = node->op_params[6];
+    return p;
+}
+
 /* GGML_OP_OPT_STEP_ADAMW and GGML_OP_OPT_STEP_SGD take their hyper-parameters from an f32
  * tensor, not op_params (src[4], GGMLC_ADAMW_N_PARAMS values; src[2], GGMLC_SGD_N_PARAMS
  * values), so that a schedule changes them without rebuilding the graph.  Their order: */
 enum ggmlc_adamw_param {
-    GGMLC_ADAMW_ALPHA, GGMLC_ADAMW_BETA1, GGMLC_ADAMW_BETA2, GGMLC_ADAMW_EPS, GGMLC_ADAMW_WD,
+    GGMLC_ADAMW_ALPHA,
+    GGMLC_ADAMW_BETA1,
+    GGMLC_ADAMW_BETA2,
+    GGMLC_ADAMW_EPS,
+    GGMLC_ADAMW_WD,
     GGMLC_ADAMW_BETA1H, /* 1 / (1 - beta1^t): the bias corrections of step t */
     GGMLC_ADAMW_BETA2H, /* 1 / (1 - beta2^t) */
     GGMLC_ADAMW_N_PARAMS
 };
 enum ggmlc_sgd_param { GGMLC_SGD_ALPHA, GGMLC_SGD_WD, GGMLC_SGD_N_PARAMS };
-struct ggmlc_adamw_params { float alpha, beta1, beta2, eps, wd, beta1h, beta2h; };
-struct ggmlc_sgd_params { float alpha, wd; };
+struct ggmlc_adamw_params {
+    float alpha, beta1, beta2, eps, wd, beta1h, beta2h;
+};
+struct ggmlc_sgd_params {
+    float alpha, wd;
+};
 /* The values of hp, the GGMLC_ADAMW_N_PARAMS floats of an AdamW step's src[4] (host copy). */
 static inline struct ggmlc_adamw_params ggmlc_adamw_params_read(const float *hp) {
-    struct ggmlc_adamw_params p = {hp[GGMLC_ADAMW_ALPHA], hp[GGMLC_ADAMW_BETA1], hp[GGMLC_ADAMW_BETA2],
-                                   hp[GGMLC_ADAMW_EPS],   hp[GGMLC_ADAMW_WD],    hp[GGMLC_ADAMW_BETA1H],
-                                   hp[GGMLC_ADAMW_BETA2H]};
+    struct ggmlc_adamw_params p = {
+        hp[GGMLC_ADAMW_ALPHA], hp[GGMLC_ADAMW_BETA1],  hp[GGMLC_ADAMW_BETA2], hp[GGMLC_ADAMW_EPS],
+        hp[GGMLC_ADAMW_WD],    hp[GGMLC_ADAMW_BETA1H], hp[GGMLC_ADAMW_BETA2H]};
     return p;
 }
 /* The values of hp, the GGMLC_SGD_N_PARAMS floats of an SGD step's src[2] (host copy). */
@@ -337,11 +397,11 @@ static inline struct ggmlc_sgd_params ggmlc_sgd_params_read(const float *hp) {
 #define GGMLC_CPU_ROLE_VERSION  1u
 #define GGMLC_CPU_ROLE_REG_NAME "cpu"
 
-#define GGMLC_CPU_PROC_ROLE_VERSION      "ggmlc_cpu_role_version"
+#define GGMLC_CPU_PROC_ROLE_VERSION "ggmlc_cpu_role_version"
 /* ggml_graph_plan() and ggml_graph_compute(): plan and run a graph on the calling thread
  * plus the pool's workers (a NULL pool: a temporary one of n_threads). */
-#define GGMLC_CPU_PROC_GRAPH_PLAN        "ggmlc_cpu_graph_plan"
-#define GGMLC_CPU_PROC_GRAPH_COMPUTE     "ggmlc_cpu_graph_compute"
+#define GGMLC_CPU_PROC_GRAPH_PLAN    "ggmlc_cpu_graph_plan"
+#define GGMLC_CPU_PROC_GRAPH_COMPUTE "ggmlc_cpu_graph_compute"
 /* ggml_threadpool_new(), _free(), _get_n_threads(), _pause(), _resume(). */
 #define GGMLC_CPU_PROC_THREADPOOL_NEW    "ggmlc_cpu_threadpool_new"
 #define GGMLC_CPU_PROC_THREADPOOL_FREE   "ggmlc_cpu_threadpool_free"
@@ -349,13 +409,13 @@ static inline struct ggmlc_sgd_params ggmlc_sgd_params_read(const float *hp) {
 #define GGMLC_CPU_PROC_THREADPOOL_PAUSE  "ggmlc_cpu_threadpool_pause"
 #define GGMLC_CPU_PROC_THREADPOOL_RESUME "ggmlc_cpu_threadpool_resume"
 /* ggml_backend_cpu_set_threadpool(): the pool a backend of the role computes with. */
-#define GGMLC_CPU_PROC_SET_THREADPOOL    "ggml_backend_cpu_set_threadpool"
+#define GGMLC_CPU_PROC_SET_THREADPOOL "ggml_backend_cpu_set_threadpool"
 /* ggml_get_type_traits_cpu(): the plugin's vec_dot and from_float of a type. */
-#define GGMLC_CPU_PROC_TYPE_TRAITS       "ggmlc_cpu_get_type_traits"
+#define GGMLC_CPU_PROC_TYPE_TRAITS "ggmlc_cpu_get_type_traits"
 /* ggml's own names, for programs that look them up themselves (ggml-backend.h's types). */
-#define GGMLC_CPU_PROC_SET_N_THREADS     "ggml_backend_set_n_threads"
-#define GGMLC_CPU_PROC_SET_ABORT         "ggml_backend_set_abort_callback"
-#define GGMLC_CPU_PROC_GET_FEATURES      "ggml_backend_get_features"
+#define GGMLC_CPU_PROC_SET_N_THREADS "ggml_backend_set_n_threads"
+#define GGMLC_CPU_PROC_SET_ABORT     "ggml_backend_set_abort_callback"
+#define GGMLC_CPU_PROC_GET_FEATURES  "ggml_backend_get_features"
 
 struct ggml_cplan;
 struct ggml_threadpool;
@@ -363,11 +423,14 @@ struct ggml_threadpool_params;
 struct ggml_type_traits_cpu;
 typedef struct ggml_cplan (*ggmlc_cpu_graph_plan_t)(const struct ggml_cgraph *cgraph, int n_threads,
                                                     struct ggml_threadpool *threadpool);
-typedef enum ggml_status (*ggmlc_cpu_graph_compute_t)(struct ggml_cgraph *cgraph, struct ggml_cplan *cplan);
-typedef struct ggml_threadpool *(*ggmlc_cpu_threadpool_new_t)(struct ggml_threadpool_params *params);
+typedef enum ggml_status (*ggmlc_cpu_graph_compute_t)(struct ggml_cgraph *cgraph,
+                                                      struct ggml_cplan *cplan);
+typedef struct ggml_threadpool *(*ggmlc_cpu_threadpool_new_t)(
+    struct ggml_threadpool_params *params);
 typedef void (*ggmlc_cpu_threadpool_fn_t)(struct ggml_threadpool *threadpool);
 typedef int (*ggmlc_cpu_threadpool_size_t)(struct ggml_threadpool *threadpool);
-typedef void (*ggmlc_cpu_set_threadpool_t)(ggml_backend_t backend, struct ggml_threadpool *threadpool);
+typedef void (*ggmlc_cpu_set_threadpool_t)(ggml_backend_t backend,
+                                           struct ggml_threadpool *threadpool);
 typedef const struct ggml_type_traits_cpu *(*ggmlc_cpu_type_traits_t)(enum ggml_type type);
 
 /* ------------------------------------------------------ pinned numbering
@@ -381,17 +444,21 @@ typedef const struct ggml_type_traits_cpu *(*ggmlc_cpu_type_traits_t)(enum ggml_
 #else
 #    define GGMLC_PLUGIN_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
-GGMLC_PLUGIN_ASSERT(GGML_OP_NONE == 0 && GGML_OP_ADD == 2 && GGML_OP_MUL_MAT == 29 && GGML_OP_CPY == 34,
+GGMLC_PLUGIN_ASSERT(GGML_OP_NONE == 0 && GGML_OP_ADD == 2 && GGML_OP_MUL_MAT == 29 &&
+                        GGML_OP_CPY == 34,
                     "enum ggml_op was reordered: the plugin op vtables index by it");
 GGMLC_PLUGIN_ASSERT(GGML_OP_SOFT_MAX == 46 && GGML_OP_ROPE == 48 && GGML_OP_FLASH_ATTN_EXT == 72,
                     "enum ggml_op was reordered: the plugin op vtables index by it");
 GGMLC_PLUGIN_ASSERT(GGML_OP_UNARY == 84 && GGML_OP_CUSTOM == 88 && GGML_OP_OPT_STEP_ADAMW == 91,
                     "enum ggml_op was reordered: the plugin op vtables index by it");
-GGMLC_PLUGIN_ASSERT(GGML_OP_GLU == 93 && GGML_OP_TOP_K == 94 && GGML_OP_UNARY_BACK == 96 && GGML_OP_COUNT == 97,
+GGMLC_PLUGIN_ASSERT(GGML_OP_GLU == 93 && GGML_OP_TOP_K == 94 && GGML_OP_UNARY_BACK == 96 &&
+                        GGML_OP_COUNT == 97,
                     "enum ggml_op changed: operators are appended before GGML_OP_COUNT only");
-GGMLC_PLUGIN_ASSERT(GGML_TYPE_F32 == 0 && GGML_TYPE_F16 == 1 && GGML_TYPE_Q4_0 == 2 && GGML_TYPE_Q8_0 == 8,
+GGMLC_PLUGIN_ASSERT(GGML_TYPE_F32 == 0 && GGML_TYPE_F16 == 1 && GGML_TYPE_Q4_0 == 2 &&
+                        GGML_TYPE_Q8_0 == 8,
                     "enum ggml_type was renumbered: GGUF files store these values");
-GGMLC_PLUGIN_ASSERT(GGML_TYPE_Q4_K == 12 && GGML_TYPE_BF16 == 30 && GGML_TYPE_MXFP4 == 39 && GGML_TYPE_COUNT == 40,
+GGMLC_PLUGIN_ASSERT(GGML_TYPE_Q4_K == 12 && GGML_TYPE_BF16 == 30 && GGML_TYPE_MXFP4 == 39 &&
+                        GGML_TYPE_COUNT == 40,
                     "enum ggml_type was renumbered: GGUF files store these values");
 GGMLC_PLUGIN_ASSERT(GGML_UNARY_OP_COUNT == 22 && GGML_GLU_OP_COUNT == 6,
                     "the unary or GLU sub-op numbering changed");

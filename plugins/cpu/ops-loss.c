@@ -97,7 +97,8 @@ typedef void (*param_row_fn)(const float *hp, float *restrict w, const float *re
  * corrections 1/(1 - beta^t), read at run time so a schedule needs no new graph. */
 EW_CLONES static void adamw_row(const float *hp, float *restrict w, const float *restrict g, float *restrict m,
                                 float *restrict v, int64_t n) {
-    const float alpha = hp[GGMLC_ADAMW_ALPHA], beta1 = hp[GGMLC_ADAMW_BETA1], beta2 = hp[GGMLC_ADAMW_BETA2];
+    const float alpha = hp[GGMLC_ADAMW_ALPHA], beta1 = hp[GGMLC_ADAMW_BETA1],
+                beta2 = hp[GGMLC_ADAMW_BETA2];
     const float eps = hp[GGMLC_ADAMW_EPS], decay = 1.0f - alpha * hp[GGMLC_ADAMW_WD];
     const float beta1h = hp[GGMLC_ADAMW_BETA1H], beta2h = hp[GGMLC_ADAMW_BETA2H];
     for (int64_t i = 0; i < n; i++) {

@@ -28,7 +28,8 @@ static struct rope_params rope_params_of(const struct ggml_tensor *dst) {
     p.ext_factor = op.ext_factor;
     p.attn_factor = op.attn_factor;
     p.theta_scale = pow((double)op.freq_base, -2.0 / p.n_dims);
-    ggml_rope_yarn_corr_dims(p.n_dims, op.n_ctx_orig, op.freq_base, op.beta_fast, op.beta_slow, p.corr_dims);
+    ggml_rope_yarn_corr_dims(p.n_dims, op.n_ctx_orig, op.freq_base, op.beta_fast, op.beta_slow,
+                             p.corr_dims);
     memcpy(p.sections, op.sections, sizeof p.sections);
     p.sin_sign = dst->op == GGML_OP_ROPE_BACK ? -1.0f : 1.0f;
     return p;
