@@ -3,27 +3,46 @@
  *
  * The CPU plugin does the work; these functions find its registry ("cpu")
  * in the configured registry and call the entry points it offers through
- * get_proc_address (core/cpu-procs.h).  Looked up on every call: cheap, and
+ * get_proc_address (the CPU role of ggmlc-plugin.h).  Looked up on every call: cheap, and
  * right even after ggmlc_shutdown reloaded the plugins.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend-impl.h"
-#include "cpu-procs.h"
+#include "ggml-cpu.h"
+#include "ggmlc-plugin.h" /* the CPU-role contract */
 
-#define CPU_REG_NAME "cpu"
+#define CPU_REG_NAME GGMLC_CPU_ROLE_REG_NAME
 
 ggml_backend_reg_t ggml_backend_cpu_reg(void) { return ggml_backend_reg_by_name(CPU_REG_NAME); }
 
 void ggml_cpu_init(void) { ggmlc_init(); }
 
+/* True when reg serves the CPU-role contract version this library was built for;
+ * otherwise false with an error naming func and both versions. */
+static bool cpu_role_matches(const char *func, ggml_backend_reg_t reg) {
+    const uint32_t *version = ggml_backend_reg_get_proc_address(reg, GGMLC_CPU_PROC_ROLE_VERSION);
+    if (version && *version == GGMLC_CPU_ROLE_VERSION) return true;
+    char served[16] = "none";
+    if (version) snprintf(served, sizeof served, "%u", (unsigned)*version);
+    ggmlc_set_error(GGMLC_ERR_PLUGIN,
+                    "%s: the CPU plugin serves CPU-role contract version %s, this library needs %u",
+                    func, served, (unsigned)GGMLC_CPU_ROLE_VERSION);
+    return false;
+}
+
 /* The CPU plugin's entry point `name`, or NULL with an error naming func. */
 static void *cpu_proc(const char *func, const char *name) {
     ggml_backend_reg_t reg = ggml_backend_cpu_reg();
-    void *fn = reg ? ggml_backend_reg_get_proc_address(reg, name) : NULL;
-    if (!fn)
-        ggmlc_set_error(reg ? GGMLC_ERR_PLUGIN : GGMLC_ERR_NOT_FOUND, "%s: %s", func,
-                        reg ? "the CPU plugin lacks this entry point" : "no CPU backend is configured or it failed to load");
+    if (!reg) {
+        ggmlc_set_error(GGMLC_ERR_NOT_FOUND,
+                        "%s: no CPU backend is configured or it failed to load", func);
+        return NULL;
+    }
+    if (!cpu_role_matches(func, reg)) return NULL;
+    void *fn = ggml_backend_reg_get_proc_address(reg, name);
+    if (!fn) ggmlc_set_error(GGMLC_ERR_PLUGIN, "%s: the CPU plugin lacks this entry point", func);
     return fn;
 }
 

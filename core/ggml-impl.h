@@ -12,6 +12,7 @@
 #include "ggml-backend.h"
 #include "ggmlc.h"
 #include "ggmlc-plugin.h"
+#include "ggmlc-blocks.h" /* the f16/bf16 converters the core shares with plugins */
 
 #include "hidden.h" /* GGMLC_HIDDEN */
 
@@ -142,69 +143,5 @@ GGMLC_HIDDEN void ggmlc_log_internal_v(enum ggml_log_level level, const char *fm
 /* While quiet, ggmlc_set_error on the calling thread records without logging (the plugin
  * loader reports a failing plugin's own error once, in its own message). */
 GGMLC_HIDDEN void ggmlc_errors_quiet(bool quiet);
-
-/* --------------------------------------------------------- f16 / bf16 */
-
-static inline float ggmlc_fp16_to_fp32(ggml_fp16_t h) {
-    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-    if (exp == 0) {
-        if (mant == 0) {
-            bits = sign;
-        } else { /* subnormal: normalise */
-            exp = 127 - 15 + 1;
-            while (!(mant & 0x400)) { mant <<= 1; exp--; }
-            bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
-        }
-    } else if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (mant << 13);
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline ggml_fp16_t ggmlc_fp32_to_fp16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    const uint32_t sign = (x >> 16) & 0x8000;
-    const uint32_t absx = x & 0x7fffffffu;
-    if (absx > 0x7f800000u) return (ggml_fp16_t)(sign | 0x7e00 | ((absx >> 13) & 0x3ff)); /* NaN */
-    if (absx >= 0x477ff000u) return (ggml_fp16_t)(sign | 0x7c00);                        /* overflow -> inf */
-    if (absx < 0x38800000u) {                                                             /* subnormal or zero */
-        if (absx < 0x33000000u) return (ggml_fp16_t)sign;
-        const uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000;
-        const uint32_t shift = 126 - e; /* 14 + (113 - e) - 1 */
-        uint32_t r = m >> shift;
-        const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1))) r++;
-        return (ggml_fp16_t)(sign | r);
-    }
-    uint32_t r = ((absx - 0x38000000u) >> 13);
-    const uint32_t rem = absx & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-    return (ggml_fp16_t)(sign | r);
-}
-
-static inline float ggmlc_bf16_to_fp32(ggml_bf16_t h) {
-    const uint32_t bits = (uint32_t)h.bits << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline ggml_bf16_t ggmlc_fp32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    ggml_bf16_t h;
-    if ((x & 0x7fffffffu) > 0x7f800000u) { /* NaN: keep it a quiet NaN */
-        h.bits = (uint16_t)((x >> 16) | 64);
-        return h;
-    }
-    h.bits = (uint16_t)((x + (0x7fff + ((x >> 16) & 1))) >> 16);
-    return h;
-}
 
 #endif /* GGML_IMPL_H */

@@ -5,7 +5,7 @@
  * each of the node's tasks with ith/nth.
  */
 #include "ggml-impl.h"
-#include "cpu-procs.h" /* the op_params layouts the CPU kernels read */
+/* the op_params layouts the CPU kernels read are in ggmlc-plugin.h */
 
 static bool n_tasks_ok(const char *func, int n_tasks) {
     if (n_tasks == GGML_N_TASKS_MAX || n_tasks > 0) return true;

@@ -45,6 +45,8 @@
 #ifndef GGMLC_PLUGIN_H
 #define GGMLC_PLUGIN_H
 
+#include <string.h>
+
 #include "ggml.h"
 #include "ggml-backend.h"
 #include "ggmlc.h"
@@ -239,6 +241,227 @@ struct ggmlc_op_info {
     bool differentiable;     /* a backward rule exists */
 };
 GGML_API const struct ggmlc_op_info *ggmlc_op_get_info(enum ggml_op op);
+
+/* ------------------------------------------------- operator parameters
+ * Layouts of op_params that hold more than one value, as ggml's constructors write them.
+ * Plugins read them through these structs and readers, never by slot index. */
+
+/* GGML_OP_MAP_CUSTOM1/2/3 and GGML_OP_CUSTOM: the user's function, its task count
+ * (GGML_N_TASKS_MAX: one per thread) and its user data. */
+struct ggml_map_custom1_op_params {
+    ggml_custom1_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
+struct ggml_map_custom2_op_params {
+    ggml_custom2_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
+struct ggml_map_custom3_op_params {
+    ggml_custom3_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
+struct ggml_custom_op_params {
+    ggml_custom_op_t fun;
+    int n_tasks;
+    void *userdata;
+};
+
+/* Slot i of op_params read as a float (the constructors store floats bit for bit). */
+static inline float ggmlc_op_param_f32(const struct ggml_tensor *node, int i) {
+    float f;
+    memcpy(&f, &node->op_params[i], sizeof f);
+    return f;
+}
+
+/* GGML_OP_ROPE and GGML_OP_ROPE_BACK (slots: i32 [1] n_dims [2] mode [4] n_ctx_orig,
+ * f32 [5..10] freq_base .. beta_slow, i32 [11..14] sections; [0] and [3] are unused). */
+struct ggmlc_rope_params {
+    int32_t n_dims;     /* leading dimensions rotated */
+    int32_t mode;       /* GGML_ROPE_TYPE_* */
+    int32_t n_ctx_orig; /* the context length trained for (YaRN) */
+    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+    int32_t sections[GGML_MROPE_SECTIONS]; /* multi-section modes only, else zeros */
+};
+static inline struct ggmlc_rope_params ggmlc_rope_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_rope_params p;
+    p.n_dims = node->op_params[1];
+    p.mode = node->op_params[2];
+    p.n_ctx_orig = node->op_params[4];
+    p.freq_base = ggmlc_op_param_f32(node, 5);
+    p.freq_scale = ggmlc_op_param_f32(node, 6);
+    p.ext_factor = ggmlc_op_param_f32(node, 7);
+    p.attn_factor = ggmlc_op_param_f32(node, 8);
+    p.beta_fast = ggmlc_op_param_f32(node, 9);
+    p.beta_slow = ggmlc_op_param_f32(node, 10);
+    memcpy(p.sections, &node->op_params[11], sizeof p.sections);
+    return p;
+}
+
+/* GGML_OP_FLASH_ATTN_EXT (slots: f32 [0] scale [1] max_bias [2] logit_softcap, i32 [3] prec). */
+struct ggmlc_flash_attn_params {
+    float scale;         /* applied to q.k before the mask */
+    float max_bias;      /* ALiBi slopes when > 0 */
+    float logit_softcap; /* softcap * tanh(x / softcap) when > 0 */
+    int32_t prec;        /* enum ggml_prec */
+};
+static inline struct ggmlc_flash_attn_params ggmlc_flash_attn_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_flash_attn_params p;
+    p.scale = ggmlc_op_param_f32(node, 0);
+    p.max_bias = ggmlc_op_param_f32(node, 1);
+    p.logit_softcap = ggmlc_op_param_f32(node, 2);
+    p.prec = node->op_params[3];
+    return p;
+}
+
+/* GGML_OP_SOFT_MAX and GGML_OP_SOFT_MAX_BACK (slots: f32 [0] scale [1] max_bias). */
+struct ggmlc_soft_max_params {
+    float scale;    /* applied to the logits before the mask */
+    float max_bias; /* ALiBi slopes when > 0 */
+};
+static inline struct ggmlc_soft_max_params ggmlc_soft_max_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_soft_max_params p;
+    p.scale = ggmlc_op_param_f32(node, 0);
+    p.max_bias = ggmlc_op_param_f32(node, 1);
+    return p;
+}
+
+/* The 2-D window geometry of GGML_OP_IM2COL, GGML_OP_IM2COL_BACK, GGML_OP_CONV_2D and
+ * GGML_OP_CONV_2D_DW (slots: i32 [0] s0 [1] s1 [2] p0 [3] p1 [4] d0 [5] d1, and for
+ * the im2col pair [6] is_2d; 0 for the convolutions, which are always 2-D).  Index 0 is
+ * the horizontal (ne[0]) axis. */
+struct ggmlc_conv2d_params {
+    int32_t s0, s1; /* strides */
+    int32_t p0, p1; /* paddings */
+    int32_t d0, d1; /* dilations */
+    int32_t is_2d;  /* im2col: 0 = 1-D (the vertical values unused) */
+};
+static inline struct ggmlc_conv2d_params ggmlc_conv2d_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_conv2d_params p;
+    p.s0 = node->op_params[0];
+    p.s1 = node->op_params[1];
+    p.p0 = node->op_params[2];
+    p.p1 = node->op_params[3];
+    p.d0 = node->op_params[4];
+    p.d1 = node->op_params[5];
+    p.is_2d = node->op_params[6];
+    return p;
+}
+
+/* GGML_OP_OPT_STEP_ADAMW and GGML_OP_OPT_STEP_SGD take their hyper-parameters from an f32
+ * tensor, not op_params (src[4], GGMLC_ADAMW_N_PARAMS values; src[2], GGMLC_SGD_N_PARAMS
+ * values), so that a schedule changes them without rebuilding the graph.  Their order: */
+enum ggmlc_adamw_param {
+    GGMLC_ADAMW_ALPHA,
+    GGMLC_ADAMW_BETA1,
+    GGMLC_ADAMW_BETA2,
+    GGMLC_ADAMW_EPS,
+    GGMLC_ADAMW_WD,
+    GGMLC_ADAMW_BETA1H, /* 1 / (1 - beta1^t): the bias corrections of step t */
+    GGMLC_ADAMW_BETA2H, /* 1 / (1 - beta2^t) */
+    GGMLC_ADAMW_N_PARAMS
+};
+enum ggmlc_sgd_param { GGMLC_SGD_ALPHA, GGMLC_SGD_WD, GGMLC_SGD_N_PARAMS };
+struct ggmlc_adamw_params {
+    float alpha, beta1, beta2, eps, wd, beta1h, beta2h;
+};
+struct ggmlc_sgd_params {
+    float alpha, wd;
+};
+/* The values of hp, the GGMLC_ADAMW_N_PARAMS floats of an AdamW step's src[4] (host copy). */
+static inline struct ggmlc_adamw_params ggmlc_adamw_params_read(const float *hp) {
+    struct ggmlc_adamw_params p = {
+        hp[GGMLC_ADAMW_ALPHA], hp[GGMLC_ADAMW_BETA1],  hp[GGMLC_ADAMW_BETA2], hp[GGMLC_ADAMW_EPS],
+        hp[GGMLC_ADAMW_WD],    hp[GGMLC_ADAMW_BETA1H], hp[GGMLC_ADAMW_BETA2H]};
+    return p;
+}
+/* The values of hp, the GGMLC_SGD_N_PARAMS floats of an SGD step's src[2] (host copy). */
+static inline struct ggmlc_sgd_params ggmlc_sgd_params_read(const float *hp) {
+    struct ggmlc_sgd_params p = {hp[GGMLC_SGD_ALPHA], hp[GGMLC_SGD_WD]};
+    return p;
+}
+
+/* ------------------------------------------------------- the CPU role
+ * libggmlc implements ggml-cpu.h (ggml_graph_plan, ggml_graph_compute, the thread pools,
+ * ggml_get_type_traits_cpu, ...) on top of whichever plugin registers the registry named
+ * GGMLC_CPU_ROLE_REG_NAME, through that registry's get_proc_address.  Any plugin may take
+ * the role: it must answer GGMLC_CPU_PROC_ROLE_VERSION with the address of a const uint32_t
+ * holding GGMLC_CPU_ROLE_VERSION, and each name below with a function of the matching type.
+ * The core refuses a plugin of another version (the ggml-cpu.h calls then fail with
+ * GGMLC_ERR_PLUGIN) and one lacking an entry point (only the calls needing it fail).
+ * The version grows whenever a name, a type or the meaning of an entry point changes. */
+#define GGMLC_CPU_ROLE_VERSION  1u
+#define GGMLC_CPU_ROLE_REG_NAME "cpu"
+
+#define GGMLC_CPU_PROC_ROLE_VERSION "ggmlc_cpu_role_version"
+/* ggml_graph_plan() and ggml_graph_compute(): plan and run a graph on the calling thread
+ * plus the pool's workers (a NULL pool: a temporary one of n_threads). */
+#define GGMLC_CPU_PROC_GRAPH_PLAN    "ggmlc_cpu_graph_plan"
+#define GGMLC_CPU_PROC_GRAPH_COMPUTE "ggmlc_cpu_graph_compute"
+/* ggml_threadpool_new(), _free(), _get_n_threads(), _pause(), _resume(). */
+#define GGMLC_CPU_PROC_THREADPOOL_NEW    "ggmlc_cpu_threadpool_new"
+#define GGMLC_CPU_PROC_THREADPOOL_FREE   "ggmlc_cpu_threadpool_free"
+#define GGMLC_CPU_PROC_THREADPOOL_SIZE   "ggmlc_cpu_threadpool_get_n_threads"
+#define GGMLC_CPU_PROC_THREADPOOL_PAUSE  "ggmlc_cpu_threadpool_pause"
+#define GGMLC_CPU_PROC_THREADPOOL_RESUME "ggmlc_cpu_threadpool_resume"
+/* ggml_backend_cpu_set_threadpool(): the pool a backend of the role computes with. */
+#define GGMLC_CPU_PROC_SET_THREADPOOL "ggml_backend_cpu_set_threadpool"
+/* ggml_get_type_traits_cpu(): the plugin's vec_dot and from_float of a type. */
+#define GGMLC_CPU_PROC_TYPE_TRAITS "ggmlc_cpu_get_type_traits"
+/* ggml's own names, for programs that look them up themselves (ggml-backend.h's types). */
+#define GGMLC_CPU_PROC_SET_N_THREADS "ggml_backend_set_n_threads"
+#define GGMLC_CPU_PROC_SET_ABORT     "ggml_backend_set_abort_callback"
+#define GGMLC_CPU_PROC_GET_FEATURES  "ggml_backend_get_features"
+
+struct ggml_cplan;
+struct ggml_threadpool;
+struct ggml_threadpool_params;
+struct ggml_type_traits_cpu;
+typedef struct ggml_cplan (*ggmlc_cpu_graph_plan_t)(const struct ggml_cgraph *cgraph, int n_threads,
+                                                    struct ggml_threadpool *threadpool);
+typedef enum ggml_status (*ggmlc_cpu_graph_compute_t)(struct ggml_cgraph *cgraph,
+                                                      struct ggml_cplan *cplan);
+typedef struct ggml_threadpool *(*ggmlc_cpu_threadpool_new_t)(
+    struct ggml_threadpool_params *params);
+typedef void (*ggmlc_cpu_threadpool_fn_t)(struct ggml_threadpool *threadpool);
+typedef int (*ggmlc_cpu_threadpool_size_t)(struct ggml_threadpool *threadpool);
+typedef void (*ggmlc_cpu_set_threadpool_t)(ggml_backend_t backend,
+                                           struct ggml_threadpool *threadpool);
+typedef const struct ggml_type_traits_cpu *(*ggmlc_cpu_type_traits_t)(enum ggml_type type);
+
+/* ------------------------------------------------------ pinned numbering
+ * Op vtables (ggmlc_device_iface.ops, n_ops) are indexed by enum ggml_op; graphs and files
+ * store ggml_type and the unary and GLU sub-op values.  These values are therefore ABI: the
+ * assertions make a reordering fail to compile in the core and in every plugin.  Appending
+ * an operator or a type moves only the *_COUNT value (update it here: a plugin with a
+ * shorter table simply lacks the new entries). */
+#ifdef __cplusplus
+#    define GGMLC_PLUGIN_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#    define GGMLC_PLUGIN_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+GGMLC_PLUGIN_ASSERT(GGML_OP_NONE == 0 && GGML_OP_ADD == 2 && GGML_OP_MUL_MAT == 29 &&
+                        GGML_OP_CPY == 34,
+                    "enum ggml_op was reordered: the plugin op vtables index by it");
+GGMLC_PLUGIN_ASSERT(GGML_OP_SOFT_MAX == 46 && GGML_OP_ROPE == 48 && GGML_OP_FLASH_ATTN_EXT == 72,
+                    "enum ggml_op was reordered: the plugin op vtables index by it");
+GGMLC_PLUGIN_ASSERT(GGML_OP_UNARY == 84 && GGML_OP_CUSTOM == 88 && GGML_OP_OPT_STEP_ADAMW == 91,
+                    "enum ggml_op was reordered: the plugin op vtables index by it");
+GGMLC_PLUGIN_ASSERT(GGML_OP_GLU == 93 && GGML_OP_TOP_K == 94 && GGML_OP_UNARY_BACK == 96 &&
+                        GGML_OP_COUNT == 97,
+                    "enum ggml_op changed: operators are appended before GGML_OP_COUNT only");
+GGMLC_PLUGIN_ASSERT(GGML_TYPE_F32 == 0 && GGML_TYPE_F16 == 1 && GGML_TYPE_Q4_0 == 2 &&
+                        GGML_TYPE_Q8_0 == 8,
+                    "enum ggml_type was renumbered: GGUF files store these values");
+GGMLC_PLUGIN_ASSERT(GGML_TYPE_Q4_K == 12 && GGML_TYPE_BF16 == 30 && GGML_TYPE_MXFP4 == 39 &&
+                        GGML_TYPE_COUNT == 40,
+                    "enum ggml_type was renumbered: GGUF files store these values");
+GGMLC_PLUGIN_ASSERT(GGML_UNARY_OP_COUNT == 22 && GGML_GLU_OP_COUNT == 6,
+                    "the unary or GLU sub-op numbering changed");
 
 #ifdef __cplusplus
 }

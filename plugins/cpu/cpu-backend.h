@@ -6,7 +6,7 @@
 #define GGMLC_CPU_BACKEND_H
 
 #include "cpu-impl.h"
-#include "cpu-procs.h"
+#include "ggmlc-plugin.h" /* the CPU-role contract */
 
 /* Threads used when nobody asks for a number (the plugin's `threads` option). */
 CPU_HIDDEN void cpu_set_default_threads(int n_threads);
@@ -17,7 +17,7 @@ CPU_HIDDEN void cpu_backend_shutdown(void);
 /* A new backend on dev (the device's init_backend). */
 CPU_HIDDEN ggml_backend_t cpu_backend_new(ggml_backend_dev_t dev, const char *params);
 
-/* The proc-address entry points (types in cpu-procs.h). */
+/* The proc-address entry points (names and types: the CPU role of ggmlc-plugin.h). */
 CPU_HIDDEN struct ggml_cplan cpu_proc_graph_plan(const struct ggml_cgraph *cgraph, int n_threads, struct ggml_threadpool *threadpool);
 CPU_HIDDEN enum ggml_status cpu_proc_graph_compute(struct ggml_cgraph *cgraph, struct ggml_cplan *cplan);
 CPU_HIDDEN struct ggml_threadpool *cpu_proc_threadpool_new(struct ggml_threadpool_params *params);

@@ -10,7 +10,7 @@
 #include "gemm-load-avx512.h"
 #include "gemm-pack-x86.h"
 #include "matvec.h"
-#include "quants.h"
+#include "ggmlc-blocks.h"
 
 #define NR 48 /* three 16-lane vectors along n */
 #define MR 8  /* 24 accumulators + 3 w vectors + 1 broadcast of the 32 registers */

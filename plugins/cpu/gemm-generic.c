@@ -3,7 +3,7 @@
  * plain C the compiler vectorizes with the baseline instruction set.
  */
 #include "gemm.h"
-#include "ggml-impl.h"
+#include "ggmlc-blocks.h"
 #include "matvec.h"
 
 #define NR 8

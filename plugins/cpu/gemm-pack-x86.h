@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "gemm.h"
-#include "ggml-impl.h"
+#include "ggmlc-blocks.h"
 
 /* 8 values of type at p as f32. */
 static inline __m256 pack_load8(enum ggml_type type, const char *p) {

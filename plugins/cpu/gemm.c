@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "gemm.h"
-#include "ggml-impl.h"
+#include "ggmlc-blocks.h"
 
 /* Products with at most this many x rows stream the weights through the mat-vec kernel
  * (matvec.h) instead of packing them.  Measured single-threaded on the AVX-512 path (Zen 5,

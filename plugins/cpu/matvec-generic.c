@@ -5,7 +5,7 @@
  * every column while the chunk is there, so the weights are read once.
  */
 #include "gemm.h"
-#include "ggml-impl.h"
+#include "ggmlc-blocks.h"
 #include "matvec.h"
 
 extern const struct cpu_gemm_kernel cpu_gemm_kernel_generic;

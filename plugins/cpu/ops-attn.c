@@ -128,8 +128,8 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
 /* Tasks take blocks of consecutive queries of one head. */
 static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *q = dst->src[0];
-    struct attn_params p;
-    memcpy(&p, dst->op_params, sizeof p);
+    const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(dst);
+    const struct attn_params p = {fa.scale, fa.max_bias, fa.logit_softcap};
     float *scratch = nn_scratch(call, attn_scratch_floats(dst));
     const int64_t per_head = (q->ne[1] + ATTN_BLOCK - 1) / ATTN_BLOCK;
     int64_t u0, u1;

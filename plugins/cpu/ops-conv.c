@@ -8,9 +8,9 @@
 
 static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
-    const bool is_2d = op[6] != 0;
+    const struct ggmlc_conv2d_params geo = ggmlc_conv2d_params_of(dst);
+    const int s0 = geo.s0, s1 = geo.s1, p0 = geo.p0, p1 = geo.p1, d0 = geo.d0, d1 = geo.d1;
+    const bool is_2d = geo.is_2d != 0;
     /* 1-D is 2-D with one row: b [IL, IC, N] and dst [IC*K, OL, N] */
     const int64_t KW = a->ne[0], KH = is_2d ? a->ne[1] : 1;
     const int64_t IW = b->ne[0], IH = is_2d ? b->ne[1] : 1, IC = is_2d ? b->ne[2] : b->ne[1];
@@ -45,9 +45,9 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
 
 static enum ggml_status im2col_back(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *g = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
-    const bool is_2d = op[6] != 0;
+    const struct ggmlc_conv2d_params geo = ggmlc_conv2d_params_of(dst);
+    const int s0 = geo.s0, s1 = geo.s1, p0 = geo.p0, p1 = geo.p1, d0 = geo.d0, d1 = geo.d1;
+    const bool is_2d = geo.is_2d != 0;
     const int64_t KW = a->ne[0], KH = is_2d ? a->ne[1] : 1;
     const int64_t IW = dst->ne[0], IH = is_2d ? dst->ne[1] : 1, IC = is_2d ? dst->ne[2] : dst->ne[1];
     const int64_t N = is_2d ? dst->ne[3] : dst->ne[2], OW = g->ne[1], OH = is_2d ? g->ne[2] : 1;
@@ -122,8 +122,8 @@ static enum ggml_status col2im_1d(const struct ggmlc_op_call *call, struct ggml_
 
 static enum ggml_status conv_2d_dw(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const int s0 = op[0], s1 = op[1], p0 = op[2], p1 = op[3], d0 = op[4], d1 = op[5];
+    const struct ggmlc_conv2d_params geo = ggmlc_conv2d_params_of(dst);
+    const int s0 = geo.s0, s1 = geo.s1, p0 = geo.p0, p1 = geo.p1, d0 = geo.d0, d1 = geo.d1;
     const int64_t KW = a->ne[0], KH = a->ne[1], OW = dst->ne[0], OH = dst->ne[1], C = dst->ne[2];
     int64_t r0, r1;
     cpu_split_range(OW * OH * C * dst->ne[3], call->ith, call->nth, &r0, &r1);

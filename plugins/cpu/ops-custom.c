@@ -4,7 +4,7 @@
  * tasks is the node's n_tasks (GGML_N_TASKS_MAX: every thread).
  */
 #include "ops-ew.h"
-#include "cpu-procs.h"
+#include "ggmlc-plugin.h" /* the custom operators' op_params layouts */
 
 static enum ggml_status compute_custom1(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     struct ggml_map_custom1_op_params p;

@@ -93,12 +93,14 @@ static enum ggml_status silu_back_compute(const struct ggmlc_op_call *call, stru
 typedef void (*param_row_fn)(const float *hp, float *restrict w, const float *restrict g, float *restrict m,
                              float *restrict v, int64_t n);
 
-/* hp = {alpha, beta1, beta2, eps, wd, beta1h, beta2h}; beta1h/beta2h are the bias
+/* hp: the AdamW hyper-parameters (enum ggmlc_adamw_param); beta1h/beta2h are the bias
  * corrections 1/(1 - beta^t), read at run time so a schedule needs no new graph. */
 EW_CLONES static void adamw_row(const float *hp, float *restrict w, const float *restrict g, float *restrict m,
                                 float *restrict v, int64_t n) {
-    const float alpha = hp[0], beta1 = hp[1], beta2 = hp[2], eps = hp[3], decay = 1.0f - hp[0] * hp[4];
-    const float beta1h = hp[5], beta2h = hp[6];
+    const float alpha = hp[GGMLC_ADAMW_ALPHA], beta1 = hp[GGMLC_ADAMW_BETA1],
+                beta2 = hp[GGMLC_ADAMW_BETA2];
+    const float eps = hp[GGMLC_ADAMW_EPS], decay = 1.0f - alpha * hp[GGMLC_ADAMW_WD];
+    const float beta1h = hp[GGMLC_ADAMW_BETA1H], beta2h = hp[GGMLC_ADAMW_BETA2H];
     for (int64_t i = 0; i < n; i++) {
         const float gi = g[i];
         const float mi = m[i] * beta1 + gi * (1.0f - beta1), vi = v[i] * beta2 + gi * gi * (1.0f - beta2);
@@ -108,10 +110,10 @@ EW_CLONES static void adamw_row(const float *hp, float *restrict w, const float 
     }
 }
 
-/* hp = {alpha, wd}. */
+/* hp: the SGD hyper-parameters (enum ggmlc_sgd_param). */
 EW_CLONES static void sgd_row(const float *hp, float *restrict w, const float *restrict g, float *restrict m,
                               float *restrict v, int64_t n) {
-    const float alpha = hp[0], decay = 1.0f - hp[0] * hp[1];
+    const float alpha = hp[GGMLC_SGD_ALPHA], decay = 1.0f - alpha * hp[GGMLC_SGD_WD];
     for (int64_t i = 0; i < n; i++) w[i] = w[i] * decay - alpha * g[i];
 }
 
@@ -163,14 +165,14 @@ static size_t four_rows_work(const struct ggml_tensor *dst, int n_threads) {
 }
 
 static enum ggml_status adamw_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    float hp[7];
+    float hp[GGMLC_ADAMW_N_PARAMS];
     memcpy(hp, dst->src[4]->data, sizeof hp);
     for_each_param(call, dst, hp, adamw_row);
     return GGML_STATUS_SUCCESS;
 }
 
 static enum ggml_status sgd_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    float hp[2];
+    float hp[GGMLC_SGD_N_PARAMS];
     memcpy(hp, dst->src[2]->data, sizeof hp);
     for_each_param(call, dst, hp, sgd_row);
     return GGML_STATUS_SUCCESS;

@@ -10,7 +10,7 @@
  *   4. all threads scatter the staged rows to dst.
  */
 #include "gemm.h"
-#include "ggml-impl.h"
+#include "ggmlc-blocks.h"
 #include "ops-matmul.h"
 
 /* Layout of the shared scratch. */

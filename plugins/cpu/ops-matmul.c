@@ -10,7 +10,7 @@
  * else its vec_dot per pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
  */
 #include "gemm.h"
-#include "ggml-impl.h"
+#include "ggmlc-blocks.h"
 #include "ops-matmul.h"
 #include "quant-dot.h"
 

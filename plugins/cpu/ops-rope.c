@@ -20,18 +20,17 @@ struct rope_params {
 };
 
 static struct rope_params rope_params_of(const struct ggml_tensor *dst) {
+    const struct ggmlc_rope_params op = ggmlc_rope_params_of(dst);
     struct rope_params p;
-    float f[6];
-    memcpy(f, &dst->op_params[5], sizeof f);
-    p.n_dims = dst->op_params[1];
-    p.mode = dst->op_params[2];
-    const int n_ctx_orig = dst->op_params[4];
-    p.freq_scale = f[1];
-    p.ext_factor = f[2];
-    p.attn_factor = f[3];
-    p.theta_scale = pow((double)f[0], -2.0 / p.n_dims);
-    ggml_rope_yarn_corr_dims(p.n_dims, n_ctx_orig, f[0], f[4], f[5], p.corr_dims);
-    memcpy(p.sections, &dst->op_params[11], sizeof p.sections);
+    p.n_dims = op.n_dims;
+    p.mode = op.mode;
+    p.freq_scale = op.freq_scale;
+    p.ext_factor = op.ext_factor;
+    p.attn_factor = op.attn_factor;
+    p.theta_scale = pow((double)op.freq_base, -2.0 / p.n_dims);
+    ggml_rope_yarn_corr_dims(p.n_dims, op.n_ctx_orig, op.freq_base, op.beta_fast, op.beta_slow,
+                             p.corr_dims);
+    memcpy(p.sections, op.sections, sizeof p.sections);
     p.sin_sign = dst->op == GGML_OP_ROPE_BACK ? -1.0f : 1.0f;
     return p;
 }

@@ -36,9 +36,8 @@ static void softmax_row(float *w, int64_t n, float sink) {
 
 static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0], *mask = dst->src[1], *sinks = dst->src[2];
-    float scale, max_bias;
-    memcpy(&scale, &dst->op_params[0], sizeof scale);
-    memcpy(&max_bias, &dst->op_params[1], sizeof max_bias);
+    const struct ggmlc_soft_max_params sp = ggmlc_soft_max_params_of(dst);
+    const float scale = sp.scale, max_bias = sp.max_bias;
     const int64_t n = src->ne[0];
     float *w = nn_scratch(call, 2 * n), *mrow = w + n;
     int64_t r0, r1;
@@ -73,8 +72,7 @@ static size_t soft_max_back_work(const struct ggml_tensor *dst, int n_threads) {
  * scaled logits, so they do not enter the gradient: max_bias needs no special case. */
 static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *dy_t = dst->src[0], *y_t = dst->src[1];
-    float scale;
-    memcpy(&scale, &dst->op_params[0], sizeof scale);
+    const float scale = ggmlc_soft_max_params_of(dst).scale;
     const int64_t n = dst->ne[0];
     float *dy = nn_scratch(call, 2 * n), *y = dy + n;
     int64_t r0, r1;

@@ -139,11 +139,15 @@ static void fill_features(void) {
     features[n] = (struct ggml_backend_feature){NULL, NULL};
 }
 
+/* The version of the CPU-role contract this plugin serves (ggmlc-plugin.h). */
+static const uint32_t cpu_role_version = GGMLC_CPU_ROLE_VERSION;
+
 static void *reg_proc_address(ggml_backend_reg_t reg, const char *name) {
     static const struct {
         const char *name;
         void *fn;
     } procs[] = {
+        {GGMLC_CPU_PROC_ROLE_VERSION, (void *)&cpu_role_version},
         {GGMLC_CPU_PROC_GRAPH_PLAN, (void *)cpu_proc_graph_plan},
         {GGMLC_CPU_PROC_GRAPH_COMPUTE, (void *)cpu_proc_graph_compute},
         {GGMLC_CPU_PROC_THREADPOOL_NEW, (void *)cpu_proc_threadpool_new},

@@ -12,8 +12,7 @@
 #define GGMLC_CPU_QUANT_DOT_H
 
 #include "cpu-impl.h"
-#include "ggml-impl.h"
-#include "quants.h"
+#include "ggmlc-blocks.h"
 
 /* Sub-block j (0..7) scale and min of a Q4_K/Q5_K 12-byte scale field. */
 static inline void cpu_k4_scale_min(const uint8_t *q, int j, int *sc, int *m) {

@@ -20,11 +20,11 @@ static int rope_mode_code(int mode) {
     }
 }
 
-/* op_params: [1] n_dims, [2] mode, [4] n_ctx_orig, f32 [5] freq_base, [6] freq_scale,
- * [7] ext_factor, [8] attn_factor, [9] beta_fast, [10] beta_slow, i32 [11..14] sections. */
+/* op_params: struct ggmlc_rope_params. */
 static bool rope_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *pos = node->src[1], *ff = node->src[2];
-    const int mode = vk_param_i32(node, 2), n_dims = vk_param_i32(node, 1), code = rope_mode_code(mode);
+    const struct ggmlc_rope_params op = ggmlc_rope_params_of(node);
+    const int n_dims = op.n_dims, code = rope_mode_code(op.mode);
     if (code < 0) return false;
     if ((a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) || node->type != a->type || !vk_type_ok(d, a->type)) return false;
     if (!vk_shape_fits(a) || !vk_shape_fits(node) || !ggml_are_same_shape(a, node) || a->ne[0] % 2 != 0) return false;
@@ -33,8 +33,8 @@ static bool rope_supports(const struct vk_device *d, const struct ggml_tensor *n
     if (multi) {
         int64_t total = 0;
         for (int i = 0; i < GGML_MROPE_SECTIONS; i++) {
-            if (vk_param_i32(node, 11 + i) < 0) return false;
-            total += vk_param_i32(node, 11 + i);
+            if (op.sections[i] < 0) return false;
+            total += op.sections[i];
         }
         if (total == 0) return false;
     }
@@ -45,11 +45,10 @@ static bool rope_supports(const struct vk_device *d, const struct ggml_tensor *n
 
 static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *pos = node->src[1], *ff = node->src[2];
-    const int n_dims = vk_param_i32(node, 1), n_ctx_orig = vk_param_i32(node, 4);
-    const float freq_base = vk_param_f32(node, 5), freq_scale = vk_param_f32(node, 6), ext_factor = vk_param_f32(node, 7),
-                attn_factor = vk_param_f32(node, 8), beta_fast = vk_param_f32(node, 9), beta_slow = vk_param_f32(node, 10);
+    const struct ggmlc_rope_params op = ggmlc_rope_params_of(node);
+    const int n_dims = op.n_dims;
     float corr[2];
-    ggml_rope_yarn_corr_dims(n_dims, n_ctx_orig, freq_base, beta_fast, beta_slow, corr);
+    ggml_rope_yarn_corr_dims(n_dims, op.n_ctx_orig, op.freq_base, op.beta_fast, op.beta_slow, corr);
 
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
@@ -57,14 +56,14 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
     vk_push_shape(ds.push, 0, a);
     for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(node->nb[i] / ts);
     ds.push[16] = (uint32_t)n_dims;
-    ds.push[17] = (uint32_t)rope_mode_code(vk_param_i32(node, 2));
-    for (int i = 0; i < GGML_MROPE_SECTIONS; i++) ds.push[26 + i] = (uint32_t)vk_param_i32(node, 11 + i);
+    ds.push[17] = (uint32_t)rope_mode_code(op.mode);
+    for (int i = 0; i < GGML_MROPE_SECTIONS; i++) ds.push[26 + i] = (uint32_t)op.sections[i];
     ds.push[18] = ff != NULL;
     ds.push[19] = node->op == GGML_OP_ROPE_BACK;
-    ds.push[20] = vk_f32_bits(powf(freq_base, -2.0f / n_dims));
-    ds.push[21] = vk_f32_bits(freq_scale);
-    ds.push[22] = vk_f32_bits(ext_factor);
-    ds.push[23] = vk_f32_bits(attn_factor);
+    ds.push[20] = vk_f32_bits(powf(op.freq_base, -2.0f / n_dims));
+    ds.push[21] = vk_f32_bits(op.freq_scale);
+    ds.push[22] = vk_f32_bits(op.ext_factor);
+    ds.push[23] = vk_f32_bits(op.attn_factor);
     ds.push[24] = vk_f32_bits(corr[0]);
     ds.push[25] = vk_f32_bits(corr[1]);
     vk_dispatch_bind(&ds, a, false, ts, 12);
@@ -91,7 +90,7 @@ static bool attn_kv_ok(const struct vk_device *d, const struct ggml_tensor *t, e
     return vk_float_code(type) >= 0 && vk_type_ok(d, type) && vk_shape_fits(t);
 }
 
-/* op_params: f32 [0] scale, [1] max_bias, [2] logit_softcap; src: q, k, v, mask, sinks. */
+/* op_params: struct ggmlc_flash_attn_params; src: q, k, v, mask, sinks. */
 static bool flash_attn_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
     if (q->type != GGML_TYPE_F32 || q->nb[0] != 4 || node->type != GGML_TYPE_F32 || !ggml_is_contiguous(node)) return false;
@@ -157,7 +156,8 @@ static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggm
 static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
     const size_t tk = vk_addr_unit(k->type);
-    const float max_bias = vk_param_f32(node, 1);
+    const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(node);
+    const float max_bias = fa.max_bias;
     const uint32_t n_head = (uint32_t)q->ne[2];
     const uint32_t n_head_log2 = 1u << (uint32_t)floor(log2((double)n_head));
     uint32_t ns = attn_splits(rec->d, q, k);
@@ -175,7 +175,7 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
         (uint32_t)(v->nb[1] / tk), (uint32_t)(v->nb[2] / tk), (uint32_t)(v->nb[3] / tk),
         m ? (uint32_t)m->ne[0] : 1, m ? (uint32_t)m->ne[1] : 1, m ? (uint32_t)m->ne[2] : 1, m ? (uint32_t)m->ne[3] : 1,
         (uint32_t)(q->ne[2] / k->ne[2]), (uint32_t)(q->ne[3] / k->ne[3]),
-        vk_f32_bits(vk_param_f32(node, 0)), vk_f32_bits(vk_param_f32(node, 2)),
+        vk_f32_bits(fa.scale), vk_f32_bits(fa.logit_softcap),
         vk_f32_bits(powf(2.0f, -max_bias / (float)n_head_log2)), vk_f32_bits(powf(2.0f, -max_bias / 2.0f / (float)n_head_log2)),
         n_head_log2, 0, 0, 0, 0, 0, 0,
         (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u) | chunks << 8,

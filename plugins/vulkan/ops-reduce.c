@@ -146,7 +146,8 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
     }
     for (int i = 1; i < 4; i++) ds.push[13 + i] = (uint32_t)(node->nb[i] / 4);
     ds.push[20] = m != NULL;
-    const float scale = vk_param_f32(node, 0), max_bias = vk_param_f32(node, 1);
+    const struct ggmlc_soft_max_params sp = ggmlc_soft_max_params_of(node);
+    const float scale = sp.scale, max_bias = sp.max_bias;
     const uint32_t n_head = (uint32_t)a->ne[2];
     const uint32_t n_head_log2 = n_head ? 1u << (uint32_t)floor(log2((double)n_head)) : 1;
     ds.push[21] = vk_f32_bits(scale);

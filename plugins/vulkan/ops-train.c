@@ -42,9 +42,10 @@ static bool contiguous_f32(const struct ggml_tensor *t) { return t && t->type ==
 
 static bool opt_step_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     if (!contiguous_f32(node) || !contiguous_f32(node->src[1])) return false;
-    if (node->op == GGML_OP_OPT_STEP_SGD) return contiguous_f32(node->src[2]) && ggml_nelements(node->src[2]) == 2;
-    return contiguous_f32(node->src[2]) && contiguous_f32(node->src[3]) && contiguous_f32(node->src[4]) &&
-           ggml_nelements(node->src[4]) == 7;
+    if (node->op == GGML_OP_OPT_STEP_SGD)
+        return contiguous_f32(node->src[2]) && ggml_nelements(node->src[2]) == GGMLC_SGD_N_PARAMS;
+    return contiguous_f32(node->src[2]) && contiguous_f32(node->src[3]) &&
+           contiguous_f32(node->src[4]) && ggml_nelements(node->src[4]) == GGMLC_ADAMW_N_PARAMS;
 }
 
 static enum ggml_status opt_step_record(struct vk_rec *rec, const struct ggml_tensor *node) {
