@@ -64,20 +64,18 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
     return batches <= max[2] && (uint64_t)(a->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)(b->ne[1] + t.bn - 1) / t.bn <= max[1];
 }
 
-void vk_push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit, size_t b_unit) {
+struct vk_pc_mm vk_pc_matmul(const struct ggml_tensor *node, size_t a_unit, size_t b_unit) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    ds->push[0] = (uint32_t)a->ne[1];
-    ds->push[1] = (uint32_t)b->ne[1];
-    ds->push[2] = (uint32_t)a->ne[0];
-    for (int i = 1; i < 4; i++) {
-        ds->push[2 + i] = (uint32_t)(a->nb[i] / a_unit);
-        ds->push[5 + i] = (uint32_t)(b->nb[i] / b_unit);
-        ds->push[8 + i] = (uint32_t)(node->nb[i] / 4);
-    }
-    ds->push[12] = (uint32_t)b->ne[2];
-    ds->push[13] = (uint32_t)(b->ne[2] / a->ne[2]);
-    ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
-    ds->push[18] = ds->push[19] = 1; /* unit k strides */
+    return (struct vk_pc_mm){
+        .M = (uint32_t)a->ne[1], .N = (uint32_t)b->ne[1], .K = (uint32_t)a->ne[0],
+        .nb01 = (uint32_t)(a->nb[1] / a_unit), .nb02 = (uint32_t)(a->nb[2] / a_unit),
+        .nb03 = (uint32_t)(a->nb[3] / a_unit),
+        .nb11 = (uint32_t)(b->nb[1] / b_unit), .nb12 = (uint32_t)(b->nb[2] / b_unit),
+        .nb13 = (uint32_t)(b->nb[3] / b_unit),
+        .nb1 = (uint32_t)(node->nb[1] / 4), .nb2 = (uint32_t)(node->nb[2] / 4), .nb3 = (uint32_t)(node->nb[3] / 4),
+        .ne12 = (uint32_t)b->ne[2], .r2 = (uint32_t)(b->ne[2] / a->ne[2]), .r3 = (uint32_t)(b->ne[3] / a->ne[3]),
+        .ka = 1, .kb = 1, /* unit k strides */
+    };
 }
 
 /* Matrix-vector kernels (N <= 8): threads per workgroup, rows of d per workgroup and, for
@@ -251,10 +249,11 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         ds.groups[1] = (uint32_t)((b->ne[1] + t.bn - 1) / t.bn);
     }
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
-    vk_push_matmul(&ds, node, a_unit, b_unit);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
-    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    const struct vk_pc_mm pc = vk_pc_matmul(node, a_unit, b_unit);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, VK_PUSH_WORD(vk_pc_mm, off_a));
+    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, VK_PUSH_WORD(vk_pc_mm, off_b));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -293,19 +292,18 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
     const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 6;
-    const uint32_t push[18] = {
-        (uint32_t)a->ne[0], (uint32_t)b->ne[0], (uint32_t)a->ne[1],
-        (uint32_t)(a->nb[0] / ta), (uint32_t)(a->nb[2] / ta), (uint32_t)(a->nb[3] / ta),
-        (uint32_t)(b->nb[0] / tb), (uint32_t)(b->nb[2] / tb), (uint32_t)(b->nb[3] / tb),
-        (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
-        (uint32_t)b->ne[2], (uint32_t)(b->ne[2] / a->ne[2]), (uint32_t)(b->ne[3] / a->ne[3]), 0, 0, 0,
+    const struct vk_pc_mm pc = { /* m runs along dimension 0 of a and b, k along dimension 1 */
+        .M = (uint32_t)a->ne[0], .N = (uint32_t)b->ne[0], .K = (uint32_t)a->ne[1],
+        .nb01 = (uint32_t)(a->nb[0] / ta), .nb02 = (uint32_t)(a->nb[2] / ta), .nb03 = (uint32_t)(a->nb[3] / ta),
+        .nb11 = (uint32_t)(b->nb[0] / tb), .nb12 = (uint32_t)(b->nb[2] / tb), .nb13 = (uint32_t)(b->nb[3] / tb),
+        .nb1 = (uint32_t)(node->nb[1] / 4), .nb2 = (uint32_t)(node->nb[2] / 4), .nb3 = (uint32_t)(node->nb[3] / 4),
+        .ne12 = (uint32_t)b->ne[2], .r2 = (uint32_t)(b->ne[2] / a->ne[2]), .r3 = (uint32_t)(b->ne[3] / a->ne[3]),
+        .ka = (uint32_t)(a->nb[1] / ta), .kb = (uint32_t)(b->nb[1] / tb),
     };
-    memcpy(ds.push, push, sizeof push);
-    ds.push[18] = (uint32_t)(a->nb[1] / ta);
-    ds.push[19] = (uint32_t)(b->nb[1] / tb);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)ta, 15);
-    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ta, VK_PUSH_WORD(vk_pc_mm, off_a));
+    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, VK_PUSH_WORD(vk_pc_mm, off_b));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     ds.groups[0] = (uint32_t)((a->ne[0] + t.bm - 1) / t.bm);
     ds.groups[1] = (uint32_t)((b->ne[0] + t.bn - 1) / t.bn);
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);

@@ -11,8 +11,9 @@
 
 #define MV_MAX_N 8 /* columns of b up to which the matrix-vector kernels take a product */
 
-/* The push words of mm-push.glsl for node (a's strides in a_unit bytes, b's in b_unit). */
-VK_HIDDEN void vk_push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit, size_t b_unit);
+/* The push constants of the products (mm-push.glsl) for node (a's strides in a_unit bytes, b's
+ * in b_unit; the binding offsets, k_split and off_s 0). */
+VK_HIDDEN struct vk_pc_mm vk_pc_matmul(const struct ggml_tensor *node, size_t a_unit, size_t b_unit);
 /* Whether t can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
 VK_HIDDEN bool vk_vectorizable(const struct vk_device *d, const struct ggml_tensor *t);
 
@@ -27,8 +28,9 @@ VK_HIDDEN bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *n
 /* The same for mul_mat_id node's products of few tokens (mvqd_id_<type>: one per (slot, token) pair). */
 VK_HIDDEN bool vk_mvq_dot_id_takes(const struct vk_device *d, const struct ggml_tensor *node, VkDeviceSize *scratch);
 VK_HIDDEN bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
-/* The push words of mm-id-push.glsl for mul_mat_id node (the experts' strides in a_unit bytes). */
-VK_HIDDEN void vk_push_matmul_id(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit);
+/* The push constants of mm-id-push.glsl for mul_mat_id node (the experts' strides in a_unit
+ * bytes; the binding offsets and off_s 0). */
+VK_HIDDEN struct vk_pc_mm_id vk_pc_matmul_id(const struct ggml_tensor *node, size_t a_unit);
 /* The scratch memory mul_mat_id node takes, into *need. */
 VK_HIDDEN void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
 

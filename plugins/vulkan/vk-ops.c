@@ -72,12 +72,14 @@ enum vk_shader_id vk_shader_find(const char *fmt, ...) {
     return VK_SHADER_COUNT;
 }
 
-void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t) {
+struct vk_shape vk_shape_of(const struct ggml_tensor *t) {
     const size_t ts = ggml_type_size(t->type);
+    struct vk_shape s;
     for (int i = 0; i < 4; i++) {
-        push[w + i] = (uint32_t)t->ne[i];
-        push[w + 4 + i] = (uint32_t)(t->nb[i] / ts);
+        s.ne[i] = (uint32_t)t->ne[i];
+        s.nb[i] = (uint32_t)(t->nb[i] / ts);
     }
+    return s;
 }
 
 bool vk_shape_fits(const struct ggml_tensor *t) {
