@@ -30,8 +30,8 @@ struct vk_pc_unary {
     uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;         /* d */
     uint off_a, off_d, op, mode;                          /* op: VK_UN_* (op-codes.h) */
     float p0, p1, p2, p3;                                 /* the op's float parameters */
-    int n_past;                                           /* diag masks: n_past; tri: the triangle type */
-    uint shift0, shift1, shift2, shift3;                  /* roll: source offsets; pad: left padding */
+    int n_past;                          /* diag masks: n_past; tri: the triangle type */
+    uint shift0, shift1, shift2, shift3; /* roll: source offsets; pad: left padding */
 };
 
 /* The matrix products (mm*.comp, mv*.comp, mvq*.comp, mvq-dot*.comp, mm-coopmat-nv.comp):
@@ -45,7 +45,7 @@ struct vk_pc_mm {
     uint ne12, r2, r3;     /* b's batch extent in dim 2; broadcast ratios of a */
     uint off_a, off_b, off_d;
     uint ka, kb;
-    uint k_split;          /* coopmat: k per workgroup layer; 0: no split (the layers are batches) */
+    uint k_split; /* coopmat: k per workgroup layer; 0: no split (the layers are batches) */
     uint off_s;            /* integer-dot mat-vecs: where b's block scales start (vec2 units) */
 };
 
@@ -78,7 +78,8 @@ struct vk_pc_split_sum {
 struct vk_pc_quantize_q8 {
     uint K, N, cols;       /* depth, columns per batch, columns in all */
     uint nb11, nb12, nb13; /* b's strides in floats */
-    uint ne12, off_b, bvec; /* b's extent in dim 2, offset (floats), 1: offset and strides multiples of 4 */
+    uint ne12, off_b, bvec; /* b's extent in dim 2, offset (floats); bvec 1: offset and strides
+                             * multiples of 4 */
     uint off_q, off_s;     /* where the quants (words) and the scales (pairs) start */
 };
 
@@ -280,7 +281,7 @@ struct vk_pc_conv2d {
     uint OW, OH, nd0, nd1, nd2, nd3;    /* result */
     int s0, s1, p0, p1, d0, d1;
     uint off_k, off_x, off_d, depthwise;
-    uint nk0, nx0;                      /* 1 unless a layout is permuted (channels innermost: CWHN) */
+    uint nk0, nx0; /* 1 unless a layout is permuted (channels innermost: CWHN) */
 };
 
 /* im2col-back.comp: patch columns gathered back onto the image. */

@@ -26,16 +26,29 @@ static enum ggml_status im2col_record(struct vk_rec *rec, const struct ggml_tens
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col_%s_%s", ggml_type_name(b->type), ggml_type_name(node->type)));
     /* a 1-D im2col is the 2-D one with a height of 1: b [IW, IC, N], d [K, OW, N] */
-    const int c = is_2d ? 2 : 1, n = is_2d ? 3 : 2; /* the dimensions of the channels (b) and the batch */
+    const int c = is_2d ? 2 : 1,
+              n = is_2d ? 3 : 2; /* the dimensions of the channels (b) and the batch */
     const struct vk_pc_im2col pc = {
-        .IW = (uint32_t)b->ne[0], .IH = is_2d ? (uint32_t)b->ne[1] : 1, .IC = (uint32_t)b->ne[c],
-        .KW = (uint32_t)a->ne[0], .KH = is_2d ? (uint32_t)a->ne[1] : 1,
-        .OW = (uint32_t)node->ne[1], .OH = is_2d ? (uint32_t)node->ne[2] : 1, .N = (uint32_t)node->ne[n],
-        .s0 = (uint32_t)op[0], .s1 = is_2d ? (uint32_t)op[1] : 1, .d0 = (uint32_t)op[4], .d1 = is_2d ? (uint32_t)op[5] : 1,
-        .p0 = op[2], .p1 = is_2d ? op[3] : 0,
-        .nbw = (uint32_t)(b->nb[0] / tb), .nbh = is_2d ? (uint32_t)(b->nb[1] / tb) : 0,
-        .nbc = (uint32_t)(b->nb[c] / tb), .nbn = (uint32_t)(b->nb[c + 1] / tb),
-        .ndw = (uint32_t)(node->nb[1] / td), .ndh = is_2d ? (uint32_t)(node->nb[2] / td) : 0,
+        .IW = (uint32_t)b->ne[0],
+        .IH = is_2d ? (uint32_t)b->ne[1] : 1,
+        .IC = (uint32_t)b->ne[c],
+        .KW = (uint32_t)a->ne[0],
+        .KH = is_2d ? (uint32_t)a->ne[1] : 1,
+        .OW = (uint32_t)node->ne[1],
+        .OH = is_2d ? (uint32_t)node->ne[2] : 1,
+        .N = (uint32_t)node->ne[n],
+        .s0 = (uint32_t)op[0],
+        .s1 = is_2d ? (uint32_t)op[1] : 1,
+        .d0 = (uint32_t)op[4],
+        .d1 = is_2d ? (uint32_t)op[5] : 1,
+        .p0 = op[2],
+        .p1 = is_2d ? op[3] : 0,
+        .nbw = (uint32_t)(b->nb[0] / tb),
+        .nbh = is_2d ? (uint32_t)(b->nb[1] / tb) : 0,
+        .nbc = (uint32_t)(b->nb[c] / tb),
+        .nbn = (uint32_t)(b->nb[c + 1] / tb),
+        .ndw = (uint32_t)(node->nb[1] / td),
+        .ndh = is_2d ? (uint32_t)(node->nb[2] / td) : 0,
         .ndn = (uint32_t)(node->nb[n] / td),
     };
     vk_dispatch_push(&ds, pc);
@@ -64,8 +77,13 @@ static enum ggml_status pool_record(struct vk_rec *rec, const struct ggml_tensor
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pool_%s", ggml_type_name(a->type)));
     struct vk_pc_pool pc = {
-        .is_avg = op[0] == GGML_OP_POOL_AVG, .k0 = (uint32_t)op[1], .k1 = two ? (uint32_t)op[2] : 1,
-        .s0 = (uint32_t)op[two ? 3 : 2], .s1 = two ? (uint32_t)op[4] : 1, .p0 = op[two ? 5 : 3], .p1 = two ? op[6] : 0,
+        .is_avg = op[0] == GGML_OP_POOL_AVG,
+        .k0 = (uint32_t)op[1],
+        .k1 = two ? (uint32_t)op[2] : 1,
+        .s0 = (uint32_t)op[two ? 3 : 2],
+        .s1 = two ? (uint32_t)op[4] : 1,
+        .p0 = op[two ? 5 : 3],
+        .p1 = two ? op[6] : 0,
     };
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
@@ -91,7 +109,8 @@ static enum ggml_status upscale_record(struct vk_rec *rec, const struct ggml_ten
     const uint32_t mode = (uint32_t)vk_param_i32(node, 0);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("upscale_f32"));
-    struct vk_pc_upscale pc = {.mode = mode & 0xff, .align = (mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0};
+    struct vk_pc_upscale pc = {.mode = mode & 0xff,
+                               .align = (mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0};
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
     vk_dispatch_push(&ds, pc);
@@ -118,10 +137,27 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
     vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
     const struct vk_pc_conv_transpose_2d pc = {
-        .KW = sk.ne[0], .KH = sk.ne[1], .OC = sk.ne[2], .IC = sk.ne[3],
-        .nk0 = sk.nb[0], .nk1 = sk.nb[1], .nk2 = sk.nb[2], .nk3 = sk.nb[3],
-        .IW = sx.ne[0], .IH = sx.ne[1], .N = sx.ne[3], .nx0 = sx.nb[0], .nx1 = sx.nb[1], .nx2 = sx.nb[2], .nx3 = sx.nb[3],
-        .OW = sd.ne[0], .OH = sd.ne[1], .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2], .nd3 = sd.nb[3],
+        .KW = sk.ne[0],
+        .KH = sk.ne[1],
+        .OC = sk.ne[2],
+        .IC = sk.ne[3],
+        .nk0 = sk.nb[0],
+        .nk1 = sk.nb[1],
+        .nk2 = sk.nb[2],
+        .nk3 = sk.nb[3],
+        .IW = sx.ne[0],
+        .IH = sx.ne[1],
+        .N = sx.ne[3],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .OW = sd.ne[0],
+        .OH = sd.ne[1],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
         .s = (uint32_t)vk_param_i32(node, 0),
     };
     vk_dispatch_push(&ds, pc);
@@ -153,12 +189,34 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
     vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
     const struct vk_pc_conv2d pc = {
-        .KW = sk.ne[0], .KH = sk.ne[1], .IC = sk.ne[2], .OC = sk.ne[3], .nk1 = sk.nb[1], .nk2 = sk.nb[2], .nk3 = sk.nb[3],
-        .IW = sx.ne[0], .IH = sx.ne[1], .N = sx.ne[3], .nx1 = sx.nb[1], .nx2 = sx.nb[2], .nx3 = sx.nb[3],
-        .OW = sd.ne[0], .OH = sd.ne[1], .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2], .nd3 = sd.nb[3],
-        .s0 = vk_param_i32(node, 0), .s1 = vk_param_i32(node, 1), .p0 = vk_param_i32(node, 2),
-        .p1 = vk_param_i32(node, 3), .d0 = vk_param_i32(node, 4), .d1 = vk_param_i32(node, 5),
-        .depthwise = node->op == GGML_OP_CONV_2D_DW, .nk0 = sk.nb[0], .nx0 = sx.nb[0],
+        .KW = sk.ne[0],
+        .KH = sk.ne[1],
+        .IC = sk.ne[2],
+        .OC = sk.ne[3],
+        .nk1 = sk.nb[1],
+        .nk2 = sk.nb[2],
+        .nk3 = sk.nb[3],
+        .IW = sx.ne[0],
+        .IH = sx.ne[1],
+        .N = sx.ne[3],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .OW = sd.ne[0],
+        .OH = sd.ne[1],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .s0 = vk_param_i32(node, 0),
+        .s1 = vk_param_i32(node, 1),
+        .p0 = vk_param_i32(node, 2),
+        .p1 = vk_param_i32(node, 3),
+        .d0 = vk_param_i32(node, 4),
+        .d1 = vk_param_i32(node, 5),
+        .depthwise = node->op == GGML_OP_CONV_2D_DW,
+        .nk0 = sk.nb[0],
+        .nx0 = sx.nb[0],
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv2d, off_k));
@@ -185,16 +243,33 @@ static enum ggml_status gather_columns(struct vk_rec *rec, const struct ggml_ten
                                        uint32_t kh, const int32_t *spd, bool is_2d) {
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col_back_f32"));
-    const int c = is_2d ? 2 : 1, n = is_2d ? 3 : 2; /* the dimensions of the channels and the batch */
+    const int c = is_2d ? 2 : 1,
+              n = is_2d ? 3 : 2; /* the dimensions of the channels and the batch */
     const struct vk_shape sg = vk_shape_of(g), sd = vk_shape_of(node);
     /* 1-D: no vertical taps: stride and dilation 1, no padding */
     const struct vk_pc_im2col_back pc = {
-        .IW = sd.ne[0], .IH = is_2d ? sd.ne[1] : 1, .IC = sd.ne[c], .N = sd.ne[n],
-        .KW = kw, .KH = is_2d ? kh : 1, .OW = sg.ne[1], .OH = is_2d ? sg.ne[2] : 1,
-        .ng0 = sg.nb[0], .ng1 = sg.nb[1], .ng2 = is_2d ? sg.nb[2] : 0, .ng3 = sg.nb[n],
-        .nd0 = sd.nb[0], .nd1 = is_2d ? sd.nb[1] : 0, .nd2 = sd.nb[c], .nd3 = sd.nb[n],
-        .s0 = spd[0], .s1 = is_2d ? spd[1] : 1, .p0 = spd[2], .p1 = is_2d ? spd[3] : 0,
-        .d0 = spd[4], .d1 = is_2d ? spd[5] : 1,
+        .IW = sd.ne[0],
+        .IH = is_2d ? sd.ne[1] : 1,
+        .IC = sd.ne[c],
+        .N = sd.ne[n],
+        .KW = kw,
+        .KH = is_2d ? kh : 1,
+        .OW = sg.ne[1],
+        .OH = is_2d ? sg.ne[2] : 1,
+        .ng0 = sg.nb[0],
+        .ng1 = sg.nb[1],
+        .ng2 = is_2d ? sg.nb[2] : 0,
+        .ng3 = sg.nb[n],
+        .nd0 = sd.nb[0],
+        .nd1 = is_2d ? sd.nb[1] : 0,
+        .nd2 = sd.nb[c],
+        .nd3 = sd.nb[n],
+        .s0 = spd[0],
+        .s1 = is_2d ? spd[1] : 1,
+        .p0 = spd[2],
+        .p1 = is_2d ? spd[3] : 0,
+        .d0 = spd[4],
+        .d1 = is_2d ? spd[5] : 1,
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, g, false, 4, VK_PUSH_WORD(vk_pc_im2col_back, off_g));
@@ -246,13 +321,31 @@ static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggm
     vk_dispatch_init(&ds, vk_shader_find("pool_back_%s", ggml_type_name(x->type)));
     const struct vk_shape sy = vk_shape_of(dy), sx = vk_shape_of(x), sd = vk_shape_of(node);
     const struct vk_pc_pool_back pc = {
-        .OW = sy.ne[0], .OH = sy.ne[1], .ny0 = sy.nb[0], .ny1 = sy.nb[1], .ny2 = sy.nb[2], .ny3 = sy.nb[3],
-        .IW = sx.ne[0], .IH = sx.ne[1], .C = sx.ne[2], .N = sx.ne[3],
-        .nx0 = sx.nb[0], .nx1 = sx.nb[1], .nx2 = sx.nb[2], .nx3 = sx.nb[3],
-        .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2], .nd3 = sd.nb[3],
+        .OW = sy.ne[0],
+        .OH = sy.ne[1],
+        .ny0 = sy.nb[0],
+        .ny1 = sy.nb[1],
+        .ny2 = sy.nb[2],
+        .ny3 = sy.nb[3],
+        .IW = sx.ne[0],
+        .IH = sx.ne[1],
+        .C = sx.ne[2],
+        .N = sx.ne[3],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
         .avg = vk_param_i32(node, 0) == GGML_OP_POOL_AVG,
-        .k0 = vk_param_i32(node, 1), .k1 = vk_param_i32(node, 2), .s0 = vk_param_i32(node, 3),
-        .s1 = vk_param_i32(node, 4), .p0 = vk_param_i32(node, 5), .p1 = vk_param_i32(node, 6),
+        .k0 = vk_param_i32(node, 1),
+        .k1 = vk_param_i32(node, 2),
+        .s0 = vk_param_i32(node, 3),
+        .s1 = vk_param_i32(node, 4),
+        .p0 = vk_param_i32(node, 5),
+        .p1 = vk_param_i32(node, 6),
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, dy, false, 4, VK_PUSH_WORD(vk_pc_pool_back, off_dy));
@@ -280,10 +373,24 @@ static enum ggml_status conv_transpose_1d_record(struct vk_rec *rec, const struc
     vk_dispatch_init(&ds, vk_shader_find("conv_transpose_1d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
     const struct vk_pc_conv_transpose_1d pc = {
-        .K = sk.ne[0], .OC = sk.ne[1], .IC = sk.ne[2], .nk0 = sk.nb[0], .nk1 = sk.nb[1], .nk2 = sk.nb[2],
-        .L = sx.ne[0], .nx0 = sx.nb[0], .nx1 = sx.nb[1], .nx2 = sx.nb[2],
-        .OL = sd.ne[0], .N = sd.ne[2], .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2],
-        .s0 = vk_param_i32(node, 0), .p0 = vk_param_i32(node, 1), .d0 = vk_param_i32(node, 2),
+        .K = sk.ne[0],
+        .OC = sk.ne[1],
+        .IC = sk.ne[2],
+        .nk0 = sk.nb[0],
+        .nk1 = sk.nb[1],
+        .nk2 = sk.nb[2],
+        .L = sx.ne[0],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .OL = sd.ne[0],
+        .N = sd.ne[2],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .s0 = vk_param_i32(node, 0),
+        .p0 = vk_param_i32(node, 1),
+        .d0 = vk_param_i32(node, 2),
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv_transpose_1d, off_k));
@@ -309,9 +416,18 @@ static enum ggml_status ssm_conv_record(struct vk_rec *rec, const struct ggml_te
     vk_dispatch_init(&ds, vk_shader_find("ssm_conv_f32"));
     const struct vk_shape sd = vk_shape_of(node);
     const struct vk_pc_ssm_conv pc = {
-        .d_conv = (uint32_t)c->ne[0], .d_inner = (uint32_t)c->ne[1], .n_t = sd.ne[1], .n_s = sd.ne[2],
-        .nx0 = (uint32_t)(sx->nb[0] / 4), .nx1 = (uint32_t)(sx->nb[1] / 4), .nx2 = (uint32_t)(sx->nb[2] / 4),
-        .nc0 = (uint32_t)(c->nb[0] / 4), .nc1 = (uint32_t)(c->nb[1] / 4), .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2],
+        .d_conv = (uint32_t)c->ne[0],
+        .d_inner = (uint32_t)c->ne[1],
+        .n_t = sd.ne[1],
+        .n_s = sd.ne[2],
+        .nx0 = (uint32_t)(sx->nb[0] / 4),
+        .nx1 = (uint32_t)(sx->nb[1] / 4),
+        .nx2 = (uint32_t)(sx->nb[2] / 4),
+        .nc0 = (uint32_t)(c->nb[0] / 4),
+        .nc1 = (uint32_t)(c->nb[1] / 4),
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, sx, false, 4, VK_PUSH_WORD(vk_pc_ssm_conv, off_x));

@@ -38,11 +38,23 @@ static enum ggml_status im2col_3d_record(struct vk_rec *rec, const struct ggml_t
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col3d_%s_%s", ggml_type_name(b->type), ggml_type_name(node->type)));
     struct vk_pc_im2col3d pc = {
-        .KW = (uint32_t)a->ne[0], .KH = (uint32_t)a->ne[1], .KD = (uint32_t)a->ne[2], .IC = ic,
-        .W = (uint32_t)b->ne[0], .H = (uint32_t)b->ne[1], .D = (uint32_t)b->ne[2],
-        .nx1 = (uint32_t)(b->nb[1] / tb), .nx2 = (uint32_t)(b->nb[2] / tb), .nx3 = (uint32_t)(b->nb[3] / tb),
-        .OW = (uint32_t)node->ne[1], .OH = (uint32_t)node->ne[2], .OD = (uint32_t)node->ne[3] / n, .N = n,
-        .nd1 = (uint32_t)(node->nb[1] / td), .nd2 = (uint32_t)(node->nb[2] / td), .nd3 = (uint32_t)(node->nb[3] / td),
+        .KW = (uint32_t)a->ne[0],
+        .KH = (uint32_t)a->ne[1],
+        .KD = (uint32_t)a->ne[2],
+        .IC = ic,
+        .W = (uint32_t)b->ne[0],
+        .H = (uint32_t)b->ne[1],
+        .D = (uint32_t)b->ne[2],
+        .nx1 = (uint32_t)(b->nb[1] / tb),
+        .nx2 = (uint32_t)(b->nb[2] / tb),
+        .nx3 = (uint32_t)(b->nb[3] / tb),
+        .OW = (uint32_t)node->ne[1],
+        .OH = (uint32_t)node->ne[2],
+        .OD = (uint32_t)node->ne[3] / n,
+        .N = n,
+        .nd1 = (uint32_t)(node->nb[1] / td),
+        .nd2 = (uint32_t)(node->nb[2] / td),
+        .nd3 = (uint32_t)(node->nb[3] / td),
     };
     pack_geometry(&node->op_params[1], pc.spd);
     vk_dispatch_push(&ds, pc);
@@ -72,13 +84,27 @@ static enum ggml_status conv_3d_record(struct vk_rec *rec, const struct ggml_ten
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv3d_%s", ggml_type_name(k->type)));
     struct vk_pc_conv3d pc = {
-        .KW = (uint32_t)k->ne[0], .KH = (uint32_t)k->ne[1], .KD = (uint32_t)k->ne[2],
-        .IC = (uint32_t)vk_param_i32(node, 9), .OC = (uint32_t)vk_param_i32(node, 11),
-        .nk1 = (uint32_t)(k->nb[1] / tk), .nk2 = (uint32_t)(k->nb[2] / tk), .nk3 = (uint32_t)(k->nb[3] / tk),
-        .W = (uint32_t)x->ne[0], .H = (uint32_t)x->ne[1], .D = (uint32_t)x->ne[2],
-        .nx1 = (uint32_t)(x->nb[1] / 4), .nx2 = (uint32_t)(x->nb[2] / 4), .nx3 = (uint32_t)(x->nb[3] / 4),
-        .OW = (uint32_t)node->ne[0], .OH = (uint32_t)node->ne[1], .OD = (uint32_t)node->ne[2], .NQ = (uint32_t)node->ne[3],
-        .nd1 = (uint32_t)(node->nb[1] / 4), .nd2 = (uint32_t)(node->nb[2] / 4), .nd3 = (uint32_t)(node->nb[3] / 4),
+        .KW = (uint32_t)k->ne[0],
+        .KH = (uint32_t)k->ne[1],
+        .KD = (uint32_t)k->ne[2],
+        .IC = (uint32_t)vk_param_i32(node, 9),
+        .OC = (uint32_t)vk_param_i32(node, 11),
+        .nk1 = (uint32_t)(k->nb[1] / tk),
+        .nk2 = (uint32_t)(k->nb[2] / tk),
+        .nk3 = (uint32_t)(k->nb[3] / tk),
+        .W = (uint32_t)x->ne[0],
+        .H = (uint32_t)x->ne[1],
+        .D = (uint32_t)x->ne[2],
+        .nx1 = (uint32_t)(x->nb[1] / 4),
+        .nx2 = (uint32_t)(x->nb[2] / 4),
+        .nx3 = (uint32_t)(x->nb[3] / 4),
+        .OW = (uint32_t)node->ne[0],
+        .OH = (uint32_t)node->ne[1],
+        .OD = (uint32_t)node->ne[2],
+        .NQ = (uint32_t)node->ne[3],
+        .nd1 = (uint32_t)(node->nb[1] / 4),
+        .nd2 = (uint32_t)(node->nb[2] / 4),
+        .nd3 = (uint32_t)(node->nb[3] / 4),
     };
     pack_geometry(node->op_params, pc.spd);
     vk_dispatch_push(&ds, pc);

@@ -46,7 +46,8 @@ static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tens
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_binary, off_a));
     vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), VK_PUSH_WORD(vk_pc_binary, off_b));
-    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), VK_PUSH_WORD(vk_pc_binary, off_d));
+    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type),
+                     VK_PUSH_WORD(vk_pc_binary, off_d));
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -169,20 +170,18 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
     switch (node->op) {
-    case GGML_OP_SCALE: case GGML_OP_CLAMP: /* scale, bias; min, max */
+    case GGML_OP_SCALE:
+    case GGML_OP_CLAMP: /* scale, bias; min, max */
         pc.p0 = vk_param_f32(node, 0);
         pc.p1 = vk_param_f32(node, 1);
         break;
-    case GGML_OP_LEAKY_RELU: case GGML_OP_FILL:
-        pc.p0 = vk_param_f32(node, 0);
-        break;
+    case GGML_OP_LEAKY_RELU:
+    case GGML_OP_FILL: pc.p0 = vk_param_f32(node, 0); break;
     case GGML_OP_UNARY: /* xIELU's alpha_n, alpha_p, beta, eps follow the sub-op */
         pc.p0 = vk_param_f32(node, 1), pc.p1 = vk_param_f32(node, 2);
         pc.p2 = vk_param_f32(node, 3), pc.p3 = vk_param_f32(node, 4);
         break;
-    case GGML_OP_TRI: /* the triangle type */
-        pc.n_past = vk_param_i32(node, 0);
-        break;
+    case GGML_OP_TRI: /* the triangle type */ pc.n_past = vk_param_i32(node, 0); break;
     case GGML_OP_ARANGE: /* start, step */
         pc.p0 = vk_param_f32(node, 0);
         pc.p2 = vk_param_f32(node, 2);
@@ -239,13 +238,28 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
     vk_dispatch_init(&ds, vk_shader_find("glu_%s", ggml_type_name(a->type)));
     const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), sd = vk_shape_of(node);
     struct vk_pc_glu pc = {
-        .nb01 = sa.nb[1], .nb02 = sa.nb[2], .nb03 = sa.nb[3], .nb11 = sb.nb[1], .nb12 = sb.nb[2], .nb13 = sb.nb[3],
-        .ne0 = sd.ne[0], .ne1 = sd.ne[1], .ne2 = sd.ne[2], .ne3 = sd.ne[3], .nb1 = sd.nb[1], .nb2 = sd.nb[2], .nb3 = sd.nb[3],
-        .op = (uint32_t)ggml_get_glu_op(node), .alpha = vk_param_f32(node, 2), .limit = vk_param_f32(node, 3),
+        .nb01 = sa.nb[1],
+        .nb02 = sa.nb[2],
+        .nb03 = sa.nb[3],
+        .nb11 = sb.nb[1],
+        .nb12 = sb.nb[2],
+        .nb13 = sb.nb[3],
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .ne3 = sd.ne[3],
+        .nb1 = sd.nb[1],
+        .nb2 = sd.nb[2],
+        .nb3 = sd.nb[3],
+        .op = (uint32_t)ggml_get_glu_op(node),
+        .alpha = vk_param_f32(node, 2),
+        .limit = vk_param_f32(node, 3),
     };
     if (!node->src[1]) { /* halves of one row: x first unless swapped */
-        if (vk_param_i32(node, 1) != 0) pc.shift_a = (uint32_t)node->ne[0];
-        else pc.shift_b = (uint32_t)node->ne[0];
+        if (vk_param_i32(node, 1) != 0)
+            pc.shift_a = (uint32_t)node->ne[0];
+        else
+            pc.shift_b = (uint32_t)node->ne[0];
     }
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_glu, off_a));
@@ -295,12 +309,27 @@ static enum ggml_status unary_back_record(struct vk_rec *rec, const struct ggml_
     vk_dispatch_init(&ds, vk_shader_find("unary_back_f32"));
     const struct vk_shape sx = vk_shape_of(x), sy = vk_shape_of(dy), sd = vk_shape_of(node);
     const struct vk_pc_unary_back pc = {
-        .ne0 = sd.ne[0], .ne1 = sd.ne[1], .ne2 = sd.ne[2], .ne3 = sd.ne[3],
-        .nx0 = sx.nb[0], .nx1 = sx.nb[1], .nx2 = sx.nb[2], .nx3 = sx.nb[3],
-        .ny0 = sy.nb[0], .ny1 = sy.nb[1], .ny2 = sy.nb[2], .ny3 = sy.nb[3],
-        .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2], .nd3 = sd.nb[3],
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .ne3 = sd.ne[3],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .ny0 = sy.nb[0],
+        .ny1 = sy.nb[1],
+        .ny2 = sy.nb[2],
+        .ny3 = sy.nb[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
         .op = (uint32_t)unary_op_code((enum ggml_unary_op)vk_param_i32(node, 0)),
-        .p0 = vk_param_f32(node, 1), .p1 = vk_param_f32(node, 2), .p2 = vk_param_f32(node, 3), .p3 = vk_param_f32(node, 4),
+        .p0 = vk_param_f32(node, 1),
+        .p1 = vk_param_f32(node, 2),
+        .p2 = vk_param_f32(node, 3),
+        .p3 = vk_param_f32(node, 4),
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_unary_back, off_x));
@@ -324,11 +353,23 @@ static enum ggml_status add_id_record(struct vk_rec *rec, const struct ggml_tens
     const struct ggml_tensor *a = node->src[0], *b = node->src[1], *ids = node->src[2];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("add_id_f32"));
-    const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), si = vk_shape_of(ids), sd = vk_shape_of(node);
+    const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), si = vk_shape_of(ids),
+                          sd = vk_shape_of(node);
     const struct vk_pc_add_id pc = {
-        .ne0 = sd.ne[0], .ne1 = sd.ne[1], .ne2 = sd.ne[2], .na0 = sa.nb[0], .na1 = sa.nb[1], .na2 = sa.nb[2],
-        .nb0 = sb.nb[0], .nb1 = sb.nb[1], .n_rows_b = sb.ne[1], .ni0 = si.nb[0], .ni1 = si.nb[1],
-        .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2],
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .na0 = sa.nb[0],
+        .na1 = sa.nb[1],
+        .na2 = sa.nb[2],
+        .nb0 = sb.nb[0],
+        .nb1 = sb.nb[1],
+        .n_rows_b = sb.ne[1],
+        .ni0 = si.nb[0],
+        .ni1 = si.nb[1],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_add_id, off_a));
@@ -383,7 +424,8 @@ static enum ggml_status acc_record(struct vk_rec *rec, const struct ggml_tensor 
     vk_dispatch_init(&ds, vk_shader_find(ints ? "set_i32" : "acc_f32"));
     uint32_t v[4];
     acc_view(node, v);
-    struct vk_pc_acc pc = {.v1 = v[0], .v2 = v[1], .v3 = v[2], .off_view = v[3], .assign = node->op == GGML_OP_SET};
+    struct vk_pc_acc pc = {
+        .v1 = v[0], .v2 = v[1], .v3 = v[2], .off_view = v[3], .assign = node->op == GGML_OP_SET};
     VK_PUSH_SHAPE(pc, , b);
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_acc, off_b));

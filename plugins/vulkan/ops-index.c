@@ -33,9 +33,13 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
     vk_dispatch_init(&ds, vk_shader_find("getrows_%s", ggml_type_name(a->type)));
     const size_t ta = vk_addr_unit(a->type);
     struct vk_pc_getrows pc = {
-        .nb00 = (uint32_t)(a->nb[0] / ta), .nb01 = (uint32_t)(a->nb[1] / ta),
-        .nb02 = (uint32_t)(a->nb[2] / ta), .nb03 = (uint32_t)(a->nb[3] / ta),
-        .nbi0 = (uint32_t)(idx->nb[0] / 4), .nbi1 = (uint32_t)(idx->nb[1] / 4), .nbi2 = (uint32_t)(idx->nb[2] / 4),
+        .nb00 = (uint32_t)(a->nb[0] / ta),
+        .nb01 = (uint32_t)(a->nb[1] / ta),
+        .nb02 = (uint32_t)(a->nb[2] / ta),
+        .nb03 = (uint32_t)(a->nb[3] / ta),
+        .nbi0 = (uint32_t)(idx->nb[0] / 4),
+        .nbi1 = (uint32_t)(idx->nb[1] / 4),
+        .nbi2 = (uint32_t)(idx->nb[2] / 4),
         .rows_a = (uint32_t)a->ne[1],
     };
     VK_PUSH_SHAPE(pc, , node);
@@ -66,9 +70,14 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
     const size_t ty = ggml_type_size(dy->type);
     vk_dispatch_init(&ds, vk_shader_find("get_rows_back_%s", ggml_type_name(dy->type)));
     const struct vk_pc_get_rows_back pc = {
-        .ne0 = (uint32_t)node->ne[0], .n_rows = (uint32_t)node->ne[1], .n_idx = (uint32_t)idx->ne[0],
-        .ny0 = (uint32_t)(dy->nb[0] / ty), .ny1 = (uint32_t)(dy->nb[1] / ty), .ni0 = (uint32_t)(idx->nb[0] / 4),
-        .nd0 = (uint32_t)(node->nb[0] / 4), .nd1 = (uint32_t)(node->nb[1] / 4),
+        .ne0 = (uint32_t)node->ne[0],
+        .n_rows = (uint32_t)node->ne[1],
+        .n_idx = (uint32_t)idx->ne[0],
+        .ny0 = (uint32_t)(dy->nb[0] / ty),
+        .ny1 = (uint32_t)(dy->nb[1] / ty),
+        .ni0 = (uint32_t)(idx->nb[0] / 4),
+        .nd0 = (uint32_t)(node->nb[0] / 4),
+        .nd1 = (uint32_t)(node->nb[1] / 4),
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, dy, false, (uint32_t)ty, VK_PUSH_WORD(vk_pc_get_rows_back, off_dy));
@@ -97,12 +106,17 @@ static bool quant_dest_ok(const struct vk_device *d, const struct ggml_tensor *t
 
 /* cpy-quant.comp's push constants: the float source's shape, then d's rows (in blocks, words);
  * the rest 0 (zero: the zero quantize.glsl hides products behind). */
-static struct vk_pc_cpy_quant quant_shapes(const struct ggml_tensor *a, const struct ggml_tensor *rows,
+static struct vk_pc_cpy_quant quant_shapes(const struct ggml_tensor *a,
+                                           const struct ggml_tensor *rows,
                                            const struct ggml_tensor *d) {
     struct vk_pc_cpy_quant pc = {
-        .nblk0 = (uint32_t)(rows->ne[0] / 32), .ne1 = (uint32_t)rows->ne[1], .ne2 = (uint32_t)rows->ne[2],
+        .nblk0 = (uint32_t)(rows->ne[0] / 32),
+        .ne1 = (uint32_t)rows->ne[1],
+        .ne2 = (uint32_t)rows->ne[2],
         .ne3 = (uint32_t)rows->ne[3],
-        .nb1 = (uint32_t)(d->nb[1] / 2), .nb2 = (uint32_t)(d->nb[2] / 2), .nb3 = (uint32_t)(d->nb[3] / 2),
+        .nb1 = (uint32_t)(d->nb[1] / 2),
+        .nb2 = (uint32_t)(d->nb[2] / 2),
+        .nb3 = (uint32_t)(d->nb[3] / 2),
     };
     VK_PUSH_SHAPE(pc, 0, a);
     return pc;
@@ -128,11 +142,18 @@ static enum ggml_status cpy_words_record(struct vk_rec *rec, const struct ggml_t
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("cpy_words"));
     const struct vk_pc_cpy_words pc = {
-        .ne0 = (uint32_t)(ggml_row_size(a->type, a->ne[0]) / 2), .ne1 = (uint32_t)node->ne[1],
-        .ne2 = (uint32_t)node->ne[2], .ne3 = (uint32_t)node->ne[3],
-        .nb01 = (uint32_t)(a->nb[1] / 2), .nb02 = (uint32_t)(a->nb[2] / 2), .nb03 = (uint32_t)(a->nb[3] / 2),
-        .nb1 = (uint32_t)(node->nb[1] / 2), .nb2 = (uint32_t)(node->nb[2] / 2), .nb3 = (uint32_t)(node->nb[3] / 2),
-        .ne01 = (uint32_t)a->ne[1], .ne02 = (uint32_t)a->ne[2],
+        .ne0 = (uint32_t)(ggml_row_size(a->type, a->ne[0]) / 2),
+        .ne1 = (uint32_t)node->ne[1],
+        .ne2 = (uint32_t)node->ne[2],
+        .ne3 = (uint32_t)node->ne[3],
+        .nb01 = (uint32_t)(a->nb[1] / 2),
+        .nb02 = (uint32_t)(a->nb[2] / 2),
+        .nb03 = (uint32_t)(a->nb[3] / 2),
+        .nb1 = (uint32_t)(node->nb[1] / 2),
+        .nb2 = (uint32_t)(node->nb[2] / 2),
+        .nb3 = (uint32_t)(node->nb[3] / 2),
+        .ne01 = (uint32_t)a->ne[1],
+        .ne02 = (uint32_t)a->ne[2],
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, 2, VK_PUSH_WORD(vk_pc_cpy_words, off_a));
@@ -158,15 +179,27 @@ bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *
 /* cpy-dequant.comp's dispatch of source a (its shape, row strides in vk_addr_unit, bound first)
  * into a destination of shape dst, one value per invocation; the destination's binding is the
  * caller's. */
-static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds, enum vk_shader_id shader, const struct ggml_tensor *a,
+static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds,
+                                  enum vk_shader_id shader, const struct ggml_tensor *a,
                                   const struct vk_shape *dst) {
     const size_t unit = vk_addr_unit(a->type);
     vk_dispatch_init(ds, shader);
     const struct vk_pc_cpy_dequant pc = {
-        .ne00 = (uint32_t)a->ne[0], .ne01 = (uint32_t)a->ne[1], .ne02 = (uint32_t)a->ne[2], .ne03 = (uint32_t)a->ne[3],
-        .nb01 = (uint32_t)(a->nb[1] / unit), .nb02 = (uint32_t)(a->nb[2] / unit), .nb03 = (uint32_t)(a->nb[3] / unit),
-        .ne0 = dst->ne[0], .ne1 = dst->ne[1], .ne2 = dst->ne[2], .ne3 = dst->ne[3],
-        .nb0 = dst->nb[0], .nb1 = dst->nb[1], .nb2 = dst->nb[2], .nb3 = dst->nb[3],
+        .ne00 = (uint32_t)a->ne[0],
+        .ne01 = (uint32_t)a->ne[1],
+        .ne02 = (uint32_t)a->ne[2],
+        .ne03 = (uint32_t)a->ne[3],
+        .nb01 = (uint32_t)(a->nb[1] / unit),
+        .nb02 = (uint32_t)(a->nb[2] / unit),
+        .nb03 = (uint32_t)(a->nb[3] / unit),
+        .ne0 = dst->ne[0],
+        .ne1 = dst->ne[1],
+        .ne2 = dst->ne[2],
+        .ne3 = dst->ne[3],
+        .nb0 = dst->nb[0],
+        .nb1 = dst->nb[1],
+        .nb2 = dst->nb[2],
+        .nb3 = dst->nb[3],
     };
     vk_dispatch_push(ds, pc);
     vk_dispatch_bind(ds, a, false, (uint32_t)unit, VK_PUSH_WORD(vk_pc_cpy_dequant, off_a));
@@ -178,18 +211,24 @@ static enum ggml_status cpy_dequant_record(struct vk_rec *rec, const struct ggml
     const struct ggml_tensor *a = node->src[0];
     struct vk_dispatch ds;
     const struct vk_shape dst = vk_shape_of(node);
-    dequant_dispatch_init(rec, &ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)), a, &dst);
-    vk_dispatch_bind(&ds, node, true, (uint32_t)ggml_type_size(node->type), VK_PUSH_WORD(vk_pc_cpy_dequant, off_d));
+    dequant_dispatch_init(
+        rec, &ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)),
+        a, &dst);
+    vk_dispatch_bind(&ds, node, true, (uint32_t)ggml_type_size(node->type),
+                     VK_PUSH_WORD(vk_pc_cpy_dequant, off_d));
     return vk_record_dispatch(rec, &ds);
 }
 
 enum ggml_status vk_dequant_f16_record(struct vk_rec *rec, const struct ggml_tensor *a, VkDeviceSize at) {
     struct vk_dispatch ds;
-    const struct vk_shape dst = { /* contiguous f16 */
+    const struct vk_shape dst = {
+        /* contiguous f16 */
         .ne = {(uint32_t)a->ne[0], (uint32_t)a->ne[1], (uint32_t)a->ne[2], (uint32_t)a->ne[3]},
-        .nb = {1, (uint32_t)a->ne[0], (uint32_t)(a->ne[0] * a->ne[1]), (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2])},
+        .nb = {1, (uint32_t)a->ne[0], (uint32_t)(a->ne[0] * a->ne[1]),
+               (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2])},
     };
-    dequant_dispatch_init(rec, &ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), a, &dst);
+    dequant_dispatch_init(rec, &ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), a,
+                          &dst);
     vk_dispatch_bind_scratch(&ds, at, vk_f16_bytes(a), true);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a) / 8, 256, ds.groups); /* 8 values per invocation */
     return vk_record_dispatch(rec, &ds);
@@ -203,7 +242,8 @@ enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tenso
     vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)));
     const struct vk_pc_cpy_quant pc = quant_shapes(a, node, node);
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_cpy_quant, off_a));
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ggml_type_size(a->type),
+                     VK_PUSH_WORD(vk_pc_cpy_quant, off_a));
     vk_dispatch_bind(&ds, node, true, 2, VK_PUSH_WORD(vk_pc_cpy_quant, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node) / 32, 64, ds.groups);
     return vk_record_dispatch(rec, &ds);
@@ -225,7 +265,8 @@ static enum ggml_status set_rows_quant_record(struct vk_rec *rec, const struct g
     vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
     struct vk_pc_cpy_quant pc = quant_shapes(b, b, node);
     pc.nei1 = (uint32_t)idx->ne[1], pc.nei2 = (uint32_t)idx->ne[2];
-    pc.nbi0 = (uint32_t)(idx->nb[0] / ti), pc.nbi1 = (uint32_t)(idx->nb[1] / ti), pc.nbi2 = (uint32_t)(idx->nb[2] / ti);
+    pc.nbi0 = (uint32_t)(idx->nb[0] / ti), pc.nbi1 = (uint32_t)(idx->nb[1] / ti),
+    pc.nbi2 = (uint32_t)(idx->nb[2] / ti);
     pc.rows_d = (uint32_t)node->ne[1];
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_cpy_quant, off_a));
@@ -241,13 +282,19 @@ static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_te
     if (vk_float_code(node->type) < 0) return set_rows_quant_record(rec, node);
     const bool i64 = idx->type == GGML_TYPE_I64;
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
+    vk_dispatch_init(
+        &ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
     const size_t ti = ggml_type_size(idx->type), td = ggml_type_size(node->type);
     struct vk_pc_setrows pc = {
-        .nei1 = (uint32_t)idx->ne[1], .nei2 = (uint32_t)idx->ne[2],
-        .nbi0 = (uint32_t)(idx->nb[0] / ti), .nbi1 = (uint32_t)(idx->nb[1] / ti), .nbi2 = (uint32_t)(idx->nb[2] / ti),
-        .nb0 = (uint32_t)(node->nb[0] / td), .nb1 = (uint32_t)(node->nb[1] / td),
-        .nb2 = (uint32_t)(node->nb[2] / td), .nb3 = (uint32_t)(node->nb[3] / td),
+        .nei1 = (uint32_t)idx->ne[1],
+        .nei2 = (uint32_t)idx->ne[2],
+        .nbi0 = (uint32_t)(idx->nb[0] / ti),
+        .nbi1 = (uint32_t)(idx->nb[1] / ti),
+        .nbi2 = (uint32_t)(idx->nb[2] / ti),
+        .nb0 = (uint32_t)(node->nb[0] / td),
+        .nb1 = (uint32_t)(node->nb[1] / td),
+        .nb2 = (uint32_t)(node->nb[2] / td),
+        .nb3 = (uint32_t)(node->nb[3] / td),
         .rows_d = (uint32_t)node->ne[1],
     };
     VK_PUSH_SHAPE(pc, 1, b);
@@ -278,7 +325,11 @@ static enum ggml_status concat_record(struct vk_rec *rec, const struct ggml_tens
     vk_dispatch_init(&ds, vk_shader_find("concat_%s", ggml_type_name(a->type)));
     const struct vk_shape sb = vk_shape_of(b);
     struct vk_pc_concat pc = {
-        .nb10 = sb.nb[0], .nb11 = sb.nb[1], .nb12 = sb.nb[2], .nb13 = sb.nb[3], .dim = (uint32_t)vk_param_i32(node, 0),
+        .nb10 = sb.nb[0],
+        .nb11 = sb.nb[1],
+        .nb12 = sb.nb[2],
+        .nb13 = sb.nb[3],
+        .dim = (uint32_t)vk_param_i32(node, 0),
     };
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
@@ -311,8 +362,10 @@ static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor 
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pad_%s", ggml_type_name(a->type)));
     struct vk_pc_pad pc = {
-        .lp0 = (uint32_t)vk_param_i32(node, 0), .lp1 = (uint32_t)vk_param_i32(node, 2),
-        .lp2 = (uint32_t)vk_param_i32(node, 4), .lp3 = (uint32_t)vk_param_i32(node, 6),
+        .lp0 = (uint32_t)vk_param_i32(node, 0),
+        .lp1 = (uint32_t)vk_param_i32(node, 2),
+        .lp2 = (uint32_t)vk_param_i32(node, 4),
+        .lp3 = (uint32_t)vk_param_i32(node, 6),
     };
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
@@ -360,7 +413,9 @@ static enum ggml_status top_k_select_record(struct vk_rec *rec, const struct ggm
     ds.n_spec = 1;
     struct vk_pc_topk_select pc = {
         .k = (uint32_t)node->ne[0],
-        .nb1 = (uint32_t)(node->nb[1] / 4), .nb2 = (uint32_t)(node->nb[2] / 4), .nb3 = (uint32_t)(node->nb[3] / 4),
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
     };
     VK_PUSH_SHAPE(pc, 0, a);
     vk_dispatch_push(&ds, pc);
@@ -369,7 +424,8 @@ static enum ggml_status top_k_select_record(struct vk_rec *rec, const struct ggm
     vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
     /* the k rounds in dispatches within the loop budget; each resumes from the index its
      * predecessor wrote last */
-    return vk_record_dispatch_chunks(rec, &ds, (uint32_t)node->ne[0], VK_LOOP_BUDGET / select_round_iterations(a),
+    return vk_record_dispatch_chunks(rec, &ds, (uint32_t)node->ne[0],
+                                     VK_LOOP_BUDGET / select_round_iterations(a),
                                      VK_PUSH_WORD(vk_pc_topk_select, j_begin));
 }
 
@@ -382,8 +438,11 @@ static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor
     vk_dispatch_init(&ds, vk_shader_find("argsort_f32"));
     struct vk_pc_argsort pc = {
         .ne0 = (uint32_t)node->ne[0],
-        .nb1 = (uint32_t)(node->nb[1] / 4), .nb2 = (uint32_t)(node->nb[2] / 4), .nb3 = (uint32_t)(node->nb[3] / 4),
-        .npad = npad, .desc = node->op == GGML_OP_TOP_K || vk_param_i32(node, 0) == GGML_SORT_ORDER_DESC,
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
+        .npad = npad,
+        .desc = node->op == GGML_OP_TOP_K || vk_param_i32(node, 0) == GGML_SORT_ORDER_DESC,
     };
     VK_PUSH_SHAPE(pc, 0, a);
     vk_dispatch_push(&ds, pc);

@@ -94,8 +94,10 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
 static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const struct vk_env_value *env = &vk_tuning()->coopmat_dequant;
     const long long min_cols = env->set ? env->number : MV_MAX_N + 1;
-    return vk_is_block_quant(a->type) && !vk_path_disabled(d, VK_PATH_DEQUANT_F16) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
-           vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
+    return vk_is_block_quant(a->type) && !vk_path_disabled(d, VK_PATH_DEQUANT_F16) &&
+           min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
+           vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX &&
+           vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
            ggml_nelements(a) <= UINT32_MAX &&
            vk_shader_present(vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
 }
@@ -109,7 +111,8 @@ static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor
     const struct vk_buffer *bd = vk_tensor_buffer(d, node);
     const struct vk_env_value *env = &vk_tuning()->coopmat_flex;
     *fk = env->set ? (uint32_t)env->number : 16;
-    if (!c->coopmat_flex || vk_path_disabled(d, VK_PATH_COOPMAT_FLEX) || !*fk || !bd || !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
+    if (!c->coopmat_flex || vk_path_disabled(d, VK_PATH_COOPMAT_FLEX) || !*fk || !bd ||
+        !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
         return false;
     if (tiles[4] % c->coopmat_flex_gran[0] || tiles[5] % c->coopmat_flex_gran[1] || *fk % c->coopmat_flex_gran[2] || tiles[3] % *fk ||
         tiles[4] > c->coopmat_flex_max_dim || tiles[5] > c->coopmat_flex_max_dim || *fk > c->coopmat_flex_max_dim)
@@ -138,15 +141,22 @@ static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tenso
 static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_PACK_F16, at)) return true;
-    if (!vk_optional_pipeline(rec->d, VK_SHADER_PACK_F16, NULL, 0, VK_PATH_PACK_F16, "the products read f32 activations")) return false;
+    if (!vk_optional_pipeline(rec->d, VK_SHADER_PACK_F16, NULL, 0, VK_PATH_PACK_F16,
+                              "the products read f32 activations"))
+        return false;
     const VkDeviceSize bytes = vk_scratch_round(vk_f16_bytes(b));
     if (bytes > rec->optional_left || !vk_scratch_take(rec, vk_f16_bytes(b), at)) return false;
     rec->optional_left -= bytes;
     struct vk_dispatch q;
     vk_dispatch_init(&q, VK_SHADER_PACK_F16);
     const struct vk_pc_pack_f16 pc = {
-        .ne0 = (uint32_t)(b->ne[0] / 4), .ne1 = (uint32_t)b->ne[1], .ne2 = (uint32_t)b->ne[2], .ne3 = (uint32_t)b->ne[3],
-        .nb1 = (uint32_t)(b->nb[1] / 16), .nb2 = (uint32_t)(b->nb[2] / 16), .nb3 = (uint32_t)(b->nb[3] / 16),
+        .ne0 = (uint32_t)(b->ne[0] / 4),
+        .ne1 = (uint32_t)b->ne[1],
+        .ne2 = (uint32_t)b->ne[2],
+        .ne3 = (uint32_t)b->ne[3],
+        .nb1 = (uint32_t)(b->nb[1] / 16),
+        .nb2 = (uint32_t)(b->nb[2] / 16),
+        .nb3 = (uint32_t)(b->nb[3] / 16),
     };
     vk_dispatch_push(&q, pc);
     vk_dispatch_bind(&q, b, false, 16, VK_PUSH_WORD(vk_pc_pack_f16, off_b));
@@ -160,8 +170,8 @@ static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDevice
 /* An operand of the coopmat kernel made into contiguous f16 at scratch offset at (a dequantized, b
  * packed): bound in its place; its strides (stored into *nb1, *nb2, *nb3) in 16-byte units, its
  * offset (*off) 0: the binding starts there. */
-static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t, VkDeviceSize at, uint32_t *nb1,
-                             uint32_t *nb2, uint32_t *nb3, uint32_t *off) {
+static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t, VkDeviceSize at,
+                             uint32_t *nb1, uint32_t *nb2, uint32_t *nb3, uint32_t *off) {
     *nb1 = (uint32_t)(t->ne[0] / 8);
     *nb2 = (uint32_t)(t->ne[0] * t->ne[1] / 8);
     *nb3 = (uint32_t)(t->ne[0] * t->ne[1] * t->ne[2] / 8);
@@ -217,8 +227,9 @@ void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, 
 
 /* A split product's d: its layers' partial results at scratch offset at, each M x N contiguous
  * (pc: the product's push constants). */
-static void bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc, const struct ggml_tensor *node, VkDeviceSize at,
-                          uint32_t splits, uint32_t k_split) {
+static void bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc,
+                          const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits,
+                          uint32_t k_split) {
     const VkDeviceSize mn = (VkDeviceSize)node->ne[0] * (VkDeviceSize)node->ne[1];
     pc->nb1 = (uint32_t)node->ne[0];
     pc->nb3 = (uint32_t)mn; /* from one layer's partial to the next */
@@ -233,7 +244,10 @@ static enum ggml_status split_sum_record(struct vk_rec *rec, const struct ggml_t
     struct vk_dispatch s;
     vk_dispatch_init(&s, VK_SHADER_MM_SPLIT_SUM);
     const struct vk_pc_split_sum pc = {
-        .M = (uint32_t)node->ne[0], .N = (uint32_t)node->ne[1], .splits = splits, .nb1 = (uint32_t)(node->nb[1] / 4),
+        .M = (uint32_t)node->ne[0],
+        .N = (uint32_t)node->ne[1],
+        .splits = splits,
+        .nb1 = (uint32_t)(node->nb[1] / 4),
     };
     vk_dispatch_push(&s, pc);
     vk_dispatch_bind_scratch(&s, at, (VkDeviceSize)splits * mn * 4, false);
@@ -245,7 +259,9 @@ static enum ggml_status split_sum_record(struct vk_rec *rec, const struct ggml_t
 /* The variant a failed pipeline leaves the products to, for its warning */
 static const char *next_kernel(const struct vk_device *d, bool flex, bool khr) {
     if (flex) return "cooperative-matrix fragments";
-    return khr && d->caps.coopmat_nv && !vk_path_disabled(d, VK_PATH_COOPMAT_NV) ? "the NV cooperative matrices" : "the tiled kernel";
+    return khr && d->caps.coopmat_nv && !vk_path_disabled(d, VK_PATH_COOPMAT_NV)
+               ? "the NV cooperative matrices"
+               : "the tiled kernel";
 }
 
 /* One try at recording node on the variant the device has now; false with *retry set when that
@@ -259,12 +275,16 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     const bool dequant = coopmat_dequants_a(d, a, b);
     *retry = false;
     if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
-    if (dequant && !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), NULL, 0, VK_PATH_DEQUANT_F16,
-                                         "block-format weights take the tiled GEMM"))
+    if (dequant &&
+        !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), NULL, 0,
+                              VK_PATH_DEQUANT_F16, "block-format weights take the tiled GEMM"))
         return false;
     uint32_t splits = coopmat_splits(a, b, tiles);
-    if (splits > 1 && (!vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &transient_at) ||
-                       !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, NULL, 0, VK_PATH_COOPMAT_SPLIT, "the products run unsplit")))
+    if (splits > 1 &&
+        (!vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at),
+                               &transient_at) ||
+         !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, NULL, 0, VK_PATH_COOPMAT_SPLIT,
+                               "the products run unsplit")))
         splits = 1; /* no room for the partial results, or no kernel to add them: unsplit */
     *st = GGML_STATUS_SUCCESS;
     if (dequant && (*st = vk_dequant_f16_record(rec, a, transient_at)) != GGML_STATUS_SUCCESS) return true;
@@ -283,21 +303,31 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     ds.groups[2] = splits > 1 ? splits : (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_pc_mm pc = vk_pc_matmul(node, 16, 16); /* both read 16 bytes at a time */
-    if (dequant) bind_f16_scratch(&ds, a, transient_at, &pc.nb01, &pc.nb02, &pc.nb03, &pc.off_a);
-    else vk_dispatch_bind(&ds, a, false, 16, VK_PUSH_WORD(vk_pc_mm, off_a));
-    if (packed) bind_f16_scratch(&ds, b, packed_at, &pc.nb11, &pc.nb12, &pc.nb13, &pc.off_b);
-    else vk_dispatch_bind(&ds, b, false, 16, VK_PUSH_WORD(vk_pc_mm, off_b));
-    if (splits > 1) bind_partials(&ds, &pc, node, transient_at + partials_at, splits, coopmat_k_split(a, tiles, splits));
-    else vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
+    if (dequant)
+        bind_f16_scratch(&ds, a, transient_at, &pc.nb01, &pc.nb02, &pc.nb03, &pc.off_a);
+    else
+        vk_dispatch_bind(&ds, a, false, 16, VK_PUSH_WORD(vk_pc_mm, off_a));
+    if (packed)
+        bind_f16_scratch(&ds, b, packed_at, &pc.nb11, &pc.nb12, &pc.nb13, &pc.off_b);
+    else
+        vk_dispatch_bind(&ds, b, false, 16, VK_PUSH_WORD(vk_pc_mm, off_b));
+    if (splits > 1)
+        bind_partials(&ds, &pc, node, transient_at + partials_at, splits,
+                      coopmat_k_split(a, tiles, splits));
+    else
+        vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     vk_dispatch_push(&ds, pc);
     ds.has_fallback = true; /* another variant, or the tiled GEMM */
     *st = vk_record_dispatch(rec, &ds);
     if (*st == GGML_STATUS_SUCCESS && splits > 1) *st = split_sum_record(rec, node, transient_at + partials_at, splits);
     if (*st == GGML_STATUS_SUCCESS || !rec->pipeline_failed) return true;
     ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, flex, khr));
-    if (flex) vk_path_disable(d, VK_PATH_COOPMAT_FLEX);
-    else if (khr) vk_path_disable(d, VK_PATH_COOPMAT_KHR);
-    else vk_path_disable(d, VK_PATH_COOPMAT_NV);
+    if (flex)
+        vk_path_disable(d, VK_PATH_COOPMAT_FLEX);
+    else if (khr)
+        vk_path_disable(d, VK_PATH_COOPMAT_KHR);
+    else
+        vk_path_disable(d, VK_PATH_COOPMAT_NV);
     rec->pipeline_failed = false;
     *retry = true;
     return false;

@@ -51,9 +51,10 @@ static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tens
  * with $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
 static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const enum vk_mvq_kernel choice = vk_tuning()->mvq_kernel;
-    return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
-           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !vk_path_disabled(d, VK_PATH_QUANTIZE_Q8) && !vk_path_disabled(d, VK_PATH_MVQ_DOT) && d->caps.int_dot &&
-           d->caps.subgroup_shuffle &&
+    return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 &&
+           vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
+           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !vk_path_disabled(d, VK_PATH_QUANTIZE_Q8) &&
+           !vk_path_disabled(d, VK_PATH_MVQ_DOT) && d->caps.int_dot && d->caps.subgroup_shuffle &&
            (choice == VK_MVQ_AUTO ? d->caps.int_dot_fast : choice == VK_MVQ_DOT);
 }
 
@@ -87,9 +88,16 @@ static enum ggml_status quantize_q8_record(struct vk_rec *rec, const struct ggml
     struct vk_dispatch q;
     vk_dispatch_init(&q, VK_SHADER_QUANTIZE_Q8);
     const struct vk_pc_quantize_q8 pc = {
-        .K = (uint32_t)b->ne[0], .N = (uint32_t)b->ne[1], .cols = cols,
-        .nb11 = (uint32_t)(b->nb[1] / 4), .nb12 = (uint32_t)(b->nb[2] / 4), .nb13 = (uint32_t)(b->nb[3] / 4),
-        .ne12 = (uint32_t)b->ne[2], .bvec = vk_vectorizable(rec->d, b), .off_q = 0, .off_s = (uint32_t)(scales_at / 8),
+        .K = (uint32_t)b->ne[0],
+        .N = (uint32_t)b->ne[1],
+        .cols = cols,
+        .nb11 = (uint32_t)(b->nb[1] / 4),
+        .nb12 = (uint32_t)(b->nb[2] / 4),
+        .nb13 = (uint32_t)(b->nb[3] / 4),
+        .ne12 = (uint32_t)b->ne[2],
+        .bvec = vk_vectorizable(rec->d, b),
+        .off_q = 0,
+        .off_s = (uint32_t)(scales_at / 8),
     };
     vk_dispatch_push(&q, pc);
     vk_dispatch_bind(&q, b, false, 4, VK_PUSH_WORD(vk_pc_quantize_q8, off_b));
@@ -126,7 +134,8 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
 /* Whether the integer-dot kernel `kernel` (mvqd or mvqd_id) of a's type builds with these constants; when
  * it does not, the products take the float kernels from then on (said once). */
 static bool mvq_dot_pipeline(struct vk_device *d, const char *kernel, enum ggml_type type, const uint32_t spec[3]) {
-    return vk_optional_pipeline(d, vk_shader_find("%s_%s", kernel, ggml_type_name(type)), spec, 3, VK_PATH_MVQ_DOT,
+    return vk_optional_pipeline(d, vk_shader_find("%s_%s", kernel, ggml_type_name(type)), spec, 3,
+                                VK_PATH_MVQ_DOT,
                                 "the matrix-vector products take the float kernels");
 }
 
@@ -182,7 +191,8 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     vk_dispatch_push(&ds, pc);
     vk_groups_1d(rec->d, (uint64_t)as->ne[1], t.rows, ds.groups);
     ds.groups[2] = (uint32_t)(ids->ne[0] * ids->ne[1]);
-    vk_dispatch_bind(&ds, as, false, (uint32_t)vk_addr_unit(as->type), VK_PUSH_WORD(vk_pc_mm_id, off_a));
+    vk_dispatch_bind(&ds, as, false, (uint32_t)vk_addr_unit(as->type),
+                     VK_PUSH_WORD(vk_pc_mm_id, off_a));
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, ids, false, 4, VK_PUSH_WORD(vk_pc_mm_id, off_i));
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm_id, off_d));

@@ -56,20 +56,11 @@ static bool mul_mat_id_supports(const struct vk_device *d, const struct ggml_ten
     return (uint64_t)(as->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)as->ne[2] <= max[2];
 }
 
-struct vk_pc_mm_id vk_pc_matmul_id(const struct ggml_tensor *node, size_t a_unit) {
-    const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
-    return (struct vk_pc_mm_id){
-        .M = (uint32_t)as->ne[1], .K = (uint32_t)as->ne[0], .n_as = (uint32_t)as->ne[2],
-        .nb01 = (uint32_t)(as->nb[1] / a_unit), .nb02 = (uint32_t)(as->nb[2] / a_unit),
-        .ne11 = (uint32_t)b->ne[1], .nb11 = (uint32_t)(b->nb[1] / 4), .nb12 = (uint32_t)(b->nb[2] / 4),
-        .n_used = (uint32_t)ids->ne[0], .n_tokens = (uint32_t)ids->ne[1],
-        .nbi0 = (uint32_t)(ids->nb[0] / 4), .nbi1 = (uint32_t)(ids->nb[1] / 4),
-        .nb1 = (uint32_t)(node->nb[1] / 4), .nb2 = (uint32_t)(node->nb[2] / 4),
-    };
-}
-
-void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+/* The scratch memory of mul_mat_id node: b quantized for the integer-dot kernel. */
+static void mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                               struct vk_scratch_need *need) {
     VkDeviceSize bytes;
+    if (!node->src[0] || !node->src[1] || !node->src[2]) return;
     if (use_mv(node) && vk_mvq_dot_id_takes(d, node, &bytes)) need->needed += vk_scratch_round(bytes);
 }
 
@@ -110,5 +101,6 @@ static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_
 }
 
 void vk_ops_matmul_id_register(struct vk_op_kernel *t) {
-    t[GGML_OP_MUL_MAT_ID] = (struct vk_op_kernel){mul_mat_id_supports, mul_mat_id_record};
+    t[GGML_OP_MUL_MAT_ID] =
+        (struct vk_op_kernel){mul_mat_id_supports, mul_mat_id_record, mul_mat_id_scratch};
 }

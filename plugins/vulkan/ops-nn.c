@@ -57,13 +57,24 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
     const struct vk_shape sd = vk_shape_of(node);
     _Static_assert(GGML_MROPE_SECTIONS == 4, "s0..s3 hold the sections");
     struct vk_pc_rope pc = {
-        .nb0 = sd.nb[0], .nb1 = sd.nb[1], .nb2 = sd.nb[2], .nb3 = sd.nb[3],
-        .n_dims = (uint32_t)n_dims, .mode = (uint32_t)rope_mode_code(vk_param_i32(node, 2)),
-        .has_ff = ff != NULL, .backward = node->op == GGML_OP_ROPE_BACK,
-        .theta_scale = powf(freq_base, -2.0f / n_dims), .freq_scale = freq_scale, .ext_factor = ext_factor,
-        .attn_factor = attn_factor, .corr0 = corr[0], .corr1 = corr[1],
-        .s0 = (uint32_t)vk_param_i32(node, 11), .s1 = (uint32_t)vk_param_i32(node, 12),
-        .s2 = (uint32_t)vk_param_i32(node, 13), .s3 = (uint32_t)vk_param_i32(node, 14),
+        .nb0 = sd.nb[0],
+        .nb1 = sd.nb[1],
+        .nb2 = sd.nb[2],
+        .nb3 = sd.nb[3],
+        .n_dims = (uint32_t)n_dims,
+        .mode = (uint32_t)rope_mode_code(vk_param_i32(node, 2)),
+        .has_ff = ff != NULL,
+        .backward = node->op == GGML_OP_ROPE_BACK,
+        .theta_scale = powf(freq_base, -2.0f / n_dims),
+        .freq_scale = freq_scale,
+        .ext_factor = ext_factor,
+        .attn_factor = attn_factor,
+        .corr0 = corr[0],
+        .corr1 = corr[1],
+        .s0 = (uint32_t)vk_param_i32(node, 11),
+        .s1 = (uint32_t)vk_param_i32(node, 12),
+        .s2 = (uint32_t)vk_param_i32(node, 13),
+        .s3 = (uint32_t)vk_param_i32(node, 14),
     };
     VK_PUSH_SHAPE(pc, 0, a);
     vk_dispatch_push(&ds, pc);
@@ -132,7 +143,9 @@ static VkDeviceSize attn_partials_bytes(const struct ggml_tensor *node, uint32_t
     return (VkDeviceSize)q->ne[1] * q->ne[2] * q->ne[3] * ns * (v->ne[0] + 2) * sizeof(float);
 }
 
-void vk_flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+/* The scratch memory of flash_attn_ext node: the transient partial results of split keys. */
+static void flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                               struct vk_scratch_need *need) {
     const uint32_t ns = attn_splits(d, node->src[0], node->src[1]);
     const VkDeviceSize bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     if (bytes > need->transient && bytes <= VK_SCRATCH_TRANSIENT_MAX) need->transient = bytes;
@@ -146,7 +159,11 @@ static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggm
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, VK_SHADER_FATTN_COMBINE);
     const struct vk_pc_fattn_combine pc = {
-        .DV = (uint32_t)v->ne[0], .H = (uint32_t)q->ne[2], .NS = ns, .rows = (uint32_t)rows, .sinks = sinks != NULL,
+        .DV = (uint32_t)v->ne[0],
+        .H = (uint32_t)q->ne[2],
+        .NS = ns,
+        .rows = (uint32_t)rows,
+        .sinks = sinks != NULL,
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
@@ -165,31 +182,48 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     uint32_t ns = attn_splits(rec->d, q, k);
     const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     VkDeviceSize at = 0;
-    if (ns > 1 && (!vk_scratch_transient(rec, partials, &at) ||
-                   !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT, "flash attention takes the unsplit kernel")))
+    if (ns > 1 &&
+        (!vk_scratch_transient(rec, partials, &at) ||
+         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
+                               "flash attention takes the unsplit kernel")))
         ns = 1; /* unsplit */
     const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
     const struct vk_pc_flash_attn pc = {
-        .DK = (uint32_t)q->ne[0], .DV = (uint32_t)v->ne[0], .NQ = (uint32_t)q->ne[1], .NKV = (uint32_t)k->ne[1],
-        .H = (uint32_t)q->ne[2], .nbq1 = (uint32_t)(q->nb[1] / 4),
-        .nbk1 = (uint32_t)(k->nb[1] / tk), .nbk2 = (uint32_t)(k->nb[2] / tk), .nbk3 = (uint32_t)(k->nb[3] / tk),
-        .nbv1 = (uint32_t)(v->nb[1] / tk), .nbv2 = (uint32_t)(v->nb[2] / tk), .nbv3 = (uint32_t)(v->nb[3] / tk),
-        .mne0 = m ? (uint32_t)m->ne[0] : 1, .mne1 = m ? (uint32_t)m->ne[1] : 1,
-        .mne2 = m ? (uint32_t)m->ne[2] : 1, .mne3 = m ? (uint32_t)m->ne[3] : 1,
-        .rk2 = (uint32_t)(q->ne[2] / k->ne[2]), .rk3 = (uint32_t)(q->ne[3] / k->ne[3]),
-        .scale = vk_param_f32(node, 0), .softcap = vk_param_f32(node, 2),
-        .m0 = powf(2.0f, -max_bias / (float)n_head_log2), .m1 = powf(2.0f, -max_bias / 2.0f / (float)n_head_log2),
+        .DK = (uint32_t)q->ne[0],
+        .DV = (uint32_t)v->ne[0],
+        .NQ = (uint32_t)q->ne[1],
+        .NKV = (uint32_t)k->ne[1],
+        .H = (uint32_t)q->ne[2],
+        .nbq1 = (uint32_t)(q->nb[1] / 4),
+        .nbk1 = (uint32_t)(k->nb[1] / tk),
+        .nbk2 = (uint32_t)(k->nb[2] / tk),
+        .nbk3 = (uint32_t)(k->nb[3] / tk),
+        .nbv1 = (uint32_t)(v->nb[1] / tk),
+        .nbv2 = (uint32_t)(v->nb[2] / tk),
+        .nbv3 = (uint32_t)(v->nb[3] / tk),
+        .mne0 = m ? (uint32_t)m->ne[0] : 1,
+        .mne1 = m ? (uint32_t)m->ne[1] : 1,
+        .mne2 = m ? (uint32_t)m->ne[2] : 1,
+        .mne3 = m ? (uint32_t)m->ne[3] : 1,
+        .rk2 = (uint32_t)(q->ne[2] / k->ne[2]),
+        .rk3 = (uint32_t)(q->ne[3] / k->ne[3]),
+        .scale = vk_param_f32(node, 0),
+        .softcap = vk_param_f32(node, 2),
+        .m0 = powf(2.0f, -max_bias / (float)n_head_log2),
+        .m1 = powf(2.0f, -max_bias / 2.0f / (float)n_head_log2),
         .n_head_log2 = n_head_log2,
         .flags = (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u) | chunks << 8,
-        .nbq2 = (uint32_t)(q->nb[2] / 4), .nbq3 = (uint32_t)(q->nb[3] / 4),
+        .nbq2 = (uint32_t)(q->nb[2] / 4),
+        .nbq3 = (uint32_t)(q->nb[3] / 4),
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_q));
     vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_k));
     vk_dispatch_bind(&ds, v, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_v));
-    vk_dispatch_bind(&ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4, VK_PUSH_WORD(vk_pc_flash_attn, off_m));
+    vk_dispatch_bind(&ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4,
+                     VK_PUSH_WORD(vk_pc_flash_attn, off_m));
     vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_s));
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_d));
     if (ns > 1) vk_dispatch_bind_scratch(&ds, at, partials, true);
@@ -215,8 +249,11 @@ static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_te
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("timestep_f32"));
     const struct vk_pc_timestep pc = {
-        .dim = (uint32_t)node->ne[0], .n = (uint32_t)node->ne[1], .nt0 = (uint32_t)(t->nb[0] / 4),
-        .nd0 = (uint32_t)(node->nb[0] / 4), .nd1 = (uint32_t)(node->nb[1] / 4),
+        .dim = (uint32_t)node->ne[0],
+        .n = (uint32_t)node->ne[1],
+        .nt0 = (uint32_t)(t->nb[0] / 4),
+        .nd0 = (uint32_t)(node->nb[0] / 4),
+        .nd1 = (uint32_t)(node->nb[1] / 4),
         .log_max_period = logf((float)vk_param_i32(node, 1)),
     };
     vk_dispatch_push(&ds, pc);
@@ -229,7 +266,8 @@ static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_te
 void vk_ops_nn_register(struct vk_op_kernel *t) {
     vk_ops_seq_register(t);
     t[GGML_OP_TIMESTEP_EMBEDDING] = (struct vk_op_kernel){timestep_supports, timestep_record};
-    t[GGML_OP_FLASH_ATTN_EXT] = (struct vk_op_kernel){flash_attn_supports, flash_attn_record};
+    t[GGML_OP_FLASH_ATTN_EXT] =
+        (struct vk_op_kernel){flash_attn_supports, flash_attn_record, flash_attn_scratch};
     t[GGML_OP_ROPE] = (struct vk_op_kernel){rope_supports, rope_record};
     t[GGML_OP_ROPE_BACK] = (struct vk_op_kernel){rope_supports, rope_record};
 }

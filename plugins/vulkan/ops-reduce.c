@@ -48,7 +48,8 @@ static enum ggml_status rows_record(struct vk_rec *rec, const struct ggml_tensor
     vk_dispatch_init(&ds, vk_shader_find(node->op == GGML_OP_ARGMAX ? "argmax_f32" : "rows_f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    const bool eps = node->op == GGML_OP_NORM || node->op == GGML_OP_RMS_NORM || node->op == GGML_OP_L2_NORM;
+    const bool eps =
+        node->op == GGML_OP_NORM || node->op == GGML_OP_RMS_NORM || node->op == GGML_OP_L2_NORM;
     struct vk_pc_rows pc = {.op = rows_code(node->op), .eps = eps ? vk_param_f32(node, 0) : 0.0f};
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
@@ -81,9 +82,18 @@ static enum ggml_status count_equal_record(struct vk_rec *rec, const struct ggml
     ds.n_spec = 1;
     const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b);
     const struct vk_pc_count_equal pc = {
-        .ne0 = sa.ne[0], .ne1 = sa.ne[1], .ne2 = sa.ne[2], .ne3 = sa.ne[3],
-        .na0 = sa.nb[0], .na1 = sa.nb[1], .na2 = sa.nb[2], .na3 = sa.nb[3],
-        .nb0 = sb.nb[0], .nb1 = sb.nb[1], .nb2 = sb.nb[2], .nb3 = sb.nb[3],
+        .ne0 = sa.ne[0],
+        .ne1 = sa.ne[1],
+        .ne2 = sa.ne[2],
+        .ne3 = sa.ne[3],
+        .na0 = sa.nb[0],
+        .na1 = sa.nb[1],
+        .na2 = sa.nb[2],
+        .na3 = sa.nb[3],
+        .nb0 = sb.nb[0],
+        .nb1 = sb.nb[1],
+        .nb2 = sb.nb[2],
+        .nb3 = sb.nb[3],
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_count_equal, off_a));
@@ -107,7 +117,8 @@ static enum ggml_status group_norm_record(struct vk_rec *rec, const struct ggml_
     vk_dispatch_init(&ds, vk_shader_find("group_norm_f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    struct vk_pc_group_norm pc = {.n_groups = (uint32_t)vk_param_i32(node, 0), .eps = vk_param_f32(node, 1)};
+    struct vk_pc_group_norm pc = {.n_groups = (uint32_t)vk_param_i32(node, 0),
+                                  .eps = vk_param_f32(node, 1)};
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
     vk_dispatch_push(&ds, pc);
@@ -141,11 +152,19 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
     const uint32_t n_head = (uint32_t)a->ne[2];
     const uint32_t n_head_log2 = n_head ? 1u << (uint32_t)floor(log2((double)n_head)) : 1;
     struct vk_pc_softmax pc = {
-        .ne11 = 1, .ne12 = 1, .ne13 = 1, /* without a mask */
-        .nb1 = (uint32_t)(node->nb[1] / 4), .nb2 = (uint32_t)(node->nb[2] / 4), .nb3 = (uint32_t)(node->nb[3] / 4),
-        .has_mask = m != NULL, .scale = scale, .max_bias = max_bias,
-        .m0 = powf(2.0f, -max_bias / (float)n_head_log2), .m1 = powf(2.0f, -max_bias / 2.0f / (float)n_head_log2),
-        .n_head_log2 = n_head_log2, .has_sinks = sinks != NULL,
+        .ne11 = 1,
+        .ne12 = 1,
+        .ne13 = 1, /* without a mask */
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
+        .has_mask = m != NULL,
+        .scale = scale,
+        .max_bias = max_bias,
+        .m0 = powf(2.0f, -max_bias / (float)n_head_log2),
+        .m1 = powf(2.0f, -max_bias / 2.0f / (float)n_head_log2),
+        .n_head_log2 = n_head_log2,
+        .has_sinks = sinks != NULL,
     };
     VK_PUSH_SHAPE(pc, 0, a);
     if (m) {
@@ -155,7 +174,8 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
     }
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_softmax, off_a));
-    vk_dispatch_bind(&ds, m ? m : a, false, m ? ggml_type_size(m->type) : 4, VK_PUSH_WORD(vk_pc_softmax, off_m));
+    vk_dispatch_bind(&ds, m ? m : a, false, m ? ggml_type_size(m->type) : 4,
+                     VK_PUSH_WORD(vk_pc_softmax, off_m));
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_softmax, off_d));
     /* a stands in, unread, without sinks */
     vk_dispatch_bind(&ds, sinks ? sinks : a, false, 4, VK_PUSH_WORD(vk_pc_softmax, off_s));
@@ -180,9 +200,16 @@ static enum ggml_status rows_back_record(struct vk_rec *rec, const struct ggml_t
     ds.n_spec = 1;
     const struct vk_shape sx = vk_shape_of(x), sd = vk_shape_of(node);
     struct vk_pc_rows_back pc = {
-        .nx0 = sx.nb[0], .nx1 = sx.nb[1], .nx2 = sx.nb[2], .nx3 = sx.nb[3],
-        .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2], .nd3 = sd.nb[3],
-        .mode = node->op == GGML_OP_RMS_NORM_BACK, .param = vk_param_f32(node, 0),
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .mode = node->op == GGML_OP_RMS_NORM_BACK,
+        .param = vk_param_f32(node, 0),
     };
     VK_PUSH_SHAPE(pc, , dy);
     vk_dispatch_push(&ds, pc);

@@ -24,9 +24,19 @@ static enum ggml_status cross_entropy_record(struct vk_rec *rec, const struct gg
     ds.n_spec = 1;
     const struct vk_shape sx = vk_shape_of(x), st = vk_shape_of(t), sd = vk_shape_of(node);
     const struct vk_pc_cross_entropy pc = {
-        .ne0 = sx.ne[0], .ne1 = sx.ne[1], .ne2 = sx.ne[2], .ne3 = sx.ne[3],
-        .nx1 = sx.nb[1], .nx2 = sx.nb[2], .nx3 = sx.nb[3], .nt1 = st.nb[1], .nt2 = st.nb[2], .nt3 = st.nb[3],
-        .nd1 = sd.nb[1], .nd2 = sd.nb[2], .nd3 = sd.nb[3],
+        .ne0 = sx.ne[0],
+        .ne1 = sx.ne[1],
+        .ne2 = sx.ne[2],
+        .ne3 = sx.ne[3],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .nt1 = st.nb[1],
+        .nt2 = st.nb[2],
+        .nt3 = st.nb[3],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_cross_entropy, off_x));
@@ -55,7 +65,8 @@ static enum ggml_status opt_step_record(struct vk_rec *rec, const struct ggml_te
     vk_dispatch_init(&ds, vk_shader_find("optstep_f32"));
     const struct vk_pc_optstep pc = {.n = (uint32_t)ggml_nelements(node), .adamw = adamw};
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_optstep, off_w)); /* node views the parameters */
+    vk_dispatch_bind(&ds, node, true, 4,
+                     VK_PUSH_WORD(vk_pc_optstep, off_w)); /* node views the parameters */
     vk_dispatch_bind(&ds, g, false, 4, VK_PUSH_WORD(vk_pc_optstep, off_g));
     /* SGD reads no moments */
     vk_dispatch_bind(&ds, adamw ? node->src[2] : g, adamw, 4, VK_PUSH_WORD(vk_pc_optstep, off_m));

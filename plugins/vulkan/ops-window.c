@@ -33,9 +33,20 @@ static enum ggml_status window_record(struct vk_rec *rec, const struct ggml_tens
     vk_dispatch_init(&ds, vk_shader_find("window_%s", ggml_type_name(a->type)));
     const struct vk_shape sa = vk_shape_of(a), sd = vk_shape_of(node);
     struct vk_pc_window pc = {
-        .ne0 = sd.ne[0], .ne1 = sd.ne[1], .ne2 = sd.ne[2], .ne3 = sd.ne[3],
-        .nd0 = sd.nb[0], .nd1 = sd.nb[1], .nd2 = sd.nb[2], .nd3 = sd.nb[3],
-        .na0 = sa.nb[0], .na1 = sa.nb[1], .na2 = sa.nb[2], .na3 = sa.nb[3], .ne01 = sa.ne[1], .ne02 = sa.ne[2],
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .ne3 = sd.ne[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .na0 = sa.nb[0],
+        .na1 = sa.nb[1],
+        .na2 = sa.nb[2],
+        .na3 = sa.nb[3],
+        .ne01 = sa.ne[1],
+        .ne02 = sa.ne[2],
         .mode = mode,
     };
     if (mode == WINDOW_PART) {
@@ -66,7 +77,8 @@ static enum ggml_status add_rel_pos_record(struct vk_rec *rec, const struct ggml
     const struct ggml_tensor *pw = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("add_rel_pos_f32"));
-    const struct vk_pc_add_rel_pos pc = {.K = (uint32_t)pw->ne[0], .n_q = (uint32_t)(ggml_nelements(pw) / pw->ne[0])};
+    const struct vk_pc_add_rel_pos pc = {.K = (uint32_t)pw->ne[0],
+                                         .n_q = (uint32_t)(ggml_nelements(pw) / pw->ne[0])};
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, node->src[0], false, 4, VK_PUSH_WORD(vk_pc_add_rel_pos, off_a));
     vk_dispatch_bind(&ds, node->src[1], false, 4, VK_PUSH_WORD(vk_pc_add_rel_pos, off_pw));

@@ -96,6 +96,13 @@ static bool fits_binding(const struct vk_device *d, const struct ggml_tensor *t)
     return (uint64_t)ggml_nbytes(t) + slack <= d->props.limits.maxStorageBufferRange;
 }
 
+void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                     struct vk_scratch_need *need) {
+    if (node->op < 0 || node->op >= GGML_OP_COUNT) return;
+    const struct vk_op_kernel *k = &vk_op_table()[node->op];
+    if (k->scratch) k->scratch(d, node, need);
+}
+
 bool vk_supports_node(const struct vk_device *d, const struct ggml_tensor *node) {
     if (!node || node->op < 0 || node->op >= GGML_OP_COUNT || d->lost) return false; /* a lost device computes nothing */
     if (ggmlc_op_is_view(node->op)) return true;

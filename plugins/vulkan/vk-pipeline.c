@@ -255,8 +255,8 @@ VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint
     return p;
 }
 
-bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, enum vk_path path,
-                          const char *instead) {
+bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec,
+                          int n_spec, enum vk_path path, const char *instead) {
     static const uint32_t no_spec[1] = {0};
     if (vk_path_disabled(d, path)) return false;
     if (vk_pipeline_get(d, id, spec ? spec : no_spec, spec ? n_spec : 0, true)) return true;
