@@ -12,11 +12,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer B { STORAGE_T(A_TYPE) data_b[]; };
 layout(binding = 1) buffer D { STORAGE_T(A_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3; // b
-    uint v1, v2, v3, off_view, assign;
-    uint off_b, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_acc);
 
 void main() {
     const uint idx = linear_id(256);

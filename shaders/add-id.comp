@@ -12,14 +12,8 @@ layout(binding = 3) writeonly buffer D { float data_d[]; };
 #define INDEX_CHECK_BINDING 4
 #include "index-check.glsl"
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2;
-    uint na0, na1, na2;
-    uint nb0, nb1, n_rows_b;
-    uint ni0, ni1;
-    uint nd0, nd1, nd2;
-    uint off_a, off_b, off_i, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_add_id);
 
 void main() {
     const uint idx = linear_id(256);

@@ -9,10 +9,8 @@ layout(binding = 1) readonly buffer PW { float data_pw[]; };
 layout(binding = 2) readonly buffer PH { float data_ph[]; };
 layout(binding = 3) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint K, n_q;
-    uint off_a, off_pw, off_ph, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_add_rel_pos);
 
 void main() {
     const uint i = linear_id(256);

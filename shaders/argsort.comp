@@ -9,11 +9,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { float data_a[]; };
 layout(binding = 1) writeonly buffer D { int data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint ne0, nb1, nb2, nb3;
-    uint off_a, off_d, npad, desc;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_argsort);
 
 shared float key[2048];
 shared int idx[2048];

@@ -7,12 +7,8 @@ layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) readonly buffer B { STORAGE_T(A_TYPE) data_b[]; };
 layout(binding = 2) writeonly buffer D { STORAGE_T(A_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint nb10, nb11, nb12, nb13;
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
-    uint off_a, off_b, off_d, dim;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_concat);
 
 void main() {
     const uint idx = linear_id(256);

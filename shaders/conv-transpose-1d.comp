@@ -9,13 +9,8 @@ layout(binding = 0) readonly buffer K { STORAGE_T(A_TYPE) data_k[]; };
 layout(binding = 1) readonly buffer X { float data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint K, OC, IC, nk0, nk1, nk2;   // kernel [K, OC, IC]
-    uint L, nx0, nx1, nx2;           // data [L, IC, N]
-    uint OL, N, nd0, nd1, nd2;       // result [OL, OC, N]
-    int s0, p0, d0;
-    uint off_k, off_x, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_conv_transpose_1d);
 
 void main() {
     const uint idx = linear_id(256);

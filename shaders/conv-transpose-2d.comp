@@ -9,12 +9,8 @@ layout(binding = 0) readonly buffer K { STORAGE_T(A_TYPE) data_k[]; };
 layout(binding = 1) readonly buffer X { float data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint KW, KH, OC, IC, nk0, nk1, nk2, nk3;
-    uint IW, IH, N, nx0, nx1, nx2, nx3;
-    uint OW, OH, nd0, nd1, nd2, nd3;
-    uint off_k, off_x, off_d, s;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_conv_transpose_2d);
 
 void main() {
     const uint idx = linear_id(256);

@@ -11,14 +11,8 @@ layout(binding = 0) readonly buffer K { STORAGE_T(A_TYPE) data_k[]; };
 layout(binding = 1) readonly buffer X { float data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint KW, KH, IC, OC, nk1, nk2, nk3;   // kernel (its stride along KW: nk0)
-    uint IW, IH, N, nx1, nx2, nx3;        // data (its stride along IW: nx0)
-    uint OW, OH, nd0, nd1, nd2, nd3;      // result
-    int s0, s1, p0, p1, d0, d1;
-    uint off_k, off_x, off_d, depthwise;
-    uint nk0, nx0;                        // 1 unless a layout is permuted (channels innermost: CWHN)
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_conv2d);
 
 void main() {
     const uint idx = linear_id(256);

@@ -11,13 +11,8 @@ layout(binding = 0) readonly buffer K { STORAGE_T(A_TYPE) data_k[]; };
 layout(binding = 1) readonly buffer X { float data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint KW, KH, KD, IC, OC, nk1, nk2, nk3;
-    uint W, H, D, nx1, nx2, nx3;
-    uint OW, OH, OD, NQ, nd1, nd2, nd3;
-    uint spd[5]; // s0 s1 | s2 p0 | p1 p2 | d0 d1 | d2
-    uint off_k, off_x, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_conv3d);
 
 int param(uint i) { return int((p.spd[i / 2] >> (16 * (i % 2))) & 0xffffu); }
 

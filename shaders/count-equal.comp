@@ -9,12 +9,8 @@ layout(binding = 0) readonly buffer A { int data_a[]; };
 layout(binding = 1) readonly buffer B { int data_b[]; };
 layout(binding = 2) writeonly buffer D { uint data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3;
-    uint na0, na1, na2, na3;
-    uint nb0, nb1, nb2, nb3;
-    uint off_a, off_b, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_count_equal);
 
 shared uint sh[BLOCK];
 

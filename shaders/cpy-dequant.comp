@@ -17,11 +17,8 @@ float data_b[1]; // quant.glsl's block dot is unused here
 #include "quant.glsl"
 
 // a: shape and row strides in 16-bit words; d: shape and strides in its elements
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb01, nb02, nb03;
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
-    uint off_a, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_cpy_dequant);
 
 #if D_TYPE == 1
 void main() {

@@ -24,14 +24,8 @@ layout(binding = 1) writeonly buffer D { uint16_t data_d[]; };
 
 // a: source shape and strides in its elements; d: destination rows (ne0 in blocks,
 // strides in 16-bit words); idx: index tensor ne1, ne2 and strides in its elements
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint nblk0, ne1, ne2, ne3, nb1, nb2, nb3;
-    uint nei1, nei2, nbi0, nbi1, nbi2;
-    uint off_a, off_i, off_d;
-    uint zero; // left 0 by the host: quantize.glsl's QUANT_OPAQUE_ZERO
-    uint rows_d; // SET_ROWS: the destination's rows, the indices' range
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_cpy_quant);
 
 #define QUANT_OPAQUE_ZERO p.zero
 #include "quantize.glsl"

@@ -8,12 +8,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { uint16_t data_a[]; };
 layout(binding = 1) writeonly buffer D { uint16_t data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3; // d; ne0: words per row
-    uint nb01, nb02, nb03, nb1, nb2, nb3;
-    uint off_a, off_d;
-    uint ne01, ne02; // a's rows per dims 1, 2
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_cpy_words);
 
 void main() {
     const uint idx = linear_id(256);

@@ -11,11 +11,8 @@ layout(binding = 1) readonly buffer T { float t[]; };
 layout(binding = 2) readonly buffer G { float grad[]; };
 layout(binding = 3) writeonly buffer D { float d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3;
-    uint nx1, nx2, nx3, nt1, nt2, nt3, nd1, nd2, nd3;
-    uint off_x, off_t, off_g, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_cross_entropy);
 
 shared float sh[BLOCK];
 

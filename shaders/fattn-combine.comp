@@ -9,10 +9,8 @@ layout(binding = 0) readonly buffer P { float data_p[]; }; // per (row, split): 
 layout(binding = 1) readonly buffer S { float data_s[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint DV, H, NS, rows, sinks;
-    uint off_s, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_fattn_combine);
 
 shared float weight[64]; // exp(m_s - m) of each split (NS <= 64: ATTN_SPLIT_MAX in ops-nn.c), 0 for empty ones
 

@@ -34,17 +34,8 @@ layout(binding = 4) readonly buffer S { float data_s[]; };
 layout(binding = 5) writeonly buffer D { float data_d[]; };
 layout(binding = 6) writeonly buffer P { float data_p[]; }; // split keys: per (row, split) DV sums, maximum, normaliser
 
-layout(push_constant) uniform PC {
-    uint DK, DV, NQ, NKV, H, nbq1;
-    uint nbk1, nbk2, nbk3, nbv1, nbv2, nbv3;
-    uint mne0, mne1, mne2, mne3;
-    uint rk2, rk3;
-    float scale, softcap, m0, m1;
-    uint n_head_log2;
-    uint off_q, off_k, off_v, off_m, off_d, off_s;
-    uint flags; // 1 mask, 2 sinks, 4 alibi; bits 8 on: chunks of keys per split
-    uint nbq2, nbq3;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_flash_attn);
 
 const uint WG = 128, DMAX = 576, VPT = 4; // head sizes: k up to 576, v up to VPT * WG = 512
 shared float qs[DMAX];

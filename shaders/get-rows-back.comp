@@ -15,11 +15,8 @@ layout(binding = 2) buffer D { float data_d[]; };
 #define INDEX_CHECK_BINDING 3
 #include "index-check.glsl"
 
-layout(push_constant) uniform PC {
-    uint ne0, n_rows, n_idx;
-    uint ny0, ny1, ni0, nd0, nd1;
-    uint off_dy, off_i, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_get_rows_back);
 
 void main() {
     const uint idx = linear_id(256);

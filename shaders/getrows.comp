@@ -20,13 +20,8 @@ float data_b[1]; // quant.glsl's block dot is unused here
 #include "quant.glsl"
 #endif
 
-layout(push_constant) uniform PC {
-    uint nb00, nb01, nb02, nb03;
-    uint nbi0, nbi1, nbi2;
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
-    uint off_a, off_i, off_d;
-    uint rows_a; // a->ne[1]: the indices' range
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_getrows);
 
 void main() {
     const uint idx = linear_id(256);

@@ -10,12 +10,8 @@ layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) readonly buffer B { STORAGE_T(A_TYPE) data_b[]; };
 layout(binding = 2) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint nb01, nb02, nb03, nb11, nb12, nb13;   // row strides of x and g (unit stride inside rows)
-    uint ne0, ne1, ne2, ne3, nb1, nb2, nb3;   // d
-    uint off_a, off_b, off_d, op, shift_a, shift_b;
-    float alpha, limit;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_glu);
 
 void main() {
     const uint idx = linear_id(256);

@@ -9,12 +9,8 @@ layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
-    uint off_a, off_d, n_groups;
-    float eps;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_group_norm);
 
 shared float sh[BLOCK];
 

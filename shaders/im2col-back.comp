@@ -9,13 +9,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer G { float data_g[]; };
 layout(binding = 1) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint IW, IH, IC, N, KW, KH, OW, OH;
-    uint ng0, ng1, ng2, ng3;   // gradient [IC*KH*KW, OW, OH, N]
-    uint nd0, nd1, nd2, nd3;   // result [IW, IH, IC, N]
-    int s0, s1, p0, p1, d0, d1;
-    uint off_g, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_im2col_back);
 
 // Output position whose tap k reads input position i, or -1.
 int tap_out(int i, int k, int s, int pad, int dil, int n_out) {

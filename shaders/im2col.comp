@@ -7,14 +7,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer B { STORAGE_T(A_TYPE) data_b[]; };
 layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint IW, IH, IC, KW, KH, OW, OH, N;
-    uint s0, s1, d0, d1;
-    int p0, p1;
-    uint nbw, nbh, nbc, nbn;       // b strides
-    uint ndw, ndh, ndn;            // d strides of ow, oh, n (k is contiguous)
-    uint off_b, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_im2col);
 
 void main() {
     const uint idx = linear_id(256), K = p.IC * p.KH * p.KW;

@@ -9,13 +9,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer X { STORAGE_T(A_TYPE) data_x[]; };
 layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint KW, KH, KD, IC;
-    uint W, H, D, nx1, nx2, nx3;
-    uint OW, OH, OD, N, nd1, nd2, nd3;
-    uint spd[5]; // s0 s1 | s2 p0 | p1 p2 | d0 d1 | d2
-    uint off_x, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_im2col3d);
 
 int param(uint i) { return int((p.spd[i / 2] >> (16 * (i % 2))) & 0xffffu); }
 

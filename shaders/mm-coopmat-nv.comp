@@ -30,7 +30,6 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
-#define MM_PUSH_EXTRA uint k_split; // k per workgroup layer; 0: no split (the layers are batches)
 #include "mm-push.glsl"
 
 layout(constant_id = 0) const uint WG = 256;

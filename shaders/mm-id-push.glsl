@@ -2,20 +2,10 @@
 // mv-id.comp, mvq-dot.comp's MVQ_ID variants): d[m, slot, t] = sum_k as[k, m,
 // ids[slot, t]] * b[k, slot % ne11, t].  Strides are in elements of each binding's
 // array type (16-bit words for quantized weights); the expert matrices are nb02
-// apart.  An includer that declares the weights itself defines MM_ID_OWN_A; one
-// needing more push words defines MM_PUSH_EXTRA (members appended).
-layout(push_constant) uniform PC {
-    uint M, K, n_as;
-    uint nb01, nb02;        // as
-    uint ne11, nb11, nb12;  // b (f32)
-    uint n_used, n_tokens;  // ids [n_used, n_tokens] (i32)
-    uint nbi0, nbi1;
-    uint nb1, nb2;          // d (f32, unit stride along m)
-    uint off_a, off_b, off_i, off_d;
-#ifdef MM_PUSH_EXTRA
-    MM_PUSH_EXTRA
-#endif
-} p;
+// apart.  An includer that declares the weights itself defines MM_ID_OWN_A.  The push
+// layout is struct vk_pc_mm_id of push-constants.h (shared with the plugin's C).
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_mm_id);
 
 #ifndef MM_ID_OWN_A
 #ifdef QTYPE

@@ -8,9 +8,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer P { float part[]; };
 layout(binding = 1) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint M, N, splits, nb1, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_split_sum);
 
 void main() {
     const uint i = linear_id(256), mn = p.M * p.N;

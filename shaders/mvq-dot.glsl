@@ -16,7 +16,6 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_spirv_intrinsics : require
 #include "types.glsl"
-#define MM_PUSH_EXTRA uint off_s; // where b's block scales start (vec2 units); off_b: its quants (uvec4 units)
 #ifdef MVQ_ID // mul_mat_id: a workgroup's rows of one (slot, token) pair, with its expert's weights
 #define MM_ID_OWN_A
 #include "mm-id-push.glsl"

@@ -11,10 +11,8 @@ layout(binding = 2) buffer M { float m[]; };
 layout(binding = 3) buffer V { float v[]; };
 layout(binding = 4) readonly buffer H { float hp[]; };
 
-layout(push_constant) uniform PC {
-    uint n, adamw;
-    uint off_w, off_g, off_m, off_v, off_h;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_optstep);
 
 void main() {
     const uint i = linear_id(256);

@@ -10,11 +10,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer B { vec4 data_b[]; };
 layout(binding = 1) writeonly buffer D { uvec2 data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3;  // b's shape; ne0 in vec4 units
-    uint nb1, nb2, nb3;       // b's strides in vec4 units
-    uint off_b;               // b's offset in vec4 units
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_pack_f16);
 
 void main() {
     const uint i = linear_id(256);

@@ -11,14 +11,8 @@ layout(binding = 0) readonly buffer DY { float data_dy[]; };
 layout(binding = 1) readonly buffer X { STORAGE_T(A_TYPE) data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint OW, OH, ny0, ny1, ny2, ny3;     // gradient of the pooled result
-    uint IW, IH, C, N, nx0, nx1, nx2, nx3; // forward input
-    uint nd0, nd1, nd2, nd3;
-    uint avg;
-    int k0, k1, s0, s1, p0, p1;
-    uint off_dy, off_x, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_pool_back);
 
 // Whether (x, y) is the first maximum of window (ox, oy) of plane base.
 bool is_window_max(uint base, int ox, int oy, int x, int y) {

@@ -8,13 +8,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
-    uint off_a, off_d, is_avg;
-    uint k0, k1, s0, s1;
-    int p0, p1;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_pool);
 
 void main() {
     const uint idx = linear_id(256);

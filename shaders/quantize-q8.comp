@@ -18,12 +18,8 @@ layout(binding = 0) readonly buffer B4 { vec4 data_b4[]; };
 layout(binding = 1) writeonly buffer Q { uint data_q[]; };
 layout(binding = 1) writeonly buffer S { vec2 data_s[]; };
 
-layout(push_constant) uniform PC {
-    uint K, N, cols;          // depth, columns per batch, columns in all
-    uint nb11, nb12, nb13;    // b's strides in floats
-    uint ne12, off_b, bvec;   // b's extent in dim 2, offset (floats), 1: offset and strides multiples of 4
-    uint off_q, off_s;        // where the quants (words) and the scales (pairs) start
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_quantize_q8);
 
 vec4 load_b4(uint at) {
     if (p.bvec == 1) return data_b4[at / 4];

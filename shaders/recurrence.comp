@@ -31,11 +31,8 @@ layout(binding = 5) readonly buffer V5 { float v5[]; };
 layout(binding = N_VEC) readonly buffer ST { float state_in[]; };
 layout(binding = N_VEC + 1) buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint H, T, n_seqs;
-    float scale;
-    uint off[8]; // the bindings' element offsets
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_recurrence);
 
 shared float sh[N_VEC][S];
 

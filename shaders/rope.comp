@@ -18,14 +18,8 @@ layout(binding = 1) readonly buffer P { int data_p[]; };
 layout(binding = 2) readonly buffer F { float data_f[]; };
 layout(binding = 3) writeonly buffer D { STORAGE_T(A_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint nb0, nb1, nb2, nb3;
-    uint off_a, off_p, off_f, off_d;
-    uint n_dims, mode, has_ff, backward;
-    float theta_scale, freq_scale, ext_factor, attn_factor, corr0, corr1;
-    uint s0, s1, s2, s3; // sections of the multi-section modes
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_rope);
 
 // For pair k of a multi-section mode: the position component and the exponent of theta_scale.
 void multi_section(uint k, out uint comp, out uint expo) {

@@ -11,13 +11,8 @@ layout(binding = 0) readonly buffer DY { float dy[]; };
 layout(binding = 1) readonly buffer X { float x[]; };
 layout(binding = 2) writeonly buffer D { float d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;   // dy
-    uint nx0, nx1, nx2, nx3;                       // x strides
-    uint nd0, nd1, nd2, nd3;                       // d strides
-    uint off_dy, off_x, off_d, mode;
-    float param;                                   // scale or eps
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_rows_back);
 
 shared float sh[BLOCK];
 

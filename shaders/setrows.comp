@@ -11,13 +11,8 @@ layout(binding = 2) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
 #define INDEX_CHECK_BINDING 3
 #include "index-check.glsl"
 
-layout(push_constant) uniform PC {
-    uint ne10, ne11, ne12, ne13, nb10, nb11, nb12, nb13;
-    uint nei1, nei2, nbi0, nbi1, nbi2;
-    uint nb0, nb1, nb2, nb3;
-    uint off_b, off_i, off_d;
-    uint rows_d; // d->ne[1]: the indices' range
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_setrows);
 
 void main() {
     const uint idx = linear_id(256);

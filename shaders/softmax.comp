@@ -13,14 +13,8 @@ layout(binding = 1) readonly buffer M { STORAGE_T(B_TYPE) data_m[]; };
 layout(binding = 2) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
 layout(binding = 3) readonly buffer S { float data_s[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint ne11, ne12, ne13, nb11, nb12, nb13;
-    uint nb1, nb2, nb3;
-    uint off_a, off_m, off_d, has_mask;
-    float scale, max_bias, m0, m1;
-    uint n_head_log2, has_sinks, off_s;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_softmax);
 
 shared float sh[BLOCK];
 

@@ -10,12 +10,8 @@ layout(binding = 0) readonly buffer A { float data_a[]; };
 layout(binding = 1) readonly buffer B { float data_b[]; };
 layout(binding = 2) buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint n, n_rhs, ne2, ne3;
-    uint a_p, a_q, na2, na3, b_p, b_v, nb2, nb3, x_p, x_v, nd2, nd3;
-    uint forward, unit_diag;
-    uint off_a, off_b, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_solve_tri);
 
 void main() {
     const uint idx = linear_id(64);

@@ -7,11 +7,8 @@ layout(binding = 0) readonly buffer SX { float data_sx[]; };
 layout(binding = 1) readonly buffer C { float data_c[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint d_conv, d_inner, n_t, n_s;
-    uint nx0, nx1, nx2, nc0, nc1, nd0, nd1, nd2;
-    uint off_x, off_c, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_ssm_conv);
 
 void main() {
     const uint idx = linear_id(256);

@@ -21,12 +21,8 @@ layout(binding = 7) buffer D { float data_d[]; };
 #define INDEX_CHECK_BINDING 8
 #include "index-check.glsl"
 
-layout(push_constant) uniform PC {
-    uint d_state, head_dim, n_head, n_tok, n_seqs, n_group, scalar_decay, n_slots;
-    uint nx1, nx2, nx3, ndt1, ndt2, na1, nb1, nb2, nb3, nc1, nc2, nc3, ns3, ni0;
-    uint off_s, off_x, off_dt, off_a, off_b, off_c, off_i, off_d;
-    uint t_begin, t_end;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_ssm_scan);
 
 float softplus(float v) { return v > 20.0 ? v : log(1.0 + exp(v)); }
 

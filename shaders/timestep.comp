@@ -8,11 +8,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer T { float data_t[]; };
 layout(binding = 1) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint dim, n, nt0, nd0, nd1;
-    float log_max_period;
-    uint off_t, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_timestep);
 
 void main() {
     const uint idx = linear_id(256);

@@ -13,12 +13,8 @@ layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer A { float data_a[]; };
 layout(binding = 1) buffer D { int data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint k, nb1, nb2, nb3;
-    uint off_a, off_d;
-    uint j_begin, j_end;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_topk_select);
 
 const uint NONE = 0xffffffffu;
 shared float sh_v[BLOCK];

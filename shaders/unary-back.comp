@@ -11,14 +11,8 @@ layout(binding = 0) readonly buffer X { float data_x[]; };
 layout(binding = 1) readonly buffer DY { float data_dy[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3;
-    uint nx0, nx1, nx2, nx3;
-    uint ny0, ny1, ny2, ny3;
-    uint nd0, nd1, nd2, nd3;
-    uint off_x, off_dy, off_d, op;
-    float p0, p1, p2, p3;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_unary_back);
 
 float derivative(float x) {
     switch (p.op) {

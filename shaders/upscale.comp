@@ -8,11 +8,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { float data_a[]; };
 layout(binding = 1) writeonly buffer D { float data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne00, ne01, ne02, ne03, nb00, nb01, nb02, nb03;
-    uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;
-    uint off_a, off_d, mode, align;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_upscale);
 
 uint nearest(uint i, uint n_in, uint n_out) { return min(uint(floor(float(i) * float(n_in) / float(n_out))), n_in - 1); }
 

@@ -10,12 +10,8 @@ layout(local_size_x = 256) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) writeonly buffer D { STORAGE_T(A_TYPE) data_d[]; };
 
-layout(push_constant) uniform PC {
-    uint ne0, ne1, ne2, ne3, nd0, nd1, nd2, nd3;
-    uint na0, na1, na2, na3, ne01, ne02;
-    uint mode, w, npx;
-    uint off_a, off_d;
-} p;
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_window);
 
 void main() {
     const uint idx = linear_id(256);

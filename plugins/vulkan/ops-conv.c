@@ -26,17 +26,34 @@ static enum ggml_status im2col_record(struct vk_rec *rec, const struct ggml_tens
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col_%s_%s", ggml_type_name(b->type), ggml_type_name(node->type)));
     /* a 1-D im2col is the 2-D one with a height of 1: b [IW, IC, N], d [K, OW, N] */
-    const uint32_t push[23] = {
-        (uint32_t)b->ne[0], is_2d ? (uint32_t)b->ne[1] : 1, (uint32_t)b->ne[is_2d ? 2 : 1], (uint32_t)a->ne[0],
-        is_2d ? (uint32_t)a->ne[1] : 1, (uint32_t)node->ne[1], is_2d ? (uint32_t)node->ne[2] : 1, (uint32_t)(is_2d ? node->ne[3] : node->ne[2]),
-        (uint32_t)op[0], is_2d ? (uint32_t)op[1] : 1, (uint32_t)op[4], is_2d ? (uint32_t)op[5] : 1,
-        (uint32_t)op[2], is_2d ? (uint32_t)op[3] : 0,
-        (uint32_t)(b->nb[0] / tb), is_2d ? (uint32_t)(b->nb[1] / tb) : 0, (uint32_t)(b->nb[is_2d ? 2 : 1] / tb), (uint32_t)(b->nb[is_2d ? 3 : 2] / tb),
-        (uint32_t)(node->nb[1] / td), is_2d ? (uint32_t)(node->nb[2] / td) : 0, (uint32_t)(node->nb[is_2d ? 3 : 2] / td), 0, 0,
+    const int c = is_2d ? 2 : 1,
+              n = is_2d ? 3 : 2; /* the dimensions of the channels (b) and the batch */
+    const struct vk_pc_im2col pc = {
+        .IW = (uint32_t)b->ne[0],
+        .IH = is_2d ? (uint32_t)b->ne[1] : 1,
+        .IC = (uint32_t)b->ne[c],
+        .KW = (uint32_t)a->ne[0],
+        .KH = is_2d ? (uint32_t)a->ne[1] : 1,
+        .OW = (uint32_t)node->ne[1],
+        .OH = is_2d ? (uint32_t)node->ne[2] : 1,
+        .N = (uint32_t)node->ne[n],
+        .s0 = (uint32_t)op[0],
+        .s1 = is_2d ? (uint32_t)op[1] : 1,
+        .d0 = (uint32_t)op[4],
+        .d1 = is_2d ? (uint32_t)op[5] : 1,
+        .p0 = op[2],
+        .p1 = is_2d ? op[3] : 0,
+        .nbw = (uint32_t)(b->nb[0] / tb),
+        .nbh = is_2d ? (uint32_t)(b->nb[1] / tb) : 0,
+        .nbc = (uint32_t)(b->nb[c] / tb),
+        .nbn = (uint32_t)(b->nb[c + 1] / tb),
+        .ndw = (uint32_t)(node->nb[1] / td),
+        .ndh = is_2d ? (uint32_t)(node->nb[2] / td) : 0,
+        .ndn = (uint32_t)(node->nb[n] / td),
     };
-    memcpy(ds.push, push, sizeof push);
-    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, 21);
-    vk_dispatch_bind(&ds, node, true, (uint32_t)td, 22);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, VK_PUSH_WORD(vk_pc_im2col, off_b));
+    vk_dispatch_bind(&ds, node, true, (uint32_t)td, VK_PUSH_WORD(vk_pc_im2col, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -59,17 +76,20 @@ static enum ggml_status pool_record(struct vk_rec *rec, const struct ggml_tensor
     const bool two = node->op == GGML_OP_POOL_2D;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pool_%s", ggml_type_name(a->type)));
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, node);
-    ds.push[18] = op[0] == GGML_OP_POOL_AVG;
-    ds.push[19] = (uint32_t)op[1];                 /* k0 */
-    ds.push[20] = two ? (uint32_t)op[2] : 1;       /* k1 */
-    ds.push[21] = (uint32_t)op[two ? 3 : 2];       /* s0 */
-    ds.push[22] = two ? (uint32_t)op[4] : 1;       /* s1 */
-    ds.push[23] = (uint32_t)op[two ? 5 : 3];       /* p0 */
-    ds.push[24] = two ? (uint32_t)op[6] : 0;       /* p1 */
-    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    struct vk_pc_pool pc = {
+        .is_avg = op[0] == GGML_OP_POOL_AVG,
+        .k0 = (uint32_t)op[1],
+        .k1 = two ? (uint32_t)op[2] : 1,
+        .s0 = (uint32_t)op[two ? 3 : 2],
+        .s1 = two ? (uint32_t)op[4] : 1,
+        .p0 = op[two ? 5 : 3],
+        .p1 = two ? op[6] : 0,
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_pool, off_a));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_pool, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -89,12 +109,13 @@ static enum ggml_status upscale_record(struct vk_rec *rec, const struct ggml_ten
     const uint32_t mode = (uint32_t)vk_param_i32(node, 0);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("upscale_f32"));
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, node);
-    ds.push[18] = mode & 0xff;
-    ds.push[19] = (mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
-    vk_dispatch_bind(&ds, a, false, 4, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    struct vk_pc_upscale pc = {.mode = mode & 0xff,
+                               .align = (mode & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0};
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_upscale, off_a));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_upscale, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -114,21 +135,35 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", ggml_type_name(k->type)));
-    for (int i = 0; i < 4; i++) {
-        ds.push[i] = (uint32_t)k->ne[i];
-        ds.push[4 + i] = (uint32_t)(k->nb[i] / tk);
-        ds.push[11 + i] = (uint32_t)(x->nb[i] / 4);
-        ds.push[17 + i] = (uint32_t)(node->nb[i] / 4);
-    }
-    ds.push[8] = (uint32_t)x->ne[0];
-    ds.push[9] = (uint32_t)x->ne[1];
-    ds.push[10] = (uint32_t)x->ne[3];
-    ds.push[15] = (uint32_t)node->ne[0];
-    ds.push[16] = (uint32_t)node->ne[1];
-    ds.push[24] = (uint32_t)vk_param_i32(node, 0);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 21);
-    vk_dispatch_bind(&ds, x, false, 4, 22);
-    vk_dispatch_bind(&ds, node, true, 4, 23);
+    const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
+    const struct vk_pc_conv_transpose_2d pc = {
+        .KW = sk.ne[0],
+        .KH = sk.ne[1],
+        .OC = sk.ne[2],
+        .IC = sk.ne[3],
+        .nk0 = sk.nb[0],
+        .nk1 = sk.nb[1],
+        .nk2 = sk.nb[2],
+        .nk3 = sk.nb[3],
+        .IW = sx.ne[0],
+        .IH = sx.ne[1],
+        .N = sx.ne[3],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .OW = sd.ne[0],
+        .OH = sd.ne[1],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .s = (uint32_t)vk_param_i32(node, 0),
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
+    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_x));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -152,21 +187,41 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(k->type)));
-    const uint32_t push[25] = {
-        (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)k->ne[3],
-        (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
-        (uint32_t)x->ne[0], (uint32_t)x->ne[1], (uint32_t)x->ne[3], (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4), (uint32_t)(x->nb[3] / 4),
-        (uint32_t)node->ne[0], (uint32_t)node->ne[1],
-        (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
+    const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
+    const struct vk_pc_conv2d pc = {
+        .KW = sk.ne[0],
+        .KH = sk.ne[1],
+        .IC = sk.ne[2],
+        .OC = sk.ne[3],
+        .nk1 = sk.nb[1],
+        .nk2 = sk.nb[2],
+        .nk3 = sk.nb[3],
+        .IW = sx.ne[0],
+        .IH = sx.ne[1],
+        .N = sx.ne[3],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .OW = sd.ne[0],
+        .OH = sd.ne[1],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .s0 = vk_param_i32(node, 0),
+        .s1 = vk_param_i32(node, 1),
+        .p0 = vk_param_i32(node, 2),
+        .p1 = vk_param_i32(node, 3),
+        .d0 = vk_param_i32(node, 4),
+        .d1 = vk_param_i32(node, 5),
+        .depthwise = node->op == GGML_OP_CONV_2D_DW,
+        .nk0 = sk.nb[0],
+        .nx0 = sx.nb[0],
     };
-    memcpy(ds.push, push, sizeof push);
-    for (int i = 0; i < 6; i++) ds.push[19 + i] = (uint32_t)vk_param_i32(node, i);
-    ds.push[28] = node->op == GGML_OP_CONV_2D_DW;
-    ds.push[29] = (uint32_t)(k->nb[0] / tk);
-    ds.push[30] = (uint32_t)(x->nb[0] / 4);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 25);
-    vk_dispatch_bind(&ds, x, false, 4, 26);
-    vk_dispatch_bind(&ds, node, true, 4, 27);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv2d, off_k));
+    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv2d, off_x));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv2d, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -188,22 +243,37 @@ static enum ggml_status gather_columns(struct vk_rec *rec, const struct ggml_ten
                                        uint32_t kh, const int32_t *spd, bool is_2d) {
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col_back_f32"));
-    const uint32_t push[16] = {
-        (uint32_t)node->ne[0], is_2d ? (uint32_t)node->ne[1] : 1, (uint32_t)node->ne[is_2d ? 2 : 1], (uint32_t)node->ne[is_2d ? 3 : 2],
-        kw, is_2d ? kh : 1, (uint32_t)g->ne[1], is_2d ? (uint32_t)g->ne[2] : 1,
-        (uint32_t)(g->nb[0] / 4), (uint32_t)(g->nb[1] / 4), is_2d ? (uint32_t)(g->nb[2] / 4) : 0, (uint32_t)(g->nb[is_2d ? 3 : 2] / 4),
-        (uint32_t)(node->nb[0] / 4), is_2d ? (uint32_t)(node->nb[1] / 4) : 0, (uint32_t)(node->nb[is_2d ? 2 : 1] / 4),
-        (uint32_t)(node->nb[is_2d ? 3 : 2] / 4),
+    const int c = is_2d ? 2 : 1,
+              n = is_2d ? 3 : 2; /* the dimensions of the channels and the batch */
+    const struct vk_shape sg = vk_shape_of(g), sd = vk_shape_of(node);
+    /* 1-D: no vertical taps: stride and dilation 1, no padding */
+    const struct vk_pc_im2col_back pc = {
+        .IW = sd.ne[0],
+        .IH = is_2d ? sd.ne[1] : 1,
+        .IC = sd.ne[c],
+        .N = sd.ne[n],
+        .KW = kw,
+        .KH = is_2d ? kh : 1,
+        .OW = sg.ne[1],
+        .OH = is_2d ? sg.ne[2] : 1,
+        .ng0 = sg.nb[0],
+        .ng1 = sg.nb[1],
+        .ng2 = is_2d ? sg.nb[2] : 0,
+        .ng3 = sg.nb[n],
+        .nd0 = sd.nb[0],
+        .nd1 = is_2d ? sd.nb[1] : 0,
+        .nd2 = sd.nb[c],
+        .nd3 = sd.nb[n],
+        .s0 = spd[0],
+        .s1 = is_2d ? spd[1] : 1,
+        .p0 = spd[2],
+        .p1 = is_2d ? spd[3] : 0,
+        .d0 = spd[4],
+        .d1 = is_2d ? spd[5] : 1,
     };
-    memcpy(ds.push, push, sizeof push);
-    for (int i = 0; i < 6; i++) ds.push[16 + i] = (uint32_t)spd[i];
-    if (!is_2d) { /* no vertical taps: stride and dilation 1, no padding */
-        ds.push[17] = 1;
-        ds.push[19] = 0;
-        ds.push[21] = 1;
-    }
-    vk_dispatch_bind(&ds, g, false, 4, 22);
-    vk_dispatch_bind(&ds, node, true, 4, 23);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, g, false, 4, VK_PUSH_WORD(vk_pc_im2col_back, off_g));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_im2col_back, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -249,19 +319,38 @@ static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggm
     const size_t tx = ggml_type_size(x->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pool_back_%s", ggml_type_name(x->type)));
-    ds.push[0] = (uint32_t)dy->ne[0];
-    ds.push[1] = (uint32_t)dy->ne[1];
-    for (int i = 0; i < 4; i++) {
-        ds.push[2 + i] = (uint32_t)(dy->nb[i] / 4);
-        ds.push[6 + i] = (uint32_t)x->ne[i];
-        ds.push[10 + i] = (uint32_t)(x->nb[i] / tx);
-        ds.push[14 + i] = (uint32_t)(node->nb[i] / 4);
-    }
-    ds.push[18] = vk_param_i32(node, 0) == GGML_OP_POOL_AVG;
-    for (int i = 1; i < 7; i++) ds.push[18 + i] = (uint32_t)vk_param_i32(node, i);
-    vk_dispatch_bind(&ds, dy, false, 4, 25);
-    vk_dispatch_bind(&ds, x, false, (uint32_t)tx, 26);
-    vk_dispatch_bind(&ds, node, true, 4, 27);
+    const struct vk_shape sy = vk_shape_of(dy), sx = vk_shape_of(x), sd = vk_shape_of(node);
+    const struct vk_pc_pool_back pc = {
+        .OW = sy.ne[0],
+        .OH = sy.ne[1],
+        .ny0 = sy.nb[0],
+        .ny1 = sy.nb[1],
+        .ny2 = sy.nb[2],
+        .ny3 = sy.nb[3],
+        .IW = sx.ne[0],
+        .IH = sx.ne[1],
+        .C = sx.ne[2],
+        .N = sx.ne[3],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .avg = vk_param_i32(node, 0) == GGML_OP_POOL_AVG,
+        .k0 = vk_param_i32(node, 1),
+        .k1 = vk_param_i32(node, 2),
+        .s0 = vk_param_i32(node, 3),
+        .s1 = vk_param_i32(node, 4),
+        .p0 = vk_param_i32(node, 5),
+        .p1 = vk_param_i32(node, 6),
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, dy, false, 4, VK_PUSH_WORD(vk_pc_pool_back, off_dy));
+    vk_dispatch_bind(&ds, x, false, (uint32_t)tx, VK_PUSH_WORD(vk_pc_pool_back, off_x));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_pool_back, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -282,16 +371,31 @@ static enum ggml_status conv_transpose_1d_record(struct vk_rec *rec, const struc
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv_transpose_1d_%s", ggml_type_name(k->type)));
-    const uint32_t push[18] = {
-        (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)(k->nb[0] / tk), (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk),
-        (uint32_t)x->ne[0], (uint32_t)(x->nb[0] / 4), (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4),
-        (uint32_t)node->ne[0], (uint32_t)node->ne[2], (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4),
-        (uint32_t)vk_param_i32(node, 0), (uint32_t)vk_param_i32(node, 1), (uint32_t)vk_param_i32(node, 2),
+    const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
+    const struct vk_pc_conv_transpose_1d pc = {
+        .K = sk.ne[0],
+        .OC = sk.ne[1],
+        .IC = sk.ne[2],
+        .nk0 = sk.nb[0],
+        .nk1 = sk.nb[1],
+        .nk2 = sk.nb[2],
+        .L = sx.ne[0],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .OL = sd.ne[0],
+        .N = sd.ne[2],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .s0 = vk_param_i32(node, 0),
+        .p0 = vk_param_i32(node, 1),
+        .d0 = vk_param_i32(node, 2),
     };
-    memcpy(ds.push, push, sizeof push);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 18);
-    vk_dispatch_bind(&ds, x, false, 4, 19);
-    vk_dispatch_bind(&ds, node, true, 4, 20);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv_transpose_1d, off_k));
+    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv_transpose_1d, off_x));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv_transpose_1d, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -310,15 +414,25 @@ static enum ggml_status ssm_conv_record(struct vk_rec *rec, const struct ggml_te
     const struct ggml_tensor *sx = node->src[0], *c = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("ssm_conv_f32"));
-    const uint32_t push[12] = {
-        (uint32_t)c->ne[0], (uint32_t)c->ne[1], (uint32_t)node->ne[1], (uint32_t)node->ne[2],
-        (uint32_t)(sx->nb[0] / 4), (uint32_t)(sx->nb[1] / 4), (uint32_t)(sx->nb[2] / 4), (uint32_t)(c->nb[0] / 4), (uint32_t)(c->nb[1] / 4),
-        (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4),
+    const struct vk_shape sd = vk_shape_of(node);
+    const struct vk_pc_ssm_conv pc = {
+        .d_conv = (uint32_t)c->ne[0],
+        .d_inner = (uint32_t)c->ne[1],
+        .n_t = sd.ne[1],
+        .n_s = sd.ne[2],
+        .nx0 = (uint32_t)(sx->nb[0] / 4),
+        .nx1 = (uint32_t)(sx->nb[1] / 4),
+        .nx2 = (uint32_t)(sx->nb[2] / 4),
+        .nc0 = (uint32_t)(c->nb[0] / 4),
+        .nc1 = (uint32_t)(c->nb[1] / 4),
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
     };
-    memcpy(ds.push, push, sizeof push);
-    vk_dispatch_bind(&ds, sx, false, 4, 12);
-    vk_dispatch_bind(&ds, c, false, 4, 13);
-    vk_dispatch_bind(&ds, node, true, 4, 14);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, sx, false, 4, VK_PUSH_WORD(vk_pc_ssm_conv, off_x));
+    vk_dispatch_bind(&ds, c, false, 4, VK_PUSH_WORD(vk_pc_ssm_conv, off_c));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_ssm_conv, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

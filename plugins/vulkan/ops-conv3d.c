@@ -37,16 +37,29 @@ static enum ggml_status im2col_3d_record(struct vk_rec *rec, const struct ggml_t
     const uint32_t ic = (uint32_t)vk_param_i32(node, 0), n = (uint32_t)(b->ne[3] / ic);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col3d_%s_%s", ggml_type_name(b->type), ggml_type_name(node->type)));
-    const uint32_t push[17] = {
-        (uint32_t)a->ne[0], (uint32_t)a->ne[1], (uint32_t)a->ne[2], ic,
-        (uint32_t)b->ne[0], (uint32_t)b->ne[1], (uint32_t)b->ne[2], (uint32_t)(b->nb[1] / tb), (uint32_t)(b->nb[2] / tb), (uint32_t)(b->nb[3] / tb),
-        (uint32_t)node->ne[1], (uint32_t)node->ne[2], (uint32_t)node->ne[3] / n, n,
-        (uint32_t)(node->nb[1] / td), (uint32_t)(node->nb[2] / td), (uint32_t)(node->nb[3] / td),
+    struct vk_pc_im2col3d pc = {
+        .KW = (uint32_t)a->ne[0],
+        .KH = (uint32_t)a->ne[1],
+        .KD = (uint32_t)a->ne[2],
+        .IC = ic,
+        .W = (uint32_t)b->ne[0],
+        .H = (uint32_t)b->ne[1],
+        .D = (uint32_t)b->ne[2],
+        .nx1 = (uint32_t)(b->nb[1] / tb),
+        .nx2 = (uint32_t)(b->nb[2] / tb),
+        .nx3 = (uint32_t)(b->nb[3] / tb),
+        .OW = (uint32_t)node->ne[1],
+        .OH = (uint32_t)node->ne[2],
+        .OD = (uint32_t)node->ne[3] / n,
+        .N = n,
+        .nd1 = (uint32_t)(node->nb[1] / td),
+        .nd2 = (uint32_t)(node->nb[2] / td),
+        .nd3 = (uint32_t)(node->nb[3] / td),
     };
-    memcpy(ds.push, push, sizeof push);
-    pack_geometry(&node->op_params[1], &ds.push[17]);
-    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, 22);
-    vk_dispatch_bind(&ds, node, true, (uint32_t)td, 23);
+    pack_geometry(&node->op_params[1], pc.spd);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, VK_PUSH_WORD(vk_pc_im2col3d, off_x));
+    vk_dispatch_bind(&ds, node, true, (uint32_t)td, VK_PUSH_WORD(vk_pc_im2col3d, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -70,18 +83,34 @@ static enum ggml_status conv_3d_record(struct vk_rec *rec, const struct ggml_ten
     const size_t tk = ggml_type_size(k->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv3d_%s", ggml_type_name(k->type)));
-    const uint32_t push[21] = {
-        (uint32_t)k->ne[0], (uint32_t)k->ne[1], (uint32_t)k->ne[2], (uint32_t)vk_param_i32(node, 9), (uint32_t)vk_param_i32(node, 11),
-        (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
-        (uint32_t)x->ne[0], (uint32_t)x->ne[1], (uint32_t)x->ne[2], (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4), (uint32_t)(x->nb[3] / 4),
-        (uint32_t)node->ne[0], (uint32_t)node->ne[1], (uint32_t)node->ne[2], (uint32_t)node->ne[3],
-        (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
+    struct vk_pc_conv3d pc = {
+        .KW = (uint32_t)k->ne[0],
+        .KH = (uint32_t)k->ne[1],
+        .KD = (uint32_t)k->ne[2],
+        .IC = (uint32_t)vk_param_i32(node, 9),
+        .OC = (uint32_t)vk_param_i32(node, 11),
+        .nk1 = (uint32_t)(k->nb[1] / tk),
+        .nk2 = (uint32_t)(k->nb[2] / tk),
+        .nk3 = (uint32_t)(k->nb[3] / tk),
+        .W = (uint32_t)x->ne[0],
+        .H = (uint32_t)x->ne[1],
+        .D = (uint32_t)x->ne[2],
+        .nx1 = (uint32_t)(x->nb[1] / 4),
+        .nx2 = (uint32_t)(x->nb[2] / 4),
+        .nx3 = (uint32_t)(x->nb[3] / 4),
+        .OW = (uint32_t)node->ne[0],
+        .OH = (uint32_t)node->ne[1],
+        .OD = (uint32_t)node->ne[2],
+        .NQ = (uint32_t)node->ne[3],
+        .nd1 = (uint32_t)(node->nb[1] / 4),
+        .nd2 = (uint32_t)(node->nb[2] / 4),
+        .nd3 = (uint32_t)(node->nb[3] / 4),
     };
-    memcpy(ds.push, push, sizeof push);
-    pack_geometry(node->op_params, &ds.push[21]);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 26);
-    vk_dispatch_bind(&ds, x, false, 4, 27);
-    vk_dispatch_bind(&ds, node, true, 4, 28);
+    pack_geometry(node->op_params, pc.spd);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv3d, off_k));
+    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv3d, off_x));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv3d, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

@@ -39,13 +39,15 @@ static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tens
     }
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("binary_%s_%s", ggml_type_name(a->type), ggml_type_name(b->type)));
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, b);
-    vk_push_shape(ds.push, 16, node);
-    ds.push[27] = op;
-    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), 24);
-    vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), 25);
-    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), 26);
+    struct vk_pc_binary pc = {.op = op};
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, 1, b);
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_binary, off_a));
+    vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), VK_PUSH_WORD(vk_pc_binary, off_b));
+    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type),
+                     VK_PUSH_WORD(vk_pc_binary, off_d));
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -153,54 +155,53 @@ static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *
     }
 }
 
+/* roll: the source offset of dimension i, the shift taken into [0, ne). */
+static uint32_t roll_offset(const struct ggml_tensor *node, int i) {
+    const int64_t n = node->ne[i], shift = vk_param_i32(node, i) % n;
+    return (uint32_t)(shift < 0 ? shift + n : shift);
+}
+
 static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = unary_src(node);
     struct vk_dispatch ds;
     if (unary_moves(node)) vk_dispatch_init(&ds, vk_shader_find("unary_move%d", (int)(8 * ggml_type_size(a->type))));
     else vk_dispatch_init(&ds, vk_shader_find("unary_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)));
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, node);
-    ds.push[18] = (uint32_t)unary_code(node);
-    ds.push[19] = unary_mode(node);
+    struct vk_pc_unary pc = {.op = (uint32_t)unary_code(node), .mode = unary_mode(node)};
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
     switch (node->op) {
     case GGML_OP_SCALE:
-        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
-        ds.push[21] = vk_f32_bits(vk_param_f32(node, 1));
+    case GGML_OP_CLAMP: /* scale, bias; min, max */
+        pc.p0 = vk_param_f32(node, 0);
+        pc.p1 = vk_param_f32(node, 1);
         break;
-    case GGML_OP_CLAMP:
-        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
-        ds.push[21] = vk_f32_bits(vk_param_f32(node, 1));
-        break;
-    case GGML_OP_LEAKY_RELU: case GGML_OP_FILL:
-        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
-        break;
+    case GGML_OP_LEAKY_RELU:
+    case GGML_OP_FILL: pc.p0 = vk_param_f32(node, 0); break;
     case GGML_OP_UNARY: /* xIELU's alpha_n, alpha_p, beta, eps follow the sub-op */
-        for (int i = 0; i < 4; i++) ds.push[20 + i] = vk_f32_bits(vk_param_f32(node, 1 + i));
+        pc.p0 = vk_param_f32(node, 1), pc.p1 = vk_param_f32(node, 2);
+        pc.p2 = vk_param_f32(node, 3), pc.p3 = vk_param_f32(node, 4);
         break;
-    case GGML_OP_TRI: /* the triangle type */
-        ds.push[24] = (uint32_t)vk_param_i32(node, 0);
-        break;
+    case GGML_OP_TRI: /* the triangle type */ pc.n_past = vk_param_i32(node, 0); break;
     case GGML_OP_ARANGE: /* start, step */
-        ds.push[20] = vk_f32_bits(vk_param_f32(node, 0));
-        ds.push[22] = vk_f32_bits(vk_param_f32(node, 2));
+        pc.p0 = vk_param_f32(node, 0);
+        pc.p2 = vk_param_f32(node, 2);
         break;
     case GGML_OP_ROLL: /* shifts as the source offset of each dimension, in [0, ne) */
-        for (int i = 0; i < 4; i++) {
-            const int64_t n = node->ne[i], shift = vk_param_i32(node, i) % n;
-            ds.push[25 + i] = (uint32_t)(shift < 0 ? shift + n : shift);
-        }
+        pc.shift0 = roll_offset(node, 0), pc.shift1 = roll_offset(node, 1);
+        pc.shift2 = roll_offset(node, 2), pc.shift3 = roll_offset(node, 3);
         break;
     case GGML_OP_PAD_REFLECT_1D: /* left padding */
-        ds.push[25] = (uint32_t)vk_param_i32(node, 0);
+        pc.shift0 = (uint32_t)vk_param_i32(node, 0);
         break;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: /* masked value, then n_past */
-        ds.push[20] = vk_f32_bits(node->op == GGML_OP_DIAG_MASK_INF ? -INFINITY : 0.0f);
-        ds.push[24] = (uint32_t)vk_param_i32(node, 0);
+        pc.p0 = node->op == GGML_OP_DIAG_MASK_INF ? -INFINITY : 0.0f;
+        pc.n_past = vk_param_i32(node, 0);
         break;
     default: break;
     }
-    vk_dispatch_bind(&ds, a, a == node, ggml_type_size(a->type), 16);
-    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), 17);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, a == node, ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_unary, off_a));
+    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), VK_PUSH_WORD(vk_pc_unary, off_d));
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -235,22 +236,35 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("glu_%s", ggml_type_name(a->type)));
-    for (int i = 1; i < 4; i++) {
-        ds.push[i - 1] = (uint32_t)(a->nb[i] / ts);
-        ds.push[2 + i] = (uint32_t)(b->nb[i] / ts);
-        ds.push[9 + i] = (uint32_t)(node->nb[i] / ts);
-    }
-    for (int i = 0; i < 4; i++) ds.push[6 + i] = (uint32_t)node->ne[i];
-    ds.push[16] = (uint32_t)ggml_get_glu_op(node);
+    const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), sd = vk_shape_of(node);
+    struct vk_pc_glu pc = {
+        .nb01 = sa.nb[1],
+        .nb02 = sa.nb[2],
+        .nb03 = sa.nb[3],
+        .nb11 = sb.nb[1],
+        .nb12 = sb.nb[2],
+        .nb13 = sb.nb[3],
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .ne3 = sd.ne[3],
+        .nb1 = sd.nb[1],
+        .nb2 = sd.nb[2],
+        .nb3 = sd.nb[3],
+        .op = (uint32_t)ggml_get_glu_op(node),
+        .alpha = vk_param_f32(node, 2),
+        .limit = vk_param_f32(node, 3),
+    };
     if (!node->src[1]) { /* halves of one row: x first unless swapped */
-        const bool swapped = vk_param_i32(node, 1) != 0;
-        ds.push[swapped ? 17 : 18] = (uint32_t)node->ne[0];
+        if (vk_param_i32(node, 1) != 0)
+            pc.shift_a = (uint32_t)node->ne[0];
+        else
+            pc.shift_b = (uint32_t)node->ne[0];
     }
-    ds.push[19] = vk_f32_bits(vk_param_f32(node, 2));
-    ds.push[20] = vk_f32_bits(vk_param_f32(node, 3));
-    vk_dispatch_bind(&ds, a, false, ts, 13);
-    vk_dispatch_bind(&ds, b, false, ts, 14);
-    vk_dispatch_bind(&ds, node, true, ts, 15);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_glu, off_a));
+    vk_dispatch_bind(&ds, b, false, ts, VK_PUSH_WORD(vk_pc_glu, off_b));
+    vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_glu, off_d));
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -268,10 +282,12 @@ static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s", ggml_type_name(a->type)));
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, node);
-    vk_dispatch_bind(&ds, a, false, ts, 16);
-    vk_dispatch_bind(&ds, node, true, ts, 17);
+    struct vk_pc_repeat_back pc = {0};
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_repeat_back, off_a));
+    vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_repeat_back, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -291,17 +307,34 @@ static enum ggml_status unary_back_record(struct vk_rec *rec, const struct ggml_
     const struct ggml_tensor *x = node->src[0], *dy = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("unary_back_f32"));
-    for (int i = 0; i < 4; i++) {
-        ds.push[i] = (uint32_t)node->ne[i];
-        ds.push[4 + i] = (uint32_t)(x->nb[i] / 4);
-        ds.push[8 + i] = (uint32_t)(dy->nb[i] / 4);
-        ds.push[12 + i] = (uint32_t)(node->nb[i] / 4);
-        ds.push[20 + i] = vk_f32_bits(vk_param_f32(node, 1 + i)); /* xIELU's parameters */
-    }
-    ds.push[19] = (uint32_t)unary_op_code((enum ggml_unary_op)vk_param_i32(node, 0));
-    vk_dispatch_bind(&ds, x, false, 4, 16);
-    vk_dispatch_bind(&ds, dy, false, 4, 17);
-    vk_dispatch_bind(&ds, node, true, 4, 18);
+    const struct vk_shape sx = vk_shape_of(x), sy = vk_shape_of(dy), sd = vk_shape_of(node);
+    const struct vk_pc_unary_back pc = {
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .ne3 = sd.ne[3],
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .ny0 = sy.nb[0],
+        .ny1 = sy.nb[1],
+        .ny2 = sy.nb[2],
+        .ny3 = sy.nb[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .op = (uint32_t)unary_op_code((enum ggml_unary_op)vk_param_i32(node, 0)),
+        .p0 = vk_param_f32(node, 1),
+        .p1 = vk_param_f32(node, 2),
+        .p2 = vk_param_f32(node, 3),
+        .p3 = vk_param_f32(node, 4),
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_unary_back, off_x));
+    vk_dispatch_bind(&ds, dy, false, 4, VK_PUSH_WORD(vk_pc_unary_back, off_dy));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_unary_back, off_d));
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -320,20 +353,29 @@ static enum ggml_status add_id_record(struct vk_rec *rec, const struct ggml_tens
     const struct ggml_tensor *a = node->src[0], *b = node->src[1], *ids = node->src[2];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("add_id_f32"));
-    for (int i = 0; i < 3; i++) {
-        ds.push[i] = (uint32_t)node->ne[i];
-        ds.push[3 + i] = (uint32_t)(a->nb[i] / 4);
-        ds.push[11 + i] = (uint32_t)(node->nb[i] / 4);
-    }
-    ds.push[6] = (uint32_t)(b->nb[0] / 4);
-    ds.push[7] = (uint32_t)(b->nb[1] / 4);
-    ds.push[8] = (uint32_t)b->ne[1];
-    ds.push[9] = (uint32_t)(ids->nb[0] / 4);
-    ds.push[10] = (uint32_t)(ids->nb[1] / 4);
-    vk_dispatch_bind(&ds, a, false, 4, 14);
-    vk_dispatch_bind(&ds, b, false, 4, 15);
-    vk_dispatch_bind(&ds, ids, false, 4, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), si = vk_shape_of(ids),
+                          sd = vk_shape_of(node);
+    const struct vk_pc_add_id pc = {
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .na0 = sa.nb[0],
+        .na1 = sa.nb[1],
+        .na2 = sa.nb[2],
+        .nb0 = sb.nb[0],
+        .nb1 = sb.nb[1],
+        .n_rows_b = sb.ne[1],
+        .ni0 = si.nb[0],
+        .ni1 = si.nb[1],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_add_id, off_a));
+    vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_add_id, off_b));
+    vk_dispatch_bind(&ds, ids, false, 4, VK_PUSH_WORD(vk_pc_add_id, off_i));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_add_id, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
@@ -369,24 +411,25 @@ static enum ggml_status acc_record(struct vk_rec *rec, const struct ggml_tensor 
     const bool ints = a->type == GGML_TYPE_I32;
     if (node->data != a->data || vk_tensor_buffer(rec->d, node) != vk_tensor_buffer(rec->d, a)) { /* not in place: a first */
         vk_dispatch_init(&ds, vk_shader_find(ints ? "unary_move32" : "unary_f32_f32"));
-        vk_push_shape(ds.push, 0, a);
-        vk_push_shape(ds.push, 8, node);
-        ds.push[18] = VK_UN_COPY;
-        ds.push[19] = VK_UN_MODE_FLAT;
-        vk_dispatch_bind(&ds, a, false, 4, 16);
-        vk_dispatch_bind(&ds, node, true, 4, 17);
+        struct vk_pc_unary pc = {.op = VK_UN_COPY, .mode = VK_UN_MODE_FLAT};
+        VK_PUSH_SHAPE(pc, 0, a);
+        VK_PUSH_SHAPE(pc, , node);
+        vk_dispatch_push(&ds, pc);
+        vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_unary, off_a));
+        vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_unary, off_d));
         vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
         const enum ggml_status s = vk_record_dispatch(rec, &ds);
         if (s != GGML_STATUS_SUCCESS) return s;
     }
     vk_dispatch_init(&ds, vk_shader_find(ints ? "set_i32" : "acc_f32"));
-    vk_push_shape(ds.push, 0, b);
     uint32_t v[4];
     acc_view(node, v);
-    memcpy(&ds.push[8], v, sizeof v);
-    ds.push[12] = node->op == GGML_OP_SET;
-    vk_dispatch_bind(&ds, b, false, 4, 13);
-    vk_dispatch_bind(&ds, node, true, 4, 14);
+    struct vk_pc_acc pc = {
+        .v1 = v[0], .v2 = v[1], .v3 = v[2], .off_view = v[3], .assign = node->op == GGML_OP_SET};
+    VK_PUSH_SHAPE(pc, , b);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_acc, off_b));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_acc, off_d));
     vk_groups_1d(rec->d, ggml_nelements(b), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

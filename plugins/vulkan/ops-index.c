@@ -32,13 +32,21 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("getrows_%s", ggml_type_name(a->type)));
     const size_t ta = vk_addr_unit(a->type);
-    for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)(a->nb[i] / ta);
-    for (int i = 0; i < 3; i++) ds.push[4 + i] = (uint32_t)(idx->nb[i] / 4);
-    vk_push_shape(ds.push, 7, node);
-    ds.push[18] = (uint32_t)a->ne[1];
-    vk_dispatch_bind(&ds, a, false, ta, 15);
-    vk_dispatch_bind(&ds, idx, false, 4, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    struct vk_pc_getrows pc = {
+        .nb00 = (uint32_t)(a->nb[0] / ta),
+        .nb01 = (uint32_t)(a->nb[1] / ta),
+        .nb02 = (uint32_t)(a->nb[2] / ta),
+        .nb03 = (uint32_t)(a->nb[3] / ta),
+        .nbi0 = (uint32_t)(idx->nb[0] / 4),
+        .nbi1 = (uint32_t)(idx->nb[1] / 4),
+        .nbi2 = (uint32_t)(idx->nb[2] / 4),
+        .rows_a = (uint32_t)a->ne[1],
+    };
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ta, VK_PUSH_WORD(vk_pc_getrows, off_a));
+    vk_dispatch_bind(&ds, idx, false, 4, VK_PUSH_WORD(vk_pc_getrows, off_i));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_getrows, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
@@ -61,15 +69,20 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
     struct vk_dispatch ds;
     const size_t ty = ggml_type_size(dy->type);
     vk_dispatch_init(&ds, vk_shader_find("get_rows_back_%s", ggml_type_name(dy->type)));
-    const uint32_t push[8] = {
-        (uint32_t)node->ne[0], (uint32_t)node->ne[1], (uint32_t)idx->ne[0],
-        (uint32_t)(dy->nb[0] / ty), (uint32_t)(dy->nb[1] / ty), (uint32_t)(idx->nb[0] / 4),
-        (uint32_t)(node->nb[0] / 4), (uint32_t)(node->nb[1] / 4),
+    const struct vk_pc_get_rows_back pc = {
+        .ne0 = (uint32_t)node->ne[0],
+        .n_rows = (uint32_t)node->ne[1],
+        .n_idx = (uint32_t)idx->ne[0],
+        .ny0 = (uint32_t)(dy->nb[0] / ty),
+        .ny1 = (uint32_t)(dy->nb[1] / ty),
+        .ni0 = (uint32_t)(idx->nb[0] / 4),
+        .nd0 = (uint32_t)(node->nb[0] / 4),
+        .nd1 = (uint32_t)(node->nb[1] / 4),
     };
-    memcpy(ds.push, push, sizeof push);
-    vk_dispatch_bind(&ds, dy, false, (uint32_t)ty, 8);
-    vk_dispatch_bind(&ds, idx, false, 4, 9);
-    vk_dispatch_bind(&ds, node, true, 4, 10);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, dy, false, (uint32_t)ty, VK_PUSH_WORD(vk_pc_get_rows_back, off_dy));
+    vk_dispatch_bind(&ds, idx, false, 4, VK_PUSH_WORD(vk_pc_get_rows_back, off_i));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_get_rows_back, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     const uint64_t n_chunks = ((uint64_t)node->ne[1] + ROWS_BACK_CHUNK - 1) / ROWS_BACK_CHUNK;
     vk_groups_1d(rec->d, (uint64_t)node->ne[0] * n_chunks, 256, ds.groups);
@@ -91,14 +104,22 @@ static bool quant_dest_ok(const struct vk_device *d, const struct ggml_tensor *t
     return ggml_nelements(t) <= UINT32_MAX;
 }
 
-/* Push words of cpy-quant.comp: the float source's shape, then d's rows (in blocks, words); word 23 stays 0
- * (vk_dispatch_init), the zero quantize.glsl hides products behind. */
-static void push_quant_shapes(struct vk_dispatch *ds, const struct ggml_tensor *a, const struct ggml_tensor *rows,
-                              const struct ggml_tensor *d) {
-    vk_push_shape(ds->push, 0, a);
-    ds->push[8] = (uint32_t)(rows->ne[0] / 32);
-    for (int i = 1; i < 4; i++) ds->push[8 + i] = (uint32_t)rows->ne[i];
-    for (int i = 1; i < 4; i++) ds->push[11 + i] = (uint32_t)(d->nb[i] / 2);
+/* cpy-quant.comp's push constants: the float source's shape, then d's rows (in blocks, words);
+ * the rest 0 (zero: the zero quantize.glsl hides products behind). */
+static struct vk_pc_cpy_quant quant_shapes(const struct ggml_tensor *a,
+                                           const struct ggml_tensor *rows,
+                                           const struct ggml_tensor *d) {
+    struct vk_pc_cpy_quant pc = {
+        .nblk0 = (uint32_t)(rows->ne[0] / 32),
+        .ne1 = (uint32_t)rows->ne[1],
+        .ne2 = (uint32_t)rows->ne[2],
+        .ne3 = (uint32_t)rows->ne[3],
+        .nb1 = (uint32_t)(d->nb[1] / 2),
+        .nb2 = (uint32_t)(d->nb[2] / 2),
+        .nb3 = (uint32_t)(d->nb[3] / 2),
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    return pc;
 }
 
 /* Rows of whole blocks whose strides are whole 16-bit words (cpy-words.comp). */
@@ -120,17 +141,24 @@ static enum ggml_status cpy_words_record(struct vk_rec *rec, const struct ggml_t
     const struct ggml_tensor *a = node->src[0];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("cpy_words"));
-    ds.push[0] = (uint32_t)(ggml_row_size(a->type, a->ne[0]) / 2);
-    ds.push[12] = (uint32_t)a->ne[1];
-    ds.push[13] = (uint32_t)a->ne[2];
-    for (int i = 1; i < 4; i++) {
-        ds.push[i] = (uint32_t)node->ne[i];
-        ds.push[3 + i] = (uint32_t)(a->nb[i] / 2);
-        ds.push[6 + i] = (uint32_t)(node->nb[i] / 2);
-    }
-    vk_dispatch_bind(&ds, a, false, 2, 10);
-    vk_dispatch_bind(&ds, node, true, 2, 11);
-    vk_groups_1d(rec->d, (uint64_t)ds.push[0] * ggml_nrows(a), 256, ds.groups);
+    const struct vk_pc_cpy_words pc = {
+        .ne0 = (uint32_t)(ggml_row_size(a->type, a->ne[0]) / 2),
+        .ne1 = (uint32_t)node->ne[1],
+        .ne2 = (uint32_t)node->ne[2],
+        .ne3 = (uint32_t)node->ne[3],
+        .nb01 = (uint32_t)(a->nb[1] / 2),
+        .nb02 = (uint32_t)(a->nb[2] / 2),
+        .nb03 = (uint32_t)(a->nb[3] / 2),
+        .nb1 = (uint32_t)(node->nb[1] / 2),
+        .nb2 = (uint32_t)(node->nb[2] / 2),
+        .nb3 = (uint32_t)(node->nb[3] / 2),
+        .ne01 = (uint32_t)a->ne[1],
+        .ne02 = (uint32_t)a->ne[2],
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 2, VK_PUSH_WORD(vk_pc_cpy_words, off_a));
+    vk_dispatch_bind(&ds, node, true, 2, VK_PUSH_WORD(vk_pc_cpy_words, off_d));
+    vk_groups_1d(rec->d, (uint64_t)pc.ne0 * ggml_nrows(a), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -148,14 +176,33 @@ bool vk_cpy_quant_supports(const struct vk_device *d, const struct ggml_tensor *
     return float_ok(d, a) && quant_dest_ok(d, node);                                     /* quantized from f32, f16 or bf16 */
 }
 
-/* cpy-dequant.comp's dispatch of source a (its shape, row strides in vk_addr_unit, bound first),
- * one value per invocation; the destination's push words (7..14) and binding are the caller's. */
-static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds, enum vk_shader_id shader, const struct ggml_tensor *a) {
+/* cpy-dequant.comp's dispatch of source a (its shape, row strides in vk_addr_unit, bound first)
+ * into a destination of shape dst, one value per invocation; the destination's binding is the
+ * caller's. */
+static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds,
+                                  enum vk_shader_id shader, const struct ggml_tensor *a,
+                                  const struct vk_shape *dst) {
     const size_t unit = vk_addr_unit(a->type);
     vk_dispatch_init(ds, shader);
-    for (int i = 0; i < 4; i++) ds->push[i] = (uint32_t)a->ne[i];
-    for (int i = 1; i < 4; i++) ds->push[3 + i] = (uint32_t)(a->nb[i] / unit);
-    vk_dispatch_bind(ds, a, false, (uint32_t)unit, 15);
+    const struct vk_pc_cpy_dequant pc = {
+        .ne00 = (uint32_t)a->ne[0],
+        .ne01 = (uint32_t)a->ne[1],
+        .ne02 = (uint32_t)a->ne[2],
+        .ne03 = (uint32_t)a->ne[3],
+        .nb01 = (uint32_t)(a->nb[1] / unit),
+        .nb02 = (uint32_t)(a->nb[2] / unit),
+        .nb03 = (uint32_t)(a->nb[3] / unit),
+        .ne0 = dst->ne[0],
+        .ne1 = dst->ne[1],
+        .ne2 = dst->ne[2],
+        .ne3 = dst->ne[3],
+        .nb0 = dst->nb[0],
+        .nb1 = dst->nb[1],
+        .nb2 = dst->nb[2],
+        .nb3 = dst->nb[3],
+    };
+    vk_dispatch_push(ds, pc);
+    vk_dispatch_bind(ds, a, false, (uint32_t)unit, VK_PUSH_WORD(vk_pc_cpy_dequant, off_a));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a), 256, ds->groups);
 }
 
@@ -163,20 +210,25 @@ static void dequant_dispatch_init(struct vk_rec *rec, struct vk_dispatch *ds, en
 static enum ggml_status cpy_dequant_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     struct vk_dispatch ds;
-    dequant_dispatch_init(rec, &ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)), a);
-    vk_push_shape(ds.push, 7, node);
-    vk_dispatch_bind(&ds, node, true, (uint32_t)ggml_type_size(node->type), 16);
+    const struct vk_shape dst = vk_shape_of(node);
+    dequant_dispatch_init(
+        rec, &ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)),
+        a, &dst);
+    vk_dispatch_bind(&ds, node, true, (uint32_t)ggml_type_size(node->type),
+                     VK_PUSH_WORD(vk_pc_cpy_dequant, off_d));
     return vk_record_dispatch(rec, &ds);
 }
 
 enum ggml_status vk_dequant_f16_record(struct vk_rec *rec, const struct ggml_tensor *a, VkDeviceSize at) {
     struct vk_dispatch ds;
-    dequant_dispatch_init(rec, &ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), a);
-    const uint32_t strides[4] = {1, (uint32_t)a->ne[0], (uint32_t)(a->ne[0] * a->ne[1]), (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2])};
-    for (int i = 0; i < 4; i++) {
-        ds.push[7 + i] = (uint32_t)a->ne[i];
-        ds.push[11 + i] = strides[i];
-    }
+    const struct vk_shape dst = {
+        /* contiguous f16 */
+        .ne = {(uint32_t)a->ne[0], (uint32_t)a->ne[1], (uint32_t)a->ne[2], (uint32_t)a->ne[3]},
+        .nb = {1, (uint32_t)a->ne[0], (uint32_t)(a->ne[0] * a->ne[1]),
+               (uint32_t)(a->ne[0] * a->ne[1] * a->ne[2])},
+    };
+    dequant_dispatch_init(rec, &ds, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), a,
+                          &dst);
     vk_dispatch_bind_scratch(&ds, at, vk_f16_bytes(a), true);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a) / 8, 256, ds.groups); /* 8 values per invocation */
     return vk_record_dispatch(rec, &ds);
@@ -188,9 +240,11 @@ enum ggml_status vk_cpy_quant_record(struct vk_rec *rec, const struct ggml_tenso
     if (vk_is_block_quant(a->type)) return cpy_dequant_record(rec, node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("cpy_%s_%s", ggml_type_name(a->type), ggml_type_name(node->type)));
-    push_quant_shapes(&ds, a, node, node);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)ggml_type_size(a->type), 20);
-    vk_dispatch_bind(&ds, node, true, 2, 22);
+    const struct vk_pc_cpy_quant pc = quant_shapes(a, node, node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ggml_type_size(a->type),
+                     VK_PUSH_WORD(vk_pc_cpy_quant, off_a));
+    vk_dispatch_bind(&ds, node, true, 2, VK_PUSH_WORD(vk_pc_cpy_quant, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node) / 32, 64, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -209,14 +263,15 @@ static enum ggml_status set_rows_quant_record(struct vk_rec *rec, const struct g
     const size_t ti = ggml_type_size(idx->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
-    push_quant_shapes(&ds, b, b, node);
-    ds.push[15] = (uint32_t)idx->ne[1];
-    ds.push[16] = (uint32_t)idx->ne[2];
-    for (int i = 0; i < 3; i++) ds.push[17 + i] = (uint32_t)(idx->nb[i] / ti);
-    ds.push[24] = (uint32_t)node->ne[1];
-    vk_dispatch_bind(&ds, b, false, 4, 20);
-    vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, 21);
-    vk_dispatch_bind(&ds, node, true, 2, 22);
+    struct vk_pc_cpy_quant pc = quant_shapes(b, b, node);
+    pc.nei1 = (uint32_t)idx->ne[1], pc.nei2 = (uint32_t)idx->ne[2];
+    pc.nbi0 = (uint32_t)(idx->nb[0] / ti), pc.nbi1 = (uint32_t)(idx->nb[1] / ti),
+    pc.nbi2 = (uint32_t)(idx->nb[2] / ti);
+    pc.rows_d = (uint32_t)node->ne[1];
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_cpy_quant, off_a));
+    vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, VK_PUSH_WORD(vk_pc_cpy_quant, off_i));
+    vk_dispatch_bind(&ds, node, true, 2, VK_PUSH_WORD(vk_pc_cpy_quant, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(b) / 32, 64, ds.groups);
     return vk_record_dispatch(rec, &ds);
@@ -227,17 +282,27 @@ static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_te
     if (vk_float_code(node->type) < 0) return set_rows_quant_record(rec, node);
     const bool i64 = idx->type == GGML_TYPE_I64;
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
-    vk_push_shape(ds.push, 0, b);
+    vk_dispatch_init(
+        &ds, vk_shader_find("setrows_%s_%s", ggml_type_name(node->type), i64 ? "i64" : "i32"));
     const size_t ti = ggml_type_size(idx->type), td = ggml_type_size(node->type);
-    ds.push[8] = (uint32_t)idx->ne[1];
-    ds.push[9] = (uint32_t)idx->ne[2];
-    for (int i = 0; i < 3; i++) ds.push[10 + i] = (uint32_t)(idx->nb[i] / ti);
-    for (int i = 0; i < 4; i++) ds.push[13 + i] = (uint32_t)(node->nb[i] / td);
-    ds.push[20] = (uint32_t)node->ne[1];
-    vk_dispatch_bind(&ds, b, false, 4, 17);
-    vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, 18); /* offset in index units; the shader doubles it for i64 */
-    vk_dispatch_bind(&ds, node, true, (uint32_t)td, 19);
+    struct vk_pc_setrows pc = {
+        .nei1 = (uint32_t)idx->ne[1],
+        .nei2 = (uint32_t)idx->ne[2],
+        .nbi0 = (uint32_t)(idx->nb[0] / ti),
+        .nbi1 = (uint32_t)(idx->nb[1] / ti),
+        .nbi2 = (uint32_t)(idx->nb[2] / ti),
+        .nb0 = (uint32_t)(node->nb[0] / td),
+        .nb1 = (uint32_t)(node->nb[1] / td),
+        .nb2 = (uint32_t)(node->nb[2] / td),
+        .nb3 = (uint32_t)(node->nb[3] / td),
+        .rows_d = (uint32_t)node->ne[1],
+    };
+    VK_PUSH_SHAPE(pc, 1, b);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_setrows, off_b));
+    /* offset in index units; the shader doubles it for i64 */
+    vk_dispatch_bind(&ds, idx, false, (uint32_t)ti, VK_PUSH_WORD(vk_pc_setrows, off_i));
+    vk_dispatch_bind(&ds, node, true, (uint32_t)td, VK_PUSH_WORD(vk_pc_setrows, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, ggml_nelements(b), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
@@ -258,13 +323,20 @@ static enum ggml_status concat_record(struct vk_rec *rec, const struct ggml_tens
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("concat_%s", ggml_type_name(a->type)));
-    vk_push_shape(ds.push, 0, a);
-    for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(b->nb[i] / ts);
-    vk_push_shape(ds.push, 12, node);
-    ds.push[23] = (uint32_t)vk_param_i32(node, 0);
-    vk_dispatch_bind(&ds, a, false, ts, 20);
-    vk_dispatch_bind(&ds, b, false, ts, 21);
-    vk_dispatch_bind(&ds, node, true, ts, 22);
+    const struct vk_shape sb = vk_shape_of(b);
+    struct vk_pc_concat pc = {
+        .nb10 = sb.nb[0],
+        .nb11 = sb.nb[1],
+        .nb12 = sb.nb[2],
+        .nb13 = sb.nb[3],
+        .dim = (uint32_t)vk_param_i32(node, 0),
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_concat, off_a));
+    vk_dispatch_bind(&ds, b, false, ts, VK_PUSH_WORD(vk_pc_concat, off_b));
+    vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_concat, off_d));
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -289,11 +361,17 @@ static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor 
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pad_%s", ggml_type_name(a->type)));
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, node);
-    for (int i = 0; i < 4; i++) ds.push[18 + i] = (uint32_t)vk_param_i32(node, 2 * i);
-    vk_dispatch_bind(&ds, a, false, ts, 16);
-    vk_dispatch_bind(&ds, node, true, ts, 17);
+    struct vk_pc_pad pc = {
+        .lp0 = (uint32_t)vk_param_i32(node, 0),
+        .lp1 = (uint32_t)vk_param_i32(node, 2),
+        .lp2 = (uint32_t)vk_param_i32(node, 4),
+        .lp3 = (uint32_t)vk_param_i32(node, 6),
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_pad, off_a));
+    vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_pad, off_d));
     vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -333,15 +411,22 @@ static enum ggml_status top_k_select_record(struct vk_rec *rec, const struct ggm
     vk_dispatch_init(&ds, vk_shader_find("topk_select_f32"));
     ds.spec[0] = SELECT_BLOCK;
     ds.n_spec = 1;
-    vk_push_shape(ds.push, 0, a);
-    ds.push[8] = (uint32_t)node->ne[0];
-    for (int i = 1; i < 4; i++) ds.push[8 + i] = (uint32_t)(node->nb[i] / 4);
-    vk_dispatch_bind(&ds, a, false, 4, 12);
-    vk_dispatch_bind(&ds, node, true, 4, 13);
+    struct vk_pc_topk_select pc = {
+        .k = (uint32_t)node->ne[0],
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_topk_select, off_a));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_topk_select, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
     /* the k rounds in dispatches within the loop budget; each resumes from the index its
      * predecessor wrote last */
-    return vk_record_dispatch_chunks(rec, &ds, (uint32_t)node->ne[0], VK_LOOP_BUDGET / select_round_iterations(a), 14);
+    return vk_record_dispatch_chunks(rec, &ds, (uint32_t)node->ne[0],
+                                     VK_LOOP_BUDGET / select_round_iterations(a),
+                                     VK_PUSH_WORD(vk_pc_topk_select, j_begin));
 }
 
 static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor *node) {
@@ -351,13 +436,18 @@ static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor
     while (npad < a->ne[0]) npad <<= 1;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("argsort_f32"));
-    vk_push_shape(ds.push, 0, a);
-    ds.push[8] = (uint32_t)node->ne[0];
-    for (int i = 1; i < 4; i++) ds.push[8 + i] = (uint32_t)(node->nb[i] / 4);
-    ds.push[14] = npad;
-    ds.push[15] = node->op == GGML_OP_TOP_K || vk_param_i32(node, 0) == GGML_SORT_ORDER_DESC;
-    vk_dispatch_bind(&ds, a, false, 4, 12);
-    vk_dispatch_bind(&ds, node, true, 4, 13);
+    struct vk_pc_argsort pc = {
+        .ne0 = (uint32_t)node->ne[0],
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
+        .npad = npad,
+        .desc = node->op == GGML_OP_TOP_K || vk_param_i32(node, 0) == GGML_SORT_ORDER_DESC,
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_argsort, off_a));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_argsort, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

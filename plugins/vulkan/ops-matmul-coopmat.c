@@ -62,7 +62,7 @@ static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a
  * (BENCHMARKS.md).  $GGMLC_VK_COOPMAT_KHR=0 takes the NV ones. */
 static bool use_coopmat_khr(const struct vk_device *d) {
     const bool khr_off = d->caps.coopmat_nv && vk_tuning()->coopmat_khr_off;
-    return d->caps.coopmat_khr_frag && !d->coopmat_khr_failed && !khr_off &&
+    return d->caps.coopmat_khr_frag && !vk_path_disabled(d, VK_PATH_COOPMAT_KHR) && !khr_off &&
            vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
 }
 
@@ -72,7 +72,7 @@ static bool use_coopmat_khr(const struct vk_device *d) {
 static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, bool a_dequantized,
                         uint32_t tiles[7]) {
     coopmat_tiles(d, a, b, tiles);
-    const bool nv = d->caps.coopmat_nv && !d->coopmat_nv_failed;
+    const bool nv = d->caps.coopmat_nv && !vk_path_disabled(d, VK_PATH_COOPMAT_NV);
     if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(nv || use_coopmat_khr(d)) ||
         (a->type != GGML_TYPE_F16 && !a_dequantized) || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
         return false;
@@ -94,8 +94,10 @@ static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, 
 static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const struct vk_env_value *env = &vk_tuning()->coopmat_dequant;
     const long long min_cols = env->set ? env->number : MV_MAX_N + 1;
-    return vk_is_block_quant(a->type) && !d->dequant_f16_failed && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
-           vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX && vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
+    return vk_is_block_quant(a->type) && !vk_path_disabled(d, VK_PATH_DEQUANT_F16) &&
+           min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
+           vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX &&
+           vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
            ggml_nelements(a) <= UINT32_MAX &&
            vk_shader_present(vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
 }
@@ -109,7 +111,8 @@ static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor
     const struct vk_buffer *bd = vk_tensor_buffer(d, node);
     const struct vk_env_value *env = &vk_tuning()->coopmat_flex;
     *fk = env->set ? (uint32_t)env->number : 16;
-    if (!c->coopmat_flex || d->coopmat_flex_failed || !*fk || !bd || !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
+    if (!c->coopmat_flex || vk_path_disabled(d, VK_PATH_COOPMAT_FLEX) || !*fk || !bd ||
+        !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
         return false;
     if (tiles[4] % c->coopmat_flex_gran[0] || tiles[5] % c->coopmat_flex_gran[1] || *fk % c->coopmat_flex_gran[2] || tiles[3] % *fk ||
         tiles[4] > c->coopmat_flex_max_dim || tiles[5] > c->coopmat_flex_max_dim || *fk > c->coopmat_flex_max_dim)
@@ -138,18 +141,25 @@ static bool coopmat_packs_b(const struct ggml_tensor *a, const struct ggml_tenso
 static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDeviceSize *at, enum ggml_status *st) {
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_PACK_F16, at)) return true;
-    if (!vk_optional_pipeline(rec->d, VK_SHADER_PACK_F16, NULL, 0, &rec->d->pack_f16_failed, "the products read f32 activations")) return false;
+    if (!vk_optional_pipeline(rec->d, VK_SHADER_PACK_F16, NULL, 0, VK_PATH_PACK_F16,
+                              "the products read f32 activations"))
+        return false;
     const VkDeviceSize bytes = vk_scratch_round(vk_f16_bytes(b));
     if (bytes > rec->optional_left || !vk_scratch_take(rec, vk_f16_bytes(b), at)) return false;
     rec->optional_left -= bytes;
     struct vk_dispatch q;
     vk_dispatch_init(&q, VK_SHADER_PACK_F16);
-    q.push[0] = (uint32_t)(b->ne[0] / 4);
-    for (int i = 1; i < 4; i++) {
-        q.push[i] = (uint32_t)b->ne[i];
-        q.push[3 + i] = (uint32_t)(b->nb[i] / 16);
-    }
-    vk_dispatch_bind(&q, b, false, 16, 7);
+    const struct vk_pc_pack_f16 pc = {
+        .ne0 = (uint32_t)(b->ne[0] / 4),
+        .ne1 = (uint32_t)b->ne[1],
+        .ne2 = (uint32_t)b->ne[2],
+        .ne3 = (uint32_t)b->ne[3],
+        .nb1 = (uint32_t)(b->nb[1] / 16),
+        .nb2 = (uint32_t)(b->nb[2] / 16),
+        .nb3 = (uint32_t)(b->nb[3] / 16),
+    };
+    vk_dispatch_push(&q, pc);
+    vk_dispatch_bind(&q, b, false, 16, VK_PUSH_WORD(vk_pc_pack_f16, off_b));
     vk_dispatch_bind_scratch(&q, *at, vk_f16_bytes(b), true);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(b) / 4, 256, q.groups);
     *st = vk_record_dispatch(rec, &q);
@@ -158,13 +168,14 @@ static bool pack_b_f16(struct vk_rec *rec, const struct ggml_tensor *b, VkDevice
 }
 
 /* An operand of the coopmat kernel made into contiguous f16 at scratch offset at (a dequantized, b
- * packed): bound in its place, its strides (push words stride_word .. + 2) in 16-byte units, its
- * offset word 0 (the binding starts there). */
-static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t, VkDeviceSize at, int stride_word, int offset_word) {
-    ds->push[stride_word] = (uint32_t)(t->ne[0] / 8);
-    ds->push[stride_word + 1] = (uint32_t)(t->ne[0] * t->ne[1] / 8);
-    ds->push[stride_word + 2] = (uint32_t)(t->ne[0] * t->ne[1] * t->ne[2] / 8);
-    ds->push[offset_word] = 0;
+ * packed): bound in its place; its strides (stored into *nb1, *nb2, *nb3) in 16-byte units, its
+ * offset (*off) 0: the binding starts there. */
+static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t, VkDeviceSize at,
+                             uint32_t *nb1, uint32_t *nb2, uint32_t *nb3, uint32_t *off) {
+    *nb1 = (uint32_t)(t->ne[0] / 8);
+    *nb2 = (uint32_t)(t->ne[0] * t->ne[1] / 8);
+    *nb3 = (uint32_t)(t->ne[0] * t->ne[1] * t->ne[2] / 8);
+    *off = 0;
     vk_dispatch_bind_scratch(ds, at, vk_f16_bytes(t), false);
 }
 
@@ -214,13 +225,16 @@ void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, 
     if (coopmat_packs_b(a, b)) need->optional += vk_scratch_round(vk_f16_bytes(b)); /* the product reads f32 b without it */
 }
 
-/* A split product's d: its layers' partial results at scratch offset at, each M x N contiguous. */
-static void bind_partials(struct vk_dispatch *ds, const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits, uint32_t k_split) {
+/* A split product's d: its layers' partial results at scratch offset at, each M x N contiguous
+ * (pc: the product's push constants). */
+static void bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc,
+                          const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits,
+                          uint32_t k_split) {
     const VkDeviceSize mn = (VkDeviceSize)node->ne[0] * (VkDeviceSize)node->ne[1];
-    ds->push[9] = (uint32_t)node->ne[0]; /* nb1 */
-    ds->push[11] = (uint32_t)mn;         /* nb3: from one layer's partial to the next */
-    ds->push[17] = 0;                    /* off_d: the binding starts there */
-    ds->push[20] = k_split;
+    pc->nb1 = (uint32_t)node->ne[0];
+    pc->nb3 = (uint32_t)mn; /* from one layer's partial to the next */
+    pc->off_d = 0;          /* the binding starts there */
+    pc->k_split = k_split;
     vk_dispatch_bind_scratch(ds, at, (VkDeviceSize)splits * mn * 4, true);
 }
 
@@ -229,12 +243,15 @@ static enum ggml_status split_sum_record(struct vk_rec *rec, const struct ggml_t
     const uint64_t mn = (uint64_t)node->ne[0] * (uint64_t)node->ne[1];
     struct vk_dispatch s;
     vk_dispatch_init(&s, VK_SHADER_MM_SPLIT_SUM);
-    s.push[0] = (uint32_t)node->ne[0];
-    s.push[1] = (uint32_t)node->ne[1];
-    s.push[2] = splits;
-    s.push[3] = (uint32_t)(node->nb[1] / 4);
+    const struct vk_pc_split_sum pc = {
+        .M = (uint32_t)node->ne[0],
+        .N = (uint32_t)node->ne[1],
+        .splits = splits,
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+    };
+    vk_dispatch_push(&s, pc);
     vk_dispatch_bind_scratch(&s, at, (VkDeviceSize)splits * mn * 4, false);
-    vk_dispatch_bind(&s, node, true, 4, 4);
+    vk_dispatch_bind(&s, node, true, 4, VK_PUSH_WORD(vk_pc_split_sum, off_d));
     vk_groups_1d(rec->d, mn, 256, s.groups);
     return vk_record_dispatch(rec, &s);
 }
@@ -242,7 +259,9 @@ static enum ggml_status split_sum_record(struct vk_rec *rec, const struct ggml_t
 /* The variant a failed pipeline leaves the products to, for its warning */
 static const char *next_kernel(const struct vk_device *d, bool flex, bool khr) {
     if (flex) return "cooperative-matrix fragments";
-    return khr && d->caps.coopmat_nv && !d->coopmat_nv_failed ? "the NV cooperative matrices" : "the tiled kernel";
+    return khr && d->caps.coopmat_nv && !vk_path_disabled(d, VK_PATH_COOPMAT_NV)
+               ? "the NV cooperative matrices"
+               : "the tiled kernel";
 }
 
 /* One try at recording node on the variant the device has now; false with *retry set when that
@@ -256,12 +275,16 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     const bool dequant = coopmat_dequants_a(d, a, b);
     *retry = false;
     if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
-    if (dequant && !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), NULL, 0, &d->dequant_f16_failed,
-                                         "block-format weights take the tiled GEMM"))
+    if (dequant &&
+        !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), NULL, 0,
+                              VK_PATH_DEQUANT_F16, "block-format weights take the tiled GEMM"))
         return false;
     uint32_t splits = coopmat_splits(a, b, tiles);
-    if (splits > 1 && (!vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at), &transient_at) ||
-                       !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, NULL, 0, &d->coopmat_split_failed, "the products run unsplit")))
+    if (splits > 1 &&
+        (!vk_scratch_transient(rec, coopmat_transient(a, b, dequant, splits, &partials_at),
+                               &transient_at) ||
+         !vk_optional_pipeline(d, VK_SHADER_MM_SPLIT_SUM, NULL, 0, VK_PATH_COOPMAT_SPLIT,
+                               "the products run unsplit")))
         splits = 1; /* no room for the partial results, or no kernel to add them: unsplit */
     *st = GGML_STATUS_SUCCESS;
     if (dequant && (*st = vk_dequant_f16_record(rec, a, transient_at)) != GGML_STATUS_SUCCESS) return true;
@@ -279,21 +302,32 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
     ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     ds.groups[2] = splits > 1 ? splits : (uint32_t)(b->ne[2] * b->ne[3]);
-    vk_push_matmul(&ds, node, 16, 16); /* both read 16 bytes at a time */
-    if (dequant) bind_f16_scratch(&ds, a, transient_at, 3, 15);
-    else vk_dispatch_bind(&ds, a, false, 16, 15);
-    if (packed) bind_f16_scratch(&ds, b, packed_at, 6, 16);
-    else vk_dispatch_bind(&ds, b, false, 16, 16);
-    if (splits > 1) bind_partials(&ds, node, transient_at + partials_at, splits, coopmat_k_split(a, tiles, splits));
-    else vk_dispatch_bind(&ds, node, true, 4, 17);
+    struct vk_pc_mm pc = vk_pc_matmul(node, 16, 16); /* both read 16 bytes at a time */
+    if (dequant)
+        bind_f16_scratch(&ds, a, transient_at, &pc.nb01, &pc.nb02, &pc.nb03, &pc.off_a);
+    else
+        vk_dispatch_bind(&ds, a, false, 16, VK_PUSH_WORD(vk_pc_mm, off_a));
+    if (packed)
+        bind_f16_scratch(&ds, b, packed_at, &pc.nb11, &pc.nb12, &pc.nb13, &pc.off_b);
+    else
+        vk_dispatch_bind(&ds, b, false, 16, VK_PUSH_WORD(vk_pc_mm, off_b));
+    if (splits > 1)
+        bind_partials(&ds, &pc, node, transient_at + partials_at, splits,
+                      coopmat_k_split(a, tiles, splits));
+    else
+        vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
+    vk_dispatch_push(&ds, pc);
     ds.has_fallback = true; /* another variant, or the tiled GEMM */
     *st = vk_record_dispatch(rec, &ds);
     if (*st == GGML_STATUS_SUCCESS && splits > 1) *st = split_sum_record(rec, node, transient_at + partials_at, splits);
     if (*st == GGML_STATUS_SUCCESS || !rec->pipeline_failed) return true;
     ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, flex, khr));
-    if (flex) d->coopmat_flex_failed = true;
-    else if (khr) d->coopmat_khr_failed = true;
-    else d->coopmat_nv_failed = true;
+    if (flex)
+        vk_path_disable(d, VK_PATH_COOPMAT_FLEX);
+    else if (khr)
+        vk_path_disable(d, VK_PATH_COOPMAT_KHR);
+    else
+        vk_path_disable(d, VK_PATH_COOPMAT_NV);
     rec->pipeline_failed = false;
     *retry = true;
     return false;

@@ -51,9 +51,10 @@ static bool mvq_dot_weights_ok(const struct vk_device *d, const struct ggml_tens
  * with $GGMLC_VK_MVQ_KERNEL=dot (another value of that variable turns them off). */
 static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const enum vk_mvq_kernel choice = vk_tuning()->mvq_kernel;
-    return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 && vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
-           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !d->quantize_q8_failed && !d->mvq_dot_failed && d->caps.int_dot &&
-           d->caps.subgroup_shuffle &&
+    return mvq_dot_weights_ok(d, a) && b->type == GGML_TYPE_F32 &&
+           vk_shader_present(vk_shader_find("%s_%s", kernel, ggml_type_name(a->type))) &&
+           vk_shader_present(VK_SHADER_QUANTIZE_Q8) && !vk_path_disabled(d, VK_PATH_QUANTIZE_Q8) &&
+           !vk_path_disabled(d, VK_PATH_MVQ_DOT) && d->caps.int_dot && d->caps.subgroup_shuffle &&
            (choice == VK_MVQ_AUTO ? d->caps.int_dot_fast : choice == VK_MVQ_DOT);
 }
 
@@ -86,10 +87,20 @@ static enum ggml_status quantize_q8_record(struct vk_rec *rec, const struct ggml
     const uint32_t cols = (uint32_t)(b->ne[1] * b->ne[2] * b->ne[3]);
     struct vk_dispatch q;
     vk_dispatch_init(&q, VK_SHADER_QUANTIZE_Q8);
-    const uint32_t push[11] = {(uint32_t)b->ne[0], (uint32_t)b->ne[1], cols, (uint32_t)(b->nb[1] / 4), (uint32_t)(b->nb[2] / 4),
-                               (uint32_t)(b->nb[3] / 4), (uint32_t)b->ne[2], 0, vk_vectorizable(rec->d, b), 0, (uint32_t)(scales_at / 8)};
-    memcpy(q.push, push, sizeof push);
-    vk_dispatch_bind(&q, b, false, 4, 7);
+    const struct vk_pc_quantize_q8 pc = {
+        .K = (uint32_t)b->ne[0],
+        .N = (uint32_t)b->ne[1],
+        .cols = cols,
+        .nb11 = (uint32_t)(b->nb[1] / 4),
+        .nb12 = (uint32_t)(b->nb[2] / 4),
+        .nb13 = (uint32_t)(b->nb[3] / 4),
+        .ne12 = (uint32_t)b->ne[2],
+        .bvec = vk_vectorizable(rec->d, b),
+        .off_q = 0,
+        .off_s = (uint32_t)(scales_at / 8),
+    };
+    vk_dispatch_push(&q, pc);
+    vk_dispatch_bind(&q, b, false, 4, VK_PUSH_WORD(vk_pc_quantize_q8, off_b));
     vk_dispatch_bind_scratch(&q, at, bytes, true);
     vk_groups_1d(rec->d, (uint64_t)cols * (uint64_t)b->ne[0] / 4, 128, q.groups);
     enum ggml_status s = vk_record_dispatch(rec, &q);
@@ -110,19 +121,21 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
     if (t->groups && (uint64_t)ds.groups[0] * ds.groups[1] > t->groups) /* the shader strides over the rest */
         vk_groups_1d(rec->d, t->groups, 1, ds.groups);
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
-    vk_push_matmul(&ds, node, vk_addr_unit(a->type), 4);
-    ds.push[16] = 0;                             /* off_b: the quants start the binding (uvec4 units) */
-    ds.push[20] = (uint32_t)(scales_at / 8);     /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
-    vk_dispatch_bind(&ds, a, false, (uint32_t)vk_addr_unit(a->type), 15);
+    struct vk_pc_mm pc = vk_pc_matmul(node, vk_addr_unit(a->type), 4);
+    pc.off_b = 0;                         /* the quants start the binding (uvec4 units) */
+    pc.off_s = (uint32_t)(scales_at / 8); /* in (scale, sum) pairs */
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)vk_addr_unit(a->type), VK_PUSH_WORD(vk_pc_mm, off_a));
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     return vk_record_dispatch(rec, &ds);
 }
 
 /* Whether the integer-dot kernel `kernel` (mvqd or mvqd_id) of a's type builds with these constants; when
  * it does not, the products take the float kernels from then on (said once). */
 static bool mvq_dot_pipeline(struct vk_device *d, const char *kernel, enum ggml_type type, const uint32_t spec[3]) {
-    return vk_optional_pipeline(d, vk_shader_find("%s_%s", kernel, ggml_type_name(type)), spec, 3, &d->mvq_dot_failed,
+    return vk_optional_pipeline(d, vk_shader_find("%s_%s", kernel, ggml_type_name(type)), spec, 3,
+                                VK_PATH_MVQ_DOT,
                                 "the matrix-vector products take the float kernels");
 }
 
@@ -134,7 +147,7 @@ static bool quantized_b(struct vk_rec *rec, const struct ggml_tensor *b, VkDevic
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
     *st = GGML_STATUS_SUCCESS;
     if (vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, at)) return true;
-    if (!vk_optional_pipeline(rec->d, VK_SHADER_QUANTIZE_Q8, NULL, 0, &rec->d->quantize_q8_failed,
+    if (!vk_optional_pipeline(rec->d, VK_SHADER_QUANTIZE_Q8, NULL, 0, VK_PATH_QUANTIZE_Q8,
                               "the matrix-vector products take the float kernels"))
         return false;
     if (!vk_scratch_take(rec, bytes, at)) return false;
@@ -172,15 +185,17 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     vk_dispatch_init(&ds, vk_shader_find("mvqd_id_%s", ggml_type_name(as->type)));
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 3;
-    vk_push_matmul_id(&ds, node, vk_addr_unit(as->type));
-    ds.push[15] = 0;                         /* off_b: the quants start the binding (uvec4 units) */
-    ds.push[18] = (uint32_t)(scales_at / 8); /* MM_PUSH_EXTRA off_s, in (scale, sum) pairs */
+    struct vk_pc_mm_id pc = vk_pc_matmul_id(node, vk_addr_unit(as->type));
+    pc.off_b = 0;                         /* the quants start the binding (uvec4 units) */
+    pc.off_s = (uint32_t)(scales_at / 8); /* in (scale, sum) pairs */
+    vk_dispatch_push(&ds, pc);
     vk_groups_1d(rec->d, (uint64_t)as->ne[1], t.rows, ds.groups);
     ds.groups[2] = (uint32_t)(ids->ne[0] * ids->ne[1]);
-    vk_dispatch_bind(&ds, as, false, (uint32_t)vk_addr_unit(as->type), 14);
+    vk_dispatch_bind(&ds, as, false, (uint32_t)vk_addr_unit(as->type),
+                     VK_PUSH_WORD(vk_pc_mm_id, off_a));
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
-    vk_dispatch_bind(&ds, ids, false, 4, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_dispatch_bind(&ds, ids, false, 4, VK_PUSH_WORD(vk_pc_mm_id, off_i));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm_id, off_d));
     *st = vk_dispatch_bind_check(rec, &ds, node) < 0 ? GGML_STATUS_FAILED : vk_record_dispatch(rec, &ds);
     return true;
 }

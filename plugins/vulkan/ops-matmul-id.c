@@ -56,20 +56,11 @@ static bool mul_mat_id_supports(const struct vk_device *d, const struct ggml_ten
     return (uint64_t)(as->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)as->ne[2] <= max[2];
 }
 
-void vk_push_matmul_id(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit) {
-    const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
-    const uint32_t push[14] = {
-        (uint32_t)as->ne[1], (uint32_t)as->ne[0], (uint32_t)as->ne[2],
-        (uint32_t)(as->nb[1] / a_unit), (uint32_t)(as->nb[2] / a_unit),
-        (uint32_t)b->ne[1], (uint32_t)(b->nb[1] / 4), (uint32_t)(b->nb[2] / 4),
-        (uint32_t)ids->ne[0], (uint32_t)ids->ne[1], (uint32_t)(ids->nb[0] / 4), (uint32_t)(ids->nb[1] / 4),
-        (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4),
-    };
-    memcpy(ds->push, push, sizeof push);
-}
-
-void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+/* The scratch memory of mul_mat_id node: b quantized for the integer-dot kernel. */
+static void mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                               struct vk_scratch_need *need) {
     VkDeviceSize bytes;
+    if (!node->src[0] || !node->src[1] || !node->src[2]) return;
     if (use_mv(node) && vk_mvq_dot_id_takes(d, node, &bytes)) need->needed += vk_scratch_round(bytes);
 }
 
@@ -83,7 +74,8 @@ static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_
     if (mv && vk_mvq_dot_id_record(rec, node, &st)) return st;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("%s_id_%s", mv ? "mv" : "mm", ggml_type_name(as->type)));
-    vk_push_matmul_id(&ds, node, a_unit);
+    const struct vk_pc_mm_id pc = vk_pc_matmul_id(node, a_unit);
+    vk_dispatch_push(&ds, pc);
     if (mv) {
         const uint32_t rows = mv_id_rows(rec->d);
         ds.spec[0] = 128;
@@ -100,14 +92,15 @@ static enum ggml_status mul_mat_id_record(struct vk_rec *rec, const struct ggml_
         ds.groups[1] = 1;
         ds.groups[2] = (uint32_t)as->ne[2];
     }
-    vk_dispatch_bind(&ds, as, false, (uint32_t)a_unit, 14);
-    vk_dispatch_bind(&ds, b, false, 4, 15);
-    vk_dispatch_bind(&ds, ids, false, 4, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_dispatch_bind(&ds, as, false, (uint32_t)a_unit, VK_PUSH_WORD(vk_pc_mm_id, off_a));
+    vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_mm_id, off_b));
+    vk_dispatch_bind(&ds, ids, false, 4, VK_PUSH_WORD(vk_pc_mm_id, off_i));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm_id, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     return vk_record_dispatch(rec, &ds);
 }
 
 void vk_ops_matmul_id_register(struct vk_op_kernel *t) {
-    t[GGML_OP_MUL_MAT_ID] = (struct vk_op_kernel){mul_mat_id_supports, mul_mat_id_record};
+    t[GGML_OP_MUL_MAT_ID] =
+        (struct vk_op_kernel){mul_mat_id_supports, mul_mat_id_record, mul_mat_id_scratch};
 }

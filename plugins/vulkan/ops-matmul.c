@@ -64,22 +64,6 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
     return batches <= max[2] && (uint64_t)(a->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)(b->ne[1] + t.bn - 1) / t.bn <= max[1];
 }
 
-void vk_push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit, size_t b_unit) {
-    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    ds->push[0] = (uint32_t)a->ne[1];
-    ds->push[1] = (uint32_t)b->ne[1];
-    ds->push[2] = (uint32_t)a->ne[0];
-    for (int i = 1; i < 4; i++) {
-        ds->push[2 + i] = (uint32_t)(a->nb[i] / a_unit);
-        ds->push[5 + i] = (uint32_t)(b->nb[i] / b_unit);
-        ds->push[8 + i] = (uint32_t)(node->nb[i] / 4);
-    }
-    ds->push[12] = (uint32_t)b->ne[2];
-    ds->push[13] = (uint32_t)(b->ne[2] / a->ne[2]);
-    ds->push[14] = (uint32_t)(b->ne[3] / a->ne[3]);
-    ds->push[18] = ds->push[19] = 1; /* unit k strides */
-}
-
 /* Matrix-vector kernels (N <= 8): threads per workgroup, rows of d per workgroup and, for
  * the staged quantized kernel, the most workgroups (each loops over row groups, so b is
  * staged into shared memory once per workgroup) and how it turns quants into floats
@@ -120,15 +104,6 @@ static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, u
     while (t.rows > 1 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.rows /= 2;
     while (t.wg > 8 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.wg /= 2;
     return t;
-}
-
-/* Whether a can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
-bool vk_vectorizable(const struct vk_device *d, const struct ggml_tensor *t) {
-    const struct vk_buffer *buf = vk_tensor_buffer(d, t);
-    if (!buf) return false;
-    const size_t per = 16 / ggml_type_size(t->type);
-    return t->ne[0] % per == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0 &&
-           vk_tensor_offset(buf, t) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
 }
 
 /* The grouped quantized mat-vec (mvq-group.comp): threads per workgroup, rows per
@@ -219,12 +194,13 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], ds->spec[1], ds->groups);
 }
 
-void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+/* The scratch memory of mul_mat node: b quantized for the integer-dot kernel, or the tensor-core
+ * GEMM's f16 forms and split partials. */
+static void mul_mat_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                            struct vk_scratch_need *need) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     VkDeviceSize bytes;
-    if (node->op == GGML_OP_MUL_MAT_ID && a && b && node->src[2]) vk_mul_mat_id_scratch(d, node, need);
-    if (node->op == GGML_OP_FLASH_ATTN_EXT) vk_flash_attn_scratch(d, node, need);
-    if (node->op != GGML_OP_MUL_MAT || !a || !b) return;
+    if (!a || !b) return;
     if (vk_mvq_dot_takes(d, a, b, &bytes)) need->needed += vk_scratch_round(bytes);
     else if (b->ne[1] > MV_MAX_N || !pair_has_mv_kernel(a->type, b->type)) vk_coopmat_scratch(d, a, b, need);
 }
@@ -251,10 +227,11 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         ds.groups[1] = (uint32_t)((b->ne[1] + t.bn - 1) / t.bn);
     }
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
-    vk_push_matmul(&ds, node, a_unit, b_unit);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, 15);
-    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    const struct vk_pc_mm pc = vk_pc_matmul(node, a_unit, b_unit);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, VK_PUSH_WORD(vk_pc_mm, off_a));
+    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, VK_PUSH_WORD(vk_pc_mm, off_b));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -293,19 +270,30 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
     const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 6;
-    const uint32_t push[18] = {
-        (uint32_t)a->ne[0], (uint32_t)b->ne[0], (uint32_t)a->ne[1],
-        (uint32_t)(a->nb[0] / ta), (uint32_t)(a->nb[2] / ta), (uint32_t)(a->nb[3] / ta),
-        (uint32_t)(b->nb[0] / tb), (uint32_t)(b->nb[2] / tb), (uint32_t)(b->nb[3] / tb),
-        (uint32_t)(node->nb[1] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
-        (uint32_t)b->ne[2], (uint32_t)(b->ne[2] / a->ne[2]), (uint32_t)(b->ne[3] / a->ne[3]), 0, 0, 0,
+    const struct vk_pc_mm pc = {
+        /* m runs along dimension 0 of a and b, k along dimension 1 */
+        .M = (uint32_t)a->ne[0],
+        .N = (uint32_t)b->ne[0],
+        .K = (uint32_t)a->ne[1],
+        .nb01 = (uint32_t)(a->nb[0] / ta),
+        .nb02 = (uint32_t)(a->nb[2] / ta),
+        .nb03 = (uint32_t)(a->nb[3] / ta),
+        .nb11 = (uint32_t)(b->nb[0] / tb),
+        .nb12 = (uint32_t)(b->nb[2] / tb),
+        .nb13 = (uint32_t)(b->nb[3] / tb),
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
+        .ne12 = (uint32_t)b->ne[2],
+        .r2 = (uint32_t)(b->ne[2] / a->ne[2]),
+        .r3 = (uint32_t)(b->ne[3] / a->ne[3]),
+        .ka = (uint32_t)(a->nb[1] / ta),
+        .kb = (uint32_t)(b->nb[1] / tb),
     };
-    memcpy(ds.push, push, sizeof push);
-    ds.push[18] = (uint32_t)(a->nb[1] / ta);
-    ds.push[19] = (uint32_t)(b->nb[1] / tb);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)ta, 15);
-    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ta, VK_PUSH_WORD(vk_pc_mm, off_a));
+    vk_dispatch_bind(&ds, b, false, (uint32_t)tb, VK_PUSH_WORD(vk_pc_mm, off_b));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     ds.groups[0] = (uint32_t)((a->ne[0] + t.bm - 1) / t.bm);
     ds.groups[1] = (uint32_t)((b->ne[0] + t.bn - 1) / t.bn);
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
@@ -314,5 +302,5 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
 
 void vk_ops_matmul_register(struct vk_op_kernel *t) {
     t[GGML_OP_OUT_PROD] = (struct vk_op_kernel){out_prod_supports, out_prod_record};
-    t[GGML_OP_MUL_MAT] = (struct vk_op_kernel){mul_mat_supports, mul_mat_record};
+    t[GGML_OP_MUL_MAT] = (struct vk_op_kernel){mul_mat_supports, mul_mat_record, mul_mat_scratch};
 }

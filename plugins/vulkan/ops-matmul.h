@@ -2,7 +2,8 @@
  * ops-matmul.h - what the matrix-product files of the Vulkan plugin share: ops-matmul.c
  * chooses a product's kernel (the float matrix-vector kernels and the tiled GEMM are its
  * own), ops-matmul-dot.c holds the integer-dot matrix-vector kernels, ops-matmul-coopmat.c
- * the tensor-core GEMM, ops-matmul-id.c mul_mat_id.
+ * the tensor-core GEMM, ops-matmul-id.c mul_mat_id.  The calls go one way: ops-matmul.c and
+ * ops-matmul-id.c choose and call into the kernel files, which share only the helpers below.
  */
 #ifndef GGMLC_VK_OPS_MATMUL_H
 #define GGMLC_VK_OPS_MATMUL_H
@@ -11,10 +12,40 @@
 
 #define MV_MAX_N 8 /* columns of b up to which the matrix-vector kernels take a product */
 
-/* The push words of mm-push.glsl for node (a's strides in a_unit bytes, b's in b_unit). */
-VK_HIDDEN void vk_push_matmul(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit, size_t b_unit);
+/* The push constants of the products (mm-push.glsl) for node (a's strides in a_unit bytes, b's
+ * in b_unit; the binding offsets, k_split and off_s 0). */
+static inline struct vk_pc_mm vk_pc_matmul(const struct ggml_tensor *node, size_t a_unit,
+                                           size_t b_unit) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    return (struct vk_pc_mm){
+        .M = (uint32_t)a->ne[1],
+        .N = (uint32_t)b->ne[1],
+        .K = (uint32_t)a->ne[0],
+        .nb01 = (uint32_t)(a->nb[1] / a_unit),
+        .nb02 = (uint32_t)(a->nb[2] / a_unit),
+        .nb03 = (uint32_t)(a->nb[3] / a_unit),
+        .nb11 = (uint32_t)(b->nb[1] / b_unit),
+        .nb12 = (uint32_t)(b->nb[2] / b_unit),
+        .nb13 = (uint32_t)(b->nb[3] / b_unit),
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
+        .ne12 = (uint32_t)b->ne[2],
+        .r2 = (uint32_t)(b->ne[2] / a->ne[2]),
+        .r3 = (uint32_t)(b->ne[3] / a->ne[3]),
+        .ka = 1, /* unit k strides */
+        .kb = 1,
+    };
+}
+
 /* Whether t can be read 16 bytes at a time: rows, row strides and offset 16-byte aligned. */
-VK_HIDDEN bool vk_vectorizable(const struct vk_device *d, const struct ggml_tensor *t);
+static inline bool vk_vectorizable(const struct vk_device *d, const struct ggml_tensor *t) {
+    const struct vk_buffer *buf = vk_tensor_buffer(d, t);
+    if (!buf) return false;
+    const size_t per = 16 / ggml_type_size(t->type);
+    return t->ne[0] % per == 0 && t->nb[1] % 16 == 0 && t->nb[2] % 16 == 0 && t->nb[3] % 16 == 0 &&
+           vk_tensor_offset(buf, t) % 16 == 0 && d->props.limits.minStorageBufferOffsetAlignment <= 16;
+}
 
 /* Whether the integer-dot matrix-vector kernels take a x b; *scratch: the bytes of b quantized. */
 VK_HIDDEN bool vk_mvq_dot_takes(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
@@ -27,10 +58,27 @@ VK_HIDDEN bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *n
 /* The same for mul_mat_id node's products of few tokens (mvqd_id_<type>: one per (slot, token) pair). */
 VK_HIDDEN bool vk_mvq_dot_id_takes(const struct vk_device *d, const struct ggml_tensor *node, VkDeviceSize *scratch);
 VK_HIDDEN bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
-/* The push words of mm-id-push.glsl for mul_mat_id node (the experts' strides in a_unit bytes). */
-VK_HIDDEN void vk_push_matmul_id(struct vk_dispatch *ds, const struct ggml_tensor *node, size_t a_unit);
-/* The scratch memory mul_mat_id node takes, into *need. */
-VK_HIDDEN void vk_mul_mat_id_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
+/* The push constants of mm-id-push.glsl for mul_mat_id node (the experts' strides in a_unit
+ * bytes; the binding offsets and off_s 0). */
+static inline struct vk_pc_mm_id vk_pc_matmul_id(const struct ggml_tensor *node, size_t a_unit) {
+    const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
+    return (struct vk_pc_mm_id){
+        .M = (uint32_t)as->ne[1],
+        .K = (uint32_t)as->ne[0],
+        .n_as = (uint32_t)as->ne[2],
+        .nb01 = (uint32_t)(as->nb[1] / a_unit),
+        .nb02 = (uint32_t)(as->nb[2] / a_unit),
+        .ne11 = (uint32_t)b->ne[1],
+        .nb11 = (uint32_t)(b->nb[1] / 4),
+        .nb12 = (uint32_t)(b->nb[2] / 4),
+        .n_used = (uint32_t)ids->ne[0],
+        .n_tokens = (uint32_t)ids->ne[1],
+        .nbi0 = (uint32_t)(ids->nb[0] / 4),
+        .nbi1 = (uint32_t)(ids->nb[1] / 4),
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+    };
+}
 
 /* The scratch memory a x b takes on the cooperative-matrix kernel, when that kernel takes it, into *need. */
 VK_HIDDEN void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,

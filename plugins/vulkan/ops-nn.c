@@ -53,23 +53,34 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
     const size_t ts = ggml_type_size(a->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("rope_%s", ggml_type_name(a->type)));
-    vk_push_shape(ds.push, 0, a);
-    for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(node->nb[i] / ts);
-    ds.push[16] = (uint32_t)n_dims;
-    ds.push[17] = (uint32_t)rope_mode_code(op.mode);
-    for (int i = 0; i < GGML_MROPE_SECTIONS; i++) ds.push[26 + i] = (uint32_t)op.sections[i];
-    ds.push[18] = ff != NULL;
-    ds.push[19] = node->op == GGML_OP_ROPE_BACK;
-    ds.push[20] = vk_f32_bits(powf(op.freq_base, -2.0f / n_dims));
-    ds.push[21] = vk_f32_bits(op.freq_scale);
-    ds.push[22] = vk_f32_bits(op.ext_factor);
-    ds.push[23] = vk_f32_bits(op.attn_factor);
-    ds.push[24] = vk_f32_bits(corr[0]);
-    ds.push[25] = vk_f32_bits(corr[1]);
-    vk_dispatch_bind(&ds, a, false, ts, 12);
-    vk_dispatch_bind(&ds, pos, false, 4, 13);
-    vk_dispatch_bind(&ds, ff ? ff : pos, false, 4, 14);
-    vk_dispatch_bind(&ds, node, true, ts, 15);
+    const struct vk_shape sd = vk_shape_of(node);
+    _Static_assert(GGML_MROPE_SECTIONS == 4, "s0..s3 hold the sections");
+    struct vk_pc_rope pc = {
+        .nb0 = sd.nb[0],
+        .nb1 = sd.nb[1],
+        .nb2 = sd.nb[2],
+        .nb3 = sd.nb[3],
+        .n_dims = (uint32_t)n_dims,
+        .mode = (uint32_t)rope_mode_code(op.mode),
+        .has_ff = ff != NULL,
+        .backward = node->op == GGML_OP_ROPE_BACK,
+        .theta_scale = powf(op.freq_base, -2.0f / n_dims),
+        .freq_scale = op.freq_scale,
+        .ext_factor = op.ext_factor,
+        .attn_factor = op.attn_factor,
+        .corr0 = corr[0],
+        .corr1 = corr[1],
+        .s0 = (uint32_t)op.sections[0],
+        .s1 = (uint32_t)op.sections[1],
+        .s2 = (uint32_t)op.sections[2],
+        .s3 = (uint32_t)op.sections[3],
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_rope, off_a));
+    vk_dispatch_bind(&ds, pos, false, 4, VK_PUSH_WORD(vk_pc_rope, off_p));
+    vk_dispatch_bind(&ds, ff ? ff : pos, false, 4, VK_PUSH_WORD(vk_pc_rope, off_f));
+    vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_rope, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a) / 2, 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -113,7 +124,7 @@ static bool flash_attn_supports(const struct vk_device *d, const struct ggml_ten
  * combine's pipeline failed.  Not timed on a GPU yet.  $GGMLC_VK_FA_SPLIT=N forces N splits (1:
  * none; more than the chunks leaves some empty, which the combine handles). */
 static uint32_t attn_splits(const struct vk_device *d, const struct ggml_tensor *q, const struct ggml_tensor *k) {
-    if (d->attn_split_failed) return 1;
+    if (vk_path_disabled(d, VK_PATH_ATTN_SPLIT)) return 1;
     const uint64_t rows = (uint64_t)q->ne[1] * q->ne[2] * q->ne[3], chunks = ((uint64_t)k->ne[1] + ATTN_WG - 1) / ATTN_WG;
     const struct vk_env_value *env = &vk_tuning()->fa_split;
     uint64_t ns = 1;
@@ -131,7 +142,9 @@ static VkDeviceSize attn_partials_bytes(const struct ggml_tensor *node, uint32_t
     return (VkDeviceSize)q->ne[1] * q->ne[2] * q->ne[3] * ns * (v->ne[0] + 2) * sizeof(float);
 }
 
-void vk_flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+/* The scratch memory of flash_attn_ext node: the transient partial results of split keys. */
+static void flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                               struct vk_scratch_need *need) {
     const uint32_t ns = attn_splits(d, node->src[0], node->src[1]);
     const VkDeviceSize bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     if (bytes > need->transient && bytes <= VK_SCRATCH_TRANSIENT_MAX) need->transient = bytes;
@@ -144,11 +157,17 @@ static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggm
     const uint64_t rows = (uint64_t)q->ne[1] * q->ne[2] * q->ne[3];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, VK_SHADER_FATTN_COMBINE);
-    const uint32_t push[5] = {(uint32_t)v->ne[0], (uint32_t)q->ne[2], ns, (uint32_t)rows, sinks ? 1u : 0u};
-    memcpy(ds.push, push, sizeof push);
+    const struct vk_pc_fattn_combine pc = {
+        .DV = (uint32_t)v->ne[0],
+        .H = (uint32_t)q->ne[2],
+        .NS = ns,
+        .rows = (uint32_t)rows,
+        .sinks = sinks != NULL,
+    };
+    vk_dispatch_push(&ds, pc);
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
-    vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, 5);
-    vk_dispatch_bind(&ds, node, true, 4, 6);
+    vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, VK_PUSH_WORD(vk_pc_fattn_combine, off_s));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_fattn_combine, off_d));
     vk_groups_1d(rec->d, rows, 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -163,31 +182,50 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     uint32_t ns = attn_splits(rec->d, q, k);
     const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     VkDeviceSize at = 0;
-    if (ns > 1 && (!vk_scratch_transient(rec, partials, &at) ||
-                   !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, &rec->d->attn_split_failed, "flash attention takes the unsplit kernel")))
+    if (ns > 1 &&
+        (!vk_scratch_transient(rec, partials, &at) ||
+         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
+                               "flash attention takes the unsplit kernel")))
         ns = 1; /* unsplit */
     const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
-    const uint32_t push[32] = {
-        (uint32_t)q->ne[0], (uint32_t)v->ne[0], (uint32_t)q->ne[1], (uint32_t)k->ne[1], (uint32_t)q->ne[2], (uint32_t)(q->nb[1] / 4),
-        (uint32_t)(k->nb[1] / tk), (uint32_t)(k->nb[2] / tk), (uint32_t)(k->nb[3] / tk),
-        (uint32_t)(v->nb[1] / tk), (uint32_t)(v->nb[2] / tk), (uint32_t)(v->nb[3] / tk),
-        m ? (uint32_t)m->ne[0] : 1, m ? (uint32_t)m->ne[1] : 1, m ? (uint32_t)m->ne[2] : 1, m ? (uint32_t)m->ne[3] : 1,
-        (uint32_t)(q->ne[2] / k->ne[2]), (uint32_t)(q->ne[3] / k->ne[3]),
-        vk_f32_bits(fa.scale), vk_f32_bits(fa.logit_softcap),
-        vk_f32_bits(powf(2.0f, -max_bias / (float)n_head_log2)), vk_f32_bits(powf(2.0f, -max_bias / 2.0f / (float)n_head_log2)),
-        n_head_log2, 0, 0, 0, 0, 0, 0,
-        (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u) | chunks << 8,
-        (uint32_t)(q->nb[2] / 4), (uint32_t)(q->nb[3] / 4),
+    const struct vk_pc_flash_attn pc = {
+        .DK = (uint32_t)q->ne[0],
+        .DV = (uint32_t)v->ne[0],
+        .NQ = (uint32_t)q->ne[1],
+        .NKV = (uint32_t)k->ne[1],
+        .H = (uint32_t)q->ne[2],
+        .nbq1 = (uint32_t)(q->nb[1] / 4),
+        .nbk1 = (uint32_t)(k->nb[1] / tk),
+        .nbk2 = (uint32_t)(k->nb[2] / tk),
+        .nbk3 = (uint32_t)(k->nb[3] / tk),
+        .nbv1 = (uint32_t)(v->nb[1] / tk),
+        .nbv2 = (uint32_t)(v->nb[2] / tk),
+        .nbv3 = (uint32_t)(v->nb[3] / tk),
+        .mne0 = m ? (uint32_t)m->ne[0] : 1,
+        .mne1 = m ? (uint32_t)m->ne[1] : 1,
+        .mne2 = m ? (uint32_t)m->ne[2] : 1,
+        .mne3 = m ? (uint32_t)m->ne[3] : 1,
+        .rk2 = (uint32_t)(q->ne[2] / k->ne[2]),
+        .rk3 = (uint32_t)(q->ne[3] / k->ne[3]),
+        .scale = fa.scale,
+        .softcap = fa.logit_softcap,
+        .m0 = powf(2.0f, -max_bias / (float)n_head_log2),
+        .m1 = powf(2.0f, -max_bias / 2.0f / (float)n_head_log2),
+        .n_head_log2 = n_head_log2,
+        .flags = (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u) | chunks << 8,
+        .nbq2 = (uint32_t)(q->nb[2] / 4),
+        .nbq3 = (uint32_t)(q->nb[3] / 4),
     };
-    memcpy(ds.push, push, sizeof push);
-    vk_dispatch_bind(&ds, q, false, 4, 23);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, 24);
-    vk_dispatch_bind(&ds, v, false, (uint32_t)tk, 25);
-    vk_dispatch_bind(&ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4, 26);
-    vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, 28);
-    vk_dispatch_bind(&ds, node, true, 4, 27);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_q));
+    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_k));
+    vk_dispatch_bind(&ds, v, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_v));
+    vk_dispatch_bind(&ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4,
+                     VK_PUSH_WORD(vk_pc_flash_attn, off_m));
+    vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_s));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_d));
     if (ns > 1) vk_dispatch_bind_scratch(&ds, at, partials, true);
     else vk_dispatch_bind(&ds, node, true, 4, -1); /* the partials' binding, unused */
     ds.groups[0] = (uint32_t)q->ne[1] * ns;
@@ -210,14 +248,17 @@ static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_te
     const struct ggml_tensor *t = node->src[0];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("timestep_f32"));
-    ds.push[0] = (uint32_t)node->ne[0];
-    ds.push[1] = (uint32_t)node->ne[1];
-    ds.push[2] = (uint32_t)(t->nb[0] / 4);
-    ds.push[3] = (uint32_t)(node->nb[0] / 4);
-    ds.push[4] = (uint32_t)(node->nb[1] / 4);
-    ds.push[5] = vk_f32_bits(logf((float)vk_param_i32(node, 1)));
-    vk_dispatch_bind(&ds, t, false, 4, 6);
-    vk_dispatch_bind(&ds, node, true, 4, 7);
+    const struct vk_pc_timestep pc = {
+        .dim = (uint32_t)node->ne[0],
+        .n = (uint32_t)node->ne[1],
+        .nt0 = (uint32_t)(t->nb[0] / 4),
+        .nd0 = (uint32_t)(node->nb[0] / 4),
+        .nd1 = (uint32_t)(node->nb[1] / 4),
+        .log_max_period = logf((float)vk_param_i32(node, 1)),
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, t, false, 4, VK_PUSH_WORD(vk_pc_timestep, off_t));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_timestep, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -225,7 +266,8 @@ static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_te
 void vk_ops_nn_register(struct vk_op_kernel *t) {
     vk_ops_seq_register(t);
     t[GGML_OP_TIMESTEP_EMBEDDING] = (struct vk_op_kernel){timestep_supports, timestep_record};
-    t[GGML_OP_FLASH_ATTN_EXT] = (struct vk_op_kernel){flash_attn_supports, flash_attn_record};
+    t[GGML_OP_FLASH_ATTN_EXT] =
+        (struct vk_op_kernel){flash_attn_supports, flash_attn_record, flash_attn_scratch};
     t[GGML_OP_ROPE] = (struct vk_op_kernel){rope_supports, rope_record};
     t[GGML_OP_ROPE_BACK] = (struct vk_op_kernel){rope_supports, rope_record};
 }

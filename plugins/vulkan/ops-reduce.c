@@ -48,19 +48,20 @@ static enum ggml_status rows_record(struct vk_rec *rec, const struct ggml_tensor
     vk_dispatch_init(&ds, vk_shader_find(node->op == GGML_OP_ARGMAX ? "argmax_f32" : "rows_f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, node);
+    const bool eps =
+        node->op == GGML_OP_NORM || node->op == GGML_OP_RMS_NORM || node->op == GGML_OP_L2_NORM;
+    struct vk_pc_rows pc = {.op = rows_code(node->op), .eps = eps ? vk_param_f32(node, 0) : 0.0f};
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
     if (node->op == GGML_OP_SUM) { /* the whole (contiguous) tensor as one row */
-        const uint32_t whole[8] = {(uint32_t)ggml_nelements(a), 1, 1, 1, 1, 0, 0, 0};
-        memcpy(ds.push, whole, sizeof whole);
+        pc.ne00 = (uint32_t)ggml_nelements(a), pc.ne01 = pc.ne02 = pc.ne03 = 1;
+        pc.nb00 = 1, pc.nb01 = pc.nb02 = pc.nb03 = 0;
     } else if (node->op == GGML_OP_ARGMAX) { /* one value per row: d's rows are its elements */
-        ds.push[13] = ds.push[12];
+        pc.nb1 = pc.nb0;
     }
-    ds.push[18] = rows_code(node->op);
-    ds.push[19] = vk_f32_bits(node->op == GGML_OP_NORM || node->op == GGML_OP_RMS_NORM || node->op == GGML_OP_L2_NORM
-                                  ? vk_param_f32(node, 0) : 0.0f);
-    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), 16);
-    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), 17);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_rows, off_a));
+    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), VK_PUSH_WORD(vk_pc_rows, off_d));
     vk_groups_1d(rec->d, node->op == GGML_OP_SUM ? 1 : (uint64_t)ggml_nrows(a), 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -79,14 +80,26 @@ static enum ggml_status count_equal_record(struct vk_rec *rec, const struct ggml
     vk_dispatch_init(&ds, vk_shader_find("count_equal_i32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    for (int i = 0; i < 4; i++) {
-        ds.push[i] = (uint32_t)a->ne[i];
-        ds.push[4 + i] = (uint32_t)(a->nb[i] / 4);
-        ds.push[8 + i] = (uint32_t)(b->nb[i] / 4);
-    }
-    vk_dispatch_bind(&ds, a, false, 4, 12);
-    vk_dispatch_bind(&ds, b, false, 4, 13);
-    vk_dispatch_bind(&ds, node, true, 4, 14); /* the I64 result as two 32-bit words */
+    const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b);
+    const struct vk_pc_count_equal pc = {
+        .ne0 = sa.ne[0],
+        .ne1 = sa.ne[1],
+        .ne2 = sa.ne[2],
+        .ne3 = sa.ne[3],
+        .na0 = sa.nb[0],
+        .na1 = sa.nb[1],
+        .na2 = sa.nb[2],
+        .na3 = sa.nb[3],
+        .nb0 = sb.nb[0],
+        .nb1 = sb.nb[1],
+        .nb2 = sb.nb[2],
+        .nb3 = sb.nb[3],
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_count_equal, off_a));
+    vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_count_equal, off_b));
+    /* the I64 result as two 32-bit words */
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_count_equal, off_d));
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -104,13 +117,14 @@ static enum ggml_status group_norm_record(struct vk_rec *rec, const struct ggml_
     vk_dispatch_init(&ds, vk_shader_find("group_norm_f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    vk_push_shape(ds.push, 0, a);
-    vk_push_shape(ds.push, 8, node);
-    ds.push[18] = (uint32_t)vk_param_i32(node, 0);
-    ds.push[19] = vk_f32_bits(vk_param_f32(node, 1));
-    vk_dispatch_bind(&ds, a, false, 4, 16);
-    vk_dispatch_bind(&ds, node, true, 4, 17);
-    ds.groups[0] = ds.push[18];
+    struct vk_pc_group_norm pc = {.n_groups = (uint32_t)vk_param_i32(node, 0),
+                                  .eps = vk_param_f32(node, 1)};
+    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_group_norm, off_a));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_group_norm, off_d));
+    ds.groups[0] = pc.n_groups;
     ds.groups[1] = (uint32_t)a->ne[3];
     return vk_record_dispatch(rec, &ds);
 }
@@ -134,32 +148,38 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
     vk_dispatch_init(&ds, vk_shader_find("softmax_f32_%s", m ? ggml_type_name(m->type) : "f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    vk_push_shape(ds.push, 0, a);
-    if (m) {
-        const size_t ts = ggml_type_size(m->type);
-        ds.push[8] = (uint32_t)m->ne[1];
-        ds.push[9] = (uint32_t)m->ne[2];
-        ds.push[10] = (uint32_t)m->ne[3];
-        for (int i = 1; i < 4; i++) ds.push[10 + i] = (uint32_t)(m->nb[i] / ts);
-    } else {
-        ds.push[8] = ds.push[9] = ds.push[10] = 1;
-    }
-    for (int i = 1; i < 4; i++) ds.push[13 + i] = (uint32_t)(node->nb[i] / 4);
-    ds.push[20] = m != NULL;
     const struct ggmlc_soft_max_params sp = ggmlc_soft_max_params_of(node);
     const float scale = sp.scale, max_bias = sp.max_bias;
     const uint32_t n_head = (uint32_t)a->ne[2];
     const uint32_t n_head_log2 = n_head ? 1u << (uint32_t)floor(log2((double)n_head)) : 1;
-    ds.push[21] = vk_f32_bits(scale);
-    ds.push[22] = vk_f32_bits(max_bias);
-    ds.push[23] = vk_f32_bits(powf(2.0f, -max_bias / (float)n_head_log2));
-    ds.push[24] = vk_f32_bits(powf(2.0f, -max_bias / 2.0f / (float)n_head_log2));
-    ds.push[25] = n_head_log2;
-    ds.push[26] = sinks != NULL;
-    vk_dispatch_bind(&ds, a, false, 4, 17);
-    vk_dispatch_bind(&ds, m ? m : a, false, m ? ggml_type_size(m->type) : 4, 18);
-    vk_dispatch_bind(&ds, node, true, 4, 19);
-    vk_dispatch_bind(&ds, sinks ? sinks : a, false, 4, 27); /* a stands in, unread, without sinks */
+    struct vk_pc_softmax pc = {
+        .ne11 = 1,
+        .ne12 = 1,
+        .ne13 = 1, /* without a mask */
+        .nb1 = (uint32_t)(node->nb[1] / 4),
+        .nb2 = (uint32_t)(node->nb[2] / 4),
+        .nb3 = (uint32_t)(node->nb[3] / 4),
+        .has_mask = m != NULL,
+        .scale = scale,
+        .max_bias = max_bias,
+        .m0 = powf(2.0f, -max_bias / (float)n_head_log2),
+        .m1 = powf(2.0f, -max_bias / 2.0f / (float)n_head_log2),
+        .n_head_log2 = n_head_log2,
+        .has_sinks = sinks != NULL,
+    };
+    VK_PUSH_SHAPE(pc, 0, a);
+    if (m) {
+        const struct vk_shape sm = vk_shape_of(m);
+        pc.ne11 = sm.ne[1], pc.ne12 = sm.ne[2], pc.ne13 = sm.ne[3];
+        pc.nb11 = sm.nb[1], pc.nb12 = sm.nb[2], pc.nb13 = sm.nb[3];
+    }
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_softmax, off_a));
+    vk_dispatch_bind(&ds, m ? m : a, false, m ? ggml_type_size(m->type) : 4,
+                     VK_PUSH_WORD(vk_pc_softmax, off_m));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_softmax, off_d));
+    /* a stands in, unread, without sinks */
+    vk_dispatch_bind(&ds, sinks ? sinks : a, false, 4, VK_PUSH_WORD(vk_pc_softmax, off_s));
     vk_groups_1d(rec->d, (uint64_t)ggml_nrows(a), 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -179,16 +199,24 @@ static enum ggml_status rows_back_record(struct vk_rec *rec, const struct ggml_t
     vk_dispatch_init(&ds, vk_shader_find("rows_back_f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    vk_push_shape(ds.push, 0, dy);
-    for (int i = 0; i < 4; i++) {
-        ds.push[8 + i] = (uint32_t)(x->nb[i] / 4);
-        ds.push[12 + i] = (uint32_t)(node->nb[i] / 4);
-    }
-    ds.push[19] = node->op == GGML_OP_RMS_NORM_BACK;
-    ds.push[20] = vk_f32_bits(vk_param_f32(node, 0)); /* scale or eps */
-    vk_dispatch_bind(&ds, dy, false, 4, 16);
-    vk_dispatch_bind(&ds, x, false, 4, 17);
-    vk_dispatch_bind(&ds, node, true, 4, 18);
+    const struct vk_shape sx = vk_shape_of(x), sd = vk_shape_of(node);
+    struct vk_pc_rows_back pc = {
+        .nx0 = sx.nb[0],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .mode = node->op == GGML_OP_RMS_NORM_BACK,
+        .param = vk_param_f32(node, 0),
+    };
+    VK_PUSH_SHAPE(pc, , dy);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, dy, false, 4, VK_PUSH_WORD(vk_pc_rows_back, off_dy));
+    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_rows_back, off_x));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_rows_back, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nrows(dy), 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

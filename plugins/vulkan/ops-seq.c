@@ -37,12 +37,16 @@ static enum ggml_status recurrence_record(struct vk_rec *rec, const struct ggml_
     vk_dispatch_init(&ds, vk_shader_find("%s", name));
     ds.spec[0] = (uint32_t)k->ne[0];
     ds.n_spec = 1;
-    ds.push[0] = (uint32_t)k->ne[1];
-    ds.push[1] = (uint32_t)k->ne[2];
-    ds.push[2] = (uint32_t)state->ne[1];
-    ds.push[3] = vk_f32_bits(node->op == GGML_OP_GATED_LINEAR_ATTN ? vk_param_f32(node, 0) : 1.0f);
-    for (int i = 0; i <= n; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 4 + i);
-    vk_dispatch_bind(&ds, node, true, 4, 4 + n + 1);
+    const struct vk_pc_recurrence pc = {
+        .H = (uint32_t)k->ne[1],
+        .T = (uint32_t)k->ne[2],
+        .n_seqs = (uint32_t)state->ne[1],
+        .scale = node->op == GGML_OP_GATED_LINEAR_ATTN ? vk_param_f32(node, 0) : 1.0f,
+    };
+    vk_dispatch_push(&ds, pc);
+    const int off = VK_PUSH_WORD(vk_pc_recurrence, off);
+    for (int i = 0; i <= n; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, off + i);
+    vk_dispatch_bind(&ds, node, true, 4, off + n + 1);
     ds.groups[0] = (uint32_t)k->ne[1];
     ds.groups[1] = (uint32_t)state->ne[1];
     return vk_record_dispatch(rec, &ds);
@@ -67,21 +71,41 @@ static enum ggml_status ssm_scan_record(struct vk_rec *rec, const struct ggml_te
     const struct ggml_tensor *B = node->src[4], *C = node->src[5], *ids = node->src[6];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("ssm_scan_f32"));
-    const uint32_t push[22] = {
-        (uint32_t)s->ne[0], (uint32_t)x->ne[0], (uint32_t)x->ne[1], (uint32_t)x->ne[2], (uint32_t)x->ne[3], (uint32_t)B->ne[1],
-        A->ne[0] == 1, (uint32_t)s->ne[3],
-        (uint32_t)(x->nb[1] / 4), (uint32_t)(x->nb[2] / 4), (uint32_t)(x->nb[3] / 4), (uint32_t)(dt->nb[1] / 4), (uint32_t)(dt->nb[2] / 4),
-        (uint32_t)(A->nb[1] / 4), (uint32_t)(B->nb[1] / 4), (uint32_t)(B->nb[2] / 4), (uint32_t)(B->nb[3] / 4),
-        (uint32_t)(C->nb[1] / 4), (uint32_t)(C->nb[2] / 4), (uint32_t)(C->nb[3] / 4), (uint32_t)(s->nb[3] / 4), (uint32_t)(ids->nb[0] / 4),
+    const struct vk_pc_ssm_scan pc = {
+        .d_state = (uint32_t)s->ne[0],
+        .head_dim = (uint32_t)x->ne[0],
+        .n_head = (uint32_t)x->ne[1],
+        .n_tok = (uint32_t)x->ne[2],
+        .n_seqs = (uint32_t)x->ne[3],
+        .n_group = (uint32_t)B->ne[1],
+        .scalar_decay = A->ne[0] == 1,
+        .n_slots = (uint32_t)s->ne[3],
+        .nx1 = (uint32_t)(x->nb[1] / 4),
+        .nx2 = (uint32_t)(x->nb[2] / 4),
+        .nx3 = (uint32_t)(x->nb[3] / 4),
+        .ndt1 = (uint32_t)(dt->nb[1] / 4),
+        .ndt2 = (uint32_t)(dt->nb[2] / 4),
+        .na1 = (uint32_t)(A->nb[1] / 4),
+        .nb1 = (uint32_t)(B->nb[1] / 4),
+        .nb2 = (uint32_t)(B->nb[2] / 4),
+        .nb3 = (uint32_t)(B->nb[3] / 4),
+        .nc1 = (uint32_t)(C->nb[1] / 4),
+        .nc2 = (uint32_t)(C->nb[2] / 4),
+        .nc3 = (uint32_t)(C->nb[3] / 4),
+        .ns3 = (uint32_t)(s->nb[3] / 4),
+        .ni0 = (uint32_t)(ids->nb[0] / 4),
     };
-    memcpy(ds.push, push, sizeof push);
-    for (int i = 0; i < 7; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 22 + i);
-    vk_dispatch_bind(&ds, node, true, 4, 29);
+    vk_dispatch_push(&ds, pc);
+    const int off = VK_PUSH_WORD(vk_pc_ssm_scan, off_s); /* off_s .. off_i: the sources in order */
+    for (int i = 0; i < 7; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, off + i);
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_ssm_scan, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
     vk_groups_1d(rec->d, (uint64_t)(x->ne[0] * x->ne[1] * x->ne[3]), 256, ds.groups);
     /* each token loops over the d_state states: tokens in chunks within the loop budget, the
      * state carried over in the result */
-    return vk_record_dispatch_chunks(rec, &ds, (uint32_t)x->ne[2], VK_LOOP_BUDGET / ((uint32_t)s->ne[0] + 1), 30);
+    return vk_record_dispatch_chunks(rec, &ds, (uint32_t)x->ne[2],
+                                     VK_LOOP_BUDGET / ((uint32_t)s->ne[0] + 1),
+                                     VK_PUSH_WORD(vk_pc_ssm_scan, t_begin));
 }
 
 /* ------------------------------------------------------------ solve_tri */
@@ -102,17 +126,31 @@ static enum ggml_status solve_tri_record(struct vk_rec *rec, const struct ggml_t
     const int p = left ? 1 : 0, v = 1 - p;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("solve_tri_f32"));
-    const uint32_t push[18] = {
-        (uint32_t)a->ne[0], (uint32_t)b->ne[v], (uint32_t)b->ne[2], (uint32_t)b->ne[3],
-        (uint32_t)(a->nb[p] / 4), (uint32_t)(a->nb[v] / 4), (uint32_t)(a->nb[2] / 4), (uint32_t)(a->nb[3] / 4),
-        (uint32_t)(b->nb[p] / 4), (uint32_t)(b->nb[v] / 4), (uint32_t)(b->nb[2] / 4), (uint32_t)(b->nb[3] / 4),
-        (uint32_t)(node->nb[p] / 4), (uint32_t)(node->nb[v] / 4), (uint32_t)(node->nb[2] / 4), (uint32_t)(node->nb[3] / 4),
-        left ? lower : !lower, vk_param_i32(node, 2) != 0,
+    const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), sd = vk_shape_of(node);
+    const struct vk_pc_solve_tri pc = {
+        .n = sa.ne[0],
+        .n_rhs = sb.ne[v],
+        .ne2 = sb.ne[2],
+        .ne3 = sb.ne[3],
+        .a_p = sa.nb[p],
+        .a_q = sa.nb[v],
+        .na2 = sa.nb[2],
+        .na3 = sa.nb[3],
+        .b_p = sb.nb[p],
+        .b_v = sb.nb[v],
+        .nb2 = sb.nb[2],
+        .nb3 = sb.nb[3],
+        .x_p = sd.nb[p],
+        .x_v = sd.nb[v],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .forward = left ? lower : !lower,
+        .unit_diag = vk_param_i32(node, 2) != 0,
     };
-    memcpy(ds.push, push, sizeof push);
-    vk_dispatch_bind(&ds, a, false, 4, 18);
-    vk_dispatch_bind(&ds, b, false, 4, 19);
-    vk_dispatch_bind(&ds, node, true, 4, 20);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_solve_tri, off_a));
+    vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_solve_tri, off_b));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_solve_tri, off_d));
     vk_groups_1d(rec->d, (uint64_t)(b->ne[v] * b->ne[2] * b->ne[3]), 64, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

@@ -22,16 +22,27 @@ static enum ggml_status cross_entropy_record(struct vk_rec *rec, const struct gg
     vk_dispatch_init(&ds, vk_shader_find(back ? "cross_entropy_back_f32" : "cross_entropy_f32"));
     ds.spec[0] = 256;
     ds.n_spec = 1;
-    for (int i = 0; i < 4; i++) ds.push[i] = (uint32_t)x->ne[i];
-    for (int i = 1; i < 4; i++) {
-        ds.push[3 + i] = (uint32_t)(x->nb[i] / 4);
-        ds.push[6 + i] = (uint32_t)(t->nb[i] / 4);
-        ds.push[9 + i] = (uint32_t)(node->nb[i] / 4);
-    }
-    vk_dispatch_bind(&ds, x, false, 4, 13);
-    vk_dispatch_bind(&ds, t, false, 4, 14);
-    vk_dispatch_bind(&ds, g, false, 4, 15);
-    vk_dispatch_bind(&ds, node, true, 4, 16);
+    const struct vk_shape sx = vk_shape_of(x), st = vk_shape_of(t), sd = vk_shape_of(node);
+    const struct vk_pc_cross_entropy pc = {
+        .ne0 = sx.ne[0],
+        .ne1 = sx.ne[1],
+        .ne2 = sx.ne[2],
+        .ne3 = sx.ne[3],
+        .nx1 = sx.nb[1],
+        .nx2 = sx.nb[2],
+        .nx3 = sx.nb[3],
+        .nt1 = st.nb[1],
+        .nt2 = st.nb[2],
+        .nt3 = st.nb[3],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+    };
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_cross_entropy, off_x));
+    vk_dispatch_bind(&ds, t, false, 4, VK_PUSH_WORD(vk_pc_cross_entropy, off_t));
+    vk_dispatch_bind(&ds, g, false, 4, VK_PUSH_WORD(vk_pc_cross_entropy, off_g));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_cross_entropy, off_d));
     if (back) vk_groups_1d(rec->d, (uint64_t)ggml_nrows(x), 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -53,13 +64,15 @@ static enum ggml_status opt_step_record(struct vk_rec *rec, const struct ggml_te
     const struct ggml_tensor *g = node->src[1], *hp = node->src[adamw ? 4 : 2];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("optstep_f32"));
-    ds.push[0] = (uint32_t)ggml_nelements(node);
-    ds.push[1] = adamw;
-    vk_dispatch_bind(&ds, node, true, 4, 2); /* node views the parameters */
-    vk_dispatch_bind(&ds, g, false, 4, 3);
-    vk_dispatch_bind(&ds, adamw ? node->src[2] : g, adamw, 4, 4); /* SGD reads no moments */
-    vk_dispatch_bind(&ds, adamw ? node->src[3] : g, adamw, 4, 5);
-    vk_dispatch_bind(&ds, hp, false, 4, 6);
+    const struct vk_pc_optstep pc = {.n = (uint32_t)ggml_nelements(node), .adamw = adamw};
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, node, true, 4,
+                     VK_PUSH_WORD(vk_pc_optstep, off_w)); /* node views the parameters */
+    vk_dispatch_bind(&ds, g, false, 4, VK_PUSH_WORD(vk_pc_optstep, off_g));
+    /* SGD reads no moments */
+    vk_dispatch_bind(&ds, adamw ? node->src[2] : g, adamw, 4, VK_PUSH_WORD(vk_pc_optstep, off_m));
+    vk_dispatch_bind(&ds, adamw ? node->src[3] : g, adamw, 4, VK_PUSH_WORD(vk_pc_optstep, off_v));
+    vk_dispatch_bind(&ds, hp, false, 4, VK_PUSH_WORD(vk_pc_optstep, off_h));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

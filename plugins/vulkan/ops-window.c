@@ -31,21 +31,34 @@ static enum ggml_status window_record(struct vk_rec *rec, const struct ggml_tens
     const uint32_t mode = node->op == GGML_OP_WIN_PART ? WINDOW_PART : node->op == GGML_OP_WIN_UNPART ? WINDOW_UNPART : WINDOW_REL_POS;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("window_%s", ggml_type_name(a->type)));
-    vk_push_shape(ds.push, 0, node);
-    for (int i = 0; i < 4; i++) ds.push[8 + i] = (uint32_t)(a->nb[i] / ts);
-    ds.push[12] = (uint32_t)a->ne[1];
-    ds.push[13] = (uint32_t)a->ne[2];
-    ds.push[14] = mode;
+    const struct vk_shape sa = vk_shape_of(a), sd = vk_shape_of(node);
+    struct vk_pc_window pc = {
+        .ne0 = sd.ne[0],
+        .ne1 = sd.ne[1],
+        .ne2 = sd.ne[2],
+        .ne3 = sd.ne[3],
+        .nd0 = sd.nb[0],
+        .nd1 = sd.nb[1],
+        .nd2 = sd.nb[2],
+        .nd3 = sd.nb[3],
+        .na0 = sa.nb[0],
+        .na1 = sa.nb[1],
+        .na2 = sa.nb[2],
+        .na3 = sa.nb[3],
+        .ne01 = sa.ne[1],
+        .ne02 = sa.ne[2],
+        .mode = mode,
+    };
     if (mode == WINDOW_PART) {
-        ds.push[15] = (uint32_t)vk_param_i32(node, 2);
-        ds.push[16] = (uint32_t)vk_param_i32(node, 0);
+        pc.w = (uint32_t)vk_param_i32(node, 2);
+        pc.npx = (uint32_t)vk_param_i32(node, 0);
     } else if (mode == WINDOW_UNPART) {
-        const uint32_t w = (uint32_t)vk_param_i32(node, 0);
-        ds.push[15] = w;
-        ds.push[16] = (uint32_t)((node->ne[1] + w - 1) / w);
+        pc.w = (uint32_t)vk_param_i32(node, 0);
+        pc.npx = (uint32_t)((node->ne[1] + pc.w - 1) / pc.w);
     }
-    vk_dispatch_bind(&ds, a, false, (uint32_t)ts, 17);
-    vk_dispatch_bind(&ds, node, true, (uint32_t)ts, 18);
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, a, false, (uint32_t)ts, VK_PUSH_WORD(vk_pc_window, off_a));
+    vk_dispatch_bind(&ds, node, true, (uint32_t)ts, VK_PUSH_WORD(vk_pc_window, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
@@ -64,10 +77,13 @@ static enum ggml_status add_rel_pos_record(struct vk_rec *rec, const struct ggml
     const struct ggml_tensor *pw = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("add_rel_pos_f32"));
-    ds.push[0] = (uint32_t)pw->ne[0];
-    ds.push[1] = (uint32_t)(ggml_nelements(pw) / pw->ne[0]);
-    for (int i = 0; i < 3; i++) vk_dispatch_bind(&ds, node->src[i], false, 4, 2 + i);
-    vk_dispatch_bind(&ds, node, true, 4, 5);
+    const struct vk_pc_add_rel_pos pc = {.K = (uint32_t)pw->ne[0],
+                                         .n_q = (uint32_t)(ggml_nelements(pw) / pw->ne[0])};
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, node->src[0], false, 4, VK_PUSH_WORD(vk_pc_add_rel_pos, off_a));
+    vk_dispatch_bind(&ds, node->src[1], false, 4, VK_PUSH_WORD(vk_pc_add_rel_pos, off_pw));
+    vk_dispatch_bind(&ds, node->src[2], false, 4, VK_PUSH_WORD(vk_pc_add_rel_pos, off_ph));
+    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_add_rel_pos, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

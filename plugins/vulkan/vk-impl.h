@@ -20,6 +20,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@
 #include "ggmlc.h"
 #include "ggmlc-plugin.h"
 #include "vk-shaders.h"
+#include "push-constants.h"
 
 #define VK_HIDDEN __attribute__((visibility("hidden")))
 
@@ -129,6 +131,22 @@ struct vk_staging {
     VkDeviceSize size;
 };
 
+/* Optional kernel paths that a failed pipeline disables for the device's lifetime; each is
+ * then replaced by the path its comment names.  One bit each in vk_device.disabled_paths. */
+enum vk_path {
+    VK_PATH_COOPMAT_FLEX,  /* flexible-size coopmat pipelines: the 16x16 fragments instead */
+    VK_PATH_COOPMAT_KHR,   /* KHR coopmat pipelines: the NV fragments (or no coopmat) */
+    VK_PATH_COOPMAT_NV,    /* NV coopmat pipelines: the tiled GEMM */
+    VK_PATH_ATTN_SPLIT,    /* fattn_combine: unsplit flash attention */
+    VK_PATH_COOPMAT_SPLIT, /* mm_split_sum: unsplit coopmat products */
+    VK_PATH_QUANTIZE_Q8,   /* quantize_q8: float-activation mat-vecs */
+    VK_PATH_MVQ_DOT,       /* integer-dot mat-vecs: float-activation mat-vecs */
+    VK_PATH_PACK_F16,      /* pack_f16: coopmat products read f32 activations */
+    VK_PATH_DEQUANT_F16,   /* dequant_*_f16: block-format weights on the tiled GEMM */
+    VK_PATH_COUNT
+};
+_Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
+
 struct vk_device {
     int index;                       /* position among the physical devices */
     char name[32];                   /* "Vulkan0" */
@@ -168,16 +186,17 @@ struct vk_device {
     bool warned_host_memory;         /* a buffer fell back to host memory */
     bool warned_pipeline;            /* a pipeline failed to compile */
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
-    bool coopmat_flex_failed;        /* a flexible-size coopmat pipeline failed: the 16x16 fragments from then on */
-    bool coopmat_khr_failed;         /* a KHR coopmat pipeline failed: the NV fragments (or no coopmat) from then on */
-    bool coopmat_nv_failed;          /* an NV coopmat pipeline failed: the tiled GEMM from then on */
-    bool attn_split_failed;          /* fattn_combine's pipeline failed: unsplit flash attention from then on */
-    bool coopmat_split_failed;       /* mm_split_sum's pipeline failed: unsplit coopmat products from then on */
-    bool quantize_q8_failed;         /* quantize_q8's pipeline failed: float-activation mat-vecs from then on */
-    bool mvq_dot_failed;             /* an integer-dot mat-vec pipeline failed: float-activation mat-vecs from then on */
-    bool pack_f16_failed;            /* pack_f16's pipeline failed: coopmat products read f32 activations from then on */
-    bool dequant_f16_failed;         /* a dequant_*_f16 pipeline failed: block-format weights on the tiled GEMM from then on */
+    uint32_t disabled_paths; /* bit (1u << enum vk_path) set: that path failed, taken no more */
 };
+
+/* Whether path p was disabled on d (caller holds d->lock). */
+static inline bool vk_path_disabled(const struct vk_device *d, enum vk_path p) {
+    return (d->disabled_paths >> p) & 1u;
+}
+/* Disable path p on d from now on (caller holds d->lock). */
+static inline void vk_path_disable(struct vk_device *d, enum vk_path p) {
+    d->disabled_paths |= 1u << p;
+}
 
 /* ---------------------------------------------------------- instance */
 
@@ -251,11 +270,11 @@ VK_HIDDEN VkDeviceSize vk_tensor_offset(const struct vk_buffer *b, const struct 
  * the failure is recorded as the error, not logged. */
 VK_HIDDEN VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool has_fallback);
 /* Whether the pipeline of a kernel that a path can do without builds (spec constants spec[0..n_spec),
- * spec NULL for none): when the driver fails to compile it, *failed is set and "<the error>; <instead>
- * instead" logged once as a warning, and the caller takes the path without it from then on (false at
- * once while *failed). */
-VK_HIDDEN bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool *failed,
-                                    const char *instead);
+ * spec NULL for none): when the driver fails to compile it, path is disabled and "<the error>;
+ * <instead> instead" logged once as a warning, and the caller takes the path without it from then
+ * on (false at once while path is disabled). */
+VK_HIDDEN bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec,
+                                    int n_spec, enum vk_path path, const char *instead);
 /* Number of storage-buffer bindings the shader declares. */
 VK_HIDDEN int vk_shader_bindings(enum vk_shader_id id);
 /* Prepare the pipeline table and load the on-disk pipeline cache. */
@@ -331,6 +350,67 @@ struct vk_dispatch {
     bool has_fallback; /* the caller takes another kernel if this pipeline fails: that is no warning */
 };
 VK_HIDDEN void vk_dispatch_init(struct vk_dispatch *ds, enum vk_shader_id shader);
+/* Push constants are filled as the struct of their shader family (shaders/push-constants.h,
+ * shared with the GLSL), then copied into ds: vk_dispatch_push(&ds, pc).  A binding's element
+ * offset goes to the member VK_PUSH_WORD(struct name, member) names (vk_dispatch_bind). */
+#define VK_PUSH_WORD(type, member) ((int)(offsetof(struct type, member) / 4))
+#define vk_dispatch_push(ds, pc)   vk_dispatch_push_bytes((ds), &(pc), sizeof(pc))
+static inline void vk_dispatch_push_bytes(struct vk_dispatch *ds, const void *pc, size_t size) {
+    memcpy(ds->push, pc, size);
+}
+/* Every push struct fits the bytes every device guarantees, in whole 4-byte words. */
+#define VK_PUSH_FITS(type)                                                               \
+    _Static_assert(sizeof(struct type) <= VK_PUSH_BYTES && sizeof(struct type) % 4 == 0, \
+                   #type " fits")
+VK_PUSH_FITS(vk_pc_binary);
+VK_PUSH_FITS(vk_pc_unary);
+VK_PUSH_FITS(vk_pc_mm);
+VK_PUSH_FITS(vk_pc_mm_id);
+VK_PUSH_FITS(vk_pc_glu);
+VK_PUSH_FITS(vk_pc_getrows);
+VK_PUSH_FITS(vk_pc_get_rows_back);
+VK_PUSH_FITS(vk_pc_cpy_words);
+VK_PUSH_FITS(vk_pc_cpy_dequant);
+VK_PUSH_FITS(vk_pc_cpy_quant);
+VK_PUSH_FITS(vk_pc_setrows);
+VK_PUSH_FITS(vk_pc_concat);
+VK_PUSH_FITS(vk_pc_pad);
+VK_PUSH_FITS(vk_pc_topk_select);
+VK_PUSH_FITS(vk_pc_argsort);
+VK_PUSH_FITS(vk_pc_im2col);
+VK_PUSH_FITS(vk_pc_pool);
+VK_PUSH_FITS(vk_pc_upscale);
+VK_PUSH_FITS(vk_pc_conv_transpose_2d);
+VK_PUSH_FITS(vk_pc_conv2d);
+VK_PUSH_FITS(vk_pc_im2col_back);
+VK_PUSH_FITS(vk_pc_pool_back);
+VK_PUSH_FITS(vk_pc_conv_transpose_1d);
+VK_PUSH_FITS(vk_pc_ssm_conv);
+VK_PUSH_FITS(vk_pc_im2col3d);
+VK_PUSH_FITS(vk_pc_conv3d);
+VK_PUSH_FITS(vk_pc_rope);
+VK_PUSH_FITS(vk_pc_flash_attn);
+VK_PUSH_FITS(vk_pc_fattn_combine);
+VK_PUSH_FITS(vk_pc_timestep);
+VK_PUSH_FITS(vk_pc_recurrence);
+VK_PUSH_FITS(vk_pc_ssm_scan);
+VK_PUSH_FITS(vk_pc_solve_tri);
+VK_PUSH_FITS(vk_pc_cross_entropy);
+VK_PUSH_FITS(vk_pc_optstep);
+VK_PUSH_FITS(vk_pc_window);
+VK_PUSH_FITS(vk_pc_add_rel_pos);
+VK_PUSH_FITS(vk_pc_repeat_back);
+VK_PUSH_FITS(vk_pc_rows);
+VK_PUSH_FITS(vk_pc_count_equal);
+VK_PUSH_FITS(vk_pc_group_norm);
+VK_PUSH_FITS(vk_pc_softmax);
+VK_PUSH_FITS(vk_pc_rows_back);
+VK_PUSH_FITS(vk_pc_pack_f16);
+VK_PUSH_FITS(vk_pc_split_sum);
+VK_PUSH_FITS(vk_pc_quantize_q8);
+VK_PUSH_FITS(vk_pc_unary_back);
+VK_PUSH_FITS(vk_pc_add_id);
+VK_PUSH_FITS(vk_pc_acc);
 /* Append a binding; returns its index. */
 VK_HIDDEN int vk_dispatch_bind(struct vk_dispatch *ds, const struct ggml_tensor *t, bool written, uint32_t elem_size, int offset_word);
 /* Append a binding of scratch bytes [at, at + size) (from vk_scratch_take); returns its index. */
@@ -362,10 +442,10 @@ struct vk_scratch_need {
 };
 #define VK_SCRATCH_OPTIONAL_MAX (256u << 20)
 #define VK_SCRATCH_TRANSIENT_MAX (512u << 20)
-/* Adds node's needs to *need (needed and optional summed, transient the largest). */
-VK_HIDDEN void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
-/* flash_attn_ext's part of it: the transient partial results of split keys (ops-nn.c). */
-VK_HIDDEN void vk_flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need);
+/* Adds node's needs to *need (needed and optional summed, transient the largest): its op's
+ * scratch slot (struct vk_op_kernel) tells them. */
+VK_HIDDEN void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                               struct vk_scratch_need *need);
 /* The segment's transient region (*at) when it holds size bytes. */
 VK_HIDDEN bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
@@ -386,6 +466,10 @@ struct vk_op_kernel {
     /* Types, shapes and device limits check beyond the generic ones (NULL: none). */
     bool (*supports)(const struct vk_device *d, const struct ggml_tensor *node);
     enum ggml_status (*record)(struct vk_rec *rec, const struct ggml_tensor *node);
+    /* The scratch memory the kernel takes when recording node, added to *need as
+     * vk_node_scratch says (NULL: none; the record function may then take none). */
+    void (*scratch)(const struct vk_device *d, const struct ggml_tensor *node,
+                    struct vk_scratch_need *need);
 };
 
 /* One registration function per family, filling its ops' entries. */
@@ -444,14 +528,22 @@ static inline float vk_param_f32(const struct ggml_tensor *t, int i) {
     memcpy(&f, &t->op_params[i], sizeof f);
     return f;
 }
-static inline uint32_t vk_f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
 
-/* Fill push words [w, w+8) with t's ne[0..3] and nb[0..3] in elements of t's type. */
-VK_HIDDEN void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t);
+/* t's ne[0..3] and nb[0..3] in elements of t's type (vk_shape_fits: they fit). */
+struct vk_shape {
+    uint32_t ne[4], nb[4];
+};
+VK_HIDDEN struct vk_shape vk_shape_of(const struct ggml_tensor *t);
+/* Store t's shape into the members ne<x>0..ne<x>3, nb<x>0..nb<x>3 of push struct pc (x: 0 for
+ * ne00.., 1 for ne10.., empty for ne0..). */
+#define VK_PUSH_SHAPE(pc, x, t)                                     \
+    do {                                                            \
+        const struct vk_shape shape_ = vk_shape_of(t);              \
+        (pc).ne##x##0 = shape_.ne[0], (pc).ne##x##1 = shape_.ne[1]; \
+        (pc).ne##x##2 = shape_.ne[2], (pc).ne##x##3 = shape_.ne[3]; \
+        (pc).nb##x##0 = shape_.nb[0], (pc).nb##x##1 = shape_.nb[1]; \
+        (pc).nb##x##2 = shape_.nb[2], (pc).nb##x##3 = shape_.nb[3]; \
+    } while (0)
 /* True when every stride and the size of t are whole elements and fit in 32 bits. */
 VK_HIDDEN bool vk_shape_fits(const struct ggml_tensor *t);
 

@@ -72,12 +72,14 @@ enum vk_shader_id vk_shader_find(const char *fmt, ...) {
     return VK_SHADER_COUNT;
 }
 
-void vk_push_shape(uint32_t *push, int w, const struct ggml_tensor *t) {
+struct vk_shape vk_shape_of(const struct ggml_tensor *t) {
     const size_t ts = ggml_type_size(t->type);
+    struct vk_shape s;
     for (int i = 0; i < 4; i++) {
-        push[w + i] = (uint32_t)t->ne[i];
-        push[w + 4 + i] = (uint32_t)(t->nb[i] / ts);
+        s.ne[i] = (uint32_t)t->ne[i];
+        s.nb[i] = (uint32_t)(t->nb[i] / ts);
     }
+    return s;
 }
 
 bool vk_shape_fits(const struct ggml_tensor *t) {
@@ -92,6 +94,13 @@ bool vk_shape_fits(const struct ggml_tensor *t) {
 static bool fits_binding(const struct vk_device *d, const struct ggml_tensor *t) {
     const uint64_t slack = d->props.limits.minStorageBufferOffsetAlignment + 4;
     return (uint64_t)ggml_nbytes(t) + slack <= d->props.limits.maxStorageBufferRange;
+}
+
+void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                     struct vk_scratch_need *need) {
+    if (node->op < 0 || node->op >= GGML_OP_COUNT) return;
+    const struct vk_op_kernel *k = &vk_op_table()[node->op];
+    if (k->scratch) k->scratch(d, node, need);
 }
 
 bool vk_supports_node(const struct vk_device *d, const struct ggml_tensor *node) {

@@ -255,12 +255,12 @@ VkPipeline vk_pipeline_get(struct vk_device *d, enum vk_shader_id id, const uint
     return p;
 }
 
-bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec, int n_spec, bool *failed,
-                          const char *instead) {
+bool vk_optional_pipeline(struct vk_device *d, enum vk_shader_id id, const uint32_t *spec,
+                          int n_spec, enum vk_path path, const char *instead) {
     static const uint32_t no_spec[1] = {0};
-    if (*failed) return false;
+    if (vk_path_disabled(d, path)) return false;
     if (vk_pipeline_get(d, id, spec ? spec : no_spec, spec ? n_spec : 0, true)) return true;
     if (!d->lost) ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; %s instead\n", ggmlc_last_error(), instead);
-    *failed = true;
+    vk_path_disable(d, path);
     return false;
 }
