@@ -9,7 +9,8 @@
  * KV cache, flash_attn_ext over its views, swiglu, add) in a context on reused memory and runs
  * it through ggml_backend_sched: reset, alloc_graph, set the inputs, graph_compute, read the
  * logits, as llama.cpp does.  Printed: medians per graph of build (ggml_init and the graph),
- * alloc (reset and alloc_graph), compute (inputs, compute, logits) and their sum, and a
+ * alloc (reset and alloc_graph), compute (inputs, compute, logits) and their sum, in
+ * wall-clock time and in the process's CPU time (all threads, spinning included), and a
  * checksum of the greedy tokens so that two libraries' runs can be checked to agree.
  * Only ggml's public API is used: the same source builds against ggml.
  */
@@ -50,10 +51,25 @@ struct dg_inputs {
     struct ggml_tensor *tokens, *pos, *kv_index, *mask, *logits;
 };
 
-static double dg_now(void) {
+static double dg_seconds(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Wall-clock and process CPU time (every thread's): on a loaded machine the wall-clock
+ * times include waiting for a core, the CPU times do not. */
+struct dg_clock {
+    double wall, cpu;
+};
+
+static struct dg_clock dg_now(void) {
+    return (struct dg_clock){dg_seconds(CLOCK_MONOTONIC), dg_seconds(CLOCK_PROCESS_CPUTIME_ID)};
+}
+
+static void dg_elapsed(struct dg_clock a, struct dg_clock b, double *wall, double *cpu) {
+    *wall = b.wall - a.wall;
+    *cpu = b.cpu - a.cpu;
 }
 
 /* ------------------------------------------------------------ options */
@@ -304,17 +320,17 @@ static int32_t dg_argmax(const float *x, int n) {
     return best;
 }
 
-/* One token through a new graph: times[0..2] get build, alloc and compute seconds;
- * returns the next token, or -1 on failure. */
-static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double times[3]) {
-    const double t0 = dg_now();
+/* One token through a new graph: times[0..2] get build, alloc and compute wall-clock seconds,
+ * times[3..5] their CPU seconds; returns the next token, or -1 on failure. */
+static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double times[6]) {
+    const struct dg_clock t0 = dg_now();
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){r->meta_size, r->meta, true});
     struct dg_inputs in;
     struct ggml_cgraph *gf = ctx ? dg_build(ctx, r->model, r->max_nodes, &in) : NULL;
-    const double t1 = dg_now();
+    const struct dg_clock t1 = dg_now();
     ggml_backend_sched_reset(r->sched);
     const bool allocated = gf && ggml_backend_sched_alloc_graph(r->sched, gf);
-    const double t2 = dg_now();
+    const struct dg_clock t2 = dg_now();
     enum ggml_status st = GGML_STATUS_ALLOC_FAILED;
     if (allocated) {
         dg_set_inputs(r, &in, token, pos);
@@ -322,8 +338,10 @@ static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double time
         ggml_backend_sched_synchronize(r->sched);
         if (st == GGML_STATUS_SUCCESS) ggml_backend_tensor_get(in.logits, r->logits, 0, ggml_nbytes(in.logits));
     }
-    const double t3 = dg_now();
-    times[0] = t1 - t0, times[1] = t2 - t1, times[2] = t3 - t2;
+    const struct dg_clock t3 = dg_now();
+    dg_elapsed(t0, t1, &times[0], &times[3]);
+    dg_elapsed(t1, t2, &times[1], &times[4]);
+    dg_elapsed(t2, t3, &times[2], &times[5]);
     r->n_nodes = gf ? ggml_graph_n_nodes(gf) : 0;
     if (ctx) ggml_free(ctx);
     if (st != GGML_STATUS_SUCCESS) {
@@ -367,33 +385,44 @@ static double dg_median(double *x, int n) {
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-/* Decode the tokens; times[phase * tokens + i] holds token i's phase time. */
+/* Decode the tokens; times[phase * tokens + i] holds token i's time of phase (build, alloc,
+ * compute wall-clock, then the same in CPU time). */
 static bool dg_decode(struct dg_run *r, double *times, uint64_t *checksum) {
     const struct dg_options *o = &r->model->opt;
     int32_t token = 1;
     *checksum = 0;
     for (int i = 0; i < DG_WARMUP + o->tokens; i++) {
-        double t[3];
+        double t[6];
         token = dg_step(r, token, i % o->ctx, t);
         if (token < 0) return false;
         *checksum = *checksum * 31 + (uint64_t)token;
         if (i < DG_WARMUP) continue;
-        for (int p = 0; p < 3; p++) times[p * o->tokens + i - DG_WARMUP] = t[p];
+        for (int p = 0; p < 6; p++) times[p * o->tokens + i - DG_WARMUP] = t[p];
     }
     return true;
+}
+
+/* One line of medians of three phases (times[0..3n)) and of their sums; scratch: n doubles.
+ * Also the mean of the sums: a loaded machine's long waits show there, not in the median. */
+static void dg_print_phases(const char *what, double *times, int n, double *scratch) {
+    double mean = 0;
+    for (int i = 0; i < n; i++) {
+        scratch[i] = times[i] + times[n + i] + times[2 * n + i];
+        mean += scratch[i] / n;
+    }
+    const double build = dg_median(times, n), alloc = dg_median(times + n, n);
+    const double compute = dg_median(times + 2 * n, n), sum = dg_median(scratch, n);
+    printf("  %s ms per graph (medians): build %.3f  alloc %.3f  compute %.3f  total %.3f  (mean %.3f)\n", what,
+           1e3 * build, 1e3 * alloc, 1e3 * compute, 1e3 * sum, 1e3 * mean);
 }
 
 static void dg_report(const struct dg_run *r, double *times, uint64_t checksum) {
     const struct dg_options *o = &r->model->opt;
     const int n = o->tokens;
-    double *total = times + 3 * (size_t)n;
-    for (int i = 0; i < n; i++) total[i] = times[i] + times[n + i] + times[2 * n + i];
-    const double build = dg_median(times, n), alloc = dg_median(times + n, n);
-    const double compute = dg_median(times + 2 * n, n), sum = dg_median(total, n);
     printf("decode-graph: %d nodes, %d layers, embd %d, ctx %d, %s, %d thread%s, %d tokens\n", r->n_nodes, o->layers,
            o->embd, o->ctx, ggml_type_name(o->type), o->threads, o->threads == 1 ? "" : "s", n);
-    printf("  ms per graph (medians): build %.3f  alloc %.3f  compute %.3f  total %.3f\n", 1e3 * build,
-           1e3 * alloc, 1e3 * compute, 1e3 * sum);
+    dg_print_phases("wall", times, n, times + 6 * (size_t)n);
+    dg_print_phases("cpu ", times + 3 * (size_t)n, n, times + 6 * (size_t)n);
     printf("  tokens checksum %016llx\n", (unsigned long long)checksum);
 }
 
@@ -413,7 +442,7 @@ int decode_graph_main(int argc, char **argv) {
         return 2;
     }
     ggml_backend_t backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
-    double *times = malloc(4 * (size_t)model.opt.tokens * sizeof *times);
+    double *times = malloc(7 * (size_t)model.opt.tokens * sizeof *times);
     uint64_t checksum = 0;
     run.model = &model;
     bool ok = backend && times && dg_set_threads(backend, model.opt.threads) && dg_load_model(&model, backend) &&
