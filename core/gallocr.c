@@ -124,9 +124,13 @@ struct ggml_gallocr {
     bool failed;                    /* the current plan ran out of host memory */
 };
 
+/* t's state; a tensor new to this plan starts from a zeroed one (states are reset here, slot
+ * by slot, rather than all of them for every graph). */
 static struct tensor_state *state_of(ggml_gallocr_t g, const struct ggml_tensor *t) {
-    const size_t slot = ggml_hash_find_or_insert(&g->hash, (struct ggml_tensor *)t);
+    bool fresh;
+    const size_t slot = ggmlc_hash_claim(&g->hash, (struct ggml_tensor *)t, &fresh);
     if (slot == GGML_HASHSET_FULL) abort(); /* sized for every tensor of the graph: a bug */
+    if (fresh) g->states[slot] = (struct tensor_state){0};
     return &g->states[slot];
 }
 
@@ -296,8 +300,7 @@ static bool prepare_states(ggml_gallocr_t g, struct ggml_cgraph *graph) {
             return false;
         }
     } else {
-        ggml_hash_set_reset(&g->hash);
-        memset(g->states, 0, g->hash.size * sizeof *g->states);
+        ggml_hash_set_reset(&g->hash); /* state_of zeroes each state when its tensor comes back */
     }
     for (int i = 0; i < g->n_buffers; i++) {
         g->arenas[i].n_blocks = 0;
