@@ -175,16 +175,32 @@ struct ggml_cgraph ggml_graph_view(struct ggml_cgraph *g, int i0, int i1) {
     };
 }
 
+/* t's name becomes prefix followed by n in decimal ("node_12"): written by hand, since every
+ * unnamed tensor of every graph built gets one and a printf costs more than the rest of adding it. */
+static void name_numbered(struct ggml_tensor *t, const char *prefix, int n) {
+    char digits[16];
+    int len = 0;
+    unsigned v = n < 0 ? 0u : (unsigned)n;
+    do {
+        digits[len++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    size_t p = strlen(prefix);
+    memcpy(t->name, prefix, p);
+    while (len > 0) t->name[p++] = digits[--len];
+    t->name[p] = '\0';
+}
+
 static bool add_to_graph(struct ggml_cgraph *g, struct ggml_tensor *t) {
     const bool is_leaf = t->op == GGML_OP_NONE && !(t->flags & GGML_TENSOR_FLAG_PARAM);
     if (is_leaf) {
         if (g->n_leafs >= g->size) goto full;
         g->leafs[g->n_leafs++] = t;
-        if (t->name[0] == '\0') ggml_format_name(t, "leaf_%d", g->n_leafs - 1);
+        if (t->name[0] == '\0') name_numbered(t, "leaf_", g->n_leafs - 1);
     } else {
         if (g->n_nodes >= g->size) goto full;
         g->nodes[g->n_nodes++] = t;
-        if (t->name[0] == '\0') ggml_format_name(t, "node_%d", g->n_nodes - 1);
+        if (t->name[0] == '\0') name_numbered(t, "node_", g->n_nodes - 1);
     }
     return true;
 full:
