@@ -75,8 +75,10 @@ static void dg_elapsed(struct dg_clock a, struct dg_clock b, double *wall, doubl
 /* ------------------------------------------------------------ options */
 
 static void dg_usage(void) {
-    fprintf(stderr, "usage: decode-graph [--layers 4] [--embd 256] [--heads 4] [--kv-heads 2] [--ff 688]\n"
-                    "       [--vocab 1024] [--ctx 256] [--type f32|f16|q8_0|q4_0] [--threads 1] [--tokens 200]\n");
+    fputs("usage: decode-graph [--layers 4] [--embd 256] [--heads 4] [--kv-heads 2] [--ff 688]\n"
+          "       [--vocab 1024] [--ctx 256] [--type f32|f16|q8_0|q4_0] [--threads 1]\n"
+          "       [--tokens 200]\n",
+          stderr);
 }
 
 static bool dg_parse_type(const char *s, enum ggml_type *t) {
@@ -91,10 +93,13 @@ static bool dg_parse_type(const char *s, enum ggml_type *t) {
 }
 
 static int *dg_int_option(struct dg_options *o, const char *name) {
-    struct { const char *name; int *value; } table[] = {
-        {"--layers", &o->layers}, {"--embd", &o->embd},   {"--heads", &o->heads},     {"--kv-heads", &o->kv_heads},
-        {"--ff", &o->ff},         {"--vocab", &o->vocab}, {"--ctx", &o->ctx},         {"--threads", &o->threads},
-        {"--tokens", &o->tokens},
+    struct {
+        const char *name;
+        int *value;
+    } table[] = {
+        {"--layers", &o->layers},     {"--embd", &o->embd},       {"--heads", &o->heads},
+        {"--kv-heads", &o->kv_heads}, {"--ff", &o->ff},           {"--vocab", &o->vocab},
+        {"--ctx", &o->ctx},           {"--threads", &o->threads}, {"--tokens", &o->tokens},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(name, table[i].name) == 0) return table[i].value;
@@ -106,10 +111,10 @@ static int *dg_int_option(struct dg_options *o, const char *name) {
 static bool dg_valid(const struct dg_options *o) {
     const int64_t blck = ggml_blck_size(o->type);
     return o->layers >= 1 && o->layers <= DG_MAX_LAYERS && o->heads >= 1 && o->kv_heads >= 1 &&
-           o->embd >= 2 && o->embd <= 65536 && o->embd % (2 * o->heads) == 0 && o->heads % o->kv_heads == 0 &&
-           o->ff >= 1 && o->ff <= 262144 && o->vocab >= 2 && o->vocab <= 1 << 20 && o->ctx >= 1 &&
-           o->ctx <= 1 << 16 && o->threads >= 1 && o->threads <= 512 && o->tokens >= 1 &&
-           o->embd % blck == 0 && o->ff % blck == 0;
+           o->embd >= 2 && o->embd <= 65536 && o->embd % (2 * o->heads) == 0 &&
+           o->heads % o->kv_heads == 0 && o->ff >= 1 && o->ff <= 262144 && o->vocab >= 2 &&
+           o->vocab <= 1 << 20 && o->ctx >= 1 && o->ctx <= 1 << 16 && o->threads >= 1 &&
+           o->threads <= 512 && o->tokens >= 1 && o->embd % blck == 0 && o->ff % blck == 0;
 }
 
 static bool dg_parse(int argc, char **argv, struct dg_options *o) {
@@ -151,8 +156,10 @@ static bool dg_set_random(struct ggml_tensor *t, uint64_t *state) {
         return false;
     }
     dg_fill(values, n, state, 1.7f / sqrtf((float)row));
-    if (t->type == GGML_TYPE_F32) memcpy(data, values, ggml_nbytes(t));
-    else ggml_quantize_chunk(t->type, values, data, 0, n / row, row, NULL);
+    if (t->type == GGML_TYPE_F32)
+        memcpy(data, values, ggml_nbytes(t));
+    else
+        ggml_quantize_chunk(t->type, values, data, 0, n / row, row, NULL);
     ggml_backend_tensor_set(t, data, 0, ggml_nbytes(t));
     free(values);
     free(data);
@@ -193,10 +200,13 @@ static bool dg_is_cache(const struct dg_model *m, const struct ggml_tensor *t) {
 static bool dg_fill_model(struct dg_model *m) {
     uint64_t state = 42;
     ggml_backend_buffer_clear(m->buffer, 0); /* the KV cache starts at zero */
-    for (struct ggml_tensor *t = ggml_get_first_tensor(m->ctx); t; t = ggml_get_next_tensor(m->ctx, t)) {
+    for (struct ggml_tensor *t = ggml_get_first_tensor(m->ctx); t;
+         t = ggml_get_next_tensor(m->ctx, t)) {
         if (dg_is_cache(m, t)) continue;
-        if (ggml_n_dims(t) == 1) dg_set_ones(t);
-        else if (!dg_set_random(t, &state)) return false;
+        if (ggml_n_dims(t) == 1)
+            dg_set_ones(t);
+        else if (!dg_set_random(t, &state))
+            return false;
     }
     return true;
 }
@@ -221,57 +231,67 @@ static bool dg_load_model(struct dg_model *m, ggml_backend_t backend) {
 
 /* --------------------------------------------------------------- graph */
 
-static struct ggml_tensor *dg_norm(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *w) {
+static struct ggml_tensor *dg_norm(struct ggml_context *ctx, struct ggml_tensor *x,
+                                   struct ggml_tensor *w) {
     return ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w);
 }
 
-static struct ggml_tensor *dg_rope(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *pos,
-                                   int head_dim) {
-    return ggml_rope_ext(ctx, x, pos, NULL, head_dim, 0, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+static struct ggml_tensor *dg_rope(struct ggml_context *ctx, struct ggml_tensor *x,
+                                   struct ggml_tensor *pos, int head_dim) {
+    return ggml_rope_ext(ctx, x, pos, NULL, head_dim, 0, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f,
+                         1.0f);
 }
 
 /* The layer's K or V for the cache rows 0..ctx-1 as [head_dim, ctx, kv_heads]. */
-static struct ggml_tensor *dg_cache_view(struct ggml_context *ctx, struct ggml_tensor *cache, int head_dim, int kv_heads) {
-    struct ggml_tensor *v = ggml_view_3d(ctx, cache, head_dim, kv_heads, cache->ne[1], ggml_row_size(cache->type, head_dim),
-                                         cache->nb[1], 0);
+static struct ggml_tensor *dg_cache_view(struct ggml_context *ctx, struct ggml_tensor *cache,
+                                         int head_dim, int kv_heads) {
+    struct ggml_tensor *v = ggml_view_3d(ctx, cache, head_dim, kv_heads, cache->ne[1],
+                                         ggml_row_size(cache->type, head_dim), cache->nb[1], 0);
     return ggml_permute(ctx, v, 0, 2, 1, 3);
 }
 
-static struct ggml_tensor *dg_attention(struct ggml_context *ctx, struct ggml_cgraph *gf, const struct dg_model *m,
-                                        const struct dg_layer *l, struct ggml_tensor *cur, const struct dg_inputs *in) {
+static struct ggml_tensor *dg_attention(struct ggml_context *ctx, struct ggml_cgraph *gf,
+                                        const struct dg_model *m, const struct dg_layer *l,
+                                        struct ggml_tensor *cur, const struct dg_inputs *in) {
     const struct dg_options *o = &m->opt;
     const int head_dim = o->embd / o->heads;
-    struct ggml_tensor *q = ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wq, cur), head_dim, o->heads, 1);
-    struct ggml_tensor *k = ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wk, cur), head_dim, o->kv_heads, 1);
+    struct ggml_tensor *q =
+        ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wq, cur), head_dim, o->heads, 1);
+    struct ggml_tensor *k =
+        ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wk, cur), head_dim, o->kv_heads, 1);
     struct ggml_tensor *v = ggml_mul_mat(ctx, l->wv, cur);
     q = dg_rope(ctx, q, in->pos, head_dim);
     k = dg_rope(ctx, k, in->pos, head_dim);
     /* store the new K and V rows first: the attention below reads the cache */
-    ggml_build_forward_expand(gf, ggml_set_rows(ctx, l->k_cache, ggml_reshape_2d(ctx, k, head_dim * o->kv_heads, 1),
+    ggml_build_forward_expand(gf, ggml_set_rows(ctx, l->k_cache,
+                                                ggml_reshape_2d(ctx, k, head_dim * o->kv_heads, 1),
                                                 in->kv_index));
     ggml_build_forward_expand(gf, ggml_set_rows(ctx, l->v_cache, v, in->kv_index));
     struct ggml_tensor *kc = dg_cache_view(ctx, l->k_cache, head_dim, o->kv_heads);
     struct ggml_tensor *vc = dg_cache_view(ctx, l->v_cache, head_dim, o->kv_heads);
     q = ggml_permute(ctx, q, 0, 2, 1, 3);
-    struct ggml_tensor *a = ggml_flash_attn_ext(ctx, q, kc, vc, in->mask, 1.0f / sqrtf((float)head_dim), 0.0f, 0.0f);
+    struct ggml_tensor *a =
+        ggml_flash_attn_ext(ctx, q, kc, vc, in->mask, 1.0f / sqrtf((float)head_dim), 0.0f, 0.0f);
     ggml_flash_attn_ext_set_prec(a, GGML_PREC_F32);
     return ggml_mul_mat(ctx, l->wo, ggml_reshape_2d(ctx, a, o->embd, 1));
 }
 
-static struct ggml_tensor *dg_ffn(struct ggml_context *ctx, const struct dg_layer *l, struct ggml_tensor *cur) {
+static struct ggml_tensor *dg_ffn(struct ggml_context *ctx, const struct dg_layer *l,
+                                  struct ggml_tensor *cur) {
     struct ggml_tensor *g = ggml_mul_mat(ctx, l->gate, cur), *u = ggml_mul_mat(ctx, l->up, cur);
     return ggml_mul_mat(ctx, l->down, ggml_swiglu_split(ctx, g, u));
 }
 
-static struct ggml_tensor *dg_input(struct ggml_context *ctx, enum ggml_type type, int64_t ne0, int64_t ne1) {
+static struct ggml_tensor *dg_input(struct ggml_context *ctx, enum ggml_type type, int64_t ne0,
+                                    int64_t ne1) {
     struct ggml_tensor *t = ggml_new_tensor_2d(ctx, type, ne0, ne1);
     ggml_set_input(t);
     return t;
 }
 
 /* One token's graph in ctx; in receives its inputs and output. */
-static struct ggml_cgraph *dg_build(struct ggml_context *ctx, const struct dg_model *m, int max_nodes,
-                                    struct dg_inputs *in) {
+static struct ggml_cgraph *dg_build(struct ggml_context *ctx, const struct dg_model *m,
+                                    int max_nodes, struct dg_inputs *in) {
     struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, max_nodes, false);
     in->tokens = dg_input(ctx, GGML_TYPE_I32, 1, 1);
     in->pos = dg_input(ctx, GGML_TYPE_I32, 1, 1);
@@ -294,14 +314,15 @@ static struct ggml_cgraph *dg_build(struct ggml_context *ctx, const struct dg_mo
 struct dg_run {
     struct dg_model *model;
     ggml_backend_sched_t sched;
-    void *meta;        /* the graph contexts' memory, reused each token as llama.cpp does */
+    void *meta; /* the graph contexts' memory, reused each token as llama.cpp does */
     size_t meta_size;
     int max_nodes, n_nodes;
     float *logits;
     ggml_fp16_t *mask;
 };
 
-static void dg_set_inputs(struct dg_run *r, const struct dg_inputs *in, int32_t token, int32_t pos) {
+static void dg_set_inputs(struct dg_run *r, const struct dg_inputs *in, int32_t token,
+                          int32_t pos) {
     const int n_ctx = r->model->opt.ctx;
     float *mask = r->logits; /* scratch: dg_open makes it at least ctx floats */
     for (int j = 0; j < n_ctx; j++) mask[j] = j <= pos ? 0.0f : -INFINITY;
@@ -336,7 +357,8 @@ static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double time
         dg_set_inputs(r, &in, token, pos);
         st = ggml_backend_sched_graph_compute_async(r->sched, gf);
         ggml_backend_sched_synchronize(r->sched);
-        if (st == GGML_STATUS_SUCCESS) ggml_backend_tensor_get(in.logits, r->logits, 0, ggml_nbytes(in.logits));
+        if (st == GGML_STATUS_SUCCESS)
+            ggml_backend_tensor_get(in.logits, r->logits, 0, ggml_nbytes(in.logits));
     }
     const struct dg_clock t3 = dg_now();
     dg_elapsed(t0, t1, &times[0], &times[3]);
@@ -345,7 +367,8 @@ static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double time
     r->n_nodes = gf ? ggml_graph_n_nodes(gf) : 0;
     if (ctx) ggml_free(ctx);
     if (st != GGML_STATUS_SUCCESS) {
-        fprintf(stderr, "decode-graph: the graph of token %d failed (status %d)\n", (int)pos, (int)st);
+        fprintf(stderr, "decode-graph: the graph of token %d failed (status %d)\n", (int)pos,
+                (int)st);
         return -1;
     }
     return dg_argmax(r->logits, r->model->opt.vocab);
@@ -355,7 +378,8 @@ static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double time
 static bool dg_open(struct dg_run *r, ggml_backend_t backend) {
     const struct dg_options *o = &r->model->opt;
     r->max_nodes = 1024;
-    r->meta_size = ggml_tensor_overhead() * (size_t)r->max_nodes + ggml_graph_overhead_custom(r->max_nodes, false);
+    r->meta_size = ggml_tensor_overhead() * (size_t)r->max_nodes +
+                   ggml_graph_overhead_custom(r->max_nodes, false);
     r->meta = malloc(r->meta_size);
     r->logits = malloc((size_t)(o->vocab > o->ctx ? o->vocab : o->ctx) * sizeof *r->logits);
     r->mask = malloc((size_t)o->ctx * sizeof *r->mask);
@@ -363,7 +387,8 @@ static bool dg_open(struct dg_run *r, ggml_backend_t backend) {
     if (!r->meta || !r->logits || !r->mask || !r->sched) return false;
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){r->meta_size, r->meta, true});
     struct dg_inputs in;
-    const bool ok = ctx && ggml_backend_sched_reserve(r->sched, dg_build(ctx, r->model, r->max_nodes, &in));
+    const bool ok =
+        ctx && ggml_backend_sched_reserve(r->sched, dg_build(ctx, r->model, r->max_nodes, &in));
     if (ctx) ggml_free(ctx);
     return ok;
 }
@@ -412,15 +437,17 @@ static void dg_print_phases(const char *what, double *times, int n, double *scra
     }
     const double build = dg_median(times, n), alloc = dg_median(times + n, n);
     const double compute = dg_median(times + 2 * n, n), sum = dg_median(scratch, n);
-    printf("  %s ms per graph (medians): build %.3f  alloc %.3f  compute %.3f  total %.3f  (mean %.3f)\n", what,
-           1e3 * build, 1e3 * alloc, 1e3 * compute, 1e3 * sum, 1e3 * mean);
+    printf("  %s ms per graph (medians): build %.3f  alloc %.3f  compute %.3f  total %.3f", what,
+           1e3 * build, 1e3 * alloc, 1e3 * compute, 1e3 * sum);
+    printf("  (mean %.3f)\n", 1e3 * mean);
 }
 
 static void dg_report(const struct dg_run *r, double *times, uint64_t checksum) {
     const struct dg_options *o = &r->model->opt;
     const int n = o->tokens;
-    printf("decode-graph: %d nodes, %d layers, embd %d, ctx %d, %s, %d thread%s, %d tokens\n", r->n_nodes, o->layers,
-           o->embd, o->ctx, ggml_type_name(o->type), o->threads, o->threads == 1 ? "" : "s", n);
+    printf("decode-graph: %d nodes, %d layers, embd %d, ctx %d, %s, %d thread%s, %d tokens\n",
+           r->n_nodes, o->layers, o->embd, o->ctx, ggml_type_name(o->type), o->threads,
+           o->threads == 1 ? "" : "s", n);
     dg_print_phases("wall", times, n, times + 6 * (size_t)n);
     dg_print_phases("cpu ", times + 3 * (size_t)n, n, times + 6 * (size_t)n);
     printf("  tokens checksum %016llx\n", (unsigned long long)checksum);
@@ -428,8 +455,9 @@ static void dg_report(const struct dg_run *r, double *times, uint64_t checksum) 
 
 static bool dg_set_threads(ggml_backend_t backend, int n_threads) {
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(backend));
-    ggml_backend_set_n_threads_t set = (ggml_backend_set_n_threads_t)ggml_backend_reg_get_proc_address(
-        reg, "ggml_backend_set_n_threads");
+    ggml_backend_set_n_threads_t set =
+        (ggml_backend_set_n_threads_t)ggml_backend_reg_get_proc_address(
+            reg, "ggml_backend_set_n_threads");
     if (set) set(backend, n_threads);
     return set != NULL;
 }
@@ -445,10 +473,13 @@ int decode_graph_main(int argc, char **argv) {
     double *times = malloc(7 * (size_t)model.opt.tokens * sizeof *times);
     uint64_t checksum = 0;
     run.model = &model;
-    bool ok = backend && times && dg_set_threads(backend, model.opt.threads) && dg_load_model(&model, backend) &&
-              dg_open(&run, backend) && dg_decode(&run, times, &checksum);
-    if (ok) dg_report(&run, times, checksum);
-    else fprintf(stderr, "decode-graph: the benchmark failed\n");
+    bool ok = backend && times && dg_set_threads(backend, model.opt.threads) &&
+              dg_load_model(&model, backend) && dg_open(&run, backend) &&
+              dg_decode(&run, times, &checksum);
+    if (ok)
+        dg_report(&run, times, checksum);
+    else
+        fprintf(stderr, "decode-graph: the benchmark failed\n");
     dg_close(&run);
     if (model.buffer) ggml_backend_buffer_free(model.buffer);
     if (model.ctx) ggml_free(model.ctx);

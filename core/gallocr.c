@@ -440,7 +440,8 @@ bool ggml_gallocr_reserve_n(ggml_gallocr_t g, struct ggml_cgraph *graph, const i
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_gallocr_reserve_n: out of memory");
         return false;
     }
-    return plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g); /* no replay: nothing placed */
+    /* no replay record: nothing is placed */
+    return plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g);
 }
 
 bool ggml_gallocr_reserve(ggml_gallocr_t g, struct ggml_cgraph *graph) { return ggml_gallocr_reserve_n(g, graph, NULL, NULL); }
@@ -475,21 +476,25 @@ static void record_replay(ggml_gallocr_t g, struct ggml_cgraph *graph) {
 }
 
 bool ggmlc_gallocr_alloc_graph_n(ggml_gallocr_t g, struct ggml_cgraph *graph, const int *node_ids, const int *leaf_ids) {
-    const bool ok = plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g) && apply_plan(g, graph);
+    const bool ok = plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g) &&
+                    apply_plan(g, graph);
     if (ok) record_replay(g, graph);
     return ok;
 }
 
 bool ggmlc_gallocr_alloc_again(ggml_gallocr_t g, struct ggml_cgraph *graph) {
+    if (!g || !graph) return false;
     const struct replay *r = &g->replay;
-    if (!g || !graph || r->graph != graph || r->n_leafs != graph->n_leafs || r->n_nodes != graph->n_nodes) return false;
+    if (r->graph != graph || r->n_leafs != graph->n_leafs || r->n_nodes != graph->n_nodes)
+        return false;
     const int n = r->n_leafs + r->n_nodes;
     for (int i = 0; i < n; i++) { /* storage first, then the views into it */
         struct ggml_tensor *t = listed_tensor(graph, i);
         if (t->data || r->ids[i] < 0) continue;
         ggml_backend_buffer_t buffer = g->buffers[r->ids[i]];
         char *base = ggml_backend_buffer_get_base(buffer);
-        if (ggml_backend_tensor_alloc(buffer, t, base + r->offsets[i]) != GGML_STATUS_SUCCESS) return false;
+        const enum ggml_status st = ggml_backend_tensor_alloc(buffer, t, base + r->offsets[i]);
+        if (st != GGML_STATUS_SUCCESS) return false;
     }
     for (int i = 0; i < n; i++)
         if (!apply_view(listed_tensor(graph, i))) return false;

@@ -175,8 +175,8 @@ struct ggml_cgraph ggml_graph_view(struct ggml_cgraph *g, int i0, int i1) {
     };
 }
 
-/* t's name becomes prefix followed by n in decimal ("node_12"): written by hand, since every
- * unnamed tensor of every graph built gets one and a printf costs more than the rest of adding it. */
+/* t's name becomes prefix followed by n in decimal ("node_12"), written by hand: every unnamed
+ * tensor of every graph built gets one, and a printf costs more than the rest of adding it. */
 static void name_numbered(struct ggml_tensor *t, const char *prefix, int n) {
     char digits[16];
     int len = 0;

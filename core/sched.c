@@ -218,8 +218,9 @@ static void props_of(const struct ggml_tensor *t, struct sched_props *p) {
 
 /* Visit the tensors a plan depends on, in key order: each node and its sources, then the leafs;
  * visit returns false to stop. */
-static bool each_planned_tensor(const struct ggml_cgraph *graph, bool (*visit)(void *, const struct ggml_tensor *),
-                                void *arg) {
+typedef bool (*tensor_visit)(void *arg, const struct ggml_tensor *t);
+
+static bool each_planned_tensor(const struct ggml_cgraph *graph, tensor_visit visit, void *arg) {
     for (int i = 0; i < graph->n_nodes; i++) {
         if (!visit(arg, graph->nodes[i])) return false;
         for (int s = 0; s < GGML_MAX_SRC; s++)
@@ -266,7 +267,8 @@ static void record_props(ggml_backend_sched_t sched, struct ggml_cgraph *graph) 
 /* The stale plan fits graph: every tensor it depends on is as it was when it was made. */
 static bool props_match(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     struct props_walk w = {sched, 0};
-    return sched->n_props > 0 && each_planned_tensor(graph, same_props, &w) && w.n == sched->n_props;
+    return sched->n_props > 0 && each_planned_tensor(graph, same_props, &w) &&
+           w.n == sched->n_props;
 }
 
 static bool plan_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
@@ -316,8 +318,9 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     if (sched->allocated) return true;
     sched_rewire(sched, 0, sched->n_rewires, true);
     /* a kept plan keeps the allocator's placement too: only the addresses are set again */
-    const bool ok = (!sched->replanned && ggmlc_gallocr_alloc_again(sched->galloc, sched->graph)) ||
-                    ggmlc_gallocr_alloc_graph_n(sched->galloc, sched->graph, sched->node_ids, sched->leaf_ids);
+    ggml_gallocr_t g = sched->galloc;
+    const bool ok = (!sched->replanned && ggmlc_gallocr_alloc_again(g, sched->graph)) ||
+                    ggmlc_gallocr_alloc_graph_n(g, sched->graph, sched->node_ids, sched->leaf_ids);
     sched_rewire(sched, 0, sched->n_rewires, false);
     sched->allocated = ok;
     return ok;

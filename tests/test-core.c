@@ -91,13 +91,16 @@ static void test_graph(void) {
     ggml_build_forward_expand(g, y);
     tap_ok(ggml_graph_n_nodes(g) == 5000, "expanding twice adds nothing");
     {
-        struct ggml_tensor *w = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8), *v = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+        struct ggml_tensor *w = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+        struct ggml_tensor *v = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
         struct ggml_tensor *sum = ggml_add(ctx, w, v);
         ggml_set_name(v, "v");
         sum->name[0] = w->name[0] = '\0'; /* unnamed: the graph names them by position */
         ggml_build_forward_expand(g, sum);
-        tap_ok(strcmp(w->name, "leaf_1") == 0 && strcmp(v->name, "v") == 0 && strcmp(sum->name, "node_5000") == 0,
-               "unnamed tensors are named by position: '%s', '%s', '%s'", w->name, v->name, sum->name);
+        const bool named = strcmp(w->name, "leaf_1") == 0 && strcmp(v->name, "v") == 0 &&
+                           strcmp(sum->name, "node_5000") == 0;
+        tap_ok(named, "unnamed tensors are named by position: '%s', '%s', '%s'", w->name, v->name,
+               sum->name);
     }
     struct ggml_cgraph *small = ggml_new_graph_custom(ctx, 16, false);
     ggml_build_forward_expand(small, y);

@@ -162,10 +162,12 @@ static struct ggml_tensor *node(struct ggml_context *ctx, enum ggml_op op, struc
 #define MODEL_MEM_SIZE (64 * ggml_tensor_overhead() + ggml_graph_overhead())
 
 /* x (input) and y: a = x+y, b = a^2, c = b+y, d = c^2, e = d*x: ADD/MUL on acc, SQR on cpu;
- * in mem (MODEL_MEM_SIZE bytes) when not NULL, as llama.cpp builds each graph in the same memory. */
+ * in mem (MODEL_MEM_SIZE bytes) when not NULL, as llama.cpp builds each graph in the same
+ * memory. */
 static struct model alternating_in(enum ggml_type xtype, void *mem) {
     struct model m;
-    m.ctx = ggml_init((struct ggml_init_params){.mem_size = MODEL_MEM_SIZE, .mem_buffer = mem, .no_alloc = true});
+    m.ctx = ggml_init((struct ggml_init_params){.mem_size = MODEL_MEM_SIZE, .mem_buffer = mem,
+                                                .no_alloc = true});
     m.x = ggml_new_tensor_2d(m.ctx, xtype, 7, 3);
     m.y = ggml_new_tensor_2d(m.ctx, GGML_TYPE_F32, 7, 3);
     ggml_set_name(m.x, "x");
@@ -266,7 +268,8 @@ static void test_alternating(void) {
 }
 
 /* Evaluate a graph built in mem after a reset, as llama.cpp's decode loop does; *out gets e. */
-static void rebuild_and_run(ggml_backend_sched_t sched, void *mem, enum ggml_type xtype, float *out) {
+static void rebuild_and_run(ggml_backend_sched_t sched, void *mem, enum ggml_type xtype,
+                            float *out) {
     struct model m = alternating_in(xtype, mem);
     ggml_backend_sched_reset(sched);
     misplaced = 0;
@@ -295,15 +298,16 @@ static void test_rebuilt_graph(void) {
         same = same && max_abs_diff(out, ref32, 21) == 0.0 && misplaced == 0;
     }
     tap_ok(same && plan_lines == 0 && ggml_backend_sched_get_n_splits(sched) == 5,
-           "a graph rebuilt after a reset at the same addresses reuses the plan (%d new plans) and computes right",
-           plan_lines);
-    /* same addresses, x now f16: acc refuses the ADD/MUL of x, so the old plan must not be reused */
+           "a graph rebuilt after a reset at the same addresses reuses the plan (%d new plans) "
+           "and computes right", plan_lines);
+    /* same addresses, x now f16: acc refuses the ADD/MUL of x: the old plan must not be reused */
     rebuild_and_run(sched, mem, GGML_TYPE_F16, out);
     tap_ok(plan_lines == 1 && ggml_backend_sched_get_n_splits(sched) == 3 && misplaced == 0 &&
            max_abs_diff(out, ref16, 21) == 0.0,
-           "one of another type at the same addresses is planned anew (3 splits) and computes right");
+           "one of another type at the same addresses is planned anew (3 splits), computes right");
     rebuild_and_run(sched, mem, GGML_TYPE_F32, out);
-    tap_ok(plan_lines == 2 && ggml_backend_sched_get_n_splits(sched) == 5 && max_abs_diff(out, ref32, 21) == 0.0,
+    tap_ok(plan_lines == 2 && ggml_backend_sched_get_n_splits(sched) == 5 &&
+               max_abs_diff(out, ref32, 21) == 0.0,
            "and the first graph again gets its own plan back");
     ggml_backend_sched_free(sched);
     free(mem);

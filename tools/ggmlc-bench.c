@@ -965,7 +965,8 @@ static int bench_matvec(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
     if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
-    if (argc > 1 && strcmp(argv[1], "decode-graph") == 0) return decode_graph_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "decode-graph") == 0)
+        return decode_graph_main(argc - 1, argv + 1); /* bench/decode-graph.c */
     struct options o;
     if (!parse_args(argc, argv, &o)) {
         usage();

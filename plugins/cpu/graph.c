@@ -74,8 +74,10 @@ int cpu_node_n_tasks(const struct ggml_tensor *node, int n_threads) {
 }
 
 /* Scratch bytes node needs when split into n_tasks tasks. */
-static size_t node_work_size(const struct cpu_op_table *t, const struct ggml_tensor *node, int n_tasks) {
-    if (ggmlc_op_is_view(node->op) || (unsigned)node->op >= GGML_OP_COUNT || !t->work_size[node->op]) return 0;
+static size_t node_work_size(const struct cpu_op_table *t, const struct ggml_tensor *node,
+                             int n_tasks) {
+    const bool none = ggmlc_op_is_view(node->op) || (unsigned)node->op >= GGML_OP_COUNT;
+    if (none || !t->work_size[node->op]) return 0;
     return t->work_size[node->op](node, n_tasks);
 }
 
@@ -142,7 +144,8 @@ static bool has_data(const struct ggml_tensor *node, int i) {
 /* Refuse the graph before any thread starts when a node cannot be computed; *max_tasks
  * gets the most tasks any node splits into with nth threads.  One pass over the nodes
  * (support, memory, tasks and scratch): it runs for every graph computed. */
-static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *max_tasks, size_t work_given) {
+static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *max_tasks,
+                        size_t work_given) {
     const struct cpu_op_table *t = cpu_op_table();
     size_t work_needed = 0;
     *max_tasks = 1;
