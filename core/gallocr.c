@@ -111,6 +111,15 @@ struct tensor_state {
     bool   released;   /* its memory went back to the free list or to an in-place node */
 };
 
+/* Where the last allocated graph's leafs, then nodes, went: offsets[i] in buffer ids[i]
+ * (-1: not placed by this allocator), so that the same graph is placed again without planning. */
+struct replay {
+    const struct ggml_cgraph *graph; /* NULL: nothing to replay */
+    int n_leafs, n_nodes, cap;
+    int *ids;
+    size_t *offsets;
+};
+
 struct ggml_gallocr {
     int n_buffers;
     ggml_backend_buffer_type_t *bufts;
@@ -122,11 +131,17 @@ struct ggml_gallocr {
     int *node_ids, *leaf_ids;       /* of the last reserve_n, for alloc_graph */
     int n_node_ids, n_leaf_ids;
     bool failed;                    /* the current plan ran out of host memory */
+    bool outside;                   /* the current plan placed sources outside the graph's lists */
+    struct replay replay;           /* the last alloc_graph_n's placement, for alloc_again */
 };
 
+/* t's state; a tensor new to this plan starts from a zeroed one (states are reset here, slot
+ * by slot, rather than all of them for every graph). */
 static struct tensor_state *state_of(ggml_gallocr_t g, const struct ggml_tensor *t) {
-    const size_t slot = ggml_hash_find_or_insert(&g->hash, (struct ggml_tensor *)t);
+    bool fresh;
+    const size_t slot = ggmlc_hash_claim(&g->hash, (struct ggml_tensor *)t, &fresh);
     if (slot == GGML_HASHSET_FULL) abort(); /* sized for every tensor of the graph: a bug */
+    if (fresh) g->states[slot] = (struct tensor_state){0};
     return &g->states[slot];
 }
 
@@ -186,6 +201,8 @@ void ggml_gallocr_free(ggml_gallocr_t g) {
     for (int i = 0; g->arenas && i < g->n_buffers; i++) free(g->arenas[i].blocks);
     ggml_hash_set_free(&g->hash);
     free(g->states);
+    free(g->replay.ids);
+    free(g->replay.offsets);
     free(g->node_ids);
     free(g->leaf_ids);
     free(g->bufts);
@@ -296,14 +313,14 @@ static bool prepare_states(ggml_gallocr_t g, struct ggml_cgraph *graph) {
             return false;
         }
     } else {
-        ggml_hash_set_reset(&g->hash);
-        memset(g->states, 0, g->hash.size * sizeof *g->states);
+        ggml_hash_set_reset(&g->hash); /* state_of zeroes each state when its tensor comes back */
     }
     for (int i = 0; i < g->n_buffers; i++) {
         g->arenas[i].n_blocks = 0;
         g->arenas[i].top = g->arenas[i].peak = 0;
     }
-    g->failed = false;
+    g->failed = g->outside = false;
+    g->replay.graph = NULL; /* planning anew: the last placement is gone */
     return true;
 }
 
@@ -317,7 +334,10 @@ static bool plan_graph(ggml_gallocr_t g, struct ggml_cgraph *graph, const int *n
         for (int s = 0; s < GGML_MAX_SRC; s++) {
             if (!node->src[s]) continue;
             struct tensor_state *ss = state_of(g, node->src[s]);
-            if (!ss->noted) note_tensor(g, node->src[s], NULL, 0, false); /* a source outside the graph's lists */
+            if (!ss->noted) { /* a source outside the graph's lists */
+                note_tensor(g, node->src[s], NULL, 0, false);
+                g->outside = true;
+            }
             ss->n_children++;
         }
         if (node->view_src) state_of(g, node->view_src)->n_views++;
@@ -420,13 +440,65 @@ bool ggml_gallocr_reserve_n(ggml_gallocr_t g, struct ggml_cgraph *graph, const i
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_gallocr_reserve_n: out of memory");
         return false;
     }
+    /* no replay record: nothing is placed */
     return plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g);
 }
 
 bool ggml_gallocr_reserve(ggml_gallocr_t g, struct ggml_cgraph *graph) { return ggml_gallocr_reserve_n(g, graph, NULL, NULL); }
 
+static struct ggml_tensor *listed_tensor(const struct ggml_cgraph *graph, int i) {
+    return i < graph->n_leafs ? graph->leafs[i] : graph->nodes[i - graph->n_leafs];
+}
+
+/* Keep the placement of graph's listed tensors for alloc_again (not when sources outside the
+ * lists were placed too: those would be missed; nor without memory: then never replayed). */
+static void record_replay(ggml_gallocr_t g, struct ggml_cgraph *graph) {
+    struct replay *r = &g->replay;
+    const int n = graph->n_leafs + graph->n_nodes;
+    r->graph = NULL;
+    if (g->outside) return;
+    if (n > r->cap) {
+        int *ids = realloc(r->ids, (size_t)n * sizeof *ids);
+        if (ids) r->ids = ids;
+        size_t *offsets = ids ? realloc(r->offsets, (size_t)n * sizeof *offsets) : NULL;
+        if (!offsets) return;
+        r->offsets = offsets;
+        r->cap = n;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct tensor_state *st = state_of(g, listed_tensor(graph, i));
+        r->ids[i] = st->owned && st->planned ? st->buffer_id : -1;
+        r->offsets[i] = st->offset;
+    }
+    r->graph = graph;
+    r->n_leafs = graph->n_leafs;
+    r->n_nodes = graph->n_nodes;
+}
+
 bool ggmlc_gallocr_alloc_graph_n(ggml_gallocr_t g, struct ggml_cgraph *graph, const int *node_ids, const int *leaf_ids) {
-    return plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g) && apply_plan(g, graph);
+    const bool ok = plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g) &&
+                    apply_plan(g, graph);
+    if (ok) record_replay(g, graph);
+    return ok;
+}
+
+bool ggmlc_gallocr_alloc_again(ggml_gallocr_t g, struct ggml_cgraph *graph) {
+    if (!g || !graph) return false;
+    const struct replay *r = &g->replay;
+    if (r->graph != graph || r->n_leafs != graph->n_leafs || r->n_nodes != graph->n_nodes)
+        return false;
+    const int n = r->n_leafs + r->n_nodes;
+    for (int i = 0; i < n; i++) { /* storage first, then the views into it */
+        struct ggml_tensor *t = listed_tensor(graph, i);
+        if (t->data || r->ids[i] < 0) continue;
+        ggml_backend_buffer_t buffer = g->buffers[r->ids[i]];
+        char *base = ggml_backend_buffer_get_base(buffer);
+        const enum ggml_status st = ggml_backend_tensor_alloc(buffer, t, base + r->offsets[i]);
+        if (st != GGML_STATUS_SUCCESS) return false;
+    }
+    for (int i = 0; i < n; i++)
+        if (!apply_view(listed_tensor(graph, i))) return false;
+    return true;
 }
 
 bool ggml_gallocr_alloc_graph(ggml_gallocr_t g, struct ggml_cgraph *graph) {

@@ -64,6 +64,10 @@ GGMLC_HIDDEN bool   ggml_hash_contains(const struct ggml_hash_set *hash_set, con
 GGMLC_HIDDEN size_t ggml_hash_insert(struct ggml_hash_set *hash_set, struct ggml_tensor *key);
 /* Slot of key, inserting it when absent. */
 GGMLC_HIDDEN size_t ggml_hash_find_or_insert(struct ggml_hash_set *hash_set, struct ggml_tensor *key);
+/* ggml_hash_find_or_insert that also tells whether key was absent (*inserted), so that data kept
+ * per slot can be reset when a key first claims it rather than all of it for every graph. */
+GGMLC_HIDDEN size_t ggmlc_hash_claim(struct ggml_hash_set *hash_set, struct ggml_tensor *key,
+                                     bool *inserted);
 
 struct ggml_cgraph {
     int size;    /* capacity of nodes and leafs */

@@ -15,14 +15,12 @@
 static size_t bitset_words(size_t n) { return (n + 31) / 32; }
 
 size_t ggml_hash_size(size_t min_sz) {
-    /* a prime at least min_sz: fewer clustering pathologies with pointer keys */
-    static const size_t primes[] = {2, 3, 5, 11, 17, 37, 67, 131, 257, 521, 1031, 2053, 4099, 8209, 16411, 32771,
-                                    65537, 131101, 262147, 524309, 1048583, 2097169, 4194319, 8388617, 16777259,
-                                    33554467, 67108879, 134217757, 268435459, 536870923, 1073741827, 2147483659u};
-    for (size_t i = 0; i < sizeof primes / sizeof primes[0]; i++) {
-        if (primes[i] >= min_sz) return primes[i];
-    }
-    return min_sz | 1;
+    /* A power of two above min_sz (a free slot even when min_sz keys are in): a slot is then
+     * a mask of the mixed key, not a division, which planning a graph would pay thousands
+     * of times. */
+    size_t n = 1;
+    while (n <= min_sz && n <= SIZE_MAX / 4) n *= 2;
+    return n;
 }
 
 struct ggml_hash_set ggml_hash_set_new(size_t size) {
@@ -50,14 +48,20 @@ void ggml_hash_set_reset(struct ggml_hash_set *s) { memset(s->used, 0, sizeof(ui
 static inline bool slot_used(const struct ggml_hash_set *s, size_t i) { return (s->used[i >> 5] >> (i & 31)) & 1; }
 static inline void slot_take(struct ggml_hash_set *s, size_t i) { s->used[i >> 5] |= 1u << (i & 31); }
 
-static size_t hash_of(const struct ggml_tensor *p) { return (size_t)(uintptr_t)p >> 4; }
+/* Fibonacci hashing of the pointer: tensors of one context lie a fixed stride apart, and the
+ * multiplication spreads such keys over every bit that the power-of-two mask keeps. */
+static size_t hash_of(const struct ggml_tensor *p) {
+    uint64_t h = ((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h ^ (h >> 32));
+}
 
 size_t ggml_hash_find(const struct ggml_hash_set *s, const struct ggml_tensor *key) {
     if (s->size == 0) return GGML_HASHSET_FULL;
-    const size_t h = hash_of(key) % s->size;
+    const size_t mask = s->size - 1; /* sizes are powers of two (ggml_hash_size) */
+    const size_t h = hash_of(key) & mask;
     size_t i = h;
     while (slot_used(s, i) && s->keys[i] != key) {
-        i = (i + 1) % s->size;
+        i = (i + 1) & mask;
         if (i == h) return GGML_HASHSET_FULL;
     }
     return i;
@@ -82,6 +86,16 @@ size_t ggml_hash_find_or_insert(struct ggml_hash_set *s, struct ggml_tensor *key
     if (i == GGML_HASHSET_FULL) return GGML_HASHSET_FULL;
     slot_take(s, i);
     s->keys[i] = key;
+    return i;
+}
+
+size_t ggmlc_hash_claim(struct ggml_hash_set *s, struct ggml_tensor *key, bool *inserted) {
+    const size_t i = ggml_hash_find(s, key);
+    *inserted = i != GGML_HASHSET_FULL && !slot_used(s, i);
+    if (*inserted) {
+        slot_take(s, i);
+        s->keys[i] = key;
+    }
     return i;
 }
 
@@ -161,16 +175,32 @@ struct ggml_cgraph ggml_graph_view(struct ggml_cgraph *g, int i0, int i1) {
     };
 }
 
+/* t's name becomes prefix followed by n in decimal ("node_12"), written by hand: every unnamed
+ * tensor of every graph built gets one, and a printf costs more than the rest of adding it. */
+static void name_numbered(struct ggml_tensor *t, const char *prefix, int n) {
+    char digits[16];
+    int len = 0;
+    unsigned v = n < 0 ? 0u : (unsigned)n;
+    do {
+        digits[len++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    size_t p = strlen(prefix);
+    memcpy(t->name, prefix, p);
+    while (len > 0) t->name[p++] = digits[--len];
+    t->name[p] = '\0';
+}
+
 static bool add_to_graph(struct ggml_cgraph *g, struct ggml_tensor *t) {
     const bool is_leaf = t->op == GGML_OP_NONE && !(t->flags & GGML_TENSOR_FLAG_PARAM);
     if (is_leaf) {
         if (g->n_leafs >= g->size) goto full;
         g->leafs[g->n_leafs++] = t;
-        if (t->name[0] == '\0') ggml_format_name(t, "leaf_%d", g->n_leafs - 1);
+        if (t->name[0] == '\0') name_numbered(t, "leaf_", g->n_leafs - 1);
     } else {
         if (g->n_nodes >= g->size) goto full;
         g->nodes[g->n_nodes++] = t;
-        if (t->name[0] == '\0') ggml_format_name(t, "node_%d", g->n_nodes - 1);
+        if (t->name[0] == '\0') name_numbered(t, "node_", g->n_nodes - 1);
     }
     return true;
 full:

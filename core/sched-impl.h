@@ -55,6 +55,19 @@ struct sched_split {
     int g_start, g_end;   /* its nodes in the internal graph */
 };
 
+/* What a plan depends on in one tensor besides its address: a graph rebuilt after a reset
+ * in the same memory (llama.cpp's decode loop) keeps its plan when all of these are equal. */
+struct sched_props {
+    int32_t op, type, flags;
+    int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)];
+    int64_t ne[GGML_MAX_DIMS];
+    size_t nb[GGML_MAX_DIMS];
+    size_t view_offs;
+    const struct ggml_tensor *view_src;
+    const void *data;
+    const struct ggml_backend_buffer *buffer;
+};
+
 /* A growable array of T: items, count, capacity. */
 #define SCHED_ARRAY(T, name) T *name; int n_##name, cap_##name
 
@@ -91,6 +104,12 @@ struct ggml_backend_sched {
     struct ggml_tensor **key;
     size_t key_len;
     bool planned, allocated;
+    /* after a reset the plan is kept, stale: a graph at the same addresses reuses it (and the
+     * allocator's placement) only when its tensors' props[] (nodes, sources, leafs) are equal */
+    bool stale;
+    bool replanned; /* the last plan_graph planned anew (the allocator must too) */
+    struct sched_props *props;
+    size_t n_props, cap_props;
 
     ggml_backend_sched_eval_callback eval_cb;
     void *eval_cb_data;

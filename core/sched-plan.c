@@ -12,8 +12,13 @@
 /* ------------------------------------------------------------ helpers */
 
 size_t sched_slot(ggml_backend_sched_t sched, const struct ggml_tensor *t) {
-    const size_t slot = ggml_hash_find_or_insert(&sched->hash, (struct ggml_tensor *)t);
+    bool fresh;
+    const size_t slot = ggmlc_hash_claim(&sched->hash, (struct ggml_tensor *)t, &fresh);
     if (slot == GGML_HASHSET_FULL) abort(); /* sized for every tensor of the graph: a bug */
+    if (fresh) { /* a tensor new to this plan: unset (reset_state clears nothing per slot) */
+        sched->assign[slot] = sched->split_of[slot] = -1;
+        sched->input_split[slot] = sched->clone_of[slot] = -1;
+    }
     return slot;
 }
 
@@ -386,13 +391,8 @@ static bool reset_state(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
             return false;
         }
     } else {
-        ggml_hash_set_reset(&sched->hash);
+        ggml_hash_set_reset(&sched->hash); /* sched_slot unsets each slot as a tensor claims it */
     }
-    const size_t bytes = sched->hash.size * sizeof(int);
-    memset(sched->assign, 0xff, bytes); /* -1 everywhere */
-    memset(sched->split_of, 0xff, bytes);
-    memset(sched->input_split, 0xff, bytes);
-    memset(sched->clone_of, 0xff, bytes);
     sched->n_splits = sched->n_inputs = sched->n_clones = sched->n_rewires = 0;
     return true;
 }

@@ -4,6 +4,7 @@
  * the public API, plan reuse, allocation and computation.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sched-impl.h"
 
@@ -62,14 +63,19 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     ggml_hash_set_free(&sched->hash);
     void *arrays[] = {sched->pinned, sched->pinned_ids, sched->assign, sched->split_of, sched->input_of, sched->input_split,
                       sched->clone_of, sched->splits, sched->inputs, sched->clones, sched->rewires, sched->node_ids,
-                      sched->leaf_ids, sched->key};
+                      sched->leaf_ids, sched->key, sched->props};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
     free(sched);
 }
 
 void ggml_backend_sched_reset(ggml_backend_sched_t sched) {
     if (!sched) return;
-    sched->planned = sched->allocated = false;
+    /* The plan is kept, stale: the next graph is usually the same one rebuilt at the same
+     * addresses, and plan_graph checks that before reusing it.  Pins are forgotten, so a
+     * plan that had some cannot be reused. */
+    sched->allocated = false;
+    sched->stale = true;
+    if (sched->n_pinned) sched->planned = false;
     sched->n_pinned = 0;
 }
 
@@ -151,7 +157,7 @@ ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched,
     for (int i = 0; i < sched->n_pinned; i++) {
         if (sched->pinned[i] == node) return sched->backends[sched->pinned_ids[i]];
     }
-    if (!sched->planned || !ggml_hash_contains(&sched->hash, node)) return NULL;
+    if (!sched->planned || sched->stale || !ggml_hash_contains(&sched->hash, node)) return NULL;
     const int id = sched->assign[sched_slot(sched, node)];
     return id >= 0 ? sched->backends[id] : NULL;
 }
@@ -196,9 +202,82 @@ static bool plan_matches(ggml_backend_sched_t sched, struct ggml_cgraph *graph) 
     return true;
 }
 
+static void props_of(const struct ggml_tensor *t, struct sched_props *p) {
+    memset(p, 0, sizeof *p); /* compared with memcmp: no stray padding bytes */
+    p->op = t->op;
+    p->type = t->type;
+    p->flags = t->flags;
+    memcpy(p->op_params, t->op_params, sizeof p->op_params);
+    memcpy(p->ne, t->ne, sizeof p->ne);
+    memcpy(p->nb, t->nb, sizeof p->nb);
+    p->view_offs = t->view_offs;
+    p->view_src = t->view_src;
+    p->data = t->data;
+    p->buffer = t->buffer;
+}
+
+/* Visit the tensors a plan depends on, in key order: each node and its sources, then the leafs;
+ * visit returns false to stop. */
+typedef bool (*tensor_visit)(void *arg, const struct ggml_tensor *t);
+
+static bool each_planned_tensor(const struct ggml_cgraph *graph, tensor_visit visit, void *arg) {
+    for (int i = 0; i < graph->n_nodes; i++) {
+        if (!visit(arg, graph->nodes[i])) return false;
+        for (int s = 0; s < GGML_MAX_SRC; s++)
+            if (graph->nodes[i]->src[s] && !visit(arg, graph->nodes[i]->src[s])) return false;
+    }
+    for (int i = 0; i < graph->n_leafs; i++)
+        if (!visit(arg, graph->leafs[i])) return false;
+    return true;
+}
+
+struct props_walk {
+    ggml_backend_sched_t sched;
+    size_t n;
+};
+
+static bool record_one(void *arg, const struct ggml_tensor *t) {
+    struct props_walk *w = arg;
+    ggml_backend_sched_t sched = w->sched;
+    if (w->n == sched->cap_props) {
+        const size_t cap = sched->cap_props ? 2 * sched->cap_props : 256;
+        struct sched_props *p = realloc(sched->props, cap * sizeof *p);
+        if (!p) return false;
+        sched->props = p;
+        sched->cap_props = cap;
+    }
+    props_of(t, &sched->props[w->n++]);
+    return true;
+}
+
+static bool same_props(void *arg, const struct ggml_tensor *t) {
+    struct props_walk *w = arg;
+    struct sched_props now;
+    if (w->n >= w->sched->n_props) return false;
+    props_of(t, &now);
+    return memcmp(&now, &w->sched->props[w->n++], sizeof now) == 0;
+}
+
+/* Remember what the new plan depends on; without memory the plan is simply never reused. */
+static void record_props(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    struct props_walk w = {sched, 0};
+    sched->n_props = each_planned_tensor(graph, record_one, &w) ? w.n : 0;
+}
+
+/* The stale plan fits graph: every tensor it depends on is as it was when it was made. */
+static bool props_match(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    struct props_walk w = {sched, 0};
+    return sched->n_props > 0 && each_planned_tensor(graph, same_props, &w) &&
+           w.n == sched->n_props;
+}
+
 static bool plan_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
-    if (plan_matches(sched, graph)) return true;
-    sched->planned = sched->allocated = false;
+    if (plan_matches(sched, graph) && (!sched->stale || props_match(sched, graph))) {
+        sched->stale = sched->replanned = false;
+        return true;
+    }
+    sched->planned = sched->allocated = sched->stale = false;
+    sched->replanned = true;
     const size_t len = key_length(graph);
     if (len > sched->key_len || !sched->key) {
         free(sched->key);
@@ -212,6 +291,7 @@ static bool plan_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     sched->key_len = len;
     if (!sched_plan(sched, graph)) return false;
     write_key(graph, sched->key);
+    record_props(sched, graph);
     sched->planned = true;
     return true;
 }
@@ -237,7 +317,10 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     if (!plan_graph(sched, graph)) return false;
     if (sched->allocated) return true;
     sched_rewire(sched, 0, sched->n_rewires, true);
-    const bool ok = ggmlc_gallocr_alloc_graph_n(sched->galloc, sched->graph, sched->node_ids, sched->leaf_ids);
+    /* a kept plan keeps the allocator's placement too: only the addresses are set again */
+    ggml_gallocr_t g = sched->galloc;
+    const bool ok = (!sched->replanned && ggmlc_gallocr_alloc_again(g, sched->graph)) ||
+                    ggmlc_gallocr_alloc_graph_n(g, sched->graph, sched->node_ids, sched->leaf_ids);
     sched_rewire(sched, 0, sched->n_rewires, false);
     sched->allocated = ok;
     return ok;

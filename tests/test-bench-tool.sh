@@ -1,6 +1,9 @@
 #!/bin/sh
 # test-bench-tool.sh - ggmlc-bench given sizes too large to allocate (TAP): each ends
 # with exit status 2 and a message naming what could not be allocated, never a crash.
+# decode-graph (a new decode graph per token through the scheduler, graphs rebuilt at the same
+# addresses) decodes the same greedy tokens as ggml d99724f built from the same source
+# (bench/decode-graph.c), and refuses a bad shape with its usage.
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 tool="$GGMLC_BUILDDIR/tools/ggmlc-bench"
@@ -23,5 +26,23 @@ too_large "memread --size 10^18" "cannot allocate the memread data" memread --si
 too_large "mul_mat --compare memcpy --size 10^18" "cannot allocate the memcpy source" \
     mul_mat --m 4 --n 4 --k 4 --reps 1 --compare memcpy --size 1000000000000000000
 too_large "graph-overhead --nodes 10^18" "cannot allocate a graph" graph-overhead --nodes 1000000000000000000
+
+# decode_tokens THREADS: the greedy tokens' checksum of a tiny F32 model equals ggml's
+decode_tokens() {
+    "$tool" decode-graph --layers 2 --embd 64 --heads 4 --kv-heads 2 --ff 128 --vocab 128 --ctx 32 \
+        --tokens 40 --threads "$1" >"$tmp/out.txt" 2>"$tmp/err.txt"
+    st=$?
+    # recorded from bench/decode-graph.c built against ggml d99724f (docs/tools.md)
+    [ $st -eq 0 ] && grep -q "tokens checksum 1b3878fa51697038" "$tmp/out.txt"
+    same=$?
+    got=$(tail -n 1 "$tmp/out.txt")
+    ok $same "decode-graph, $1 thread(s): 40 greedy tokens as ggml's (got $st: $got)"
+}
+decode_tokens 1
+decode_tokens 2
+"$tool" decode-graph --embd 63 >"$tmp/out.txt" 2>"$tmp/err.txt"
+st=$?
+[ $st -eq 2 ] && grep -q "usage: decode-graph" "$tmp/err.txt"
+ok $? "decode-graph --embd 63 (not a multiple of 2 * heads): exit 2 with the usage (got $st)"
 
 tap_done

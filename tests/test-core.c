@@ -90,6 +90,18 @@ static void test_graph(void) {
     tap_ok(ggml_graph_node(g, -1) == y && ggml_graph_node(g, 0)->src[0] == x, "nodes are in dependency order");
     ggml_build_forward_expand(g, y);
     tap_ok(ggml_graph_n_nodes(g) == 5000, "expanding twice adds nothing");
+    {
+        struct ggml_tensor *w = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+        struct ggml_tensor *v = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+        struct ggml_tensor *sum = ggml_add(ctx, w, v);
+        ggml_set_name(v, "v");
+        sum->name[0] = w->name[0] = '\0'; /* unnamed: the graph names them by position */
+        ggml_build_forward_expand(g, sum);
+        const bool named = strcmp(w->name, "leaf_1") == 0 && strcmp(v->name, "v") == 0 &&
+                           strcmp(sum->name, "node_5000") == 0;
+        tap_ok(named, "unnamed tensors are named by position: '%s', '%s', '%s'", w->name, v->name,
+               sum->name);
+    }
     struct ggml_cgraph *small = ggml_new_graph_custom(ctx, 16, false);
     ggml_build_forward_expand(small, y);
     tap_ok(ggmlc_last_status() == GGMLC_ERR_NOMEM && ggml_graph_n_nodes(small) == 16, "a full graph reports an error");

@@ -159,10 +159,15 @@ static struct ggml_tensor *node(struct ggml_context *ctx, enum ggml_op op, struc
     return t;
 }
 
-/* x (input) and y: a = x+y, b = a^2, c = b+y, d = c^2, e = d*x: ADD/MUL on acc, SQR on cpu. */
-static struct model alternating(enum ggml_type xtype) {
+#define MODEL_MEM_SIZE (64 * ggml_tensor_overhead() + ggml_graph_overhead())
+
+/* x (input) and y: a = x+y, b = a^2, c = b+y, d = c^2, e = d*x: ADD/MUL on acc, SQR on cpu;
+ * in mem (MODEL_MEM_SIZE bytes) when not NULL, as llama.cpp builds each graph in the same
+ * memory. */
+static struct model alternating_in(enum ggml_type xtype, void *mem) {
     struct model m;
-    m.ctx = ggml_init((struct ggml_init_params){.mem_size = 64 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+    m.ctx = ggml_init((struct ggml_init_params){.mem_size = MODEL_MEM_SIZE, .mem_buffer = mem,
+                                                .no_alloc = true});
     m.x = ggml_new_tensor_2d(m.ctx, xtype, 7, 3);
     m.y = ggml_new_tensor_2d(m.ctx, GGML_TYPE_F32, 7, 3);
     ggml_set_name(m.x, "x");
@@ -178,6 +183,8 @@ static struct model alternating(enum ggml_type xtype) {
     ggml_build_forward_expand(m.graph, m.out);
     return m;
 }
+
+static struct model alternating(enum ggml_type xtype) { return alternating_in(xtype, NULL); }
 
 static void set_inputs(struct model *m) {
     float xv[21], yv[21];
@@ -258,6 +265,52 @@ static void test_alternating(void) {
            ggml_backend_sched_get_n_splits(sched));
     ggml_backend_sched_free(sched);
     ggml_free(m.ctx);
+}
+
+/* Evaluate a graph built in mem after a reset, as llama.cpp's decode loop does; *out gets e. */
+static void rebuild_and_run(ggml_backend_sched_t sched, void *mem, enum ggml_type xtype,
+                            float *out) {
+    struct model m = alternating_in(xtype, mem);
+    ggml_backend_sched_reset(sched);
+    misplaced = 0;
+    if (ggml_backend_sched_alloc_graph(sched, m.graph)) {
+        set_inputs(&m);
+        ggml_backend_sched_graph_compute(sched, m.graph);
+    }
+    tensor_get_f32(m.out, out);
+    ggml_free(m.ctx);
+}
+
+/* A new graph per call at the same addresses keeps the plan only while its tensors are the same. */
+static void test_rebuilt_graph(void) {
+    float ref32[21], ref16[21], out[21];
+    reference(GGML_TYPE_F32, ref32);
+    reference(GGML_TYPE_F16, ref16);
+    void *mem = malloc(MODEL_MEM_SIZE);
+    ggml_backend_t bk[2] = {backends[DEV_ACC], backends[DEV_CPU]};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, true);
+    rebuild_and_run(sched, mem, GGML_TYPE_F32, out);
+    plan_lines = 0;
+    bool same = true;
+    for (int round = 0; round < 3; round++) {
+        memset(out, 0, sizeof out);
+        rebuild_and_run(sched, mem, GGML_TYPE_F32, out);
+        same = same && max_abs_diff(out, ref32, 21) == 0.0 && misplaced == 0;
+    }
+    tap_ok(same && plan_lines == 0 && ggml_backend_sched_get_n_splits(sched) == 5,
+           "a graph rebuilt after a reset at the same addresses reuses the plan (%d new plans) "
+           "and computes right", plan_lines);
+    /* same addresses, x now f16: acc refuses the ADD/MUL of x: the old plan must not be reused */
+    rebuild_and_run(sched, mem, GGML_TYPE_F16, out);
+    tap_ok(plan_lines == 1 && ggml_backend_sched_get_n_splits(sched) == 3 && misplaced == 0 &&
+           max_abs_diff(out, ref16, 21) == 0.0,
+           "one of another type at the same addresses is planned anew (3 splits), computes right");
+    rebuild_and_run(sched, mem, GGML_TYPE_F32, out);
+    tap_ok(plan_lines == 2 && ggml_backend_sched_get_n_splits(sched) == 5 &&
+               max_abs_diff(out, ref32, 21) == 0.0,
+           "and the first graph again gets its own plan back");
+    ggml_backend_sched_free(sched);
+    free(mem);
 }
 
 static void test_type_refusal(void) {
@@ -537,6 +590,7 @@ int main(void) {
     make_devices();
     test_alternating();
     test_type_refusal();
+    test_rebuilt_graph();
     test_same_buffer_type();
     test_weights_and_fallback();
     test_inplace_across_backends();

@@ -21,6 +21,11 @@
  *               read-only bandwidth reference: --threads threads each sum their share
  *               (what a mat-vec product does with its weights)
  *   ggmlc-bench graph-overhead [--nodes 1000]        chain of tiny adds, us per node
+ *   ggmlc-bench decode-graph [--layers 4] [--embd 256] [--ctx 256] [--type f32|q8_0|q4_0]
+ *               [--threads 1] [--tokens 200] ...
+ *               a new llama-layout decode graph per token through ggml_backend_sched, as
+ *               llama.cpp runs it: ms per graph of build, alloc and compute
+ *               (bench/decode-graph.c, which also builds against ggml)
  *   ggmlc-bench conv_2d|conv_2d_direct [--m 64] [--k 64] [--n 64] [--type f32|f16]
  *               3x3 convolution (stride 1, padding 1) of a batch of 2 images --m x --m
  *               with --k channels into --n channels (im2col + mul_mat, or CONV_2D), GFLOPS
@@ -52,6 +57,7 @@
 #include "ggml.h"
 #include "ggmlc.h"
 #include "ggmlc-nn.h"
+#include "../bench/decode-graph.h"
 
 struct options {
     const char *op, *backend;
@@ -674,7 +680,7 @@ static int bench_train_step(int argc, char **argv) {
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
-    fputs("usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
+    fputs("usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|decode-graph|conv_2d|conv_2d_direct [options]\n"
           "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
           "  --btype f32|f16                 mul_mat activation type (default f32)\n"
           "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
@@ -959,6 +965,8 @@ static int bench_matvec(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
     if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "decode-graph") == 0)
+        return decode_graph_main(argc - 1, argv + 1); /* bench/decode-graph.c */
     struct options o;
     if (!parse_args(argc, argv, &o)) {
         usage();

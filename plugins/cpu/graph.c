@@ -73,14 +73,20 @@ int cpu_node_n_tasks(const struct ggml_tensor *node, int n_threads) {
     return n < 1 ? 1 : n > n_threads ? n_threads : n;
 }
 
+/* Scratch bytes node needs when split into n_tasks tasks. */
+static size_t node_work_size(const struct cpu_op_table *t, const struct ggml_tensor *node,
+                             int n_tasks) {
+    const bool none = ggmlc_op_is_view(node->op) || (unsigned)node->op >= GGML_OP_COUNT;
+    if (none || !t->work_size[node->op]) return 0;
+    return t->work_size[node->op](node, n_tasks);
+}
+
 size_t cpu_graph_work_size(struct ggml_cgraph *graph, int n_threads) {
     const struct cpu_op_table *t = cpu_op_table();
     struct ggml_tensor **nodes = ggml_graph_nodes(graph);
     size_t size = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); i++) {
-        const struct ggml_tensor *node = nodes[i];
-        if (ggmlc_op_is_view(node->op) || (unsigned)node->op >= GGML_OP_COUNT || !t->work_size[node->op]) continue;
-        const size_t s = t->work_size[node->op](node, cpu_node_n_tasks(node, n_threads));
+        const size_t s = node_work_size(t, nodes[i], cpu_node_n_tasks(nodes[i], n_threads));
         if (s > size) size = s;
     }
     return size;
@@ -136,8 +142,12 @@ static bool has_data(const struct ggml_tensor *node, int i) {
 }
 
 /* Refuse the graph before any thread starts when a node cannot be computed; *max_tasks
- * gets the most tasks any node splits into with nth threads. */
-static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *max_tasks, size_t work_needed, size_t work_given) {
+ * gets the most tasks any node splits into with nth threads.  One pass over the nodes
+ * (support, memory, tasks and scratch): it runs for every graph computed. */
+static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *max_tasks,
+                        size_t work_given) {
+    const struct cpu_op_table *t = cpu_op_table();
+    size_t work_needed = 0;
     *max_tasks = 1;
     for (int i = 0; i < n_nodes; i++) {
         if (!cpu_supports_node(nodes[i])) {
@@ -148,6 +158,8 @@ static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *m
         if (!ggmlc_op_is_view(nodes[i]->op) && !has_data(nodes[i], i)) return false;
         const int n_tasks = cpu_node_n_tasks(nodes[i], nth);
         if (n_tasks > *max_tasks) *max_tasks = n_tasks;
+        const size_t work = node_work_size(t, nodes[i], n_tasks);
+        if (work > work_needed) work_needed = work;
     }
     if (work_given < work_needed) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "CPU backend: the work buffer has %zu bytes, the graph needs %zu", work_given,
@@ -181,7 +193,7 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
     };
     const int nth = params->n_threads < 1 ? 1 : params->n_threads;
     int max_tasks;
-    if (!check_graph(job.nodes, job.n_nodes, nth, &max_tasks, cpu_graph_work_size(graph, nth), params->wdata ? params->wsize : 0))
+    if (!check_graph(job.nodes, job.n_nodes, nth, &max_tasks, params->wdata ? params->wsize : 0))
         return GGML_STATUS_FAILED;
     atomic_init(&job.stop, false);
     atomic_init(&job.status, GGML_STATUS_SUCCESS);
