@@ -92,6 +92,15 @@ GGML_API bool   ggmlc_backend_get_info(size_t index, struct ggmlc_backend_info *
  * ("" when the plugin gives none). */
 GGML_API const char *ggmlc_device_caps(ggml_backend_dev_t dev);
 
+/* Whether dev may be chosen without being named: the CPU device, GPUs, and software devices
+ * (a CPU-type Vulkan device such as lavapipe) only where the configuration names them.  *why
+ * (when why is not NULL) gets a short reason, as ggmlc-info prints it. */
+GGML_API bool ggmlc_device_is_default_choice(ggml_backend_dev_t dev, const char **why);
+
+/* The device that ggml_backend_init_best initialises: the first default-choice GPU in the
+ * preference order, else the first such integrated GPU, else the CPU (NULL when none). */
+GGML_API ggml_backend_dev_t ggmlc_device_default(void);
+
 /* Whether a debug channel ("loader", "sched", ...) was named in $GGMLC_DEBUG. */
 GGML_API bool ggmlc_debug_enabled(const char *channel);
 

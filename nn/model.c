@@ -403,7 +403,7 @@ static void init_values(ggmlc_model *m, const struct nn_param *p, float *v, int6
     for (int64_t i = 0; i < n; i++) v[i] = limit > 0 ? (float)(limit * (2.0 * nn_uniform(m) - 1.0)) : (float)(std * nn_normal(m));
 }
 
-/* The backends: the named one or every configured device in preference order, then the CPU. */
+/* The backends: the named one or every default-choice device in preference order, then the CPU. */
 static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
     if (name) {
         ggml_backend_t be = ggml_backend_init_by_name(name, NULL);
@@ -413,6 +413,7 @@ static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
         for (size_t i = 0; i < ggml_backend_dev_count() && m->n_backends < 7; i++) {
             ggml_backend_dev_t dev = ggml_backend_dev_get(i);
             if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) continue;
+            if (!ggmlc_device_is_default_choice(dev, NULL)) continue; /* as ggml_backend_init_best */
             ggml_backend_t be = ggml_backend_dev_init(dev, NULL);
             if (be) m->backends[m->n_backends++] = be;
         }

@@ -126,9 +126,15 @@ static void print_devices(void) {
                (int)w_mem, mem[i], ggml_backend_dev_description(dev));
         const char *caps = ggmlc_device_caps(dev);
         if (*caps) printf("  %-3s %-*s  caps: %s\n", "", (int)w_name, "", caps);
+        const char *why;
+        const bool eligible = ggmlc_device_is_default_choice(dev, &why);
+        printf("  %-3s %-*s  rank: %s: %s\n", "", (int)w_name, "", eligible ? "default choice" : "only when named", why);
     }
     if (n == 0) printf("  (none)\n");
-    printf("\n");
+    ggml_backend_dev_t best = ggmlc_device_default();
+    printf("Default device (ggml_backend_init_best, ggmlc-train, the model API): %s\n",
+           best ? ggml_backend_dev_name(best) : "none");
+    printf("  (the first default-choice GPU in the order above, else the CPU)\n\n");
 }
 
 /* ----------------------------------------------------------- op table */
