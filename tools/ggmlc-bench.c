@@ -52,6 +52,7 @@
 #include "ggml.h"
 #include "ggmlc.h"
 #include "ggmlc-nn.h"
+#include "tool-options.h"
 
 struct options {
     const char *op, *backend;
@@ -673,7 +674,7 @@ static int bench_train_step(int argc, char **argv) {
 
 /* ---------------------------------------------------------------- main */
 
-static void usage(void) {
+static void print_usage(FILE *out) {
     fputs("usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
           "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
           "  --btype f32|f16                 mul_mat activation type (default f32)\n"
@@ -689,9 +690,15 @@ static void usage(void) {
           "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
           "  --compare memcpy                also time memcpy of --size elements; weights GB/s as % of it (mul_mat)\n"
           "  --rounds R                      alternate ggmlc and the comparison R times; medians over rounds (1)\n"
-          "  --json                          one JSON object on stdout\n",
-          stderr);
+          "  --json                          one JSON object on stdout\n"
+          "       ggmlc-bench matvec [--k 4096] [--n 14336] [--type T] [--threads 2] [--rounds 3] [--compare openblas]\n"
+          "       ggmlc-bench train-step [--arch 784,512,256,10] [--batch 256] [--steps 50] [--threads 2] [--rounds 3]"
+          " [--compare openblas]\n"
+          "       ggmlc-bench --help | --version\n",
+          out);
 }
+
+static void usage(void) { print_usage(stderr); }
 
 static bool parse_type(const char *s, enum ggml_type *type) {
     for (int t = 0; t < GGML_TYPE_COUNT; t++) /* any type with a name: f32, q4_0, q4_K, iq4_nl, ... */
@@ -957,6 +964,7 @@ static int bench_matvec(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    if (tool_answer_standard_option(argc, argv, "ggmlc-bench", print_usage)) return 0;
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
     if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
     struct options o;

@@ -18,15 +18,21 @@
 #include "ggml.h"
 #include "ggmlc.h"
 #include "gguf.h"
+#include "tool-options.h"
 
 #define EXIT_USAGE 2
 
-static int usage(void) {
-    fprintf(stderr,
+static void print_usage(FILE *out) {
+    fprintf(out,
             "usage: ggmlc-gguf info FILE\n"
             "       ggmlc-gguf quantize IN OUT TYPE   (TYPE: q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K\n"
             "                                          iq4_nl iq4_xs mxfp4 f16 bf16 f32)\n"
-            "       ggmlc-gguf dequantize IN OUT\n");
+            "       ggmlc-gguf dequantize IN OUT\n"
+            "       ggmlc-gguf --help | --version\n");
+}
+
+static int usage(void) {
+    print_usage(stderr);
     return EXIT_USAGE;
 }
 
@@ -331,6 +337,7 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
 static void quiet_log(enum ggml_log_level level, const char *text, void *user) { (void)level; (void)text; (void)user; }
 
 int main(int argc, char **argv) {
+    if (tool_answer_standard_option(argc, argv, "ggmlc-gguf", print_usage)) return 0;
     ggml_log_set(quiet_log, NULL);
     if (argc == 3 && strcmp(argv[1], "info") == 0) return cmd_info(argv[2]);
     if (argc == 4 && strcmp(argv[1], "dequantize") == 0) return transform(argv[2], argv[3], GGML_TYPE_F32, true);

@@ -14,13 +14,15 @@
 #include "ggml-backend.h"
 #include "ggmlc-plugin.h"
 #include "ggmlc.h"
+#include "tool-options.h"
 
 static void usage(FILE *out) {
     fprintf(out,
-            "Usage: ggmlc-info [--ops] [--help]\n"
+            "Usage: ggmlc-info [--ops] [--help] [--version]\n"
             "Show the ggmlc configuration, its backends and their devices.\n\n"
-            "  --ops    also list which operators each device supports\n"
-            "  --help   show this help\n\n"
+            "  --ops      also list which operators each device supports\n"
+            "  --help     show this help\n"
+            "  --version  show the version of ggmlc\n\n"
             "Environment: GGMLC_CONFIG (configuration file), GGMLC_BACKENDS (backends to use, in\n"
             "order), GGMLC_DEBUG=loader (trace every file and path the loader tries).\n"
             "Exit status: 0 when the CPU backend loaded, 1 otherwise.\n");
@@ -207,6 +209,9 @@ int main(int argc, char **argv) {
             ops = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            tool_print_version("ggmlc-info");
             return 0;
         } else {
             fprintf(stderr, "ggmlc-info: unknown argument '%s'\n", argv[i]);

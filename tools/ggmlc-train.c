@@ -13,6 +13,7 @@
 
 #include "ggml-backend.h"
 #include "ggmlc-nn.h"
+#include "tool-options.h"
 
 #if defined(__SSE2__)
 #include <pmmintrin.h>
@@ -57,7 +58,8 @@ static void usage(FILE *out) {
           "  --limit N        train on the first N training samples only (a quick trial; the test\n"
           "                   data stay whole)\n"
           "  --quiet          print only the results\n"
-          "  --help           show this help\n\n"
+          "  --help           show this help\n"
+          "  --version        show the version of ggmlc\n\n"
           "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
           out);
 }
@@ -87,9 +89,9 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
     return EXIT_USAGE;
 }
 
-/* Returns 0, EXIT_USAGE, or -1 after --help. */
+/* Returns 0, EXIT_USAGE, or -1 after --help or --version. */
 static int parse_args(int argc, char **argv, struct options *o) {
-    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_LIMIT, O_QUIET, O_HELP };
+    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_LIMIT, O_QUIET, O_HELP, O_VERSION };
     static const struct option longopts[] = {
         {"data", required_argument, 0, O_DATA},       {"model", required_argument, 0, O_MODEL},
         {"epochs", required_argument, 0, O_EPOCHS},   {"batch", required_argument, 0, O_BATCH},
@@ -98,7 +100,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
         {"load", required_argument, 0, O_LOAD},       {"save", required_argument, 0, O_SAVE},
         {"plot", required_argument, 0, O_PLOT},       {"quiet", no_argument, 0, O_QUIET},
         {"help", no_argument, 0, O_HELP},             {"max-data", required_argument, 0, O_MAX_DATA},
-        {"limit", required_argument, 0, O_LIMIT},
+        {"limit", required_argument, 0, O_LIMIT},     {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
@@ -142,6 +144,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
             break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
+        case O_VERSION: tool_print_version("ggmlc-train"); return -1;
         default:
             if (optopt) fprintf(stderr, "ggmlc-train: option '%s' needs a value\n", argv[optind - 1]);
             else fprintf(stderr, "ggmlc-train: unknown option '%s'\n", argv[optind - 1]);
