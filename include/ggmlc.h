@@ -111,6 +111,22 @@ GGML_API bool ggmlc_debug_enabled(const char *channel);
  * Nothing is left behind.  Saving later can still fail (a full disk, a changed folder). */
 GGML_API enum ggmlc_status ggmlc_check_writable(const char *path);
 
+/* Progress of long work (a conversion, a load) as ggmlc-train shows an epoch's: on a terminal
+ * (stderr), "LABEL  done/total MiB [====>.....] ETA 3s", rewritten in place at most ten times a
+ * second and cut to the terminal's width; nothing at all when stderr is not a terminal.  Begin
+ * with the total in bytes, update with the bytes done, clear before printing other lines to the
+ * terminal (the next update draws the bar again), end to finish the line. */
+struct ggmlc_progress {
+    const char *label;
+    int64_t total, done;
+    int64_t t_start, t_last;
+    bool tty, drawn;
+};
+GGML_API void ggmlc_progress_begin(struct ggmlc_progress *p, const char *label, int64_t total_bytes);
+GGML_API void ggmlc_progress_update(struct ggmlc_progress *p, int64_t done_bytes);
+GGML_API void ggmlc_progress_clear(struct ggmlc_progress *p);
+GGML_API void ggmlc_progress_end(struct ggmlc_progress *p);
+
 #ifdef __cplusplus
 }
 #endif

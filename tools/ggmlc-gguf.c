@@ -256,6 +256,14 @@ static void *convert(const struct ggml_tensor *t, enum ggml_type dst_type, size_
     return out;
 }
 
+/* Bytes of the data of the first n tensors of ctx (the file's, after its info tensor). */
+static size_t total_bytes(struct ggml_context *ctx, int64_t n) {
+    size_t total = 0;
+    const struct ggml_tensor *t = first_info_tensor(ctx, false);
+    for (int64_t i = 0; i < n && t; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t)) total += ggml_nbytes(t);
+    return total;
+}
+
 /* Read IN, convert each tensor (to f32 when dequantizing, else by target_type), write OUT. */
 static int transform(const char *in, const char *out, enum ggml_type want, bool dequantize) {
     if (ggmlc_check_writable(out) != GGMLC_OK) { /* before converting every tensor, not after */
@@ -275,6 +283,9 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
     void **buffers = calloc((size_t)n + 1, sizeof *buffers);
     size_t before = 0, after = 0;
     int status = 0;
+    struct ggmlc_progress progress; /* a bar on a terminal's stderr, nothing on a pipe */
+    ggmlc_progress_begin(&progress, dequantize ? "dequantizing" : "quantizing", (int64_t)total_bytes(ctx, n));
+    ggmlc_progress_update(&progress, 0);
     const struct ggml_tensor *t = first_info_tensor(ctx, false);
     for (int64_t i = 0; i < n && status == 0; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t)) {
         enum ggml_type dst = t->type;
@@ -308,6 +319,7 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
             for (int d = 2; d < GGML_MAX_DIMS; d++) copy.nb[d] = copy.nb[d - 1] * (size_t)t->ne[d - 1];
         }
         gguf_add_tensor(o, &copy);
+        ggmlc_progress_clear(&progress);
         char shape[96];
         shape_str(t, shape, sizeof shape);
         printf("[%4" PRId64 "/%4" PRId64 "] ", i + 1, n);
@@ -317,7 +329,9 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
         fflush(stdout);
         before += ggml_nbytes(t);
         after += size;
+        ggmlc_progress_update(&progress, (int64_t)before);
     }
+    ggmlc_progress_end(&progress);
     if (status == 0 && !gguf_write_to_file(o, out, false)) {
         report(NULL, ggmlc_last_error());
         status = 1;
