@@ -31,19 +31,19 @@ static float nn_normal(ggmlc_model *m) {
 
 static ggmlc_model *model_new(bool sequential) {
     ggmlc_model *m = calloc(1, sizeof *m);
-    if (!m) ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: cannot allocate a model");
+    if (!m) ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot allocate a model");
     if (m) m->sequential = sequential;
     return m;
 }
 
 static ggmlc_node *node_new(ggmlc_model *m, enum nn_node_kind kind) {
     if (m->n_nodes >= NN_MAX_NODES) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: a model holds at most %d nodes", NN_MAX_NODES);
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "a model holds at most %d nodes", NN_MAX_NODES);
         return NULL;
     }
     ggmlc_node *n = calloc(1, sizeof *n);
     if (!n) {
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: out of memory");
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory");
         return NULL;
     }
     n->kind = kind;
@@ -103,7 +103,7 @@ static bool own_layer(ggmlc_model *m, ggmlc_layer *l) {
         if (m->layers[i] == l) return true;
     }
     if (l->owned) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: layer '%s' belongs to another model", l->name);
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "layer '%s' belongs to another model", l->name);
         return false;
     }
     l->owned = true;
@@ -309,9 +309,9 @@ void ggmlc_model_free(ggmlc_model *m) {
 
 enum ggmlc_status nn_model_finish(ggmlc_model *m) {
     if (!m->finished || m->n_inputs < 1 || m->n_outputs < 1)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no input or output yet (ggmlc_model_set_outputs)");
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "the model has no input or output yet (ggmlc_model_set_outputs)");
     if (m->n_layers == 0) /* a sequential model's output is then its input: nothing to train */
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no layers (ggmlc_model_add)");
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "the model has no layers (ggmlc_model_add)");
     return GGMLC_OK;
 }
 

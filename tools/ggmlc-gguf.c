@@ -127,6 +127,7 @@ static void print_name(const char *name, int width) {
 /* An error on stderr: "ggmlc-gguf: [NAME: ]MESSAGE", both escaped (they may come from the file). */
 static void report(const char *name, const char *message) {
     bool cut;
+    tool_discard_errors(); /* message carries what the library logged (tool-options.h) */
     fputs("ggmlc-gguf: ", stderr);
     if (name) {
         print_escaped(stderr, name, SIZE_MAX, false, &cut);
@@ -347,12 +348,9 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
     return status;
 }
 
-/* Errors are printed once by the commands themselves. */
-static void quiet_log(enum ggml_log_level level, const char *text, void *user) { (void)level; (void)text; (void)user; }
-
 int main(int argc, char **argv) {
     if (tool_answer_standard_option(argc, argv, "ggmlc-gguf", print_usage)) return 0;
-    ggml_log_set(quiet_log, NULL);
+    tool_hold_error_logs(); /* each failure printed once, by report() */
     if (argc == 3 && strcmp(argv[1], "info") == 0) return cmd_info(argv[2]);
     if (argc == 4 && strcmp(argv[1], "dequantize") == 0) return transform(argv[2], argv[3], GGML_TYPE_F32, true);
     if (argc == 5 && strcmp(argv[1], "quantize") == 0) {

@@ -162,7 +162,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
         return EXIT_USAGE;
     }
     if ((o->save && ggmlc_check_writable(o->save) != GGMLC_OK) || (o->plot && ggmlc_check_writable(o->plot) != GGMLC_OK)) {
-        fprintf(stderr, "ggmlc-train: %s\n", ggmlc_last_error()); /* before training, not after */
+        tool_fail("ggmlc-train", "%s", ggmlc_last_error()); /* before training, not after */
         return EXIT_USAGE;
     }
     return 0;
@@ -237,7 +237,7 @@ static int load_data(const struct options *o, struct ggmlc_dataset *train, struc
     if (st == GGMLC_OK && split) st = ggmlc_dataset_split(&all, 0.2, o->seed, train, test);
     ggmlc_dataset_free(&all);
     if (st != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: cannot load the data '%s': %s\n", o->data, ggmlc_last_error());
+        tool_fail("ggmlc-train", "cannot load the data '%s': %s", o->data, ggmlc_last_error());
         return EXIT_DATA;
     }
     if (images) {
@@ -339,7 +339,7 @@ static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *
     bool own_split = false;
     if (o->val_split > 0) {
         if (ggmlc_dataset_split(train_set, o->val_split, o->seed + 1, &fit_set, &val_set) != GGMLC_OK) {
-            fprintf(stderr, "ggmlc-train: cannot hold out validation data: %s\n", ggmlc_last_error());
+            tool_fail("ggmlc-train", "cannot hold out validation data: %s", ggmlc_last_error());
             return EXIT_DATA;
         }
         own_split = true;
@@ -357,7 +357,7 @@ static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *
                                                  fit_set.n, &fo, history);
     if (own_split) ggmlc_dataset_free(&fit_set), ggmlc_dataset_free(&val_set);
     if (st != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: training failed: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "training failed: %s", ggmlc_last_error());
         return EXIT_TRAIN;
     }
     return 0;
@@ -374,7 +374,7 @@ static void print_epoch_time(const ggmlc_history *h) {
 static int run(const struct options *o, struct ggmlc_dataset *train_set, struct ggmlc_dataset *test_set) {
     ggmlc_model *m = make_model(o, train_set);
     if (!m) {
-        fprintf(stderr, "ggmlc-train: cannot %s the model: %s\n", o->load ? "load" : "build", ggmlc_last_error());
+        tool_fail("ggmlc-train", "cannot %s the model: %s", o->load ? "load" : "build", ggmlc_last_error());
         return o->load ? EXIT_DATA : EXIT_TRAIN;
     }
     if (o->load && !model_fits_data(m, test_set)) {
@@ -387,7 +387,7 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
     double loss = NAN, metrics[2] = {NAN, NAN};
     if (rc == 0 && ggmlc_model_evaluate(m, test_set->x, ggmlc_dataset_features(test_set).len, test_set->y, (size_t)test_set->n, test_set->n,
                                         256, &loss, metrics) != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: evaluation failed: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "evaluation failed: %s", ggmlc_last_error());
         rc = EXIT_TRAIN;
     }
     if (rc == 0) {
@@ -398,12 +398,12 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
         char title[256];
         snprintf(title, sizeof(title), "ggmlc-train: %s, %s", o->model, o->data);
         if (ggmlc_plot_history(history, title, o->plot) != GGMLC_OK) {
-            fprintf(stderr, "ggmlc-train: cannot write the plot: %s\n", ggmlc_last_error());
+            tool_fail("ggmlc-train", "cannot write the plot: %s", ggmlc_last_error());
             rc = EXIT_TRAIN;
         }
     }
     if (rc == 0 && o->save && ggmlc_model_save(m, o->save, false) != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: cannot save the model: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "cannot save the model: %s", ggmlc_last_error());
         rc = EXIT_TRAIN;
     }
     ggmlc_history_free(history);
@@ -437,14 +437,16 @@ static void flush_subnormals(void) {
 }
 
 int main(int argc, char **argv) {
+    tool_hold_error_logs(); /* each failure printed once: tool-options.h */
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) return rc < 0 ? 0 : rc;
     flush_subnormals();
     if (ggmlc_init() != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: ggmlc could not start: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "ggmlc could not start: %s", ggmlc_last_error());
         return EXIT_TRAIN;
     }
+    tool_flush_errors(); /* a backend that failed while the CPU loaded: said, not fatal */
     if ((rc = check_backend_name(o.backend)) != 0) return rc;
     struct ggmlc_dataset train_set = {0}, test_set = {0};
     rc = load_data(&o, &train_set, &test_set);
