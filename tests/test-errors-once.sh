@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 train="$GGMLC_BUILDDIR/tools/ggmlc-train"
 gguf="$GGMLC_BUILDDIR/tools/ggmlc-gguf"
 echo "not a gguf file" >"$tmp/bad.gguf"
-echo "1..7"
+echo "1..8"
 n=0
 once() { # expected status, text the line must hold, command...
     want=$1 text=$2
@@ -32,6 +32,7 @@ once 3 "^ggmlc-train: cannot load the data" "$train" --data "$tmp/none.csv" --ep
 once 2 "^ggmlc-train: .*cannot write" "$train" --save "$tmp/no/dir/m.gguf" --epochs 1 --quiet
 once 1 "^ggmlc-gguf: .*not a GGUF file" "$gguf" info "$tmp/bad.gguf"
 once 1 "^ggmlc-gguf: .*not a GGUF file" "$gguf" quantize "$tmp/bad.gguf" "$tmp/out.gguf" q8_0
+once 1 "^ggmlc-bench: no backend 'nope'" "$GGMLC_BUILDDIR/tools/ggmlc-bench" mul_mat --backend nope
 
 # A configured backend that fails to load: said once, and training goes on on the CPU.
 cpu_lib=$(sed -n 's/^library = \(.*cpu.so\)$/\1/p' "$GGMLC_CONFIG" | head -1)
@@ -40,7 +41,7 @@ printf '[ggmlc]\nbackends = other, cpu\n[backend.other]\nlibrary = %s\n[backend.
 GGMLC_CONFIG="$tmp/two.ini" "$train" --epochs 1 --limit 64 --quiet >/dev/null 2>"$tmp/err.txt"
 st=$?
 if [ $st -eq 0 ] && [ "$(grep -c "backend 'other'" "$tmp/err.txt")" -eq 1 ]; then
-    echo "ok 7 - a backend that did not load is reported once, training goes on"
+    echo "ok 8 - a backend that did not load is reported once, training goes on"
 else
-    echo "not ok 7 - a backend that did not load: status $st"; sed 's/^/# /' "$tmp/err.txt"
+    echo "not ok 8 - a backend that did not load: status $st"; sed 's/^/# /' "$tmp/err.txt"
 fi

@@ -155,7 +155,7 @@ static bool run_graph(void *arg) {
 static ggml_backend_t open_backend(const struct options *o) {
     ggml_backend_t b = ggml_backend_init_by_name(o->backend, NULL);
     if (!b) {
-        fprintf(stderr, "ggmlc-bench: no backend '%s': %s\n", o->backend, ggmlc_last_error());
+        tool_fail("ggmlc-bench", "no backend '%s': %s", o->backend, ggmlc_last_error());
         return NULL;
     }
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(b));
@@ -192,7 +192,7 @@ static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
     const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false);
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){size, NULL, true});
     if (!ctx) {
-        fprintf(stderr, "ggmlc-bench: cannot make a context for %lld tensors: %s\n", (long long)n_tensors, ggmlc_last_error());
+        tool_fail("ggmlc-bench", "cannot make a context for %lld tensors: %s", (long long)n_tensors, ggmlc_last_error());
         exit(2);
     }
     return ctx;
@@ -204,7 +204,7 @@ static bool prepare_graph(struct graph_run *run, ggml_backend_t backend, struct 
                           int64_t n_tensors) {
     run->buffer = ggml_backend_alloc_ctx_tensors(ctx, backend);
     if (!run->buffer) {
-        fprintf(stderr, "ggmlc-bench: cannot allocate the tensors: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "cannot allocate the tensors: %s", ggmlc_last_error());
         return false;
     }
     unsigned seed = 1;
@@ -316,7 +316,7 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
     struct graph_run run;
     struct sgemm_run blas;
     if (!out[o->products - 1] || !prepare_graph(&run, backend, ctx, out[0], n_tensors)) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     for (int64_t i = 1; i < o->products; i++) ggml_build_forward_expand(run.graph, out[i]);
@@ -405,7 +405,7 @@ static bool bench_elementwise(const struct options *o, struct result *res) {
         streams = 3;
     }
     if (!out) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     res->median_s = time_graph(o, backend, ctx, out, 3);
@@ -491,7 +491,7 @@ static bool bench_graph_overhead(const struct options *o, struct result *res) {
     struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
     for (int64_t i = 0; i < o->nodes && x; i++) x = ggml_add(ctx, x, y);
     if (!x) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     res->median_s = time_graph(o, backend, ctx, x, o->nodes + 2);
@@ -511,7 +511,7 @@ static bool bench_conv_2d(const struct options *o, struct result *res) {
     struct ggml_tensor *out = strcmp(o->op, "conv_2d") == 0 ? ggml_conv_2d(ctx, w, x, 1, 1, 1, 1, 1, 1)
                                                              : ggml_conv_2d_direct(ctx, w, x, 1, 1, 1, 1, 1, 1);
     if (!out) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     res->median_s = time_graph(o, backend, ctx, out, 16);
@@ -618,7 +618,7 @@ static int bench_train_step(int argc, char **argv) {
     }
     struct train_run run = {build_mlp(&o), NULL, NULL, o.steps * o.batch, 0, o.batch};
     if (!run.model) {
-        fprintf(stderr, "ggmlc-bench: cannot build the model: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "cannot build the model: %s", ggmlc_last_error());
         return 1;
     }
     const int64_t in = o.arch[0], classes = o.arch[o.n_arch - 1];
@@ -648,7 +648,7 @@ static int bench_train_step(int argc, char **argv) {
                             (flops / ours[r]) / (gemm_flops / theirs[r]));
         printf("\n");
     }
-    if (!ok) fprintf(stderr, "ggmlc-bench: training failed: %s\n", ggmlc_last_error());
+    if (!ok) tool_fail("ggmlc-bench", "training failed: %s", ggmlc_last_error());
     if (ok) {
         const double step = median_of(ours + 1, o.rounds);
         printf("train-step mlp ");
@@ -852,7 +852,7 @@ static bool matvec_setup(const struct options *o, ggml_backend_t backend, struct
         struct ggml_tensor *w = ggml_new_tensor_2d(mb->ctx, mb->types[t], o->k, o->n);
         for (int c = 0; c < MATVEC_COLS; c++)
             if (!(out[t][c] = ggml_mul_mat(mb->ctx, w, xs[c]))) {
-                fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+                tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
                 return false;
             }
     }
@@ -965,6 +965,7 @@ static int bench_matvec(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (tool_answer_standard_option(argc, argv, "ggmlc-bench", print_usage)) return 0;
+    tool_hold_error_logs(); /* each failure printed once: tool-options.h */
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
     if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
     struct options o;
