@@ -53,9 +53,13 @@ bool ggmlc_device_is_default_choice(ggml_backend_dev_t dev, const char **why) {
         chosen = dev->iface.is_default_choice(dev, &reason);
     } else if (dev) {
         switch (ggml_backend_dev_type(dev)) {
-        case GGML_BACKEND_DEVICE_TYPE_CPU: chosen = true, reason = "the CPU backend, the default without a GPU"; break;
+        case GGML_BACKEND_DEVICE_TYPE_CPU:
+            chosen = true, reason = "the CPU backend, the default without a GPU";
+            break;
         case GGML_BACKEND_DEVICE_TYPE_GPU: chosen = true, reason = "a GPU"; break;
-        case GGML_BACKEND_DEVICE_TYPE_IGPU: chosen = true, reason = "an integrated GPU, after any discrete one"; break;
+        case GGML_BACKEND_DEVICE_TYPE_IGPU:
+            chosen = true, reason = "an integrated GPU, after any discrete one";
+            break;
         default: reason = "an accelerator, used beside the CPU only when named"; break;
         }
     }
@@ -67,7 +71,8 @@ bool ggmlc_device_is_default_choice(ggml_backend_dev_t dev, const char **why) {
 static ggml_backend_dev_t first_default_of_type(enum ggml_backend_dev_type type) {
     for (size_t i = 0, n = ggml_backend_dev_count(); i < n; i++) {
         ggml_backend_dev_t dev = ggml_backend_dev_get(i);
-        if (dev && ggml_backend_dev_type(dev) == type && ggmlc_device_is_default_choice(dev, NULL)) return dev;
+        if (dev && ggml_backend_dev_type(dev) == type && ggmlc_device_is_default_choice(dev, NULL))
+            return dev;
     }
     return NULL;
 }

@@ -120,7 +120,8 @@ void ggml_build_backward_expand(struct ggml_context *ctx, struct ggml_cgraph *g,
         return;
     }
     if (!graph_has_loss(g)) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_build_backward_expand: the graph has no loss (mark a scalar F32 "
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                        "ggml_build_backward_expand: the graph has no loss (mark a scalar F32 "
                         "node with ggml_set_loss)");
         return;
     }

@@ -149,8 +149,10 @@ static ggml_backend_buffer_t storage_buffer(const struct ggml_tensor *tensor) {
 bool ggmlc_tensor_buffer_live(const char *func, const struct ggml_tensor *tensor) {
     const ggml_backend_buffer_t buf = tensor ? storage_buffer(tensor) : NULL;
     if (!buf || !buf->freed) return true;
-    ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: tensor '%s' is in a buffer that was freed (ggml_backend_buffer_free); "
-                    "allocate its context's tensors again", func, tensor->name);
+    ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                    "%s: tensor '%s' is in a buffer that was freed (ggml_backend_buffer_free); "
+                    "allocate its context's tensors again",
+                    func, tensor->name);
     return false;
 }
 

@@ -298,13 +298,16 @@ void ggml_set_loss(struct ggml_tensor *t) {
     }
     char shape[GGMLC_SHAPE_STR];
     if (!ggml_is_scalar(t)) {
-        ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_set_loss: tensor '%s' has shape %s; a loss must be a scalar (reduce it with "
-                        "ggml_sum or ggml_mean)", t->name, ggmlc_shape_str(t, shape));
+        ggmlc_set_error(
+            GGMLC_ERR_SHAPE,
+            "ggml_set_loss: tensor '%s' has shape %s; a loss must be a scalar (reduce it with "
+            "ggml_sum or ggml_mean)",
+            t->name, ggmlc_shape_str(t, shape));
         return;
     }
     if (t->type != GGML_TYPE_F32) {
-        ggmlc_set_error(GGMLC_ERR_TYPE, "ggml_set_loss: tensor '%s' is %s; a loss must be F32", t->name,
-                        ggml_type_name(t->type));
+        ggmlc_set_error(GGMLC_ERR_TYPE, "ggml_set_loss: tensor '%s' is %s; a loss must be F32",
+                        t->name, ggml_type_name(t->type));
         return;
     }
     t->flags |= GGML_TENSOR_FLAG_LOSS;

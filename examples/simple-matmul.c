@@ -33,7 +33,9 @@ static int standard_option(int argc, char **argv) {
 #endif
         return 0;
     }
-    fprintf(stderr, "ggmlc-example-matmul: unknown argument '%s'\nTry 'ggmlc-example-matmul --help'.\n", argv[1]);
+    fprintf(stderr,
+            "ggmlc-example-matmul: unknown argument '%s'\nTry 'ggmlc-example-matmul --help'.\n",
+            argv[1]);
     return 2;
 }
 

@@ -122,7 +122,8 @@ struct ggmlc_progress {
     int64_t t_start, t_last;
     bool tty, drawn;
 };
-GGML_API void ggmlc_progress_begin(struct ggmlc_progress *p, const char *label, int64_t total_bytes);
+GGML_API void ggmlc_progress_begin(struct ggmlc_progress *p, const char *label,
+                                   int64_t total_bytes);
 GGML_API void ggmlc_progress_update(struct ggmlc_progress *p, int64_t done_bytes);
 GGML_API void ggmlc_progress_clear(struct ggmlc_progress *p);
 GGML_API void ggmlc_progress_end(struct ggmlc_progress *p);

@@ -309,7 +309,8 @@ void ggmlc_model_free(ggmlc_model *m) {
 
 enum ggmlc_status nn_model_finish(ggmlc_model *m) {
     if (!m->finished || m->n_inputs < 1 || m->n_outputs < 1)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "the model has no input or output yet (ggmlc_model_set_outputs)");
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "the model has no input or output yet (ggmlc_model_set_outputs)");
     if (m->n_layers == 0) /* a sequential model's output is then its input: nothing to train */
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "the model has no layers (ggmlc_model_add)");
     return GGMLC_OK;
@@ -413,7 +414,8 @@ static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
         for (size_t i = 0; i < ggml_backend_dev_count() && m->n_backends < 7; i++) {
             ggml_backend_dev_t dev = ggml_backend_dev_get(i);
             if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) continue;
-            if (!ggmlc_device_is_default_choice(dev, NULL)) continue; /* as ggml_backend_init_best */
+            if (!ggmlc_device_is_default_choice(dev, NULL))
+                continue; /* as ggml_backend_init_best */
             ggml_backend_t be = ggml_backend_dev_init(dev, NULL);
             if (be) m->backends[m->n_backends++] = be;
         }

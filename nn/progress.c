@@ -79,7 +79,8 @@ static void append_metrics(struct line *line, const ggmlc_model *m, const struct
 /* Columns of the terminal on stream, else $COLUMNS, else 80; at least 40. */
 static size_t terminal_width(FILE *stream) {
     struct winsize ws;
-    if (ioctl(fileno(stream), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col < 40 ? 40 : ws.ws_col;
+    if (ioctl(fileno(stream), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col < 40 ? 40 : ws.ws_col;
     const char *env = getenv("COLUMNS");
     const long columns = env ? strtol(env, NULL, 10) : 0;
     return columns >= 40 && columns <= 4000 ? (size_t)columns : columns > 4000 ? 4000 : 80;
@@ -143,8 +144,10 @@ void nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs)
 /* ------------------------------------------- progress of other long work */
 
 void ggmlc_progress_begin(struct ggmlc_progress *p, const char *label, int64_t total_bytes) {
-    *p = (struct ggmlc_progress){.label = label ? label : "", .total = total_bytes > 0 ? total_bytes : 0,
-                                 .t_start = ggml_time_us(), .tty = isatty(fileno(stderr))};
+    *p = (struct ggmlc_progress){.label = label ? label : "",
+                                 .total = total_bytes > 0 ? total_bytes : 0,
+                                 .t_start = ggml_time_us(),
+                                 .tty = isatty(fileno(stderr))};
 }
 
 static void progress_draw(struct ggmlc_progress *p, int64_t now) {
@@ -152,8 +155,8 @@ static void progress_draw(struct ggmlc_progress *p, int64_t now) {
     const double elapsed = (double)(now - p->t_start) / 1e6;
     const double eta = p->done > 0 ? elapsed * (double)(p->total - p->done) / (double)p->done : 0;
     char head[256], tail[64], bar[31];
-    const int n_head = snprintf(head, sizeof head, "%s  %.1f/%.1f MiB ", p->label, (double)p->done / 1048576.0,
-                                (double)p->total / 1048576.0);
+    const int n_head = snprintf(head, sizeof head, "%s  %.1f/%.1f MiB ", p->label,
+                                (double)p->done / 1048576.0, (double)p->total / 1048576.0);
     const int n_tail = snprintf(tail, sizeof tail, " ETA %.0fs", eta);
     int bar_w = (int)width - n_head - n_tail - 2;
     bar_w = bar_w > 30 ? 30 : bar_w;
@@ -174,7 +177,8 @@ void ggmlc_progress_update(struct ggmlc_progress *p, int64_t done_bytes) {
     if (!p || !p->tty) return;
     const int64_t now = ggml_time_us();
     p->done = done_bytes < 0 ? 0 : done_bytes > p->total ? p->total : done_bytes;
-    if (p->drawn && p->done < p->total && now - p->t_last < 100000) return; /* at most 10 a second */
+    if (p->drawn && p->done < p->total && now - p->t_last < 100000)
+        return; /* at most 10 a second */
     p->t_last = now;
     progress_draw(p, now);
 }

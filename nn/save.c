@@ -476,7 +476,8 @@ static bool load_weights(struct reader *r, ggmlc_model *m, struct ggml_context *
 ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
     struct ggml_context *data = NULL;
     struct gguf_init_params params = {.no_alloc = false, .ctx = &data};
-    struct reader r = {ggmlc_gguf_init_from_file_progress(path, params, "loading the model"), path, true};
+    struct reader r = {ggmlc_gguf_init_from_file_progress(path, params, "loading the model"), path,
+                       true};
     if (!r.g) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: cannot read %s (%s)", path, ggmlc_last_error());
         return NULL;

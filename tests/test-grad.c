@@ -347,7 +347,8 @@ static void test_loss_must_be_scalar(void) {
     ggml_build_forward_expand(gb, y);
     const int n_forward = ggml_graph_n_nodes(gb);
     ggml_build_backward_expand(ctx, gb, NULL);
-    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "no loss") != NULL &&
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG &&
+               strstr(ggmlc_last_error(), "no loss") != NULL &&
                ggml_graph_n_nodes(gb) == n_forward && ggml_graph_get_grad(gb, x) == NULL,
            "a graph without a loss has no backward pass (%s)", ggmlc_last_error());
     struct ggml_tensor *half = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 1);
@@ -361,7 +362,8 @@ static void test_loss_must_be_scalar(void) {
     struct ggml_tensor *sum = ggml_sum(ctx, y);
     ggmlc_clear_error();
     ggml_set_loss(sum);
-    tap_ok(ggmlc_last_status() == GGMLC_OK && (sum->flags & GGML_TENSOR_FLAG_LOSS), "an F32 scalar is a loss");
+    tap_ok(ggmlc_last_status() == GGMLC_OK && (sum->flags & GGML_TENSOR_FLAG_LOSS),
+           "an F32 scalar is a loss");
     ggml_free(ctx);
 }
 

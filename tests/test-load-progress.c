@@ -22,7 +22,8 @@ static bool save_model(const char *path, int64_t units) {
     ggmlc_model_add(m, ggmlc_dense(10, GGMLC_ACT_NONE));
     struct ggmlc_compile_options co = ggmlc_compile_defaults();
     co.backend = "cpu";
-    const bool ok = ggmlc_model_compile(m, &co) == GGMLC_OK && ggmlc_model_save(m, path, false) == GGMLC_OK;
+    const bool ok =
+        ggmlc_model_compile(m, &co) == GGMLC_OK && ggmlc_model_save(m, path, false) == GGMLC_OK;
     ggmlc_model_free(m);
     return ok;
 }
@@ -40,7 +41,8 @@ static bool load_with_stderr(const char *path, int fd, int read_fd, char *out, s
     size_t len = 0;
     ssize_t got;
     fcntl(read_fd, F_SETFL, fcntl(read_fd, F_GETFL) | O_NONBLOCK);
-    while (len + 1 < size && (got = read(read_fd, out + len, size - 1 - len)) > 0) len += (size_t)got;
+    while (len + 1 < size && (got = read(read_fd, out + len, size - 1 - len)) > 0)
+        len += (size_t)got;
     out[len] = '\0';
     return m != NULL;
 }
@@ -51,17 +53,21 @@ int main(void) {
     snprintf(big, sizeof big, "%s/big.gguf", dir);
     snprintf(small, sizeof small, "%s/small.gguf", dir);
     /* 64*2048 + 2048*2048 + 2048*10 weights: 17 MiB of f32 */
-    if (!tap_ok(save_model(big, 2048) && save_model(small, 32), "a large and a small model are saved")) return tap_done();
+    if (!tap_ok(save_model(big, 2048) && save_model(small, 32),
+                "a large and a small model are saved"))
+        return tap_done();
     int master, slave;
     if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
         tap_skip("no pseudo-terminal", "the bar on a terminal");
     } else {
         static char out[1 << 16];
         bool loaded = load_with_stderr(big, slave, master, out, sizeof out);
-        tap_ok(loaded && strstr(out, "loading the model") && strstr(out, "MiB [") && strstr(out, "\033[K"),
+        tap_ok(loaded && strstr(out, "loading the model") && strstr(out, "MiB [") &&
+                   strstr(out, "\033[K"),
                "a large model on a terminal: a progress bar (%zu bytes)", strlen(out));
         loaded = load_with_stderr(small, slave, master, out, sizeof out);
-        tap_ok(loaded && out[0] == '\0', "a small model on a terminal: no bar (%zu bytes)", strlen(out));
+        tap_ok(loaded && out[0] == '\0', "a small model on a terminal: no bar (%zu bytes)",
+               strlen(out));
         close(slave);
         close(master);
     }
@@ -69,7 +75,8 @@ int main(void) {
     if (pipe(p) == 0) {
         static char out[1 << 16];
         const bool loaded = load_with_stderr(big, p[1], p[0], out, sizeof out);
-        tap_ok(loaded && out[0] == '\0', "a large model on a pipe: nothing on stderr (%zu bytes)", strlen(out));
+        tap_ok(loaded && out[0] == '\0', "a large model on a pipe: nothing on stderr (%zu bytes)",
+               strlen(out));
         close(p[0]);
         close(p[1]);
     }

@@ -192,7 +192,8 @@ static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
     const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false);
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){size, NULL, true});
     if (!ctx) {
-        tool_fail("ggmlc-bench", "cannot make a context for %lld tensors: %s", (long long)n_tensors, ggmlc_last_error());
+        tool_fail("ggmlc-bench", "cannot make a context for %lld tensors: %s", (long long)n_tensors,
+                  ggmlc_last_error());
         exit(2);
     }
     return ctx;
@@ -675,27 +676,28 @@ static int bench_train_step(int argc, char **argv) {
 /* ---------------------------------------------------------------- main */
 
 static void print_usage(FILE *out) {
-    fputs("usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
-          "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
-          "  --btype f32|f16                 mul_mat activation type (default f32)\n"
-          "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
-          "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
-          "  --nodes N                       graph-overhead chain length (1000)\n"
-          "  --products P                    mul_mat: P independent products in one graph, rates per product (1, at most 64)\n"
-          "  --chain                         with --products: each product reads the one before (needs n >= k)\n"
-          "  --reuse                         with --products: all products read the same weights\n"
-          "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
-          "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
-          "  --backend NAME                  backend (default cpu)\n"
-          "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
-          "  --compare memcpy                also time memcpy of --size elements; weights GB/s as % of it (mul_mat)\n"
-          "  --rounds R                      alternate ggmlc and the comparison R times; medians over rounds (1)\n"
-          "  --json                          one JSON object on stdout\n"
-          "       ggmlc-bench matvec [--k 4096] [--n 14336] [--type T] [--threads 2] [--rounds 3] [--compare openblas]\n"
-          "       ggmlc-bench train-step [--arch 784,512,256,10] [--batch 256] [--steps 50] [--threads 2] [--rounds 3]"
-          " [--compare openblas]\n"
-          "       ggmlc-bench --help | --version\n",
-          out);
+    fputs(
+        "usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|conv_2d|conv_2d_direct [options]\n"
+        "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
+        "  --btype f32|f16                 mul_mat activation type (default f32)\n"
+        "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
+        "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
+        "  --nodes N                       graph-overhead chain length (1000)\n"
+        "  --products P                    mul_mat: P independent products in one graph, rates per product (1, at most 64)\n"
+        "  --chain                         with --products: each product reads the one before (needs n >= k)\n"
+        "  --reuse                         with --products: all products read the same weights\n"
+        "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
+        "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
+        "  --backend NAME                  backend (default cpu)\n"
+        "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
+        "  --compare memcpy                also time memcpy of --size elements; weights GB/s as % of it (mul_mat)\n"
+        "  --rounds R                      alternate ggmlc and the comparison R times; medians over rounds (1)\n"
+        "  --json                          one JSON object on stdout\n"
+        "       ggmlc-bench matvec [--k 4096] [--n 14336] [--type T] [--threads 2] [--rounds 3] [--compare openblas]\n"
+        "       ggmlc-bench train-step [--arch 784,512,256,10] [--batch 256] [--steps 50] [--threads 2] [--rounds 3]"
+        " [--compare openblas]\n"
+        "       ggmlc-bench --help | --version\n",
+        out);
 }
 
 static void usage(void) { print_usage(stderr); }

@@ -23,12 +23,13 @@
 #define EXIT_USAGE 2
 
 static void print_usage(FILE *out) {
-    fprintf(out,
-            "usage: ggmlc-gguf info FILE\n"
-            "       ggmlc-gguf quantize IN OUT TYPE   (TYPE: q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K\n"
-            "                                          iq4_nl iq4_xs mxfp4 f16 bf16 f32)\n"
-            "       ggmlc-gguf dequantize IN OUT\n"
-            "       ggmlc-gguf --help | --version\n");
+    fprintf(
+        out,
+        "usage: ggmlc-gguf info FILE\n"
+        "       ggmlc-gguf quantize IN OUT TYPE   (TYPE: q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K\n"
+        "                                          iq4_nl iq4_xs mxfp4 f16 bf16 f32)\n"
+        "       ggmlc-gguf dequantize IN OUT\n"
+        "       ggmlc-gguf --help | --version\n");
 }
 
 static int usage(void) {
@@ -261,7 +262,8 @@ static void *convert(const struct ggml_tensor *t, enum ggml_type dst_type, size_
 static size_t total_bytes(struct ggml_context *ctx, int64_t n) {
     size_t total = 0;
     const struct ggml_tensor *t = first_info_tensor(ctx, false);
-    for (int64_t i = 0; i < n && t; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t)) total += ggml_nbytes(t);
+    for (int64_t i = 0; i < n && t; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t))
+        total += ggml_nbytes(t);
     return total;
 }
 
@@ -285,7 +287,8 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
     size_t before = 0, after = 0;
     int status = 0;
     struct ggmlc_progress progress; /* a bar on a terminal's stderr, nothing on a pipe */
-    ggmlc_progress_begin(&progress, dequantize ? "dequantizing" : "quantizing", (int64_t)total_bytes(ctx, n));
+    ggmlc_progress_begin(&progress, dequantize ? "dequantizing" : "quantizing",
+                         (int64_t)total_bytes(ctx, n));
     ggmlc_progress_update(&progress, 0);
     const struct ggml_tensor *t = first_info_tensor(ctx, false);
     for (int64_t i = 0; i < n && status == 0; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t)) {

@@ -130,7 +130,8 @@ static void print_devices(void) {
         if (*caps) printf("  %-3s %-*s  caps: %s\n", "", (int)w_name, "", caps);
         const char *why;
         const bool eligible = ggmlc_device_is_default_choice(dev, &why);
-        printf("  %-3s %-*s  rank: %s: %s\n", "", (int)w_name, "", eligible ? "default choice" : "only when named", why);
+        printf("  %-3s %-*s  rank: %s: %s\n", "", (int)w_name, "",
+               eligible ? "default choice" : "only when named", why);
     }
     if (n == 0) printf("  (none)\n");
     ggml_backend_dev_t best = ggmlc_device_default();

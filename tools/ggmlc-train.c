@@ -36,32 +36,33 @@ struct options {
 };
 
 static void usage(FILE *out) {
-    fputs("Usage: ggmlc-train [OPTION]...\n"
-          "Train a classifier with ggmlc and print its accuracy on held-out test data.\n"
-          "With no option: an MLP on the 8x8 handwritten digits embedded in ggmlc.\n\n"
-          "  --data NAME      digits (default), fashion-mnist (Debian package dataset-fashion-mnist),\n"
-          "                   a CSV file (gzip'd or not; per line the features, then a label 0..N),\n"
-          "                   or a folder of MNIST-style IDX files (train-images-idx3-ubyte.gz, ...)\n"
-          "  --model KIND     mlp (default) or cnn (two convolutions with pooling, then dense layers)\n"
-          "  --epochs N       training epochs (default 20 for digits, 10 otherwise; 0 with --load)\n"
-          "  --batch N        batch size (default 32)\n"
-          "  --lr RATE        AdamW learning rate (default 0.001)\n"
-          "  --val FRACTION   part of the training data held out for validation (default 0.1; 0: none)\n"
-          "  --backend NAME   backend or device to train on (default: the configured preference order);\n"
-          "                   the summary's Device line says which one computes\n"
-          "  --seed N         seed of the data split, weights and shuffling (default 42)\n"
-          "  --load FILE      start from a saved model instead of a new one\n"
-          "  --save FILE      save the trained model (GGUF) to FILE\n"
-          "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
-          "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
-          "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
-          "  --limit N        train on the first N training samples only (a quick trial; the test\n"
-          "                   data stay whole)\n"
-          "  --quiet          print only the results\n"
-          "  --help           show this help\n"
-          "  --version        show the version of ggmlc\n\n"
-          "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
-          out);
+    fputs(
+        "Usage: ggmlc-train [OPTION]...\n"
+        "Train a classifier with ggmlc and print its accuracy on held-out test data.\n"
+        "With no option: an MLP on the 8x8 handwritten digits embedded in ggmlc.\n\n"
+        "  --data NAME      digits (default), fashion-mnist (Debian package dataset-fashion-mnist),\n"
+        "                   a CSV file (gzip'd or not; per line the features, then a label 0..N),\n"
+        "                   or a folder of MNIST-style IDX files (train-images-idx3-ubyte.gz, ...)\n"
+        "  --model KIND     mlp (default) or cnn (two convolutions with pooling, then dense layers)\n"
+        "  --epochs N       training epochs (default 20 for digits, 10 otherwise; 0 with --load)\n"
+        "  --batch N        batch size (default 32)\n"
+        "  --lr RATE        AdamW learning rate (default 0.001)\n"
+        "  --val FRACTION   part of the training data held out for validation (default 0.1; 0: none)\n"
+        "  --backend NAME   backend or device to train on (default: the configured preference order);\n"
+        "                   the summary's Device line says which one computes\n"
+        "  --seed N         seed of the data split, weights and shuffling (default 42)\n"
+        "  --load FILE      start from a saved model instead of a new one\n"
+        "  --save FILE      save the trained model (GGUF) to FILE\n"
+        "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
+        "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
+        "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
+        "  --limit N        train on the first N training samples only (a quick trial; the test\n"
+        "                   data stay whole)\n"
+        "  --quiet          print only the results\n"
+        "  --help           show this help\n"
+        "  --version        show the version of ggmlc\n\n"
+        "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
+        out);
 }
 
 /* ------------------------------------------------------------ arguments */
@@ -91,16 +92,41 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
 
 /* Returns 0, EXIT_USAGE, or -1 after --help or --version. */
 static int parse_args(int argc, char **argv, struct options *o) {
-    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_LIMIT, O_QUIET, O_HELP, O_VERSION };
+    enum {
+        O_DATA = 1,
+        O_MODEL,
+        O_EPOCHS,
+        O_BATCH,
+        O_LR,
+        O_VAL,
+        O_BACKEND,
+        O_SEED,
+        O_LOAD,
+        O_SAVE,
+        O_PLOT,
+        O_MAX_DATA,
+        O_LIMIT,
+        O_QUIET,
+        O_HELP,
+        O_VERSION
+    };
     static const struct option longopts[] = {
-        {"data", required_argument, 0, O_DATA},       {"model", required_argument, 0, O_MODEL},
-        {"epochs", required_argument, 0, O_EPOCHS},   {"batch", required_argument, 0, O_BATCH},
-        {"lr", required_argument, 0, O_LR},           {"val", required_argument, 0, O_VAL},
-        {"backend", required_argument, 0, O_BACKEND}, {"seed", required_argument, 0, O_SEED},
-        {"load", required_argument, 0, O_LOAD},       {"save", required_argument, 0, O_SAVE},
-        {"plot", required_argument, 0, O_PLOT},       {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP},             {"max-data", required_argument, 0, O_MAX_DATA},
-        {"limit", required_argument, 0, O_LIMIT},     {"version", no_argument, 0, O_VERSION},
+        {"data", required_argument, 0, O_DATA},
+        {"model", required_argument, 0, O_MODEL},
+        {"epochs", required_argument, 0, O_EPOCHS},
+        {"batch", required_argument, 0, O_BATCH},
+        {"lr", required_argument, 0, O_LR},
+        {"val", required_argument, 0, O_VAL},
+        {"backend", required_argument, 0, O_BACKEND},
+        {"seed", required_argument, 0, O_SEED},
+        {"load", required_argument, 0, O_LOAD},
+        {"save", required_argument, 0, O_SAVE},
+        {"plot", required_argument, 0, O_PLOT},
+        {"quiet", no_argument, 0, O_QUIET},
+        {"help", no_argument, 0, O_HELP},
+        {"max-data", required_argument, 0, O_MAX_DATA},
+        {"limit", required_argument, 0, O_LIMIT},
+        {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
@@ -374,7 +400,8 @@ static void print_epoch_time(const ggmlc_history *h) {
 static int run(const struct options *o, struct ggmlc_dataset *train_set, struct ggmlc_dataset *test_set) {
     ggmlc_model *m = make_model(o, train_set);
     if (!m) {
-        tool_fail("ggmlc-train", "cannot %s the model: %s", o->load ? "load" : "build", ggmlc_last_error());
+        tool_fail("ggmlc-train", "cannot %s the model: %s", o->load ? "load" : "build",
+                  ggmlc_last_error());
         return o->load ? EXIT_DATA : EXIT_TRAIN;
     }
     if (o->load && !model_fits_data(m, test_set)) {

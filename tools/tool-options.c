@@ -47,7 +47,8 @@ static void flush_locked(void) {
 static void hold_or_print(enum ggml_log_level level, const char *text, void *user) {
     (void)user;
     pthread_mutex_lock(&held.lock);
-    const bool error = level == GGML_LOG_LEVEL_ERROR || (level == GGML_LOG_LEVEL_CONT && held.holding);
+    const bool error =
+        level == GGML_LOG_LEVEL_ERROR || (level == GGML_LOG_LEVEL_CONT && held.holding);
     const size_t n = strlen(text);
     if (!error) flush_locked(); /* keep the order of what is printed */
     if (error && held.len + n > sizeof held.text) flush_locked();

@@ -68,16 +68,19 @@ static enum ggml_backend_dev_type dev_type(ggml_backend_dev_t dev) {
 static bool dev_is_default_choice(ggml_backend_dev_t dev, const char **why) {
     const struct vk_device *d = ggmlc_device_context(dev);
     if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
-        *why = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? "an integrated GPU, after any discrete one"
-                                                                              : "a GPU";
+        *why = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU
+                   ? "an integrated GPU, after any discrete one"
+                   : "a GPU";
         return true;
     }
     if (strcasecmp(vk_tuning()->device, "auto") != 0) {
-        *why = "a CPU-type Vulkan device (software), chosen because [backend.vulkan] device names it";
+        *why =
+            "a CPU-type Vulkan device (software), chosen because [backend.vulkan] device names it";
         return true;
     }
-    *why = "a CPU-type Vulkan device (software, slower than the CPU backend); name it with --backend "
-           "or device = in [backend.vulkan]";
+    *why =
+        "a CPU-type Vulkan device (software, slower than the CPU backend); name it with --backend "
+        "or device = in [backend.vulkan]";
     return false;
 }
 
