@@ -53,7 +53,9 @@ enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_graph_compute: NULL backend or graph");
         return GGML_STATUS_FAILED;
     }
-    if (!ggmlc_graph_complete(cgraph, "ggml_backend_graph_compute")) return GGML_STATUS_FAILED;
+    if (!ggmlc_graph_complete(cgraph, "ggml_backend_graph_compute") ||
+        !ggmlc_graph_buffers_live(cgraph, "ggml_backend_graph_compute"))
+        return GGML_STATUS_FAILED;
     struct ggml_tensor *unsupported = first_unsupported_node(backend, cgraph);
     if (unsupported) return compute_with_cpu_fallback(backend, cgraph, unsupported);
     if (backend->iface.graph_compute) return backend->iface.graph_compute(backend, cgraph);

@@ -22,6 +22,7 @@ struct ggml_backend_buffer {
     void *context;
     size_t size;
     enum ggml_backend_buffer_usage usage;
+    bool freed; /* ggml_backend_buffer_free ran: the struct is kept for a while (buffer.c) */
 };
 
 struct ggml_backend_device {

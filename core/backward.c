@@ -106,11 +106,23 @@ static bool create_accumulators(struct bw_state *s, struct ggml_tensor **grad_ac
     return true;
 }
 
+static bool graph_has_loss(const struct ggml_cgraph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i]->flags & GGML_TENSOR_FLAG_LOSS) return true;
+    return false;
+}
+
 void ggml_build_backward_expand(struct ggml_context *ctx, struct ggml_cgraph *g, struct ggml_tensor **grad_accs) {
     if (!ctx || !g) return;
     if (!g->grads) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                         "ggml_build_backward_expand: the graph has no gradient storage (create it with ggml_new_graph_custom(ctx, size, true))");
+        return;
+    }
+    if (!graph_has_loss(g)) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                        "ggml_build_backward_expand: the graph has no loss (mark a scalar F32 "
+                        "node with ggml_set_loss)");
         return;
     }
     struct bw_state s = {ctx, g, calloc(g->visited_hash_set.size, sizeof(bool))};

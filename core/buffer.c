@@ -2,6 +2,7 @@
  * buffer.c - buffer types, buffers, tensor data transfer, and the host
  * buffer type that CPU-addressable memory uses.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "backend-impl.h"
@@ -83,10 +84,32 @@ void *ggmlc_buffer_context(ggml_backend_buffer_t buffer) { return buffer->contex
 
 const char *ggml_backend_buffer_name(ggml_backend_buffer_t buffer) { return ggml_backend_buft_name(buffer->buft); }
 
+/* Freed buffers' structs, kept so that a tensor still pointing at one is recognised (a clear
+ * error at set/get/compute time instead of a plugin reading freed memory); the oldest is
+ * released when the ring is full, which bounds the memory kept to a few tens of KiB. */
+enum { RETIRED_BUFFERS = 256 };
+static struct {
+    pthread_mutex_t lock;
+    ggml_backend_buffer_t ring[RETIRED_BUFFERS];
+    size_t next;
+} retired = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void retire_buffer(ggml_backend_buffer_t buffer) {
+    memset(&buffer->iface, 0, sizeof buffer->iface); /* nothing may reach the plugin any more */
+    buffer->context = NULL;
+    buffer->size = 0;
+    buffer->freed = true;
+    pthread_mutex_lock(&retired.lock);
+    free(retired.ring[retired.next]);
+    retired.ring[retired.next] = buffer;
+    retired.next = (retired.next + 1) % RETIRED_BUFFERS;
+    pthread_mutex_unlock(&retired.lock);
+}
+
 void ggml_backend_buffer_free(ggml_backend_buffer_t buffer) {
-    if (!buffer) return;
+    if (!buffer || buffer->freed) return;
     if (buffer->iface.free_buffer) buffer->iface.free_buffer(buffer);
-    free(buffer);
+    retire_buffer(buffer);
 }
 
 void *ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer) { return buffer->iface.get_base(buffer); }
@@ -119,11 +142,26 @@ void ggml_backend_buffer_reset(ggml_backend_buffer_t buffer) {
 
 /* ------------------------------------------------------ tensor data I/O */
 
+static ggml_backend_buffer_t storage_buffer(const struct ggml_tensor *tensor) {
+    return tensor->view_src ? tensor->view_src->buffer : tensor->buffer;
+}
+
+bool ggmlc_tensor_buffer_live(const char *func, const struct ggml_tensor *tensor) {
+    const ggml_backend_buffer_t buf = tensor ? storage_buffer(tensor) : NULL;
+    if (!buf || !buf->freed) return true;
+    ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                    "%s: tensor '%s' is in a buffer that was freed (ggml_backend_buffer_free); "
+                    "allocate its context's tensors again",
+                    func, tensor->name);
+    return false;
+}
+
 bool ggmlc_check_tensor_range(const char *func, const struct ggml_tensor *tensor, size_t offset, size_t size) {
     if (!tensor) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: NULL tensor", func);
         return false;
     }
+    if (!ggmlc_tensor_buffer_live(func, tensor)) return false;
     if (!tensor->data) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: tensor '%s' is not allocated", func, tensor->name);
         return false;
@@ -135,10 +173,6 @@ bool ggmlc_check_tensor_range(const char *func, const struct ggml_tensor *tensor
         return false;
     }
     return true;
-}
-
-static ggml_backend_buffer_t storage_buffer(const struct ggml_tensor *tensor) {
-    return tensor->view_src ? tensor->view_src->buffer : tensor->buffer;
 }
 
 void ggml_backend_tensor_set(struct ggml_tensor *tensor, const void *data, size_t offset, size_t size) {

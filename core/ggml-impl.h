@@ -85,6 +85,11 @@ struct ggml_cgraph {
 /* True when g can be computed; false with an error naming who when building it lost a node
  * (see incomplete), so that a compute fails instead of silently skipping part of the graph. */
 GGMLC_HIDDEN bool ggmlc_graph_complete(const struct ggml_cgraph *g, const char *who);
+/* Whether every tensor of g is in a live buffer (or none); false with an error naming who and
+ * the tensor otherwise.  Run after allocation: the scheduler reassigns its own tensors. */
+GGMLC_HIDDEN bool ggmlc_graph_buffers_live(const struct ggml_cgraph *g, const char *who);
+/* False, with an error naming who and the tensor, when tensor's storage is a freed buffer. */
+GGMLC_HIDDEN bool ggmlc_tensor_buffer_live(const char *who, const struct ggml_tensor *tensor);
 
 /* A view of nodes [i0, i1) of cgraph sharing its arrays (for backends computing segments). */
 GGMLC_HIDDEN struct ggml_cgraph ggml_graph_view(struct ggml_cgraph *cgraph, int i0, int i1);

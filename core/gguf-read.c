@@ -69,6 +69,25 @@ static bool read_chunks(struct cursor *c, uint8_t *dst, size_t offset, size_t n)
     return true;
 }
 
+/* A load with a progress label (ggmlc_gguf_init_from_file_progress) whose tensor data reach
+ * PROGRESS_MIN_BYTES reads them in pieces, drawing ggmlc_progress's bar on a terminal. */
+enum { PROGRESS_MIN_BYTES = 16 << 20, PROGRESS_PIECE = 4 << 20 };
+static _Thread_local const char *progress_label;
+
+static bool read_with_progress(struct cursor *c, uint8_t *dst, size_t offset, size_t n,
+                               size_t total) {
+    struct ggmlc_progress progress;
+    ggmlc_progress_begin(&progress, progress_label, (int64_t)total);
+    bool ok = true;
+    for (size_t done = 0; ok && done < n; done += PROGRESS_PIECE) {
+        ok = read_chunks(c, dst + done, offset + done,
+                         n - done < PROGRESS_PIECE ? n - done : PROGRESS_PIECE);
+        ggmlc_progress_update(&progress, (int64_t)(total - n + done + PROGRESS_PIECE));
+    }
+    ggmlc_progress_end(&progress);
+    return ok;
+}
+
 /* Make bytes [0, end) of a lazy source available at c->base (end <= c->size). */
 static bool fetch_until(struct cursor *c, size_t end) {
     struct lazy_source *L = c->lazy;
@@ -101,7 +120,18 @@ static bool copy_out(struct cursor *c, uint8_t *dst, size_t from, size_t n) {
     if (!fetch_until(c, from)) return false;
     const size_t fetched = L->have > from ? (L->have - from < n ? L->have - from : n) : 0;
     if (fetched) memcpy(dst, L->buf + from, fetched);
-    return read_chunks(c, dst + fetched, from + fetched, n - fetched);
+    return progress_label && n >= PROGRESS_MIN_BYTES
+               ? read_with_progress(c, dst + fetched, from + fetched, n - fetched, n)
+               : read_chunks(c, dst + fetched, from + fetched, n - fetched);
+}
+
+struct gguf_context *ggmlc_gguf_init_from_file_progress(const char *fname,
+                                                        struct gguf_init_params params,
+                                                        const char *label) {
+    progress_label = label;
+    struct gguf_context *ctx = gguf_init_from_file(fname, params);
+    progress_label = NULL;
+    return ctx;
 }
 
 static bool read_bytes(struct cursor *c, void *dst, size_t n) {

@@ -209,6 +209,17 @@ full:
     return false;
 }
 
+/* The sources cover the leafs. */
+bool ggmlc_graph_buffers_live(const struct ggml_cgraph *g, const char *who) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct ggml_tensor *node = g->nodes[i];
+        if (!ggmlc_tensor_buffer_live(who, node)) return false;
+        for (int j = 0; j < GGML_MAX_SRC; j++)
+            if (node->src[j] && !ggmlc_tensor_buffer_live(who, node->src[j])) return false;
+    }
+    return true;
+}
+
 bool ggmlc_graph_complete(const struct ggml_cgraph *g, const char *who) {
     if (!g->incomplete) return true;
     ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the graph is incomplete (a node was refused when it was built: "

@@ -369,6 +369,8 @@ static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched
 enum ggml_status ggml_backend_sched_graph_compute_async(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     if (graph && !ggmlc_graph_complete(graph, "ggml_backend_sched_graph_compute")) return GGML_STATUS_FAILED;
     if (!ggml_backend_sched_alloc_graph(sched, graph)) return GGML_STATUS_ALLOC_FAILED;
+    if (!ggmlc_graph_buffers_live(graph, "ggml_backend_sched_graph_compute"))
+        return GGML_STATUS_FAILED;
     for (int k = 0; k < sched->n_splits; k++) {
         const enum ggml_status st = run_split(sched, &sched->splits[k]);
         if (st != GGML_STATUS_SUCCESS) return st;

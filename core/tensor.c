@@ -289,7 +289,29 @@ struct ggml_tensor *ggml_format_name(struct ggml_tensor *t, const char *fmt, ...
 void ggml_set_input(struct ggml_tensor *t) { t->flags |= GGML_TENSOR_FLAG_INPUT; }
 void ggml_set_output(struct ggml_tensor *t) { t->flags |= GGML_TENSOR_FLAG_OUTPUT; }
 void ggml_set_param(struct ggml_tensor *t) { t->flags |= GGML_TENSOR_FLAG_PARAM; }
-void ggml_set_loss(struct ggml_tensor *t) { t->flags |= GGML_TENSOR_FLAG_LOSS; }
+/* ggml requires a scalar F32 loss; ggmlc refuses another instead of seeding every element
+ * with 1 (an implicit sum the caller did not ask for). */
+void ggml_set_loss(struct ggml_tensor *t) {
+    if (!t) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_set_loss: NULL tensor");
+        return;
+    }
+    char shape[GGMLC_SHAPE_STR];
+    if (!ggml_is_scalar(t)) {
+        ggmlc_set_error(
+            GGMLC_ERR_SHAPE,
+            "ggml_set_loss: tensor '%s' has shape %s; a loss must be a scalar (reduce it with "
+            "ggml_sum or ggml_mean)",
+            t->name, ggmlc_shape_str(t, shape));
+        return;
+    }
+    if (t->type != GGML_TYPE_F32) {
+        ggmlc_set_error(GGMLC_ERR_TYPE, "ggml_set_loss: tensor '%s' is %s; a loss must be F32",
+                        t->name, ggml_type_name(t->type));
+        return;
+    }
+    t->flags |= GGML_TENSOR_FLAG_LOSS;
+}
 
 /* --------------------------------------------------------------- views */
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ggml.h"
 #include "ggml-alloc.h"
@@ -14,7 +15,33 @@
 
 enum { ROWS_A = 4, COLS_A = 2, ROWS_B = 3 };
 
-int main(void) {
+/* --help and --version, as every installed program answers them; returns -1 for neither. */
+static int standard_option(int argc, char **argv) {
+    if (argc < 2) return -1;
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        puts("Usage: ggmlc-example-matmul [--help] [--version]\n"
+             "Multiply two small matrices, add a bias and apply a softmax on the best backend\n"
+             "(ggml_backend_init_best), and check the result against plain C.\n"
+             "Exit status: 0 when the results match, 1 otherwise, 2 for an unknown argument.");
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+#ifdef PACKAGE_VERSION
+        puts("ggmlc-example-matmul (ggmlc) " PACKAGE_VERSION);
+#else
+        puts("ggmlc-example-matmul");
+#endif
+        return 0;
+    }
+    fprintf(stderr,
+            "ggmlc-example-matmul: unknown argument '%s'\nTry 'ggmlc-example-matmul --help'.\n",
+            argv[1]);
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    const int answered = standard_option(argc, argv);
+    if (answered >= 0) return answered;
     /* A is 4x2 and B is 3x2 (row-major); ggml_mul_mat(A, B) = B A^T, a 3x4 result */
     const float a[ROWS_A * COLS_A] = {2, 8, 5, 1, 4, 2, 8, 6};
     const float b[ROWS_B * COLS_A] = {10, 5, 9, 9, 5, 4};

@@ -599,7 +599,9 @@ GGML_API struct ggml_tensor *ggml_set_name(struct ggml_tensor *tensor, const cha
 GGML_ATTRIBUTE_FORMAT(2, 3)
 GGML_API struct ggml_tensor *ggml_format_name(struct ggml_tensor *tensor, const char *fmt, ...);
 
-/* Mark graph roles (see enum ggml_tensor_flag). */
+/* Mark graph roles (see enum ggml_tensor_flag).  A loss must be an F32 scalar, as in ggml
+ * (reduce it with ggml_sum or ggml_mean first): another tensor is refused with
+ * GGMLC_ERR_SHAPE (or _TYPE) and left unmarked, and ggml_build_backward_expand then fails. */
 GGML_API void ggml_set_input(struct ggml_tensor *tensor);
 GGML_API void ggml_set_output(struct ggml_tensor *tensor);
 GGML_API void ggml_set_param(struct ggml_tensor *tensor);

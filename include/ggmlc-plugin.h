@@ -158,6 +158,11 @@ struct ggmlc_device_iface {
     bool (*offload_op)(ggml_backend_dev_t dev, const struct ggml_tensor *op);
     /* Release the device's context (optional). */
     void (*free)(ggml_backend_dev_t dev);
+    /* Whether the device may be chosen without being named (ggml_backend_init_best, the model
+     * API's default) ahead of the CPU backend, with a short reason in *why for ggmlc-info.
+     * A software device (lavapipe) answers no unless the configuration names it.  Optional:
+     * GPU-type devices then answer yes, others no. */
+    bool (*is_default_choice)(ggml_backend_dev_t dev, const char **why);
 };
 
 struct ggmlc_buft_iface {

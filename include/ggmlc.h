@@ -92,6 +92,15 @@ GGML_API bool   ggmlc_backend_get_info(size_t index, struct ggmlc_backend_info *
  * ("" when the plugin gives none). */
 GGML_API const char *ggmlc_device_caps(ggml_backend_dev_t dev);
 
+/* Whether dev may be chosen without being named: the CPU device, GPUs, and software devices
+ * (a CPU-type Vulkan device such as lavapipe) only where the configuration names them.  *why
+ * (when why is not NULL) gets a short reason, as ggmlc-info prints it. */
+GGML_API bool ggmlc_device_is_default_choice(ggml_backend_dev_t dev, const char **why);
+
+/* The device that ggml_backend_init_best initialises: the first default-choice GPU in the
+ * preference order, else the first such integrated GPU, else the CPU (NULL when none). */
+GGML_API ggml_backend_dev_t ggmlc_device_default(void);
+
 /* Whether a debug channel ("loader", "sched", ...) was named in $GGMLC_DEBUG. */
 GGML_API bool ggmlc_debug_enabled(const char *channel);
 
@@ -101,6 +110,23 @@ GGML_API bool ggmlc_debug_enabled(const char *channel);
  * symbolic links) a regular file this user may replace; else GGMLC_ERR_IO with the reason.
  * Nothing is left behind.  Saving later can still fail (a full disk, a changed folder). */
 GGML_API enum ggmlc_status ggmlc_check_writable(const char *path);
+
+/* Progress of long work (a conversion, a load) as ggmlc-train shows an epoch's: on a terminal
+ * (stderr), "LABEL  done/total MiB [====>.....] ETA 3s", rewritten in place at most ten times a
+ * second and cut to the terminal's width; nothing at all when stderr is not a terminal.  Begin
+ * with the total in bytes, update with the bytes done, clear before printing other lines to the
+ * terminal (the next update draws the bar again), end to finish the line. */
+struct ggmlc_progress {
+    const char *label;
+    int64_t total, done;
+    int64_t t_start, t_last;
+    bool tty, drawn;
+};
+GGML_API void ggmlc_progress_begin(struct ggmlc_progress *p, const char *label,
+                                   int64_t total_bytes);
+GGML_API void ggmlc_progress_update(struct ggmlc_progress *p, int64_t done_bytes);
+GGML_API void ggmlc_progress_clear(struct ggmlc_progress *p);
+GGML_API void ggmlc_progress_end(struct ggmlc_progress *p);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@ enum ggmlc_status nn_history_push(ggmlc_history *h, const struct ggmlc_epoch_log
     if (h->n == h->cap) {
         const int cap = h->cap ? 2 * h->cap : 16;
         struct ggmlc_epoch_logs *e = realloc(h->epochs, sizeof *e * (size_t)cap);
-        if (!e) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: cannot grow the history");
+        if (!e) return ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot grow the history");
         h->epochs = e;
         h->cap = cap;
     }

@@ -22,19 +22,19 @@ enum ggmlc_optim_kind nn_optim_kind(const struct ggmlc_compile_options *o) {
 
 static ggmlc_model *model_new(bool sequential) {
     ggmlc_model *m = calloc(1, sizeof *m);
-    if (!m) ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: cannot allocate a model");
+    if (!m) ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot allocate a model");
     if (m) m->sequential = sequential;
     return m;
 }
 
 static ggmlc_node *node_new(ggmlc_model *m, enum nn_node_kind kind) {
     if (m->n_nodes >= NN_MAX_NODES) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: a model holds at most %d nodes", NN_MAX_NODES);
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "a model holds at most %d nodes", NN_MAX_NODES);
         return NULL;
     }
     ggmlc_node *n = calloc(1, sizeof *n);
     if (!n) {
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: out of memory");
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory");
         return NULL;
     }
     n->kind = kind;
@@ -94,7 +94,7 @@ static bool own_layer(ggmlc_model *m, ggmlc_layer *l) {
         if (m->layers[i] == l) return true;
     }
     if (l->owned) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: layer '%s' belongs to another model", l->name);
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "layer '%s' belongs to another model", l->name);
         return false;
     }
     l->owned = true;
@@ -300,9 +300,10 @@ void ggmlc_model_free(ggmlc_model *m) {
 
 enum ggmlc_status nn_model_finish(ggmlc_model *m) {
     if (!m->finished || m->n_inputs < 1 || m->n_outputs < 1)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no input or output yet (ggmlc_model_set_outputs)");
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "the model has no input or output yet (ggmlc_model_set_outputs)");
     if (m->n_layers == 0) /* a sequential model's output is then its input: nothing to train */
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: the model has no layers (ggmlc_model_add)");
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "the model has no layers (ggmlc_model_add)");
     return GGMLC_OK;
 }
 
@@ -398,7 +399,7 @@ static void init_values(ggmlc_model *m, const struct nn_param *p, float *v, int6
     }
 }
 
-/* The backends: the named one or every configured device in preference order, then the CPU. */
+/* The backends: the named one or every default-choice device in preference order, then the CPU. */
 static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
     if (name) {
         ggml_backend_t be = ggml_backend_init_by_name(name, NULL);
@@ -408,6 +409,8 @@ static enum ggmlc_status open_backends(ggmlc_model *m, const char *name) {
         for (size_t i = 0; i < ggml_backend_dev_count() && m->n_backends < 7; i++) {
             ggml_backend_dev_t dev = ggml_backend_dev_get(i);
             if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) continue;
+            if (!ggmlc_device_is_default_choice(dev, NULL))
+                continue; /* as ggml_backend_init_best */
             ggml_backend_t be = ggml_backend_dev_init(dev, NULL);
             if (be) m->backends[m->n_backends++] = be;
         }

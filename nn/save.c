@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "gguf-impl.h"
 #include "gguf.h"
 #include "nn-impl.h"
 
@@ -474,7 +475,9 @@ static bool load_weights(struct reader *r, ggmlc_model *m, struct ggml_context *
 
 ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
     struct ggml_context *data = NULL;
-    struct reader r = {gguf_init_from_file(path, (struct gguf_init_params){.no_alloc = false, .ctx = &data}), path, true};
+    struct gguf_init_params params = {.no_alloc = false, .ctx = &data};
+    struct reader r = {ggmlc_gguf_init_from_file_progress(path, params, "loading the model"), path,
+                       true};
     if (!r.g) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: cannot read %s (%s)", path, ggmlc_last_error());
         return NULL;

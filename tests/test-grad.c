@@ -331,8 +331,45 @@ static void test_inplace_refused(void) {
     }
 }
 
+/* As in ggml, a loss is an F32 scalar: another tensor is refused (not summed implicitly) and a
+ * graph without a loss has no backward pass. */
+static void test_loss_must_be_scalar(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    ggml_set_param(x);
+    struct ggml_tensor *y = ggml_sqr(ctx, x);
+    ggmlc_clear_error();
+    ggml_set_loss(y);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_SHAPE && !(y->flags & GGML_TENSOR_FLAG_LOSS) &&
+               strstr(ggmlc_last_error(), "scalar") != NULL,
+           "ggml_set_loss on a [4] tensor is refused (%s)", ggmlc_last_error());
+    struct ggml_cgraph *gb = ggml_new_graph_custom(ctx, 64, true);
+    ggml_build_forward_expand(gb, y);
+    const int n_forward = ggml_graph_n_nodes(gb);
+    ggml_build_backward_expand(ctx, gb, NULL);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG &&
+               strstr(ggmlc_last_error(), "no loss") != NULL &&
+               ggml_graph_n_nodes(gb) == n_forward && ggml_graph_get_grad(gb, x) == NULL,
+           "a graph without a loss has no backward pass (%s)", ggmlc_last_error());
+    struct ggml_tensor *half = ggml_new_tensor_1d(ctx, GGML_TYPE_F16, 1);
+    ggmlc_clear_error();
+    ggml_set_loss(half);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_TYPE && !(half->flags & GGML_TENSOR_FLAG_LOSS),
+           "ggml_set_loss on an F16 scalar is refused (%s)", ggmlc_last_error());
+    ggmlc_clear_error();
+    ggml_set_loss(NULL);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_INVALID_ARG, "ggml_set_loss(NULL) is refused");
+    struct ggml_tensor *sum = ggml_sum(ctx, y);
+    ggmlc_clear_error();
+    ggml_set_loss(sum);
+    tap_ok(ggmlc_last_status() == GGMLC_OK && (sum->flags & GGML_TENSOR_FLAG_LOSS),
+           "an F32 scalar is a loss");
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(1234);
+    test_loss_must_be_scalar();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_inplace_refused();
     return tap_done();

@@ -58,6 +58,7 @@
 #include "ggmlc.h"
 #include "ggmlc-nn.h"
 #include "../bench/decode-graph.h"
+#include "tool-options.h"
 
 struct options {
     const char *op, *backend;
@@ -160,7 +161,7 @@ static bool run_graph(void *arg) {
 static ggml_backend_t open_backend(const struct options *o) {
     ggml_backend_t b = ggml_backend_init_by_name(o->backend, NULL);
     if (!b) {
-        fprintf(stderr, "ggmlc-bench: no backend '%s': %s\n", o->backend, ggmlc_last_error());
+        tool_fail("ggmlc-bench", "no backend '%s': %s", o->backend, ggmlc_last_error());
         return NULL;
     }
     ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(ggml_backend_get_device(b));
@@ -197,7 +198,8 @@ static struct ggml_context *new_meta_ctx(int64_t n_tensors) {
     const size_t size = (size_t)n_tensors * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size(n_tensors), false);
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){size, NULL, true});
     if (!ctx) {
-        fprintf(stderr, "ggmlc-bench: cannot make a context for %lld tensors: %s\n", (long long)n_tensors, ggmlc_last_error());
+        tool_fail("ggmlc-bench", "cannot make a context for %lld tensors: %s", (long long)n_tensors,
+                  ggmlc_last_error());
         exit(2);
     }
     return ctx;
@@ -209,7 +211,7 @@ static bool prepare_graph(struct graph_run *run, ggml_backend_t backend, struct 
                           int64_t n_tensors) {
     run->buffer = ggml_backend_alloc_ctx_tensors(ctx, backend);
     if (!run->buffer) {
-        fprintf(stderr, "ggmlc-bench: cannot allocate the tensors: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "cannot allocate the tensors: %s", ggmlc_last_error());
         return false;
     }
     unsigned seed = 1;
@@ -321,7 +323,7 @@ static bool bench_mul_mat(const struct options *o, struct result *res) {
     struct graph_run run;
     struct sgemm_run blas;
     if (!out[o->products - 1] || !prepare_graph(&run, backend, ctx, out[0], n_tensors)) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     for (int64_t i = 1; i < o->products; i++) ggml_build_forward_expand(run.graph, out[i]);
@@ -410,7 +412,7 @@ static bool bench_elementwise(const struct options *o, struct result *res) {
         streams = 3;
     }
     if (!out) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     res->median_s = time_graph(o, backend, ctx, out, 3);
@@ -496,7 +498,7 @@ static bool bench_graph_overhead(const struct options *o, struct result *res) {
     struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 16);
     for (int64_t i = 0; i < o->nodes && x; i++) x = ggml_add(ctx, x, y);
     if (!x) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     res->median_s = time_graph(o, backend, ctx, x, o->nodes + 2);
@@ -516,7 +518,7 @@ static bool bench_conv_2d(const struct options *o, struct result *res) {
     struct ggml_tensor *out = strcmp(o->op, "conv_2d") == 0 ? ggml_conv_2d(ctx, w, x, 1, 1, 1, 1, 1, 1)
                                                              : ggml_conv_2d_direct(ctx, w, x, 1, 1, 1, 1, 1, 1);
     if (!out) {
-        fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
         return false;
     }
     res->median_s = time_graph(o, backend, ctx, out, 16);
@@ -623,7 +625,7 @@ static int bench_train_step(int argc, char **argv) {
     }
     struct train_run run = {build_mlp(&o), NULL, NULL, o.steps * o.batch, 0, o.batch};
     if (!run.model) {
-        fprintf(stderr, "ggmlc-bench: cannot build the model: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-bench", "cannot build the model: %s", ggmlc_last_error());
         return 1;
     }
     const int64_t in = o.arch[0], classes = o.arch[o.n_arch - 1];
@@ -653,7 +655,7 @@ static int bench_train_step(int argc, char **argv) {
                             (flops / ours[r]) / (gemm_flops / theirs[r]));
         printf("\n");
     }
-    if (!ok) fprintf(stderr, "ggmlc-bench: training failed: %s\n", ggmlc_last_error());
+    if (!ok) tool_fail("ggmlc-bench", "training failed: %s", ggmlc_last_error());
     if (ok) {
         const double step = median_of(ours + 1, o.rounds);
         printf("train-step mlp ");
@@ -679,25 +681,33 @@ static int bench_train_step(int argc, char **argv) {
 
 /* ---------------------------------------------------------------- main */
 
-static void usage(void) {
-    fputs("usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|decode-graph|conv_2d|conv_2d_direct [options]\n"
-          "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
-          "  --btype f32|f16                 mul_mat activation type (default f32)\n"
-          "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
-          "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
-          "  --nodes N                       graph-overhead chain length (1000)\n"
-          "  --products P                    mul_mat: P independent products in one graph, rates per product (1, at most 64)\n"
-          "  --chain                         with --products: each product reads the one before (needs n >= k)\n"
-          "  --reuse                         with --products: all products read the same weights\n"
-          "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
-          "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
-          "  --backend NAME                  backend (default cpu)\n"
-          "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
-          "  --compare memcpy                also time memcpy of --size elements; weights GB/s as % of it (mul_mat)\n"
-          "  --rounds R                      alternate ggmlc and the comparison R times; medians over rounds (1)\n"
-          "  --json                          one JSON object on stdout\n",
-          stderr);
+static void print_usage(FILE *out) {
+    fputs(
+        "usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|decode-graph|conv_2d|conv_2d_direct [options]\n"
+        "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
+        "  --btype f32|f16                 mul_mat activation type (default f32)\n"
+        "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
+        "  --size ELEMENTS                 add/mul/soft_max/memcpy/memread tensor size (16777216 = 64 MiB f32)\n"
+        "  --nodes N                       graph-overhead chain length (1000)\n"
+        "  --products P                    mul_mat: P independent products in one graph, rates per product (1, at most 64)\n"
+        "  --chain                         with --products: each product reads the one before (needs n >= k)\n"
+        "  --reuse                         with --products: all products read the same weights\n"
+        "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
+        "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
+        "  --backend NAME                  backend (default cpu)\n"
+        "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
+        "  --compare memcpy                also time memcpy of --size elements; weights GB/s as % of it (mul_mat)\n"
+        "  --rounds R                      alternate ggmlc and the comparison R times; medians over rounds (1)\n"
+        "  --json                          one JSON object on stdout\n"
+        "       ggmlc-bench matvec [--k 4096] [--n 14336] [--type T] [--threads 2] [--rounds 3] [--compare openblas]\n"
+        "       ggmlc-bench train-step [--arch 784,512,256,10] [--batch 256] [--steps 50] [--threads 2] [--rounds 3]"
+        " [--compare openblas]\n"
+        "       ggmlc-bench decode-graph [--layers 4] [--embd 256] [...] (bench/decode-graph.c)\n"
+        "       ggmlc-bench --help | --version\n",
+        out);
 }
+
+static void usage(void) { print_usage(stderr); }
 
 static bool parse_type(const char *s, enum ggml_type *type) {
     for (int t = 0; t < GGML_TYPE_COUNT; t++) /* any type with a name: f32, q4_0, q4_K, iq4_nl, ... */
@@ -851,7 +861,7 @@ static bool matvec_setup(const struct options *o, ggml_backend_t backend, struct
         struct ggml_tensor *w = ggml_new_tensor_2d(mb->ctx, mb->types[t], o->k, o->n);
         for (int c = 0; c < MATVEC_COLS; c++)
             if (!(out[t][c] = ggml_mul_mat(mb->ctx, w, xs[c]))) {
-                fprintf(stderr, "ggmlc-bench: %s\n", ggmlc_last_error());
+                tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
                 return false;
             }
     }
@@ -963,6 +973,8 @@ static int bench_matvec(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    if (tool_answer_standard_option(argc, argv, "ggmlc-bench", print_usage)) return 0;
+    tool_hold_error_logs(); /* each failure printed once: tool-options.h */
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
     if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
     if (argc > 1 && strcmp(argv[1], "decode-graph") == 0)

@@ -18,15 +18,22 @@
 #include "ggml.h"
 #include "ggmlc.h"
 #include "gguf.h"
+#include "tool-options.h"
 
 #define EXIT_USAGE 2
 
+static void print_usage(FILE *out) {
+    fprintf(
+        out,
+        "usage: ggmlc-gguf info FILE\n"
+        "       ggmlc-gguf quantize IN OUT TYPE   (TYPE: q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K\n"
+        "                                          iq4_nl iq4_xs mxfp4 f16 bf16 f32)\n"
+        "       ggmlc-gguf dequantize IN OUT\n"
+        "       ggmlc-gguf --help | --version\n");
+}
+
 static int usage(void) {
-    fprintf(stderr,
-            "usage: ggmlc-gguf info FILE\n"
-            "       ggmlc-gguf quantize IN OUT TYPE   (TYPE: q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K\n"
-            "                                          iq4_nl iq4_xs mxfp4 f16 bf16 f32)\n"
-            "       ggmlc-gguf dequantize IN OUT\n");
+    print_usage(stderr);
     return EXIT_USAGE;
 }
 
@@ -121,6 +128,7 @@ static void print_name(const char *name, int width) {
 /* An error on stderr: "ggmlc-gguf: [NAME: ]MESSAGE", both escaped (they may come from the file). */
 static void report(const char *name, const char *message) {
     bool cut;
+    tool_discard_errors(); /* message carries what the library logged (tool-options.h) */
     fputs("ggmlc-gguf: ", stderr);
     if (name) {
         print_escaped(stderr, name, SIZE_MAX, false, &cut);
@@ -250,6 +258,15 @@ static void *convert(const struct ggml_tensor *t, enum ggml_type dst_type, size_
     return out;
 }
 
+/* Bytes of the data of the first n tensors of ctx (the file's, after its info tensor). */
+static size_t total_bytes(struct ggml_context *ctx, int64_t n) {
+    size_t total = 0;
+    const struct ggml_tensor *t = first_info_tensor(ctx, false);
+    for (int64_t i = 0; i < n && t; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t))
+        total += ggml_nbytes(t);
+    return total;
+}
+
 /* Read IN, convert each tensor (to f32 when dequantizing, else by target_type), write OUT. */
 static int transform(const char *in, const char *out, enum ggml_type want, bool dequantize) {
     if (ggmlc_check_writable(out) != GGMLC_OK) { /* before converting every tensor, not after */
@@ -269,6 +286,10 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
     void **buffers = calloc((size_t)n + 1, sizeof *buffers);
     size_t before = 0, after = 0;
     int status = 0;
+    struct ggmlc_progress progress; /* a bar on a terminal's stderr, nothing on a pipe */
+    ggmlc_progress_begin(&progress, dequantize ? "dequantizing" : "quantizing",
+                         (int64_t)total_bytes(ctx, n));
+    ggmlc_progress_update(&progress, 0);
     const struct ggml_tensor *t = first_info_tensor(ctx, false);
     for (int64_t i = 0; i < n && status == 0; i++, t = ggml_get_next_tensor(ctx, (struct ggml_tensor *)t)) {
         enum ggml_type dst = t->type;
@@ -302,6 +323,7 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
             for (int d = 2; d < GGML_MAX_DIMS; d++) copy.nb[d] = copy.nb[d - 1] * (size_t)t->ne[d - 1];
         }
         gguf_add_tensor(o, &copy);
+        ggmlc_progress_clear(&progress);
         char shape[96];
         shape_str(t, shape, sizeof shape);
         printf("[%4" PRId64 "/%4" PRId64 "] ", i + 1, n);
@@ -311,7 +333,9 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
         fflush(stdout);
         before += ggml_nbytes(t);
         after += size;
+        ggmlc_progress_update(&progress, (int64_t)before);
     }
+    ggmlc_progress_end(&progress);
     if (status == 0 && !gguf_write_to_file(o, out, false)) {
         report(NULL, ggmlc_last_error());
         status = 1;
@@ -327,11 +351,9 @@ static int transform(const char *in, const char *out, enum ggml_type want, bool 
     return status;
 }
 
-/* Errors are printed once by the commands themselves. */
-static void quiet_log(enum ggml_log_level level, const char *text, void *user) { (void)level; (void)text; (void)user; }
-
 int main(int argc, char **argv) {
-    ggml_log_set(quiet_log, NULL);
+    if (tool_answer_standard_option(argc, argv, "ggmlc-gguf", print_usage)) return 0;
+    tool_hold_error_logs(); /* each failure printed once, by report() */
     if (argc == 3 && strcmp(argv[1], "info") == 0) return cmd_info(argv[2]);
     if (argc == 4 && strcmp(argv[1], "dequantize") == 0) return transform(argv[2], argv[3], GGML_TYPE_F32, true);
     if (argc == 5 && strcmp(argv[1], "quantize") == 0) {

@@ -14,13 +14,15 @@
 #include "ggml-backend.h"
 #include "ggmlc-plugin.h"
 #include "ggmlc.h"
+#include "tool-options.h"
 
 static void usage(FILE *out) {
     fprintf(out,
-            "Usage: ggmlc-info [--ops] [--help]\n"
+            "Usage: ggmlc-info [--ops] [--help] [--version]\n"
             "Show the ggmlc configuration, its backends and their devices.\n\n"
-            "  --ops    also list which operators each device supports\n"
-            "  --help   show this help\n\n"
+            "  --ops      also list which operators each device supports\n"
+            "  --help     show this help\n"
+            "  --version  show the version of ggmlc\n\n"
             "Environment: GGMLC_CONFIG (configuration file), GGMLC_BACKENDS (backends to use, in\n"
             "order), GGMLC_DEBUG=loader (trace every file and path the loader tries).\n"
             "Exit status: 0 when the CPU backend loaded, 1 otherwise.\n");
@@ -126,9 +128,16 @@ static void print_devices(void) {
                (int)w_mem, mem[i], ggml_backend_dev_description(dev));
         const char *caps = ggmlc_device_caps(dev);
         if (*caps) printf("  %-3s %-*s  caps: %s\n", "", (int)w_name, "", caps);
+        const char *why;
+        const bool eligible = ggmlc_device_is_default_choice(dev, &why);
+        printf("  %-3s %-*s  rank: %s: %s\n", "", (int)w_name, "",
+               eligible ? "default choice" : "only when named", why);
     }
     if (n == 0) printf("  (none)\n");
-    printf("\n");
+    ggml_backend_dev_t best = ggmlc_device_default();
+    printf("Default device (ggml_backend_init_best, ggmlc-train, the model API): %s\n",
+           best ? ggml_backend_dev_name(best) : "none");
+    printf("  (the first default-choice GPU in the order above, else the CPU)\n\n");
 }
 
 /* ----------------------------------------------------------- op table */
@@ -201,6 +210,9 @@ int main(int argc, char **argv) {
             ops = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            tool_print_version("ggmlc-info");
             return 0;
         } else {
             fprintf(stderr, "ggmlc-info: unknown argument '%s'\n", argv[i]);

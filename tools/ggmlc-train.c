@@ -13,6 +13,7 @@
 
 #include "ggml-backend.h"
 #include "ggmlc-nn.h"
+#include "tool-options.h"
 
 #if defined(__SSE2__)
 #include <pmmintrin.h>
@@ -35,31 +36,33 @@ struct options {
 };
 
 static void usage(FILE *out) {
-    fputs("Usage: ggmlc-train [OPTION]...\n"
-          "Train a classifier with ggmlc and print its accuracy on held-out test data.\n"
-          "With no option: an MLP on the 8x8 handwritten digits embedded in ggmlc.\n\n"
-          "  --data NAME      digits (default), fashion-mnist (Debian package dataset-fashion-mnist),\n"
-          "                   a CSV file (gzip'd or not; per line the features, then a label 0..N),\n"
-          "                   or a folder of MNIST-style IDX files (train-images-idx3-ubyte.gz, ...)\n"
-          "  --model KIND     mlp (default) or cnn (two convolutions with pooling, then dense layers)\n"
-          "  --epochs N       training epochs (default 20 for digits, 10 otherwise; 0 with --load)\n"
-          "  --batch N        batch size (default 32)\n"
-          "  --lr RATE        AdamW learning rate (default 0.001)\n"
-          "  --val FRACTION   part of the training data held out for validation (default 0.1; 0: none)\n"
-          "  --backend NAME   backend or device to train on (default: the configured preference order);\n"
-          "                   the summary's Device line says which one computes\n"
-          "  --seed N         seed of the data split, weights and shuffling (default 42)\n"
-          "  --load FILE      start from a saved model instead of a new one\n"
-          "  --save FILE      save the trained model (GGUF) to FILE\n"
-          "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
-          "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
-          "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
-          "  --limit N        train on the first N training samples only (a quick trial; the test\n"
-          "                   data stay whole)\n"
-          "  --quiet          print only the results\n"
-          "  --help           show this help\n\n"
-          "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
-          out);
+    fputs(
+        "Usage: ggmlc-train [OPTION]...\n"
+        "Train a classifier with ggmlc and print its accuracy on held-out test data.\n"
+        "With no option: an MLP on the 8x8 handwritten digits embedded in ggmlc.\n\n"
+        "  --data NAME      digits (default), fashion-mnist (Debian package dataset-fashion-mnist),\n"
+        "                   a CSV file (gzip'd or not; per line the features, then a label 0..N),\n"
+        "                   or a folder of MNIST-style IDX files (train-images-idx3-ubyte.gz, ...)\n"
+        "  --model KIND     mlp (default) or cnn (two convolutions with pooling, then dense layers)\n"
+        "  --epochs N       training epochs (default 20 for digits, 10 otherwise; 0 with --load)\n"
+        "  --batch N        batch size (default 32)\n"
+        "  --lr RATE        AdamW learning rate (default 0.001)\n"
+        "  --val FRACTION   part of the training data held out for validation (default 0.1; 0: none)\n"
+        "  --backend NAME   backend or device to train on (default: the configured preference order);\n"
+        "                   the summary's Device line says which one computes\n"
+        "  --seed N         seed of the data split, weights and shuffling (default 42)\n"
+        "  --load FILE      start from a saved model instead of a new one\n"
+        "  --save FILE      save the trained model (GGUF) to FILE\n"
+        "  --plot FILE.svg  write the learning curves (loss, accuracy; train and validation)\n"
+        "  --max-data MIB   most memory one dataset may take while loaded, in MiB (default 1024,\n"
+        "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
+        "  --limit N        train on the first N training samples only (a quick trial; the test\n"
+        "                   data stay whole)\n"
+        "  --quiet          print only the results\n"
+        "  --help           show this help\n"
+        "  --version        show the version of ggmlc\n\n"
+        "Exit status: 0 success, 2 bad arguments, 3 data missing or unreadable, 4 model or training failure.\n",
+        out);
 }
 
 /* ------------------------------------------------------------ arguments */
@@ -87,18 +90,43 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
     return EXIT_USAGE;
 }
 
-/* Returns 0, EXIT_USAGE, or -1 after --help. */
+/* Returns 0, EXIT_USAGE, or -1 after --help or --version. */
 static int parse_args(int argc, char **argv, struct options *o) {
-    enum { O_DATA = 1, O_MODEL, O_EPOCHS, O_BATCH, O_LR, O_VAL, O_BACKEND, O_SEED, O_LOAD, O_SAVE, O_PLOT, O_MAX_DATA, O_LIMIT, O_QUIET, O_HELP };
+    enum {
+        O_DATA = 1,
+        O_MODEL,
+        O_EPOCHS,
+        O_BATCH,
+        O_LR,
+        O_VAL,
+        O_BACKEND,
+        O_SEED,
+        O_LOAD,
+        O_SAVE,
+        O_PLOT,
+        O_MAX_DATA,
+        O_LIMIT,
+        O_QUIET,
+        O_HELP,
+        O_VERSION
+    };
     static const struct option longopts[] = {
-        {"data", required_argument, 0, O_DATA},       {"model", required_argument, 0, O_MODEL},
-        {"epochs", required_argument, 0, O_EPOCHS},   {"batch", required_argument, 0, O_BATCH},
-        {"lr", required_argument, 0, O_LR},           {"val", required_argument, 0, O_VAL},
-        {"backend", required_argument, 0, O_BACKEND}, {"seed", required_argument, 0, O_SEED},
-        {"load", required_argument, 0, O_LOAD},       {"save", required_argument, 0, O_SAVE},
-        {"plot", required_argument, 0, O_PLOT},       {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP},             {"max-data", required_argument, 0, O_MAX_DATA},
+        {"data", required_argument, 0, O_DATA},
+        {"model", required_argument, 0, O_MODEL},
+        {"epochs", required_argument, 0, O_EPOCHS},
+        {"batch", required_argument, 0, O_BATCH},
+        {"lr", required_argument, 0, O_LR},
+        {"val", required_argument, 0, O_VAL},
+        {"backend", required_argument, 0, O_BACKEND},
+        {"seed", required_argument, 0, O_SEED},
+        {"load", required_argument, 0, O_LOAD},
+        {"save", required_argument, 0, O_SAVE},
+        {"plot", required_argument, 0, O_PLOT},
+        {"quiet", no_argument, 0, O_QUIET},
+        {"help", no_argument, 0, O_HELP},
+        {"max-data", required_argument, 0, O_MAX_DATA},
         {"limit", required_argument, 0, O_LIMIT},
+        {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
@@ -142,6 +170,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
             break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
+        case O_VERSION: tool_print_version("ggmlc-train"); return -1;
         default:
             if (optopt) fprintf(stderr, "ggmlc-train: option '%s' needs a value\n", argv[optind - 1]);
             else fprintf(stderr, "ggmlc-train: unknown option '%s'\n", argv[optind - 1]);
@@ -159,7 +188,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
         return EXIT_USAGE;
     }
     if ((o->save && ggmlc_check_writable(o->save) != GGMLC_OK) || (o->plot && ggmlc_check_writable(o->plot) != GGMLC_OK)) {
-        fprintf(stderr, "ggmlc-train: %s\n", ggmlc_last_error()); /* before training, not after */
+        tool_fail("ggmlc-train", "%s", ggmlc_last_error()); /* before training, not after */
         return EXIT_USAGE;
     }
     return 0;
@@ -234,7 +263,7 @@ static int load_data(const struct options *o, struct ggmlc_dataset *train, struc
     if (st == GGMLC_OK && split) st = ggmlc_dataset_split(&all, 0.2, o->seed, train, test);
     ggmlc_dataset_free(&all);
     if (st != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: cannot load the data '%s': %s\n", o->data, ggmlc_last_error());
+        tool_fail("ggmlc-train", "cannot load the data '%s': %s", o->data, ggmlc_last_error());
         return EXIT_DATA;
     }
     if (images) {
@@ -336,7 +365,7 @@ static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *
     bool own_split = false;
     if (o->val_split > 0) {
         if (ggmlc_dataset_split(train_set, o->val_split, o->seed + 1, &fit_set, &val_set) != GGMLC_OK) {
-            fprintf(stderr, "ggmlc-train: cannot hold out validation data: %s\n", ggmlc_last_error());
+            tool_fail("ggmlc-train", "cannot hold out validation data: %s", ggmlc_last_error());
             return EXIT_DATA;
         }
         own_split = true;
@@ -354,7 +383,7 @@ static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *
                                                  fit_set.n, &fo, history);
     if (own_split) ggmlc_dataset_free(&fit_set), ggmlc_dataset_free(&val_set);
     if (st != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: training failed: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "training failed: %s", ggmlc_last_error());
         return EXIT_TRAIN;
     }
     return 0;
@@ -371,7 +400,8 @@ static void print_epoch_time(const ggmlc_history *h) {
 static int run(const struct options *o, struct ggmlc_dataset *train_set, struct ggmlc_dataset *test_set) {
     ggmlc_model *m = make_model(o, train_set);
     if (!m) {
-        fprintf(stderr, "ggmlc-train: cannot %s the model: %s\n", o->load ? "load" : "build", ggmlc_last_error());
+        tool_fail("ggmlc-train", "cannot %s the model: %s", o->load ? "load" : "build",
+                  ggmlc_last_error());
         return o->load ? EXIT_DATA : EXIT_TRAIN;
     }
     if (o->load && !model_fits_data(m, test_set)) {
@@ -384,7 +414,7 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
     double loss = NAN, metrics[2] = {NAN, NAN};
     if (rc == 0 && ggmlc_model_evaluate(m, test_set->x, ggmlc_dataset_features(test_set).len, test_set->y, (size_t)test_set->n, test_set->n,
                                         256, &loss, metrics) != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: evaluation failed: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "evaluation failed: %s", ggmlc_last_error());
         rc = EXIT_TRAIN;
     }
     if (rc == 0) {
@@ -395,12 +425,12 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
         char title[256];
         snprintf(title, sizeof(title), "ggmlc-train: %s, %s", o->model, o->data);
         if (ggmlc_plot_history(history, title, o->plot) != GGMLC_OK) {
-            fprintf(stderr, "ggmlc-train: cannot write the plot: %s\n", ggmlc_last_error());
+            tool_fail("ggmlc-train", "cannot write the plot: %s", ggmlc_last_error());
             rc = EXIT_TRAIN;
         }
     }
     if (rc == 0 && o->save && ggmlc_model_save(m, o->save, false) != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: cannot save the model: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "cannot save the model: %s", ggmlc_last_error());
         rc = EXIT_TRAIN;
     }
     ggmlc_history_free(history);
@@ -434,14 +464,16 @@ static void flush_subnormals(void) {
 }
 
 int main(int argc, char **argv) {
+    tool_hold_error_logs(); /* each failure printed once: tool-options.h */
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) return rc < 0 ? 0 : rc;
     flush_subnormals();
     if (ggmlc_init() != GGMLC_OK) {
-        fprintf(stderr, "ggmlc-train: ggmlc could not start: %s\n", ggmlc_last_error());
+        tool_fail("ggmlc-train", "ggmlc could not start: %s", ggmlc_last_error());
         return EXIT_TRAIN;
     }
+    tool_flush_errors(); /* a backend that failed while the CPU loaded: said, not fatal */
     if ((rc = check_backend_name(o.backend)) != 0) return rc;
     struct ggmlc_dataset train_set = {0}, test_set = {0};
     rc = load_data(&o, &train_set, &test_set);

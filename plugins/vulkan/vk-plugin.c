@@ -3,9 +3,11 @@
  * chosen Vulkan device, and the backends (streams) on them.
  *
  * Options ([backend.vulkan] of the config):
- *   device = auto | all | <index>[,<index>...] | <name substring>
+ *   device = auto | any | all | <index>[,<index>...] | <name substring>
  *            (auto: every GPU, or the CPU-type devices such as lavapipe when
- *            there is no GPU); $GGMLC_VK_DEVICE overrides it.
+ *            there is no GPU; any: the same, naming them); $GGMLC_VK_DEVICE
+ *            overrides it.  A CPU-type device is a default choice (ahead of the
+ *            CPU backend) only when the value names it: any value but auto.
  *   f16    = auto | on | off   use f16 kernels where the device has them.
  *   coopmat = auto | off       cooperative-matrix (tensor core) kernels where the
  *            device and this build have them; $GGMLC_VK_COOPMAT=0 turns them off.
@@ -59,6 +61,27 @@ static const char *dev_caps(ggml_backend_dev_t dev) { return ((struct vk_device 
 static enum ggml_backend_dev_type dev_type(ggml_backend_dev_t dev) {
     const struct vk_device *d = ggmlc_device_context(dev);
     return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? GGML_BACKEND_DEVICE_TYPE_IGPU : GGML_BACKEND_DEVICE_TYPE_GPU;
+}
+
+/* A CPU-type device emulates a GPU on the host's cores, slower than the CPU backend: chosen by
+ * default only when the configuration named it (device = anything but auto). */
+static bool dev_is_default_choice(ggml_backend_dev_t dev, const char **why) {
+    const struct vk_device *d = ggmlc_device_context(dev);
+    if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        *why = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU
+                   ? "an integrated GPU, after any discrete one"
+                   : "a GPU";
+        return true;
+    }
+    if (strcasecmp(vk_tuning()->device, "auto") != 0) {
+        *why =
+            "a CPU-type Vulkan device (software), chosen because [backend.vulkan] device names it";
+        return true;
+    }
+    *why =
+        "a CPU-type Vulkan device (software, slower than the CPU backend); name it with --backend "
+        "or device = in [backend.vulkan]";
+    return false;
 }
 
 static void dev_memory(ggml_backend_dev_t dev, size_t *free_bytes, size_t *total_bytes) {
@@ -124,6 +147,7 @@ static const struct ggmlc_device_iface vk_device_iface = {
     .supports_buft = dev_supports_buft,
     .offload_op = dev_offload_op,
     .free = dev_free,
+    .is_default_choice = dev_is_default_choice,
 };
 
 /* ------------------------------------------------------ device choice */
@@ -137,7 +161,7 @@ static bool is_index_list(const char *s) {
 /* Whether device d (of all n) is chosen by the option value sel. */
 static bool device_chosen(const struct vk_device *d, const struct vk_device *all, int n, const char *sel) {
     if (strcasecmp(sel, "all") == 0) return true;
-    if (strcasecmp(sel, "auto") == 0) {
+    if (strcasecmp(sel, "auto") == 0 || strcasecmp(sel, "any") == 0) {
         bool any_gpu = false;
         for (int i = 0; i < n; i++) any_gpu |= all[i].props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
         return !any_gpu || d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
