@@ -21,12 +21,14 @@
 /* The CPU backend that computes for backend, or NULL (backend is a CPU itself, or none loads). */
 static ggml_backend_t fallback_cpu(ggml_backend_t backend) {
     if (ggml_backend_dev_type(backend->device) == GGML_BACKEND_DEVICE_TYPE_CPU) return NULL;
-    if (!backend->fallback_cpu) backend->fallback_cpu = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    if (!backend->fallback_cpu)
+        backend->fallback_cpu = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
     return backend->fallback_cpu;
 }
 
 /* The scheduler over {backend, CPU} for graphs of up to graph_size nodes (remade when larger). */
-static ggml_backend_sched_t fallback_sched(ggml_backend_t backend, ggml_backend_t cpu, size_t graph_size) {
+static ggml_backend_sched_t fallback_sched(ggml_backend_t backend, ggml_backend_t cpu,
+                                           size_t graph_size) {
     if (backend->fallback_sched && backend->fallback_sched_size >= graph_size) {
         ggml_backend_sched_reset(backend->fallback_sched);
         return backend->fallback_sched;
@@ -42,8 +44,11 @@ static ggml_backend_sched_t fallback_sched(ggml_backend_t backend, ggml_backend_
 static ggml_backend_t cpu_for_node(ggml_backend_t backend, const struct ggml_tensor *node) {
     ggml_backend_t cpu = fallback_cpu(backend);
     if (cpu && ggml_backend_supports_op(cpu, node)) return cpu;
-    ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_backend_graph_compute: op %s of node '%s' is not supported by backend %s, "
-                    "nor by a CPU backend", ggml_op_desc(node), node->name, ggml_backend_name(backend));
+    ggmlc_set_error(
+        GGMLC_ERR_UNSUPPORTED,
+        "ggml_backend_graph_compute: op %s of node '%s' is not supported by backend %s, "
+        "nor by a CPU backend",
+        ggml_op_desc(node), node->name, ggml_backend_name(backend));
     return NULL;
 }
 
@@ -63,12 +68,14 @@ static bool src_written(const struct ggml_tensor *node, int i) {
 }
 
 /* A host tensor of ctx with t's type, shape and strides, holding a copy of t's bytes. */
-static struct ggml_tensor *host_copy(struct ggml_context *ctx, const struct ggml_tensor *t, void **mem) {
+static struct ggml_tensor *host_copy(struct ggml_context *ctx, const struct ggml_tensor *t,
+                                     void **mem) {
     const size_t n = ggml_nbytes(t);
     *mem = malloc(n ? n : 1);
     struct ggml_tensor *h = *mem ? ggml_new_tensor(ctx, t->type, GGML_MAX_DIMS, t->ne) : NULL;
     if (!h) return NULL;
     memcpy(h->nb, t->nb, sizeof h->nb);
+    ggml_set_name(h, t->name); /* for the CPU's messages */
     h->data = *mem;
     if (n) ggml_backend_tensor_get(t, h->data, 0, n);
     return h;
@@ -85,13 +92,17 @@ struct node_copy {
 
 static bool copy_node(struct node_copy *c, const struct ggml_tensor *node) {
     const size_t graph_size = GGML_MAX_SRC + 1; /* the node and its operands (leaves) */
-    const size_t ctx_size = (GGML_MAX_SRC + 2) * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size, false);
+    const size_t ctx_size =
+        (GGML_MAX_SRC + 2) * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size, false);
     c->ctx = ggml_init((struct ggml_init_params){ctx_size, NULL, true});
-    c->out = c->ctx ? host_copy(c->ctx, node, &c->mem[GGML_MAX_SRC]) : NULL; /* keeps what an in-place op leaves */
+    c->out = c->ctx ? host_copy(c->ctx, node, &c->mem[GGML_MAX_SRC])
+                    : NULL; /* keeps what an in-place op leaves */
     bool ok = c->out != NULL;
     for (int i = 0; ok && i < GGML_MAX_SRC; i++)
         if (node->src[i]) ok = (c->src[i] = host_copy(c->ctx, node->src[i], &c->mem[i])) != NULL;
-    if (!ok) ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of host memory computing %s on the CPU", __func__, ggml_op_desc(node));
+    if (!ok)
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of host memory computing %s on the CPU", __func__,
+                        ggml_op_desc(node));
     return ok && ggmlc_last_status() == GGMLC_OK; /* a failed download (device lost) is recorded */
 }
 
@@ -101,7 +112,8 @@ static void free_node_copy(struct node_copy *c) {
 }
 
 /* Compute the copy on cpu, then write what the op wrote back into node's buffers. */
-static enum ggml_status compute_copy(ggml_backend_t cpu, struct node_copy *c, struct ggml_tensor *node) {
+static enum ggml_status compute_copy(ggml_backend_t cpu, struct node_copy *c,
+                                     struct ggml_tensor *node) {
     c->out->op = node->op;
     memcpy(c->out->op_params, node->op_params, sizeof c->out->op_params);
     c->out->flags = node->flags;
@@ -112,7 +124,8 @@ static enum ggml_status compute_copy(ggml_backend_t cpu, struct node_copy *c, st
     if (s != GGML_STATUS_SUCCESS) return s;
     ggml_backend_tensor_set(node, c->out->data, 0, ggml_nbytes(node));
     for (int i = 0; i < GGML_MAX_SRC; i++)
-        if (node->src[i] && src_written(node, i)) ggml_backend_tensor_set(node->src[i], c->src[i]->data, 0, ggml_nbytes(node->src[i]));
+        if (node->src[i] && src_written(node, i))
+            ggml_backend_tensor_set(node->src[i], c->src[i]->data, 0, ggml_nbytes(node->src[i]));
     return ggmlc_last_status() == GGMLC_OK ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
 }
 
@@ -121,7 +134,8 @@ enum ggml_status ggmlc_fallback_compute_node(ggml_backend_t backend, struct ggml
     if (!cpu) return GGML_STATUS_FAILED;
     ggmlc_clear_error(); /* the backend logged why it stopped */
     struct node_copy c = {0};
-    const enum ggml_status s = copy_node(&c, node) ? compute_copy(cpu, &c, node) : GGML_STATUS_FAILED;
+    const enum ggml_status s =
+        copy_node(&c, node) ? compute_copy(cpu, &c, node) : GGML_STATUS_FAILED;
     free_node_copy(&c);
     return s;
 }

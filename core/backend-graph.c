@@ -47,14 +47,17 @@ static enum ggml_status compute_resuming(ggml_backend_t backend, struct ggml_cgr
     const int n = cgraph->n_nodes;
     for (int first = 0; first < n;) {
         int stopped_at = n;
-        const enum ggml_status st = backend->iface.graph_compute_from(backend, cgraph, first, &stopped_at);
+        const enum ggml_status st =
+            backend->iface.graph_compute_from(backend, cgraph, first, &stopped_at);
         if (st != GGML_STATUS_SUCCESS || stopped_at == n) return st;
         if (stopped_at < first || stopped_at > n) {
-            ggmlc_set_error(GGMLC_ERR_BACKEND, "%s: graph_compute_from stopped at node %d, outside [%d, %d]",
+            ggmlc_set_error(GGMLC_ERR_BACKEND,
+                            "%s: graph_compute_from stopped at node %d, outside [%d, %d]",
                             ggml_backend_name(backend), stopped_at, first, n);
             return GGML_STATUS_FAILED;
         }
-        const enum ggml_status cpu_st = ggmlc_fallback_compute_node(backend, cgraph->nodes[stopped_at]);
+        const enum ggml_status cpu_st =
+            ggmlc_fallback_compute_node(backend, cgraph->nodes[stopped_at]);
         if (cpu_st != GGML_STATUS_SUCCESS) return cpu_st;
         first = stopped_at + 1;
     }

@@ -201,8 +201,8 @@ struct ggmlc_backend_iface {
     void (*set_abort_callback)(ggml_backend_t backend, ggml_abort_callback cb, void *data);
     /* Since ABI 1.1 (optional; used instead of graph_compute when set): compute from a node
      * on, stopping at one the device cannot run after all.  See "Stopping for the CPU". */
-    enum ggml_status (*graph_compute_from)(ggml_backend_t backend, struct ggml_cgraph *cgraph, int first,
-                                           int *stopped_at);
+    enum ggml_status (*graph_compute_from)(ggml_backend_t backend, struct ggml_cgraph *cgraph,
+                                           int first, int *stopped_at);
 };
 
 /* ------------------------------------------------------ constructors */

@@ -206,7 +206,8 @@ void vk_device_close(struct vk_device *d) {
 enum ggmlc_status vk_cmd_wait(struct vk_device *d) {
     if (!d->in_flight) return GGMLC_OK;
     d->in_flight = false;
-    return vk_check(d, vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    return vk_check(d, vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX),
+                    "vkWaitForFences");
 }
 
 enum ggmlc_status vk_cmd_begin(struct vk_device *d) {

@@ -151,7 +151,7 @@ struct vk_device {
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
-    bool in_flight;                  /* cmd was submitted and not yet waited for (asynchronous compute) */
+    bool in_flight;                  /* cmd submitted, not yet waited for (async compute) */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
     VkDescriptorSetLayout set_layout[VK_MAX_BINDINGS + 1]; /* by binding count */
     VkPipelineLayout pipe_layout[VK_MAX_BINDINGS + 1];
@@ -389,8 +389,8 @@ VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t grou
  * when none (the core's CPU fallback computes it; see ggmlc-plugin.h).  The command buffer
  * is submitted without waiting unless the segment reads results back (index checks,
  * profiling): vk_cmd_wait, under d->lock, waits for it. */
-VK_HIDDEN enum ggml_status vk_compute_from(struct vk_device *d, struct ggml_tensor **nodes, int first, int n,
-                                           int *stopped_at);
+VK_HIDDEN enum ggml_status vk_compute_from(struct vk_device *d, struct ggml_tensor **nodes,
+                                           int first, int n, int *stopped_at);
 
 /* ---------------------------------------------------------------- ops */
 

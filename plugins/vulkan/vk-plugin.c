@@ -36,10 +36,12 @@ static void backend_synchronize(ggml_backend_t backend) {
     pthread_mutex_unlock(&d->lock);
 }
 
-static enum ggml_status backend_graph_compute_from(ggml_backend_t backend, struct ggml_cgraph *cgraph, int first,
+static enum ggml_status backend_graph_compute_from(ggml_backend_t backend,
+                                                   struct ggml_cgraph *cgraph, int first,
                                                    int *stopped_at) {
     struct vk_device *d = ggmlc_backend_context(backend);
-    return vk_compute_from(d, ggml_graph_nodes(cgraph), first, ggml_graph_n_nodes(cgraph), stopped_at);
+    return vk_compute_from(d, ggml_graph_nodes(cgraph), first, ggml_graph_n_nodes(cgraph),
+                           stopped_at);
 }
 
 static const struct ggmlc_backend_iface vk_backend_iface = {
@@ -60,8 +62,8 @@ static enum ggml_status node_compute(const struct ggmlc_op_call *call, struct gg
     int stopped_at = 1;
     enum ggml_status s = vk_compute_from(d, &dst, 0, 1, &stopped_at);
     if (s == GGML_STATUS_SUCCESS && stopped_at == 0) {
-        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan %s: %s (node '%s') cannot run on the GPU", d->name,
-                        ggml_op_desc(dst), dst->name);
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan %s: %s (node '%s') cannot run on the GPU",
+                        d->name, ggml_op_desc(dst), dst->name);
         return GGML_STATUS_FAILED;
     }
     pthread_mutex_lock(&d->lock);
