@@ -81,8 +81,7 @@ static struct ggml_tensor *host_copy(struct ggml_context *ctx, const struct ggml
     return h;
 }
 
-/* The host copies of node (out) and its operands (src), mem[i] holding their bytes; false when
- * host memory ran out or a read failed (recorded). */
+/* Host copies of a node (out) and its operands (src); mem[i] holds their bytes. */
 struct node_copy {
     struct ggml_context *ctx;
     struct ggml_tensor *out;
@@ -90,19 +89,21 @@ struct node_copy {
     void *mem[GGML_MAX_SRC + 1];
 };
 
+/* Fill c with copies of node and its operands; false when host memory ran out or a read
+ * failed (recorded).  out starts as a copy of node too: it keeps what an in-place op leaves. */
 static bool copy_node(struct node_copy *c, const struct ggml_tensor *node) {
     const size_t graph_size = GGML_MAX_SRC + 1; /* the node and its operands (leaves) */
     const size_t ctx_size =
         (GGML_MAX_SRC + 2) * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size, false);
     c->ctx = ggml_init((struct ggml_init_params){ctx_size, NULL, true});
-    c->out = c->ctx ? host_copy(c->ctx, node, &c->mem[GGML_MAX_SRC])
-                    : NULL; /* keeps what an in-place op leaves */
+    if (c->ctx) c->out = host_copy(c->ctx, node, &c->mem[GGML_MAX_SRC]);
     bool ok = c->out != NULL;
     for (int i = 0; ok && i < GGML_MAX_SRC; i++)
         if (node->src[i]) ok = (c->src[i] = host_copy(c->ctx, node->src[i], &c->mem[i])) != NULL;
     if (!ok)
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of host memory computing %s on the CPU", __func__,
-                        ggml_op_desc(node));
+        ggmlc_set_error(GGMLC_ERR_NOMEM,
+                        "ggml_backend_graph_compute: out of host memory computing %s (node '%s') "
+                        "on the CPU", ggml_op_desc(node), node->name);
     return ok && ggmlc_last_status() == GGMLC_OK; /* a failed download (device lost) is recorded */
 }
 
