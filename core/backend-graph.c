@@ -41,11 +41,27 @@ static struct ggml_tensor *first_unsupported_node(ggml_backend_t backend, struct
     return NULL;
 }
 
-/* A graph with nodes the backend lacks: an internal scheduler over {backend, CPU}
- * runs those nodes on the CPU (sched.c). */
-static enum ggml_status compute_with_cpu_fallback(ggml_backend_t backend, struct ggml_cgraph *cgraph,
-                                                  struct ggml_tensor *unsupported) {
-    return ggmlc_sched_compute_with_cpu(backend, cgraph, unsupported);
+/* A plugin with graph_compute_from: it computes until a node it cannot run after all, the
+ * CPU computes that node (backend-fallback.c), and the plugin resumes after it. */
+static enum ggml_status compute_resuming(ggml_backend_t backend, struct ggml_cgraph *cgraph) {
+    const int n = cgraph->n_nodes;
+    for (int first = 0; first < n;) {
+        int stopped_at = n;
+        const enum ggml_status st =
+            backend->iface.graph_compute_from(backend, cgraph, first, &stopped_at);
+        if (st != GGML_STATUS_SUCCESS || stopped_at == n) return st;
+        if (stopped_at < first || stopped_at > n) {
+            ggmlc_set_error(GGMLC_ERR_BACKEND,
+                            "%s: graph_compute_from stopped at node %d, outside [%d, %d]",
+                            ggml_backend_name(backend), stopped_at, first, n);
+            return GGML_STATUS_FAILED;
+        }
+        const enum ggml_status cpu_st =
+            ggmlc_fallback_compute_node(backend, cgraph->nodes[stopped_at]);
+        if (cpu_st != GGML_STATUS_SUCCESS) return cpu_st;
+        first = stopped_at + 1;
+    }
+    return GGML_STATUS_SUCCESS;
 }
 
 enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph *cgraph) {
@@ -57,7 +73,8 @@ enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct
         !ggmlc_graph_buffers_live(cgraph, "ggml_backend_graph_compute"))
         return GGML_STATUS_FAILED;
     struct ggml_tensor *unsupported = first_unsupported_node(backend, cgraph);
-    if (unsupported) return compute_with_cpu_fallback(backend, cgraph, unsupported);
+    if (unsupported) return ggmlc_fallback_compute_graph(backend, cgraph, unsupported);
+    if (backend->iface.graph_compute_from) return compute_resuming(backend, cgraph);
     if (backend->iface.graph_compute) return backend->iface.graph_compute(backend, cgraph);
     return compute_nodes_one_task(backend, cgraph);
 }

@@ -219,6 +219,7 @@ const char *ggml_backend_name(ggml_backend_t backend) {
 
 void ggml_backend_free(ggml_backend_t backend) {
     if (!backend) return;
+    ggmlc_fallback_free(backend); /* its scheduler still holds backend */
     if (backend->iface.free) backend->iface.free(backend);
     free(backend);
 }

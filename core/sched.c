@@ -387,23 +387,3 @@ enum ggml_status ggml_backend_sched_graph_compute(ggml_backend_sched_t sched, st
 void ggml_backend_sched_synchronize(ggml_backend_sched_t sched) {
     for (int i = 0; sched && i < sched->n_backends; i++) ggml_backend_synchronize(sched->backends[i]);
 }
-
-/* ------------------------------------------- ggml_backend_graph_compute */
-
-enum ggml_status ggmlc_sched_compute_with_cpu(ggml_backend_t backend, struct ggml_cgraph *graph,
-                                              const struct ggml_tensor *unsupported) {
-    const bool on_cpu = ggml_backend_dev_type(backend->device) == GGML_BACKEND_DEVICE_TYPE_CPU;
-    ggml_backend_t cpu = on_cpu ? NULL : ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
-    if (!cpu || !ggml_backend_supports_op(cpu, unsupported)) {
-        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_backend_graph_compute: op %s of node '%s' is not supported by backend %s, "
-                        "nor by a CPU backend", ggml_op_desc(unsupported), unsupported->name, ggml_backend_name(backend));
-        ggml_backend_free(cpu);
-        return GGML_STATUS_FAILED;
-    }
-    ggml_backend_t pair[2] = {backend, cpu};
-    ggml_backend_sched_t sched = ggml_backend_sched_new(pair, NULL, 2, (size_t)graph->n_nodes, false, false);
-    const enum ggml_status st = sched ? ggml_backend_sched_graph_compute(sched, graph) : GGML_STATUS_ALLOC_FAILED;
-    ggml_backend_sched_free(sched);
-    ggml_backend_free(cpu);
-    return st;
-}

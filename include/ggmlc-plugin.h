@@ -57,7 +57,7 @@ extern "C" {
 
 #define GGMLC_PLUGIN_MAGIC     0x504c4d47u /* "GMLP" little-endian */
 #define GGMLC_PLUGIN_ABI_MAJOR 1
-#define GGMLC_PLUGIN_ABI_MINOR 0
+#define GGMLC_PLUGIN_ABI_MINOR 1
 #define GGMLC_PLUGIN_ENTRY_NAME "ggmlc_plugin_entry_v1"
 
 #if defined(__GNUC__)
@@ -206,6 +206,10 @@ struct ggmlc_backend_iface {
     /* Plugin-specific knobs (optional). */
     void (*set_n_threads)(ggml_backend_t backend, int n_threads);
     void (*set_abort_callback)(ggml_backend_t backend, ggml_abort_callback cb, void *data);
+    /* Since ABI 1.1 (optional; used instead of graph_compute when set): compute from a node
+     * on, stopping at one the device cannot run after all.  See "Stopping for the CPU". */
+    enum ggml_status (*graph_compute_from)(ggml_backend_t backend, struct ggml_cgraph *cgraph,
+                                           int first, int *stopped_at);
 };
 
 /* ------------------------------------------------------ constructors */
@@ -467,6 +471,23 @@ GGMLC_PLUGIN_ASSERT(GGML_TYPE_Q4_K == 12 && GGML_TYPE_BF16 == 30 && GGML_TYPE_MX
                     "enum ggml_type was renumbered: GGUF files store these values");
 GGMLC_PLUGIN_ASSERT(GGML_UNARY_OP_COUNT == 22 && GGML_GLU_OP_COUNT == 6,
                     "the unary or GLU sub-op numbering changed");
+
+/* ------------------------------------- stopping for the CPU (ABI 1.1)
+ * A backend's graph_compute_from(backend, cgraph, first, &stopped_at) computes nodes
+ * [first, n) of cgraph in order (n = ggml_graph_n_nodes) and sets *stopped_at:
+ *  - to n when it computed them all;
+ *  - to i (first <= i < n) when nodes [first, i) are computed (or queued, for an
+ *    asynchronous backend) and node i, although supports_op claimed it, cannot run on the
+ *    device after all (a kernel that failed to build, an operand in memory the device
+ *    cannot bind).  Nodes from i on are untouched.  The plugin logs why, once, if the user
+ *    should know; the status it returns is then GGML_STATUS_SUCCESS.
+ * The core then computes node i on the CPU (its operands read with get_tensor, its result
+ * and any operand the op updates in place written back with set_tensor, so the plugin's
+ * transfers must wait for work it queued) and calls graph_compute_from again from i + 1.
+ * Any status other than GGML_STATUS_SUCCESS ends the graph with that status.
+ * Nodes supports_op declines never reach the plugin: the core splits such graphs between
+ * the backend and the CPU with a scheduler.  Each backend keeps one CPU backend and one
+ * scheduler for both cases, made on first need and freed with the backend. */
 
 #ifdef __cplusplus
 }

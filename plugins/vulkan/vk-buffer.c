@@ -5,7 +5,8 @@
  *
  * When the device is out of memory, a buffer falls back to host memory
  * (b->host; one warning per device): nodes touching it are then computed on
- * the CPU (vk-fallback.c), so a graph that does not fit still computes.
+ * the CPU (the core's fallback, backend-fallback.c), so a graph that does not fit still
+ * computes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,7 @@ static void buf_free(ggml_backend_buffer_t buffer) {
         return;
     }
     pthread_mutex_lock(&b->dev->lock);
+    vk_cmd_wait(b->dev); /* a compute in flight may still use the memory */
     vk_mem_free(b->dev, &b->alloc);
     pthread_mutex_unlock(&b->dev->lock);
     free(b);

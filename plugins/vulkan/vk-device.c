@@ -200,11 +200,20 @@ void vk_device_close(struct vk_device *d) {
     d->cmd = VK_NULL_HANDLE;
     d->dev = VK_NULL_HANDLE;
     d->opened = false;
+    d->in_flight = false; /* vkDeviceWaitIdle waited for it */
+}
+
+enum ggmlc_status vk_cmd_wait(struct vk_device *d) {
+    if (!d->in_flight) return GGMLC_OK;
+    d->in_flight = false;
+    return vk_check(d, vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX),
+                    "vkWaitForFences");
 }
 
 enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
     if (d->lost) return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the device was lost", d->name);
-    enum ggmlc_status st = vk_check(d, vkResetCommandBuffer(d->cmd, 0), "vkResetCommandBuffer");
+    enum ggmlc_status st = vk_cmd_wait(d); /* the one command buffer is free again */
+    if (st == GGMLC_OK) st = vk_check(d, vkResetCommandBuffer(d->cmd, 0), "vkResetCommandBuffer");
     if (st != GGMLC_OK) return st;
     const VkCommandBufferBeginInfo begin = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -213,7 +222,7 @@ enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
     return vk_check(d, vkBeginCommandBuffer(d->cmd, &begin), "vkBeginCommandBuffer");
 }
 
-enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d) {
+enum ggmlc_status vk_cmd_submit(struct vk_device *d) {
     enum ggmlc_status st = vk_check(d, vkEndCommandBuffer(d->cmd), "vkEndCommandBuffer");
     if (st != GGMLC_OK) return st;
     const VkSubmitInfo submit = {
@@ -223,6 +232,11 @@ enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d) {
     };
     st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
     if (st == GGMLC_OK) st = vk_check(d, vkQueueSubmit(d->queue, 1, &submit, d->fence), "vkQueueSubmit");
-    if (st == GGMLC_OK) st = vk_check(d, vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    d->in_flight = st == GGMLC_OK;
     return st;
+}
+
+enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d) {
+    enum ggmlc_status st = vk_cmd_submit(d);
+    return st == GGMLC_OK ? vk_cmd_wait(d) : st;
 }

@@ -169,6 +169,7 @@ struct vk_device {
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
+    bool in_flight;                  /* cmd submitted, not yet waited for (async compute) */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
     VkDescriptorSetLayout set_layout[VK_MAX_BINDINGS + 1]; /* by binding count */
     VkPipelineLayout pipe_layout[VK_MAX_BINDINGS + 1];
@@ -182,7 +183,7 @@ struct vk_device {
     struct vk_alloc scratch;         /* device memory for what a segment's kernels pass each other (block NULL: none) */
     struct vk_alloc checks;          /* the segment's index-check slots (vk-record.c; block NULL: none) */
     ggml_backend_buffer_type_t buft;
-    /* faults (vk-fallback.c): each warned about once */
+    /* faults: each warned about once (the node then goes to the core's CPU fallback) */
     bool warned_host_memory;         /* a buffer fell back to host memory */
     bool warned_pipeline;            /* a pipeline failed to compile */
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
@@ -215,8 +216,14 @@ VK_HIDDEN enum ggmlc_status vk_device_open(struct vk_device *d);
 VK_HIDDEN void vk_device_close(struct vk_device *d);
 /* Turn a VkResult into a recorded error (device loss is remembered); returns the status. */
 VK_HIDDEN enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what);
-/* Begin the device's command buffer (caller holds d->lock). */
+/* Begin the device's command buffer, first waiting for its last submission (caller holds
+ * d->lock). */
 VK_HIDDEN enum ggmlc_status vk_cmd_begin(struct vk_device *d);
+/* End and submit the command buffer without waiting: d->in_flight until vk_cmd_wait (caller
+ * holds d->lock). */
+VK_HIDDEN enum ggmlc_status vk_cmd_submit(struct vk_device *d);
+/* Wait for the submission in flight, if any (caller holds d->lock). */
+VK_HIDDEN enum ggmlc_status vk_cmd_wait(struct vk_device *d);
 /* End, submit and wait for the command buffer (caller holds d->lock). */
 VK_HIDDEN enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d);
 
@@ -457,8 +464,13 @@ VK_HIDDEN enum ggml_status vk_record_dispatch_chunks(struct vk_rec *rec, struct 
 /* Workgroup counts covering n items of group_size each, split over x and y. */
 VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);
 
-/* Compute nodes [0, n) of graph on d: one command buffer, submitted once. */
-VK_HIDDEN enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **nodes, int n);
+/* Compute nodes [first, n) on d in one command buffer, up to the first node the GPU cannot
+ * run after all (a failed pipeline, an operand in host memory): its index in *stopped_at, n
+ * when none (the core's CPU fallback computes it; see ggmlc-plugin.h).  The command buffer
+ * is submitted without waiting unless the segment reads results back (index checks,
+ * profiling): vk_cmd_wait, under d->lock, waits for it. */
+VK_HIDDEN enum ggml_status vk_compute_from(struct vk_device *d, struct ggml_tensor **nodes,
+                                           int first, int n, int *stopped_at);
 
 /* ---------------------------------------------------------------- ops */
 
@@ -595,9 +607,5 @@ VK_HIDDEN bool vk_fault_device_alloc(void);
 VK_HIDDEN bool vk_fault_pipeline(const char *shader_name);
 /* True when this graph submission must report the device lost. */
 VK_HIDDEN bool vk_fault_graph_lost(void);
-
-/* Compute node on the CPU plugin: operands read from their buffers, results written back
- * (caller does not hold d->lock).  For nodes the GPU cannot run: see vk-fallback.c. */
-VK_HIDDEN enum ggml_status vk_cpu_compute_node(struct vk_device *d, const struct ggml_tensor *node);
 
 #endif /* GGMLC_VK_IMPL_H */

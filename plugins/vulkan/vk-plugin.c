@@ -30,11 +30,20 @@ struct vk_registry {
 
 static const char *backend_name(ggml_backend_t backend) { return ((struct vk_device *)ggmlc_backend_context(backend))->name; }
 static void backend_free(ggml_backend_t backend) {}
-static void backend_synchronize(ggml_backend_t backend) {} /* every submit is waited for */
-
-static enum ggml_status backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph *cgraph) {
+/* Wait for the graph compute_async submitted last (transfers wait for it by themselves). */
+static void backend_synchronize(ggml_backend_t backend) {
     struct vk_device *d = ggmlc_backend_context(backend);
-    return vk_compute_nodes(d, ggml_graph_nodes(cgraph), ggml_graph_n_nodes(cgraph));
+    pthread_mutex_lock(&d->lock);
+    if (d->opened) vk_cmd_wait(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
+static enum ggml_status backend_graph_compute_from(ggml_backend_t backend,
+                                                   struct ggml_cgraph *cgraph, int first,
+                                                   int *stopped_at) {
+    struct vk_device *d = ggmlc_backend_context(backend);
+    return vk_compute_from(d, ggml_graph_nodes(cgraph), first, ggml_graph_n_nodes(cgraph),
+                           stopped_at);
 }
 
 static const struct ggmlc_backend_iface vk_backend_iface = {
@@ -42,15 +51,27 @@ static const struct ggmlc_backend_iface vk_backend_iface = {
     .get_name = backend_name,
     .free = backend_free,
     .synchronize = backend_synchronize,
-    .graph_compute = backend_graph_compute,
+    .graph_compute_from = backend_graph_compute_from,
 };
 
 /* ------------------------------------------------------------- device */
 
-/* The op-vtable entry of every supported op: computes one node by itself. */
+/* The op-vtable entry of every supported op: computes one node by itself (the core uses
+ * graph_compute_from; this is for callers of the vtable, which have no CPU to hand it to). */
 static enum ggml_status node_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     if (call->ith != 0) return GGML_STATUS_SUCCESS;
-    return vk_compute_nodes(call->backend_ctx, &dst, 1);
+    struct vk_device *d = call->backend_ctx;
+    int stopped_at = 1;
+    enum ggml_status s = vk_compute_from(d, &dst, 0, 1, &stopped_at);
+    if (s == GGML_STATUS_SUCCESS && stopped_at == 0) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "vulkan %s: %s (node '%s') cannot run on the GPU",
+                        d->name, ggml_op_desc(dst), dst->name);
+        return GGML_STATUS_FAILED;
+    }
+    pthread_mutex_lock(&d->lock);
+    if (s == GGML_STATUS_SUCCESS && vk_cmd_wait(d) != GGMLC_OK) s = GGML_STATUS_FAILED;
+    pthread_mutex_unlock(&d->lock);
+    return s;
 }
 
 static ggmlc_op_fn op_fns[GGML_OP_COUNT];

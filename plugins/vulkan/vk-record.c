@@ -439,7 +439,7 @@ static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int 
     rec->transient_size = reserved ? need.transient : 0;
 }
 
-/* Record and run nodes [i, n) up to the first one that needs the CPU (in *cpu_at); one submit. */
+/* Record and submit nodes [i, n) up to the first one that needs the CPU (in *cpu_at). */
 static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
     struct vk_hazards hz = {0};
     struct vk_rec rec = {.d = d, .hz = &hz};
@@ -459,7 +459,9 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
         } else if (s == GGML_STATUS_SUCCESS) {
             checks_end(&rec);
             if (d->timestamps) vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->timestamps, 1);
-            if (vk_cmd_submit_wait(d) != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
+            const bool read_back = rec.n_checked || d->timestamps; /* read right after: wait */
+            const enum ggmlc_status st = read_back ? vk_cmd_submit_wait(d) : vk_cmd_submit(d);
+            if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
             else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
         } else {
             vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
@@ -472,14 +474,8 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     return s;
 }
 
-enum ggml_status vk_compute_nodes(struct vk_device *d, struct ggml_tensor **nodes, int n) {
-    enum ggml_status s = GGML_STATUS_SUCCESS;
-    for (int i = 0; i < n && s == GGML_STATUS_SUCCESS;) {
-        int cpu_at = n;
-        s = run_segment(d, nodes, i, n, &cpu_at);
-        if (s == GGML_STATUS_SUCCESS && cpu_at < n) s = vk_cpu_compute_node(d, nodes[cpu_at]);
-        i = cpu_at + 1;
-    }
-    if (s == GGML_STATUS_SUCCESS) ggmlc_clear_error(); /* a fallen-back node's reason was logged */
-    return s;
+enum ggml_status vk_compute_from(struct vk_device *d, struct ggml_tensor **nodes, int first, int n,
+                                 int *stopped_at) {
+    *stopped_at = n;
+    return first < n ? run_segment(d, nodes, first, n, stopped_at) : GGML_STATUS_SUCCESS;
 }
