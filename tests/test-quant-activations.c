@@ -21,9 +21,9 @@
 enum { K = 512, ROWS = 40, MAX_COLS = 160 };
 
 static const enum ggml_type types[] = {
-    GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL,
-    GGML_TYPE_MXFP4, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
-    GGML_TYPE_IQ4_XS,
+    GGML_TYPE_Q4_0,   GGML_TYPE_Q4_1,  GGML_TYPE_Q5_0,   GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+    GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4, GGML_TYPE_Q2_K,   GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
+    GGML_TYPE_Q5_K,   GGML_TYPE_Q6_K,  GGML_TYPE_IQ4_XS,
 };
 
 /* ggml's vec_dot_type of each weight type (its CPU type traits). */
@@ -51,21 +51,43 @@ static void fill_operands(struct operands *op) {
     for (int i = 0; i < MAX_COLS * K; i++) op->x[i] = test_normal() * (1.0f + (float)(i % 7));
 }
 
-/* dst = w x b[:, 0:cols] computed with 2 threads; false (with a diagnostic) on failure. */
+/* Compute out (cols columns of ROWS) with 2 threads into dst, free ctx; false (with a
+ * diagnostic naming `what`) on failure. */
+static bool compute_into(struct ggml_context *ctx, struct ggml_tensor *out, const char *what,
+                         int cols, float *dst) {
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    const bool ok = ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS;
+    if (ok)
+        memcpy(dst, out->data, (size_t)cols * ROWS * sizeof(float));
+    else
+        tap_diag("%s x %d columns: %s", what, cols, ggmlc_last_error());
+    ggml_free(ctx);
+    return ok;
+}
+
+/* dst = w x b[:, 0:cols] through mul_mat. */
 static bool product(enum ggml_type type, const struct operands *op, int cols, float *dst) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
     struct ggml_tensor *w = ggml_new_tensor_2d(ctx, type, K, ROWS);
     struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, cols);
     ggml_quantize_chunk(type, op->w, w->data, 0, ROWS, K, NULL);
     memcpy(x->data, op->x, (size_t)cols * K * sizeof(float));
-    struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
-    struct ggml_cgraph *gf = ggml_new_graph(ctx);
-    ggml_build_forward_expand(gf, out);
-    const bool ok = ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS;
-    if (ok) memcpy(dst, out->data, (size_t)cols * ROWS * sizeof(float));
-    else tap_diag("%s x %d columns: %s", ggml_type_name(type), cols, ggmlc_last_error());
-    ggml_free(ctx);
-    return ok;
+    return compute_into(ctx, ggml_mul_mat(ctx, w, x), ggml_type_name(type), cols, dst);
+}
+
+/* The same product through mul_mat_id: two experts holding the same weights, the tokens
+ * (columns) alternating between them. */
+static bool product_id(enum ggml_type type, const struct operands *op, int cols, float *dst) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
+    struct ggml_tensor *w = ggml_new_tensor_3d(ctx, type, K, ROWS, 2);
+    struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, 1, cols);
+    struct ggml_tensor *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 1, cols);
+    for (int e = 0; e < 2; e++)
+        ggml_quantize_chunk(type, op->w, (char *)w->data + e * w->nb[2], 0, ROWS, K, NULL);
+    memcpy(x->data, op->x, (size_t)cols * K * sizeof(float));
+    for (int c = 0; c < cols; c++) ((int32_t *)ids->data)[c] = c % 2;
+    return compute_into(ctx, ggml_mul_mat_id(ctx, w, x, ids), "mul_mat_id", cols, dst);
 }
 
 /* Q4_1 and Q5_1 add each block's offset m times the activation block's sum, which ggml's
@@ -73,7 +95,8 @@ static bool product(enum ggml_type type, const struct operands *op, int cols, fl
  * of the dequantized values.  The correction of weight row wq (Q4_1 or Q5_1 blocks, whose
  * second half is m) against activation row xq (Q8_1 blocks: d, s, 32 levels) for block j
  * whose dequantized activations are x: m * (s - sum x). */
-static double q8_1_sum_correction(enum ggml_type type, const void *wq, const void *xq, const float *x) {
+static double q8_1_sum_correction(enum ggml_type type, const void *wq, const void *xq,
+                                  const float *x) {
     const size_t wblock = ggml_type_size(type), xblock = ggml_type_size(GGML_TYPE_Q8_1);
     double c = 0;
     for (int j = 0; j < K / 32; j++) {
@@ -95,7 +118,8 @@ static void reference(enum ggml_type type, const struct operands *op, double *re
     const size_t wrow = ggml_row_size(type, K);
     char *wq = malloc(ROWS * wrow), *q = malloc(ggml_row_size(vt, K));
     ggml_quantize_chunk(type, op->w, wq, 0, ROWS, K, NULL);
-    for (int r = 0; r < ROWS; r++) ggml_get_type_traits(type)->to_float(wq + r * wrow, wd + r * K, K);
+    for (int r = 0; r < ROWS; r++)
+        ggml_get_type_traits(type)->to_float(wq + r * wrow, wd + r * K, K);
     for (int c = 0; c < MAX_COLS; c++) {
         ggml_get_type_traits_cpu(vt)->from_float(op->x + c * K, q, K);
         ggml_get_type_traits(vt)->to_float(q, xr, K);
@@ -126,7 +150,8 @@ static double worst_vs_reference(const float *res, const double *ref, const doub
 
 static void check_type(enum ggml_type type, const struct operands *op) {
     const char *name = ggml_type_name(type);
-    tap_ok(ggml_get_type_traits_cpu(type)->vec_dot_type == expected_vec_dot_type(type), "%s: vec_dot_type %s", name,
+    tap_ok(ggml_get_type_traits_cpu(type)->vec_dot_type == expected_vec_dot_type(type),
+           "%s: vec_dot_type %s", name,
            ggml_type_name(ggml_get_type_traits_cpu(type)->vec_dot_type));
     static float res[4][MAX_COLS * ROWS];
     static double ref[MAX_COLS * ROWS], tol[MAX_COLS * ROWS];
@@ -137,13 +162,25 @@ static void check_type(enum ggml_type type, const struct operands *op) {
             return;
         }
     reference(type, op, ref, tol);
-    tap_ok(memcmp(res[0], res[1], ROWS * sizeof(float)) == 0, "%s: column 0 of 1 and of 8 columns identical", name);
-    tap_ok(memcmp(res[1], res[2], 8 * ROWS * sizeof(float)) == 0, "%s: columns 0-7 of 8 and of 64 identical", name);
+    tap_ok(memcmp(res[0], res[1], ROWS * sizeof(float)) == 0,
+           "%s: column 0 of 1 and of 8 columns identical", name);
+    tap_ok(memcmp(res[1], res[2], 8 * ROWS * sizeof(float)) == 0,
+           "%s: columns 0-7 of 8 and of 64 identical", name);
     for (int i = 0; i < 4; i++) {
         const double worst = worst_vs_reference(res[i], ref, tol, cols[i]);
-        tap_ok(worst <= 1, "%s x %d columns: activations rounded as ggml (worst error %.3g of the bound)", name,
+        tap_ok(worst <= 1,
+               "%s x %d columns: activations rounded as ggml (worst error %.3g of the bound)", name,
                cols[i], worst);
     }
+    if (!product_id(type, op, MAX_COLS, res[3])) {
+        tap_ok(false, "%s: mul_mat_id computes", name);
+        return;
+    }
+    tap_ok(memcmp(res[2], res[3], 64 * ROWS * sizeof(float)) == 0,
+           "%s: mul_mat_id columns as mul_mat's", name);
+    const double worst = worst_vs_reference(res[3], ref, tol, MAX_COLS);
+    tap_ok(worst <= 1, "%s mul_mat_id: activations rounded as ggml (worst error %.3g of the bound)",
+           name, worst);
 }
 
 int main(void) {
