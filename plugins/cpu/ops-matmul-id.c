@@ -5,21 +5,31 @@
  * matrix multiplies all its activation rows in one product:
  *   1. thread 0 groups the pairs (counting sort),
  *   2. all threads gather the activation rows, expert by expert, converted,
- *   3. each expert's product runs through the GEMM (or vec_dot when quantized)
- *      into a staging buffer,
+ *   3. each expert's product runs through the GEMM (quantized weights: the
+ *      multi-row kernels of mul_mat, so that a column's result is the same bits
+ *      as mul_mat's, else vec_dot) into a staging buffer,
  *   4. all threads scatter the staged rows to dst.
  */
 #include "gemm.h"
 #include "ggmlc-blocks.h"
 #include "ops-matmul.h"
+#include "quant-dot.h"
 
 /* Layout of the shared scratch. */
 struct id_layout {
     int64_t n_pairs, n_as;
     enum ggml_type xtype; /* type of the gathered activation rows */
     size_t xrow;          /* bytes of one gathered row */
-    size_t off_order, off_x, off_out, shared;
+    cpu_vec_dot_rows_t rows; /* the weights' multi-row kernel, NULL if none (or float) */
+    bool planes;             /* rows reads Q8_0 planes of the gathered rows (at off_planes) */
+    size_t off_order, off_x, off_planes, off_out, shared;
 };
+
+/* Bytes of the Q8_0 planes of n_pairs gathered rows of k values: values, scales, sums. */
+static size_t planes_size(int64_t n_pairs, int64_t k) {
+    return GGML_PAD((size_t)(n_pairs * k), 64) +
+           2 * GGML_PAD((size_t)(n_pairs * (k / QK8_0)) * sizeof(float), 64);
+}
 
 static struct id_layout id_layout_of(const struct ggml_tensor *node) {
     const struct ggml_tensor *as = node->src[0], *b = node->src[1], *ids = node->src[2];
@@ -30,7 +40,10 @@ static struct id_layout id_layout_of(const struct ggml_tensor *node) {
     l.xrow = ggml_row_size(l.xtype, b->ne[0]);
     l.off_order = GGML_PAD((size_t)(l.n_as + 1) * sizeof(int64_t), 64);
     l.off_x = l.off_order + GGML_PAD((size_t)l.n_pairs * sizeof(int64_t), 64);
-    l.off_out = l.off_x + GGML_PAD((size_t)l.n_pairs * l.xrow, 64);
+    l.rows = cpu_gemm_type_ok(as->type) ? NULL : cpu_get_vec_dot_rows(as->type);
+    l.planes = l.rows && cpu_matmul_uses_planes(as->type);
+    l.off_planes = l.off_x + GGML_PAD((size_t)l.n_pairs * l.xrow, 64);
+    l.off_out = l.off_planes + (l.planes ? planes_size(l.n_pairs, b->ne[0]) : 0);
     l.shared = l.off_out + GGML_PAD((size_t)l.n_pairs * (size_t)as->ne[1] * sizeof(float), 64);
     return l;
 }
@@ -64,6 +77,42 @@ static int64_t group_pairs(const struct ggml_tensor *ids, int64_t n_pairs, int64
     return -1;
 }
 
+/* The activation rows [q, q + nrows) as the multi-row kernels read them. */
+static struct cpu_q8_rows gathered_rows(const struct ggmlc_op_call *call, const struct id_layout *l,
+                                        int64_t k, int64_t q, int nrows) {
+    const char *xs = (const char *)call->wdata + l->off_x;
+    if (!l->planes)
+        return (struct cpu_q8_rows){
+            (const int8_t *)(xs + q * l->xrow), l->xrow, NULL, 0, NULL, nrows};
+    const int64_t nblocks = k / QK8_0;
+    const int8_t *qs = (const int8_t *)((const char *)call->wdata + l->off_planes);
+    const float *d = (const float *)((const char *)qs + GGML_PAD((size_t)(l->n_pairs * k), 64));
+    const int32_t *sums =
+        (const int32_t *)((const char *)d +
+                          GGML_PAD((size_t)(l->n_pairs * nblocks) * sizeof(float), 64));
+    return (struct cpu_q8_rows){qs + q * k,      (size_t)k,          d + q * nblocks,
+                                (size_t)nblocks, sums + q * nblocks, nrows};
+}
+
+/* Weight rows [n0, n1) of one expert (w, rows wstride bytes apart) times its gathered rows
+ * [q0, q1) through the multi-row kernel, grouped as mul_mat groups them, so the results
+ * are mul_mat's bit for bit. */
+static void expert_rows_product(const struct ggmlc_op_call *call, const struct id_layout *l,
+                                const char *w, size_t wstride, int64_t k, int64_t n, int64_t n0,
+                                int64_t n1, int64_t q0, int64_t q1) {
+    float *out = (float *)((char *)call->wdata + l->off_out);
+    enum { CHUNK = 16 }; /* weight rows kept in cache while all groups pass */
+    for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
+        const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
+        for (int64_t q = q0; q < q1; q += CPU_QUANT_MAX_ROWS) {
+            const int nrows = (int)(q1 - q < CPU_QUANT_MAX_ROWS ? q1 - q : CPU_QUANT_MAX_ROWS);
+            const struct cpu_q8_rows y = gathered_rows(call, l, k, q, nrows);
+            for (int64_t i = c0; i < c1; i++)
+                l->rows((int)k, w + i * wstride, &y, out + q * n + i, (size_t)n);
+        }
+    }
+}
+
 /* Products of expert e with its gathered rows [q0, q1), this thread's share. */
 static void expert_product(const struct ggmlc_op_call *call, const struct ggml_tensor *node, const struct id_layout *l,
                            int64_t e, int64_t q0, int64_t q1, void *work) {
@@ -83,9 +132,13 @@ static void expert_product(const struct ggmlc_op_call *call, const struct ggml_t
         cpu_gemm_compute(cpu_gemm_kernel(), &p, call->ith, call->nth, work);
         return;
     }
-    const ggml_vec_dot_t vec_dot = cpu_get_type_traits(as->type)->vec_dot;
     int64_t n0, n1;
     cpu_split_range(n, call->ith, call->nth, &n0, &n1);
+    if (l->rows) {
+        expert_rows_product(call, l, w, as->nb[1], k, n, n0, n1, q0, q1);
+        return;
+    }
+    const ggml_vec_dot_t vec_dot = cpu_get_type_traits(as->type)->vec_dot;
     for (int64_t q = q0; q < q1; q++)
         for (int64_t i = n0; i < n1; i++) vec_dot((int)k, out + q * n + i, 0, w + i * as->nb[1], 0, xs + q * l->xrow, 0, 1);
 }
@@ -110,7 +163,13 @@ static enum ggml_status mul_mat_id_compute(const struct ggmlc_op_call *call, str
     for (int64_t q = q0; q < q1; q++) {
         const int64_t slot = order[q] % ids->ne[0], t = order[q] / ids->ne[0];
         const char *src = (const char *)b->data + (slot % b->ne[1]) * b->nb[1] + t * b->nb[2];
-        cpu_matmul_convert_row(l.xtype, src, b->type, b->nb[0], b->ne[0], (char *)call->wdata + l.off_x + q * l.xrow, work);
+        char *xrow = (char *)call->wdata + l.off_x + q * l.xrow;
+        cpu_matmul_convert_row(l.xtype, src, b->type, b->nb[0], b->ne[0], xrow, work);
+        if (l.planes) {
+            struct cpu_q8_rows y = gathered_rows(call, &l, b->ne[0], q, 1);
+            cpu_q8_0_to_planes((const block_q8_0 *)xrow, b->ne[0] / QK8_0, (int8_t *)y.qs,
+                               (float *)y.d, (int32_t *)y.sums);
+        }
     }
     call->barrier(call);
     for (int64_t e = 0; e < l.n_as; e++)

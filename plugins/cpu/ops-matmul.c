@@ -55,10 +55,17 @@ void cpu_matmul_convert_row(enum ggml_type to, const void *src, enum ggml_type s
 /* ------------------------------------------------------------- MUL_MAT */
 
 /* The 2-D product of batch (i2, i3) of a mul_mat node. */
-static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, int64_t i2, int64_t i3, const void *unused) {
-    (void)unused;
+static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, int64_t i2,
+                                               int64_t i3, const void *rounded) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    if (rounded) { /* b rounded through the vec_dot type: contiguous f32 rows in logical order */
+        const float *x = (const float *)rounded + (i2 + i3 * b->ne[2]) * b->ne[1] * b->ne[0];
+        struct cpu_gemm_problem p = mul_mat_problem(dst, i2, i3, NULL);
+        p.x = (struct cpu_gemm_operand){x, GGML_TYPE_F32, (size_t)b->ne[0] * sizeof(float),
+                                        sizeof(float), NULL};
+        return p;
+    }
     return (struct cpu_gemm_problem){
         .n = a->ne[1],
         .m = b->ne[1],
@@ -80,11 +87,16 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
  * 32 rows of its products); 128 rows were faster by the GEMM. */
 #define QUANT_GEMM_MIN_ROWS 128
 
-/* Whether a node's product runs through the GEMM (float or dequantized weights). */
+/* Whether a node's product runs through the GEMM (float or dequantized weights).  Not
+ * Q4_1 and Q5_1 weights: their dots with Q8_1 activations add each block's offset times
+ * the block's sum as Q8_1 stores it, rounded to f16, which no rounding of the activation
+ * values reproduces; they take the integer dots at every size, as in ggml. */
 static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    return cpu_gemm_type_ok(a->type) ||
-           (b->ne[1] >= QUANT_GEMM_MIN_ROWS && cpu_gemm_dequant_ok(cpu_gemm_kernel(), a->type));
+    if (cpu_gemm_type_ok(a->type)) return true;
+    return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
+           cpu_get_type_traits(a->type)->vec_dot_type != GGML_TYPE_Q8_1 &&
+           cpu_gemm_dequant_ok(cpu_gemm_kernel(), a->type);
 }
 
 /* Many batches: each thread takes whole products; few: every thread takes a tile of each. */
@@ -116,9 +128,51 @@ static size_t batches_work_size(int n_threads, int64_t m, int64_t k) {
     return cpu_gemm_team_shared(kern, m, k) + (size_t)n_threads * cpu_gemm_thread_work(kern, m, k);
 }
 
-/* Float weights, or quantized weights dequantized while packing. */
+/* Scratch of the activations of quantized weights in the GEMM: every row of b rounded
+ * through the weights' vec_dot type back to f32, then one vec_dot-type row per thread.
+ * Nothing for float weights, whose activations the GEMM reads as they are. */
+static size_t rounded_rows_size(const struct ggml_tensor *a, const struct ggml_tensor *b,
+                                int n_threads) {
+    if (cpu_gemm_type_ok(a->type)) return 0;
+    const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
+    return GGML_PAD((size_t)b->ne[0] * (size_t)ggml_nrows(b) * sizeof(float), 64) +
+           (size_t)n_threads * GGML_PAD(ggml_row_size(vt, b->ne[0]), 64);
+}
+
+/* This thread's share of b's rows quantized to vec_dot type vt and dequantized into
+ * rounded, so that the dequantizing GEMM multiplies the same activation values as the
+ * integer dot products of the smaller products (and as ggml's). */
+static void round_rows(const struct ggmlc_op_call *call, const struct ggml_tensor *b,
+                       enum ggml_type vt, float *rounded, void *qrow) {
+    const ggml_to_float_t to_float = ggml_get_type_traits(vt)->to_float;
+    int64_t r0, r1;
+    cpu_split_range(ggml_nrows(b), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i1 = r % b->ne[1], i2 = (r / b->ne[1]) % b->ne[2],
+                      i3 = r / (b->ne[1] * b->ne[2]);
+        const char *src = (const char *)b->data + i1 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
+        float *row = rounded + r * b->ne[0];
+        cpu_matmul_convert_row(vt, src, b->type, b->nb[0], b->ne[0], qrow,
+                               row); /* row: f32 staging */
+        to_float(qrow, row, b->ne[0]);
+    }
+}
+
+/* Float weights, or quantized weights dequantized while packing (their activations
+ * rounded through the vec_dot type first). */
 static enum ggml_status mul_mat_float(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    run_batches(call, dst, 0, mul_mat_problem, NULL, dst->src[1]->ne[1], dst->src[1]->ne[0]);
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const size_t shared = rounded_rows_size(a, b, call->nth);
+    float *rounded = NULL;
+    if (shared) {
+        const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
+        const size_t rows = GGML_PAD((size_t)b->ne[0] * (size_t)ggml_nrows(b) * sizeof(float), 64);
+        rounded = call->wdata;
+        round_rows(call, b, vt, rounded,
+                   cpu_matmul_thread_work(call, rows, GGML_PAD(ggml_row_size(vt, b->ne[0]), 64)));
+        call->barrier(call);
+    }
+    run_batches(call, dst, shared, mul_mat_problem, rounded, b->ne[1], b->ne[0]);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -213,11 +267,13 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
  * the tile kernel is not used for groups of up to CPU_QUANT_MAX_ROWS rows, which is all of them. */
 #define QUANT_TILE_MIN_ROWS (CPU_QUANT_MAX_ROWS + 1)
 
-/* Whether a type's multi-row kernel reads Q8_0 planes (else plain Q8_K rows). */
-static bool uses_planes(enum ggml_type type) { return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0; }
+bool cpu_matmul_uses_planes(enum ggml_type type) {
+    return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0;
+}
 
 static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml_tensor *b, int n_threads) {
-    if (uses_planes(a->type)) return planes_qs_size(b) + planes_d_size(b) + (size_t)n_threads * planes_thread_size(b);
+    if (cpu_matmul_uses_planes(a->type))
+        return planes_qs_size(b) + planes_d_size(b) + (size_t)n_threads * planes_thread_size(b);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
 }
 
@@ -227,7 +283,7 @@ static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml
  * full chunks of 16 rows use the type's tile kernel when it has one. */
 static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst, cpu_vec_dot_rows_t kernel) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const bool planes = uses_planes(a->type);
+    const bool planes = cpu_matmul_uses_planes(a->type);
     int8_t *qs = call->wdata;
     float *d = (float *)((char *)call->wdata + planes_qs_size(b));
     int32_t *sums = (int32_t *)((char *)d + planes_d_size(b) / 2);
@@ -290,7 +346,9 @@ static bool mul_mat_supports(const struct ggml_tensor *node) {
 
 static size_t mul_mat_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (mul_mat_uses_gemm(node)) return batches_work_size(n_threads, b->ne[1], b->ne[0]);
+    if (mul_mat_uses_gemm(node))
+        return rounded_rows_size(a, b, n_threads) +
+               batches_work_size(n_threads, b->ne[1], b->ne[0]);
     if (cpu_get_vec_dot_rows(a->type)) return multi_row_work_size(a, b, n_threads);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
 }

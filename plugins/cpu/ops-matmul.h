@@ -18,6 +18,9 @@ CPU_HIDDEN void cpu_matmul_convert_row(enum ggml_type to, const void *src, enum 
 /* This thread's share of all rows of b, converted to type `to`, packed in logical row order at dst. */
 CPU_HIDDEN void cpu_matmul_convert_rows(const struct ggmlc_op_call *call, const struct ggml_tensor *b,
                                         enum ggml_type to, void *dst, float *tmp);
+/* Whether the multi-row kernel of a weight type (quant-dot.h) reads its activations as
+ * Q8_0 planes (vec_dot_type Q8_0), else as plain rows of its vec_dot_type. */
+CPU_HIDDEN bool cpu_matmul_uses_planes(enum ggml_type type);
 /* Fill the MUL_MAT_ID entries of the op table (ops-matmul-id.c). */
 CPU_HIDDEN void cpu_ops_matmul_id_register(struct cpu_op_table *t);
 
