@@ -5,6 +5,7 @@
  *
  *   - optimizer.h: random generator, optimizer updates, losses, gradient clipping;
  *   - file-replace.h: replacing a file atomically (model files, plots);
+ *   - reading a GGUF file with a progress bar (model files);
  *   - the allocation record below.
  */
 #ifndef GGMLC_INTERNAL_H
@@ -13,6 +14,7 @@
 #include "ggml-backend.h"
 #include "ggml.h"
 #include "ggmlc.h"
+#include "gguf.h"
 #include "file-replace.h"
 #include "hidden.h"
 #include "optimizer.h"
@@ -35,5 +37,11 @@ GGMLC_HIDDEN bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r,
 GGMLC_HIDDEN void ggmlc_alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph);
 GGMLC_HIDDEN void ggmlc_alloc_record_forget(struct ggmlc_alloc_record *r);
 GGMLC_HIDDEN void ggmlc_alloc_record_free(struct ggmlc_alloc_record *r);
+
+/* gguf_init_from_file that shows label's progress bar on a terminal while large tensor data
+ * (16 MiB or more) are read (ggmlc_model_load); quiet on a pipe. */
+GGMLC_HIDDEN struct gguf_context *ggmlc_gguf_init_from_file_progress(const char *fname,
+                                                                     struct gguf_init_params params,
+                                                                     const char *label);
 
 #endif /* GGMLC_INTERNAL_H */

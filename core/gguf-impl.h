@@ -43,11 +43,6 @@ struct gguf_context {
 GGMLC_HIDDEN bool gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment);
 /* Bytes of one element of a fixed-size type; 0 for strings, arrays and invalid types. */
 GGMLC_HIDDEN size_t gguf_type_size(enum gguf_type type);
-/* gguf_init_from_file that shows label's progress bar on a terminal while large tensor data
- * (16 MiB or more) are read (ggmlc_model_load). */
-GGMLC_HIDDEN struct gguf_context *ggmlc_gguf_init_from_file_progress(const char *fname,
-                                                                     struct gguf_init_params params,
-                                                                     const char *label);
 /* Append a pair that takes ownership of key and data (no duplicate check); false when out of memory. */
 GGMLC_HIDDEN bool gguf_kv_append(struct gguf_context *ctx, char *key, enum gguf_type type, enum gguf_type elem_type,
                                  size_t n, void *data);

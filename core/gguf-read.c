@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ggmlc-internal.h"
 #include "gguf-impl.h"
 
 /* A source read on demand: bytes are fetched into buf as the parser reaches them, in

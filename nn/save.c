@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "gguf-impl.h"
 #include "gguf.h"
 #include "nn-impl.h"
 
