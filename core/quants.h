@@ -33,6 +33,10 @@
 #define QK8_1  32
 #define QK4_NL 32
 #define QK_MXFP4 32
+#define QK1_0 128
+#define QK2_0 64
+#define QK_NVFP4 64
+#define QK_NVFP4_SUB 16
 #ifndef QK_K
 #define QK_K 256
 #endif
@@ -49,6 +53,11 @@ typedef struct { ggml_fp16_t d, s; int8_t qs[QK8_1]; } block_q8_1;              
 typedef struct { ggml_fp16_t d; uint8_t qs[QK4_NL / 2]; } block_iq4_nl;           /* x = d * table[q] */
 typedef struct { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; } block_mxfp4;             /* E8M0 scale, E2M1 values */
 
+/* Blocks of ggml's newest types: layout only (ggmlc has no conversions for them yet). */
+typedef struct { ggml_fp16_t d; uint8_t qs[QK1_0 / 8]; } block_q1_0;              /* 1 bit per value */
+typedef struct { ggml_fp16_t d; uint8_t qs[QK2_0 / 4]; } block_q2_0;              /* 2 bits per value */
+typedef struct { uint8_t d[QK_NVFP4 / QK_NVFP4_SUB]; uint8_t qs[QK_NVFP4 / 2]; } block_nvfp4; /* UE4M3 scales */
+
 /* ---------------------------------------------- 256-value super-blocks */
 
 typedef struct { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; ggml_fp16_t d, dmin; } block_q2_K;
@@ -62,6 +71,7 @@ typedef struct { ggml_fp16_t d; uint16_t scales_h; uint8_t scales_l[QK_K / 64]; 
 static_assert(sizeof(block_q4_0) == 18 && sizeof(block_q4_1) == 20, "q4 block size");
 static_assert(sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24, "q5 block size");
 static_assert(sizeof(block_q8_0) == 34 && sizeof(block_q8_1) == 36, "q8 block size");
+static_assert(sizeof(block_q1_0) == 18 && sizeof(block_q2_0) == 18 && sizeof(block_nvfp4) == 36, "new block sizes");
 static_assert(sizeof(block_iq4_nl) == 18 && sizeof(block_mxfp4) == 17, "iq4_nl/mxfp4 block size");
 static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110, "q2_K/q3_K block size");
 static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176, "q4_K/q5_K block size");
