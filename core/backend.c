@@ -291,7 +291,7 @@ bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor *o
     return backend && ggml_backend_dev_offload_op(backend->device, op);
 }
 
-void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, struct ggml_tensor *src,
+void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor *src,
                                     struct ggml_tensor *dst) {
     if (backend_dst->iface.cpy_tensor_async && backend_dst->iface.cpy_tensor_async(backend_src, backend_dst, src, dst)) return;
     /* no asynchronous path: finish both streams and copy synchronously */

@@ -194,7 +194,7 @@ struct ggml_tensor *ggml_set_zero(struct ggml_tensor *tensor) {
     return tensor;
 }
 
-void ggml_backend_tensor_copy(struct ggml_tensor *src, struct ggml_tensor *dst) {
+void ggml_backend_tensor_copy(const struct ggml_tensor *src, struct ggml_tensor *dst) {
     if (!src || !dst || !ggml_are_same_shape(src, dst) || src->type != dst->type) {
         ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_backend_tensor_copy: source and destination differ in shape or type");
         return;

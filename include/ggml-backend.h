@@ -67,7 +67,7 @@ GGML_API ggml_backend_buffer_type_t ggml_backend_buffer_get_type(ggml_backend_bu
 GGML_API void   ggml_backend_buffer_reset(ggml_backend_buffer_t buffer);
 
 /* Copy src's data into dst (same shape and type), across backends if needed. */
-GGML_API void ggml_backend_tensor_copy(struct ggml_tensor *src, struct ggml_tensor *dst);
+GGML_API void ggml_backend_tensor_copy(const struct ggml_tensor *src, struct ggml_tensor *dst);
 
 /* ------------------------------------------------------------ backends */
 
@@ -120,7 +120,7 @@ GGML_API bool ggml_backend_supports_buft(ggml_backend_t backend, ggml_backend_bu
 GGML_API bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor *op);
 
 /* Copy between backends after the work queued on backend_src. */
-GGML_API void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, struct ggml_tensor *src, struct ggml_tensor *dst);
+GGML_API void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor *src, struct ggml_tensor *dst);
 
 GGML_API ggml_backend_dev_t ggml_backend_get_device(ggml_backend_t backend);
 
