@@ -245,6 +245,9 @@ static void test_misc(void) {
     tap_ok(mm->op_params[1] == GGML_HINT_SRC0_IS_HADAMARD, "mul_mat_set_hint records the hint");
     ggmlc_clear_error();
     tap_ok(!ggml_dsv4_hc_pre(ctx, m, m) && ggmlc_last_status() == GGMLC_ERR_UNSUPPORTED, "dsv4 ops refuse clearly");
+    ggmlc_clear_error();
+    tap_ok(!ggml_interpolate(ctx, m, 2, 2, 2, 1, GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ANTIALIAS) &&
+           ggmlc_last_status() == GGMLC_ERR_UNSUPPORTED, "interpolate refuses GGML_SCALE_FLAG_ANTIALIAS clearly");
     ggml_free(ctx);
 
     struct gguf_context *gg = gguf_init_empty();
