@@ -75,6 +75,15 @@ struct ggml_tensor *ggml_dsv4_hc_post(struct ggml_context *ctx, struct ggml_tens
     return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
 }
 
+struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
+                                               struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 tensor-wise products are not implemented in ggmlc");
+}
+
+struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 rotated quantization is not implemented in ggmlc");
+}
+
 struct ggml_tensor *ggml_rope_set_offset(struct ggml_tensor *a, int n_offs) {
     GGMLC_CHECK_SRC(a);
     if (a->op != GGML_OP_ROPE && a->op != GGML_OP_ROPE_BACK)

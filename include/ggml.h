@@ -1064,6 +1064,12 @@ GGML_API struct ggml_tensor *ggml_solve_tri(struct ggml_context *ctx, struct ggm
  * tokens before the end; slots beyond T are left zero). */
 GGML_API struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
         struct ggml_tensor *v, struct ggml_tensor *g, struct ggml_tensor *beta, struct ggml_tensor *state, int64_t K);
+/* stable-diffusion.cpp's int8 products (its own ggml fork: int8 weights with one scale per
+ * tensor, activations rotated and quantized in groups).  Declared so that it compiles;
+ * not implemented yet, they return NULL with GGMLC_ERR_UNSUPPORTED. */
+GGML_API struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
+        struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size);
+GGML_API struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size);
 /* DeepSeek sparse-attention indexer and V4 hyper-connection ops: declared so that ggml's
  * programs compile; not implemented yet, the constructors return NULL with an error. */
 GGML_API struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
