@@ -10,32 +10,29 @@ command -v cmake >/dev/null 2>&1 || { echo "1..0 # SKIP cmake not found"; exit 0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-cmake.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-prefix=$(sed -n 's/^prefix = //p' "$GGMLC_BUILDDIR/Makefile")
-libdir=$(cd "$GGMLC_BUILDDIR" && make -s --no-print-directory -f Makefile -f - print-libdir <<'MK'
-print-libdir: ; @echo $(libdir)
-MK
-)
 # an install of this tree (no recursion into make check's flags)
-env -u MAKEFLAGS -u MFLAGS make -s -C "$GGMLC_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$GGMLC_BUILDDIR" install DESTDIR="$tmp/root" > "$tmp/install.log" 2>&1
 ok $? "make install DESTDIR=... succeeds"
+pkgdir=$(find "$tmp/root" -path '*/cmake/ggml/ggml-config.cmake' | head -n 1 | xargs -r dirname)
+libdir=$(dirname "$(dirname "$pkgdir")")
 for f in ggml-config.cmake ggml-config-version.cmake ggml-version.cmake; do
-    [ -f "$tmp/root$libdir/cmake/ggml/$f" ]
-    ok $? "$f is installed in $libdir/cmake/ggml"
+    [ -n "$pkgdir" ] && [ -f "$pkgdir/$f" ]
+    ok $? "$f is installed in \$(libdir)/cmake/ggml"
 done
 
-cmake -S "$srcdir/tests/cmake-client" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/root$prefix" > "$tmp/cmake.log" 2>&1 &&
+cmake -S "$srcdir/tests/cmake-client" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$(dirname "$libdir")" > "$tmp/cmake.log" 2>&1 &&
     cmake --build "$tmp/build" >> "$tmp/cmake.log" 2>&1
 status=$?
 ok $status "find_package(ggml 0.9) finds the DESTDIR install and the client builds against ggml::ggml"
 [ $status -ne 0 ] && sed 's/^/# /' "$tmp/cmake.log" | tail -20
 [ $status -eq 0 ] || { tap_done; }
 
-out=$(LD_LIBRARY_PATH="$tmp/root$libdir" "$tmp/build/client" 2>&1)
+out=$(LD_LIBRARY_PATH="$libdir" "$tmp/build/client" 2>&1)
 [ "$out" = "11 22 33" ]
 ok $? "the client runs on the CPU backend: $out"
 
 cat > "$tmp/ver.cmake" <<CM
-find_package(ggml 1.0 QUIET PATHS "$tmp/root$libdir/cmake/ggml" NO_DEFAULT_PATH)
+find_package(ggml 1.0 QUIET PATHS "$pkgdir" NO_DEFAULT_PATH)
 if(ggml_FOUND)
   message(FATAL_ERROR "a request for ggml 1.0 was accepted")
 endif()
