@@ -172,6 +172,19 @@ static void unplace_all(struct ggml_context *ctx, ggml_backend_buffer_t *buffers
     for (size_t i = 0; i < n; i++) ggml_backend_buffer_free(buffers[i]);
 }
 
+size_t ggml_backend_alloc_ctx_tensors_from_buft_size(struct ggml_context *ctx, ggml_backend_buffer_type_t buft) {
+    if (!ctx || !buft) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_alloc_ctx_tensors_from_buft_size: NULL context or buffer type");
+        return 0;
+    }
+    const size_t alignment = ggml_backend_buft_get_alignment(buft);
+    size_t total = 0;
+    for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+        if (needs_storage(t)) total += align_up(ggml_backend_buft_get_alloc_size(buft, t), alignment);
+    }
+    return total;
+}
+
 ggml_backend_buffer_t ggml_backend_alloc_ctx_tensors_from_buft(struct ggml_context *ctx, ggml_backend_buffer_type_t buft) {
     if (!ctx || !buft) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_alloc_ctx_tensors_from_buft: NULL context or buffer type");

@@ -217,8 +217,15 @@ static bool compute_node(ggml_backend_t backend, struct ggml_cgraph *graph, int 
     return ggml_backend_graph_compute(backend, &one) == GGML_STATUS_SUCCESS;
 }
 
+static bool is_test_node(const struct ggml_tensor *t, struct ggml_tensor const *const *test_nodes, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (test_nodes[i] == t) return true;
+    return false;
+}
+
 bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph *graph,
-                                        ggml_backend_eval_callback callback, void *user_data, struct ggml_tensor *test_node) {
+                                        ggml_backend_eval_callback callback, void *user_data,
+                                        struct ggml_tensor const *const *test_nodes, size_t num_test_nodes) {
     if (!backend1 || !backend2 || !graph || !callback) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_compare_graph_backend: NULL argument");
         return false;
@@ -226,13 +233,15 @@ bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t 
     struct ggml_backend_graph_copy copy = ggml_backend_graph_copy(backend2, graph);
     if (!copy.graph) return false;
     bool ok = true;
+    const size_t n_tests = test_nodes ? num_test_nodes : 0;
+    size_t n_seen = 0;
     for (int i = 0; ok && i < graph->n_nodes; i++) {
-        /* with a test node, compute everything up to it but compare only it */
+        /* with test nodes, compute everything up to the last of them but compare only them */
         ok = compute_node(backend1, graph, i) && compute_node(backend2, copy.graph, i);
         if (!ok) break;
-        const bool compare = !test_node || graph->nodes[i] == test_node;
-        if (compare && !callback(i, graph->nodes[i], copy.graph->nodes[i], user_data)) break;
-        if (test_node && graph->nodes[i] == test_node) break;
+        const bool tested = n_tests > 0 && is_test_node(graph->nodes[i], test_nodes, n_tests);
+        if ((n_tests == 0 || tested) && !callback(i, graph->nodes[i], copy.graph->nodes[i], user_data)) break;
+        if (tested && ++n_seen == n_tests) break;
     }
     ggml_backend_graph_copy_free(copy);
     return ok;

@@ -264,6 +264,18 @@ void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_ten
         ggmlc_set_error(GGMLC_ERR_BACKEND, "%s: %s failed to read tensor '%s'", __func__, ggml_backend_name(backend), tensor->name);
 }
 
+void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor *tensor, const void *data, size_t offset,
+                                      size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) {
+    for (size_t i = 0; i < n_copies; i++)
+        ggml_backend_tensor_set_async(backend, tensor, (const char *)data + i * stride_data, offset + i * stride_tensor, size);
+}
+
+void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor *tensor, void *data, size_t offset,
+                                      size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data) {
+    for (size_t i = 0; i < n_copies; i++)
+        ggml_backend_tensor_get_async(backend, tensor, (char *)data + i * stride_data, offset + i * stride_tensor, size);
+}
+
 void ggml_backend_synchronize(ggml_backend_t backend) {
     if (backend && backend->iface.synchronize) backend->iface.synchronize(backend);
 }
@@ -280,7 +292,7 @@ bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor *o
     return backend && ggml_backend_dev_offload_op(backend->device, op);
 }
 
-void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, struct ggml_tensor *src,
+void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor *src,
                                     struct ggml_tensor *dst) {
     if (backend_dst->iface.cpy_tensor_async && backend_dst->iface.cpy_tensor_async(backend_src, backend_dst, src, dst)) return;
     /* no asynchronous path: finish both streams and copy synchronously */

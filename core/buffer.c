@@ -199,6 +199,18 @@ void ggml_backend_tensor_get(const struct ggml_tensor *tensor, void *data, size_
                         tensor->name);
 }
 
+void ggml_backend_tensor_set_2d(struct ggml_tensor *tensor, const void *data, size_t offset, size_t size, size_t n_copies,
+                                size_t stride_tensor, size_t stride_data) {
+    for (size_t i = 0; i < n_copies; i++)
+        ggml_backend_tensor_set(tensor, (const char *)data + i * stride_data, offset + i * stride_tensor, size);
+}
+
+void ggml_backend_tensor_get_2d(const struct ggml_tensor *tensor, void *data, size_t offset, size_t size, size_t n_copies,
+                                size_t stride_tensor, size_t stride_data) {
+    for (size_t i = 0; i < n_copies; i++)
+        ggml_backend_tensor_get(tensor, (char *)data + i * stride_data, offset + i * stride_tensor, size);
+}
+
 void ggml_backend_tensor_memset(struct ggml_tensor *tensor, uint8_t value, size_t offset, size_t size) {
     if (!ggmlc_check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
     ggml_backend_buffer_t buf = storage_buffer(tensor);
@@ -216,7 +228,7 @@ struct ggml_tensor *ggml_set_zero(struct ggml_tensor *tensor) {
     return tensor;
 }
 
-void ggml_backend_tensor_copy(struct ggml_tensor *src, struct ggml_tensor *dst) {
+void ggml_backend_tensor_copy(const struct ggml_tensor *src, struct ggml_tensor *dst) {
     if (!src || !dst || !ggml_are_same_shape(src, dst) || src->type != dst->type) {
         ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_backend_tensor_copy: source and destination differ in shape or type");
         return;

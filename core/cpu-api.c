@@ -86,6 +86,12 @@ void ggml_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu, ggml_abort_
     if (backend_cpu->iface.set_abort_callback) backend_cpu->iface.set_abort_callback(backend_cpu, abort_callback, abort_callback_data);
 }
 
+void ggml_backend_cpu_set_use_ref(ggml_backend_t backend_cpu, bool use_ref) {
+    if (!ggml_backend_is_cpu(backend_cpu))
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_cpu_set_use_ref: not a CPU backend");
+    (void)use_ref; /* one set of kernels: see the header */
+}
+
 /* ----------------------------------------------------------------- graphs */
 
 struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph *cgraph, int n_threads, struct ggml_threadpool *threadpool) {

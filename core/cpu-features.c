@@ -92,6 +92,8 @@ int ggml_cpu_has_matmul_int8(void) { return 0; }
 int ggml_cpu_has_sve(void) { return 0; }
 int ggml_cpu_get_sve_cnt(void) { return 0; }
 int ggml_cpu_has_sme(void) { return 0; }
+int ggml_cpu_has_sme2(void) { return 0; }
+int ggml_cpu_get_rvv_vlen(void) { return 0; }
 int ggml_cpu_has_riscv_v(void) { return 0; }
 int ggml_cpu_has_vsx(void) { return 0; }
 int ggml_cpu_has_vxe(void) { return 0; }

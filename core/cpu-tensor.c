@@ -152,6 +152,12 @@ struct ggml_tensor *ggml_new_f32(struct ggml_context *ctx, float value) {
 
 /* ------------------------------------------------------ row conversions */
 
+void ggml_cpu_fp32_to_fp32(const float *x, float *y, int64_t n) { memmove(y, x, (size_t)n * sizeof *y); }
+
+void ggml_cpu_fp32_to_i32(const float *x, int32_t *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = (int32_t)x[i];
+}
+
 void ggml_cpu_fp32_to_fp16(const float *x, ggml_fp16_t *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = ggmlc_fp32_to_fp16(x[i]);
 }

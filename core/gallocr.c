@@ -444,6 +444,17 @@ bool ggml_gallocr_reserve_n(ggml_gallocr_t g, struct ggml_cgraph *graph, const i
     return plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g);
 }
 
+void ggml_gallocr_reserve_n_size(ggml_gallocr_t g, struct ggml_cgraph *graph, const int *node_ids, const int *leaf_ids,
+                                 size_t *sizes) {
+    if (!g || !graph || !sizes) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_gallocr_reserve_n_size: NULL allocator, graph or sizes");
+        return;
+    }
+    const bool ok = plan_graph(g, graph, node_ids, leaf_ids);
+    for (int i = 0; i < g->n_buffers; i++) /* a shared buffer counts once, at its first id */
+        sizes[i] = ok && g->arena_of[i] == i ? g->arenas[i].peak : 0;
+}
+
 bool ggml_gallocr_reserve(ggml_gallocr_t g, struct ggml_cgraph *graph) { return ggml_gallocr_reserve_n(g, graph, NULL, NULL); }
 
 static struct ggml_tensor *listed_tensor(const struct ggml_cgraph *graph, int i) {

@@ -183,6 +183,11 @@ const char *gguf_get_tensor_name(const struct gguf_context *ctx, int64_t id) {
     return info ? info->t.name : NULL;
 }
 
+const int64_t *gguf_get_tensor_ne(const struct gguf_context *ctx, int64_t id) {
+    const struct gguf_tensor_info *info = info_checked(ctx, id, __func__);
+    return info ? info->t.ne : NULL;
+}
+
 enum ggml_type gguf_get_tensor_type(const struct gguf_context *ctx, int64_t id) {
     const struct gguf_tensor_info *info = info_checked(ctx, id, __func__);
     return info ? info->t.type : GGML_TYPE_COUNT;

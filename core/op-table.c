@@ -105,6 +105,11 @@ static const struct ggmlc_op_info op_table[GGML_OP_COUNT] = {
     OP(TOP_K, "TOP_K", "top_k(x)", 1, false, false),
     OP(COL2IM_1D, "COL2IM_1D", "col2im_1d(x)", 1, false, false),
     OP(UNARY_BACK, "UNARY_BACK", "unary_back(x, dy)", 2, false, false),
+    OP(GATED_DELTA_NET, "GATED_DELTA_NET", "gated_delta_net(q, k, v, g, beta, s)", 6, false, false),
+    OP(LIGHTNING_INDEXER, "LIGHTNING_INDEXER", "lightning_indexer(q, k, w, mask)", 4, false, false),
+    OP(DSV4_HC_COMB, "DSV4_HC_COMB", "dsv4_hc_comb(mixes, scale, base)", 3, false, false),
+    OP(DSV4_HC_PRE, "DSV4_HC_PRE", "dsv4_hc_pre(x, w)", 2, false, false),
+    OP(DSV4_HC_POST, "DSV4_HC_POST", "dsv4_hc_post(x, residual, post, comb)", 4, false, false),
 };
 
 static const char *const unary_names[GGML_UNARY_OP_COUNT] = {

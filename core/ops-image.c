@@ -99,6 +99,8 @@ struct ggml_tensor *ggml_interpolate(struct ggml_context *ctx, struct ggml_tenso
                                      int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, uint32_t mode) {
     GGMLC_CHECK_SRC(a);
     if (!require_f32(__func__, a)) return NULL;
+    if (mode & GGML_SCALE_FLAG_ANTIALIAS) /* ggml's antialiased downsampling: no kernel yet */
+        return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "GGML_SCALE_FLAG_ANTIALIAS is not supported yet");
     if ((mode & 0xff) >= GGML_SCALE_MODE_COUNT || (mode & ~0xffu & ~(uint32_t)GGML_SCALE_FLAG_ALIGN_CORNERS))
         return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown scale mode 0x%x", mode);
     if (ne0 <= 0 || ne1 <= 0 || ne2 <= 0 || ne3 <= 0)

@@ -309,6 +309,19 @@ bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph *
     return ok;
 }
 
+void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, struct ggml_cgraph *measure_graph, size_t *sizes) {
+    if (!sched || !measure_graph || !sizes) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_reserve_size: NULL argument");
+        return;
+    }
+    for (int i = 0; i < sched->n_backends; i++) sizes[i] = 0;
+    if (!plan_graph(sched, measure_graph)) return;
+    sched_rewire(sched, 0, sched->n_rewires, true);
+    ggml_gallocr_reserve_n_size(sched->galloc, sched->graph, sched->node_ids, sched->leaf_ids, sizes);
+    sched_rewire(sched, 0, sched->n_rewires, false);
+    sched->planned = sched->allocated = false; /* the measure graph is not kept */
+}
+
 bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     if (!sched || !graph) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_alloc_graph: NULL scheduler or graph");

@@ -171,6 +171,8 @@ bool ggml_is_permuted(const struct ggml_tensor *t) {
     return t->nb[0] > t->nb[1] || t->nb[1] > t->nb[2] || t->nb[2] > t->nb[3];
 }
 
+bool ggml_is_view(const struct ggml_tensor *t) { return t && t->view_src != NULL; }
+
 bool ggml_is_empty(const struct ggml_tensor *t) {
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
         if (t->ne[i] == 0) return true;
@@ -212,6 +214,22 @@ bool ggml_is_contiguous(const struct ggml_tensor *t) { return is_contiguous_n(t,
 bool ggml_is_contiguous_0(const struct ggml_tensor *t) { return is_contiguous_n(t, 0); }
 bool ggml_is_contiguous_1(const struct ggml_tensor *t) { return is_contiguous_n(t, 1); }
 bool ggml_is_contiguous_2(const struct ggml_tensor *t) { return is_contiguous_n(t, 2); }
+
+/* Dimensions below n are packed (dims of size 1 may have any stride). */
+static bool is_contiguous_below(const struct ggml_tensor *t, int n) {
+    size_t next_nb = ggml_type_size(t->type);
+    if (t->ne[0] != ggml_blck_size(t->type) && t->nb[0] != next_nb) return false;
+    next_nb *= (size_t)(t->ne[0] / ggml_blck_size(t->type));
+    for (int i = 1; i < n; i++) {
+        if (t->ne[i] != 1 && t->nb[i] != next_nb) return false;
+        next_nb *= (size_t)t->ne[i];
+    }
+    return true;
+}
+
+bool ggml_is_contiguous_to_1(const struct ggml_tensor *t) { return is_contiguous_below(t, 1); }
+bool ggml_is_contiguous_to_2(const struct ggml_tensor *t) { return is_contiguous_below(t, 2); }
+bool ggml_is_contiguous_to_3(const struct ggml_tensor *t) { return is_contiguous_below(t, 3); }
 
 bool ggml_is_contiguously_allocated(const struct ggml_tensor *t) {
     return ggml_nbytes(t) == (size_t)ggml_nelements(t) * ggml_type_size(t->type) / (size_t)ggml_blck_size(t->type);

@@ -53,6 +53,10 @@ static const struct ggml_type_traits type_traits[GGML_TYPE_COUNT] = {
     [GGML_TYPE_TQ1_0]   = TRAITS("tq1_0", QK_K, 2 + (QK_K - 4 * QK_K / 64) / 5 + QK_K / 64, true, NULL, NULL),
     [GGML_TYPE_TQ2_0]   = TRAITS("tq2_0", QK_K, 2 + QK_K / 4, true, NULL, NULL),
     [GGML_TYPE_MXFP4]   = TRAITS("mxfp4", 32, 1 + 16, true, GGMLC_QUANT_TO_FLOAT(mxfp4), GGMLC_QUANT_FROM_FLOAT(mxfp4)),
+    /* ggml's block sizes (so files holding them load and size right); no conversions yet */
+    [GGML_TYPE_NVFP4]   = TRAITS("nvfp4", QK_NVFP4, sizeof(block_nvfp4), true, NULL, NULL),
+    [GGML_TYPE_Q1_0]    = TRAITS("q1_0", QK1_0, sizeof(block_q1_0), true, NULL, NULL),
+    [GGML_TYPE_Q2_0]    = TRAITS("q2_0", QK2_0, sizeof(block_q2_0), true, NULL, NULL),
 };
 
 bool ggmlc_type_is_valid(enum ggml_type type) {
@@ -109,6 +113,9 @@ enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype) {
     case GGML_FTYPE_MOSTLY_IQ3_S:         return GGML_TYPE_IQ3_S;
     case GGML_FTYPE_MOSTLY_IQ2_S:         return GGML_TYPE_IQ2_S;
     case GGML_FTYPE_MOSTLY_MXFP4:         return GGML_TYPE_MXFP4;
+    case GGML_FTYPE_MOSTLY_NVFP4:         return GGML_TYPE_NVFP4;
+    case GGML_FTYPE_MOSTLY_Q1_0:          return GGML_TYPE_Q1_0;
+    case GGML_FTYPE_MOSTLY_Q2_0:          return GGML_TYPE_Q2_0;
     case GGML_FTYPE_MOSTLY_Q4_1_SOME_F16: return GGML_TYPE_Q4_1;
     default:                              return GGML_TYPE_COUNT;
     }

@@ -47,6 +47,11 @@ GGML_API bool ggml_gallocr_reserve(ggml_gallocr_t galloc, struct ggml_cgraph *gr
 GGML_API bool ggml_gallocr_reserve_n(ggml_gallocr_t galloc, struct ggml_cgraph *graph,
                                      const int *node_buffer_ids, const int *leaf_buffer_ids);
 
+/* The bytes per buffer (sizes[n_bufs]) that ggml_gallocr_reserve_n would need for graph,
+ * without allocating; zeros on failure. */
+GGML_API void ggml_gallocr_reserve_n_size(ggml_gallocr_t galloc, struct ggml_cgraph *graph, const int *node_buffer_ids,
+                                          const int *leaf_buffer_ids, size_t *sizes);
+
 /* Give every unallocated tensor of the graph its place; false on failure (out of memory). */
 GGML_API bool ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph *graph);
 
@@ -55,6 +60,8 @@ GGML_API size_t ggml_gallocr_get_buffer_size(ggml_gallocr_t galloc, int buffer_i
 
 /* Allocate all tensors of a no_alloc context in one new buffer of the given type
  * (or of the backend's default type); NULL when there is nothing to allocate or on failure. */
+/* The bytes ggml_backend_alloc_ctx_tensors_from_buft would allocate (0: nothing to allocate). */
+GGML_API size_t ggml_backend_alloc_ctx_tensors_from_buft_size(struct ggml_context *ctx, ggml_backend_buffer_type_t buft);
 GGML_API struct ggml_backend_buffer *ggml_backend_alloc_ctx_tensors_from_buft(struct ggml_context *ctx, ggml_backend_buffer_type_t buft);
 GGML_API struct ggml_backend_buffer *ggml_backend_alloc_ctx_tensors(struct ggml_context *ctx, ggml_backend_t backend);
 

@@ -67,7 +67,7 @@ GGML_API ggml_backend_buffer_type_t ggml_backend_buffer_get_type(ggml_backend_bu
 GGML_API void   ggml_backend_buffer_reset(ggml_backend_buffer_t buffer);
 
 /* Copy src's data into dst (same shape and type), across backends if needed. */
-GGML_API void ggml_backend_tensor_copy(struct ggml_tensor *src, struct ggml_tensor *dst);
+GGML_API void ggml_backend_tensor_copy(const struct ggml_tensor *src, struct ggml_tensor *dst);
 
 /* ------------------------------------------------------------ backends */
 
@@ -84,11 +84,21 @@ GGML_API size_t                     ggml_backend_get_max_size(ggml_backend_t bac
 /* Queue a copy into / out of a tensor on the backend's stream (completes by synchronize). */
 GGML_API void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor *tensor, const void *data, size_t offset, size_t size);
 GGML_API void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_tensor *tensor, void *data, size_t offset, size_t size);
+/* Strided forms: n_copies chunks of size bytes, chunk i at offset + i*stride_tensor in the
+ * tensor and at i*stride_data in data (the _async ones queue on the backend's stream). */
+GGML_API void ggml_backend_tensor_set_2d_async(ggml_backend_t backend, struct ggml_tensor *tensor, const void *data, size_t offset,
+        size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data);
+GGML_API void ggml_backend_tensor_get_2d_async(ggml_backend_t backend, const struct ggml_tensor *tensor, void *data, size_t offset,
+        size_t size, size_t n_copies, size_t stride_tensor, size_t stride_data);
 
 /* Copy bytes into / out of a tensor's data at a byte offset; out-of-range requests are
  * reported and ignored. */
 GGML_API void ggml_backend_tensor_set(struct ggml_tensor *tensor, const void *data, size_t offset, size_t size);
 GGML_API void ggml_backend_tensor_get(const struct ggml_tensor *tensor, void *data, size_t offset, size_t size);
+GGML_API void ggml_backend_tensor_set_2d(struct ggml_tensor *tensor, const void *data, size_t offset, size_t size,
+        size_t n_copies, size_t stride_tensor, size_t stride_data);
+GGML_API void ggml_backend_tensor_get_2d(const struct ggml_tensor *tensor, void *data, size_t offset, size_t size,
+        size_t n_copies, size_t stride_tensor, size_t stride_data);
 GGML_API void ggml_backend_tensor_memset(struct ggml_tensor *tensor, uint8_t value, size_t offset, size_t size);
 
 /* Wait until everything queued on the backend has finished. */
@@ -110,7 +120,7 @@ GGML_API bool ggml_backend_supports_buft(ggml_backend_t backend, ggml_backend_bu
 GGML_API bool ggml_backend_offload_op(ggml_backend_t backend, const struct ggml_tensor *op);
 
 /* Copy between backends after the work queued on backend_src. */
-GGML_API void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, struct ggml_tensor *src, struct ggml_tensor *dst);
+GGML_API void ggml_backend_tensor_copy_async(ggml_backend_t backend_src, ggml_backend_t backend_dst, const struct ggml_tensor *src, struct ggml_tensor *dst);
 
 GGML_API ggml_backend_dev_t ggml_backend_get_device(ggml_backend_t backend);
 
@@ -130,6 +140,7 @@ enum ggml_backend_dev_type {
     GGML_BACKEND_DEVICE_TYPE_GPU,
     GGML_BACKEND_DEVICE_TYPE_IGPU,
     GGML_BACKEND_DEVICE_TYPE_ACCEL,
+    GGML_BACKEND_DEVICE_TYPE_META, /* several devices as one, for tensor parallelism (see below) */
 };
 
 struct ggml_backend_dev_caps {
@@ -173,6 +184,10 @@ GGML_API ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, siz
 /* Plugin-specific functions by name (e.g. "ggml_backend_set_n_threads"), or NULL. */
 GGML_API void *ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char *name);
 
+/* Collective communication between backends (a plugin's proc addresses; ggmlc's have none). */
+typedef void *(*ggml_backend_comm_init_t)(ggml_backend_t *backends, size_t n_backends);
+typedef void (*ggml_backend_comm_free_t)(void *comm_ctx);
+typedef bool (*ggml_backend_comm_allreduce_tensor_t)(void *comm_ctx, struct ggml_tensor **tensors);
 typedef ggml_backend_buffer_type_t (*ggml_backend_split_buffer_type_t)(int main_device, const float *tensor_split);
 typedef void (*ggml_backend_set_n_threads_t)(ggml_backend_t backend, int n_threads);
 typedef ggml_backend_buffer_type_t *(*ggml_backend_dev_get_extra_bufts_t)(ggml_backend_dev_t device);
@@ -230,6 +245,9 @@ GGML_API ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t *backends, g
 GGML_API void ggml_backend_sched_free(ggml_backend_sched_t sched);
 /* Size the compute buffers for the largest graph to come. */
 GGML_API bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph *measure_graph);
+/* The compute buffer bytes per backend (sizes[n_backends]) that reserving measure_graph
+ * would need, without allocating anything; zeros on failure. */
+GGML_API void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, struct ggml_cgraph *measure_graph, size_t *sizes);
 GGML_API int  ggml_backend_sched_get_n_backends(ggml_backend_sched_t sched);
 GGML_API ggml_backend_t ggml_backend_sched_get_backend(ggml_backend_sched_t sched, int i);
 /* Splits and copies of the last graph. */
@@ -264,8 +282,45 @@ GGML_API void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy);
 
 typedef bool (*ggml_backend_eval_callback)(int node_index, struct ggml_tensor *t1, struct ggml_tensor *t2, void *user_data);
 /* Run graph on both backends node by node, calling callback with both results of each node. */
+/* Run graph on both backends node by node, calling callback with both results of each node;
+ * with test_nodes (num_test_nodes of them), only those nodes are compared and the run stops
+ * after the last of them. */
 GGML_API bool ggml_backend_compare_graph_backend(ggml_backend_t backend1, ggml_backend_t backend2, struct ggml_cgraph *graph,
-                                                 ggml_backend_eval_callback callback, void *user_data, struct ggml_tensor *test_node);
+        ggml_backend_eval_callback callback, void *user_data, struct ggml_tensor const *const *test_nodes, size_t num_test_nodes);
+
+/* ------------------------------------------ meta device (tensor parallelism)
+ * ggml splits each weight across several devices along an axis.  ggmlc has no
+ * collective communication yet: ggml_backend_meta_device over one device returns that
+ * device (every split is then the whole tensor, which is exact); over several it
+ * returns NULL with GGMLC_ERR_UNSUPPORTED. */
+#define GGML_BACKEND_META_MAX_DEVICES 16
+
+enum ggml_backend_meta_split_axis {
+    GGML_BACKEND_SPLIT_AXIS_0 = 0, /* a slice along dimension 0 .. 3 on each device */
+    GGML_BACKEND_SPLIT_AXIS_1 = 1,
+    GGML_BACKEND_SPLIT_AXIS_2 = 2,
+    GGML_BACKEND_SPLIT_AXIS_3 = 3,
+    GGML_BACKEND_SPLIT_AXIS_MIRRORED = 10, /* the whole tensor on every device */
+    GGML_BACKEND_SPLIT_AXIS_PARTIAL  = 11, /* a partial sum on every device */
+    GGML_BACKEND_SPLIT_AXIS_NONE    = 98,  /* bookkeeping */
+    GGML_BACKEND_SPLIT_AXIS_UNKNOWN = 99,
+};
+/* "0".."3", "MIRRORED", "PARTIAL", "NONE", "UNKNOWN"; "INVALID" for other values. */
+GGML_API const char *ggml_backend_meta_split_axis_name(enum ggml_backend_meta_split_axis split_axis);
+
+/* How a tensor is split: along axis, in n_segments segments (segment s repeats nr[s]
+ * times), ne[s * n_devices + d] elements of segment s on device d. */
+struct ggml_backend_meta_split_state {
+    enum ggml_backend_meta_split_axis axis;
+    int64_t  ne[16 * GGML_BACKEND_META_MAX_DEVICES];
+    uint32_t nr[16];
+    uint32_t n_segments;
+};
+
+typedef struct ggml_backend_meta_split_state (*ggml_backend_meta_get_split_state_t)(const struct ggml_tensor *tensor, void *userdata);
+/* A device standing for devs[0..n_devs) (see above for what ggmlc supports). */
+GGML_API ggml_backend_dev_t ggml_backend_meta_device(ggml_backend_dev_t *devs, size_t n_devs,
+        ggml_backend_meta_get_split_state_t get_split_state, void *get_split_state_ud);
 
 /* Place a tensor at addr inside buffer; initialise a view from its view_src. */
 GGML_API enum ggml_status ggml_backend_tensor_alloc(ggml_backend_buffer_t buffer, struct ggml_tensor *tensor, void *addr);

@@ -90,6 +90,8 @@ GGML_API int ggml_cpu_has_matmul_int8(void);
 GGML_API int ggml_cpu_has_sve(void);
 GGML_API int ggml_cpu_get_sve_cnt(void);
 GGML_API int ggml_cpu_has_sme(void);
+GGML_API int ggml_cpu_has_sme2(void);
+GGML_API int ggml_cpu_get_rvv_vlen(void); /* RISC-V vector length in bytes (0: none) */
 GGML_API int ggml_cpu_has_riscv_v(void);
 GGML_API int ggml_cpu_has_vsx(void);
 GGML_API int ggml_cpu_has_vxe(void);
@@ -119,9 +121,14 @@ GGML_API bool ggml_backend_is_cpu(ggml_backend_t backend);
 GGML_API void ggml_backend_cpu_set_n_threads(ggml_backend_t backend_cpu, int n_threads);
 GGML_API void ggml_backend_cpu_set_threadpool(ggml_backend_t backend_cpu, ggml_threadpool_t threadpool);
 GGML_API void ggml_backend_cpu_set_abort_callback(ggml_backend_t backend_cpu, ggml_abort_callback abort_callback, void *abort_callback_data);
+/* ggml switches its CPU backend to reference kernels; ggmlc's CPU plugin has one set of
+ * kernels, so this only checks that backend_cpu is a CPU backend. */
+GGML_API void ggml_backend_cpu_set_use_ref(ggml_backend_t backend_cpu, bool use_ref);
 GGML_API ggml_backend_reg_t ggml_backend_cpu_reg(void);
 
 /* Row conversions used by the CPU kernels. */
+GGML_API void ggml_cpu_fp32_to_fp32(const float *x, float *y, int64_t n);
+GGML_API void ggml_cpu_fp32_to_i32(const float *x, int32_t *y, int64_t n); /* truncates toward 0 */
 GGML_API void ggml_cpu_fp32_to_fp16(const float *x, ggml_fp16_t *y, int64_t n);
 GGML_API void ggml_cpu_fp16_to_fp32(const ggml_fp16_t *x, float *y, int64_t n);
 GGML_API void ggml_cpu_fp32_to_bf16(const float *x, ggml_bf16_t *y, int64_t n);

@@ -50,7 +50,7 @@
 #define GGML_MAX_N_THREADS      512
 #define GGML_MAX_OP_PARAMS      64
 #ifndef GGML_MAX_NAME
-#    define GGML_MAX_NAME       64
+#    define GGML_MAX_NAME       128
 #endif
 
 #define GGML_DEFAULT_N_THREADS  4
@@ -194,7 +194,10 @@ enum ggml_type {
     GGML_TYPE_TQ1_0   = 34,
     GGML_TYPE_TQ2_0   = 35,
     GGML_TYPE_MXFP4   = 39,
-    GGML_TYPE_COUNT   = 40,
+    GGML_TYPE_NVFP4   = 40, /* layout and size known; no conversion yet */
+    GGML_TYPE_Q1_0    = 41, /* layout and size known; no conversion yet */
+    GGML_TYPE_Q2_0    = 42, /* layout and size known; no conversion yet */
+    GGML_TYPE_COUNT   = 43,
 };
 
 /* Precision of a matrix product or of flash attention (stored in op_params). */
@@ -230,6 +233,15 @@ enum ggml_ftype {
     GGML_FTYPE_MOSTLY_IQ1_M         = 23,
     GGML_FTYPE_MOSTLY_BF16          = 24,
     GGML_FTYPE_MOSTLY_MXFP4         = 25,
+    GGML_FTYPE_MOSTLY_NVFP4         = 26,
+    GGML_FTYPE_MOSTLY_Q1_0          = 27,
+    GGML_FTYPE_MOSTLY_Q2_0          = 28,
+};
+
+/* Hints a matrix product may use (ggml_mul_mat_set_hint); a backend may ignore them. */
+enum ggml_op_hint {
+    GGML_HINT_NONE             = 0,
+    GGML_HINT_SRC0_IS_HADAMARD = 1, /* the weights are a Hadamard matrix */
 };
 
 /*
@@ -346,6 +358,11 @@ enum ggml_op {
     GGML_OP_TOP_K,
     GGML_OP_COL2IM_1D,
     GGML_OP_UNARY_BACK, /* gradient of a GGML_OP_UNARY function */
+    GGML_OP_GATED_DELTA_NET,
+    GGML_OP_LIGHTNING_INDEXER, /* declared for ggml's API; the constructor refuses */
+    GGML_OP_DSV4_HC_COMB,      /* declared for ggml's API; the constructor refuses */
+    GGML_OP_DSV4_HC_PRE,       /* declared for ggml's API; the constructor refuses */
+    GGML_OP_DSV4_HC_POST,      /* declared for ggml's API; the constructor refuses */
 
     GGML_OP_COUNT,
 };
@@ -411,6 +428,7 @@ enum ggml_tensor_flag {
     GGML_TENSOR_FLAG_OUTPUT = 2, /* graph output: never overwritten by the allocator */
     GGML_TENSOR_FLAG_PARAM  = 4, /* trainable parameter */
     GGML_TENSOR_FLAG_LOSS   = 8, /* loss to minimise (several add up) */
+    GGML_TENSOR_FLAG_COMPUTE = 16, /* must be computed (ggml_build_forward_select) */
 };
 
 /* Which triangle ggml_tri keeps. */
@@ -516,6 +534,8 @@ GGML_API enum ggml_type ggml_ftype_to_ggml_type(enum ggml_ftype ftype);
 GGML_API bool ggml_is_transposed(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_permuted(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_empty(const struct ggml_tensor *tensor);
+/* True when the tensor is a view of another one (view_src set). */
+GGML_API bool ggml_is_view(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_scalar(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_vector(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_matrix(const struct ggml_tensor *tensor);
@@ -527,6 +547,10 @@ GGML_API bool ggml_is_contiguous(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_contiguous_0(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_contiguous_1(const struct ggml_tensor *tensor);
 GGML_API bool ggml_is_contiguous_2(const struct ggml_tensor *tensor);
+/* Contiguity of the low dimensions only: _to_N checks dims < N. */
+GGML_API bool ggml_is_contiguous_to_1(const struct ggml_tensor *tensor);
+GGML_API bool ggml_is_contiguous_to_2(const struct ggml_tensor *tensor);
+GGML_API bool ggml_is_contiguous_to_3(const struct ggml_tensor *tensor);
 /* One gap-free block of memory, possibly permuted. */
 GGML_API bool ggml_is_contiguously_allocated(const struct ggml_tensor *tensor);
 /* Stored as CxWxHxN and permuted to WxHxCxN. */
@@ -761,6 +785,8 @@ GGML_API struct ggml_tensor *ggml_rms_norm_back(struct ggml_context *ctx, struct
 GGML_API struct ggml_tensor *ggml_mul_mat(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b);
 /* Request f32 accumulation for a product node. */
 GGML_API void ggml_mul_mat_set_prec(struct ggml_tensor *a, enum ggml_prec prec);
+/* Attach a hint to a matrix product node (a must be GGML_OP_MUL_MAT); results do not depend on it. */
+GGML_API void ggml_mul_mat_set_hint(struct ggml_tensor *a, enum ggml_op_hint hint);
 /* Indirect product (mixture of experts): as [K, N, n_as], b [K, n_used or 1, T], ids I32 [n_used, T]. */
 GGML_API struct ggml_tensor *ggml_mul_mat_id(struct ggml_context *ctx, struct ggml_tensor *as, struct ggml_tensor *b, struct ggml_tensor *ids);
 /* Outer product: a [M, K], b [P, K] -> [M, P] (sum over K of a column times b column). */
@@ -859,6 +885,9 @@ GGML_DEPRECATED(GGML_API struct ggml_tensor *ggml_rope_custom(struct ggml_contex
 GGML_DEPRECATED(GGML_API struct ggml_tensor *ggml_rope_custom_inplace(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b,
         int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
         float ext_factor, float attn_factor, float beta_fast, float beta_slow), "use ggml_rope_ext_inplace instead");
+/* Rotate only dimensions [n_offs, n_offs + n_dims) of a GGML_OP_ROPE node (ggml's offset
+ * form).  Only n_offs = 0 is supported yet; other values return NULL with an error. */
+GGML_API struct ggml_tensor *ggml_rope_set_offset(struct ggml_tensor *a, int n_offs);
 /* YaRN correction range: the first and last dimensions that get interpolated. */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);
 /* Gradients of rope: a = dy, other arguments as in the forward call. */
@@ -939,6 +968,7 @@ enum ggml_scale_mode {
 
 enum ggml_scale_flag {
     GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
+    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9), /* not supported yet: ggml_interpolate refuses it */
 };
 
 /* Multiply ne0 and ne1 by an integer factor. */
@@ -952,6 +982,10 @@ GGML_API struct ggml_tensor *ggml_interpolate(struct ggml_context *ctx, struct g
 /* Zero padding at the end of each dimension; _ext pads both ends. */
 GGML_API struct ggml_tensor *ggml_pad(struct ggml_context *ctx, struct ggml_tensor *a, int p0, int p1, int p2, int p3);
 GGML_API struct ggml_tensor *ggml_pad_ext(struct ggml_context *ctx, struct ggml_tensor *a,
+        int lp0, int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3);
+/* Circular padding: the values come from the other end of each dimension (a torus). */
+GGML_API struct ggml_tensor *ggml_pad_circular(struct ggml_context *ctx, struct ggml_tensor *a, int p0, int p1, int p2, int p3);
+GGML_API struct ggml_tensor *ggml_pad_ext_circular(struct ggml_context *ctx, struct ggml_tensor *a,
         int lp0, int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3);
 /* Reflection padding of dimension 0: [a b c d] -> [b a b c d c]. */
 GGML_API struct ggml_tensor *ggml_pad_reflect_1d(struct ggml_context *ctx, struct ggml_tensor *a, int p0, int p1);
@@ -976,6 +1010,8 @@ GGML_API struct ggml_tensor *ggml_argsort(struct ggml_context *ctx, struct ggml_
 GGML_API struct ggml_tensor *ggml_arange(struct ggml_context *ctx, float start, float stop, float step);
 /* Indices (I32) of the k largest elements of each row, largest first. */
 GGML_API struct ggml_tensor *ggml_top_k(struct ggml_context *ctx, struct ggml_tensor *a, int k);
+/* The first k columns of a descending argsort (a view): the top k indices, largest first. */
+GGML_API struct ggml_tensor *ggml_argsort_top_k(struct ggml_context *ctx, struct ggml_tensor *a, int k);
 
 /* Fused attention:
  *   q    [Dk, n_batch, n_head,    B3]
@@ -1020,6 +1056,32 @@ GGML_API struct ggml_tensor *ggml_rwkv_wkv7(struct ggml_context *ctx, struct ggm
 /* Solve A X = B for triangular A (left) or X A = B (!left); lower/upper; uni = unit diagonal. */
 GGML_API struct ggml_tensor *ggml_solve_tri(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, bool left, bool lower, bool uni);
 
+/* Gated delta rule (linear attention with a decaying recurrent state, Qwen3-Next, Kimi):
+ *   q, k  [S, H_k, T, n_seqs]   v [S, H, T, n_seqs]   (H % H_k == 0, head h uses k-head h % H_k)
+ *   g     [1 or S, H, T, n_seqs]: log of the decay (scalar per head, or per key row)
+ *   beta  [1, H, T, n_seqs]       state [S, S, H, n_seqs]: the initial state
+ * Per token: state = state * exp(g); d = beta * (v - state^T k); state += k d^T;
+ * out = state^T q / sqrt(S).  The result is F32 [S*H*T*n_seqs + K*S*S*H*n_seqs]: the outputs
+ * [S, H, T, n_seqs] followed by K state snapshots, the latest first (slot s holds the state s
+ * tokens before the end; slots beyond T are left zero). */
+GGML_API struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
+        struct ggml_tensor *v, struct ggml_tensor *g, struct ggml_tensor *beta, struct ggml_tensor *state, int64_t K);
+/* stable-diffusion.cpp's int8 products (its own ggml fork: int8 weights with one scale per
+ * tensor, activations rotated and quantized in groups).  Declared so that it compiles;
+ * not implemented yet, they return NULL with GGMLC_ERR_UNSUPPORTED. */
+GGML_API struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
+        struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size);
+GGML_API struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size);
+/* DeepSeek sparse-attention indexer and V4 hyper-connection ops: declared so that ggml's
+ * programs compile; not implemented yet, the constructors return NULL with an error. */
+GGML_API struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
+        struct ggml_tensor *weights, struct ggml_tensor *mask);
+GGML_API struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,
+        struct ggml_tensor *base, float eps, int32_t n_iter);
+GGML_API struct ggml_tensor *ggml_dsv4_hc_pre(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *weights);
+GGML_API struct ggml_tensor *ggml_dsv4_hc_post(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *residual,
+        struct ggml_tensor *post, struct ggml_tensor *comb);
+
 /* ---------------------------------------------------------- custom ops
  * fun is called once per task with ith in [0, nth); n_tasks = GGML_N_TASKS_MAX
  * uses every thread.  The result has a's shape (custom_4d: the given shape). */
@@ -1062,6 +1124,12 @@ GGML_API struct ggml_tensor *ggml_opt_step_sgd(struct ggml_context *ctx, struct 
 
 /* Add tensor and everything it depends on to the graph (each node once, in dependency order). */
 GGML_API void ggml_build_forward_expand(struct ggml_cgraph *cgraph, struct ggml_tensor *tensor);
+/* Add every branch tensors[0..n_tensors) to the graph (so the graph's shape does not depend
+ * on idx) but compute only tensors[idx] and what it needs; returns tensors[idx]. */
+GGML_API struct ggml_tensor *ggml_build_forward_select(struct ggml_cgraph *cgraph, struct ggml_tensor **tensors,
+        int n_tensors, int idx);
+/* Add tensor and its parents to the graph without marking them to be computed. */
+GGML_API void ggml_build_forward_order(struct ggml_cgraph *cgraph, struct ggml_tensor *tensor);
 /* Append the backward pass: gradients of the loss tensors with respect to every
  * parameter; grad_accs (one per node, may be NULL) holds gradient accumulators. */
 GGML_API void ggml_build_backward_expand(struct ggml_context *ctx, struct ggml_cgraph *cgraph, struct ggml_tensor **grad_accs);

@@ -38,6 +38,10 @@ extern "C" {
 #define QK8_1    32
 #define QK4_NL   32
 #define QK_MXFP4 32
+#define QK1_0    128
+#define QK2_0    64
+#define QK_NVFP4 64
+#define QK_NVFP4_SUB 16 /* values per UE4M3 scale of NVFP4 */
 #ifndef QK_K
 #    define QK_K 256
 #endif
@@ -80,6 +84,20 @@ typedef struct {
     uint8_t e;
     uint8_t qs[QK_MXFP4 / 2];
 } block_mxfp4; /* E8M0 scale, E2M1 values */
+
+/* Blocks of ggml's newest types: the layout only (ggmlc has no conversions for them yet). */
+typedef struct {
+    ggml_fp16_t d;
+    uint8_t qs[QK1_0 / 8];
+} block_q1_0; /* 1 bit per value */
+typedef struct {
+    ggml_fp16_t d;
+    uint8_t qs[QK2_0 / 4];
+} block_q2_0; /* 2 bits per value */
+typedef struct {
+    uint8_t d[QK_NVFP4 / QK_NVFP4_SUB];
+    uint8_t qs[QK_NVFP4 / 2];
+} block_nvfp4; /* UE4M3 scales, E2M1 values */
 
 /* ---------------------------------------------- 256-value super-blocks */
 
@@ -132,6 +150,9 @@ GGMLC_BLOCKS_ASSERT(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110, "q2_K
 GGMLC_BLOCKS_ASSERT(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176, "q4_K/q5_K block size");
 GGMLC_BLOCKS_ASSERT(sizeof(block_q6_K) == 210 && sizeof(block_q8_K) == 292, "q6_K/q8_K block size");
 GGMLC_BLOCKS_ASSERT(sizeof(block_iq4_xs) == 136, "iq4_xs block size");
+GGMLC_BLOCKS_ASSERT(sizeof(block_q1_0) == 18 && sizeof(block_q2_0) == 18 &&
+                        sizeof(block_nvfp4) == 36,
+                    "q1_0/q2_0/nvfp4 block size");
 
 /* ------------------------------------------------------ level tables */
 

@@ -56,8 +56,8 @@ extern "C" {
 #endif
 
 #define GGMLC_PLUGIN_MAGIC     0x504c4d47u /* "GMLP" little-endian */
-#define GGMLC_PLUGIN_ABI_MAJOR 1
-#define GGMLC_PLUGIN_ABI_MINOR 1
+#define GGMLC_PLUGIN_ABI_MAJOR 2
+#define GGMLC_PLUGIN_ABI_MINOR 0
 #define GGMLC_PLUGIN_ENTRY_NAME "ggmlc_plugin_entry_v1"
 
 #if defined(__GNUC__)
@@ -461,13 +461,13 @@ GGMLC_PLUGIN_ASSERT(GGML_OP_SOFT_MAX == 46 && GGML_OP_ROPE == 48 && GGML_OP_FLAS
 GGMLC_PLUGIN_ASSERT(GGML_OP_UNARY == 84 && GGML_OP_CUSTOM == 88 && GGML_OP_OPT_STEP_ADAMW == 91,
                     "enum ggml_op was reordered: the plugin op vtables index by it");
 GGMLC_PLUGIN_ASSERT(GGML_OP_GLU == 93 && GGML_OP_TOP_K == 94 && GGML_OP_UNARY_BACK == 96 &&
-                        GGML_OP_COUNT == 97,
+                        GGML_OP_COUNT == 102,
                     "enum ggml_op changed: operators are appended before GGML_OP_COUNT only");
 GGMLC_PLUGIN_ASSERT(GGML_TYPE_F32 == 0 && GGML_TYPE_F16 == 1 && GGML_TYPE_Q4_0 == 2 &&
                         GGML_TYPE_Q8_0 == 8,
                     "enum ggml_type was renumbered: GGUF files store these values");
 GGMLC_PLUGIN_ASSERT(GGML_TYPE_Q4_K == 12 && GGML_TYPE_BF16 == 30 && GGML_TYPE_MXFP4 == 39 &&
-                        GGML_TYPE_COUNT == 40,
+                        GGML_TYPE_COUNT == 43,
                     "enum ggml_type was renumbered: GGUF files store these values");
 GGMLC_PLUGIN_ASSERT(GGML_UNARY_OP_COUNT == 22 && GGML_GLU_OP_COUNT == 6,
                     "the unary or GLU sub-op numbering changed");

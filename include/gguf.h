@@ -136,6 +136,8 @@ GGML_API int64_t        gguf_get_n_tensors(const struct gguf_context *ctx);
 GGML_API int64_t        gguf_find_tensor(const struct gguf_context *ctx, const char *name);
 GGML_API size_t         gguf_get_tensor_offset(const struct gguf_context *ctx, int64_t tensor_id);
 GGML_API const char    *gguf_get_tensor_name(const struct gguf_context *ctx, int64_t tensor_id);
+/* The tensor's GGML_MAX_DIMS sizes (1 beyond its dimensions); NULL for a bad id. */
+GGML_API const int64_t *gguf_get_tensor_ne(const struct gguf_context *ctx, int64_t tensor_id);
 GGML_API enum ggml_type gguf_get_tensor_type(const struct gguf_context *ctx, int64_t tensor_id);
 GGML_API size_t         gguf_get_tensor_size(const struct gguf_context *ctx, int64_t tensor_id);
 

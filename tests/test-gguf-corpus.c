@@ -147,7 +147,9 @@ static void field_cases(const char *dir) {
     CASE(second_key, "general.alignment", "a duplicate key");
     CASE(name_b, "t.a", "a duplicate tensor name");
     CASE(name_b, "", "an empty tensor name");
-    CASE(name_b, "a-tensor-name-that-is-longer-than-sixty-three-bytes-which-ggml-cannot-hold", "a tensor name of 74 bytes");
+    static char long_name[GGML_MAX_NAME + 1]; /* one byte more than a tensor name holds */
+    memset(long_name, 'n', GGML_MAX_NAME);
+    CASE(name_b, long_name, "a tensor name of GGML_MAX_NAME bytes (no room for the NUL)");
     CASE(n_dims_b, 5, "5 dimensions");
     CASE(n_dims_b, 0xffffffffu, "2^32-1 dimensions");
     CASE(ne0_b, 0, "a zero dimension");

@@ -461,7 +461,7 @@ static void compare_two_backends(void) {
     struct ggml_tensor *sum;
     float expected[21];
     struct ggml_cgraph *g = build_add(ctx, &sum, expected);
-    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, same_values, expected, NULL), "compare: %s", ggmlc_last_error());
+    CHECK(ggml_backend_compare_graph_backend(b1, b2, g, same_values, expected, NULL, 0), "compare: %s", ggmlc_last_error());
     CHECK(compared_nodes == ggml_graph_n_nodes(g) && compared_nodes >= 1, "%d nodes compared", compared_nodes);
     ggml_free(ctx);
     ggml_backend_free(b1);

@@ -26,7 +26,9 @@ trap 'rm -rf "$tmp"' EXIT
 stage=$tmp/stage
 
 # 1. stage an install of this build tree (MAKEFLAGS of the outer make would confuse the inner one)
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ${MAKE:-make} -C "$GGMLC_BUILDDIR" install DESTDIR="$stage" >"$tmp/install.log" 2>&1
+# (under the build tree's install lock, shared with test-cmake-package.sh: two installs at
+# once race in libtool's relinking)
+flock "$GGMLC_BUILDDIR/.install-lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ${MAKE:-make} -C "$GGMLC_BUILDDIR" install DESTDIR="$stage" >"$tmp/install.log" 2>&1
 st=$?
 pc=$(find "$stage" -name ggmlc.pc | head -n 1)
 [ $st -eq 0 ] && [ -n "$pc" ]

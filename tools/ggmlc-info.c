@@ -36,6 +36,7 @@ static const char *dev_type_name(enum ggml_backend_dev_type type) {
     case GGML_BACKEND_DEVICE_TYPE_GPU:   return "GPU";
     case GGML_BACKEND_DEVICE_TYPE_IGPU:  return "iGPU";
     case GGML_BACKEND_DEVICE_TYPE_ACCEL: return "accel";
+    case GGML_BACKEND_DEVICE_TYPE_META:  return "meta";
     }
     return "?";
 }

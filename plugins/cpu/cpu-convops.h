@@ -61,5 +61,6 @@ CPU_HIDDEN void cpu_ops_pool_register(struct cpu_op_table *t);  /* ops-pool.c */
 CPU_HIDDEN void cpu_ops_image_register(struct cpu_op_table *t); /* ops-image.c */
 CPU_HIDDEN void cpu_ops_sort_register(struct cpu_op_table *t);  /* ops-sort.c */
 CPU_HIDDEN void cpu_ops_seq_register(struct cpu_op_table *t);   /* ops-seq.c */
+CPU_HIDDEN void cpu_ops_delta_register(struct cpu_op_table *t); /* ops-delta.c */
 
 #endif /* GGMLC_CPU_CONVOPS_H */

@@ -112,9 +112,30 @@ static inline void row_coords(const struct ggml_tensor *t, int64_t r, int64_t *i
     *i3 = r / (t->ne[1] * t->ne[2]);
 }
 
+/* Index j of a dimension of size n taken circularly (j within one wrap of [0, n)). */
+static inline int64_t wrap_index(int64_t j, int64_t n) { return j < 0 ? j + n : (j >= n ? j - n : j); }
+
+/* Circular padding (op_params[8] = 1): every element comes from the source, wrapped. */
+static enum ggml_status pad_circular(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    const struct ggml_tensor *src = dst->src[0];
+    const int32_t *lp = dst->op_params;
+    int64_t r0, r1;
+    cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i1, i2, i3;
+        row_coords(dst, r, &i1, &i2, &i3);
+        const int64_t j1 = wrap_index(i1 - lp[2], src->ne[1]), j2 = wrap_index(i2 - lp[4], src->ne[2]);
+        const int64_t j3 = wrap_index(i3 - lp[6], src->ne[3]);
+        for (int64_t i0 = 0; i0 < dst->ne[0]; i0++)
+            *(float *)cpu_elem_ptr(dst, i0, i1, i2, i3) = cpu_get_f32(src, wrap_index(i0 - lp[0], src->ne[0]), j1, j2, j3);
+    }
+    return GGML_STATUS_SUCCESS;
+}
+
 static enum ggml_status pad(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int32_t *lp = dst->op_params; /* lp0, rp0, lp1, rp1, ... */
+    const int32_t *lp = dst->op_params; /* lp0, rp0, lp1, rp1, ..., circular */
+    if (lp[8]) return pad_circular(call, dst);
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {

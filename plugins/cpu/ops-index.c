@@ -145,4 +145,5 @@ void cpu_ops_index_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_ADD_ID] = add_id;
     cpu_ops_sort_register(t);
     cpu_ops_seq_register(t);
+    cpu_ops_delta_register(t);
 }

@@ -1,0 +1,157 @@
+/*
+ * ops-new.c - operators and helpers of ggml's newer API: the gated delta rule,
+ * argsort-based top k, circular padding, matrix-product hints, branch
+ * selection in graphs, and the constructors ggmlc declares but refuses
+ * (DeepSeek's indexer and hyper-connections, RoPE offsets).
+ */
+#include "ggml-impl.h"
+
+/* ------------------------------------------------------ gated delta rule */
+
+static bool gdn_all_f32(struct ggml_tensor *const *t, int n) {
+    for (int i = 0; i < n; i++)
+        if (t[i]->type != GGML_TYPE_F32) return false;
+    return true;
+}
+
+/* q, k [S, H_k, T, n_k3], v [S, H, T, n_seqs]: H_k divides H, n_k3 divides n_seqs. */
+static bool gdn_heads_fit(const struct ggml_tensor *qk, const struct ggml_tensor *v) {
+    return qk->ne[0] == v->ne[0] && qk->ne[1] > 0 && v->ne[1] % qk->ne[1] == 0 && qk->ne[2] == v->ne[2] &&
+           qk->ne[3] > 0 && v->ne[3] % qk->ne[3] == 0 && qk->nb[0] == sizeof(float);
+}
+
+struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
+                                         struct ggml_tensor *v, struct ggml_tensor *g, struct ggml_tensor *beta,
+                                         struct ggml_tensor *state, int64_t K) {
+    GGMLC_CHECK_SRC(q);
+    GGMLC_CHECK_SRC(k);
+    GGMLC_CHECK_SRC(v);
+    GGMLC_CHECK_SRC(g);
+    GGMLC_CHECK_SRC(beta);
+    GGMLC_CHECK_SRC(state);
+    if (!gdn_all_f32((struct ggml_tensor *[]){q, k, v, g, beta, state}, 6))
+        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "every operand must be F32");
+    const int64_t S = v->ne[0], H = v->ne[1], T = v->ne[2], n_seqs = v->ne[3];
+    if (v->nb[0] != sizeof(float) || !gdn_heads_fit(q, v) || !gdn_heads_fit(k, v))
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
+                                    "q and k must be [S, H_k, T, n] with contiguous rows, H_k | H and n | n_seqs of v", q, v);
+    if (!ggml_is_contiguous(g) || (g->ne[0] != 1 && g->ne[0] != S) || g->ne[1] != H || g->ne[2] != T || g->ne[3] != n_seqs)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "g must be contiguous [1 or S, H, T, n_seqs]", g, v);
+    if (!ggml_is_contiguous(beta) || beta->ne[0] != 1 || beta->ne[1] != H || beta->ne[2] != T || beta->ne[3] != n_seqs)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "beta must be contiguous [1, H, T, n_seqs]", beta, v);
+    if (!ggml_is_contiguous(state) || state->ne[0] != S || state->ne[1] != S || state->ne[2] != H || state->ne[3] != n_seqs)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "state must be contiguous [S, S, H, n_seqs]", state, v);
+    if (K < 1 || K > INT32_MAX)
+        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "K (state snapshots) must be >= 1, not %lld", (long long)K);
+    /* outputs [S*H, T*n_seqs] followed by K states of S rows per sequence */
+    struct ggml_tensor *r = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, S * H, T * n_seqs + K * S * n_seqs);
+    GGMLC_CHECK_SRC(r);
+    ggmlc_set_op_params_i32(r, 0, (int32_t)K);
+    ggmlc_node_set(r, GGML_OP_GATED_DELTA_NET, q, k, v);
+    r->src[3] = g;
+    r->src[4] = beta;
+    r->src[5] = state;
+    return r;
+}
+
+/* ------------------------------------------------- declared, not built */
+
+struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
+                                           struct ggml_tensor *weights, struct ggml_tensor *mask) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "the DeepSeek lightning indexer is not implemented in ggmlc");
+}
+
+struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,
+                                      struct ggml_tensor *base, float eps, int32_t n_iter) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+}
+
+struct ggml_tensor *ggml_dsv4_hc_pre(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *weights) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+}
+
+struct ggml_tensor *ggml_dsv4_hc_post(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *residual,
+                                      struct ggml_tensor *post, struct ggml_tensor *comb) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+}
+
+struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
+                                               struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 tensor-wise products are not implemented in ggmlc");
+}
+
+struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size) {
+    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 rotated quantization is not implemented in ggmlc");
+}
+
+struct ggml_tensor *ggml_rope_set_offset(struct ggml_tensor *a, int n_offs) {
+    GGMLC_CHECK_SRC(a);
+    if (a->op != GGML_OP_ROPE && a->op != GGML_OP_ROPE_BACK)
+        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "node is a %s, not a rope", ggml_op_name(a->op));
+    if (n_offs != 0) /* no kernel rotates an offset range yet: refuse rather than rotate the wrong dims */
+        return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "rope dimension offsets (%d) are not supported", n_offs);
+    return a;
+}
+
+/* ----------------------------------------------------------- small ones */
+
+struct ggml_tensor *ggml_argsort_top_k(struct ggml_context *ctx, struct ggml_tensor *a, int k) {
+    GGMLC_CHECK_SRC(a);
+    if (k < 0 || k > a->ne[0])
+        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "k = %d must be in [0, %lld]", k, (long long)a->ne[0]);
+    struct ggml_tensor *sorted = ggml_argsort(ctx, a, GGML_SORT_ORDER_DESC);
+    GGMLC_CHECK_SRC(sorted);
+    return ggml_view_4d(ctx, sorted, k, sorted->ne[1], sorted->ne[2], sorted->ne[3], sorted->nb[1], sorted->nb[2],
+                        sorted->nb[3], 0);
+}
+
+/* op_params[8] of GGML_OP_PAD: 1 = take the padding from the other end (circular). */
+struct ggml_tensor *ggml_pad_ext_circular(struct ggml_context *ctx, struct ggml_tensor *a,
+                                          int lp0, int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3) {
+    GGMLC_CHECK_SRC(a);
+    const int32_t lp[4] = {lp0, lp1, lp2, lp3}, rp[4] = {rp0, rp1, rp2, rp3};
+    for (int i = 0; i < 4; i++) {
+        if (lp[i] > a->ne[i] || rp[i] > a->ne[i]) /* one wrap at most, as ggml */
+            return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "padding %d, %d of dim %d exceeds its size %lld", lp[i], rp[i],
+                                 i, (long long)a->ne[i]);
+    }
+    struct ggml_tensor *r = ggml_pad_ext(ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3);
+    GGMLC_CHECK_SRC(r);
+    ggmlc_set_op_params_i32(r, 8, 1);
+    return r;
+}
+
+struct ggml_tensor *ggml_pad_circular(struct ggml_context *ctx, struct ggml_tensor *a, int p0, int p1, int p2, int p3) {
+    return ggml_pad_ext_circular(ctx, a, 0, p0, 0, p1, 0, p2, 0, p3);
+}
+
+/* Stored past the precision slot (op_params[0]); no kernel depends on it, so ignoring it is exact. */
+void ggml_mul_mat_set_hint(struct ggml_tensor *a, enum ggml_op_hint hint) {
+    if (!a) return;
+    if (a->op != GGML_OP_MUL_MAT) {
+        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "node is a %s, not a matrix product", ggml_op_name(a->op));
+        return;
+    }
+    if (hint != GGML_HINT_NONE && hint != GGML_HINT_SRC0_IS_HADAMARD) {
+        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown hint %d", (int)hint);
+        return;
+    }
+    ggmlc_set_op_params_i32(a, 1, (int32_t)hint);
+}
+
+/* ------------------------------------------------------ graph building */
+
+/* ggmlc computes every node of a graph, so only the chosen branch enters it: the others
+ * are neither computed nor allocated (their inputs may hold no valid data). */
+struct ggml_tensor *ggml_build_forward_select(struct ggml_cgraph *cgraph, struct ggml_tensor **tensors, int n_tensors,
+                                              int idx) {
+    if (!cgraph || !tensors || idx < 0 || idx >= n_tensors || !tensors[idx])
+        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "index %d outside the %d branches (or NULL)", idx, n_tensors);
+    ggml_build_forward_expand(cgraph, tensors[idx]);
+    tensors[idx]->flags |= GGML_TENSOR_FLAG_COMPUTE;
+    return tensors[idx];
+}
+
+void ggml_build_forward_order(struct ggml_cgraph *cgraph, struct ggml_tensor *tensor) {
+    ggml_build_forward_expand(cgraph, tensor); /* computed too: see docs/compatibility.md */
+}
