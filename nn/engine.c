@@ -126,7 +126,7 @@ static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training
     if (ggmlc_last_status() == GGMLC_ERR_NOMEM) goto fail;
     return g;
 fail:
-    ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: cannot build the model's graph (%s)", ggmlc_last_error());
+    ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot build the model's graph (%s)", ggmlc_last_error());
     ggml_free(g->ctx);
     free(g);
     return NULL;
@@ -161,7 +161,7 @@ static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training) 
         m->allocated = NULL;
         if (!ggmlc_alloc_record_reserve(&m->placed, g->gb)) return NULL;
         if (!ggml_backend_sched_alloc_graph(m->sched, g->gb)) {
-            ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: cannot allocate the graph for batch %lld", (long long)batch);
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot allocate the graph for batch %lld", (long long)batch);
             return NULL;
         }
         ggmlc_alloc_record_take(&m->placed, g->gb);
@@ -364,7 +364,7 @@ enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_
                               const float *class_weights, struct pass_stats *st, float *const *pred, const struct ggmlc_fit_options *fo,
                               int epoch, struct nn_progress *progress) {
     float *buf = malloc(sizeof(float) * (size_t)(largest_sample(m) * batch));
-    enum ggmlc_status status = buf ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc: out of memory for a batch of %lld", (long long)batch);
+    enum ggmlc_status status = buf ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory for a batch of %lld", (long long)batch);
     const int64_t n = data->n;
     for (int64_t first = 0, ib = 0; status == GGMLC_OK && first < n; first += batch, ib++) {
         const struct batch_data d = {data, order, first, n - first < batch ? n - first : batch, class_weights};
@@ -380,7 +380,7 @@ enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_
             set_hyperparameters(m);
         }
         if (ggml_backend_sched_graph_compute(m->sched, g->gb) != GGML_STATUS_SUCCESS) {
-            status = ggmlc_set_error(GGMLC_ERR_BACKEND, "ggmlc: the computation of a batch failed (%s)", ggmlc_last_error());
+            status = ggmlc_set_error(GGMLC_ERR_BACKEND, "the computation of a batch failed (%s)", ggmlc_last_error());
             break;
         }
         if (training) {
@@ -389,7 +389,7 @@ enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_
         }
         const float loss = st ? score_batch(m, g, &d, buf, st) : 0.0f;
         if (training && fo && fo->stop_on_nan && !isfinite(loss)) {
-            status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc: training stopped in epoch %d, batch %lld: the loss is %g (a learning rate too "
+            status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "training stopped in epoch %d, batch %lld: the loss is %g (a learning rate too "
                                      "high, or data with huge or broken values?)", epoch + 1, (long long)ib + 1, (double)loss);
             break;
         }
