@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config-file.h"
 #include "plugin-loader.h"
 #include "plugin-security.h"
 

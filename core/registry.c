@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "config.h"
+#include "config-file.h"
 #include "plugin-loader.h"
 #include "plugin-security.h"
 

@@ -1,12 +1,12 @@
 /*
- * config.h - the ini configuration: which plugin files exist, in which
+ * config-file.h - the ini configuration: which plugin files exist, in which
  * order they are preferred, and the options each one receives.
  *
  * Reading the configuration never fails as a whole: a broken line is
  * reported (file:line) and skipped, the rest still applies.
  */
-#ifndef GGMLC_CONFIG_H
-#define GGMLC_CONFIG_H
+#ifndef GGMLC_CONFIG_FILE_H
+#define GGMLC_CONFIG_FILE_H
 
 #include "ggml-impl.h"
 
@@ -88,4 +88,4 @@ GGMLC_HIDDEN void ggmlc_free_list(char **items, size_t n);
         if (ggmlc_debug_enabled("loader")) ggmlc_log_internal(GGML_LOG_LEVEL_DEBUG, "ggmlc loader: " __VA_ARGS__); \
     } while (0)
 
-#endif /* GGMLC_CONFIG_H */
+#endif /* GGMLC_CONFIG_FILE_H */

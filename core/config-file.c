@@ -1,5 +1,5 @@
 /*
- * config.c - finding and reading the ini configuration (parsed by inih).
+ * config-file.c - finding and reading the ini configuration (parsed by inih).
  *
  * inih reports keys, not where they are, so the files are fed to it through
  * a reader of our own that counts lines and notices section headers: that
@@ -20,7 +20,7 @@
 
 #include <ini.h>
 
-#include "config.h"
+#include "config-file.h"
 #include "plugin-security.h"
 
 /* ------------------------------------------------------------- helpers */
