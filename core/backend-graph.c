@@ -1,7 +1,7 @@
 /*
  * backend-graph.c - computing graphs on one backend (plans, the default
  * per-node loop), and copying a graph to another backend to compare two
- * backends node by node.  (Placing tensors in buffers is in alloc.c.)
+ * backends node by node.  (Placing tensors in buffers is in tensor-alloc.c.)
  */
 #include <stdlib.h>
 

@@ -25,7 +25,7 @@
 #define GGMLC_SCHED_IMPL_H
 
 #include "backend-impl.h"
-#include "gallocr-impl.h"
+#include "graph-alloc-impl.h"
 
 #define SCHED_MAX_BACKENDS 16
 

@@ -1,9 +1,9 @@
 /*
- * gallocr-impl.h - what the scheduler needs from the graph allocator beyond
+ * graph-alloc-impl.h - what the scheduler needs from the graph allocator beyond
  * ggml-alloc.h.
  */
-#ifndef GGMLC_GALLOCR_IMPL_H
-#define GGMLC_GALLOCR_IMPL_H
+#ifndef GGMLC_GRAPH_ALLOC_IMPL_H
+#define GGMLC_GRAPH_ALLOC_IMPL_H
 
 #include "ggml-impl.h"
 
@@ -21,4 +21,4 @@ GGMLC_HIDDEN bool ggmlc_gallocr_alloc_again(ggml_gallocr_t galloc, struct ggml_c
 
 GGMLC_HIDDEN bool ggmlc_gallocr_owns_buffer(ggml_gallocr_t galloc, ggml_backend_buffer_t buffer);
 
-#endif /* GGMLC_GALLOCR_IMPL_H */
+#endif /* GGMLC_GRAPH_ALLOC_IMPL_H */

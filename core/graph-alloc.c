@@ -1,5 +1,5 @@
 /*
- * gallocr.c - the graph allocator: places every unallocated tensor of a
+ * graph-alloc.c - the graph allocator: places every unallocated tensor of a
  * graph in one compute buffer per buffer type, reusing memory by liveness.
  *
  * Planning walks the nodes in order.  Leafs, graph inputs, outputs and
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "backend-impl.h"
-#include "gallocr-impl.h"
+#include "graph-alloc-impl.h"
 
 /* --------------------------------------------------------- free list */
 

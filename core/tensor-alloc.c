@@ -1,10 +1,10 @@
 /*
- * alloc.c - placing single tensors in buffers: ggml_backend_tensor_alloc,
+ * tensor-alloc.c - placing single tensors in buffers: ggml_backend_tensor_alloc,
  * views, the linear tensor allocator (tallocr), and allocating every tensor
  * of a no_alloc context at once (split over several buffers when the buffer
  * type caps the size of one buffer).
  *
- * The graph allocator, which reuses memory by liveness, is in gallocr.c.
+ * The graph allocator, which reuses memory by liveness, is in graph-alloc.c.
  */
 #include <stdlib.h>
 
