@@ -52,7 +52,7 @@ static ggml_backend_t cpu_for_node(ggml_backend_t backend, const struct ggml_ten
     return NULL;
 }
 
-enum ggml_status ggmlc_fallback_compute_graph(ggml_backend_t backend, struct ggml_cgraph *graph,
+enum ggml_status ggmlc__fallback_compute_graph(ggml_backend_t backend, struct ggml_cgraph *graph,
                                               const struct ggml_tensor *unsupported) {
     ggml_backend_t cpu = cpu_for_node(backend, unsupported);
     if (!cpu) return GGML_STATUS_FAILED;
@@ -130,7 +130,7 @@ static enum ggml_status compute_copy(ggml_backend_t cpu, struct node_copy *c,
     return ggmlc_last_status() == GGMLC_OK ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
 }
 
-enum ggml_status ggmlc_fallback_compute_node(ggml_backend_t backend, struct ggml_tensor *node) {
+enum ggml_status ggmlc__fallback_compute_node(ggml_backend_t backend, struct ggml_tensor *node) {
     ggml_backend_t cpu = cpu_for_node(backend, node);
     if (!cpu) return GGML_STATUS_FAILED;
     ggmlc_clear_error(); /* the backend logged why it stopped */
@@ -141,7 +141,7 @@ enum ggml_status ggmlc_fallback_compute_node(ggml_backend_t backend, struct ggml
     return s;
 }
 
-void ggmlc_fallback_free(ggml_backend_t backend) {
+void ggmlc__fallback_free(ggml_backend_t backend) {
     ggml_backend_sched_free(backend->fallback_sched);
     ggml_backend_free(backend->fallback_cpu);
     backend->fallback_sched = NULL;

@@ -57,7 +57,7 @@ static enum ggml_status compute_resuming(ggml_backend_t backend, struct ggml_cgr
             return GGML_STATUS_FAILED;
         }
         const enum ggml_status cpu_st =
-            ggmlc_fallback_compute_node(backend, cgraph->nodes[stopped_at]);
+            ggmlc__fallback_compute_node(backend, cgraph->nodes[stopped_at]);
         if (cpu_st != GGML_STATUS_SUCCESS) return cpu_st;
         first = stopped_at + 1;
     }
@@ -69,11 +69,11 @@ enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_graph_compute: NULL backend or graph");
         return GGML_STATUS_FAILED;
     }
-    if (!ggmlc_graph_complete(cgraph, "ggml_backend_graph_compute") ||
-        !ggmlc_graph_buffers_live(cgraph, "ggml_backend_graph_compute"))
+    if (!ggmlc__graph_complete(cgraph, "ggml_backend_graph_compute") ||
+        !ggmlc__graph_buffers_live(cgraph, "ggml_backend_graph_compute"))
         return GGML_STATUS_FAILED;
     struct ggml_tensor *unsupported = first_unsupported_node(backend, cgraph);
-    if (unsupported) return ggmlc_fallback_compute_graph(backend, cgraph, unsupported);
+    if (unsupported) return ggmlc__fallback_compute_graph(backend, cgraph, unsupported);
     if (backend->iface.graph_compute_from) return compute_resuming(backend, cgraph);
     if (backend->iface.graph_compute) return backend->iface.graph_compute(backend, cgraph);
     return compute_nodes_one_task(backend, cgraph);
@@ -124,9 +124,9 @@ struct copy_map {
 /* The copy of t (and, first, of its view source and operands); NULL when a context is full. */
 static struct ggml_tensor *copy_tensor(struct copy_map *map, struct ggml_tensor *t) {
     if (!t) return NULL;
-    const size_t slot = ggml_hash_find(&map->set, t);
+    const size_t slot = ggmlc__hash_find(&map->set, t);
     if (slot == GGML_HASHSET_FULL) return NULL;
-    if (ggml_hash_contains(&map->set, t)) return map->copies[slot];
+    if (ggmlc__hash_contains(&map->set, t)) return map->copies[slot];
     struct ggml_tensor *view_src = t->view_src ? copy_tensor(map, t->view_src) : NULL;
     if (t->view_src && !view_src) return NULL;
     /* views take no memory of their own: they are placed with ggml_backend_view_init */
@@ -142,7 +142,7 @@ static struct ggml_tensor *copy_tensor(struct copy_map *map, struct ggml_tensor 
     for (int i = 0; i < GGML_MAX_SRC; i++) {
         if (t->src[i] && !(c->src[i] = copy_tensor(map, t->src[i]))) return NULL;
     }
-    ggml_hash_insert(&map->set, t);
+    ggmlc__hash_insert(&map->set, t);
     map->copies[slot] = c;
     map->originals[map->n++] = t;
     return c;
@@ -151,12 +151,12 @@ static struct ggml_tensor *copy_tensor(struct copy_map *map, struct ggml_tensor 
 /* Give the copies their views' addresses and the originals' data. */
 static bool fill_copies(struct copy_map *map) {
     for (size_t i = 0; i < map->n; i++) {
-        struct ggml_tensor *c = map->copies[ggml_hash_find(&map->set, map->originals[i])];
+        struct ggml_tensor *c = map->copies[ggmlc__hash_find(&map->set, map->originals[i])];
         if (c->view_src && !c->data && ggml_backend_view_init(c) != GGML_STATUS_SUCCESS) return false;
     }
     for (size_t i = 0; i < map->n; i++) {
         struct ggml_tensor *t = map->originals[i];
-        if (!t->view_src && t->data) ggml_backend_tensor_copy(t, map->copies[ggml_hash_find(&map->set, t)]);
+        if (!t->view_src && t->data) ggml_backend_tensor_copy(t, map->copies[ggmlc__hash_find(&map->set, t)]);
     }
     return true;
 }
@@ -164,7 +164,7 @@ static bool fill_copies(struct copy_map *map) {
 struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, struct ggml_cgraph *graph) {
     struct ggml_backend_graph_copy out = {0};
     const size_t n_tensors = (size_t)graph->n_nodes + (size_t)graph->n_leafs;
-    struct copy_map map = {.set = ggml_hash_set_new(n_tensors * 2 + 16)};
+    struct copy_map map = {.set = ggmlc__hash_set_new(n_tensors * 2 + 16)};
     map.copies = calloc(map.set.size, sizeof *map.copies);
     map.originals = calloc(map.set.size, sizeof *map.originals);
     const size_t tensors_mem = map.set.size * ggml_tensor_overhead();
@@ -180,8 +180,8 @@ struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, s
     if (ok) {
         copy->n_nodes = graph->n_nodes;
         copy->n_leafs = graph->n_leafs;
-        for (int i = 0; i < copy->n_nodes; i++) ggml_hash_insert(&copy->visited_hash_set, copy->nodes[i]);
-        for (int i = 0; i < copy->n_leafs; i++) ggml_hash_insert(&copy->visited_hash_set, copy->leafs[i]);
+        for (int i = 0; i < copy->n_nodes; i++) ggmlc__hash_insert(&copy->visited_hash_set, copy->nodes[i]);
+        for (int i = 0; i < copy->n_leafs; i++) ggmlc__hash_insert(&copy->visited_hash_set, copy->leafs[i]);
         out.buffer = ggml_backend_alloc_ctx_tensors(map.ctx_allocated, backend);
         ok = out.buffer && fill_copies(&map);
     }
@@ -198,7 +198,7 @@ struct ggml_backend_graph_copy ggml_backend_graph_copy(ggml_backend_t backend, s
         out.ctx_unallocated = map.ctx_unallocated;
         out.graph = copy;
     }
-    ggml_hash_set_free(&map.set);
+    ggmlc__hash_set_free(&map.set);
     free(map.copies);
     free(map.originals);
     return out;
@@ -213,7 +213,7 @@ void ggml_backend_graph_copy_free(struct ggml_backend_graph_copy copy) {
 /* Node i alone, on one backend. */
 static bool compute_node(ggml_backend_t backend, struct ggml_cgraph *graph, int i) {
     if (ggmlc_op_is_view(graph->nodes[i]->op)) return true;
-    struct ggml_cgraph one = ggml_graph_view(graph, i, i + 1);
+    struct ggml_cgraph one = ggmlc__graph_view(graph, i, i + 1);
     return ggml_backend_graph_compute(backend, &one) == GGML_STATUS_SUCCESS;
 }
 

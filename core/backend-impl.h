@@ -63,21 +63,21 @@ struct ggml_backend {
     } while (0)
 
 /* Validate that [offset, offset+size) lies inside tensor's data; logs and records the error. */
-GGMLC_HIDDEN bool ggmlc_check_tensor_range(const char *func, const struct ggml_tensor *tensor, size_t offset, size_t size);
+GGMLC_HIDDEN bool ggmlc__check_tensor_range(const char *func, const struct ggml_tensor *tensor, size_t offset, size_t size);
 
 /* The CPU fallback of a backend (backend-fallback.c); one CPU backend and one scheduler per
  * backend, made on first need and freed with it.
  * Compute cgraph on backend, running the nodes it declines (unsupported is the first) on the
  * CPU through the scheduler over {backend, CPU}. */
-GGMLC_HIDDEN enum ggml_status ggmlc_fallback_compute_graph(ggml_backend_t backend,
+GGMLC_HIDDEN enum ggml_status ggmlc__fallback_compute_graph(ggml_backend_t backend,
                                                            struct ggml_cgraph *cgraph,
                                                            const struct ggml_tensor *unsupported);
 /* Compute node, which backend's graph_compute_from stopped at, on the CPU: its operands are
  * read into host copies, the CPU computes it, and what it wrote goes back. */
-GGMLC_HIDDEN enum ggml_status ggmlc_fallback_compute_node(ggml_backend_t backend,
+GGMLC_HIDDEN enum ggml_status ggmlc__fallback_compute_node(ggml_backend_t backend,
                                                           struct ggml_tensor *node);
 /* Release backend's CPU backend and scheduler (ggml_backend_free). */
-GGMLC_HIDDEN void ggmlc_fallback_free(ggml_backend_t backend);
+GGMLC_HIDDEN void ggmlc__fallback_free(ggml_backend_t backend);
 
 /* The allocation record (ggmlc_alloc_record_*) is declared in ggmlc-internal.h, for nn/ too. */
 

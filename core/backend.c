@@ -21,7 +21,7 @@ ggml_backend_reg_t ggmlc_reg_new(const char *name, const struct ggmlc_reg_iface 
     GGMLC_COPY_IFACE(reg->iface, iface);
     snprintf(reg->name, sizeof reg->name, "%s", name);
     reg->context = context;
-    ggmlc_plugin_note_new_reg(reg);
+    ggmlc__plugin_note_new_reg(reg);
     return reg;
 }
 
@@ -37,7 +37,7 @@ static void device_free(ggml_backend_dev_t dev) {
     free(dev);
 }
 
-void ggmlc_reg_free(ggml_backend_reg_t reg) {
+void ggmlc__reg_free(ggml_backend_reg_t reg) {
     if (!reg) return;
     for (struct ggml_backend_device *dev = reg->devices, *next; dev; dev = next) {
         next = dev->next;
@@ -219,7 +219,7 @@ const char *ggml_backend_name(ggml_backend_t backend) {
 
 void ggml_backend_free(ggml_backend_t backend) {
     if (!backend) return;
-    ggmlc_fallback_free(backend); /* its scheduler still holds backend */
+    ggmlc__fallback_free(backend); /* its scheduler still holds backend */
     if (backend->iface.free) backend->iface.free(backend);
     free(backend);
 }
@@ -248,7 +248,7 @@ void ggml_backend_tensor_set_async(ggml_backend_t backend, struct ggml_tensor *t
         ggml_backend_tensor_set(tensor, data, offset, size);
         return;
     }
-    if (!ggmlc_check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
+    if (!ggmlc__check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
     if (backend->iface.set_tensor_async(backend, tensor, data, offset, size) != GGML_STATUS_SUCCESS)
         ggmlc_set_error(GGMLC_ERR_BACKEND, "%s: %s failed to write tensor '%s'", __func__, ggml_backend_name(backend), tensor->name);
 }
@@ -259,7 +259,7 @@ void ggml_backend_tensor_get_async(ggml_backend_t backend, const struct ggml_ten
         ggml_backend_tensor_get(tensor, data, offset, size);
         return;
     }
-    if (!ggmlc_check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
+    if (!ggmlc__check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
     if (backend->iface.get_tensor_async(backend, tensor, data, offset, size) != GGML_STATUS_SUCCESS)
         ggmlc_set_error(GGMLC_ERR_BACKEND, "%s: %s failed to read tensor '%s'", __func__, ggml_backend_name(backend), tensor->name);
 }

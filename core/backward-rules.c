@@ -3,7 +3,7 @@
  * from other graph operators so that every backend can run it.
  *
  * Notation: node = f(a, b, ...), dy = dL/dnode; each rule adds dL/da, dL/db
- * through bw_add_grad, which sums over broadcast dimensions.  Operator
+ * through ggmlc__bw_add_grad, which sums over broadcast dimensions.  Operator
  * parameters are read from op_params in the layout their constructors
  * (core/ops-*.c) write, which is ggml's.
  */
@@ -11,8 +11,8 @@
 
 #include "backward.h"
 
-static float param_f32(const struct ggml_tensor *t, int i) { return ggmlc_get_op_params_f32(t, i); }
-static int32_t param_i32(const struct ggml_tensor *t, int i) { return ggmlc_get_op_params_i32(t, i); }
+static float param_f32(const struct ggml_tensor *t, int i) { return ggmlc__get_op_params_f32(t, i); }
+static int32_t param_i32(const struct ggml_tensor *t, int i) { return ggmlc__get_op_params_i32(t, i); }
 
 /* A zero tensor of t's shape (F32), written by the graph itself. */
 static struct ggml_tensor *zeros_like(struct ggml_context *ctx, struct ggml_tensor *t) {
@@ -52,10 +52,10 @@ static bool rule_unary(struct bw_state *s, struct ggml_tensor *node, struct ggml
     case GGML_UNARY_OP_CEIL: case GGML_UNARY_OP_ROUND: case GGML_UNARY_OP_TRUNC:
         return true; /* piecewise constant: zero gradient almost everywhere */
     case GGML_UNARY_OP_NEG:
-        bw_add_grad(s, a, ggml_neg(ctx, dy));
+        ggmlc__bw_add_grad(s, a, ggml_neg(ctx, dy));
         return true;
     default:
-        bw_add_grad(s, a, unary_grad(ctx, node, a, ggml_cont(ctx, dy), op));
+        ggmlc__bw_add_grad(s, a, unary_grad(ctx, node, a, ggml_cont(ctx, dy), op));
         return true;
     }
 }
@@ -107,14 +107,14 @@ static bool rule_glu(struct bw_state *s, struct ggml_tensor *node, struct ggml_t
         dg = ggml_mul(ctx, dy, ggml_unary(ctx, x, act[op]));
     }
     if (b) {
-        bw_add_grad(s, a, dx);
-        bw_add_grad(s, b, dg);
+        ggmlc__bw_add_grad(s, a, dx);
+        ggmlc__bw_add_grad(s, b, dg);
     } else {
         const bool swapped = param_i32(node, 1) != 0;
         struct ggml_tensor *da = swapped ? ggml_concat(ctx, dg, dx, 0) : ggml_concat(ctx, dx, dg, 0);
         /* an odd width's unused last column gets a zero gradient */
         if (a->ne[0] != 2 * n) da = ggml_pad(ctx, da, (int)(a->ne[0] - 2 * n), 0, 0, 0);
-        bw_add_grad(s, a, da);
+        ggmlc__bw_add_grad(s, a, da);
     }
     return true;
 }
@@ -138,20 +138,20 @@ static bool rule_mul_mat(struct bw_state *s, struct ggml_tensor *node, struct gg
     struct ggml_context *ctx = s->ctx;
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     /* y[n,m] = sum_k a[k,n] b[k,m]: da[k,n] = sum_m b[k,m] dy[n,m], db[k,m] = sum_n a[k,n] dy[n,m] */
-    if (bw_needs_grad(s, a)) {
+    if (ggmlc__bw_needs_grad(s, a)) {
         struct ggml_tensor *da = ggml_out_prod(ctx, b, dy); /* one gradient per batch of b */
         da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
-        bw_add_grad(s, a, da);
+        ggmlc__bw_add_grad(s, a, da);
     }
-    if (bw_needs_grad(s, b)) bw_add_grad(s, b, ggml_out_prod(ctx, a, ggml_transpose(ctx, dy)));
+    if (ggmlc__bw_needs_grad(s, b)) ggmlc__bw_add_grad(s, b, ggml_out_prod(ctx, a, ggml_transpose(ctx, dy)));
     return true;
 }
 
 static bool rule_concat(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const int dim = param_i32(node, 0);
-    bw_add_grad(s, a, slice(s->ctx, dy, a->ne, 0));
-    bw_add_grad(s, b, slice(s->ctx, dy, b->ne, (size_t)a->ne[dim] * dy->nb[dim]));
+    ggmlc__bw_add_grad(s, a, slice(s->ctx, dy, a->ne, 0));
+    ggmlc__bw_add_grad(s, b, slice(s->ctx, dy, b->ne, (size_t)a->ne[dim] * dy->nb[dim]));
     return true;
 }
 
@@ -159,7 +159,7 @@ static bool rule_pad(struct bw_state *s, struct ggml_tensor *node, struct ggml_t
     struct ggml_tensor *a = node->src[0];
     size_t offset = 0; /* left padding of each dimension, from pad_ext's (lp0, rp0, lp1, rp1, ...) */
     for (int d = 0; d < GGML_MAX_DIMS; d++) offset += (size_t)param_i32(node, 2 * d) * dy->nb[d];
-    bw_add_grad(s, a, slice(s->ctx, dy, a->ne, offset));
+    ggmlc__bw_add_grad(s, a, slice(s->ctx, dy, a->ne, offset));
     return true;
 }
 
@@ -170,7 +170,7 @@ static bool rule_view(struct bw_state *s, struct ggml_tensor *node, struct ggml_
     memcpy(&offset, node->op_params, sizeof offset);
     /* scatter dy into zeros of a's shape at the view's place */
     struct ggml_tensor *z = zeros_like(ctx, a);
-    bw_add_grad(s, a, ggml_acc(ctx, z, ggml_cont(ctx, dy), node->nb[1], node->nb[2], node->nb[3], offset));
+    ggmlc__bw_add_grad(s, a, ggml_acc(ctx, z, ggml_cont(ctx, dy), node->nb[1], node->nb[2], node->nb[3], offset));
     return true;
 }
 
@@ -178,13 +178,13 @@ static bool rule_permute(struct bw_state *s, struct ggml_tensor *node, struct gg
     const int32_t *axes = node->op_params;
     int inv[GGML_MAX_DIMS];
     for (int i = 0; i < GGML_MAX_DIMS; i++) inv[axes[i]] = i;
-    bw_add_grad(s, node->src[0], ggml_cont(s->ctx, ggml_permute(s->ctx, dy, inv[0], inv[1], inv[2], inv[3])));
+    ggmlc__bw_add_grad(s, node->src[0], ggml_cont(s->ctx, ggml_permute(s->ctx, dy, inv[0], inv[1], inv[2], inv[3])));
     return true;
 }
 
 static bool rule_softmax(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     const float scale = param_f32(node, 0), max_bias = param_f32(node, 1);
-    bw_add_grad(s, node->src[0], ggml_soft_max_ext_back(s->ctx, ggml_cont(s->ctx, dy), node, scale, max_bias));
+    ggmlc__bw_add_grad(s, node->src[0], ggml_soft_max_ext_back(s->ctx, ggml_cont(s->ctx, dy), node, scale, max_bias));
     return true;
 }
 
@@ -203,7 +203,7 @@ static bool rule_rope(struct bw_state *s, struct ggml_tensor *node, struct ggml_
         r = ggml_rope_ext_back(ctx, d, node->src[1], node->src[2], n_dims, mode, n_ctx_orig, f[0], f[1], f[2], f[3], f[4], f[5]);
     }
     if (!r) return false;
-    bw_add_grad(s, node->src[0], r);
+    ggmlc__bw_add_grad(s, node->src[0], r);
     return true;
 }
 
@@ -215,7 +215,7 @@ static bool rule_l2_norm(struct bw_state *s, struct ggml_tensor *node, struct gg
     struct ggml_tensor *len = ggml_clamp(ctx, ggml_sqrt(ctx, ggml_sum_rows(ctx, ggml_sqr(ctx, x))), eps, INFINITY);
     struct ggml_tensor *y = ggml_div(ctx, x, len);
     struct ggml_tensor *t = ggml_sub(ctx, dy, ggml_mul(ctx, y, ggml_sum_rows(ctx, ggml_mul(ctx, dy, y))));
-    bw_add_grad(s, x, ggml_div(ctx, t, len));
+    ggmlc__bw_add_grad(s, x, ggml_div(ctx, t, len));
     return true;
 }
 
@@ -229,7 +229,7 @@ static bool rule_group_norm(struct bw_state *s, struct ggml_tensor *node, struct
     const int64_t row = x->ne[0] * x->ne[1] * (x->ne[2] / n_groups);
     struct ggml_tensor *xr = ggml_reshape_2d(ctx, ggml_cont(ctx, x), row, ggml_nelements(x) / row);
     struct ggml_tensor *dr = ggml_reshape_2d(ctx, ggml_cont(ctx, dy), row, ggml_nelements(x) / row);
-    bw_add_grad(s, x, norm_grad(ctx, xr, dr, eps));
+    ggmlc__bw_add_grad(s, x, norm_grad(ctx, xr, dr, eps));
     return true;
 }
 
@@ -240,7 +240,7 @@ static bool rule_clamp(struct bw_state *s, struct ggml_tensor *node, struct ggml
     /* pass the gradient where lo < a < hi */
     struct ggml_tensor *inside = ggml_mul(ctx, ggml_step(ctx, ggml_scale_bias(ctx, a, 1.0f, -lo)),
                                           ggml_step(ctx, ggml_scale_bias(ctx, a, -1.0f, hi)));
-    bw_add_grad(s, a, ggml_mul(ctx, dy, inside));
+    ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, inside));
     return true;
 }
 
@@ -249,7 +249,7 @@ static bool rule_leaky_relu(struct bw_state *s, struct ggml_tensor *node, struct
     struct ggml_tensor *a = node->src[0];
     const float slope = param_f32(node, 0);
     struct ggml_tensor *d = ggml_add(ctx, ggml_step(ctx, a), ggml_scale(ctx, ggml_step(ctx, ggml_neg(ctx, a)), slope));
-    bw_add_grad(s, a, ggml_mul(ctx, dy, d));
+    ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, d));
     return true;
 }
 
@@ -257,7 +257,7 @@ static bool rule_cumsum(struct bw_state *s, struct ggml_tensor *node, struct ggm
     struct ggml_context *ctx = s->ctx;
     /* dx[i] = sum_{j >= i} dy[j] = total - cumsum(dy)[i] + dy[i] */
     struct ggml_tensor *d = ggml_cont(ctx, dy);
-    bw_add_grad(s, node->src[0], ggml_sub(ctx, ggml_add(ctx, d, ggml_sum_rows(ctx, d)), ggml_cumsum(ctx, d)));
+    ggmlc__bw_add_grad(s, node->src[0], ggml_sub(ctx, ggml_add(ctx, d, ggml_sum_rows(ctx, d)), ggml_cumsum(ctx, d)));
     return true;
 }
 
@@ -268,11 +268,11 @@ static bool rule_acc_set(struct bw_state *s, struct ggml_tensor *node, struct gg
     const size_t offset = (size_t)param_i32(node, 3);
     struct ggml_tensor *part = ggml_cont(ctx, ggml_view_4d(ctx, dy, b->ne[0], b->ne[1], b->ne[2], b->ne[3], nb1, nb2, nb3, offset));
     if (node->op == GGML_OP_ACC) {
-        bw_add_grad(s, a, dy);
+        ggmlc__bw_add_grad(s, a, dy);
     } else { /* set: the overwritten region of a gets no gradient */
-        bw_add_grad(s, a, ggml_set(ctx, ggml_cont(ctx, dy), zeros_like(ctx, b), nb1, nb2, nb3, offset));
+        ggmlc__bw_add_grad(s, a, ggml_set(ctx, ggml_cont(ctx, dy), zeros_like(ctx, b), nb1, nb2, nb3, offset));
     }
-    bw_add_grad(s, b, part);
+    ggmlc__bw_add_grad(s, b, part);
     return true;
 }
 
@@ -286,7 +286,7 @@ static bool rule_pool(struct bw_state *s, struct ggml_tensor *node, struct ggml_
         r = ggml_pool_2d_back(s->ctx, d, a, (enum ggml_op_pool)p[0], p[1], 1, p[2], 1, (float)p[3], 0.0f);
     }
     if (!r) return false;
-    bw_add_grad(s, a, r);
+    ggmlc__bw_add_grad(s, a, r);
     return true;
 }
 
@@ -294,7 +294,7 @@ static bool rule_im2col(struct bw_state *s, struct ggml_tensor *node, struct ggm
     const int32_t *p = node->op_params;
     struct ggml_tensor *b = node->src[1];
     int64_t ne[4] = {b->ne[0], b->ne[1], b->ne[2], b->ne[3]};
-    bw_add_grad(s, b, ggml_im2col_back(s->ctx, node->src[0], ggml_cont(s->ctx, dy), ne, p[0], p[1], p[2], p[3], p[4], p[5], p[6] != 0));
+    ggmlc__bw_add_grad(s, b, ggml_im2col_back(s->ctx, node->src[0], ggml_cont(s->ctx, dy), ne, p[0], p[1], p[2], p[3], p[4], p[5], p[6] != 0));
     return true;
 }
 
@@ -320,16 +320,16 @@ static bool rule_conv_2d(struct bw_state *s, struct ggml_tensor *node, struct gg
     const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2], OC = k->ne[3];
     /* dY [P, OC] with P = OW*OH*N: dy [OW, OH, OC, N] with OC moved last */
     struct ggml_tensor *dY = as_matrix(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2), node->ne[0] * node->ne[1] * node->ne[3]);
-    if (bw_needs_grad(s, k)) {
+    if (ggmlc__bw_needs_grad(s, k)) {
         struct ggml_tensor *col = as_matrix(ctx, ggml_im2col(ctx, k, x, p[0], p[1], p[2], p[3], p[4], p[5], true, GGML_TYPE_F32), CK);
-        bw_add_grad(s, k, conv_kernel_grad(ctx, col, dY));
+        ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, col, dY));
     }
-    if (bw_needs_grad(s, x)) {
+    if (ggmlc__bw_needs_grad(s, x)) {
         struct ggml_tensor *kt = ggml_cont(ctx, ggml_transpose(ctx, as_matrix(ctx, k, CK))); /* [OC, CK] */
         struct ggml_tensor *dcol = ggml_mul_mat(ctx, kt, ggml_cont(ctx, ggml_transpose(ctx, dY))); /* [CK, P] */
         dcol = ggml_reshape_4d(ctx, dcol, CK, node->ne[0], node->ne[1], node->ne[3]);
         int64_t ne[4] = {x->ne[0], x->ne[1], x->ne[2], x->ne[3]};
-        bw_add_grad(s, x, ggml_im2col_back(ctx, k, dcol, ne, p[0], p[1], p[2], p[3], p[4], p[5], true));
+        ggmlc__bw_add_grad(s, x, ggml_im2col_back(ctx, k, dcol, ne, p[0], p[1], p[2], p[3], p[4], p[5], true));
     }
     (void)OC;
     return true;
@@ -342,13 +342,13 @@ static bool rule_conv_transpose_2d(struct bw_state *s, struct ggml_tensor *node,
     const int st = node->op_params[0];
     struct ggml_tensor *d = ggml_cont(ctx, dy);
     /* db is the ordinary convolution of dy with the same kernel (in-channels OC, out-channels IC) */
-    if (bw_needs_grad(s, x)) bw_add_grad(s, x, ggml_conv_2d(ctx, k, d, st, st, 0, 0, 1, 1));
-    if (bw_needs_grad(s, k)) {
+    if (ggmlc__bw_needs_grad(s, x)) ggmlc__bw_add_grad(s, x, ggml_conv_2d(ctx, k, d, st, st, 0, 0, 1, 1));
+    if (ggmlc__bw_needs_grad(s, k)) {
         /* da[(kx, ky, oc), ic] = sum over (ix, iy, n) of im2col(dy)[(oc, ky, kx), p] x[p, ic] */
         const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2];
         struct ggml_tensor *col = as_matrix(ctx, ggml_im2col(ctx, k, d, st, st, 0, 0, 1, 1, true, GGML_TYPE_F32), CK);
         struct ggml_tensor *xm = as_matrix(ctx, ggml_permute(ctx, x, 0, 1, 3, 2), x->ne[0] * x->ne[1] * x->ne[3]); /* [P, IC] */
-        bw_add_grad(s, k, conv_kernel_grad(ctx, col, xm));
+        ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, col, xm));
     }
     return true;
 }
@@ -376,7 +376,7 @@ static bool rule_upscale(struct bw_state *s, struct ggml_tensor *node, struct gg
     g = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, W, OH, CN), 1, 0, 2, 3));
     g = ggml_mul_mat(ctx, resample_weights(ctx, H, OH, mode), ggml_reshape_2d(ctx, g, OH, W * CN));
     g = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, H, W, CN), 1, 0, 2, 3));
-    bw_add_grad(s, a, ggml_reshape_4d(ctx, g, W, H, a->ne[2], a->ne[3]));
+    ggmlc__bw_add_grad(s, a, ggml_reshape_4d(ctx, g, W, H, a->ne[2], a->ne[3]));
     return true;
 }
 
@@ -385,7 +385,7 @@ static bool rule_upscale(struct bw_state *s, struct ggml_tensor *node, struct gg
 static bool rule_set_rows(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_tensor *b = node->src[0], *idx = node->src[1];
     if (!ggml_is_matrix(b) || idx->type != GGML_TYPE_I32) return false;
-    bw_add_grad(s, b, ggml_get_rows(s->ctx, ggml_cont(s->ctx, dy), idx));
+    ggmlc__bw_add_grad(s, b, ggml_get_rows(s->ctx, ggml_cont(s->ctx, dy), idx));
     return true;
 }
 
@@ -419,19 +419,19 @@ static bool rule_flash_attn(struct bw_state *s, struct ggml_tensor *node, struct
     }
     struct ggml_tensor *P = ggml_soft_max_ext(ctx, pre, mask, sm_scale, max_bias);
     struct ggml_tensor *dO = ggml_cont(ctx, ggml_permute(ctx, dy, 0, 2, 1, 3)); /* [Dv, Nq, H, B3] */
-    if (bw_needs_grad(s, v)) {
+    if (ggmlc__bw_needs_grad(s, v)) {
         struct ggml_tensor *dv = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, dO)), ggml_cont(ctx, ggml_transpose(ctx, P)));
-        bw_add_grad(s, v, sum_head_groups(ctx, dv, r)); /* [Dv, Nk, Hkv, B3] */
+        ggmlc__bw_add_grad(s, v, sum_head_groups(ctx, dv, r)); /* [Dv, Nk, Hkv, B3] */
     }
-    if (!bw_needs_grad(s, q) && !bw_needs_grad(s, k)) return true;
+    if (!ggmlc__bw_needs_grad(s, q) && !ggmlc__bw_needs_grad(s, k)) return true;
     struct ggml_tensor *dP = ggml_mul_mat(ctx, vf, dO);                     /* [Nk, Nq, H, B3] */
     struct ggml_tensor *dS = ggml_soft_max_ext_back(ctx, dP, P, sm_scale, max_bias);
     if (tcap) /* through softcap * tanh(kq * scale / softcap) */
         dS = ggml_mul(ctx, dS, ggml_scale(ctx, ggml_scale_bias(ctx, ggml_sqr(ctx, tcap), -1.0f, 1.0f), scale));
-    if (bw_needs_grad(s, q)) bw_add_grad(s, q, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, kf)), dS));
-    if (bw_needs_grad(s, k)) {
+    if (ggmlc__bw_needs_grad(s, q)) ggmlc__bw_add_grad(s, q, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, kf)), dS));
+    if (ggmlc__bw_needs_grad(s, k)) {
         struct ggml_tensor *dk = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, q)), ggml_cont(ctx, ggml_transpose(ctx, dS)));
-        bw_add_grad(s, k, sum_head_groups(ctx, dk, r));
+        ggmlc__bw_add_grad(s, k, sum_head_groups(ctx, dk, r));
     }
     return true;
 }
@@ -441,39 +441,39 @@ static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml
     struct ggml_context *ctx = s->ctx;
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     switch (node->op) {
-    case GGML_OP_DUP: case GGML_OP_CONT: bw_add_grad(s, a, dy); return true;
-    case GGML_OP_CPY: bw_add_grad(s, a, dy); return true; /* b is overwritten: no gradient */
-    case GGML_OP_ADD: bw_add_grad(s, a, dy); bw_add_grad(s, b, dy); return true;
-    case GGML_OP_ADD1: bw_add_grad(s, a, dy); bw_add_grad(s, b, ggml_sum(ctx, dy)); return true;
-    case GGML_OP_SUB: bw_add_grad(s, a, dy); bw_add_grad(s, b, ggml_neg(ctx, dy)); return true;
+    case GGML_OP_DUP: case GGML_OP_CONT: ggmlc__bw_add_grad(s, a, dy); return true;
+    case GGML_OP_CPY: ggmlc__bw_add_grad(s, a, dy); return true; /* b is overwritten: no gradient */
+    case GGML_OP_ADD: ggmlc__bw_add_grad(s, a, dy); ggmlc__bw_add_grad(s, b, dy); return true;
+    case GGML_OP_ADD1: ggmlc__bw_add_grad(s, a, dy); ggmlc__bw_add_grad(s, b, ggml_sum(ctx, dy)); return true;
+    case GGML_OP_SUB: ggmlc__bw_add_grad(s, a, dy); ggmlc__bw_add_grad(s, b, ggml_neg(ctx, dy)); return true;
     case GGML_OP_MUL:
-        if (bw_needs_grad(s, a)) bw_add_grad(s, a, ggml_mul(ctx, dy, b));
-        if (bw_needs_grad(s, b)) bw_add_grad(s, b, ggml_mul(ctx, dy, a));
+        if (ggmlc__bw_needs_grad(s, a)) ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, b));
+        if (ggmlc__bw_needs_grad(s, b)) ggmlc__bw_add_grad(s, b, ggml_mul(ctx, dy, a));
         return true;
     case GGML_OP_DIV: /* y = a / b: da = dy / b, db = -dy * y / b */
-        if (bw_needs_grad(s, a)) bw_add_grad(s, a, ggml_div(ctx, dy, b));
-        if (bw_needs_grad(s, b)) bw_add_grad(s, b, ggml_neg(ctx, ggml_div(ctx, ggml_mul(ctx, dy, node), b)));
+        if (ggmlc__bw_needs_grad(s, a)) ggmlc__bw_add_grad(s, a, ggml_div(ctx, dy, b));
+        if (ggmlc__bw_needs_grad(s, b)) ggmlc__bw_add_grad(s, b, ggml_neg(ctx, ggml_div(ctx, ggml_mul(ctx, dy, node), b)));
         return true;
-    case GGML_OP_SQR: bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_scale(ctx, a, 2.0f))); return true;
-    case GGML_OP_SQRT: bw_add_grad(s, a, ggml_div(ctx, ggml_scale(ctx, dy, 0.5f), node)); return true;
-    case GGML_OP_LOG: bw_add_grad(s, a, ggml_div(ctx, dy, a)); return true;
-    case GGML_OP_SIN: bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_cos(ctx, a))); return true;
-    case GGML_OP_COS: bw_add_grad(s, a, ggml_neg(ctx, ggml_mul(ctx, dy, ggml_sin(ctx, a)))); return true;
-    case GGML_OP_SCALE: bw_add_grad(s, a, ggml_scale(ctx, dy, param_f32(node, 0))); return true;
-    case GGML_OP_SUM: case GGML_OP_SUM_ROWS: bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
-    case GGML_OP_MEAN: bw_add_grad(s, a, ggml_repeat(ctx, ggml_scale(ctx, dy, 1.0f / (float)a->ne[0]), a)); return true;
-    case GGML_OP_REPEAT: bw_add_grad(s, a, ggml_repeat_back(ctx, dy, a)); return true;
-    case GGML_OP_REPEAT_BACK: bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
-    case GGML_OP_RESHAPE: bw_add_grad(s, a, dy); return true; /* bw_add_grad reshapes */
-    case GGML_OP_TRANSPOSE: bw_add_grad(s, a, ggml_cont(ctx, ggml_transpose(ctx, dy))); return true;
+    case GGML_OP_SQR: ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_scale(ctx, a, 2.0f))); return true;
+    case GGML_OP_SQRT: ggmlc__bw_add_grad(s, a, ggml_div(ctx, ggml_scale(ctx, dy, 0.5f), node)); return true;
+    case GGML_OP_LOG: ggmlc__bw_add_grad(s, a, ggml_div(ctx, dy, a)); return true;
+    case GGML_OP_SIN: ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_cos(ctx, a))); return true;
+    case GGML_OP_COS: ggmlc__bw_add_grad(s, a, ggml_neg(ctx, ggml_mul(ctx, dy, ggml_sin(ctx, a)))); return true;
+    case GGML_OP_SCALE: ggmlc__bw_add_grad(s, a, ggml_scale(ctx, dy, param_f32(node, 0))); return true;
+    case GGML_OP_SUM: case GGML_OP_SUM_ROWS: ggmlc__bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
+    case GGML_OP_MEAN: ggmlc__bw_add_grad(s, a, ggml_repeat(ctx, ggml_scale(ctx, dy, 1.0f / (float)a->ne[0]), a)); return true;
+    case GGML_OP_REPEAT: ggmlc__bw_add_grad(s, a, ggml_repeat_back(ctx, dy, a)); return true;
+    case GGML_OP_REPEAT_BACK: ggmlc__bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
+    case GGML_OP_RESHAPE: ggmlc__bw_add_grad(s, a, dy); return true; /* ggmlc__bw_add_grad reshapes */
+    case GGML_OP_TRANSPOSE: ggmlc__bw_add_grad(s, a, ggml_cont(ctx, ggml_transpose(ctx, dy))); return true;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO:
-        bw_add_grad(s, a, ggml_diag_mask_zero(ctx, ggml_cont(ctx, dy), param_i32(node, 0)));
+        ggmlc__bw_add_grad(s, a, ggml_diag_mask_zero(ctx, ggml_cont(ctx, dy), param_i32(node, 0)));
         return true;
     default: return false;
     }
 }
 
-bool bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+bool ggmlc__bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     switch (node->op) {
@@ -486,16 +486,16 @@ bool bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_ten
     case GGML_OP_PERMUTE: return rule_permute(s, node, dy);
     case GGML_OP_SOFT_MAX: return rule_softmax(s, node, dy);
     case GGML_OP_ROPE: return rule_rope(s, node, dy);
-    case GGML_OP_NORM: bw_add_grad(s, a, norm_grad(ctx, a, ggml_cont(ctx, dy), param_f32(node, 0))); return true;
-    case GGML_OP_RMS_NORM: bw_add_grad(s, a, ggml_rms_norm_back(ctx, ggml_cont(ctx, dy), a, param_f32(node, 0))); return true;
+    case GGML_OP_NORM: ggmlc__bw_add_grad(s, a, norm_grad(ctx, a, ggml_cont(ctx, dy), param_f32(node, 0))); return true;
+    case GGML_OP_RMS_NORM: ggmlc__bw_add_grad(s, a, ggml_rms_norm_back(ctx, ggml_cont(ctx, dy), a, param_f32(node, 0))); return true;
     case GGML_OP_L2_NORM: return rule_l2_norm(s, node, dy);
     case GGML_OP_GROUP_NORM: return rule_group_norm(s, node, dy);
     case GGML_OP_CLAMP: return rule_clamp(s, node, dy);
     case GGML_OP_LEAKY_RELU: return rule_leaky_relu(s, node, dy);
     case GGML_OP_CUMSUM: return rule_cumsum(s, node, dy);
     case GGML_OP_ACC: case GGML_OP_SET: return rule_acc_set(s, node, dy);
-    case GGML_OP_GET_ROWS: bw_add_grad(s, a, ggml_get_rows_back(ctx, ggml_cont(ctx, dy), b, a)); return true;
-    case GGML_OP_CROSS_ENTROPY_LOSS: bw_add_grad(s, a, ggml_cross_entropy_loss_back(ctx, a, b, dy)); return true;
+    case GGML_OP_GET_ROWS: ggmlc__bw_add_grad(s, a, ggml_get_rows_back(ctx, ggml_cont(ctx, dy), b, a)); return true;
+    case GGML_OP_CROSS_ENTROPY_LOSS: ggmlc__bw_add_grad(s, a, ggml_cross_entropy_loss_back(ctx, a, b, dy)); return true;
     case GGML_OP_POOL_1D: case GGML_OP_POOL_2D: return rule_pool(s, node, dy);
     case GGML_OP_IM2COL: return rule_im2col(s, node, dy);
     case GGML_OP_CONV_2D: return rule_conv_2d(s, node, dy);

@@ -12,10 +12,10 @@
 #include "backend-impl.h"
 #include "backward.h"
 
-bool bw_needs_grad(const struct bw_state *s, const struct ggml_tensor *t) {
+bool ggmlc__bw_needs_grad(const struct bw_state *s, const struct ggml_tensor *t) {
     if (!t) return false;
-    const size_t slot = ggml_hash_find(&s->graph->visited_hash_set, t);
-    return slot != GGML_HASHSET_FULL && ggml_hash_contains(&s->graph->visited_hash_set, t) && s->needed[slot];
+    const size_t slot = ggmlc__hash_find(&s->graph->visited_hash_set, t);
+    return slot != GGML_HASHSET_FULL && ggmlc__hash_contains(&s->graph->visited_hash_set, t) && s->needed[slot];
 }
 
 /* Bring a contribution to the shape of src: sum over broadcast dimensions, or reshape. */
@@ -27,16 +27,16 @@ static struct ggml_tensor *fit_to(struct ggml_context *ctx, struct ggml_tensor *
         return ggml_reshape_4d(ctx, c, src->ne[0], src->ne[1], src->ne[2], src->ne[3]);
     }
     char s1[GGMLC_SHAPE_STR], s2[GGMLC_SHAPE_STR];
-    return ggmlc_op_fail(GGMLC_ERR_INTERNAL, "ggml_build_backward_expand", "gradient %s does not fit tensor %s",
-                         ggmlc_shape_str(c, s1), ggmlc_shape_str(src, s2));
+    return ggmlc__op_fail(GGMLC_ERR_INTERNAL, "ggml_build_backward_expand", "gradient %s does not fit tensor %s",
+                         ggmlc__shape_str(c, s1), ggmlc__shape_str(src, s2));
 }
 
-void bw_add_grad(struct bw_state *s, struct ggml_tensor *src, struct ggml_tensor *contribution) {
-    if (!contribution || !bw_needs_grad(s, src)) return;
+void ggmlc__bw_add_grad(struct bw_state *s, struct ggml_tensor *src, struct ggml_tensor *contribution) {
+    if (!contribution || !ggmlc__bw_needs_grad(s, src)) return;
     struct ggml_cgraph *g = s->graph;
     struct ggml_tensor *c = fit_to(s->ctx, src, contribution);
     if (!c) return;
-    const size_t slot = ggml_hash_find(&g->visited_hash_set, src);
+    const size_t slot = ggmlc__hash_find(&g->visited_hash_set, src);
     if (g->grads[slot]) {
         /* into an accumulator: add in place, so the sum lands in the accumulator's memory */
         g->grads[slot] = g->grad_accs[slot] ? ggml_add_inplace(s->ctx, g->grads[slot], c) : ggml_add(s->ctx, g->grads[slot], c);
@@ -52,9 +52,9 @@ static void mark_needed(struct bw_state *s) {
         struct ggml_tensor *node = g->nodes[i];
         bool needed = (node->flags & GGML_TENSOR_FLAG_PARAM) != 0;
         if (!needed && ggmlc_op_get_info(node->op)->differentiable) {
-            for (int j = 0; j < GGML_MAX_SRC && !needed; j++) needed = bw_needs_grad(s, node->src[j]);
+            for (int j = 0; j < GGML_MAX_SRC && !needed; j++) needed = ggmlc__bw_needs_grad(s, node->src[j]);
         }
-        s->needed[ggml_hash_find(&g->visited_hash_set, node)] = needed;
+        s->needed[ggmlc__hash_find(&g->visited_hash_set, node)] = needed;
     }
 }
 
@@ -79,9 +79,9 @@ static const struct ggml_tensor *inplace_on_gradient_path(const struct bw_state 
     const struct ggml_cgraph *g = s->graph;
     for (int i = 0; i < g->n_nodes; i++) {
         const struct ggml_tensor *node = g->nodes[i];
-        if (!overwrites_source(node) || !s->needed[ggml_hash_find(&g->visited_hash_set, node)]) continue;
+        if (!overwrites_source(node) || !s->needed[ggmlc__hash_find(&g->visited_hash_set, node)]) continue;
         for (int j = 0; j < GGML_MAX_SRC; j++)
-            if (bw_needs_grad(s, node->src[j])) return node;
+            if (ggmlc__bw_needs_grad(s, node->src[j])) return node;
     }
     return NULL;
 }
@@ -91,7 +91,7 @@ static bool create_accumulators(struct bw_state *s, struct ggml_tensor **grad_ac
     struct ggml_cgraph *g = s->graph;
     for (int i = 0; i < g->n_nodes; i++) {
         struct ggml_tensor *node = g->nodes[i];
-        const size_t slot = ggml_hash_find(&g->visited_hash_set, node);
+        const size_t slot = ggmlc__hash_find(&g->visited_hash_set, node);
         const bool is_loss = node->flags & GGML_TENSOR_FLAG_LOSS;
         const bool is_param = (node->flags & GGML_TENSOR_FLAG_PARAM) && s->needed[slot];
         struct ggml_tensor *acc = grad_accs ? grad_accs[i] : NULL;
@@ -144,13 +144,13 @@ void ggml_build_backward_expand(struct ggml_context *ctx, struct ggml_cgraph *g,
     bool reported[GGML_OP_COUNT] = {false};
     for (int i = n_forward - 1; i >= 0; i--) {
         struct ggml_tensor *node = g->nodes[i];
-        const size_t slot = ggml_hash_find(&g->visited_hash_set, node);
+        const size_t slot = ggmlc__hash_find(&g->visited_hash_set, node);
         struct ggml_tensor *dy = g->grads[slot];
         if (!dy || !s.needed[slot]) continue;
         bool any_src = false;
-        for (int j = 0; j < GGML_MAX_SRC; j++) any_src |= bw_needs_grad(&s, node->src[j]);
+        for (int j = 0; j < GGML_MAX_SRC; j++) any_src |= ggmlc__bw_needs_grad(&s, node->src[j]);
         if (!any_src) continue;
-        if (!bw_apply_rule(&s, node, dy) && !reported[node->op]) {
+        if (!ggmlc__bw_apply_rule(&s, node, dy) && !reported[node->op]) {
             reported[node->op] = true;
             ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggml_build_backward_expand: no gradient for op %s (node '%s'); "
                             "gradients do not flow through it", ggml_op_desc(node), node->name);
@@ -158,7 +158,7 @@ void ggml_build_backward_expand(struct ggml_context *ctx, struct ggml_cgraph *g,
     }
     for (int i = 0; i < n_forward; i++) {
         struct ggml_tensor *node = g->nodes[i];
-        const size_t slot = ggml_hash_find(&g->visited_hash_set, node);
+        const size_t slot = ggmlc__hash_find(&g->visited_hash_set, node);
         if ((node->flags & GGML_TENSOR_FLAG_PARAM) && g->grads[slot]) ggml_build_forward_expand(g, g->grads[slot]);
     }
 done:
@@ -206,13 +206,13 @@ struct ggml_tensor *ggml_unary_back(struct ggml_context *ctx, struct ggml_tensor
     GGMLC_CHECK_SRC(b);
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
     if ((unsigned)op >= GGML_UNARY_OP_COUNT)
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown unary op %d", (int)op);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown unary op %d", (int)op);
     if (!ggml_are_same_shape(a, b) || a->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32)
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "x %s and dy %s must be F32 of the same shape",
-                             ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "x %s and dy %s must be F32 of the same shape",
+                             ggmlc__shape_str(a, sa), ggmlc__shape_str(b, sb));
     struct ggml_tensor *r = ggml_dup_tensor(ctx, b);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_UNARY_BACK, a, b, NULL);
-    ggmlc_set_op_params_i32(r, 0, (int32_t)op);
+    ggmlc__node_set(r, GGML_OP_UNARY_BACK, a, b, NULL);
+    ggmlc__set_op_params_i32(r, 0, (int32_t)op);
     return r;
 }

@@ -15,14 +15,14 @@ struct bw_state {
 };
 
 /* Whether a gradient must flow into t. */
-GGMLC_HIDDEN bool bw_needs_grad(const struct bw_state *s, const struct ggml_tensor *t);
+GGMLC_HIDDEN bool ggmlc__bw_needs_grad(const struct bw_state *s, const struct ggml_tensor *t);
 
 /* Add contribution to the gradient of src (reducing broadcast dimensions and
  * reshaping to src's shape as needed). Ignored when src needs no gradient. */
-GGMLC_HIDDEN void bw_add_grad(struct bw_state *s, struct ggml_tensor *src, struct ggml_tensor *contribution);
+GGMLC_HIDDEN void ggmlc__bw_add_grad(struct bw_state *s, struct ggml_tensor *src, struct ggml_tensor *contribution);
 
 /* Propagate dy, the gradient of node, into node's sources; false when the
  * operator has no backward rule (the caller reports it once). */
-GGMLC_HIDDEN bool bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy);
+GGMLC_HIDDEN bool ggmlc__bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy);
 
 #endif /* GGMLC_BACKWARD_H */

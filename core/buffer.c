@@ -146,7 +146,7 @@ static ggml_backend_buffer_t storage_buffer(const struct ggml_tensor *tensor) {
     return tensor->view_src ? tensor->view_src->buffer : tensor->buffer;
 }
 
-bool ggmlc_tensor_buffer_live(const char *func, const struct ggml_tensor *tensor) {
+bool ggmlc__tensor_buffer_live(const char *func, const struct ggml_tensor *tensor) {
     const ggml_backend_buffer_t buf = tensor ? storage_buffer(tensor) : NULL;
     if (!buf || !buf->freed) return true;
     ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
@@ -156,12 +156,12 @@ bool ggmlc_tensor_buffer_live(const char *func, const struct ggml_tensor *tensor
     return false;
 }
 
-bool ggmlc_check_tensor_range(const char *func, const struct ggml_tensor *tensor, size_t offset, size_t size) {
+bool ggmlc__check_tensor_range(const char *func, const struct ggml_tensor *tensor, size_t offset, size_t size) {
     if (!tensor) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: NULL tensor", func);
         return false;
     }
-    if (!ggmlc_tensor_buffer_live(func, tensor)) return false;
+    if (!ggmlc__tensor_buffer_live(func, tensor)) return false;
     if (!tensor->data) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: tensor '%s' is not allocated", func, tensor->name);
         return false;
@@ -176,7 +176,7 @@ bool ggmlc_check_tensor_range(const char *func, const struct ggml_tensor *tensor
 }
 
 void ggml_backend_tensor_set(struct ggml_tensor *tensor, const void *data, size_t offset, size_t size) {
-    if (!ggmlc_check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
+    if (!ggmlc__check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
     ggml_backend_buffer_t buf = storage_buffer(tensor);
     if (!buf) { /* a tensor in a context's own memory */
         memcpy((char *)tensor->data + offset, data, size);
@@ -188,7 +188,7 @@ void ggml_backend_tensor_set(struct ggml_tensor *tensor, const void *data, size_
 }
 
 void ggml_backend_tensor_get(const struct ggml_tensor *tensor, void *data, size_t offset, size_t size) {
-    if (!ggmlc_check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
+    if (!ggmlc__check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
     ggml_backend_buffer_t buf = storage_buffer(tensor);
     if (!buf) {
         memcpy(data, (const char *)tensor->data + offset, size);
@@ -212,7 +212,7 @@ void ggml_backend_tensor_get_2d(const struct ggml_tensor *tensor, void *data, si
 }
 
 void ggml_backend_tensor_memset(struct ggml_tensor *tensor, uint8_t value, size_t offset, size_t size) {
-    if (!ggmlc_check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
+    if (!ggmlc__check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
     ggml_backend_buffer_t buf = storage_buffer(tensor);
     if (!buf) {
         memset((char *)tensor->data + offset, value, size);
@@ -351,7 +351,7 @@ static bool in_compute_buffer(const struct ggml_tensor *t) {
     return buf && buf->usage == GGML_BACKEND_BUFFER_USAGE_COMPUTE;
 }
 
-bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r, const struct ggml_cgraph *graph) {
+bool ggmlc__alloc_record_reserve(struct ggmlc_alloc_record *r, const struct ggml_cgraph *graph) {
     const int need = graph->n_nodes + graph->n_leafs;
     if (need <= r->cap) return true;
     struct ggml_tensor **grown = realloc(r->tensors, sizeof *grown * (size_t)need);
@@ -364,9 +364,9 @@ bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r, const struct ggml_
     return true;
 }
 
-void ggmlc_alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph) {
+void ggmlc__alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph) {
     r->n = 0;
-    GGML_ASSERT(graph->n_nodes + graph->n_leafs <= r->cap); /* ggmlc_alloc_record_reserve came first */
+    GGML_ASSERT(graph->n_nodes + graph->n_leafs <= r->cap); /* ggmlc__alloc_record_reserve came first */
     for (int i = 0; i < graph->n_leafs; i++) {
         if (in_compute_buffer(graph->leafs[i])) r->tensors[r->n++] = graph->leafs[i];
     }
@@ -375,7 +375,7 @@ void ggmlc_alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *g
     }
 }
 
-void ggmlc_alloc_record_forget(struct ggmlc_alloc_record *r) {
+void ggmlc__alloc_record_forget(struct ggmlc_alloc_record *r) {
     for (int pass = 0; pass < 2; pass++) { /* views first: their sources tell where they live */
         for (int i = 0; i < r->n; i++) {
             struct ggml_tensor *t = r->tensors[i];
@@ -387,7 +387,7 @@ void ggmlc_alloc_record_forget(struct ggmlc_alloc_record *r) {
     r->n = 0;
 }
 
-void ggmlc_alloc_record_free(struct ggmlc_alloc_record *r) {
+void ggmlc__alloc_record_free(struct ggmlc_alloc_record *r) {
     free(r->tensors);
     *r = (struct ggmlc_alloc_record){0};
 }

@@ -99,7 +99,7 @@ static void index_free(struct ggmlc_name_index *ix) {
     memset(ix, 0, sizeof *ix);
 }
 
-bool ggmlc_reserve_one(void *array_ptr, size_t *cap, size_t n, size_t elem) {
+bool ggmlc__reserve_one(void *array_ptr, size_t *cap, size_t n, size_t elem) {
     if (n < *cap) return true;
     const size_t new_cap = *cap ? 2 * *cap : 8;
     void *array;
@@ -119,14 +119,14 @@ static const char *option_key_at(const void *backend, size_t pos) {
 }
 static const char *list_item_at(const void *items, size_t pos) { return ((char *const *)items)[pos]; }
 
-size_t ggmlc_split_list(const char *text, char ***items) {
+size_t ggmlc__split_list(const char *text, char ***items) {
     *items = NULL;
     size_t n = 0, cap = 0;
     for (const char *p = text; p && *p;) {
         p += strspn(p, ", \t");
         const size_t len = strcspn(p, ", \t");
         if (len == 0) break;
-        if (!ggmlc_reserve_one(items, &cap, n, sizeof **items)) break;
+        if (!ggmlc__reserve_one(items, &cap, n, sizeof **items)) break;
         if (!((*items)[n] = strndup(p, len))) break;
         n++;
         p += len;
@@ -134,7 +134,7 @@ size_t ggmlc_split_list(const char *text, char ***items) {
     return n;
 }
 
-void ggmlc_free_list(char **items, size_t n) {
+void ggmlc__free_list(char **items, size_t n) {
     for (size_t i = 0; i < n; i++) free(items[i]);
     free(items);
 }
@@ -237,10 +237,10 @@ static bool parse_bool(const char *v, bool *out) {
 }
 
 static struct ggmlc_config_backend *new_backend(struct ggmlc_config *cfg, const char *name) {
-    if (!ggmlc_reserve_one(&cfg->backends, &cfg->backends_cap, cfg->n_backends, sizeof *cfg->backends)) return NULL;
+    if (!ggmlc__reserve_one(&cfg->backends, &cfg->backends_cap, cfg->n_backends, sizeof *cfg->backends)) return NULL;
     struct ggmlc_config_backend *b = &cfg->backends[cfg->n_backends];
     memset(b, 0, sizeof *b);
-    /* a backend always has a name: ggmlc_config_find compares them */
+    /* a backend always has a name: ggmlc__config_find compares them */
     if (!(b->name = strdup(name)) || !index_add(&cfg->backend_index, name, cfg->n_backends)) {
         free(b->name);
         return NULL;
@@ -250,12 +250,12 @@ static struct ggmlc_config_backend *new_backend(struct ggmlc_config *cfg, const 
     return b;
 }
 
-struct ggmlc_config_backend *ggmlc_config_find(struct ggmlc_config *cfg, const char *name) {
+struct ggmlc_config_backend *ggmlc__config_find(struct ggmlc_config *cfg, const char *name) {
     const size_t pos = index_find(&cfg->backend_index, name, backend_name_at, cfg);
     return pos == SIZE_MAX ? NULL : &cfg->backends[pos];
 }
 
-struct ggmlc_config_backend *ggmlc_config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library) {
+struct ggmlc_config_backend *ggmlc__config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library) {
     struct ggmlc_config_backend *b = new_backend(cfg, name);
     if (!b) return NULL;
     b->library = strdup(library);
@@ -271,7 +271,7 @@ static struct ggmlc_config_backend *open_backend_section(struct parse_state *st,
         ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: section [backend.] needs a name (ignored)", st->path, st->section_line);
         return NULL;
     }
-    struct ggmlc_config_backend *first = ggmlc_config_find(st->cfg, name);
+    struct ggmlc_config_backend *first = ggmlc__config_find(st->cfg, name);
     if (first) {
         ggmlc_set_error(GGMLC_ERR_CONFIG, "%s:%d: backend '%s' is defined twice: here and at %s:%d; the first definition is used",
                         st->path, st->section_line, name, first->config_file, first->config_line);
@@ -297,8 +297,8 @@ static void set_option(struct parse_state *st, struct ggmlc_config_backend *b, c
         return;
     }
     size_t values_cap = b->options_cap;
-    if (!ggmlc_reserve_one(&b->values, &values_cap, b->n_options, sizeof *b->values) ||
-        !ggmlc_reserve_one(&b->keys, &b->options_cap, b->n_options, sizeof *b->keys))
+    if (!ggmlc__reserve_one(&b->values, &values_cap, b->n_options, sizeof *b->values) ||
+        !ggmlc__reserve_one(&b->keys, &b->options_cap, b->n_options, sizeof *b->keys))
         return; /* the arrays grow together: the smaller capacity is the one kept */
     char *key_copy = strdup(key), *value_copy = strdup(value);
     if (!key_copy || !value_copy || !index_add(&st->option_index, key, b->n_options)) {
@@ -344,8 +344,8 @@ static void handle_ggmlc_key(struct parse_state *st, const char *key, const char
         GGMLC_LOG_WARN("ggmlc: %s:%d: unknown key '%s' in [ggmlc] (ignored)\n", st->path, st->line, key);
         return;
     }
-    ggmlc_free_list(cfg->order, cfg->n_order);
-    cfg->n_order = ggmlc_split_list(value, &cfg->order);
+    ggmlc__free_list(cfg->order, cfg->n_order);
+    cfg->n_order = ggmlc__split_list(value, &cfg->order);
     cfg->has_order = true;
     free(cfg->order_origin);
     const size_t n = strlen(st->path) + 16;
@@ -374,7 +374,7 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 #define MAX_CONFIG_BYTES (1 << 20)
 
 /* path made absolute (against the current directory, links kept as they are:
- * ggmlc_secure_open checks each of them); NULL when out of memory or without a cwd. */
+ * ggmlc__secure_open checks each of them); NULL when out of memory or without a cwd. */
 static char *absolute_path(const char *path) {
     if (path[0] == '/') return strdup(path);
     char cwd[PATH_MAX];
@@ -388,7 +388,7 @@ static FILE *open_config(const char *path, bool dropin, char **real) {
     struct ggmlc_secure_file file = {.fd = -1};
     char *abs = absolute_path(path);
     enum ggmlc_status status =
-        abs ? ggmlc_secure_open(abs, GGMLC_SECURE_CONFIG, &file, reason, sizeof reason) : GGMLC_ERR_IO;
+        abs ? ggmlc__secure_open(abs, GGMLC_SECURE_CONFIG, &file, reason, sizeof reason) : GGMLC_ERR_IO;
     if (!abs) snprintf(reason, sizeof reason, "%s: %s", path, strerror(errno));
     free(abs);
     struct stat st = {0};
@@ -471,7 +471,7 @@ static void read_dropins(struct ggmlc_config *cfg, const char *main_file) {
         if (path) read_file(cfg, path, true);
         free(path);
     }
-    ggmlc_free_list(names, n);
+    ggmlc__free_list(names, n);
     free(dropin_dir);
 }
 
@@ -508,7 +508,7 @@ static char *find_main_file(void) {
     return file_exists(system) ? dup_or_report(system) : NULL;
 }
 
-void ggmlc_config_read(struct ggmlc_config *cfg) {
+void ggmlc__config_read(struct ggmlc_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     char *main_file = find_main_file();
     if (!main_file) return;
@@ -528,7 +528,7 @@ struct name_list {
 
 static void list_append(struct name_list *list, const char *name) {
     if (index_find(&list->index, name, list_item_at, list->names) != SIZE_MAX) return;
-    if (!ggmlc_reserve_one(&list->names, &list->cap, list->n, sizeof *list->names)) return;
+    if (!ggmlc__reserve_one(&list->names, &list->cap, list->n, sizeof *list->names)) return;
     char *copy = strdup(name);
     if (!copy || !index_add(&list->index, name, list->n)) {
         free(copy);
@@ -537,13 +537,13 @@ static void list_append(struct name_list *list, const char *name) {
     list->names[list->n++] = copy;
 }
 
-size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, char ***names) {
+size_t ggmlc__config_order(const struct ggmlc_config *cfg, const char *override, char ***names) {
     struct name_list list = {0};
     if (override) {
         char **given;
-        const size_t n_given = ggmlc_split_list(override, &given);
+        const size_t n_given = ggmlc__split_list(override, &given);
         for (size_t i = 0; i < n_given; i++) list_append(&list, given[i]);
-        ggmlc_free_list(given, n_given);
+        ggmlc__free_list(given, n_given);
     } else if (cfg->has_order) {
         /* the drop-in backends go ahead of a final cpu: hold that one back until they are in */
         const bool cpu_last = cfg->n_order > 0 && strcasecmp(cfg->order[cfg->n_order - 1], "cpu") == 0;
@@ -564,7 +564,7 @@ size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, 
     return list.n;
 }
 
-void ggmlc_config_free(struct ggmlc_config *cfg) {
+void ggmlc__config_free(struct ggmlc_config *cfg) {
     for (size_t i = 0; i < cfg->n_backends; i++) {
         struct ggmlc_config_backend *b = &cfg->backends[i];
         free(b->name);
@@ -572,13 +572,13 @@ void ggmlc_config_free(struct ggmlc_config *cfg) {
         free(b->path);
         free(b->config_file);
         free(b->config_dir);
-        ggmlc_free_list(b->keys, b->n_options);
-        ggmlc_free_list(b->values, b->n_options);
+        ggmlc__free_list(b->keys, b->n_options);
+        ggmlc__free_list(b->values, b->n_options);
     }
     free(cfg->backends);
     index_free(&cfg->backend_index);
-    ggmlc_free_list(cfg->files, cfg->n_files);
-    ggmlc_free_list(cfg->order, cfg->n_order);
+    ggmlc__free_list(cfg->files, cfg->n_files);
+    ggmlc__free_list(cfg->order, cfg->n_order);
     free(cfg->order_origin);
     memset(cfg, 0, sizeof *cfg);
 }

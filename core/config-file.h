@@ -54,38 +54,38 @@ struct ggmlc_config {
 
 /* Find and read the main configuration file and its drop-ins into cfg
  * (zeroed first).  Problems are logged; cfg->n_files == 0 means no file was read.
- * Each file is opened through ggmlc_secure_open: a file that another user could
+ * Each file is opened through ggmlc__secure_open: a file that another user could
  * have written (it, a folder above it or a link on its path) is not read at all.
  * An unsafe main file is refused with an error and the defaults apply (as with
  * no file); an unsafe drop-in is skipped with an error, the others still apply. */
-GGMLC_HIDDEN void ggmlc_config_read(struct ggmlc_config *cfg);
+GGMLC_HIDDEN void ggmlc__config_read(struct ggmlc_config *cfg);
 /* Release everything cfg owns. */
-GGMLC_HIDDEN void ggmlc_config_free(struct ggmlc_config *cfg);
+GGMLC_HIDDEN void ggmlc__config_free(struct ggmlc_config *cfg);
 
 /* The backend named name (case-insensitive), or NULL. */
-GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc_config_find(struct ggmlc_config *cfg, const char *name);
+GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc__config_find(struct ggmlc_config *cfg, const char *name);
 /* Add a backend that no file configures (the CPU as last resort): library in GGMLC_PLUGINDIR. */
-GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc_config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library);
+GGMLC_HIDDEN struct ggmlc_config_backend *ggmlc__config_add_implicit(struct ggmlc_config *cfg, const char *name, const char *library);
 
 /* The backends to load, best first, into *names (returns the count): the
  * override list (GGMLC_BACKENDS) when given, else [ggmlc] backends plus the
  * drop-in backends (ahead of a final cpu), else every section in file order;
  * "cpu" is appended as the last resort when absent.  Names appear once. */
-GGMLC_HIDDEN size_t ggmlc_config_order(const struct ggmlc_config *cfg, const char *override, char ***names);
+GGMLC_HIDDEN size_t ggmlc__config_order(const struct ggmlc_config *cfg, const char *override, char ***names);
 
 /* Room for n + 1 elements of size elem in the array that array_ptr points to
  * (a T **) of capacity *cap, doubled as needed, so that appending one element at
  * a time stays linear in total; false when out of memory (the array is kept). */
-GGMLC_HIDDEN bool ggmlc_reserve_one(void *array_ptr, size_t *cap, size_t n, size_t elem);
+GGMLC_HIDDEN bool ggmlc__reserve_one(void *array_ptr, size_t *cap, size_t n, size_t elem);
 
 /* Split a list like "vulkan, cpu" (commas and/or blanks) into *items; returns the count. */
-GGMLC_HIDDEN size_t ggmlc_split_list(const char *text, char ***items);
-GGMLC_HIDDEN void ggmlc_free_list(char **items, size_t n);
+GGMLC_HIDDEN size_t ggmlc__split_list(const char *text, char ***items);
+GGMLC_HIDDEN void ggmlc__free_list(char **items, size_t n);
 
 /* "loader" debug trace (GGMLC_DEBUG=loader). */
 #define GGMLC_TRACE_LOADER(...)                                                                    \
     do {                                                                                           \
-        if (ggmlc_debug_enabled("loader")) ggmlc_log_internal(GGML_LOG_LEVEL_DEBUG, "ggmlc loader: " __VA_ARGS__); \
+        if (ggmlc_debug_enabled("loader")) ggmlc__log_internal(GGML_LOG_LEVEL_DEBUG, "ggmlc loader: " __VA_ARGS__); \
     } while (0)
 
 #endif /* GGMLC_CONFIG_FILE_H */

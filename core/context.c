@@ -58,7 +58,7 @@ void ggml_set_no_alloc(struct ggml_context *ctx, bool no_alloc) { ctx->no_alloc 
 void *ggml_get_mem_buffer(const struct ggml_context *ctx) { return ctx->mem_buffer; }
 size_t ggml_get_mem_size(const struct ggml_context *ctx) { return ctx->mem_size; }
 
-struct ggml_object *ggmlc_new_object(struct ggml_context *ctx, enum ggml_object_type type, size_t size) {
+struct ggml_object *ggmlc__new_object(struct ggml_context *ctx, enum ggml_object_type type, size_t size) {
     const size_t cur_end = ggml_used_mem(ctx);
     const size_t size_needed = GGML_PAD(size, GGML_MEM_ALIGN);
     if (size > SIZE_MAX / 2 || cur_end + GGML_OBJECT_SIZE + size_needed > ctx->mem_size || !ctx->mem_buffer) {
@@ -85,7 +85,7 @@ struct ggml_object *ggmlc_new_object(struct ggml_context *ctx, enum ggml_object_
 }
 
 void *ggml_new_buffer(struct ggml_context *ctx, size_t nbytes) {
-    struct ggml_object *obj = ggmlc_new_object(ctx, GGML_OBJECT_TYPE_WORK_BUFFER, nbytes);
+    struct ggml_object *obj = ggmlc__new_object(ctx, GGML_OBJECT_TYPE_WORK_BUFFER, nbytes);
     return obj ? (char *)ctx->mem_buffer + obj->offs : NULL;
 }
 

@@ -105,8 +105,8 @@ struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph *cgraph, int n_thread
 }
 
 enum ggml_status ggml_graph_compute(struct ggml_cgraph *cgraph, struct ggml_cplan *cplan) {
-    if (cgraph && (!ggmlc_graph_complete(cgraph, "ggml_graph_compute") ||
-                   !ggmlc_graph_buffers_live(cgraph, "ggml_graph_compute")))
+    if (cgraph && (!ggmlc__graph_complete(cgraph, "ggml_graph_compute") ||
+                   !ggmlc__graph_buffers_live(cgraph, "ggml_graph_compute")))
         return GGML_STATUS_FAILED;
     ggmlc_cpu_graph_compute_t fn = (ggmlc_cpu_graph_compute_t)cpu_proc(__func__, GGMLC_CPU_PROC_GRAPH_COMPUTE);
     return fn ? fn(cgraph, cplan) : GGML_STATUS_FAILED;

@@ -139,13 +139,13 @@ struct ggml_tensor *ggml_set_i32(struct ggml_tensor *t, int32_t value) { return 
 struct ggml_tensor *ggml_set_f32(struct ggml_tensor *t, float value) { return fill_all(__func__, t, value); }
 
 struct ggml_tensor *ggml_new_i32(struct ggml_context *ctx, int32_t value) {
-    if (ctx && ctx->no_alloc) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "the context has no_alloc set");
+    if (ctx && ctx->no_alloc) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "the context has no_alloc set");
     struct ggml_tensor *t = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1);
     return t ? ggml_set_i32(t, value) : NULL;
 }
 
 struct ggml_tensor *ggml_new_f32(struct ggml_context *ctx, float value) {
-    if (ctx && ctx->no_alloc) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "the context has no_alloc set");
+    if (ctx && ctx->no_alloc) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "the context has no_alloc set");
     struct ggml_tensor *t = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
     return t ? ggml_set_f32(t, value) : NULL;
 }

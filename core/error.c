@@ -78,14 +78,14 @@ void ggmlc_clear_error(void) {
 
 static _Thread_local bool errors_quiet;
 
-void ggmlc_errors_quiet(bool quiet) { errors_quiet = quiet; }
+void ggmlc__errors_quiet(bool quiet) { errors_quiet = quiet; }
 
 static enum ggmlc_status set_error_v(enum ggmlc_status status, const char *fmt, va_list args) {
     char message[sizeof last_message]; /* the arguments may include the previous message */
     vsnprintf(message, sizeof message, fmt, args);
     memcpy(last_message, message, sizeof message);
     last_status = status;
-    if (!errors_quiet) ggmlc_log_internal(GGML_LOG_LEVEL_ERROR, "ggmlc: %s\n", last_message);
+    if (!errors_quiet) ggmlc__log_internal(GGML_LOG_LEVEL_ERROR, "ggmlc: %s\n", last_message);
     return status;
 }
 
@@ -97,7 +97,7 @@ enum ggmlc_status ggmlc_set_error(enum ggmlc_status status, const char *fmt, ...
     return status;
 }
 
-struct ggml_tensor *ggmlc_op_fail(enum ggmlc_status status, const char *func, const char *fmt, ...) {
+struct ggml_tensor *ggmlc__op_fail(enum ggmlc_status status, const char *func, const char *fmt, ...) {
     char detail[400];
     va_list args;
     va_start(args, fmt);
@@ -129,23 +129,23 @@ void ggml_log_get(ggml_log_callback *callback, void **user_data) {
     if (user_data) *user_data = log_user_data;
 }
 
-void ggmlc_log_internal_v(enum ggml_log_level level, const char *fmt, va_list args) {
+void ggmlc__log_internal_v(enum ggml_log_level level, const char *fmt, va_list args) {
     char buf[1024];
     vsnprintf(buf, sizeof buf, fmt, args);
     log_callback(level, buf, log_user_data);
 }
 
-void ggmlc_log_internal(enum ggml_log_level level, const char *fmt, ...) {
+void ggmlc__log_internal(enum ggml_log_level level, const char *fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    ggmlc_log_internal_v(level, fmt, args);
+    ggmlc__log_internal_v(level, fmt, args);
     va_end(args);
 }
 
 void ggmlc_log(enum ggml_log_level level, const char *fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    ggmlc_log_internal_v(level, fmt, args);
+    ggmlc__log_internal_v(level, fmt, args);
     va_end(args);
 }
 

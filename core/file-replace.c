@@ -161,7 +161,7 @@ static enum ggmlc_status create_temp(struct ggmlc_file_replace *r, const char *f
     return replace_error(r->who, r->target, why);
 }
 
-enum ggmlc_status ggmlc_file_replace_open(struct ggmlc_file_replace *r, const char *path, const char *who) {
+enum ggmlc_status ggmlc__file_replace_open(struct ggmlc_file_replace *r, const char *path, const char *who) {
     *r = (struct ggmlc_file_replace){.who = who};
     if (!path || !*path) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: no file name", who);
     enum ggmlc_status status = follow_links(who, path, &r->target);
@@ -212,7 +212,7 @@ static int finish_file(struct ggmlc_file_replace *r, bool written) {
     return err;
 }
 
-enum ggmlc_status ggmlc_file_replace_commit(struct ggmlc_file_replace *r, bool written) {
+enum ggmlc_status ggmlc__file_replace_commit(struct ggmlc_file_replace *r, bool written) {
     int err = finish_file(r, written);
     if (!err && rename(r->tmp, r->target) != 0) err = errno;
     if (!err) sync_folder(r->target);
@@ -224,7 +224,7 @@ enum ggmlc_status ggmlc_file_replace_commit(struct ggmlc_file_replace *r, bool w
     return status;
 }
 
-void ggmlc_file_replace_abort(struct ggmlc_file_replace *r) {
+void ggmlc__file_replace_abort(struct ggmlc_file_replace *r) {
     if (r->f) fclose(r->f);
     if (r->tmp) unlink(r->tmp);
     free(r->tmp);
@@ -234,7 +234,7 @@ void ggmlc_file_replace_abort(struct ggmlc_file_replace *r) {
 
 enum ggmlc_status ggmlc_check_writable(const char *path) {
     struct ggmlc_file_replace r;
-    const enum ggmlc_status status = ggmlc_file_replace_open(&r, path, "ggmlc_check_writable");
-    if (status == GGMLC_OK) ggmlc_file_replace_abort(&r);
+    const enum ggmlc_status status = ggmlc__file_replace_open(&r, path, "ggmlc_check_writable");
+    if (status == GGMLC_OK) ggmlc__file_replace_abort(&r);
     return status;
 }

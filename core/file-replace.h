@@ -31,12 +31,12 @@ struct ggmlc_file_replace {
 
 /* Check path (see ggmlc_check_writable) and open a temporary file beside its target
  * for writing; on failure the error is recorded and nothing is left behind. */
-GGMLC_HIDDEN enum ggmlc_status ggmlc_file_replace_open(struct ggmlc_file_replace *r, const char *path, const char *who);
+GGMLC_HIDDEN enum ggmlc_status ggmlc__file_replace_open(struct ggmlc_file_replace *r, const char *path, const char *who);
 /* Finish: when written (the caller's writes succeeded), flush, sync, give the file the
  * old mode and owner and rename it over the target; otherwise, or when any step fails,
  * remove the temporary file, keep the target as it was and record the error. */
-GGMLC_HIDDEN enum ggmlc_status ggmlc_file_replace_commit(struct ggmlc_file_replace *r, bool written);
+GGMLC_HIDDEN enum ggmlc_status ggmlc__file_replace_commit(struct ggmlc_file_replace *r, bool written);
 /* Give up silently: remove the temporary file, the target stays as it was. */
-GGMLC_HIDDEN void ggmlc_file_replace_abort(struct ggmlc_file_replace *r);
+GGMLC_HIDDEN void ggmlc__file_replace_abort(struct ggmlc_file_replace *r);
 
 #endif /* GGMLC_FILE_REPLACE_H */

@@ -32,15 +32,15 @@ struct ggmlc_alloc_record {
 };
 /* Room for every tensor of graph (false, with an error, when memory is short): call before
  * allocating the graph, so that recording it afterwards cannot fail. */
-GGMLC_HIDDEN bool ggmlc_alloc_record_reserve(struct ggmlc_alloc_record *r,
+GGMLC_HIDDEN bool ggmlc__alloc_record_reserve(struct ggmlc_alloc_record *r,
                                              const struct ggml_cgraph *graph);
-GGMLC_HIDDEN void ggmlc_alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph);
-GGMLC_HIDDEN void ggmlc_alloc_record_forget(struct ggmlc_alloc_record *r);
-GGMLC_HIDDEN void ggmlc_alloc_record_free(struct ggmlc_alloc_record *r);
+GGMLC_HIDDEN void ggmlc__alloc_record_take(struct ggmlc_alloc_record *r, struct ggml_cgraph *graph);
+GGMLC_HIDDEN void ggmlc__alloc_record_forget(struct ggmlc_alloc_record *r);
+GGMLC_HIDDEN void ggmlc__alloc_record_free(struct ggmlc_alloc_record *r);
 
 /* gguf_init_from_file that shows label's progress bar on a terminal while large tensor data
  * (16 MiB or more) are read (ggmlc_model_load); quiet on a pipe. */
-GGMLC_HIDDEN struct gguf_context *ggmlc_gguf_init_from_file_progress(const char *fname,
+GGMLC_HIDDEN struct gguf_context *ggmlc__gguf_init_from_file_progress(const char *fname,
                                                                      struct gguf_init_params params,
                                                                      const char *label);
 

@@ -40,17 +40,17 @@ struct gguf_context {
 
 /* Whether a value (type, n elements at data) is a valid general.alignment: one u32, a power
  * of two, at most GGUF_MAX_ALIGNMENT; stores it in *alignment when so. */
-GGMLC_HIDDEN bool gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment);
+GGMLC_HIDDEN bool ggmlc__gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment);
 /* Bytes of one element of a fixed-size type; 0 for strings, arrays and invalid types. */
-GGMLC_HIDDEN size_t gguf_type_size(enum gguf_type type);
+GGMLC_HIDDEN size_t ggmlc__gguf_type_size(enum gguf_type type);
 /* Append a pair that takes ownership of key and data (no duplicate check); false when out of memory. */
-GGMLC_HIDDEN bool gguf_kv_append(struct gguf_context *ctx, char *key, enum gguf_type type, enum gguf_type elem_type,
+GGMLC_HIDDEN bool ggmlc__gguf_kv_append(struct gguf_context *ctx, char *key, enum gguf_type type, enum gguf_type elem_type,
                                  size_t n, void *data);
 /* Free a pair's key and data. */
-GGMLC_HIDDEN void gguf_kv_release(struct gguf_kv *kv);
+GGMLC_HIDDEN void ggmlc__gguf_kv_release(struct gguf_kv *kv);
 /* Fill nb[] of a tensor info from its type and ne[]. */
-GGMLC_HIDDEN void gguf_info_set_strides(struct ggml_tensor *t);
+GGMLC_HIDDEN void ggmlc__gguf_info_set_strides(struct ggml_tensor *t);
 /* Append a tensor info (the caller checked the name); false when out of memory. */
-GGMLC_HIDDEN bool gguf_info_append(struct gguf_context *ctx, const struct gguf_tensor_info *info);
+GGMLC_HIDDEN bool ggmlc__gguf_info_append(struct gguf_context *ctx, const struct gguf_tensor_info *info);
 
 #endif /* GGMLC_GGUF_IMPL_H */

@@ -70,7 +70,7 @@ static bool read_chunks(struct cursor *c, uint8_t *dst, size_t offset, size_t n)
     return true;
 }
 
-/* A load with a progress label (ggmlc_gguf_init_from_file_progress) whose tensor data reach
+/* A load with a progress label (ggmlc__gguf_init_from_file_progress) whose tensor data reach
  * PROGRESS_MIN_BYTES reads them in pieces, drawing ggmlc_progress's bar on a terminal. */
 enum { PROGRESS_MIN_BYTES = 16 << 20, PROGRESS_PIECE = 4 << 20 };
 static _Thread_local const char *progress_label;
@@ -126,7 +126,7 @@ static bool copy_out(struct cursor *c, uint8_t *dst, size_t from, size_t n) {
                : read_chunks(c, dst + fetched, from + fetched, n - fetched);
 }
 
-struct gguf_context *ggmlc_gguf_init_from_file_progress(const char *fname,
+struct gguf_context *ggmlc__gguf_init_from_file_progress(const char *fname,
                                                         struct gguf_init_params params,
                                                         const char *label) {
     progress_label = label;
@@ -178,7 +178,7 @@ static bool read_values(struct cursor *c, enum gguf_type elem_type, uint64_t n, 
             if (!read_string(c, &strs[i])) return false;
         return true;
     }
-    const size_t esize = gguf_type_size(elem_type);
+    const size_t esize = ggmlc__gguf_type_size(elem_type);
     if (n > left / esize)
         return fail(c, "%s: %llu elements of %s exceed the %zu bytes left", c->what, (unsigned long long)n,
                     gguf_type_name(elem_type), left);
@@ -208,10 +208,10 @@ static bool read_kv(struct cursor *c, struct gguf_context *ctx, int64_t index) {
             ok = fail(c, "%s: invalid array element type %d", what, elem_type);
     }
     if (ok) ok = read_values(c, elem_type, n, &data);
-    if (ok && !gguf_kv_append(ctx, key, type, elem_type, (size_t)n, data)) ok = fail(c, "%s: out of memory", what);
+    if (ok && !ggmlc__gguf_kv_append(ctx, key, type, elem_type, (size_t)n, data)) ok = fail(c, "%s: out of memory", what);
     if (!ok) {
         struct gguf_kv tmp = {key, type, elem_type, (size_t)n, data};
-        gguf_kv_release(&tmp);
+        ggmlc__gguf_kv_release(&tmp);
     }
     return ok;
 }
@@ -220,7 +220,7 @@ static bool read_alignment(struct cursor *c, struct gguf_context *ctx) {
     const int64_t id = gguf_find_key(ctx, GGUF_KEY_GENERAL_ALIGNMENT);
     if (id < 0) return true;
     const struct gguf_kv *kv = &ctx->kv[id];
-    if (!gguf_alignment_valid(kv->type, kv->data, kv->n, &ctx->alignment))
+    if (!ggmlc__gguf_alignment_valid(kv->type, kv->data, kv->n, &ctx->alignment))
         return fail(c, "%s must be a u32 power of two of at most %d", GGUF_KEY_GENERAL_ALIGNMENT, GGUF_MAX_ALIGNMENT);
     return true;
 }
@@ -254,7 +254,7 @@ static bool read_tensor_info(struct cursor *c, struct gguf_context *ctx, int64_t
         nelements *= info.t.ne[i];
     }
     if (!READ(c, type) || !READ(c, info.offset)) return false;
-    if (!ggmlc_type_is_valid(type)) return fail(c, "tensor '%s': unknown type id %d", info.t.name, type);
+    if (!ggmlc__type_is_valid(type)) return fail(c, "tensor '%s': unknown type id %d", info.t.name, type);
     info.t.type = type;
     if (info.t.ne[0] % ggml_blck_size(type) != 0)
         return fail(c, "tensor '%s': %lld values per row are not whole %s blocks", info.t.name, (long long)info.t.ne[0],
@@ -269,8 +269,8 @@ static bool read_tensor_info(struct cursor *c, struct gguf_context *ctx, int64_t
     if (blocks > SIZE_MAX / bsize || rows > SIZE_MAX / (blocks * bsize))
         return fail(c, "tensor '%s': %lld elements of %s need more than SIZE_MAX bytes", info.t.name,
                     (long long)nelements, ggml_type_name(type));
-    gguf_info_set_strides(&info.t);
-    if (!gguf_info_append(ctx, &info)) return fail(c, "out of memory");
+    ggmlc__gguf_info_set_strides(&info.t);
+    if (!ggmlc__gguf_info_append(ctx, &info)) return fail(c, "out of memory");
     return true;
 }
 

@@ -43,7 +43,7 @@ static void put_kv(struct sink *s, const struct gguf_kv *kv) {
     if (kv->elem_type == GGUF_TYPE_STRING) {
         for (size_t i = 0; i < kv->n; i++) put_str(s, ((char *const *)kv->data)[i]);
     } else {
-        put(s, kv->data, kv->n * gguf_type_size(kv->elem_type));
+        put(s, kv->data, kv->n * ggmlc__gguf_type_size(kv->elem_type));
     }
 }
 
@@ -156,8 +156,8 @@ bool gguf_write_to_file(const struct gguf_context *ctx, const char *fname, bool 
         return false;
     }
     struct ggmlc_file_replace out;
-    if (ggmlc_file_replace_open(&out, fname, "gguf_write_to_file") != GGMLC_OK) return false;
-    return ggmlc_file_replace_commit(&out, write_contents(out.f, ctx, only_meta)) == GGMLC_OK;
+    if (ggmlc__file_replace_open(&out, fname, "gguf_write_to_file") != GGMLC_OK) return false;
+    return ggmlc__file_replace_commit(&out, write_contents(out.f, ctx, only_meta)) == GGMLC_OK;
 }
 
 bool gguf_write_to_file_ptr(const struct gguf_context *ctx, FILE *file, bool only_meta) {

@@ -21,7 +21,7 @@ const char *gguf_type_name(enum gguf_type type) {
     return (unsigned)type < GGUF_TYPE_COUNT ? type_info[type].name : NULL;
 }
 
-size_t gguf_type_size(enum gguf_type type) {
+size_t ggmlc__gguf_type_size(enum gguf_type type) {
     return (unsigned)type < GGUF_TYPE_COUNT ? type_info[type].size : 0;
 }
 
@@ -36,7 +36,7 @@ struct gguf_context *gguf_init_empty(void) {
     return ctx;
 }
 
-void gguf_kv_release(struct gguf_kv *kv) {
+void ggmlc__gguf_kv_release(struct gguf_kv *kv) {
     if (kv->elem_type == GGUF_TYPE_STRING && kv->data) {
         char **strs = kv->data;
         for (size_t i = 0; i < kv->n; i++) free(strs[i]);
@@ -47,7 +47,7 @@ void gguf_kv_release(struct gguf_kv *kv) {
 
 void gguf_free(struct gguf_context *ctx) {
     if (!ctx) return;
-    for (int64_t i = 0; i < ctx->n_kv; i++) gguf_kv_release(&ctx->kv[i]);
+    for (int64_t i = 0; i < ctx->n_kv; i++) ggmlc__gguf_kv_release(&ctx->kv[i]);
     free(ctx->kv);
     free(ctx->info);
     free(ctx);
@@ -198,13 +198,13 @@ size_t gguf_get_tensor_size(const struct gguf_context *ctx, int64_t id) {
     return info ? ggml_nbytes(&info->t) : 0;
 }
 
-void gguf_info_set_strides(struct ggml_tensor *t) {
+void ggmlc__gguf_info_set_strides(struct ggml_tensor *t) {
     t->nb[0] = ggml_type_size(t->type);
     t->nb[1] = ggml_row_size(t->type, t->ne[0]);
     for (int i = 2; i < GGML_MAX_DIMS; i++) t->nb[i] = t->nb[i - 1] * (size_t)t->ne[i - 1];
 }
 
-bool gguf_info_append(struct gguf_context *ctx, const struct gguf_tensor_info *info) {
+bool ggmlc__gguf_info_append(struct gguf_context *ctx, const struct gguf_tensor_info *info) {
     if (ctx->n_info == ctx->cap_info) {
         const int64_t cap = ctx->cap_info ? 2 * ctx->cap_info : 16;
         void *p = realloc(ctx->info, (size_t)cap * sizeof *ctx->info);
@@ -231,7 +231,7 @@ void gguf_add_tensor(struct gguf_context *ctx, const struct ggml_tensor *tensor)
         return;
     }
     struct gguf_tensor_info info = {.t = *tensor};
-    if (!gguf_info_append(ctx, &info)) {
+    if (!ggmlc__gguf_info_append(ctx, &info)) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_add_tensor: out of memory");
         return;
     }
@@ -240,13 +240,13 @@ void gguf_add_tensor(struct gguf_context *ctx, const struct ggml_tensor *tensor)
 
 void gguf_set_tensor_type(struct gguf_context *ctx, const char *name, enum ggml_type type) {
     const int64_t id = gguf_find_tensor(ctx, name);
-    if (id < 0 || !ggmlc_type_is_valid(type) || ctx->info[id].t.ne[0] % ggml_blck_size(type) != 0) {
+    if (id < 0 || !ggmlc__type_is_valid(type) || ctx->info[id].t.ne[0] % ggml_blck_size(type) != 0) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set_tensor_type: cannot make tensor '%s' %s", name ? name : "(null)",
                         ggml_type_name(type));
         return;
     }
     ctx->info[id].t.type = type;
-    gguf_info_set_strides(&ctx->info[id].t);
+    ggmlc__gguf_info_set_strides(&ctx->info[id].t);
     relayout(ctx, id + 1);
 }
 
@@ -262,7 +262,7 @@ void gguf_set_tensor_data(struct gguf_context *ctx, const char *name, const void
 
 /* ----------------------------------------------------------- setters */
 
-bool gguf_kv_append(struct gguf_context *ctx, char *key, enum gguf_type type, enum gguf_type elem_type, size_t n,
+bool ggmlc__gguf_kv_append(struct gguf_context *ctx, char *key, enum gguf_type type, enum gguf_type elem_type, size_t n,
                     void *data) {
     if (ctx->n_kv == ctx->cap_kv) {
         const int64_t cap = ctx->cap_kv ? 2 * ctx->cap_kv : 16;
@@ -280,7 +280,7 @@ int64_t gguf_remove_key(struct gguf_context *ctx, const char *key) {
     if (id < 0) return -1;
     /* decided before the release: key may be the very string released (gguf_get_key) */
     const bool is_alignment = strcmp(key, GGUF_KEY_GENERAL_ALIGNMENT) == 0;
-    gguf_kv_release(&ctx->kv[id]);
+    ggmlc__gguf_kv_release(&ctx->kv[id]);
     memmove(&ctx->kv[id], &ctx->kv[id + 1], (size_t)(ctx->n_kv - id - 1) * sizeof *ctx->kv);
     ctx->n_kv--;
     if (is_alignment) {
@@ -293,8 +293,8 @@ int64_t gguf_remove_key(struct gguf_context *ctx, const char *key) {
 /* Copy strings (elem_type STRING) or n raw elements; NULL when out of memory. */
 static void *copy_values(enum gguf_type elem_type, const void *data, size_t n) {
     if (elem_type != GGUF_TYPE_STRING) {
-        void *copy = malloc(n * gguf_type_size(elem_type) + 1);
-        if (copy && n) memcpy(copy, data, n * gguf_type_size(elem_type));
+        void *copy = malloc(n * ggmlc__gguf_type_size(elem_type) + 1);
+        if (copy && n) memcpy(copy, data, n * ggmlc__gguf_type_size(elem_type));
         return copy;
     }
     char **strs = calloc(n + 1, sizeof *strs);
@@ -309,7 +309,7 @@ static void *copy_values(enum gguf_type elem_type, const void *data, size_t n) {
     return strs;
 }
 
-bool gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment) {
+bool ggmlc__gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment) {
     uint32_t a = 0;
     if (type == GGUF_TYPE_UINT32 && n == 1) memcpy(&a, data, 4);
     if (a == 0 || (a & (a - 1)) != 0 || a > GGUF_MAX_ALIGNMENT) return false;
@@ -327,13 +327,13 @@ static void set_value_as(struct gguf_context *ctx, const char *key, enum gguf_ty
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set: NULL context, key or data");
         return;
     }
-    if (gguf_type_size(elem_type) == 0 && elem_type != GGUF_TYPE_STRING) {
+    if (ggmlc__gguf_type_size(elem_type) == 0 && elem_type != GGUF_TYPE_STRING) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set: key '%s': invalid element type %d", key, (int)elem_type);
         return;
     }
     const bool is_alignment = strcmp(key, GGUF_KEY_GENERAL_ALIGNMENT) == 0;
     size_t alignment = ctx->alignment;
-    if (is_alignment && !gguf_alignment_valid(type, data, n, &alignment)) {
+    if (is_alignment && !ggmlc__gguf_alignment_valid(type, data, n, &alignment)) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set: %s must be a u32 power of two of at most %d",
                         GGUF_KEY_GENERAL_ALIGNMENT, GGUF_MAX_ALIGNMENT);
         return;
@@ -344,17 +344,17 @@ static void set_value_as(struct gguf_context *ctx, const char *key, enum gguf_ty
         free(key_copy);
         if (copy) {
             struct gguf_kv tmp = {NULL, type, elem_type, n, copy};
-            gguf_kv_release(&tmp);
+            ggmlc__gguf_kv_release(&tmp);
         }
         ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_set: out of memory for key '%s'", key);
         return;
     }
     key = NULL; /* from here on only the copies: the old pair (maybe holding key) goes away */
     if (!is_new) gguf_remove_key(ctx, key_copy);
-    if (!gguf_kv_append(ctx, key_copy, type, elem_type, n, copy)) {
+    if (!ggmlc__gguf_kv_append(ctx, key_copy, type, elem_type, n, copy)) {
         struct gguf_kv tmp = {key_copy, type, elem_type, n, copy};
         ggmlc_set_error(GGMLC_ERR_NOMEM, "gguf_set: out of memory for key '%s'", key_copy);
-        gguf_kv_release(&tmp);
+        ggmlc__gguf_kv_release(&tmp);
         return;
     }
     if (is_alignment) {

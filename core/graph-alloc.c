@@ -139,7 +139,7 @@ struct ggml_gallocr {
  * by slot, rather than all of them for every graph). */
 static struct tensor_state *state_of(ggml_gallocr_t g, const struct ggml_tensor *t) {
     bool fresh;
-    const size_t slot = ggmlc_hash_claim(&g->hash, (struct ggml_tensor *)t, &fresh);
+    const size_t slot = ggmlc__hash_claim(&g->hash, (struct ggml_tensor *)t, &fresh);
     if (slot == GGML_HASHSET_FULL) abort(); /* sized for every tensor of the graph: a bug */
     if (fresh) g->states[slot] = (struct tensor_state){0};
     return &g->states[slot];
@@ -152,7 +152,7 @@ static bool is_mine(ggml_gallocr_t g, ggml_backend_buffer_t buffer) {
     return false;
 }
 
-bool ggmlc_gallocr_owns_buffer(ggml_gallocr_t g, ggml_backend_buffer_t buffer) { return is_mine(g, buffer); }
+bool ggmlc__gallocr_owns_buffer(ggml_gallocr_t g, ggml_backend_buffer_t buffer) { return is_mine(g, buffer); }
 
 /* -------------------------------------------------------- construction */
 
@@ -199,7 +199,7 @@ void ggml_gallocr_free(ggml_gallocr_t g) {
         if (g->arena_of[i] == i) ggml_backend_buffer_free(g->buffers[i]);
     }
     for (int i = 0; g->arenas && i < g->n_buffers; i++) free(g->arenas[i].blocks);
-    ggml_hash_set_free(&g->hash);
+    ggmlc__hash_set_free(&g->hash);
     free(g->states);
     free(g->replay.ids);
     free(g->replay.offsets);
@@ -303,17 +303,17 @@ static void unplace_graph(ggml_gallocr_t g, struct ggml_cgraph *graph) {
 
 static bool prepare_states(ggml_gallocr_t g, struct ggml_cgraph *graph) {
     const size_t want = (size_t)graph->n_leafs + (size_t)graph->n_nodes * (GGML_MAX_SRC + 1);
-    if (g->hash.size < ggml_hash_size(want) || !g->states) {
-        ggml_hash_set_free(&g->hash);
+    if (g->hash.size < ggmlc__hash_size(want) || !g->states) {
+        ggmlc__hash_set_free(&g->hash);
         free(g->states);
-        g->hash = ggml_hash_set_new(want);
+        g->hash = ggmlc__hash_set_new(want);
         g->states = g->hash.size ? calloc(g->hash.size, sizeof *g->states) : NULL;
         if (!g->states) {
             ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_gallocr: out of memory for a graph of %d nodes", graph->n_nodes);
             return false;
         }
     } else {
-        ggml_hash_set_reset(&g->hash); /* state_of zeroes each state when its tensor comes back */
+        ggmlc__hash_set_reset(&g->hash); /* state_of zeroes each state when its tensor comes back */
     }
     for (int i = 0; i < g->n_buffers; i++) {
         g->arenas[i].n_blocks = 0;
@@ -486,14 +486,14 @@ static void record_replay(ggml_gallocr_t g, struct ggml_cgraph *graph) {
     r->n_nodes = graph->n_nodes;
 }
 
-bool ggmlc_gallocr_alloc_graph_n(ggml_gallocr_t g, struct ggml_cgraph *graph, const int *node_ids, const int *leaf_ids) {
+bool ggmlc__gallocr_alloc_graph_n(ggml_gallocr_t g, struct ggml_cgraph *graph, const int *node_ids, const int *leaf_ids) {
     const bool ok = plan_graph(g, graph, node_ids, leaf_ids) && ensure_buffers(g) &&
                     apply_plan(g, graph);
     if (ok) record_replay(g, graph);
     return ok;
 }
 
-bool ggmlc_gallocr_alloc_again(ggml_gallocr_t g, struct ggml_cgraph *graph) {
+bool ggmlc__gallocr_alloc_again(ggml_gallocr_t g, struct ggml_cgraph *graph) {
     if (!g || !graph) return false;
     const struct replay *r = &g->replay;
     if (r->graph != graph || r->n_leafs != graph->n_leafs || r->n_nodes != graph->n_nodes)
@@ -517,14 +517,14 @@ bool ggml_gallocr_alloc_graph(ggml_gallocr_t g, struct ggml_cgraph *graph) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_gallocr_alloc_graph: NULL allocator or graph");
         return false;
     }
-    if (g->n_buffers == 1) return ggmlc_gallocr_alloc_graph_n(g, graph, NULL, NULL);
+    if (g->n_buffers == 1) return ggmlc__gallocr_alloc_graph_n(g, graph, NULL, NULL);
     /* several buffers: the choice per node comes from the last reserve_n */
     if (!g->node_ids || g->n_node_ids != graph->n_nodes || g->n_leaf_ids != graph->n_leafs) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_gallocr_alloc_graph: with several buffers, call ggml_gallocr_reserve_n "
                         "with this graph's buffer ids first");
         return false;
     }
-    return ggmlc_gallocr_alloc_graph_n(g, graph, g->node_ids, g->leaf_ids);
+    return ggmlc__gallocr_alloc_graph_n(g, graph, g->node_ids, g->leaf_ids);
 }
 
 size_t ggml_gallocr_get_buffer_size(ggml_gallocr_t g, int buffer_id) {

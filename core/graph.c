@@ -14,7 +14,7 @@
 
 static size_t bitset_words(size_t n) { return (n + 31) / 32; }
 
-size_t ggml_hash_size(size_t min_sz) {
+size_t ggmlc__hash_size(size_t min_sz) {
     /* A power of two above min_sz (a free slot even when min_sz keys are in): a slot is then
      * a mask of the mixed key, not a division, which planning a graph would pay thousands
      * of times. */
@@ -23,8 +23,8 @@ size_t ggml_hash_size(size_t min_sz) {
     return n;
 }
 
-struct ggml_hash_set ggml_hash_set_new(size_t size) {
-    const size_t n = ggml_hash_size(size);
+struct ggml_hash_set ggmlc__hash_set_new(size_t size) {
+    const size_t n = ggmlc__hash_size(size);
     struct ggml_hash_set s = {
         .size = n,
         .keys = malloc(sizeof(struct ggml_tensor *) * n),
@@ -38,12 +38,12 @@ struct ggml_hash_set ggml_hash_set_new(size_t size) {
     return s;
 }
 
-void ggml_hash_set_free(struct ggml_hash_set *s) {
+void ggmlc__hash_set_free(struct ggml_hash_set *s) {
     free(s->used);
     free(s->keys);
 }
 
-void ggml_hash_set_reset(struct ggml_hash_set *s) { memset(s->used, 0, sizeof(uint32_t) * bitset_words(s->size)); }
+void ggmlc__hash_set_reset(struct ggml_hash_set *s) { memset(s->used, 0, sizeof(uint32_t) * bitset_words(s->size)); }
 
 static inline bool slot_used(const struct ggml_hash_set *s, size_t i) { return (s->used[i >> 5] >> (i & 31)) & 1; }
 static inline void slot_take(struct ggml_hash_set *s, size_t i) { s->used[i >> 5] |= 1u << (i & 31); }
@@ -55,9 +55,9 @@ static size_t hash_of(const struct ggml_tensor *p) {
     return (size_t)(h ^ (h >> 32));
 }
 
-size_t ggml_hash_find(const struct ggml_hash_set *s, const struct ggml_tensor *key) {
+size_t ggmlc__hash_find(const struct ggml_hash_set *s, const struct ggml_tensor *key) {
     if (s->size == 0) return GGML_HASHSET_FULL;
-    const size_t mask = s->size - 1; /* sizes are powers of two (ggml_hash_size) */
+    const size_t mask = s->size - 1; /* sizes are powers of two (ggmlc__hash_size) */
     const size_t h = hash_of(key) & mask;
     size_t i = h;
     while (slot_used(s, i) && s->keys[i] != key) {
@@ -67,13 +67,13 @@ size_t ggml_hash_find(const struct ggml_hash_set *s, const struct ggml_tensor *k
     return i;
 }
 
-bool ggml_hash_contains(const struct ggml_hash_set *s, const struct ggml_tensor *key) {
-    const size_t i = ggml_hash_find(s, key);
+bool ggmlc__hash_contains(const struct ggml_hash_set *s, const struct ggml_tensor *key) {
+    const size_t i = ggmlc__hash_find(s, key);
     return i != GGML_HASHSET_FULL && slot_used(s, i);
 }
 
-size_t ggml_hash_insert(struct ggml_hash_set *s, struct ggml_tensor *key) {
-    const size_t i = ggml_hash_find(s, key);
+size_t ggmlc__hash_insert(struct ggml_hash_set *s, struct ggml_tensor *key) {
+    const size_t i = ggmlc__hash_find(s, key);
     if (i == GGML_HASHSET_FULL) return GGML_HASHSET_FULL;
     if (slot_used(s, i)) return GGML_HASHSET_ALREADY_EXISTS;
     slot_take(s, i);
@@ -81,16 +81,16 @@ size_t ggml_hash_insert(struct ggml_hash_set *s, struct ggml_tensor *key) {
     return i;
 }
 
-size_t ggml_hash_find_or_insert(struct ggml_hash_set *s, struct ggml_tensor *key) {
-    const size_t i = ggml_hash_find(s, key);
+size_t ggmlc__hash_find_or_insert(struct ggml_hash_set *s, struct ggml_tensor *key) {
+    const size_t i = ggmlc__hash_find(s, key);
     if (i == GGML_HASHSET_FULL) return GGML_HASHSET_FULL;
     slot_take(s, i);
     s->keys[i] = key;
     return i;
 }
 
-size_t ggmlc_hash_claim(struct ggml_hash_set *s, struct ggml_tensor *key, bool *inserted) {
-    const size_t i = ggml_hash_find(s, key);
+size_t ggmlc__hash_claim(struct ggml_hash_set *s, struct ggml_tensor *key, bool *inserted) {
+    const size_t i = ggmlc__hash_find(s, key);
     *inserted = i != GGML_HASHSET_FULL && !slot_used(s, i);
     if (*inserted) {
         slot_take(s, i);
@@ -102,7 +102,7 @@ size_t ggmlc_hash_claim(struct ggml_hash_set *s, struct ggml_tensor *key, bool *
 /* ------------------------------------------------------------- graphs */
 
 static size_t graph_nbytes(size_t size, bool grads) {
-    const size_t hash_size = ggml_hash_size(size * 2);
+    const size_t hash_size = ggmlc__hash_size(size * 2);
     size_t n = sizeof(struct ggml_cgraph);
     n += sizeof(struct ggml_tensor *) * size * 2;              /* nodes + leafs */
     n += sizeof(int32_t) * hash_size;                          /* use counts */
@@ -124,10 +124,10 @@ struct ggml_cgraph *ggml_new_graph_custom(struct ggml_context *ctx, size_t size,
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_new_graph_custom: invalid graph size %zu", size);
         return NULL;
     }
-    struct ggml_object *obj = ggmlc_new_object(ctx, GGML_OBJECT_TYPE_GRAPH, graph_nbytes(size, grads));
+    struct ggml_object *obj = ggmlc__new_object(ctx, GGML_OBJECT_TYPE_GRAPH, graph_nbytes(size, grads));
     if (!obj) return NULL;
     struct ggml_cgraph *g = (struct ggml_cgraph *)((char *)ctx->mem_buffer + obj->offs);
-    const size_t hash_size = ggml_hash_size(size * 2);
+    const size_t hash_size = ggmlc__hash_size(size * 2);
     /* arrays of pointers first, then the 4-byte arrays, keeping alignment */
     struct ggml_tensor **p = (struct ggml_tensor **)(g + 1);
     struct ggml_tensor **nodes = p;      p += size;
@@ -149,7 +149,7 @@ struct ggml_cgraph *ggml_new_graph_custom(struct ggml_context *ctx, size_t size,
         .use_counts = use_counts,
         .visited_hash_set = {.size = hash_size, .used = used, .keys = keys},
     };
-    ggml_hash_set_reset(&g->visited_hash_set);
+    ggmlc__hash_set_reset(&g->visited_hash_set);
     if (grads) {
         memset(grads_p, 0, sizeof(struct ggml_tensor *) * hash_size);
         memset(accs_p, 0, sizeof(struct ggml_tensor *) * hash_size);
@@ -161,7 +161,7 @@ struct ggml_cgraph *ggml_new_graph(struct ggml_context *ctx) {
     return ggml_new_graph_custom(ctx, GGML_DEFAULT_GRAPH_SIZE, false);
 }
 
-struct ggml_cgraph ggml_graph_view(struct ggml_cgraph *g, int i0, int i1) {
+struct ggml_cgraph ggmlc__graph_view(struct ggml_cgraph *g, int i0, int i1) {
     return (struct ggml_cgraph){
         .size = 0,
         .n_nodes = i1 - i0,
@@ -210,17 +210,17 @@ full:
 }
 
 /* The sources cover the leafs. */
-bool ggmlc_graph_buffers_live(const struct ggml_cgraph *g, const char *who) {
+bool ggmlc__graph_buffers_live(const struct ggml_cgraph *g, const char *who) {
     for (int i = 0; i < g->n_nodes; i++) {
         const struct ggml_tensor *node = g->nodes[i];
-        if (!ggmlc_tensor_buffer_live(who, node)) return false;
+        if (!ggmlc__tensor_buffer_live(who, node)) return false;
         for (int j = 0; j < GGML_MAX_SRC; j++)
-            if (node->src[j] && !ggmlc_tensor_buffer_live(who, node->src[j])) return false;
+            if (node->src[j] && !ggmlc__tensor_buffer_live(who, node->src[j])) return false;
     }
     return true;
 }
 
-bool ggmlc_graph_complete(const struct ggml_cgraph *g, const char *who) {
+bool ggmlc__graph_complete(const struct ggml_cgraph *g, const char *who) {
     if (!g->incomplete) return true;
     ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the graph is incomplete (a node was refused when it was built: "
                     "the graph was full or the node NULL); rebuild it larger", who);
@@ -244,7 +244,7 @@ void ggml_build_forward_expand(struct ggml_cgraph *g, struct ggml_tensor *tensor
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_build_forward_expand: out of memory");
         return;
     }
-    if (ggml_hash_insert(&g->visited_hash_set, tensor) == GGML_HASHSET_ALREADY_EXISTS) {
+    if (ggmlc__hash_insert(&g->visited_hash_set, tensor) == GGML_HASHSET_ALREADY_EXISTS) {
         free(stack);
         return;
     }
@@ -254,7 +254,7 @@ void ggml_build_forward_expand(struct ggml_cgraph *g, struct ggml_tensor *tensor
         struct ggml_tensor *child = NULL;
         while (f->next_src < GGML_MAX_SRC && !child) {
             struct ggml_tensor *s = f->t->src[f->next_src++];
-            if (s && ggml_hash_insert(&g->visited_hash_set, s) != GGML_HASHSET_ALREADY_EXISTS) child = s;
+            if (s && ggmlc__hash_insert(&g->visited_hash_set, s) != GGML_HASHSET_ALREADY_EXISTS) child = s;
         }
         if (child) {
             if (top == cap) {
@@ -307,7 +307,7 @@ void ggml_graph_clear(struct ggml_cgraph *g) {
     g->n_nodes = 0;
     g->n_leafs = 0;
     g->incomplete = false;
-    ggml_hash_set_reset(&g->visited_hash_set);
+    ggmlc__hash_set_reset(&g->visited_hash_set);
 }
 
 void ggml_graph_cpy(struct ggml_cgraph *src, struct ggml_cgraph *dst) {
@@ -318,11 +318,11 @@ void ggml_graph_cpy(struct ggml_cgraph *src, struct ggml_cgraph *dst) {
     dst->incomplete = src->incomplete;
     memcpy(dst->leafs, src->leafs, sizeof(struct ggml_tensor *) * (size_t)src->n_leafs);
     memcpy(dst->nodes, src->nodes, sizeof(struct ggml_tensor *) * (size_t)src->n_nodes);
-    ggml_hash_set_reset(&dst->visited_hash_set);
+    ggmlc__hash_set_reset(&dst->visited_hash_set);
     for (size_t i = 0; i < src->visited_hash_set.size; i++) {
         if (!slot_used(&src->visited_hash_set, i)) continue;
         struct ggml_tensor *key = src->visited_hash_set.keys[i];
-        const size_t j = ggml_hash_insert(&dst->visited_hash_set, key);
+        const size_t j = ggmlc__hash_insert(&dst->visited_hash_set, key);
         if (src->grads && dst->grads) {
             dst->grads[j] = src->grads[i];
             dst->grad_accs[j] = src->grad_accs[i];
@@ -347,12 +347,12 @@ struct ggml_tensor *ggml_graph_get_tensor(const struct ggml_cgraph *g, const cha
 }
 
 struct ggml_tensor *ggml_graph_get_grad(const struct ggml_cgraph *g, const struct ggml_tensor *node) {
-    const size_t i = ggml_hash_find(&g->visited_hash_set, node);
+    const size_t i = ggmlc__hash_find(&g->visited_hash_set, node);
     return i != GGML_HASHSET_FULL && slot_used(&g->visited_hash_set, i) && g->grads ? g->grads[i] : NULL;
 }
 
 struct ggml_tensor *ggml_graph_get_grad_acc(const struct ggml_cgraph *g, const struct ggml_tensor *node) {
-    const size_t i = ggml_hash_find(&g->visited_hash_set, node);
+    const size_t i = ggmlc__hash_find(&g->visited_hash_set, node);
     return i != GGML_HASHSET_FULL && slot_used(&g->visited_hash_set, i) && g->grad_accs ? g->grad_accs[i] : NULL;
 }
 
@@ -394,7 +394,7 @@ void ggml_graph_dump_dot(const struct ggml_cgraph *gb, const struct ggml_cgraph 
     fprintf(fp, "digraph G {\n  newrank = true;\n  rankdir = TB;\n");
     for (int i = 0; i < gb->n_nodes; i++) {
         const struct ggml_tensor *t = gb->nodes[i];
-        const bool in_forward = gf && ggml_hash_contains(&gf->visited_hash_set, t);
+        const bool in_forward = gf && ggmlc__hash_contains(&gf->visited_hash_set, t);
         const char *color = (t->flags & GGML_TENSOR_FLAG_PARAM) ? "yellow" : (in_forward || !gf ? "white" : "green");
         dot_node(fp, gb, t, color);
     }

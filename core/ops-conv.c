@@ -14,7 +14,7 @@ static int64_t conv_out_size(int64_t in, int64_t k, int s, int p, int d) {
 static bool conv_args_ok(const char *func, const int *s, const int *p, const int *d, int n) {
     for (int i = 0; i < n; i++) {
         if (s[i] <= 0 || d[i] <= 0 || p[i] < 0) {
-            ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "stride %d and dilation %d must be positive, padding %d not negative",
+            ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "stride %d and dilation %d must be positive, padding %d not negative",
                           s[i], d[i], p[i]);
             return false;
         }
@@ -31,7 +31,7 @@ struct ggml_tensor *ggml_im2col(struct ggml_context *ctx, struct ggml_tensor *a,
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     if (!is_f32_or_f16(b->type) || !is_f32_or_f16(dst_type))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "data must be F32/F16 and the result type F32/F16, not %s -> %s",
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "data must be F32/F16 and the result type F32/F16, not %s -> %s",
                              ggml_type_name(b->type), ggml_type_name(dst_type));
     if (!conv_args_ok(__func__, (int[]){s0, s1}, (int[]){p0, p1}, (int[]){d0, d1}, is_2D ? 2 : 1)) return NULL;
     if (is_2D ? a->ne[2] != b->ne[2] : (a->ne[1] != b->ne[1] || b->ne[3] != 1))
@@ -44,8 +44,8 @@ struct ggml_tensor *ggml_im2col(struct ggml_context *ctx, struct ggml_tensor *a,
         ? ggml_new_tensor_4d(ctx, dst_type, a->ne[0] * a->ne[1] * a->ne[2], OW, OH, b->ne[3])
         : ggml_new_tensor_4d(ctx, dst_type, a->ne[0] * a->ne[1], OW, b->ne[2], 1);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params(r, (int32_t[]){s0, s1, p0, p1, d0, d1, is_2D}, 7 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_IM2COL, a, b, NULL);
+    ggmlc__set_op_params(r, (int32_t[]){s0, s1, p0, p1, d0, d1, is_2D}, 7 * sizeof(int32_t));
+    ggmlc__node_set(r, GGML_OP_IM2COL, a, b, NULL);
     return r;
 }
 
@@ -53,8 +53,8 @@ struct ggml_tensor *ggml_im2col_back(struct ggml_context *ctx, struct ggml_tenso
                                      int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D) {
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
-    if (ne == NULL) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "the input shape ne is NULL");
-    if (b->type != GGML_TYPE_F32) return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "the patch gradient must be F32");
+    if (ne == NULL) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "the input shape ne is NULL");
+    if (b->type != GGML_TYPE_F32) return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "the patch gradient must be F32");
     if (!conv_args_ok(__func__, (int[]){s0, s1}, (int[]){p0, p1}, (int[]){d0, d1}, is_2D ? 2 : 1)) return NULL;
     const int64_t OW = conv_out_size(ne[0], a->ne[0], s0, p0, d0);
     const int64_t OH = is_2D ? conv_out_size(ne[1], a->ne[1], s1, p1, d1) : 1;
@@ -64,8 +64,8 @@ struct ggml_tensor *ggml_im2col_back(struct ggml_context *ctx, struct ggml_tenso
     if (!fits) return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "the patch gradient does not fit the input shape", a, b);
     struct ggml_tensor *r = ggml_new_tensor(ctx, GGML_TYPE_F32, GGML_MAX_DIMS, ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params(r, (int32_t[]){s0, s1, p0, p1, d0, d1, is_2D}, 7 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_IM2COL_BACK, a, b, NULL);
+    ggmlc__set_op_params(r, (int32_t[]){s0, s1, p0, p1, d0, d1, is_2D}, 7 * sizeof(int32_t));
+    ggmlc__node_set(r, GGML_OP_IM2COL_BACK, a, b, NULL);
     return r;
 }
 
@@ -74,9 +74,9 @@ struct ggml_tensor *ggml_im2col_3d(struct ggml_context *ctx, struct ggml_tensor 
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     if (!is_f32_or_f16(b->type) || !is_f32_or_f16(dst_type))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "data and result must be F32 or F16");
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "data and result must be F32 or F16");
     if (!conv_args_ok(__func__, (int[]){s0, s1, s2}, (int[]){p0, p1, p2}, (int[]){d0, d1, d2}, 3)) return NULL;
-    if (IC <= 0) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "IC = %lld must be positive", (long long)IC);
+    if (IC <= 0) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "IC = %lld must be positive", (long long)IC);
     /* As in ggml, only the kernel's spatial dims matter (its dim 3 is not read), and the data's
      * dim 3 holds N = b->ne[3] / IC whole groups of IC channels: a remainder is not read, and
      * fewer than IC channels give an empty result. */
@@ -88,25 +88,25 @@ struct ggml_tensor *ggml_im2col_3d(struct ggml_context *ctx, struct ggml_tensor 
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "the data is smaller than the dilated kernel", a, b);
     struct ggml_tensor *r = ggml_new_tensor_4d(ctx, dst_type, a->ne[0] * a->ne[1] * a->ne[2] * IC, OW, OH, OD * N);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params(r, (int32_t[]){(int32_t)IC, s0, s1, s2, p0, p1, p2, d0, d1, d2}, 10 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_IM2COL_3D, a, b, NULL);
+    ggmlc__set_op_params(r, (int32_t[]){(int32_t)IC, s0, s1, s2, p0, p1, p2, d0, d1, d2}, 10 * sizeof(int32_t));
+    ggmlc__node_set(r, GGML_OP_IM2COL_3D, a, b, NULL);
     return r;
 }
 
 struct ggml_tensor *ggml_col2im_1d(struct ggml_context *ctx, struct ggml_tensor *a, int s0, int oc, int p0) {
     GGMLC_CHECK_SRC(a);
-    if (!ggmlc_is_float_type(a->type)) return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "columns must be F32, F16 or BF16");
+    if (!ggmlc__is_float_type(a->type)) return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "columns must be F32, F16 or BF16");
     if (s0 <= 0 || oc <= 0 || p0 < 0)
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "stride %d and channels %d must be positive, padding %d not negative", s0, oc, p0);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "stride %d and channels %d must be positive, padding %d not negative", s0, oc, p0);
     char sa[GGMLC_SHAPE_STR];
     if (a->ne[0] % oc != 0 || a->ne[3] != 1)
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "columns %s must be [K*%d, T, N]", ggmlc_shape_str(a, sa), oc);
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "columns %s must be [K*%d, T, N]", ggmlc__shape_str(a, sa), oc);
     const int64_t K = a->ne[0] / oc, L = (a->ne[1] - 1) * s0 + K - 2 * p0;
-    if (L <= 0) return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "padding %d leaves no output for %s", p0, ggmlc_shape_str(a, sa));
+    if (L <= 0) return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "padding %d leaves no output for %s", p0, ggmlc__shape_str(a, sa));
     struct ggml_tensor *r = ggml_new_tensor_3d(ctx, a->type, L, oc, a->ne[2]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params(r, (int32_t[]){s0, oc, p0}, 3 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_COL2IM_1D, a, NULL, NULL);
+    ggmlc__set_op_params(r, (int32_t[]){s0, oc, p0}, 3 * sizeof(int32_t));
+    ggmlc__node_set(r, GGML_OP_COL2IM_1D, a, NULL, NULL);
     return r;
 }
 
@@ -179,8 +179,8 @@ struct ggml_tensor *ggml_conv_transpose_1d(struct ggml_context *ctx, struct ggml
     if (OL <= 0) return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "padding leaves no output", a, b);
     struct ggml_tensor *r = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, OL, a->ne[1], b->ne[2]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params(r, (int32_t[]){s0, p0, d0}, 3 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_CONV_TRANSPOSE_1D, a, b, NULL);
+    ggmlc__set_op_params(r, (int32_t[]){s0, p0, d0}, 3 * sizeof(int32_t));
+    ggmlc__node_set(r, GGML_OP_CONV_TRANSPOSE_1D, a, b, NULL);
     return r;
 }
 
@@ -255,8 +255,8 @@ struct ggml_tensor *ggml_conv_2d_dw_direct(struct ggml_context *ctx, struct ggml
         r->nb[1] = (size_t)r->ne[0] * r->nb[0];
         r->nb[2] = ts;
     }
-    ggmlc_set_op_params(r, (int32_t[]){stride0, stride1, pad0, pad1, dilation0, dilation1}, 6 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_CONV_2D_DW, a, b, NULL);
+    ggmlc__set_op_params(r, (int32_t[]){stride0, stride1, pad0, pad1, dilation0, dilation1}, 6 * sizeof(int32_t));
+    ggmlc__node_set(r, GGML_OP_CONV_2D_DW, a, b, NULL);
     return r;
 }
 
@@ -274,8 +274,8 @@ struct ggml_tensor *ggml_conv_2d_direct(struct ggml_context *ctx, struct ggml_te
     if (OW <= 0 || OH <= 0) return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "the data is smaller than the dilated kernel", a, b);
     struct ggml_tensor *r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, OW, OH, a->ne[3], b->ne[3]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params(r, (int32_t[]){s0, s1, p0, p1, d0, d1}, 6 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_CONV_2D, a, b, NULL);
+    ggmlc__set_op_params(r, (int32_t[]){s0, s1, p0, p1, d0, d1}, 6 * sizeof(int32_t));
+    ggmlc__node_set(r, GGML_OP_CONV_2D, a, b, NULL);
     return r;
 }
 
@@ -284,14 +284,14 @@ struct ggml_tensor *ggml_conv_transpose_2d_p0(struct ggml_context *ctx, struct g
     GGMLC_CHECK_SRC(b);
     if (!is_f32_or_f16(a->type) || b->type != GGML_TYPE_F32)
         return ggmlc_op_fail_shapes(GGMLC_ERR_TYPE, __func__, "kernel must be F32/F16 and data F32", a, b);
-    if (stride <= 0) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "stride %d must be positive", stride);
+    if (stride <= 0) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "stride %d must be positive", stride);
     if (a->ne[3] != b->ne[2])
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel [KW, KH, OC, IC] and data [W, H, IC, N] must share IC", a, b);
     struct ggml_tensor *r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, (b->ne[0] - 1) * stride + a->ne[0],
                                                (b->ne[1] - 1) * stride + a->ne[1], a->ne[2], b->ne[3]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, stride);
-    ggmlc_node_set(r, GGML_OP_CONV_TRANSPOSE_2D, a, b, NULL);
+    ggmlc__set_op_params_i32(r, 0, stride);
+    ggmlc__node_set(r, GGML_OP_CONV_TRANSPOSE_2D, a, b, NULL);
     return r;
 }
 
@@ -330,8 +330,8 @@ struct ggml_tensor *ggml_conv_3d_direct(struct ggml_context *ctx, struct ggml_te
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "the data is smaller than the dilated kernel", a, b);
     struct ggml_tensor *r = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, OW, OH, OD, (int64_t)n_channels_out * n_batch);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params(r, (int32_t[]){s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out},
+    ggmlc__set_op_params(r, (int32_t[]){s0, s1, s2, p0, p1, p2, d0, d1, d2, n_channels, n_batch, n_channels_out},
                         12 * sizeof(int32_t));
-    ggmlc_node_set(r, GGML_OP_CONV_3D, a, b, NULL);
+    ggmlc__node_set(r, GGML_OP_CONV_3D, a, b, NULL);
     return r;
 }

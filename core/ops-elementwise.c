@@ -10,15 +10,15 @@
 /* ------------------------------------------------------------- helpers */
 
 static bool float_type_ok(const char *func, const struct ggml_tensor *t, const char *role) {
-    if (ggmlc_is_float_type(t->type)) return true;
+    if (ggmlc__is_float_type(t->type)) return true;
     char s[GGMLC_SHAPE_STR];
-    ggmlc_op_fail(GGMLC_ERR_TYPE, func, "operand %s %s is not F32, F16 or BF16", role, ggmlc_shape_str(t, s));
+    ggmlc__op_fail(GGMLC_ERR_TYPE, func, "operand %s %s is not F32, F16 or BF16", role, ggmlc__shape_str(t, s));
     return false;
 }
 
 /* The result: a new tensor like a, or (inplace) a view of a that the op overwrites. */
 static struct ggml_tensor *result_like(struct ggml_context *ctx, struct ggml_tensor *a, bool inplace) {
-    return inplace ? ggmlc_view_node(ctx, a) : ggml_dup_tensor(ctx, a);
+    return inplace ? ggmlc__view_node(ctx, a) : ggml_dup_tensor(ctx, a);
 }
 
 /* a OP b with b repeated over a; result of a's type (or `type` for add_cast). */
@@ -28,17 +28,17 @@ static struct ggml_tensor *binary_op(const char *func, struct ggml_context *ctx,
     GGMLC_CHECK_SRC(b);
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
     if (!ggml_can_repeat(b, a))
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "cannot broadcast b %s to a %s (each b->ne[i] must divide a->ne[i])",
-                             ggmlc_shape_str(b, sb), ggmlc_shape_str(a, sa));
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "cannot broadcast b %s to a %s (each b->ne[i] must divide a->ne[i])",
+                             ggmlc__shape_str(b, sb), ggmlc__shape_str(a, sa));
     /* as in ggml, add also takes quantized weights (plus an F32 b), e.g. to merge adapters */
     const bool quantized_add = op == GGML_OP_ADD && ggml_is_quantized(a->type) && b->type == GGML_TYPE_F32;
     if (!quantized_add && (!float_type_ok(func, a, "a") || !float_type_ok(func, b, "b"))) return NULL;
     if (b->type != a->type && b->type != GGML_TYPE_F32)
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, func, "b %s must be F32 or of a's type %s", ggmlc_shape_str(b, sb),
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, func, "b %s must be F32 or of a's type %s", ggmlc__shape_str(b, sb),
                              ggml_type_name(a->type));
     struct ggml_tensor *r = result_like(ctx, a, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, op, a, b, NULL);
+    ggmlc__node_set(r, op, a, b, NULL);
     return r;
 }
 
@@ -56,15 +56,15 @@ struct ggml_tensor *ggml_add_cast(struct ggml_context *ctx, struct ggml_tensor *
     GGMLC_CHECK_SRC(b);
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
     if (!ggml_can_repeat(b, a))
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "cannot broadcast b %s to a %s", ggmlc_shape_str(b, sb),
-                             ggmlc_shape_str(a, sa));
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "cannot broadcast b %s to a %s", ggmlc__shape_str(b, sb),
+                             ggmlc__shape_str(a, sa));
     if (!(ggml_is_quantized(a->type) && b->type == GGML_TYPE_F32) && (!float_type_ok(__func__, a, "a") || !float_type_ok(__func__, b, "b")))
         return NULL;
-    if (!ggmlc_is_float_type(type) && !ggml_is_quantized(type))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "result type %s is neither a float nor a quantized type", ggml_type_name(type));
-    struct ggml_tensor *r = ggmlc_new_node(ctx, type, GGML_MAX_DIMS, a->ne);
+    if (!ggmlc__is_float_type(type) && !ggml_is_quantized(type))
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "result type %s is neither a float nor a quantized type", ggml_type_name(type));
+    struct ggml_tensor *r = ggmlc__new_node(ctx, type, GGML_MAX_DIMS, a->ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_ADD, a, b, NULL);
+    ggmlc__node_set(r, GGML_OP_ADD, a, b, NULL);
     return r;
 }
 
@@ -72,7 +72,7 @@ static struct ggml_tensor *add1_impl(const char *func, struct ggml_context *ctx,
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     char sb[GGMLC_SHAPE_STR];
-    if (!ggml_is_scalar(b)) return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "b %s is not a scalar", ggmlc_shape_str(b, sb));
+    if (!ggml_is_scalar(b)) return ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "b %s is not a scalar", ggmlc__shape_str(b, sb));
     struct ggml_tensor *r = binary_op(func, ctx, a, b, GGML_OP_ADD1, inplace);
     return r;
 }
@@ -87,7 +87,7 @@ static struct ggml_tensor *math_op(const char *func, struct ggml_context *ctx, s
     if (!float_type_ok(func, a, "a")) return NULL;
     struct ggml_tensor *r = result_like(ctx, a, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, op, a, NULL, NULL);
+    ggmlc__node_set(r, op, a, NULL, NULL);
     return r;
 }
 
@@ -108,12 +108,12 @@ MATH_OP(cos, COS)
 
 static struct ggml_tensor *unary_impl(const char *func, struct ggml_context *ctx, struct ggml_tensor *a, enum ggml_unary_op op, bool inplace) {
     GGMLC_CHECK_SRC(a);
-    if ((unsigned)op >= GGML_UNARY_OP_COUNT) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "unknown unary op %d", (int)op);
+    if ((unsigned)op >= GGML_UNARY_OP_COUNT) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "unknown unary op %d", (int)op);
     if (!float_type_ok(func, a, "a")) return NULL;
     struct ggml_tensor *r = result_like(ctx, a, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, (int32_t)op);
-    ggmlc_node_set(r, GGML_OP_UNARY, a, NULL, NULL);
+    ggmlc__set_op_params_i32(r, 0, (int32_t)op);
+    ggmlc__node_set(r, GGML_OP_UNARY, a, NULL, NULL);
     return r;
 }
 
@@ -156,17 +156,17 @@ struct ggml_tensor *ggml_xielu(struct ggml_context *ctx, struct ggml_tensor *a, 
     struct ggml_tensor *r = unary_impl(__func__, ctx, a, GGML_UNARY_OP_XIELU, false);
     GGMLC_CHECK_SRC(r);
     /* the constrained coefficients are computed once, here, as ggml does */
-    ggmlc_set_op_params_f32(r, 1, beta + softplus(alpha_n));
-    ggmlc_set_op_params_f32(r, 2, softplus(alpha_p));
-    ggmlc_set_op_params_f32(r, 3, beta);
-    ggmlc_set_op_params_f32(r, 4, eps);
+    ggmlc__set_op_params_f32(r, 1, beta + softplus(alpha_n));
+    ggmlc__set_op_params_f32(r, 2, softplus(alpha_p));
+    ggmlc__set_op_params_f32(r, 3, beta);
+    ggmlc__set_op_params_f32(r, 4, eps);
     return r;
 }
 
 struct ggml_tensor *ggml_leaky_relu(struct ggml_context *ctx, struct ggml_tensor *a, float negative_slope, bool inplace) {
     struct ggml_tensor *r = math_op(__func__, ctx, a, GGML_OP_LEAKY_RELU, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_f32(r, 0, negative_slope);
+    ggmlc__set_op_params_f32(r, 0, negative_slope);
     return r;
 }
 
@@ -176,25 +176,25 @@ static struct ggml_tensor *glu_impl(const char *func, struct ggml_context *ctx, 
                                     enum ggml_glu_op op, bool swapped) {
     GGMLC_CHECK_SRC(a);
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
-    if ((unsigned)op >= GGML_GLU_OP_COUNT) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "unknown glu op %d", (int)op);
+    if ((unsigned)op >= GGML_GLU_OP_COUNT) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "unknown glu op %d", (int)op);
     if (!float_type_ok(func, a, "a")) return NULL;
     int64_t ne[GGML_MAX_DIMS] = {a->ne[0], a->ne[1], a->ne[2], a->ne[3]};
     if (b) {
         if (!ggml_are_same_shape(a, b) || a->type != b->type)
-            return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "a %s and b %s must have the same shape and type",
-                                 ggmlc_shape_str(a, sa), ggmlc_shape_str(b, sb));
+            return ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "a %s and b %s must have the same shape and type",
+                                 ggmlc__shape_str(a, sa), ggmlc__shape_str(b, sb));
     } else {
         /* As in ggml, an odd width is floored: the last column takes no part. */
         if (a->ne[0] < 2)
-            return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "a %s needs at least 2 columns to split in halves",
-                                 ggmlc_shape_str(a, sa));
+            return ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "a %s needs at least 2 columns to split in halves",
+                                 ggmlc__shape_str(a, sa));
         ne[0] /= 2;
     }
-    struct ggml_tensor *r = ggmlc_new_node(ctx, a->type, GGML_MAX_DIMS, ne);
+    struct ggml_tensor *r = ggmlc__new_node(ctx, a->type, GGML_MAX_DIMS, ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, (int32_t)op);
-    ggmlc_set_op_params_i32(r, 1, swapped ? 1 : 0);
-    ggmlc_node_set(r, GGML_OP_GLU, a, b, NULL);
+    ggmlc__set_op_params_i32(r, 0, (int32_t)op);
+    ggmlc__set_op_params_i32(r, 1, swapped ? 1 : 0);
+    ggmlc__node_set(r, GGML_OP_GLU, a, b, NULL);
     return r;
 }
 
@@ -227,8 +227,8 @@ GLU_OP(geglu_quick, GEGLU_QUICK)
 struct ggml_tensor *ggml_swiglu_oai(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, float alpha, float limit) {
     struct ggml_tensor *r = glu_impl(__func__, ctx, a, b, GGML_GLU_OP_SWIGLU_OAI, false);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_f32(r, 2, alpha);
-    ggmlc_set_op_params_f32(r, 3, limit);
+    ggmlc__set_op_params_f32(r, 2, alpha);
+    ggmlc__set_op_params_f32(r, 3, limit);
     return r;
 }
 
@@ -237,8 +237,8 @@ struct ggml_tensor *ggml_swiglu_oai(struct ggml_context *ctx, struct ggml_tensor
 static struct ggml_tensor *scale_impl(const char *func, struct ggml_context *ctx, struct ggml_tensor *a, float s, float b, bool inplace) {
     struct ggml_tensor *r = math_op(func, ctx, a, GGML_OP_SCALE, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_f32(r, 0, s);
-    ggmlc_set_op_params_f32(r, 1, b);
+    ggmlc__set_op_params_f32(r, 0, s);
+    ggmlc__set_op_params_f32(r, 1, b);
     return r;
 }
 
@@ -251,15 +251,15 @@ struct ggml_tensor *ggml_clamp(struct ggml_context *ctx, struct ggml_tensor *a, 
     /* a view of a, as in ggml: clamp overwrites its operand */
     struct ggml_tensor *r = math_op(__func__, ctx, a, GGML_OP_CLAMP, true);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_f32(r, 0, min);
-    ggmlc_set_op_params_f32(r, 1, max);
+    ggmlc__set_op_params_f32(r, 0, min);
+    ggmlc__set_op_params_f32(r, 1, max);
     return r;
 }
 
 static struct ggml_tensor *fill_impl(const char *func, struct ggml_context *ctx, struct ggml_tensor *a, float c, bool inplace) {
     struct ggml_tensor *r = math_op(func, ctx, a, GGML_OP_FILL, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_f32(r, 0, c);
+    ggmlc__set_op_params_f32(r, 0, c);
     return r;
 }
 
@@ -269,10 +269,10 @@ struct ggml_tensor *ggml_fill_inplace(struct ggml_context *ctx, struct ggml_tens
 struct ggml_tensor *ggml_tri(struct ggml_context *ctx, struct ggml_tensor *a, enum ggml_tri_type type) {
     GGMLC_CHECK_SRC(a);
     if ((unsigned)type > GGML_TRI_TYPE_LOWER)
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown triangle type %d", (int)type);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown triangle type %d", (int)type);
     struct ggml_tensor *r = math_op(__func__, ctx, a, GGML_OP_TRI, false);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, (int32_t)type);
+    ggmlc__set_op_params_i32(r, 0, (int32_t)type);
     return r;
 }
 
@@ -280,7 +280,7 @@ static struct ggml_tensor *diag_mask_impl(const char *func, struct ggml_context 
                                           enum ggml_op op, bool inplace) {
     struct ggml_tensor *r = math_op(func, ctx, a, op, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, n_past);
+    ggmlc__set_op_params_i32(r, 0, n_past);
     return r;
 }
 
@@ -300,24 +300,24 @@ struct ggml_tensor *ggml_diag_mask_zero_inplace(struct ggml_context *ctx, struct
 struct ggml_tensor *ggml_diag(struct ggml_context *ctx, struct ggml_tensor *a) {
     GGMLC_CHECK_SRC(a);
     char sa[GGMLC_SHAPE_STR];
-    if (a->ne[1] != 1) return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "a %s must be a row vector (ne[1] = 1)", ggmlc_shape_str(a, sa));
+    if (a->ne[1] != 1) return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "a %s must be a row vector (ne[1] = 1)", ggmlc__shape_str(a, sa));
     if (!float_type_ok(__func__, a, "a")) return NULL;
     const int64_t ne[GGML_MAX_DIMS] = {a->ne[0], a->ne[0], a->ne[2], a->ne[3]};
-    struct ggml_tensor *r = ggmlc_new_node(ctx, a->type, GGML_MAX_DIMS, ne);
+    struct ggml_tensor *r = ggmlc__new_node(ctx, a->type, GGML_MAX_DIMS, ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_DIAG, a, NULL, NULL);
+    ggmlc__node_set(r, GGML_OP_DIAG, a, NULL, NULL);
     return r;
 }
 
 struct ggml_tensor *ggml_arange(struct ggml_context *ctx, float start, float stop, float step) {
     if (!(step != 0.0f) || !isfinite(start) || !isfinite(stop) || !isfinite(step) || (stop - start) / step < 0.0f)
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "[%g, %g) with step %g is not a valid range", start, stop, step);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "[%g, %g) with step %g is not a valid range", start, stop, step);
     const int64_t steps = (int64_t)ceilf((stop - start) / step);
-    struct ggml_tensor *r = ggmlc_new_node(ctx, GGML_TYPE_F32, 1, &steps);
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_F32, 1, &steps);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_f32(r, 0, start);
-    ggmlc_set_op_params_f32(r, 1, stop);
-    ggmlc_set_op_params_f32(r, 2, step);
-    ggmlc_node_set(r, GGML_OP_ARANGE, NULL, NULL, NULL);
+    ggmlc__set_op_params_f32(r, 0, start);
+    ggmlc__set_op_params_f32(r, 1, stop);
+    ggmlc__set_op_params_f32(r, 2, step);
+    ggmlc__node_set(r, GGML_OP_ARANGE, NULL, NULL, NULL);
     return r;
 }

@@ -18,7 +18,7 @@ struct ggml_tensor *ggml_get_rows(struct ggml_context *ctx, struct ggml_tensor *
     const enum ggml_type type = a->type == GGML_TYPE_I32 ? GGML_TYPE_I32 : GGML_TYPE_F32;
     struct ggml_tensor *r = ggml_new_tensor_4d(ctx, type, a->ne[0], b->ne[0], b->ne[1], b->ne[2]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_GET_ROWS, a, b, NULL);
+    ggmlc__node_set(r, GGML_OP_GET_ROWS, a, b, NULL);
     return r;
 }
 
@@ -35,7 +35,7 @@ struct ggml_tensor *ggml_get_rows_back(struct ggml_context *ctx, struct ggml_ten
                                     "gradient [E, m] needs m >= the n indices and data [E, R]", a, c);
     struct ggml_tensor *r = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, c->ne[0], c->ne[1]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_GET_ROWS_BACK, a, b, NULL);
+    ggmlc__node_set(r, GGML_OP_GET_ROWS_BACK, a, b, NULL);
     return r;
 }
 
@@ -54,9 +54,9 @@ struct ggml_tensor *ggml_set_rows(struct ggml_context *ctx, struct ggml_tensor *
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "indices [n, i2, i3] must cover the source rows (dims 2, 3 broadcast)", b, c);
     if (a->nb[0] != ggml_type_size(a->type) || b->nb[0] != ggml_type_size(b->type))
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "rows must be contiguous", a, b);
-    struct ggml_tensor *r = ggmlc_view_node(ctx, a);
+    struct ggml_tensor *r = ggmlc__view_node(ctx, a);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_SET_ROWS, b, c, NULL);
+    ggmlc__node_set(r, GGML_OP_SET_ROWS, b, c, NULL);
     return r;
 }
 
@@ -74,36 +74,36 @@ struct ggml_tensor *ggml_add_id(struct ggml_context *ctx, struct ggml_tensor *a,
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "ids must be [n_used, T] of a", a, ids);
     struct ggml_tensor *r = ggml_dup_tensor(ctx, a);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_ADD_ID, a, b, ids);
+    ggmlc__node_set(r, GGML_OP_ADD_ID, a, b, ids);
     return r;
 }
 
 struct ggml_tensor *ggml_argsort(struct ggml_context *ctx, struct ggml_tensor *a, enum ggml_sort_order order) {
     GGMLC_CHECK_SRC(a);
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_I32)
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "argsort sorts F32 or I32 rows, not %s", ggml_type_name(a->type));
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "argsort sorts F32 or I32 rows, not %s", ggml_type_name(a->type));
     if (order != GGML_SORT_ORDER_ASC && order != GGML_SORT_ORDER_DESC)
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown sort order %d", (int)order);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown sort order %d", (int)order);
     if (a->ne[0] > INT32_MAX)
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "rows of %lld elements do not fit I32 indices", (long long)a->ne[0]);
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "rows of %lld elements do not fit I32 indices", (long long)a->ne[0]);
     struct ggml_tensor *r = ggml_new_tensor(ctx, GGML_TYPE_I32, GGML_MAX_DIMS, a->ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, (int32_t)order);
-    ggmlc_node_set(r, GGML_OP_ARGSORT, a, NULL, NULL);
+    ggmlc__set_op_params_i32(r, 0, (int32_t)order);
+    ggmlc__node_set(r, GGML_OP_ARGSORT, a, NULL, NULL);
     return r;
 }
 
 struct ggml_tensor *ggml_top_k(struct ggml_context *ctx, struct ggml_tensor *a, int k) {
     GGMLC_CHECK_SRC(a);
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_I32)
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "top_k selects from F32 or I32 rows, not %s", ggml_type_name(a->type));
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "top_k selects from F32 or I32 rows, not %s", ggml_type_name(a->type));
     if (k < 1 || k > a->ne[0]) {
         char sa[GGMLC_SHAPE_STR];
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "k = %d must be in [1, ne0] for %s", k, ggmlc_shape_str(a, sa));
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "k = %d must be in [1, ne0] for %s", k, ggmlc__shape_str(a, sa));
     }
     struct ggml_tensor *r = ggml_new_tensor_4d(ctx, GGML_TYPE_I32, k, a->ne[1], a->ne[2], a->ne[3]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, k);
-    ggmlc_node_set(r, GGML_OP_TOP_K, a, NULL, NULL);
+    ggmlc__set_op_params_i32(r, 0, k);
+    ggmlc__node_set(r, GGML_OP_TOP_K, a, NULL, NULL);
     return r;
 }

@@ -30,7 +30,7 @@ struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_t
     GGMLC_CHECK_SRC(beta);
     GGMLC_CHECK_SRC(state);
     if (!gdn_all_f32((struct ggml_tensor *[]){q, k, v, g, beta, state}, 6))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "every operand must be F32");
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "every operand must be F32");
     const int64_t S = v->ne[0], H = v->ne[1], T = v->ne[2], n_seqs = v->ne[3];
     if (v->nb[0] != sizeof(float) || !gdn_heads_fit(q, v) || !gdn_heads_fit(k, v))
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
@@ -42,12 +42,12 @@ struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_t
     if (!ggml_is_contiguous(state) || state->ne[0] != S || state->ne[1] != S || state->ne[2] != H || state->ne[3] != n_seqs)
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "state must be contiguous [S, S, H, n_seqs]", state, v);
     if (K < 1 || K > INT32_MAX)
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "K (state snapshots) must be >= 1, not %lld", (long long)K);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "K (state snapshots) must be >= 1, not %lld", (long long)K);
     /* outputs [S*H, T*n_seqs] followed by K states of S rows per sequence */
     struct ggml_tensor *r = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, S * H, T * n_seqs + K * S * n_seqs);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, (int32_t)K);
-    ggmlc_node_set(r, GGML_OP_GATED_DELTA_NET, q, k, v);
+    ggmlc__set_op_params_i32(r, 0, (int32_t)K);
+    ggmlc__node_set(r, GGML_OP_GATED_DELTA_NET, q, k, v);
     r->src[3] = g;
     r->src[4] = beta;
     r->src[5] = state;
@@ -58,38 +58,38 @@ struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_t
 
 struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
                                            struct ggml_tensor *weights, struct ggml_tensor *mask) {
-    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "the DeepSeek lightning indexer is not implemented in ggmlc");
+    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "the DeepSeek lightning indexer is not implemented in ggmlc");
 }
 
 struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,
                                       struct ggml_tensor *base, float eps, int32_t n_iter) {
-    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
 }
 
 struct ggml_tensor *ggml_dsv4_hc_pre(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *weights) {
-    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
 }
 
 struct ggml_tensor *ggml_dsv4_hc_post(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *residual,
                                       struct ggml_tensor *post, struct ggml_tensor *comb) {
-    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
 }
 
 struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
                                                struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size) {
-    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 tensor-wise products are not implemented in ggmlc");
+    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 tensor-wise products are not implemented in ggmlc");
 }
 
 struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size) {
-    return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 rotated quantization is not implemented in ggmlc");
+    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 rotated quantization is not implemented in ggmlc");
 }
 
 struct ggml_tensor *ggml_rope_set_offset(struct ggml_tensor *a, int n_offs) {
     GGMLC_CHECK_SRC(a);
     if (a->op != GGML_OP_ROPE && a->op != GGML_OP_ROPE_BACK)
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "node is a %s, not a rope", ggml_op_name(a->op));
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "node is a %s, not a rope", ggml_op_name(a->op));
     if (n_offs != 0) /* no kernel rotates an offset range yet: refuse rather than rotate the wrong dims */
-        return ggmlc_op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "rope dimension offsets (%d) are not supported", n_offs);
+        return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "rope dimension offsets (%d) are not supported", n_offs);
     return a;
 }
 
@@ -98,7 +98,7 @@ struct ggml_tensor *ggml_rope_set_offset(struct ggml_tensor *a, int n_offs) {
 struct ggml_tensor *ggml_argsort_top_k(struct ggml_context *ctx, struct ggml_tensor *a, int k) {
     GGMLC_CHECK_SRC(a);
     if (k < 0 || k > a->ne[0])
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "k = %d must be in [0, %lld]", k, (long long)a->ne[0]);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "k = %d must be in [0, %lld]", k, (long long)a->ne[0]);
     struct ggml_tensor *sorted = ggml_argsort(ctx, a, GGML_SORT_ORDER_DESC);
     GGMLC_CHECK_SRC(sorted);
     return ggml_view_4d(ctx, sorted, k, sorted->ne[1], sorted->ne[2], sorted->ne[3], sorted->nb[1], sorted->nb[2],
@@ -112,12 +112,12 @@ struct ggml_tensor *ggml_pad_ext_circular(struct ggml_context *ctx, struct ggml_
     const int32_t lp[4] = {lp0, lp1, lp2, lp3}, rp[4] = {rp0, rp1, rp2, rp3};
     for (int i = 0; i < 4; i++) {
         if (lp[i] > a->ne[i] || rp[i] > a->ne[i]) /* one wrap at most, as ggml */
-            return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "padding %d, %d of dim %d exceeds its size %lld", lp[i], rp[i],
+            return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "padding %d, %d of dim %d exceeds its size %lld", lp[i], rp[i],
                                  i, (long long)a->ne[i]);
     }
     struct ggml_tensor *r = ggml_pad_ext(ctx, a, lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 8, 1);
+    ggmlc__set_op_params_i32(r, 8, 1);
     return r;
 }
 
@@ -129,14 +129,14 @@ struct ggml_tensor *ggml_pad_circular(struct ggml_context *ctx, struct ggml_tens
 void ggml_mul_mat_set_hint(struct ggml_tensor *a, enum ggml_op_hint hint) {
     if (!a) return;
     if (a->op != GGML_OP_MUL_MAT) {
-        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "node is a %s, not a matrix product", ggml_op_name(a->op));
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "node is a %s, not a matrix product", ggml_op_name(a->op));
         return;
     }
     if (hint != GGML_HINT_NONE && hint != GGML_HINT_SRC0_IS_HADAMARD) {
-        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown hint %d", (int)hint);
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown hint %d", (int)hint);
         return;
     }
-    ggmlc_set_op_params_i32(a, 1, (int32_t)hint);
+    ggmlc__set_op_params_i32(a, 1, (int32_t)hint);
 }
 
 /* ------------------------------------------------------ graph building */
@@ -146,7 +146,7 @@ void ggml_mul_mat_set_hint(struct ggml_tensor *a, enum ggml_op_hint hint) {
 struct ggml_tensor *ggml_build_forward_select(struct ggml_cgraph *cgraph, struct ggml_tensor **tensors, int n_tensors,
                                               int idx) {
     if (!cgraph || !tensors || idx < 0 || idx >= n_tensors || !tensors[idx])
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "index %d outside the %d branches (or NULL)", idx, n_tensors);
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "index %d outside the %d branches (or NULL)", idx, n_tensors);
     ggml_build_forward_expand(cgraph, tensors[idx]);
     tensors[idx]->flags |= GGML_TENSOR_FLAG_COMPUTE;
     return tensors[idx];

@@ -12,13 +12,13 @@
 struct shape_strs {
     char a[GGMLC_SHAPE_STR], b[GGMLC_SHAPE_STR], c[GGMLC_SHAPE_STR];
 };
-#define SA(t) ggmlc_shape_str((t), strs.a)
-#define SB(t) ggmlc_shape_str((t), strs.b)
-#define SC(t) ggmlc_shape_str((t), strs.c)
+#define SA(t) ggmlc__shape_str((t), strs.a)
+#define SB(t) ggmlc__shape_str((t), strs.b)
+#define SC(t) ggmlc__shape_str((t), strs.c)
 
 /* A result of a's shape and type: a view of a when inplace, else a new tensor. */
 static struct ggml_tensor *result_like(struct ggml_context *ctx, struct ggml_tensor *a, bool inplace) {
-    return inplace ? ggmlc_view_node(ctx, a) : ggml_dup_tensor(ctx, a);
+    return inplace ? ggmlc__view_node(ctx, a) : ggml_dup_tensor(ctx, a);
 }
 
 static bool is_f32(const struct ggml_tensor *t) { return t->type == GGML_TYPE_F32; }
@@ -29,12 +29,12 @@ static struct ggml_tensor *row_norm_impl(const char *func, struct ggml_context *
                                          enum ggml_op op, bool inplace) {
     GGMLC_CHECK_SRC(a);
     struct shape_strs strs;
-    if (!ggmlc_is_float_type(a->type)) return ggmlc_op_fail(GGMLC_ERR_TYPE, func, "%s is not a float tensor", SA(a));
-    if (!(eps >= 0.0f)) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "eps = %g must be >= 0", (double)eps);
+    if (!ggmlc__is_float_type(a->type)) return ggmlc__op_fail(GGMLC_ERR_TYPE, func, "%s is not a float tensor", SA(a));
+    if (!(eps >= 0.0f)) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "eps = %g must be >= 0", (double)eps);
     struct ggml_tensor *r = result_like(ctx, a, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, op, a, NULL, NULL);
-    ggmlc_set_op_params_f32(r, 0, eps);
+    ggmlc__node_set(r, op, a, NULL, NULL);
+    ggmlc__set_op_params_f32(r, 0, eps);
     return r;
 }
 
@@ -62,12 +62,12 @@ static struct ggml_tensor *group_norm_impl(const char *func, struct ggml_context
     GGMLC_CHECK_SRC(a);
     struct shape_strs strs;
     if (n_groups < 1 || n_groups > a->ne[2]) {
-        return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "n_groups = %d must be in 1..ne[2] of %s", n_groups, SA(a));
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "n_groups = %d must be in 1..ne[2] of %s", n_groups, SA(a));
     }
     struct ggml_tensor *r = row_norm_impl(func, ctx, a, eps, GGML_OP_GROUP_NORM, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, n_groups);
-    ggmlc_set_op_params_f32(r, 1, eps);
+    ggmlc__set_op_params_i32(r, 0, n_groups);
+    ggmlc__set_op_params_f32(r, 1, eps);
     return r;
 }
 
@@ -82,11 +82,11 @@ struct ggml_tensor *ggml_group_norm_inplace(struct ggml_context *ctx, struct ggm
 static bool check_grad_pair(const char *func, const struct ggml_tensor *dy, const struct ggml_tensor *x) {
     struct shape_strs strs;
     if (!ggml_are_same_shape(dy, x)) {
-        ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "gradient %s and input %s differ in shape", SA(dy), SB(x));
+        ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "gradient %s and input %s differ in shape", SA(dy), SB(x));
         return false;
     }
-    if (!ggmlc_is_float_type(dy->type) || !ggmlc_is_float_type(x->type)) {
-        ggmlc_op_fail(GGMLC_ERR_TYPE, func, "operands %s and %s must be float tensors", SA(dy), SB(x));
+    if (!ggmlc__is_float_type(dy->type) || !ggmlc__is_float_type(x->type)) {
+        ggmlc__op_fail(GGMLC_ERR_TYPE, func, "operands %s and %s must be float tensors", SA(dy), SB(x));
         return false;
     }
     return true;
@@ -99,8 +99,8 @@ struct ggml_tensor *ggml_rms_norm_back(struct ggml_context *ctx, struct ggml_ten
     if (!check_grad_pair(__func__, a, b)) return NULL;
     struct ggml_tensor *r = ggml_new_tensor(ctx, GGML_TYPE_F32, GGML_MAX_DIMS, a->ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_RMS_NORM_BACK, a, b, NULL);
-    ggmlc_set_op_params_f32(r, 0, eps);
+    ggmlc__node_set(r, GGML_OP_RMS_NORM_BACK, a, b, NULL);
+    ggmlc__set_op_params_f32(r, 0, eps);
     return r;
 }
 
@@ -111,7 +111,7 @@ struct ggml_tensor *ggml_silu_back(struct ggml_context *ctx, struct ggml_tensor 
     if (!check_grad_pair(__func__, a, b)) return NULL;
     struct ggml_tensor *r = ggml_new_tensor(ctx, GGML_TYPE_F32, GGML_MAX_DIMS, a->ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_SILU_BACK, a, b, NULL);
+    ggmlc__node_set(r, GGML_OP_SILU_BACK, a, b, NULL);
     return r;
 }
 
@@ -120,12 +120,12 @@ struct ggml_tensor *ggml_silu_back(struct ggml_context *ctx, struct ggml_tensor 
 static bool check_softmax_mask(const char *func, const struct ggml_tensor *a, const struct ggml_tensor *mask) {
     struct shape_strs strs;
     if (mask->type != GGML_TYPE_F32 && mask->type != GGML_TYPE_F16) {
-        ggmlc_op_fail(GGMLC_ERR_TYPE, func, "mask %s must be f32 or f16", SA(mask));
+        ggmlc__op_fail(GGMLC_ERR_TYPE, func, "mask %s must be f32 or f16", SA(mask));
         return false;
     }
     if (mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1] || mask->ne[2] == 0 || mask->ne[3] == 0 ||
         a->ne[2] % mask->ne[2] != 0 || a->ne[3] % mask->ne[3] != 0) {
-        ggmlc_op_fail(GGMLC_ERR_SHAPE, func,
+        ggmlc__op_fail(GGMLC_ERR_SHAPE, func,
                       "mask %s does not fit logits %s (need ne0 equal, ne1 >= %lld, ne2 and ne3 dividing the logits')",
                       SA(mask), SB(a), (long long)a->ne[1]);
         return false;
@@ -137,14 +137,14 @@ static struct ggml_tensor *soft_max_impl(const char *func, struct ggml_context *
                                          struct ggml_tensor *mask, float scale, float max_bias, bool inplace) {
     GGMLC_CHECK_SRC(a);
     struct shape_strs strs;
-    if (!ggmlc_is_float_type(a->type)) return ggmlc_op_fail(GGMLC_ERR_TYPE, func, "logits %s are not a float tensor", SA(a));
+    if (!ggmlc__is_float_type(a->type)) return ggmlc__op_fail(GGMLC_ERR_TYPE, func, "logits %s are not a float tensor", SA(a));
     if (mask && !check_softmax_mask(func, a, mask)) return NULL;
-    if (!(max_bias >= 0.0f)) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "max_bias = %g must be >= 0", (double)max_bias);
+    if (!(max_bias >= 0.0f)) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "max_bias = %g must be >= 0", (double)max_bias);
     struct ggml_tensor *r = result_like(ctx, a, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_SOFT_MAX, a, mask, NULL);
-    ggmlc_set_op_params_f32(r, 0, scale);
-    ggmlc_set_op_params_f32(r, 1, max_bias);
+    ggmlc__node_set(r, GGML_OP_SOFT_MAX, a, mask, NULL);
+    ggmlc__set_op_params_f32(r, 0, scale);
+    ggmlc__set_op_params_f32(r, 1, max_bias);
     return r;
 }
 
@@ -166,7 +166,7 @@ struct ggml_tensor *ggml_soft_max_ext_inplace(struct ggml_context *ctx, struct g
 void ggml_soft_max_add_sinks(struct ggml_tensor *a, struct ggml_tensor *sinks) {
     struct shape_strs strs;
     if (!a || a->op != GGML_OP_SOFT_MAX) {
-        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "%s is not a soft_max node", a ? SA(a) : "NULL");
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "%s is not a soft_max node", a ? SA(a) : "NULL");
         return;
     }
     if (!sinks) {
@@ -174,7 +174,7 @@ void ggml_soft_max_add_sinks(struct ggml_tensor *a, struct ggml_tensor *sinks) {
         return;
     }
     if (!is_f32(sinks) || ggml_nelements(sinks) != a->src[0]->ne[2]) {
-        ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "sinks %s must be f32 with one value per head (ne[2] of %s)", SA(sinks),
+        ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "sinks %s must be f32 with one value per head (ne[2] of %s)", SA(sinks),
                       SB(a->src[0]));
         return;
     }
@@ -186,12 +186,12 @@ static struct ggml_tensor *soft_max_back_impl(const char *func, struct ggml_cont
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     if (!check_grad_pair(func, a, b)) return NULL;
-    if (!(max_bias >= 0.0f)) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "max_bias = %g must be >= 0", (double)max_bias);
+    if (!(max_bias >= 0.0f)) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "max_bias = %g must be >= 0", (double)max_bias);
     struct ggml_tensor *r = result_like(ctx, a, inplace);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_SOFT_MAX_BACK, a, b, NULL);
-    ggmlc_set_op_params_f32(r, 0, scale);
-    ggmlc_set_op_params_f32(r, 1, max_bias);
+    ggmlc__node_set(r, GGML_OP_SOFT_MAX_BACK, a, b, NULL);
+    ggmlc__set_op_params_f32(r, 0, scale);
+    ggmlc__set_op_params_f32(r, 1, max_bias);
     return r;
 }
 
@@ -211,12 +211,12 @@ struct ggml_tensor *ggml_cross_entropy_loss(struct ggml_context *ctx, struct ggm
     GGMLC_CHECK_SRC(b);
     struct shape_strs strs;
     if (!ggml_are_same_shape(a, b)) {
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__, "logits %s and labels %s differ in shape", SA(a), SB(b));
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "logits %s and labels %s differ in shape", SA(a), SB(b));
     }
-    if (!is_f32(a) || !is_f32(b)) return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "logits %s and labels %s must be f32", SA(a), SB(b));
+    if (!is_f32(a) || !is_f32(b)) return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "logits %s and labels %s must be f32", SA(a), SB(b));
     struct ggml_tensor *r = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_CROSS_ENTROPY_LOSS, a, b, NULL);
+    ggmlc__node_set(r, GGML_OP_CROSS_ENTROPY_LOSS, a, b, NULL);
     return r;
 }
 
@@ -233,15 +233,15 @@ struct ggml_tensor *ggml_cross_entropy_loss_back(struct ggml_context *ctx, struc
         grad = c, logits = a, labels = b;
     }
     if (!ggml_is_scalar(grad) || !ggml_are_same_shape(logits, labels)) {
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, __func__,
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__,
                              "need a scalar gradient and same-shaped logits and labels, got %s, %s, %s", SA(a), SB(b), SC(c));
     }
     if (!is_f32(grad) || !is_f32(logits) || !is_f32(labels)) {
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "operands %s, %s, %s must be f32", SA(a), SB(b), SC(c));
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "operands %s, %s, %s must be f32", SA(a), SB(b), SC(c));
     }
     struct ggml_tensor *r = ggml_dup_tensor(ctx, logits);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_CROSS_ENTROPY_LOSS_BACK, grad, logits, labels);
+    ggmlc__node_set(r, GGML_OP_CROSS_ENTROPY_LOSS_BACK, grad, logits, labels);
     return r;
 }
 
@@ -250,11 +250,11 @@ struct ggml_tensor *ggml_cross_entropy_loss_back(struct ggml_context *ctx, struc
 static bool check_param_grad(const char *func, const struct ggml_tensor *a, const struct ggml_tensor *grad) {
     struct shape_strs strs;
     if (!ggml_are_same_shape(a, grad)) {
-        ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "parameter %s and operand %s differ in shape", SA(a), SB(grad));
+        ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "parameter %s and operand %s differ in shape", SA(a), SB(grad));
         return false;
     }
     if (!is_f32(a) || !is_f32(grad)) {
-        ggmlc_op_fail(GGMLC_ERR_TYPE, func, "parameter %s and operand %s must be f32", SA(a), SB(grad));
+        ggmlc__op_fail(GGMLC_ERR_TYPE, func, "parameter %s and operand %s must be f32", SA(a), SB(grad));
         return false;
     }
     return true;
@@ -263,7 +263,7 @@ static bool check_param_grad(const char *func, const struct ggml_tensor *a, cons
 static bool check_hyperparams(const char *func, const struct ggml_tensor *p, int64_t n) {
     struct shape_strs strs;
     if (!is_f32(p) || ggml_nelements(p) != n || !ggml_is_contiguous(p)) {
-        ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "hyperparameters %s must be a contiguous f32 tensor of %lld values", SA(p),
+        ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "hyperparameters %s must be a contiguous f32 tensor of %lld values", SA(p),
                       (long long)n);
         return false;
     }
@@ -281,9 +281,9 @@ struct ggml_tensor *ggml_opt_step_adamw(struct ggml_context *ctx, struct ggml_te
         return NULL;
     }
     if (!check_hyperparams(__func__, adamw_params, 7)) return NULL;
-    struct ggml_tensor *r = ggmlc_view_node(ctx, a);
+    struct ggml_tensor *r = ggmlc__view_node(ctx, a);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_OPT_STEP_ADAMW, a, grad, m);
+    ggmlc__node_set(r, GGML_OP_OPT_STEP_ADAMW, a, grad, m);
     r->src[3] = v;
     r->src[4] = adamw_params;
     return r;
@@ -295,8 +295,8 @@ struct ggml_tensor *ggml_opt_step_sgd(struct ggml_context *ctx, struct ggml_tens
     GGMLC_CHECK_SRC(grad);
     GGMLC_CHECK_SRC(sgd_params);
     if (!check_param_grad(__func__, a, grad) || !check_hyperparams(__func__, sgd_params, 2)) return NULL;
-    struct ggml_tensor *r = ggmlc_view_node(ctx, a);
+    struct ggml_tensor *r = ggmlc__view_node(ctx, a);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_OPT_STEP_SGD, a, grad, sgd_params);
+    ggmlc__node_set(r, GGML_OP_OPT_STEP_SGD, a, grad, sgd_params);
     return r;
 }

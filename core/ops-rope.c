@@ -26,13 +26,13 @@ static bool check_sections(const char *func, const struct ggml_tensor *a, const 
     int total = 0;
     for (int i = 0; i < GGML_MROPE_SECTIONS; i++) {
         if (p->sections[i] < 0) {
-            ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "section %d has negative size %d", i, p->sections[i]);
+            ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "section %d has negative size %d", i, p->sections[i]);
             return false;
         }
         total += p->sections[i];
     }
     if (p->sections[0] + p->sections[1] + p->sections[2] == 0 || total > a->ne[0]) {
-        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "sections {%d, %d, %d, %d} must be non-empty and sum to at most ne0 = %lld",
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "sections {%d, %d, %d, %d} must be non-empty and sum to at most ne0 = %lld",
                       p->sections[0], p->sections[1], p->sections[2], p->sections[3], (long long)a->ne[0]);
         return false;
     }
@@ -44,35 +44,35 @@ static bool check_rope(const char *func, const struct ggml_tensor *a, const stru
     char sa[GGMLC_SHAPE_STR], sb[GGMLC_SHAPE_STR];
     const bool multi = (p->mode & GGML_ROPE_TYPE_MROPE) != 0;
     if (!rope_mode_known(p->mode)) {
-        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "unknown rope mode %d", p->mode);
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "unknown rope mode %d", p->mode);
         return false;
     }
     if (multi != (p->sections != NULL)) {
-        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, multi ? "mode %d needs sections (use ggml_rope_multi)"
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, multi ? "mode %d needs sections (use ggml_rope_multi)"
                                                          : "mode %d is not a multi-section mode", p->mode);
         return false;
     }
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) {
-        ggmlc_op_fail(GGMLC_ERR_TYPE, func, "input %s must be f32 or f16", ggmlc_shape_str(a, sa));
+        ggmlc__op_fail(GGMLC_ERR_TYPE, func, "input %s must be f32 or f16", ggmlc__shape_str(a, sa));
         return false;
     }
     const int64_t n_pos = multi ? 4 * a->ne[2] : a->ne[2];
     if (b->type != GGML_TYPE_I32 || !ggml_is_vector(b) || b->ne[0] != n_pos) {
-        ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "positions %s must be an i32 vector of %lld values for input %s",
-                      ggmlc_shape_str(b, sb), (long long)n_pos, ggmlc_shape_str(a, sa));
+        ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "positions %s must be an i32 vector of %lld values for input %s",
+                      ggmlc__shape_str(b, sb), (long long)n_pos, ggmlc__shape_str(a, sa));
         return false;
     }
     const bool vision = p->mode == GGML_ROPE_TYPE_VISION;
     if (p->n_dims <= 0 || p->n_dims % 2 != 0 || p->n_dims > a->ne[0] || (vision && 2 * (int64_t)p->n_dims != a->ne[0])) {
-        ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, func, "n_dims = %d must be even, positive and %s ne0 of %s", p->n_dims,
-                      vision ? "half of" : "at most", ggmlc_shape_str(a, sa));
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "n_dims = %d must be even, positive and %s ne0 of %s", p->n_dims,
+                      vision ? "half of" : "at most", ggmlc__shape_str(a, sa));
         return false;
     }
     /* vision mode rotates ne0/2 pairs, each reading a frequency factor */
     const int64_t n_factors = vision ? a->ne[0] / 2 : p->n_dims / 2;
     if (c && (c->type != GGML_TYPE_F32 || c->ne[0] < n_factors || !ggml_is_contiguous(c))) {
-        ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "frequency factors %s must be a contiguous f32 vector of at least %lld values",
-                      ggmlc_shape_str(c, sb), (long long)n_factors);
+        ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "frequency factors %s must be a contiguous f32 vector of at least %lld values",
+                      ggmlc__shape_str(c, sb), (long long)n_factors);
         return false;
     }
     return !multi || check_sections(func, a, p);
@@ -84,14 +84,14 @@ static struct ggml_tensor *rope_impl(const char *func, struct ggml_context *ctx,
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     if (!check_rope(func, a, b, c, p)) return NULL;
-    struct ggml_tensor *r = inplace ? ggmlc_view_node(ctx, a) : ggml_dup_tensor(ctx, a);
+    struct ggml_tensor *r = inplace ? ggmlc__view_node(ctx, a) : ggml_dup_tensor(ctx, a);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, op, a, b, c);
+    ggmlc__node_set(r, op, a, b, c);
     const int32_t ints[5] = {0, p->n_dims, p->mode, 0, p->n_ctx_orig};
     const float floats[6] = {p->freq_base, p->freq_scale, p->ext_factor, p->attn_factor, p->beta_fast, p->beta_slow};
-    for (int i = 0; i < 5; i++) ggmlc_set_op_params_i32(r, i, ints[i]);
-    for (int i = 0; i < 6; i++) ggmlc_set_op_params_f32(r, 5 + i, floats[i]);
-    for (int i = 0; i < GGML_MROPE_SECTIONS; i++) ggmlc_set_op_params_i32(r, 11 + i, p->sections ? p->sections[i] : 0);
+    for (int i = 0; i < 5; i++) ggmlc__set_op_params_i32(r, i, ints[i]);
+    for (int i = 0; i < 6; i++) ggmlc__set_op_params_f32(r, 5 + i, floats[i]);
+    for (int i = 0; i < GGML_MROPE_SECTIONS; i++) ggmlc__set_op_params_i32(r, 11 + i, p->sections ? p->sections[i] : 0);
     return r;
 }
 
@@ -126,7 +126,7 @@ struct ggml_tensor *ggml_rope_ext_inplace(struct ggml_context *ctx, struct ggml_
 struct ggml_tensor *ggml_rope_multi(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b, struct ggml_tensor *c,
                                     int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
                                     float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    if (!sections) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "sections is NULL");
+    if (!sections) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "sections is NULL");
     return rope_impl(__func__, ctx, a, b, c, &EXT_ARGS(sections), GGML_OP_ROPE, false);
 }
 
@@ -134,7 +134,7 @@ struct ggml_tensor *ggml_rope_multi_inplace(struct ggml_context *ctx, struct ggm
                                             struct ggml_tensor *c, int n_dims, int sections[GGML_MROPE_SECTIONS], int mode,
                                             int n_ctx_orig, float freq_base, float freq_scale, float ext_factor,
                                             float attn_factor, float beta_fast, float beta_slow) {
-    if (!sections) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "sections is NULL");
+    if (!sections) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "sections is NULL");
     return rope_impl(__func__, ctx, a, b, c, &EXT_ARGS(sections), GGML_OP_ROPE, true);
 }
 
@@ -161,7 +161,7 @@ struct ggml_tensor *ggml_rope_multi_back(struct ggml_context *ctx, struct ggml_t
                                          struct ggml_tensor *c, int n_dims, int sections[4], int mode, int n_ctx_orig,
                                          float freq_base, float freq_scale, float ext_factor, float attn_factor,
                                          float beta_fast, float beta_slow) {
-    if (!sections) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, __func__, "sections is NULL");
+    if (!sections) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "sections is NULL");
     return rope_impl(__func__, ctx, a, b, c, &EXT_ARGS(sections), GGML_OP_ROPE_BACK, false);
 }
 

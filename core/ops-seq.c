@@ -25,13 +25,13 @@ struct ggml_tensor *ggml_ssm_conv(struct ggml_context *ctx, struct ggml_tensor *
     GGMLC_CHECK_SRC(sx);
     GGMLC_CHECK_SRC(c);
     if (!all_f32((struct ggml_tensor *[]){sx, c}, 2))
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "sx and c must be F32");
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "sx and c must be F32");
     const int64_t d_conv = c->ne[0], d_inner = c->ne[1];
     if (!ggml_is_3d(sx) || !ggml_is_matrix(c) || sx->ne[1] != d_inner || sx->ne[0] < d_conv)
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "sx must be [d_conv - 1 + n_t, d_inner, n_s] for c [d_conv, d_inner]", sx, c);
     struct ggml_tensor *r = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d_inner, sx->ne[0] - d_conv + 1, sx->ne[2]);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_SSM_CONV, sx, c, NULL);
+    ggmlc__node_set(r, GGML_OP_SSM_CONV, sx, c, NULL);
     return r;
 }
 
@@ -45,7 +45,7 @@ struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *
     GGMLC_CHECK_SRC(C);
     GGMLC_CHECK_SRC(ids);
     if (!all_f32((struct ggml_tensor *[]){s, x, dt, A, B, C}, 6) || ids->type != GGML_TYPE_I32)
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "s, x, dt, A, B, C must be F32 and ids I32");
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "s, x, dt, A, B, C must be F32 and ids I32");
     const int64_t d_state = s->ne[0], head_dim = x->ne[0], n_head = x->ne[1], n_tok = x->ne[2], n_seqs = x->ne[3];
     if (!ggml_is_contiguous(s) || s->ne[1] != head_dim || s->ne[2] != n_head)
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "state must be contiguous [d_state, head_dim, n_head, n_rs] for x", s, x);
@@ -66,7 +66,7 @@ struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *
     /* outputs y (x's shape) followed by the final state of each sequence */
     struct ggml_tensor *r = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ggml_nelements(x) + d_state * head_dim * n_head * n_seqs);
     GGMLC_CHECK_SRC(r);
-    ggmlc_node_set(r, GGML_OP_SSM_SCAN, s, x, dt);
+    ggmlc__node_set(r, GGML_OP_SSM_SCAN, s, x, dt);
     r->src[3] = A;
     r->src[4] = B;
     r->src[5] = C;
@@ -79,9 +79,9 @@ struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *
 static struct ggml_tensor *new_recurrence(struct ggml_context *ctx, const char *func, struct ggml_tensor *const *tok, int n_tok,
                                           struct ggml_tensor *state) {
     if (!all_f32(tok, n_tok) || state->type != GGML_TYPE_F32)
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, func, "every operand must be F32");
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, func, "every operand must be F32");
     if (!all_contiguous(tok, n_tok) || !ggml_is_contiguous(state))
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, func, "every operand must be contiguous");
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, func, "every operand must be contiguous");
     const int64_t S = tok[0]->ne[0], H = tok[0]->ne[1], T = tok[0]->ne[2];
     for (int i = 1; i < n_tok; i++)
         if (!has_shape3(tok[i], S, H, T)) return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, func, "per-token operands must share the shape [S, H, T]", tok[i], tok[0]);
@@ -121,7 +121,7 @@ struct ggml_tensor *ggml_gated_linear_attn(struct ggml_context *ctx, struct ggml
     GGMLC_CHECK_SRC(state);
     struct ggml_tensor *res = new_recurrence(ctx, __func__, (struct ggml_tensor *[]){k, v, q, g}, 4, state);
     GGMLC_CHECK_SRC(res);
-    ggmlc_set_op_params_f32(res, 0, scale);
+    ggmlc__set_op_params_f32(res, 0, scale);
     set_sources(res, GGML_OP_GATED_LINEAR_ATTN, (struct ggml_tensor *[]){k, v, q, g, state}, 5);
     return res;
 }
@@ -145,7 +145,7 @@ struct ggml_tensor *ggml_solve_tri(struct ggml_context *ctx, struct ggml_tensor 
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     if (a->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32)
-        return ggmlc_op_fail(GGMLC_ERR_TYPE, __func__, "A and B must be F32");
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "A and B must be F32");
     const int64_t n = a->ne[0];
     /* ggml order: ne[0] indexes columns, ne[1] rows; A X = B needs B with n rows, X A = B with n columns */
     const int64_t b_dim = left ? b->ne[1] : b->ne[0];
@@ -153,9 +153,9 @@ struct ggml_tensor *ggml_solve_tri(struct ggml_context *ctx, struct ggml_tensor 
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "A must be square [n, n, B2, B3] and B must have n rows (left) or n columns (right)", a, b);
     struct ggml_tensor *r = ggml_new_tensor(ctx, GGML_TYPE_F32, GGML_MAX_DIMS, b->ne);
     GGMLC_CHECK_SRC(r);
-    ggmlc_set_op_params_i32(r, 0, left);
-    ggmlc_set_op_params_i32(r, 1, lower);
-    ggmlc_set_op_params_i32(r, 2, uni);
-    ggmlc_node_set(r, GGML_OP_SOLVE_TRI, a, b, NULL);
+    ggmlc__set_op_params_i32(r, 0, left);
+    ggmlc__set_op_params_i32(r, 1, lower);
+    ggmlc__set_op_params_i32(r, 2, uni);
+    ggmlc__node_set(r, GGML_OP_SOLVE_TRI, a, b, NULL);
     return r;
 }

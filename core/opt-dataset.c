@@ -67,7 +67,7 @@ void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t d, 
     const int64_t nshards = d->ndata / d->ndata_shard;
     int64_t n = idata < 0 ? nshards : idata / d->ndata_shard;
     if (n > nshards) n = nshards;
-    ggmlc_rng_shuffle(ggmlc_opt_rng(opt_ctx), d->permutation, n);
+    ggmlc__rng_shuffle(ggmlc__opt_rng(opt_ctx), d->permutation, n);
 }
 
 /* The number of whole shards in nb_data_batch bytes of data (and nb_labels_batch bytes of

@@ -7,6 +7,6 @@
 #include "optimizer.h"
 
 /* The optimization context's random generator (seeded alike in every context). */
-GGMLC_HIDDEN struct ggmlc_rng *ggmlc_opt_rng(ggml_opt_context_t opt_ctx);
+GGMLC_HIDDEN struct ggmlc_rng *ggmlc__opt_rng(ggml_opt_context_t opt_ctx);
 
 #endif /* GGMLC_OPT_IMPL_H */

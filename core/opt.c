@@ -33,7 +33,7 @@ struct ggml_opt_context {
 
     struct ggml_tensor *inputs, *outputs, *labels, *loss, *loss_scaled, *pred, *ncorrect;
     struct ggml_tensor *loss_seed;   /* the loss's gradient accumulator (holds 1) */
-    struct ggml_tensor *opt_pars;    /* the optimizer's hyperparameters (ggmlc_optim_pack) */
+    struct ggml_tensor *opt_pars;    /* the optimizer's hyperparameters (ggmlc__optim_pack) */
     struct ggml_cgraph *gf, *gb_grad, *gb_opt;
     struct opt_param *params;
     int n_params;
@@ -64,7 +64,7 @@ struct ggml_opt_result {
     size_t pred_cap;
 };
 
-struct ggmlc_rng *ggmlc_opt_rng(ggml_opt_context_t c) { return &c->rng; }
+struct ggmlc_rng *ggmlc__opt_rng(ggml_opt_context_t c) { return &c->rng; }
 
 /* -------------------------------------------------------------- params */
 
@@ -119,16 +119,16 @@ static struct ggml_tensor *build_loss(ggml_opt_context_t c) {
     struct ggml_tensor *out = c->outputs;
     c->labels = c->pred = c->ncorrect = NULL;
     switch (c->loss_type) {
-    case GGML_OPT_LOSS_TYPE_MEAN: return ggmlc_loss_mean(ctx, out);
-    case GGML_OPT_LOSS_TYPE_SUM: return ggmlc_loss_sum(ctx, out);
+    case GGML_OPT_LOSS_TYPE_MEAN: return ggmlc__loss_mean(ctx, out);
+    case GGML_OPT_LOSS_TYPE_SUM: return ggmlc__loss_sum(ctx, out);
     case GGML_OPT_LOSS_TYPE_CROSS_ENTROPY:
         c->labels = new_labels(ctx, out);
         c->pred = ggml_argmax(ctx, out);
         c->ncorrect = ggml_count_equal(ctx, c->pred, ggml_argmax(ctx, c->labels));
-        return ggmlc_loss_cross_entropy(ctx, out, c->labels, out->ne[0]);
+        return ggmlc__loss_cross_entropy(ctx, out, c->labels, out->ne[0]);
     case GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR:
         c->labels = new_labels(ctx, out);
-        return ggmlc_loss_mse(ctx, out, c->labels);
+        return ggmlc__loss_mse(ctx, out, c->labels);
     }
     return NULL;
 }
@@ -139,7 +139,7 @@ static bool collect_params(ggml_opt_context_t c) {
     int n = 0;
     for (int i = 0; i < ggml_graph_n_nodes(c->gf); i++) n += (ggml_graph_node(c->gf, i)->flags & GGML_TENSOR_FLAG_PARAM) != 0;
     const enum ggmlc_optim_kind kind = optim_kind(c->optimizer);
-    const size_t per_param = 1 + (size_t)ggmlc_optim_n_state(kind);
+    const size_t per_param = 1 + (size_t)ggmlc__optim_n_state(kind);
     c->ctx_static = ggml_init((struct ggml_init_params){(per_param * (size_t)n + 4) * ggml_tensor_overhead(), NULL, true});
     c->params = calloc((size_t)n + 1, sizeof *c->params);
     if (!c->ctx_static || !c->params) return false;
@@ -150,10 +150,10 @@ static bool collect_params(ggml_opt_context_t c) {
         op->param = p;
         op->grad_acc = ggml_new_tensor(c->ctx_static, GGML_TYPE_F32, GGML_MAX_DIMS, p->ne);
         ggml_format_name(op->grad_acc, "grad acc %s", p->name);
-        if (!ggmlc_optim_new_state(c->ctx_static, kind, op->grad_acc, &op->m, &op->v)) return false;
+        if (!ggmlc__optim_new_state(c->ctx_static, kind, op->grad_acc, &op->m, &op->v)) return false;
     }
     c->loss_seed = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, 1);
-    c->opt_pars = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, ggmlc_optim_n_pars(kind));
+    c->opt_pars = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, ggmlc__optim_n_pars(kind));
     c->buf_static = ggml_backend_alloc_ctx_tensors(c->ctx_static, ggml_backend_sched_get_backend(c->sched, 0));
     if (!c->buf_static) return false;
     ggml_backend_buffer_clear(c->buf_static, 0);
@@ -189,7 +189,7 @@ static bool build_backward(ggml_opt_context_t c) {
     if (!c->gb_opt) return false;
     for (int i = 0; i < c->n_params; i++) {
         struct opt_param *p = &c->params[i];
-        struct ggml_tensor *step = ggmlc_optim_update(c->ctx_graphs, optim_kind(c->optimizer), p->param,
+        struct ggml_tensor *step = ggmlc__optim_update(c->ctx_graphs, optim_kind(c->optimizer), p->param,
                                                       p->grad_acc, p->m, p->v, c->opt_pars, 0.0f);
         if (!step) return false;
         ggml_build_forward_expand(c->gb_opt, step);
@@ -239,7 +239,7 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
     struct ggml_opt_context *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->sched = params.backend_sched;
-    ggmlc_rng_seed(&c->rng, 42);
+    ggmlc__rng_seed(&c->rng, 42);
     c->loss_type = params.loss_type;
     c->build_type = params.build_type;
     c->optimizer = params.optimizer;
@@ -262,7 +262,7 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
 
 void ggml_opt_free(ggml_opt_context_t c) {
     if (!c) return;
-    ggmlc_alloc_record_free(&c->placed);
+    ggmlc__alloc_record_free(&c->placed);
     ggml_backend_buffer_free(c->buf_static);
     ggml_free(c->ctx_static);
     ggml_free(c->ctx_graphs);
@@ -319,14 +319,14 @@ void ggml_opt_alloc(ggml_opt_context_t c, bool backward) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_alloc: no graph to allocate (call ggml_opt_prepare_alloc first)");
         return;
     }
-    ggmlc_alloc_record_forget(&c->placed); /* the graphs share tensors: allocate them afresh */
+    ggmlc__alloc_record_forget(&c->placed); /* the graphs share tensors: allocate them afresh */
     ggml_backend_sched_reset(c->sched);
-    if (!ggmlc_alloc_record_reserve(&c->placed, g)) return;
+    if (!ggmlc__alloc_record_reserve(&c->placed, g)) return;
     if (!ggml_backend_sched_alloc_graph(c->sched, g)) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_opt_alloc: the scheduler could not allocate the graph");
         return;
     }
-    ggmlc_alloc_record_take(&c->placed, g);
+    ggmlc__alloc_record_take(&c->placed, g);
     c->allocated = g;
     c->allocated_backward = g != c->gf;
 }
@@ -341,7 +341,7 @@ static void set_optimizer_params(ggml_opt_context_t c) {
                                        .weight_decay = p.adamw.wd}
         : (struct ggmlc_optim_hparams){.lr = p.sgd.alpha, .weight_decay = p.sgd.wd};
     float pars[GGMLC_OPTIM_MAX_PARS];
-    const int n = ggmlc_optim_pack(optim_kind(c->optimizer), &hp, c->iter, pars);
+    const int n = ggmlc__optim_pack(optim_kind(c->optimizer), &hp, c->iter, pars);
     ggml_backend_tensor_set(c->opt_pars, pars, 0, sizeof(float) * (size_t)n);
 }
 

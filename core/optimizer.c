@@ -11,33 +11,33 @@
 
 /* ------------------------------------------------------------ random */
 
-void ggmlc_rng_seed(struct ggmlc_rng *r, uint64_t seed) { r->state = seed; }
+void ggmlc__rng_seed(struct ggmlc_rng *r, uint64_t seed) { r->state = seed; }
 
-uint64_t ggmlc_rng_next(struct ggmlc_rng *r) { /* splitmix64 */
+uint64_t ggmlc__rng_next(struct ggmlc_rng *r) { /* splitmix64 */
     uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
-float ggmlc_rng_uniform(struct ggmlc_rng *r) {
-    return (float)((ggmlc_rng_next(r) >> 40) / (double)(1ull << 24));
+float ggmlc__rng_uniform(struct ggmlc_rng *r) {
+    return (float)((ggmlc__rng_next(r) >> 40) / (double)(1ull << 24));
 }
 
 /* Uniform in [0, 1) with 53 bits: every value a double holds exactly. */
 static double uniform53(struct ggmlc_rng *r) {
-    return (double)(ggmlc_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+    return (double)(ggmlc__rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-double ggmlc_rng_normal(struct ggmlc_rng *r) {
+double ggmlc__rng_normal(struct ggmlc_rng *r) {
     const double u1 = uniform53(r) + 1e-300; /* log(0) never */
     const double u2 = uniform53(r);
     return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
-void ggmlc_rng_shuffle(struct ggmlc_rng *r, int64_t *idx, int64_t n) {
+void ggmlc__rng_shuffle(struct ggmlc_rng *r, int64_t *idx, int64_t n) {
     for (int64_t i = n - 1; i > 0; i--) {
-        const int64_t j = (int64_t)(ggmlc_rng_next(r) % (uint64_t)(i + 1));
+        const int64_t j = (int64_t)(ggmlc__rng_next(r) % (uint64_t)(i + 1));
         const int64_t t = idx[i];
         idx[i] = idx[j];
         idx[j] = t;
@@ -46,15 +46,15 @@ void ggmlc_rng_shuffle(struct ggmlc_rng *r, int64_t *idx, int64_t n) {
 
 /* --------------------------------------------------------- optimizers */
 
-int ggmlc_optim_n_pars(enum ggmlc_optim_kind kind) { return kind == GGMLC_OPTIM_ADAMW ? 7 : 3; }
+int ggmlc__optim_n_pars(enum ggmlc_optim_kind kind) { return kind == GGMLC_OPTIM_ADAMW ? 7 : 3; }
 
-int ggmlc_optim_n_state(enum ggmlc_optim_kind kind) {
+int ggmlc__optim_n_state(enum ggmlc_optim_kind kind) {
     return kind == GGMLC_OPTIM_ADAMW ? 2 : kind == GGMLC_OPTIM_SGD_MOMENTUM ? 1 : 0;
 }
 
 /* AdamW's layout is ggml_opt_step_adamw's {alpha, beta1, beta2, eps, wd, 1/(1-beta1^t),
  * 1/(1-beta2^t)}; SGD's starts with ggml_opt_step_sgd's {alpha, wd}. */
-int ggmlc_optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparams *hp, int64_t step,
+int ggmlc__optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparams *hp, int64_t step,
                      float *pars) {
     if (kind == GGMLC_OPTIM_ADAMW) {
         const double t = (double)(step + 1);
@@ -73,10 +73,10 @@ int ggmlc_optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparam
     return 3;
 }
 
-bool ggmlc_optim_new_state(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
+bool ggmlc__optim_new_state(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
                            const struct ggml_tensor *like, struct ggml_tensor **m,
                            struct ggml_tensor **v) {
-    const int n = ggmlc_optim_n_state(kind);
+    const int n = ggmlc__optim_n_state(kind);
     *m = n >= 1 ? ggml_dup_tensor(ctx, like) : NULL;
     *v = n >= 2 ? ggml_dup_tensor(ctx, like) : NULL;
     return (n < 1 || *m) && (n < 2 || *v);
@@ -94,7 +94,7 @@ static struct ggml_tensor *sgd_momentum(struct ggml_context *ctx, struct ggml_te
     return ggml_cpy(ctx, ggml_sub(ctx, param, ggml_mul(ctx, v, lr)), param);
 }
 
-struct ggml_tensor *ggmlc_optim_update(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
+struct ggml_tensor *ggmlc__optim_update(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
                                        struct ggml_tensor *param, struct ggml_tensor *grad,
                                        struct ggml_tensor *m, struct ggml_tensor *v,
                                        struct ggml_tensor *pars, float weight_decay) {
@@ -108,17 +108,17 @@ struct ggml_tensor *ggmlc_optim_update(struct ggml_context *ctx, enum ggmlc_opti
 
 /* ------------------------------------------------------------- losses */
 
-struct ggml_tensor *ggmlc_loss_mean(struct ggml_context *ctx, struct ggml_tensor *out) {
+struct ggml_tensor *ggmlc__loss_mean(struct ggml_context *ctx, struct ggml_tensor *out) {
     return ggml_scale(ctx, ggml_sum(ctx, out), 1.0f / (float)ggml_nelements(out));
 }
 
-struct ggml_tensor *ggmlc_loss_sum(struct ggml_context *ctx, struct ggml_tensor *out) {
+struct ggml_tensor *ggmlc__loss_sum(struct ggml_context *ctx, struct ggml_tensor *out) {
     return ggml_sum(ctx, out);
 }
 
-struct ggml_tensor *ggmlc_loss_mse(struct ggml_context *ctx, struct ggml_tensor *out,
+struct ggml_tensor *ggmlc__loss_mse(struct ggml_context *ctx, struct ggml_tensor *out,
                                    struct ggml_tensor *y) {
-    return ggmlc_loss_mean(ctx, ggml_sqr(ctx, ggml_sub(ctx, out, y)));
+    return ggmlc__loss_mean(ctx, ggml_sqr(ctx, ggml_sub(ctx, out, y)));
 }
 
 /* t as rows of `row` elements (a view; a copy first when t is not contiguous). */
@@ -128,20 +128,20 @@ static struct ggml_tensor *as_rows(struct ggml_context *ctx, struct ggml_tensor 
     return ggml_reshape_2d(ctx, c, row, ggml_nelements(t) / row);
 }
 
-struct ggml_tensor *ggmlc_loss_cross_entropy(struct ggml_context *ctx, struct ggml_tensor *logits,
+struct ggml_tensor *ggmlc__loss_cross_entropy(struct ggml_context *ctx, struct ggml_tensor *logits,
                                              struct ggml_tensor *y, int64_t row) {
     return ggml_cross_entropy_loss(ctx, as_rows(ctx, logits, row), as_rows(ctx, y, row));
 }
 
 /* mean(softplus(z) - y z) */
-struct ggml_tensor *ggmlc_loss_bce_logits(struct ggml_context *ctx, struct ggml_tensor *logits,
+struct ggml_tensor *ggmlc__loss_bce_logits(struct ggml_context *ctx, struct ggml_tensor *logits,
                                           struct ggml_tensor *y) {
-    return ggmlc_loss_mean(ctx,
+    return ggmlc__loss_mean(ctx,
                            ggml_sub(ctx, ggml_softplus(ctx, logits), ggml_mul(ctx, y, logits)));
 }
 
 /* -mean(y log p + (1 - y) log(1 - p)) */
-struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx, struct ggml_tensor *p,
+struct ggml_tensor *ggmlc__loss_bce_probs(struct ggml_context *ctx, struct ggml_tensor *p,
                                          struct ggml_tensor *y) {
     struct ggml_tensor *pc = ggml_clamp(ctx, ggml_scale(ctx, p, 1.0f), 1e-7f, 1.0f - 1e-7f);
     struct ggml_tensor *a = ggml_mul(ctx, y, ggml_log(ctx, pc));
@@ -152,18 +152,18 @@ struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx, struct ggml_t
 
 /* ----------------------------------------------------------- clipping */
 
-struct ggml_tensor *ggmlc_clip_value(struct ggml_context *ctx, struct ggml_tensor *grad,
+struct ggml_tensor *ggmlc__clip_value(struct ggml_context *ctx, struct ggml_tensor *grad,
                                      float clip_value) {
     return clip_value > 0 ? ggml_clamp(ctx, grad, -clip_value, clip_value) : grad;
 }
 
-struct ggml_tensor *ggmlc_clip_norm_divisor(struct ggml_context *ctx, struct ggml_tensor **grads,
+struct ggml_tensor *ggmlc__clip_norm_divisor(struct ggml_context *ctx, struct ggml_tensor **grads,
                                             int n, float clip_value, float clip_norm) {
     if (!(clip_norm > 0)) return NULL;
     struct ggml_tensor *sum = NULL;
     for (int i = 0; i < n; i++) {
         struct ggml_tensor *sq =
-            ggml_sum(ctx, ggml_sqr(ctx, ggmlc_clip_value(ctx, grads[i], clip_value)));
+            ggml_sum(ctx, ggml_sqr(ctx, ggmlc__clip_value(ctx, grads[i], clip_value)));
         sum = sum ? ggml_add(ctx, sum, sq) : sq;
     }
     if (!sum) return NULL;

@@ -24,15 +24,15 @@ struct ggmlc_rng {
     uint64_t state;
 };
 
-GGMLC_HIDDEN void ggmlc_rng_seed(struct ggmlc_rng *r, uint64_t seed);
+GGMLC_HIDDEN void ggmlc__rng_seed(struct ggmlc_rng *r, uint64_t seed);
 /* The next 64 random bits (splitmix64). */
-GGMLC_HIDDEN uint64_t ggmlc_rng_next(struct ggmlc_rng *r);
+GGMLC_HIDDEN uint64_t ggmlc__rng_next(struct ggmlc_rng *r);
 /* Uniform in [0, 1), 24 bits: exactly representable as a float. */
-GGMLC_HIDDEN float ggmlc_rng_uniform(struct ggmlc_rng *r);
+GGMLC_HIDDEN float ggmlc__rng_uniform(struct ggmlc_rng *r);
 /* Standard normal (Box-Muller on two 53-bit uniforms). */
-GGMLC_HIDDEN double ggmlc_rng_normal(struct ggmlc_rng *r);
+GGMLC_HIDDEN double ggmlc__rng_normal(struct ggmlc_rng *r);
 /* Shuffle idx[0, n) in place (Fisher-Yates, from the end). */
-GGMLC_HIDDEN void ggmlc_rng_shuffle(struct ggmlc_rng *r, int64_t *idx, int64_t n);
+GGMLC_HIDDEN void ggmlc__rng_shuffle(struct ggmlc_rng *r, int64_t *idx, int64_t n);
 
 /* --------------------------------------------------------- optimizers */
 
@@ -50,22 +50,22 @@ struct ggmlc_optim_hparams {
 /* Floats of the hyperparameter tensor: AdamW 7, SGD 3 ({lr, wd, momentum}); the size to
  * allocate it with (F32, 1-d). */
 #define GGMLC_OPTIM_MAX_PARS 7
-GGMLC_HIDDEN int ggmlc_optim_n_pars(enum ggmlc_optim_kind kind);
+GGMLC_HIDDEN int ggmlc__optim_n_pars(enum ggmlc_optim_kind kind);
 /* State tensors per parameter: AdamW 2 (m, v), SGD with momentum 1 (m), SGD 0. */
-GGMLC_HIDDEN int ggmlc_optim_n_state(enum ggmlc_optim_kind kind);
+GGMLC_HIDDEN int ggmlc__optim_n_state(enum ggmlc_optim_kind kind);
 /* Pack the hyperparameters of optimizer step `step` (0-based; AdamW's bias corrections depend
- * on it) into pars[ggmlc_optim_n_pars(kind)], ready for ggml_backend_tensor_set. */
-GGMLC_HIDDEN int ggmlc_optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparams *hp,
+ * on it) into pars[ggmlc__optim_n_pars(kind)], ready for ggml_backend_tensor_set. */
+GGMLC_HIDDEN int ggmlc__optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparams *hp,
                                   int64_t step, float *pars);
 /* The state tensors of a parameter shaped like `like`, in ctx (F32, zeroed by the caller when
  * allocated): *m and *v as the kind needs them, NULL otherwise.  False when ctx is full. */
-GGMLC_HIDDEN bool ggmlc_optim_new_state(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
+GGMLC_HIDDEN bool ggmlc__optim_new_state(struct ggml_context *ctx, enum ggmlc_optim_kind kind,
                                         const struct ggml_tensor *like, struct ggml_tensor **m,
                                         struct ggml_tensor **v);
 /* The node that updates param in place from grad, with the state m, v and the hyperparameter
  * tensor pars; expand it into the step graph.  weight_decay is SGD with momentum's L2 term
  * (built into the graph: 0 leaves it out).  NULL when a tensor is missing or ctx is full. */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_optim_update(struct ggml_context *ctx,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__optim_update(struct ggml_context *ctx,
                                                     enum ggmlc_optim_kind kind,
                                                     struct ggml_tensor *param,
                                                     struct ggml_tensor *grad, struct ggml_tensor *m,
@@ -78,28 +78,28 @@ GGMLC_HIDDEN struct ggml_tensor *ggmlc_optim_update(struct ggml_context *ctx,
  * the mean squared error; the cross-entropy of softmax(logits) along rows of `row` elements
  * (labels may be any non-negative weights); binary cross-entropy from logits (the stable
  * softplus(z) - y z form) or from probabilities (clamped to [1e-7, 1 - 1e-7]). */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_mean(struct ggml_context *ctx, struct ggml_tensor *out);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_sum(struct ggml_context *ctx, struct ggml_tensor *out);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_mse(struct ggml_context *ctx, struct ggml_tensor *out,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_mean(struct ggml_context *ctx, struct ggml_tensor *out);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_sum(struct ggml_context *ctx, struct ggml_tensor *out);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_mse(struct ggml_context *ctx, struct ggml_tensor *out,
                                                 struct ggml_tensor *y);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_cross_entropy(struct ggml_context *ctx,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_cross_entropy(struct ggml_context *ctx,
                                                           struct ggml_tensor *logits,
                                                           struct ggml_tensor *y, int64_t row);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_bce_logits(struct ggml_context *ctx,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_bce_logits(struct ggml_context *ctx,
                                                        struct ggml_tensor *logits,
                                                        struct ggml_tensor *y);
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_loss_bce_probs(struct ggml_context *ctx,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_bce_probs(struct ggml_context *ctx,
                                                       struct ggml_tensor *p, struct ggml_tensor *y);
 
 /* ----------------------------------------------------------- clipping */
 
 /* grad clamped to [-clip_value, clip_value]; grad itself when clip_value is not > 0. */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_clip_value(struct ggml_context *ctx,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__clip_value(struct ggml_context *ctx,
                                                   struct ggml_tensor *grad, float clip_value);
 /* For clipping by global norm: max(norm, clip_norm) / clip_norm, norm being the L2 norm of the
  * n (value-clipped) gradients as one vector; each gradient is divided by it.  NULL when
  * clip_norm is not > 0 or n is 0. */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc_clip_norm_divisor(struct ggml_context *ctx,
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__clip_norm_divisor(struct ggml_context *ctx,
                                                          struct ggml_tensor **grads, int n,
                                                          float clip_value, float clip_norm);
 

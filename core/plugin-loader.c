@@ -40,7 +40,7 @@ static _Thread_local struct {
     ggml_backend_reg_t regs[MAX_PENDING_REGS];
 } pending;
 
-void ggmlc_plugin_note_new_reg(ggml_backend_reg_t reg) {
+void ggmlc__plugin_note_new_reg(ggml_backend_reg_t reg) {
     if (pending.active && pending.n < MAX_PENDING_REGS) pending.regs[pending.n++] = reg;
 }
 
@@ -79,9 +79,9 @@ static enum ggmlc_status check_desc(const char *path, const struct ggmlc_plugin_
 static bool run_probe(const struct ggmlc_plugin_desc *desc) {
     if (!desc->probe) return true;
     ggmlc_clear_error();
-    ggmlc_errors_quiet(true);
+    ggmlc__errors_quiet(true);
     const bool can_run = desc->probe() != 0;
-    ggmlc_errors_quiet(false);
+    ggmlc__errors_quiet(false);
     return can_run;
 }
 
@@ -90,7 +90,7 @@ static size_t free_pending_regs(ggml_backend_reg_t keep) {
     size_t freed = 0;
     for (size_t i = 0; i < pending.n; i++) {
         if (pending.regs[i] == keep) continue;
-        ggmlc_reg_free(pending.regs[i]);
+        ggmlc__reg_free(pending.regs[i]);
         freed++;
     }
     pending.n = 0;
@@ -103,11 +103,11 @@ static enum ggmlc_status run_init(const char *path, void *handle, const struct g
                                   size_t size) {
     ggml_backend_reg_t reg = NULL;
     ggmlc_clear_error();
-    ggmlc_errors_quiet(true); /* the plugin's own error becomes part of our single report */
+    ggmlc__errors_quiet(true); /* the plugin's own error becomes part of our single report */
     pending.active = true;
     pending.n = 0;
     enum ggmlc_status status = desc->init(opts, &reg);
-    ggmlc_errors_quiet(false);
+    ggmlc__errors_quiet(false);
     if (status == GGMLC_OK && !reg) {
         status = fail(reason, size, GGMLC_ERR_PLUGIN, "%s: init succeeded but created no registry", path);
     } else if (status != GGMLC_OK) {
@@ -253,7 +253,7 @@ static void *open_checked(const char *path, const struct ggmlc_secure_file *file
 /* dlopen path after the security check; NULL with the reason set (*not_a_plugin: dlopen refused it). */
 static void *open_plugin(const char *path, bool *not_a_plugin, enum ggmlc_status *status, char *reason, size_t size) {
     struct ggmlc_secure_file file;
-    if ((*status = ggmlc_secure_open(path, GGMLC_SECURE_PLUGIN, &file, reason, size)) != GGMLC_OK) return NULL;
+    if ((*status = ggmlc__secure_open(path, GGMLC_SECURE_PLUGIN, &file, reason, size)) != GGMLC_OK) return NULL;
     void *handle = open_checked(path, &file);
     close(file.fd);
     if (!handle) {
@@ -285,7 +285,7 @@ static const struct ggmlc_plugin_desc *find_desc(const char *path, void *handle,
     return *status == GGMLC_OK ? desc : NULL;
 }
 
-enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_options *opts, ggml_backend_reg_t *reg_out,
+enum ggmlc_status ggmlc__plugin_load(const char *path, const struct ggmlc_plugin_options *opts, ggml_backend_reg_t *reg_out,
                                     const char **version, bool *not_a_plugin, char *reason, size_t size) {
     *reg_out = NULL;
     *version = NULL;
@@ -311,11 +311,11 @@ enum ggmlc_status ggmlc_plugin_load(const char *path, const struct ggmlc_plugin_
     return status;
 }
 
-void ggmlc_plugin_unload(ggml_backend_reg_t reg) {
+void ggmlc__plugin_unload(ggml_backend_reg_t reg) {
     if (!reg) return;
     void *handle = reg->dl_handle;
     const struct ggmlc_plugin_desc *desc = reg->desc;
-    ggmlc_reg_free(reg);
+    ggmlc__reg_free(reg);
     if (desc && desc->fini) desc->fini();
     if (handle) dlclose(handle);
 }

@@ -26,7 +26,7 @@
 
 static atomic_bool insecure_allowed;
 
-void ggmlc_plugin_allow_insecure(bool allow) { atomic_store(&insecure_allowed, allow); }
+void ggmlc__plugin_allow_insecure(bool allow) { atomic_store(&insecure_allowed, allow); }
 
 #define PLUGIN_HINT "set allow_insecure_plugins = true in [ggmlc] of the configuration to load it anyway"
 #define CONFIG_HINT "make it and its folders writable only by their owner, root or you"
@@ -224,7 +224,7 @@ static enum ggmlc_status step(struct walk *w, int *links, struct ggmlc_secure_fi
     return status;
 }
 
-enum ggmlc_status ggmlc_secure_open(const char *path, enum ggmlc_secure_kind kind, struct ggmlc_secure_file *out,
+enum ggmlc_status ggmlc__secure_open(const char *path, enum ggmlc_secure_kind kind, struct ggmlc_secure_file *out,
                                     char *reason, size_t size) {
     out->fd = -1;
     out->real[0] = '\0';

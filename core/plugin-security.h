@@ -18,7 +18,7 @@ enum ggmlc_secure_kind {
     GGMLC_SECURE_CONFIG, /* GGMLC_ERR_CONFIG; always checked */
 };
 
-/* A file opened by ggmlc_secure_open. */
+/* A file opened by ggmlc__secure_open. */
 struct ggmlc_secure_file {
     int fd;                  /* O_RDONLY | O_CLOEXEC, of the file that was checked */
     char real[PATH_MAX];     /* its path with every link resolved (messages, fallbacks) */
@@ -37,10 +37,10 @@ struct ggmlc_secure_file {
  * path, the offending component and why in reason (GGMLC_ERR_NOT_FOUND when
  * something on the way does not exist).  For plugins the ownership and
  * permission checks are skipped while insecure plugins are allowed. */
-GGMLC_HIDDEN enum ggmlc_status ggmlc_secure_open(const char *path, enum ggmlc_secure_kind kind,
+GGMLC_HIDDEN enum ggmlc_status ggmlc__secure_open(const char *path, enum ggmlc_secure_kind kind,
                                                  struct ggmlc_secure_file *out, char *reason, size_t size);
 
 /* [ggmlc] allow_insecure_plugins = true: skip the plugin checks (set when the configuration is read). */
-GGMLC_HIDDEN void ggmlc_plugin_allow_insecure(bool allow);
+GGMLC_HIDDEN void ggmlc__plugin_allow_insecure(bool allow);
 
 #endif /* GGMLC_PLUGIN_SECURITY_H */

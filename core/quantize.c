@@ -8,17 +8,17 @@
 
 static ggmlc_quantize_fn quantizer_of(enum ggml_type type) {
     switch (type) {
-    case GGML_TYPE_Q4_0:   return ggmlc_quantize_q4_0;
-    case GGML_TYPE_Q4_1:   return ggmlc_quantize_q4_1;
-    case GGML_TYPE_Q5_0:   return ggmlc_quantize_q5_0;
-    case GGML_TYPE_Q5_1:   return ggmlc_quantize_q5_1;
-    case GGML_TYPE_Q2_K:   return ggmlc_quantize_q2_K;
-    case GGML_TYPE_Q3_K:   return ggmlc_quantize_q3_K;
-    case GGML_TYPE_Q4_K:   return ggmlc_quantize_q4_K;
-    case GGML_TYPE_Q5_K:   return ggmlc_quantize_q5_K;
-    case GGML_TYPE_Q6_K:   return ggmlc_quantize_q6_K;
-    case GGML_TYPE_IQ4_NL: return ggmlc_quantize_iq4_nl;
-    case GGML_TYPE_IQ4_XS: return ggmlc_quantize_iq4_xs;
+    case GGML_TYPE_Q4_0:   return ggmlc__quantize_q4_0;
+    case GGML_TYPE_Q4_1:   return ggmlc__quantize_q4_1;
+    case GGML_TYPE_Q5_0:   return ggmlc__quantize_q5_0;
+    case GGML_TYPE_Q5_1:   return ggmlc__quantize_q5_1;
+    case GGML_TYPE_Q2_K:   return ggmlc__quantize_q2_K;
+    case GGML_TYPE_Q3_K:   return ggmlc__quantize_q3_K;
+    case GGML_TYPE_Q4_K:   return ggmlc__quantize_q4_K;
+    case GGML_TYPE_Q5_K:   return ggmlc__quantize_q5_K;
+    case GGML_TYPE_Q6_K:   return ggmlc__quantize_q6_K;
+    case GGML_TYPE_IQ4_NL: return ggmlc__quantize_iq4_nl;
+    case GGML_TYPE_IQ4_XS: return ggmlc__quantize_iq4_xs;
     default:               return NULL;
     }
 }
@@ -34,7 +34,7 @@ bool ggml_quantize_requires_imatrix(enum ggml_type type) {
 
 size_t ggml_quantize_chunk(enum ggml_type type, const float *src, void *dst, int64_t start, int64_t nrows,
                            int64_t n_per_row, const float *imatrix) {
-    if (!ggmlc_type_is_valid(type) || !src || !dst || start < 0 || nrows < 0 || n_per_row <= 0) {
+    if (!ggmlc__type_is_valid(type) || !src || !dst || start < 0 || nrows < 0 || n_per_row <= 0) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_quantize_chunk: invalid arguments (type %d)", (int)type);
         return 0;
     }
@@ -102,7 +102,7 @@ static bool check_float_values(const uint8_t *data, size_t n, enum ggml_type typ
 }
 
 bool ggml_validate_row_data(enum ggml_type type, const void *data, size_t nbytes) {
-    if (!ggmlc_type_is_valid(type)) {
+    if (!ggmlc__type_is_valid(type)) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggml_validate_row_data: invalid type %d", (int)type);
         return false;
     }

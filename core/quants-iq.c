@@ -86,11 +86,11 @@ static void quantize_iq4_nl_block(const float *x, block_iq4_nl *y, const float *
     pack_iq4(L, y->qs, 32);
 }
 
-void ggmlc_quantize_row_iq4_nl_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_iq4_nl_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     for (int64_t i = 0; i < k / QK4_NL; i++) quantize_iq4_nl_block(x + i * QK4_NL, (block_iq4_nl *)vy + i, NULL);
 }
 
-void ggmlc_dequantize_row_iq4_nl(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_iq4_nl(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_iq4_nl *x = vx;
     for (int64_t i = 0; i < k / QK4_NL; i++, y += QK4_NL) {
         const float d = fp16(x[i].d);
@@ -128,11 +128,11 @@ static void quantize_iq4_xs_block(const float *x, block_iq4_xs *y, const float *
     pack_iq4(L, y->qs, QK_K);
 }
 
-void ggmlc_quantize_row_iq4_xs_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_iq4_xs_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; i++) quantize_iq4_xs_block(x + i * QK_K, (block_iq4_xs *)vy + i, NULL);
 }
 
-void ggmlc_dequantize_row_iq4_xs(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_iq4_xs(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_iq4_xs *x = vx;
     for (int64_t i = 0; i < k / QK_K; i++) {
         const float d = fp16(x[i].d);
@@ -149,7 +149,7 @@ void ggmlc_dequantize_row_iq4_xs(const void *GGML_RESTRICT vx, float *GGML_RESTR
 }
 
 #define IQ4_QUANTIZE(name, block_t, per_block) \
-    size_t ggmlc_quantize_##name(const float *src, void *dst, int64_t nrow, int64_t n_per_row, const float *qw) { \
+    size_t ggmlc__quantize_##name(const float *src, void *dst, int64_t nrow, int64_t n_per_row, const float *qw) { \
         block_t *y = dst; \
         for (int64_t r = 0; r < nrow; r++) \
             for (int64_t ib = 0; ib < n_per_row / per_block; ib++, y++) \
@@ -173,7 +173,7 @@ static uint8_t best_index_mxfp4(float x, float d) {
 }
 
 /* The exponent puts the largest magnitude near level 4 (of at most 6), leaving headroom. */
-void ggmlc_quantize_row_mxfp4_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_mxfp4_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_mxfp4 *y = vy;
     for (int64_t i = 0; i < k / QK_MXFP4; i++, x += QK_MXFP4) {
         float amax = 0;
@@ -186,7 +186,7 @@ void ggmlc_quantize_row_mxfp4_ref(const float *GGML_RESTRICT x, void *GGML_RESTR
     }
 }
 
-void ggmlc_dequantize_row_mxfp4(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_mxfp4(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_mxfp4 *x = vx;
     for (int64_t i = 0; i < k / QK_MXFP4; i++, y += QK_MXFP4) {
         const float d = ggmlc_e8m0_to_fp32_half(x[i].e);

@@ -42,7 +42,7 @@ static void q2_K_requantize(const float *x, block_q2_K *y, uint8_t *L) {
     pack_2bit(L, y->qs);
 }
 
-void ggmlc_quantize_row_q2_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q2_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q2_K *y = vy;
     uint8_t L[QK_K], Laux[16];
     float weights[16], mins[QK_K / 16], scales[QK_K / 16];
@@ -50,7 +50,7 @@ void ggmlc_quantize_row_q2_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
         float max_scale = 0, max_min = 0;
         for (int j = 0; j < QK_K / 16; j++) {
             for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
-            scales[j] = ggmlc_make_qkx_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
+            scales[j] = ggmlc__make_qkx_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
@@ -67,7 +67,7 @@ void ggmlc_quantize_row_q2_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q2_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q2_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q2_K *x = vx;
     for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) {
         const float d = fp16(x[i].d), dmin = fp16(x[i].dmin);
@@ -90,10 +90,10 @@ static void quantize_q2_K_weighted(const float *x, block_q2_K *y, const float *q
             w[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
             sw[j] += w[l];
         }
-        scales[j] = ggmlc_make_qkx_quants(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+        scales[j] = ggmlc__make_qkx_quants(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
     }
-    const float dm = ggmlc_make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
-    const float mm = ggmlc_make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
+    const float dm = ggmlc__make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
+    const float mm = ggmlc__make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
     y->d = to_fp16(dm);
     y->dmin = to_fp16(mm);
     for (int j = 0; j < QK_K / 16; j++) y->scales[j] = (uint8_t)(Ls[j] | Lm[j] << 4);
@@ -172,7 +172,7 @@ static void q3_K_requantize(const float *x, block_q3_K *y, int8_t *L) {
     pack_2bit(low, y->qs);
 }
 
-void ggmlc_quantize_row_q3_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q3_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q3_K *y = vy;
     int8_t L[QK_K];
     float scales[QK_K / 16];
@@ -195,7 +195,7 @@ void ggmlc_quantize_row_q3_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q3_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q3_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q3_K *x = vx;
     for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) {
         const float d = fp16(x[i].d);
@@ -218,10 +218,10 @@ static void quantize_q3_K_weighted(const float *x, block_q3_K *y, const float *q
             w[l] = qw[16 * j + l] * sqrtf(sigma2 + x[16 * j + l] * x[16 * j + l]);
             sw[j] += w[l];
         }
-        scales[j] = ggmlc_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, w);
+        scales[j] = ggmlc__make_qx_quants(16, 4, x + 16 * j, L + 16 * j, 1, w);
     }
     memset(y->scales, 0, sizeof y->scales);
-    const float d_block = ggmlc_make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
+    const float d_block = ggmlc__make_qx_quants(QK_K / 16, 32, scales, Ls, 1, sw);
     for (int j = 0; j < QK_K / 16; j++) q3_K_set_scale(y->scales, j, Ls[j]);
     y->d = to_fp16(d_block);
     q3_K_requantize(x, y, L);
@@ -265,15 +265,15 @@ static void k45_subblock_fit(const float *x, const float *qw, int nmax, uint8_t 
             for (int l = 0; l < 32; l++) w[l] = qw[32 * j + l] * sqrtf(sigma2 + xs[l] * xs[l]);
             sw[j] = 0;
             for (int l = 0; l < 32; l++) sw[j] += w[l];
-            scales[j] = ggmlc_make_qkx_quants(32, nmax, xs, w, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
+            scales[j] = ggmlc__make_qkx_quants(32, nmax, xs, w, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36, false);
         } else {
             float sub_x2 = 0;
             for (int l = 0; l < 32; l++) sub_x2 += xs[l] * xs[l];
             const float av_x = sqrtf(sub_x2 / 32);
             for (int l = 0; l < 32; l++) w[l] = av_x + fabsf(xs[l]);
             scales[j] = nmax == 15
-                ? ggmlc_make_qkx_quants(32, nmax, xs, w, L + 32 * j, &mins[j], Laux, -1.0f, 0.1f, 20, false)
-                : ggmlc_make_qkx_quants(32, nmax, xs, w, L + 32 * j, &mins[j], Laux, -0.5f, 0.1f, 15, false);
+                ? ggmlc__make_qkx_quants(32, nmax, xs, w, L + 32 * j, &mins[j], Laux, -1.0f, 0.1f, 20, false)
+                : ggmlc__make_qkx_quants(32, nmax, xs, w, L + 32 * j, &mins[j], Laux, -0.5f, 0.1f, 15, false);
         }
     }
 }
@@ -286,8 +286,8 @@ static void k45_store_scales(const float *x, const float *qw, int nmax, ggml_fp1
     memset(packed, 0, K_SCALE_SIZE);
     if (qw) {
         uint8_t Ls[QK_K / 32], Lm[QK_K / 32];
-        const float d_block = ggmlc_make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
-        const float m_block = ggmlc_make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
+        const float d_block = ggmlc__make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
+        const float m_block = ggmlc__make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
         for (int j = 0; j < QK_K / 32; j++) k4_set_scale_min(packed, j, Ls[j], Lm[j]);
         *d = to_fp16(d_block);
         *dmin = to_fp16(m_block);
@@ -334,11 +334,11 @@ static void quantize_q4_K_block(const float *x, block_q4_K *y, const float *qw) 
     pack_k_nibbles(L, y->qs);
 }
 
-void ggmlc_quantize_row_q4_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q4_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; i++) quantize_q4_K_block(x + i * QK_K, (block_q4_K *)vy + i, NULL);
 }
 
-void ggmlc_dequantize_row_q4_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q4_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q4_K *x = vx;
     for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) {
         const float d = fp16(x[i].d), dmin = fp16(x[i].dmin);
@@ -361,11 +361,11 @@ static void quantize_q5_K_block(const float *x, block_q5_K *y, const float *qw) 
     pack_k_nibbles(L, y->qs);
 }
 
-void ggmlc_quantize_row_q5_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q5_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; i++) quantize_q5_K_block(x + i * QK_K, (block_q5_K *)vy + i, NULL);
 }
 
-void ggmlc_dequantize_row_q5_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q5_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q5_K *x = vx;
     for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) {
         const float d = fp16(x[i].d), dmin = fp16(x[i].dmin);
@@ -397,7 +397,7 @@ static void quantize_q6_K_block(const float *x, block_q6_K *y, const float *qw) 
     for (int ib = 0; ib < QK_K / 16; ib++) {
         if (qw)
             for (int j = 0; j < 16; j++) w[j] = qw[16 * ib + j] * sqrtf(sigma2 + x[16 * ib + j] * x[16 * ib + j]);
-        scales[ib] = ggmlc_make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? w : NULL);
+        scales[ib] = ggmlc__make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, 1, qw ? w : NULL);
         if (fabsf(scales[ib]) > max_abs_scale) { max_abs_scale = fabsf(scales[ib]); max_scale = scales[ib]; }
     }
     if (max_abs_scale < GROUP_MAX_EPS) {
@@ -427,11 +427,11 @@ static void quantize_q6_K_block(const float *x, block_q6_K *y, const float *qw) 
     }
 }
 
-void ggmlc_quantize_row_q6_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q6_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     for (int64_t i = 0; i < k / QK_K; i++) quantize_q6_K_block(x + i * QK_K, (block_q6_K *)vy + i, NULL);
 }
 
-void ggmlc_dequantize_row_q6_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q6_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q6_K *x = vx;
     for (int64_t i = 0; i < k / QK_K; i++, y += QK_K) {
         const float d = fp16(x[i].d);
@@ -448,7 +448,7 @@ void ggmlc_dequantize_row_q6_K(const void *GGML_RESTRICT vx, float *GGML_RESTRIC
 /* ------------------------------------------------------------- Q8_K */
 
 /* f32 scale, int8 values, and the sums of each 16 values (used for the K-quant mins). */
-void ggmlc_quantize_row_q8_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q8_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q8_K *y = vy;
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
         float max = 0, amax = 0;
@@ -472,7 +472,7 @@ void ggmlc_quantize_row_q8_K_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q8_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q8_K(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q8_K *x = vx;
     for (int64_t i = 0; i < k / QK_K; i++, y += QK_K)
         for (int j = 0; j < QK_K; j++) y[j] = x[i].d * x[i].qs[j];
@@ -481,13 +481,13 @@ void ggmlc_dequantize_row_q8_K(const void *GGML_RESTRICT vx, float *GGML_RESTRIC
 /* --------------------------------------------- row drivers with imatrix */
 
 #define K_QUANTIZE(name, block_t, weighted_fn) \
-    size_t ggmlc_quantize_##name(const float *src, void *dst, int64_t nrow, int64_t n_per_row, const float *qw) { \
+    size_t ggmlc__quantize_##name(const float *src, void *dst, int64_t nrow, int64_t n_per_row, const float *qw) { \
         block_t *y = dst; \
         for (int64_t r = 0; r < nrow; r++) \
             for (int64_t ib = 0; ib < n_per_row / QK_K; ib++, y++) { \
                 const float *x = src + r * n_per_row + ib * QK_K; \
                 if (qw) weighted_fn(x, y, qw + ib * QK_K); \
-                else ggmlc_quantize_row_##name##_ref(x, y, QK_K); \
+                else ggmlc__quantize_row_##name##_ref(x, y, QK_K); \
             } \
         return (size_t)nrow * (size_t)(n_per_row / QK_K) * sizeof(block_t); \
     }

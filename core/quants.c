@@ -37,7 +37,7 @@ static void min_max(const float *x, int n, float *min, float *max) {
 /* ------------------------------------------------------------- Q4_0 */
 
 /* The scale maps the signed extreme to level -8, so the full [-8, 7] range is used. */
-void ggmlc_quantize_row_q4_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q4_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q4_0 *y = vy;
     for (int64_t i = 0; i < k / QK4_0; i++, x += QK4_0) {
         float amax;
@@ -51,7 +51,7 @@ void ggmlc_quantize_row_q4_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q4_0(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q4_0(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q4_0 *x = vx;
     for (int64_t i = 0; i < k / QK4_0; i++, y += QK4_0) {
         const float d = fp16(x[i].d);
@@ -64,7 +64,7 @@ void ggmlc_dequantize_row_q4_0(const void *GGML_RESTRICT vx, float *GGML_RESTRIC
 
 /* ------------------------------------------------------------- Q4_1 */
 
-void ggmlc_quantize_row_q4_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q4_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q4_1 *y = vy;
     for (int64_t i = 0; i < k / QK4_1; i++, x += QK4_1) {
         float min, max;
@@ -80,7 +80,7 @@ void ggmlc_quantize_row_q4_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q4_1(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q4_1(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q4_1 *x = vx;
     for (int64_t i = 0; i < k / QK4_1; i++, y += QK4_1) {
         const float d = fp16(x[i].d), m = fp16(x[i].m);
@@ -113,7 +113,7 @@ static void unpack_5bit(const uint8_t *qs, const uint8_t qh_bytes[4], int *level
     }
 }
 
-void ggmlc_quantize_row_q5_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q5_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q5_0 *y = vy;
     for (int64_t i = 0; i < k / QK5_0; i++, x += QK5_0) {
         float amax;
@@ -129,7 +129,7 @@ void ggmlc_quantize_row_q5_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q5_0(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q5_0(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q5_0 *x = vx;
     for (int64_t i = 0; i < k / QK5_0; i++, y += QK5_0) {
         const float d = fp16(x[i].d);
@@ -139,7 +139,7 @@ void ggmlc_dequantize_row_q5_0(const void *GGML_RESTRICT vx, float *GGML_RESTRIC
     }
 }
 
-void ggmlc_quantize_row_q5_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q5_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q5_1 *y = vy;
     for (int64_t i = 0; i < k / QK5_1; i++, x += QK5_1) {
         float min, max;
@@ -154,7 +154,7 @@ void ggmlc_quantize_row_q5_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q5_1(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q5_1(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q5_1 *x = vx;
     for (int64_t i = 0; i < k / QK5_1; i++, y += QK5_1) {
         const float d = fp16(x[i].d), m = fp16(x[i].m);
@@ -166,7 +166,7 @@ void ggmlc_dequantize_row_q5_1(const void *GGML_RESTRICT vx, float *GGML_RESTRIC
 
 /* ------------------------------------------------------- Q8_0 / Q8_1 */
 
-void ggmlc_quantize_row_q8_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q8_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q8_0 *y = vy;
     for (int64_t i = 0; i < k / QK8_0; i++, x += QK8_0) {
         float amax;
@@ -178,7 +178,7 @@ void ggmlc_quantize_row_q8_0_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q8_0(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q8_0(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q8_0 *x = vx;
     for (int64_t i = 0; i < k / QK8_0; i++, y += QK8_0) {
         const float d = fp16(x[i].d);
@@ -187,7 +187,7 @@ void ggmlc_dequantize_row_q8_0(const void *GGML_RESTRICT vx, float *GGML_RESTRIC
 }
 
 /* Q8_1 also stores d * sum(q), which the Q4_1/Q5_1 dot products need for the minimum term. */
-void ggmlc_quantize_row_q8_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_q8_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q8_1 *y = vy;
     for (int64_t i = 0; i < k / QK8_1; i++, x += QK8_1) {
         float amax;
@@ -204,7 +204,7 @@ void ggmlc_quantize_row_q8_1_ref(const float *GGML_RESTRICT x, void *GGML_RESTRI
     }
 }
 
-void ggmlc_dequantize_row_q8_1(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
+void ggmlc__dequantize_row_q8_1(const void *GGML_RESTRICT vx, float *GGML_RESTRICT y, int64_t k) {
     const block_q8_1 *x = vx;
     for (int64_t i = 0; i < k / QK8_1; i++, y += QK8_1) {
         const float d = fp16(x[i].d);
@@ -240,7 +240,7 @@ static void qx_fit(int n, int nmax, const float *x, const float *w, int rmse_typ
 }
 
 /* Try 19 inverse scales around nmax/max and keep the one with the best weighted fit. */
-float ggmlc_make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *w) {
+float ggmlc__make_qx_quants(int n, int nmax, const float *x, int8_t *L, int rmse_type, const float *w) {
     float amax;
     const float max = signed_absmax(x, n, &amax);
     if (amax < GROUP_MAX_EPS) {
@@ -284,7 +284,7 @@ static float qkx_error(int n, const float *x, const float *w, const uint8_t *L, 
 }
 
 /* Scale and min by weighted least squares over nstep+1 trial grids (w NULL: x^2). */
-float ggmlc_make_qkx_quants(int n, int nmax, const float *x, const float *w, uint8_t *L, float *the_min,
+float ggmlc__make_qkx_quants(int n, int nmax, const float *x, const float *w, uint8_t *L, float *the_min,
                             uint8_t *Laux, float rmin, float rdelta, int nstep, bool use_mad) {
     float min = x[0], max = x[0];
     float sum_w = w ? w[0] : x[0] * x[0];
@@ -338,7 +338,7 @@ float ggmlc_make_qkx_quants(int n, int nmax, const float *x, const float *w, uin
 }
 
 /* Levels of non-negative values (sub-block scales) in [0, nmax], refined by coordinate descent. */
-float ggmlc_make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *w) {
+float ggmlc__make_qp_quants(int n, int nmax, const float *x, uint8_t *L, const float *w) {
     float max = 0;
     for (int i = 0; i < n; i++) max = fmaxf(max, x[i]);
     if (max < GROUP_MAX_EPS) {
@@ -420,11 +420,11 @@ static size_t quantize_legacy(const float *src, void *dst, int64_t nrow, int64_t
             imatrix_weights(xb, qw + 32 * ib, 32, sigma2, w);
             if (type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q5_0) {
                 int8_t L[32];
-                d = ggmlc_make_qx_quants(32, nmax, xb, L, 1, w);
+                d = ggmlc__make_qx_quants(32, nmax, xb, L, 1, w);
                 for (int j = 0; j < 32; j++) levels[j] = L[j];
             } else {
                 uint8_t L[32], Laux[32];
-                d = ggmlc_make_qkx_quants(32, nmax, xb, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
+                d = ggmlc__make_qkx_quants(32, nmax, xb, w, L, &min, Laux, -0.9f, 0.05f, 36, false);
                 for (int j = 0; j < 32; j++) levels[j] = L[j];
             }
             switch (type) {
@@ -461,9 +461,9 @@ static size_t quantize_legacy(const float *src, void *dst, int64_t nrow, int64_t
 }
 
 #define LEGACY_QUANTIZE(name, TYPE) \
-    size_t ggmlc_quantize_##name(const float *src, void *dst, int64_t nrow, int64_t n_per_row, const float *qw) { \
+    size_t ggmlc__quantize_##name(const float *src, void *dst, int64_t nrow, int64_t n_per_row, const float *qw) { \
         if (!qw) { \
-            ggmlc_quantize_row_##name##_ref(src, dst, nrow * n_per_row); \
+            ggmlc__quantize_row_##name##_ref(src, dst, nrow * n_per_row); \
             return (size_t)nrow * ggml_row_size(TYPE, n_per_row); \
         } \
         return quantize_legacy(src, dst, nrow, n_per_row, qw, TYPE); \

@@ -60,7 +60,7 @@ static void unlock_registry(void) { pthread_mutex_unlock(&lock); }
 /* ------------------------------------------------------------ entries */
 
 static struct backend_entry *new_entry(void) {
-    if (!ggmlc_reserve_one(&R.entries, &R.entries_cap, R.n_entries, sizeof *R.entries)) return NULL;
+    if (!ggmlc__reserve_one(&R.entries, &R.entries_cap, R.n_entries, sizeof *R.entries)) return NULL;
     struct backend_entry *e = &R.entries[R.n_entries++];
     memset(e, 0, sizeof *e);
     e->info.priority = -1;
@@ -87,7 +87,7 @@ static void set_reason(struct backend_entry *e, const char *fmt, ...) {
 }
 
 static bool append_reg(ggml_backend_reg_t reg) {
-    if (!ggmlc_reserve_one(&R.regs, &R.regs_cap, R.n_regs, sizeof *R.regs)) return false;
+    if (!ggmlc__reserve_one(&R.regs, &R.regs_cap, R.n_regs, sizeof *R.regs)) return false;
     R.regs[R.n_regs++] = reg;
     return true;
 }
@@ -121,7 +121,7 @@ static bool load_entry(size_t index, const struct ggmlc_plugin_options *opts, bo
     ggml_backend_reg_t reg = NULL;
     bool not_a_plugin = false;
     const enum ggmlc_status status =
-        ggmlc_plugin_load(R.entries[index].info.path, opts, &reg, &version, &not_a_plugin, reason, sizeof reason);
+        ggmlc__plugin_load(R.entries[index].info.path, opts, &reg, &version, &not_a_plugin, reason, sizeof reason);
     struct backend_entry *e = &R.entries[index];
     e->info.status = status;
     if (status == GGMLC_OK && (reg_is_registered(reg) || append_reg(reg))) { /* init may have registered it */
@@ -135,7 +135,7 @@ static bool load_entry(size_t index, const struct ggmlc_plugin_options *opts, bo
         return false;
     }
     if (status == GGMLC_OK) { /* out of memory while registering it */
-        ggmlc_plugin_unload(reg);
+        ggmlc__plugin_unload(reg);
         snprintf(reason, sizeof reason, "%s: out of memory while registering it", e->info.path);
         e->info.status = GGMLC_ERR_NOMEM;
     }
@@ -167,8 +167,8 @@ static void fill_info_from_config(struct backend_entry *e, const struct ggmlc_co
 }
 
 static void load_ordered_backend(const char *name, int priority, bool from_env) {
-    struct ggmlc_config_backend *b = ggmlc_config_find(&R.cfg, name);
-    if (!b && strcasecmp(name, "cpu") == 0) b = ggmlc_config_add_implicit(&R.cfg, "cpu", "cpu.so");
+    struct ggmlc_config_backend *b = ggmlc__config_find(&R.cfg, name);
+    if (!b && strcasecmp(name, "cpu") == 0) b = ggmlc__config_add_implicit(&R.cfg, "cpu", "cpu.so");
     if (!b) {
         GGMLC_LOG_WARN("ggmlc: %s names backend '%s', which has no [backend.%s] section (ignored)\n",
                        from_env ? "GGMLC_BACKENDS" : R.cfg.order_origin ? R.cfg.order_origin : "the configuration", name, name);
@@ -214,27 +214,27 @@ static void list_unused_backends(bool from_env) {
 
 static enum ggmlc_status load_everything(void) {
     ggmlc_clear_error();
-    ggmlc_config_read(&R.cfg);
+    ggmlc__config_read(&R.cfg);
     /* Loading a plugin clears the last error; a configuration problem (a file that exists
      * but could not be read) must still reach the caller once the backends are loaded. */
     const enum ggmlc_status config_status = ggmlc_last_status();
     char config_error[512];
     snprintf(config_error, sizeof config_error, "%s", ggmlc_last_error());
-    ggmlc_plugin_allow_insecure(R.cfg.allow_insecure_plugins);
+    ggmlc__plugin_allow_insecure(R.cfg.allow_insecure_plugins);
     if (R.cfg.n_files == 0)
         GGMLC_TRACE_LOADER("no configuration file; loading %s/cpu.so\n", GGMLC_PLUGINDIR);
     const char *env = ggmlc_getenv("GGMLC_BACKENDS");
     const bool from_env = env && *env;
     if (from_env) GGMLC_TRACE_LOADER("GGMLC_BACKENDS=%s\n", env);
     char **names;
-    const size_t n = ggmlc_config_order(&R.cfg, from_env ? env : NULL, &names);
+    const size_t n = ggmlc__config_order(&R.cfg, from_env ? env : NULL, &names);
     for (size_t i = 0; i < n; i++) load_ordered_backend(names[i], (int)i, from_env);
-    ggmlc_free_list(names, n);
+    ggmlc__free_list(names, n);
     list_unused_backends(from_env);
     if (config_status != GGMLC_OK && ggmlc_last_status() == GGMLC_OK) { /* logged once already */
-        ggmlc_errors_quiet(true);
+        ggmlc__errors_quiet(true);
         ggmlc_set_error(config_status, "%s", config_error);
-        ggmlc_errors_quiet(false);
+        ggmlc__errors_quiet(false);
     }
     return R.n_regs > 0 ? GGMLC_OK : GGMLC_ERR_PLUGIN;
 }
@@ -259,12 +259,12 @@ void ggmlc_shutdown(void) {
         unlock_registry();
         return;
     }
-    for (size_t i = R.n_regs; i-- > 0;) ggmlc_plugin_unload(R.regs[i]);
+    for (size_t i = R.n_regs; i-- > 0;) ggmlc__plugin_unload(R.regs[i]);
     for (size_t i = 0; i < R.n_entries; i++) free_entry_strings(&R.entries[i]);
     free(R.entries);
     free(R.regs);
     free(R.extra_devices);
-    ggmlc_config_free(&R.cfg);
+    ggmlc__config_free(&R.cfg);
     memset(&R, 0, sizeof R);
     unlock_registry();
 }
@@ -510,7 +510,7 @@ void ggml_backend_unload(ggml_backend_reg_t reg) {
             e->info.priority = -1;
             set_reason(e, "unloaded by the program");
         }
-        ggmlc_plugin_unload(reg);
+        ggmlc__plugin_unload(reg);
     } else {
         ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "ggml_backend_unload: registry %s is not registered", reg->name);
     }
@@ -562,5 +562,5 @@ void ggml_backend_load_all_from_path(const char *dir_path) {
     closedir(d);
     if (n) qsort(names, n, sizeof *names, compare_strings);
     for (size_t i = 0; i < n; i++) load_program_plugin(names[i], true); /* each file opened once at most */
-    ggmlc_free_list(names, n);
+    ggmlc__free_list(names, n);
 }

@@ -39,7 +39,7 @@ struct sched_clone {
     struct ggml_tensor *clone; /* computed in the split's backend instead */
 };
 
-struct sched_rewire {
+struct ggmlc__sched_rewire {
     struct ggml_tensor *node; /* the caller's node, or a clone */
     int slot;
     struct ggml_tensor *orig; /* the source the caller gave */
@@ -95,7 +95,7 @@ struct ggml_backend_sched {
     SCHED_ARRAY(struct sched_split, splits);
     SCHED_ARRAY(struct sched_input, inputs);
     SCHED_ARRAY(struct sched_clone, clones);
-    SCHED_ARRAY(struct sched_rewire, rewires);
+    SCHED_ARRAY(struct ggmlc__sched_rewire, rewires);
     struct ggml_context *ctx; /* copies, clones and the internal graph */
     struct ggml_cgraph *graph;
     int *node_ids, *leaf_ids;
@@ -116,10 +116,10 @@ struct ggml_backend_sched {
 };
 
 /* Slot of t in the planning hash (the hash is sized for the graph). */
-GGMLC_HIDDEN size_t sched_slot(ggml_backend_sched_t sched, const struct ggml_tensor *t);
+GGMLC_HIDDEN size_t ggmlc__sched_slot(ggml_backend_sched_t sched, const struct ggml_tensor *t);
 /* Assign backends, cut splits, and build the internal graph; false on error. */
-GGMLC_HIDDEN bool sched_plan(ggml_backend_sched_t sched, struct ggml_cgraph *graph);
+GGMLC_HIDDEN bool ggmlc__sched_plan(ggml_backend_sched_t sched, struct ggml_cgraph *graph);
 /* Swap the copies/clones in for rewires [first, last), or swap the originals back. */
-GGMLC_HIDDEN void sched_rewire(ggml_backend_sched_t sched, int first, int last, bool apply);
+GGMLC_HIDDEN void ggmlc__sched_rewire(ggml_backend_sched_t sched, int first, int last, bool apply);
 
 #endif /* GGMLC_SCHED_IMPL_H */

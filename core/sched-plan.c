@@ -11,9 +11,9 @@
 
 /* ------------------------------------------------------------ helpers */
 
-size_t sched_slot(ggml_backend_sched_t sched, const struct ggml_tensor *t) {
+size_t ggmlc__sched_slot(ggml_backend_sched_t sched, const struct ggml_tensor *t) {
     bool fresh;
-    const size_t slot = ggmlc_hash_claim(&sched->hash, (struct ggml_tensor *)t, &fresh);
+    const size_t slot = ggmlc__hash_claim(&sched->hash, (struct ggml_tensor *)t, &fresh);
     if (slot == GGML_HASHSET_FULL) abort(); /* sized for every tensor of the graph: a bug */
     if (fresh) { /* a tensor new to this plan: unset (reset_state clears nothing per slot) */
         sched->assign[slot] = sched->split_of[slot] = -1;
@@ -41,14 +41,14 @@ static const struct ggml_tensor *storage_of(const struct ggml_tensor *t) { retur
 /* Allocated by the caller (not by this scheduler's allocator). */
 static bool preallocated(ggml_backend_sched_t sched, const struct ggml_tensor *t) {
     const struct ggml_tensor *st = storage_of(t);
-    return st->data && !(st->buffer && ggmlc_gallocr_owns_buffer(sched->galloc, st->buffer));
+    return st->data && !(st->buffer && ggmlc__gallocr_owns_buffer(sched->galloc, st->buffer));
 }
 
 /* The buffer type t's bytes live (or will live) in; NULL when not known yet. */
 static ggml_backend_buffer_type_t storage_buft(ggml_backend_sched_t sched, const struct ggml_tensor *t) {
     const struct ggml_tensor *st = storage_of(t);
     if (preallocated(sched, st)) return st->buffer ? st->buffer->buft : ggml_backend_cpu_buffer_type();
-    const int id = sched->assign[sched_slot(sched, st)];
+    const int id = sched->assign[ggmlc__sched_slot(sched, st)];
     return id >= 0 ? sched->bufts[id] : NULL;
 }
 
@@ -114,7 +114,7 @@ static int choose_backend(ggml_backend_sched_t sched, const struct ggml_tensor *
     *weight = NULL;
     /* an in-place result (a view that computes) stays with the memory it overwrites */
     if (node->view_src && !preallocated(sched, node)) {
-        const int b = sched->assign[sched_slot(sched, node->view_src)];
+        const int b = sched->assign[ggmlc__sched_slot(sched, node->view_src)];
         if (b >= 0 && supports(sched, b, node)) return b;
     }
     /* a node the caller allocated stays with its buffer when that backend computes it */
@@ -166,36 +166,36 @@ static void assign_nodes(ggml_backend_sched_t sched, struct ggml_cgraph *graph) 
             if (sched->debug && id == cpu && cpu > 0) explain_cpu(sched, node, weight);
         }
         if (id < 0) id = last; /* views compute nothing: they stay in the current split */
-        sched->assign[sched_slot(sched, node)] = id;
+        sched->assign[ggmlc__sched_slot(sched, node)] = id;
         if (id >= 0) last = id;
     }
     /* views before the first computing node join the first split */
     int first = last >= 0 ? last : cpu;
     for (int i = 0; i < graph->n_nodes; i++) {
-        const int id = sched->assign[sched_slot(sched, graph->nodes[i])];
+        const int id = sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])];
         if (id >= 0) {
             first = id;
             break;
         }
     }
-    for (int i = 0; i < graph->n_nodes && sched->assign[sched_slot(sched, graph->nodes[i])] < 0; i++)
-        sched->assign[sched_slot(sched, graph->nodes[i])] = first;
+    for (int i = 0; i < graph->n_nodes && sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])] < 0; i++)
+        sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])] = first;
     /* sources the allocator places: inputs on the CPU (the caller writes them), others with their first consumer */
     for (int i = 0; i < graph->n_nodes; i++) {
         struct ggml_tensor *node = graph->nodes[i];
-        const int id = sched->assign[sched_slot(sched, node)];
+        const int id = sched->assign[ggmlc__sched_slot(sched, node)];
         for (int s = 0; s < GGML_MAX_SRC; s++) {
             struct ggml_tensor *src = node->src[s];
             if (!src) continue;
             const struct ggml_tensor *st = storage_of(src);
-            int *a = &sched->assign[sched_slot(sched, st)];
+            int *a = &sched->assign[ggmlc__sched_slot(sched, st)];
             if (*a < 0) *a = (st->flags & GGML_TENSOR_FLAG_INPUT) ? cpu : id;
-            int *as = &sched->assign[sched_slot(sched, src)];
+            int *as = &sched->assign[ggmlc__sched_slot(sched, src)];
             if (*as < 0) *as = *a;
         }
     }
     for (int i = 0; i < graph->n_leafs; i++) {
-        int *a = &sched->assign[sched_slot(sched, graph->leafs[i])];
+        int *a = &sched->assign[ggmlc__sched_slot(sched, graph->leafs[i])];
         if (*a < 0) *a = cpu;
     }
 }
@@ -205,12 +205,12 @@ static void assign_nodes(ggml_backend_sched_t sched, struct ggml_cgraph *graph) 
 static bool cut_splits(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     sched->n_splits = 0;
     for (int i = 0; i < graph->n_nodes; i++) {
-        const int id = sched->assign[sched_slot(sched, graph->nodes[i])];
+        const int id = sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])];
         if (sched->n_splits == 0 || sched->splits[sched->n_splits - 1].backend_id != id) {
             if (sched->n_splits) sched->splits[sched->n_splits - 1].i_end = i;
             if (!PUSH(sched, splits, ((struct sched_split){.backend_id = id, .i_start = i}))) return false;
         }
-        sched->split_of[sched_slot(sched, graph->nodes[i])] = sched->n_splits - 1;
+        sched->split_of[ggmlc__sched_slot(sched, graph->nodes[i])] = sched->n_splits - 1;
     }
     if (sched->n_splits) sched->splits[sched->n_splits - 1].i_end = graph->n_nodes;
     return true;
@@ -218,7 +218,7 @@ static bool cut_splits(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
 
 /* The copy of src that split k reads (made once per split). */
 static int input_for(ggml_backend_sched_t sched, int k, struct ggml_tensor *src) {
-    const size_t slot = sched_slot(sched, src);
+    const size_t slot = ggmlc__sched_slot(sched, src);
     if (sched->input_split[slot] == k) return sched->input_of[slot];
     if (!PUSH(sched, inputs, ((struct sched_input){.src = src}))) return INT_MIN;
     sched->input_split[slot] = k;
@@ -226,7 +226,7 @@ static int input_for(ggml_backend_sched_t sched, int k, struct ggml_tensor *src)
 }
 
 static int clone_in_split(ggml_backend_sched_t sched, int k, const struct ggml_tensor *t) {
-    const size_t slot = sched_slot(sched, t);
+    const size_t slot = ggmlc__sched_slot(sched, t);
     return sched->split_of[slot] == k && sched->clone_of[slot] >= 0 ? sched->clone_of[slot] : -1;
 }
 
@@ -243,7 +243,7 @@ static bool plan_split(ggml_backend_sched_t sched, struct ggml_cgraph *graph, in
         const bool cloned = is_view ? node->view_src && clone_in_split(sched, k, node->view_src) >= 0 : !can_read(sched, b, node);
         if (cloned) {
             if (!PUSH(sched, clones, ((struct sched_clone){.orig = node}))) return false;
-            sched->clone_of[sched_slot(sched, node)] = sched->n_clones - 1;
+            sched->clone_of[ggmlc__sched_slot(sched, node)] = sched->n_clones - 1;
         }
         for (int s = 0; s < GGML_MAX_SRC; s++) {
             struct ggml_tensor *src = node->src[s];
@@ -258,7 +258,7 @@ static bool plan_split(ggml_backend_sched_t sched, struct ggml_cgraph *graph, in
                 ref = input_for(sched, k, src);
                 if (ref == INT_MIN) return false;
             }
-            if (!PUSH(sched, rewires, ((struct sched_rewire){.node = node, .slot = s, .orig = src, .ref = ref}))) return false;
+            if (!PUSH(sched, rewires, ((struct ggmlc__sched_rewire){.node = node, .slot = s, .orig = src, .ref = ref}))) return false;
         }
     }
     sp->in_end = sched->n_inputs;
@@ -299,7 +299,7 @@ static bool make_tensors(ggml_backend_sched_t sched) {
             memcpy(cl->clone->op_params, o->op_params, sizeof o->op_params);
             memcpy(cl->clone->src, o->src, sizeof o->src);
             if (ggmlc_op_is_view(o->op)) { /* a view of a clone */
-                cl->clone->view_src = sched->clones[sched->clone_of[sched_slot(sched, o->view_src)]].clone;
+                cl->clone->view_src = sched->clones[sched->clone_of[ggmlc__sched_slot(sched, o->view_src)]].clone;
                 cl->clone->view_offs = o->view_offs;
             }
         }
@@ -310,9 +310,9 @@ static bool make_tensors(ggml_backend_sched_t sched) {
         struct sched_split *sp = &sched->splits[k];
         const int start = kept;
         for (int j = sp->rw_start; j < sp->rw_end; j++) {
-            struct sched_rewire rw = sched->rewires[j];
-            const int c = sched->clone_of[sched_slot(sched, rw.node)];
-            if (c >= 0 && sched->split_of[sched_slot(sched, rw.node)] == k) {
+            struct ggmlc__sched_rewire rw = sched->rewires[j];
+            const int c = sched->clone_of[ggmlc__sched_slot(sched, rw.node)];
+            if (c >= 0 && sched->split_of[ggmlc__sched_slot(sched, rw.node)] == k) {
                 sched->clones[c].clone->src[rw.slot] = replacement(sched, rw.ref);
             } else {
                 sched->rewires[kept++] = rw;
@@ -348,7 +348,7 @@ static bool build_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
         sp->g_start = g->n_nodes;
         for (int i = sp->i_start; i < sp->i_end; i++) {
             struct ggml_tensor *node = graph->nodes[i];
-            const int c = sched->clone_of[sched_slot(sched, node)];
+            const int c = sched->clone_of[ggmlc__sched_slot(sched, node)];
             sched->node_ids[g->n_nodes] = sp->backend_id;
             g->nodes[g->n_nodes++] = c >= 0 ? sched->clones[c].clone : node;
         }
@@ -364,7 +364,7 @@ static bool build_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
         }
     }
     for (int i = 0; i < graph->n_leafs; i++) {
-        sched->leaf_ids[i] = sched->assign[sched_slot(sched, graph->leafs[i])];
+        sched->leaf_ids[i] = sched->assign[ggmlc__sched_slot(sched, graph->leafs[i])];
         g->leafs[g->n_leafs++] = graph->leafs[i];
     }
     return true;
@@ -374,9 +374,9 @@ static bool build_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
 
 static bool reset_state(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     const size_t want = (size_t)graph->n_leafs + (size_t)graph->n_nodes * (GGML_MAX_SRC + 2);
-    if (sched->hash.size < ggml_hash_size(want)) {
-        ggml_hash_set_free(&sched->hash);
-        sched->hash = ggml_hash_set_new(want);
+    if (sched->hash.size < ggmlc__hash_size(want)) {
+        ggmlc__hash_set_free(&sched->hash);
+        sched->hash = ggmlc__hash_set_new(want);
         int **arrays[] = {&sched->assign, &sched->split_of, &sched->input_of, &sched->input_split, &sched->clone_of};
         bool complete = sched->hash.keys != NULL;
         for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
@@ -386,12 +386,12 @@ static bool reset_state(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
         }
         if (!complete) { /* out of memory: leave nothing half-sized, the next plan allocates again */
             for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) free(*arrays[a]), *arrays[a] = NULL;
-            ggml_hash_set_free(&sched->hash);
+            ggmlc__hash_set_free(&sched->hash);
             memset(&sched->hash, 0, sizeof sched->hash);
             return false;
         }
     } else {
-        ggml_hash_set_reset(&sched->hash); /* sched_slot unsets each slot as a tensor claims it */
+        ggmlc__hash_set_reset(&sched->hash); /* ggmlc__sched_slot unsets each slot as a tensor claims it */
     }
     sched->n_splits = sched->n_inputs = sched->n_clones = sched->n_rewires = 0;
     return true;
@@ -418,7 +418,7 @@ static void print_plan(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     }
 }
 
-bool sched_plan(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+bool ggmlc__sched_plan(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     if (!reset_state(sched, graph)) goto nomem;
     assign_nodes(sched, graph);
     if (!cut_splits(sched, graph)) goto nomem;
@@ -433,9 +433,9 @@ nomem:
     return false;
 }
 
-void sched_rewire(ggml_backend_sched_t sched, int first, int last, bool apply) {
+void ggmlc__sched_rewire(ggml_backend_sched_t sched, int first, int last, bool apply) {
     for (int j = first; j < last; j++) {
-        const struct sched_rewire *rw = &sched->rewires[j];
+        const struct ggmlc__sched_rewire *rw = &sched->rewires[j];
         rw->node->src[rw->slot] = apply ? replacement(sched, rw->ref) : rw->orig;
     }
 }

@@ -60,7 +60,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     if (!sched) return;
     ggml_gallocr_free(sched->galloc);
     ggml_free(sched->ctx);
-    ggml_hash_set_free(&sched->hash);
+    ggmlc__hash_set_free(&sched->hash);
     void *arrays[] = {sched->pinned, sched->pinned_ids, sched->assign, sched->split_of, sched->input_of, sched->input_split,
                       sched->clone_of, sched->splits, sched->inputs, sched->clones, sched->rewires, sched->node_ids,
                       sched->leaf_ids, sched->key, sched->props};
@@ -157,8 +157,8 @@ ggml_backend_t ggml_backend_sched_get_tensor_backend(ggml_backend_sched_t sched,
     for (int i = 0; i < sched->n_pinned; i++) {
         if (sched->pinned[i] == node) return sched->backends[sched->pinned_ids[i]];
     }
-    if (!sched->planned || sched->stale || !ggml_hash_contains(&sched->hash, node)) return NULL;
-    const int id = sched->assign[sched_slot(sched, node)];
+    if (!sched->planned || sched->stale || !ggmlc__hash_contains(&sched->hash, node)) return NULL;
+    const int id = sched->assign[ggmlc__sched_slot(sched, node)];
     return id >= 0 ? sched->backends[id] : NULL;
 }
 
@@ -289,7 +289,7 @@ static bool plan_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
         }
     }
     sched->key_len = len;
-    if (!sched_plan(sched, graph)) return false;
+    if (!ggmlc__sched_plan(sched, graph)) return false;
     write_key(graph, sched->key);
     record_props(sched, graph);
     sched->planned = true;
@@ -302,9 +302,9 @@ void ggml_backend_sched_split_graph(ggml_backend_sched_t sched, struct ggml_cgra
 
 bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph *measure_graph) {
     if (!sched || !measure_graph || !plan_graph(sched, measure_graph)) return false;
-    sched_rewire(sched, 0, sched->n_rewires, true);
+    ggmlc__sched_rewire(sched, 0, sched->n_rewires, true);
     const bool ok = ggml_gallocr_reserve_n(sched->galloc, sched->graph, sched->node_ids, sched->leaf_ids);
-    sched_rewire(sched, 0, sched->n_rewires, false);
+    ggmlc__sched_rewire(sched, 0, sched->n_rewires, false);
     sched->planned = sched->allocated = false; /* the measure graph is not kept */
     return ok;
 }
@@ -316,9 +316,9 @@ void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, struct ggml_cgr
     }
     for (int i = 0; i < sched->n_backends; i++) sizes[i] = 0;
     if (!plan_graph(sched, measure_graph)) return;
-    sched_rewire(sched, 0, sched->n_rewires, true);
+    ggmlc__sched_rewire(sched, 0, sched->n_rewires, true);
     ggml_gallocr_reserve_n_size(sched->galloc, sched->graph, sched->node_ids, sched->leaf_ids, sizes);
-    sched_rewire(sched, 0, sched->n_rewires, false);
+    ggmlc__sched_rewire(sched, 0, sched->n_rewires, false);
     sched->planned = sched->allocated = false; /* the measure graph is not kept */
 }
 
@@ -329,12 +329,12 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
     }
     if (!plan_graph(sched, graph)) return false;
     if (sched->allocated) return true;
-    sched_rewire(sched, 0, sched->n_rewires, true);
+    ggmlc__sched_rewire(sched, 0, sched->n_rewires, true);
     /* a kept plan keeps the allocator's placement too: only the addresses are set again */
     ggml_gallocr_t g = sched->galloc;
-    const bool ok = (!sched->replanned && ggmlc_gallocr_alloc_again(g, sched->graph)) ||
-                    ggmlc_gallocr_alloc_graph_n(g, sched->graph, sched->node_ids, sched->leaf_ids);
-    sched_rewire(sched, 0, sched->n_rewires, false);
+    const bool ok = (!sched->replanned && ggmlc__gallocr_alloc_again(g, sched->graph)) ||
+                    ggmlc__gallocr_alloc_graph_n(g, sched->graph, sched->node_ids, sched->leaf_ids);
+    ggmlc__sched_rewire(sched, 0, sched->n_rewires, false);
     sched->allocated = ok;
     return ok;
 }
@@ -344,14 +344,14 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
 /* Run the split's nodes, stopping where the eval callback wants to look. */
 static enum ggml_status run_nodes(ggml_backend_sched_t sched, ggml_backend_t backend, int g0, int g1) {
     if (!sched->eval_cb) {
-        struct ggml_cgraph view = ggml_graph_view(sched->graph, g0, g1);
+        struct ggml_cgraph view = ggmlc__graph_view(sched->graph, g0, g1);
         return ggml_backend_graph_compute_async(backend, &view);
     }
     for (int j0 = g0; j0 < g1;) {
         int j1 = j0;
         bool want = sched->eval_cb(sched->graph->nodes[j1], true, sched->eval_cb_data);
         while (!want && j1 + 1 < g1) want = sched->eval_cb(sched->graph->nodes[++j1], true, sched->eval_cb_data);
-        struct ggml_cgraph view = ggml_graph_view(sched->graph, j0, j1 + 1);
+        struct ggml_cgraph view = ggmlc__graph_view(sched->graph, j0, j1 + 1);
         const enum ggml_status st = ggml_backend_graph_compute_async(backend, &view);
         if (st != GGML_STATUS_SUCCESS) return st;
         ggml_backend_synchronize(backend);
@@ -367,10 +367,10 @@ static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched
     for (int j = sp->cl_start; j < sp->cl_end; j++) {
         if (clone_needs_prefill(sched->clones[j].orig)) ggml_backend_tensor_copy(sched->clones[j].orig, sched->clones[j].clone);
     }
-    sched_rewire(sched, sp->rw_start, sp->rw_end, true);
+    ggmlc__sched_rewire(sched, sp->rw_start, sp->rw_end, true);
     const enum ggml_status st = run_nodes(sched, backend, sp->g_start, sp->g_end);
     ggml_backend_synchronize(backend);
-    sched_rewire(sched, sp->rw_start, sp->rw_end, false);
+    ggmlc__sched_rewire(sched, sp->rw_start, sp->rw_end, false);
     if (st != GGML_STATUS_SUCCESS) return st;
     for (int j = sp->cl_start; j < sp->cl_end; j++) {
         const struct sched_clone *cl = &sched->clones[j];
@@ -380,9 +380,9 @@ static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched
 }
 
 enum ggml_status ggml_backend_sched_graph_compute_async(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
-    if (graph && !ggmlc_graph_complete(graph, "ggml_backend_sched_graph_compute")) return GGML_STATUS_FAILED;
+    if (graph && !ggmlc__graph_complete(graph, "ggml_backend_sched_graph_compute")) return GGML_STATUS_FAILED;
     if (!ggml_backend_sched_alloc_graph(sched, graph)) return GGML_STATUS_ALLOC_FAILED;
-    if (!ggmlc_graph_buffers_live(graph, "ggml_backend_sched_graph_compute"))
+    if (!ggmlc__graph_buffers_live(graph, "ggml_backend_sched_graph_compute"))
         return GGML_STATUS_FAILED;
     for (int k = 0; k < sched->n_splits; k++) {
         const enum ggml_status st = run_split(sched, &sched->splits[k]);

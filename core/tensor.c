@@ -22,21 +22,21 @@ static size_t contiguous_nbytes(enum ggml_type type, const int64_t ne[GGML_MAX_D
  * view_offs (callers that set other strides check the bounds themselves). */
 static struct ggml_tensor *new_tensor_impl(struct ggml_context *ctx, enum ggml_type type, int n_dims,
                                            const int64_t *ne, struct ggml_tensor *view_src, size_t view_offs) {
-    if (!ctx) return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, "ggml_new_tensor", "NULL context");
-    if (!ggmlc_type_is_valid(type)) return ggmlc_op_fail(GGMLC_ERR_TYPE, "ggml_new_tensor", "invalid type id %d", (int)type);
+    if (!ctx) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, "ggml_new_tensor", "NULL context");
+    if (!ggmlc__type_is_valid(type)) return ggmlc__op_fail(GGMLC_ERR_TYPE, "ggml_new_tensor", "invalid type id %d", (int)type);
     if (n_dims < 1 || n_dims > GGML_MAX_DIMS)
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "n_dims = %d, must be 1..%d", n_dims, GGML_MAX_DIMS);
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "n_dims = %d, must be 1..%d", n_dims, GGML_MAX_DIMS);
 
     int64_t shape[GGML_MAX_DIMS] = {1, 1, 1, 1};
     for (int i = 0; i < n_dims; i++) {
-        if (ne[i] < 0) return ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "negative size ne[%d] = %lld", i, (long long)ne[i]);
+        if (ne[i] < 0) return ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "negative size ne[%d] = %lld", i, (long long)ne[i]);
         shape[i] = ne[i];
     }
     if (shape[0] % ggml_blck_size(type) != 0)
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "ne[0] = %lld is not a multiple of the %s block size %lld",
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "ne[0] = %lld is not a multiple of the %s block size %lld",
                              (long long)shape[0], ggml_type_name(type), (long long)ggml_blck_size(type));
     const size_t data_size = contiguous_nbytes(type, shape);
-    if (data_size == SIZE_MAX) return ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "tensor size overflows");
+    if (data_size == SIZE_MAX) return ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_new_tensor", "tensor size overflows");
 
     if (view_src && view_src->view_src) { /* views of views point at the storage owner */
         view_offs += view_src->view_offs;
@@ -45,7 +45,7 @@ static struct ggml_tensor *new_tensor_impl(struct ggml_context *ctx, enum ggml_t
 
     void *data = view_src && view_src->data ? (char *)view_src->data + view_offs : NULL;
     const bool own_data = !view_src && !ctx->no_alloc;
-    struct ggml_object *obj = ggmlc_new_object(ctx, GGML_OBJECT_TYPE_TENSOR, GGML_TENSOR_SIZE + (own_data ? data_size : 0));
+    struct ggml_object *obj = ggmlc__new_object(ctx, GGML_OBJECT_TYPE_TENSOR, GGML_TENSOR_SIZE + (own_data ? data_size : 0));
     if (!obj) return NULL;
 
     struct ggml_tensor *t = (struct ggml_tensor *)((char *)ctx->mem_buffer + obj->offs);
@@ -100,38 +100,38 @@ struct ggml_tensor *ggml_view_tensor(struct ggml_context *ctx, struct ggml_tenso
 
 /* ------------------------------------------------------- node helpers */
 
-struct ggml_tensor *ggmlc_new_node(struct ggml_context *ctx, enum ggml_type type, int n_dims, const int64_t *ne) {
+struct ggml_tensor *ggmlc__new_node(struct ggml_context *ctx, enum ggml_type type, int n_dims, const int64_t *ne) {
     return ggml_new_tensor(ctx, type, n_dims, ne);
 }
 
-struct ggml_tensor *ggmlc_view_node(struct ggml_context *ctx, struct ggml_tensor *a) {
+struct ggml_tensor *ggmlc__view_node(struct ggml_context *ctx, struct ggml_tensor *a) {
     return ggml_view_tensor(ctx, a);
 }
 
-void ggmlc_node_set(struct ggml_tensor *t, enum ggml_op op, struct ggml_tensor *a, struct ggml_tensor *b, struct ggml_tensor *c) {
+void ggmlc__node_set(struct ggml_tensor *t, enum ggml_op op, struct ggml_tensor *a, struct ggml_tensor *b, struct ggml_tensor *c) {
     t->op = op;
     t->src[0] = a;
     t->src[1] = b;
     t->src[2] = c;
 }
 
-void ggmlc_set_op_params(struct ggml_tensor *t, const void *params, size_t size) {
+void ggmlc__set_op_params(struct ggml_tensor *t, const void *params, size_t size) {
     GGML_ASSERT(size <= GGML_MAX_OP_PARAMS);
     memcpy(t->op_params, params, size);
 }
 
-int32_t ggmlc_get_op_params_i32(const struct ggml_tensor *t, int i) { return t->op_params[i]; }
-void ggmlc_set_op_params_i32(struct ggml_tensor *t, int i, int32_t value) { t->op_params[i] = value; }
+int32_t ggmlc__get_op_params_i32(const struct ggml_tensor *t, int i) { return t->op_params[i]; }
+void ggmlc__set_op_params_i32(struct ggml_tensor *t, int i, int32_t value) { t->op_params[i] = value; }
 
-float ggmlc_get_op_params_f32(const struct ggml_tensor *t, int i) {
+float ggmlc__get_op_params_f32(const struct ggml_tensor *t, int i) {
     float f;
     memcpy(&f, &t->op_params[i], sizeof f);
     return f;
 }
 
-void ggmlc_set_op_params_f32(struct ggml_tensor *t, int i, float value) { memcpy(&t->op_params[i], &value, sizeof value); }
+void ggmlc__set_op_params_f32(struct ggml_tensor *t, int i, float value) { memcpy(&t->op_params[i], &value, sizeof value); }
 
-const char *ggmlc_shape_str(const struct ggml_tensor *t, char *buf) {
+const char *ggmlc__shape_str(const struct ggml_tensor *t, char *buf) {
     if (!t) {
         snprintf(buf, GGMLC_SHAPE_STR, "(null)");
     } else {
@@ -320,7 +320,7 @@ void ggml_set_loss(struct ggml_tensor *t) {
             GGMLC_ERR_SHAPE,
             "ggml_set_loss: tensor '%s' has shape %s; a loss must be a scalar (reduce it with "
             "ggml_sum or ggml_mean)",
-            t->name, ggmlc_shape_str(t, shape));
+            t->name, ggmlc__shape_str(t, shape));
         return;
     }
     if (t->type != GGML_TYPE_F32) {
@@ -346,16 +346,16 @@ static struct ggml_tensor *view_impl(struct ggml_context *ctx, struct ggml_tenso
     }
     if (offset + extent > ggml_nbytes(a)) {
         char sa[GGMLC_SHAPE_STR];
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_view", "view of %zu bytes at offset %zu is outside %s (%zu bytes)",
-                             extent, offset, ggmlc_shape_str(a, sa), ggml_nbytes(a));
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_view", "view of %zu bytes at offset %zu is outside %s (%zu bytes)",
+                             extent, offset, ggmlc__shape_str(a, sa), ggml_nbytes(a));
     }
     struct ggml_tensor *t = new_tensor_impl(ctx, a->type, GGML_MAX_DIMS, shape, a, offset);
     GGMLC_CHECK_SRC(t);
     for (int i = 1; i < n_dims; i++) t->nb[i] = nb[i];
     for (int i = n_dims; i < GGML_MAX_DIMS; i++) t->nb[i] = t->nb[i - 1] * (size_t)t->ne[i - 1];
     ggml_format_name(t, "%s (view)", a->name);
-    ggmlc_node_set(t, GGML_OP_VIEW, a, NULL, NULL);
-    ggmlc_set_op_params(t, &offset, sizeof offset);
+    ggmlc__node_set(t, GGML_OP_VIEW, a, NULL, NULL);
+    ggmlc__set_op_params(t, &offset, sizeof offset);
     return t;
 }
 
@@ -383,14 +383,14 @@ static struct ggml_tensor *reshape_impl(struct ggml_context *ctx, struct ggml_te
     for (int i = 0; i < n_dims; i++) n *= ne[i];
     char sa[GGMLC_SHAPE_STR];
     if (!ggml_is_contiguous(a))
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_reshape", "%s is not contiguous (use ggml_cont first)", ggmlc_shape_str(a, sa));
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_reshape", "%s is not contiguous (use ggml_cont first)", ggmlc__shape_str(a, sa));
     if (n != ggml_nelements(a))
-        return ggmlc_op_fail(GGMLC_ERR_SHAPE, "ggml_reshape", "cannot reshape %s (%lld elements) to %lld elements",
-                             ggmlc_shape_str(a, sa), (long long)ggml_nelements(a), (long long)n);
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_reshape", "cannot reshape %s (%lld elements) to %lld elements",
+                             ggmlc__shape_str(a, sa), (long long)ggml_nelements(a), (long long)n);
     struct ggml_tensor *t = new_tensor_impl(ctx, a->type, n_dims, ne, a, 0);
     GGMLC_CHECK_SRC(t);
     ggml_format_name(t, "%s (reshaped)", a->name);
-    ggmlc_node_set(t, GGML_OP_RESHAPE, a, NULL, NULL);
+    ggmlc__node_set(t, GGML_OP_RESHAPE, a, NULL, NULL);
     return t;
 }
 
@@ -421,7 +421,7 @@ struct ggml_tensor *ggml_permute(struct ggml_context *ctx, struct ggml_tensor *a
     bool seen[GGML_MAX_DIMS] = {false};
     for (int i = 0; i < GGML_MAX_DIMS; i++) {
         if (axes[i] < 0 || axes[i] >= GGML_MAX_DIMS || seen[axes[i]])
-            return ggmlc_op_fail(GGMLC_ERR_INVALID_ARG, "ggml_permute", "axes (%d, %d, %d, %d) are not a permutation of 0..3",
+            return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, "ggml_permute", "axes (%d, %d, %d, %d) are not a permutation of 0..3",
                                  axis0, axis1, axis2, axis3);
         seen[axes[i]] = true;
     }
@@ -432,8 +432,8 @@ struct ggml_tensor *ggml_permute(struct ggml_context *ctx, struct ggml_tensor *a
         t->ne[axes[i]] = a->ne[i];
         t->nb[axes[i]] = a->nb[i];
     }
-    ggmlc_node_set(t, GGML_OP_PERMUTE, a, NULL, NULL);
-    ggmlc_set_op_params(t, axes, sizeof axes);
+    ggmlc__node_set(t, GGML_OP_PERMUTE, a, NULL, NULL);
+    ggmlc__set_op_params(t, axes, sizeof axes);
     return t;
 }
 
@@ -446,6 +446,6 @@ struct ggml_tensor *ggml_transpose(struct ggml_context *ctx, struct ggml_tensor 
     t->ne[1] = a->ne[0];
     t->nb[0] = a->nb[1];
     t->nb[1] = a->nb[0];
-    ggmlc_node_set(t, GGML_OP_TRANSPOSE, a, NULL, NULL);
+    ggmlc__node_set(t, GGML_OP_TRANSPOSE, a, NULL, NULL);
     return t;
 }

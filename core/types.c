@@ -59,18 +59,18 @@ static const struct ggml_type_traits type_traits[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q2_0]    = TRAITS("q2_0", QK2_0, sizeof(block_q2_0), true, NULL, NULL),
 };
 
-bool ggmlc_type_is_valid(enum ggml_type type) {
+bool ggmlc__type_is_valid(enum ggml_type type) {
     return (unsigned)type < GGML_TYPE_COUNT && type_traits[type].type_size != 0;
 }
 
-bool ggmlc_is_float_type(enum ggml_type type) {
+bool ggmlc__is_float_type(enum ggml_type type) {
     return type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16;
 }
 
 const struct ggml_type_traits *ggml_get_type_traits(enum ggml_type type) {
     /* removed type slots and ids past the table: no block, no bytes (ggml reports block size 0) */
     static const struct ggml_type_traits invalid = TRAITS("invalid", 0, 0, false, NULL, NULL);
-    return ggmlc_type_is_valid(type) ? &type_traits[type] : &invalid;
+    return ggmlc__type_is_valid(type) ? &type_traits[type] : &invalid;
 }
 
 int64_t ggml_blck_size(enum ggml_type type) { return ggml_get_type_traits(type)->blck_size; }

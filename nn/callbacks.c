@@ -11,7 +11,7 @@
 
 /* ------------------------------------------------------------ history */
 
-enum ggmlc_status nn_history_push(ggmlc_history *h, const struct ggmlc_epoch_logs *logs) {
+enum ggmlc_status ggmlc__nn_history_push(ggmlc_history *h, const struct ggmlc_epoch_logs *logs) {
     if (h->n == h->cap) {
         const int cap = h->cap ? 2 * h->cap : 16;
         struct ggmlc_epoch_logs *e = realloc(h->epochs, sizeof *e * (size_t)cap);
@@ -46,7 +46,7 @@ static double output_monitored(const ggmlc_model *m, const struct ggmlc_epoch_lo
     const char *rest = monitor + (val ? 4 : 0);
     for (int k = 0; k < l->n_outputs && k < m->n_outputs; k++) {
         char name[96];
-        nn_output_name(m, k, name, sizeof name);
+        ggmlc__nn_output_name(m, k, name, sizeof name);
         const size_t len = strlen(name);
         if (strncmp(rest, name, len) != 0 || rest[len] != '_') continue;
         const char *what = rest + len + 1;

@@ -552,7 +552,7 @@ static enum ggmlc_status split_indices(const struct ggmlc_dataset *d, double tes
     *n_test = *n_train = 0;
     for (int c = 0; c < d->n_classes; c++) {
         const int64_t count = start[c + 1] - start[c];
-        ggmlc_rng_shuffle(rng, by_class + start[c], count);
+        ggmlc__rng_shuffle(rng, by_class + start[c], count);
         const int64_t k = (int64_t)llround(test_fraction * (double)count);
         for (int64_t i = 0; i < count; i++) {
             const int64_t sample = by_class[start[c] + i];
@@ -585,7 +585,7 @@ enum ggmlc_status ggmlc_dataset_split(const struct ggmlc_dataset *d, double test
     int64_t *test_idx = malloc((size_t)d->n * sizeof(int64_t)), *train_idx = malloc((size_t)d->n * sizeof(int64_t));
     int64_t n_test = 0, n_train = 0;
     struct ggmlc_rng rng;
-    ggmlc_rng_seed(&rng, seed);
+    ggmlc__rng_seed(&rng, seed);
     st = test_idx && train_idx ? split_indices(d, test_fraction, &rng, test_idx, &n_test, train_idx, &n_train)
                                : ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_dataset_split: out of memory");
     if (st == GGMLC_OK && (n_test == 0 || n_train == 0))
@@ -593,8 +593,8 @@ enum ggmlc_status ggmlc_dataset_split(const struct ggmlc_dataset *d, double test
                              test_fraction, (long long)d->n);
     struct ggmlc_dataset tr = {0}, te = {0};
     if (st == GGMLC_OK) {
-        ggmlc_rng_shuffle(&rng, test_idx, n_test);
-        ggmlc_rng_shuffle(&rng, train_idx, n_train);
+        ggmlc__rng_shuffle(&rng, test_idx, n_test);
+        ggmlc__rng_shuffle(&rng, train_idx, n_train);
         st = gather(d, train_idx, n_train, &tr);
     }
     if (st == GGMLC_OK) st = gather(d, test_idx, n_test, &te);

@@ -25,12 +25,12 @@ static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context
                                       struct ggml_tensor *y) {
     const bool absorbed = logits != out; /* the final softmax/sigmoid was left to the loss, which works on logits */
     switch (m->heads[k].loss) {
-    case GGMLC_LOSS_MSE: return ggmlc_loss_mse(ctx, out, y);
+    case GGMLC_LOSS_MSE: return ggmlc__loss_mse(ctx, out, y);
     case GGMLC_LOSS_CATEGORICAL_CROSSENTROPY: /* labels may carry class weights */
     case GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY: /* one-hot by upload_target */
-        return ggmlc_loss_cross_entropy(ctx, logits, y, nn_output_elems(m, k));
+        return ggmlc__loss_cross_entropy(ctx, logits, y, ggmlc__nn_output_elems(m, k));
     case GGMLC_LOSS_BINARY_CROSSENTROPY:
-        return absorbed ? ggmlc_loss_bce_logits(ctx, logits, y) : ggmlc_loss_bce_probs(ctx, out, y);
+        return absorbed ? ggmlc__loss_bce_logits(ctx, logits, y) : ggmlc__loss_bce_probs(ctx, out, y);
     }
     return NULL;
 }
@@ -56,15 +56,15 @@ static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
     struct ggml_tensor *grads[NN_MAX_NODES * NN_MAX_PARAMS];
     const int n_grads = collect_grads(m, g, grads, (int)(sizeof grads / sizeof grads[0]));
     struct ggml_tensor *divisor =
-        ggmlc_clip_norm_divisor(ctx, grads, n_grads, o->clip_value, o->clip_norm);
+        ggmlc__clip_norm_divisor(ctx, grads, n_grads, o->clip_value, o->clip_norm);
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             struct nn_param *p = &m->layers[i]->params[j];
             struct ggml_tensor *grad = ggml_graph_get_grad(g->gb, p->t);
             if (!grad) continue; /* frozen, or not reached by the loss */
-            grad = ggmlc_clip_value(ctx, grad, o->clip_value);
+            grad = ggmlc__clip_value(ctx, grad, o->clip_value);
             if (divisor) grad = ggml_div(ctx, grad, divisor);
-            struct ggml_tensor *step = ggmlc_optim_update(ctx, nn_optim_kind(o), p->t, grad, p->m,
+            struct ggml_tensor *step = ggmlc__optim_update(ctx, ggmlc__nn_optim_kind(o), p->t, grad, p->m,
                                                           p->v, m->opt_pars, o->weight_decay);
             if (!step) return false;
             ggml_build_forward_expand(g->gb, step);
@@ -104,12 +104,12 @@ static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training
     g->build = (struct nn_build){.ctx = g->ctx, .training = training, .batch = batch};
     for (int i = 0; i < m->n_inputs; i++) {
         const ggmlc_node *in = m->inputs[i];
-        g->x[i] = new_batch_tensor(g->ctx, nn_input_is_index(m, i) ? GGML_TYPE_I32 : GGML_TYPE_F32, in->shape, in->n_dims, batch);
+        g->x[i] = new_batch_tensor(g->ctx, ggmlc__nn_input_is_index(m, i) ? GGML_TYPE_I32 : GGML_TYPE_F32, in->shape, in->n_dims, batch);
         if (!g->x[i]) goto fail;
         ggml_set_input(g->x[i]);
     }
     struct ggml_tensor *logits[GGMLC_MAX_IO];
-    if (!nn_model_forward(m, &g->build, g->x, g->out, logits) || !build_total_loss(m, g, logits)) goto fail;
+    if (!ggmlc__nn_model_forward(m, &g->build, g->x, g->out, logits) || !build_total_loss(m, g, logits)) goto fail;
     g->gf = ggml_new_graph_custom(g->ctx, GRAPH_SIZE, training);
     for (int k = 0; k < m->n_outputs; k++) ggml_build_forward_expand(g->gf, g->out[k]);
     ggml_build_forward_expand(g->gf, g->loss);
@@ -132,8 +132,8 @@ fail:
     return NULL;
 }
 
-void nn_graphs_free(ggmlc_model *m) {
-    ggmlc_alloc_record_forget(&m->placed);
+void ggmlc__nn_graphs_free(ggmlc_model *m) {
+    ggmlc__alloc_record_forget(&m->placed);
     for (int i = 0; i < m->n_graphs; i++) {
         ggml_free(m->graphs[i]->ctx);
         free(m->graphs[i]);
@@ -149,22 +149,22 @@ static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training) 
         if (m->graphs[i]->batch == batch && m->graphs[i]->training == training) g = m->graphs[i];
     }
     if (!g) {
-        if (m->n_graphs == 4) nn_graphs_free(m);
+        if (m->n_graphs == 4) ggmlc__nn_graphs_free(m);
         ggmlc_clear_error();
         if (!(g = build_graph(m, batch, training))) return NULL;
         m->graphs[m->n_graphs++] = g;
     }
     if (m->allocated != g) {
         /* the previous graph's places become invalid: the cache may compute it again later */
-        ggmlc_alloc_record_forget(&m->placed);
+        ggmlc__alloc_record_forget(&m->placed);
         ggml_backend_sched_reset(m->sched);
         m->allocated = NULL;
-        if (!ggmlc_alloc_record_reserve(&m->placed, g->gb)) return NULL;
+        if (!ggmlc__alloc_record_reserve(&m->placed, g->gb)) return NULL;
         if (!ggml_backend_sched_alloc_graph(m->sched, g->gb)) {
             ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot allocate the graph for batch %lld", (long long)batch);
             return NULL;
         }
-        ggmlc_alloc_record_take(&m->placed, g->gb);
+        ggmlc__alloc_record_take(&m->placed, g->gb);
         m->allocated = g;
     }
     return g;
@@ -183,9 +183,9 @@ static int64_t sample_at(const struct batch_data *b, int64_t i) { return b->orde
 
 /* Input i of a batch: the same samples (order) for every input. */
 static void upload_input(ggmlc_model *m, struct nn_graph *g, int i, const struct batch_data *d, float *buf) {
-    const int64_t ni = nn_input_elems(m, i);
+    const int64_t ni = ggmlc__nn_input_elems(m, i);
     const float *x = d->d->x[i];
-    const bool ids = nn_input_is_index(m, i);
+    const bool ids = ggmlc__nn_input_is_index(m, i);
     for (int64_t b = 0; b < d->count; b++) {
         const int64_t s = sample_at(d, b);
         if (ids) {
@@ -204,7 +204,7 @@ static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struc
         ggml_backend_tensor_memset(g->y[k], 0, 0, ggml_nbytes(g->y[k]));
         return;
     }
-    const int64_t no = nn_output_elems(m, k);
+    const int64_t no = ggmlc__nn_output_elems(m, k);
     const enum ggmlc_loss loss = m->heads[k].loss;
     for (int64_t b = 0; b < d->count; b++) {
         const int64_t s = sample_at(d, b);
@@ -238,7 +238,7 @@ static void draw_masks(ggmlc_model *m, struct nn_graph *g) {
         float *mask = malloc(sizeof(float) * (size_t)n);
         if (!mask) continue;
         const float rate = a->layer->cfg.rate, keep = 1.0f / (1.0f - rate);
-        for (int64_t k = 0; k < n; k++) mask[k] = ggmlc_rng_uniform(&m->rng) >= rate ? keep : 0.0f;
+        for (int64_t k = 0; k < n; k++) mask[k] = ggmlc__rng_uniform(&m->rng) >= rate ? keep : 0.0f;
         ggml_backend_tensor_set(a->t, mask, 0, sizeof(float) * (size_t)n);
         free(mask);
     }
@@ -276,13 +276,13 @@ static void set_hyperparameters(ggmlc_model *m) {
                                            .eps = o->eps, .weight_decay = o->weight_decay,
                                            .momentum = o->momentum};
     float pars[GGMLC_OPTIM_MAX_PARS];
-    const int n = ggmlc_optim_pack(nn_optim_kind(o), &hp, m->step, pars);
+    const int n = ggmlc__optim_pack(ggmlc__nn_optim_kind(o), &hp, m->step, pars);
     ggml_backend_tensor_set(m->opt_pars, pars, 0, sizeof(float) * (size_t)n);
 }
 
 /* Accuracy and absolute error of output k on a batch (out: a buffer of batch * output elems floats). */
 static void score_head(ggmlc_model *m, struct nn_graph *g, int k, const struct batch_data *d, float *out, struct pass_stats *st) {
-    const int64_t no = nn_output_elems(m, k);
+    const int64_t no = ggmlc__nn_output_elems(m, k);
     const bool sparse = m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
     ggml_backend_tensor_get(g->out[k], out, 0, sizeof(float) * (size_t)(no * d->count));
     for (int64_t b = 0; b < d->count; b++) {
@@ -322,7 +322,7 @@ static float score_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_
 
 static double ratio(double a, int64_t b) { return b > 0 ? a / (double)b : NAN; }
 
-void nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool val, struct ggmlc_epoch_logs *logs) {
+void ggmlc__nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool val, struct ggmlc_epoch_logs *logs) {
     double *loss = val ? &logs->val_loss : &logs->loss, *acc = val ? &logs->val_accuracy : &logs->metric_accuracy;
     double *mae = val ? &logs->val_mae : &logs->metric_mae;
     double *head_loss = val ? logs->val_output_loss : logs->output_loss, *head_acc = val ? logs->val_output_accuracy : logs->output_accuracy;
@@ -342,8 +342,8 @@ void nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool val, s
 /* The largest number of floats one sample of any input or output takes. */
 static int64_t largest_sample(const ggmlc_model *m) {
     int64_t n = 1;
-    for (int i = 0; i < m->n_inputs; i++) n = nn_input_elems(m, i) > n ? nn_input_elems(m, i) : n;
-    for (int k = 0; k < m->n_outputs; k++) n = nn_output_elems(m, k) > n ? nn_output_elems(m, k) : n;
+    for (int i = 0; i < m->n_inputs; i++) n = ggmlc__nn_input_elems(m, i) > n ? ggmlc__nn_input_elems(m, i) : n;
+    for (int k = 0; k < m->n_outputs; k++) n = ggmlc__nn_output_elems(m, k) > n ? ggmlc__nn_output_elems(m, k) : n;
     return n;
 }
 
@@ -351,8 +351,8 @@ static void after_batch(ggmlc_model *m, struct pass_stats *st, const struct ggml
                         struct nn_progress *progress) {
     if (progress) {
         struct ggmlc_epoch_logs running = {.epoch = epoch};
-        nn_fill_logs(m, st, false, &running);
-        nn_progress_update(progress, done, &running);
+        ggmlc__nn_fill_logs(m, st, false, &running);
+        ggmlc__nn_progress_update(progress, done, &running);
     }
     for (int c = 0; fo && c < fo->n_callbacks; c++) {
         const struct ggmlc_callback *cb = &fo->callbacks[c];
@@ -360,7 +360,7 @@ static void after_batch(ggmlc_model *m, struct pass_stats *st, const struct ggml
     }
 }
 
-enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_t batch, const int64_t *order, bool training,
+enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_t batch, const int64_t *order, bool training,
                               const float *class_weights, struct pass_stats *st, float *const *pred, const struct ggmlc_fit_options *fo,
                               int epoch, struct nn_progress *progress) {
     float *buf = malloc(sizeof(float) * (size_t)(largest_sample(m) * batch));
@@ -394,7 +394,7 @@ enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_
             break;
         }
         for (int k = 0; pred && k < m->n_outputs; k++) {
-            const int64_t no = nn_output_elems(m, k);
+            const int64_t no = ggmlc__nn_output_elems(m, k);
             ggml_backend_tensor_get(g->out[k], pred[k] + first * no, 0, sizeof(float) * (size_t)(no * d.count));
         }
         if (st) after_batch(m, st, fo, epoch, ib, first + d.count, progress);

@@ -15,7 +15,7 @@
 
 static enum ggmlc_status check_compiled(const ggmlc_model *m, const char *func) {
     if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: NULL model", func);
-    const enum ggmlc_status st = nn_model_usable(m, func);
+    const enum ggmlc_status st = ggmlc__nn_model_usable(m, func);
     if (st != GGMLC_OK) return st;
     return m->compiled ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: compile the model first", func);
 }
@@ -41,7 +41,7 @@ static bool same_shape(const struct ggmlc_array *a, const ggmlc_node *n) {
 
 /* Floats one sample of what the node takes: its shape's, 1 for class indices. */
 static int64_t sample_floats(const ggmlc_node *node, bool sparse_labels) {
-    return sparse_labels ? 1 : nn_shape_elems(node->shape, node->n_dims);
+    return sparse_labels ? 1 : ggmlc__nn_shape_elems(node->shape, node->n_dims);
 }
 
 /* Array `index` of what ("input" or "target") against the node it feeds; n0 is the sample count all
@@ -127,12 +127,12 @@ static enum ggmlc_status plain_to_data(const ggmlc_model *m, const char *func, c
 /* Token ids must index the embedding's rows: the backend would refuse the batch with no useful message. */
 static enum ggmlc_status check_ids(const ggmlc_model *m, const struct nn_data *d, const char *func) {
     for (int i = 0; i < m->n_inputs; i++) {
-        const int64_t vocab = nn_input_vocab(m, i), count = d->n * nn_input_elems(m, i);
+        const int64_t vocab = ggmlc__nn_input_vocab(m, i), count = d->n * ggmlc__nn_input_elems(m, i);
         for (int64_t e = 0; vocab > 0 && e < count; e++) {
             const double v = d->x[i][e];
             if (!(v >= 0 && v < (double)vocab && v == floor(v)))
                 return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: input %d: token id %g of sample %lld is not an index below the vocabulary size %lld",
-                                       func, i, v, (long long)(e / nn_input_elems(m, i)), (long long)vocab);
+                                       func, i, v, (long long)(e / ggmlc__nn_input_elems(m, i)), (long long)vocab);
         }
     }
     return GGMLC_OK;
@@ -145,7 +145,7 @@ static enum ggmlc_status check_labels(const ggmlc_model *m, const struct nn_data
     if (st != GGMLC_OK) return st;
     for (int k = 0; k < m->n_outputs; k++) {
         if (m->heads[k].loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || !d->y[k]) continue;
-        const double classes = (double)nn_output_elems(m, k);
+        const double classes = (double)ggmlc__nn_output_elems(m, k);
         for (int64_t s = 0; s < d->n; s++) {
             const double v = d->y[k][s];
             if (!(v >= 0 && v < classes && v == floor(v)))
@@ -165,9 +165,9 @@ static enum ggmlc_status evaluate_data(ggmlc_model *m, const struct nn_data *d, 
     enum ggmlc_status status = check_labels(m, d, func);
     if (status != GGMLC_OK) return status;
     struct pass_stats st = {0};
-    status = nn_run_pass(m, d, batch, NULL, training, NULL, &st, NULL, NULL, 0, NULL);
+    status = ggmlc__nn_run_pass(m, d, batch, NULL, training, NULL, &st, NULL, NULL, 0, NULL);
     struct ggmlc_epoch_logs logs = {0};
-    nn_fill_logs(m, &st, false, &logs);
+    ggmlc__nn_fill_logs(m, &st, false, &logs);
     if (loss) *loss = logs.loss;
     for (int k = 0; k < m->n_outputs; k++) {
         if (head_losses) head_losses[k] = logs.output_loss[k];
@@ -227,7 +227,7 @@ static enum ggmlc_status check_output(const ggmlc_model *m, const char *func, in
     if (!out) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: output array %d is NULL", func, k);
     const ggmlc_node *o = m->outputs[k];
     int64_t need;
-    if (!__builtin_mul_overflow(n, nn_output_elems(m, k), &need) && (uint64_t)need == (uint64_t)len) return GGMLC_OK;
+    if (!__builtin_mul_overflow(n, ggmlc__nn_output_elems(m, k), &need) && (uint64_t)need == (uint64_t)len) return GGMLC_OK;
     char shape[96];
     shape_text(shape, sizeof shape, o->shape, o->n_dims);
     return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: output array %d holds %zu floats, but %lld samples of the model's output %d, shape %s, take %lld",
@@ -245,7 +245,7 @@ static enum ggmlc_status predict_data(ggmlc_model *m, const char *func, const st
     }
     if (batch <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the batch size must be positive", func);
     enum ggmlc_status status = check_ids(m, d, func);
-    return status != GGMLC_OK ? status : nn_run_pass(m, d, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
+    return status != GGMLC_OK ? status : ggmlc__nn_run_pass(m, d, batch, NULL, false, NULL, NULL, out, NULL, 0, NULL);
 }
 
 enum ggmlc_status ggmlc_model_predict(ggmlc_model *m, const float *x, size_t x_len, int64_t n, int64_t batch, float *out, size_t out_len) {
@@ -285,8 +285,8 @@ static bool run_epoch_callbacks(ggmlc_model *m, const struct ggmlc_fit_options *
 static struct nn_data tail_of(const ggmlc_model *m, const struct nn_data *d, int64_t n_val) {
     const int64_t first = d->n - n_val;
     struct nn_data t = {.n = n_val};
-    for (int i = 0; i < m->n_inputs; i++) t.x[i] = d->x[i] + first * nn_input_elems(m, i);
-    for (int k = 0; k < m->n_outputs; k++) t.y[k] = d->y[k] + first * nn_target_elems(m, k);
+    for (int i = 0; i < m->n_inputs; i++) t.x[i] = d->x[i] + first * ggmlc__nn_input_elems(m, i);
+    for (int k = 0; k < m->n_outputs; k++) t.y[k] = d->y[k] + first * ggmlc__nn_target_elems(m, k);
     return t;
 }
 
@@ -298,17 +298,17 @@ static void set_nan(double *v, int n) {
 static enum ggmlc_status run_epoch(ggmlc_model *m, const struct nn_data *train, const struct nn_data *val, int64_t *order,
                                    const struct ggmlc_fit_options *fo, int epoch, struct ggmlc_epoch_logs *logs) {
     const int64_t t0 = ggml_time_us();
-    if (fo->shuffle) ggmlc_rng_shuffle(&m->rng, order, train->n);
+    if (fo->shuffle) ggmlc__rng_shuffle(&m->rng, order, train->n);
     struct nn_progress progress;
-    nn_progress_begin(&progress, m, fo->verbose, epoch, fo->epochs, train->n);
+    ggmlc__nn_progress_begin(&progress, m, fo->verbose, epoch, fo->epochs, train->n);
     *logs = (struct ggmlc_epoch_logs){.epoch = epoch, .learning_rate = m->lr};
     struct pass_stats train_stats = {0}, val_stats = {0};
-    enum ggmlc_status status = nn_run_pass(m, train, fo->batch_size, order, true, fo->class_weights, &train_stats, NULL, fo, epoch, &progress);
+    enum ggmlc_status status = ggmlc__nn_run_pass(m, train, fo->batch_size, order, true, fo->class_weights, &train_stats, NULL, fo, epoch, &progress);
     if (status == GGMLC_OK && val->n > 0)
-        status = nn_run_pass(m, val, fo->batch_size, NULL, false, NULL, &val_stats, NULL, NULL, epoch, NULL);
-    nn_fill_logs(m, &train_stats, false, logs);
+        status = ggmlc__nn_run_pass(m, val, fo->batch_size, NULL, false, NULL, &val_stats, NULL, NULL, epoch, NULL);
+    ggmlc__nn_fill_logs(m, &train_stats, false, logs);
     if (val->n > 0) {
-        nn_fill_logs(m, &val_stats, true, logs);
+        ggmlc__nn_fill_logs(m, &val_stats, true, logs);
     } else {
         logs->val_loss = logs->val_accuracy = logs->val_mae = NAN;
         set_nan(logs->val_output_loss, GGMLC_MAX_IO);
@@ -316,7 +316,7 @@ static enum ggmlc_status run_epoch(ggmlc_model *m, const struct nn_data *train, 
         set_nan(logs->val_output_mae, GGMLC_MAX_IO);
     }
     logs->seconds = (double)(ggml_time_us() - t0) / 1e6;
-    nn_progress_end(&progress, logs);
+    ggmlc__nn_progress_end(&progress, logs);
     return status;
 }
 
@@ -325,7 +325,7 @@ static enum ggmlc_status check_class_weights(const ggmlc_model *m, const struct 
     if (!fo->class_weights) return GGMLC_OK;
     if (m->n_outputs > 1)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: class weights need a model with one output (this one has %d)", func, m->n_outputs);
-    const int64_t classes = nn_output_elems(m, 0);
+    const int64_t classes = ggmlc__nn_output_elems(m, 0);
     if ((uint64_t)fo->n_class_weights != (uint64_t)classes)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %zu class weights for an output of %lld classes", func, fo->n_class_weights,
                                (long long)classes);
@@ -372,7 +372,7 @@ static enum ggmlc_status fit_data(ggmlc_model *m, const struct nn_data *all, con
     for (int epoch = fo->initial_epoch; epoch < fo->epochs && status == GGMLC_OK; epoch++) {
         struct ggmlc_epoch_logs logs;
         status = run_epoch(m, &train, &val, order, fo, epoch, &logs);
-        if (status == GGMLC_OK) status = nn_history_push(h, &logs);
+        if (status == GGMLC_OK) status = ggmlc__nn_history_push(h, &logs);
         if (status == GGMLC_OK && !run_epoch_callbacks(m, fo, &logs)) break;
     }
     for (int c = 0; c < fo->n_callbacks; c++) {

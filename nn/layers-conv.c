@@ -20,14 +20,14 @@ static enum ggmlc_status window_check(const ggmlc_layer *l, int kh, int kw, int 
 
 /* A kernel of shape ne must hold at most NN_MAX_ELEMS elements. */
 static enum ggmlc_status kernel_size_check(const ggmlc_layer *l, const int64_t *ne, int n_dims) {
-    if (nn_shape_elems(ne, n_dims) > 0) return GGMLC_OK;
+    if (ggmlc__nn_shape_elems(ne, n_dims) > 0) return GGMLC_OK;
     return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s ('%s'): the kernel would hold more than 2^40 elements", l->ops->kind, l->name);
 }
 
 /* ------------------------------------------------------------- conv2d */
 
 static enum ggmlc_status conv2d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    if (in_dims != 3) return nn_bad_input(l, "a {C, H, W}", in_dims);
+    if (in_dims != 3) return ggmlc__nn_bad_input(l, "a {C, H, W}", in_dims);
     const struct layer_cfg *c = &l->cfg;
     const int kh = c->kernel[0], kw = c->kernel[1];
     const int64_t kernel_ne[4] = {kw, kh, in[0], c->units};
@@ -43,8 +43,8 @@ static enum ggmlc_status conv2d_setup(ggmlc_layer *l, const int64_t *in, int in_
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "Conv2D ('%s'): kernel %dx%d does not fit input %lldx%lld", l->name, kh, kw,
                                (long long)in[1], (long long)in[2]);
     const double fan_in = (double)in[0] * kh * kw, fan_out = (double)c->units * kh * kw;
-    nn_add_param(l, "kernel", 4, kernel_ne, l->kernel_init, fan_in, fan_out);
-    nn_add_param(l, "bias", 3, (int64_t[]){1, 1, c->units}, GGMLC_INIT_ZEROS, fan_in, fan_out);
+    ggmlc__nn_add_param(l, "kernel", 4, kernel_ne, l->kernel_init, fan_in, fan_out);
+    ggmlc__nn_add_param(l, "bias", 3, (int64_t[]){1, 1, c->units}, GGMLC_INIT_ZEROS, fan_in, fan_out);
     return GGMLC_OK;
 }
 
@@ -52,10 +52,10 @@ static struct ggml_tensor *conv2d_forward(ggmlc_layer *l, struct nn_build *b, st
     const struct layer_cfg *c = &l->cfg;
     const int ph = resolve_padding(c->padding, c->kernel[0], c->dilation), pw = resolve_padding(c->padding, c->kernel[1], c->dilation);
     struct ggml_tensor *y = ggml_conv_2d(b->ctx, l->params[0].t, x, c->stride, c->stride, pw, ph, c->dilation, c->dilation);
-    return nn_activate(b->ctx, ggml_add(b->ctx, y, l->params[1].t), l->act, c->slope);
+    return ggmlc__nn_activate(b->ctx, ggml_add(b->ctx, y, l->params[1].t), l->act, c->slope);
 }
 
-const struct layer_ops nn_conv2d_ops = {"Conv2D", conv2d_setup, conv2d_forward};
+const struct layer_ops ggmlc__nn_conv2d_ops = {"Conv2D", conv2d_setup, conv2d_forward};
 
 static bool conv_args_ok(const char *what, int64_t filters, int kernel, int stride, int dilation) {
     if (filters > 0 && kernel > 0 && stride > 0 && dilation > 0) return true;
@@ -65,7 +65,7 @@ static bool conv_args_ok(const char *what, int64_t filters, int kernel, int stri
 
 ggmlc_layer *ggmlc_conv2d(int64_t filters, int kernel_h, int kernel_w, int stride, int padding, int dilation, enum ggmlc_activation act) {
     if (!conv_args_ok("ggmlc_conv2d", filters, kernel_h < kernel_w ? kernel_h : kernel_w, stride, dilation)) return NULL;
-    ggmlc_layer *l = nn_layer_new(&nn_conv2d_ops, act);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&ggmlc__nn_conv2d_ops, act);
     if (!l) return NULL;
     l->cfg = (struct layer_cfg){.units = filters, .kernel = {kernel_h, kernel_w}, .stride = stride, .padding = padding,
                                 .dilation = dilation, .slope = 0.01f};
@@ -75,7 +75,7 @@ ggmlc_layer *ggmlc_conv2d(int64_t filters, int kernel_h, int kernel_w, int strid
 /* ------------------------------------------------------------- conv1d */
 
 static enum ggmlc_status conv1d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    if (in_dims != 2) return nn_bad_input(l, "a {C, T}", in_dims);
+    if (in_dims != 2) return ggmlc__nn_bad_input(l, "a {C, T}", in_dims);
     const struct layer_cfg *c = &l->cfg;
     const int k = c->kernel[0];
     const int64_t kernel_ne[3] = {k, in[0], c->units};
@@ -88,8 +88,8 @@ static enum ggmlc_status conv1d_setup(ggmlc_layer *l, const int64_t *in, int in_
     *out_dims = 2;
     if (out[1] <= 0) return ggmlc_set_error(GGMLC_ERR_SHAPE, "Conv1D ('%s'): kernel %d does not fit length %lld", l->name, k, (long long)in[1]);
     const double fan_in = (double)in[0] * k, fan_out = (double)c->units * k;
-    nn_add_param(l, "kernel", 3, kernel_ne, l->kernel_init, fan_in, fan_out);
-    nn_add_param(l, "bias", 2, (int64_t[]){1, c->units}, GGMLC_INIT_ZEROS, fan_in, fan_out);
+    ggmlc__nn_add_param(l, "kernel", 3, kernel_ne, l->kernel_init, fan_in, fan_out);
+    ggmlc__nn_add_param(l, "bias", 2, (int64_t[]){1, c->units}, GGMLC_INIT_ZEROS, fan_in, fan_out);
     return GGMLC_OK;
 }
 
@@ -97,14 +97,14 @@ static struct ggml_tensor *conv1d_forward(ggmlc_layer *l, struct nn_build *b, st
     const struct layer_cfg *c = &l->cfg;
     const int p = resolve_padding(c->padding, c->kernel[0], c->dilation);
     struct ggml_tensor *y = ggml_conv_1d(b->ctx, l->params[0].t, x, c->stride, p, c->dilation);
-    return nn_activate(b->ctx, ggml_add(b->ctx, y, l->params[1].t), l->act, c->slope);
+    return ggmlc__nn_activate(b->ctx, ggml_add(b->ctx, y, l->params[1].t), l->act, c->slope);
 }
 
-const struct layer_ops nn_conv1d_ops = {"Conv1D", conv1d_setup, conv1d_forward};
+const struct layer_ops ggmlc__nn_conv1d_ops = {"Conv1D", conv1d_setup, conv1d_forward};
 
 ggmlc_layer *ggmlc_conv1d(int64_t filters, int kernel, int stride, int padding, int dilation, enum ggmlc_activation act) {
     if (!conv_args_ok("ggmlc_conv1d", filters, kernel, stride, dilation)) return NULL;
-    ggmlc_layer *l = nn_layer_new(&nn_conv1d_ops, act);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&ggmlc__nn_conv1d_ops, act);
     if (!l) return NULL;
     l->cfg = (struct layer_cfg){.units = filters, .kernel = {kernel, 1}, .stride = stride, .padding = padding, .dilation = dilation,
                                 .slope = 0.01f};
@@ -114,7 +114,7 @@ ggmlc_layer *ggmlc_conv1d(int64_t filters, int kernel, int stride, int padding, 
 /* ------------------------------------------------------------ pooling */
 
 static enum ggmlc_status pool2d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    if (in_dims != 3) return nn_bad_input(l, "a {C, H, W}", in_dims);
+    if (in_dims != 3) return ggmlc__nn_bad_input(l, "a {C, H, W}", in_dims);
     const enum ggmlc_status st = window_check(l, l->cfg.kernel[0], l->cfg.kernel[0], 1);
     if (st != GGMLC_OK) return st;
     out[0] = in[0];
@@ -130,10 +130,10 @@ static struct ggml_tensor *pool2d_forward(ggmlc_layer *l, struct nn_build *b, st
     return ggml_pool_2d(b->ctx, x, l->cfg.pool, k, k, s, s, 0, 0);
 }
 
-const struct layer_ops nn_pool2d_ops = {"Pool2D", pool2d_setup, pool2d_forward};
+const struct layer_ops ggmlc__nn_pool2d_ops = {"Pool2D", pool2d_setup, pool2d_forward};
 
 static enum ggmlc_status pool1d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    if (in_dims != 2) return nn_bad_input(l, "a {C, T}", in_dims);
+    if (in_dims != 2) return ggmlc__nn_bad_input(l, "a {C, T}", in_dims);
     const enum ggmlc_status st = window_check(l, l->cfg.kernel[0], 1, 1);
     if (st != GGMLC_OK) return st;
     out[0] = in[0];
@@ -146,14 +146,14 @@ static struct ggml_tensor *pool1d_forward(ggmlc_layer *l, struct nn_build *b, st
     return ggml_pool_1d(b->ctx, x, l->cfg.pool, l->cfg.kernel[0], l->cfg.stride, 0);
 }
 
-const struct layer_ops nn_pool1d_ops = {"Pool1D", pool1d_setup, pool1d_forward};
+const struct layer_ops ggmlc__nn_pool1d_ops = {"Pool1D", pool1d_setup, pool1d_forward};
 
 static ggmlc_layer *new_pool(const struct layer_ops *ops, enum ggml_op_pool op, int pool, int stride) {
     if (pool <= 0 || stride < 0) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "pooling: the window must be positive");
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(ops, GGMLC_ACT_NONE);
+    ggmlc_layer *l = ggmlc__nn_layer_new(ops, GGMLC_ACT_NONE);
     if (!l) return NULL;
     l->cfg.pool = op;
     l->cfg.kernel[0] = pool;
@@ -162,14 +162,14 @@ static ggmlc_layer *new_pool(const struct layer_ops *ops, enum ggml_op_pool op, 
     return l;
 }
 
-ggmlc_layer *ggmlc_max_pool2d(int pool, int stride) { return new_pool(&nn_pool2d_ops, GGML_OP_POOL_MAX, pool, stride); }
-ggmlc_layer *ggmlc_avg_pool2d(int pool, int stride) { return new_pool(&nn_pool2d_ops, GGML_OP_POOL_AVG, pool, stride); }
-ggmlc_layer *ggmlc_max_pool1d(int pool, int stride) { return new_pool(&nn_pool1d_ops, GGML_OP_POOL_MAX, pool, stride); }
-ggmlc_layer *ggmlc_avg_pool1d(int pool, int stride) { return new_pool(&nn_pool1d_ops, GGML_OP_POOL_AVG, pool, stride); }
+ggmlc_layer *ggmlc_max_pool2d(int pool, int stride) { return new_pool(&ggmlc__nn_pool2d_ops, GGML_OP_POOL_MAX, pool, stride); }
+ggmlc_layer *ggmlc_avg_pool2d(int pool, int stride) { return new_pool(&ggmlc__nn_pool2d_ops, GGML_OP_POOL_AVG, pool, stride); }
+ggmlc_layer *ggmlc_max_pool1d(int pool, int stride) { return new_pool(&ggmlc__nn_pool1d_ops, GGML_OP_POOL_MAX, pool, stride); }
+ggmlc_layer *ggmlc_avg_pool1d(int pool, int stride) { return new_pool(&ggmlc__nn_pool1d_ops, GGML_OP_POOL_AVG, pool, stride); }
 
 /* Global pooling: {C, H, W} -> {C}. */
 static enum ggmlc_status global_pool2d_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    if (in_dims != 3) return nn_bad_input(l, "a {C, H, W}", in_dims);
+    if (in_dims != 3) return ggmlc__nn_bad_input(l, "a {C, H, W}", in_dims);
     out[0] = in[0];
     *out_dims = 1;
     return GGMLC_OK;
@@ -183,7 +183,7 @@ static struct ggml_tensor *global_pool2d_forward(ggmlc_layer *l, struct nn_build
     return ggml_reshape_2d(b->ctx, y, c, b->batch);
 }
 
-const struct layer_ops nn_global_pool2d_ops = {"GlobalPool2D", global_pool2d_setup, global_pool2d_forward};
+const struct layer_ops ggmlc__nn_global_pool2d_ops = {"GlobalPool2D", global_pool2d_setup, global_pool2d_forward};
 
-ggmlc_layer *ggmlc_global_avg_pool2d(void) { return new_pool(&nn_global_pool2d_ops, GGML_OP_POOL_AVG, 1, 1); }
-ggmlc_layer *ggmlc_global_max_pool2d(void) { return new_pool(&nn_global_pool2d_ops, GGML_OP_POOL_MAX, 1, 1); }
+ggmlc_layer *ggmlc_global_avg_pool2d(void) { return new_pool(&ggmlc__nn_global_pool2d_ops, GGML_OP_POOL_AVG, 1, 1); }
+ggmlc_layer *ggmlc_global_max_pool2d(void) { return new_pool(&ggmlc__nn_global_pool2d_ops, GGML_OP_POOL_MAX, 1, 1); }

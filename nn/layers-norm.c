@@ -20,10 +20,10 @@ static enum ggmlc_status batch_norm_setup(ggmlc_layer *l, const int64_t *in, int
     *out_dims = in_dims;
     int64_t ne[4];
     channel_shape(in, in_dims, ne);
-    nn_add_param(l, "gamma", 4, ne, GGMLC_INIT_ONES, in[0], in[0]);
-    nn_add_param(l, "beta", 4, ne, GGMLC_INIT_ZEROS, in[0], in[0]);
-    nn_add_param(l, "moving_mean", 4, ne, GGMLC_INIT_ZEROS, in[0], in[0])->trainable = false;
-    nn_add_param(l, "moving_var", 4, ne, GGMLC_INIT_ONES, in[0], in[0])->trainable = false;
+    ggmlc__nn_add_param(l, "gamma", 4, ne, GGMLC_INIT_ONES, in[0], in[0]);
+    ggmlc__nn_add_param(l, "beta", 4, ne, GGMLC_INIT_ZEROS, in[0], in[0]);
+    ggmlc__nn_add_param(l, "moving_mean", 4, ne, GGMLC_INIT_ZEROS, in[0], in[0])->trainable = false;
+    ggmlc__nn_add_param(l, "moving_var", 4, ne, GGMLC_INIT_ONES, in[0], in[0])->trainable = false;
     return GGMLC_OK;
 }
 
@@ -50,7 +50,7 @@ static struct ggml_tensor *batch_norm_forward(ggmlc_layer *l, struct nn_build *b
         ggml_set_output(mean);
         ggml_set_output(var);
         const int64_t count = ggml_nelements(x) / l->in_shape[0];
-        if (!nn_add_aux(b, AUX_BATCH_MEAN, l, mean, count) || !nn_add_aux(b, AUX_BATCH_VAR, l, var, count)) return NULL;
+        if (!ggmlc__nn_add_aux(b, AUX_BATCH_MEAN, l, mean, count) || !ggmlc__nn_add_aux(b, AUX_BATCH_VAR, l, var, count)) return NULL;
     } else {
         mean = l->params[2].t;
         var = l->params[3].t;
@@ -59,14 +59,14 @@ static struct ggml_tensor *batch_norm_forward(ggmlc_layer *l, struct nn_build *b
     return ggml_add(ctx, ggml_mul(ctx, xn, l->params[0].t), l->params[1].t);
 }
 
-const struct layer_ops nn_batch_norm_ops = {"BatchNormalization", batch_norm_setup, batch_norm_forward};
+const struct layer_ops ggmlc__nn_batch_norm_ops = {"BatchNormalization", batch_norm_setup, batch_norm_forward};
 
 ggmlc_layer *ggmlc_batch_norm(float momentum, float eps) {
     if (!(momentum >= 0 && momentum < 1) || !(eps > 0)) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_batch_norm: momentum must be in [0, 1) and eps positive");
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(&nn_batch_norm_ops, GGMLC_ACT_NONE);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&ggmlc__nn_batch_norm_ops, GGMLC_ACT_NONE);
     if (!l) return NULL;
     l->cfg.momentum = momentum;
     l->cfg.eps = eps;
@@ -79,8 +79,8 @@ static enum ggmlc_status last_axis_norm_setup(ggmlc_layer *l, const int64_t *in,
     for (int i = 0; i < in_dims; i++) out[i] = in[i];
     *out_dims = in_dims;
     const int64_t f = in[in_dims - 1];
-    nn_add_param(l, "gamma", 1, (int64_t[]){f}, GGMLC_INIT_ONES, f, f);
-    if (l->ops == &nn_layer_norm_ops) nn_add_param(l, "beta", 1, (int64_t[]){f}, GGMLC_INIT_ZEROS, f, f);
+    ggmlc__nn_add_param(l, "gamma", 1, (int64_t[]){f}, GGMLC_INIT_ONES, f, f);
+    if (l->ops == &ggmlc__nn_layer_norm_ops) ggmlc__nn_add_param(l, "beta", 1, (int64_t[]){f}, GGMLC_INIT_ZEROS, f, f);
     return GGMLC_OK;
 }
 
@@ -93,31 +93,31 @@ static struct ggml_tensor *rms_norm_forward(ggmlc_layer *l, struct nn_build *b, 
     return ggml_mul(b->ctx, ggml_rms_norm(b->ctx, x, l->cfg.eps), l->params[0].t);
 }
 
-const struct layer_ops nn_layer_norm_ops = {"LayerNormalization", last_axis_norm_setup, layer_norm_forward};
-const struct layer_ops nn_rms_norm_ops = {"RMSNormalization", last_axis_norm_setup, rms_norm_forward};
+const struct layer_ops ggmlc__nn_layer_norm_ops = {"LayerNormalization", last_axis_norm_setup, layer_norm_forward};
+const struct layer_ops ggmlc__nn_rms_norm_ops = {"RMSNormalization", last_axis_norm_setup, rms_norm_forward};
 
 static ggmlc_layer *new_norm(const struct layer_ops *ops, float eps) {
     if (!(eps > 0)) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: eps must be positive", ops->kind);
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(ops, GGMLC_ACT_NONE);
+    ggmlc_layer *l = ggmlc__nn_layer_new(ops, GGMLC_ACT_NONE);
     if (l) l->cfg.eps = eps;
     return l;
 }
 
-ggmlc_layer *ggmlc_layer_norm(float eps) { return new_norm(&nn_layer_norm_ops, eps); }
-ggmlc_layer *ggmlc_rms_norm(float eps) { return new_norm(&nn_rms_norm_ops, eps); }
+ggmlc_layer *ggmlc_layer_norm(float eps) { return new_norm(&ggmlc__nn_layer_norm_ops, eps); }
+ggmlc_layer *ggmlc_rms_norm(float eps) { return new_norm(&ggmlc__nn_rms_norm_ops, eps); }
 
 /* ------------------------------------------------------------ embedding */
 
 /* {T} token ids -> {T, dim}; the engine feeds ids as I32 when the model starts with an embedding. */
 static enum ggmlc_status embedding_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    if (in_dims != 1) return nn_bad_input(l, "a {T} sequence of ids", in_dims);
+    if (in_dims != 1) return ggmlc__nn_bad_input(l, "a {T} sequence of ids", in_dims);
     out[0] = in[0];
     out[1] = l->cfg.units;
     *out_dims = 2;
-    nn_add_param(l, "embeddings", 2, (int64_t[]){l->cfg.units, l->cfg.vocab}, GGMLC_INIT_GLOROT_UNIFORM, l->cfg.vocab, l->cfg.units);
+    ggmlc__nn_add_param(l, "embeddings", 2, (int64_t[]){l->cfg.units, l->cfg.vocab}, GGMLC_INIT_GLOROT_UNIFORM, l->cfg.vocab, l->cfg.units);
     return GGMLC_OK;
 }
 
@@ -130,14 +130,14 @@ static struct ggml_tensor *embedding_forward(ggmlc_layer *l, struct nn_build *b,
     return ggml_reshape_3d(b->ctx, ggml_get_rows(b->ctx, l->params[0].t, ids), l->cfg.units, x->ne[0], b->batch);
 }
 
-const struct layer_ops nn_embedding_ops = {"Embedding", embedding_setup, embedding_forward};
+const struct layer_ops ggmlc__nn_embedding_ops = {"Embedding", embedding_setup, embedding_forward};
 
 ggmlc_layer *ggmlc_embedding(int64_t vocab, int64_t dim) {
     if (vocab <= 0 || dim <= 0) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_embedding: vocab and dim must be positive");
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(&nn_embedding_ops, GGMLC_ACT_NONE);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&ggmlc__nn_embedding_ops, GGMLC_ACT_NONE);
     if (!l) return NULL;
     l->cfg.vocab = vocab;
     l->cfg.units = dim;

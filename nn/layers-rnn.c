@@ -7,7 +7,7 @@
 #include "nn-impl.h"
 
 static enum ggmlc_status rnn_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims, int gates) {
-    if (in_dims != 2) return nn_bad_input(l, "a {T, F}", in_dims);
+    if (in_dims != 2) return ggmlc__nn_bad_input(l, "a {T, F}", in_dims);
     const int64_t f = in[1], u = l->cfg.units;
     if (l->cfg.return_sequences) {
         out[0] = in[0];
@@ -17,10 +17,10 @@ static enum ggmlc_status rnn_setup(ggmlc_layer *l, const int64_t *in, int in_dim
         out[0] = u;
         *out_dims = 1;
     }
-    nn_add_param(l, "kernel", 2, (int64_t[]){f, gates * u}, l->kernel_init, f, u);
-    nn_add_param(l, "recurrent_kernel", 2, (int64_t[]){u, gates * u}, l->kernel_init, u, u);
-    nn_add_param(l, "bias", 1, (int64_t[]){gates * u}, GGMLC_INIT_ZEROS, f, u);
-    nn_add_param(l, "recurrent_bias", 1, (int64_t[]){gates * u}, GGMLC_INIT_ZEROS, u, u);
+    ggmlc__nn_add_param(l, "kernel", 2, (int64_t[]){f, gates * u}, l->kernel_init, f, u);
+    ggmlc__nn_add_param(l, "recurrent_kernel", 2, (int64_t[]){u, gates * u}, l->kernel_init, u, u);
+    ggmlc__nn_add_param(l, "bias", 1, (int64_t[]){gates * u}, GGMLC_INIT_ZEROS, f, u);
+    ggmlc__nn_add_param(l, "recurrent_bias", 1, (int64_t[]){gates * u}, GGMLC_INIT_ZEROS, u, u);
     return GGMLC_OK;
 }
 
@@ -94,20 +94,20 @@ static struct ggml_tensor *gru_forward(ggmlc_layer *l, struct nn_build *b, struc
     return rnn_output(l, b, seq, h);
 }
 
-const struct layer_ops nn_lstm_ops = {"LSTM", lstm_setup, lstm_forward};
-const struct layer_ops nn_gru_ops = {"GRU", gru_setup, gru_forward};
+const struct layer_ops ggmlc__nn_lstm_ops = {"LSTM", lstm_setup, lstm_forward};
+const struct layer_ops ggmlc__nn_gru_ops = {"GRU", gru_setup, gru_forward};
 
 static ggmlc_layer *new_rnn(const struct layer_ops *ops, int64_t units, bool return_sequences) {
     if (units <= 0) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: units must be positive", ops->kind);
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(ops, GGMLC_ACT_NONE);
+    ggmlc_layer *l = ggmlc__nn_layer_new(ops, GGMLC_ACT_NONE);
     if (!l) return NULL;
     l->cfg.units = units;
     l->cfg.return_sequences = return_sequences;
     return l;
 }
 
-ggmlc_layer *ggmlc_lstm(int64_t units, bool return_sequences) { return new_rnn(&nn_lstm_ops, units, return_sequences); }
-ggmlc_layer *ggmlc_gru(int64_t units, bool return_sequences) { return new_rnn(&nn_gru_ops, units, return_sequences); }
+ggmlc_layer *ggmlc_lstm(int64_t units, bool return_sequences) { return new_rnn(&ggmlc__nn_lstm_ops, units, return_sequences); }
+ggmlc_layer *ggmlc_gru(int64_t units, bool return_sequences) { return new_rnn(&ggmlc__nn_gru_ops, units, return_sequences); }

@@ -7,7 +7,7 @@
 
 #include "nn-impl.h"
 
-ggmlc_layer *nn_layer_new(const struct layer_ops *ops, enum ggmlc_activation act) {
+ggmlc_layer *ggmlc__nn_layer_new(const struct layer_ops *ops, enum ggmlc_activation act) {
     ggmlc_layer *l = calloc(1, sizeof *l);
     if (!l) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of memory", ops->kind);
@@ -41,7 +41,7 @@ void ggmlc_layer_set_trainable(ggmlc_layer *l, bool trainable) {
     if (l) l->trainable = trainable;
 }
 
-int64_t nn_shape_elems(const int64_t *shape, int n_dims) {
+int64_t ggmlc__nn_shape_elems(const int64_t *shape, int n_dims) {
     int64_t n = 1;
     for (int i = 0; i < n_dims; i++) {
         if (shape[i] <= 0 || __builtin_mul_overflow(n, shape[i], &n) || n > NN_MAX_ELEMS) return -1;
@@ -49,11 +49,11 @@ int64_t nn_shape_elems(const int64_t *shape, int n_dims) {
     return n;
 }
 
-void nn_param_name(const ggmlc_layer *l, const struct nn_param *p, char *buf, size_t size) {
+void ggmlc__nn_param_name(const ggmlc_layer *l, const struct nn_param *p, char *buf, size_t size) {
     snprintf(buf, size, "%s.%s", l->name, p->name);
 }
 
-struct nn_param *nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne, enum ggmlc_initializer init,
+struct nn_param *ggmlc__nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne, enum ggmlc_initializer init,
                               double fan_in, double fan_out) {
     GGML_ASSERT(l->n_params < NN_MAX_PARAMS);
     struct nn_param *p = &l->params[l->n_params++];
@@ -63,13 +63,13 @@ struct nn_param *nn_add_param(ggmlc_layer *l, const char *name, int n_dims, cons
     return p;
 }
 
-bool nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count) {
+bool ggmlc__nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count) {
     if (!t || b->n_aux >= NN_MAX_AUX) return false;
     b->aux[b->n_aux++] = (struct nn_aux){kind, l, t, count};
     return true;
 }
 
-struct ggml_tensor *nn_activate(struct ggml_context *ctx, struct ggml_tensor *x, enum ggmlc_activation act, float slope) {
+struct ggml_tensor *ggmlc__nn_activate(struct ggml_context *ctx, struct ggml_tensor *x, enum ggmlc_activation act, float slope) {
     switch (act) {
     case GGMLC_ACT_NONE: return x;
     case GGMLC_ACT_RELU: return ggml_relu(ctx, x);
@@ -85,7 +85,7 @@ struct ggml_tensor *nn_activate(struct ggml_context *ctx, struct ggml_tensor *x,
     return NULL;
 }
 
-enum ggmlc_status nn_bad_input(ggmlc_layer *l, const char *need, int in_dims) {
+enum ggmlc_status ggmlc__nn_bad_input(ggmlc_layer *l, const char *need, int in_dims) {
     return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s ('%s'): needs %s input, got %d dimensions", l->ops->kind, l->name, need, in_dims);
 }
 
@@ -96,14 +96,14 @@ static enum ggmlc_status dense_setup(ggmlc_layer *l, const int64_t *in, int in_d
     for (int i = 0; i < in_dims; i++) out[i] = in[i];
     out[in_dims - 1] = u;
     *out_dims = in_dims;
-    nn_add_param(l, "kernel", 2, (int64_t[]){f, u}, l->kernel_init, f, u);
-    nn_add_param(l, "bias", 1, (int64_t[]){u}, GGMLC_INIT_ZEROS, f, u);
+    ggmlc__nn_add_param(l, "kernel", 2, (int64_t[]){f, u}, l->kernel_init, f, u);
+    ggmlc__nn_add_param(l, "bias", 1, (int64_t[]){u}, GGMLC_INIT_ZEROS, f, u);
     return GGMLC_OK;
 }
 
 static struct ggml_tensor *dense_forward(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x) {
     struct ggml_tensor *y = ggml_add(b->ctx, ggml_mul_mat(b->ctx, l->params[0].t, x), l->params[1].t);
-    return nn_activate(b->ctx, y, l->act, l->cfg.slope);
+    return ggmlc__nn_activate(b->ctx, y, l->act, l->cfg.slope);
 }
 
 static const struct layer_ops dense_ops = {"Dense", dense_setup, dense_forward};
@@ -113,7 +113,7 @@ ggmlc_layer *ggmlc_dense(int64_t units, enum ggmlc_activation act) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_dense: units must be positive (got %lld)", (long long)units);
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(&dense_ops, act);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&dense_ops, act);
     if (l) l->cfg.units = units;
     return l;
 }
@@ -127,15 +127,15 @@ static enum ggmlc_status same_shape_setup(ggmlc_layer *l, const int64_t *in, int
 }
 
 static struct ggml_tensor *activation_forward(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x) {
-    return nn_activate(b->ctx, x, l->act, l->cfg.slope);
+    return ggmlc__nn_activate(b->ctx, x, l->act, l->cfg.slope);
 }
 
 static const struct layer_ops activation_ops = {"Activation", same_shape_setup, activation_forward};
 
-ggmlc_layer *ggmlc_activation(enum ggmlc_activation act) { return nn_layer_new(&activation_ops, act); }
+ggmlc_layer *ggmlc_activation(enum ggmlc_activation act) { return ggmlc__nn_layer_new(&activation_ops, act); }
 
 ggmlc_layer *ggmlc_leaky_relu(float slope) {
-    ggmlc_layer *l = nn_layer_new(&activation_ops, GGMLC_ACT_LEAKY_RELU);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&activation_ops, GGMLC_ACT_LEAKY_RELU);
     if (l) l->cfg.slope = slope;
     return l;
 }
@@ -143,7 +143,7 @@ ggmlc_layer *ggmlc_leaky_relu(float slope) {
 /* ------------------------------------------------------- flatten, reshape */
 
 static enum ggmlc_status flatten_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    out[0] = nn_shape_elems(in, in_dims);
+    out[0] = ggmlc__nn_shape_elems(in, in_dims);
     *out_dims = 1;
     return GGMLC_OK;
 }
@@ -163,10 +163,10 @@ static struct ggml_tensor *flatten_forward(ggmlc_layer *l, struct nn_build *b, s
 
 static const struct layer_ops flatten_ops = {"Flatten", flatten_setup, flatten_forward};
 
-ggmlc_layer *ggmlc_flatten(void) { return nn_layer_new(&flatten_ops, GGMLC_ACT_NONE); }
+ggmlc_layer *ggmlc_flatten(void) { return ggmlc__nn_layer_new(&flatten_ops, GGMLC_ACT_NONE); }
 
 static enum ggmlc_status reshape_setup(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims) {
-    const int64_t have = nn_shape_elems(in, in_dims), want = nn_shape_elems(l->cfg.shape, l->cfg.n_dims);
+    const int64_t have = ggmlc__nn_shape_elems(in, in_dims), want = ggmlc__nn_shape_elems(l->cfg.shape, l->cfg.n_dims);
     if (want < 0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "Reshape ('%s'): the target shape has a dimension below 1 or over 2^40 elements", l->name);
     if (have != want)
@@ -188,7 +188,7 @@ ggmlc_layer *ggmlc_reshape(const int64_t *shape, int n_dims) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_reshape: 1 to %d dimensions", NN_MAX_DIMS);
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(&reshape_ops, GGMLC_ACT_NONE);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&reshape_ops, GGMLC_ACT_NONE);
     if (!l) return NULL;
     for (int i = 0; i < n_dims; i++) l->cfg.shape[i] = shape[i];
     l->cfg.n_dims = n_dims;
@@ -204,7 +204,7 @@ static struct ggml_tensor *dropout_forward(ggmlc_layer *l, struct nn_build *b, s
     if (!mask) return NULL;
     ggml_set_input(mask);
     ggml_format_name(mask, "%s mask", l->name);
-    return nn_add_aux(b, AUX_DROPOUT_MASK, l, mask, 0) ? ggml_mul(b->ctx, x, mask) : NULL;
+    return ggmlc__nn_add_aux(b, AUX_DROPOUT_MASK, l, mask, 0) ? ggml_mul(b->ctx, x, mask) : NULL;
 }
 
 static const struct layer_ops dropout_ops = {"Dropout", same_shape_setup, dropout_forward};
@@ -214,42 +214,42 @@ ggmlc_layer *ggmlc_dropout(float rate) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_dropout: rate must be in [0, 1) (got %g)", rate);
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(&dropout_ops, GGMLC_ACT_NONE);
+    ggmlc_layer *l = ggmlc__nn_layer_new(&dropout_ops, GGMLC_ACT_NONE);
     if (l) l->cfg.rate = rate;
     return l;
 }
 
 /* -------------------------------------------------------------- settings */
 
-bool nn_setting_ok(bool ok, const char *name, double value, const char *need, char *why, size_t size) {
+bool ggmlc__nn_setting_ok(bool ok, const char *name, double value, const char *need, char *why, size_t size) {
     if (!ok) snprintf(why, size, "%s %g is not %s", name, value, need);
     return ok;
 }
 
-bool nn_in_unit_interval(double v) { return v >= 0 && v < 1; }
+bool ggmlc__nn_in_unit_interval(double v) { return v >= 0 && v < 1; }
 
 static bool is_norm(const ggmlc_layer *l) {
-    return l->ops == &nn_batch_norm_ops || l->ops == &nn_layer_norm_ops || l->ops == &nn_rms_norm_ops;
+    return l->ops == &ggmlc__nn_batch_norm_ops || l->ops == &ggmlc__nn_layer_norm_ops || l->ops == &ggmlc__nn_rms_norm_ops;
 }
 
-bool nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size) {
+bool ggmlc__nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size) {
     const struct layer_cfg *c = &l->cfg;
-    return nn_setting_ok((unsigned)l->act <= GGMLC_ACT_HARDSWISH, "activation", (int)l->act, "a known one", why, size) &&
-           nn_setting_ok(nn_in_unit_interval(c->rate), "dropout rate", c->rate, "in [0, 1)", why, size) &&
-           nn_setting_ok(nn_in_unit_interval(c->momentum), "momentum", c->momentum, "in [0, 1)", why, size) &&
-           nn_setting_ok(is_norm(l) ? c->eps > 0 && c->eps < INFINITY : c->eps >= 0 && c->eps < INFINITY, "eps", c->eps,
+    return ggmlc__nn_setting_ok((unsigned)l->act <= GGMLC_ACT_HARDSWISH, "activation", (int)l->act, "a known one", why, size) &&
+           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(c->rate), "dropout rate", c->rate, "in [0, 1)", why, size) &&
+           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(c->momentum), "momentum", c->momentum, "in [0, 1)", why, size) &&
+           ggmlc__nn_setting_ok(is_norm(l) ? c->eps > 0 && c->eps < INFINITY : c->eps >= 0 && c->eps < INFINITY, "eps", c->eps,
                          is_norm(l) ? "a finite number > 0" : "a finite number >= 0", why, size) &&
-           nn_setting_ok(isfinite(c->slope), "slope", c->slope, "a finite number", why, size) &&
-           nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool, "max or average", why, size);
+           ggmlc__nn_setting_ok(isfinite(c->slope), "slope", c->slope, "a finite number", why, size) &&
+           ggmlc__nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool, "max or average", why, size);
 }
 
 /* -------------------------------------------------------------- registry */
 
-const struct layer_ops *nn_layer_ops_by_kind(const char *kind) {
+const struct layer_ops *ggmlc__nn_layer_ops_by_kind(const char *kind) {
     static const struct layer_ops *const all[] = {
-        &dense_ops, &activation_ops, &flatten_ops, &reshape_ops, &dropout_ops, &nn_conv1d_ops, &nn_conv2d_ops,
-        &nn_pool1d_ops, &nn_pool2d_ops, &nn_global_pool2d_ops, &nn_batch_norm_ops, &nn_layer_norm_ops,
-        &nn_rms_norm_ops, &nn_embedding_ops, &nn_lstm_ops, &nn_gru_ops,
+        &dense_ops, &activation_ops, &flatten_ops, &reshape_ops, &dropout_ops, &ggmlc__nn_conv1d_ops, &ggmlc__nn_conv2d_ops,
+        &ggmlc__nn_pool1d_ops, &ggmlc__nn_pool2d_ops, &ggmlc__nn_global_pool2d_ops, &ggmlc__nn_batch_norm_ops, &ggmlc__nn_layer_norm_ops,
+        &ggmlc__nn_rms_norm_ops, &ggmlc__nn_embedding_ops, &ggmlc__nn_lstm_ops, &ggmlc__nn_gru_ops,
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (strcmp(all[i]->kind, kind) == 0) return all[i];

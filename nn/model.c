@@ -13,7 +13,7 @@
 
 /* ---------------------------------------------------------- optimizer */
 
-enum ggmlc_optim_kind nn_optim_kind(const struct ggmlc_compile_options *o) {
+enum ggmlc_optim_kind ggmlc__nn_optim_kind(const struct ggmlc_compile_options *o) {
     if (o->optimizer == GGMLC_OPT_ADAMW) return GGMLC_OPTIM_ADAMW;
     return o->momentum > 0 ? GGMLC_OPTIM_SGD_MOMENTUM : GGMLC_OPTIM_SGD;
 }
@@ -44,7 +44,7 @@ static ggmlc_node *node_new(ggmlc_model *m, enum nn_node_kind kind) {
 
 ggmlc_model *ggmlc_functional(void) { return model_new(false); }
 
-/* What is wrong with a shape that nn_shape_elems refuses. */
+/* What is wrong with a shape that ggmlc__nn_shape_elems refuses. */
 static const char *shape_problem(const int64_t *shape, int n_dims) {
     static _Thread_local char text[96];
     for (int i = 0; i < n_dims; i++) {
@@ -61,7 +61,7 @@ ggmlc_node *ggmlc_input(ggmlc_model *m, const int64_t *shape, int n_dims) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_input: a shape of 1 to %d dimensions is required", NN_MAX_DIMS);
         return NULL;
     }
-    if (nn_shape_elems(shape, n_dims) < 0) {
+    if (ggmlc__nn_shape_elems(shape, n_dims) < 0) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_input: %s", shape_problem(shape, n_dims));
         return NULL;
     }
@@ -133,7 +133,7 @@ static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_d
     enum ggmlc_status st = settings_check(l);
     if (st == GGMLC_OK) st = l->ops->setup(l, in, in_dims, out, &out_dims);
     if (st != GGMLC_OK) return st;
-    if (nn_shape_elems(out, out_dims) < 0)
+    if (ggmlc__nn_shape_elems(out, out_dims) < 0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s': output %s", l->name, shape_problem(out, out_dims));
     memcpy(l->in_shape, in, sizeof(int64_t) * (size_t)in_dims);
     memcpy(l->out_shape, out, sizeof(int64_t) * (size_t)out_dims);
@@ -189,7 +189,7 @@ ggmlc_node *ggmlc_concatenate(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b, int 
     int64_t shape[NN_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
     shape[axis] += b->shape[axis]; /* no overflow: each input holds at most NN_MAX_ELEMS */
-    if (nn_shape_elems(shape, a->n_dims) < 0) {
+    if (ggmlc__nn_shape_elems(shape, a->n_dims) < 0) {
         ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_concatenate: %s", shape_problem(shape, a->n_dims));
         return NULL;
     }
@@ -280,15 +280,15 @@ enum ggmlc_status ggmlc_model_add(ggmlc_model *m, ggmlc_layer *l) {
     return GGMLC_OK;
 }
 
-enum ggmlc_status nn_model_usable(const ggmlc_model *m, const char *func) {
+enum ggmlc_status ggmlc__nn_model_usable(const ggmlc_model *m, const char *func) {
     if (m->broken == GGMLC_OK) return GGMLC_OK;
     return ggmlc_set_error(m->broken, "%s: a layer was refused when it was added, so the model lacks it (%s)", func, m->broken_why);
 }
 
 void ggmlc_model_free(ggmlc_model *m) {
     if (!m) return;
-    nn_graphs_free(m);
-    ggmlc_alloc_record_free(&m->placed);
+    ggmlc__nn_graphs_free(m);
+    ggmlc__alloc_record_free(&m->placed);
     ggml_backend_sched_free(m->sched);
     ggml_backend_buffer_free(m->buf_params);
     ggml_free(m->ctx_params);
@@ -298,7 +298,7 @@ void ggmlc_model_free(ggmlc_model *m) {
     free(m);
 }
 
-enum ggmlc_status nn_model_finish(ggmlc_model *m) {
+enum ggmlc_status ggmlc__nn_model_finish(ggmlc_model *m) {
     if (!m->finished || m->n_inputs < 1 || m->n_outputs < 1)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                                "the model has no input or output yet (ggmlc_model_set_outputs)");
@@ -325,10 +325,10 @@ static struct ggml_tensor *forward_layer(ggmlc_model *m, struct nn_build *b, ggm
     l->act = GGMLC_ACT_NONE;
     logits[k] = l->ops->forward(l, b, n->in[0]->t);
     l->act = act;
-    return logits[k] ? nn_activate(b->ctx, logits[k], act, l->cfg.slope) : NULL;
+    return logits[k] ? ggmlc__nn_activate(b->ctx, logits[k], act, l->cfg.slope) : NULL;
 }
 
-bool nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor **x, struct ggml_tensor **out, struct ggml_tensor **logits) {
+bool ggmlc__nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor **x, struct ggml_tensor **out, struct ggml_tensor **logits) {
     for (int k = 0; logits && k < m->n_outputs; k++) logits[k] = NULL;
     for (int i = 0, input = 0; i < m->n_nodes; i++) {
         ggmlc_node *n = m->nodes[i];
@@ -347,28 +347,28 @@ bool nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor **x
     return true;
 }
 
-void nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size) {
+void ggmlc__nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size) {
     const ggmlc_node *n = m->outputs[k];
     if (n->kind == NODE_LAYER) snprintf(buf, size, "%s", n->layer->name);
     else snprintf(buf, size, "output_%d", k + 1);
 }
 
-int64_t nn_input_vocab(const ggmlc_model *m, int i) {
+int64_t ggmlc__nn_input_vocab(const ggmlc_model *m, int i) {
     int64_t vocab = 0;
     for (int j = 0; j < m->n_nodes; j++) {
         const ggmlc_node *n = m->nodes[j];
-        if (n->kind != NODE_LAYER || n->in[0] != m->inputs[i] || n->layer->ops != &nn_embedding_ops) continue;
+        if (n->kind != NODE_LAYER || n->in[0] != m->inputs[i] || n->layer->ops != &ggmlc__nn_embedding_ops) continue;
         if (vocab == 0 || n->layer->cfg.vocab < vocab) vocab = n->layer->cfg.vocab;
     }
     return vocab;
 }
 
-bool nn_input_is_index(const ggmlc_model *m, int i) { return nn_input_vocab(m, i) > 0; }
+bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i) { return ggmlc__nn_input_vocab(m, i) > 0; }
 
-int64_t nn_input_elems(const ggmlc_model *m, int i) { return nn_shape_elems(m->inputs[i]->shape, m->inputs[i]->n_dims); }
-int64_t nn_output_elems(const ggmlc_model *m, int k) { return nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }
-int64_t nn_target_elems(const ggmlc_model *m, int k) {
-    return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? 1 : nn_output_elems(m, k);
+int64_t ggmlc__nn_input_elems(const ggmlc_model *m, int i) { return ggmlc__nn_shape_elems(m->inputs[i]->shape, m->inputs[i]->n_dims); }
+int64_t ggmlc__nn_output_elems(const ggmlc_model *m, int k) { return ggmlc__nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }
+int64_t ggmlc__nn_target_elems(const ggmlc_model *m, int k) {
+    return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? 1 : ggmlc__nn_output_elems(m, k);
 }
 
 /* -------------------------------------------------------------- compile */
@@ -394,8 +394,8 @@ static void init_values(ggmlc_model *m, const struct nn_param *p, float *v, int6
     }
     for (int64_t i = 0; i < n; i++) {
         /* the normal value rounded to float before scaling: the same weights per seed */
-        v[i] = limit > 0 ? (float)(limit * (2.0 * ggmlc_rng_uniform(&m->rng) - 1.0))
-                         : (float)(std * (float)ggmlc_rng_normal(&m->rng));
+        v[i] = limit > 0 ? (float)(limit * (2.0 * ggmlc__rng_uniform(&m->rng) - 1.0))
+                         : (float)(std * (float)ggmlc__rng_normal(&m->rng));
     }
 }
 
@@ -430,12 +430,12 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
     for (int i = 0; i < m->n_layers; i++) n += m->layers[i]->n_params;
     m->ctx_params = ggml_init((struct ggml_init_params){(3 * (size_t)n + 2) * ggml_tensor_overhead(), NULL, true});
     if (!m->ctx_params) return GGMLC_ERR_NOMEM;
-    const enum ggmlc_optim_kind kind = nn_optim_kind(&m->opt);
+    const enum ggmlc_optim_kind kind = ggmlc__nn_optim_kind(&m->opt);
     for (int i = 0; i < m->n_layers; i++) {
         ggmlc_layer *l = m->layers[i];
         for (int j = 0; j < l->n_params; j++) {
             struct nn_param *p = &l->params[j];
-            if (nn_shape_elems(p->ne, 4) < 0) /* shapes come from layer settings, which a model file may forge */
+            if (ggmlc__nn_shape_elems(p->ne, 4) < 0) /* shapes come from layer settings, which a model file may forge */
                 return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_compile: parameter %s of layer '%s' has an impossible shape",
                                        p->name, l->name);
             p->t = ggml_new_tensor(m->ctx_params, GGML_TYPE_F32, 4, p->ne);
@@ -444,16 +444,16 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
                 snprintf(why, sizeof why, "%s", ggmlc_last_error());
                 return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: layer %s: parameter %s: %s", l->name, p->name, why);
             }
-            nn_param_name(l, p, p->t->name, sizeof p->t->name);
+            ggmlc__nn_param_name(l, p, p->t->name, sizeof p->t->name);
             const bool trains = l->trainable && p->trainable;
-            if (trains && !ggmlc_optim_new_state(m->ctx_params, kind, p->t, &p->m, &p->v)) {
+            if (trains && !ggmlc__optim_new_state(m->ctx_params, kind, p->t, &p->m, &p->v)) {
                 return ggmlc_set_error(GGMLC_ERR_NOMEM,
                                        "ggmlc_model_compile: no room for the optimizer state");
             }
             if (trains) ggml_set_param(p->t);
         }
     }
-    m->opt_pars = ggml_new_tensor_1d(m->ctx_params, GGML_TYPE_F32, ggmlc_optim_n_pars(kind));
+    m->opt_pars = ggml_new_tensor_1d(m->ctx_params, GGML_TYPE_F32, ggmlc__optim_n_pars(kind));
     m->buf_params = ggml_backend_alloc_ctx_tensors(m->ctx_params, m->backends[0]);
     if (!m->buf_params) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_compile: cannot allocate the weights");
     ggml_backend_buffer_set_usage(m->buf_params, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
@@ -493,30 +493,30 @@ static enum ggmlc_status set_heads(ggmlc_model *m) {
     return GGMLC_OK;
 }
 
-bool nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size) {
-    return nn_setting_ok(o->optimizer == GGMLC_OPT_ADAMW || o->optimizer == GGMLC_OPT_SGD, "optimizer", o->optimizer, "a known one", why, size) &&
-           nn_setting_ok((unsigned)o->loss <= GGMLC_LOSS_BINARY_CROSSENTROPY, "loss", o->loss, "a known one", why, size) &&
-           nn_setting_ok(o->learning_rate > 0 && o->learning_rate < INFINITY, "learning rate", o->learning_rate, "a finite number > 0", why, size) &&
-           nn_setting_ok(nn_in_unit_interval(o->beta1), "beta1", o->beta1, "in [0, 1)", why, size) &&
-           nn_setting_ok(nn_in_unit_interval(o->beta2), "beta2", o->beta2, "in [0, 1)", why, size) &&
-           nn_setting_ok(o->eps > 0 && o->eps < INFINITY, "eps", o->eps, "a finite number > 0", why, size) &&
-           nn_setting_ok(o->weight_decay >= 0 && o->weight_decay < INFINITY, "weight decay", o->weight_decay, "a finite number >= 0", why, size) &&
-           nn_setting_ok(nn_in_unit_interval(o->momentum), "momentum", o->momentum, "in [0, 1)", why, size) &&
-           nn_setting_ok(o->clip_norm >= 0 && o->clip_norm < INFINITY, "clip_norm", o->clip_norm, "a finite number >= 0", why, size) &&
-           nn_setting_ok(o->clip_value >= 0 && o->clip_value < INFINITY, "clip_value", o->clip_value, "a finite number >= 0", why, size);
+bool ggmlc__nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size) {
+    return ggmlc__nn_setting_ok(o->optimizer == GGMLC_OPT_ADAMW || o->optimizer == GGMLC_OPT_SGD, "optimizer", o->optimizer, "a known one", why, size) &&
+           ggmlc__nn_setting_ok((unsigned)o->loss <= GGMLC_LOSS_BINARY_CROSSENTROPY, "loss", o->loss, "a known one", why, size) &&
+           ggmlc__nn_setting_ok(o->learning_rate > 0 && o->learning_rate < INFINITY, "learning rate", o->learning_rate, "a finite number > 0", why, size) &&
+           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(o->beta1), "beta1", o->beta1, "in [0, 1)", why, size) &&
+           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(o->beta2), "beta2", o->beta2, "in [0, 1)", why, size) &&
+           ggmlc__nn_setting_ok(o->eps > 0 && o->eps < INFINITY, "eps", o->eps, "a finite number > 0", why, size) &&
+           ggmlc__nn_setting_ok(o->weight_decay >= 0 && o->weight_decay < INFINITY, "weight decay", o->weight_decay, "a finite number >= 0", why, size) &&
+           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(o->momentum), "momentum", o->momentum, "in [0, 1)", why, size) &&
+           ggmlc__nn_setting_ok(o->clip_norm >= 0 && o->clip_norm < INFINITY, "clip_norm", o->clip_norm, "a finite number >= 0", why, size) &&
+           ggmlc__nn_setting_ok(o->clip_value >= 0 && o->clip_value < INFINITY, "clip_value", o->clip_value, "a finite number >= 0", why, size);
 }
 
 enum ggmlc_status ggmlc_model_compile(ggmlc_model *m, const struct ggmlc_compile_options *options) {
     if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: NULL model");
     if (m->compiled) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: the model is already compiled");
-    enum ggmlc_status st = nn_model_usable(m, "ggmlc_model_compile");
-    if (st == GGMLC_OK) st = nn_model_finish(m);
+    enum ggmlc_status st = ggmlc__nn_model_usable(m, "ggmlc_model_compile");
+    if (st == GGMLC_OK) st = ggmlc__nn_model_finish(m);
     if (st != GGMLC_OK) return st;
     m->opt = options ? *options : ggmlc_compile_defaults();
     char why[128];
-    if (!nn_compile_settings_valid(&m->opt, why, sizeof why)) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: %s", why);
+    if (!ggmlc__nn_compile_settings_valid(&m->opt, why, sizeof why)) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_compile: %s", why);
     if ((st = set_heads(m)) != GGMLC_OK) return st;
-    ggmlc_rng_seed(&m->rng, m->opt.seed);
+    ggmlc__rng_seed(&m->rng, m->opt.seed);
     m->lr = m->opt.learning_rate;
     if ((st = open_backends(m, m->opt.backend)) != GGMLC_OK || (st = place_params(m)) != GGMLC_OK) return st;
     m->compiled = true;

@@ -147,7 +147,7 @@ struct ggmlc_model {
     ggml_backend_sched_t sched;
     struct ggml_context *ctx_params;
     ggml_backend_buffer_t buf_params;
-    struct ggml_tensor *opt_pars; /* the optimizer's hyperparameters (ggmlc_optim_pack) */
+    struct ggml_tensor *opt_pars; /* the optimizer's hyperparameters (ggmlc__optim_pack) */
     double lr;
     int64_t step;
     struct ggmlc_rng rng;        /* weight initialisation, shuffling, dropout */
@@ -161,62 +161,62 @@ struct ggmlc_model {
 
 /* ---------------------------------------------------------------- layers */
 
-GGMLC_HIDDEN ggmlc_layer *nn_layer_new(const struct layer_ops *ops, enum ggmlc_activation act);
+GGMLC_HIDDEN ggmlc_layer *ggmlc__nn_layer_new(const struct layer_ops *ops, enum ggmlc_activation act);
 /* Declare a parameter of the layer being set up. */
-GGMLC_HIDDEN struct nn_param *nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne,
+GGMLC_HIDDEN struct nn_param *ggmlc__nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne,
                                            enum ggmlc_initializer init, double fan_in, double fan_out);
 /* Apply an activation function. */
-GGMLC_HIDDEN struct ggml_tensor *nn_activate(struct ggml_context *ctx, struct ggml_tensor *x, enum ggmlc_activation act, float slope);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__nn_activate(struct ggml_context *ctx, struct ggml_tensor *x, enum ggmlc_activation act, float slope);
 /* Register a per-step tensor of the graph being built. */
-GGMLC_HIDDEN bool nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count);
+GGMLC_HIDDEN bool ggmlc__nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count);
 /* The name of a layer's parameter tensor ("<layer>.<param>"), as models save and load it. */
-GGMLC_HIDDEN void nn_param_name(const ggmlc_layer *l, const struct nn_param *p, char *buf, size_t size);
+GGMLC_HIDDEN void ggmlc__nn_param_name(const ggmlc_layer *l, const struct nn_param *p, char *buf, size_t size);
 /* Number of elements of a shape; -1 when a dimension is not positive or there are more than NN_MAX_ELEMS. */
-GGMLC_HIDDEN int64_t nn_shape_elems(const int64_t *shape, int n_dims);
+GGMLC_HIDDEN int64_t ggmlc__nn_shape_elems(const int64_t *shape, int n_dims);
 /* Report a layer given an input of the wrong rank; returns GGMLC_ERR_SHAPE. */
-GGMLC_HIDDEN enum ggmlc_status nn_bad_input(ggmlc_layer *l, const char *need, int in_dims);
-/* The layer kinds of the other files, for nn_layer_ops_by_kind. */
-GGMLC_HIDDEN extern const struct layer_ops nn_conv1d_ops, nn_conv2d_ops, nn_pool1d_ops, nn_pool2d_ops, nn_global_pool2d_ops;
-GGMLC_HIDDEN extern const struct layer_ops nn_batch_norm_ops, nn_layer_norm_ops, nn_rms_norm_ops, nn_embedding_ops;
-GGMLC_HIDDEN extern const struct layer_ops nn_lstm_ops, nn_gru_ops;
+GGMLC_HIDDEN enum ggmlc_status ggmlc__nn_bad_input(ggmlc_layer *l, const char *need, int in_dims);
+/* The layer kinds of the other files, for ggmlc__nn_layer_ops_by_kind. */
+GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_conv1d_ops, ggmlc__nn_conv2d_ops, ggmlc__nn_pool1d_ops, ggmlc__nn_pool2d_ops, ggmlc__nn_global_pool2d_ops;
+GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_batch_norm_ops, ggmlc__nn_layer_norm_ops, ggmlc__nn_rms_norm_ops, ggmlc__nn_embedding_ops;
+GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_lstm_ops, ggmlc__nn_gru_ops;
 /* Settings checks: ok as given; when not, why receives "<name> <value> is not <need>". */
-GGMLC_HIDDEN bool nn_setting_ok(bool ok, const char *name, double value, const char *need, char *why, size_t size);
+GGMLC_HIDDEN bool ggmlc__nn_setting_ok(bool ok, const char *name, double value, const char *need, char *why, size_t size);
 /* v in [0, 1) (false for NaN). */
-GGMLC_HIDDEN bool nn_in_unit_interval(double v);
+GGMLC_HIDDEN bool ggmlc__nn_in_unit_interval(double v);
 /* Layer kinds by name (for loading saved models). */
-GGMLC_HIDDEN const struct layer_ops *nn_layer_ops_by_kind(const char *kind);
+GGMLC_HIDDEN const struct layer_ops *ggmlc__nn_layer_ops_by_kind(const char *kind);
 
 /* ----------------------------------------------------------------- model */
 
 /* Whether compile options are in range (as ggmlc-nn.h lists them); else why not, into why. */
-GGMLC_HIDDEN bool nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size);
+GGMLC_HIDDEN bool ggmlc__nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size);
 /* Whether a layer's settings are those its constructor accepts (a model file may forge them); else why not. */
-GGMLC_HIDDEN bool nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size);
+GGMLC_HIDDEN bool ggmlc__nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size);
 /* GGMLC_OK, or (with the message again) the first refused ggmlc_model_add of the model, for func. */
-GGMLC_HIDDEN enum ggmlc_status nn_model_usable(const ggmlc_model *m, const char *func);
+GGMLC_HIDDEN enum ggmlc_status ggmlc__nn_model_usable(const ggmlc_model *m, const char *func);
 /* Infer shapes and set up every layer (idempotent). */
-GGMLC_HIDDEN enum ggmlc_status nn_model_finish(ggmlc_model *m);
+GGMLC_HIDDEN enum ggmlc_status ggmlc__nn_model_finish(ggmlc_model *m);
 /* Build the model's forward graph on the input tensors x[]; fills out[] per output and, when
  * logits is not NULL, logits[] (an output's final softmax/sigmoid left out, for the loss). */
-GGMLC_HIDDEN bool nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor **x, struct ggml_tensor **out,
+GGMLC_HIDDEN bool ggmlc__nn_model_forward(ggmlc_model *m, struct nn_build *b, struct ggml_tensor **x, struct ggml_tensor **out,
                                    struct ggml_tensor **logits);
 /* Output k's name in logs: its layer's name, else "output_<k+1>". */
-GGMLC_HIDDEN void nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size);
+GGMLC_HIDDEN void ggmlc__nn_output_name(const ggmlc_model *m, int k, char *buf, size_t size);
 /* Whether input i carries token ids (an embedding reads it), and the smallest vocabulary reading it (0: none). */
-GGMLC_HIDDEN bool nn_input_is_index(const ggmlc_model *m, int i);
-GGMLC_HIDDEN int64_t nn_input_vocab(const ggmlc_model *m, int i);
-GGMLC_HIDDEN int64_t nn_input_elems(const ggmlc_model *m, int i);
-GGMLC_HIDDEN int64_t nn_output_elems(const ggmlc_model *m, int k);
+GGMLC_HIDDEN bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i);
+GGMLC_HIDDEN int64_t ggmlc__nn_input_vocab(const ggmlc_model *m, int i);
+GGMLC_HIDDEN int64_t ggmlc__nn_input_elems(const ggmlc_model *m, int i);
+GGMLC_HIDDEN int64_t ggmlc__nn_output_elems(const ggmlc_model *m, int k);
 /* Floats of one sample's target of output k (1 for sparse labels). */
-GGMLC_HIDDEN int64_t nn_target_elems(const ggmlc_model *m, int k);
+GGMLC_HIDDEN int64_t ggmlc__nn_target_elems(const ggmlc_model *m, int k);
 /* The optimizer module's kind for the compile options (SGD with momentum when momentum > 0). */
-GGMLC_HIDDEN enum ggmlc_optim_kind nn_optim_kind(const struct ggmlc_compile_options *o);
+GGMLC_HIDDEN enum ggmlc_optim_kind ggmlc__nn_optim_kind(const struct ggmlc_compile_options *o);
 
 /* ---------------------------------------------------------------- engine */
 
 struct nn_progress;
 
-GGMLC_HIDDEN void nn_graphs_free(ggmlc_model *m);
+GGMLC_HIDDEN void ggmlc__nn_graphs_free(ggmlc_model *m);
 
 /* One pass's data: per input and per output (targets NULL when predicting), n samples each. */
 struct nn_data {
@@ -233,12 +233,12 @@ struct pass_stats {
 
 /* Batches over the data, in order or in the given sample order: train when training, else score;
  * stats and outputs (pred[k], n * output elems) are collected when not NULL; fo/progress for fit. */
-GGMLC_HIDDEN enum ggmlc_status nn_run_pass(ggmlc_model *m, const struct nn_data *d, int64_t batch, const int64_t *order, bool training,
+GGMLC_HIDDEN enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *d, int64_t batch, const int64_t *order, bool training,
                                            const float *class_weights, struct pass_stats *st, float *const *pred,
                                            const struct ggmlc_fit_options *fo, int epoch, struct nn_progress *progress);
 /* Loss and metrics of a pass into the train (val false) or validation fields of logs. */
-GGMLC_HIDDEN void nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool val, struct ggmlc_epoch_logs *logs);
-GGMLC_HIDDEN enum ggmlc_status nn_history_push(ggmlc_history *h, const struct ggmlc_epoch_logs *logs);
+GGMLC_HIDDEN void ggmlc__nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool val, struct ggmlc_epoch_logs *logs);
+GGMLC_HIDDEN enum ggmlc_status ggmlc__nn_history_push(ggmlc_history *h, const struct ggmlc_epoch_logs *logs);
 
 /* ----------------------------------------------------------- progress */
 
@@ -249,9 +249,9 @@ struct nn_progress {
     int64_t total, done;
     int64_t t_start, t_last;
 };
-GGMLC_HIDDEN void nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total);
+GGMLC_HIDDEN void ggmlc__nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total);
 /* running: the epoch's logs so far (train fields). */
-GGMLC_HIDDEN void nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running);
-GGMLC_HIDDEN void nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs);
+GGMLC_HIDDEN void ggmlc__nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running);
+GGMLC_HIDDEN void ggmlc__nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs);
 
 #endif /* GGMLC_NN_IMPL_H */

@@ -216,10 +216,10 @@ enum ggmlc_status ggmlc_plot_epochs(const struct ggmlc_epoch_logs *logs, int n_e
     if (!logs || n_epochs < 1 || !path || !*path)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_plot_epochs: %s", !path || !*path ? "no file name" : "no epochs to plot");
     struct ggmlc_file_replace out;
-    const enum ggmlc_status status = ggmlc_file_replace_open(&out, path, "ggmlc_plot_epochs");
+    const enum ggmlc_status status = ggmlc__file_replace_open(&out, path, "ggmlc_plot_epochs");
     if (status != GGMLC_OK) return status;
     write_svg(out.f, logs, n_epochs, title ? title : "learning curves");
-    return ggmlc_file_replace_commit(&out, true);
+    return ggmlc__file_replace_commit(&out, true);
 }
 
 enum ggmlc_status ggmlc_plot_history(const ggmlc_history *history, const char *title, const char *path) {

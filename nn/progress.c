@@ -65,7 +65,7 @@ static void append_metrics(struct line *line, const ggmlc_model *m, const struct
         }
         for (int k = 0; k < l->n_outputs && k < GGMLC_MAX_IO; k++) {
             char name[96], key[112];
-            nn_output_name(m, k, name, sizeof name);
+            ggmlc__nn_output_name(m, k, name, sizeof name);
             snprintf(key, sizeof key, "%s_loss", name);
             append_value(line, prefix, key, val ? l->val_output_loss[k] : l->output_loss[k]);
             snprintf(key, sizeof key, "%s_accuracy", name);
@@ -93,7 +93,7 @@ static void draw_bar(char *bar, int bar_w, int64_t done, int64_t total) {
     bar[bar_w] = '\0';
 }
 
-void nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total) {
+void ggmlc__nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total) {
     *p = (struct nn_progress){
         .model = m, .enabled = verbose > 0, .tty = verbose == 1 && isatty(fileno(stdout)), .epoch = epoch, .epochs = epochs,
         .total = total, .t_start = ggml_time_us(),
@@ -101,7 +101,7 @@ void nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose,
     if (p->tty) printf("Epoch %d/%d\n", epoch + 1, epochs);
 }
 
-void nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running) {
+void ggmlc__nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running) {
     if (!p->tty) return;
     const int64_t now = ggml_time_us();
     if (done < p->total && p->done > 0 && now - p->t_last < 100000) return; /* at most 10 updates a second */
@@ -125,7 +125,7 @@ void nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_
     fflush(stdout);
 }
 
-void nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs) {
+void ggmlc__nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs) {
     if (!p->enabled) return;
     struct line line = {.len = 0};
     if (p->tty) {

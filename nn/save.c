@@ -18,7 +18,7 @@
 static int64_t weight_count(const ggmlc_model *m) {
     int64_t n = 0;
     for (int i = 0; m && m->compiled && i < m->n_layers; i++) {
-        for (int j = 0; j < m->layers[i]->n_params; j++) n += nn_shape_elems(m->layers[i]->params[j].ne, 4);
+        for (int j = 0; j < m->layers[i]->n_params; j++) n += ggmlc__nn_shape_elems(m->layers[i]->params[j].ne, 4);
     }
     return n;
 }
@@ -29,10 +29,10 @@ static void copy_weights(ggmlc_model *m, float *dst, const float *src) {
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             const struct nn_param *p = &m->layers[i]->params[j];
-            const size_t bytes = sizeof(float) * (size_t)nn_shape_elems(p->ne, 4);
+            const size_t bytes = sizeof(float) * (size_t)ggmlc__nn_shape_elems(p->ne, 4);
             if (dst) ggml_backend_tensor_get(p->t, dst + n, 0, bytes);
             else ggml_backend_tensor_set(p->t, src + n, 0, bytes);
-            n += nn_shape_elems(p->ne, 4);
+            n += ggmlc__nn_shape_elems(p->ne, 4);
         }
     }
 }
@@ -158,7 +158,7 @@ enum ggmlc_status ggmlc_model_save(ggmlc_model *m, const char *path, bool with_o
     int n_tensors = 0;
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
-            bytes += 3 * sizeof(float) * (size_t)nn_shape_elems(m->layers[i]->params[j].ne, 4);
+            bytes += 3 * sizeof(float) * (size_t)ggmlc__nn_shape_elems(m->layers[i]->params[j].ne, 4);
             n_tensors += 3;
         }
     }
@@ -229,13 +229,13 @@ static ggmlc_layer *load_layer(struct reader *r, int i) {
     const int64_t id = find(r, LKEY("kind"), GGUF_TYPE_STRING);
     if (id < 0) return NULL;
     snprintf(kind, sizeof kind, "%s", gguf_get_val_str(r->g, id));
-    const struct layer_ops *ops = nn_layer_ops_by_kind(kind);
+    const struct layer_ops *ops = ggmlc__nn_layer_ops_by_kind(kind);
     if (!ops) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: unknown layer kind '%s'", r->path, kind);
         r->ok = false;
         return NULL;
     }
-    ggmlc_layer *l = nn_layer_new(ops, (enum ggmlc_activation)get_i32(r, LKEY("activation")));
+    ggmlc_layer *l = ggmlc__nn_layer_new(ops, (enum ggmlc_activation)get_i32(r, LKEY("activation")));
     if (!l) return NULL;
     struct layer_cfg *c = &l->cfg;
     const int64_t name_id = find(r, LKEY("name"), GGUF_TYPE_STRING);
@@ -256,7 +256,7 @@ static ggmlc_layer *load_layer(struct reader *r, int i) {
     c->pool = (enum ggml_op_pool)get_i32(r, LKEY("pool"));
 #undef LKEY
     char why[128];
-    if (r->ok && !nn_layer_settings_valid(l, why, sizeof why)) {
+    if (r->ok && !ggmlc__nn_layer_settings_valid(l, why, sizeof why)) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: layer %d ('%s'): %s", r->path, i, l->name, why);
         r->ok = false;
     }
@@ -413,7 +413,7 @@ static bool load_options(struct reader *r, int n_outputs, struct loaded_heads *h
     o->clip_norm = clip[0];
     o->clip_value = clip[1];
     char why[128];
-    if (r->ok && !nn_compile_settings_valid(o, why, sizeof why)) {
+    if (r->ok && !ggmlc__nn_compile_settings_valid(o, why, sizeof why)) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: compile settings: %s", r->path, why);
         r->ok = false;
     }
@@ -446,7 +446,7 @@ static bool weights_declared(struct reader *r, const ggmlc_model *m, struct ggml
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
             const struct nn_param *p = &m->layers[i]->params[j];
-            nn_param_name(m->layers[i], p, name, sizeof name);
+            ggmlc__nn_param_name(m->layers[i], p, name, sizeof name);
             const struct ggml_tensor *src = ggml_get_tensor(data, name);
             if (src && src->type == GGML_TYPE_F32 && memcmp(src->ne, p->ne, sizeof p->ne) == 0) continue;
             ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: %s: tensor %s is %s", r->path, name,
@@ -475,7 +475,7 @@ static bool load_weights(struct reader *r, ggmlc_model *m, struct ggml_context *
 ggmlc_model *ggmlc_model_load(const char *path, const char *backend) {
     struct ggml_context *data = NULL;
     struct gguf_init_params params = {.no_alloc = false, .ctx = &data};
-    struct reader r = {ggmlc_gguf_init_from_file_progress(path, params, "loading the model"), path,
+    struct reader r = {ggmlc__gguf_init_from_file_progress(path, params, "loading the model"), path,
                        true};
     if (!r.g) {
         ggmlc_set_error(GGMLC_ERR_FORMAT, "ggmlc_model_load: cannot read %s (%s)", path, ggmlc_last_error());
