@@ -5,21 +5,13 @@
 # site that it is no API (docs/plugins.md, "The boundary").  Internal names never leave the
 # library, and no plugin source uses one.
 
-n=0
-failed=0
-ok() { # ok COND-STATUS "description"
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
-
+. "${GGMLC_TEST_DATA:?run through make check}/taplib.sh"
 : "${GGMLC_BUILDDIR:?run through make check}" "${GGMLC_LIBGGMLC_OBJECTS:?run through make check}"
 srcdir=$(cd "${GGMLC_TEST_DATA:?run through make check}/.." && pwd)
 if ! command -v nm >/dev/null 2>&1; then
     echo "1..0 # SKIP no nm"
     exit 0
 fi
-echo "1..4"
-
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-names.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -48,4 +40,4 @@ sed 's/^/# exported: /' "$tmp/exported"
 grep -rlw 'ggmlc__[A-Za-z0-9_]*' "$srcdir/plugins" "$srcdir/include" >"$tmp/users"
 ok "$(test -s "$tmp/users"; echo $((1 - $?)))" "no plugin source or public header names a ggmlc__ symbol"
 sed 's/^/# uses: /' "$tmp/users"
-exit $failed
+tap_done
