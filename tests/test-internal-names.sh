@@ -21,7 +21,9 @@ for lo in $GGMLC_LIBGGMLC_OBJECTS; do
     pic=$(sed -n "s/^pic_object='\(.*\)'$/\1/p" "$GGMLC_BUILDDIR/$lo")
     echo "$GGMLC_BUILDDIR/$(dirname "$lo")/$pic" >>"$tmp/objects"
 done
-xargs nm -g --defined-only <"$tmp/objects" | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/defined"
+# (symbols a sanitizer build adds, such as ASan's __odr_asan.NAME, are the compiler's, not ours)
+xargs nm -g --defined-only <"$tmp/objects" | awk 'NF == 3 { print $3 }' |
+    grep -v '^__\(odr_\)\?\(asan\|tsan\|ubsan\|sanitizer\)' | sort -u >"$tmp/defined"
 cat "$srcdir"/include/*.h | grep -oE '[A-Za-z_][A-Za-z0-9_]*' | sort -u >"$tmp/public"
 comm -23 "$tmp/defined" "$tmp/public" >"$tmp/internal"
 grep -v '^ggmlc__' "$tmp/internal" >"$tmp/unmarked"
