@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu-impl.h"
+#include "ggmlc-blocks.h"
 
 /* The hot row loops are compiled for three x86-64 levels (baseline SSE2, AVX2 + FMA,
  * AVX-512) and the dynamic loader picks one by the CPU's cpuid (an ifunc), so one
@@ -24,20 +25,6 @@
 
 /* Rows of mixed-type operands are converted through float buffers of this many values. */
 #define EW_CHUNK 512
-
-static inline float ew_bf16_to_f32(uint16_t h) {
-    const uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline uint16_t ew_f32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 64); /* NaN stays a quiet NaN */
-    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);               /* round to nearest even */
-}
 
 /* Integers from float: toward zero, saturating, NaN -> 0. */
 static inline int32_t ew_f32_to_i32(float v) {
@@ -114,7 +101,7 @@ static inline void ew_load(float *dst, const char *src, enum ggml_type type, siz
         if (nb == sizeof(ggml_fp16_t)) ew_f16_to_f32_row(n, dst, (const ggml_fp16_t *)src);
         else for (int64_t i = 0; i < n; i++) dst[i] = ggml_fp16_to_fp32(*(const ggml_fp16_t *)(src + i * nb));
         break;
-    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) dst[i] = ew_bf16_to_f32(*(const uint16_t *)(src + i * nb)); break;
+    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) dst[i] = ggmlc_bf16_to_fp32(*(const ggml_bf16_t *)(src + i * nb)); break;
     case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int32_t *)(src + i * nb); break;
     case GGML_TYPE_I16: for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int16_t *)(src + i * nb); break;
     case GGML_TYPE_I8: for (int64_t i = 0; i < n; i++) dst[i] = (float)*(const int8_t *)(src + i * nb); break;
@@ -133,7 +120,7 @@ static inline void ew_store(char *dst, enum ggml_type type, size_t nb, const flo
         if (nb == sizeof(ggml_fp16_t)) ew_f32_to_f16_row(n, (ggml_fp16_t *)dst, src);
         else for (int64_t i = 0; i < n; i++) *(ggml_fp16_t *)(dst + i * nb) = ggml_fp32_to_fp16(src[i]);
         break;
-    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) *(uint16_t *)(dst + i * nb) = ew_f32_to_bf16(src[i]); break;
+    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) *(ggml_bf16_t *)(dst + i * nb) = ggmlc_fp32_to_bf16(src[i]); break;
     case GGML_TYPE_I32: for (int64_t i = 0; i < n; i++) *(int32_t *)(dst + i * nb) = ew_f32_to_i32(src[i]); break;
     case GGML_TYPE_I16:
         for (int64_t i = 0; i < n; i++) {
