@@ -11,21 +11,13 @@ member type whose GLSL layout differs from C's, fails here.
 import os
 import re
 import struct
-import sys
+
+from taplib import finish, ok
 
 build = os.environ.get("GGMLC_BUILDDIR", ".")
 src = os.path.join(os.environ.get("GGMLC_TEST_DATA", "tests"), "..")
 shaders = os.path.join(src, "shaders")
 spv_dir = os.path.join(build, "plugins", "vulkan", "spv")
-n = 0
-failed = False
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, what))
-    failed = failed or not cond
 
 
 def header_structs():
@@ -134,5 +126,4 @@ ok(checked > 0, "%d compiled shaders checked (%d variants not built)" % (checked
 ok(c_layout([("uint", 2), ("float", 1)]) == [("uint", 2, 0), ("float", 1, 8)],
    "C layout of uint[2], float")
 ok(c_layout([("uint", 1)]) != [("uint", 1, 4)], "a member at another offset does not match")
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+finish()

@@ -16,20 +16,12 @@ import subprocess
 import sys
 import tempfile
 
+from taplib import finish, ok
+
 build = os.environ.get("GGMLC_BUILDDIR", ".")
 src = os.path.join(os.environ.get("GGMLC_TEST_DATA", "tests"), "..")
 tool = os.path.join(src, "plugins", "vulkan", "spv-coopmat-khr.py")
 spv_dir = os.path.join(build, "plugins", "vulkan", "spv")
-n = 0
-failed = False
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, what))
-    failed = failed or not cond
-
 
 def words(path):
     data = open(path, "rb").read()
@@ -105,5 +97,4 @@ refused(b"#version 450\nvoid main() {}\n", "a file that is not SPIR-V")
 r = subprocess.run([sys.executable, tool, os.path.join(spv_dir, "no-such-module.spv"), os.devnull], capture_output=True, text=True)
 ok(r.returncode == 1 and r.stderr.startswith("spv-coopmat-khr.py: ") and "No such file" in r.stderr,
    "a missing module is refused with one message (%s)" % r.stderr.strip())
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+finish()
