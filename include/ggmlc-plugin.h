@@ -277,6 +277,32 @@ struct ggml_custom_op_params {
     int n_tasks;
     void *userdata;
 };
+/* The layouts above as the node holds them (the four share the offsets of fun, n_tasks and
+ * userdata, so ggmlc_custom_op_params_of reads n_tasks and whether fun is set for any). */
+static inline struct ggml_map_custom1_op_params ggmlc_map_custom1_params_of(
+    const struct ggml_tensor *node) {
+    struct ggml_map_custom1_op_params p;
+    memcpy(&p, node->op_params, sizeof p);
+    return p;
+}
+static inline struct ggml_map_custom2_op_params ggmlc_map_custom2_params_of(
+    const struct ggml_tensor *node) {
+    struct ggml_map_custom2_op_params p;
+    memcpy(&p, node->op_params, sizeof p);
+    return p;
+}
+static inline struct ggml_map_custom3_op_params ggmlc_map_custom3_params_of(
+    const struct ggml_tensor *node) {
+    struct ggml_map_custom3_op_params p;
+    memcpy(&p, node->op_params, sizeof p);
+    return p;
+}
+static inline struct ggml_custom_op_params ggmlc_custom_op_params_of(
+    const struct ggml_tensor *node) {
+    struct ggml_custom_op_params p;
+    memcpy(&p, node->op_params, sizeof p);
+    return p;
+}
 
 /* Slot i of op_params read as a float (the constructors store floats bit for bit). */
 static inline float ggmlc_op_param_f32(const struct ggml_tensor *node, int i) {
@@ -358,6 +384,234 @@ static inline struct ggmlc_conv2d_params ggmlc_conv2d_params_of(const struct ggm
     p.d0 = node->op_params[4];
     p.d1 = node->op_params[5];
     p.is_2d = node->op_params[6];
+    return p;
+}
+
+/* Slot i of op_params read as an int32: for the ops whose op_params hold one value, or one
+ * value before others that no reader below gathers (GGML_OP_CONCAT's dim, GGML_OP_ARGSORT's
+ * order, GGML_OP_TOP_K's k, GGML_OP_DIAG_MASK_*'s n_past, GGML_OP_TRI's type, ...). */
+static inline int32_t ggmlc_op_param_i32(const struct ggml_tensor *node, int i) {
+    return node->op_params[i];
+}
+
+/* GGML_OP_POOL_1D (slots: i32 [0] op [1] k0 [2] s0 [3] p0) and GGML_OP_POOL_2D,
+ * GGML_OP_POOL_2D_BACK (slots: i32 [0] op [1] k0 [2] k1 [3] s0 [4] s1 [5] p0 [6] p1).  A 1-D
+ * pool reads as a 2-D one with a 1x1 window along ne[1]: k1 = s1 = 1, p1 = 0. */
+struct ggmlc_pool_params {
+    int32_t op;     /* enum ggml_op_pool */
+    int32_t k0, k1; /* window */
+    int32_t s0, s1; /* strides */
+    int32_t p0, p1; /* paddings */
+};
+static inline struct ggmlc_pool_params ggmlc_pool_1d_params_of(const struct ggml_tensor *node) {
+    const int32_t *s = node->op_params;
+    struct ggmlc_pool_params p = {s[0], s[1], 1, s[2], 1, s[3], 0};
+    return p;
+}
+static inline struct ggmlc_pool_params ggmlc_pool_2d_params_of(const struct ggml_tensor *node) {
+    const int32_t *s = node->op_params;
+    struct ggmlc_pool_params p = {s[0], s[1], s[2], s[3], s[4], s[5], s[6]};
+    return p;
+}
+
+/* The 1-D window geometry of GGML_OP_CONV_TRANSPOSE_1D (slots: i32 [0] s0 [1] p0 [2] d0) and
+ * GGML_OP_COL2IM_1D (slots: i32 [0] s0 [1] oc [2] p0; d0 reads 1, oc is 0 for the former). */
+struct ggmlc_conv1d_params {
+    int32_t s0, p0, d0; /* stride, padding, dilation */
+    int32_t oc;         /* col2im_1d: output channels */
+};
+static inline struct ggmlc_conv1d_params ggmlc_conv_transpose_1d_params_of(
+    const struct ggml_tensor *node) {
+    const int32_t *s = node->op_params;
+    struct ggmlc_conv1d_params p = {s[0], s[1], s[2], 0};
+    return p;
+}
+static inline struct ggmlc_conv1d_params ggmlc_col2im_1d_params_of(const struct ggml_tensor *node) {
+    const int32_t *s = node->op_params;
+    struct ggmlc_conv1d_params p = {s[0], s[2], 1, s[1]};
+    return p;
+}
+
+/* The 3-D window geometry of GGML_OP_CONV_3D (slots: i32 [0..2] s [3..5] p [6..8] d, [9] ic
+ * [10] n [11] oc) and GGML_OP_IM2COL_3D (slots: i32 [0] ic, [1..3] s [4..6] p [7..9] d; n and
+ * oc read 0).  Index 0 of s, p and d is the ne[0] axis. */
+struct ggmlc_conv3d_params {
+    int32_t s[3], p[3], d[3]; /* strides, paddings, dilations */
+    int32_t ic, n, oc;        /* input channels, batch, output channels */
+};
+static inline struct ggmlc_conv3d_params ggmlc_conv_3d_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_conv3d_params p;
+    memcpy(p.s, &node->op_params[0], 9 * sizeof(int32_t));
+    p.ic = node->op_params[9];
+    p.n = node->op_params[10];
+    p.oc = node->op_params[11];
+    return p;
+}
+static inline struct ggmlc_conv3d_params ggmlc_im2col_3d_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_conv3d_params p;
+    memcpy(p.s, &node->op_params[1], 9 * sizeof(int32_t));
+    p.ic = node->op_params[0];
+    p.n = 0;
+    p.oc = 0;
+    return p;
+}
+
+/* GGML_OP_GROUP_NORM (slots: i32 [0] n_groups, f32 [1] eps). */
+struct ggmlc_group_norm_params {
+    int32_t n_groups;
+    float eps;
+};
+static inline struct ggmlc_group_norm_params ggmlc_group_norm_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_group_norm_params p = {node->op_params[0], ggmlc_op_param_f32(node, 1)};
+    return p;
+}
+
+/* GGML_OP_GLU (slots: i32 [0] op [1] swapped, f32 [2] alpha [3] limit: swiglu_oai only). */
+struct ggmlc_glu_params {
+    int32_t op;      /* enum ggml_glu_op */
+    int32_t swapped; /* one operand: the gate is the first half, not the second */
+    float alpha, limit;
+};
+static inline struct ggmlc_glu_params ggmlc_glu_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_glu_params p = {node->op_params[0], node->op_params[1],
+                                 ggmlc_op_param_f32(node, 2), ggmlc_op_param_f32(node, 3)};
+    return p;
+}
+
+/* GGML_OP_UNARY and its backward node (slots: i32 [0] op, f32 [1..4] the function's values:
+ * xielu's alpha_n, alpha_p, beta, eps; zeros for the others). */
+struct ggmlc_unary_params {
+    int32_t op; /* enum ggml_unary_op */
+    float p[4];
+};
+static inline struct ggmlc_unary_params ggmlc_unary_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_unary_params u;
+    u.op = node->op_params[0];
+    memcpy(u.p, &node->op_params[1], sizeof u.p);
+    return u;
+}
+
+/* GGML_OP_SCALE (slots: f32 [0] s [1] b: the result is x*s + b). */
+struct ggmlc_scale_params {
+    float s, b;
+};
+static inline struct ggmlc_scale_params ggmlc_scale_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_scale_params p = {ggmlc_op_param_f32(node, 0), ggmlc_op_param_f32(node, 1)};
+    return p;
+}
+
+/* GGML_OP_CLAMP (slots: f32 [0] min [1] max).  GGML_OP_LEAKY_RELU's slope and GGML_OP_FILL's
+ * value are single floats: ggmlc_op_param_f32(node, 0). */
+struct ggmlc_clamp_params {
+    float min, max;
+};
+static inline struct ggmlc_clamp_params ggmlc_clamp_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_clamp_params p = {ggmlc_op_param_f32(node, 0), ggmlc_op_param_f32(node, 1)};
+    return p;
+}
+
+/* GGML_OP_ARANGE (slots: f32 [0] start [1] stop [2] step). */
+struct ggmlc_arange_params {
+    float start, stop, step;
+};
+static inline struct ggmlc_arange_params ggmlc_arange_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_arange_params p = {ggmlc_op_param_f32(node, 0), ggmlc_op_param_f32(node, 1),
+                                    ggmlc_op_param_f32(node, 2)};
+    return p;
+}
+
+/* GGML_OP_TIMESTEP_EMBEDDING (slots: i32 [0] dim [1] max_period). */
+struct ggmlc_timestep_params {
+    int32_t dim, max_period;
+};
+static inline struct ggmlc_timestep_params ggmlc_timestep_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_timestep_params p = {node->op_params[0], node->op_params[1]};
+    return p;
+}
+
+/* GGML_OP_WIN_PART (slots: i32 [0] npx [1] npy [2] w) and GGML_OP_WIN_UNPART (slots: i32
+ * [0] w; npx and npy read 0: the windows' count follows from the shapes). */
+struct ggmlc_window_params {
+    int32_t npx, npy; /* windows along ne[1] and ne[2] */
+    int32_t w;        /* window side */
+};
+static inline struct ggmlc_window_params ggmlc_win_part_params_of(
+    const struct ggml_tensor *node) {
+    const int32_t *s = node->op_params;
+    struct ggmlc_window_params p = {s[0], s[1], s[2]};
+    return p;
+}
+static inline struct ggmlc_window_params ggmlc_win_unpart_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_window_params p = {0, 0, node->op_params[0]};
+    return p;
+}
+
+/* GGML_OP_SOLVE_TRI (slots: i32 [0] left [1] lower [2] uni: a unit diagonal). */
+struct ggmlc_solve_tri_params {
+    bool left, lower, unit_diag;
+};
+static inline struct ggmlc_solve_tri_params ggmlc_solve_tri_params_of(
+    const struct ggml_tensor *node) {
+    const int32_t *s = node->op_params;
+    struct ggmlc_solve_tri_params p = {s[0] != 0, s[1] != 0, s[2] != 0};
+    return p;
+}
+
+/* GGML_OP_PAD (slots: i32 [2i] lp_i [2i+1] rp_i for dimension i = 0..3, [8] circular: the
+ * padding wraps around instead of being zeros) and GGML_OP_PAD_REFLECT_1D (slots: i32 [0] p0
+ * [1] p1, read as lp[0] and rp[0]; the rest zeros). */
+struct ggmlc_pad_params {
+    int32_t lp[4], rp[4]; /* before and after, per dimension */
+    bool circular;
+};
+static inline struct ggmlc_pad_params ggmlc_pad_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_pad_params p;
+    for (int i = 0; i < 4; i++) {
+        p.lp[i] = node->op_params[2 * i];
+        p.rp[i] = node->op_params[2 * i + 1];
+    }
+    p.circular = node->op_params[8] != 0;
+    return p;
+}
+static inline struct ggmlc_pad_params ggmlc_pad_reflect_1d_params_of(
+    const struct ggml_tensor *node) {
+    struct ggmlc_pad_params p = {{node->op_params[0], 0, 0, 0}, {node->op_params[1], 0, 0, 0},
+                                 false};
+    return p;
+}
+
+/* GGML_OP_ROLL (slots: i32 [0..3] the shift along each dimension). */
+struct ggmlc_roll_params {
+    int32_t shift[4];
+};
+static inline struct ggmlc_roll_params ggmlc_roll_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_roll_params p;
+    memcpy(p.shift, node->op_params, sizeof p.shift);
+    return p;
+}
+
+/* GGML_OP_SET and GGML_OP_ACC (slots: i32 [0] nb1 [1] nb2 [2] nb3 [3] offset, in bytes, of
+ * the view of dst that b goes to, [4] inplace). */
+struct ggmlc_set_params {
+    size_t nb1, nb2, nb3, offset;
+    bool inplace;
+};
+static inline struct ggmlc_set_params ggmlc_set_params_of(const struct ggml_tensor *node) {
+    const int32_t *s = node->op_params;
+    struct ggmlc_set_params p = {(size_t)s[0], (size_t)s[1], (size_t)s[2], (size_t)s[3], s[4] != 0};
+    return p;
+}
+
+/* GGML_OP_GET_REL_POS (slots: i32 [0] qh [1] kh). */
+struct ggmlc_rel_pos_params {
+    int32_t qh, kh;
+};
+static inline struct ggmlc_rel_pos_params ggmlc_rel_pos_params_of(const struct ggml_tensor *node) {
+    struct ggmlc_rel_pos_params p = {node->op_params[0], node->op_params[1]};
     return p;
 }
 

@@ -198,7 +198,7 @@ static void attn_back_head(struct ggml_tensor *dst, int64_t h, int64_t b, float 
     float *gq = (float *)dst->data + offs[0] + (b * H + h) * N * D;
     float *gk = (float *)dst->data + offs[1] + (b * H + h) * M * D;
     float *gv = (float *)dst->data + offs[2] + (b * H + h) * M * D;
-    attn_probs(q, k, dst->op_params[0] != 0, h, b, A);
+    attn_probs(q, k, ggmlc_op_param_i32(dst, 0) != 0, h, b, A);
     for (int64_t i = 0; i < N; i++) {
         double rowdot = 0.0;
         for (int64_t j = 0; j < M; j++) {

@@ -10,7 +10,7 @@
 
 static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-/* f'(x) for unary function op; p holds the forward node's parameters after op_params[0]. */
+/* f'(x) for unary function op; p holds the forward node's values (ggmlc_unary_params). */
 static float unary_derivative(enum ggml_unary_op op, float x, const float *p) {
     switch (op) {
     case GGML_UNARY_OP_ABS: return (float)((x > 0) - (x < 0));
@@ -48,9 +48,9 @@ EW_CLONES static void relu_back_row(const float *restrict x, const float *restri
 
 static enum ggml_status unary_back(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *x = dst->src[0], *dy = dst->src[1];
-    const enum ggml_unary_op op = (enum ggml_unary_op)dst->op_params[0];
-    float p[4];
-    memcpy(p, &dst->op_params[1], sizeof p);
+    const struct ggmlc_unary_params u = ggmlc_unary_params_of(dst);
+    const enum ggml_unary_op op = (enum ggml_unary_op)u.op;
+    const float *p = u.p;
     const int64_t ne0 = dst->ne[0], nr = ggml_nrows(dst);
     int64_t r0, r1;
     cpu_split_range(nr, call->ith, call->nth, &r0, &r1);

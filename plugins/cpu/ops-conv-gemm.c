@@ -22,13 +22,15 @@ struct conv_geom {
 
 static struct conv_geom geom_of(const struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0];
-    const int32_t *op = dst->op_params;
     if (dst->op == GGML_OP_CONV_3D) {
-        return (struct conv_geom){true, {op[0], op[1], op[2]}, {op[3], op[4], op[5]}, {op[6], op[7], op[8]},
-                                  a->ne[0], a->ne[1], a->ne[2], op[9], dst->ne[0], dst->ne[1], dst->ne[2], op[11], op[10],
-                                  a->ne[0] * a->ne[1] * a->ne[2] * op[9]};
+        const struct ggmlc_conv3d_params g = ggmlc_conv_3d_params_of(dst);
+        return (struct conv_geom){true, {g.s[0], g.s[1], g.s[2]}, {g.p[0], g.p[1], g.p[2]},
+                                  {g.d[0], g.d[1], g.d[2]}, a->ne[0], a->ne[1], a->ne[2], g.ic,
+                                  dst->ne[0], dst->ne[1], dst->ne[2], g.oc, g.n,
+                                  a->ne[0] * a->ne[1] * a->ne[2] * g.ic};
     }
-    return (struct conv_geom){false, {op[0], op[1], 1}, {op[2], op[3], 0}, {op[4], op[5], 1},
+    const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(dst);
+    return (struct conv_geom){false, {g.s0, g.s1, 1}, {g.p0, g.p1, 0}, {g.d0, g.d1, 1},
                               a->ne[0], a->ne[1], 1, a->ne[2], dst->ne[0], dst->ne[1], 1, dst->ne[2], dst->ne[3],
                               a->ne[0] * a->ne[1] * a->ne[2]};
 }
@@ -144,9 +146,9 @@ static enum ggml_status conv_2d_gather(const struct ggmlc_op_call *call, struct 
 
 static enum ggml_status conv_3d_gather(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const int s[3] = {op[0], op[1], op[2]}, p[3] = {op[3], op[4], op[5]}, d[3] = {op[6], op[7], op[8]};
-    const int64_t IC = op[9], OC = op[11], KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
+    const struct ggmlc_conv3d_params g = ggmlc_conv_3d_params_of(dst);
+    const int32_t *s = g.s, *p = g.p, *d = g.d;
+    const int64_t IC = g.ic, OC = g.oc, KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
     const int64_t OW = dst->ne[0], OH = dst->ne[1], OD = dst->ne[2];
     int64_t r0, r1;
     cpu_split_range(OW * OH * OD * dst->ne[3], call->ith, call->nth, &r0, &r1);
@@ -190,7 +192,8 @@ struct convt_geom {
 
 static struct convt_geom convt_geom_of(const struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    return (struct convt_geom){dst->op_params[0], dst->op_params[1], dst->op_params[2],
+    const struct ggmlc_conv1d_params g = ggmlc_conv_transpose_1d_params_of(dst);
+    return (struct convt_geom){g.s0, g.p0, g.d0,
                                a->ne[0], a->ne[1], a->ne[2], b->ne[0], dst->ne[0], a->ne[0] * a->ne[1]};
 }
 
@@ -282,7 +285,8 @@ struct convt2d_geom {
 
 static struct convt2d_geom convt2d_geom_of(const struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    return (struct convt2d_geom){dst->op_params[0], a->ne[0], a->ne[1], a->ne[2], a->ne[3], b->ne[0], b->ne[1],
+    const int32_t stride = ggmlc_op_param_i32(dst, 0);
+    return (struct convt2d_geom){stride, a->ne[0], a->ne[1], a->ne[2], a->ne[3], b->ne[0], b->ne[1],
                                  dst->ne[0], dst->ne[1], a->ne[0] * a->ne[1] * a->ne[2]};
 }
 
@@ -349,7 +353,7 @@ static enum ggml_status convt2d_gemm(const struct ggmlc_op_call *call, struct gg
 
 static enum ggml_status convt2d_gather(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int s = dst->op_params[0];
+    const int s = ggmlc_op_param_i32(dst, 0);
     const int64_t KW = a->ne[0], KH = a->ne[1], IC = a->ne[3], OW = dst->ne[0], OH = dst->ne[1], OC = dst->ne[2];
     int64_t r0, r1;
     cpu_split_range(OW * OH * OC * dst->ne[3], call->ith, call->nth, &r0, &r1);

@@ -74,9 +74,9 @@ static enum ggml_status im2col_back(const struct ggmlc_op_call *call, struct ggm
 
 static enum ggml_status im2col_3d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const int64_t IC = op[0];
-    const int s[3] = {op[1], op[2], op[3]}, p[3] = {op[4], op[5], op[6]}, d[3] = {op[7], op[8], op[9]};
+    const struct ggmlc_conv3d_params g = ggmlc_im2col_3d_params_of(dst);
+    const int64_t IC = g.ic;
+    const int32_t *s = g.s, *p = g.p, *d = g.d;
     const int64_t KW = a->ne[0], KH = a->ne[1], KD = a->ne[2];
     /* N may be 0 (fewer data channels than IC): then the result is empty */
     const int64_t OW = dst->ne[1], OH = dst->ne[2], N = b->ne[3] / IC, OD = N > 0 ? dst->ne[3] / N : 0;
@@ -104,7 +104,8 @@ static enum ggml_status im2col_3d(const struct ggmlc_op_call *call, struct ggml_
 
 static enum ggml_status col2im_1d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0];
-    const int s0 = dst->op_params[0], OC = dst->op_params[1], p0 = dst->op_params[2];
+    const struct ggmlc_conv1d_params g = ggmlc_col2im_1d_params_of(dst);
+    const int s0 = g.s0, OC = g.oc, p0 = g.p0;
     const int64_t K = a->ne[0] / OC, T = a->ne[1], L = dst->ne[0];
     int64_t r0, r1;
     cpu_split_range(L * OC * dst->ne[2], call->ith, call->nth, &r0, &r1);

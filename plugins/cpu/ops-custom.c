@@ -4,46 +4,40 @@
  * tasks is the node's n_tasks (GGML_N_TASKS_MAX: every thread).
  */
 #include "ops-ew.h"
-#include "ggmlc-plugin.h" /* the custom operators' op_params layouts */
+#include "ggmlc-plugin.h" /* the custom operators' parameter readers */
 
 static enum ggml_status compute_custom1(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    struct ggml_map_custom1_op_params p;
-    memcpy(&p, dst->op_params, sizeof p);
+    const struct ggml_map_custom1_op_params p = ggmlc_map_custom1_params_of(dst);
     p.fun(dst, dst->src[0], call->ith, call->nth, p.userdata);
     return GGML_STATUS_SUCCESS;
 }
 
 static enum ggml_status compute_custom2(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    struct ggml_map_custom2_op_params p;
-    memcpy(&p, dst->op_params, sizeof p);
+    const struct ggml_map_custom2_op_params p = ggmlc_map_custom2_params_of(dst);
     p.fun(dst, dst->src[0], dst->src[1], call->ith, call->nth, p.userdata);
     return GGML_STATUS_SUCCESS;
 }
 
 static enum ggml_status compute_custom3(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    struct ggml_map_custom3_op_params p;
-    memcpy(&p, dst->op_params, sizeof p);
+    const struct ggml_map_custom3_op_params p = ggmlc_map_custom3_params_of(dst);
     p.fun(dst, dst->src[0], dst->src[1], dst->src[2], call->ith, call->nth, p.userdata);
     return GGML_STATUS_SUCCESS;
 }
 
 static enum ggml_status compute_custom(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    struct ggml_custom_op_params p;
-    memcpy(&p, dst->op_params, sizeof p);
+    const struct ggml_custom_op_params p = ggmlc_custom_op_params_of(dst);
     p.fun(dst, call->ith, call->nth, p.userdata);
     return GGML_STATUS_SUCCESS;
 }
 
 /* All four layouts start with the function and n_tasks at the same offsets. */
 static int tasks_custom(const struct ggml_tensor *node, int n_threads) {
-    struct ggml_custom_op_params p;
-    memcpy(&p, node->op_params, sizeof p);
+    const struct ggml_custom_op_params p = ggmlc_custom_op_params_of(node);
     return p.n_tasks == GGML_N_TASKS_MAX || p.n_tasks > n_threads ? n_threads : p.n_tasks;
 }
 
 static bool supports_custom(const struct ggml_tensor *node) {
-    struct ggml_custom_op_params p;
-    memcpy(&p, node->op_params, sizeof p);
+    const struct ggml_custom_op_params p = ggmlc_custom_op_params_of(node);
     return p.fun != NULL;
 }
 

@@ -48,7 +48,7 @@ static enum ggml_status gated_delta_net(const struct ggmlc_op_call *call, struct
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
     const struct ggml_tensor *g = dst->src[3], *beta = dst->src[4], *state = dst->src[5];
     const int64_t S = v->ne[0], H = v->ne[1], T = v->ne[2], n_seqs = v->ne[3];
-    const int64_t K = dst->op_params[0], head_state = S * S;
+    const int64_t K = ggmlc_op_param_i32(dst, 0), head_state = S * S;
     float *out = (float *)dst->data, *states = out + S * H * T * n_seqs;
     float *delta = (float *)call->wdata + call->ith * S;
     int64_t u0, u1;

@@ -8,7 +8,7 @@
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define SQRT_1_2       0.7071067811865476f
 
-/* z = act(x) * g; p = op_params as floats (swiglu_oai: p[2] = alpha, p[3] = limit). */
+/* z = act(x) * g; p = the op's values (swiglu_oai: p[0] = alpha, p[1] = limit). */
 typedef void (*glu_row_fn)(int64_t n, float *z, const float *x, const float *g, const float *p);
 
 EW_CLONES static void glu_reglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
@@ -24,7 +24,7 @@ EW_CLONES static void glu_swiglu(int64_t n, float *z, const float *x, const floa
     for (int64_t i = 0; i < n; i++) z[i] = x[i] / (1.0f + ew_expf(-x[i])) * g[i];
 }
 EW_CLONES static void glu_swiglu_oai(int64_t n, float *z, const float *x, const float *g, const float *p) {
-    const float alpha = p[2], limit = p[3];
+    const float alpha = p[0], limit = p[1];
     for (int64_t i = 0; i < n; i++) {
         const float v = fminf(x[i], limit), w = fminf(fmaxf(g[i], -limit), limit);
         z[i] = v / (1.0f + ew_expf(-alpha * v)) * (w + 1.0f);
@@ -46,8 +46,9 @@ static const glu_row_fn glu_fns[GGML_GLU_OP_COUNT] = {
 static enum ggml_status compute_glu(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const glu_row_fn fn = glu_fns[ggml_get_glu_op(dst)];
-    const float *p = (const float *)dst->op_params;
-    const bool swapped = !b && dst->op_params[1] != 0;
+    const struct ggmlc_glu_params params = ggmlc_glu_params_of(dst);
+    const float p[2] = {params.alpha, params.limit};
+    const bool swapped = !b && params.swapped != 0;
     const int64_t nc = dst->ne[0];
     const struct ggml_tensor *gt = b ? b : a; /* the tensor holding the gate half */
     int64_t r0, r1;

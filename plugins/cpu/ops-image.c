@@ -67,7 +67,7 @@ static size_t upscale_work_size(const struct ggml_tensor *node, int n_threads) {
 /* Dimensions 0 and 1 use the mode; dimensions 2 and 3 always nearest. */
 static enum ggml_status upscale(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const uint32_t mode_flags = (uint32_t)dst->op_params[0];
+    const uint32_t mode_flags = (uint32_t)ggmlc_op_param_i32(dst, 0);
     const enum ggml_scale_mode mode = (enum ggml_scale_mode)(mode_flags & 0xff);
     const bool align = (mode_flags & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
     struct col_taps *cols = (struct col_taps *)((char *)call->wdata + (size_t)call->ith * upscale_task_bytes(dst));
@@ -100,7 +100,8 @@ static enum ggml_status upscale(const struct ggmlc_op_call *call, struct ggml_te
 }
 
 static bool upscale_supported(const struct ggml_tensor *node) {
-    return node->type == GGML_TYPE_F32 && (node->op_params[0] & 0xff) < GGML_SCALE_MODE_COUNT;
+    const int32_t mode_flags = ggmlc_op_param_i32(node, 0);
+    return node->type == GGML_TYPE_F32 && (mode_flags & 0xff) < GGML_SCALE_MODE_COUNT;
 }
 
 /* ------------------------------------------------------ padding and roll */
@@ -115,17 +116,19 @@ static inline void row_coords(const struct ggml_tensor *t, int64_t r, int64_t *i
 /* Index j of a dimension of size n taken circularly (j within one wrap of [0, n)). */
 static inline int64_t wrap_index(int64_t j, int64_t n) { return j < 0 ? j + n : (j >= n ? j - n : j); }
 
-/* Circular padding (op_params[8] = 1): every element comes from the source, wrapped. */
+/* Circular padding: every element comes from the source, wrapped. */
 static enum ggml_status pad_circular(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int32_t *lp = dst->op_params;
+    const struct ggmlc_pad_params p = ggmlc_pad_params_of(dst);
+    const int32_t *lp = p.lp;
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         row_coords(dst, r, &i1, &i2, &i3);
-        const int64_t j1 = wrap_index(i1 - lp[2], src->ne[1]), j2 = wrap_index(i2 - lp[4], src->ne[2]);
-        const int64_t j3 = wrap_index(i3 - lp[6], src->ne[3]);
+        const int64_t j1 = wrap_index(i1 - lp[1], src->ne[1]);
+        const int64_t j2 = wrap_index(i2 - lp[2], src->ne[2]);
+        const int64_t j3 = wrap_index(i3 - lp[3], src->ne[3]);
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++)
             *(float *)cpu_elem_ptr(dst, i0, i1, i2, i3) = cpu_get_f32(src, wrap_index(i0 - lp[0], src->ne[0]), j1, j2, j3);
     }
@@ -134,14 +137,15 @@ static enum ggml_status pad_circular(const struct ggmlc_op_call *call, struct gg
 
 static enum ggml_status pad(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int32_t *lp = dst->op_params; /* lp0, rp0, lp1, rp1, ..., circular */
-    if (lp[8]) return pad_circular(call, dst);
+    const struct ggmlc_pad_params p = ggmlc_pad_params_of(dst);
+    if (p.circular) return pad_circular(call, dst);
+    const int32_t *lp = p.lp; /* the padding before each dimension */
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         row_coords(dst, r, &i1, &i2, &i3);
-        const int64_t j1 = i1 - lp[2], j2 = i2 - lp[4], j3 = i3 - lp[6];
+        const int64_t j1 = i1 - lp[1], j2 = i2 - lp[2], j3 = i3 - lp[3];
         const bool row_in = j1 >= 0 && j1 < src->ne[1] && j2 >= 0 && j2 < src->ne[2] && j3 >= 0 && j3 < src->ne[3];
         for (int64_t i0 = 0; i0 < dst->ne[0]; i0++) {
             const int64_t j0 = i0 - lp[0];
@@ -154,7 +158,7 @@ static enum ggml_status pad(const struct ggmlc_op_call *call, struct ggml_tensor
 
 static enum ggml_status pad_reflect_1d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int64_t p0 = dst->op_params[0], n = src->ne[0];
+    const int64_t p0 = ggmlc_pad_reflect_1d_params_of(dst).lp[0], n = src->ne[0];
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -177,7 +181,8 @@ static inline int64_t wrap(int64_t i, int64_t shift, int64_t n) {
 
 static enum ggml_status roll(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int32_t *sh = dst->op_params;
+    const struct ggmlc_roll_params p = ggmlc_roll_params_of(dst);
+    const int32_t *sh = p.shift;
     const size_t es = ggml_type_size(dst->type);
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
@@ -194,7 +199,8 @@ static enum ggml_status roll(const struct ggmlc_op_call *call, struct ggml_tenso
 /* Stable Diffusion's embedding: [cos(t f_j) | sin(t f_j)], f_j = max_period^(-j/half), a zero last if dim is odd. */
 static enum ggml_status timestep_embedding(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *ts = dst->src[0];
-    const int dim = dst->op_params[0], max_period = dst->op_params[1], half = dim / 2;
+    const struct ggmlc_timestep_params p = ggmlc_timestep_params_of(dst);
+    const int dim = p.dim, max_period = p.max_period, half = dim / 2;
     int64_t r0, r1;
     cpu_split_range(dst->ne[1], call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -214,7 +220,8 @@ static enum ggml_status timestep_embedding(const struct ggmlc_op_call *call, str
 
 static enum ggml_status win_part(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int64_t npx = dst->op_params[0], w = dst->op_params[2];
+    const struct ggmlc_window_params p = ggmlc_win_part_params_of(dst);
+    const int64_t npx = p.npx, w = p.w;
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -230,7 +237,7 @@ static enum ggml_status win_part(const struct ggmlc_op_call *call, struct ggml_t
 
 static enum ggml_status win_unpart(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int64_t w = dst->op_params[0], npx = (dst->ne[1] + w - 1) / w;
+    const int64_t w = ggmlc_win_unpart_params_of(dst).w, npx = (dst->ne[1] + w - 1) / w;
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {

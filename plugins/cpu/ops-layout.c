@@ -9,9 +9,9 @@
 /* dst = a (unless in place); then view(dst, nb1, nb2, nb3, offset) = b (set) or += b (acc). */
 static enum ggml_status set_acc(const struct ggmlc_op_call *call, struct ggml_tensor *dst, bool add) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int32_t *p = dst->op_params;
-    const size_t nb1 = (size_t)p[0], nb2 = (size_t)p[1], nb3 = (size_t)p[2], offset = (size_t)p[3];
-    const bool inplace = p[4] != 0;
+    const struct ggmlc_set_params p = ggmlc_set_params_of(dst);
+    const size_t nb1 = p.nb1, nb2 = p.nb2, nb3 = p.nb3, offset = p.offset;
+    const bool inplace = p.inplace;
     if (!inplace) {
         int64_t b0, b1;
         cpu_split_range((int64_t)ggml_nbytes(dst), call->ith, call->nth, &b0, &b1);
@@ -114,7 +114,7 @@ static bool supports_repeat_back(const struct ggml_tensor *node) {
 
 static enum ggml_status compute_concat(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int dim = dst->op_params[0];
+    const int dim = ggmlc_op_param_i32(dst, 0);
     /* rows are moved as units of the type: elements, or whole blocks of a block format */
     const size_t es = ggml_type_size(dst->type);
     const int64_t blck = ggml_blck_size(dst->type);
@@ -139,7 +139,7 @@ static enum ggml_status compute_concat(const struct ggmlc_op_call *call, struct 
 
 static bool supports_concat(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const int dim = node->op_params[0];
+    const int dim = ggmlc_op_param_i32(node, 0);
     const enum ggml_type t = node->type;
     const int64_t blck = ggml_blck_size(t);
     /* any type with a size: values are moved, never converted */

@@ -9,7 +9,7 @@ enum mask_kind { MASK_TRI, MASK_DIAG };
 
 static enum ggml_status mask_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst, enum mask_kind kind, float fill) {
     const struct ggml_tensor *a = dst->src[0];
-    const int32_t param = dst->op_params[0]; /* tri: the triangle type; masks: n_past */
+    const int32_t param = ggmlc_op_param_i32(dst, 0); /* tri: the triangle type; masks: n_past */
     const int64_t ne0 = dst->ne[0];
     int64_t r0, r1;
     ew_task_rows(dst, call->ith, call->nth, &r0, &r1);
@@ -67,10 +67,11 @@ static enum ggml_status compute_diag(const struct ggmlc_op_call *call, struct gg
 }
 
 static enum ggml_status compute_arange(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const float *p = (const float *)dst->op_params; /* start, stop, step */
+    const struct ggmlc_arange_params p = ggmlc_arange_params_of(dst);
     int64_t i0, i1;
     cpu_split_range(dst->ne[0], call->ith, call->nth, &i0, &i1);
-    for (int64_t i = i0; i < i1; i++) *(float *)((char *)dst->data + i * dst->nb[0]) = p[0] + p[2] * (float)i;
+    for (int64_t i = i0; i < i1; i++)
+        *(float *)((char *)dst->data + i * dst->nb[0]) = p.start + p.step * (float)i;
     return GGML_STATUS_SUCCESS;
 }
 

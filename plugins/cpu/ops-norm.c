@@ -5,12 +5,6 @@
  */
 #include "ops-nn.h"
 
-static float op_eps(const struct ggml_tensor *dst, int slot) {
-    float eps;
-    memcpy(&eps, &dst->op_params[slot], sizeof eps);
-    return eps;
-}
-
 /* Scratch: one row (two for the backward). */
 static size_t one_row_work(const struct ggml_tensor *dst, int n_threads) { return nn_scratch_bytes(dst->ne[0], n_threads); }
 static size_t two_rows_work(const struct ggml_tensor *dst, int n_threads) {
@@ -47,7 +41,7 @@ static void l2_norm_row(float *x, int64_t n, float eps) {
 static enum ggml_status row_norm_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst,
                                          void (*row_fn)(float *, int64_t, float)) {
     const struct ggml_tensor *src = dst->src[0];
-    const float eps = op_eps(dst, 0);
+    const float eps = ggmlc_op_param_f32(dst, 0);
     float *x = nn_scratch(call, dst->ne[0]);
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
@@ -74,7 +68,7 @@ static enum ggml_status l2_norm_compute(const struct ggmlc_op_call *call, struct
 /* dx = r*dy - r^3 * x * <x, dy>/n with r = 1/sqrt(mean(x^2) + eps); src0 = dy, src1 = x. */
 static enum ggml_status rms_norm_back_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *dy_t = dst->src[0], *x_t = dst->src[1];
-    const float eps = op_eps(dst, 0);
+    const float eps = ggmlc_op_param_f32(dst, 0);
     const int64_t n = dst->ne[0];
     float *dy = nn_scratch(call, 2 * n), *x = dy + n;
     int64_t r0, r1;
@@ -114,8 +108,9 @@ static double group_moment(const struct ggml_tensor *src, float *x, int64_t i3, 
  * each group is normalised over all its ne0*ne1*channels values.  Tasks take groups. */
 static enum ggml_status group_norm_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
-    const int n_groups = dst->op_params[0];
-    const float eps = op_eps(dst, 1);
+    const struct ggmlc_group_norm_params p = ggmlc_group_norm_params_of(dst);
+    const int n_groups = p.n_groups;
+    const float eps = p.eps;
     const int64_t ne2 = src->ne[2], gs = (ne2 + n_groups - 1) / n_groups;
     float *x = nn_scratch(call, src->ne[0]);
     int64_t j0, j1;

@@ -44,24 +44,29 @@ static enum ggml_status pool_planes(const struct ggmlc_op_call *call, struct ggm
     return GGML_STATUS_SUCCESS;
 }
 
+static struct pool_geom pool_geom_of(const struct ggmlc_pool_params *p) {
+    const struct pool_geom g = {(enum ggml_op_pool)p->op, p->k0, p->k1, p->s0, p->s1, p->p0, p->p1};
+    return g;
+}
+
 static enum ggml_status pool_1d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const int32_t *op = dst->op_params;
     /* a 1-D pool is a 2-D pool with a 1x1 window along dimension 1 */
-    const struct pool_geom g = {(enum ggml_op_pool)op[0], op[1], 1, op[2], 1, op[3], 0};
+    const struct ggmlc_pool_params p = ggmlc_pool_1d_params_of(dst);
+    const struct pool_geom g = pool_geom_of(&p);
     return pool_planes(call, dst, &g, dst->src[0]);
 }
 
 static enum ggml_status pool_2d(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const int32_t *op = dst->op_params;
-    const struct pool_geom g = {(enum ggml_op_pool)op[0], op[1], op[2], op[3], op[4], op[5], op[6]};
+    const struct ggmlc_pool_params p = ggmlc_pool_2d_params_of(dst);
+    const struct pool_geom g = pool_geom_of(&p);
     return pool_planes(call, dst, &g, dst->src[0]);
 }
 
 /* Windows overlap, so each task owns whole (i2, i3) planes of the input gradient. */
 static enum ggml_status pool_2d_back(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *dy = dst->src[0], *x = dst->src[1];
-    const int32_t *op = dst->op_params;
-    const struct pool_geom g = {(enum ggml_op_pool)op[0], op[1], op[2], op[3], op[4], op[5], op[6]};
+    const struct ggmlc_pool_params p = ggmlc_pool_2d_params_of(dst);
+    const struct pool_geom g = pool_geom_of(&p);
     const float inv_area = 1.0f / (float)(g.k0 * g.k1);
     int64_t r0, r1;
     cpu_split_range(dst->ne[2] * dst->ne[3], call->ith, call->nth, &r0, &r1);

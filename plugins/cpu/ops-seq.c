@@ -120,8 +120,7 @@ static enum ggml_status recurrence_run(const struct ggmlc_op_call *call, struct 
     rc.state_in = (const float *)state->data;
     rc.out = (float *)dst->data;
     rc.state_out = rc.out + rc.S * rc.H * rc.T;
-    float scale = 0.0f;
-    if (kind == 0) memcpy(&scale, &dst->op_params[0], sizeof scale);
+    const float scale = kind == 0 ? ggmlc_op_param_f32(dst, 0) : 0.0f;
     const int64_t per_seq = rc.T / rc.n_seqs, head_state = rc.S * rc.S;
     int64_t h0, h1;
     cpu_split_range(rc.H, call->ith, call->nth, &h0, &h1);
@@ -147,7 +146,8 @@ static inline float mat(const struct ggml_tensor *t, int64_t r, int64_t c, int64
 
 static enum ggml_status solve_tri(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *A = dst->src[0], *B = dst->src[1];
-    const bool left = dst->op_params[0], lower = dst->op_params[1], uni = dst->op_params[2];
+    const struct ggmlc_solve_tri_params p = ggmlc_solve_tri_params_of(dst);
+    const bool left = p.left, lower = p.lower, uni = p.unit_diag;
     const int64_t n = A->ne[0], n_rhs = left ? B->ne[0] : B->ne[1], units = n_rhs * B->ne[2] * B->ne[3];
     int64_t u0, u1;
     cpu_split_range(units, call->ith, call->nth, &u0, &u1);

@@ -104,7 +104,7 @@ static enum ggml_status sort_rows(const struct ggmlc_op_call *call, struct ggml_
 }
 
 static enum ggml_status argsort(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    return sort_rows(call, dst, dst->op_params[0] == GGML_SORT_ORDER_DESC);
+    return sort_rows(call, dst, ggmlc_op_param_i32(dst, 0) == GGML_SORT_ORDER_DESC);
 }
 
 static enum ggml_status top_k(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {

@@ -54,9 +54,10 @@ ROW_FN(row_sqrt, sqrtf(v))
 ROW_FN(row_log, logf(v))
 ROW_FN(row_sin, sinf(v))
 ROW_FN(row_cos, cosf(v))
-/* p = op_params as floats: xielu {_, alpha_n, alpha_p, beta, eps}; scale {s, b};
+/* p = the op's parameters (row_params): xielu {alpha_n, alpha_p, beta, eps}; scale {s, b};
  * clamp {min, max}; leaky_relu {slope}; fill {c} */
-ROW_FN(row_xielu, v > 0.0f ? p[2] * v * v + p[3] * v : (expm1f(fminf(v, p[4])) - v) * p[1] + p[3] * v)
+ROW_FN(row_xielu,
+       v > 0.0f ? p[1] * v * v + p[2] * v : (expm1f(fminf(v, p[3])) - v) * p[0] + p[2] * v)
 ROW_FN(row_scale, p[0] * v + p[1])
 ROW_FN(row_clamp, fminf(fmaxf(v, p[0]), p[1]))
 ROW_FN(row_leaky_relu, v > 0.0f ? v : p[0] * v)
@@ -105,15 +106,38 @@ static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_t
     return GGML_STATUS_SUCCESS;
 }
 
-static const float *params_f32(const struct ggml_tensor *dst) { return (const float *)dst->op_params; }
+/* The values the row functions take as p, read through the op's reader (zeros for the others). */
+static void row_params(const struct ggml_tensor *dst, float p[4]) {
+    memset(p, 0, 4 * sizeof *p);
+    switch (dst->op) {
+    case GGML_OP_UNARY: memcpy(p, ggmlc_unary_params_of(dst).p, 4 * sizeof *p); break;
+    case GGML_OP_SCALE: {
+        const struct ggmlc_scale_params s = ggmlc_scale_params_of(dst);
+        p[0] = s.s, p[1] = s.b;
+        break;
+    }
+    case GGML_OP_CLAMP: {
+        const struct ggmlc_clamp_params c = ggmlc_clamp_params_of(dst);
+        p[0] = c.min, p[1] = c.max;
+        break;
+    }
+    case GGML_OP_LEAKY_RELU:
+    case GGML_OP_FILL: p[0] = ggmlc_op_param_f32(dst, 0); break;
+    default: break;
+    }
+}
 
 static enum ggml_status compute_unary(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    return map_rows(call, dst, unary_fns[ggml_get_unary_op(dst)], params_f32(dst));
+    float p[4];
+    row_params(dst, p);
+    return map_rows(call, dst, unary_fns[ggml_get_unary_op(dst)], p);
 }
 
 #define SIMPLE_KERNEL(name, fn)                                                                  \
     static enum ggml_status name(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {    \
-        return map_rows(call, dst, fn, params_f32(dst));                                         \
+        float p[4];                                                                              \
+        row_params(dst, p);                                                                      \
+        return map_rows(call, dst, fn, p);                                                       \
     }
 SIMPLE_KERNEL(compute_sqr, row_sqr)
 SIMPLE_KERNEL(compute_sqrt, row_sqrt)

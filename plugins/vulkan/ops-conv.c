@@ -10,9 +10,8 @@
 
 static bool im2col_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *b = node->src[1];
-    const int32_t *op = node->op_params;
-    for (int i = 0; i < 6; i++)
-        if (op[i] < 0) return false;
+    const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(node);
+    if (g.s0 < 0 || g.s1 < 0 || g.p0 < 0 || g.p1 < 0 || g.d0 < 0 || g.d1 < 0) return false;
     return (b->type == GGML_TYPE_F32 || b->type == GGML_TYPE_F16) && (node->type == GGML_TYPE_F32 || node->type == GGML_TYPE_F16) &&
            vk_type_ok(d, b->type) && vk_type_ok(d, node->type) && vk_shape_fits(b) && vk_shape_fits(node) &&
            node->nb[0] == ggml_type_size(node->type);
@@ -20,8 +19,8 @@ static bool im2col_supports(const struct vk_device *d, const struct ggml_tensor 
 
 static enum ggml_status im2col_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const int32_t *op = node->op_params;
-    const bool is_2d = op[6] != 0;
+    const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(node);
+    const bool is_2d = g.is_2d != 0;
     const size_t tb = ggml_type_size(b->type), td = ggml_type_size(node->type);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col_%s_%s", ggml_type_name(b->type), ggml_type_name(node->type)));
@@ -37,12 +36,12 @@ static enum ggml_status im2col_record(struct vk_rec *rec, const struct ggml_tens
         .OW = (uint32_t)node->ne[1],
         .OH = is_2d ? (uint32_t)node->ne[2] : 1,
         .N = (uint32_t)node->ne[n],
-        .s0 = (uint32_t)op[0],
-        .s1 = is_2d ? (uint32_t)op[1] : 1,
-        .d0 = (uint32_t)op[4],
-        .d1 = is_2d ? (uint32_t)op[5] : 1,
-        .p0 = op[2],
-        .p1 = is_2d ? op[3] : 0,
+        .s0 = (uint32_t)g.s0,
+        .s1 = is_2d ? (uint32_t)g.s1 : 1,
+        .d0 = (uint32_t)g.d0,
+        .d1 = is_2d ? (uint32_t)g.d1 : 1,
+        .p0 = g.p0,
+        .p1 = is_2d ? g.p1 : 0,
         .nbw = (uint32_t)(b->nb[0] / tb),
         .nbh = is_2d ? (uint32_t)(b->nb[1] / tb) : 0,
         .nbc = (uint32_t)(b->nb[c] / tb),
@@ -60,30 +59,39 @@ static enum ggml_status im2col_record(struct vk_rec *rec, const struct ggml_tens
 
 /* --------------------------------------------------------------- pool */
 
+/* A 1-D pool reads as a 2-D one with a 1x1 window along ne[1]. */
+static struct ggmlc_pool_params pool_params(const struct ggml_tensor *node) {
+    return node->op == GGML_OP_POOL_1D ? ggmlc_pool_1d_params_of(node)
+                                       : ggmlc_pool_2d_params_of(node);
+}
+
+/* Kernel and stride >= 1, padding >= 0. */
+static bool pool_window_ok(const struct ggmlc_pool_params *p) {
+    return p->k0 > 0 && p->k1 > 0 && p->s0 > 0 && p->s1 > 0 && p->p0 >= 0 && p->p1 >= 0;
+}
+
 static bool pool_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    const int32_t *op = node->op_params;
-    const int n = node->op == GGML_OP_POOL_2D ? 7 : 4;
-    for (int i = 1; i < n; i++)
-        if (op[i] < 0 || (i <= (n == 7 ? 4 : 2) && op[i] == 0)) return false; /* kernel and stride >= 1, padding >= 0 */
-    return (op[0] == GGML_OP_POOL_MAX || op[0] == GGML_OP_POOL_AVG) && (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) &&
+    const struct ggmlc_pool_params p = pool_params(node);
+    if (!pool_window_ok(&p)) return false;
+    return (p.op == GGML_OP_POOL_MAX || p.op == GGML_OP_POOL_AVG) &&
+           (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16) &&
            vk_type_ok(d, a->type) && node->type == GGML_TYPE_F32 && vk_shape_fits(a) && vk_shape_fits(node);
 }
 
 static enum ggml_status pool_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    const int32_t *op = node->op_params;
-    const bool two = node->op == GGML_OP_POOL_2D;
+    const struct ggmlc_pool_params p = pool_params(node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pool_%s", ggml_type_name(a->type)));
     struct vk_pc_pool pc = {
-        .is_avg = op[0] == GGML_OP_POOL_AVG,
-        .k0 = (uint32_t)op[1],
-        .k1 = two ? (uint32_t)op[2] : 1,
-        .s0 = (uint32_t)op[two ? 3 : 2],
-        .s1 = two ? (uint32_t)op[4] : 1,
-        .p0 = op[two ? 5 : 3],
-        .p1 = two ? op[6] : 0,
+        .is_avg = p.op == GGML_OP_POOL_AVG,
+        .k0 = (uint32_t)p.k0,
+        .k1 = (uint32_t)p.k1,
+        .s0 = (uint32_t)p.s0,
+        .s1 = (uint32_t)p.s1,
+        .p0 = p.p0,
+        .p1 = p.p1,
     };
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
@@ -96,17 +104,17 @@ static enum ggml_status pool_record(struct vk_rec *rec, const struct ggml_tensor
 
 /* ------------------------------------------------------------- upscale */
 
-/* op_params[0]: mode (nearest, bilinear, bicubic) | GGML_SCALE_FLAG_ALIGN_CORNERS. */
+/* The mode, slot 0: (nearest, bilinear, bicubic) | GGML_SCALE_FLAG_ALIGN_CORNERS. */
 static bool upscale_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    const uint32_t mode = (uint32_t)vk_param_i32(node, 0);
+    const uint32_t mode = (uint32_t)ggmlc_op_param_i32(node, 0);
     return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && (mode & 0xff) < GGML_SCALE_MODE_COUNT &&
            (mode & ~0xffu & ~(uint32_t)GGML_SCALE_FLAG_ALIGN_CORNERS) == 0 && vk_shape_fits(a) && vk_shape_fits(node);
 }
 
 static enum ggml_status upscale_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    const uint32_t mode = (uint32_t)vk_param_i32(node, 0);
+    const uint32_t mode = (uint32_t)ggmlc_op_param_i32(node, 0);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("upscale_f32"));
     struct vk_pc_upscale pc = {.mode = mode & 0xff,
@@ -122,11 +130,12 @@ static enum ggml_status upscale_record(struct vk_rec *rec, const struct ggml_ten
 
 /* --------------------------------------------------- conv_transpose_2d */
 
-/* a: kernel [KW, KH, OC, IC] (f32/f16), b: input [IW, IH, IC, N] (f32), op_params[0]: stride. */
+/* a: kernel [KW, KH, OC, IC] (f32/f16), b: input [IW, IH, IC, N] (f32); the stride: slot 0. */
 static bool conv_transpose_2d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
-           node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && k->ne[3] == x->ne[2] && vk_shape_fits(k) &&
+           node->type == GGML_TYPE_F32 && ggmlc_op_param_i32(node, 0) > 0 && k->ne[3] == x->ne[2] &&
+           vk_shape_fits(k) &&
            vk_shape_fits(x) && vk_shape_fits(node);
 }
 
@@ -158,7 +167,7 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
         .nd1 = sd.nb[1],
         .nd2 = sd.nb[2],
         .nd3 = sd.nb[3],
-        .s = (uint32_t)vk_param_i32(node, 0),
+        .s = (uint32_t)ggmlc_op_param_i32(node, 0),
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
@@ -171,11 +180,13 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
 /* ------------------------------------------------------ conv_2d (direct) */
 
 /* a: kernel [KW, KH, IC, OC] (f32/f16; depthwise [KW, KH, 1, C]), b: data [W, H, IC, N] (f32),
- * any strides (ggml's channels-innermost CWHN layout is a permuted view); op_params: s0, s1, p0, p1, d0, d1. */
+ * any strides (ggml's channels-innermost CWHN layout is a permuted view);
+ * struct ggmlc_conv2d_params. */
 static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
-    for (int i = 0; i < 6; i++)
-        if (vk_param_i32(node, i) < (i < 2 || i >= 4 ? 1 : 0)) return false; /* strides and dilations >= 1, padding >= 0 */
+    const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(node);
+    /* strides and dilations >= 1, padding >= 0 */
+    if (g.s0 < 1 || g.s1 < 1 || g.p0 < 0 || g.p1 < 0 || g.d0 < 1 || g.d1 < 1) return false;
     const bool channels_ok = node->op == GGML_OP_CONV_2D_DW ? k->ne[2] == 1 && k->ne[3] == x->ne[2] : k->ne[2] == x->ne[2];
     return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
            node->type == GGML_TYPE_F32 && channels_ok && node->ne[2] == k->ne[3] && node->ne[3] == x->ne[3] && vk_shape_fits(k) &&
@@ -185,6 +196,7 @@ static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor
 static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const size_t tk = ggml_type_size(k->type);
+    const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
@@ -208,12 +220,12 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
         .nd1 = sd.nb[1],
         .nd2 = sd.nb[2],
         .nd3 = sd.nb[3],
-        .s0 = vk_param_i32(node, 0),
-        .s1 = vk_param_i32(node, 1),
-        .p0 = vk_param_i32(node, 2),
-        .p1 = vk_param_i32(node, 3),
-        .d0 = vk_param_i32(node, 4),
-        .d1 = vk_param_i32(node, 5),
+        .s0 = g.s0,
+        .s1 = g.s1,
+        .p0 = g.p0,
+        .p1 = g.p1,
+        .d0 = g.d0,
+        .d1 = g.d1,
         .depthwise = node->op == GGML_OP_CONV_2D_DW,
         .nk0 = sk.nb[0],
         .nx0 = sx.nb[0],
@@ -228,19 +240,22 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
 
 /* -------------------------------------------------------- im2col_back */
 
-/* src[0]: the kernel (its shape only), src[1]: the patch gradient (f32); op_params: s0, s1, p0, p1, d0, d1, is_2D. */
+/* src[0]: the kernel (its shape only), src[1]: the patch gradient (f32);
+ * struct ggmlc_conv2d_params. */
 static bool im2col_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *g = node->src[1];
-    const int n_dims = vk_param_i32(node, 6) != 0 ? 2 : 1; /* a 1-D one has no vertical parameters */
-    for (int i = 0; i < n_dims; i++)
-        if (vk_param_i32(node, i) < 1 || vk_param_i32(node, 2 + i) < 0 || vk_param_i32(node, 4 + i) < 1) return false;
+    const struct ggmlc_conv2d_params p = ggmlc_conv2d_params_of(node);
+    if (p.s0 < 1 || p.p0 < 0 || p.d0 < 1) return false;
+    /* a 1-D one has no vertical parameters */
+    if (p.is_2d != 0 && (p.s1 < 1 || p.p1 < 0 || p.d1 < 1)) return false;
     return g->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_shape_fits(g) && vk_shape_fits(node);
 }
 
-/* Gather patch columns g back onto the image node (im2col-back.comp): spd = s0, s1, p0, p1, d0, d1.
- * 1-D: the result [IW, IC, N] and columns [K*IC, OW, N] get a height of 1. */
-static enum ggml_status gather_columns(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *g, uint32_t kw,
-                                       uint32_t kh, const int32_t *spd, bool is_2d) {
+/* Gather patch columns g back onto the image node (im2col-back.comp) with the window geometry
+ * spd.  1-D: the result [IW, IC, N] and columns [K*IC, OW, N] get a height of 1. */
+static enum ggml_status gather_columns(struct vk_rec *rec, const struct ggml_tensor *node,
+                                       const struct ggml_tensor *g, uint32_t kw, uint32_t kh,
+                                       const struct ggmlc_conv2d_params *spd, bool is_2d) {
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("im2col_back_f32"));
     const int c = is_2d ? 2 : 1,
@@ -264,12 +279,12 @@ static enum ggml_status gather_columns(struct vk_rec *rec, const struct ggml_ten
         .nd1 = is_2d ? sd.nb[1] : 0,
         .nd2 = sd.nb[c],
         .nd3 = sd.nb[n],
-        .s0 = spd[0],
-        .s1 = is_2d ? spd[1] : 1,
-        .p0 = spd[2],
-        .p1 = is_2d ? spd[3] : 0,
-        .d0 = spd[4],
-        .d1 = is_2d ? spd[5] : 1,
+        .s0 = spd->s0,
+        .s1 = is_2d ? spd->s1 : 1,
+        .p0 = spd->p0,
+        .p1 = is_2d ? spd->p1 : 0,
+        .d0 = spd->d0,
+        .d1 = is_2d ? spd->d1 : 1,
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, g, false, 4, VK_PUSH_WORD(vk_pc_im2col_back, off_g));
@@ -280,35 +295,40 @@ static enum ggml_status gather_columns(struct vk_rec *rec, const struct ggml_ten
 
 static enum ggml_status im2col_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0];
-    return gather_columns(rec, node, node->src[1], (uint32_t)k->ne[0], (uint32_t)k->ne[1], node->op_params, vk_param_i32(node, 6) != 0);
+    const struct ggmlc_conv2d_params p = ggmlc_conv2d_params_of(node);
+    return gather_columns(rec, node, node->src[1], (uint32_t)k->ne[0], (uint32_t)k->ne[1], &p,
+                          p.is_2d != 0);
 }
 
 /* ---------------------------------------------------------- col2im_1d */
 
-/* columns [K*OC, T, N] (f32) summed back into [L, OC, N]; op_params: s0, OC, p0. The 1-D im2col_back
- * with dilation 1. */
+/* columns [K*OC, T, N] (f32) summed back into [L, OC, N]; ggmlc_col2im_1d_params_of.
+ * The 1-D im2col_back with dilation 1. */
 static bool col2im_1d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    const int32_t oc = vk_param_i32(node, 1);
-    return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && oc > 0 && vk_param_i32(node, 2) >= 0 &&
+    const struct ggmlc_conv1d_params p = ggmlc_col2im_1d_params_of(node);
+    const int32_t oc = p.oc;
+    return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && p.s0 > 0 && oc > 0 &&
+           p.p0 >= 0 &&
            a->ne[0] % oc == 0 && node->ne[1] == oc && node->ne[2] == a->ne[2] && vk_shape_fits(a) && vk_shape_fits(node);
 }
 
 static enum ggml_status col2im_1d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
-    const int32_t spd[6] = {vk_param_i32(node, 0), 1, vk_param_i32(node, 2), 0, 1, 1};
-    return gather_columns(rec, node, a, (uint32_t)(a->ne[0] / vk_param_i32(node, 1)), 1, spd, false);
+    const struct ggmlc_conv1d_params p = ggmlc_col2im_1d_params_of(node);
+    const struct ggmlc_conv2d_params spd = {p.s0, 1, p.p0, 0, p.d0, 1, 0};
+    return gather_columns(rec, node, a, (uint32_t)(a->ne[0] / p.oc), 1, &spd, false);
 }
 
 /* ------------------------------------------------------- pool_2d_back */
 
-/* src[0]: gradient of the pooled result (f32), src[1]: the forward input (f32/f16); op_params as pool_2d's. */
+/* src[0]: gradient of the pooled result (f32), src[1]: the forward input (f32/f16);
+ * ggmlc_pool_2d_params_of. */
 static bool pool_2d_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
-    const int32_t *op = node->op_params;
-    for (int i = 1; i < 7; i++)
-        if (op[i] < 0 || (i <= 4 && op[i] == 0)) return false;
-    return (op[0] == GGML_OP_POOL_MAX || op[0] == GGML_OP_POOL_AVG) && dy->type == GGML_TYPE_F32 &&
+    const struct ggmlc_pool_params p = ggmlc_pool_2d_params_of(node);
+    if (!pool_window_ok(&p)) return false;
+    return (p.op == GGML_OP_POOL_MAX || p.op == GGML_OP_POOL_AVG) && dy->type == GGML_TYPE_F32 &&
            (x->type == GGML_TYPE_F32 || x->type == GGML_TYPE_F16) && vk_type_ok(d, x->type) && node->type == GGML_TYPE_F32 &&
            ggml_are_same_shape(node, x) && dy->ne[2] == x->ne[2] && dy->ne[3] == x->ne[3] && vk_shape_fits(dy) && vk_shape_fits(x) &&
            vk_shape_fits(node);
@@ -317,6 +337,7 @@ static bool pool_2d_back_supports(const struct vk_device *d, const struct ggml_t
 static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
     const size_t tx = ggml_type_size(x->type);
+    const struct ggmlc_pool_params p = ggmlc_pool_2d_params_of(node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pool_back_%s", ggml_type_name(x->type)));
     const struct vk_shape sy = vk_shape_of(dy), sx = vk_shape_of(x), sd = vk_shape_of(node);
@@ -339,13 +360,13 @@ static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggm
         .nd1 = sd.nb[1],
         .nd2 = sd.nb[2],
         .nd3 = sd.nb[3],
-        .avg = vk_param_i32(node, 0) == GGML_OP_POOL_AVG,
-        .k0 = vk_param_i32(node, 1),
-        .k1 = vk_param_i32(node, 2),
-        .s0 = vk_param_i32(node, 3),
-        .s1 = vk_param_i32(node, 4),
-        .p0 = vk_param_i32(node, 5),
-        .p1 = vk_param_i32(node, 6),
+        .avg = p.op == GGML_OP_POOL_AVG,
+        .k0 = p.k0,
+        .k1 = p.k1,
+        .s0 = p.s0,
+        .s1 = p.s1,
+        .p0 = p.p0,
+        .p1 = p.p1,
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, dy, false, 4, VK_PUSH_WORD(vk_pc_pool_back, off_dy));
@@ -357,11 +378,12 @@ static enum ggml_status pool_2d_back_record(struct vk_rec *rec, const struct ggm
 
 /* --------------------------------------------------- conv_transpose_1d */
 
-/* a: kernel [K, OC, IC] (f32/f16), b: data [L, IC, N] (f32); op_params: s0, p0, d0. */
+/* a: kernel [K, OC, IC] (f32/f16), b: data [L, IC, N] (f32); ggmlc_conv_transpose_1d_params_of. */
 static bool conv_transpose_1d_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const struct ggmlc_conv1d_params p = ggmlc_conv_transpose_1d_params_of(node);
     return (k->type == GGML_TYPE_F32 || k->type == GGML_TYPE_F16) && vk_type_ok(d, k->type) && x->type == GGML_TYPE_F32 &&
-           node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && vk_param_i32(node, 1) >= 0 && vk_param_i32(node, 2) > 0 &&
+           node->type == GGML_TYPE_F32 && p.s0 > 0 && p.p0 >= 0 && p.d0 > 0 &&
            k->ne[2] == x->ne[1] && node->ne[1] == k->ne[1] && node->ne[2] == x->ne[2] && k->ne[3] == 1 && x->ne[3] == 1 &&
            vk_shape_fits(k) && vk_shape_fits(x) && vk_shape_fits(node);
 }
@@ -369,6 +391,7 @@ static bool conv_transpose_1d_supports(const struct vk_device *d, const struct g
 static enum ggml_status conv_transpose_1d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const size_t tk = ggml_type_size(k->type);
+    const struct ggmlc_conv1d_params p = ggmlc_conv_transpose_1d_params_of(node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv_transpose_1d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
@@ -388,9 +411,9 @@ static enum ggml_status conv_transpose_1d_record(struct vk_rec *rec, const struc
         .nd0 = sd.nb[0],
         .nd1 = sd.nb[1],
         .nd2 = sd.nb[2],
-        .s0 = vk_param_i32(node, 0),
-        .p0 = vk_param_i32(node, 1),
-        .d0 = vk_param_i32(node, 2),
+        .s0 = p.s0,
+        .p0 = p.p0,
+        .d0 = p.d0,
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv_transpose_1d, off_k));

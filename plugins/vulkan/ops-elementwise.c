@@ -145,8 +145,9 @@ static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *
                node->ne[2] == a->ne[2] && node->ne[3] == a->ne[3];
     case GGML_OP_ARANGE:
         return node->type == GGML_TYPE_F32;
-    case GGML_OP_PAD_REFLECT_1D: { /* op_params: p0, p1, each below ne0 (a reflection, not a wrap) */
-        const int32_t p0 = vk_param_i32(node, 0), p1 = vk_param_i32(node, 1);
+    case GGML_OP_PAD_REFLECT_1D: { /* p0, p1, each below ne0 (a reflection, not a wrap) */
+        const struct ggmlc_pad_params p = ggmlc_pad_reflect_1d_params_of(node);
+        const int32_t p0 = p.lp[0], p1 = p.rp[0];
         return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && p0 >= 0 && p1 >= 0 && p0 < a->ne[0] && p1 < a->ne[0] &&
                node->ne[0] == a->ne[0] + p0 + p1 && node->ne[1] == a->ne[1] && node->ne[2] == a->ne[2] && node->ne[3] == a->ne[3];
     }
@@ -157,7 +158,7 @@ static bool unary_supports(const struct vk_device *d, const struct ggml_tensor *
 
 /* roll: the source offset of dimension i, the shift taken into [0, ne). */
 static uint32_t roll_offset(const struct ggml_tensor *node, int i) {
-    const int64_t n = node->ne[i], shift = vk_param_i32(node, i) % n;
+    const int64_t n = node->ne[i], shift = ggmlc_roll_params_of(node).shift[i] % n;
     return (uint32_t)(shift < 0 ? shift + n : shift);
 }
 
@@ -170,32 +171,39 @@ static enum ggml_status unary_record(struct vk_rec *rec, const struct ggml_tenso
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
     switch (node->op) {
-    case GGML_OP_SCALE:
-    case GGML_OP_CLAMP: /* scale, bias; min, max */
-        pc.p0 = vk_param_f32(node, 0);
-        pc.p1 = vk_param_f32(node, 1);
+    case GGML_OP_SCALE: {
+        const struct ggmlc_scale_params p = ggmlc_scale_params_of(node);
+        pc.p0 = p.s, pc.p1 = p.b;
         break;
+    }
+    case GGML_OP_CLAMP: {
+        const struct ggmlc_clamp_params p = ggmlc_clamp_params_of(node);
+        pc.p0 = p.min, pc.p1 = p.max;
+        break;
+    }
     case GGML_OP_LEAKY_RELU:
-    case GGML_OP_FILL: pc.p0 = vk_param_f32(node, 0); break;
-    case GGML_OP_UNARY: /* xIELU's alpha_n, alpha_p, beta, eps follow the sub-op */
-        pc.p0 = vk_param_f32(node, 1), pc.p1 = vk_param_f32(node, 2);
-        pc.p2 = vk_param_f32(node, 3), pc.p3 = vk_param_f32(node, 4);
+    case GGML_OP_FILL: pc.p0 = ggmlc_op_param_f32(node, 0); break;
+    case GGML_OP_UNARY: { /* xIELU's alpha_n, alpha_p, beta, eps */
+        const struct ggmlc_unary_params p = ggmlc_unary_params_of(node);
+        pc.p0 = p.p[0], pc.p1 = p.p[1], pc.p2 = p.p[2], pc.p3 = p.p[3];
         break;
-    case GGML_OP_TRI: /* the triangle type */ pc.n_past = vk_param_i32(node, 0); break;
-    case GGML_OP_ARANGE: /* start, step */
-        pc.p0 = vk_param_f32(node, 0);
-        pc.p2 = vk_param_f32(node, 2);
+    }
+    case GGML_OP_TRI: /* the triangle type */ pc.n_past = ggmlc_op_param_i32(node, 0); break;
+    case GGML_OP_ARANGE: { /* start, step */
+        const struct ggmlc_arange_params p = ggmlc_arange_params_of(node);
+        pc.p0 = p.start, pc.p2 = p.step;
         break;
+    }
     case GGML_OP_ROLL: /* shifts as the source offset of each dimension, in [0, ne) */
         pc.shift0 = roll_offset(node, 0), pc.shift1 = roll_offset(node, 1);
         pc.shift2 = roll_offset(node, 2), pc.shift3 = roll_offset(node, 3);
         break;
     case GGML_OP_PAD_REFLECT_1D: /* left padding */
-        pc.shift0 = (uint32_t)vk_param_i32(node, 0);
+        pc.shift0 = (uint32_t)ggmlc_pad_reflect_1d_params_of(node).lp[0];
         break;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO: /* masked value, then n_past */
         pc.p0 = node->op == GGML_OP_DIAG_MASK_INF ? -INFINITY : 0.0f;
-        pc.n_past = vk_param_i32(node, 0);
+        pc.n_past = ggmlc_op_param_i32(node, 0);
         break;
     default: break;
     }
@@ -234,6 +242,7 @@ static bool glu_supports(const struct vk_device *d, const struct ggml_tensor *no
 static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1] ? node->src[1] : node->src[0];
     const size_t ts = ggml_type_size(a->type);
+    const struct ggmlc_glu_params glu = ggmlc_glu_params_of(node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("glu_%s", ggml_type_name(a->type)));
     const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), sd = vk_shape_of(node);
@@ -252,11 +261,11 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
         .nb2 = sd.nb[2],
         .nb3 = sd.nb[3],
         .op = (uint32_t)ggml_get_glu_op(node),
-        .alpha = vk_param_f32(node, 2),
-        .limit = vk_param_f32(node, 3),
+        .alpha = glu.alpha,
+        .limit = glu.limit,
     };
     if (!node->src[1]) { /* halves of one row: x first unless swapped */
-        if (vk_param_i32(node, 1) != 0)
+        if (glu.swapped != 0)
             pc.shift_a = (uint32_t)node->ne[0];
         else
             pc.shift_b = (uint32_t)node->ne[0];
@@ -297,7 +306,7 @@ static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml
 /* unary_back(x, dy): f32 of one shape (the constructor's contract), any strides. */
 static bool unary_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *x = node->src[0], *dy = node->src[1];
-    const int32_t op = vk_param_i32(node, 0);
+    const int32_t op = ggmlc_unary_params_of(node).op;
     return op >= 0 && op < GGML_UNARY_OP_COUNT && unary_op_code((enum ggml_unary_op)op) >= 0 && x->type == GGML_TYPE_F32 &&
            dy->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(x, dy) && ggml_are_same_shape(x, node) &&
            vk_shape_fits(x) && vk_shape_fits(dy) && vk_shape_fits(node);
@@ -308,6 +317,7 @@ static enum ggml_status unary_back_record(struct vk_rec *rec, const struct ggml_
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("unary_back_f32"));
     const struct vk_shape sx = vk_shape_of(x), sy = vk_shape_of(dy), sd = vk_shape_of(node);
+    const struct ggmlc_unary_params u = ggmlc_unary_params_of(node);
     const struct vk_pc_unary_back pc = {
         .ne0 = sd.ne[0],
         .ne1 = sd.ne[1],
@@ -325,11 +335,11 @@ static enum ggml_status unary_back_record(struct vk_rec *rec, const struct ggml_
         .nd1 = sd.nb[1],
         .nd2 = sd.nb[2],
         .nd3 = sd.nb[3],
-        .op = (uint32_t)unary_op_code((enum ggml_unary_op)vk_param_i32(node, 0)),
-        .p0 = vk_param_f32(node, 1),
-        .p1 = vk_param_f32(node, 2),
-        .p2 = vk_param_f32(node, 3),
-        .p3 = vk_param_f32(node, 4),
+        .op = (uint32_t)unary_op_code((enum ggml_unary_op)u.op),
+        .p0 = u.p[0],
+        .p1 = u.p[1],
+        .p2 = u.p[2],
+        .p3 = u.p[3],
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_unary_back, off_x));
@@ -383,9 +393,20 @@ static enum ggml_status add_id_record(struct vk_rec *rec, const struct ggml_tens
 
 /* ---------------------------------------------------------- acc, set */
 
-/* op_params: the view's byte strides nb1, nb2, nb3 and byte offset (then inplace). */
+/* The view's byte strides nb1, nb2, nb3 and byte offset, in words. */
 static void acc_view(const struct ggml_tensor *node, uint32_t v[4]) {
-    for (int i = 0; i < 4; i++) v[i] = (uint32_t)vk_param_i32(node, i) / 4;
+    const struct ggmlc_set_params p = ggmlc_set_params_of(node);
+    const size_t bytes[4] = {p.nb1, p.nb2, p.nb3, p.offset};
+    for (int i = 0; i < 4; i++) v[i] = (uint32_t)bytes[i] / 4;
+}
+
+/* Whether the view's strides and offset are whole words (a negative slot reads above 2 GiB). */
+static bool acc_view_ok(const struct ggml_tensor *node) {
+    const struct ggmlc_set_params p = ggmlc_set_params_of(node);
+    const size_t bytes[4] = {p.nb1, p.nb2, p.nb3, p.offset};
+    for (int i = 0; i < 4; i++)
+        if (bytes[i] > (size_t)INT32_MAX || bytes[i] % 4 != 0) return false;
+    return true;
 }
 
 /* a, b f32, a contiguous (the constructor's contract); the view's cells must not overlap, or
@@ -396,8 +417,7 @@ static bool acc_supports(const struct vk_device *d, const struct ggml_tensor *no
     if (a->type != t || b->type != t || node->type != t || !ggml_is_contiguous(a) ||
         !ggml_is_contiguous(node) || !ggml_are_same_shape(a, node) || !vk_shape_fits(a) || !vk_shape_fits(b))
         return false;
-    for (int i = 0; i < 4; i++)
-        if (vk_param_i32(node, i) < 0 || vk_param_i32(node, i) % 4 != 0) return false;
+    if (!acc_view_ok(node)) return false;
     uint32_t v[4];
     acc_view(node, v);
     const uint64_t span1 = (uint64_t)b->ne[0], span2 = span1 + (uint64_t)v[0] * (uint64_t)(b->ne[1] - 1);

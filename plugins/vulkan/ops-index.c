@@ -312,7 +312,7 @@ static enum ggml_status set_rows_record(struct vk_rec *rec, const struct ggml_te
 
 static bool concat_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const int dim = vk_param_i32(node, 0);
+    const int dim = ggmlc_op_param_i32(node, 0);
     const bool ints = a->type == GGML_TYPE_I32 && vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node); /* moved as they are */
     return (a->type == GGML_TYPE_F32 || a->type == GGML_TYPE_F16 || a->type == GGML_TYPE_I32) && b->type == a->type && node->type == a->type &&
            (ints || (float_ok(d, a) && float_ok(d, b) && float_ok(d, node))) && dim >= 0 && dim < 4;
@@ -329,7 +329,7 @@ static enum ggml_status concat_record(struct vk_rec *rec, const struct ggml_tens
         .nb11 = sb.nb[1],
         .nb12 = sb.nb[2],
         .nb13 = sb.nb[3],
-        .dim = (uint32_t)vk_param_i32(node, 0),
+        .dim = (uint32_t)ggmlc_op_param_i32(node, 0),
     };
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
@@ -343,14 +343,15 @@ static enum ggml_status concat_record(struct vk_rec *rec, const struct ggml_tens
 
 /* ----------------------------------------------------------------- pad */
 
-/* op_params: lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3 (then circular, unsupported here). */
+/* struct ggmlc_pad_params; circular padding is not supported here. */
 static bool pad_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     if ((a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) || node->type != a->type || !float_ok(d, a) || !float_ok(d, node))
         return false;
-    if (vk_param_i32(node, 8) != 0) return false;
+    const struct ggmlc_pad_params p = ggmlc_pad_params_of(node);
+    if (p.circular) return false;
     for (int i = 0; i < 4; i++) {
-        const int32_t lp = vk_param_i32(node, 2 * i), rp = vk_param_i32(node, 2 * i + 1);
+        const int32_t lp = p.lp[i], rp = p.rp[i];
         if (lp < 0 || rp < 0 || node->ne[i] != a->ne[i] + lp + rp) return false;
     }
     return true;
@@ -359,13 +360,14 @@ static bool pad_supports(const struct vk_device *d, const struct ggml_tensor *no
 static enum ggml_status pad_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     const size_t ts = ggml_type_size(a->type);
+    const struct ggmlc_pad_params p = ggmlc_pad_params_of(node);
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("pad_%s", ggml_type_name(a->type)));
     struct vk_pc_pad pc = {
-        .lp0 = (uint32_t)vk_param_i32(node, 0),
-        .lp1 = (uint32_t)vk_param_i32(node, 2),
-        .lp2 = (uint32_t)vk_param_i32(node, 4),
-        .lp3 = (uint32_t)vk_param_i32(node, 6),
+        .lp0 = (uint32_t)p.lp[0],
+        .lp1 = (uint32_t)p.lp[1],
+        .lp2 = (uint32_t)p.lp[2],
+        .lp3 = (uint32_t)p.lp[3],
     };
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
@@ -442,7 +444,7 @@ static enum ggml_status sort_record(struct vk_rec *rec, const struct ggml_tensor
         .nb2 = (uint32_t)(node->nb[2] / 4),
         .nb3 = (uint32_t)(node->nb[3] / 4),
         .npad = npad,
-        .desc = node->op == GGML_OP_TOP_K || vk_param_i32(node, 0) == GGML_SORT_ORDER_DESC,
+        .desc = node->op == GGML_OP_TOP_K || ggmlc_op_param_i32(node, 0) == GGML_SORT_ORDER_DESC,
     };
     VK_PUSH_SHAPE(pc, 0, a);
     vk_dispatch_push(&ds, pc);

@@ -20,7 +20,7 @@ static int rope_mode_code(int mode) {
     }
 }
 
-/* op_params: struct ggmlc_rope_params. */
+/* struct ggmlc_rope_params. */
 static bool rope_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *pos = node->src[1], *ff = node->src[2];
     const struct ggmlc_rope_params op = ggmlc_rope_params_of(node);
@@ -101,7 +101,7 @@ static bool attn_kv_ok(const struct vk_device *d, const struct ggml_tensor *t, e
     return vk_float_code(type) >= 0 && vk_type_ok(d, type) && vk_shape_fits(t);
 }
 
-/* op_params: struct ggmlc_flash_attn_params; src: q, k, v, mask, sinks. */
+/* struct ggmlc_flash_attn_params; src: q, k, v, mask, sinks. */
 static bool flash_attn_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
     if (q->type != GGML_TYPE_F32 || q->nb[0] != 4 || node->type != GGML_TYPE_F32 || !ggml_is_contiguous(node)) return false;
@@ -237,11 +237,13 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
 
 /* ------------------------------------------------- timestep_embedding */
 
-/* timesteps [N] (f32) -> [dim, N]; op_params: dim, max_period. */
+/* timesteps [N] (f32) -> [dim, N]; struct ggmlc_timestep_params. */
 static bool timestep_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *t = node->src[0];
-    return t->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_param_i32(node, 1) > 0 &&
-           node->ne[0] == vk_param_i32(node, 0) && node->ne[1] == t->ne[0] && vk_shape_fits(t) && vk_shape_fits(node);
+    const struct ggmlc_timestep_params p = ggmlc_timestep_params_of(node);
+    return t->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && p.max_period > 0 &&
+           node->ne[0] == p.dim && node->ne[1] == t->ne[0] && vk_shape_fits(t) &&
+           vk_shape_fits(node);
 }
 
 static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_tensor *node) {
@@ -254,7 +256,7 @@ static enum ggml_status timestep_record(struct vk_rec *rec, const struct ggml_te
         .nt0 = (uint32_t)(t->nb[0] / 4),
         .nd0 = (uint32_t)(node->nb[0] / 4),
         .nd1 = (uint32_t)(node->nb[1] / 4),
-        .log_max_period = logf((float)vk_param_i32(node, 1)),
+        .log_max_period = logf((float)ggmlc_timestep_params_of(node).max_period),
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, t, false, 4, VK_PUSH_WORD(vk_pc_timestep, off_t));

@@ -50,7 +50,8 @@ static enum ggml_status rows_record(struct vk_rec *rec, const struct ggml_tensor
     ds.n_spec = 1;
     const bool eps =
         node->op == GGML_OP_NORM || node->op == GGML_OP_RMS_NORM || node->op == GGML_OP_L2_NORM;
-    struct vk_pc_rows pc = {.op = rows_code(node->op), .eps = eps ? vk_param_f32(node, 0) : 0.0f};
+    struct vk_pc_rows pc = {.op = rows_code(node->op),
+                            .eps = eps ? ggmlc_op_param_f32(node, 0) : 0.0f};
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
     if (node->op == GGML_OP_SUM) { /* the whole (contiguous) tensor as one row */
@@ -107,8 +108,9 @@ static enum ggml_status count_equal_record(struct vk_rec *rec, const struct ggml
 
 static bool group_norm_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
+    const int32_t n_groups = ggmlc_group_norm_params_of(node).n_groups;
     return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(a, node) && vk_shape_fits(a) &&
-           vk_shape_fits(node) && vk_param_i32(node, 0) > 0 && (uint64_t)vk_param_i32(node, 0) <= 65535 && a->ne[3] <= 65535;
+           vk_shape_fits(node) && n_groups > 0 && (uint64_t)n_groups <= 65535 && a->ne[3] <= 65535;
 }
 
 static enum ggml_status group_norm_record(struct vk_rec *rec, const struct ggml_tensor *node) {
@@ -117,8 +119,8 @@ static enum ggml_status group_norm_record(struct vk_rec *rec, const struct ggml_
     vk_dispatch_init(&ds, vk_shader_find("group_norm_f32"));
     ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
-    struct vk_pc_group_norm pc = {.n_groups = (uint32_t)vk_param_i32(node, 0),
-                                  .eps = vk_param_f32(node, 1)};
+    const struct ggmlc_group_norm_params p = ggmlc_group_norm_params_of(node);
+    struct vk_pc_group_norm pc = {.n_groups = (uint32_t)p.n_groups, .eps = p.eps};
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
     vk_dispatch_push(&ds, pc);
@@ -210,7 +212,7 @@ static enum ggml_status rows_back_record(struct vk_rec *rec, const struct ggml_t
         .nd2 = sd.nb[2],
         .nd3 = sd.nb[3],
         .mode = node->op == GGML_OP_RMS_NORM_BACK,
-        .param = vk_param_f32(node, 0),
+        .param = ggmlc_op_param_f32(node, 0),
     };
     VK_PUSH_SHAPE(pc, , dy);
     vk_dispatch_push(&ds, pc);

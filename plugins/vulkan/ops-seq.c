@@ -41,7 +41,7 @@ static enum ggml_status recurrence_record(struct vk_rec *rec, const struct ggml_
         .H = (uint32_t)k->ne[1],
         .T = (uint32_t)k->ne[2],
         .n_seqs = (uint32_t)state->ne[1],
-        .scale = node->op == GGML_OP_GATED_LINEAR_ATTN ? vk_param_f32(node, 0) : 1.0f,
+        .scale = node->op == GGML_OP_GATED_LINEAR_ATTN ? ggmlc_op_param_f32(node, 0) : 1.0f,
     };
     vk_dispatch_push(&ds, pc);
     const int off = VK_PUSH_WORD(vk_pc_recurrence, off);
@@ -110,10 +110,10 @@ static enum ggml_status ssm_scan_record(struct vk_rec *rec, const struct ggml_te
 
 /* ------------------------------------------------------------ solve_tri */
 
-/* A [n, n, B2, B3] and B (f32), d of B's shape; op_params: left, lower, unit diagonal. */
+/* A [n, n, B2, B3] and B (f32), d of B's shape; struct ggmlc_solve_tri_params. */
 static bool solve_tri_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const bool left = vk_param_i32(node, 0) != 0;
+    const bool left = ggmlc_solve_tri_params_of(node).left;
     return a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && ggml_are_same_shape(b, node) &&
            a->ne[0] == a->ne[1] && (left ? b->ne[1] : b->ne[0]) == a->ne[0] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3] &&
            vk_shape_fits(a) && vk_shape_fits(b) && vk_shape_fits(node);
@@ -121,7 +121,8 @@ static bool solve_tri_supports(const struct vk_device *d, const struct ggml_tens
 
 static enum ggml_status solve_tri_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    const bool left = vk_param_i32(node, 0) != 0, lower = vk_param_i32(node, 1) != 0;
+    const struct ggmlc_solve_tri_params st = ggmlc_solve_tri_params_of(node);
+    const bool left = st.left, lower = st.lower;
     /* ggml's ne[0] indexes columns: a left solve runs down B's columns, a right one along its rows (A transposed) */
     const int p = left ? 1 : 0, v = 1 - p;
     struct vk_dispatch ds;
@@ -145,7 +146,7 @@ static enum ggml_status solve_tri_record(struct vk_rec *rec, const struct ggml_t
         .nd2 = sd.nb[2],
         .nd3 = sd.nb[3],
         .forward = left ? lower : !lower,
-        .unit_diag = vk_param_i32(node, 2) != 0,
+        .unit_diag = st.unit_diag,
     };
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, 4, VK_PUSH_WORD(vk_pc_solve_tri, off_a));

@@ -11,11 +11,13 @@ static bool window_supports(const struct vk_device *d, const struct ggml_tensor 
     const struct ggml_tensor *a = node->src[0];
     if (vk_float_code(a->type) < 0 || !vk_type_ok(d, a->type) || !vk_shape_fits(a) || !vk_shape_fits(node)) return false;
     switch (node->op) {
-    case GGML_OP_WIN_PART: /* op_params: npx, npy, w */
-        return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && vk_param_i32(node, 0) > 0 && vk_param_i32(node, 2) > 0 &&
-               a->ne[3] == 1 && node->ne[0] == a->ne[0] && node->ne[1] == vk_param_i32(node, 2) && node->ne[2] == vk_param_i32(node, 2);
-    case GGML_OP_WIN_UNPART: { /* op_params: w; a holds the windows, npx of them per row */
-        const int64_t w = vk_param_i32(node, 0);
+    case GGML_OP_WIN_PART: {
+        const struct ggmlc_window_params p = ggmlc_win_part_params_of(node);
+        return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && p.npx > 0 && p.w > 0 &&
+               a->ne[3] == 1 && node->ne[0] == a->ne[0] && node->ne[1] == p.w && node->ne[2] == p.w;
+    }
+    case GGML_OP_WIN_UNPART: { /* a holds the windows, npx of them per row */
+        const int64_t w = ggmlc_win_unpart_params_of(node).w;
         return a->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 && w > 0 && a->ne[1] == w && a->ne[2] == w &&
                node->ne[0] == a->ne[0] && node->ne[3] == 1 &&
                a->ne[3] >= ((node->ne[1] + w - 1) / w) * ((node->ne[2] + w - 1) / w);
@@ -50,10 +52,11 @@ static enum ggml_status window_record(struct vk_rec *rec, const struct ggml_tens
         .mode = mode,
     };
     if (mode == WINDOW_PART) {
-        pc.w = (uint32_t)vk_param_i32(node, 2);
-        pc.npx = (uint32_t)vk_param_i32(node, 0);
+        const struct ggmlc_window_params p = ggmlc_win_part_params_of(node);
+        pc.w = (uint32_t)p.w;
+        pc.npx = (uint32_t)p.npx;
     } else if (mode == WINDOW_UNPART) {
-        pc.w = (uint32_t)vk_param_i32(node, 0);
+        pc.w = (uint32_t)ggmlc_win_unpart_params_of(node).w;
         pc.npx = (uint32_t)((node->ne[1] + pc.w - 1) / pc.w);
     }
     vk_dispatch_push(&ds, pc);

@@ -534,13 +534,6 @@ VK_HIDDEN enum vk_shader_id vk_shader_find(const char *fmt, ...) __attribute__((
 /* Whether id names a shader compiled into this build. */
 static inline bool vk_shader_present(enum vk_shader_id id) { return id < VK_SHADER_COUNT && vk_shader_blobs[id].code != NULL; }
 
-static inline int32_t vk_param_i32(const struct ggml_tensor *t, int i) { return t->op_params[i]; }
-static inline float vk_param_f32(const struct ggml_tensor *t, int i) {
-    float f;
-    memcpy(&f, &t->op_params[i], sizeof f);
-    return f;
-}
-
 /* t's ne[0..3] and nb[0..3] in elements of t's type (vk_shape_fits: they fit). */
 struct vk_shape {
     uint32_t ne[4], nb[4];
