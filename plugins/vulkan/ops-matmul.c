@@ -194,6 +194,21 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], ds->spec[1], ds->groups);
 }
 
+/* The float kernel family of a x b: the matrix-vector kernels for few columns of a pair they
+ * have, else a GEMM (the tensor-core one where it takes the product, else the tiled one). */
+static enum vk_mm_kernel mm_float_kernel(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    return b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type) ? VK_MM_MAT_VEC
+                                                                          : VK_MM_GEMM;
+}
+
+/* The one place that chooses the kernel of a x b (ops-matmul.h); *dot_scratch: the bytes of b
+ * quantized when the integer-dot kernel is chosen. */
+static enum vk_mm_kernel mm_kernel_for(const struct vk_device *d, const struct ggml_tensor *a,
+                                       const struct ggml_tensor *b, VkDeviceSize *dot_scratch) {
+    if (vk_mvq_dot_takes(d, a, b, dot_scratch)) return VK_MM_INT_DOT;
+    return mm_float_kernel(a, b);
+}
+
 /* The scratch memory of mul_mat node: b quantized for the integer-dot kernel, or the tensor-core
  * GEMM's f16 forms and split partials. */
 static void mul_mat_scratch(const struct vk_device *d, const struct ggml_tensor *node,
@@ -201,17 +216,26 @@ static void mul_mat_scratch(const struct vk_device *d, const struct ggml_tensor 
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     VkDeviceSize bytes;
     if (!a || !b) return;
-    if (vk_mvq_dot_takes(d, a, b, &bytes)) need->needed += vk_scratch_round(bytes);
-    else if (b->ne[1] > MV_MAX_N || !pair_has_mv_kernel(a->type, b->type)) vk_coopmat_scratch(d, a, b, need);
+    switch (mm_kernel_for(d, a, b, &bytes)) {
+    case VK_MM_INT_DOT: need->needed += vk_scratch_round(bytes); break;
+    case VK_MM_GEMM: vk_coopmat_scratch(d, a, b, need); break;
+    case VK_MM_MAT_VEC: break;
+    }
 }
 
-/* The integer-dot mat-vec, the float mat-vec, the tensor-core GEMM or the tiled GEMM, the first that
- * takes the product. */
+/* The kernel mm_kernel_for chooses; one that does not take the product after all (the integer-dot
+ * kernel when the scratch memory does not hold b quantized, the tensor-core GEMM when its pipeline
+ * fails) gives way to the next: the float family, the tiled GEMM. */
 static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     enum ggml_status st;
-    if (vk_mvq_dot_record(rec, node, &st)) return st;
-    const bool mat_vec = b->ne[1] <= MV_MAX_N && pair_has_mv_kernel(a->type, b->type);
+    VkDeviceSize bytes;
+    enum vk_mm_kernel kernel = mm_kernel_for(rec->d, a, b, &bytes);
+    if (kernel == VK_MM_INT_DOT) {
+        if (vk_mvq_dot_record(rec, node, &st)) return st;
+        kernel = mm_float_kernel(a, b);
+    }
+    const bool mat_vec = kernel == VK_MM_MAT_VEC;
     if (!mat_vec && vk_coopmat_record(rec, node, &st)) return st;
     struct vk_dispatch ds;
     size_t a_unit = vk_addr_unit(a->type), b_unit = ggml_type_size(b->type);

@@ -12,6 +12,16 @@
 
 #define MV_MAX_N 8 /* columns of b up to which the matrix-vector kernels take a product */
 
+/* The kernel families of mul_mat, chosen in one place (mm_kernel_for in ops-matmul.c), which
+ * both the scratch-memory estimate and the recording consult:
+ *  1. VK_MM_INT_DOT: the integer-dot matrix-vector kernels (ops-matmul-dot.c), for block-format
+ *     weights and at most MV_MAX_N columns of b, where the device and the tuning allow them;
+ *  2. VK_MM_MAT_VEC: the float matrix-vector kernels (ops-matmul.c), at most MV_MAX_N columns;
+ *  3. VK_MM_GEMM: the tensor-core GEMM (ops-matmul-coopmat.c) where it takes the product, else
+ *     the tiled shared-memory GEMM (ops-matmul.c).
+ * A family that declines at recording time gives way to the next one down. */
+enum vk_mm_kernel { VK_MM_INT_DOT, VK_MM_MAT_VEC, VK_MM_GEMM };
+
 /* The push constants of the products (mm-push.glsl) for node (a's strides in a_unit bytes, b's
  * in b_unit; the binding offsets, k_split and off_s 0). */
 static inline struct vk_pc_mm vk_pc_matmul(const struct ggml_tensor *node, size_t a_unit,
