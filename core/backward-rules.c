@@ -11,7 +11,9 @@
 
 #include "backward.h"
 
-static float param_f32(const struct ggml_tensor *t, int i) { return ggmlc__get_op_params_f32(t, i); }
+static float param_f32(const struct ggml_tensor *t, int i) {
+    return ggmlc__get_op_params_f32(t, i);
+}
 static int32_t param_i32(const struct ggml_tensor *t, int i) { return ggmlc__get_op_params_i32(t, i); }
 
 /* A zero tensor of t's shape (F32), written by the graph itself. */
@@ -143,7 +145,8 @@ static bool rule_mul_mat(struct bw_state *s, struct ggml_tensor *node, struct gg
         da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
         ggmlc__bw_add_grad(s, a, da);
     }
-    if (ggmlc__bw_needs_grad(s, b)) ggmlc__bw_add_grad(s, b, ggml_out_prod(ctx, a, ggml_transpose(ctx, dy)));
+    if (ggmlc__bw_needs_grad(s, b))
+        ggmlc__bw_add_grad(s, b, ggml_out_prod(ctx, a, ggml_transpose(ctx, dy)));
     return true;
 }
 
@@ -342,7 +345,8 @@ static bool rule_conv_transpose_2d(struct bw_state *s, struct ggml_tensor *node,
     const int st = node->op_params[0];
     struct ggml_tensor *d = ggml_cont(ctx, dy);
     /* db is the ordinary convolution of dy with the same kernel (in-channels OC, out-channels IC) */
-    if (ggmlc__bw_needs_grad(s, x)) ggmlc__bw_add_grad(s, x, ggml_conv_2d(ctx, k, d, st, st, 0, 0, 1, 1));
+    if (ggmlc__bw_needs_grad(s, x))
+        ggmlc__bw_add_grad(s, x, ggml_conv_2d(ctx, k, d, st, st, 0, 0, 1, 1));
     if (ggmlc__bw_needs_grad(s, k)) {
         /* da[(kx, ky, oc), ic] = sum over (ix, iy, n) of im2col(dy)[(oc, ky, kx), p] x[p, ic] */
         const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2];
@@ -444,8 +448,14 @@ static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml
     case GGML_OP_DUP: case GGML_OP_CONT: ggmlc__bw_add_grad(s, a, dy); return true;
     case GGML_OP_CPY: ggmlc__bw_add_grad(s, a, dy); return true; /* b is overwritten: no gradient */
     case GGML_OP_ADD: ggmlc__bw_add_grad(s, a, dy); ggmlc__bw_add_grad(s, b, dy); return true;
-    case GGML_OP_ADD1: ggmlc__bw_add_grad(s, a, dy); ggmlc__bw_add_grad(s, b, ggml_sum(ctx, dy)); return true;
-    case GGML_OP_SUB: ggmlc__bw_add_grad(s, a, dy); ggmlc__bw_add_grad(s, b, ggml_neg(ctx, dy)); return true;
+    case GGML_OP_ADD1:
+        ggmlc__bw_add_grad(s, a, dy);
+        ggmlc__bw_add_grad(s, b, ggml_sum(ctx, dy));
+        return true;
+    case GGML_OP_SUB:
+        ggmlc__bw_add_grad(s, a, dy);
+        ggmlc__bw_add_grad(s, b, ggml_neg(ctx, dy));
+        return true;
     case GGML_OP_MUL:
         if (ggmlc__bw_needs_grad(s, a)) ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, b));
         if (ggmlc__bw_needs_grad(s, b)) ggmlc__bw_add_grad(s, b, ggml_mul(ctx, dy, a));
@@ -454,18 +464,24 @@ static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml
         if (ggmlc__bw_needs_grad(s, a)) ggmlc__bw_add_grad(s, a, ggml_div(ctx, dy, b));
         if (ggmlc__bw_needs_grad(s, b)) ggmlc__bw_add_grad(s, b, ggml_neg(ctx, ggml_div(ctx, ggml_mul(ctx, dy, node), b)));
         return true;
-    case GGML_OP_SQR: ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_scale(ctx, a, 2.0f))); return true;
+    case GGML_OP_SQR:
+        ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_scale(ctx, a, 2.0f)));
+        return true;
     case GGML_OP_SQRT: ggmlc__bw_add_grad(s, a, ggml_div(ctx, ggml_scale(ctx, dy, 0.5f), node)); return true;
     case GGML_OP_LOG: ggmlc__bw_add_grad(s, a, ggml_div(ctx, dy, a)); return true;
     case GGML_OP_SIN: ggmlc__bw_add_grad(s, a, ggml_mul(ctx, dy, ggml_cos(ctx, a))); return true;
     case GGML_OP_COS: ggmlc__bw_add_grad(s, a, ggml_neg(ctx, ggml_mul(ctx, dy, ggml_sin(ctx, a)))); return true;
-    case GGML_OP_SCALE: ggmlc__bw_add_grad(s, a, ggml_scale(ctx, dy, param_f32(node, 0))); return true;
+    case GGML_OP_SCALE:
+        ggmlc__bw_add_grad(s, a, ggml_scale(ctx, dy, param_f32(node, 0)));
+        return true;
     case GGML_OP_SUM: case GGML_OP_SUM_ROWS: ggmlc__bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
     case GGML_OP_MEAN: ggmlc__bw_add_grad(s, a, ggml_repeat(ctx, ggml_scale(ctx, dy, 1.0f / (float)a->ne[0]), a)); return true;
     case GGML_OP_REPEAT: ggmlc__bw_add_grad(s, a, ggml_repeat_back(ctx, dy, a)); return true;
     case GGML_OP_REPEAT_BACK: ggmlc__bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
-    case GGML_OP_RESHAPE: ggmlc__bw_add_grad(s, a, dy); return true; /* ggmlc__bw_add_grad reshapes */
-    case GGML_OP_TRANSPOSE: ggmlc__bw_add_grad(s, a, ggml_cont(ctx, ggml_transpose(ctx, dy))); return true;
+    case GGML_OP_RESHAPE: ggmlc__bw_add_grad(s, a, dy); return true; /* add_grad reshapes */
+    case GGML_OP_TRANSPOSE:
+        ggmlc__bw_add_grad(s, a, ggml_cont(ctx, ggml_transpose(ctx, dy)));
+        return true;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO:
         ggmlc__bw_add_grad(s, a, ggml_diag_mask_zero(ctx, ggml_cont(ctx, dy), param_i32(node, 0)));
         return true;

@@ -31,7 +31,8 @@ static struct ggml_tensor *fit_to(struct ggml_context *ctx, struct ggml_tensor *
                          ggmlc__shape_str(c, s1), ggmlc__shape_str(src, s2));
 }
 
-void ggmlc__bw_add_grad(struct bw_state *s, struct ggml_tensor *src, struct ggml_tensor *contribution) {
+void ggmlc__bw_add_grad(struct bw_state *s, struct ggml_tensor *src,
+                        struct ggml_tensor *contribution) {
     if (!contribution || !ggmlc__bw_needs_grad(s, src)) return;
     struct ggml_cgraph *g = s->graph;
     struct ggml_tensor *c = fit_to(s->ctx, src, contribution);

@@ -51,6 +51,7 @@ GGMLC_HIDDEN void ggmlc__gguf_kv_release(struct gguf_kv *kv);
 /* Fill nb[] of a tensor info from its type and ne[]. */
 GGMLC_HIDDEN void ggmlc__gguf_info_set_strides(struct ggml_tensor *t);
 /* Append a tensor info (the caller checked the name); false when out of memory. */
-GGMLC_HIDDEN bool ggmlc__gguf_info_append(struct gguf_context *ctx, const struct gguf_tensor_info *info);
+GGMLC_HIDDEN bool ggmlc__gguf_info_append(struct gguf_context *ctx,
+                                          const struct gguf_tensor_info *info);
 
 #endif /* GGMLC_GGUF_IMPL_H */

@@ -240,7 +240,8 @@ void gguf_add_tensor(struct gguf_context *ctx, const struct ggml_tensor *tensor)
 
 void gguf_set_tensor_type(struct gguf_context *ctx, const char *name, enum ggml_type type) {
     const int64_t id = gguf_find_tensor(ctx, name);
-    if (id < 0 || !ggmlc__type_is_valid(type) || ctx->info[id].t.ne[0] % ggml_blck_size(type) != 0) {
+    if (id < 0 || !ggmlc__type_is_valid(type) ||
+        ctx->info[id].t.ne[0] % ggml_blck_size(type) != 0) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "gguf_set_tensor_type: cannot make tensor '%s' %s", name ? name : "(null)",
                         ggml_type_name(type));
         return;
@@ -309,7 +310,8 @@ static void *copy_values(enum gguf_type elem_type, const void *data, size_t n) {
     return strs;
 }
 
-bool ggmlc__gguf_alignment_valid(enum gguf_type type, const void *data, size_t n, size_t *alignment) {
+bool ggmlc__gguf_alignment_valid(enum gguf_type type, const void *data, size_t n,
+                                 size_t *alignment) {
     uint32_t a = 0;
     if (type == GGUF_TYPE_UINT32 && n == 1) memcpy(&a, data, 4);
     if (a == 0 || (a & (a - 1)) != 0 || a > GGUF_MAX_ALIGNMENT) return false;

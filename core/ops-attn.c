@@ -19,9 +19,10 @@ static bool check_attn_mask(const struct ggml_tensor *q, const struct ggml_tenso
     }
     if (mask->ne[0] != k->ne[1] || mask->ne[1] < q->ne[1] || mask->ne[2] == 0 || mask->ne[3] == 0 ||
         q->ne[2] % mask->ne[2] != 0 || q->ne[3] % mask->ne[3] != 0) {
-        ggmlc__op_fail(GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
-                      "mask %s does not fit q %s and k %s (need [n_kv, >= n_batch, heads dividing, ne3 dividing])",
-                      ggmlc__shape_str(mask, s.m), ggmlc__shape_str(q, s.q), ggmlc__shape_str(k, s.k));
+        ggmlc__op_fail(
+            GGMLC_ERR_SHAPE, "ggml_flash_attn_ext",
+            "mask %s does not fit q %s and k %s (need [n_kv, >= n_batch, heads dividing, ne3 dividing])",
+            ggmlc__shape_str(mask, s.m), ggmlc__shape_str(q, s.q), ggmlc__shape_str(k, s.k));
         return false;
     }
     return true;

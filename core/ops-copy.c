@@ -112,7 +112,8 @@ static struct ggml_tensor *set_acc_impl(const char *func, struct ggml_context *c
     GGMLC_CHECK_SRC(r);
     const int32_t params[5] = {(int32_t)nb1, (int32_t)nb2, (int32_t)nb3, (int32_t)offset, inplace ? 1 : 0};
     if ((size_t)params[0] != nb1 || (size_t)params[1] != nb2 || (size_t)params[2] != nb3 || (size_t)params[3] != offset)
-        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "strides and offset must be below 2 GiB");
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func,
+                              "strides and offset must be below 2 GiB");
     ggmlc__set_op_params(r, params, sizeof params);
     ggmlc__node_set(r, op, a, b, NULL);
     return r;

@@ -53,7 +53,8 @@ static bool check_rope(const char *func, const struct ggml_tensor *a, const stru
         return false;
     }
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) {
-        ggmlc__op_fail(GGMLC_ERR_TYPE, func, "input %s must be f32 or f16", ggmlc__shape_str(a, sa));
+        ggmlc__op_fail(GGMLC_ERR_TYPE, func, "input %s must be f32 or f16",
+                       ggmlc__shape_str(a, sa));
         return false;
     }
     const int64_t n_pos = multi ? 4 * a->ne[2] : a->ne[2];

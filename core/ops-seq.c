@@ -45,7 +45,8 @@ struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *
     GGMLC_CHECK_SRC(C);
     GGMLC_CHECK_SRC(ids);
     if (!all_f32((struct ggml_tensor *[]){s, x, dt, A, B, C}, 6) || ids->type != GGML_TYPE_I32)
-        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "s, x, dt, A, B, C must be F32 and ids I32");
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__,
+                              "s, x, dt, A, B, C must be F32 and ids I32");
     const int64_t d_state = s->ne[0], head_dim = x->ne[0], n_head = x->ne[1], n_tok = x->ne[2], n_seqs = x->ne[3];
     if (!ggml_is_contiguous(s) || s->ne[1] != head_dim || s->ne[2] != n_head)
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "state must be contiguous [d_state, head_dim, n_head, n_rs] for x", s, x);

@@ -150,7 +150,8 @@ static bool collect_params(ggml_opt_context_t c) {
         op->param = p;
         op->grad_acc = ggml_new_tensor(c->ctx_static, GGML_TYPE_F32, GGML_MAX_DIMS, p->ne);
         ggml_format_name(op->grad_acc, "grad acc %s", p->name);
-        if (!ggmlc__optim_new_state(c->ctx_static, kind, op->grad_acc, &op->m, &op->v)) return false;
+        if (!ggmlc__optim_new_state(c->ctx_static, kind, op->grad_acc, &op->m, &op->v))
+            return false;
     }
     c->loss_seed = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, 1);
     c->opt_pars = ggml_new_tensor_1d(c->ctx_static, GGML_TYPE_F32, ggmlc__optim_n_pars(kind));

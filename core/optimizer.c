@@ -54,8 +54,8 @@ int ggmlc__optim_n_state(enum ggmlc_optim_kind kind) {
 
 /* AdamW's layout is ggml_opt_step_adamw's {alpha, beta1, beta2, eps, wd, 1/(1-beta1^t),
  * 1/(1-beta2^t)}; SGD's starts with ggml_opt_step_sgd's {alpha, wd}. */
-int ggmlc__optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparams *hp, int64_t step,
-                     float *pars) {
+int ggmlc__optim_pack(enum ggmlc_optim_kind kind, const struct ggmlc_optim_hparams *hp,
+                      int64_t step, float *pars) {
     if (kind == GGMLC_OPTIM_ADAMW) {
         const double t = (double)(step + 1);
         const float v[7] = {hp->lr,

@@ -78,7 +78,8 @@ GGMLC_HIDDEN struct ggml_tensor *ggmlc__optim_update(struct ggml_context *ctx,
  * the mean squared error; the cross-entropy of softmax(logits) along rows of `row` elements
  * (labels may be any non-negative weights); binary cross-entropy from logits (the stable
  * softplus(z) - y z form) or from probabilities (clamped to [1e-7, 1 - 1e-7]). */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_mean(struct ggml_context *ctx, struct ggml_tensor *out);
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_mean(struct ggml_context *ctx,
+                                                  struct ggml_tensor *out);
 GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_sum(struct ggml_context *ctx, struct ggml_tensor *out);
 GGMLC_HIDDEN struct ggml_tensor *ggmlc__loss_mse(struct ggml_context *ctx, struct ggml_tensor *out,
                                                 struct ggml_tensor *y);

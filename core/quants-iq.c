@@ -173,7 +173,8 @@ static uint8_t best_index_mxfp4(float x, float d) {
 }
 
 /* The exponent puts the largest magnitude near level 4 (of at most 6), leaving headroom. */
-void ggmlc__quantize_row_mxfp4_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_mxfp4_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy,
+                                   int64_t k) {
     block_mxfp4 *y = vy;
     for (int64_t i = 0; i < k / QK_MXFP4; i++, x += QK_MXFP4) {
         float amax = 0;

@@ -60,7 +60,8 @@ static void unlock_registry(void) { pthread_mutex_unlock(&lock); }
 /* ------------------------------------------------------------ entries */
 
 static struct backend_entry *new_entry(void) {
-    if (!ggmlc__reserve_one(&R.entries, &R.entries_cap, R.n_entries, sizeof *R.entries)) return NULL;
+    if (!ggmlc__reserve_one(&R.entries, &R.entries_cap, R.n_entries, sizeof *R.entries))
+        return NULL;
     struct backend_entry *e = &R.entries[R.n_entries++];
     memset(e, 0, sizeof *e);
     e->info.priority = -1;

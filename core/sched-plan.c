@@ -391,7 +391,8 @@ static bool reset_state(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
             return false;
         }
     } else {
-        ggmlc__hash_set_reset(&sched->hash); /* ggmlc__sched_slot unsets each slot as a tensor claims it */
+        /* ggmlc__sched_slot unsets each slot as a tensor claims it */
+        ggmlc__hash_set_reset(&sched->hash);
     }
     sched->n_splits = sched->n_inputs = sched->n_clones = sched->n_rewires = 0;
     return true;

@@ -44,7 +44,8 @@ static enum ggmlc_status conv2d_setup(ggmlc_layer *l, const int64_t *in, int in_
                                (long long)in[1], (long long)in[2]);
     const double fan_in = (double)in[0] * kh * kw, fan_out = (double)c->units * kh * kw;
     ggmlc__nn_add_param(l, "kernel", 4, kernel_ne, l->kernel_init, fan_in, fan_out);
-    ggmlc__nn_add_param(l, "bias", 3, (int64_t[]){1, 1, c->units}, GGMLC_INIT_ZEROS, fan_in, fan_out);
+    ggmlc__nn_add_param(l, "bias", 3, (int64_t[]){1, 1, c->units}, GGMLC_INIT_ZEROS, fan_in,
+                        fan_out);
     return GGMLC_OK;
 }
 

@@ -234,13 +234,20 @@ static bool is_norm(const ggmlc_layer *l) {
 
 bool ggmlc__nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size) {
     const struct layer_cfg *c = &l->cfg;
-    return ggmlc__nn_setting_ok((unsigned)l->act <= GGMLC_ACT_HARDSWISH, "activation", (int)l->act, "a known one", why, size) &&
-           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(c->rate), "dropout rate", c->rate, "in [0, 1)", why, size) &&
-           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(c->momentum), "momentum", c->momentum, "in [0, 1)", why, size) &&
-           ggmlc__nn_setting_ok(is_norm(l) ? c->eps > 0 && c->eps < INFINITY : c->eps >= 0 && c->eps < INFINITY, "eps", c->eps,
-                         is_norm(l) ? "a finite number > 0" : "a finite number >= 0", why, size) &&
-           ggmlc__nn_setting_ok(isfinite(c->slope), "slope", c->slope, "a finite number", why, size) &&
-           ggmlc__nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool, "max or average", why, size);
+    return ggmlc__nn_setting_ok((unsigned)l->act <= GGMLC_ACT_HARDSWISH, "activation", (int)l->act,
+                                "a known one", why, size) &&
+           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(c->rate), "dropout rate", c->rate,
+                                "in [0, 1)", why, size) &&
+           ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(c->momentum), "momentum", c->momentum,
+                                "in [0, 1)", why, size) &&
+           ggmlc__nn_setting_ok(
+               is_norm(l) ? c->eps > 0 && c->eps < INFINITY : c->eps >= 0 && c->eps < INFINITY,
+               "eps", c->eps, is_norm(l) ? "a finite number > 0" : "a finite number >= 0", why,
+               size) &&
+           ggmlc__nn_setting_ok(isfinite(c->slope), "slope", c->slope, "a finite number", why,
+                                size) &&
+           ggmlc__nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool,
+                                "max or average", why, size);
 }
 
 /* -------------------------------------------------------------- registry */

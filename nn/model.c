@@ -363,7 +363,9 @@ int64_t ggmlc__nn_input_vocab(const ggmlc_model *m, int i) {
     return vocab;
 }
 
-bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i) { return ggmlc__nn_input_vocab(m, i) > 0; }
+bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i) {
+    return ggmlc__nn_input_vocab(m, i) > 0;
+}
 
 int64_t ggmlc__nn_input_elems(const ggmlc_model *m, int i) { return ggmlc__nn_shape_elems(m->inputs[i]->shape, m->inputs[i]->n_dims); }
 int64_t ggmlc__nn_output_elems(const ggmlc_model *m, int k) { return ggmlc__nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }
@@ -493,7 +495,8 @@ static enum ggmlc_status set_heads(ggmlc_model *m) {
     return GGMLC_OK;
 }
 
-bool ggmlc__nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why, size_t size) {
+bool ggmlc__nn_compile_settings_valid(const struct ggmlc_compile_options *o, char *why,
+                                      size_t size) {
     return ggmlc__nn_setting_ok(o->optimizer == GGMLC_OPT_ADAMW || o->optimizer == GGMLC_OPT_SGD, "optimizer", o->optimizer, "a known one", why, size) &&
            ggmlc__nn_setting_ok((unsigned)o->loss <= GGMLC_LOSS_BINARY_CROSSENTROPY, "loss", o->loss, "a known one", why, size) &&
            ggmlc__nn_setting_ok(o->learning_rate > 0 && o->learning_rate < INFINITY, "learning rate", o->learning_rate, "a finite number > 0", why, size) &&

@@ -161,7 +161,8 @@ struct ggmlc_model {
 
 /* ---------------------------------------------------------------- layers */
 
-GGMLC_HIDDEN ggmlc_layer *ggmlc__nn_layer_new(const struct layer_ops *ops, enum ggmlc_activation act);
+GGMLC_HIDDEN ggmlc_layer *ggmlc__nn_layer_new(const struct layer_ops *ops,
+                                              enum ggmlc_activation act);
 /* Declare a parameter of the layer being set up. */
 GGMLC_HIDDEN struct nn_param *ggmlc__nn_add_param(ggmlc_layer *l, const char *name, int n_dims, const int64_t *ne,
                                            enum ggmlc_initializer init, double fan_in, double fan_out);
@@ -252,6 +253,7 @@ struct nn_progress {
 GGMLC_HIDDEN void ggmlc__nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int verbose, int epoch, int epochs, int64_t total);
 /* running: the epoch's logs so far (train fields). */
 GGMLC_HIDDEN void ggmlc__nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running);
-GGMLC_HIDDEN void ggmlc__nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs);
+GGMLC_HIDDEN void ggmlc__nn_progress_end(struct nn_progress *p,
+                                         const struct ggmlc_epoch_logs *logs);
 
 #endif /* GGMLC_NN_IMPL_H */

@@ -158,7 +158,8 @@ enum ggmlc_status ggmlc_model_save(ggmlc_model *m, const char *path, bool with_o
     int n_tensors = 0;
     for (int i = 0; i < m->n_layers; i++) {
         for (int j = 0; j < m->layers[i]->n_params; j++) {
-            bytes += 3 * sizeof(float) * (size_t)ggmlc__nn_shape_elems(m->layers[i]->params[j].ne, 4);
+            bytes +=
+                3 * sizeof(float) * (size_t)ggmlc__nn_shape_elems(m->layers[i]->params[j].ne, 4);
             n_tensors += 3;
         }
     }
@@ -235,7 +236,8 @@ static ggmlc_layer *load_layer(struct reader *r, int i) {
         r->ok = false;
         return NULL;
     }
-    ggmlc_layer *l = ggmlc__nn_layer_new(ops, (enum ggmlc_activation)get_i32(r, LKEY("activation")));
+    ggmlc_layer *l =
+        ggmlc__nn_layer_new(ops, (enum ggmlc_activation)get_i32(r, LKEY("activation")));
     if (!l) return NULL;
     struct layer_cfg *c = &l->cfg;
     const int64_t name_id = find(r, LKEY("name"), GGUF_TYPE_STRING);
