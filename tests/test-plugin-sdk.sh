@@ -27,7 +27,8 @@ stage=$tmp/stage
 
 # 1. stage an install of this build tree (MAKEFLAGS of the outer make would confuse the inner one)
 # (under the build tree's install lock, shared with test-cmake-package.sh: two installs at
-# once race in libtool's relinking)
+# once race in libtool's relinking; the relinking rewrites plugins/*/.libs/*.so in place, so
+# the other tests load copies of the plugins, tests/plugin-copies/, see tests/Makefile.inc)
 flock "$GGMLC_BUILDDIR/.install-lock" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ${MAKE:-make} -C "$GGMLC_BUILDDIR" install DESTDIR="$stage" >"$tmp/install.log" 2>&1
 st=$?
 pc=$(find "$stage" -name ggmlc.pc | head -n 1)

@@ -144,7 +144,7 @@ static void check_two_backends(ggml_backend_t a, ggml_backend_t b, const char *w
 /* A second instance of the Vulkan plugin: a copy of the library under another name. */
 static ggml_backend_reg_t load_second_instance(const char *build_dir, char *dir, char *copy) {
     char src[1024], cmd[3 * 1024];
-    snprintf(src, sizeof src, "%s/plugins/vulkan/.libs/vulkan.so", build_dir);
+    snprintf(src, sizeof src, "%s/tests/plugin-copies/vulkan.so", build_dir);
     if (!mkdtemp(dir)) return NULL;
     snprintf(copy, 1024, "%s/vulkan2.so", dir);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, copy);
