@@ -1,0 +1,163 @@
+/*
+ * pending.c - the ops of ggmlc-autograd.h marked "(not yet implemented)": each reports
+ * GGMLC_ERR_UNSUPPORTED and returns NULL (or -1), so a program that calls one fails clearly.
+ * An op leaves this file when it is written.
+ */
+#include "ggmlc.h"
+#include "autograd-impl.h"
+
+static void *not_yet(const char *fn) {
+    ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "%s: not yet implemented", fn);
+    return NULL;
+}
+
+ga_tensor *ga_max_dim(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
+
+ga_tensor *ga_min_dim(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
+
+ga_tensor *ga_argmax(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
+
+ga_tensor *ga_var(const ga_tensor *t, int dim, bool unbiased, bool keepdim) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_std(const ga_tensor *t, int dim, bool unbiased, bool keepdim) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_logsumexp(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
+
+ga_tensor *ga_pow(const ga_tensor *t, float exponent) { return not_yet(__func__); }
+
+ga_tensor *ga_clamp(const ga_tensor *t, float min, float max) { return not_yet(__func__); }
+
+ga_tensor *ga_leaky_relu(const ga_tensor *t, float negative_slope) { return not_yet(__func__); }
+
+ga_tensor *ga_gelu(const ga_tensor *t) { return not_yet(__func__); }
+
+ga_tensor *ga_silu(const ga_tensor *t) { return not_yet(__func__); }
+
+ga_tensor *ga_softplus(const ga_tensor *t) { return not_yet(__func__); }
+
+ga_tensor *ga_where(const ga_tensor *cond, const ga_tensor *a, const ga_tensor *b) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_masked_fill(const ga_tensor *t, const ga_tensor *mask, float value) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_permute(const ga_tensor *t, const int *dims) { return not_yet(__func__); }
+
+ga_tensor *ga_narrow(const ga_tensor *t, int dim, int64_t start, int64_t length) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_squeeze(const ga_tensor *t, int dim) { return not_yet(__func__); }
+
+ga_tensor *ga_unsqueeze(const ga_tensor *t, int dim) { return not_yet(__func__); }
+
+ga_tensor *ga_expand(const ga_tensor *t, int ndim, const int64_t *shape) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_embedding(const ga_tensor *indices, const ga_tensor *weight) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_gather(const ga_tensor *t, int dim, const ga_tensor *indices) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_index_select(const ga_tensor *t, int dim, const ga_tensor *indices) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_scatter_add(const ga_tensor *t, int dim, const ga_tensor *indices,
+                          const ga_tensor *src) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_cat(ga_tensor *const *ts, int n, int dim) { return not_yet(__func__); }
+
+ga_tensor *ga_stack(ga_tensor *const *ts, int n, int dim) { return not_yet(__func__); }
+
+int ga_split(const ga_tensor *t, int64_t split_size, int dim, ga_tensor **out, int max_out) {
+    not_yet(__func__);
+    return -1;
+}
+
+int ga_chunk(const ga_tensor *t, int chunks, int dim, ga_tensor **out, int max_out) {
+    not_yet(__func__);
+    return -1;
+}
+
+ga_tensor *ga_l1_loss(const ga_tensor *input, const ga_tensor *target) { return not_yet(__func__); }
+
+ga_tensor *ga_smooth_l1_loss(const ga_tensor *input, const ga_tensor *target, float beta) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_cross_entropy(const ga_tensor *logits, const ga_tensor *target, int64_t ignore_index,
+                            float label_smoothing) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_cross_entropy_probs(const ga_tensor *logits, const ga_tensor *probs,
+                                  float label_smoothing) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_nll_loss(const ga_tensor *log_probs, const ga_tensor *target, int64_t ignore_index) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_bce_with_logits(const ga_tensor *logits, const ga_tensor *target) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_dropout(const ga_tensor *t, float p, bool training) { return not_yet(__func__); }
+
+ga_tensor *ga_layer_norm(const ga_tensor *t, const ga_tensor *weight, const ga_tensor *bias,
+                         float eps) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_rms_norm(const ga_tensor *t, const ga_tensor *weight, float eps) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_batch_norm(const ga_tensor *t, ga_tensor *running_mean, ga_tensor *running_var,
+                         const ga_tensor *weight, const ga_tensor *bias, bool training,
+                         float momentum, float eps) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_group_norm(const ga_tensor *t, int num_groups, const ga_tensor *weight,
+                         const ga_tensor *bias, float eps) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_conv1d(const ga_tensor *input, const ga_tensor *weight, const ga_tensor *bias,
+                     int stride, int padding, int dilation) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_conv2d(const ga_tensor *input, const ga_tensor *weight, const ga_tensor *bias,
+                     int stride, int padding, int dilation) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_max_pool2d(const ga_tensor *input, int kernel, int stride, int padding) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_avg_pool2d(const ga_tensor *input, int kernel, int stride, int padding) {
+    return not_yet(__func__);
+}
+
+ga_tensor *ga_scaled_dot_product_attention(const ga_tensor *q, const ga_tensor *k,
+                                           const ga_tensor *v, const ga_tensor *mask,
+                                           float dropout_p, bool is_causal, float scale) {
+    return not_yet(__func__);
+}

@@ -1,0 +1,339 @@
+/*
+ * test-autograd.c - the eager tensors (ggmlc-autograd.h): creation, reading, the core ops and
+ * their gradients (hand-computed values and finite differences), backward rules, references,
+ * scopes, constant memory over many steps, and every error path.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ggmlc-autograd.h"
+#include "testutil.h"
+
+static ga_device *dev;
+
+static bool near_all(const float *a, const float *b, size_t n, float tol) {
+    for (size_t i = 0; i < n; i++)
+        if (!(fabsf(a[i] - b[i]) <= tol * (1 + fabsf(b[i])))) {
+            tap_diag("element %zu: %g, expected %g", i, a[i], b[i]);
+            return false;
+        }
+    return true;
+}
+
+static bool values_are(const ga_tensor *t, const float *want, size_t n) {
+    float got[64];
+    if (!t || n > 64 || (size_t)ga_numel(t) != n || ga_to_host(t, got, n) != GGMLC_OK) return false;
+    return near_all(got, want, n, 1e-5f);
+}
+
+static ga_tensor *rand_leaf(int ndim, const int64_t *shape) {
+    ga_tensor *t = ga_randn(dev, ndim, shape);
+    return ga_requires_grad_(t, true);
+}
+
+static void test_creation(void) {
+    ga_tensor *z = ga_zeros(dev, GA_SHAPE(2, 3));
+    tap_ok(z && ga_ndim(z) == 2 && ga_size(z, 0) == 2 && ga_size(z, -1) == 3 && ga_numel(z) == 6,
+           "zeros: shape (2, 3)");
+    tap_ok(values_are(z, (float[]){0, 0, 0, 0, 0, 0}, 6), "zeros: all zero");
+    ga_tensor *f = ga_full(dev, GA_SHAPE(2), 2.5f);
+    tap_ok(values_are(f, (float[]){2.5f, 2.5f}, 2), "full");
+    ga_tensor *a = ga_arange(dev, 1, 2, 0.25f);
+    tap_ok(values_are(a, (float[]){1, 1.25f, 1.5f, 1.75f}, 4), "arange(1, 2, 0.25)");
+    ga_tensor *s = ga_scalar(dev, 7);
+    tap_ok(ga_ndim(s) == 0 && ga_item(s) == 7.0f, "scalar: 0-D, item 7");
+    ga_manual_seed(42);
+    ga_tensor *r1 = ga_randn(dev, GA_SHAPE(8));
+    ga_manual_seed(42);
+    ga_tensor *r2 = ga_randn(dev, GA_SHAPE(8));
+    float v1[8], v2[8];
+    ga_to_host(r1, v1, 8);
+    ga_to_host(r2, v2, 8);
+    tap_ok(memcmp(v1, v2, sizeof v1) == 0, "randn: the same seed gives the same numbers");
+    ga_tensor *u = ga_rand(dev, GA_SHAPE(1000));
+    float uv[1000];
+    double mean = 0;
+    bool in_range = ga_to_host(u, uv, 1000) == GGMLC_OK;
+    for (int i = 0; i < 1000; i++) {
+        in_range = in_range && uv[i] >= 0 && uv[i] < 1;
+        mean += uv[i] / 1000;
+    }
+    tap_ok(in_range && fabs(mean - 0.5) < 0.05, "rand: in [0, 1), mean %.3f", mean);
+    ga_tensor *h = ga_from_array(dev, (float[]){1, 2, 3, 4, 5, 6}, 6, GA_SHAPE(3, 2));
+    tap_ok(values_are(h, (float[]){1, 2, 3, 4, 5, 6}, 6) && ga_size(h, 0) == 3,
+           "from_array: values and shape round-trip");
+    ga_release(z), ga_release(f), ga_release(a), ga_release(s), ga_release(r1), ga_release(r2);
+    ga_release(u), ga_release(h);
+}
+
+static void test_forward(void) {
+    ga_tensor *a = ga_from_array(dev, (float[]){1, 2, 3, 4, 5, 6}, 6, GA_SHAPE(2, 3));
+    ga_tensor *b = ga_from_array(dev, (float[]){10, 20, 30}, 3, GA_SHAPE(3));
+    ga_tensor *c = ga_from_array(dev, (float[]){100, 200}, 2, GA_SHAPE(2, 1));
+    ga_tensor *ab = ga_add(a, b), *cb = ga_add(c, b), *ba = ga_mul(b, a), *d = ga_sub(c, a);
+    tap_ok(values_are(ab, (float[]){11, 22, 33, 14, 25, 36}, 6), "add (2,3)+(3) broadcasts");
+    tap_ok(values_are(cb, (float[]){110, 120, 130, 210, 220, 230}, 6) && ga_ndim(cb) == 2,
+           "add (2,1)+(3) broadcasts both sides to (2,3)");
+    tap_ok(values_are(ba, (float[]){10, 40, 90, 40, 100, 180}, 6), "mul (3)*(2,3)");
+    tap_ok(values_are(d, (float[]){99, 98, 97, 196, 195, 194}, 6), "sub (2,1)-(2,3)");
+    ga_tensor *m = ga_from_array(dev, (float[]){1, 0, 2, 1, -1, 3}, 6, GA_SHAPE(3, 2));
+    ga_tensor *mm = ga_matmul(a, m);
+    /* [1 2 3; 4 5 6] @ [1 0; 2 1; -1 3] */
+    tap_ok(values_are(mm, (float[]){2, 11, 8, 23}, 4) && ga_size(mm, 0) == 2 && ga_size(mm, 1) == 2,
+           "matmul (2,3)@(3,2)");
+    ga_tensor *mv = ga_matmul(a, b);
+    tap_ok(values_are(mv, (float[]){140, 320}, 2) && ga_ndim(mv) == 1, "matmul (2,3)@(3) -> (2)");
+    ga_tensor *s = ga_sum(a), *mean = ga_mean(a);
+    tap_ok(ga_item(s) == 21.0f && fabsf(ga_item(mean) - 3.5f) < 1e-6f, "sum 21, mean 3.5");
+    ga_tensor *s0 = ga_sum_dim(a, 0, false), *m1 = ga_mean_dim(a, 1, true);
+    tap_ok(values_are(s0, (float[]){5, 7, 9}, 3) && ga_ndim(s0) == 1, "sum over dim 0");
+    tap_ok(values_are(m1, (float[]){2, 5}, 2) && ga_ndim(m1) == 2 && ga_size(m1, 1) == 1,
+           "mean over dim 1, keepdim");
+    ga_tensor *all[] = {a, b, c, ab, cb, ba, d, m, mm, mv, s, mean, s0, m1};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) ga_release(all[i]);
+}
+
+static void test_backward_values(void) {
+    /* y = sum(x * w + x), dy/dx = w + 1, dy/dw = x */
+    ga_tensor *x = ga_requires_grad_(ga_from_array(dev, (float[]){1, 2, 3}, 3, GA_SHAPE(3)), true);
+    ga_tensor *w = ga_requires_grad_(ga_from_array(dev, (float[]){4, 5, 6}, 3, GA_SHAPE(3)), true);
+    ga_scope_begin();
+    ga_tensor *y = ga_sum(ga_add(ga_mul(x, w), x));
+    tap_ok(ga_backward(y) == GGMLC_OK, "backward of a scalar");
+    tap_ok(values_are(ga_grad(x), (float[]){5, 6, 7}, 3), "dy/dx = w + 1 (x used twice)");
+    tap_ok(values_are(ga_grad(w), (float[]){1, 2, 3}, 3), "dy/dw = x");
+    tap_ok(ga_item(y) == 38.0f, "y = 38");
+    tap_ok(ga_backward(y) != GGMLC_OK && strstr(ggmlc_last_error(), "freed"),
+           "a second backward through a freed graph is an error: %s", ggmlc_last_error());
+    ga_scope_end();
+    /* accumulation: a second graph adds into .grad */
+    ga_scope_begin();
+    ga_tensor *y2 = ga_mean(ga_mul(x, x));
+    ga_backward_ex(y2, NULL, true);
+    ga_backward(y2);
+    ga_scope_end();
+    tap_ok(values_are(ga_grad(x), (float[]){5 + 4.f / 3, 6 + 8.f / 3, 7 + 12.f / 3}, 3),
+           "gradients accumulate; retain_graph allows a second backward");
+    ga_zero_grad(x);
+    tap_ok(ga_grad(x) == NULL, "zero_grad forgets the gradient");
+    /* no_grad and detach */
+    bool was = ga_set_grad_enabled(false);
+    ga_tensor *ng = ga_mul(x, w);
+    ga_set_grad_enabled(was);
+    ga_tensor *dt = ga_detach(x);
+    tap_ok(!ga_requires_grad(ng) && !ga_requires_grad(dt) && ga_is_leaf(dt),
+           "no_grad and detach record nothing");
+    /* upstream gradient */
+    ga_tensor *v = ga_mul_scalar(x, 3.0f);
+    ga_tensor *up = ga_from_array(dev, (float[]){1, 10, 100}, 3, GA_SHAPE(3));
+    tap_ok(ga_backward(v) != GGMLC_OK, "backward of a non-scalar needs a gradient: %s",
+           ggmlc_last_error());
+    tap_ok(ga_backward_ex(v, up, false) == GGMLC_OK &&
+               values_are(ga_grad(x), (float[]){3, 30, 300}, 3),
+           "backward with an upstream gradient");
+    ga_release(ng), ga_release(dt), ga_release(v), ga_release(up), ga_release(x), ga_release(w);
+}
+
+/* ---------------------------------------------------------- gradcheck */
+
+typedef ga_tensor *(*binop)(const ga_tensor *, const ga_tensor *);
+typedef ga_tensor *(*unop)(const ga_tensor *);
+struct op_case {
+    binop bin;
+    unop un;
+    int dim;
+};
+
+static ga_tensor *apply_bin(ga_tensor *const *in, int n, void *user) {
+    return ((struct op_case *)user)->bin(in[0], in[1]);
+}
+static ga_tensor *apply_un(ga_tensor *const *in, int n, void *user) {
+    return ((struct op_case *)user)->un(in[0]);
+}
+static ga_tensor *apply_sum_dim(ga_tensor *const *in, int n, void *user) {
+    return ga_sum_dim(in[0], ((struct op_case *)user)->dim, false);
+}
+static ga_tensor *apply_mean_dim(ga_tensor *const *in, int n, void *user) {
+    return ga_mean_dim(in[0], ((struct op_case *)user)->dim, true);
+}
+static ga_tensor *apply_softmax(ga_tensor *const *in, int n, void *user) {
+    return ga_softmax(in[0], ((struct op_case *)user)->dim);
+}
+static ga_tensor *apply_log_softmax(ga_tensor *const *in, int n, void *user) {
+    return ga_log_softmax(in[0], ((struct op_case *)user)->dim);
+}
+static ga_tensor *apply_linear(ga_tensor *const *in, int n, void *user) {
+    return ga_linear(in[0], in[1], n > 2 ? in[2] : NULL);
+}
+static ga_tensor *apply_transpose(ga_tensor *const *in, int n, void *user) {
+    return ga_transpose(in[0], 0, -1);
+}
+static ga_tensor *apply_reshape(ga_tensor *const *in, int n, void *user) {
+    return ga_reshape(in[0], GA_SHAPE(-1, 2));
+}
+static ga_tensor *apply_mse(ga_tensor *const *in, int n, void *user) {
+    return ga_mse_loss(in[0], in[1]);
+}
+
+static void check(ga_function f, ga_tensor **in, int n, void *user, const char *what) {
+    enum ggmlc_status st = ga_gradcheck(f, in, n, user, 1e-2f, 2e-3f, 2e-2f);
+    tap_ok(st == GGMLC_OK, "gradcheck %s%s%s", what, st ? ": " : "", st ? ggmlc_last_error() : "");
+    for (int i = 0; i < n; i++) ga_release(in[i]);
+}
+
+static void gradcheck_binary(binop op, const char *name) {
+    static const int64_t shapes[][2][4] = {
+        {{3, 4}, {3, 4}}, {{3, 4}, {4}}, {{3, 1}, {1, 4}}, {{2, 1, 4}, {3, 1}}, {{4}, {2, 3, 4}},
+    };
+    static const int nd[][2] = {{2, 2}, {2, 1}, {2, 2}, {3, 2}, {1, 3}};
+    struct op_case c = {.bin = op};
+    for (int s = 0; s < 5; s++) {
+        ga_tensor *in[2] = {rand_leaf(nd[s][0], shapes[s][0]), rand_leaf(nd[s][1], shapes[s][1])};
+        if (op == ga_div) { /* keep the divisor away from zero */
+            ga_tensor *abs = ga_abs(in[1]), *safe = ga_add_scalar(abs, 0.5f);
+            ga_tensor *leaf = ga_detach(safe);
+            ga_release(abs);
+            ga_release(safe);
+            ga_release(in[1]);
+            in[1] = ga_requires_grad_(leaf, true);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "%s case %d", name, s);
+        check(apply_bin, in, 2, &c, what);
+    }
+}
+
+static void test_gradcheck(void) {
+    gradcheck_binary(ga_add, "add");
+    gradcheck_binary(ga_sub, "sub");
+    gradcheck_binary(ga_mul, "mul");
+    gradcheck_binary(ga_div, "div");
+    struct op_case mm = {.bin = ga_matmul};
+    check(apply_bin, (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 4)), rand_leaf(GA_SHAPE(4, 2))}, 2, &mm,
+          "matmul (3,4)@(4,2)");
+    check(apply_bin, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4)), rand_leaf(GA_SHAPE(4, 2))}, 2,
+          &mm, "matmul (2,3,4)@(4,2) broadcast batch");
+    check(apply_bin, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 1, 3, 4)), rand_leaf(GA_SHAPE(3, 4, 2))},
+          2, &mm, "matmul (2,1,3,4)@(3,4,2) two-sided batch");
+    check(apply_bin, (ga_tensor *[]){rand_leaf(GA_SHAPE(4)), rand_leaf(GA_SHAPE(2, 4, 3))}, 2, &mm,
+          "matmul (4)@(2,4,3)");
+    check(apply_bin, (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 4)), rand_leaf(GA_SHAPE(4))}, 2, &mm,
+          "matmul (3,4)@(4)");
+    check(apply_linear,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4)), rand_leaf(GA_SHAPE(5, 4)),
+                          rand_leaf(GA_SHAPE(5))},
+          3, NULL, "linear with bias");
+    static const struct {
+        unop f;
+        const char *name;
+        bool positive;
+    } un[] = {
+        {ga_neg, "neg", false},         {ga_exp, "exp", false},   {ga_log, "log", true},
+        {ga_sqrt, "sqrt", true},        {ga_abs, "abs", false},   {ga_relu, "relu", false},
+        {ga_sigmoid, "sigmoid", false}, {ga_tanh, "tanh", false}, {ga_sum, "sum", false},
+        {ga_mean, "mean", false},
+    };
+    for (size_t i = 0; i < sizeof un / sizeof *un; i++) {
+        struct op_case c = {.un = un[i].f};
+        ga_tensor *x = ga_randn(dev, GA_SHAPE(3, 5));
+        if (un[i].positive) {
+            ga_tensor *abs = ga_abs(x), *p = ga_add_scalar(abs, 0.5f);
+            ga_release(abs);
+            ga_release(x);
+            x = p;
+        }
+        check(apply_un, (ga_tensor *[]){ga_requires_grad_(x, true)}, 1, &c, un[i].name);
+    }
+    for (int dim = -3; dim < 3; dim++) {
+        struct op_case c = {.dim = dim};
+        char what[64];
+        snprintf(what, sizeof what, "sum_dim/mean_dim/softmax/log_softmax dim %d", dim);
+        check(apply_sum_dim, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4))}, 1, &c, what);
+        check(apply_mean_dim, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4))}, 1, &c, what);
+        check(apply_softmax, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4))}, 1, &c, what);
+        check(apply_log_softmax, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4))}, 1, &c, what);
+    }
+    check(apply_transpose, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4))}, 1, NULL, "transpose");
+    check(apply_reshape, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4))}, 1, NULL, "reshape");
+    check(apply_mse, (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 4)), rand_leaf(GA_SHAPE(3, 4))}, 2, NULL,
+          "mse_loss");
+}
+
+/* ---------------------------------------------------------- memory */
+
+/* A small training loop of plain SGD: storage and handle counts stay flat. */
+static void test_constant_memory(void) {
+    ga_manual_seed(7);
+    ga_tensor *w0 = ga_randn(dev, GA_SHAPE(8, 4));
+    ga_tensor *w = ga_requires_grad_(ga_mul_scalar(w0, 0.1f), true);
+    ga_release(w0);
+    ga_tensor *x = ga_randn(dev, GA_SHAPE(16, 4)), *y = ga_randn(dev, GA_SHAPE(16, 8));
+    size_t bytes0 = 0, alive0 = 0;
+    float first = 0, last = 0;
+    for (int step = 0; step < 10000; step++) {
+        ga_scope_begin();
+        ga_tensor *loss = ga_mse_loss(ga_linear(x, w, NULL), y);
+        ga_backward(loss);
+        bool was = ga_set_grad_enabled(false);
+        ga_assign_(w, ga_sub(w, ga_mul_scalar(ga_grad(w), 0.05f)));
+        ga_set_grad_enabled(was);
+        ga_zero_grad(w);
+        if (step % 100 == 0 || step == 9999) last = ga_item(loss);
+        if (step == 0) first = last;
+        ga_scope_end();
+        if (step == 100) {
+            bytes0 = ga_device_bytes_in_use(dev);
+            alive0 = ga_device_tensors_alive(dev);
+        }
+    }
+    ga_synchronize(dev);
+    tap_ok(ga_device_bytes_in_use(dev) <= bytes0 && ga_device_tensors_alive(dev) <= alive0,
+           "10,000 steps in constant memory (%zu bytes, %zu tensors at step 100; %zu, %zu after)",
+           bytes0, alive0, ga_device_bytes_in_use(dev), ga_device_tensors_alive(dev));
+    tap_ok(last < first, "the loop learns (loss %.4f -> %.4f)", first, last);
+    ga_release(w), ga_release(x), ga_release(y);
+}
+
+/* ---------------------------------------------------------- errors */
+
+static void test_errors(void) {
+    ga_tensor *a = ga_zeros(dev, GA_SHAPE(2, 3)), *b = ga_zeros(dev, GA_SHAPE(4));
+    ggmlc_clear_error();
+    tap_ok(!ga_add(a, b) && ggmlc_last_status() == GGMLC_ERR_SHAPE, "add of (2,3) and (4): %s",
+           ggmlc_last_error());
+    tap_ok(!ga_matmul(a, a) && ggmlc_last_status() == GGMLC_ERR_SHAPE, "matmul (2,3)@(2,3): %s",
+           ggmlc_last_error());
+    ggmlc_clear_error();
+    tap_ok(!ga_exp(ga_add(a, b)), "a failed op's NULL passes down the chain");
+    tap_ok(!ga_from_array(dev, (float[]){1, 2}, 2, GA_SHAPE(3)),
+           "from_array with a wrong length: %s", ggmlc_last_error());
+    tap_ok(!ga_zeros(dev, GA_SHAPE(2, 0)), "a zero size: %s", ggmlc_last_error());
+    tap_ok(isnan(ga_item(a)), "item of 6 elements: %s", ggmlc_last_error());
+    tap_ok(ga_backward(a) != GGMLC_OK, "backward of a tensor without grad: %s", ggmlc_last_error());
+    tap_ok(!ga_device_get("NoSuchDevice9"), "an unknown device: %s", ggmlc_last_error());
+    tap_ok(!ga_sum_dim(a, 2, false), "sum over a missing dim: %s", ggmlc_last_error());
+    tap_ok(!ga_reshape(a, GA_SHAPE(4, -1)), "reshape 6 elements to (4, -1): %s",
+           ggmlc_last_error());
+    ga_release(b);
+    tap_ok(!ga_exp(b) && strstr(ggmlc_last_error(), "release"), "use after release: %s",
+           ggmlc_last_error());
+    ga_release(a);
+}
+
+int main(int argc, char **argv) {
+    const char *name = argc > 1 ? argv[1] : NULL;
+    dev = ga_device_get(name);
+    if (!dev) return tap_skip_all(ggmlc_last_error());
+    tap_diag("device %s", ga_device_name(dev));
+    test_creation();
+    test_forward();
+    test_backward_values();
+    test_gradcheck();
+    test_errors();
+    test_constant_memory();
+    tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
+           ga_device_tensors_alive(dev));
+    ga_shutdown();
+    return tap_done();
+}
