@@ -39,6 +39,12 @@ struct ga_fn {
     int i[4];   /* saved integers */
 };
 
+/* An in-place update (an optimizer step) and the count of pending entries made before it. */
+struct ga_effect {
+    struct ggml_tensor *node;
+    int order;
+};
+
 struct ga_device {
     ggml_backend_dev_t dev;
     ggml_backend_t backend, cpu; /* cpu: the fallback, NULL when backend is the CPU */
@@ -50,6 +56,10 @@ struct ga_device {
     int n_pending, cap_pending;
     ga_tensor **pinned; /* stored handles seg reads (owned until the flush) */
     int n_pinned, cap_pinned;
+    struct ga_effect *effects; /* in-place updates of stored tensors, in order */
+    int n_effects, cap_effects;
+    ga_tensor *pars; /* the optimizer hyperparameters of this segment */
+    float pars_host[8];
     size_t bytes_in_use, tensors_alive;
 };
 
@@ -82,6 +92,8 @@ GGMLC_HIDDEN void ggmlc__ga_store_free(ga_tensor *t);
 GGMLC_HIDDEN bool ggmlc__ga_pending_add(ga_tensor *t);
 GGMLC_HIDDEN void ggmlc__ga_pending_remove(ga_tensor *t);
 GGMLC_HIDDEN bool ggmlc__ga_pin(ga_tensor *t);
+/* Run node (an in-place update of stored tensors) at the next flush, after what is pending. */
+GGMLC_HIDDEN bool ggmlc__ga_add_effect(ga_device *dev, struct ggml_tensor *node);
 
 /* tensor.c */
 GGMLC_HIDDEN bool ggmlc__ga_check(const ga_tensor *t, const char *op);
@@ -104,5 +116,18 @@ GGMLC_HIDDEN struct ggml_tensor *ggmlc__ga_reduce_to(struct ggml_tensor *g, cons
 /* x reshaped to ne (made contiguous first when it is a strided view). */
 GGMLC_HIDDEN struct ggml_tensor *ggmlc__ga_as_ne(struct ggml_context *ctx, struct ggml_tensor *x,
                                                  const int64_t *ne);
+
+/* Composite ops (made of other ops): their temporaries, released at the end. */
+struct ga_tmps {
+    ga_tensor *t[32];
+    int n;
+};
+GGMLC_HIDDEN void ggmlc__ga_tmp_begin(struct ga_tmps *s);
+/* t, remembered for release (when it is not NULL). */
+GGMLC_HIDDEN ga_tensor *ggmlc__ga_tmp(struct ga_tmps *s, ga_tensor *t);
+/* Release the temporaries and hand result (not among them) to the caller's scope. */
+GGMLC_HIDDEN ga_tensor *ggmlc__ga_tmp_end(struct ga_tmps *s, ga_tensor *result);
+/* The values of t (a stored or pending tensor) on the host, malloc'ed; NULL with a message. */
+GGMLC_HIDDEN float *ggmlc__ga_host_copy(const ga_tensor *t);
 
 #endif

@@ -303,3 +303,37 @@ enum ggmlc_status ga_backward_ex(ga_tensor *t, const ga_tensor *grad, bool retai
 }
 
 enum ggmlc_status ga_backward(ga_tensor *t) { return ga_backward_ex(t, NULL, false); }
+
+/* ------------------------------------------------------------ composites */
+
+void ggmlc__ga_tmp_begin(struct ga_tmps *s) {
+    s->n = 0;
+    ggmlc__ga_internal(1);
+}
+
+ga_tensor *ggmlc__ga_tmp(struct ga_tmps *s, ga_tensor *t) {
+    if (t && s->n < (int)(sizeof s->t / sizeof *s->t)) s->t[s->n++] = t;
+    return t;
+}
+
+ga_tensor *ggmlc__ga_tmp_end(struct ga_tmps *s, ga_tensor *result) {
+    for (int i = 0; i < s->n; i++) ga_release(s->t[i]);
+    s->n = 0;
+    ggmlc__ga_internal(-1);
+    ggmlc__ga_scope_track(result);
+    return result;
+}
+
+float *ggmlc__ga_host_copy(const ga_tensor *t) {
+    size_t n = (size_t)ga_numel(t);
+    float *v = malloc(n * sizeof *v);
+    if (!v) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "ga: out of memory");
+        return NULL;
+    }
+    if (ga_to_host(t, v, n) != GGMLC_OK) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}

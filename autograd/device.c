@@ -58,6 +58,7 @@ static void device_free(ga_device *d) {
     if (d->seg) ggml_free(d->seg);
     free(d->pending);
     free(d->pinned);
+    free(d->effects);
     free(d);
 }
 
@@ -169,8 +170,8 @@ void ggmlc__ga_pending_remove(ga_tensor *t) {
     ga_device *d = t->dev;
     int i = t->pending_index;
     if (i < 0) return;
-    d->pending[i] = d->pending[--d->n_pending];
-    d->pending[i]->pending_index = i;
+    /* a hole, not a swap: the flush expands values in the order they were made */
+    d->pending[i] = NULL;
     t->pending_index = -1;
 }
 
@@ -203,30 +204,57 @@ static struct ggml_tensor *place_output(ga_device *d, ga_tensor *t) {
 }
 
 static void end_segment(ga_device *d) {
-    for (int i = 0; i < d->n_pending; i++) d->pending[i]->pending_index = -1;
+    for (int i = 0; i < d->n_pending; i++)
+        if (d->pending[i]) d->pending[i]->pending_index = -1;
     d->n_pending = 0;
+    d->n_effects = 0;
+    ga_tensor *pars = d->pars;
+    d->pars = NULL;
     d->epoch++;
     ggml_reset(d->seg);
     /* releasing may free handles; they no longer touch the segment */
     int n = d->n_pinned;
     d->n_pinned = 0;
     for (int i = 0; i < n; i++) ga_release(d->pinned[i]);
+    ga_release(pars);
+}
+
+bool ggmlc__ga_add_effect(ga_device *d, struct ggml_tensor *node) {
+    if (!grow((void **)&d->effects, &d->cap_effects, d->n_effects + 1, sizeof *d->effects))
+        return false;
+    d->effects[d->n_effects++] = (struct ga_effect){node, d->n_pending};
+    return true;
+}
+
+/* Every pending value and in-place update, in the order they were made: an update runs after
+ * the reads of the old value recorded before it, and before the reads of the new one. */
+static enum ggmlc_status build_graph(ga_device *d, struct ggml_cgraph *g) {
+    int e = 0;
+    for (int i = 0; i <= d->n_pending; i++) {
+        for (; e < d->n_effects && d->effects[e].order <= i; e++)
+            ggml_build_forward_expand(g, d->effects[e].node);
+        if (i == d->n_pending || !d->pending[i]) continue;
+        struct ggml_tensor *out = place_output(d, d->pending[i]);
+        if (!out) return GGMLC_ERR_NOMEM;
+        ggml_build_forward_expand(g, out);
+    }
+    return GGMLC_OK;
+}
+
+static bool has_work(const ga_device *d) {
+    if (d->n_effects) return true;
+    for (int i = 0; i < d->n_pending; i++)
+        if (d->pending[i]) return true;
+    return false;
 }
 
 enum ggmlc_status ggmlc__ga_flush(ga_device *d) {
-    if (d->n_pending == 0) {
-        if (d->n_pinned) end_segment(d);
+    if (!has_work(d)) {
+        if (d->n_pinned || d->n_pending) end_segment(d);
         return GGMLC_OK;
     }
     struct ggml_cgraph *g = ggml_new_graph_custom(d->seg, d->seg_tensors, false);
-    enum ggmlc_status st = g ? GGMLC_OK : GGMLC_ERR_NOMEM;
-    for (int i = 0; i < d->n_pending && st == GGMLC_OK; i++) {
-        struct ggml_tensor *out = place_output(d, d->pending[i]);
-        if (!out)
-            st = GGMLC_ERR_NOMEM;
-        else
-            ggml_build_forward_expand(g, out);
-    }
+    enum ggmlc_status st = g ? build_graph(d, g) : GGMLC_ERR_NOMEM;
     if (st == GGMLC_OK) {
         ggml_backend_sched_reset(d->sched);
         if (ggml_backend_sched_graph_compute(d->sched, g) != GGML_STATUS_SUCCESS)

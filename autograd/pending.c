@@ -27,18 +27,6 @@ ga_tensor *ga_std(const ga_tensor *t, int dim, bool unbiased, bool keepdim) {
 
 ga_tensor *ga_logsumexp(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
 
-ga_tensor *ga_pow(const ga_tensor *t, float exponent) { return not_yet(__func__); }
-
-ga_tensor *ga_clamp(const ga_tensor *t, float min, float max) { return not_yet(__func__); }
-
-ga_tensor *ga_leaky_relu(const ga_tensor *t, float negative_slope) { return not_yet(__func__); }
-
-ga_tensor *ga_gelu(const ga_tensor *t) { return not_yet(__func__); }
-
-ga_tensor *ga_silu(const ga_tensor *t) { return not_yet(__func__); }
-
-ga_tensor *ga_softplus(const ga_tensor *t) { return not_yet(__func__); }
-
 ga_tensor *ga_where(const ga_tensor *cond, const ga_tensor *a, const ga_tensor *b) {
     return not_yet(__func__);
 }
@@ -90,30 +78,6 @@ int ga_split(const ga_tensor *t, int64_t split_size, int dim, ga_tensor **out, i
 int ga_chunk(const ga_tensor *t, int chunks, int dim, ga_tensor **out, int max_out) {
     not_yet(__func__);
     return -1;
-}
-
-ga_tensor *ga_l1_loss(const ga_tensor *input, const ga_tensor *target) { return not_yet(__func__); }
-
-ga_tensor *ga_smooth_l1_loss(const ga_tensor *input, const ga_tensor *target, float beta) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_cross_entropy(const ga_tensor *logits, const ga_tensor *target, int64_t ignore_index,
-                            float label_smoothing) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_cross_entropy_probs(const ga_tensor *logits, const ga_tensor *probs,
-                                  float label_smoothing) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_nll_loss(const ga_tensor *log_probs, const ga_tensor *target, int64_t ignore_index) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_bce_with_logits(const ga_tensor *logits, const ga_tensor *target) {
-    return not_yet(__func__);
 }
 
 ga_tensor *ga_dropout(const ga_tensor *t, float p, bool training) { return not_yet(__func__); }

@@ -193,6 +193,19 @@ GGML_API ga_tensor *ga_detach(const ga_tensor *t);
  * The .grad of t is kept. */
 GGML_API enum ggmlc_status ga_assign_(ga_tensor *t, const ga_tensor *src);
 
+/* Functional optimizer updates (as torch.optim's functional forms; the optimizer objects of
+ * ggmlc-autograd-nn.h are built on them), with the math of ggmlc's graph training: update
+ * param in place from its .grad (nothing happens when it has none).  The update joins the
+ * pending graph; reads of param recorded before it see the old value, later ones the new.
+ * AdamW: decoupled weight decay, moments m and v (zero tensors shaped as param, kept by the
+ * caller, updated in place), step counted from 1 for the bias corrections.  SGD: weight decay
+ * (as L2), momentum with a momentum buffer (zeros shaped as param; NULL when momentum is 0). */
+GGML_API enum ggmlc_status ga_adamw_step_(ga_tensor *param, ga_tensor *m, ga_tensor *v,
+                                          int64_t step, float lr, float beta1, float beta2,
+                                          float eps, float weight_decay);
+GGML_API enum ggmlc_status ga_sgd_step_(ga_tensor *param, ga_tensor *momentum_buffer, float lr,
+                                        float momentum, float weight_decay);
+
 /* Compare the analytic gradient of f at inputs (those that require grad) with central finite
  * differences of step eps: GGMLC_OK when every element agrees within atol + rtol * |numeric|,
  * else GGMLC_ERR_INTERNAL and a message naming the input, element and both values.  f returns

@@ -260,6 +260,83 @@ static void test_gradcheck(void) {
           "mse_loss");
 }
 
+struct param_case {
+    int kind;
+    float a, b;
+};
+
+static ga_tensor *apply_param(ga_tensor *const *in, int n, void *user) {
+    const struct param_case *c = user;
+    switch (c->kind) {
+    case 0: return ga_pow(in[0], c->a);
+    case 1: return ga_clamp(in[0], c->a, c->b);
+    case 2: return ga_leaky_relu(in[0], c->a);
+    case 3: return ga_gelu(in[0]);
+    case 4: return ga_silu(in[0]);
+    case 5: return ga_softplus(in[0]);
+    case 6: return ga_l1_loss(in[0], in[1]);
+    case 7: return ga_smooth_l1_loss(in[0], in[1], c->a);
+    case 8: return ga_cross_entropy(in[0], in[1], (int64_t)c->a, c->b);
+    case 9: return ga_nll_loss(in[0], in[1], (int64_t)c->a);
+    case 10: return ga_bce_with_logits(in[0], in[1]);
+    default: return ga_cross_entropy_probs(in[0], in[1], c->b);
+    }
+}
+
+static ga_tensor *positive(int ndim, const int64_t *shape) {
+    ga_tensor *x = ga_randn(dev, ndim, shape), *a = ga_abs(x), *p = ga_add_scalar(a, 0.5f);
+    ga_release(x);
+    ga_release(a);
+    return ga_requires_grad_(p, true);
+}
+
+static void test_gradcheck_more(void) {
+    static const struct {
+        struct param_case c;
+        const char *name;
+    } un[] = {
+        {{0, 3.0f, 0}, "pow 3"},     {{0, 2.0f, 0}, "pow 2"},      {{0, -0.5f, 0}, "pow -0.5"},
+        {{1, -0.5f, 0.7f}, "clamp"}, {{2, 0.1f, 0}, "leaky_relu"}, {{3, 0, 0}, "gelu"},
+        {{4, 0, 0}, "silu"},         {{5, 0, 0}, "softplus"},
+    };
+    for (size_t i = 0; i < sizeof un / sizeof *un; i++) {
+        ga_tensor *x = un[i].c.kind == 0 ? positive(GA_SHAPE(3, 5)) : rand_leaf(GA_SHAPE(3, 5));
+        check(apply_param, &x, 1, (void *)&un[i].c, un[i].name);
+    }
+    struct param_case l1 = {6}, sl1 = {7, 0.8f}, bce = {10};
+    check(apply_param, (ga_tensor *[]){rand_leaf(GA_SHAPE(4, 3)), rand_leaf(GA_SHAPE(4, 3))}, 2,
+          &l1, "l1_loss");
+    check(apply_param, (ga_tensor *[]){rand_leaf(GA_SHAPE(4, 3)), rand_leaf(GA_SHAPE(4, 3))}, 2,
+          &sl1, "smooth_l1_loss beta 0.8");
+    check(apply_param, (ga_tensor *[]){rand_leaf(GA_SHAPE(4, 3)), ga_rand(dev, GA_SHAPE(4, 3))}, 2,
+          &bce, "bce_with_logits");
+    const float labels[5] = {2, 0, -100, 3, 1};
+    struct param_case ce = {8, -100, 0}, ces = {8, -100, 0.1f}, nll = {9, -100},
+                      cep = {11, 0, 0.2f};
+    check(apply_param,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(5, 4)), ga_from_array(dev, labels, 5, GA_SHAPE(5))}, 2,
+          &ce, "cross_entropy with an ignored row");
+    check(apply_param,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(5, 4)), ga_from_array(dev, labels, 5, GA_SHAPE(5))}, 2,
+          &ces, "cross_entropy with label smoothing");
+    check(apply_param,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(5, 4)), ga_from_array(dev, labels, 5, GA_SHAPE(5))}, 2,
+          &nll, "nll_loss");
+    ga_tensor *raw = ga_rand(dev, GA_SHAPE(5, 4)), *probs = ga_softmax(raw, -1);
+    ga_release(raw);
+    check(apply_param, (ga_tensor *[]){rand_leaf(GA_SHAPE(5, 4)), probs}, 2, &cep,
+          "cross_entropy with probabilities");
+    /* hand-computed: logits 0 everywhere give log(C) */
+    ga_tensor *z = ga_zeros(dev, GA_SHAPE(2, 4)), *t = ga_from_array(dev, labels, 2, GA_SHAPE(2));
+    ga_tensor *l = ga_cross_entropy(z, t, -100, 0);
+    tap_ok(l && fabsf(ga_item(l) - logf(4)) < 1e-6f, "cross_entropy of zero logits is log(4)");
+    ga_tensor *bad = ga_from_array(dev, (float[]){7, 0}, 2, GA_SHAPE(2));
+    ggmlc_clear_error();
+    tap_ok(!ga_cross_entropy(z, bad, -100, 0) && ggmlc_last_status() == GGMLC_ERR_INVALID_ARG,
+           "a class index out of range: %s", ggmlc_last_error());
+    ga_release(z), ga_release(t), ga_release(l), ga_release(bad);
+}
+
 /* ---------------------------------------------------------- memory */
 
 /* A small training loop of plain SGD: storage and handle counts stay flat. */
@@ -330,6 +407,7 @@ int main(int argc, char **argv) {
     test_forward();
     test_backward_values();
     test_gradcheck();
+    test_gradcheck_more();
     test_errors();
     test_constant_memory();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
