@@ -35,20 +35,6 @@ ga_tensor *ga_masked_fill(const ga_tensor *t, const ga_tensor *mask, float value
     return not_yet(__func__);
 }
 
-ga_tensor *ga_permute(const ga_tensor *t, const int *dims) { return not_yet(__func__); }
-
-ga_tensor *ga_narrow(const ga_tensor *t, int dim, int64_t start, int64_t length) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_squeeze(const ga_tensor *t, int dim) { return not_yet(__func__); }
-
-ga_tensor *ga_unsqueeze(const ga_tensor *t, int dim) { return not_yet(__func__); }
-
-ga_tensor *ga_expand(const ga_tensor *t, int ndim, const int64_t *shape) {
-    return not_yet(__func__);
-}
-
 ga_tensor *ga_embedding(const ga_tensor *indices, const ga_tensor *weight) {
     return not_yet(__func__);
 }
@@ -64,20 +50,6 @@ ga_tensor *ga_index_select(const ga_tensor *t, int dim, const ga_tensor *indices
 ga_tensor *ga_scatter_add(const ga_tensor *t, int dim, const ga_tensor *indices,
                           const ga_tensor *src) {
     return not_yet(__func__);
-}
-
-ga_tensor *ga_cat(ga_tensor *const *ts, int n, int dim) { return not_yet(__func__); }
-
-ga_tensor *ga_stack(ga_tensor *const *ts, int n, int dim) { return not_yet(__func__); }
-
-int ga_split(const ga_tensor *t, int64_t split_size, int dim, ga_tensor **out, int max_out) {
-    not_yet(__func__);
-    return -1;
-}
-
-int ga_chunk(const ga_tensor *t, int chunks, int dim, ga_tensor **out, int max_out) {
-    not_yet(__func__);
-    return -1;
 }
 
 ga_tensor *ga_dropout(const ga_tensor *t, float p, bool training) { return not_yet(__func__); }

@@ -337,6 +337,54 @@ static void test_gradcheck_more(void) {
     ga_release(z), ga_release(t), ga_release(l), ga_release(bad);
 }
 
+static ga_tensor *apply_shape(ga_tensor *const *in, int n, void *user) {
+    switch (*(int *)user) {
+    case 0: return ga_permute(in[0], (const int[]){2, 0, 1});
+    case 1: return ga_narrow(in[0], 1, 1, 2);
+    case 2: return ga_unsqueeze(in[0], 1);
+    case 3: return ga_squeeze(in[0], 0);
+    case 4: return ga_expand(in[0], GA_SHAPE(2, 3, -1, 4));
+    case 5: return ga_cat(in, n, 1);
+    default: return ga_stack(in, n, 0);
+    }
+}
+
+static void test_shapes(void) {
+    static const char *const names[] = {"permute", "narrow", "unsqueeze", "squeeze", "expand"};
+    for (int k = 0; k < 5; k++) {
+        ga_tensor *x = k == 3   ? rand_leaf(GA_SHAPE(1, 3, 4))
+                       : k == 4 ? rand_leaf(GA_SHAPE(3, 1, 1))
+                                : rand_leaf(GA_SHAPE(2, 3, 4));
+        check(apply_shape, &x, 1, &k, names[k]);
+    }
+    int cat = 5, stack = 6;
+    check(apply_shape, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 1, 3)), rand_leaf(GA_SHAPE(2, 2, 3))},
+          2, &cat, "cat of two along dim 1");
+    ga_tensor *six[6];
+    for (int i = 0; i < 6; i++) six[i] = rand_leaf(GA_SHAPE(2, i % 2 + 1, 3));
+    check(apply_shape, six, 6, &cat, "cat of six along dim 1");
+    check(apply_shape,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3)), rand_leaf(GA_SHAPE(2, 3)),
+                          rand_leaf(GA_SHAPE(2, 3))},
+          3, &stack, "stack of three");
+    ga_tensor *x = ga_arange(dev, 0, 10, 1), *parts[4];
+    int n = ga_split(x, 4, 0, parts, 4);
+    tap_ok(n == 3 && values_are(parts[0], (float[]){0, 1, 2, 3}, 4) &&
+               values_are(parts[2], (float[]){8, 9}, 2),
+           "split 10 by 4: 4, 4, 2");
+    for (int i = 0; i < n; i++) ga_release(parts[i]);
+    n = ga_chunk(x, 3, 0, parts, 4);
+    tap_ok(n == 3 && ga_numel(parts[0]) == 4 && ga_numel(parts[2]) == 2, "chunk 10 in 3: 4, 4, 2");
+    for (int i = 0; i < n; i++) ga_release(parts[i]);
+    ga_tensor *m = ga_reshape(x, GA_SHAPE(2, 5)), *p = ga_permute(m, (const int[]){1, 0});
+    tap_ok(values_are(p, (float[]){0, 5, 1, 6, 2, 7, 3, 8, 4, 9}, 10) && ga_size(p, 0) == 5,
+           "permute (1, 0) of (2, 5) transposes");
+    tap_ok(!ga_permute(m, (const int[]){0, 0}), "permute with a repeated dim: %s",
+           ggmlc_last_error());
+    tap_ok(!ga_narrow(m, 1, 3, 3), "narrow past the end: %s", ggmlc_last_error());
+    ga_release(x), ga_release(m), ga_release(p);
+}
+
 /* ---------------------------------------------------------- memory */
 
 /* A small training loop of plain SGD: storage and handle counts stay flat. */
@@ -408,6 +456,7 @@ int main(int argc, char **argv) {
     test_backward_values();
     test_gradcheck();
     test_gradcheck_more();
+    test_shapes();
     test_errors();
     test_constant_memory();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
