@@ -11,22 +11,6 @@ static void *not_yet(const char *fn) {
     return NULL;
 }
 
-ga_tensor *ga_max_dim(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
-
-ga_tensor *ga_min_dim(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
-
-ga_tensor *ga_argmax(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
-
-ga_tensor *ga_var(const ga_tensor *t, int dim, bool unbiased, bool keepdim) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_std(const ga_tensor *t, int dim, bool unbiased, bool keepdim) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_logsumexp(const ga_tensor *t, int dim, bool keepdim) { return not_yet(__func__); }
-
 ga_tensor *ga_where(const ga_tensor *cond, const ga_tensor *a, const ga_tensor *b) {
     return not_yet(__func__);
 }

@@ -385,6 +385,47 @@ static void test_shapes(void) {
     ga_release(x), ga_release(m), ga_release(p);
 }
 
+static ga_tensor *apply_reduce(ga_tensor *const *in, int n, void *user) {
+    const int *c = user; /* kind, dim */
+    switch (c[0]) {
+    case 0: return ga_max_dim(in[0], c[1], false);
+    case 1: return ga_min_dim(in[0], c[1], true);
+    case 2: return ga_var(in[0], c[1], true, false);
+    case 3: return ga_std(in[0], c[1], false, true);
+    default: return ga_logsumexp(in[0], c[1], false);
+    }
+}
+
+static void test_reductions(void) {
+    static const char *const names[] = {"max_dim", "min_dim", "var", "std", "logsumexp"};
+    for (int kind = 0; kind < 5; kind++) {
+        for (int dim = -3; dim < 3; dim += 2) {
+            int c[2] = {kind, dim};
+            char what[64];
+            snprintf(what, sizeof what, "%s dim %d", names[kind], dim);
+            check(apply_reduce, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4))}, 1, c, what);
+        }
+    }
+    ga_tensor *x = ga_from_array(dev, (float[]){1, 5, 3, 7, 2, 0}, 6, GA_SHAPE(2, 3));
+    ga_tensor *mx = ga_max_dim(x, 1, false), *am = ga_argmax(x, 1, false),
+              *mn = ga_min_dim(x, 0, false);
+    ga_tensor *v = ga_var(x, 1, true, false), *l = ga_logsumexp(x, 1, false);
+    tap_ok(values_are(mx, (float[]){5, 7}, 2), "max over dim 1");
+    tap_ok(values_are(am, (float[]){1, 0}, 2), "argmax over dim 1");
+    tap_ok(values_are(mn, (float[]){1, 2, 0}, 3), "min over dim 0");
+    tap_ok(values_are(v, (float[]){4, 13}, 2), "unbiased var over dim 1");
+    tap_ok(values_are(l,
+                      (float[]){(float)(5 + log(exp(-4.0) + 1 + exp(-2.0))),
+                                (float)(7 + log(1 + exp(-5.0) + exp(-7.0)))},
+                      2),
+           "logsumexp over dim 1");
+    ga_tensor *big = ga_from_array(dev, (float[]){1000, 1000}, 2, GA_SHAPE(2));
+    ga_tensor *lb = ga_logsumexp(big, 0, false);
+    tap_ok(fabsf(ga_item(lb) - (1000 + logf(2))) < 1e-3f, "logsumexp does not overflow");
+    ga_release(x), ga_release(mx), ga_release(am), ga_release(mn), ga_release(v), ga_release(l);
+    ga_release(big), ga_release(lb);
+}
+
 /* ---------------------------------------------------------- memory */
 
 /* A small training loop of plain SGD: storage and handle counts stay flat. */
@@ -457,6 +498,7 @@ int main(int argc, char **argv) {
     test_gradcheck();
     test_gradcheck_more();
     test_shapes();
+    test_reductions();
     test_errors();
     test_constant_memory();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
