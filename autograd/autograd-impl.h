@@ -105,6 +105,10 @@ GGMLC_HIDDEN void ggmlc__ga_scope_track(ga_tensor *t);
 /* +1 around internal work: handles made inside are not tracked by the user's scope */
 GGMLC_HIDDEN void ggmlc__ga_internal(int delta);
 
+/* The generator of ga_manual_seed (rand, randn, dropout). */
+struct ggmlc_rng;
+GGMLC_HIDDEN struct ggmlc_rng *ggmlc__ga_rng(void);
+
 /* autograd.c */
 GGMLC_HIDDEN ga_tensor *ggmlc__ga_record(ga_tensor *out, const char *name, ga_vjp vjp,
                                          ga_tensor *const *inputs, int n_inputs);

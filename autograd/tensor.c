@@ -312,6 +312,11 @@ void ga_manual_seed(uint64_t seed) {
     rng_seeded = true;
 }
 
+struct ggmlc_rng *ggmlc__ga_rng(void) {
+    if (!rng_seeded) ga_manual_seed(0);
+    return &rng;
+}
+
 static float gen_uniform(void *arg) { return ggmlc__rng_uniform(&rng); }
 static float gen_normal(void *arg) { return (float)ggmlc__rng_normal(&rng); }
 

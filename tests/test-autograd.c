@@ -426,6 +426,98 @@ static void test_reductions(void) {
     ga_release(big), ga_release(lb);
 }
 
+static ga_tensor *apply_nn(ga_tensor *const *in, int n, void *user) {
+    switch (*(int *)user) {
+    case 0: return ga_where(in[2], in[0], in[1]);
+    case 1: return ga_masked_fill(in[0], in[1], -2.5f);
+    case 2: return ga_layer_norm(in[0], in[1], in[2], 1e-5f);
+    case 3: return ga_rms_norm(in[0], in[1], 1e-6f);
+    case 4: return ga_batch_norm(in[0], NULL, NULL, in[1], in[2], true, 0.1f, 1e-5f);
+    case 5: return ga_group_norm(in[0], 2, in[1], in[2], 1e-5f);
+    case 6: return ga_embedding(in[1], in[0]);
+    case 7:
+        return ga_scaled_dot_product_attention(in[0], in[1], in[2], n > 3 ? in[3] : NULL, 0, false,
+                                               0);
+    default: return ga_scaled_dot_product_attention(in[0], in[1], in[2], NULL, 0, true, 0.5f);
+    }
+}
+
+static ga_tensor *mask_of(const float *v, int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return ga_from_array(dev, v, (size_t)n, ndim, shape);
+}
+
+static void test_nn(void) {
+    const float m6[6] = {1, 0, 0, 2, 0, -1};
+    int k[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    check(apply_nn,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3)), rand_leaf(GA_SHAPE(3)),
+                          mask_of(m6, GA_SHAPE(2, 3))},
+          3, &k[0], "where");
+    check(apply_nn, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3)), mask_of(m6, GA_SHAPE(2, 3))}, 2,
+          &k[1], "masked_fill");
+    check(
+        apply_nn,
+        (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 5)), rand_leaf(GA_SHAPE(5)), rand_leaf(GA_SHAPE(5))},
+        3, &k[2], "layer_norm");
+    check(apply_nn, (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 5)), rand_leaf(GA_SHAPE(5))}, 2, &k[3],
+          "rms_norm");
+    check(
+        apply_nn,
+        (ga_tensor *[]){rand_leaf(GA_SHAPE(4, 3)), rand_leaf(GA_SHAPE(3)), rand_leaf(GA_SHAPE(3))},
+        3, &k[4], "batch_norm (N, C)");
+    check(apply_nn,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 2, 2)), rand_leaf(GA_SHAPE(3)),
+                          rand_leaf(GA_SHAPE(3))},
+          3, &k[4], "batch_norm (N, C, H, W)");
+    check(apply_nn,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 4, 3)), rand_leaf(GA_SHAPE(4)),
+                          rand_leaf(GA_SHAPE(4))},
+          3, &k[5], "group_norm");
+    check(
+        apply_nn,
+        (ga_tensor *[]){rand_leaf(GA_SHAPE(5, 3)), mask_of((float[]){4, 0, 4, 2}, GA_SHAPE(2, 2))},
+        2, &k[6], "embedding");
+    const float am[12] = {0, -1, 0, 0, 0, -3, 0, 0, -2, 0, 0, 0};
+    check(apply_nn,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4)), rand_leaf(GA_SHAPE(2, 4, 4)),
+                          rand_leaf(GA_SHAPE(2, 4, 2)), mask_of(am, GA_SHAPE(3, 4))},
+          4, &k[7], "scaled_dot_product_attention with a mask");
+    check(apply_nn,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 4)), rand_leaf(GA_SHAPE(3, 4)),
+                          rand_leaf(GA_SHAPE(3, 2))},
+          3, &k[8], "scaled_dot_product_attention causal");
+    /* dropout: about p zeroed, the rest scaled; the identity when not training */
+    ga_tensor *ones = ga_ones(dev, GA_SHAPE(4000)), *d = ga_dropout(ones, 0.25f, true);
+    float v[4000];
+    int zeros = 0;
+    bool scaled = ga_to_host(d, v, 4000) == GGMLC_OK;
+    for (int i = 0; i < 4000; i++) {
+        zeros += v[i] == 0;
+        scaled = scaled && (v[i] == 0 || fabsf(v[i] - 4.0f / 3) < 1e-6f);
+    }
+    tap_ok(scaled && zeros > 900 && zeros < 1100, "dropout 0.25: %d of 4000 zeroed, rest x 4/3",
+           zeros);
+    ga_tensor *e = ga_dropout(ones, 0.25f, false);
+    ga_tensor *se = ga_sum(e);
+    tap_ok(fabsf(ga_item(se) - 4000) < 1e-3f, "dropout in evaluation: identity");
+    ga_release(se);
+    /* batch-norm running statistics: mean of (1, 3) and (3, 5) per channel, momentum 0.5 */
+    ga_tensor *x = ga_from_array(dev, (float[]){1, 3, 3, 5}, 4, GA_SHAPE(2, 2));
+    ga_tensor *rm = ga_zeros(dev, GA_SHAPE(2)), *rv = ga_ones(dev, GA_SHAPE(2));
+    ga_tensor *y = ga_batch_norm(x, rm, rv, NULL, NULL, true, 0.5f, 0);
+    tap_ok(values_are(y, (float[]){-1, -1, 1, 1}, 4), "batch_norm normalises per channel");
+    tap_ok(values_are(rm, (float[]){1, 2}, 2) && values_are(rv, (float[]){1.5f, 1.5f}, 2),
+           "batch_norm updates the running mean and (unbiased) variance");
+    ga_tensor *ye = ga_batch_norm(x, rm, rv, NULL, NULL, false, 0.5f, 0);
+    const float inv = 1 / sqrtf(1.5f);
+    tap_ok(values_are(ye, (float[]){0, 1 * inv, 2 * inv, 3 * inv}, 4),
+           "batch_norm in evaluation uses the running statistics");
+    ga_tensor *all[] = {ones, d, e, x, rm, rv, y, ye};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) ga_release(all[i]);
+}
+
 /* ---------------------------------------------------------- memory */
 
 /* A small training loop of plain SGD: storage and handle counts stay flat. */
@@ -499,6 +591,7 @@ int main(int argc, char **argv) {
     test_gradcheck_more();
     test_shapes();
     test_reductions();
+    test_nn();
     test_errors();
     test_constant_memory();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
