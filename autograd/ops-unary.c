@@ -25,6 +25,21 @@ static struct ggml_tensor *normal_cdf(struct ggml_context *ctx, struct ggml_tens
     return ggml_scale_bias(ctx, ggml_mul(ctx, ggml_sgn(ctx, x), erf_abs), 0.5f, 0.5f);
 }
 
+/* x^e: by multiplication for integer exponents (any sign of x), else exp(e log x) (x > 0). */
+static struct ggml_tensor *power_node(struct ggml_context *ctx, struct ggml_tensor *x, float e) {
+    if (e == 0.5f) return ggml_sqrt(ctx, x);
+    if (e != floorf(e) || fabsf(e) > 64) return ggml_exp(ctx, ggml_scale(ctx, ggml_log(ctx, x), e));
+    if (e == 0) return ggml_scale_bias(ctx, ggml_step(ctx, x), 0, 1);
+    int n = (int)fabsf(e);
+    struct ggml_tensor *result = NULL, *base = x;
+    for (; n > 0; n >>= 1) { /* binary powering */
+        if (n & 1) result = result ? ggml_mul(ctx, result, base) : ggml_scale(ctx, base, 1);
+        if (n > 1) base = ggml_sqr(ctx, base);
+    }
+    if (e > 0) return result;
+    return ggml_div(ctx, ggml_scale_bias(ctx, ggml_step(ctx, x), 0, 1), result); /* 1 / x^n */
+}
+
 static struct ggml_tensor *softplus_node(struct ggml_context *ctx, struct ggml_tensor *x) {
     /* max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x| */
     struct ggml_tensor *e = ggml_exp(ctx, ggml_neg(ctx, ggml_abs(ctx, x)));
@@ -34,11 +49,7 @@ static struct ggml_tensor *softplus_node(struct ggml_context *ctx, struct ggml_t
 static struct ggml_tensor *forward(struct ggml_context *ctx, enum unary2_kind k,
                                    struct ggml_tensor *x, const float *f) {
     switch (k) {
-    case U2_POW:
-        if (f[0] == 2) return ggml_sqr(ctx, x);
-        if (f[0] == 1) return ggml_scale(ctx, x, 1);
-        if (f[0] == 0.5f) return ggml_sqrt(ctx, x);
-        return ggml_exp(ctx, ggml_scale(ctx, ggml_log(ctx, x), f[0]));
+    case U2_POW: return power_node(ctx, x, f[0]);
     case U2_CLAMP: return ggml_clamp(ctx, ggml_dup(ctx, x), f[0], f[1]); /* in place in ggml */
     case U2_LEAKY: return ggml_leaky_relu(ctx, x, f[0], false);
     case U2_GELU: return ggml_gelu_erf(ctx, x);
