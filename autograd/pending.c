@@ -23,21 +23,3 @@ ga_tensor *ga_scatter_add(const ga_tensor *t, int dim, const ga_tensor *indices,
                           const ga_tensor *src) {
     return not_yet(__func__);
 }
-
-ga_tensor *ga_conv1d(const ga_tensor *input, const ga_tensor *weight, const ga_tensor *bias,
-                     int stride, int padding, int dilation) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_conv2d(const ga_tensor *input, const ga_tensor *weight, const ga_tensor *bias,
-                     int stride, int padding, int dilation) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_max_pool2d(const ga_tensor *input, int kernel, int stride, int padding) {
-    return not_yet(__func__);
-}
-
-ga_tensor *ga_avg_pool2d(const ga_tensor *input, int kernel, int stride, int padding) {
-    return not_yet(__func__);
-}

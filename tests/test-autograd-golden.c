@@ -11,7 +11,7 @@
 #include "ggmlc-autograd.h"
 #include "testutil.h"
 
-#define MAX_IN 6
+#define MAX_IN 7
 
 static ga_device *dev;
 static struct gold_set *gold;
@@ -95,6 +95,15 @@ static ga_tensor *clamp_where_minmax(ga_tensor *const *in) {
     return ga_add(m, ga_mean(ga_sigmoid(ga_masked_fill(x, c, 3.0f))));
 }
 
+static ga_tensor *cnn(ga_tensor *const *in) {
+    ga_tensor *x = in[0];
+    ga_tensor *c = ga_max_pool2d(ga_relu(ga_conv2d(x, in[1], in[2], 1, 1, 1)), 2, 2, 0);
+    ga_tensor *f = ga_reshape(ga_avg_pool2d(c, 2, 2, 0), GA_SHAPE(2, -1));
+    ga_tensor *c1 = ga_conv1d(ga_reshape(x, GA_SHAPE(2, 2, 16)), in[3], NULL, 1, 1, 1);
+    ga_tensor *h = ga_add(f, ga_mean_dim(c1, 2, false));
+    return ga_cross_entropy(ga_linear(h, in[4], in[5]), in[6], -100, 0);
+}
+
 static const struct {
     const char *name;
     program f;
@@ -115,6 +124,7 @@ static const struct {
     {"embedding_ln", embedding_ln, {"idx", "e"}, "01"},
     {"views", views, {"a", "b"}, "11"},
     {"clamp_where_minmax", clamp_where_minmax, {"x", "y", "c"}, "110"},
+    {"cnn", cnn, {"x", "cw", "cb", "c1w", "lw", "lb", "y"}, "1111110"},
 };
 
 /* ------------------------------------------------------------------ harness */

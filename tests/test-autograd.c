@@ -518,6 +518,39 @@ static void test_nn(void) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) ga_release(all[i]);
 }
 
+static ga_tensor *apply_conv(ga_tensor *const *in, int n, void *user) {
+    switch (*(int *)user) {
+    case 0: return ga_conv2d(in[0], in[1], in[2], 2, 1, 1);
+    case 1: return ga_conv2d(in[0], in[1], NULL, 1, 0, 2);
+    case 2: return ga_conv1d(in[0], in[1], in[2], 1, 1, 1);
+    case 3: return ga_max_pool2d(in[0], 2, 2, 0);
+    default: return ga_avg_pool2d(in[0], 2, 1, 0);
+    }
+}
+
+static void test_conv(void) {
+    int k[5] = {0, 1, 2, 3, 4};
+    check(apply_conv,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 5, 4)), rand_leaf(GA_SHAPE(2, 3, 3, 3)),
+                          rand_leaf(GA_SHAPE(2))},
+          3, &k[0], "conv2d stride 2 padding 1");
+    check(apply_conv,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(1, 2, 6, 6)), rand_leaf(GA_SHAPE(3, 2, 2, 2))}, 2,
+          &k[1], "conv2d dilation 2");
+    check(apply_conv,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 7)), rand_leaf(GA_SHAPE(4, 3, 3)),
+                          rand_leaf(GA_SHAPE(4))},
+          3, &k[2], "conv1d padding 1");
+    check(apply_conv, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 2, 4, 6))}, 1, &k[3], "max_pool2d");
+    check(apply_conv, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 2, 4, 5))}, 1, &k[4], "avg_pool2d");
+    /* hand-computed: a 2x2 kernel of ones sums each window */
+    ga_tensor *x = ga_arange(dev, 0, 9, 1), *x4 = ga_reshape(x, GA_SHAPE(1, 1, 3, 3));
+    ga_tensor *w = ga_ones(dev, GA_SHAPE(1, 1, 2, 2)), *y = ga_conv2d(x4, w, NULL, 1, 0, 1);
+    tap_ok(values_are(y, (float[]){8, 12, 20, 24}, 4) && ga_size(y, 2) == 2,
+           "conv2d of 0..8 with a 2x2 kernel of ones");
+    ga_release(x), ga_release(x4), ga_release(w), ga_release(y);
+}
+
 /* ---------------------------------------------------------- memory */
 
 /* A small training loop of plain SGD: storage and handle counts stay flat. */
@@ -592,6 +625,7 @@ int main(int argc, char **argv) {
     test_shapes();
     test_reductions();
     test_nn();
+    test_conv();
     test_errors();
     test_constant_memory();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",

@@ -100,6 +100,12 @@ record("clamp_where_minmax",
        lambda x, y, c: torch.where(c > 0, x.clamp(-0.5, 0.8), y ** 2).min(dim=0).values.sum()
        + x.masked_fill(c > 0, 3.0).sigmoid().mean(),
        {"x": n(4, 3), "y": n(4, 3), "c": (torch.rand(4, 3) > 0.5).float()}, ["x", "y"])
+record("cnn",
+       lambda x, cw, cb, c1w, lw, lb, y: F.cross_entropy(F.linear(F.avg_pool2d(
+           F.max_pool2d(F.relu(F.conv2d(x, cw, cb, stride=1, padding=1)), 2), 2).flatten(1)
+           + F.conv1d(x.flatten(2), c1w, padding=1).mean(dim=2), lw, lb), y.long()),
+       {"x": n(2, 2, 4, 4), "cw": n(3, 2, 3, 3), "cb": n(3), "c1w": n(3, 2, 3), "lw": n(3, 3),
+        "lb": n(3), "y": torch.tensor([2, 0]).float()}, ["x", "cw", "cb", "c1w", "lw", "lb"])
 
 write_gold(os.path.join(os.path.dirname(__file__), "autograd.gold"), out)
 print(f"wrote {len(out)} tensors")
