@@ -38,8 +38,9 @@
  *
  * Threads: one device's tensors are used from one thread at a time.
  *
- * Functions marked "(not yet implemented)" are declared so that the surface is complete;
- * they return NULL or GGMLC_ERR_UNSUPPORTED with a message until they are written.
+ * Every op records its gradient (checked against finite differences and PyTorch autograd in
+ * tests/test-autograd*.c).  Many are compositions of other ops (losses, norms, attention,
+ * indexing): correct, but more graph nodes than a fused kernel would be.
  */
 #ifndef GGMLC_AUTOGRAD_H
 #define GGMLC_AUTOGRAD_H
@@ -240,15 +241,21 @@ GGML_API ga_tensor *ga_mean(const ga_tensor *t);
 /* Over one dimension (negative counts from the end), keeping it as size 1 when keepdim. */
 GGML_API ga_tensor *ga_sum_dim(const ga_tensor *t, int dim, bool keepdim);
 GGML_API ga_tensor *ga_mean_dim(const ga_tensor *t, int dim, bool keepdim);
-/* (not yet implemented) */
+/* Maximum and minimum over dim (the gradient goes to every element equal to the extreme: all of
+ * them on a tie, where PyTorch picks one); argmax: the index of the first maximum, as a float,
+ * without gradient. */
 GGML_API ga_tensor *ga_max_dim(const ga_tensor *t, int dim, bool keepdim);
 GGML_API ga_tensor *ga_min_dim(const ga_tensor *t, int dim, bool keepdim);
 GGML_API ga_tensor *ga_argmax(const ga_tensor *t, int dim, bool keepdim);
+/* Variance and standard deviation over dim (unbiased: divided by n - 1), and the log of the sum
+ * of exponentials (computed stably, shifted by the maximum). */
 GGML_API ga_tensor *ga_var(const ga_tensor *t, int dim, bool unbiased, bool keepdim);
 GGML_API ga_tensor *ga_std(const ga_tensor *t, int dim, bool unbiased, bool keepdim);
 GGML_API ga_tensor *ga_logsumexp(const ga_tensor *t, int dim, bool keepdim);
 
 /* ------------------------------------------------------------ elementwise */
+
+/* Elementwise functions; relu's gradient at 0 is 0, as abs's (PyTorch's too). */
 
 GGML_API ga_tensor *ga_neg(const ga_tensor *t);
 GGML_API ga_tensor *ga_exp(const ga_tensor *t);
@@ -258,7 +265,9 @@ GGML_API ga_tensor *ga_abs(const ga_tensor *t);
 GGML_API ga_tensor *ga_relu(const ga_tensor *t);
 GGML_API ga_tensor *ga_sigmoid(const ga_tensor *t);
 GGML_API ga_tensor *ga_tanh(const ga_tensor *t);
-/* (not yet implemented) */
+/* t^exponent: any base for an integer exponent, positive bases otherwise; clamp to [min, max]
+ * (either may be +-INFINITY); leaky_relu; gelu in its exact (erf) form as torch's default; silu;
+ * softplus log(1 + e^x) computed without overflow. */
 GGML_API ga_tensor *ga_pow(const ga_tensor *t, float exponent);
 GGML_API ga_tensor *ga_clamp(const ga_tensor *t, float min, float max);
 GGML_API ga_tensor *ga_leaky_relu(const ga_tensor *t, float negative_slope);
@@ -266,11 +275,13 @@ GGML_API ga_tensor *ga_gelu(const ga_tensor *t);
 GGML_API ga_tensor *ga_silu(const ga_tensor *t);
 GGML_API ga_tensor *ga_softplus(const ga_tensor *t);
 /* cond ? a : b elementwise with broadcasting (cond nonzero = true); masked_fill puts value where
- * mask is nonzero.  (not yet implemented) */
+ * mask is nonzero.  Masks get no gradient; a NaN or infinity in the branch not taken still
+ * shows (the result is mixed arithmetically); an infinite fill value becomes +-FLT_MAX. */
 GGML_API ga_tensor *ga_where(const ga_tensor *cond, const ga_tensor *a, const ga_tensor *b);
 GGML_API ga_tensor *ga_masked_fill(const ga_tensor *t, const ga_tensor *mask, float value);
 
-/* Softmax and log-softmax over dimension dim.  (dims other than -1: not yet implemented) */
+/* Softmax and log-softmax over any dimension dim (log_softmax: the log of the stable softmax,
+ * exact unless a probability underflows float). */
 GGML_API ga_tensor *ga_softmax(const ga_tensor *t, int dim);
 GGML_API ga_tensor *ga_log_softmax(const ga_tensor *t, int dim);
 
@@ -279,21 +290,30 @@ GGML_API ga_tensor *ga_log_softmax(const ga_tensor *t, int dim);
 /* Views share storage where the layout allows; a -1 in reshape's shape is inferred. */
 GGML_API ga_tensor *ga_reshape(const ga_tensor *t, int ndim, const int64_t *shape);
 GGML_API ga_tensor *ga_transpose(const ga_tensor *t, int dim0, int dim1);
-/* (not yet implemented) */
+/* permute as torch.permute (dims: a permutation of 0..ndim-1); narrow: length elements of dim
+ * from start (negative counts from the end); squeeze removes dim when its size is 1 (else the
+ * same shape); unsqueeze inserts a dim of size 1; expand broadcasts dims of size 1 to shape
+ * (-1 keeps a size; new dims go in front).  These copy their result. */
 GGML_API ga_tensor *ga_permute(const ga_tensor *t, const int *dims);
 GGML_API ga_tensor *ga_narrow(const ga_tensor *t, int dim, int64_t start, int64_t length);
 GGML_API ga_tensor *ga_squeeze(const ga_tensor *t, int dim);
 GGML_API ga_tensor *ga_unsqueeze(const ga_tensor *t, int dim);
 GGML_API ga_tensor *ga_expand(const ga_tensor *t, int ndim, const int64_t *shape);
 
-/* -------------------------------------------- indexing and joining (not yet implemented) */
+/* ---------------------------------------------------- indexing and joining */
 
-/* indices hold integer values stored as floats. */
+/* Indices hold integer values stored as floats; they are read on the host (a flush if they are
+ * pending) and an index out of range is an error.  embedding: rows of weight (num, dim) for
+ * indices of any shape (at most 3-D) -> indices' shape + (dim); gather and scatter_add as
+ * torch's (index and input of equal dims, at most 3, equal except along dim); index_select
+ * with 1-D indices.  Implemented as one-hot products: memory grows with rows x the size of
+ * the indexed dim. */
 GGML_API ga_tensor *ga_embedding(const ga_tensor *indices, const ga_tensor *weight);
 GGML_API ga_tensor *ga_gather(const ga_tensor *t, int dim, const ga_tensor *indices);
 GGML_API ga_tensor *ga_index_select(const ga_tensor *t, int dim, const ga_tensor *indices);
 GGML_API ga_tensor *ga_scatter_add(const ga_tensor *t, int dim, const ga_tensor *indices,
                                    const ga_tensor *src);
+/* Join n tensors along an existing dim (cat) or a new one (stack). */
 GGML_API ga_tensor *ga_cat(ga_tensor *const *ts, int n, int dim);
 GGML_API ga_tensor *ga_stack(ga_tensor *const *ts, int n, int dim);
 /* Pieces of size split_size (the last may be smaller) or n equal chunks, written to out
@@ -306,12 +326,14 @@ GGML_API int ga_chunk(const ga_tensor *t, int chunks, int dim, ga_tensor **out, 
 
 /* Mean squared error between input and a target of the same shape. */
 GGML_API ga_tensor *ga_mse_loss(const ga_tensor *input, const ga_tensor *target);
-/* (not yet implemented) */
+/* Mean absolute error; smooth L1 (Huber divided by beta) as torch's. */
 GGML_API ga_tensor *ga_l1_loss(const ga_tensor *input, const ga_tensor *target);
 GGML_API ga_tensor *ga_smooth_l1_loss(const ga_tensor *input, const ga_tensor *target,
                                       float beta);
-/* Cross-entropy from logits (N, C): target holds class indices (N) as floats, ignore_index
- * rows are left out; label_smoothing as in PyTorch.  (not yet implemented) */
+/* Cross-entropy from logits (N, C) or (C): target holds class indices (N) as floats, rows whose
+ * index is ignore_index are left out of the sum and the mean; label_smoothing as in PyTorch.
+ * _probs: the target is a distribution (N, C) (it gets a gradient too).  nll_loss takes
+ * log-probabilities; bce_with_logits takes logits and targets in [0, 1] of one shape. */
 GGML_API ga_tensor *ga_cross_entropy(const ga_tensor *logits, const ga_tensor *target,
                                      int64_t ignore_index, float label_smoothing);
 GGML_API ga_tensor *ga_cross_entropy_probs(const ga_tensor *logits, const ga_tensor *probs,
@@ -320,13 +342,16 @@ GGML_API ga_tensor *ga_nll_loss(const ga_tensor *log_probs, const ga_tensor *tar
                                 int64_t ignore_index);
 GGML_API ga_tensor *ga_bce_with_logits(const ga_tensor *logits, const ga_tensor *target);
 
-/* ------------------------------------------- neural-network functions (not yet implemented) */
+/* ------------------------------------------------- neural-network functions */
 
-/* Dropout with probability p when training (scaled by 1/(1-p)); the identity otherwise. */
+/* Dropout with probability p when training (kept elements scaled by 1/(1-p), the mask drawn
+ * from the ga_manual_seed generator); a copy otherwise. */
 GGML_API ga_tensor *ga_dropout(const ga_tensor *t, float p, bool training);
-/* Normalisations over the trailing dimension(s) (layer_norm, rms_norm: the last; weight and
- * bias may be NULL); batch_norm over (N, C[, ...]) with running statistics updated in place
- * when training; group_norm over (N, C, ...) in num_groups groups. */
+/* Normalisations: layer_norm and rms_norm over the last dimension (weight and bias vectors of
+ * its size, or NULL); batch_norm of (N, C, ...) with batch statistics and the exact gradient
+ * through them when training (running_mean/var, if given, updated in place with momentum, the
+ * variance unbiased), the running statistics when not; group_norm of (N, C, ...) in num_groups
+ * groups, weight and bias per channel. */
 GGML_API ga_tensor *ga_layer_norm(const ga_tensor *t, const ga_tensor *weight,
                                   const ga_tensor *bias, float eps);
 GGML_API ga_tensor *ga_rms_norm(const ga_tensor *t, const ga_tensor *weight, float eps);
@@ -336,16 +361,19 @@ GGML_API ga_tensor *ga_batch_norm(const ga_tensor *t, ga_tensor *running_mean,
                                   float eps);
 GGML_API ga_tensor *ga_group_norm(const ga_tensor *t, int num_groups, const ga_tensor *weight,
                                   const ga_tensor *bias, float eps);
-/* Convolutions as torch.nn.functional: input (N, C, L) / (N, C, H, W), weight (OC, C, K[, K]),
- * bias NULL or (OC). */
+/* Convolutions as torch.nn.functional: input (N, C, L) / (N, C, H, W), weight (OC, C, K) /
+ * (OC, C, KH, KW), bias NULL or (OC); one stride, padding and dilation for both axes.  Pooling
+ * of (N, C, H, W) with a square kernel (stride 0: the kernel); avg_pool2d leaves padding out of
+ * the average (torch's count_include_pad=False). */
 GGML_API ga_tensor *ga_conv1d(const ga_tensor *input, const ga_tensor *weight,
                               const ga_tensor *bias, int stride, int padding, int dilation);
 GGML_API ga_tensor *ga_conv2d(const ga_tensor *input, const ga_tensor *weight,
                               const ga_tensor *bias, int stride, int padding, int dilation);
 GGML_API ga_tensor *ga_max_pool2d(const ga_tensor *input, int kernel, int stride, int padding);
 GGML_API ga_tensor *ga_avg_pool2d(const ga_tensor *input, int kernel, int stride, int padding);
-/* softmax(q k^T * scale + mask) v over (..., L, E) tensors; mask NULL or additive, broadcast;
- * scale 0 means 1/sqrt(E). */
+/* softmax(q k^T * scale + mask) v for q (..., L, E), k (..., S, E), v (..., S, Ev); mask NULL
+ * or additive (broadcast, -INFINITY allowed); is_causal masks the keys after each query;
+ * dropout_p > 0 drops attention weights; scale 0 means 1/sqrt(E). */
 GGML_API ga_tensor *ga_scaled_dot_product_attention(const ga_tensor *q, const ga_tensor *k,
                                                     const ga_tensor *v, const ga_tensor *mask,
                                                     float dropout_p, bool is_causal, float scale);

@@ -551,6 +551,39 @@ static void test_conv(void) {
     ga_release(x), ga_release(x4), ga_release(w), ga_release(y);
 }
 
+static ga_tensor *apply_index(ga_tensor *const *in, int n, void *user) {
+    switch (*(int *)user) {
+    case 0: return ga_gather(in[0], 1, in[1]);
+    case 1: return ga_gather(in[0], 0, in[1]);
+    case 2: return ga_index_select(in[0], 1, in[1]);
+    default: return ga_scatter_add(in[0], 1, in[1], in[2]);
+    }
+}
+
+static void test_index(void) {
+    int k[4] = {0, 1, 2, 3};
+    const float i23[6] = {2, 0, 2, 1, 1, 0}, i3[3] = {3, 0, 3};
+    check(apply_index, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 4)), mask_of(i23, GA_SHAPE(2, 3))}, 2,
+          &k[0], "gather along dim 1");
+    check(apply_index, (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 3)), mask_of(i23, GA_SHAPE(2, 3))}, 2,
+          &k[1], "gather along dim 0");
+    check(apply_index, (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 4, 2)), mask_of(i3, GA_SHAPE(3))}, 2,
+          &k[2], "index_select along dim 1");
+    check(apply_index,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 4)), mask_of(i23, GA_SHAPE(2, 3)),
+                          rand_leaf(GA_SHAPE(2, 3))},
+          3, &k[3], "scatter_add");
+    ga_tensor *t = ga_from_array(dev, (float[]){10, 11, 12, 13, 14, 15}, 6, GA_SHAPE(2, 3));
+    ga_tensor *idx = ga_from_array(dev, (float[]){2, 2, 0, 1}, 4, GA_SHAPE(2, 2));
+    ga_tensor *g = ga_gather(t, 1, idx);
+    tap_ok(values_are(g, (float[]){12, 12, 13, 14}, 4), "gather picks t[i][idx[i][j]]");
+    ga_tensor *src = ga_ones(dev, GA_SHAPE(2, 2)), *sa = ga_scatter_add(t, 1, idx, src);
+    tap_ok(values_are(sa, (float[]){10, 11, 14, 14, 15, 15}, 6), "scatter_add adds at idx");
+    ga_tensor *bad = ga_from_array(dev, (float[]){3, 0, 0, 0}, 4, GA_SHAPE(2, 2));
+    tap_ok(!ga_gather(t, 1, bad), "gather with an index out of range: %s", ggmlc_last_error());
+    ga_release(t), ga_release(idx), ga_release(g), ga_release(src), ga_release(sa), ga_release(bad);
+}
+
 /* ---------------------------------------------------------- memory */
 
 /* A small training loop of plain SGD: storage and handle counts stay flat. */
@@ -626,6 +659,7 @@ int main(int argc, char **argv) {
     test_reductions();
     test_nn();
     test_conv();
+    test_index();
     test_errors();
     test_constant_memory();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
