@@ -45,6 +45,13 @@ struct ga_effect {
     int order;
 };
 
+/* A buffer of one tensor and its context, kept for reuse. */
+struct ga_storage {
+    struct ggml_context *ctx;
+    ggml_backend_buffer_t buf;
+    size_t key; /* the bytes of the shape it was made for */
+};
+
 struct ga_device {
     ggml_backend_dev_t dev;
     ggml_backend_t backend, cpu; /* cpu: the fallback, NULL when backend is the CPU */
@@ -61,6 +68,9 @@ struct ga_device {
     ga_tensor *pars; /* the optimizer hyperparameters of this segment */
     float pars_host[8];
     size_t bytes_in_use, tensors_alive;
+    struct ga_storage pool[256]; /* released storage for reuse (device.c) */
+    int n_pool;
+    size_t pool_bytes;
 };
 
 struct ga_tensor {

@@ -50,8 +50,11 @@ static bool open_backends(ga_device *d) {
     return d->sched != NULL;
 }
 
+static void pool_free(ga_device *d);
+
 static void device_free(ga_device *d) {
     if (!d) return;
+    pool_free(d);
     if (d->sched) ggml_backend_sched_free(d->sched);
     if (d->cpu) ggml_backend_free(d->cpu);
     if (d->backend) ggml_backend_free(d->backend);
@@ -128,13 +131,52 @@ void ga_shutdown(void) {
 
 /* ------------------------------------------------------------- storage */
 
+/* Storage is pooled: a released tensor's buffer (with its one-tensor context) waits for the
+ * next tensor of the same byte size, so a training loop, which frees and makes the same sizes
+ * every step, allocates nothing after its first steps and finds its buffers at the same
+ * addresses (which lets the scheduler reuse its plan).  The pool is bounded. */
+#define GA_POOL_MAX 256
+
+/* The bytes a tensor of t's shape takes on its device: the pool's key. */
+static size_t storage_key(const ga_tensor *t) {
+    const int64_t *ne = t->ne;
+    struct ggml_tensor shape = {.type = GGML_TYPE_F32,
+                                .ne = {ne[0], ne[1], ne[2], ne[3]},
+                                .nb = {4, 4 * ne[0], 4 * ne[0] * ne[1], 4 * ne[0] * ne[1] * ne[2]}};
+    return ggml_backend_buft_get_alloc_size(ggml_backend_get_default_buffer_type(t->dev->backend),
+                                            &shape);
+}
+
+static bool pool_take(ga_tensor *t, size_t key) {
+    ga_device *d = t->dev;
+    for (int i = d->n_pool - 1; i >= 0; i--) {
+        struct ga_storage *p = &d->pool[i];
+        if (p->key != key) continue;
+        ggml_reset(p->ctx);
+        struct ggml_tensor *st = ggml_new_tensor(p->ctx, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne);
+        if (!st || ggml_backend_tensor_alloc(p->buf, st, ggml_backend_buffer_get_base(p->buf)) !=
+                       GGML_STATUS_SUCCESS)
+            return false;
+        t->store_ctx = p->ctx;
+        t->store_buf = p->buf;
+        t->store = st;
+        d->pool_bytes -= ggml_backend_buffer_get_size(p->buf);
+        d->pool[i] = d->pool[--d->n_pool];
+        return true;
+    }
+    return false;
+}
+
 bool ggmlc__ga_store_alloc(ga_tensor *t) {
-    t->store_ctx = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true});
-    if (!t->store_ctx) return false;
-    t->store = ggml_new_tensor(t->store_ctx, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne);
-    t->store_buf = t->store ? ggml_backend_alloc_ctx_tensors(t->store_ctx, t->dev->backend) : NULL;
+    if (!pool_take(t, storage_key(t))) {
+        t->store_ctx = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true});
+        if (!t->store_ctx) return false;
+        t->store = ggml_new_tensor(t->store_ctx, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne);
+        t->store_buf =
+            t->store ? ggml_backend_alloc_ctx_tensors(t->store_ctx, t->dev->backend) : NULL;
+    }
     if (!t->store_buf) {
-        ggml_free(t->store_ctx);
+        if (t->store_ctx) ggml_free(t->store_ctx);
         t->store_ctx = NULL;
         t->store = NULL;
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ga: out of device memory on %s", ga_device_name(t->dev));
@@ -145,14 +187,31 @@ bool ggmlc__ga_store_alloc(ga_tensor *t) {
 }
 
 void ggmlc__ga_store_free(ga_tensor *t) {
+    ga_device *d = t->dev;
     if (t->store_buf) {
-        t->dev->bytes_in_use -= ggml_backend_buffer_get_size(t->store_buf);
-        ggml_backend_buffer_free(t->store_buf);
+        const size_t bytes = ggml_backend_buffer_get_size(t->store_buf);
+        d->bytes_in_use -= bytes;
+        if (d->n_pool < GA_POOL_MAX && d->pool_bytes + bytes <= d->bytes_in_use + (64u << 20)) {
+            d->pool[d->n_pool++] = (struct ga_storage){t->store_ctx, t->store_buf, storage_key(t)};
+            d->pool_bytes += bytes;
+            t->store_ctx = NULL;
+        } else {
+            ggml_backend_buffer_free(t->store_buf);
+        }
     }
     if (t->store_ctx) ggml_free(t->store_ctx);
     t->store_buf = NULL;
     t->store_ctx = NULL;
     t->store = NULL;
+}
+
+static void pool_free(ga_device *d) {
+    for (int i = 0; i < d->n_pool; i++) {
+        ggml_backend_buffer_free(d->pool[i].buf);
+        ggml_free(d->pool[i].ctx);
+    }
+    d->n_pool = 0;
+    d->pool_bytes = 0;
 }
 
 /* ------------------------------------------------------- pending values */
