@@ -639,6 +639,15 @@ static void test_errors(void) {
     tap_ok(!ga_sum_dim(a, 2, false), "sum over a missing dim: %s", ggmlc_last_error());
     tap_ok(!ga_reshape(a, GA_SHAPE(4, -1)), "reshape 6 elements to (4, -1): %s",
            ggmlc_last_error());
+    ga_device *cpu = ga_device_get("CPU");
+    if (cpu && cpu != dev) { /* a second device: mixing is an error, ga_to copies */
+        ga_tensor *c = ga_ones(cpu, GA_SHAPE(4)), *moved = ga_to(c, dev), *back = ga_to(moved, cpu);
+        tap_ok(!ga_add(b, c) && strstr(ggmlc_last_error(), "two devices"),
+               "tensors of two devices: %s", ggmlc_last_error());
+        tap_ok(ga_device_of(moved) == dev && values_are(back, (float[]){1, 1, 1, 1}, 4),
+               "ga_to copies to %s and back", ga_device_name(dev));
+        ga_release(c), ga_release(moved), ga_release(back);
+    }
     ga_release(b);
     tap_ok(!ga_exp(b) && strstr(ggmlc_last_error(), "release"), "use after release: %s",
            ggmlc_last_error());
