@@ -289,3 +289,36 @@ ga_tensor *ga_scaled_dot_product_attention(const ga_tensor *q, const ga_tensor *
     if (dropout_p > 0) p = ggmlc__ga_tmp(&s, ga_dropout(p, dropout_p, true));
     return ggmlc__ga_tmp_end(&s, p ? ga_matmul(p, v) : NULL);
 }
+
+/* ------------------------------------------------- scaled, masked softmax */
+
+/* f[0] = scale, f[1] = max_bias: ggml's soft_max_ext_back gives the input's gradient */
+static void softmax_ext_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor *out,
+                            struct ggml_tensor *grads[GA_MAX_INPUTS]) {
+    struct ggml_context *ctx = ggmlc__ga_ctx(out);
+    if (!ggml_is_contiguous(g)) g = ggml_cont(ctx, g);
+    grads[0] = ggml_soft_max_ext_back(ctx, g, ggmlc__ga_node(out), fn->f[0], fn->f[1]);
+}
+
+ga_tensor *ga_softmax_ext(const ga_tensor *ct, const ga_tensor *cmask, float scale,
+                          float max_bias) {
+    ga_tensor *t = (ga_tensor *)ct, *mask = (ga_tensor *)cmask;
+    const char *op = "ga_softmax_ext";
+    if (!ggmlc__ga_check(t, op) || (mask && !ggmlc__ga_check_pair(t, mask, op))) return NULL;
+    if (max_bias > 0 && !mask)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: ALiBi (max_bias > 0) needs a mask", op),
+               NULL;
+    if (!ggmlc__ga_reserve(t->dev, 4)) return NULL;
+    struct ggml_tensor *x = ggmlc__ga_node(t), *m = mask ? ggmlc__ga_node(mask) : NULL;
+    if (!x || (mask && !m)) return NULL;
+    struct ggml_context *ctx = ggmlc__ga_ctx(t);
+    if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
+    ga_tensor *r =
+        ggmlc__ga_from_node(t->dev, ggml_soft_max_ext(ctx, x, m, scale, max_bias), t->ndim);
+    r = ggmlc__ga_record(r, op, softmax_ext_vjp, &t, 1); /* the mask gets no gradient */
+    if (r && r->fn) {
+        r->fn->f[0] = scale;
+        r->fn->f[1] = max_bias;
+    }
+    return r;
+}

@@ -284,6 +284,12 @@ GGML_API ga_tensor *ga_masked_fill(const ga_tensor *t, const ga_tensor *mask, fl
  * exact unless a probability underflows float). */
 GGML_API ga_tensor *ga_softmax(const ga_tensor *t, int dim);
 GGML_API ga_tensor *ga_log_softmax(const ga_tensor *t, int dim);
+/* ggml's scaled, masked softmax over the last dim: softmax(t * scale + slope * mask) with
+ * t (..., H, L, S), mask NULL or (L, S) (broadcast over the leading dims), slope 1, or the ALiBi
+ * slope of head h when max_bias > 0 (ggml_soft_max_ext's semantics; a mask is then needed).
+ * The gradient is ggml_soft_max_ext_back's; the mask gets none. */
+GGML_API ga_tensor *ga_softmax_ext(const ga_tensor *t, const ga_tensor *mask, float scale,
+                                   float max_bias);
 
 /* ------------------------------------------------------------------ views */
 

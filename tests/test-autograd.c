@@ -442,6 +442,10 @@ static ga_tensor *apply_nn(ga_tensor *const *in, int n, void *user) {
     }
 }
 
+static ga_tensor *apply_softmax_ext(ga_tensor *const *in, int n, void *user) {
+    return ga_softmax_ext(in[0], in[1], 0.7f, *(float *)user);
+}
+
 static ga_tensor *mask_of(const float *v, int ndim, const int64_t *shape) {
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) n *= shape[i];
@@ -488,6 +492,23 @@ static void test_nn(void) {
           (ga_tensor *[]){rand_leaf(GA_SHAPE(3, 4)), rand_leaf(GA_SHAPE(3, 4)),
                           rand_leaf(GA_SHAPE(3, 2))},
           3, &k[8], "scaled_dot_product_attention causal");
+    float no_alibi = 0, alibi = 8;
+    check(apply_softmax_ext,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(2, 3, 4)), mask_of(am, GA_SHAPE(3, 4))}, 2, &no_alibi,
+          "softmax_ext scaled and masked");
+    check(apply_softmax_ext,
+          (ga_tensor *[]){rand_leaf(GA_SHAPE(4, 3, 4)), mask_of(am, GA_SHAPE(3, 4))}, 2, &alibi,
+          "softmax_ext with ALiBi slopes (max_bias 8)");
+    ga_tensor *sx = ga_randn(dev, GA_SHAPE(3, 4)), *sm = mask_of(am, GA_SHAPE(3, 4));
+    ga_scope_begin();
+    ga_tensor *ext = ga_softmax_ext(sx, sm, 0.7f, 0);
+    ga_tensor *ref = ga_softmax(ga_add(ga_mul_scalar(sx, 0.7f), sm), -1);
+    float ve[12], vr[12];
+    tap_ok(ext && ref && ga_to_host(ext, ve, 12) == GGMLC_OK &&
+               ga_to_host(ref, vr, 12) == GGMLC_OK && near_all(ve, vr, 12, 1e-5f),
+           "softmax_ext equals softmax(x * scale + mask)");
+    ga_scope_end();
+    ga_release(sx), ga_release(sm);
     /* dropout: about p zeroed, the rest scaled; the identity when not training */
     ga_tensor *ones = ga_ones(dev, GA_SHAPE(4000)), *d = ga_dropout(ones, 0.25f, true);
     float v[4000];
