@@ -10,8 +10,9 @@
 #include "autograd-impl.h"
 
 /* Released handles are kept for reuse, never given back to malloc: a use after release then
- * finds the dead mark and is reported instead of reading freed memory. */
-static ga_tensor *free_handles;
+ * finds the dead mark and is reported instead of reading freed memory.  Per thread, so that
+ * threads working on different devices do not race on the list. */
+static _Thread_local ga_tensor *free_handles;
 static struct ggmlc_rng rng = {0};
 static bool rng_seeded;
 

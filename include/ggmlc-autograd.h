@@ -36,7 +36,8 @@
  * message in ggmlc_last_error(); every op accepts NULL inputs and returns NULL, so a chain of
  * calls fails once, at the first mistake.  Nothing aborts.
  *
- * Threads: one device's tensors are used from one thread at a time.
+ * Threads: a device and its tensors are used from one thread at a time; scopes and the grad
+ * mode are per thread.
  *
  * Every op records its gradient (checked against finite differences and PyTorch autograd in
  * tests/test-autograd*.c).  Many are compositions of other ops (losses, norms, attention,
@@ -153,7 +154,8 @@ GGML_API ga_tensor *ga_retain(ga_tensor *t);
 GGML_API void ga_release(ga_tensor *t);
 /* Scopes: every tensor created between begin and end is released at end, except the ones
  * given to ga_keep (which then belong to the enclosing scope, or to the caller outside any).
- * Scopes nest; ga_keep returns t. */
+ * Scopes nest; ga_keep returns t.  A scope holds the creator's reference: do not ga_release a
+ * tensor that a scope will release (ga_retain it first to keep a reference of your own). */
 GGML_API void ga_scope_begin(void);
 GGML_API void ga_scope_end(void);
 GGML_API ga_tensor *ga_keep(ga_tensor *t);
