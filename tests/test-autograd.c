@@ -605,6 +605,25 @@ static void test_index(void) {
     ga_release(t), ga_release(idx), ga_release(g), ga_release(src), ga_release(sa), ga_release(bad);
 }
 
+/* A graph longer than a segment: flushes in the middle of forward and of backward. */
+static void test_long_chain(void) {
+    ga_tensor *x = ga_requires_grad_(ga_ones(dev, GA_SHAPE(3)), true);
+    ga_scope_begin();
+    ga_tensor *y = x;
+    for (int i = 0; i < 12000; i++) y = ga_mul_scalar(y, 1.00005f);
+    ga_tensor *s = ga_sum(y);
+    float before = ga_item(s); /* a flush between forward and backward too */
+    bool ok = ga_backward(s) == GGMLC_OK;
+    const float want = powf(1.00005f, 12000);
+    float g[3] = {0};
+    ok = ok && ga_to_host(ga_grad(x), g, 3) == GGMLC_OK;
+    tap_ok(ok && fabsf(before - 3 * want) < 1e-3f && fabsf(g[0] - want) < 1e-3f,
+           "a chain of 12000 ops: value %.5f and gradient %.5f (want %.5f)", before / 3, g[0],
+           want);
+    ga_scope_end();
+    ga_release(x);
+}
+
 /* ---------------------------------------------------------- memory */
 
 /* A small training loop of plain SGD: storage and handle counts stay flat. */
@@ -690,6 +709,7 @@ int main(int argc, char **argv) {
     test_nn();
     test_conv();
     test_index();
+    test_long_chain();
     test_errors();
     test_constant_memory();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
