@@ -131,6 +131,12 @@ GGMLC_HIDDEN struct ggml_tensor *ggmlc__ga_reduce_to(struct ggml_tensor *g, cons
 GGMLC_HIDDEN struct ggml_tensor *ggmlc__ga_as_ne(struct ggml_context *ctx, struct ggml_tensor *x,
                                                  const int64_t *ne);
 
+/* PyTorch dim (negative from the end) of t to ggml axis, or -1 with a message naming op. */
+GGMLC_HIDDEN int ggmlc__ga_axis(const ga_tensor *t, int dim, const char *op);
+/* x with ggml axis k swapped with axis 0 (its own inverse), contiguous. */
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__ga_swap0(struct ggml_context *ctx, struct ggml_tensor *x,
+                                                 int k);
+
 /* Composite ops (made of other ops): their temporaries, released at the end. */
 struct ga_tmps {
     ga_tensor *t[32];
@@ -141,6 +147,10 @@ GGMLC_HIDDEN void ggmlc__ga_tmp_begin(struct ga_tmps *s);
 GGMLC_HIDDEN ga_tensor *ggmlc__ga_tmp(struct ga_tmps *s, ga_tensor *t);
 /* Release the temporaries and hand result (not among them) to the caller's scope. */
 GGMLC_HIDDEN ga_tensor *ggmlc__ga_tmp_end(struct ga_tmps *s, ga_tensor *result);
+/* One-hot rows over n classes of every index of idx (integers stored as floats), shaped idx's
+ * shape + (n), a temporary of s; NULL with a message for an index outside [0, n). */
+GGMLC_HIDDEN ga_tensor *ggmlc__ga_one_hot(struct ga_tmps *s, const ga_tensor *idx, int64_t n,
+                                          const char *op);
 /* The values of t (a stored or pending tensor) on the host, malloc'ed; NULL with a message. */
 GGMLC_HIDDEN float *ggmlc__ga_host_copy(const ga_tensor *t);
 

@@ -71,6 +71,28 @@ struct ggml_tensor *ggmlc__ga_as_ne(struct ggml_context *ctx, struct ggml_tensor
     return ggml_reshape_4d(ctx, x, ne[0], ne[1], ne[2], ne[3]);
 }
 
+/* ------------------------------------------------------------- axes */
+
+int ggmlc__ga_axis(const ga_tensor *t, int dim, const char *op) {
+    int nd = t->ndim > 0 ? t->ndim : 1;
+    if (dim < 0) dim += nd;
+    if (dim < 0 || dim >= nd) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: no dimension %d in a %d-D tensor", op, dim,
+                        t->ndim);
+        return -1;
+    }
+    return nd - 1 - dim;
+}
+
+struct ggml_tensor *ggmlc__ga_swap0(struct ggml_context *ctx, struct ggml_tensor *x, int k) {
+    if (!x) return NULL;
+    if (k == 0) return ggml_is_contiguous(x) ? x : ggml_cont(ctx, x);
+    int ax[GGML_MAX_DIMS] = {0, 1, 2, 3};
+    ax[0] = k;
+    ax[k] = 0;
+    return ggml_cont(ctx, ggml_permute(ctx, x, ax[0], ax[1], ax[2], ax[3]));
+}
+
 /* ----------------------------------------------------------- properties */
 
 ga_tensor *ga_requires_grad_(ga_tensor *t, bool requires_grad) {

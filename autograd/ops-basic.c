@@ -7,27 +7,6 @@
 #include "ggmlc.h"
 #include "autograd-impl.h"
 
-/* Swap ggml axis k with axis 0 (its own inverse), as a contiguous tensor. */
-static struct ggml_tensor *swap0(struct ggml_context *ctx, struct ggml_tensor *x, int k) {
-    if (!x || k == 0) return x;
-    int ax[GGML_MAX_DIMS] = {0, 1, 2, 3};
-    ax[0] = k;
-    ax[k] = 0;
-    return ggml_cont(ctx, ggml_permute(ctx, x, ax[0], ax[1], ax[2], ax[3]));
-}
-
-/* PyTorch dim (negative from the end) to ggml axis, or -1 with a message. */
-static int ggml_axis(const ga_tensor *t, int dim, const char *op) {
-    int nd = t->ndim > 0 ? t->ndim : 1;
-    if (dim < 0) dim += nd;
-    if (dim < 0 || dim >= nd) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: no dimension %d in a %d-D tensor", op, dim,
-                        t->ndim);
-        return -1;
-    }
-    return nd - 1 - dim;
-}
-
 static ga_tensor *unary_result(ga_tensor *a, struct ggml_tensor *n, int ndim, const char *op,
                                ga_vjp vjp) {
     return ggmlc__ga_record(ggmlc__ga_from_node(a->dev, n, ndim), op, vjp, &a, 1);
@@ -76,12 +55,12 @@ static void sum_dim_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor
 static ga_tensor *sum_dim(const ga_tensor *ca, int dim, bool keepdim, bool mean, const char *op) {
     ga_tensor *a = (ga_tensor *)ca;
     if (!ggmlc__ga_check(a, op)) return NULL;
-    int k = ggml_axis(a, dim, op);
+    int k = ggmlc__ga_axis(a, dim, op);
     if (k < 0 || !ggmlc__ga_reserve(a->dev, 8)) return NULL;
     struct ggml_tensor *n = ggmlc__ga_node(a);
     if (!n) return NULL;
     struct ggml_context *ctx = ggmlc__ga_ctx(a);
-    struct ggml_tensor *s = swap0(ctx, ggml_sum_rows(ctx, swap0(ctx, n, k)), k);
+    struct ggml_tensor *s = ggmlc__ga_swap0(ctx, ggml_sum_rows(ctx, ggmlc__ga_swap0(ctx, n, k)), k);
     float scale = mean ? 1.0f / (float)a->ne[k] : 1.0f;
     if (mean) s = ggml_scale(ctx, s, scale);
     int ndim = a->ndim;
@@ -177,31 +156,31 @@ static void softmax_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor
                         struct ggml_tensor *grads[GA_MAX_INPUTS]) {
     struct ggml_context *ctx = ggmlc__ga_ctx(out);
     int k = fn->i[0];
-    struct ggml_tensor *gs = swap0(ctx, ggmlc__ga_as_ne(ctx, g, out->ne), k);
-    struct ggml_tensor *ys = swap0(ctx, ggmlc__ga_node(out), k), *dx;
+    struct ggml_tensor *gs = ggmlc__ga_swap0(ctx, ggmlc__ga_as_ne(ctx, g, out->ne), k);
+    struct ggml_tensor *ys = ggmlc__ga_swap0(ctx, ggmlc__ga_node(out), k), *dx;
     if (fn->i[1]) {
         dx = ggml_sub(ctx, gs, ggml_mul(ctx, ggml_exp(ctx, ys), ggml_sum_rows(ctx, gs)));
     } else {
         struct ggml_tensor *dot = ggml_sum_rows(ctx, ggml_mul(ctx, gs, ys));
         dx = ggml_mul(ctx, ys, ggml_sub(ctx, gs, dot));
     }
-    grads[0] = swap0(ctx, dx, k);
+    grads[0] = ggmlc__ga_swap0(ctx, dx, k);
 }
 
 static ga_tensor *softmax(const ga_tensor *ca, int dim, bool log, const char *op) {
     ga_tensor *a = (ga_tensor *)ca;
     if (!ggmlc__ga_check(a, op)) return NULL;
-    int k = ggml_axis(a, dim, op);
+    int k = ggmlc__ga_axis(a, dim, op);
     if (k < 0 || !ggmlc__ga_reserve(a->dev, 8)) return NULL;
     struct ggml_tensor *n = ggmlc__ga_node(a);
     if (!n) return NULL;
     struct ggml_context *ctx = ggmlc__ga_ctx(a);
-    struct ggml_tensor *x = swap0(ctx, n, k);
+    struct ggml_tensor *x = ggmlc__ga_swap0(ctx, n, k);
     if (!ggml_is_contiguous(x)) x = ggml_cont(ctx, x);
     struct ggml_tensor *y = ggml_soft_max(ctx, x);
     /* log of the stable softmax: exact except where a probability underflows float */
     if (log) y = ggml_log(ctx, y);
-    ga_tensor *r = unary_result(a, swap0(ctx, y, k), a->ndim, op, softmax_vjp);
+    ga_tensor *r = unary_result(a, ggmlc__ga_swap0(ctx, y, k), a->ndim, op, softmax_vjp);
     if (r && r->fn) {
         r->fn->i[0] = k;
         r->fn->i[1] = log;
@@ -262,8 +241,8 @@ static void transpose_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tens
 ga_tensor *ga_transpose(const ga_tensor *ca, int dim0, int dim1) {
     ga_tensor *a = (ga_tensor *)ca;
     if (!ggmlc__ga_check(a, "ga_transpose")) return NULL;
-    int k0 = ggml_axis(a, dim0, "ga_transpose"),
-        k1 = k0 < 0 ? -1 : ggml_axis(a, dim1, "ga_transpose");
+    int k0 = ggmlc__ga_axis(a, dim0, "ga_transpose"),
+        k1 = k0 < 0 ? -1 : ggmlc__ga_axis(a, dim1, "ga_transpose");
     if (k1 < 0 || !ggmlc__ga_reserve(a->dev, 4)) return NULL;
     struct ggml_tensor *n = ggmlc__ga_node(a);
     if (!n) return NULL;

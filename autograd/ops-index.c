@@ -12,19 +12,13 @@
 #include "ggmlc.h"
 #include "autograd-impl.h"
 
+/* dim as a non-negative PyTorch dim, or -1 with a message. */
 static int dim_of(const ga_tensor *t, int dim, const char *op) {
-    int n = t->ndim > 0 ? t->ndim : 1;
-    if (dim < 0) dim += n;
-    if (dim < 0 || dim >= n) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: no dimension %d in a %d-D tensor", op, dim,
-                        t->ndim);
-        return -1;
-    }
-    return dim;
+    int k = ggmlc__ga_axis(t, dim, op);
+    return k < 0 ? -1 : (t->ndim > 0 ? t->ndim : 1) - 1 - k;
 }
 
-/* One-hot rows over n classes of every index of idx, shaped idx's shape + (n). */
-static ga_tensor *one_hot(struct ga_tmps *s, const ga_tensor *idx, int64_t n, const char *op) {
+ga_tensor *ggmlc__ga_one_hot(struct ga_tmps *s, const ga_tensor *idx, int64_t n, const char *op) {
     const int64_t count = ga_numel(idx);
     float *v = ggmlc__ga_host_copy(idx);
     float *oh = v ? calloc((size_t)(count * n), sizeof *oh) : NULL;
@@ -85,7 +79,7 @@ ga_tensor *ga_gather(const ga_tensor *t, int dim, const ga_tensor *indices) {
     ggmlc__ga_tmp_begin(&s);
     /* along the last dim: out[..., k] = sum_j onehot[..., k, j] t[..., j] */
     ga_tensor *tl = to_last(&s, t, dim), *il = to_last(&s, indices, dim);
-    ga_tensor *oh = tl && il ? one_hot(&s, il, ga_size(tl, -1), op) : NULL;
+    ga_tensor *oh = tl && il ? ggmlc__ga_one_hot(&s, il, ga_size(tl, -1), op) : NULL;
     ga_tensor *tu = ggmlc__ga_tmp(&s, oh ? ga_unsqueeze(tl, -2) : NULL);
     ga_tensor *g =
         ggmlc__ga_tmp(&s, tu ? ga_sum_dim(ggmlc__ga_tmp(&s, ga_mul(oh, tu)), -1, false) : NULL);
@@ -107,7 +101,7 @@ ga_tensor *ga_scatter_add(const ga_tensor *t, int dim, const ga_tensor *indices,
     /* along the last dim: add[..., j] = sum_k onehot[..., k, j] src[..., k] */
     ga_tensor *tl = to_last(&s, t, dim), *il = to_last(&s, indices, dim);
     ga_tensor *sl = to_last(&s, src, dim);
-    ga_tensor *oh = tl && il && sl ? one_hot(&s, il, ga_size(tl, -1), op) : NULL;
+    ga_tensor *oh = tl && il && sl ? ggmlc__ga_one_hot(&s, il, ga_size(tl, -1), op) : NULL;
     ga_tensor *su = ggmlc__ga_tmp(&s, oh ? ga_unsqueeze(sl, -1) : NULL);
     ga_tensor *add =
         ggmlc__ga_tmp(&s, su ? ga_sum_dim(ggmlc__ga_tmp(&s, ga_mul(oh, su)), -2, false) : NULL);
@@ -133,7 +127,7 @@ ga_tensor *ga_index_select(const ga_tensor *t, int dim, const ga_tensor *indices
     int64_t shape[GA_MAX_DIMS];
     int nd = tf ? ga_shape(tf, shape) : 0;
     ga_tensor *t2 = tf ? ggmlc__ga_tmp(&s, ga_reshape(tf, GA_SHAPE(shape[0], -1))) : NULL;
-    ga_tensor *oh = t2 ? one_hot(&s, indices, shape[0], op) : NULL;
+    ga_tensor *oh = t2 ? ggmlc__ga_one_hot(&s, indices, shape[0], op) : NULL;
     ga_tensor *r = ggmlc__ga_tmp(&s, oh ? ga_matmul(oh, t2) : NULL);
     if (nd > 0) shape[0] = ga_numel(indices);
     ga_tensor *rs = ggmlc__ga_tmp(&s, r ? ga_reshape(r, nd, shape) : NULL);

@@ -225,26 +225,12 @@ ga_tensor *ga_embedding(const ga_tensor *indices, const ga_tensor *weight) {
                                op, GA_MAX_DIMS - 1),
                NULL;
     const int64_t num = weight->ne[1], n = ga_numel(indices);
-    float *idx = ggmlc__ga_host_copy(indices);
-    float *onehot = idx ? calloc((size_t)(n * num), sizeof *onehot) : NULL;
-    bool ok = onehot != NULL;
-    for (int64_t i = 0; i < n && ok; i++) {
-        ok = idx[i] >= 0 && idx[i] < (float)num && idx[i] == floorf(idx[i]);
-        if (ok)
-            onehot[i * num + (int64_t)idx[i]] = 1;
-        else
-            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: index %g is outside [0, %lld)", op, idx[i],
-                            (long long)num);
-    }
-    free(idx);
     struct ga_tmps s;
     ggmlc__ga_tmp_begin(&s);
     /* a one-hot product: the gradient of weight is the scatter-add of the rows' gradients */
-    ga_tensor *oh = ok ? ggmlc__ga_tmp(&s, ga_from_array(weight->dev, onehot, (size_t)(n * num),
-                                                         GA_SHAPE(n, num)))
-                       : NULL;
-    free(onehot);
-    ga_tensor *rows = oh ? ggmlc__ga_tmp(&s, ga_matmul(oh, weight)) : NULL;
+    ga_tensor *oh = ggmlc__ga_one_hot(&s, indices, num, op);
+    ga_tensor *oh2 = oh ? ggmlc__ga_tmp(&s, ga_reshape(oh, GA_SHAPE(n, num))) : NULL;
+    ga_tensor *rows = oh2 ? ggmlc__ga_tmp(&s, ga_matmul(oh2, weight)) : NULL;
     int64_t shape[GA_MAX_DIMS];
     int nd = ga_shape(indices, shape);
     shape[nd] = weight->ne[0];

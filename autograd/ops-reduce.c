@@ -11,34 +11,14 @@
 #include "ggmlc.h"
 #include "autograd-impl.h"
 
-static int axis_of(const ga_tensor *t, int dim, const char *op) {
-    int n = t->ndim > 0 ? t->ndim : 1;
-    if (dim < 0) dim += n;
-    if (dim < 0 || dim >= n) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: no dimension %d in a %d-D tensor", op, dim,
-                        t->ndim);
-        return -1;
-    }
-    return n - 1 - dim;
-}
-
-/* Swap ggml axis k with axis 0, contiguous. */
-static struct ggml_tensor *swap0(struct ggml_context *ctx, struct ggml_tensor *x, int k) {
-    if (k == 0) return ggml_is_contiguous(x) ? x : ggml_cont(ctx, x);
-    int ax[GGML_MAX_DIMS] = {0, 1, 2, 3};
-    ax[0] = k;
-    ax[k] = 0;
-    return ggml_cont(ctx, ggml_permute(ctx, x, ax[0], ax[1], ax[2], ax[3]));
-}
-
 /* The maximum along ggml axis k, keeping the axis as size 1. */
 static struct ggml_tensor *max_keep(struct ggml_context *ctx, struct ggml_tensor *x, int k) {
-    struct ggml_tensor *s = swap0(ctx, x, k);
+    struct ggml_tensor *s = ggmlc__ga_swap0(ctx, x, k);
     const int64_t n = s->ne[0], rows = s->ne[1] * s->ne[2] * s->ne[3];
     struct ggml_tensor *m =
         ggml_pool_1d(ctx, ggml_reshape_2d(ctx, s, n, rows), GGML_OP_POOL_MAX, (int)n, (int)n, 0);
     m = ggml_reshape_4d(ctx, m, 1, s->ne[1], s->ne[2], s->ne[3]);
-    return swap0(ctx, m, k);
+    return ggmlc__ga_swap0(ctx, m, k);
 }
 
 static void drop_axis(const ga_tensor *a, int k, int64_t ne[GGML_MAX_DIMS]) {
@@ -68,7 +48,7 @@ static void max_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor *ou
 static ga_tensor *extreme(const ga_tensor *ca, int dim, bool keepdim, bool min, const char *op) {
     ga_tensor *a = (ga_tensor *)ca;
     if (!ggmlc__ga_check(a, op)) return NULL;
-    int k = axis_of(a, dim, op);
+    int k = ggmlc__ga_axis(a, dim, op);
     if (k < 0 || !ggmlc__ga_reserve(a->dev, 16)) return NULL;
     struct ggml_tensor *x = ggmlc__ga_node(a);
     if (!x) return NULL;
@@ -100,17 +80,17 @@ ga_tensor *ga_min_dim(const ga_tensor *t, int dim, bool keepdim) {
 ga_tensor *ga_argmax(const ga_tensor *ca, int dim, bool keepdim) {
     ga_tensor *a = (ga_tensor *)ca;
     if (!ggmlc__ga_check(a, "ga_argmax")) return NULL;
-    int k = axis_of(a, dim, "ga_argmax");
+    int k = ggmlc__ga_axis(a, dim, "ga_argmax");
     if (k < 0 || !ggmlc__ga_reserve(a->dev, 8)) return NULL;
     struct ggml_tensor *x = ggmlc__ga_node(a);
     if (!x) return NULL;
     struct ggml_context *ctx = ggmlc__ga_ctx(a);
-    struct ggml_tensor *s = swap0(ctx, x, k);
+    struct ggml_tensor *s = ggmlc__ga_swap0(ctx, x, k);
     const int64_t rows = s->ne[1] * s->ne[2] * s->ne[3];
     /* ggml's argmax: the first maximum of each row, as I32, made float */
     struct ggml_tensor *i = ggml_argmax(ctx, ggml_reshape_2d(ctx, s, s->ne[0], rows));
     i = ggml_reshape_4d(ctx, ggml_cast(ctx, i, GGML_TYPE_F32), 1, s->ne[1], s->ne[2], s->ne[3]);
-    i = swap0(ctx, i, k);
+    i = ggmlc__ga_swap0(ctx, i, k);
     int ndim = a->ndim;
     if (!keepdim && ndim > 0) {
         int64_t ne[GGML_MAX_DIMS];
@@ -125,7 +105,7 @@ ga_tensor *ga_argmax(const ga_tensor *ca, int dim, bool keepdim) {
 
 ga_tensor *ga_var(const ga_tensor *t, int dim, bool unbiased, bool keepdim) {
     if (!ggmlc__ga_check(t, "ga_var")) return NULL;
-    int k = axis_of(t, dim, "ga_var");
+    int k = ggmlc__ga_axis(t, dim, "ga_var");
     if (k < 0) return NULL;
     const int64_t n = t->ne[k];
     struct ga_tmps s;
@@ -145,7 +125,8 @@ ga_tensor *ga_std(const ga_tensor *t, int dim, bool unbiased, bool keepdim) {
 }
 
 ga_tensor *ga_logsumexp(const ga_tensor *t, int dim, bool keepdim) {
-    if (!ggmlc__ga_check(t, "ga_logsumexp") || axis_of(t, dim, "ga_logsumexp") < 0) return NULL;
+    if (!ggmlc__ga_check(t, "ga_logsumexp") || ggmlc__ga_axis(t, dim, "ga_logsumexp") < 0)
+        return NULL;
     struct ga_tmps s;
     ggmlc__ga_tmp_begin(&s);
     /* m + log(sum(exp(x - m))) with m the maximum, held constant: the gradient is still

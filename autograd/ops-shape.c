@@ -8,18 +8,6 @@
 #include "ggmlc.h"
 #include "autograd-impl.h"
 
-/* PyTorch dim to ggml axis for a tensor of nd dimensions (0 for a scalar is allowed as 1-D);
- * -1 with a message when out of range. */
-static int axis_of(int nd, int dim, const char *op) {
-    int n = nd > 0 ? nd : 1;
-    if (dim < 0) dim += n;
-    if (dim < 0 || dim >= n) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: no dimension %d in a %d-D tensor", op, dim, nd);
-        return -1;
-    }
-    return n - 1 - dim;
-}
-
 static ga_tensor *finish(ga_tensor *a, struct ggml_tensor *n, int ndim, const char *op,
                          ga_vjp vjp) {
     return ggmlc__ga_record(ggmlc__ga_from_node(a->dev, n, ndim), op, vjp, &a, 1);
@@ -91,7 +79,7 @@ static struct ggml_tensor *slice(struct ggml_context *ctx, struct ggml_tensor *n
 ga_tensor *ga_narrow(const ga_tensor *ca, int dim, int64_t start, int64_t length) {
     ga_tensor *a = (ga_tensor *)ca;
     if (!ggmlc__ga_check(a, "ga_narrow")) return NULL;
-    int k = axis_of(a->ndim, dim, "ga_narrow");
+    int k = ggmlc__ga_axis(a, dim, "ga_narrow");
     if (k < 0) return NULL;
     if (start < 0) start += a->ne[k];
     if (start < 0 || length < 1 || start + length > a->ne[k]) {
@@ -115,7 +103,7 @@ ga_tensor *ga_narrow(const ga_tensor *ca, int dim, int64_t start, int64_t length
 
 ga_tensor *ga_squeeze(const ga_tensor *a, int dim) {
     if (!ggmlc__ga_check(a, "ga_squeeze")) return NULL;
-    int k = axis_of(a->ndim, dim, "ga_squeeze");
+    int k = ggmlc__ga_axis(a, dim, "ga_squeeze");
     if (k < 0) return NULL;
     int64_t shape[GA_MAX_DIMS];
     int nd = ga_shape(a, shape);
@@ -231,7 +219,7 @@ ga_tensor *ga_cat(ga_tensor *const *ts, int n, int dim) {
         return NULL;
     }
     if (!ggmlc__ga_check(ts[0], "ga_cat")) return NULL;
-    int k = axis_of(ts[0]->ndim, dim, "ga_cat");
+    int k = ggmlc__ga_axis(ts[0], dim, "ga_cat");
     if (k < 0 || !cat_check(ts, n, k, "ga_cat") || !ggmlc__ga_reserve(ts[0]->dev, 2 * n + 4))
         return NULL;
     /* groups of GA_MAX_INPUTS, the running result first in each next group */
@@ -269,7 +257,7 @@ ga_tensor *ga_stack(ga_tensor *const *ts, int n, int dim) {
 
 int ga_split(const ga_tensor *t, int64_t split_size, int dim, ga_tensor **out, int max_out) {
     if (!ggmlc__ga_check(t, "ga_split")) return -1;
-    int k = axis_of(t->ndim, dim, "ga_split");
+    int k = ggmlc__ga_axis(t, dim, "ga_split");
     if (k < 0) return -1;
     const int64_t size = t->ne[k];
     if (split_size < 1 || !out || (size + split_size - 1) / split_size > max_out) {
@@ -292,7 +280,7 @@ int ga_split(const ga_tensor *t, int64_t split_size, int dim, ga_tensor **out, i
 
 int ga_chunk(const ga_tensor *t, int chunks, int dim, ga_tensor **out, int max_out) {
     if (!ggmlc__ga_check(t, "ga_chunk")) return -1;
-    int k = axis_of(t->ndim, dim, "ga_chunk");
+    int k = ggmlc__ga_axis(t, dim, "ga_chunk");
     if (k < 0) return -1;
     if (chunks < 1) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga_chunk: %d chunks", chunks);
