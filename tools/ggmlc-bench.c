@@ -58,6 +58,7 @@
 #include "ggmlc.h"
 #include "ggmlc-nn.h"
 #include "../bench/decode-graph.h"
+#include "../bench/eager.h"
 #include "tool-options.h"
 
 struct options {
@@ -976,6 +977,8 @@ int main(int argc, char **argv) {
     if (tool_answer_standard_option(argc, argv, "ggmlc-bench", print_usage)) return 0;
     tool_hold_error_logs(); /* each failure printed once: tool-options.h */
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
+    if (argc > 1 && (strcmp(argv[1], "eager-mlp") == 0 || strcmp(argv[1], "eager-op") == 0))
+        return bench_eager(argc, argv);
     if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
     if (argc > 1 && strcmp(argv[1], "decode-graph") == 0)
         return decode_graph_main(argc - 1, argv + 1); /* bench/decode-graph.c */

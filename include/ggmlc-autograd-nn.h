@@ -1,0 +1,129 @@
+/*
+ * ggmlc-autograd-nn.h - modules, optimizers, learning-rate schedulers and a data loader for the
+ * eager tensors of ggmlc-autograd.h, as torch.nn, torch.optim and torch.utils.data offer them.
+ *
+ * (not yet implemented: everything below is the planned surface, declared so that the eager
+ * API is complete on paper; none of these functions is defined in the library yet.)
+ *
+ *     ga_module *net = ga_sequential();
+ *     ga_sequential_add(net, ga_linear_module(NULL, 784, 256, true));
+ *     ga_sequential_add(net, ga_relu_module());
+ *     ga_sequential_add(net, ga_linear_module(NULL, 256, 10, true));
+ *     ga_optimizer *opt = ga_adamw(ga_module_parameters(net), 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f);
+ *     for (each batch x, y) {
+ *         ga_scope_begin();
+ *         ga_optimizer_zero_grad(opt);
+ *         ga_tensor *loss = ga_cross_entropy(ga_module_forward(net, x), y, -100, 0.0f);
+ *         ga_backward(loss);
+ *         ga_optimizer_step(opt);
+ *         ga_scope_end();
+ *     }
+ *
+ * Ownership follows ggmlc-autograd.h: returned ga_tensor * are new references; modules,
+ * optimizers, schedulers and loaders are freed with their own _free function.
+ */
+#ifndef GGMLC_AUTOGRAD_NN_H
+#define GGMLC_AUTOGRAD_NN_H
+
+#include "ggmlc-autograd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ga_module ga_module;
+typedef struct ga_optimizer ga_optimizer;
+typedef struct ga_scheduler ga_scheduler;
+typedef struct ga_loader ga_loader;
+
+/* A list of parameter tensors (borrowed from their module or owner). */
+typedef struct ga_param_list {
+    ga_tensor **params;
+    const char **names; /* "0.weight", as PyTorch's state_dict names them */
+    int n;
+} ga_param_list;
+
+/* ---------------------------------------------------------------- modules */
+
+/* Layers with PyTorch's default initialisation (kaiming-uniform weights) drawn from the
+ * ga_manual_seed generator, parameters on dev (NULL: the default device). */
+GGML_API ga_module *ga_linear_module(ga_device *dev, int64_t in, int64_t out, bool bias);
+GGML_API ga_module *ga_conv2d_module(ga_device *dev, int64_t in_ch, int64_t out_ch, int kernel,
+                                     int stride, int padding, bool bias);
+GGML_API ga_module *ga_embedding_module(ga_device *dev, int64_t num, int64_t dim);
+GGML_API ga_module *ga_layer_norm_module(ga_device *dev, int64_t dim, float eps);
+GGML_API ga_module *ga_rms_norm_module(ga_device *dev, int64_t dim, float eps);
+GGML_API ga_module *ga_batch_norm_module(ga_device *dev, int64_t channels, float eps,
+                                         float momentum);
+GGML_API ga_module *ga_dropout_module(float p);
+GGML_API ga_module *ga_relu_module(void);
+/* A container calling its children in order; ga_sequential_add takes ownership of child. */
+GGML_API ga_module *ga_sequential(void);
+GGML_API enum ggmlc_status ga_sequential_add(ga_module *seq, ga_module *child);
+
+/* Run the module on x (a new reference). */
+GGML_API ga_tensor *ga_module_forward(ga_module *m, const ga_tensor *x);
+/* The module's parameters (recursively, in registration order). */
+GGML_API ga_param_list ga_module_parameters(ga_module *m);
+/* Training or evaluation mode (dropout, batch-norm statistics); modules start in training. */
+GGML_API void ga_module_train(ga_module *m, bool training);
+/* Parameters and buffers (batch-norm running statistics) to a GGUF file, written atomically,
+ * and back; loading validates names, shapes and types before changing anything. */
+GGML_API enum ggmlc_status ga_module_save(const ga_module *m, const char *path);
+GGML_API enum ggmlc_status ga_module_load(ga_module *m, const char *path);
+GGML_API void ga_module_free(ga_module *m);
+
+/* -------------------------------------------------------------- optimizers */
+
+/* Optimizers over a parameter list, with the math of ggmlc's shared optimizer module so eager
+ * and graph training agree. */
+GGML_API ga_optimizer *ga_sgd(ga_param_list params, float lr, float momentum, float dampening,
+                              float weight_decay, bool nesterov);
+GGML_API ga_optimizer *ga_adam(ga_param_list params, float lr, float beta1, float beta2,
+                               float eps, float weight_decay);
+GGML_API ga_optimizer *ga_adamw(ga_param_list params, float lr, float beta1, float beta2,
+                                float eps, float weight_decay);
+/* One update of every parameter that has a gradient. */
+GGML_API enum ggmlc_status ga_optimizer_step(ga_optimizer *opt);
+/* Forget every parameter's gradient. */
+GGML_API void ga_optimizer_zero_grad(ga_optimizer *opt);
+GGML_API float ga_optimizer_get_lr(const ga_optimizer *opt);
+GGML_API void ga_optimizer_set_lr(ga_optimizer *opt, float lr);
+GGML_API void ga_optimizer_free(ga_optimizer *opt);
+
+/* Scale the gradients so that their global norm (of type norm_type, 2 usual) is at most
+ * max_norm; returns the norm before clipping (NAN on error). */
+GGML_API float ga_clip_grad_norm(ga_param_list params, float max_norm, float norm_type);
+
+/* ------------------------------------------------------------ schedulers */
+
+/* lr = base * gamma^(epoch / step_size); cosine annealing to min_lr after a linear warmup;
+ * one-cycle (max_lr, total_steps, pct_start) as PyTorch's OneCycleLR (cosine). */
+GGML_API ga_scheduler *ga_step_lr(ga_optimizer *opt, int step_size, float gamma);
+GGML_API ga_scheduler *ga_cosine_lr(ga_optimizer *opt, int warmup_steps, int total_steps,
+                                    float min_lr);
+GGML_API ga_scheduler *ga_one_cycle_lr(ga_optimizer *opt, float max_lr, int total_steps,
+                                       float pct_start);
+/* Advance one step and set the optimizer's learning rate. */
+GGML_API void ga_scheduler_step(ga_scheduler *s);
+GGML_API void ga_scheduler_free(ga_scheduler *s);
+
+/* ------------------------------------------------------------ data loader */
+
+/* Batches of a labelled dataset (struct ggmlc_dataset of ggmlc-nn.h, borrowed) as tensors on
+ * dev: shuffled per epoch from seed when shuffle, the last short batch dropped when drop_last. */
+struct ggmlc_dataset;
+GGML_API ga_loader *ga_loader_new(const struct ggmlc_dataset *data, ga_device *dev,
+                                  int64_t batch_size, bool shuffle, bool drop_last,
+                                  uint64_t seed);
+/* The next batch (new references in *x, *y); false at the end of the epoch, after which the
+ * next call starts a new epoch. */
+GGML_API bool ga_loader_next(ga_loader *l, ga_tensor **x, ga_tensor **y);
+GGML_API int64_t ga_loader_batches(const ga_loader *l);
+GGML_API void ga_loader_free(ga_loader *l);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGMLC_AUTOGRAD_NN_H */
