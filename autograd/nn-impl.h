@@ -25,6 +25,7 @@ struct ga_module {
     bool is_param[GA_MODULE_MAX_TENSORS];
     int n_tensors;
     ga_module **children; /* owned, in registration order */
+    const char **child_names; /* static names ("self_attn"), or NULL for the index */
     int n_children, cap_children;
     float f[4]; /* configuration: eps, p, momentum, ... */
     int i[4];   /* configuration: stride, padding, ... */
@@ -38,6 +39,21 @@ struct ga_module {
  * state_dict names them ("0.weight"); the list lives in m until the next call or ga_module_free.
  * n = -1 when memory is short (with an error set). */
 GGMLC_HIDDEN ga_param_list ggmlc__ga_module_walk(ga_module *m, bool with_buffers);
+
+/* Register child under name (a static string; NULL: its index, as in Sequential); the module
+ * owns it from now on (it is freed if registering fails).  A NULL child is an error (the failed
+ * constructor's). */
+GGMLC_HIDDEN enum ggmlc_status ggmlc__ga_module_add_child(ga_module *m, const char *name,
+                                                          ga_module *child);
+/* A module of the given kind without tensors or children (NULL with an error). */
+GGMLC_HIDDEN ga_module *ggmlc__ga_module_new(const struct ga_module_ops *ops);
+/* Attach t as a parameter (requires grad) or a buffer; false (t NULL) when creation failed. */
+GGMLC_HIDDEN bool ggmlc__ga_module_add_tensor(ga_module *m, const char *name, ga_tensor *t,
+                                              bool is_param);
+/* A tensor of uniform numbers in [-bound, bound) from the ga_manual_seed generator, owned by no
+ * scope (for parameters). */
+GGMLC_HIDDEN ga_tensor *ggmlc__ga_uniform_param(ga_device *dev, int ndim, const int64_t *shape,
+                                                double bound);
 
 struct ga_param_state {
     ga_tensor *a, *b; /* moments (Adam), momentum buffer (SGD); NULL until the first step */

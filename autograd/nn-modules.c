@@ -15,7 +15,7 @@
 
 /* ------------------------------------------------------------ building */
 
-static ga_module *module_new(const struct ga_module_ops *ops) {
+ga_module *ggmlc__ga_module_new(const struct ga_module_ops *ops) {
     ga_module *m = calloc(1, sizeof *m);
     if (!m) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga: out of memory"), NULL;
     m->ops = ops;
@@ -33,7 +33,8 @@ static ga_tensor *owned(ga_tensor *(*make)(ga_device *, int, const int64_t *), g
 }
 
 /* A tensor of uniform numbers in [-bound, bound) from the ga_manual_seed generator. */
-static ga_tensor *uniform_tensor(ga_device *dev, int ndim, const int64_t *shape, double bound) {
+ga_tensor *ggmlc__ga_uniform_param(ga_device *dev, int ndim, const int64_t *shape,
+                                   double bound) {
     size_t n = 1;
     for (int d = 0; d < ndim; d++) n *= (size_t)shape[d];
     float *v = malloc(n * sizeof *v);
@@ -48,7 +49,7 @@ static ga_tensor *uniform_tensor(ga_device *dev, int ndim, const int64_t *shape,
 }
 
 /* Attach t (NULL: creation failed, the module is freed) as a parameter or a buffer. */
-static bool add_tensor(ga_module *m, const char *name, ga_tensor *t, bool is_param) {
+bool ggmlc__ga_module_add_tensor(ga_module *m, const char *name, ga_tensor *t, bool is_param) {
     if (!t) return false;
     if (is_param) ga_requires_grad_(t, true);
     m->tensors[m->n_tensors] = t;
@@ -80,11 +81,11 @@ ga_module *ga_linear_module(ga_device *dev, int64_t in, int64_t out, bool bias) 
     static const struct ga_module_ops ops = {"Linear", linear_forward};
     if (!positive(in, "in_features", __func__) || !positive(out, "out_features", __func__))
         return NULL;
-    ga_module *m = module_new(&ops);
+    ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
     const double bound = 1.0 / sqrt((double)in); /* kaiming_uniform(a = sqrt(5)), as PyTorch */
-    bool ok = add_tensor(m, "weight", uniform_tensor(dev, GA_SHAPE(out, in), bound), true);
-    if (ok && bias) ok = add_tensor(m, "bias", uniform_tensor(dev, GA_SHAPE(out), bound), true);
+    bool ok = ggmlc__ga_module_add_tensor(m, "weight", ggmlc__ga_uniform_param(dev, GA_SHAPE(out, in), bound), true);
+    if (ok && bias) ok = ggmlc__ga_module_add_tensor(m, "bias", ggmlc__ga_uniform_param(dev, GA_SHAPE(out), bound), true);
     return finish(m, ok);
 }
 
@@ -101,14 +102,14 @@ ga_module *ga_conv2d_module(ga_device *dev, int64_t in_ch, int64_t out_ch, int k
         return NULL;
     if (padding < 0)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: negative padding", __func__), NULL;
-    ga_module *m = module_new(&ops);
+    ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
     m->i[0] = stride;
     m->i[1] = padding;
     const double bound = 1.0 / sqrt((double)(in_ch * kernel * kernel));
-    bool ok = add_tensor(m, "weight",
-                         uniform_tensor(dev, GA_SHAPE(out_ch, in_ch, kernel, kernel), bound), true);
-    if (ok && bias) ok = add_tensor(m, "bias", uniform_tensor(dev, GA_SHAPE(out_ch), bound), true);
+    bool ok = ggmlc__ga_module_add_tensor(m, "weight",
+                         ggmlc__ga_uniform_param(dev, GA_SHAPE(out_ch, in_ch, kernel, kernel), bound), true);
+    if (ok && bias) ok = ggmlc__ga_module_add_tensor(m, "bias", ggmlc__ga_uniform_param(dev, GA_SHAPE(out_ch), bound), true);
     return finish(m, ok);
 }
 
@@ -120,9 +121,9 @@ ga_module *ga_embedding_module(ga_device *dev, int64_t num, int64_t dim) {
     static const struct ga_module_ops ops = {"Embedding", embedding_forward};
     if (!positive(num, "num_embeddings", __func__) || !positive(dim, "embedding_dim", __func__))
         return NULL;
-    ga_module *m = module_new(&ops);
+    ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
-    return finish(m, add_tensor(m, "weight", owned(ga_randn, dev, GA_SHAPE(num, dim)), true));
+    return finish(m, ggmlc__ga_module_add_tensor(m, "weight", owned(ga_randn, dev, GA_SHAPE(num, dim)), true));
 }
 
 static ga_tensor *layer_norm_forward(ga_module *m, const ga_tensor *x) {
@@ -132,11 +133,11 @@ static ga_tensor *layer_norm_forward(ga_module *m, const ga_tensor *x) {
 ga_module *ga_layer_norm_module(ga_device *dev, int64_t dim, float eps) {
     static const struct ga_module_ops ops = {"LayerNorm", layer_norm_forward};
     if (!positive(dim, "normalized_shape", __func__)) return NULL;
-    ga_module *m = module_new(&ops);
+    ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
     m->f[0] = eps;
-    bool ok = add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(dim)), true) &&
-              add_tensor(m, "bias", owned(ga_zeros, dev, GA_SHAPE(dim)), true);
+    bool ok = ggmlc__ga_module_add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(dim)), true) &&
+              ggmlc__ga_module_add_tensor(m, "bias", owned(ga_zeros, dev, GA_SHAPE(dim)), true);
     return finish(m, ok);
 }
 
@@ -147,10 +148,10 @@ static ga_tensor *rms_norm_forward(ga_module *m, const ga_tensor *x) {
 ga_module *ga_rms_norm_module(ga_device *dev, int64_t dim, float eps) {
     static const struct ga_module_ops ops = {"RMSNorm", rms_norm_forward};
     if (!positive(dim, "normalized_shape", __func__)) return NULL;
-    ga_module *m = module_new(&ops);
+    ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
     m->f[0] = eps;
-    return finish(m, add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(dim)), true));
+    return finish(m, ggmlc__ga_module_add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(dim)), true));
 }
 
 static ga_tensor *batch_norm_forward(ga_module *m, const ga_tensor *x) {
@@ -161,14 +162,14 @@ static ga_tensor *batch_norm_forward(ga_module *m, const ga_tensor *x) {
 ga_module *ga_batch_norm_module(ga_device *dev, int64_t channels, float eps, float momentum) {
     static const struct ga_module_ops ops = {"BatchNorm", batch_norm_forward};
     if (!positive(channels, "num_features", __func__)) return NULL;
-    ga_module *m = module_new(&ops);
+    ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
     m->f[0] = eps;
     m->f[1] = momentum;
-    bool ok = add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(channels)), true) &&
-              add_tensor(m, "bias", owned(ga_zeros, dev, GA_SHAPE(channels)), true) &&
-              add_tensor(m, "running_mean", owned(ga_zeros, dev, GA_SHAPE(channels)), false) &&
-              add_tensor(m, "running_var", owned(ga_ones, dev, GA_SHAPE(channels)), false);
+    bool ok = ggmlc__ga_module_add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(channels)), true) &&
+              ggmlc__ga_module_add_tensor(m, "bias", owned(ga_zeros, dev, GA_SHAPE(channels)), true) &&
+              ggmlc__ga_module_add_tensor(m, "running_mean", owned(ga_zeros, dev, GA_SHAPE(channels)), false) &&
+              ggmlc__ga_module_add_tensor(m, "running_var", owned(ga_ones, dev, GA_SHAPE(channels)), false);
     return finish(m, ok);
 }
 
@@ -183,7 +184,7 @@ ga_module *ga_dropout_module(float p) {
     if (!(p >= 0 && p <= 1))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: p = %g is not in [0, 1]", __func__, p),
                NULL;
-    ga_module *m = module_new(&ops);
+    ga_module *m = ggmlc__ga_module_new(&ops);
     if (m) m->f[0] = p;
     return m;
 }
@@ -195,7 +196,7 @@ ga_module *ga_dropout_module(float p) {
     }                                                                                          \
     ga_module *fn(void) {                                                                      \
         static const struct ga_module_ops ops = {kind, fn##_forward};                          \
-        return module_new(&ops);                                                               \
+        return ggmlc__ga_module_new(&ops);                                                               \
     }
 
 GA_ACTIVATION_MODULE(ga_relu_module, "ReLU", ga_relu)
@@ -211,7 +212,7 @@ static ga_tensor *flatten_forward(ga_module *m, const ga_tensor *x) {
 
 ga_module *ga_flatten_module(void) {
     static const struct ga_module_ops ops = {"Flatten", flatten_forward};
-    return module_new(&ops);
+    return ggmlc__ga_module_new(&ops);
 }
 
 static ga_tensor *max_pool_forward(ga_module *m, const ga_tensor *x) {
@@ -227,7 +228,7 @@ static ga_module *pool_module(const struct ga_module_ops *ops, int kernel, int s
     if (!positive(kernel, "kernel_size", fn)) return NULL;
     if (stride < 0 || padding < 0)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: negative stride or padding", fn), NULL;
-    ga_module *m = module_new(ops);
+    ga_module *m = ggmlc__ga_module_new(ops);
     if (!m) return NULL;
     m->i[0] = kernel;
     m->i[1] = stride ? stride : kernel; /* PyTorch: stride defaults to the kernel size */
@@ -262,7 +263,28 @@ static ga_tensor *sequential_forward(ga_module *m, const ga_tensor *x) {
 
 ga_module *ga_sequential(void) {
     static const struct ga_module_ops ops = {"Sequential", sequential_forward};
-    return module_new(&ops);
+    return ggmlc__ga_module_new(&ops);
+}
+
+enum ggmlc_status ggmlc__ga_module_add_child(ga_module *m, const char *name, ga_module *child) {
+    if (!child) return ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status()
+                                                       : ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                                                                         "ga: NULL module");
+    if (m->n_children == m->cap_children) {
+        int cap = m->cap_children ? 2 * m->cap_children : 8;
+        ga_module **p = realloc(m->children, (size_t)cap * sizeof *p);
+        if (p) m->children = p;
+        const char **nm = realloc((void *)m->child_names, (size_t)cap * sizeof *nm);
+        if (nm) m->child_names = nm;
+        if (!p || !nm) {
+            ga_module_free(child);
+            return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga: out of memory");
+        }
+        m->cap_children = cap;
+    }
+    m->child_names[m->n_children] = name;
+    m->children[m->n_children++] = child;
+    return GGMLC_OK;
 }
 
 enum ggmlc_status ga_sequential_add(ga_module *seq, ga_module *child) {
@@ -273,15 +295,7 @@ enum ggmlc_status ga_sequential_add(ga_module *seq, ga_module *child) {
     if (seq->ops->forward != sequential_forward)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                                "ga_sequential_add: a %s is not a Sequential", seq->ops->kind);
-    if (seq->n_children == seq->cap_children) {
-        int cap = seq->cap_children ? 2 * seq->cap_children : 8;
-        ga_module **p = realloc(seq->children, (size_t)cap * sizeof *p);
-        if (!p) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_sequential_add: out of memory");
-        seq->children = p;
-        seq->cap_children = cap;
-    }
-    seq->children[seq->n_children++] = child;
-    return GGMLC_OK;
+    return ggmlc__ga_module_add_child(seq, NULL, child);
 }
 
 /* -------------------------------------------------------------- common */
@@ -337,7 +351,10 @@ static bool walk(ga_module *root, ga_module *m, const char *prefix, bool with_bu
             return false;
     for (int c = 0; c < m->n_children; c++) {
         char sub[256];
-        if (snprintf(sub, sizeof sub, "%s%d.", prefix, c) >= (int)sizeof sub) return false;
+        const char *cn = m->child_names[c];
+        int len = cn ? snprintf(sub, sizeof sub, "%s%s.", prefix, cn)
+                     : snprintf(sub, sizeof sub, "%s%d.", prefix, c);
+        if (len >= (int)sizeof sub) return false;
         if (!walk(root, m->children[c], sub, with_buffers)) return false;
     }
     return true;
@@ -363,6 +380,7 @@ void ga_module_free(ga_module *m) {
     for (int k = 0; k < m->n_tensors; k++) ga_release(m->tensors[k]);
     list_clear(m);
     free(m->children);
+    free((void *)m->child_names);
     free(m->list.params);
     free((void *)m->list.names);
     free(m->list_is_param);

@@ -72,6 +72,34 @@ GGML_API ga_module *ga_avg_pool2d_module(int kernel, int stride, int padding);
 GGML_API ga_module *ga_sequential(void);
 GGML_API enum ggmlc_status ga_sequential_add(ga_module *seq, ga_module *child);
 
+/* Attention and Transformer layers as torch.nn's MultiheadAttention, TransformerEncoderLayer and
+ * TransformerDecoderLayer with batch_first=True: inputs (B, L, E); the same parameters under the
+ * same state_dict names ("self_attn.in_proj_weight", "linear1.weight", "norm1.bias", ...) and
+ * the same initialisation.  Used as a module, attention is self-attention, causal when asked.
+ * Layers: LayerNorm (eps 1e-5), GELU or ReLU, pre-norm (norm_first) or post-norm; dropout
+ * applies in training mode only.  A decoder layer's self-attention is causal; it runs through
+ * ga_transformer_decoder_forward (module forward alone is an error: it needs memory). */
+GGML_API ga_module *ga_multihead_attention_module(ga_device *dev, int64_t embed_dim,
+                                                  int num_heads, bool bias, float dropout,
+                                                  bool causal);
+GGML_API ga_module *ga_transformer_encoder_layer_module(ga_device *dev, int64_t d_model, int nhead,
+                                                        int64_t dim_feedforward, float dropout,
+                                                        bool gelu, bool norm_first, bool causal);
+GGML_API ga_module *ga_transformer_decoder_layer_module(ga_device *dev, int64_t d_model, int nhead,
+                                                        int64_t dim_feedforward, float dropout,
+                                                        bool gelu, bool norm_first);
+/* Attention of query (B, L, E) over key and value (B, S, E) as MultiheadAttention's forward:
+ * attn_mask additive, (L, S) or broadcastable to (B, H, L, S), or NULL; key_padding_mask (B, S)
+ * with nonzero at padded keys (never attended), or NULL; is_causal adds the causal mask.
+ * Returns the output (B, L, E) (the attention weights are not returned). */
+GGML_API ga_tensor *ga_multihead_attention(ga_module *mha, const ga_tensor *query,
+                                           const ga_tensor *key, const ga_tensor *value,
+                                           const ga_tensor *attn_mask,
+                                           const ga_tensor *key_padding_mask, bool is_causal);
+/* A decoder layer over tgt (B, L, E) attending to memory (B, S, E), the encoder's output. */
+GGML_API ga_tensor *ga_transformer_decoder_forward(ga_module *layer, const ga_tensor *tgt,
+                                                   const ga_tensor *memory);
+
 /* Run the module on x (a new reference). */
 GGML_API ga_tensor *ga_module_forward(ga_module *m, const ga_tensor *x);
 /* The module's parameters (recursively, in registration order), named as PyTorch's

@@ -340,6 +340,116 @@ static void test_loader(void) {
     ga_loader_free(l2);
 }
 
+/* A golden tensor by name, shaped as in the file (ggml order reversed), requiring grad. */
+static ga_tensor *gold_input(const char *name) {
+    const struct gold_tensor *g = gold_get(gold, name);
+    if (!g) return NULL;
+    int nd = 4;
+    while (nd > 1 && g->ne[nd - 1] == 1) nd--;
+    int64_t shape[4];
+    for (int d = 0; d < nd; d++) shape[d] = g->ne[nd - 1 - d];
+    ga_tensor *t = ga_from_array(dev, g->data, g->n, nd, shape);
+    return t ? ga_requires_grad_(t, true) : NULL;
+}
+
+/* Every parameter of m set to the golden "<case>.init.<name>". */
+static bool set_params(ga_module *m, const char *name) {
+    ga_param_list ps = ga_module_parameters(m);
+    bool ok = ps.n > 0;
+    for (int k = 0; k < ps.n && ok; k++) {
+        char gname[128];
+        snprintf(gname, sizeof gname, "%s.init.%s", name, ps.names[k]);
+        int64_t shape[GA_MAX_DIMS];
+        int nd = ga_shape(ps.params[k], shape);
+        const float *v = gold_f32(gname, (size_t)ga_numel(ps.params[k]));
+        ga_tensor *t = v ? ga_from_array(dev, v, (size_t)ga_numel(ps.params[k]), nd, shape) : NULL;
+        ok = t && ga_assign_(ps.params[k], t) == GGMLC_OK;
+        ga_release(t);
+    }
+    return ok;
+}
+
+static ga_tensor *param_named(ga_module *m, const char *name) {
+    ga_param_list ps = ga_module_parameters(m);
+    for (int k = 0; k < ps.n; k++)
+        if (strcmp(ps.names[k], name) == 0) return ps.params[k];
+    return NULL;
+}
+
+/* out against "<case>.out"; sum(out * r) backward; the named gradients against PyTorch's. */
+static void check_layer(const char *name, ga_module *m, ga_tensor *out, ga_tensor *const *inputs,
+                        const char *const *input_names, int n_inputs, const char *const *params,
+                        int n_params) {
+    char gname[128];
+    snprintf(gname, sizeof gname, "%s.out", name);
+    bool ok = out && close_to(out, gname, 2e-5f);
+    snprintf(gname, sizeof gname, "%s.r", name);
+    ga_tensor *r = ok ? gold_input(gname) : NULL;
+    ga_tensor *loss = r ? ga_sum(ga_mul(out, r)) : NULL;
+    tap_ok(ok && loss && ga_backward(loss) == GGMLC_OK, "%s: output equals PyTorch's", name);
+    bool grads = loss != NULL;
+    for (int k = 0; k < n_inputs && grads; k++) {
+        snprintf(gname, sizeof gname, "%s.grad.%s", name, input_names[k]);
+        grads = ga_grad(inputs[k]) && close_to(ga_grad(inputs[k]), gname, 1e-4f);
+    }
+    for (int k = 0; k < n_params && grads; k++) {
+        snprintf(gname, sizeof gname, "%s.grad.%s", name, params[k]);
+        ga_tensor *p = param_named(m, params[k]);
+        grads = p && ga_grad(p) && close_to(ga_grad(p), gname, 1e-4f);
+    }
+    tap_ok(grads, "%s: gradients equal PyTorch autograd's", name);
+}
+
+static void test_attention_layers(void) {
+    ga_scope_begin();
+    ga_module *mha = ga_multihead_attention_module(dev, 8, 2, true, 0, false);
+    ga_tensor *x = gold_input("mha.x");
+    ga_tensor *pad = gold_input("mha.pad");
+    float cm[25];
+    for (int i = 0; i < 25; i++) cm[i] = i % 5 > i / 5 ? -INFINITY : 0.0f;
+    ga_tensor *causal = ga_from_array(dev, cm, 25, GA_SHAPE(5, 5));
+    bool was = ga_set_grad_enabled(false);
+    ga_tensor *pad_plain = ga_detach(pad);
+    ga_set_grad_enabled(was);
+    ga_tensor *out = set_params(mha, "mha") ? ga_multihead_attention(mha, x, x, x, causal,
+                                                                     pad_plain, false)
+                                            : NULL;
+    check_layer("mha", mha, out, &x, (const char *[]){"x"}, 1,
+                (const char *[]){"in_proj_weight", "in_proj_bias", "out_proj.weight"}, 3);
+    ga_tensor *again = ga_multihead_attention(mha, x, x, x, NULL, pad_plain, true);
+    tap_ok(again && close_to(again, "mha.out", 2e-5f), "mha: is_causal equals the causal mask");
+    for (int nf = 0; nf < 2; nf++) {
+        char name[16];
+        snprintf(name, sizeof name, "enc%d", nf);
+        ga_module *enc = ga_transformer_encoder_layer_module(dev, 8, 2, 16, 0, true, nf, true);
+        char xn[32];
+        snprintf(xn, sizeof xn, "%s.x", name);
+        ga_tensor *ex = gold_input(xn);
+        ga_tensor *eo = set_params(enc, name) ? ga_module_forward(enc, ex) : NULL;
+        check_layer(name, enc, eo, &ex, (const char *[]){"x"}, 1,
+                    (const char *[]){"linear1.weight", "self_attn.in_proj_weight", "norm1.weight"},
+                    3);
+        ga_module_free(enc);
+    }
+    ga_module *dec = ga_transformer_decoder_layer_module(dev, 8, 2, 16, 0, false, false);
+    ga_tensor *io[2] = {gold_input("dec.tgt"), gold_input("dec.mem")};
+    ga_tensor *dout = set_params(dec, "dec") ? ga_transformer_decoder_forward(dec, io[0], io[1])
+                                             : NULL;
+    check_layer("dec", dec, dout, io, (const char *[]){"tgt", "mem"}, 2,
+                (const char *[]){"multihead_attn.in_proj_weight", "norm3.bias"}, 2);
+    tap_ok(!ga_module_forward(dec, io[0]), "a decoder layer alone asks for memory: %s",
+           ggmlc_last_error());
+    tap_ok(!ga_multihead_attention_module(dev, 10, 3, true, 0, false),
+           "embed_dim not a multiple of heads: %s", ggmlc_last_error());
+    ga_tensor *narrow_kv = ga_zeros(dev, GA_SHAPE(2, 6, 7));
+    tap_ok(!ga_multihead_attention(mha, x, narrow_kv, narrow_kv, NULL, NULL, false) &&
+               ggmlc_last_status() == GGMLC_ERR_SHAPE,
+           "key of another width: %s", ggmlc_last_error());
+    ga_scope_end();
+    ga_module_free(mha);
+    ga_module_free(dec);
+}
+
 static void test_errors(void) {
     tap_ok(!ga_linear_module(dev, 0, 3, true) && ggmlc_last_status() == GGMLC_ERR_INVALID_ARG,
            "Linear with 0 inputs: %s", ggmlc_last_error());
@@ -375,6 +485,7 @@ int main(int argc, char **argv) {
     test_module_basics();
     test_state_files();
     test_loader();
+    test_attention_layers();
     test_errors();
     gold_free(gold);
     ga_shutdown();

@@ -2,7 +2,8 @@
 """Golden data for tests/test-autograd-nn.c: torch.optim's SGD (momentum, dampening, Nesterov,
 weight decay), Adam and AdamW over a small MLP trained with cross-entropy, gradient clipping,
 the learning-rate schedulers (StepLR, OneCycleLR with its momentum cycle, a cosine schedule
-with warmup written as a LambdaLR) and BatchNorm's running statistics.
+with warmup written as a LambdaLR), BatchNorm's running statistics, and MultiheadAttention,
+TransformerEncoderLayer (post- and pre-norm) and TransformerDecoderLayer: outputs and gradients.
 
 Run from tests/golden/:  /usr/bin/python3 gen_autograd_nn.py   (PyTorch 1.13, CPU)
 Writes autograd_nn.gold (format: goldfile.py).
@@ -118,5 +119,43 @@ g["bn.x1"], g["bn.x2"], g["bn.xe"] = xb1, xb2, xe
 g["bn.running_mean"] = bn.running_mean.clone()
 g["bn.running_var"] = bn.running_var.clone()
 g["bn.eval_out"] = bn(xe).detach()
+
+# Attention and Transformer layers (batch_first): outputs and the gradients of sum(out * r)
+def layer_case(name, module, inputs, forward, grads_of):
+    for k, v in module.state_dict().items():
+        g[name + ".init." + k] = v.clone()
+    for k, v in inputs.items():
+        v.requires_grad_(True)
+        g[name + "." + k] = v.detach().clone()
+    out = forward(module, inputs)
+    r = torch.randn(out.shape)
+    (out * r).sum().backward()
+    g[name + ".r"] = r
+    g[name + ".out"] = out.detach()
+    params = dict(module.named_parameters())
+    for k in grads_of:
+        t = inputs[k] if k in inputs else params[k]
+        g[name + ".grad." + k] = t.grad.detach().clone()
+
+
+torch.manual_seed(21)
+causal = torch.triu(torch.full((5, 5), float("-inf")), diagonal=1)
+pad = torch.tensor([[0, 0, 0, 0, 0], [0, 0, 0, 1, 1]], dtype=torch.bool)
+g["mha.pad"] = pad.to(torch.float32)
+layer_case("mha", torch.nn.MultiheadAttention(8, 2, batch_first=True),
+           {"x": torch.randn(2, 5, 8)},
+           lambda m, i: m(i["x"], i["x"], i["x"], attn_mask=causal, key_padding_mask=pad)[0],
+           ["x", "in_proj_weight", "in_proj_bias", "out_proj.weight"])
+for norm_first in (False, True):
+    layer_case("enc%d" % norm_first,
+               torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu",
+                                                batch_first=True, norm_first=norm_first),
+               {"x": torch.randn(2, 5, 8)},
+               lambda m, i: m(i["x"], src_mask=causal),
+               ["x", "linear1.weight", "self_attn.in_proj_weight", "norm1.weight"])
+layer_case("dec", torch.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True),
+           {"tgt": torch.randn(2, 4, 8), "mem": torch.randn(2, 6, 8)},
+           lambda m, i: m(i["tgt"], i["mem"], tgt_mask=causal[:4, :4]),
+           ["tgt", "mem", "multihead_attn.in_proj_weight", "norm3.bias"])
 
 write_gold(os.path.join(HERE, "autograd_nn.gold"), g)
