@@ -24,7 +24,7 @@ struct ga_module {
     const char *tensor_names[GA_MODULE_MAX_TENSORS];
     bool is_param[GA_MODULE_MAX_TENSORS];
     int n_tensors;
-    ga_module **children; /* owned, in registration order */
+    ga_module **children;     /* owned, in registration order */
     const char **child_names; /* static names ("self_attn"), or NULL for the index */
     int n_children, cap_children;
     float f[4]; /* configuration: eps, p, momentum, ... */

@@ -32,7 +32,8 @@ ga_loader *ga_loader_new(const struct ggmlc_dataset *data, ga_device *dev, int64
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "ga_loader_new: samples of %d dimensions",
                                data->n_dims),
                NULL;
-    const int64_t n_batches = drop_last ? data->n / batch_size : (data->n + batch_size - 1) / batch_size;
+    const int64_t n_batches =
+        drop_last ? data->n / batch_size : (data->n + batch_size - 1) / batch_size;
     if (n_batches < 1)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                                "ga_loader_new: %lld samples make no batch of %lld with drop_last",

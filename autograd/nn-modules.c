@@ -33,8 +33,7 @@ static ga_tensor *owned(ga_tensor *(*make)(ga_device *, int, const int64_t *), g
 }
 
 /* A tensor of uniform numbers in [-bound, bound) from the ga_manual_seed generator. */
-ga_tensor *ggmlc__ga_uniform_param(ga_device *dev, int ndim, const int64_t *shape,
-                                   double bound) {
+ga_tensor *ggmlc__ga_uniform_param(ga_device *dev, int ndim, const int64_t *shape, double bound) {
     size_t n = 1;
     for (int d = 0; d < ndim; d++) n *= (size_t)shape[d];
     float *v = malloc(n * sizeof *v);
@@ -84,8 +83,11 @@ ga_module *ga_linear_module(ga_device *dev, int64_t in, int64_t out, bool bias) 
     ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
     const double bound = 1.0 / sqrt((double)in); /* kaiming_uniform(a = sqrt(5)), as PyTorch */
-    bool ok = ggmlc__ga_module_add_tensor(m, "weight", ggmlc__ga_uniform_param(dev, GA_SHAPE(out, in), bound), true);
-    if (ok && bias) ok = ggmlc__ga_module_add_tensor(m, "bias", ggmlc__ga_uniform_param(dev, GA_SHAPE(out), bound), true);
+    bool ok = ggmlc__ga_module_add_tensor(
+        m, "weight", ggmlc__ga_uniform_param(dev, GA_SHAPE(out, in), bound), true);
+    if (ok && bias)
+        ok = ggmlc__ga_module_add_tensor(m, "bias",
+                                         ggmlc__ga_uniform_param(dev, GA_SHAPE(out), bound), true);
     return finish(m, ok);
 }
 
@@ -94,8 +96,8 @@ static ga_tensor *conv2d_forward(ga_module *m, const ga_tensor *x) {
                      1);
 }
 
-ga_module *ga_conv2d_module(ga_device *dev, int64_t in_ch, int64_t out_ch, int kernel,
-                            int stride, int padding, bool bias) {
+ga_module *ga_conv2d_module(ga_device *dev, int64_t in_ch, int64_t out_ch, int kernel, int stride,
+                            int padding, bool bias) {
     static const struct ga_module_ops ops = {"Conv2d", conv2d_forward};
     if (!positive(in_ch, "in_channels", __func__) || !positive(out_ch, "out_channels", __func__) ||
         !positive(kernel, "kernel_size", __func__) || !positive(stride, "stride", __func__))
@@ -107,9 +109,12 @@ ga_module *ga_conv2d_module(ga_device *dev, int64_t in_ch, int64_t out_ch, int k
     m->i[0] = stride;
     m->i[1] = padding;
     const double bound = 1.0 / sqrt((double)(in_ch * kernel * kernel));
-    bool ok = ggmlc__ga_module_add_tensor(m, "weight",
-                         ggmlc__ga_uniform_param(dev, GA_SHAPE(out_ch, in_ch, kernel, kernel), bound), true);
-    if (ok && bias) ok = ggmlc__ga_module_add_tensor(m, "bias", ggmlc__ga_uniform_param(dev, GA_SHAPE(out_ch), bound), true);
+    bool ok = ggmlc__ga_module_add_tensor(
+        m, "weight", ggmlc__ga_uniform_param(dev, GA_SHAPE(out_ch, in_ch, kernel, kernel), bound),
+        true);
+    if (ok && bias)
+        ok = ggmlc__ga_module_add_tensor(
+            m, "bias", ggmlc__ga_uniform_param(dev, GA_SHAPE(out_ch), bound), true);
     return finish(m, ok);
 }
 
@@ -123,7 +128,8 @@ ga_module *ga_embedding_module(ga_device *dev, int64_t num, int64_t dim) {
         return NULL;
     ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
-    return finish(m, ggmlc__ga_module_add_tensor(m, "weight", owned(ga_randn, dev, GA_SHAPE(num, dim)), true));
+    return finish(m, ggmlc__ga_module_add_tensor(m, "weight",
+                                                 owned(ga_randn, dev, GA_SHAPE(num, dim)), true));
 }
 
 static ga_tensor *layer_norm_forward(ga_module *m, const ga_tensor *x) {
@@ -151,12 +157,13 @@ ga_module *ga_rms_norm_module(ga_device *dev, int64_t dim, float eps) {
     ga_module *m = ggmlc__ga_module_new(&ops);
     if (!m) return NULL;
     m->f[0] = eps;
-    return finish(m, ggmlc__ga_module_add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(dim)), true));
+    return finish(
+        m, ggmlc__ga_module_add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(dim)), true));
 }
 
 static ga_tensor *batch_norm_forward(ga_module *m, const ga_tensor *x) {
-    return ga_batch_norm(x, m->tensors[2], m->tensors[3], m->tensors[0], m->tensors[1],
-                         m->training, m->f[1], m->f[0]);
+    return ga_batch_norm(x, m->tensors[2], m->tensors[3], m->tensors[0], m->tensors[1], m->training,
+                         m->f[1], m->f[0]);
 }
 
 ga_module *ga_batch_norm_module(ga_device *dev, int64_t channels, float eps, float momentum) {
@@ -166,10 +173,13 @@ ga_module *ga_batch_norm_module(ga_device *dev, int64_t channels, float eps, flo
     if (!m) return NULL;
     m->f[0] = eps;
     m->f[1] = momentum;
-    bool ok = ggmlc__ga_module_add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(channels)), true) &&
-              ggmlc__ga_module_add_tensor(m, "bias", owned(ga_zeros, dev, GA_SHAPE(channels)), true) &&
-              ggmlc__ga_module_add_tensor(m, "running_mean", owned(ga_zeros, dev, GA_SHAPE(channels)), false) &&
-              ggmlc__ga_module_add_tensor(m, "running_var", owned(ga_ones, dev, GA_SHAPE(channels)), false);
+    bool ok =
+        ggmlc__ga_module_add_tensor(m, "weight", owned(ga_ones, dev, GA_SHAPE(channels)), true) &&
+        ggmlc__ga_module_add_tensor(m, "bias", owned(ga_zeros, dev, GA_SHAPE(channels)), true) &&
+        ggmlc__ga_module_add_tensor(m, "running_mean", owned(ga_zeros, dev, GA_SHAPE(channels)),
+                                    false) &&
+        ggmlc__ga_module_add_tensor(m, "running_var", owned(ga_ones, dev, GA_SHAPE(channels)),
+                                    false);
     return finish(m, ok);
 }
 
@@ -189,14 +199,14 @@ ga_module *ga_dropout_module(float p) {
     return m;
 }
 
-#define GA_ACTIVATION_MODULE(fn, kind, op)                                                     \
-    static ga_tensor *fn##_forward(ga_module *m, const ga_tensor *x) {                         \
-        (void)m;                                                                               \
-        return op(x);                                                                          \
-    }                                                                                          \
-    ga_module *fn(void) {                                                                      \
-        static const struct ga_module_ops ops = {kind, fn##_forward};                          \
-        return ggmlc__ga_module_new(&ops);                                                               \
+#define GA_ACTIVATION_MODULE(fn, kind, op)                             \
+    static ga_tensor *fn##_forward(ga_module *m, const ga_tensor *x) { \
+        (void)m;                                                       \
+        return op(x);                                                  \
+    }                                                                  \
+    ga_module *fn(void) {                                              \
+        static const struct ga_module_ops ops = {kind, fn##_forward};  \
+        return ggmlc__ga_module_new(&ops);                             \
     }
 
 GA_ACTIVATION_MODULE(ga_relu_module, "ReLU", ga_relu)
@@ -223,8 +233,8 @@ static ga_tensor *avg_pool_forward(ga_module *m, const ga_tensor *x) {
     return ga_avg_pool2d(x, m->i[0], m->i[1], m->i[2]);
 }
 
-static ga_module *pool_module(const struct ga_module_ops *ops, int kernel, int stride,
-                              int padding, const char *fn) {
+static ga_module *pool_module(const struct ga_module_ops *ops, int kernel, int stride, int padding,
+                              const char *fn) {
     if (!positive(kernel, "kernel_size", fn)) return NULL;
     if (stride < 0 || padding < 0)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: negative stride or padding", fn), NULL;
@@ -267,9 +277,10 @@ ga_module *ga_sequential(void) {
 }
 
 enum ggmlc_status ggmlc__ga_module_add_child(ga_module *m, const char *name, ga_module *child) {
-    if (!child) return ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status()
-                                                       : ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
-                                                                         "ga: NULL module");
+    if (!child)
+        return ggmlc_last_status() != GGMLC_OK
+                   ? ggmlc_last_status()
+                   : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga: NULL module");
     if (m->n_children == m->cap_children) {
         int cap = m->cap_children ? 2 * m->cap_children : 8;
         ga_module **p = realloc(m->children, (size_t)cap * sizeof *p);
@@ -293,8 +304,8 @@ enum ggmlc_status ga_sequential_add(ga_module *seq, ga_module *child) {
                                seq == child && seq ? "a module cannot contain itself"
                                                    : "NULL module");
     if (seq->ops->forward != sequential_forward)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
-                               "ga_sequential_add: a %s is not a Sequential", seq->ops->kind);
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga_sequential_add: a %s is not a Sequential",
+                               seq->ops->kind);
     return ggmlc__ga_module_add_child(seq, NULL, child);
 }
 

@@ -18,8 +18,7 @@ static ga_optimizer *optimizer_new(enum ga_optim_kind kind, ga_param_list params
     if (params.n < 0 || (params.n > 0 && !params.params))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: invalid parameter list", fn), NULL;
     if (!(lr >= 0))
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: invalid learning rate %g", fn, lr),
-               NULL;
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: invalid learning rate %g", fn, lr), NULL;
     for (int k = 0; k < params.n; k++)
         if (!ggmlc__ga_check(params.params[k], fn)) return NULL;
     ga_optimizer *o = calloc(1, sizeof *o);
@@ -52,9 +51,8 @@ ga_optimizer *ga_sgd(ga_param_list params, float lr, float momentum, float dampe
     return o;
 }
 
-static ga_optimizer *adam_like(enum ga_optim_kind kind, ga_param_list params, float lr,
-                               float beta1, float beta2, float eps, float weight_decay,
-                               const char *fn) {
+static ga_optimizer *adam_like(enum ga_optim_kind kind, ga_param_list params, float lr, float beta1,
+                               float beta2, float eps, float weight_decay, const char *fn) {
     if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1 && eps >= 0 && weight_decay >= 0))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: invalid hyperparameters", fn), NULL;
     ga_optimizer *o = optimizer_new(kind, params, lr, fn);
@@ -129,8 +127,8 @@ static enum ggmlc_status sgd_composed(ga_optimizer *o, ga_tensor *p, struct ga_p
     } else {
         buf = g;
     }
-    enum ggmlc_status st = buf && state_zeros(&s->a, p) ? ga_assign_(s->a, buf)
-                                                       : ggmlc_last_status();
+    enum ggmlc_status st =
+        buf && state_zeros(&s->a, p) ? ga_assign_(s->a, buf) : ggmlc_last_status();
     ga_tensor *dir = buf;
     if (st == GGMLC_OK && o->nesterov) {
         ga_tensor *mb = ggmlc__ga_tmp(&t, ga_mul_scalar(buf, o->momentum));

@@ -104,8 +104,7 @@ ga_scheduler *ga_cosine_lr(ga_optimizer *opt, int warmup_steps, int total_steps,
     return started(s);
 }
 
-ga_scheduler *ga_one_cycle_lr(ga_optimizer *opt, float max_lr, int total_steps,
-                              float pct_start) {
+ga_scheduler *ga_one_cycle_lr(ga_optimizer *opt, float max_lr, int total_steps, float pct_start) {
     if (!(max_lr > 0) || total_steps < 2 || !(pct_start > 0 && pct_start < 1))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                                "ga_one_cycle_lr: need max_lr > 0, total_steps >= 2 and 0 < "

@@ -13,7 +13,7 @@
 #include "nn-impl.h"
 
 #define STATE_FORMAT_KEY "ggmlc.autograd.state_version"
-#define STATE_FORMAT 1
+#define STATE_FORMAT     1
 
 /* A context holding one F32 tensor per entry of list, filled with the values. */
 static struct ggml_context *state_tensors(const ga_param_list *list, struct gguf_context *g) {
@@ -70,10 +70,9 @@ static const struct ggml_tensor *matching(struct ggml_context *data, const char 
         ggmlc_set_error(GGMLC_ERR_SHAPE,
                         "ga_module_load: '%s' in %s is [%lld %lld %lld %lld] %s, the module's is "
                         "[%lld %lld %lld %lld] f32 (ggml order)",
-                        name, path, (long long)s->ne[0], (long long)s->ne[1],
-                        (long long)s->ne[2], (long long)s->ne[3], ggml_type_name(s->type),
-                        (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
-                        (long long)t->ne[3]);
+                        name, path, (long long)s->ne[0], (long long)s->ne[1], (long long)s->ne[2],
+                        (long long)s->ne[3], ggml_type_name(s->type), (long long)t->ne[0],
+                        (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3]);
         return NULL;
     }
     return s;

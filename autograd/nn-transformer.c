@@ -44,9 +44,8 @@ ga_module *ga_multihead_attention_module(ga_device *dev, int64_t embed_dim, int 
     ga_tensor *w = ggmlc__ga_uniform_param(dev, GA_SHAPE(3 * embed_dim, embed_dim), bound);
     bool ok = ggmlc__ga_module_add_tensor(m, "in_proj_weight", w, true);
     if (ok && bias)
-        ok = ggmlc__ga_module_add_tensor(m, "in_proj_bias",
-                                         ggmlc__ga_uniform_param(dev, GA_SHAPE(3 * embed_dim), 0),
-                                         true);
+        ok = ggmlc__ga_module_add_tensor(
+            m, "in_proj_bias", ggmlc__ga_uniform_param(dev, GA_SHAPE(3 * embed_dim), 0), true);
     ga_module *out = ok ? ga_linear_module(dev, embed_dim, embed_dim, bias) : NULL;
     ok = out != NULL;
     if (ok && bias) { /* PyTorch zeroes out_proj.bias */
@@ -67,8 +66,8 @@ ga_module *ga_multihead_attention_module(ga_device *dev, int64_t embed_dim, int 
 static ga_tensor *project_heads(struct ga_tmps *s, ga_module *m, const ga_tensor *x, int part) {
     const int64_t e = ga_size(m->tensors[0], 1), h = m->i[0];
     ga_tensor *w = ggmlc__ga_tmp(s, ga_narrow(m->tensors[0], 0, part * e, e));
-    ga_tensor *b = m->n_tensors > 1 ? ggmlc__ga_tmp(s, ga_narrow(m->tensors[1], 0, part * e, e))
-                                    : NULL;
+    ga_tensor *b =
+        m->n_tensors > 1 ? ggmlc__ga_tmp(s, ga_narrow(m->tensors[1], 0, part * e, e)) : NULL;
     ga_tensor *y = w ? ggmlc__ga_tmp(s, ga_linear(x, w, b)) : NULL;
     ga_tensor *split =
         y ? ggmlc__ga_tmp(s, ga_reshape(y, GA_SHAPE(ga_size(x, 0), ga_size(x, 1), h, e / h)))
@@ -78,13 +77,14 @@ static ga_tensor *project_heads(struct ga_tmps *s, ga_module *m, const ga_tensor
 
 /* The additive mask: attn_mask (L, S) or (B*?, L, S) plus key_padding_mask (B, S) (nonzero:
  * padding, never attended), broadcast to (B, 1, L, S) or NULL when there is neither. */
-static ga_tensor *combined_mask(struct ga_tmps *s, const ga_tensor *attn_mask,
-                                const ga_tensor *pad, int64_t batch, int64_t src_len) {
+static ga_tensor *combined_mask(struct ga_tmps *s, const ga_tensor *attn_mask, const ga_tensor *pad,
+                                int64_t batch, int64_t src_len) {
     ga_tensor *mask = (ga_tensor *)attn_mask;
     if (!pad) return mask;
     if (ga_ndim(pad) != 2 || ga_size(pad, 0) != batch || ga_size(pad, 1) != src_len) {
-        ggmlc_set_error(GGMLC_ERR_SHAPE, "ga_multihead_attention: key_padding_mask must be "
-                                         "(batch %lld, source length %lld)",
+        ggmlc_set_error(GGMLC_ERR_SHAPE,
+                        "ga_multihead_attention: key_padding_mask must be "
+                        "(batch %lld, source length %lld)",
                         (long long)batch, (long long)src_len);
         return NULL;
     }
@@ -128,12 +128,12 @@ ga_tensor *ga_multihead_attention(ga_module *m, const ga_tensor *query, const ga
         v ? combined_mask(&s, attn_mask, key_padding_mask, batch, ga_size(key, 1)) : NULL;
     const bool mask_ok = v && (mask || (!attn_mask && !key_padding_mask));
     const float p = m->training ? m->f[0] : 0.0f;
-    ga_tensor *o = mask_ok ? ggmlc__ga_tmp(&s, ga_scaled_dot_product_attention(q, k, v, mask, p,
-                                                                              is_causal, 0))
-                           : NULL;
+    ga_tensor *o =
+        mask_ok ? ggmlc__ga_tmp(&s, ga_scaled_dot_product_attention(q, k, v, mask, p, is_causal, 0))
+                : NULL;
     ga_tensor *merged = o ? ggmlc__ga_tmp(&s, ga_transpose(o, 1, 2)) : NULL;
-    ga_tensor *flat = merged ? ggmlc__ga_tmp(&s, ga_reshape(merged, GA_SHAPE(batch, len, e)))
-                             : NULL;
+    ga_tensor *flat =
+        merged ? ggmlc__ga_tmp(&s, ga_reshape(merged, GA_SHAPE(batch, len, e))) : NULL;
     return ggmlc__ga_tmp_end(&s, flat ? ga_module_forward(m->children[0], flat) : NULL);
 }
 
@@ -165,8 +165,8 @@ static ga_tensor *attend(struct ga_tmps *s, ga_module *m, const char *which, ga_
                          ga_tensor *mem, bool causal) {
     ga_module *a = child_module(m, which);
     ga_tensor *kv = mem ? mem : x;
-    return x ? drop(s, m, ggmlc__ga_tmp(s, ga_multihead_attention(a, x, kv, kv, NULL, NULL,
-                                                                   causal)))
+    return x ? drop(s, m,
+                    ggmlc__ga_tmp(s, ga_multihead_attention(a, x, kv, kv, NULL, NULL, causal)))
              : NULL;
 }
 
@@ -180,8 +180,8 @@ static ga_tensor *residual(struct ga_tmps *s, ga_tensor *x, ga_tensor *y) {
 
 /* One sublayer: pre-norm x + f(norm(x)) or post-norm norm(x + f(x)); f is 0 self-attention,
  * 1 cross-attention over mem, 2 feed-forward. */
-static ga_tensor *sublayer(struct ga_tmps *s, ga_module *m, ga_tensor *x, ga_tensor *mem,
-                           int f, const char *norm_name) {
+static ga_tensor *sublayer(struct ga_tmps *s, ga_module *m, ga_tensor *x, ga_tensor *mem, int f,
+                           const char *norm_name) {
     const bool pre = m->i[0] != 0;
     ga_tensor *in = pre ? norm(s, m, norm_name, x) : x;
     ga_tensor *y = f == 0   ? attend(s, m, "self_attn", in, NULL, m->i[2] != 0)
@@ -213,17 +213,20 @@ static const struct ga_module_ops decoder_ops = {"TransformerDecoderLayer", deco
 static bool build_layer(ga_module *m, ga_device *dev, int64_t d, int heads, int64_t ff,
                         bool decoder) {
     bool ok = ggmlc__ga_module_add_child(
-                  m, "self_attn", ga_multihead_attention_module(dev, d, heads, true, m->f[0], false)) ==
-              GGMLC_OK;
+                  m, "self_attn",
+                  ga_multihead_attention_module(dev, d, heads, true, m->f[0], false)) == GGMLC_OK;
     if (ok && decoder)
         ok = ggmlc__ga_module_add_child(
                  m, "multihead_attn",
                  ga_multihead_attention_module(dev, d, heads, true, m->f[0], false)) == GGMLC_OK;
-    ok = ok && ggmlc__ga_module_add_child(m, "linear1", ga_linear_module(dev, d, ff, true)) == GGMLC_OK;
-    ok = ok && ggmlc__ga_module_add_child(m, "linear2", ga_linear_module(dev, ff, d, true)) == GGMLC_OK;
+    ok = ok &&
+         ggmlc__ga_module_add_child(m, "linear1", ga_linear_module(dev, d, ff, true)) == GGMLC_OK;
+    ok = ok &&
+         ggmlc__ga_module_add_child(m, "linear2", ga_linear_module(dev, ff, d, true)) == GGMLC_OK;
     static const char *norms[] = {"norm1", "norm2", "norm3"};
     for (int k = 0; k < (decoder ? 3 : 2) && ok; k++)
-        ok = ggmlc__ga_module_add_child(m, norms[k], ga_layer_norm_module(dev, d, 1e-5f)) == GGMLC_OK;
+        ok = ggmlc__ga_module_add_child(m, norms[k], ga_layer_norm_module(dev, d, 1e-5f)) ==
+             GGMLC_OK;
     return ok;
 }
 

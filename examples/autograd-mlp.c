@@ -26,11 +26,16 @@ static bool parse(int argc, char **argv, struct options *o) {
     *o = (struct options){NULL, NULL, 10, 0};
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--fashion") == 0 && v) o->fashion = argv[++i];
-        else if (strcmp(argv[i], "--device") == 0 && v) o->device = argv[++i];
-        else if (strcmp(argv[i], "--epochs") == 0 && v) o->epochs = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--min-accuracy") == 0 && v) o->min_accuracy = atof(argv[++i]);
-        else return false;
+        if (strcmp(argv[i], "--fashion") == 0 && v)
+            o->fashion = argv[++i];
+        else if (strcmp(argv[i], "--device") == 0 && v)
+            o->device = argv[++i];
+        else if (strcmp(argv[i], "--epochs") == 0 && v)
+            o->epochs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--min-accuracy") == 0 && v)
+            o->min_accuracy = atof(argv[++i]);
+        else
+            return false;
     }
     return o->epochs > 0;
 }
@@ -117,8 +122,10 @@ static double train_epoch(ga_module *net, ga_loader *loader, ga_optimizer *opt,
 int main(int argc, char **argv) {
     struct options o;
     if (!parse(argc, argv, &o)) {
-        fprintf(stderr, "usage: %s [--fashion DIR] [--epochs N] [--device NAME] "
-                        "[--min-accuracy A]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s [--fashion DIR] [--epochs N] [--device NAME] "
+                "[--min-accuracy A]\n",
+                argv[0]);
         return 2;
     }
     ga_device *dev = ga_device_get(o.device);
@@ -134,8 +141,9 @@ int main(int argc, char **argv) {
     const int steps = o.epochs * (int)ga_loader_batches(loader);
     ga_scheduler *sched = ga_cosine_lr(opt, steps / 10, steps, 1e-4f);
     int status = net && loader && opt && sched ? 0 : 1;
-    printf("%s: %lld training and %lld test samples on %s\n", o.fashion ? "Fashion-MNIST" : "digits",
-           (long long)train.n, (long long)test.n, ga_device_name(dev));
+    printf("%s: %lld training and %lld test samples on %s\n",
+           o.fashion ? "Fashion-MNIST" : "digits", (long long)train.n, (long long)test.n,
+           ga_device_name(dev));
     for (int e = 0; e < o.epochs && status == 0; e++) {
         double loss = train_epoch(net, loader, opt, sched);
         double acc = accuracy(net, &test, dev);

@@ -63,8 +63,8 @@ static ga_module *golden_mlp(void) {
 enum clip_kind { NO_CLIP, CLIP_L2, CLIP_INF };
 
 /* Four cross-entropy steps as gen_autograd_nn.py's train(); compares weights, rates, norms. */
-static void train_case(const char *name, ga_optimizer *(*make)(ga_param_list),
-                       enum clip_kind clip, ga_scheduler *(*sched)(ga_optimizer *)) {
+static void train_case(const char *name, ga_optimizer *(*make)(ga_param_list), enum clip_kind clip,
+                       ga_scheduler *(*sched)(ga_optimizer *)) {
     ga_module *net = golden_mlp();
     ga_optimizer *opt = make(ga_module_parameters(net));
     ga_scheduler *s = sched && opt ? sched(opt) : NULL;
@@ -78,8 +78,9 @@ static void train_case(const char *name, ga_optimizer *(*make)(ga_param_list),
         ga_tensor *loss = ga_cross_entropy(ga_module_forward(net, x), y, -100, 0.0f);
         ok = loss && ga_backward(loss) == GGMLC_OK;
         if (ok && clip != NO_CLIP) {
-            ga_tensor *nt = ga_clip_grad_norm(ga_module_parameters(net), clip == CLIP_L2 ? 0.5f : 0.3f,
-                                              clip == CLIP_L2 ? 2.0f : INFINITY);
+            ga_tensor *nt =
+                ga_clip_grad_norm(ga_module_parameters(net), clip == CLIP_L2 ? 0.5f : 0.3f,
+                                  clip == CLIP_L2 ? 2.0f : INFINITY);
             ok = nt != NULL;
             norms[step] = nt ? ga_item(nt) : NAN;
         }
@@ -97,7 +98,8 @@ static void train_case(const char *name, ga_optimizer *(*make)(ga_param_list),
     char gname[64];
     snprintf(gname, sizeof gname, "%s.lrs", name);
     const float *want_lr = gold_f32(gname, 4);
-    for (int k = 0; k < 4 && ok; k++) ok = want_lr && fabsf(lrs[k] - want_lr[k]) <= 1e-6f * (1 + want_lr[k]);
+    for (int k = 0; k < 4 && ok; k++)
+        ok = want_lr && fabsf(lrs[k] - want_lr[k]) <= 1e-6f * (1 + want_lr[k]);
     if (clip != NO_CLIP) {
         snprintf(gname, sizeof gname, "%s.norms", name);
         const float *want = gold_f32(gname, 4);
@@ -204,8 +206,8 @@ static void test_module_basics(void) {
     ga_sequential_add(net, ga_dropout_module(0.5f));
     ga_sequential_add(net, ga_linear_module(dev, 20, 2, false));
     ga_param_list ps = ga_module_parameters(net);
-    tap_ok(ps.n == 3 && strcmp(ps.names[0], "0.weight") == 0 && strcmp(ps.names[1], "0.bias") == 0 &&
-               strcmp(ps.names[2], "3.weight") == 0,
+    tap_ok(ps.n == 3 && strcmp(ps.names[0], "0.weight") == 0 &&
+               strcmp(ps.names[1], "0.bias") == 0 && strcmp(ps.names[2], "3.weight") == 0,
            "Sequential: parameters named as PyTorch's state_dict");
     float w[2000];
     bool bounded = ps.n == 3 && ga_to_host(ps.params[0], w, 2000) == GGMLC_OK;
@@ -295,7 +297,8 @@ static void test_state_files(void) {
 
 static void test_loader(void) {
     float xs[10 * 2], ys[10];
-    for (int i = 0; i < 10; i++) xs[2 * i] = (float)i, xs[2 * i + 1] = (float)-i, ys[i] = (float)(i % 3);
+    for (int i = 0; i < 10; i++)
+        xs[2 * i] = (float)i, xs[2 * i + 1] = (float)-i, ys[i] = (float)(i % 3);
     struct ggmlc_dataset d = {xs, ys, 10, {2}, 1, 3, 10};
     ga_loader *l = ga_loader_new(&d, dev, 4, true, false, 5);
     tap_ok(l && ga_loader_batches(l) == 3, "loader: 10 samples in batches of 4 make 3 batches");
@@ -411,9 +414,9 @@ static void test_attention_layers(void) {
     bool was = ga_set_grad_enabled(false);
     ga_tensor *pad_plain = ga_detach(pad);
     ga_set_grad_enabled(was);
-    ga_tensor *out = set_params(mha, "mha") ? ga_multihead_attention(mha, x, x, x, causal,
-                                                                     pad_plain, false)
-                                            : NULL;
+    ga_tensor *out = set_params(mha, "mha")
+                         ? ga_multihead_attention(mha, x, x, x, causal, pad_plain, false)
+                         : NULL;
     check_layer("mha", mha, out, &x, (const char *[]){"x"}, 1,
                 (const char *[]){"in_proj_weight", "in_proj_bias", "out_proj.weight"}, 3);
     ga_tensor *again = ga_multihead_attention(mha, x, x, x, NULL, pad_plain, true);
@@ -433,8 +436,8 @@ static void test_attention_layers(void) {
     }
     ga_module *dec = ga_transformer_decoder_layer_module(dev, 8, 2, 16, 0, false, false);
     ga_tensor *io[2] = {gold_input("dec.tgt"), gold_input("dec.mem")};
-    ga_tensor *dout = set_params(dec, "dec") ? ga_transformer_decoder_forward(dec, io[0], io[1])
-                                             : NULL;
+    ga_tensor *dout =
+        set_params(dec, "dec") ? ga_transformer_decoder_forward(dec, io[0], io[1]) : NULL;
     check_layer("dec", dec, dout, io, (const char *[]){"tgt", "mem"}, 2,
                 (const char *[]){"multihead_attn.in_proj_weight", "norm3.bias"}, 2);
     tap_ok(!ga_module_forward(dec, io[0]), "a decoder layer alone asks for memory: %s",
