@@ -363,7 +363,9 @@ ga_device *ga_device_of(const ga_tensor *t) {
 /* -------------------------------------------------------------- reading */
 
 static bool materialize(const ga_tensor *t) {
-    if (t->pending_index >= 0 && ggmlc__ga_flush(t->dev) != GGMLC_OK) return false;
+    /* pending in-place updates (optimizer steps) may write t's storage: run them first */
+    const bool stale = t->pending_index >= 0 || t->dev->n_effects > 0;
+    if (stale && ggmlc__ga_flush(t->dev) != GGMLC_OK) return false;
     if (!t->store) {
         ggmlc_set_error(GGMLC_ERR_BACKEND,
                         "ga: the tensor's value was lost by a failed computation");
