@@ -193,7 +193,7 @@ static bool rule_softmax(struct bw_state *s, struct ggml_tensor *node, struct gg
 
 static bool rule_rope(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
-    /* op_params: i32 n_dims [1], mode [2], n_ctx_orig [4]; f32 [5..10]; i32 sections [11..14] */
+    /* op_params: i32 n_dims [1], mode [2], n_ctx_orig [4]; f32 [5..10]; i32 sections [11..14], n_offs [15] */
     const int n_dims = param_i32(node, 1), mode = param_i32(node, 2), n_ctx_orig = param_i32(node, 4);
     float f[6];
     for (int i = 0; i < 6; i++) f[i] = param_f32(node, 5 + i);
@@ -205,6 +205,8 @@ static bool rule_rope(struct bw_state *s, struct ggml_tensor *node, struct ggml_
     } else {
         r = ggml_rope_ext_back(ctx, d, node->src[1], node->src[2], n_dims, mode, n_ctx_orig, f[0], f[1], f[2], f[3], f[4], f[5]);
     }
+    const int n_offs = param_i32(node, 15); /* the backward turns the same range back */
+    if (r && n_offs != 0) r = ggml_rope_set_offset(r, n_offs);
     if (!r) return false;
     ggmlc__bw_add_grad(s, node->src[0], r);
     return true;

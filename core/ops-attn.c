@@ -28,10 +28,9 @@ static bool check_attn_mask(const struct ggml_tensor *q, const struct ggml_tenso
     return true;
 }
 
-/* K and V may be float or a quantized type that dequantizes (KV caches in Q8_0, Q4_0, ...). */
-static bool kv_type_ok(enum ggml_type type) {
-    return ggmlc__is_float_type(type) || (ggml_is_quantized(type) && ggml_get_type_traits(type)->to_float != NULL);
-}
+/* K and V may be float or any block type (KV caches in Q8_0, Q4_0, ...), as in ggml; a
+ * backend that cannot dequantize the type declines the node in supports_op. */
+static bool kv_type_ok(enum ggml_type type) { return ggmlc__is_float_type(type) || ggml_is_quantized(type); }
 
 static bool check_attn(const struct ggml_tensor *q, const struct ggml_tensor *k, const struct ggml_tensor *v) {
     struct attn_strs s;

@@ -84,12 +84,19 @@ struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct gg
     return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 rotated quantization is not implemented in ggmlc");
 }
 
+/* The offset rides in op_params[15], after the four multi-section counts (ggml's slot). */
 struct ggml_tensor *ggml_rope_set_offset(struct ggml_tensor *a, int n_offs) {
     GGMLC_CHECK_SRC(a);
     if (a->op != GGML_OP_ROPE && a->op != GGML_OP_ROPE_BACK)
         return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "node is a %s, not a rope", ggml_op_name(a->op));
-    if (n_offs != 0) /* no kernel rotates an offset range yet: refuse rather than rotate the wrong dims */
-        return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "rope dimension offsets (%d) are not supported", n_offs);
+    const int32_t n_dims = a->op_params[1], mode = a->op_params[2];
+    if (mode == GGML_ROPE_TYPE_VISION && n_offs != 0)
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "vision rope rotates every dimension: no offset");
+    if (n_offs < 0 || n_offs % 2 != 0 || (int64_t)n_offs + n_dims > a->ne[0])
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__,
+                              "offset %d must be even, >= 0 and leave room for %d rotated of %lld dims", n_offs,
+                              n_dims, (long long)a->ne[0]);
+    a->op_params[15] = n_offs;
     return a;
 }
 

@@ -885,8 +885,9 @@ GGML_DEPRECATED(GGML_API struct ggml_tensor *ggml_rope_custom(struct ggml_contex
 GGML_DEPRECATED(GGML_API struct ggml_tensor *ggml_rope_custom_inplace(struct ggml_context *ctx, struct ggml_tensor *a, struct ggml_tensor *b,
         int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
         float ext_factor, float attn_factor, float beta_fast, float beta_slow), "use ggml_rope_ext_inplace instead");
-/* Rotate only dimensions [n_offs, n_offs + n_dims) of a GGML_OP_ROPE node (ggml's offset
- * form).  Only n_offs = 0 is supported yet; other values return NULL with an error. */
+/* Rotate only dimensions [n_offs, n_offs + n_dims) of a GGML_OP_ROPE or ROPE_BACK node
+ * (ggml's offset form); the others pass through.  Sets a's parameter and returns a; NULL
+ * with an error for an odd or negative offset, one past ne[0], or a vision rope. */
 GGML_API struct ggml_tensor *ggml_rope_set_offset(struct ggml_tensor *a, int n_offs);
 /* YaRN correction range: the first and last dimensions that get interpolated. */
 GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);

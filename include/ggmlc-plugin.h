@@ -319,6 +319,7 @@ struct ggmlc_rope_params {
     int32_t n_ctx_orig; /* the context length trained for (YaRN) */
     float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
     int32_t sections[GGML_MROPE_SECTIONS]; /* multi-section modes only, else zeros */
+    int32_t n_offs;     /* first rotated dimension (ggml_rope_set_offset), else 0 */
 };
 static inline struct ggmlc_rope_params ggmlc_rope_params_of(const struct ggml_tensor *node) {
     struct ggmlc_rope_params p;
@@ -332,6 +333,7 @@ static inline struct ggmlc_rope_params ggmlc_rope_params_of(const struct ggml_te
     p.beta_fast = ggmlc_op_param_f32(node, 9);
     p.beta_slow = ggmlc_op_param_f32(node, 10);
     memcpy(p.sections, &node->op_params[11], sizeof p.sections);
+    p.n_offs = node->op_params[15];
     return p;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
 #include "ggmlc.h"
@@ -263,6 +264,74 @@ static void test_log_get(void) {
     ggml_free(ctx);
 }
 
+/* ggml_rope_set_offset: only dims [offs, offs + n_dims) turn; the rest pass through.
+ * Reference: pair k of the range turns by pos * base^(-2k/n_dims), pairs adjacent (normal)
+ * or half the range apart (NeoX). */
+static void rope_offset_reference(const float *x, float *y, int64_t ne0, int offs, int n_dims,
+                                  bool neox, int32_t pos) {
+    memcpy(y, x, sizeof(float) * (size_t)ne0);
+    for (int k = 0; k < n_dims / 2; k++) {
+        const double theta = pos * pow(10000.0, -2.0 * k / n_dims);
+        const int a = offs + (neox ? k : 2 * k), b = a + (neox ? n_dims / 2 : 1);
+        y[a] = (float)(x[a] * cos(theta) - x[b] * sin(theta));
+        y[b] = (float)(x[a] * sin(theta) + x[b] * cos(theta));
+    }
+}
+
+static void test_rope_offset_mode(bool neox) {
+    enum { NE0 = 10, HEADS = 2, TOKENS = 3, N_DIMS = 4, OFFS = 4 };
+    const int32_t pos[TOKENS] = {0, 1, 5};
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, NE0, HEADS, TOKENS);
+    struct ggml_tensor *p = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, TOKENS);
+    test_fill_uniform(x->data, NE0 * HEADS * TOKENS, -1.0f, 1.0f);
+    memcpy(p->data, pos, sizeof pos);
+    const int mode = neox ? GGML_ROPE_TYPE_NEOX : GGML_ROPE_TYPE_NORMAL;
+    struct ggml_tensor *r = ggml_rope_ext(ctx, x, p, NULL, N_DIMS, mode, 0, 10000.0f, 1.0f, 0.0f,
+                                          1.0f, 0.0f, 0.0f);
+    struct ggml_tensor *y = ggml_rope_set_offset(r, OFFS);
+    float ref[NE0 * HEADS * TOKENS];
+    for (int row = 0; row < HEADS * TOKENS; row++)
+        rope_offset_reference((float *)x->data + row * NE0, ref + row * NE0, NE0, OFFS, N_DIMS, neox,
+                              pos[row / HEADS]);
+    const bool ran = y == r && compute(ctx, y);
+    tap_ok(ran && max_abs_diff(y->data, ref, NE0 * HEADS * TOKENS) < 1e-5,
+           "rope_set_offset (%s): dims %d..%d turn, the others pass through", neox ? "neox" : "normal",
+           OFFS, OFFS + N_DIMS - 1);
+    ggml_free(ctx);
+}
+
+static void test_rope_offset(void) {
+    test_rope_offset_mode(false);
+    test_rope_offset_mode(true);
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 1, 2);
+    struct ggml_tensor *p = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 2);
+    struct ggml_tensor *r = ggml_rope_ext(ctx, x, p, NULL, 4, 0, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+    tap_ok(r != NULL && ggml_rope_set_offset(r, 3) == NULL && ggml_rope_set_offset(r, 6) == NULL &&
+               ggml_rope_set_offset(x, 0) == NULL,
+           "rope_set_offset refuses an odd offset, one past ne[0] and a node that is no rope");
+    ggml_free(ctx);
+}
+
+/* flash_attn_ext accepts K/V of any block type, as ggml does; the CPU declines a type it
+ * cannot dequantize (Q1_0) in supports_op instead of the constructor returning NULL. */
+static void test_flash_attn_block_kv(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
+    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 128, 2, 4);
+    struct ggml_tensor *k = ggml_new_tensor_3d(ctx, GGML_TYPE_Q1_0, 128, 96, 4);
+    struct ggml_tensor *v = ggml_new_tensor_3d(ctx, GGML_TYPE_Q1_0, 128, 96, 4);
+    struct ggml_tensor *kq8 = ggml_new_tensor_3d(ctx, GGML_TYPE_Q8_0, 128, 96, 4);
+    struct ggml_tensor *a = ggml_flash_attn_ext(ctx, q, k, v, NULL, 0.1f, 0.0f, 0.0f);
+    struct ggml_tensor *b = ggml_flash_attn_ext(ctx, q, kq8, kq8, NULL, 0.1f, 0.0f, 0.0f);
+    ggml_backend_t cpu = ggml_backend_cpu_init();
+    tap_ok(a != NULL && b != NULL && cpu != NULL && !ggml_backend_supports_op(cpu, a) &&
+               ggml_backend_supports_op(cpu, b),
+           "flash_attn_ext with Q1_0 K/V is built; the CPU declines it and takes Q8_0");
+    if (cpu) ggml_backend_free(cpu);
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(20261129);
     test_glu_odd_width();
@@ -272,5 +341,7 @@ int main(void) {
     test_log_get();
     test_gguf_buffer_callback();
     test_gguf_meta_only();
+    test_rope_offset();
+    test_flash_attn_block_kv();
     return tap_done();
 }

@@ -193,6 +193,7 @@ BUILD(b_set_rows, ggml_set_rows(ctx, P0, P1, P2))
 BUILD(b_flash_attn, ggml_flash_attn_ext(ctx, P0, P1, P2, NULL, 0.5f, 0.0f, 0.0f))
 BUILD(b_flash_attn_mask, ggml_flash_attn_ext(ctx, P0, P1, P2, ggml_cast(ctx, p[3], GGML_TYPE_F16), 0.5f, 0.0f, 0.0f))
 BUILD(b_flash_attn_softcap, ggml_flash_attn_ext(ctx, P0, P1, P2, NULL, 0.5f, 0.0f, 2.0f))
+BUILD(b_rope_offset, ggml_rope_set_offset(ggml_rope_ext(ctx, P0, P1, NULL, 4, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f), 2))
 BUILD(b_rope_multi, ggml_rope_multi(ctx, P0, P1, NULL, 8, (int[]){2, 1, 1, 0}, GGML_ROPE_TYPE_MROPE, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f))
 
 static const struct grad_case cases[] = {
@@ -259,6 +260,7 @@ static const struct grad_case cases[] = {
     {"conv_2d (im2col)", b_conv_2d, 2, {{3, 3, 2, 3}, {5, 6, 2, 1}}, -1, 1, 2e-2},
     {"rope (normal)", b_rope_norm, 2, {{8, 3, 4}, {4}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
     {"rope (neox)", b_rope_neox, 2, {{8, 3, 4}, {4}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
+    {"rope (neox, dims 2..5 of 8)", b_rope_offset, 2, {{8, 3, 4}, {4}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
     {"rope (multi-section)", b_rope_multi, 2, {{8, 3, 4}, {16}}, -1, 20, 2e-2, {false, true}, {0, GGML_TYPE_I32}},
     {"conv_2d direct", b_conv_2d_direct, 2, {{3, 3, 2, 3}, {5, 6, 2, 1}}, -1, 1, 2e-2},
     {"conv_2d direct (stride 2)", b_conv_2d_direct_s2, 2, {{3, 3, 2, 2}, {7, 6, 2, 2}}, -1, 1, 2e-2},

@@ -241,8 +241,19 @@ static enum ggml_status flash_attn_back_compute(const struct ggmlc_op_call *call
     return GGML_STATUS_SUCCESS;
 }
 
+/* K and V rows are read through their type's to_float: decline block types without one
+ * (layouts ggmlc knows but cannot convert yet, such as Q1_0). */
+static bool kv_readable(enum ggml_type type) {
+    return type == GGML_TYPE_F32 || ggml_get_type_traits(type)->to_float != NULL;
+}
+
+static bool flash_attn_supports(const struct ggml_tensor *node) {
+    return kv_readable(node->src[1]->type) && kv_readable(node->src[2]->type);
+}
+
 void cpu_nn_attn_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_FLASH_ATTN_EXT] = flash_attn_compute;
+    t->supports[GGML_OP_FLASH_ATTN_EXT] = flash_attn_supports;
     t->work_size[GGML_OP_FLASH_ATTN_EXT] = flash_attn_work;
     t->compute[GGML_OP_FLASH_ATTN_BACK] = flash_attn_back_compute;
     t->work_size[GGML_OP_FLASH_ATTN_BACK] = flash_attn_back_work;

@@ -17,6 +17,7 @@ struct rope_params {
     float corr_dims[2];
     int sections[GGML_MROPE_SECTIONS];
     float sin_sign; /* +1 forward, -1 backward */
+    int n_offs;     /* first rotated dimension; those before and past the range pass through */
 };
 
 static struct rope_params rope_params_of(const struct ggml_tensor *dst) {
@@ -32,6 +33,7 @@ static struct rope_params rope_params_of(const struct ggml_tensor *dst) {
                              p.corr_dims);
     memcpy(p.sections, op.sections, sizeof p.sections);
     p.sin_sign = dst->op == GGML_OP_ROPE_BACK ? -1.0f : 1.0f;
+    p.n_offs = op.n_offs;
     return p;
 }
 
@@ -118,10 +120,11 @@ static enum ggml_status rope_compute(const struct ggmlc_op_call *call, struct gg
             cached_i2 = i2;
         }
         nn_row_load(src, i1, i2, i3, x);
-        memcpy(y, x, (size_t)ne0 * sizeof(float)); /* dimensions past n_dims pass through */
-        if (vision) rotate_pairs(x, y, cache, n_pairs, 1, p.n_dims);
-        else if (neox_like) rotate_pairs(x, y, cache, n_pairs, 1, p.n_dims / 2);
-        else rotate_pairs(x, y, cache, n_pairs, 2, 1);
+        memcpy(y, x, (size_t)ne0 * sizeof(float)); /* dimensions outside the range pass through */
+        float *xr = x + p.n_offs, *yr = y + p.n_offs; /* the rotated range (vision: n_offs = 0) */
+        if (vision) rotate_pairs(xr, yr, cache, n_pairs, 1, p.n_dims);
+        else if (neox_like) rotate_pairs(xr, yr, cache, n_pairs, 1, p.n_dims / 2);
+        else rotate_pairs(xr, yr, cache, n_pairs, 2, 1);
         nn_row_store(dst, i1, i2, i3, y);
     }
     return GGML_STATUS_SUCCESS;

@@ -25,7 +25,7 @@ static bool rope_supports(const struct vk_device *d, const struct ggml_tensor *n
     const struct ggml_tensor *a = node->src[0], *pos = node->src[1], *ff = node->src[2];
     const struct ggmlc_rope_params op = ggmlc_rope_params_of(node);
     const int n_dims = op.n_dims, code = rope_mode_code(op.mode);
-    if (code < 0) return false;
+    if (code < 0 || op.n_offs != 0) return false; /* offset ropes (ggml_rope_set_offset): CPU */
     if ((a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) || node->type != a->type || !vk_type_ok(d, a->type)) return false;
     if (!vk_shape_fits(a) || !vk_shape_fits(node) || !ggml_are_same_shape(a, node) || a->ne[0] % 2 != 0) return false;
     if (n_dims <= 0 || n_dims > a->ne[0] || n_dims % 2 != 0 || (code == 4 && 2 * (int64_t)n_dims != a->ne[0])) return false;
