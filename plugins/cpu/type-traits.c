@@ -44,7 +44,10 @@ static EW_CLONES void fp32_to_q8_0_row(const float *GGML_RESTRICT x, void *GGML_
     block_q8_0 *y = vy;
     for (int64_t b = 0; b < k / QK8_0; b++, x += QK8_0) {
         float amax = 0.0f;
-        for (int j = 0; j < QK8_0; j++) amax = fmaxf(amax, fabsf(x[j]));
+        for (int j = 0; j < QK8_0; j++) { /* a max that vectorizes (fmaxf is a libm call here) */
+            const float a = fabsf(x[j]);
+            amax = a > amax ? a : amax;
+        }
         const float d = amax / 127.0f;
         y[b].d = ggmlc_fp32_to_fp16(d);
 #if defined(__x86_64__) || defined(__i386__)
