@@ -1,6 +1,7 @@
 /*
  * ggml-impl.h - private structures and helpers shared by the files of core/.
- * Nothing here is installed; plugins see only include/.
+ * Nothing here is installed; plugins see only include/ (the graph layouts are there, in
+ * include/ggml/src/ggml-impl.h, because clients use them).
  */
 #ifndef GGML_IMPL_H
 #define GGML_IMPL_H
@@ -15,6 +16,9 @@
 #include "ggmlc-blocks.h" /* the f16/bf16 converters the core shares with plugins */
 
 #include "hidden.h" /* GGMLC_HIDDEN */
+
+/* struct ggml_cgraph and struct ggml_hash_set: installed, clients read them */
+#include "ggml/src/ggml-impl.h"
 
 /* ------------------------------------------------------------ contexts */
 
@@ -43,13 +47,6 @@ GGMLC_HIDDEN struct ggml_object *ggmlc__new_object(struct ggml_context *ctx, enu
 
 /* -------------------------------------------------------------- graphs */
 
-/* Open-addressing set of tensor pointers; `used` is a bitset over slots. */
-struct ggml_hash_set {
-    size_t size;
-    uint32_t *used;
-    struct ggml_tensor **keys;
-};
-
 #define GGML_HASHSET_FULL          ((size_t)-1)
 #define GGML_HASHSET_ALREADY_EXISTS ((size_t)-2)
 
@@ -68,19 +65,6 @@ GGMLC_HIDDEN size_t ggmlc__hash_find_or_insert(struct ggml_hash_set *hash_set, s
  * per slot can be reset when a key first claims it rather than all of it for every graph. */
 GGMLC_HIDDEN size_t ggmlc__hash_claim(struct ggml_hash_set *hash_set, struct ggml_tensor *key,
                                      bool *inserted);
-
-struct ggml_cgraph {
-    int size;    /* capacity of nodes and leafs */
-    int n_nodes;
-    int n_leafs;
-    struct ggml_tensor **nodes;     /* computed tensors, in dependency order */
-    struct ggml_tensor **grads;     /* per hash slot: gradient of that tensor (NULL without grads) */
-    struct ggml_tensor **grad_accs; /* per hash slot: gradient accumulator */
-    struct ggml_tensor **leafs;     /* constants and inputs */
-    int32_t *use_counts;            /* per hash slot: number of consumers in the graph */
-    struct ggml_hash_set visited_hash_set;
-    bool incomplete;                /* a node was refused (graph full, NULL node): it must not compute */
-};
 
 /* True when g can be computed; false with an error naming who when building it lost a node
  * (see incomplete), so that a compute fails instead of silently skipping part of the graph. */

@@ -172,6 +172,7 @@ struct ggml_cgraph ggmlc__graph_view(struct ggml_cgraph *g, int i0, int i1) {
         .leafs = NULL,
         .use_counts = g->use_counts,
         .visited_hash_set = g->visited_hash_set,
+        .order = g->order,
     };
 }
 
@@ -316,6 +317,7 @@ void ggml_graph_cpy(struct ggml_cgraph *src, struct ggml_cgraph *dst) {
     dst->n_leafs = src->n_leafs;
     dst->n_nodes = src->n_nodes;
     dst->incomplete = src->incomplete;
+    dst->order = src->order;
     memcpy(dst->leafs, src->leafs, sizeof(struct ggml_tensor *) * (size_t)src->n_leafs);
     memcpy(dst->nodes, src->nodes, sizeof(struct ggml_tensor *) * (size_t)src->n_nodes);
     ggmlc__hash_set_reset(&dst->visited_hash_set);

@@ -101,10 +101,39 @@ static MV_INLINE void mv_row_group(const int R, const enum ggml_type type, const
         for (int c = 0; c < nx; c++) out[r * out_row_stride + c * out_col_stride] = mv_hsum(sum[r][c]);
 }
 
-/* All nw rows, ROWS at a time, with the weight type fixed at compile time. */
+/* One weight row times one column: four independent accumulators, 4 * LANES depth values a
+ * step.  With one column there is nothing to share between rows, and one row read from start
+ * to end is a single sequential stream that the hardware prefetchers follow from its first
+ * lines, where the 4-row block reads four short streams at once (rows of 1 KiB: four streams
+ * of 16 lines each).  Measured on this kernel, f32, one thread, one column, a loaded 2-core
+ * Zen 4: 16 x 688 rows of 256 in 0.14 ms against 0.33 ms; 4 x 2048 rows of 768 in 0.73
+ * against 2.27 ms; 4096 rows of 4096 in 4.1 against 7.0 ms. */
+static MV_INLINE float mv_row_dot(const enum ggml_type type, const char *w, int64_t k, const float *x) {
+    const size_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    mv_vec a0 = mv_zero(), a1 = mv_zero(), a2 = mv_zero(), a3 = mv_zero();
+    int64_t j = 0;
+    for (; j + 4 * LANES <= k; j += 4 * LANES) {
+        a0 = mv_fmadd(mv_load_w(type, w + j * es, LANES), mv_load_x(x + j, LANES), a0);
+        a1 = mv_fmadd(mv_load_w(type, w + (j + LANES) * es, LANES), mv_load_x(x + j + LANES, LANES), a1);
+        a2 = mv_fmadd(mv_load_w(type, w + (j + 2 * LANES) * es, LANES), mv_load_x(x + j + 2 * LANES, LANES), a2);
+        a3 = mv_fmadd(mv_load_w(type, w + (j + 3 * LANES) * es, LANES), mv_load_x(x + j + 3 * LANES, LANES), a3);
+    }
+    for (; j < k; j += LANES) {
+        const int64_t left = k - j < LANES ? k - j : LANES;
+        a0 = mv_fmadd(mv_load_w(type, w + j * es, left), mv_load_x(x + j, left), a0);
+    }
+    return mv_hsum(mv_add(mv_add(a0, a1), mv_add(a2, a3)));
+}
+
+/* All nw rows, ROWS at a time (one at a time for one column), with the weight type fixed at
+ * compile time. */
 static MV_INLINE void mv_rows_of_type(const enum ggml_type type, int64_t k, const char *w, size_t w_stride, int64_t nw,
                                       const float *x, int64_t x_stride, int nx, float *out, int64_t out_row_stride,
                                       int64_t out_col_stride) {
+    if (nx == 1) {
+        for (int64_t r = 0; r < nw; r++) out[r * out_row_stride] = mv_row_dot(type, w + r * w_stride, k, x);
+        return;
+    }
     int64_t r = 0;
     for (; r + ROWS <= nw; r += ROWS)
         mv_row_group(ROWS, type, w + r * w_stride, w_stride, k, x, x_stride, nx, out + r * out_row_stride,

@@ -7,19 +7,37 @@
  * `sleepers`; with sequentially consistent atomics at least one of the two
  * sees the other, and a releaser that sees a sleeper broadcasts under the mutex.
  */
-#include <sched.h>
+#include <sched.h> /* sched_getaffinity */
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "threadpool.h"
 
-/* Iterations of the spin loop before sleeping: roughly 20-50 microseconds, long
- * enough to bridge the gap between two nodes, short enough not to burn a core.
- * Then a few sched_yield rounds: on an oversubscribed machine the thread being
- * waited for may be queued behind us, and yielding lets it run without the
- * latency of a futex sleep and wake-up. */
-#define SPIN_ITERATIONS 4096
-#define YIELD_ROUNDS 16
+/* A waiter spins for a while, then sleeps on a condition variable (no sched_yield rounds:
+ * on a machine shared with other busy processes, yielding handed the core to their spinning
+ * threads and made a 2-thread decode graph 3-10x slower than sleeping at once).
+ *
+ * Spinning is bounded by time, not by a count of pause instructions: what one pause costs
+ * varies a hundredfold (a few nanoseconds on bare metal; 100-140 ns measured in a KVM guest,
+ * where pause loops exit to the hypervisor, so 4096 of them took 0.4-0.6 ms).
+ *
+ * How long is adaptive, per thread and per kind of wait: a spin that sees the change
+ * doubles the thread's next budget (up to the maximum), one that times out halves it (down
+ * to MIN_SPIN_NS).  On an idle machine the waits end within the spin and it stays at the
+ * maximum; on a busy one the thread waited for is often not running, spinning only takes
+ * the core it needs, and the budget falls within a few waits.  The maxima: BARRIER_SPIN_NS
+ * bridges the gap between two nodes; JOB_SPIN_NS bridges the host's work between two
+ * graphs of a decode loop (building, allocating, sampling), so that the next graph does not
+ * start with wake-ups.
+ *
+ * Oversubscribed (more threads than CPUs this process may use) a waiter does not spin at
+ * all: it would hold the core that the thread it waits for needs.  With llama.cpp's default
+ * of 4 threads on 2 CPUs, spinning (then yielding) cost 80 ms per token of a tiny model. */
+#define MIN_SPIN_NS 1000
+#define BARRIER_SPIN_NS 100000
+#define JOB_SPIN_NS 1000000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -27,6 +45,43 @@ static inline void cpu_relax(void) {
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether n threads are more than the CPUs this process may use (counted once). */
+static bool is_oversubscribed(int n) {
+    static atomic_int online; /* 0 until counted */
+    int cpus = atomic_load_explicit(&online, memory_order_relaxed);
+    if (cpus == 0) {
+        cpus = cpu_count_online();
+        atomic_store_explicit(&online, cpus, memory_order_relaxed);
+    }
+    return n > cpus;
+}
+
+/* This thread's spin budgets (ns), adapted as described above. */
+static _Thread_local uint64_t barrier_spin_ns = BARRIER_SPIN_NS, job_spin_ns = JOB_SPIN_NS;
+
+/* Spin until *word differs from seen, for at most *budget_ns: true when it did, false when
+ * the caller should sleep.  n: the threads that share the wait; max_ns: the budget's cap. */
+static bool await_change(atomic_uint *word, unsigned seen, int n, uint64_t *budget_ns, uint64_t max_ns) {
+    if (is_oversubscribed(n)) return atomic_load_explicit(word, memory_order_acquire) != seen;
+    const uint64_t end = now_ns() + *budget_ns;
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(word, memory_order_acquire) != seen) {
+            *budget_ns = *budget_ns * 2 < max_ns ? *budget_ns * 2 : max_ns;
+            return true;
+        }
+        cpu_relax();
+        if (i % 16 == 0 && now_ns() > end) break;
+    }
+    *budget_ns = *budget_ns / 2 > MIN_SPIN_NS ? *budget_ns / 2 : MIN_SPIN_NS;
+    return false;
 }
 
 /* ------------------------------------------------------------ barrier */
@@ -57,14 +112,7 @@ void cpu_barrier_wait(struct cpu_barrier *b, int n) {
         }
         return;
     }
-    for (int i = 0; i < SPIN_ITERATIONS; i++) {
-        if (atomic_load_explicit(&b->phase, memory_order_acquire) != phase) return;
-        cpu_relax();
-    }
-    for (int i = 0; i < YIELD_ROUNDS; i++) {
-        sched_yield();
-        if (atomic_load_explicit(&b->phase, memory_order_acquire) != phase) return;
-    }
+    if (await_change(&b->phase, phase, n, &barrier_spin_ns, BARRIER_SPIN_NS)) return;
     pthread_mutex_lock(&b->mutex);
     atomic_fetch_add(&b->sleepers, 1);
     while (atomic_load(&b->phase) == phase) pthread_cond_wait(&b->cond, &b->mutex);
@@ -101,13 +149,9 @@ struct ggml_threadpool {
 
 /* Wait until the generation differs from seen (or the pool stops); returns it. */
 static unsigned wait_for_job(struct ggml_threadpool *pool, unsigned seen) {
-    if (!atomic_load_explicit(&pool->paused, memory_order_relaxed)) {
-        for (int i = 0; i < SPIN_ITERATIONS; i++) {
-            const unsigned g = atomic_load_explicit(&pool->generation, memory_order_acquire);
-            if (g != seen) return g;
-            cpu_relax();
-        }
-    }
+    if (!atomic_load_explicit(&pool->paused, memory_order_relaxed) &&
+        await_change(&pool->generation, seen, pool->n_threads, &job_spin_ns, JOB_SPIN_NS))
+        return atomic_load_explicit(&pool->generation, memory_order_acquire);
     pthread_mutex_lock(&pool->mutex);
     atomic_fetch_add(&pool->sleepers, 1);
     unsigned g;

@@ -33,6 +33,32 @@ static void fp32_to_i32_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y,
     ew_store(y, GGML_TYPE_I32, sizeof(int32_t), x, n);
 }
 
+/* f32 rows to Q8_0 as ggml's CPU backend quantizes them (the activations of Q4_0, Q5_0, Q8_0,
+ * IQ4_NL and MXFP4 products, and rows stored into a Q8_0 KV cache): per block of 32,
+ * d = amax / 127 (stored as f16) and q = x * id rounded half to even, with id = 127 / amax on
+ * x86 (ggml's AVX kernels) and 1 / d elsewhere (its NEON and scalar kernels).  The core's
+ * reference quantizer (for files) multiplies by 1 / d and rounds halves away from zero, as
+ * ggml's reference does; on x86 the two differ in the last bit of id and at exact halves,
+ * enough for a quantized model's greedy tokens to part from ggml's after a few tokens. */
+static EW_CLONES void fp32_to_q8_0_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+    block_q8_0 *y = vy;
+    for (int64_t b = 0; b < k / QK8_0; b++, x += QK8_0) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK8_0; j++) { /* a max that vectorizes (fmaxf is a libm call here) */
+            const float a = fabsf(x[j]);
+            amax = a > amax ? a : amax;
+        }
+        const float d = amax / 127.0f;
+        y[b].d = ggmlc_fp32_to_fp16(d);
+#if defined(__x86_64__) || defined(__i386__)
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+#else
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+#endif
+        for (int j = 0; j < QK8_0; j++) y[b].qs[j] = (int8_t)rintf(x[j] * id); /* default mode: half to even */
+    }
+}
+
 /* The format activations are quantized to before the dot product (ggml's choice). */
 static enum ggml_type vec_dot_type_of(enum ggml_type type) {
     switch (type) {
@@ -44,13 +70,15 @@ static enum ggml_type vec_dot_type_of(enum ggml_type type) {
     }
 }
 
-/* Conversion of f32 rows to a type: the core's reference quantizers, f16/bf16 rounding. */
+/* Conversion of f32 rows to a type: ggml's CPU rounding for Q8_0 and f16/bf16, the core's
+ * reference quantizers for the others. */
 static ggml_from_float_t from_float_of(enum ggml_type type) {
     switch (type) {
     case GGML_TYPE_F32:  return fp32_copy_row;
     case GGML_TYPE_F16:  return fp32_to_fp16_row;
     case GGML_TYPE_BF16: return fp32_to_bf16_row;
     case GGML_TYPE_I32:  return fp32_to_i32_row;
+    case GGML_TYPE_Q8_0: return fp32_to_q8_0_row;
     default:             return ggml_get_type_traits(type)->from_float_ref;
     }
 }

@@ -1,0 +1,48 @@
+/*
+ * test-q8-activations.c - the CPU backend quantizes f32 activations to Q8_0 (the vec_dot
+ * type of Q4_0, Q5_0, Q8_0, IQ4_NL and MXFP4 weights) as ggml's CPU backend does, so that
+ * quantized models give ggml's tokens: q = x * id rounded half to even, id = 127 / amax on
+ * x86 (1 / d elsewhere), d = amax / 127.  Expected values by hand, on blocks where the
+ * reference rule of files (x / d rounded half away from zero) gives other numbers.
+ */
+#include <stdio.h>
+
+#include "ggml-backend.h"
+#include "ggml-cpu.h"
+#include "ggmlc-blocks.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+int main(void) {
+    ggml_backend_t backend = ggml_backend_cpu_init();
+    if (!tap_ok(backend != NULL, "CPU backend")) return tap_done();
+    const struct ggml_type_traits_cpu *tr = ggml_get_type_traits_cpu(GGML_TYPE_Q8_0);
+    if (!tap_ok(tr && tr->from_float && tr->vec_dot_type == GGML_TYPE_Q8_0, "Q8_0 has a from_float"))
+        return tap_done();
+
+    /* block 0: amax 127, so id = 1 and d = 1: halves round to even */
+    float x[2 * QK8_0] = {127.0f, 2.5f, -0.5f, 3.5f, -2.5f, 0.5f};
+    /* block 1: amax 3.8202731609344482 (an f32): 127 / amax and 1 / (amax / 127) differ in the
+     * last bit; x * (127 / amax) = 1.4999998807907104, x * (1 / d) = 1.5 exactly */
+    x[QK8_0] = 3.8202731609344482f;
+    x[QK8_0 + 1] = 0.04512133449316025f;
+    block_q8_0 y[2];
+    tr->from_float(x, y, 2 * QK8_0);
+
+    const int want0[6] = {127, 2, 0, 4, -2, 0};
+    bool ok = true;
+    for (int j = 0; j < 6; j++) ok = ok && y[0].qs[j] == want0[j];
+    tap_ok(ok, "halves round to even: 2.5 -> %d, -0.5 -> %d, 3.5 -> %d, -2.5 -> %d, 0.5 -> %d", y[0].qs[1],
+           y[0].qs[2], y[0].qs[3], y[0].qs[4], y[0].qs[5]);
+    tap_ok(ggml_fp16_to_fp32(y[0].d) == 1.0f, "d = amax / 127 = %g", ggml_fp16_to_fp32(y[0].d));
+#if defined(__x86_64__) || defined(__i386__)
+    const int want1 = 1; /* 1.4999999 */
+#else
+    const int want1 = 2; /* 1.5, half to even */
+#endif
+    tap_ok(y[1].qs[0] == 127 && y[1].qs[1] == want1, "the scale as ggml's kernels of this CPU compute it: %d %d",
+           y[1].qs[0], y[1].qs[1]);
+    ggml_backend_free(backend);
+    ggmlc_shutdown();
+    return tap_done();
+}
