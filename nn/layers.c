@@ -240,7 +240,8 @@ bool ggmlc__nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size
            ggmlc__nn_setting_ok(is_norm(l) ? c->eps > 0 && c->eps < INFINITY : c->eps >= 0 && c->eps < INFINITY, "eps", c->eps,
                          is_norm(l) ? "a finite number > 0" : "a finite number >= 0", why, size) &&
            ggmlc__nn_setting_ok(isfinite(c->slope), "slope", c->slope, "a finite number", why, size) &&
-           ggmlc__nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool, "max or average", why, size);
+           ggmlc__nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool, "max or average", why, size) &&
+           ggmlc__nn_attn_settings_valid(l, why, size);
 }
 
 /* -------------------------------------------------------------- registry */
@@ -250,6 +251,8 @@ const struct layer_ops *ggmlc__nn_layer_ops_by_kind(const char *kind) {
         &dense_ops, &activation_ops, &flatten_ops, &reshape_ops, &dropout_ops, &ggmlc__nn_conv1d_ops, &ggmlc__nn_conv2d_ops,
         &ggmlc__nn_pool1d_ops, &ggmlc__nn_pool2d_ops, &ggmlc__nn_global_pool2d_ops, &ggmlc__nn_batch_norm_ops, &ggmlc__nn_layer_norm_ops,
         &ggmlc__nn_rms_norm_ops, &ggmlc__nn_embedding_ops, &ggmlc__nn_lstm_ops, &ggmlc__nn_gru_ops,
+        &ggmlc__nn_mha_ops, &ggmlc__nn_posemb_ops, &ggmlc__nn_encoder_ops, &ggmlc__nn_decoder_ops,
+        &ggmlc__nn_unet_res_ops, &ggmlc__nn_spatial_ops,
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (strcmp(all[i]->kind, kind) == 0) return all[i];
