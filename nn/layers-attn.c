@@ -233,10 +233,13 @@ bool ggmlc__nn_attention_settings(const char *func, const struct ggmlc_attention
                         (long long)o->n_head, (long long)kv);
         return false;
     }
-    if (!(o->alibi_max_bias >= 0 && o->alibi_max_bias < INFINITY) || !(o->rope_base > 0 && o->rope_base < INFINITY) ||
-        !ggmlc__nn_in_unit_interval(o->dropout)) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: alibi_max_bias %g must be >= 0, rope_base %g > 0, dropout %g in [0, 1)", func,
-                        (double)o->alibi_max_bias, (double)o->rope_base, (double)o->dropout);
+    char why[96];
+    if (!ggmlc__nn_setting_ok(o->alibi_max_bias >= 0 && o->alibi_max_bias < INFINITY, "alibi_max_bias", o->alibi_max_bias,
+                              "a finite number >= 0", why, sizeof why) ||
+        !ggmlc__nn_setting_ok(o->rope_base > 0 && o->rope_base < INFINITY, "rope_base", o->rope_base, "a finite number > 0", why,
+                              sizeof why) ||
+        !ggmlc__nn_setting_ok(ggmlc__nn_in_unit_interval(o->dropout), "dropout", o->dropout, "in [0, 1)", why, sizeof why)) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: %s", func, why);
         return false;
     }
     c->heads = o->n_head;

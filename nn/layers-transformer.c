@@ -98,10 +98,12 @@ static ggmlc_layer *new_block(const struct layer_ops *ops, const char *func, con
     a.dropout = o->dropout; /* one rate for the attention probabilities and the residual branches, as PyTorch */
     struct layer_cfg c = {.slope = 0.01f};
     if (!ggmlc__nn_attention_settings(func, &a, &c)) return NULL;
-    if (o->ff <= 0 || o->ff > NN_MAX_ELEMS || !(o->eps > 0 && o->eps < INFINITY) || (unsigned)o->norm > GGMLC_NORM_RMS ||
-        (unsigned)o->mlp > GGMLC_MLP_SWIGLU) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: ff %lld and eps %g must be positive, norm and mlp known kinds", func,
-                        (long long)o->ff, (double)o->eps);
+    char why[96];
+    if (!ggmlc__nn_setting_ok(o->ff > 0 && o->ff <= NN_MAX_ELEMS, "ff", (double)o->ff, "in [1, 2^40]", why, sizeof why) ||
+        !ggmlc__nn_setting_ok(o->eps > 0 && o->eps < INFINITY, "eps", o->eps, "a finite number > 0", why, sizeof why) ||
+        !ggmlc__nn_setting_ok((unsigned)o->norm <= GGMLC_NORM_RMS, "norm", o->norm, "a known kind", why, sizeof why) ||
+        !ggmlc__nn_setting_ok((unsigned)o->mlp <= GGMLC_MLP_SWIGLU, "mlp", o->mlp, "a known kind", why, sizeof why)) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: %s", func, why);
         return NULL;
     }
     c.ff = o->ff;

@@ -67,6 +67,12 @@ static ggmlc_layer *mk_enc_pre_rms_swiglu(void) {
     return ggmlc_transformer_encoder(&o);
 }
 
+static ggmlc_layer *mk_enc_pre(void) {
+    struct ggmlc_transformer_options o = ggmlc_transformer_defaults(2, 12);
+    o.pre_norm = true;
+    return ggmlc_transformer_encoder(&o);
+}
+
 static ggmlc_layer *mk_dec(void) {
     struct ggmlc_transformer_options o = ggmlc_transformer_defaults(2, 12);
     o.pre_norm = true;
@@ -94,6 +100,7 @@ static const struct attn_case cases[] = {
     {"mha cross-attention", "mha_cross", mk_mha, 2, {2, 2}, {8, 6}},
     {"encoder post-norm gelu", "enc_post_gelu", mk_enc_post_gelu, 1, {2}, {8}},
     {"encoder pre-norm rms swiglu gqa", "enc_pre_rms_swiglu", mk_enc_pre_rms_swiglu, 1, {2}, {8}},
+    {"encoder padding mask", "enc_pad", mk_enc_pre, 2, {2, 1}, {8, 0}},
     {"decoder cross-attention", "dec_cross", mk_dec, 2, {2, 2}, {8, 6}},
     {"decoder gpt block", "dec_gpt", mk_dec, 1, {2}, {8}},
     {"unet res block", "unet_res", mk_unet_res8, 2, {3, 1}, {5, 6}},
@@ -290,10 +297,10 @@ static void test_bad_input(void) {
            "4 query heads over 3 key/value heads refused: %s", ggmlc_last_error());
     o.n_kv_head = 0;
     o.dropout = 1.0f;
-    tap_ok(!ggmlc_multi_head_attention(&o) && strstr(ggmlc_last_error(), "dropout 1 in [0, 1)"), "dropout 1 refused: %s",
+    tap_ok(!ggmlc_multi_head_attention(&o) && strstr(ggmlc_last_error(), "dropout 1 is not in [0, 1)"), "dropout 1 refused: %s",
            ggmlc_last_error());
     struct ggmlc_transformer_options to = ggmlc_transformer_defaults(2, 0);
-    tap_ok(!ggmlc_transformer_encoder(&to) && strstr(ggmlc_last_error(), "ff 0"), "MLP width 0 refused: %s", ggmlc_last_error());
+    tap_ok(!ggmlc_transformer_encoder(&to) && strstr(ggmlc_last_error(), "ff 0 is not in [1, 2^40]"), "MLP width 0 refused: %s", ggmlc_last_error());
 
     m = ggmlc_functional();
     ggmlc_node *x = ggmlc_input(m, (int64_t[]){5, 8}, 2), *mask = ggmlc_input(m, (int64_t[]){6}, 1);

@@ -317,6 +317,7 @@ def main():
     # Transformer blocks
     case("enc_post_gelu", Block(D, 2, 12), [rand(N, T, D)], [D])
     case("enc_pre_rms_swiglu", Block(D, 4, 10, hkv=2, pre=True, rms=True, swiglu=True), [rand(N, T, D)], [D])
+    case("enc_pad", Block(D, 2, 12, pre=True), [rand(N, T, D), pad], [D, None], lambda b, z: b(z[0], pad=z[1]))
     case("dec_cross", Block(D, 2, 12, pre=True, decoder=True, d_mem=6), [rand(N, T, D), rand(N, 4, 6)], [D, 6])
     case("dec_gpt", Block(D, 2, 12, pre=True, decoder=True), [rand(N, T, D)], [D])
     # Stable-Diffusion blocks; the image's Dense acts on its last axis (W), as nn.Linear does
