@@ -164,7 +164,8 @@ static void check_round_trip(const struct attn_case *c, ggmlc_model *m, const st
 }
 
 static void run_case(const struct gold_set *set, const struct attn_case *c) {
-    const struct gold_tensor *g[2] = {gget(set, c->gold, "x0"), gget(set, c->gold, "x1")}, *y = gget(set, c->gold, "y"),
+    const struct gold_tensor *g[2] = {gget(set, c->gold, "x0"), c->n_in == 2 ? gget(set, c->gold, "x1") : NULL},
+                             *y = gget(set, c->gold, "y"),
                              *out = gget(set, c->gold, "out"), *w0 = gget(set, c->gold, "w0"), *w1 = gget(set, c->gold, "w1");
     if (!g[0] || (c->n_in == 2 && !g[1]) || !y || !out || !w0 || !w1) {
         tap_ok(false, "%s: golden data present", c->name);
@@ -368,6 +369,6 @@ int main(void) {
     test_positional();
     test_bad_input();
     test_seed(22);
-    test_training();
+    if (!getenv("GGMLC_NN_ATTN_NO_TRAINING")) test_training(); /* minutes on lavapipe: the Vulkan rerun leaves it out */
     return tap_done();
 }
