@@ -209,10 +209,10 @@ struct ggmlc_transformer_options {
     int64_t ff;                          /* the MLP's hidden width */
     bool pre_norm;                       /* x + f(norm(x)); false: norm(x + f(x)) */
     enum ggmlc_norm_kind norm;
-    float eps;                           /* of the norms (1e-5) */
+    float eps; /* of the norms (1e-5) */
     enum ggmlc_mlp_kind mlp;
-    bool mlp_bias;                       /* biases in the MLP (true) */
-    float dropout;                       /* after attention and MLP outputs, training only */
+    bool mlp_bias; /* biases in the MLP (true) */
+    float dropout; /* after attention and MLP outputs, training only */
 };
 GGML_API struct ggmlc_transformer_options ggmlc_transformer_defaults(int64_t n_head, int64_t ff);
 /* Encoder block on {T, D}: self-attention then MLP, each with a residual connection and a norm
@@ -261,7 +261,8 @@ GGML_API ggmlc_node *ggmlc_input(ggmlc_model *model, const int64_t *shape, int n
 GGML_API ggmlc_node *ggmlc_apply(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x);
 /* Apply a layer taking a second input (attention context or mask, timestep embedding) to x and
  * x2; only layers documented as taking one accept it. */
-GGML_API ggmlc_node *ggmlc_apply2(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x, ggmlc_node *x2);
+GGML_API ggmlc_node *ggmlc_apply2(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x,
+                                  ggmlc_node *x2);
 /* Residual connection and concatenation along axis (of the shape without batch). */
 GGML_API ggmlc_node *ggmlc_add(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b);
 GGML_API ggmlc_node *ggmlc_concatenate(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b, int axis);

@@ -122,22 +122,28 @@ static enum ggmlc_status settings_check(const ggmlc_layer *l) {
 
 /* Set up a layer for an input shape (and a second one, in2_dims 0 for none), or check that a
  * shared layer gets the same ones. */
-static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_dims, const int64_t *in2, int in2_dims) {
+static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_dims,
+                                     const int64_t *in2, int in2_dims) {
     if (l->set_up) {
-        if (in_dims != l->in_dims || memcmp(in, l->in_shape, sizeof(int64_t) * (size_t)in_dims) != 0 || in2_dims != l->in2_dims ||
+        if (in_dims != l->in_dims ||
+            memcmp(in, l->in_shape, sizeof(int64_t) * (size_t)in_dims) != 0 ||
+            in2_dims != l->in2_dims ||
             memcmp(in2, l->in2_shape, sizeof(int64_t) * (size_t)in2_dims) != 0)
             return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s' is shared between inputs of different shapes", l->name);
         return GGMLC_OK;
     }
     if (in2_dims > 0 && !l->ops->setup2)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply2: layer '%s' (%s) takes one input", l->name, l->ops->kind);
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "ggmlc_apply2: layer '%s' (%s) takes one input", l->name,
+                               l->ops->kind);
     int64_t out[NN_MAX_DIMS] = {0};
     int out_dims = 0;
     l->n_params = 0;
     enum ggmlc_status st = settings_check(l);
     if (st == GGMLC_OK)
-        st = l->ops->setup2 ? l->ops->setup2(l, in, in_dims, in2_dims ? in2 : NULL, in2_dims, out, &out_dims)
-                            : l->ops->setup(l, in, in_dims, out, &out_dims);
+        st = l->ops->setup2
+                 ? l->ops->setup2(l, in, in_dims, in2_dims ? in2 : NULL, in2_dims, out, &out_dims)
+                 : l->ops->setup(l, in, in_dims, out, &out_dims);
     if (st != GGMLC_OK) return st;
     if (ggmlc__nn_shape_elems(out, out_dims) < 0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s': output %s", l->name, shape_problem(out, out_dims));
@@ -152,17 +158,21 @@ static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_d
 }
 
 /* A layer node on x and, when not NULL, x2 (for func's messages). */
-static ggmlc_node *apply_layer(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x, ggmlc_node *x2, const char *func) {
+static ggmlc_node *apply_layer(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x, ggmlc_node *x2,
+                               const char *func) {
     if (!m || !l || !x) {
         if (l && !l->owned) ggmlc_layer_free(l);
         return NULL;
     }
     if (m->compiled || !node_of(m, x, func) || (x2 && !node_of(m, x2, func))) {
-        if (m->compiled) ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the model is already compiled", func);
+        if (m->compiled)
+            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the model is already compiled", func);
         if (!l->owned) ggmlc_layer_free(l); /* taken over, as on the other failures */
         return NULL;
     }
-    if (!own_layer(m, l) || setup_layer(l, x->shape, x->n_dims, x2 ? x2->shape : NULL, x2 ? x2->n_dims : 0) != GGMLC_OK) return NULL;
+    if (!own_layer(m, l) ||
+        setup_layer(l, x->shape, x->n_dims, x2 ? x2->shape : NULL, x2 ? x2->n_dims : 0) != GGMLC_OK)
+        return NULL;
     ggmlc_node *n = node_new(m, NODE_LAYER);
     if (!n) return NULL;
     n->layer = l;
@@ -173,7 +183,9 @@ static ggmlc_node *apply_layer(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x, gg
     return n;
 }
 
-ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) { return apply_layer(m, l, x, NULL, "ggmlc_apply"); }
+ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) {
+    return apply_layer(m, l, x, NULL, "ggmlc_apply");
+}
 
 ggmlc_node *ggmlc_apply2(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x, ggmlc_node *x2) {
     if (!x2) {
@@ -347,7 +359,8 @@ static struct ggml_tensor *layer_graph(ggmlc_layer *l, struct nn_build *b, const
 static struct ggml_tensor *forward_layer(ggmlc_model *m, struct nn_build *b, ggmlc_node *n, struct ggml_tensor **logits) {
     ggmlc_layer *l = n->layer;
     const int k = logits ? output_index(m, n) : -1;
-    if (k < 0 || (l->act != GGMLC_ACT_SOFTMAX && l->act != GGMLC_ACT_SIGMOID)) return layer_graph(l, b, n);
+    if (k < 0 || (l->act != GGMLC_ACT_SOFTMAX && l->act != GGMLC_ACT_SIGMOID))
+        return layer_graph(l, b, n);
     const enum ggmlc_activation act = l->act;
     l->act = GGMLC_ACT_NONE;
     logits[k] = layer_graph(l, b, n);

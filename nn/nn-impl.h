@@ -51,8 +51,15 @@ struct layer_cfg {
 };
 
 enum {
-    NN_ATTN_CAUSAL = 1, NN_ATTN_FUSED = 2, NN_ATTN_BIAS = 4, NN_ATTN_ROPE = 8,
-    NN_ATTN_PRE_NORM = 16, NN_ATTN_RMS = 32, NN_ATTN_SWIGLU = 64, NN_ATTN_MLP_BIAS = 128, NN_ATTN_LEARNED = 256,
+    NN_ATTN_CAUSAL = 1,
+    NN_ATTN_FUSED = 2,
+    NN_ATTN_BIAS = 4,
+    NN_ATTN_ROPE = 8,
+    NN_ATTN_PRE_NORM = 16,
+    NN_ATTN_RMS = 32,
+    NN_ATTN_SWIGLU = 64,
+    NN_ATTN_MLP_BIAS = 128,
+    NN_ATTN_LEARNED = 256,
 };
 
 struct nn_build;
@@ -65,9 +72,10 @@ struct layer_ops {
     struct ggml_tensor *(*forward)(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x);
     /* Layers with an optional second input (ggmlc_apply2; in2 NULL without one) set these two
      * instead of setup and forward. */
-    enum ggmlc_status (*setup2)(ggmlc_layer *l, const int64_t *in, int in_dims, const int64_t *in2, int in2_dims,
-                                int64_t *out, int *out_dims);
-    struct ggml_tensor *(*forward2)(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x, struct ggml_tensor *x2);
+    enum ggmlc_status (*setup2)(ggmlc_layer *l, const int64_t *in, int in_dims, const int64_t *in2,
+                                int in2_dims, int64_t *out, int *out_dims);
+    struct ggml_tensor *(*forward2)(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x,
+                                    struct ggml_tensor *x2);
 };
 
 struct ggmlc_layer {
@@ -196,7 +204,8 @@ GGMLC_HIDDEN enum ggmlc_status ggmlc__nn_bad_input(ggmlc_layer *l, const char *n
 GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_conv1d_ops, ggmlc__nn_conv2d_ops, ggmlc__nn_pool1d_ops, ggmlc__nn_pool2d_ops, ggmlc__nn_global_pool2d_ops;
 GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_batch_norm_ops, ggmlc__nn_layer_norm_ops, ggmlc__nn_rms_norm_ops, ggmlc__nn_embedding_ops;
 GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_lstm_ops, ggmlc__nn_gru_ops;
-GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_mha_ops, ggmlc__nn_posemb_ops, ggmlc__nn_encoder_ops, ggmlc__nn_decoder_ops;
+GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_mha_ops, ggmlc__nn_posemb_ops,
+    ggmlc__nn_encoder_ops, ggmlc__nn_decoder_ops;
 GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_unet_res_ops, ggmlc__nn_spatial_ops;
 /* Settings of the attention and Transformer layers a model file may have forged; else why not. */
 GGMLC_HIDDEN bool ggmlc__nn_attn_settings_valid(const ggmlc_layer *l, char *why, size_t size);

@@ -16,8 +16,9 @@
 #include "ggmlc-nn.h"
 #include "testutil.h"
 
-#define REFUSED(call, status, what, needle) \
-    tap_ok((call) == (status) && strstr(ggmlc_last_error(), needle) != NULL, "%s: %s", what, ggmlc_last_error())
+#define REFUSED(call, status, what, needle)                                                  \
+    tap_ok((call) == (status) && strstr(ggmlc_last_error(), needle) != NULL, "%s: %s", what, \
+           ggmlc_last_error())
 
 /* ----------------------------------------------------------- the layers */
 
@@ -26,7 +27,8 @@ static ggmlc_layer *mk_mha(void) {
     return ggmlc_multi_head_attention(&o);
 }
 
-static ggmlc_layer *mk_mha_dropout_tiny(void) { /* the soft_max + mul_mat path of attention dropout, dropping ~nothing */
+static ggmlc_layer *mk_mha_dropout_tiny(
+    void) { /* the soft_max + mul_mat path of attention dropout, dropping ~nothing */
     struct ggmlc_attention_options o = ggmlc_attention_defaults(2);
     o.dropout = 1e-6f;
     return ggmlc_multi_head_attention(&o);
@@ -122,18 +124,21 @@ static struct ggmlc_array gold_array(const struct gold_tensor *t, int dims) {
 }
 
 /* The case's model: Dense layers on the inputs, then the layer; NULL when refused. */
-static ggmlc_model *build(const struct attn_case *c, const struct ggmlc_array *x, ggmlc_layer *layer) {
+static ggmlc_model *build(const struct attn_case *c, const struct ggmlc_array *x,
+                          ggmlc_layer *layer) {
     ggmlc_model *m = ggmlc_functional();
     ggmlc_node *z[2] = {NULL, NULL};
     for (int i = 0; i < c->n_in; i++) {
         z[i] = ggmlc_input(m, x[i].shape, x[i].n_dims);
         if (c->pre[i]) z[i] = ggmlc_apply(m, ggmlc_dense(c->pre[i], GGMLC_ACT_NONE), z[i]);
     }
-    ggmlc_node *out = c->n_in == 2 ? ggmlc_apply2(m, layer, z[0], z[1]) : ggmlc_apply(m, layer, z[0]);
+    ggmlc_node *out =
+        c->n_in == 2 ? ggmlc_apply2(m, layer, z[0], z[1]) : ggmlc_apply(m, layer, z[0]);
     struct ggmlc_compile_options o = ggmlc_compile_defaults();
     o.optimizer = GGMLC_OPT_SGD;
     o.learning_rate = 0.1f;
-    if (!out || ggmlc_model_set_outputs(m, &out, 1) != GGMLC_OK || ggmlc_model_compile(m, &o) != GGMLC_OK) {
+    if (!out || ggmlc_model_set_outputs(m, &out, 1) != GGMLC_OK ||
+        ggmlc_model_compile(m, &o) != GGMLC_OK) {
         tap_ok(false, "%s: model built (%s)", c->name, ggmlc_last_error());
         ggmlc_model_free(m);
         return NULL;
@@ -144,29 +149,34 @@ static ggmlc_model *build(const struct attn_case *c, const struct ggmlc_array *x
 static float *predict(ggmlc_model *m, const struct ggmlc_array *x, int n_x, size_t n_out) {
     float *pred = calloc(n_out, sizeof(float));
     float *outs[1] = {pred};
-    if (ggmlc_model_predict_multi(m, x, n_x, x[0].n, outs, &n_out, 1) != GGMLC_OK) tap_diag("predict: %s", ggmlc_last_error());
+    if (ggmlc_model_predict_multi(m, x, n_x, x[0].n, outs, &n_out, 1) != GGMLC_OK)
+        tap_diag("predict: %s", ggmlc_last_error());
     return pred;
 }
 
 /* Save, load, predict again: the same outputs. */
-static void check_round_trip(const struct attn_case *c, ggmlc_model *m, const struct ggmlc_array *x, const float *pred, size_t n) {
+static void check_round_trip(const struct attn_case *c, ggmlc_model *m, const struct ggmlc_array *x,
+                             const float *pred, size_t n) {
     char path[] = "/tmp/ggmlc-test-attn-XXXXXX";
     const int fd = mkstemp(path);
     if (fd >= 0) close(fd);
-    ggmlc_model *back = ggmlc_model_save(m, path, false) == GGMLC_OK ? ggmlc_model_load(path, NULL) : NULL;
+    ggmlc_model *back =
+        ggmlc_model_save(m, path, false) == GGMLC_OK ? ggmlc_model_load(path, NULL) : NULL;
     float *again = back ? predict(back, x, c->n_in, n) : NULL;
     tap_ok(again && memcmp(again, pred, n * sizeof(float)) == 0 &&
                ggmlc_model_param_count(back, false) == ggmlc_model_param_count(m, false),
-           "%s: saved and loaded, the same predictions (%s)", c->name, back ? "loaded" : ggmlc_last_error());
+           "%s: saved and loaded, the same predictions (%s)", c->name,
+           back ? "loaded" : ggmlc_last_error());
     free(again);
     ggmlc_model_free(back);
     unlink(path);
 }
 
 static void run_case(const struct gold_set *set, const struct attn_case *c) {
-    const struct gold_tensor *g[2] = {gget(set, c->gold, "x0"), c->n_in == 2 ? gget(set, c->gold, "x1") : NULL},
-                             *y = gget(set, c->gold, "y"),
-                             *out = gget(set, c->gold, "out"), *w0 = gget(set, c->gold, "w0"), *w1 = gget(set, c->gold, "w1");
+    const struct gold_tensor *g[2] = {gget(set, c->gold, "x0"),
+                                      c->n_in == 2 ? gget(set, c->gold, "x1") : NULL},
+                             *y = gget(set, c->gold, "y"), *out = gget(set, c->gold, "out"),
+                             *w0 = gget(set, c->gold, "w0"), *w1 = gget(set, c->gold, "w1");
     if (!g[0] || (c->n_in == 2 && !g[1]) || !y || !out || !w0 || !w1) {
         tap_ok(false, "%s: golden data present", c->name);
         return;
@@ -177,7 +187,8 @@ static void run_case(const struct gold_set *set, const struct attn_case *c) {
     ggmlc_model *m = build(c, x, c->make());
     if (!m) return;
     const int64_t nw = ggmlc_model_get_weights(m, NULL, 0);
-    tap_ok(nw == (int64_t)w0->n, "%s: %lld weights as in PyTorch (%zu)", c->name, (long long)nw, w0->n);
+    tap_ok(nw == (int64_t)w0->n, "%s: %lld weights as in PyTorch (%zu)", c->name, (long long)nw,
+           w0->n);
     if (nw != (int64_t)w0->n) {
         ggmlc_model_free(m);
         return;
@@ -192,15 +203,18 @@ static void run_case(const struct gold_set *set, const struct attn_case *c) {
     fo.shuffle = false;
     fo.verbose = 0;
     const enum ggmlc_status st = ggmlc_model_fit_multi(m, x, c->n_in, &yt, 1, &fo, NULL);
-    float *w = malloc(sizeof(float) * (size_t)nw), *dw = malloc(sizeof(float) * (size_t)nw), *dref = malloc(sizeof(float) * (size_t)nw);
+    float *w = malloc(sizeof(float) * (size_t)nw), *dw = malloc(sizeof(float) * (size_t)nw),
+          *dref = malloc(sizeof(float) * (size_t)nw);
     ggmlc_model_get_weights(m, w, (size_t)nw);
     for (int64_t i = 0; i < nw; i++) {
         dw[i] = w[i] - ((const float *)w0->data)[i];
         dref[i] = ((const float *)w1->data)[i] - ((const float *)w0->data)[i];
     }
-    tap_ok(st == GGMLC_OK, "%s: one training step (%s)", c->name, st == GGMLC_OK ? "ok" : ggmlc_last_error());
+    tap_ok(st == GGMLC_OK, "%s: one training step (%s)", c->name,
+           st == GGMLC_OK ? "ok" : ggmlc_last_error());
     ok_nmse(w, w1->data, w1->n, 1e-9, "%s: weights after one SGD step equal PyTorch's", c->name);
-    ok_nmse(dw, dref, (size_t)nw, 1e-6, "%s: the step (gradients of weights and inputs) equals PyTorch's", c->name);
+    ok_nmse(dw, dref, (size_t)nw, 1e-6,
+            "%s: the step (gradients of weights and inputs) equals PyTorch's", c->name);
     free(w);
     free(dw);
     free(dref);
@@ -210,9 +224,11 @@ static void run_case(const struct gold_set *set, const struct attn_case *c) {
 
 /* Attention dropout is off when predicting: the output of a layer with dropout 0.5 is PyTorch's. */
 static void test_dropout_off(const struct gold_set *set) {
-    const struct gold_tensor *x0 = gget(set, "mha", "x0"), *out = gget(set, "mha", "out"), *w0 = gget(set, "mha", "w0");
+    const struct gold_tensor *x0 = gget(set, "mha", "x0"), *out = gget(set, "mha", "out"),
+                             *w0 = gget(set, "mha", "w0");
     if (!x0 || !out || !w0) return;
-    const struct attn_case c = {"mha dropout 0.5 when predicting", "mha", mk_mha_dropout_half, 1, {2}, {8}};
+    const struct attn_case c = {
+        "mha dropout 0.5 when predicting", "mha", mk_mha_dropout_half, 1, {2}, {8}};
     struct ggmlc_array x = gold_array(x0, 2);
     ggmlc_model *m = build(&c, &x, c.make());
     if (!m) return;
@@ -225,7 +241,8 @@ static void test_dropout_off(const struct gold_set *set) {
 
 /* A GPT block in a sequential model: the functional case's results. */
 static void test_sequential(const struct gold_set *set) {
-    const struct gold_tensor *x0 = gget(set, "dec_gpt", "x0"), *out = gget(set, "dec_gpt", "out"), *w0 = gget(set, "dec_gpt", "w0");
+    const struct gold_tensor *x0 = gget(set, "dec_gpt", "x0"), *out = gget(set, "dec_gpt", "out"),
+                             *w0 = gget(set, "dec_gpt", "w0");
     if (!x0 || !out || !w0) return;
     ggmlc_model *m = ggmlc_sequential((int64_t[]){x0->ne[1], x0->ne[0]}, 2);
     ggmlc_model_add(m, ggmlc_dense(8, GGMLC_ACT_NONE));
@@ -234,13 +251,15 @@ static void test_sequential(const struct gold_set *set) {
     ggmlc_model_set_weights(m, w0->data, w0->n);
     float *pred = calloc(out->n, sizeof(float));
     ggmlc_model_predict(m, x0->data, x0->n, x0->ne[2], 8, pred, out->n);
-    ok_nmse(pred, out->data, out->n, 1e-9, "a decoder block in a sequential model: PyTorch's output");
+    ok_nmse(pred, out->data, out->n, 1e-9,
+            "a decoder block in a sequential model: PyTorch's output");
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     ggmlc_model_summary(m, f);
     fclose(f);
-    tap_ok(text && strstr(text, "TransformerDecoder") && strstr(text, "(None, 5, 8)"), "the summary lists the block and its shape");
+    tap_ok(text && strstr(text, "TransformerDecoder") && strstr(text, "(None, 5, 8)"),
+           "the summary lists the block and its shape");
     free(text);
     free(pred);
     ggmlc_model_free(m);
@@ -263,7 +282,8 @@ static void test_positional(void) {
     for (int t = 0; t < T; t++) {
         for (int i = 0; i < D / 2; i++) {
             const double a = t * pow(10000.0, -2.0 * i / D);
-            err = fmax(err, fabs(pred[T * D + t * D + 2 * i] - sin(a)) + fabs(pred[t * D + 2 * i + 1] - cos(a)));
+            err = fmax(err, fabs(pred[T * D + t * D + 2 * i] - sin(a)) +
+                                fabs(pred[t * D + 2 * i + 1] - cos(a)));
         }
     }
     tap_ok(err < 1e-5, "sinusoidal positions: sin at 2i, cos at 2i+1 (max error %g)", err);
@@ -276,19 +296,23 @@ static void test_positional(void) {
     for (int i = 0; i < 5 * D; i++) table[i] = (float)i;
     ggmlc_model_set_weights(m, table, 5 * D);
     ggmlc_model_predict(m, zeros, 2 * T * D, 2, 2, pred, 2 * T * D);
-    tap_ok(memcmp(pred, table, sizeof(float) * T * D) == 0 && memcmp(pred + T * D, table, sizeof(float) * T * D) == 0,
+    tap_ok(memcmp(pred, table, sizeof(float) * T * D) == 0 &&
+               memcmp(pred + T * D, table, sizeof(float) * T * D) == 0,
            "learned positions: the table's first T rows are added");
     ggmlc_model_free(m);
-    REFUSED(ggmlc_positional_embedding(0, true) ? GGMLC_OK : ggmlc_last_status(), GGMLC_ERR_INVALID_ARG, "max_len 0", "max_len 0");
+    REFUSED(ggmlc_positional_embedding(0, true) ? GGMLC_OK : ggmlc_last_status(),
+            GGMLC_ERR_INVALID_ARG, "max_len 0", "max_len 0");
     m = ggmlc_sequential((int64_t[]){T, D}, 2);
-    REFUSED(ggmlc_model_add(m, ggmlc_positional_embedding(3, true)), GGMLC_ERR_SHAPE, "4 positions, max_len 3", "exceed max_len 3");
+    REFUSED(ggmlc_model_add(m, ggmlc_positional_embedding(3, true)), GGMLC_ERR_SHAPE,
+            "4 positions, max_len 3", "exceed max_len 3");
     ggmlc_model_free(m);
 }
 
 static void test_bad_input(void) {
     ggmlc_model *m = ggmlc_sequential((int64_t[]){5, 8}, 2);
     struct ggmlc_attention_options o = ggmlc_attention_defaults(3);
-    REFUSED(ggmlc_model_add(m, ggmlc_multi_head_attention(&o)), GGMLC_ERR_SHAPE, "3 heads on a width of 8",
+    REFUSED(ggmlc_model_add(m, ggmlc_multi_head_attention(&o)), GGMLC_ERR_SHAPE,
+            "3 heads on a width of 8",
             "the model width is not a multiple of the head count (width 8, 3 heads");
     ggmlc_model_free(m);
     o = ggmlc_attention_defaults(4);
@@ -298,27 +322,37 @@ static void test_bad_input(void) {
            "4 query heads over 3 key/value heads refused: %s", ggmlc_last_error());
     o.n_kv_head = 0;
     o.dropout = 1.0f;
-    tap_ok(!ggmlc_multi_head_attention(&o) && strstr(ggmlc_last_error(), "dropout 1 is not in [0, 1)"), "dropout 1 refused: %s",
-           ggmlc_last_error());
+    tap_ok(!ggmlc_multi_head_attention(&o) &&
+               strstr(ggmlc_last_error(), "dropout 1 is not in [0, 1)"),
+           "dropout 1 refused: %s", ggmlc_last_error());
     struct ggmlc_transformer_options to = ggmlc_transformer_defaults(2, 0);
-    tap_ok(!ggmlc_transformer_encoder(&to) && strstr(ggmlc_last_error(), "ff 0 is not in [1, 2^40]"), "MLP width 0 refused: %s", ggmlc_last_error());
+    tap_ok(!ggmlc_transformer_encoder(&to) &&
+               strstr(ggmlc_last_error(), "ff 0 is not in [1, 2^40]"),
+           "MLP width 0 refused: %s", ggmlc_last_error());
 
     m = ggmlc_functional();
     ggmlc_node *x = ggmlc_input(m, (int64_t[]){5, 8}, 2), *mask = ggmlc_input(m, (int64_t[]){6}, 1);
-    ggmlc_node *img = ggmlc_input(m, (int64_t[]){6, 4, 4}, 3), *emb = ggmlc_input(m, (int64_t[]){3}, 1);
-    tap_ok(!ggmlc_apply2(m, mk_mha(), x, mask) && ggmlc_last_status() == GGMLC_ERR_SHAPE && strstr(ggmlc_last_error(), "{5} padding mask"),
+    ggmlc_node *img = ggmlc_input(m, (int64_t[]){6, 4, 4}, 3),
+               *emb = ggmlc_input(m, (int64_t[]){3}, 1);
+    tap_ok(!ggmlc_apply2(m, mk_mha(), x, mask) && ggmlc_last_status() == GGMLC_ERR_SHAPE &&
+               strstr(ggmlc_last_error(), "{5} padding mask"),
            "a padding mask of 6 for 5 positions: %s", ggmlc_last_error());
-    tap_ok(!ggmlc_apply2(m, ggmlc_dense(4, GGMLC_ACT_NONE), x, mask) && strstr(ggmlc_last_error(), "takes one input"),
+    tap_ok(!ggmlc_apply2(m, ggmlc_dense(4, GGMLC_ACT_NONE), x, mask) &&
+               strstr(ggmlc_last_error(), "takes one input"),
            "a second input to a Dense layer: %s", ggmlc_last_error());
-    tap_ok(!ggmlc_apply(m, ggmlc_unet_res_block(8, 2), img) && strstr(ggmlc_last_error(), "needs a {E} timestep embedding"),
+    tap_ok(!ggmlc_apply(m, ggmlc_unet_res_block(8, 2), img) &&
+               strstr(ggmlc_last_error(), "needs a {E} timestep embedding"),
            "a UNet block without its timestep embedding: %s", ggmlc_last_error());
-    tap_ok(!ggmlc_apply2(m, ggmlc_unet_res_block(8, 4), img, emb) && ggmlc_last_status() == GGMLC_ERR_SHAPE &&
+    tap_ok(!ggmlc_apply2(m, ggmlc_unet_res_block(8, 4), img, emb) &&
+               ggmlc_last_status() == GGMLC_ERR_SHAPE &&
                strstr(ggmlc_last_error(), "4 groups do not divide 6"),
            "group count not dividing the channels: %s", ggmlc_last_error());
-    tap_ok(!ggmlc_apply2(m, ggmlc_spatial_transformer(2, 4, 2), img, emb) && strstr(ggmlc_last_error(), "{S, Dc} context"),
+    tap_ok(!ggmlc_apply2(m, ggmlc_spatial_transformer(2, 4, 2), img, emb) &&
+               strstr(ggmlc_last_error(), "{S, Dc} context"),
            "a spatial transformer given a vector as context: %s", ggmlc_last_error());
-    tap_ok(!ggmlc_apply2(m, mk_mha(), x, NULL) && strstr(ggmlc_last_error(), "second input is NULL"), "a NULL second input: %s",
-           ggmlc_last_error());
+    tap_ok(!ggmlc_apply2(m, mk_mha(), x, NULL) &&
+               strstr(ggmlc_last_error(), "second input is NULL"),
+           "a NULL second input: %s", ggmlc_last_error());
     ggmlc_model_free(m);
 }
 
@@ -328,7 +362,8 @@ static void test_training(void) {
     enum { T = 6, V = 4, N = 768, D = 16 };
     static float x[N * T], y[N];
     for (int i = 0; i < N; i++) {
-        for (int t = 0; t < T; t++) x[i * T + t] = (float)(int)test_uniform(0.0f, (float)V - 0.001f);
+        for (int t = 0; t < T; t++)
+            x[i * T + t] = (float)(int)test_uniform(0.0f, (float)V - 0.001f);
         if (i % 2) x[i * T + T - 1] = x[i * T]; /* half the samples match */
         y[i] = x[i * T + T - 1] == x[i * T] ? 1.0f : 0.0f;
     }
@@ -351,9 +386,13 @@ static void test_training(void) {
     fo.validation_split = 0.25f;
     ggmlc_history *h = NULL;
     const enum ggmlc_status st = ggmlc_model_fit(m, x, N * T, y, N, N, &fo, &h);
-    const struct ggmlc_epoch_logs *last = h ? ggmlc_history_epoch(h, ggmlc_history_epochs(h) - 1) : NULL;
-    tap_ok(st == GGMLC_OK && last && last->val_accuracy >= 0.9, "a Transformer encoder learns first == last token: validation "
-           "accuracy %.3f, loss %.3f (%s)", last ? last->val_accuracy : 0.0, last ? last->val_loss : 0.0, st == GGMLC_OK ? "fit ok" : ggmlc_last_error());
+    const struct ggmlc_epoch_logs *last =
+        h ? ggmlc_history_epoch(h, ggmlc_history_epochs(h) - 1) : NULL;
+    tap_ok(st == GGMLC_OK && last && last->val_accuracy >= 0.9,
+           "a Transformer encoder learns first == last token: validation "
+           "accuracy %.3f, loss %.3f (%s)",
+           last ? last->val_accuracy : 0.0, last ? last->val_loss : 0.0,
+           st == GGMLC_OK ? "fit ok" : ggmlc_last_error());
     ggmlc_history_free(h);
     ggmlc_model_free(m);
 }
@@ -369,6 +408,7 @@ int main(void) {
     test_positional();
     test_bad_input();
     test_seed(22);
-    if (!getenv("GGMLC_NN_ATTN_NO_TRAINING")) test_training(); /* minutes on lavapipe: the Vulkan rerun leaves it out */
+    if (!getenv("GGMLC_NN_ATTN_NO_TRAINING"))
+        test_training(); /* minutes on lavapipe: the Vulkan rerun leaves it out */
     return tap_done();
 }
