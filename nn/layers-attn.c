@@ -367,7 +367,7 @@ bool ggmlc__nn_attn_settings_valid(const ggmlc_layer *l, char *why, size_t size)
     const struct layer_cfg *c = &l->cfg;
     if (!is_attention_kind(l))
         return ggmlc__nn_setting_ok(c->attn_flags <= 511 && c->groups >= 0, "attention flags",
-                                    c->attn_flags, "known ones", why, size);
+                                    c->attn_flags, "a set of known flags", why, size);
     const bool heads_ok = c->heads > 0 && c->heads <= NN_MAX_WINDOW && c->kv_heads > 0 &&
                           c->kv_heads <= c->heads && c->heads % c->kv_heads == 0;
     return ggmlc__nn_setting_ok(heads_ok, "head count", (double)c->heads,
@@ -375,7 +375,7 @@ bool ggmlc__nn_attn_settings_valid(const ggmlc_layer *l, char *why, size_t size)
            ggmlc__nn_setting_ok(c->ff >= 0 && c->ff <= NN_MAX_ELEMS, "MLP width", (double)c->ff,
                                 "in [0, 2^40]", why, size) &&
            ggmlc__nn_setting_ok(c->attn_flags <= 511, "attention flags", c->attn_flags,
-                                "known ones", why, size) &&
+                                "a set of known flags", why, size) &&
            ggmlc__nn_setting_ok(c->groups >= 0, "groups", c->groups, ">= 0", why, size) &&
            ggmlc__nn_setting_ok(c->max_bias >= 0 && c->max_bias < INFINITY, "alibi_max_bias",
                                 c->max_bias, "finite, >= 0", why, size) &&

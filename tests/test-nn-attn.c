@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ggmlc-nn.h"
+#include "gguf.h"
 #include "testutil.h"
 
 #define REFUSED(call, status, what, needle)                                                  \
@@ -397,6 +398,65 @@ static void test_training(void) {
     ggmlc_model_free(m);
 }
 
+/* A saved attention model whose layer settings a file forged: each refused with GGMLC_ERR_FORMAT. */
+static const struct forged {
+    const char *what;
+    int64_t attn[5]; /* heads, kv_heads, ff, flags, groups */
+    float attn_f[2]; /* ALiBi max bias, rope base */
+} forgeries[] = {
+    {"4 heads over 3 key/value heads", {4, 3, 0, 4, 0}, {0, 1e4f}},
+    {"0 heads", {0, 0, 0, 4, 0}, {0, 1e4f}},
+    {"3 heads on a width of 8", {3, 3, 0, 4, 0}, {0, 1e4f}},
+    {"unknown flags", {4, 2, 0, 1 << 20, 0}, {0, 1e4f}},
+    {"a NaN ALiBi bias", {4, 2, 0, 4, 0}, {NAN, 1e4f}},
+    {"rope base 0", {4, 2, 0, 4, 0}, {0, 0}},
+};
+
+static bool write_forged(const char *src, const char *dst, const struct forged *f) {
+    struct ggml_context *data = NULL;
+    struct gguf_context *in = gguf_init_from_file(src, (struct gguf_init_params){false, &data});
+    if (!in) return false;
+    struct gguf_context *out = gguf_init_empty();
+    gguf_set_kv(out, in);
+    if (f) {
+        gguf_set_arr_data(out, "ggmlc.layer.0.attn", GGUF_TYPE_INT64, f->attn, 5);
+        gguf_set_arr_data(out, "ggmlc.layer.0.attn_f", GGUF_TYPE_FLOAT32, f->attn_f, 2);
+    }
+    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++)
+        gguf_add_tensor(out, ggml_get_tensor(data, gguf_get_tensor_name(in, i)));
+    const bool ok = gguf_write_to_file(out, dst, false);
+    gguf_free(out);
+    gguf_free(in);
+    ggml_free(data);
+    return ok;
+}
+
+static void test_forged_files(void) {
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){5, 8}, 2);
+    struct ggmlc_attention_options o = ggmlc_attention_defaults(4);
+    o.n_kv_head = 2;
+    ggmlc_model_add(m, ggmlc_multi_head_attention(&o));
+    ggmlc_model_compile(m, NULL);
+    char path[] = "/tmp/ggmlc-test-attn-XXXXXX", forged[sizeof path + 8];
+    close(mkstemp(path));
+    snprintf(forged, sizeof forged, "%s.forged", path);
+    ggmlc_model *same = ggmlc_model_save(m, path, false) == GGMLC_OK && write_forged(path, forged, NULL)
+                            ? ggmlc_model_load(forged, NULL)
+                            : NULL;
+    tap_ok(same != NULL, "an attention model file copied unchanged loads (%s)",
+           same ? "ok" : ggmlc_last_error());
+    ggmlc_model_free(same);
+    for (size_t i = 0; i < sizeof forgeries / sizeof forgeries[0]; i++) {
+        ggmlc_model *r = write_forged(path, forged, &forgeries[i]) ? ggmlc_model_load(forged, NULL) : NULL;
+        tap_ok(!r && ggmlc_last_status() == GGMLC_ERR_FORMAT, "a file with %s: GGMLC_ERR_FORMAT: %s",
+               forgeries[i].what, ggmlc_last_error());
+        ggmlc_model_free(r);
+    }
+    unlink(forged);
+    unlink(path);
+    ggmlc_model_free(m);
+}
+
 int main(void) {
     struct gold_set *set = gold_load("nn_attn_layers.gold");
     for (size_t i = 0; set && i < sizeof cases / sizeof cases[0]; i++) run_case(set, &cases[i]);
@@ -407,6 +467,7 @@ int main(void) {
     gold_free(set);
     test_positional();
     test_bad_input();
+    test_forged_files();
     test_seed(22);
     if (!getenv("GGMLC_NN_ATTN_NO_TRAINING"))
         test_training(); /* minutes on lavapipe: the Vulkan rerun leaves it out */
