@@ -407,8 +407,16 @@ bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i) { return ggmlc__nn_in
 
 int64_t ggmlc__nn_input_elems(const ggmlc_model *m, int i) { return ggmlc__nn_shape_elems(m->inputs[i]->shape, m->inputs[i]->n_dims); }
 int64_t ggmlc__nn_output_elems(const ggmlc_model *m, int k) { return ggmlc__nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }
+int64_t ggmlc__nn_output_classes(const ggmlc_model *m, int k) {
+    const enum ggmlc_loss loss = m->heads[k].loss;
+    if (loss != GGMLC_LOSS_CATEGORICAL_CROSSENTROPY && loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
+        return ggmlc__nn_output_elems(m, k);
+    return m->outputs[k]->shape[m->outputs[k]->n_dims - 1];
+}
 int64_t ggmlc__nn_target_elems(const ggmlc_model *m, int k) {
-    return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? 1 : ggmlc__nn_output_elems(m, k);
+    const int64_t elems = ggmlc__nn_output_elems(m, k);
+    const bool sparse = m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    return sparse ? elems / ggmlc__nn_output_classes(m, k) : elems;
 }
 
 /* -------------------------------------------------------------- compile */

@@ -237,8 +237,11 @@ GGMLC_HIDDEN bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t ggmlc__nn_input_vocab(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t ggmlc__nn_input_elems(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t ggmlc__nn_output_elems(const ggmlc_model *m, int k);
-/* Floats of one sample's target of output k (1 for sparse labels). */
+/* Floats of one sample's target of output k (one class index per position for sparse labels). */
 GGMLC_HIDDEN int64_t ggmlc__nn_target_elems(const ggmlc_model *m, int k);
+/* Classes of output k: for the (sparse) categorical cross-entropy its last axis (an output
+ * {T, V} is T distributions over V classes), for the other losses all its elements. */
+GGMLC_HIDDEN int64_t ggmlc__nn_output_classes(const ggmlc_model *m, int k);
 /* The optimizer module's kind for the compile options (SGD with momentum when momentum > 0). */
 GGMLC_HIDDEN enum ggmlc_optim_kind ggmlc__nn_optim_kind(const struct ggmlc_compile_options *o);
 
@@ -257,7 +260,8 @@ struct nn_data {
 /* Accumulated loss and metrics of a pass over data. */
 struct pass_stats {
     double loss_sum, head_loss_sum[GGMLC_MAX_IO];
-    int64_t n, correct[GGMLC_MAX_IO];
+    int64_t n;
+    double correct[GGMLC_MAX_IO]; /* per sample the fraction of its positions classified right */
     double abs_err[GGMLC_MAX_IO];
 };
 

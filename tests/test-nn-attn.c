@@ -266,6 +266,49 @@ static void test_sequential(const struct gold_set *set) {
     ggmlc_model_free(m);
 }
 
+/* A tiny language model: per-token probabilities, the per-token cross-entropy (PyTorch's
+ * CrossEntropyLoss over every position) with one class index per position, and its SGD step. */
+static void test_token_loss(const struct gold_set *set) {
+    const struct gold_tensor *x = gget(set, "lm", "x0"), *y = gget(set, "lm", "y"), *out = gget(set, "lm", "out");
+    const struct gold_tensor *w0 = gget(set, "lm", "w0"), *w1 = gget(set, "lm", "w1"), *loss = gget(set, "lm", "loss");
+    if (!x || !y || !out || !w0 || !w1 || !loss) return;
+    const int64_t T = x->ne[0], n = x->ne[1], vocab = out->ne[0];
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){T}, 1);
+    ggmlc_model_add(m, ggmlc_embedding(vocab, 8));
+    ggmlc_model_add(m, ggmlc_positional_embedding(T, true));
+    ggmlc_model_add(m, mk_dec());
+    ggmlc_model_add(m, ggmlc_dense(vocab, GGMLC_ACT_SOFTMAX));
+    struct ggmlc_compile_options o = ggmlc_compile_defaults();
+    o.optimizer = GGMLC_OPT_SGD;
+    o.learning_rate = 0.1f;
+    o.loss = GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    o.metrics = GGMLC_METRIC_ACCURACY;
+    ggmlc_model_compile(m, &o);
+    tap_ok(ggmlc_model_set_weights(m, w0->data, w0->n) == GGMLC_OK, "language model: PyTorch's %zu weights set", w0->n);
+    float *pred = calloc(out->n, sizeof(float)), *w = calloc(w1->n, sizeof(float));
+    ggmlc_model_predict(m, x->data, x->n, n, n, pred, out->n);
+    ok_nmse(pred, out->data, out->n, 1e-9, "language model: per-token probabilities equal PyTorch's");
+    double l = 0, acc[2] = {0, 0};
+    const enum ggmlc_status st = ggmlc_model_train_on_batch(m, x->data, x->n, y->data, y->n, n, &l, acc);
+    const double want = ((const float *)loss->data)[0];
+    int64_t right = 0; /* tokens whose most probable class is the label, from the predictions */
+    for (int64_t i = 0; i < (int64_t)y->n; i++) {
+        int64_t best = 0;
+        for (int64_t v = 1; v < vocab; v++) best = pred[i * vocab + v] > pred[i * vocab + best] ? v : best;
+        right += best == (int64_t)((const float *)y->data)[i];
+    }
+    tap_ok(st == GGMLC_OK && fabs(l - want) < 1e-5 * want && fabs(acc[0] - (double)right / (double)y->n) < 1e-9,
+           "language model: per-token cross-entropy %.6f, PyTorch's %.6f; token accuracy %.3f (%lld of %zu) (%s)", l,
+           want, acc[0], (long long)right, y->n, st == GGMLC_OK ? "ok" : ggmlc_last_error());
+    ggmlc_model_get_weights(m, w, w1->n);
+    ok_nmse(w, w1->data, w1->n, 1e-9, "language model: weights after one SGD step equal PyTorch's");
+    REFUSED(ggmlc_model_train_on_batch(m, x->data, x->n, y->data, (size_t)n, n, &l, acc), GGMLC_ERR_SHAPE,
+            "one label per sample for a {T, V} output", "takes (5) (class indices)");
+    free(pred);
+    free(w);
+    ggmlc_model_free(m);
+}
+
 /* Sinusoidal positions (hand-computed) and a learned table, added to zeros. */
 static void test_positional(void) {
     enum { T = 4, D = 6 };
@@ -463,6 +506,7 @@ int main(void) {
     if (set) {
         test_dropout_off(set);
         test_sequential(set);
+        test_token_loss(set);
     }
     gold_free(set);
     test_positional();

@@ -257,6 +257,46 @@ def case(name, block, inputs, pre_dims, call=None):
     out[f"{name}.w1"] = flat(params)
 
 
+class TinyLM(nn.Module):
+    """Embedding, learned positions, a GPT block, Dense to the vocabulary: per-token logits."""
+
+    def __init__(self, vocab, t, d):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.rand(t, d) - 0.5)
+        self.block = Block(d, 2, 12, pre=True, decoder=True)
+        self.head = lin(d, vocab)
+
+    def params(self):
+        return [self.emb.weight, self.pos] + self.block.params() + lin_params(self.head)
+
+    def forward(self, ids):
+        return self.head(self.block(self.emb(ids) + self.pos))
+
+
+def lm_case():
+    """Per-token cross-entropy (PyTorch's CrossEntropyLoss over N*T tokens), one SGD step."""
+    vocab, t, d = 7, 5, 8
+    model = TinyLM(vocab, t, d)
+    ids = torch.randint(0, vocab, (N, t))
+    labels = torch.randint(0, vocab, (N, t))
+    with torch.no_grad():  # the first two positions labelled with the prediction: accuracy 6/15 or more
+        labels[:, :2] = model(ids).argmax(-1)[:, :2]
+    params = model.params()
+    out["lm.x0"] = ids.float()
+    out["lm.y"] = labels.float()
+    with torch.no_grad():
+        out["lm.out"] = model(ids).softmax(-1)
+    out["lm.w0"] = flat(params)
+    opt = torch.optim.SGD(params, lr=LR)
+    opt.zero_grad()
+    loss = F.cross_entropy(model(ids).reshape(-1, vocab), labels.reshape(-1))
+    out["lm.loss"] = loss.detach().reshape(1)
+    loss.backward()
+    opt.step()
+    out["lm.w1"] = flat(params)
+
+
 def rand(*shape):
     return torch.rand(*shape) * 2 - 1
 
@@ -324,6 +364,7 @@ def main():
     case("unet_res", UNetRes(4, 8, 6, 2), [rand(N, 4, 5, 5), rand(N, 6)], [5, 6])
     case("unet_res_same", UNetRes(4, 4, 6, 2), [rand(N, 4, 4, 3), rand(N, 6)], [3, 6])
     case("spatial", Spatial(8, 2, 4, 2, 6), [rand(N, 8, 3, 3), rand(N, 4, 6)], [3, 6])
+    lm_case()
     write_gold(os.path.join(os.path.dirname(__file__), "nn_attn_layers.gold"), out)
 
 
