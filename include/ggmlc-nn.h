@@ -293,6 +293,9 @@ GGML_API int ggmlc_model_output_shape_at(ggmlc_model *model, int index, int64_t 
 
 enum ggmlc_optimizer { GGMLC_OPT_ADAMW, GGMLC_OPT_SGD };
 
+/* The categorical losses take the output's last axis as the classes: an output {T, V} is T
+ * distributions over V classes (per-token loss averaged over positions), its sparse labels one class
+ * index per position (shape {T}); accuracy is then the fraction of positions right. */
 enum ggmlc_loss {
     GGMLC_LOSS_MSE,
     GGMLC_LOSS_CATEGORICAL_CROSSENTROPY,        /* one-hot labels */
@@ -382,7 +385,7 @@ GGML_API void ggmlc_callback_free(struct ggmlc_callback *cb);
 /* Several inputs and outputs.  One array of samples per input and per target (output): data holds
  * n * prod(shape) floats, row-major, batch first, and len says how many it holds (it must be that
  * product); shape leaves out the batch and must equal the model's input or output shape (sparse
- * cross-entropy targets: class indices, shape {1} or n_dims 0).  Every array has the same n; sample i
+ * cross-entropy targets: class indices, shape {1} or n_dims 0; for an output {T, V}, {T}).  Every array has the same n; sample i
  * of each belongs together (shuffling and the validation split keep them together).  Wrong lengths,
  * counts or shapes are GGMLC_ERR_SHAPE with a message naming the array:
  *     struct ggmlc_array x = {data, n, {16}, 1, n * 16};  */
@@ -427,7 +430,7 @@ struct ggmlc_fit_options {
 GGML_API struct ggmlc_fit_options ggmlc_fit_defaults(void);
 
 /* Train on n samples: x holds x_len = n * prod(input shape) floats, y y_len = n * prod(output shape)
- * floats (n class indices for the sparse loss); other lengths are GGMLC_ERR_SHAPE, e.g.
+ * floats (n class indices, n * T for an output {T, V}, for the sparse loss); other lengths are GGMLC_ERR_SHAPE, e.g.
  * "ggmlc_model_fit: input 0 has samples of shape (64), the model's input 0 takes (1, 8, 8)".
  * The history (may be NULL) receives one entry per epoch.
  * fit, evaluate and predict take models of one input and one output; others use the *_multi forms. */
