@@ -64,7 +64,12 @@ struct nn_param *ggmlc__nn_add_param(ggmlc_layer *l, const char *name, int n_dim
 }
 
 bool ggmlc__nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count) {
-    if (!t || b->n_aux >= NN_MAX_AUX) return false;
+    if (!t) return false;
+    if (b->n_aux >= NN_MAX_AUX) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "layer '%s': a graph holds at most %d dropout masks and batch statistics",
+                        l->name, NN_MAX_AUX);
+        return false;
+    }
     b->aux[b->n_aux++] = (struct nn_aux){kind, l, t, count};
     return true;
 }

@@ -17,7 +17,7 @@
 #define NN_MAX_DIMS    3   /* shapes without the batch dimension */
 #define NN_MAX_PARAMS  32  /* per layer (a Transformer decoder block has 26) */
 #define NN_MAX_NODES   256
-#define NN_MAX_AUX     64
+#define NN_MAX_AUX     1024 /* dropout masks: a Transformer block with dropout has 4 to 6 */
 /* Limits that keep shape arithmetic inside int64 and int, whatever a model file says: a
  * shape or parameter holds at most 2^40 elements; kernels, strides, dilations and padding
  * are at most NN_MAX_WINDOW. */

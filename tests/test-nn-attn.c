@@ -309,6 +309,29 @@ static void test_token_loss(const struct gold_set *set) {
     ggmlc_model_free(m);
 }
 
+/* Twenty decoder blocks with dropout (80 dropout masks a step): the training loss, measured with
+ * dropout, differs from the test loss of the same batch and weights, which test_on_batch repeats. */
+static void test_deep_dropout(void) {
+    enum { T = 4, D = 8, N = 4 };
+    static float x[N * T * D], y[N * T * D];
+    for (int i = 0; i < N * T * D; i++) x[i] = test_uniform(-1, 1), y[i] = test_uniform(-1, 1);
+    ggmlc_model *m = ggmlc_sequential((int64_t[]){T, D}, 2);
+    struct ggmlc_transformer_options o = ggmlc_transformer_defaults(2, 8);
+    o.pre_norm = true;
+    o.dropout = 0.3f;
+    for (int i = 0; i < 20; i++) ggmlc_model_add(m, ggmlc_transformer_decoder(&o));
+    const enum ggmlc_status cst = ggmlc_model_compile(m, NULL);
+    double test1 = NAN, test2 = NAN, train = NAN;
+    const size_t n = N * T * D;
+    const bool ok = cst == GGMLC_OK && ggmlc_model_test_on_batch(m, x, n, y, n, N, &test1, NULL) == GGMLC_OK &&
+                    ggmlc_model_test_on_batch(m, x, n, y, n, N, &test2, NULL) == GGMLC_OK &&
+                    ggmlc_model_train_on_batch(m, x, n, y, n, N, &train, NULL) == GGMLC_OK;
+    tap_ok(ok && test1 == test2 && isfinite(train) && train != test1,
+           "20 decoder blocks with dropout: training loss %.5f (dropped), test loss %.5f twice (%s)", train, test1,
+           ok ? "ok" : ggmlc_last_error());
+    ggmlc_model_free(m);
+}
+
 /* Sinusoidal positions (hand-computed) and a learned table, added to zeros. */
 static void test_positional(void) {
     enum { T = 4, D = 6 };
@@ -512,6 +535,7 @@ int main(void) {
     test_positional();
     test_bad_input();
     test_forged_files();
+    test_deep_dropout();
     test_seed(22);
     if (!getenv("GGMLC_NN_ATTN_NO_TRAINING"))
         test_training(); /* minutes on lavapipe: the Vulkan rerun leaves it out */
