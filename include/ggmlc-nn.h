@@ -166,6 +166,74 @@ GGML_API ggmlc_layer *ggmlc_leaky_relu(float slope);
 GGML_API ggmlc_layer *ggmlc_lstm(int64_t units, bool return_sequences);
 GGML_API ggmlc_layer *ggmlc_gru(int64_t units, bool return_sequences);
 
+/* ------------------------------------------------- attention and Transformers
+ *
+ * Sequences are {T, D} (T positions of D features).  Attention runs through ggml_flash_attn_ext
+ * (forward and, through its backward rule, training); with attention dropout in training it runs
+ * as soft_max_ext and two mul_mat so that the probabilities can be dropped.  Layers that take a
+ * second input are applied with ggmlc_apply2 in functional models (sequential models feed one). */
+
+/* Multi-head attention settings; ggmlc_attention_defaults(n_head) gives n_kv_head = n_head, no
+ * mask, biases, separate projections, no position encoding, no dropout. */
+struct ggmlc_attention_options {
+    int64_t n_head;
+    int64_t n_kv_head;    /* grouped-query heads: must divide n_head (0: n_head) */
+    bool causal;          /* query i sees keys j <= i */
+    bool fused_qkv;       /* one projection to [q | k | v] (self-attention only) */
+    bool bias;            /* biases in the q, k, v and output projections */
+    bool rope;            /* rotary position embedding (NeoX style, rotating half pairs) on q, k */
+    float rope_base;      /* rope's base (10000 by default) */
+    float alibi_max_bias; /* > 0: ALiBi with slopes 2^(-max_bias * h / n_head), as ggml defines */
+    float dropout;        /* on the attention probabilities, training only, in [0, 1) */
+};
+GGML_API struct ggmlc_attention_options ggmlc_attention_defaults(int64_t n_head);
+/* Multi-head attention over a {T, D} input, output {T, D}; D must be a multiple of n_head (head
+ * width D / n_head).  Weights, PyTorch's Linear layout: q_kernel (H*hd, D), k_kernel and v_kernel
+ * (Hkv*hd, Dk), o_kernel (D, H*hd), with biases when asked; fused: qkv_kernel ((H+2*Hkv)*hd, D).
+ * Applied with ggmlc_apply2 to a second input: a {S, Dk} context makes it cross-attention (keys
+ * and values from the context); a {T} vector is a key padding mask (1 keep, 0 padding). */
+GGML_API ggmlc_layer *ggmlc_multi_head_attention(const struct ggmlc_attention_options *options);
+
+/* Position embeddings added to a {T, D} input: learned (a {max_len, D} table whose first T rows
+ * are added) or sinusoidal (sin(t / 10000^(2i/D)) at feature 2i, cos at 2i + 1; no weights). */
+GGML_API ggmlc_layer *ggmlc_positional_embedding(int64_t max_len, bool learned);
+
+enum ggmlc_norm_kind { GGMLC_NORM_LAYER, GGMLC_NORM_RMS };
+enum ggmlc_mlp_kind {
+    GGMLC_MLP_GELU,   /* Linear(D, ff), exact (erf) GELU, Linear(ff, D) */
+    GGMLC_MLP_SWIGLU, /* Linear(D, 2*ff) to [a | g], silu(a) * g, Linear(ff, D) */
+};
+/* A Transformer block's settings (ggmlc_transformer_defaults(n_head, ff)). */
+struct ggmlc_transformer_options {
+    struct ggmlc_attention_options attn; /* its self-attention (cross-attention: the same heads) */
+    int64_t ff;                          /* the MLP's hidden width */
+    bool pre_norm;                       /* x + f(norm(x)); false: norm(x + f(x)) */
+    enum ggmlc_norm_kind norm;
+    float eps; /* of the norms (1e-5) */
+    enum ggmlc_mlp_kind mlp;
+    bool mlp_bias; /* biases in the MLP (true) */
+    float dropout; /* after attention and MLP outputs, training only */
+};
+GGML_API struct ggmlc_transformer_options ggmlc_transformer_defaults(int64_t n_head, int64_t ff);
+/* Encoder block on {T, D}: self-attention then MLP, each with a residual connection and a norm
+ * (PyTorch's nn.TransformerEncoderLayer with norm_first = pre_norm and batch_first). */
+GGML_API ggmlc_layer *ggmlc_transformer_encoder(const struct ggmlc_transformer_options *options);
+/* Decoder block on {T, D}: causal self-attention, then (applied with ggmlc_apply2 to a {S, Dm}
+ * memory) cross-attention to the memory, then MLP (nn.TransformerDecoderLayer); without a memory
+ * it is a GPT block. */
+GGML_API ggmlc_layer *ggmlc_transformer_decoder(const struct ggmlc_transformer_options *options);
+
+/* Stable-Diffusion UNet residual block on {C, H, W}, applied with ggmlc_apply2 to a timestep
+ * embedding {E}: h = conv3x3(silu(gn(x))) + Linear(silu(emb)); h = conv3x3(silu(gn(h)));
+ * out = h + skip(x) (a 1x1 convolution when C != out_channels).  Group norms of `groups` groups
+ * (eps 1e-5) over C and out_channels, which groups must divide. */
+GGML_API ggmlc_layer *ggmlc_unet_res_block(int64_t out_channels, int groups);
+/* Stable-Diffusion spatial transformer on {C, H, W}, applied with ggmlc_apply2 to a {S, Dc}
+ * context: group norm (eps 1e-6), 1x1 conv to n_head * head_dim, a block of self-attention,
+ * cross-attention to the context and a GEGLU MLP (4x), each pre-LayerNorm with a residual, 1x1
+ * conv back to C, plus x (SD 1.x's SpatialTransformer of depth 1). */
+GGML_API ggmlc_layer *ggmlc_spatial_transformer(int64_t n_head, int64_t head_dim, int groups);
+
 /* Layer settings (before compile). */
 GGML_API void ggmlc_layer_set_name(ggmlc_layer *layer, const char *name);
 GGML_API void ggmlc_layer_set_initializer(ggmlc_layer *layer, enum ggmlc_initializer kernel_init);
@@ -191,6 +259,10 @@ typedef struct ggmlc_node ggmlc_node;
 GGML_API ggmlc_node *ggmlc_input(ggmlc_model *model, const int64_t *shape, int n_dims);
 /* Apply layer to x (a node of this model); a layer in no model yet is taken over, also on failure. */
 GGML_API ggmlc_node *ggmlc_apply(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x);
+/* Apply a layer taking a second input (attention context or mask, timestep embedding) to x and
+ * x2; only layers documented as taking one accept it. */
+GGML_API ggmlc_node *ggmlc_apply2(ggmlc_model *model, ggmlc_layer *layer, ggmlc_node *x,
+                                  ggmlc_node *x2);
 /* Residual connection and concatenation along axis (of the shape without batch). */
 GGML_API ggmlc_node *ggmlc_add(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b);
 GGML_API ggmlc_node *ggmlc_concatenate(ggmlc_model *model, ggmlc_node *a, ggmlc_node *b, int axis);
@@ -221,6 +293,9 @@ GGML_API int ggmlc_model_output_shape_at(ggmlc_model *model, int index, int64_t 
 
 enum ggmlc_optimizer { GGMLC_OPT_ADAMW, GGMLC_OPT_SGD };
 
+/* The categorical losses take the output's last axis as the classes: an output {T, V} is T
+ * distributions over V classes (per-token loss averaged over positions), its sparse labels one class
+ * index per position (shape {T}); accuracy is then the fraction of positions right. */
 enum ggmlc_loss {
     GGMLC_LOSS_MSE,
     GGMLC_LOSS_CATEGORICAL_CROSSENTROPY,        /* one-hot labels */
@@ -310,7 +385,7 @@ GGML_API void ggmlc_callback_free(struct ggmlc_callback *cb);
 /* Several inputs and outputs.  One array of samples per input and per target (output): data holds
  * n * prod(shape) floats, row-major, batch first, and len says how many it holds (it must be that
  * product); shape leaves out the batch and must equal the model's input or output shape (sparse
- * cross-entropy targets: class indices, shape {1} or n_dims 0).  Every array has the same n; sample i
+ * cross-entropy targets: class indices, shape {1} or n_dims 0; for an output {T, V}, {T}).  Every array has the same n; sample i
  * of each belongs together (shuffling and the validation split keep them together).  Wrong lengths,
  * counts or shapes are GGMLC_ERR_SHAPE with a message naming the array:
  *     struct ggmlc_array x = {data, n, {16}, 1, n * 16};  */
@@ -355,7 +430,7 @@ struct ggmlc_fit_options {
 GGML_API struct ggmlc_fit_options ggmlc_fit_defaults(void);
 
 /* Train on n samples: x holds x_len = n * prod(input shape) floats, y y_len = n * prod(output shape)
- * floats (n class indices for the sparse loss); other lengths are GGMLC_ERR_SHAPE, e.g.
+ * floats (n class indices, n * T for an output {T, V}, for the sparse loss); other lengths are GGMLC_ERR_SHAPE, e.g.
  * "ggmlc_model_fit: input 0 has samples of shape (64), the model's input 0 takes (1, 8, 8)".
  * The history (may be NULL) receives one entry per epoch.
  * fit, evaluate and predict take models of one input and one output; others use the *_multi forms. */

@@ -28,7 +28,7 @@ static struct ggml_tensor *build_loss(ggmlc_model *m, int k, struct ggml_context
     case GGMLC_LOSS_MSE: return ggmlc__loss_mse(ctx, out, y);
     case GGMLC_LOSS_CATEGORICAL_CROSSENTROPY: /* labels may carry class weights */
     case GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY: /* one-hot by upload_target */
-        return ggmlc__loss_cross_entropy(ctx, logits, y, ggmlc__nn_output_elems(m, k));
+        return ggmlc__loss_cross_entropy(ctx, logits, y, ggmlc__nn_output_classes(m, k));
     case GGMLC_LOSS_BINARY_CROSSENTROPY:
         return absorbed ? ggmlc__loss_bce_logits(ctx, logits, y) : ggmlc__loss_bce_probs(ctx, out, y);
     }
@@ -204,21 +204,24 @@ static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struc
         ggml_backend_tensor_memset(g->y[k], 0, 0, ggml_nbytes(g->y[k]));
         return;
     }
-    const int64_t no = ggmlc__nn_output_elems(m, k);
+    /* rows of nc classes: one per position for the categorical losses, the whole output else */
+    const int64_t no = ggmlc__nn_output_elems(m, k), nc = ggmlc__nn_output_classes(m, k), rows = no / nc;
     const enum ggmlc_loss loss = m->heads[k].loss;
     for (int64_t b = 0; b < d->count; b++) {
         const int64_t s = sample_at(d, b);
-        float *yb = buf + b * no;
-        if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
-            const int64_t cls = (int64_t)y[s];
-            for (int64_t e = 0; e < no; e++) yb[e] = e == cls ? 1.0f : 0.0f;
-        } else {
-            memcpy(yb, y + s * no, sizeof(float) * (size_t)no);
-        }
-        if (d->class_weights && loss != GGMLC_LOSS_MSE) {
-            int64_t cls = 0;
-            for (int64_t e = 1; e < no; e++) cls = yb[e] > yb[cls] ? e : cls;
-            for (int64_t e = 0; e < no; e++) yb[e] *= d->class_weights[cls];
+        for (int64_t r = 0; r < rows; r++) {
+            float *yr = buf + b * no + r * nc;
+            if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+                const int64_t cls = (int64_t)y[s * rows + r];
+                for (int64_t e = 0; e < nc; e++) yr[e] = e == cls ? 1.0f : 0.0f;
+            } else {
+                memcpy(yr, y + s * no + r * nc, sizeof(float) * (size_t)nc);
+            }
+            if (d->class_weights && loss != GGMLC_LOSS_MSE) {
+                int64_t cls = 0;
+                for (int64_t e = 1; e < nc; e++) cls = yr[e] > yr[cls] ? e : cls;
+                for (int64_t e = 0; e < nc; e++) yr[e] *= d->class_weights[cls];
+            }
         }
     }
     ggml_backend_tensor_set(g->y[k], buf, 0, ggml_nbytes(g->y[k]));
@@ -282,24 +285,30 @@ static void set_hyperparameters(ggmlc_model *m) {
 
 /* Accuracy and absolute error of output k on a batch (out: a buffer of batch * output elems floats). */
 static void score_head(ggmlc_model *m, struct nn_graph *g, int k, const struct batch_data *d, float *out, struct pass_stats *st) {
-    const int64_t no = ggmlc__nn_output_elems(m, k);
+    const int64_t no = ggmlc__nn_output_elems(m, k), nc = ggmlc__nn_output_classes(m, k), rows = no / nc;
     const bool sparse = m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
     ggml_backend_tensor_get(g->out[k], out, 0, sizeof(float) * (size_t)(no * d->count));
     for (int64_t b = 0; b < d->count; b++) {
         const int64_t s = sample_at(d, b);
-        const float *o = out + b * no, *y = d->d->y[k] + (sparse ? s : s * no);
-        int64_t pred = 0, truth = 0;
-        for (int64_t e = 1; e < no; e++) pred = o[e] > o[pred] ? e : pred;
-        if (sparse) {
-            truth = (int64_t)y[0];
-        } else if (no == 1) { /* binary: threshold 0.5 */
-            pred = o[0] > 0.5f;
-            truth = y[0] > 0.5f;
-        } else {
-            for (int64_t e = 1; e < no; e++) truth = y[e] > y[truth] ? e : truth;
+        const float *y = d->d->y[k] + s * ggmlc__nn_target_elems(m, k);
+        int64_t right = 0; /* positions (rows of nc classes) classified right */
+        for (int64_t r = 0; r < rows; r++) {
+            const float *o = out + b * no + r * nc, *yr = sparse ? y + r : y + r * nc;
+            int64_t pred = 0, truth = 0;
+            for (int64_t e = 1; e < nc; e++) pred = o[e] > o[pred] ? e : pred;
+            if (sparse) {
+                truth = (int64_t)yr[0];
+            } else if (nc == 1) { /* binary: threshold 0.5 */
+                pred = o[0] > 0.5f;
+                truth = yr[0] > 0.5f;
+            } else {
+                for (int64_t e = 1; e < nc; e++) truth = yr[e] > yr[truth] ? e : truth;
+            }
+            right += pred == truth;
         }
-        st->correct[k] += pred == truth;
+        st->correct[k] += (double)right / (double)rows;
         if (!sparse) {
+            const float *o = out + b * no;
             for (int64_t e = 0; e < no; e++) st->abs_err[k] += fabs((double)o[e] - (double)y[e]) / (double)no;
         }
     }
@@ -332,7 +341,7 @@ void ggmlc__nn_fill_logs(const ggmlc_model *m, const struct pass_stats *st, bool
     *acc = *mae = NAN;
     for (int k = 0; k < m->n_outputs; k++) {
         head_loss[k] = ratio(st->head_loss_sum[k], st->n);
-        head_acc[k] = m->heads[k].metrics & GGMLC_METRIC_ACCURACY ? ratio((double)st->correct[k], st->n) : NAN;
+        head_acc[k] = m->heads[k].metrics & GGMLC_METRIC_ACCURACY ? ratio(st->correct[k], st->n) : NAN;
         head_mae[k] = m->heads[k].metrics & GGMLC_METRIC_MAE ? ratio(st->abs_err[k], st->n) : NAN;
         if (isnan(*acc)) *acc = head_acc[k]; /* the first output measuring it */
         if (isnan(*mae)) *mae = head_mae[k];

@@ -39,9 +39,30 @@ static bool same_shape(const struct ggmlc_array *a, const ggmlc_node *n) {
     return a->n_dims == n->n_dims && memcmp(a->shape, n->shape, sizeof(int64_t) * (size_t)n->n_dims) == 0;
 }
 
-/* Floats one sample of what the node takes: its shape's, 1 for class indices. */
+/* Floats one sample of what the node takes: its shape's, or for class indices one per position
+ * (the shape without its last, class axis: 1 for an output of one axis). */
 static int64_t sample_floats(const ggmlc_node *node, bool sparse_labels) {
-    return sparse_labels ? 1 : ggmlc__nn_shape_elems(node->shape, node->n_dims);
+    const int64_t elems = ggmlc__nn_shape_elems(node->shape, node->n_dims);
+    return sparse_labels ? elems / node->shape[node->n_dims - 1] : elems;
+}
+
+/* The shape of class-index labels for an output node: {1} for one axis, else its shape less the
+ * last axis; returns the number of dimensions. */
+static int label_shape_of(const ggmlc_node *node, int64_t shape[3]) {
+    if (node->n_dims == 1) {
+        shape[0] = 1;
+        return 1;
+    }
+    memcpy(shape, node->shape, sizeof(int64_t) * (size_t)(node->n_dims - 1));
+    return node->n_dims - 1;
+}
+
+/* Whether a labels array has the shape label_shape_of gives (an output of one axis also takes none). */
+static bool label_shape_ok(const struct ggmlc_array *a, const ggmlc_node *node) {
+    int64_t want[3];
+    const int dims = label_shape_of(node, want);
+    if (node->n_dims == 1) return a->n_dims == 0 || (a->n_dims == 1 && a->shape[0] == 1);
+    return a->n_dims == dims && memcmp(a->shape, want, sizeof(int64_t) * (size_t)dims) == 0;
 }
 
 /* Array `index` of what ("input" or "target") against the node it feeds; n0 is the sample count all
@@ -52,17 +73,18 @@ static enum ggmlc_status check_array(const char *func, const char *what, int ind
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: %s %d has no data (%lld samples)", func, what, index, (long long)a->n);
     if (a->n != n0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has %lld samples, input 0 has %lld", func, what, index, (long long)a->n, (long long)n0);
-    const bool label_shape = a->n_dims == 0 || (a->n_dims == 1 && a->shape[0] == 1);
     char got[96], want[96];
-    if (!(sparse_labels ? label_shape : same_shape(a, node))) {
+    int64_t labels[3];
+    const int label_dims = label_shape_of(node, labels);
+    if (!(sparse_labels ? label_shape_ok(a, node) : same_shape(a, node))) {
         shape_text(got, sizeof got, a->shape, a->n_dims < 0 ? 0 : a->n_dims > 3 ? 3 : a->n_dims);
-        shape_text(want, sizeof want, node->shape, node->n_dims);
-        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has samples of shape %s, the model's %s %d takes %s", func, what, index, got,
-                               what[0] == 'i' ? "input" : "output", index, sparse_labels ? "(1) (class indices)" : want);
+        shape_text(want, sizeof want, sparse_labels ? labels : node->shape, sparse_labels ? label_dims : node->n_dims);
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d has samples of shape %s, the model's %s %d takes %s%s", func, what, index,
+                               got, what[0] == 'i' ? "input" : "output", index, want, sparse_labels ? " (class indices)" : "");
     }
     int64_t need;
     if (!__builtin_mul_overflow(a->n, sample_floats(node, sparse_labels), &need) && (uint64_t)need == (uint64_t)a->len) return GGMLC_OK;
-    shape_text(want, sizeof want, sparse_labels ? (const int64_t[]){1} : node->shape, sparse_labels ? 1 : node->n_dims);
+    shape_text(want, sizeof want, sparse_labels ? labels : node->shape, sparse_labels ? label_dims : node->n_dims);
     return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %s %d holds %zu floats, but its %lld samples of shape %s take %lld", func, what, index,
                            a->len, (long long)a->n, want, (long long)need);
 }
@@ -82,8 +104,7 @@ static enum ggmlc_status flat_array(const char *func, const char *what, const fl
         out->shape[0] = per_sample;
         out->n_dims = 1;
     } else if (sparse_labels) {
-        out->shape[0] = 1;
-        out->n_dims = 1;
+        out->n_dims = label_shape_of(node, out->shape);
     } else {
         memcpy(out->shape, node->shape, sizeof(int64_t) * (size_t)node->n_dims);
         out->n_dims = node->n_dims;
@@ -145,12 +166,13 @@ static enum ggmlc_status check_labels(const ggmlc_model *m, const struct nn_data
     if (st != GGMLC_OK) return st;
     for (int k = 0; k < m->n_outputs; k++) {
         if (m->heads[k].loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY || !d->y[k]) continue;
-        const double classes = (double)ggmlc__nn_output_elems(m, k);
-        for (int64_t s = 0; s < d->n; s++) {
-            const double v = d->y[k][s];
+        const double classes = (double)ggmlc__nn_output_classes(m, k);
+        const int64_t per_sample = ggmlc__nn_target_elems(m, k);
+        for (int64_t i = 0; i < d->n * per_sample; i++) {
+            const double v = d->y[k][i];
             if (!(v >= 0 && v < classes && v == floor(v)))
                 return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: target %d: label %g of sample %lld is not a class index below %.0f", func, k, v,
-                                       (long long)s, classes);
+                                       (long long)(i / per_sample), classes);
         }
     }
     return GGMLC_OK;
@@ -325,7 +347,7 @@ static enum ggmlc_status check_class_weights(const ggmlc_model *m, const struct 
     if (!fo->class_weights) return GGMLC_OK;
     if (m->n_outputs > 1)
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: class weights need a model with one output (this one has %d)", func, m->n_outputs);
-    const int64_t classes = ggmlc__nn_output_elems(m, 0);
+    const int64_t classes = ggmlc__nn_output_classes(m, 0);
     if ((uint64_t)fo->n_class_weights != (uint64_t)classes)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %zu class weights for an output of %lld classes", func, fo->n_class_weights,
                                (long long)classes);

@@ -64,7 +64,12 @@ struct nn_param *ggmlc__nn_add_param(ggmlc_layer *l, const char *name, int n_dim
 }
 
 bool ggmlc__nn_add_aux(struct nn_build *b, enum nn_aux_kind kind, ggmlc_layer *l, struct ggml_tensor *t, int64_t count) {
-    if (!t || b->n_aux >= NN_MAX_AUX) return false;
+    if (!t) return false;
+    if (b->n_aux >= NN_MAX_AUX) {
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "layer '%s': a graph holds at most %d dropout masks and batch statistics",
+                        l->name, NN_MAX_AUX);
+        return false;
+    }
     b->aux[b->n_aux++] = (struct nn_aux){kind, l, t, count};
     return true;
 }
@@ -247,7 +252,8 @@ bool ggmlc__nn_layer_settings_valid(const ggmlc_layer *l, char *why, size_t size
            ggmlc__nn_setting_ok(isfinite(c->slope), "slope", c->slope, "a finite number", why,
                                 size) &&
            ggmlc__nn_setting_ok((unsigned)c->pool < GGML_OP_POOL_COUNT, "pooling", c->pool,
-                                "max or average", why, size);
+                                "max or average", why, size) &&
+           ggmlc__nn_attn_settings_valid(l, why, size);
 }
 
 /* -------------------------------------------------------------- registry */
@@ -257,6 +263,8 @@ const struct layer_ops *ggmlc__nn_layer_ops_by_kind(const char *kind) {
         &dense_ops, &activation_ops, &flatten_ops, &reshape_ops, &dropout_ops, &ggmlc__nn_conv1d_ops, &ggmlc__nn_conv2d_ops,
         &ggmlc__nn_pool1d_ops, &ggmlc__nn_pool2d_ops, &ggmlc__nn_global_pool2d_ops, &ggmlc__nn_batch_norm_ops, &ggmlc__nn_layer_norm_ops,
         &ggmlc__nn_rms_norm_ops, &ggmlc__nn_embedding_ops, &ggmlc__nn_lstm_ops, &ggmlc__nn_gru_ops,
+        &ggmlc__nn_mha_ops, &ggmlc__nn_posemb_ops, &ggmlc__nn_encoder_ops, &ggmlc__nn_decoder_ops,
+        &ggmlc__nn_unet_res_ops, &ggmlc__nn_spatial_ops,
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (strcmp(all[i]->kind, kind) == 0) return all[i];

@@ -120,47 +120,80 @@ static enum ggmlc_status settings_check(const ggmlc_layer *l) {
                            sizes_ok ? "kernel, stride, padding or dilation (at most 32768)" : "units or vocabulary size (at most 2^40)");
 }
 
-/* Set up a layer for an input shape, or check that a shared layer gets the same one. */
-static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_dims) {
+/* Set up a layer for an input shape (and a second one, in2_dims 0 for none), or check that a
+ * shared layer gets the same ones. */
+static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_dims,
+                                     const int64_t *in2, int in2_dims) {
     if (l->set_up) {
-        if (in_dims != l->in_dims || memcmp(in, l->in_shape, sizeof(int64_t) * (size_t)in_dims) != 0)
+        if (in_dims != l->in_dims ||
+            memcmp(in, l->in_shape, sizeof(int64_t) * (size_t)in_dims) != 0 ||
+            in2_dims != l->in2_dims ||
+            memcmp(in2, l->in2_shape, sizeof(int64_t) * (size_t)in2_dims) != 0)
             return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s' is shared between inputs of different shapes", l->name);
         return GGMLC_OK;
     }
+    if (in2_dims > 0 && !l->ops->setup2)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "ggmlc_apply2: layer '%s' (%s) takes one input", l->name,
+                               l->ops->kind);
     int64_t out[NN_MAX_DIMS] = {0};
     int out_dims = 0;
     l->n_params = 0;
     enum ggmlc_status st = settings_check(l);
-    if (st == GGMLC_OK) st = l->ops->setup(l, in, in_dims, out, &out_dims);
+    if (st == GGMLC_OK)
+        st = l->ops->setup2
+                 ? l->ops->setup2(l, in, in_dims, in2_dims ? in2 : NULL, in2_dims, out, &out_dims)
+                 : l->ops->setup(l, in, in_dims, out, &out_dims);
     if (st != GGMLC_OK) return st;
     if (ggmlc__nn_shape_elems(out, out_dims) < 0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s': output %s", l->name, shape_problem(out, out_dims));
     memcpy(l->in_shape, in, sizeof(int64_t) * (size_t)in_dims);
     memcpy(l->out_shape, out, sizeof(int64_t) * (size_t)out_dims);
+    if (in2_dims) memcpy(l->in2_shape, in2, sizeof(int64_t) * (size_t)in2_dims);
     l->in_dims = in_dims;
     l->out_dims = out_dims;
+    l->in2_dims = in2_dims;
     l->set_up = true;
     return GGMLC_OK;
 }
 
-ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) {
+/* A layer node on x and, when not NULL, x2 (for func's messages). */
+static ggmlc_node *apply_layer(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x, ggmlc_node *x2,
+                               const char *func) {
     if (!m || !l || !x) {
         if (l && !l->owned) ggmlc_layer_free(l);
         return NULL;
     }
-    if (m->compiled || !node_of(m, x, "ggmlc_apply")) {
-        if (m->compiled) ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply: the model is already compiled");
+    if (m->compiled || !node_of(m, x, func) || (x2 && !node_of(m, x2, func))) {
+        if (m->compiled)
+            ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: the model is already compiled", func);
         if (!l->owned) ggmlc_layer_free(l); /* taken over, as on the other failures */
         return NULL;
     }
-    if (!own_layer(m, l) || setup_layer(l, x->shape, x->n_dims) != GGMLC_OK) return NULL;
+    if (!own_layer(m, l) ||
+        setup_layer(l, x->shape, x->n_dims, x2 ? x2->shape : NULL, x2 ? x2->n_dims : 0) != GGMLC_OK)
+        return NULL;
     ggmlc_node *n = node_new(m, NODE_LAYER);
     if (!n) return NULL;
     n->layer = l;
     n->in[0] = x;
+    n->in[1] = x2;
     memcpy(n->shape, l->out_shape, sizeof n->shape);
     n->n_dims = l->out_dims;
     return n;
+}
+
+ggmlc_node *ggmlc_apply(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x) {
+    return apply_layer(m, l, x, NULL, "ggmlc_apply");
+}
+
+ggmlc_node *ggmlc_apply2(ggmlc_model *m, ggmlc_layer *l, ggmlc_node *x, ggmlc_node *x2) {
+    if (!x2) {
+        if (l && !l->owned) ggmlc_layer_free(l);
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_apply2: the second input is NULL");
+        return NULL;
+    }
+    return apply_layer(m, l, x, x2, "ggmlc_apply2");
 }
 
 ggmlc_node *ggmlc_add(ggmlc_model *m, ggmlc_node *a, ggmlc_node *b) {
@@ -316,14 +349,21 @@ static int output_index(const ggmlc_model *m, const ggmlc_node *n) {
     return -1;
 }
 
+/* The layer's graph on its node's input(s). */
+static struct ggml_tensor *layer_graph(ggmlc_layer *l, struct nn_build *b, const ggmlc_node *n) {
+    if (l->ops->forward2) return l->ops->forward2(l, b, n->in[0]->t, n->in[1] ? n->in[1]->t : NULL);
+    return l->ops->forward(l, b, n->in[0]->t);
+}
+
 /* A layer node; an output's final softmax/sigmoid is applied after keeping its logits for the loss. */
 static struct ggml_tensor *forward_layer(ggmlc_model *m, struct nn_build *b, ggmlc_node *n, struct ggml_tensor **logits) {
     ggmlc_layer *l = n->layer;
     const int k = logits ? output_index(m, n) : -1;
-    if (k < 0 || (l->act != GGMLC_ACT_SOFTMAX && l->act != GGMLC_ACT_SIGMOID)) return l->ops->forward(l, b, n->in[0]->t);
+    if (k < 0 || (l->act != GGMLC_ACT_SOFTMAX && l->act != GGMLC_ACT_SIGMOID))
+        return layer_graph(l, b, n);
     const enum ggmlc_activation act = l->act;
     l->act = GGMLC_ACT_NONE;
-    logits[k] = l->ops->forward(l, b, n->in[0]->t);
+    logits[k] = layer_graph(l, b, n);
     l->act = act;
     return logits[k] ? ggmlc__nn_activate(b->ctx, logits[k], act, l->cfg.slope) : NULL;
 }
@@ -369,8 +409,16 @@ bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i) {
 
 int64_t ggmlc__nn_input_elems(const ggmlc_model *m, int i) { return ggmlc__nn_shape_elems(m->inputs[i]->shape, m->inputs[i]->n_dims); }
 int64_t ggmlc__nn_output_elems(const ggmlc_model *m, int k) { return ggmlc__nn_shape_elems(m->outputs[k]->shape, m->outputs[k]->n_dims); }
+int64_t ggmlc__nn_output_classes(const ggmlc_model *m, int k) {
+    const enum ggmlc_loss loss = m->heads[k].loss;
+    if (loss != GGMLC_LOSS_CATEGORICAL_CROSSENTROPY && loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
+        return ggmlc__nn_output_elems(m, k);
+    return m->outputs[k]->shape[m->outputs[k]->n_dims - 1];
+}
 int64_t ggmlc__nn_target_elems(const ggmlc_model *m, int k) {
-    return m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? 1 : ggmlc__nn_output_elems(m, k);
+    const int64_t elems = ggmlc__nn_output_elems(m, k);
+    const bool sparse = m->heads[k].loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    return sparse ? elems / ggmlc__nn_output_classes(m, k) : elems;
 }
 
 /* -------------------------------------------------------------- compile */

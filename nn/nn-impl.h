@@ -15,9 +15,9 @@
 #include "ggmlc-nn.h"
 
 #define NN_MAX_DIMS    3   /* shapes without the batch dimension */
-#define NN_MAX_PARAMS  12  /* per layer */
+#define NN_MAX_PARAMS  32  /* per layer (a Transformer decoder block has 26) */
 #define NN_MAX_NODES   256
-#define NN_MAX_AUX     64
+#define NN_MAX_AUX     1024 /* dropout masks: a Transformer block with dropout has 4 to 6 */
 /* Limits that keep shape arithmetic inside int64 and int, whatever a model file says: a
  * shape or parameter holds at most 2^40 elements; kernels, strides, dilations and padding
  * are at most NN_MAX_WINDOW. */
@@ -43,6 +43,23 @@ struct layer_cfg {
     int64_t shape[NN_MAX_DIMS];  /* reshape */
     int n_dims;
     enum ggml_op_pool pool;
+    /* attention and Transformer blocks (layers-attn.c, layers-transformer.c) */
+    int64_t heads, kv_heads, ff; /* ff: MLP width; head width of the spatial transformer */
+    unsigned attn_flags;         /* NN_ATTN_* */
+    int groups;                  /* group norms */
+    float max_bias, rope_base;
+};
+
+enum {
+    NN_ATTN_CAUSAL = 1,
+    NN_ATTN_FUSED = 2,
+    NN_ATTN_BIAS = 4,
+    NN_ATTN_ROPE = 8,
+    NN_ATTN_PRE_NORM = 16,
+    NN_ATTN_RMS = 32,
+    NN_ATTN_SWIGLU = 64,
+    NN_ATTN_MLP_BIAS = 128,
+    NN_ATTN_LEARNED = 256,
 };
 
 struct nn_build;
@@ -53,6 +70,12 @@ struct layer_ops {
     enum ggmlc_status (*setup)(ggmlc_layer *l, const int64_t *in, int in_dims, int64_t *out, int *out_dims);
     /* The layer's graph on x (ggml layout, batch last). */
     struct ggml_tensor *(*forward)(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x);
+    /* Layers with an optional second input (ggmlc_apply2; in2 NULL without one) set these two
+     * instead of setup and forward. */
+    enum ggmlc_status (*setup2)(ggmlc_layer *l, const int64_t *in, int in_dims, const int64_t *in2,
+                                int in2_dims, int64_t *out, int *out_dims);
+    struct ggml_tensor *(*forward2)(ggmlc_layer *l, struct nn_build *b, struct ggml_tensor *x,
+                                    struct ggml_tensor *x2);
 };
 
 struct ggmlc_layer {
@@ -67,6 +90,8 @@ struct ggmlc_layer {
     int n_params;
     int64_t in_shape[NN_MAX_DIMS], out_shape[NN_MAX_DIMS];
     int in_dims, out_dims;
+    int64_t in2_shape[NN_MAX_DIMS]; /* the second input's (ggmlc_apply2), in2_dims 0 without one */
+    int in2_dims;
     bool owned;        /* by a model */
     bool default_name; /* numbered when added to a model */
 };
@@ -180,6 +205,11 @@ GGMLC_HIDDEN enum ggmlc_status ggmlc__nn_bad_input(ggmlc_layer *l, const char *n
 GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_conv1d_ops, ggmlc__nn_conv2d_ops, ggmlc__nn_pool1d_ops, ggmlc__nn_pool2d_ops, ggmlc__nn_global_pool2d_ops;
 GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_batch_norm_ops, ggmlc__nn_layer_norm_ops, ggmlc__nn_rms_norm_ops, ggmlc__nn_embedding_ops;
 GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_lstm_ops, ggmlc__nn_gru_ops;
+GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_mha_ops, ggmlc__nn_posemb_ops,
+    ggmlc__nn_encoder_ops, ggmlc__nn_decoder_ops;
+GGMLC_HIDDEN extern const struct layer_ops ggmlc__nn_unet_res_ops, ggmlc__nn_spatial_ops;
+/* Settings of the attention and Transformer layers a model file may have forged; else why not. */
+GGMLC_HIDDEN bool ggmlc__nn_attn_settings_valid(const ggmlc_layer *l, char *why, size_t size);
 /* Settings checks: ok as given; when not, why receives "<name> <value> is not <need>". */
 GGMLC_HIDDEN bool ggmlc__nn_setting_ok(bool ok, const char *name, double value, const char *need, char *why, size_t size);
 /* v in [0, 1) (false for NaN). */
@@ -208,8 +238,11 @@ GGMLC_HIDDEN bool ggmlc__nn_input_is_index(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t ggmlc__nn_input_vocab(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t ggmlc__nn_input_elems(const ggmlc_model *m, int i);
 GGMLC_HIDDEN int64_t ggmlc__nn_output_elems(const ggmlc_model *m, int k);
-/* Floats of one sample's target of output k (1 for sparse labels). */
+/* Floats of one sample's target of output k (one class index per position for sparse labels). */
 GGMLC_HIDDEN int64_t ggmlc__nn_target_elems(const ggmlc_model *m, int k);
+/* Classes of output k: for the (sparse) categorical cross-entropy its last axis (an output
+ * {T, V} is T distributions over V classes), for the other losses all its elements. */
+GGMLC_HIDDEN int64_t ggmlc__nn_output_classes(const ggmlc_model *m, int k);
 /* The optimizer module's kind for the compile options (SGD with momentum when momentum > 0). */
 GGMLC_HIDDEN enum ggmlc_optim_kind ggmlc__nn_optim_kind(const struct ggmlc_compile_options *o);
 
@@ -228,7 +261,8 @@ struct nn_data {
 /* Accumulated loss and metrics of a pass over data. */
 struct pass_stats {
     double loss_sum, head_loss_sum[GGMLC_MAX_IO];
-    int64_t n, correct[GGMLC_MAX_IO];
+    int64_t n;
+    double correct[GGMLC_MAX_IO]; /* per sample the fraction of its positions classified right */
     double abs_err[GGMLC_MAX_IO];
 };
 

@@ -83,6 +83,10 @@ static void save_layer(struct gguf_context *g, int i, const ggmlc_layer *l) {
     gguf_set_val_bool(g, LKEY("return_sequences"), c->return_sequences);
     gguf_set_arr_data(g, LKEY("shape"), GGUF_TYPE_INT64, c->shape, (size_t)(c->n_dims > 0 ? c->n_dims : 0));
     gguf_set_val_i32(g, LKEY("pool"), (int32_t)c->pool);
+    const int64_t attn[5] = {c->heads, c->kv_heads, c->ff, c->attn_flags, c->groups};
+    gguf_set_arr_data(g, LKEY("attn"), GGUF_TYPE_INT64, attn, 5);
+    gguf_set_arr_data(g, LKEY("attn_f"), GGUF_TYPE_FLOAT32, (float[]){c->max_bias, c->rope_base},
+                      2);
 #undef LKEY
 }
 
@@ -256,6 +260,17 @@ static ggmlc_layer *load_layer(struct reader *r, int i) {
     c->return_sequences = get_bool(r, LKEY("return_sequences"));
     c->n_dims = (int)get_arr(r, LKEY("shape"), GGUF_TYPE_INT64, c->shape, sizeof(int64_t), NN_MAX_DIMS);
     c->pool = (enum ggml_op_pool)get_i32(r, LKEY("pool"));
+    if (gguf_find_key(r->g, LKEY("attn")) >= 0) { /* files from before attention layers have none */
+        int64_t attn[5] = {0};
+        float attn_f[2] = {0};
+        get_arr(r, LKEY("attn"), GGUF_TYPE_INT64, attn, sizeof(int64_t), 5);
+        get_arr(r, LKEY("attn_f"), GGUF_TYPE_FLOAT32, attn_f, sizeof(float), 2);
+        const bool fits =
+            attn[3] >= 0 && attn[3] <= UINT32_MAX && attn[4] >= 0 && attn[4] <= NN_MAX_WINDOW;
+        c->heads = attn[0], c->kv_heads = attn[1], c->ff = attn[2];
+        c->attn_flags = fits ? (unsigned)attn[3] : UINT32_MAX, c->groups = fits ? (int)attn[4] : -1;
+        c->max_bias = attn_f[0], c->rope_base = attn_f[1];
+    }
 #undef LKEY
     char why[128];
     if (r->ok && !ggmlc__nn_layer_settings_valid(l, why, sizeof why)) {
@@ -315,7 +330,8 @@ static ggmlc_node *load_node(struct reader *r, ggmlc_model *m, int i, ggmlc_node
         const int dims = load_input_shape(r, i, shape);
         return r->ok ? ggmlc_input(m, shape, dims) : NULL;
     }
-    case NODE_LAYER: return ggmlc_apply(m, layers[v[1]], in0);
+    case NODE_LAYER:
+        return in1 ? ggmlc_apply2(m, layers[v[1]], in0, in1) : ggmlc_apply(m, layers[v[1]], in0);
     case NODE_ADD: return ggmlc_add(m, in0, in1);
     case NODE_CONCAT: return ggmlc_concatenate(m, in0, in1, v[4]);
     default:
