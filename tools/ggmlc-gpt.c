@@ -233,14 +233,15 @@ static int parse_args(int argc, char **argv, struct options *o, bool *train) {
     set_defaults(o);
     opterr = 0;
     optind = 2;
-    for (int c; (c = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
+    int li = 0;
+    for (int c; (c = getopt_long(argc, argv, "", longopts, &li)) != -1;) {
         if (c == '?' || c == ':') {
             if (optopt) fprintf(stderr, TOOL ": option '%s' needs a value\n", argv[optind - 1]);
             else fprintf(stderr, TOOL ": unknown option '%s'\n", argv[optind - 1]);
             return fputs("Try 'ggmlc-gpt --help'.\n", stderr), EXIT_USAGE;
         }
         if (listed(*train ? generate_only : train_only, c)) {
-            fprintf(stderr, TOOL ": %s is not an option of %s\n", argv[optind - 1], argv[1]);
+            fprintf(stderr, TOOL ": --%s is not an option of %s\n", longopts[li].name, argv[1]);
             return EXIT_USAGE;
         }
         const int rc = apply_option(o, c);
