@@ -22,10 +22,6 @@
 #include "gpt-train.h"
 #include "tool-options.h"
 
-#if defined(__SSE2__)
-#include <pmmintrin.h>
-#endif
-
 #define TOOL "ggmlc-gpt"
 #define DEFAULT_TEXT "sherlock-holmes.txt.gz"
 #define MAX_TEXT_BYTES ((size_t)1 << 30)
@@ -89,24 +85,6 @@ static void usage(FILE *out) {
 
 /* ------------------------------------------------------------ arguments */
 
-static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    errno = 0;
-    const long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_double(const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    const double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= lo && v <= hi)) return false;
-    *out = v;
-    return true;
-}
-
 static int bad_arg(const char *option, const char *value, const char *expected) {
     fprintf(stderr, TOOL ": invalid value '%s' for %s: expected %s\n", value, option, expected);
     return EXIT_USAGE;
@@ -145,7 +123,7 @@ static bool listed(const int *list, int c) {
 }
 
 static int set_int(const char *name, long long lo, long long hi, long long *v) {
-    return parse_int(optarg, lo, hi, v) ? 0 : bad_arg(name, optarg, "an integer in range");
+    return tool_parse_int(optarg, lo, hi, v) ? 0 : bad_arg(name, optarg, "an integer in range");
 }
 
 /* One option's value into o; 0 or EXIT_USAGE. */
@@ -163,26 +141,26 @@ static int apply_option(struct options *o, int c) {
     case O_STEPS: rc = set_int("--steps", 1, 1LL << 40, &v), o->train.steps = v; break;
     case O_EVAL: rc = set_int("--eval-every", 1, 1LL << 40, &v), o->train.eval_every = v; break;
     case O_LR:
-        if (!parse_double(optarg, 1e-12, 10, &o->train.lr)) rc = bad_arg("--lr", optarg, "a number in (0, 10]");
+        if (!tool_parse_double(optarg, 1e-12, 10, &o->train.lr)) rc = bad_arg("--lr", optarg, "a number in (0, 10]");
         break;
     case O_VAL:
-        if (!parse_double(optarg, 0, 0.9, &o->train.val_split)) rc = bad_arg("--val", optarg, "a fraction 0..0.9");
+        if (!tool_parse_double(optarg, 0, 0.9, &o->train.val_split)) rc = bad_arg("--val", optarg, "a fraction 0..0.9");
         break;
     case O_PLOT: o->plot = optarg; break;
     case O_MODEL: o->model = optarg; break;
     case O_PROMPT: o->prompt = optarg; break;
     case O_TOKENS: rc = set_int("--tokens", 0, 1LL << 40, &o->n_tokens); break;
     case O_TEMP:
-        rc = parse_double(optarg, 0, 100, &d) ? 0 : bad_arg("--temperature", optarg, "a number 0..100");
+        rc = tool_parse_double(optarg, 0, 100, &d) ? 0 : bad_arg("--temperature", optarg, "a number 0..100");
         o->sampler.temperature = (float)d;
         break;
     case O_TOPK: rc = set_int("--top-k", 0, GPT_VOCAB, &v), o->sampler.top_k = (int)v; break;
     case O_TOPP:
-        rc = parse_double(optarg, 1e-9, 1, &d) ? 0 : bad_arg("--top-p", optarg, "a number in (0, 1]");
+        rc = tool_parse_double(optarg, 1e-9, 1, &d) ? 0 : bad_arg("--top-p", optarg, "a number in (0, 1]");
         o->sampler.top_p = (float)d;
         break;
     case O_PENALTY:
-        rc = parse_double(optarg, 1, 100, &d) ? 0 : bad_arg("--repeat-penalty", optarg, "a number 1..100");
+        rc = tool_parse_double(optarg, 1, 100, &d) ? 0 : bad_arg("--repeat-penalty", optarg, "a number 1..100");
         o->sampler.repeat_penalty = (float)d;
         break;
     case O_LAST_N: rc = set_int("--repeat-last-n", 0, 1 << 20, &v), o->sampler.repeat_last_n = (int)v; break;
@@ -406,21 +384,13 @@ static int run_generate(const struct options *o, ggml_backend_t *b, int nb) {
     return ok ? 0 : EXIT_MODEL;
 }
 
-/* Flush subnormals to zero as ggmlc-train does (tiny Adam moments take a slow path on Intel). */
-static void flush_subnormals(void) {
-#if defined(__SSE2__)
-    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
-    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
-#endif
-}
-
 int main(int argc, char **argv) {
     tool_hold_error_logs();
     struct options o;
     bool train = false;
     int rc = parse_args(argc, argv, &o, &train);
     if (rc != 0) return rc < 0 ? 0 : rc;
-    flush_subnormals();
+    tool_flush_subnormals();
     if (ggmlc_init() != GGMLC_OK) return tool_fail(TOOL, "ggmlc could not start: %s", ggmlc_last_error()), EXIT_MODEL;
     tool_flush_errors();
     ggml_backend_t b[2];

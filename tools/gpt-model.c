@@ -185,6 +185,16 @@ static struct ggml_tensor *qkv_part(struct ggml_context *ctx, struct ggml_tensor
                         qkv->nb[2], (size_t)which * (size_t)hp->n_embd * f);
 }
 
+/* The normed input's queries and keys (rotated by position) and values, [head, H, T, B] each. */
+static void project_qkv(struct ggml_context *ctx, const struct gpt_hparams *hp, const struct gpt_layer *l,
+                        struct ggml_tensor *x, struct ggml_tensor *pos, struct ggml_tensor **q,
+                        struct ggml_tensor **k, struct ggml_tensor **v) {
+    struct ggml_tensor *qkv = ggml_mul_mat(ctx, l->wqkv, rms_norm(ctx, x, l->attn_norm));
+    *q = rope(ctx, qkv_part(ctx, qkv, hp, 0), pos, hp->n_ctx);
+    *k = rope(ctx, qkv_part(ctx, qkv, hp, 1), pos, hp->n_ctx);
+    *v = qkv_part(ctx, qkv, hp, 2);
+}
+
 /* softmax(k^T q / sqrt(head) with the future masked) applied to v^T: q [head, Tq, H, B],
  * k [head, Tk, H, B], vt [Tk, head, H, B]; result [head, Tq, H, B]. */
 static struct ggml_tensor *attention(struct ggml_context *ctx, struct ggml_tensor *q,
@@ -228,10 +238,8 @@ struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model
     struct ggml_tensor *x = ggml_reshape_3d(ctx, ggml_get_rows(ctx, m->tok_embd, flat), hp->n_embd, t, b);
     for (int il = 0; il < hp->n_layer; il++) {
         const struct gpt_layer *l = &m->layers[il];
-        struct ggml_tensor *qkv = ggml_mul_mat(ctx, l->wqkv, rms_norm(ctx, x, l->attn_norm));
-        struct ggml_tensor *q = rope(ctx, qkv_part(ctx, qkv, hp, 0), pos, hp->n_ctx);
-        struct ggml_tensor *k = rope(ctx, qkv_part(ctx, qkv, hp, 1), pos, hp->n_ctx);
-        struct ggml_tensor *v = qkv_part(ctx, qkv, hp, 2);
+        struct ggml_tensor *q, *k, *v;
+        project_qkv(ctx, hp, l, x, pos, &q, &k, &v);
         q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));   /* [head, T, H, B] */
         k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
         v = ggml_cont(ctx, ggml_permute(ctx, v, 1, 2, 0, 3));   /* [T, head, H, B] */
@@ -297,10 +305,8 @@ struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct ggml_cgr
     struct ggml_tensor *x = ggml_reshape_3d(ctx, ggml_get_rows(ctx, m->tok_embd, tokens), hp->n_embd, n, 1);
     for (int il = 0; il < hp->n_layer; il++) {
         const struct gpt_layer *l = &m->layers[il];
-        struct ggml_tensor *qkv = ggml_mul_mat(ctx, l->wqkv, rms_norm(ctx, x, l->attn_norm));
-        struct ggml_tensor *q = rope(ctx, qkv_part(ctx, qkv, hp, 0), pos, hp->n_ctx);
-        struct ggml_tensor *k = rope(ctx, qkv_part(ctx, qkv, hp, 1), pos, hp->n_ctx);
-        struct ggml_tensor *v = qkv_part(ctx, qkv, hp, 2);
+        struct ggml_tensor *q, *k, *v;
+        project_qkv(ctx, hp, l, x, pos, &q, &k, &v);
         /* [head, H, n, 1] as 3-D for the cache */
         k = ggml_reshape_3d(ctx, ggml_cont(ctx, k), k->ne[0], k->ne[1], n);
         v = ggml_reshape_3d(ctx, ggml_cont(ctx, v), v->ne[0], v->ne[1], n);
