@@ -254,13 +254,12 @@ struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model
 bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backend_t backend) {
     memset(c, 0, sizeof *c);
     const struct gpt_hparams *hp = &m->hp;
-    const int64_t hd = hp->n_embd / hp->n_head;
     struct ggml_init_params ip = {2 * (size_t)hp->n_layer * ggml_tensor_overhead(), NULL, true};
     c->ctx = ggml_init(ip);
     if (!c->ctx) return false;
     for (int il = 0; il < hp->n_layer; il++) {
-        c->k[il] = ggml_new_tensor_3d(c->ctx, GGML_TYPE_F32, hd, hp->n_ctx, hp->n_head);
-        c->v[il] = ggml_new_tensor_3d(c->ctx, GGML_TYPE_F32, hp->n_ctx, hd, hp->n_head);
+        c->k[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_embd, hp->n_ctx);
+        c->v[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_embd, hp->n_ctx);
     }
     c->buffer = ggml_backend_alloc_ctx_tensors(c->ctx, backend);
     if (!c->buffer) {
@@ -268,6 +267,7 @@ bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backe
         gpt_cache_free(c);
         return false;
     }
+    /* zeros, so that masked positions never hold NaN (0 x NaN would leak through) */
     ggml_backend_buffer_clear(c->buffer, 0);
     return true;
 }
@@ -278,43 +278,46 @@ void gpt_cache_free(struct gpt_cache *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* Write this step's k [head, H, n] and v into the cache and return views of the filled part:
- * k [head, n_kv, H] and v [n_kv, head, H]. */
-static void cache_append(struct ggml_context *ctx, struct ggml_cgraph *gf, struct gpt_cache *c,
-                         int il, struct ggml_tensor *k, struct ggml_tensor *v, int32_t n_past,
-                         struct ggml_tensor **k_all, struct ggml_tensor **v_all) {
-    struct ggml_tensor *ck = c->k[il], *cv = c->v[il];
-    const int64_t hd = ck->ne[0], n = k->ne[2], n_head = ck->ne[2], n_kv = n_past + n;
-    struct ggml_tensor *k_dst = ggml_view_3d(ctx, ck, hd, n, n_head, ck->nb[1], ck->nb[2],
-                                             (size_t)n_past * ck->nb[1]);
-    struct ggml_tensor *v_dst = ggml_view_3d(ctx, cv, n, hd, n_head, cv->nb[1], cv->nb[2],
-                                             (size_t)n_past * cv->nb[0]);
-    /* the writes come first in the graph, so the attention below reads them */
-    ggml_build_forward_expand(gf, ggml_cpy(ctx, ggml_permute(ctx, k, 0, 2, 1, 3), k_dst));
-    ggml_build_forward_expand(gf, ggml_cpy(ctx, ggml_permute(ctx, v, 1, 2, 0, 3), v_dst));
-    *k_all = ggml_view_3d(ctx, ck, hd, n_kv, n_head, ck->nb[1], ck->nb[2], 0);
-    *v_all = ggml_view_3d(ctx, cv, n_kv, hd, n_head, cv->nb[1], cv->nb[2], 0);
+void gpt_step_values(int32_t n_past, int n, int32_t n_ctx, int32_t *pos, int64_t *rows, float *mask) {
+    for (int i = 0; i < n; i++) {
+        pos[i] = n_past + i, rows[i] = n_past + i;
+        for (int32_t j = 0; j < n_ctx; j++) mask[(size_t)i * (size_t)n_ctx + (size_t)j] = j <= n_past + i ? 0.0f : -INFINITY;
+    }
 }
 
-struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct ggml_cgraph *gf,
-                                       struct gpt_model *m, struct gpt_cache *c,
-                                       struct ggml_tensor *tokens, struct ggml_tensor *pos,
-                                       int32_t n_past, bool last_only) {
+/* Write the new keys and values (each [head, H, n]) into the cache rows and return the whole
+ * cache as k [head, n_ctx, H] and v transposed [n_ctx, head, H]. */
+static void cache_write(struct ggml_context *ctx, struct gpt_cache *c, int il, struct ggml_tensor *k,
+                        struct ggml_tensor *v, struct ggml_tensor *rows, int64_t hd,
+                        struct ggml_tensor **k_all, struct ggml_tensor **v_all) {
+    const int64_t c_embd = c->k[il]->ne[0], n_ctx = c->k[il]->ne[1], n = rows->ne[0];
+    struct ggml_tensor *kc = ggml_set_rows(ctx, c->k[il], ggml_reshape_2d(ctx, ggml_cont(ctx, k), c_embd, n), rows);
+    struct ggml_tensor *vc = ggml_set_rows(ctx, c->v[il], ggml_reshape_2d(ctx, ggml_cont(ctx, v), c_embd, n), rows);
+    const int64_t n_head = c_embd / hd;
+    *k_all = ggml_permute(ctx, ggml_reshape_3d(ctx, kc, hd, n_head, n_ctx), 0, 2, 1, 3);
+    *v_all = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, vc, hd, n_head, n_ctx), 1, 2, 0, 3));
+}
+
+struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct gpt_model *m,
+                                       struct gpt_cache *c, int n, bool last_only,
+                                       struct gpt_step_inputs *in) {
     const struct gpt_hparams *hp = &m->hp;
-    const int64_t n = tokens->ne[0];
-    struct ggml_tensor *x = ggml_reshape_3d(ctx, ggml_get_rows(ctx, m->tok_embd, tokens), hp->n_embd, n, 1);
+    const int64_t hd = hp->n_embd / hp->n_head;
+    in->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
+    in->pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
+    in->rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, n);
+    in->mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, hp->n_ctx, n);
+    ggml_set_input(in->tokens), ggml_set_input(in->pos), ggml_set_input(in->rows), ggml_set_input(in->mask);
+    struct ggml_tensor *x = ggml_reshape_3d(ctx, ggml_get_rows(ctx, m->tok_embd, in->tokens), hp->n_embd, n, 1);
     for (int il = 0; il < hp->n_layer; il++) {
         const struct gpt_layer *l = &m->layers[il];
-        struct ggml_tensor *q, *k, *v;
-        project_qkv(ctx, hp, l, x, pos, &q, &k, &v);
-        /* [head, H, n, 1] as 3-D for the cache */
-        k = ggml_reshape_3d(ctx, ggml_cont(ctx, k), k->ne[0], k->ne[1], n);
-        v = ggml_reshape_3d(ctx, ggml_cont(ctx, v), v->ne[0], v->ne[1], n);
-        struct ggml_tensor *k_all, *v_all;
-        cache_append(ctx, gf, c, il, k, v, n_past, &k_all, &v_all);
+        struct ggml_tensor *q, *k, *v, *k_all, *v_all;
+        project_qkv(ctx, hp, l, x, in->pos, &q, &k, &v);
+        cache_write(ctx, c, il, k, v, in->rows, hd, &k_all, &v_all);
         q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3)); /* [head, n, H, 1] */
-        struct ggml_tensor *o = attention(ctx, q, k_all, v_all, n_past);
-        x = ggml_add(ctx, x, merge_heads(ctx, l, o, hp->n_embd));
+        struct ggml_tensor *kq = ggml_mul_mat(ctx, k_all, q); /* [n_ctx, n, H] */
+        kq = ggml_soft_max_ext(ctx, kq, in->mask, 1.0f / sqrtf((float)hd), 0.0f);
+        x = ggml_add(ctx, x, merge_heads(ctx, l, ggml_mul_mat(ctx, v_all, kq), hp->n_embd));
         x = ggml_add(ctx, x, mlp(ctx, l, x));
     }
     if (last_only && n > 1) x = ggml_view_3d(ctx, x, hp->n_embd, 1, 1, x->nb[1], x->nb[2], (size_t)(n - 1) * x->nb[1]);

@@ -57,8 +57,8 @@ size_t gpt_model_bytes(const struct gpt_model *m);
 struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model *m,
                                       struct ggml_tensor *tokens, bool train);
 
-/* The key/value cache of generation: per layer K [head, n_ctx, n_head] and V stored transposed
- * [n_ctx, head, n_head], on the model's backend. */
+/* The key/value cache of generation: per layer K and V [n_embd, n_ctx], a row per position,
+ * on the model's backend. */
 struct gpt_cache {
     struct ggml_context *ctx;
     ggml_backend_buffer_t buffer;
@@ -68,12 +68,23 @@ struct gpt_cache {
 bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backend_t backend);
 void gpt_cache_free(struct gpt_cache *c);
 
-/* Graph appending tokens (I32 [n]) at positions pos (I32 [n], n_past ...) to the cache: adds the
- * cache writes to gf and returns the logits [256, n] (only the last column when last_only). */
-struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct ggml_cgraph *gf,
-                                       struct gpt_model *m, struct gpt_cache *c,
-                                       struct ggml_tensor *tokens, struct ggml_tensor *pos,
-                                       int32_t n_past, bool last_only);
+/* The inputs of a generation graph of n new tokens: the tokens and their positions (I32 [n]),
+ * the cache rows they go to (I64 [n]) and the attention mask (F32 [n_ctx, n]: 0 where token i
+ * may look at position j, -inf elsewhere). */
+struct gpt_step_inputs {
+    struct ggml_tensor *tokens, *pos, *rows, *mask;
+};
+
+/* Graph writing n new tokens into the cache and attending over all n_ctx positions (the mask
+ * hides those not filled yet and the future), so its shape does not depend on the position: one
+ * graph serves every step.  Returns the logits [256, n] (the last column only when last_only). */
+struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct gpt_model *m,
+                                       struct gpt_cache *c, int n, bool last_only,
+                                       struct gpt_step_inputs *in);
+
+/* Fill the inputs' host values for n tokens appended after n_past: pos, rows, mask (pos and rows
+ * n entries each, mask n_ctx x n). */
+void gpt_step_values(int32_t n_past, int n, int32_t n_ctx, int32_t *pos, int64_t *rows, float *mask);
 
 /* Save the hyperparameters and weights to a GGUF file (atomic replace); load them back onto
  * backend.  False with ggmlc_last_error set. */

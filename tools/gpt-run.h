@@ -1,18 +1,32 @@
 /*
  * gpt-run.h - generation with a key/value cache: a prompt is evaluated as one batch, then
- * each new byte is one step over the cached keys and values of the bytes before it.
+ * each new byte is one step over the cached keys and values of the bytes before it.  The graph
+ * of a one-byte step is built and allocated once and computed again for every byte.
  */
 #ifndef GGMLC_GPT_RUN_H
 #define GGMLC_GPT_RUN_H
 
+#include "ggml-alloc.h"
 #include "gpt-model.h"
+
+/* A generation graph with its inputs and logits. */
+struct gpt_graph {
+    void *meta; /* the context's memory: tensor and graph metadata */
+    struct ggml_context *ctx;
+    struct ggml_cgraph *gf;
+    struct gpt_step_inputs in;
+    struct ggml_tensor *logits;
+    int n;
+};
 
 struct gpt_runner {
     struct gpt_model *model;
     struct gpt_cache cache;
-    ggml_backend_sched_t sched; /* the model's backend, then the CPU for what it lacks */
-    void *meta;                 /* room for one step's graph metadata */
-    size_t meta_size;
+    ggml_backend_sched_t sched; /* with two backends: the model's, then the CPU for what it lacks */
+    ggml_backend_t backend;     /* with one: no scheduler, an allocator of its own */
+    ggml_gallocr_t galloc;
+    struct gpt_graph step;      /* one byte, logits of it */
+    bool step_allocated;        /* placed in the compute memory (rebuilt after each batch) */
 };
 
 /* backends: the model's first, the CPU last (n 1 or 2).  False with ggmlc_last_error set. */
