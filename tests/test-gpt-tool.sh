@@ -49,6 +49,18 @@ long=$(awk 'BEGIN { for (i = 0; i < 30; i++) printf "the case of "; }')
 gen --prompt "$long" --tokens 20 --stats >"$tmp/long.txt" 2>"$tmp/long.err" && grep -q 'tokens/s' "$tmp/long.err"
 ok $? "a prompt longer than the context is cut to its tail; --stats prints the speed"
 
+# On a Vulkan device (lavapipe in CI) greedy generation gives the CPU's bytes.
+vk_ini="$GGMLC_BUILDDIR/tests/ggmlc-test-vulkan.ini"
+if [ -r "$vk_ini" ] && GGMLC_CONFIG="$vk_ini" XDG_CACHE_HOME="$GGMLC_BUILDDIR/tests/vk-cache" \
+    "$tool" generate --model "$tmp/m.gguf" --device Vulkan0 --prompt "Holmes" --tokens 40 \
+    --temperature 0 >"$tmp/vk.txt" 2>"$tmp/vk.err"; then
+    gen --prompt "Holmes" --tokens 40 --temperature 0 >"$tmp/cpu.txt" 2>&1 && cmp -s "$tmp/vk.txt" "$tmp/cpu.txt"
+    ok $? "greedy generation on Vulkan0 gives the CPU's 40 bytes"
+else
+    n=$((n + 1))
+    echo "ok $n # SKIP no Vulkan device ($(head -n 1 "$tmp/vk.err" 2>/dev/null))"
+fi
+
 # fails EXPECTED_STATUS "description" ARGS...: that status and one message on stderr (a usage
 # error may add the line "Try 'ggmlc-gpt --help'.")
 fails() {
