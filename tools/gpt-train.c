@@ -182,20 +182,22 @@ static void train_state_free(struct train_state *s) {
 
 /* One epoch: eval_every steps (fewer for the last), then the validation loss. */
 static bool train_epoch(struct train_state *s, const unsigned char *text, const struct gpt_train_options *o,
-                        int epoch, int64_t steps, uint64_t *rng, double *busy) {
+                        int epoch, int64_t steps, uint64_t *rng, double *busy, int64_t *timed) {
     ggml_opt_result_t r = ggml_opt_result_init();
     if (!r) return false;
     const int64_t t = s->train.t, b = s->train.b;
     struct ggmlc_progress bar;
     if (!o->quiet) ggmlc_progress_begin(&bar, "train", steps * t * b);
     const double t0 = now_seconds();
+    double t_timed = t0; /* the speed leaves out the very first step (placing the graphs) */
     for (int64_t i = 0; i < steps; i++) {
         for (int64_t j = 0; j < b; j++) s->starts[j] = next_random(rng) % (s->split - (size_t)t);
         batch_graph_run(&s->train, text, s->starts, true, r);
         if (!o->quiet) ggmlc_progress_update(&bar, (i + 1) * t * b);
+        if (i == 0 && epoch == 0 && steps > 1) t_timed = now_seconds();
+        else *timed += 1;
     }
-    const double dt = now_seconds() - t0;
-    *busy += dt;
+    *busy += now_seconds() - t_timed;
     if (!o->quiet) ggmlc_progress_end(&bar);
     struct ggmlc_epoch_logs *l = &s->logs[epoch];
     *l = (struct ggmlc_epoch_logs){.epoch = epoch, .metric_accuracy = NAN, .metric_mae = NAN,
@@ -233,17 +235,18 @@ bool gpt_train(struct gpt_model *m, ggml_backend_t *backends, int n_backends,
     if (ok) s.n_val = even_windows(s.split, len, t, VAL_WINDOWS, s.val_starts);
     uint64_t rng = o->seed * 0x9e3779b97f4a7c15ULL + 1;
     double busy = 0;
+    int64_t timed = 0;
     int done = 0;
     for (int e = 0; ok && e < epochs; e++, done++) {
         const int64_t steps = e == epochs - 1 ? o->steps - (int64_t)e * o->eval_every : o->eval_every;
-        ok = train_epoch(&s, text, o, e, steps, &rng, &busy);
+        ok = train_epoch(&s, text, o, e, steps, &rng, &busy, &timed);
         if (!ok) ggmlc_set_error(GGMLC_ERR_BACKEND, "training diverged or failed in epoch %d", e + 1);
         if (!o->quiet) print_epoch(out, o, e, epochs, steps, &s.logs[e], (double)(steps * t * o->batch) / s.logs[e].seconds);
     }
     if (ok && o->plot) ok = ggmlc_plot_epochs(s.logs, done, "ggmlc-gpt", o->plot) == GGMLC_OK;
     if (done > 0) {
         res->train_loss = s.logs[done - 1].loss, res->val_loss = s.logs[done - 1].val_loss;
-        res->tokens_per_second = (double)(o->steps * t * o->batch) / busy;
+        res->tokens_per_second = (double)(timed * t * o->batch) / busy;
         res->steps = o->steps;
     }
     if (!s.starts || !s.val_starts || !s.logs) ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for training");

@@ -22,7 +22,8 @@ struct gpt_train_options {
 
 struct gpt_train_result {
     double val_loss, train_loss;
-    double tokens_per_second; /* training tokens (batch x context) per second of steps */
+    double tokens_per_second; /* training tokens (batch x context) per second of steps, the
+                               * first step (which places the graphs) left out */
     int64_t steps;
 };
 
