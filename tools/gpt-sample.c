@@ -38,6 +38,23 @@ static int by_logit(const void *a, const void *b) {
     return x->token - y->token;
 }
 
+/* The n best candidates, best first, at the front of c.  A few (top-k, greedy): one pass that
+ * inserts each better one into the sorted front, far cheaper than sorting all 256 per byte. */
+static void keep_best(struct candidate *c, int n) {
+    if (n >= GPT_VOCAB) {
+        qsort(c, GPT_VOCAB, sizeof c[0], by_logit);
+        return;
+    }
+    qsort(c, (size_t)n, sizeof c[0], by_logit);
+    for (int i = n; i < GPT_VOCAB; i++) {
+        if (by_logit(&c[i], &c[n - 1]) >= 0) continue;
+        const struct candidate x = c[i];
+        int j = n - 1;
+        for (; j > 0 && by_logit(&x, &c[j - 1]) < 0; j--) c[j] = c[j - 1];
+        c[j] = x;
+    }
+}
+
 /* The CTRL paper's penalty, as llama.cpp applies it: divide positive logits, multiply negative. */
 static void penalize_repeats(const struct gpt_sampler *s, struct candidate *c, const int32_t *history,
                              int n_history) {
@@ -54,9 +71,9 @@ int gpt_sample(struct gpt_sampler *s, const float *logits, const int32_t *histor
     struct candidate c[GPT_VOCAB];
     for (int t = 0; t < GPT_VOCAB; t++) c[t] = (struct candidate){t, logits[t], 0};
     penalize_repeats(s, c, history, n_history);
-    qsort(c, GPT_VOCAB, sizeof c[0], by_logit);
+    int n = s->temperature == 0 ? 1 : s->top_k > 0 ? s->top_k : GPT_VOCAB;
+    keep_best(c, n);
     if (s->temperature == 0) return c[0].token;
-    int n = s->top_k > 0 ? s->top_k : GPT_VOCAB;
     double sum = 0;
     for (int i = 0; i < n; i++) sum += c[i].p = exp((c[i].logit - c[0].logit) / s->temperature);
     double kept = 0;
