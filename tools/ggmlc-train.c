@@ -15,10 +15,6 @@
 #include "ggmlc-nn.h"
 #include "tool-options.h"
 
-#if defined(__SSE2__)
-#include <pmmintrin.h>
-#endif
-
 /* Exit statuses, documented in --help. */
 enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_TRAIN = 4 };
 
@@ -66,24 +62,6 @@ static void usage(FILE *out) {
 }
 
 /* ------------------------------------------------------------ arguments */
-
-static bool parse_int(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    errno = 0;
-    const long long v = strtoll(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_double(const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    const double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= lo && v <= hi)) return false;
-    *out = v;
-    return true;
-}
 
 static int bad_arg(const char *option, const char *value, const char *expected) {
     fprintf(stderr, "ggmlc-train: invalid value '%s' for %s: expected %s\n", value, option, expected);
@@ -141,21 +119,21 @@ static int parse_args(int argc, char **argv, struct options *o) {
             o->model = optarg;
             break;
         case O_EPOCHS:
-            if (!parse_int(optarg, 0, 100000, &v)) return bad_arg("--epochs", optarg, "an integer 0..100000");
+            if (!tool_parse_int(optarg, 0, 100000, &v)) return bad_arg("--epochs", optarg, "an integer 0..100000");
             o->epochs = (int)v;
             break;
         case O_BATCH:
-            if (!parse_int(optarg, 1, 1 << 20, &v)) return bad_arg("--batch", optarg, "an integer 1..1048576");
+            if (!tool_parse_int(optarg, 1, 1 << 20, &v)) return bad_arg("--batch", optarg, "an integer 1..1048576");
             o->batch = v;
             break;
         case O_LR:
-            if (!parse_double(optarg, 1e-12, 10, &o->lr) || o->lr <= 0) return bad_arg("--lr", optarg, "a number in (0, 10]");
+            if (!tool_parse_double(optarg, 1e-12, 10, &o->lr) || o->lr <= 0) return bad_arg("--lr", optarg, "a number in (0, 10]");
             break;
         case O_VAL:
-            if (!parse_double(optarg, 0, 0.9, &o->val_split)) return bad_arg("--val", optarg, "a fraction 0..0.9");
+            if (!tool_parse_double(optarg, 0, 0.9, &o->val_split)) return bad_arg("--val", optarg, "a fraction 0..0.9");
             break;
         case O_SEED:
-            if (!parse_int(optarg, 0, INT64_MAX, &v)) return bad_arg("--seed", optarg, "a non-negative integer");
+            if (!tool_parse_int(optarg, 0, INT64_MAX, &v)) return bad_arg("--seed", optarg, "a non-negative integer");
             o->seed = (uint64_t)v;
             break;
         case O_BACKEND: o->backend = optarg; break;
@@ -163,10 +141,10 @@ static int parse_args(int argc, char **argv, struct options *o) {
         case O_SAVE: o->save = optarg; break;
         case O_PLOT: o->plot = optarg; break;
         case O_MAX_DATA:
-            if (!parse_int(optarg, 1, 1 << 24, &o->max_data_mib)) return bad_arg("--max-data", optarg, "an integer 1..16777216 (MiB)");
+            if (!tool_parse_int(optarg, 1, 1 << 24, &o->max_data_mib)) return bad_arg("--max-data", optarg, "an integer 1..16777216 (MiB)");
             break;
         case O_LIMIT:
-            if (!parse_int(optarg, 1, INT64_MAX, &o->limit)) return bad_arg("--limit", optarg, "a positive number of samples");
+            if (!tool_parse_int(optarg, 1, INT64_MAX, &o->limit)) return bad_arg("--limit", optarg, "a positive number of samples");
             break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
@@ -452,23 +430,12 @@ static int check_backend_name(const char *name) {
     return EXIT_USAGE;
 }
 
-/* Tiny gradients and Adam moments of rarely active weights sink into the subnormal range, where
- * Intel cores take a slow path on every operation; training loses nothing by flushing them to
- * zero (as TensorFlow does).  Set before ggmlc_init, so the CPU backend's worker threads,
- * which inherit the floating-point environment, flush too. */
-static void flush_subnormals(void) {
-#if defined(__SSE2__)
-    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
-    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
-#endif
-}
-
 int main(int argc, char **argv) {
     tool_hold_error_logs(); /* each failure printed once: tool-options.h */
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) return rc < 0 ? 0 : rc;
-    flush_subnormals();
+    tool_flush_subnormals();
     if (ggmlc_init() != GGMLC_OK) {
         tool_fail("ggmlc-train", "ggmlc could not start: %s", ggmlc_last_error());
         return EXIT_TRAIN;

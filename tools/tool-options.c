@@ -2,6 +2,7 @@
  * tool-options.c - --help and --version, answered alike by every tool, and the rule that
  * prints each error once (tool-options.h).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,6 +12,10 @@
 #include "ggmlc-plugin.h"
 #include "ggmlc.h"
 #include "tool-options.h"
+
+#if defined(__SSE2__)
+#include <pmmintrin.h>
+#endif
 
 void tool_print_version(const char *tool) {
     printf("%s (ggmlc) %s, plugin ABI %d.%d\n", tool, ggmlc_version(), GGMLC_PLUGIN_ABI_MAJOR,
@@ -89,4 +94,29 @@ void tool_fail(const char *tool, const char *fmt, ...) {
     va_end(args);
     fputc('\n', stderr);
     fflush(stderr);
+}
+
+bool tool_parse_int(const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    const long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+bool tool_parse_double(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    const double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi)) return false;
+    *out = v;
+    return true;
+}
+
+void tool_flush_subnormals(void) {
+#if defined(__SSE2__)
+    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#endif
 }

@@ -29,4 +29,16 @@ void tool_discard_errors(void);
 /* "TOOL: message\n" on stderr, after discarding the held error lines. */
 void tool_fail(const char *tool, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+
+/* Option values: a whole decimal integer in [lo, hi], or a number in [lo, hi] (strtod's forms);
+ * false, *out untouched, for anything else (trailing characters, overflow, NaN). */
+bool tool_parse_int(const char *s, long long lo, long long hi, long long *out);
+bool tool_parse_double(const char *s, double lo, double hi, double *out);
+
+/* Tiny gradients and Adam moments of rarely active weights sink into the subnormal range, where
+ * Intel cores take a slow path on every operation; training loses nothing by flushing them to
+ * zero (as TensorFlow does).  Call before ggmlc_init, so the CPU backend's worker threads,
+ * which inherit the floating-point environment, flush too.  No-op without SSE2. */
+void tool_flush_subnormals(void);
+
 #endif

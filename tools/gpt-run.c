@@ -1,0 +1,121 @@
+/*
+ * gpt-run.c - the generation steps of ggmlc-gpt (see gpt-run.h).
+ */
+#include "gpt-run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggmlc.h"
+
+#define RUN_MAX_NODES 4096
+
+static void graph_free(struct gpt_graph *g) {
+    if (g->ctx) ggml_free(g->ctx);
+    free(g->meta);
+    memset(g, 0, sizeof *g);
+}
+
+static bool graph_build(struct gpt_graph *g, struct gpt_runner *r, int n, bool all) {
+    memset(g, 0, sizeof *g);
+    const size_t size = RUN_MAX_NODES * ggml_tensor_overhead() + ggml_graph_overhead_custom(RUN_MAX_NODES, false);
+    g->meta = malloc(size);
+    g->ctx = g->meta ? ggml_init((struct ggml_init_params){size, g->meta, true}) : NULL;
+    if (!g->ctx) {
+        graph_free(g);
+        return ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for a generation graph"), false;
+    }
+    g->n = n;
+    g->gf = ggml_new_graph_custom(g->ctx, RUN_MAX_NODES, false);
+    g->logits = gpt_forward_cached(g->ctx, r->model, &r->cache, n, !all, &g->in);
+    ggml_set_output(g->logits);
+    ggml_build_forward_expand(g->gf, g->logits);
+    return true;
+}
+
+/* Place the graph's tensors in the compute memory (shared by all graphs: the last one placed
+ * owns it). */
+static bool graph_alloc(struct gpt_runner *r, struct gpt_graph *g) {
+    if (r->sched) ggml_backend_sched_reset(r->sched);
+    const bool ok = r->sched ? ggml_backend_sched_alloc_graph(r->sched, g->gf) : ggml_gallocr_alloc_graph(r->galloc, g->gf);
+    if (!ok && ggmlc_last_status() == GGMLC_OK) ggmlc_set_error(GGMLC_ERR_NOMEM, "cannot allocate a generation graph");
+    return ok;
+}
+
+static bool graph_compute(struct gpt_runner *r, struct gpt_graph *g, const int32_t *tokens, int32_t n_past) {
+    const int32_t n_ctx = r->model->hp.n_ctx;
+    int32_t *pos = malloc((size_t)g->n * sizeof *pos);
+    int64_t *rows = malloc((size_t)g->n * sizeof *rows);
+    float *mask = malloc((size_t)g->n * (size_t)n_ctx * sizeof *mask);
+    bool ok = pos && rows && mask;
+    if (ok) {
+        gpt_step_values(n_past, g->n, n_ctx, pos, rows, mask);
+        ggml_backend_tensor_set(g->in.tokens, tokens, 0, ggml_nbytes(g->in.tokens));
+        ggml_backend_tensor_set(g->in.pos, pos, 0, ggml_nbytes(g->in.pos));
+        ggml_backend_tensor_set(g->in.rows, rows, 0, ggml_nbytes(g->in.rows));
+        ggml_backend_tensor_set(g->in.mask, mask, 0, ggml_nbytes(g->in.mask));
+        const enum ggml_status st = r->sched ? ggml_backend_sched_graph_compute(r->sched, g->gf)
+                                             : ggml_backend_graph_compute(r->backend, g->gf);
+        ok = st == GGML_STATUS_SUCCESS;
+        if (!ok && ggmlc_last_status() == GGMLC_OK) ggmlc_set_error(GGMLC_ERR_BACKEND, "the generation step failed");
+    } else {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for %d tokens' inputs", g->n);
+    }
+    free(pos), free(rows), free(mask);
+    return ok;
+}
+
+bool gpt_runner_init(struct gpt_runner *r, struct gpt_model *m, ggml_backend_t *backends, int n) {
+    memset(r, 0, sizeof *r);
+    r->model = m;
+    if (!gpt_cache_create(&r->cache, m, backends[0])) return false;
+    if (n == 1) {
+        r->backend = backends[0];
+        r->galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backends[0]));
+    } else {
+        r->sched = ggml_backend_sched_new(backends, NULL, n, RUN_MAX_NODES, false, true);
+    }
+    if ((!r->sched && !r->galloc) || !graph_build(&r->step, r, 1, false)) {
+        if (ggmlc_last_status() == GGMLC_OK) ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for generation");
+        gpt_runner_free(r);
+        return false;
+    }
+    return true;
+}
+
+void gpt_runner_free(struct gpt_runner *r) {
+    if (r->sched) ggml_backend_sched_free(r->sched);
+    if (r->galloc) ggml_gallocr_free(r->galloc);
+    graph_free(&r->step);
+    gpt_cache_free(&r->cache);
+    memset(r, 0, sizeof *r);
+}
+
+void gpt_runner_reset(struct gpt_runner *r) { r->cache.n_past = 0; }
+
+bool gpt_runner_eval(struct gpt_runner *r, const int32_t *tokens, int n, bool all, float *logits) {
+    const int32_t n_past = r->cache.n_past;
+    if (n < 1 || n_past + n > r->model->hp.n_ctx) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%d tokens after %d do not fit the context of %d", n,
+                        n_past, r->model->hp.n_ctx);
+        return false;
+    }
+    bool ok;
+    if (n == 1) { /* the graph built once */
+        if (!r->step_allocated) r->step_allocated = graph_alloc(r, &r->step);
+        ok = r->step_allocated && graph_compute(r, &r->step, tokens, n_past);
+        if (ok) ggml_backend_tensor_get(r->step.logits, logits, 0, ggml_nbytes(r->step.logits));
+    } else {
+        struct gpt_graph g;
+        ok = graph_build(&g, r, n, all) && graph_alloc(r, &g) && graph_compute(r, &g, tokens, n_past);
+        if (ok) ggml_backend_tensor_get(g.logits, logits, 0, ggml_nbytes(g.logits));
+        graph_free(&g);
+        /* The batch may have moved the compute memory, and an allocator never moves tensors
+         * that have a place: the step graph is built anew, to be placed at its next use. */
+        graph_free(&r->step);
+        r->step_allocated = false;
+        ok = graph_build(&r->step, r, 1, false) && ok;
+    }
+    if (ok) r->cache.n_past = n_past + n;
+    return ok;
+}
