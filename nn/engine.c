@@ -98,6 +98,7 @@ static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training
     if (!g) return NULL;
     g->training = training;
     g->batch = batch;
+    ggmlc__nn_device_stats_usable(m);
     g->ctx = ggml_init((struct ggml_init_params){8 * GRAPH_SIZE * ggml_tensor_overhead() + 3 * ggml_graph_overhead_custom(GRAPH_SIZE, true),
                                                  NULL, true});
     if (!g->ctx) goto fail;
@@ -123,6 +124,7 @@ static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training
     } else {
         g->gb = g->gf;
     }
+    ggmlc__nn_build_device_stats(m, g, g->gb); /* loss and metrics summed where they are */
     if (ggmlc_last_status() == GGMLC_ERR_NOMEM) goto fail;
     return g;
 fail:
@@ -360,12 +362,24 @@ static void after_batch(ggmlc_model *m, struct pass_stats *st, const struct ggml
     }
 }
 
+/* Whether the loss and metrics summed on the device are read after this batch (done samples of
+ * n): at the pass's end, when the progress line is drawn, and after every batch for callbacks
+ * that see each batch's loss. */
+static bool read_due(const struct ggmlc_fit_options *fo, const struct nn_progress *progress,
+                     int64_t done, int64_t n) {
+    for (int c = 0; fo && c < fo->n_callbacks; c++)
+        if (fo->callbacks[c].on_batch_end) return true;
+    return done >= n || ggmlc__nn_progress_due(progress, done);
+}
+
 enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_t batch, const int64_t *order, bool training,
                               const float *class_weights, struct pass_stats *st, float *const *pred, const struct ggmlc_fit_options *fo,
                               int epoch, struct nn_progress *progress) {
     float *buf = malloc(sizeof(float) * (size_t)(largest_sample(m) * batch));
     enum ggmlc_status status = buf ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory for a batch of %lld", (long long)batch);
     const int64_t n = data->n;
+    int64_t unread = 0, unread_from = 0; /* samples summed on the device since the last read, from batch */
+    if (st && ggmlc__nn_device_stats_usable(m)) ggmlc__nn_device_stats_reset(m);
     for (int64_t first = 0, ib = 0; status == GGMLC_OK && first < n; first += batch, ib++) {
         const struct batch_data d = {data, order, first, n - first < batch ? n - first : batch, class_weights};
         struct nn_graph *g = get_graph(m, d.count, training);
@@ -387,17 +401,29 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
             update_moving_stats(g);
             m->step++;
         }
-        const float loss = st ? score_batch(m, g, &d, buf, st) : 0.0f;
+        const bool scored = !st || !m->stats_acc || read_due(fo, progress, first + d.count, n);
+        if (st && m->stats_acc && unread == 0) unread_from = ib;
+        if (st && m->stats_acc) unread += d.count;
+        float loss = 0.0f;
+        int64_t bad_batch = ib; /* the batch a non-finite loss is blamed on */
+        if (st && m->stats_acc && scored) {
+            int64_t finite_steps;
+            loss = ggmlc__nn_device_stats_read(m, unread, st, &finite_steps); /* mean since the last read */
+            bad_batch = unread_from + finite_steps;
+            unread = 0;
+        } else if (st && !m->stats_acc) {
+            loss = score_batch(m, g, &d, buf, st);
+        }
         if (training && fo && fo->stop_on_nan && !isfinite(loss)) {
             status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "training stopped in epoch %d, batch %lld: the loss is %g (a learning rate too "
-                                     "high, or data with huge or broken values?)", epoch + 1, (long long)ib + 1, (double)loss);
+                                     "high, or data with huge or broken values?)", epoch + 1, (long long)bad_batch + 1, (double)loss);
             break;
         }
         for (int k = 0; pred && k < m->n_outputs; k++) {
             const int64_t no = ggmlc__nn_output_elems(m, k);
             ggml_backend_tensor_get(g->out[k], pred[k] + first * no, 0, sizeof(float) * (size_t)(no * d.count));
         }
-        if (st) after_batch(m, st, fo, epoch, ib, first + d.count, progress);
+        if (st && scored) after_batch(m, st, fo, epoch, ib, first + d.count, progress);
     }
     free(buf);
     return status;

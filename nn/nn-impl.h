@@ -157,6 +157,11 @@ struct ggmlc_model {
     int n_graphs;
     struct nn_graph *allocated;
     struct ggmlc_alloc_record placed; /* what the scheduler placed for `allocated` */
+    /* a pass's loss and metrics summed on the device (fit-device.c) */
+    struct ggml_context *ctx_stats;
+    ggml_backend_buffer_t buf_stats;
+    struct ggml_tensor *stats_acc, *stats_eye;
+    bool stats_refused; /* scored on the host */
 };
 
 /* ---------------------------------------------------------------- layers */
@@ -253,5 +258,24 @@ GGMLC_HIDDEN void ggmlc__nn_progress_begin(struct nn_progress *p, const ggmlc_mo
 /* running: the epoch's logs so far (train fields). */
 GGMLC_HIDDEN void ggmlc__nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running);
 GGMLC_HIDDEN void ggmlc__nn_progress_end(struct nn_progress *p, const struct ggmlc_epoch_logs *logs);
+
+/* Whether the progress line would be drawn for `done` samples now (the engine then reads the
+ * metrics it sums on the device). */
+GGMLC_HIDDEN bool ggmlc__nn_progress_due(const struct nn_progress *p, int64_t done);
+
+/* ------------------------------------------------ metrics on the device (fit-device.c) */
+
+/* Whether the model's graphs sum loss and metrics on the device (its accumulator made on
+ * first call): false for a model on the CPU or with an output only the host scores. */
+GGMLC_HIDDEN bool ggmlc__nn_device_stats_usable(ggmlc_model *m);
+/* Append the nodes that add g's batch to the accumulator to graph (nothing when unused). */
+GGMLC_HIDDEN void ggmlc__nn_build_device_stats(ggmlc_model *m, struct nn_graph *g, struct ggml_cgraph *graph);
+/* Zero the accumulator. */
+GGMLC_HIDDEN void ggmlc__nn_device_stats_reset(ggmlc_model *m);
+/* Add the accumulator, summed over `samples` samples, to st and zero it; the mean loss, and in
+ * *finite_steps how many steps since the last read came before the first non-finite loss. */
+GGMLC_HIDDEN float ggmlc__nn_device_stats_read(ggmlc_model *m, int64_t samples, struct pass_stats *st,
+                                               int64_t *finite_steps);
+GGMLC_HIDDEN void ggmlc__nn_device_stats_free(ggmlc_model *m);
 
 #endif /* GGMLC_NN_IMPL_H */
