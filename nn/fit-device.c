@@ -109,7 +109,9 @@ static void count_finite(ggmlc_model *m, struct nn_graph *g, struct ggml_cgraph 
 /* Rows of the identity matrix picked by each sample's argmax: one-hot predictions. */
 static struct ggml_tensor *one_hot_argmax(ggmlc_model *m, struct ggml_context *ctx,
                                           struct ggml_tensor *t, int64_t no, int64_t batch) {
-    struct ggml_tensor *rows = ggml_reshape_2d(ctx, t, no, batch);
+    /* a reshape only where needed: the scheduler copies each view of an input on its own */
+    const bool rows_already = t->ne[0] == no && t->ne[1] == batch && ggml_nrows(t) == batch;
+    struct ggml_tensor *rows = rows_already ? t : ggml_reshape_2d(ctx, t, no, batch);
     return ggml_get_rows(ctx, m->stats_eye, ggml_argmax(ctx, rows));
 }
 
