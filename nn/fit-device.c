@@ -19,11 +19,11 @@
 #define NN_STATS_MAX_CLASSES 1024 /* the identity matrix that turns argmaxes into rows */
 
 /* Slots of the accumulator: the total loss, then per output its loss, correct count and
- * summed absolute error (each times the samples, as the host sums them), then whether a step
- * had a loss that is not finite and how many steps came before the first such one. */
+ * summed absolute error (each times the samples, as the host sums them), then how many steps
+ * came before the first whose loss is not finite. */
 static int slot_head(int k) { return 1 + 3 * k; }
-static int slot_bad(const ggmlc_model *m) { return 1 + 3 * m->n_outputs; }
-static int n_slots(const ggmlc_model *m) { return slot_bad(m) + 2; }
+static int slot_finite(const ggmlc_model *m) { return 1 + 3 * m->n_outputs; }
+static int n_slots(const ggmlc_model *m) { return slot_finite(m) + 1; }
 
 static bool on_host_memory(const ggmlc_model *m) {
     return ggml_backend_dev_type(ggml_backend_get_device(m->backends[0])) ==
@@ -85,25 +85,22 @@ static struct ggml_tensor *cell_of(struct ggml_context *ctx, struct ggml_tensor 
     return ggml_view_1d(ctx, acc, 1, sizeof(float) * (size_t)slot);
 }
 
-static void accumulate(struct ggml_context *ctx, struct ggml_cgraph *graph,
-                       struct ggml_tensor *acc, int slot, struct ggml_tensor *v) {
-    struct ggml_tensor *cell = cell_of(ctx, acc, slot);
-    struct ggml_tensor *sum = ggml_add(ctx, cell, ggml_reshape_1d(ctx, v, 1));
-    ggml_build_forward_expand(graph, ggml_cpy(ctx, sum, cell));
+/* acc[slot] += v (a one-element tensor) in place, as the last node of graph; the new sum. */
+static struct ggml_tensor *accumulate(struct ggml_context *ctx, struct ggml_cgraph *graph,
+                                      struct ggml_tensor *acc, int slot, struct ggml_tensor *v) {
+    struct ggml_tensor *sum = ggml_add_inplace(ctx, cell_of(ctx, acc, slot), ggml_reshape_1d(ctx, v, 1));
+    ggml_build_forward_expand(graph, sum);
+    return sum;
 }
 
-/* bad |= the loss is not finite (NaN or infinite: FLT_MAX - |loss| > 0 fails); steps before
- * the first bad one += !bad.  Where a NaN loss stopped training the host names that batch. */
-static void count_finite(ggmlc_model *m, struct nn_graph *g, struct ggml_cgraph *graph) {
+/* Steps whose loss is finite before the first one that is not: while the running loss sum is
+ * finite (FLT_MAX - |sum| > 0; a NaN or infinite loss leaves it NaN or infinite), += 1.  Where
+ * a loss that is not finite stopped training the host names that batch. */
+static void count_finite(ggmlc_model *m, struct nn_graph *g, struct ggml_cgraph *graph,
+                         struct ggml_tensor *loss_sum) {
     struct ggml_context *ctx = g->ctx;
-    struct ggml_tensor *bad = cell_of(ctx, m->stats_acc, slot_bad(m));
-    struct ggml_tensor *finite =
-        ggml_step(ctx, ggml_scale_bias(ctx, ggml_abs(ctx, ggml_reshape_1d(ctx, g->loss, 1)), -1.0f, FLT_MAX));
-    struct ggml_tensor *not_finite = ggml_scale_bias(ctx, finite, -1.0f, 1.0f);
-    struct ggml_tensor *bad_now =
-        ggml_add(ctx, bad, ggml_mul(ctx, ggml_scale_bias(ctx, bad, -1.0f, 1.0f), not_finite));
-    accumulate(ctx, graph, m->stats_acc, slot_bad(m) + 1, ggml_scale_bias(ctx, bad_now, -1.0f, 1.0f));
-    ggml_build_forward_expand(graph, ggml_cpy(ctx, bad_now, bad));
+    struct ggml_tensor *margin = ggml_scale_bias(ctx, ggml_abs(ctx, loss_sum), -1.0f, FLT_MAX);
+    accumulate(ctx, graph, m->stats_acc, slot_finite(m), ggml_step(ctx, margin));
 }
 
 /* Rows of the identity matrix picked by each sample's argmax: one-hot predictions. */
@@ -119,7 +116,8 @@ static void head_stats(ggmlc_model *m, struct nn_graph *g, int k, struct ggml_cg
     struct ggml_context *ctx = g->ctx;
     const int64_t no = ggmlc__nn_output_elems(m, k);
     const float count = (float)g->batch;
-    accumulate(ctx, graph, m->stats_acc, slot_head(k), ggml_scale(ctx, g->head_loss[k], count));
+    if (g->head_loss[k] != g->loss) /* else the total's slot serves: ggmlc__nn_device_stats_read */
+        accumulate(ctx, graph, m->stats_acc, slot_head(k), ggml_scale(ctx, g->head_loss[k], count));
     const unsigned metrics = m->heads[k].metrics;
     if (metrics & GGMLC_METRIC_ACCURACY) {
         struct ggml_tensor *hits = ggml_mul(ctx, one_hot_argmax(m, ctx, g->out[k], no, g->batch),
@@ -135,9 +133,10 @@ static void head_stats(ggmlc_model *m, struct nn_graph *g, int k, struct ggml_cg
 
 void ggmlc__nn_build_device_stats(ggmlc_model *m, struct nn_graph *g, struct ggml_cgraph *graph) {
     if (!m->stats_acc) return;
-    accumulate(g->ctx, graph, m->stats_acc, 0, ggml_scale(g->ctx, g->loss, (float)g->batch));
+    struct ggml_tensor *loss_sum =
+        accumulate(g->ctx, graph, m->stats_acc, 0, ggml_scale(g->ctx, g->loss, (float)g->batch));
     for (int k = 0; k < m->n_outputs; k++) head_stats(m, g, k, graph);
-    count_finite(m, g, graph);
+    count_finite(m, g, graph, loss_sum);
 }
 
 void ggmlc__nn_device_stats_reset(ggmlc_model *m) {
@@ -146,16 +145,16 @@ void ggmlc__nn_device_stats_reset(ggmlc_model *m) {
 
 float ggmlc__nn_device_stats_read(ggmlc_model *m, int64_t samples, struct pass_stats *st,
                                   int64_t *finite_steps) {
-    float v[3 + 3 * GGMLC_MAX_IO];
+    float v[2 + 3 * GGMLC_MAX_IO];
     ggml_backend_tensor_get(m->stats_acc, v, 0, sizeof(float) * (size_t)n_slots(m));
     ggmlc__nn_device_stats_reset(m);
     st->loss_sum += v[0];
     st->n += samples;
     for (int k = 0; k < m->n_outputs; k++) {
-        st->head_loss_sum[k] += v[slot_head(k)];
+        st->head_loss_sum[k] += m->n_outputs == 1 && m->heads[k].weight == 1.0f ? v[0] : v[slot_head(k)];
         st->correct[k] += (int64_t)llround(v[slot_head(k) + 1]);
         st->abs_err[k] += v[slot_head(k) + 2];
     }
-    *finite_steps = (int64_t)llround(v[slot_bad(m) + 1]);
+    *finite_steps = (int64_t)llround(v[slot_finite(m)]);
     return samples > 0 ? v[0] / (float)samples : 0.0f;
 }
