@@ -73,14 +73,24 @@ static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
     return true;
 }
 
+/* Input or label tensor of a batch: gathered from the data on the device (device-data.c) by
+ * the batch's sample indices, or set from the host. */
+static struct ggml_tensor *batch_tensor(ggmlc_model *m, struct nn_graph *g, bool output, int i,
+                                        struct ggml_tensor *t) {
+    if (!t || !g->gathered) {
+        if (t) ggml_set_input(t);
+        return t;
+    }
+    return ggmlc__nn_gather(m, g->ctx, output, i, g->idx, t);
+}
+
 /* Every output's loss against its labels, and their weighted sum (a single output of weight 1: its loss). */
 static bool build_total_loss(ggmlc_model *m, struct nn_graph *g, struct ggml_tensor **logits) {
     g->loss = NULL;
     for (int k = 0; k < m->n_outputs; k++) {
         const ggmlc_node *o = m->outputs[k];
         g->y[k] = new_batch_tensor(g->ctx, GGML_TYPE_F32, o->shape, o->n_dims, g->batch);
-        if (!g->y[k]) return false;
-        ggml_set_input(g->y[k]);
+        if (!(g->y[k] = batch_tensor(m, g, true, k, g->y[k]))) return false;
         g->head_loss[k] = build_loss(m, k, g->ctx, g->out[k], logits[k], g->y[k]);
         if (!g->head_loss[k]) return false;
         ggml_set_output(g->out[k]);
@@ -93,21 +103,25 @@ static bool build_total_loss(ggmlc_model *m, struct nn_graph *g, struct ggml_ten
     return g->loss != NULL;
 }
 
-static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training) {
+static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training, bool gathered) {
     struct nn_graph *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->training = training;
+    g->gathered = gathered;
     g->batch = batch;
     ggmlc__nn_device_stats_usable(m);
     g->ctx = ggml_init((struct ggml_init_params){8 * GRAPH_SIZE * ggml_tensor_overhead() + 3 * ggml_graph_overhead_custom(GRAPH_SIZE, true),
                                                  NULL, true});
     if (!g->ctx) goto fail;
     g->build = (struct nn_build){.ctx = g->ctx, .training = training, .batch = batch};
+    if (gathered) {
+        g->idx = ggml_new_tensor_1d(g->ctx, GGML_TYPE_I32, batch);
+        ggml_set_input(g->idx);
+    }
     for (int i = 0; i < m->n_inputs; i++) {
         const ggmlc_node *in = m->inputs[i];
         g->x[i] = new_batch_tensor(g->ctx, ggmlc__nn_input_is_index(m, i) ? GGML_TYPE_I32 : GGML_TYPE_F32, in->shape, in->n_dims, batch);
-        if (!g->x[i]) goto fail;
-        ggml_set_input(g->x[i]);
+        if (!(g->x[i] = batch_tensor(m, g, false, i, g->x[i]))) goto fail;
     }
     struct ggml_tensor *logits[GGMLC_MAX_IO];
     if (!ggmlc__nn_model_forward(m, &g->build, g->x, g->out, logits) || !build_total_loss(m, g, logits)) goto fail;
@@ -145,15 +159,16 @@ void ggmlc__nn_graphs_free(ggmlc_model *m) {
 }
 
 /* The graph for a batch size, built once and allocated when it changes. */
-static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training) {
+static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training, bool gathered) {
     struct nn_graph *g = NULL;
     for (int i = 0; i < m->n_graphs && !g; i++) {
-        if (m->graphs[i]->batch == batch && m->graphs[i]->training == training) g = m->graphs[i];
+        const struct nn_graph *c = m->graphs[i];
+        if (c->batch == batch && c->training == training && c->gathered == gathered) g = m->graphs[i];
     }
     if (!g) {
         if (m->n_graphs == 4) ggmlc__nn_graphs_free(m);
         ggmlc_clear_error();
-        if (!(g = build_graph(m, batch, training))) return NULL;
+        if (!(g = build_graph(m, batch, training, gathered))) return NULL;
         m->graphs[m->n_graphs++] = g;
     }
     if (m->allocated != g) {
@@ -199,6 +214,22 @@ static void upload_input(ggmlc_model *m, struct nn_graph *g, int i, const struct
     ggml_backend_tensor_set(g->x[i], buf, 0, ggml_nbytes(g->x[i]));
 }
 
+void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s, const float *class_weights, float *row) {
+    const int64_t no = ggmlc__nn_output_elems(m, k);
+    const enum ggmlc_loss loss = m->heads[k].loss;
+    if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+        const int64_t cls = (int64_t)y[s];
+        for (int64_t e = 0; e < no; e++) row[e] = e == cls ? 1.0f : 0.0f;
+    } else {
+        memcpy(row, y + s * no, sizeof(float) * (size_t)no);
+    }
+    if (class_weights && loss != GGMLC_LOSS_MSE) {
+        int64_t cls = 0;
+        for (int64_t e = 1; e < no; e++) cls = row[e] > row[cls] ? e : cls;
+        for (int64_t e = 0; e < no; e++) row[e] *= class_weights[cls];
+    }
+}
+
 /* Labels of output k (one-hot for the sparse loss, class weights folded into the labels); zeros when predicting. */
 static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struct batch_data *d, float *buf) {
     const float *y = d->d->y[k];
@@ -207,26 +238,17 @@ static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struc
         return;
     }
     const int64_t no = ggmlc__nn_output_elems(m, k);
-    const enum ggmlc_loss loss = m->heads[k].loss;
-    for (int64_t b = 0; b < d->count; b++) {
-        const int64_t s = sample_at(d, b);
-        float *yb = buf + b * no;
-        if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
-            const int64_t cls = (int64_t)y[s];
-            for (int64_t e = 0; e < no; e++) yb[e] = e == cls ? 1.0f : 0.0f;
-        } else {
-            memcpy(yb, y + s * no, sizeof(float) * (size_t)no);
-        }
-        if (d->class_weights && loss != GGMLC_LOSS_MSE) {
-            int64_t cls = 0;
-            for (int64_t e = 1; e < no; e++) cls = yb[e] > yb[cls] ? e : cls;
-            for (int64_t e = 0; e < no; e++) yb[e] *= d->class_weights[cls];
-        }
-    }
+    for (int64_t b = 0; b < d->count; b++) ggmlc__nn_target_row(m, k, y, sample_at(d, b), d->class_weights, buf + b * no);
     ggml_backend_tensor_set(g->y[k], buf, 0, ggml_nbytes(g->y[k]));
 }
 
 static void upload_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *buf) {
+    if (g->gathered) { /* the samples are on the device: their indices */
+        int32_t *idx = (int32_t *)buf;
+        for (int64_t b = 0; b < d->count; b++) idx[b] = (int32_t)sample_at(d, b);
+        ggml_backend_tensor_set(g->idx, idx, 0, ggml_nbytes(g->idx));
+        return;
+    }
     for (int i = 0; i < m->n_inputs; i++) upload_input(m, g, i, d, buf);
     for (int k = 0; k < m->n_outputs; k++) upload_target(m, g, k, d, buf);
 }
@@ -380,9 +402,12 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
     const int64_t n = data->n;
     int64_t unread = 0, unread_from = 0; /* samples summed on the device since the last read, from batch */
     if (st && ggmlc__nn_device_stats_usable(m)) ggmlc__nn_device_stats_reset(m);
+    if (training && fo && epoch == fo->initial_epoch) /* a fit's first pass: its data go up once */
+        m->data_on_device = ggmlc__nn_device_data_load(m, data, class_weights);
+    const bool gathered = training && fo && m->data_on_device;
     for (int64_t first = 0, ib = 0; status == GGMLC_OK && first < n; first += batch, ib++) {
         const struct batch_data d = {data, order, first, n - first < batch ? n - first : batch, class_weights};
-        struct nn_graph *g = get_graph(m, d.count, training);
+        struct nn_graph *g = get_graph(m, d.count, training, gathered);
         if (!g) {
             status = ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_NOMEM;
             break;

@@ -1,7 +1,8 @@
 /*
  * test-vulkan-fit-syncs.c - a training epoch through the model API on Vulkan makes no host
  * round trip per step beyond the one graph: the loss and metrics are summed on the device and
- * read once per pass (nn/fit-device.c), and the small per-step writes (inputs, labels,
+ * read once per pass (nn/fit-device.c), the data go up once per fit and each step gathers its
+ * batch on the device (nn/device-data.c), and the small per-step writes (sample indices,
  * optimizer hyperparameters, the gradient seed) ride along with the next graph
  * (plugins/vulkan/vk-deferred.c).  Counted with ggmlc_counters_get: it fails when the host
  * reads back every step.  The logged loss, accuracy and mean absolute error must equal the
@@ -37,6 +38,7 @@ static bool take_counts(ggmlc_model *m, const struct ggmlc_epoch_logs *logs, voi
 
 struct run {
     double loss[EPOCHS], metric[EPOCHS];
+    double refit_loss; /* of a second fit on half the data, with class weights */
     struct epoch_counts counts;
     bool ok;
 };
@@ -88,6 +90,14 @@ static struct run train(const char *backend, bool mse, const float *x, const flo
         r.metric[e] = mse ? l->metric_mae : l->metric_accuracy;
     }
     ggmlc_history_free(h);
+    /* again on other data (fewer samples: the device copy is made anew), class weights folded
+     * into the labels there */
+    static const float weights[N_CLASSES] = {1.0f, 2.0f, 1.0f, 0.5f};
+    fo.callbacks = NULL, fo.n_callbacks = 0, fo.epochs = 1;
+    if (!mse) fo.class_weights = weights, fo.n_class_weights = N_CLASSES;
+    r.ok = r.ok && ggmlc_model_fit(m, x, (size_t)N_DATA / 2 * N_IN, y, y_len / 2, N_DATA / 2, &fo, &h) == GGMLC_OK;
+    if (r.ok) r.refit_loss = ggmlc_history_epoch(h, 0)->loss;
+    ggmlc_history_free(h);
     ggmlc_model_free(m);
     return r;
 }
@@ -103,6 +113,10 @@ static void check_counts(const struct run *vk) {
            "pass, not per step)", STEPS, reads);
     tap_ok(submits <= 1.2 && waits <= 1.2, "per step %.2f submits and %.2f waits (the graph's one)",
            submits, waits);
+    const double bytes = (double)(b->bytes_to_device - a->bytes_to_device) / STEPS;
+    tap_ok(bytes < BATCH * N_IN * sizeof(float), "per step %.0f bytes go up: the batch's sample "
+           "indices, not its %zu bytes of samples (gathered from the data on the device)", bytes,
+           BATCH * N_IN * sizeof(float));
     tap_ok(b->fallback_nodes == a->fallback_nodes, "no node of the epoch ran on the CPU (%llu)",
            (unsigned long long)(b->fallback_nodes - a->fallback_nodes));
 }
@@ -115,6 +129,9 @@ static void check_same(const char *what, const struct run *vk, const struct run 
     }
     tap_ok(loss_gap < 1e-5, "%s: epoch losses equal the CPU's (%.6f vs %.6f, worst gap %.2g)",
            what, vk->loss[EPOCHS - 1], cpu->loss[EPOCHS - 1], loss_gap);
+    tap_ok(rel_gap(vk->refit_loss, cpu->refit_loss) < 1e-5, "%s: a second fit on other data%s "
+           "equals the CPU's (%.6f vs %.6f)", what, strcmp(what, "accuracy") ? "" : " with class weights",
+           vk->refit_loss, cpu->refit_loss);
     tap_ok(metric_gap < 1e-5, "%s: epoch metrics equal the CPU's (%.6f vs %.6f, worst gap %.2g)",
            what, vk->metric[EPOCHS - 1], cpu->metric[EPOCHS - 1], metric_gap);
 }
