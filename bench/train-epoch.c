@@ -58,7 +58,8 @@ static enum ggmlc_status synthetic_images(int64_t n, unsigned seed, struct ggmlc
     d->y = malloc(sizeof(float) * (size_t)n);
     if (!d->x || !d->y) {
         ggmlc_dataset_free(d);
-        return ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for %lld synthetic images", (long long)n);
+        return ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for %lld synthetic images",
+                               (long long)n);
     }
     uint64_t s = seed * 2654435761u + 1;
     for (int64_t i = 0; i < 784 * n; i++) {

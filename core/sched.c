@@ -369,7 +369,8 @@ static void count_fallback(ggml_backend_sched_t sched, const struct sched_split 
             GGML_BACKEND_DEVICE_TYPE_CPU)
         return;
     uint64_t n = 0;
-    for (int j = sp->g_start; j < sp->g_end; j++) n += !ggmlc_op_is_view(sched->graph->nodes[j]->op);
+    for (int j = sp->g_start; j < sp->g_end; j++)
+        n += !ggmlc_op_is_view(sched->graph->nodes[j]->op);
     ggmlc_counter_add(GGMLC_COUNTER_FALLBACK_NODES, n);
 }
 

@@ -70,19 +70,22 @@ static struct nn_device_data *data_alloc(ggmlc_model *m, int64_t n) {
 /* The samples and the labels the loss takes, up in one transfer each. */
 static bool data_upload(ggmlc_model *m, const struct nn_data *d, const float *class_weights) {
     struct nn_device_data *dd = m->dev_data;
-    for (int i = 0; i < m->n_inputs; i++) ggml_backend_tensor_set(dd->x[i], d->x[i], 0, ggml_nbytes(dd->x[i]));
+    for (int i = 0; i < m->n_inputs; i++)
+        ggml_backend_tensor_set(dd->x[i], d->x[i], 0, ggml_nbytes(dd->x[i]));
     for (int k = 0; k < m->n_outputs; k++) {
         const int64_t no = ggmlc__nn_output_elems(m, k);
         float *labels = malloc(ggml_nbytes(dd->y[k]));
         if (!labels) return false;
-        for (int64_t s = 0; s < d->n; s++) ggmlc__nn_target_row(m, k, d->y[k], s, class_weights, labels + s * no);
+        for (int64_t s = 0; s < d->n; s++)
+            ggmlc__nn_target_row(m, k, d->y[k], s, class_weights, labels + s * no);
         ggml_backend_tensor_set(dd->y[k], labels, 0, ggml_nbytes(dd->y[k]));
         free(labels);
     }
     return ggmlc_last_status() == GGMLC_OK;
 }
 
-bool ggmlc__nn_device_data_load(ggmlc_model *m, const struct nn_data *d, const float *class_weights) {
+bool ggmlc__nn_device_data_load(ggmlc_model *m, const struct nn_data *d,
+                                const float *class_weights) {
     for (int k = 0; k < m->n_outputs; k++)
         if (!d->y[k]) return false;
     if (!ggmlc__nn_device_stats_usable(m) || !fits_device(m, data_bytes(m, d->n))) return false;
@@ -102,7 +105,8 @@ bool ggmlc__nn_device_data_load(ggmlc_model *m, const struct nn_data *d, const f
 }
 
 struct ggml_tensor *ggmlc__nn_gather(const ggmlc_model *m, struct ggml_context *ctx, bool output,
-                                     int i, struct ggml_tensor *idx, const struct ggml_tensor *like) {
+                                     int i, struct ggml_tensor *idx,
+                                     const struct ggml_tensor *like) {
     struct ggml_tensor *all = output ? m->dev_data->y[i] : m->dev_data->x[i];
     struct ggml_tensor *rows = ggml_get_rows(ctx, all, idx);
     return ggml_reshape_4d(ctx, rows, like->ne[0], like->ne[1], like->ne[2], like->ne[3]);

@@ -163,7 +163,8 @@ static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training, 
     struct nn_graph *g = NULL;
     for (int i = 0; i < m->n_graphs && !g; i++) {
         const struct nn_graph *c = m->graphs[i];
-        if (c->batch == batch && c->training == training && c->gathered == gathered) g = m->graphs[i];
+        const bool same = c->batch == batch && c->training == training && c->gathered == gathered;
+        if (same) g = m->graphs[i];
     }
     if (!g) {
         if (m->n_graphs == 4) ggmlc__nn_graphs_free(m);
@@ -214,7 +215,8 @@ static void upload_input(ggmlc_model *m, struct nn_graph *g, int i, const struct
     ggml_backend_tensor_set(g->x[i], buf, 0, ggml_nbytes(g->x[i]));
 }
 
-void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s, const float *class_weights, float *row) {
+void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s,
+                          const float *class_weights, float *row) {
     const int64_t no = ggmlc__nn_output_elems(m, k);
     const enum ggmlc_loss loss = m->heads[k].loss;
     if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
@@ -238,7 +240,8 @@ static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struc
         return;
     }
     const int64_t no = ggmlc__nn_output_elems(m, k);
-    for (int64_t b = 0; b < d->count; b++) ggmlc__nn_target_row(m, k, y, sample_at(d, b), d->class_weights, buf + b * no);
+    for (int64_t b = 0; b < d->count; b++)
+        ggmlc__nn_target_row(m, k, y, sample_at(d, b), d->class_weights, buf + b * no);
     ggml_backend_tensor_set(g->y[k], buf, 0, ggml_nbytes(g->y[k]));
 }
 
@@ -400,7 +403,8 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
     float *buf = malloc(sizeof(float) * (size_t)(largest_sample(m) * batch));
     enum ggmlc_status status = buf ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory for a batch of %lld", (long long)batch);
     const int64_t n = data->n;
-    int64_t unread = 0, unread_from = 0; /* samples summed on the device since the last read, from batch */
+    /* samples summed on the device since the last read, from batch unread_from on */
+    int64_t unread = 0, unread_from = 0;
     if (st && ggmlc__nn_device_stats_usable(m)) ggmlc__nn_device_stats_reset(m);
     if (training && fo && epoch == fo->initial_epoch) /* a fit's first pass: its data go up once */
         m->data_on_device = ggmlc__nn_device_data_load(m, data, class_weights);
@@ -433,7 +437,8 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
         int64_t bad_batch = ib; /* the batch a non-finite loss is blamed on */
         if (st && m->stats_acc && scored) {
             int64_t finite_steps;
-            loss = ggmlc__nn_device_stats_read(m, unread, st, &finite_steps); /* mean since the last read */
+            /* the mean loss since the last read */
+            loss = ggmlc__nn_device_stats_read(m, unread, st, &finite_steps);
             bad_batch = unread_from + finite_steps;
             unread = 0;
         } else if (st && !m->stats_acc) {

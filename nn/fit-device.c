@@ -88,7 +88,8 @@ static struct ggml_tensor *cell_of(struct ggml_context *ctx, struct ggml_tensor 
 /* acc[slot] += v (a one-element tensor) in place, as the last node of graph; the new sum. */
 static struct ggml_tensor *accumulate(struct ggml_context *ctx, struct ggml_cgraph *graph,
                                       struct ggml_tensor *acc, int slot, struct ggml_tensor *v) {
-    struct ggml_tensor *sum = ggml_add_inplace(ctx, cell_of(ctx, acc, slot), ggml_reshape_1d(ctx, v, 1));
+    struct ggml_tensor *cell = cell_of(ctx, acc, slot);
+    struct ggml_tensor *sum = ggml_add_inplace(ctx, cell, ggml_reshape_1d(ctx, v, 1));
     ggml_build_forward_expand(graph, sum);
     return sum;
 }
@@ -127,7 +128,8 @@ static void head_stats(ggmlc_model *m, struct nn_graph *g, int k, struct ggml_cg
     if ((metrics & GGMLC_METRIC_MAE) &&
         m->heads[k].loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
         struct ggml_tensor *err = ggml_sum(ctx, ggml_abs(ctx, ggml_sub(ctx, g->out[k], g->y[k])));
-        accumulate(ctx, graph, m->stats_acc, slot_head(k) + 2, ggml_scale(ctx, err, 1.0f / (float)no));
+        err = ggml_scale(ctx, err, 1.0f / (float)no);
+        accumulate(ctx, graph, m->stats_acc, slot_head(k) + 2, err);
     }
 }
 
@@ -151,7 +153,8 @@ float ggmlc__nn_device_stats_read(ggmlc_model *m, int64_t samples, struct pass_s
     st->loss_sum += v[0];
     st->n += samples;
     for (int k = 0; k < m->n_outputs; k++) {
-        st->head_loss_sum[k] += m->n_outputs == 1 && m->heads[k].weight == 1.0f ? v[0] : v[slot_head(k)];
+        const bool is_total = m->n_outputs == 1 && m->heads[k].weight == 1.0f;
+        st->head_loss_sum[k] += is_total ? v[0] : v[slot_head(k)];
         st->correct[k] += (int64_t)llround(v[slot_head(k) + 1]);
         st->abs_err[k] += v[slot_head(k) + 2];
     }

@@ -275,13 +275,14 @@ GGMLC_HIDDEN bool ggmlc__nn_progress_due(const struct nn_progress *p, int64_t do
  * first call): false for a model on the CPU or with an output only the host scores. */
 GGMLC_HIDDEN bool ggmlc__nn_device_stats_usable(ggmlc_model *m);
 /* Append the nodes that add g's batch to the accumulator to graph (nothing when unused). */
-GGMLC_HIDDEN void ggmlc__nn_build_device_stats(ggmlc_model *m, struct nn_graph *g, struct ggml_cgraph *graph);
+GGMLC_HIDDEN void ggmlc__nn_build_device_stats(ggmlc_model *m, struct nn_graph *g,
+                                              struct ggml_cgraph *graph);
 /* Zero the accumulator. */
 GGMLC_HIDDEN void ggmlc__nn_device_stats_reset(ggmlc_model *m);
 /* Add the accumulator, summed over `samples` samples, to st and zero it; the mean loss, and in
  * *finite_steps how many steps since the last read came before the first non-finite loss. */
-GGMLC_HIDDEN float ggmlc__nn_device_stats_read(ggmlc_model *m, int64_t samples, struct pass_stats *st,
-                                               int64_t *finite_steps);
+GGMLC_HIDDEN float ggmlc__nn_device_stats_read(ggmlc_model *m, int64_t samples,
+                                               struct pass_stats *st, int64_t *finite_steps);
 GGMLC_HIDDEN void ggmlc__nn_device_stats_free(ggmlc_model *m);
 
 /* ---------------------------------------------- training data on the device (device-data.c) */
@@ -289,14 +290,17 @@ GGMLC_HIDDEN void ggmlc__nn_device_stats_free(ggmlc_model *m);
 /* Upload a fit's training data (labels as upload_target makes them) into device memory for its
  * steps to gather their batches from; false when the model or the data do not qualify (the
  * batches then go up one by one). */
-GGMLC_HIDDEN bool ggmlc__nn_device_data_load(ggmlc_model *m, const struct nn_data *d, const float *class_weights);
-/* Input i (or output i's labels) of a batch gathered from the device data by idx, shaped like `like`. */
-GGMLC_HIDDEN struct ggml_tensor *ggmlc__nn_gather(const ggmlc_model *m, struct ggml_context *ctx, bool output, int i,
-                                                  struct ggml_tensor *idx, const struct ggml_tensor *like);
+GGMLC_HIDDEN bool ggmlc__nn_device_data_load(ggmlc_model *m, const struct nn_data *d,
+                                             const float *class_weights);
+/* Input i (or output i's labels) of a batch gathered from the device data by idx, shaped like
+ * `like`. */
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__nn_gather(const ggmlc_model *m, struct ggml_context *ctx,
+                                                  bool output, int i, struct ggml_tensor *idx,
+                                                  const struct ggml_tensor *like);
 GGMLC_HIDDEN void ggmlc__nn_device_data_free(ggmlc_model *m);
-/* The label row of output k for sample s as the loss takes it (engine.c): one-hot for sparse labels,
- * class weights folded in. */
-GGMLC_HIDDEN void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s, const float *class_weights,
-                                       float *row);
+/* The label row of output k for sample s as the loss takes it (engine.c): one-hot for sparse
+ * labels, class weights folded in. */
+GGMLC_HIDDEN void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s,
+                                       const float *class_weights, float *row);
 
 #endif /* GGMLC_NN_IMPL_H */

@@ -103,7 +103,8 @@ void ggmlc__nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int v
 
 bool ggmlc__nn_progress_due(const struct nn_progress *p, int64_t done) {
     /* at most 10 updates a second */
-    return p && p->tty && (done >= p->total || p->done == 0 || ggml_time_us() - p->t_last >= 100000);
+    if (!p || !p->tty) return false;
+    return done >= p->total || p->done == 0 || ggml_time_us() - p->t_last >= 100000;
 }
 
 void ggmlc__nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running) {

@@ -95,7 +95,8 @@ static struct run train(const char *backend, bool mse, const float *x, const flo
     static const float weights[N_CLASSES] = {1.0f, 2.0f, 1.0f, 0.5f};
     fo.callbacks = NULL, fo.n_callbacks = 0, fo.epochs = 1;
     if (!mse) fo.class_weights = weights, fo.n_class_weights = N_CLASSES;
-    r.ok = r.ok && ggmlc_model_fit(m, x, (size_t)N_DATA / 2 * N_IN, y, y_len / 2, N_DATA / 2, &fo, &h) == GGMLC_OK;
+    const size_t half_x = (size_t)N_DATA / 2 * N_IN;
+    r.ok = r.ok && ggmlc_model_fit(m, x, half_x, y, y_len / 2, N_DATA / 2, &fo, &h) == GGMLC_OK;
     if (r.ok) r.refit_loss = ggmlc_history_epoch(h, 0)->loss;
     ggmlc_history_free(h);
     ggmlc_model_free(m);
@@ -129,9 +130,9 @@ static void check_same(const char *what, const struct run *vk, const struct run 
     }
     tap_ok(loss_gap < 1e-5, "%s: epoch losses equal the CPU's (%.6f vs %.6f, worst gap %.2g)",
            what, vk->loss[EPOCHS - 1], cpu->loss[EPOCHS - 1], loss_gap);
+    const char *weighted = strcmp(what, "accuracy") ? "" : " with class weights";
     tap_ok(rel_gap(vk->refit_loss, cpu->refit_loss) < 1e-5, "%s: a second fit on other data%s "
-           "equals the CPU's (%.6f vs %.6f)", what, strcmp(what, "accuracy") ? "" : " with class weights",
-           vk->refit_loss, cpu->refit_loss);
+           "equals the CPU's (%.6f vs %.6f)", what, weighted, vk->refit_loss, cpu->refit_loss);
     tap_ok(metric_gap < 1e-5, "%s: epoch metrics equal the CPU's (%.6f vs %.6f, worst gap %.2g)",
            what, vk->metric[EPOCHS - 1], cpu->metric[EPOCHS - 1], metric_gap);
 }
@@ -140,7 +141,8 @@ static void check_same(const char *what, const struct run *vk, const struct run 
  * among them; a buffer freed with writes pending takes them along (nothing is written into
  * memory that another buffer may have by then). */
 static void check_deferred_writes(ggml_backend_t vk) {
-    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * ggml_tensor_overhead(), NULL, true});
+    struct ggml_init_params params = {4 * ggml_tensor_overhead(), NULL, true};
+    struct ggml_context *ctx = ggml_init(params);
     struct ggml_tensor *t = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 256);
     ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, vk);
     float ones[128], twos[128], got[256];
@@ -158,7 +160,7 @@ static void check_deferred_writes(ggml_backend_t vk) {
     ggml_backend_tensor_get(t, got, 0, sizeof got);   /* done: the memory holds threes */
     ggml_backend_tensor_set(t, ones, 0, sizeof ones); /* pending when its buffer goes */
     ggml_backend_buffer_free(buf);
-    struct ggml_context *ctx2 = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true});
+    struct ggml_context *ctx2 = ggml_init(params);
     struct ggml_tensor *t2 = ggml_new_tensor_1d(ctx2, GGML_TYPE_F32, 256);
     buf = ggml_backend_alloc_ctx_tensors(ctx2, vk); /* may get the same memory */
     ggml_backend_tensor_get(t2, got, 0, sizeof got);  /* the next command buffer: a read */
@@ -193,7 +195,8 @@ int main(void) {
         check_counts(&vk);
         check_same("accuracy", &vk, &cpu);
     }
-    const struct run vk_mse = train(dev, true, x, y_onehot), cpu_mse = train("cpu", true, x, y_onehot);
+    const struct run vk_mse = train(dev, true, x, y_onehot);
+    const struct run cpu_mse = train("cpu", true, x, y_onehot);
     if (tap_ok(vk_mse.ok && cpu_mse.ok, "an MLP with MSE trains on %s and on the CPU", dev))
         check_same("mean absolute error", &vk_mse, &cpu_mse);
     ggml_backend_t vk_backend = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
