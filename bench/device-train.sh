@@ -5,7 +5,9 @@
 #   ./configure --prefix=$PWD/.gpu-prefix/nntrain CFLAGS=-O2 && make install
 #   cp /usr/share/datasets/fashion-mnist/*.gz .gpu-prefix/fashion-mnist/
 #   .gl/: the Vulkan loader packages (/work/shared/tools/device-vulkan-prep)
-# Run there, carrying .gpu-prefix and .gl:  bash bench/device-train.sh [mlp] [vulkan] [cnn]
+# Run there, carrying .gpu-prefix and .gl:  bash bench/device-train.sh [mlp] [vulkan] [cnn] [epoch]
+# (epoch: `ggmlc-bench train-epoch` MLP and CNN on Vulkan with their round trips per step,
+# the CNN's per-dispatch GPU times, and PyTorch on CUDA, batch 32, Fashion-MNIST.)
 # (NN_PREFIX, FASHION_DIR and GL_DIR name other places for the three.)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +39,8 @@ if [[ $what == *" mlp "* ]]; then
     GGMLC_PREFIX=$P DATA_DIR=$DATA THREADS=2 PYTORCH_EPOCHS=3 timeout 180 bash "$here/compare-train.sh" mlp 10 32 2>&1 | tee -a "$log"
 fi
 
-if [[ $what == *" vulkan "* ]]; then
+# The configuration of the Vulkan runs: the H200 first, the CPU (16 threads) for the rest.
+write_vulkan_ini() {
     cat >/tmp/ggmlc-vk.ini <<INI
 [ggmlc]
 backends = vulkan, cpu
@@ -48,6 +51,10 @@ device = auto
 library = $P/lib/ggmlc/cpu.so
 threads = 16
 INI
+}
+
+if [[ $what == *" vulkan "* ]]; then
+    write_vulkan_ini
     say "== MLP on Vulkan (H200), batch 32, 3 epochs"
     export GGMLC_CONFIG=/tmp/ggmlc-vk.ini
     run timeout 60 ggmlc-train --data "$DATA" --model mlp --epochs 3 --batch 32 --val 0 --backend vulkan
@@ -64,4 +71,21 @@ INI
     say "== CNN, batch 32, 10 epochs, 16 threads (accuracy goal)"
     export GGMLC_CONFIG=/tmp/ggmlc-cpu16.ini
     run timeout 150 ggmlc-train --data "$DATA" --model cnn --epochs 10 --batch 32 --val 0
+fi
+
+if [[ $what == *" epoch "* ]]; then
+    write_vulkan_ini
+    export GGMLC_CONFIG=/tmp/ggmlc-vk.ini
+    for model in mlp cnn; do
+        say "== ggmlc-bench train-epoch $model on Vulkan, batch 32, Fashion-MNIST, 3 epochs"
+        run timeout 240 ggmlc-bench train-epoch --model $model --batch 32 --epochs 3 --data "$DATA" --backend vulkan
+    done
+    say "== CNN per-dispatch GPU times (GGMLC_DEBUG=vulkan-ops), 20 steps, summed per shader"
+    GGMLC_DEBUG=vulkan-ops timeout 120 ggmlc-bench train-epoch --model cnn --batch 32 --epochs 1 --samples 640 \
+        --backend vulkan 2>&1 | awk '/dispatch [0-9]+ / { t[$(NF-2)] += $(NF-1); n[$(NF-2)]++ }
+        END { for (k in t) printf "%12.1f us %6d x %s\n", t[k], n[k], k }' | sort -rn | head -25 | tee -a "$log"
+    for model in mlp cnn; do
+        say "== PyTorch $model on CUDA, batch 32, 3 epochs"
+        run timeout 240 /usr/bin/python3 "$here/pytorch_$model.py" --epochs 3 --batch 32 --device cuda --data-dir "$DATA"
+    done
 fi

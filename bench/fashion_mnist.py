@@ -1,6 +1,10 @@
 """Shared by the PyTorch training benchmarks: Fashion-MNIST from Debian's
 dataset-fashion-mnist (gzip'd IDX), the command line, and the training loop
-timed per epoch the way ggmlc-train times its epochs (training steps only)."""
+timed per epoch the way ggmlc-train times its epochs (training steps only).
+--device cuda trains on the GPU: the dataset is moved there once, batches are
+gathered there, the loss is summed there and read once per epoch (as
+`ggmlc-bench train-epoch` does on Vulkan), and each epoch's time ends with a
+synchronize so that it counts all the work queued."""
 import argparse
 import gzip
 import os
@@ -32,14 +36,20 @@ def load(part, data_dir):
 
 
 def parse_args(what):
-    p = argparse.ArgumentParser(description=f"Train {what} on Fashion-MNIST with PyTorch (CPU).")
+    p = argparse.ArgumentParser(description=f"Train {what} on Fashion-MNIST with PyTorch.")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--data-dir", default=DATA_DIR)
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     return p.parse_args()
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def run(model_fn, what):
@@ -50,26 +60,34 @@ def run(model_fn, what):
         sys.exit(f"Fashion-MNIST not found in {args.data_dir} (on Debian: apt-get install dataset-fashion-mnist)")
     x_train, y_train = load("train", args.data_dir)
     x_test, y_test = load("t10k", args.data_dir)
-    model = model_fn()
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda: PyTorch sees no CUDA device")
+    x_train, y_train = x_train.to(device), y_train.to(device)
+    x_test, y_test = x_test.to(device), y_test.to(device)
+    model = model_fn().to(device)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = torch.nn.CrossEntropyLoss()
     n = x_train.shape[0]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {what}, batch {args.batch}, {n} training samples")
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"torch {torch.__version__}, {where}, {what}, batch {args.batch}, {n} training samples")
     times = []
     for epoch in range(args.epochs):
         model.train()
-        perm = torch.randperm(n)
+        perm = torch.randperm(n, device=device)
+        synchronize(device)
         start = time.perf_counter()
-        total = 0.0
+        total = torch.zeros((), device=device)
         for i in range(0, n, args.batch):
             idx = perm[i:i + args.batch]
             opt.zero_grad()
             loss = loss_fn(model(x_train[idx]), y_train[idx])
             loss.backward()
             opt.step()
-            total += loss.item() * idx.shape[0]
+            total += loss.detach() * idx.shape[0]
+        synchronize(device)
         times.append(time.perf_counter() - start)
-        print(f"epoch {epoch + 1}/{args.epochs} - {times[-1]:.2f}s - loss: {total / n:.4f}", flush=True)
+        print(f"epoch {epoch + 1}/{args.epochs} - {times[-1]:.2f}s - loss: {total.item() / n:.4f}", flush=True)
     model.eval()
     with torch.no_grad():
         correct = sum((model(x_test[i:i + 1000]).argmax(1) == y_test[i:i + 1000]).sum().item()

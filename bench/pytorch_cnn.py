@@ -2,7 +2,7 @@
 """The CNN of `ggmlc-train --data fashion-mnist --model cnn` in PyTorch:
 conv 3x3 32 (same) + ReLU, max-pool 2, conv 3x3 64 (same) + ReLU, max-pool 2,
 dense 3136-128 + ReLU, dense 128-10; Adam(lr 1e-3), cross-entropy, batch 32.
-Usage: OPENBLAS_NUM_THREADS=2 /usr/bin/python3 bench/pytorch_cnn.py [--epochs N] [--batch N]"""
+Usage: OPENBLAS_NUM_THREADS=2 /usr/bin/python3 bench/pytorch_cnn.py [--epochs N] [--batch N] [--device cuda]"""
 import torch
 
 from fashion_mnist import run

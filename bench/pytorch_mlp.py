@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The MLP of `ggmlc-train --data fashion-mnist --model mlp` in PyTorch:
 784-256-128-10 with ReLU, Adam(lr 1e-3), cross-entropy, batch 32, 10 epochs.
-Usage: OPENBLAS_NUM_THREADS=2 /usr/bin/python3 bench/pytorch_mlp.py [--epochs N] [--batch N]"""
+Usage: OPENBLAS_NUM_THREADS=2 /usr/bin/python3 bench/pytorch_mlp.py [--epochs N] [--batch N] [--device cuda]"""
 import torch
 
 from fashion_mnist import run

@@ -134,6 +134,7 @@ enum ggml_status ggmlc__fallback_compute_node(ggml_backend_t backend, struct ggm
     ggml_backend_t cpu = cpu_for_node(backend, node);
     if (!cpu) return GGML_STATUS_FAILED;
     ggmlc_clear_error(); /* the backend logged why it stopped */
+    ggmlc_counter_add(GGMLC_COUNTER_FALLBACK_NODES, 1);
     struct node_copy c = {0};
     const enum ggml_status s =
         copy_node(&c, node) ? compute_copy(cpu, &c, node) : GGML_STATUS_FAILED;

@@ -175,6 +175,14 @@ bool ggmlc__check_tensor_range(const char *func, const struct ggml_tensor *tenso
     return true;
 }
 
+/* A transfer between host memory and a device buffer for ggmlc_counters_get: the call, then
+ * its bytes (the counter after `calls`). */
+static void count_transfer(ggml_backend_buffer_t buf, enum ggmlc_counter calls, size_t size) {
+    if (ggml_backend_buffer_is_host(buf)) return;
+    ggmlc_counter_add(calls, 1);
+    ggmlc_counter_add(calls + 1, size);
+}
+
 void ggml_backend_tensor_set(struct ggml_tensor *tensor, const void *data, size_t offset, size_t size) {
     if (!ggmlc__check_tensor_range(__func__, tensor, offset, size) || size == 0) return;
     ggml_backend_buffer_t buf = storage_buffer(tensor);
@@ -182,6 +190,7 @@ void ggml_backend_tensor_set(struct ggml_tensor *tensor, const void *data, size_
         memcpy((char *)tensor->data + offset, data, size);
         return;
     }
+    count_transfer(buf, GGMLC_COUNTER_WRITES_TO_DEVICE, size);
     if (buf->iface.set_tensor(buf, tensor, data, offset, size) != GGML_STATUS_SUCCESS)
         ggmlc_set_error(GGMLC_ERR_BACKEND, "ggml_backend_tensor_set: %s failed to write tensor '%s'", ggml_backend_buffer_name(buf),
                         tensor->name);
@@ -194,6 +203,7 @@ void ggml_backend_tensor_get(const struct ggml_tensor *tensor, void *data, size_
         memcpy(data, (const char *)tensor->data + offset, size);
         return;
     }
+    count_transfer(buf, GGMLC_COUNTER_READS_FROM_DEVICE, size);
     if (buf->iface.get_tensor(buf, tensor, data, offset, size) != GGML_STATUS_SUCCESS)
         ggmlc_set_error(GGMLC_ERR_BACKEND, "ggml_backend_tensor_get: %s failed to read tensor '%s'", ggml_backend_buffer_name(buf),
                         tensor->name);

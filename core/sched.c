@@ -361,6 +361,19 @@ static enum ggml_status run_nodes(ggml_backend_sched_t sched, ggml_backend_t bac
     return GGML_STATUS_SUCCESS;
 }
 
+/* A split the CPU runs in a scheduler led by another backend: its nodes count as fallback
+ * nodes (ggmlc_counters_get), views aside. */
+static void count_fallback(ggml_backend_sched_t sched, const struct sched_split *sp) {
+    if (sched->backends[sp->backend_id] == sched->backends[0] ||
+        ggml_backend_dev_type(ggml_backend_get_device(sched->backends[sp->backend_id])) !=
+            GGML_BACKEND_DEVICE_TYPE_CPU)
+        return;
+    uint64_t n = 0;
+    for (int j = sp->g_start; j < sp->g_end; j++)
+        n += !ggmlc_op_is_view(sched->graph->nodes[j]->op);
+    ggmlc_counter_add(GGMLC_COUNTER_FALLBACK_NODES, n);
+}
+
 static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched_split *sp) {
     ggml_backend_t backend = sched->backends[sp->backend_id];
     for (int j = sp->in_start; j < sp->in_end; j++) ggml_backend_tensor_copy(sched->inputs[j].src, sched->inputs[j].copy);
@@ -368,6 +381,7 @@ static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched
         if (clone_needs_prefill(sched->clones[j].orig)) ggml_backend_tensor_copy(sched->clones[j].orig, sched->clones[j].clone);
     }
     ggmlc__sched_rewire(sched, sp->rw_start, sp->rw_end, true);
+    count_fallback(sched, sp);
     const enum ggml_status st = run_nodes(sched, backend, sp->g_start, sp->g_end);
     ggml_backend_synchronize(backend);
     ggmlc__sched_rewire(sched, sp->rw_start, sp->rw_end, false);

@@ -745,6 +745,19 @@ GGMLC_PLUGIN_ASSERT(GGML_UNARY_OP_COUNT == 22 && GGML_GLU_OP_COUNT == 6,
  * the backend and the CPU with a scheduler.  Each backend keeps one CPU backend and one
  * scheduler for both cases, made on first need and freed with the backend. */
 
+/* Counters of ggmlc_counters_get (ggmlc.h) that only a plugin sees: add n to one. */
+enum ggmlc_counter {
+    GGMLC_COUNTER_SUBMITS,
+    GGMLC_COUNTER_WAITS,
+    GGMLC_COUNTER_WRITES_TO_DEVICE,
+    GGMLC_COUNTER_BYTES_TO_DEVICE,
+    GGMLC_COUNTER_READS_FROM_DEVICE,
+    GGMLC_COUNTER_BYTES_FROM_DEVICE,
+    GGMLC_COUNTER_FALLBACK_NODES,
+    GGMLC_COUNTER_COUNT
+};
+GGML_API void ggmlc_counter_add(enum ggmlc_counter which, uint64_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -128,6 +128,26 @@ GGML_API void ggmlc_progress_update(struct ggmlc_progress *p, int64_t done_bytes
 GGML_API void ggmlc_progress_clear(struct ggmlc_progress *p);
 GGML_API void ggmlc_progress_end(struct ggmlc_progress *p);
 
+/* Counters of the work that costs a trip between the host and a device, summed over all
+ * backends since the process started or the last ggmlc_counters_reset: what makes a small
+ * step slow on a GPU whatever its kernels' speed (ggmlc-bench train-epoch prints them per
+ * step).  Transfers count ggml_backend_tensor_set/get calls on buffers that are not host
+ * memory; submits and waits are counted by the plugins that have them (Vulkan: command
+ * buffers handed to the queue, fences waited for). */
+struct ggmlc_counters {
+    uint64_t submits;           /* batches of work handed to a device queue */
+    uint64_t waits;             /* times the host waited for a device to finish */
+    uint64_t writes_to_device;  /* tensor writes from host memory, and their bytes */
+    uint64_t bytes_to_device;
+    uint64_t reads_from_device; /* tensor reads into host memory, and their bytes */
+    uint64_t bytes_from_device;
+    uint64_t fallback_nodes;    /* graph nodes computed on the CPU for another backend */
+};
+/* The counters now (out must not be NULL). */
+GGML_API void ggmlc_counters_get(struct ggmlc_counters *out);
+/* Every counter back to 0. */
+GGML_API void ggmlc_counters_reset(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,14 +73,24 @@ static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
     return true;
 }
 
+/* Input or label tensor of a batch: gathered from the data on the device (device-data.c) by
+ * the batch's sample indices, or set from the host. */
+static struct ggml_tensor *batch_tensor(ggmlc_model *m, struct nn_graph *g, bool output, int i,
+                                        struct ggml_tensor *t) {
+    if (!t || !g->gathered) {
+        if (t) ggml_set_input(t);
+        return t;
+    }
+    return ggmlc__nn_gather(m, g->ctx, output, i, g->idx, t);
+}
+
 /* Every output's loss against its labels, and their weighted sum (a single output of weight 1: its loss). */
 static bool build_total_loss(ggmlc_model *m, struct nn_graph *g, struct ggml_tensor **logits) {
     g->loss = NULL;
     for (int k = 0; k < m->n_outputs; k++) {
         const ggmlc_node *o = m->outputs[k];
         g->y[k] = new_batch_tensor(g->ctx, GGML_TYPE_F32, o->shape, o->n_dims, g->batch);
-        if (!g->y[k]) return false;
-        ggml_set_input(g->y[k]);
+        if (!(g->y[k] = batch_tensor(m, g, true, k, g->y[k]))) return false;
         g->head_loss[k] = build_loss(m, k, g->ctx, g->out[k], logits[k], g->y[k]);
         if (!g->head_loss[k]) return false;
         ggml_set_output(g->out[k]);
@@ -93,20 +103,25 @@ static bool build_total_loss(ggmlc_model *m, struct nn_graph *g, struct ggml_ten
     return g->loss != NULL;
 }
 
-static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training) {
+static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training, bool gathered) {
     struct nn_graph *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->training = training;
+    g->gathered = gathered;
     g->batch = batch;
+    ggmlc__nn_device_stats_usable(m);
     g->ctx = ggml_init((struct ggml_init_params){8 * GRAPH_SIZE * ggml_tensor_overhead() + 3 * ggml_graph_overhead_custom(GRAPH_SIZE, true),
                                                  NULL, true});
     if (!g->ctx) goto fail;
     g->build = (struct nn_build){.ctx = g->ctx, .training = training, .batch = batch};
+    if (gathered) {
+        g->idx = ggml_new_tensor_1d(g->ctx, GGML_TYPE_I32, batch);
+        ggml_set_input(g->idx);
+    }
     for (int i = 0; i < m->n_inputs; i++) {
         const ggmlc_node *in = m->inputs[i];
         g->x[i] = new_batch_tensor(g->ctx, ggmlc__nn_input_is_index(m, i) ? GGML_TYPE_I32 : GGML_TYPE_F32, in->shape, in->n_dims, batch);
-        if (!g->x[i]) goto fail;
-        ggml_set_input(g->x[i]);
+        if (!(g->x[i] = batch_tensor(m, g, false, i, g->x[i]))) goto fail;
     }
     struct ggml_tensor *logits[GGMLC_MAX_IO];
     if (!ggmlc__nn_model_forward(m, &g->build, g->x, g->out, logits) || !build_total_loss(m, g, logits)) goto fail;
@@ -123,6 +138,7 @@ static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training
     } else {
         g->gb = g->gf;
     }
+    ggmlc__nn_build_device_stats(m, g, g->gb); /* loss and metrics summed where they are */
     if (ggmlc_last_status() == GGMLC_ERR_NOMEM) goto fail;
     return g;
 fail:
@@ -143,15 +159,17 @@ void ggmlc__nn_graphs_free(ggmlc_model *m) {
 }
 
 /* The graph for a batch size, built once and allocated when it changes. */
-static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training) {
+static struct nn_graph *get_graph(ggmlc_model *m, int64_t batch, bool training, bool gathered) {
     struct nn_graph *g = NULL;
     for (int i = 0; i < m->n_graphs && !g; i++) {
-        if (m->graphs[i]->batch == batch && m->graphs[i]->training == training) g = m->graphs[i];
+        const struct nn_graph *c = m->graphs[i];
+        const bool same = c->batch == batch && c->training == training && c->gathered == gathered;
+        if (same) g = m->graphs[i];
     }
     if (!g) {
         if (m->n_graphs == 4) ggmlc__nn_graphs_free(m);
         ggmlc_clear_error();
-        if (!(g = build_graph(m, batch, training))) return NULL;
+        if (!(g = build_graph(m, batch, training, gathered))) return NULL;
         m->graphs[m->n_graphs++] = g;
     }
     if (m->allocated != g) {
@@ -197,6 +215,28 @@ static void upload_input(ggmlc_model *m, struct nn_graph *g, int i, const struct
     ggml_backend_tensor_set(g->x[i], buf, 0, ggml_nbytes(g->x[i]));
 }
 
+void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s,
+                          const float *class_weights, float *row) {
+    /* rows of nc classes: one per position for the categorical losses, the whole output else */
+    const int64_t no = ggmlc__nn_output_elems(m, k), nc = ggmlc__nn_output_classes(m, k);
+    const int64_t rows = no / nc;
+    const enum ggmlc_loss loss = m->heads[k].loss;
+    for (int64_t r = 0; r < rows; r++) {
+        float *yr = row + r * nc;
+        if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
+            const int64_t cls = (int64_t)y[s * rows + r];
+            for (int64_t e = 0; e < nc; e++) yr[e] = e == cls ? 1.0f : 0.0f;
+        } else {
+            memcpy(yr, y + s * no + r * nc, sizeof(float) * (size_t)nc);
+        }
+        if (class_weights && loss != GGMLC_LOSS_MSE) {
+            int64_t cls = 0;
+            for (int64_t e = 1; e < nc; e++) cls = yr[e] > yr[cls] ? e : cls;
+            for (int64_t e = 0; e < nc; e++) yr[e] *= class_weights[cls];
+        }
+    }
+}
+
 /* Labels of output k (one-hot for the sparse loss, class weights folded into the labels); zeros when predicting. */
 static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struct batch_data *d, float *buf) {
     const float *y = d->d->y[k];
@@ -204,30 +244,19 @@ static void upload_target(ggmlc_model *m, struct nn_graph *g, int k, const struc
         ggml_backend_tensor_memset(g->y[k], 0, 0, ggml_nbytes(g->y[k]));
         return;
     }
-    /* rows of nc classes: one per position for the categorical losses, the whole output else */
-    const int64_t no = ggmlc__nn_output_elems(m, k), nc = ggmlc__nn_output_classes(m, k), rows = no / nc;
-    const enum ggmlc_loss loss = m->heads[k].loss;
-    for (int64_t b = 0; b < d->count; b++) {
-        const int64_t s = sample_at(d, b);
-        for (int64_t r = 0; r < rows; r++) {
-            float *yr = buf + b * no + r * nc;
-            if (loss == GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) {
-                const int64_t cls = (int64_t)y[s * rows + r];
-                for (int64_t e = 0; e < nc; e++) yr[e] = e == cls ? 1.0f : 0.0f;
-            } else {
-                memcpy(yr, y + s * no + r * nc, sizeof(float) * (size_t)nc);
-            }
-            if (d->class_weights && loss != GGMLC_LOSS_MSE) {
-                int64_t cls = 0;
-                for (int64_t e = 1; e < nc; e++) cls = yr[e] > yr[cls] ? e : cls;
-                for (int64_t e = 0; e < nc; e++) yr[e] *= d->class_weights[cls];
-            }
-        }
-    }
+    const int64_t no = ggmlc__nn_output_elems(m, k);
+    for (int64_t b = 0; b < d->count; b++)
+        ggmlc__nn_target_row(m, k, y, sample_at(d, b), d->class_weights, buf + b * no);
     ggml_backend_tensor_set(g->y[k], buf, 0, ggml_nbytes(g->y[k]));
 }
 
 static void upload_batch(ggmlc_model *m, struct nn_graph *g, const struct batch_data *d, float *buf) {
+    if (g->gathered) { /* the samples are on the device: their indices */
+        int32_t *idx = (int32_t *)buf;
+        for (int64_t b = 0; b < d->count; b++) idx[b] = (int32_t)sample_at(d, b);
+        ggml_backend_tensor_set(g->idx, idx, 0, ggml_nbytes(g->idx));
+        return;
+    }
     for (int i = 0; i < m->n_inputs; i++) upload_input(m, g, i, d, buf);
     for (int k = 0; k < m->n_outputs; k++) upload_target(m, g, k, d, buf);
 }
@@ -369,15 +398,31 @@ static void after_batch(ggmlc_model *m, struct pass_stats *st, const struct ggml
     }
 }
 
+/* Whether the loss and metrics summed on the device are read after this batch (done samples of
+ * n): at the pass's end, when the progress line is drawn, and after every batch for callbacks
+ * that see each batch's loss. */
+static bool read_due(const struct ggmlc_fit_options *fo, const struct nn_progress *progress,
+                     int64_t done, int64_t n) {
+    for (int c = 0; fo && c < fo->n_callbacks; c++)
+        if (fo->callbacks[c].on_batch_end) return true;
+    return done >= n || ggmlc__nn_progress_due(progress, done);
+}
+
 enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data, int64_t batch, const int64_t *order, bool training,
                               const float *class_weights, struct pass_stats *st, float *const *pred, const struct ggmlc_fit_options *fo,
                               int epoch, struct nn_progress *progress) {
     float *buf = malloc(sizeof(float) * (size_t)(largest_sample(m) * batch));
     enum ggmlc_status status = buf ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_NOMEM, "out of memory for a batch of %lld", (long long)batch);
     const int64_t n = data->n;
+    /* samples summed on the device since the last read, from batch unread_from on */
+    int64_t unread = 0, unread_from = 0;
+    if (st && ggmlc__nn_device_stats_usable(m)) ggmlc__nn_device_stats_reset(m);
+    if (training && fo && epoch == fo->initial_epoch) /* a fit's first pass: its data go up once */
+        m->data_on_device = ggmlc__nn_device_data_load(m, data, class_weights);
+    const bool gathered = training && fo && m->data_on_device;
     for (int64_t first = 0, ib = 0; status == GGMLC_OK && first < n; first += batch, ib++) {
         const struct batch_data d = {data, order, first, n - first < batch ? n - first : batch, class_weights};
-        struct nn_graph *g = get_graph(m, d.count, training);
+        struct nn_graph *g = get_graph(m, d.count, training, gathered);
         if (!g) {
             status = ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_NOMEM;
             break;
@@ -396,17 +441,30 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
             update_moving_stats(g);
             m->step++;
         }
-        const float loss = st ? score_batch(m, g, &d, buf, st) : 0.0f;
+        const bool scored = !st || !m->stats_acc || read_due(fo, progress, first + d.count, n);
+        if (st && m->stats_acc && unread == 0) unread_from = ib;
+        if (st && m->stats_acc) unread += d.count;
+        float loss = 0.0f;
+        int64_t bad_batch = ib; /* the batch a non-finite loss is blamed on */
+        if (st && m->stats_acc && scored) {
+            int64_t finite_steps;
+            /* the mean loss since the last read */
+            loss = ggmlc__nn_device_stats_read(m, unread, st, &finite_steps);
+            bad_batch = unread_from + finite_steps;
+            unread = 0;
+        } else if (st && !m->stats_acc) {
+            loss = score_batch(m, g, &d, buf, st);
+        }
         if (training && fo && fo->stop_on_nan && !isfinite(loss)) {
             status = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "training stopped in epoch %d, batch %lld: the loss is %g (a learning rate too "
-                                     "high, or data with huge or broken values?)", epoch + 1, (long long)ib + 1, (double)loss);
+                                     "high, or data with huge or broken values?)", epoch + 1, (long long)bad_batch + 1, (double)loss);
             break;
         }
         for (int k = 0; pred && k < m->n_outputs; k++) {
             const int64_t no = ggmlc__nn_output_elems(m, k);
             ggml_backend_tensor_get(g->out[k], pred[k] + first * no, 0, sizeof(float) * (size_t)(no * d.count));
         }
-        if (st) after_batch(m, st, fo, epoch, ib, first + d.count, progress);
+        if (st && scored) after_batch(m, st, fo, epoch, ib, first + d.count, progress);
     }
     free(buf);
     return status;

@@ -325,6 +325,8 @@ void ggmlc_model_free(ggmlc_model *m) {
     ggml_backend_sched_free(m->sched);
     ggml_backend_buffer_free(m->buf_params);
     ggml_free(m->ctx_params);
+    ggmlc__nn_device_stats_free(m);
+    ggmlc__nn_device_data_free(m);
     for (int i = 0; i < m->n_backends; i++) ggml_backend_free(m->backends[i]);
     for (int i = 0; i < m->n_nodes; i++) free(m->nodes[i]);
     for (int i = 0; i < m->n_layers; i++) free(m->layers[i]);

@@ -137,6 +137,8 @@ struct nn_graph {
     struct ggml_tensor *y[GGMLC_MAX_IO], *out[GGMLC_MAX_IO], *head_loss[GGMLC_MAX_IO]; /* per output */
     struct ggml_tensor *loss;                    /* the weighted sum of head_loss */
     struct nn_build build;
+    bool gathered;            /* inputs and labels gathered on the device (device-data.c) */
+    struct ggml_tensor *idx;  /* then: the batch's sample indices, the one per-step upload */
 };
 
 /* What each output is trained with. */
@@ -150,6 +152,8 @@ struct ggmlc_history {
     struct ggmlc_epoch_logs *epochs;
     int n, cap;
 };
+
+struct nn_device_data;
 
 struct ggmlc_model {
     bool sequential;
@@ -182,6 +186,13 @@ struct ggmlc_model {
     int n_graphs;
     struct nn_graph *allocated;
     struct ggmlc_alloc_record placed; /* what the scheduler placed for `allocated` */
+    /* a pass's loss and metrics summed on the device (fit-device.c) */
+    struct ggml_context *ctx_stats;
+    ggml_backend_buffer_t buf_stats;
+    struct ggml_tensor *stats_acc, *stats_eye;
+    bool stats_refused; /* scored on the host */
+    struct nn_device_data *dev_data; /* a fit's training data on the device (device-data.c) */
+    bool data_on_device;             /* the fit under way gathers its batches there */
 };
 
 /* ---------------------------------------------------------------- layers */
@@ -289,5 +300,43 @@ GGMLC_HIDDEN void ggmlc__nn_progress_begin(struct nn_progress *p, const ggmlc_mo
 GGMLC_HIDDEN void ggmlc__nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running);
 GGMLC_HIDDEN void ggmlc__nn_progress_end(struct nn_progress *p,
                                          const struct ggmlc_epoch_logs *logs);
+
+/* Whether the progress line would be drawn for `done` samples now (the engine then reads the
+ * metrics it sums on the device). */
+GGMLC_HIDDEN bool ggmlc__nn_progress_due(const struct nn_progress *p, int64_t done);
+
+/* ------------------------------------------------ metrics on the device (fit-device.c) */
+
+/* Whether the model's graphs sum loss and metrics on the device (its accumulator made on
+ * first call): false for a model on the CPU or with an output only the host scores. */
+GGMLC_HIDDEN bool ggmlc__nn_device_stats_usable(ggmlc_model *m);
+/* Append the nodes that add g's batch to the accumulator to graph (nothing when unused). */
+GGMLC_HIDDEN void ggmlc__nn_build_device_stats(ggmlc_model *m, struct nn_graph *g,
+                                              struct ggml_cgraph *graph);
+/* Zero the accumulator. */
+GGMLC_HIDDEN void ggmlc__nn_device_stats_reset(ggmlc_model *m);
+/* Add the accumulator, summed over `samples` samples, to st and zero it; the mean loss, and in
+ * *finite_steps how many steps since the last read came before the first non-finite loss. */
+GGMLC_HIDDEN float ggmlc__nn_device_stats_read(ggmlc_model *m, int64_t samples,
+                                               struct pass_stats *st, int64_t *finite_steps);
+GGMLC_HIDDEN void ggmlc__nn_device_stats_free(ggmlc_model *m);
+
+/* ---------------------------------------------- training data on the device (device-data.c) */
+
+/* Upload a fit's training data (labels as upload_target makes them) into device memory for its
+ * steps to gather their batches from; false when the model or the data do not qualify (the
+ * batches then go up one by one). */
+GGMLC_HIDDEN bool ggmlc__nn_device_data_load(ggmlc_model *m, const struct nn_data *d,
+                                             const float *class_weights);
+/* Input i (or output i's labels) of a batch gathered from the device data by idx, shaped like
+ * `like`. */
+GGMLC_HIDDEN struct ggml_tensor *ggmlc__nn_gather(const ggmlc_model *m, struct ggml_context *ctx,
+                                                  bool output, int i, struct ggml_tensor *idx,
+                                                  const struct ggml_tensor *like);
+GGMLC_HIDDEN void ggmlc__nn_device_data_free(ggmlc_model *m);
+/* The label row of output k for sample s as the loss takes it (engine.c): one-hot for sparse
+ * labels, class weights folded in. */
+GGMLC_HIDDEN void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s,
+                                       const float *class_weights, float *row);
 
 #endif /* GGMLC_NN_IMPL_H */

@@ -101,10 +101,15 @@ void ggmlc__nn_progress_begin(struct nn_progress *p, const ggmlc_model *m, int v
     if (p->tty) printf("Epoch %d/%d\n", epoch + 1, epochs);
 }
 
+bool ggmlc__nn_progress_due(const struct nn_progress *p, int64_t done) {
+    /* at most 10 updates a second */
+    if (!p || !p->tty) return false;
+    return done >= p->total || p->done == 0 || ggml_time_us() - p->t_last >= 100000;
+}
+
 void ggmlc__nn_progress_update(struct nn_progress *p, int64_t done, const struct ggmlc_epoch_logs *running) {
-    if (!p->tty) return;
+    if (!ggmlc__nn_progress_due(p, done)) return;
     const int64_t now = ggml_time_us();
-    if (done < p->total && p->done > 0 && now - p->t_last < 100000) return; /* at most 10 updates a second */
     p->done = done;
     p->t_last = now;
     /* a line that wrapped could not be rewritten in place: one column less than the terminal's */

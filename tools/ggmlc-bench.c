@@ -34,6 +34,10 @@
  *               training steps of an MLP (ReLU, sparse cross-entropy, AdamW) through the
  *               model API (ggmlc-nn.h): steps/s and the GFLOPS they imply (3x the forward
  *               product flops per step); OpenBLAS sgemm on the first layer's product
+ *   ggmlc-bench train-epoch [--model mlp|cnn] [--batch 32] [--epochs 3] [--backend NAME]
+ *               [--data synthetic|fashion|DIR] [--samples 60000]
+ *               epochs of ggmlc-train's models: seconds, steps/s and host-device round
+ *               trips per step (bench/train-epoch.c)
  *
  * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
  * x: activations of --btype, f32 unless given).  Times are medians of --reps runs after one
@@ -59,6 +63,7 @@
 #include "ggmlc-nn.h"
 #include "../bench/decode-graph.h"
 #include "../bench/eager.h"
+#include "../bench/train-epoch.h"
 #include "tool-options.h"
 
 struct options {
@@ -979,6 +984,7 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "train-step") == 0) return bench_train_step(argc, argv);
     if (argc > 1 && (strcmp(argv[1], "eager-mlp") == 0 || strcmp(argv[1], "eager-op") == 0))
         return bench_eager(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "train-epoch") == 0) return bench_train_epoch(argc, argv);
     if (argc > 1 && strcmp(argv[1], "matvec") == 0) return bench_matvec(argc, argv);
     if (argc > 1 && strcmp(argv[1], "decode-graph") == 0)
         return decode_graph_main(argc - 1, argv + 1); /* bench/decode-graph.c */

@@ -56,9 +56,20 @@ static enum ggml_status transfer(struct vk_buffer *b, VkDeviceSize off, void *ho
     return st == GGMLC_OK ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
 }
 
+/* A small write is kept for the next command buffer (vk-deferred.c): no round trip of its own. */
+static bool deferred_write(struct vk_buffer *b, VkDeviceSize off, const void *data, size_t n) {
+    if (b->host) return false;
+    pthread_mutex_lock(&b->dev->lock);
+    const bool kept = !b->dev->lost && vk_defer_write(b->dev, b->alloc.buf, off, data, n);
+    pthread_mutex_unlock(&b->dev->lock);
+    return kept;
+}
+
 static enum ggml_status buf_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor *t, const void *data, size_t off, size_t n) {
     struct vk_buffer *b = ggmlc_buffer_context(buffer);
-    return transfer(b, vk_tensor_offset(b, t) + off, (void *)data, n, true);
+    const VkDeviceSize at = vk_tensor_offset(b, t) + off;
+    if (deferred_write(b, at, data, n)) return GGML_STATUS_SUCCESS;
+    return transfer(b, at, (void *)data, n, true);
 }
 
 static enum ggml_status buf_get_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor *t, void *data, size_t off, size_t n) {
@@ -85,6 +96,10 @@ static enum ggml_status fill(struct vk_buffer *b, VkDeviceSize off, uint8_t valu
     }
     struct vk_device *d = b->dev;
     pthread_mutex_lock(&d->lock);
+    if (!d->lost && vk_defer_fill(d, b->alloc.buf, off, n, value * 0x01010101u)) {
+        pthread_mutex_unlock(&d->lock);
+        return GGML_STATUS_SUCCESS;
+    }
     enum ggmlc_status st = vk_cmd_begin(d);
     if (st == GGMLC_OK) {
         vkCmdFillBuffer(d->cmd, b->alloc.buf, off, n, value * 0x01010101u);
@@ -141,6 +156,7 @@ static void buf_free(ggml_backend_buffer_t buffer) {
     }
     pthread_mutex_lock(&b->dev->lock);
     vk_cmd_wait(b->dev); /* a compute in flight may still use the memory */
+    vk_deferred_drop(b->dev, b->alloc.buf, b->alloc.offset, b->alloc.size);
     vk_mem_free(b->dev, &b->alloc);
     pthread_mutex_unlock(&b->dev->lock);
     free(b);

@@ -183,6 +183,7 @@ void vk_device_close(struct vk_device *d) {
         vk_scratch_release(d);
         vk_checks_release(d);
         vk_mem_release_all(d);
+        vk_deferred_release(d);
         for (int n = 1; n <= VK_MAX_BINDINGS; n++) {
             if (d->pipe_layout[n]) vkDestroyPipelineLayout(d->dev, d->pipe_layout[n], NULL);
             if (d->set_layout[n]) vkDestroyDescriptorSetLayout(d->dev, d->set_layout[n], NULL);
@@ -206,6 +207,7 @@ void vk_device_close(struct vk_device *d) {
 enum ggmlc_status vk_cmd_wait(struct vk_device *d) {
     if (!d->in_flight) return GGMLC_OK;
     d->in_flight = false;
+    ggmlc_counter_add(GGMLC_COUNTER_WAITS, 1);
     return vk_check(d, vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX),
                     "vkWaitForFences");
 }
@@ -219,7 +221,9 @@ enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
-    return vk_check(d, vkBeginCommandBuffer(d->cmd, &begin), "vkBeginCommandBuffer");
+    st = vk_check(d, vkBeginCommandBuffer(d->cmd, &begin), "vkBeginCommandBuffer");
+    if (st == GGMLC_OK) vk_deferred_record(d); /* the writes made since the last one, first */
+    return st;
 }
 
 enum ggmlc_status vk_cmd_submit(struct vk_device *d) {
@@ -232,6 +236,7 @@ enum ggmlc_status vk_cmd_submit(struct vk_device *d) {
     };
     st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
     if (st == GGMLC_OK) st = vk_check(d, vkQueueSubmit(d->queue, 1, &submit, d->fence), "vkQueueSubmit");
+    ggmlc_counter_add(GGMLC_COUNTER_SUBMITS, 1);
     d->in_flight = st == GGMLC_OK;
     return st;
 }

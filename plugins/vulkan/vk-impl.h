@@ -147,6 +147,14 @@ enum vk_path {
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
 
+/* Small writes waiting for the next command buffer (vk-deferred.c). */
+struct vk_deferred {
+    struct vk_deferred_write *writes;
+    int n, cap;
+    unsigned char *data; /* the bytes of the writes, one after the other */
+    size_t bytes;
+};
+
 struct vk_device {
     int index;                       /* position among the physical devices */
     char name[32];                   /* "Vulkan0" */
@@ -188,6 +196,7 @@ struct vk_device {
     bool warned_pipeline;            /* a pipeline failed to compile */
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
     uint32_t disabled_paths; /* bit (1u << enum vk_path) set: that path failed, taken no more */
+    struct vk_deferred deferred; /* small writes recorded at the next command buffer's start */
 };
 
 /* Whether path p was disabled on d (caller holds d->lock). */
@@ -226,6 +235,24 @@ VK_HIDDEN enum ggmlc_status vk_cmd_submit(struct vk_device *d);
 VK_HIDDEN enum ggmlc_status vk_cmd_wait(struct vk_device *d);
 /* End, submit and wait for the command buffer (caller holds d->lock). */
 VK_HIDDEN enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d);
+
+/* ---------------------------------------------------------- deferred */
+
+/* Keep a write of n bytes at off in buf (a copy of data) for the start of the next command
+ * buffer; false when it must be done now (too large, unaligned, no memory).  Caller holds
+ * d->lock. */
+VK_HIDDEN bool vk_defer_write(struct vk_device *d, VkBuffer buf, VkDeviceSize off,
+                              const void *data, size_t n);
+/* The same for a fill of n bytes with a 32-bit pattern. */
+VK_HIDDEN bool vk_defer_fill(struct vk_device *d, VkBuffer buf, VkDeviceSize off, size_t n,
+                             uint32_t pattern);
+/* Record the pending writes, then a barrier, into the command buffer just begun. */
+VK_HIDDEN void vk_deferred_record(struct vk_device *d);
+/* Forget the pending writes inside [off, off + size) of buf (that memory is being freed). */
+VK_HIDDEN void vk_deferred_drop(struct vk_device *d, VkBuffer buf, VkDeviceSize off,
+                                VkDeviceSize size);
+/* Free what the pending writes hold (device closed). */
+VK_HIDDEN void vk_deferred_release(struct vk_device *d);
 
 /* ------------------------------------------------------------ memory */
 
