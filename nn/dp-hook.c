@@ -172,10 +172,11 @@ static bool hook_eval(struct ggml_tensor *t, bool ask, void *user) {
     if (!g || !g->training) return ask ? false : true;
     if (!h->step_started) {
         h->step_started = true;
-        if (g != h->graph && !index_graph(h, g)) {
-            hook_fail(h, GGMLC_ERR_NOMEM, "out of memory for the gradient buckets");
-            return false;
-        }
+        pthread_mutex_lock(&h->lock); /* the worker reads the layout while it waits */
+        const bool ok = g == h->graph || index_graph(h, g);
+        if (!ok) hook_fail(h, GGMLC_ERR_NOMEM, "out of memory for the gradient buckets");
+        pthread_mutex_unlock(&h->lock);
+        if (!ok) return false;
         arm(h);
     }
     const int i = grad_index(h, t);
@@ -219,13 +220,18 @@ enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const struct nn_data *d
                                       float scale, const float *class_weights, struct pass_stats *st) {
     h->scale = scale;
     h->step_started = false;
+    pthread_mutex_lock(&h->lock);
     h->status = GGMLC_OK;
+    pthread_mutex_unlock(&h->lock);
     ggml_backend_sched_set_eval_callback(h->m->sched, hook_eval, h);
     struct nn_data sub = *d;
     sub.n = count;
     enum ggmlc_status status = ggmlc__nn_run_pass(h->m, &sub, count, order, true, class_weights, st, NULL, NULL, 0, NULL);
     ggml_backend_sched_set_eval_callback(h->m->sched, NULL, NULL);
-    if (h->status != GGMLC_OK) return ggmlc_set_error(h->status, "%s", h->error);
+    pthread_mutex_lock(&h->lock); /* the worker may have failed the step */
+    const enum ggmlc_status failed = h->status;
+    pthread_mutex_unlock(&h->lock);
+    if (failed != GGMLC_OK) return ggmlc_set_error(failed, "%s", h->error);
     if (status == GGMLC_OK && (!h->step_started || h->arrived != h->n_grads || h->armed))
         status = ggmlc_set_error(GGMLC_ERR_INTERNAL, "a data-parallel step saw %d of %d gradients", h->arrived, h->n_grads);
     return status;

@@ -5,7 +5,8 @@
  * member; its timeout and abort (no hang); the gradient all-reduce of tensors in several buckets.
  * Then the model API: two CPU replicas (one thread each) trained for 20 steps end with the
  * weights of one model trained by ggmlc_model_fit on the whole batches (MLP and CNN, equal and
- * unequal shares); two "processes" (threads joined by an outer communicator) likewise; models
+ * unequal shares); two "processes" (threads joined by an outer communicator) likewise; a
+ * checkpoint of 2 replicas resumed on 3 equals one replica throughout; models
  * that differ and a transport that fails mid-training end in an error, not a hang; a CPU and a
  * Vulkan (lavapipe) replica end with the weights of the CPU alone (skipped without Vulkan).
  */
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ggml-backend.h"
 #include "ggmlc-dp.h"
@@ -302,6 +304,41 @@ static void test_outer(const struct data *d) {
     ggmlc_model_free(alone.model);
 }
 
+/* ------------------------------------------------------ resuming */
+
+static enum ggmlc_status fit_epochs(ggmlc_model **reps, int n, const struct data *d, int first, int epochs) {
+    struct ggmlc_fit_options fo = one_epoch();
+    fo.shuffle = true;
+    fo.initial_epoch = first;
+    fo.epochs = epochs;
+    return ggmlc_model_fit_dp(reps, n, NULL, NULL, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES, N_SAMPLES, &fo, NULL);
+}
+
+/* Epoch 1 on 2 replicas, saved with the optimizer state, epoch 2 on 3 replicas loaded from the
+ * file: the weights of 2 epochs on one replica (the permutations depend on seed and epoch only). */
+static void test_resume(const struct data *d) {
+    char path[] = "/tmp/ggmlc-test-dp-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd >= 0) close(fd);
+    ggmlc_model *two[2] = {build(MLP, "CPU"), build(MLP, "CPU")}, *one = build(MLP, "CPU"), *three[3] = {0};
+    enum ggmlc_status st = fit_epochs(two, 2, d, 0, 1);
+    if (st == GGMLC_OK) st = ggmlc_model_save(two[0], path, true);
+    for (int i = 0; i < 3 && st == GGMLC_OK; i++) st = (three[i] = ggmlc_model_load(path, "CPU")) ? GGMLC_OK : ggmlc_last_status();
+    if (st == GGMLC_OK) st = fit_epochs(three, 3, d, 1, 2);
+    if (st == GGMLC_OK) st = fit_epochs(&one, 1, d, 0, 2);
+    if (tap_ok(st == GGMLC_OK, "2 replicas, a checkpoint, then 3 replicas train (%s)", st == GGMLC_OK ? "ok" : ggmlc_last_error())) {
+        int64_t n0, n1;
+        float *w0 = weights_of(three[2], &n0), *w1 = weights_of(one, &n1);
+        const double diff = max_rel_diff(w0, w1, n1);
+        tap_ok(n0 == n1 && diff < 2e-4, "resumed on 3 replicas, the weights of 2 epochs on one (largest relative difference %.2g)", diff);
+        free(w0), free(w1);
+    }
+    for (int i = 0; i < 3; i++) ggmlc_model_free(three[i]);
+    for (int i = 0; i < 2; i++) ggmlc_model_free(two[i]);
+    ggmlc_model_free(one);
+    unlink(path);
+}
+
 /* ------------------------------------------------------ failures */
 
 /* An outer transport of one member that fails its fail_at-th call, as a dead rank would. */
@@ -378,6 +415,7 @@ int main(void) {
     check_replicas("2 CPU replicas MLP, shares 1:3", MLP, &d, two_cpus, 2, (const float[]){1, 3});
     check_replicas("2 CPU replicas CNN", CNN, &d, two_cpus, 2, NULL);
     test_outer(&d);
+    test_resume(&d);
     test_failures(&d);
     test_vulkan(&d);
     free(d.x), free(d.y);
