@@ -92,8 +92,9 @@ GGML_API bool ggmlc_comm_mpi_launched(void);
  * on k of a batch's B samples passes k / B.  The tensors are packed, in the order given, into
  * buckets of bucket_bytes (0: 4 MiB) reduced one after another; every member must pass tensors
  * of the same shapes in the same order. */
-GGML_API enum ggmlc_status ggmlc_dp_allreduce_tensors(ggmlc_comm *comm, struct ggml_tensor *const *tensors,
-                                                      int n, float scale, size_t bucket_bytes);
+GGML_API enum ggmlc_status ggmlc_dp_allreduce_tensors(ggmlc_comm *comm,
+                                                      struct ggml_tensor *const *tensors, int n,
+                                                      float scale, size_t bucket_bytes);
 /* The same on host buffers: bufs[i] holds lens[i] floats. */
 GGML_API enum ggmlc_status ggmlc_dp_allreduce_floats(ggmlc_comm *comm, float *const *bufs,
                                                      const size_t *lens, int n, float scale);
@@ -126,8 +127,8 @@ GGML_API struct ggmlc_dp_options ggmlc_dp_defaults(void);
  * device: compile option `backend`).  Replica 0 of rank 0's weights, optimizer state, step
  * count and learning rate are copied to all others first; replicas whose models differ
  * (parameter names or shapes) are refused with GGMLC_ERR_INVALID_ARG on every rank.
- * outer (NULL: this process alone) joins other processes, each calling this with its replicas
- * on its part of nothing: every process passes the same data; each epoch's permutation comes
+ * outer (NULL: this process alone) joins other processes, each calling this with its own
+ * replicas (the same number in each) and the same data, all of it: each epoch's permutation comes
  * from the compile seed and the epoch number alone, so the sharding is deterministic and a
  * checkpoint resumes on any number of replicas.  Global replica 0 alone prints progress
  * (fo->verbose), runs the callbacks (on its model; a stop or a learning rate they set goes to
@@ -135,10 +136,12 @@ GGML_API struct ggmlc_dp_options ggmlc_dp_defaults(void);
  * are split across the replicas too.  A global batch whose samples cannot give every replica
  * one (the last, smaller batch of an epoch) is left out.  After the call all replicas hold
  * the same weights. */
-GGML_API enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int n_replicas, ggmlc_comm *outer,
-                                              const struct ggmlc_dp_options *dp, const float *x, size_t x_len,
-                                              const float *y, size_t y_len, int64_t n,
-                                              const struct ggmlc_fit_options *fo, ggmlc_history **history);
+GGML_API enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int n_replicas,
+                                              ggmlc_comm *outer, const struct ggmlc_dp_options *dp,
+                                              const float *x, size_t x_len, const float *y,
+                                              size_t y_len, int64_t n,
+                                              const struct ggmlc_fit_options *fo,
+                                              ggmlc_history **history);
 
 /* Microseconds the last ggmlc_model_fit_dp spent in all-reduce calls per step (mean over
  * steps, replica 0 of this process), and its steps; for benchmarks. */

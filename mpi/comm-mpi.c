@@ -30,7 +30,8 @@ static void end_job(const struct mpi_member *m, const char *why) {
 }
 
 /* Poll a request until it completes or the deadline passes (then the job ends). */
-static void wait_bounded(const struct mpi_member *m, MPI_Request *req, double timeout_s, const char *what) {
+static void wait_bounded(const struct mpi_member *m, MPI_Request *req, double timeout_s,
+                         const char *what) {
     const double deadline = MPI_Wtime() + timeout_s;
     int done = 0;
     for (unsigned spins = 0; !done; spins++) {
@@ -38,21 +39,25 @@ static void wait_bounded(const struct mpi_member *m, MPI_Request *req, double ti
         if (done) break;
         if (MPI_Wtime() > deadline) {
             char why[160];
-            snprintf(why, sizeof why, "%s did not complete within %.1f s (a rank hangs or is gone)", what, timeout_s);
+            snprintf(why, sizeof why, "%s did not complete within %.1f s (a rank hangs or is gone)",
+                     what, timeout_s);
             end_job(m, why);
         }
-        if (spins > 1000) nanosleep(&(struct timespec){0, 20000}, NULL); /* leave the cores to computing */
+        if (spins > 1000)
+            nanosleep(&(struct timespec){0, 20000}, NULL); /* leave the cores to computing */
     }
 }
 
-static enum ggmlc_status mpi_allreduce(void *impl, float *data, size_t n, enum ggmlc_reduce_op op, double timeout_s) {
+static enum ggmlc_status mpi_allreduce(void *impl, float *data, size_t n, enum ggmlc_reduce_op op,
+                                       double timeout_s) {
     const struct mpi_member *m = impl;
     const MPI_Op mop = op == GGMLC_REDUCE_MAX ? MPI_MAX : MPI_SUM;
     for (size_t off = 0; off < n;) {
         const int count = n - off > (size_t)INT_MAX ? INT_MAX : (int)(n - off);
         MPI_Request req;
         void *send = m->rank == 0 ? MPI_IN_PLACE : (void *)(data + off);
-        if (MPI_Ireduce(send, data + off, count, MPI_FLOAT, mop, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        if (MPI_Ireduce(send, data + off, count, MPI_FLOAT, mop, 0, MPI_COMM_WORLD, &req) !=
+            MPI_SUCCESS)
             return ggmlc_set_error(GGMLC_ERR_BACKEND, "MPI_Ireduce failed");
         wait_bounded(m, &req, timeout_s, "a reduction");
         if (MPI_Ibcast(data + off, count, MPI_FLOAT, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
@@ -97,8 +102,10 @@ ggmlc_comm *ggmlc_comm_mpi(int *argc, char ***argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (provided < MPI_THREAD_SERIALIZED) {
-        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "ggmlc_comm_mpi: this MPI gives thread level %d, data-parallel training "
-                        "needs MPI_THREAD_SERIALIZED (%d)", provided, MPI_THREAD_SERIALIZED);
+        ggmlc_set_error(GGMLC_ERR_UNSUPPORTED,
+                        "ggmlc_comm_mpi: this MPI gives thread level %d, data-parallel training "
+                        "needs MPI_THREAD_SERIALIZED (%d)",
+                        provided, MPI_THREAD_SERIALIZED);
         mpi_free(m);
         return NULL;
     }

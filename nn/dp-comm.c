@@ -20,7 +20,7 @@
 #include "ggmlc-dp.h"
 #include "ggmlc-internal.h"
 
-#define DEFAULT_TIMEOUT_S 120.0
+#define DEFAULT_TIMEOUT_S    120.0
 #define DEFAULT_BUCKET_BYTES ((size_t)4 << 20)
 
 struct ggmlc_comm {
@@ -38,7 +38,8 @@ static double default_timeout(void) {
 
 ggmlc_comm *ggmlc_comm_new(const struct ggmlc_comm_ops *ops, void *impl, int rank, int size) {
     if (!ops || !ops->allreduce || size <= 0 || rank < 0 || rank >= size) {
-        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_comm_new: no transport, or rank %d not in [0, %d)", rank, size);
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                        "ggmlc_comm_new: no transport, or rank %d not in [0, %d)", rank, size);
         return NULL;
     }
     ggmlc_comm *c = calloc(1, sizeof *c);
@@ -58,11 +59,14 @@ void ggmlc_comm_set_timeout(ggmlc_comm *c, double seconds) {
     if (c && seconds > 0) c->timeout_s = seconds;
 }
 
-enum ggmlc_status ggmlc_comm_allreduce(ggmlc_comm *c, float *data, size_t n, enum ggmlc_reduce_op op) {
+enum ggmlc_status ggmlc_comm_allreduce(ggmlc_comm *c, float *data, size_t n,
+                                       enum ggmlc_reduce_op op) {
     if (!c || (!data && n > 0))
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_comm_allreduce: NULL communicator or data");
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "ggmlc_comm_allreduce: NULL communicator or data");
     if (op != GGMLC_REDUCE_SUM && op != GGMLC_REDUCE_MAX)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_comm_allreduce: unknown operation %d", (int)op);
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_comm_allreduce: unknown operation %d",
+                               (int)op);
     return c->ops->allreduce(c->impl, data, n, op, c->timeout_s);
 }
 
@@ -77,7 +81,8 @@ void ggmlc_comm_free(ggmlc_comm *c) {
 }
 
 bool ggmlc_comm_mpi_launched(void) {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"};
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                                       "MPI_LOCALNRANKS"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         if (getenv(vars[i])) return true;
     return false;
@@ -130,8 +135,10 @@ static bool group_barrier(struct thread_group *g, double timeout_s) {
     struct timespec deadline;
     deadline_after(timeout_s, &deadline);
     while (g->generation == gen && !g->aborted) {
-        if (pthread_cond_timedwait(&g->cond, &g->lock, &deadline) == ETIMEDOUT && g->generation == gen) {
-            snprintf(g->why, sizeof g->why, "a replica did not reach the all-reduce within %.1f s", timeout_s);
+        if (pthread_cond_timedwait(&g->cond, &g->lock, &deadline) == ETIMEDOUT &&
+            g->generation == gen) {
+            snprintf(g->why, sizeof g->why, "a replica did not reach the all-reduce within %.1f s",
+                     timeout_s);
             g->aborted = true;
             pthread_cond_broadcast(&g->cond);
         }
@@ -175,7 +182,8 @@ static void leader_outer(struct thread_group *g, enum ggmlc_reduce_op op) {
     }
 }
 
-static enum ggmlc_status threads_allreduce(void *impl, float *data, size_t n, enum ggmlc_reduce_op op, double timeout_s) {
+static enum ggmlc_status threads_allreduce(void *impl, float *data, size_t n,
+                                           enum ggmlc_reduce_op op, double timeout_s) {
     struct thread_member *me = impl;
     struct thread_group *g = me->group;
     enum ggmlc_status st = GGMLC_OK;
@@ -184,14 +192,16 @@ static enum ggmlc_status threads_allreduce(void *impl, float *data, size_t n, en
     if (me->index == 0) g->count = n;
     if (!group_barrier(g, timeout_s)) goto failed;
     if (g->count != n || (me->index == 0 && !grow_scratch(g, n))) {
-        snprintf(g->why, sizeof g->why, "replicas disagree on the all-reduce (%zu and %zu floats) or out of memory",
+        snprintf(g->why, sizeof g->why,
+                 "replicas disagree on the all-reduce (%zu and %zu floats) or out of memory",
                  g->count, n);
         g->aborted = true;
         pthread_cond_broadcast(&g->cond);
     }
     if (!group_barrier(g, timeout_s)) goto failed;
     const size_t per = (n + (size_t)g->n - 1) / (size_t)g->n;
-    const size_t lo = per * (size_t)me->index < n ? per * (size_t)me->index : n, hi = lo + per < n ? lo + per : n;
+    const size_t lo = per * (size_t)me->index < n ? per * (size_t)me->index : n,
+                 hi = lo + per < n ? lo + per : n;
     pthread_mutex_unlock(&g->lock); /* the slices are disjoint */
     reduce_slice(g, lo, hi, op);
     pthread_mutex_lock(&g->lock);
@@ -237,7 +247,8 @@ static void threads_free(void *impl) {
     free(g);
 }
 
-static const struct ggmlc_comm_ops thread_ops = {"threads", threads_allreduce, threads_abort, threads_free};
+static const struct ggmlc_comm_ops thread_ops = {"threads", threads_allreduce, threads_abort,
+                                                 threads_free};
 
 static struct thread_group *group_new(int n, ggmlc_comm *outer) {
     struct thread_group *g = calloc(1, sizeof *g);
@@ -255,17 +266,20 @@ static struct thread_group *group_new(int n, ggmlc_comm *outer) {
 }
 
 enum ggmlc_status ggmlc_comm_threads(int n, ggmlc_comm *outer, ggmlc_comm **members) {
-    if (n <= 0 || !members) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_comm_threads: %d members", n);
+    if (n <= 0 || !members)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_comm_threads: %d members", n);
     struct thread_group *g = group_new(n, outer);
     if (!g) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_comm_threads: out of memory");
-    const int base = outer ? ggmlc_comm_rank(outer) * n : 0, total = outer ? ggmlc_comm_size(outer) * n : n;
+    const int base = outer ? ggmlc_comm_rank(outer) * n : 0,
+              total = outer ? ggmlc_comm_size(outer) * n : n;
     for (int i = 0; i < n; i++) {
         struct thread_member *me = calloc(1, sizeof *me);
         members[i] = me ? ggmlc_comm_new(&thread_ops, me, base + i, total) : NULL;
         if (!members[i]) {
             free(me);
             for (int k = 0; k < i; k++) ggmlc_comm_free(members[k]);
-            if (i == 0) threads_free(&(struct thread_member){g, 0}); /* no member holds the group yet */
+            if (i == 0)
+                threads_free(&(struct thread_member){g, 0}); /* no member holds the group yet */
             return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_comm_threads: out of memory");
         }
         *me = (struct thread_member){g, i};
@@ -291,7 +305,8 @@ struct packer {
     float scale;
 };
 
-enum ggmlc_status ggmlc_dp_allreduce_floats(ggmlc_comm *comm, float *const *bufs, const size_t *lens, int n, float scale) {
+enum ggmlc_status ggmlc_dp_allreduce_floats(ggmlc_comm *comm, float *const *bufs,
+                                            const size_t *lens, int n, float scale) {
     if (!comm || n < 0 || (n > 0 && (!bufs || !lens)))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_dp_allreduce_floats: NULL argument");
     for (int i = 0; i < n; i++) {
@@ -302,8 +317,10 @@ enum ggmlc_status ggmlc_dp_allreduce_floats(ggmlc_comm *comm, float *const *bufs
     return GGMLC_OK;
 }
 
-static enum ggmlc_status flush_tensors(struct packer *p, struct ggml_tensor *const *t, int first, int last) {
-    const enum ggmlc_status st = ggmlc_comm_allreduce(p->comm, p->bucket, p->used, GGMLC_REDUCE_SUM);
+static enum ggmlc_status flush_tensors(struct packer *p, struct ggml_tensor *const *t, int first,
+                                       int last) {
+    const enum ggmlc_status st =
+        ggmlc_comm_allreduce(p->comm, p->bucket, p->used, GGMLC_REDUCE_SUM);
     size_t off = 0;
     for (int i = first; st == GGMLC_OK && i < last; i++) {
         ggml_backend_tensor_set(t[i], p->bucket + off, 0, ggml_nbytes(t[i]));
@@ -316,21 +333,27 @@ static enum ggmlc_status flush_tensors(struct packer *p, struct ggml_tensor *con
 static enum ggmlc_status check_tensors(struct ggml_tensor *const *t, int n) {
     for (int i = 0; i < n; i++) {
         if (!t[i] || t[i]->type != GGML_TYPE_F32 || !t[i]->buffer || !ggml_is_contiguous(t[i]))
-            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_dp_allreduce_tensors: tensor %d is not an allocated, "
-                                   "contiguous float32 tensor", i);
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                                   "ggmlc_dp_allreduce_tensors: tensor %d is not an allocated, "
+                                   "contiguous float32 tensor",
+                                   i);
     }
     return GGMLC_OK;
 }
 
 /* A tensor larger than a bucket goes alone in a bucket of its size. */
-enum ggmlc_status ggmlc_dp_allreduce_tensors(ggmlc_comm *comm, struct ggml_tensor *const *t, int n, float scale,
-                                             size_t bucket_bytes) {
-    if (!comm || n < 0 || (n > 0 && !t)) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_dp_allreduce_tensors: NULL argument");
+enum ggmlc_status ggmlc_dp_allreduce_tensors(ggmlc_comm *comm, struct ggml_tensor *const *t, int n,
+                                             float scale, size_t bucket_bytes) {
+    if (!comm || n < 0 || (n > 0 && !t))
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_dp_allreduce_tensors: NULL argument");
     enum ggmlc_status st = check_tensors(t, n);
     size_t largest = bucket_floats(bucket_bytes);
-    for (int i = 0; i < n && st == GGMLC_OK; i++) largest = (size_t)ggml_nelements(t[i]) > largest ? (size_t)ggml_nelements(t[i]) : largest;
-    struct packer p = {comm, st == GGMLC_OK ? malloc(largest * sizeof(float)) : NULL, bucket_floats(bucket_bytes), 0, scale};
-    if (st == GGMLC_OK && !p.bucket) st = ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_dp_allreduce_tensors: out of memory");
+    for (int i = 0; i < n && st == GGMLC_OK; i++)
+        largest = (size_t)ggml_nelements(t[i]) > largest ? (size_t)ggml_nelements(t[i]) : largest;
+    struct packer p = {comm, st == GGMLC_OK ? malloc(largest * sizeof(float)) : NULL,
+                       bucket_floats(bucket_bytes), 0, scale};
+    if (st == GGMLC_OK && !p.bucket)
+        st = ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_dp_allreduce_tensors: out of memory");
     int first = 0;
     for (int i = 0; i < n && st == GGMLC_OK; i++) {
         const size_t k = (size_t)ggml_nelements(t[i]);

@@ -41,10 +41,10 @@ struct dp_replica {
     ggmlc_model *m;
     ggmlc_comm *comm;
     struct dp_hook *hook;
-    float *weights;   /* of every global replica */
+    float *weights; /* of every global replica */
     double weight_sum;
     int64_t steps;
-    uint64_t seed;    /* of the epochs' permutations: global replica 0's compile seed */
+    uint64_t seed; /* of the epochs' permutations: global replica 0's compile seed */
     enum ggmlc_status status;
     char error[512];
 };
@@ -80,8 +80,10 @@ static enum ggmlc_status agree_on_model(struct dp_replica *r) {
     if (st != GGMLC_OK) return st;
     for (int k = 0; k < 3; k++) {
         if (v[k] != -v[3 + k])
-            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: the replicas' models differ (layers, parameter "
-                                   "names or shapes, or replicas per process)");
+            return ggmlc_set_error(
+                GGMLC_ERR_INVALID_ARG,
+                "ggmlc_model_fit_dp: the replicas' models differ (layers, parameter "
+                "names or shapes, or replicas per process)");
     }
     return GGMLC_OK;
 }
@@ -109,7 +111,8 @@ static enum ggmlc_status take_replica0_state(struct dp_replica *r) {
     if (!root) { /* 0 * NaN would stay NaN: zero the state instead of scaling it */
         for (int i = 0; i < n; i++) ggml_backend_tensor_memset(ts[i], 0, 0, ggml_nbytes(ts[i]));
     }
-    enum ggmlc_status st = ggmlc_dp_allreduce_tensors(r->comm, ts, n, 1.0f, r->job->dp->bucket_bytes);
+    enum ggmlc_status st =
+        ggmlc_dp_allreduce_tensors(r->comm, ts, n, 1.0f, r->job->dp->bucket_bytes);
     float v[4] = {0};
     if (root) {
         v[0] = (float)(r->m->step >> 20), v[1] = (float)(r->m->step & 0xFFFFF);
@@ -118,7 +121,7 @@ static enum ggmlc_status take_replica0_state(struct dp_replica *r) {
     if (st == GGMLC_OK) st = ggmlc_comm_allreduce(r->comm, v, 4, GGMLC_REDUCE_SUM);
     if (st != GGMLC_OK) return st;
     r->m->step = ((int64_t)v[0] << 20) + (int64_t)v[1];
-    r->m->lr = v[2]; /* as a float, which is what the optimizer takes anyway */
+    r->m->lr = v[2];          /* as a float, which is what the optimizer takes anyway */
     r->seed = (uint64_t)v[3]; /* the permutation of every epoch comes from it */
     return GGMLC_OK;
 }
@@ -128,8 +131,10 @@ static enum ggmlc_status take_replica0_state(struct dp_replica *r) {
 static double seconds_of_forward(ggmlc_model *m, const struct nn_data *d, int64_t count) {
     double loss;
     const int64_t t0 = ggml_time_us();
-    const size_t xl = (size_t)(count * ggmlc__nn_input_elems(m, 0)), yl = (size_t)(count * ggmlc__nn_target_elems(m, 0));
-    if (ggmlc_model_test_on_batch(m, d->x[0], xl, d->y[0], yl, count, &loss, NULL) != GGMLC_OK) return -1;
+    const size_t xl = (size_t)(count * ggmlc__nn_input_elems(m, 0)),
+                 yl = (size_t)(count * ggmlc__nn_target_elems(m, 0));
+    if (ggmlc_model_test_on_batch(m, d->x[0], xl, d->y[0], yl, count, &loss, NULL) != GGMLC_OK)
+        return -1;
     return (double)(ggml_time_us() - t0) / 1e6;
 }
 
@@ -154,7 +159,8 @@ static enum ggmlc_status agree_on_weights(struct dp_replica *r, int64_t batch) {
     if (!r->weights) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_fit_dp: out of memory");
     const float w = own_weight(r, batch);
     r->weights[rank] = w > 0 && isfinite(w) ? w : 1.0f;
-    const enum ggmlc_status st = ggmlc_comm_allreduce(r->comm, r->weights, (size_t)size, GGMLC_REDUCE_SUM);
+    const enum ggmlc_status st =
+        ggmlc_comm_allreduce(r->comm, r->weights, (size_t)size, GGMLC_REDUCE_SUM);
     r->weight_sum = 0;
     for (int i = 0; i < size; i++) r->weight_sum += r->weights[i];
     return st;
@@ -167,7 +173,10 @@ static void my_slice(const struct dp_replica *r, int64_t count, int64_t *lo, int
     for (int i = 0; i < rank; i++) before += r->weights[i];
     const double spare = (double)(count - size);
     *lo = rank + (int64_t)floor(spare * before / r->weight_sum + 1e-9);
-    *hi = rank + 1 == size ? count : rank + 1 + (int64_t)floor(spare * (before + r->weights[rank]) / r->weight_sum + 1e-9);
+    *hi =
+        rank + 1 == size
+            ? count
+            : rank + 1 + (int64_t)floor(spare * (before + r->weights[rank]) / r->weight_sum + 1e-9);
 }
 
 /* ------------------------------------------------------- epochs */
@@ -179,23 +188,25 @@ static enum ggmlc_status sum_stats(ggmlc_comm *comm, struct pass_stats *st) {
     float v[STATS_FLOATS];
     v[0] = (float)st->loss_sum, v[1] = (float)st->n;
     for (int k = 0; k < GGMLC_MAX_IO; k++)
-        v[2 + 3 * k] = (float)st->head_loss_sum[k], v[3 + 3 * k] = (float)st->correct[k], v[4 + 3 * k] = (float)st->abs_err[k];
+        v[2 + 3 * k] = (float)st->head_loss_sum[k], v[3 + 3 * k] = (float)st->correct[k],
+                  v[4 + 3 * k] = (float)st->abs_err[k];
     const enum ggmlc_status s = ggmlc_comm_allreduce(comm, v, STATS_FLOATS, GGMLC_REDUCE_SUM);
     st->loss_sum = v[0], st->n = (int64_t)v[1];
     for (int k = 0; k < GGMLC_MAX_IO; k++)
-        st->head_loss_sum[k] = v[2 + 3 * k], st->correct[k] = (int64_t)v[3 + 3 * k], st->abs_err[k] = v[4 + 3 * k];
+        st->head_loss_sum[k] = v[2 + 3 * k], st->correct[k] = (int64_t)v[3 + 3 * k],
+        st->abs_err[k] = v[4 + 3 * k];
     return s;
 }
 
 /* One global batch: this replica's slice trained, the batch's mean loss summed over replicas. */
-static enum ggmlc_status train_batch(struct dp_replica *r, const int64_t *order, int64_t count, struct pass_stats *st,
-                                     double *batch_loss) {
+static enum ggmlc_status train_batch(struct dp_replica *r, const int64_t *order, int64_t count,
+                                     struct pass_stats *st, double *batch_loss) {
     int64_t lo, hi;
     my_slice(r, count, &lo, &hi);
     struct pass_stats mine = {0};
     const float share = (float)(hi - lo) / (float)count;
-    enum ggmlc_status s = ggmlc__dp_hook_step(r->hook, &r->job->train, hi - lo, order + lo, share, r->job->fo->class_weights,
-                                              &mine);
+    enum ggmlc_status s = ggmlc__dp_hook_step(r->hook, &r->job->train, hi - lo, order + lo, share,
+                                              r->job->fo->class_weights, &mine);
     if (s != GGMLC_OK) return s;
     r->steps++;
     float loss = (float)(mine.loss_sum / (double)count);
@@ -203,7 +214,8 @@ static enum ggmlc_status train_batch(struct dp_replica *r, const int64_t *order,
     *batch_loss = loss;
     st->loss_sum += mine.loss_sum, st->n += mine.n;
     for (int k = 0; k < GGMLC_MAX_IO; k++)
-        st->head_loss_sum[k] += mine.head_loss_sum[k], st->correct[k] += mine.correct[k], st->abs_err[k] += mine.abs_err[k];
+        st->head_loss_sum[k] += mine.head_loss_sum[k], st->correct[k] += mine.correct[k],
+            st->abs_err[k] += mine.abs_err[k];
     return s;
 }
 
@@ -216,14 +228,17 @@ static enum ggmlc_status validate(struct dp_replica *r, struct pass_stats *st) {
     part.x[0] = val->x[0] + lo * ggmlc__nn_input_elems(r->m, 0);
     part.y[0] = val->y[0] + lo * ggmlc__nn_target_elems(r->m, 0);
     enum ggmlc_status s = GGMLC_OK;
-    if (part.n > 0) s = ggmlc__nn_run_pass(r->m, &part, r->job->fo->batch_size, NULL, false, NULL, st, NULL, NULL, 0, NULL);
+    if (part.n > 0)
+        s = ggmlc__nn_run_pass(r->m, &part, r->job->fo->batch_size, NULL, false, NULL, st, NULL,
+                               NULL, 0, NULL);
     if (s != GGMLC_OK) return s;
     return sum_stats(r->comm, st);
 }
 
 static bool is_leader(const struct dp_replica *r) { return ggmlc_comm_rank(r->comm) == 0; }
 
-static enum ggmlc_status train_epoch(struct dp_replica *r, int epoch, int64_t *order, struct pass_stats *st) {
+static enum ggmlc_status train_epoch(struct dp_replica *r, int epoch, int64_t *order,
+                                     struct pass_stats *st) {
     const struct ggmlc_fit_options *fo = r->job->fo;
     const int64_t n = r->job->train.n, size = ggmlc_comm_size(r->comm);
     struct ggmlc_rng rng;
@@ -241,18 +256,25 @@ static enum ggmlc_status train_epoch(struct dp_replica *r, int epoch, int64_t *o
         double loss = 0;
         s = train_batch(r, order + first, count, st, &loss);
         if (s == GGMLC_OK && fo->stop_on_nan && !isfinite(loss))
-            s = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "training stopped in epoch %d, batch %lld: the loss is %g (a learning rate "
-                                "too high, or data with huge or broken values?)", epoch + 1, (long long)ib + 1, loss);
+            s = ggmlc_set_error(
+                GGMLC_ERR_INVALID_ARG,
+                "training stopped in epoch %d, batch %lld: the loss is %g (a learning rate "
+                "too high, or data with huge or broken values?)",
+                epoch + 1, (long long)ib + 1, loss);
         loss_sum += loss * (double)count, seen += count;
-        struct ggmlc_epoch_logs running = {.epoch = epoch, .loss = loss_sum / (double)seen, .metric_accuracy = NAN,
-                                           .metric_mae = NAN, .n_outputs = r->m->n_outputs};
+        struct ggmlc_epoch_logs running = {.epoch = epoch,
+                                           .loss = loss_sum / (double)seen,
+                                           .metric_accuracy = NAN,
+                                           .metric_mae = NAN,
+                                           .n_outputs = r->m->n_outputs};
         if (s == GGMLC_OK) ggmlc__nn_progress_update(&progress, first + count, &running);
     }
     return s;
 }
 
-/* The callbacks on the leader; their verdict and learning rate to all.  Returns whether to go on. */
-static enum ggmlc_status after_epoch(struct dp_replica *r, struct ggmlc_epoch_logs *logs, bool *go_on) {
+/* The callbacks on the leader; their verdict (go_on) and learning rate to all. */
+static enum ggmlc_status after_epoch(struct dp_replica *r, struct ggmlc_epoch_logs *logs,
+                                     bool *go_on) {
     const struct ggmlc_fit_options *fo = r->job->fo;
     float v[2] = {0, 0};
     if (is_leader(r)) {
@@ -285,12 +307,14 @@ static enum ggmlc_status run_epoch(struct dp_replica *r, int epoch, int64_t *ord
         ggmlc__nn_fill_logs(r->m, &val, true, &logs);
     } else {
         logs.val_loss = logs.val_accuracy = logs.val_mae = NAN;
-        for (int k = 0; k < GGMLC_MAX_IO; k++) logs.val_output_loss[k] = logs.val_output_accuracy[k] = logs.val_output_mae[k] = NAN;
+        for (int k = 0; k < GGMLC_MAX_IO; k++)
+            logs.val_output_loss[k] = logs.val_output_accuracy[k] = logs.val_output_mae[k] = NAN;
     }
     logs.seconds = (double)(ggml_time_us() - t0) / 1e6;
     if (is_leader(r)) {
         struct nn_progress progress;
-        ggmlc__nn_progress_begin(&progress, r->m, r->job->fo->verbose, epoch, r->job->fo->epochs, r->job->train.n);
+        ggmlc__nn_progress_begin(&progress, r->m, r->job->fo->verbose, epoch, r->job->fo->epochs,
+                                 r->job->train.n);
         ggmlc__nn_progress_end(&progress, &logs);
     }
     return after_epoch(r, &logs, go_on);
@@ -300,7 +324,8 @@ static enum ggmlc_status run_epoch(struct dp_replica *r, int epoch, int64_t *ord
 
 static int cpu_replicas(const struct dp_job *job) {
     int n = 0;
-    for (int i = 0; i < job->n_replicas; i++) n += ggml_backend_is_cpu(job->replicas[i]->backends[0]);
+    for (int i = 0; i < job->n_replicas; i++)
+        n += ggml_backend_is_cpu(job->replicas[i]->backends[0]);
     return n;
 }
 
@@ -310,7 +335,8 @@ static void share_cores(struct dp_replica *r) {
     ggml_backend_t b = r->m->backends[0];
     if (!ggml_backend_is_cpu(b)) return;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int per = r->job->dp->cpu_threads > 0 ? r->job->dp->cpu_threads : (int)(cores / cpu_replicas(r->job));
+    const int per =
+        r->job->dp->cpu_threads > 0 ? r->job->dp->cpu_threads : (int)(cores / cpu_replicas(r->job));
     ggml_backend_cpu_set_n_threads(b, per > 0 ? per : 1);
 }
 
@@ -330,11 +356,13 @@ static enum ggmlc_status replica_loop(struct dp_replica *r) {
     }
     r->m->stop_training = false;
     bool go_on = true;
-    for (int epoch = fo->initial_epoch; epoch < fo->epochs && go_on && s == GGMLC_OK; epoch++) s = run_epoch(r, epoch, order, &go_on);
+    for (int epoch = fo->initial_epoch; epoch < fo->epochs && go_on && s == GGMLC_OK; epoch++)
+        s = run_epoch(r, epoch, order, &go_on);
     free(order);
     if (is_leader(r)) {
         for (int c = 0; c < fo->n_callbacks; c++)
-            if (fo->callbacks[c].on_train_end) fo->callbacks[c].on_train_end(r->m, fo->callbacks[c].user);
+            if (fo->callbacks[c].on_train_end)
+                fo->callbacks[c].on_train_end(r->m, fo->callbacks[c].user);
     }
     return s;
 }
@@ -346,7 +374,8 @@ static void *replica_main(void *arg) {
         snprintf(r->error, sizeof r->error, "%s", ggmlc_last_error());
         ggmlc_comm_abort(r->comm, r->error); /* the others stop waiting for this one */
     }
-    if (r->hook && r->index == 0 && r->steps > 0) last_allreduce_us = ggmlc__dp_hook_reduce_us(r->hook) / (double)r->steps;
+    if (r->hook && r->index == 0 && r->steps > 0)
+        last_allreduce_us = ggmlc__dp_hook_reduce_us(r->hook) / (double)r->steps;
     ggmlc__dp_hook_free(r->hook);
     free(r->weights);
     return NULL;
@@ -371,9 +400,11 @@ static enum ggmlc_status run_replicas(struct dp_job *job, ggmlc_comm *outer) {
     if (s != GGMLC_OK) return s;
     int started = 0;
     for (int i = 0; i < job->n_replicas; i++) {
-        rs[i] = (struct dp_replica){.job = job, .index = i, .m = job->replicas[i], .comm = members[i]};
+        rs[i] =
+            (struct dp_replica){.job = job, .index = i, .m = job->replicas[i], .comm = members[i]};
         if (pthread_create(&threads[i], NULL, replica_main, &rs[i]) != 0) {
-            rs[i].status = ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_fit_dp: cannot start a thread");
+            rs[i].status =
+                ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_fit_dp: cannot start a thread");
             snprintf(rs[i].error, sizeof rs[i].error, "%s", ggmlc_last_error());
             ggmlc_comm_abort(members[i], rs[i].error);
             break;
@@ -388,50 +419,70 @@ static enum ggmlc_status run_replicas(struct dp_job *job, ggmlc_comm *outer) {
 /* --------------------------------------------------------- checks */
 
 static enum ggmlc_status check_replica(ggmlc_model *m, int i) {
-    if (!m) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: replica %d is NULL", i);
+    if (!m)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: replica %d is NULL", i);
     const enum ggmlc_status s = ggmlc__nn_model_usable(m, "ggmlc_model_fit_dp");
     if (s != GGMLC_OK) return s;
-    if (!m->compiled) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: compile replica %d first", i);
+    if (!m->compiled)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "ggmlc_model_fit_dp: compile replica %d first", i);
     if (m->n_inputs != 1 || m->n_outputs != 1)
-        return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_fit_dp: replica %d has %d inputs and %d outputs; one of each is "
-                               "supported", i, m->n_inputs, m->n_outputs);
+        return ggmlc_set_error(
+            GGMLC_ERR_SHAPE,
+            "ggmlc_model_fit_dp: replica %d has %d inputs and %d outputs; one of each is "
+            "supported",
+            i, m->n_inputs, m->n_outputs);
     return GGMLC_OK;
 }
 
 /* The arrays' lengths against the model, and sparse labels against its classes. */
-static enum ggmlc_status check_data(ggmlc_model *m, const char *what, const float *x, size_t x_len, const float *y,
-                                    size_t y_len, int64_t n) {
+static enum ggmlc_status check_data(ggmlc_model *m, const char *what, const float *x, size_t x_len,
+                                    const float *y, size_t y_len, int64_t n) {
     const int64_t xe = ggmlc__nn_input_elems(m, 0), ye = ggmlc__nn_target_elems(m, 0);
-    if (!x || !y || n <= 0) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: %s: no data", what);
+    if (!x || !y || n <= 0)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: %s: no data", what);
     if ((uint64_t)x_len != (uint64_t)(n * xe) || (uint64_t)y_len != (uint64_t)(n * ye))
-        return ggmlc_set_error(GGMLC_ERR_SHAPE, "ggmlc_model_fit_dp: %s: %lld samples take %lld input and %lld target floats, "
-                               "got %zu and %zu", what, (long long)n, (long long)(n * xe), (long long)(n * ye), x_len, y_len);
+        return ggmlc_set_error(
+            GGMLC_ERR_SHAPE,
+            "ggmlc_model_fit_dp: %s: %lld samples take %lld input and %lld target floats, "
+            "got %zu and %zu",
+            what, (long long)n, (long long)(n * xe), (long long)(n * ye), x_len, y_len);
     if (m->heads[0].loss != GGMLC_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) return GGMLC_OK;
     const double classes = (double)ggmlc__nn_output_elems(m, 0);
     for (int64_t s = 0; s < n; s++) {
         if (!(y[s] >= 0 && y[s] < classes && y[s] == floorf(y[s])))
-            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: %s: label %g of sample %lld is not a class index "
-                                   "below %.0f", what, (double)y[s], (long long)s, classes);
+            return ggmlc_set_error(
+                GGMLC_ERR_INVALID_ARG,
+                "ggmlc_model_fit_dp: %s: label %g of sample %lld is not a class index "
+                "below %.0f",
+                what, (double)y[s], (long long)s, classes);
     }
     return GGMLC_OK;
 }
 
-static enum ggmlc_status check_options(const struct ggmlc_fit_options *fo, const struct ggmlc_dp_options *dp, int n_replicas) {
-    if (fo->epochs <= 0 || fo->batch_size <= 0 || fo->initial_epoch < 0 || fo->initial_epoch >= fo->epochs)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: epochs %d (from %d) and batch size %lld are not valid",
-                               fo->epochs, fo->initial_epoch, (long long)fo->batch_size);
+static enum ggmlc_status check_options(const struct ggmlc_fit_options *fo,
+                                       const struct ggmlc_dp_options *dp, int n_replicas) {
+    if (fo->epochs <= 0 || fo->batch_size <= 0 || fo->initial_epoch < 0 ||
+        fo->initial_epoch >= fo->epochs)
+        return ggmlc_set_error(
+            GGMLC_ERR_INVALID_ARG,
+            "ggmlc_model_fit_dp: epochs %d (from %d) and batch size %lld are not valid", fo->epochs,
+            fo->initial_epoch, (long long)fo->batch_size);
     if (!(fo->validation_split >= 0 && fo->validation_split < 1))
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: validation_split %g is not in [0, 1)",
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "ggmlc_model_fit_dp: validation_split %g is not in [0, 1)",
                                (double)fo->validation_split);
     for (int i = 0; dp->weights && i < n_replicas; i++) {
         if (!(dp->weights[i] > 0 && isfinite(dp->weights[i])))
-            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: weight %d is %g, not a finite number > 0", i,
-                                   (double)dp->weights[i]);
+            return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                                   "ggmlc_model_fit_dp: weight %d is %g, not a finite number > 0",
+                                   i, (double)dp->weights[i]);
     }
     return GGMLC_OK;
 }
 
-static enum ggmlc_status prepare_job(struct dp_job *job, const float *x, size_t x_len, const float *y, size_t y_len, int64_t n) {
+static enum ggmlc_status prepare_job(struct dp_job *job, const float *x, size_t x_len,
+                                     const float *y, size_t y_len, int64_t n) {
     ggmlc_model *m = job->replicas[0];
     const struct ggmlc_fit_options *fo = job->fo;
     enum ggmlc_status s = check_data(m, "training data", x, x_len, y, y_len, n);
@@ -439,21 +490,28 @@ static enum ggmlc_status prepare_job(struct dp_job *job, const float *x, size_t 
     const int64_t xe = ggmlc__nn_input_elems(m, 0), ye = ggmlc__nn_target_elems(m, 0);
     job->train = (struct nn_data){.x = {x}, .y = {y}, .n = n};
     if (fo->val_x) {
-        s = check_data(m, "validation data", fo->val_x, fo->val_x_len, fo->val_y, fo->val_y_len, fo->n_val);
+        s = check_data(m, "validation data", fo->val_x, fo->val_x_len, fo->val_y, fo->val_y_len,
+                       fo->n_val);
         job->val = (struct nn_data){.x = {fo->val_x}, .y = {fo->val_y}, .n = fo->n_val};
         return s;
     }
     const int64_t n_val = (int64_t)((double)n * (double)fo->validation_split);
     job->train.n = n - n_val;
-    job->val = (struct nn_data){.x = {x + (n - n_val) * xe}, .y = {y + (n - n_val) * ye}, .n = n_val};
-    return job->train.n > 0 ? GGMLC_OK : ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: no training data left");
+    job->val =
+        (struct nn_data){.x = {x + (n - n_val) * xe}, .y = {y + (n - n_val) * ye}, .n = n_val};
+    return job->train.n > 0 ? GGMLC_OK
+                            : ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                                              "ggmlc_model_fit_dp: no training data left");
 }
 
-enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int n_replicas, ggmlc_comm *outer, const struct ggmlc_dp_options *dp,
-                                     const float *x, size_t x_len, const float *y, size_t y_len, int64_t n,
-                                     const struct ggmlc_fit_options *options, ggmlc_history **history) {
+enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int n_replicas,
+                                     ggmlc_comm *outer, const struct ggmlc_dp_options *dp,
+                                     const float *x, size_t x_len, const float *y, size_t y_len,
+                                     int64_t n, const struct ggmlc_fit_options *options,
+                                     ggmlc_history **history) {
     if (!replicas || n_replicas <= 0 || n_replicas > 64)
-        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: %d replicas (1 to 64 per process)", n_replicas);
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                               "ggmlc_model_fit_dp: %d replicas (1 to 64 per process)", n_replicas);
     const struct ggmlc_fit_options fo = options ? *options : ggmlc_fit_defaults();
     const struct ggmlc_dp_options dpo = dp ? *dp : ggmlc_dp_defaults();
     enum ggmlc_status s = check_options(&fo, &dpo, n_replicas);
@@ -461,18 +519,23 @@ enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int n_replica
     for (int i = 0; i < n_replicas && s == GGMLC_OK; i++)
         for (int j = 0; j < i && s == GGMLC_OK; j++)
             if (replicas[i] == replicas[j])
-                s = ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggmlc_model_fit_dp: replicas %d and %d are the same model", j, i);
+                s = ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
+                                    "ggmlc_model_fit_dp: replicas %d and %d are the same model", j,
+                                    i);
     struct dp_job job = {.replicas = replicas, .n_replicas = n_replicas, .dp = &dpo, .fo = &fo};
     if (s == GGMLC_OK) s = prepare_job(&job, x, x_len, y, y_len, n);
     if (s == GGMLC_OK && !(job.history = calloc(1, sizeof *job.history)))
         s = ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_fit_dp: out of memory");
     if (s != GGMLC_OK) {
-        if (outer) ggmlc_comm_abort(outer, ggmlc_last_error()); /* the other processes must not wait */
+        if (outer)
+            ggmlc_comm_abort(outer, ggmlc_last_error()); /* the other processes must not wait */
         return s;
     }
     last_allreduce_us = 0;
     s = run_replicas(&job, outer);
-    if (history) *history = job.history;
-    else ggmlc_history_free(job.history);
+    if (history)
+        *history = job.history;
+    else
+        ggmlc_history_free(job.history);
     return s;
 }

@@ -40,7 +40,7 @@ struct dp_hook {
     /* the worker */
     pthread_t worker;
     bool worker_running, quit, armed;
-    int next;             /* the next bucket to reduce */
+    int next; /* the next bucket to reduce */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     enum ggmlc_status status;
@@ -64,8 +64,9 @@ static void *worker_main(void *arg) {
         const int k = h->next;
         pthread_mutex_unlock(&h->lock);
         const int64_t t0 = ggml_time_us();
-        const enum ggmlc_status st = ggmlc_comm_allreduce(h->comm, h->packed + h->bucket_start[k],
-                                                          h->bucket_start[k + 1] - h->bucket_start[k], GGMLC_REDUCE_SUM);
+        const enum ggmlc_status st =
+            ggmlc_comm_allreduce(h->comm, h->packed + h->bucket_start[k],
+                                 h->bucket_start[k + 1] - h->bucket_start[k], GGMLC_REDUCE_SUM);
         const int64_t t1 = ggml_time_us();
         pthread_mutex_lock(&h->lock);
         h->reduce_us += (double)(t1 - t0);
@@ -82,8 +83,10 @@ static void *worker_main(void *arg) {
 }
 
 static void free_index(struct dp_hook *h) {
-    free(h->grads), free(h->offset), free(h->bucket_of), free(h->bucket_start), free(h->pending), free(h->packed);
-    h->grads = NULL, h->offset = NULL, h->bucket_of = NULL, h->bucket_start = NULL, h->pending = NULL, h->packed = NULL;
+    free(h->grads), free(h->offset), free(h->bucket_of), free(h->bucket_start), free(h->pending),
+        free(h->packed);
+    h->grads = NULL, h->offset = NULL, h->bucket_of = NULL, h->bucket_start = NULL,
+    h->pending = NULL, h->packed = NULL;
     h->n_grads = h->n_buckets = 0;
     h->graph = NULL;
 }
@@ -110,7 +113,8 @@ static bool index_graph(struct dp_hook *h, const struct nn_graph *g) {
     int b = -1;
     for (int i = 0; i < n; i++) {
         const size_t k = (size_t)ggml_nelements(all[i]);
-        if (b < 0 || total - h->bucket_start[b] + k > h->bucket_floats) h->bucket_start[++b] = total;
+        if (b < 0 || total - h->bucket_start[b] + k > h->bucket_floats)
+            h->bucket_start[++b] = total;
         h->grads[i] = all[i];
         h->offset[i] = total;
         h->bucket_of[i] = b;
@@ -216,8 +220,9 @@ void ggmlc__dp_hook_free(struct dp_hook *h) {
     free(h);
 }
 
-enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const struct nn_data *d, int64_t count, const int64_t *order,
-                                      float scale, const float *class_weights, struct pass_stats *st) {
+enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const struct nn_data *d, int64_t count,
+                                      const int64_t *order, float scale, const float *class_weights,
+                                      struct pass_stats *st) {
     h->scale = scale;
     h->step_started = false;
     pthread_mutex_lock(&h->lock);
@@ -226,14 +231,16 @@ enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const struct nn_data *d
     ggml_backend_sched_set_eval_callback(h->m->sched, hook_eval, h);
     struct nn_data sub = *d;
     sub.n = count;
-    enum ggmlc_status status = ggmlc__nn_run_pass(h->m, &sub, count, order, true, class_weights, st, NULL, NULL, 0, NULL);
+    enum ggmlc_status status =
+        ggmlc__nn_run_pass(h->m, &sub, count, order, true, class_weights, st, NULL, NULL, 0, NULL);
     ggml_backend_sched_set_eval_callback(h->m->sched, NULL, NULL);
     pthread_mutex_lock(&h->lock); /* the worker may have failed the step */
     const enum ggmlc_status failed = h->status;
     pthread_mutex_unlock(&h->lock);
     if (failed != GGMLC_OK) return ggmlc_set_error(failed, "%s", h->error);
     if (status == GGMLC_OK && (!h->step_started || h->arrived != h->n_grads || h->armed))
-        status = ggmlc_set_error(GGMLC_ERR_INTERNAL, "a data-parallel step saw %d of %d gradients", h->arrived, h->n_grads);
+        status = ggmlc_set_error(GGMLC_ERR_INTERNAL, "a data-parallel step saw %d of %d gradients",
+                                 h->arrived, h->n_grads);
     return status;
 }
 

@@ -9,12 +9,14 @@
 
 /* The all-reduce hook of one replica: a worker thread reducing gradient buckets over comm. */
 struct dp_hook;
-GGMLC_HIDDEN struct dp_hook *ggmlc__dp_hook_new(ggmlc_model *m, ggmlc_comm *comm, size_t bucket_bytes);
+GGMLC_HIDDEN struct dp_hook *ggmlc__dp_hook_new(ggmlc_model *m, ggmlc_comm *comm,
+                                                size_t bucket_bytes);
 GGMLC_HIDDEN void ggmlc__dp_hook_free(struct dp_hook *h);
 /* One training step of the replica on count samples of d (order: their indices): its gradients,
  * scaled by scale (its share of the global batch), summed over all replicas before the update. */
-GGMLC_HIDDEN enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const struct nn_data *d, int64_t count,
-                                                   const int64_t *order, float scale, const float *class_weights,
+GGMLC_HIDDEN enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const struct nn_data *d,
+                                                   int64_t count, const int64_t *order, float scale,
+                                                   const float *class_weights,
                                                    struct pass_stats *st);
 /* Microseconds the worker spent in all-reduce calls so far. */
 GGMLC_HIDDEN double ggmlc__dp_hook_reduce_us(const struct dp_hook *h);

@@ -31,11 +31,13 @@ int main(int argc, char **argv) {
     int rc = 2;
     if (a && b && na == nb && na > 0) {
         double worst = 0;
-        for (int64_t i = 0; i < na; i++) worst = fmax(worst, fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + 1e-3));
+        for (int64_t i = 0; i < na; i++)
+            worst = fmax(worst, fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + 1e-3));
         printf("%lld weights, largest relative difference %.3g\n", (long long)na, worst);
         rc = worst <= atof(argv[3]) ? 0 : 1;
     } else {
-        fprintf(stderr, "dp-mpi-check: cannot compare %s and %s: %s\n", argv[1], argv[2], ggmlc_last_error());
+        fprintf(stderr, "dp-mpi-check: cannot compare %s and %s: %s\n", argv[1], argv[2],
+                ggmlc_last_error());
     }
     free(a), free(b);
     ggmlc_shutdown();

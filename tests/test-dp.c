@@ -29,13 +29,14 @@ struct member_run {
     ggmlc_comm *comm;
     float data[5];
     enum ggmlc_status st;
-    int calls;          /* how many all-reduce calls to make */
+    int calls; /* how many all-reduce calls to make */
     enum ggmlc_reduce_op op;
 };
 
 static void *member_main(void *arg) {
     struct member_run *r = arg;
-    for (int c = 0; c < r->calls && r->st == GGMLC_OK; c++) r->st = ggmlc_comm_allreduce(r->comm, r->data, 5, r->op);
+    for (int c = 0; c < r->calls && r->st == GGMLC_OK; c++)
+        r->st = ggmlc_comm_allreduce(r->comm, r->data, 5, r->op);
     return NULL;
 }
 
@@ -57,15 +58,21 @@ static void test_thread_allreduce(void) {
     run_members(runs, 3);
     bool same = true, sums = true;
     for (int i = 0; i < 3; i++) {
-        same = same && runs[i].st == GGMLC_OK && memcmp(runs[i].data, runs[0].data, sizeof runs[0].data) == 0;
-        for (int k = 0; k < 5; k++) sums = sums && fabsf(runs[i].data[k] - 0.6f * (float)(k + 1)) < 1e-6f;
+        same = same && runs[i].st == GGMLC_OK &&
+               memcmp(runs[i].data, runs[0].data, sizeof runs[0].data) == 0;
+        for (int k = 0; k < 5; k++)
+            sums = sums && fabsf(runs[i].data[k] - 0.6f * (float)(k + 1)) < 1e-6f;
     }
     tap_ok(sums, "sum over 3 members: 0.1 (k+1) (1 + 2 + 3) = 0.6 (k+1)");
     tap_ok(same, "every member gets the same bits");
     for (int i = 0; i < 3; i++)
-        runs[i] = (struct member_run){.comm = c[i], .data = {(float)i, -(float)i, 5, 0, 1}, .calls = 1, .op = GGMLC_REDUCE_MAX};
+        runs[i] = (struct member_run){.comm = c[i],
+                                      .data = {(float)i, -(float)i, 5, 0, 1},
+                                      .calls = 1,
+                                      .op = GGMLC_REDUCE_MAX};
     run_members(runs, 3);
-    tap_ok(runs[1].st == GGMLC_OK && runs[1].data[0] == 2 && runs[1].data[1] == 0 && runs[1].data[2] == 5,
+    tap_ok(runs[1].st == GGMLC_OK && runs[1].data[0] == 2 && runs[1].data[1] == 0 &&
+               runs[1].data[2] == 5,
            "maximum over members of (i, -i, 5): (2, 0, 5)");
     for (int i = 0; i < 3; i++) ggmlc_comm_free(c[i]);
 }
@@ -82,7 +89,8 @@ static void test_thread_timeout_and_abort(void) {
            "a member alone fails after its timeout (%.2f s): %s", waited, ggmlc_last_error());
     struct member_run late = {.comm = c[1], .calls = 1};
     member_main(&late);
-    tap_ok(late.st == GGMLC_ERR_BACKEND, "the group stays stopped for the other member: %s", ggmlc_last_error());
+    tap_ok(late.st == GGMLC_ERR_BACKEND, "the group stays stopped for the other member: %s",
+           ggmlc_last_error());
     for (int i = 0; i < 2; i++) ggmlc_comm_free(c[i]);
 
     if (ggmlc_comm_threads(2, NULL, c) != GGMLC_OK) return;
@@ -103,15 +111,17 @@ struct tensor_run {
 
 static void *tensor_main(void *arg) {
     struct tensor_run *r = arg;
-    r->st = ggmlc_dp_allreduce_tensors(r->comm, r->t, 3, r->scale, 40); /* 10 floats a bucket: 4 buckets */
+    r->st = ggmlc_dp_allreduce_tensors(r->comm, r->t, 3, r->scale,
+                                       40); /* 10 floats a bucket: 4 buckets */
     return NULL;
 }
 
-/* Member i's tensors hold i + 1 everywhere; scales 0.25 and 0.75: each element becomes 0.25 + 1.5. */
+/* Member i's tensors hold i + 1; scales 0.25 and 0.75: each element becomes 0.25 + 1.5. */
 static void test_tensor_allreduce(ggml_backend_t cpu) {
     ggmlc_comm *c[2];
     if (ggmlc_comm_threads(2, NULL, c) != GGMLC_OK) return;
-    struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 * ggml_tensor_overhead(), NULL, true});
+    struct ggml_context *ctx =
+        ggml_init((struct ggml_init_params){16 * ggml_tensor_overhead(), NULL, true});
     struct tensor_run runs[2];
     const int64_t sizes[3] = {7, 12, 3};
     for (int i = 0; i < 2; i++) {
@@ -137,7 +147,8 @@ static void test_tensor_allreduce(ggml_backend_t cpu) {
             for (int e = 0; e < sizes[k]; e++) ok = ok && v[e] == 1.75f;
         }
     }
-    tap_ok(ok, "tensors of 7, 12 and 3 floats in buckets of 10: 0.25 * 1 + 0.75 * 2 = 1.75 everywhere");
+    tap_ok(ok,
+           "tensors of 7, 12 and 3 floats in buckets of 10: 0.25 * 1 + 0.75 * 2 = 1.75 everywhere");
     ggml_backend_buffer_free(buf);
     ggml_free(ctx);
     for (int i = 0; i < 2; i++) ggmlc_comm_free(c[i]);
@@ -221,13 +232,23 @@ static float *reference(enum kind kind, const struct data *d, int64_t *n, double
 
 static double max_rel_diff(const float *a, const float *b, int64_t n) {
     double worst = 0;
-    for (int64_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + 1e-3));
+    for (int64_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + 1e-3));
     return worst;
 }
 
+/* The weights of a against b's within 2e-4 (relative; the order of sums differs). */
+static void ok_same_weights(ggmlc_model *a, ggmlc_model *b, const char *what) {
+    int64_t na, nb;
+    float *wa = weights_of(a, &na), *wb = weights_of(b, &nb);
+    const double diff = max_rel_diff(wa, wb, nb);
+    tap_ok(na == nb && diff < 2e-4, "weights %s (largest relative difference %.2g)", what, diff);
+    free(wa), free(wb);
+}
+
 /* Replicas on the given devices against the reference; weights (may be NULL) their shares. */
-static void check_replicas(const char *what, enum kind kind, const struct data *d, const char *const *devices, int n,
-                           const float *shares) {
+static void check_replicas(const char *what, enum kind kind, const struct data *d,
+                           const char *const *devices, int n, const float *shares) {
     int64_t n_ref, n_w[4];
     double ref_loss;
     float *ref = reference(kind, d, &n_ref, &ref_loss);
@@ -238,19 +259,25 @@ static void check_replicas(const char *what, enum kind kind, const struct data *
     dp.weights = shares;
     dp.bucket_bytes = 1024; /* several buckets, reduced while backward goes on */
     ggmlc_history *h = NULL;
-    const enum ggmlc_status st = ggmlc_model_fit_dp(reps, n, NULL, &dp, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES, N_SAMPLES, &fo, &h);
-    if (!tap_ok(st == GGMLC_OK, "%s: ggmlc_model_fit_dp runs (%s)", what, st == GGMLC_OK ? "ok" : ggmlc_last_error())) goto done;
+    const enum ggmlc_status st = ggmlc_model_fit_dp(reps, n, NULL, &dp, d->x, N_SAMPLES * FEATURES,
+                                                    d->y, N_SAMPLES, N_SAMPLES, &fo, &h);
+    if (!tap_ok(st == GGMLC_OK, "%s: ggmlc_model_fit_dp runs (%s)", what,
+                st == GGMLC_OK ? "ok" : ggmlc_last_error()))
+        goto done;
     float *w[4];
     for (int i = 0; i < n; i++) w[i] = weights_of(reps[i], &n_w[i]);
     const double diff = max_rel_diff(w[0], ref, n_ref);
-    tap_ok(n_w[0] == n_ref && diff < 2e-4, "%s: the weights after 20 steps equal single-device training on the whole batches "
-           "(largest relative difference %.2g of %lld weights)", what, diff, (long long)n_ref);
+    tap_ok(n_w[0] == n_ref && diff < 2e-4,
+           "%s: the weights after 20 steps equal single-device training on the whole batches "
+           "(largest relative difference %.2g of %lld weights)",
+           what, diff, (long long)n_ref);
     bool same = true;
-    for (int i = 1; i < n; i++) same = same && memcmp(w[i], w[0], sizeof(float) * (size_t)n_ref) == 0;
+    for (int i = 1; i < n; i++)
+        same = same && memcmp(w[i], w[0], sizeof(float) * (size_t)n_ref) == 0;
     tap_ok(same, "%s: every replica holds the same weights, bit for bit", what);
     const double loss = ggmlc_history_epoch(h, 0)->loss;
-    tap_ok(fabs(loss - ref_loss) < 1e-4 * fabs(ref_loss) + 1e-5, "%s: the epoch's loss %.6f is the reference's %.6f", what, loss,
-           ref_loss);
+    tap_ok(fabs(loss - ref_loss) < 1e-4 * fabs(ref_loss) + 1e-5,
+           "%s: the epoch's loss %.6f is the reference's %.6f", what, loss, ref_loss);
     for (int i = 0; i < n; i++) free(w[i]);
 done:
     ggmlc_history_free(h);
@@ -273,7 +300,8 @@ static void *process_main(void *arg) {
     struct ggmlc_fit_options fo = one_epoch();
     fo.shuffle = true;
     fo.epochs = 2;
-    p->st = ggmlc_model_fit_dp(&p->model, 1, p->outer, NULL, p->d->x, N_SAMPLES * FEATURES, p->d->y, N_SAMPLES, N_SAMPLES, &fo, NULL);
+    p->st = ggmlc_model_fit_dp(&p->model, 1, p->outer, NULL, p->d->x, N_SAMPLES * FEATURES, p->d->y,
+                               N_SAMPLES, N_SAMPLES, &fo, NULL);
     snprintf(p->error, sizeof p->error, "%s", ggmlc_last_error());
     return NULL;
 }
@@ -292,26 +320,23 @@ static void test_outer(const struct data *d) {
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     struct process_run alone = {.model = build(MLP, "CPU"), .d = d};
     process_main(&alone);
-    int64_t n0, n1;
-    float *w0 = weights_of(runs[1].model, &n0), *w1 = weights_of(alone.model, &n1);
-    tap_ok(runs[0].st == GGMLC_OK && runs[1].st == GGMLC_OK && alone.st == GGMLC_OK, "two processes of a replica each train (%s)",
-           runs[1].error);
-    const double diff = max_rel_diff(w0, w1, n1);
-    tap_ok(n0 == n1 && diff < 2e-4, "their weights after two shuffled epochs equal one replica's (largest relative difference %.2g)",
-           diff);
-    free(w0), free(w1);
+    tap_ok(runs[0].st == GGMLC_OK && runs[1].st == GGMLC_OK && alone.st == GGMLC_OK,
+           "two processes of a replica each train (%s)", runs[1].error);
+    ok_same_weights(runs[1].model, alone.model, "after two shuffled epochs, one replica's");
     for (int i = 0; i < 2; i++) ggmlc_model_free(runs[i].model), ggmlc_comm_free(outer[i]);
     ggmlc_model_free(alone.model);
 }
 
 /* ------------------------------------------------------ resuming */
 
-static enum ggmlc_status fit_epochs(ggmlc_model **reps, int n, const struct data *d, int first, int epochs) {
+static enum ggmlc_status fit_epochs(ggmlc_model **reps, int n, const struct data *d, int first,
+                                    int epochs) {
     struct ggmlc_fit_options fo = one_epoch();
     fo.shuffle = true;
     fo.initial_epoch = first;
     fo.epochs = epochs;
-    return ggmlc_model_fit_dp(reps, n, NULL, NULL, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES, N_SAMPLES, &fo, NULL);
+    return ggmlc_model_fit_dp(reps, n, NULL, NULL, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES,
+                              N_SAMPLES, &fo, NULL);
 }
 
 /* Epoch 1 on 2 replicas, saved with the optimizer state, epoch 2 on 3 replicas loaded from the
@@ -320,18 +345,17 @@ static void test_resume(const struct data *d) {
     char path[] = "/tmp/ggmlc-test-dp-XXXXXX";
     const int fd = mkstemp(path);
     if (fd >= 0) close(fd);
-    ggmlc_model *two[2] = {build(MLP, "CPU"), build(MLP, "CPU")}, *one = build(MLP, "CPU"), *three[3] = {0};
+    ggmlc_model *two[2] = {build(MLP, "CPU"), build(MLP, "CPU")}, *one = build(MLP, "CPU"),
+                *three[3] = {0};
     enum ggmlc_status st = fit_epochs(two, 2, d, 0, 1);
     if (st == GGMLC_OK) st = ggmlc_model_save(two[0], path, true);
-    for (int i = 0; i < 3 && st == GGMLC_OK; i++) st = (three[i] = ggmlc_model_load(path, "CPU")) ? GGMLC_OK : ggmlc_last_status();
+    for (int i = 0; i < 3 && st == GGMLC_OK; i++)
+        st = (three[i] = ggmlc_model_load(path, "CPU")) ? GGMLC_OK : ggmlc_last_status();
     if (st == GGMLC_OK) st = fit_epochs(three, 3, d, 1, 2);
     if (st == GGMLC_OK) st = fit_epochs(&one, 1, d, 0, 2);
-    if (tap_ok(st == GGMLC_OK, "2 replicas, a checkpoint, then 3 replicas train (%s)", st == GGMLC_OK ? "ok" : ggmlc_last_error())) {
-        int64_t n0, n1;
-        float *w0 = weights_of(three[2], &n0), *w1 = weights_of(one, &n1);
-        const double diff = max_rel_diff(w0, w1, n1);
-        tap_ok(n0 == n1 && diff < 2e-4, "resumed on 3 replicas, the weights of 2 epochs on one (largest relative difference %.2g)", diff);
-        free(w0), free(w1);
+    if (tap_ok(st == GGMLC_OK, "2 replicas, a checkpoint, then 3 replicas train (%s)",
+               st == GGMLC_OK ? "ok" : ggmlc_last_error())) {
+        ok_same_weights(three[2], one, "resumed on 3 replicas, those of 2 epochs on one");
     }
     for (int i = 0; i < 3; i++) ggmlc_model_free(three[i]);
     for (int i = 0; i < 2; i++) ggmlc_model_free(two[i]);
@@ -346,9 +370,11 @@ struct flaky {
     int calls, fail_at;
 };
 
-static enum ggmlc_status flaky_allreduce(void *impl, float *data, size_t n, enum ggmlc_reduce_op op, double timeout_s) {
+static enum ggmlc_status flaky_allreduce(void *impl, float *data, size_t n, enum ggmlc_reduce_op op,
+                                         double timeout_s) {
     struct flaky *f = impl;
-    if (++f->calls == f->fail_at) return ggmlc_set_error(GGMLC_ERR_BACKEND, "rank 1 is gone (test)");
+    if (++f->calls == f->fail_at)
+        return ggmlc_set_error(GGMLC_ERR_BACKEND, "rank 1 is gone (test)");
     return GGMLC_OK;
 }
 
@@ -357,23 +383,27 @@ static const struct ggmlc_comm_ops flaky_ops = {"flaky", flaky_allreduce, NULL, 
 static void test_failures(const struct data *d) {
     ggmlc_model *reps[2] = {build(MLP, "CPU"), build(MLP_WIDER, "CPU")};
     struct ggmlc_fit_options fo = one_epoch();
-    enum ggmlc_status st = ggmlc_model_fit_dp(reps, 2, NULL, NULL, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES, N_SAMPLES, &fo, NULL);
-    tap_ok(st == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "differ"), "replicas of different models are refused: %s",
-           ggmlc_last_error());
+    enum ggmlc_status st = ggmlc_model_fit_dp(reps, 2, NULL, NULL, d->x, N_SAMPLES * FEATURES, d->y,
+                                              N_SAMPLES, N_SAMPLES, &fo, NULL);
+    tap_ok(st == GGMLC_ERR_INVALID_ARG && strstr(ggmlc_last_error(), "differ"),
+           "replicas of different models are refused: %s", ggmlc_last_error());
     ggmlc_model_free(reps[1]);
     reps[1] = build(MLP, "CPU");
     struct flaky f = {0, 12}; /* in the middle of the first steps' buckets */
     ggmlc_comm *outer = ggmlc_comm_new(&flaky_ops, &f, 0, 1);
     const int64_t t0 = ggml_time_us();
-    st = ggmlc_model_fit_dp(reps, 2, outer, NULL, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES, N_SAMPLES, &fo, NULL);
+    st = ggmlc_model_fit_dp(reps, 2, outer, NULL, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES,
+                            N_SAMPLES, &fo, NULL);
     const double took = (double)(ggml_time_us() - t0) / 1e6;
     tap_ok(st == GGMLC_ERR_BACKEND && strstr(ggmlc_last_error(), "rank 1 is gone") && took < 10,
-           "a transport failing mid-training ends the fit with its error in %.2f s: %s", took, ggmlc_last_error());
+           "a transport failing mid-training ends the fit with its error in %.2f s: %s", took,
+           ggmlc_last_error());
     ggmlc_comm_free(outer);
     const float bad[2] = {1, 0};
     struct ggmlc_dp_options dp = ggmlc_dp_defaults();
     dp.weights = bad;
-    st = ggmlc_model_fit_dp(reps, 2, NULL, &dp, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES, N_SAMPLES, &fo, NULL);
+    st = ggmlc_model_fit_dp(reps, 2, NULL, &dp, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES,
+                            N_SAMPLES, &fo, NULL);
     tap_ok(st == GGMLC_ERR_INVALID_ARG, "a weight of 0 is refused: %s", ggmlc_last_error());
     st = ggmlc_model_fit_dp(reps, 2, NULL, NULL, d->x, 5, d->y, N_SAMPLES, N_SAMPLES, &fo, NULL);
     tap_ok(st == GGMLC_ERR_SHAPE, "data of the wrong length are refused: %s", ggmlc_last_error());
@@ -396,7 +426,7 @@ static void test_vulkan(const struct data *d) {
 int main(void) {
     const char *build_dir = getenv("GGMLC_BUILDDIR");
     char path[1024];
-    if (build_dir) { /* the test configuration: Vulkan when built, its shader cache in the build tree */
+    if (build_dir) { /* the test configuration (Vulkan when built), the build's shader cache */
         snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
         setenv("GGMLC_CONFIG", path, 1);
         snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);

@@ -180,7 +180,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
             if (!parse_int(optarg, 1, INT64_MAX, &o->limit)) return bad_arg("--limit", optarg, "a positive number of samples");
             break;
         case O_REPLICAS:
-            if (!parse_int(optarg, 1, 64, &o->replicas)) return bad_arg("--replicas", optarg, "an integer 1..64");
+            if (!parse_int(optarg, 1, 64, &o->replicas))
+                return bad_arg("--replicas", optarg, "an integer 1..64");
             break;
         case O_DEVICES: o->devices = optarg; break;
         case O_QUIET: o->quiet = true; break;
@@ -197,7 +198,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
         fprintf(stderr, "ggmlc-train: unexpected argument '%s'\nTry 'ggmlc-train --help'.\n", argv[optind]);
         return EXIT_USAGE;
     }
-    if (o->replicas == 0) o->replicas = train_dp_device_count(o->devices); /* still 0: not data-parallel */
+    if (o->replicas == 0)
+        o->replicas = train_dp_device_count(o->devices); /* still 0: not data-parallel */
     if (o->epochs < 0) o->epochs = o->load ? 0 : strcmp(o->data, "digits") == 0 ? 20 : 10;
     if (o->plot && o->epochs == 0) {
         fputs("ggmlc-train: --plot draws the training epochs, but there are none (--epochs 0)\n", stderr);
@@ -378,7 +380,8 @@ static bool model_fits_data(ggmlc_model *m, const struct ggmlc_dataset *d) {
 
 /* Data-parallel fit (train-dp.h): m is replica 0; the others are built (or loaded) on the next
  * devices of --devices. */
-static enum ggmlc_status fit_replicas(const struct options *o, ggmlc_model *m, const struct ggmlc_dataset *d,
+static enum ggmlc_status fit_replicas(const struct options *o, ggmlc_model *m,
+                                      const struct ggmlc_dataset *d,
                                       const struct ggmlc_fit_options *fo, ggmlc_history **history) {
     ggmlc_model *reps[64] = {m};
     enum ggmlc_status st = GGMLC_OK;
@@ -390,7 +393,8 @@ static enum ggmlc_status fit_replicas(const struct options *o, ggmlc_model *m, c
         if (!(reps[i] = make_model(&oi, d))) st = ggmlc_last_status();
     }
     if (st == GGMLC_OK)
-        st = train_dp_fit(reps, n, d->x, ggmlc_dataset_features(d).len, d->y, (size_t)d->n, d->n, fo, history);
+        st = train_dp_fit(reps, n, d->x, ggmlc_dataset_features(d).len, d->y, (size_t)d->n, d->n,
+                          fo, history);
     for (int i = 1; i < n; i++) ggmlc_model_free(reps[i]);
     return st;
 }
@@ -414,9 +418,11 @@ static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *
         fo.val_x = val_set.x, fo.val_x_len = ggmlc_dataset_features(&val_set).len;
         fo.val_y = val_set.y, fo.val_y_len = (size_t)val_set.n, fo.n_val = val_set.n;
     }
-    const enum ggmlc_status st = o->replicas > 0 || train_dp_over_mpi()
-        ? fit_replicas(o, m, &fit_set, &fo, history)
-        : ggmlc_model_fit(m, fit_set.x, ggmlc_dataset_features(&fit_set).len, fit_set.y, (size_t)fit_set.n, fit_set.n, &fo, history);
+    const enum ggmlc_status st =
+        o->replicas > 0 || train_dp_over_mpi()
+            ? fit_replicas(o, m, &fit_set, &fo, history)
+            : ggmlc_model_fit(m, fit_set.x, ggmlc_dataset_features(&fit_set).len, fit_set.y,
+                              (size_t)fit_set.n, fit_set.n, &fo, history);
     if (own_split) ggmlc_dataset_free(&fit_set), ggmlc_dataset_free(&val_set);
     if (st != GGMLC_OK) {
         tool_fail("ggmlc-train", "training failed: %s", ggmlc_last_error());
@@ -468,7 +474,8 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
             rc = EXIT_TRAIN;
         }
     }
-    if (rc == 0 && o->save && train_dp_is_leader() && ggmlc_model_save(m, o->save, false) != GGMLC_OK) {
+    if (rc == 0 && o->save && train_dp_is_leader() &&
+        ggmlc_model_save(m, o->save, false) != GGMLC_OK) {
         tool_fail("ggmlc-train", "cannot save the model: %s", ggmlc_last_error());
         rc = EXIT_TRAIN;
     }
@@ -516,9 +523,11 @@ int main(int argc, char **argv) {
     if ((rc = check_backend_name(o.backend)) != 0) return rc;
     char device[128];
     for (int i = 0; i < train_dp_device_count(o.devices); i++)
-        if ((rc = check_backend_name(train_dp_device(o.devices, i, device, sizeof device))) != 0) return rc;
+        if ((rc = check_backend_name(train_dp_device(o.devices, i, device, sizeof device))) != 0)
+            return rc;
     if ((rc = train_dp_init(&argc, &argv)) != 0) return rc;
-    if (!train_dp_is_leader() && !freopen("/dev/null", "w", stdout)) return EXIT_TRAIN; /* rank 0 alone prints */
+    if (!train_dp_is_leader() && !freopen("/dev/null", "w", stdout))
+        return EXIT_TRAIN; /* rank 0 alone prints */
     struct ggmlc_dataset train_set = {0}, test_set = {0};
     rc = load_data(&o, &train_set, &test_set);
     if (rc == 0) rc = run(&o, &train_set, &test_set);

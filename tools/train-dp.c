@@ -22,7 +22,9 @@ int train_dp_init(int *argc, char ***argv) {
     return 0; /* a job of one process: as without mpirun */
 #else
     (void)argc, (void)argv;
-    fputs("ggmlc-train: started by an MPI launcher, but this ggmlc was built without MPI (configure --with-mpi)\n", stderr);
+    fputs(
+        "ggmlc-train: started by an MPI launcher, but this ggmlc was built without MPI (configure --with-mpi)\n",
+        stderr);
     return 2;
 #endif
 }
@@ -42,22 +44,25 @@ const char *train_dp_device(const char *list, int i, char *buf, size_t size) {
     const int n = train_dp_device_count(list);
     if (n == 0) return NULL;
     const char *start = list;
-    for (int k = 0; k < i % n; k++) start = strchr(start, ',') + 1; /* fewer names than replicas: round robin */
+    for (int k = 0; k < i % n; k++)
+        start = strchr(start, ',') + 1; /* fewer names than replicas: round robin */
     const size_t len = strcspn(start, ",");
     snprintf(buf, size, "%.*s", (int)len, start);
     return buf;
 }
 
-enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const float *x, size_t x_len, const float *y, size_t y_len,
-                               int64_t count, const struct ggmlc_fit_options *fo, ggmlc_history **history) {
+enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const float *x, size_t x_len,
+                               const float *y, size_t y_len, int64_t count,
+                               const struct ggmlc_fit_options *fo, ggmlc_history **history) {
     struct ggmlc_fit_options o = *fo;
     if (!train_dp_is_leader()) o.verbose = 0;
     struct ggmlc_dp_options dp = ggmlc_dp_defaults();
-    const enum ggmlc_status st = ggmlc_model_fit_dp(replicas, n, mpi_comm, &dp, x, x_len, y, y_len, count, &o, history);
+    const enum ggmlc_status st =
+        ggmlc_model_fit_dp(replicas, n, mpi_comm, &dp, x, x_len, y, y_len, count, &o, history);
     if (st == GGMLC_OK && fo->verbose && train_dp_is_leader()) {
         const int total = n * (mpi_comm ? ggmlc_comm_size(mpi_comm) : 1);
-        printf("data-parallel: %d replicas (%d per process%s), all-reduce %.1f us per step\n", total, n,
-               mpi_comm ? ", MPI" : "", ggmlc_dp_last_allreduce_us());
+        printf("data-parallel: %d replicas (%d per process%s), all-reduce %.1f us per step\n",
+               total, n, mpi_comm ? ", MPI" : "", ggmlc_dp_last_allreduce_us());
     }
     return st;
 }

@@ -19,8 +19,9 @@ const char *train_dp_device(const char *list, int i, char *buf, size_t size);
 /* How many names the list has (0 for NULL). */
 int train_dp_device_count(const char *list);
 /* ggmlc_model_fit's work over n replicas (and the MPI job); prints the all-reduce cost. */
-enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const float *x, size_t x_len, const float *y, size_t y_len,
-                               int64_t count, const struct ggmlc_fit_options *fo, ggmlc_history **history);
+enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const float *x, size_t x_len,
+                               const float *y, size_t y_len, int64_t count,
+                               const struct ggmlc_fit_options *fo, ggmlc_history **history);
 /* Leaves the MPI job (after the last collective call). */
 void train_dp_finish(void);
 
