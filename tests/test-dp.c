@@ -220,6 +220,7 @@ static float *weights_of(ggmlc_model *m, int64_t *n) {
 /* One model trained by ggmlc_model_fit on the whole batches: the reference weights. */
 static float *reference(enum kind kind, const struct data *d, int64_t *n, double *loss) {
     ggmlc_model *m = build(kind, "CPU");
+    if (!m) return NULL;
     struct ggmlc_fit_options fo = one_epoch();
     ggmlc_history *h = NULL;
     ggmlc_model_fit(m, d->x, N_SAMPLES * FEATURES, d->y, N_SAMPLES, N_SAMPLES, &fo, &h);
@@ -252,6 +253,7 @@ static void check_replicas(const char *what, enum kind kind, const struct data *
     int64_t n_ref, n_w[4];
     double ref_loss;
     float *ref = reference(kind, d, &n_ref, &ref_loss);
+    if (!tap_ok(ref != NULL, "%s: the reference model trains", what)) return;
     ggmlc_model *reps[4] = {0};
     for (int i = 0; i < n; i++) reps[i] = build(kind, devices[i]);
     struct ggmlc_fit_options fo = one_epoch();
@@ -428,7 +430,7 @@ int main(void) {
     char path[1024];
     if (build_dir) { /* the test configuration (Vulkan when built), the build's shader cache */
         snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-        setenv("GGMLC_CONFIG", path, 1);
+        if (access(path, R_OK) == 0) setenv("GGMLC_CONFIG", path, 1); /* else make check's */
         snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
         setenv("XDG_CACHE_HOME", path, 1);
     }
