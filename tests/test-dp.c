@@ -251,7 +251,7 @@ static void ok_same_weights(ggmlc_model *a, ggmlc_model *b, const char *what) {
 static void check_replicas(const char *what, enum kind kind, const struct data *d,
                            const char *const *devices, int n, const float *shares) {
     int64_t n_ref, n_w[4];
-    double ref_loss;
+    double ref_loss = NAN;
     float *ref = reference(kind, d, &n_ref, &ref_loss);
     if (!tap_ok(ref != NULL, "%s: the reference model trains", what)) return;
     ggmlc_model *reps[4] = {0};
