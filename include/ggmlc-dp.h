@@ -143,8 +143,9 @@ GGML_API enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int 
                                               const struct ggmlc_fit_options *fo,
                                               ggmlc_history **history);
 
-/* Microseconds the last ggmlc_model_fit_dp spent in all-reduce calls per step (mean over
- * steps, replica 0 of this process), and its steps; for benchmarks. */
+/* Microseconds per step that the calling thread's last ggmlc_model_fit_dp spent in gradient
+ * all-reduce calls (mean over the steps of this process's replica 0; the time includes waiting
+ * for slower replicas); for benchmarks. */
 GGML_API double ggmlc_dp_last_allreduce_us(void);
 
 #ifdef __cplusplus

@@ -16,7 +16,8 @@
 #include "ggml-cpu.h"
 #include "nn-dp.h"
 
-static double last_allreduce_us;
+/* Of the calling thread's last fit: several fits may run at once (one per "process"). */
+static _Thread_local double last_allreduce_us;
 
 double ggmlc_dp_last_allreduce_us(void) { return last_allreduce_us; }
 
@@ -32,6 +33,7 @@ struct dp_job {
     struct nn_data train, val;
     const struct ggmlc_fit_options *fo;
     ggmlc_history *history;
+    double allreduce_us; /* per step, replica 0's */
 };
 
 /* One replica's thread. */
@@ -375,7 +377,7 @@ static void *replica_main(void *arg) {
         ggmlc_comm_abort(r->comm, r->error); /* the others stop waiting for this one */
     }
     if (r->hook && r->index == 0 && r->steps > 0)
-        last_allreduce_us = ggmlc__dp_hook_reduce_us(r->hook) / (double)r->steps;
+        r->job->allreduce_us = ggmlc__dp_hook_reduce_us(r->hook) / (double)r->steps;
     ggmlc__dp_hook_free(r->hook);
     free(r->weights);
     return NULL;
@@ -531,8 +533,8 @@ enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int n_replica
             ggmlc_comm_abort(outer, ggmlc_last_error()); /* the other processes must not wait */
         return s;
     }
-    last_allreduce_us = 0;
     s = run_replicas(&job, outer);
+    last_allreduce_us = job.allreduce_us;
     if (history)
         *history = job.history;
     else
