@@ -115,7 +115,8 @@ struct ggmlc_dp_options {
     size_t bucket_bytes;
     /* Collective timeout in seconds (0: the communicator's). */
     double timeout_s;
-    /* CPU threads per replica on the CPU (0: the cores divided among the CPU replicas). */
+    /* CPU threads per replica on the CPU (0: the machine's cores divided among the CPU
+     * replicas of all the job's processes on it, as mpirun's environment counts them). */
     int cpu_threads;
 };
 

@@ -331,14 +331,24 @@ static int cpu_replicas(const struct dp_job *job) {
     return n;
 }
 
-/* The cores divided among the replicas computing on the CPU (a GPU replica's fallback CPU
- * backend keeps its threads). */
+/* Processes of this job on this machine, as MPI launchers say (Open MPI, MPICH); 1 alone. */
+static long local_processes(void) {
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && atol(v) > 0) return atol(v);
+    }
+    return 1;
+}
+
+/* The machine's cores divided among the replicas computing on its CPU, those of the other
+ * processes on it included (a GPU replica's fallback CPU backend keeps its threads). */
 static void share_cores(struct dp_replica *r) {
     ggml_backend_t b = r->m->backends[0];
     if (!ggml_backend_is_cpu(b)) return;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int per =
-        r->job->dp->cpu_threads > 0 ? r->job->dp->cpu_threads : (int)(cores / cpu_replicas(r->job));
+    const long sharing = (long)cpu_replicas(r->job) * local_processes();
+    const int per = r->job->dp->cpu_threads > 0 ? r->job->dp->cpu_threads : (int)(cores / sharing);
     ggml_backend_cpu_set_n_threads(b, per > 0 ? per : 1);
 }
 
