@@ -144,10 +144,16 @@ GGML_API enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int 
                                               const struct ggmlc_fit_options *fo,
                                               ggmlc_history **history);
 
-/* Microseconds per step that the calling thread's last ggmlc_model_fit_dp spent in gradient
- * all-reduce calls (mean over the steps of this process's replica 0; the time includes waiting
- * for slower replicas); for benchmarks. */
-GGML_API double ggmlc_dp_last_allreduce_us(void);
+/* What the calling thread's last ggmlc_model_fit_dp measured on this process's replica 0, per
+ * step: the time its gradient all-reduce calls took (in the worker thread, partly hidden behind
+ * the backward pass; it includes waiting for slower replicas), and the time the step itself lost
+ * to data parallelism (copying and scaling gradients, waiting for the sums after the backward
+ * pass, writing them back).  For benchmarks. */
+struct ggmlc_dp_stats {
+    double allreduce_us, overhead_us;
+    int64_t steps;
+};
+GGML_API struct ggmlc_dp_stats ggmlc_dp_last_stats(void);
 
 #ifdef __cplusplus
 }

@@ -17,9 +17,11 @@
 #include "nn-dp.h"
 
 /* Of the calling thread's last fit: several fits may run at once (one per "process"). */
-static _Thread_local double last_allreduce_us;
+static _Thread_local struct ggmlc_dp_stats last_stats;
 
-double ggmlc_dp_last_allreduce_us(void) { return last_allreduce_us; }
+struct ggmlc_dp_stats ggmlc_dp_last_stats(void) {
+    return last_stats;
+}
 
 struct ggmlc_dp_options ggmlc_dp_defaults(void) {
     return (struct ggmlc_dp_options){.warmup_batches = 3};
@@ -33,7 +35,7 @@ struct dp_job {
     struct nn_data train, val;
     const struct ggmlc_fit_options *fo;
     ggmlc_history *history;
-    double allreduce_us; /* per step, replica 0's */
+    struct ggmlc_dp_stats stats; /* replica 0's */
 };
 
 /* One replica's thread. */
@@ -386,8 +388,12 @@ static void *replica_main(void *arg) {
         snprintf(r->error, sizeof r->error, "%s", ggmlc_last_error());
         ggmlc_comm_abort(r->comm, r->error); /* the others stop waiting for this one */
     }
-    if (r->hook && r->index == 0 && r->steps > 0)
-        r->job->allreduce_us = ggmlc__dp_hook_reduce_us(r->hook) / (double)r->steps;
+    if (r->hook && r->index == 0 && r->steps > 0) {
+        struct ggmlc_dp_stats *s = &r->job->stats;
+        ggmlc__dp_hook_times(r->hook, &s->allreduce_us, &s->overhead_us);
+        s->steps = r->steps;
+        s->allreduce_us /= (double)r->steps, s->overhead_us /= (double)r->steps;
+    }
     ggmlc__dp_hook_free(r->hook);
     free(r->weights);
     return NULL;
@@ -544,7 +550,7 @@ enum ggmlc_status ggmlc_model_fit_dp(ggmlc_model *const *replicas, int n_replica
         return s;
     }
     s = run_replicas(&job, outer);
-    last_allreduce_us = job.allreduce_us;
+    last_stats = job.stats;
     if (history)
         *history = job.history;
     else

@@ -45,7 +45,8 @@ struct dp_hook {
     pthread_cond_t cond;
     enum ggmlc_status status;
     char error[512];
-    double reduce_us;
+    double reduce_us; /* the worker's time in all-reduce calls */
+    double hook_us;   /* the step's time in the hook: copies, scaling, the final wait */
 };
 
 static void hook_fail(struct dp_hook *h, enum ggmlc_status st, const char *msg) {
@@ -156,7 +157,7 @@ static bool finish(struct dp_hook *h) {
     return ok;
 }
 
-static bool arrive(struct dp_hook *h, int i) {
+static bool take_gradient(struct dp_hook *h, int i) {
     struct ggml_tensor *t = h->grads[i];
     float *dst = h->packed + h->offset[i];
     ggml_backend_tensor_get(t, dst, 0, ggml_nbytes(t));
@@ -185,7 +186,11 @@ static bool hook_eval(struct ggml_tensor *t, bool ask, void *user) {
     }
     const int i = grad_index(h, t);
     if (ask) return i >= 0;
-    return i < 0 || arrive(h, i);
+    if (i < 0) return true;
+    const int64_t t0 = ggml_time_us();
+    const bool ok = take_gradient(h, i);
+    h->hook_us += (double)(ggml_time_us() - t0);
+    return ok;
 }
 
 struct dp_hook *ggmlc__dp_hook_new(ggmlc_model *m, ggmlc_comm *comm, size_t bucket_bytes) {
@@ -244,4 +249,9 @@ enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const struct nn_data *d
     return status;
 }
 
-double ggmlc__dp_hook_reduce_us(const struct dp_hook *h) { return h->reduce_us; }
+void ggmlc__dp_hook_times(struct dp_hook *h, double *reduce_us, double *hook_us) {
+    pthread_mutex_lock(&h->lock);
+    *reduce_us = h->reduce_us;
+    pthread_mutex_unlock(&h->lock);
+    *hook_us = h->hook_us;
+}

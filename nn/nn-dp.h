@@ -18,7 +18,8 @@ GGMLC_HIDDEN enum ggmlc_status ggmlc__dp_hook_step(struct dp_hook *h, const stru
                                                    int64_t count, const int64_t *order, float scale,
                                                    const float *class_weights,
                                                    struct pass_stats *st);
-/* Microseconds the worker spent in all-reduce calls so far. */
-GGMLC_HIDDEN double ggmlc__dp_hook_reduce_us(const struct dp_hook *h);
+/* Microseconds so far that the worker spent in all-reduce calls, and that the replica's steps
+ * spent in the hook (copies, scaling, waiting for the sums after the backward pass). */
+GGMLC_HIDDEN void ggmlc__dp_hook_times(struct dp_hook *h, double *reduce_us, double *hook_us);
 
 #endif /* GGMLC_NN_DP_H */

@@ -57,14 +57,16 @@ enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const float *x, si
     struct ggmlc_fit_options o = *fo;
     if (!train_dp_is_leader()) o.verbose = 0;
     struct ggmlc_dp_options dp = ggmlc_dp_defaults();
-    const enum ggmlc_status st =
+    const enum ggmlc_status status =
         ggmlc_model_fit_dp(replicas, n, mpi_comm, &dp, x, x_len, y, y_len, count, &o, history);
-    if (st == GGMLC_OK && fo->verbose && train_dp_is_leader()) {
+    if (status == GGMLC_OK && fo->verbose && train_dp_is_leader()) {
         const int total = n * (mpi_comm ? ggmlc_comm_size(mpi_comm) : 1);
-        printf("data-parallel: %d replicas (%d per process%s), all-reduce %.1f us per step\n",
-               total, n, mpi_comm ? ", MPI" : "", ggmlc_dp_last_allreduce_us());
+        const struct ggmlc_dp_stats st = ggmlc_dp_last_stats();
+        printf("data-parallel: %d replicas (%d per process%s); per step: all-reduce %.2f ms, "
+               "time lost to it %.2f ms\n",
+               total, n, mpi_comm ? ", MPI" : "", st.allreduce_us / 1e3, st.overhead_us / 1e3);
     }
-    return st;
+    return status;
 }
 
 void train_dp_finish(void) {
