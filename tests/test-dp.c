@@ -247,6 +247,9 @@ static void ok_same_weights(ggmlc_model *a, ggmlc_model *b, const char *what) {
     free(wa), free(wb);
 }
 
+/* Passed as the shares: measure them (timed forward passes) instead. */
+static const float measured[1];
+
 /* Replicas on the given devices against the reference; weights (may be NULL) their shares. */
 static void check_replicas(const char *what, enum kind kind, const struct data *d,
                            const char *const *devices, int n, const float *shares) {
@@ -258,7 +261,8 @@ static void check_replicas(const char *what, enum kind kind, const struct data *
     for (int i = 0; i < n; i++) reps[i] = build(kind, devices[i]);
     struct ggmlc_fit_options fo = one_epoch();
     struct ggmlc_dp_options dp = ggmlc_dp_defaults();
-    dp.weights = shares;
+    dp.weights = shares == measured ? NULL : shares;
+    dp.measure = shares == measured;
     dp.bucket_bytes = 1024; /* several buckets, reduced while backward goes on */
     ggmlc_history *h = NULL;
     const enum ggmlc_status st = ggmlc_model_fit_dp(reps, n, NULL, &dp, d->x, N_SAMPLES * FEATURES,
@@ -423,6 +427,7 @@ static void test_vulkan(const struct data *d) {
     const char *devices[2] = {"CPU", ggml_backend_dev_name(ggml_backend_reg_dev_get(reg, 0))};
     check_replicas("CPU + Vulkan MLP", MLP, d, devices, 2, NULL);
     check_replicas("CPU + Vulkan CNN", CNN, d, devices, 2, (const float[]){1, 3});
+    check_replicas("CPU + Vulkan MLP, measured shares", MLP, d, devices, 2, measured);
 }
 
 int main(void) {
@@ -446,6 +451,7 @@ int main(void) {
     check_replicas("2 CPU replicas MLP", MLP, &d, two_cpus, 2, NULL);
     check_replicas("2 CPU replicas MLP, shares 1:3", MLP, &d, two_cpus, 2, (const float[]){1, 3});
     check_replicas("2 CPU replicas CNN", CNN, &d, two_cpus, 2, NULL);
+    check_replicas("2 CPU replicas MLP, measured shares", MLP, &d, two_cpus, 2, measured);
     test_outer(&d);
     test_resume(&d);
     test_failures(&d);
