@@ -36,6 +36,7 @@ struct options {
     long long limit;        /* train on the first this many training samples; 0: all */
     long long replicas;     /* data-parallel replicas in this process (train-dp.h) */
     const char *devices;    /* their devices, comma-separated; NULL: --backend's */
+    const char *shares;     /* their shares of each batch: "auto" or a list; NULL: equal */
 };
 
 static void usage(FILE *out) {
@@ -65,6 +66,7 @@ static void usage(FILE *out) {
         "                   (default: as many as --devices names); under mpirun N per process (1 by\n"
         "                   default), rank 0 alone prints and saves (docs/training.md)\n"
         "  --devices LIST   the replicas' devices, comma-separated (CPU,Vulkan0); round robin\n"
+        "  --shares LIST    each replica's relative share of a batch (1,4), or auto: measured\n"
         "  --quiet          print only the results\n"
         "  --help           show this help\n"
         "  --version        show the version of ggmlc\n\n"
@@ -117,7 +119,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
         O_HELP,
         O_VERSION,
         O_REPLICAS,
-        O_DEVICES
+        O_DEVICES,
+        O_SHARES
     };
     static const struct option longopts[] = {
         {"data", required_argument, 0, O_DATA},
@@ -138,6 +141,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
         {"version", no_argument, 0, O_VERSION},
         {"replicas", required_argument, 0, O_REPLICAS},
         {"devices", required_argument, 0, O_DEVICES},
+        {"shares", required_argument, 0, O_SHARES},
         {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
@@ -184,6 +188,11 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 return bad_arg("--replicas", optarg, "an integer 1..64");
             break;
         case O_DEVICES: o->devices = optarg; break;
+        case O_SHARES:
+            if (train_dp_parse_shares(optarg, NULL, 0) < 0)
+                return bad_arg("--shares", optarg, "auto or positive numbers separated by commas");
+            o->shares = optarg;
+            break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: tool_print_version("ggmlc-train"); return -1;
@@ -393,7 +402,7 @@ static enum ggmlc_status fit_replicas(const struct options *o, ggmlc_model *m,
         if (!(reps[i] = make_model(&oi, d))) st = ggmlc_last_status();
     }
     if (st == GGMLC_OK)
-        st = train_dp_fit(reps, n, d->x, ggmlc_dataset_features(d).len, d->y, (size_t)d->n, d->n,
+        st = train_dp_fit(reps, n, o->shares, d->x, ggmlc_dataset_features(d).len, d->y, (size_t)d->n, d->n,
                           fo, history);
     for (int i = 1; i < n; i++) ggmlc_model_free(reps[i]);
     return st;

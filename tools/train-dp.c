@@ -51,12 +51,32 @@ const char *train_dp_device(const char *list, int i, char *buf, size_t size) {
     return buf;
 }
 
-enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const float *x, size_t x_len,
-                               const float *y, size_t y_len, int64_t count,
+int train_dp_parse_shares(const char *text, float *out, int cap) {
+    if (!text || strcmp(text, "auto") == 0) return 0;
+    int n = 0;
+    for (const char *p = text;; n++) {
+        char *end;
+        const float v = strtof(p, &end);
+        if (end == p || !(v > 0 && v < 1e30f) || (*end != ',' && *end != '\0')) return -1;
+        if (n < cap) out[n] = v;
+        if (*end == '\0') return n + 1;
+        p = end + 1;
+    }
+}
+
+enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const char *shares, const float *x,
+                               size_t x_len, const float *y, size_t y_len, int64_t count,
                                const struct ggmlc_fit_options *fo, ggmlc_history **history) {
     struct ggmlc_fit_options o = *fo;
     if (!train_dp_is_leader()) o.verbose = 0;
     struct ggmlc_dp_options dp = ggmlc_dp_defaults();
+    float weights[64];
+    const int n_shares = train_dp_parse_shares(shares, weights, 64);
+    if (n_shares > 0 && n_shares != n)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "--shares gives %d shares for %d replicas",
+                               n_shares, n);
+    dp.weights = n_shares > 0 ? weights : NULL;
+    dp.measure = shares && strcmp(shares, "auto") == 0;
     const enum ggmlc_status status =
         ggmlc_model_fit_dp(replicas, n, mpi_comm, &dp, x, x_len, y, y_len, count, &o, history);
     if (status == GGMLC_OK && fo->verbose && train_dp_is_leader()) {

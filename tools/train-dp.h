@@ -18,10 +18,14 @@ bool train_dp_is_leader(void);
 const char *train_dp_device(const char *list, int i, char *buf, size_t size);
 /* How many names the list has (0 for NULL). */
 int train_dp_device_count(const char *list);
-/* ggmlc_model_fit's work over n replicas (and the MPI job); prints the all-reduce cost. */
-enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const float *x, size_t x_len,
-                               const float *y, size_t y_len, int64_t count,
+/* ggmlc_model_fit's work over n replicas (and the MPI job); prints the all-reduce cost.  shares:
+ * NULL (equal), "auto" (measured) or n comma-separated positive numbers. */
+enum ggmlc_status train_dp_fit(ggmlc_model **replicas, int n, const char *shares, const float *x,
+                               size_t x_len, const float *y, size_t y_len, int64_t count,
                                const struct ggmlc_fit_options *fo, ggmlc_history **history);
+/* The shares of a --shares list into out (cap entries): their number, 0 for NULL or "auto",
+ * -1 when the text is neither auto nor positive numbers separated by commas. */
+int train_dp_parse_shares(const char *text, float *out, int cap);
 /* Leaves the MPI job (after the last collective call). */
 void train_dp_finish(void);
 
