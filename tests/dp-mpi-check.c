@@ -1,5 +1,5 @@
 /*
- * dp-mpi-check.c - compares the weights of two saved models, for tests/test-dp-mpi.sh:
+ * dp-mpi-check.c - compares the weights of two saved models, for tests/test-dp-train.sh:
  *     dp-mpi-check A.gguf B.gguf TOLERANCE
  * prints the largest relative difference and exits 0 when it is at most TOLERANCE (1 when
  * larger, 2 when a file does not load or the models differ in size).

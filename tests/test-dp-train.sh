@@ -1,19 +1,16 @@
 #!/bin/sh
-# test-dp-mpi.sh - data-parallel training over MPI (libggmlc-mpi) with ggmlc-train (TAP):
-# mpirun -np 2 trains to the same weights as one process (one replica, and two replicas per
-# process against one), only rank 0 prints and writes the checkpoint, the checkpoint resumes on
-# another number of replicas, and a killed or a hung rank ends the job with an error within a
-# bounded time.  Skipped, visibly, when ggmlc was configured without MPI or mpirun is missing.
+# test-dp-train.sh - data-parallel training with ggmlc-train (TAP).  In one process: 2 replicas,
+# and 2 replicas with shares 1:3, train to the weights of one replica; bad --shares are refused.
+# Over MPI (libggmlc-mpi): mpirun -np 2 trains to the same weights as one process (one replica,
+# and two replicas per process), only rank 0 prints and writes the checkpoint, the checkpoint
+# resumes on another number of replicas, and a killed or a hung rank ends the job with an error
+# within a bounded time; those are skipped, visibly, when ggmlc was configured without MPI.
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 . "$GGMLC_TEST_DATA/taplib.sh"
-if ! grep -q "define GGMLC_WITH_MPI 1" "$GGMLC_BUILDDIR/config.h" || ! command -v mpirun >/dev/null; then
-    echo "1..0 # SKIP ggmlc was configured without MPI (or mpirun is missing)"
-    exit 0
-fi
 tool="$GGMLC_BUILDDIR/tools/ggmlc-train"
 check="$GGMLC_BUILDDIR/tests/dp-mpi-check"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-dp-mpi.XXXXXX") || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-dp-train.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 GGMLC_DATA_DIR="$GGMLC_TEST_DATA/../data"
 export GGMLC_DATA_DIR
@@ -24,6 +21,31 @@ train="--epochs 2 --seed 3 --quiet"
 # One process, one replica (the data-parallel path: the same seeded sharding).
 (cd "$tmp" && "$tool" $train --replicas 1 --save single.gguf >single.txt 2>&1)
 ok $? "one process, one replica trains"
+
+# In one process: 2 replicas, even and 1:3 shares.
+(cd "$tmp" && "$tool" $train --replicas 2 --save two.gguf >two.txt 2>&1) &&
+    "$check" "$tmp/two.gguf" "$tmp/single.gguf" 2e-4 >"$tmp/cmp.txt" 2>&1
+ok $? "2 replicas end with the weights of one: $(cat "$tmp/cmp.txt")"
+(cd "$tmp" && "$tool" $train --replicas 2 --shares 1,3 --save shares.gguf >shares.txt 2>&1) &&
+    "$check" "$tmp/shares.gguf" "$tmp/single.gguf" 2e-4 >"$tmp/cmp.txt" 2>&1
+ok $? "2 replicas with shares 1:3 end with the weights of one: $(cat "$tmp/cmp.txt")"
+"$tool" --replicas 2 --shares 1,-1 >"$tmp/bad.txt" 2>&1
+st=$?
+test $st -eq 2 && grep -q "invalid value '1,-1' for --shares" "$tmp/bad.txt"
+ok $? "--shares 1,-1 exits 2: $(cat "$tmp/bad.txt")"
+"$tool" --replicas 3 --shares 1,2 --epochs 1 --quiet >"$tmp/bad.txt" 2>&1
+st=$?
+test $st -eq 4 && grep -q "2 shares for 3 replicas" "$tmp/bad.txt"
+ok $? "2 shares for 3 replicas exit 4: $(grep -m1 "shares for" "$tmp/bad.txt")"
+
+if ! grep -q "define GGMLC_WITH_MPI 1" "$GGMLC_BUILDDIR/config.h" || ! command -v mpirun >/dev/null; then
+    for what in "mpirun -np 2 trains like one process" "only rank 0 prints and saves" \
+        "2 processes of 2 replicas" "resuming on another count" "a killed rank" "a hung rank"; do
+        n=$((n + 1))
+        echo "ok $n - $what # SKIP ggmlc was configured without MPI (or mpirun is missing)"
+    done
+    tap_done
+fi
 
 # Two processes, each in its own folder: rank r writes only below r<r>.
 cat >"$tmp/rank.sh" <<SH
