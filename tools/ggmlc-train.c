@@ -14,6 +14,7 @@
 #include "ggml-backend.h"
 #include "ggmlc-nn.h"
 #include "tool-options.h"
+#include "train-dp.h"
 
 /* Exit statuses, documented in --help. */
 enum { EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_TRAIN = 4 };
@@ -29,6 +30,9 @@ struct options {
     uint64_t seed;
     long long max_data_mib; /* 0: the library's limit */
     long long limit;        /* train on the first this many training samples; 0: all */
+    long long replicas;     /* data-parallel replicas in this process (train-dp.h) */
+    const char *devices;    /* their devices, comma-separated; NULL: --backend's */
+    const char *shares;     /* their shares of each batch: "auto" or a list; NULL: equal */
 };
 
 static void usage(FILE *out) {
@@ -54,6 +58,11 @@ static void usage(FILE *out) {
         "                   or $GGMLC_DATASET_MAX_BYTES); larger data are refused, not read\n"
         "  --limit N        train on the first N training samples only (a quick trial; the test\n"
         "                   data stay whole)\n"
+        "  --replicas N     train data-parallel with N replicas in this process, one thread each\n"
+        "                   (default: as many as --devices names); under mpirun N per process (1 by\n"
+        "                   default), rank 0 alone prints and saves (docs/training.md)\n"
+        "  --devices LIST   the replicas' devices, comma-separated (CPU,Vulkan0); round robin\n"
+        "  --shares LIST    each replica's relative share of a batch (1,4), or auto: measured\n"
         "  --quiet          print only the results\n"
         "  --help           show this help\n"
         "  --version        show the version of ggmlc\n\n"
@@ -86,7 +95,10 @@ static int parse_args(int argc, char **argv, struct options *o) {
         O_LIMIT,
         O_QUIET,
         O_HELP,
-        O_VERSION
+        O_VERSION,
+        O_REPLICAS,
+        O_DEVICES,
+        O_SHARES
     };
     static const struct option longopts[] = {
         {"data", required_argument, 0, O_DATA},
@@ -105,6 +117,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
         {"max-data", required_argument, 0, O_MAX_DATA},
         {"limit", required_argument, 0, O_LIMIT},
         {"version", no_argument, 0, O_VERSION},
+        {"replicas", required_argument, 0, O_REPLICAS},
+        {"devices", required_argument, 0, O_DEVICES},
+        {"shares", required_argument, 0, O_SHARES},
         {0, 0, 0, 0},
     };
     *o = (struct options){.data = "digits", .model = "mlp", .epochs = -1, .batch = 32, .lr = 1e-3, .val_split = 0.1, .seed = 42};
@@ -146,6 +161,16 @@ static int parse_args(int argc, char **argv, struct options *o) {
         case O_LIMIT:
             if (!tool_parse_int(optarg, 1, INT64_MAX, &o->limit)) return bad_arg("--limit", optarg, "a positive number of samples");
             break;
+        case O_REPLICAS:
+            if (!parse_int(optarg, 1, 64, &o->replicas))
+                return bad_arg("--replicas", optarg, "an integer 1..64");
+            break;
+        case O_DEVICES: o->devices = optarg; break;
+        case O_SHARES:
+            if (train_dp_parse_shares(optarg, NULL, 0) < 0)
+                return bad_arg("--shares", optarg, "auto or positive numbers separated by commas");
+            o->shares = optarg;
+            break;
         case O_QUIET: o->quiet = true; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: tool_print_version("ggmlc-train"); return -1;
@@ -160,6 +185,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
         fprintf(stderr, "ggmlc-train: unexpected argument '%s'\nTry 'ggmlc-train --help'.\n", argv[optind]);
         return EXIT_USAGE;
     }
+    if (o->replicas == 0)
+        o->replicas = train_dp_device_count(o->devices); /* still 0: not data-parallel */
     if (o->epochs < 0) o->epochs = o->load ? 0 : strcmp(o->data, "digits") == 0 ? 20 : 10;
     if (o->plot && o->epochs == 0) {
         fputs("ggmlc-train: --plot draws the training epochs, but there are none (--epochs 0)\n", stderr);
@@ -338,6 +365,27 @@ static bool model_fits_data(ggmlc_model *m, const struct ggmlc_dataset *d) {
 
 /* ---------------------------------------------------------------- main */
 
+/* Data-parallel fit (train-dp.h): m is replica 0; the others are built (or loaded) on the next
+ * devices of --devices. */
+static enum ggmlc_status fit_replicas(const struct options *o, ggmlc_model *m,
+                                      const struct ggmlc_dataset *d,
+                                      const struct ggmlc_fit_options *fo, ggmlc_history **history) {
+    ggmlc_model *reps[64] = {m};
+    enum ggmlc_status st = GGMLC_OK;
+    char device[128];
+    const int n = o->replicas > 0 ? (int)o->replicas : 1;
+    for (int i = 1; i < n && st == GGMLC_OK; i++) {
+        struct options oi = *o;
+        if (o->devices) oi.backend = train_dp_device(o->devices, i, device, sizeof device);
+        if (!(reps[i] = make_model(&oi, d))) st = ggmlc_last_status();
+    }
+    if (st == GGMLC_OK)
+        st = train_dp_fit(reps, n, o->shares, d->x, ggmlc_dataset_features(d).len, d->y, (size_t)d->n, d->n,
+                          fo, history);
+    for (int i = 1; i < n; i++) ggmlc_model_free(reps[i]);
+    return st;
+}
+
 static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *train_set, ggmlc_history **history) {
     struct ggmlc_dataset fit_set = *train_set, val_set = {0};
     bool own_split = false;
@@ -357,8 +405,11 @@ static int train(const struct options *o, ggmlc_model *m, struct ggmlc_dataset *
         fo.val_x = val_set.x, fo.val_x_len = ggmlc_dataset_features(&val_set).len;
         fo.val_y = val_set.y, fo.val_y_len = (size_t)val_set.n, fo.n_val = val_set.n;
     }
-    const enum ggmlc_status st = ggmlc_model_fit(m, fit_set.x, ggmlc_dataset_features(&fit_set).len, fit_set.y, (size_t)fit_set.n,
-                                                 fit_set.n, &fo, history);
+    const enum ggmlc_status st =
+        o->replicas > 0 || train_dp_over_mpi()
+            ? fit_replicas(o, m, &fit_set, &fo, history)
+            : ggmlc_model_fit(m, fit_set.x, ggmlc_dataset_features(&fit_set).len, fit_set.y,
+                              (size_t)fit_set.n, fit_set.n, &fo, history);
     if (own_split) ggmlc_dataset_free(&fit_set), ggmlc_dataset_free(&val_set);
     if (st != GGMLC_OK) {
         tool_fail("ggmlc-train", "training failed: %s", ggmlc_last_error());
@@ -376,7 +427,10 @@ static void print_epoch_time(const ggmlc_history *h) {
 }
 
 static int run(const struct options *o, struct ggmlc_dataset *train_set, struct ggmlc_dataset *test_set) {
-    ggmlc_model *m = make_model(o, train_set);
+    struct options o0 = *o; /* replica 0 on the first of --devices */
+    char device[128];
+    if (o->devices) o0.backend = train_dp_device(o->devices, 0, device, sizeof device);
+    ggmlc_model *m = make_model(&o0, train_set);
     if (!m) {
         tool_fail("ggmlc-train", "cannot %s the model: %s", o->load ? "load" : "build",
                   ggmlc_last_error());
@@ -399,7 +453,7 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
         printf("test accuracy %.4f (loss %.4f) on %lld samples\n", metrics[0], loss, (long long)test_set->n);
         if (history) print_epoch_time(history);
     }
-    if (rc == 0 && o->plot) {
+    if (rc == 0 && o->plot && train_dp_is_leader()) {
         char title[256];
         snprintf(title, sizeof(title), "ggmlc-train: %s, %s", o->model, o->data);
         if (ggmlc_plot_history(history, title, o->plot) != GGMLC_OK) {
@@ -407,7 +461,8 @@ static int run(const struct options *o, struct ggmlc_dataset *train_set, struct 
             rc = EXIT_TRAIN;
         }
     }
-    if (rc == 0 && o->save && ggmlc_model_save(m, o->save, false) != GGMLC_OK) {
+    if (rc == 0 && o->save && train_dp_is_leader() &&
+        ggmlc_model_save(m, o->save, false) != GGMLC_OK) {
         tool_fail("ggmlc-train", "cannot save the model: %s", ggmlc_last_error());
         rc = EXIT_TRAIN;
     }
@@ -442,10 +497,18 @@ int main(int argc, char **argv) {
     }
     tool_flush_errors(); /* a backend that failed while the CPU loaded: said, not fatal */
     if ((rc = check_backend_name(o.backend)) != 0) return rc;
+    char device[128];
+    for (int i = 0; i < train_dp_device_count(o.devices); i++)
+        if ((rc = check_backend_name(train_dp_device(o.devices, i, device, sizeof device))) != 0)
+            return rc;
+    if ((rc = train_dp_init(&argc, &argv)) != 0) return rc;
+    if (!train_dp_is_leader() && !freopen("/dev/null", "w", stdout))
+        return EXIT_TRAIN; /* rank 0 alone prints */
     struct ggmlc_dataset train_set = {0}, test_set = {0};
     rc = load_data(&o, &train_set, &test_set);
     if (rc == 0) rc = run(&o, &train_set, &test_set);
     ggmlc_dataset_free(&train_set);
     ggmlc_dataset_free(&test_set);
+    train_dp_finish();
     return rc;
 }
