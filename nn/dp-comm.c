@@ -232,6 +232,15 @@ static void threads_abort(void *impl, const char *why) {
     if (g->outer) ggmlc_comm_abort(g->outer, why);
 }
 
+static void group_free(struct thread_group *g) {
+    pthread_mutex_destroy(&g->lock);
+    pthread_cond_destroy(&g->cond);
+    free(g->bufs);
+    free(g->scratch);
+    free(g);
+}
+
+/* A member; the last one frees the group. */
 static void threads_free(void *impl) {
     struct thread_member *me = impl;
     struct thread_group *g = me->group;
@@ -239,12 +248,7 @@ static void threads_free(void *impl) {
     const bool last = --g->refs == 0;
     pthread_mutex_unlock(&g->lock);
     free(me);
-    if (!last) return;
-    pthread_mutex_destroy(&g->lock);
-    pthread_cond_destroy(&g->cond);
-    free(g->bufs);
-    free(g->scratch);
-    free(g);
+    if (last) group_free(g);
 }
 
 static const struct ggmlc_comm_ops thread_ops = {"threads", threads_allreduce, threads_abort,
@@ -277,9 +281,8 @@ enum ggmlc_status ggmlc_comm_threads(int n, ggmlc_comm *outer, ggmlc_comm **memb
         members[i] = me ? ggmlc_comm_new(&thread_ops, me, base + i, total) : NULL;
         if (!members[i]) {
             free(me);
-            for (int k = 0; k < i; k++) ggmlc_comm_free(members[k]);
-            if (i == 0)
-                threads_free(&(struct thread_member){g, 0}); /* no member holds the group yet */
+            for (int k = 0; k < i; k++) ggmlc_comm_free(members[k]); /* the last frees g */
+            if (i == 0) group_free(g);
             return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_comm_threads: out of memory");
         }
         *me = (struct thread_member){g, i};
