@@ -162,7 +162,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
             if (!tool_parse_int(optarg, 1, INT64_MAX, &o->limit)) return bad_arg("--limit", optarg, "a positive number of samples");
             break;
         case O_REPLICAS:
-            if (!parse_int(optarg, 1, 64, &o->replicas))
+            if (!tool_parse_int(optarg, 1, 64, &o->replicas))
                 return bad_arg("--replicas", optarg, "an integer 1..64");
             break;
         case O_DEVICES: o->devices = optarg; break;
