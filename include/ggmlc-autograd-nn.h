@@ -146,6 +146,18 @@ GGML_API void ga_optimizer_free(ga_optimizer *opt);
  * a gradient; NULL on error. */
 GGML_API ga_tensor *ga_clip_grad_norm(ga_param_list params, float max_norm, float norm_type);
 
+/* ------------------------------------------------------- data parallelism */
+
+/* Replace every parameter's gradient by the sum over the communicator's members (ggmlc-dp.h:
+ * threads of this process, or MPI processes through libggmlc-mpi) of scale * gradient: scale
+ * = 1 / size averages equal shares of a batch, k / B for a member that saw k of B samples.
+ * Call it between ga_backward and ga_optimizer_step; every member passes the same parameter
+ * list (same shapes, same order), each parameter with a gradient.  Computes what is pending
+ * first (a device synchronisation), then reduces in buckets. */
+typedef struct ggmlc_comm ggmlc_comm;
+GGML_API enum ggmlc_status ga_dp_allreduce_grads(ggmlc_comm *comm, ga_param_list params,
+                                                 float scale);
+
 /* ------------------------------------------------------------ schedulers */
 
 /* Creating a scheduler sets the optimizer's rate for step 0; ga_scheduler_step moves to the next
