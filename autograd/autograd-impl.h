@@ -54,6 +54,7 @@ struct ga_storage {
 
 struct ga_device {
     ggml_backend_dev_t dev;
+    bool replica; /* made by ga_device_open: never returned by ga_device_get */
     ggml_backend_t backend, cpu; /* cpu: the fallback, NULL when backend is the CPU */
     ggml_backend_sched_t sched;
     struct ggml_context *seg; /* pending nodes */

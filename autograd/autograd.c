@@ -9,7 +9,7 @@
 #include "autograd-impl.h"
 
 static _Thread_local bool grad_disabled;
-static uint64_t visit_counter;
+static _Thread_local uint64_t visit_counter; /* marks of one thread's walks */
 
 bool ga_set_grad_enabled(bool enabled) {
     bool was = !grad_disabled;

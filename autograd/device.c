@@ -2,6 +2,7 @@
  * device.c - the devices of the eager tensors: their backends and scheduler, the segment of
  * pending nodes, storage of values, and the flush that computes what is pending.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@
 /* Tensors a segment holds before it is flushed by itself; ops reserve room before adding. */
 #define GA_SEG_TENSORS 16384
 
+/* Every device, shared and replica; replicas are opened from several threads. */
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 static ga_device *devices[GA_MAX_DEVICES];
 static int n_devices;
 static ga_device *default_device;
@@ -65,34 +68,57 @@ static void device_free(ga_device *d) {
     free(d);
 }
 
-static ga_device *device_open(ggml_backend_dev_t bdev) {
-    for (int i = 0; i < n_devices; i++)
-        if (devices[i]->dev == bdev) return devices[i];
+/* A new device over bdev, registered for ga_shutdown (the lock held). */
+static ga_device *device_new(ggml_backend_dev_t bdev, bool replica) {
     if (n_devices == GA_MAX_DEVICES) {
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_device_get: more than %d devices", GA_MAX_DEVICES);
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "ga: more than %d devices", GA_MAX_DEVICES);
         return NULL;
     }
     ga_device *d = calloc(1, sizeof *d);
     if (!d || !open_segment(d) || (d->dev = bdev, !open_backends(d))) {
         device_free(d);
-        ggmlc_set_error(GGMLC_ERR_BACKEND, "ga_device_get: cannot start device %s",
+        ggmlc_set_error(GGMLC_ERR_BACKEND, "ga: cannot start device %s",
                         ggml_backend_dev_name(bdev));
         return NULL;
     }
+    d->replica = replica;
     devices[n_devices++] = d;
     return d;
 }
 
-ga_device *ga_device_get(const char *name) {
-    enum ggmlc_status st = ggmlc_init();
-    if (st != GGMLC_OK) return NULL;
+static ga_device *device_open(ggml_backend_dev_t bdev) {
+    pthread_mutex_lock(&devices_lock);
+    ga_device *d = NULL;
+    for (int i = 0; i < n_devices && !d; i++)
+        if (devices[i]->dev == bdev && !devices[i]->replica) d = devices[i];
+    if (!d) d = device_new(bdev, false);
+    pthread_mutex_unlock(&devices_lock);
+    return d;
+}
+
+static ggml_backend_dev_t backend_device(const char *name, const char *fn) {
+    if (ggmlc_init() != GGMLC_OK) return NULL;
     ggml_backend_dev_t bdev = name ? ggml_backend_dev_by_name(name) : ggmlc_device_default();
-    if (!bdev) {
-        ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "ga_device_get: no device named '%s' (see ggmlc-info)",
+    if (!bdev)
+        ggmlc_set_error(GGMLC_ERR_NOT_FOUND, "%s: no device named '%s' (see ggmlc-info)", fn,
                         name ? name : "(default)");
-        return NULL;
-    }
-    return device_open(bdev);
+    return bdev;
+}
+
+ga_device *ga_device_open(const char *name, int threads) {
+    ggml_backend_dev_t bdev = backend_device(name, "ga_device_open");
+    if (!bdev) return NULL;
+    pthread_mutex_lock(&devices_lock);
+    ga_device *d = device_new(bdev, true);
+    pthread_mutex_unlock(&devices_lock);
+    if (d && threads > 0 && ggml_backend_is_cpu(d->backend))
+        ggml_backend_cpu_set_n_threads(d->backend, threads);
+    return d;
+}
+
+ga_device *ga_device_get(const char *name) {
+    ggml_backend_dev_t bdev = backend_device(name, "ga_device_get");
+    return bdev ? device_open(bdev) : NULL;
 }
 
 const char *ga_device_name(const ga_device *dev) {
@@ -120,6 +146,7 @@ enum ggmlc_status ga_synchronize(ga_device *dev) {
 }
 
 void ga_shutdown(void) {
+    pthread_mutex_lock(&devices_lock);
     for (int i = 0; i < n_devices; i++) {
         ggmlc__ga_flush(devices[i]);
         device_free(devices[i]);
@@ -127,6 +154,7 @@ void ga_shutdown(void) {
     }
     n_devices = 0;
     default_device = NULL;
+    pthread_mutex_unlock(&devices_lock);
 }
 
 /* ------------------------------------------------------------- storage */

@@ -18,11 +18,14 @@ enum ggmlc_status ga_dp_allreduce_grads(ggmlc_comm *comm, ga_param_list params, 
                                "ga_dp_allreduce_grads: NULL communicator or invalid list");
     struct ggml_tensor **grads = calloc((size_t)params.n + 1, sizeof *grads);
     if (!grads) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_dp_allreduce_grads: out of memory");
-    enum ggmlc_status st = ga_synchronize(NULL);
+    enum ggmlc_status st = GGMLC_OK;
     for (int k = 0; k < params.n && st == GGMLC_OK; k++) {
         const ga_tensor *g = ggmlc__ga_check(params.params[k], "ga_dp_allreduce_grads")
                                  ? ga_grad(params.params[k])
                                  : NULL;
+        /* only this replica's devices: other threads' replicas are busy with theirs */
+        if (g && (g->pending_index >= 0 || !g->store)) st = ga_synchronize(g->dev);
+        if (st != GGMLC_OK) break;
         if (!g || !g->store) /* every member must send the same list: a gap is an error */
             st = ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                                  "ga_dp_allreduce_grads: parameter %d (%s) has no gradient", k,

@@ -37,7 +37,9 @@
  * calls fails once, at the first mistake.  Nothing aborts.
  *
  * Threads: a device and its tensors are used from one thread at a time; scopes and the grad
- * mode are per thread.
+ * mode are per thread.  Data-parallel replicas each take a device of their own
+ * (ga_device_open) and their own thread.  The ga_manual_seed generator is one for the process:
+ * draw from it (rand, randn, dropout, module initialisation) in one thread at a time.
  *
  * Every op records its gradient (checked against finite differences and PyTorch autograd in
  * tests/test-autograd*.c).  Many are compositions of other ops (losses, norms, attention,
@@ -74,6 +76,13 @@ typedef struct ga_device ga_device;
  * default device when name is NULL (ggmlc_device_default).  Initialises ggmlc if needed.  The
  * device stays valid until ga_shutdown.  NULL and a message when no device has that name. */
 GGML_API ga_device *ga_device_get(const char *name);
+
+/* A device of its own over the backend device name (NULL: the default), for one data-parallel
+ * replica: its own backend instance, pending graph and storage, so that replicas on the same
+ * hardware (two halves of the CPU) or on different devices run in their own threads at the
+ * same time.  threads > 0 sets a CPU backend's thread count.  ga_device_get never returns it;
+ * ga_shutdown frees it.  NULL and a message when the device does not start. */
+GGML_API ga_device *ga_device_open(const char *name, int threads);
 
 /* The device's name ("CPU", "Vulkan0"). */
 GGML_API const char *ga_device_name(const ga_device *dev);
