@@ -35,10 +35,10 @@ static bool on_host_memory(const ggmlc_model *m) {
 static int64_t classes_needed(const ggmlc_model *m) {
     int64_t most = 1;
     for (int k = 0; k < m->n_outputs; k++) {
-        const int64_t no = ggmlc__nn_output_elems(m, k);
+        const int64_t nc = ggmlc__nn_output_classes(m, k); /* per position */
         if (!(m->heads[k].metrics & GGMLC_METRIC_ACCURACY)) continue;
-        if (no == 1 || no > NN_STATS_MAX_CLASSES) return -1;
-        most = no > most ? no : most;
+        if (nc == 1 || nc > NN_STATS_MAX_CLASSES) return -1;
+        most = nc > most ? nc : most;
     }
     return most;
 }
@@ -104,12 +104,13 @@ static void count_finite(ggmlc_model *m, struct nn_graph *g, struct ggml_cgraph 
     accumulate(ctx, graph, m->stats_acc, slot_finite(m), ggml_step(ctx, margin));
 }
 
-/* Rows of the identity matrix picked by each sample's argmax: one-hot predictions. */
+/* Rows of the identity matrix picked by the argmax of each row of nc classes (one per sample,
+ * or one per position of a sequence output): one-hot predictions. */
 static struct ggml_tensor *one_hot_argmax(ggmlc_model *m, struct ggml_context *ctx,
-                                          struct ggml_tensor *t, int64_t no, int64_t batch) {
+                                          struct ggml_tensor *t, int64_t nc, int64_t n_rows) {
     /* a reshape only where needed: the scheduler copies each view of an input on its own */
-    const bool rows_already = t->ne[0] == no && t->ne[1] == batch && ggml_nrows(t) == batch;
-    struct ggml_tensor *rows = rows_already ? t : ggml_reshape_2d(ctx, t, no, batch);
+    const bool rows_already = t->ne[0] == nc && t->ne[1] == n_rows && ggml_nrows(t) == n_rows;
+    struct ggml_tensor *rows = rows_already ? t : ggml_reshape_2d(ctx, t, nc, n_rows);
     return ggml_get_rows(ctx, m->stats_eye, ggml_argmax(ctx, rows));
 }
 
@@ -121,8 +122,9 @@ static void head_stats(ggmlc_model *m, struct nn_graph *g, int k, struct ggml_cg
         accumulate(ctx, graph, m->stats_acc, slot_head(k), ggml_scale(ctx, g->head_loss[k], count));
     const unsigned metrics = m->heads[k].metrics;
     if (metrics & GGMLC_METRIC_ACCURACY) {
-        struct ggml_tensor *hits = ggml_mul(ctx, one_hot_argmax(m, ctx, g->out[k], no, g->batch),
-                                            one_hot_argmax(m, ctx, g->y[k], no, g->batch));
+        const int64_t nc = ggmlc__nn_output_classes(m, k), n_rows = g->batch * (no / nc);
+        struct ggml_tensor *hits = ggml_mul(ctx, one_hot_argmax(m, ctx, g->out[k], nc, n_rows),
+                                            one_hot_argmax(m, ctx, g->y[k], nc, n_rows));
         accumulate(ctx, graph, m->stats_acc, slot_head(k) + 1, ggml_sum(ctx, hits));
     }
     if ((metrics & GGMLC_METRIC_MAE) &&
@@ -155,7 +157,9 @@ float ggmlc__nn_device_stats_read(ggmlc_model *m, int64_t samples, struct pass_s
     for (int k = 0; k < m->n_outputs; k++) {
         const bool is_total = m->n_outputs == 1 && m->heads[k].weight == 1.0f;
         st->head_loss_sum[k] += is_total ? v[0] : v[slot_head(k)];
-        st->correct[k] += (int64_t)llround(v[slot_head(k) + 1]);
+        /* right positions; a sample counts the fraction of its positions that are right */
+        const int64_t positions = ggmlc__nn_output_elems(m, k) / ggmlc__nn_output_classes(m, k);
+        st->correct[k] += (double)llround(v[slot_head(k) + 1]) / (double)positions;
         st->abs_err[k] += v[slot_head(k) + 2];
     }
     *finite_steps = (int64_t)llround(v[slot_finite(m)]);
