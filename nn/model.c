@@ -128,7 +128,7 @@ static enum ggmlc_status setup_layer(ggmlc_layer *l, const int64_t *in, int in_d
         if (in_dims != l->in_dims ||
             memcmp(in, l->in_shape, sizeof(int64_t) * (size_t)in_dims) != 0 ||
             in2_dims != l->in2_dims ||
-            memcmp(in2, l->in2_shape, sizeof(int64_t) * (size_t)in2_dims) != 0)
+            (in2_dims > 0 && memcmp(in2, l->in2_shape, sizeof(int64_t) * (size_t)in2_dims) != 0))
             return ggmlc_set_error(GGMLC_ERR_SHAPE, "layer '%s' is shared between inputs of different shapes", l->name);
         return GGMLC_OK;
     }
