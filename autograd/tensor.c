@@ -419,3 +419,14 @@ ga_tensor *ga_to(const ga_tensor *t, ga_device *dev) {
     free(v);
     return r;
 }
+
+void ga_thread_release(void) {
+    free(scopes);
+    scopes = NULL;
+    n_scopes = cap_scopes = 0;
+    while (free_handles) {
+        ga_tensor *next = free_handles->grad; /* the free list is linked through grad */
+        free(free_handles);
+        free_handles = next;
+    }
+}

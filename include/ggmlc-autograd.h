@@ -100,6 +100,11 @@ GGML_API enum ggmlc_status ga_synchronize(ga_device *dev);
 GGML_API size_t ga_device_bytes_in_use(const ga_device *dev);
 GGML_API size_t ga_device_tensors_alive(const ga_device *dev);
 
+/* Free the calling thread's own caches (its scope stack and the handles it keeps for reuse):
+ * call it at the end of a thread that used eager tensors (a data-parallel replica's thread),
+ * with no scope open.  The main thread's go at ga_shutdown or exit. */
+GGML_API void ga_thread_release(void);
+
 /* Release every device and its cached plans and buffers.  All tensors must be released. */
 GGML_API void ga_shutdown(void);
 

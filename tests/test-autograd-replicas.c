@@ -56,6 +56,7 @@ static void *train(void *arg) {
     }
     if (r->status != GGMLC_OK && r->comm) ggmlc_comm_abort(r->comm, ggmlc_last_error());
     ga_optimizer_free(opt);
+    if (r->comm) ga_thread_release(); /* a replica's thread ends here */
     return NULL;
 }
 
