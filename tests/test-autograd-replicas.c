@@ -1,7 +1,7 @@
 /*
  * test-autograd-replicas.c - eager data parallelism in one process: two replicas, each on a
- * device of its own (ga_device_open: two CPU backends of one thread, or the two devices named
- * as arguments: CPU Vulkan0) and in a thread of its own, train an MLP on half of every batch and average their gradients through a thread
+ * device of its own (ga_device_open: two CPU backends of one thread, or the CPU and the device
+ * named as the argument, Vulkan0) and in a thread of its own, train an MLP on half of every batch and average their gradients through a thread
  * communicator (ga_dp_allreduce_grads); both must end with the weights of one model trained
  * on the whole batch, and with each other's bits.
  */
@@ -82,7 +82,7 @@ static double weight_diff(ga_module *a, ga_module *b) {
 }
 
 int main(int argc, char **argv) {
-    const char *names[REPLICAS] = {argc > 2 ? argv[1] : "CPU", argc > 2 ? argv[2] : "CPU"};
+    const char *names[REPLICAS] = {"CPU", argc > 1 ? argv[1] : "CPU"};
     for (int i = 0; i < BATCH * IN; i++) xs[i] = cosf(0.37f * (float)i) * 1.5f;
     for (int i = 0; i < BATCH; i++) ys[i] = (float)(i % 4);
     struct replica whole = {ga_device_open("CPU", 1), NULL, NULL, 0, BATCH, GGMLC_OK};
