@@ -93,8 +93,7 @@ static void free_index(struct dp_hook *h) {
 }
 
 /* Gradients of g in reverse parameter order, cut into buckets of about bucket_floats. */
-static bool index_graph(struct dp_hook *h, const struct nn_graph *g) {
-    free_index(h);
+static bool build_index(struct dp_hook *h, const struct nn_graph *g) {
     struct ggml_tensor *all[MAX_GRADS];
     int n = 0;
     for (int i = h->m->n_layers - 1; i >= 0; i--) {
@@ -125,8 +124,19 @@ static bool index_graph(struct dp_hook *h, const struct nn_graph *g) {
     h->n_buckets = b + 1;
     h->bucket_start[h->n_buckets] = total;
     h->packed = malloc(sizeof(float) * (total ? total : 1));
-    h->graph = g;
     return h->packed != NULL;
+}
+
+/* The index of g, built anew; on failure none is left, so the next step tries again instead of
+ * taking a half-built index (a NULL packed buffer) for g's. */
+static bool index_graph(struct dp_hook *h, const struct nn_graph *g) {
+    free_index(h);
+    if (!build_index(h, g)) {
+        free_index(h);
+        return false;
+    }
+    h->graph = g;
+    return true;
 }
 
 static void arm(struct dp_hook *h) {
