@@ -30,7 +30,8 @@ static void fp32_copy_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, i
 
 /* As in ggml, f32 to i32 truncates toward zero (saturating here; NaN gives 0). */
 static void fp32_to_i32_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, int64_t n) {
-    ew_store(y, GGML_TYPE_I32, sizeof(int32_t), x, n);
+    int32_t *out = y;
+    for (int64_t i = 0; i < n; i++) out[i] = ew_f32_to_i32(x[i]);
 }
 
 /* f32 rows to Q8_0 as ggml's CPU backend quantizes them (the activations of Q4_0, Q5_0, Q8_0,
