@@ -83,10 +83,16 @@ if [[ $what == *" epoch "* || $what == *" kernels "* ]]; then
         say "== ggmlc-bench train-epoch $model on Vulkan, batch 32, Fashion-MNIST, $epochs epochs"
         run timeout 240 ggmlc-bench train-epoch --model $model --batch 32 --epochs $epochs --data "$DATA" --backend vulkan
     done
-    say "== CNN per-dispatch GPU times (GGMLC_DEBUG=vulkan-ops), 20 steps, summed per shader"
-    GGMLC_DEBUG=vulkan-ops timeout 120 ggmlc-bench train-epoch --model cnn --batch 32 --epochs 1 --samples 640 \
-        --backend vulkan 2>&1 | awk '/dispatch [0-9]+ / { t[$(NF-2)] += $(NF-1); n[$(NF-2)]++ }
-        END { for (k in t) printf "%12.1f us %6d x %s\n", t[k], n[k], k }' | sort -rn | head -25 | tee -a "$log"
+    ops_models=cnn
+    [[ $what == *" kernels "* ]] && ops_models="cnn mlp"
+    for model in $ops_models; do
+        say "== ${model^^} per-dispatch GPU times (GGMLC_DEBUG=vulkan-ops), 20 steps, summed per shader"
+        GGMLC_DEBUG=vulkan-ops timeout 120 ggmlc-bench train-epoch --model $model --batch 32 --epochs 1 --samples 640 \
+            --backend vulkan 2>&1 | awk '/dispatch [0-9]+ / { t[$(NF-2)] += $(NF-1); n[$(NF-2)]++ }
+            /graph of/ { g += $(NF-4); ng++ }
+            END { for (k in t) printf "%12.1f us %6d x %s\n", t[k], n[k], k;
+                  printf "%12.1f us %6d x (whole graphs)\n", g, ng }' | sort -rn | head -25 | tee -a "$log"
+    done
 fi
 if [[ $what == *" epoch "* ]]; then
     for model in mlp cnn; do
