@@ -2,9 +2,10 @@
  * vk-test-cases-train.c - cases for test-vulkan.c with the shapes of training a small CNN
  * (ggmlc-bench train-epoch --model cnn, batch 32): the products of few rows and columns
  * over long k that the tiled GEMM splits along k (the convolutions' weight gradients as
- * out_prod, a dense layer's mul_mat), and the bias gradients that repeat_back sums with a
- * workgroup per element; odd sizes (a last layer of k shorter than the others, tails of
- * the repeat loop), f16 operands and strided ones beside them.
+ * out_prod, a dense layer's mul_mat), the bias gradients that repeat_back sums with a
+ * workgroup per element, and the loss of a classifier's short rows; odd sizes (a last layer
+ * of k shorter than the others, tails of the repeat loop), f16 operands and strided ones
+ * beside them.
  */
 #include "vk-test-cases.h"
 
@@ -72,6 +73,20 @@ static struct ggml_tensor *c_repeat_back_f16(struct ggml_context *ctx) {
     return ggml_repeat_back(ctx, F16("a", 5, 5, 16, 40), F16("b", 1, 1, 16, 1));
 }
 
+/* ------------------------------------------- cross-entropy of short rows */
+
+/* a classifier's loss at batch 32: a row per invocation */
+static struct ggml_tensor *c_cross_entropy_classes(struct ggml_context *ctx) {
+    return ggml_cross_entropy_loss(ctx, F32("big:x", 10, 32, 1, 1), F32("pos:t", 10, 32, 1, 1));
+}
+/* more rows than invocations, the longest short rows, and just past them */
+static struct ggml_tensor *c_cross_entropy_many_rows(struct ggml_context *ctx) {
+    return ggml_cross_entropy_loss(ctx, F32("big:x", 64, 150, 3, 1), F32("pos:t", 64, 150, 3, 1));
+}
+static struct ggml_tensor *c_cross_entropy_65(struct ggml_context *ctx) {
+    return ggml_cross_entropy_loss(ctx, F32("big:x", 65, 33, 1, 1), F32("pos:t", 65, 33, 1, 1));
+}
+
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
     CASE(c_out_prod_conv1_grad, 1e-10), CASE(c_out_prod_conv2_grad, 1e-10),
@@ -81,7 +96,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_mul_mat_conv1_fwd, 1e-10), CASE(c_mul_mat_conv2_fwd, 1e-10),
     CASE(c_repeat_back_conv1_bias, 1e-10), CASE(c_repeat_back_conv2_bias, 1e-10),
     CASE(c_repeat_back_odd, 1e-10), CASE(c_repeat_back_permuted, 1e-10),
-    CASE(c_repeat_back_f16, 1e-6),
+    CASE(c_repeat_back_f16, 1e-6), CASE(c_cross_entropy_classes, 1e-10),
+    CASE(c_cross_entropy_many_rows, 1e-10), CASE(c_cross_entropy_65, 1e-10),
 };
 
 const struct vk_test_case *vk_test_cases_train(size_t *n) {
