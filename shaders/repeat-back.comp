@@ -24,12 +24,14 @@ shared float partial[WG];
 float repeat_at(uint r, uvec4 i, uvec3 reps) {
     const uint r0 = r % reps.x, q = r / reps.x, r1 = q % reps.y, q2 = q / reps.y;
     const uint r2 = q2 % reps.z, r3 = q2 / reps.z;
-    return TO_F32(A_TYPE, data_a[p.off_a + (i.x + r0 * p.ne0) * p.nb00 + (i.y + r1 * p.ne1) * p.nb01 +
-                                 (i.z + r2 * p.ne2) * p.nb02 + (i.w + r3 * p.ne3) * p.nb03]);
+    const uint at = p.off_a + (i.x + r0 * p.ne0) * p.nb00 + (i.y + r1 * p.ne1) * p.nb01 +
+                    (i.z + r2 * p.ne2) * p.nb02 + (i.w + r3 * p.ne3) * p.nb03;
+    return TO_F32(A_TYPE, data_a[at]);
 }
 
 void main() {
-    const uint idx = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, t = gl_LocalInvocationID.x;
+    const uint idx = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    const uint t = gl_LocalInvocationID.x;
     if (idx >= p.ne0 * p.ne1 * p.ne2 * p.ne3) return; // a whole workgroup: no barrier skipped
     const uint r = idx / p.ne0;
     const uvec4 i = uvec4(idx % p.ne0, r % p.ne1, (r / p.ne1) % p.ne2, r / (p.ne1 * p.ne2));
@@ -38,8 +40,8 @@ void main() {
     vec4 sum = vec4(0.0);
     uint k = t;
     for (; k + 3 * WG < n; k += 4 * WG)
-        sum += vec4(repeat_at(k, i, reps), repeat_at(k + WG, i, reps), repeat_at(k + 2 * WG, i, reps),
-                    repeat_at(k + 3 * WG, i, reps));
+        sum += vec4(repeat_at(k, i, reps), repeat_at(k + WG, i, reps),
+                    repeat_at(k + 2 * WG, i, reps), repeat_at(k + 3 * WG, i, reps));
     for (; k < n; k += WG) sum.x += repeat_at(k, i, reps);
     partial[t] = (sum.x + sum.y) + (sum.z + sum.w);
     barrier();
@@ -47,7 +49,8 @@ void main() {
         if (t < s) partial[t] += partial[t + s];
         barrier();
     }
-    if (t == 0) data_d[p.off_d + i.x * p.nb0 + i.y * p.nb1 + i.z * p.nb2 + i.w * p.nb3] = FROM_F32(A_TYPE, partial[0]);
+    const uint at = p.off_d + i.x * p.nb0 + i.y * p.nb1 + i.z * p.nb2 + i.w * p.nb3;
+    if (t == 0) data_d[at] = FROM_F32(A_TYPE, partial[0]);
 }
 #else
 void main() {

@@ -28,7 +28,8 @@ if [ "$st" -ne 0 ] && grep -q "no backend or device named 'vulkan'" "$tmp/out.tx
 fi
 ok "$st" "ggmlc-bench train-epoch --model cnn runs one step on Vulkan"
 # the training graph (the one with the optimizer's steps)
-awk '/graph of/ { g++ } /dispatch [0-9]+ / { print g, $(NF-2) }' "$tmp/out.txt" >"$tmp/dispatches.txt"
+awk '/graph of/ { g++ } /dispatch [0-9]+ / { print g, $(NF-2) }' "$tmp/out.txt" \
+    >"$tmp/dispatches.txt"
 step=$(awk '$2 == "optstep_f32:" { print $1; exit }' "$tmp/dispatches.txt")
 splits=$(awk -v g="$step" '$1 == g && $2 == "mm_split_sum:"' "$tmp/dispatches.txt" | wc -l)
 [ "$splits" -ge 3 ]

@@ -9,7 +9,7 @@
  */
 #include "vk-test-cases.h"
 
-#define leaf vk_test_leaf
+#define leaf                  vk_test_leaf
 #define F32(name, a, b, c, d) leaf(ctx, GGML_TYPE_F32, name, a, b, c, d)
 #define F16(name, a, b, c, d) leaf(ctx, GGML_TYPE_F16, name, a, b, c, d)
 
@@ -25,7 +25,8 @@ static struct ggml_tensor *c_out_prod_conv2_grad(struct ggml_context *ctx) {
 }
 /* odd sizes, b a transposed view (k along its dimension 0) */
 static struct ggml_tensor *c_out_prod_odd_transposed(struct ggml_context *ctx) {
-    return ggml_out_prod(ctx, F32("a", 37, 1999, 1, 1), ggml_transpose(ctx, F32("b", 1999, 21, 1, 1)));
+    return ggml_out_prod(ctx, F32("a", 37, 1999, 1, 1),
+                         ggml_transpose(ctx, F32("b", 1999, 21, 1, 1)));
 }
 static struct ggml_tensor *c_out_prod_f16_long(struct ggml_context *ctx) {
     return ggml_out_prod(ctx, F32("a", 33, 3001, 1, 1), F16("b", 21, 3001, 1, 1));
@@ -66,7 +67,8 @@ static struct ggml_tensor *c_repeat_back_odd(struct ggml_context *ctx) {
 }
 /* a strided view: a permuted */
 static struct ggml_tensor *c_repeat_back_permuted(struct ggml_context *ctx) {
-    struct ggml_tensor *a = ggml_permute(ctx, F32("a", 20, 30, 8, 3), 1, 0, 2, 3); /* [30, 20, 8, 3] */
+    struct ggml_tensor *a =
+        ggml_permute(ctx, F32("a", 20, 30, 8, 3), 1, 0, 2, 3); /* [30, 20, 8, 3] */
     return ggml_repeat_back(ctx, a, F32("b", 1, 1, 8, 1));
 }
 static struct ggml_tensor *c_repeat_back_f16(struct ggml_context *ctx) {
@@ -87,16 +89,17 @@ static struct ggml_tensor *c_cross_entropy_65(struct ggml_context *ctx) {
     return ggml_cross_entropy_loss(ctx, F32("big:x", 65, 33, 1, 1), F32("pos:t", 65, 33, 1, 1));
 }
 
-#define CASE(fn, err) {#fn + 2, fn, err, true}
+#define CASE(fn, err) \
+    { #fn + 2, fn, err, true }
 static const struct vk_test_case cases[] = {
-    CASE(c_out_prod_conv1_grad, 1e-10), CASE(c_out_prod_conv2_grad, 1e-10),
+    CASE(c_out_prod_conv1_grad, 1e-10),     CASE(c_out_prod_conv2_grad, 1e-10),
     CASE(c_out_prod_odd_transposed, 1e-10), CASE(c_out_prod_f16_long, 1e-10),
-    CASE(c_out_prod_batched_long, 1e-10), CASE(c_mul_mat_dense_long, 1e-10),
-    CASE(c_mul_mat_odd_long, 1e-10), CASE(c_mul_mat_f16_f32_long, 1e-10),
-    CASE(c_mul_mat_conv1_fwd, 1e-10), CASE(c_mul_mat_conv2_fwd, 1e-10),
-    CASE(c_repeat_back_conv1_bias, 1e-10), CASE(c_repeat_back_conv2_bias, 1e-10),
-    CASE(c_repeat_back_odd, 1e-10), CASE(c_repeat_back_permuted, 1e-10),
-    CASE(c_repeat_back_f16, 1e-6), CASE(c_cross_entropy_classes, 1e-10),
+    CASE(c_out_prod_batched_long, 1e-10),   CASE(c_mul_mat_dense_long, 1e-10),
+    CASE(c_mul_mat_odd_long, 1e-10),        CASE(c_mul_mat_f16_f32_long, 1e-10),
+    CASE(c_mul_mat_conv1_fwd, 1e-10),       CASE(c_mul_mat_conv2_fwd, 1e-10),
+    CASE(c_repeat_back_conv1_bias, 1e-10),  CASE(c_repeat_back_conv2_bias, 1e-10),
+    CASE(c_repeat_back_odd, 1e-10),         CASE(c_repeat_back_permuted, 1e-10),
+    CASE(c_repeat_back_f16, 1e-6),          CASE(c_cross_entropy_classes, 1e-10),
     CASE(c_cross_entropy_many_rows, 1e-10), CASE(c_cross_entropy_65, 1e-10),
 };
 

@@ -299,7 +299,8 @@ static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml
     const size_t ts = ggml_type_size(a->type);
     const bool by_workgroup = repeat_back_by_workgroup(node);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s%s", by_workgroup ? "wg_" : "", ggml_type_name(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s%s", by_workgroup ? "wg_" : "",
+                                         ggml_type_name(a->type)));
     ds.spec[0] = 256;
     ds.n_spec = 1;
     struct vk_pc_repeat_back pc = {0};

@@ -55,19 +55,21 @@ static struct mm_tiles mm_tiles_for_shape(const struct vk_device *d, int64_t m, 
  * matrix kernel does.  The number of layers (1: none; its k per layer in *k_split);
  * $GGMLC_VK_MM_SPLIT=S takes S instead where it can (1 or 0: never split). */
 #define TILED_SPLIT_BELOW 64
-static uint32_t tiled_splits(const struct vk_device *d, int64_t m, int64_t n, int64_t k, int64_t batches,
-                             const struct mm_tiles *t, uint32_t *k_split) {
-    const uint64_t n_tiles = (uint64_t)((m + t->bm - 1) / t->bm) * (uint64_t)((n + t->bn - 1) / t->bn);
+static uint32_t tiled_splits(const struct vk_device *d, int64_t m, int64_t n, int64_t k,
+                             int64_t batches, const struct mm_tiles *t, uint32_t *k_split) {
+    const uint64_t n_tiles =
+        (uint64_t)((m + t->bm - 1) / t->bm) * (uint64_t)((n + t->bn - 1) / t->bn);
     const uint64_t slices = ((uint64_t)k + t->bk - 1) / t->bk, most = slices / 4;
     *k_split = 0;
     if (batches != 1 || most < 2 || !vk_shader_present(VK_SHADER_MM_SPLIT_SUM) ||
         vk_path_disabled(d, VK_PATH_COOPMAT_SPLIT))
         return 1;
     const struct vk_env_value *env = &vk_tuning()->mm_split;
-    uint64_t s = env->set ? (uint64_t)(env->number > 0 ? env->number : 1)
-                          : n_tiles < TILED_SPLIT_BELOW ? (256 + n_tiles - 1) / n_tiles : 1;
+    uint64_t s = n_tiles < TILED_SPLIT_BELOW ? (256 + n_tiles - 1) / n_tiles : 1;
+    if (env->set) s = env->number > 0 ? (uint64_t)env->number : 1;
     if (s > most) s = most;
-    if (s > d->props.limits.maxComputeWorkGroupCount[2]) s = d->props.limits.maxComputeWorkGroupCount[2];
+    if (s > d->props.limits.maxComputeWorkGroupCount[2])
+        s = d->props.limits.maxComputeWorkGroupCount[2];
     if (s <= 1) return 1;
     const uint64_t per = (slices + s - 1) / s; /* slices per layer; no layer left empty */
     *k_split = (uint32_t)(per * t->bk);
@@ -76,11 +78,13 @@ static uint32_t tiled_splits(const struct vk_device *d, int64_t m, int64_t n, in
 
 /* The bytes of a split product's partial results (0 unsplit). */
 static VkDeviceSize tiled_partials(uint32_t splits, int64_t m, int64_t n) {
-    return splits > 1 ? vk_scratch_round((VkDeviceSize)splits * (VkDeviceSize)m * (VkDeviceSize)n * 4) : 0;
+    return splits > 1
+               ? vk_scratch_round((VkDeviceSize)splits * (VkDeviceSize)m * (VkDeviceSize)n * 4)
+               : 0;
 }
 
-static void tiled_scratch(const struct vk_device *d, int64_t m, int64_t n, int64_t k, int64_t batches,
-                          struct vk_scratch_need *need) {
+static void tiled_scratch(const struct vk_device *d, int64_t m, int64_t n, int64_t k,
+                          int64_t batches, struct vk_scratch_need *need) {
     const struct mm_tiles t = mm_tiles_for_shape(d, m, n);
     uint32_t k_split;
     VkDeviceSize bytes = tiled_partials(tiled_splits(d, m, n, k, batches, &t, &k_split), m, n);
@@ -90,14 +94,15 @@ static void tiled_scratch(const struct vk_device *d, int64_t m, int64_t n, int64
 /* Records the tiled GEMM of node (m x n x k; ds: its shader, tiles and operands bound; pc: its
  * push constants; the unsplit grid in ds->groups[0..1]), split along k where tiled_splits says
  * and the transient scratch holds the partial results, else over the batches. */
-static enum ggml_status tiled_record(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds,
-                                     struct vk_pc_mm *pc, const struct mm_tiles *t, int64_t batches) {
+static enum ggml_status tiled_record(struct vk_rec *rec, const struct ggml_tensor *node,
+                                     struct vk_dispatch *ds, struct vk_pc_mm *pc,
+                                     const struct mm_tiles *t, int64_t batches) {
     uint32_t k_split;
     uint32_t splits = tiled_splits(rec->d, pc->M, pc->N, pc->K, batches, t, &k_split);
     VkDeviceSize at = 0;
     if (splits > 1 && (!vk_scratch_transient(rec, tiled_partials(splits, pc->M, pc->N), &at) ||
-                       !vk_optional_pipeline(rec->d, VK_SHADER_MM_SPLIT_SUM, NULL, 0, VK_PATH_COOPMAT_SPLIT,
-                                             "the products run unsplit")))
+                       !vk_optional_pipeline(rec->d, VK_SHADER_MM_SPLIT_SUM, NULL, 0,
+                                             VK_PATH_COOPMAT_SPLIT, "the products run unsplit")))
         splits = 1;
     if (splits > 1)
         vk_split_bind_partials(ds, pc, node, at, splits, k_split);
@@ -406,12 +411,14 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
     return tiled_record(rec, node, &ds, &pc, &t, b->ne[2] * b->ne[3]);
 }
 
-static void out_prod_scratch(const struct vk_device *d, const struct ggml_tensor *node, struct vk_scratch_need *need) {
+static void out_prod_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                             struct vk_scratch_need *need) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (a && b) tiled_scratch(d, a->ne[0], b->ne[0], a->ne[1], b->ne[2] * b->ne[3], need);
 }
 
 void vk_ops_matmul_register(struct vk_op_kernel *t) {
-    t[GGML_OP_OUT_PROD] = (struct vk_op_kernel){out_prod_supports, out_prod_record, out_prod_scratch};
+    t[GGML_OP_OUT_PROD] =
+        (struct vk_op_kernel){out_prod_supports, out_prod_record, out_prod_scratch};
     t[GGML_OP_MUL_MAT] = (struct vk_op_kernel){mul_mat_supports, mul_mat_record, mul_mat_scratch};
 }
