@@ -5,9 +5,10 @@
 #   ./configure --prefix=$PWD/.gpu-prefix/nntrain CFLAGS=-O2 && make install
 #   cp /usr/share/datasets/fashion-mnist/*.gz .gpu-prefix/fashion-mnist/
 #   .gl/: the Vulkan loader packages (/work/shared/tools/device-vulkan-prep)
-# Run there, carrying .gpu-prefix and .gl:  bash bench/device-train.sh [mlp] [vulkan] [cnn] [epoch]
+# Run there, carrying .gpu-prefix and .gl:  bash bench/device-train.sh [mlp] [vulkan] [cnn] [epoch] [kernels]
 # (epoch: `ggmlc-bench train-epoch` MLP and CNN on Vulkan with their round trips per step,
-# the CNN's per-dispatch GPU times, and PyTorch on CUDA, batch 32, Fashion-MNIST.)
+# the CNN's per-dispatch GPU times, and PyTorch on CUDA, batch 32, Fashion-MNIST;
+# kernels: the same without PyTorch, 2 epochs each: a quick look at a kernel change.)
 # (NN_PREFIX, FASHION_DIR and GL_DIR name other places for the three.)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -73,17 +74,27 @@ INI
     run timeout 150 ggmlc-train --data "$DATA" --model cnn --epochs 10 --batch 32 --val 0
 fi
 
-if [[ $what == *" epoch "* ]]; then
+if [[ $what == *" epoch "* || $what == *" kernels "* ]]; then
     write_vulkan_ini
     export GGMLC_CONFIG=/tmp/ggmlc-vk.ini
+    epochs=3
+    [[ $what == *" kernels "* ]] && epochs=2
     for model in mlp cnn; do
-        say "== ggmlc-bench train-epoch $model on Vulkan, batch 32, Fashion-MNIST, 3 epochs"
-        run timeout 240 ggmlc-bench train-epoch --model $model --batch 32 --epochs 3 --data "$DATA" --backend vulkan
+        say "== ggmlc-bench train-epoch $model on Vulkan, batch 32, Fashion-MNIST, $epochs epochs"
+        run timeout 240 ggmlc-bench train-epoch --model $model --batch 32 --epochs $epochs --data "$DATA" --backend vulkan
     done
-    say "== CNN per-dispatch GPU times (GGMLC_DEBUG=vulkan-ops), 20 steps, summed per shader"
-    GGMLC_DEBUG=vulkan-ops timeout 120 ggmlc-bench train-epoch --model cnn --batch 32 --epochs 1 --samples 640 \
-        --backend vulkan 2>&1 | awk '/dispatch [0-9]+ / { t[$(NF-2)] += $(NF-1); n[$(NF-2)]++ }
-        END { for (k in t) printf "%12.1f us %6d x %s\n", t[k], n[k], k }' | sort -rn | head -25 | tee -a "$log"
+    ops_models=cnn
+    [[ $what == *" kernels "* ]] && ops_models="cnn mlp"
+    for model in $ops_models; do
+        say "== ${model^^} per-dispatch GPU times (GGMLC_DEBUG=vulkan-ops), 20 steps, summed per shader"
+        GGMLC_DEBUG=vulkan-ops timeout 120 ggmlc-bench train-epoch --model $model --batch 32 --epochs 1 --samples 640 \
+            --backend vulkan 2>&1 | awk '/dispatch [0-9]+ / { t[$(NF-2)] += $(NF-1); n[$(NF-2)]++ }
+            /graph of/ { g += $(NF-4); ng++ }
+            END { for (k in t) printf "%12.1f us %6d x %s\n", t[k], n[k], k;
+                  printf "%12.1f us %6d x (whole graphs)\n", g, ng }' | sort -rn | head -25 | tee -a "$log"
+    done
+fi
+if [[ $what == *" epoch "* ]]; then
     for model in mlp cnn; do
         say "== PyTorch $model on CUDA, batch 32, 3 epochs"
         run timeout 240 /usr/bin/python3 "$here/pytorch_$model.py" --epochs 3 --batch 32 --device cuda --data-dir "$DATA"

@@ -6,6 +6,9 @@
 // threads own neighbouring runs, so those reads do not conflict.  Shared rows
 // are padded by 4 floats so that the k-major stores of the staging do not
 // conflict either.
+// Split k (k_split > 0: products of too few tiles to fill the GPU, unbatched only): workgroup
+// layer z takes k in [z * k_split, (z + 1) * k_split) and writes its partial d nb3 floats
+// apart, for mm-split-sum.comp to add up.
 #include "types.glsl"
 #include "mm-push.glsl"
 
@@ -46,16 +49,17 @@ shared vec4 sb[BK * LB / 4];
 // multiplied from shared memory (BM * BK and BN * BK are multiples of WG).
 const uint PA = BM * BK / WG, PB = BN * BK / WG;
 float pa[PA], pb[PB];
+uint k_end; // the end of this workgroup's k range
 
 void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
     const uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint r = 0; r < PA; r++) {
         const uint i = tid + r * WG, gm = m0 + i / BK, gk = k0 + i % BK;
-        pa[r] = (gm < p.M && gk < p.K) ? LOAD_A_AT(a_base, gm, gk) : 0.0;
+        pa[r] = (gm < p.M && gk < k_end) ? LOAD_A_AT(a_base, gm, gk) : 0.0;
     }
     [[unroll]] for (uint r = 0; r < PB; r++) {
         const uint i = tid + r * WG, gn = n0 + i / BK, gk = k0 + i % BK;
-        pb[r] = (gn < p.N && gk < p.K) ? TO_F32(B_TYPE, data_b[b_base + gn * p.nb11 + gk * p.kb]) : 0.0;
+        pb[r] = (gn < p.N && gk < k_end) ? TO_F32(B_TYPE, data_b[b_base + gn * p.nb11 + gk * p.kb]) : 0.0;
     }
 }
 
@@ -74,7 +78,10 @@ void stash() {
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
-    const uint b2 = gl_WorkGroupID.z % p.ne12, b3 = gl_WorkGroupID.z / p.ne12;
+    const bool split = p.k_split != 0;
+    const uint z = split ? 0 : gl_WorkGroupID.z, b2 = z % p.ne12, b3 = z / p.ne12;
+    const uint k_begin = split ? gl_WorkGroupID.z * p.k_split : 0;
+    k_end = split ? min(p.K, k_begin + p.k_split) : p.K;
     const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;
     const uint RM = BM / TM, RN = BN / TN; // threads along m and n
@@ -84,11 +91,11 @@ void main() {
     [[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
     vec4 ra[TM / 4], rb[TN / 4];
 
-    fetch(0, m0, n0, a_base, b_base);
-    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+    fetch(k_begin, m0, n0, a_base, b_base);
+    for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
         stash();
         barrier();
-        if (k0 + BK < p.K) fetch(k0 + BK, m0, n0, a_base, b_base);
+        if (k0 + BK < k_end) fetch(k0 + BK, m0, n0, a_base, b_base);
         [[unroll]] for (uint kk = 0; kk < BK; kk++) {
             [[unroll]] for (uint i = 0; i < TM / 4; i++) ra[i] = sa[kk * (LA / 4) + i * RM + tm];
             [[unroll]] for (uint j = 0; j < TN / 4; j++) rb[j] = sb[kk * (LB / 4) + j * RN + tn];
@@ -97,7 +104,7 @@ void main() {
         }
         barrier();
     }
-    const uint d_base = p.off_d + b2 * p.nb2 + b3 * p.nb3;
+    const uint d_base = p.off_d + (split ? gl_WorkGroupID.z * p.nb3 : b2 * p.nb2 + b3 * p.nb3);
     [[unroll]] for (uint j = 0; j < TN; j++) {
         const uint gn = n0 + (j / 4) * 4 * RN + tn * 4 + j % 4;
         [[unroll]] for (uint i = 0; i < TM; i++) {

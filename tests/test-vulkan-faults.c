@@ -286,6 +286,12 @@ static float *run_f16_product(ggml_backend_t backend) { return run_product(backe
 /* 64x16 of f16 weights over k = 1024: few tiles, split along k when $GGMLC_VK_COOPMAT_SPLIT asks. */
 static float *run_split_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_F16, 1024, 64, 16, 8); }
 
+/* 64x16 of f32 weights over k = 1024: the tiled GEMM, split along k when $GGMLC_VK_MM_SPLIT asks
+ * (a convolution's weight gradient in training). */
+static float *run_tiled_split_product(ggml_backend_t backend) {
+    return run_product(backend, GGML_TYPE_F32, 1024, 64, 16, 11);
+}
+
 /* One query of 4 heads over 600 keys (f32): split keys when $GGMLC_VK_FA_SPLIT asks for it. */
 static struct ggml_tensor *attention_node(struct ggml_context *ctx) {
     struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 1, 4);
@@ -380,6 +386,8 @@ static const struct gpu_fallback gpu_fallbacks[] = {
      "the q8_0 product computes", "on the float kernel, the CPU's result"},
     {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, 1e-6, "unsplit", false, claims_attention,
      "split attention computes", "on the unsplit kernel, the CPU's result"},
+    {"pipeline:mm_split_sum", NULL, "GGMLC_VK_MM_SPLIT", "3", run_tiled_split_product, 64 * 16, 1e-6,
+     "unsplit", false, NULL, "the tiled f32 product computes", "unsplit, the CPU's result"},
 };
 
 static void check_lost(void) {

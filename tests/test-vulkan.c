@@ -218,6 +218,23 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
     restart_backends();
 }
 
+/* The cases of a CNN's training step under the default tuning (products of few tiles split
+ * along k), never split (GGMLC_VK_MM_SPLIT=1) and split into 7 layers (a short last one). */
+static void check_train_cases(const char *only) {
+    static const char *const splits[] = {NULL, "1", "7"};
+    size_t n;
+    const struct vk_test_case *cases = vk_test_cases_train(&n);
+    for (size_t s = 0; s < sizeof splits / sizeof *splits; s++) {
+        if (splits[s]) setenv("GGMLC_VK_MM_SPLIT", splits[s], 1);
+        restart_backends();
+        tap_diag("training-step cases, GGMLC_VK_MM_SPLIT=%s", splits[s] ? splits[s] : "(default)");
+        for (size_t i = 0; i < n; i++)
+            if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 800 + (int)i);
+    }
+    unsetenv("GGMLC_VK_MM_SPLIT");
+    restart_backends();
+}
+
 /* The flash-attention cases with split keys forced: 3 splits (a few keys each, some of the causal
  * rows' splits wholly masked) and 16 (more splits than chunks of keys: some empty). */
 static void check_split_attention(const char *only) {
@@ -406,6 +423,7 @@ int main(void) {
     for (size_t i = 0; i < n_cases; i++)
         if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 500 + (int)i);
     check_split_attention(only);
+    check_train_cases(only);
     check_scheduler();
     check_error_paths();
 

@@ -42,5 +42,8 @@ void vk_check_moe_bad_ids(ggml_backend_t backend);
 const struct vk_test_case *vk_test_cases_dot(size_t *n);
 /* The cases of the ops and modes added later (vk-test-cases-ops.c). */
 const struct vk_test_case *vk_test_cases_ops(size_t *n);
+/* The cases of a CNN's training step: split-k products, repeat_back by workgroup
+ * (vk-test-cases-train.c). */
+const struct vk_test_case *vk_test_cases_train(size_t *n);
 
 #endif

@@ -286,18 +286,30 @@ static bool repeat_back_supports(const struct vk_device *d, const struct ggml_te
            ggml_can_repeat(node, a) && vk_shape_fits(a) && vk_shape_fits(node);
 }
 
+/* Whether repeat_back takes a workgroup per element of d (repeat-back.comp's WG_SUM): where
+ * each element sums at least 256 repeats and there are no more elements than repeats each;
+ * else an invocation per element, whose neighbours read neighbouring elements of a. */
+static bool repeat_back_by_workgroup(const struct ggml_tensor *node) {
+    const int64_t n = ggml_nelements(node), reps = n ? ggml_nelements(node->src[0]) / n : 0;
+    return reps >= 256 && reps >= n;
+}
+
 static enum ggml_status repeat_back_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0];
     const size_t ts = ggml_type_size(a->type);
+    const bool by_workgroup = repeat_back_by_workgroup(node);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s", ggml_type_name(a->type)));
+    vk_dispatch_init(&ds, vk_shader_find("repeat_back_%s%s", by_workgroup ? "wg_" : "",
+                                         ggml_type_name(a->type)));
+    ds.spec[0] = 256;
+    ds.n_spec = 1;
     struct vk_pc_repeat_back pc = {0};
     VK_PUSH_SHAPE(pc, 0, a);
     VK_PUSH_SHAPE(pc, , node);
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_repeat_back, off_a));
     vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_repeat_back, off_d));
-    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), by_workgroup ? 1 : 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
 

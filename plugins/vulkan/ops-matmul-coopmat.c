@@ -213,6 +213,12 @@ static VkDeviceSize coopmat_transient(const struct ggml_tensor *a, const struct 
     return *partials_at + vk_scratch_round(partials);
 }
 
+bool vk_coopmat_takes(const struct vk_device *d, const struct ggml_tensor *a,
+                      const struct ggml_tensor *b) {
+    uint32_t tiles[7];
+    return use_coopmat(d, a, b, coopmat_dequants_a(d, a, b), tiles);
+}
+
 void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
                         struct vk_scratch_need *need) {
     uint32_t tiles[7];
@@ -225,11 +231,9 @@ void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, 
     if (coopmat_packs_b(a, b)) need->optional += vk_scratch_round(vk_f16_bytes(b)); /* the product reads f32 b without it */
 }
 
-/* A split product's d: its layers' partial results at scratch offset at, each M x N contiguous
- * (pc: the product's push constants). */
-static void bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc,
-                          const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits,
-                          uint32_t k_split) {
+void vk_split_bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc,
+                            const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits,
+                            uint32_t k_split) {
     const VkDeviceSize mn = (VkDeviceSize)node->ne[0] * (VkDeviceSize)node->ne[1];
     pc->nb1 = (uint32_t)node->ne[0];
     pc->nb3 = (uint32_t)mn; /* from one layer's partial to the next */
@@ -238,8 +242,8 @@ static void bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc,
     vk_dispatch_bind_scratch(ds, at, (VkDeviceSize)splits * mn * 4, true);
 }
 
-/* d = the sum of the partial results of a split product (mm-split-sum.comp). */
-static enum ggml_status split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node, VkDeviceSize at, uint32_t splits) {
+enum ggml_status vk_split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node,
+                                     VkDeviceSize at, uint32_t splits) {
     const uint64_t mn = (uint64_t)node->ne[0] * (uint64_t)node->ne[1];
     struct vk_dispatch s;
     vk_dispatch_init(&s, VK_SHADER_MM_SPLIT_SUM);
@@ -312,14 +316,15 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     else
         vk_dispatch_bind(&ds, b, false, 16, VK_PUSH_WORD(vk_pc_mm, off_b));
     if (splits > 1)
-        bind_partials(&ds, &pc, node, transient_at + partials_at, splits,
-                      coopmat_k_split(a, tiles, splits));
+        vk_split_bind_partials(&ds, &pc, node, transient_at + partials_at, splits,
+                               coopmat_k_split(a, tiles, splits));
     else
         vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     vk_dispatch_push(&ds, pc);
     ds.has_fallback = true; /* another variant, or the tiled GEMM */
     *st = vk_record_dispatch(rec, &ds);
-    if (*st == GGML_STATUS_SUCCESS && splits > 1) *st = split_sum_record(rec, node, transient_at + partials_at, splits);
+    if (*st == GGML_STATUS_SUCCESS && splits > 1)
+        *st = vk_split_sum_record(rec, node, transient_at + partials_at, splits);
     if (*st == GGML_STATUS_SUCCESS || !rec->pipeline_failed) return true;
     ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, flex, khr));
     if (flex)

@@ -34,6 +34,87 @@ static struct mm_tiles mm_tiles_for(const struct vk_device *d) {
     return t;
 }
 
+/* The tiles of an m x n product: the device's, except that on a device whose default is the
+ * 128 x 128 tile a product with a side of at most 64 (which would leave such tiles at least half
+ * empty: the CNN's convolutions, 32 or 64 channels) takes 64 x 64 tiles, twice as many
+ * workgroups; GGMLC_VK_MM_TILE, when it fits, is taken for every product. */
+static struct mm_tiles mm_tiles_for_shape(const struct vk_device *d, int64_t m, int64_t n) {
+    const struct mm_tiles t = mm_tiles_for(d), small = {256, 64, 64, 16, 4, 4};
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    const bool small_fits = (uint64_t)(m + small.bm - 1) / small.bm <= max[0] &&
+                            (uint64_t)(n + small.bn - 1) / small.bn <= max[1];
+    if (vk_tuning()->mm_tile.set || t.bm <= small.bm || !small_fits) return t;
+    return m <= small.bm || n <= small.bn ? small : t;
+}
+
+/* Tiled products of fewer than TILED_SPLIT_BELOW tiles leave most of the GPU idle, each workgroup
+ * walking all of k: the gradients of a convolution's weights (9 x 32 with k = 25088, the batch's
+ * pixels, in the CNN of ggmlc-bench train-epoch) ran on one workgroup.  Unbatched ones are split
+ * along k into layers of workgroups (at least 4 slices of BK each, about 256 workgroups in all),
+ * whose partial results mm-split-sum.comp adds up in the transient scratch, as the cooperative-
+ * matrix kernel does.  The number of layers (1: none; its k per layer in *k_split);
+ * $GGMLC_VK_MM_SPLIT=S takes S instead where it can (1 or 0: never split). */
+#define TILED_SPLIT_BELOW 64
+static uint32_t tiled_splits(const struct vk_device *d, int64_t m, int64_t n, int64_t k,
+                             int64_t batches, const struct mm_tiles *t, uint32_t *k_split) {
+    const uint64_t n_tiles =
+        (uint64_t)((m + t->bm - 1) / t->bm) * (uint64_t)((n + t->bn - 1) / t->bn);
+    const uint64_t slices = ((uint64_t)k + t->bk - 1) / t->bk, most = slices / 4;
+    *k_split = 0;
+    if (batches != 1 || most < 2 || !vk_shader_present(VK_SHADER_MM_SPLIT_SUM) ||
+        vk_path_disabled(d, VK_PATH_COOPMAT_SPLIT))
+        return 1;
+    const struct vk_env_value *env = &vk_tuning()->mm_split;
+    uint64_t s = n_tiles < TILED_SPLIT_BELOW ? (256 + n_tiles - 1) / n_tiles : 1;
+    if (env->set) s = env->number > 0 ? (uint64_t)env->number : 1;
+    if (s > most) s = most;
+    if (s > d->props.limits.maxComputeWorkGroupCount[2])
+        s = d->props.limits.maxComputeWorkGroupCount[2];
+    if (s <= 1) return 1;
+    const uint64_t per = (slices + s - 1) / s; /* slices per layer; no layer left empty */
+    *k_split = (uint32_t)(per * t->bk);
+    return (uint32_t)((slices + per - 1) / per);
+}
+
+/* The bytes of a split product's partial results (0 unsplit). */
+static VkDeviceSize tiled_partials(uint32_t splits, int64_t m, int64_t n) {
+    return splits > 1
+               ? vk_scratch_round((VkDeviceSize)splits * (VkDeviceSize)m * (VkDeviceSize)n * 4)
+               : 0;
+}
+
+static void tiled_scratch(const struct vk_device *d, int64_t m, int64_t n, int64_t k,
+                          int64_t batches, struct vk_scratch_need *need) {
+    const struct mm_tiles t = mm_tiles_for_shape(d, m, n);
+    uint32_t k_split;
+    VkDeviceSize bytes = tiled_partials(tiled_splits(d, m, n, k, batches, &t, &k_split), m, n);
+    if (bytes <= VK_SCRATCH_TRANSIENT_MAX && bytes > need->transient) need->transient = bytes;
+}
+
+/* Records the tiled GEMM of node (m x n x k; ds: its shader, tiles and operands bound; pc: its
+ * push constants; the unsplit grid in ds->groups[0..1]), split along k where tiled_splits says
+ * and the transient scratch holds the partial results, else over the batches. */
+static enum ggml_status tiled_record(struct vk_rec *rec, const struct ggml_tensor *node,
+                                     struct vk_dispatch *ds, struct vk_pc_mm *pc,
+                                     const struct mm_tiles *t, int64_t batches) {
+    uint32_t k_split;
+    uint32_t splits = tiled_splits(rec->d, pc->M, pc->N, pc->K, batches, t, &k_split);
+    VkDeviceSize at = 0;
+    if (splits > 1 && (!vk_scratch_transient(rec, tiled_partials(splits, pc->M, pc->N), &at) ||
+                       !vk_optional_pipeline(rec->d, VK_SHADER_MM_SPLIT_SUM, NULL, 0,
+                                             VK_PATH_COOPMAT_SPLIT, "the products run unsplit")))
+        splits = 1;
+    if (splits > 1)
+        vk_split_bind_partials(ds, pc, node, at, splits, k_split);
+    else
+        vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
+    ds->groups[2] = splits > 1 ? splits : (uint32_t)batches;
+    vk_dispatch_push(ds, *pc);
+    enum ggml_status st = vk_record_dispatch(rec, ds);
+    if (st == GGML_STATUS_SUCCESS && splits > 1) st = vk_split_sum_record(rec, node, at, splits);
+    return st;
+}
+
 /* Whether the matrix-vector kernels (N <= MV_MAX_N) take the pair; the tiled GEMM takes the others of
  * pair_has_kernel at every N (quantized or f32 weights with f16 activations: rare, and correct there). */
 static bool pair_has_mv_kernel(enum ggml_type a, enum ggml_type b) {
@@ -59,7 +140,7 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
     }
     if (a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) return false;
     const uint64_t batches = (uint64_t)b->ne[2] * b->ne[3];
-    const struct mm_tiles t = mm_tiles_for(d);
+    const struct mm_tiles t = mm_tiles_for_shape(d, a->ne[1], b->ne[1]);
     const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
     return batches <= max[2] && (uint64_t)(a->ne[1] + t.bm - 1) / t.bm <= max[0] && (uint64_t)(b->ne[1] + t.bn - 1) / t.bn <= max[1];
 }
@@ -218,7 +299,12 @@ static void mul_mat_scratch(const struct vk_device *d, const struct ggml_tensor 
     if (!a || !b) return;
     switch (mm_kernel_for(d, a, b, &bytes)) {
     case VK_MM_INT_DOT: need->needed += vk_scratch_round(bytes); break;
-    case VK_MM_GEMM: vk_coopmat_scratch(d, a, b, need); break;
+    case VK_MM_GEMM:
+        if (vk_coopmat_takes(d, a, b))
+            vk_coopmat_scratch(d, a, b, need);
+        else
+            tiled_scratch(d, a->ne[1], b->ne[1], a->ne[0], b->ne[2] * b->ne[3], need);
+        break;
     case VK_MM_MAT_VEC: break;
     }
 }
@@ -239,18 +325,22 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     if (!mat_vec && vk_coopmat_record(rec, node, &st)) return st;
     struct vk_dispatch ds;
     size_t a_unit = vk_addr_unit(a->type), b_unit = ggml_type_size(b->type);
-    if (mat_vec) {
-        mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
-    } else {
-        const struct mm_tiles t = mm_tiles_for(rec->d);
+    const int64_t batches = b->ne[2] * b->ne[3];
+    if (!mat_vec) {
+        const struct mm_tiles t = mm_tiles_for_shape(rec->d, a->ne[1], b->ne[1]);
         vk_dispatch_init(&ds, vk_shader_find("mm_%s_%s", ggml_type_name(a->type), ggml_type_name(b->type)));
         const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
         memcpy(ds.spec, spec, sizeof spec);
         ds.n_spec = 6;
         ds.groups[0] = (uint32_t)((a->ne[1] + t.bm - 1) / t.bm);
         ds.groups[1] = (uint32_t)((b->ne[1] + t.bn - 1) / t.bn);
+        struct vk_pc_mm pc = vk_pc_matmul(node, a_unit, b_unit);
+        vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, VK_PUSH_WORD(vk_pc_mm, off_a));
+        vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, VK_PUSH_WORD(vk_pc_mm, off_b));
+        return tiled_record(rec, node, &ds, &pc, &t, batches);
     }
-    ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
+    mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
+    ds.groups[2] = (uint32_t)batches;
     const struct vk_pc_mm pc = vk_pc_matmul(node, a_unit, b_unit);
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, VK_PUSH_WORD(vk_pc_mm, off_a));
@@ -275,7 +365,7 @@ static bool out_prod_supports(const struct vk_device *d, const struct ggml_tenso
     if (!out_prod_types_ok(d, a, b)) return false;
     if (node->type != GGML_TYPE_F32 || node->nb[0] != 4 || !vk_shape_fits(b) || !vk_shape_fits(node)) return false;
     if (a->ne[1] != b->ne[1] || a->ne[2] == 0 || a->ne[3] == 0 || b->ne[2] % a->ne[2] || b->ne[3] % a->ne[3]) return false;
-    const struct mm_tiles t = mm_tiles_for(d);
+    const struct mm_tiles t = mm_tiles_for_shape(d, a->ne[0], b->ne[0]);
     const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
     return (uint64_t)b->ne[2] * b->ne[3] <= max[2] && (uint64_t)(a->ne[0] + t.bm - 1) / t.bm <= max[0] &&
            (uint64_t)(b->ne[0] + t.bn - 1) / t.bn <= max[1];
@@ -285,7 +375,7 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const bool quant = vk_is_block_quant(a->type);
     const size_t ta = vk_addr_unit(a->type), tb = ggml_type_size(b->type);
-    const struct mm_tiles t = mm_tiles_for(rec->d);
+    const struct mm_tiles t = mm_tiles_for_shape(rec->d, a->ne[0], b->ne[0]);
     struct vk_dispatch ds;
     if (quant)
         vk_dispatch_init(&ds, vk_shader_find("mm_along_m_%s_%s", ggml_type_name(a->type), ggml_type_name(b->type)));
@@ -294,7 +384,7 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
     const uint32_t spec[6] = {t.wg, t.bm, t.bn, t.bk, t.tm, t.tn};
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = 6;
-    const struct vk_pc_mm pc = {
+    struct vk_pc_mm pc = {
         /* m runs along dimension 0 of a and b, k along dimension 1 */
         .M = (uint32_t)a->ne[0],
         .N = (uint32_t)b->ne[0],
@@ -314,17 +404,21 @@ static enum ggml_status out_prod_record(struct vk_rec *rec, const struct ggml_te
         .ka = (uint32_t)(a->nb[1] / ta),
         .kb = (uint32_t)(b->nb[1] / tb),
     };
-    vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, (uint32_t)ta, VK_PUSH_WORD(vk_pc_mm, off_a));
     vk_dispatch_bind(&ds, b, false, (uint32_t)tb, VK_PUSH_WORD(vk_pc_mm, off_b));
-    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     ds.groups[0] = (uint32_t)((a->ne[0] + t.bm - 1) / t.bm);
     ds.groups[1] = (uint32_t)((b->ne[0] + t.bn - 1) / t.bn);
-    ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
-    return vk_record_dispatch(rec, &ds);
+    return tiled_record(rec, node, &ds, &pc, &t, b->ne[2] * b->ne[3]);
+}
+
+static void out_prod_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                             struct vk_scratch_need *need) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (a && b) tiled_scratch(d, a->ne[0], b->ne[0], a->ne[1], b->ne[2] * b->ne[3], need);
 }
 
 void vk_ops_matmul_register(struct vk_op_kernel *t) {
-    t[GGML_OP_OUT_PROD] = (struct vk_op_kernel){out_prod_supports, out_prod_record};
+    t[GGML_OP_OUT_PROD] =
+        (struct vk_op_kernel){out_prod_supports, out_prod_record, out_prod_scratch};
     t[GGML_OP_MUL_MAT] = (struct vk_op_kernel){mul_mat_supports, mul_mat_record, mul_mat_scratch};
 }

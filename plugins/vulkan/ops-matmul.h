@@ -90,6 +90,9 @@ static inline struct vk_pc_mm_id vk_pc_matmul_id(const struct ggml_tensor *node,
     };
 }
 
+/* Whether the cooperative-matrix kernel takes a x b (else the tiled GEMM does). */
+VK_HIDDEN bool vk_coopmat_takes(const struct vk_device *d, const struct ggml_tensor *a,
+                                const struct ggml_tensor *b);
 /* The scratch memory a x b takes on the cooperative-matrix kernel, when that kernel takes it, into *need. */
 VK_HIDDEN void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
                                   struct vk_scratch_need *need);
@@ -99,5 +102,15 @@ VK_HIDDEN void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_t
  * way to the next (FLEX, KHR fragments, NV fragments, the tiled GEMM), with a warning.  The status
  * in *st. */
 VK_HIDDEN bool vk_coopmat_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
+
+/* Split-k products (mm-coopmat-nv.comp, mm.comp): node's d written as `splits` layers of partial
+ * results, each M x N contiguous at scratch offset at, layer z taking k from z * k_split on
+ * (pc: the product's push constants, its d strides and k_split set here). */
+VK_HIDDEN void vk_split_bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc,
+                                      const struct ggml_tensor *node, VkDeviceSize at,
+                                      uint32_t splits, uint32_t k_split);
+/* Records d = the sum of those partial results, layer by layer (mm-split-sum.comp). */
+VK_HIDDEN enum ggml_status vk_split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node,
+                                               VkDeviceSize at, uint32_t splits);
 
 #endif

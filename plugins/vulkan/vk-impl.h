@@ -138,7 +138,7 @@ enum vk_path {
     VK_PATH_COOPMAT_KHR,   /* KHR coopmat pipelines: the NV fragments (or no coopmat) */
     VK_PATH_COOPMAT_NV,    /* NV coopmat pipelines: the tiled GEMM */
     VK_PATH_ATTN_SPLIT,    /* fattn_combine: unsplit flash attention */
-    VK_PATH_COOPMAT_SPLIT, /* mm_split_sum: unsplit coopmat products */
+    VK_PATH_COOPMAT_SPLIT, /* mm_split_sum: unsplit products (coopmat and tiled) */
     VK_PATH_QUANTIZE_Q8,   /* quantize_q8: float-activation mat-vecs */
     VK_PATH_MVQ_DOT,       /* integer-dot mat-vecs: float-activation mat-vecs */
     VK_PATH_PACK_F16,      /* pack_f16: coopmat products read f32 activations */
@@ -610,6 +610,7 @@ struct vk_tuning {
     struct vk_env_value coopmat_tile, coopmat_dequant, coopmat_flex, coopmat_pack, coopmat_split;
     bool coopmat_khr_off;        /* GGMLC_VK_COOPMAT_KHR=0 (ops-matmul-coopmat.c) */
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
+    struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
 };
 
 /* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */
