@@ -2,12 +2,19 @@
  * quant-match-avx2.c - AVX2 + FMA Q8_0 and Q4_0 kernels in ggml's x86 orders
  * (quant-match.h).  The eight lanes of a 256-bit register are ggml's eight
  * lanes: maddubs + madd (exact for levels within +-127, as ggml's sign trick
- * needs too) give each lane the integer sum of four products.
+ * needs too) give each lane the integer sum of four products; compiled again
+ * with QMATCH_VNNI (quant-match-vnni.c), one vpdpbusd does.
  */
 #include "quant-match.h"
 
 #if defined(__x86_64__)
+#ifdef QMATCH_VNNI /* quant-match-vnni.c: the same kernels with vpdpbusd */
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+#define QMATCH_FILL cpu_qmatch_fill_avx512vnni
+#else
 #pragma GCC target("avx2,fma,f16c")
+#define QMATCH_FILL cpu_qmatch_fill_avx2
+#endif
 #include <immintrin.h>
 
 #include "quant-dot-x86.h"
@@ -22,24 +29,28 @@ static inline float scale_q4_0(const void *row, int b) { return qd_h2f(((const b
 
 /* Lane k: the sum of w[4k..4k+3] * y[4k..4k+3], with |w| taken unsigned and its sign moved to y. */
 static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
+#ifdef QMATCH_VNNI
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w_abs, _mm256_sign_epi8(y, w));
+#else
     return _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(y, w)), _mm256_set1_epi16(1));
+#endif
 }
 
 #define QMATCH_AVX2(type, LEVELS, SCALE)                                                                          \
     static inline __attribute__((always_inline)) void lanes_rows_##type##_nr(                                   \
         int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride, const int nr) {        \
         __m256 acc[CPU_QUANT_MAX_ROWS];                                                                           \
-        for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                                               \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                                \
         for (int b = 0; b < n / QK8_0; b++) {                                                                     \
             const __m256i w = LEVELS(vx, b), w_abs = _mm256_sign_epi8(w, w);                                      \
             const float dx = SCALE(vx, b);                                                                        \
-            for (int r = 0; r < nr; r++) {                                                                        \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                         \
                 const __m256i q = qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0);                        \
                 const __m256 d = _mm256_set1_ps(dx * y->d[r * y->d_stride + b]);                                  \
                 acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lane_sums(w_abs, w, q)), acc[r]);                  \
             }                                                                                                     \
         }                                                                                                         \
-        for (int r = 0; r < nr; r++) s[r * s_stride] = qd_hsum_ps(acc[r]);                                       \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = qd_hsum_ps(acc[r]);                        \
     }                                                                                                             \
     static void lanes_rows_##type(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) { \
         switch (y->nrows) {                                                                                       \
@@ -73,13 +84,14 @@ static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
 QMATCH_AVX2(q8_0, levels_q8_0, scale_q8_0)
 QMATCH_AVX2(q4_0, levels_q4_0, scale_q4_0)
 
-void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
+void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     dots[GGML_TYPE_Q8_0] = lanes_dot_q8_0;
     dots[GGML_TYPE_Q4_0] = lanes_dot_q4_0;
     rows[GGML_TYPE_Q8_0] = lanes_rows_q8_0;
     rows[GGML_TYPE_Q4_0] = lanes_rows_q4_0;
 }
 
+#ifndef QMATCH_VNNI
 /* Block-serial Q4_0 (the rows the 16-row tile kernel leaves, or every row without
  * AVX-512): each block's integer sum reduced to a scalar, then one fused multiply-add. */
 static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
@@ -98,7 +110,10 @@ static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y,
 }
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void) { return serial_rows_q4_0; }
+#endif
 
+#elif defined(QMATCH_VNNI)
+void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
 #else
 void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void) { return NULL; }

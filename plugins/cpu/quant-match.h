@@ -39,6 +39,7 @@ CPU_HIDDEN bool cpu_qmatch_block_serial(const struct ggml_tensor *w, bool expert
  * the vec_dot and multi-row kernels of Q8_0 and Q4_0 on every path. */
 CPU_HIDDEN void cpu_qmatch_fill_generic(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 CPU_HIDDEN void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
+CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 
 /* The block-serial multi-row kernel of Q4_0 on a path (the AVX-512 VNNI tile kernel of
  * quant-dot.h sums in this order too, 16 weight rows at once), and on this CPU's path. */

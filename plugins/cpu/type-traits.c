@@ -96,7 +96,7 @@ static void build_tables(void) {
     /* Q8_0 and Q4_0 sum in ggml's order on every path (quant-match.h) */
     cpu_qmatch_fill_generic(dots[CPU_QUANT_GENERIC], rows[CPU_QUANT_GENERIC]);
     cpu_qmatch_fill_avx2(dots[CPU_QUANT_AVX2], rows[CPU_QUANT_AVX2]);
-    cpu_qmatch_fill_avx2(dots[CPU_QUANT_AVX512VNNI], rows[CPU_QUANT_AVX512VNNI]);
+    cpu_qmatch_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI], rows[CPU_QUANT_AVX512VNNI]);
     for (int p = 0; p < CPU_QUANT_PATHS; p++) {
         for (int t = 0; t < GGML_TYPE_COUNT; t++) {
             ggml_vec_dot_t dot = NULL;
