@@ -58,14 +58,10 @@ static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
         case 2: lanes_rows_##type##_nr(n, x, y, s, s_stride, 2); break;                                           \
         case 3: lanes_rows_##type##_nr(n, x, y, s, s_stride, 3); break;                                           \
         case 4: lanes_rows_##type##_nr(n, x, y, s, s_stride, 4); break;                                           \
-        default: {                                                                                                \
-            lanes_rows_##type##_nr(n, x, y, s, s_stride, 4);                                                      \
-            const struct cpu_q8_rows rest = {y->qs + 4 * y->qs_stride, y->qs_stride, y->d + 4 * y->d_stride,      \
-                                             y->d_stride, y->sums ? y->sums + 4 * y->d_stride : NULL,             \
-                                             y->nrows - 4};                                                       \
-            lanes_rows_##type(n, x, &rest, s + 4 * s_stride, s_stride);                                           \
-            break;                                                                                                \
-        }                                                                                                         \
+        case 5: lanes_rows_##type##_nr(n, x, y, s, s_stride, 5); break;                                           \
+        case 6: lanes_rows_##type##_nr(n, x, y, s, s_stride, 6); break;                                           \
+        case 7: lanes_rows_##type##_nr(n, x, y, s, s_stride, 7); break;                                           \
+        default: lanes_rows_##type##_nr(n, x, y, s, s_stride, 8); break;                                          \
         }                                                                                                         \
     }                                                                                                             \
     static void lanes_dot_##type(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy,          \
