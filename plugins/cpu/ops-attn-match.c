@@ -34,10 +34,27 @@ static bool attn_match_applies(const struct ggml_tensor *dst) {
     return q->ne[1] < 64 && !split_kv;
 }
 
+#if defined(__x86_64__) && defined(__FLT16_MAX__)
+/* Through _Float16, which the x86-64-v3/v4 clones convert with F16C (round to nearest even,
+ * as the core's converters). */
+static inline __attribute__((always_inline)) float h2f(ggml_fp16_t h) {
+    _Float16 f;
+    memcpy(&f, &h, sizeof f);
+    return (float)f;
+}
+static inline __attribute__((always_inline)) ggml_fp16_t f2h(float x) {
+    const _Float16 f = (_Float16)x;
+    ggml_fp16_t h;
+    memcpy(&h, &f, sizeof h);
+    return h;
+}
+#else
 static inline float h2f(ggml_fp16_t h) { return ggmlc_fp16_to_fp32(h); }
+static inline ggml_fp16_t f2h(float x) { return ggmlc_fp32_to_fp16(x); }
+#endif
 
 /* The 16 lanes of a register added as GCC's _mm512_reduce_add_ps adds them. */
-static float reduce16(const float v[16]) {
+static inline __attribute__((always_inline)) float reduce16(const float v[16]) {
     float a8[8], a4[4];
     for (int i = 0; i < 8; i++) a8[i] = v[i + 8] + v[i];
     for (int i = 0; i < 4; i++) a4[i] = a8[i + 4] + a8[i];
@@ -45,7 +62,7 @@ static float reduce16(const float v[16]) {
 }
 
 /* ggml's vec_dot_f16 on AVX-512. */
-static float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
+static inline __attribute__((always_inline)) float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     float sum[4][16] = {{0}};
     const int64_t np = n & ~(int64_t)63;
     for (int64_t i = 0; i < np; i += 64)
@@ -64,15 +81,16 @@ static float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     return (float)total;
 }
 
-/* One query row (i1, head i2, batch i3) into its place in dst. */
-static void attend_row(struct ggml_tensor *dst, float scale, int64_t i1, int64_t i2, int64_t i3) {
+/* One query row (i1, head i2, batch i3) into its place in dst.  Cloned per x86-64 level so
+ * that fmaf is one instruction where the CPU has FMA (a libm call otherwise). */
+EW_CLONES static void attend_row(struct ggml_tensor *dst, float scale, int64_t i1, int64_t i2, int64_t i3) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3];
     const int64_t dk = k->ne[0], dv = v->ne[0];
     const int64_t ik2 = i2 / (q->ne[2] / k->ne[2]), ik3 = i3 / (q->ne[3] / k->ne[3]);
     const int64_t iv2 = i2 / (q->ne[2] / v->ne[2]), iv3 = i3 / (q->ne[3] / v->ne[3]);
     ggml_fp16_t qh[MATCH_MAX_HEAD], acc[MATCH_MAX_HEAD];
     const float *qr = (const float *)nn_elem(q, 0, i1, i2, i3);
-    for (int64_t d = 0; d < dk; d++) qh[d] = ggmlc_fp32_to_fp16(qr[d]);
+    for (int64_t d = 0; d < dk; d++) qh[d] = f2h(qr[d]);
     memset(acc, 0, (size_t)dv * sizeof *acc);
     const ggml_fp16_t *mp =
         mask ? (const ggml_fp16_t *)nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
@@ -87,12 +105,12 @@ static void attend_row(struct ggml_tensor *dst, float scale, int64_t i1, int64_t
             const float m_old = M;
             M = s;
             ms = expf(m_old - M);
-            for (int64_t d = 0; d < dv; d++) acc[d] = ggmlc_fp32_to_fp16(h2f(acc[d]) * ms);
+            for (int64_t d = 0; d < dv; d++) acc[d] = f2h(h2f(acc[d]) * ms);
         } else {
             vs = expf(s - M);
         }
         const ggml_fp16_t *vr = (const ggml_fp16_t *)nn_elem(v, 0, ic, iv2, iv3);
-        for (int64_t d = 0; d < dv; d++) acc[d] = ggmlc_fp32_to_fp16(fmaf(h2f(vr[d]), vs, h2f(acc[d])));
+        for (int64_t d = 0; d < dv; d++) acc[d] = f2h(fmaf(h2f(vr[d]), vs, h2f(acc[d])));
         S = fmaf(S, ms, vs);
     }
     const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;

@@ -300,7 +300,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     /* Q4_0 matrices that ggml repacks sum block by block: the tile kernel for every group of 16 rows */
     const bool serial = cpu_qmatch_block_serial(a, false);
     if (serial) kernel = cpu_qmatch_serial_q4_0();
-    const int tile_min_rows = serial ? 1 : QUANT_TILE_MIN_ROWS;
+    const int tile_min_rows = serial ? 2 : QUANT_TILE_MIN_ROWS; /* one row: serial kernel (faster here) */
     const bool tile_ok = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE && (serial || !cpu_qmatch_type(a->type));
     const cpu_vec_dot_tile_t tile = tile_ok ? cpu_get_vec_dot_tile(a->type) : NULL;
 

@@ -96,7 +96,7 @@ static void rope_fill_cache(const struct rope_params *p, const struct ggml_tenso
 }
 
 /* Rotate x into y: pair k is (k*stride_k, k*stride_k + offset), for k < n_pairs. */
-static void rotate_pairs(const float *x, float *y, const float *cache, int64_t n_pairs, int64_t stride_k, int64_t offset) {
+EW_CLONES static void rotate_pairs(const float *x, float *y, const float *cache, int64_t n_pairs, int64_t stride_k, int64_t offset) {
     for (int64_t k = 0; k < n_pairs; k++) {
         const int64_t a = k * stride_k, b = a + offset;
         const float c = cache[2 * k], s = cache[2 * k + 1], x0 = x[a], x1 = x[b];

@@ -11,9 +11,11 @@
 #ifdef QMATCH_VNNI /* quant-match-vnni.c: the same kernels with vpdpbusd */
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 #define QMATCH_FILL cpu_qmatch_fill_avx512vnni
+#define QMATCH_SERIAL cpu_qmatch_serial_q4_0_vnni
 #else
 #pragma GCC target("avx2,fma,f16c")
 #define QMATCH_FILL cpu_qmatch_fill_avx2
+#define QMATCH_SERIAL cpu_qmatch_serial_q4_0_avx2
 #endif
 #include <immintrin.h>
 
@@ -87,7 +89,6 @@ void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     rows[GGML_TYPE_Q4_0] = lanes_rows_q4_0;
 }
 
-#ifndef QMATCH_VNNI
 /* Block-serial Q4_0 (the rows the 16-row tile kernel leaves, or every row without
  * AVX-512): each block's integer sum reduced to a scalar, then one fused multiply-add. */
 static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
@@ -105,11 +106,11 @@ static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y,
     for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
 }
 
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void) { return serial_rows_q4_0; }
-#endif
+cpu_vec_dot_rows_t QMATCH_SERIAL(void) { return serial_rows_q4_0; }
 
 #elif defined(QMATCH_VNNI)
 void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void) { return NULL; }
 #else
 void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void) { return NULL; }

@@ -112,6 +112,7 @@ static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y,
 }
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_q4_0_vnni()) return cpu_qmatch_serial_q4_0_vnni();
     if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_q4_0_avx2()) return cpu_qmatch_serial_q4_0_avx2();
     return serial_rows_q4_0;
 }

@@ -46,7 +46,8 @@ CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_r
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
 
-/* The AVX2 kernels (quant-match-avx2.c); NULL where the build has none. */
+/* The AVX2 and AVX-512 VNNI kernels (quant-match-avx2.c, -vnni.c); NULL where the build has none. */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void);
 
 #endif /* GGMLC_CPU_QUANT_MATCH_H */
