@@ -91,7 +91,22 @@ void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
 
 /* Block-serial Q4_0 (the rows the 16-row tile kernel leaves, or every row without
  * AVX-512): each block's integer sum reduced to a scalar, then one fused multiply-add. */
+/* One activation row (decoding): the accumulator stays in a register. */
+static void serial_row_q4_0(int n, const void *vx, const int8_t *qy, const float *dy, float *s) {
+    __m128 acc = _mm_setzero_ps();
+    for (int b = 0; b < n / QK8_0; b++) {
+        const __m256i w = levels_q4_0(vx, b);
+        const int isum = qd_hsum_epi32(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(qy + (size_t)b * QK8_0)));
+        acc = _mm_fmadd_ss(_mm_set_ss(scale_q4_0(vx, b) * dy[b]), _mm_cvtsi32_ss(_mm_setzero_ps(), isum), acc);
+    }
+    *s = _mm_cvtss_f32(acc);
+}
+
 static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    if (y->nrows == 1) {
+        serial_row_q4_0(n, vx, y->qs, y->d, s);
+        return;
+    }
     float acc[CPU_QUANT_MAX_ROWS] = {0};
     for (int b = 0; b < n / QK8_0; b++) {
         const __m256i w = levels_q4_0(vx, b), w_abs = _mm256_sign_epi8(w, w);
