@@ -9,6 +9,8 @@
 /* Angles reach 1000 rad, where an f32 angle carries ~6e-5 rad of rounding. */
 #define ROPE_ERR 1e-9
 #define ATTN_ERR 1e-9
+/* f16 K and V accumulate in f16, as ggml's CPU backend does (ops-attn-match.c): ~3e-7 here */
+#define ATTN_F16_ERR 2e-6
 
 /* Arguments of a rope case as gen_nn.py stores them. */
 struct rope_case {
@@ -126,14 +128,14 @@ static void test_flash_attn(void) {
     o = ggml_flash_attn_ext(ctx, q, k16, v16, mask16,
                             nn_arg(gs, "plain_args", 0), 0.0f, 0.0f);
     ops_compute(ctx, o);
-    nn_check(o, gs, "f16", ATTN_ERR, "flash_attn_ext with f16 K and V");
+    nn_check(o, gs, "f16", ATTN_F16_ERR, "flash_attn_ext with f16 K and V");
 
     k16 = nn_input(ctx, gs, "lk", GGML_TYPE_F16, false);
     v16 = nn_input(ctx, gs, "lv", GGML_TYPE_F16, false);
     o = ggml_flash_attn_ext(ctx, nn_f32(ctx, gs, "lq"), k16, v16, nn_input(ctx, gs, "lmask", GGML_TYPE_F16, false), 0.25f, 0.0f,
                             0.0f);
     ops_compute(ctx, o);
-    nn_check(o, gs, "long", ATTN_ERR, "flash_attn_ext, 13 queries under a causal mask, one query seeing no key (zeros)");
+    nn_check(o, gs, "long", ATTN_F16_ERR, "flash_attn_ext, 13 queries under a causal mask, one query seeing no key (zeros)");
 
     /* one K/V batch shared by both query batches: each output batch equals attending alone */
     struct ggml_tensor *k0 = ggml_view_3d(ctx, k, k->ne[0], k->ne[1], k->ne[2], k->nb[1], k->nb[2], 0);

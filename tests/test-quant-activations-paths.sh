@@ -1,16 +1,19 @@
 #!/bin/sh
-# test-quant-activations on the CPU plugin's lower SIMD paths (GGMLC_CPU_PATH): the
+# test-quant-activations and test-quant-match (Q8_0 and Q4_0 products give ggml's bits)
+# on the CPU plugin's lower SIMD paths (GGMLC_CPU_PATH): the
 # columns of a quantized product are the same bits at 1, 8 and 64 columns and agree with
 # the rounded-activation reference on every path, not only the best one.
-echo "1..2"
+echo "1..4"
 n=0
-for path in avx2 generic; do
-    n=$((n + 1))
-    out=$(GGMLC_CPU_PATH=$path "$GGMLC_BUILDDIR/tests/test-quant-activations" 2>&1)
-    if [ $? -eq 0 ] && ! echo "$out" | grep -q "^not ok"; then
-        echo "ok $n - test-quant-activations with GGMLC_CPU_PATH=$path"
-    else
-        echo "not ok $n - test-quant-activations with GGMLC_CPU_PATH=$path"
-        echo "$out" | grep -v "^ok" | sed 's/^/# /'
-    fi
+for prog in test-quant-activations test-quant-match; do
+    for path in avx2 generic; do
+        n=$((n + 1))
+        out=$(GGMLC_CPU_PATH=$path "$GGMLC_BUILDDIR/tests/$prog" 2>&1)
+        if [ $? -eq 0 ] && ! echo "$out" | grep -q "^not ok"; then
+            echo "ok $n - $prog with GGMLC_CPU_PATH=$path"
+        else
+            echo "not ok $n - $prog with GGMLC_CPU_PATH=$path"
+            echo "$out" | grep -v "^ok" | sed 's/^/# /'
+        fi
+    done
 done

@@ -549,7 +549,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_cpy_transposed_iq4_nl, 0),
     CASE(c_cpy_transposed_q4_0, 1e-12), CASE(c_cpy_transposed_q5_1, 1e-12), CASE(c_cpy_transposed_q8_0, 1e-12),
     CASE(c_flash_attn_q8_0, 1e-8), CASE(c_flash_attn_q4_0_q_view, 1e-8), CASE(c_flash_attn_bf16, 1e-8),
-    CASE(c_flash_attn_576_512, 1e-8),
+    CASE(c_flash_attn_576_512, 1e-6), /* f16 K/V: the CPU accumulates in f16 as ggml's does */
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
     CASE(c_cpy_blocks_q4_K, 0), CASE(c_cpy_blocks_q5_1_reshaped, 0),
     CASE(c_swiglu_odd, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),

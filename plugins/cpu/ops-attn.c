@@ -127,6 +127,7 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
 
 /* Tasks take blocks of consecutive queries of one head. */
 static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    if (cpu_flash_attn_match(call, dst)) return GGML_STATUS_SUCCESS; /* ggml's bits */
     const struct ggml_tensor *q = dst->src[0];
     const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(dst);
     const struct attn_params p = {fa.scale, fa.max_bias, fa.logit_softcap};

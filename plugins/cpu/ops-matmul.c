@@ -13,6 +13,7 @@
 #include "ggmlc-blocks.h"
 #include "ops-matmul.h"
 #include "quant-dot.h"
+#include "quant-match.h"
 
 /* -------------------------------------------------------- shared helpers */
 
@@ -94,6 +95,7 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
 static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
+    if (cpu_qmatch_type(a->type)) return false; /* integer dots at every size, as ggml (quant-match.h) */
     return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
            cpu_get_type_traits(a->type)->vec_dot_type != GGML_TYPE_Q8_1 &&
            cpu_gemm_dequant_ok(cpu_gemm_kernel(), a->type);
@@ -295,7 +297,12 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
         cpu_matmul_convert_rows(call, b, GGML_TYPE_Q8_K, call->wdata, tmp);
     }
     call->barrier(call);
-    const cpu_vec_dot_tile_t tile = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE ? cpu_get_vec_dot_tile(a->type) : NULL;
+    /* Q4_0 matrices that ggml repacks sum block by block: the tile kernel for every group of 16 rows */
+    const bool serial = cpu_qmatch_block_serial(a, false);
+    if (serial) kernel = cpu_qmatch_serial_q4_0();
+    const int tile_min_rows = serial ? 2 : QUANT_TILE_MIN_ROWS; /* one row: serial kernel (faster here) */
+    const bool tile_ok = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE && (serial || !cpu_qmatch_type(a->type));
+    const cpu_vec_dot_tile_t tile = tile_ok ? cpu_get_vec_dot_tile(a->type) : NULL;
 
     const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     int64_t n0, n1;
@@ -314,7 +321,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                                                                            sums + r * nblocks, nrows}
                                                     : (struct cpu_q8_rows){qs + r * q8k_row_size, q8k_row_size, NULL, 0, NULL, nrows};
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-                if (use_tile && nrows >= QUANT_TILE_MIN_ROWS) {
+                if (use_tile && nrows >= tile_min_rows) {
                     tile((int)k, wmat + c0 * a->nb[1], a->nb[1], &y, out + c0, dst->nb[1] / sizeof(float));
                     continue;
                 }

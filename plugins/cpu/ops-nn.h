@@ -21,6 +21,9 @@ CPU_HIDDEN void cpu_nn_norm_register(struct cpu_op_table *t);    /* ops-norm.c *
 CPU_HIDDEN void cpu_nn_softmax_register(struct cpu_op_table *t); /* ops-softmax.c */
 CPU_HIDDEN void cpu_nn_rope_register(struct cpu_op_table *t);    /* ops-rope.c */
 CPU_HIDDEN void cpu_nn_attn_register(struct cpu_op_table *t);    /* ops-attn.c */
+/* FLASH_ATTN_EXT rounded as ggml's CPU backend where it applies (f16 K/V, its one-row path;
+ * ops-attn-match.c): computes this thread's share and returns true, else false. */
+CPU_HIDDEN bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
 CPU_HIDDEN void cpu_nn_loss_register(struct cpu_op_table *t);    /* ops-loss.c */
 
 /* Address of element (i0, i1, i2, i3). */

@@ -22,11 +22,14 @@ static void norm_row(float *x, int64_t n, float eps) {
     for (int64_t i = 0; i < n; i++) x[i] = (float)((x[i] - mean) * inv);
 }
 
-/* y = x / sqrt(mean(x^2) + eps). */
+/* y = x / sqrt(mean(x^2) + eps), rounded as ggml's CPU backend rounds it (so that models
+ * normalized here give ggml's bits): float squares summed in double, the mean and the
+ * scale in float. */
 static void rms_norm_row(float *x, int64_t n, float eps) {
     double sq = 0.0;
-    for (int64_t i = 0; i < n; i++) sq += (double)x[i] * x[i];
-    const float inv = (float)(1.0 / sqrt(sq / (double)n + eps));
+    for (int64_t i = 0; i < n; i++) sq += (double)(x[i] * x[i]);
+    const float mean = (float)(sq / (double)n);
+    const float inv = 1.0f / sqrtf(mean + eps);
     for (int64_t i = 0; i < n; i++) x[i] *= inv;
 }
 

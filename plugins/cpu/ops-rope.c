@@ -5,15 +5,17 @@
  * Dimension pair k (k = i0/2) of position p turns by theta = p * base^(-2k/n_dims),
  * divided by its frequency factor and blended with the interpolated angle by
  * YaRN's ramp.  The backward pass turns by -theta (the transpose of a rotation).
- * Angles are computed from the exponent directly (in double) rather than by
- * repeated multiplication, which drifts for long contexts.
+ * The arithmetic is ggml's CPU backend's, so that a model's activations keep
+ * ggml's bits: theta_scale = powf(base, -2 / n_dims) in float, each pair's
+ * angle the previous one times theta_scale (in float, from the position), and
+ * the rotation's two products fused as ggml's x86 build fuses them.
  */
 #include "ops-nn.h"
 
 struct rope_params {
     int n_dims, mode;
     float freq_scale, ext_factor, attn_factor;
-    double theta_scale; /* base^(-2/n_dims) */
+    float theta_scale; /* base^(-2/n_dims) */
     float corr_dims[2];
     int sections[GGML_MROPE_SECTIONS];
     float sin_sign; /* +1 forward, -1 backward */
@@ -28,7 +30,7 @@ static struct rope_params rope_params_of(const struct ggml_tensor *dst) {
     p.freq_scale = op.freq_scale;
     p.ext_factor = op.ext_factor;
     p.attn_factor = op.attn_factor;
-    p.theta_scale = pow((double)op.freq_base, -2.0 / p.n_dims);
+    p.theta_scale = powf(op.freq_base, -2.0f / (float)p.n_dims);
     ggml_rope_yarn_corr_dims(p.n_dims, op.n_ctx_orig, op.freq_base, op.beta_fast, op.beta_slow,
                              p.corr_dims);
     memcpy(p.sections, op.sections, sizeof p.sections);
@@ -56,8 +58,8 @@ static void yarn_cos_sin(const struct rope_params *p, float theta_extrap, int64_
 }
 
 /* For pair k of a multi-section mode: the position component (0 = t, 1 = h, 2 = w, 3 = e)
- * and the exponent of theta_scale (vision restarts it at each section). */
-static void multi_section_of(const struct rope_params *p, int64_t k, int *component, int64_t *exponent) {
+ * and whether its angle restarts from the position here (vision restarts every section). */
+static void multi_section_of(const struct rope_params *p, int64_t k, int *component, bool *restart) {
     const int *s = p->sections;
     const int total = s[0] + s[1] + s[2] + s[3];
     const int64_t sector = k % total;
@@ -72,7 +74,7 @@ static void multi_section_of(const struct rope_params *p, int64_t k, int *compon
         c = sector < start[1] ? 0 : sector < start[2] ? 1 : sector < start[3] ? 2 : 3;
     }
     *component = c;
-    *exponent = p->mode == GGML_ROPE_TYPE_VISION ? sector - start[c] : k;
+    *restart = p->mode == GGML_ROPE_TYPE_VISION && sector == start[c];
 }
 
 /* cos/sin of every pair k < n_pairs for sequence index i2 into cache[2k], cache[2k+1]. */
@@ -80,23 +82,26 @@ static void rope_fill_cache(const struct rope_params *p, const struct ggml_tenso
                             int64_t ne2, int64_t i2, int64_t n_pairs, float *cache) {
     const float *ff = ff_t ? (const float *)ff_t->data : NULL;
     const bool multi = (p->mode & GGML_ROPE_TYPE_MROPE) != 0;
+    float pos[4] = {0}, theta[4]; /* the angle of each position component, pair by pair */
+    for (int c = 0; c < (multi ? 4 : 1); c++) pos[c] = (float)*(const int32_t *)nn_elem(pos_t, i2 + c * ne2, 0, 0, 0);
+    memcpy(theta, pos, sizeof theta);
     for (int64_t k = 0; k < n_pairs; k++) {
-        int component = 0;
-        int64_t exponent = k;
-        if (multi) multi_section_of(p, k, &component, &exponent);
-        const int32_t pos = *(const int32_t *)nn_elem(pos_t, i2 + component * ne2, 0, 0, 0);
-        const double theta = (double)pos * pow(p->theta_scale, (double)exponent);
-        yarn_cos_sin(p, (float)(theta / (ff ? ff[k] : 1.0f)), 2 * k, &cache[2 * k]);
+        int c = 0;
+        bool restart = false;
+        if (multi) multi_section_of(p, k, &c, &restart);
+        if (restart) theta[c] = pos[c];
+        yarn_cos_sin(p, theta[c] / (ff ? ff[k] : 1.0f), 2 * k, &cache[2 * k]);
+        for (int i = 0; i < 4; i++) theta[i] *= p->theta_scale;
     }
 }
 
 /* Rotate x into y: pair k is (k*stride_k, k*stride_k + offset), for k < n_pairs. */
-static void rotate_pairs(const float *x, float *y, const float *cache, int64_t n_pairs, int64_t stride_k, int64_t offset) {
+EW_CLONES static void rotate_pairs(const float *x, float *y, const float *cache, int64_t n_pairs, int64_t stride_k, int64_t offset) {
     for (int64_t k = 0; k < n_pairs; k++) {
         const int64_t a = k * stride_k, b = a + offset;
         const float c = cache[2 * k], s = cache[2 * k + 1], x0 = x[a], x1 = x[b];
-        y[a] = x0 * c - x1 * s;
-        y[b] = x0 * s + x1 * c;
+        y[a] = fmaf(x0, c, -(x1 * s));
+        y[b] = fmaf(x0, s, x1 * c);
     }
 }
 

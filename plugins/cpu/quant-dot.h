@@ -53,6 +53,8 @@ CPU_HIDDEN void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table table);
  * falls back to the next lower one for types it has no kernel for). */
 CPU_HIDDEN bool cpu_quant_path_available(enum cpu_quant_path path);
 CPU_HIDDEN const struct cpu_type_traits *cpu_type_traits_on_path(enum ggml_type type, enum cpu_quant_path path);
+/* The path this CPU runs, capped by cpu_simd_level() (GGMLC_CPU_PATH). */
+CPU_HIDDEN enum cpu_quant_path cpu_current_quant_path(void);
 
 /* ------------------------------------------------ multi-row dot products
  *

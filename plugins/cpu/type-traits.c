@@ -9,6 +9,7 @@
 
 #include "ops-ew.h"
 #include "quant-dot.h"
+#include "quant-match.h"
 #include "simd.h"
 
 static struct cpu_type_traits traits[CPU_QUANT_PATHS][GGML_TYPE_COUNT];
@@ -89,6 +90,14 @@ static void build_tables(void) {
     cpu_quant_dot_fill_generic(dots[CPU_QUANT_GENERIC]);
     cpu_quant_dot_fill_avx2(dots[CPU_QUANT_AVX2]);
     cpu_quant_dot_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI]);
+    cpu_vec_dot_rows_table rows[CPU_QUANT_PATHS] = {{0}};
+    cpu_quant_rows_fill_generic(rows[CPU_QUANT_GENERIC]);
+    cpu_quant_rows_fill_avx2(rows[CPU_QUANT_AVX2]);
+    cpu_quant_rows_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
+    /* Q8_0 and Q4_0 sum in ggml's order on every path (quant-match.h) */
+    cpu_qmatch_fill_generic(dots[CPU_QUANT_GENERIC], rows[CPU_QUANT_GENERIC]);
+    cpu_qmatch_fill_avx2(dots[CPU_QUANT_AVX2], rows[CPU_QUANT_AVX2]);
+    cpu_qmatch_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI], rows[CPU_QUANT_AVX512VNNI]);
     for (int p = 0; p < CPU_QUANT_PATHS; p++) {
         for (int t = 0; t < GGML_TYPE_COUNT; t++) {
             ggml_vec_dot_t dot = NULL;
@@ -98,10 +107,6 @@ static void build_tables(void) {
                                   : (struct cpu_type_traits){from_float_of((enum ggml_type)t), NULL, GGML_TYPE_COUNT};
         }
     }
-    cpu_vec_dot_rows_table rows[CPU_QUANT_PATHS] = {{0}};
-    cpu_quant_rows_fill_generic(rows[CPU_QUANT_GENERIC]);
-    cpu_quant_rows_fill_avx2(rows[CPU_QUANT_AVX2]);
-    cpu_quant_rows_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
     for (int p = 0; p < CPU_QUANT_PATHS; p++)
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
@@ -138,8 +143,7 @@ cpu_vec_dot_tile_t cpu_vec_dot_tile_on_path(enum ggml_type type, enum cpu_quant_
     return tile_kernels[path][type];
 }
 
-/* The path this CPU runs, capped by cpu_simd_level() (GGMLC_CPU_PATH). */
-static enum cpu_quant_path current_path(void) {
+enum cpu_quant_path cpu_current_quant_path(void) {
     enum cpu_quant_path path = CPU_QUANT_GENERIC;
     switch (cpu_simd_level()) {
     case CPU_SIMD_AVX512: path = cpu_quant_path_available(CPU_QUANT_AVX512VNNI) ? CPU_QUANT_AVX512VNNI : CPU_QUANT_AVX2; break;
@@ -150,13 +154,13 @@ static enum cpu_quant_path current_path(void) {
 }
 
 const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type) {
-    return cpu_type_traits_on_path(type, current_path());
+    return cpu_type_traits_on_path(type, cpu_current_quant_path());
 }
 
 cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type) {
-    return cpu_vec_dot_rows_on_path(type, current_path());
+    return cpu_vec_dot_rows_on_path(type, cpu_current_quant_path());
 }
 
 cpu_vec_dot_tile_t cpu_get_vec_dot_tile(enum ggml_type type) {
-    return cpu_vec_dot_tile_on_path(type, current_path());
+    return cpu_vec_dot_tile_on_path(type, cpu_current_quant_path());
 }

@@ -1,0 +1,130 @@
+/*
+ * ops-attn-match.c - FLASH_ATTN_EXT with f16 K and V rounded as ggml's x86
+ * CPU backend (AVX-512 build) rounds it where ggml takes its one-query-row
+ * path (fewer than 64 queries, and not a single query over 512 or more keys),
+ * so that a model's attention output keeps ggml's bits:
+ *  - the query row rounded to f16; each score the f16 dot product of ggml's
+ *    vec_dot_f16: four 16-lane fused accumulators over steps of 64 values,
+ *    added (0+2)+(1+3), the 16 lanes halved as _mm512_reduce_add_ps does,
+ *    the tail added in double; then times scale, plus the mask;
+ *  - the online softmax kept in f16 as ggml keeps it: on a new maximum the
+ *    f16 accumulator is scaled by expf(old - new) (rounded back to f16),
+ *    else the value row is weighted by expf(s - max); each update is one
+ *    fused multiply-add per value rounded to f16; the normaliser
+ *    S = S * ms + vs, fused;
+ *  - the result the f16 accumulator times 1 / S.
+ * Other cases (ALiBi, softcap, sinks, f32 K/V, the tiled and split paths)
+ * take ops-attn.c's kernel.
+ */
+#include "ops-nn.h"
+
+/* The widest head this path takes (its buffers live on the stack). */
+#define MATCH_MAX_HEAD 1024
+
+/* Whether ggml would run this node through its one-query-row path with f16 K and V. */
+static bool attn_match_applies(const struct ggml_tensor *dst) {
+    const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3];
+    const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(dst);
+    if (q->type != GGML_TYPE_F32 || k->type != GGML_TYPE_F16 || v->type != GGML_TYPE_F16) return false;
+    if (dst->src[4] || fa.max_bias != 0.0f || fa.logit_softcap != 0.0f) return false;
+    if (mask && mask->type != GGML_TYPE_F16) return false;
+    if (k->ne[0] > MATCH_MAX_HEAD || v->ne[0] > MATCH_MAX_HEAD || dst->type != GGML_TYPE_F32) return false;
+    if (q->nb[0] != sizeof(float) || k->nb[0] != sizeof(ggml_fp16_t) || v->nb[0] != sizeof(ggml_fp16_t)) return false;
+    const bool split_kv = q->ne[1] == 1 && q->ne[3] == 1 && k->ne[1] >= 512;
+    return q->ne[1] < 64 && !split_kv;
+}
+
+#if defined(__x86_64__) && defined(__FLT16_MAX__)
+/* Through _Float16, which the x86-64-v3/v4 clones convert with F16C (round to nearest even,
+ * as the core's converters). */
+static inline __attribute__((always_inline)) float h2f(ggml_fp16_t h) {
+    _Float16 f;
+    memcpy(&f, &h, sizeof f);
+    return (float)f;
+}
+static inline __attribute__((always_inline)) ggml_fp16_t f2h(float x) {
+    const _Float16 f = (_Float16)x;
+    ggml_fp16_t h;
+    memcpy(&h, &f, sizeof h);
+    return h;
+}
+#else
+static inline float h2f(ggml_fp16_t h) { return ggmlc_fp16_to_fp32(h); }
+static inline ggml_fp16_t f2h(float x) { return ggmlc_fp32_to_fp16(x); }
+#endif
+
+/* The 16 lanes of a register added as GCC's _mm512_reduce_add_ps adds them. */
+static inline __attribute__((always_inline)) float reduce16(const float v[16]) {
+    float a8[8], a4[4];
+    for (int i = 0; i < 8; i++) a8[i] = v[i + 8] + v[i];
+    for (int i = 0; i < 4; i++) a4[i] = a8[i + 4] + a8[i];
+    return (a4[0] + a4[2]) + (a4[1] + a4[3]);
+}
+
+/* ggml's vec_dot_f16 on AVX-512. */
+static inline __attribute__((always_inline)) float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
+    float sum[4][16] = {{0}};
+    const int64_t np = n & ~(int64_t)63;
+    for (int64_t i = 0; i < np; i += 64)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 16; l++) {
+                const int64_t e = i + 16 * j + l;
+                sum[j][l] = fmaf(h2f(x[e]), h2f(y[e]), sum[j][l]);
+            }
+    for (int l = 0; l < 16; l++) {
+        sum[0][l] += sum[2][l];
+        sum[1][l] += sum[3][l];
+        sum[0][l] += sum[1][l];
+    }
+    double total = reduce16(sum[0]);
+    for (int64_t i = np; i < n; i++) total += (double)(h2f(x[i]) * h2f(y[i]));
+    return (float)total;
+}
+
+/* One query row (i1, head i2, batch i3) into its place in dst.  Cloned per x86-64 level so
+ * that fmaf is one instruction where the CPU has FMA (a libm call otherwise). */
+EW_CLONES static void attend_row(struct ggml_tensor *dst, float scale, int64_t i1, int64_t i2, int64_t i3) {
+    const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3];
+    const int64_t dk = k->ne[0], dv = v->ne[0];
+    const int64_t ik2 = i2 / (q->ne[2] / k->ne[2]), ik3 = i3 / (q->ne[3] / k->ne[3]);
+    const int64_t iv2 = i2 / (q->ne[2] / v->ne[2]), iv3 = i3 / (q->ne[3] / v->ne[3]);
+    ggml_fp16_t qh[MATCH_MAX_HEAD], acc[MATCH_MAX_HEAD];
+    const float *qr = (const float *)nn_elem(q, 0, i1, i2, i3);
+    for (int64_t d = 0; d < dk; d++) qh[d] = f2h(qr[d]);
+    memset(acc, 0, (size_t)dv * sizeof *acc);
+    const ggml_fp16_t *mp =
+        mask ? (const ggml_fp16_t *)nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
+    float S = 0.0f, M = -INFINITY;
+    for (int64_t ic = 0; ic < k->ne[1]; ic++) {
+        const float mv = mp ? h2f(mp[ic]) : 0.0f;
+        if (mv == -INFINITY) continue;
+        float s = dot_f16((const ggml_fp16_t *)nn_elem(k, 0, ic, ik2, ik3), qh, dk) * scale;
+        s += mv;
+        float ms = 1.0f, vs = 1.0f;
+        if (s > M) {
+            const float m_old = M;
+            M = s;
+            ms = expf(m_old - M);
+            for (int64_t d = 0; d < dv; d++) acc[d] = f2h(h2f(acc[d]) * ms);
+        } else {
+            vs = expf(s - M);
+        }
+        const ggml_fp16_t *vr = (const ggml_fp16_t *)nn_elem(v, 0, ic, iv2, iv3);
+        for (int64_t d = 0; d < dv; d++) acc[d] = f2h(fmaf(h2f(vr[d]), vs, h2f(acc[d])));
+        S = fmaf(S, ms, vs);
+    }
+    const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
+    float *out = (float *)((char *)dst->data + (i3 * dst->ne[2] * dst->ne[1] + i2 + i1 * dst->ne[1]) * dst->nb[1]);
+    for (int64_t d = 0; d < dv; d++) out[d] = h2f(acc[d]) * s_inv;
+}
+
+bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    if (!attn_match_applies(dst)) return false;
+    const struct ggml_tensor *q = dst->src[0];
+    const float scale = ggmlc_flash_attn_params_of(dst).scale;
+    int64_t r0, r1;
+    cpu_split_range(q->ne[1] * q->ne[2] * q->ne[3], call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++)
+        attend_row(dst, scale, r % q->ne[1], (r / q->ne[1]) % q->ne[2], r / (q->ne[1] * q->ne[2]));
+    return true;
+}

@@ -1,0 +1,132 @@
+/*
+ * quant-match-avx2.c - AVX2 + FMA Q8_0 and Q4_0 kernels in ggml's x86 orders
+ * (quant-match.h).  The eight lanes of a 256-bit register are ggml's eight
+ * lanes: maddubs + madd (exact for levels within +-127, as ggml's sign trick
+ * needs too) give each lane the integer sum of four products; compiled again
+ * with QMATCH_VNNI (quant-match-vnni.c), one vpdpbusd does.
+ */
+#include "quant-match.h"
+
+#if defined(__x86_64__)
+#ifdef QMATCH_VNNI /* quant-match-vnni.c: the same kernels with vpdpbusd */
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+#define QMATCH_FILL cpu_qmatch_fill_avx512vnni
+#define QMATCH_SERIAL cpu_qmatch_serial_q4_0_vnni
+#else
+#pragma GCC target("avx2,fma,f16c")
+#define QMATCH_FILL cpu_qmatch_fill_avx2
+#define QMATCH_SERIAL cpu_qmatch_serial_q4_0_avx2
+#endif
+#include <immintrin.h>
+
+#include "quant-dot-x86.h"
+
+/* Weight block b of a row as 32 signed levels. */
+static inline __m256i levels_q8_0(const void *row, int b) { return qd_load32(((const block_q8_0 *)row)[b].qs); }
+static inline __m256i levels_q4_0(const void *row, int b) {
+    return _mm256_sub_epi8(qd_unpack_nibbles(((const block_q4_0 *)row)[b].qs), _mm256_set1_epi8(8));
+}
+static inline float scale_q8_0(const void *row, int b) { return qd_h2f(((const block_q8_0 *)row)[b].d); }
+static inline float scale_q4_0(const void *row, int b) { return qd_h2f(((const block_q4_0 *)row)[b].d); }
+
+/* Lane k: the sum of w[4k..4k+3] * y[4k..4k+3], with |w| taken unsigned and its sign moved to y. */
+static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
+#ifdef QMATCH_VNNI
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w_abs, _mm256_sign_epi8(y, w));
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(y, w)), _mm256_set1_epi16(1));
+#endif
+}
+
+#define QMATCH_AVX2(type, LEVELS, SCALE)                                                                          \
+    static inline __attribute__((always_inline)) void lanes_rows_##type##_nr(                                   \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride, const int nr) {        \
+        __m256 acc[CPU_QUANT_MAX_ROWS];                                                                           \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                                \
+        for (int b = 0; b < n / QK8_0; b++) {                                                                     \
+            const __m256i w = LEVELS(vx, b), w_abs = _mm256_sign_epi8(w, w);                                      \
+            const float dx = SCALE(vx, b);                                                                        \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                         \
+                const __m256i q = qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0);                        \
+                const __m256 d = _mm256_set1_ps(dx * y->d[r * y->d_stride + b]);                                  \
+                acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lane_sums(w_abs, w, q)), acc[r]);                  \
+            }                                                                                                     \
+        }                                                                                                         \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = qd_hsum_ps(acc[r]);                        \
+    }                                                                                                             \
+    static void lanes_rows_##type(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) { \
+        switch (y->nrows) {                                                                                       \
+        case 1: lanes_rows_##type##_nr(n, x, y, s, s_stride, 1); break;                                           \
+        case 2: lanes_rows_##type##_nr(n, x, y, s, s_stride, 2); break;                                           \
+        case 3: lanes_rows_##type##_nr(n, x, y, s, s_stride, 3); break;                                           \
+        case 4: lanes_rows_##type##_nr(n, x, y, s, s_stride, 4); break;                                           \
+        case 5: lanes_rows_##type##_nr(n, x, y, s, s_stride, 5); break;                                           \
+        case 6: lanes_rows_##type##_nr(n, x, y, s, s_stride, 6); break;                                           \
+        case 7: lanes_rows_##type##_nr(n, x, y, s, s_stride, 7); break;                                           \
+        default: lanes_rows_##type##_nr(n, x, y, s, s_stride, 8); break;                                          \
+        }                                                                                                         \
+    }                                                                                                             \
+    static void lanes_dot_##type(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy,          \
+                                 size_t by, int nrc) {                                                            \
+        const block_q8_0 *y = vy;                                                                                 \
+        __m256 acc = _mm256_setzero_ps();                                                                         \
+        for (int b = 0; b < n / QK8_0; b++) {                                                                     \
+            const __m256i w = LEVELS(vx, b);                                                                      \
+            const __m256 d = _mm256_set1_ps(SCALE(vx, b) * qd_h2f(y[b].d));                                       \
+            acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(y[b].qs))), \
+                                  acc);                                                                           \
+        }                                                                                                         \
+        *s = qd_hsum_ps(acc);                                                                                     \
+    }
+
+QMATCH_AVX2(q8_0, levels_q8_0, scale_q8_0)
+QMATCH_AVX2(q4_0, levels_q4_0, scale_q4_0)
+
+void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
+    dots[GGML_TYPE_Q8_0] = lanes_dot_q8_0;
+    dots[GGML_TYPE_Q4_0] = lanes_dot_q4_0;
+    rows[GGML_TYPE_Q8_0] = lanes_rows_q8_0;
+    rows[GGML_TYPE_Q4_0] = lanes_rows_q4_0;
+}
+
+/* Block-serial Q4_0 (the rows the 16-row tile kernel leaves, or every row without
+ * AVX-512): each block's integer sum reduced to a scalar, then one fused multiply-add. */
+/* One activation row (decoding): the accumulator stays in a register. */
+static void serial_row_q4_0(int n, const void *vx, const int8_t *qy, const float *dy, float *s) {
+    __m128 acc = _mm_setzero_ps();
+    for (int b = 0; b < n / QK8_0; b++) {
+        const __m256i w = levels_q4_0(vx, b);
+        const int isum = qd_hsum_epi32(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(qy + (size_t)b * QK8_0)));
+        acc = _mm_fmadd_ss(_mm_set_ss(scale_q4_0(vx, b) * dy[b]), _mm_cvtsi32_ss(_mm_setzero_ps(), isum), acc);
+    }
+    *s = _mm_cvtss_f32(acc);
+}
+
+static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    if (y->nrows == 1) {
+        serial_row_q4_0(n, vx, y->qs, y->d, s);
+        return;
+    }
+    float acc[CPU_QUANT_MAX_ROWS] = {0};
+    for (int b = 0; b < n / QK8_0; b++) {
+        const __m256i w = levels_q4_0(vx, b), w_abs = _mm256_sign_epi8(w, w);
+        const float dx = scale_q4_0(vx, b);
+        for (int r = 0; r < y->nrows; r++) {
+            const __m256i q = qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0);
+            const int isum = qd_hsum_epi32(lane_sums(w_abs, w, q));
+            acc[r] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(dx * y->d[r * y->d_stride + b]), _mm_set_ss((float)isum),
+                                                _mm_set_ss(acc[r])));
+        }
+    }
+    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
+}
+
+cpu_vec_dot_rows_t QMATCH_SERIAL(void) { return serial_rows_q4_0; }
+
+#elif defined(QMATCH_VNNI)
+void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void) { return NULL; }
+#else
+void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void) { return NULL; }
+#endif

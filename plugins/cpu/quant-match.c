@@ -1,0 +1,120 @@
+/*
+ * quant-match.c - portable Q8_0 and Q4_0 kernels that sum in ggml's x86
+ * orders (see quant-match.h), and the choice of order per product.  The
+ * fused multiply-adds are spelled fmaf so that every compiler and CPU gives
+ * the same bits as ggml's vfmadd; the SIMD paths (quant-match-avx2.c) must
+ * reproduce these results exactly.
+ */
+#include <math.h>
+
+#include "quant-match.h"
+
+bool cpu_qmatch_type(enum ggml_type type) { return type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0; }
+
+bool cpu_qmatch_block_serial(const struct ggml_tensor *w, bool experts) {
+    return w->type == GGML_TYPE_Q4_0 && w->ne[1] % 8 == 0 && w->ne[3] == 1 && (experts || w->ne[2] == 1);
+}
+
+/* Value j (0..31) of a Q4_0 block as a signed level. */
+static inline int q4_0_level(const block_q4_0 *x, int j) {
+    return (j < 16 ? x->qs[j] & 0xf : x->qs[j - 16] >> 4) - 8;
+}
+
+/* Weight block b of a row as 32 signed levels. */
+static inline void weight_levels(enum ggml_type type, const void *row, int b, int8_t out[QK8_0]) {
+    if (type == GGML_TYPE_Q8_0) {
+        memcpy(out, ((const block_q8_0 *)row)[b].qs, QK8_0);
+    } else {
+        for (int j = 0; j < QK8_0; j++) out[j] = (int8_t)q4_0_level((const block_q4_0 *)row + b, j);
+    }
+}
+
+static inline float weight_scale(enum ggml_type type, const void *row, int b) {
+    const ggml_fp16_t d = type == GGML_TYPE_Q8_0 ? ((const block_q8_0 *)row)[b].d : ((const block_q4_0 *)row)[b].d;
+    return ggmlc_fp16_to_fp32(d);
+}
+
+/* The final sum of the eight lanes, pairing them as ggml's 256-bit horizontal sum does. */
+static inline float sum_lanes(const float a[8]) {
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+/* acc[k] += d * (sum of x[4k..4k+3] * y[4k..4k+3]), fused. */
+static inline void add_block_lanes(const int8_t *x, const int8_t *y, float d, float acc[8]) {
+    for (int k = 0; k < 8; k++) {
+        int lane = 0;
+        for (int j = 4 * k; j < 4 * k + 4; j++) lane += x[j] * y[j];
+        acc[k] = fmaf(d, (float)lane, acc[k]);
+    }
+}
+
+static void lanes_rows(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                       size_t s_stride) {
+    float acc[CPU_QUANT_MAX_ROWS][8] = {{0}};
+    for (int b = 0; b < n / QK8_0; b++) {
+        int8_t w[QK8_0];
+        weight_levels(type, vx, b, w);
+        const float dx = weight_scale(type, vx, b);
+        for (int r = 0; r < y->nrows; r++)
+            add_block_lanes(w, y->qs + r * y->qs_stride + (size_t)b * QK8_0, dx * y->d[r * y->d_stride + b], acc[r]);
+    }
+    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = sum_lanes(acc[r]);
+}
+
+static void lanes_rows_q8_0(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    lanes_rows(GGML_TYPE_Q8_0, n, x, y, s, s_stride);
+}
+
+static void lanes_rows_q4_0(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    lanes_rows(GGML_TYPE_Q4_0, n, x, y, s, s_stride);
+}
+
+static void lanes_dot(enum ggml_type type, int n, float *s, const void *vx, const void *vy) {
+    const block_q8_0 *y = vy;
+    float acc[8] = {0};
+    for (int b = 0; b < n / QK8_0; b++) {
+        int8_t w[QK8_0];
+        weight_levels(type, vx, b, w);
+        add_block_lanes(w, y[b].qs, weight_scale(type, vx, b) * ggmlc_fp16_to_fp32(y[b].d), acc);
+    }
+    *s = sum_lanes(acc);
+}
+
+static void lanes_dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    lanes_dot(GGML_TYPE_Q8_0, n, s, vx, vy);
+}
+
+static void lanes_dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+    lanes_dot(GGML_TYPE_Q4_0, n, s, vx, vy);
+}
+
+void cpu_qmatch_fill_generic(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
+    dots[GGML_TYPE_Q8_0] = lanes_dot_q8_0;
+    dots[GGML_TYPE_Q4_0] = lanes_dot_q4_0;
+    rows[GGML_TYPE_Q8_0] = lanes_rows_q8_0;
+    rows[GGML_TYPE_Q4_0] = lanes_rows_q4_0;
+}
+
+/* Block-serial Q4_0: acc = fma(dx * dy, whole-block integer sum, acc). */
+static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    const block_q4_0 *x = vx;
+    float acc[CPU_QUANT_MAX_ROWS] = {0};
+    for (int b = 0; b < n / QK8_0; b++) {
+        const float dx = ggmlc_fp16_to_fp32(x[b].d);
+        for (int r = 0; r < y->nrows; r++) {
+            const int8_t *qy = y->qs + r * y->qs_stride + (size_t)b * QK8_0;
+            int isum = 0;
+            for (int j = 0; j < QK8_0; j++) isum += q4_0_level(&x[b], j) * qy[j];
+            acc[r] = fmaf(dx * y->d[r * y->d_stride + b], (float)isum, acc[r]);
+        }
+    }
+    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
+}
+
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_q4_0_vnni()) return cpu_qmatch_serial_q4_0_vnni();
+    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_q4_0_avx2()) return cpu_qmatch_serial_q4_0_avx2();
+    return serial_rows_q4_0;
+}
+
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_on_path(cpu_current_quant_path()); }

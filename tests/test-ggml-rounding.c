@@ -1,0 +1,175 @@
+/*
+ * test-ggml-rounding.c - RMS_NORM and ROPE on the CPU backend round as ggml's
+ * CPU backend does, bit for bit, so that a model's activations keep ggml's
+ * bits into its quantized products (whose activation rounding would
+ * otherwise amplify a last-bit difference).  The expected values are a
+ * scalar model of ggml's arithmetic written out here, checked against
+ * llama.cpp c198af4d's bundled ggml (per-node dumps of a llama model):
+ *  - RMS_NORM: float squares summed in double, mean and 1 / sqrtf(mean + eps)
+ *    in float, then x * scale;
+ *  - ROPE (normal mode, no YaRN): theta_scale = powf(base, -2 / n_dims),
+ *    the angle of pair k the angle of pair k - 1 times theta_scale in float
+ *    from the position, and (x0, x1) turned to fma(x0, cos, -(x1 sin)),
+ *    fma(x0, sin, x1 cos) as ggml's x86 build fuses them;
+ *  - FLASH_ATTN_EXT with f16 K and V (ggml's one-query-row path): the query
+ *    rounded to f16, scores by ggml's AVX-512 f16 dot (four 16-lane fused
+ *    accumulators per 64 values, added (0+2)+(1+3), lanes halved 16-8-4-2-1,
+ *    the tail in double), times scale plus the mask, and an online softmax
+ *    whose accumulator is f16: rescaled by expf(old - new max) on a new
+ *    maximum, else weighted by expf(s - max), each update one fused
+ *    multiply-add rounded to f16; S = fma(S, ms, vs); the output acc / S.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-cpu.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+enum { N_EMBD = 768, N_TOK = 9, HEAD = 64, N_HEAD = 4 };
+
+static bool compute(struct ggml_context *ctx, struct ggml_tensor *out, int n_threads) {
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    const bool ok = ggml_graph_compute_with_ctx(ctx, gf, n_threads) == GGML_STATUS_SUCCESS;
+    if (!ok) tap_diag("%s", ggmlc_last_error());
+    return ok;
+}
+
+static int count_differ(const float *a, const float *b, size_t n) {
+    int differ = 0;
+    for (size_t i = 0; i < n; i++) differ += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    return differ;
+}
+
+static void check_rms_norm(int n_threads) {
+    static float x[N_TOK * N_EMBD], want[N_TOK * N_EMBD];
+    const float eps = 1e-5f;
+    for (int i = 0; i < N_TOK * N_EMBD; i++) x[i] = test_normal() * (1.0f + (float)(i % 7));
+    for (int t = 0; t < N_TOK; t++) {
+        const float *r = x + t * N_EMBD;
+        double sum = 0.0;
+        for (int i = 0; i < N_EMBD; i++) sum += (double)(r[i] * r[i]);
+        const float mean = (float)(sum / N_EMBD), scale = 1.0f / sqrtf(mean + eps);
+        for (int i = 0; i < N_EMBD; i++) want[t * N_EMBD + i] = r[i] * scale;
+    }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 << 20, NULL, false});
+    struct ggml_tensor *in = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N_EMBD, N_TOK);
+    memcpy(in->data, x, sizeof x);
+    struct ggml_tensor *out = ggml_rms_norm(ctx, in, eps);
+    const int differ = compute(ctx, out, n_threads) ? count_differ(out->data, want, N_TOK * N_EMBD) : -1;
+    tap_ok(differ == 0, "rms_norm of %d rows of %d, %d thread(s): ggml's rounding (%d differ)", N_TOK, N_EMBD,
+           n_threads, differ);
+    ggml_free(ctx);
+}
+
+static void check_rope(int n_threads) {
+    static float x[N_TOK * N_HEAD * HEAD], want[N_TOK * N_HEAD * HEAD];
+    const float base = 10000.0f;
+    int32_t pos[N_TOK];
+    for (int t = 0; t < N_TOK; t++) pos[t] = t == N_TOK - 1 ? 4000 : 3 * t; /* a far position too */
+    for (int i = 0; i < N_TOK * N_HEAD * HEAD; i++) x[i] = test_normal();
+    const float theta_scale = powf(base, -2.0f / HEAD);
+    for (int t = 0; t < N_TOK; t++)
+        for (int h = 0; h < N_HEAD; h++) {
+            const float *r = x + (t * N_HEAD + h) * HEAD;
+            float *o = want + (t * N_HEAD + h) * HEAD, theta = (float)pos[t];
+            for (int k = 0; k < HEAD / 2; k++, theta *= theta_scale) {
+                const float c = cosf(theta), s = sinf(theta), x0 = r[2 * k], x1 = r[2 * k + 1];
+                o[2 * k] = fmaf(x0, c, -(x1 * s));
+                o[2 * k + 1] = fmaf(x0, s, x1 * c);
+            }
+        }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 << 20, NULL, false});
+    struct ggml_tensor *in = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, HEAD, N_HEAD, N_TOK);
+    struct ggml_tensor *p = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, N_TOK);
+    memcpy(in->data, x, sizeof x);
+    memcpy(p->data, pos, sizeof pos);
+    struct ggml_tensor *out = ggml_rope_ext(ctx, in, p, NULL, HEAD, 0, 4096, base, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+    const int differ = compute(ctx, out, n_threads) ? count_differ(out->data, want, N_TOK * N_HEAD * HEAD) : -1;
+    tap_ok(differ == 0, "rope (normal mode, head %d, positions up to 4000), %d thread(s): ggml's rounding (%d differ)",
+           HEAD, n_threads, differ);
+    ggml_free(ctx);
+}
+
+static float h2f(ggml_fp16_t h) { return ggml_fp16_to_fp32(h); }
+static ggml_fp16_t f2h(float f) { return ggml_fp32_to_fp16(f); }
+
+static float model_dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int n) {
+    float sum[4][16] = {{0}}, a8[8], a4[4];
+    const int np = n & ~63;
+    for (int i = 0; i < np; i += 64)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 16; l++) sum[j][l] = fmaf(h2f(x[i + 16 * j + l]), h2f(y[i + 16 * j + l]), sum[j][l]);
+    for (int l = 0; l < 16; l++) sum[0][l] = (sum[0][l] + sum[2][l]) + (sum[1][l] + sum[3][l]);
+    for (int l = 0; l < 8; l++) a8[l] = sum[0][l] + sum[0][l + 8];
+    for (int l = 0; l < 4; l++) a4[l] = a8[l] + a8[l + 4];
+    double total = (a4[0] + a4[2]) + (a4[1] + a4[3]);
+    for (int i = np; i < n; i++) total += (double)(h2f(x[i]) * h2f(y[i]));
+    return (float)total;
+}
+
+/* Attention of nq queries over nkv keys, head size d, 4 query heads on 2 K/V heads, a causal
+ * mask; 1 and 2 threads against the model above. */
+static void check_flash_attn(int d, int nq, int nkv, int n_threads) {
+    enum { HQ = 4, HKV = 2 };
+    const float scale = 1.0f / sqrtf((float)d);
+    float *q = malloc(sizeof(float) * d * nq * HQ), *want = malloc(sizeof(float) * d * nq * HQ);
+    ggml_fp16_t *k = malloc(sizeof(ggml_fp16_t) * d * nkv * HKV), *v = malloc(sizeof(ggml_fp16_t) * d * nkv * HKV);
+    ggml_fp16_t *mask = malloc(sizeof(ggml_fp16_t) * nkv * nq), *qh = malloc(sizeof(ggml_fp16_t) * d);
+    ggml_fp16_t *acc = malloc(sizeof(ggml_fp16_t) * d);
+    for (int i = 0; i < d * nq * HQ; i++) q[i] = test_normal() * 2.0f;
+    for (int i = 0; i < d * nkv * HKV; i++) k[i] = f2h(test_normal()), v[i] = f2h(test_normal());
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nkv; j++) mask[i * nkv + j] = f2h(j <= nkv - nq + i ? 0.0f : -INFINITY);
+    for (int i = 0; i < nq; i++)
+        for (int h = 0; h < HQ; h++) { /* q is [d, nq, HQ]; the output [d, HQ, nq] */
+            for (int e = 0; e < d; e++) qh[e] = f2h(q[(h * nq + i) * d + e]);
+            memset(acc, 0, sizeof(ggml_fp16_t) * d);
+            float S = 0.0f, M = -INFINITY;
+            for (int j = 0; j < nkv; j++) {
+                const float mv = h2f(mask[i * nkv + j]);
+                if (mv == -INFINITY) continue;
+                const float s = model_dot_f16(k + ((h / 2) * nkv + j) * d, qh, d) * scale + mv;
+                float ms = 1.0f, vs = 1.0f;
+                if (s > M) {
+                    ms = expf(M - s);
+                    M = s;
+                    for (int e = 0; e < d; e++) acc[e] = f2h(h2f(acc[e]) * ms);
+                } else {
+                    vs = expf(s - M);
+                }
+                for (int e = 0; e < d; e++) acc[e] = f2h(fmaf(h2f(v[((h / 2) * nkv + j) * d + e]), vs, h2f(acc[e])));
+                S = fmaf(S, ms, vs);
+            }
+            for (int e = 0; e < d; e++) want[(i * HQ + h) * d + e] = h2f(acc[e]) * (1.0f / S);
+        }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
+    struct ggml_tensor *tq = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d, nq, HQ);
+    struct ggml_tensor *tk = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, nkv, HKV);
+    struct ggml_tensor *tv = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, nkv, HKV);
+    struct ggml_tensor *tm = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, nkv, nq);
+    memcpy(tq->data, q, ggml_nbytes(tq));
+    memcpy(tk->data, k, ggml_nbytes(tk));
+    memcpy(tv->data, v, ggml_nbytes(tv));
+    memcpy(tm->data, mask, ggml_nbytes(tm));
+    struct ggml_tensor *out = ggml_flash_attn_ext(ctx, tq, tk, tv, tm, scale, 0.0f, 0.0f);
+    const int differ = compute(ctx, out, n_threads) ? count_differ(out->data, want, (size_t)d * nq * HQ) : -1;
+    tap_ok(differ == 0, "flash_attn_ext f16 K/V, head %d, %d queries x %d keys, %d thread(s): ggml's rounding (%d differ)",
+           d, nq, nkv, n_threads, differ);
+    ggml_free(ctx);
+    free(q), free(want), free(k), free(v), free(mask), free(qh), free(acc);
+}
+
+int main(void) {
+    test_seed(7);
+    for (int t = 1; t <= 2; t++) {
+        check_rms_norm(t);
+        check_rope(t);
+        check_flash_attn(64, 8, 20, t);
+        check_flash_attn(128, 1, 37, t);
+        check_flash_attn(40, 5, 9, t); /* a head shorter than one 64-value step: the tail only */
+    }
+    return tap_done();
+}
