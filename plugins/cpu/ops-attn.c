@@ -18,6 +18,8 @@ struct attn_params {
  * thread, a loaded 2-core Zen 4: 8-10k tokens/s with one key at a time (attention 48% of
  * the time, its dot products ending in serial sums) against 51-53k tiled (ggml: 68-70k). */
 #define ATTN_KEYS 32
+/* Blocks of at least this many queries transpose each key tile once for all of them. */
+#define ATTN_TRANSPOSE_MIN 4
 
 /* Scratch of the forward per task: a block of query rows and of accumulators, a tile of
  * keys (transposed) and of value rows, the block's mask values over a tile, and one key
@@ -29,6 +31,21 @@ static int64_t attn_scratch_floats(const struct ggml_tensor *dst) {
 
 static size_t flash_attn_work(const struct ggml_tensor *dst, int n_threads) {
     return nn_scratch_bytes(attn_scratch_floats(dst), n_threads);
+}
+
+/* Sum of a[i] * b[i] for a key row (blocks of few queries, where transposing the keys
+ * would cost more than it saves): sixteen partial sums, added pairwise at the end. */
+static inline float dot_f32(const float *a, const float *b, int64_t n) {
+    float part[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int l = 0; l < 16; l++) part[l] += a[i + l] * b[i + l];
+    }
+    for (int w = 8; w >= 1; w /= 2) {
+        for (int l = 0; l < w; l++) part[l] += part[l + w];
+    }
+    for (; i < n; i++) part[0] += a[i] * b[i];
+    return part[0];
 }
 
 /* Online softmax state of one query: running maximum, normaliser and weighted sum of V. */
@@ -49,7 +66,8 @@ static void online_raise(struct online_softmax *o, float m) {
 
 /* What the scores of one tile need besides the query, keys and values. */
 struct attn_tile {
-    const float *kt;                  /* the keys transposed: dk rows of ATTN_KEYS */
+    const float *kt;                  /* the keys transposed: dk rows of ATTN_KEYS, or NULL: */
+    const float *const *k;            /* nk key rows */
     const float *const *v;            /* nk value rows */
     int64_t nk, dk;
     float qk_scale, softcap, slope;
@@ -64,9 +82,13 @@ EW_CLONES static void attend_tile(const struct attn_tile *t, const float *q, con
     /* every loop over keys runs the whole tile (a fixed count the compiler keeps in
      * registers): keys past nk have zero key columns and -inf mask values */
     float s[ATTN_KEYS] = {0}, tile_max = -INFINITY;
-    for (int64_t d = 0; d < t->dk; d++) {
-        const float qd = q[d], *kd = t->kt + d * ATTN_KEYS;
-        for (int j = 0; j < ATTN_KEYS; j++) s[j] += qd * kd[j];
+    if (t->kt) {
+        for (int64_t d = 0; d < t->dk; d++) {
+            const float qd = q[d], *kd = t->kt + d * ATTN_KEYS;
+            for (int j = 0; j < ATTN_KEYS; j++) s[j] += qd * kd[j];
+        }
+    } else {
+        for (int64_t j = 0; j < t->nk; j++) s[j] = dot_f32(q, t->k[j], t->dk);
     }
     if (t->softcap != 0.0f) {
         for (int j = 0; j < ATTN_KEYS; j++) s[j] = t->softcap * tanhf(s[j] * t->qk_scale); /* c tanh(q.k scale / c) */
@@ -164,14 +186,18 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
         memset(b->state[r].acc, 0, (size_t)dv * sizeof(float));
         if (mask) b->mask_rows[r] = nn_elem(mask, 0, b->i1 + r, b->i2 % mask->ne[2], b->i3 % mask->ne[3]);
     }
-    const float *vrows[ATTN_KEYS];
     float *krow = mv + ATTN_BLOCK * ATTN_KEYS;
-    struct attn_tile t = {kbuf, vrows, 0, dk, p->softcap != 0.0f ? p->scale / p->softcap : p->scale, p->softcap,
+    /* a block of a few queries (decoding) scores key rows as they are; more share the
+     * transposed tile, whose scores vectorize across keys */
+    const bool transpose = b->nq >= ATTN_TRANSPOSE_MIN;
+    const float *vrows[ATTN_KEYS], *krows[ATTN_KEYS];
+    struct attn_tile t = {transpose ? kbuf : NULL, krows, vrows, 0, dk, p->softcap != 0.0f ? p->scale / p->softcap : p->scale, p->softcap,
                           nn_alibi_slope(p->max_bias, q->ne[2], b->i2)};
     for (int64_t j0 = 0; j0 < k->ne[1]; j0 += ATTN_KEYS) {
         t.nk = k->ne[1] - j0 < ATTN_KEYS ? k->ne[1] - j0 : ATTN_KEYS;
         if (!block_mask(mask, b, j0, t.nk, mv)) continue;
-        tile_keys_transposed(k, j0, t.nk, ik2, ik3, krow, kbuf);
+        if (transpose) tile_keys_transposed(k, j0, t.nk, ik2, ik3, krow, kbuf);
+        else tile_rows(k, j0, t.nk, ik2, ik3, kbuf, krows);
         tile_rows(v, j0, t.nk, ik2, ik3, vbuf, vrows);
         for (int64_t r = 0; r < b->nq; r++) attend_tile(&t, b->q + r * dk, mv + r * ATTN_KEYS, &b->state[r]);
     }
