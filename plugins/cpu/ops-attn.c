@@ -152,6 +152,14 @@ static bool block_mask(const struct ggml_tensor *mask, const struct attn_block *
  * f32, else converted into buf (nk rows of t->ne[0]). */
 static void tile_rows(const struct ggml_tensor *t, int64_t j0, int64_t nk, int64_t i2, int64_t i3, float *buf,
                       const float **rows) {
+    if (t->type == GGML_TYPE_F16 && t->nb[0] == sizeof(ggml_fp16_t)) { /* a KV cache's rows, the common case */
+        for (int64_t j = 0; j < nk; j++) {
+            float *row = buf + j * t->ne[0];
+            ew_f16_to_f32_row(t->ne[0], row, (const ggml_fp16_t *)ew_row(t, j0 + j, i2, i3));
+            rows[j] = row;
+        }
+        return;
+    }
     for (int64_t j = 0; j < nk; j++) {
         rows[j] = nn_f32_row(t, j0 + j, i2, i3);
         if (!rows[j]) {
