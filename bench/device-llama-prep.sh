@@ -1,7 +1,8 @@
 #!/bin/bash
 # device-llama-prep.sh - builds, here, what bench/device-llama.sh runs on the GPU machine (which
 # has no compilers' inputs: no glslc, no Vulkan headers, no internet), into the git-ignored
-# folder .gpu-prefix/llama of this checkout (about 45 MiB; carry it, with .gl, to the device):
+# folder .gpu-prefix/llama of this checkout, packed as .gpu-prefix/llama.tar.xz (carry that, with
+# .gl, to the device):
 #   ggmlc/      this checkout's ggmlc, `make install DESTDIR=` (CPU and Vulkan plugins, tools)
 #   ggml/       llama.cpp with its bundled ggml, CPU + Vulkan (GGML_VULKAN=ON): lib/, bin/
 #   llama-ggmlc/  the same llama.cpp on the installed ggmlc (LLAMA_USE_SYSTEM_GGML=ON)
@@ -54,10 +55,47 @@ driver() {
         -Wl,-rpath,'$ORIGIN/../lib' -o "$out/bin/llama-drive"
 }
 
+# ggml-vulkan of c198af4d names VK_EXT_layer_settings (Vulkan headers 1.3.261); with older
+# headers (Debian 12 has 1.3.239) a wrapper of vulkan.hpp adds those three declarations.
+vk_include=()
+shim=$build/vkshim
+if ! grep -qs LayerSettingEXT /usr/include/vulkan/vulkan_structs.hpp && [ ! -f "$shim/vulkan/vulkan.hpp" ]; then
+    mkdir -p "$shim/vulkan"
+    for f in /usr/include/vulkan/*; do ln -s "$f" "$shim/vulkan/"; done
+    rm "$shim/vulkan/vulkan.hpp"
+    cat >"$shim/vulkan/vulkan.hpp" <<'HPP'
+// vulkan.hpp of this system plus VK_EXT_layer_settings (Vulkan 1.3.261), which these
+// headers (1.3.239) predate and ggml-vulkan names (device-llama-prep.sh writes this file).
+#include_next <vulkan/vulkan.hpp>
+#ifndef VK_EXT_layer_settings
+#include <vector>
+namespace vk {
+enum class LayerSettingTypeEXT : int32_t { eBool32 = 0, eInt32 = 1, eInt64 = 2, eUint32 = 3, eUint64 = 4,
+                                           eFloat32 = 5, eFloat64 = 6, eString = 7 };
+struct LayerSettingEXT {
+    const char *pLayerName, *pSettingName;
+    LayerSettingTypeEXT type;
+    uint32_t valueCount;
+    const void *pValues;
+};
+struct LayerSettingsCreateInfoEXT {
+    VkStructureType sType = static_cast<VkStructureType>(1000496000);
+    const void *pNext = nullptr;
+    uint32_t settingCount;
+    const LayerSettingEXT *pSettings;
+    LayerSettingsCreateInfoEXT(const std::vector<LayerSettingEXT> &s)
+        : settingCount(static_cast<uint32_t>(s.size())), pSettings(s.data()) {}
+};
+}  // namespace vk
+#endif
+HPP
+fi
+[ -f "$shim/vulkan/vulkan.hpp" ] && vk_include=(-DVulkan_INCLUDE_DIR="$shim")
+
 echo "== llama.cpp on its ggml, CPU + Vulkan ($build/vk; ggml-vulkan's shaders take a while)"
 target=$([ -n "${GGML_LLAMA_LIB:-}" ] && echo ggml || echo llama) cmake_build vk -DGGML_VULKAN=ON -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
     -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON \
-    -DGGML_AVX512_BF16=ON
+    -DGGML_AVX512_BF16=ON "${vk_include[@]}"
 mkdir -p "$dest/ggml/lib" "$dest/ggml/bin"
 cp -L "$build"/vk/bin/libggml*.so.0 "${GGML_LLAMA_LIB:-$build/vk/bin/libllama.so.0}" "$dest/ggml/lib/"
 for f in "$dest"/ggml/lib/*.so.0; do ln -s "$(basename "$f")" "${f%.0}"; done
@@ -80,5 +118,9 @@ cp -r "$src/gguf-py" "$dest/gguf-py"
 rm -rf "$dest/ggmlc/include"   # headers were for the build only
 find "$dest" -name '*.so*' -type f -exec strip --strip-unneeded {} +
 strip "$dest"/*/bin/llama-drive
-du -sh "$dest" "$dest"/*
-echo "Carry .gpu-prefix/llama and .gl (/work/shared/tools/device-vulkan-prep) and run bench/device-llama.sh."
+du -sh "$dest"/*
+# ggml-vulkan's SPIR-V alone is over 30 MiB: the carried form is one xz archive (about a
+# quarter of that), which device-llama.sh unpacks into /tmp
+tar -C "$top/.gpu-prefix" -cf - llama | xz -T2 -6 >"$dest.tar.xz"
+ls -la "$dest.tar.xz"
+echo "Carry .gpu-prefix/llama.tar.xz and .gl (/work/shared/tools/device-vulkan-prep); run bench/device-llama.sh."

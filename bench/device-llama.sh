@@ -3,8 +3,8 @@
 # machine (the `device` tool): prompt processing (pp) and token generation (tg) of a random
 # llama-layout model in F16, Q8_0 and Q4_0, on Vulkan0 (all layers offloaded) and on the CPU,
 # one table with each tg beside its memory-bandwidth bound.  It builds nothing: prepare here
-# with bench/device-llama-prep.sh (.gpu-prefix/llama) and /work/shared/tools/device-vulkan-prep
-# (.gl), then run there, carrying both:
+# with bench/device-llama-prep.sh (.gpu-prefix/llama.tar.xz, unpacked here into /tmp) and
+# /work/shared/tools/device-vulkan-prep (.gl), then run there, carrying both:
 #   bash bench/device-llama.sh
 # Settings (environment): DIMS (100m; or tiny, or EMBD,FF,LAYERS,HEADS,KV_HEADS,CTX), TYPES
 # ("f16 q8_0 q4_0"), WHERE ("vulkan cpu"), THREADS (16), PP (512), TG (128), REPS (3),
@@ -15,6 +15,12 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 P=${LLAMA_PREFIX:-$top/.gpu-prefix/llama}
+if [ ! -d "$P" ] && [ -f "$P.tar.xz" ]; then
+    rm -rf /tmp/llbench && mkdir -p /tmp/llbench
+    tar -C /tmp/llbench -xJf "$P.tar.xz" 2>/dev/null ||   # without xz: Python's tarfile
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$P.tar.xz" /tmp/llbench
+    P=/tmp/llbench/llama
+fi
 GL=${GL_DIR:-$top/.gl}
 DIMS=${DIMS:-100m} TYPES=${TYPES:-f16 q8_0 q4_0} WHERE=${WHERE:-vulkan cpu}
 THREADS=${THREADS:-16} PP=${PP:-512} TG=${TG:-128} REPS=${REPS:-3}
@@ -24,7 +30,7 @@ mkdir -p "$(dirname "$log")" "$models"
 : >"$log"
 say() { echo "$@" | tee -a "$log"; }
 [ -x "$P/ggml/bin/llama-drive" ] && [ -x "$P/llama-ggmlc/bin/llama-drive" ] ||
-    { say "device-llama: no builds under $P (run bench/device-llama-prep.sh here and carry .gpu-prefix/llama)"; exit 2; }
+    { say "device-llama: no builds under $P (run bench/device-llama-prep.sh here and carry .gpu-prefix/llama.tar.xz)"; exit 2; }
 
 # The Vulkan loader (and libinih, which libggmlc links) from .gl, as device-train.sh does.
 if [ -d "$GL" ]; then
