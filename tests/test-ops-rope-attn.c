@@ -225,10 +225,31 @@ static void test_flash_attn_back(void) {
     gold_free(gs);
 }
 
+/* More queries than one block and more keys than one tile of the CPU kernel (37 queries,
+ * 75 keys): tiles skipped for a whole block, a partial last tile, and (softcap, ALiBi,
+ * sinks) a running maximum raised from tile to tile; F16 K, V and mask as llama.cpp has. */
+static void test_flash_attn_tiles(void) {
+    struct gold_set *gs = gold_load("attn_tiles.gold");
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *q = nn_f32(ctx, gs, "tq"), *mask = nn_input(ctx, gs, "tmask", GGML_TYPE_F16, false);
+    struct ggml_tensor *k = nn_input(ctx, gs, "tk", GGML_TYPE_F16, false), *v = nn_input(ctx, gs, "tv", GGML_TYPE_F16, false);
+    struct ggml_tensor *o = ggml_flash_attn_ext(ctx, q, k, v, mask, nn_arg(gs, "causal_args", 0), 0.0f, 0.0f);
+    ops_compute(ctx, o);
+    nn_check(o, gs, "causal", ATTN_ERR, "flash_attn_ext, 37 queries over 75 cached keys, causal, f16 K/V");
+    o = ggml_flash_attn_ext(ctx, q, k, v, mask, nn_arg(gs, "full_args", 0), nn_arg(gs, "full_args", 1),
+                            nn_arg(gs, "full_args", 2));
+    ggml_flash_attn_ext_add_sinks(o, nn_f32(ctx, gs, "tsinks"));
+    ops_compute(ctx, o);
+    nn_check(o, gs, "full", ATTN_ERR, "flash_attn_ext, 37 queries over 75 keys with softcap, ALiBi and sinks");
+    ggml_free(ctx);
+    gold_free(gs);
+}
+
 int main(void) {
     test_rope();
     test_flash_attn();
     test_flash_attn_back();
     test_flash_attn_quantized_kv();
+    test_flash_attn_tiles();
     return tap_done();
 }

@@ -85,7 +85,7 @@ static inline bool ew_type_ok(enum ggml_type t) {
 
 static inline bool ew_is_float(enum ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16; }
 
-/* Contiguous f16 rows to and from float (ops-copy.c): one F16C instruction per value on
+/* Contiguous f16 rows to and from float (ops-copy.c): eight values per F16C instruction on
  * CPUs that have it, libgcc's exact conversion elsewhere; round to nearest even. */
 CPU_HIDDEN void ew_f16_to_f32_row(int64_t n, float *y, const ggml_fp16_t *x);
 CPU_HIDDEN void ew_f32_to_f16_row(int64_t n, ggml_fp16_t *y, const float *x);

@@ -1,0 +1,106 @@
+// llama-drive.cpp - times llama.cpp's prompt processing (pp) and greedy token generation (tg)
+// through its public API (llama.h) and prints the greedy token ids, so that one source built
+// against llama.cpp on its own ggml and on ggmlc compares the two (bench/device-llama.sh).
+// Not part of ggmlc's build; build it beside a llama.cpp build (docs/tools.md):
+//   g++ -O2 -std=c++17 bench/llama-drive.cpp -I LLAMA/include -I GGML_INCLUDE -L LIBDIR -lllama
+// usage: llama-drive MODEL THREADS [PP=128] [TG=32] [REPS=3] [GPU_LAYERS=0]
+// GPU_LAYERS 0 keeps everything on the CPU (no layer, no KV cache, no op offloaded);
+// > 0 offloads that many layers (99: all) to the first GPU device the library lists.
+// Output: "threads T ngl N pp<P> X tok/s tg<G> Y ms/tok (Z tok/s)" then "tokens ...".
+#include "llama.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+static double now_ms() {
+    using clk = std::chrono::steady_clock;
+    return std::chrono::duration<double, std::milli>(clk::now().time_since_epoch()).count();
+}
+
+static void quiet(enum ggml_log_level, const char *, void *) {}
+
+static llama_token argmax_last(llama_context *ctx, int n_vocab) {
+    const float *logits = llama_get_logits_ith(ctx, -1);
+    return (llama_token)(std::max_element(logits, logits + n_vocab) - logits);
+}
+
+// Best of reps (after one warm-up) over the whole prompt, in ms; < 0 when a decode fails.
+static double time_prompt(llama_context *ctx, std::vector<llama_token> &prompt, int reps) {
+    double best = 1e30;
+    for (int r = 0; r <= reps; r++) {
+        llama_memory_clear(llama_get_memory(ctx), true);
+        const double t0 = now_ms();
+        if (llama_decode(ctx, llama_batch_get_one(prompt.data(), (int32_t)prompt.size()))) return -1;
+        if (r > 0) best = std::min(best, now_ms() - t0);
+    }
+    return best;
+}
+
+// An 8-token prompt, then n_tg greedy tokens one decode each; best of reps in ms (< 0: failed).
+static double time_generation(llama_context *ctx, const std::vector<llama_token> &prompt, int n_tg, int reps,
+                              int n_vocab, std::vector<llama_token> &out) {
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        llama_memory_clear(llama_get_memory(ctx), true);
+        std::vector<llama_token> head(prompt.begin(), prompt.begin() + 8);
+        if (llama_decode(ctx, llama_batch_get_one(head.data(), 8))) return -1;
+        llama_token tok = argmax_last(ctx, n_vocab);
+        out.assign(1, tok);
+        const double t0 = now_ms();
+        for (int i = 0; i < n_tg; i++) {
+            if (llama_decode(ctx, llama_batch_get_one(&tok, 1))) return -1;
+            tok = argmax_last(ctx, n_vocab);
+            out.push_back(tok);
+        }
+        best = std::min(best, now_ms() - t0);
+    }
+    return best;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: llama-drive MODEL THREADS [PP] [TG] [REPS] [GPU_LAYERS]\n");
+        return 2;
+    }
+    const int nth = atoi(argv[2]);
+    const int n_pp = argc > 3 ? atoi(argv[3]) : 128, n_tg = argc > 4 ? atoi(argv[4]) : 32;
+    const int reps = argc > 5 ? atoi(argv[5]) : 3, ngl = argc > 6 ? atoi(argv[6]) : 0;
+    if (nth < 1 || n_pp < 8 || n_tg < 1 || reps < 1 || ngl < 0) {
+        fprintf(stderr, "llama-drive: THREADS, REPS >= 1, PP >= 8, TG >= 1, GPU_LAYERS >= 0\n");
+        return 2;
+    }
+    if (!getenv("LLDRIVE_VERBOSE")) llama_log_set(quiet, nullptr);
+    llama_backend_init();
+    llama_model_params mp = llama_model_default_params();
+    mp.n_gpu_layers = ngl;
+    llama_model *model = llama_model_load_from_file(argv[1], mp);
+    if (!model) { fprintf(stderr, "llama-drive: cannot load %s\n", argv[1]); return 1; }
+    const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
+    llama_context_params cp = llama_context_default_params();
+    const int need = std::max(n_pp, 8 + n_tg);
+    cp.n_ctx = (uint32_t)((need + 255) / 256 * 256);
+    cp.n_batch = cp.n_ubatch = (uint32_t)n_pp;
+    cp.n_threads = cp.n_threads_batch = nth;
+    cp.offload_kqv = ngl > 0;   // with no layer offloaded the KV cache and the
+    cp.op_offload = ngl > 0;    // big-batch products stay on the CPU as well
+    llama_context *ctx = llama_init_from_model(model, cp);
+    if (!ctx) { fprintf(stderr, "llama-drive: cannot make a context\n"); return 1; }
+    std::vector<llama_token> prompt(n_pp);
+    for (int i = 0; i < n_pp; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % (n_vocab - 3);
+
+    std::vector<llama_token> out;
+    const double pp_ms = time_prompt(ctx, prompt, reps);
+    const double tg_ms = pp_ms < 0 ? -1 : time_generation(ctx, prompt, n_tg, reps, n_vocab, out);
+    if (pp_ms < 0 || tg_ms < 0) { fprintf(stderr, "llama-drive: llama_decode failed\n"); return 1; }
+    printf("threads %d ngl %d pp%d %.1f tok/s tg%d %.2f ms/tok (%.1f tok/s)\ntokens", nth, ngl, n_pp,
+           n_pp * 1000.0 / pp_ms, n_tg, tg_ms / n_tg, n_tg * 1000.0 / tg_ms);
+    for (llama_token t : out) printf(" %d", t);
+    printf("\n");
+    llama_free(ctx);
+    llama_model_free(model);
+    llama_backend_free();
+    return 0;
+}
