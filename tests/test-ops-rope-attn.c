@@ -235,7 +235,7 @@ static void test_flash_attn_tiles(void) {
     struct ggml_tensor *k = nn_input(ctx, gs, "tk", GGML_TYPE_F16, false), *v = nn_input(ctx, gs, "tv", GGML_TYPE_F16, false);
     struct ggml_tensor *o = ggml_flash_attn_ext(ctx, q, k, v, mask, nn_arg(gs, "causal_args", 0), 0.0f, 0.0f);
     ops_compute(ctx, o);
-    nn_check(o, gs, "causal", ATTN_ERR, "flash_attn_ext, 37 queries over 75 cached keys, causal, f16 K/V");
+    nn_check(o, gs, "causal", ATTN_F16_ERR, "flash_attn_ext, 37 queries over 75 cached keys, causal, f16 K/V");
     o = ggml_flash_attn_ext(ctx, q, k, v, mask, nn_arg(gs, "full_args", 0), nn_arg(gs, "full_args", 1),
                             nn_arg(gs, "full_args", 2));
     ggml_flash_attn_ext_add_sinks(o, nn_f32(ctx, gs, "tsinks"));
