@@ -231,6 +231,18 @@ static ga_tensor *stored_as(ga_device *dev, int ndim, const int64_t *shape, enum
     return t;
 }
 
+/* Checked before the tensor exists: a handle made and released here would stay in the
+ * caller's scope, which would release it a second time. */
+static bool count_matches(size_t len, int ndim, const int64_t *shape, const char *fn) {
+    if (!check_shape(ndim, shape, fn)) return false;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    if ((int64_t)len == n) return true;
+    ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %zu values for a shape of %lld elements", fn, len,
+                    (long long)n);
+    return false;
+}
+
 /* Public creators make the default dtype; the internal constants of composite ops F32. */
 static enum ga_dtype creation_dtype(void) {
     return internal_depth ? GA_FLOAT32 : ggmlc__ga_creation_dtype();
@@ -288,14 +300,9 @@ ga_tensor *ga_from_array(ga_device *dev, const float *data, size_t len, int ndim
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga_from_array: NULL data");
         return NULL;
     }
+    if (!count_matches(len, ndim, shape, "ga_from_array")) return NULL;
     ga_tensor *t = stored(dev, ndim, shape, "ga_from_array");
     if (!t) return NULL;
-    if ((int64_t)len != ga_numel(t)) {
-        ggmlc_set_error(GGMLC_ERR_SHAPE, "ga_from_array: %zu values for a shape of %lld elements",
-                        len, (long long)ga_numel(t));
-        ga_release(t);
-        return NULL;
-    }
     if (!set_floats(t, data, len, "ga_from_array")) {
         ga_release(t);
         return NULL;
@@ -309,14 +316,9 @@ ga_tensor *ga_from_raw(ga_device *dev, const void *data, size_t len, enum ga_dty
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga_from_raw: NULL data");
         return NULL;
     }
+    if (!count_matches(len, ndim, shape, "ga_from_raw")) return NULL;
     ga_tensor *t = stored_as(dev, ndim, shape, dtype, "ga_from_raw");
     if (!t) return NULL;
-    if ((int64_t)len != ga_numel(t)) {
-        ggmlc_set_error(GGMLC_ERR_SHAPE, "ga_from_raw: %zu values for a shape of %lld elements",
-                        len, (long long)ga_numel(t));
-        ga_release(t);
-        return NULL;
-    }
     ggml_backend_tensor_set(t->store, data, 0, len * ga_dtype_size(dtype));
     return t;
 }
@@ -431,34 +433,33 @@ static bool materialize(const ga_tensor *t) {
     return true;
 }
 
-enum ggmlc_status ga_to_host(const ga_tensor *t, float *dst, size_t len) {
-    if (!ggmlc__ga_check(t, "ga_to_host")) return ggmlc_last_status();
+/* Check dst's room and compute t's value: GGMLC_OK, or the failure with its message. */
+static enum ggmlc_status readable(const ga_tensor *t, const void *dst, size_t len,
+                                  const char *fn) {
+    if (!ggmlc__ga_check(t, fn)) return ggmlc_last_status();
     if (!dst || (int64_t)len != ga_numel(t))
-        return ggmlc_set_error(GGMLC_ERR_SHAPE,
-                               "ga_to_host: room for %zu values, the tensor has %lld",
-                               dst ? len : 0, (long long)ga_numel(t));
-    if (!materialize(t)) return ggmlc_last_status();
-    if (t->dtype == GA_FLOAT32) {
-        ggml_backend_tensor_get(t->store, dst, 0, len * sizeof *dst);
-        return GGMLC_OK;
-    }
-    const size_t e = ga_dtype_size(t->dtype);
-    void *raw = malloc(len * e);
-    if (!raw) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_to_host: out of memory");
-    ggml_backend_tensor_get(t->store, raw, 0, len * e);
-    ggmlc__ga_to_f32(t->dtype, raw, dst, len);
-    free(raw);
-    return GGMLC_OK;
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: room for %zu values, the tensor has %lld",
+                               fn, dst ? len : 0, (long long)ga_numel(t));
+    return materialize(t) ? GGMLC_OK : ggmlc_last_status();
 }
 
 enum ggmlc_status ga_to_host_raw(const ga_tensor *t, void *dst, size_t len) {
-    if (!ggmlc__ga_check(t, "ga_to_host_raw")) return ggmlc_last_status();
-    if (!dst || (int64_t)len != ga_numel(t))
-        return ggmlc_set_error(GGMLC_ERR_SHAPE,
-                               "ga_to_host_raw: room for %zu values, the tensor has %lld",
-                               dst ? len : 0, (long long)ga_numel(t));
-    if (!materialize(t)) return ggmlc_last_status();
-    ggml_backend_tensor_get(t->store, dst, 0, len * ga_dtype_size(t->dtype));
+    enum ggmlc_status st = readable(t, dst, len, "ga_to_host_raw");
+    if (st == GGMLC_OK) ggml_backend_tensor_get(t->store, dst, 0, len * ga_dtype_size(t->dtype));
+    return st;
+}
+
+enum ggmlc_status ga_to_host(const ga_tensor *t, float *dst, size_t len) {
+    enum ggmlc_status st = readable(t, dst, len, "ga_to_host");
+    if (st != GGMLC_OK || t->dtype == GA_FLOAT32) {
+        if (st == GGMLC_OK) ggml_backend_tensor_get(t->store, dst, 0, len * sizeof *dst);
+        return st;
+    }
+    void *raw = malloc(len * ga_dtype_size(t->dtype));
+    if (!raw) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_to_host: out of memory");
+    ggml_backend_tensor_get(t->store, raw, 0, len * ga_dtype_size(t->dtype));
+    ggmlc__ga_to_f32(t->dtype, raw, dst, len);
+    free(raw);
     return GGMLC_OK;
 }
 
