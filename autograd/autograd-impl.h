@@ -69,7 +69,8 @@ struct ga_device {
     ga_tensor *pars; /* the optimizer hyperparameters of this segment */
     float pars_host[8];
     size_t bytes_in_use, tensors_alive;
-    struct ga_storage pool[256]; /* released storage for reuse (device.c) */
+    unsigned char dtype_state[3]; /* per dtype: 0 unchecked, 1 supported, 2 not (dtype.c) */
+    struct ga_storage pool[256];  /* released storage for reuse (device.c) */
     int n_pool;
     size_t pool_bytes;
 };
@@ -117,6 +118,9 @@ GGMLC_HIDDEN void ggmlc__ga_shape_to_ne(int ndim, const int64_t *shape, int64_t 
 GGMLC_HIDDEN void ggmlc__ga_scope_track(ga_tensor *t);
 /* +1 around internal work: handles made inside are not tracked by the user's scope */
 GGMLC_HIDDEN void ggmlc__ga_internal(int delta);
+/* +1 around making tensors that belong to a module: not tracked by the user's scope either,
+ * but made in the default dtype as the user's own (internal work makes float32 constants). */
+GGMLC_HIDDEN void ggmlc__ga_untracked(int delta);
 
 /* dtype.c */
 GGMLC_HIDDEN enum ggml_type ggmlc__ga_ggml_type(enum ga_dtype dtype);

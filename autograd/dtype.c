@@ -80,15 +80,7 @@ static bool backend_converts(ga_device *dev, enum ggml_type type) {
 bool ggmlc__ga_dtype_ok(ga_device *dev, enum ga_dtype dtype, const char *fn) {
     if (!check_dtype(dtype, fn)) return false;
     if (dtype == GA_FLOAT32) return true;
-    /* 0: unknown, 1: supported, 2: not; per device and dtype */
-    static _Thread_local struct {
-        ga_device *dev;
-        unsigned char state[3];
-    } cache[16];
-    int slot = 0;
-    while (slot < 15 && cache[slot].dev && cache[slot].dev != dev) slot++;
-    if (cache[slot].dev != dev) cache[slot].dev = dev, memset(cache[slot].state, 0, 3);
-    unsigned char *st = &cache[slot].state[dtype];
+    unsigned char *st = &dev->dtype_state[dtype];
     if (*st == 0) *st = backend_converts(dev, ggmlc__ga_ggml_type(dtype)) ? 1 : 2;
     if (*st == 1) return true;
     ggmlc_set_error(GGMLC_ERR_UNSUPPORTED, "%s: device %s has no %s storage", fn,
@@ -164,7 +156,10 @@ ga_tensor *ga_to_dtype(const ga_tensor *ct, enum ga_dtype dtype) {
     ga_tensor *t = (ga_tensor *)ct;
     if (!ggmlc__ga_check(t, "ga_to_dtype") || !ggmlc__ga_dtype_ok(t->dev, dtype, "ga_to_dtype"))
         return NULL;
-    if (t->dtype == dtype) return ga_retain(t);
+    if (t->dtype == dtype) {
+        ggmlc__ga_scope_track(ga_retain(t)); /* the caller's reference, as any op's result */
+        return t;
+    }
     if (!ggmlc__ga_reserve(t->dev, 6)) return NULL;
     struct ggml_tensor *n = ggmlc__ga_node(t);
     if (!n) return NULL;

@@ -24,6 +24,7 @@ struct scope {
 static _Thread_local struct scope *scopes;
 static _Thread_local int n_scopes, cap_scopes;
 static _Thread_local int internal_depth;
+static _Thread_local int untracked_depth; /* module parameters: untracked, default dtype */
 
 /* ------------------------------------------------------------- shapes */
 
@@ -64,7 +65,7 @@ bool ggmlc__ga_check(const ga_tensor *t, const char *op) {
 }
 
 void ggmlc__ga_scope_track(ga_tensor *t) {
-    if (!t || n_scopes == 0 || internal_depth) return;
+    if (!t || n_scopes == 0 || internal_depth || untracked_depth) return;
     struct scope *s = &scopes[n_scopes - 1];
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 64;
@@ -77,6 +78,7 @@ void ggmlc__ga_scope_track(ga_tensor *t) {
 }
 
 void ggmlc__ga_internal(int delta) { internal_depth += delta; }
+void ggmlc__ga_untracked(int delta) { untracked_depth += delta; }
 
 ga_tensor *ggmlc__ga_new_handle(ga_device *dev, int ndim, const int64_t *ne) {
     ga_tensor *t = free_handles;

@@ -196,8 +196,8 @@ GGML_API ga_tensor *ga_from_raw(ga_device *dev, const void *data, size_t len,
 GGML_API enum ggmlc_status ga_to_host_raw(const ga_tensor *t, void *dst, size_t len);
 
 /* t converted to dtype, as t.to(dtype), t.half(), t.bfloat16(), t.float(): rounding to
- * nearest even when narrowing; gradients flow back, converted to t's dtype.  A new handle to
- * the same value (retained) when t already has dtype. */
+ * nearest even when narrowing; gradients flow back, converted to t's dtype.  t itself with
+ * one more reference (which a scope drops as any result's) when t already has dtype. */
 GGML_API ga_tensor *ga_to_dtype(const ga_tensor *t, enum ga_dtype dtype);
 
 /* -------------------------------------------------------------- references */

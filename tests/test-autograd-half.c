@@ -272,6 +272,39 @@ static void test_conversion_grad(void) {
     ga_scope_end();
 }
 
+/* A module made under a float16 default holds float16 parameters and computes in float16;
+ * its gradients are float16; optimizers refuse them (documented). */
+static void test_module(void) {
+    ga_scope_begin();
+    enum ga_dtype was = ga_set_default_dtype(GA_FLOAT16);
+    ga_module *lin = ga_linear_module(dev, 3, 2, true);
+    ga_tensor *x = ga_rand(dev, GA_SHAPE(4, 3));
+    ga_set_default_dtype(was);
+    ga_param_list ps = ga_module_parameters(lin);
+    ga_tensor *y = ga_module_forward(lin, x);
+    bool ok = lin && ps.n == 2 && ga_dtype_of(ps.params[0]) == GA_FLOAT16 && y &&
+              ga_dtype_of(y) == GA_FLOAT16 && ga_backward(ga_sum(y)) == GGMLC_OK &&
+              ga_grad(ps.params[0]) && ga_dtype_of(ga_grad(ps.params[0])) == GA_FLOAT16;
+    tap_ok(ok, "a Linear made under a float16 default trains its float16 parameters%s%s",
+           ok ? "" : ": ", ok ? "" : ggmlc_last_error());
+    /* its state through GGUF (float32 in the file) comes back bit for bit */
+    ga_set_default_dtype(GA_FLOAT16);
+    ga_module *copy = ga_linear_module(dev, 3, 2, true);
+    ga_set_default_dtype(was);
+    uint16_t a[6] = {0}, b[6] = {1};
+    const char *path = "test-autograd-half.gguf";
+    ok = copy && ga_module_save(lin, path) == GGMLC_OK && ga_module_load(copy, path) == GGMLC_OK &&
+         ga_to_host_raw(ps.params[0], a, 6) == GGMLC_OK &&
+         ga_to_host_raw(ga_module_parameters(copy).params[0], b, 6) == GGMLC_OK &&
+         memcmp(a, b, sizeof a) == 0;
+    tap_ok(ok, "float16 parameters saved and loaded are the same bits%s%s", ok ? "" : ": ",
+           ok ? "" : ggmlc_last_error());
+    remove(path);
+    ga_scope_end();
+    ga_module_free(lin);
+    ga_module_free(copy);
+}
+
 /* ------------------------------------------------------------------- errors */
 
 static bool fails(const void *result, const char *what, const char *needle) {
@@ -309,7 +342,13 @@ static void test_errors(void) {
     ga_tensor *s = ga_add(h, b);
     tap_ok(s && ga_dtype_of(s) == GA_FLOAT32 && ga_item(ga_sum(s)) == 12.0f,
            "float16 + bfloat16 is float32");
+    ga_tensor *same = ga_to_dtype(h, GA_FLOAT16); /* h, with a reference for the scope */
+    tap_ok(same == h, "ga_to_dtype to the tensor's own dtype gives the tensor");
+    ggmlc_clear_error();
     ga_scope_end();
+    /* the refused creators made no handle that the scope would release twice */
+    tap_ok(ggmlc_last_status() == GGMLC_OK, "the scope released each of its tensors once (%s)",
+           ggmlc_last_status() == GGMLC_OK ? "" : ggmlc_last_error());
 }
 
 int main(int argc, char **argv) {
@@ -328,6 +367,7 @@ int main(int argc, char **argv) {
     }
     test_creators();
     test_conversion_grad();
+    test_module();
     test_errors();
     tap_ok(ga_device_tensors_alive(dev) == 0, "every tensor was released (%zu alive)",
            ga_device_tensors_alive(dev));
