@@ -345,7 +345,8 @@ enum ggmlc_status ga_backward_ex(ga_tensor *t, const ga_tensor *grad, bool retai
     if (!order) return ggmlc_last_status();
     ggmlc__ga_internal(1);
     t->acc = grad ? alias((ga_tensor *)grad) : ga_ones_like(t);
-    bool ok = t->acc != NULL && (t->acc->dtype == t->dtype || ggmlc__ga_set_dtype(t->acc, t->dtype));
+    bool ok = t->acc != NULL &&
+              (t->acc->dtype == t->dtype || ggmlc__ga_set_dtype(t->acc, t->dtype));
     for (int i = n - 1; i >= 0 && ok; i--) ok = step_back(order[i]);
     if (!retain_graph || !ok)
         free_graph(order, n);
