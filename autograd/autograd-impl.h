@@ -69,7 +69,8 @@ struct ga_device {
     ga_tensor *pars; /* the optimizer hyperparameters of this segment */
     float pars_host[8];
     size_t bytes_in_use, tensors_alive;
-    struct ga_storage pool[256]; /* released storage for reuse (device.c) */
+    unsigned char dtype_state[3]; /* per dtype: 0 unchecked, 1 supported, 2 not (dtype.c) */
+    struct ga_storage pool[256];  /* released storage for reuse (device.c) */
     int n_pool;
     size_t pool_bytes;
 };
@@ -80,7 +81,9 @@ struct ga_tensor {
     ga_device *dev;
     int ndim;
     int64_t ne[GGML_MAX_DIMS]; /* ggml order: ne[0] is the last PyTorch dimension */
+    enum ga_dtype dtype;       /* of the storage; node is F32 whatever it is */
     struct ggml_tensor *node;  /* this value in seg, when node_epoch == dev->epoch */
+    struct ggml_tensor *raw;   /* F16/BF16 only: the value in the storage type (same epoch) */
     uint64_t node_epoch;
     int pending_index;              /* in dev->pending, or -1 */
     struct ggml_context *store_ctx; /* the stored value: one tensor in its own buffer */
@@ -115,6 +118,24 @@ GGMLC_HIDDEN void ggmlc__ga_shape_to_ne(int ndim, const int64_t *shape, int64_t 
 GGMLC_HIDDEN void ggmlc__ga_scope_track(ga_tensor *t);
 /* +1 around internal work: handles made inside are not tracked by the user's scope */
 GGMLC_HIDDEN void ggmlc__ga_internal(int delta);
+/* +1 around making tensors that belong to a module: not tracked by the user's scope either,
+ * but made in the default dtype as the user's own (internal work makes float32 constants). */
+GGMLC_HIDDEN void ggmlc__ga_untracked(int delta);
+
+/* dtype.c */
+GGMLC_HIDDEN enum ggml_type ggmlc__ga_ggml_type(enum ga_dtype dtype);
+/* The dtype that public creators use now (float32 inside composite ops). */
+GGMLC_HIDDEN enum ga_dtype ggmlc__ga_creation_dtype(void);
+/* Whether dev computes with dtype storage; false with a message naming fn. */
+GGMLC_HIDDEN bool ggmlc__ga_dtype_ok(ga_device *dev, enum ga_dtype dtype, const char *fn);
+/* Give the pending handle t dtype: its node becomes the value rounded to dtype (t->raw holds
+ * it in the storage type, read back as F32 by t->node).  False when a node cannot be made. */
+GGMLC_HIDDEN bool ggmlc__ga_set_dtype(ga_tensor *t, enum ga_dtype dtype);
+/* PyTorch's result dtype of an op's inputs (NULL entries skipped). */
+GGMLC_HIDDEN enum ga_dtype ggmlc__ga_promote(ga_tensor *const *inputs, int n_inputs);
+/* Float values to and from storage elements of dtype (host memory). */
+GGMLC_HIDDEN void ggmlc__ga_from_f32(enum ga_dtype dtype, const float *x, void *dst, size_t n);
+GGMLC_HIDDEN void ggmlc__ga_to_f32(enum ga_dtype dtype, const void *src, float *y, size_t n);
 
 /* The generator of ga_manual_seed (rand, randn, dropout). */
 struct ggmlc_rng;
@@ -123,6 +144,9 @@ GGMLC_HIDDEN struct ggmlc_rng *ggmlc__ga_rng(void);
 /* autograd.c */
 GGMLC_HIDDEN ga_tensor *ggmlc__ga_record(ga_tensor *out, const char *name, ga_vjp vjp,
                                          ga_tensor *const *inputs, int n_inputs);
+/* The same without giving out the promoted dtype of the inputs (out keeps its own). */
+GGMLC_HIDDEN ga_tensor *ggmlc__ga_record_as(ga_tensor *out, const char *name, ga_vjp vjp,
+                                            ga_tensor *const *inputs, int n_inputs);
 GGMLC_HIDDEN bool ggmlc__ga_needs_grad(ga_tensor *const *inputs, int n_inputs);
 GGMLC_HIDDEN bool ggmlc__ga_check_pair(const ga_tensor *a, const ga_tensor *b, const char *op);
 GGMLC_HIDDEN struct ggml_context *ggmlc__ga_ctx(const ga_tensor *t);

@@ -28,6 +28,16 @@ bool ggmlc__ga_needs_grad(ga_tensor *const *inputs, int n_inputs) {
 
 ga_tensor *ggmlc__ga_record(ga_tensor *out, const char *name, ga_vjp vjp, ga_tensor *const *inputs,
                             int n_inputs) {
+    enum ga_dtype dtype = ggmlc__ga_promote(inputs, n_inputs);
+    if (out && dtype != GA_FLOAT32 && !ggmlc__ga_set_dtype(out, dtype)) {
+        ga_release(out);
+        return NULL;
+    }
+    return ggmlc__ga_record_as(out, name, vjp, inputs, n_inputs);
+}
+
+ga_tensor *ggmlc__ga_record_as(ga_tensor *out, const char *name, ga_vjp vjp,
+                               ga_tensor *const *inputs, int n_inputs) {
     if (!out || !ggmlc__ga_needs_grad(inputs, n_inputs)) return out;
     struct ga_fn *fn = calloc(1, sizeof *fn);
     if (!fn) {
@@ -128,7 +138,9 @@ void ga_zero_grad(ga_tensor *t) {
 static ga_tensor *alias(ga_tensor *t) {
     if (!ggmlc__ga_reserve(t->dev, 4)) return NULL;
     struct ggml_tensor *n = ggmlc__ga_node(t);
-    return n ? ggmlc__ga_from_node(t->dev, n, t->ndim) : NULL;
+    ga_tensor *r = n ? ggmlc__ga_from_node(t->dev, n, t->ndim) : NULL;
+    if (r) r->dtype = t->dtype, r->raw = t->raw; /* the same rounded value */
+    return r;
 }
 
 ga_tensor *ga_detach(const ga_tensor *t) {
@@ -163,11 +175,15 @@ enum ggmlc_status ga_assign_(ga_tensor *t, const ga_tensor *src) {
     if (!ggmlc__ga_check_pair(t, src, "ga_assign_")) return ggmlc_last_status();
     if (memcmp(t->ne, src->ne, sizeof t->ne) != 0)
         return ggmlc_set_error(GGMLC_ERR_SHAPE, "ga_assign_: shapes differ");
+    if (t->dtype != src->dtype)
+        return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga_assign_: dtypes differ (%s and %s)",
+                               ga_dtype_name(t->dtype), ga_dtype_name(src->dtype));
     if (t == src) return GGMLC_OK;
     if (!ggmlc__ga_reserve(t->dev, 4)) return ggmlc_last_status();
     struct ggml_tensor *n = ggmlc__ga_node((ga_tensor *)src);
     if (!n || !retire_store(t)) return ggmlc_last_status();
     t->node = n;
+    t->raw = src->raw;
     t->node_epoch = t->dev->epoch;
     if (t->pending_index >= 0 || ggmlc__ga_pending_add(t)) return GGMLC_OK;
     return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_assign_: out of memory");
@@ -223,9 +239,24 @@ fail:
     return NULL;
 }
 
-/* Add g (a node of t's shape, or broadcast to it) to t's running gradient sum. */
-static bool accumulate(ga_tensor *t, struct ggml_tensor *g) {
-    g = ggmlc__ga_reduce_to(g, t);
+/* g rounded to dtype (the same node for float32). */
+static struct ggml_tensor *round_to(struct ggml_context *ctx, struct ggml_tensor *g,
+                                    enum ga_dtype dtype) {
+    if (!g || dtype == GA_FLOAT32) return g;
+    return ggml_cast(ctx, ggml_cast(ctx, g, ggmlc__ga_ggml_type(dtype)), GGML_TYPE_F32);
+}
+
+/* Add g (a node of t's shape, or broadcast to it) to t's running gradient sum.  A 16-bit op
+ * computes its input gradients in its own dtype, as PyTorch's backward formulas do: g and its
+ * sum over broadcast dimensions are rounded to op_dtype before they take t's dtype. */
+static bool accumulate(ga_tensor *t, struct ggml_tensor *g, enum ga_dtype op_dtype) {
+    if (!g) return false;
+    struct ggml_context *ctx = ggmlc__ga_ctx(t);
+    const bool reduces = memcmp(g->ne, t->ne, sizeof t->ne) != 0;
+    /* when neither applies, t's own rounding below is the same one */
+    struct ggml_tensor *full = reduces || op_dtype != t->dtype ? round_to(ctx, g, op_dtype) : g;
+    g = ggmlc__ga_reduce_to(full, t);
+    if (reduces) g = round_to(ctx, g, op_dtype);
     if (!g) return false;
     if (t->acc) {
         struct ggml_tensor *sum = ggml_add(ggmlc__ga_ctx(t), ggmlc__ga_node(t->acc), g);
@@ -233,7 +264,8 @@ static bool accumulate(ga_tensor *t, struct ggml_tensor *g) {
         g = sum;
     }
     t->acc = ggmlc__ga_from_node(t->dev, g, t->ndim);
-    return t->acc != NULL;
+    /* a gradient has its tensor's dtype (PyTorch rounds it there at every op) */
+    return t->acc != NULL && ggmlc__ga_set_dtype(t->acc, t->dtype);
 }
 
 /* A leaf's gradient: the sum becomes .grad, or is added to it. */
@@ -248,7 +280,7 @@ static bool deposit(ga_tensor *t) {
         ggml_add(ggmlc__ga_ctx(t), ggmlc__ga_node(t->grad), ggmlc__ga_node(acc));
     ga_release(acc);
     ga_tensor *g = ggmlc__ga_from_node(t->dev, sum, t->ndim);
-    if (!g) return false;
+    if (!g || !ggmlc__ga_set_dtype(g, t->dtype)) return ga_release(g), false;
     ga_release(t->grad);
     t->grad = g;
     return true;
@@ -264,7 +296,7 @@ static bool step_back(ga_tensor *t) {
     t->acc = NULL;
     for (int i = 0; i < t->fn->n_inputs; i++) {
         ga_tensor *in = t->fn->inputs[i];
-        if (in->requires_grad && grads[i] && !accumulate(in, grads[i])) return false;
+        if (in->requires_grad && grads[i] && !accumulate(in, grads[i], t->dtype)) return false;
     }
     return true;
 }
@@ -313,7 +345,8 @@ enum ggmlc_status ga_backward_ex(ga_tensor *t, const ga_tensor *grad, bool retai
     if (!order) return ggmlc_last_status();
     ggmlc__ga_internal(1);
     t->acc = grad ? alias((ga_tensor *)grad) : ga_ones_like(t);
-    bool ok = t->acc != NULL;
+    bool ok = t->acc != NULL &&
+              (t->acc->dtype == t->dtype || ggmlc__ga_set_dtype(t->acc, t->dtype));
     for (int i = n - 1; i >= 0 && ok; i--) ok = step_back(order[i]);
     if (!retain_graph || !ok)
         free_graph(order, n);

@@ -168,9 +168,10 @@ void ga_shutdown(void) {
 /* The bytes a tensor of t's shape takes on its device: the pool's key. */
 static size_t storage_key(const ga_tensor *t) {
     const int64_t *ne = t->ne;
-    struct ggml_tensor shape = {.type = GGML_TYPE_F32,
+    const size_t e = ga_dtype_size(t->dtype);
+    struct ggml_tensor shape = {.type = ggmlc__ga_ggml_type(t->dtype),
                                 .ne = {ne[0], ne[1], ne[2], ne[3]},
-                                .nb = {4, 4 * ne[0], 4 * ne[0] * ne[1], 4 * ne[0] * ne[1] * ne[2]}};
+                                .nb = {e, e * ne[0], e * ne[0] * ne[1], e * ne[0] * ne[1] * ne[2]}};
     return ggml_backend_buft_get_alloc_size(ggml_backend_get_default_buffer_type(t->dev->backend),
                                             &shape);
 }
@@ -181,7 +182,8 @@ static bool pool_take(ga_tensor *t, size_t key) {
         struct ga_storage *p = &d->pool[i];
         if (p->key != key) continue;
         ggml_reset(p->ctx);
-        struct ggml_tensor *st = ggml_new_tensor(p->ctx, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne);
+        struct ggml_tensor *st =
+            ggml_new_tensor(p->ctx, ggmlc__ga_ggml_type(t->dtype), GGML_MAX_DIMS, t->ne);
         if (!st || ggml_backend_tensor_alloc(p->buf, st, ggml_backend_buffer_get_base(p->buf)) !=
                        GGML_STATUS_SUCCESS)
             return false;
@@ -199,7 +201,8 @@ bool ggmlc__ga_store_alloc(ga_tensor *t) {
     if (!pool_take(t, storage_key(t))) {
         t->store_ctx = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true});
         if (!t->store_ctx) return false;
-        t->store = ggml_new_tensor(t->store_ctx, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne);
+        t->store =
+            ggml_new_tensor(t->store_ctx, ggmlc__ga_ggml_type(t->dtype), GGML_MAX_DIMS, t->ne);
         t->store_buf =
             t->store ? ggml_backend_alloc_ctx_tensors(t->store_ctx, t->dev->backend) : NULL;
     }
@@ -282,7 +285,7 @@ bool ggmlc__ga_reserve(ga_device *dev, int n_tensors) {
 
 /* The node that will hold t's result, given t's storage before the graph runs. */
 static struct ggml_tensor *place_output(ga_device *d, ga_tensor *t) {
-    struct ggml_tensor *out = t->node;
+    struct ggml_tensor *out = t->dtype == GA_FLOAT32 ? t->node : t->raw; /* rounded */
     if (out->view_src || out->data) out = ggml_cont(d->seg, out); /* views get their own copy */
     if (!out || !ggmlc__ga_store_alloc(t)) return NULL;
     if (ggml_backend_tensor_alloc(t->store_buf, out, t->store->data) != GGML_STATUS_SUCCESS)

@@ -26,9 +26,9 @@ ga_module *ggmlc__ga_module_new(const struct ga_module_ops *ops) {
 /* Parameters and buffers belong to their module, not to the caller's scope. */
 static ga_tensor *owned(ga_tensor *(*make)(ga_device *, int, const int64_t *), ga_device *dev,
                         int ndim, const int64_t *shape) {
-    ggmlc__ga_internal(1);
+    ggmlc__ga_untracked(1);
     ga_tensor *t = make(dev, ndim, shape);
-    ggmlc__ga_internal(-1);
+    ggmlc__ga_untracked(-1);
     return t;
 }
 
@@ -40,9 +40,9 @@ ga_tensor *ggmlc__ga_uniform_param(ga_device *dev, int ndim, const int64_t *shap
     if (!v) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga: out of memory"), NULL;
     struct ggmlc_rng *rng = ggmlc__ga_rng();
     for (size_t i = 0; i < n; i++) v[i] = (float)((2.0 * ggmlc__rng_uniform(rng) - 1.0) * bound);
-    ggmlc__ga_internal(1);
+    ggmlc__ga_untracked(1);
     ga_tensor *t = ga_from_array(dev, v, n, ndim, shape);
-    ggmlc__ga_internal(-1);
+    ggmlc__ga_untracked(-1);
     free(v);
     return t;
 }

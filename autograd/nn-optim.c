@@ -19,8 +19,16 @@ static ga_optimizer *optimizer_new(enum ga_optim_kind kind, ga_param_list params
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: invalid parameter list", fn), NULL;
     if (!(lr >= 0))
         return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: invalid learning rate %g", fn, lr), NULL;
-    for (int k = 0; k < params.n; k++)
+    for (int k = 0; k < params.n; k++) {
         if (!ggmlc__ga_check(params.params[k], fn)) return NULL;
+        /* the fused updates and their state are float32; master weights are the way to train
+         * 16-bit models (keep float32 parameters, ga_to_dtype them in the forward pass) */
+        if (params.params[k]->dtype != GA_FLOAT32)
+            return ggmlc_set_error(GGMLC_ERR_UNSUPPORTED,
+                                   "%s: parameter %d is %s; optimizers take float32 parameters",
+                                   fn, k, ga_dtype_name(params.params[k]->dtype)),
+                   NULL;
+    }
     ga_optimizer *o = calloc(1, sizeof *o);
     if (o) o->params = calloc((size_t)params.n + 1, sizeof *o->params);
     if (o) o->state = calloc((size_t)params.n + 1, sizeof *o->state);

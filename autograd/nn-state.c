@@ -103,9 +103,11 @@ static enum ggmlc_status assign_all(struct ggml_context *data, const ga_param_li
         const struct ggml_tensor *s = ggml_get_tensor(data, list->names[k]);
         int64_t shape[GA_MAX_DIMS];
         int nd = ga_shape(t, shape);
-        ggmlc__ga_internal(1);
+        ggmlc__ga_untracked(1);
+        enum ga_dtype dtype = ga_set_default_dtype(t->dtype); /* rounded to the parameter's */
         ga_tensor *v = ga_from_array(t->dev, s->data, (size_t)ga_numel(t), nd, shape);
-        ggmlc__ga_internal(-1);
+        ga_set_default_dtype(dtype);
+        ggmlc__ga_untracked(-1);
         st = v ? ga_assign_(t, v) : ggmlc_last_status();
         ga_release(v);
     }

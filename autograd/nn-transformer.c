@@ -49,11 +49,11 @@ ga_module *ga_multihead_attention_module(ga_device *dev, int64_t embed_dim, int 
     ga_module *out = ok ? ga_linear_module(dev, embed_dim, embed_dim, bias) : NULL;
     ok = out != NULL;
     if (ok && bias) { /* PyTorch zeroes out_proj.bias */
-        ggmlc__ga_internal(1);
+        ggmlc__ga_untracked(1);
         ga_tensor *z = ga_zeros(dev, GA_SHAPE(embed_dim));
         ok = z && ga_assign_(out->tensors[1], z) == GGMLC_OK;
         ga_release(z);
-        ggmlc__ga_internal(-1);
+        ggmlc__ga_untracked(-1);
     }
     if (!ok) ga_module_free(out);
     if (ok && ggmlc__ga_module_add_child(m, "out_proj", out) == GGMLC_OK) return m;

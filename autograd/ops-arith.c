@@ -213,17 +213,29 @@ static void matmul_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor 
     if (b->requires_grad) grads[1] = mm_reduce(ctx, ggml_out_prod(ctx, gc, na), s.b_ne, b);
 }
 
+/* matmul and linear take operands of one dtype, as PyTorch (no promotion). */
+static bool same_dtype(const ga_tensor *a, const ga_tensor *b, const char *op) {
+    if (!b || a->dtype == b->dtype) return true;
+    ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: operands of two dtypes (%s and %s); convert one "
+                    "with ga_to_dtype", op, ga_dtype_name(a->dtype), ga_dtype_name(b->dtype));
+    return false;
+}
+
 ga_tensor *ga_matmul(const ga_tensor *ca, const ga_tensor *cb) {
     ga_tensor *a = (ga_tensor *)ca, *b = (ga_tensor *)cb;
     struct mm_shape s;
-    if (!ggmlc__ga_check_pair(a, b, "ga_matmul") || !mm_plan(a, b, &s) ||
+    if (!ggmlc__ga_check_pair(a, b, "ga_matmul") || !same_dtype(a, b, "ga_matmul") ||
+        !mm_plan(a, b, &s) ||
         !ggmlc__ga_reserve(a->dev, 16))
         return NULL;
     struct ggml_tensor *na, *nb;
     mm_operands(a, b, &s, &na, &nb);
     if (!na || !nb) return NULL;
     struct ggml_context *ctx = ggmlc__ga_ctx(a);
-    struct ggml_tensor *bt = ggml_cont(ctx, ggml_transpose(ctx, nb));
+    /* float16 operands: b's transpose is made F16 (exact) for ggml's native F16 product */
+    struct ggml_tensor *bt = b->dtype == GA_FLOAT16
+                                 ? ggml_cast(ctx, ggml_transpose(ctx, nb), GGML_TYPE_F16)
+                                 : ggml_cont(ctx, ggml_transpose(ctx, nb));
     struct ggml_tensor *c = ggmlc__ga_as_ne(ctx, ggml_mul_mat(ctx, bt, na), s.out_ne);
     ga_tensor *inputs[2] = {a, b};
     return ggmlc__ga_record(ggmlc__ga_from_node(a->dev, c, s.out_ndim), "ga_matmul", matmul_vjp,
@@ -253,7 +265,9 @@ static void linear_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor 
 
 ga_tensor *ga_linear(const ga_tensor *cx, const ga_tensor *cw, const ga_tensor *cb) {
     ga_tensor *x = (ga_tensor *)cx, *w = (ga_tensor *)cw, *b = (ga_tensor *)cb;
-    if (!ggmlc__ga_check_pair(x, w, "ga_linear") || (b && !ggmlc__ga_check_pair(x, b, "ga_linear")))
+    if (!ggmlc__ga_check_pair(x, w, "ga_linear") ||
+        (b && !ggmlc__ga_check_pair(x, b, "ga_linear")) || !same_dtype(x, w, "ga_linear") ||
+        !same_dtype(x, b, "ga_linear"))
         return NULL;
     if (w->ndim != 2 || x->ndim < 1 || x->ne[0] != w->ne[0] ||
         (b && (b->ndim != 1 || b->ne[0] != w->ne[1]))) {
@@ -267,7 +281,9 @@ ga_tensor *ga_linear(const ga_tensor *cx, const ga_tensor *cw, const ga_tensor *
     struct ggml_tensor *nx = ggmlc__ga_node(x), *nw = ggmlc__ga_node(w),
                        *nb = b ? ggmlc__ga_node(b) : NULL;
     if (!nx || !nw || (b && !nb)) return NULL;
-    struct ggml_tensor *y = ggml_mul_mat(ggmlc__ga_ctx(x), nw, nx);
+    /* a float16 weight enters ggml_mul_mat as its F16 storage: the native F16 product */
+    struct ggml_tensor *y = ggml_mul_mat(ggmlc__ga_ctx(x), w->raw && w->dtype == GA_FLOAT16 ?
+                                         w->raw : nw, nx);
     if (nb) y = ggml_add(ggmlc__ga_ctx(x), y, nb);
     ga_tensor *inputs[3] = {x, w, b};
     ga_tensor *r = ggmlc__ga_from_node(x->dev, y, x->ndim);

@@ -24,6 +24,7 @@ struct scope {
 static _Thread_local struct scope *scopes;
 static _Thread_local int n_scopes, cap_scopes;
 static _Thread_local int internal_depth;
+static _Thread_local int untracked_depth; /* module parameters: untracked, default dtype */
 
 /* ------------------------------------------------------------- shapes */
 
@@ -64,7 +65,7 @@ bool ggmlc__ga_check(const ga_tensor *t, const char *op) {
 }
 
 void ggmlc__ga_scope_track(ga_tensor *t) {
-    if (!t || n_scopes == 0 || internal_depth) return;
+    if (!t || n_scopes == 0 || internal_depth || untracked_depth) return;
     struct scope *s = &scopes[n_scopes - 1];
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 64;
@@ -77,6 +78,7 @@ void ggmlc__ga_scope_track(ga_tensor *t) {
 }
 
 void ggmlc__ga_internal(int delta) { internal_depth += delta; }
+void ggmlc__ga_untracked(int delta) { untracked_depth += delta; }
 
 ga_tensor *ggmlc__ga_new_handle(ga_device *dev, int ndim, const int64_t *ne) {
     ga_tensor *t = free_handles;
@@ -185,13 +187,15 @@ struct ggml_tensor *ggmlc__ga_node(ga_tensor *t) {
                         "ga: the tensor's value was lost by a failed computation");
         return NULL;
     }
-    struct ggml_tensor *n = ggml_new_tensor(d->seg, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne);
+    struct ggml_tensor *n = ggml_new_tensor(d->seg, t->store->type, GGML_MAX_DIMS, t->ne);
     if (!n || ggml_backend_tensor_alloc(t->store_buf, n, t->store->data) != GGML_STATUS_SUCCESS ||
         !ggmlc__ga_pin(t))
         return NULL;
-    t->node = n;
+    t->raw = t->dtype == GA_FLOAT32 ? NULL : n;
+    /* 16-bit storage is read as F32 by the ops */
+    t->node = t->raw ? ggml_cast(d->seg, n, GGML_TYPE_F32) : n;
     t->node_epoch = d->epoch;
-    return n;
+    return t->node;
 }
 
 ga_tensor *ggmlc__ga_from_node(ga_device *dev, struct ggml_tensor *node, int ndim) {
@@ -214,12 +218,14 @@ ga_tensor *ggmlc__ga_from_node(ga_device *dev, struct ggml_tensor *node, int ndi
 
 /* ------------------------------------------------------------- creation */
 
-static ga_tensor *stored(ga_device *dev, int ndim, const int64_t *shape, const char *fn) {
+static ga_tensor *stored_as(ga_device *dev, int ndim, const int64_t *shape, enum ga_dtype dtype,
+                            const char *fn) {
     dev = ggmlc__ga_device_or_default(dev);
-    if (!dev || !check_shape(ndim, shape, fn)) return NULL;
+    if (!dev || !check_shape(ndim, shape, fn) || !ggmlc__ga_dtype_ok(dev, dtype, fn)) return NULL;
     int64_t ne[GGML_MAX_DIMS];
     ggmlc__ga_shape_to_ne(ndim, shape, ne);
     ga_tensor *t = ggmlc__ga_new_handle(dev, ndim, ne);
+    if (t) t->dtype = dtype;
     if (t && !ggmlc__ga_store_alloc(t)) {
         ga_release(t);
         return NULL;
@@ -227,9 +233,47 @@ static ga_tensor *stored(ga_device *dev, int ndim, const int64_t *shape, const c
     return t;
 }
 
-static ga_tensor *filled(ga_device *dev, int ndim, const int64_t *shape, const char *fn,
-                         float (*gen)(void *), void *arg) {
-    ga_tensor *t = stored(dev, ndim, shape, fn);
+/* Checked before the tensor exists: a handle made and released here would stay in the
+ * caller's scope, which would release it a second time. */
+static bool count_matches(size_t len, int ndim, const int64_t *shape, const char *fn) {
+    if (!check_shape(ndim, shape, fn)) return false;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    if ((int64_t)len == n) return true;
+    ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: %zu values for a shape of %lld elements", fn, len,
+                    (long long)n);
+    return false;
+}
+
+/* Public creators make the default dtype; the internal constants of composite ops F32. */
+static enum ga_dtype creation_dtype(void) {
+    return internal_depth ? GA_FLOAT32 : ggmlc__ga_creation_dtype();
+}
+
+static ga_tensor *stored(ga_device *dev, int ndim, const int64_t *shape, const char *fn) {
+    return stored_as(dev, ndim, shape, creation_dtype(), fn);
+}
+
+/* Fill t's storage from n floats, rounded to its dtype. */
+static bool set_floats(ga_tensor *t, const float *v, size_t n, const char *fn) {
+    if (t->dtype == GA_FLOAT32) {
+        ggml_backend_tensor_set(t->store, v, 0, n * sizeof *v);
+        return true;
+    }
+    const size_t e = ga_dtype_size(t->dtype);
+    void *raw = malloc(n * e);
+    if (!raw) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: out of memory", fn);
+        return false;
+    }
+    ggmlc__ga_from_f32(t->dtype, v, raw, n);
+    ggml_backend_tensor_set(t->store, raw, 0, n * e);
+    free(raw);
+    return true;
+}
+
+/* t (released on failure) with its elements drawn from gen. */
+static ga_tensor *fill(ga_tensor *t, const char *fn, float (*gen)(void *), void *arg) {
     if (!t) return NULL;
     int64_t n = ga_numel(t);
     float *v = malloc((size_t)n * sizeof *v);
@@ -239,9 +283,15 @@ static ga_tensor *filled(ga_device *dev, int ndim, const int64_t *shape, const c
         return NULL;
     }
     for (int64_t i = 0; i < n; i++) v[i] = gen(arg);
-    ggml_backend_tensor_set(t->store, v, 0, (size_t)n * sizeof *v);
+    bool ok = set_floats(t, v, (size_t)n, fn);
     free(v);
-    return t;
+    if (!ok) ga_release(t);
+    return ok ? t : NULL;
+}
+
+static ga_tensor *filled(ga_device *dev, int ndim, const int64_t *shape, const char *fn,
+                         float (*gen)(void *), void *arg) {
+    return fill(stored(dev, ndim, shape, fn), fn, gen, arg);
 }
 
 static float gen_const(void *arg) { return *(const float *)arg; }
@@ -252,15 +302,26 @@ ga_tensor *ga_from_array(ga_device *dev, const float *data, size_t len, int ndim
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga_from_array: NULL data");
         return NULL;
     }
+    if (!count_matches(len, ndim, shape, "ga_from_array")) return NULL;
     ga_tensor *t = stored(dev, ndim, shape, "ga_from_array");
     if (!t) return NULL;
-    if ((int64_t)len != ga_numel(t)) {
-        ggmlc_set_error(GGMLC_ERR_SHAPE, "ga_from_array: %zu values for a shape of %lld elements",
-                        len, (long long)ga_numel(t));
+    if (!set_floats(t, data, len, "ga_from_array")) {
         ga_release(t);
         return NULL;
     }
-    ggml_backend_tensor_set(t->store, data, 0, len * sizeof *data);
+    return t;
+}
+
+ga_tensor *ga_from_raw(ga_device *dev, const void *data, size_t len, enum ga_dtype dtype,
+                       int ndim, const int64_t *shape) {
+    if (!data) {
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ga_from_raw: NULL data");
+        return NULL;
+    }
+    if (!count_matches(len, ndim, shape, "ga_from_raw")) return NULL;
+    ga_tensor *t = stored_as(dev, ndim, shape, dtype, "ga_from_raw");
+    if (!t) return NULL;
+    ggml_backend_tensor_set(t->store, data, 0, len * ga_dtype_size(dtype));
     return t;
 }
 
@@ -282,7 +343,7 @@ static ga_tensor *full_like(const ga_tensor *like, float value, const char *fn) 
     if (!ggmlc__ga_check(like, fn)) return NULL;
     int64_t shape[GA_MAX_DIMS];
     int nd = ga_shape(like, shape);
-    return ga_full(like->dev, nd, shape, value);
+    return fill(stored_as(like->dev, nd, shape, like->dtype, fn), fn, gen_const, &value);
 }
 ga_tensor *ga_zeros_like(const ga_tensor *like) { return full_like(like, 0.0f, "ga_zeros_like"); }
 ga_tensor *ga_ones_like(const ga_tensor *like) { return full_like(like, 1.0f, "ga_ones_like"); }
@@ -374,14 +435,33 @@ static bool materialize(const ga_tensor *t) {
     return true;
 }
 
-enum ggmlc_status ga_to_host(const ga_tensor *t, float *dst, size_t len) {
-    if (!ggmlc__ga_check(t, "ga_to_host")) return ggmlc_last_status();
+/* Check dst's room and compute t's value: GGMLC_OK, or the failure with its message. */
+static enum ggmlc_status readable(const ga_tensor *t, const void *dst, size_t len,
+                                  const char *fn) {
+    if (!ggmlc__ga_check(t, fn)) return ggmlc_last_status();
     if (!dst || (int64_t)len != ga_numel(t))
-        return ggmlc_set_error(GGMLC_ERR_SHAPE,
-                               "ga_to_host: room for %zu values, the tensor has %lld",
-                               dst ? len : 0, (long long)ga_numel(t));
-    if (!materialize(t)) return ggmlc_last_status();
-    ggml_backend_tensor_get(t->store, dst, 0, len * sizeof *dst);
+        return ggmlc_set_error(GGMLC_ERR_SHAPE, "%s: room for %zu values, the tensor has %lld",
+                               fn, dst ? len : 0, (long long)ga_numel(t));
+    return materialize(t) ? GGMLC_OK : ggmlc_last_status();
+}
+
+enum ggmlc_status ga_to_host_raw(const ga_tensor *t, void *dst, size_t len) {
+    enum ggmlc_status st = readable(t, dst, len, "ga_to_host_raw");
+    if (st == GGMLC_OK) ggml_backend_tensor_get(t->store, dst, 0, len * ga_dtype_size(t->dtype));
+    return st;
+}
+
+enum ggmlc_status ga_to_host(const ga_tensor *t, float *dst, size_t len) {
+    enum ggmlc_status st = readable(t, dst, len, "ga_to_host");
+    if (st != GGMLC_OK || t->dtype == GA_FLOAT32) {
+        if (st == GGMLC_OK) ggml_backend_tensor_get(t->store, dst, 0, len * sizeof *dst);
+        return st;
+    }
+    void *raw = malloc(len * ga_dtype_size(t->dtype));
+    if (!raw) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_to_host: out of memory");
+    ggml_backend_tensor_get(t->store, raw, 0, len * ga_dtype_size(t->dtype));
+    ggmlc__ga_to_f32(t->dtype, raw, dst, len);
+    free(raw);
     return GGMLC_OK;
 }
 
@@ -410,12 +490,14 @@ ga_tensor *ga_to(const ga_tensor *t, ga_device *dev) {
     int64_t shape[GA_MAX_DIMS];
     int nd = ga_shape(t, shape);
     size_t n = (size_t)ga_numel(t);
-    float *v = malloc(n * sizeof *v);
+    void *v = malloc(n * ga_dtype_size(t->dtype));
     if (!v) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "ga_to: out of memory");
         return NULL;
     }
-    ga_tensor *r = ga_to_host(t, v, n) == GGMLC_OK ? ga_from_array(dev, v, n, nd, shape) : NULL;
+    ga_tensor *r = ga_to_host_raw(t, v, n) == GGMLC_OK
+                       ? ga_from_raw(dev, v, n, t->dtype, nd, shape)
+                       : NULL;
     free(v);
     return r;
 }

@@ -159,6 +159,47 @@ GGML_API enum ggmlc_status ga_to_host(const ga_tensor *t, float *dst, size_t len
  * back through the copy. */
 GGML_API ga_tensor *ga_to(const ga_tensor *t, ga_device *dev);
 
+/* ------------------------------------------------------------------ dtypes */
+
+/* The element type of a tensor's storage, as torch.float32, torch.float16, torch.bfloat16.
+ * Ops on F16/BF16 tensors compute in float32 inside the graph and round each stored result
+ * to the storage type (round to nearest even), as PyTorch's CPU kernels do.  The result type
+ * of an op is PyTorch's promotion of its inputs' types: the same type stays, float16 with
+ * bfloat16 or with float32 gives float32, and 0-dimensional tensors (scalars) do not take
+ * part unless every input is one.  Gradients have the dtype of the tensor they belong to.
+ * matmul and linear need operands of one dtype (as PyTorch); with float16 operands they use
+ * ggml's native F16 matrix product.  Optimizers take float32 parameters only. */
+enum ga_dtype { GA_FLOAT32 = 0, GA_FLOAT16 = 1, GA_BFLOAT16 = 2 };
+
+/* The dtype of t (GA_FLOAT32 for NULL or a released tensor, with a message). */
+GGML_API enum ga_dtype ga_dtype_of(const ga_tensor *t);
+/* "float32", "float16", "bfloat16" ("invalid" for other values). */
+GGML_API const char *ga_dtype_name(enum ga_dtype dtype);
+/* Bytes per element of dtype (4 or 2; 0 for an invalid value). */
+GGML_API size_t ga_dtype_size(enum ga_dtype dtype);
+
+/* The dtype that creators (from_array, zeros, ones, full, empty, scalar, arange, rand, randn)
+ * give their tensors in the calling thread, as torch.set_default_dtype; returns the previous
+ * one.  Float data given to a creator is rounded to it (nearest even).  An invalid dtype
+ * leaves the setting unchanged, with a message.  *_like creators take like's dtype. */
+GGML_API enum ga_dtype ga_set_default_dtype(enum ga_dtype dtype);
+GGML_API enum ga_dtype ga_get_default_dtype(void);
+
+/* A tensor of dtype from raw host elements: float for GA_FLOAT32, the 16-bit patterns
+ * (uint16_t) for GA_FLOAT16 and GA_BFLOAT16, copied bit for bit; len is the element count.
+ * NULL and a message for a bad dtype, a count that is not the shape's, or a dtype the device
+ * cannot store. */
+GGML_API ga_tensor *ga_from_raw(ga_device *dev, const void *data, size_t len,
+                                enum ga_dtype dtype, int ndim, const int64_t *shape);
+/* Copy t's stored elements, bit for bit in its dtype (float or uint16_t patterns), into dst
+ * of len elements (len must equal ga_numel).  ga_to_host always gives floats. */
+GGML_API enum ggmlc_status ga_to_host_raw(const ga_tensor *t, void *dst, size_t len);
+
+/* t converted to dtype, as t.to(dtype), t.half(), t.bfloat16(), t.float(): rounding to
+ * nearest even when narrowing; gradients flow back, converted to t's dtype.  t itself with
+ * one more reference (which a scope drops as any result's) when t already has dtype. */
+GGML_API ga_tensor *ga_to_dtype(const ga_tensor *t, enum ga_dtype dtype);
+
 /* -------------------------------------------------------------- references */
 
 /* Take one more reference; returns t. */
