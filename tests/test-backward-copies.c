@@ -1,0 +1,75 @@
+/*
+ * test-backward-copies.c - the backward graph copies a gradient only where an operator needs
+ * contiguous rows and the gradient is not: a chain of the Transformer's element-wise and row
+ * operators (rms_norm, gelu, diag_mask_inf, soft_max, tanh) on contiguous tensors gets no
+ * CONT node, while a permuted input's gradient still does.  The gradients of the chain are
+ * checked against central finite differences.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "ggml-cpu.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+static int count_op(struct ggml_cgraph *g, enum ggml_op op) {
+    int n = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) n += ggml_graph_node(g, i)->op == op;
+    return n;
+}
+
+static double loss_value(struct ggml_context *ctx, struct ggml_cgraph *gf, struct ggml_tensor *loss) {
+    ggml_graph_compute_with_ctx(ctx, gf, 2);
+    return ((float *)loss->data)[0];
+}
+
+/* loss = sum(w * tanh(soft_max(diag_mask_inf(gelu(rms_norm(x)))))) over x [16, 16], or over
+ * the transpose of x when permuted (whose gradient must be made contiguous again). */
+static void run(bool permuted) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 16);
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 16);
+    test_fill_uniform(x->data, 256, -2.0f, 2.0f);
+    test_fill_uniform(w->data, 256, -1.0f, 1.0f);
+    ggml_set_param(x);
+    struct ggml_tensor *in = permuted ? ggml_permute(ctx, x, 1, 0, 2, 3) : x;
+    struct ggml_tensor *h = ggml_gelu(ctx, ggml_rms_norm(ctx, permuted ? ggml_cont(ctx, in) : in, 1e-5f));
+    h = ggml_tanh(ctx, ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, h, 0)));
+    struct ggml_tensor *loss = ggml_sum(ctx, ggml_mul(ctx, h, w));
+    ggml_set_loss(loss);
+    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 1024, true);
+    ggml_build_forward_expand(gf, loss);
+    struct ggml_cgraph *gb = ggml_graph_dup(ctx, gf, true);
+    ggml_build_backward_expand(ctx, gb, NULL);
+    const int copies = count_op(gb, GGML_OP_CONT) - count_op(gf, GGML_OP_CONT);
+    if (permuted)
+        tap_ok(copies == 1, "a permuted input's gradient is copied once (%d CONT nodes added)", copies);
+    else
+        tap_ok(copies == 0, "contiguous gradients through rms_norm, gelu, mask, soft_max, tanh are not "
+                            "copied (%d CONT nodes added)", copies);
+    ggml_graph_reset(gb);
+    ggml_graph_compute_with_ctx(ctx, gb, 2);
+    const float *grad = ggml_graph_get_grad(gb, x)->data;
+    float *xv = x->data;
+    double worst = 0;
+    for (int j = 0; j < 256; j += 17) {
+        const float x0 = xv[j], step = 1e-3f;
+        xv[j] = x0 + step;
+        const double lp = loss_value(ctx, gf, loss);
+        xv[j] = x0 - step;
+        const double lm = loss_value(ctx, gf, loss);
+        xv[j] = x0;
+        const double numeric = (lp - lm) / (2.0 * step), err = fabs(grad[j] - numeric) / (fabs(numeric) + 0.05);
+        if (!(err <= worst)) worst = err;
+    }
+    tap_ok(worst <= 1e-2, "%s input: gradient matches finite differences (worst relative error %.2g)",
+           permuted ? "permuted" : "contiguous", worst);
+    ggml_free(ctx);
+}
+
+int main(void) {
+    test_seed(22);
+    run(false);
+    run(true);
+    return tap_done();
+}
