@@ -178,9 +178,13 @@ static bool rule_view(struct bw_state *s, struct ggml_tensor *node, struct ggml_
     struct ggml_tensor *a = node->src[0];
     size_t offset;
     memcpy(&offset, node->op_params, sizeof offset);
+    struct ggml_tensor *d = cont_if_needed(ctx, dy), **sum = ggmlc__bw_open_grad(s, a);
+    if (sum) { /* add dy at the view's place into the sum so far (fused QKV: 3 views of one tensor) */
+        *sum = ggml_acc(ctx, *sum, d, node->nb[1], node->nb[2], node->nb[3], offset);
+        return true;
+    }
     /* scatter dy into zeros of a's shape at the view's place */
-    struct ggml_tensor *z = zeros_like(ctx, a);
-    ggmlc__bw_add_grad(s, a, ggml_acc(ctx, z, cont_if_needed(ctx, dy), node->nb[1], node->nb[2], node->nb[3], offset));
+    ggmlc__bw_add_grad(s, a, ggml_acc(ctx, zeros_like(ctx, a), d, node->nb[1], node->nb[2], node->nb[3], offset));
     return true;
 }
 

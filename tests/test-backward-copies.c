@@ -2,8 +2,9 @@
  * test-backward-copies.c - the backward graph copies a gradient only where an operator needs
  * contiguous rows and the gradient is not: a chain of the Transformer's element-wise and row
  * operators (rms_norm, gelu, diag_mask_inf, soft_max, tanh) on contiguous tensors gets no
- * CONT node, while a permuted input's gradient still does.  The gradients of the chain are
- * checked against central finite differences.
+ * CONT node, while a permuted input's gradient still does; the gradients of several views
+ * of one tensor are summed without a tensor of zeros for each.  Gradients are checked
+ * against central finite differences.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -67,9 +68,50 @@ static void run(bool permuted) {
     ggml_free(ctx);
 }
 
+/* Three views of one tensor (a fused QKV projection's q, k, v): their gradients are added
+ * into one sum, so only the first needs a tensor of zeros. */
+static void run_views(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 12, 5);
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 5);
+    test_fill_uniform(x->data, 60, -2.0f, 2.0f);
+    test_fill_uniform(w->data, 20, -1.0f, 1.0f);
+    ggml_set_param(x);
+    struct ggml_tensor *qkv = ggml_scale(ctx, x, 0.5f), *part[3]; /* an intermediate, as a projection's */
+    for (int i = 0; i < 3; i++) part[i] = ggml_view_2d(ctx, qkv, 4, 5, qkv->nb[1], (size_t)i * 4 * sizeof(float));
+    struct ggml_tensor *h = ggml_add(ctx, ggml_mul(ctx, part[0], w), ggml_tanh(ctx, part[1]));
+    struct ggml_tensor *loss = ggml_sum(ctx, ggml_add(ctx, h, ggml_mul(ctx, ggml_sqr(ctx, part[2]), part[0])));
+    ggml_set_loss(loss);
+    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 1024, true);
+    ggml_build_forward_expand(gf, loss);
+    struct ggml_cgraph *gb = ggml_graph_dup(ctx, gf, true);
+    ggml_build_backward_expand(ctx, gb, NULL);
+    const int fills = count_op(gb, GGML_OP_FILL), accs = count_op(gb, GGML_OP_ACC);
+    tap_ok(fills == 1 && accs == 3, "gradients of 3 views of one tensor: %d tensors of zeros, %d ACC nodes (1, 3)",
+           fills, accs);
+    ggml_graph_reset(gb);
+    ggml_graph_compute_with_ctx(ctx, gb, 2);
+    const float *grad = ggml_graph_get_grad(gb, x)->data;
+    float *xv = x->data;
+    double worst = 0;
+    for (int j = 0; j < 60; j++) {
+        const float x0 = xv[j], step = 1e-3f;
+        xv[j] = x0 + step;
+        const double lp = loss_value(ctx, gf, loss);
+        xv[j] = x0 - step;
+        const double lm = loss_value(ctx, gf, loss);
+        xv[j] = x0;
+        const double numeric = (lp - lm) / (2.0 * step), err = fabs(grad[j] - numeric) / (fabs(numeric) + 0.05);
+        if (!(err <= worst)) worst = err;
+    }
+    tap_ok(worst <= 1e-2, "3 views: gradient matches finite differences (worst relative error %.2g)", worst);
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(22);
     run(false);
     run(true);
+    run_views();
     return tap_done();
 }
