@@ -148,8 +148,17 @@ static bool rule_mul_mat(struct bw_state *s, struct ggml_tensor *node, struct gg
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     /* y[n,m] = sum_k a[k,n] b[k,m]: da[k,n] = sum_m b[k,m] dy[n,m], db[k,m] = sum_n a[k,n] dy[n,m] */
     if (ggmlc__bw_needs_grad(s, a)) {
-        struct ggml_tensor *da = ggml_out_prod(ctx, b, dy); /* one gradient per batch of b */
-        da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
+        struct ggml_tensor *da;
+        if (a->ne[2] * a->ne[3] == 1 && ggml_is_contiguous(b) && ggml_is_contiguous(dy)) {
+            /* one matrix of weights applied to every batch of b (a Linear layer on [C, T, B]):
+             * the batches are just more rows, so one product of depth T*B gives the sum at once,
+             * instead of a product per batch and a transposing reduction of their results */
+            const int64_t rows = b->ne[1] * b->ne[2] * b->ne[3];
+            da = ggml_out_prod(ctx, ggml_reshape_2d(ctx, b, b->ne[0], rows), ggml_reshape_2d(ctx, dy, dy->ne[0], rows));
+        } else {
+            da = ggml_out_prod(ctx, b, dy); /* one gradient per batch of b */
+            da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
+        }
         ggmlc__bw_add_grad(s, a, da);
     }
     if (ggmlc__bw_needs_grad(s, b))

@@ -3,7 +3,8 @@
  * contiguous rows and the gradient is not: a chain of the Transformer's element-wise and row
  * operators (rms_norm, gelu, diag_mask_inf, soft_max, tanh) on contiguous tensors gets no
  * CONT node, while a permuted input's gradient still does; the gradients of several views
- * of one tensor are summed without a tensor of zeros for each.  Gradients are checked
+ * of one tensor are summed without a tensor of zeros for each; weights shared by the batches
+ * of their input get one product over all rows.  Gradients are checked
  * against central finite differences.
  */
 #include <math.h>
@@ -108,10 +109,51 @@ static void run_views(void) {
     ggml_free(ctx);
 }
 
+/* Weights [8, 6] applied to every batch of x [8, 5, 3] (a Linear layer on [C, T, B]): their
+ * gradient is one product over all 15 rows, without a per-batch product reduced by a
+ * transposing copy and sum_rows. */
+static void run_batched_weights(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 6);
+    struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 5, 3);
+    struct ggml_tensor *u = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 6, 5, 3);
+    test_fill_uniform(w->data, 48, -1.0f, 1.0f);
+    test_fill_uniform(x->data, 120, -1.0f, 1.0f);
+    test_fill_uniform(u->data, 90, -1.0f, 1.0f);
+    ggml_set_param(w);
+    struct ggml_tensor *loss = ggml_sum(ctx, ggml_mul(ctx, ggml_tanh(ctx, ggml_mul_mat(ctx, w, x)), u));
+    ggml_set_loss(loss);
+    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 1024, true);
+    ggml_build_forward_expand(gf, loss);
+    struct ggml_cgraph *gb = ggml_graph_dup(ctx, gf, true);
+    ggml_build_backward_expand(ctx, gb, NULL);
+    const int copies = count_op(gb, GGML_OP_CONT), sums = count_op(gb, GGML_OP_SUM_ROWS);
+    tap_ok(copies == 0 && sums == 0, "shared weights' gradient over 3 batches: %d CONT, %d SUM_ROWS nodes (0, 0)",
+           copies, sums);
+    ggml_graph_reset(gb);
+    ggml_graph_compute_with_ctx(ctx, gb, 2);
+    const float *grad = ggml_graph_get_grad(gb, w)->data;
+    float *wv = w->data;
+    double worst = 0;
+    for (int j = 0; j < 48; j++) {
+        const float w0 = wv[j], step = 1e-3f;
+        wv[j] = w0 + step;
+        const double lp = loss_value(ctx, gf, loss);
+        wv[j] = w0 - step;
+        const double lm = loss_value(ctx, gf, loss);
+        wv[j] = w0;
+        const double numeric = (lp - lm) / (2.0 * step), err = fabs(grad[j] - numeric) / (fabs(numeric) + 0.05);
+        if (!(err <= worst)) worst = err;
+    }
+    tap_ok(worst <= 1e-2, "shared weights: gradient matches finite differences (worst relative error %.2g)", worst);
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(22);
     run(false);
     run(true);
     run_views();
+    run_batched_weights();
     return tap_done();
 }
