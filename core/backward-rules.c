@@ -154,7 +154,8 @@ static bool rule_mul_mat(struct bw_state *s, struct ggml_tensor *node, struct gg
              * the batches are just more rows, so one product of depth T*B gives the sum at once,
              * instead of a product per batch and a transposing reduction of their results */
             const int64_t rows = b->ne[1] * b->ne[2] * b->ne[3];
-            da = ggml_out_prod(ctx, ggml_reshape_2d(ctx, b, b->ne[0], rows), ggml_reshape_2d(ctx, dy, dy->ne[0], rows));
+            da = ggml_out_prod(ctx, ggml_reshape_2d(ctx, b, b->ne[0], rows),
+                               ggml_reshape_2d(ctx, dy, dy->ne[0], rows));
         } else {
             da = ggml_out_prod(ctx, b, dy); /* one gradient per batch of b */
             da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
@@ -188,12 +189,13 @@ static bool rule_view(struct bw_state *s, struct ggml_tensor *node, struct ggml_
     size_t offset;
     memcpy(&offset, node->op_params, sizeof offset);
     struct ggml_tensor *d = cont_if_needed(ctx, dy), **sum = ggmlc__bw_open_grad(s, a);
-    if (sum) { /* add dy at the view's place into the sum so far (fused QKV: 3 views of one tensor) */
+    if (sum) { /* dy added at the view's place into the sum so far (a fused QKV's 3 views) */
         *sum = ggml_acc(ctx, *sum, d, node->nb[1], node->nb[2], node->nb[3], offset);
         return true;
     }
     /* scatter dy into zeros of a's shape at the view's place */
-    ggmlc__bw_add_grad(s, a, ggml_acc(ctx, zeros_like(ctx, a), d, node->nb[1], node->nb[2], node->nb[3], offset));
+    ggmlc__bw_add_grad(s, a, ggml_acc(ctx, zeros_like(ctx, a), d, node->nb[1], node->nb[2], node->nb[3],
+                                      offset));
     return true;
 }
 

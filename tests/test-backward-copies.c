@@ -20,9 +20,49 @@ static int count_op(struct ggml_cgraph *g, enum ggml_op op) {
     return n;
 }
 
-static double loss_value(struct ggml_context *ctx, struct ggml_cgraph *gf, struct ggml_tensor *loss) {
-    ggml_graph_compute_with_ctx(ctx, gf, 2);
-    return ((float *)loss->data)[0];
+/* The forward graph of loss (param marked by the caller) and its backward graph. */
+struct graphs {
+    struct ggml_cgraph *gf, *gb;
+    struct ggml_tensor *loss;
+};
+
+static struct graphs build(struct ggml_context *ctx, struct ggml_tensor *loss) {
+    ggml_set_loss(loss);
+    struct graphs g = {ggml_new_graph_custom(ctx, 1024, true), NULL, loss};
+    ggml_build_forward_expand(g.gf, loss);
+    g.gb = ggml_graph_dup(ctx, g.gf, true);
+    ggml_build_backward_expand(ctx, g.gb, NULL);
+    return g;
+}
+
+static int added_nodes(const struct graphs *g, enum ggml_op op) {
+    return count_op(g->gb, op) - count_op(g->gf, op);
+}
+
+static double loss_value(struct ggml_context *ctx, const struct graphs *g) {
+    ggml_graph_compute_with_ctx(ctx, g->gf, 2);
+    return ((float *)g->loss->data)[0];
+}
+
+/* Runs the backward graph and checks param's gradient against central differences. */
+static void check_gradient(struct ggml_context *ctx, const struct graphs *g, struct ggml_tensor *param,
+                           const char *what) {
+    ggml_graph_reset(g->gb);
+    ggml_graph_compute_with_ctx(ctx, g->gb, 2);
+    const float *grad = ggml_graph_get_grad(g->gb, param)->data;
+    float *v = param->data;
+    double worst = 0;
+    for (int64_t j = 0; j < ggml_nelements(param); j += 3) {
+        const float v0 = v[j], step = 1e-3f;
+        v[j] = v0 + step;
+        const double lp = loss_value(ctx, g);
+        v[j] = v0 - step;
+        const double lm = loss_value(ctx, g);
+        v[j] = v0;
+        const double numeric = (lp - lm) / (2.0 * step), err = fabs(grad[j] - numeric) / (fabs(numeric) + 0.05);
+        if (!(err <= worst)) worst = err;
+    }
+    tap_ok(worst <= 1e-2, "%s: gradient matches finite differences (worst relative error %.2g)", what, worst);
 }
 
 /* loss = sum(w * tanh(soft_max(diag_mask_inf(gelu(rms_norm(x)))))) over x [16, 16], or over
@@ -37,35 +77,14 @@ static void run(bool permuted) {
     struct ggml_tensor *in = permuted ? ggml_permute(ctx, x, 1, 0, 2, 3) : x;
     struct ggml_tensor *h = ggml_gelu(ctx, ggml_rms_norm(ctx, permuted ? ggml_cont(ctx, in) : in, 1e-5f));
     h = ggml_tanh(ctx, ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, h, 0)));
-    struct ggml_tensor *loss = ggml_sum(ctx, ggml_mul(ctx, h, w));
-    ggml_set_loss(loss);
-    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 1024, true);
-    ggml_build_forward_expand(gf, loss);
-    struct ggml_cgraph *gb = ggml_graph_dup(ctx, gf, true);
-    ggml_build_backward_expand(ctx, gb, NULL);
-    const int copies = count_op(gb, GGML_OP_CONT) - count_op(gf, GGML_OP_CONT);
+    const struct graphs g = build(ctx, ggml_sum(ctx, ggml_mul(ctx, h, w)));
+    const int copies = added_nodes(&g, GGML_OP_CONT);
     if (permuted)
         tap_ok(copies == 1, "a permuted input's gradient is copied once (%d CONT nodes added)", copies);
     else
         tap_ok(copies == 0, "contiguous gradients through rms_norm, gelu, mask, soft_max, tanh are not "
                             "copied (%d CONT nodes added)", copies);
-    ggml_graph_reset(gb);
-    ggml_graph_compute_with_ctx(ctx, gb, 2);
-    const float *grad = ggml_graph_get_grad(gb, x)->data;
-    float *xv = x->data;
-    double worst = 0;
-    for (int j = 0; j < 256; j += 17) {
-        const float x0 = xv[j], step = 1e-3f;
-        xv[j] = x0 + step;
-        const double lp = loss_value(ctx, gf, loss);
-        xv[j] = x0 - step;
-        const double lm = loss_value(ctx, gf, loss);
-        xv[j] = x0;
-        const double numeric = (lp - lm) / (2.0 * step), err = fabs(grad[j] - numeric) / (fabs(numeric) + 0.05);
-        if (!(err <= worst)) worst = err;
-    }
-    tap_ok(worst <= 1e-2, "%s input: gradient matches finite differences (worst relative error %.2g)",
-           permuted ? "permuted" : "contiguous", worst);
+    check_gradient(ctx, &g, x, permuted ? "permuted input" : "contiguous input");
     ggml_free(ctx);
 }
 
@@ -81,31 +100,11 @@ static void run_views(void) {
     struct ggml_tensor *qkv = ggml_scale(ctx, x, 0.5f), *part[3]; /* an intermediate, as a projection's */
     for (int i = 0; i < 3; i++) part[i] = ggml_view_2d(ctx, qkv, 4, 5, qkv->nb[1], (size_t)i * 4 * sizeof(float));
     struct ggml_tensor *h = ggml_add(ctx, ggml_mul(ctx, part[0], w), ggml_tanh(ctx, part[1]));
-    struct ggml_tensor *loss = ggml_sum(ctx, ggml_add(ctx, h, ggml_mul(ctx, ggml_sqr(ctx, part[2]), part[0])));
-    ggml_set_loss(loss);
-    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 1024, true);
-    ggml_build_forward_expand(gf, loss);
-    struct ggml_cgraph *gb = ggml_graph_dup(ctx, gf, true);
-    ggml_build_backward_expand(ctx, gb, NULL);
-    const int fills = count_op(gb, GGML_OP_FILL), accs = count_op(gb, GGML_OP_ACC);
+    const struct graphs g = build(ctx, ggml_sum(ctx, ggml_add(ctx, h, ggml_mul(ctx, ggml_sqr(ctx, part[2]), part[0]))));
+    const int fills = added_nodes(&g, GGML_OP_FILL), accs = added_nodes(&g, GGML_OP_ACC);
     tap_ok(fills == 1 && accs == 3, "gradients of 3 views of one tensor: %d tensors of zeros, %d ACC nodes (1, 3)",
            fills, accs);
-    ggml_graph_reset(gb);
-    ggml_graph_compute_with_ctx(ctx, gb, 2);
-    const float *grad = ggml_graph_get_grad(gb, x)->data;
-    float *xv = x->data;
-    double worst = 0;
-    for (int j = 0; j < 60; j++) {
-        const float x0 = xv[j], step = 1e-3f;
-        xv[j] = x0 + step;
-        const double lp = loss_value(ctx, gf, loss);
-        xv[j] = x0 - step;
-        const double lm = loss_value(ctx, gf, loss);
-        xv[j] = x0;
-        const double numeric = (lp - lm) / (2.0 * step), err = fabs(grad[j] - numeric) / (fabs(numeric) + 0.05);
-        if (!(err <= worst)) worst = err;
-    }
-    tap_ok(worst <= 1e-2, "3 views: gradient matches finite differences (worst relative error %.2g)", worst);
+    check_gradient(ctx, &g, x, "3 views");
     ggml_free(ctx);
 }
 
@@ -121,31 +120,11 @@ static void run_batched_weights(void) {
     test_fill_uniform(x->data, 120, -1.0f, 1.0f);
     test_fill_uniform(u->data, 90, -1.0f, 1.0f);
     ggml_set_param(w);
-    struct ggml_tensor *loss = ggml_sum(ctx, ggml_mul(ctx, ggml_tanh(ctx, ggml_mul_mat(ctx, w, x)), u));
-    ggml_set_loss(loss);
-    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 1024, true);
-    ggml_build_forward_expand(gf, loss);
-    struct ggml_cgraph *gb = ggml_graph_dup(ctx, gf, true);
-    ggml_build_backward_expand(ctx, gb, NULL);
-    const int copies = count_op(gb, GGML_OP_CONT), sums = count_op(gb, GGML_OP_SUM_ROWS);
+    const struct graphs g = build(ctx, ggml_sum(ctx, ggml_mul(ctx, ggml_tanh(ctx, ggml_mul_mat(ctx, w, x)), u)));
+    const int copies = added_nodes(&g, GGML_OP_CONT), sums = added_nodes(&g, GGML_OP_SUM_ROWS);
     tap_ok(copies == 0 && sums == 0, "shared weights' gradient over 3 batches: %d CONT, %d SUM_ROWS nodes (0, 0)",
            copies, sums);
-    ggml_graph_reset(gb);
-    ggml_graph_compute_with_ctx(ctx, gb, 2);
-    const float *grad = ggml_graph_get_grad(gb, w)->data;
-    float *wv = w->data;
-    double worst = 0;
-    for (int j = 0; j < 48; j++) {
-        const float w0 = wv[j], step = 1e-3f;
-        wv[j] = w0 + step;
-        const double lp = loss_value(ctx, gf, loss);
-        wv[j] = w0 - step;
-        const double lm = loss_value(ctx, gf, loss);
-        wv[j] = w0;
-        const double numeric = (lp - lm) / (2.0 * step), err = fabs(grad[j] - numeric) / (fabs(numeric) + 0.05);
-        if (!(err <= worst)) worst = err;
-    }
-    tap_ok(worst <= 1e-2, "shared weights: gradient matches finite differences (worst relative error %.2g)", worst);
+    check_gradient(ctx, &g, w, "shared weights");
     ggml_free(ctx);
 }
 
