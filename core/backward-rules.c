@@ -16,6 +16,13 @@ static float param_f32(const struct ggml_tensor *t, int i) {
 }
 static int32_t param_i32(const struct ggml_tensor *t, int i) { return ggmlc__get_op_params_i32(t, i); }
 
+/* t where it is already contiguous, else a contiguous copy.  The rules hand gradients to
+ * operators that need contiguous rows; a CONT node of a contiguous tensor would copy it all
+ * the same (in a Transformer's backward pass: every dy of GELU, softmax, mask, norm, rope). */
+static struct ggml_tensor *cont_if_needed(struct ggml_context *ctx, struct ggml_tensor *t) {
+    return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
+}
+
 /* A zero tensor of t's shape (F32), written by the graph itself. */
 static struct ggml_tensor *zeros_like(struct ggml_context *ctx, struct ggml_tensor *t) {
     return ggml_fill(ctx, ggml_new_tensor(ctx, GGML_TYPE_F32, GGML_MAX_DIMS, t->ne), 0.0f);
@@ -31,7 +38,7 @@ static struct ggml_tensor *unary_grad(struct ggml_context *ctx, const struct ggm
 
 /* The slice of dy that was a's part of a concatenation / padding: a contiguous copy. */
 static struct ggml_tensor *slice(struct ggml_context *ctx, struct ggml_tensor *dy, const int64_t *ne, size_t offset) {
-    return ggml_cont(ctx, ggml_view_4d(ctx, dy, ne[0], ne[1], ne[2], ne[3], dy->nb[1], dy->nb[2], dy->nb[3], offset));
+    return cont_if_needed(ctx, ggml_view_4d(ctx, dy, ne[0], ne[1], ne[2], ne[3], dy->nb[1], dy->nb[2], dy->nb[3], offset));
 }
 
 /* Row-normalisation gradient: with y = (x - mean) * rstd (rows of x),
@@ -57,7 +64,7 @@ static bool rule_unary(struct bw_state *s, struct ggml_tensor *node, struct ggml
         ggmlc__bw_add_grad(s, a, ggml_neg(ctx, dy));
         return true;
     default:
-        ggmlc__bw_add_grad(s, a, unary_grad(ctx, node, a, ggml_cont(ctx, dy), op));
+        ggmlc__bw_add_grad(s, a, unary_grad(ctx, node, a, cont_if_needed(ctx, dy), op));
         return true;
     }
 }
@@ -98,8 +105,8 @@ static bool rule_glu(struct bw_state *s, struct ggml_tensor *node, struct ggml_t
         struct ggml_tensor *first = ggml_view_4d(ctx, a, n, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3], 0);
         struct ggml_tensor *second = ggml_view_4d(ctx, a, n, a->ne[1], a->ne[2], a->ne[3], a->nb[1], a->nb[2], a->nb[3],
                                                   (size_t)n * a->nb[0]);
-        x = ggml_cont(ctx, swapped ? second : first);
-        g = ggml_cont(ctx, swapped ? first : second);
+        x = cont_if_needed(ctx, swapped ? second : first);
+        g = cont_if_needed(ctx, swapped ? first : second);
     }
     struct ggml_tensor *dx, *dg;
     if (op == GGML_GLU_OP_SWIGLU_OAI) {
@@ -131,8 +138,8 @@ static struct ggml_tensor *sum_batch_blocks(struct ggml_context *ctx, struct ggm
     const int64_t outer = dim == 2 ? t->ne[3] : 1;
     const int64_t ne_out[4] = {t->ne[0], t->ne[1], dim == 2 ? n_like : t->ne[2], dim == 3 ? n_like : t->ne[3]};
     /* [inner, r, n_like, outer] -> r first -> sum it -> back to the operand's shape */
-    struct ggml_tensor *v = ggml_reshape_4d(ctx, ggml_cont(ctx, t), inner, r, n_like, outer);
-    v = ggml_sum_rows(ctx, ggml_cont(ctx, ggml_permute(ctx, v, 1, 0, 2, 3)));
+    struct ggml_tensor *v = ggml_reshape_4d(ctx, cont_if_needed(ctx, t), inner, r, n_like, outer);
+    v = ggml_sum_rows(ctx, cont_if_needed(ctx, ggml_permute(ctx, v, 1, 0, 2, 3)));
     return ggml_reshape_4d(ctx, v, ne_out[0], ne_out[1], ne_out[2], ne_out[3]);
 }
 
@@ -141,8 +148,18 @@ static bool rule_mul_mat(struct bw_state *s, struct ggml_tensor *node, struct gg
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     /* y[n,m] = sum_k a[k,n] b[k,m]: da[k,n] = sum_m b[k,m] dy[n,m], db[k,m] = sum_n a[k,n] dy[n,m] */
     if (ggmlc__bw_needs_grad(s, a)) {
-        struct ggml_tensor *da = ggml_out_prod(ctx, b, dy); /* one gradient per batch of b */
-        da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
+        struct ggml_tensor *da;
+        if (a->ne[2] * a->ne[3] == 1 && ggml_is_contiguous(b) && ggml_is_contiguous(dy)) {
+            /* one matrix of weights applied to every batch of b (a Linear layer on [C, T, B]):
+             * the batches are just more rows, so one product of depth T*B gives the sum at once,
+             * instead of a product per batch and a transposing reduction of their results */
+            const int64_t rows = b->ne[1] * b->ne[2] * b->ne[3];
+            da = ggml_out_prod(ctx, ggml_reshape_2d(ctx, b, b->ne[0], rows),
+                               ggml_reshape_2d(ctx, dy, dy->ne[0], rows));
+        } else {
+            da = ggml_out_prod(ctx, b, dy); /* one gradient per batch of b */
+            da = sum_batch_blocks(ctx, sum_batch_blocks(ctx, da, 3, a->ne[3]), 2, a->ne[2]);
+        }
         ggmlc__bw_add_grad(s, a, da);
     }
     if (ggmlc__bw_needs_grad(s, b))
@@ -171,9 +188,14 @@ static bool rule_view(struct bw_state *s, struct ggml_tensor *node, struct ggml_
     struct ggml_tensor *a = node->src[0];
     size_t offset;
     memcpy(&offset, node->op_params, sizeof offset);
+    struct ggml_tensor *d = cont_if_needed(ctx, dy), **sum = ggmlc__bw_open_grad(s, a);
+    if (sum) { /* dy added at the view's place into the sum so far (a fused QKV's 3 views) */
+        *sum = ggml_acc(ctx, *sum, d, node->nb[1], node->nb[2], node->nb[3], offset);
+        return true;
+    }
     /* scatter dy into zeros of a's shape at the view's place */
-    struct ggml_tensor *z = zeros_like(ctx, a);
-    ggmlc__bw_add_grad(s, a, ggml_acc(ctx, z, ggml_cont(ctx, dy), node->nb[1], node->nb[2], node->nb[3], offset));
+    ggmlc__bw_add_grad(s, a, ggml_acc(ctx, zeros_like(ctx, a), d, node->nb[1], node->nb[2], node->nb[3],
+                                      offset));
     return true;
 }
 
@@ -181,13 +203,13 @@ static bool rule_permute(struct bw_state *s, struct ggml_tensor *node, struct gg
     const int32_t *axes = node->op_params;
     int inv[GGML_MAX_DIMS];
     for (int i = 0; i < GGML_MAX_DIMS; i++) inv[axes[i]] = i;
-    ggmlc__bw_add_grad(s, node->src[0], ggml_cont(s->ctx, ggml_permute(s->ctx, dy, inv[0], inv[1], inv[2], inv[3])));
+    ggmlc__bw_add_grad(s, node->src[0], cont_if_needed(s->ctx, ggml_permute(s->ctx, dy, inv[0], inv[1], inv[2], inv[3])));
     return true;
 }
 
 static bool rule_softmax(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     const float scale = param_f32(node, 0), max_bias = param_f32(node, 1);
-    ggmlc__bw_add_grad(s, node->src[0], ggml_soft_max_ext_back(s->ctx, ggml_cont(s->ctx, dy), node, scale, max_bias));
+    ggmlc__bw_add_grad(s, node->src[0], ggml_soft_max_ext_back(s->ctx, cont_if_needed(s->ctx, dy), node, scale, max_bias));
     return true;
 }
 
@@ -197,7 +219,7 @@ static bool rule_rope(struct bw_state *s, struct ggml_tensor *node, struct ggml_
     const int n_dims = param_i32(node, 1), mode = param_i32(node, 2), n_ctx_orig = param_i32(node, 4);
     float f[6];
     for (int i = 0; i < 6; i++) f[i] = param_f32(node, 5 + i);
-    struct ggml_tensor *d = ggml_cont(ctx, dy), *r;
+    struct ggml_tensor *d = cont_if_needed(ctx, dy), *r;
     if (mode & GGML_ROPE_TYPE_MROPE) {
         int sections[GGML_MROPE_SECTIONS];
         for (int i = 0; i < GGML_MROPE_SECTIONS; i++) sections[i] = param_i32(node, 11 + i);
@@ -232,8 +254,8 @@ static bool rule_group_norm(struct bw_state *s, struct ggml_tensor *node, struct
     if (n_groups <= 0 || x->ne[2] % n_groups != 0) return false;
     /* a group is ne0*ne1*(ne2/n_groups) consecutive elements: one row of a reshaped tensor */
     const int64_t row = x->ne[0] * x->ne[1] * (x->ne[2] / n_groups);
-    struct ggml_tensor *xr = ggml_reshape_2d(ctx, ggml_cont(ctx, x), row, ggml_nelements(x) / row);
-    struct ggml_tensor *dr = ggml_reshape_2d(ctx, ggml_cont(ctx, dy), row, ggml_nelements(x) / row);
+    struct ggml_tensor *xr = ggml_reshape_2d(ctx, cont_if_needed(ctx, x), row, ggml_nelements(x) / row);
+    struct ggml_tensor *dr = ggml_reshape_2d(ctx, cont_if_needed(ctx, dy), row, ggml_nelements(x) / row);
     ggmlc__bw_add_grad(s, x, norm_grad(ctx, xr, dr, eps));
     return true;
 }
@@ -261,7 +283,7 @@ static bool rule_leaky_relu(struct bw_state *s, struct ggml_tensor *node, struct
 static bool rule_cumsum(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
     /* dx[i] = sum_{j >= i} dy[j] = total - cumsum(dy)[i] + dy[i] */
-    struct ggml_tensor *d = ggml_cont(ctx, dy);
+    struct ggml_tensor *d = cont_if_needed(ctx, dy);
     ggmlc__bw_add_grad(s, node->src[0], ggml_sub(ctx, ggml_add(ctx, d, ggml_sum_rows(ctx, d)), ggml_cumsum(ctx, d)));
     return true;
 }
@@ -271,11 +293,11 @@ static bool rule_acc_set(struct bw_state *s, struct ggml_tensor *node, struct gg
     struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const size_t nb1 = (size_t)param_i32(node, 0), nb2 = (size_t)param_i32(node, 1), nb3 = (size_t)param_i32(node, 2);
     const size_t offset = (size_t)param_i32(node, 3);
-    struct ggml_tensor *part = ggml_cont(ctx, ggml_view_4d(ctx, dy, b->ne[0], b->ne[1], b->ne[2], b->ne[3], nb1, nb2, nb3, offset));
+    struct ggml_tensor *part = cont_if_needed(ctx, ggml_view_4d(ctx, dy, b->ne[0], b->ne[1], b->ne[2], b->ne[3], nb1, nb2, nb3, offset));
     if (node->op == GGML_OP_ACC) {
         ggmlc__bw_add_grad(s, a, dy);
     } else { /* set: the overwritten region of a gets no gradient */
-        ggmlc__bw_add_grad(s, a, ggml_set(ctx, ggml_cont(ctx, dy), zeros_like(ctx, b), nb1, nb2, nb3, offset));
+        ggmlc__bw_add_grad(s, a, ggml_set(ctx, cont_if_needed(ctx, dy), zeros_like(ctx, b), nb1, nb2, nb3, offset));
     }
     ggmlc__bw_add_grad(s, b, part);
     return true;
@@ -284,7 +306,7 @@ static bool rule_acc_set(struct bw_state *s, struct ggml_tensor *node, struct gg
 /* op_params (ggml's, all int32): POOL_2D {op, k0, k1, s0, s1, p0, p1}, POOL_1D {op, k0, s0, p0}. */
 static bool rule_pool(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     const int32_t *p = node->op_params;
-    struct ggml_tensor *d = ggml_cont(s->ctx, dy), *a = node->src[0], *r;
+    struct ggml_tensor *d = cont_if_needed(s->ctx, dy), *a = node->src[0], *r;
     if (node->op == GGML_OP_POOL_2D) {
         r = ggml_pool_2d_back(s->ctx, d, a, (enum ggml_op_pool)p[0], p[1], p[2], p[3], p[4], (float)p[5], (float)p[6]);
     } else { /* a 1-D pool is a 2-D pool with a kernel of height 1 */
@@ -299,7 +321,7 @@ static bool rule_im2col(struct bw_state *s, struct ggml_tensor *node, struct ggm
     const int32_t *p = node->op_params;
     struct ggml_tensor *b = node->src[1];
     int64_t ne[4] = {b->ne[0], b->ne[1], b->ne[2], b->ne[3]};
-    ggmlc__bw_add_grad(s, b, ggml_im2col_back(s->ctx, node->src[0], ggml_cont(s->ctx, dy), ne, p[0], p[1], p[2], p[3], p[4], p[5], p[6] != 0));
+    ggmlc__bw_add_grad(s, b, ggml_im2col_back(s->ctx, node->src[0], cont_if_needed(s->ctx, dy), ne, p[0], p[1], p[2], p[3], p[4], p[5], p[6] != 0));
     return true;
 }
 
@@ -307,14 +329,14 @@ static bool rule_im2col(struct bw_state *s, struct ggml_tensor *node, struct ggm
 
 /* A tensor [a, b, ...] as a contiguous 2-D matrix [ne0, rest]. */
 static struct ggml_tensor *as_matrix(struct ggml_context *ctx, struct ggml_tensor *t, int64_t ne0) {
-    if (!ggml_is_contiguous(t)) t = ggml_cont(ctx, t);
+    t = cont_if_needed(ctx, t);
     return ggml_reshape_2d(ctx, t, ne0, ggml_nelements(t) / ne0);
 }
 
 /* Gradients of a convolution written as y = col(x)^T K with col = im2col(x) [CK, P] and K [CK, OC]:
  * dY [P, OC]; dK = col dY (as mul_mat(col^T, dY)), dcol = K dY^T (as mul_mat(K^T, dY^T)). */
 static struct ggml_tensor *conv_kernel_grad(struct ggml_context *ctx, struct ggml_tensor *col, struct ggml_tensor *dY) {
-    return ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, col)), dY);
+    return ggml_mul_mat(ctx, cont_if_needed(ctx, ggml_transpose(ctx, col)), dY);
 }
 
 /* CONV_2D computed directly: a = kernel [KW, KH, IC, OC], b = input [W, H, IC, N]; op_params {s0, s1, p0, p1, d0, d1}. */
@@ -330,8 +352,8 @@ static bool rule_conv_2d(struct bw_state *s, struct ggml_tensor *node, struct gg
         ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, col, dY));
     }
     if (ggmlc__bw_needs_grad(s, x)) {
-        struct ggml_tensor *kt = ggml_cont(ctx, ggml_transpose(ctx, as_matrix(ctx, k, CK))); /* [OC, CK] */
-        struct ggml_tensor *dcol = ggml_mul_mat(ctx, kt, ggml_cont(ctx, ggml_transpose(ctx, dY))); /* [CK, P] */
+        struct ggml_tensor *kt = cont_if_needed(ctx, ggml_transpose(ctx, as_matrix(ctx, k, CK))); /* [OC, CK] */
+        struct ggml_tensor *dcol = ggml_mul_mat(ctx, kt, cont_if_needed(ctx, ggml_transpose(ctx, dY))); /* [CK, P] */
         dcol = ggml_reshape_4d(ctx, dcol, CK, node->ne[0], node->ne[1], node->ne[3]);
         int64_t ne[4] = {x->ne[0], x->ne[1], x->ne[2], x->ne[3]};
         ggmlc__bw_add_grad(s, x, ggml_im2col_back(ctx, k, dcol, ne, p[0], p[1], p[2], p[3], p[4], p[5], true));
@@ -345,7 +367,7 @@ static bool rule_conv_transpose_2d(struct bw_state *s, struct ggml_tensor *node,
     struct ggml_context *ctx = s->ctx;
     struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const int st = node->op_params[0];
-    struct ggml_tensor *d = ggml_cont(ctx, dy);
+    struct ggml_tensor *d = cont_if_needed(ctx, dy);
     /* db is the ordinary convolution of dy with the same kernel (in-channels OC, out-channels IC) */
     if (ggmlc__bw_needs_grad(s, x))
         ggmlc__bw_add_grad(s, x, ggml_conv_2d(ctx, k, d, st, st, 0, 0, 1, 1));
@@ -379,9 +401,9 @@ static bool rule_upscale(struct bw_state *s, struct ggml_tensor *node, struct gg
     /* along dimension 0: [OW, OH*CN] -> [W, OH*CN] */
     struct ggml_tensor *g = ggml_mul_mat(ctx, resample_weights(ctx, W, OW, mode), as_matrix(ctx, dy, OW));
     /* along dimension 1: bring it first, [OH, W*CN] -> [H, W*CN] */
-    g = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, W, OH, CN), 1, 0, 2, 3));
+    g = cont_if_needed(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, W, OH, CN), 1, 0, 2, 3));
     g = ggml_mul_mat(ctx, resample_weights(ctx, H, OH, mode), ggml_reshape_2d(ctx, g, OH, W * CN));
-    g = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, H, W, CN), 1, 0, 2, 3));
+    g = cont_if_needed(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, g, H, W, CN), 1, 0, 2, 3));
     ggmlc__bw_add_grad(s, a, ggml_reshape_4d(ctx, g, W, H, a->ne[2], a->ne[3]));
     return true;
 }
@@ -391,7 +413,7 @@ static bool rule_upscale(struct bw_state *s, struct ggml_tensor *node, struct gg
 static bool rule_set_rows(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_tensor *b = node->src[0], *idx = node->src[1];
     if (!ggml_is_matrix(b) || idx->type != GGML_TYPE_I32) return false;
-    ggmlc__bw_add_grad(s, b, ggml_get_rows(s->ctx, ggml_cont(s->ctx, dy), idx));
+    ggmlc__bw_add_grad(s, b, ggml_get_rows(s->ctx, cont_if_needed(s->ctx, dy), idx));
     return true;
 }
 
@@ -401,8 +423,8 @@ static bool rule_set_rows(struct bw_state *s, struct ggml_tensor *node, struct g
 static struct ggml_tensor *sum_head_groups(struct ggml_context *ctx, struct ggml_tensor *t, int64_t r) {
     if (r == 1) return t;
     const int64_t a = t->ne[0] * t->ne[1], hkv = t->ne[2] / r;
-    struct ggml_tensor *g = ggml_reshape_4d(ctx, ggml_cont(ctx, t), a, r, hkv, t->ne[3]);
-    g = ggml_sum_rows(ctx, ggml_cont(ctx, ggml_permute(ctx, g, 1, 0, 2, 3))); /* [1, a, hkv, B3] */
+    struct ggml_tensor *g = ggml_reshape_4d(ctx, cont_if_needed(ctx, t), a, r, hkv, t->ne[3]);
+    g = ggml_sum_rows(ctx, cont_if_needed(ctx, ggml_permute(ctx, g, 1, 0, 2, 3))); /* [1, a, hkv, B3] */
     return ggml_reshape_4d(ctx, g, t->ne[0], t->ne[1], hkv, t->ne[3]);
 }
 
@@ -424,9 +446,9 @@ static bool rule_flash_attn(struct bw_state *s, struct ggml_tensor *node, struct
         sm_scale = 1.0f;
     }
     struct ggml_tensor *P = ggml_soft_max_ext(ctx, pre, mask, sm_scale, max_bias);
-    struct ggml_tensor *dO = ggml_cont(ctx, ggml_permute(ctx, dy, 0, 2, 1, 3)); /* [Dv, Nq, H, B3] */
+    struct ggml_tensor *dO = cont_if_needed(ctx, ggml_permute(ctx, dy, 0, 2, 1, 3)); /* [Dv, Nq, H, B3] */
     if (ggmlc__bw_needs_grad(s, v)) {
-        struct ggml_tensor *dv = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, dO)), ggml_cont(ctx, ggml_transpose(ctx, P)));
+        struct ggml_tensor *dv = ggml_mul_mat(ctx, cont_if_needed(ctx, ggml_transpose(ctx, dO)), cont_if_needed(ctx, ggml_transpose(ctx, P)));
         ggmlc__bw_add_grad(s, v, sum_head_groups(ctx, dv, r)); /* [Dv, Nk, Hkv, B3] */
     }
     if (!ggmlc__bw_needs_grad(s, q) && !ggmlc__bw_needs_grad(s, k)) return true;
@@ -434,9 +456,9 @@ static bool rule_flash_attn(struct bw_state *s, struct ggml_tensor *node, struct
     struct ggml_tensor *dS = ggml_soft_max_ext_back(ctx, dP, P, sm_scale, max_bias);
     if (tcap) /* through softcap * tanh(kq * scale / softcap) */
         dS = ggml_mul(ctx, dS, ggml_scale(ctx, ggml_scale_bias(ctx, ggml_sqr(ctx, tcap), -1.0f, 1.0f), scale));
-    if (ggmlc__bw_needs_grad(s, q)) ggmlc__bw_add_grad(s, q, ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, kf)), dS));
+    if (ggmlc__bw_needs_grad(s, q)) ggmlc__bw_add_grad(s, q, ggml_mul_mat(ctx, cont_if_needed(ctx, ggml_transpose(ctx, kf)), dS));
     if (ggmlc__bw_needs_grad(s, k)) {
-        struct ggml_tensor *dk = ggml_mul_mat(ctx, ggml_cont(ctx, ggml_transpose(ctx, q)), ggml_cont(ctx, ggml_transpose(ctx, dS)));
+        struct ggml_tensor *dk = ggml_mul_mat(ctx, cont_if_needed(ctx, ggml_transpose(ctx, q)), cont_if_needed(ctx, ggml_transpose(ctx, dS)));
         ggmlc__bw_add_grad(s, k, sum_head_groups(ctx, dk, r));
     }
     return true;
@@ -482,10 +504,10 @@ static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml
     case GGML_OP_REPEAT_BACK: ggmlc__bw_add_grad(s, a, ggml_repeat(ctx, dy, a)); return true;
     case GGML_OP_RESHAPE: ggmlc__bw_add_grad(s, a, dy); return true; /* add_grad reshapes */
     case GGML_OP_TRANSPOSE:
-        ggmlc__bw_add_grad(s, a, ggml_cont(ctx, ggml_transpose(ctx, dy)));
+        ggmlc__bw_add_grad(s, a, cont_if_needed(ctx, ggml_transpose(ctx, dy)));
         return true;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO:
-        ggmlc__bw_add_grad(s, a, ggml_diag_mask_zero(ctx, ggml_cont(ctx, dy), param_i32(node, 0)));
+        ggmlc__bw_add_grad(s, a, ggml_diag_mask_zero(ctx, cont_if_needed(ctx, dy), param_i32(node, 0)));
         return true;
     default: return false;
     }
@@ -504,15 +526,15 @@ bool ggmlc__bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct g
     case GGML_OP_PERMUTE: return rule_permute(s, node, dy);
     case GGML_OP_SOFT_MAX: return rule_softmax(s, node, dy);
     case GGML_OP_ROPE: return rule_rope(s, node, dy);
-    case GGML_OP_NORM: ggmlc__bw_add_grad(s, a, norm_grad(ctx, a, ggml_cont(ctx, dy), param_f32(node, 0))); return true;
-    case GGML_OP_RMS_NORM: ggmlc__bw_add_grad(s, a, ggml_rms_norm_back(ctx, ggml_cont(ctx, dy), a, param_f32(node, 0))); return true;
+    case GGML_OP_NORM: ggmlc__bw_add_grad(s, a, norm_grad(ctx, a, cont_if_needed(ctx, dy), param_f32(node, 0))); return true;
+    case GGML_OP_RMS_NORM: ggmlc__bw_add_grad(s, a, ggml_rms_norm_back(ctx, cont_if_needed(ctx, dy), a, param_f32(node, 0))); return true;
     case GGML_OP_L2_NORM: return rule_l2_norm(s, node, dy);
     case GGML_OP_GROUP_NORM: return rule_group_norm(s, node, dy);
     case GGML_OP_CLAMP: return rule_clamp(s, node, dy);
     case GGML_OP_LEAKY_RELU: return rule_leaky_relu(s, node, dy);
     case GGML_OP_CUMSUM: return rule_cumsum(s, node, dy);
     case GGML_OP_ACC: case GGML_OP_SET: return rule_acc_set(s, node, dy);
-    case GGML_OP_GET_ROWS: ggmlc__bw_add_grad(s, a, ggml_get_rows_back(ctx, ggml_cont(ctx, dy), b, a)); return true;
+    case GGML_OP_GET_ROWS: ggmlc__bw_add_grad(s, a, ggml_get_rows_back(ctx, cont_if_needed(ctx, dy), b, a)); return true;
     case GGML_OP_CROSS_ENTROPY_LOSS: ggmlc__bw_add_grad(s, a, ggml_cross_entropy_loss_back(ctx, a, b, dy)); return true;
     case GGML_OP_POOL_1D: case GGML_OP_POOL_2D: return rule_pool(s, node, dy);
     case GGML_OP_IM2COL: return rule_im2col(s, node, dy);

@@ -46,6 +46,17 @@ void ggmlc__bw_add_grad(struct bw_state *s, struct ggml_tensor *src,
     }
 }
 
+struct ggml_tensor **ggmlc__bw_open_grad(struct bw_state *s, struct ggml_tensor *src) {
+    if (!ggmlc__bw_needs_grad(s, src)) return NULL;
+    struct ggml_cgraph *g = s->graph;
+    const size_t slot = ggmlc__hash_find(&g->visited_hash_set, src);
+    struct ggml_tensor *sum = g->grads[slot];
+    if (!sum || g->grad_accs[slot] || sum->type != GGML_TYPE_F32 || !ggml_is_contiguous(sum) ||
+        !ggml_are_same_shape(sum, src))
+        return NULL;
+    return &g->grads[slot];
+}
+
 /* Mark the tensors a gradient must flow into: parameters and differentiable functions of them. */
 static void mark_needed(struct bw_state *s) {
     struct ggml_cgraph *g = s->graph;

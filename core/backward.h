@@ -21,6 +21,11 @@ GGMLC_HIDDEN bool ggmlc__bw_needs_grad(const struct bw_state *s, const struct gg
  * reshaping to src's shape as needed). Ignored when src needs no gradient. */
 GGMLC_HIDDEN void ggmlc__bw_add_grad(struct bw_state *s, struct ggml_tensor *src, struct ggml_tensor *contribution);
 
+/* The gradient src has gathered so far, for a rule to replace by a function of it, when that
+ * is allowed: it exists, is not a parameter's accumulator (those are added in place) and is a
+ * contiguous F32 tensor of src's shape.  NULL otherwise (use ggmlc__bw_add_grad). */
+GGMLC_HIDDEN struct ggml_tensor **ggmlc__bw_open_grad(struct bw_state *s, struct ggml_tensor *src);
+
 /* Propagate dy, the gradient of node, into node's sources; false when the
  * operator has no backward rule (the caller reports it once). */
 GGMLC_HIDDEN bool ggmlc__bw_apply_rule(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy);

@@ -302,6 +302,10 @@ int main(void) {
         {100, 300, 512, GGML_TYPE_Q4_K, GGML_TYPE_F16, false, true, 3},
         {70, 33, 800, GGML_TYPE_Q4_0, GGML_TYPE_F32, false, false, 2},  /* vectorized dequantizers */
         {49, 120, 288, GGML_TYPE_Q8_0, GGML_TYPE_F32, false, true, 2},
+        /* k-major operands (the backward pass's out_prod), packed by pack_cols: panel tails */
+        {131, 77, 300, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 2},
+        {100, 45, 70, GGML_TYPE_F32, GGML_TYPE_BF16, true, true, 1},
+        {53, 3001, 33, GGML_TYPE_F16, GGML_TYPE_F32, true, false, 2}, /* team mode */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
     check_matvec_kernels();

@@ -35,7 +35,7 @@ static const char *tmp_path(const char *name) {
 /* The golden weights into m, by their checkpoint names. */
 static bool set_gold_weights(struct gpt_model *m, const struct gold_set *gold) {
     for (struct ggml_tensor *t = ggml_get_first_tensor(m->ctx); t; t = ggml_get_next_tensor(m->ctx, t)) {
-        if (t == m->train_pos) continue;
+        if (t == m->train_pos || t == m->train_mask) continue;
         const struct gold_tensor *g = gold_get(gold, ggml_get_name(t));
         if (!g || g->n != (size_t)ggml_nelements(t)) return false;
         ggml_backend_tensor_set(t, g->data, 0, ggml_nbytes(t));
@@ -160,6 +160,25 @@ static void test_cache_matches_full(struct gpt_model *m, ggml_backend_t cpu, con
     tap_ok(!gpt_runner_eval(&r, seq_cache, 2, false, last) && ggmlc_last_status() == GGMLC_ERR_INVALID_ARG,
            "a step past the context is refused: %s", ggmlc_last_error());
     gpt_runner_free(&r);
+}
+
+/* The training graph's forward pass copies per layer only v (transposed for its product) and
+ * the merged heads; q and k are read as views, and the causal mask is the softmax's. */
+static void test_graph_copies(struct gpt_model *m) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4096 * ggml_tensor_overhead() +
+                                                                       ggml_graph_overhead(), NULL, true});
+    struct ggml_tensor *tok = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, m->hp.n_ctx, 2);
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, gpt_forward_train(ctx, m, tok, false));
+    int copies = 0, masks = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(gf); i++) {
+        copies += ggml_graph_node(gf, i)->op == GGML_OP_CONT;
+        masks += ggml_graph_node(gf, i)->op == GGML_OP_DIAG_MASK_INF;
+    }
+    tap_ok(copies == 2 * m->hp.n_layer && masks == 0,
+           "the training graph copies 2 tensors per layer (%d CONT nodes for %d layers) and masks "
+           "inside the softmax (%d DIAG_MASK_INF nodes)", copies, m->hp.n_layer, masks);
+    ggml_free(ctx);
 }
 
 static bool same_weights(struct gpt_model *a, struct gpt_model *b) {
@@ -290,6 +309,7 @@ int main(void) {
     }
     test_golden_logits(&m, cpu, gold);
     test_golden_gradients(&m, cpu, gold);
+    test_graph_copies(&m);
     test_cache_matches_full(&m, cpu, gold);
     test_checkpoint(&m, cpu);
     test_sampler();

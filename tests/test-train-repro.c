@@ -188,15 +188,17 @@ int main(int argc, char **argv) {
     ggml_backend_cpu_set_n_threads(backend, 1);
     ggml_backend_sched_t sched =
         ggml_backend_sched_new(&backend, NULL, 1, 16 * GGML_DEFAULT_GRAPH_SIZE, false, true);
+    /* recorded again when tanh's backward moved to the vectorized ew_tanhf (the forward's
+     * tanh), whose last bits differ from libm's tanhf */
     const struct opt_case opt_cases[] = {
         {"ggml-opt AdamW cross-entropy", GGML_OPT_LOSS_TYPE_CROSS_ENTROPY,
-         GGML_OPT_OPTIMIZER_TYPE_ADAMW, BATCH, 0x8ce83d2724870275ull},
+         GGML_OPT_OPTIMIZER_TYPE_ADAMW, BATCH, 0x77ecd6e2249475f0ull},
         {"ggml-opt SGD MSE, 2 batches accumulated", GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR,
-         GGML_OPT_OPTIMIZER_TYPE_SGD, 2 * BATCH, 0x6e7453b4a2663ba7ull},
+         GGML_OPT_OPTIMIZER_TYPE_SGD, 2 * BATCH, 0x1e5bb28838d15ecaull},
         {"ggml-opt AdamW mean of outputs", GGML_OPT_LOSS_TYPE_MEAN, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
-         BATCH, 0xa59fe2c03aff9ea8ull},
+         BATCH, 0x455c8b84dbb33557ull},
         {"ggml-opt SGD sum of outputs", GGML_OPT_LOSS_TYPE_SUM, GGML_OPT_OPTIMIZER_TYPE_SGD, BATCH,
-         0x90ba2b20ccdff194ull},
+         0xbde7684a3898d644ull},
     };
     for (size_t i = 0; i < sizeof opt_cases / sizeof opt_cases[0]; i++) {
         opt_run(sched, backend, &opt_cases[i]);

@@ -58,6 +58,8 @@ static void create_tensors(struct gpt_model *m) {
     m->out = new_weight(m->ctx, "output.weight", c, GPT_VOCAB);
     m->train_pos = ggml_new_tensor_1d(m->ctx, GGML_TYPE_I32, m->hp.n_ctx);
     ggml_set_name(m->train_pos, "positions");
+    m->train_mask = ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, m->hp.n_ctx, m->hp.n_ctx);
+    ggml_set_name(m->train_mask, "causal_mask");
 }
 
 /* splitmix64, then Box-Muller: the same weights for the same seed on every machine. */
@@ -99,12 +101,20 @@ static void init_weights(struct gpt_model *m, uint64_t seed) {
     fill_tensor(m->out, std, &state);
 }
 
+/* Positions 0, 1, ... and the causal mask of a whole context (the first step of generation). */
 static void set_train_positions(struct gpt_model *m) {
-    int32_t *pos = malloc((size_t)m->hp.n_ctx * sizeof *pos);
-    if (!pos) return;
-    for (int32_t i = 0; i < m->hp.n_ctx; i++) pos[i] = i;
-    ggml_backend_tensor_set(m->train_pos, pos, 0, ggml_nbytes(m->train_pos));
+    const int32_t n = m->hp.n_ctx;
+    int32_t *pos = malloc((size_t)n * sizeof *pos);
+    int64_t *rows = malloc((size_t)n * sizeof *rows);
+    float *mask = malloc((size_t)n * (size_t)n * sizeof *mask);
+    if (pos && rows && mask) {
+        gpt_step_values(0, n, n, pos, rows, mask);
+        ggml_backend_tensor_set(m->train_pos, pos, 0, ggml_nbytes(m->train_pos));
+        ggml_backend_tensor_set(m->train_mask, mask, 0, ggml_nbytes(m->train_mask));
+    }
     free(pos);
+    free(rows);
+    free(mask);
 }
 
 bool gpt_model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_backend_t backend,
@@ -113,7 +123,7 @@ bool gpt_model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_ba
     const char *why = gpt_hparams_check(hp);
     if (why) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s", why), false;
     m->hp = *hp;
-    const size_t n_tensors = 4 + 6 * (size_t)hp->n_layer;
+    const size_t n_tensors = 5 + 6 * (size_t)hp->n_layer;
     struct ggml_init_params ip = {n_tensors * ggml_tensor_overhead(), NULL, true};
     m->ctx = ggml_init(ip);
     if (!m->ctx) return false;
@@ -195,13 +205,14 @@ static void project_qkv(struct ggml_context *ctx, const struct gpt_hparams *hp, 
     *v = qkv_part(ctx, qkv, hp, 2);
 }
 
-/* softmax(k^T q / sqrt(head) with the future masked) applied to v^T: q [head, Tq, H, B],
- * k [head, Tk, H, B], vt [Tk, head, H, B]; result [head, Tq, H, B]. */
+/* softmax(k^T q / sqrt(head) + mask) applied to v^T: q [head, Tq, H, B], k [head, Tk, H, B]
+ * (views: the product reads them strided), vt [Tk, head, H, B], mask [Tk, Tq] (-inf on the
+ * future: added inside the softmax, which saves a masking pass forward and backward);
+ * result [head, Tq, H, B]. */
 static struct ggml_tensor *attention(struct ggml_context *ctx, struct ggml_tensor *q,
-                                     struct ggml_tensor *k, struct ggml_tensor *vt, int n_past) {
+                                     struct ggml_tensor *k, struct ggml_tensor *vt, struct ggml_tensor *mask) {
     struct ggml_tensor *kq = ggml_mul_mat(ctx, k, q);
-    kq = ggml_diag_mask_inf(ctx, kq, n_past);
-    kq = ggml_soft_max_ext(ctx, kq, NULL, 1.0f / sqrtf((float)q->ne[0]), 0.0f);
+    kq = ggml_soft_max_ext(ctx, kq, mask, 1.0f / sqrtf((float)q->ne[0]), 0.0f);
     return ggml_mul_mat(ctx, vt, kq);
 }
 
@@ -234,16 +245,17 @@ struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model
     const int64_t t = tokens->ne[0], b = tokens->ne[1];
     if (train) mark_params(m);
     struct ggml_tensor *pos = ggml_view_1d(ctx, m->train_pos, t, 0);
+    struct ggml_tensor *mask = ggml_view_2d(ctx, m->train_mask, t, t, m->train_mask->nb[1], 0);
     struct ggml_tensor *flat = ggml_reshape_1d(ctx, tokens, t * b);
     struct ggml_tensor *x = ggml_reshape_3d(ctx, ggml_get_rows(ctx, m->tok_embd, flat), hp->n_embd, t, b);
     for (int il = 0; il < hp->n_layer; il++) {
         const struct gpt_layer *l = &m->layers[il];
         struct ggml_tensor *q, *k, *v;
         project_qkv(ctx, hp, l, x, pos, &q, &k, &v);
-        q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3));   /* [head, T, H, B] */
-        k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));
+        q = ggml_permute(ctx, q, 0, 2, 1, 3);                  /* [head, T, H, B] views */
+        k = ggml_permute(ctx, k, 0, 2, 1, 3);
         v = ggml_cont(ctx, ggml_permute(ctx, v, 1, 2, 0, 3));   /* [T, head, H, B] */
-        x = ggml_add(ctx, x, merge_heads(ctx, l, attention(ctx, q, k, v, 0), hp->n_embd));
+        x = ggml_add(ctx, x, merge_heads(ctx, l, attention(ctx, q, k, v, mask), hp->n_embd));
         x = ggml_add(ctx, x, mlp(ctx, l, x));
     }
     return output_logits(ctx, m, x);

@@ -37,6 +37,7 @@ struct gpt_model {
     struct gpt_layer layers[GPT_MAX_LAYERS];
     struct ggml_tensor *out_norm, *out; /* out: [n_embd, 256] */
     struct ggml_tensor *train_pos;     /* I32 [n_ctx]: 0, 1, ... for the training graph */
+    struct ggml_tensor *train_mask;    /* F32 [n_ctx, n_ctx]: 0, or -inf where a key follows the query */
 };
 
 /* NULL when the shape is valid, else a sentence saying what is wrong. */

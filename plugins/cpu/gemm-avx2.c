@@ -57,5 +57,6 @@ const struct cpu_gemm_kernel cpu_gemm_kernel_avx2 = {
     .to_f32 = to_f32_avx2,
     .matvec = cpu_matvec_avx2,
     .pack_rows = pack_rows_transposed,
+    .pack_cols = pack_cols_direct,
 };
 #endif /* __x86_64__ */

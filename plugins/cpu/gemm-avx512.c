@@ -104,6 +104,7 @@ const struct cpu_gemm_kernel cpu_gemm_kernel_avx512 = {
     .to_f32 = to_f32_avx512,
     .matvec = cpu_matvec_avx512,
     .pack_rows = pack_rows_transposed,
+    .pack_cols = pack_cols_direct,
     .fast_dequant = fast_dequant_avx512,
 };
 #endif /* __x86_64__ */

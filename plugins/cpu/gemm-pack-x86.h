@@ -83,4 +83,23 @@ static inline void pack_rows_transposed(enum ggml_type type, const char *base, s
     }
 }
 
+/* Pack a k-major operand (a transposed view: for each k, `rows` (<= width) values of
+ * consecutive rows lie contiguous, k_stride bytes after the previous k's) into
+ * dst[k * width + j]; rows beyond are zero.  This is already the panel's layout, so it
+ * is a converting copy per k, inlined here: the per-k call of to_f32 it replaces cost
+ * as much as the copy for the 8-wide panels of x (the backward pass's products). */
+static inline void pack_cols_direct(enum ggml_type type, const char *base, size_t k_stride, int64_t rows,
+                                    int64_t kc, int width, float *dst) {
+    const size_t es = ggml_type_size(type);
+    const int64_t full = rows & ~(int64_t)7;
+    for (int64_t k = 0; k < kc; k++) {
+        const char *src = base + k * k_stride;
+        float *d = dst + k * width;
+        int64_t j = 0;
+        for (; j < full; j += 8) _mm256_storeu_ps(d + j, pack_load8(type, src + j * es));
+        for (; j < rows; j++) d[j] = pack_load1(type, src + j * es);
+        for (; j < width; j++) d[j] = 0.0f;
+    }
+}
+
 #endif /* GGMLC_CPU_GEMM_PACK_X86_H */

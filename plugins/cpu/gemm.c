@@ -110,6 +110,10 @@ static void pack_panel(const struct cpu_gemm_kernel *kern, const struct cpu_gemm
         kern->pack_rows(op->type, base, op->row_stride, rows, kc, width, dst);
         return;
     }
+    if (op->row_stride == es && kern->pack_cols) {
+        kern->pack_cols(op->type, base, op->k_stride, rows, kc, width, dst);
+        return;
+    }
     if (op->k_stride == es) { /* rows contiguous along k: convert a row, scatter it */
         for (int64_t j = 0; j < rows; j++) {
             const char *row = base + j * op->row_stride;

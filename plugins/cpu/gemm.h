@@ -55,6 +55,10 @@ struct cpu_gemm_kernel {
      * (rows <= width, the rest zero). */
     void (*pack_rows)(enum ggml_type type, const char *base, size_t row_stride, int64_t rows, int64_t kc, int width,
                       float *dst);
+    /* Optional fast packing of a k-major operand: for each k, rows (<= width) contiguous
+     * values k_stride bytes apart, into dst[k * width + j] (the rest zero). */
+    void (*pack_cols)(enum ggml_type type, const char *base, size_t k_stride, int64_t rows, int64_t kc, int width,
+                      float *dst);
     /* Optional vectorized dequantizer of a quantized type (NULL: none for that type). */
     ggml_to_float_t (*fast_dequant)(enum ggml_type type);
 };

@@ -105,31 +105,63 @@ EW_CLONES static void rotate_pairs(const float *x, float *y, const float *cache,
     }
 }
 
-/* Scratch: the angle cache, the input row, the output row. */
-static size_t rope_work(const struct ggml_tensor *dst, int n_threads) { return nn_scratch_bytes(3 * dst->ne[0] + 2, n_threads); }
+/* Pairs of dimensions turned per row. */
+static int64_t rope_n_pairs(const struct rope_params *p, int64_t ne0) {
+    return p->mode == GGML_ROPE_TYPE_VISION ? ne0 / 2 : p->n_dims / 2;
+}
+
+/* Where the angle tables of all the node's positions fit in this many floats, each thread
+ * keeps one table per position (filled on first use) instead of one cache refilled whenever
+ * the position changes: rows are [head, n_head, T, B], so that cache was refilled for every
+ * (position, batch) pair, each time a pow and a sincos per pair (4% of a small GPT's
+ * training step). */
+#define ROPE_TABLE_MAX_FLOATS (1 << 16)
+
+/* Floats of the per-position tables (cos/sin of each pair and a filled flag), 0 when too many. */
+static int64_t rope_table_floats(const struct ggml_tensor *dst, int64_t n_pairs) {
+    const int64_t floats = dst->src[0]->ne[2] * (2 * n_pairs + 1);
+    return floats <= ROPE_TABLE_MAX_FLOATS ? floats : 0;
+}
+
+/* Scratch: the angle cache, the input row, the output row, then the position tables. */
+static size_t rope_work(const struct ggml_tensor *dst, int n_threads) {
+    const struct rope_params p = rope_params_of(dst);
+    const int64_t table = rope_table_floats(dst, rope_n_pairs(&p, dst->src[0]->ne[0]));
+    return nn_scratch_bytes(3 * dst->ne[0] + 2 + table, n_threads);
+}
 
 static enum ggml_status rope_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *src = dst->src[0];
     const struct rope_params p = rope_params_of(dst);
-    const int64_t ne0 = src->ne[0];
-    float *cache = nn_scratch(call, 3 * ne0 + 2), *x = cache + ne0 + 2, *y = x + ne0;
+    const int64_t ne0 = src->ne[0], n_pairs = rope_n_pairs(&p, ne0), entry = 2 * n_pairs + 1;
+    const int64_t table_floats = rope_table_floats(dst, n_pairs);
+    float *cache = nn_scratch(call, 3 * ne0 + 2 + table_floats), *x = cache + ne0 + 2, *y = x + ne0;
+    float *table = table_floats ? y + ne0 : NULL;
+    for (int64_t i2 = 0; table && i2 < src->ne[2]; i2++) table[i2 * entry + 2 * n_pairs] = 0.0f; /* not filled */
     const bool vision = p.mode == GGML_ROPE_TYPE_VISION, neox_like = (p.mode & (GGML_ROPE_TYPE_NEOX | GGML_ROPE_TYPE_MROPE)) != 0;
-    const int64_t n_pairs = vision ? ne0 / 2 : p.n_dims / 2;
     int64_t r0, r1, cached_i2 = -1;
     cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         nn_row_index(src, r, &i1, &i2, &i3);
-        if (i2 != cached_i2) {
+        const float *angles = cache;
+        if (table) {
+            float *e = table + i2 * entry;
+            if (e[2 * n_pairs] == 0.0f) {
+                rope_fill_cache(&p, dst->src[1], dst->src[2], src->ne[2], i2, n_pairs, e);
+                e[2 * n_pairs] = 1.0f;
+            }
+            angles = e;
+        } else if (i2 != cached_i2) {
             rope_fill_cache(&p, dst->src[1], dst->src[2], src->ne[2], i2, n_pairs, cache);
             cached_i2 = i2;
         }
         nn_row_load(src, i1, i2, i3, x);
         memcpy(y, x, (size_t)ne0 * sizeof(float)); /* dimensions outside the range pass through */
         float *xr = x + p.n_offs, *yr = y + p.n_offs; /* the rotated range (vision: n_offs = 0) */
-        if (vision) rotate_pairs(xr, yr, cache, n_pairs, 1, p.n_dims);
-        else if (neox_like) rotate_pairs(xr, yr, cache, n_pairs, 1, p.n_dims / 2);
-        else rotate_pairs(xr, yr, cache, n_pairs, 2, 1);
+        if (vision) rotate_pairs(xr, yr, angles, n_pairs, 1, p.n_dims);
+        else if (neox_like) rotate_pairs(xr, yr, angles, n_pairs, 1, p.n_dims / 2);
+        else rotate_pairs(xr, yr, angles, n_pairs, 2, 1);
         nn_row_store(dst, i1, i2, i3, y);
     }
     return GGML_STATUS_SUCCESS;
