@@ -183,7 +183,8 @@ void ggmlc__quantize_row_mxfp4_ref(const float *GGML_RESTRICT x, void *GGML_REST
         const float d = ggmlc_e8m0_to_fp32_half(e);
         y[i].e = e;
         for (int j = 0; j < QK_MXFP4 / 2; j++)
-            y[i].qs[j] = (uint8_t)(ggmlc__nearest_e2m1(x[j], d) | ggmlc__nearest_e2m1(x[j + 16], d) << 4);
+            y[i].qs[j] =
+                (uint8_t)(ggmlc__nearest_e2m1(x[j], d) | ggmlc__nearest_e2m1(x[j + 16], d) << 4);
     }
 }
 

@@ -54,7 +54,8 @@ void ggmlc__dequantize_row_q2_0(const void *GGML_RESTRICT vx, float *GGML_RESTRI
     const block_q2_0 *x = vx;
     for (int64_t i = 0; i < k / QK2_0; i++, y += QK2_0) {
         const float d = ggmlc_fp16_to_fp32(x[i].d);
-        for (int j = 0; j < QK2_0; j++) y[j] = (float)(((x[i].qs[j / 4] >> (j % 4 * 2)) & 3) - 1) * d;
+        for (int j = 0; j < QK2_0; j++)
+            y[j] = (float)(((x[i].qs[j / 4] >> (j % 4 * 2)) & 3) - 1) * d;
     }
 }
 
@@ -62,7 +63,8 @@ void ggmlc__dequantize_row_q2_0(const void *GGML_RESTRICT vx, float *GGML_RESTRI
 
 /* Each group of 16 gets the scale amax / 6 (E2M1's largest value reaches amax) rounded to
  * UE4M3; byte j of a group holds value j (low nibble) and value j + 8 (high nibble). */
-void ggmlc__quantize_row_nvfp4_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
+void ggmlc__quantize_row_nvfp4_ref(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy,
+                                   int64_t k) {
     block_nvfp4 *y = vy;
     const int half = QK_NVFP4_SUB / 2;
     for (int64_t i = 0; i < k / QK_NVFP4; i++)
@@ -72,8 +74,8 @@ void ggmlc__quantize_row_nvfp4_ref(const float *GGML_RESTRICT x, void *GGML_REST
             y[i].d[g] = ggmlc_fp32_to_ue4m3(amax / 6.0f);
             const float d = ggmlc_ue4m3_to_fp32_half(y[i].d[g]);
             for (int j = 0; j < half; j++)
-                y[i].qs[g * half + j] =
-                    (uint8_t)(ggmlc__nearest_e2m1(x[j], d) | ggmlc__nearest_e2m1(x[j + half], d) << 4);
+                y[i].qs[g * half + j] = (uint8_t)(ggmlc__nearest_e2m1(x[j], d) |
+                                                  ggmlc__nearest_e2m1(x[j + half], d) << 4);
         }
 }
 

@@ -1037,14 +1037,17 @@ GGML_API struct ggml_tensor *ggml_ssm_conv(struct ggml_context *ctx, struct ggml
  * state after the last token, slot k (1 <= k < min(K, n_tokens)) the state after token
  * n_tokens - 1 - k (for rolling a sequence back); slots k >= n_tokens are left unwritten.
  * K > 1 needs Mamba-2's per-head decay (A of [1, n_head]). */
-GGML_API struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *s, struct ggml_tensor *x, struct ggml_tensor *dt,
-        struct ggml_tensor *A, struct ggml_tensor *B, struct ggml_tensor *C, struct ggml_tensor *ids, int64_t K);
+GGML_API struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *s,
+                                           struct ggml_tensor *x, struct ggml_tensor *dt,
+                                           struct ggml_tensor *A, struct ggml_tensor *B,
+                                           struct ggml_tensor *C, struct ggml_tensor *ids,
+                                           int64_t K);
 /* ggml's API before August 2026 had no K: an 8-argument call means K = 1, so clients of
  * either generation build unchanged (a macro picks by the argument count; the name
  * without arguments, e.g. as a function pointer, is the 9-argument function). */
-static inline struct ggml_tensor *ggmlc_ssm_scan_without_k(struct ggml_context *ctx, struct ggml_tensor *s,
-        struct ggml_tensor *x, struct ggml_tensor *dt, struct ggml_tensor *A, struct ggml_tensor *B,
-        struct ggml_tensor *C, struct ggml_tensor *ids) {
+static inline struct ggml_tensor *ggmlc_ssm_scan_without_k(
+    struct ggml_context *ctx, struct ggml_tensor *s, struct ggml_tensor *x, struct ggml_tensor *dt,
+    struct ggml_tensor *A, struct ggml_tensor *B, struct ggml_tensor *C, struct ggml_tensor *ids) {
     return ggml_ssm_scan(ctx, s, x, dt, A, B, C, ids, 1);
 }
 #define GGMLC_PICK_10TH(a1, a2, a3, a4, a5, a6, a7, a8, a9, name, ...) name

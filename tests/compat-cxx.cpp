@@ -115,7 +115,8 @@ static void test_ssm_scan_both_forms() {
     ggml_tensor *old_form = ggml_ssm_scan(c, s, x, dt, A, B, B, ids);
     ggml_tensor *new_form = ggml_ssm_scan(c, s, x, dt, A, B, B, ids, 2);
     const int64_t y = head_dim * n_head * n_tok, state = d_state * head_dim * n_head;
-    ok(old_form && ggml_nelements(old_form) == y + state, "ggml_ssm_scan without K holds one state slot");
+    ok(old_form && ggml_nelements(old_form) == y + state,
+       "ggml_ssm_scan without K holds one state slot");
     ok(new_form && ggml_nelements(new_form) == y + 2 * state, "ggml_ssm_scan with K = 2 holds two");
 }
 

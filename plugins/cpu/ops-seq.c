@@ -25,8 +25,8 @@ static inline float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); 
 
 /* ssm_scan with K slots: slot k (0 < k < K) gets this thread's heads [from, from + n) of the
  * state after token n_tok - 1 - k (slot 0, the final state, is where the scan writes). */
-static void keep_state_slot(struct ggml_tensor *dst, const float *state, int64_t slot, int64_t seq_off,
-                            int64_t from, int64_t n) {
+static void keep_state_slot(struct ggml_tensor *dst, const float *state, int64_t slot,
+                            int64_t seq_off, int64_t from, int64_t n) {
     const struct ggml_tensor *x = dst->src[1];
     if (slot <= 0 || slot >= ggmlc_ssm_scan_slots_of(dst)) return;
     const int64_t all_seqs = ggml_nelements(dst->src[0]) / dst->src[0]->ne[3] * x->ne[3];
@@ -67,7 +67,8 @@ static enum ggml_status ssm_scan(const struct ggmlc_op_call *call, struct ggml_t
                     y[((q * n_tok + t) * n_head + h) * head_dim + d] = sum;
                 }
             }
-            keep_state_slot(dst, state, n_tok - 1 - t, q * state_size, h0 * head_dim * d_state, (h1 - h0) * head_dim * d_state);
+            keep_state_slot(dst, state, n_tok - 1 - t, q * state_size, h0 * head_dim * d_state,
+                            (h1 - h0) * head_dim * d_state);
             prev = state; /* later tokens continue from the state just written */
         }
     }
