@@ -35,8 +35,10 @@ struct ggml_tensor *ggml_ssm_conv(struct ggml_context *ctx, struct ggml_tensor *
     return r;
 }
 
-struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *s, struct ggml_tensor *x, struct ggml_tensor *dt,
-                                  struct ggml_tensor *A, struct ggml_tensor *B, struct ggml_tensor *C, struct ggml_tensor *ids) {
+struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *s,
+                                  struct ggml_tensor *x, struct ggml_tensor *dt,
+                                  struct ggml_tensor *A, struct ggml_tensor *B,
+                                  struct ggml_tensor *C, struct ggml_tensor *ids, int64_t K) {
     GGMLC_CHECK_SRC(s);
     GGMLC_CHECK_SRC(x);
     GGMLC_CHECK_SRC(dt);
@@ -64,10 +66,21 @@ struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *
         if (t->nb[0] != ggml_type_size(t->type))
             return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "every operand needs contiguous rows", t, x);
     }
-    /* outputs y (x's shape) followed by the final state of each sequence */
-    struct ggml_tensor *r = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ggml_nelements(x) + d_state * head_dim * n_head * n_seqs);
+    if (K < 1 || K > INT32_MAX)
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__,
+                              "K (state slots) must be in [1, INT32_MAX]");
+    if (K > 1 && A->ne[0] != 1)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
+                                    "K > 1 needs A of [1, n_head] (Mamba-2)", A, s);
+    /* outputs y (x's shape) followed by K slots of every sequence's state */
+    const int64_t n_state = d_state * head_dim * n_head * n_seqs;
+    if (n_state > (INT64_MAX - ggml_nelements(x)) / K)
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__,
+                              "K state slots overflow the result size");
+    struct ggml_tensor *r = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ggml_nelements(x) + K * n_state);
     GGMLC_CHECK_SRC(r);
     ggmlc__node_set(r, GGML_OP_SSM_SCAN, s, x, dt);
+    ggmlc__set_op_params_i32(r, 0, (int32_t)K);
     r->src[3] = A;
     r->src[4] = B;
     r->src[5] = C;

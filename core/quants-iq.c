@@ -161,8 +161,8 @@ IQ4_QUANTIZE(iq4_xs, block_iq4_xs, QK_K)
 
 /* ------------------------------------------------------------ MXFP4 */
 
-/* Nearest doubled E2M1 level to x/d (first on ties). */
-static uint8_t best_index_mxfp4(float x, float d) {
+/* Nearest doubled E2M1 level to x/d (first on ties); MXFP4 and NVFP4 share it. */
+uint8_t ggmlc__nearest_e2m1(float x, float d) {
     int best = 0;
     float best_err = fabsf(ggmlc_kvalues_mxfp4[0] * d - x);
     for (int i = 1; i < 16; i++) {
@@ -183,7 +183,8 @@ void ggmlc__quantize_row_mxfp4_ref(const float *GGML_RESTRICT x, void *GGML_REST
         const float d = ggmlc_e8m0_to_fp32_half(e);
         y[i].e = e;
         for (int j = 0; j < QK_MXFP4 / 2; j++)
-            y[i].qs[j] = (uint8_t)(best_index_mxfp4(x[j], d) | best_index_mxfp4(x[j + 16], d) << 4);
+            y[i].qs[j] =
+                (uint8_t)(ggmlc__nearest_e2m1(x[j], d) | ggmlc__nearest_e2m1(x[j + 16], d) << 4);
     }
 }
 

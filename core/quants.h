@@ -49,6 +49,12 @@ GGMLC_DECLARE_QUANT(q8_K)
 GGMLC_DECLARE_QUANT(iq4_nl)
 GGMLC_DECLARE_QUANT(iq4_xs)
 GGMLC_DECLARE_QUANT(mxfp4)
+GGMLC_DECLARE_QUANT(q1_0)
+GGMLC_DECLARE_QUANT(q2_0)
+GGMLC_DECLARE_QUANT(nvfp4)
+
+/* The nearest doubled E2M1 level's code (0..15) to x / d, the first on ties (MXFP4, NVFP4). */
+__attribute__((visibility("hidden"))) uint8_t ggmlc__nearest_e2m1(float x, float d);
 
 /* Quantize nrow rows of n_per_row values with per-column importance
  * weights qw (n_per_row floats, may be NULL = plain reference quantizer).

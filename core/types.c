@@ -54,9 +54,9 @@ static const struct ggml_type_traits type_traits[GGML_TYPE_COUNT] = {
     [GGML_TYPE_TQ2_0]   = TRAITS("tq2_0", QK_K, 2 + QK_K / 4, true, NULL, NULL),
     [GGML_TYPE_MXFP4]   = TRAITS("mxfp4", 32, 1 + 16, true, GGMLC_QUANT_TO_FLOAT(mxfp4), GGMLC_QUANT_FROM_FLOAT(mxfp4)),
     /* ggml's block sizes (so files holding them load and size right); no conversions yet */
-    [GGML_TYPE_NVFP4]   = TRAITS("nvfp4", QK_NVFP4, sizeof(block_nvfp4), true, NULL, NULL),
-    [GGML_TYPE_Q1_0]    = TRAITS("q1_0", QK1_0, sizeof(block_q1_0), true, NULL, NULL),
-    [GGML_TYPE_Q2_0]    = TRAITS("q2_0", QK2_0, sizeof(block_q2_0), true, NULL, NULL),
+    [GGML_TYPE_NVFP4]   = TRAITS("nvfp4", QK_NVFP4, sizeof(block_nvfp4), true, GGMLC_QUANT_TO_FLOAT(nvfp4), GGMLC_QUANT_FROM_FLOAT(nvfp4)),
+    [GGML_TYPE_Q1_0]    = TRAITS("q1_0", QK1_0, sizeof(block_q1_0), true, GGMLC_QUANT_TO_FLOAT(q1_0), GGMLC_QUANT_FROM_FLOAT(q1_0)),
+    [GGML_TYPE_Q2_0]    = TRAITS("q2_0", QK2_0, sizeof(block_q2_0), true, GGMLC_QUANT_TO_FLOAT(q2_0), GGMLC_QUANT_FROM_FLOAT(q2_0)),
 };
 
 bool ggmlc__type_is_valid(enum ggml_type type) {

@@ -1033,8 +1033,26 @@ GGML_API struct ggml_tensor *ggml_flash_attn_back(struct ggml_context *ctx, stru
 
 /* Mamba: causal 1-D convolution of sx with c; selective scan. */
 GGML_API struct ggml_tensor *ggml_ssm_conv(struct ggml_context *ctx, struct ggml_tensor *sx, struct ggml_tensor *c);
-GGML_API struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *s, struct ggml_tensor *x, struct ggml_tensor *dt,
-        struct ggml_tensor *A, struct ggml_tensor *B, struct ggml_tensor *C, struct ggml_tensor *ids);
+/* The result holds y (x's shape), then K state slots of n_seqs states each: slot 0 the
+ * state after the last token, slot k (1 <= k < min(K, n_tokens)) the state after token
+ * n_tokens - 1 - k (for rolling a sequence back); slots k >= n_tokens are left unwritten.
+ * K > 1 needs Mamba-2's per-head decay (A of [1, n_head]). */
+GGML_API struct ggml_tensor *ggml_ssm_scan(struct ggml_context *ctx, struct ggml_tensor *s,
+                                           struct ggml_tensor *x, struct ggml_tensor *dt,
+                                           struct ggml_tensor *A, struct ggml_tensor *B,
+                                           struct ggml_tensor *C, struct ggml_tensor *ids,
+                                           int64_t K);
+/* ggml's API before August 2026 had no K: an 8-argument call means K = 1, so clients of
+ * either generation build unchanged (a macro picks by the argument count; the name
+ * without arguments, e.g. as a function pointer, is the 9-argument function). */
+static inline struct ggml_tensor *ggmlc_ssm_scan_without_k(
+    struct ggml_context *ctx, struct ggml_tensor *s, struct ggml_tensor *x, struct ggml_tensor *dt,
+    struct ggml_tensor *A, struct ggml_tensor *B, struct ggml_tensor *C, struct ggml_tensor *ids) {
+    return ggml_ssm_scan(ctx, s, x, dt, A, B, C, ids, 1);
+}
+#define GGMLC_PICK_10TH(a1, a2, a3, a4, a5, a6, a7, a8, a9, name, ...) name
+#define ggml_ssm_scan(...) \
+    GGMLC_PICK_10TH(__VA_ARGS__, ggml_ssm_scan, ggmlc_ssm_scan_without_k, )(__VA_ARGS__)
 
 /* Window partition (with zero padding) and its inverse (SAM). */
 GGML_API struct ggml_tensor *ggml_win_part(struct ggml_context *ctx, struct ggml_tensor *a, int w);

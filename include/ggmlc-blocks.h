@@ -85,7 +85,7 @@ typedef struct {
     uint8_t qs[QK_MXFP4 / 2];
 } block_mxfp4; /* E8M0 scale, E2M1 values */
 
-/* Blocks of ggml's newest types: the layout only (ggmlc has no conversions for them yet). */
+/* Blocks of ggml's newest types (reference conversions in core/quants-lowbit.c). */
 typedef struct {
     ggml_fp16_t d;
     uint8_t qs[QK1_0 / 8];
@@ -173,6 +173,38 @@ static inline float ggmlc_e8m0_to_fp32_half(uint8_t e) {
     float f;
     memcpy(&f, &bits, sizeof f);
     return f;
+}
+
+/* NVFP4's scale byte, unsigned E4M3 (4 exponent bits, bias 7, 3 mantissa bits, exponent 0
+ * subnormal), halved like the MXFP4 scale since the E2M1 levels are doubled. 0x7F (E4M3's
+ * NaN) reads as 0, as in ggml. */
+static inline float ggmlc_ue4m3_to_fp32_half(uint8_t u) {
+    const int exponent = (u >> 3) & 0xF, mantissa = u & 0x7;
+    if (u == 0 || u == 0x7F) return 0.0f;
+    if (exponent == 0) return 0.5f * (float)mantissa / 512.0f;
+    /* (1 + m/8) * 2^(e-7) = (8 + m) * 2^(e-10), the power of two built from its bits */
+    const uint32_t step_bits = (uint32_t)(exponent - 10 + 127) << 23;
+    float step;
+    memcpy(&step, &step_bits, sizeof step);
+    return 0.5f * (float)(8 + mantissa) * step;
+}
+
+/* The UE4M3 byte nearest above-half to x (ggml's rule: the fp32 mantissa's top 3 bits plus
+ * its 4th bit as the rounding bit); x <= 0 or NaN gives 0, x >= 448 the largest, 0x7E. */
+static inline uint8_t ggmlc_fp32_to_ue4m3(float x) {
+    if (!(x > 0.0f)) return 0;
+    x = x > 448.0f ? 448.0f : x;
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int exponent = (int)((bits >> 23) & 0xFF) - 127 + 7;
+    if (exponent <= 0) { /* subnormal: mantissa steps of 2^-9 */
+        const int mantissa = (int)(x * 512.0f + 0.5f);
+        return (uint8_t)(mantissa < 1 ? 0 : mantissa > 7 ? 7 : mantissa);
+    }
+    int mantissa = (int)((bits >> 20) & 0x7) + (int)((bits >> 19) & 1);
+    if (mantissa > 7) { mantissa = 0; exponent++; }
+    if (exponent >= 15) return 0x7E;
+    return (uint8_t)(exponent << 3 | mantissa);
 }
 
 /* IEEE half to float, exact (subnormals, infinities and NaN included); the inline twin of

@@ -311,6 +311,11 @@ static inline float ggmlc_op_param_f32(const struct ggml_tensor *node, int i) {
     return f;
 }
 
+/* GGML_OP_SSM_SCAN: how many state slots the result holds (op_params[0], ggml's K; at least 1). */
+static inline int64_t ggmlc_ssm_scan_slots_of(const struct ggml_tensor *node) {
+    return node->op_params[0] > 1 ? node->op_params[0] : 1;
+}
+
 /* GGML_OP_ROPE and GGML_OP_ROPE_BACK (slots: i32 [1] n_dims [2] mode [4] n_ctx_orig,
  * f32 [5..10] freq_base .. beta_slow, i32 [11..14] sections; [0] and [3] are unused). */
 struct ggmlc_rope_params {

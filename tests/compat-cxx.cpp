@@ -100,11 +100,32 @@ static void test_gguf_ptr() {
        "keys set through the owned GGUF context read back");
 }
 
+/* ggml_ssm_scan of ggml before August 2026 (8 arguments) and after (K state slots) */
+static void test_ssm_scan_both_forms() {
+    ggml_init_params params = {16 * ggml_tensor_overhead(), nullptr, true};
+    ggml_context_ptr ctx(ggml_init(params));
+    ggml_context *c = ctx.get();
+    const int64_t d_state = 4, head_dim = 2, n_head = 3, n_tok = 5;
+    ggml_tensor *s = ggml_new_tensor_4d(c, GGML_TYPE_F32, d_state, head_dim, n_head, 1);
+    ggml_tensor *x = ggml_new_tensor_4d(c, GGML_TYPE_F32, head_dim, n_head, n_tok, 1);
+    ggml_tensor *dt = ggml_new_tensor_3d(c, GGML_TYPE_F32, n_head, n_tok, 1);
+    ggml_tensor *A = ggml_new_tensor_2d(c, GGML_TYPE_F32, 1, n_head);
+    ggml_tensor *B = ggml_new_tensor_4d(c, GGML_TYPE_F32, d_state, 1, n_tok, 1);
+    ggml_tensor *ids = ggml_new_tensor_1d(c, GGML_TYPE_I32, 1);
+    ggml_tensor *old_form = ggml_ssm_scan(c, s, x, dt, A, B, B, ids);
+    ggml_tensor *new_form = ggml_ssm_scan(c, s, x, dt, A, B, B, ids, 2);
+    const int64_t y = head_dim * n_head * n_tok, state = d_state * head_dim * n_head;
+    ok(old_form && ggml_nelements(old_form) == y + state,
+       "ggml_ssm_scan without K holds one state slot");
+    ok(new_form && ggml_nelements(new_form) == y + 2 * state, "ggml_ssm_scan with K = 2 holds two");
+}
+
 int main() {
-    std::printf("1..12\n");
+    std::printf("1..14\n");
     test_backend_ptrs();
     test_alloc_sched_ptrs();
     test_gguf_ptr();
-    ok(n_test == 11, "every check ran");
+    test_ssm_scan_both_forms();
+    ok(n_test == 13, "every check ran");
     return n_failed == 0 ? 0 : 1;
 }

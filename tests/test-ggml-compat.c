@@ -315,19 +315,20 @@ static void test_rope_offset(void) {
 }
 
 /* flash_attn_ext accepts K/V of any block type, as ggml does; the CPU declines a type it
- * cannot dequantize (Q1_0) in supports_op instead of the constructor returning NULL. */
+ * cannot dequantize (IQ2_XXS, a grid codebook type) in supports_op instead of the
+ * constructor returning NULL. */
 static void test_flash_attn_block_kv(void) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
-    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 128, 2, 4);
-    struct ggml_tensor *k = ggml_new_tensor_3d(ctx, GGML_TYPE_Q1_0, 128, 96, 4);
-    struct ggml_tensor *v = ggml_new_tensor_3d(ctx, GGML_TYPE_Q1_0, 128, 96, 4);
-    struct ggml_tensor *kq8 = ggml_new_tensor_3d(ctx, GGML_TYPE_Q8_0, 128, 96, 4);
+    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 256, 2, 4);
+    struct ggml_tensor *k = ggml_new_tensor_3d(ctx, GGML_TYPE_IQ2_XXS, 256, 96, 4);
+    struct ggml_tensor *v = ggml_new_tensor_3d(ctx, GGML_TYPE_IQ2_XXS, 256, 96, 4);
+    struct ggml_tensor *kq8 = ggml_new_tensor_3d(ctx, GGML_TYPE_Q8_0, 256, 96, 4);
     struct ggml_tensor *a = ggml_flash_attn_ext(ctx, q, k, v, NULL, 0.1f, 0.0f, 0.0f);
     struct ggml_tensor *b = ggml_flash_attn_ext(ctx, q, kq8, kq8, NULL, 0.1f, 0.0f, 0.0f);
     ggml_backend_t cpu = ggml_backend_cpu_init();
     tap_ok(a != NULL && b != NULL && cpu != NULL && !ggml_backend_supports_op(cpu, a) &&
                ggml_backend_supports_op(cpu, b),
-           "flash_attn_ext with Q1_0 K/V is built; the CPU declines it and takes Q8_0");
+           "flash_attn_ext with IQ2_XXS K/V is built; the CPU declines it and takes Q8_0");
     if (cpu) ggml_backend_free(cpu);
     ggml_free(ctx);
 }

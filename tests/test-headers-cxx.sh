@@ -42,5 +42,5 @@ ok $? "a C++ program using ggml-cpp.h links against libggmlc" "$tmp/link.log"
 "$tmp/compat-cxx" >"$tmp/run.log" 2>&1
 st=$?
 [ $st -eq 0 ] && ! grep -q "^not ok" "$tmp/run.log"
-ok $? "it runs: contexts, backends, buffers, allocator, scheduler and GGUF owned by the aliases (12 checks)" "$tmp/run.log"
+ok $? "it runs: contexts, backends, buffers, allocator, scheduler and GGUF owned by the aliases, ssm_scan old and new (14 checks)" "$tmp/run.log"
 exit $failed

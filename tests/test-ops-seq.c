@@ -43,6 +43,26 @@ static void test_ssm_scan(const char *p) {
     ggml_free(ctx);
 }
 
+/* ggml's K argument: K = n_tokens (3) rollback slots, each the states after an earlier token. */
+static void test_ssm_scan_slots(void) {
+    const char *p = "ssm_scan_mamba2";
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *s = in(ctx, p, "s"), *x = in(ctx, p, "x"), *dt = in(ctx, p, "dt"),
+                       *A = in(ctx, p, "A");
+    struct ggml_tensor *B = in(ctx, p, "B"), *C = in(ctx, p, "C"), *ids = in(ctx, p, "ids");
+    struct ggml_tensor *r = ggml_ssm_scan(ctx, s, x, dt, A, B, C, ids, x->ne[2]);
+    if (ops_compute(ctx, r))
+        ops_check(r, ref(p, "out_slots"), 1e-10, "ssm_scan with K = 3 state slots");
+    ggmlc_clear_error();
+    ops_check_rejected(ggml_ssm_scan(ctx, s, x, dt, A, B, C, ids, 0), "ggml_ssm_scan", "K = 0");
+    const char *m1 = "ssm_scan_mamba1";
+    ops_check_rejected(ggml_ssm_scan(ctx, in(ctx, m1, "s"), in(ctx, m1, "x"), in(ctx, m1, "dt"),
+                                     in(ctx, m1, "A"), in(ctx, m1, "B"), in(ctx, m1, "C"),
+                                     in(ctx, m1, "ids"), 2),
+                       "ggml_ssm_scan", "K > 1 with Mamba-1's per-state decay");
+    ggml_free(ctx);
+}
+
 static void test_recurrences(void) {
     struct ggml_context *ctx = ops_ctx();
     struct ggml_tensor *r6 = ggml_rwkv_wkv6(ctx, in(ctx, "wkv6", "k"), in(ctx, "wkv6", "v"), in(ctx, "wkv6", "r"),
@@ -85,6 +105,7 @@ int main(void) {
     test_ssm_conv();
     test_ssm_scan("ssm_scan_mamba2");
     test_ssm_scan("ssm_scan_mamba1");
+    test_ssm_scan_slots();
     test_recurrences();
     test_solve_tri();
     gold_free(G);

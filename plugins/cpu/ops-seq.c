@@ -23,6 +23,17 @@ static enum ggml_status ssm_conv(const struct ggmlc_op_call *call, struct ggml_t
 /* softplus with the usual cut-off above which it is the identity in float */
 static inline float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
+/* ssm_scan with K slots: slot k (0 < k < K) gets this thread's heads [from, from + n) of the
+ * state after token n_tok - 1 - k (slot 0, the final state, is where the scan writes). */
+static void keep_state_slot(struct ggml_tensor *dst, const float *state, int64_t slot,
+                            int64_t seq_off, int64_t from, int64_t n) {
+    const struct ggml_tensor *x = dst->src[1];
+    if (slot <= 0 || slot >= ggmlc_ssm_scan_slots_of(dst)) return;
+    const int64_t all_seqs = ggml_nelements(dst->src[0]) / dst->src[0]->ne[3] * x->ne[3];
+    float *slot_base = (float *)dst->data + ggml_nelements(x) + slot * all_seqs + seq_off;
+    memcpy(slot_base + from, state + from, (size_t)n * sizeof *state);
+}
+
 static enum ggml_status ssm_scan(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *s = dst->src[0], *x = dst->src[1], *dt = dst->src[2], *A = dst->src[3];
     const struct ggml_tensor *B = dst->src[4], *C = dst->src[5], *ids = dst->src[6];
@@ -56,6 +67,8 @@ static enum ggml_status ssm_scan(const struct ggmlc_op_call *call, struct ggml_t
                     y[((q * n_tok + t) * n_head + h) * head_dim + d] = sum;
                 }
             }
+            keep_state_slot(dst, state, n_tok - 1 - t, q * state_size, h0 * head_dim * d_state,
+                            (h1 - h0) * head_dim * d_state);
             prev = state; /* later tokens continue from the state just written */
         }
     }

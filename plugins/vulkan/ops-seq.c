@@ -61,6 +61,8 @@ static bool ssm_scan_supports(const struct vk_device *d, const struct ggml_tenso
         if (!t || t->type != (i == 6 ? GGML_TYPE_I32 : GGML_TYPE_F32) || t->nb[0] != 4 || !vk_shape_fits(t)) return false;
     }
     const struct ggml_tensor *s = node->src[0], *x = node->src[1], *B = node->src[4];
+    if (ggmlc_ssm_scan_slots_of(node) > 1)
+        return false; /* rollback snapshots: the CPU keeps them */
     return ggml_is_contiguous(s) && node->type == GGML_TYPE_F32 && ggml_is_contiguous(node) && vk_shape_fits(node) && B->ne[1] > 0 &&
            s->ne[0] < VK_LOOP_BUDGET && /* a token's states fit one dispatch's loop budget */
            x->ne[1] % B->ne[1] == 0 && d->props.limits.maxPerStageDescriptorStorageBuffers >= 9;

@@ -26,12 +26,14 @@ g["ssm_conv.sx"], g["ssm_conv.c"], g["ssm_conv.out"] = sx, c, y
 
 def ssm_scan(s, x, dt, A, B, C, ids):
     """s (n_rs, n_head, head_dim, d_state); x (n_seqs, n_tok, n_head, head_dim); dt (n_seqs, n_tok, n_head);
-    A (n_head, d_state or 1); B, C (n_seqs, n_tok, n_group, d_state); returns y and final states."""
+    A (n_head, d_state or 1); B, C (n_seqs, n_tok, n_group, d_state); returns y, the final states
+    and every sequence's state after each token (n_tok, n_seqs, ...)."""
     n_seqs, n_tok, n_head, head_dim = x.shape
     n_group = B.shape[2]
     y = torch.zeros_like(x, dtype=torch.float64)
-    states = []
+    states, history = [], []
     for q in range(n_seqs):
+        history.append([])
         st = s[ids[q]].double().clone()
         for t in range(n_tok):
             for h in range(n_head):
@@ -40,8 +42,10 @@ def ssm_scan(s, x, dt, A, B, C, ids):
                 decay = torch.exp(d * A[h].double())  # (d_state,) or (1,)
                 st[h] = st[h] * decay + B[q, t, grp].double() * (x[q, t, h].double() * d)[:, None]
                 y[q, t, h] = st[h] @ C[q, t, grp].double()
+            history[q].append(st.clone())
         states.append(st)
-    return y.float(), torch.stack(states).float()
+    per_token = torch.stack([torch.stack([history[q][t] for q in range(n_seqs)]) for t in range(n_tok)])
+    return y.float(), torch.stack(states).float(), per_token.float()
 
 
 for name, a_state, head_dim, n_head, n_group in (("mamba2", False, 3, 4, 2), ("mamba1", True, 1, 6, 1)):
@@ -54,10 +58,14 @@ for name, a_state, head_dim, n_head, n_group in (("mamba2", False, 3, 4, 2), ("m
     B = torch.randn(n_seqs, n_tok, n_group, d_state)
     C = torch.randn(n_seqs, n_tok, n_group, d_state)
     ids = torch.tensor([2, 0], dtype=torch.int32)
-    y, st = ssm_scan(s, x, dt, A, B, C, ids)
+    y, st, per_token = ssm_scan(s, x, dt, A, B, C, ids)
     p = "ssm_scan_" + name + "."
     g.update({p + "s": s, p + "x": x, p + "dt": dt, p + "A": A, p + "B": B, p + "C": C, p + "ids": ids,
               p + "out": torch.cat([y.flatten(), st.flatten()])})
+    if not a_state:
+        # K = n_tok rollback slots: slot k holds the states after token n_tok - 1 - k
+        slots = [per_token[n_tok - 1 - k].flatten() for k in range(n_tok)]
+        g[p + "out_slots"] = torch.cat([y.flatten()] + slots)
 
 
 def recurrence(kind, T, H, S, n_seqs, ops, state, scale=1.0):
