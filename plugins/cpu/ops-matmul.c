@@ -287,12 +287,14 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     int8_t *qs = call->wdata;
     float *d = (float *)((char *)call->wdata + planes_qs_size(b));
     int32_t *sums = (int32_t *)((char *)d + planes_d_size(b) / 2);
-    const size_t q8k_row_size = ggml_row_size(GGML_TYPE_Q8_K, b->ne[0]);
+    /* Not planes: plain rows of the vec_dot type (Q8_K, or Q8_1 for Q4_1 and Q5_1). */
+    const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
+    const size_t q8k_row_size = ggml_row_size(vt, b->ne[0]);
     if (planes) {
         convert_rows_to_planes(call, b, qs, d, sums);
     } else {
         float *tmp = cpu_matmul_thread_work(call, quant_rows_size(a, b), (size_t)b->ne[0] * sizeof(float) + 64);
-        cpu_matmul_convert_rows(call, b, GGML_TYPE_Q8_K, call->wdata, tmp);
+        cpu_matmul_convert_rows(call, b, vt, call->wdata, tmp);
     }
     call->barrier(call);
     const cpu_vec_dot_tile_t tile = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE ? cpu_get_vec_dot_tile(a->type) : NULL;

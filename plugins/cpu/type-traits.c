@@ -101,6 +101,9 @@ static void build_tables(void) {
     cpu_quant_rows_fill_generic(rows[CPU_QUANT_GENERIC]);
     cpu_quant_rows_fill_avx2(rows[CPU_QUANT_AVX2]);
     cpu_quant_rows_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
+    cpu_quant_rows_k_fill_generic(rows[CPU_QUANT_GENERIC]);
+    cpu_quant_rows_k_fill_avx2(rows[CPU_QUANT_AVX2]);
+    cpu_quant_rows_k_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
     for (int p = 0; p < CPU_QUANT_PATHS; p++)
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
