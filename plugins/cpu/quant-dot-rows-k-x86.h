@@ -11,8 +11,9 @@
  *
  * A super-block (K-quants, IQ4_XS) is decoded once into eight registers of unsigned
  * levels, one per 32 values, and eight registers of int16 sub-block scales lined up with
- * the maddubs pairs; every activation row then costs eight maddubs + RK_ACC and its
- * type's bias term.  Each row's float arithmetic is the AVX2 single-row dot's
+ * the maddubs pairs; every activation row then costs eight maddubs + RK_ACC and one madd
+ * for its type's bias term, and the horizontal sums and float terms are taken for all
+ * rows at once.  Each row's float arithmetic is the AVX2 single-row dot's
  * (quant-dot-avx2.c), operation for operation: the integer sums are exact, so a column's
  * result does not depend on how many columns the product has, and one row can go
  * through the single-row dot itself.
@@ -32,30 +33,62 @@ struct rk_block {
     float d, dmin;
 };
 
-static inline const block_q8_K *rk_row(const struct cpu_q8_rows *y, int r, int i) {
+RK_INLINE const block_q8_K *rk_row(const struct cpu_q8_rows *y, int r, int i) {
     return (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
 }
 
-/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row. */
-RK_INLINE int rk_isum(const struct rk_block *b, const int8_t *q8) {
+/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
+ * eight int32 lanes. */
+RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
     __m256i acc = _mm256_setzero_si256();
     for (int k = 0; k < 8; k++) acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], qd_load32(q8 + 32 * k)), b->sc[k]);
-    return qd_hsum_epi32(acc);
+    return acc;
 }
 
 /* The same with signed levels: |l| . sign(y, l). */
-RK_INLINE int rk_isum_signed(const struct rk_block *b, const int8_t *q8) {
+RK_INLINE __m256i rk_acc_signed(const struct rk_block *b, const int8_t *q8) {
     __m256i acc = _mm256_setzero_si256();
     for (int k = 0; k < 8; k++) {
         const __m256i yk = _mm256_sign_epi8(qd_load32(q8 + 32 * k), b->sgn[k]);
         acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], yk), b->sc[k]);
     }
-    return qd_hsum_epi32(acc);
+    return acc;
 }
 
-/* sum_j bias16_j * bsums_j over the 16 bsums of a Q8_K block. */
-static inline int rk_bias(const struct rk_block *b, const block_q8_K *yb) {
-    return qd_hsum_epi32(_mm256_madd_epi16(b->bias16, _mm256_loadu_si256((const __m256i *)yb->bsums)));
+RK_INLINE int rk_isum(const struct rk_block *b, const int8_t *q8) { return qd_hsum_epi32(rk_acc(b, q8)); }
+RK_INLINE int rk_isum_signed(const struct rk_block *b, const int8_t *q8) { return qd_hsum_epi32(rk_acc_signed(b, q8)); }
+
+/* sum_j bias16_j * bsums_j over the 16 bsums of a Q8_K block, in eight int32 lanes. */
+RK_INLINE __m256i rk_bias_v(const struct rk_block *b, const block_q8_K *yb) {
+    return _mm256_madd_epi16(b->bias16, _mm256_loadu_si256((const __m256i *)yb->bsums));
+}
+RK_INLINE int rk_bias(const struct rk_block *b, const block_q8_K *yb) { return qd_hsum_epi32(rk_bias_v(b, yb)); }
+
+/* Lane r = the sum of the lanes of a[r]: eight rows' integer sums in one register. */
+RK_INLINE __m256i rk_reduce8(const __m256i a[8]) {
+    const __m256i h01 = _mm256_hadd_epi32(a[0], a[1]), h23 = _mm256_hadd_epi32(a[2], a[3]);
+    const __m256i h45 = _mm256_hadd_epi32(a[4], a[5]), h67 = _mm256_hadd_epi32(a[6], a[7]);
+    const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
+}
+
+/* The rows' float terms eight lanes wide, lane r computing what the scalar row function
+ * computes for row r, operation for operation (so the same bits). */
+RK_INLINE __m256 rk_terms_min(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return _mm256_sub_ps(_mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->d)), _mm256_cvtepi32_ps(isum)),
+                         _mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->dmin)), _mm256_cvtepi32_ps(bias)));
+}
+RK_INLINE __m256 rk_terms_offset(float d, __m256i isum, __m256i offset, __m256 yd) {
+    return _mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(d)), _mm256_cvtepi32_ps(_mm256_sub_epi32(isum, offset)));
+}
+RK_INLINE __m256 rk_terms_q3_K(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return rk_terms_offset(b->d, isum, _mm256_slli_epi32(bias, 2), yd);
+}
+RK_INLINE __m256 rk_terms_q6_K(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return rk_terms_offset(b->d, isum, _mm256_slli_epi32(bias, 5), yd);
+}
+RK_INLINE __m256 rk_terms_plain(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return rk_terms_offset(b->d, isum, _mm256_setzero_si256(), yd);
 }
 
 /* 16 int16 scales s16 (sub-blocks of 16 values) as the multipliers of lv[4h + k]: scale
@@ -116,6 +149,8 @@ RK_INLINE void rk_decode_k45(const uint8_t *scales, const uint8_t *qs, const uin
                                  ggml_fp16_t dmin, struct rk_block *b) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
     b->sm = qd_k4_scales_mins(scales);
+    const __m128i mins = _mm_srli_si128(b->sm, 8); /* each twice: one per bsum of its 32 values */
+    b->bias16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));
     const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(b->sm));
     const __m256i hbits = qh ? qd_load32(qh) : _mm256_setzero_si256();
     for (int g = 0; g < 4; g++) {
@@ -176,6 +211,7 @@ RK_INLINE void rk_decode_iq4_xs(const block_iq4_xs *x, struct rk_block *b) {
         b->lv[ib] = _mm256_sign_epi8(b->sgn[ib], b->sgn[ib]);
         b->sc[ib] = _mm256_set1_epi16((short)(ls - 32));
     }
+    b->bias16 = _mm256_setzero_si256();
     b->d = qd_h2f(x->d);
 }
 
@@ -183,28 +219,66 @@ RK_INLINE float rk_row_iq4_xs(const struct rk_block *b, const block_q8_K *yb) {
     return yb->d * b->d * (float)rk_isum_signed(b, yb->qs);
 }
 
-/* A super-block kernel: rows 1 .. nr (a constant) accumulate as the single-row dot does. */
-#define RK_SUPER(name, xt, DECODE, ROW)                                                                        \
-    static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
-                                                                float *s, size_t s_stride, const int nr) {     \
+/* A super-block kernel.  One row: its scalar arithmetic (ROW).  Two to eight: each row's
+ * integer sums (ACC, and the bsums term) in eight lanes, the rows reduced together into
+ * one register, lane r = row r, and the float terms (TERMS) of all rows at once. */
+#define RK_SUPER(name, xt, DECODE, ROW, ACC, TERMS)                                                            \
+    static void name##_one(int n, const void *vx, const struct cpu_q8_rows *y, float *s) {                    \
         const xt *x = vx;                                                                                      \
-        float sums[CPU_QUANT_MAX_ROWS] = {0};                                                                  \
+        float sum = 0;                                                                                         \
         for (int i = 0; i < n / QK_K; i++) {                                                                   \
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
             struct rk_block b;                                                                                 \
             DECODE(&x[i], &b);                                                                                 \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) sums[r] += ROW(&b, rk_row(y, r, i));                   \
+            sum += ROW(&b, rk_row(y, 0, i));                                                                   \
         }                                                                                                      \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = sums[r];                                 \
+        *s = sum;                                                                                              \
     }                                                                                                          \
-    QD_ROWS_DISPATCH(name)
+    static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
+                                                                float *s, size_t s_stride, const int nr) {     \
+        const xt *x = vx;                                                                                      \
+        __m256 sums = _mm256_setzero_ps();                                                                     \
+        for (int i = 0; i < n / QK_K; i++) {                                                                   \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
+            struct rk_block b;                                                                                 \
+            DECODE(&x[i], &b);                                                                                 \
+            __m256i acc[8], bias[8];                                                                           \
+            float yd[8];                                                                                       \
+            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                                       \
+                acc[r] = bias[r] = _mm256_setzero_si256();                                                     \
+                yd[r] = 0;                                                                                     \
+                if (r >= nr) continue;                                                                         \
+                const block_q8_K *yb = rk_row(y, r, i);                                                        \
+                acc[r] = ACC(&b, yb->qs);                                                                      \
+                bias[r] = rk_bias_v(&b, yb);                                                                   \
+                yd[r] = yb->d;                                                                                 \
+            }                                                                                                  \
+            const __m256 ydv = _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);        \
+            sums = _mm256_add_ps(sums, TERMS(&b, rk_reduce8(acc), rk_reduce8(bias), ydv));                     \
+        }                                                                                                      \
+        float out[8];                                                                                          \
+        _mm256_storeu_ps(out, sums);                                                                           \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                                  \
+    }                                                                                                          \
+    static void name(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {          \
+        switch (y->nrows) {                                                                                    \
+        case 1: name##_one(n, x, y, s); break;                                                                 \
+        case 2: name##_nr(n, x, y, s, s_stride, 2); break;                                                     \
+        case 3: name##_nr(n, x, y, s, s_stride, 3); break;                                                     \
+        case 4: name##_nr(n, x, y, s, s_stride, 4); break;                                                     \
+        case 5: name##_nr(n, x, y, s, s_stride, 5); break;                                                     \
+        case 6: name##_nr(n, x, y, s, s_stride, 6); break;                                                     \
+        case 7: name##_nr(n, x, y, s, s_stride, 7); break;                                                     \
+        default: name##_nr(n, x, y, s, s_stride, 8); break;                                                    \
+        }                                                                                                      \
+    }
 
-RK_SUPER(rk_q2_K, block_q2_K, rk_decode_q2_K, rk_row_q2_K)
-RK_SUPER(rk_q3_K, block_q3_K, rk_decode_q3_K, rk_row_q3_K)
-RK_SUPER(rk_q4_K, block_q4_K, rk_decode_q4_K, rk_row_k45)
-RK_SUPER(rk_q5_K, block_q5_K, rk_decode_q5_K, rk_row_k45)
-RK_SUPER(rk_q6_K, block_q6_K, rk_decode_q6_K, rk_row_q6_K)
-RK_SUPER(rk_iq4_xs, block_iq4_xs, rk_decode_iq4_xs, rk_row_iq4_xs)
+RK_SUPER(rk_q2_K, block_q2_K, rk_decode_q2_K, rk_row_q2_K, rk_acc, rk_terms_min)
+RK_SUPER(rk_q3_K, block_q3_K, rk_decode_q3_K, rk_row_q3_K, rk_acc, rk_terms_q3_K)
+RK_SUPER(rk_q4_K, block_q4_K, rk_decode_q4_K, rk_row_k45, rk_acc, rk_terms_min)
+RK_SUPER(rk_q5_K, block_q5_K, rk_decode_q5_K, rk_row_k45, rk_acc, rk_terms_min)
+RK_SUPER(rk_q6_K, block_q6_K, rk_decode_q6_K, rk_row_q6_K, rk_acc, rk_terms_q6_K)
+RK_SUPER(rk_iq4_xs, block_iq4_xs, rk_decode_iq4_xs, rk_row_iq4_xs, rk_acc_signed, rk_terms_plain)
 
 /* ------------------------------------------ Q4_1 and Q5_1 against Q8_1 rows
  *
