@@ -15,8 +15,8 @@
  * for its type's bias term, and the horizontal sums and float terms are taken for all
  * rows at once.  Each row's float arithmetic is the AVX2 single-row dot's
  * (quant-dot-avx2.c), operation for operation: the integer sums are exact, so a column's
- * result does not depend on how many columns the product has, and one row can go
- * through the single-row dot itself.
+ * result does not depend on how many columns the product has, and one row goes through
+ * the single-row dot itself (it decodes as it multiplies, faster for one row).
  */
 #ifndef GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
 #define GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
@@ -28,8 +28,7 @@ struct rk_block {
     __m256i lv[8];  /* unsigned levels (IQ4_XS: |level|) of values 32k .. 32k + 31 */
     __m256i sc[8];  /* int16 scale of each maddubs pair of lv[k] */
     __m256i sgn[8]; /* IQ4_XS: the signed levels, whose signs go onto the activations */
-    __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K mins, Q3_K/Q6_K scales */
-    __m128i sm;     /* Q4_K/Q5_K: scales and mins (qd_k4_scales_mins) */
+    __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K/Q4_K/Q5_K mins, Q3_K/Q6_K scales */
     float d, dmin;
 };
 
@@ -55,14 +54,10 @@ RK_INLINE __m256i rk_acc_signed(const struct rk_block *b, const int8_t *q8) {
     return acc;
 }
 
-RK_INLINE int rk_isum(const struct rk_block *b, const int8_t *q8) { return qd_hsum_epi32(rk_acc(b, q8)); }
-RK_INLINE int rk_isum_signed(const struct rk_block *b, const int8_t *q8) { return qd_hsum_epi32(rk_acc_signed(b, q8)); }
-
 /* sum_j bias16_j * bsums_j over the 16 bsums of a Q8_K block, in eight int32 lanes. */
 RK_INLINE __m256i rk_bias_v(const struct rk_block *b, const block_q8_K *yb) {
     return _mm256_madd_epi16(b->bias16, _mm256_loadu_si256((const __m256i *)yb->bsums));
 }
-RK_INLINE int rk_bias(const struct rk_block *b, const block_q8_K *yb) { return qd_hsum_epi32(rk_bias_v(b, yb)); }
 
 /* Lane r = the sum of the lanes of a[r]: eight rows' integer sums in one register. */
 RK_INLINE __m256i rk_reduce8(const __m256i a[8]) {
@@ -72,8 +67,9 @@ RK_INLINE __m256i rk_reduce8(const __m256i a[8]) {
     return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
 }
 
-/* The rows' float terms eight lanes wide, lane r computing what the scalar row function
- * computes for row r, operation for operation (so the same bits). */
+/* The rows' float terms eight lanes wide, lane r computing what the AVX2 single-row dot
+ * computes for a super-block, operation for operation (so the same bits):
+ * yd * d * isum - yd * dmin * bias (Q2_K, Q4_K, Q5_K), yd * d * (isum - offset). */
 RK_INLINE __m256 rk_terms_min(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
     return _mm256_sub_ps(_mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->d)), _mm256_cvtepi32_ps(isum)),
                          _mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->dmin)), _mm256_cvtepi32_ps(bias)));
@@ -114,10 +110,6 @@ RK_INLINE void rk_decode_q2_K(const block_q2_K *x, struct rk_block *b) {
     b->dmin = qd_h2f(x->dmin);
 }
 
-RK_INLINE float rk_row_q2_K(const struct rk_block *b, const block_q8_K *yb) {
-    return yb->d * b->d * (float)rk_isum(b, yb->qs) - yb->d * b->dmin * (float)rk_bias(b, yb);
-}
-
 /* Q3_K: levels low2 + 4 * high in [0, 7]; the -4 comes back through the bsums. */
 RK_INLINE void rk_decode_q3_K(const block_q3_K *x, struct rk_block *b) {
     const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
@@ -140,18 +132,14 @@ RK_INLINE void rk_decode_q3_K(const block_q3_K *x, struct rk_block *b) {
     b->d = qd_h2f(x->d);
 }
 
-RK_INLINE float rk_row_q3_K(const struct rk_block *b, const block_q8_K *yb) {
-    return yb->d * b->d * (float)(rk_isum(b, yb->qs) - 4 * rk_bias(b, yb));
-}
-
 /* Q4_K / Q5_K (qh NULL for Q4_K): 32-value sub-blocks, one scale for both lanes. */
 RK_INLINE void rk_decode_k45(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d,
                                  ggml_fp16_t dmin, struct rk_block *b) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-    b->sm = qd_k4_scales_mins(scales);
-    const __m128i mins = _mm_srli_si128(b->sm, 8); /* each twice: one per bsum of its 32 values */
+    const __m128i sm = qd_k4_scales_mins(scales);
+    const __m128i mins = _mm_srli_si128(sm, 8); /* each twice: one per bsum of its 32 values */
     b->bias16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));
-    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(b->sm));
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
     const __m256i hbits = qh ? qd_load32(qh) : _mm256_setzero_si256();
     for (int g = 0; g < 4; g++) {
         const __m256i q = qd_load32(qs + 32 * g);
@@ -177,10 +165,6 @@ RK_INLINE void rk_decode_q5_K(const block_q5_K *x, struct rk_block *b) {
     rk_decode_k45(x->scales, x->qs, x->qh, x->d, x->dmin, b);
 }
 
-RK_INLINE float rk_row_k45(const struct rk_block *b, const block_q8_K *yb) {
-    return yb->d * b->d * (float)rk_isum(b, yb->qs) - yb->d * b->dmin * (float)qd_k4_min_sum(b->sm, yb->bsums);
-}
-
 /* Q6_K: levels in [0, 63], the -32 back through the bsums times the 16 scales. */
 RK_INLINE void rk_decode_q6_K(const block_q6_K *x, struct rk_block *b) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);
@@ -198,10 +182,6 @@ RK_INLINE void rk_decode_q6_K(const block_q6_K *x, struct rk_block *b) {
     b->d = qd_h2f(x->d);
 }
 
-RK_INLINE float rk_row_q6_K(const struct rk_block *b, const block_q8_K *yb) {
-    return yb->d * b->d * (float)(rk_isum(b, yb->qs) - 32 * rk_bias(b, yb));
-}
-
 /* IQ4_XS: IQ4_NL levels per 32 values, 6-bit sub-block scales stored + 32. */
 RK_INLINE void rk_decode_iq4_xs(const block_iq4_xs *x, struct rk_block *b) {
     const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
@@ -215,28 +195,20 @@ RK_INLINE void rk_decode_iq4_xs(const block_iq4_xs *x, struct rk_block *b) {
     b->d = qd_h2f(x->d);
 }
 
-RK_INLINE float rk_row_iq4_xs(const struct rk_block *b, const block_q8_K *yb) {
-    return yb->d * b->d * (float)rk_isum_signed(b, yb->qs);
-}
+/* The single-row dots of the K-quants (quant-dot-avx2.c), which one row goes through. */
+static ggml_vec_dot_t rk_single[GGML_TYPE_COUNT];
 
-/* A super-block kernel.  One row: its scalar arithmetic (ROW).  Two to eight: each row's
- * integer sums (ACC, and the bsums term) in eight lanes, the rows reduced together into
- * one register, lane r = row r, and the float terms (TERMS) of all rows at once. */
-#define RK_SUPER(name, xt, DECODE, ROW, ACC, TERMS)                                                            \
-    static void name##_one(int n, const void *vx, const struct cpu_q8_rows *y, float *s) {                    \
-        const xt *x = vx;                                                                                      \
-        float sum = 0;                                                                                         \
-        for (int i = 0; i < n / QK_K; i++) {                                                                   \
-            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
-            struct rk_block b;                                                                                 \
-            DECODE(&x[i], &b);                                                                                 \
-            sum += ROW(&b, rk_row(y, 0, i));                                                                   \
-        }                                                                                                      \
-        *s = sum;                                                                                              \
-    }                                                                                                          \
+/* A super-block kernel.  One row: the single-row dot.  Two to eight: each row's integer
+ * sums (ACC, and the bsums term) in eight lanes, the rows reduced together into one
+ * register, lane r = row r, and the float terms (TERMS) of all rows at once. */
+#define RK_SUPER(name, type, xt, DECODE, ACC, TERMS)                                                           \
     static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
                                                                 float *s, size_t s_stride, const int nr) {     \
         const xt *x = vx;                                                                                      \
+        if (nr == 1) {                                                                                         \
+            rk_single[type](n, s, 0, vx, 0, y->qs, 0, 1);                                                      \
+            return;                                                                                            \
+        }                                                                                                      \
         __m256 sums = _mm256_setzero_ps();                                                                     \
         for (int i = 0; i < n / QK_K; i++) {                                                                   \
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
@@ -260,25 +232,14 @@ RK_INLINE float rk_row_iq4_xs(const struct rk_block *b, const block_q8_K *yb) {
         _mm256_storeu_ps(out, sums);                                                                           \
         QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                                  \
     }                                                                                                          \
-    static void name(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {          \
-        switch (y->nrows) {                                                                                    \
-        case 1: name##_one(n, x, y, s); break;                                                                 \
-        case 2: name##_nr(n, x, y, s, s_stride, 2); break;                                                     \
-        case 3: name##_nr(n, x, y, s, s_stride, 3); break;                                                     \
-        case 4: name##_nr(n, x, y, s, s_stride, 4); break;                                                     \
-        case 5: name##_nr(n, x, y, s, s_stride, 5); break;                                                     \
-        case 6: name##_nr(n, x, y, s, s_stride, 6); break;                                                     \
-        case 7: name##_nr(n, x, y, s, s_stride, 7); break;                                                     \
-        default: name##_nr(n, x, y, s, s_stride, 8); break;                                                    \
-        }                                                                                                      \
-    }
+    QD_ROWS_DISPATCH(name)
 
-RK_SUPER(rk_q2_K, block_q2_K, rk_decode_q2_K, rk_row_q2_K, rk_acc, rk_terms_min)
-RK_SUPER(rk_q3_K, block_q3_K, rk_decode_q3_K, rk_row_q3_K, rk_acc, rk_terms_q3_K)
-RK_SUPER(rk_q4_K, block_q4_K, rk_decode_q4_K, rk_row_k45, rk_acc, rk_terms_min)
-RK_SUPER(rk_q5_K, block_q5_K, rk_decode_q5_K, rk_row_k45, rk_acc, rk_terms_min)
-RK_SUPER(rk_q6_K, block_q6_K, rk_decode_q6_K, rk_row_q6_K, rk_acc, rk_terms_q6_K)
-RK_SUPER(rk_iq4_xs, block_iq4_xs, rk_decode_iq4_xs, rk_row_iq4_xs, rk_acc_signed, rk_terms_plain)
+RK_SUPER(rk_q2_K, GGML_TYPE_Q2_K, block_q2_K, rk_decode_q2_K, rk_acc, rk_terms_min)
+RK_SUPER(rk_q3_K, GGML_TYPE_Q3_K, block_q3_K, rk_decode_q3_K, rk_acc, rk_terms_q3_K)
+RK_SUPER(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, rk_acc, rk_terms_min)
+RK_SUPER(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc, rk_terms_min)
+RK_SUPER(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc, rk_terms_q6_K)
+RK_SUPER(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, rk_terms_plain)
 
 /* ------------------------------------------ Q4_1 and Q5_1 against Q8_1 rows
  *
@@ -345,6 +306,9 @@ RK_MIN32(rk_q4_1, block_q4_1, rk_levels_q4_1)
 RK_MIN32(rk_q5_1, block_q5_1, rk_levels_q5_1)
 
 void RK_FILL(cpu_vec_dot_rows_table t) {
+    cpu_vec_dot_table single = {0};
+    cpu_quant_dot_fill_avx2(single);
+    memcpy(rk_single, single, sizeof rk_single);
     t[GGML_TYPE_Q2_K] = rk_q2_K;
     t[GGML_TYPE_Q3_K] = rk_q3_K;
     t[GGML_TYPE_Q4_K] = rk_q4_K;
