@@ -14,6 +14,7 @@
 #define RK_ACC(acc, p, sc) _mm256_add_epi32((acc), _mm256_madd_epi16((p), (sc)))
 #define RK_DOT_U8(x, y)    _mm256_madd_epi16(_mm256_maddubs_epi16((x), (y)), _mm256_set1_epi16(1))
 #define RK_FILL            cpu_quant_rows_k_fill_avx2
+#define RK_PAIRS           0
 #include "quant-dot-rows-k-x86.h"
 
 #else

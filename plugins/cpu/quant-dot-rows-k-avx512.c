@@ -17,6 +17,7 @@
 #define RK_ACC(acc, p, sc) _mm256_dpwssd_epi32((acc), (p), (sc))
 #define RK_DOT_U8(x, y)    _mm256_dpbusd_epi32(_mm256_setzero_si256(), (x), (y))
 #define RK_FILL            cpu_quant_rows_k_fill_avx512vnni
+#define RK_PAIRS           1
 #include "quant-dot-rows-k-x86.h"
 
 #else

@@ -7,7 +7,8 @@
  *                       (madd + add, or one vpdpwssd);
  *   RK_DOT_U8(x, y)     the int32 sums of four products of unsigned x and signed y
  *                       (maddubs + madd, or one vpdpbusd);
- *   RK_FILL             the name of the fill function.
+ *   RK_FILL             the name of the fill function;
+ *   RK_PAIRS            1 where RK_DOT_U8 is one instruction (VNNI): see rk_acc.
  *
  * A super-block (K-quants, IQ4_XS) is decoded once into eight registers of unsigned
  * levels, one per 32 values, and eight registers of int16 sub-block scales lined up with
@@ -27,6 +28,7 @@
 struct rk_block {
     __m256i lv[8];  /* unsigned levels (IQ4_XS: |level|) of values 32k .. 32k + 31 */
     __m256i sc[8];  /* int16 scale of each maddubs pair of lv[k] */
+    __m256i scp[4]; /* RK_PAIRS: the int16 scales of the packed sums of lv[2g], lv[2g + 1] */
     __m256i sgn[8]; /* IQ4_XS: the signed levels, whose signs go onto the activations */
     __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K/Q4_K/Q5_K mins, Q3_K/Q6_K scales */
     float d, dmin;
@@ -36,6 +38,27 @@ RK_INLINE const block_q8_K *rk_row(const struct cpu_q8_rows *y, int r, int i) {
     return (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
 }
 
+#if RK_PAIRS
+/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
+ * eight int32 lanes.  VNNI: vpdpbusd sums four products per lane, which fit int16 for
+ * every unsigned level type (|4 * 63 * 128| < 32768); two registers of them packed to
+ * int16 meet their scales in one vpdpwssd: three multiplies per 64 values, not four. */
+RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int g = 0; g < 4; g++) {
+        const __m256i pa = RK_DOT_U8(b->lv[2 * g], qd_load32(q8 + 64 * g));
+        const __m256i pb = RK_DOT_U8(b->lv[2 * g + 1], qd_load32(q8 + 64 * g + 32));
+        acc = RK_ACC(acc, _mm256_packs_epi32(pa, pb), b->scp[g]);
+    }
+    return acc;
+}
+
+/* packs_epi32(pa, pb) holds per 128-bit lane four sums of pa, then four of pb: their
+ * scales are sc[2g]'s dwords 0, 1 (4, 5) and sc[2g + 1]'s dwords 2, 3 (6, 7). */
+RK_INLINE void rk_pair_scales(struct rk_block *b) {
+    for (int g = 0; g < 4; g++) b->scp[g] = _mm256_blend_epi32(b->sc[2 * g], b->sc[2 * g + 1], 0xcc);
+}
+#else
 /* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
  * eight int32 lanes. */
 RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
@@ -43,6 +66,9 @@ RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
     for (int k = 0; k < 8; k++) acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], qd_load32(q8 + 32 * k)), b->sc[k]);
     return acc;
 }
+
+RK_INLINE void rk_pair_scales(struct rk_block *b) { (void)b; }
+#endif
 
 /* The same with signed levels: |l| . sign(y, l). */
 RK_INLINE __m256i rk_acc_signed(const struct rk_block *b, const int8_t *q8) {
@@ -214,6 +240,7 @@ static ggml_vec_dot_t rk_single[GGML_TYPE_COUNT];
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
             struct rk_block b;                                                                                 \
             DECODE(&x[i], &b);                                                                                 \
+            rk_pair_scales(&b);                                                                                \
             __m256i acc[8], bias[8];                                                                           \
             float yd[8];                                                                                       \
             QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                                       \
