@@ -6,9 +6,10 @@
  * has (1, 8 and 64 give bit-identical columns), and every result agrees with
  * a reference built from the library's public conversions only: quantize the
  * activation row with the vec_dot_type's from_float, dequantize both operands,
- * dot in double precision.  160 columns take the dequantizing GEMM path,
+ * dot in double precision.  336 columns take the dequantizing GEMM path,
  * whose float sums are ordered differently: it must agree with the same
- * reference as tightly, which it cannot with unrounded activations.
+ * reference as tightly, which it cannot with unrounded activations.  And every
+ * column of products with 2, 3, 8 and 16 columns is its one-column product, bit for bit.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 #include "ggmlc.h"
 #include "testutil.h"
 
-enum { K = 512, ROWS = 40, MAX_COLS = 160 };
+enum { K = 512, ROWS = 40, MAX_COLS = 336 }; /* from 320 columns every type takes the GEMM */
 
 static const enum ggml_type types[] = {
     GGML_TYPE_Q4_0,   GGML_TYPE_Q4_1,  GGML_TYPE_Q5_0,   GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
@@ -183,9 +184,58 @@ static void check_type(enum ggml_type type, const struct operands *op) {
            name, worst);
 }
 
+/* ---------------------------------------- every column count gives the same bits */
+
+enum { ODD_ROWS = 37, MAX_K = 768, COUNT_COLS = 16 };
+
+/* Columns col0 .. col0 + cols - 1 of x (MAX_K apart, k values each) times w (ODD_ROWS rows
+ * of k values, quantized to type), 2 threads, into dst (cols x ODD_ROWS). */
+static bool product_cols(enum ggml_type type, int k, const float *w, const float *x, int col0, int cols,
+                         float *dst) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
+    struct ggml_tensor *wt = ggml_new_tensor_2d(ctx, type, k, ODD_ROWS);
+    struct ggml_tensor *xt = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, cols);
+    ggml_quantize_chunk(type, w, wt->data, 0, ODD_ROWS, k, NULL);
+    for (int c = 0; c < cols; c++)
+        memcpy((float *)xt->data + c * k, x + (col0 + c) * MAX_K, (size_t)k * sizeof(float));
+    struct ggml_tensor *out = ggml_mul_mat(ctx, wt, xt);
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    const bool ok = ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS;
+    if (ok) memcpy(dst, out->data, (size_t)cols * ODD_ROWS * sizeof(float));
+    else tap_diag("%s x %d columns: %s", ggml_type_name(type), cols, ggmlc_last_error());
+    ggml_free(ctx);
+    return ok;
+}
+
+/* Each column of products with 2, 3, 8 and 16 columns is, to the bit, the product of that
+ * column alone: an odd number of weight rows (split unevenly between the threads) and a
+ * depth with a partial step of four blocks (32-value types: 13 blocks). */
+static void check_column_counts(enum ggml_type type) {
+    static float w[ODD_ROWS * MAX_K], x[COUNT_COLS * MAX_K];
+    static float single[COUNT_COLS][ODD_ROWS], res[COUNT_COLS * ODD_ROWS];
+    const int k = ggml_blck_size(type) == 256 ? MAX_K : 32 * 13;
+    test_seed(77);
+    for (int i = 0; i < ODD_ROWS * MAX_K; i++) w[i] = test_normal();
+    for (int i = 0; i < COUNT_COLS * MAX_K; i++) x[i] = test_normal() * (1.0f + (float)(i % 5));
+    bool ok = true;
+    for (int c = 0; c < COUNT_COLS && ok; c++) ok = product_cols(type, k, w, x, c, 1, single[c]);
+    const int counts[] = {2, 3, 8, 16};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0] && ok; i++) {
+        ok = product_cols(type, k, w, x, 0, counts[i], res);
+        for (int c = 0; c < counts[i] && ok; c++) {
+            ok = memcmp(res + c * ODD_ROWS, single[c], sizeof single[c]) == 0;
+            if (!ok) tap_diag("column %d of %d differs from its one-column product", c, counts[i]);
+        }
+    }
+    tap_ok(ok, "%s: every column of 2, 3, 8 and 16-column products (%d rows, k=%d) = its 1-column product, bit for bit",
+           ggml_type_name(type), ODD_ROWS, k);
+}
+
 int main(void) {
     static struct operands op;
     fill_operands(&op);
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) check_type(types[i], &op);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) check_column_counts(types[i]);
     return tap_done();
 }

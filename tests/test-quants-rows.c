@@ -16,7 +16,16 @@
 void quants_test_dot_rows(void);
 
 static const enum ggml_type row_types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL,
-                                           GGML_TYPE_MXFP4, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
+                                           GGML_TYPE_MXFP4, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+                                           GGML_TYPE_Q4_1, GGML_TYPE_Q5_1, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K,
+                                           GGML_TYPE_IQ4_XS};
+
+/* Types whose multi-row kernels (quant-dot-rows-k*.c) give each row the bits of the same
+ * path's single-row vec_dot. */
+static bool exact_on_path(enum ggml_type type) {
+    return type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1 || type == GGML_TYPE_Q2_K || type == GGML_TYPE_Q3_K ||
+           type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q5_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_IQ4_XS;
+}
 static const char *const path_names[CPU_QUANT_PATHS] = {"generic", "avx2", "avx512-vnni"};
 
 enum { NMAX = 32 * 133, ROWS = CPU_QUANT_MAX_ROWS, QS_PAD = 64, D_PAD = 3, S_STRIDE = 3 };
@@ -25,8 +34,8 @@ enum { NMAX = 32 * 133, ROWS = CPU_QUANT_MAX_ROWS, QS_PAD = 64, D_PAD = 3, S_STR
 struct rows_case {
     int n;
     void *qx;                     /* the weight row */
-    void *qy[ROWS];               /* the activation rows as Q8_0 or Q8_K blocks */
-    int8_t *qs;                   /* Q8_0: ... and as planes, with padded strides; Q8_K: rows with padded stride */
+    void *qy[ROWS];               /* the activation rows as Q8_0, Q8_1 or Q8_K blocks */
+    int8_t *qs;                   /* Q8_0: ... and as planes, with padded strides; else rows with padded stride */
     float *d;
     int32_t *sums;
     double ref[ROWS], mag[ROWS];  /* dequantized dot products, sum of |products| */
@@ -35,23 +44,39 @@ struct rows_case {
 
 /* The activation rows as the kernels of type read them (struct cpu_q8_rows). */
 static struct cpu_q8_rows rows_of(const struct rows_case *c, enum ggml_type type, int nrows) {
-    if (cpu_type_traits_on_path(type, CPU_QUANT_GENERIC)->vec_dot_type == GGML_TYPE_Q8_K)
-        return (struct cpu_q8_rows){c->qs, ggml_row_size(GGML_TYPE_Q8_K, c->n) + QS_PAD, NULL, 0, NULL, nrows};
+    const enum ggml_type vt = cpu_type_traits_on_path(type, CPU_QUANT_GENERIC)->vec_dot_type;
+    if (vt != GGML_TYPE_Q8_0) return (struct cpu_q8_rows){c->qs, ggml_row_size(vt, c->n) + QS_PAD, NULL, 0, NULL, nrows};
     return (struct cpu_q8_rows){c->qs, (size_t)c->n + QS_PAD, c->d, (size_t)c->n / 32 + D_PAD, c->sums, nrows};
+}
+
+/* Q4_1 and Q5_1 add each block's offset m times the activation block's sum as Q8_1 stores
+ * it, s = fp16(d * sum of levels), not the sum of the dequantized values y: the difference
+ * m * (s - sum y) summed over the blocks, to add to the dequantized dot. */
+static double q8_1_sum_correction(enum ggml_type type, const void *qx, const void *qy, const float *y, int n) {
+    double c = 0;
+    for (int j = 0; j < n / 32; j++) {
+        ggml_fp16_t m, s; /* the second half of both block types */
+        memcpy(&m, (const char *)qx + j * ggml_type_size(type) + sizeof m, sizeof m);
+        memcpy(&s, (const char *)qy + j * ggml_type_size(GGML_TYPE_Q8_1) + sizeof s, sizeof s);
+        double sum = 0;
+        for (int i = 0; i < 32; i++) sum += y[32 * j + i];
+        c += (double)ggml_fp16_to_fp32(m) * ((double)ggml_fp16_to_fp32(s) - sum);
+    }
+    return c;
 }
 
 static void prepare_case(struct rows_case *c, enum ggml_type type, int n, const float *x, const float *y) {
     const struct cpu_type_traits *tr = cpu_type_traits_on_path(type, CPU_QUANT_GENERIC);
     const enum ggml_type vt = tr->vec_dot_type;
     const size_t qs_stride = (size_t)n + QS_PAD, d_stride = (size_t)n / 32 + D_PAD;
-    const size_t q8k_stride = ggml_row_size(GGML_TYPE_Q8_K, n) + QS_PAD;
+    const size_t q8k_stride = ggml_row_size(vt, n) + QS_PAD; /* Q8_K or Q8_1 rows */
     float *dx = malloc((size_t)n * sizeof *dx), *dy = malloc((size_t)n * sizeof *dy);
     c->n = n;
     tr->from_float(x, c->qx, n);
     ggml_get_type_traits(type)->to_float(c->qx, dx, n);
     for (int r = 0; r < ROWS; r++) {
         cpu_type_traits_on_path(vt, CPU_QUANT_GENERIC)->from_float(y + (size_t)r * NMAX, c->qy[r], n);
-        if (vt == GGML_TYPE_Q8_K) memcpy(c->qs + r * q8k_stride, c->qy[r], ggml_row_size(vt, n));
+        if (vt != GGML_TYPE_Q8_0) memcpy(c->qs + r * q8k_stride, c->qy[r], ggml_row_size(vt, n));
         else cpu_q8_0_to_planes(c->qy[r], n / 32, c->qs + r * qs_stride, c->d + r * d_stride, c->sums + r * d_stride);
         ggml_get_type_traits(vt)->to_float(c->qy[r], dy, n);
         c->ref[r] = c->mag[r] = 0;
@@ -59,6 +84,7 @@ static void prepare_case(struct rows_case *c, enum ggml_type type, int n, const 
             c->ref[r] += (double)dx[i] * dy[i];
             c->mag[r] += fabs((double)dx[i] * dy[i]);
         }
+        if (vt == GGML_TYPE_Q8_1) c->ref[r] += q8_1_sum_correction(type, c->qx, c->qy[r], dy, n);
         tr->vec_dot(n, &c->single[r], 0, c->qx, 0, c->qy[r], 0, 1);
     }
     free(dx);
@@ -73,8 +99,11 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
         tap_ok(false, "%s has a multi-row kernel on the %s path", ggml_type_name(type), path_names[path]);
         return;
     }
-    bool ok = true;
+    bool ok = true, same_bits = true;
     double worst = 0;
+    float on_path[ROWS]; /* the path's single-row vec_dot */
+    for (int r = 0; r < ROWS; r++)
+        cpu_type_traits_on_path(type, path)->vec_dot(c->n, &on_path[r], 0, c->qx, 0, c->qy[r], 0, 1);
     for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
         const struct cpu_q8_rows y = rows_of(c, type, nrows);
         float s[ROWS * S_STRIDE];
@@ -88,11 +117,15 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
             }
             const double err_single = fabs(s[i] - c->single[r]), err_ref = fabs(s[i] - c->ref[r]);
             ok = ok && isfinite(s[i]) && err_single <= 2e-6 * c->mag[r] + 1e-6 && err_ref <= 2e-5 * c->mag[r] + 1e-6;
+            same_bits = same_bits && memcmp(&s[i], &on_path[r], sizeof(float)) == 0;
             if (err_single / (c->mag[r] + 1e-30) > worst) worst = err_single / (c->mag[r] + 1e-30);
         }
     }
     tap_ok(ok, "%s multi-row (1..%d rows, n=%d) on the %s path = portable vec_dot and dequantized dot (worst rel. %.2g)",
            ggml_type_name(type), ROWS, c->n, path_names[path], worst);
+    if (exact_on_path(type))
+        tap_ok(ok && same_bits, "%s multi-row (1..%d rows, n=%d) on the %s path: the bits of the path's single-row vec_dot",
+               ggml_type_name(type), ROWS, c->n, path_names[path]);
 }
 
 /* The tile kernel of a type: 16 weight rows (x, rows padded to x_stride bytes) against
@@ -156,10 +189,11 @@ void quants_test_dot_rows(void) {
     float *x = malloc((NMAX + 97 * CPU_QUANT_TILE) * sizeof *x), *y = malloc((size_t)ROWS * NMAX * sizeof *y);
     struct rows_case c;
     c.qx = malloc(NMAX * 2);
-    c.qs = malloc((size_t)ROWS * (NMAX / 256 * sizeof(block_q8_K) + QS_PAD));
+    const size_t qy_size = ggml_row_size(GGML_TYPE_Q8_1, NMAX); /* the largest activation row */
+    c.qs = malloc((size_t)ROWS * (qy_size + QS_PAD));
     c.d = malloc((size_t)ROWS * (NMAX / 32 + D_PAD) * sizeof *c.d);
     c.sums = malloc((size_t)ROWS * (NMAX / 32 + D_PAD) * sizeof *c.sums);
-    for (int r = 0; r < ROWS; r++) c.qy[r] = malloc(NMAX / 256 * sizeof(block_q8_K));
+    for (int r = 0; r < ROWS; r++) c.qy[r] = malloc(qy_size);
     test_seed(4711);
     for (int i = 0; i < NMAX + 97 * CPU_QUANT_TILE; i++) x[i] = test_normal() * (i % 89 == 0 ? 10.0f : 1.0f); /* outliers */
     for (int i = 0; i < ROWS * NMAX; i++) y[i] = test_uniform(-4.0f, 4.0f) * (i % 61 == 0 ? 30.0f : 1.0f);
@@ -178,7 +212,7 @@ void quants_test_dot_rows(void) {
             }
             if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) check_tile(&c, row_types[t], x);
         }
-    tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q4_1, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
+    tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q8_1, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
            "types without a multi-row kernel report none");
     tap_ok(!cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_0, CPU_QUANT_AVX2) && !cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_K, CPU_QUANT_AVX512VNNI),
            "paths and types without a tile kernel report none");

@@ -88,6 +88,24 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
  * 32 rows of its products); 128 rows were faster by the GEMM. */
 #define QUANT_GEMM_MIN_ROWS 128
 
+/* The same for the K-quants, whose multi-row kernels (quant-dot-rows-k*.c) take 8 rows per
+ * pass over the weights.  Measured (4096 x 4096 weights, one thread, CPU time, loaded
+ * machine, 2026-12-02 20:50 UTC), multi-row against GEMM at 256 activation rows:
+ * q2_K 119 / 144 ms, q4_K 110 / 130, q5_K 117 / 138, q6_K 125 / 144, q3_K 160 / 158,
+ * iq4_xs 145 / 124; at 384 rows the GEMM was as fast or faster for every type (q4_K
+ * 167 / 163, q6_K 194 / 186, q3_K 240 / 206), at 128 slower for every one (q4_K 52 / 75,
+ * q6_K 59 / 96, q3_K ~75 / 103). */
+static int64_t quant_gemm_min_rows(enum ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_Q2_K:
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+    case GGML_TYPE_Q6_K: return 320;
+    case GGML_TYPE_Q3_K: return 256;
+    default:             return QUANT_GEMM_MIN_ROWS;
+    }
+}
+
 /* Whether a node's product runs through the GEMM (float or dequantized weights).  Not
  * Q4_1 and Q5_1 weights: their dots with Q8_1 activations add each block's offset times
  * the block's sum as Q8_1 stores it, rounded to f16, which no rounding of the activation
@@ -96,7 +114,7 @@ static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
     if (cpu_qmatch_type(a->type)) return false; /* integer dots at every size, as ggml (quant-match.h) */
-    return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
+    return b->ne[1] >= quant_gemm_min_rows(a->type) &&
            cpu_get_type_traits(a->type)->vec_dot_type != GGML_TYPE_Q8_1 &&
            cpu_gemm_dequant_ok(cpu_gemm_kernel(), a->type);
 }
@@ -289,12 +307,14 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     int8_t *qs = call->wdata;
     float *d = (float *)((char *)call->wdata + planes_qs_size(b));
     int32_t *sums = (int32_t *)((char *)d + planes_d_size(b) / 2);
-    const size_t q8k_row_size = ggml_row_size(GGML_TYPE_Q8_K, b->ne[0]);
+    /* Not planes: plain rows of the vec_dot type (Q8_K, or Q8_1 for Q4_1 and Q5_1). */
+    const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
+    const size_t q8k_row_size = ggml_row_size(vt, b->ne[0]);
     if (planes) {
         convert_rows_to_planes(call, b, qs, d, sums);
     } else {
         float *tmp = cpu_matmul_thread_work(call, quant_rows_size(a, b), (size_t)b->ne[0] * sizeof(float) + 64);
-        cpu_matmul_convert_rows(call, b, GGML_TYPE_Q8_K, call->wdata, tmp);
+        cpu_matmul_convert_rows(call, b, vt, call->wdata, tmp);
     }
     call->barrier(call);
     /* Q4_0 matrices that ggml repacks sum block by block: the tile kernel for every group of 16 rows */

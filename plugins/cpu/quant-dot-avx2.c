@@ -151,7 +151,7 @@ static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
-void cpu_dot_q5_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+static void cpu_dot_q5_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q5_K *x = vx;
     const block_q8_K *y = vy;
     float sum = 0;
@@ -160,7 +160,7 @@ void cpu_dot_q5_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, co
 }
 
 /* Q6_K: sum_j sc_j * ((q - 32) . y)_j = sum_j sc_j * (q . y)_j - 32 * sum_j sc_j * bsum_j, q in [0, 63]. */
-void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
+static void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q6_K *x = vx;
     const block_q8_K *y = vy;
     const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);

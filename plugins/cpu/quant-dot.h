@@ -63,9 +63,10 @@ CPU_HIDDEN enum cpu_quant_path cpu_current_quant_path(void);
  * (quant-dot-rows*.c).  For the weight types whose vec_dot_type is Q8_0 (Q4_0, Q5_0,
  * Q8_0, IQ4_NL, MXFP4) the activations are Q8_0 rows split into planes: the int8
  * values of every row contiguous and the block scales as floats, so a kernel reads a
- * row's values with wide loads and its scales without f16 conversions.  Q4_K, Q5_K and
- * Q6_K (vec_dot_type Q8_K) read plain Q8_K rows: qs points at row 0's block_q8_K array and
- * qs_stride is the row stride in bytes; d and sums are unused. */
+ * row's values with wide loads and its scales without f16 conversions.  The other types
+ * (vec_dot_type Q8_K, or Q8_1 for Q4_1 and Q5_1) read plain rows of their vec_dot_type: qs
+ * points at row 0's block array and qs_stride is the row stride in bytes; d and sums are
+ * unused. */
 
 #define CPU_QUANT_MAX_ROWS 8
 
@@ -82,8 +83,8 @@ struct cpu_q8_rows {
 typedef void (*cpu_vec_dot_rows_t)(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride);
 typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
 
-/* Every path has a multi-row kernel rows_<type> for each of these types (the portable and
- * AVX2 paths also for Q4_K, Q5_K and Q6_K, which the VNNI path takes from AVX2). */
+/* Every path has a multi-row kernel rows_<type> for each of these types (the portable path
+ * also for Q4_K, Q5_K and Q6_K; the other types: cpu_quant_rows_k_fill_*). */
 #define CPU_QUANT_ROWS_FILL(t)              \
     do {                                    \
         (t)[GGML_TYPE_Q4_0] = rows_q4_0;     \
@@ -94,12 +95,15 @@ typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
     } while (0)
 
 CPU_HIDDEN void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table table);
-/* The AVX2 single-row Q5_K and Q6_K dots, which their multi-row kernels run for one row
- * (the per-super-block setup for many rows costs more than it saves there). */
-CPU_HIDDEN void cpu_dot_q5_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
-CPU_HIDDEN void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc);
 CPU_HIDDEN void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table table);
 CPU_HIDDEN void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table table);
+/* Multi-row kernels of Q4_1 and Q5_1 (activations: plain Q8_1 rows, as Q8_K rows are
+ * passed), Q2_K, Q3_K and IQ4_XS on every path, and on x86 of all the K-quants (replacing
+ * the fills above there): quant-dot-rows-k*.c.  Each row's result is the path's single-row
+ * vec_dot to the bit. */
+CPU_HIDDEN void cpu_quant_rows_k_fill_generic(cpu_vec_dot_rows_table table);
+CPU_HIDDEN void cpu_quant_rows_k_fill_avx2(cpu_vec_dot_rows_table table);
+CPU_HIDDEN void cpu_quant_rows_k_fill_avx512vnni(cpu_vec_dot_rows_table table);
 
 /* The multi-row kernel of a weight type on a path (lower paths filling in), or on the
  * path this CPU runs (as cpu_get_type_traits picks it); NULL where the type has none. */

@@ -94,6 +94,9 @@ static void build_tables(void) {
     cpu_quant_rows_fill_generic(rows[CPU_QUANT_GENERIC]);
     cpu_quant_rows_fill_avx2(rows[CPU_QUANT_AVX2]);
     cpu_quant_rows_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
+    cpu_quant_rows_k_fill_generic(rows[CPU_QUANT_GENERIC]);
+    cpu_quant_rows_k_fill_avx2(rows[CPU_QUANT_AVX2]);
+    cpu_quant_rows_k_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
     /* Q8_0 and Q4_0 sum in ggml's order on every path (quant-match.h) */
     cpu_qmatch_fill_generic(dots[CPU_QUANT_GENERIC], rows[CPU_QUANT_GENERIC]);
     cpu_qmatch_fill_avx2(dots[CPU_QUANT_AVX2], rows[CPU_QUANT_AVX2]);

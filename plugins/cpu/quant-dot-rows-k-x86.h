@@ -1,0 +1,349 @@
+/*
+ * quant-dot-rows-k-x86.h - the x86 multi-row dot products (quant-dot.h) of
+ * the K-quants, IQ4_XS, Q4_1 and Q5_1, compiled twice: for AVX2
+ * (quant-dot-rows-k-avx2.c) and for AVX-512 VNNI (quant-dot-rows-k-avx512.c).
+ * Include after the file's target pragma and quant-dot-x86.h, with
+ *   RK_ACC(acc, p, sc)  acc + the int16 pairs of p times those of sc, summed to int32
+ *                       (madd + add, or one vpdpwssd);
+ *   RK_DOT_U8(x, y)     the int32 sums of four products of unsigned x and signed y
+ *                       (maddubs + madd, or one vpdpbusd);
+ *   RK_FILL             the name of the fill function;
+ *   RK_PAIRS            1 where RK_DOT_U8 is one instruction (VNNI): see rk_acc.
+ *
+ * A super-block (K-quants, IQ4_XS) is decoded once into eight registers of unsigned
+ * levels, one per 32 values, and eight registers of int16 sub-block scales lined up with
+ * the maddubs pairs; every activation row then costs eight maddubs + RK_ACC and one madd
+ * for its type's bias term, and the horizontal sums and float terms are taken for all
+ * rows at once.  Each row's float arithmetic is the AVX2 single-row dot's
+ * (quant-dot-avx2.c), operation for operation: the integer sums are exact, so a column's
+ * result does not depend on how many columns the product has, and one row goes through
+ * the single-row dot itself (it decodes as it multiplies, faster for one row).
+ */
+#ifndef GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
+#define GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
+
+#define RK_INLINE static inline __attribute__((always_inline))
+
+/* One decoded super-block. */
+struct rk_block {
+    __m256i lv[8];  /* unsigned levels (IQ4_XS: |level|) of values 32k .. 32k + 31 */
+    __m256i sc[8];  /* int16 scale of each maddubs pair of lv[k] */
+    __m256i scp[4]; /* RK_PAIRS: the int16 scales of the packed sums of lv[2g], lv[2g + 1] */
+    __m256i sgn[8]; /* IQ4_XS: the signed levels, whose signs go onto the activations */
+    __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K/Q4_K/Q5_K mins, Q3_K/Q6_K scales */
+    float d, dmin;
+};
+
+RK_INLINE const block_q8_K *rk_row(const struct cpu_q8_rows *y, int r, int i) {
+    return (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
+}
+
+#if RK_PAIRS
+/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
+ * eight int32 lanes.  VNNI: vpdpbusd sums four products per lane, which fit int16 for
+ * every unsigned level type (|4 * 63 * 128| < 32768); two registers of them packed to
+ * int16 meet their scales in one vpdpwssd: three multiplies per 64 values, not four. */
+RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int g = 0; g < 4; g++) {
+        const __m256i pa = RK_DOT_U8(b->lv[2 * g], qd_load32(q8 + 64 * g));
+        const __m256i pb = RK_DOT_U8(b->lv[2 * g + 1], qd_load32(q8 + 64 * g + 32));
+        acc = RK_ACC(acc, _mm256_packs_epi32(pa, pb), b->scp[g]);
+    }
+    return acc;
+}
+
+/* packs_epi32(pa, pb) holds per 128-bit lane four sums of pa, then four of pb: their
+ * scales are sc[2g]'s dwords 0, 1 (4, 5) and sc[2g + 1]'s dwords 2, 3 (6, 7). */
+RK_INLINE void rk_pair_scales(struct rk_block *b) {
+    for (int g = 0; g < 4; g++) b->scp[g] = _mm256_blend_epi32(b->sc[2 * g], b->sc[2 * g + 1], 0xcc);
+}
+#else
+/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
+ * eight int32 lanes. */
+RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int k = 0; k < 8; k++) acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], qd_load32(q8 + 32 * k)), b->sc[k]);
+    return acc;
+}
+
+RK_INLINE void rk_pair_scales(struct rk_block *b) { (void)b; }
+#endif
+
+/* The same with signed levels: |l| . sign(y, l). */
+RK_INLINE __m256i rk_acc_signed(const struct rk_block *b, const int8_t *q8) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int k = 0; k < 8; k++) {
+        const __m256i yk = _mm256_sign_epi8(qd_load32(q8 + 32 * k), b->sgn[k]);
+        acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], yk), b->sc[k]);
+    }
+    return acc;
+}
+
+/* sum_j bias16_j * bsums_j over the 16 bsums of a Q8_K block, in eight int32 lanes. */
+RK_INLINE __m256i rk_bias_v(const struct rk_block *b, const block_q8_K *yb) {
+    return _mm256_madd_epi16(b->bias16, _mm256_loadu_si256((const __m256i *)yb->bsums));
+}
+
+/* Lane r = the sum of the lanes of a[r]: eight rows' integer sums in one register. */
+RK_INLINE __m256i rk_reduce8(const __m256i a[8]) {
+    const __m256i h01 = _mm256_hadd_epi32(a[0], a[1]), h23 = _mm256_hadd_epi32(a[2], a[3]);
+    const __m256i h45 = _mm256_hadd_epi32(a[4], a[5]), h67 = _mm256_hadd_epi32(a[6], a[7]);
+    const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
+}
+
+/* The rows' float terms eight lanes wide, lane r computing what the AVX2 single-row dot
+ * computes for a super-block, operation for operation (so the same bits):
+ * yd * d * isum - yd * dmin * bias (Q2_K, Q4_K, Q5_K), yd * d * (isum - offset). */
+RK_INLINE __m256 rk_terms_min(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return _mm256_sub_ps(_mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->d)), _mm256_cvtepi32_ps(isum)),
+                         _mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->dmin)), _mm256_cvtepi32_ps(bias)));
+}
+RK_INLINE __m256 rk_terms_offset(float d, __m256i isum, __m256i offset, __m256 yd) {
+    return _mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(d)), _mm256_cvtepi32_ps(_mm256_sub_epi32(isum, offset)));
+}
+RK_INLINE __m256 rk_terms_q3_K(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return rk_terms_offset(b->d, isum, _mm256_slli_epi32(bias, 2), yd);
+}
+RK_INLINE __m256 rk_terms_q6_K(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return rk_terms_offset(b->d, isum, _mm256_slli_epi32(bias, 5), yd);
+}
+RK_INLINE __m256 rk_terms_plain(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
+    return rk_terms_offset(b->d, isum, _mm256_setzero_si256(), yd);
+}
+
+/* 16 int16 scales s16 (sub-blocks of 16 values) as the multipliers of lv[4h + k]: scale
+ * 8h + 2k in the low 128-bit lane (values 0-15 of the 32), 8h + 2k + 1 in the high one. */
+RK_INLINE void rk_scales16(__m256i s16, __m256i sc[8]) {
+    for (int h = 0; h < 2; h++) {
+        const __m256i half = _mm256_permute2x128_si256(s16, s16, h ? 0x11 : 0x00);
+        for (int k = 0; k < 4; k++) sc[4 * h + k] = _mm256_blend_epi32(qd_word(half, 2 * k), qd_word(half, 2 * k + 1), 0xf0);
+    }
+}
+
+/* Q2_K: byte l of 32-byte group h holds values 128h + l + 32k in bits 2k, 2k + 1. */
+RK_INLINE void rk_decode_q2_K(const block_q2_K *x, struct rk_block *b) {
+    const __m256i m2 = _mm256_set1_epi8(3);
+    const __m128i sc = _mm_loadu_si128((const __m128i *)x->scales);
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = qd_load32(x->qs + 32 * h);
+        for (int k = 0; k < 4; k++) b->lv[4 * h + k] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2);
+    }
+    rk_scales16(_mm256_cvtepu8_epi16(_mm_and_si128(sc, _mm_set1_epi8(0x0f))), b->sc);
+    b->bias16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0f)));
+    b->d = qd_h2f(x->d);
+    b->dmin = qd_h2f(x->dmin);
+}
+
+/* Q3_K: levels low2 + 4 * high in [0, 7]; the -4 comes back through the bsums. */
+RK_INLINE void rk_decode_q3_K(const block_q3_K *x, struct rk_block *b) {
+    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    const __m256i hm = qd_load32(x->hmask);
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = qd_load32(x->qs + 32 * h);
+        for (int k = 0; k < 4; k++) {
+            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
+            b->lv[4 * h + k] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
+        }
+    }
+    int16_t scales[16];
+    for (int j = 0; j < 16; j++) {
+        const uint8_t *sc = x->scales;
+        const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
+        scales[j] = (int16_t)((low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32);
+    }
+    b->bias16 = _mm256_loadu_si256((const __m256i *)scales);
+    rk_scales16(b->bias16, b->sc);
+    b->d = qd_h2f(x->d);
+}
+
+/* Q4_K / Q5_K (qh NULL for Q4_K): 32-value sub-blocks, one scale for both lanes. */
+RK_INLINE void rk_decode_k45(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d,
+                                 ggml_fp16_t dmin, struct rk_block *b) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+    const __m128i sm = qd_k4_scales_mins(scales);
+    const __m128i mins = _mm_srli_si128(sm, 8); /* each twice: one per bsum of its 32 values */
+    b->bias16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins, mins));
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+    const __m256i hbits = qh ? qd_load32(qh) : _mm256_setzero_si256();
+    for (int g = 0; g < 4; g++) {
+        const __m256i q = qd_load32(qs + 32 * g);
+        b->lv[2 * g] = _mm256_and_si256(q, m4);
+        b->lv[2 * g + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        if (qh) {
+            const __m256i b0 = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * g), one);
+            const __m256i b1 = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * g + 1), one);
+            b->lv[2 * g] = _mm256_or_si256(b->lv[2 * g], _mm256_slli_epi16(b0, 4));
+            b->lv[2 * g + 1] = _mm256_or_si256(b->lv[2 * g + 1], _mm256_slli_epi16(b1, 4));
+        }
+        b->sc[2 * g] = qd_word(sc16, 2 * g);
+        b->sc[2 * g + 1] = qd_word(sc16, 2 * g + 1);
+    }
+    b->d = qd_h2f(d);
+    b->dmin = qd_h2f(dmin);
+}
+
+RK_INLINE void rk_decode_q4_K(const block_q4_K *x, struct rk_block *b) {
+    rk_decode_k45(x->scales, x->qs, NULL, x->d, x->dmin, b);
+}
+RK_INLINE void rk_decode_q5_K(const block_q5_K *x, struct rk_block *b) {
+    rk_decode_k45(x->scales, x->qs, x->qh, x->d, x->dmin, b);
+}
+
+/* Q6_K: levels in [0, 63], the -32 back through the bsums times the 16 scales. */
+RK_INLINE void rk_decode_q6_K(const block_q6_K *x, struct rk_block *b) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; h++) {
+        const __m256i qh = qd_load32(x->qh + 32 * h), ql0 = qd_load32(x->ql + 64 * h), ql1 = qd_load32(x->ql + 64 * h + 32);
+        const __m256i lows[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                                 _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+        for (int k = 0; k < 4; k++) {
+            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
+            b->lv[4 * h + k] = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
+        }
+    }
+    b->bias16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
+    rk_scales16(b->bias16, b->sc);
+    b->d = qd_h2f(x->d);
+}
+
+/* IQ4_XS: IQ4_NL levels per 32 values, 6-bit sub-block scales stored + 32. */
+RK_INLINE void rk_decode_iq4_xs(const block_iq4_xs *x, struct rk_block *b) {
+    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
+    for (int ib = 0; ib < 8; ib++) {
+        const int ls = ((x->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x->scales_h >> (2 * ib)) & 3) << 4;
+        b->sgn[ib] = qd_table_lookup(x->qs + 16 * ib, table);
+        b->lv[ib] = _mm256_sign_epi8(b->sgn[ib], b->sgn[ib]);
+        b->sc[ib] = _mm256_set1_epi16((short)(ls - 32));
+    }
+    b->bias16 = _mm256_setzero_si256();
+    b->d = qd_h2f(x->d);
+}
+
+/* The single-row dots of the K-quants (quant-dot-avx2.c), which one row goes through. */
+static ggml_vec_dot_t rk_single[GGML_TYPE_COUNT];
+
+/* A super-block kernel.  One row: the single-row dot.  Two to eight: each row's integer
+ * sums (ACC, and the bsums term) in eight lanes, the rows reduced together into one
+ * register, lane r = row r, and the float terms (TERMS) of all rows at once. */
+#define RK_SUPER(name, type, xt, DECODE, ACC, TERMS)                                                           \
+    static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
+                                                                float *s, size_t s_stride, const int nr) {     \
+        const xt *x = vx;                                                                                      \
+        if (nr == 1) {                                                                                         \
+            rk_single[type](n, s, 0, vx, 0, y->qs, 0, 1);                                                      \
+            return;                                                                                            \
+        }                                                                                                      \
+        __m256 sums = _mm256_setzero_ps();                                                                     \
+        for (int i = 0; i < n / QK_K; i++) {                                                                   \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
+            struct rk_block b;                                                                                 \
+            DECODE(&x[i], &b);                                                                                 \
+            rk_pair_scales(&b);                                                                                \
+            __m256i acc[8], bias[8];                                                                           \
+            float yd[8];                                                                                       \
+            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                                       \
+                acc[r] = bias[r] = _mm256_setzero_si256();                                                     \
+                yd[r] = 0;                                                                                     \
+                if (r >= nr) continue;                                                                         \
+                const block_q8_K *yb = rk_row(y, r, i);                                                        \
+                acc[r] = ACC(&b, yb->qs);                                                                      \
+                bias[r] = rk_bias_v(&b, yb);                                                                   \
+                yd[r] = yb->d;                                                                                 \
+            }                                                                                                  \
+            const __m256 ydv = _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);        \
+            sums = _mm256_add_ps(sums, TERMS(&b, rk_reduce8(acc), rk_reduce8(bias), ydv));                     \
+        }                                                                                                      \
+        float out[8];                                                                                          \
+        _mm256_storeu_ps(out, sums);                                                                           \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                                  \
+    }                                                                                                          \
+    QD_ROWS_DISPATCH(name)
+
+RK_SUPER(rk_q2_K, GGML_TYPE_Q2_K, block_q2_K, rk_decode_q2_K, rk_acc, rk_terms_min)
+RK_SUPER(rk_q3_K, GGML_TYPE_Q3_K, block_q3_K, rk_decode_q3_K, rk_acc, rk_terms_q3_K)
+RK_SUPER(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, rk_acc, rk_terms_min)
+RK_SUPER(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc, rk_terms_min)
+RK_SUPER(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc, rk_terms_q6_K)
+RK_SUPER(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, rk_terms_plain)
+
+/* ------------------------------------------ Q4_1 and Q5_1 against Q8_1 rows
+ *
+ * Four blocks per step as the AVX2 single-row dot takes them: per row two float
+ * accumulators (blocks 0, 2 and 1, 3 of each step), the m * s terms summed four lanes
+ * wide, blocks after the last full step one by one; the weights' levels, scales and
+ * offsets decoded once per step for all rows. */
+
+static inline __m256i rk_levels_q4_1(const block_q4_1 *x) { return qd_unpack_nibbles(x->qs); }
+static inline __m256i rk_levels_q5_1(const block_q5_1 *x) { return qd_q5_levels(x->qs, x->qh); }
+
+/* The f16 fields at byte offset `at` of blocks i .. i + 3 (36 bytes apart for Q8_1). */
+#define RK_HALVES4(p, i, field) \
+    _mm_setr_epi16((short)(p)[i].field, (short)(p)[(i) + 1].field, (short)(p)[(i) + 2].field, (short)(p)[(i) + 3].field, 0, 0, 0, 0)
+
+#define RK_MIN32(name, xt, LEVELS)                                                                              \
+    static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
+                                                                float *s, size_t s_stride, const int nr) {     \
+        const xt *x = vx;                                                                                      \
+        const int nb = n / 32;                                                                                 \
+        __m256 acc0[CPU_QUANT_MAX_ROWS], acc1[CPU_QUANT_MAX_ROWS];                                             \
+        __m128 mins[CPU_QUANT_MAX_ROWS];                                                                       \
+        float tail[CPU_QUANT_MAX_ROWS];                                                                        \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                          \
+            acc0[r] = acc1[r] = _mm256_setzero_ps();                                                           \
+            mins[r] = _mm_setzero_ps();                                                                        \
+            tail[r] = 0;                                                                                       \
+        }                                                                                                      \
+        int i = 0;                                                                                             \
+        for (; i + 3 < nb; i += 4) {                                                                           \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);                               \
+            const __m128 dx = _mm_cvtph_ps(RK_HALVES4(x, i, d)), mx = _mm_cvtph_ps(RK_HALVES4(x, i, m));       \
+            const __m256i l[4] = {LEVELS(&x[i]), LEVELS(&x[i + 1]), LEVELS(&x[i + 2]), LEVELS(&x[i + 3])};     \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                      \
+                const block_q8_1 *yb = (const block_q8_1 *)(const void *)(y->qs + r * y->qs_stride) + i;       \
+                const __m128 sc = _mm_mul_ps(dx, _mm_cvtph_ps(RK_HALVES4(yb, 0, d)));                          \
+                mins[r] = _mm_add_ps(mins[r], _mm_mul_ps(mx, _mm_cvtph_ps(RK_HALVES4(yb, 0, s))));             \
+                acc0[r] = _mm256_fmadd_ps(qd_lane(sc, 0), _mm256_cvtepi32_ps(RK_DOT_U8(l[0], qd_load32(yb[0].qs))), acc0[r]); \
+                acc1[r] = _mm256_fmadd_ps(qd_lane(sc, 1), _mm256_cvtepi32_ps(RK_DOT_U8(l[1], qd_load32(yb[1].qs))), acc1[r]); \
+                acc0[r] = _mm256_fmadd_ps(qd_lane(sc, 2), _mm256_cvtepi32_ps(RK_DOT_U8(l[2], qd_load32(yb[2].qs))), acc0[r]); \
+                acc1[r] = _mm256_fmadd_ps(qd_lane(sc, 3), _mm256_cvtepi32_ps(RK_DOT_U8(l[3], qd_load32(yb[3].qs))), acc1[r]); \
+            }                                                                                                  \
+        }                                                                                                      \
+        for (; i < nb; i++) {                                                                                  \
+            const __m256i l = LEVELS(&x[i]);                                                                   \
+            const float dx = qd_h2f(x[i].d), mx = qd_h2f(x[i].m);                                              \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                      \
+                const block_q8_1 *yb = (const block_q8_1 *)(const void *)(y->qs + r * y->qs_stride) + i;       \
+                const __m256 p = _mm256_cvtepi32_ps(RK_DOT_U8(l, qd_load32(yb->qs)));                          \
+                acc0[r] = _mm256_fmadd_ps(_mm256_set1_ps(dx * qd_h2f(yb->d)), p, acc0[r]);                     \
+                tail[r] += mx * qd_h2f(yb->s);                                                                 \
+            }                                                                                                  \
+        }                                                                                                      \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                          \
+            __m128 m = _mm_add_ps(mins[r], _mm_movehl_ps(mins[r], mins[r]));                                   \
+            m = _mm_add_ss(m, _mm_movehdup_ps(m));                                                             \
+            s[r * s_stride] = qd_hsum_ps(_mm256_add_ps(acc0[r], acc1[r])) + _mm_cvtss_f32(m) + tail[r];        \
+        }                                                                                                      \
+    }                                                                                                          \
+    QD_ROWS_DISPATCH(name)
+
+RK_MIN32(rk_q4_1, block_q4_1, rk_levels_q4_1)
+RK_MIN32(rk_q5_1, block_q5_1, rk_levels_q5_1)
+
+void RK_FILL(cpu_vec_dot_rows_table t) {
+    cpu_vec_dot_table single = {0};
+    cpu_quant_dot_fill_avx2(single);
+    memcpy(rk_single, single, sizeof rk_single);
+    t[GGML_TYPE_Q2_K] = rk_q2_K;
+    t[GGML_TYPE_Q3_K] = rk_q3_K;
+    t[GGML_TYPE_Q4_K] = rk_q4_K;
+    t[GGML_TYPE_Q5_K] = rk_q5_K;
+    t[GGML_TYPE_Q6_K] = rk_q6_K;
+    t[GGML_TYPE_IQ4_XS] = rk_iq4_xs;
+    t[GGML_TYPE_Q4_1] = rk_q4_1;
+    t[GGML_TYPE_Q5_1] = rk_q5_1;
+}
+
+#endif /* GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H */
