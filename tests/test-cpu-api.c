@@ -1,6 +1,7 @@
 /* test-cpu-api.c - ggml-cpu.h: graph computation on host contexts with 1 and 2 threads,
  * the CPU backend on backend buffers, thread pools, abort callbacks, element access,
  * custom operators with their task counts, CPU feature flags. */
+#include <dirent.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -56,6 +57,18 @@ static bool abort_always(void *data) {
     return true;
 }
 
+/* A fingerprint of this process's threads (Linux: /proc/self/task): their count and the sum
+ * of their ids, so that a pool whose workers were replaced shows up. */
+static unsigned long long thread_fingerprint(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return 0;
+    unsigned long long n = 0, sum = 0;
+    for (struct dirent *e; (e = readdir(dir));)
+        if (e->d_name[0] != '.') n++, sum += strtoull(e->d_name, NULL, 10);
+    closedir(dir);
+    return n << 48 ^ sum;
+}
+
 static void test_backend(void) {
     ggml_backend_t be = ggml_backend_cpu_init();
     if (!tap_ok(be != NULL, "ggml_backend_cpu_init: %s", be ? ggml_backend_name(be) : ggmlc_last_error())) return;
@@ -90,6 +103,13 @@ static void test_backend(void) {
     tap_ok(ggml_backend_graph_compute(be, g) == GGML_STATUS_SUCCESS, "backend computes with 2 threads");
     ggml_backend_tensor_get(y, out2, 0, sizeof out2);
     tap_ok(memcmp(out1, out2, sizeof out1) == 0, "the backend's results do not depend on the thread count");
+    /* llama.cpp sets its thread pool, usually NULL, before every graph: the backend's own
+     * workers must survive that (they were stopped and started again, per token). */
+    const unsigned long long threads_before = thread_fingerprint();
+    ggml_backend_cpu_set_threadpool(be, NULL);
+    ggml_backend_graph_compute(be, g);
+    tap_ok(thread_fingerprint() == threads_before,
+           "ggml_backend_cpu_set_threadpool(NULL) keeps the backend's own worker threads");
 
     struct ggml_threadpool_params tpp = ggml_threadpool_params_default(2);
     struct ggml_threadpool *tp = ggml_threadpool_new(&tpp);

@@ -173,6 +173,9 @@ void cpu_proc_set_n_threads(ggml_backend_t backend, int n_threads) {
 
 void cpu_proc_set_threadpool(ggml_backend_t backend, ggml_threadpool_t threadpool) {
     struct cpu_backend *ctx = ggmlc_backend_context(backend);
+    /* NULL keeps the backend's own pool: llama.cpp sets its (usually NULL) pool before every
+     * graph, and freeing ours there started and stopped every worker thread per token. */
+    if (threadpool == ctx->pool || (!threadpool && ctx->pool_owned)) return;
     if (ctx->pool_owned) cpu_pool_free(ctx->pool);
     ctx->pool = threadpool; /* NULL: back to an own pool, made on the next compute */
     ctx->pool_owned = false;
