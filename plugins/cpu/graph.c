@@ -66,9 +66,21 @@ void cpu_task_error(const struct ggmlc_op_call *call, enum ggmlc_status status, 
     pthread_mutex_unlock(&job->error.lock);
 }
 
+/* Nodes that read and write fewer elements than this in all run as one task: a decode step's
+ * additions, norms and activations of one 768-wide row take well under a microsecond, less
+ * than the barrier that splitting them costs, and consecutive one-task nodes need none. */
+#define CPU_SERIAL_ELEMENTS 16384
+
+static bool node_is_small(const struct ggml_tensor *node) {
+    int64_t total = ggml_nelements(node);
+    for (int i = 0; i < GGML_MAX_SRC && node->src[i]; i++) total += ggml_nelements(node->src[i]);
+    return total < CPU_SERIAL_ELEMENTS;
+}
+
 int cpu_node_n_tasks(const struct ggml_tensor *node, int n_threads) {
     if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) return 1;
     const struct cpu_op_table *t = cpu_op_table();
+    if (!t->n_tasks[node->op] && node_is_small(node)) return 1;
     int n = t->n_tasks[node->op] ? t->n_tasks[node->op](node, n_threads) : n_threads;
     return n < 1 ? 1 : n > n_threads ? n_threads : n;
 }

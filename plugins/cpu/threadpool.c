@@ -68,10 +68,14 @@ static bool is_oversubscribed(int n) {
 static _Thread_local uint64_t barrier_spin_ns = BARRIER_SPIN_NS, job_spin_ns = JOB_SPIN_NS;
 
 /* Spin until *word differs from seen, for at most *budget_ns: true when it did, false when
- * the caller should sleep.  n: the threads that share the wait; max_ns: the budget's cap. */
-static bool await_change(atomic_uint *word, unsigned seen, int n, uint64_t *budget_ns, uint64_t max_ns) {
+ * the caller should sleep (*start_ns: when the wait began, for learn_from_sleep).  n: the
+ * threads that share the wait; max_ns: the budget's cap. */
+static bool await_change(atomic_uint *word, unsigned seen, int n, uint64_t *budget_ns, uint64_t max_ns,
+                         uint64_t *start_ns) {
+    *start_ns = 0;
     if (is_oversubscribed(n)) return atomic_load_explicit(word, memory_order_acquire) != seen;
-    const uint64_t end = now_ns() + *budget_ns;
+    *start_ns = now_ns();
+    const uint64_t end = *start_ns + *budget_ns;
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(word, memory_order_acquire) != seen) {
             *budget_ns = *budget_ns * 2 < max_ns ? *budget_ns * 2 : max_ns;
@@ -82,6 +86,16 @@ static bool await_change(atomic_uint *word, unsigned seen, int n, uint64_t *budg
     }
     *budget_ns = *budget_ns / 2 > MIN_SPIN_NS ? *budget_ns / 2 : MIN_SPIN_NS;
     return false;
+}
+
+/* After a sleep: a wait that ended within max_ns would have been caught by a long enough
+ * spin, so the budget grows to twice that wait.  Without this a budget once halved down to
+ * MIN_SPIN_NS stayed there (every later spin timed out), and on the H200 host's 16 threads
+ * each node's barrier became a round of futex wake-ups: 12 ms per token where ggml takes 2. */
+static void learn_from_sleep(uint64_t start_ns, uint64_t *budget_ns, uint64_t max_ns) {
+    if (start_ns == 0) return; /* oversubscribed: never spins */
+    const uint64_t waited = now_ns() - start_ns;
+    if (waited < max_ns && 2 * waited > *budget_ns) *budget_ns = 2 * waited < max_ns ? 2 * waited : max_ns;
 }
 
 /* ------------------------------------------------------------ barrier */
@@ -112,12 +126,14 @@ void cpu_barrier_wait(struct cpu_barrier *b, int n) {
         }
         return;
     }
-    if (await_change(&b->phase, phase, n, &barrier_spin_ns, BARRIER_SPIN_NS)) return;
+    uint64_t start;
+    if (await_change(&b->phase, phase, n, &barrier_spin_ns, BARRIER_SPIN_NS, &start)) return;
     pthread_mutex_lock(&b->mutex);
     atomic_fetch_add(&b->sleepers, 1);
     while (atomic_load(&b->phase) == phase) pthread_cond_wait(&b->cond, &b->mutex);
     atomic_fetch_sub(&b->sleepers, 1);
     pthread_mutex_unlock(&b->mutex);
+    learn_from_sleep(start, &barrier_spin_ns, BARRIER_SPIN_NS);
 }
 
 /* --------------------------------------------------------------- pool */
@@ -149,8 +165,9 @@ struct ggml_threadpool {
 
 /* Wait until the generation differs from seen (or the pool stops); returns it. */
 static unsigned wait_for_job(struct ggml_threadpool *pool, unsigned seen) {
+    uint64_t start = 0;
     if (!atomic_load_explicit(&pool->paused, memory_order_relaxed) &&
-        await_change(&pool->generation, seen, pool->n_threads, &job_spin_ns, JOB_SPIN_NS))
+        await_change(&pool->generation, seen, pool->n_threads, &job_spin_ns, JOB_SPIN_NS, &start))
         return atomic_load_explicit(&pool->generation, memory_order_acquire);
     pthread_mutex_lock(&pool->mutex);
     atomic_fetch_add(&pool->sleepers, 1);
@@ -158,6 +175,7 @@ static unsigned wait_for_job(struct ggml_threadpool *pool, unsigned seen) {
     while ((g = atomic_load(&pool->generation)) == seen) pthread_cond_wait(&pool->cond, &pool->mutex);
     atomic_fetch_sub(&pool->sleepers, 1);
     pthread_mutex_unlock(&pool->mutex);
+    learn_from_sleep(start, &job_spin_ns, JOB_SPIN_NS);
     return g;
 }
 
