@@ -142,8 +142,11 @@ static struct ggml_tensor *copy_tensor(struct copy_map *map, struct ggml_tensor 
     for (int i = 0; i < GGML_MAX_SRC; i++) {
         if (t->src[i] && !(c->src[i] = copy_tensor(map, t->src[i]))) return NULL;
     }
-    ggmlc__hash_insert(&map->set, t);
-    map->copies[slot] = c;
+    /* t's slot is taken anew: copying its sources may have filled the one found above, and
+     * a stale slot overwrote a source's copy (a failure that came and went with ASLR) */
+    const size_t at = ggmlc__hash_insert(&map->set, t);
+    if (at == GGML_HASHSET_FULL || at == GGML_HASHSET_ALREADY_EXISTS) return NULL;
+    map->copies[at] = c;
     map->originals[map->n++] = t;
     return c;
 }

@@ -383,6 +383,41 @@ static void test_errors_and_features(void) {
            "I32's from_float truncates toward zero and saturates: %d %d %d %d", i32[0], i32[1], i32[2], i32[3]);
 }
 
+/* ggml_backend_graph_copy of graphs with many nodes, views and shared sources: the copy computes
+ * what the original does. */
+static void test_graph_copy(void) {
+    ggml_backend_t be = ggml_backend_cpu_init();
+    bool all_ok = be != NULL;
+    int bad_round = -1;
+    for (int round = 0; all_ok && round < 20; round++) {
+        struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
+        struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 64);
+        for (int i = 0; i < 64; i++) ((float *)x->data)[i] = 0.01f * (float)(i + round);
+        struct ggml_tensor *y = x;
+        for (int k = 0; k < 150; k++) {
+            struct ggml_tensor *half = ggml_view_1d(ctx, y, 32, (size_t)(k % 2) * 32 * sizeof(float));
+            y = ggml_add(ctx, y, ggml_repeat(ctx, ggml_scale(ctx, half, 0.5f), y));
+        }
+        struct ggml_cgraph *g = ggml_new_graph_custom(ctx, 2048, false);
+        ggml_build_forward_expand(g, y);
+        struct ggml_backend_graph_copy copy = ggml_backend_graph_copy(be, g);
+        if (!copy.graph || ggml_backend_graph_compute(be, copy.graph) != GGML_STATUS_SUCCESS) {
+            all_ok = false;
+        } else {
+            float got[64];
+            ggml_backend_tensor_get(ggml_graph_node(copy.graph, -1), got, 0, sizeof got);
+            ggml_graph_compute_with_ctx(ctx, g, 1);
+            all_ok = memcmp(got, y->data, sizeof got) == 0;
+        }
+        if (!all_ok) bad_round = round;
+        if (copy.graph) ggml_backend_graph_copy_free(copy);
+        ggml_free(ctx);
+    }
+    tap_ok(all_ok, "ggml_backend_graph_copy of 20 graphs of 600 nodes computes as the originals (%s%d)",
+           bad_round < 0 ? "" : "failed in round ", bad_round < 0 ? 20 : bad_round);
+    if (be) ggml_backend_free(be);
+}
+
 int main(void) {
     ggml_cpu_init();
     test_threads_agree();
@@ -394,5 +429,6 @@ int main(void) {
     test_custom();
     test_custom_forms();
     test_errors_and_features();
+    test_graph_copy();
     return tap_done();
 }
