@@ -7,6 +7,7 @@
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 . "$GGMLC_TEST_DATA/taplib.sh"
+. "$GGMLC_TEST_DATA/dp-faults.sh"
 tool="$GGMLC_BUILDDIR/tools/ggmlc-train"
 check="$GGMLC_BUILDDIR/tests/dp-mpi-check"
 tests=("two hosts train like one process" "a rank killed on the far host ends the job")
@@ -72,16 +73,8 @@ mpi "$tmp/rank.sh" two "$tool" $train --save model.gguf >"$tmp/mpi.txt" 2>&1 &&
     "$check" "$tmp/two/r0/model.gguf" "$tmp/single.gguf" 2e-4 >"$tmp/cmp.txt" 2>&1
 ok $? "two hosts train like one process: $(cat "$tmp/cmp.txt" "$tmp/mpi.txt" | head -3)"
 
-cat >"$tmp/die.sh" <<SH
-#!/bin/sh
-if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 3; kill -KILL \$\$) & fi
-exec "\$@"
-SH
-chmod +x "$tmp/die.sh"
-start=$(date +%s)
-mpi "$tmp/die.sh" "$tool" --epochs 100000 --quiet >"$tmp/die.txt" 2>&1
-st=$?
-took=$(($(date +%s) - start))
+rank_fault_script "$tmp/die.sh" KILL
+run_timed mpi "$tmp/die.sh" "$tool" --epochs 100000 --quiet >"$tmp/die.txt" 2>&1
 test "$st" -ne 0 && test "$st" -ne 124 && test "$took" -lt 120
 ok $? "a rank killed on the far host ends the job with status $st after $took s"
 tap_done

@@ -8,6 +8,7 @@
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 . "$GGMLC_TEST_DATA/taplib.sh"
+. "$GGMLC_TEST_DATA/dp-faults.sh"
 tool="$GGMLC_BUILDDIR/tools/ggmlc-train"
 check="$GGMLC_BUILDDIR/tests/dp-mpi-check"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-dp-train.XXXXXX") || exit 1
@@ -73,26 +74,16 @@ ok $((st || $?)) "2 processes of 2 replicas end with the weights of one: $(cat "
 ok $? "the 2-process checkpoint resumes on 3 replicas in one process"
 
 # A rank killed mid-training: mpirun ends the job, with an error, long before the run would.
-cat >"$tmp/die.sh" <<SH
-#!/bin/sh
-if [ "\$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 3; kill -KILL \$\$) & fi
-exec "\$@"
-SH
-chmod +x "$tmp/die.sh"
-start=$(date +%s)
-mpi "$tmp/die.sh" "$tool" --epochs 100000 --quiet >"$tmp/die.txt" 2>&1
-st=$?
-took=$(($(date +%s) - start))
+rank_fault_script "$tmp/die.sh" KILL
+run_timed mpi "$tmp/die.sh" "$tool" --epochs 100000 --quiet >"$tmp/die.txt" 2>&1
 test "$st" -ne 0 && test "$took" -lt 120
 ok $? "a killed rank ends the job with status $st after $took s"
 
 # A rank that hangs (stopped): the others' collective times out (GGMLC_DP_TIMEOUT) and ends the job.
-sed 's/kill -KILL/kill -STOP/' "$tmp/die.sh" >"$tmp/hang.sh"
-chmod +x "$tmp/hang.sh"
-start=$(date +%s)
-GGMLC_DP_TIMEOUT=5 mpi -x GGMLC_DP_TIMEOUT "$tmp/hang.sh" "$tool" --epochs 100000 --quiet >"$tmp/hang.txt" 2>&1
-st=$?
-took=$(($(date +%s) - start))
+rank_fault_script "$tmp/hang.sh" STOP
+GGMLC_DP_TIMEOUT=5
+export GGMLC_DP_TIMEOUT
+run_timed mpi -x GGMLC_DP_TIMEOUT "$tmp/hang.sh" "$tool" --epochs 100000 --quiet >"$tmp/hang.txt" 2>&1
 test "$st" -ne 0 && test "$took" -lt 120 && grep -q "did not complete within 5.0 s" "$tmp/hang.txt"
 ok $? "a hung rank ends the job with status $st after $took s: $(grep -m1 'did not complete' "$tmp/hang.txt")"
 tap_done
