@@ -48,9 +48,12 @@ static int collect_grads(ggmlc_model *m, struct nn_graph *g, struct ggml_tensor 
     return n;
 }
 
-/* Optimizer updates of every trainable parameter, appended to the step graph; gradients
+/* Optimizer updates of every trainable parameter, appended to the step graph: one per
+ * parameter group where the graph allows (optim-group.c), else one per tensor, gradients
  * clipped first as the compile options ask. */
 static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
+    const int grouped = ggmlc__nn_build_group_updates(m, g);
+    if (grouped != 0) return grouped > 0;
     struct ggml_context *ctx = g->ctx;
     const struct ggmlc_compile_options *o = &m->opt;
     struct ggml_tensor *grads[NN_MAX_NODES * NN_MAX_PARAMS];
@@ -430,7 +433,7 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
         upload_batch(m, g, &d, buf);
         if (training) {
             draw_masks(m, g);
-            ggml_graph_reset(g->gb_grad);
+            ggmlc__nn_grads_reset(m, g);
             set_hyperparameters(m);
         }
         if (ggml_backend_sched_graph_compute(m->sched, g->gb) != GGML_STATUS_SUCCESS) {
