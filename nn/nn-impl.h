@@ -141,6 +141,7 @@ struct nn_graph {
     struct ggml_tensor *idx;  /* then: the batch's sample indices, the one per-step upload */
     bool grouped;             /* one optimizer node per parameter group (optim-group.c) */
     bool accumulates;         /* then: some gradient is still summed into a cleared accumulator */
+    bool seed_set;            /* then: the loss's gradient seed is 1 for good (optim-group.c) */
 };
 
 /* What each output is trained with. */
@@ -352,8 +353,9 @@ GGMLC_HIDDEN void ggmlc__nn_groups_free(ggmlc_model *m);
  * needs the per-tensor updates (no groups, clipped gradients, a parameter without an
  * accumulator), -1 on failure (error set). */
 GGMLC_HIDDEN int ggmlc__nn_build_group_updates(ggmlc_model *m, struct nn_graph *g);
-/* The gradients of a training graph zeroed and the loss's seed set to 1 before a step: one
- * memset per group where g is grouped and some gradient accumulates, else ggml_graph_reset. */
+/* The gradients of a training graph zeroed and the loss's seed set to 1 before a step: where g
+ * is grouped, one memset per group where some gradient accumulates and the seed where it is
+ * not set for good (often nothing at all), else ggml_graph_reset. */
 GGMLC_HIDDEN void ggmlc__nn_grads_reset(ggmlc_model *m, struct nn_graph *g);
 /* How many groups the model's parameters form (0 without groups). */
 GGMLC_HIDDEN int ggmlc__nn_group_count(const ggmlc_model *m);

@@ -12,7 +12,8 @@
  * buffer, so the backward pass writes the gradients where the group's update reads them, and
  * one memset per group clears them before a step; better, where a gradient is a single
  * contribution added to its zeroed accumulator, the node computing the contribution writes
- * it there itself (no addition, nothing to clear).  Offsets are multiples of the buffer
+ * it there itself (no addition, nothing to clear); the loss's gradient seed lives there too,
+ * set once.  Offsets are multiples of the buffer
  * type's alignment; the gaps hold zeros that stay zeros (a zero gradient moves no zero
  * weight).  A graph whose parameters do not all have an accumulator (frozen after compile,
  * not reached by the loss) or whose gradients are clipped keeps the per-tensor updates.
@@ -39,6 +40,7 @@ struct nn_groups {
     int n_groups;
     struct ggml_context *ctx;   /* the spans */
     ggml_backend_buffer_t grads;
+    size_t seed_offset;         /* in grads, after the spans: the loss's gradient seed, 1 */
 };
 
 static size_t padded(size_t bytes, size_t align) { return (bytes + align - 1) / align * align; }
@@ -147,7 +149,8 @@ static bool pack(ggmlc_model *m, struct nn_groups *gs) {
     if (total > ggml_backend_buft_get_max_size(buft)) return false;
     gs->ctx = ggml_init((struct ggml_init_params){4 * (size_t)gs->n_groups * ggml_tensor_overhead(), NULL, true});
     m->buf_params = gs->ctx ? ggml_backend_buft_alloc_buffer(buft, total) : NULL;
-    gs->grads = m->buf_params ? ggml_backend_buft_alloc_buffer(buft, last->grad_base + last->bytes) : NULL;
+    gs->seed_offset = last->grad_base + last->bytes;
+    gs->grads = m->buf_params ? ggml_backend_buft_alloc_buffer(buft, gs->seed_offset + align) : NULL;
     if (!gs->grads) return false;
     ggml_backend_buffer_clear(gs->grads, 0); /* the gaps between gradients stay zeros */
     for (int k = 0; k < gs->n_groups; k++)
@@ -219,6 +222,19 @@ static bool write_in_place(ggml_backend_buffer_t buf, struct ggml_tensor *grad, 
     return true;
 }
 
+/* The loss's gradient seed (the backward pass's start, 1) in the gradient buffer, set once:
+ * nothing writes it, so the steps need not (a scalar loss; else it stays a graph leaf that
+ * ggmlc__nn_grads_reset sets before every step). */
+static void place_seed(const struct nn_groups *gs, struct nn_graph *g) {
+    struct ggml_tensor *seed = ggml_graph_get_grad_acc(g->gb_grad, g->loss);
+    const float one = 1.0f;
+    if (!seed || seed->data || seed->view_src || seed->type != GGML_TYPE_F32 || ggml_nelements(seed) != 1 ||
+        !put(gs->grads, seed, gs->seed_offset))
+        return;
+    ggml_backend_tensor_set(seed, &one, 0, sizeof one);
+    g->seed_set = true;
+}
+
 int ggmlc__nn_build_group_updates(ggmlc_model *m, struct nn_graph *g) {
     const struct nn_groups *gs = m->groups;
     const struct ggmlc_compile_options *o = &m->opt;
@@ -237,6 +253,7 @@ int ggmlc__nn_build_group_updates(ggmlc_model *m, struct nn_graph *g) {
         if (!step) return -1;
         ggml_build_forward_expand(g->gb, step);
     }
+    place_seed(gs, g);
     g->grouped = true;
     return 1;
 }
@@ -250,7 +267,7 @@ void ggmlc__nn_grads_reset(ggmlc_model *m, struct nn_graph *g) {
         ggml_backend_tensor_memset(m->groups->group[k].g, 0, 0, ggml_nbytes(m->groups->group[k].g));
     struct ggml_tensor *seed = ggml_graph_get_grad_acc(g->gb_grad, g->loss);
     const float one = 1.0f;
-    if (seed && seed->data) ggml_backend_tensor_set(seed, &one, 0, sizeof one);
+    if (!g->seed_set && seed && seed->data) ggml_backend_tensor_set(seed, &one, 0, sizeof one);
 }
 
 int ggmlc__nn_group_count(const ggmlc_model *m) { return m->groups ? m->groups->n_groups : 0; }
