@@ -48,9 +48,12 @@ static int collect_grads(ggmlc_model *m, struct nn_graph *g, struct ggml_tensor 
     return n;
 }
 
-/* Optimizer updates of every trainable parameter, appended to the step graph; gradients
+/* Optimizer updates of every trainable parameter, appended to the step graph: one per
+ * parameter group where the graph allows (optim-group.c), else one per tensor, gradients
  * clipped first as the compile options ask. */
 static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
+    const int grouped = ggmlc__nn_build_group_updates(m, g);
+    if (grouped != 0) return grouped > 0;
     struct ggml_context *ctx = g->ctx;
     const struct ggmlc_compile_options *o = &m->opt;
     struct ggml_tensor *grads[NN_MAX_NODES * NN_MAX_PARAMS];
@@ -71,6 +74,31 @@ static bool build_updates(ggmlc_model *m, struct nn_graph *g) {
         }
     }
     return true;
+}
+
+/* moving = momentum * moving + (1 - momentum) * batch * unbias, appended to the step graph:
+ * the float operations, in their order, of the loop on the host that this replaces, without
+ * its read-back of the batch's statistics after every step. */
+static void blend_moving(struct nn_graph *g, struct ggml_tensor *moving, struct ggml_tensor *batch, float momentum, float unbias) {
+    struct ggml_context *ctx = g->ctx;
+    struct ggml_tensor *b = ggml_scale(ctx, batch, 1 - momentum);
+    if (unbias != 1.0f) b = ggml_scale(ctx, b, unbias);
+    ggml_build_forward_expand(g->gb, ggml_cpy(ctx, ggml_add(ctx, ggml_scale(ctx, moving, momentum), b), moving));
+}
+
+/* Moving statistics of batch normalisation, updated by the training step itself (its graph
+ * does not read them: training normalises with the batch's), the variance unbiased as in
+ * PyTorch. */
+static void build_moving_stats(struct nn_graph *g) {
+    for (int i = 0; i + 1 < g->build.n_aux; i++) {
+        const struct nn_aux *mean = &g->build.aux[i], *var = &g->build.aux[i + 1];
+        if (mean->kind != AUX_BATCH_MEAN || var->kind != AUX_BATCH_VAR) continue;
+        ggmlc_layer *l = mean->layer;
+        const int64_t count = mean->count;
+        const float unbias = count > 1 ? (float)count / (float)(count - 1) : 1.0f;
+        blend_moving(g, l->params[2].t, mean->t, l->cfg.momentum, 1.0f);
+        blend_moving(g, l->params[3].t, var->t, l->cfg.momentum, unbias);
+    }
 }
 
 /* Input or label tensor of a batch: gathered from the data on the device (device-data.c) by
@@ -135,6 +163,7 @@ static struct nn_graph *build_graph(ggmlc_model *m, int64_t batch, bool training
         ggml_build_backward_expand(g->ctx, g->gb_grad, NULL);
         g->gb = ggml_graph_dup(g->ctx, g->gb_grad, true);
         if (!build_updates(m, g)) goto fail;
+        build_moving_stats(g);
     } else {
         g->gb = g->gf;
     }
@@ -276,31 +305,6 @@ static void draw_masks(ggmlc_model *m, struct nn_graph *g) {
     }
 }
 
-/* Moving statistics of batch normalisation after a training step. */
-static void update_moving_stats(struct nn_graph *g) {
-    for (int i = 0; i + 1 < g->build.n_aux; i++) {
-        const struct nn_aux *mean = &g->build.aux[i], *var = &g->build.aux[i + 1];
-        if (mean->kind != AUX_BATCH_MEAN || var->kind != AUX_BATCH_VAR) continue;
-        ggmlc_layer *l = mean->layer;
-        const int64_t c = ggml_nelements(mean->t), count = mean->count;
-        float *buf = malloc(sizeof(float) * 4 * (size_t)c);
-        if (!buf) continue;
-        float *bm = buf, *bv = buf + c, *mm = buf + 2 * c, *mv = buf + 3 * c;
-        ggml_backend_tensor_get(mean->t, bm, 0, sizeof(float) * (size_t)c);
-        ggml_backend_tensor_get(var->t, bv, 0, sizeof(float) * (size_t)c);
-        ggml_backend_tensor_get(l->params[2].t, mm, 0, sizeof(float) * (size_t)c);
-        ggml_backend_tensor_get(l->params[3].t, mv, 0, sizeof(float) * (size_t)c);
-        const float mo = l->cfg.momentum, unbias = count > 1 ? (float)count / (float)(count - 1) : 1.0f;
-        for (int64_t k = 0; k < c; k++) {
-            mm[k] = mo * mm[k] + (1 - mo) * bm[k];
-            mv[k] = mo * mv[k] + (1 - mo) * bv[k] * unbias;
-        }
-        ggml_backend_tensor_set(l->params[2].t, mm, 0, sizeof(float) * (size_t)c);
-        ggml_backend_tensor_set(l->params[3].t, mv, 0, sizeof(float) * (size_t)c);
-        free(buf);
-    }
-}
-
 /* This step's optimizer hyperparameters: AdamW's with bias corrections, or SGD's {lr, wd, momentum}. */
 static void set_hyperparameters(ggmlc_model *m) {
     const struct ggmlc_compile_options *o = &m->opt;
@@ -430,17 +434,16 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
         upload_batch(m, g, &d, buf);
         if (training) {
             draw_masks(m, g);
-            ggml_graph_reset(g->gb_grad);
+            ggmlc__nn_grads_reset(m, g);
             set_hyperparameters(m);
         }
-        if (ggml_backend_sched_graph_compute(m->sched, g->gb) != GGML_STATUS_SUCCESS) {
+        /* not waited for: the next step's host work overlaps this one on a GPU; reading a
+         * result from the device waits for it, and so does the pass's end */
+        if (ggml_backend_sched_graph_compute_async(m->sched, g->gb) != GGML_STATUS_SUCCESS) {
             status = ggmlc_set_error(GGMLC_ERR_BACKEND, "the computation of a batch failed (%s)", ggmlc_last_error());
             break;
         }
-        if (training) {
-            update_moving_stats(g);
-            m->step++;
-        }
+        if (training) m->step++;
         const bool scored = !st || !m->stats_acc || read_due(fo, progress, first + d.count, n);
         if (st && m->stats_acc && unread == 0) unread_from = ib;
         if (st && m->stats_acc) unread += d.count;
@@ -466,6 +469,7 @@ enum ggmlc_status ggmlc__nn_run_pass(ggmlc_model *m, const struct nn_data *data,
         }
         if (st && scored) after_batch(m, st, fo, epoch, ib, first + d.count, progress);
     }
+    ggml_backend_sched_synchronize(m->sched);
     free(buf);
     return status;
 }

@@ -327,6 +327,7 @@ void ggmlc_model_free(ggmlc_model *m) {
     ggml_free(m->ctx_params);
     ggmlc__nn_device_stats_free(m);
     ggmlc__nn_device_data_free(m);
+    ggmlc__nn_groups_free(m);
     for (int i = 0; i < m->n_backends; i++) ggml_backend_free(m->backends[i]);
     for (int i = 0; i < m->n_nodes; i++) free(m->nodes[i]);
     for (int i = 0; i < m->n_layers; i++) free(m->layers[i]);
@@ -506,8 +507,7 @@ static enum ggmlc_status place_params(ggmlc_model *m) {
         }
     }
     m->opt_pars = ggml_new_tensor_1d(m->ctx_params, GGML_TYPE_F32, ggmlc__optim_n_pars(kind));
-    m->buf_params = ggml_backend_alloc_ctx_tensors(m->ctx_params, m->backends[0]);
-    if (!m->buf_params) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_compile: cannot allocate the weights");
+    if (!ggmlc__nn_params_alloc(m)) return ggmlc_set_error(GGMLC_ERR_NOMEM, "ggmlc_model_compile: cannot allocate the weights");
     ggml_backend_buffer_set_usage(m->buf_params, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
     ggml_backend_buffer_clear(m->buf_params, 0);
     for (int i = 0; i < m->n_layers; i++) {

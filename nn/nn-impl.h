@@ -139,6 +139,9 @@ struct nn_graph {
     struct nn_build build;
     bool gathered;            /* inputs and labels gathered on the device (device-data.c) */
     struct ggml_tensor *idx;  /* then: the batch's sample indices, the one per-step upload */
+    bool grouped;             /* one optimizer node per parameter group (optim-group.c) */
+    bool accumulates;         /* then: some gradient is still summed into a cleared accumulator */
+    bool seed_set;            /* then: the loss's gradient seed is 1 for good (optim-group.c) */
 };
 
 /* What each output is trained with. */
@@ -154,6 +157,7 @@ struct ggmlc_history {
 };
 
 struct nn_device_data;
+struct nn_groups;
 
 struct ggmlc_model {
     bool sequential;
@@ -193,6 +197,7 @@ struct ggmlc_model {
     bool stats_refused; /* scored on the host */
     struct nn_device_data *dev_data; /* a fit's training data on the device (device-data.c) */
     bool data_on_device;             /* the fit under way gathers its batches there */
+    struct nn_groups *groups;        /* the trainable parameters packed per group (optim-group.c) */
 };
 
 /* ---------------------------------------------------------------- layers */
@@ -334,6 +339,26 @@ GGMLC_HIDDEN struct ggml_tensor *ggmlc__nn_gather(const ggmlc_model *m, struct g
                                                   bool output, int i, struct ggml_tensor *idx,
                                                   const struct ggml_tensor *like);
 GGMLC_HIDDEN void ggmlc__nn_device_data_free(ggmlc_model *m);
+
+/* ------------------------------------------------- parameter groups (optim-group.c) */
+
+/* The weights buffer (m->buf_params) for the tensors of ctx_params: trainable parameters and
+ * their optimizer state packed per group, with a gradient buffer in the same layout; where
+ * that cannot be (a buffer larger than the device allows), each tensor where
+ * ggml_backend_alloc_ctx_tensors puts it and no groups.  False when memory is short. */
+GGMLC_HIDDEN bool ggmlc__nn_params_alloc(ggmlc_model *m);
+GGMLC_HIDDEN void ggmlc__nn_groups_free(ggmlc_model *m);
+/* One optimizer update per group appended to the training graph g->gb, the gradient
+ * accumulators of g->gb_grad placed in the groups' gradient spans: 1 when done, 0 when g
+ * needs the per-tensor updates (no groups, clipped gradients, a parameter without an
+ * accumulator), -1 on failure (error set). */
+GGMLC_HIDDEN int ggmlc__nn_build_group_updates(ggmlc_model *m, struct nn_graph *g);
+/* The gradients of a training graph zeroed and the loss's seed set to 1 before a step: where g
+ * is grouped, one memset per group where some gradient accumulates and the seed where it is
+ * not set for good (often nothing at all), else ggml_graph_reset. */
+GGMLC_HIDDEN void ggmlc__nn_grads_reset(ggmlc_model *m, struct nn_graph *g);
+/* How many groups the model's parameters form (0 without groups). */
+GGMLC_HIDDEN int ggmlc__nn_group_count(const ggmlc_model *m);
 /* The label row of output k for sample s as the loss takes it (engine.c): one-hot for sparse
  * labels, class weights folded in. */
 GGMLC_HIDDEN void ggmlc__nn_target_row(const ggmlc_model *m, int k, const float *y, int64_t s,
