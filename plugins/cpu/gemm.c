@@ -193,8 +193,10 @@ static void store_partial(const float *tile, int nr, float *c, const struct dst_
         }
         return;
     }
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) c[i + j * v->ldc] = (accumulate ? c[i + j * v->ldc] : 0.0f) + tile[i * nr + j];
+    for (int64_t j = 0; j < cols; j++) { /* transposed: a run of `rows` values per output row */
+        float *cj = c + j * v->ldc;
+        for (int64_t i = 0; i < rows; i++) cj[i] = (accumulate ? cj[i] : 0.0f) + tile[i * nr + j];
+    }
 }
 
 /* Multiply the packed blocks: xbuf (mb rows from x row jc) by wbuf (nb rows from w row ic). */
