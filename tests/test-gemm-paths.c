@@ -296,6 +296,8 @@ int main(void) {
         {45, 9, 300, GGML_TYPE_BF16, GGML_TYPE_F16, false, false, 2},   /* converted activations */
         {101, 24, 129, GGML_TYPE_F16, GGML_TYPE_F32, false, false, 2},  /* two passes of columns */
         {5, 14, 64, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},     /* swapped: dst transposed */
+        {7, 40, 600, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},    /* swapped, summed over k blocks */
+        {30, 300, 520, GGML_TYPE_F16, GGML_TYPE_F32, true, false, 2},   /* the same in team mode */
         {64, 1, 4096, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 4},
         {9, 11, 0, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},     /* empty sums are zero */
         {57, 40, 544, GGML_TYPE_Q8_0, GGML_TYPE_F32, false, false, 2},  /* weights dequantized while packing */

@@ -129,6 +129,46 @@ static void test_mul_mat(void) {
     check_threaded("one product split by a team of 2 threads", NE(300, 200, 1, 1), NE(300, 150, 1, 1));
     check_threaded("12 products shared by 2 threads", NE(256, 64, 2, 1), NE(256, 80, 4, 3));
     check_threaded("3 products each split over 2 threads", NE(200, 130, 1, 1), NE(200, 70, 3, 1));
+    /* one weight matrix over batches of rows: computed as one product of all the rows */
+    check_threaded("2-D weights times 5 x 2 batches of 37 rows (one team product)", NE(130, 100, 1, 1),
+                   NE(130, 37, 5, 2));
+    check_threaded("2-D weights times 4 batches of 5 rows (one product, GEMM not dot path)", NE(33, 17, 1, 1),
+                   NE(33, 5, 4, 1));
+    check_threaded("2-D weights times 3 batches of 2 rows (one product, dot path)", NE(65, 40, 1, 1), NE(65, 2, 3, 1));
+}
+
+/* out_prod(W, transpose(g)) with W [n, K] shared by the batches of g [K, T, B] (the gradient
+ * of a linear layer's input over a batch of sequences), whose batches continue each other:
+ * one product.  Against double loops. */
+static void check_out_prod_flat(int64_t n, int64_t K, int64_t T, int64_t B) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, K);
+    struct ggml_tensor *g = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, T, B);
+    test_pattern(w, 61, 1 / 64.0);
+    test_pattern(g, 62, 1 / 64.0);
+    struct ggml_tensor *out = ggml_out_prod(ctx, w, ggml_transpose(ctx, g));
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    if (!tap_ok(out && ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS, "out_prod %lld x %lld by %lld x %lld x %lld computes",
+                (long long)n, (long long)K, (long long)K, (long long)T, (long long)B)) {
+        ggml_free(ctx);
+        return;
+    }
+    const size_t count = (size_t)(n * T * B);
+    float *ref = malloc(count * sizeof(float)), *res = malloc(count * sizeof(float));
+    const float *wv = w->data, *gv = g->data;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t i = 0; i < n; i++) {
+                double acc = 0;
+                for (int64_t q = 0; q < K; q++) acc += (double)wv[q * n + i] * gv[(b * T + t) * K + q];
+                ref[(b * T + t) * n + i] = (float)acc;
+            }
+    tensor_get_f32(out, res);
+    ok_nmse(res, ref, count, 1e-10, "out_prod of 2-D W and %lld transposed batches matches double loops", (long long)B);
+    free(ref);
+    free(res);
+    ggml_free(ctx);
 }
 
 static void check_out_prod(const char *name, enum ggml_type at, const int64_t ane[4], int aseed, const int64_t bne[4],
@@ -147,6 +187,8 @@ static void test_out_prod(void) {
     check_out_prod("op_batch", GGML_TYPE_F32, NE(17, 29, 2, 1), 33, NE(13, 29, 4, 3), 34, false);
     check_out_prod("op_bT", GGML_TYPE_F32, NE(20, 37, 1, 1), 35, NE(37, 11, 1, 1), 36, true);
     check_out_prod("op_f16", GGML_TYPE_F16, NE(70, 33, 1, 1), 37, NE(9, 33, 1, 1), 38, false);
+    check_out_prod_flat(130, 67, 41, 5); /* team mode */
+    check_out_prod_flat(9, 13, 7, 3);
 }
 
 static void check_mul_mat_id(const char *name, const char *ids_name, enum ggml_type at, const int64_t ane[4], int aseed,

@@ -68,6 +68,11 @@ static void test_rope(void) {
     struct ggml_tensor *y = ggml_rope(ctx, x, pos1, 12, GGML_ROPE_TYPE_NORMAL);
     ops_compute(ctx, y);
     nn_check(y, gs, "normal", ROPE_ERR, "ggml_rope normal mode, 12 of 16 dims rotated");
+    struct ggml_tensor *x32 = nn_input(ctx, gs, "x", GGML_TYPE_F32, false);
+    y = ggml_rope_inplace(ctx, x32, pos1, 12, GGML_ROPE_TYPE_NORMAL);
+    ops_compute(ctx, y);
+    tap_ok(y && y->data == x32->data, "rope_inplace of an f32 tensor stays in place");
+    nn_check(y, gs, "normal", ROPE_ERR, "rope_inplace f32 values (rows turned where they lie, 4 dims passing through)");
     struct ggml_tensor *x16 = nn_input(ctx, gs, "x", GGML_TYPE_F16, false);
     y = ggml_rope_inplace(ctx, x16, pos1, 12, GGML_ROPE_TYPE_NORMAL);
     ops_compute(ctx, y);

@@ -8,13 +8,26 @@ static size_t two_rows_work(const struct ggml_tensor *dst, int n_threads) {
     return nn_scratch_bytes(2 * dst->src[1]->ne[0], n_threads);
 }
 
-/* log(sum(exp(x))) of a row, shifted by its maximum. */
-static double log_sum_exp(const float *x, int64_t n) {
+/* The logits, labels and exponentials rows of the cross-entropy kernels. */
+static size_t three_rows_work(const struct ggml_tensor *dst, int n_threads) {
+    return nn_scratch_bytes(3 * dst->src[1]->ne[0], n_threads);
+}
+
+/* The maximum of a row (-inf when empty). */
+static float row_max(const float *x, int64_t n) {
     float max = -INFINITY;
     for (int64_t i = 0; i < n; i++) max = x[i] > max ? x[i] : max;
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) sum += exp((double)x[i] - max);
-    return max + log(sum);
+    return max;
+}
+
+/* log(sum(exp(x))) of a row, shifted by its maximum; e gets exp(x - max) and *sum their
+ * sum.  The exponentials are ew_expf's (vectorized, ~1e-8 relative): a libm exp in double
+ * per logit made the loss of a 256-way output (ggmlc-gpt: 2048 x 256 logits) cost more
+ * than the product that computed the logits. */
+static double log_sum_exp(float *e, const float *x, int64_t n, double *sum) {
+    const float max = row_max(x, n);
+    *sum = exp_shifted(e, x, max, n);
+    return max + log(*sum);
 }
 
 /* -(1/rows) * sum over rows of <labels, log_softmax(logits)>.  One task: the loss is a
@@ -22,14 +35,14 @@ static double log_sum_exp(const float *x, int64_t n) {
 static enum ggml_status cross_entropy_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *logits = dst->src[0], *labels = dst->src[1];
     const int64_t n = logits->ne[0], rows = ggml_nrows(logits);
-    float *x = nn_scratch(call, 2 * n), *t = x + n;
-    double total = 0.0;
+    float *x = nn_scratch(call, 3 * n), *t = x + n, *e = t + n;
+    double total = 0.0, sum;
     for (int64_t r = 0; r < rows; r++) {
         int64_t i1, i2, i3;
         nn_row_index(logits, r, &i1, &i2, &i3);
         nn_row_load(logits, i1, i2, i3, x);
         nn_row_load(labels, i1, i2, i3, t);
-        const double lse = log_sum_exp(x, n);
+        const double lse = log_sum_exp(e, x, n, &sum);
         for (int64_t i = 0; i < n; i++) {
             if (t[i] != 0.0f) total += (double)t[i] * ((double)x[i] - lse);
         }
@@ -43,14 +56,14 @@ static int one_task(const struct ggml_tensor *node, int n_threads) { return 1; }
 
 /* d/dlogits = (softmax(logits) * sum(labels) - labels) * grad / rows; src = grad, logits, labels.
  * (With labels summing to one per row this is ggml's softmax - labels; the sum keeps it
- * exact for any labels.) */
+ * exact for any labels.)  softmax = exp(x - max) / sum, so one exponential per logit. */
 static enum ggml_status cross_entropy_back_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *grad = dst->src[0], *logits = dst->src[1], *labels = dst->src[2];
     const int64_t n = logits->ne[0], rows = ggml_nrows(logits);
     float g;
     ew_load(&g, grad->data, grad->type, sizeof(float), 1);
     const double factor = (double)g / (double)rows;
-    float *x = nn_scratch(call, 2 * n), *t = x + n;
+    float *x = nn_scratch(call, 3 * n), *t = x + n, *e = t + n;
     int64_t r0, r1;
     cpu_split_range(rows, call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -58,10 +71,11 @@ static enum ggml_status cross_entropy_back_compute(const struct ggmlc_op_call *c
         nn_row_index(logits, r, &i1, &i2, &i3);
         nn_row_load(logits, i1, i2, i3, x);
         nn_row_load(labels, i1, i2, i3, t);
-        const double lse = log_sum_exp(x, n);
-        double label_sum = 0.0;
+        double sum, label_sum = 0.0;
+        log_sum_exp(e, x, n, &sum);
         for (int64_t i = 0; i < n; i++) label_sum += t[i];
-        for (int64_t i = 0; i < n; i++) x[i] = (float)((exp((double)x[i] - lse) * label_sum - t[i]) * factor);
+        const double scale = label_sum / sum;
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(((double)e[i] * scale - t[i]) * factor);
         nn_row_store(dst, i1, i2, i3, x);
     }
     return GGML_STATUS_SUCCESS;
@@ -180,10 +194,10 @@ static enum ggml_status sgd_compute(const struct ggmlc_op_call *call, struct ggm
 
 void cpu_nn_loss_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_CROSS_ENTROPY_LOSS] = cross_entropy_compute;
-    t->work_size[GGML_OP_CROSS_ENTROPY_LOSS] = two_rows_work;
+    t->work_size[GGML_OP_CROSS_ENTROPY_LOSS] = three_rows_work;
     t->n_tasks[GGML_OP_CROSS_ENTROPY_LOSS] = one_task;
     t->compute[GGML_OP_CROSS_ENTROPY_LOSS_BACK] = cross_entropy_back_compute;
-    t->work_size[GGML_OP_CROSS_ENTROPY_LOSS_BACK] = two_rows_work;
+    t->work_size[GGML_OP_CROSS_ENTROPY_LOSS_BACK] = three_rows_work;
     t->compute[GGML_OP_SILU_BACK] = silu_back_compute;
     t->work_size[GGML_OP_SILU_BACK] = two_rows_work;
     t->compute[GGML_OP_OPT_STEP_ADAMW] = adamw_compute;

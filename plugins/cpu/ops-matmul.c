@@ -124,15 +124,60 @@ static bool split_by_batch(int64_t n_batches, int nth) {
     return n_batches >= nth && (n_batches % nth == 0 || n_batches >= 4 * nth);
 }
 
-/* Run the batches of a product node: whole products per thread when there are many,
- * else each product split over all threads (in team mode when it is large). */
+typedef struct cpu_gemm_problem (*batch_problem_fn)(const struct ggml_tensor *, int64_t, int64_t, const void *);
+
+/* Whether batch q continues batch p of one product: the same weights and strides, its x
+ * rows and dst rows `rows` rows (of p's strides) after p's first ones. */
+static bool batch_continues(const struct cpu_gemm_problem *p, const struct cpu_gemm_problem *q, int64_t rows) {
+    return q->w.data == p->w.data && q->w.row_stride == p->w.row_stride && q->w.k_stride == p->w.k_stride &&
+           q->x.row_stride == p->x.row_stride && q->x.k_stride == p->x.k_stride && q->dst_stride == p->dst_stride &&
+           (const char *)q->x.data == (const char *)p->x.data + rows * (int64_t)p->x.row_stride &&
+           (const char *)q->dst == (const char *)p->dst + rows * (int64_t)p->dst_stride;
+}
+
+/* Batches that share one weight matrix (a 2-D weight times a batch of sequences) and whose
+ * x and dst rows run on at the same strides from one batch to the next are one product of
+ * all their rows: *flat gets it.  Its weights are packed once instead of once per batch,
+ * and every thread shares it (team mode) instead of taking whole batches. */
+static bool batches_as_one(const struct ggml_tensor *dst, batch_problem_fn problem, const void *arg,
+                           struct cpu_gemm_problem *flat) {
+    const int64_t n2 = dst->ne[2], n3 = dst->ne[3];
+    if (n2 * n3 <= 1) return false;
+    *flat = problem(dst, 0, 0, arg);
+    if (flat->m <= 0) return false;
+    if (n2 > 1) {
+        const struct cpu_gemm_problem q = problem(dst, 1, 0, arg);
+        if (!batch_continues(flat, &q, flat->m)) return false;
+    }
+    if (n3 > 1) {
+        const struct cpu_gemm_problem q = problem(dst, 0, 1, arg);
+        if (!batch_continues(flat, &q, flat->m * n2)) return false;
+    }
+    /* x and dst move linearly with (i2, i3), the weights with (i2 / r2, i3 / r3): the last
+     * batch having the first one's weights, every batch has them */
+    const struct cpu_gemm_problem last = problem(dst, n2 - 1, n3 - 1, arg);
+    if (last.w.data != flat->w.data) return false;
+    flat->m *= n2 * n3;
+    return true;
+}
+
+/* Run the batches of a product node: one product when they form one (batches_as_one), whole
+ * products per thread when there are many, else each product split over all threads (in
+ * team mode when it is large).  m: the rows of x of one batch. */
 static void run_batches(const struct ggmlc_op_call *call, struct ggml_tensor *dst, size_t shared_offset,
-                        struct cpu_gemm_problem (*problem)(const struct ggml_tensor *, int64_t, int64_t, const void *),
-                        const void *arg, int64_t m, int64_t k) {
+                        batch_problem_fn problem, const void *arg, int64_t m, int64_t k) {
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
-    void *team_shared = (char *)call->wdata + shared_offset;
-    void *work = cpu_matmul_thread_work(call, shared_offset + cpu_gemm_team_shared(kern, m, k), cpu_gemm_thread_work(kern, m, k));
     const int64_t n_batches = dst->ne[2] * dst->ne[3];
+    const int64_t all_rows = m * n_batches; /* the scratch is sized for these (batches_work_size) */
+    void *team_shared = (char *)call->wdata + shared_offset;
+    void *work = cpu_matmul_thread_work(call, shared_offset + cpu_gemm_team_shared(kern, all_rows, k),
+                                        cpu_gemm_thread_work(kern, all_rows, k));
+    struct cpu_gemm_problem flat;
+    if (batches_as_one(dst, problem, arg, &flat)) {
+        if (cpu_gemm_use_team(kern, &flat, call->nth)) cpu_gemm_compute_team(kern, &flat, call, team_shared, work);
+        else cpu_gemm_compute(kern, &flat, call->ith, call->nth, work);
+        return;
+    }
     const bool by_batch = split_by_batch(n_batches, call->nth);
     for (int64_t bi = by_batch ? call->ith : 0; bi < n_batches; bi += by_batch ? call->nth : 1) {
         const struct cpu_gemm_problem p = problem(dst, bi % dst->ne[2], bi / dst->ne[2], arg);
@@ -142,10 +187,12 @@ static void run_batches(const struct ggmlc_op_call *call, struct ggml_tensor *ds
     }
 }
 
-/* Scratch of run_batches after shared_offset bytes. */
-static size_t batches_work_size(int n_threads, int64_t m, int64_t k) {
+/* Scratch of run_batches after shared_offset bytes, for the batches of dst with m rows of x
+ * each (sized for all of them as one product). */
+static size_t batches_work_size(const struct ggml_tensor *dst, int n_threads, int64_t m, int64_t k) {
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
-    return cpu_gemm_team_shared(kern, m, k) + (size_t)n_threads * cpu_gemm_thread_work(kern, m, k);
+    const int64_t all_rows = m * dst->ne[2] * dst->ne[3];
+    return cpu_gemm_team_shared(kern, all_rows, k) + (size_t)n_threads * cpu_gemm_thread_work(kern, all_rows, k);
 }
 
 /* Scratch of the activations of quantized weights in the GEMM: every row of b rounded
@@ -375,7 +422,7 @@ static size_t mul_mat_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (mul_mat_uses_gemm(node))
         return rounded_rows_size(a, b, n_threads) +
-               batches_work_size(n_threads, b->ne[1], b->ne[0]);
+               batches_work_size(node, n_threads, b->ne[1], b->ne[0]);
     if (cpu_get_vec_dot_rows(a->type)) return multi_row_work_size(a, b, n_threads);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
 }
@@ -443,7 +490,7 @@ static bool out_prod_supports(const struct ggml_tensor *node) {
 
 static size_t out_prod_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    return out_prod_dequant_size(a) + batches_work_size(n_threads, b->ne[0], a->ne[1]);
+    return out_prod_dequant_size(a) + batches_work_size(node, n_threads, b->ne[0], a->ne[1]);
 }
 
 /* Products below this many multiply-adds run as one task: a single thread finishes them

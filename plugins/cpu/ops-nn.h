@@ -26,6 +26,16 @@ CPU_HIDDEN void cpu_nn_attn_register(struct cpu_op_table *t);    /* ops-attn.c *
 CPU_HIDDEN bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
 CPU_HIDDEN void cpu_nn_loss_register(struct cpu_op_table *t);    /* ops-loss.c */
 
+/* y[i] = exp(x[i] - shift) (y may be x); returns their sum, accumulated in double.
+ * ew_expf is branch-free, so the first loop vectorizes at every x86-64 level
+ * (softmax and the cross-entropy loss). */
+EW_CLONES static inline double exp_shifted(float *y, const float *x, float shift, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = ew_expf(x[i] - shift);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += y[i];
+    return sum;
+}
+
 /* Address of element (i0, i1, i2, i3). */
 static inline char *nn_elem(const struct ggml_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
     return (char *)t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];

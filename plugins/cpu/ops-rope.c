@@ -140,6 +140,8 @@ static enum ggml_status rope_compute(const struct ggmlc_op_call *call, struct gg
     for (int64_t i2 = 0; table && i2 < src->ne[2]; i2++) table[i2 * entry + 2 * n_pairs] = 0.0f; /* not filled */
     const bool vision = p.mode == GGML_ROPE_TYPE_VISION, neox_like = (p.mode & (GGML_ROPE_TYPE_NEOX | GGML_ROPE_TYPE_MROPE)) != 0;
     int64_t r0, r1, cached_i2 = -1;
+    /* whether the pairs turned cover every dimension of a row (none passes through) */
+    const bool covers = !vision && p.n_offs == 0 && 2 * n_pairs == ne0;
     cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
@@ -156,13 +158,19 @@ static enum ggml_status rope_compute(const struct ggmlc_op_call *call, struct gg
             rope_fill_cache(&p, dst->src[1], dst->src[2], src->ne[2], i2, n_pairs, cache);
             cached_i2 = i2;
         }
-        nn_row_load(src, i1, i2, i3, x);
-        memcpy(y, x, (size_t)ne0 * sizeof(float)); /* dimensions outside the range pass through */
-        float *xr = x + p.n_offs, *yr = y + p.n_offs; /* the rotated range (vision: n_offs = 0) */
+        /* f32 rows are rotated where they lie (heads of 32 values: the copies to and from
+         * scratch were most of the op's time); others go through the scratch rows */
+        const float *in = nn_f32_row(src, i1, i2, i3);
+        float *out = nn_f32_row(dst, i1, i2, i3);
+        if (!in) nn_row_load(src, i1, i2, i3, x), in = x;
+        if (!out || (out != in && out < in + ne0 && in < out + ne0)) out = y; /* partial overlap */
+        if (out != in && !covers) memcpy(out, in, (size_t)ne0 * sizeof(float)); /* dimensions outside pass through */
+        const float *xr = in + p.n_offs; /* the rotated range (vision: n_offs = 0) */
+        float *yr = out + p.n_offs;
         if (vision) rotate_pairs(xr, yr, angles, n_pairs, 1, p.n_dims);
         else if (neox_like) rotate_pairs(xr, yr, angles, n_pairs, 1, p.n_dims / 2);
         else rotate_pairs(xr, yr, angles, n_pairs, 2, 1);
-        nn_row_store(dst, i1, i2, i3, y);
+        if (out == y) nn_row_store(dst, i1, i2, i3, y);
     }
     return GGML_STATUS_SUCCESS;
 }

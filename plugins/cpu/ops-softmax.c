@@ -9,15 +9,6 @@ static size_t soft_max_work(const struct ggml_tensor *dst, int n_threads) {
     return nn_scratch_bytes(2 * dst->ne[0], n_threads);
 }
 
-/* y[i] = exp(x[i] - shift) (y may be x); returns their sum, accumulated in double.
- * ew_expf is branch-free, so the first loop vectorizes at every x86-64 level. */
-EW_CLONES static double exp_shifted(float *y, const float *x, float shift, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = ew_expf(x[i] - shift);
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) sum += y[i];
-    return sum;
-}
-
 /* Normalise w[0..n) in place into softmax probabilities; sink (or -INFINITY) joins the
  * normalisation without an output.  A row whose every logit is -inf becomes zeros
  * rather than NaN, so that a fully masked row does not poison what follows. */
