@@ -287,6 +287,9 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
  * the tile kernel is not used for groups of up to CPU_QUANT_MAX_ROWS rows, which is all of them. */
 #define QUANT_TILE_MIN_ROWS (CPU_QUANT_MAX_ROWS + 1)
 
+/* Activation rows up to which ggml-order products take the group kernels of quant-match.h. */
+#define QMATCH_GROUP_MAX_ROWS CPU_QUANT_MAX_ROWS
+
 bool cpu_matmul_uses_planes(enum ggml_type type) {
     return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0;
 }
@@ -323,6 +326,8 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int tile_min_rows = serial ? 2 : QUANT_TILE_MIN_ROWS; /* one row: serial kernel (faster here) */
     const bool tile_ok = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE && (serial || !cpu_qmatch_type(a->type));
     const cpu_vec_dot_tile_t tile = tile_ok ? cpu_get_vec_dot_tile(a->type) : NULL;
+    /* ggml's orders, groups of weight rows at once (quant-match.h) where rows remain */
+    const cpu_vec_dot_tile_t group = cpu_qmatch_type(a->type) ? cpu_qmatch_group(a->type, serial) : NULL;
 
     const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     int64_t n0, n1;
@@ -345,8 +350,11 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                     tile((int)k, wmat + c0 * a->nb[1], a->nb[1], &y, out + c0, dst->nb[1] / sizeof(float));
                     continue;
                 }
-                for (int64_t n = c0; n < c1; n++)
-                    kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
+                int64_t n = c0;
+                if (group && nrows <= QMATCH_GROUP_MAX_ROWS)
+                    for (; n + CPU_QMATCH_GROUP <= c1; n += CPU_QMATCH_GROUP)
+                        group((int)k, wmat + n * a->nb[1], a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
+                for (; n < c1; n++) kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
             }
         }
     }
