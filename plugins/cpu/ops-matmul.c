@@ -290,6 +290,15 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
 /* Activation rows up to which ggml-order products take the group kernels of quant-match.h. */
 #define QMATCH_GROUP_MAX_ROWS CPU_QUANT_MAX_ROWS
 
+/* The largest weight matrix (bytes) whose eight-lane products take the group kernels: they
+ * read four rows at once, four streams, which lose to one row at a time once the weights
+ * come from DRAM.  Q8_0, k = 4096, one thread, process CPU time of one column, one row at a
+ * time / group (2026-12-03 04:35 UTC, Zen 5, loaded machine): 64 rows 12.9 / 10.6 us, 512
+ * rows 76.9 / 61.2, 2048 rows (8.9 MB) 310 / 245, 4096 rows (17.8 MB) 660-860 / 1130-1490,
+ * 14336 rows 2.6-3.1 / 5.1-5.2 ms.  The block-serial group kernel (eight streams, but half
+ * the bytes and a shorter reduction) won at every size: Q4_0 4096 x 14336 4.0 -> 3.3 ms. */
+#define QMATCH_LANES_GROUP_MAX_BYTES ((size_t)4 << 20)
+
 bool cpu_matmul_uses_planes(enum ggml_type type) {
     return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0;
 }
@@ -327,7 +336,8 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const bool tile_ok = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE && (serial || !cpu_qmatch_type(a->type));
     const cpu_vec_dot_tile_t tile = tile_ok ? cpu_get_vec_dot_tile(a->type) : NULL;
     /* ggml's orders, groups of weight rows at once (quant-match.h) where rows remain */
-    const cpu_vec_dot_tile_t group = cpu_qmatch_type(a->type) ? cpu_qmatch_group(a->type, serial) : NULL;
+    const bool group_ok = cpu_qmatch_type(a->type) && (serial || (size_t)a->ne[1] * a->nb[1] <= QMATCH_LANES_GROUP_MAX_BYTES);
+    const cpu_vec_dot_tile_t group = group_ok ? cpu_qmatch_group(a->type, serial) : NULL;
 
     const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     int64_t n0, n1;
