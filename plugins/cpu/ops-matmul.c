@@ -287,18 +287,6 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
  * the tile kernel is not used for groups of up to CPU_QUANT_MAX_ROWS rows, which is all of them. */
 #define QUANT_TILE_MIN_ROWS (CPU_QUANT_MAX_ROWS + 1)
 
-/* Activation rows up to which ggml-order products take the group kernels of quant-match.h. */
-#define QMATCH_GROUP_MAX_ROWS CPU_QUANT_MAX_ROWS
-
-/* The largest weight matrix (bytes) whose eight-lane products take the group kernels: they
- * read four rows at once, four streams, which lose to one row at a time once the weights
- * come from DRAM.  Q8_0, k = 4096, one thread, process CPU time of one column, one row at a
- * time / group (2026-12-03 04:35 UTC, Zen 5, loaded machine): 64 rows 12.9 / 10.6 us, 512
- * rows 76.9 / 61.2, 2048 rows (8.9 MB) 310 / 245, 4096 rows (17.8 MB) 660-860 / 1130-1490,
- * 14336 rows 2.6-3.1 / 5.1-5.2 ms.  The block-serial group kernel (eight streams, but half
- * the bytes and a shorter reduction) won at every size: Q4_0 4096 x 14336 4.0 -> 3.3 ms. */
-#define QMATCH_LANES_GROUP_MAX_BYTES ((size_t)4 << 20)
-
 bool cpu_matmul_uses_planes(enum ggml_type type) {
     return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0;
 }
@@ -335,9 +323,6 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int tile_min_rows = serial ? 2 : QUANT_TILE_MIN_ROWS; /* one row: serial kernel (faster here) */
     const bool tile_ok = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE && (serial || !cpu_qmatch_type(a->type));
     const cpu_vec_dot_tile_t tile = tile_ok ? cpu_get_vec_dot_tile(a->type) : NULL;
-    /* ggml's orders, groups of weight rows at once (quant-match.h) where rows remain */
-    const bool group_ok = cpu_qmatch_type(a->type) && (serial || (size_t)a->ne[1] * a->nb[1] <= QMATCH_LANES_GROUP_MAX_BYTES);
-    const cpu_vec_dot_tile_t group = group_ok ? cpu_qmatch_group(a->type, serial) : NULL;
 
     const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     int64_t n0, n1;
@@ -360,11 +345,8 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                     tile((int)k, wmat + c0 * a->nb[1], a->nb[1], &y, out + c0, dst->nb[1] / sizeof(float));
                     continue;
                 }
-                int64_t n = c0;
-                if (group && nrows <= QMATCH_GROUP_MAX_ROWS)
-                    for (; n + CPU_QMATCH_GROUP <= c1; n += CPU_QMATCH_GROUP)
-                        group((int)k, wmat + n * a->nb[1], a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
-                for (; n < c1; n++) kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
+                for (int64_t n = c0; n < c1; n++)
+                    kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
             }
         }
     }

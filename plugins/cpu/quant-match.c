@@ -118,13 +118,3 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
 }
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_on_path(cpu_current_quant_path()); }
-
-cpu_vec_dot_tile_t cpu_qmatch_group_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path) {
-    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_group_vnni(type, serial)) return cpu_qmatch_group_vnni(type, serial);
-    if (path != CPU_QUANT_GENERIC) return cpu_qmatch_group_avx2(type, serial);
-    return NULL;
-}
-
-cpu_vec_dot_tile_t cpu_qmatch_group(enum ggml_type type, bool serial) {
-    return cpu_qmatch_group_on_path(type, serial, cpu_current_quant_path());
-}

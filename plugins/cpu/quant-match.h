@@ -50,17 +50,4 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void);
 
-/* Group kernels: CPU_QMATCH_GROUP weight rows (row j at x + j * x_stride bytes) against
- * y->nrows activation rows, s[r * s_stride + j] = x_j . y_r, each row in the order of the
- * single-row kernels above to the bit.  Several weight rows at once give the fused
- * multiply-adds room to overlap (one row's chain of one FMA per block is latency-bound at
- * one activation row) and, block-serial, let one vector of eight rows share the float
- * scaling, as ggml's repacked GEMV does.  The block-serial kernel reads y->sums.  NULL for
- * the types, orders and paths without one (the portable path has none). */
-#define CPU_QMATCH_GROUP 8
-CPU_HIDDEN cpu_vec_dot_tile_t cpu_qmatch_group_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
-CPU_HIDDEN cpu_vec_dot_tile_t cpu_qmatch_group(enum ggml_type type, bool serial);
-CPU_HIDDEN cpu_vec_dot_tile_t cpu_qmatch_group_avx2(enum ggml_type type, bool serial);
-CPU_HIDDEN cpu_vec_dot_tile_t cpu_qmatch_group_vnni(enum ggml_type type, bool serial);
-
 #endif /* GGMLC_CPU_QUANT_MATCH_H */
