@@ -1,6 +1,6 @@
 /*
  * test-quant-match.c - Q8_0 and Q4_0 mul_mat on the CPU backend gives ggml's
- * bits (its x86 build, AVX2 or better), at 1, 2, 8, 64 and 160 columns, on 1
+ * bits (its x86 build, AVX2 or better), at 1, 2, 3, 5, 8, 64 and 160 columns, on 1
  * and 2 threads, for an odd number of blocks per row.  The expected values
  * come from a scalar model of ggml's arithmetic written out here:
  *  - activations quantized as ggml's AVX quantize_row_q8_0: d = amax / 127
@@ -110,7 +110,7 @@ static void check_case(enum ggml_type type, int rows, bool serial, const struct 
     ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
     expected(type, wq, rows, serial, op, want);
     free(wq);
-    const int col_counts[] = {1, 2, 8, 64, MAX_COLS};
+    const int col_counts[] = {1, 2, 3, 5, 8, 64, MAX_COLS};
     for (int t = 1; t <= 2; t++)
         for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
             const int cols = col_counts[i];

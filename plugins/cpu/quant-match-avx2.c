@@ -90,36 +90,58 @@ void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
 }
 
 /* Block-serial Q4_0 (the rows the 16-row tile kernel leaves, or every row without
- * AVX-512): each block's integer sum reduced to a scalar, then one fused multiply-add. */
-/* One activation row (decoding): the accumulator stays in a register. */
-static void serial_row_q4_0(int n, const void *vx, const int8_t *qy, const float *dy, float *s) {
-    __m128 acc = _mm_setzero_ps();
-    for (int b = 0; b < n / QK8_0; b++) {
-        const __m256i w = levels_q4_0(vx, b);
-        const int isum = qd_hsum_epi32(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(qy + (size_t)b * QK8_0)));
-        acc = _mm_fmadd_ss(_mm_set_ss(scale_q4_0(vx, b) * dy[b]), _mm_cvtsi32_ss(_mm_setzero_ps(), isum), acc);
-    }
-    *s = _mm_cvtss_f32(acc);
+ * AVX-512): each block's integer sum reduced to a scalar, then one fused multiply-add per
+ * activation row, block after block.  Two blocks share one reduction of their lanes (the
+ * nibbles enter unsigned and each block's sum is corrected by -8 * sum(y): exact integers),
+ * and every activation row's accumulator stays in a register. */
+static inline __m256i lane_sums_unsigned(__m256i u, __m256i y) {
+#ifdef QMATCH_VNNI
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, y);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, y), _mm256_set1_epi16(1)); /* |15 * 127 * 2| fits int16 */
+#endif
 }
 
-static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    if (y->nrows == 1) {
-        serial_row_q4_0(n, vx, y->qs, y->d, s);
-        return;
-    }
-    float acc[CPU_QUANT_MAX_ROWS] = {0};
-    for (int b = 0; b < n / QK8_0; b++) {
-        const __m256i w = levels_q4_0(vx, b), w_abs = _mm256_sign_epi8(w, w);
-        const float dx = scale_q4_0(vx, b);
-        for (int r = 0; r < y->nrows; r++) {
-            const __m256i q = qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0);
-            const int isum = qd_hsum_epi32(lane_sums(w_abs, w, q));
-            acc[r] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(dx * y->d[r * y->d_stride + b]), _mm_set_ss((float)isum),
-                                                _mm_set_ss(acc[r])));
+/* Lanes 0 and 1: the sums of the eight lanes of p0 and of p1. */
+static inline __m128i block_sums2(__m256i p0, __m256i p1) {
+    const __m256i h = _mm256_hadd_epi32(p0, p1);
+    const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    return _mm_hadd_epi32(t, t);
+}
+
+static inline __attribute__((always_inline)) void serial_rows_q4_0_nr(int n, const void *vx, const struct cpu_q8_rows *y,
+                                                                      float *s, size_t s_stride, const int nr) {
+    const block_q4_0 *x = vx;
+    const int nb = n / QK8_0;
+    __m128 acc[CPU_QUANT_MAX_ROWS];
+    QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm_setzero_ps();
+    int b = 0;
+    for (; b + 1 < nb; b += 2) {
+        const __m256i u0 = qd_unpack_nibbles(x[b].qs), u1 = qd_unpack_nibbles(x[b + 1].qs);
+        const float dx0 = qd_h2f(x[b].d), dx1 = qd_h2f(x[b + 1].d);
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {
+            const int8_t *qy = y->qs + r * y->qs_stride + (size_t)b * QK8_0;
+            const float *dy = y->d + r * y->d_stride + b;
+            const int32_t *sy = y->sums + r * y->d_stride + b;
+            const __m128i t = _mm_sub_epi32(block_sums2(lane_sums_unsigned(u0, qd_load32(qy)), lane_sums_unsigned(u1, qd_load32(qy + QK8_0))),
+                                            _mm_slli_epi32(_mm_loadl_epi64((const __m128i *)sy), 3));
+            const __m128 f = _mm_cvtepi32_ps(t); /* block b's sum, block b + 1's */
+            acc[r] = _mm_fmadd_ss(_mm_set_ss(dx0 * dy[0]), f, acc[r]);
+            acc[r] = _mm_fmadd_ss(_mm_set_ss(dx1 * dy[1]), _mm_movehdup_ps(f), acc[r]);
         }
     }
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
+    if (b < nb) {
+        const __m256i u = qd_unpack_nibbles(x[b].qs);
+        const float dx = qd_h2f(x[b].d);
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {
+            const int isum = qd_hsum_epi32(lane_sums_unsigned(u, qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0))) -
+                             8 * y->sums[r * y->d_stride + b];
+            acc[r] = _mm_fmadd_ss(_mm_set_ss(dx * y->d[r * y->d_stride + b]), _mm_cvtsi32_ss(_mm_setzero_ps(), isum), acc[r]);
+        }
+    }
+    QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = _mm_cvtss_f32(acc[r]);
 }
+QD_ROWS_DISPATCH(serial_rows_q4_0)
 
 cpu_vec_dot_rows_t QMATCH_SERIAL(void) { return serial_rows_q4_0; }
 

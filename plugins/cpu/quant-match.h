@@ -42,7 +42,8 @@ CPU_HIDDEN void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_ta
 CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 
 /* The block-serial multi-row kernel of Q4_0 on a path (the AVX-512 VNNI tile kernel of
- * quant-dot.h sums in this order too, 16 weight rows at once), and on this CPU's path. */
+ * quant-dot.h sums in this order too, 16 weight rows at once), and on this CPU's path.
+ * The AVX2 and VNNI kernels read the activations' block sums (y->sums). */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
 
