@@ -970,7 +970,7 @@ enum ggml_scale_mode {
 
 enum ggml_scale_flag {
     GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
-    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9), /* not supported yet: ggml_interpolate refuses it */
+    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9), /* bilinear only: PyTorch's antialias=True (CPU) */
 };
 
 /* Multiply ne0 and ne1 by an integer factor. */

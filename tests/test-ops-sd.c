@@ -7,7 +7,10 @@
  *  - ggml_quantize_i8_convrot: a hand-worked row, then rows against a double-precision
  *    rotation written as a matrix (the Kronecker power of ggml's 4 x 4 butterfly);
  *  - ggml_mul_mat_i8_tensorwise: float and pre-quantized activations give the same bits,
- *    equal to the integer dot scaled in double; and the errors of both constructors.
+ *    equal to the integer dot scaled in double; and the errors of both constructors;
+ *  - ggml_interpolate with GGML_SCALE_FLAG_ANTIALIAS (sd.cpp's antialiased latent upscalers):
+ *    a hand-worked row, then shrinking and enlarging against PyTorch's separable algorithm
+ *    (F.interpolate(..., mode="bilinear", antialias=True)) written in double.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -296,8 +299,82 @@ static void test_i8(void) {
     test_i8_errors();
 }
 
+/* ---------------------------------------------------- antialiased resampling */
+
+/* PyTorch's weights of one axis (upsample bilinear, antialias): out [n_out][n_in], each row
+ * normalized; the filter is the triangle widened by the scale when shrinking. */
+static void aa_weights_ref(int n_in, int n_out, double *out) {
+    const double scale = (double)n_in / n_out, support = scale >= 1 ? scale : 1.0, inv = scale >= 1 ? 1 / scale : 1.0;
+    for (int i = 0; i < n_out; i++) {
+        const double center = scale * (i + 0.5);
+        int lo = (int)(center - support + 0.5), hi = (int)(center + support + 0.5);
+        lo = lo < 0 ? 0 : lo;
+        hi = hi > n_in ? n_in : hi;
+        double total = 0;
+        for (int j = 0; j < n_in; j++) {
+            const double t = 1 - fabs((j - center + 0.5) * inv);
+            out[i * n_in + j] = j >= lo && j < hi && t > 0 ? t : 0;
+            total += out[i * n_in + j];
+        }
+        for (int j = 0; j < n_in; j++) out[i * n_in + j] /= total;
+    }
+}
+
+/* [W, H, C] to [OW, OH, C]: every value within 1e-5 (relative to the largest) of the reference. */
+static void check_antialias(int W, int H, int C, int OW, int OH) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, W, H, C);
+    test_seed(W * 131 + OW);
+    test_fill_uniform(x->data, (size_t)W * H * C, -1.0f, 1.0f);
+    struct ggml_tensor *y = ggml_interpolate(ctx, x, OW, OH, C, 1, GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ANTIALIAS);
+    double *wx = malloc(sizeof(double) * OW * W), *wy = malloc(sizeof(double) * OH * H);
+    if (tap_ok(y && compute(ctx, y, 2), "interpolate antialias [%d, %d, %d] -> [%d, %d] computes", W, H, C, OW, OH)) {
+        aa_weights_ref(W, OW, wx);
+        aa_weights_ref(H, OH, wy);
+        double worst = 0;
+        for (int c = 0; c < C; c++)
+            for (int i1 = 0; i1 < OH; i1++)
+                for (int i0 = 0; i0 < OW; i0++) {
+                    double ref = 0;
+                    for (int s1 = 0; s1 < H; s1++)
+                        for (int s0 = 0; s0 < W; s0++)
+                            ref += wy[i1 * H + s1] * wx[i0 * W + s0] * ((const float *)x->data)[(c * H + s1) * W + s0];
+                    const double err = fabs(((const float *)y->data)[(c * OH + i1) * OW + i0] - ref);
+                    worst = err > worst ? err : worst;
+                }
+        tap_ok(worst < 1e-5, "interpolate antialias [%d, %d] -> [%d, %d]: within %.2g of PyTorch's algorithm in double", W, H,
+               OW, OH, worst);
+    }
+    free(wx);
+    free(wy);
+    ggml_free(ctx);
+}
+
+/* [1, 2, 3, 4] to 2 values: scale 2, support 2; output 0 takes inputs 0..2 with triangle weights
+ * 0.75, 0.75, 0.25 (sum 1.75): 3 / 1.75; output 1 inputs 1..3 with 0.25, 0.75, 0.75: 5.75 / 1.75. */
+static void check_antialias_by_hand(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 1);
+    const float xv[4] = {1, 2, 3, 4};
+    memcpy(x->data, xv, sizeof xv);
+    struct ggml_tensor *y = ggml_interpolate(ctx, x, 2, 1, 1, 1, GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ANTIALIAS);
+    const float *v = y && compute(ctx, y, 1) ? y->data : NULL;
+    tap_ok(v && fabsf(v[0] - 3.0f / 1.75f) < 1e-6f && fabsf(v[1] - 5.75f / 1.75f) < 1e-6f,
+           "interpolate antialias by hand: [1 2 3 4] -> %.7g %.7g (3/1.75, 5.75/1.75)", v ? v[0] : NAN, v ? v[1] : NAN);
+    ggml_free(ctx);
+}
+
+static void test_antialias(void) {
+    check_antialias_by_hand();
+    check_antialias(37, 29, 2, 10, 7); /* shrink by non-integer factors */
+    check_antialias(16, 16, 3, 4, 8);
+    check_antialias(5, 4, 1, 11, 9); /* enlarge: support of one pixel */
+    check_antialias(12, 10, 1, 12, 3);
+}
+
 int main(void) {
     test_lowbit();
     test_i8();
+    test_antialias();
     return tap_done();
 }
