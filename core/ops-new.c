@@ -57,9 +57,34 @@ struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_t
 
 /* ------------------------------------------------- declared, not built */
 
+/* q [D, H, T, S] F32, k [D, 1, n_kv, S], weights [H, T, 1, S] F32, mask [n_kv, T, 1, S_m] F16
+ * with S_m dividing S: the result [n_kv, T, 1, S] (ggml d99724f's shapes, as it asserts them). */
+static bool indexer_shapes_ok(const struct ggml_tensor *q, const struct ggml_tensor *k, const struct ggml_tensor *w,
+                              const struct ggml_tensor *m) {
+    return q->ne[0] == k->ne[0] && m->ne[0] == k->ne[2] && q->ne[1] == w->ne[0] && k->ne[1] == 1 &&
+           m->ne[1] == q->ne[2] && q->ne[2] == w->ne[1] && w->ne[2] == 1 && m->ne[2] == 1 && q->ne[3] == k->ne[3] &&
+           k->ne[3] == w->ne[3] && m->ne[3] > 0 && w->ne[3] % m->ne[3] == 0;
+}
+
 struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
                                            struct ggml_tensor *weights, struct ggml_tensor *mask) {
-    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "the DeepSeek lightning indexer is not implemented in ggmlc");
+    GGMLC_CHECK_SRC(q);
+    GGMLC_CHECK_SRC(k);
+    GGMLC_CHECK_SRC(weights);
+    GGMLC_CHECK_SRC(mask);
+    if (q->type != GGML_TYPE_F32 || weights->type != GGML_TYPE_F32 || mask->type != GGML_TYPE_F16 ||
+        (k->type != GGML_TYPE_F32 && !ggml_get_type_traits(k->type)->to_float))
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "q and weights must be F32, mask F16, k F32 or convertible");
+    if (!indexer_shapes_ok(q, k, weights, mask))
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
+                                    "need q [D, H, T, S], k [D, 1, n_kv, S], weights [H, T, 1, S], mask [n_kv, T, 1, S_m | S]",
+                                    q, k);
+    const int64_t ne[4] = {k->ne[2], q->ne[2], 1, q->ne[3]};
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_F32, 4, ne);
+    GGMLC_CHECK_SRC(r);
+    ggmlc__node_set(r, GGML_OP_LIGHTNING_INDEXER, q, k, weights);
+    r->src[3] = mask;
+    return r;
 }
 
 struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,

@@ -359,7 +359,7 @@ enum ggml_op {
     GGML_OP_COL2IM_1D,
     GGML_OP_UNARY_BACK, /* gradient of a GGML_OP_UNARY function */
     GGML_OP_GATED_DELTA_NET,
-    GGML_OP_LIGHTNING_INDEXER, /* declared for ggml's API; the constructor refuses */
+    GGML_OP_LIGHTNING_INDEXER, /* DeepSeek's sparse-attention indexer (CPU) */
     GGML_OP_DSV4_HC_COMB,      /* declared for ggml's API; the constructor refuses */
     GGML_OP_DSV4_HC_PRE,       /* declared for ggml's API; the constructor refuses */
     GGML_OP_DSV4_HC_POST,      /* declared for ggml's API; the constructor refuses */
@@ -1102,8 +1102,11 @@ GGML_API struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, stru
 GGML_API struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
         struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size);
 GGML_API struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size);
-/* DeepSeek sparse-attention indexer and V4 hyper-connection ops: declared so that ggml's
- * programs compile; not implemented yet, the constructors return NULL with an error. */
+/* DeepSeek's sparse-attention indexer: q [D, H, T, S] F32, k [D, 1, n_kv, S] (F32 or a type
+ * with a conversion), weights [H, T, 1, S] F32, mask [n_kv, T, 1, S_m] F16 with S_m | S; the
+ * result F32 [n_kv, T, 1, S] holds sum_h relu(q[:, h, t] . k[:, j]) * weights[h, t] + mask[j, t]
+ * (CPU).  The V4 hyper-connection ops below are declared so that ggml's programs compile;
+ * not implemented yet, their constructors return NULL with an error. */
 GGML_API struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
         struct ggml_tensor *weights, struct ggml_tensor *mask);
 GGML_API struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,

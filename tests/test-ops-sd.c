@@ -10,7 +10,8 @@
  *    equal to the integer dot scaled in double; and the errors of both constructors;
  *  - ggml_interpolate with GGML_SCALE_FLAG_ANTIALIAS (sd.cpp's antialiased latent upscalers):
  *    a hand-worked row, then shrinking and enlarging against PyTorch's separable algorithm
- *    (F.interpolate(..., mode="bilinear", antialias=True)) written in double.
+ *    (F.interpolate(..., mode="bilinear", antialias=True)) written in double;
+ *  - ggml_lightning_indexer (DeepSeek) against its definition in double, F32 and F16 keys.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -372,7 +373,63 @@ static void test_antialias(void) {
     check_antialias(12, 10, 1, 12, 3);
 }
 
+/* ------------------------------------------------------ lightning indexer */
+
+/* q [D, H, T, S], k [D, 1, n_kv, S] of k_type, weights [H, T, 1, S], mask [n_kv, T, 1, 1]. */
+static void check_indexer(enum ggml_type k_type) {
+    enum { D = 40, H = 4, T = 3, S = 2, NKV = 9 };
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, D, H, T, S);
+    struct ggml_tensor *k = ggml_new_tensor_4d(ctx, k_type, D, 1, NKV, S);
+    struct ggml_tensor *w = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, H, T, 1, S);
+    struct ggml_tensor *m = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, NKV, T, 1, 1);
+    float kf[D * NKV * S];
+    test_seed(99);
+    test_fill_uniform(q->data, D * H * T * S, -1.0f, 1.0f);
+    test_fill_uniform(kf, D * NKV * S, -1.0f, 1.0f);
+    test_fill_uniform(w->data, H * T * S, 0.0f, 1.0f);
+    for (int i = 0; i < D * NKV * S; i++) {
+        if (k_type == GGML_TYPE_F16) {
+            ((ggml_fp16_t *)k->data)[i] = ggml_fp32_to_fp16(kf[i]);
+            kf[i] = ggml_fp16_to_fp32(((ggml_fp16_t *)k->data)[i]);
+        } else {
+            ((float *)k->data)[i] = kf[i];
+        }
+    }
+    for (int i = 0; i < NKV * T; i++) ((ggml_fp16_t *)m->data)[i] = ggml_fp32_to_fp16(i % 4 == 3 ? -INFINITY : 0.25f * (i % 3));
+    struct ggml_tensor *r = ggml_lightning_indexer(ctx, q, k, w, m);
+    if (!tap_ok(r && r->ne[0] == NKV && r->ne[1] == T && r->ne[2] == 1 && r->ne[3] == S && compute(ctx, r, 2),
+                "lightning_indexer with %s keys: [%d, %d, 1, %d] computes", ggml_type_name(k_type), NKV, T, S)) {
+        ggml_free(ctx);
+        return;
+    }
+    double worst = 0;
+    for (int s = 0; s < S; s++)
+        for (int t = 0; t < T; t++)
+            for (int j = 0; j < NKV; j++) {
+                double score = 0;
+                for (int h = 0; h < H; h++) {
+                    double qk = 0;
+                    for (int d = 0; d < D; d++) qk += (double)((const float *)q->data)[((s * T + t) * H + h) * D + d] * kf[(s * NKV + j) * D + d];
+                    score += (qk > 0 ? qk : 0) * ((const float *)w->data)[(s * T + t) * H + h];
+                }
+                const double mask = ggml_fp16_to_fp32(((const ggml_fp16_t *)m->data)[t * NKV + j]);
+                const float got = ((const float *)r->data)[(s * T + t) * NKV + j];
+                const double err = isinf(mask) ? (got == (float)mask ? 0 : 1) : fabs(got - (score + mask));
+                worst = err > worst ? err : worst;
+            }
+    tap_ok(worst < 1e-5, "lightning_indexer with %s keys: sum_h relu(q.k) w + mask within %.2g of double", ggml_type_name(k_type),
+           worst);
+    expect_fail(ggml_lightning_indexer(ctx, q, k, w, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, NKV, T, 1, 1)), GGMLC_ERR_TYPE,
+                "ggml_lightning_indexer", "lightning_indexer with an F32 mask");
+    expect_fail(ggml_lightning_indexer(ctx, q, k, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, H + 1, T, 1, S), m), GGMLC_ERR_SHAPE,
+                "ggml_lightning_indexer", "lightning_indexer with weights for another head count");
+    ggml_free(ctx);
+}
+
 int main(void) {
+    check_indexer(GGML_TYPE_F32);
+    check_indexer(GGML_TYPE_F16);
     test_lowbit();
     test_i8();
     test_antialias();
