@@ -110,6 +110,7 @@ static const struct ggmlc_op_info op_table[GGML_OP_COUNT] = {
     OP(DSV4_HC_COMB, "DSV4_HC_COMB", "dsv4_hc_comb(mixes, scale, base)", 3, false, false),
     OP(DSV4_HC_PRE, "DSV4_HC_PRE", "dsv4_hc_pre(x, w)", 2, false, false),
     OP(DSV4_HC_POST, "DSV4_HC_POST", "dsv4_hc_post(x, residual, post, comb)", 4, false, false),
+    OP(QUANTIZE_I8_CONVROT, "QUANTIZE_I8_CONVROT", "quantize_i8_convrot(x)", 1, false, false),
 };
 
 static const char *const unary_names[GGML_UNARY_OP_COUNT] = {

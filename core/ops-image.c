@@ -99,10 +99,11 @@ struct ggml_tensor *ggml_interpolate(struct ggml_context *ctx, struct ggml_tenso
                                      int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, uint32_t mode) {
     GGMLC_CHECK_SRC(a);
     if (!require_f32(__func__, a)) return NULL;
-    if (mode & GGML_SCALE_FLAG_ANTIALIAS) /* ggml's antialiased downsampling: no kernel yet */
-        return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "GGML_SCALE_FLAG_ANTIALIAS is not supported yet");
-    if ((mode & 0xff) >= GGML_SCALE_MODE_COUNT || (mode & ~0xffu & ~(uint32_t)GGML_SCALE_FLAG_ALIGN_CORNERS))
+    const uint32_t flags = GGML_SCALE_FLAG_ALIGN_CORNERS | GGML_SCALE_FLAG_ANTIALIAS;
+    if ((mode & 0xff) >= GGML_SCALE_MODE_COUNT || (mode & ~0xffu & ~flags))
         return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "unknown scale mode 0x%x", mode);
+    if ((mode & GGML_SCALE_FLAG_ANTIALIAS) && (mode & 0xff) != GGML_SCALE_MODE_BILINEAR) /* as ggml */
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "GGML_SCALE_FLAG_ANTIALIAS needs the bilinear mode");
     if (ne0 <= 0 || ne1 <= 0 || ne2 <= 0 || ne3 <= 0)
         return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "target shape [%lld, %lld, %lld, %lld] must be positive",
                              (long long)ne0, (long long)ne1, (long long)ne2, (long long)ne3);

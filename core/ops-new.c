@@ -1,8 +1,9 @@
 /*
  * ops-new.c - operators and helpers of ggml's newer API: the gated delta rule,
  * argsort-based top k, circular padding, matrix-product hints, branch
- * selection in graphs, and the constructors ggmlc declares but refuses
- * (DeepSeek's indexer and hyper-connections, RoPE offsets).
+ * selection in graphs, stable-diffusion.cpp's int8 products, RoPE offsets, and
+ * the constructors ggmlc declares but refuses (DeepSeek's indexer and
+ * hyper-connections).
  */
 #include "ggml-impl.h"
 
@@ -56,9 +57,34 @@ struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_t
 
 /* ------------------------------------------------- declared, not built */
 
+/* q [D, H, T, S] F32, k [D, 1, n_kv, S], weights [H, T, 1, S] F32, mask [n_kv, T, 1, S_m] F16
+ * with S_m dividing S: the result [n_kv, T, 1, S] (ggml d99724f's shapes, as it asserts them). */
+static bool indexer_shapes_ok(const struct ggml_tensor *q, const struct ggml_tensor *k, const struct ggml_tensor *w,
+                              const struct ggml_tensor *m) {
+    return q->ne[0] == k->ne[0] && m->ne[0] == k->ne[2] && q->ne[1] == w->ne[0] && k->ne[1] == 1 &&
+           m->ne[1] == q->ne[2] && q->ne[2] == w->ne[1] && w->ne[2] == 1 && m->ne[2] == 1 && q->ne[3] == k->ne[3] &&
+           k->ne[3] == w->ne[3] && m->ne[3] > 0 && w->ne[3] % m->ne[3] == 0;
+}
+
 struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
                                            struct ggml_tensor *weights, struct ggml_tensor *mask) {
-    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "the DeepSeek lightning indexer is not implemented in ggmlc");
+    GGMLC_CHECK_SRC(q);
+    GGMLC_CHECK_SRC(k);
+    GGMLC_CHECK_SRC(weights);
+    GGMLC_CHECK_SRC(mask);
+    if (q->type != GGML_TYPE_F32 || weights->type != GGML_TYPE_F32 || mask->type != GGML_TYPE_F16 ||
+        (k->type != GGML_TYPE_F32 && !ggml_get_type_traits(k->type)->to_float))
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "q and weights must be F32, mask F16, k F32 or convertible");
+    if (!indexer_shapes_ok(q, k, weights, mask))
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
+                                    "need q [D, H, T, S], k [D, 1, n_kv, S], weights [H, T, 1, S], mask [n_kv, T, 1, S_m | S]",
+                                    q, k);
+    const int64_t ne[4] = {k->ne[2], q->ne[2], 1, q->ne[3]};
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_F32, 4, ne);
+    GGMLC_CHECK_SRC(r);
+    ggmlc__node_set(r, GGML_OP_LIGHTNING_INDEXER, q, k, weights);
+    r->src[3] = mask;
+    return r;
 }
 
 struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,
@@ -75,13 +101,75 @@ struct ggml_tensor *ggml_dsv4_hc_post(struct ggml_context *ctx, struct ggml_tens
     return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
 }
 
-struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
-                                               struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size) {
-    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 tensor-wise products are not implemented in ggmlc");
+/* ------------------------------------------------ int8 products (sd.cpp) */
+
+/* A rotation group is 4^j values (ggml's Hadamard-like butterfly works on fours); 1 is none. */
+static bool convrot_group_ok(int group_size) {
+    int n = group_size;
+    while (n > 1 && n % 4 == 0) n /= 4;
+    return group_size >= 1 && group_size <= 256 && n == 1;
+}
+
+/* Rows of the packed I8 result of ggml_quantize_i8_convrot for `rows` rows of k values: the
+ * rows padded to a multiple of 4, then enough rows of k bytes for one f32 scale per row. */
+static int64_t convrot_packed_rows(int64_t rows, int64_t k) {
+    return GGML_PAD(rows, 4) + (rows * (int64_t)sizeof(float) + k - 1) / k;
 }
 
 struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size) {
-    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "int8 rotated quantization is not implemented in ggmlc");
+    GGMLC_CHECK_SRC(x);
+    if (x->type != GGML_TYPE_F32 || !ggml_is_contiguous(x))
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "x must be contiguous F32, not %s", ggml_type_name(x->type));
+    if (!convrot_group_ok(group_size) || x->ne[0] % group_size != 0)
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__,
+                              "group size %d must be a power of 4 up to 256 dividing the row length %lld", group_size,
+                              (long long)x->ne[0]);
+    const int64_t ne[2] = {x->ne[0], convrot_packed_rows(ggml_nrows(x), x->ne[0])};
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_I8, 2, ne);
+    GGMLC_CHECK_SRC(r);
+    ggmlc__set_op_params_i32(r, 0, group_size);
+    ggmlc__node_set(r, GGML_OP_QUANTIZE_I8_CONVROT, x, NULL, NULL);
+    return r;
+}
+
+/* The activations an int8 product reads: x itself, or the rows packed by ggml_quantize_i8_convrot. */
+static const struct ggml_tensor *i8_logical_input(const struct ggml_tensor *w, const struct ggml_tensor *x) {
+    if (x->type == GGML_TYPE_F32) return x;
+    if (x->op != GGML_OP_QUANTIZE_I8_CONVROT || !x->src[0]) return NULL;
+    const struct ggml_tensor *in = x->src[0];
+    return x->ne[0] == w->ne[0] && x->ne[1] == convrot_packed_rows(ggml_nrows(in), w->ne[0]) ? in : NULL;
+}
+
+static bool i8_per_row_ok(const struct ggml_tensor *t, const struct ggml_tensor *w) {
+    return t->type == GGML_TYPE_F32 && ggml_is_contiguous(t) && ggml_nelements(t) == w->ne[1];
+}
+
+/* A MUL_MAT node, as in ggml: src[2] the scales, src[3] the bias, op_params[2] the group size. */
+struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
+                                               struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size) {
+    GGMLC_CHECK_SRC(w);
+    GGMLC_CHECK_SRC(x);
+    GGMLC_CHECK_SRC(weight_scale);
+    if (w->type != GGML_TYPE_I8 || !ggml_is_contiguous(w) || w->ne[2] != 1 || w->ne[3] != 1)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_TYPE, __func__, "w must be a contiguous 2-D I8 matrix", w, x);
+    const struct ggml_tensor *in = i8_logical_input(w, x);
+    if (!in || !ggml_is_contiguous(x) || in->ne[0] != w->ne[0])
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
+                                    "x must be contiguous F32 rows of w's length, or ggml_quantize_i8_convrot of such", w, x);
+    if (!i8_per_row_ok(weight_scale, w) || (bias && !i8_per_row_ok(bias, w)))
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "weight_scale and bias must be contiguous F32, one per row of w",
+                                    weight_scale, w);
+    if (group_size != 0 && (!convrot_group_ok(group_size) || w->ne[0] % group_size != 0))
+        return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__,
+                              "group size %d must be 0 or a power of 4 up to 256 dividing the row length %lld", group_size,
+                              (long long)w->ne[0]);
+    const int64_t ne[4] = {w->ne[1], in->ne[1], in->ne[2], in->ne[3]};
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_F32, 4, ne);
+    GGMLC_CHECK_SRC(r);
+    ggmlc__set_op_params_i32(r, 2, group_size);
+    ggmlc__node_set(r, GGML_OP_MUL_MAT, w, x, weight_scale);
+    r->src[3] = bias;
+    return r;
 }
 
 /* The offset rides in op_params[15], after the four multi-section counts (ggml's slot). */

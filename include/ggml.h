@@ -359,10 +359,11 @@ enum ggml_op {
     GGML_OP_COL2IM_1D,
     GGML_OP_UNARY_BACK, /* gradient of a GGML_OP_UNARY function */
     GGML_OP_GATED_DELTA_NET,
-    GGML_OP_LIGHTNING_INDEXER, /* declared for ggml's API; the constructor refuses */
+    GGML_OP_LIGHTNING_INDEXER, /* DeepSeek's sparse-attention indexer (CPU) */
     GGML_OP_DSV4_HC_COMB,      /* declared for ggml's API; the constructor refuses */
     GGML_OP_DSV4_HC_PRE,       /* declared for ggml's API; the constructor refuses */
     GGML_OP_DSV4_HC_POST,      /* declared for ggml's API; the constructor refuses */
+    GGML_OP_QUANTIZE_I8_CONVROT, /* rows rotated in groups, then int8 with one f32 scale per row */
 
     GGML_OP_COUNT,
 };
@@ -969,7 +970,7 @@ enum ggml_scale_mode {
 
 enum ggml_scale_flag {
     GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
-    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9), /* not supported yet: ggml_interpolate refuses it */
+    GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9), /* bilinear only: PyTorch's antialias=True (CPU) */
 };
 
 /* Multiply ne0 and ne1 by an integer factor. */
@@ -1085,14 +1086,27 @@ GGML_API struct ggml_tensor *ggml_solve_tri(struct ggml_context *ctx, struct ggm
  * tokens before the end; slots beyond T are left zero). */
 GGML_API struct ggml_tensor *ggml_gated_delta_net(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
         struct ggml_tensor *v, struct ggml_tensor *g, struct ggml_tensor *beta, struct ggml_tensor *state, int64_t K);
-/* stable-diffusion.cpp's int8 products (its own ggml fork: int8 weights with one scale per
- * tensor, activations rotated and quantized in groups).  Declared so that it compiles;
- * not implemented yet, they return NULL with GGMLC_ERR_UNSUPPORTED. */
+/* stable-diffusion.cpp's int8 products (ggml of its fork, 8e800cef).
+ * ggml_quantize_i8_convrot: x contiguous F32 [k, rows...]; each row is cut in groups of
+ * group_size values (a power of 4 up to 256 dividing k), each group scaled by
+ * 1/sqrt(group_size) and rotated by ggml's radix-4 butterfly (a, b, c, d) -> (a+b+c-d,
+ * a+b-c+d, a-b+c+d, -a+b+c+d) over strides 1, 4, 16, ...; the row's scale is amax/127 and
+ * values round half to even, clamped to +-127.  The result is I8 [k, pad4(rows) +
+ * ceil(4*rows/k)]: the rows (padding rows zero), then the f32 scales.
+ * ggml_mul_mat_i8_tensorwise: w I8 [k, n] (2-D, contiguous, already rotated offline when
+ * group_size > 0), x F32 [k, m, ...] or the result of ggml_quantize_i8_convrot of such;
+ * F32 x is quantized (and rotated when group_size > 0) as above.  The result is F32
+ * [n, m, ...]: (integer dot) * row scale * weight_scale[i] (+ bias[i]), weight_scale and
+ * bias F32 with one value per row of w (bias may be NULL); a MUL_MAT node with src[2] the
+ * scales and src[3] the bias, as in ggml.  CPU only. */
 GGML_API struct ggml_tensor *ggml_mul_mat_i8_tensorwise(struct ggml_context *ctx, struct ggml_tensor *w, struct ggml_tensor *x,
         struct ggml_tensor *weight_scale, struct ggml_tensor *bias, int group_size);
 GGML_API struct ggml_tensor *ggml_quantize_i8_convrot(struct ggml_context *ctx, struct ggml_tensor *x, int group_size);
-/* DeepSeek sparse-attention indexer and V4 hyper-connection ops: declared so that ggml's
- * programs compile; not implemented yet, the constructors return NULL with an error. */
+/* DeepSeek's sparse-attention indexer: q [D, H, T, S] F32, k [D, 1, n_kv, S] (F32 or a type
+ * with a conversion), weights [H, T, 1, S] F32, mask [n_kv, T, 1, S_m] F16 with S_m | S; the
+ * result F32 [n_kv, T, 1, S] holds sum_h relu(q[:, h, t] . k[:, j]) * weights[h, t] + mask[j, t]
+ * (CPU).  The V4 hyper-connection ops below are declared so that ggml's programs compile;
+ * not implemented yet, their constructors return NULL with an error. */
 GGML_API struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml_tensor *q, struct ggml_tensor *k,
         struct ggml_tensor *weights, struct ggml_tensor *mask);
 GGML_API struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,

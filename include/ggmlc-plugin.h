@@ -722,7 +722,7 @@ GGMLC_PLUGIN_ASSERT(GGML_OP_SOFT_MAX == 46 && GGML_OP_ROPE == 48 && GGML_OP_FLAS
 GGMLC_PLUGIN_ASSERT(GGML_OP_UNARY == 84 && GGML_OP_CUSTOM == 88 && GGML_OP_OPT_STEP_ADAMW == 91,
                     "enum ggml_op was reordered: the plugin op vtables index by it");
 GGMLC_PLUGIN_ASSERT(GGML_OP_GLU == 93 && GGML_OP_TOP_K == 94 && GGML_OP_UNARY_BACK == 96 &&
-                        GGML_OP_COUNT == 102,
+                        GGML_OP_COUNT == 103,
                     "enum ggml_op changed: operators are appended before GGML_OP_COUNT only");
 GGMLC_PLUGIN_ASSERT(GGML_TYPE_F32 == 0 && GGML_TYPE_F16 == 1 && GGML_TYPE_Q4_0 == 2 &&
                         GGML_TYPE_Q8_0 == 8,

@@ -70,6 +70,7 @@ static enum ggml_status upscale(const struct ggmlc_op_call *call, struct ggml_te
     const uint32_t mode_flags = (uint32_t)ggmlc_op_param_i32(dst, 0);
     const enum ggml_scale_mode mode = (enum ggml_scale_mode)(mode_flags & 0xff);
     const bool align = (mode_flags & GGML_SCALE_FLAG_ALIGN_CORNERS) != 0;
+    if (mode_flags & GGML_SCALE_FLAG_ANTIALIAS) return cpu_upscale_antialias(call, dst);
     struct col_taps *cols = (struct col_taps *)((char *)call->wdata + (size_t)call->ith * upscale_task_bytes(dst));
     for (int64_t i0 = 0; i0 < dst->ne[0]; i0++)
         cols[i0].n = resample_taps(mode, align, i0, src->ne[0], dst->ne[0], cols[i0].idx, cols[i0].w);

@@ -114,6 +114,7 @@ static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
     if (cpu_qmatch_type(a->type)) return false; /* integer dots at every size, as ggml (quant-match.h) */
+    if (cpu_quant_lowbit_type(a->type)) return false; /* likewise: ggml has no GEMM for them */
     return b->ne[1] >= quant_gemm_min_rows(a->type) &&
            cpu_get_type_traits(a->type)->vec_dot_type != GGML_TYPE_Q8_1 &&
            cpu_gemm_dequant_ok(cpu_gemm_kernel(), a->type);
@@ -407,11 +408,13 @@ static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct g
 }
 
 static enum ggml_status mul_mat_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
+    if (dst->src[0]->type == GGML_TYPE_I8) return cpu_mul_mat_i8_compute(call, dst);
     return mul_mat_uses_gemm(dst) ? mul_mat_float(call, dst) : mul_mat_quant(call, dst);
 }
 
 static bool mul_mat_supports(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (a->type == GGML_TYPE_I8) return cpu_mul_mat_i8_supports(node);
     if (node->type != GGML_TYPE_F32 || node->nb[0] != sizeof(float) || !cpu_gemm_type_ok(b->type)) return false;
     if (cpu_gemm_type_ok(a->type)) return true;
     if (a->nb[0] != ggml_type_size(a->type)) return false;
@@ -420,6 +423,7 @@ static bool mul_mat_supports(const struct ggml_tensor *node) {
 
 static size_t mul_mat_work_size(const struct ggml_tensor *node, int n_threads) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    if (a->type == GGML_TYPE_I8) return cpu_mul_mat_i8_work_size(node, n_threads);
     if (mul_mat_uses_gemm(node))
         return rounded_rows_size(a, b, n_threads) +
                batches_work_size(node, n_threads, b->ne[1], b->ne[0]);
@@ -516,5 +520,6 @@ void cpu_ops_matmul_register(struct cpu_op_table *t) {
     t->supports[GGML_OP_OUT_PROD] = out_prod_supports;
     t->work_size[GGML_OP_OUT_PROD] = out_prod_work_size;
     cpu_ops_matmul_id_register(t);
+    cpu_ops_i8_register(t);
     t->n_tasks[GGML_OP_MUL_MAT] = t->n_tasks[GGML_OP_OUT_PROD] = t->n_tasks[GGML_OP_MUL_MAT_ID] = matmul_n_tasks;
 }

@@ -24,4 +24,10 @@ CPU_HIDDEN bool cpu_matmul_uses_planes(enum ggml_type type);
 /* Fill the MUL_MAT_ID entries of the op table (ops-matmul-id.c). */
 CPU_HIDDEN void cpu_ops_matmul_id_register(struct cpu_op_table *t);
 
+/* MUL_MAT with I8 weights (ggml_mul_mat_i8_tensorwise) and QUANTIZE_I8_CONVROT: ops-i8.c. */
+CPU_HIDDEN enum ggml_status cpu_mul_mat_i8_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
+CPU_HIDDEN bool cpu_mul_mat_i8_supports(const struct ggml_tensor *node);
+CPU_HIDDEN size_t cpu_mul_mat_i8_work_size(const struct ggml_tensor *node, int n_threads);
+CPU_HIDDEN void cpu_ops_i8_register(struct cpu_op_table *t);
+
 #endif /* GGMLC_CPU_OPS_MATMUL_H */

@@ -48,6 +48,10 @@ typedef ggml_vec_dot_t cpu_vec_dot_table[GGML_TYPE_COUNT];
 CPU_HIDDEN void cpu_quant_dot_fill_generic(cpu_vec_dot_table table);
 CPU_HIDDEN void cpu_quant_dot_fill_avx2(cpu_vec_dot_table table);
 CPU_HIDDEN void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table table);
+/* Q1_0, Q2_0 and NVFP4 against Q8_0 in ggml's x86 order, one kernel for every path
+ * (quant-dot-lowbit.c); cpu_quant_lowbit_type tells those types. */
+CPU_HIDDEN void cpu_quant_dot_fill_lowbit(cpu_vec_dot_table table);
+CPU_HIDDEN bool cpu_quant_lowbit_type(enum ggml_type type);
 
 /* Whether this CPU can run a path, and the traits of a type on that path (a path
  * falls back to the next lower one for types it has no kernel for). */

@@ -68,6 +68,7 @@ static enum ggml_type vec_dot_type_of(enum ggml_type type) {
     case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_1: return GGML_TYPE_Q8_1;
     case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q8_0:
     case GGML_TYPE_IQ4_NL: case GGML_TYPE_MXFP4:                 return GGML_TYPE_Q8_0;
+    case GGML_TYPE_Q1_0: case GGML_TYPE_Q2_0: case GGML_TYPE_NVFP4: return GGML_TYPE_Q8_0;
     default:                                                     return GGML_TYPE_Q8_K;
     }
 }
@@ -88,6 +89,7 @@ static ggml_from_float_t from_float_of(enum ggml_type type) {
 static void build_tables(void) {
     cpu_vec_dot_table dots[CPU_QUANT_PATHS] = {{0}};
     cpu_quant_dot_fill_generic(dots[CPU_QUANT_GENERIC]);
+    cpu_quant_dot_fill_lowbit(dots[CPU_QUANT_GENERIC]);
     cpu_quant_dot_fill_avx2(dots[CPU_QUANT_AVX2]);
     cpu_quant_dot_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI]);
     cpu_vec_dot_rows_table rows[CPU_QUANT_PATHS] = {{0}};
