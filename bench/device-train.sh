@@ -9,7 +9,8 @@
 # (epoch: `ggmlc-bench train-epoch` MLP and CNN on Vulkan with their round trips per step,
 # the CNN's per-dispatch GPU times, and PyTorch on CUDA, batch 32, Fashion-MNIST;
 # kernels: the same without PyTorch, 2 epochs each: a quick look at a kernel change.)
-# (NN_PREFIX, FASHION_DIR and GL_DIR name other places for the three.)
+# (NN_PREFIX, FASHION_DIR and GL_DIR name other places for the three; PYTHON the one with torch,
+# by default the `python3` on the PATH: the GPU machine's /usr/bin/python3 has no torch.)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -33,7 +34,7 @@ icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if ! vulkaninfo --summary >/dev/null 2>&1 && [ -f $icd ]; then export VK_DRIVER_FILES=$icd; fi
 
 say "== $(uname -n): $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $(lscpu | grep 'Model name' | sed 's/  */ /g')"
-run /usr/bin/python3 -c 'import torch; print("torch", torch.__version__)'
+run "${PYTHON:-python3}" -c 'import torch; print("torch", torch.__version__)'
 
 if [[ $what == *" mlp "* ]]; then
     say "== MLP 784-256-128-10, batch 32, 2 threads: ggmlc 10 epochs, PyTorch 3 epochs (epoch time)"
@@ -97,6 +98,6 @@ fi
 if [[ $what == *" epoch "* ]]; then
     for model in mlp cnn; do
         say "== PyTorch $model on CUDA, batch 32, 3 epochs"
-        run timeout 240 /usr/bin/python3 "$here/pytorch_$model.py" --epochs 3 --batch 32 --device cuda --data-dir "$DATA"
+        run timeout 240 "${PYTHON:-python3}" "$here/pytorch_$model.py" --epochs 3 --batch 32 --device cuda --data-dir "$DATA"
     done
 fi
