@@ -147,13 +147,7 @@ static void run_cases(ggml_backend_t vk) {
 }
 
 int main(void) {
-    const char *build_dir = getenv("GGMLC_BUILDDIR");
-    char path[1024];
-    if (!build_dir) return tap_skip_all("GGMLC_BUILDDIR is not set");
-    snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-    setenv("GGMLC_CONFIG", path, 1);
-    snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
-    setenv("XDG_CACHE_HOME", path, 1);
+    if (!test_vulkan_env()) return tap_skip_all("GGMLC_BUILDDIR is not set");
     setenv("GGMLC_DEBUG", "vulkan-replay", 1);
     unsetenv("GGMLC_VK_REPLAY");
     ggml_log_set(count_log, NULL);

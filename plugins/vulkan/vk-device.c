@@ -99,6 +99,16 @@ static enum ggmlc_status create_logical_device(struct vk_device *d) {
     return GGMLC_OK;
 }
 
+enum ggmlc_status vk_cmd_alloc(struct vk_device *d, VkCommandBuffer *cmd) {
+    const VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = d->cmd_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    return vk_check(d, vkAllocateCommandBuffers(d->dev, &alloc, cmd), "vkAllocateCommandBuffers");
+}
+
 static enum ggmlc_status create_commands(struct vk_device *d) {
     const VkCommandPoolCreateInfo pool = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -107,13 +117,7 @@ static enum ggmlc_status create_commands(struct vk_device *d) {
     };
     enum ggmlc_status st = vk_check(d, vkCreateCommandPool(d->dev, &pool, NULL, &d->cmd_pool), "vkCreateCommandPool");
     if (st != GGMLC_OK) return st;
-    const VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = d->cmd_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    st = vk_check(d, vkAllocateCommandBuffers(d->dev, &alloc, &d->cmd), "vkAllocateCommandBuffers");
+    st = vk_cmd_alloc(d, &d->cmd);
     if (st != GGMLC_OK) return st;
     const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     st = vk_check(d, vkCreateFence(d->dev, &fence, NULL, &d->fence), "vkCreateFence");

@@ -285,6 +285,8 @@ VK_HIDDEN enum ggmlc_status vk_device_open(struct vk_device *d);
 VK_HIDDEN void vk_device_close(struct vk_device *d);
 /* Turn a VkResult into a recorded error (device loss is remembered); returns the status. */
 VK_HIDDEN enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what);
+/* A primary command buffer from the device's pool (freed with it). */
+VK_HIDDEN enum ggmlc_status vk_cmd_alloc(struct vk_device *d, VkCommandBuffer *cmd);
 /* Begin the device's command buffer, first waiting for its last submission (caller holds
  * d->lock). */
 VK_HIDDEN enum ggmlc_status vk_cmd_begin(struct vk_device *d);

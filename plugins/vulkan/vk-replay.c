@@ -147,18 +147,9 @@ static void record_cmd(const struct vk_device *d, VkCommandBuffer cmd, const str
 
 /* Record the log into slot's command buffer (allocated on first use) and keep a copy of it. */
 static enum ggmlc_status record_slot(struct vk_device *d, struct vk_replay_slot *slot, const struct vk_cmd_log *log) {
-    enum ggmlc_status st = GGMLC_OK;
-    if (!slot->cmd) {
-        const VkCommandBufferAllocateInfo alloc = {
-            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-            .commandPool = d->cmd_pool,
-            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-            .commandBufferCount = 1,
-        };
-        st = vk_check(d, vkAllocateCommandBuffers(d->dev, &alloc, &slot->cmd), "vkAllocateCommandBuffers");
-    } else {
-        st = vk_check(d, vkResetCommandBuffer(slot->cmd, 0), "vkResetCommandBuffer");
-    }
+    enum ggmlc_status st;
+    if (!slot->cmd) st = vk_cmd_alloc(d, &slot->cmd);
+    else st = vk_check(d, vkResetCommandBuffer(slot->cmd, 0), "vkResetCommandBuffer");
     slot->n = 0; /* matches no log until recorded in full */
     const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if (st == GGMLC_OK) st = vk_check(d, vkBeginCommandBuffer(slot->cmd, &begin), "vkBeginCommandBuffer");
