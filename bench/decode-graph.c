@@ -3,6 +3,7 @@
  *
  *   decode-graph [--layers 4] [--embd 256] [--heads 4] [--kv-heads 2] [--ff 688] [--vocab 1024]
  *                [--ctx 256] [--type f32|f16|q8_0|q4_0] [--threads 1] [--tokens 200]
+ *                [--backend NAME]
  *
  * A tiny llama-layout model with random weights decodes --tokens tokens greedily at batch 1.
  * Every token builds a fresh graph (get_rows, rms_norm, mul_mat, rope, set_rows into an F16
@@ -12,6 +13,9 @@
  * alloc (reset and alloc_graph), compute (inputs, compute, logits) and their sum, in
  * wall-clock time and in the process's CPU time (all threads, spinning included), and a
  * checksum of the greedy tokens so that two libraries' runs can be checked to agree.
+ * --backend names a device (ggml_backend_dev_by_name: "Vulkan0", "CPU"): the weights and the
+ * KV cache live there and the scheduler gets that backend and the CPU, which takes the inputs,
+ * as llama.cpp's does.
  * Only ggml's public API is used: the same source builds against ggml.
  */
 #include <math.h>
@@ -31,6 +35,7 @@ enum { DG_MAX_LAYERS = 64, DG_WARMUP = 5 };
 struct dg_options {
     int layers, embd, heads, kv_heads, ff, vocab, ctx, threads, tokens;
     enum ggml_type type;
+    const char *backend; /* device name, NULL: the CPU */
 };
 
 struct dg_layer {
@@ -57,19 +62,25 @@ static double dg_seconds(clockid_t clock) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Wall-clock and process CPU time (every thread's): on a loaded machine the wall-clock
- * times include waiting for a core, the CPU times do not. */
+/* Wall-clock, process CPU time (every thread's) and the calling thread's CPU time: on a
+ * loaded machine the wall-clock times include waiting for a core, the CPU times do not; the
+ * thread's time is the host work the caller pays, without the threads of a driver (lavapipe's
+ * execution, a CPU backend's workers). */
 struct dg_clock {
-    double wall, cpu;
+    double wall, cpu, thread;
 };
+enum { DG_CLOCKS = 3, DG_PHASES = 3, DG_SLOTS = DG_CLOCKS * DG_PHASES };
 
 static struct dg_clock dg_now(void) {
-    return (struct dg_clock){dg_seconds(CLOCK_MONOTONIC), dg_seconds(CLOCK_PROCESS_CPUTIME_ID)};
+    return (struct dg_clock){dg_seconds(CLOCK_MONOTONIC), dg_seconds(CLOCK_PROCESS_CPUTIME_ID),
+                             dg_seconds(CLOCK_THREAD_CPUTIME_ID)};
 }
 
-static void dg_elapsed(struct dg_clock a, struct dg_clock b, double *wall, double *cpu) {
-    *wall = b.wall - a.wall;
-    *cpu = b.cpu - a.cpu;
+/* Phase's time between a and b on each clock: times[clock * DG_PHASES + phase]. */
+static void dg_elapsed(struct dg_clock a, struct dg_clock b, double times[DG_SLOTS], int phase) {
+    times[phase] = b.wall - a.wall;
+    times[DG_PHASES + phase] = b.cpu - a.cpu;
+    times[2 * DG_PHASES + phase] = b.thread - a.thread;
 }
 
 /* ------------------------------------------------------------ options */
@@ -77,7 +88,7 @@ static void dg_elapsed(struct dg_clock a, struct dg_clock b, double *wall, doubl
 static void dg_usage(void) {
     fputs("usage: decode-graph [--layers 4] [--embd 256] [--heads 4] [--kv-heads 2] [--ff 688]\n"
           "       [--vocab 1024] [--ctx 256] [--type f32|f16|q8_0|q4_0] [--threads 1]\n"
-          "       [--tokens 200]\n",
+          "       [--tokens 200] [--backend NAME]\n",
           stderr);
 }
 
@@ -118,7 +129,7 @@ static bool dg_valid(const struct dg_options *o) {
 }
 
 static bool dg_parse(int argc, char **argv, struct dg_options *o) {
-    *o = (struct dg_options){4, 256, 4, 2, 688, 1024, 256, 1, 200, GGML_TYPE_F32};
+    *o = (struct dg_options){4, 256, 4, 2, 688, 1024, 256, 1, 200, GGML_TYPE_F32, NULL};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) return false;
         const char *name = argv[i], *value = argv[++i];
@@ -128,6 +139,8 @@ static bool dg_parse(int argc, char **argv, struct dg_options *o) {
             const long v = strtol(value, &end, 10);
             if (*end || end == value || v < 0 || v > 1 << 30) return false;
             *field = (int)v;
+        } else if (strcmp(name, "--backend") == 0) {
+            o->backend = value;
         } else if (strcmp(name, "--type") != 0 || !dg_parse_type(value, &o->type)) {
             return false;
         }
@@ -342,8 +355,9 @@ static int32_t dg_argmax(const float *x, int n) {
 }
 
 /* One token through a new graph: times[0..2] get build, alloc and compute wall-clock seconds,
- * times[3..5] their CPU seconds; returns the next token, or -1 on failure. */
-static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double times[6]) {
+ * times[3..5] their CPU seconds, times[6..8] the thread's; returns the next token, or -1 on
+ * failure. */
+static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double times[DG_SLOTS]) {
     const struct dg_clock t0 = dg_now();
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){r->meta_size, r->meta, true});
     struct dg_inputs in;
@@ -361,9 +375,9 @@ static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double time
             ggml_backend_tensor_get(in.logits, r->logits, 0, ggml_nbytes(in.logits));
     }
     const struct dg_clock t3 = dg_now();
-    dg_elapsed(t0, t1, &times[0], &times[3]);
-    dg_elapsed(t1, t2, &times[1], &times[4]);
-    dg_elapsed(t2, t3, &times[2], &times[5]);
+    dg_elapsed(t0, t1, times, 0);
+    dg_elapsed(t1, t2, times, 1);
+    dg_elapsed(t2, t3, times, 2);
     r->n_nodes = gf ? ggml_graph_n_nodes(gf) : 0;
     if (ctx) ggml_free(ctx);
     if (st != GGML_STATUS_SUCCESS) {
@@ -374,8 +388,9 @@ static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double time
     return dg_argmax(r->logits, r->model->opt.vocab);
 }
 
-/* The scheduler, with its memory reserved on a first graph as llama.cpp does. */
-static bool dg_open(struct dg_run *r, ggml_backend_t backend) {
+/* The scheduler over backends[0..n) (the CPU last), with its memory reserved on a first graph
+ * as llama.cpp does. */
+static bool dg_open(struct dg_run *r, ggml_backend_t *backends, int n) {
     const struct dg_options *o = &r->model->opt;
     r->max_nodes = 1024;
     r->meta_size = ggml_tensor_overhead() * (size_t)r->max_nodes +
@@ -383,7 +398,7 @@ static bool dg_open(struct dg_run *r, ggml_backend_t backend) {
     r->meta = malloc(r->meta_size);
     r->logits = malloc((size_t)(o->vocab > o->ctx ? o->vocab : o->ctx) * sizeof *r->logits);
     r->mask = malloc((size_t)o->ctx * sizeof *r->mask);
-    r->sched = ggml_backend_sched_new(&backend, NULL, 1, (size_t)r->max_nodes, false, true);
+    r->sched = ggml_backend_sched_new(backends, NULL, n, (size_t)r->max_nodes, false, true);
     if (!r->meta || !r->logits || !r->mask || !r->sched) return false;
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){r->meta_size, r->meta, true});
     struct dg_inputs in;
@@ -410,19 +425,19 @@ static double dg_median(double *x, int n) {
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-/* Decode the tokens; times[phase * tokens + i] holds token i's time of phase (build, alloc,
- * compute wall-clock, then the same in CPU time). */
+/* Decode the tokens; times[slot * tokens + i] holds token i's time of slot (build, alloc,
+ * compute wall-clock, then the same in process and in thread CPU time). */
 static bool dg_decode(struct dg_run *r, double *times, uint64_t *checksum) {
     const struct dg_options *o = &r->model->opt;
     int32_t token = 1;
     *checksum = 0;
     for (int i = 0; i < DG_WARMUP + o->tokens; i++) {
-        double t[6];
+        double t[DG_SLOTS];
         token = dg_step(r, token, i % o->ctx, t);
         if (token < 0) return false;
         *checksum = *checksum * 31 + (uint64_t)token;
         if (i < DG_WARMUP) continue;
-        for (int p = 0; p < 6; p++) times[p * o->tokens + i - DG_WARMUP] = t[p];
+        for (int p = 0; p < DG_SLOTS; p++) times[p * o->tokens + i - DG_WARMUP] = t[p];
     }
     return true;
 }
@@ -445,11 +460,15 @@ static void dg_print_phases(const char *what, double *times, int n, double *scra
 static void dg_report(const struct dg_run *r, double *times, uint64_t checksum) {
     const struct dg_options *o = &r->model->opt;
     const int n = o->tokens;
-    printf("decode-graph: %d nodes, %d layers, embd %d, ctx %d, %s, %d thread%s, %d tokens\n",
+    printf("decode-graph: %d nodes, %d layers, embd %d, ctx %d, %s, %d thread%s, %d tokens, "
+           "%s, %d splits\n",
            r->n_nodes, o->layers, o->embd, o->ctx, ggml_type_name(o->type), o->threads,
-           o->threads == 1 ? "" : "s", n);
-    dg_print_phases("wall", times, n, times + 6 * (size_t)n);
-    dg_print_phases("cpu ", times + 3 * (size_t)n, n, times + 6 * (size_t)n);
+           o->threads == 1 ? "" : "s", n, o->backend ? o->backend : "CPU",
+           ggml_backend_sched_get_n_splits(r->sched));
+    double *scratch = times + DG_SLOTS * (size_t)n;
+    dg_print_phases("wall", times, n, scratch);
+    dg_print_phases("cpu ", times + DG_PHASES * (size_t)n, n, scratch);
+    dg_print_phases("thrd", times + 2 * DG_PHASES * (size_t)n, n, scratch);
     printf("  tokens checksum %016llx\n", (unsigned long long)checksum);
 }
 
@@ -462,6 +481,22 @@ static bool dg_set_threads(ggml_backend_t backend, int n_threads) {
     return set != NULL;
 }
 
+/* backends[0]: the device named by --backend (else the CPU); backends[1]: the CPU when the
+ * device is not one.  Returns how many were opened, 0 with a message on failure. */
+static int dg_backends(const struct dg_options *o, ggml_backend_t backends[2]) {
+    ggml_backend_dev_t dev = o->backend ? ggml_backend_dev_by_name(o->backend) : NULL;
+    if (o->backend && !dev) {
+        fprintf(stderr, "decode-graph: no device named '%s'\n", o->backend);
+        return 0;
+    }
+    const bool on_cpu = !dev || ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU;
+    backends[0] = dev ? ggml_backend_dev_init(dev, NULL)
+                      : ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    backends[1] = on_cpu ? NULL : ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    if (!backends[0] || (!on_cpu && !backends[1])) return 0;
+    return on_cpu ? 1 : 2;
+}
+
 int decode_graph_main(int argc, char **argv) {
     static struct dg_model model; /* large: the layer table */
     struct dg_run run = {0};
@@ -469,12 +504,14 @@ int decode_graph_main(int argc, char **argv) {
         dg_usage();
         return 2;
     }
-    ggml_backend_t backend = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
-    double *times = malloc(7 * (size_t)model.opt.tokens * sizeof *times);
+    ggml_backend_t backends[2] = {NULL, NULL};
+    const int n_backends = dg_backends(&model.opt, backends);
+    double *times = malloc((DG_SLOTS + 1) * (size_t)model.opt.tokens * sizeof *times);
     uint64_t checksum = 0;
     run.model = &model;
-    bool ok = backend && times && dg_set_threads(backend, model.opt.threads) &&
-              dg_load_model(&model, backend) && dg_open(&run, backend) &&
+    bool ok = n_backends && times &&
+              dg_set_threads(backends[n_backends - 1], model.opt.threads) &&
+              dg_load_model(&model, backends[0]) && dg_open(&run, backends, n_backends) &&
               dg_decode(&run, times, &checksum);
     if (ok)
         dg_report(&run, times, checksum);
@@ -483,7 +520,8 @@ int decode_graph_main(int argc, char **argv) {
     dg_close(&run);
     if (model.buffer) ggml_backend_buffer_free(model.buffer);
     if (model.ctx) ggml_free(model.ctx);
-    if (backend) ggml_backend_free(backend);
+    for (int i = 0; i < 2; i++)
+        if (backends[i]) ggml_backend_free(backends[i]);
     free(times);
     return ok ? 0 : 1;
 }

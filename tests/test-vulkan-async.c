@@ -152,13 +152,8 @@ static ggml_backend_reg_t load_second_instance(const char *build_dir, char *dir,
 }
 
 int main(void) {
-    const char *build_dir = getenv("GGMLC_BUILDDIR");
-    char path[1024];
+    const char *build_dir = test_vulkan_env();
     if (!build_dir) return tap_skip_all("GGMLC_BUILDDIR is not set");
-    snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-    setenv("GGMLC_CONFIG", path, 1);
-    snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
-    setenv("XDG_CACHE_HOME", path, 1);
     ggmlc_init();
     ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");
     if (!reg || ggml_backend_reg_dev_count(reg) == 0) return tap_skip_all("no Vulkan device");

@@ -59,6 +59,17 @@ int tap_skip_all(const char *reason) {
     return 0;
 }
 
+const char *test_vulkan_env(void) {
+    const char *build_dir = getenv("GGMLC_BUILDDIR");
+    char path[1024];
+    if (!build_dir) return NULL;
+    snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
+    setenv("GGMLC_CONFIG", path, 1);
+    snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
+    setenv("XDG_CACHE_HOME", path, 1);
+    return build_dir;
+}
+
 /* ------------------------------------------------------------- numbers */
 
 double nmse(const float *out, const float *ref, size_t n) {

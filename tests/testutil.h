@@ -38,6 +38,11 @@ bool ok_nmse(const float *out, const float *ref, size_t n, double max_err, const
 /* Largest absolute difference. */
 double max_abs_diff(const float *a, const float *b, size_t n);
 
+/* The build tree's Vulkan setup for a test: GGMLC_CONFIG names $GGMLC_BUILDDIR's
+ * tests/ggmlc-test-vulkan.ini and XDG_CACHE_HOME its tests/vk-cache (the pipeline cache).
+ * Returns $GGMLC_BUILDDIR, or NULL (nothing set) when it is not set. */
+const char *test_vulkan_env(void);
+
 /* Deterministic pseudo-random numbers (xorshift), uniform in [lo, hi). */
 void  test_seed(uint64_t seed);
 float test_uniform(float lo, float hi);

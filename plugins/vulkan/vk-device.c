@@ -99,6 +99,16 @@ static enum ggmlc_status create_logical_device(struct vk_device *d) {
     return GGMLC_OK;
 }
 
+enum ggmlc_status vk_cmd_alloc(struct vk_device *d, VkCommandBuffer *cmd) {
+    const VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = d->cmd_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    return vk_check(d, vkAllocateCommandBuffers(d->dev, &alloc, cmd), "vkAllocateCommandBuffers");
+}
+
 static enum ggmlc_status create_commands(struct vk_device *d) {
     const VkCommandPoolCreateInfo pool = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -107,16 +117,12 @@ static enum ggmlc_status create_commands(struct vk_device *d) {
     };
     enum ggmlc_status st = vk_check(d, vkCreateCommandPool(d->dev, &pool, NULL, &d->cmd_pool), "vkCreateCommandPool");
     if (st != GGMLC_OK) return st;
-    const VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = d->cmd_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    st = vk_check(d, vkAllocateCommandBuffers(d->dev, &alloc, &d->cmd), "vkAllocateCommandBuffers");
+    st = vk_cmd_alloc(d, &d->cmd);
     if (st != GGMLC_OK) return st;
     const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     st = vk_check(d, vkCreateFence(d->dev, &fence, NULL, &d->fence), "vkCreateFence");
+    d->replay_keep = !vk_tuning()->replay_off;
+    d->replay_debug = ggmlc_debug_enabled("vulkan-replay");
     const bool per_dispatch = ggmlc_debug_enabled("vulkan-ops");
     if (st == GGMLC_OK && (per_dispatch || ggmlc_debug_enabled("vulkan")) && d->props.limits.timestampComputeAndGraphics) {
         const VkQueryPoolCreateInfo q = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -184,6 +190,7 @@ void vk_device_close(struct vk_device *d) {
         vk_checks_release(d);
         vk_mem_release_all(d);
         vk_deferred_release(d);
+        vk_replay_release(d);
         for (int n = 1; n <= VK_MAX_BINDINGS; n++) {
             if (d->pipe_layout[n]) vkDestroyPipelineLayout(d->dev, d->pipe_layout[n], NULL);
             if (d->set_layout[n]) vkDestroyDescriptorSetLayout(d->dev, d->set_layout[n], NULL);
@@ -226,13 +233,14 @@ enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
     return st;
 }
 
-enum ggmlc_status vk_cmd_submit(struct vk_device *d) {
+enum ggmlc_status vk_cmd_submit_with(struct vk_device *d, VkCommandBuffer cmd) {
     enum ggmlc_status st = vk_check(d, vkEndCommandBuffer(d->cmd), "vkEndCommandBuffer");
     if (st != GGMLC_OK) return st;
+    const VkCommandBuffer cmds[2] = {d->cmd, cmd};
     const VkSubmitInfo submit = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &d->cmd,
+        .commandBufferCount = cmd ? 2 : 1,
+        .pCommandBuffers = cmds,
     };
     st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
     if (st == GGMLC_OK) st = vk_check(d, vkQueueSubmit(d->queue, 1, &submit, d->fence), "vkQueueSubmit");
@@ -240,6 +248,8 @@ enum ggmlc_status vk_cmd_submit(struct vk_device *d) {
     d->in_flight = st == GGMLC_OK;
     return st;
 }
+
+enum ggmlc_status vk_cmd_submit(struct vk_device *d) { return vk_cmd_submit_with(d, VK_NULL_HANDLE); }
 
 enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d) {
     enum ggmlc_status st = vk_cmd_submit(d);

@@ -7,6 +7,7 @@
  *   vk-buffer.c    the ggml buffer type and buffers (set/get/memset/copy)
  *   vk-pipeline.c  pipelines from the embedded SPIR-V, the on-disk cache
  *   vk-record.c    recording a graph into one command buffer with barriers
+ *   vk-replay.c    ... through a log, and equal segments' command buffers kept and resubmitted
  *   vk-plugin.c    the plugin descriptor, registry, devices and backends
  *   vk-tuning.c    the options and GGMLC_VK_* variables, read once at init
  *   ops-*.c        one file per op family: supports() and record() per op
@@ -155,6 +156,60 @@ struct vk_deferred {
     size_t bytes;
 };
 
+/* A command of a segment, written down before it is recorded (vk-replay.c).  Entries are
+ * zeroed before they are filled, padding included: logs are compared byte for byte. */
+enum vk_cmd_kind {
+    VK_CMD_DISPATCH,      /* bind pipeline, push descriptors and constants, dispatch */
+    VK_CMD_BARRIER,       /* shaders and transfers after shaders and transfers */
+    VK_CMD_HOST_BARRIER,  /* transfers visible to the host */
+    VK_CMD_FILL,
+    VK_CMD_COPY,
+    VK_CMD_TIMESTAMP,     /* GGMLC_DEBUG=vulkan: into the device's query pool */
+    VK_CMD_RESET_QUERIES,
+};
+struct vk_cmd_dispatch {
+    VkPipeline pipeline;
+    uint32_t n_bind; /* also the pipeline layout's binding count */
+    VkDescriptorBufferInfo info[VK_MAX_BINDINGS];
+    uint32_t push[VK_PUSH_BYTES / 4];
+    uint32_t groups[3];
+};
+struct vk_cmd_fill {
+    VkBuffer buf;
+    VkDeviceSize off, size;
+    uint32_t value;
+};
+struct vk_cmd_copy {
+    VkBuffer src, dst;
+    VkDeviceSize src_off, size; /* to offset 0 of dst */
+};
+struct vk_cmd_timestamp {
+    VkPipelineStageFlagBits stage;
+    uint32_t first, count;
+};
+struct vk_cmd {
+    enum vk_cmd_kind kind;
+    union {
+        struct vk_cmd_dispatch dispatch;
+        struct vk_cmd_fill fill;
+        struct vk_cmd_copy copy;
+        struct vk_cmd_timestamp timestamp;
+    } u;
+};
+struct vk_cmd_log {
+    struct vk_cmd *cmds;
+    int n, cap;
+    bool failed; /* out of host memory: the segment fails */
+};
+/* A command buffer recorded from a log, kept with a copy of the log (n 0: matches none). */
+struct vk_replay_slot {
+    VkCommandBuffer cmd;
+    struct vk_cmd *cmds;
+    int n, cap;
+    uint64_t last_use;
+};
+#define VK_REPLAY_SLOTS 8
+
 struct vk_device {
     int index;                       /* position among the physical devices */
     char name[32];                   /* "Vulkan0" */
@@ -197,6 +252,11 @@ struct vk_device {
     bool op_broken[GGML_OP_COUNT];   /* a pipeline of this op failed to build: declined from then on */
     uint32_t disabled_paths; /* bit (1u << enum vk_path) set: that path failed, taken no more */
     struct vk_deferred deferred; /* small writes recorded at the next command buffer's start */
+    struct vk_cmd_log log;       /* the segment being recorded (vk-replay.c) */
+    struct vk_replay_slot replay[VK_REPLAY_SLOTS]; /* command buffers kept for equal segments */
+    uint64_t replay_clock;       /* segments submitted: the slots' last_use */
+    bool replay_keep;            /* keep them (GGMLC_VK_REPLAY is not 0) */
+    bool replay_debug;           /* GGMLC_DEBUG=vulkan-replay: log each segment recorded or replayed */
 };
 
 /* Whether path p was disabled on d (caller holds d->lock). */
@@ -225,6 +285,8 @@ VK_HIDDEN enum ggmlc_status vk_device_open(struct vk_device *d);
 VK_HIDDEN void vk_device_close(struct vk_device *d);
 /* Turn a VkResult into a recorded error (device loss is remembered); returns the status. */
 VK_HIDDEN enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what);
+/* A primary command buffer from the device's pool (freed with it). */
+VK_HIDDEN enum ggmlc_status vk_cmd_alloc(struct vk_device *d, VkCommandBuffer *cmd);
 /* Begin the device's command buffer, first waiting for its last submission (caller holds
  * d->lock). */
 VK_HIDDEN enum ggmlc_status vk_cmd_begin(struct vk_device *d);
@@ -235,6 +297,35 @@ VK_HIDDEN enum ggmlc_status vk_cmd_submit(struct vk_device *d);
 VK_HIDDEN enum ggmlc_status vk_cmd_wait(struct vk_device *d);
 /* End, submit and wait for the command buffer (caller holds d->lock). */
 VK_HIDDEN enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d);
+
+/* The same, with cmd (a command buffer recorded elsewhere) submitted after the device's own in
+ * one batch. */
+VK_HIDDEN enum ggmlc_status vk_cmd_submit_with(struct vk_device *d, VkCommandBuffer cmd);
+
+/* ------------------------------------------------------------ replay */
+
+/* Append a command to the log (vk-replay.c); out of memory: log->failed. */
+VK_HIDDEN void vk_log_dispatch(struct vk_cmd_log *log, VkPipeline pipeline, int n_bind,
+                               const VkDescriptorBufferInfo *info, const uint32_t *push,
+                               const uint32_t groups[3]);
+/* kind: VK_CMD_BARRIER or VK_CMD_HOST_BARRIER. */
+VK_HIDDEN void vk_log_barrier(struct vk_cmd_log *log, enum vk_cmd_kind kind);
+VK_HIDDEN void vk_log_fill(struct vk_cmd_log *log, VkBuffer buf, VkDeviceSize off, VkDeviceSize size,
+                           uint32_t value);
+VK_HIDDEN void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off,
+                           VkDeviceSize size);
+VK_HIDDEN void vk_log_timestamp(struct vk_cmd_log *log, VkPipelineStageFlagBits stage, uint32_t query);
+/* Reset queries [0, count) of the device's query pool. */
+VK_HIDDEN void vk_log_reset_queries(struct vk_cmd_log *log, uint32_t count);
+/* Submit the device's command buffer (begun by vk_cmd_begin: the pending writes) and then the
+ * commands of log: a kept command buffer of an equal log, else one recorded now (and kept);
+ * wait for them when wait.  Caller holds d->lock.  On failure the device's command buffer is
+ * ended and not submitted. */
+VK_HIDDEN enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool wait);
+/* Keep no command buffer from now on: a VkBuffer is being destroyed (caller holds d->lock). */
+VK_HIDDEN void vk_replay_forget(struct vk_device *d);
+/* Free the logs kept (device close; the command buffers go with the pool). */
+VK_HIDDEN void vk_replay_release(struct vk_device *d);
 
 /* ---------------------------------------------------------- deferred */
 
@@ -611,6 +702,7 @@ struct vk_tuning {
     bool coopmat_khr_off;        /* GGMLC_VK_COOPMAT_KHR=0 (ops-matmul-coopmat.c) */
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
+    bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
 };
 
 /* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */

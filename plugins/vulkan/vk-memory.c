@@ -109,6 +109,7 @@ static void block_destroy(struct vk_device *d, struct vk_block *b) {
             break;
         }
     }
+    vk_replay_forget(d); /* a kept command buffer may name b->buf */
     vkDestroyBuffer(d->dev, b->buf, NULL);
     vkFreeMemory(d->dev, b->mem, NULL);
     free(b->free);
@@ -196,6 +197,11 @@ void vk_mem_release_all(struct vk_device *d) {
 
 enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size) {
     if (d->staging.size >= size) return GGMLC_OK;
+    /* grown rarely (at least 1 MiB, doubling): a new staging buffer makes vk-replay.c forget
+     * the command buffers it kept */
+    VkDeviceSize want = d->staging.size ? 2 * d->staging.size : (VkDeviceSize)1 << 20;
+    while (want < size) want *= 2;
+    size = want;
     vk_staging_release(d);
     struct vk_staging *s = &d->staging;
     enum ggmlc_status st = create_bound_buffer(d, size, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
@@ -236,6 +242,7 @@ void vk_checks_release(struct vk_device *d) { vk_mem_free(d, &d->checks); }
 
 void vk_staging_release(struct vk_device *d) {
     struct vk_staging *s = &d->staging;
+    if (s->buf) vk_replay_forget(d); /* a kept command buffer may copy into it */
     if (s->buf) vkDestroyBuffer(d->dev, s->buf, NULL);
     if (s->mem) vkFreeMemory(d->dev, s->mem, NULL); /* unmaps implicitly */
     memset(s, 0, sizeof *s);

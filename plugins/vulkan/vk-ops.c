@@ -61,15 +61,40 @@ bool vk_type_ok(const struct vk_device *d, enum ggml_type type) {
     return (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) && d->use_f16;
 }
 
+/* The shaders by name in an open-addressing hash table (built once): kernels look their
+ * shader up by name for every node they support or record, and a scan of the few hundred
+ * names was a visible part of the host's time per graph. */
+#define VK_NAME_SLOTS 1024 /* a power of two, over twice the shaders */
+_Static_assert(VK_SHADER_COUNT * 2 <= VK_NAME_SLOTS, "the shader name table has free slots");
+static uint16_t name_slots[VK_NAME_SLOTS]; /* shader id + 1; 0: empty */
+static pthread_once_t name_slots_once = PTHREAD_ONCE_INIT;
+
+static uint32_t name_hash(const char *s) { /* FNV-1a */
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void fill_name_slots(void) {
+    for (int i = 0; i < VK_SHADER_COUNT; i++) {
+        uint32_t at = name_hash(vk_shader_blobs[i].name);
+        while (name_slots[at % VK_NAME_SLOTS]) at++;
+        name_slots[at % VK_NAME_SLOTS] = (uint16_t)(i + 1);
+    }
+}
+
 enum vk_shader_id vk_shader_find(const char *fmt, ...) {
     char name[96];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
-    for (int i = 0; i < VK_SHADER_COUNT; i++)
-        if (strcmp(vk_shader_blobs[i].name, name) == 0) return (enum vk_shader_id)i;
-    return VK_SHADER_COUNT;
+    pthread_once(&name_slots_once, fill_name_slots);
+    for (uint32_t at = name_hash(name);; at++) {
+        const int slot = name_slots[at % VK_NAME_SLOTS];
+        if (!slot) return VK_SHADER_COUNT;
+        if (strcmp(vk_shader_blobs[slot - 1].name, name) == 0) return (enum vk_shader_id)(slot - 1);
+    }
 }
 
 struct vk_shape vk_shape_of(const struct ggml_tensor *t) {

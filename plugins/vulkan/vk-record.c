@@ -6,6 +6,8 @@
  * where a dispatch touches memory in conflict with one recorded since the
  * last barrier: it reads or writes what was written (RAW, WAW), or writes
  * what was read (WAR: the allocator reuses memory of dead tensors).
+ * The commands go to the device's log first; vk-replay.c records them, or
+ * submits the command buffer of an earlier segment with the same commands.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -124,14 +126,7 @@ static bool add_range(struct range_list *l, const struct vk_range *x) {
 }
 
 static void barrier(struct vk_rec *rec) {
-    const VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    vkCmdPipelineBarrier(rec->d->cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
+    vk_log_barrier(&rec->d->log, VK_CMD_BARRIER);
     rec->hz->written.n = 0;
     rec->hz->read.n = 0;
     rec->n_barriers++;
@@ -234,7 +229,7 @@ static bool checks_begin(struct vk_rec *rec, struct ggml_tensor **nodes, int i, 
                             rec->max_checked);
         return false;
     }
-    vkCmdFillBuffer(d->cmd, d->checks.buf, d->checks.offset, bytes, 0);
+    vk_log_fill(&d->log, d->checks.buf, d->checks.offset, bytes, 0);
     barrier(rec);
     return true;
 }
@@ -244,15 +239,9 @@ static void checks_end(struct vk_rec *rec) {
     if (!rec->n_checked) return;
     struct vk_device *d = rec->d;
     barrier(rec);
-    const VkBufferCopy region = {.srcOffset = d->checks.offset, .size = (VkDeviceSize)rec->n_checked * check_stride(d)};
-    vkCmdCopyBuffer(d->cmd, d->checks.buf, d->staging.buf, 1, &region);
-    const VkMemoryBarrier to_host = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-    };
-    vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0,
-                         NULL);
+    vk_log_copy(&d->log, d->checks.buf, d->staging.buf, d->checks.offset,
+                (VkDeviceSize)rec->n_checked * check_stride(d));
+    vk_log_barrier(&d->log, VK_CMD_HOST_BARRIER);
 }
 
 /* After the segment: the first node whose kernel reported an index, as the error; false then. */
@@ -332,23 +321,10 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
         if (ds->bind[i].written) forget_derived(rec, &ranges[i]);
     }
 
-    VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
-    for (int i = 0; i < n_bind; i++)
-        writes[i] = (VkWriteDescriptorSet){
-            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-            .dstBinding = (uint32_t)i,
-            .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &info[i],
-        };
-    VkPipelineLayout layout = d->pipe_layout[n_bind];
-    vkCmdBindPipeline(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    d->push_descriptor_set(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, (uint32_t)n_bind, writes);
-    vkCmdPushConstants(d->cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PUSH_BYTES, ds->push);
-    vkCmdDispatch(d->cmd, ds->groups[0], ds->groups[1], ds->groups[2]);
+    vk_log_dispatch(&d->log, pipeline, n_bind, info, ds->push, ds->groups);
     rec->n_dispatches++;
     if (d->profile_dispatches && rec->n_profiled < VK_PROFILE_MAX) { /* when this and everything before it is done */
-        vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, d->timestamps, 2 + (uint32_t)rec->n_profiled);
+        vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 2 + (uint32_t)rec->n_profiled);
         rec->profiled[rec->n_profiled++] = ds->shader;
     }
     return GGML_STATUS_SUCCESS;
@@ -446,10 +422,12 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     pthread_mutex_lock(&d->lock);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
+        d->log.n = 0;
+        d->log.failed = false;
         reserve_scratch(&rec, nodes, i, n);
         if (d->timestamps) {
-            vkCmdResetQueryPool(d->cmd, d->timestamps, 0, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
-            vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d->timestamps, 0);
+            vk_log_reset_queries(&d->log, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
+            vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);
         }
         s = checks_begin(&rec, nodes, i, n) ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
         if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
@@ -458,9 +436,9 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             s = GGML_STATUS_FAILED;
         } else if (s == GGML_STATUS_SUCCESS) {
             checks_end(&rec);
-            if (d->timestamps) vkCmdWriteTimestamp(d->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->timestamps, 1);
+            if (d->timestamps) vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
             const bool read_back = rec.n_checked || d->timestamps; /* read right after: wait */
-            const enum ggmlc_status st = read_back ? vk_cmd_submit_wait(d) : vk_cmd_submit(d);
+            const enum ggmlc_status st = vk_replay_submit(d, &d->log, read_back);
             if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
             else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
         } else {

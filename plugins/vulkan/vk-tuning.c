@@ -84,6 +84,7 @@ static void log_tuning(void) {
                   kernels[tuning.mvq_kernel]);
     if (tuning.coopmat_khr_off)
         ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_COOPMAT_KHR=0\n");
+    if (tuning.replay_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_REPLAY=0\n");
 }
 
 void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
@@ -97,5 +98,7 @@ void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
     tuning.mvq_kernel = read_mvq_kernel();
     const char *khr = ggmlc_getenv("GGMLC_VK_COOPMAT_KHR");
     tuning.coopmat_khr_off = khr && strcmp(khr, "0") == 0;
+    const char *replay = ggmlc_getenv("GGMLC_VK_REPLAY");
+    tuning.replay_off = replay && says_off(replay);
     if (ggmlc_debug_enabled("vulkan")) log_tuning();
 }

@@ -1,0 +1,220 @@
+/*
+ * vk-replay.c - a segment's commands written down before they are recorded, and the command
+ * buffers recorded from them kept for the next segment that writes down the same commands.
+ *
+ * A decode loop or a training loop builds a new graph each step, but the graph is the same
+ * each time: the same nodes, at the same addresses, with the same parameters.  Recording its
+ * command buffer again costs the driver a call per bind, descriptor push, push-constant write
+ * and dispatch, and resetting the old one as much again (on lavapipe that was most of the
+ * host's time per graph).  So vk-record.c does not record into a command buffer: it appends
+ * each command to the device's log (struct vk_cmd_log), and at the end of the segment the log
+ * is compared, byte for byte, with the logs of the command buffers kept from earlier segments.
+ * An equal log means an equal command buffer: it is submitted again as it is; otherwise the
+ * least recently used one is recorded anew from the log.  Whatever differs — a tensor's
+ * address, a shape, an op parameter (a push constant), the graph, the kernel chosen — differs
+ * in the log, so no graph is ever computed with another graph's commands.
+ *
+ * The writes that change from step to step (inputs, vk-deferred.c) stay in the device's own
+ * command buffer, submitted first in the same batch.  A kept command buffer names VkBuffers
+ * and pipelines by handle: when a VkBuffer is destroyed (a memory block emptied, the staging
+ * buffer grown) every kept one is forgotten, since a new buffer may get the old handle.
+ * GGMLC_VK_REPLAY=0 turns the keeping off (each segment recorded from its log, once).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk-impl.h"
+
+/* Room for one more entry, zeroed (padding included: logs are compared with memcmp). */
+static struct vk_cmd *log_append(struct vk_cmd_log *log, enum vk_cmd_kind kind) {
+    if (log->n == log->cap) {
+        const int cap = log->cap ? 2 * log->cap : 256;
+        struct vk_cmd *grown = realloc(log->cmds, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            log->failed = true;
+            return NULL;
+        }
+        log->cmds = grown;
+        log->cap = cap;
+    }
+    struct vk_cmd *c = &log->cmds[log->n++];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    return c;
+}
+
+void vk_log_dispatch(struct vk_cmd_log *log, VkPipeline pipeline, int n_bind, const VkDescriptorBufferInfo *info,
+                     const uint32_t *push, const uint32_t groups[3]) {
+    struct vk_cmd *c = log_append(log, VK_CMD_DISPATCH);
+    if (!c) return;
+    c->u.dispatch.pipeline = pipeline;
+    c->u.dispatch.n_bind = (uint32_t)n_bind;
+    memcpy(c->u.dispatch.info, info, (size_t)n_bind * sizeof *info);
+    memcpy(c->u.dispatch.push, push, VK_PUSH_BYTES);
+    memcpy(c->u.dispatch.groups, groups, sizeof c->u.dispatch.groups);
+}
+
+void vk_log_barrier(struct vk_cmd_log *log, enum vk_cmd_kind kind) { log_append(log, kind); }
+
+void vk_log_fill(struct vk_cmd_log *log, VkBuffer buf, VkDeviceSize off, VkDeviceSize size, uint32_t value) {
+    struct vk_cmd *c = log_append(log, VK_CMD_FILL);
+    if (!c) return;
+    c->u.fill.buf = buf; /* member by member: a struct literal's padding is not zero */
+    c->u.fill.off = off;
+    c->u.fill.size = size;
+    c->u.fill.value = value;
+}
+
+void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off, VkDeviceSize size) {
+    struct vk_cmd *c = log_append(log, VK_CMD_COPY);
+    if (!c) return;
+    c->u.copy.src = src;
+    c->u.copy.dst = dst;
+    c->u.copy.src_off = src_off;
+    c->u.copy.size = size;
+}
+
+void vk_log_timestamp(struct vk_cmd_log *log, VkPipelineStageFlagBits stage, uint32_t query) {
+    struct vk_cmd *c = log_append(log, VK_CMD_TIMESTAMP);
+    if (!c) return;
+    c->u.timestamp.stage = stage;
+    c->u.timestamp.first = query;
+}
+
+void vk_log_reset_queries(struct vk_cmd_log *log, uint32_t count) {
+    struct vk_cmd *c = log_append(log, VK_CMD_RESET_QUERIES);
+    if (c) c->u.timestamp.count = count; /* from query 0 */
+}
+
+/* ------------------------------------------------------------ recording */
+
+/* A full memory barrier between shaders and transfers (vk-record.c's reason: a later command
+ * touches what an earlier one wrote, or writes what it read). */
+static void record_barrier(VkCommandBuffer cmd) {
+    const VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Transfers made visible to the host (the index-check slots read back). */
+static void record_host_barrier(VkCommandBuffer cmd) {
+    const VkMemoryBarrier to_host = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0,
+                         NULL);
+}
+
+static void record_dispatch(const struct vk_device *d, VkCommandBuffer cmd, const struct vk_cmd_dispatch *ds) {
+    VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
+    for (uint32_t i = 0; i < ds->n_bind; i++)
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstBinding = i,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &ds->info[i],
+        };
+    VkPipelineLayout layout = d->pipe_layout[ds->n_bind];
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ds->pipeline);
+    d->push_descriptor_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, ds->n_bind, writes);
+    vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PUSH_BYTES, ds->push);
+    vkCmdDispatch(cmd, ds->groups[0], ds->groups[1], ds->groups[2]);
+}
+
+static void record_cmd(const struct vk_device *d, VkCommandBuffer cmd, const struct vk_cmd *c) {
+    switch (c->kind) {
+    case VK_CMD_DISPATCH: record_dispatch(d, cmd, &c->u.dispatch); break;
+    case VK_CMD_BARRIER: record_barrier(cmd); break;
+    case VK_CMD_HOST_BARRIER: record_host_barrier(cmd); break;
+    case VK_CMD_FILL: vkCmdFillBuffer(cmd, c->u.fill.buf, c->u.fill.off, c->u.fill.size, c->u.fill.value); break;
+    case VK_CMD_COPY: {
+        const VkBufferCopy region = {.srcOffset = c->u.copy.src_off, .size = c->u.copy.size};
+        vkCmdCopyBuffer(cmd, c->u.copy.src, c->u.copy.dst, 1, &region);
+        break;
+    }
+    case VK_CMD_TIMESTAMP: vkCmdWriteTimestamp(cmd, c->u.timestamp.stage, d->timestamps, c->u.timestamp.first); break;
+    case VK_CMD_RESET_QUERIES: vkCmdResetQueryPool(cmd, d->timestamps, c->u.timestamp.first, c->u.timestamp.count); break;
+    }
+}
+
+/* Record the log into slot's command buffer (allocated on first use) and keep a copy of it. */
+static enum ggmlc_status record_slot(struct vk_device *d, struct vk_replay_slot *slot, const struct vk_cmd_log *log) {
+    enum ggmlc_status st;
+    if (!slot->cmd) st = vk_cmd_alloc(d, &slot->cmd);
+    else st = vk_check(d, vkResetCommandBuffer(slot->cmd, 0), "vkResetCommandBuffer");
+    slot->n = 0; /* matches no log until recorded in full */
+    const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    if (st == GGMLC_OK) st = vk_check(d, vkBeginCommandBuffer(slot->cmd, &begin), "vkBeginCommandBuffer");
+    if (st != GGMLC_OK) return st;
+    for (int i = 0; i < log->n; i++) record_cmd(d, slot->cmd, &log->cmds[i]);
+    st = vk_check(d, vkEndCommandBuffer(slot->cmd), "vkEndCommandBuffer");
+    if (st != GGMLC_OK || !d->replay_keep) return st;
+    if (slot->cap < log->n) {
+        struct vk_cmd *grown = realloc(slot->cmds, (size_t)log->n * sizeof *grown);
+        if (!grown) return GGMLC_OK; /* recorded, only not kept */
+        slot->cmds = grown;
+        slot->cap = log->n;
+    }
+    memcpy(slot->cmds, log->cmds, (size_t)log->n * sizeof *log->cmds);
+    slot->n = log->n;
+    return GGMLC_OK;
+}
+
+/* The kept command buffer of an equal log, or NULL. */
+static struct vk_replay_slot *find_slot(struct vk_device *d, const struct vk_cmd_log *log) {
+    for (int i = 0; i < VK_REPLAY_SLOTS; i++) {
+        struct vk_replay_slot *s = &d->replay[i];
+        if (s->n == log->n && s->n > 0 && memcmp(s->cmds, log->cmds, (size_t)log->n * sizeof *log->cmds) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+/* The slot to record into: an unused one, else the least recently used. */
+static struct vk_replay_slot *victim_slot(struct vk_device *d) {
+    struct vk_replay_slot *v = &d->replay[0];
+    for (int i = 1; i < VK_REPLAY_SLOTS; i++)
+        if (d->replay[i].last_use < v->last_use) v = &d->replay[i];
+    return v;
+}
+
+enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool wait) {
+    if (log->failed) return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory while recording", d->name);
+    struct vk_replay_slot *slot = find_slot(d, log);
+    const bool replayed = slot != NULL;
+    if (!slot) {
+        slot = victim_slot(d);
+        const enum ggmlc_status st = record_slot(d, slot, log);
+        if (st != GGMLC_OK) {
+            vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
+            return st;
+        }
+    }
+    slot->last_use = ++d->replay_clock;
+    if (d->replay_debug)
+        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d commands %s\n", d->name, log->n,
+                  replayed ? "replayed" : "recorded");
+    const enum ggmlc_status st = vk_cmd_submit_with(d, slot->cmd);
+    return st == GGMLC_OK && wait ? vk_cmd_wait(d) : st;
+}
+
+void vk_replay_forget(struct vk_device *d) {
+    for (int i = 0; i < VK_REPLAY_SLOTS; i++) d->replay[i].n = 0;
+}
+
+void vk_replay_release(struct vk_device *d) {
+    for (int i = 0; i < VK_REPLAY_SLOTS; i++) {
+        free(d->replay[i].cmds);
+        d->replay[i] = (struct vk_replay_slot){0}; /* command buffers: freed with the pool */
+    }
+    free(d->log.cmds);
+    d->log = (struct vk_cmd_log){0};
+}
