@@ -523,6 +523,9 @@ static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO:
         ggmlc__bw_add_grad(s, a, ggml_diag_mask_zero(ctx, cont_if_needed(ctx, dy), param_i32(node, 0)));
         return true;
+    case GGML_OP_TRI: /* the kept triangle passes dy through, the rest is constant zero */
+        ggmlc__bw_add_grad(s, a, ggml_tri(ctx, cont_if_needed(ctx, dy), (enum ggml_tri_type)param_i32(node, 0)));
+        return true;
     default: return false;
     }
 }

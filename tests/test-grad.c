@@ -174,6 +174,8 @@ BUILD(b_reglu_swapped, ggml_reglu_swapped(ctx, P0))
 BUILD(b_swiglu_oai, ggml_swiglu_oai(ctx, P0, P1, 1.702f, 1.2f))
 BUILD(b_cross_entropy, ggml_cross_entropy_loss(ctx, P0, ggml_soft_max(ctx, P1)))
 BUILD(b_cumsum, ggml_cumsum(ctx, P0))
+BUILD(b_tri_lower, ggml_tri(ctx, P0, GGML_TRI_TYPE_LOWER))
+BUILD(b_tri_upper_diag, ggml_tri(ctx, P0, GGML_TRI_TYPE_UPPER_DIAG))
 BUILD(b_acc, ggml_acc(ctx, P0, P1, P0->nb[1], P0->nb[2], P0->nb[3], P0->nb[0]))
 BUILD(b_set, ggml_set(ctx, P0, P1, P0->nb[1], P0->nb[2], P0->nb[3], P0->nb[1]))
 BUILD(b_get_rows, ggml_get_rows(ctx, P0, P1))
@@ -255,6 +257,8 @@ static const struct grad_case cases[] = {
     {"swiglu_oai (clamped)", b_swiglu_oai, 2, {{7, 3}, {7, 3}}, -2, 2, 1e-2},
     {"cross_entropy_loss", b_cross_entropy, 2, {{7, 4}, {7, 4}}, -2, 2, 1e-2, {false, true}},
     {"cumsum", b_cumsum, 1, {{7, 3}}, -1, 1, 1e-2},
+    {"tri (lower)", b_tri_lower, 1, {{5, 5, 2}}, -1, 1, 1e-2},
+    {"tri (upper with the diagonal)", b_tri_upper_diag, 1, {{5, 5, 2}}, -1, 1, 1e-2},
     {"acc", b_acc, 2, {{6, 4}, {3, 2}}, -1, 1, 1e-2},
     {"set", b_set, 2, {{6, 4}, {4, 2}}, -1, 1, 1e-2},
     {"get_rows", b_get_rows, 2, {{5, 6}, {4}}, -1, 6, 1e-2, {false, true}, {0, GGML_TYPE_I32}},
