@@ -207,9 +207,23 @@ static bool rule_permute(struct bw_state *s, struct ggml_tensor *node, struct gg
     return true;
 }
 
+/* The gradient of a softmax's attention sinks (src[2], one logit per head, i.e. per index of
+ * dimension 2): the sink of head h joins each of its rows' normalisation, so with p_sink the
+ * probability it takes, dL/dsink_h = -sum over the rows of head h of p_sink * <y, dy>.  The sink
+ * has no output, so p_sink = 1 - sum(y): exact to an absolute 1e-7, which is that of y itself. */
+static struct ggml_tensor *softmax_sink_grad(struct ggml_context *ctx, struct ggml_tensor *y, struct ggml_tensor *dy) {
+    struct ggml_tensor *minus_p_sink = ggml_scale_bias(ctx, ggml_sum_rows(ctx, y), 1.0f, -1.0f);
+    struct ggml_tensor *per_row = ggml_mul(ctx, minus_p_sink, ggml_sum_rows(ctx, ggml_mul(ctx, dy, y))); /* [1, ne1, ne2, ne3] */
+    /* heads to dimension 0, where the sink vector has them; the other dimensions are summed away */
+    return ggml_cont(ctx, ggml_permute(ctx, per_row, 2, 1, 0, 3));
+}
+
 static bool rule_softmax(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     const float scale = param_f32(node, 0), max_bias = param_f32(node, 1);
-    ggmlc__bw_add_grad(s, node->src[0], ggml_soft_max_ext_back(s->ctx, cont_if_needed(s->ctx, dy), node, scale, max_bias));
+    struct ggml_tensor *d = cont_if_needed(s->ctx, dy);
+    ggmlc__bw_add_grad(s, node->src[0], ggml_soft_max_ext_back(s->ctx, d, node, scale, max_bias));
+    if (node->src[2] && ggmlc__bw_needs_grad(s, node->src[2]))
+        ggmlc__bw_add_grad(s, node->src[2], softmax_sink_grad(s->ctx, node, d));
     return true;
 }
 
@@ -508,6 +522,9 @@ static bool rule_arith(struct bw_state *s, struct ggml_tensor *node, struct ggml
         return true;
     case GGML_OP_DIAG_MASK_INF: case GGML_OP_DIAG_MASK_ZERO:
         ggmlc__bw_add_grad(s, a, ggml_diag_mask_zero(ctx, cont_if_needed(ctx, dy), param_i32(node, 0)));
+        return true;
+    case GGML_OP_TRI: /* the kept triangle passes dy through, the rest is constant zero */
+        ggmlc__bw_add_grad(s, a, ggml_tri(ctx, cont_if_needed(ctx, dy), (enum ggml_tri_type)param_i32(node, 0)));
         return true;
     default: return false;
     }

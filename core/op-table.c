@@ -78,7 +78,7 @@ static const struct ggmlc_op_info op_table[GGML_OP_COUNT] = {
     OP(TIMESTEP_EMBEDDING, "TIMESTEP_EMBEDDING", "timestep_embedding(timesteps, dim, max_period)", 1, false, false),
     OP(ARGSORT, "ARGSORT", "argsort(x)", 1, false, false),
     OP(LEAKY_RELU, "LEAKY_RELU", "leaky_relu(x)", 1, true, true),
-    OP(TRI, "TRI", "tri(x)", 1, false, false),
+    OP(TRI, "TRI", "tri(x)", 1, false, true),
     OP(FILL, "FILL", "fill(x, c)", 1, true, false),
     OP(FLASH_ATTN_EXT, "FLASH_ATTN_EXT", "flash_attn_ext(x)", 5, false, true),
     OP(FLASH_ATTN_BACK, "FLASH_ATTN_BACK", "flash_attn_back(x)", 4, false, false),

@@ -65,12 +65,7 @@ static void run(const struct gold_set *set, const struct golden_case *c) {
         return;
     }
     struct ggml_tensor *loss = ggml_sum(ctx, ggml_mul(ctx, y, ggml_reshape(ctx, w, y)));
-    ggml_set_loss(loss);
-    struct ggml_cgraph *gb = ggml_new_graph_custom(ctx, 1024, true);
-    ggml_build_forward_expand(gb, loss);
-    ggml_build_backward_expand(ctx, gb, NULL);
-    ggml_graph_reset(gb);
-    ggml_graph_compute_with_ctx(ctx, gb, 2);
+    struct ggml_cgraph *gb = test_compute_backward(ctx, loss, 1024);
     for (int i = 0; i < 3 && c->inputs[i]; i++) {
         if (!c->param[i]) continue;
         char suffix[64];

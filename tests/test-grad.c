@@ -140,6 +140,12 @@ BUILD(b_mul_mat_bcast, ggml_mul_mat(ctx, P0, P1))
 BUILD(b_soft_max, ggml_soft_max(ctx, P0))
 BUILD(b_soft_max_ext, ggml_soft_max_ext(ctx, P0, P1, 0.7f, 0.0f))
 BUILD(b_soft_max_alibi, ggml_soft_max_ext(ctx, P0, P1, 0.5f, 8.0f))
+/* attention sinks (src[2], one logit per head) are added to the node after it is built */
+static struct ggml_tensor *b_soft_max_sinks(struct ggml_context *ctx, struct ggml_tensor **p) {
+    struct ggml_tensor *y = ggml_soft_max_ext(ctx, P0, P1, 0.5f, 8.0f);
+    ggml_soft_max_add_sinks(y, P2);
+    return y;
+}
 BUILD(b_norm, ggml_norm(ctx, P0, 1e-5f))
 BUILD(b_rms_norm, ggml_rms_norm(ctx, P0, 1e-5f))
 BUILD(b_group_norm, ggml_group_norm(ctx, P0, 2, 1e-5f))
@@ -168,6 +174,8 @@ BUILD(b_reglu_swapped, ggml_reglu_swapped(ctx, P0))
 BUILD(b_swiglu_oai, ggml_swiglu_oai(ctx, P0, P1, 1.702f, 1.2f))
 BUILD(b_cross_entropy, ggml_cross_entropy_loss(ctx, P0, ggml_soft_max(ctx, P1)))
 BUILD(b_cumsum, ggml_cumsum(ctx, P0))
+BUILD(b_tri_lower, ggml_tri(ctx, P0, GGML_TRI_TYPE_LOWER))
+BUILD(b_tri_upper_diag, ggml_tri(ctx, P0, GGML_TRI_TYPE_UPPER_DIAG))
 BUILD(b_acc, ggml_acc(ctx, P0, P1, P0->nb[1], P0->nb[2], P0->nb[3], P0->nb[0]))
 BUILD(b_set, ggml_set(ctx, P0, P1, P0->nb[1], P0->nb[2], P0->nb[3], P0->nb[1]))
 BUILD(b_get_rows, ggml_get_rows(ctx, P0, P1))
@@ -221,6 +229,7 @@ static const struct grad_case cases[] = {
     {"soft_max", b_soft_max, 1, {{6, 4}}, -2, 2, 1e-2},
     {"soft_max_ext (scale, mask)", b_soft_max_ext, 2, {{6, 4, 2}, {6, 4}}, -2, 2, 1e-2, {false, true}},
     {"soft_max_ext (ALiBi)", b_soft_max_alibi, 2, {{6, 4, 4}, {6, 4}}, -2, 2, 1e-2, {false, true}},
+    {"soft_max_ext (ALiBi) with attention sinks", b_soft_max_sinks, 3, {{6, 4, 3, 2}, {6, 4}, {3}}, -2, 2, 1e-2, {false, true, false}},
     {"norm", b_norm, 1, {{8, 3}}, -2, 2, 2e-2},
     {"rms_norm", b_rms_norm, 1, {{8, 3}}, -2, 2, 2e-2},
     {"group_norm", b_group_norm, 1, {{3, 2, 4, 2}}, -2, 2, 2e-2},
@@ -248,6 +257,8 @@ static const struct grad_case cases[] = {
     {"swiglu_oai (clamped)", b_swiglu_oai, 2, {{7, 3}, {7, 3}}, -2, 2, 1e-2},
     {"cross_entropy_loss", b_cross_entropy, 2, {{7, 4}, {7, 4}}, -2, 2, 1e-2, {false, true}},
     {"cumsum", b_cumsum, 1, {{7, 3}}, -1, 1, 1e-2},
+    {"tri (lower)", b_tri_lower, 1, {{5, 5, 2}}, -1, 1, 1e-2},
+    {"tri (upper with the diagonal)", b_tri_upper_diag, 1, {{5, 5, 2}}, -1, 1, 1e-2},
     {"acc", b_acc, 2, {{6, 4}, {3, 2}}, -1, 1, 1e-2},
     {"set", b_set, 2, {{6, 4}, {4, 2}}, -1, 1, 1e-2},
     {"get_rows", b_get_rows, 2, {{5, 6}, {4}}, -1, 6, 1e-2, {false, true}, {0, GGML_TYPE_I32}},
@@ -369,10 +380,78 @@ static void test_loss_must_be_scalar(void) {
     ggml_free(ctx);
 }
 
+/* ------------------------------ softmax with sinks against a double-precision model
+ * ggml's test-backend-ops checks this case (loss = sum(y), its SOFT_MAX cases with sinks) with
+ * finite differences of an f32 loss near the row count, whose rounding alone makes them miss its
+ * bound by 10-1000x on every f32 backend.  Checked here against the exact gradients instead:
+ * dL/dx = scale p p_sink, dL/dsink_h = -sum over head h's rows of p_sink (1 - p_sink). */
+
+/* The probabilities of one row (logits z[0..n) and the sink s) in double; returns p_sink. */
+static double softmax_row_exact(const double *z, int n, double s, double *p) {
+    double max = s, sum = 0;
+    for (int i = 0; i < n; i++) max = z[i] > max ? z[i] : max;
+    for (int i = 0; i < n; i++) sum += p[i] = exp(z[i] - max);
+    sum += exp(s - max);
+    for (int i = 0; i < n; i++) p[i] /= sum;
+    return exp(s - max) / sum;
+}
+
+static void test_soft_max_sinks_exact(void) {
+    enum { N0 = 16, N1 = 16, NH = 3, N3 = 3 };
+    const float scale = 0.1f, max_bias = 8.0f;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
+    struct ggml_tensor *x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, N0, N1, NH, N3);
+    struct ggml_tensor *mask = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, N0, N1, 1, N3);
+    struct ggml_tensor *sinks = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, NH);
+    float *xd = x->data, *md = mask->data, *sd = sinks->data;
+    for (int i = 0; i < N0 * N1 * NH * N3; i++) xd[i] = test_uniform(-1, 1);
+    for (int i = 0; i < N0 * N1 * N3; i++) md[i] = test_uniform(-1, 1);
+    for (int i = 0; i < NH; i++) sd[i] = test_uniform(-1, 1);
+    ggml_set_param(x);
+    ggml_set_param(sinks);
+    struct ggml_tensor *y = ggml_soft_max_ext(ctx, x, mask, scale, max_bias);
+    ggml_soft_max_add_sinks(y, sinks);
+    struct ggml_cgraph *gb = test_compute_backward(ctx, ggml_sum(ctx, y), 256);
+    struct ggml_tensor *gx = ggml_graph_get_grad(gb, x), *gs = ggml_graph_get_grad(gb, sinks);
+    if (!gx || !gs) {
+        tap_ok(false, "soft_max with sinks: gradients of x and of the sinks exist");
+        ggml_free(ctx);
+        return;
+    }
+    float ga_x[N0 * N1 * NH * N3], ga_s[NH];
+    tensor_get_f32(gx, ga_x);
+    tensor_get_f32(gs, ga_s);
+    /* ALiBi slopes of NH heads, ggml's definition (in f32, as the operator computes them) */
+    const int nhl = 2; /* largest power of two <= NH */
+    const float m0 = powf(2.0f, -max_bias / nhl), m1 = powf(2.0f, -max_bias / 2.0f / nhl);
+    double worst_x = 0, worst_s = 0, ref_s[NH] = {0};
+    for (int i3 = 0; i3 < N3; i3++)
+        for (int h = 0; h < NH; h++) {
+            const float slope = h < nhl ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - nhl) + 1));
+            for (int i1 = 0; i1 < N1; i1++) {
+                const float *xr = xd + ((i3 * NH + h) * N1 + i1) * N0, *mr = md + (i3 * N1 + i1) * N0;
+                const float *gr = ga_x + ((i3 * NH + h) * N1 + i1) * N0;
+                double z[N0], p[N0];
+                for (int i = 0; i < N0; i++) z[i] = (double)(xr[i] * scale) + (double)slope * mr[i];
+                const double ps = softmax_row_exact(z, N0, sd[h], p);
+                for (int i = 0; i < N0; i++) {
+                    const double ref = scale * p[i] * ps;
+                    worst_x = fmax(worst_x, fabs(gr[i] - ref) / ref);
+                }
+                ref_s[h] -= ps * (1.0 - ps);
+            }
+        }
+    for (int h = 0; h < NH; h++) worst_s = fmax(worst_s, fabs(ga_s[h] - ref_s[h]) / fabs(ref_s[h]));
+    tap_ok(worst_x < 2e-5, "soft_max with sinks, loss sum(y): dL/dx within 2e-5 of the exact gradient (worst relative error %.2g)", worst_x);
+    tap_ok(worst_s < 2e-5, "soft_max with sinks, loss sum(y): dL/dsink within 2e-5 of the exact gradient (worst relative error %.2g)", worst_s);
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_seed(1234);
     test_loss_must_be_scalar();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_inplace_refused();
+    test_soft_max_sinks_exact();
     return tap_done();
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ggml-backend.h"
+#include "ggml-cpu.h"
 
 /* ---------------------------------------------------------------- TAP */
 
@@ -178,6 +179,16 @@ void tensor_set_f32(struct ggml_tensor *t, const float *src) {
 void tensor_get_f32(const struct ggml_tensor *t, float *dst) {
     const int64_t n = ggml_nelements(t);
     for (int64_t i = 0; i < n; i++) element_io(t, i, &dst[i], false);
+}
+
+struct ggml_cgraph *test_compute_backward(struct ggml_context *ctx, struct ggml_tensor *loss, size_t graph_size) {
+    ggml_set_loss(loss);
+    struct ggml_cgraph *gb = ggml_new_graph_custom(ctx, graph_size, true);
+    ggml_build_forward_expand(gb, loss);
+    ggml_build_backward_expand(ctx, gb, NULL);
+    ggml_graph_reset(gb);
+    ggml_graph_compute_with_ctx(ctx, gb, 2);
+    return gb;
 }
 
 /* --------------------------------------------------------- golden data */

@@ -57,6 +57,11 @@ void tensor_set_f32(struct ggml_tensor *t, const float *src);
 /* Read a tensor as floats in logical order (ne[0] fastest) into dst (ggml_nelements floats). */
 void tensor_get_f32(const struct ggml_tensor *t, float *dst);
 
+/* Mark loss (an F32 scalar in ctx, which holds its data) as the loss, build the forward and
+ * backward graph (graph_size nodes) and compute it on the CPU with 2 threads; the gradients
+ * are then ggml_graph_get_grad(returned graph, param). */
+struct ggml_cgraph *test_compute_backward(struct ggml_context *ctx, struct ggml_tensor *loss, size_t graph_size);
+
 /* --------------------------------------------------------- golden data */
 
 enum gold_dtype { GOLD_F32 = 0, GOLD_I32 = 1, GOLD_I64 = 2 };

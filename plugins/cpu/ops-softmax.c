@@ -75,7 +75,7 @@ static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, 
         nn_row_load(y_t, i1, i2, i3, y);
         double dot = 0.0;
         for (int64_t i = 0; i < n; i++) dot += (double)y[i] * dy[i];
-        for (int64_t i = 0; i < n; i++) dy[i] = scale * y[i] * (dy[i] - (float)dot);
+        for (int64_t i = 0; i < n; i++) dy[i] = (float)((double)scale * y[i] * ((double)dy[i] - dot));
         nn_row_store(dst, i1, i2, i3, dy);
     }
     return GGML_STATUS_SUCCESS;
