@@ -177,6 +177,14 @@ static void test_reg_proc_names(void) {
            "an unknown name, a NULL name or registry give NULL");
 }
 
+/* A zero-sized buffer is ggml's dummy buffer: size 0, no base (llama.cpp's no_alloc load). */
+static void test_empty_buffer(void) {
+    ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(ggml_backend_cpu_buffer_type(), 0);
+    tap_ok(buf && ggml_backend_buffer_get_size(buf) == 0 && ggml_backend_buffer_get_base(buf) == NULL,
+           "a 0-byte buffer exists, with size 0 and no base");
+    if (buf) ggml_backend_buffer_free(buf);
+}
+
 static atomic_int abort_calls;
 static bool abort_after_two(void *data) {
     (void)data;
@@ -447,6 +455,7 @@ int main(void) {
     test_threads_agree();
     test_backend();
     test_reg_proc_names();
+    test_empty_buffer();
     test_abort();
     test_split_reductions();
     test_long_row();
