@@ -7,6 +7,9 @@
 // GPU_LAYERS 0 keeps everything on the CPU (no layer, no KV cache, no op offloaded);
 // > 0 offloads that many layers (99: all) to the first GPU device the library lists.
 // Output: "threads T ngl N pp<P> X tok/s tg<G> Y ms/tok (Z tok/s)" then "tokens ...".
+// LLDRIVE_LOGITS=FILE writes the raw float logits (n_vocab each) of the prompt's last position,
+// then of the 8-token head and of every generated token (last repetition), for comparing two
+// builds' numbers (bench/llama-logits-diff.py).
 #include "llama.h"
 
 #include <algorithm>
@@ -22,19 +25,27 @@ static double now_ms() {
 
 static void quiet(enum ggml_log_level, const char *, void *) {}
 
+static FILE *logits_out;   // LLDRIVE_LOGITS, or NULL
+
+// Appends the last position's logits to LLDRIVE_LOGITS's file when it is open and `keep`.
+static void dump_logits(llama_context *ctx, int n_vocab, bool keep) {
+    if (logits_out && keep) fwrite(llama_get_logits_ith(ctx, -1), sizeof(float), (size_t)n_vocab, logits_out);
+}
+
 static llama_token argmax_last(llama_context *ctx, int n_vocab) {
     const float *logits = llama_get_logits_ith(ctx, -1);
     return (llama_token)(std::max_element(logits, logits + n_vocab) - logits);
 }
 
 // Best of reps (after one warm-up) over the whole prompt, in ms; < 0 when a decode fails.
-static double time_prompt(llama_context *ctx, std::vector<llama_token> &prompt, int reps) {
+static double time_prompt(llama_context *ctx, std::vector<llama_token> &prompt, int reps, int n_vocab) {
     double best = 1e30;
     for (int r = 0; r <= reps; r++) {
         llama_memory_clear(llama_get_memory(ctx), true);
         const double t0 = now_ms();
         if (llama_decode(ctx, llama_batch_get_one(prompt.data(), (int32_t)prompt.size()))) return -1;
         if (r > 0) best = std::min(best, now_ms() - t0);
+        dump_logits(ctx, n_vocab, r == reps);
     }
     return best;
 }
@@ -47,11 +58,14 @@ static double time_generation(llama_context *ctx, const std::vector<llama_token>
         llama_memory_clear(llama_get_memory(ctx), true);
         std::vector<llama_token> head(prompt.begin(), prompt.begin() + 8);
         if (llama_decode(ctx, llama_batch_get_one(head.data(), 8))) return -1;
+        const bool last = r == reps - 1;
+        dump_logits(ctx, n_vocab, last);
         llama_token tok = argmax_last(ctx, n_vocab);
         out.assign(1, tok);
         const double t0 = now_ms();
         for (int i = 0; i < n_tg; i++) {
             if (llama_decode(ctx, llama_batch_get_one(&tok, 1))) return -1;
+            dump_logits(ctx, n_vocab, last);
             tok = argmax_last(ctx, n_vocab);
             out.push_back(tok);
         }
@@ -92,13 +106,18 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n_pp; i++) prompt[i] = i == 0 ? 1 : 3 + (i * 37) % (n_vocab - 3);
 
     std::vector<llama_token> out;
-    const double pp_ms = time_prompt(ctx, prompt, reps);
+    if (const char *path = getenv("LLDRIVE_LOGITS")) {
+        logits_out = fopen(path, "wb");
+        if (!logits_out) { fprintf(stderr, "llama-drive: cannot write %s\n", path); return 1; }
+    }
+    const double pp_ms = time_prompt(ctx, prompt, reps, n_vocab);
     const double tg_ms = pp_ms < 0 ? -1 : time_generation(ctx, prompt, n_tg, reps, n_vocab, out);
     if (pp_ms < 0 || tg_ms < 0) { fprintf(stderr, "llama-drive: llama_decode failed\n"); return 1; }
     printf("threads %d ngl %d pp%d %.1f tok/s tg%d %.2f ms/tok (%.1f tok/s)\ntokens", nth, ngl, n_pp,
            n_pp * 1000.0 / pp_ms, n_tg, tg_ms / n_tg, n_tg * 1000.0 / tg_ms);
     for (llama_token t : out) printf(" %d", t);
     printf("\n");
+    if (logits_out) fclose(logits_out);
     llama_free(ctx);
     llama_model_free(model);
     llama_backend_free();

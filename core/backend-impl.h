@@ -79,6 +79,11 @@ GGMLC_HIDDEN enum ggml_status ggmlc__fallback_compute_node(ggml_backend_t backen
 /* Release backend's CPU backend and scheduler (ggml_backend_free). */
 GGMLC_HIDDEN void ggmlc__fallback_free(ggml_backend_t backend);
 
+/* The entry points ggml's CPU registry answers by name that libggmlc implements itself
+ * (ggml_threadpool_new, ggml_backend_cpu_numa_init, ...; cpu-api.c), or NULL: what
+ * ggml_backend_reg_get_proc_address adds for the CPU registry where its plugin has no answer. */
+GGMLC_HIDDEN void *ggmlc__cpu_reg_proc(const char *name);
+
 /* The allocation record (ggmlc_alloc_record_*) is declared in ggmlc-internal.h, for nn/ too. */
 
 #endif /* GGMLC_BACKEND_IMPL_H */

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "ggml-cpu.h"
 #include "plugin-loader.h"
 
 /* ---------------------------------------------------------- registries */
@@ -58,7 +59,12 @@ ggml_backend_dev_t ggml_backend_reg_dev_get(ggml_backend_reg_t reg, size_t index
 }
 
 void *ggml_backend_reg_get_proc_address(ggml_backend_reg_t reg, const char *name) {
-    return reg && name && reg->iface.get_proc_address ? reg->iface.get_proc_address(reg, name) : NULL;
+    if (!reg || !name) return NULL;
+    void *fn = reg->iface.get_proc_address ? reg->iface.get_proc_address(reg, name) : NULL;
+    /* ggml's CPU registry also hands out functions that live in libggmlc here (llama-bench
+     * calls its "ggml_threadpool_new" unchecked) */
+    if (!fn && reg == ggml_backend_cpu_reg()) fn = ggmlc__cpu_reg_proc(name);
+    return fn;
 }
 
 /* ------------------------------------------------------------- devices */

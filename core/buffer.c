@@ -35,7 +35,8 @@ ggml_backend_buffer_t ggml_backend_buft_alloc_buffer(ggml_backend_buffer_type_t 
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_buft_alloc_buffer: NULL buffer type");
         return NULL;
     }
-    if (size == 0) size = 1; /* a valid, empty buffer rather than NULL */
+    const bool empty = size == 0;
+    if (empty) size = 1; /* a valid, empty buffer rather than NULL (its byte is never used) */
     const size_t max = ggml_backend_buft_get_max_size(buft);
     if (size > max) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: a buffer of %zu bytes exceeds the maximum of %zu", ggml_backend_buft_name(buft),
@@ -46,7 +47,9 @@ ggml_backend_buffer_t ggml_backend_buft_alloc_buffer(ggml_backend_buffer_type_t 
         ggmlc_set_error(GGMLC_ERR_NOMEM, "%s: cannot allocate %zu bytes (injected failure)", ggml_backend_buft_name(buft), size);
         return NULL;
     }
-    return buft->iface.alloc_buffer(buft, size);
+    ggml_backend_buffer_t buf = buft->iface.alloc_buffer(buft, size);
+    if (buf && empty) buf->size = 0; /* as ggml's dummy buffer: size 0, no base (get_base) */
+    return buf;
 }
 
 size_t ggml_backend_buft_get_alignment(ggml_backend_buffer_type_t buft) { return buft->iface.get_alignment(buft); }
@@ -112,7 +115,10 @@ void ggml_backend_buffer_free(ggml_backend_buffer_t buffer) {
     retire_buffer(buffer);
 }
 
-void *ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer) { return buffer->iface.get_base(buffer); }
+/* A zero-sized buffer has no base, as in ggml (llama.cpp's no_alloc model load asserts it). */
+void *ggml_backend_buffer_get_base(ggml_backend_buffer_t buffer) {
+    return buffer->size == 0 ? NULL : buffer->iface.get_base(buffer);
+}
 size_t ggml_backend_buffer_get_size(ggml_backend_buffer_t buffer) { return buffer->size; }
 
 enum ggml_status ggml_backend_buffer_init_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor *tensor) {

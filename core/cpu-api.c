@@ -183,6 +183,31 @@ void ggml_threadpool_resume(struct ggml_threadpool *threadpool) {
     if (fn && threadpool) fn(threadpool);
 }
 
+/* ggml_backend_dev_get_extra_bufts of the CPU device: ggmlc has no extra buffer types (its
+ * kernels read ggml's layouts, nothing is repacked into a buffer of its own). */
+static ggml_backend_buffer_type_t *cpu_extra_bufts(ggml_backend_dev_t device) {
+    static ggml_backend_buffer_type_t none[] = {NULL};
+    (void)device;
+    return none;
+}
+
+void *ggmlc__cpu_reg_proc(const char *name) {
+    static const struct {
+        const char *name;
+        void *fn;
+    } procs[] = {
+        {"ggml_threadpool_new", (void *)ggml_threadpool_new},
+        {"ggml_threadpool_free", (void *)ggml_threadpool_free},
+        {"ggml_backend_cpu_numa_init", (void *)ggml_numa_init},
+        {"ggml_backend_cpu_is_numa", (void *)ggml_is_numa},
+        {"ggml_backend_cpu_set_use_ref", (void *)ggml_backend_cpu_set_use_ref},
+        {"ggml_backend_dev_get_extra_bufts", (void *)cpu_extra_bufts},
+    };
+    for (size_t i = 0; name && i < sizeof procs / sizeof procs[0]; i++)
+        if (strcmp(procs[i].name, name) == 0) return procs[i].fn;
+    return NULL;
+}
+
 /* ------------------------------------------------------------ type traits */
 
 const struct ggml_type_traits_cpu *ggml_get_type_traits_cpu(enum ggml_type type) {

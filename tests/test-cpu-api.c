@@ -153,6 +153,38 @@ static void test_backend(void) {
     ggml_backend_free(be);
 }
 
+/* ggml's CPU registry answers these names (llama-bench calls "ggml_threadpool_new" unchecked;
+ * llama.cpp asks for the extra buffer types and the NUMA functions). */
+static void test_reg_proc_names(void) {
+    ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+    typedef struct ggml_threadpool *(*tp_new_t)(struct ggml_threadpool_params *);
+    typedef void (*tp_free_t)(struct ggml_threadpool *);
+    tp_new_t tp_new = (tp_new_t)ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_new");
+    tp_free_t tp_free = (tp_free_t)ggml_backend_reg_get_proc_address(reg, "ggml_threadpool_free");
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(2);
+    struct ggml_threadpool *tp = tp_new && tp_free ? tp_new(&tpp) : NULL;
+    tap_ok(tp && ggml_threadpool_get_n_threads(tp) == 2, "the CPU registry's ggml_threadpool_new makes a 2-thread pool");
+    if (tp) tp_free(tp);
+    ggml_backend_dev_get_extra_bufts_t extra =
+        (ggml_backend_dev_get_extra_bufts_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
+    tap_ok(extra && extra(ggml_backend_reg_dev_get(reg, 0))[0] == NULL, "its extra buffer types: an empty list");
+    bool (*is_numa)(void) = (bool (*)(void))ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_is_numa");
+    tap_ok(is_numa && ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_numa_init") &&
+               ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_use_ref") && !is_numa(),
+           "ggml_backend_cpu_numa_init, _is_numa (false) and _set_use_ref are served");
+    tap_ok(ggml_backend_reg_get_proc_address(reg, "ggml_no_such_function") == NULL &&
+               ggml_backend_reg_get_proc_address(reg, NULL) == NULL && ggml_backend_reg_get_proc_address(NULL, "ggml_threadpool_new") == NULL,
+           "an unknown name, a NULL name or registry give NULL");
+}
+
+/* A zero-sized buffer is ggml's dummy buffer: size 0, no base (llama.cpp's no_alloc load). */
+static void test_empty_buffer(void) {
+    ggml_backend_buffer_t buf = ggml_backend_buft_alloc_buffer(ggml_backend_cpu_buffer_type(), 0);
+    tap_ok(buf && ggml_backend_buffer_get_size(buf) == 0 && ggml_backend_buffer_get_base(buf) == NULL,
+           "a 0-byte buffer exists, with size 0 and no base");
+    if (buf) ggml_backend_buffer_free(buf);
+}
+
 static atomic_int abort_calls;
 static bool abort_after_two(void *data) {
     (void)data;
@@ -422,6 +454,8 @@ int main(void) {
     ggml_cpu_init();
     test_threads_agree();
     test_backend();
+    test_reg_proc_names();
+    test_empty_buffer();
     test_abort();
     test_split_reductions();
     test_long_row();
