@@ -64,8 +64,10 @@ static bool check_rope(const char *func, const struct ggml_tensor *a, const stru
         return false;
     }
     const bool vision = p->mode == GGML_ROPE_TYPE_VISION;
-    if (p->n_dims <= 0 || p->n_dims % 2 != 0 || p->n_dims > a->ne[0] || (vision && 2 * (int64_t)p->n_dims != a->ne[0])) {
-        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "n_dims = %d must be even, positive and %s ne0 of %s", p->n_dims,
+    /* n_dims 0 turns nothing (every dimension passes through): ggml accepts it, and llama.cpp
+     * builds such a rope to ask which buffer types can hold a model's frequency factors */
+    if (p->n_dims < 0 || p->n_dims % 2 != 0 || p->n_dims > a->ne[0] || (vision && 2 * (int64_t)p->n_dims != a->ne[0])) {
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "n_dims = %d must be even, not negative and %s ne0 of %s", p->n_dims,
                       vision ? "half of" : "at most", ggmlc__shape_str(a, sa));
         return false;
     }

@@ -314,6 +314,25 @@ static void test_rope_offset(void) {
     ggml_free(ctx);
 }
 
+/* A rope of n_dims 0 (llama.cpp's probe for where frequency factors may live) turns nothing:
+ * its result is its input. */
+static void test_rope_zero_dims(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 2, 3);
+    struct ggml_tensor *p = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+    struct ggml_tensor *f = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    test_fill_uniform(x->data, 8 * 2 * 3, -1.0f, 1.0f);
+    test_fill_uniform(f->data, 4, 0.5f, 2.0f);
+    for (int i = 0; i < 3; i++) ((int32_t *)p->data)[i] = 7 * i + 1;
+    struct ggml_tensor *r = ggml_rope_ext(ctx, x, p, f, 0, 0, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+    const bool ran = r != NULL && compute(ctx, r);
+    tap_ok(ran && max_abs_diff(r->data, x->data, 8 * 2 * 3) == 0.0,
+           "rope_ext with n_dims 0 is accepted and passes every dimension through");
+    tap_ok(ggml_rope_ext(ctx, x, p, NULL, -2, 0, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f) == NULL,
+           "rope_ext refuses a negative n_dims");
+    ggml_free(ctx);
+}
+
 /* flash_attn_ext accepts K/V of any block type, as ggml does; the CPU declines a type it
  * cannot dequantize (IQ2_XXS, a grid codebook type) in supports_op instead of the
  * constructor returning NULL. */
@@ -343,6 +362,7 @@ int main(void) {
     test_gguf_buffer_callback();
     test_gguf_meta_only();
     test_rope_offset();
+    test_rope_zero_dims();
     test_flash_attn_block_kv();
     return tap_done();
 }
