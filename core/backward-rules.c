@@ -422,8 +422,8 @@ static bool rule_upscale(struct bw_state *s, struct ggml_tensor *node, struct gg
     return true;
 }
 
-/* SET_ROWS is, as in ggml, a view of the destination with src[0] = the rows written and
- * src[1] = their indices; the destination is not an operand, so only the rows get a gradient. */
+/* SET_ROWS is, as in ggml, a view of the destination with src[0] = the rows written,
+ * src[1] = their indices and src[2] = the destination; only the rows get a gradient. */
 static bool rule_set_rows(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_tensor *b = node->src[0], *idx = node->src[1];
     if (!ggml_is_matrix(b) || idx->type != GGML_TYPE_I32) return false;

@@ -56,7 +56,9 @@ struct ggml_tensor *ggml_set_rows(struct ggml_context *ctx, struct ggml_tensor *
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "rows must be contiguous", a, b);
     struct ggml_tensor *r = ggmlc__view_node(ctx, a);
     GGMLC_CHECK_SRC(r);
-    ggmlc__node_set(r, GGML_OP_SET_ROWS, b, c, NULL);
+    /* the destination is src[2], as in ggml: so it joins the graph (and is allocated there)
+     * even when the result's view source is its only link to it */
+    ggmlc__node_set(r, GGML_OP_SET_ROWS, b, c, a);
     return r;
 }
 

@@ -47,9 +47,10 @@ static bool check_rope(const char *func, const struct ggml_tensor *a, const stru
         ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "unknown rope mode %d", p->mode);
         return false;
     }
-    if (multi != (p->sections != NULL)) {
-        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, multi ? "mode %d needs sections (use ggml_rope_multi)"
-                                                         : "mode %d is not a multi-section mode", p->mode);
+    /* ggml_rope_multi with a single-position mode is a plain rope (its sections are kept in
+     * the op's parameters and unused), as in ggml: llama.cpp's hunyuan-dense builds one */
+    if (multi && !p->sections) {
+        ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, func, "mode %d needs sections (use ggml_rope_multi)", p->mode);
         return false;
     }
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) {

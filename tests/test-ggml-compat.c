@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
@@ -333,6 +334,59 @@ static void test_rope_zero_dims(void) {
     ggml_free(ctx);
 }
 
+/* ggml_rope_multi with a plain mode (NeoX here) is the plain rope: its sections are unused. */
+static void test_rope_multi_plain_mode(void) {
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 2, 3);
+    struct ggml_tensor *p = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+    test_fill_uniform(x->data, 8 * 2 * 3, -1.0f, 1.0f);
+    for (int i = 0; i < 3; i++) ((int32_t *)p->data)[i] = 3 * i + 2;
+    int sections[GGML_MROPE_SECTIONS] = {2, 1, 1, 0};
+    struct ggml_tensor *m = ggml_rope_multi(ctx, x, p, NULL, 8, sections, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f,
+                                            0.0f, 1.0f, 0.0f, 0.0f);
+    struct ggml_tensor *e = ggml_rope_ext(ctx, x, p, NULL, 8, GGML_ROPE_TYPE_NEOX, 0, 10000.0f, 1.0f, 0.0f, 1.0f,
+                                          0.0f, 0.0f);
+    const bool ran = m && e && compute(ctx, m) && compute(ctx, e);
+    tap_ok(ran && max_abs_diff(m->data, e->data, 8 * 2 * 3) == 0.0,
+           "rope_multi with the NeoX mode equals rope_ext with it");
+    ggml_free(ctx);
+}
+
+/* A set_rows result whose destination is a fresh tensor of the graph's context, computed
+ * through ggml_gallocr: the destination is allocated with the graph (it is the node's src[2],
+ * as in ggml) and the written rows read back from the result. */
+static void test_set_rows_gallocr(void) {
+    enum { COLS = 4, ROWS = 6, WRITTEN = 2 };
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
+    struct ggml_tensor *dst = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, COLS, ROWS);
+    struct ggml_tensor *rows = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, COLS, WRITTEN);
+    struct ggml_tensor *idx = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, WRITTEN);
+    ggml_set_input(rows);
+    ggml_set_input(idx);
+    struct ggml_tensor *r = ggml_set_rows(ctx, dst, rows, idx);
+    ggml_set_output(r);
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, r);
+    ggml_backend_t cpu = ggml_backend_cpu_init();
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(cpu));
+    const float vals[COLS * WRITTEN] = {1, 2, 3, 4, -5, -6, -7, -8};
+    const int32_t at[WRITTEN] = {4, 1};
+    bool ok = r && ggml_gallocr_alloc_graph(galloc, gf);
+    if (ok) {
+        ggml_backend_tensor_set(rows, vals, 0, sizeof vals);
+        ggml_backend_tensor_set(idx, at, 0, sizeof at);
+        ok = ggml_backend_graph_compute(cpu, gf) == GGML_STATUS_SUCCESS;
+    }
+    float got[COLS * ROWS] = {0};
+    if (ok) ggml_backend_tensor_get(r, got, 0, sizeof got);
+    for (int w = 0; ok && w < WRITTEN; w++)
+        ok = memcmp(got + at[w] * COLS, vals + w * COLS, COLS * sizeof(float)) == 0;
+    tap_ok(ok, "set_rows into a fresh destination computes through ggml_gallocr (rows 4 and 1 written)");
+    ggml_gallocr_free(galloc);
+    ggml_backend_free(cpu);
+    ggml_free(ctx);
+}
+
 /* flash_attn_ext accepts K/V of any block type, as ggml does; the CPU declines a type it
  * cannot dequantize (IQ2_XXS, a grid codebook type) in supports_op instead of the
  * constructor returning NULL. */
@@ -363,6 +417,8 @@ int main(void) {
     test_gguf_meta_only();
     test_rope_offset();
     test_rope_zero_dims();
+    test_set_rows_gallocr();
+    test_rope_multi_plain_mode();
     test_flash_attn_block_kv();
     return tap_done();
 }
