@@ -58,12 +58,24 @@ struct ggml_tensor **ggmlc__bw_open_grad(struct bw_state *s, struct ggml_tensor 
 }
 
 /* Mark the tensors a gradient must flow into: parameters and differentiable functions of them. */
+/* Whether a gradient reaching node's sources must pass through node.  A differentiable op
+ * passes it on; so does, as far as the caller can tell, an op without a gradient whose result is
+ * a float tensor: it is marked so that the backward pass reports "no gradient for op" instead of
+ * treating it as a constant and leaving the parameters behind it a silent zero (ggml aborts
+ * there).  Integer results (argmax, argsort, top_k, count_equal) and the optimizer's own update
+ * nodes are constants by nature. */
+static bool passes_gradient(const struct ggml_tensor *node) {
+    if (ggmlc_op_get_info(node->op)->differentiable) return true;
+    if (node->op == GGML_OP_OPT_STEP_ADAMW || node->op == GGML_OP_OPT_STEP_SGD) return false;
+    return node->type == GGML_TYPE_F32 || node->type == GGML_TYPE_F16 || node->type == GGML_TYPE_BF16;
+}
+
 static void mark_needed(struct bw_state *s) {
     struct ggml_cgraph *g = s->graph;
     for (int i = 0; i < g->n_nodes; i++) {
         struct ggml_tensor *node = g->nodes[i];
         bool needed = (node->flags & GGML_TENSOR_FLAG_PARAM) != 0;
-        if (!needed && ggmlc_op_get_info(node->op)->differentiable) {
+        if (!needed && passes_gradient(node)) {
             for (int j = 0; j < GGML_MAX_SRC && !needed; j++) needed = ggmlc__bw_needs_grad(s, node->src[j]);
         }
         s->needed[ggmlc__hash_find(&g->visited_hash_set, node)] = needed;

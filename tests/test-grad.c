@@ -344,6 +344,24 @@ static void test_inplace_refused(void) {
     }
 }
 
+/* An op without a gradient on a parameter's path (roll here; ggml aborts) is reported, never
+ * treated as a constant that leaves the parameter a zero gradient. */
+static void test_no_rule_reported(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, false});
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 6, 3);
+    for (int64_t j = 0; j < ggml_nelements(x); j++) ((float *)x->data)[j] = test_uniform(-1, 1);
+    ggml_set_param(x);
+    struct ggml_tensor *loss = ggml_sum(ctx, ggml_sqr(ctx, ggml_roll(ctx, ggml_scale(ctx, x, 2.0f), 1, 0, 0, 0)));
+    ggml_set_loss(loss);
+    struct ggml_cgraph *gb = ggml_new_graph_custom(ctx, 64, true);
+    ggml_build_forward_expand(gb, loss);
+    ggmlc_clear_error();
+    ggml_build_backward_expand(ctx, gb, NULL);
+    tap_ok(ggmlc_last_status() == GGMLC_ERR_UNSUPPORTED && strstr(ggmlc_last_error(), "ROLL") != NULL,
+           "a parameter's gradient through roll (no rule) is reported (%s)", ggmlc_last_error());
+    ggml_free(ctx);
+}
+
 /* As in ggml, a loss is an F32 scalar: another tensor is refused (not summed implicitly) and a
  * graph without a loss has no backward pass. */
 static void test_loss_must_be_scalar(void) {
@@ -452,6 +470,7 @@ int main(void) {
     test_loss_must_be_scalar();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     test_inplace_refused();
+    test_no_rule_reported();
     test_soft_max_sinks_exact();
     return tap_done();
 }
