@@ -47,7 +47,10 @@ static enum ggml_status transfer(struct vk_buffer *b, VkDeviceSize off, void *ho
         st = vk_cmd_begin(d);
         if (st != GGMLC_OK) break;
         if (upload) copy_region(d, d->staging.buf, 0, b->alloc.buf, off + done, chunk);
-        else copy_region(d, b->alloc.buf, off + done, d->staging.buf, 0, chunk);
+        else {
+            copy_region(d, b->alloc.buf, off + done, d->staging.buf, 0, chunk);
+            vk_barrier_to_host(d->cmd);
+        }
         st = vk_cmd_submit_wait(d);
         if (st == GGMLC_OK && !upload) memcpy((char *)host + done, d->staging.map, chunk);
         done += chunk;

@@ -219,6 +219,31 @@ enum ggmlc_status vk_cmd_wait(struct vk_device *d) {
                     "vkWaitForFences");
 }
 
+/* A full memory barrier between shaders and transfers (vk-record.c's reason: a later command
+ * touches what an earlier one wrote, or writes what it read). */
+void vk_barrier_full(VkCommandBuffer cmd) {
+    const VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Transfers made visible to the host (a download, the index-check slots read back): a fence
+ * wait alone makes the device's work complete, not its writes visible to the host. */
+void vk_barrier_to_host(VkCommandBuffer cmd) {
+    const VkMemoryBarrier to_host = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0,
+                         NULL);
+}
+
 enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
     if (d->lost) return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the device was lost", d->name);
     enum ggmlc_status st = vk_cmd_wait(d); /* the one command buffer is free again */
@@ -229,7 +254,12 @@ enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
     st = vk_check(d, vkBeginCommandBuffer(d->cmd, &begin), "vkBeginCommandBuffer");
-    if (st == GGMLC_OK) vk_deferred_record(d); /* the writes made since the last one, first */
+    if (st != GGMLC_OK) return st;
+    /* What earlier submissions wrote, visible to everything after: their fence was waited for,
+     * which orders their execution before this one but does not make their writes available
+     * to it (the whole batch, a replayed command buffer included, comes after this barrier). */
+    vk_barrier_full(d->cmd);
+    vk_deferred_record(d); /* the writes made since the last one, first */
     return st;
 }
 

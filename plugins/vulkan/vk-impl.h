@@ -287,7 +287,12 @@ VK_HIDDEN void vk_device_close(struct vk_device *d);
 VK_HIDDEN enum ggmlc_status vk_check(struct vk_device *d, VkResult r, const char *what);
 /* A primary command buffer from the device's pool (freed with it). */
 VK_HIDDEN enum ggmlc_status vk_cmd_alloc(struct vk_device *d, VkCommandBuffer *cmd);
-/* Begin the device's command buffer, first waiting for its last submission (caller holds
+/* A full memory barrier between shader and transfer accesses. */
+VK_HIDDEN void vk_barrier_full(VkCommandBuffer cmd);
+/* A barrier making transfer writes visible to the host (before reading mapped memory). */
+VK_HIDDEN void vk_barrier_to_host(VkCommandBuffer cmd);
+/* Begin the device's command buffer, first waiting for its last submission, and record a
+ * barrier after everything submitted before and the pending deferred writes (caller holds
  * d->lock). */
 VK_HIDDEN enum ggmlc_status vk_cmd_begin(struct vk_device *d);
 /* End and submit the command buffer without waiting: d->in_flight until vk_cmd_wait (caller

@@ -88,30 +88,6 @@ void vk_log_reset_queries(struct vk_cmd_log *log, uint32_t count) {
 
 /* ------------------------------------------------------------ recording */
 
-/* A full memory barrier between shaders and transfers (vk-record.c's reason: a later command
- * touches what an earlier one wrote, or writes what it read). */
-static void record_barrier(VkCommandBuffer cmd) {
-    const VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
-}
-
-/* Transfers made visible to the host (the index-check slots read back). */
-static void record_host_barrier(VkCommandBuffer cmd) {
-    const VkMemoryBarrier to_host = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-    };
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, NULL, 0,
-                         NULL);
-}
-
 static void record_dispatch(const struct vk_device *d, VkCommandBuffer cmd, const struct vk_cmd_dispatch *ds) {
     VkWriteDescriptorSet writes[VK_MAX_BINDINGS];
     for (uint32_t i = 0; i < ds->n_bind; i++)
@@ -132,8 +108,8 @@ static void record_dispatch(const struct vk_device *d, VkCommandBuffer cmd, cons
 static void record_cmd(const struct vk_device *d, VkCommandBuffer cmd, const struct vk_cmd *c) {
     switch (c->kind) {
     case VK_CMD_DISPATCH: record_dispatch(d, cmd, &c->u.dispatch); break;
-    case VK_CMD_BARRIER: record_barrier(cmd); break;
-    case VK_CMD_HOST_BARRIER: record_host_barrier(cmd); break;
+    case VK_CMD_BARRIER: vk_barrier_full(cmd); break;
+    case VK_CMD_HOST_BARRIER: vk_barrier_to_host(cmd); break;
     case VK_CMD_FILL: vkCmdFillBuffer(cmd, c->u.fill.buf, c->u.fill.off, c->u.fill.size, c->u.fill.value); break;
     case VK_CMD_COPY: {
         const VkBufferCopy region = {.srcOffset = c->u.copy.src_off, .size = c->u.copy.size};
