@@ -74,13 +74,7 @@ int main(void) {
     if (tap_ok(cpu != NULL, "the CPU backend starts")) check_backend(cpu, cpu);
     ggml_backend_free(cpu);
     ggmlc_shutdown();
-    const char *build_dir = getenv("GGMLC_BUILDDIR");
-    char path[1024];
-    if (!build_dir) return tap_done();
-    snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-    setenv("GGMLC_CONFIG", path, 1);
-    snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
-    setenv("XDG_CACHE_HOME", path, 1);
+    if (!test_vulkan_env()) return tap_done();
     ggml_backend_reg_t reg = (ggmlc_init(), ggml_backend_reg_by_name("vulkan"));
     if (reg && ggml_backend_reg_dev_count(reg) > 0) {
         ggml_backend_t vk = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);

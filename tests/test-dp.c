@@ -431,14 +431,7 @@ static void test_vulkan(const struct data *d) {
 }
 
 int main(void) {
-    const char *build_dir = getenv("GGMLC_BUILDDIR");
-    char path[1024];
-    if (build_dir) { /* the test configuration (Vulkan when built), the build's shader cache */
-        snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-        if (access(path, R_OK) == 0) setenv("GGMLC_CONFIG", path, 1); /* else make check's */
-        snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
-        setenv("XDG_CACHE_HOME", path, 1);
-    }
+    test_vulkan_env(); /* Vulkan's test configuration where built, else make check's */
     ggmlc_init();
     test_thread_allreduce();
     test_thread_timeout_and_abort();

@@ -278,21 +278,9 @@ static ggml_backend_t vulkan_backend(void) {
 }
 
 /* With a build tree, the configuration that loads its Vulkan plugin too (tests/Makefile.inc). */
-static void configure_tests(void) {
-    const char *build = getenv("GGMLC_BUILDDIR");
-    static char path[1024];
-    if (!build) return;
-    snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build);
-    FILE *f = fopen(path, "r");
-    if (!f) return; /* no Vulkan plugin built */
-    fclose(f);
-    setenv("GGMLC_CONFIG", path, 1);
-    snprintf(path, sizeof path, "%s/tests/vk-cache", build);
-    setenv("XDG_CACHE_HOME", path, 1);
-}
 
 int main(void) {
-    configure_tests();
+    test_vulkan_env();
     ggml_log_set(count_errors, NULL);
     ggmlc_init();
     ggml_backend_t cpu = ggml_backend_init_by_name("cpu", NULL);

@@ -171,12 +171,8 @@ static void check_vulkan(const char *dev) {
 
 /* Vulkan's test configuration where the build has the plugin, else make check's (the CPU). */
 static void set_test_config(void) {
-    const char *build_dir = getenv("GGMLC_BUILDDIR");
-    char path[1024];
     setenv("GGMLC_DEBUG", "vulkan-ops", 1); /* the dispatches, counted in check_vulkan */
-    if (!build_dir) return;
-    snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-    if (access(path, R_OK) == 0) test_vulkan_env();
+    test_vulkan_env();
 }
 
 static void quiet(enum ggml_log_level level, const char *text, void *user) {

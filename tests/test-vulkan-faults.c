@@ -469,20 +469,9 @@ static void check_secure_mode(void) {
     unsetenv("GGMLC_VK_FAULT");
 }
 
-static const char *configure_tests(void) {
-    const char *build = getenv("GGMLC_BUILDDIR");
-    static char path[1024];
-    if (build) {
-        snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build);
-        setenv("GGMLC_CONFIG", path, 1);
-        snprintf(path, sizeof path, "%s/tests/vk-cache", build);
-        setenv("XDG_CACHE_HOME", path, 1);
-    }
-    return build;
-}
 
 int main(void) {
-    configure_tests();
+    test_vulkan_env();
     ggml_log_set(count_log, NULL);
     ggmlc_init();
     ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");

@@ -172,18 +172,9 @@ static void check_deferred_writes(ggml_backend_t vk) {
     ggml_free(ctx);
 }
 
-static void set_test_config(void) {
-    const char *build_dir = getenv("GGMLC_BUILDDIR");
-    char path[1024];
-    if (!build_dir) return;
-    snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-    setenv("GGMLC_CONFIG", path, 1);
-    snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
-    setenv("XDG_CACHE_HOME", path, 1);
-}
 
 int main(void) {
-    set_test_config();
+    test_vulkan_env();
     ggmlc_init();
     ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");
     if (!reg || ggml_backend_reg_dev_count(reg) == 0) return tap_skip_all("no Vulkan device");

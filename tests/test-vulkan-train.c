@@ -193,14 +193,7 @@ static void check_model(const char *name, void (*build)(struct model *), ggml_ba
 }
 
 int main(void) {
-    const char *build_dir = getenv("GGMLC_BUILDDIR");
-    char path[1024];
-    if (build_dir) {
-        snprintf(path, sizeof path, "%s/tests/ggmlc-test-vulkan.ini", build_dir);
-        setenv("GGMLC_CONFIG", path, 1);
-        snprintf(path, sizeof path, "%s/tests/vk-cache", build_dir);
-        setenv("XDG_CACHE_HOME", path, 1);
-    }
+    test_vulkan_env();
     ggmlc_init();
     ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");
     if (!reg || ggml_backend_reg_dev_count(reg) == 0) return tap_skip_all("no Vulkan device");

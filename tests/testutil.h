@@ -40,7 +40,8 @@ double max_abs_diff(const float *a, const float *b, size_t n);
 
 /* The build tree's Vulkan setup for a test: GGMLC_CONFIG names $GGMLC_BUILDDIR's
  * tests/ggmlc-test-vulkan.ini and XDG_CACHE_HOME its tests/vk-cache (the pipeline cache).
- * Returns $GGMLC_BUILDDIR, or NULL (nothing set) when it is not set. */
+ * Returns $GGMLC_BUILDDIR, or NULL (nothing set: make check's configuration, the CPU, stays)
+ * when it is not set or the build has no Vulkan plugin (no such file). */
 const char *test_vulkan_env(void);
 
 /* Deterministic pseudo-random numbers (xorshift), uniform in [lo, hi). */
