@@ -48,6 +48,9 @@ ok $? "greedy generation past the 64-byte context ignores the seed"
 long=$(awk 'BEGIN { for (i = 0; i < 30; i++) printf "the case of "; }')
 gen --prompt "$long" --tokens 20 --stats >"$tmp/long.txt" 2>"$tmp/long.err" && grep -q 'tokens/s' "$tmp/long.err"
 ok $? "a prompt longer than the context is cut to its tail; --stats prints the speed"
+gen --prompt "Holmes" --tokens 20 --weights q8_0 --stats >"$tmp/q8.txt" 2>"$tmp/q8.err" &&
+    grep -q 'q8_0 projections' "$tmp/q8.err" && [ "$(wc -c <"$tmp/q8.txt")" -eq 27 ]
+ok $? "--weights q8_0 generates with Q8_0 projections"
 
 # On a Vulkan device (lavapipe in CI) greedy generation gives the CPU's bytes.
 vk_ini="$GGMLC_BUILDDIR/tests/ggmlc-test-vulkan.ini"
@@ -81,6 +84,9 @@ fails 2 "a width that is no multiple of the heads" train --width 30 --heads 4
 fails 2 "an unknown option" train --bogus 1
 fails 2 "a training option given to generate" generate --model "$tmp/m.gguf" --layers 3
 fails 2 "top-p 0" generate --model "$tmp/m.gguf" --top-p 0
+fails 2 "an unknown weight type" generate --model "$tmp/m.gguf" --weights q9_9
+fails 2 "--weights given to train" train --weights f16
+fails 4 "weights of a type that needs an importance matrix" generate --model "$tmp/m.gguf" --weights iq2_xxs
 fails 2 "a negative temperature" generate --model "$tmp/m.gguf" --temperature -1
 fails 2 "an unknown command" fit
 fails 2 "no command" --seed 3

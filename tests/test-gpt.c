@@ -297,6 +297,78 @@ static void test_sampler(void) {
     tap_ok(gpt_sampler_check(&s) != NULL, "top-p 0 is an invalid setting: %s", gpt_sampler_check(&s));
 }
 
+/* m's projections replaced by their round trip through type (quantized, then back to F32). */
+static bool round_trip_projections(struct gpt_model *m, enum ggml_type type) {
+    struct ggml_tensor *w[5 * GPT_MAX_LAYERS + 1];
+    int n = 0;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const struct gpt_layer *l = &m->layers[il];
+        w[n++] = l->wqkv, w[n++] = l->wo, w[n++] = l->w_up, w[n++] = l->w_down;
+    }
+    w[n++] = m->out;
+    bool ok = true;
+    for (int i = 0; ok && i < n; i++) {
+        const int64_t ne = ggml_nelements(w[i]);
+        float *v = malloc((size_t)ne * sizeof *v);
+        void *q = malloc(ggml_row_size(type, ne));
+        ok = v && q;
+        if (ok) {
+            ggml_backend_tensor_get(w[i], v, 0, ggml_nbytes(w[i]));
+            ok = ggml_quantize_chunk(type, v, q, 0, w[i]->ne[1], w[i]->ne[0], NULL) > 0;
+            ggml_get_type_traits(type)->to_float(q, v, ne);
+            ggml_backend_tensor_set(w[i], v, 0, ggml_nbytes(w[i]));
+        }
+        free(v);
+        free(q);
+    }
+    return ok;
+}
+
+/* The checkpoint loaded with 16-bit and quantized projections: the weights take the type's bytes
+ * and the logits equal those of the F32 model whose projections went through the type and back
+ * (what is left: the quantized products round their activations to Q8_0, nmse ~3e-4 here, where
+ * the F32 model itself is 0.06 away for Q4_0); types the width or the format
+ * cannot take are refused with a reason. */
+static void test_weight_types(struct gpt_model *m, ggml_backend_t cpu, const struct gold_set *gold) {
+    const char *path = tmp_path("types.gguf");
+    const struct gold_tensor *tok = gold_get(gold, "tokens");
+    float ref[GOLD_T * GPT_VOCAB], got[GOLD_T * GPT_VOCAB];
+    ggmlc_clear_error();
+    if (!tap_ok(tok && gpt_model_save(m, path, 1, 1.0), "the checkpoint is saved (%s)", ggmlc_last_error())) return;
+    const struct { enum ggml_type type; double max_nmse; } cases[] = {
+        {GGML_TYPE_F16, 1e-6}, {GGML_TYPE_BF16, 1e-6}, {GGML_TYPE_Q8_0, 1e-3}, {GGML_TYPE_Q4_0, 1e-3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct gpt_model q, r;
+        const char *name = ggml_type_name(cases[i].type);
+        ggmlc_clear_error();
+        if (!tap_ok(gpt_model_load_as(&q, path, cpu, cases[i].type), "the model loads with %s projections%s%s", name,
+                    ggmlc_last_error()[0] ? ": " : "", ggmlc_last_error()))
+            continue;
+        tap_ok(q.layers[0].wqkv->type == cases[i].type && q.out->type == cases[i].type &&
+                   q.tok_embd->type == GGML_TYPE_F32 && gpt_model_bytes(&q) < gpt_model_bytes(m),
+               "%s: the projections take the type (%zu bytes of weights, F32 %zu)", name, gpt_model_bytes(&q),
+               gpt_model_bytes(m));
+        const bool ref_ok = gpt_model_load(&r, path, cpu);
+        if (tap_ok(ref_ok && round_trip_projections(&r, cases[i].type) && full_logits(&r, cpu, tok->data, GOLD_T, ref) &&
+                       full_logits(&q, cpu, tok->data, GOLD_T, got),
+                   "%s: logits computed", name))
+            ok_nmse(got, ref, GOLD_T * GPT_VOCAB, cases[i].max_nmse,
+                    "%s: logits equal the F32 model's with the weights' round trip through the type", name);
+        if (ref_ok) gpt_model_free(&r);
+        gpt_model_free(&q);
+    }
+    const enum ggml_type refused[] = {GGML_TYPE_Q4_K, GGML_TYPE_IQ2_XXS, GGML_TYPE_I32};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        struct gpt_model q;
+        ggmlc_clear_error();
+        const bool loaded = gpt_model_load_as(&q, path, cpu, refused[i]);
+        tap_ok(!loaded && ggmlc_last_error()[0], "%s projections are refused: %s", ggml_type_name(refused[i]),
+               ggmlc_last_error());
+        if (loaded) gpt_model_free(&q);
+    }
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "%s/test-gpt.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmpdir) || ggmlc_init() != GGMLC_OK) return tap_skip_all("no temporary folder or no ggmlc");
@@ -312,6 +384,7 @@ int main(void) {
     test_graph_copies(&m);
     test_cache_matches_full(&m, cpu, gold);
     test_checkpoint(&m, cpu);
+    test_weight_types(&m, cpu, gold);
     test_sampler();
     gpt_model_free(&m);
     gold_free(gold);

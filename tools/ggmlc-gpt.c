@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -43,6 +44,7 @@ struct options {
     long long n_tokens;
     struct gpt_sampler sampler;
     bool stats;
+    enum ggml_type wtype; /* the projections' weights while generating */
 };
 
 static void usage(FILE *out) {
@@ -72,7 +74,9 @@ static void usage(FILE *out) {
           "  --top-p P           sample among the likeliest bytes holding P of the mass (default 0.95)\n"
           "  --repeat-penalty R  make the bytes of the last --repeat-last-n less likely (default 1.1)\n"
           "  --repeat-last-n N   (default 64)\n"
-          "  --stats             print the generation speed on stderr at the end\n\n"
+          "  --stats             print the generation speed on stderr at the end\n"
+          "  --weights TYPE      store the projection weights as f32 (as trained), f16, bf16,\n"
+          "                      q8_0, q4_0, q4_k, q6_k, ... (default f32)\n\n"
           "both:\n"
           "  --device NAME       backend or device to run on (default: the configured preference order)\n"
           "  --seed N            seed of the weights and batches, or of sampling (default 42)\n"
@@ -93,7 +97,7 @@ static int bad_arg(const char *option, const char *value, const char *expected) 
 enum {
     O_DATA = 1, O_LAYERS, O_HEADS, O_WIDTH, O_CONTEXT, O_BATCH, O_STEPS, O_EVAL, O_LR, O_VAL, O_PLOT,
     O_MODEL, O_PROMPT, O_TOKENS, O_TEMP, O_TOPK, O_TOPP, O_PENALTY, O_LAST_N, O_STATS, O_DEVICE,
-    O_SEED, O_QUIET
+    O_SEED, O_QUIET, O_WEIGHTS
 };
 
 static const struct option longopts[] = {
@@ -108,13 +112,14 @@ static const struct option longopts[] = {
     {"top-p", required_argument, 0, O_TOPP}, {"repeat-penalty", required_argument, 0, O_PENALTY},
     {"repeat-last-n", required_argument, 0, O_LAST_N}, {"stats", no_argument, 0, O_STATS},
     {"device", required_argument, 0, O_DEVICE}, {"seed", required_argument, 0, O_SEED},
-    {"quiet", no_argument, 0, O_QUIET}, {0, 0, 0, 0},
+    {"quiet", no_argument, 0, O_QUIET}, {"weights", required_argument, 0, O_WEIGHTS}, {0, 0, 0, 0},
 };
 
 /* Options of one command: those of the other are refused. */
 static const int train_only[] = {O_DATA, O_LAYERS, O_HEADS, O_WIDTH, O_CONTEXT, O_BATCH, O_STEPS,
                                  O_EVAL, O_LR, O_VAL, O_PLOT, 0};
-static const int generate_only[] = {O_PROMPT, O_TOKENS, O_TEMP, O_TOPK, O_TOPP, O_PENALTY, O_LAST_N, O_STATS, 0};
+static const int generate_only[] = {O_PROMPT, O_TOKENS, O_TEMP, O_TOPK, O_TOPP, O_PENALTY, O_LAST_N, O_STATS,
+                                    O_WEIGHTS, 0};
 
 static bool listed(const int *list, int c) {
     for (; *list; list++)
@@ -124,6 +129,14 @@ static bool listed(const int *list, int c) {
 
 static int set_int(const char *name, long long lo, long long hi, long long *v) {
     return tool_parse_int(optarg, lo, hi, v) ? 0 : bad_arg(name, optarg, "an integer in range");
+}
+
+/* The ggml type of that name (case aside), or GGML_TYPE_COUNT. */
+static enum ggml_type type_named(const char *name) {
+    for (int t = 0; t < GGML_TYPE_COUNT; t++)
+        if (ggml_blck_size((enum ggml_type)t) > 0 && strcasecmp(ggml_type_name((enum ggml_type)t), name) == 0)
+            return (enum ggml_type)t;
+    return GGML_TYPE_COUNT;
 }
 
 /* One option's value into o; 0 or EXIT_USAGE. */
@@ -168,12 +181,16 @@ static int apply_option(struct options *o, int c) {
     case O_DEVICE: o->device = optarg; break;
     case O_SEED: rc = set_int("--seed", 0, INT64_MAX, &v), o->seed = (uint64_t)v; break;
     case O_QUIET: o->quiet = true; break;
+    case O_WEIGHTS:
+        o->wtype = type_named(optarg);
+        if (o->wtype == GGML_TYPE_COUNT) rc = bad_arg("--weights", optarg, "a ggml type name such as f16 or q8_0");
+        break;
     }
     return rc;
 }
 
 static void set_defaults(struct options *o) {
-    *o = (struct options){.seed = 42, .n_tokens = 200};
+    *o = (struct options){.seed = 42, .n_tokens = 200, .wtype = GGML_TYPE_F32};
     o->hp = (struct gpt_hparams){.n_ctx = 128, .n_embd = 128, .n_head = 4, .n_layer = 4};
     o->train = (struct gpt_train_options){.batch = 16, .steps = 2000, .eval_every = 200, .lr = 2e-3,
                                           .val_split = 0.1};
@@ -341,7 +358,7 @@ static bool make_room(struct gpt_runner *r, const int32_t *hist, int n_hist, flo
 
 static int run_generate(const struct options *o, ggml_backend_t *b, int nb) {
     struct gpt_model m;
-    if (!gpt_model_load(&m, o->model, b[0])) return tool_fail(TOOL, "%s", ggmlc_last_error()), EXIT_MODEL;
+    if (!gpt_model_load_as(&m, o->model, b[0], o->wtype)) return tool_fail(TOOL, "%s", ggmlc_last_error()), EXIT_MODEL;
     struct gpt_runner r;
     const char *prompt = o->prompt && *o->prompt ? o->prompt : "\n";
     const int n_prompt = (int)strlen(prompt), n_ctx = m.hp.n_ctx;
@@ -375,8 +392,8 @@ static int run_generate(const struct options *o, ggml_backend_t *b, int nb) {
     putchar('\n');
     if (o->stats && ok)
         fprintf(stderr, "prompt %d bytes in %.3f s; %lld bytes generated in %.3f s: %.1f tokens/s; "
-                "weights %.2f MiB read per token\n", n_prompt - first, t_prompt, o->n_tokens, t_gen,
-                (double)o->n_tokens / t_gen, (double)gpt_model_bytes(&m) / (1 << 20));
+                "weights (%s projections) %.2f MiB read per token\n", n_prompt - first, t_prompt, o->n_tokens, t_gen,
+                (double)o->n_tokens / t_gen, ggml_type_name(o->wtype), (double)gpt_model_bytes(&m) / (1 << 20));
     if (!ok) tool_fail(TOOL, "generation failed: %s", ggmlc_last_error());
     gpt_runner_free(&r);
     gpt_model_free(&m);

@@ -29,23 +29,26 @@ const char *gpt_hparams_check(const struct gpt_hparams *hp) {
 
 /* ---------------------------------------------------------------- weights */
 
+/* A vector (n1 = 0) in F32 or a matrix of the given type. */
 static struct ggml_tensor *new_weight(struct ggml_context *ctx, const char *name, int64_t n0,
-                                      int64_t n1) {
-    struct ggml_tensor *t = n1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n0, n1)
+                                      int64_t n1, enum ggml_type matrix_type) {
+    struct ggml_tensor *t = n1 > 0 ? ggml_new_tensor_2d(ctx, matrix_type, n0, n1)
                                    : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n0);
     ggml_set_name(t, name);
     return t;
 }
 
-static void create_tensors(struct gpt_model *m) {
+/* The tensors, the projections' weights of type wtype (the embedding and norms stay F32: a
+ * token reads one embedding row, and get_rows and training want it in F32). */
+static void create_tensors(struct gpt_model *m, enum ggml_type wtype) {
     const int64_t c = m->hp.n_embd;
     char name[64];
-    m->tok_embd = new_weight(m->ctx, "token_embd.weight", c, GPT_VOCAB);
+    m->tok_embd = new_weight(m->ctx, "token_embd.weight", c, GPT_VOCAB, GGML_TYPE_F32);
     for (int il = 0; il < m->hp.n_layer; il++) {
         struct gpt_layer *l = &m->layers[il];
 #define LAYER_WEIGHT(field, suffix, n0, n1)                            \
     snprintf(name, sizeof name, "blk.%d.%s", il, suffix);              \
-    l->field = new_weight(m->ctx, name, n0, n1)
+    l->field = new_weight(m->ctx, name, n0, n1, wtype)
         LAYER_WEIGHT(attn_norm, "attn_norm.weight", c, 0);
         LAYER_WEIGHT(wqkv, "attn_qkv.weight", c, 3 * c);
         LAYER_WEIGHT(wo, "attn_output.weight", c, c);
@@ -54,8 +57,8 @@ static void create_tensors(struct gpt_model *m) {
         LAYER_WEIGHT(w_down, "ffn_down.weight", 4 * c, c);
 #undef LAYER_WEIGHT
     }
-    m->out_norm = new_weight(m->ctx, "output_norm.weight", c, 0);
-    m->out = new_weight(m->ctx, "output.weight", c, GPT_VOCAB);
+    m->out_norm = new_weight(m->ctx, "output_norm.weight", c, 0, wtype);
+    m->out = new_weight(m->ctx, "output.weight", c, GPT_VOCAB, wtype);
     m->train_pos = ggml_new_tensor_1d(m->ctx, GGML_TYPE_I32, m->hp.n_ctx);
     ggml_set_name(m->train_pos, "positions");
     m->train_mask = ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, m->hp.n_ctx, m->hp.n_ctx);
@@ -117,8 +120,9 @@ static void set_train_positions(struct gpt_model *m) {
     free(mask);
 }
 
-bool gpt_model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_backend_t backend,
-                      bool init, uint64_t seed) {
+/* The model's tensors with projections of type wtype, allocated on backend. */
+static bool model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_backend_t backend,
+                         enum ggml_type wtype) {
     memset(m, 0, sizeof *m);
     const char *why = gpt_hparams_check(hp);
     if (why) return ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s", why), false;
@@ -127,7 +131,7 @@ bool gpt_model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_ba
     struct ggml_init_params ip = {n_tensors * ggml_tensor_overhead(), NULL, true};
     m->ctx = ggml_init(ip);
     if (!m->ctx) return false;
-    create_tensors(m);
+    create_tensors(m, wtype);
     m->buffer = ggml_backend_alloc_ctx_tensors(m->ctx, backend);
     if (!m->buffer) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for the model's %zu weights", n_tensors);
@@ -136,6 +140,12 @@ bool gpt_model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_ba
     }
     ggml_backend_buffer_set_usage(m->buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
     set_train_positions(m);
+    return true;
+}
+
+bool gpt_model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_backend_t backend,
+                      bool init, uint64_t seed) {
+    if (!model_create(m, hp, backend, GGML_TYPE_F32)) return false;
     if (init) init_weights(m, seed);
     return true;
 }
@@ -393,6 +403,20 @@ static bool read_hparams(const struct gguf_context *g, const char *path, struct 
     return why == NULL;
 }
 
+/* Set w from the F32 values of src (same shape), converted to w's type on the host. */
+static bool set_converted(struct ggml_tensor *w, const struct ggml_tensor *src) {
+    if (w->type == GGML_TYPE_F32) {
+        ggml_backend_tensor_set(w, src->data, 0, ggml_nbytes(w));
+        return true;
+    }
+    void *tmp = malloc(ggml_nbytes(w));
+    if (!tmp) return ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory to convert %s", ggml_get_name(w)), false;
+    const bool ok = ggml_quantize_chunk(w->type, src->data, tmp, 0, w->ne[1], w->ne[0], NULL) == ggml_nbytes(w);
+    if (ok) ggml_backend_tensor_set(w, tmp, 0, ggml_nbytes(w));
+    free(tmp);
+    return ok;
+}
+
 /* Copy each weight from the file's context, checking its name, type and shape. */
 static bool copy_weights(struct gpt_model *m, struct ggml_context *file_ctx, const char *path) {
     struct ggml_tensor *w[3 + 6 * GPT_MAX_LAYERS];
@@ -403,12 +427,38 @@ static bool copy_weights(struct gpt_model *m, struct ggml_context *file_ctx, con
                             path, ggml_get_name(w[i]));
             return false;
         }
-        ggml_backend_tensor_set(w[i], src->data, 0, ggml_nbytes(w[i]));
+        if (!set_converted(w[i], src)) return false;
     }
     return true;
 }
 
+/* NULL when the projections of a model of these hyperparameters can be stored as type, else why not. */
+static const char *weight_type_check(const struct gpt_hparams *hp, enum ggml_type type) {
+    static char why[160];
+    if (type < 0 || type >= GGML_TYPE_COUNT || ggml_blck_size(type) == 0)
+        return "not a ggml type";
+    if (ggml_quantize_requires_imatrix(type)) {
+        snprintf(why, sizeof why, "%s needs an importance matrix", ggml_type_name(type));
+        return why;
+    }
+    if (type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) return NULL;
+    if (!ggml_is_quantized(type) || !ggml_get_type_traits(type)->from_float_ref) {
+        snprintf(why, sizeof why, "the model's weights cannot be stored as %s", ggml_type_name(type));
+        return why;
+    }
+    if (hp->n_embd % ggml_blck_size(type) != 0) { /* the rows of every projection are n_embd or 4 n_embd long */
+        snprintf(why, sizeof why, "%s stores rows in blocks of %lld values; the width %d is not a multiple",
+                 ggml_type_name(type), (long long)ggml_blck_size(type), hp->n_embd);
+        return why;
+    }
+    return NULL;
+}
+
 bool gpt_model_load(struct gpt_model *m, const char *path, ggml_backend_t backend) {
+    return gpt_model_load_as(m, path, backend, GGML_TYPE_F32);
+}
+
+bool gpt_model_load_as(struct gpt_model *m, const char *path, ggml_backend_t backend, enum ggml_type wtype) {
     memset(m, 0, sizeof *m);
     struct ggml_context *file_ctx = NULL;
     struct gguf_init_params params = {false, &file_ctx};
@@ -418,7 +468,10 @@ bool gpt_model_load(struct gpt_model *m, const char *path, ggml_backend_t backen
         return false;
     }
     struct gpt_hparams hp;
-    bool ok = read_hparams(g, path, &hp) && gpt_model_create(m, &hp, backend, false, 0);
+    bool ok = read_hparams(g, path, &hp);
+    const char *why = ok ? weight_type_check(&hp, wtype) : NULL;
+    if (why) ok = (ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "%s: %s", path, why), false);
+    ok = ok && model_create(m, &hp, backend, wtype);
     if (ok && !(ok = copy_weights(m, file_ctx, path))) gpt_model_free(m);
     gguf_free(g);
     ggml_free(file_ctx);

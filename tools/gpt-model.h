@@ -91,5 +91,10 @@ void gpt_step_values(int32_t n_past, int n, int32_t n_ctx, int32_t *pos, int64_t
  * backend.  False with ggmlc_last_error set. */
 bool gpt_model_save(const struct gpt_model *m, const char *path, int64_t steps, double val_loss);
 bool gpt_model_load(struct gpt_model *m, const char *path, ggml_backend_t backend);
+/* Load with the projection weights (attention, MLP, output) stored as wtype: F32 as trained, or
+ * F16, BF16, Q8_0, Q4_0, Q4_K, ... converted on the host (a quantized type's block must divide
+ * the width; types that need an importance matrix are refused).  The embedding and the norms
+ * stay F32.  For generation; such a model is not trained further. */
+bool gpt_model_load_as(struct gpt_model *m, const char *path, ggml_backend_t backend, enum ggml_type wtype);
 
 #endif
