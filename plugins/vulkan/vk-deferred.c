@@ -7,7 +7,11 @@
  * ggml_backend_tensor_set stays synchronous for the caller (the data are copied here at
  * once) and ordered for the device: every later command buffer (a graph, a read, a larger
  * write, a copy) begins with the pending writes, in the order they were made, and a barrier
- * after them.  Writes into a buffer that is freed are dropped with it.  Writes too large
+ * after them.  A write over bytes that an earlier pending one writes too gets a barrier before
+ * it: transfers in one command buffer may run in any order, and ggml's callers do write a
+ * tensor twice between two graphs (test-backend-ops randomizes every tensor, then
+ * ggml_graph_reset sets the loss gradient to 1: on the H200 the random value won, and the
+ * gradients were wrong).  Writes into a buffer that is freed are dropped with it.  Writes too large
  * to keep (over VK_DEFER_ONE bytes, VK_DEFER_ALL pending in all) or not 4-byte aligned, as
  * vkCmdUpdateBuffer and vkCmdFillBuffer need, take the synchronous path.
  */
@@ -24,6 +28,7 @@ struct vk_deferred_write {
     VkBuffer buf;
     VkDeviceSize off, n;
     bool is_fill;
+    bool after_overlap; /* a barrier before it: it writes bytes an earlier pending write writes */
     uint32_t fill; /* the 32-bit pattern of a fill */
     size_t data_at; /* of a write: its bytes in the deferred data */
 };
@@ -44,13 +49,24 @@ static bool defer_room(struct vk_deferred *q, size_t n) {
 
 static bool aligned(VkDeviceSize off, size_t n) { return off % 4 == 0 && n % 4 == 0 && n > 0; }
 
+/* Some pending write (since the last barrier among them or before) touches [off, off + n) of buf. */
+static bool overlaps_pending(const struct vk_deferred *q, VkBuffer buf, VkDeviceSize off, VkDeviceSize n) {
+    for (int i = q->n - 1; i >= 0; i--) {
+        const struct vk_deferred_write *w = &q->writes[i];
+        if (w->buf == buf && w->off < off + n && off < w->off + w->n) return true;
+        if (w->after_overlap) return false; /* what came before it is ordered by its barrier */
+    }
+    return false;
+}
+
 bool vk_defer_write(struct vk_device *d, VkBuffer buf, VkDeviceSize off, const void *data,
                     size_t n) {
     struct vk_deferred *q = &d->deferred;
     if (!aligned(off, n) || !defer_room(q, n)) return false;
     memcpy(q->data + q->bytes, data, n);
+    const bool after_overlap = overlaps_pending(q, buf, off, n);
     q->writes[q->n++] = (struct vk_deferred_write){.buf = buf, .off = off, .n = n,
-                                                   .data_at = q->bytes};
+                                                   .after_overlap = after_overlap, .data_at = q->bytes};
     q->bytes += n;
     return true;
 }
@@ -59,8 +75,9 @@ bool vk_defer_fill(struct vk_device *d, VkBuffer buf, VkDeviceSize off, size_t n
                    uint32_t pattern) {
     struct vk_deferred *q = &d->deferred;
     if (!aligned(off, n) || !defer_room(q, 0)) return false;
-    q->writes[q->n++] = (struct vk_deferred_write){.buf = buf, .off = off, .n = n,
-                                                   .is_fill = true, .fill = pattern};
+    const bool after_overlap = overlaps_pending(q, buf, off, n);
+    q->writes[q->n++] = (struct vk_deferred_write){.buf = buf, .off = off, .n = n, .is_fill = true,
+                                                   .after_overlap = after_overlap, .fill = pattern};
     return true;
 }
 
@@ -77,18 +94,38 @@ static void barrier_after_writes(struct vk_device *d) {
                          1, &mb, 0, NULL, 0, NULL);
 }
 
+/* One transfer write before the next (two writes of the same bytes). */
+static void barrier_between_writes(struct vk_device *d) {
+    const VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         NULL, 0, NULL);
+}
+
+static void record_write(struct vk_device *d, const struct vk_deferred_write *w) {
+    const struct vk_deferred *q = &d->deferred;
+    if (w->is_fill) {
+        vkCmdFillBuffer(d->cmd, w->buf, w->off, w->n, w->fill);
+        return;
+    }
+    for (VkDeviceSize done = 0; done < w->n; done += VK_UPDATE_MAX) {
+        const VkDeviceSize part = w->n - done < VK_UPDATE_MAX ? w->n - done : VK_UPDATE_MAX;
+        vkCmdUpdateBuffer(d->cmd, w->buf, w->off + done, part, q->data + w->data_at + done);
+    }
+}
+
+/* The pending writes, in groups that a barrier separates: within a group they touch disjoint
+ * bytes, so any order is right, and GGMLC_DEBUG=vulkan-reorder records each group backwards to
+ * show it (lavapipe runs transfers one by one, in order: a missing barrier is seen there only so). */
 void vk_deferred_record(struct vk_device *d) {
     struct vk_deferred *q = &d->deferred;
-    for (int i = 0; i < q->n; i++) {
-        const struct vk_deferred_write *w = &q->writes[i];
-        if (w->is_fill) {
-            vkCmdFillBuffer(d->cmd, w->buf, w->off, w->n, w->fill);
-            continue;
-        }
-        for (VkDeviceSize done = 0; done < w->n; done += VK_UPDATE_MAX) {
-            const VkDeviceSize part = w->n - done < VK_UPDATE_MAX ? w->n - done : VK_UPDATE_MAX;
-            vkCmdUpdateBuffer(d->cmd, w->buf, w->off + done, part, q->data + w->data_at + done);
-        }
+    for (int first = 0, end; first < q->n; first = end) {
+        for (end = first + 1; end < q->n && !q->writes[end].after_overlap;) end++;
+        if (q->writes[first].after_overlap) barrier_between_writes(d);
+        for (int i = first; i < end; i++) record_write(d, &q->writes[d->reverse_writes ? end - 1 - (i - first) : i]);
     }
     if (q->n) barrier_after_writes(d);
     q->n = 0;
@@ -98,10 +135,16 @@ void vk_deferred_record(struct vk_device *d) {
 void vk_deferred_drop(struct vk_device *d, VkBuffer buf, VkDeviceSize off, VkDeviceSize size) {
     struct vk_deferred *q = &d->deferred;
     int kept = 0;
+    bool barrier = false; /* a dropped write's barrier still orders the writes around it */
     for (int i = 0; i < q->n; i++) {
         const struct vk_deferred_write *w = &q->writes[i];
-        if (w->buf == buf && w->off >= off && w->off + w->n <= off + size) continue;
-        q->writes[kept++] = *w;
+        if (w->buf == buf && w->off >= off && w->off + w->n <= off + size) {
+            barrier |= w->after_overlap;
+            continue;
+        }
+        q->writes[kept] = *w;
+        q->writes[kept++].after_overlap |= barrier;
+        barrier = false;
     }
     q->n = kept; /* the data of dropped writes stay until the next recording: at most their bytes */
 }

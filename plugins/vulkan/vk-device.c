@@ -123,6 +123,7 @@ static enum ggmlc_status create_commands(struct vk_device *d) {
     st = vk_check(d, vkCreateFence(d->dev, &fence, NULL, &d->fence), "vkCreateFence");
     d->replay_keep = !vk_tuning()->replay_off;
     d->replay_debug = ggmlc_debug_enabled("vulkan-replay");
+    d->reverse_writes = ggmlc_debug_enabled("vulkan-reorder");
     const bool per_dispatch = ggmlc_debug_enabled("vulkan-ops");
     if (st == GGMLC_OK && (per_dispatch || ggmlc_debug_enabled("vulkan")) && d->props.limits.timestampComputeAndGraphics) {
         const VkQueryPoolCreateInfo q = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,

@@ -257,6 +257,8 @@ struct vk_device {
     uint64_t replay_clock;       /* segments submitted: the slots' last_use */
     bool replay_keep;            /* keep them (GGMLC_VK_REPLAY is not 0) */
     bool replay_debug;           /* GGMLC_DEBUG=vulkan-replay: log each segment recorded or replayed */
+    bool reverse_writes;         /* GGMLC_DEBUG=vulkan-reorder: deferred writes recorded in reverse
+                                  * between their barriers (an order the device may run them in) */
 };
 
 /* Whether path p was disabled on d (caller holds d->lock). */
