@@ -375,7 +375,8 @@ static void test_repeat_back_row(void) {
     ggml_free(ctx);
 }
 
-/* cont of permuted 4-D views (the tiled copy path) matches element access through the view. */
+/* cont of permuted 4-D views (the tiled copy path) and of a transposed F32 matrix (the packer's
+ * transposing copy) matches element access through the view. */
 static void test_permuted_cont(void) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
     struct ggml_tensor *x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 37, 19, 5, 3), *h = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 37, 19, 5, 3);
@@ -383,15 +384,19 @@ static void test_permuted_cont(void) {
         ggml_set_f32_1d(x, i, (float)i * 0.5f - 100.0f);
         ggml_set_f32_1d(h, i, (float)(i % 2000) - 1000.0f);
     }
-    struct ggml_tensor *views[3] = {ggml_permute(ctx, x, 1, 0, 2, 3), ggml_permute(ctx, x, 2, 3, 0, 1), ggml_permute(ctx, h, 3, 1, 0, 2)};
-    struct ggml_tensor *outs[3];
+    /* a transposed matrix deeper than one packer call (256 rows) with a column tail */
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 300, 270);
+    for (int i = 0; i < 300 * 270; i++) ggml_set_f32_1d(w, i, (float)(i % 4099) * 0.25f);
+    struct ggml_tensor *views[4] = {ggml_permute(ctx, x, 1, 0, 2, 3), ggml_permute(ctx, x, 2, 3, 0, 1), ggml_permute(ctx, h, 3, 1, 0, 2),
+                                    ggml_transpose(ctx, w)};
+    struct ggml_tensor *outs[4];
     struct ggml_cgraph *g = ggml_new_graph(ctx);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         outs[k] = ggml_cont(ctx, views[k]);
         ggml_build_forward_expand(g, outs[k]);
     }
     ggml_graph_compute_with_ctx(ctx, g, 2);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         const struct ggml_tensor *v = views[k];
         int bad = 0;
         for (int i3 = 0; i3 < v->ne[3]; i3++)
