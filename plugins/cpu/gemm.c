@@ -214,8 +214,12 @@ static void multiply_blocks(const struct cpu_gemm_kernel *kern, const float *wbu
             if (jp + mr <= mb && ip + nr <= nb && !v->transposed) {
                 kern->micro(kb, wp, xp, c, v->ldc, accumulate);
             } else {
-                kern->micro(kb, wp, xp, tile, nr, false);
-                store_partial(tile, nr, c, v, min64(mr, mb - jp), min64(nr, nb - ip), accumulate);
+                const int64_t cols = min64(nr, nb - ip);
+                if (cols < nr && kern->micro_narrow)
+                    kern->micro_narrow(kb, wp, xp, tile, nr, false, (int)cols);
+                else
+                    kern->micro(kb, wp, xp, tile, nr, false);
+                store_partial(tile, nr, c, v, min64(mr, mb - jp), cols, accumulate);
             }
         }
     }

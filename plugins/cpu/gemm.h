@@ -47,6 +47,10 @@ struct cpu_gemm_kernel {
     int64_t kc, mc, nc; /* cache blocks: depth, n-block (in L2), m-block (in L3) */
     /* c[i * ldc + j] (+)= sum_k wp[k * nr + j] * xp[k * mr + i] for the full nr x mr tile. */
     void (*micro)(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate);
+    /* Optional: the same for a w panel of only cols (< nr) columns; c's first cols columns of
+     * each row are written, the rest of the tile may be left alone. */
+    void (*micro_narrow)(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate,
+                         int cols);
     /* n contiguous values of type (F32, F16, BF16) to f32. */
     void (*to_f32)(enum ggml_type type, const void *src, float *dst, int64_t n);
     /* The streaming product of weight rows with up to CPU_MATVEC_MAX_COLS columns (matvec.h). */
