@@ -78,6 +78,7 @@ static enum ggml_status compute_repeat_back(const struct ggmlc_op_call *call, st
     const int64_t k0n = a->ne[0] / ne0, k1n = a->ne[1] / dst->ne[1], k2n = a->ne[2] / dst->ne[2], k3n = a->ne[3] / dst->ne[3];
     int64_t r0, r1, c0, c1; /* a bias gradient is one row: the tasks share its columns */
     ew_task_share(ggml_nrows(dst), ne0, call->ith, call->nth, &r0, &r1, &c0, &c1);
+    const bool dense = a->type == GGML_TYPE_F32 && a->nb[0] == sizeof(float);
     float acc[EW_CHUNK], xs[EW_CHUNK];
     for (int64_t ir = r0; ir < r1; ir++) {
         int64_t i1, i2, i3;
@@ -90,7 +91,12 @@ static enum ggml_status compute_repeat_back(const struct ggmlc_op_call *call, st
                     for (int64_t k1 = 0; k1 < k1n; k1++) {
                         const char *x = ew_row(a, i1 + k1 * dst->ne[1], i2 + k2 * dst->ne[2], i3 + k3 * dst->ne[3]);
                         for (int64_t k0 = 0; k0 < k0n; k0++) {
-                            ew_load(xs, x + (k0 * ne0 + off) * a->nb[0], a->type, a->nb[0], n);
+                            const char *xk = x + (k0 * ne0 + off) * a->nb[0];
+                            if (dense) { /* summed from the row itself: no copy through xs */
+                                for (int64_t i = 0; i < n; i++) acc[i] += ((const float *)xk)[i];
+                                continue;
+                            }
+                            ew_load(xs, xk, a->type, a->nb[0], n);
                             for (int64_t i = 0; i < n; i++) acc[i] += xs[i];
                         }
                     }
