@@ -118,7 +118,11 @@ static void unary_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor *
     case U_LOG: grads[0] = ggml_div(ctx, g, x); break;
     case U_SQRT: grads[0] = ggml_scale(ctx, ggml_div(ctx, g, y), 0.5f); break;
     case U_ABS: grads[0] = ggml_mul(ctx, g, ggml_sgn(ctx, x)); break;
-    case U_RELU: grads[0] = ggml_mul(ctx, g, ggml_step(ctx, x)); break;
+    case U_RELU: /* one pass, a select as PyTorch's threshold_backward (no step node) */
+        grads[0] = x->type == GGML_TYPE_F32 && g->type == GGML_TYPE_F32 && ggml_are_same_shape(x, g)
+                       ? ggml_unary_back(ctx, x, g, GGML_UNARY_OP_RELU)
+                       : ggml_mul(ctx, g, ggml_step(ctx, x));
+        break;
     case U_SIGMOID: /* y (1 - y) */
         grads[0] = ggml_mul(ctx, g, ggml_mul(ctx, y, ggml_scale_bias(ctx, y, -1.0f, 1.0f)));
         break;

@@ -89,6 +89,47 @@ static ga_tensor *weighted_nll(struct ga_tmps *s, ga_tensor *log_probs, ga_tenso
     return ggmlc__ga_tmp_end(s, ga_mul_scalar(total, (float)(-1.0 / count)));
 }
 
+/* Cross-entropy of logits (N, C) or (C) with weights W as ggml's fused op: one node for the
+ * loss and one for its gradient, where the composition (log_softmax, product, sum, scale)
+ * took 6 nodes and its gradient 9 -- 15 single-task nodes in a row of a training step.
+ * ggml's op is a mean over the rows, and its gradient scales each row's softmax by the
+ * row's weight sum (ignored rows: 0), so any W works: f[0] = rows / count makes the mean
+ * one over count.  Inputs: the logits and W (no gradient). */
+/* The shape [C, rows] ggml's op takes for logits (or W) of shape (N, C) or (C). */
+static void ce_rows_ne(const ga_tensor *logits, int64_t ne[GGML_MAX_DIMS]) {
+    ne[0] = logits->ne[0];
+    ne[1] = ga_numel(logits) / logits->ne[0];
+    ne[2] = ne[3] = 1;
+}
+
+static void fused_ce_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor *out,
+                         struct ggml_tensor *grads[GA_MAX_INPUTS]) {
+    struct ggml_context *ctx = ggmlc__ga_ctx(out);
+    const ga_tensor *logits = fn->inputs[0];
+    int64_t ne2[GGML_MAX_DIMS];
+    ce_rows_ne(logits, ne2);
+    struct ggml_tensor *x = ggmlc__ga_as_ne(ctx, ggmlc__ga_node(fn->inputs[0]), ne2);
+    struct ggml_tensor *w = ggmlc__ga_as_ne(ctx, ggmlc__ga_node(fn->inputs[1]), ne2);
+    struct ggml_tensor *dx = ggml_cross_entropy_loss_back(ctx, ggml_scale(ctx, g, fn->f[0]), x, w);
+    grads[0] = ggmlc__ga_as_ne(ctx, dx, logits->ne);
+}
+
+static ga_tensor *fused_cross_entropy(ga_tensor *logits, ga_tensor *w, double count) {
+    int64_t ne2[GGML_MAX_DIMS];
+    ce_rows_ne(logits, ne2);
+    if (!ggmlc__ga_reserve(logits->dev, 8)) return NULL;
+    struct ggml_tensor *nx = ggmlc__ga_node(logits), *nw = ggmlc__ga_node(w);
+    if (!nx || !nw) return NULL;
+    struct ggml_context *ctx = ggmlc__ga_ctx(logits);
+    const float ratio = (float)((double)ne2[1] / count);
+    struct ggml_tensor *loss = ggml_cross_entropy_loss(ctx, ggmlc__ga_as_ne(ctx, nx, ne2), ggmlc__ga_as_ne(ctx, nw, ne2));
+    ga_tensor *inputs[2] = {logits, w};
+    ga_tensor *r = ggmlc__ga_record(ggmlc__ga_from_node(logits->dev, ggml_scale(ctx, loss, ratio), 0), "ga_cross_entropy",
+                                    fused_ce_vjp, inputs, 2);
+    if (r && r->fn) r->fn->f[0] = ratio;
+    return r;
+}
+
 static ga_tensor *indexed_loss(const ga_tensor *input, const ga_tensor *target,
                                int64_t ignore_index, float smoothing, bool logits, const char *op) {
     if (!ggmlc__ga_check_pair(input, target, op)) return NULL;
@@ -104,6 +145,8 @@ static ga_tensor *indexed_loss(const ga_tensor *input, const ga_tensor *target,
     int64_t n_valid = 0;
     ga_tensor *w =
         ggmlc__ga_tmp(&s, index_weights(input, target, ignore_index, smoothing, &n_valid, op));
+    if (w && logits && n_valid > 0) /* none valid: the composition's 0 / 0, as PyTorch's NaN */
+        return ggmlc__ga_tmp_end(&s, fused_cross_entropy((ga_tensor *)input, w, (double)n_valid));
     ga_tensor *lp = logits ? ggmlc__ga_tmp(&s, ga_log_softmax(input, -1)) : (ga_tensor *)input;
     if (!w || !lp) return ggmlc__ga_tmp_end(&s, NULL);
     return weighted_nll(&s, lp, w, (double)n_valid);

@@ -93,7 +93,7 @@ static void run_path(enum cpu_simd_level level, const struct cpu_gemm_problem *p
     const struct cpu_gemm_problem *p = &local;
     pthread_barrier_t barrier;
     pthread_barrier_init(&barrier, NULL, (unsigned)nth);
-    void *shared = malloc(cpu_gemm_team_shared(kern, p->m, p->k));
+    void *shared = malloc(cpu_gemm_team_shared(kern, p->n, p->m, p->k));
     struct thread_arg args[8];
     pthread_t threads[8];
     for (int i = 0; i < nth; i++) {
@@ -285,9 +285,13 @@ int main(void) {
         {50, 31, 129, GGML_TYPE_F32, GGML_TYPE_BF16, true, false, 2},
         {33, 45, 77, GGML_TYPE_F16, GGML_TYPE_F32, true, true, 4},
         {400, 17, 520, GGML_TYPE_F32, GGML_TYPE_F32, false, true, 2},  /* several n-blocks and k-blocks */
-        {1001, 70, 300, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 3}, /* team mode, chunks with tails */
-        {130, 2100, 40, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 2}, /* team mode over two m-blocks */
+        {1001, 70, 300, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 3}, /* team mode, packed once: panel tails */
+        {130, 2100, 40, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 2}, /* team mode, packed once, many x panels */
         {20, 3000, 70, GGML_TYPE_F32, GGML_TYPE_F16, false, false, 2},  /* team mode, n too small to share */
+        {97, 260, 785, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* packed once, four even k-blocks */
+        {131, 277, 300, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 3},   /* packed once, k-major operands */
+        /* too large to pack once: the blocked team mode, two m-blocks, three k-blocks */
+        {300, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},
         {130, 5, 257, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* few rows: the dot path */
         {61, 7, 1000, GGML_TYPE_F16, GGML_TYPE_BF16, false, false, 3},
         {29, 3, 99, GGML_TYPE_BF16, GGML_TYPE_F32, false, true, 1},

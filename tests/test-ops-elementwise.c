@@ -343,7 +343,40 @@ static void test_concat_any_type(void) {
     ggml_free(ctx);
 }
 
-/* cont of permuted 4-D views (the tiled copy path) matches element access through the view. */
+/* repeat_back to one row (a bias gradient) reading enough to be split: the tasks share its
+ * columns; each sum is within float summation's bound (terms x 2^-24 x the sum of |terms|)
+ * of a double one, with 1, 2 and 3 threads. */
+static void test_repeat_back_row(void) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
+    const int64_t n0 = 333, reps0 = 2, rows = 150;
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n0 * reps0, rows);
+    for (int64_t i = 0; i < ggml_nelements(a); i++) ggml_set_f32_1d(a, (int)i, (float)((i * 7919) % 1000) / 250.0f - 2.0f);
+    struct ggml_tensor *y = ggml_repeat_back(ctx, a, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, n0));
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    for (int threads = 1; threads <= 3; threads++) {
+        const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, g, threads);
+        double worst = 0.0;
+        for (int64_t j = 0; j < n0; j++) {
+            double ref = 0.0, magnitude = 0.0;
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t k = 0; k < reps0; k++) {
+                    const double v = ggml_get_f32_nd(a, (int)(k * n0 + j), (int)r, 0, 0);
+                    ref += v;
+                    magnitude += fabs(v);
+                }
+            const double bound = (double)(rows * reps0) * 0x1p-24 * magnitude;
+            const double err = fabs(ggml_get_f32_1d(y, (int)j) - ref) / bound;
+            if (err > worst) worst = err;
+        }
+        tap_ok(st == GGML_STATUS_SUCCESS && worst <= 1.0, "repeat_back of [%lld, %lld] to one row on %d threads (worst error %.2g of the bound)",
+               (long long)(n0 * reps0), (long long)rows, threads, worst);
+    }
+    ggml_free(ctx);
+}
+
+/* cont of permuted 4-D views (the tiled copy path) and of a transposed F32 matrix (the packer's
+ * transposing copy) matches element access through the view. */
 static void test_permuted_cont(void) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
     struct ggml_tensor *x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 37, 19, 5, 3), *h = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, 37, 19, 5, 3);
@@ -351,15 +384,19 @@ static void test_permuted_cont(void) {
         ggml_set_f32_1d(x, i, (float)i * 0.5f - 100.0f);
         ggml_set_f32_1d(h, i, (float)(i % 2000) - 1000.0f);
     }
-    struct ggml_tensor *views[3] = {ggml_permute(ctx, x, 1, 0, 2, 3), ggml_permute(ctx, x, 2, 3, 0, 1), ggml_permute(ctx, h, 3, 1, 0, 2)};
-    struct ggml_tensor *outs[3];
+    /* a transposed matrix deeper than one packer call (256 rows) with a column tail */
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 300, 270);
+    for (int i = 0; i < 300 * 270; i++) ggml_set_f32_1d(w, i, (float)(i % 4099) * 0.25f);
+    struct ggml_tensor *views[4] = {ggml_permute(ctx, x, 1, 0, 2, 3), ggml_permute(ctx, x, 2, 3, 0, 1), ggml_permute(ctx, h, 3, 1, 0, 2),
+                                    ggml_transpose(ctx, w)};
+    struct ggml_tensor *outs[4];
     struct ggml_cgraph *g = ggml_new_graph(ctx);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         outs[k] = ggml_cont(ctx, views[k]);
         ggml_build_forward_expand(g, outs[k]);
     }
     ggml_graph_compute_with_ctx(ctx, g, 2);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         const struct ggml_tensor *v = views[k];
         int bad = 0;
         for (int i3 = 0; i3 < v->ne[3]; i3++)
@@ -567,6 +604,7 @@ int main(void) {
     test_concat_any_type();
     test_quantized_add();
     test_permuted_cont();
+    test_repeat_back_row();
     test_variants();
     test_wide_ranges();
     test_f16_conversions();

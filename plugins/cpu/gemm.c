@@ -199,24 +199,40 @@ static void store_partial(const float *tile, int nr, float *c, const struct dst_
     }
 }
 
-/* Multiply the packed blocks: xbuf (mb rows from x row jc) by wbuf (nb rows from w row ic). */
-static void multiply_blocks(const struct cpu_gemm_kernel *kern, const float *wbuf, const float *xbuf, int64_t nb,
-                            int64_t mb, int64_t kb, const struct dst_view *v, int64_t ic, int64_t jc, bool accumulate,
-                            float *tile) {
+/* Multiply the packed blocks: xbuf (mb rows from x row jc) by wbuf (nb rows from w row ic),
+ * kb deep.  Panel row r of a buffer starts r * ld floats after its first (ld = kb for panels
+ * packed one block deep, the whole depth k for operands packed once). */
+static void multiply_blocks(const struct cpu_gemm_kernel *kern, const float *wbuf, int64_t wld, const float *xbuf,
+                            int64_t xld, int64_t nb, int64_t mb, int64_t kb, const struct dst_view *v, int64_t ic,
+                            int64_t jc, bool accumulate, float *tile) {
     const int nr = kern->nr, mr = kern->mr;
     for (int64_t jp = 0; jp < mb; jp += mr) {
-        const float *xp = xbuf + jp * kb;
+        const float *xp = xbuf + jp * xld;
         for (int64_t ip = 0; ip < nb; ip += nr) {
-            const float *wp = wbuf + ip * kb;
+            const float *wp = wbuf + ip * wld;
             float *c = dst_at(v, ic + ip, jc + jp);
             if (jp + mr <= mb && ip + nr <= nb && !v->transposed) {
                 kern->micro(kb, wp, xp, c, v->ldc, accumulate);
             } else {
-                kern->micro(kb, wp, xp, tile, nr, false);
-                store_partial(tile, nr, c, v, min64(mr, mb - jp), min64(nr, nb - ip), accumulate);
+                const int64_t cols = min64(nr, nb - ip);
+                if (cols < nr && kern->micro_narrow)
+                    kern->micro_narrow(kb, wp, xp, tile, nr, false, (int)cols);
+                else
+                    kern->micro(kb, wp, xp, tile, nr, false);
+                store_partial(tile, nr, c, v, min64(mr, mb - jp), cols, accumulate);
             }
         }
     }
+}
+
+/* The depth of the k-blocks of p: at most kern->kc, and as even as multiples of 8 allow.  A
+ * fixed kc leaves a thin last block (784 = 3 x 256 + 16 for the MNIST layer) that costs a
+ * whole pass over the output tile for few multiply-adds, and in team mode two more barriers.
+ * Dequantized weights keep kern->kc, which their blocks tile (cpu_gemm_dequant_ok). */
+static int64_t depth_block(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p) {
+    if (p->w.dequant || p->k <= kern->kc) return kern->kc;
+    const int64_t blocks = (p->k + kern->kc - 1) / kern->kc;
+    return min64(((p->k + blocks - 1) / blocks + 7) & ~(int64_t)7, kern->kc);
 }
 
 static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int64_t n0,
@@ -226,15 +242,16 @@ static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu
     float *tile = xbuf + kern->nc * kern->kc;
     float *tmp = tile + kern->nr * kern->mr;
     const struct dst_view v = dst_view_of(p);
+    const int64_t kc = depth_block(kern, p);
     for (int64_t jc = m0; jc < m1; jc += kern->nc) {
         const int64_t mb = min64(kern->nc, m1 - jc);
-        for (int64_t pc = 0; pc < p->k; pc += kern->kc) {
-            const int64_t kb = min64(kern->kc, p->k - pc);
+        for (int64_t pc = 0; pc < p->k; pc += kc) {
+            const int64_t kb = min64(kc, p->k - pc);
             pack_block(kern, &p->x, jc, mb, pc, kb, kern->mr, xbuf, tmp);
             for (int64_t ic = n0; ic < n1; ic += kern->mc) {
                 const int64_t nb = min64(kern->mc, n1 - ic);
                 pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
-                multiply_blocks(kern, wbuf, xbuf, nb, mb, kb, &v, ic, jc, pc > 0, tile);
+                multiply_blocks(kern, wbuf, kb, xbuf, kb, nb, mb, kb, &v, ic, jc, pc > 0, tile);
             }
         }
     }
@@ -321,8 +338,27 @@ static int64_t team_iterations(const struct cpu_gemm_kernel *kern, int64_t m, in
     return ((m + kern->nc - 1) / kern->nc) * ((k + kern->kc - 1) / kern->kc);
 }
 
-size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k) {
-    return (size_t)(kern->nc * kern->kc) * sizeof(float) + (size_t)team_iterations(kern, m, k) * sizeof(atomic_int) + 128;
+/* Products whose operands, packed whole, take at most this many bytes are computed with
+ * both packed once (pack_once below).  The MNIST MLP's largest, 784 deep, take 2.5 MB. */
+#define GEMM_PACK_ONCE_MAX_BYTES ((size_t)4 << 20)
+
+/* Bytes of both operands of an n x m product of depth k packed whole, in panels of the
+ * wider register dimension (an upper bound whichever operand swap_small_n puts where). */
+static size_t pack_once_bytes(const struct cpu_gemm_kernel *kern, int64_t n, int64_t m, int64_t k) {
+    const int64_t width = kern->nr > kern->mr ? kern->nr : kern->mr;
+    return (size_t)(((n + width - 1) / width + (m + width - 1) / width) * width * k) * sizeof(float);
+}
+
+static bool use_pack_once(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p) {
+    return !p->w.dequant && pack_once_bytes(kern, p->n, p->m, p->k) <= GEMM_PACK_ONCE_MAX_BYTES;
+}
+
+size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t n, int64_t m, int64_t k) {
+    const size_t blocked = (size_t)(kern->nc * kern->kc) * sizeof(float) + (size_t)team_iterations(kern, m, k) * sizeof(atomic_int);
+    /* a smaller product of these operands (one batch of several) may be packed once */
+    size_t once = pack_once_bytes(kern, n, m, k);
+    if (once > GEMM_PACK_ONCE_MAX_BYTES) once = GEMM_PACK_ONCE_MAX_BYTES;
+    return (blocked > once + sizeof(atomic_int) ? blocked : once + sizeof(atomic_int)) + 128;
 }
 
 /* The work items of one block: n_chunks ranges of w panels times m_parts ranges of
@@ -359,24 +395,76 @@ static void team_item(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_
     const int64_t rows = min64(t->x_panels * (part + 1) / t->m_parts * kern->mr, mb) - j0;
     const struct dst_view v = dst_view_of(p);
     pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
-    multiply_blocks(kern, wbuf, xbuf + j0 * kb, nb, rows, kb, &v, ic, jc + j0, pc > 0, tile);
+    multiply_blocks(kern, wbuf, kb, xbuf + j0 * kb, kb, nb, rows, kb, &v, ic, jc + j0, pc > 0, tile);
+}
+
+/* Pack `rows` rows from r0 of op, the whole depth k, into one panel of `width` laid out
+ * dst[k * width + j]: a block of depth kb from pc is then the panel pack_panel makes of it,
+ * at dst + pc * width.  Packed a cache block at a time (tmp holds one block's rows). */
+static void pack_panel_whole(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, int64_t r0,
+                             int64_t rows, int64_t k, int width, float *dst, float *tmp) {
+    for (int64_t pc = 0; pc < k; pc += kern->kc)
+        pack_panel(kern, op, r0, rows, pc, min64(kern->kc, k - pc), width, dst + pc * width, tmp);
+}
+
+/* Team mode for products small enough to pack whole (use_pack_once): the threads pack
+ * their shares of the panels of both operands once, meet at one barrier, then take work
+ * items -- one w panel times a range of x panels, the whole depth -- from a shared counter.
+ * The blocked team mode below packs and meets per depth block, and its items of whole w
+ * chunks left one thread idle for up to two panels of work at each block: for the MLP's
+ * 256 x 784 by 784 x 512 product, four blocks (eight barriers) of chunks of 1 or 2 of the
+ * 11 panels.  Here items are small (about GEMM_ONCE_ITEMS per thread) at no packing cost,
+ * so the threads finish within a small item of each other, once. */
+#define GEMM_ONCE_ITEMS 12
+
+static void compute_team_once(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
+                              const struct ggmlc_op_call *call, void *shared, void *work) {
+    const int nr = kern->nr, mr = kern->mr;
+    const int64_t w_panels = (p->n + nr - 1) / nr, x_panels = (p->m + mr - 1) / mr, k = p->k;
+    float *wpk = align64(shared), *xpk = wpk + w_panels * nr * k;
+    atomic_int *next = (atomic_int *)(xpk + x_panels * mr * k);
+    float *tile = align64(work), *tmp = tile + nr * mr;
+    int64_t q0, q1;
+    cpu_split_range(w_panels, call->ith, call->nth, &q0, &q1);
+    for (int64_t q = q0; q < q1; q++) pack_panel_whole(kern, &p->w, q * nr, min64(nr, p->n - q * nr), k, nr, wpk + q * nr * k, tmp);
+    cpu_split_range(x_panels, call->ith, call->nth, &q0, &q1);
+    for (int64_t q = q0; q < q1; q++) pack_panel_whole(kern, &p->x, q * mr, min64(mr, p->m - q * mr), k, mr, xpk + q * mr * k, tmp);
+    if (call->ith == 0) atomic_init(next, 0);
+    call->barrier(call); /* both operands are packed (and the counter is reset) */
+    const int64_t want = GEMM_ONCE_ITEMS * (int64_t)call->nth;
+    const int64_t m_parts = min64((want + w_panels - 1) / w_panels, x_panels);
+    const int64_t kc = depth_block(kern, p);
+    const struct dst_view v = dst_view_of(p);
+    for (int64_t item; (item = atomic_fetch_add(next, 1)) < w_panels * m_parts;) {
+        const int64_t ic = item / m_parts * nr, part = item % m_parts;
+        const int64_t j0 = x_panels * part / m_parts * mr, j1 = min64(x_panels * (part + 1) / m_parts * mr, p->m);
+        for (int64_t pc = 0; pc < k; pc += kc)
+            multiply_blocks(kern, wpk + ic * k + pc * nr, k, xpk + j0 * k + pc * mr, k, min64(nr, p->n - ic), j1 - j0,
+                            min64(kc, k - pc), &v, ic, j0, pc > 0, tile);
+    }
+    call->barrier(call); /* nobody reads the packed operands any more */
 }
 
 void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *problem,
                            const struct ggmlc_op_call *call, void *shared, void *work) {
     struct cpu_gemm_problem swapped;
     const struct cpu_gemm_problem *p = swap_small_n(kern, problem, &swapped);
+    if (use_pack_once(kern, p)) {
+        compute_team_once(kern, p, call, shared, work);
+        return;
+    }
     float *xbuf = align64(shared);
     atomic_int *next = (atomic_int *)(xbuf + kern->nc * kern->kc);
     float *wbuf = align64(work), *tile = wbuf + kern->mc * kern->kc, *tmp = tile + kern->nr * kern->mr;
     if (call->ith == 0)
         for (int64_t i = 0; i < team_iterations(kern, p->m, p->k); i++) atomic_init(&next[i], 0);
+    const int64_t kc = depth_block(kern, p);
     int64_t iter = 0;
     for (int64_t jc = 0; jc < p->m; jc += kern->nc) {
         const int64_t mb = min64(kern->nc, p->m - jc);
         const struct team_split t = team_split_of(kern, p->n, mb, call->nth);
-        for (int64_t pc = 0; pc < p->k; pc += kern->kc, iter++) {
-            const int64_t kb = min64(kern->kc, p->k - pc);
+        for (int64_t pc = 0; pc < p->k; pc += kc, iter++) {
+            const int64_t kb = min64(kc, p->k - pc);
             int64_t q0, q1; /* this thread's panels of the shared x block */
             cpu_split_range(t.x_panels, call->ith, call->nth, &q0, &q1);
             for (int64_t q = q0; q < q1; q++)

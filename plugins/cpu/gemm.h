@@ -47,6 +47,10 @@ struct cpu_gemm_kernel {
     int64_t kc, mc, nc; /* cache blocks: depth, n-block (in L2), m-block (in L3) */
     /* c[i * ldc + j] (+)= sum_k wp[k * nr + j] * xp[k * mr + i] for the full nr x mr tile. */
     void (*micro)(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate);
+    /* Optional: the same for a w panel of only cols (< nr) columns; c's first cols columns of
+     * each row are written, the rest of the tile may be left alone. */
+    void (*micro_narrow)(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate,
+                         int cols);
     /* n contiguous values of type (F32, F16, BF16) to f32. */
     void (*to_f32)(enum ggml_type type, const void *src, float *dst, int64_t n);
     /* The streaming product of weight rows with up to CPU_MATVEC_MAX_COLS columns (matvec.h). */
@@ -77,12 +81,13 @@ CPU_HIDDEN void cpu_gemm_compute(const struct cpu_gemm_kernel *kern, const struc
                                  int nth, void *work);
 
 /* Team mode, for one large product: the threads of a node pack each block of
- * x together into `shared` (cpu_gemm_team_shared() bytes, the same pointer for
- * all), then take n-chunks of w from a shared counter, so a thread slowed down
- * by the machine does less work instead of making the others wait.
+ * x together into `shared` (cpu_gemm_team_shared() bytes for products of up to
+ * n x m of depth k, the same pointer for all), then take n-chunks of w from a
+ * shared counter, so a thread slowed down by the machine does less work instead
+ * of making the others wait.  Products of a few MB pack both operands whole, once.
  * call gives ith, nth and the barrier; work is private as for cpu_gemm_compute. */
 CPU_HIDDEN bool cpu_gemm_use_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p, int nth);
-CPU_HIDDEN size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t m, int64_t k);
+CPU_HIDDEN size_t cpu_gemm_team_shared(const struct cpu_gemm_kernel *kern, int64_t n, int64_t m, int64_t k);
 CPU_HIDDEN void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p,
                                       const struct ggmlc_op_call *call, void *shared, void *work);
 

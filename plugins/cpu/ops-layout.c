@@ -76,21 +76,27 @@ static enum ggml_status compute_repeat_back(const struct ggmlc_op_call *call, st
     const struct ggml_tensor *a = dst->src[0];
     const int64_t ne0 = dst->ne[0];
     const int64_t k0n = a->ne[0] / ne0, k1n = a->ne[1] / dst->ne[1], k2n = a->ne[2] / dst->ne[2], k3n = a->ne[3] / dst->ne[3];
-    int64_t r0, r1;
-    ew_task_rows(dst, call->ith, call->nth, &r0, &r1);
+    int64_t r0, r1, c0, c1; /* a bias gradient is one row: the tasks share its columns */
+    ew_task_share(ggml_nrows(dst), ne0, call->ith, call->nth, &r0, &r1, &c0, &c1);
+    const bool dense = a->type == GGML_TYPE_F32 && a->nb[0] == sizeof(float);
     float acc[EW_CHUNK], xs[EW_CHUNK];
     for (int64_t ir = r0; ir < r1; ir++) {
         int64_t i1, i2, i3;
         ew_row_coords(ir, dst->ne, &i1, &i2, &i3);
-        for (int64_t off = 0; off < ne0; off += EW_CHUNK) {
-            const int64_t n = ne0 - off < EW_CHUNK ? ne0 - off : EW_CHUNK;
+        for (int64_t off = c0; off < c1; off += EW_CHUNK) {
+            const int64_t n = c1 - off < EW_CHUNK ? c1 - off : EW_CHUNK;
             memset(acc, 0, sizeof acc);
             for (int64_t k3 = 0; k3 < k3n; k3++)
                 for (int64_t k2 = 0; k2 < k2n; k2++)
                     for (int64_t k1 = 0; k1 < k1n; k1++) {
                         const char *x = ew_row(a, i1 + k1 * dst->ne[1], i2 + k2 * dst->ne[2], i3 + k3 * dst->ne[3]);
                         for (int64_t k0 = 0; k0 < k0n; k0++) {
-                            ew_load(xs, x + (k0 * ne0 + off) * a->nb[0], a->type, a->nb[0], n);
+                            const char *xk = x + (k0 * ne0 + off) * a->nb[0];
+                            if (dense) { /* summed from the row itself: no copy through xs */
+                                for (int64_t i = 0; i < n; i++) acc[i] += ((const float *)xk)[i];
+                                continue;
+                            }
+                            ew_load(xs, xk, a->type, a->nb[0], n);
                             for (int64_t i = 0; i < n; i++) acc[i] += xs[i];
                         }
                     }
@@ -98,6 +104,12 @@ static enum ggml_status compute_repeat_back(const struct ggmlc_op_call *call, st
         }
     }
     return GGML_STATUS_SUCCESS;
+}
+
+/* Split by what it reads: the bias gradient of a 256-row batch is a 512-element result
+ * that sums 131072 elements, cut as cheap and given to one thread until then. */
+static int repeat_back_tasks(const struct ggml_tensor *node, int n_threads) {
+    return ggml_nelements(node->src[0]) < 32768 ? 1 : n_threads;
 }
 
 static bool supports_repeat(const struct ggml_tensor *node) {
@@ -165,7 +177,7 @@ void cpu_ops_layout_register(struct cpu_op_table *t) {
     t->n_tasks[GGML_OP_REPEAT] = ew_tasks_cheap;
     t->compute[GGML_OP_REPEAT_BACK] = compute_repeat_back;
     t->supports[GGML_OP_REPEAT_BACK] = supports_repeat_back;
-    t->n_tasks[GGML_OP_REPEAT_BACK] = ew_tasks_cheap;
+    t->n_tasks[GGML_OP_REPEAT_BACK] = repeat_back_tasks;
 
     t->compute[GGML_OP_CONCAT] = compute_concat;
     t->supports[GGML_OP_CONCAT] = supports_concat;

@@ -171,7 +171,7 @@ static void run_batches(const struct ggmlc_op_call *call, struct ggml_tensor *ds
     const int64_t n_batches = dst->ne[2] * dst->ne[3];
     const int64_t all_rows = m * n_batches; /* the scratch is sized for these (batches_work_size) */
     void *team_shared = (char *)call->wdata + shared_offset;
-    void *work = cpu_matmul_thread_work(call, shared_offset + cpu_gemm_team_shared(kern, all_rows, k),
+    void *work = cpu_matmul_thread_work(call, shared_offset + cpu_gemm_team_shared(kern, dst->ne[0], all_rows, k),
                                         cpu_gemm_thread_work(kern, all_rows, k));
     struct cpu_gemm_problem flat;
     if (batches_as_one(dst, problem, arg, &flat)) {
@@ -193,7 +193,7 @@ static void run_batches(const struct ggmlc_op_call *call, struct ggml_tensor *ds
 static size_t batches_work_size(const struct ggml_tensor *dst, int n_threads, int64_t m, int64_t k) {
     const struct cpu_gemm_kernel *kern = cpu_gemm_kernel();
     const int64_t all_rows = m * dst->ne[2] * dst->ne[3];
-    return cpu_gemm_team_shared(kern, all_rows, k) + (size_t)n_threads * cpu_gemm_thread_work(kern, all_rows, k);
+    return cpu_gemm_team_shared(kern, dst->ne[0], all_rows, k) + (size_t)n_threads * cpu_gemm_thread_work(kern, all_rows, k);
 }
 
 /* Scratch of the activations of quantized weights in the GEMM: every row of b rounded
