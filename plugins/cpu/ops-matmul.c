@@ -306,11 +306,15 @@ static size_t planes_thread_size(const struct ggml_tensor *b) {
 /* Groups of CPU_QUANT_MAX_ROWS activation rows from which Q8_0 and Q4_0 weights take the
  * column kernels of quant-match.h (AVX-512 VNNI) instead of the multi-row (or tile) kernels.
  * Their cost does not depend on the rows a group fills (all eight lanes run), the others'
- * grows with them.  Measured (one thread, CPU time, 7168 x 4096 weights streamed, kernels
- * alternating in one process, loaded machine, 2026-12-03): Q8_0 at 4 rows 5.85 ms against
- * 4.56 multi-row, at 8 rows 5.89 against 7.62; block-serial Q4_0 at 4 rows 3.48 against
- * 3.57 (tile), at 8 rows 4.21 against 5.66. */
-static int cols_min_rows(bool serial) { return serial ? 4 : 6; }
+ * grows with them.  Measured (one thread, CPU time, 7168 x 4096 weights streamed, best of
+ * 7 with the two kernels alternating in one process, loaded machine, 2026-12-03 07:48 UTC),
+ * column kernel / the other one at 3, 4, 5, 6 rows: Q8_0 1.71, 1.09, 0.90, 0.80 (0.77 at 8);
+ * eight-lane Q4_0 at 3, 4, 6 rows 1.69, 1.69, 0.98; block-serial Q4_0 (against the tile
+ * kernel) at 2, 3, 4 rows 1.06, 0.94, 0.87 (0.74 at 8). */
+static int cols_min_rows(const struct ggml_tensor *a) {
+    if (cpu_qmatch_block_serial(a, false)) return 4;
+    return a->type == GGML_TYPE_Q8_0 ? 5 : 7;
+}
 
 /* The column kernel for a's products, or NULL. */
 static cpu_vec_dot_cols_t cols_kernel(const struct ggml_tensor *a) {
@@ -320,7 +324,7 @@ static cpu_vec_dot_cols_t cols_kernel(const struct ggml_tensor *a) {
 /* Groups of activation rows of b (per batch, CPU_QUANT_MAX_ROWS rows each but the last). */
 static int64_t cols_groups_per_batch(const struct ggml_tensor *b) { return (b->ne[1] + CPU_QUANT_MAX_ROWS - 1) / CPU_QUANT_MAX_ROWS; }
 static size_t cols_area_size(const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    if (!cols_kernel(a) || b->ne[1] < cols_min_rows(cpu_qmatch_block_serial(a, false))) return 0;
+    if (!cols_kernel(a) || b->ne[1] < cols_min_rows(a)) return 0;
     return (size_t)(cols_groups_per_batch(b) * b->ne[2] * b->ne[3]) * cpu_q8_cols_size(b->ne[0] / QK8_0);
 }
 
@@ -427,7 +431,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                                                                            sums + r * nblocks, nrows}
                                                     : (struct cpu_q8_rows){qs + r * q8k_row_size, q8k_row_size, NULL, 0, NULL, nrows};
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-                if (cols && nrows >= cols_min_rows(serial)) {
+                if (cols && nrows >= cols_min_rows(a)) {
                     const struct cpu_q8_cols group = cols_group(cols_mem, b, batch, i1);
                     struct cpu_q8_rows yc = y;
                     yc.cols = &group;
