@@ -53,39 +53,42 @@ static inline void store_rows(__m256 v, float *s, size_t s_stride, int nr) {
 
 /* nw (1 or 2) weight rows at once: each load of the activations' values and corrections
  * serves both rows (the loads, not the arithmetic, bound these kernels). */
-#define COLS_LANES(type, BIASED, SCALE, BLOCK)                                                                      \
-    static inline __attribute__((always_inline)) void cols_lanes_##type##_nw(                                     \
+#define COLS_LANES(type, BIASED, SCALE, BLOCK)                                                                       \
+    static inline __attribute__((always_inline)) void cols_lanes_##type##_nw(                                        \
         int n, const char *x, size_t x_stride, const struct cpu_q8_rows *y, float *s, size_t s_stride, const int nw) { \
-        const struct cpu_q8_cols *c = y->cols;                                                                      \
-        __m256 acc[2][8];                                                                                           \
-        for (int j = 0; j < nw; j++)                                                                                \
-            for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();                                            \
-        for (int b = 0; b < n / QK8_0; b++) {                                                                       \
+        const struct cpu_q8_cols *c = y->cols;                                                                       \
+        __m256 acc[2][8];                                                                                            \
+        for (int j = 0; j < nw; j++)                                                                                 \
+            for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();                                             \
+        for (int b = 0; b < n / QK8_0; b++) {                                                                        \
             int32_t w[2][8] __attribute__((aligned(32)));                                                            \
-            __m256 d[2];                                                                                            \
-            for (int j = 0; j < nw; j++) {                                                                          \
-                const char *row = x + j * x_stride;                                                                 \
-                _mm_prefetch(row + (size_t)b * sizeof(BLOCK) + COLS_PREFETCH, _MM_HINT_T0);                            \
-                _mm256_store_si256((__m256i *)w[j], BIASED(row, b));                                                \
-                d[j] = _mm256_mul_ps(_mm256_set1_ps(SCALE(row, b)), _mm256_loadu_ps(c->d + 8 * b));                 \
-            }                                                                                                       \
-            QD_UNROLL_ROWS for (int k = 0; k < 8; k++) {                                                            \
-                const __m256i corr = _mm256_loadu_si256((const __m256i *)(c->lane_corr + (8 * b + k) * 8));         \
-                const __m256i q = qd_load32(c->qs + (8 * b + k) * 32);                                              \
-                for (int j = 0; j < nw; j++)                                                                        \
-                    acc[j][k] = _mm256_fmadd_ps(d[j], _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(corr, group(w[j], k), q)), acc[j][k]); \
-            }                                                                                                       \
-        }                                                                                                           \
-        for (int j = 0; j < nw; j++) { /* ggml's pairing of the lanes: ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)) */ \
+            __m256 d[2];                                                                                             \
+            for (int j = 0; j < nw; j++) {                                                                           \
+                const char *row = x + j * x_stride;                                                                  \
+                _mm_prefetch(row + (size_t)b * sizeof(BLOCK) + COLS_PREFETCH, _MM_HINT_T0);                          \
+                _mm256_store_si256((__m256i *)w[j], BIASED(row, b));                                                 \
+                d[j] = _mm256_mul_ps(_mm256_set1_ps(SCALE(row, b)), _mm256_loadu_ps(c->d + 8 * (size_t)b));          \
+            }                                                                                                        \
+            QD_UNROLL_ROWS for (int k = 0; k < 8; k++) {                                                             \
+                const size_t g = 8 * (size_t)b + k; /* group k of block b */                                         \
+                const __m256i corr = _mm256_loadu_si256((const __m256i *)(c->lane_corr + g * 8));                    \
+                const __m256i q = qd_load32(c->qs + g * 32);                                                         \
+                for (int j = 0; j < nw; j++) {                                                                       \
+                    const __m256i lane = _mm256_dpbusd_epi32(corr, group(w[j], k), q); /* ggml's lane k, 8 rows */   \
+                    acc[j][k] = _mm256_fmadd_ps(d[j], _mm256_cvtepi32_ps(lane), acc[j][k]);                          \
+                }                                                                                                    \
+            }                                                                                                        \
+        }                                                                                                            \
+        for (int j = 0; j < nw; j++) { /* ggml's pairing of the lanes: ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)) */  \
             const __m256 even = _mm256_add_ps(_mm256_add_ps(acc[j][0], acc[j][4]), _mm256_add_ps(acc[j][2], acc[j][6])); \
             const __m256 odd = _mm256_add_ps(_mm256_add_ps(acc[j][1], acc[j][5]), _mm256_add_ps(acc[j][3], acc[j][7])); \
-            store_rows(_mm256_add_ps(even, odd), s + j, s_stride, y->nrows);                                       \
-        }                                                                                                           \
-    }                                                                                                               \
+            store_rows(_mm256_add_ps(even, odd), s + j, s_stride, y->nrows);                                         \
+        }                                                                                                            \
+    }                                                                                                                \
     static void cols_lanes_##type(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s, \
-                                  size_t s_stride) {                                                                \
-        if (nw == 2) cols_lanes_##type##_nw(n, x, x_stride, y, s, s_stride, 2);                                     \
-        else cols_lanes_##type##_nw(n, x, x_stride, y, s, s_stride, 1);                                             \
+                                  size_t s_stride) {                                                                 \
+        if (nw == 2) cols_lanes_##type##_nw(n, x, x_stride, y, s, s_stride, 2);                                      \
+        else cols_lanes_##type##_nw(n, x, x_stride, y, s, s_stride, 1);                                              \
     }
 
 COLS_LANES(q8_0, biased_q8_0, scale_q8_0, block_q8_0)
@@ -99,7 +102,7 @@ static inline __attribute__((always_inline)) void cols_serial_q4_0_nw(int n, con
     for (int b = 0; b < n / QK8_0; b++) {
         int32_t w[2][8] __attribute__((aligned(32)));
         __m256i even[2], odd[2];
-        const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(c->sums + 8 * b)), 3));
+        const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(c->sums + 8 * (size_t)b)), 3));
         for (int j = 0; j < nw; j++) {
             const block_q4_0 *row = (const block_q4_0 *)(x + j * x_stride);
             _mm_prefetch((const char *)(row + b) + COLS_PREFETCH, _MM_HINT_T0);
@@ -108,13 +111,13 @@ static inline __attribute__((always_inline)) void cols_serial_q4_0_nw(int n, con
             odd[j] = _mm256_setzero_si256();
         }
         QD_UNROLL_ROWS for (int k = 0; k < 8; k += 2) {
-            const __m256i q0 = qd_load32(c->qs + (8 * b + k) * 32), q1 = qd_load32(c->qs + (8 * b + k + 1) * 32);
+            const __m256i q0 = qd_load32(c->qs + (8 * (size_t)b + k) * 32), q1 = qd_load32(c->qs + (8 * (size_t)b + k + 1) * 32);
             for (int j = 0; j < nw; j++) {
                 even[j] = _mm256_dpbusd_epi32(even[j], group(w[j], k), q0);
                 odd[j] = _mm256_dpbusd_epi32(odd[j], group(w[j], k + 1), q1);
             }
         }
-        const __m256 dy = _mm256_loadu_ps(c->d + 8 * b);
+        const __m256 dy = _mm256_loadu_ps(c->d + 8 * (size_t)b);
         for (int j = 0; j < nw; j++) {
             const __m256 d = _mm256_mul_ps(_mm256_set1_ps(qd_h2f(((const block_q4_0 *)(x + j * x_stride))[b].d)), dy);
             acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_add_epi32(even[j], odd[j])), acc[j]);

@@ -77,7 +77,7 @@ CPU_HIDDEN void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int 
 /* A column kernel: nw (1 or CPU_QMATCH_COLS_WROWS) weight rows, row j at x + j * x_stride
  * bytes, against the group y->cols (y->nrows rows of it; y->qs, d and sums unused):
  * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels. */
-#define CPU_QMATCH_COLS_WROWS 2
+#define CPU_QMATCH_COLS_WROWS 2 /* 4 (block-serial Q4_0) was twice as slow, streaming 4 rows */
 typedef void (*cpu_vec_dot_cols_t)(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,
                                    size_t s_stride);
 
