@@ -1,7 +1,8 @@
 /*
  * test-quant-match.c - Q8_0 and Q4_0 mul_mat on the CPU backend gives ggml's
- * bits (its x86 build, AVX2 or better), at 1, 2, 3, 5, 8, 64 and 160 columns, on 1
- * and 2 threads, for an odd number of blocks per row.  The expected values
+ * bits (its x86 build, AVX2 or better), at 1 to 9, 13, 16, 64 and 160 columns (the
+ * multi-row, tile and column kernels), on 1, 2 and 3 threads, for an odd number of
+ * blocks per row and even and odd row counts.  The expected values
  * come from a scalar model of ggml's arithmetic written out here:
  *  - activations quantized as ggml's AVX quantize_row_q8_0: d = amax / 127
  *    stored as f16, levels = x * (127 / amax) rounded half to even;
@@ -110,8 +111,8 @@ static void check_case(enum ggml_type type, int rows, bool serial, const struct 
     ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
     expected(type, wq, rows, serial, op, want);
     free(wq);
-    const int col_counts[] = {1, 2, 3, 5, 8, 64, MAX_COLS};
-    for (int t = 1; t <= 2; t++)
+    const int col_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 64, MAX_COLS};
+    for (int t = 1; t <= 3; t++) /* 3 threads: odd shares of weight rows */
         for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
             const int cols = col_counts[i];
             int differ = -1;
@@ -134,5 +135,7 @@ int main(void) {
     check_case(GGML_TYPE_Q4_0, MAX_ROWS, true, &op); /* 40 rows: ggml repacks, blocks in series */
     check_case(GGML_TYPE_Q4_0, 36, false, &op);      /* 36 rows: not repacked, eight lanes */
     check_case(GGML_TYPE_Q4_0, 16, true, &op);       /* one 16-row tile */
+    check_case(GGML_TYPE_Q8_0, 35, false, &op);      /* odd: a weight row without a partner */
+    check_case(GGML_TYPE_Q4_0, 35, false, &op);
     return tap_done();
 }

@@ -4,13 +4,16 @@
  * each row's result against the portable single-row vec_dot and against the
  * double-precision dot of the dequantized rows.  Block counts with and
  * without tails, padded row strides and a strided output.  The same for the
- * tile kernels (16 weight rows at once, AVX-512 VNNI).
+ * tile kernels (16 weight rows at once, AVX-512 VNNI), and the column kernels
+ * of Q8_0 and Q4_0 (quant-match.h) bit for bit against the portable kernels
+ * of the same summation order.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "quant-dot.h"
+#include "quant-match.h"
 #include "testutil.h"
 
 void quants_test_dot_rows(void);
@@ -185,6 +188,53 @@ static void check_tile(const struct rows_case *c, enum ggml_type type, const flo
     free(dy);
 }
 
+/* The column kernels of Q8_0 and Q4_0 (eight-lane, and Q4_0 block-serial): two weight rows
+ * (x and a shifted copy, padded stride) and one at a time, against 1..ROWS activation rows
+ * interleaved from c's Q8_0 rows; every result the bits of the portable kernel of the same
+ * order, outputs outside the rows x weight rows untouched. */
+static void check_cols(const struct rows_case *c, enum ggml_type type, bool serial, const float *x) {
+    enum { W = CPU_QMATCH_COLS_WROWS, OUT_STRIDE = W + 3 };
+    const char *order = serial ? "block-serial" : "eight-lane";
+    const cpu_vec_dot_cols_t cols = cpu_qmatch_cols_on_path(type, serial, CPU_QUANT_AVX512VNNI);
+    if (!cpu_quant_path_available(CPU_QUANT_AVX512VNNI)) {
+        tap_skip("the CPU lacks AVX-512 VNNI", "%s %s column kernel (n=%d)", ggml_type_name(type), order, c->n);
+        return;
+    }
+    if (!cols || cpu_qmatch_cols_on_path(type, serial, CPU_QUANT_AVX2)) {
+        tap_ok(false, "%s has a %s column kernel on the AVX-512 VNNI path only", ggml_type_name(type), order);
+        return;
+    }
+    const cpu_vec_dot_rows_t ref = serial ? cpu_qmatch_serial_q4_0_on_path(CPU_QUANT_GENERIC)
+                                          : cpu_vec_dot_rows_on_path(type, CPU_QUANT_GENERIC);
+    const int nblocks = c->n / 32;
+    const size_t x_stride = ggml_row_size(type, c->n) + 40;
+    char *qx = malloc(x_stride * W);
+    for (int j = 0; j < W; j++) cpu_type_traits_on_path(type, CPU_QUANT_GENERIC)->from_float(x + (size_t)j * 97, qx + j * x_stride, c->n);
+    void *mem = malloc(cpu_q8_cols_size(nblocks));
+    bool ok = true;
+    for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
+        const struct cpu_q8_cols group = cpu_q8_cols_at(mem, nblocks);
+        for (int r = 0; r < ROWS; r++) cpu_q8_0_to_cols(r < nrows ? c->qy[r] : NULL, nblocks, r, &group);
+        struct cpu_q8_rows y = rows_of(c, type, nrows);
+        float want[ROWS * W];
+        for (int j = 0; j < W; j++) ref(c->n, qx + j * x_stride, &y, want + j, W);
+        y.cols = &group;
+        for (int nw = 1; nw <= W; nw++) {
+            float s[ROWS * OUT_STRIDE];
+            for (int i = 0; i < ROWS * OUT_STRIDE; i++) s[i] = -12345.0f;
+            cols(c->n, qx, x_stride, nw, &y, s, OUT_STRIDE);
+            for (int i = 0; i < ROWS * OUT_STRIDE; i++) {
+                const int r = i / OUT_STRIDE, j = i % OUT_STRIDE;
+                ok = ok && (j >= nw || r >= nrows ? s[i] == -12345.0f : memcmp(&s[i], &want[r * W + j], sizeof(float)) == 0);
+            }
+        }
+    }
+    tap_ok(ok, "%s %s column kernel (1 and %d weight rows x 1..%d rows, n=%d): the portable kernel's bits",
+           ggml_type_name(type), order, W, ROWS, c->n);
+    free(mem);
+    free(qx);
+}
+
 void quants_test_dot_rows(void) {
     float *x = malloc((NMAX + 97 * CPU_QUANT_TILE) * sizeof *x), *y = malloc((size_t)ROWS * NMAX * sizeof *y);
     struct rows_case c;
@@ -210,12 +260,18 @@ void quants_test_dot_rows(void) {
                 }
                 check_path(&c, row_types[t], (enum cpu_quant_path)p);
             }
-            if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) check_tile(&c, row_types[t], x);
+            if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) {
+                check_tile(&c, row_types[t], x);
+                check_cols(&c, row_types[t], false, x);
+            }
+            if (row_types[t] == GGML_TYPE_Q4_0) check_cols(&c, row_types[t], true, x);
         }
     tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q8_1, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
            "types without a multi-row kernel report none");
     tap_ok(!cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_0, CPU_QUANT_AVX2) && !cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_K, CPU_QUANT_AVX512VNNI),
            "paths and types without a tile kernel report none");
+    tap_ok(!cpu_qmatch_cols_on_path(GGML_TYPE_Q5_0, false, CPU_QUANT_AVX512VNNI) && !cpu_qmatch_cols_on_path(GGML_TYPE_Q8_0, true, CPU_QUANT_GENERIC),
+           "types and paths without a column kernel report none");
     free(x);
     free(y);
     free(c.qx);

@@ -74,6 +74,8 @@ CPU_HIDDEN enum cpu_quant_path cpu_current_quant_path(void);
 
 #define CPU_QUANT_MAX_ROWS 8
 
+struct cpu_q8_cols;
+
 struct cpu_q8_rows {
     const int8_t *qs; /* row r's values at qs + r * qs_stride */
     size_t qs_stride; /* bytes */
@@ -81,6 +83,7 @@ struct cpu_q8_rows {
     size_t d_stride;  /* floats */
     const int32_t *sums; /* row r's block sums of values at sums + r * d_stride (tile kernels, block-serial Q4_0) */
     int nrows;        /* 1 .. CPU_QUANT_MAX_ROWS */
+    const struct cpu_q8_cols *cols; /* the same rows interleaved for the column kernels (quant-match.h), or NULL */
 };
 
 /* s[r * s_stride] = x . y_r for r < y->nrows, over n values (a multiple of 32). */

@@ -1,0 +1,145 @@
+/*
+ * quant-match-cols.c - AVX-512 VNNI column kernels of Q8_0 and Q4_0 (see
+ * quant-match.h): one weight row against a group of eight activation rows
+ * laid out as struct cpu_q8_cols, lane c of every register being row c.
+ * Two weight rows share every load of the activations.
+ *
+ * Eight-lane order (Q8_0, and Q4_0 matrices ggml does not repack): ggml's
+ * lane k of a block is the sum of its values 4k..4k+3 times the activation's;
+ * here one vpdpbusd gives that lane for all eight activation rows, so accumulator k
+ * holds lane k of every row and the final pairing of the lanes is done for
+ * all rows at once.  vpdpbusd multiplies unsigned by signed bytes: the weight
+ * levels enter as level + 128 and the accumulation starts from -128 times the
+ * activations' four-value sums (cpu_q8_cols.lane_corr), exact int32 throughout.
+ *
+ * Block-serial order (repacked Q4_0): the eight vpdpbusd of a block add up in
+ * one register, starting from -8 times the activations' block sums (the
+ * nibbles enter unsigned), and each block is one FMA per row as in ggml.
+ */
+#include "quant-match.h"
+
+#if defined(__x86_64__)
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+#include <immintrin.h>
+
+#include "quant-dot-x86.h"
+
+/* How far ahead the weight rows are prefetched: farther than the one-row kernels (the two
+ * rows are two streams, and each block takes longer here).  Measured (7168 x 4096 weights
+ * streamed, 8 rows, one thread, CPU time, loaded machine): 1024 bytes 3.7 / 6.0 ms (Q4_0 /
+ * Q8_0), 2048 3.1-3.3 / 6.0-6.6, 4096 2.7-3.2 / 5.0-5.9, 8192 and 16384 no better. */
+#define COLS_PREFETCH 4096
+
+/* The 32 levels of a weight block + 128 as unsigned bytes, in value order. */
+static inline __m256i biased_q8_0(const void *row, int b) {
+    return _mm256_xor_si256(qd_load32(((const block_q8_0 *)row)[b].qs), _mm256_set1_epi8((char)0x80));
+}
+static inline __m256i biased_q4_0(const void *row, int b) {
+    return _mm256_add_epi8(qd_unpack_nibbles(((const block_q4_0 *)row)[b].qs), _mm256_set1_epi8(120));
+}
+static inline float scale_q8_0(const void *row, int b) { return qd_h2f(((const block_q8_0 *)row)[b].d); }
+static inline float scale_q4_0(const void *row, int b) { return qd_h2f(((const block_q4_0 *)row)[b].d); }
+
+/* Four-byte group k of a block's bytes (stored at w) in every lane: a broadcast load, which
+ * costs no shuffle (vpermd from a register made these kernels shuffle-bound). */
+static inline __m256i group(const int32_t w[8], int k) { return _mm256_set1_epi32(w[k]); }
+
+/* Lanes 0 .. nr - 1 of v to s[c * s_stride]. */
+static inline void store_rows(__m256 v, float *s, size_t s_stride, int nr) {
+    float out[8];
+    _mm256_storeu_ps(out, v);
+    for (int c = 0; c < nr; c++) s[c * s_stride] = out[c];
+}
+
+/* nw (1 or 2) weight rows at once: each load of the activations' values and corrections
+ * serves both rows (the loads, not the arithmetic, bound these kernels). */
+#define COLS_LANES(type, BIASED, SCALE, BLOCK)                                                                       \
+    static inline __attribute__((always_inline)) void cols_lanes_##type##_nw(                                        \
+        int n, const char *x, size_t x_stride, const struct cpu_q8_rows *y, float *s, size_t s_stride, const int nw) { \
+        const struct cpu_q8_cols *c = y->cols;                                                                       \
+        __m256 acc[2][8];                                                                                            \
+        for (int j = 0; j < nw; j++)                                                                                 \
+            for (int k = 0; k < 8; k++) acc[j][k] = _mm256_setzero_ps();                                             \
+        for (int b = 0; b < n / QK8_0; b++) {                                                                        \
+            int32_t w[2][8] __attribute__((aligned(32)));                                                            \
+            __m256 d[2];                                                                                             \
+            for (int j = 0; j < nw; j++) {                                                                           \
+                const char *row = x + j * x_stride;                                                                  \
+                _mm_prefetch(row + (size_t)b * sizeof(BLOCK) + COLS_PREFETCH, _MM_HINT_T0);                          \
+                _mm256_store_si256((__m256i *)w[j], BIASED(row, b));                                                 \
+                d[j] = _mm256_mul_ps(_mm256_set1_ps(SCALE(row, b)), _mm256_loadu_ps(c->d + 8 * (size_t)b));          \
+            }                                                                                                        \
+            QD_UNROLL_ROWS for (int k = 0; k < 8; k++) {                                                             \
+                const size_t g = 8 * (size_t)b + k; /* group k of block b */                                         \
+                const __m256i corr = _mm256_loadu_si256((const __m256i *)(c->lane_corr + g * 8));                    \
+                const __m256i q = qd_load32(c->qs + g * 32);                                                         \
+                for (int j = 0; j < nw; j++) {                                                                       \
+                    const __m256i lane = _mm256_dpbusd_epi32(corr, group(w[j], k), q); /* ggml's lane k, 8 rows */   \
+                    acc[j][k] = _mm256_fmadd_ps(d[j], _mm256_cvtepi32_ps(lane), acc[j][k]);                          \
+                }                                                                                                    \
+            }                                                                                                        \
+        }                                                                                                            \
+        for (int j = 0; j < nw; j++) { /* ggml's pairing of the lanes: ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)) */  \
+            const __m256 even = _mm256_add_ps(_mm256_add_ps(acc[j][0], acc[j][4]), _mm256_add_ps(acc[j][2], acc[j][6])); \
+            const __m256 odd = _mm256_add_ps(_mm256_add_ps(acc[j][1], acc[j][5]), _mm256_add_ps(acc[j][3], acc[j][7])); \
+            store_rows(_mm256_add_ps(even, odd), s + j, s_stride, y->nrows);                                         \
+        }                                                                                                            \
+    }                                                                                                                \
+    static void cols_lanes_##type(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s, \
+                                  size_t s_stride) {                                                                 \
+        if (nw == 2) cols_lanes_##type##_nw(n, x, x_stride, y, s, s_stride, 2);                                      \
+        else cols_lanes_##type##_nw(n, x, x_stride, y, s, s_stride, 1);                                              \
+    }
+
+COLS_LANES(q8_0, biased_q8_0, scale_q8_0, block_q8_0)
+COLS_LANES(q4_0, biased_q4_0, scale_q4_0, block_q4_0)
+
+static inline __attribute__((always_inline)) void cols_serial_q4_0_nw(int n, const char *x, size_t x_stride,
+                                                                      const struct cpu_q8_rows *y, float *s,
+                                                                      size_t s_stride, const int nw) {
+    const struct cpu_q8_cols *c = y->cols;
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int b = 0; b < n / QK8_0; b++) {
+        int32_t w[2][8] __attribute__((aligned(32)));
+        __m256i even[2], odd[2];
+        const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(c->sums + 8 * (size_t)b)), 3));
+        for (int j = 0; j < nw; j++) {
+            const block_q4_0 *row = (const block_q4_0 *)(x + j * x_stride);
+            _mm_prefetch((const char *)(row + b) + COLS_PREFETCH, _MM_HINT_T0);
+            _mm256_store_si256((__m256i *)w[j], qd_unpack_nibbles(row[b].qs));
+            even[j] = start; /* two partial sums per row: half the dependency chain */
+            odd[j] = _mm256_setzero_si256();
+        }
+        QD_UNROLL_ROWS for (int k = 0; k < 8; k += 2) {
+            const __m256i q0 = qd_load32(c->qs + (8 * (size_t)b + k) * 32), q1 = qd_load32(c->qs + (8 * (size_t)b + k + 1) * 32);
+            for (int j = 0; j < nw; j++) {
+                even[j] = _mm256_dpbusd_epi32(even[j], group(w[j], k), q0);
+                odd[j] = _mm256_dpbusd_epi32(odd[j], group(w[j], k + 1), q1);
+            }
+        }
+        const __m256 dy = _mm256_loadu_ps(c->d + 8 * (size_t)b);
+        for (int j = 0; j < nw; j++) {
+            const __m256 d = _mm256_mul_ps(_mm256_set1_ps(qd_h2f(((const block_q4_0 *)(x + j * x_stride))[b].d)), dy);
+            acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_add_epi32(even[j], odd[j])), acc[j]);
+        }
+    }
+    for (int j = 0; j < nw; j++) store_rows(acc[j], s + j, s_stride, y->nrows);
+}
+
+static void cols_serial_q4_0(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,
+                             size_t s_stride) {
+    if (nw == 2) cols_serial_q4_0_nw(n, x, x_stride, y, s, s_stride, 2);
+    else cols_serial_q4_0_nw(n, x, x_stride, y, s, s_stride, 1);
+}
+
+cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial) {
+    switch (type) {
+    case GGML_TYPE_Q8_0: return cols_lanes_q8_0;
+    case GGML_TYPE_Q4_0: return serial ? cols_serial_q4_0 : cols_lanes_q4_0;
+    default:             return NULL;
+    }
+}
+
+#else
+cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial) { (void)type, (void)serial; return NULL; }
+#endif
