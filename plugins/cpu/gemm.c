@@ -16,7 +16,7 @@
 #include "ggmlc-blocks.h"
 
 /* Products with at most this many x rows stream the weights through the mat-vec kernel
- * (matvec.h) instead of packing them.  Measured single-threaded on the AVX-512 path (Zen 5,
+ * (matvec.h) instead of packing them.  Measured single-threaded on the AVX-512 path (Zen 4,
  * loaded machine, best of 10-100 runs), mat-vec against the packed GEMM, in ms:
  *   4096 x 1024 f32  m = 16: 2.35 / 3.54   m = 24: 3.74 / 3.61, 4.01 / 4.39   m = 32: 4.88 / 4.00
  *   4096 x 1024 f16  m = 16: 1.17 / 2.48   m = 24: 1.77 / 3.08, 2.36 / 3.00   m = 32: 2.52 / 3.35, 3.80 / 3.41

@@ -363,7 +363,7 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
  * (4096 values per row, 20:40 UTC): per weight row with 1 / 2 / 4 / 8 activation rows,
  * q4_0 tile 165 / 215 / 293 / 438 ns against multi-row 165 / 227 / 345 / 584 ns; q8_0
  * tile 169 / 206 / 275 / 419 ns against 105 / 157 / 265 / 498 ns.  But streaming weights
- * from memory (LLM decoding: 4096 x 14336, ggmlc-bench matvec, Zen 5, 2 threads, the two
+ * from memory (LLM decoding: 4096 x 14336, ggmlc-bench matvec, Zen 4, 2 threads, the two
  * builds alternating, loaded machine), the tile kernel lost at every row count, in ms:
  *   q4_0  4 rows: 27.4, 41.6 tile / 11.3, 19.1 multi-row   8: 39.9, 50.1 / 30.2, 35.6
  *         16: 71.7, 63.0 / 48.7, 66.8

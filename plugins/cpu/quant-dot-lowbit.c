@@ -9,7 +9,7 @@
  * which ggml's x86 build uses too (products rounded apart from the sums).
  * fmaf keeps the fused steps' bits on every CPU.  Measured: products of all
  * three types equal those of ggml 8e800cef's CPU backend (stable-diffusion.cpp's
- * ggml, -march=native on Zen 5) bit for bit, 1 and 9 activation rows.
+ * ggml, -march=native on Zen 4) bit for bit, 1 and 9 activation rows.
  */
 #include <math.h>
 
