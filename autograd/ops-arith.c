@@ -251,9 +251,9 @@ static void linear_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor 
     const int64_t in = w->ne[0], outf = w->ne[1];
     const int64_t rows = x->ne[1] * x->ne[2] * x->ne[3];
     struct ggml_tensor *g2 = ggmlc__ga_as_ne(ctx, g, (const int64_t[]){outf, rows, 1, 1});
-    if (x->requires_grad) {
-        struct ggml_tensor *wt = ggml_cont(ctx, ggml_transpose(ctx, ggmlc__ga_node(w)));
-        grads[0] = ggmlc__ga_as_ne(ctx, ggml_mul_mat(ctx, wt, g2), x->ne);
+    if (x->requires_grad) { /* g W as an outer product: no transposed copy of W each step */
+        struct ggml_tensor *gw = ggml_out_prod(ctx, ggmlc__ga_node(w), ggml_transpose(ctx, g2));
+        grads[0] = ggmlc__ga_as_ne(ctx, gw, x->ne);
     }
     if (w->requires_grad) {
         struct ggml_tensor *x2 =

@@ -118,7 +118,9 @@ static void unary_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor *
     case U_LOG: grads[0] = ggml_div(ctx, g, x); break;
     case U_SQRT: grads[0] = ggml_scale(ctx, ggml_div(ctx, g, y), 0.5f); break;
     case U_ABS: grads[0] = ggml_mul(ctx, g, ggml_sgn(ctx, x)); break;
-    case U_RELU: grads[0] = ggml_mul(ctx, g, ggml_step(ctx, x)); break;
+    case U_RELU: /* one UNARY_BACK node, g * (x > 0), where step and mul were two */
+        grads[0] = ggml_unary_back(ctx, x, ggmlc__ga_as_ne(ctx, g, x->ne), GGML_UNARY_OP_RELU);
+        break;
     case U_SIGMOID: /* y (1 - y) */
         grads[0] = ggml_mul(ctx, g, ggml_mul(ctx, y, ggml_scale_bias(ctx, y, -1.0f, 1.0f)));
         break;

@@ -5,7 +5,9 @@
  *
  * Class indices are read on the host (they come from there) and turned into a weight matrix
  * W (N, C), so that the loss is -sum(W * log_probs) / (rows not ignored): one form for
- * indices, smoothing and ignored rows.
+ * indices, smoothing and ignored rows.  Float32 logits take it as one CROSS_ENTROPY_LOSS node
+ * and its gradient as one CROSS_ENTROPY_LOSS_BACK node (exact for any W: both scale by the
+ * row's sum of weights), where the composition was ten nodes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -89,6 +91,39 @@ static ga_tensor *weighted_nll(struct ga_tmps *s, ga_tensor *log_probs, ga_tenso
     return ggmlc__ga_tmp_end(s, ga_mul_scalar(total, (float)(-1.0 / count)));
 }
 
+/* f[0] = rows / count: ggml's loss is the mean over all rows. */
+static void fused_nll_vjp(const struct ga_fn *fn, struct ggml_tensor *g, ga_tensor *out,
+                          struct ggml_tensor *grads[GA_MAX_INPUTS]) {
+    struct ggml_context *ctx = ggmlc__ga_ctx(out);
+    ga_tensor *logits = fn->inputs[0], *w = fn->inputs[1];
+    const int64_t rows_ne[GGML_MAX_DIMS] = {logits->ne[0], ga_numel(logits) / logits->ne[0], 1, 1};
+    if (fn->f[0] != 1.0f) g = ggml_scale(ctx, g, fn->f[0]);
+    struct ggml_tensor *d = ggml_cross_entropy_loss_back(
+        ctx, g, ggmlc__ga_as_ne(ctx, ggmlc__ga_node(logits), rows_ne),
+        ggmlc__ga_as_ne(ctx, ggmlc__ga_node(w), rows_ne));
+    grads[0] = ggmlc__ga_as_ne(ctx, d, logits->ne);
+}
+
+/* -sum(weights * log_softmax(logits)) / count, with float32 logits (N, C) or (C), as one node. */
+static ga_tensor *fused_nll(struct ga_tmps *s, ga_tensor *logits, ga_tensor *weights,
+                            double count) {
+    ga_device *dev = logits->dev;
+    if (!ggmlc__ga_reserve(dev, 8)) return ggmlc__ga_tmp_end(s, NULL);
+    struct ggml_context *ctx = ggmlc__ga_ctx(logits);
+    const int64_t rows = ga_numel(logits) / logits->ne[0];
+    const int64_t rows_ne[GGML_MAX_DIMS] = {logits->ne[0], rows, 1, 1};
+    struct ggml_tensor *x = ggmlc__ga_as_ne(ctx, ggmlc__ga_node(logits), rows_ne);
+    struct ggml_tensor *t = ggmlc__ga_as_ne(ctx, ggmlc__ga_node(weights), rows_ne);
+    struct ggml_tensor *loss = x && t ? ggml_cross_entropy_loss(ctx, x, t) : NULL;
+    const float k = (float)((double)rows / count);
+    if (loss && k != 1.0f) loss = ggml_scale(ctx, loss, k);
+    ga_tensor *inputs[2] = {logits, weights};
+    ga_tensor *r = ggmlc__ga_record(ggmlc__ga_from_node(dev, loss, 0), "ga_cross_entropy",
+                                    fused_nll_vjp, inputs, 2);
+    if (r && r->fn) r->fn->f[0] = k;
+    return ggmlc__ga_tmp_end(s, r);
+}
+
 static ga_tensor *indexed_loss(const ga_tensor *input, const ga_tensor *target,
                                int64_t ignore_index, float smoothing, bool logits, const char *op) {
     if (!ggmlc__ga_check_pair(input, target, op)) return NULL;
@@ -104,6 +139,8 @@ static ga_tensor *indexed_loss(const ga_tensor *input, const ga_tensor *target,
     int64_t n_valid = 0;
     ga_tensor *w =
         ggmlc__ga_tmp(&s, index_weights(input, target, ignore_index, smoothing, &n_valid, op));
+    if (w && logits && input->dtype == GA_FLOAT32 && n_valid > 0)
+        return fused_nll(&s, (ga_tensor *)input, w, (double)n_valid);
     ga_tensor *lp = logits ? ggmlc__ga_tmp(&s, ga_log_softmax(input, -1)) : (ga_tensor *)input;
     if (!w || !lp) return ggmlc__ga_tmp_end(&s, NULL);
     return weighted_nll(&s, lp, w, (double)n_valid);
