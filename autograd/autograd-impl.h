@@ -63,6 +63,10 @@ struct ga_device {
     uint64_t epoch;           /* incremented at each segment reset */
     ga_tensor **pending;      /* handles whose value is a node of seg (not owned) */
     int n_pending, cap_pending;
+    /* The node of each entry of pending whose handle was released before the flush (NULL for
+     * the others): an in-place update recorded after it must still run after it (device.c). */
+    struct ggml_tensor **released;
+    int cap_released;
     ga_tensor **pinned; /* stored handles seg reads (owned until the flush) */
     int n_pinned, cap_pinned;
     struct ga_effect *effects; /* in-place updates of stored tensors, in order */

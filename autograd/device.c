@@ -63,6 +63,7 @@ static void device_free(ga_device *d) {
     if (d->backend) ggml_backend_free(d->backend);
     if (d->seg) ggml_free(d->seg);
     free(d->pending);
+    free(d->released);
     free(d->pinned);
     free(d->effects);
     free(d);
@@ -270,9 +271,11 @@ static void pool_free(ga_device *d) {
 
 bool ggmlc__ga_pending_add(ga_tensor *t) {
     ga_device *d = t->dev;
-    if (!grow((void **)&d->pending, &d->cap_pending, d->n_pending + 1, sizeof *d->pending))
+    if (!grow((void **)&d->pending, &d->cap_pending, d->n_pending + 1, sizeof *d->pending) ||
+        !grow((void **)&d->released, &d->cap_released, d->n_pending + 1, sizeof *d->released))
         return false;
     t->pending_index = d->n_pending;
+    d->released[d->n_pending] = NULL;
     d->pending[d->n_pending++] = t;
     return true;
 }
@@ -283,6 +286,7 @@ void ggmlc__ga_pending_remove(ga_tensor *t) {
     if (i < 0) return;
     /* a hole, not a swap: the flush expands values in the order they were made */
     d->pending[i] = NULL;
+    d->released[i] = t->node_epoch == d->epoch ? t->node : NULL;
     t->pending_index = -1;
 }
 
@@ -339,13 +343,21 @@ bool ggmlc__ga_add_effect(ga_device *d, struct ggml_tensor *node) {
 }
 
 /* Every pending value and in-place update, in the order they were made: an update runs after
- * the reads of the old value recorded before it, and before the reads of the new one. */
+ * the reads of the old value recorded before it, and before the reads of the new one.  Values
+ * released before an update are computed before it too (without storage): a later update may
+ * read them (a layer's gradient, released by zero_grad, reads the next layer's weight, which an
+ * update stepped first would have overwritten). */
 static enum ggmlc_status build_graph(ga_device *d, struct ggml_cgraph *g) {
+    const int last_effect = d->n_effects ? d->effects[d->n_effects - 1].order : 0;
     int e = 0;
     for (int i = 0; i <= d->n_pending; i++) {
         for (; e < d->n_effects && d->effects[e].order <= i; e++)
             ggml_build_forward_expand(g, d->effects[e].node);
-        if (i == d->n_pending || !d->pending[i]) continue;
+        if (i == d->n_pending) continue;
+        if (!d->pending[i]) {
+            if (d->released[i] && i < last_effect) ggml_build_forward_expand(g, d->released[i]);
+            continue;
+        }
         struct ggml_tensor *out = place_output(d, d->pending[i]);
         if (!out) return GGMLC_ERR_NOMEM;
         ggml_build_forward_expand(g, out);

@@ -1,6 +1,8 @@
 /*
  * test-autograd-syncs.c - an eager training step costs no more host work and no more trips to
  * the device than it must, and still gives the same numbers:
+ *   - parameters stepped in any order move by the gradients of the backward pass (the flush
+ *     computes released gradients before the updates recorded after them);
  *   - values a tensor was made from are read back from the host copy ga_from_array keeps
  *     (the class indices a cross-entropy reads each step), and never after the storage may
  *     have changed (an assignment, an optimizer update);
@@ -56,6 +58,40 @@ static void check_host_copy(ga_device *dev) {
                          ga_sgd_step_(p, NULL, 0.25f, 0, 0) == GGMLC_OK; /* p - 0.25 * 2p */
     tap_ok(stepped && same_values(p, (const float[]){0.5f, -1, 1.5f}, 3),
            "%s: an in-place optimizer update is read back", name);
+    ga_scope_end();
+}
+
+/* Two linear layers (3 -> 4 -> 2) from seed 1 and their summed output on 5 rows. */
+static ga_tensor *two_layers(ga_device *dev, ga_tensor *w[2]) {
+    ga_manual_seed(1);
+    w[0] = ga_requires_grad_(ga_randn(dev, GA_SHAPE(4, 3)), true);
+    w[1] = ga_requires_grad_(ga_randn(dev, GA_SHAPE(2, 4)), true);
+    ga_tensor *x = ga_randn(dev, GA_SHAPE(5, 3));
+    return ga_sum(ga_linear(ga_linear(x, w[0], NULL), w[1], NULL));
+}
+
+/* Parameters stepped last layer first get the gradients of the backward pass: an update never
+ * runs before a released gradient that reads the weight it overwrites (W1's reads W2). */
+static void check_step_order(ga_device *dev) {
+    float grad[12], want[12], got[12];
+    ga_tensor *w[2];
+    ga_scope_begin();
+    bool ok = ga_backward(two_layers(dev, w)) == GGMLC_OK &&
+              ga_to_host(ga_grad(w[0]), grad, 12) == GGMLC_OK &&
+              ga_to_host(w[0], want, 12) == GGMLC_OK;
+    for (int i = 0; i < 12; i++) want[i] -= 0.5f * grad[i];
+    ga_release(w[0]), ga_release(w[1]);
+    ok = ok && ga_backward(two_layers(dev, w)) == GGMLC_OK;
+    for (int k = 1; k >= 0 && ok; k--) { /* W2, then W1, each gradient released after its step */
+        ok = ga_sgd_step_(w[k], NULL, 0.5f, 0, 0) == GGMLC_OK;
+        ga_zero_grad(w[k]);
+    }
+    ok = ok && ga_to_host(w[0], got, 12) == GGMLC_OK;
+    double worst = 0;
+    for (int i = 0; i < 12 && ok; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
+    tap_ok(ok && worst <= 1e-5, "%s: W1 stepped after W2 moves by its own gradient (off by %.2g)",
+           ga_device_name(dev), worst);
+    ga_release(w[0]), ga_release(w[1]);
     ga_scope_end();
 }
 
@@ -141,6 +177,7 @@ static void check_vulkan(ggml_backend_reg_t reg, const struct run *cpu) {
     ga_device *dev = ga_device_get(ggml_backend_dev_name(ggml_backend_reg_dev_get(reg, 0)));
     if (!tap_ok(dev != NULL, "a Vulkan device opens")) return;
     check_host_copy(dev);
+    check_step_order(dev);
     const struct run vk = train(dev);
     if (!tap_ok(vk.ok, "the MLP trains on %s", ga_device_name(dev))) return;
     const int steps = STEPS - WARMUP;
@@ -172,6 +209,7 @@ int main(void) {
     ga_device *cpu = ga_device_get("CPU");
     if (!cpu) return tap_skip_all(ggmlc_last_error());
     check_host_copy(cpu);
+    check_step_order(cpu);
     const struct run r = train(cpu);
     if (tap_ok(r.ok, "the MLP trains on the CPU"))
         tap_ok(r.plans == 0, "CPU: no graph planned anew after the warm-up (%d plans)", r.plans);
