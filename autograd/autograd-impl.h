@@ -50,6 +50,7 @@ struct ga_storage {
     struct ggml_context *ctx;
     ggml_backend_buffer_t buf;
     size_t key; /* the bytes of the shape it was made for */
+    int order;  /* its place in the order of its last segment's allocations (device.c) */
 };
 
 struct ga_device {
@@ -62,6 +63,10 @@ struct ga_device {
     uint64_t epoch;           /* incremented at each segment reset */
     ga_tensor **pending;      /* handles whose value is a node of seg (not owned) */
     int n_pending, cap_pending;
+    /* The node of each entry of pending whose handle was released before the flush (NULL for
+     * the others): an in-place update recorded after it must still run after it (device.c). */
+    struct ggml_tensor **released;
+    int cap_released;
     ga_tensor **pinned; /* stored handles seg reads (owned until the flush) */
     int n_pinned, cap_pinned;
     struct ga_effect *effects; /* in-place updates of stored tensors, in order */
@@ -72,6 +77,7 @@ struct ga_device {
     unsigned char dtype_state[3]; /* per dtype: 0 unchecked, 1 supported, 2 not (dtype.c) */
     struct ga_storage pool[256];  /* released storage for reuse (device.c) */
     int n_pool;
+    int n_allocs; /* storage allocations since the segment began */
     size_t pool_bytes;
 };
 
@@ -89,6 +95,12 @@ struct ga_tensor {
     struct ggml_context *store_ctx; /* the stored value: one tensor in its own buffer */
     struct ggml_tensor *store;
     ggml_backend_buffer_t store_buf;
+    int store_order; /* the storage's place in its segment's allocations (device.c) */
+    /* The stored values as the host gave them (float32 tensors made from host data, small
+     * enough to keep twice), while nothing can have written the storage since: read back
+     * from here without a trip to the device (class indices read by the losses each step).
+     * Dropped when the tensor becomes a node of a graph or loses its storage. */
+    float *host;
     bool requires_grad;
     bool graph_freed; /* backward freed the record that made this */
     struct ga_fn *fn; /* how it was made, NULL for a leaf */
@@ -121,6 +133,8 @@ GGMLC_HIDDEN void ggmlc__ga_internal(int delta);
 /* +1 around making tensors that belong to a module: not tracked by the user's scope either,
  * but made in the default dtype as the user's own (internal work makes float32 constants). */
 GGMLC_HIDDEN void ggmlc__ga_untracked(int delta);
+/* Forget t's host copy of its values (its storage is about to change or be shared). */
+GGMLC_HIDDEN void ggmlc__ga_host_forget(ga_tensor *t);
 
 /* dtype.c */
 GGMLC_HIDDEN enum ggml_type ggmlc__ga_ggml_type(enum ga_dtype dtype);

@@ -155,6 +155,7 @@ ga_tensor *ga_detach(const ga_tensor *t) {
 /* Hand t's storage to a hidden handle that the segment keeps until the flush: nodes recorded
  * earlier may still read it. */
 static bool retire_store(ga_tensor *t) {
+    ggmlc__ga_host_forget(t);
     if (!t->store) return true;
     ggmlc__ga_internal(1);
     ga_tensor *ghost = ggmlc__ga_new_handle(t->dev, t->ndim, t->ne);
@@ -163,6 +164,7 @@ static bool retire_store(ga_tensor *t) {
     ghost->store_ctx = t->store_ctx;
     ghost->store = t->store;
     ghost->store_buf = t->store_buf;
+    ghost->store_order = t->store_order;
     t->store_ctx = NULL;
     t->store = NULL;
     t->store_buf = NULL;

@@ -63,6 +63,7 @@ static void device_free(ga_device *d) {
     if (d->backend) ggml_backend_free(d->backend);
     if (d->seg) ggml_free(d->seg);
     free(d->pending);
+    free(d->released);
     free(d->pinned);
     free(d->effects);
     free(d);
@@ -161,8 +162,14 @@ void ga_shutdown(void) {
 
 /* Storage is pooled: a released tensor's buffer (with its one-tensor context) waits for the
  * next tensor of the same byte size, so a training loop, which frees and makes the same sizes
- * every step, allocates nothing after its first steps and finds its buffers at the same
- * addresses (which lets the scheduler reuse its plan).  The pool is bounded. */
+ * every step, allocates nothing after its first steps.  It must also find its buffers at the
+ * same addresses, which lets the scheduler reuse its plan (and the Vulkan plugin its command
+ * buffer): a step makes the same storage in the same order each segment, so a buffer
+ * remembers the number it had in the order of its segment's allocations, and the n-th
+ * allocation of a segment takes the buffer that was the n-th before when it is free.  Without
+ * that, any order of taking (last in, first out or first in, first out) handed tensors of
+ * one size each other's buffers from step to step, and every step was planned anew.  The pool
+ * is bounded. */
 #define GA_POOL_MAX 256
 
 /* The bytes a tensor of t's shape takes on its device: the pool's key. */
@@ -176,11 +183,23 @@ static size_t storage_key(const ga_tensor *t) {
                                             &shape);
 }
 
+/* The pooled buffer for the next allocation of key bytes: the one that had this place in the
+ * order of its segment's allocations, else the one released last; -1 when none fits. */
+static int pool_pick(const ga_device *d, size_t key) {
+    int pick = -1;
+    for (int i = 0; i < d->n_pool; i++) {
+        if (d->pool[i].key != key) continue;
+        if (d->pool[i].order == d->n_allocs) return i;
+        pick = i;
+    }
+    return pick;
+}
+
 static bool pool_take(ga_tensor *t, size_t key) {
     ga_device *d = t->dev;
-    for (int i = d->n_pool - 1; i >= 0; i--) {
+    const int i = pool_pick(d, key);
+    if (i >= 0) {
         struct ga_storage *p = &d->pool[i];
-        if (p->key != key) continue;
         ggml_reset(p->ctx);
         struct ggml_tensor *st =
             ggml_new_tensor(p->ctx, ggmlc__ga_ggml_type(t->dtype), GGML_MAX_DIMS, t->ne);
@@ -214,16 +233,19 @@ bool ggmlc__ga_store_alloc(ga_tensor *t) {
         return false;
     }
     t->dev->bytes_in_use += ggml_backend_buffer_get_size(t->store_buf);
+    t->store_order = t->dev->n_allocs++;
     return true;
 }
 
 void ggmlc__ga_store_free(ga_tensor *t) {
     ga_device *d = t->dev;
+    ggmlc__ga_host_forget(t);
     if (t->store_buf) {
         const size_t bytes = ggml_backend_buffer_get_size(t->store_buf);
         d->bytes_in_use -= bytes;
         if (d->n_pool < GA_POOL_MAX && d->pool_bytes + bytes <= d->bytes_in_use + (64u << 20)) {
-            d->pool[d->n_pool++] = (struct ga_storage){t->store_ctx, t->store_buf, storage_key(t)};
+            d->pool[d->n_pool++] =
+                (struct ga_storage){t->store_ctx, t->store_buf, storage_key(t), t->store_order};
             d->pool_bytes += bytes;
             t->store_ctx = NULL;
         } else {
@@ -249,9 +271,11 @@ static void pool_free(ga_device *d) {
 
 bool ggmlc__ga_pending_add(ga_tensor *t) {
     ga_device *d = t->dev;
-    if (!grow((void **)&d->pending, &d->cap_pending, d->n_pending + 1, sizeof *d->pending))
+    if (!grow((void **)&d->pending, &d->cap_pending, d->n_pending + 1, sizeof *d->pending) ||
+        !grow((void **)&d->released, &d->cap_released, d->n_pending + 1, sizeof *d->released))
         return false;
     t->pending_index = d->n_pending;
+    d->released[d->n_pending] = NULL;
     d->pending[d->n_pending++] = t;
     return true;
 }
@@ -262,6 +286,7 @@ void ggmlc__ga_pending_remove(ga_tensor *t) {
     if (i < 0) return;
     /* a hole, not a swap: the flush expands values in the order they were made */
     d->pending[i] = NULL;
+    d->released[i] = t->node_epoch == d->epoch ? t->node : NULL;
     t->pending_index = -1;
 }
 
@@ -298,6 +323,7 @@ static void end_segment(ga_device *d) {
         if (d->pending[i]) d->pending[i]->pending_index = -1;
     d->n_pending = 0;
     d->n_effects = 0;
+    d->n_allocs = 0;
     ga_tensor *pars = d->pars;
     d->pars = NULL;
     d->epoch++;
@@ -317,13 +343,21 @@ bool ggmlc__ga_add_effect(ga_device *d, struct ggml_tensor *node) {
 }
 
 /* Every pending value and in-place update, in the order they were made: an update runs after
- * the reads of the old value recorded before it, and before the reads of the new one. */
+ * the reads of the old value recorded before it, and before the reads of the new one.  Values
+ * released before an update are computed before it too (without storage): a later update may
+ * read them (a layer's gradient, released by zero_grad, reads the next layer's weight, which an
+ * update stepped first would have overwritten). */
 static enum ggmlc_status build_graph(ga_device *d, struct ggml_cgraph *g) {
+    const int last_effect = d->n_effects ? d->effects[d->n_effects - 1].order : 0;
     int e = 0;
     for (int i = 0; i <= d->n_pending; i++) {
         for (; e < d->n_effects && d->effects[e].order <= i; e++)
             ggml_build_forward_expand(g, d->effects[e].node);
-        if (i == d->n_pending || !d->pending[i]) continue;
+        if (i == d->n_pending) continue;
+        if (!d->pending[i]) {
+            if (d->released[i] && i < last_effect) ggml_build_forward_expand(g, d->released[i]);
+            continue;
+        }
         struct ggml_tensor *out = place_output(d, d->pending[i]);
         if (!out) return GGMLC_ERR_NOMEM;
         ggml_build_forward_expand(g, out);

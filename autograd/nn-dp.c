@@ -26,12 +26,14 @@ enum ggmlc_status ga_dp_allreduce_grads(ggmlc_comm *comm, ga_param_list params, 
         /* only this replica's devices: other threads' replicas are busy with theirs */
         if (g && (g->pending_index >= 0 || !g->store)) st = ga_synchronize(g->dev);
         if (st != GGMLC_OK) break;
-        if (!g || !g->store) /* every member must send the same list: a gap is an error */
+        if (!g || !g->store) { /* every member must send the same list: a gap is an error */
             st = ggmlc_set_error(GGMLC_ERR_INVALID_ARG,
                                  "ga_dp_allreduce_grads: parameter %d (%s) has no gradient", k,
                                  params.names ? params.names[k] : "unnamed");
-        else
+        } else {
+            ggmlc__ga_host_forget((ga_tensor *)g); /* rewritten in place below */
             grads[k] = g->store;
+        }
     }
     if (st == GGMLC_OK) st = ggmlc_dp_allreduce_tensors(comm, grads, params.n, scale, 0);
     free(grads);

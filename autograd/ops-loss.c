@@ -145,7 +145,7 @@ static ga_tensor *indexed_loss(const ga_tensor *input, const ga_tensor *target,
     int64_t n_valid = 0;
     ga_tensor *w =
         ggmlc__ga_tmp(&s, index_weights(input, target, ignore_index, smoothing, &n_valid, op));
-    if (w && logits && n_valid > 0) /* none valid: the composition's 0 / 0, as PyTorch's NaN */
+    if (w && logits && n_valid > 0 && input->dtype == GA_FLOAT32) /* none valid: the composition's 0 / 0, as PyTorch's NaN */
         return ggmlc__ga_tmp_end(&s, fused_cross_entropy((ga_tensor *)input, w, (double)n_valid));
     ga_tensor *lp = logits ? ggmlc__ga_tmp(&s, ga_log_softmax(input, -1)) : (ga_tensor *)input;
     if (!w || !lp) return ggmlc__ga_tmp_end(&s, NULL);

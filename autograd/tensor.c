@@ -179,8 +179,14 @@ struct ggml_context *ggmlc__ga_ctx(const ga_tensor *t) {
     return t->dev->seg;
 }
 
+void ggmlc__ga_host_forget(ga_tensor *t) {
+    free(t->host);
+    t->host = NULL;
+}
+
 struct ggml_tensor *ggmlc__ga_node(ga_tensor *t) {
     ga_device *d = t->dev;
+    ggmlc__ga_host_forget(t); /* a graph may write the storage now (an in-place update) */
     if (t->node && t->node_epoch == d->epoch) return t->node;
     if (!t->store) {
         ggmlc_set_error(GGMLC_ERR_BACKEND,
@@ -296,6 +302,17 @@ static ga_tensor *filled(ga_device *dev, int ndim, const int64_t *shape, const c
 
 static float gen_const(void *arg) { return *(const float *)arg; }
 
+/* Host copies are kept for tensors of at most this many values (256 KiB). */
+#define GA_HOST_COPY_MAX 65536
+
+/* Keep the values just written to t's float32 storage (see ga_tensor.host); without memory
+ * for them the reads simply go to the device. */
+static void keep_host_copy(ga_tensor *t, const float *v, size_t n) {
+    if (t->dtype != GA_FLOAT32 || n > GA_HOST_COPY_MAX || !(t->host = malloc(n * sizeof *v)))
+        return;
+    memcpy(t->host, v, n * sizeof *v);
+}
+
 ga_tensor *ga_from_array(ga_device *dev, const float *data, size_t len, int ndim,
                          const int64_t *shape) {
     if (!data) {
@@ -309,6 +326,7 @@ ga_tensor *ga_from_array(ga_device *dev, const float *data, size_t len, int ndim
         ga_release(t);
         return NULL;
     }
+    keep_host_copy(t, data, len);
     return t;
 }
 
@@ -452,6 +470,10 @@ enum ggmlc_status ga_to_host_raw(const ga_tensor *t, void *dst, size_t len) {
 }
 
 enum ggmlc_status ga_to_host(const ga_tensor *t, float *dst, size_t len) {
+    if (t && t->magic == GA_MAGIC_LIVE && t->host && dst && (int64_t)len == ga_numel(t)) {
+        memcpy(dst, t->host, len * sizeof *dst); /* the storage holds these values */
+        return GGMLC_OK;
+    }
     enum ggmlc_status st = readable(t, dst, len, "ga_to_host");
     if (st != GGMLC_OK || t->dtype == GA_FLOAT32) {
         if (st == GGMLC_OK) ggml_backend_tensor_get(t->store, dst, 0, len * sizeof *dst);

@@ -10,11 +10,13 @@
  *       microseconds per op, computing included
  * bench/pytorch_eager.py times the same two loops in PyTorch.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "ggmlc.h"
 #include "ggmlc-autograd.h"
 #include "ggmlc-nn.h"
 #include "eager.h"
@@ -31,6 +33,13 @@ struct eager_options {
 static double seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of this thread: the host's own work per step, whatever the device and the load. */
+static double thread_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -110,7 +119,8 @@ static bool mlp_step(struct eager_mlp *e, const float *x, const float *y, int64_
                             0.01f) == GGMLC_OK;
         ga_zero_grad(e->params[i]);
     }
-    ok = ok && ga_item(loss) == ga_item(loss); /* not NaN */
+    const float value = ok ? ga_item(loss) : NAN;
+    ok = ok && value == value; /* not NaN */
     ga_scope_end();
     return ok;
 }
@@ -141,6 +151,19 @@ static bool static_steps(ggmlc_model *m, const float *x, const float *y, int64_t
     return ggmlc_model_fit(m, x, (size_t)(n * mlp_arch[0]), y, (size_t)n, n, &fo, NULL) == GGMLC_OK;
 }
 
+/* The host-device round trips per step between two readings of the counters. */
+static void print_counts(const char *what, const struct ggmlc_counters *a,
+                         const struct ggmlc_counters *b, int64_t steps) {
+    const double n = (double)steps;
+    printf("  %s per step: %.2f submits, %.2f waits, %.2f writes (%.0f bytes), %.2f reads, "
+           "%.2f fallback nodes\n",
+           what, (double)(b->submits - a->submits) / n, (double)(b->waits - a->waits) / n,
+           (double)(b->writes_to_device - a->writes_to_device) / n,
+           (double)(b->bytes_to_device - a->bytes_to_device) / n,
+           (double)(b->reads_from_device - a->reads_from_device) / n,
+           (double)(b->fallback_nodes - a->fallback_nodes) / n);
+}
+
 static int bench_mlp(const struct eager_options *o) {
     ga_device *dev = ga_device_get(o->device ? o->device : "CPU");
     const int64_t n = o->steps * o->batch;
@@ -157,16 +180,27 @@ static int bench_mlp(const struct eager_options *o) {
     double eager_best = 1e30, static_best = 1e30;
     bool ok = true;
     for (int r = 0; r <= o->rounds && ok; r++) { /* round 0 warms up both */
-        double t0 = seconds();
+        struct ggmlc_counters c0, c1, c2;
+        ggmlc_counters_get(&c0);
+        double t0 = seconds(), h0 = thread_seconds();
         for (int64_t s = 0; s < o->steps && ok; s++)
             ok = mlp_step(&e, x + s * o->batch * mlp_arch[0], y + s * o->batch, o->batch);
-        double t1 = seconds();
+        double t1 = seconds(), h1 = thread_seconds();
+        ggmlc_counters_get(&c1);
         ok = ok && static_steps(model, x, y, n, o->batch);
-        double t2 = seconds();
+        double t2 = seconds(), h2 = thread_seconds();
+        ggmlc_counters_get(&c2);
         if (r == 0 || !ok) continue;
         double te = (t1 - t0) / (double)o->steps, ts = (t2 - t1) / (double)o->steps;
         printf("round %d: eager %.3f ms/step, static graph %.3f ms/step, static/eager %.3f\n", r,
                te * 1e3, ts * 1e3, ts / te);
+        printf("  host CPU time of the calling thread: eager %.3f ms/step, static graph %.3f "
+               "ms/step\n",
+               (h1 - h0) * 1e3 / (double)o->steps, (h2 - h1) * 1e3 / (double)o->steps);
+        if (r == 1) {
+            print_counts("eager", &c0, &c1, o->steps);
+            print_counts("static graph", &c1, &c2, o->steps);
+        }
         if (te < eager_best) eager_best = te;
         if (ts < static_best) static_best = ts;
     }
