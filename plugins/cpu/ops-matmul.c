@@ -399,6 +399,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
     const size_t q8k_row_size = ggml_row_size(vt, b->ne[0]);
     const cpu_vec_dot_cols_t cols = cols_area_size(a, b) ? cols_kernel(a) : NULL;
+    const int cols_min = cols ? cols_min_rows(a) : 0;
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
     if (planes) {
         convert_rows_to_planes(call, b, qs, d, sums, cols_mem);
@@ -431,7 +432,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                                                                            sums + r * nblocks, nrows}
                                                     : (struct cpu_q8_rows){qs + r * q8k_row_size, q8k_row_size, NULL, 0, NULL, nrows};
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-                if (cols && nrows >= cols_min_rows(a)) {
+                if (cols && nrows >= cols_min) {
                     const struct cpu_q8_cols group = cols_group(cols_mem, b, batch, i1);
                     struct cpu_q8_rows yc = y;
                     yc.cols = &group;

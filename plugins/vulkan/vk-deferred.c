@@ -81,30 +81,6 @@ bool vk_defer_fill(struct vk_device *d, VkBuffer buf, VkDeviceSize off, size_t n
     return true;
 }
 
-/* Transfers before, everything after: shaders and transfers read and write what they wrote. */
-static void barrier_after_writes(struct vk_device *d) {
-    const VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
-                         1, &mb, 0, NULL, 0, NULL);
-}
-
-/* One transfer write before the next (two writes of the same bytes). */
-static void barrier_between_writes(struct vk_device *d) {
-    const VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                         NULL, 0, NULL);
-}
-
 static void record_write(struct vk_device *d, const struct vk_deferred_write *w) {
     const struct vk_deferred *q = &d->deferred;
     if (w->is_fill) {
@@ -124,10 +100,10 @@ void vk_deferred_record(struct vk_device *d) {
     struct vk_deferred *q = &d->deferred;
     for (int first = 0, end; first < q->n; first = end) {
         for (end = first + 1; end < q->n && !q->writes[end].after_overlap;) end++;
-        if (q->writes[first].after_overlap) barrier_between_writes(d);
+        if (q->writes[first].after_overlap) vk_barrier_full(d->cmd); /* after the same bytes' last write */
         for (int i = first; i < end; i++) record_write(d, &q->writes[d->reverse_writes ? end - 1 - (i - first) : i]);
     }
-    if (q->n) barrier_after_writes(d);
+    if (q->n) vk_barrier_full(d->cmd); /* the writes before everything after them */
     q->n = 0;
     q->bytes = 0;
 }
