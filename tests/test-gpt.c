@@ -162,6 +162,40 @@ static void test_cache_matches_full(struct gpt_model *m, ggml_backend_t cpu, con
     gpt_runner_free(&r);
 }
 
+/* A context of 80 positions: the step graph attends over the filled span (32, 64, 80) and is
+ * rebuilt as it grows, also after a batch that crosses a span's end; every position's logits
+ * equal full recomputation. */
+static void test_cache_spans(ggml_backend_t cpu) {
+    enum { N_CTX = 80 };
+    const struct gpt_hparams hp = {.n_ctx = N_CTX, .n_embd = 16, .n_head = 2, .n_layer = 2};
+    struct gpt_model m;
+    struct gpt_runner r;
+    ggml_backend_t backends[1] = {cpu};
+    if (!gpt_model_create(&m, &hp, cpu, true, 7)) {
+        tap_ok(false, "an 80-position model (%s)", ggmlc_last_error());
+        return;
+    }
+    int32_t tokens[N_CTX];
+    for (int i = 0; i < N_CTX; i++) tokens[i] = (i * 37 + 11) % GPT_VOCAB;
+    float *cached = malloc(sizeof(float) * GPT_VOCAB * N_CTX), *full = malloc(sizeof(float) * GPT_VOCAB * N_CTX);
+    bool ok = cached && full && full_logits(&m, cpu, tokens, N_CTX, full) && gpt_runner_init(&r, &m, backends, 1);
+    if (ok) {
+        /* 3 as a batch, single steps to 30, a batch of 6 (30..35, across 32), steps to the end */
+        ok = gpt_runner_eval(&r, tokens, 3, true, cached);
+        for (int i = 3; ok && i < N_CTX; i++) {
+            const int n = i == 30 ? 6 : 1;
+            ok = gpt_runner_eval(&r, tokens + i, n, true, cached + (size_t)i * GPT_VOCAB);
+            i += n - 1;
+        }
+        gpt_runner_free(&r);
+    }
+    const double d = ok ? max_abs_diff(cached, full, GPT_VOCAB * N_CTX) : 1.0;
+    tap_ok(ok && d < 1e-4, "80 positions through the cache, across three attention spans and a batch, equal full "
+           "recomputation (max |diff| %.2g)", d);
+    free(cached), free(full);
+    gpt_model_free(&m);
+}
+
 /* The training graph's forward pass copies per layer only v (transposed for its product) and
  * the merged heads; q and k are read as views, and the causal mask is the softmax's. */
 static void test_graph_copies(struct gpt_model *m) {
@@ -383,6 +417,7 @@ int main(void) {
     test_golden_gradients(&m, cpu, gold);
     test_graph_copies(&m);
     test_cache_matches_full(&m, cpu, gold);
+    test_cache_spans(cpu);
     test_checkpoint(&m, cpu);
     test_weight_types(&m, cpu, gold);
     test_sampler();

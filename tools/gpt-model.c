@@ -281,7 +281,7 @@ bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backe
     if (!c->ctx) return false;
     for (int il = 0; il < hp->n_layer; il++) {
         c->k[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_embd, hp->n_ctx);
-        c->v[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_embd, hp->n_ctx);
+        c->v[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_ctx, hp->n_embd); /* transposed */
     }
     c->buffer = ggml_backend_alloc_ctx_tensors(c->ctx, backend);
     if (!c->buffer) {
@@ -300,46 +300,62 @@ void gpt_cache_free(struct gpt_cache *c) {
     memset(c, 0, sizeof *c);
 }
 
-void gpt_step_values(int32_t n_past, int n, int32_t n_ctx, int32_t *pos, int64_t *rows, float *mask) {
+int32_t gpt_cache_span(int32_t n_filled, int32_t n_ctx) {
+    const int32_t span = (int32_t)GGML_PAD(n_filled, GPT_CACHE_SPAN_STEP);
+    return span < n_ctx ? span : n_ctx;
+}
+
+void gpt_step_values(int32_t n_past, int n, int32_t n_kv, int32_t *pos, int64_t *rows, float *mask) {
     for (int i = 0; i < n; i++) {
         pos[i] = n_past + i, rows[i] = n_past + i;
-        for (int32_t j = 0; j < n_ctx; j++) mask[(size_t)i * (size_t)n_ctx + (size_t)j] = j <= n_past + i ? 0.0f : -INFINITY;
+        for (int32_t j = 0; j < n_kv; j++) mask[(size_t)i * (size_t)n_kv + (size_t)j] = j <= n_past + i ? 0.0f : -INFINITY;
     }
 }
 
-/* Write the new keys and values (each [head, H, n]) into the cache rows and return the whole
- * cache as k [head, n_ctx, H] and v transposed [n_ctx, head, H]. */
+void gpt_value_cache_rows(int32_t n_past, int n, const struct gpt_hparams *hp, int64_t *v_rows) {
+    for (int64_t e = 0; e < hp->n_embd; e++)
+        for (int i = 0; i < n; i++) v_rows[e * n + i] = e * hp->n_ctx + n_past + i;
+}
+
+/* Write the new keys and values (each [head, H, n]) into the cache rows and return the cache's
+ * first n_kv positions as k [head, n_kv, H] and v [n_kv, head, H] (views).  The value cache is
+ * stored transposed, [n_ctx, n_embd], so that the product with the attention weights reads it
+ * as it lies: each new value goes element by element to its column (v_rows: element e of token
+ * i to e * n_ctx + its position). */
 static void cache_write(struct ggml_context *ctx, struct gpt_cache *c, int il, struct ggml_tensor *k,
-                        struct ggml_tensor *v, struct ggml_tensor *rows, int64_t hd,
+                        struct ggml_tensor *v, const struct gpt_step_inputs *in, int64_t hd, int32_t n_kv,
                         struct ggml_tensor **k_all, struct ggml_tensor **v_all) {
-    const int64_t c_embd = c->k[il]->ne[0], n_ctx = c->k[il]->ne[1], n = rows->ne[0];
-    struct ggml_tensor *kc = ggml_set_rows(ctx, c->k[il], ggml_reshape_2d(ctx, ggml_cont(ctx, k), c_embd, n), rows);
-    struct ggml_tensor *vc = ggml_set_rows(ctx, c->v[il], ggml_reshape_2d(ctx, ggml_cont(ctx, v), c_embd, n), rows);
-    const int64_t n_head = c_embd / hd;
-    *k_all = ggml_permute(ctx, ggml_reshape_3d(ctx, kc, hd, n_head, n_ctx), 0, 2, 1, 3);
-    *v_all = ggml_cont(ctx, ggml_permute(ctx, ggml_reshape_3d(ctx, vc, hd, n_head, n_ctx), 1, 2, 0, 3));
+    const int64_t c_embd = c->k[il]->ne[0], n_ctx = c->k[il]->ne[1], n = in->rows->ne[0], n_head = c_embd / hd;
+    struct ggml_tensor *kc = ggml_set_rows(ctx, c->k[il], ggml_reshape_2d(ctx, ggml_cont(ctx, k), c_embd, n), in->rows);
+    /* v: a view of each token's heads, contiguous within a token */
+    struct ggml_tensor *vt = ggml_cont(ctx, ggml_transpose(ctx, ggml_view_2d(ctx, v, c_embd, n, v->nb[2], 0))); /* [n, c_embd] */
+    struct ggml_tensor *vc = ggml_set_rows(ctx, ggml_reshape_2d(ctx, c->v[il], 1, n_ctx * c_embd),
+                                           ggml_reshape_2d(ctx, vt, 1, n * c_embd), in->v_rows);
+    const size_t f = sizeof(float);
+    *k_all = ggml_permute(ctx, ggml_view_3d(ctx, kc, hd, n_head, n_kv, hd * f, c_embd * f, 0), 0, 2, 1, 3);
+    *v_all = ggml_view_3d(ctx, vc, n_kv, hd, n_head, n_ctx * f, hd * n_ctx * f, 0);
 }
 
 struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct gpt_model *m,
-                                       struct gpt_cache *c, int n, bool last_only,
+                                       struct gpt_cache *c, int n, int32_t n_kv, bool last_only,
                                        struct gpt_step_inputs *in) {
     const struct gpt_hparams *hp = &m->hp;
     const int64_t hd = hp->n_embd / hp->n_head;
     in->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     in->pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     in->rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, n);
-    in->mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, hp->n_ctx, n);
-    ggml_set_input(in->tokens), ggml_set_input(in->pos), ggml_set_input(in->rows), ggml_set_input(in->mask);
+    in->v_rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, (int64_t)n * hp->n_embd);
+    in->mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_kv, n);
+    ggml_set_input(in->tokens), ggml_set_input(in->pos), ggml_set_input(in->rows), ggml_set_input(in->v_rows);
+    ggml_set_input(in->mask);
     struct ggml_tensor *x = ggml_reshape_3d(ctx, ggml_get_rows(ctx, m->tok_embd, in->tokens), hp->n_embd, n, 1);
     for (int il = 0; il < hp->n_layer; il++) {
         const struct gpt_layer *l = &m->layers[il];
         struct ggml_tensor *q, *k, *v, *k_all, *v_all;
         project_qkv(ctx, hp, l, x, in->pos, &q, &k, &v);
-        cache_write(ctx, c, il, k, v, in->rows, hd, &k_all, &v_all);
-        q = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3)); /* [head, n, H, 1] */
-        struct ggml_tensor *kq = ggml_mul_mat(ctx, k_all, q); /* [n_ctx, n, H] */
-        kq = ggml_soft_max_ext(ctx, kq, in->mask, 1.0f / sqrtf((float)hd), 0.0f);
-        x = ggml_add(ctx, x, merge_heads(ctx, l, ggml_mul_mat(ctx, v_all, kq), hp->n_embd));
+        cache_write(ctx, c, il, k, v, in, hd, n_kv, &k_all, &v_all);
+        q = ggml_permute(ctx, q, 0, 2, 1, 3); /* [head, n, H, 1] view */
+        x = ggml_add(ctx, x, merge_heads(ctx, l, attention(ctx, q, k_all, v_all, in->mask), hp->n_embd));
         x = ggml_add(ctx, x, mlp(ctx, l, x));
     }
     if (last_only && n > 1) x = ggml_view_3d(ctx, x, hp->n_embd, 1, 1, x->nb[1], x->nb[2], (size_t)(n - 1) * x->nb[1]);

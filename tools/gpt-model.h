@@ -58,8 +58,8 @@ size_t gpt_model_bytes(const struct gpt_model *m);
 struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model *m,
                                       struct ggml_tensor *tokens, bool train);
 
-/* The key/value cache of generation: per layer K and V [n_embd, n_ctx], a row per position,
- * on the model's backend. */
+/* The key/value cache of generation: per layer K [n_embd, n_ctx] (a row per position) and V
+ * transposed, [n_ctx, n_embd] (a column per position), on the model's backend. */
 struct gpt_cache {
     struct ggml_context *ctx;
     ggml_backend_buffer_t buffer;
@@ -70,22 +70,33 @@ bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backe
 void gpt_cache_free(struct gpt_cache *c);
 
 /* The inputs of a generation graph of n new tokens: the tokens and their positions (I32 [n]),
- * the cache rows they go to (I64 [n]) and the attention mask (F32 [n_ctx, n]: 0 where token i
+ * the key cache rows they go to (I64 [n]), the value cache elements they go to (I64 [n_embd n]:
+ * the value cache is stored transposed) and the attention mask (F32 [n_kv, n]: 0 where token i
  * may look at position j, -inf elsewhere). */
 struct gpt_step_inputs {
-    struct ggml_tensor *tokens, *pos, *rows, *mask;
+    struct ggml_tensor *tokens, *pos, *rows, *v_rows, *mask;
 };
 
-/* Graph writing n new tokens into the cache and attending over all n_ctx positions (the mask
- * hides those not filled yet and the future), so its shape does not depend on the position: one
- * graph serves every step.  Returns the logits [256, n] (the last column only when last_only). */
+/* Graph writing n new tokens into the cache and attending over its first n_kv positions (the
+ * mask hides those not filled yet and the future), so its shape depends on the position only
+ * through n_kv: one graph serves every step until the filled positions outgrow n_kv.  Returns
+ * the logits [256, n] (the last column only when last_only). */
 struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct gpt_model *m,
-                                       struct gpt_cache *c, int n, bool last_only,
+                                       struct gpt_cache *c, int n, int32_t n_kv, bool last_only,
                                        struct gpt_step_inputs *in);
 
-/* Fill the inputs' host values for n tokens appended after n_past: pos, rows, mask (pos and rows
- * n entries each, mask n_ctx x n). */
-void gpt_step_values(int32_t n_past, int n, int32_t n_ctx, int32_t *pos, int64_t *rows, float *mask);
+/* The cache positions a graph attends over once n_filled are filled: n_filled rounded up to
+ * GPT_CACHE_SPAN_STEP (so a step graph is rebuilt every that many bytes), at most n_ctx.
+ * Attending over the filled part only, rather than all n_ctx positions, saves reading (and
+ * multiplying) the rest of the cache every step. */
+#define GPT_CACHE_SPAN_STEP 32
+int32_t gpt_cache_span(int32_t n_filled, int32_t n_ctx);
+
+/* Host values of the inputs of n tokens appended after n_past, attending over n_kv positions:
+ * pos and rows (n entries each) and mask (n_kv x n); v_rows (n_embd x n) the value cache
+ * elements they go to. */
+void gpt_step_values(int32_t n_past, int n, int32_t n_kv, int32_t *pos, int64_t *rows, float *mask);
+void gpt_value_cache_rows(int32_t n_past, int n, const struct gpt_hparams *hp, int64_t *v_rows);
 
 /* Save the hyperparameters and weights to a GGUF file (atomic replace); load them back onto
  * backend.  False with ggmlc_last_error set. */

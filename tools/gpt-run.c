@@ -16,7 +16,8 @@ static void graph_free(struct gpt_graph *g) {
     memset(g, 0, sizeof *g);
 }
 
-static bool graph_build(struct gpt_graph *g, struct gpt_runner *r, int n, bool all) {
+/* A graph of n new tokens after n_past, attending over the span the filled cache then needs. */
+static bool graph_build(struct gpt_graph *g, struct gpt_runner *r, int n, int32_t n_past, bool all) {
     memset(g, 0, sizeof *g);
     const size_t size = RUN_MAX_NODES * ggml_tensor_overhead() + ggml_graph_overhead_custom(RUN_MAX_NODES, false);
     g->meta = malloc(size);
@@ -26,8 +27,9 @@ static bool graph_build(struct gpt_graph *g, struct gpt_runner *r, int n, bool a
         return ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for a generation graph"), false;
     }
     g->n = n;
+    g->n_kv = gpt_cache_span(n_past + n, r->model->hp.n_ctx);
     g->gf = ggml_new_graph_custom(g->ctx, RUN_MAX_NODES, false);
-    g->logits = gpt_forward_cached(g->ctx, r->model, &r->cache, n, !all, &g->in);
+    g->logits = gpt_forward_cached(g->ctx, r->model, &r->cache, n, g->n_kv, !all, &g->in);
     ggml_set_output(g->logits);
     ggml_build_forward_expand(g->gf, g->logits);
     return true;
@@ -43,16 +45,19 @@ static bool graph_alloc(struct gpt_runner *r, struct gpt_graph *g) {
 }
 
 static bool graph_compute(struct gpt_runner *r, struct gpt_graph *g, const int32_t *tokens, int32_t n_past) {
-    const int32_t n_ctx = r->model->hp.n_ctx;
-    int32_t *pos = malloc((size_t)g->n * sizeof *pos);
-    int64_t *rows = malloc((size_t)g->n * sizeof *rows);
-    float *mask = malloc((size_t)g->n * (size_t)n_ctx * sizeof *mask);
-    bool ok = pos && rows && mask;
+    const struct gpt_hparams *hp = &r->model->hp;
+    const size_t n = (size_t)g->n;
+    int32_t *pos = malloc(n * sizeof *pos);
+    int64_t *rows = malloc(n * sizeof *rows), *v_rows = malloc(n * (size_t)hp->n_embd * sizeof *v_rows);
+    float *mask = malloc(n * (size_t)g->n_kv * sizeof *mask);
+    bool ok = pos && rows && v_rows && mask;
     if (ok) {
-        gpt_step_values(n_past, g->n, n_ctx, pos, rows, mask);
+        gpt_step_values(n_past, g->n, g->n_kv, pos, rows, mask);
+        gpt_value_cache_rows(n_past, g->n, hp, v_rows);
         ggml_backend_tensor_set(g->in.tokens, tokens, 0, ggml_nbytes(g->in.tokens));
         ggml_backend_tensor_set(g->in.pos, pos, 0, ggml_nbytes(g->in.pos));
         ggml_backend_tensor_set(g->in.rows, rows, 0, ggml_nbytes(g->in.rows));
+        ggml_backend_tensor_set(g->in.v_rows, v_rows, 0, ggml_nbytes(g->in.v_rows));
         ggml_backend_tensor_set(g->in.mask, mask, 0, ggml_nbytes(g->in.mask));
         const enum ggml_status st = r->sched ? ggml_backend_sched_graph_compute(r->sched, g->gf)
                                              : ggml_backend_graph_compute(r->backend, g->gf);
@@ -61,8 +66,20 @@ static bool graph_compute(struct gpt_runner *r, struct gpt_graph *g, const int32
     } else {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for %d tokens' inputs", g->n);
     }
-    free(pos), free(rows), free(mask);
+    free(pos), free(rows), free(v_rows), free(mask);
     return ok;
+}
+
+/* The one-byte step graph for a step after n_past: built anew when the filled cache outgrows
+ * the span of the one there (and after a batch, which may have moved the compute memory: an
+ * allocator never moves tensors that have a place). */
+static bool step_graph_for(struct gpt_runner *r, int32_t n_past) {
+    if (r->step.ctx && r->step_allocated && r->step.n_kv >= n_past + 1) return true;
+    graph_free(&r->step);
+    r->step_allocated = false;
+    if (!graph_build(&r->step, r, 1, n_past, false)) return false;
+    r->step_allocated = graph_alloc(r, &r->step);
+    return r->step_allocated;
 }
 
 bool gpt_runner_init(struct gpt_runner *r, struct gpt_model *m, ggml_backend_t *backends, int n) {
@@ -75,7 +92,7 @@ bool gpt_runner_init(struct gpt_runner *r, struct gpt_model *m, ggml_backend_t *
     } else {
         r->sched = ggml_backend_sched_new(backends, NULL, n, RUN_MAX_NODES, false, true);
     }
-    if ((!r->sched && !r->galloc) || !graph_build(&r->step, r, 1, false)) {
+    if ((!r->sched && !r->galloc) || !graph_build(&r->step, r, 1, 0, false)) {
         if (ggmlc_last_status() == GGMLC_OK) ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for generation");
         gpt_runner_free(r);
         return false;
@@ -101,20 +118,15 @@ bool gpt_runner_eval(struct gpt_runner *r, const int32_t *tokens, int n, bool al
         return false;
     }
     bool ok;
-    if (n == 1) { /* the graph built once */
-        if (!r->step_allocated) r->step_allocated = graph_alloc(r, &r->step);
-        ok = r->step_allocated && graph_compute(r, &r->step, tokens, n_past);
+    if (n == 1) { /* the step graph, built once per span */
+        ok = step_graph_for(r, n_past) && graph_compute(r, &r->step, tokens, n_past);
         if (ok) ggml_backend_tensor_get(r->step.logits, logits, 0, ggml_nbytes(r->step.logits));
     } else {
         struct gpt_graph g;
-        ok = graph_build(&g, r, n, all) && graph_alloc(r, &g) && graph_compute(r, &g, tokens, n_past);
+        ok = graph_build(&g, r, n, n_past, all) && graph_alloc(r, &g) && graph_compute(r, &g, tokens, n_past);
         if (ok) ggml_backend_tensor_get(g.logits, logits, 0, ggml_nbytes(g.logits));
         graph_free(&g);
-        /* The batch may have moved the compute memory, and an allocator never moves tensors
-         * that have a place: the step graph is built anew, to be placed at its next use. */
-        graph_free(&r->step);
-        r->step_allocated = false;
-        ok = graph_build(&r->step, r, 1, false) && ok;
+        r->step_allocated = false; /* the step graph is placed anew at its next use */
     }
     if (ok) r->cache.n_past = n_past + n;
     return ok;

@@ -1,7 +1,8 @@
 /*
  * gpt-run.h - generation with a key/value cache: a prompt is evaluated as one batch, then
  * each new byte is one step over the cached keys and values of the bytes before it.  The graph
- * of a one-byte step is built and allocated once and computed again for every byte.
+ * of a one-byte step is built and allocated once and computed again for every byte, until the
+ * filled positions outgrow the span it attends over (every GPT_CACHE_SPAN_STEP bytes).
  */
 #ifndef GGMLC_GPT_RUN_H
 #define GGMLC_GPT_RUN_H
@@ -17,6 +18,7 @@ struct gpt_graph {
     struct gpt_step_inputs in;
     struct ggml_tensor *logits;
     int n;
+    int32_t n_kv; /* cache positions attended over (gpt_cache_span) */
 };
 
 struct gpt_runner {
@@ -26,7 +28,8 @@ struct gpt_runner {
     ggml_backend_t backend;     /* with one: no scheduler, an allocator of its own */
     ggml_gallocr_t galloc;
     struct gpt_graph step;      /* one byte, logits of it */
-    bool step_allocated;        /* placed in the compute memory (rebuilt after each batch) */
+    bool step_allocated;        /* placed in the compute memory (rebuilt after each batch and
+                                   when the cache outgrows its span) */
 };
 
 /* backends: the model's first, the CPU last (n 1 or 2).  False with ggmlc_last_error set. */
