@@ -19,6 +19,7 @@
 #include "ggmlc.h"
 #include "ggmlc-autograd.h"
 #include "ggmlc-nn.h"
+#include "counters.h"
 #include "eager.h"
 
 #define MLP_LAYERS 3
@@ -152,16 +153,10 @@ static bool static_steps(ggmlc_model *m, const float *x, const float *y, int64_t
 }
 
 /* The host-device round trips per step between two readings of the counters. */
-static void print_counts(const char *what, const struct ggmlc_counters *a,
-                         const struct ggmlc_counters *b, int64_t steps) {
-    const double n = (double)steps;
-    printf("  %s per step: %.2f submits, %.2f waits, %.2f writes (%.0f bytes), %.2f reads, "
-           "%.2f fallback nodes\n",
-           what, (double)(b->submits - a->submits) / n, (double)(b->waits - a->waits) / n,
-           (double)(b->writes_to_device - a->writes_to_device) / n,
-           (double)(b->bytes_to_device - a->bytes_to_device) / n,
-           (double)(b->reads_from_device - a->reads_from_device) / n,
-           (double)(b->fallback_nodes - a->fallback_nodes) / n);
+static void print_counts(const char *what, const struct ggmlc_counters *a, const struct ggmlc_counters *b, int64_t steps) {
+    printf("  %s per step: ", what);
+    bench_print_counts_per_step(stdout, a, b, steps);
+    printf("\n");
 }
 
 static int bench_mlp(const struct eager_options *o) {

@@ -15,6 +15,7 @@
 
 #include "ggmlc.h"
 #include "ggmlc-nn.h"
+#include "counters.h"
 #include "train-epoch.h"
 #include "../tools/tool-options.h"
 
@@ -116,26 +117,15 @@ static ggmlc_model *epoch_model(const struct epoch_options *o) {
     return m;
 }
 
-static double per_step(uint64_t now, uint64_t before, int64_t steps) {
-    return (double)(now - before) / (double)steps;
-}
-
 static bool print_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *logs, void *user) {
     (void)m;
     struct epoch_watch *w = user;
     struct ggmlc_counters c;
     ggmlc_counters_get(&c);
-    const struct ggmlc_counters *b = &w->last;
-    printf("epoch %d: %.3f s, %.1f steps/s, loss %.4f, accuracy %.4f; per step: %.2f submits, "
-           "%.2f waits, %.2f writes (%.0f B), %.2f reads (%.0f B), %.2f fallback nodes\n",
-           logs->epoch + 1, logs->seconds, (double)w->steps / logs->seconds, logs->loss,
-           logs->metric_accuracy, per_step(c.submits, b->submits, w->steps),
-           per_step(c.waits, b->waits, w->steps),
-           per_step(c.writes_to_device, b->writes_to_device, w->steps),
-           per_step(c.bytes_to_device, b->bytes_to_device, w->steps),
-           per_step(c.reads_from_device, b->reads_from_device, w->steps),
-           per_step(c.bytes_from_device, b->bytes_from_device, w->steps),
-           per_step(c.fallback_nodes, b->fallback_nodes, w->steps));
+    printf("epoch %d: %.3f s, %.1f steps/s, loss %.4f, accuracy %.4f; per step: ", logs->epoch + 1, logs->seconds,
+           (double)w->steps / logs->seconds, logs->loss, logs->metric_accuracy);
+    bench_print_counts_per_step(stdout, &w->last, &c, w->steps);
+    printf("\n");
     fflush(stdout);
     w->last = c;
     return true;
