@@ -8,6 +8,9 @@
  *
  *   ggmlc-bench train-epoch [--model mlp|cnn] [--batch 32] [--epochs 3] [--backend NAME]
  *                           [--data synthetic|fashion|DIR] [--samples N] [--seed S]
+ *                           [--api model|opt]
+ *
+ * --api opt trains the MLP through ggml-opt instead (bench/train-epoch-opt.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +23,7 @@
 #include "../tools/tool-options.h"
 
 struct epoch_options {
-    const char *model, *backend, *data;
+    const char *model, *backend, *data, *api;
     long long batch, samples;
     int epochs;
     unsigned seed;
@@ -33,7 +36,7 @@ struct epoch_watch {
 };
 
 static bool parse_epoch_args(int argc, char **argv, struct epoch_options *o) {
-    *o = (struct epoch_options){.model = "mlp", .data = "synthetic", .batch = 32, .epochs = 3,
+    *o = (struct epoch_options){.model = "mlp", .data = "synthetic", .api = "model", .batch = 32, .epochs = 3,
                                 .samples = 60000, .seed = 42};
     for (int i = 2; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
@@ -44,9 +47,12 @@ static bool parse_epoch_args(int argc, char **argv, struct epoch_options *o) {
         else if (strcmp(a, "--samples") == 0) o->samples = atoll(v);
         else if (strcmp(a, "--epochs") == 0) o->epochs = atoi(v);
         else if (strcmp(a, "--seed") == 0) o->seed = (unsigned)atoi(v);
+        else if (strcmp(a, "--api") == 0) o->api = v;
         else return false;
     }
-    const bool model_ok = strcmp(o->model, "mlp") == 0 || strcmp(o->model, "cnn") == 0;
+    const bool opt = strcmp(o->api, "opt") == 0;
+    const bool model_ok = strcmp(o->model, "mlp") == 0 || (strcmp(o->model, "cnn") == 0 && !opt);
+    if (!opt && strcmp(o->api, "model") != 0) return false;
     return argc % 2 == 0 && model_ok && o->batch > 0 && o->epochs > 0 && o->samples > 0 &&
            o->samples <= 10000000;
 }
@@ -171,7 +177,8 @@ int bench_train_epoch(int argc, char **argv) {
     struct epoch_options o;
     if (!parse_epoch_args(argc, argv, &o)) {
         fputs("usage: ggmlc-bench train-epoch [--model mlp|cnn] [--batch 32] [--epochs 3] "
-              "[--backend NAME] [--data synthetic|fashion|DIR] [--samples 60000] [--seed 42]\n",
+              "[--backend NAME] [--data synthetic|fashion|DIR] [--samples 60000] [--seed 42] "
+              "[--api model|opt] (opt: the mlp only)\n",
               stderr);
         return 2;
     }
@@ -179,6 +186,11 @@ int bench_train_epoch(int argc, char **argv) {
     if (load_epoch_data(&o, &d) != GGMLC_OK) {
         tool_fail("ggmlc-bench", "cannot load the data '%s': %s", o.data, ggmlc_last_error());
         return 1;
+    }
+    if (strcmp(o.api, "opt") == 0) {
+        const int rc = bench_train_epoch_opt(o.backend, o.batch, o.epochs, o.seed, &d);
+        ggmlc_dataset_free(&d);
+        return rc;
     }
     ggmlc_model *m = epoch_model(&o);
     if (!m) {

@@ -64,6 +64,10 @@ struct ggml_tensor *ggml_opt_dataset_data(ggml_opt_dataset_t d) { return d->data
 struct ggml_tensor *ggml_opt_dataset_labels(ggml_opt_dataset_t d) { return d->labels; }
 
 void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t d, int64_t idata) {
+    if (!opt_ctx || !d) { /* the generator is the context's */
+        ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_dataset_shuffle: NULL %s", opt_ctx ? "dataset" : "optimization context");
+        return;
+    }
     const int64_t nshards = d->ndata / d->ndata_shard;
     int64_t n = idata < 0 ? nshards : idata / d->ndata_shard;
     if (n > nshards) n = nshards;
@@ -91,6 +95,24 @@ static int64_t batch_shards(ggml_opt_dataset_t d, size_t nb_data_batch, size_t n
     return shards;
 }
 
+/* The shards listed in order (each nbs bytes of src) into dst: gathered in host memory and
+ * written with one transfer where dst lies on a device (a write per shard would cost a device
+ * transfer each), or copied straight in where dst is host memory (or a plain context's). */
+static void batch_to_tensor(const struct ggml_tensor *src, size_t nbs, const int64_t *shard, int64_t n,
+                            struct ggml_tensor *dst) {
+    const bool host = dst->buffer ? ggml_backend_buffer_is_host(dst->buffer) : dst->data != NULL;
+    char *gathered = host ? (char *)dst->data : malloc((size_t)n * nbs);
+    if (!gathered) { /* no memory for the gathering: a write per shard */
+        for (int64_t i = 0; i < n; i++) ggml_backend_tensor_set(dst, (const char *)src->data + shard[i] * nbs, (size_t)i * nbs, nbs);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) memcpy(gathered + i * nbs, (const char *)src->data + shard[i] * nbs, nbs);
+    if (!host) {
+        ggml_backend_tensor_set(dst, gathered, 0, (size_t)n * nbs);
+        free(gathered);
+    }
+}
+
 void ggml_opt_dataset_get_batch(ggml_opt_dataset_t d, struct ggml_tensor *data_batch, struct ggml_tensor *labels_batch, int64_t ibatch) {
     /* unlike ggml, a labelled dataset also serves a loss without labels (SUM, MEAN): they stay unread */
     if (!data_batch || !ggml_is_contiguous(data_batch) || data_batch->type != d->data->type ||
@@ -100,13 +122,9 @@ void ggml_opt_dataset_get_batch(ggml_opt_dataset_t d, struct ggml_tensor *data_b
     }
     const int64_t shards = batch_shards(d, ggml_nbytes(data_batch), labels_batch ? ggml_nbytes(labels_batch) : SIZE_MAX,
                                         ibatch, __func__);
-    for (int64_t i = 0; i < shards; i++) {
-        const int64_t shard = d->permutation[ibatch * shards + i];
-        ggml_backend_tensor_set(data_batch, (const char *)d->data->data + shard * d->nbs_data, (size_t)i * d->nbs_data, d->nbs_data);
-        if (labels_batch)
-            ggml_backend_tensor_set(labels_batch, (const char *)d->labels->data + shard * d->nbs_labels, (size_t)i * d->nbs_labels,
-                                    d->nbs_labels);
-    }
+    if (shards < 0) return;
+    batch_to_tensor(d->data, d->nbs_data, d->permutation + ibatch * shards, shards, data_batch);
+    if (labels_batch) batch_to_tensor(d->labels, d->nbs_labels, d->permutation + ibatch * shards, shards, labels_batch);
 }
 
 void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t d, void *data_batch, size_t nb_data_batch, void *labels_batch, int64_t ibatch) {

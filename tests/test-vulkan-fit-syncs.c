@@ -16,6 +16,7 @@
 
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
+#include "ggml-opt.h"
 #include "ggmlc.h"
 #include "ggmlc-nn.h"
 #include "testutil.h"
@@ -173,6 +174,34 @@ static void check_deferred_writes(ggml_backend_t vk) {
 }
 
 
+/* ggml-opt's batch of a dataset goes to a device tensor in one write per tensor (a write per
+ * datapoint would cost a transfer each) and holds the datapoints the host batch holds. */
+static void check_opt_batch(ggml_backend_t vk) {
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, 1);
+    float *data = ggml_get_data_f32(ggml_opt_dataset_data(ds)), *labels = ggml_get_data_f32(ggml_opt_dataset_labels(ds));
+    for (int i = 0; i < N_DATA * N_IN; i++) data[i] = (float)i;
+    for (int i = 0; i < N_DATA * N_CLASSES; i++) labels[i] = (float)-i;
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * ggml_tensor_overhead(), NULL, true});
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N_IN, BATCH);
+    struct ggml_tensor *y = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N_CLASSES, BATCH);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx, vk);
+    struct ggmlc_counters a, b;
+    ggmlc_counters_get(&a);
+    ggml_opt_dataset_get_batch(ds, x, y, 3);
+    ggmlc_counters_get(&b);
+    static float got_x[BATCH * N_IN], got_y[BATCH * N_CLASSES], want_x[BATCH * N_IN], want_y[BATCH * N_CLASSES];
+    ggml_backend_tensor_get(x, got_x, 0, sizeof got_x);
+    ggml_backend_tensor_get(y, got_y, 0, sizeof got_y);
+    ggml_opt_dataset_get_batch_host(ds, want_x, sizeof want_x, want_y, 3);
+    tap_ok(b.writes_to_device - a.writes_to_device == 2, "ggml-opt's batch of %d datapoints goes up in %llu writes (2)", BATCH,
+           (unsigned long long)(b.writes_to_device - a.writes_to_device));
+    tap_ok(memcmp(got_x, want_x, sizeof got_x) == 0 && memcmp(got_y, want_y, sizeof got_y) == 0 && want_x[0] == 3 * BATCH * N_IN,
+           "the device batch holds the datapoints and labels of the host batch");
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    ggml_opt_dataset_free(ds);
+}
+
 int main(void) {
     test_vulkan_env();
     ggmlc_init();
@@ -191,7 +220,7 @@ int main(void) {
     if (tap_ok(vk_mse.ok && cpu_mse.ok, "an MLP with MSE trains on %s and on the CPU", dev))
         check_same("mean absolute error", &vk_mse, &cpu_mse);
     ggml_backend_t vk_backend = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
-    if (tap_ok(vk_backend != NULL, "the Vulkan backend starts")) check_deferred_writes(vk_backend);
+    if (tap_ok(vk_backend != NULL, "the Vulkan backend starts")) check_deferred_writes(vk_backend), check_opt_batch(vk_backend);
     ggml_backend_free(vk_backend);
     ggmlc_shutdown();
     return tap_done();

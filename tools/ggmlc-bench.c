@@ -35,9 +35,9 @@
  *               model API (ggmlc-nn.h): steps/s and the GFLOPS they imply (3x the forward
  *               product flops per step); OpenBLAS sgemm on the first layer's product
  *   ggmlc-bench train-epoch [--model mlp|cnn] [--batch 32] [--epochs 3] [--backend NAME]
- *               [--data synthetic|fashion|DIR] [--samples 60000]
+ *               [--data synthetic|fashion|DIR] [--samples 60000] [--api model|opt]
  *               epochs of ggmlc-train's models: seconds, steps/s and host-device round
- *               trips per step (bench/train-epoch.c)
+ *               trips per step (bench/train-epoch.c); --api opt: the MLP through ggml-opt
  *
  * mul_mat computes dst[m][n] = sum_k w[n][k] x[m][k] (w: the --type weights,
  * x: activations of --btype, f32 unless given).  Times are medians of --reps runs after one
