@@ -202,6 +202,75 @@ static void check_opt_batch(ggml_backend_t vk) {
     ggml_opt_dataset_free(ds);
 }
 
+/* An epoch through ggml-opt (ggml_opt_epoch: a ggml program's training loop) of a 16-32-4 MLP
+ * on backend (with the CPU behind it): the loss, accuracy and predictions, and the counters. */
+struct opt_run {
+    double loss, acc;
+    int32_t pred[N_DATA];
+    struct ggmlc_counters before, after;
+    bool ok;
+};
+
+static struct opt_run opt_epoch(ggml_backend_t backend, ggml_backend_t cpu, const float *x, const float *y_onehot) {
+    struct opt_run r = {.ok = false};
+    ggml_backend_t list[2] = {backend, cpu};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(list, NULL, backend == cpu ? 1 : 2, 1024, false, true);
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, 1);
+    memcpy(ggml_get_data_f32(ggml_opt_dataset_data(ds)), x, sizeof(float) * N_DATA * N_IN);
+    memcpy(ggml_get_data_f32(ggml_opt_dataset_labels(ds)), y_onehot, sizeof(float) * N_DATA * N_CLASSES);
+    struct ggml_context *ctx_static = ggml_init((struct ggml_init_params){8 * ggml_tensor_overhead(), NULL, true});
+    struct ggml_context *ctx_compute = ggml_init((struct ggml_init_params){32 * ggml_tensor_overhead(), NULL, true});
+    struct ggml_tensor *in = ggml_new_tensor_2d(ctx_static, GGML_TYPE_F32, N_IN, BATCH);
+    struct ggml_tensor *w1 = ggml_new_tensor_2d(ctx_static, GGML_TYPE_F32, N_IN, 32), *w2 = ggml_new_tensor_2d(ctx_static, GGML_TYPE_F32, 32, N_CLASSES);
+    ggml_set_input(in);
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors(ctx_static, backend);
+    test_seed(3);
+    static float w[32 * N_IN];
+    for (int i = 0; i < 32 * N_IN; i++) w[i] = 0.3f * test_normal();
+    ggml_backend_tensor_set(w1, w, 0, ggml_nbytes(w1));
+    ggml_backend_tensor_set(w2, w, 0, ggml_nbytes(w2));
+    ggml_set_param(w1), ggml_set_param(w2);
+    struct ggml_tensor *logits = ggml_mul_mat(ctx_compute, w2, ggml_relu(ctx_compute, ggml_mul_mat(ctx_compute, w1, in)));
+    struct ggml_opt_params p = ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY);
+    p.ctx_compute = ctx_compute, p.inputs = in, p.outputs = logits;
+    ggml_opt_context_t opt = ggml_opt_init(p);
+    ggml_opt_result_t res = ggml_opt_result_init();
+    if (opt && res) {
+        ggmlc_counters_get(&r.before);
+        ggml_opt_epoch(opt, ds, res, NULL, N_DATA, NULL, NULL);
+        ggmlc_counters_get(&r.after);
+        double unc;
+        int64_t n;
+        ggml_opt_result_loss(res, &r.loss, &unc);
+        ggml_opt_result_accuracy(res, &r.acc, &unc);
+        ggml_opt_result_ndata(res, &n);
+        ggml_opt_result_pred(res, r.pred);
+        r.ok = n == N_DATA && ggmlc_last_status() == GGMLC_OK;
+    }
+    ggml_opt_result_free(res);
+    ggml_opt_free(opt);
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx_compute), ggml_free(ctx_static);
+    ggml_opt_dataset_free(ds);
+    ggml_backend_sched_free(sched);
+    return r;
+}
+
+/* Through ggml-opt the step's loss, number correct and predictions come back in one read (one
+ * wait), and the results equal the CPU's. */
+static void check_opt_epoch(ggml_backend_t vk, const float *x, const float *y_onehot) {
+    ggml_backend_t cpu = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
+    static struct opt_run on_vk, on_cpu;
+    on_vk = opt_epoch(vk, cpu, x, y_onehot), on_cpu = opt_epoch(cpu, cpu, x, y_onehot);
+    ggml_backend_free(cpu);
+    if (!tap_ok(on_vk.ok && on_cpu.ok, "an epoch through ggml-opt runs on Vulkan and on the CPU (%s)", ggmlc_last_error())) return;
+    const double reads = (double)(on_vk.after.reads_from_device - on_vk.before.reads_from_device) / STEPS;
+    const double waits = (double)(on_vk.after.waits - on_vk.before.waits) / STEPS;
+    tap_ok(reads == 1 && waits <= 2, "ggml-opt reads each step's results back at once: %.2f reads, %.2f waits per step", reads, waits);
+    tap_ok(rel_gap(on_vk.loss, on_cpu.loss) < 1e-5 && on_vk.acc == on_cpu.acc && memcmp(on_vk.pred, on_cpu.pred, sizeof on_vk.pred) == 0,
+           "ggml-opt's loss (%.6f, CPU %.6f), accuracy (%.4f) and predictions equal the CPU's", on_vk.loss, on_cpu.loss, on_vk.acc);
+}
+
 int main(void) {
     test_vulkan_env();
     ggmlc_init();
@@ -220,7 +289,11 @@ int main(void) {
     if (tap_ok(vk_mse.ok && cpu_mse.ok, "an MLP with MSE trains on %s and on the CPU", dev))
         check_same("mean absolute error", &vk_mse, &cpu_mse);
     ggml_backend_t vk_backend = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
-    if (tap_ok(vk_backend != NULL, "the Vulkan backend starts")) check_deferred_writes(vk_backend), check_opt_batch(vk_backend);
+    if (tap_ok(vk_backend != NULL, "the Vulkan backend starts")) {
+        check_deferred_writes(vk_backend);
+        check_opt_batch(vk_backend);
+        check_opt_epoch(vk_backend, x, y_onehot);
+    }
     ggml_backend_free(vk_backend);
     ggmlc_shutdown();
     return tap_done();
