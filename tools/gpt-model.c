@@ -120,6 +120,56 @@ static void set_train_positions(struct gpt_model *m) {
     free(mask);
 }
 
+/* A buffer type of the backend's device whose layout its matrix products read faster than the
+ * default one (ggml's "extra" buffer types, such as a CPU's repacked rows), if one of them takes
+ * w as a product's weights: asked as llama.cpp asks, through supports_op with w placed in it. */
+static ggml_backend_buffer_type_t product_buft_for(ggml_backend_t backend, struct ggml_tensor *w) {
+    ggml_backend_dev_t dev = ggml_backend_get_device(backend);
+    ggml_backend_reg_t reg = dev ? ggml_backend_dev_backend_reg(dev) : NULL;
+    ggml_backend_dev_get_extra_bufts_t get =
+        reg ? (ggml_backend_dev_get_extra_bufts_t)ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts") : NULL;
+    struct ggml_context *ctx = get ? ggml_init((struct ggml_init_params){2 * ggml_tensor_overhead(), NULL, true}) : NULL;
+    if (!ctx) return NULL;
+    struct ggml_tensor *op = ggml_mul_mat(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], 1));
+    ggml_backend_buffer_type_t found = NULL;
+    for (ggml_backend_buffer_type_t *b = get(dev); b && *b && !found; b++) {
+        ggml_backend_buffer_t probe = ggml_backend_buft_alloc_buffer(*b, 0);
+        if (!probe) continue;
+        w->buffer = probe;
+        if (ggml_backend_dev_supports_op(dev, op)) found = *b;
+        w->buffer = NULL;
+        ggml_backend_buffer_free(probe);
+    }
+    ggml_free(ctx);
+    return found;
+}
+
+/* Place the projections (attention, MLP, output) in the device's product buffer type where it
+ * has one that takes them; the rest stays for the default buffer.  Nothing is placed (and true
+ * returned) when there is none; false only when such a buffer cannot be had. */
+static bool place_products(struct gpt_model *m, ggml_backend_t backend) {
+    struct ggml_tensor *w[1 + 4 * GPT_MAX_LAYERS];
+    int n = 0;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const struct gpt_layer *l = &m->layers[il];
+        w[n++] = l->wqkv, w[n++] = l->wo, w[n++] = l->w_up, w[n++] = l->w_down;
+    }
+    w[n++] = m->out;
+    ggml_backend_buffer_type_t buft = product_buft_for(backend, w[0]);
+    if (!buft) return true;
+    const size_t align = ggml_backend_buft_get_alignment(buft);
+    size_t size = 0;
+    for (int i = 0; i < n; i++)
+        if (product_buft_for(backend, w[i]) == buft) size += GGML_PAD(ggml_backend_buft_get_alloc_size(buft, w[i]), align);
+    m->product_buffer = ggml_backend_buft_alloc_buffer(buft, size);
+    if (!m->product_buffer) return false;
+    ggml_backend_buffer_set_usage(m->product_buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    struct ggml_tallocr ta = ggml_tallocr_new(m->product_buffer);
+    for (int i = 0; i < n; i++)
+        if (product_buft_for(backend, w[i]) == buft && ggml_tallocr_alloc(&ta, w[i]) != GGML_STATUS_SUCCESS) return false;
+    return true;
+}
+
 /* The model's tensors with projections of type wtype, allocated on backend. */
 static bool model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_backend_t backend,
                          enum ggml_type wtype) {
@@ -132,6 +182,12 @@ static bool model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml
     m->ctx = ggml_init(ip);
     if (!m->ctx) return false;
     create_tensors(m, wtype);
+    /* converted weights serve generation only: they may go where the products read them best */
+    if (wtype != GGML_TYPE_F32 && !place_products(m, backend)) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for the model's projections");
+        gpt_model_free(m);
+        return false;
+    }
     m->buffer = ggml_backend_alloc_ctx_tensors(m->ctx, backend);
     if (!m->buffer) {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for the model's %zu weights", n_tensors);
@@ -152,6 +208,7 @@ bool gpt_model_create(struct gpt_model *m, const struct gpt_hparams *hp, ggml_ba
 
 void gpt_model_free(struct gpt_model *m) {
     if (m->buffer) ggml_backend_buffer_free(m->buffer);
+    if (m->product_buffer) ggml_backend_buffer_free(m->product_buffer);
     if (m->ctx) ggml_free(m->ctx);
     memset(m, 0, sizeof *m);
 }

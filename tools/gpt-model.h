@@ -33,6 +33,8 @@ struct gpt_model {
     struct gpt_hparams hp;
     struct ggml_context *ctx;          /* the weights' metadata */
     ggml_backend_buffer_t buffer;      /* the weights' memory, on the model's backend */
+    ggml_backend_buffer_t product_buffer; /* converted projections in the device's product
+                                             layout (gpt_model_load_as), or NULL */
     struct ggml_tensor *tok_embd;      /* [n_embd, 256] */
     struct gpt_layer layers[GPT_MAX_LAYERS];
     struct ggml_tensor *out_norm, *out; /* out: [n_embd, 256] */
