@@ -170,6 +170,7 @@ int main(void) {
         check_flash_attn(64, 8, 20, t);
         check_flash_attn(128, 1, 37, t);
         check_flash_attn(40, 5, 9, t); /* a head shorter than one 64-value step: the tail only */
+        check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 */
     }
     return tap_done();
 }

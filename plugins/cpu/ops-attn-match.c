@@ -14,9 +14,11 @@
  *    S = S * ms + vs, fused;
  *  - the result the f16 accumulator times 1 / S.
  * Other cases (ALiBi, softcap, sinks, f32 K/V, the tiled and split paths)
- * take ops-attn.c's kernel.
+ * take ops-attn.c's kernel.  The f16 loops here are the portable reference;
+ * ops-attn-match-x86.c has them with AVX2 and AVX-512 intrinsics (same bits).
  */
 #include "ops-nn.h"
+#include "simd.h"
 
 /* The widest head this path takes (its buffers live on the stack). */
 #define MATCH_MAX_HEAD 1024
@@ -62,7 +64,7 @@ static inline __attribute__((always_inline)) float reduce16(const float v[16]) {
 }
 
 /* ggml's vec_dot_f16 on AVX-512. */
-static inline __attribute__((always_inline)) float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
+EW_CLONES static float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     float sum[4][16] = {{0}};
     const int64_t np = n & ~(int64_t)63;
     for (int64_t i = 0; i < np; i += 64)
@@ -81,9 +83,27 @@ static inline __attribute__((always_inline)) float dot_f16(const ggml_fp16_t *x,
     return (float)total;
 }
 
+EW_CLONES static void scale_f16(ggml_fp16_t *acc, float s, int64_t n) {
+    for (int64_t d = 0; d < n; d++) acc[d] = f2h(h2f(acc[d]) * s);
+}
+
+EW_CLONES static void mad_f16(ggml_fp16_t *acc, const ggml_fp16_t *v, float s, int64_t n) {
+    for (int64_t d = 0; d < n; d++) acc[d] = f2h(fmaf(h2f(v[d]), s, h2f(acc[d])));
+}
+
+/* The loops of the SIMD level in use (GGMLC_CPU_PATH), the portable ones above on "generic". */
+static const struct cpu_attn_f16_loops *attn_loops(void) {
+    static const struct cpu_attn_f16_loops portable = {dot_f16, scale_f16, mad_f16};
+    const enum cpu_simd_level level = cpu_simd_level();
+    if (level >= CPU_SIMD_AVX512 && cpu_attn_f16_loops_avx512()) return cpu_attn_f16_loops_avx512();
+    if (level >= CPU_SIMD_AVX2 && cpu_attn_f16_loops_avx2()) return cpu_attn_f16_loops_avx2();
+    return &portable;
+}
+
 /* One query row (i1, head i2, batch i3) into its place in dst.  Cloned per x86-64 level so
  * that fmaf is one instruction where the CPU has FMA (a libm call otherwise). */
-EW_CLONES static void attend_row(struct ggml_tensor *dst, float scale, int64_t i1, int64_t i2, int64_t i3) {
+EW_CLONES static void attend_row(const struct cpu_attn_f16_loops *loops, struct ggml_tensor *dst, float scale, int64_t i1,
+                                 int64_t i2, int64_t i3) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3];
     const int64_t dk = k->ne[0], dv = v->ne[0];
     const int64_t ik2 = i2 / (q->ne[2] / k->ne[2]), ik3 = i3 / (q->ne[3] / k->ne[3]);
@@ -98,19 +118,19 @@ EW_CLONES static void attend_row(struct ggml_tensor *dst, float scale, int64_t i
     for (int64_t ic = 0; ic < k->ne[1]; ic++) {
         const float mv = mp ? h2f(mp[ic]) : 0.0f;
         if (mv == -INFINITY) continue;
-        float s = dot_f16((const ggml_fp16_t *)nn_elem(k, 0, ic, ik2, ik3), qh, dk) * scale;
+        float s = loops->dot((const ggml_fp16_t *)nn_elem(k, 0, ic, ik2, ik3), qh, dk) * scale;
         s += mv;
         float ms = 1.0f, vs = 1.0f;
         if (s > M) {
             const float m_old = M;
             M = s;
             ms = expf(m_old - M);
-            for (int64_t d = 0; d < dv; d++) acc[d] = f2h(h2f(acc[d]) * ms);
+            loops->scale(acc, ms, dv);
         } else {
             vs = expf(s - M);
         }
         const ggml_fp16_t *vr = (const ggml_fp16_t *)nn_elem(v, 0, ic, iv2, iv3);
-        for (int64_t d = 0; d < dv; d++) acc[d] = f2h(fmaf(h2f(vr[d]), vs, h2f(acc[d])));
+        loops->mad(acc, vr, vs, dv);
         S = fmaf(S, ms, vs);
     }
     const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
@@ -123,8 +143,9 @@ bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *
     const struct ggml_tensor *q = dst->src[0];
     const float scale = ggmlc_flash_attn_params_of(dst).scale;
     int64_t r0, r1;
+    const struct cpu_attn_f16_loops *loops = attn_loops();
     cpu_split_range(q->ne[1] * q->ne[2] * q->ne[3], call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++)
-        attend_row(dst, scale, r % q->ne[1], (r / q->ne[1]) % q->ne[2], r / (q->ne[1] * q->ne[2]));
+        attend_row(loops, dst, scale, r % q->ne[1], (r / q->ne[1]) % q->ne[2], r / (q->ne[1] * q->ne[2]));
     return true;
 }
