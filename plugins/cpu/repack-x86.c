@@ -50,7 +50,7 @@ static inline __attribute__((always_inline)) void group_rows_nr(int n, const voi
         const uint8_t *blk = g + (size_t)b * CPU_REPACK_GROUP_BLOCK;
         const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk));
         __m256i lo[4], hi[4]; /* values 4i..4i+3 and 16+4i..16+4i+3 of every row */
-        for (int i = 0; i < 4; i++) {
+        QD_UNROLL_ROWS for (int i = 0; i < 4; i++) {
             const __m256i raw = _mm256_loadu_si256((const __m256i *)(blk + 2 * CPU_REPACK_ROWS + 32 * i));
             lo[i] = _mm256_and_si256(raw, m4);
             hi[i] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
@@ -58,7 +58,7 @@ static inline __attribute__((always_inline)) void group_rows_nr(int n, const voi
         QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {
             const int8_t *q = y->qs + r * y->qs_stride + (size_t)b * QK8_0;
             __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256(); /* two chains of dependent adds */
-            for (int i = 0; i < 4; i++) {
+            QD_UNROLL_ROWS for (int i = 0; i < 4; i++) {
                 s0 = add_dot4(s0, lo[i], broadcast4(q + 4 * i));
                 s1 = add_dot4(s1, hi[i], broadcast4(q + 16 + 4 * i));
             }

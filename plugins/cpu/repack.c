@@ -64,6 +64,17 @@ static void transfer_packed(char *packed, int64_t nb, size_t o, size_t n, char *
         const size_t row = o / row_size, in_row = o % row_size, b = in_row / sizeof(block_q4_0);
         const size_t lo = in_row % sizeof(block_q4_0), hi = lo + (end - o) < sizeof(block_q4_0) ? lo + (end - o) : sizeof(block_q4_0);
         char *blk = packed + ((row / CPU_REPACK_ROWS) * (size_t)nb + b) * CPU_REPACK_GROUP_BLOCK;
+        if (dir != TRANSFER_MEMSET && hi - lo == sizeof(block_q4_0)) { /* a whole block: its five runs at once */
+            for (size_t k = 0; k < sizeof(block_q4_0); k += k ? 4 : sizeof(ggml_fp16_t)) {
+                char *p = blk + byte_in_group_block(k, row % CPU_REPACK_ROWS);
+                const size_t run = k ? 4 : sizeof(ggml_fp16_t);
+                if (dir == TRANSFER_SET) memcpy(p, host, run);
+                else memcpy(host, p, run);
+                host += run;
+            }
+            o += sizeof(block_q4_0);
+            continue;
+        }
         for (size_t k = lo; k < hi; k++) {
             char *p = blk + byte_in_group_block(k, row % CPU_REPACK_ROWS);
             if (dir == TRANSFER_SET) *p = *host++;
