@@ -17,7 +17,14 @@
  *    the tail in double), times scale plus the mask, and an online softmax
  *    whose accumulator is f16: rescaled by expf(old - new max) on a new
  *    maximum, else weighted by expf(s - max), each update one fused
- *    multiply-add rounded to f16; S = fma(S, ms, vs); the output acc / S.
+ *    multiply-add rounded to f16; S = fma(S, ms, vs); the output acc / S;
+ *  - SWIGLU (split form): ggml's AVX-512 ggml_vec_swiglu_f32, 16 values at a
+ *    time x / (1 + ggml_v_expf(0 - x)) * g, ggml_v_expf being ARM's
+ *    optimized-routines exp (n = fma(x, log2 e, 0x1.8p23) - 0x1.8p23, b by two
+ *    fused steps of ln 2, a degree-5 fused polynomial, scaled by 2^n; |n| > 192
+ *    gives 0 or infinity), the row's last n % 16 values by libm expf.  Checked
+ *    against llama.cpp 0a50d99's ggml: every node sum of a Q8_0 and a Q4_0
+ *    llama prompt (llama-eval-callback) equal.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -162,6 +169,44 @@ static void check_flash_attn(int d, int nq, int nkv, int n_threads) {
     free(q), free(want), free(k), free(v), free(mask), free(qh), free(acc);
 }
 
+static float ggml_v_expf_model(float x) {
+    const float n = fmaf(x, 0x1.715476p+0f, 0x1.8p23f) - 0x1.8p23f;
+    if (fabsf(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x)), u = b * b;
+    const float p = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         fmaf(0x1.ffffecp-1f, b, 1.0f));
+    return ldexpf(p, (int)n);
+}
+
+static void check_swiglu(int width, int n_threads) {
+    enum { ROWS = 3 };
+    float *x = malloc(sizeof(float) * ROWS * width), *g = malloc(sizeof(float) * ROWS * width);
+    float *want = malloc(sizeof(float) * ROWS * width);
+    const float big[] = {-150.0f, 150.0f, -100.0f, 100.0f, -88.5f, 89.0f, 0.0f, -0.0f};
+    for (int i = 0; i < ROWS * width; i++) {
+        x[i] = i % 37 == 5 ? big[(i / 37) % 8] : test_normal() * 3.0f;
+        g[i] = test_normal();
+    }
+    for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < width; i++) {
+            const int e = r * width + i;
+            const bool vector = i < width - width % 16;
+            want[e] = x[e] / (1.0f + (vector ? ggml_v_expf_model(0.0f - x[e]) : expf(-x[e]))) * g[e];
+        }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * ROWS * width + ggml_graph_overhead() + (1 << 16), NULL, false});
+    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
+    struct ggml_tensor *tg = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
+    memcpy(tx->data, x, sizeof(float) * ROWS * width);
+    memcpy(tg->data, g, sizeof(float) * ROWS * width);
+    struct ggml_tensor *out = ggml_swiglu_split(ctx, tx, tg);
+    int differ = -1;
+    if (compute(ctx, out, n_threads)) differ = count_differ(out->data, want, (size_t)ROWS * width);
+    tap_ok(differ == 0, "swiglu of width %d (%d values past the last 16), %d thread(s): ggml's AVX-512 rounding (%d differ)",
+           width, width % 16, n_threads, differ);
+    ggml_free(ctx);
+    free(x), free(g), free(want);
+}
+
 int main(void) {
     test_seed(7);
     for (int t = 1; t <= 2; t++) {
@@ -171,6 +216,8 @@ int main(void) {
         check_flash_attn(128, 1, 37, t);
         check_flash_attn(40, 5, 9, t); /* a head shorter than one 64-value step: the tail only */
         check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 */
+        check_swiglu(2048, t);
+        check_swiglu(1000 + 13, t); /* 13 values past the last 16, across two chunks of 512 */
     }
     return tap_done();
 }
