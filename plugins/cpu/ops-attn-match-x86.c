@@ -20,6 +20,7 @@
 #include <immintrin.h>
 
 #define F16_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define ATTN_UNROLL4 _Pragma("GCC unroll 4") /* the four accumulators stay registers */
 
 static inline __m256 load8(const ggml_fp16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
 static inline void store8(ggml_fp16_t *p, __m256 v) { _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, F16_RNE)); }
@@ -44,7 +45,7 @@ static float dot(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     __m512 sum[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     const int64_t np = n & ~(int64_t)63;
     for (int64_t i = 0; i < np; i += 64)
-        for (int j = 0; j < 4; j++)
+        ATTN_UNROLL4 for (int j = 0; j < 4; j++)
             sum[j] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i + 16 * j))),
                                      _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i + 16 * j))), sum[j]);
     const __m512 s = _mm512_add_ps(_mm512_add_ps(sum[0], sum[2]), _mm512_add_ps(sum[1], sum[3]));
@@ -74,10 +75,10 @@ static void mad(ggml_fp16_t *acc, const ggml_fp16_t *v, float s, int64_t n) {
 #else
 static float dot(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     __m256 lo[4], hi[4]; /* lanes 0..7 and 8..15 of ggml's four accumulators */
-    for (int j = 0; j < 4; j++) lo[j] = hi[j] = _mm256_setzero_ps();
+    ATTN_UNROLL4 for (int j = 0; j < 4; j++) lo[j] = hi[j] = _mm256_setzero_ps();
     const int64_t np = n & ~(int64_t)63;
     for (int64_t i = 0; i < np; i += 64)
-        for (int j = 0; j < 4; j++) {
+        ATTN_UNROLL4 for (int j = 0; j < 4; j++) {
             lo[j] = _mm256_fmadd_ps(load8(x + i + 16 * j), load8(y + i + 16 * j), lo[j]);
             hi[j] = _mm256_fmadd_ps(load8(x + i + 16 * j + 8), load8(y + i + 16 * j + 8), hi[j]);
         }
