@@ -3,6 +3,8 @@
  *
  * The device computes in host memory: its buffer type is the core's host
  * buffer type, so tensors in any host buffer or context are usable as they are.
+ * Its one extra buffer type, CPU_REPACK (repack.h), holds Q4_0 weights with
+ * eight rows interleaved for the matrix products.
  */
 #include <stdio.h>
 #include <stdlib.h>
