@@ -173,19 +173,17 @@ static const struct ggmlc_buft_iface repack_buft_iface = {
     .get_alignment = buft_alignment,
 };
 
+static ggml_backend_buffer_type_t extra_bufts[2]; /* {repack_buft, NULL}, set once at plugin init */
+
 ggml_backend_buffer_type_t cpu_repack_buft_create(ggml_backend_dev_t dev) {
     repack_buft = ggmlc_buft_new(dev, &repack_buft_iface, NULL);
+    extra_bufts[0] = repack_buft;
     return repack_buft;
 }
 
 ggml_backend_buffer_type_t cpu_repack_buft(void) { return repack_buft; }
 
-ggml_backend_buffer_type_t *cpu_repack_extra_bufts(ggml_backend_dev_t dev) {
-    static ggml_backend_buffer_type_t list[2];
-    list[0] = repack_buft;
-    list[1] = NULL;
-    return list;
-}
+ggml_backend_buffer_type_t *cpu_repack_extra_bufts(ggml_backend_dev_t dev) { return extra_bufts; }
 
 /* ------------------------------------------------------------------ kernels */
 
