@@ -18,6 +18,10 @@
  *    whose accumulator is f16: rescaled by expf(old - new max) on a new
  *    maximum, else weighted by expf(s - max), each update one fused
  *    multiply-add rounded to f16; S = fma(S, ms, vs); the output acc / S;
+ *    one query over 512+ keys (ggml's split-KV path): that over one chunk of
+ *    keys per thread, the chunks' f32 accumulators combined in order with
+ *    acc = fma(acc, expf(M - M'), acc_c * expf(M_c - M')), S likewise, then
+ *    acc * (1 / S) (the contraction ggml's build makes, read from its binary);
  *  - SWIGLU (split form): ggml's AVX-512 ggml_vec_swiglu_f32, 16 values at a
  *    time x / (1 + ggml_v_expf(0 - x)) * g, ggml_v_expf being ARM's
  *    optimized-routines exp (n = fma(x, log2 e, 0x1.8p23) - 0x1.8p23, b by two
@@ -117,40 +121,68 @@ static float model_dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int n) {
     return (float)total;
 }
 
+/* The model's online softmax of query qh (head h of HQ = 4 on 2 K/V heads) over keys
+ * [j0, j1) into acc, *M and *S. */
+static void model_attend(int d, int nkv, const ggml_fp16_t *k, const ggml_fp16_t *v, const ggml_fp16_t *mrow,
+                         const ggml_fp16_t *qh, int h, float scale, int j0, int j1, ggml_fp16_t *acc, float *M, float *S) {
+    for (int j = j0; j < j1; j++) {
+        const float mv = h2f(mrow[j]);
+        if (mv == -INFINITY) continue;
+        const float s = model_dot_f16(k + ((h / 2) * nkv + j) * d, qh, d) * scale + mv;
+        float ms = 1.0f, vs = 1.0f;
+        if (s > *M) {
+            ms = expf(*M - s);
+            *M = s;
+            for (int e = 0; e < d; e++) acc[e] = f2h(h2f(acc[e]) * ms);
+        } else {
+            vs = expf(s - *M);
+        }
+        for (int e = 0; e < d; e++) acc[e] = f2h(fmaf(h2f(v[((h / 2) * nkv + j) * d + e]), vs, h2f(acc[e])));
+        *S = fmaf(*S, ms, vs);
+    }
+}
+
 /* Attention of nq queries over nkv keys, head size d, 4 query heads on 2 K/V heads, a causal
- * mask; 1 and 2 threads against the model above. */
+ * mask; 1 and 2 threads against the model above.  One query over 512+ keys: ggml's split-KV
+ * path, one chunk of keys per thread, the chunks' f32 partials combined in order. */
 static void check_flash_attn(int d, int nq, int nkv, int n_threads) {
     enum { HQ = 4, HKV = 2 };
     const float scale = 1.0f / sqrtf((float)d);
+    const bool split = nq == 1 && nkv >= 512;
+    const int chunk = (nkv + n_threads - 1) / n_threads;
     float *q = malloc(sizeof(float) * d * nq * HQ), *want = malloc(sizeof(float) * d * nq * HQ);
     ggml_fp16_t *k = malloc(sizeof(ggml_fp16_t) * d * nkv * HKV), *v = malloc(sizeof(ggml_fp16_t) * d * nkv * HKV);
     ggml_fp16_t *mask = malloc(sizeof(ggml_fp16_t) * nkv * nq), *qh = malloc(sizeof(ggml_fp16_t) * d);
     ggml_fp16_t *acc = malloc(sizeof(ggml_fp16_t) * d);
     for (int i = 0; i < d * nq * HQ; i++) q[i] = test_normal() * 2.0f;
     for (int i = 0; i < d * nkv * HKV; i++) k[i] = f2h(test_normal()), v[i] = f2h(test_normal());
-    for (int i = 0; i < nq; i++)
-        for (int j = 0; j < nkv; j++) mask[i * nkv + j] = f2h(j <= nkv - nq + i ? 0.0f : -INFINITY);
+    for (int i = 0; i < nq; i++) /* causal; the split case also masks a run of keys (a chunk may lose all) */
+        for (int j = 0; j < nkv; j++)
+            mask[i * nkv + j] = f2h(j <= nkv - nq + i && !(split && j >= 100 && j < 140) ? 0.0f : -INFINITY);
     for (int i = 0; i < nq; i++)
         for (int h = 0; h < HQ; h++) { /* q is [d, nq, HQ]; the output [d, HQ, nq] */
             for (int e = 0; e < d; e++) qh[e] = f2h(q[(h * nq + i) * d + e]);
-            memset(acc, 0, sizeof(ggml_fp16_t) * d);
-            float S = 0.0f, M = -INFINITY;
-            for (int j = 0; j < nkv; j++) {
-                const float mv = h2f(mask[i * nkv + j]);
-                if (mv == -INFINITY) continue;
-                const float s = model_dot_f16(k + ((h / 2) * nkv + j) * d, qh, d) * scale + mv;
-                float ms = 1.0f, vs = 1.0f;
-                if (s > M) {
-                    ms = expf(M - s);
-                    M = s;
-                    for (int e = 0; e < d; e++) acc[e] = f2h(h2f(acc[e]) * ms);
-                } else {
-                    vs = expf(s - M);
-                }
-                for (int e = 0; e < d; e++) acc[e] = f2h(fmaf(h2f(v[((h / 2) * nkv + j) * d + e]), vs, h2f(acc[e])));
-                S = fmaf(S, ms, vs);
+            float *o = want + (i * HQ + h) * d;
+            if (!split) {
+                memset(acc, 0, sizeof(ggml_fp16_t) * d);
+                float S = 0.0f, M = -INFINITY;
+                model_attend(d, nkv, k, v, mask + i * nkv, qh, h, scale, 0, nkv, acc, &M, &S);
+                for (int e = 0; e < d; e++) o[e] = h2f(acc[e]) * (1.0f / S);
+                continue;
             }
-            for (int e = 0; e < d; e++) want[(i * HQ + h) * d + e] = h2f(acc[e]) * (1.0f / S);
+            float M = -INFINITY, S = 0.0f;
+            for (int e = 0; e < d; e++) o[e] = 0.0f;
+            for (int j0 = 0; j0 < nkv; j0 += chunk) {
+                float Mc = -INFINITY, Sc = 0.0f;
+                memset(acc, 0, sizeof(ggml_fp16_t) * d);
+                model_attend(d, nkv, k, v, mask, qh, h, scale, j0, j0 + chunk < nkv ? j0 + chunk : nkv, acc, &Mc, &Sc);
+                if (Sc == 0.0f) continue;
+                const float m_new = fmaxf(M, Mc), s_old = expf(M - m_new), s_new = expf(Mc - m_new);
+                for (int e = 0; e < d; e++) o[e] = fmaf(o[e], s_old, h2f(acc[e]) * s_new);
+                S = fmaf(S, s_old, Sc * s_new);
+                M = m_new;
+            }
+            for (int e = 0; e < d; e++) o[e] *= 1.0f / S;
         }
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
     struct ggml_tensor *tq = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d, nq, HQ);
@@ -216,6 +248,8 @@ int main(void) {
         check_flash_attn(128, 1, 37, t);
         check_flash_attn(40, 5, 9, t); /* a head shorter than one 64-value step: the tail only */
         check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 */
+        check_flash_attn(64, 1, 600, t); /* ggml's split-KV path: a chunk of keys per thread */
+        check_flash_attn(64, 1, 513, t);
         check_swiglu(2048, t);
         check_swiglu(1000 + 13, t); /* 13 values past the last 16, across two chunks of 512 */
     }
