@@ -183,8 +183,8 @@ void ggml_threadpool_resume(struct ggml_threadpool *threadpool) {
     if (fn && threadpool) fn(threadpool);
 }
 
-/* ggml_backend_dev_get_extra_bufts of the CPU device: ggmlc has no extra buffer types (its
- * kernels read ggml's layouts, nothing is repacked into a buffer of its own). */
+/* ggml_backend_dev_get_extra_bufts of a CPU plugin that does not answer it itself: none.
+ * (ggmlc's CPU plugin answers it first, with its CPU_REPACK buffer type: plugins/cpu/repack.h.) */
 static ggml_backend_buffer_type_t *cpu_extra_bufts(ggml_backend_dev_t device) {
     static ggml_backend_buffer_type_t none[] = {NULL};
     (void)device;

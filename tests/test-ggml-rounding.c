@@ -17,7 +17,18 @@
  *    the tail in double), times scale plus the mask, and an online softmax
  *    whose accumulator is f16: rescaled by expf(old - new max) on a new
  *    maximum, else weighted by expf(s - max), each update one fused
- *    multiply-add rounded to f16; S = fma(S, ms, vs); the output acc / S.
+ *    multiply-add rounded to f16; S = fma(S, ms, vs); the output acc / S;
+ *    one query over 512+ keys (ggml's split-KV path): that over one chunk of
+ *    keys per thread, the chunks' f32 accumulators combined in order with
+ *    acc = fma(acc, expf(M - M'), acc_c * expf(M_c - M')), S likewise, then
+ *    acc * (1 / S) (the contraction ggml's build makes, read from its binary);
+ *  - SWIGLU (split form): ggml's AVX-512 ggml_vec_swiglu_f32, 16 values at a
+ *    time x / (1 + ggml_v_expf(0 - x)) * g, ggml_v_expf being ARM's
+ *    optimized-routines exp (n = fma(x, log2 e, 0x1.8p23) - 0x1.8p23, b by two
+ *    fused steps of ln 2, a degree-5 fused polynomial, scaled by 2^n; |n| > 192
+ *    gives 0 or infinity), the row's last n % 16 values by libm expf.  Checked
+ *    against llama.cpp 0a50d99's ggml: every node sum of a Q8_0 and a Q4_0
+ *    llama prompt (llama-eval-callback) equal.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -110,40 +121,68 @@ static float model_dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int n) {
     return (float)total;
 }
 
+/* The model's online softmax of query qh (head h of HQ = 4 on 2 K/V heads) over keys
+ * [j0, j1) into acc, *M and *S. */
+static void model_attend(int d, int nkv, const ggml_fp16_t *k, const ggml_fp16_t *v, const ggml_fp16_t *mrow,
+                         const ggml_fp16_t *qh, int h, float scale, int j0, int j1, ggml_fp16_t *acc, float *M, float *S) {
+    for (int j = j0; j < j1; j++) {
+        const float mv = h2f(mrow[j]);
+        if (mv == -INFINITY) continue;
+        const float s = model_dot_f16(k + ((h / 2) * nkv + j) * d, qh, d) * scale + mv;
+        float ms = 1.0f, vs = 1.0f;
+        if (s > *M) {
+            ms = expf(*M - s);
+            *M = s;
+            for (int e = 0; e < d; e++) acc[e] = f2h(h2f(acc[e]) * ms);
+        } else {
+            vs = expf(s - *M);
+        }
+        for (int e = 0; e < d; e++) acc[e] = f2h(fmaf(h2f(v[((h / 2) * nkv + j) * d + e]), vs, h2f(acc[e])));
+        *S = fmaf(*S, ms, vs);
+    }
+}
+
 /* Attention of nq queries over nkv keys, head size d, 4 query heads on 2 K/V heads, a causal
- * mask; 1 and 2 threads against the model above. */
+ * mask; 1 and 2 threads against the model above.  One query over 512+ keys: ggml's split-KV
+ * path, one chunk of keys per thread, the chunks' f32 partials combined in order. */
 static void check_flash_attn(int d, int nq, int nkv, int n_threads) {
     enum { HQ = 4, HKV = 2 };
     const float scale = 1.0f / sqrtf((float)d);
+    const bool split = nq == 1 && nkv >= 512;
+    const int chunk = (nkv + n_threads - 1) / n_threads;
     float *q = malloc(sizeof(float) * d * nq * HQ), *want = malloc(sizeof(float) * d * nq * HQ);
     ggml_fp16_t *k = malloc(sizeof(ggml_fp16_t) * d * nkv * HKV), *v = malloc(sizeof(ggml_fp16_t) * d * nkv * HKV);
     ggml_fp16_t *mask = malloc(sizeof(ggml_fp16_t) * nkv * nq), *qh = malloc(sizeof(ggml_fp16_t) * d);
     ggml_fp16_t *acc = malloc(sizeof(ggml_fp16_t) * d);
     for (int i = 0; i < d * nq * HQ; i++) q[i] = test_normal() * 2.0f;
     for (int i = 0; i < d * nkv * HKV; i++) k[i] = f2h(test_normal()), v[i] = f2h(test_normal());
-    for (int i = 0; i < nq; i++)
-        for (int j = 0; j < nkv; j++) mask[i * nkv + j] = f2h(j <= nkv - nq + i ? 0.0f : -INFINITY);
+    for (int i = 0; i < nq; i++) /* causal; the split case also masks a run of keys (a chunk may lose all) */
+        for (int j = 0; j < nkv; j++)
+            mask[i * nkv + j] = f2h(j <= nkv - nq + i && !(split && j >= 100 && j < 140) ? 0.0f : -INFINITY);
     for (int i = 0; i < nq; i++)
         for (int h = 0; h < HQ; h++) { /* q is [d, nq, HQ]; the output [d, HQ, nq] */
             for (int e = 0; e < d; e++) qh[e] = f2h(q[(h * nq + i) * d + e]);
-            memset(acc, 0, sizeof(ggml_fp16_t) * d);
-            float S = 0.0f, M = -INFINITY;
-            for (int j = 0; j < nkv; j++) {
-                const float mv = h2f(mask[i * nkv + j]);
-                if (mv == -INFINITY) continue;
-                const float s = model_dot_f16(k + ((h / 2) * nkv + j) * d, qh, d) * scale + mv;
-                float ms = 1.0f, vs = 1.0f;
-                if (s > M) {
-                    ms = expf(M - s);
-                    M = s;
-                    for (int e = 0; e < d; e++) acc[e] = f2h(h2f(acc[e]) * ms);
-                } else {
-                    vs = expf(s - M);
-                }
-                for (int e = 0; e < d; e++) acc[e] = f2h(fmaf(h2f(v[((h / 2) * nkv + j) * d + e]), vs, h2f(acc[e])));
-                S = fmaf(S, ms, vs);
+            float *o = want + (i * HQ + h) * d;
+            if (!split) {
+                memset(acc, 0, sizeof(ggml_fp16_t) * d);
+                float S = 0.0f, M = -INFINITY;
+                model_attend(d, nkv, k, v, mask + i * nkv, qh, h, scale, 0, nkv, acc, &M, &S);
+                for (int e = 0; e < d; e++) o[e] = h2f(acc[e]) * (1.0f / S);
+                continue;
             }
-            for (int e = 0; e < d; e++) want[(i * HQ + h) * d + e] = h2f(acc[e]) * (1.0f / S);
+            float M = -INFINITY, S = 0.0f;
+            for (int e = 0; e < d; e++) o[e] = 0.0f;
+            for (int j0 = 0; j0 < nkv; j0 += chunk) {
+                float Mc = -INFINITY, Sc = 0.0f;
+                memset(acc, 0, sizeof(ggml_fp16_t) * d);
+                model_attend(d, nkv, k, v, mask, qh, h, scale, j0, j0 + chunk < nkv ? j0 + chunk : nkv, acc, &Mc, &Sc);
+                if (Sc == 0.0f) continue;
+                const float m_new = fmaxf(M, Mc), s_old = expf(M - m_new), s_new = expf(Mc - m_new);
+                for (int e = 0; e < d; e++) o[e] = fmaf(o[e], s_old, h2f(acc[e]) * s_new);
+                S = fmaf(S, s_old, Sc * s_new);
+                M = m_new;
+            }
+            for (int e = 0; e < d; e++) o[e] *= 1.0f / S;
         }
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
     struct ggml_tensor *tq = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d, nq, HQ);
@@ -162,6 +201,44 @@ static void check_flash_attn(int d, int nq, int nkv, int n_threads) {
     free(q), free(want), free(k), free(v), free(mask), free(qh), free(acc);
 }
 
+static float ggml_v_expf_model(float x) {
+    const float n = fmaf(x, 0x1.715476p+0f, 0x1.8p23f) - 0x1.8p23f;
+    if (fabsf(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x)), u = b * b;
+    const float p = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         fmaf(0x1.ffffecp-1f, b, 1.0f));
+    return ldexpf(p, (int)n);
+}
+
+static void check_swiglu(int width, int n_threads) {
+    enum { ROWS = 3 };
+    float *x = malloc(sizeof(float) * ROWS * width), *g = malloc(sizeof(float) * ROWS * width);
+    float *want = malloc(sizeof(float) * ROWS * width);
+    const float big[] = {-150.0f, 150.0f, -100.0f, 100.0f, -88.5f, 89.0f, 0.0f, -0.0f};
+    for (int i = 0; i < ROWS * width; i++) {
+        x[i] = i % 37 == 5 ? big[(i / 37) % 8] : test_normal() * 3.0f;
+        g[i] = test_normal();
+    }
+    for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < width; i++) {
+            const int e = r * width + i;
+            const bool vector = i < width - width % 16;
+            want[e] = x[e] / (1.0f + (vector ? ggml_v_expf_model(0.0f - x[e]) : expf(-x[e]))) * g[e];
+        }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * ROWS * width + ggml_graph_overhead() + (1 << 16), NULL, false});
+    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
+    struct ggml_tensor *tg = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
+    memcpy(tx->data, x, sizeof(float) * ROWS * width);
+    memcpy(tg->data, g, sizeof(float) * ROWS * width);
+    struct ggml_tensor *out = ggml_swiglu_split(ctx, tx, tg);
+    int differ = -1;
+    if (compute(ctx, out, n_threads)) differ = count_differ(out->data, want, (size_t)ROWS * width);
+    tap_ok(differ == 0, "swiglu of width %d (%d values past the last 16), %d thread(s): ggml's AVX-512 rounding (%d differ)",
+           width, width % 16, n_threads, differ);
+    ggml_free(ctx);
+    free(x), free(g), free(want);
+}
+
 int main(void) {
     test_seed(7);
     for (int t = 1; t <= 2; t++) {
@@ -170,6 +247,11 @@ int main(void) {
         check_flash_attn(64, 8, 20, t);
         check_flash_attn(128, 1, 37, t);
         check_flash_attn(40, 5, 9, t); /* a head shorter than one 64-value step: the tail only */
+        check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 */
+        check_flash_attn(64, 1, 600, t); /* ggml's split-KV path: a chunk of keys per thread */
+        check_flash_attn(64, 1, 513, t);
+        check_swiglu(2048, t);
+        check_swiglu(1000 + 13, t); /* 13 values past the last 16, across two chunks of 512 */
     }
     return tap_done();
 }

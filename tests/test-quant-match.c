@@ -15,11 +15,15 @@
  *    acc).
  * These were checked against llama.cpp c198af4d's bundled ggml (per-node
  * dumps of a Q8_0 and a Q4_0 llama model, the projections' outputs equal).
+ * Block-serial Q4_0 weights are also multiplied from the CPU_REPACK buffer
+ * type (eight rows interleaved, plugins/cpu/repack.h): the same bits.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggmlc.h"
 #include "testutil.h"
@@ -87,12 +91,33 @@ static void expected(enum ggml_type type, const void *wq, int rows, bool serial,
     }
 }
 
-/* w (rows x K, quantized from op->w) times the first cols columns of op->x on n_threads. */
-static bool product(enum ggml_type type, int rows, const struct operands *op, int cols, int n_threads, float *dst) {
+/* The CPU device's CPU_REPACK buffer type (its first extra buffer type), or NULL. */
+static ggml_backend_buffer_type_t repack_buft(void) {
+    typedef ggml_backend_buffer_type_t *(*extra_bufts_fn)(ggml_backend_dev_t);
+    ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+    extra_bufts_fn fn = reg ? (extra_bufts_fn)ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts") : NULL;
+    return fn ? fn(ggml_backend_reg_dev_get(reg, 0))[0] : NULL;
+}
+
+/* w (rows x K, quantized from op->w; in a CPU_REPACK buffer when repacked) times the first
+ * cols columns of op->x on n_threads. */
+static bool product(enum ggml_type type, int rows, const struct operands *op, int cols, int n_threads, bool repacked,
+                    float *dst) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
-    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, type, K, rows);
+    struct ggml_context *wctx = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true});
+    struct ggml_tensor *w = ggml_new_tensor_2d(repacked ? wctx : ctx, type, K, rows);
     struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, cols);
-    ggml_quantize_chunk(type, op->w, w->data, 0, rows, K, NULL);
+    ggml_backend_buffer_t wbuf = repacked && repack_buft() ? ggml_backend_alloc_ctx_tensors_from_buft(wctx, repack_buft()) : NULL;
+    if (repacked && !wbuf) {
+        tap_diag("no CPU_REPACK buffer: %s", ggmlc_last_error());
+        ggml_free(wctx);
+        ggml_free(ctx);
+        return false;
+    }
+    void *wq = malloc(ggml_nbytes(w));
+    ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
+    ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
+    free(wq);
     memcpy(x->data, op->x, (size_t)cols * K * sizeof(float));
     struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
     struct ggml_cgraph *gf = ggml_new_graph(ctx);
@@ -101,6 +126,8 @@ static bool product(enum ggml_type type, int rows, const struct operands *op, in
     if (ok) memcpy(dst, out->data, (size_t)cols * rows * sizeof(float));
     else tap_diag("%s: %s", ggml_type_name(type), ggmlc_last_error());
     ggml_free(ctx);
+    ggml_free(wctx);
+    if (wbuf) ggml_backend_buffer_free(wbuf);
     return ok;
 }
 
@@ -112,17 +139,19 @@ static void check_case(enum ggml_type type, int rows, bool serial, const struct 
     expected(type, wq, rows, serial, op, want);
     free(wq);
     const int col_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 64, MAX_COLS};
-    for (int t = 1; t <= 3; t++) /* 3 threads: odd shares of weight rows */
-        for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
-            const int cols = col_counts[i];
-            int differ = -1;
-            if (product(type, rows, op, cols, t, got)) {
-                differ = 0;
-                for (int j = 0; j < cols * rows; j++) differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
+    for (int repacked = 0; repacked <= (serial ? 1 : 0); repacked++)
+        for (int t = 1; t <= 3; t++) /* 3 threads: odd shares of weight rows */
+            for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
+                const int cols = col_counts[i];
+                int differ = -1;
+                if (product(type, rows, op, cols, t, repacked, got)) {
+                    differ = 0;
+                    for (int j = 0; j < cols * rows; j++) differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
+                }
+                tap_ok(differ == 0, "%s%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
+                       ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
+                       serial ? "block-serial" : "eight-lane", differ);
             }
-            tap_ok(differ == 0, "%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
-                   ggml_type_name(type), rows, cols, t, serial ? "block-serial" : "eight-lane", differ);
-        }
 }
 
 int main(void) {

@@ -13,10 +13,17 @@
  *    fused multiply-add per value rounded to f16; the normaliser
  *    S = S * ms + vs, fused;
  *  - the result the f16 accumulator times 1 / S.
- * Other cases (ALiBi, softcap, sinks, f32 K/V, the tiled and split paths)
- * take ops-attn.c's kernel.
+ * One query over 512 or more keys takes ggml's split-KV path: task t of n
+ * runs the above over keys [t * c, (t + 1) * c), c = ceil(keys / n), keeping
+ * M, S and the accumulator as f32; then per head the chunks are combined in
+ * order, M = fmaxf(M, Mc), acc = fma(acc, expf(M_old - M), acc_c * expf(Mc - M)),
+ * S likewise, and the result is acc * (1 / S) (as ggml's build contracts it).
+ * Other cases (ALiBi, softcap, sinks, f32 K/V, the tiled path) take
+ * ops-attn.c's kernel.  The f16 loops here are the portable reference;
+ * ops-attn-match-x86.c has them with AVX2 and AVX-512 intrinsics (same bits).
  */
 #include "ops-nn.h"
+#include "simd.h"
 
 /* The widest head this path takes (its buffers live on the stack). */
 #define MATCH_MAX_HEAD 1024
@@ -30,8 +37,13 @@ static bool attn_match_applies(const struct ggml_tensor *dst) {
     if (mask && mask->type != GGML_TYPE_F16) return false;
     if (k->ne[0] > MATCH_MAX_HEAD || v->ne[0] > MATCH_MAX_HEAD || dst->type != GGML_TYPE_F32) return false;
     if (q->nb[0] != sizeof(float) || k->nb[0] != sizeof(ggml_fp16_t) || v->nb[0] != sizeof(ggml_fp16_t)) return false;
-    const bool split_kv = q->ne[1] == 1 && q->ne[3] == 1 && k->ne[1] >= 512;
-    return q->ne[1] < 64 && !split_kv;
+    return q->ne[1] < 64;
+}
+
+/* ggml's split-KV path: one query over 512 or more keys. */
+static bool attn_split_kv(const struct ggml_tensor *dst) {
+    const struct ggml_tensor *q = dst->src[0];
+    return q->ne[1] == 1 && q->ne[3] == 1 && dst->src[1]->ne[1] >= 512;
 }
 
 #if defined(__x86_64__) && defined(__FLT16_MAX__)
@@ -62,7 +74,7 @@ static inline __attribute__((always_inline)) float reduce16(const float v[16]) {
 }
 
 /* ggml's vec_dot_f16 on AVX-512. */
-static inline __attribute__((always_inline)) float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
+EW_CLONES static float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     float sum[4][16] = {{0}};
     const int64_t np = n & ~(int64_t)63;
     for (int64_t i = 0; i < np; i += 64)
@@ -81,41 +93,111 @@ static inline __attribute__((always_inline)) float dot_f16(const ggml_fp16_t *x,
     return (float)total;
 }
 
-/* One query row (i1, head i2, batch i3) into its place in dst.  Cloned per x86-64 level so
- * that fmaf is one instruction where the CPU has FMA (a libm call otherwise). */
-EW_CLONES static void attend_row(struct ggml_tensor *dst, float scale, int64_t i1, int64_t i2, int64_t i3) {
+EW_CLONES static void scale_f16(ggml_fp16_t *acc, float s, int64_t n) {
+    for (int64_t d = 0; d < n; d++) acc[d] = f2h(h2f(acc[d]) * s);
+}
+
+EW_CLONES static void mad_f16(ggml_fp16_t *acc, const ggml_fp16_t *v, float s, int64_t n) {
+    for (int64_t d = 0; d < n; d++) acc[d] = f2h(fmaf(h2f(v[d]), s, h2f(acc[d])));
+}
+
+/* The loops of the SIMD level in use (GGMLC_CPU_PATH), the portable ones above on "generic". */
+static const struct cpu_attn_f16_loops *attn_loops(void) {
+    static const struct cpu_attn_f16_loops portable = {dot_f16, scale_f16, mad_f16};
+    const enum cpu_simd_level level = cpu_simd_level();
+    if (level >= CPU_SIMD_AVX512 && cpu_attn_f16_loops_avx512()) return cpu_attn_f16_loops_avx512();
+    if (level >= CPU_SIMD_AVX2 && cpu_attn_f16_loops_avx2()) return cpu_attn_f16_loops_avx2();
+    return &portable;
+}
+
+/* Keys [ic0, ic1) of query row (i1, head i2, batch i3) into the f16 accumulator acc (dv
+ * values) and the running maximum *M and normaliser *S.  Cloned per x86-64 level so that
+ * fmaf is one instruction where the CPU has FMA (a libm call otherwise). */
+EW_CLONES static void attend_keys(const struct cpu_attn_f16_loops *loops, const struct ggml_tensor *dst, float scale,
+                                  int64_t i1, int64_t i2, int64_t i3, int64_t ic0, int64_t ic1, ggml_fp16_t *acc, float *M,
+                                  float *S) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3];
     const int64_t dk = k->ne[0], dv = v->ne[0];
     const int64_t ik2 = i2 / (q->ne[2] / k->ne[2]), ik3 = i3 / (q->ne[3] / k->ne[3]);
     const int64_t iv2 = i2 / (q->ne[2] / v->ne[2]), iv3 = i3 / (q->ne[3] / v->ne[3]);
-    ggml_fp16_t qh[MATCH_MAX_HEAD], acc[MATCH_MAX_HEAD];
+    ggml_fp16_t qh[MATCH_MAX_HEAD];
     const float *qr = (const float *)nn_elem(q, 0, i1, i2, i3);
     for (int64_t d = 0; d < dk; d++) qh[d] = f2h(qr[d]);
-    memset(acc, 0, (size_t)dv * sizeof *acc);
     const ggml_fp16_t *mp =
         mask ? (const ggml_fp16_t *)nn_elem(mask, 0, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
-    float S = 0.0f, M = -INFINITY;
-    for (int64_t ic = 0; ic < k->ne[1]; ic++) {
+    for (int64_t ic = ic0; ic < ic1; ic++) {
         const float mv = mp ? h2f(mp[ic]) : 0.0f;
         if (mv == -INFINITY) continue;
-        float s = dot_f16((const ggml_fp16_t *)nn_elem(k, 0, ic, ik2, ik3), qh, dk) * scale;
+        float s = loops->dot((const ggml_fp16_t *)nn_elem(k, 0, ic, ik2, ik3), qh, dk) * scale;
         s += mv;
         float ms = 1.0f, vs = 1.0f;
-        if (s > M) {
-            const float m_old = M;
-            M = s;
-            ms = expf(m_old - M);
-            for (int64_t d = 0; d < dv; d++) acc[d] = f2h(h2f(acc[d]) * ms);
+        if (s > *M) {
+            const float m_old = *M;
+            *M = s;
+            ms = expf(m_old - *M);
+            loops->scale(acc, ms, dv);
         } else {
-            vs = expf(s - M);
+            vs = expf(s - *M);
         }
-        const ggml_fp16_t *vr = (const ggml_fp16_t *)nn_elem(v, 0, ic, iv2, iv3);
-        for (int64_t d = 0; d < dv; d++) acc[d] = f2h(fmaf(h2f(vr[d]), vs, h2f(acc[d])));
-        S = fmaf(S, ms, vs);
+        loops->mad(acc, (const ggml_fp16_t *)nn_elem(v, 0, ic, iv2, iv3), vs, dv);
+        *S = fmaf(*S, ms, vs);
     }
+}
+
+/* Row (i1, head i2, batch i3) of dst. */
+static float *out_row(struct ggml_tensor *dst, int64_t i1, int64_t i2, int64_t i3) {
+    return (float *)((char *)dst->data + (i3 * dst->ne[2] * dst->ne[1] + i2 + i1 * dst->ne[1]) * dst->nb[1]);
+}
+
+/* One query row over all keys into its place in dst. */
+static void attend_row(const struct cpu_attn_f16_loops *loops, struct ggml_tensor *dst, float scale, int64_t i1,
+                       int64_t i2, int64_t i3) {
+    const int64_t dv = dst->src[2]->ne[0];
+    ggml_fp16_t acc[MATCH_MAX_HEAD];
+    memset(acc, 0, (size_t)dv * sizeof *acc);
+    float S = 0.0f, M = -INFINITY;
+    attend_keys(loops, dst, scale, i1, i2, i3, 0, dst->src[1]->ne[1], acc, &M, &S);
     const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
-    float *out = (float *)((char *)dst->data + (i3 * dst->ne[2] * dst->ne[1] + i2 + i1 * dst->ne[1]) * dst->nb[1]);
+    float *out = out_row(dst, i1, i2, i3);
     for (int64_t d = 0; d < dv; d++) out[d] = h2f(acc[d]) * s_inv;
+}
+
+/* The split-KV path: this task's chunk of keys for every head into its scratch (per head
+ * M, S, then the f32 accumulator), then, after the barrier, the heads ith, ith + nth, ...
+ * combined over all tasks' chunks in order. */
+static void attend_split(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const struct cpu_attn_f16_loops *loops,
+                         float scale) {
+    const int64_t nkv = dst->src[1]->ne[1], dv = dst->src[2]->ne[0], heads = dst->src[0]->ne[2];
+    const int64_t chunk = (nkv + call->nth - 1) / call->nth, part_size = 2 + dv;
+    const int64_t task_floats = cpu_attn_scratch_floats(dst);
+    float *mine = nn_scratch(call, task_floats);
+    const int64_t ic0 = call->ith * chunk, ic1 = ic0 + chunk < nkv ? ic0 + chunk : nkv;
+    for (int64_t h = 0; h < heads; h++) {
+        float *part = mine + h * part_size;
+        part[0] = -INFINITY, part[1] = 0.0f;
+        if (ic0 >= nkv) continue;
+        ggml_fp16_t acc[MATCH_MAX_HEAD];
+        memset(acc, 0, (size_t)dv * sizeof *acc);
+        attend_keys(loops, dst, scale, 0, h, 0, ic0, ic1, acc, &part[0], &part[1]);
+        for (int64_t d = 0; d < dv; d++) part[2 + d] = h2f(acc[d]);
+    }
+    if (call->nth > 1 && call->barrier) call->barrier(call);
+    for (int64_t h = call->ith; h < heads; h += call->nth) {
+        float M = -INFINITY, S = 0.0f, *out = out_row(dst, 0, h, 0);
+        memset(out, 0, (size_t)dv * sizeof *out);
+        for (int c = 0; c < call->nth && (int64_t)c * chunk < nkv; c++) {
+            const float *part = (const float *)call->wdata + nn_scratch_floats(task_floats) * (size_t)c + h * part_size;
+            if (part[1] == 0.0f) continue;
+            const float m_new = fmaxf(M, part[0]), s_old = expf(M - m_new), s_new = expf(part[0] - m_new);
+            for (int64_t d = 0; d < dv; d++) out[d] = fmaf(out[d], s_old, part[2 + d] * s_new);
+            S = fmaf(S, s_old, part[1] * s_new);
+            M = m_new;
+        }
+        if (S != 0.0f) {
+            const float s_inv = 1.0f / S;
+            for (int64_t d = 0; d < dv; d++) out[d] *= s_inv;
+        }
+    }
 }
 
 bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
@@ -123,8 +205,13 @@ bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *
     const struct ggml_tensor *q = dst->src[0];
     const float scale = ggmlc_flash_attn_params_of(dst).scale;
     int64_t r0, r1;
+    const struct cpu_attn_f16_loops *loops = attn_loops();
+    if (attn_split_kv(dst)) {
+        attend_split(call, dst, loops, scale);
+        return true;
+    }
     cpu_split_range(q->ne[1] * q->ne[2] * q->ne[3], call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++)
-        attend_row(dst, scale, r % q->ne[1], (r / q->ne[1]) % q->ne[2], r / (q->ne[1] * q->ne[2]));
+        attend_row(loops, dst, scale, r % q->ne[1], (r / q->ne[1]) % q->ne[2], r / (q->ne[1] * q->ne[2]));
     return true;
 }

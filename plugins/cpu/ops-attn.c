@@ -24,13 +24,15 @@ struct attn_params {
 /* Scratch of the forward per task: a block of query rows and of accumulators, a tile of
  * keys (transposed) and of value rows, the block's mask values over a tile, and one key
  * row being converted. */
-static int64_t attn_scratch_floats(const struct ggml_tensor *dst) {
+int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst) {
     const int64_t dk = dst->src[0]->ne[0], dv = dst->src[2]->ne[0];
-    return ATTN_BLOCK * (dk + dv) + ATTN_KEYS * (dk + dv) + ATTN_BLOCK * ATTN_KEYS + dk;
+    const int64_t tiles = ATTN_BLOCK * (dk + dv) + ATTN_KEYS * (dk + dv) + ATTN_BLOCK * ATTN_KEYS + dk;
+    const int64_t partials = dst->src[0]->ne[2] * (2 + dv); /* ops-attn-match.c's split-KV path */
+    return tiles > partials ? tiles : partials;
 }
 
 static size_t flash_attn_work(const struct ggml_tensor *dst, int n_threads) {
-    return nn_scratch_bytes(attn_scratch_floats(dst), n_threads);
+    return nn_scratch_bytes(cpu_attn_scratch_floats(dst), n_threads);
 }
 
 /* Sum of a[i] * b[i] for a key row (blocks of few queries, where transposing the keys
@@ -228,7 +230,7 @@ static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, str
     const struct ggml_tensor *q = dst->src[0];
     const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(dst);
     const struct attn_params p = {fa.scale, fa.max_bias, fa.logit_softcap};
-    float *scratch = nn_scratch(call, attn_scratch_floats(dst));
+    float *scratch = nn_scratch(call, cpu_attn_scratch_floats(dst));
     const int64_t per_head = (q->ne[1] + ATTN_BLOCK - 1) / ATTN_BLOCK;
     int64_t u0, u1;
     cpu_split_range(per_head * q->ne[2] * q->ne[3], call->ith, call->nth, &u0, &u1);

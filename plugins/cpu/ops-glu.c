@@ -1,9 +1,16 @@
 /*
  * ops-glu.c - gated linear units: dst = act(x) * g, where x and g are the
  * two halves of each row of src[0] (swapped: g first) or, in the split
- * form, the rows of src[0] and src[1].
+ * form, the rows of src[0] and src[1].  SWIGLU rounds as ggml's x86 CPU
+ * backend (AVX-512 build) does, so that a llama model's FFN keeps ggml's bits.
  */
+#include <math.h>
+
 #include "ops-ew.h"
+#include "simd.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define SQRT_1_2       0.7071067811865476f
@@ -20,8 +27,74 @@ EW_CLONES static void glu_geglu(int64_t n, float *z, const float *x, const float
         z[i] = 0.5f * v * (1.0f + ew_tanhf(SQRT_2_OVER_PI * v * (1.0f + 0.044715f * v * v))) * g[i];
     }
 }
-EW_CLONES static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
-    for (int64_t i = 0; i < n; i++) z[i] = x[i] / (1.0f + ew_expf(-x[i])) * g[i];
+/* ---------------------------------------------------- SWIGLU in ggml's bits
+ *
+ * ggml's ggml_vec_swiglu_f32 (AVX-512 build) takes a row 16 values at a time through
+ * ggml_v_silu: x / (1 + e), e its ggml_v_expf(0 - x) (ARM's optimized-routines exp: a
+ * degree-5 polynomial in fused multiply-adds, scaled by 2^n with vscalefps; |n| > 192 gives
+ * 0 or infinity), times g; the last n % 16 values of a row take libm's expf.  EW_CHUNK is a
+ * multiple of 16, so a chunk's tail is the row's tail.  The portable model below spells the
+ * FMAs fmaf and the scaling ldexpf (both round once, as the instructions do). */
+#define GLU_LANES 16
+
+static inline float ggml_v_expf_model(float x) {
+    const float r = 0x1.8p23f;
+    const float n = fmaf(x, 0x1.715476p+0f, r) - r;
+    if (isnan(n)) return n;
+    if (fabsf(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));
+    const float u = b * b;
+    const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         fmaf(0x1.ffffecp-1f, b, 1.0f));
+    return ldexpf(j, (int)n);
+}
+
+/* The row's last n % 16 values, as ggml_silu_f32 (libm expf). */
+static void swiglu_tail(int64_t i, int64_t n, float *z, const float *x, const float *g) {
+    for (; i < n; i++) z[i] = x[i] / (1.0f + expf(-x[i])) * g[i];
+}
+
+EW_CLONES static void swiglu_portable(int64_t n, float *z, const float *x, const float *g) {
+    const int64_t nv = n - n % GLU_LANES;
+    for (int64_t i = 0; i < nv; i++) z[i] = x[i] / (1.0f + ggml_v_expf_model(0.0f - x[i])) * g[i];
+    swiglu_tail(nv, n, z, x, g);
+}
+
+#if defined(__x86_64__)
+/* ggml_v_expf and ggml_v_silu of ggml's vec.h, in these instructions. */
+__attribute__((target("avx512f,avx512dq,fma"))) static void swiglu_avx512(int64_t n, float *z, const float *x, const float *g) {
+    const __m512 r = _mm512_set1_ps(0x1.8p23f), one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + GLU_LANES <= n; i += GLU_LANES) {
+        const __m512 xv = _mm512_loadu_ps(x + i), v = _mm512_sub_ps(zero, xv);
+        const __m512 nn = _mm512_sub_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(0x1.715476p+0f), r), r);
+        const __m512 b = _mm512_fnmadd_ps(nn, _mm512_set1_ps(0x1.7f7d1cp-20f), _mm512_fnmadd_ps(nn, _mm512_set1_ps(0x1.62e4p-1f), v));
+        const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(nn), _mm512_set1_ps(192), _CMP_GT_OQ);
+        const __m512 u = _mm512_mul_ps(b, b);
+        const __m512 j = _mm512_fmadd_ps(
+            _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
+                            _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
+            u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, one));
+        __m512 e = _mm512_scalef_ps(j, nn);
+        if (!_mm512_kortestz(big, big)) {
+            const __m512 alt = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(nn, zero, _CMP_LE_OQ), _mm512_set1_ps(INFINITY), zero);
+            e = _mm512_mask_blend_ps(big, e, alt);
+        }
+        _mm512_storeu_ps(z + i, _mm512_mul_ps(_mm512_div_ps(xv, _mm512_add_ps(one, e)), _mm512_loadu_ps(g + i)));
+    }
+    swiglu_tail(i, n, z, x, g);
+}
+#endif
+
+/* SWIGLU of a chunk on the SIMD level in use: the AVX-512 instructions or their model. */
+static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+#if defined(__x86_64__)
+    if (cpu_simd_level() >= CPU_SIMD_AVX512) {
+        swiglu_avx512(n, z, x, g);
+        return;
+    }
+#endif
+    swiglu_portable(n, z, x, g);
 }
 EW_CLONES static void glu_swiglu_oai(int64_t n, float *z, const float *x, const float *g, const float *p) {
     const float alpha = p[0], limit = p[1];

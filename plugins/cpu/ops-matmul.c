@@ -14,6 +14,7 @@
 #include "ops-matmul.h"
 #include "quant-dot.h"
 #include "quant-match.h"
+#include "repack.h"
 
 /* -------------------------------------------------------- shared helpers */
 
@@ -318,7 +319,7 @@ static int cols_min_rows(const struct ggml_tensor *a) {
 
 /* The column kernel for a's products, or NULL. */
 static cpu_vec_dot_cols_t cols_kernel(const struct ggml_tensor *a) {
-    return cpu_qmatch_type(a->type) ? cpu_qmatch_cols(a->type, cpu_qmatch_block_serial(a, false)) : NULL;
+    return cpu_qmatch_type(a->type) && !cpu_repack_is_packed(a) ? cpu_qmatch_cols(a->type, cpu_qmatch_block_serial(a, false)) : NULL;
 }
 
 /* Groups of activation rows of b (per batch, CPU_QUANT_MAX_ROWS rows each but the last). */
@@ -374,6 +375,32 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
  * the tile kernel is not used for groups of up to CPU_QUANT_MAX_ROWS rows, which is all of them. */
 #define QUANT_TILE_MIN_ROWS (CPU_QUANT_MAX_ROWS + 1)
 
+/* Packed Q4_0 weights (repack.h): each thread takes whole groups of eight weight rows and
+ * passes every group of up to CPU_QUANT_MAX_ROWS activation rows over each while it is in
+ * cache.  The activations: Q8_0 planes (qs, d, sums) of b's rows in logical order. */
+static void repacked_products(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const int8_t *qs, const float *d,
+                              const int32_t *sums) {
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+    const cpu_repack_kernel_t kernel = cpu_repack_kernel();
+    const int64_t k = b->ne[0], nblocks = k / QK8_0;
+    const size_t group_size = (size_t)nblocks * CPU_REPACK_GROUP_BLOCK;
+    int64_t g0, g1;
+    cpu_split_range(a->ne[1] / CPU_REPACK_ROWS, call->ith, call->nth, &g0, &g1);
+    for (int64_t g = g0; g < g1; g++) {
+        const char *group = (const char *)a->data + g * group_size;
+        for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
+            const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
+            for (int64_t i1 = 0; i1 < b->ne[1]; i1 += CPU_QUANT_MAX_ROWS) {
+                const int64_t r = batch * b->ne[1] + i1;
+                const int nrows = (int)(b->ne[1] - i1 < CPU_QUANT_MAX_ROWS ? b->ne[1] - i1 : CPU_QUANT_MAX_ROWS);
+                const struct cpu_q8_rows y = {qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks, sums + r * nblocks, nrows, NULL};
+                float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]) + g * CPU_REPACK_ROWS;
+                kernel((int)k, group, &y, out, dst->nb[1] / sizeof(float));
+            }
+        }
+    }
+}
+
 bool cpu_matmul_uses_planes(enum ggml_type type) {
     return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0;
 }
@@ -408,6 +435,10 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
         cpu_matmul_convert_rows(call, b, vt, call->wdata, tmp);
     }
     call->barrier(call);
+    if (cpu_repack_is_packed(a)) {
+        repacked_products(call, dst, qs, d, sums);
+        return;
+    }
     /* Q4_0 matrices that ggml repacks sum block by block: the tile kernel for every group of 16 rows */
     const bool serial = cpu_qmatch_block_serial(a, false);
     if (serial) kernel = cpu_qmatch_serial_q4_0();

@@ -24,6 +24,21 @@ CPU_HIDDEN void cpu_nn_attn_register(struct cpu_op_table *t);    /* ops-attn.c *
 /* FLASH_ATTN_EXT rounded as ggml's CPU backend where it applies (f16 K/V, its one-row path;
  * ops-attn-match.c): computes this thread's share and returns true, else false. */
 CPU_HIDDEN bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
+/* Scratch floats per task of FLASH_ATTN_EXT (ops-attn.c's tiles, or the split-KV partials of
+ * ops-attn-match.c: one M, S and value row per query head). */
+CPU_HIDDEN int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst);
+/* The f16 loops of that path, each giving the bits of ops-attn-match.c's portable loops:
+ * dot: ggml's AVX-512 vec_dot_f16 of x and y (n values); scale: acc[d] = f16(acc[d] * s);
+ * mad: acc[d] = f16(fma(v[d], s, acc[d])), d < n. */
+struct cpu_attn_f16_loops {
+    float (*dot)(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n);
+    void (*scale)(ggml_fp16_t *acc, float s, int64_t n);
+    void (*mad)(ggml_fp16_t *acc, const ggml_fp16_t *v, float s, int64_t n);
+};
+/* The AVX2 (+FMA, F16C) and AVX-512 loops (ops-attn-match-x86.c, -avx512.c); NULL where the
+ * build has none. */
+CPU_HIDDEN const struct cpu_attn_f16_loops *cpu_attn_f16_loops_avx2(void);
+CPU_HIDDEN const struct cpu_attn_f16_loops *cpu_attn_f16_loops_avx512(void);
 CPU_HIDDEN void cpu_nn_loss_register(struct cpu_op_table *t);    /* ops-loss.c */
 
 /* y[i] = exp(x[i] - shift) (y may be x); returns their sum, accumulated in double.

@@ -3,6 +3,8 @@
  *
  * The device computes in host memory: its buffer type is the core's host
  * buffer type, so tensors in any host buffer or context are usable as they are.
+ * Its one extra buffer type, CPU_REPACK (repack.h), holds Q4_0 weights with
+ * eight rows interleaved for the matrix products.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "cpu-backend.h"
 #include "graph.h"
+#include "repack.h"
 #include "simd.h"
 #include "threadpool.h"
 
@@ -102,7 +105,9 @@ static ggml_backend_buffer_t dev_buffer_from_host_ptr(ggml_backend_dev_t dev, vo
 }
 
 static bool dev_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor *op) { return cpu_supports_node(op); }
-static bool dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) { return ggml_backend_buft_is_host(buft); }
+static bool dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) {
+    return ggml_backend_buft_is_host(buft) || (buft && buft == cpu_repack_buft());
+}
 
 /* -------------------------------------------------------------- registry */
 
@@ -160,6 +165,7 @@ static void *reg_proc_address(ggml_backend_reg_t reg, const char *name) {
         {GGMLC_CPU_PROC_SET_N_THREADS, (void *)cpu_proc_set_n_threads},
         {GGMLC_CPU_PROC_SET_ABORT, (void *)cpu_proc_set_abort_callback},
         {GGMLC_CPU_PROC_GET_FEATURES, (void *)proc_get_features},
+        {"ggml_backend_dev_get_extra_bufts", (void *)cpu_repack_extra_bufts}, /* ggml's name: llama.cpp asks for it */
     };
     if (!name) return NULL;
     for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
@@ -216,7 +222,8 @@ static enum ggmlc_status plugin_init(const struct ggmlc_plugin_options *opts, gg
         .supports_op = dev_supports_op,
         .supports_buft = dev_supports_buft,
     };
-    if (!ggmlc_device_new(reg, &dev_iface, NULL)) return ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_NOMEM;
+    ggml_backend_dev_t dev = ggmlc_device_new(reg, &dev_iface, NULL);
+    if (!dev || !cpu_repack_buft_create(dev)) return ggmlc_last_status() != GGMLC_OK ? ggmlc_last_status() : GGMLC_ERR_NOMEM;
     *reg_out = reg;
     return GGMLC_OK;
 }

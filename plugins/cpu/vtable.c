@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "repack.h"
 
 static struct cpu_op_table op_table;
 static pthread_once_t op_table_once = PTHREAD_ONCE_INIT;
@@ -29,6 +30,7 @@ const struct cpu_op_table *cpu_op_table(void) {
 
 bool cpu_supports_node(const struct ggml_tensor *node) {
     if ((unsigned)node->op >= GGML_OP_COUNT) return false;
+    if (!cpu_repack_node_supported(node)) return false; /* packed weights: MUL_MAT only (repack.h) */
     if (ggmlc_op_is_view(node->op)) return true;
     const struct cpu_op_table *t = cpu_op_table();
     return t->compute[node->op] && (!t->supports[node->op] || t->supports[node->op](node));
