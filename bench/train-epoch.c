@@ -101,13 +101,18 @@ static ggmlc_model *epoch_model(const struct epoch_options *o) {
     const bool cnn = strcmp(o->model, "cnn") == 0;
     const int64_t image[3] = {1, 28, 28}, flat = 784;
     ggmlc_model *m = cnn ? ggmlc_sequential(image, 3) : ggmlc_sequential(&flat, 1);
-    ggmlc_layer *mlp[] = {ggmlc_dense(256, GGMLC_ACT_RELU), ggmlc_dense(128, GGMLC_ACT_RELU),
-                          ggmlc_dense(10, GGMLC_ACT_SOFTMAX)};
-    ggmlc_layer *conv[] = {ggmlc_conv2d(32, 3, 3, 1, -1, 1, GGMLC_ACT_RELU), ggmlc_max_pool2d(2, 2),
-                           ggmlc_conv2d(64, 3, 3, 1, -1, 1, GGMLC_ACT_RELU), ggmlc_max_pool2d(2, 2),
-                           ggmlc_flatten(), ggmlc_dense(128, GGMLC_ACT_RELU),
-                           ggmlc_dense(10, GGMLC_ACT_SOFTMAX)};
-    if (!m || !(cnn ? add_layers(m, conv, 7) : add_layers(m, mlp, 3))) return NULL;
+    if (!m) return NULL;
+    if (cnn) { /* each list is made only when used: a layer not added to the model would leak */
+        ggmlc_layer *conv[] = {ggmlc_conv2d(32, 3, 3, 1, -1, 1, GGMLC_ACT_RELU), ggmlc_max_pool2d(2, 2),
+                               ggmlc_conv2d(64, 3, 3, 1, -1, 1, GGMLC_ACT_RELU), ggmlc_max_pool2d(2, 2),
+                               ggmlc_flatten(), ggmlc_dense(128, GGMLC_ACT_RELU),
+                               ggmlc_dense(10, GGMLC_ACT_SOFTMAX)};
+        if (!add_layers(m, conv, 7)) return NULL;
+    } else {
+        ggmlc_layer *mlp[] = {ggmlc_dense(256, GGMLC_ACT_RELU), ggmlc_dense(128, GGMLC_ACT_RELU),
+                              ggmlc_dense(10, GGMLC_ACT_SOFTMAX)};
+        if (!add_layers(m, mlp, 3)) return NULL;
+    }
     struct ggmlc_compile_options co = ggmlc_compile_defaults();
     co.optimizer = GGMLC_OPT_ADAMW;
     co.learning_rate = 1e-3f;
