@@ -363,6 +363,35 @@ static bool round_trip_projections(struct gpt_model *m, enum ggml_type type) {
  * (what is left: the quantized products round their activations to Q8_0, nmse ~3e-4 here, where
  * the F32 model itself is 0.06 away for Q4_0); types the width or the format
  * cannot take are refused with a reason. */
+/* Q4_0 projections go to the CPU's repacked buffer type (CPU_REPACK: ggml repacks Q4_0 only,
+ * on this class of CPU), the others stay in the default buffer; read back, a repacked weight
+ * gives the bytes of its plain quantization (ref: the F32 model). */
+static void check_product_buffer(const struct gpt_model *q, const struct gpt_model *ref, enum ggml_type type) {
+    const char *name = ggml_type_name(type);
+    ggml_backend_buffer_t pb = q->product_buffer;
+    if (type != GGML_TYPE_Q4_0) {
+        tap_ok(pb == NULL, "%s: the projections stay in the default buffer", name);
+        return;
+    }
+    const char *buft = pb ? ggml_backend_buft_name(ggml_backend_buffer_get_type(pb)) : "none";
+    tap_ok(pb && strcmp(buft, "CPU_REPACK") == 0 && q->layers[0].wqkv->buffer == pb && q->out->buffer == pb &&
+               q->tok_embd->buffer != pb,
+           "%s: the projections go to the CPU's product buffer type (%s), the embedding does not", name, buft);
+    const struct ggml_tensor *w = ref->layers[0].wqkv;
+    const size_t n = (size_t)ggml_nelements(w), bytes = ggml_row_size(type, w->ne[0]) * (size_t)w->ne[1];
+    float *f = malloc(n * sizeof *f);
+    char *want = malloc(bytes), *got = malloc(bytes);
+    bool same = f && want && got;
+    if (same) {
+        ggml_backend_tensor_get(w, f, 0, n * sizeof *f);
+        ggml_quantize_chunk(type, f, want, 0, w->ne[1], w->ne[0], NULL);
+        ggml_backend_tensor_get(q->layers[0].wqkv, got, 0, bytes);
+        same = memcmp(want, got, bytes) == 0;
+    }
+    tap_ok(same, "%s: a repacked weight reads back as its plain quantization", name);
+    free(f), free(want), free(got);
+}
+
 static void test_weight_types(struct gpt_model *m, ggml_backend_t cpu, const struct gold_set *gold) {
     const char *path = tmp_path("types.gguf");
     const struct gold_tensor *tok = gold_get(gold, "tokens");
@@ -384,6 +413,7 @@ static void test_weight_types(struct gpt_model *m, ggml_backend_t cpu, const str
                "%s: the projections take the type (%zu bytes of weights, F32 %zu)", name, gpt_model_bytes(&q),
                gpt_model_bytes(m));
         const bool ref_ok = gpt_model_load(&r, path, cpu);
+        if (ref_ok) check_product_buffer(&q, &r, cases[i].type);
         if (tap_ok(ref_ok && round_trip_projections(&r, cases[i].type) && full_logits(&r, cpu, tok->data, GOLD_T, ref) &&
                        full_logits(&q, cpu, tok->data, GOLD_T, got),
                    "%s: logits computed", name))
