@@ -7,7 +7,7 @@
 // the K tile staged in shared memory, the scores S = Q K^T * scale (soft-capped, plus the mask),
 // the online softmax (each row's running maximum and normaliser) and O += P V with the V tile
 // staged where K was.  Eight threads (lanes) per row: lane l scores keys l, l + 8, ... and sums
-// values l, l + 8, ...; f32 throughout.  d[:, head, query, batch] = softmax(scores) V; optional
+// the vec4s of values l, l + 8, ...; f32 throughout.  d[:, head, query, batch] = softmax(scores) V; optional
 // sinks join the normaliser only; a row without a finite score gives 0, as flash-attn.comp does.
 // Head sizes up to DMAX; BC = 32 keys for heads up to 64, fewer for larger ones (shared memory
 // stays under 32 KiB).  Bindings as flash-attn.comp's (the partials' one unused).
@@ -26,14 +26,15 @@ VK_PUSH_BLOCK(vk_pc_flash_attn);
 #include "fattn-kv.glsl"
 
 // R rows of LANES threads; keys per tile at most KPT * LANES; head sizes up to DMAX (ATTN_TILE_*
-// in ops-nn.c); KV_WORDS floats of shared K or V tile, rows padded by one word against bank
-// conflicts.
-const uint WG = 128, LANES = 8, R = WG / LANES, KPT = 4, BC_MAX = KPT * LANES, DMAX = 256, OPT = DMAX / LANES;
-const uint KV_WORDS = 2560;
+// in ops-nn.c).  Rows of Q, K and V are held as vec4s (4-float shared loads: a quarter of the
+// load instructions), padded with zeros to a multiple of 4 and one vec4 apart against bank
+// conflicts; KV_VEC4 vec4s hold the K, then the V, tile.
+const uint WG = 128, LANES = 8, R = WG / LANES, KPT = 4, BC_MAX = KPT * LANES, DMAX = 256;
+const uint D4P_MAX = DMAX / 4 + 1, OPT = DMAX / 4 / LANES, KV_VEC4 = 640;
 const float NEG_INF = -1.0 / 0.0;
 
-shared float qs[R * (DMAX + 1)]; // the tile's query rows, DK + 1 words apart
-shared float kvs[KV_WORDS];      // K, then V, of BC keys
+shared vec4 qs[R * D4P_MAX];     // the tile's query rows
+shared vec4 kvs[KV_VEC4];        // K, then V, of BC keys
 shared float ss[R * BC_MAX];     // slope * mask, then the scores
 shared float pw[R * BC_MAX];     // the softmax weights exp(s - running maximum)
 shared float row_slope[R];
@@ -44,11 +45,15 @@ shared uint live;                // the last key tile with a finite mask value, 
 uvec2 row_query_head(uint g, uint kvh) { return uvec2(g / p.rk2, kvh * p.rk2 + g % p.rk2); }
 
 void load_queries(uint g0, uint kvh, uint b, uint rows) {
-    const uint t = gl_LocalInvocationID.x, dkp = p.DK + 1;
-    for (uint e = t; e < R * p.DK; e += WG) {
-        const uint r = e / p.DK, i = e % p.DK;
+    const uint t = gl_LocalInvocationID.x, dk4 = (p.DK + 3) / 4;
+    for (uint e = t; e < R * dk4; e += WG) {
+        const uint r = e / dk4, i = (e % dk4) * 4;
         const uvec2 qh = row_query_head(g0 + r, kvh);
-        qs[r * dkp + i] = g0 + r < rows ? data_q[p.off_q + qh.x * p.nbq1 + qh.y * p.nbq2 + b * p.nbq3 + i] : 0.0;
+        const uint q0 = p.off_q + qh.x * p.nbq1 + qh.y * p.nbq2 + b * p.nbq3 + i;
+        vec4 x = vec4(0.0);
+        if (g0 + r < rows)
+            for (uint c = 0; c < 4 && i + c < p.DK; c++) x[c] = data_q[q0 + c];
+        qs[r * (dk4 + 1) + e % dk4] = x;
     }
     if (t < R) {
         const uvec2 qh = row_query_head(g0 + t, kvh);
@@ -69,48 +74,50 @@ void load_mask(uint j0, uint bc, uint tile, uint g0, uint rows) {
     }
 }
 
-// kvs = rows j0 .. j0 + bc of K (v false) or V, dims words apart (0 past the keys)
-void load_kv(bool v, uint base, uint j0, uint bc, uint dims) {
-    const uint n = v ? p.DV : p.DK, nb1 = v ? p.nbv1 : p.nbk1;
-    for (uint e = gl_LocalInvocationID.x; e < bc * n; e += WG) {
-        const uint jj = e / n, i = e % n, j = j0 + jj;
-        float x = 0.0;
-        if (j < p.NKV) x = v ? KV_AT(data_v, base + j * nb1, i) : KV_AT(data_k, base + j * nb1, i);
-        kvs[jj * dims + i] = x;
+// kvs = rows j0 .. j0 + bc of K (v false) or V as vec4s, d4p apart (0 past the keys and the head)
+void load_kv(bool v, uint base, uint j0, uint bc, uint d4p) {
+    const uint n = v ? p.DV : p.DK, n4 = d4p - 1, nb1 = v ? p.nbv1 : p.nbk1;
+    for (uint e = gl_LocalInvocationID.x; e < bc * n4; e += WG) {
+        const uint jj = e / n4, i = (e % n4) * 4, j = j0 + jj, row = base + j * nb1;
+        vec4 x = vec4(0.0);
+        if (j < p.NKV)
+            for (uint c = 0; c < 4 && i + c < n; c++) x[c] = v ? KV_AT(data_v, row, i + c) : KV_AT(data_k, row, i + c);
+        kvs[jj * d4p + e % n4] = x;
     }
 }
 
 void main() {
     const uint t = gl_LocalInvocationID.x, r = t / LANES, l = t % LANES;
     const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z, rows = p.NQ * p.rk2, g0 = gl_WorkGroupID.x * R;
-    const uint dkp = p.DK + 1, dvp = p.DV + 1;
-    const uint bc = min(BC_MAX, (KV_WORDS / (max(p.DK, p.DV) + 1)) & ~(LANES - 1u)), kpt = bc / LANES;
-    const uint ncol = p.DV > l ? (p.DV - l + LANES - 1) / LANES : 0u; // this lane's values
+    const uint dk4 = (p.DK + 3) / 4, dv4 = (p.DV + 3) / 4, dk4p = dk4 + 1, dv4p = dv4 + 1;
+    const uint bc = min(BC_MAX, (KV_VEC4 / (max(dk4, dv4) + 1)) & ~(LANES - 1u)), kpt = bc / LANES;
+    const uint ncol = dv4 > l ? (dv4 - l + LANES - 1) / LANES : 0u; // this lane's vec4s of values: l, l + 8, ...
     const uint k0 = p.off_k + kvh * p.nbk2 + (b / p.rk3) * p.nbk3, v0 = p.off_v + kvh * p.nbv2 + (b / p.rk3) * p.nbv3;
     if (t == 0) live = 0;
     load_queries(g0, kvh, b, rows);
-    float run_max = NEG_INF, run_sum = 0.0, o[OPT];
-    [[unroll]] for (uint c = 0; c < OPT; c++) o[c] = 0.0;
+    float run_max = NEG_INF, run_sum = 0.0;
+    vec4 o[OPT];
+    [[unroll]] for (uint c = 0; c < OPT; c++) o[c] = vec4(0.0);
     barrier();
     for (uint j0 = 0, tile = 0; j0 < p.NKV; j0 += bc, tile++) {
         load_mask(j0, bc, tile, g0, rows);
         barrier(); // the mask tile and live complete; the last tile's V read
         if (live != tile + 1) continue; // every row masked for these keys
-        load_kv(false, k0, j0, bc, dkp);
+        load_kv(false, k0, j0, bc, dk4p);
         barrier();
-        float s[KPT] = float[KPT](0.0, 0.0, 0.0, 0.0);
-        for (uint i = 0; i < p.DK; i++) {
-            const float q = qs[r * dkp + i];
+        vec4 s4[KPT] = vec4[KPT](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+        for (uint i = 0; i < dk4; i++) {
+            const vec4 q = qs[r * dk4p + i];
             [[unroll]] for (uint c = 0; c < KPT; c++) {
                 if (c >= kpt) break;
-                s[c] = fma(q, kvs[(l + c * LANES) * dkp + i], s[c]);
+                s4[c] = fma(q, kvs[(l + c * LANES) * dk4p + i], s4[c]);
             }
         }
         [[unroll]] for (uint c = 0; c < KPT; c++) {
             if (c >= kpt) break;
             const uint at = r * BC_MAX + l + c * LANES;
             const float m = ss[at];
-            float x = s[c] * p.scale;
+            float x = (s4[c].x + s4[c].y + s4[c].z + s4[c].w) * p.scale;
             if (p.softcap != 0.0) x = p.softcap * tanh(clamp(x / p.softcap, -15.0, 15.0));
             ss[at] = m == NEG_INF ? NEG_INF : x + m;
         }
@@ -125,7 +132,7 @@ void main() {
             const uint at = r * BC_MAX + l + c * LANES;
             pw[at] = ss[at] == NEG_INF ? 0.0 : exp(ss[at] - new_max);
         }
-        load_kv(true, v0, j0, bc, dvp);
+        load_kv(true, v0, j0, bc, dv4p);
         barrier(); // the weights and the V tile complete
         [[unroll]] for (uint c = 0; c < OPT; c++) {
             if (c >= ncol) break;
@@ -137,7 +144,7 @@ void main() {
             sum += w;
             [[unroll]] for (uint c = 0; c < OPT; c++) {
                 if (c >= ncol) break;
-                o[c] = fma(w, kvs[jj * dvp + l + c * LANES], o[c]);
+                o[c] = fma(vec4(w), kvs[jj * dv4p + l + c * LANES], o[c]);
             }
         }
         run_sum = run_sum * shrink + sum;
@@ -152,9 +159,10 @@ void main() {
         [[unroll]] for (uint c = 0; c < OPT; c++) o[c] *= shrink;
     }
     const float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
-    const uint d0 = p.off_d + ((b * p.NQ + qh.x) * p.H + qh.y) * p.DV + l;
+    const uint d0 = p.off_d + ((b * p.NQ + qh.x) * p.H + qh.y) * p.DV;
     [[unroll]] for (uint c = 0; c < OPT; c++) {
         if (c >= ncol) break;
-        data_d[d0 + c * LANES] = o[c] * inv;
+        const uint col = (l + c * LANES) * 4;
+        for (uint e = 0; e < 4 && col + e < p.DV; e++) data_d[d0 + col + e] = o[c][e] * inv;
     }
 }

@@ -149,7 +149,7 @@ static VkDeviceSize attn_partials_bytes(const struct ggml_tensor *node, uint32_t
  * whenever the shapes allow; a failed pipeline falls back to the row kernel for good. */
 #define ATTN_TILE_ROWS 16
 #define ATTN_TILE_DMAX 256
-#define ATTN_TILE_SHARED 30916
+#define ATTN_TILE_SHARED 31108
 #define ATTN_TILE_MIN_QUERIES 8
 static bool attn_tile_fits(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2];
