@@ -74,21 +74,33 @@ void load_mask(uint j0, uint bc, uint tile, uint g0, uint rows) {
     }
 }
 
-// kvs = rows j0 .. j0 + bc of K (v false) or V as vec4s, d4p apart (0 past the keys and the head)
-void load_kv(bool v, uint base, uint j0, uint bc, uint d4p) {
-    const uint n = v ? p.DV : p.DK, n4 = d4p - 1, nb1 = v ? p.nbv1 : p.nbk1;
-    for (uint e = gl_LocalInvocationID.x; e < bc * n4; e += WG) {
-        const uint jj = e / n4, i = (e % n4) * 4, j = j0 + jj, row = base + j * nb1;
-        vec4 x = vec4(0.0);
-        if (j < p.NKV)
-            for (uint c = 0; c < 4 && i + c < n; c++) x[c] = v ? KV_AT(data_v, row, i + c) : KV_AT(data_k, row, i + c);
-        kvs[jj * d4p + e % n4] = x;
+// This thread's vec4s of rows j0 .. j0 + bc of K (v false) or V (0 past the keys and the head):
+// vec4 e = t + u * WG of the tile in x[u].  Both tiles are fetched before either is stored, so
+// that their reads from memory overlap.
+const uint KV_PER_THREAD = (KV_VEC4 + WG - 1) / WG;
+void fetch_kv(bool v, uint base, uint j0, uint bc, out vec4 x[KV_PER_THREAD]) {
+    const uint n = v ? p.DV : p.DK, n4 = (n + 3) / 4, nb1 = v ? p.nbv1 : p.nbk1;
+    [[unroll]] for (uint u = 0; u < KV_PER_THREAD; u++) {
+        const uint e = gl_LocalInvocationID.x + u * WG, jj = e / n4, i = (e % n4) * 4, j = j0 + jj, row = base + j * nb1;
+        x[u] = vec4(0.0);
+        if (e < bc * n4 && j < p.NKV)
+            for (uint c = 0; c < 4 && i + c < n; c++) x[u][c] = v ? KV_AT(data_v, row, i + c) : KV_AT(data_k, row, i + c);
+    }
+}
+
+// kvs = the tile fetch_kv gave, rows d4p vec4s apart
+void store_kv(vec4 x[KV_PER_THREAD], uint bc, uint d4p) {
+    const uint n4 = d4p - 1;
+    [[unroll]] for (uint u = 0; u < KV_PER_THREAD; u++) {
+        const uint e = gl_LocalInvocationID.x + u * WG;
+        if (e < bc * n4) kvs[(e / n4) * d4p + e % n4] = x[u];
     }
 }
 
 void main() {
     const uint t = gl_LocalInvocationID.x, r = t / LANES, l = t % LANES;
-    const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z, rows = p.NQ * p.rk2, g0 = gl_WorkGroupID.x * R;
+    // the last rows first: under a causal mask they see the most keys
+    const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z, rows = p.NQ * p.rk2, g0 = (gl_NumWorkGroups.x - 1 - gl_WorkGroupID.x) * R;
     const uint dk4 = (p.DK + 3) / 4, dv4 = (p.DV + 3) / 4, dk4p = dk4 + 1, dv4p = dv4 + 1;
     const uint bc = min(BC_MAX, (KV_VEC4 / (max(dk4, dv4) + 1)) & ~(LANES - 1u)), kpt = bc / LANES;
     const uint ncol = dv4 > l ? (dv4 - l + LANES - 1) / LANES : 0u; // this lane's vec4s of values: l, l + 8, ...
@@ -103,7 +115,10 @@ void main() {
         load_mask(j0, bc, tile, g0, rows);
         barrier(); // the mask tile and live complete; the last tile's V read
         if (live != tile + 1) continue; // every row masked for these keys
-        load_kv(false, k0, j0, bc, dk4p);
+        vec4 kx[KV_PER_THREAD], vx[KV_PER_THREAD];
+        fetch_kv(false, k0, j0, bc, kx);
+        fetch_kv(true, v0, j0, bc, vx);
+        store_kv(kx, bc, dk4p);
         barrier();
         vec4 s4[KPT] = vec4[KPT](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
         for (uint i = 0; i < dk4; i++) {
@@ -132,7 +147,7 @@ void main() {
             const uint at = r * BC_MAX + l + c * LANES;
             pw[at] = ss[at] == NEG_INF ? 0.0 : exp(ss[at] - new_max);
         }
-        load_kv(true, v0, j0, bc, dv4p);
+        store_kv(vx, bc, dv4p);
         barrier(); // the weights and the V tile complete
         [[unroll]] for (uint c = 0; c < OPT; c++) {
             if (c >= ncol) break;
