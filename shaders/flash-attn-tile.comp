@@ -62,15 +62,26 @@ void load_queries(uint g0, uint kvh, uint b, uint rows) {
     }
 }
 
-// ss = slope * mask over keys j0 .. j0 + bc (-inf past the keys and the rows); live = tile + 1
-// where any value is finite.
-void load_mask(uint j0, uint bc, uint tile, uint g0, uint rows) {
-    for (uint e = gl_LocalInvocationID.x; e < R * bc; e += WG) {
-        const uint r = e / bc, jj = e % bc, j = j0 + jj;
-        float m = NEG_INF;
-        if (g0 + r < rows && j < p.NKV) m = (p.flags & 1u) != 0 ? row_slope[r] * TO_F32(M_TYPE, data_m[row_mask[r] + j]) : 0.0;
-        ss[r * BC_MAX + jj] = m;
-        if (m != NEG_INF) live = tile + 1;
+// This thread's values of slope * mask over keys j0 .. j0 + bc (-inf past the keys and the rows):
+// value e = t + u * WG of the tile, row e / bc, in m[u].  The next tile's are fetched while this
+// one is computed.
+const uint MASK_PER_THREAD = R * BC_MAX / WG;
+void fetch_mask(uint j0, uint bc, uint g0, uint rows, out float m[MASK_PER_THREAD]) {
+    [[unroll]] for (uint u = 0; u < MASK_PER_THREAD; u++) {
+        const uint e = gl_LocalInvocationID.x + u * WG, r = e / bc, j = j0 + e % bc;
+        m[u] = NEG_INF;
+        if (e < R * bc && g0 + r < rows && j < p.NKV)
+            m[u] = (p.flags & 1u) != 0 ? row_slope[r] * TO_F32(M_TYPE, data_m[row_mask[r] + j]) : 0.0;
+    }
+}
+
+// ss = the mask tile fetch_mask gave; live = tile + 1 where any value is finite
+void store_mask(float m[MASK_PER_THREAD], uint bc, uint tile) {
+    [[unroll]] for (uint u = 0; u < MASK_PER_THREAD; u++) {
+        const uint e = gl_LocalInvocationID.x + u * WG;
+        if (e >= R * bc) break;
+        ss[(e / bc) * BC_MAX + e % bc] = m[u];
+        if (m[u] != NEG_INF) live = tile + 1;
     }
 }
 
@@ -111,10 +122,14 @@ void main() {
     vec4 o[OPT];
     [[unroll]] for (uint c = 0; c < OPT; c++) o[c] = vec4(0.0);
     barrier();
+    float mx[MASK_PER_THREAD];
+    fetch_mask(0, bc, g0, rows, mx);
     for (uint j0 = 0, tile = 0; j0 < p.NKV; j0 += bc, tile++) {
-        load_mask(j0, bc, tile, g0, rows);
+        store_mask(mx, bc, tile);
         barrier(); // the mask tile and live complete; the last tile's V read
-        if (live != tile + 1) continue; // every row masked for these keys
+        const bool masked = live != tile + 1; // every row masked for these keys
+        fetch_mask(j0 + bc, bc, g0, rows, mx);
+        if (masked) continue;
         vec4 kx[KV_PER_THREAD], vx[KV_PER_THREAD];
         fetch_kv(false, k0, j0, bc, kx);
         fetch_kv(true, v0, j0, bc, vx);
