@@ -5,25 +5,11 @@
 // normaliser and weighted sum of V (threads over the value dimension).
 // d[:, head, query, batch] = softmax(scores) V; optional sinks join the
 // normaliser only.  q, mask-less or sink-less bindings repeat q.
-// K and V share a type: f32, f16, bf16 (K_TYPE), or q8_0 / q4_0 blocks (KV_QTYPE 8 / 2,
-// K_TYPE 2 for their 16-bit words) dequantized as they are read.
+// K and V share a type (fattn-kv.glsl).  Many query rows take flash-attn-tile.comp instead.
 // Split keys (flags >> 8 = chunks of WG keys per split, 0: none): the NS workgroups of a row
 // (workgroup x = query * NS + split) each take their own run of keys and write, unnormalised,
 // their sums of V with their maximum and normaliser, for fattn-combine.comp (which adds the sinks).
 #include "types.glsl"
-
-#define KV_HALF(arr, w) unpackHalf2x16(uint(arr[w])).x
-#define KV_BYTE(arr, w, b) ((uint(arr[(w) + ((b) >> 1)]) >> (8u * ((b) & 1u))) & 0xffu)
-#if KV_QTYPE == 8
-#define KV_BLOCK(r, i) ((r) + ((i) >> 5) * 17u)
-#define KV_AT(arr, r, i) (KV_HALF(arr, KV_BLOCK(r, i)) * float(int(KV_BYTE(arr, KV_BLOCK(r, i) + 1u, (i) & 31u) << 24) >> 24))
-#elif KV_QTYPE == 2
-#define KV_BLOCK(r, i) ((r) + ((i) >> 5) * 9u)
-#define KV_AT(arr, r, i) \
-    (KV_HALF(arr, KV_BLOCK(r, i)) * (float((KV_BYTE(arr, KV_BLOCK(r, i) + 1u, (i) & 15u) >> (((i) & 16u) >> 2)) & 15u) - 8.0))
-#else
-#define KV_AT(arr, r, i) TO_F32(K_TYPE, arr[(r) + (i)])
-#endif
 
 layout(local_size_x = 128) in;
 layout(binding = 0) readonly buffer Q { float data_q[]; };
@@ -36,6 +22,7 @@ layout(binding = 6) writeonly buffer P { float data_p[]; }; // split keys: per (
 
 #include "push-constants.h"
 VK_PUSH_BLOCK(vk_pc_flash_attn);
+#include "fattn-kv.glsl"
 
 const uint WG = 128, DMAX = 576, VPT = 4; // head sizes: k up to 576, v up to VPT * WG = 512
 shared float qs[DMAX];
@@ -64,9 +51,7 @@ void main() {
     const uint k0 = p.off_k + (h / p.rk2) * p.nbk2 + (b / p.rk3) * p.nbk3;
     const uint v0 = p.off_v + (h / p.rk2) * p.nbv2 + (b / p.rk3) * p.nbv3;
     const uint m0i = p.off_m + ((b % p.mne3) * p.mne2 + (h % p.mne2)) * p.mne1 * p.mne0 + iq * p.mne0;
-    float slope = 1.0;
-    if ((p.flags & 4u) != 0)
-        slope = h < p.n_head_log2 ? pow(p.m0, float(h + 1)) : pow(p.m1, float(2 * (h - p.n_head_log2) + 1));
+    const float slope = alibi_slope(h);
     const float NEG_INF = -1.0 / 0.0;
     float run_max = NEG_INF, run_sum = 0.0, acc[VPT] = float[VPT](0.0, 0.0, 0.0, 0.0);
     barrier();

@@ -292,7 +292,8 @@ static float *run_tiled_split_product(ggml_backend_t backend) {
     return run_product(backend, GGML_TYPE_F32, 1024, 64, 16, 11);
 }
 
-/* One query of 4 heads over 600 keys (f32): split keys when $GGMLC_VK_FA_SPLIT asks for it. */
+/* One query of 4 heads over 600 keys (f32): split keys when $GGMLC_VK_FA_SPLIT asks for it, the
+ * tiled kernel when $GGMLC_VK_FA_TILE=1 does. */
 static struct ggml_tensor *attention_node(struct ggml_context *ctx) {
     struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 1, 4);
     struct ggml_tensor *k = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 600, 2), *v = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 64, 600, 2);
@@ -368,7 +369,7 @@ static void check_gpu_fallback(const struct gpu_fallback *f) {
 /* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM), the split-k sum, the
  * activations' packing and the weights' dequantization for them (Mesa 26's lavapipe has them:
  * tests/test-vulkan-next.sh), the integer-dot mat-vec and its activations' quantization, flash
- * attention's split-key combine (any device). */
+ * attention's split-key combine and its tiled kernel (any device). */
 static const struct gpu_fallback gpu_fallbacks[] = {
     {"pipeline:mm_coopmat_flex", "coopmat-flex", NULL, NULL, run_f16_product, 256 * 128, 1e-6, "instead", true, NULL,
      "the f16 product computes", "on the next kernel, the CPU's result"},
@@ -386,6 +387,8 @@ static const struct gpu_fallback gpu_fallbacks[] = {
      "the q8_0 product computes", "on the float kernel, the CPU's result"},
     {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, 1e-6, "unsplit", false, claims_attention,
      "split attention computes", "on the unsplit kernel, the CPU's result"},
+    {"pipeline:fattn_tile", NULL, "GGMLC_VK_FA_TILE", "1", run_attention, 64 * 4, 1e-6, "one workgroup per query row", false,
+     claims_attention, "tiled attention computes", "on the row kernel, the CPU's result"},
     {"pipeline:mm_split_sum", NULL, "GGMLC_VK_MM_SPLIT", "3", run_tiled_split_product, 64 * 16, 1e-6,
      "unsplit", false, NULL, "the tiled f32 product computes", "unsplit, the CPU's result"},
 };

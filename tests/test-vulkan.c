@@ -31,7 +31,8 @@ static char cache_dir[1024]; /* where the plugin's pipeline cache goes during th
 /* Fill kinds by name prefix: "pos:" positive values, "big:" in [-30, 30), "wide:" i32 values spread over
  * the whole range (odd multiples of a large constant, so a trip through f32 would change them), "idx<N>:"
  * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row, "causal:"
- * 0 where i0 <= 3 * i1 and -inf elsewhere (row 0 sees 1 key: attention masks), "q8:" integers in
+ * 0 where i0 <= 3 * i1 and -inf elsewhere (row 0 sees 1 key: attention masks), "tril<N>:" 0 where
+ * i0 <= i1 + N and -inf elsewhere (a prompt's causal mask after N cached keys), "q8:" integers in
  * [-127, 127] with 127 first in every 32 (every 8-bit block format of activations holds them exactly,
  * with scale 1, whatever its block length). */
 static void fill_leaf(struct ggml_tensor *t) {
@@ -50,6 +51,9 @@ static void fill_leaf(struct ggml_tensor *t) {
         for (int64_t i = 0; i < n; i++) v[i] = i % 32 == 0 ? 127.0f : fminf(127.0f, floorf(test_uniform(-127.0f, 128.0f)));
     if (strncmp(t->name, "causal:", 7) == 0)
         for (int64_t i = 0; i < n; i++) v[i] = i % t->ne[0] <= 3 * ((i / t->ne[0]) % t->ne[1]) ? 0.0f : -INFINITY;
+    int tril = 0;
+    if (sscanf(t->name, "tril%d:", &tril) == 1)
+        for (int64_t i = 0; i < n; i++) v[i] = i % t->ne[0] <= tril + (i / t->ne[0]) % t->ne[1] ? 0.0f : -INFINITY;
     int *pool = uniq_max >= t->ne[0] ? malloc(sizeof(int) * (size_t)uniq_max) : NULL;
     for (int64_t row = 0; pool && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */
         for (int k = 0; k < uniq_max; k++) pool[k] = k;
@@ -235,24 +239,34 @@ static void check_train_cases(const char *only) {
     restart_backends();
 }
 
-/* The flash-attention cases with split keys forced: 3 splits (a few keys each, some of the causal
- * rows' splits wholly masked) and 16 (more splits than chunks of keys: some empty). */
-static void check_split_attention(const char *only) {
-    static const char *const splits[] = {"3", "16"};
+/* The flash-attention cases with $var = value (the knob cleared afterwards). */
+static void check_attention_with(const char *var, const char *value, const char *only) {
     const struct vk_test_case *(*lists[])(size_t *) = {vk_test_cases, vk_test_cases_ops};
-    for (size_t s = 0; s < sizeof splits / sizeof *splits; s++) {
-        setenv("GGMLC_VK_FA_SPLIT", splits[s], 1);
-        restart_backends();
-        tap_diag("flash attention, GGMLC_VK_FA_SPLIT=%s", splits[s]);
-        for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
-            size_t n;
-            const struct vk_test_case *cases = lists[l](&n);
-            for (size_t i = 0; i < n; i++)
-                if (strstr(cases[i].name, "flash_attn") && (!only || strstr(cases[i].name, only))) check_case(&cases[i], 700 + (int)i);
-        }
-    }
-    unsetenv("GGMLC_VK_FA_SPLIT");
+    setenv(var, value, 1);
     restart_backends();
+    tap_diag("flash attention, %s=%s", var, value);
+    for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
+        size_t n;
+        const struct vk_test_case *cases = lists[l](&n);
+        for (size_t i = 0; i < n; i++)
+            if (strstr(cases[i].name, "flash_attn") && (!only || strstr(cases[i].name, only))) check_case(&cases[i], 700 + (int)i);
+    }
+    unsetenv(var);
+    restart_backends();
+}
+
+/* The flash-attention cases with split keys forced: 3 splits (a few keys each, some of the causal
+ * rows' splits wholly masked) and 16 (more splits than chunks of keys: some empty); split keys
+ * only serve the row kernel, so the tiled one is turned off.  Then each kernel forced: the row
+ * kernel for the many-query cases, the tiled one for the few-query ones (heads over 256 stay
+ * with the row kernel). */
+static void check_split_attention(const char *only) {
+    setenv("GGMLC_VK_FA_TILE", "0", 1);
+    check_attention_with("GGMLC_VK_FA_SPLIT", "3", only);
+    setenv("GGMLC_VK_FA_TILE", "0", 1);
+    check_attention_with("GGMLC_VK_FA_SPLIT", "16", only);
+    check_attention_with("GGMLC_VK_FA_TILE", "0", only);
+    check_attention_with("GGMLC_VK_FA_TILE", "1", only);
 }
 
 /* ------------------------------------------------ through the scheduler */

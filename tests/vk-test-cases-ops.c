@@ -3,6 +3,7 @@
  * added to complete the Vulkan plugin's coverage (xIELU, the gradient of every
  * activation, add_id, cumsum, count_equal, soft_max with sinks, ...).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -437,6 +438,45 @@ static struct ggml_tensor *c_flash_attn_q4_0_q_view(struct ggml_context *ctx) { 
 static struct ggml_tensor *c_flash_attn_bf16(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_BF16, 40, 40, false); }
 static struct ggml_tensor *c_flash_attn_576_512(struct ggml_context *ctx) { return attn_kv_case(ctx, GGML_TYPE_F16, 576, 512, true); }
 
+/* -------------------------- flash attention over many queries (flash-attn-tile.comp) */
+
+/* q [dk, nq, heads, batch] against k, v [dk / dv, nkv, kv_heads, batch] of type kv; mask (named by
+ * its fill, NULL: none) [nkv, mask_rows, 1, mask_batch] of type m */
+struct attn_shape {
+    enum ggml_type kv, m;
+    int64_t dk, dv, nq, nkv, heads, kv_heads, batch;
+    const char *mask;
+    int64_t mask_rows, mask_batch;
+};
+static struct ggml_tensor *attn_many_case(struct ggml_context *ctx, struct attn_shape s, float max_bias, float softcap) {
+    struct ggml_tensor *q = F32("q", s.dk, s.nq, s.heads, s.batch);
+    struct ggml_tensor *k = leaf(ctx, s.kv, "k", s.dk, s.nkv, s.kv_heads, s.batch), *v = leaf(ctx, s.kv, "v", s.dv, s.nkv, s.kv_heads, s.batch);
+    struct ggml_tensor *m = s.mask ? leaf(ctx, s.m, s.mask, s.nkv, s.mask_rows, 1, s.mask_batch) : NULL;
+    return ggml_flash_attn_ext(ctx, q, k, v, m, 1.0f / sqrtf((float)s.dk), max_bias, softcap);
+}
+/* a prompt of 77 after 64 cached keys: 12 query heads on 4 K/V heads, the mask padded to 80 rows */
+static struct ggml_tensor *c_flash_attn_many_gqa3(struct ggml_context *ctx) {
+    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F16, 64, 64, 77, 141, 12, 4, 1, "tril64:m", 80, 1}, 0.0f, 0.0f);
+}
+/* f32 K/V and mask, heads of 80, 2 query heads per K/V head, 2 batches with their own masks */
+static struct ggml_tensor *c_flash_attn_many_gqa2_batch(struct ggml_context *ctx) {
+    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F32, GGML_TYPE_F32, 80, 80, 33, 70, 4, 2, 2, "causal:m", 33, 2}, 0.0f, 0.0f);
+}
+/* q8_0 K/V, heads of 128, 4 query heads on one K/V head, no mask, keys not a multiple of the tile's */
+static struct ggml_tensor *c_flash_attn_many_q8_0_gqa4(struct ggml_context *ctx) {
+    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_Q8_0, GGML_TYPE_F16, 128, 128, 40, 100, 4, 1, 1, NULL, 0, 0}, 0.0f, 0.0f);
+}
+/* heads of 256, one query head per K/V head, a causal mask and sinks */
+static struct ggml_tensor *c_flash_attn_many_256_sinks(struct ggml_context *ctx) {
+    struct ggml_tensor *r = attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F16, 256, 256, 20, 45, 2, 2, 1, "tril25:m", 20, 1}, 0.0f, 0.0f);
+    if (r) ggml_flash_attn_ext_add_sinks(r, F32("s", 2, 1, 1, 1));
+    return r;
+}
+/* odd head sizes (67 for K, 35 for V), ALiBi and a soft cap over a random mask */
+static struct ggml_tensor *c_flash_attn_many_odd_alibi(struct ggml_context *ctx) {
+    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F32, GGML_TYPE_F16, 67, 35, 19, 50, 6, 2, 1, "m", 24, 1}, 4.0f, 20.0f);
+}
+
 /* ------------------------------------------------ out_prod, more operand types */
 
 /* a quantized [m, k] (blocks along m, as LoRA / backward products meet them), broadcast over b's batches */
@@ -550,6 +590,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_cpy_transposed_q4_0, 1e-12), CASE(c_cpy_transposed_q5_1, 1e-12), CASE(c_cpy_transposed_q8_0, 1e-12),
     CASE(c_flash_attn_q8_0, 1e-8), CASE(c_flash_attn_q4_0_q_view, 1e-8), CASE(c_flash_attn_bf16, 1e-8),
     CASE(c_flash_attn_576_512, 1e-6), /* f16 K/V: the CPU accumulates in f16 as ggml's does */
+    CASE(c_flash_attn_many_gqa3, 1e-8), CASE(c_flash_attn_many_gqa2_batch, 1e-10), CASE(c_flash_attn_many_q8_0_gqa4, 1e-8),
+    CASE(c_flash_attn_many_256_sinks, 1e-8), CASE(c_flash_attn_many_odd_alibi, 1e-10),
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
     CASE(c_cpy_blocks_q4_K, 0), CASE(c_cpy_blocks_q5_1_reshaped, 0),
     CASE(c_swiglu_odd, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),

@@ -70,6 +70,7 @@ struct options {
     const char *op, *backend;
     enum ggml_type type, btype; /* mul_mat weights and activations */
     int64_t m, n, k, size, nodes, products;
+    int64_t head, heads, kv_heads; /* flash_attn_ext: head size, query heads, K/V heads */
     int threads, reps, rounds;
     bool openblas, memcpy_ref, json, chain, reuse;
 };
@@ -428,6 +429,37 @@ static bool bench_elementwise(const struct options *o, struct result *res) {
     return res->median_s > 0;
 }
 
+/* flash_attn_ext of --m queries over --k keys (512 each unless given), --heads query heads of
+ * --head values on --kv-heads K/V heads of --type (f16 unless given), a causal f16 mask (query i
+ * sees keys up to i + k - m) and scale 1/sqrt(head).  Work: the flops of the unmasked products
+ * (4 head m k heads), so a causal run's rate counts the skipped half too. */
+static bool bench_flash_attn(const struct options *o, struct result *res) {
+    ggml_backend_t backend = open_backend(o);
+    if (!backend) return false;
+    struct ggml_context *ctx = new_meta_ctx(5);
+    struct ggml_tensor *q = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, o->head, o->m, o->heads, 1);
+    struct ggml_tensor *k = ggml_new_tensor_4d(ctx, o->type, o->head, o->k, o->kv_heads, 1);
+    struct ggml_tensor *v = ggml_new_tensor_4d(ctx, o->type, o->head, o->k, o->kv_heads, 1);
+    struct ggml_tensor *mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, o->k, o->m);
+    struct ggml_tensor *out = ggml_flash_attn_ext(ctx, q, k, v, mask, 1.0f / sqrtf((float)o->head), 0.0f, 0.0f);
+    struct graph_run run;
+    if (!out || !prepare_graph(&run, backend, ctx, out, 5)) {
+        if (!out) tool_fail("ggmlc-bench", "%s", ggmlc_last_error());
+        return false;
+    }
+    ggml_fp16_t *m = alloc_or_exit(o->m, o->k, sizeof *m, "the mask");
+    for (int64_t i = 0; i < o->m; i++)
+        for (int64_t j = 0; j < o->k; j++) m[i * o->k + j] = ggml_fp32_to_fp16(j <= i + o->k - o->m ? 0.0f : -INFINITY);
+    ggml_backend_tensor_set(mask, m, 0, ggml_nbytes(mask));
+    free(m);
+    res->median_s = median_time(run_graph, &run, o->reps);
+    res->work = 4.0 * (double)o->head * (double)o->m * (double)o->k * (double)o->heads;
+    ggml_backend_buffer_free(run.buffer);
+    ggml_free(ctx);
+    ggml_backend_free(backend);
+    return res->median_s > 0;
+}
+
 static bool bench_memcpy(const struct options *o, struct result *res) {
     struct memcpy_run r = {NULL, NULL, (size_t)o->size * sizeof(float)};
     r.src = alloc_or_exit(o->size, 1, sizeof(float), "the memcpy source");
@@ -689,7 +721,7 @@ static int bench_train_step(int argc, char **argv) {
 
 static void print_usage(FILE *out) {
     fputs(
-        "usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|decode-graph|conv_2d|conv_2d_direct [options]\n"
+        "usage: ggmlc-bench mul_mat|matvec|add|mul|soft_max|silu|gelu|exp|tanh|sigmoid|memcpy|memread|graph-overhead|decode-graph|conv_2d|conv_2d_direct|flash_attn_ext [options]\n"
         "  --type f32|f16|q4_0|q4_K|...    mul_mat weight type, any ggml type name (default f32)\n"
         "  --btype f32|f16                 mul_mat activation type (default f32)\n"
         "  --m M --n N --k K               mul_mat: M activation rows, N weight rows, depth K (2048)\n"
@@ -699,6 +731,8 @@ static void print_usage(FILE *out) {
         "  --chain                         with --products: each product reads the one before (needs n >= k)\n"
         "  --reuse                         with --products: all products read the same weights\n"
         "  --m S --k IC --n OC             conv_2d: S x S images, IC -> OC channels (64 each)\n"
+        "  --m Q --k KV --head D --heads H --kv-heads G  flash_attn_ext: Q queries (512) over KV keys (512) of --type (f16),\n"
+        "                                  H heads (12) of D values (64) on G K/V heads (4), a causal mask\n"
         "  --threads T --reps R            threads (2) and timed repetitions (10); the median is printed\n"
         "  --backend NAME                  backend (default cpu)\n"
         "  --compare openblas              also time OpenBLAS cblas_sgemm on the same shapes (mul_mat)\n"
@@ -724,9 +758,16 @@ static bool parse_type(const char *s, enum ggml_type *type) {
 
 static bool is_conv(const char *op) { return strcmp(op, "conv_2d") == 0 || strcmp(op, "conv_2d_direct") == 0; }
 
+/* Whether the command line names option `name`. */
+static bool arg_given(int argc, char **argv, const char *name) {
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], name) == 0) return true;
+    return false;
+}
+
 static bool parse_args(int argc, char **argv, struct options *o) {
     *o = (struct options){.backend = "cpu", .type = GGML_TYPE_F32, .btype = GGML_TYPE_F32, .m = 2048, .n = 2048, .k = 2048,
-                          .size = 16 << 20, .nodes = 1000, .products = 1, .threads = 2, .reps = 10, .rounds = 1};
+                          .size = 16 << 20, .nodes = 1000, .products = 1, .head = 64, .heads = 12, .kv_heads = 4, .threads = 2, .reps = 10, .rounds = 1};
     if (argc < 2) return false;
     o->op = argv[1];
     for (int i = 2; i < argc; i++) {
@@ -744,6 +785,9 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         else if (strcmp(a, "--size") == 0) o->size = atoll(v);
         else if (strcmp(a, "--nodes") == 0) o->nodes = atoll(v);
         else if (strcmp(a, "--products") == 0) o->products = atoll(v);
+        else if (strcmp(a, "--head") == 0) o->head = atoll(v);
+        else if (strcmp(a, "--heads") == 0) o->heads = atoll(v);
+        else if (strcmp(a, "--kv-heads") == 0) o->kv_heads = atoll(v);
         else if (strcmp(a, "--threads") == 0) o->threads = atoi(v);
         else if (strcmp(a, "--reps") == 0) o->reps = atoi(v);
         else if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v);
@@ -765,6 +809,12 @@ static bool parse_args(int argc, char **argv, struct options *o) {
         if (!given[0]) o->m = 64;
         if (!given[1]) o->n = 64;
         if (!given[2]) o->k = 64;
+    }
+    if (strcmp(o->op, "flash_attn_ext") == 0) { /* a prompt's shape, unless given */
+        if (!arg_given(argc, argv, "--m")) o->m = 512;
+        if (!arg_given(argc, argv, "--k")) o->k = 512;
+        if (!arg_given(argc, argv, "--type")) o->type = GGML_TYPE_F16;
+        if (o->head <= 0 || o->kv_heads <= 0 || o->heads <= 0 || o->heads % o->kv_heads || o->k < o->m) return false;
     }
     return o->m > 0 && o->n > 0 && o->k > 0 && o->size > 0 && o->nodes > 0 && o->products > 0 && o->products <= 64 && (!o->chain || o->n >= o->k) && o->threads > 0 && o->reps > 0 && o->rounds > 0;
 }
@@ -795,6 +845,10 @@ static void print_result(const struct options *o, const struct result *r) {
     else if (is_conv(o->op)) printf("%s %s 3x3 %lldx%lldx2 %lld->%lld channels threads=%d: %.3f ms (median of %d), %.1f GFLOPS\n",
                                     o->op, ggml_type_name(o->type), (long long)o->m, (long long)o->m, (long long)o->k,
                                     (long long)o->n, o->threads, r->median_s * 1e3, o->reps, rate);
+    else if (strcmp(o->op, "flash_attn_ext") == 0)
+        printf("flash_attn_ext %s q %lldx%lldx%lld kv %lldx%lldx%lld causal backend=%s: %.3f ms (median of %d), %.1f GFLOPS (unmasked)\n",
+               ggml_type_name(o->type), (long long)o->head, (long long)o->m, (long long)o->heads, (long long)o->head,
+               (long long)o->k, (long long)o->kv_heads, o->backend, r->median_s * 1e3, o->reps, rate);
     else if (overhead) printf("graph-overhead: %lld adds in %.3f ms (median of %d): %.3f us per node\n", (long long)o->nodes,
                               r->median_s * 1e3, o->reps, r->median_s * 1e6 / r->work);
     else printf("%s %.1f MiB: %.3f ms (median of %d), %.1f GB/s\n", o->op, (double)o->size * 4 / (1 << 20),
@@ -844,13 +898,6 @@ static bool run_blas_matvec(void *arg) {
     }
     b->sgemv(ROW_MAJOR, NO_TRANS, b->gemm.n, b->gemm.k, 1.0f, b->gemm.w, b->gemm.k, b->gemm.x, 1, 0.0f, b->gemm.c, 1);
     return true;
-}
-
-/* Whether the command line names option `name`. */
-static bool arg_given(int argc, char **argv, const char *name) {
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], name) == 0) return true;
-    return false;
 }
 
 /* The weights of every type (--k values by --n rows), one activation matrix of 16 columns and a
@@ -1002,6 +1049,7 @@ int main(int argc, char **argv) {
     else if (strcmp(o.op, "memread") == 0) ok = bench_memread(&o, &r);
     else if (strcmp(o.op, "graph-overhead") == 0) ok = bench_graph_overhead(&o, &r);
     else if (is_conv(o.op)) ok = bench_conv_2d(&o, &r);
+    else if (strcmp(o.op, "flash_attn_ext") == 0) ok = bench_flash_attn(&o, &r);
     else {
         usage();
         return 2;

@@ -142,10 +142,30 @@ static VkDeviceSize attn_partials_bytes(const struct ggml_tensor *node, uint32_t
     return (VkDeviceSize)q->ne[1] * q->ne[2] * q->ne[3] * ns * (v->ne[0] + 2) * sizeof(float);
 }
 
+/* The tiled kernel (flash-attn-tile.comp) for many query rows: a workgroup per 16 rows of a K/V
+ * head group, K and V tiles shared by them.  Its limits: heads up to 256 (ATTN_TILE_DMAX), its
+ * shared memory (ATTN_TILE_SHARED bytes).  Chosen from ATTN_TILE_MIN_QUERIES queries; fewer
+ * (decoding) take the row kernel with its split keys.  $GGMLC_VK_FA_TILE=0 never takes it, =1
+ * whenever the shapes allow; a failed pipeline falls back to the row kernel for good. */
+#define ATTN_TILE_ROWS 16
+#define ATTN_TILE_DMAX 256
+#define ATTN_TILE_SHARED 31108
+#define ATTN_TILE_MIN_QUERIES 8
+static bool attn_tile_fits(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2];
+    const uint64_t tiles = ((uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]) + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
+    const struct vk_env_value *env = &vk_tuning()->fa_tile;
+    if (vk_path_disabled(d, VK_PATH_ATTN_TILE) || (env->set && env->number == 0)) return false;
+    if (q->ne[0] > ATTN_TILE_DMAX || v->ne[0] > ATTN_TILE_DMAX || d->props.limits.maxComputeSharedMemorySize < ATTN_TILE_SHARED)
+        return false;
+    if (tiles > d->props.limits.maxComputeWorkGroupCount[0] || k->ne[2] > d->props.limits.maxComputeWorkGroupCount[1]) return false;
+    return (env->set && env->number == 1) || q->ne[1] >= ATTN_TILE_MIN_QUERIES;
+}
+
 /* The scratch memory of flash_attn_ext node: the transient partial results of split keys. */
 static void flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node,
                                struct vk_scratch_need *need) {
-    const uint32_t ns = attn_splits(d, node->src[0], node->src[1]);
+    const uint32_t ns = attn_tile_fits(d, node) ? 1 : attn_splits(d, node->src[0], node->src[1]);
     const VkDeviceSize bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     if (bytes > need->transient && bytes <= VK_SCRATCH_TRANSIENT_MAX) need->transient = bytes;
 }
@@ -172,25 +192,15 @@ static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggm
     return vk_record_dispatch(rec, &ds);
 }
 
-static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+/* The push constants of node's flash attention; chunks of keys per split (0: unsplit). */
+static struct vk_pc_flash_attn attn_push(const struct ggml_tensor *node, uint32_t chunks) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
     const size_t tk = vk_addr_unit(k->type);
     const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(node);
     const float max_bias = fa.max_bias;
     const uint32_t n_head = (uint32_t)q->ne[2];
     const uint32_t n_head_log2 = 1u << (uint32_t)floor(log2((double)n_head));
-    uint32_t ns = attn_splits(rec->d, q, k);
-    const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
-    VkDeviceSize at = 0;
-    if (ns > 1 &&
-        (!vk_scratch_transient(rec, partials, &at) ||
-         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
-                               "flash attention takes the unsplit kernel")))
-        ns = 1; /* unsplit */
-    const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("fattn_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
-    const struct vk_pc_flash_attn pc = {
+    return (struct vk_pc_flash_attn){
         .DK = (uint32_t)q->ne[0],
         .DV = (uint32_t)v->ne[0],
         .NQ = (uint32_t)q->ne[1],
@@ -218,20 +228,60 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
         .nbq2 = (uint32_t)(q->nb[2] / 4),
         .nbq3 = (uint32_t)(q->nb[3] / 4),
     };
-    vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_q));
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_k));
-    vk_dispatch_bind(&ds, v, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_v));
-    vk_dispatch_bind(&ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4,
-                     VK_PUSH_WORD(vk_pc_flash_attn, off_m));
-    vk_dispatch_bind(&ds, sinks ? sinks : q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_s));
-    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_d));
+}
+
+/* The dispatch of kernel name_fmt (filled with the K and mask types) with node's push constants
+ * and its q, k, v, mask, sinks and destination bindings. */
+static void attn_dispatch_init(struct vk_dispatch *ds, const char *name_fmt, const struct ggml_tensor *node, uint32_t chunks) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
+    const size_t tk = vk_addr_unit(k->type);
+    vk_dispatch_init(ds, vk_shader_find(name_fmt, ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
+    const struct vk_pc_flash_attn pc = attn_push(node, chunks);
+    vk_dispatch_push(ds, pc);
+    vk_dispatch_bind(ds, q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_q));
+    vk_dispatch_bind(ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_k));
+    vk_dispatch_bind(ds, v, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_v));
+    vk_dispatch_bind(ds, m ? m : q, false, m ? ggml_type_size(m->type) : 4, VK_PUSH_WORD(vk_pc_flash_attn, off_m));
+    vk_dispatch_bind(ds, sinks ? sinks : q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_s));
+    vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_d));
+}
+
+/* flash-attn-tile.comp: x tiles of rows, y K/V heads, z batches.  Returns false (nothing
+ * recorded) when its pipeline cannot be made. */
+static bool attn_tile_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1];
+    struct vk_dispatch ds;
+    attn_dispatch_init(&ds, "fattn_tile_%s_%s", node, 0);
+    if (!vk_optional_pipeline(rec->d, ds.shader, NULL, 0, VK_PATH_ATTN_TILE, "flash attention takes one workgroup per query row"))
+        return false;
+    ds.groups[0] = (uint32_t)(((uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]) + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS);
+    ds.groups[1] = (uint32_t)k->ne[2];
+    ds.groups[2] = (uint32_t)q->ne[3];
+    *st = vk_record_dispatch(rec, &ds);
+    return true;
+}
+
+static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1];
+    enum ggml_status st;
+    if (attn_tile_fits(rec->d, node) && attn_tile_record(rec, node, &st)) return st;
+    uint32_t ns = attn_splits(rec->d, q, k);
+    const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
+    VkDeviceSize at = 0;
+    if (ns > 1 &&
+        (!vk_scratch_transient(rec, partials, &at) ||
+         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
+                               "flash attention takes the unsplit kernel")))
+        ns = 1; /* unsplit */
+    const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
+    struct vk_dispatch ds;
+    attn_dispatch_init(&ds, "fattn_%s_%s", node, chunks);
     if (ns > 1) vk_dispatch_bind_scratch(&ds, at, partials, true);
     else vk_dispatch_bind(&ds, node, true, 4, -1); /* the partials' binding, unused */
     ds.groups[0] = (uint32_t)q->ne[1] * ns;
     ds.groups[1] = (uint32_t)q->ne[2];
     ds.groups[2] = (uint32_t)q->ne[3];
-    const enum ggml_status st = vk_record_dispatch(rec, &ds);
+    st = vk_record_dispatch(rec, &ds);
     return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, partials) : st;
 }
 

@@ -144,6 +144,7 @@ enum vk_path {
     VK_PATH_MVQ_DOT,       /* integer-dot mat-vecs: float-activation mat-vecs */
     VK_PATH_PACK_F16,      /* pack_f16: coopmat products read f32 activations */
     VK_PATH_DEQUANT_F16,   /* dequant_*_f16: block-format weights on the tiled GEMM */
+    VK_PATH_ATTN_TILE,     /* fattn_tile_*: flash attention one workgroup per query row */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
@@ -708,6 +709,7 @@ struct vk_tuning {
     struct vk_env_value coopmat_tile, coopmat_dequant, coopmat_flex, coopmat_pack, coopmat_split;
     bool coopmat_khr_off;        /* GGMLC_VK_COOPMAT_KHR=0 (ops-matmul-coopmat.c) */
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
+    struct vk_env_value fa_tile;  /* GGMLC_VK_FA_TILE (ops-nn.c) */
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
 };
