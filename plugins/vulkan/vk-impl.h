@@ -144,6 +144,7 @@ enum vk_path {
     VK_PATH_MVQ_DOT,       /* integer-dot mat-vecs: float-activation mat-vecs */
     VK_PATH_PACK_F16,      /* pack_f16: coopmat products read f32 activations */
     VK_PATH_DEQUANT_F16,   /* dequant_*_f16: block-format weights on the tiled GEMM */
+    VK_PATH_FUSE,          /* fused kernels (vk-fuse.c): each node its own dispatch */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
@@ -622,6 +623,30 @@ VK_HIDDEN void vk_ops_seq_register(struct vk_op_kernel *table);    /* called by 
 VK_HIDDEN void vk_ops_window_register(struct vk_op_kernel *table); /* called by vk_ops_index_register */
 VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
 
+/* Fusions (vk-fuse.c): a node and the next one that computes, recorded as one dispatch.  Each
+ * pair has a check (whether the fused kernel takes first and second: ops, types, shapes) and a
+ * record function, which returns false, recording nothing, when the fused kernel's pipeline is
+ * not to be had (the nodes are then recorded one by one), else records it with its status in
+ * *st.  The fused kernels still write first's result, which other nodes may read.
+ *   norm, rms_norm or l2_norm, then mul by a broadcast f32 row (ops-reduce.c, rows_mul_f32);
+ *   a float mat-vec product, then add of a tensor of its shape (ops-matmul.c, mv_*_add);
+ *   an f32 rope (normal or NeoX), then set_rows of its rows (a reshape of it) into an f32 or f16
+ *   cache, as a llama layer stores its K (ops-nn.c, rope_f32_set_rows_*). */
+VK_HIDDEN bool vk_norm_mul_fits(const struct vk_device *d, const struct ggml_tensor *norm, const struct ggml_tensor *mul);
+VK_HIDDEN bool vk_norm_mul_record(struct vk_rec *rec, const struct ggml_tensor *norm, const struct ggml_tensor *mul,
+                                  enum ggml_status *st);
+VK_HIDDEN bool vk_mul_mat_add_fits(const struct vk_device *d, const struct ggml_tensor *node, const struct ggml_tensor *add);
+VK_HIDDEN bool vk_mul_mat_add_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *add,
+                                     enum ggml_status *st);
+VK_HIDDEN bool vk_rope_set_rows_fits(const struct vk_device *d, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows);
+VK_HIDDEN bool vk_rope_set_rows_record(struct vk_rec *rec, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows,
+                                       enum ggml_status *st);
+/* Record nodes[i] fused with the next node that computes when a fusion takes them: that node's
+ * index, the status in *st; else i, nothing recorded (GGMLC_VK_FUSE=0: always). */
+VK_HIDDEN int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, enum ggml_status *st);
+/* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
+VK_HIDDEN bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node);
+
 /* cpy/dup/cont of F32 into Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 (ops-index.c; cpy-quant.comp),
  * quantized as the CPU reference quantizer does; of any block format into one of its shape
  * and type (cpy-words.comp). */
@@ -710,6 +735,7 @@ struct vk_tuning {
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
+    bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */
 };
 
 /* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */

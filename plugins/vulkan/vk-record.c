@@ -360,8 +360,7 @@ static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_no
     }
 }
 
-/* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
-static bool uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node) {
+bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct vk_buffer *b = vk_tensor_buffer(d, node);
     if (b && b->host) return true;
     for (int i = 0; i < GGML_MAX_SRC; i++)
@@ -381,12 +380,19 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
                             node->name);
             return GGML_STATUS_FAILED;
         }
-        if (uses_host_memory(rec->d, node)) {
+        if (vk_uses_host_memory(rec->d, node)) {
             *cpu_at = i;
             return GGML_STATUS_SUCCESS;
         }
         rec->pipeline_failed = false;
-        enum ggml_status s = table[node->op].record(rec, node);
+        enum ggml_status s;
+        const int fused_to = vk_fuse_record(rec, nodes, i, n, &s);
+        if (fused_to > i) {
+            if (s != GGML_STATUS_SUCCESS) return s;
+            i = fused_to;
+            continue;
+        }
+        s = table[node->op].record(rec, node);
         if (s != GGML_STATUS_SUCCESS && rec->pipeline_failed) { /* from now on the op is declined; this node goes to the CPU */
             rec->d->op_broken[node->op] = true;
             *cpu_at = i;

@@ -85,6 +85,7 @@ static void log_tuning(void) {
     if (tuning.coopmat_khr_off)
         ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_COOPMAT_KHR=0\n");
     if (tuning.replay_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_REPLAY=0\n");
+    if (tuning.fuse_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_FUSE=0\n");
 }
 
 void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
@@ -100,5 +101,7 @@ void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
     tuning.coopmat_khr_off = khr && strcmp(khr, "0") == 0;
     const char *replay = ggmlc_getenv("GGMLC_VK_REPLAY");
     tuning.replay_off = replay && says_off(replay);
+    const char *fuse = ggmlc_getenv("GGMLC_VK_FUSE");
+    tuning.fuse_off = fuse && says_off(fuse);
     if (ggmlc_debug_enabled("vulkan")) log_tuning();
 }
