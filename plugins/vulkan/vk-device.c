@@ -248,6 +248,7 @@ void vk_barrier_to_host(VkCommandBuffer cmd) {
 enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
     if (d->lost) return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the device was lost", d->name);
     enum ggmlc_status st = vk_cmd_wait(d); /* the one command buffer is free again */
+    d->n_readback = 0; /* what it submits may write the outputs read back */
     if (st == GGMLC_OK) st = vk_check(d, vkResetCommandBuffer(d->cmd, 0), "vkResetCommandBuffer");
     if (st != GGMLC_OK) return st;
     const VkCommandBufferBeginInfo begin = {

@@ -149,6 +149,15 @@ enum vk_path {
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
 
+/* An output of the last segment, bytes [begin, end) of buf, copied by its command buffer to
+ * staging offset at (vk-record.c, "outputs read back with the segment"). */
+struct vk_readback {
+    VkBuffer buf;
+    VkDeviceSize begin, end, at;
+};
+#define VK_READBACK_MAX   8
+#define VK_READBACK_BYTES ((VkDeviceSize)1 << 20)
+
 /* Small writes waiting for the next command buffer (vk-deferred.c). */
 struct vk_deferred {
     struct vk_deferred_write *writes;
@@ -182,7 +191,7 @@ struct vk_cmd_fill {
 };
 struct vk_cmd_copy {
     VkBuffer src, dst;
-    VkDeviceSize src_off, size; /* to offset 0 of dst */
+    VkDeviceSize src_off, dst_off, size;
 };
 struct vk_cmd_timestamp {
     VkPipelineStageFlagBits stage;
@@ -234,6 +243,8 @@ struct vk_device {
     VkCommandBuffer cmd;
     VkFence fence;
     bool in_flight;                  /* cmd submitted, not yet waited for (async compute) */
+    struct vk_readback readback[VK_READBACK_MAX]; /* the last segment's outputs in staging (vk-record.c) */
+    int n_readback;                  /* 0 once anything else was submitted or written */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
     VkDescriptorSetLayout set_layout[VK_MAX_BINDINGS + 1]; /* by binding count */
     VkPipelineLayout pipe_layout[VK_MAX_BINDINGS + 1];
@@ -321,7 +332,7 @@ VK_HIDDEN void vk_log_barrier(struct vk_cmd_log *log, enum vk_cmd_kind kind);
 VK_HIDDEN void vk_log_fill(struct vk_cmd_log *log, VkBuffer buf, VkDeviceSize off, VkDeviceSize size,
                            uint32_t value);
 VK_HIDDEN void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off,
-                           VkDeviceSize size);
+                           VkDeviceSize dst_off, VkDeviceSize size);
 VK_HIDDEN void vk_log_timestamp(struct vk_cmd_log *log, VkPipelineStageFlagBits stage, uint32_t query);
 /* Reset queries [0, count) of the device's query pool. */
 VK_HIDDEN void vk_log_reset_queries(struct vk_cmd_log *log, uint32_t count);
@@ -454,6 +465,10 @@ struct vk_rec {
     int n_profiled;
     const struct ggml_tensor **checked; /* index checks: the node of each slot taken (vk_dispatch_bind_check) */
     int n_checked, max_checked;
+    const struct ggml_tensor *outputs[VK_READBACK_MAX]; /* read back with the segment, at staging offset */
+    int output_node[VK_READBACK_MAX];                   /* ... their node indices */
+    int n_outputs;
+    VkDeviceSize outputs_at, outputs_bytes;
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory, or with
@@ -589,6 +604,12 @@ VK_HIDDEN enum ggml_status vk_record_dispatch_chunks(struct vk_rec *rec, struct 
                                                      int begin_word);
 /* Workgroup counts covering n items of group_size each, split over x and y. */
 VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);
+
+/* Copy n bytes at off of buf into host when the last segment read them back with its results
+ * (waiting for it first: its one wait); true then, with the wait's status in *st.  Caller
+ * holds d->lock. */
+VK_HIDDEN bool vk_readback_get(struct vk_device *d, VkBuffer buf, VkDeviceSize off, void *host, size_t n,
+                               enum ggmlc_status *st);
 
 /* Compute nodes [first, n) on d in one command buffer, up to the first node the GPU cannot
  * run after all (a failed pipeline, an operand in host memory): its index in *stopped_at, n

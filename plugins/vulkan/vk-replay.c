@@ -65,12 +65,14 @@ void vk_log_fill(struct vk_cmd_log *log, VkBuffer buf, VkDeviceSize off, VkDevic
     c->u.fill.value = value;
 }
 
-void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off, VkDeviceSize size) {
+void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off, VkDeviceSize dst_off,
+                 VkDeviceSize size) {
     struct vk_cmd *c = log_append(log, VK_CMD_COPY);
     if (!c) return;
     c->u.copy.src = src;
     c->u.copy.dst = dst;
     c->u.copy.src_off = src_off;
+    c->u.copy.dst_off = dst_off;
     c->u.copy.size = size;
 }
 
@@ -112,7 +114,7 @@ static void record_cmd(const struct vk_device *d, VkCommandBuffer cmd, const str
     case VK_CMD_HOST_BARRIER: vk_barrier_to_host(cmd); break;
     case VK_CMD_FILL: vkCmdFillBuffer(cmd, c->u.fill.buf, c->u.fill.off, c->u.fill.size, c->u.fill.value); break;
     case VK_CMD_COPY: {
-        const VkBufferCopy region = {.srcOffset = c->u.copy.src_off, .size = c->u.copy.size};
+        const VkBufferCopy region = {.srcOffset = c->u.copy.src_off, .dstOffset = c->u.copy.dst_off, .size = c->u.copy.size};
         vkCmdCopyBuffer(cmd, c->u.copy.src, c->u.copy.dst, 1, &region);
         break;
     }
