@@ -8,7 +8,8 @@
  * or read by another node, the pair is still fused (the fused kernels write that result too)
  * and that result is compared as well.  A fused set_rows checks its indices as set_rows does.
  * With GGMLC_VK_FUSE=0 (test-vulkan-fuse-off.sh) the same cases must give the same values
- * with every node its own dispatch.
+ * with every node its own dispatch; with GGMLC_VK_MVQ_KERNEL=dot (test-vulkan-fuse-dot.sh) the
+ * q4_0 product takes the integer-dot kernel, which has a fused form, as on an H200.
  * Skipped, visibly, when there is no Vulkan device.
  */
 #include <math.h>
@@ -105,6 +106,10 @@ static void mat_vec_add_f16(struct ggml_context *ctx, struct ggml_cgraph *gf, st
     mat_vec_add(ctx, gf, b, GGML_TYPE_F16);
 }
 
+static void mat_vec_add_q4_0(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    mat_vec_add(ctx, gf, b, GGML_TYPE_Q4_0);
+}
+
 static void product_read_again(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     struct ggml_tensor *w = input(ctx, GGML_TYPE_F32, 128, 48, 1), *x = input(ctx, GGML_TYPE_F32, 128, 1, 1);
     struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, 48, 1, 1);
@@ -145,6 +150,9 @@ static const struct fuse_case cases[] = {
     {"a node between the norm and its mul", norm_not_adjacent, 3, 3, 1e-10},
     {"f32 mat-vec then add", mat_vec_add_f32, 1, 2, 1e-10},
     {"f16 mat-vec then add", mat_vec_add_f16, 1, 2, 1e-10},
+    /* the integer-dot kernel (with b's quantization first), where GGMLC_VK_MVQ_KERNEL=dot or the
+     * device takes it: fused; the float-activation q4_0 kernels have no fused form */
+    {"q4_0 mat-vec then add", mat_vec_add_q4_0, -1, -1, 1e-4},
     {"the product read again after the add", product_read_again, 2, 3, 1e-10},
     {"an add that broadcasts (not fused)", add_broadcast, 2, 2, 1e-10},
     {"rope then set_rows into an f16 cache (i64 rows)", rope_f16_i64, 1, 2, 1e-6},
@@ -161,6 +169,8 @@ static void fill_input(struct ggml_tensor *t, uint64_t seed) {
     test_fill_uniform(f, (size_t)n, -1.0f, 1.0f);
     if (t->type == GGML_TYPE_F16) {
         ggml_fp32_to_fp16_row(f, (ggml_fp16_t *)bytes, n);
+    } else if (t->type == GGML_TYPE_Q4_0) {
+        ggml_quantize_chunk(t->type, f, bytes, 0, n / t->ne[0], t->ne[0], NULL);
     } else if (strcmp(t->name, "rows") == 0 && t->type == GGML_TYPE_I32) {
         for (int64_t i = 0; i < n; i++) ((int32_t *)bytes)[i] = (int32_t)index_rows[i % 2];
     } else if (strcmp(t->name, "rows") == 0) {
@@ -208,7 +218,7 @@ static bool compute(ggml_backend_t backend, const struct fuse_case *c, float out
 }
 
 static ggml_backend_t cpu, vk;
-static bool fusing;
+static bool fusing, dot_kernel;
 
 static void check(const struct fuse_case *c) {
     static float got[MAX_OUT][MAX_VALUES], want[MAX_OUT][MAX_VALUES];
@@ -227,7 +237,8 @@ static void check(const struct fuse_case *c) {
         ok_nmse(got[k], want[k], (size_t)ggml_nelements(b.out[k]), c->max_nmse, "%s: output %d (%s) as on the CPU",
                 c->name, k, ggml_op_desc(b.out[k]));
     ggml_free(ctx);
-    const int want_dispatches = fusing ? c->dispatches_fused : c->dispatches_unfused;
+    int want_dispatches = fusing ? c->dispatches_fused : c->dispatches_unfused;
+    if (want_dispatches < 0) want_dispatches = dot_kernel ? (fusing ? 2 : 3) : 2; /* the q4_0 product */
     tap_ok(last_dispatches == want_dispatches, "%s: %d dispatches (%d expected%s)", c->name, last_dispatches,
            want_dispatches, fusing ? "" : ", GGMLC_VK_FUSE=0");
 }
@@ -249,6 +260,8 @@ int main(void) {
     setenv("GGMLC_DEBUG", "vulkan", 1);
     const char *fuse = getenv("GGMLC_VK_FUSE");
     fusing = !fuse || (strcmp(fuse, "0") != 0 && strcmp(fuse, "off") != 0);
+    const char *mvq = getenv("GGMLC_VK_MVQ_KERNEL");
+    dot_kernel = mvq && strcmp(mvq, "dot") == 0;
     ggml_log_set(count_log, NULL);
     ggmlc_init();
     ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");

@@ -337,7 +337,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     VkDeviceSize bytes;
     enum vk_mm_kernel kernel = mm_kernel_for(rec->d, a, b, &bytes);
     if (kernel == VK_MM_INT_DOT) {
-        if (vk_mvq_dot_record(rec, node, &st)) return st;
+        if (vk_mvq_dot_record(rec, node, NULL, NULL, &st)) return st;
         kernel = mm_float_kernel(a, b);
     }
     const bool mat_vec = kernel == VK_MM_MAT_VEC;
@@ -383,15 +383,19 @@ static const struct ggml_tensor *addend_of(const struct ggml_tensor *node, const
 bool vk_mul_mat_add_fits(const struct vk_device *d, const struct ggml_tensor *node, const struct ggml_tensor *add) {
     if (node->op != GGML_OP_MUL_MAT) return false;
     const struct ggml_tensor *e = addend_of(node, add);
+    VkDeviceSize bytes;
     /* e and the sum are read and written with the product's strides */
     return e && e != node && e->type == GGML_TYPE_F32 && ggml_are_same_shape(e, node) &&
            memcmp(e->nb, node->nb, sizeof e->nb) == 0 && memcmp(add->nb, node->nb, sizeof add->nb) == 0 &&
-           vk_shader_present(mv_add_shader(d, node));
+           (vk_shader_present(mv_add_shader(d, node)) ||
+            (mm_kernel_for(d, node->src[0], node->src[1], &bytes) == VK_MM_INT_DOT && vk_mvq_dot_add_takes(node, add)));
 }
 
 bool vk_mul_mat_add_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *add,
                            enum ggml_status *st) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    VkDeviceSize bytes;
+    if (mm_kernel_for(rec->d, a, b, &bytes) == VK_MM_INT_DOT) return vk_mvq_dot_record(rec, node, addend_of(node, add), add, st);
     struct vk_dispatch ds;
     size_t a_unit = vk_addr_unit(a->type), b_unit = ggml_type_size(b->type);
     mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit); /* the unfused kernel's choices, then its FUSE_ADD variant */
