@@ -218,7 +218,7 @@ struct vk_replay_slot {
     int n, cap;
     uint64_t last_use;
 };
-#define VK_REPLAY_SLOTS 8
+#define VK_REPLAY_SLOTS 16 /* a segment's parts take one each (vk-record.c) */
 
 struct vk_device {
     int index;                       /* position among the physical devices */
@@ -267,6 +267,7 @@ struct vk_device {
     struct vk_cmd_log log;       /* the segment being recorded (vk-replay.c) */
     struct vk_replay_slot replay[VK_REPLAY_SLOTS]; /* command buffers kept for equal segments */
     uint64_t replay_clock;       /* segments submitted: the slots' last_use */
+    uint64_t segment_clock;      /* replay_clock when the segment being recorded began */
     bool replay_keep;            /* keep them (GGMLC_VK_REPLAY is not 0) */
     bool replay_debug;           /* GGMLC_DEBUG=vulkan-replay: log each segment recorded or replayed */
     bool reverse_writes;         /* GGMLC_DEBUG=vulkan-reorder: deferred writes recorded in reverse
@@ -320,6 +321,9 @@ VK_HIDDEN enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d);
 /* The same, with cmd (a command buffer recorded elsewhere) submitted after the device's own in
  * one batch. */
 VK_HIDDEN enum ggmlc_status vk_cmd_submit_with(struct vk_device *d, VkCommandBuffer cmd);
+/* Submit cmd (VK_NULL_HANDLE: none) as one part of the work of a segment: after the device's own
+ * command buffer (ended now) when first; with the fence when last (d->in_flight then). */
+VK_HIDDEN enum ggmlc_status vk_cmd_submit_part(struct vk_device *d, VkCommandBuffer cmd, bool first, bool last);
 
 /* ------------------------------------------------------------ replay */
 
@@ -336,11 +340,16 @@ VK_HIDDEN void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, V
 VK_HIDDEN void vk_log_timestamp(struct vk_cmd_log *log, VkPipelineStageFlagBits stage, uint32_t query);
 /* Reset queries [0, count) of the device's query pool. */
 VK_HIDDEN void vk_log_reset_queries(struct vk_cmd_log *log, uint32_t count);
-/* Submit the device's command buffer (begun by vk_cmd_begin: the pending writes) and then the
- * commands of log: a kept command buffer of an equal log, else one recorded now (and kept);
- * wait for them when wait.  Caller holds d->lock.  On failure the device's command buffer is
- * ended and not submitted. */
-VK_HIDDEN enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool wait);
+/* Submit the commands of log as a part of the segment: a kept command buffer of an equal log
+ * that the segment has not used yet, else one recorded now (and kept); after the device's own
+ * command buffer (begun by vk_cmd_begin: the pending writes) when first; with the fence when
+ * last, waiting for it when wait.  Caller holds d->lock.  On failure the device's command
+ * buffer is ended and not submitted when first, and the fence submitted when not (parts before
+ * are in flight). */
+VK_HIDDEN enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool first, bool last,
+                                             bool wait);
+/* Replay slots the segment being recorded has not used. */
+VK_HIDDEN int vk_replay_slots_left(const struct vk_device *d);
 /* Keep no command buffer from now on: a VkBuffer is being destroyed (caller holds d->lock). */
 VK_HIDDEN void vk_replay_forget(struct vk_device *d);
 /* Free the logs kept (device close; the command buffers go with the pool). */
@@ -469,6 +478,8 @@ struct vk_rec {
     int output_node[VK_READBACK_MAX];                   /* ... their node indices */
     int n_outputs;
     VkDeviceSize outputs_at, outputs_bytes;
+    int n_parts, part_start; /* parts of the segment submitted, and the dispatch the next one starts at */
+    bool cmd_ended;          /* the device's command buffer was ended (a failed first part) */
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory, or with
@@ -757,6 +768,7 @@ struct vk_tuning {
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
     bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */
+    struct vk_env_value submit_every; /* GGMLC_VK_SUBMIT_EVERY (vk-record.c) */
 };
 
 /* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */

@@ -426,6 +426,43 @@ bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *no
     return false;
 }
 
+/* ------------------------------------------------------ submitting in parts
+ *
+ * The GPU has nothing to do until the segment's first submit, and recording a decode graph's
+ * few hundred dispatches takes the host a good part of a token's time: so every
+ * GGMLC_VK_SUBMIT_EVERY dispatches (DEFAULT_SUBMIT_EVERY; 0: never) the commands logged so far
+ * are submitted as a part of the segment (ggml-vulkan submits every 100 nodes or so), and the
+ * GPU runs them while the host records the rest.  A part is a command buffer of its own, kept
+ * and replayed as whole segments are (the split falls at the same dispatches every time the
+ * same graph comes).  Each part after the first begins with a barrier, after everything
+ * submitted before it, so the last part's fence, the one waited for, covers the whole segment.
+ * A segment splits only while two replay slots are left to it (its parts are in flight). */
+#define DEFAULT_SUBMIT_EVERY 64
+
+static uint32_t submit_every(void) {
+    const struct vk_env_value *e = &vk_tuning()->submit_every;
+    return e->set && e->n == 1 ? e->v[0] : DEFAULT_SUBMIT_EVERY;
+}
+
+/* Submit the log as a part of the segment once it holds enough dispatches (see above). */
+static enum ggml_status submit_part(struct vk_rec *rec) {
+    struct vk_device *d = rec->d;
+    const uint32_t every = submit_every();
+    if (!every || (uint32_t)(rec->n_dispatches - rec->part_start) < every || vk_replay_slots_left(d) < 2)
+        return GGML_STATUS_SUCCESS;
+    const bool first = rec->n_parts == 0;
+    if (vk_replay_submit(d, &d->log, first, false, false) != GGMLC_OK) {
+        rec->cmd_ended = first;
+        rec->n_parts += !first; /* a fence was submitted after the parts in flight */
+        return GGML_STATUS_FAILED;
+    }
+    rec->n_parts++;
+    rec->part_start = rec->n_dispatches;
+    d->log.n = 0;
+    barrier(rec);
+    return GGML_STATUS_SUCCESS;
+}
+
 /* Record nodes [i, n) until one needs the CPU (its index in *cpu_at, else n); caller holds d->lock. */
 static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
     const struct vk_op_kernel *table = vk_op_table();
@@ -446,16 +483,16 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
         enum ggml_status s;
         const int fused_to = vk_fuse_record(rec, nodes, i, n, &s);
         if (fused_to > i) {
-            if (s != GGML_STATUS_SUCCESS) return s;
             i = fused_to;
-            continue;
+        } else {
+            s = table[node->op].record(rec, node);
+            if (s != GGML_STATUS_SUCCESS && rec->pipeline_failed) { /* from now on the op is declined; this node goes to the CPU */
+                rec->d->op_broken[node->op] = true;
+                *cpu_at = i;
+                return GGML_STATUS_SUCCESS;
+            }
         }
-        s = table[node->op].record(rec, node);
-        if (s != GGML_STATUS_SUCCESS && rec->pipeline_failed) { /* from now on the op is declined; this node goes to the CPU */
-            rec->d->op_broken[node->op] = true;
-            *cpu_at = i;
-            return GGML_STATUS_SUCCESS;
-        }
+        if (s == GGML_STATUS_SUCCESS) s = submit_part(rec);
         if (s != GGML_STATUS_SUCCESS) return s;
     }
     return GGML_STATUS_SUCCESS;
@@ -488,6 +525,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
         d->log.n = 0;
         d->log.failed = false;
+        d->segment_clock = d->replay_clock;
         reserve_scratch(&rec, nodes, i, n);
         if (d->timestamps) {
             vk_log_reset_queries(&d->log, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
@@ -495,18 +533,21 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
         }
         s = checks_begin(&rec, nodes, i, n) ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
         if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
-            vkEndCommandBuffer(d->cmd);
+            if (rec.n_parts) vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true);
+            else vkEndCommandBuffer(d->cmd);
             vk_check(d, VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
             s = GGML_STATUS_FAILED;
         } else if (s == GGML_STATUS_SUCCESS) {
             checks_end(&rec, *cpu_at);
             if (d->timestamps) vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
             const bool read_back = rec.n_checked || d->timestamps; /* read right after: wait */
-            const enum ggmlc_status st = vk_replay_submit(d, &d->log, read_back);
+            const enum ggmlc_status st = vk_replay_submit(d, &d->log, rec.n_parts == 0, true, read_back);
             if (st != GGMLC_OK) d->n_readback = 0;
             if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
             else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
-        } else {
+        } else if (rec.n_parts) {
+            vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
+        } else if (!rec.cmd_ended) {
             vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
         }
     }
