@@ -479,7 +479,7 @@ struct vk_rec {
     int n_outputs;
     VkDeviceSize outputs_at, outputs_bytes;
     int n_parts, part_start; /* parts of the segment submitted, and the dispatch the next one starts at */
-    bool cmd_ended;          /* the device's command buffer was ended (a failed first part) */
+    bool closed;             /* a part failed: the device's command buffer ended, or the parts fenced */
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory, or with

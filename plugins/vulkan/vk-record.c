@@ -452,8 +452,7 @@ static enum ggml_status submit_part(struct vk_rec *rec) {
         return GGML_STATUS_SUCCESS;
     const bool first = rec->n_parts == 0;
     if (vk_replay_submit(d, &d->log, first, false, false) != GGMLC_OK) {
-        rec->cmd_ended = first;
-        rec->n_parts += !first; /* a fence was submitted after the parts in flight */
+        rec->closed = true; /* it ended the device's command buffer, or fenced the parts before */
         return GGML_STATUS_FAILED;
     }
     rec->n_parts++;
@@ -545,9 +544,9 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             if (st != GGMLC_OK) d->n_readback = 0;
             if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
             else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
-        } else if (rec.n_parts) {
+        } else if (!rec.closed && rec.n_parts) {
             vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
-        } else if (!rec.cmd_ended) {
+        } else if (!rec.closed) {
             vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
         }
     }
