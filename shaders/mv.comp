@@ -31,6 +31,7 @@ layout(binding = 1) readonly buffer B { vec4 data_b[]; };
 layout(binding = 1) readonly buffer B { STORAGE_T(B_TYPE) data_b[]; };
 #endif
 layout(binding = 2) writeonly buffer D { float data_d[]; };
+#include "mv-store.glsl"
 
 shared float red[32 * R * NC]; // [subgroup][row * NC + column], at most 32 subgroups
 
@@ -99,6 +100,6 @@ void main() {
     if (tid < R * NC && m0 + tid / NC < p.M) {
         float total = 0.0;
         for (uint sg = 0; sg < gl_NumSubgroups; sg++) total += red[sg * R * NC + tid];
-        data_d[p.off_d + b2 * p.nb2 + b3 * p.nb3 + (tid % NC) * p.nb1 + m0 + tid / NC] = total;
+        store_d(p.off_d + b2 * p.nb2 + b3 * p.nb3 + (tid % NC) * p.nb1 + m0 + tid / NC, total);
     }
 }

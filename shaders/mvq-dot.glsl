@@ -22,6 +22,7 @@
 #else
 #include "mm-push.glsl"
 layout(binding = 2) writeonly buffer D { float data_d[]; };
+#include "mv-store.glsl"
 #endif
 
 layout(constant_id = 0) const uint WG = 128;
@@ -104,6 +105,10 @@ void store_rows(const uint m0, const uint d_at, const uint nb1, const float acc[
         const uint r = tid / NC, j = tid % NC;
         float total = 0.0;
         for (uint s = 0; s < gl_NumSubgroups; s++) total += red[s * per + tid];
+#ifdef MVQ_ID
         if (m0 + r < p.M) data_d[d_at + j * nb1 + m0 + r] = total;
+#else
+        if (m0 + r < p.M) store_d(d_at + j * nb1 + m0 + r, total);
+#endif
     }
 }

@@ -47,6 +47,7 @@ struct vk_pc_mm {
     uint ka, kb;
     uint k_split; /* coopmat: k per workgroup layer; 0: no split (the layers are batches) */
     uint off_s;            /* integer-dot mat-vecs: where b's block scales start (vec2 units) */
+    uint off_e, off_o;     /* mat-vecs with FUSE_ADD (vk-fuse.c): o = d + e, both with d's strides */
 };
 
 /* The mul_mat_id products (mm-id.comp, mv-id.comp, mvq-dot's MVQ_ID variants):
@@ -60,6 +61,7 @@ struct vk_pc_mm_id {
     uint nb1, nb2;         /* d (f32, unit stride along m) */
     uint off_a, off_b, off_i, off_d;
     uint off_s;            /* integer-dot mat-vecs: where b's block scales start (vec2 units) */
+    uint off_e, off_o;     /* mat-vecs with FUSE_ADD (vk-fuse.c): o = d + e, both with d's strides */
 };
 
 /* pack-f16.comp: f32 b packed into contiguous f16, four values at a time. */
@@ -96,6 +98,9 @@ struct vk_pc_rows {
     uint ne0, ne1, ne2, ne3, nb0, nb1, nb2, nb3;         /* d */
     uint off_a, off_d, op;
     float eps;
+    /* rows_mul_f32 (a norm and the mul by w that follows it, vk-fuse.c): w's offset, row
+     * counts (broadcast by modulo) and row strides, o's offset (o has d's shape and strides) */
+    uint off_w, off_o, wne1, wne2, wne3, wnb1, wnb2, wnb3;
 };
 
 /* count-equal.comp: the number of equal elements of a and b (i32), into d (i64). */
@@ -192,7 +197,9 @@ struct vk_pc_rope {
     uint off_a, off_p, off_f, off_d;                     /* a, positions, frequency factors, d */
     uint n_dims, mode, has_ff, backward;
     float theta_scale, freq_scale, ext_factor, attn_factor, corr0, corr1;
-    uint s0, s1, s2, s3;                                 /* sections of the multi-section modes */
+    uint s0, s1, s2, s3;                                 /* sections of the multi-section modes; with
+                                                          * SET_ROWS: idx's and c's offsets, c's row
+                                                          * stride and rows (rope.comp) */
 };
 
 /* flash-attn.comp: one query row per workgroup (times the key splits). */

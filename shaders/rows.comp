@@ -6,6 +6,8 @@
 // two-sum), so that a row's sum is about as exact as the CPU backend's double
 // one: losses summed over a graph's output, whose finite differences check
 // gradients, lose no more than a rounding of the result.
+// FUSE_MUL (rows_mul_f32): a normalisation also writes o = d * w (w's rows
+// broadcast), the mul that follows it in the graph (vk-fuse.c); d is still written.
 #include "types.glsl"
 #include "op-codes.h"
 
@@ -13,6 +15,10 @@ layout(constant_id = 0) const uint BLOCK = 256;
 layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
+#ifdef FUSE_MUL
+layout(binding = 2) readonly buffer W { float data_w[]; };
+layout(binding = 3) writeonly buffer O { float data_o[]; };
+#endif
 
 #include "push-constants.h"
 VK_PUSH_BLOCK(vk_pc_rows);
@@ -119,6 +125,15 @@ void main() {
     } else {
         scale = 1.0 / max(sqrt(total), p.eps);
     }
-    for (uint i = t; i < p.ne00; i += BLOCK)
-        data_d[d0 + i * p.nb0] = FROM_F32(D_TYPE, (TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift) * scale);
+#ifdef FUSE_MUL
+    const uint w0 = p.off_w + (i1 % p.wne1) * p.wnb1 + (i2 % p.wne2) * p.wnb2 + (i3 % p.wne3) * p.wnb3;
+    const uint o0 = p.off_o + (d0 - p.off_d);
+#endif
+    for (uint i = t; i < p.ne00; i += BLOCK) {
+        const float v = (TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift) * scale;
+        data_d[d0 + i * p.nb0] = FROM_F32(D_TYPE, v);
+#ifdef FUSE_MUL
+        data_o[o0 + i * p.nb0] = v * data_w[w0 + i];
+#endif
+    }
 }

@@ -108,13 +108,20 @@ static enum ggml_status quantize_q8_record(struct vk_rec *rec, const struct ggml
     return s;
 }
 
-/* The product with the kernel's constants spec, from b quantized at scratch offset at (by quantize_q8_record). */
+/* The kernel of node's product: mvqd_<type>, or with add (fused, vk-fuse.c) mvqd_<type>_add. */
+static enum vk_shader_id mvq_dot_shader(const struct ggml_tensor *node, const struct ggml_tensor *add) {
+    return vk_shader_find("mvqd_%s%s", ggml_type_name(node->src[0]->type), add ? "_add" : "");
+}
+
+/* The product with the kernel's constants spec, from b quantized at scratch offset at (by quantize_q8_record);
+ * with add, its sum with e too. */
 static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct ggml_tensor *node, const uint32_t spec[3],
                                                const struct mvq_dot_tune *t, VkDeviceSize at, VkDeviceSize bytes,
-                                               VkDeviceSize scales_at) {
+                                               VkDeviceSize scales_at, const struct ggml_tensor *e,
+                                               const struct ggml_tensor *add) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("mvqd_%s", ggml_type_name(a->type)));
+    vk_dispatch_init(&ds, mvq_dot_shader(node, add));
     memcpy(ds.spec, spec, 3 * sizeof *spec);
     ds.n_spec = 3;
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], t->rows, ds.groups);
@@ -128,6 +135,10 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
     vk_dispatch_bind(&ds, a, false, (uint32_t)vk_addr_unit(a->type), VK_PUSH_WORD(vk_pc_mm, off_a));
     vk_dispatch_bind_scratch(&ds, at, bytes, false);
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
+    if (add) {
+        vk_dispatch_bind(&ds, e, false, 4, VK_PUSH_WORD(vk_pc_mm, off_e));
+        vk_dispatch_bind(&ds, add, true, 4, VK_PUSH_WORD(vk_pc_mm, off_o));
+    }
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -208,14 +219,22 @@ bool vk_mvq_dot_takes(const struct vk_device *d, const struct ggml_tensor *a, co
     return true;
 }
 
-bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+bool vk_mvq_dot_add_takes(const struct ggml_tensor *node, const struct ggml_tensor *add) {
+    return vk_shader_present(mvq_dot_shader(node, add));
+}
+
+bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *e,
+                       const struct ggml_tensor *add, enum ggml_status *st) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct mvq_dot_tune t;
     VkDeviceSize at, scales_at;
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
     if (!mvq_dot_choose(rec->d, a, b, &t)) return false;
     const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
-    if (!mvq_dot_pipeline(rec->d, "mvqd", a->type, spec) || !quantized_b(rec, b, &at, st)) return false;
-    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, spec, &t, at, bytes, scales_at);
+    if (!mvq_dot_pipeline(rec->d, "mvqd", a->type, spec)) return false;
+    if (add && !vk_optional_pipeline(rec->d, mvq_dot_shader(node, add), spec, 3, VK_PATH_FUSE, "unfused nodes"))
+        return false;
+    if (!quantized_b(rec, b, &at, st)) return false;
+    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, spec, &t, at, bytes, scales_at, e, add);
     return true;
 }

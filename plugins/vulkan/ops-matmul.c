@@ -309,6 +309,25 @@ static void mul_mat_scratch(const struct vk_device *d, const struct ggml_tensor 
     }
 }
 
+/* Record the mat-vec dispatch ds (chosen by mv_dispatch) of node; with add (a FUSE_ADD kernel)
+ * its sum of the product and e too. */
+static enum ggml_status mv_record(struct vk_rec *rec, struct vk_dispatch *ds, const struct ggml_tensor *node,
+                                  const struct ggml_tensor *e, const struct ggml_tensor *add, size_t a_unit,
+                                  size_t b_unit) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    ds->groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
+    const struct vk_pc_mm pc = vk_pc_matmul(node, a_unit, b_unit);
+    vk_dispatch_push(ds, pc);
+    vk_dispatch_bind(ds, a, false, (uint32_t)a_unit, VK_PUSH_WORD(vk_pc_mm, off_a));
+    vk_dispatch_bind(ds, b, false, (uint32_t)b_unit, VK_PUSH_WORD(vk_pc_mm, off_b));
+    vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
+    if (add) {
+        vk_dispatch_bind(ds, e, false, 4, VK_PUSH_WORD(vk_pc_mm, off_e));
+        vk_dispatch_bind(ds, add, true, 4, VK_PUSH_WORD(vk_pc_mm, off_o));
+    }
+    return vk_record_dispatch(rec, ds);
+}
+
 /* The kernel mm_kernel_for chooses; one that does not take the product after all (the integer-dot
  * kernel when the scratch memory does not hold b quantized, the tensor-core GEMM when its pipeline
  * fails) gives way to the next: the float family, the tiled GEMM. */
@@ -318,7 +337,7 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
     VkDeviceSize bytes;
     enum vk_mm_kernel kernel = mm_kernel_for(rec->d, a, b, &bytes);
     if (kernel == VK_MM_INT_DOT) {
-        if (vk_mvq_dot_record(rec, node, &st)) return st;
+        if (vk_mvq_dot_record(rec, node, NULL, NULL, &st)) return st;
         kernel = mm_float_kernel(a, b);
     }
     const bool mat_vec = kernel == VK_MM_MAT_VEC;
@@ -340,13 +359,50 @@ static enum ggml_status mul_mat_record(struct vk_rec *rec, const struct ggml_ten
         return tiled_record(rec, node, &ds, &pc, &t, batches);
     }
     mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit);
-    ds.groups[2] = (uint32_t)batches;
-    const struct vk_pc_mm pc = vk_pc_matmul(node, a_unit, b_unit);
-    vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, a, false, (uint32_t)a_unit, VK_PUSH_WORD(vk_pc_mm, off_a));
-    vk_dispatch_bind(&ds, b, false, (uint32_t)b_unit, VK_PUSH_WORD(vk_pc_mm, off_b));
-    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
-    return vk_record_dispatch(rec, &ds);
+    return mv_record(rec, &ds, node, NULL, NULL, a_unit, b_unit);
+}
+
+/* ------------------------------------------------- a mat-vec and its add (vk-fuse.c) */
+
+/* The float mat-vec kernel (mv.comp) with FUSE_ADD of node's product, or VK_SHADER_COUNT. */
+static enum vk_shader_id mv_add_shader(const struct vk_device *d, const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    VkDeviceSize bytes;
+    if (vk_is_block_quant(a->type) || mm_kernel_for(d, a, b, &bytes) != VK_MM_MAT_VEC) return VK_SHADER_COUNT;
+    const bool vec = b->type == GGML_TYPE_F32 && vk_vectorizable(d, a) && vk_vectorizable(d, b);
+    return vk_shader_find("mv_%s%s_%s_add", vec ? "vec_" : "", ggml_type_name(a->type), ggml_type_name(b->type));
+}
+
+/* The other operand of add, which adds node's product, or NULL. */
+static const struct ggml_tensor *addend_of(const struct ggml_tensor *node, const struct ggml_tensor *add) {
+    if (add->op != GGML_OP_ADD || add->type != GGML_TYPE_F32) return NULL;
+    if (add->src[0] == node) return add->src[1];
+    return add->src[1] == node ? add->src[0] : NULL;
+}
+
+bool vk_mul_mat_add_fits(const struct vk_device *d, const struct ggml_tensor *node, const struct ggml_tensor *add) {
+    if (node->op != GGML_OP_MUL_MAT) return false;
+    const struct ggml_tensor *e = addend_of(node, add);
+    VkDeviceSize bytes;
+    /* e and the sum are read and written with the product's strides */
+    return e && e != node && e->type == GGML_TYPE_F32 && ggml_are_same_shape(e, node) &&
+           memcmp(e->nb, node->nb, sizeof e->nb) == 0 && memcmp(add->nb, node->nb, sizeof add->nb) == 0 &&
+           (vk_shader_present(mv_add_shader(d, node)) ||
+            (mm_kernel_for(d, node->src[0], node->src[1], &bytes) == VK_MM_INT_DOT && vk_mvq_dot_add_takes(node, add)));
+}
+
+bool vk_mul_mat_add_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *add,
+                           enum ggml_status *st) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    VkDeviceSize bytes;
+    if (mm_kernel_for(rec->d, a, b, &bytes) == VK_MM_INT_DOT) return vk_mvq_dot_record(rec, node, addend_of(node, add), add, st);
+    struct vk_dispatch ds;
+    size_t a_unit = vk_addr_unit(a->type), b_unit = ggml_type_size(b->type);
+    mv_dispatch(rec, &ds, a, b, &a_unit, &b_unit); /* the unfused kernel's choices, then its FUSE_ADD variant */
+    ds.shader = mv_add_shader(rec->d, node);
+    if (!vk_optional_pipeline(rec->d, ds.shader, ds.spec, ds.n_spec, VK_PATH_FUSE, "unfused nodes")) return false;
+    *st = mv_record(rec, &ds, node, addend_of(node, add), add, a_unit, b_unit);
+    return true;
 }
 
 /* ------------------------------------------------------------ out_prod */

@@ -62,8 +62,12 @@ VK_HIDDEN bool vk_mvq_dot_takes(const struct vk_device *d, const struct ggml_ten
                                 VkDeviceSize *scratch);
 /* Records node on them (b quantized first, unless an earlier product of the segment did); false,
  * with nothing recorded, when they do not take it or the scratch memory does not hold b
- * quantized.  The status in *st. */
-VK_HIDDEN bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
+ * quantized.  The status in *st.  With add (NULL: none), the add of e that follows the product
+ * comes along (vk-fuse.c; false too when that kernel is not to be had). */
+VK_HIDDEN bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *e,
+                                 const struct ggml_tensor *add, enum ggml_status *st);
+/* Whether a kernel of node's type takes the add after the product (mvqd_<type>_add). */
+VK_HIDDEN bool vk_mvq_dot_add_takes(const struct ggml_tensor *node, const struct ggml_tensor *add);
 
 /* The same for mul_mat_id node's products of few tokens (mvqd_id_<type>: one per (slot, token) pair). */
 VK_HIDDEN bool vk_mvq_dot_id_takes(const struct vk_device *d, const struct ggml_tensor *node, VkDeviceSize *scratch);

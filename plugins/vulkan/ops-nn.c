@@ -43,7 +43,10 @@ static bool rope_supports(const struct vk_device *d, const struct ggml_tensor *n
     return !ff || (ff->type == GGML_TYPE_F32 && ggml_is_contiguous(ff) && ff->ne[0] >= n_pairs);
 }
 
-static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+/* The dispatch of rope kernel `shader` for node, its push constants in *pc (not yet pushed) and
+ * its operands and result bound. */
+static void rope_dispatch(struct vk_rec *rec, const struct ggml_tensor *node, enum vk_shader_id shader,
+                          struct vk_dispatch *ds, struct vk_pc_rope *pc) {
     const struct ggml_tensor *a = node->src[0], *pos = node->src[1], *ff = node->src[2];
     const struct ggmlc_rope_params op = ggmlc_rope_params_of(node);
     const int n_dims = op.n_dims;
@@ -51,11 +54,10 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
     ggml_rope_yarn_corr_dims(n_dims, op.n_ctx_orig, op.freq_base, op.beta_fast, op.beta_slow, corr);
 
     const size_t ts = ggml_type_size(a->type);
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("rope_%s", ggml_type_name(a->type)));
+    vk_dispatch_init(ds, shader);
     const struct vk_shape sd = vk_shape_of(node);
     _Static_assert(GGML_MROPE_SECTIONS == 4, "s0..s3 hold the sections");
-    struct vk_pc_rope pc = {
+    *pc = (struct vk_pc_rope){
         .nb0 = sd.nb[0],
         .nb1 = sd.nb[1],
         .nb2 = sd.nb[2],
@@ -75,14 +77,62 @@ static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor
         .s2 = (uint32_t)op.sections[2],
         .s3 = (uint32_t)op.sections[3],
     };
-    VK_PUSH_SHAPE(pc, 0, a);
+    VK_PUSH_SHAPE(*pc, 0, a);
+    vk_dispatch_bind(ds, a, false, ts, VK_PUSH_WORD(vk_pc_rope, off_a));
+    vk_dispatch_bind(ds, pos, false, 4, VK_PUSH_WORD(vk_pc_rope, off_p));
+    vk_dispatch_bind(ds, ff ? ff : pos, false, 4, VK_PUSH_WORD(vk_pc_rope, off_f));
+    vk_dispatch_bind(ds, node, true, ts, VK_PUSH_WORD(vk_pc_rope, off_d));
+    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a) / 2, 256, ds->groups);
+}
+
+static enum ggml_status rope_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    struct vk_dispatch ds;
+    struct vk_pc_rope pc;
+    rope_dispatch(rec, node, vk_shader_find("rope_%s", ggml_type_name(node->src[0]->type)), &ds, &pc);
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_rope, off_a));
-    vk_dispatch_bind(&ds, pos, false, 4, VK_PUSH_WORD(vk_pc_rope, off_p));
-    vk_dispatch_bind(&ds, ff ? ff : pos, false, 4, VK_PUSH_WORD(vk_pc_rope, off_f));
-    vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_rope, off_d));
-    vk_groups_1d(rec->d, (uint64_t)ggml_nelements(a) / 2, 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------- a rope and the set_rows of its result (vk-fuse.c) */
+
+/* The fused kernel of rope and set_rows, or VK_SHADER_COUNT. */
+static enum vk_shader_id rope_set_rows_shader(const struct ggml_tensor *set_rows) {
+    const struct ggml_tensor *idx = set_rows->src[1];
+    return vk_shader_find("rope_f32_set_rows_%s_%s", ggml_type_name(set_rows->type), ggml_type_name(idx->type));
+}
+
+bool vk_rope_set_rows_fits(const struct vk_device *d, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows) {
+    (void)d;
+    if (rope->op != GGML_OP_ROPE || set_rows->op != GGML_OP_SET_ROWS || rope->type != GGML_TYPE_F32) return false;
+    const int code = rope_mode_code(ggmlc_rope_params_of(rope).mode);
+    const struct ggml_tensor *b = set_rows->src[0], *idx = set_rows->src[1];
+    /* b: the rope's result as rows of all heads of a token (itself, or a reshape of it) */
+    const bool rows_of_rope = (b == rope || (b->view_src == rope && b->view_offs == 0)) && ggml_is_contiguous(b) &&
+                              ggml_is_contiguous(rope) && rope->ne[3] == 1 &&
+                              b->ne[0] == rope->ne[0] * rope->ne[1] && b->ne[1] == rope->ne[2] && b->ne[2] == 1 &&
+                              b->ne[3] == 1;
+    const size_t tc = ggml_type_size(set_rows->type);
+    return (code == 0 || code == 1) && rows_of_rope && ggml_is_contiguous(idx) && idx->ne[0] == b->ne[1] &&
+           set_rows->ne[0] == b->ne[0] && set_rows->ne[2] == 1 && set_rows->ne[3] == 1 && set_rows->nb[0] == tc &&
+           set_rows->nb[1] % tc == 0 && set_rows->nb[1] / tc <= UINT32_MAX && set_rows->ne[1] <= UINT32_MAX &&
+           vk_shader_present(rope_set_rows_shader(set_rows));
+}
+
+bool vk_rope_set_rows_record(struct vk_rec *rec, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows,
+                             enum ggml_status *st) {
+    const struct ggml_tensor *idx = set_rows->src[1];
+    struct vk_dispatch ds;
+    struct vk_pc_rope pc;
+    rope_dispatch(rec, rope, rope_set_rows_shader(set_rows), &ds, &pc);
+    if (!vk_optional_pipeline(rec->d, ds.shader, NULL, 0, VK_PATH_FUSE, "unfused nodes")) return false;
+    const size_t tc = ggml_type_size(set_rows->type);
+    pc.s2 = (uint32_t)(set_rows->nb[1] / tc); /* s0, s1: the offsets of idx and the cache, bound below */
+    pc.s3 = (uint32_t)set_rows->ne[1];
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, idx, false, (uint32_t)ggml_type_size(idx->type), VK_PUSH_WORD(vk_pc_rope, s0));
+    vk_dispatch_bind(&ds, set_rows, true, (uint32_t)tc, VK_PUSH_WORD(vk_pc_rope, s1));
+    *st = vk_dispatch_bind_check(rec, &ds, set_rows) < 0 ? GGML_STATUS_FAILED : vk_record_dispatch(rec, &ds);
+    return true;
 }
 
 /* ---------------------------------------------------------- flash_attn_ext */

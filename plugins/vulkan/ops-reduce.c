@@ -6,6 +6,7 @@
  * One workgroup per row; the workgroup size is a specialization constant.
  */
 #include <math.h>
+#include <string.h>
 
 #include "vk-impl.h"
 #include "op-codes.h"
@@ -42,29 +43,64 @@ static uint32_t rows_code(enum ggml_op op) {
     }
 }
 
-static enum ggml_status rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+static bool is_norm(enum ggml_op op) { return op == GGML_OP_NORM || op == GGML_OP_RMS_NORM || op == GGML_OP_L2_NORM; }
+
+/* The dispatch of row kernel `shader` for node, its push constants in *pc (not yet pushed) and
+ * its operand and result bound. */
+static void rows_dispatch(struct vk_rec *rec, const struct ggml_tensor *node, enum vk_shader_id shader,
+                          struct vk_dispatch *ds, struct vk_pc_rows *pc) {
     const struct ggml_tensor *a = node->src[0];
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find(node->op == GGML_OP_ARGMAX ? "argmax_f32" : "rows_f32"));
-    ds.spec[0] = row_block(rec->d);
-    ds.n_spec = 1;
-    const bool eps =
-        node->op == GGML_OP_NORM || node->op == GGML_OP_RMS_NORM || node->op == GGML_OP_L2_NORM;
-    struct vk_pc_rows pc = {.op = rows_code(node->op),
-                            .eps = eps ? ggmlc_op_param_f32(node, 0) : 0.0f};
-    VK_PUSH_SHAPE(pc, 0, a);
-    VK_PUSH_SHAPE(pc, , node);
+    vk_dispatch_init(ds, shader);
+    ds->spec[0] = row_block(rec->d);
+    ds->n_spec = 1;
+    *pc = (struct vk_pc_rows){.op = rows_code(node->op), .eps = is_norm(node->op) ? ggmlc_op_param_f32(node, 0) : 0.0f};
+    VK_PUSH_SHAPE(*pc, 0, a);
+    VK_PUSH_SHAPE(*pc, , node);
     if (node->op == GGML_OP_SUM) { /* the whole (contiguous) tensor as one row */
-        pc.ne00 = (uint32_t)ggml_nelements(a), pc.ne01 = pc.ne02 = pc.ne03 = 1;
-        pc.nb00 = 1, pc.nb01 = pc.nb02 = pc.nb03 = 0;
+        pc->ne00 = (uint32_t)ggml_nelements(a), pc->ne01 = pc->ne02 = pc->ne03 = 1;
+        pc->nb00 = 1, pc->nb01 = pc->nb02 = pc->nb03 = 0;
     } else if (node->op == GGML_OP_ARGMAX) { /* one value per row: d's rows are its elements */
-        pc.nb1 = pc.nb0;
+        pc->nb1 = pc->nb0;
     }
+    vk_dispatch_bind(ds, a, false, ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_rows, off_a));
+    vk_dispatch_bind(ds, node, true, ggml_type_size(node->type), VK_PUSH_WORD(vk_pc_rows, off_d));
+    vk_groups_1d(rec->d, node->op == GGML_OP_SUM ? 1 : (uint64_t)ggml_nrows(a), 1, ds->groups);
+}
+
+static enum ggml_status rows_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    struct vk_dispatch ds;
+    struct vk_pc_rows pc;
+    rows_dispatch(rec, node, vk_shader_find(node->op == GGML_OP_ARGMAX ? "argmax_f32" : "rows_f32"), &ds, &pc);
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, a, false, ggml_type_size(a->type), VK_PUSH_WORD(vk_pc_rows, off_a));
-    vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type), VK_PUSH_WORD(vk_pc_rows, off_d));
-    vk_groups_1d(rec->d, node->op == GGML_OP_SUM ? 1 : (uint64_t)ggml_nrows(a), 1, ds.groups);
     return vk_record_dispatch(rec, &ds);
+}
+
+/* ------------------------------------------------ a norm and its mul (vk-fuse.c) */
+
+bool vk_norm_mul_fits(const struct vk_device *d, const struct ggml_tensor *norm, const struct ggml_tensor *mul) {
+    if (!is_norm(norm->op) || mul->op != GGML_OP_MUL || mul->src[0] != norm || !rows_supports(d, norm)) return false;
+    const struct ggml_tensor *w = mul->src[1];
+    /* w's rows broadcast over norm's; mul's result is written with norm's strides */
+    return w != norm && w->type == GGML_TYPE_F32 && mul->type == GGML_TYPE_F32 && w->ne[0] == norm->ne[0] &&
+           w->nb[0] == 4 && ggml_can_repeat(w, norm) && vk_shape_fits(w) &&
+           memcmp(mul->nb, norm->nb, sizeof mul->nb) == 0;
+}
+
+bool vk_norm_mul_record(struct vk_rec *rec, const struct ggml_tensor *norm, const struct ggml_tensor *mul,
+                        enum ggml_status *st) {
+    const struct ggml_tensor *w = mul->src[1];
+    struct vk_dispatch ds;
+    struct vk_pc_rows pc;
+    rows_dispatch(rec, norm, vk_shader_find("rows_mul_f32"), &ds, &pc);
+    if (!vk_optional_pipeline(rec->d, ds.shader, ds.spec, ds.n_spec, VK_PATH_FUSE, "unfused nodes")) return false;
+    const struct vk_shape ws = vk_shape_of(w);
+    pc.wne1 = ws.ne[1], pc.wne2 = ws.ne[2], pc.wne3 = ws.ne[3];
+    pc.wnb1 = ws.nb[1], pc.wnb2 = ws.nb[2], pc.wnb3 = ws.nb[3];
+    vk_dispatch_push(&ds, pc);
+    vk_dispatch_bind(&ds, w, false, 4, VK_PUSH_WORD(vk_pc_rows, off_w));
+    vk_dispatch_bind(&ds, mul, true, 4, VK_PUSH_WORD(vk_pc_rows, off_o));
+    *st = vk_record_dispatch(rec, &ds);
+    return true;
 }
 
 /* ----------------------------------------------------------- count_equal */

@@ -40,7 +40,13 @@ static enum ggml_status transfer(struct vk_buffer *b, VkDeviceSize off, void *ho
     }
     struct vk_device *d = b->dev;
     pthread_mutex_lock(&d->lock);
-    enum ggmlc_status st = vk_staging_reserve(d, n < STAGING_CHUNK ? n : STAGING_CHUNK);
+    enum ggmlc_status st;
+    if (!upload && vk_readback_get(d, b->alloc.buf, off, host, n, &st)) { /* read back with the graph */
+        pthread_mutex_unlock(&d->lock);
+        return st == GGMLC_OK ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
+    }
+    st = vk_staging_reserve(d, n < STAGING_CHUNK ? n : STAGING_CHUNK);
+    if (st == GGMLC_OK) st = vk_cmd_wait(d); /* a segment in flight may still copy its outputs into staging */
     for (size_t done = 0; st == GGMLC_OK && done < n;) {
         const size_t chunk = n - done < d->staging.size ? n - done : (size_t)d->staging.size;
         if (upload) memcpy(d->staging.map, (const char *)host + done, chunk);

@@ -63,6 +63,7 @@ bool vk_defer_write(struct vk_device *d, VkBuffer buf, VkDeviceSize off, const v
                     size_t n) {
     struct vk_deferred *q = &d->deferred;
     if (!aligned(off, n) || !defer_room(q, n)) return false;
+    d->n_readback = 0; /* the outputs read back may be written over */
     memcpy(q->data + q->bytes, data, n);
     const bool after_overlap = overlaps_pending(q, buf, off, n);
     q->writes[q->n++] = (struct vk_deferred_write){.buf = buf, .off = off, .n = n,
@@ -75,6 +76,7 @@ bool vk_defer_fill(struct vk_device *d, VkBuffer buf, VkDeviceSize off, size_t n
                    uint32_t pattern) {
     struct vk_deferred *q = &d->deferred;
     if (!aligned(off, n) || !defer_room(q, 0)) return false;
+    d->n_readback = 0;
     const bool after_overlap = overlaps_pending(q, buf, off, n);
     q->writes[q->n++] = (struct vk_deferred_write){.buf = buf, .off = off, .n = n, .is_fill = true,
                                                    .after_overlap = after_overlap, .fill = pattern};

@@ -248,6 +248,7 @@ void vk_barrier_to_host(VkCommandBuffer cmd) {
 enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
     if (d->lost) return ggmlc_set_error(GGMLC_ERR_BACKEND, "vulkan %s: the device was lost", d->name);
     enum ggmlc_status st = vk_cmd_wait(d); /* the one command buffer is free again */
+    d->n_readback = 0; /* what it submits may write the outputs read back */
     if (st == GGMLC_OK) st = vk_check(d, vkResetCommandBuffer(d->cmd, 0), "vkResetCommandBuffer");
     if (st != GGMLC_OK) return st;
     const VkCommandBufferBeginInfo begin = {
@@ -264,20 +265,25 @@ enum ggmlc_status vk_cmd_begin(struct vk_device *d) {
     return st;
 }
 
-enum ggmlc_status vk_cmd_submit_with(struct vk_device *d, VkCommandBuffer cmd) {
-    enum ggmlc_status st = vk_check(d, vkEndCommandBuffer(d->cmd), "vkEndCommandBuffer");
+enum ggmlc_status vk_cmd_submit_part(struct vk_device *d, VkCommandBuffer cmd, bool first, bool last) {
+    enum ggmlc_status st = first ? vk_check(d, vkEndCommandBuffer(d->cmd), "vkEndCommandBuffer") : GGMLC_OK;
     if (st != GGMLC_OK) return st;
-    const VkCommandBuffer cmds[2] = {d->cmd, cmd};
-    const VkSubmitInfo submit = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .commandBufferCount = cmd ? 2 : 1,
-        .pCommandBuffers = cmds,
-    };
-    st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
-    if (st == GGMLC_OK) st = vk_check(d, vkQueueSubmit(d->queue, 1, &submit, d->fence), "vkQueueSubmit");
+    VkCommandBuffer cmds[2];
+    uint32_t n = 0;
+    if (first) cmds[n++] = d->cmd;
+    if (cmd) cmds[n++] = cmd;
+    const VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cmds};
+    if (last) st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
+    /* no command buffer: only the fence, signalled once everything submitted before is done */
+    if (st == GGMLC_OK)
+        st = vk_check(d, vkQueueSubmit(d->queue, n ? 1 : 0, &submit, last ? d->fence : VK_NULL_HANDLE), "vkQueueSubmit");
     ggmlc_counter_add(GGMLC_COUNTER_SUBMITS, 1);
-    d->in_flight = st == GGMLC_OK;
+    if (last) d->in_flight = st == GGMLC_OK;
     return st;
+}
+
+enum ggmlc_status vk_cmd_submit_with(struct vk_device *d, VkCommandBuffer cmd) {
+    return vk_cmd_submit_part(d, cmd, true, true);
 }
 
 enum ggmlc_status vk_cmd_submit(struct vk_device *d) { return vk_cmd_submit_with(d, VK_NULL_HANDLE); }

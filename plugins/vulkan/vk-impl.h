@@ -145,9 +145,19 @@ enum vk_path {
     VK_PATH_PACK_F16,      /* pack_f16: coopmat products read f32 activations */
     VK_PATH_DEQUANT_F16,   /* dequant_*_f16: block-format weights on the tiled GEMM */
     VK_PATH_ATTN_TILE,     /* fattn_tile_*: flash attention one workgroup per query row */
+    VK_PATH_FUSE,          /* fused kernels (vk-fuse.c): each node its own dispatch */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
+
+/* An output of the last segment, bytes [begin, end) of buf, copied by its command buffer to
+ * staging offset at (vk-record.c, "outputs read back with the segment"). */
+struct vk_readback {
+    VkBuffer buf;
+    VkDeviceSize begin, end, at;
+};
+#define VK_READBACK_MAX   8
+#define VK_READBACK_BYTES ((VkDeviceSize)1 << 20)
 
 /* Small writes waiting for the next command buffer (vk-deferred.c). */
 struct vk_deferred {
@@ -182,7 +192,7 @@ struct vk_cmd_fill {
 };
 struct vk_cmd_copy {
     VkBuffer src, dst;
-    VkDeviceSize src_off, size; /* to offset 0 of dst */
+    VkDeviceSize src_off, dst_off, size;
 };
 struct vk_cmd_timestamp {
     VkPipelineStageFlagBits stage;
@@ -209,7 +219,7 @@ struct vk_replay_slot {
     int n, cap;
     uint64_t last_use;
 };
-#define VK_REPLAY_SLOTS 8
+#define VK_REPLAY_SLOTS 16 /* a segment's parts take one each (vk-record.c) */
 
 struct vk_device {
     int index;                       /* position among the physical devices */
@@ -234,6 +244,8 @@ struct vk_device {
     VkCommandBuffer cmd;
     VkFence fence;
     bool in_flight;                  /* cmd submitted, not yet waited for (async compute) */
+    struct vk_readback readback[VK_READBACK_MAX]; /* the last segment's outputs in staging (vk-record.c) */
+    int n_readback;                  /* 0 once anything else was submitted or written */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_set;
     VkDescriptorSetLayout set_layout[VK_MAX_BINDINGS + 1]; /* by binding count */
     VkPipelineLayout pipe_layout[VK_MAX_BINDINGS + 1];
@@ -256,6 +268,7 @@ struct vk_device {
     struct vk_cmd_log log;       /* the segment being recorded (vk-replay.c) */
     struct vk_replay_slot replay[VK_REPLAY_SLOTS]; /* command buffers kept for equal segments */
     uint64_t replay_clock;       /* segments submitted: the slots' last_use */
+    uint64_t segment_clock;      /* replay_clock when the segment being recorded began */
     bool replay_keep;            /* keep them (GGMLC_VK_REPLAY is not 0) */
     bool replay_debug;           /* GGMLC_DEBUG=vulkan-replay: log each segment recorded or replayed */
     bool reverse_writes;         /* GGMLC_DEBUG=vulkan-reorder: deferred writes recorded in reverse
@@ -309,6 +322,9 @@ VK_HIDDEN enum ggmlc_status vk_cmd_submit_wait(struct vk_device *d);
 /* The same, with cmd (a command buffer recorded elsewhere) submitted after the device's own in
  * one batch. */
 VK_HIDDEN enum ggmlc_status vk_cmd_submit_with(struct vk_device *d, VkCommandBuffer cmd);
+/* Submit cmd (VK_NULL_HANDLE: none) as one part of the work of a segment: after the device's own
+ * command buffer (ended now) when first; with the fence when last (d->in_flight then). */
+VK_HIDDEN enum ggmlc_status vk_cmd_submit_part(struct vk_device *d, VkCommandBuffer cmd, bool first, bool last);
 
 /* ------------------------------------------------------------ replay */
 
@@ -321,15 +337,20 @@ VK_HIDDEN void vk_log_barrier(struct vk_cmd_log *log, enum vk_cmd_kind kind);
 VK_HIDDEN void vk_log_fill(struct vk_cmd_log *log, VkBuffer buf, VkDeviceSize off, VkDeviceSize size,
                            uint32_t value);
 VK_HIDDEN void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off,
-                           VkDeviceSize size);
+                           VkDeviceSize dst_off, VkDeviceSize size);
 VK_HIDDEN void vk_log_timestamp(struct vk_cmd_log *log, VkPipelineStageFlagBits stage, uint32_t query);
 /* Reset queries [0, count) of the device's query pool. */
 VK_HIDDEN void vk_log_reset_queries(struct vk_cmd_log *log, uint32_t count);
-/* Submit the device's command buffer (begun by vk_cmd_begin: the pending writes) and then the
- * commands of log: a kept command buffer of an equal log, else one recorded now (and kept);
- * wait for them when wait.  Caller holds d->lock.  On failure the device's command buffer is
- * ended and not submitted. */
-VK_HIDDEN enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool wait);
+/* Submit the commands of log as a part of the segment: a kept command buffer of an equal log
+ * that the segment has not used yet, else one recorded now (and kept); after the device's own
+ * command buffer (begun by vk_cmd_begin: the pending writes) when first; with the fence when
+ * last, waiting for it when wait.  Caller holds d->lock.  On failure the device's command
+ * buffer is ended and not submitted when first, and the fence submitted when not (parts before
+ * are in flight). */
+VK_HIDDEN enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool first, bool last,
+                                             bool wait);
+/* Replay slots the segment being recorded has not used. */
+VK_HIDDEN int vk_replay_slots_left(const struct vk_device *d);
 /* Keep no command buffer from now on: a VkBuffer is being destroyed (caller holds d->lock). */
 VK_HIDDEN void vk_replay_forget(struct vk_device *d);
 /* Free the logs kept (device close; the command buffers go with the pool). */
@@ -454,6 +475,12 @@ struct vk_rec {
     int n_profiled;
     const struct ggml_tensor **checked; /* index checks: the node of each slot taken (vk_dispatch_bind_check) */
     int n_checked, max_checked;
+    const struct ggml_tensor *outputs[VK_READBACK_MAX]; /* read back with the segment, at staging offset */
+    int output_node[VK_READBACK_MAX];                   /* ... their node indices */
+    int n_outputs;
+    VkDeviceSize outputs_at, outputs_bytes;
+    int n_parts, part_start; /* parts of the segment submitted, and the dispatch the next one starts at */
+    bool closed;             /* a part failed: the device's command buffer ended, or the parts fenced */
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory, or with
@@ -590,6 +617,12 @@ VK_HIDDEN enum ggml_status vk_record_dispatch_chunks(struct vk_rec *rec, struct 
 /* Workgroup counts covering n items of group_size each, split over x and y. */
 VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t group_size, uint32_t groups[3]);
 
+/* Copy n bytes at off of buf into host when the last segment read them back with its results
+ * (waiting for it first: its one wait); true then, with the wait's status in *st.  Caller
+ * holds d->lock. */
+VK_HIDDEN bool vk_readback_get(struct vk_device *d, VkBuffer buf, VkDeviceSize off, void *host, size_t n,
+                               enum ggmlc_status *st);
+
 /* Compute nodes [first, n) on d in one command buffer, up to the first node the GPU cannot
  * run after all (a failed pipeline, an operand in host memory): its index in *stopped_at, n
  * when none (the core's CPU fallback computes it; see ggmlc-plugin.h).  The command buffer
@@ -622,6 +655,30 @@ VK_HIDDEN void vk_ops_conv3d_register(struct vk_op_kernel *table); /* called by 
 VK_HIDDEN void vk_ops_seq_register(struct vk_op_kernel *table);    /* called by vk_ops_nn_register */
 VK_HIDDEN void vk_ops_window_register(struct vk_op_kernel *table); /* called by vk_ops_index_register */
 VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
+
+/* Fusions (vk-fuse.c): a node and the next one that computes, recorded as one dispatch.  Each
+ * pair has a check (whether the fused kernel takes first and second: ops, types, shapes) and a
+ * record function, which returns false, recording nothing, when the fused kernel's pipeline is
+ * not to be had (the nodes are then recorded one by one), else records it with its status in
+ * *st.  The fused kernels still write first's result, which other nodes may read.
+ *   norm, rms_norm or l2_norm, then mul by a broadcast f32 row (ops-reduce.c, rows_mul_f32);
+ *   a float mat-vec product, then add of a tensor of its shape (ops-matmul.c, mv_*_add);
+ *   an f32 rope (normal or NeoX), then set_rows of its rows (a reshape of it) into an f32 or f16
+ *   cache, as a llama layer stores its K (ops-nn.c, rope_f32_set_rows_*). */
+VK_HIDDEN bool vk_norm_mul_fits(const struct vk_device *d, const struct ggml_tensor *norm, const struct ggml_tensor *mul);
+VK_HIDDEN bool vk_norm_mul_record(struct vk_rec *rec, const struct ggml_tensor *norm, const struct ggml_tensor *mul,
+                                  enum ggml_status *st);
+VK_HIDDEN bool vk_mul_mat_add_fits(const struct vk_device *d, const struct ggml_tensor *node, const struct ggml_tensor *add);
+VK_HIDDEN bool vk_mul_mat_add_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *add,
+                                     enum ggml_status *st);
+VK_HIDDEN bool vk_rope_set_rows_fits(const struct vk_device *d, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows);
+VK_HIDDEN bool vk_rope_set_rows_record(struct vk_rec *rec, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows,
+                                       enum ggml_status *st);
+/* Record nodes[i] fused with the next node that computes when a fusion takes them: that node's
+ * index, the status in *st; else i, nothing recorded (GGMLC_VK_FUSE=0: always). */
+VK_HIDDEN int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, enum ggml_status *st);
+/* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
+VK_HIDDEN bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node);
 
 /* cpy/dup/cont of F32 into Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 (ops-index.c; cpy-quant.comp),
  * quantized as the CPU reference quantizer does; of any block format into one of its shape
@@ -712,6 +769,8 @@ struct vk_tuning {
     struct vk_env_value fa_tile;  /* GGMLC_VK_FA_TILE (ops-nn.c) */
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
+    bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */
+    struct vk_env_value submit_every; /* GGMLC_VK_SUBMIT_EVERY (vk-record.c) */
 };
 
 /* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */

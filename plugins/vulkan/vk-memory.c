@@ -186,6 +186,7 @@ enum ggmlc_status vk_mem_alloc(struct vk_device *d, VkDeviceSize size, struct vk
 void vk_mem_free(struct vk_device *d, struct vk_alloc *a) {
     struct vk_block *b = a->block;
     if (!b) return;
+    d->n_readback = 0; /* another buffer may take the memory of an output read back */
     block_give_back(b, a->offset, a->size);
     if (--b->n_live == 0) block_destroy(d, b);
     memset(a, 0, sizeof *a);
@@ -242,6 +243,7 @@ void vk_checks_release(struct vk_device *d) { vk_mem_free(d, &d->checks); }
 
 void vk_staging_release(struct vk_device *d) {
     struct vk_staging *s = &d->staging;
+    d->n_readback = 0;
     if (s->buf) vk_replay_forget(d); /* a kept command buffer may copy into it */
     if (s->buf) vkDestroyBuffer(d->dev, s->buf, NULL);
     if (s->mem) vkFreeMemory(d->dev, s->mem, NULL); /* unmaps implicitly */

@@ -214,14 +214,68 @@ int vk_dispatch_bind_check(struct vk_rec *rec, struct vk_dispatch *ds, const str
     return i;
 }
 
+/* ------------------------------------------- outputs read back with the segment
+ *
+ * A decode step reads its logits as soon as its graph is done; a transfer of their own would
+ * be a second submit and a second fence wait per token.  So the results of a segment marked as
+ * outputs (ggml_set_output), the first VK_READBACK_MAX of them within VK_READBACK_BYTES, are
+ * copied into the staging buffer at the end of its command buffer, after the index-check slots;
+ * a tensor_get of bytes inside one of them waits for the segment (if nothing has yet) and copies
+ * from there.  Anything submitted or written after the segment forgets them (d->n_readback). */
+
+/* The outputs among nodes [i, n), and their staging bytes. */
+static void outputs_plan(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n) {
+    for (; i < n && rec->n_outputs < VK_READBACK_MAX; i++) {
+        const struct ggml_tensor *t = nodes[i];
+        const VkDeviceSize bytes = (ggml_nbytes(t) + 15) & ~(VkDeviceSize)15;
+        if (!(t->flags & GGML_TENSOR_FLAG_OUTPUT) || ggml_is_empty(t) || rec->outputs_bytes + bytes > VK_READBACK_BYTES ||
+            !vk_tensor_buffer(rec->d, t) || vk_tensor_buffer(rec->d, t)->host)
+            continue;
+        rec->output_node[rec->n_outputs] = i;
+        rec->outputs[rec->n_outputs++] = t;
+        rec->outputs_bytes += bytes;
+    }
+}
+
+/* Record the copies of the outputs computed (nodes before computed_to) into staging. */
+static void outputs_end(struct vk_rec *rec, int computed_to) {
+    struct vk_device *d = rec->d;
+    VkDeviceSize at = rec->outputs_at;
+    for (int k = 0; k < rec->n_outputs && rec->output_node[k] < computed_to; k++) {
+        const struct vk_buffer *b = vk_tensor_buffer(d, rec->outputs[k]);
+        const struct vk_range r = tensor_range(b, rec->outputs[k]);
+        vk_log_copy(&d->log, r.buf, d->staging.buf, r.begin, at, r.end - r.begin);
+        d->readback[d->n_readback++] = (struct vk_readback){.buf = r.buf, .begin = r.begin, .end = r.end, .at = at};
+        at += (r.end - r.begin + 15) & ~(VkDeviceSize)15;
+    }
+}
+
+bool vk_readback_get(struct vk_device *d, VkBuffer buf, VkDeviceSize off, void *host, size_t n, enum ggmlc_status *st) {
+    for (int k = 0; k < d->n_readback; k++) {
+        const struct vk_readback *e = &d->readback[k];
+        if (e->buf != buf || off < e->begin || off + n > e->end) continue;
+        *st = vk_cmd_wait(d);
+        if (*st == GGMLC_OK) memcpy(host, (const char *)d->staging.map + e->at + (off - e->begin), n);
+        return true;
+    }
+    return false;
+}
+
 /* Slots for the index-taking nodes among [i, n), zeroed by the command buffer before any of them
- * runs, and staging memory to read them back through; false (the error recorded) without. */
+ * runs, and staging memory to read them back through (and the outputs after them); false (the
+ * error recorded) without. */
 static bool checks_begin(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n) {
     int64_t limit;
-    for (; i < n; i++) rec->max_checked += index_operand(nodes[i], &limit) != NULL;
-    if (!rec->max_checked) return true;
+    for (int k = i; k < n; k++) rec->max_checked += index_operand(nodes[k], &limit) != NULL;
     struct vk_device *d = rec->d;
     const VkDeviceSize bytes = (VkDeviceSize)rec->max_checked * check_stride(d);
+    outputs_plan(rec, nodes, i, n);
+    rec->outputs_at = bytes;
+    if (rec->n_outputs && vk_staging_reserve(d, bytes + rec->outputs_bytes) != GGMLC_OK) {
+        rec->n_outputs = 0; /* read by transfers of their own */
+        ggmlc_clear_error();
+    }
+    if (!rec->max_checked) return true;
     rec->checked = malloc((size_t)rec->max_checked * sizeof *rec->checked);
     if (!rec->checked || !vk_checks_reserve(d, bytes) || vk_staging_reserve(d, bytes) != GGMLC_OK) {
         if (ggmlc_last_status() == GGMLC_OK)
@@ -234,13 +288,17 @@ static bool checks_begin(struct vk_rec *rec, struct ggml_tensor **nodes, int i, 
     return true;
 }
 
-/* Record the copy of the slots taken into the staging buffer, visible to the host after the submit. */
-static void checks_end(struct vk_rec *rec) {
-    if (!rec->n_checked) return;
+/* Record the copies of the slots taken and of the outputs computed (nodes before computed_to)
+ * into the staging buffer, visible to the host after the submit. */
+static void checks_end(struct vk_rec *rec, int computed_to) {
+    const bool outputs = rec->n_outputs && rec->output_node[0] < computed_to;
+    if (!rec->n_checked && !outputs) return;
     struct vk_device *d = rec->d;
     barrier(rec);
-    vk_log_copy(&d->log, d->checks.buf, d->staging.buf, d->checks.offset,
-                (VkDeviceSize)rec->n_checked * check_stride(d));
+    if (rec->n_checked)
+        vk_log_copy(&d->log, d->checks.buf, d->staging.buf, d->checks.offset, 0,
+                    (VkDeviceSize)rec->n_checked * check_stride(d));
+    outputs_end(rec, computed_to);
     vk_log_barrier(&d->log, VK_CMD_HOST_BARRIER);
 }
 
@@ -360,13 +418,48 @@ static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_no
     }
 }
 
-/* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
-static bool uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node) {
+bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct vk_buffer *b = vk_tensor_buffer(d, node);
     if (b && b->host) return true;
     for (int i = 0; i < GGML_MAX_SRC; i++)
         if (node->src[i] && (b = vk_tensor_buffer(d, node->src[i])) && b->host) return true;
     return false;
+}
+
+/* ------------------------------------------------------ submitting in parts
+ *
+ * The GPU has nothing to do until the segment's first submit, and recording a decode graph's
+ * few hundred dispatches takes the host a good part of a token's time: so every
+ * GGMLC_VK_SUBMIT_EVERY dispatches (DEFAULT_SUBMIT_EVERY; 0: never) the commands logged so far
+ * are submitted as a part of the segment (ggml-vulkan submits every 100 nodes or so), and the
+ * GPU runs them while the host records the rest.  A part is a command buffer of its own, kept
+ * and replayed as whole segments are (the split falls at the same dispatches every time the
+ * same graph comes).  Each part after the first begins with a barrier, after everything
+ * submitted before it, so the last part's fence, the one waited for, covers the whole segment.
+ * A segment splits only while two replay slots are left to it (its parts are in flight). */
+#define DEFAULT_SUBMIT_EVERY 64
+
+static uint32_t submit_every(void) {
+    const struct vk_env_value *e = &vk_tuning()->submit_every;
+    return e->set && e->n == 1 ? e->v[0] : DEFAULT_SUBMIT_EVERY;
+}
+
+/* Submit the log as a part of the segment once it holds enough dispatches (see above). */
+static enum ggml_status submit_part(struct vk_rec *rec) {
+    struct vk_device *d = rec->d;
+    const uint32_t every = submit_every();
+    if (!every || (uint32_t)(rec->n_dispatches - rec->part_start) < every || vk_replay_slots_left(d) < 2)
+        return GGML_STATUS_SUCCESS;
+    const bool first = rec->n_parts == 0;
+    if (vk_replay_submit(d, &d->log, first, false, false) != GGMLC_OK) {
+        rec->closed = true; /* it ended the device's command buffer, or fenced the parts before */
+        return GGML_STATUS_FAILED;
+    }
+    rec->n_parts++;
+    rec->part_start = rec->n_dispatches;
+    d->log.n = 0;
+    barrier(rec);
+    return GGML_STATUS_SUCCESS;
 }
 
 /* Record nodes [i, n) until one needs the CPU (its index in *cpu_at, else n); caller holds d->lock. */
@@ -381,17 +474,24 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
                             node->name);
             return GGML_STATUS_FAILED;
         }
-        if (uses_host_memory(rec->d, node)) {
+        if (vk_uses_host_memory(rec->d, node)) {
             *cpu_at = i;
             return GGML_STATUS_SUCCESS;
         }
         rec->pipeline_failed = false;
-        enum ggml_status s = table[node->op].record(rec, node);
-        if (s != GGML_STATUS_SUCCESS && rec->pipeline_failed) { /* from now on the op is declined; this node goes to the CPU */
-            rec->d->op_broken[node->op] = true;
-            *cpu_at = i;
-            return GGML_STATUS_SUCCESS;
+        enum ggml_status s;
+        const int fused_to = vk_fuse_record(rec, nodes, i, n, &s);
+        if (fused_to > i) {
+            i = fused_to;
+        } else {
+            s = table[node->op].record(rec, node);
+            if (s != GGML_STATUS_SUCCESS && rec->pipeline_failed) { /* from now on the op is declined; this node goes to the CPU */
+                rec->d->op_broken[node->op] = true;
+                *cpu_at = i;
+                return GGML_STATUS_SUCCESS;
+            }
         }
+        if (s == GGML_STATUS_SUCCESS) s = submit_part(rec);
         if (s != GGML_STATUS_SUCCESS) return s;
     }
     return GGML_STATUS_SUCCESS;
@@ -424,6 +524,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
         d->log.n = 0;
         d->log.failed = false;
+        d->segment_clock = d->replay_clock;
         reserve_scratch(&rec, nodes, i, n);
         if (d->timestamps) {
             vk_log_reset_queries(&d->log, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
@@ -431,17 +532,21 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
         }
         s = checks_begin(&rec, nodes, i, n) ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
         if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
-            vkEndCommandBuffer(d->cmd);
+            if (rec.n_parts) vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true);
+            else vkEndCommandBuffer(d->cmd);
             vk_check(d, VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
             s = GGML_STATUS_FAILED;
         } else if (s == GGML_STATUS_SUCCESS) {
-            checks_end(&rec);
+            checks_end(&rec, *cpu_at);
             if (d->timestamps) vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
             const bool read_back = rec.n_checked || d->timestamps; /* read right after: wait */
-            const enum ggmlc_status st = vk_replay_submit(d, &d->log, read_back);
+            const enum ggmlc_status st = vk_replay_submit(d, &d->log, rec.n_parts == 0, true, read_back);
+            if (st != GGMLC_OK) d->n_readback = 0;
             if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
             else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
-        } else {
+        } else if (!rec.closed && rec.n_parts) {
+            vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
+        } else if (!rec.closed) {
             vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
         }
     }

@@ -19,6 +19,8 @@
  * and pipelines by handle: when a VkBuffer is destroyed (a memory block emptied, the staging
  * buffer grown) every kept one is forgotten, since a new buffer may get the old handle.
  * GGMLC_VK_REPLAY=0 turns the keeping off (each segment recorded from its log, once).
+ * A long segment is submitted in parts (vk-record.c): each part is such a log and command
+ * buffer, and none is reused before the segment's fence (used_by_segment).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,12 +67,14 @@ void vk_log_fill(struct vk_cmd_log *log, VkBuffer buf, VkDeviceSize off, VkDevic
     c->u.fill.value = value;
 }
 
-void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off, VkDeviceSize size) {
+void vk_log_copy(struct vk_cmd_log *log, VkBuffer src, VkBuffer dst, VkDeviceSize src_off, VkDeviceSize dst_off,
+                 VkDeviceSize size) {
     struct vk_cmd *c = log_append(log, VK_CMD_COPY);
     if (!c) return;
     c->u.copy.src = src;
     c->u.copy.dst = dst;
     c->u.copy.src_off = src_off;
+    c->u.copy.dst_off = dst_off;
     c->u.copy.size = size;
 }
 
@@ -112,7 +116,7 @@ static void record_cmd(const struct vk_device *d, VkCommandBuffer cmd, const str
     case VK_CMD_HOST_BARRIER: vk_barrier_to_host(cmd); break;
     case VK_CMD_FILL: vkCmdFillBuffer(cmd, c->u.fill.buf, c->u.fill.off, c->u.fill.size, c->u.fill.value); break;
     case VK_CMD_COPY: {
-        const VkBufferCopy region = {.srcOffset = c->u.copy.src_off, .size = c->u.copy.size};
+        const VkBufferCopy region = {.srcOffset = c->u.copy.src_off, .dstOffset = c->u.copy.dst_off, .size = c->u.copy.size};
         vkCmdCopyBuffer(cmd, c->u.copy.src, c->u.copy.dst, 1, &region);
         break;
     }
@@ -144,17 +148,31 @@ static enum ggmlc_status record_slot(struct vk_device *d, struct vk_replay_slot 
     return GGMLC_OK;
 }
 
+/* Whether slot holds a part of the segment being recorded (in flight: not to be submitted or
+ * recorded again before the segment's fence). */
+static bool used_by_segment(const struct vk_device *d, const struct vk_replay_slot *s) {
+    return s->last_use > d->segment_clock;
+}
+
+int vk_replay_slots_left(const struct vk_device *d) {
+    int n = 0;
+    for (int i = 0; i < VK_REPLAY_SLOTS; i++) n += !used_by_segment(d, &d->replay[i]);
+    return n;
+}
+
 /* The kept command buffer of an equal log, or NULL. */
 static struct vk_replay_slot *find_slot(struct vk_device *d, const struct vk_cmd_log *log) {
     for (int i = 0; i < VK_REPLAY_SLOTS; i++) {
         struct vk_replay_slot *s = &d->replay[i];
-        if (s->n == log->n && s->n > 0 && memcmp(s->cmds, log->cmds, (size_t)log->n * sizeof *log->cmds) == 0)
+        if (s->n == log->n && s->n > 0 && !used_by_segment(d, s) &&
+            memcmp(s->cmds, log->cmds, (size_t)log->n * sizeof *log->cmds) == 0)
             return s;
     }
     return NULL;
 }
 
-/* The slot to record into: an unused one, else the least recently used. */
+/* The slot to record into: an unused one, else the least recently used (never one of the segment's:
+ * vk-record.c splits a segment only while two are left). */
 static struct vk_replay_slot *victim_slot(struct vk_device *d) {
     struct vk_replay_slot *v = &d->replay[0];
     for (int i = 1; i < VK_REPLAY_SLOTS; i++)
@@ -162,24 +180,24 @@ static struct vk_replay_slot *victim_slot(struct vk_device *d) {
     return v;
 }
 
-enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool wait) {
-    if (log->failed) return ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory while recording", d->name);
-    struct vk_replay_slot *slot = find_slot(d, log);
+enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log *log, bool first, bool last,
+                                   bool wait) {
+    struct vk_replay_slot *slot = log->failed ? NULL : find_slot(d, log);
     const bool replayed = slot != NULL;
-    if (!slot) {
-        slot = victim_slot(d);
-        const enum ggmlc_status st = record_slot(d, slot, log);
-        if (st != GGMLC_OK) {
-            vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
-            return st;
-        }
+    enum ggmlc_status st = log->failed ? ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory while recording", d->name)
+                                       : GGMLC_OK;
+    if (!slot && st == GGMLC_OK) st = record_slot(d, slot = victim_slot(d), log);
+    if (st != GGMLC_OK) {
+        if (first) vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
+        else vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
+        return st;
     }
     slot->last_use = ++d->replay_clock;
     if (d->replay_debug)
         ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d commands %s\n", d->name, log->n,
                   replayed ? "replayed" : "recorded");
-    const enum ggmlc_status st = vk_cmd_submit_with(d, slot->cmd);
-    return st == GGMLC_OK && wait ? vk_cmd_wait(d) : st;
+    st = vk_cmd_submit_part(d, slot->cmd, first, last);
+    return st == GGMLC_OK && last && wait ? vk_cmd_wait(d) : st;
 }
 
 void vk_replay_forget(struct vk_device *d) {

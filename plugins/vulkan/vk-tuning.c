@@ -37,6 +37,7 @@ static const struct {
     {"GGMLC_VK_FA_SPLIT", offsetof(struct vk_tuning, fa_split)},
     {"GGMLC_VK_FA_TILE", offsetof(struct vk_tuning, fa_tile)},
     {"GGMLC_VK_MM_SPLIT", offsetof(struct vk_tuning, mm_split)},
+    {"GGMLC_VK_SUBMIT_EVERY", offsetof(struct vk_tuning, submit_every)},
 };
 
 static struct vk_env_value *env_value(size_t i) {
@@ -86,6 +87,7 @@ static void log_tuning(void) {
     if (tuning.coopmat_khr_off)
         ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_COOPMAT_KHR=0\n");
     if (tuning.replay_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_REPLAY=0\n");
+    if (tuning.fuse_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_FUSE=0\n");
 }
 
 void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
@@ -101,5 +103,7 @@ void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
     tuning.coopmat_khr_off = khr && strcmp(khr, "0") == 0;
     const char *replay = ggmlc_getenv("GGMLC_VK_REPLAY");
     tuning.replay_off = replay && says_off(replay);
+    const char *fuse = ggmlc_getenv("GGMLC_VK_FUSE");
+    tuning.fuse_off = fuse && says_off(fuse);
     if (ggmlc_debug_enabled("vulkan")) log_tuning();
 }

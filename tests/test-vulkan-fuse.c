@@ -1,0 +1,279 @@
+/*
+ * test-vulkan-fuse.c - the Vulkan plugin records some pairs of adjacent nodes as one dispatch
+ * (plugins/vulkan/vk-fuse.c): a norm and the mul by its weight, a float mat-vec product and
+ * the add after it, a rope and the set_rows of its rows into a cache.  Each case computes a
+ * small graph on Vulkan and on the CPU backend and compares every output, and counts the
+ * dispatches the plugin logs (GGMLC_DEBUG=vulkan): one fewer per fused pair, none fewer where
+ * the pair is not adjacent or does not fit.  Where the first node's result is also an output
+ * or read by another node, the pair is still fused (the fused kernels write that result too)
+ * and that result is compared as well.  A fused set_rows checks its indices as set_rows does.
+ * With GGMLC_VK_FUSE=0 (test-vulkan-fuse-off.sh) the same cases must give the same values
+ * with every node its own dispatch; with GGMLC_VK_MVQ_KERNEL=dot (test-vulkan-fuse-dot.sh) the
+ * q4_0 product takes the integer-dot kernel, which has a fused form, as on an H200.
+ * Skipped, visibly, when there is no Vulkan device.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+#include "ggml.h"
+#include "ggmlc.h"
+#include "testutil.h"
+
+enum { MAX_OUT = 3, MAX_VALUES = 1 << 14 };
+
+/* A case's graph: its outputs (compared), built in ctx. */
+struct built {
+    struct ggml_tensor *out[MAX_OUT];
+    int n_out;
+};
+
+struct fuse_case {
+    const char *name;
+    void (*build)(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b);
+    int dispatches_fused, dispatches_unfused;
+    double max_nmse;
+};
+
+static int64_t index_rows[2]; /* the set_rows index values of the next graph */
+static int last_dispatches;   /* from the plugin's log */
+
+static void count_log(enum ggml_log_level level, const char *text, void *user) {
+    (void)level, (void)user;
+    const char *at = strstr(text, "nodes: ");
+    if (strstr(text, "graph of") && at) last_dispatches = atoi(at + strlen("nodes: "));
+}
+
+static struct ggml_tensor *input(struct ggml_context *ctx, enum ggml_type type, int64_t ne0, int64_t ne1, int64_t ne2) {
+    struct ggml_tensor *t = ggml_new_tensor_3d(ctx, type, ne0, ne1, ne2);
+    ggml_set_input(t);
+    return t;
+}
+
+static void output(struct ggml_cgraph *gf, struct built *b, struct ggml_tensor *t) {
+    ggml_set_output(t);
+    ggml_build_forward_expand(gf, t);
+    b->out[b->n_out++] = t;
+}
+
+/* ------------------------------------------------------------- the graphs */
+
+static void norm_mul(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 96, 5, 1), *w = input(ctx, GGML_TYPE_F32, 96, 1, 1);
+    output(gf, b, ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w));
+}
+
+static void norm_mul_weight_rows(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 64, 3, 4), *w = input(ctx, GGML_TYPE_F32, 64, 1, 2);
+    output(gf, b, ggml_mul(ctx, ggml_norm(ctx, x, 1e-5f), w));
+}
+
+static void norm_output_too(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 96, 5, 1), *w = input(ctx, GGML_TYPE_F32, 96, 1, 1);
+    struct ggml_tensor *n = ggml_rms_norm(ctx, x, 1e-5f);
+    output(gf, b, n);
+    output(gf, b, ggml_mul(ctx, n, w));
+}
+
+static void norm_read_again(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 96, 5, 1), *w = input(ctx, GGML_TYPE_F32, 96, 1, 1);
+    struct ggml_tensor *n = ggml_rms_norm(ctx, x, 1e-5f);
+    output(gf, b, ggml_add(ctx, ggml_mul(ctx, n, w), n));
+}
+
+static void norm_not_adjacent(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 96, 5, 1), *w = input(ctx, GGML_TYPE_F32, 96, 1, 1);
+    struct ggml_tensor *n = ggml_rms_norm(ctx, x, 1e-5f);
+    ggml_build_forward_expand(gf, n);
+    output(gf, b, ggml_scale(ctx, x, 2.0f)); /* between the norm and its mul */
+    output(gf, b, ggml_mul(ctx, n, w));
+}
+
+static void mat_vec_add(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b, enum ggml_type wt) {
+    struct ggml_tensor *w = input(ctx, wt, 128, 48, 1), *x = input(ctx, GGML_TYPE_F32, 128, 1, 1);
+    struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, 48, 1, 1);
+    output(gf, b, ggml_add(ctx, r, ggml_mul_mat(ctx, w, x)));
+}
+
+static void mat_vec_add_f32(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    mat_vec_add(ctx, gf, b, GGML_TYPE_F32);
+}
+
+static void mat_vec_add_f16(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    mat_vec_add(ctx, gf, b, GGML_TYPE_F16);
+}
+
+static void mat_vec_add_q4_0(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    mat_vec_add(ctx, gf, b, GGML_TYPE_Q4_0);
+}
+
+static void product_read_again(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *w = input(ctx, GGML_TYPE_F32, 128, 48, 1), *x = input(ctx, GGML_TYPE_F32, 128, 1, 1);
+    struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, 48, 1, 1);
+    struct ggml_tensor *p = ggml_mul_mat(ctx, w, x);
+    output(gf, b, ggml_mul(ctx, ggml_add(ctx, p, r), p));
+}
+
+static void add_broadcast(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *w = input(ctx, GGML_TYPE_F32, 128, 48, 1), *x = input(ctx, GGML_TYPE_F32, 128, 2, 1);
+    struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, 48, 1, 1); /* broadcast over the 2 columns: not fused */
+    output(gf, b, ggml_add(ctx, ggml_mul_mat(ctx, w, x), r));
+}
+
+/* k: [16, 4 heads, 2 tokens] roped, its rows stored at rows index_rows of an 8-row cache. */
+static void rope_set_rows(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b, int mode,
+                          enum ggml_type cache_type, enum ggml_type index_type) {
+    struct ggml_tensor *k = input(ctx, GGML_TYPE_F32, 16, 4, 2), *pos = input(ctx, GGML_TYPE_I32, 2, 1, 1);
+    struct ggml_tensor *cache = input(ctx, cache_type, 64, 8, 1), *idx = input(ctx, index_type, 2, 1, 1);
+    ggml_set_name(idx, "rows");
+    struct ggml_tensor *r = ggml_rope_ext(ctx, k, pos, NULL, 16, mode, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+    output(gf, b, r);
+    output(gf, b, ggml_set_rows(ctx, cache, ggml_reshape_2d(ctx, r, 64, 2), idx));
+}
+
+static void rope_f16_i64(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    rope_set_rows(ctx, gf, b, 0, GGML_TYPE_F16, GGML_TYPE_I64);
+}
+
+static void rope_neox_f32_i32(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    rope_set_rows(ctx, gf, b, GGML_ROPE_TYPE_NEOX, GGML_TYPE_F32, GGML_TYPE_I32);
+}
+
+static const struct fuse_case cases[] = {
+    {"rms_norm then mul by a weight row", norm_mul, 1, 2, 1e-10},
+    {"norm then mul by weight rows broadcast", norm_mul_weight_rows, 1, 2, 1e-10},
+    {"the norm also an output", norm_output_too, 1, 2, 1e-10},
+    {"the norm read again after the mul", norm_read_again, 2, 3, 1e-10},
+    {"a node between the norm and its mul", norm_not_adjacent, 3, 3, 1e-10},
+    {"f32 mat-vec then add", mat_vec_add_f32, 1, 2, 1e-10},
+    {"f16 mat-vec then add", mat_vec_add_f16, 1, 2, 1e-10},
+    /* the integer-dot kernel (with b's quantization first), where GGMLC_VK_MVQ_KERNEL=dot or the
+     * device takes it: fused; the float-activation q4_0 kernels have no fused form */
+    {"q4_0 mat-vec then add", mat_vec_add_q4_0, -1, -1, 1e-4},
+    {"the product read again after the add", product_read_again, 2, 3, 1e-10},
+    {"an add that broadcasts (not fused)", add_broadcast, 2, 2, 1e-10},
+    {"rope then set_rows into an f16 cache (i64 rows)", rope_f16_i64, 1, 2, 1e-6},
+    {"NeoX rope then set_rows into an f32 cache (i32 rows)", rope_neox_f32_i32, 1, 2, 1e-10},
+};
+
+/* ------------------------------------------------------------ computing */
+
+static void fill_input(struct ggml_tensor *t, uint64_t seed) {
+    static float f[MAX_VALUES];
+    static char bytes[MAX_VALUES * 4];
+    const int64_t n = ggml_nelements(t);
+    test_seed(seed);
+    test_fill_uniform(f, (size_t)n, -1.0f, 1.0f);
+    if (t->type == GGML_TYPE_F16) {
+        ggml_fp32_to_fp16_row(f, (ggml_fp16_t *)bytes, n);
+    } else if (t->type == GGML_TYPE_Q4_0) {
+        ggml_quantize_chunk(t->type, f, bytes, 0, n / t->ne[0], t->ne[0], NULL);
+    } else if (strcmp(t->name, "rows") == 0 && t->type == GGML_TYPE_I32) {
+        for (int64_t i = 0; i < n; i++) ((int32_t *)bytes)[i] = (int32_t)index_rows[i % 2];
+    } else if (strcmp(t->name, "rows") == 0) {
+        for (int64_t i = 0; i < n; i++) ((int64_t *)bytes)[i] = index_rows[i % 2];
+    } else if (t->type == GGML_TYPE_I32) {
+        for (int64_t i = 0; i < n; i++) ((int32_t *)bytes)[i] = (int32_t)(7 * i + 3); /* positions */
+    } else {
+        memcpy(bytes, f, (size_t)n * sizeof *f);
+    }
+    ggml_backend_tensor_set(t, bytes, 0, ggml_nbytes(t));
+}
+
+/* The values of t as floats (f16 converted). */
+static void read_output(const struct ggml_tensor *t, float *out) {
+    if (t->type == GGML_TYPE_F16) {
+        static ggml_fp16_t h[MAX_VALUES];
+        ggml_backend_tensor_get(t, h, 0, ggml_nbytes(t));
+        ggml_fp16_to_fp32_row(h, out, ggml_nelements(t));
+    } else {
+        ggml_backend_tensor_get(t, out, 0, ggml_nbytes(t));
+    }
+}
+
+/* Compute c's graph on backend into out[k] (each output's values); the status in *st. */
+static bool compute(ggml_backend_t backend, const struct fuse_case *c, float out[MAX_OUT][MAX_VALUES],
+                    enum ggml_status *st) {
+    static char meta[1 << 20];
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){sizeof meta, meta, true});
+    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 64, false);
+    struct built b = {0};
+    c->build(ctx, gf, &b);
+    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+    bool ok = ggml_gallocr_alloc_graph(galloc, gf);
+    if (ok) {
+        uint64_t seed = 1;
+        for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
+            if (t->flags & GGML_TENSOR_FLAG_INPUT) fill_input(t, seed++);
+        last_dispatches = -1;
+        *st = ggml_backend_graph_compute(backend, gf);
+        for (int k = 0; k < b.n_out && *st == GGML_STATUS_SUCCESS; k++) read_output(b.out[k], out[k]);
+    }
+    ggml_gallocr_free(galloc);
+    ggml_free(ctx);
+    return ok;
+}
+
+static ggml_backend_t cpu, vk;
+static bool fusing, dot_kernel;
+
+static void check(const struct fuse_case *c) {
+    static float got[MAX_OUT][MAX_VALUES], want[MAX_OUT][MAX_VALUES];
+    enum ggml_status st_cpu = GGML_STATUS_FAILED, st_vk = GGML_STATUS_FAILED;
+    index_rows[0] = 5, index_rows[1] = 2;
+    const bool ran = compute(cpu, c, want, &st_cpu) && compute(vk, c, got, &st_vk);
+    if (!tap_ok(ran && st_cpu == GGML_STATUS_SUCCESS && st_vk == GGML_STATUS_SUCCESS, "%s: computed (%s)", c->name,
+                ggmlc_last_error()))
+        return;
+    static char meta[1 << 16];
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){sizeof meta, meta, true});
+    struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 64, false);
+    struct built b = {0};
+    c->build(ctx, gf, &b);
+    for (int k = 0; k < b.n_out; k++)
+        ok_nmse(got[k], want[k], (size_t)ggml_nelements(b.out[k]), c->max_nmse, "%s: output %d (%s) as on the CPU",
+                c->name, k, ggml_op_desc(b.out[k]));
+    ggml_free(ctx);
+    int want_dispatches = fusing ? c->dispatches_fused : c->dispatches_unfused;
+    if (want_dispatches < 0) want_dispatches = dot_kernel ? (fusing ? 2 : 3) : 2; /* the q4_0 product */
+    tap_ok(last_dispatches == want_dispatches, "%s: %d dispatches (%d expected%s)", c->name, last_dispatches,
+           want_dispatches, fusing ? "" : ", GGMLC_VK_FUSE=0");
+}
+
+/* A set_rows index out of range fails the graph, fused or not, naming the node. */
+static void check_bad_index(void) {
+    static float got[MAX_OUT][MAX_VALUES];
+    enum ggml_status st = GGML_STATUS_SUCCESS;
+    index_rows[0] = 5, index_rows[1] = 8; /* the cache has 8 rows */
+    const struct fuse_case c = {"bad index", rope_f16_i64, 1, 2, 0};
+    const bool ran = compute(vk, &c, got, &st);
+    tap_ok(ran && st != GGML_STATUS_SUCCESS && strstr(ggmlc_last_error(), "index 8 at [1, 0, 0]") &&
+               strstr(ggmlc_last_error(), "out of range [0, 8)"),
+           "rope then set_rows with an index out of range: the graph fails (%s)", ggmlc_last_error());
+}
+
+int main(void) {
+    if (!test_vulkan_env()) return tap_skip_all("GGMLC_BUILDDIR is not set");
+    setenv("GGMLC_DEBUG", "vulkan", 1);
+    const char *fuse = getenv("GGMLC_VK_FUSE");
+    fusing = !fuse || (strcmp(fuse, "0") != 0 && strcmp(fuse, "off") != 0);
+    const char *mvq = getenv("GGMLC_VK_MVQ_KERNEL");
+    dot_kernel = mvq && strcmp(mvq, "dot") == 0;
+    ggml_log_set(count_log, NULL);
+    ggmlc_init();
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");
+    if (!reg || ggml_backend_reg_dev_count(reg) == 0) return tap_skip_all("no Vulkan device");
+    cpu = ggml_backend_init_by_name("cpu", NULL);
+    vk = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
+    if (tap_ok(cpu && vk, "the CPU and Vulkan backends")) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+        check_bad_index();
+    }
+    ggml_backend_free(vk);
+    ggml_backend_free(cpu);
+    ggmlc_shutdown();
+    return tap_done();
+}
