@@ -4,6 +4,7 @@
 #ifndef GGMLC_BENCH_COUNTERS_H
 #define GGMLC_BENCH_COUNTERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -15,5 +16,13 @@
  * newline). */
 void bench_print_counts_per_step(FILE *out, const struct ggmlc_counters *a, const struct ggmlc_counters *b,
                                  int64_t steps);
+
+/* One epoch's line of ggmlc-bench train-epoch (either API): "epoch N: S s, R steps/s, loss L,
+ * accuracy A; per step: <the counters between a and b>", then a newline and a flush. */
+void bench_print_epoch(int epoch, double seconds, int64_t steps, double loss, double accuracy,
+                       const struct ggmlc_counters *a, const struct ggmlc_counters *b);
+/* train-epoch's closing line: the mean epoch time (of the epochs after the first when there
+ * were several) and the steps per second it gives. */
+void bench_print_epoch_mean(double seconds, bool several, int64_t steps);
 
 #endif

@@ -109,10 +109,7 @@ static int run_opt_epochs(ggml_opt_context_t opt, ggml_opt_dataset_t ds, int epo
         ggml_opt_result_loss(result, &loss, &unc);
         ggml_opt_result_accuracy(result, &acc, &unc);
         if (ggmlc_last_status() != GGMLC_OK) break;
-        printf("epoch %d: %.3f s, %.1f steps/s, loss %.4f, accuracy %.4f; per step: ", e + 1, s, (double)steps / s, loss, acc);
-        bench_print_counts_per_step(stdout, &c0, &c1, steps);
-        printf("\n");
-        fflush(stdout);
+        bench_print_epoch(e + 1, s, steps, loss, acc, &c0, &c1);
         if (e > 0 || epochs == 1) later += s;
     }
     ggml_opt_result_free(result);
@@ -121,8 +118,7 @@ static int run_opt_epochs(ggml_opt_context_t opt, ggml_opt_dataset_t ds, int epo
         return 1;
     }
     const double mean = later / (epochs > 1 ? epochs - 1 : 1);
-    printf("epoch time %.3f s (%s), %.1f steps/s\n", mean, epochs > 1 ? "mean of the epochs after the first" : "one epoch",
-           (double)steps / mean);
+    bench_print_epoch_mean(mean, epochs > 1, steps);
     return 0;
 }
 

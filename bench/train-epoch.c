@@ -133,11 +133,7 @@ static bool print_epoch(ggmlc_model *m, const struct ggmlc_epoch_logs *logs, voi
     struct epoch_watch *w = user;
     struct ggmlc_counters c;
     ggmlc_counters_get(&c);
-    printf("epoch %d: %.3f s, %.1f steps/s, loss %.4f, accuracy %.4f; per step: ", logs->epoch + 1, logs->seconds,
-           (double)w->steps / logs->seconds, logs->loss, logs->metric_accuracy);
-    bench_print_counts_per_step(stdout, &w->last, &c, w->steps);
-    printf("\n");
-    fflush(stdout);
+    bench_print_epoch(logs->epoch + 1, logs->seconds, w->steps, logs->loss, logs->metric_accuracy, &w->last, &c);
     w->last = c;
     return true;
 }
@@ -171,9 +167,7 @@ static int train_epochs(const struct epoch_options *o, ggmlc_model *m, struct gg
         return 1;
     }
     const double s = steady_epoch_s(h);
-    printf("epoch time %.3f s (%s), %.1f steps/s\n", s,
-           ggmlc_history_epochs(h) > 1 ? "mean of the epochs after the first" : "one epoch",
-           (double)watch.steps / s);
+    bench_print_epoch_mean(s, ggmlc_history_epochs(h) > 1, watch.steps);
     ggmlc_history_free(h);
     return 0;
 }

@@ -157,16 +157,19 @@ static bool place_products(struct gpt_model *m, ggml_backend_t backend) {
     w[n++] = m->out;
     ggml_backend_buffer_type_t buft = product_buft_for(backend, w[0]);
     if (!buft) return true;
+    bool take[1 + 4 * GPT_MAX_LAYERS]; /* asked once per weight: each answer allocates a probe */
     const size_t align = ggml_backend_buft_get_alignment(buft);
     size_t size = 0;
-    for (int i = 0; i < n; i++)
-        if (product_buft_for(backend, w[i]) == buft) size += GGML_PAD(ggml_backend_buft_get_alloc_size(buft, w[i]), align);
+    for (int i = 0; i < n; i++) {
+        take[i] = i == 0 || product_buft_for(backend, w[i]) == buft;
+        if (take[i]) size += GGML_PAD(ggml_backend_buft_get_alloc_size(buft, w[i]), align);
+    }
     m->product_buffer = ggml_backend_buft_alloc_buffer(buft, size);
     if (!m->product_buffer) return false;
     ggml_backend_buffer_set_usage(m->product_buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
     struct ggml_tallocr ta = ggml_tallocr_new(m->product_buffer);
     for (int i = 0; i < n; i++)
-        if (product_buft_for(backend, w[i]) == buft && ggml_tallocr_alloc(&ta, w[i]) != GGML_STATUS_SUCCESS) return false;
+        if (take[i] && ggml_tallocr_alloc(&ta, w[i]) != GGML_STATUS_SUCCESS) return false;
     return true;
 }
 
