@@ -1,8 +1,8 @@
 /*
  * test-quant-match.c - Q8_0 and Q4_0 mul_mat on the CPU backend gives ggml's
- * bits (its x86 build, AVX2 or better), at 1 to 9, 13, 16, 64 and 160 columns (the
- * multi-row, tile and column kernels), on 1, 2 and 3 threads, for an odd number of
- * blocks per row and even and odd row counts.  The expected values
+ * bits (its x86 build, AVX2 or better), at 1 to 9, 13, 16, 17, 20, 21, 24, 64, 136 and
+ * 160 columns (the multi-row, tile and column kernels, 8 and 16 rows wide), on 1, 2 and 3
+ * threads, for an odd number of blocks per row and even and odd row counts.  The expected values
  * come from a scalar model of ggml's arithmetic written out here:
  *  - activations quantized as ggml's AVX quantize_row_q8_0: d = amax / 127
  *    stored as f16, levels = x * (127 / amax) rounded half to even;
@@ -138,7 +138,8 @@ static void check_case(enum ggml_type type, int rows, bool serial, const struct 
     ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
     expected(type, wq, rows, serial, op, want);
     free(wq);
-    const int col_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 64, MAX_COLS};
+    /* 17, 20, 21, 24: a group of 16 (the wide column kernel) then a last one of 1, 4, 5, 8 rows */
+    const int col_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 20, 21, 24, 64, 136, MAX_COLS};
     for (int repacked = 0; repacked <= (serial ? 1 : 0); repacked++)
         for (int t = 1; t <= 3; t++) /* 3 threads: odd shares of weight rows */
             for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {

@@ -210,10 +210,10 @@ static void check_cols(const struct rows_case *c, enum ggml_type type, bool seri
     const size_t x_stride = ggml_row_size(type, c->n) + 40;
     char *qx = malloc(x_stride * W);
     for (int j = 0; j < W; j++) cpu_type_traits_on_path(type, CPU_QUANT_GENERIC)->from_float(x + (size_t)j * 97, qx + j * x_stride, c->n);
-    void *mem = malloc(cpu_q8_cols_size(nblocks));
+    void *mem = malloc(cpu_q8_cols_size(nblocks, CPU_QUANT_MAX_ROWS));
     bool ok = true;
     for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
-        const struct cpu_q8_cols group = cpu_q8_cols_at(mem, nblocks);
+        const struct cpu_q8_cols group = cpu_q8_cols_at(mem, nblocks, CPU_QUANT_MAX_ROWS);
         for (int r = 0; r < ROWS; r++) cpu_q8_0_to_cols(r < nrows ? c->qy[r] : NULL, nblocks, r, &group);
         struct cpu_q8_rows y = rows_of(c, type, nrows);
         float want[ROWS * W];

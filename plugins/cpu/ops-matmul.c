@@ -322,24 +322,44 @@ static cpu_vec_dot_cols_t cols_kernel(const struct ggml_tensor *a) {
     return cpu_qmatch_type(a->type) && !cpu_repack_is_packed(a) ? cpu_qmatch_cols(a->type, cpu_qmatch_block_serial(a, false)) : NULL;
 }
 
-/* Groups of activation rows of b (per batch, CPU_QUANT_MAX_ROWS rows each but the last). */
-static int64_t cols_groups_per_batch(const struct ggml_tensor *b) { return (b->ne[1] + CPU_QUANT_MAX_ROWS - 1) / CPU_QUANT_MAX_ROWS; }
-static size_t cols_area_size(const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    if (!cols_kernel(a) || b->ne[1] < cols_min_rows(a)) return 0;
-    return (size_t)(cols_groups_per_batch(b) * b->ne[2] * b->ne[3]) * cpu_q8_cols_size(b->ne[0] / QK8_0);
+/* The column kernel for groups CPU_QMATCH_WIDE wide, where a's type has one (Q8_0) and b has
+ * rows to fill them, or NULL. */
+static cpu_vec_dot_cols_t wide_kernel(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    if (!cols_kernel(a) || b->ne[1] <= CPU_QUANT_MAX_ROWS) return NULL;
+    return cpu_qmatch_cols_wide(a->type, cpu_qmatch_block_serial(a, false));
 }
 
-/* The interleaved group of activation rows starting at row i1 of batch `batch` in the area at cols_mem. */
-static struct cpu_q8_cols cols_group(void *cols_mem, const struct ggml_tensor *b, int64_t batch, int64_t i1) {
-    const int64_t nblocks = b->ne[0] / QK8_0, g = batch * cols_groups_per_batch(b) + i1 / CPU_QUANT_MAX_ROWS;
-    return cpu_q8_cols_at((char *)cols_mem + (size_t)g * cpu_q8_cols_size(nblocks), nblocks);
+/* Rows per group of activation rows: CPU_QMATCH_WIDE where the wide kernel serves a, else
+ * CPU_QUANT_MAX_ROWS (also the rows of the multi-row kernels). */
+static int64_t group_rows(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    return wide_kernel(a, b) ? CPU_QMATCH_WIDE : CPU_QUANT_MAX_ROWS;
+}
+
+/* Groups of activation rows of b per batch (group_rows rows each but the last). */
+static int64_t cols_groups_per_batch(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    return (b->ne[1] + group_rows(a, b) - 1) / group_rows(a, b);
+}
+static size_t cols_area_size(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    if (!cols_kernel(a) || b->ne[1] < cols_min_rows(a)) return 0;
+    return (size_t)(cols_groups_per_batch(a, b) * b->ne[2] * b->ne[3]) * cpu_q8_cols_size(b->ne[0] / QK8_0, (int)group_rows(a, b));
+}
+
+/* The interleaved group of activation rows starting at row i1 of batch `batch` in the area
+ * at cols_mem.  A group of up to CPU_QUANT_MAX_ROWS rows is laid out that wide, for the
+ * 256-bit kernels, even among wide groups (the last one). */
+static struct cpu_q8_cols cols_group(void *cols_mem, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                                     int64_t batch, int64_t i1) {
+    const int64_t nblocks = b->ne[0] / QK8_0, width = group_rows(a, b), first = i1 / width * width;
+    const int64_t g = batch * cols_groups_per_batch(a, b) + i1 / width;
+    const int layout = b->ne[1] - first > CPU_QUANT_MAX_ROWS ? (int)width : CPU_QUANT_MAX_ROWS;
+    return cpu_q8_cols_at((char *)cols_mem + (size_t)g * cpu_q8_cols_size(nblocks, (int)width), nblocks, layout);
 }
 
 /* This thread's share of the activation rows, quantized to Q8_0 and split into planes, and
  * interleaved into their groups at cols_mem where it is not NULL (the rows a last group
  * lacks: zeros). */
-static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struct ggml_tensor *b, int8_t *qs, float *d,
-                                   int32_t *sums, void *cols_mem) {
+static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struct ggml_tensor *a, const struct ggml_tensor *b,
+                                   int8_t *qs, float *d, int32_t *sums, void *cols_mem) {
     const size_t shared = planes_qs_size(b) + planes_d_size(b);
     float *tmp = cpu_matmul_thread_work(call, shared, planes_thread_size(b));
     block_q8_0 *q8 = (block_q8_0 *)((char *)tmp + GGML_PAD((size_t)b->ne[0] * sizeof(float) + 64, 64));
@@ -352,10 +372,11 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
         cpu_matmul_convert_row(GGML_TYPE_Q8_0, src, b->type, b->nb[0], k, q8, tmp);
         cpu_q8_0_to_planes(q8, nblocks, qs + r * k, d + r * nblocks, sums + r * nblocks);
         if (!cols_mem) continue;
-        const struct cpu_q8_cols cols = cols_group(cols_mem, b, r / b->ne[1], i1);
-        cpu_q8_0_to_cols(q8, nblocks, (int)(i1 % CPU_QUANT_MAX_ROWS), &cols);
+        const struct cpu_q8_cols cols = cols_group(cols_mem, a, b, r / b->ne[1], i1);
+        const int c = (int)(i1 % group_rows(a, b));
+        cpu_q8_0_to_cols(q8, nblocks, c, &cols);
         if (i1 == b->ne[1] - 1)
-            for (int c = (int)(i1 % CPU_QUANT_MAX_ROWS) + 1; c < CPU_QUANT_MAX_ROWS; c++) cpu_q8_0_to_cols(NULL, nblocks, c, &cols);
+            for (int z = c + 1; z < cols.width; z++) cpu_q8_0_to_cols(NULL, nblocks, z, &cols);
     }
 }
 
@@ -427,9 +448,11 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const size_t q8k_row_size = ggml_row_size(vt, b->ne[0]);
     const cpu_vec_dot_cols_t cols = cols_area_size(a, b) ? cols_kernel(a) : NULL;
     const int cols_min = cols ? cols_min_rows(a) : 0;
+    const cpu_vec_dot_cols_t wide = cols ? wide_kernel(a, b) : NULL;
+    const int64_t step = group_rows(a, b); /* activation rows per group */
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
     if (planes) {
-        convert_rows_to_planes(call, b, qs, d, sums, cols_mem);
+        convert_rows_to_planes(call, a, b, qs, d, sums, cols_mem);
     } else {
         float *tmp = cpu_matmul_thread_work(call, quant_rows_size(a, b), (size_t)b->ne[0] * sizeof(float) + 64);
         cpu_matmul_convert_rows(call, b, vt, call->wdata, tmp);
@@ -456,20 +479,21 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
         for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
             const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
             const char *wmat = (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
-            for (int64_t i1 = 0; i1 < b->ne[1]; i1 += CPU_QUANT_MAX_ROWS) {
+            for (int64_t i1 = 0; i1 < b->ne[1]; i1 += step) {
                 const int64_t r = batch * b->ne[1] + i1;
-                const int nrows = (int)(b->ne[1] - i1 < CPU_QUANT_MAX_ROWS ? b->ne[1] - i1 : CPU_QUANT_MAX_ROWS);
+                const int nrows = (int)(b->ne[1] - i1 < step ? b->ne[1] - i1 : step);
                 const struct cpu_q8_rows y = planes ? (struct cpu_q8_rows){qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks,
                                                                            sums + r * nblocks, nrows}
                                                     : (struct cpu_q8_rows){qs + r * q8k_row_size, q8k_row_size, NULL, 0, NULL, nrows};
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
                 if (cols && nrows >= cols_min) {
-                    const struct cpu_q8_cols group = cols_group(cols_mem, b, batch, i1);
+                    const struct cpu_q8_cols group = cols_group(cols_mem, a, b, batch, i1);
+                    const cpu_vec_dot_cols_t kern = group.width == CPU_QMATCH_WIDE ? wide : cols;
                     struct cpu_q8_rows yc = y;
                     yc.cols = &group;
                     for (int64_t n = c0; n < c1; n += CPU_QMATCH_COLS_WROWS) {
                         const int nw = (int)(c1 - n < CPU_QMATCH_COLS_WROWS ? c1 - n : CPU_QMATCH_COLS_WROWS);
-                        cols((int)k, wmat + n * a->nb[1], a->nb[1], nw, &yc, out + n, dst->nb[1] / sizeof(float));
+                        kern((int)k, wmat + n * a->nb[1], a->nb[1], nw, &yc, out + n, dst->nb[1] / sizeof(float));
                     }
                     continue;
                 }

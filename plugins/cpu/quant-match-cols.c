@@ -132,6 +132,69 @@ static void cols_serial_q4_0(int n, const void *x, size_t x_stride, int nw, cons
     else cols_serial_q4_0_nw(n, x, x_stride, y, s, s_stride, 1);
 }
 
+/* ------------------------------------------------------- wide groups
+ *
+ * Q8_0 against a group of CPU_QMATCH_WIDE activation rows, lane c of every 512-bit
+ * register being row c: the same arithmetic as cols_lanes_q8_0 (accumulator k of a weight
+ * row holds ggml's lane k of all 16 rows), half the instructions per product, which is
+ * what bound the 256-bit kernels (six per cycle needed to feed the two pipes that run the
+ * vpdpbusd and the FMAs).  Up to WIDE_WROWS weight rows share each load of the group. */
+#define WIDE_WROWS 2
+
+/* Lanes 0 .. nr - 1 of v to s[c * s_stride]. */
+static inline void store_rows_wide(__m512 v, float *s, size_t s_stride, int nr) {
+    float out[CPU_QMATCH_WIDE];
+    _mm512_storeu_ps(out, v);
+    for (int c = 0; c < nr; c++) s[c * s_stride] = out[c];
+}
+
+static inline __attribute__((always_inline)) void wide_lanes_q8_0_nw(int n, const char *x, size_t x_stride,
+                                                                     const struct cpu_q8_rows *y, float *s,
+                                                                     size_t s_stride, const int nw) {
+    const struct cpu_q8_cols *c = y->cols;
+    __m512 acc[WIDE_WROWS][8];
+    for (int j = 0; j < nw; j++)
+        for (int k = 0; k < 8; k++) acc[j][k] = _mm512_setzero_ps();
+    for (int b = 0; b < n / QK8_0; b++) {
+        int32_t w[WIDE_WROWS][8] __attribute__((aligned(32)));
+        __m512 d[WIDE_WROWS];
+        const __m512 dy = _mm512_loadu_ps(c->d + CPU_QMATCH_WIDE * (size_t)b);
+        for (int j = 0; j < nw; j++) {
+            const char *row = x + j * x_stride;
+            _mm_prefetch(row + (size_t)b * sizeof(block_q8_0) + COLS_PREFETCH, _MM_HINT_T0);
+            _mm256_store_si256((__m256i *)w[j], biased_q8_0(row, b));
+            d[j] = _mm512_mul_ps(_mm512_set1_ps(scale_q8_0(row, b)), dy);
+        }
+        QD_UNROLL_ROWS for (int k = 0; k < 8; k++) {
+            const size_t g = 8 * (size_t)b + k; /* group k of block b */
+            const __m512i corr = _mm512_loadu_si512(c->lane_corr + g * CPU_QMATCH_WIDE);
+            const __m512i q = _mm512_loadu_si512(c->qs + g * 4 * CPU_QMATCH_WIDE);
+            for (int j = 0; j < nw; j++) {
+                const __m512i lane = _mm512_dpbusd_epi32(corr, _mm512_set1_epi32(w[j][k]), q); /* ggml's lane k, 16 rows */
+                acc[j][k] = _mm512_fmadd_ps(d[j], _mm512_cvtepi32_ps(lane), acc[j][k]);
+            }
+        }
+    }
+    for (int j = 0; j < nw; j++) { /* ggml's pairing of the lanes: ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)) */
+        const __m512 even = _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][4]), _mm512_add_ps(acc[j][2], acc[j][6]));
+        const __m512 odd = _mm512_add_ps(_mm512_add_ps(acc[j][1], acc[j][5]), _mm512_add_ps(acc[j][3], acc[j][7]));
+        store_rows_wide(_mm512_add_ps(even, odd), s + j, s_stride, y->nrows);
+    }
+}
+
+static void wide_lanes_q8_0(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,
+                            size_t s_stride) {
+    for (int j = 0; j < nw; j += WIDE_WROWS) {
+        const char *rows = (const char *)x + j * x_stride;
+        if (nw - j >= 2) wide_lanes_q8_0_nw(n, rows, x_stride, y, s + j, s_stride, 2);
+        else wide_lanes_q8_0_nw(n, rows, x_stride, y, s + j, s_stride, 1);
+    }
+}
+
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial) {
+    return type == GGML_TYPE_Q8_0 && !serial ? wide_lanes_q8_0 : NULL;
+}
+
 cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial) {
     switch (type) {
     case GGML_TYPE_Q8_0: return cols_lanes_q8_0;
@@ -142,4 +205,5 @@ cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial) {
 
 #else
 cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial) { (void)type, (void)serial; return NULL; }
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial) { (void)type, (void)serial; return NULL; }
 #endif

@@ -121,38 +121,38 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_
 
 /* ------------------------------------------------------- column layout */
 
-enum { COLS = CPU_QUANT_MAX_ROWS };
-
-size_t cpu_q8_cols_size(int64_t nblocks) {
-    const size_t per_block = (size_t)COLS * QK8_0 + (size_t)COLS * 8 * sizeof(int32_t) + COLS * (sizeof(float) + sizeof(int32_t));
+size_t cpu_q8_cols_size(int64_t nblocks, int width) {
+    const size_t per_block = (size_t)width * (QK8_0 + 8 * sizeof(int32_t) + sizeof(float) + sizeof(int32_t));
     return GGML_PAD((size_t)nblocks * per_block, 64);
 }
 
-struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks) {
+struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks, int width) {
     char *p = mem;
     struct cpu_q8_cols c;
+    c.width = width;
     c.qs = (int8_t *)p;
-    c.lane_corr = (int32_t *)(p += (size_t)nblocks * COLS * QK8_0);
-    c.d = (float *)(p += (size_t)nblocks * COLS * 8 * sizeof(int32_t));
-    c.sums = (int32_t *)(p + (size_t)nblocks * COLS * sizeof(float));
+    c.lane_corr = (int32_t *)(p += (size_t)nblocks * width * QK8_0);
+    c.d = (float *)(p += (size_t)nblocks * width * 8 * sizeof(int32_t));
+    c.sums = (int32_t *)(p + (size_t)nblocks * width * sizeof(float));
     return c;
 }
 
 void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const struct cpu_q8_cols *cols) {
+    const int w = cols->width;
     for (int64_t b = 0; b < nblocks; b++) {
         int32_t sum = 0;
         for (int k = 0; k < 8; k++) {
             int32_t lane = 0;
             for (int j = 0; j < 4; j++) {
                 const int8_t v = blocks ? blocks[b].qs[4 * k + j] : 0;
-                cols->qs[(8 * b + k) * 32 + 4 * c + j] = v;
+                cols->qs[(8 * b + k) * 4 * w + 4 * c + j] = v;
                 lane += v;
             }
-            cols->lane_corr[(8 * b + k) * COLS + c] = -128 * lane;
+            cols->lane_corr[(8 * b + k) * w + c] = -128 * lane;
             sum += lane;
         }
-        cols->d[COLS * b + c] = blocks ? ggmlc_fp16_to_fp32(blocks[b].d) : 0.0f;
-        cols->sums[COLS * b + c] = sum;
+        cols->d[w * b + c] = blocks ? ggmlc_fp16_to_fp32(blocks[b].d) : 0.0f;
+        cols->sums[w * b + c] = sum;
     }
 }
 
@@ -162,4 +162,12 @@ cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, bool serial, enu
 
 cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type, bool serial) {
     return cpu_qmatch_cols_on_path(type, serial, cpu_current_quant_path());
+}
+
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path) {
+    return path == CPU_QUANT_AVX512VNNI ? cpu_qmatch_cols_wide_vnni(type, serial) : NULL;
+}
+
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type, bool serial) {
+    return cpu_qmatch_cols_wide_on_path(type, serial, cpu_current_quant_path());
 }

@@ -53,30 +53,35 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void);
 
 /* ------------------------------------------------------- column kernels
  *
- * A group of CPU_QUANT_MAX_ROWS activation rows interleaved so that one 32-bit lane of a
- * 256-bit register holds one row ("column" of the product): four values of every row at
- * once, their scales and sums likewise.  A weight block's four values broadcast to all
- * lanes then meet the eight rows' values in one vpdpbusd, and each block's float scaling
- * is one vector multiply and one FMA for all eight rows, without horizontal sums; every
- * row keeps its own accumulators, so its order of additions is the one-row order.
- * Rows of a group past its last row are zero. */
+ * A group of activation rows interleaved so that one 32-bit lane of a vector register
+ * holds one row ("column" of the product): four values of every row at once, their scales
+ * and sums likewise.  A group is CPU_QUANT_MAX_ROWS (8) rows wide, a 256-bit register, or
+ * CPU_QMATCH_WIDE (16), a 512-bit one.  A weight block's four values broadcast to all
+ * lanes then meet the group's values in one vpdpbusd, and each block's float scaling is
+ * one vector multiply and one FMA for all its rows, without horizontal sums; every row
+ * keeps its own accumulators, so its order of additions is the one-row order.  Rows of a
+ * group past its last row are zero. */
+#define CPU_QMATCH_WIDE 16
 struct cpu_q8_cols {
-    int8_t *qs;          /* value 4k + j (j < 4) of block b of row c at qs[(8 * b + k) * 32 + 4 * c + j] */
-    int32_t *lane_corr;  /* -128 * the sum of those four values at lane_corr[(8 * b + k) * 8 + c] */
-    float *d;            /* the scale of block b of row c at d[8 * b + c] */
-    int32_t *sums;       /* the sum of block b's 32 values of row c at sums[8 * b + c] */
+    int width;           /* rows in the group's layout: CPU_QUANT_MAX_ROWS or CPU_QMATCH_WIDE */
+    int8_t *qs;          /* value 4k + j (j < 4) of block b of row c at qs[(8 * b + k) * 4 * width + 4 * c + j] */
+    int32_t *lane_corr;  /* -128 * the sum of those four values at lane_corr[(8 * b + k) * width + c] */
+    float *d;            /* the scale of block b of row c at d[width * b + c] */
+    int32_t *sums;       /* the sum of block b's 32 values of row c at sums[width * b + c] */
 };
 
-/* Bytes of one group's interleaved rows of nblocks blocks each. */
-CPU_HIDDEN size_t cpu_q8_cols_size(int64_t nblocks);
-/* The group laid out in the nblocks-block area at mem (cpu_q8_cols_size bytes, 64-aligned). */
-CPU_HIDDEN struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks);
+/* Bytes of one group's interleaved rows of nblocks blocks each, width rows wide. */
+CPU_HIDDEN size_t cpu_q8_cols_size(int64_t nblocks, int width);
+/* The group laid out in the area at mem (cpu_q8_cols_size bytes, 64-aligned). */
+CPU_HIDDEN struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks, int width);
 /* Row c of a group from nblocks Q8_0 blocks, or zeros where blocks is NULL. */
 CPU_HIDDEN void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const struct cpu_q8_cols *cols);
 
-/* A column kernel: nw (1 or CPU_QMATCH_COLS_WROWS) weight rows, row j at x + j * x_stride
+/* A column kernel: nw (1 .. CPU_QMATCH_COLS_WROWS) weight rows, row j at x + j * x_stride
  * bytes, against the group y->cols (y->nrows rows of it; y->qs, d and sums unused):
- * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels. */
+ * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels.
+ * The kernels of cpu_qmatch_cols read groups CPU_QUANT_MAX_ROWS wide, those of
+ * cpu_qmatch_cols_wide groups CPU_QMATCH_WIDE wide. */
 #define CPU_QMATCH_COLS_WROWS 2 /* 4 (block-serial Q4_0) was twice as slow, streaming 4 rows */
 typedef void (*cpu_vec_dot_cols_t)(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,
                                    size_t s_stride);
@@ -86,7 +91,11 @@ typedef void (*cpu_vec_dot_cols_t)(int n, const void *x, size_t x_stride, int nw
  * or for other types. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type, bool serial);
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
+/* The same for groups CPU_QMATCH_WIDE wide (many activation rows): Q8_0 only. */
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type, bool serial);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
 /* The AVX-512 VNNI kernels (quant-match-cols.c); NULL where the build has none. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial);
 
 #endif /* GGMLC_CPU_QUANT_MATCH_H */
