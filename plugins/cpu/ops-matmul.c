@@ -488,11 +488,13 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
                 if (cols && nrows >= cols_min) {
                     const struct cpu_q8_cols group = cols_group(cols_mem, a, b, batch, i1);
-                    const cpu_vec_dot_cols_t kern = group.width == CPU_QMATCH_WIDE ? wide : cols;
+                    const bool is_wide = group.width == CPU_QMATCH_WIDE;
+                    const cpu_vec_dot_cols_t kern = is_wide ? wide : cols;
+                    const int wrows = is_wide ? CPU_QMATCH_WIDE_WROWS : CPU_QMATCH_COLS_WROWS;
                     struct cpu_q8_rows yc = y;
                     yc.cols = &group;
-                    for (int64_t n = c0; n < c1; n += CPU_QMATCH_COLS_WROWS) {
-                        const int nw = (int)(c1 - n < CPU_QMATCH_COLS_WROWS ? c1 - n : CPU_QMATCH_COLS_WROWS);
+                    for (int64_t n = c0; n < c1; n += wrows) {
+                        const int nw = (int)(c1 - n < wrows ? c1 - n : wrows);
                         kern((int)k, wmat + n * a->nb[1], a->nb[1], nw, &yc, out + n, dst->nb[1] / sizeof(float));
                     }
                     continue;

@@ -139,7 +139,7 @@ static void cols_serial_q4_0(int n, const void *x, size_t x_stride, int nw, cons
  * row holds ggml's lane k of all 16 rows), half the instructions per product, which is
  * what bound the 256-bit kernels (six per cycle needed to feed the two pipes that run the
  * vpdpbusd and the FMAs).  Up to WIDE_WROWS weight rows share each load of the group. */
-#define WIDE_WROWS 2
+#define WIDE_WROWS CPU_QMATCH_WIDE_WROWS
 
 /* Lanes 0 .. nr - 1 of v to s[c * s_stride]. */
 static inline void store_rows_wide(__m512 v, float *s, size_t s_stride, int nr) {
@@ -186,8 +186,11 @@ static void wide_lanes_q8_0(int n, const void *x, size_t x_stride, int nw, const
                             size_t s_stride) {
     for (int j = 0; j < nw; j += WIDE_WROWS) {
         const char *rows = (const char *)x + j * x_stride;
-        if (nw - j >= 2) wide_lanes_q8_0_nw(n, rows, x_stride, y, s + j, s_stride, 2);
-        else wide_lanes_q8_0_nw(n, rows, x_stride, y, s + j, s_stride, 1);
+        switch (nw - j < WIDE_WROWS ? nw - j : WIDE_WROWS) {
+        case 1:  wide_lanes_q8_0_nw(n, rows, x_stride, y, s + j, s_stride, 1); break;
+        case 2:  wide_lanes_q8_0_nw(n, rows, x_stride, y, s + j, s_stride, 2); break;
+        default: wide_lanes_q8_0_nw(n, rows, x_stride, y, s + j, s_stride, WIDE_WROWS); break;
+        }
     }
 }
 

@@ -77,12 +77,13 @@ CPU_HIDDEN struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks, int wid
 /* Row c of a group from nblocks Q8_0 blocks, or zeros where blocks is NULL. */
 CPU_HIDDEN void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const struct cpu_q8_cols *cols);
 
-/* A column kernel: nw (1 .. CPU_QMATCH_COLS_WROWS) weight rows, row j at x + j * x_stride
+/* A column kernel: nw (1 .. CPU_QMATCH_COLS_WROWS, wide: CPU_QMATCH_WIDE_WROWS) weight rows, row j at x + j * x_stride
  * bytes, against the group y->cols (y->nrows rows of it; y->qs, d and sums unused):
  * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels.
  * The kernels of cpu_qmatch_cols read groups CPU_QUANT_MAX_ROWS wide, those of
  * cpu_qmatch_cols_wide groups CPU_QMATCH_WIDE wide. */
 #define CPU_QMATCH_COLS_WROWS 2 /* 4 (block-serial Q4_0) was twice as slow, streaming 4 rows */
+#define CPU_QMATCH_WIDE_WROWS 2 /* the same for the wide kernels */
 typedef void (*cpu_vec_dot_cols_t)(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,
                                    size_t s_stride);
 
