@@ -34,12 +34,6 @@ struct ggml_opt_context {
 
     struct ggml_tensor *inputs, *outputs, *labels, *loss, *loss_scaled, *pred, *ncorrect;
     struct ggml_tensor *loss_seed;   /* the loss's gradient accumulator (holds 1) */
-    /* loss, ncorrect and pred side by side in buf_results (place_results), read back at once
-     * through results_span, a byte tensor over all three; NULL: each read alone */
-    ggml_backend_buffer_t buf_results;
-    struct ggml_context *ctx_results;
-    struct ggml_tensor *results_span;
-    size_t results_at[3];
     struct ggml_tensor *opt_pars;    /* the optimizer's hyperparameters (ggmlc__optim_pack) */
     struct ggml_cgraph *gf, *gb_grad, *gb_opt;
     struct opt_param *params;
@@ -208,37 +202,6 @@ static bool build_backward(ggml_opt_context_t c) {
 /* Whether the loss is a mean over the datapoints (all but SUM). */
 static bool loss_per_datapoint(enum ggml_opt_loss_type type) { return type != GGML_OPT_LOSS_TYPE_SUM; }
 
-/* Place the step's results, the loss and (cross-entropy) the number correct and the
- * predictions, side by side in one buffer of the scheduler's first backend, so that each step
- * reads them back with one transfer: on a GPU one wait instead of three.  The scheduler keeps
- * tensors that have a place where they are.  Left to the scheduler (and read one by one) when
- * a result is a view or the buffer cannot be had. */
-static void place_results(ggml_opt_context_t c) {
-    struct ggml_tensor *t[3] = {c->loss, c->ncorrect, c->pred};
-    ggml_backend_buffer_type_t buft = ggml_backend_get_default_buffer_type(ggml_backend_sched_get_backend(c->sched, 0));
-    const size_t align = ggml_backend_buft_get_alignment(buft);
-    size_t size = 0;
-    c->results_span = NULL;
-    for (int i = 0; i < 3; i++) {
-        if (!t[i]) continue;
-        if (t[i]->view_src || t[i]->data) return;
-        c->results_at[i] = size;
-        size += GGML_PAD(ggml_backend_buft_get_alloc_size(buft, t[i]), align);
-    }
-    if (c->buf_results && ggml_backend_buffer_get_size(c->buf_results) < size) {
-        ggml_backend_buffer_free(c->buf_results);
-        c->buf_results = NULL;
-    }
-    if (!c->buf_results && !(c->buf_results = ggml_backend_buft_alloc_buffer(buft, size))) return;
-    if (c->ctx_results) ggml_reset(c->ctx_results);
-    else if (!(c->ctx_results = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true}))) return;
-    char *base = ggml_backend_buffer_get_base(c->buf_results);
-    for (int i = 0; i < 3; i++)
-        if (t[i] && ggml_backend_tensor_alloc(c->buf_results, t[i], base + c->results_at[i]) != GGML_STATUS_SUCCESS) return;
-    struct ggml_tensor *span = ggml_new_tensor_1d(c->ctx_results, GGML_TYPE_I8, (int64_t)size);
-    if (span && ggml_backend_tensor_alloc(c->buf_results, span, base) == GGML_STATUS_SUCCESS) c->results_span = span;
-}
-
 /* Build the loss and, as the build type asks, the backward and optimizer graphs. */
 static bool build_graphs(ggml_opt_context_t c, struct ggml_cgraph *gf_user) {
     if (c->ctx_graphs) ggml_reset(c->ctx_graphs);
@@ -263,7 +226,6 @@ static bool build_graphs(ggml_opt_context_t c, struct ggml_cgraph *gf_user) {
     if (gf_user) ggml_graph_cpy(gf_user, c->gf);
     ggml_build_forward_expand(c->gf, c->loss_scaled);
     if (c->pred) ggml_build_forward_expand(c->gf, c->ncorrect);
-    place_results(c);
     c->gb_grad = c->gb_opt = NULL;
     if (c->build_type == GGML_OPT_BUILD_TYPE_FORWARD) return true;
     return collect_params(c) && build_backward(c);
@@ -305,8 +267,6 @@ void ggml_opt_free(ggml_opt_context_t c) {
     ggmlc__alloc_record_free(&c->placed);
     ggml_backend_buffer_free(c->buf_static);
     ggml_free(c->ctx_static);
-    ggml_backend_buffer_free(c->buf_results);
-    ggml_free(c->ctx_results);
     ggml_free(c->ctx_graphs);
     free(c->params);
     free(c);
@@ -387,22 +347,14 @@ static void set_optimizer_params(ggml_opt_context_t c) {
     ggml_backend_tensor_set(c->opt_pars, pars, 0, sizeof(float) * (size_t)n);
 }
 
-/* The step's loss, number correct and predictions (pred_out: ndata of them) from the device:
- * one read of the results' span where place_results placed them, else one read each. */
+/* The step's loss, number correct and predictions (pred_out: ndata of them) from the device.
+ * They are graph outputs: a GPU backend that copies a graph's outputs back with its command
+ * buffer (ggmlc's Vulkan plugin) serves these reads without another transfer or wait, so a step
+ * costs one submit and one wait. */
 static void read_results(ggml_opt_context_t c, float *loss, int64_t *ncorrect, int32_t *pred_out) {
-    const size_t npred = c->pred ? ggml_nbytes(c->pred) : 0;
-    char *span = c->results_span ? malloc(ggml_nbytes(c->results_span)) : NULL;
-    if (span) {
-        ggml_backend_tensor_get(c->results_span, span, 0, ggml_nbytes(c->results_span));
-        memcpy(loss, span + c->results_at[0], sizeof *loss);
-        if (c->ncorrect) memcpy(ncorrect, span + c->results_at[1], sizeof *ncorrect);
-        if (c->pred && pred_out) memcpy(pred_out, span + c->results_at[2], npred);
-        free(span);
-        return;
-    }
     ggml_backend_tensor_get(c->loss, loss, 0, sizeof *loss);
     if (c->ncorrect) ggml_backend_tensor_get(c->ncorrect, ncorrect, 0, sizeof *ncorrect);
-    if (c->pred && pred_out) ggml_backend_tensor_get(c->pred, pred_out, 0, npred);
+    if (c->pred && pred_out) ggml_backend_tensor_get(c->pred, pred_out, 0, ggml_nbytes(c->pred));
 }
 
 /* Room in r for ndata more predictions; false when there is no memory for them. */
