@@ -90,19 +90,25 @@ static void build_tables(void) {
     cpu_vec_dot_table dots[CPU_QUANT_PATHS] = {{0}};
     cpu_quant_dot_fill_generic(dots[CPU_QUANT_GENERIC]);
     cpu_quant_dot_fill_lowbit(dots[CPU_QUANT_GENERIC]);
-    cpu_quant_dot_fill_avx2(dots[CPU_QUANT_AVX2]);
-    cpu_quant_dot_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI]);
     cpu_vec_dot_rows_table rows[CPU_QUANT_PATHS] = {{0}};
     cpu_quant_rows_fill_generic(rows[CPU_QUANT_GENERIC]);
-    cpu_quant_rows_fill_avx2(rows[CPU_QUANT_AVX2]);
-    cpu_quant_rows_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
     cpu_quant_rows_k_fill_generic(rows[CPU_QUANT_GENERIC]);
-    cpu_quant_rows_k_fill_avx2(rows[CPU_QUANT_AVX2]);
-    cpu_quant_rows_k_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
     /* Q8_0 and Q4_0 sum in ggml's order on every path (quant-match.h) */
     cpu_qmatch_fill_generic(dots[CPU_QUANT_GENERIC], rows[CPU_QUANT_GENERIC]);
-    cpu_qmatch_fill_avx2(dots[CPU_QUANT_AVX2], rows[CPU_QUANT_AVX2]);
-    cpu_qmatch_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI], rows[CPU_QUANT_AVX512VNNI]);
+    /* A path's fill functions are compiled for its instructions (the compiler may use them
+     * even to clear a local table): run them only where the CPU has them. */
+    if (cpu_quant_path_available(CPU_QUANT_AVX2)) {
+        cpu_quant_dot_fill_avx2(dots[CPU_QUANT_AVX2]);
+        cpu_quant_rows_fill_avx2(rows[CPU_QUANT_AVX2]);
+        cpu_quant_rows_k_fill_avx2(rows[CPU_QUANT_AVX2]);
+        cpu_qmatch_fill_avx2(dots[CPU_QUANT_AVX2], rows[CPU_QUANT_AVX2]);
+    }
+    if (cpu_quant_path_available(CPU_QUANT_AVX512VNNI)) {
+        cpu_quant_dot_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI]);
+        cpu_quant_rows_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
+        cpu_quant_rows_k_fill_avx512vnni(rows[CPU_QUANT_AVX512VNNI]);
+        cpu_qmatch_fill_avx512vnni(dots[CPU_QUANT_AVX512VNNI], rows[CPU_QUANT_AVX512VNNI]);
+    }
     for (int p = 0; p < CPU_QUANT_PATHS; p++) {
         for (int t = 0; t < GGML_TYPE_COUNT; t++) {
             ggml_vec_dot_t dot = NULL;
@@ -115,7 +121,7 @@ static void build_tables(void) {
     for (int p = 0; p < CPU_QUANT_PATHS; p++)
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
-    cpu_quant_tile_fill_avx512vnni(tile_kernels[CPU_QUANT_AVX512VNNI]);
+    if (cpu_quant_path_available(CPU_QUANT_AVX512VNNI)) cpu_quant_tile_fill_avx512vnni(tile_kernels[CPU_QUANT_AVX512VNNI]);
 }
 
 bool cpu_quant_path_available(enum cpu_quant_path path) {
