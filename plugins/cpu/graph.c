@@ -72,8 +72,11 @@ void cpu_task_error(const struct ggmlc_op_call *call, enum ggmlc_status status, 
 #define CPU_SERIAL_ELEMENTS 16384
 
 static bool node_is_small(const struct ggml_tensor *node) {
-    int64_t total = ggml_nelements(node);
-    for (int i = 0; i < GGML_MAX_SRC && node->src[i]; i++) total += ggml_nelements(node->src[i]);
+    /* set_rows touches as many elements as its source rows hold (src[0]; src[1]: their indices),
+     * not its whole destination (src[2]; a decode step writes one row of an n_ctx-row cache) */
+    const bool rows_only = node->op == GGML_OP_SET_ROWS;
+    int64_t total = rows_only ? 0 : ggml_nelements(node);
+    for (int i = 0; i < (rows_only ? 2 : GGML_MAX_SRC) && node->src[i]; i++) total += ggml_nelements(node->src[i]);
     return total < CPU_SERIAL_ELEMENTS;
 }
 
