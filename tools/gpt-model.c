@@ -333,15 +333,20 @@ struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model
 
 /* ------------------------------------------------------------------- cache */
 
+enum ggml_type gpt_cache_type(const struct gpt_model *m) {
+    return m->layers[0].wqkv && m->layers[0].wqkv->type != GGML_TYPE_F32 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+}
+
 bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backend_t backend) {
     memset(c, 0, sizeof *c);
     const struct gpt_hparams *hp = &m->hp;
     struct ggml_init_params ip = {2 * (size_t)hp->n_layer * ggml_tensor_overhead(), NULL, true};
     c->ctx = ggml_init(ip);
     if (!c->ctx) return false;
+    const enum ggml_type type = gpt_cache_type(m);
     for (int il = 0; il < hp->n_layer; il++) {
-        c->k[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_embd, hp->n_ctx);
-        c->v[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_ctx, hp->n_embd); /* transposed */
+        c->k[il] = ggml_new_tensor_2d(c->ctx, type, hp->n_embd, hp->n_ctx);
+        c->v[il] = ggml_new_tensor_2d(c->ctx, type, hp->n_ctx, hp->n_embd); /* transposed */
     }
     c->buffer = ggml_backend_alloc_ctx_tensors(c->ctx, backend);
     if (!c->buffer) {
@@ -391,7 +396,7 @@ static void cache_write(struct ggml_context *ctx, struct gpt_cache *c, int il, s
     struct ggml_tensor *vt = ggml_cont(ctx, ggml_transpose(ctx, ggml_view_2d(ctx, v, c_embd, n, v->nb[2], 0))); /* [n, c_embd] */
     struct ggml_tensor *vc = ggml_set_rows(ctx, ggml_reshape_2d(ctx, c->v[il], 1, n_ctx * c_embd),
                                            ggml_reshape_2d(ctx, vt, 1, n * c_embd), in->v_rows);
-    const size_t f = sizeof(float);
+    const size_t f = ggml_element_size(kc);
     *k_all = ggml_permute(ctx, ggml_view_3d(ctx, kc, hd, n_head, n_kv, hd * f, c_embd * f, 0), 0, 2, 1, 3);
     *v_all = ggml_view_3d(ctx, vc, n_kv, hd, n_head, n_ctx * f, hd * n_ctx * f, 0);
 }

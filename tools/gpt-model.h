@@ -61,7 +61,7 @@ struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model
                                       struct ggml_tensor *tokens, bool train);
 
 /* The key/value cache of generation: per layer K [n_embd, n_ctx] (a row per position) and V
- * transposed, [n_ctx, n_embd] (a column per position), on the model's backend. */
+ * transposed, [n_ctx, n_embd] (a column per position), of gpt_cache_type, on the model's backend. */
 struct gpt_cache {
     struct ggml_context *ctx;
     ggml_backend_buffer_t buffer;
@@ -69,6 +69,11 @@ struct gpt_cache {
     int32_t n_past; /* positions filled */
 };
 bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backend_t backend);
+/* The cache's element type: F32 for a model of F32 weights (as trained: its cached logits equal
+ * a full recomputation's to rounding), F16 for converted ones (generation only): attention reads
+ * the cache every token, and in F32 the filled cache of a 100M model (12 layers, width 768) at 256
+ * positions is 18.9 MB beside 48.7 MB of Q4_0 weights. */
+enum ggml_type gpt_cache_type(const struct gpt_model *m);
 void gpt_cache_free(struct gpt_cache *c);
 
 /* The inputs of a generation graph of n new tokens: the tokens and their positions (I32 [n]),
