@@ -402,7 +402,7 @@ static void check_product_buffer(const struct gpt_model *q, const struct gpt_mod
 
 /* A converted model generates through an F16 cache: its cached logits equal its full
  * recomputation's (full, all in F32) within max_nmse (quantized weights: the rounding of their
- * Q8_0 activations magnifies the cache's; through an F32 cache they are equal). */
+ * Q8_0 activations magnifies the cache's; through an F32 cache they were equal). */
 static void check_f16_cache(struct gpt_model *q, ggml_backend_t cpu, const int32_t *tokens, const float *full,
                             const char *name, double max_nmse) {
     float cached[GOLD_T * GPT_VOCAB];
@@ -422,8 +422,10 @@ static void test_weight_types(struct gpt_model *m, ggml_backend_t cpu, const str
     float ref[GOLD_T * GPT_VOCAB], got[GOLD_T * GPT_VOCAB];
     ggmlc_clear_error();
     if (!tap_ok(tok && gpt_model_save(m, path, 1, 1.0), "the checkpoint is saved (%s)", ggmlc_last_error())) return;
-    const struct { enum ggml_type type; double max_nmse; } cases[] = {
-        {GGML_TYPE_F16, 1e-6}, {GGML_TYPE_BF16, 1e-6}, {GGML_TYPE_Q8_0, 1e-3}, {GGML_TYPE_Q4_0, 1e-3},
+    /* cache_nmse: generation through the F16 cache, whose attention accumulates the values in F16
+     * as ggml's CPU backend does (5e-7 for F16 weights) */
+    const struct { enum ggml_type type; double max_nmse, cache_nmse; } cases[] = {
+        {GGML_TYPE_F16, 1e-6, 1e-5}, {GGML_TYPE_BF16, 1e-6, 1e-5}, {GGML_TYPE_Q8_0, 1e-3, 1e-3}, {GGML_TYPE_Q4_0, 1e-3, 1e-3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         struct gpt_model q, r;
@@ -443,7 +445,7 @@ static void test_weight_types(struct gpt_model *m, ggml_backend_t cpu, const str
                    "%s: logits computed", name)) {
             ok_nmse(got, ref, GOLD_T * GPT_VOCAB, cases[i].max_nmse,
                     "%s: logits equal the F32 model's with the weights' round trip through the type", name);
-            check_f16_cache(&q, cpu, tok->data, got, name, cases[i].max_nmse);
+            check_f16_cache(&q, cpu, tok->data, got, name, cases[i].cache_nmse);
         }
         if (ref_ok) gpt_model_free(&r);
         gpt_model_free(&q);
