@@ -333,15 +333,20 @@ struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model
 
 /* ------------------------------------------------------------------- cache */
 
+enum ggml_type gpt_cache_type(const struct gpt_model *m) {
+    return m->layers[0].wqkv && m->layers[0].wqkv->type != GGML_TYPE_F32 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+}
+
 bool gpt_cache_create(struct gpt_cache *c, const struct gpt_model *m, ggml_backend_t backend) {
     memset(c, 0, sizeof *c);
     const struct gpt_hparams *hp = &m->hp;
     struct ggml_init_params ip = {2 * (size_t)hp->n_layer * ggml_tensor_overhead(), NULL, true};
     c->ctx = ggml_init(ip);
     if (!c->ctx) return false;
+    const enum ggml_type type = gpt_cache_type(m);
     for (int il = 0; il < hp->n_layer; il++) {
-        c->k[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_embd, hp->n_ctx);
-        c->v[il] = ggml_new_tensor_2d(c->ctx, GGML_TYPE_F32, hp->n_ctx, hp->n_embd); /* transposed */
+        c->k[il] = ggml_new_tensor_2d(c->ctx, type, hp->n_embd, hp->n_ctx);
+        c->v[il] = ggml_new_tensor_2d(c->ctx, type, hp->n_embd, hp->n_ctx);
     }
     c->buffer = ggml_backend_alloc_ctx_tensors(c->ctx, backend);
     if (!c->buffer) {
@@ -372,28 +377,19 @@ void gpt_step_values(int32_t n_past, int n, int32_t n_kv, int32_t *pos, int64_t 
     }
 }
 
-void gpt_value_cache_rows(int32_t n_past, int n, const struct gpt_hparams *hp, int64_t *v_rows) {
-    for (int64_t e = 0; e < hp->n_embd; e++)
-        for (int i = 0; i < n; i++) v_rows[e * n + i] = e * hp->n_ctx + n_past + i;
-}
-
-/* Write the new keys and values (each [head, H, n]) into the cache rows and return the cache's
- * first n_kv positions as k [head, n_kv, H] and v [n_kv, head, H] (views).  The value cache is
- * stored transposed, [n_ctx, n_embd], so that the product with the attention weights reads it
- * as it lies: each new value goes element by element to its column (v_rows: element e of token
- * i to e * n_ctx + its position). */
+/* Write the new keys and values (each [head, H, n], rows of n_embd per token) into the cache rows
+ * of their positions and return the cache's first n_kv positions as k and v [head, n_kv, H]
+ * (views, as flash attention reads them). */
 static void cache_write(struct ggml_context *ctx, struct gpt_cache *c, int il, struct ggml_tensor *k,
                         struct ggml_tensor *v, const struct gpt_step_inputs *in, int64_t hd, int32_t n_kv,
                         struct ggml_tensor **k_all, struct ggml_tensor **v_all) {
-    const int64_t c_embd = c->k[il]->ne[0], n_ctx = c->k[il]->ne[1], n = in->rows->ne[0], n_head = c_embd / hd;
-    struct ggml_tensor *kc = ggml_set_rows(ctx, c->k[il], ggml_reshape_2d(ctx, ggml_cont(ctx, k), c_embd, n), in->rows);
-    /* v: a view of each token's heads, contiguous within a token */
-    struct ggml_tensor *vt = ggml_cont(ctx, ggml_transpose(ctx, ggml_view_2d(ctx, v, c_embd, n, v->nb[2], 0))); /* [n, c_embd] */
-    struct ggml_tensor *vc = ggml_set_rows(ctx, ggml_reshape_2d(ctx, c->v[il], 1, n_ctx * c_embd),
-                                           ggml_reshape_2d(ctx, vt, 1, n * c_embd), in->v_rows);
-    const size_t f = sizeof(float);
+    const int64_t c_embd = c->k[il]->ne[0], n = in->rows->ne[0], n_head = c_embd / hd;
+    /* k: the rope's result, contiguous; v: a view of the qkv product, contiguous within a token */
+    struct ggml_tensor *kc = ggml_set_rows(ctx, c->k[il], ggml_reshape_2d(ctx, k, c_embd, n), in->rows);
+    struct ggml_tensor *vc = ggml_set_rows(ctx, c->v[il], ggml_view_2d(ctx, v, c_embd, n, v->nb[2], 0), in->rows);
+    const size_t f = ggml_element_size(kc);
     *k_all = ggml_permute(ctx, ggml_view_3d(ctx, kc, hd, n_head, n_kv, hd * f, c_embd * f, 0), 0, 2, 1, 3);
-    *v_all = ggml_view_3d(ctx, vc, n_kv, hd, n_head, n_ctx * f, hd * n_ctx * f, 0);
+    *v_all = ggml_permute(ctx, ggml_view_3d(ctx, vc, hd, n_head, n_kv, hd * f, c_embd * f, 0), 0, 2, 1, 3);
 }
 
 struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct gpt_model *m,
@@ -404,9 +400,10 @@ struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct gpt_mode
     in->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     in->pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     in->rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, n);
-    in->v_rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, (int64_t)n * hp->n_embd);
-    in->mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_kv, n);
-    ggml_set_input(in->tokens), ggml_set_input(in->pos), ggml_set_input(in->rows), ggml_set_input(in->v_rows);
+    /* the mask of the cache's type: CPU flash attention reads an F16 cache with an F16 mask in
+     * one pass over each row of keys and values, without converting them to F32 first */
+    in->mask = ggml_new_tensor_2d(ctx, gpt_cache_type(m), n_kv, n);
+    ggml_set_input(in->tokens), ggml_set_input(in->pos), ggml_set_input(in->rows);
     ggml_set_input(in->mask);
     struct ggml_tensor *x = ggml_reshape_3d(ctx, ggml_get_rows(ctx, m->tok_embd, in->tokens), hp->n_embd, n, 1);
     for (int il = 0; il < hp->n_layer; il++) {
@@ -415,7 +412,10 @@ struct ggml_tensor *gpt_forward_cached(struct ggml_context *ctx, struct gpt_mode
         project_qkv(ctx, hp, l, x, in->pos, &q, &k, &v);
         cache_write(ctx, c, il, k, v, in, hd, n_kv, &k_all, &v_all);
         q = ggml_permute(ctx, q, 0, 2, 1, 3); /* [head, n, H, 1] view */
-        x = ggml_add(ctx, x, merge_heads(ctx, l, attention(ctx, q, k_all, v_all, in->mask), hp->n_embd));
+        /* one node for the whole attention (scores, softmax, weighted values), its result
+         * already [head, H, n]: a step graph's threads meet once for it, not four times */
+        struct ggml_tensor *o = ggml_flash_attn_ext(ctx, q, k_all, v_all, in->mask, 1.0f / sqrtf((float)hd), 0.0f, 0.0f);
+        x = ggml_add(ctx, x, ggml_mul_mat(ctx, l->wo, ggml_reshape_3d(ctx, o, hp->n_embd, n, 1)));
         x = ggml_add(ctx, x, mlp(ctx, l, x));
     }
     if (last_only && n > 1) x = ggml_view_3d(ctx, x, hp->n_embd, 1, 1, x->nb[1], x->nb[2], (size_t)(n - 1) * x->nb[1]);

@@ -44,21 +44,33 @@ static bool graph_alloc(struct gpt_runner *r, struct gpt_graph *g) {
     return ok;
 }
 
+/* The mask's values (F32 on the host) in its type. */
+static void set_mask(struct ggml_tensor *t, const float *values) {
+    if (t->type == GGML_TYPE_F32) {
+        ggml_backend_tensor_set(t, values, 0, ggml_nbytes(t));
+        return;
+    }
+    ggml_fp16_t half[1024]; /* in pieces: a mask is small, but its size has no fixed bound */
+    const int64_t n = ggml_nelements(t), piece = sizeof half / sizeof half[0];
+    for (int64_t i = 0; i < n; i += piece) {
+        const int64_t m = n - i < piece ? n - i : piece;
+        ggml_fp32_to_fp16_row(values + i, half, m);
+        ggml_backend_tensor_set(t, half, (size_t)i * sizeof half[0], (size_t)m * sizeof half[0]);
+    }
+}
+
 static bool graph_compute(struct gpt_runner *r, struct gpt_graph *g, const int32_t *tokens, int32_t n_past) {
-    const struct gpt_hparams *hp = &r->model->hp;
     const size_t n = (size_t)g->n;
     int32_t *pos = malloc(n * sizeof *pos);
-    int64_t *rows = malloc(n * sizeof *rows), *v_rows = malloc(n * (size_t)hp->n_embd * sizeof *v_rows);
+    int64_t *rows = malloc(n * sizeof *rows);
     float *mask = malloc(n * (size_t)g->n_kv * sizeof *mask);
-    bool ok = pos && rows && v_rows && mask;
+    bool ok = pos && rows && mask;
     if (ok) {
         gpt_step_values(n_past, g->n, g->n_kv, pos, rows, mask);
-        gpt_value_cache_rows(n_past, g->n, hp, v_rows);
         ggml_backend_tensor_set(g->in.tokens, tokens, 0, ggml_nbytes(g->in.tokens));
         ggml_backend_tensor_set(g->in.pos, pos, 0, ggml_nbytes(g->in.pos));
         ggml_backend_tensor_set(g->in.rows, rows, 0, ggml_nbytes(g->in.rows));
-        ggml_backend_tensor_set(g->in.v_rows, v_rows, 0, ggml_nbytes(g->in.v_rows));
-        ggml_backend_tensor_set(g->in.mask, mask, 0, ggml_nbytes(g->in.mask));
+        set_mask(g->in.mask, mask);
         const enum ggml_status st = r->sched ? ggml_backend_sched_graph_compute(r->sched, g->gf)
                                              : ggml_backend_graph_compute(r->backend, g->gf);
         ok = st == GGML_STATUS_SUCCESS;
@@ -66,7 +78,7 @@ static bool graph_compute(struct gpt_runner *r, struct gpt_graph *g, const int32
     } else {
         ggmlc_set_error(GGMLC_ERR_NOMEM, "no memory for %d tokens' inputs", g->n);
     }
-    free(pos), free(rows), free(v_rows), free(mask);
+    free(pos), free(rows), free(mask);
     return ok;
 }
 

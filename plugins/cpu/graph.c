@@ -72,6 +72,11 @@ void cpu_task_error(const struct ggmlc_op_call *call, enum ggmlc_status status, 
 #define CPU_SERIAL_ELEMENTS 16384
 
 static bool node_is_small(const struct ggml_tensor *node) {
+    /* Row copies touch the rows they copy, not the whole table: set_rows its source rows (src[0];
+     * src[1]: their indices), not its destination (src[2]; a decode step writes one row of an
+     * n_ctx-row cache); get_rows its result, not the table it reads from (src[0]: a vocabulary). */
+    if (node->op == GGML_OP_SET_ROWS) return ggml_nelements(node->src[0]) + ggml_nelements(node->src[1]) < CPU_SERIAL_ELEMENTS;
+    if (node->op == GGML_OP_GET_ROWS) return ggml_nelements(node) + ggml_nelements(node->src[1]) < CPU_SERIAL_ELEMENTS;
     int64_t total = ggml_nelements(node);
     for (int i = 0; i < GGML_MAX_SRC && node->src[i]; i++) total += ggml_nelements(node->src[i]);
     return total < CPU_SERIAL_ELEMENTS;
