@@ -6,7 +6,8 @@
 // Each of its NSG subgroups owns FRM of the rows (one fragment row).  Keys are taken BC at a time:
 // 1. each lane fetches its part of the mask tile (slope * mask, -inf past the keys or rows) into
 //    registers; a tile whose mask is -inf for every row of the workgroup is skipped;
-// 2. the K and V tiles are staged in shared memory as f16 (from f16, f32 or bf16);
+// 2. the K and V tiles are staged in shared memory as f16 (from f16, 16 bytes at a time where
+//    aligned, f32 or bf16);
 // 3. S = Q K^T: the subgroup's Q fragments (loaded once) times K^T fragments, f32 accumulators
 //    stored to the subgroup's part of shared memory;
 // 4. the online softmax in f32: LPR lanes per row (the row's maximum through shuffles), the
@@ -46,6 +47,14 @@ layout(binding = 2) readonly buffer V { STORAGE_T(K_TYPE) data_v[]; };
 layout(binding = 3) readonly buffer M { STORAGE_T(M_TYPE) data_m[]; };
 layout(binding = 4) readonly buffer S { float data_s[]; };
 layout(binding = 5) writeonly buffer D { float data_d[]; };
+#if K_TYPE == 1
+// f16 K and V whose rows start on 16 bytes are also read a chunk (8 halves) at a time
+layout(binding = 1) readonly buffer K4 { uvec4 data_k4[]; };
+layout(binding = 2) readonly buffer V4 { uvec4 data_v4[]; };
+#endif
+#if M_TYPE == 1
+layout(binding = 3) readonly buffer M2 { uint data_m2[]; }; // an f16 mask two values at a time
+#endif
 
 #include "push-constants.h"
 VK_PUSH_BLOCK(vk_pc_flash_attn);
@@ -92,16 +101,50 @@ void stage_queries(uint g0, uint kvh, uint b, uint rows) {
     }
 }
 
+// Whether K (v false) or V is f16 in whole chunks of 8 halves, each 16-byte aligned
+bool kv_chunked(bool v) {
+    if (K_TYPE != 1) return false;
+    const uint n = v ? p.DV : p.DK, words = v ? (p.off_v | p.nbv1 | p.nbv2 | p.nbv3) : (p.off_k | p.nbk1 | p.nbk2 | p.nbk3);
+    return (n | words) % 8 == 0;
+}
+
+// Chunk c (of 8 values) of the row at word `row` of K (v false) or V, n values long
+uvec4 kv_row_chunk(bool v, bool chunked, uint row, uint c, uint n) {
+#if K_TYPE == 1
+    if (chunked) {
+        if (c * 8 >= n) return uvec4(0);
+        return v ? data_v4[row / 8 + c] : data_k4[row / 8 + c];
+    }
+#endif
+    return kv_chunk(v, row, c * 8, n);
+}
+
 // Keys j0 .. j0 + BC of K and V into kv as f16 (zeros past the keys and the head sizes)
-void stage_kv(uint k0, uint v0, uint j0) {
+void stage_kv(uint k0, uint v0, uint j0, bool k_chunked, bool v_chunked) {
     for (uint e = gl_LocalInvocationID.x; e < BC * CK; e += WG) {
         const uint jj = e / CK, j = j0 + jj;
-        kv[jj * LDK + e % CK] = j < p.NKV ? kv_chunk(false, k0 + j * p.nbk1, (e % CK) * 8, p.DK) : uvec4(0);
+        kv[jj * LDK + e % CK] = j < p.NKV ? kv_row_chunk(false, k_chunked, k0 + j * p.nbk1, e % CK, p.DK) : uvec4(0);
     }
     for (uint e = gl_LocalInvocationID.x; e < BC * CV; e += WG) {
         const uint jj = e / CV, j = j0 + jj;
-        kv[BC * LDK + jj * LDV + e % CV] = j < p.NKV ? kv_chunk(true, v0 + j * p.nbv1, (e % CV) * 8, p.DV) : uvec4(0);
+        kv[BC * LDK + jj * LDV + e % CV] = j < p.NKV ? kv_row_chunk(true, v_chunked, v0 + j * p.nbv1, e % CV, p.DV) : uvec4(0);
     }
+}
+
+// Whether an f16 mask's rows start on whole words (then read a pair at a time)
+bool mask_paired() { return M_TYPE == 1 && (p.off_m | p.mne0) % 2 == 0; }
+
+// slope * mask of keys j and j + 1 (j even) in the mask row at mrow; -inf past the keys and the rows
+vec2 mask_pair(uint mrow, uint j, bool row_ok, float slope, bool paired) {
+    vec2 m = vec2(NEG_INF);
+    if (!row_ok || j >= p.NKV) return m;
+    if ((p.flags & 1u) == 0) return vec2(0.0, j + 1 < p.NKV ? 0.0 : NEG_INF);
+#if M_TYPE == 1
+    if (paired && j + 1 < p.NKV) return slope * unpackHalf2x16(data_m2[(mrow + j) / 2]);
+#endif
+    m.x = slope * TO_F32(M_TYPE, data_m[mrow + j]);
+    if (j + 1 < p.NKV) m.y = slope * TO_F32(M_TYPE, data_m[mrow + j + 1]);
+    return m;
 }
 
 // The row's maximum (or sum) over its LPR lanes, which are adjacent
@@ -126,6 +169,7 @@ void main() {
     const float slope = alibi_slope(my_qh.y);
     const uint mrow = p.off_m + ((b % p.mne3) * p.mne2 + my_qh.y % p.mne2) * p.mne1 * p.mne0 + my_qh.x * p.mne0;
     const uint s_at = sg * FRM * BC, p_at = sg * FRM * BC / 2; // this subgroup's scores and weights
+    const bool k_chunked = kv_chunked(false), v_chunked = kv_chunked(true), m_paired = mask_paired();
 
     if (gl_LocalInvocationID.x == 0) live = 0;
     stage_queries(g0, kvh, b, rows);
@@ -142,19 +186,14 @@ void main() {
         vec2 x[PAIRS];
         bool any = false;
         [[unroll]] for (uint i = 0; i < PAIRS; i++) {
-            [[unroll]] for (uint h = 0; h < 2; h++) {
-                const uint j = j0 + 2 * (sub + i * LPR) + h;
-                float m = NEG_INF;
-                if (row_ok && j < p.NKV) m = (p.flags & 1u) != 0 ? slope * TO_F32(M_TYPE, data_m[mrow + j]) : 0.0;
-                x[i][h] = m;
-                any = any || m != NEG_INF;
-            }
+            x[i] = mask_pair(mrow, j0 + 2 * (sub + i * LPR), row_ok, slope, m_paired);
+            any = any || x[i].x != NEG_INF || x[i].y != NEG_INF;
         }
         if (any) live = tile + 1;
         barrier(); // live complete; the last tile's V read
         if (live != tile + 1) continue; // every row masked for these keys
         // 2. the K and V tiles
-        stage_kv(k0, v0, j0);
+        stage_kv(k0, v0, j0, k_chunked, v_chunked);
         barrier();
         // 3. S = Q K^T
         [[unroll]] for (uint n = 0; n < SF; n++) {

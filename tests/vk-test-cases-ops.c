@@ -487,14 +487,15 @@ static struct ggml_tensor *c_flash_attn_pp_64(struct ggml_context *ctx) {
 static struct ggml_tensor *c_flash_attn_pp_128(struct ggml_context *ctx) {
     return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F16, 128, 128, 512, 512, 16, 4, 1, "tril0:m", 512, 1}, 0.0f, 0.0f);
 }
-/* odd sizes: heads of 72 for K and 40 for V, 3 query heads per K/V head, 83 queries after 58
- * cached keys (neither a whole tile), ALiBi and a soft cap over an f32 mask */
+/* odd sizes: heads of 68 for K (not whole chunks of 8: read a value at a time) and 40 for V, 3
+ * query heads per K/V head, 83 queries after 58 cached keys (neither a whole tile), ALiBi and a
+ * soft cap over an f16 mask of odd rows (read a value at a time) */
 static struct ggml_tensor *c_flash_attn_pp_odd_alibi(struct ggml_context *ctx) {
-    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F32, 72, 40, 83, 141, 6, 2, 1, "tril58:m", 88, 1}, 4.0f, 30.0f);
+    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F16, 68, 40, 83, 141, 6, 2, 1, "tril58:m", 88, 1}, 4.0f, 30.0f);
 }
-/* f32 K/V, heads of 96, two batches with their own masks, sinks */
+/* f32 K/V, heads of 96, two batches with their own f32 masks, sinks */
 static struct ggml_tensor *c_flash_attn_pp_f32_sinks(struct ggml_context *ctx) {
-    struct ggml_tensor *r = attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F32, GGML_TYPE_F16, 96, 96, 40, 100, 4, 2, 2, "causal:m", 40, 2}, 0.0f, 0.0f);
+    struct ggml_tensor *r = attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F32, GGML_TYPE_F32, 96, 96, 40, 100, 4, 2, 2, "causal:m", 40, 2}, 0.0f, 0.0f);
     if (r) ggml_flash_attn_ext_add_sinks(r, F32("s", 4, 1, 1, 1));
     return r;
 }
