@@ -196,8 +196,10 @@ static VkDeviceSize attn_partials_bytes(const struct ggml_tensor *node, uint32_t
 /* The tiled kernel (flash-attn-tile.comp) for many query rows: a workgroup per 16 rows of a K/V
  * head group, K and V tiles shared by them.  Its limits: heads up to 256 (ATTN_TILE_DMAX), its
  * shared memory (ATTN_TILE_SHARED bytes).  Chosen from ATTN_TILE_MIN_QUERIES queries; fewer
- * (decoding) take the row kernel with its split keys.  $GGMLC_VK_FA_TILE=0 never takes it, =1
- * whenever the shapes allow; a failed pipeline falls back to the row kernel for good. */
+ * (decoding) take the row kernel with its split keys; devices with cooperative matrices take
+ * flash-attn-cm.comp ahead of it where that fits.  $GGMLC_VK_FA_TILE=0 never takes it (nor the
+ * cooperative-matrix kernel), =1 whenever the shapes allow (never the cooperative-matrix kernel); a
+ * failed pipeline falls back to the row kernel for good. */
 #define ATTN_TILE_ROWS 16
 #define ATTN_TILE_DMAX 256
 #define ATTN_TILE_SHARED 31108
@@ -311,7 +313,10 @@ static bool attn_tile_record(struct vk_rec *rec, const struct ggml_tensor *node,
  * to ATTN_CM_DMAX.  Chosen wherever it fits for the queries the tiled kernel takes, ahead of it;
  * $GGMLC_VK_FA_TILE=1 takes the tiled kernel instead, =0 neither; a failed pipeline falls back to
  * the tiled kernel for good.  Its specialization constants:
- * {WG, SG, FRM, FRN, FRK, KB, BC, DKP, DVP}. */
+ * {WG, SG, FRM, FRN, FRK, KB, BC, DKP, DVP}.
+ * On an H200 (2026-12-03, GPU time per dispatch), causal prompts of 512 tokens, f16 K/V: 16 query
+ * heads on 4 of 64, 72 us against the tiled kernel's 383 (4, 8 subgroups: 72 us; 2: 137; 4 with 32
+ * keys: 70); 32 heads on 8 of 128 (32 keys: shared memory), 175 us against 1302; f32 K/V 76 us. */
 #define ATTN_CM_SUBGROUPS 4
 #define ATTN_CM_KEYS 64
 #define ATTN_CM_DMAX 256
