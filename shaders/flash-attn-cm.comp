@@ -16,7 +16,8 @@
 //    hold that part of O in registers (rows cannot be scaled inside a fragment).
 // d[:, head, query, batch] = softmax(scores) V; optional sinks join the normaliser only; a row
 // without a finite score gives 0, as the other flash-attention kernels do.  Bindings and push
-// constants as flash-attn.comp's (the partials' binding unused).
+// constants as flash-attn-tile.comp's.  SG must be the size the subgroups run with (the device's
+// subgroupSize, as mm-coopmat-nv.comp assumes too).
 // Written in GL_NV_cooperative_matrix syntax, rewritten into KHR instructions at build time
 // (plugins/vulkan/spv-coopmat-khr.py); fragments of the device's shape FRM x FRN x FRK (16x16x16
 // on an H200, 8x8x8 on lavapipe).  The host (attn_cm_fits in ops-nn.c) checks the constants:
