@@ -5,7 +5,8 @@
 # kernels Debian 12's lavapipe cannot run.  Each variant once: the default
 # (FLEX for whole tiles), the KHR fragments alone, four other tilings, f32
 # activations packed into f16, and block-format weights dequantized into f16.
-# Then the copies and set_rows into block formats, which must give the CPU's bytes
+# Then flash attention for prompts on cooperative matrices (flash-attn-cm.comp);
+# the copies and set_rows into block formats, which must give the CPU's bytes
 # on a driver that fuses multiply-adds (this one does), and test-vulkan-faults,
 # whose cooperative-matrix fallbacks (a kernel whose pipeline fails gives way to
 # the next) need such a device.
@@ -63,6 +64,17 @@ for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,3
     run_tap "$label" "$log" $st
     rm -f "$log"
 done
+# flash attention for prompts on cooperative matrices (flash-attn-cm.comp) against the CPU: f16,
+# f32 and bf16 K/V, heads of 64, 128 and odd sizes, causal and ALiBi masks, a soft cap, sinks
+log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
+GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan "$next" run "$prog" >"$log" 2>&1
+st=$?
+for k in fattn_cm_f16_f16 fattn_cm_f32_f32 fattn_cm_bf16_f32; do
+    n=$((n + 1))
+    if grep -q "pipeline $k built" "$log"; then echo "ok $n - flash_attn_pp: $k ran"; else echo "not ok $n - flash_attn_pp: $k ran"; fi
+done
+run_tap "flash_attn_pp cases" "$log" $st
+rm -f "$log"
 for only in cpy_ set_rows; do
     log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
     GGMLC_TEST_ONLY=$only "$next" run "$prog" >"$log" 2>&1

@@ -145,6 +145,7 @@ enum vk_path {
     VK_PATH_PACK_F16,      /* pack_f16: coopmat products read f32 activations */
     VK_PATH_DEQUANT_F16,   /* dequant_*_f16: block-format weights on the tiled GEMM */
     VK_PATH_ATTN_TILE,     /* fattn_tile_*: flash attention one workgroup per query row */
+    VK_PATH_ATTN_CM,       /* fattn_cm_*: flash attention on the tiled kernel */
     VK_PATH_FUSE,          /* fused kernels (vk-fuse.c): each node its own dispatch */
     VK_PATH_COUNT
 };
@@ -767,6 +768,7 @@ struct vk_tuning {
     bool coopmat_khr_off;        /* GGMLC_VK_COOPMAT_KHR=0 (ops-matmul-coopmat.c) */
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
     struct vk_env_value fa_tile;  /* GGMLC_VK_FA_TILE (ops-nn.c) */
+    struct vk_env_value fa_cm;    /* GGMLC_VK_FA_CM (ops-nn.c) */
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
     bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */

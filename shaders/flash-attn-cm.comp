@@ -1,0 +1,278 @@
+#version 450
+// flash_attn_ext for many query rows on cooperative matrices (f16 fragments, f32 accumulators).
+// Like flash-attn-tile.comp, a workgroup takes a tile of BR rows of one K/V head group and batch
+// (workgroup x: tile, last rows first; y: K/V head; z: batch); its rows run over (query, head of
+// the group), head fastest, so the query heads that share a K/V head share its K and V tiles.
+// Each of its NSG subgroups owns FRM of the rows (one fragment row).  Keys are taken BC at a time:
+// 1. each lane fetches its part of the mask tile (slope * mask, -inf past the keys or rows) into
+//    registers; a tile whose mask is -inf for every row of the workgroup is skipped;
+// 2. the K and V tiles are staged in shared memory as f16 (from f16, 16 bytes at a time where
+//    aligned, f32 or bf16);
+// 3. S = Q K^T: the subgroup's Q fragments (loaded once) times K^T fragments, f32 accumulators
+//    stored to the subgroup's part of shared memory;
+// 4. the online softmax in f32: LPR lanes per row (the row's maximum through shuffles), the
+//    weights P = exp(S - running maximum) stored as f16, each row's shrink factor beside them;
+// 5. O = O * shrink + P V: each fragment of P V goes through shared memory into the lanes that
+//    hold that part of O in registers (rows cannot be scaled inside a fragment).
+// d[:, head, query, batch] = softmax(scores) V; optional sinks join the normaliser only; a row
+// without a finite score gives 0, as the other flash-attention kernels do.  Bindings and push
+// constants as flash-attn-tile.comp's.  SG must be the size the subgroups run with (the device's
+// subgroupSize, as mm-coopmat-nv.comp assumes too).
+// Written in GL_NV_cooperative_matrix syntax, rewritten into KHR instructions at build time
+// (plugins/vulkan/spv-coopmat-khr.py); fragments of the device's shape FRM x FRN x FRK (16x16x16
+// on an H200, 8x8x8 on lavapipe).  The host (attn_cm_fits in ops-nn.c) checks the constants:
+// SG a multiple of FRM, FRM * FRN a multiple of SG, FRN and FRK multiples of 8, BC a multiple of
+// FRN, FRK and 2 * LPR, DKP and DVP (head sizes padded with zeros) multiples of 8, FRK and FRN,
+// the query rows staged where K and V go, and the shared memory.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "types.glsl"
+
+layout(constant_id = 0) const uint WG = 128;  // NSG * SG threads
+layout(constant_id = 1) const uint SG = 32;   // the device's subgroup size
+layout(constant_id = 2) const uint FRM = 16;  // fragment rows
+layout(constant_id = 3) const uint FRN = 16;  // fragment columns
+layout(constant_id = 4) const uint FRK = 16;  // fragment depth
+layout(constant_id = 5) const uint KB = 16;   // B fragments' rows: FRK (a constant of its own: see mm-coopmat-nv.comp)
+layout(constant_id = 6) const uint BC = 64;   // keys per tile
+layout(constant_id = 7) const uint DKP = 64;  // DK padded
+layout(constant_id = 8) const uint DVP = 64;  // DV padded
+layout(local_size_x_id = 0) in;
+
+layout(binding = 0) readonly buffer Q { float data_q[]; };
+layout(binding = 1) readonly buffer K { STORAGE_T(K_TYPE) data_k[]; };
+layout(binding = 2) readonly buffer V { STORAGE_T(K_TYPE) data_v[]; };
+layout(binding = 3) readonly buffer M { STORAGE_T(M_TYPE) data_m[]; };
+layout(binding = 4) readonly buffer S { float data_s[]; };
+layout(binding = 5) writeonly buffer D { float data_d[]; };
+#if K_TYPE == 1
+// f16 K and V whose rows start on 16 bytes are also read a chunk (8 halves) at a time
+layout(binding = 1) readonly buffer K4 { uvec4 data_k4[]; };
+layout(binding = 2) readonly buffer V4 { uvec4 data_v4[]; };
+#endif
+#if M_TYPE == 1
+layout(binding = 3) readonly buffer M2 { uint data_m2[]; }; // an f16 mask two values at a time
+#endif
+
+#include "push-constants.h"
+VK_PUSH_BLOCK(vk_pc_flash_attn);
+#include "fattn-kv.glsl"
+
+const uint NSG = WG / SG, BR = NSG * FRM, LPR = SG / FRM;
+const uint CK = DKP / 8, CV = DVP / 8;        // 8-half chunks per K / V row
+const uint LDK = CK + 1, LDV = CV + 1;         // row strides in shared memory (chunks), one of padding
+const uint QF = DKP / FRK, SF = BC / FRN, PF = BC / FRK, OF = DVP / FRN;
+const uint OE = FRM * FRN / SG;                // elements of an O fragment per lane
+const uint PAIRS = BC / 2 / LPR;               // pairs of keys per lane and tile
+const float NEG_INF = -1.0 / 0.0;
+
+shared uvec4 kv[BC * (LDK + LDV)];             // the K tile, then the V tile (first the query rows)
+shared float ss[BR * BC];                      // per subgroup: its scores, then a fragment of P V
+shared uint sp[BR * BC / 2];                   // per subgroup: its weights P, two halves a word
+shared float rowf[BR];                         // each row's shrink factor, at the end its 1 / sum
+shared uint live;                              // the last tile with a finite mask value, plus one
+
+// The row g of a K/V head group's rows: its query and head.
+uvec2 row_query_head(uint g, uint kvh) { return uvec2(g / p.rk2, kvh * p.rk2 + g % p.rk2); }
+
+// Eight values from word `row` on, from element i0 (zeros from n on), as a chunk of f16.
+uvec4 kv_chunk(bool v, uint row, uint i0, uint n) {
+    float x[8];
+    [[unroll]] for (uint c = 0; c < 8; c++) {
+        x[c] = 0.0;
+        if (i0 + c < n) x[c] = v ? KV_AT(data_v, row, i0 + c) : KV_AT(data_k, row, i0 + c);
+    }
+    return uvec4(packHalf2x16(vec2(x[0], x[1])), packHalf2x16(vec2(x[2], x[3])), packHalf2x16(vec2(x[4], x[5])),
+                 packHalf2x16(vec2(x[6], x[7])));
+}
+
+// The tile's query rows as f16 chunks into kv (rows LDK chunks apart; zeros past the rows)
+void stage_queries(uint g0, uint kvh, uint b, uint rows) {
+    for (uint e = gl_LocalInvocationID.x; e < BR * CK; e += WG) {
+        const uint r = e / CK, i = (e % CK) * 8;
+        const uvec2 qh = row_query_head(g0 + r, kvh);
+        const uint q0 = p.off_q + qh.x * p.nbq1 + qh.y * p.nbq2 + b * p.nbq3 + i;
+        float x[8];
+        [[unroll]] for (uint c = 0; c < 8; c++) x[c] = g0 + r < rows && i + c < p.DK ? data_q[q0 + c] : 0.0;
+        kv[r * LDK + e % CK] = uvec4(packHalf2x16(vec2(x[0], x[1])), packHalf2x16(vec2(x[2], x[3])),
+                                     packHalf2x16(vec2(x[4], x[5])), packHalf2x16(vec2(x[6], x[7])));
+    }
+}
+
+// Whether K (v false) or V is f16 in whole chunks of 8 halves, each 16-byte aligned
+bool kv_chunked(bool v) {
+    if (K_TYPE != 1) return false;
+    const uint n = v ? p.DV : p.DK, words = v ? (p.off_v | p.nbv1 | p.nbv2 | p.nbv3) : (p.off_k | p.nbk1 | p.nbk2 | p.nbk3);
+    return (n | words) % 8 == 0;
+}
+
+// Chunk c (of 8 values) of the row at word `row` of K (v false) or V, n values long
+uvec4 kv_row_chunk(bool v, bool chunked, uint row, uint c, uint n) {
+#if K_TYPE == 1
+    if (chunked) {
+        if (c * 8 >= n) return uvec4(0);
+        return v ? data_v4[row / 8 + c] : data_k4[row / 8 + c];
+    }
+#endif
+    return kv_chunk(v, row, c * 8, n);
+}
+
+// Keys j0 .. j0 + BC of K and V into kv as f16 (zeros past the keys and the head sizes)
+void stage_kv(uint k0, uint v0, uint j0, bool k_chunked, bool v_chunked) {
+    for (uint e = gl_LocalInvocationID.x; e < BC * CK; e += WG) {
+        const uint jj = e / CK, j = j0 + jj;
+        kv[jj * LDK + e % CK] = j < p.NKV ? kv_row_chunk(false, k_chunked, k0 + j * p.nbk1, e % CK, p.DK) : uvec4(0);
+    }
+    for (uint e = gl_LocalInvocationID.x; e < BC * CV; e += WG) {
+        const uint jj = e / CV, j = j0 + jj;
+        kv[BC * LDK + jj * LDV + e % CV] = j < p.NKV ? kv_row_chunk(true, v_chunked, v0 + j * p.nbv1, e % CV, p.DV) : uvec4(0);
+    }
+}
+
+// Whether an f16 mask's rows start on whole words (then read a pair at a time)
+bool mask_paired() { return M_TYPE == 1 && (p.off_m | p.mne0) % 2 == 0; }
+
+// slope * mask of keys j and j + 1 (j even) in the mask row at mrow; -inf past the keys and the rows
+vec2 mask_pair(uint mrow, uint j, bool row_ok, float slope, bool paired) {
+    vec2 m = vec2(NEG_INF);
+    if (!row_ok || j >= p.NKV) return m;
+    if ((p.flags & 1u) == 0) return vec2(0.0, j + 1 < p.NKV ? 0.0 : NEG_INF);
+#if M_TYPE == 1
+    if (paired && j + 1 < p.NKV) return slope * unpackHalf2x16(data_m2[(mrow + j) / 2]);
+#endif
+    m.x = slope * TO_F32(M_TYPE, data_m[mrow + j]);
+    if (j + 1 < p.NKV) m.y = slope * TO_F32(M_TYPE, data_m[mrow + j + 1]);
+    return m;
+}
+
+// The row's maximum (or sum) over its LPR lanes, which are adjacent
+float row_max(float x) {
+    [[unroll]] for (uint w = 1; w < LPR; w *= 2) x = max(x, subgroupShuffleXor(x, w));
+    return x;
+}
+float row_sum(float x) {
+    [[unroll]] for (uint w = 1; w < LPR; w *= 2) x += subgroupShuffleXor(x, w);
+    return x;
+}
+
+void main() {
+    const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+    const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z, rows = p.NQ * p.rk2;
+    const uint g0 = (gl_NumWorkGroups.x - 1 - gl_WorkGroupID.x) * BR; // the last rows first: causal masks give them the most keys
+    const uint k0 = p.off_k + kvh * p.nbk2 + (b / p.rk3) * p.nbk3, v0 = p.off_v + kvh * p.nbv2 + (b / p.rk3) * p.nbv3;
+    // this lane's row in the softmax (lanes sub, sub + LPR, ... of its keys' pairs)
+    const uint my_r = sg * FRM + lane / LPR, sub = lane % LPR, my_g = g0 + my_r;
+    const bool row_ok = my_g < rows;
+    const uvec2 my_qh = row_query_head(my_g, kvh);
+    const float slope = alibi_slope(my_qh.y);
+    const uint mrow = p.off_m + ((b % p.mne3) * p.mne2 + my_qh.y % p.mne2) * p.mne1 * p.mne0 + my_qh.x * p.mne0;
+    const uint s_at = sg * FRM * BC, p_at = sg * FRM * BC / 2; // this subgroup's scores and weights
+    const bool k_chunked = kv_chunked(false), v_chunked = kv_chunked(true), m_paired = mask_paired();
+
+    if (gl_LocalInvocationID.x == 0) live = 0;
+    stage_queries(g0, kvh, b, rows);
+    barrier();
+    fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> qf[QF];
+    [[unroll]] for (uint i = 0; i < QF; i++) coopMatLoadNV(qf[i], kv, sg * FRM * LDK + i * (FRK / 8), LDK, false);
+    barrier(); // kv free for the K and V tiles
+
+    float run_max = NEG_INF, run_sum = 0.0; // run_sum: this lane's part of its row's
+    float o[OF * OE];
+    [[unroll]] for (uint i = 0; i < OF * OE; i++) o[i] = 0.0;
+    for (uint j0 = 0, tile = 0; j0 < p.NKV; j0 += BC, tile++) {
+        // 1. slope * mask for this lane's keys, -inf past the keys and the rows
+        vec2 x[PAIRS];
+        bool any = false;
+        [[unroll]] for (uint i = 0; i < PAIRS; i++) {
+            x[i] = mask_pair(mrow, j0 + 2 * (sub + i * LPR), row_ok, slope, m_paired);
+            any = any || x[i].x != NEG_INF || x[i].y != NEG_INF;
+        }
+        if (any) live = tile + 1;
+        barrier(); // live complete; the last tile's V read
+        if (live != tile + 1) continue; // every row masked for these keys
+        // 2. the K and V tiles
+        stage_kv(k0, v0, j0, k_chunked, v_chunked);
+        barrier();
+        // 3. S = Q K^T
+        [[unroll]] for (uint n = 0; n < SF; n++) {
+            fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
+            [[unroll]] for (uint i = 0; i < QF; i++) {
+                fcoopmatNV<16, gl_ScopeSubgroup, KB, FRN> kf;
+                coopMatLoadNV(kf, kv, n * FRN * LDK + i * (FRK / 8), LDK, true);
+                acc = coopMatMulAddNV(qf[i], kf, acc);
+            }
+            coopMatStoreNV(acc, ss, s_at + n * FRN, BC, false);
+        }
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        // 4. the online softmax of this lane's scores
+        float tile_max = NEG_INF;
+        [[unroll]] for (uint i = 0; i < PAIRS; i++) {
+            [[unroll]] for (uint h = 0; h < 2; h++) {
+                float s = ss[s_at + (lane / LPR) * BC + 2 * (sub + i * LPR) + h] * p.scale;
+                if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
+                x[i][h] = x[i][h] == NEG_INF ? NEG_INF : s + x[i][h];
+                tile_max = max(tile_max, x[i][h]);
+            }
+        }
+        const float new_max = max(run_max, row_max(tile_max));
+        const float shrink = run_max == NEG_INF ? 0.0 : exp(run_max - new_max);
+        run_max = new_max;
+        float sum = 0.0;
+        [[unroll]] for (uint i = 0; i < PAIRS; i++) {
+            const vec2 w = vec2(x[i].x == NEG_INF ? 0.0 : exp(x[i].x - new_max), x[i].y == NEG_INF ? 0.0 : exp(x[i].y - new_max));
+            const uint packed = packHalf2x16(w);
+            sp[p_at + (lane / LPR) * (BC / 2) + sub + i * LPR] = packed;
+            const vec2 rounded = unpackHalf2x16(packed); // the weights P V is made of
+            sum += rounded.x + rounded.y;
+        }
+        run_sum = run_sum * shrink + sum;
+        if (sub == 0) rowf[my_r] = shrink;
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        // 5. O = O * shrink + P V, a fragment of columns at a time
+        fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> pf[PF];
+        [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), BC / 2, false);
+        [[unroll]] for (uint n = 0; n < OF; n++) {
+            fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
+            [[unroll]] for (uint kk = 0; kk < PF; kk++) {
+                fcoopmatNV<16, gl_ScopeSubgroup, KB, FRN> vf;
+                coopMatLoadNV(vf, kv, BC * LDK + kk * FRK * LDV + n * (FRN / 8), LDV, false);
+                acc = coopMatMulAddNV(pf[kk], vf, acc);
+            }
+            coopMatStoreNV(acc, ss, s_at, FRN, false);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            [[unroll]] for (uint i = 0; i < OE; i++) {
+                const uint e = lane + i * SG;
+                o[n * OE + i] = o[n * OE + i] * rowf[sg * FRM + e / FRN] + ss[s_at + e];
+            }
+            subgroupBarrier(); // read before the next fragment overwrites it
+        }
+        barrier(); // K and V read before the next tile's
+    }
+
+    // the normaliser: the lanes' parts, then the sink
+    run_sum = row_sum(run_sum);
+    float keep = 1.0;
+    if ((p.flags & 2u) != 0 && row_ok) {
+        const float sink = data_s[p.off_s + my_qh.y];
+        const float new_max = max(run_max, sink);
+        keep = run_max == NEG_INF ? 0.0 : exp(run_max - new_max);
+        run_sum = run_sum * keep + exp(sink - new_max);
+    }
+    if (sub == 0) rowf[my_r] = run_sum > 0.0 ? keep / run_sum : 0.0;
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (uint n = 0; n < OF; n++) {
+        [[unroll]] for (uint i = 0; i < OE; i++) {
+            const uint e = lane + i * SG, r = sg * FRM + e / FRN, col = n * FRN + e % FRN;
+            if (g0 + r >= rows || col >= p.DV) continue;
+            const uvec2 qh = row_query_head(g0 + r, kvh);
+            data_d[p.off_d + ((b * p.NQ + qh.x) * p.H + qh.y) * p.DV + col] = o[n * OE + i] * rowf[r];
+        }
+    }
+}
