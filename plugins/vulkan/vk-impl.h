@@ -465,6 +465,7 @@ struct vk_rec {
     struct vk_device *d;
     struct vk_hazards *hz;
     int n_dispatches, n_barriers;
+    int n_war_barriers; /* of them, barriers only for a write over what was read (GGMLC_DEBUG=vulkan) */
     bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
     VkDeviceSize scratch_size, scratch_used; /* scratch memory reserved for this segment, and taken */
     VkDeviceSize optional_left; /* what of it optional forms (vk_node_scratch) may still take */

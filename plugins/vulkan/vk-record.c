@@ -365,11 +365,16 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
     }
 
     /* the check slots need no barriers: a node's dispatches only ever set its slot */
-    bool conflict = false;
-    for (int i = 0; i < n_bind && !conflict; i++)
-        conflict = !ds->bind[i].check && (overlaps(&rec->hz->written, &ranges[i]) ||
-                                          (ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i])));
-    if (conflict) barrier(rec);
+    bool after_write = false, over_read = false;
+    for (int i = 0; i < n_bind; i++) {
+        if (ds->bind[i].check) continue;
+        after_write |= overlaps(&rec->hz->written, &ranges[i]);
+        over_read |= ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i]);
+    }
+    if (after_write || over_read) {
+        rec->n_war_barriers += !after_write; /* the allocator gave it memory that a dispatch since the last barrier reads */
+        barrier(rec);
+    }
     for (int i = 0; i < n_bind; i++) {
         if (ds->bind[i].check) continue;
         if (!add_range(ds->bind[i].written ? &rec->hz->written : &rec->hz->read, &ranges[i])) {
@@ -409,8 +414,9 @@ static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_no
     const uint32_t n = 2 + (uint32_t)rec->n_profiled;
     if (vkGetQueryPoolResults(d->dev, d->timestamps, 0, n, n * sizeof ts[0], ts, sizeof ts[0], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) return;
     const double period_us = d->props.limits.timestampPeriod * 1e-3;
-    ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: graph of %d nodes: %d dispatches, %d barriers, %.2f us on the GPU, %.2f us from its recording's start to its fence\n",
-              d->name, n_nodes, rec->n_dispatches, rec->n_barriers, (double)(ts[1] - ts[0]) * period_us, host_us);
+    ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: graph of %d nodes: %d dispatches, %d barriers (%d only before a write over what was read), "
+              "%.2f us on the GPU, %.2f us from its recording's start to its fence\n",
+              d->name, n_nodes, rec->n_dispatches, rec->n_barriers, rec->n_war_barriers, (double)(ts[1] - ts[0]) * period_us, host_us);
     for (int i = 0; i < rec->n_profiled; i++) {
         const uint64_t from = i ? ts[2 + i - 1] : ts[0];
         ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s:   dispatch %d %s: %.2f us\n", d->name, i, vk_shader_blobs[rec->profiled[i]].name,
