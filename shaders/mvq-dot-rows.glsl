@@ -26,7 +26,7 @@ void rows(const uint m0) {
         // rows past the end re-read the last one; their sums are not stored
         [[unroll]] for (uint r = 0; r < RW; r++) unit_load(a_base + min(m0 + r, p.M - 1) * p.nb01, u, x[r]);
         [[unroll]] for (uint j = 0; j < NC; j++) {
-            const b_blocks b = load_b((col0 + j) * blocks + u * UNIT_BLOCKS);
+            const b_blocks b = load_b((B_FIRST_COL(col0) + j) * blocks + u * UNIT_BLOCKS);
             [[unroll]] for (uint r = 0; r < RW; r++) acc[r][j] += unit_term(x[r], u, b);
         }
     }
@@ -37,6 +37,11 @@ void rows(const uint m0) {
 void main() {
 #ifdef UNIT_INIT
     unit_init(); // shared tables of the format
+#endif
+#ifdef MVQ_SELF_Q8
+    quantize_b_shared();
+#endif
+#if defined(UNIT_INIT) || defined(MVQ_SELF_Q8)
     barrier();
 #endif
     const uint stride = gl_NumWorkGroups.x * gl_NumWorkGroups.y * RW;

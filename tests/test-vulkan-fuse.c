@@ -9,7 +9,8 @@
  * and that result is compared as well.  A fused set_rows checks its indices as set_rows does.
  * With GGMLC_VK_FUSE=0 (test-vulkan-fuse-off.sh) the same cases must give the same values
  * with every node its own dispatch; with GGMLC_VK_MVQ_KERNEL=dot (test-vulkan-fuse-dot.sh) the
- * q4_0 product takes the integer-dot kernel, which has a fused form, as on an H200.
+ * quantized products take the integer-dot kernels, as on an H200: fused, each product quantizes
+ * its activations itself (no quantize-q8 dispatch before it) and a product's add comes along.
  * Skipped, visibly, when there is no Vulkan device.
  */
 #include <math.h>
@@ -36,6 +37,8 @@ struct fuse_case {
     void (*build)(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b);
     int dispatches_fused, dispatches_unfused;
     double max_nmse;
+    /* on the integer-dot kernels (GGMLC_VK_MVQ_KERNEL=dot, as on an H200), where they differ (0: the same) */
+    int dot_fused, dot_unfused;
 };
 
 static int64_t index_rows[2]; /* the set_rows index values of the next graph */
@@ -110,6 +113,25 @@ static void mat_vec_add_q4_0(struct ggml_context *ctx, struct ggml_cgraph *gf, s
     mat_vec_add(ctx, gf, b, GGML_TYPE_Q4_0);
 }
 
+/* A decode layer's q, k, v: three q8_0 products of one activation vector. */
+static void q8_0_three_products(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 256, 1, 1);
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 256, 48, 1), x));
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 256, 16, 1), x));
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 256, 16, 1), x));
+}
+
+/* 3 columns of activations in 2 batches, the weights broadcast over them. */
+static void q4_0_columns_batches(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q4_0, 128, 40, 1), input(ctx, GGML_TYPE_F32, 128, 3, 2)));
+}
+
+/* Activations that start 4 bytes into their tensor: not 16-byte aligned. */
+static void q4_k_unaligned_column(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = ggml_view_1d(ctx, input(ctx, GGML_TYPE_F32, 260, 1, 1), 256, sizeof(float));
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q4_K, 256, 24, 1), x));
+}
+
 static void product_read_again(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     struct ggml_tensor *w = input(ctx, GGML_TYPE_F32, 128, 48, 1), *x = input(ctx, GGML_TYPE_F32, 128, 1, 1);
     struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, 48, 1, 1);
@@ -152,7 +174,11 @@ static const struct fuse_case cases[] = {
     {"f16 mat-vec then add", mat_vec_add_f16, 1, 2, 1e-10},
     /* the integer-dot kernel (with b's quantization first), where GGMLC_VK_MVQ_KERNEL=dot or the
      * device takes it: fused; the float-activation q4_0 kernels have no fused form */
-    {"q4_0 mat-vec then add", mat_vec_add_q4_0, -1, -1, 1e-4},
+    {"q4_0 mat-vec then add", mat_vec_add_q4_0, 2, 2, 1e-4, 1, 3},
+    /* the float-activation kernels: a dispatch per product; the integer-dot ones: b quantized first, unfused */
+    {"three q8_0 products of one vector", q8_0_three_products, 3, 3, 1e-4, 3, 4},
+    {"a q4_0 product of 3 columns in 2 batches", q4_0_columns_batches, 1, 1, 1e-4, 1, 2},
+    {"a q4_K product of an unaligned column", q4_k_unaligned_column, 1, 1, 1e-4, 1, 2},
     {"the product read again after the add", product_read_again, 2, 3, 1e-10},
     {"an add that broadcasts (not fused)", add_broadcast, 2, 2, 1e-10},
     {"rope then set_rows into an f16 cache (i64 rows)", rope_f16_i64, 1, 2, 1e-6},
@@ -169,7 +195,7 @@ static void fill_input(struct ggml_tensor *t, uint64_t seed) {
     test_fill_uniform(f, (size_t)n, -1.0f, 1.0f);
     if (t->type == GGML_TYPE_F16) {
         ggml_fp32_to_fp16_row(f, (ggml_fp16_t *)bytes, n);
-    } else if (t->type == GGML_TYPE_Q4_0) {
+    } else if (ggml_is_quantized(t->type)) {
         ggml_quantize_chunk(t->type, f, bytes, 0, n / t->ne[0], t->ne[0], NULL);
     } else if (strcmp(t->name, "rows") == 0 && t->type == GGML_TYPE_I32) {
         for (int64_t i = 0; i < n; i++) ((int32_t *)bytes)[i] = (int32_t)index_rows[i % 2];
@@ -238,7 +264,8 @@ static void check(const struct fuse_case *c) {
                 c->name, k, ggml_op_desc(b.out[k]));
     ggml_free(ctx);
     int want_dispatches = fusing ? c->dispatches_fused : c->dispatches_unfused;
-    if (want_dispatches < 0) want_dispatches = dot_kernel ? (fusing ? 2 : 3) : 2; /* the q4_0 product */
+    const int dot_dispatches = fusing ? c->dot_fused : c->dot_unfused;
+    if (dot_kernel && dot_dispatches) want_dispatches = dot_dispatches;
     tap_ok(last_dispatches == want_dispatches, "%s: %d dispatches (%d expected%s)", c->name, last_dispatches,
            want_dispatches, fusing ? "" : ", GGMLC_VK_FUSE=0");
 }

@@ -3,7 +3,7 @@
  * per-pair products) with block-format weights on 8-bit integer dot products
  * (mvq-dot.comp, mvq-dot-mxfp4.comp, mvq-dot-k.comp): b quantized to 8 bits per 32-value block into scratch
  * memory first (quantize-q8.comp, once per segment for all the products that read it),
- * as the CPU backend quantizes it.
+ * as the CPU backend quantizes it, or by the product's own workgroups (small products, below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,27 +113,34 @@ static enum vk_shader_id mvq_dot_shader(const struct ggml_tensor *node, const st
     return vk_shader_find("mvqd_%s%s", ggml_type_name(node->src[0]->type), add ? "_add" : "");
 }
 
-/* The product with the kernel's constants spec, from b quantized at scratch offset at (by quantize_q8_record);
- * with add, its sum with e too. */
-static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct ggml_tensor *node, const uint32_t spec[3],
-                                               const struct mvq_dot_tune *t, VkDeviceSize at, VkDeviceSize bytes,
-                                               VkDeviceSize scales_at, const struct ggml_tensor *e,
+/* Where a product reads b: quantized at scratch offset at (by quantize_q8_record: bytes long, the
+ * scales from scales_at on), or, with self, as it is (the kernel quantizes it, MVQ_SELF_Q8). */
+struct mvq_b_source {
+    bool self;
+    VkDeviceSize at, bytes, scales_at;
+};
+
+/* The product with the kernel's constants spec[0..n_spec), b from src; with add, its sum with e too. */
+static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct ggml_tensor *node, enum vk_shader_id shader,
+                                               const uint32_t *spec, int n_spec, const struct mvq_dot_tune *t,
+                                               const struct mvq_b_source *src, const struct ggml_tensor *e,
                                                const struct ggml_tensor *add) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, mvq_dot_shader(node, add));
-    memcpy(ds.spec, spec, 3 * sizeof *spec);
-    ds.n_spec = 3;
+    vk_dispatch_init(&ds, shader);
+    memcpy(ds.spec, spec, (size_t)n_spec * sizeof *spec);
+    ds.n_spec = n_spec;
     vk_groups_1d(rec->d, (uint64_t)a->ne[1], t->rows, ds.groups);
     if (t->groups && (uint64_t)ds.groups[0] * ds.groups[1] > t->groups) /* the shader strides over the rest */
         vk_groups_1d(rec->d, t->groups, 1, ds.groups);
     ds.groups[2] = (uint32_t)(b->ne[2] * b->ne[3]);
     struct vk_pc_mm pc = vk_pc_matmul(node, vk_addr_unit(a->type), 4);
-    pc.off_b = 0;                         /* the quants start the binding (uvec4 units) */
-    pc.off_s = (uint32_t)(scales_at / 8); /* in (scale, sum) pairs */
+    pc.off_b = 0;                              /* the quants start the binding (uvec4 units) */
+    pc.off_s = (uint32_t)(src->scales_at / 8); /* in (scale, sum) pairs */
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, (uint32_t)vk_addr_unit(a->type), VK_PUSH_WORD(vk_pc_mm, off_a));
-    vk_dispatch_bind_scratch(&ds, at, bytes, false);
+    if (src->self) vk_dispatch_bind(&ds, b, false, 4, VK_PUSH_WORD(vk_pc_mm, off_b));
+    else vk_dispatch_bind_scratch(&ds, src->at, src->bytes, false);
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_mm, off_d));
     if (add) {
         vk_dispatch_bind(&ds, e, false, 4, VK_PUSH_WORD(vk_pc_mm, off_e));
@@ -223,18 +230,63 @@ bool vk_mvq_dot_add_takes(const struct ggml_tensor *node, const struct ggml_tens
     return vk_shader_present(mvq_dot_shader(node, add));
 }
 
+/* ------------------------------------------- products that quantize b themselves
+ *
+ * In a decode graph every product's b is a fresh activation vector, so each one (or each group
+ * of products reading the same vector) took a quantize-q8.comp dispatch and a barrier before the
+ * product: 65 of a Q4_0 llama decode graph's 294 dispatches on the H200, a few microseconds each
+ * whatever their size.  The MVQ_SELF_Q8 kernels (mvqdq_<type>, mvq-dot.glsl) take b as f32 and
+ * quantize their batch of it into shared memory before their rows, with the same rounding: every
+ * workgroup quantizes the whole vector again, which costs less than the dispatch and barrier
+ * saved while the vector is short and the product small.  A fusion (GGMLC_VK_FUSE=0: the
+ * separate quantization), taken where the quantized columns fit MVQ_SELF_SHARED_MAX bytes of
+ * shared memory and the weights MVQ_SELF_WEIGHTS_MAX values (a large product is bound by its
+ * weights' bandwidth; there the workgroups' repeated reads of b would add to it). */
+#define MVQ_SELF_SHARED_MAX 16384
+#define MVQ_SELF_WEIGHTS_MAX ((uint64_t)1 << 24)
+
+/* mvqdq_<type>, or with add mvqdq_<type>_add */
+static enum vk_shader_id mvq_self_shader(const struct ggml_tensor *node, const struct ggml_tensor *add) {
+    return vk_shader_find("mvqdq_%s%s", ggml_type_name(node->src[0]->type), add ? "_add" : "");
+}
+
+static bool mvq_self_fits(const struct vk_device *d, const struct ggml_tensor *node, const struct ggml_tensor *add,
+                          const struct mvq_dot_tune *t) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    const uint64_t n = (uint64_t)b->ne[1], quantized = (uint64_t)b->ne[0] / 32 * 40 * n; /* 32 quants + (scale, sum) */
+    return !vk_tuning()->fuse_off && !vk_path_disabled(d, VK_PATH_FUSE) && b->nb[0] == 4 &&
+           quantized <= MVQ_SELF_SHARED_MAX && (uint64_t)a->ne[0] * (uint64_t)a->ne[1] <= MVQ_SELF_WEIGHTS_MAX &&
+           quantized + 4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize &&
+           vk_shader_present(mvq_self_shader(node, add));
+}
+
+/* The product on the kernel that quantizes b itself; false, with nothing recorded, when it does not
+ * take it or its pipeline fails (then no fused kernel is used from then on). */
+static bool mvq_self_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
+                            const struct ggml_tensor *e, const struct ggml_tensor *add, enum ggml_status *st) {
+    const struct ggml_tensor *b = node->src[1];
+    const uint32_t spec[4] = {t->wg, t->rows, (uint32_t)b->ne[1], (uint32_t)(b->ne[0] / 32)};
+    const enum vk_shader_id shader = mvq_self_shader(node, add);
+    if (!mvq_self_fits(rec->d, node, add, t) || !vk_optional_pipeline(rec->d, shader, spec, 4, VK_PATH_FUSE, "unfused nodes"))
+        return false;
+    const struct mvq_b_source src = {.self = true};
+    *st = mvq_dot_product_record(rec, node, shader, spec, 4, t, &src, e, add);
+    return true;
+}
+
 bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct ggml_tensor *e,
                        const struct ggml_tensor *add, enum ggml_status *st) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct mvq_dot_tune t;
-    VkDeviceSize at, scales_at;
-    const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
+    struct mvq_b_source src = {.self = false};
     if (!mvq_dot_choose(rec->d, a, b, &t)) return false;
+    if (mvq_self_record(rec, node, &t, e, add, st)) return true;
+    src.bytes = mvq_dot_scratch(b, &src.scales_at);
     const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
     if (!mvq_dot_pipeline(rec->d, "mvqd", a->type, spec)) return false;
     if (add && !vk_optional_pipeline(rec->d, mvq_dot_shader(node, add), spec, 3, VK_PATH_FUSE, "unfused nodes"))
         return false;
-    if (!quantized_b(rec, b, &at, st)) return false;
-    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, spec, &t, at, bytes, scales_at, e, add);
+    if (!quantized_b(rec, b, &src.at, st)) return false;
+    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, mvq_dot_shader(node, add), spec, 3, &t, &src, e, add);
     return true;
 }

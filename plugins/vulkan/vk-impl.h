@@ -466,6 +466,7 @@ struct vk_rec {
     struct vk_device *d;
     struct vk_hazards *hz;
     int n_dispatches, n_barriers;
+    int n_war_barriers; /* of them, barriers only for a write over what was read (GGMLC_DEBUG=vulkan) */
     bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
     VkDeviceSize scratch_size, scratch_used; /* scratch memory reserved for this segment, and taken */
     VkDeviceSize optional_left; /* what of it optional forms (vk_node_scratch) may still take */
@@ -773,7 +774,11 @@ struct vk_tuning {
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
     bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */
     struct vk_env_value submit_every; /* GGMLC_VK_SUBMIT_EVERY (vk-record.c) */
+    struct vk_env_value wait_spin;    /* GGMLC_VK_WAIT_SPIN: microseconds (vk-device.c) */
 };
+
+/* The host's monotonic clock in seconds (the fence's polling; GGMLC_DEBUG=vulkan's host times). */
+VK_HIDDEN double vk_now_seconds(void);
 
 /* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */
 VK_HIDDEN void vk_tuning_read(const struct ggmlc_plugin_options *opts);

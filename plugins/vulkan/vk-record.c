@@ -365,11 +365,16 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
     }
 
     /* the check slots need no barriers: a node's dispatches only ever set its slot */
-    bool conflict = false;
-    for (int i = 0; i < n_bind && !conflict; i++)
-        conflict = !ds->bind[i].check && (overlaps(&rec->hz->written, &ranges[i]) ||
-                                          (ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i])));
-    if (conflict) barrier(rec);
+    bool after_write = false, over_read = false;
+    for (int i = 0; i < n_bind; i++) {
+        if (ds->bind[i].check) continue;
+        after_write |= overlaps(&rec->hz->written, &ranges[i]);
+        over_read |= ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i]);
+    }
+    if (after_write || over_read) {
+        rec->n_war_barriers += !after_write; /* the allocator gave it memory that a dispatch since the last barrier reads */
+        barrier(rec);
+    }
     for (int i = 0; i < n_bind; i++) {
         if (ds->bind[i].check) continue;
         if (!add_range(ds->bind[i].written ? &rec->hz->written : &rec->hz->read, &ranges[i])) {
@@ -404,13 +409,14 @@ enum ggml_status vk_record_dispatch_chunks(struct vk_rec *rec, struct vk_dispatc
 /* With GGMLC_DEBUG=vulkan: log the GPU time between the two timestamps of a graph; with
  * vulkan-ops also each dispatch's, from the end of the one before (or the graph's start) to its
  * own end: its run time where a barrier separates them, what it added where they overlap. */
-static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_nodes) {
+static void log_gpu_time(struct vk_device *d, const struct vk_rec *rec, int n_nodes, double host_us) {
     uint64_t ts[2 + VK_PROFILE_MAX];
     const uint32_t n = 2 + (uint32_t)rec->n_profiled;
     if (vkGetQueryPoolResults(d->dev, d->timestamps, 0, n, n * sizeof ts[0], ts, sizeof ts[0], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) return;
     const double period_us = d->props.limits.timestampPeriod * 1e-3;
-    ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: graph of %d nodes: %d dispatches, %d barriers, %.2f us on the GPU\n", d->name, n_nodes,
-              rec->n_dispatches, rec->n_barriers, (double)(ts[1] - ts[0]) * period_us);
+    ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: graph of %d nodes: %d dispatches, %d barriers (%d only before a write over what was read), "
+              "%.2f us on the GPU, %.2f us from its recording's start to its fence\n",
+              d->name, n_nodes, rec->n_dispatches, rec->n_barriers, rec->n_war_barriers, (double)(ts[1] - ts[0]) * period_us, host_us);
     for (int i = 0; i < rec->n_profiled; i++) {
         const uint64_t from = i ? ts[2 + i - 1] : ts[0];
         ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s:   dispatch %d %s: %.2f us\n", d->name, i, vk_shader_blobs[rec->profiled[i]].name,
@@ -519,6 +525,7 @@ static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int 
 static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
     struct vk_hazards hz = {0};
     struct vk_rec rec = {.d = d, .hz = &hz};
+    const double start = d->timestamps ? vk_now_seconds() : 0;
     pthread_mutex_lock(&d->lock);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
@@ -543,7 +550,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             const enum ggmlc_status st = vk_replay_submit(d, &d->log, rec.n_parts == 0, true, read_back);
             if (st != GGMLC_OK) d->n_readback = 0;
             if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
-            else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i);
+            else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i, (vk_now_seconds() - start) * 1e6);
         } else if (!rec.closed && rec.n_parts) {
             vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
         } else if (!rec.closed) {

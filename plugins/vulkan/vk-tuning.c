@@ -39,6 +39,7 @@ static const struct {
     {"GGMLC_VK_FA_CM", offsetof(struct vk_tuning, fa_cm)},
     {"GGMLC_VK_MM_SPLIT", offsetof(struct vk_tuning, mm_split)},
     {"GGMLC_VK_SUBMIT_EVERY", offsetof(struct vk_tuning, submit_every)},
+    {"GGMLC_VK_WAIT_SPIN", offsetof(struct vk_tuning, wait_spin)},
 };
 
 static struct vk_env_value *env_value(size_t i) {
