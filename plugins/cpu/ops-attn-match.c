@@ -170,6 +170,12 @@ EW_CLONES static void attend_keys(const struct cpu_attn_f16_loops *loops, const 
     }
 }
 
+/* out[d] = acc[d] * s, cloned so that the f16 values convert by F16C rather than by libgcc's
+ * software conversion (__extendhfsf2) where the CPU has it; s = 1 copies exactly. */
+EW_CLONES static void acc_to_f32(float *out, const ggml_fp16_t *acc, float s, int64_t n) {
+    for (int64_t d = 0; d < n; d++) out[d] = h2f(acc[d]) * s;
+}
+
 /* Row (i1, head i2, batch i3) of dst. */
 static float *out_row(struct ggml_tensor *dst, int64_t i1, int64_t i2, int64_t i3) {
     return (float *)((char *)dst->data + (i3 * dst->ne[2] * dst->ne[1] + i2 + i1 * dst->ne[1]) * dst->nb[1]);
@@ -184,8 +190,7 @@ static void attend_row(const struct cpu_attn_f16_loops *loops, struct ggml_tenso
     float S = 0.0f, M = -INFINITY;
     attend_keys(loops, dst, scale, i1, i2, i3, 0, dst->src[1]->ne[1], acc, &M, &S);
     const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
-    float *out = out_row(dst, i1, i2, i3);
-    for (int64_t d = 0; d < dv; d++) out[d] = h2f(acc[d]) * s_inv;
+    acc_to_f32(out_row(dst, i1, i2, i3), acc, s_inv, dv);
 }
 
 /* The split-KV path: this task's chunk of keys for every head into its scratch (per head
@@ -205,7 +210,7 @@ static void attend_split(const struct ggmlc_op_call *call, struct ggml_tensor *d
         ggml_fp16_t acc[MATCH_MAX_HEAD];
         memset(acc, 0, (size_t)dv * sizeof *acc);
         attend_keys(loops, dst, scale, 0, h, 0, ic0, ic1, acc, &part[0], &part[1]);
-        for (int64_t d = 0; d < dv; d++) part[2 + d] = h2f(acc[d]);
+        acc_to_f32(part + 2, acc, 1.0f, dv);
     }
     if (call->nth > 1 && call->barrier) call->barrier(call);
     for (int64_t h = call->ith; h < heads; h += call->nth) {
