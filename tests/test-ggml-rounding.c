@@ -34,7 +34,8 @@
  *    ggml's AVX2 build, 8 values at a time through its AVX2 ggml_v_expf
  *    (2^n (1 + p) as one fma, two factors past |n| > 126), the last n % 8 by
  *    libm expf (checked by greedy tokens of llama.cpp 0a50d99 on ggml built
- *    for AVX2).
+ *    for AVX2);
+ *  - SILU: ggml_vec_silu_f32, the same as SWIGLU without the gate.
  * The expected orders are those of ggml built for the CPU the test runs on,
  * whatever GGMLC_CPU_PATH forces (test-quant-activations-paths.sh runs it on
  * each path).
@@ -276,34 +277,36 @@ static float ggml_v_expf_avx2_model(float x) {
     return fabsf(n) > 192.0f ? s1 * s1 : fmaf(s2, p, s2) * s1;
 }
 
-static void check_swiglu(int width, int n_threads) {
-    enum { ROWS = 3 };
-    float *x = malloc(sizeof(float) * ROWS * width), *g = malloc(sizeof(float) * ROWS * width);
-    float *want = malloc(sizeof(float) * ROWS * width);
+/* SWIGLU (split form; gated false: SILU, ggml_vec_silu_f32, the same arithmetic without g) of
+ * rows rows of width (1 row: 2 threads split its columns). */
+static void check_swiglu(int width, int rows, bool gated, int n_threads) {
+    float *x = malloc(sizeof(float) * rows * width), *g = malloc(sizeof(float) * rows * width);
+    float *want = malloc(sizeof(float) * rows * width);
     const bool avx512 = cpu_has_avx512();
     const int lanes = avx512 ? 16 : 8;
     const float big[] = {-150.0f, 150.0f, -100.0f, 100.0f, -88.5f, 89.0f, 0.0f, -0.0f};
-    for (int i = 0; i < ROWS * width; i++) {
+    for (int i = 0; i < rows * width; i++) {
         x[i] = i % 37 == 5 ? big[(i / 37) % 8] : test_normal() * 3.0f;
         g[i] = test_normal();
     }
-    for (int r = 0; r < ROWS; r++)
+    for (int r = 0; r < rows; r++)
         for (int i = 0; i < width; i++) {
             const int e = r * width + i;
             const bool vector = i < width - width % lanes;
             const float ev = avx512 ? ggml_v_expf_model(0.0f - x[e]) : ggml_v_expf_avx2_model(0.0f - x[e]);
-            want[e] = x[e] / (1.0f + (vector ? ev : expf(-x[e]))) * g[e];
+            const float silu = x[e] / (1.0f + (vector ? ev : expf(-x[e])));
+            want[e] = gated ? silu * g[e] : silu;
         }
-    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * ROWS * width + ggml_graph_overhead() + (1 << 16), NULL, false});
-    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
-    struct ggml_tensor *tg = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
-    memcpy(tx->data, x, sizeof(float) * ROWS * width);
-    memcpy(tg->data, g, sizeof(float) * ROWS * width);
-    struct ggml_tensor *out = ggml_swiglu_split(ctx, tx, tg);
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * rows * width + ggml_graph_overhead() + (1 << 16), NULL, false});
+    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, rows);
+    struct ggml_tensor *tg = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, rows);
+    memcpy(tx->data, x, sizeof(float) * rows * width);
+    memcpy(tg->data, g, sizeof(float) * rows * width);
+    struct ggml_tensor *out = gated ? ggml_swiglu_split(ctx, tx, tg) : ggml_silu(ctx, tx);
     int differ = -1;
-    if (compute(ctx, out, n_threads)) differ = count_differ(out->data, want, (size_t)ROWS * width);
-    tap_ok(differ == 0, "swiglu of width %d (%d values past the last %d), %d thread(s): ggml's %s rounding (%d differ)",
-           width, width % lanes, lanes, n_threads, avx512 ? "AVX-512" : "AVX2", differ);
+    if (compute(ctx, out, n_threads)) differ = count_differ(out->data, want, (size_t)rows * width);
+    tap_ok(differ == 0, "%s of %d row(s) of %d (%d values past the last %d), %d thread(s): ggml's %s rounding (%d differ)",
+           gated ? "swiglu" : "silu", rows, width, width % lanes, lanes, n_threads, avx512 ? "AVX-512" : "AVX2", differ);
     ggml_free(ctx);
     free(x), free(g), free(want);
 }
@@ -319,8 +322,10 @@ int main(void) {
         check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 = 12 * 8 + 4 */
         check_flash_attn(64, 1, 600, t); /* ggml's split-KV path: a chunk of keys per thread */
         check_flash_attn(64, 1, 513, t);
-        check_swiglu(2048, t);
-        check_swiglu(1000 + 13, t); /* 13 (AVX2: 5) values past the last vector, across two chunks of 512 */
+        check_swiglu(2048, 3, true, t);
+        check_swiglu(1000 + 13, 3, true, t); /* 13 (AVX2: 5) values past the last vector, across two chunks of 512 */
+        check_swiglu(1000 + 13, 3, false, t);
+        check_swiglu(8192 + 13, 1, false, t); /* 2 threads split the row's columns at a multiple of 16 */
     }
     return tap_done();
 }

@@ -77,6 +77,9 @@ static inline float ew_tanhf(float x) {
     return x < 0.0f ? -t : t;
 }
 
+/* z = silu(x) * g (g NULL: silu(x)) for n values in ggml's x86 rounding (ops-glu.c). */
+CPU_HIDDEN void cpu_silu_mul_row(int64_t n, float *z, const float *x, const float *g);
+
 /* Types whose elements convert through float. */
 static inline bool ew_type_ok(enum ggml_type t) {
     return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 || t == GGML_TYPE_I32 || t == GGML_TYPE_I16 ||

@@ -82,18 +82,27 @@ static inline float ggml_v_expf_avx2_model(float x) {
 
 /* The row's last n % lanes values, as ggml_silu_f32 (libm expf). */
 static void swiglu_tail(int64_t i, int64_t n, float *z, const float *x, const float *g) {
-    for (; i < n; i++) z[i] = x[i] / (1.0f + expf(-x[i])) * g[i];
+    for (; i < n; i++) {
+        const float silu = x[i] / (1.0f + expf(-x[i]));
+        z[i] = g ? silu * g[i] : silu;
+    }
 }
 
 EW_CLONES static void swiglu_portable(int64_t n, float *z, const float *x, const float *g) {
     const int64_t nv = n - n % GLU_LANES;
-    for (int64_t i = 0; i < nv; i++) z[i] = x[i] / (1.0f + ggml_v_expf_model(0.0f - x[i])) * g[i];
+    for (int64_t i = 0; i < nv; i++) {
+        const float silu = x[i] / (1.0f + ggml_v_expf_model(0.0f - x[i]));
+        z[i] = g ? silu * g[i] : silu;
+    }
     swiglu_tail(nv, n, z, x, g);
 }
 
 EW_CLONES static void swiglu_portable_avx2_order(int64_t n, float *z, const float *x, const float *g) {
     const int64_t nv = n - n % GLU_LANES_AVX2;
-    for (int64_t i = 0; i < nv; i++) z[i] = x[i] / (1.0f + ggml_v_expf_avx2_model(0.0f - x[i])) * g[i];
+    for (int64_t i = 0; i < nv; i++) {
+        const float silu = x[i] / (1.0f + ggml_v_expf_avx2_model(0.0f - x[i]));
+        z[i] = g ? silu * g[i] : silu;
+    }
     swiglu_tail(nv, n, z, x, g);
 }
 
@@ -117,7 +126,8 @@ __attribute__((target("avx512f,avx512dq,fma"))) static void swiglu_avx512(int64_
             const __m512 alt = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(nn, zero, _CMP_LE_OQ), _mm512_set1_ps(INFINITY), zero);
             e = _mm512_mask_blend_ps(big, e, alt);
         }
-        _mm512_storeu_ps(z + i, _mm512_mul_ps(_mm512_div_ps(xv, _mm512_add_ps(one, e)), _mm512_loadu_ps(g + i)));
+        const __m512 silu = _mm512_div_ps(xv, _mm512_add_ps(one, e));
+        _mm512_storeu_ps(z + i, g ? _mm512_mul_ps(silu, _mm512_loadu_ps(g + i)) : silu);
     }
     swiglu_tail(i, n, z, x, g);
 }
@@ -153,15 +163,18 @@ __attribute__((target("avx2,fma"))) static void swiglu_avx2(int64_t n, float *z,
     for (; i + GLU_LANES_AVX2 <= n; i += GLU_LANES_AVX2) {
         const __m256 xv = _mm256_loadu_ps(x + i);
         const __m256 silu = _mm256_div_ps(xv, _mm256_add_ps(one, expf_neg_avx2(xv)));
-        _mm256_storeu_ps(z + i, _mm256_mul_ps(silu, _mm256_loadu_ps(g + i)));
+        _mm256_storeu_ps(z + i, g ? _mm256_mul_ps(silu, _mm256_loadu_ps(g + i)) : silu);
     }
     swiglu_tail(i, n, z, x, g);
 }
 #endif
 
-/* SWIGLU of a chunk in the order of ggml built for this CPU (AVX-512's where the CPU has it,
- * else AVX2's), by the instructions of the SIMD level in use or the portable model. */
-static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+/* SWIGLU of a chunk (z = silu(x) * g; g NULL: SILU, z = silu(x), as ggml_vec_silu_f32) in the
+ * order of ggml built for this CPU (AVX-512's where the CPU has it, else AVX2's), by the
+ * instructions of the SIMD level in use or the portable model.  The last n % lanes values take
+ * libm's expf: callers pass whole rows or pieces that start at a multiple of 16 and whose
+ * length is one too except for the row's last. */
+void cpu_silu_mul_row(int64_t n, float *z, const float *x, const float *g) {
     const bool avx512_order = cpu_simd_best_level() >= CPU_SIMD_AVX512;
 #if defined(__x86_64__)
     const enum cpu_simd_level level = cpu_simd_level();
@@ -178,6 +191,10 @@ static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, cons
         swiglu_portable(n, z, x, g);
     else
         swiglu_portable_avx2_order(n, z, x, g);
+}
+
+static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+    cpu_silu_mul_row(n, z, x, g);
 }
 EW_CLONES static void glu_swiglu_oai(int64_t n, float *z, const float *x, const float *g, const float *p) {
     const float alpha = p[0], limit = p[1];
