@@ -36,7 +36,7 @@ static inline float reduce8(__m256 a8) {
     return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
-/* The part past the last full step of 64 values, in double as ggml adds it. */
+/* The part past the last full step (64 values, AVX2 order: 32), in double as ggml adds it. */
 static inline float dot_tail(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t np, int64_t n, float head) {
     double total = head;
     for (int64_t i = np; i < n; i++) total += (double)(_cvtsh_ss(x[i]) * _cvtsh_ss(y[i]));
