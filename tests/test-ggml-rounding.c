@@ -35,7 +35,11 @@
  *    (2^n (1 + p) as one fma, two factors past |n| > 126), the last n % 8 by
  *    libm expf (checked by greedy tokens of llama.cpp 0a50d99 on ggml built
  *    for AVX2);
- *  - SILU: ggml_vec_silu_f32, the same as SWIGLU without the gate.
+ *  - SILU: ggml_vec_silu_f32, the same as SWIGLU without the gate;
+ *  - SOFT_MAX: logits * scale, fma(slope, mask, .), y = that build's SIMD
+ *    expf(x - max) a vector at a time, each vector's lanes folded by halves
+ *    to 4 and added (0+2)+(1+3) in float, summed in double; the last
+ *    n % lanes by libm expf; the values times (float)(1 / sum).
  * The expected orders are those of ggml built for the CPU the test runs on,
  * whatever GGMLC_CPU_PATH forces (test-quant-activations-paths.sh runs it on
  * each path).
@@ -311,6 +315,56 @@ static void check_swiglu(int width, int rows, bool gated, int n_threads) {
     free(x), free(g), free(want);
 }
 
+/* SOFT_MAX with an f16 mask and a scale, rows of width: ggml_vec_soft_max_f32's order. */
+static void check_soft_max(int width, int n_threads) {
+    enum { ROWS = 4 };
+    const float scale = 0.125f;
+    const bool avx512 = cpu_has_avx512();
+    const int lanes = avx512 ? 16 : 8;
+    float *x = malloc(sizeof(float) * ROWS * width), *want = malloc(sizeof(float) * ROWS * width);
+    ggml_fp16_t *mask = malloc(sizeof(ggml_fp16_t) * ROWS * width);
+    for (int i = 0; i < ROWS * width; i++) {
+        x[i] = test_normal() * 20.0f;
+        mask[i] = f2h(i % 11 == 3 ? -INFINITY : test_normal());
+    }
+    for (int r = 0; r < ROWS; r++) {
+        float *o = want + r * width, max = -INFINITY;
+        for (int i = 0; i < width; i++) {
+            o[i] = fmaf(1.0f, h2f(mask[r * width + i]), x[r * width + i] * scale);
+            max = o[i] > max ? o[i] : max;
+        }
+        double sum = 0.0;
+        const int vec_end = width - width % lanes;
+        for (int i0 = 0; i0 < vec_end; i0 += lanes) { /* lanes folded by halves to 4, then (0+2)+(1+3) */
+            float v[16];
+            for (int l = 0; l < lanes; l++) {
+                const float a = o[i0 + l] - max;
+                v[l] = o[i0 + l] = avx512 ? ggml_v_expf_model(a) : ggml_v_expf_avx2_model(a);
+            }
+            for (int half = lanes / 2; half >= 4; half /= 2)
+                for (int l = 0; l < half; l++) v[l] = v[l] + v[l + half];
+            sum += (double)((v[0] + v[2]) + (v[1] + v[3]));
+        }
+        for (int i = vec_end; i < width; i++) {
+            o[i] = expf(o[i] - max);
+            sum += (double)o[i];
+        }
+        const float inv = (float)(1.0 / sum);
+        for (int i = 0; i < width; i++) o[i] *= inv;
+    }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * ROWS * width + ggml_graph_overhead() + (1 << 16), NULL, false});
+    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
+    struct ggml_tensor *tm = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, width, ROWS);
+    memcpy(tx->data, x, sizeof(float) * ROWS * width);
+    memcpy(tm->data, mask, sizeof(ggml_fp16_t) * ROWS * width);
+    struct ggml_tensor *out = ggml_soft_max_ext(ctx, tx, tm, scale, 0.0f);
+    const int differ = compute(ctx, out, n_threads) ? count_differ(out->data, want, (size_t)ROWS * width) : -1;
+    tap_ok(differ == 0, "soft_max of %d rows of %d (%d values past the last %d), %d thread(s): ggml's %s rounding (%d differ)",
+           ROWS, width, width % lanes, lanes, n_threads, avx512 ? "AVX-512" : "AVX2", differ);
+    ggml_free(ctx);
+    free(x), free(want), free(mask);
+}
+
 int main(void) {
     test_seed(7);
     for (int t = 1; t <= 2; t++) {
@@ -326,6 +380,8 @@ int main(void) {
         check_swiglu(1000 + 13, 3, true, t); /* 13 (AVX2: 5) values past the last vector, across two chunks of 512 */
         check_swiglu(1000 + 13, 3, false, t);
         check_swiglu(8192 + 13, 1, false, t); /* 2 threads split the row's columns at a multiple of 16 */
+        check_soft_max(37, t);
+        check_soft_max(1000 + 13, t);
     }
     return tap_done();
 }
