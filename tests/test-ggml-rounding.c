@@ -14,7 +14,9 @@
  *  - FLASH_ATTN_EXT with f16 K and V (ggml's one-query-row path): the query
  *    rounded to f16, scores by ggml's AVX-512 f16 dot (four 16-lane fused
  *    accumulators per 64 values, added (0+2)+(1+3), lanes halved 16-8-4-2-1,
- *    the tail in double), times scale plus the mask, and an online softmax
+ *    the tail in double) on a CPU with AVX-512, else by its AVX2 f16 dot
+ *    (four 8-lane accumulators per 32 values, (0+2)+(1+3), lanes l + (l + 4),
+ *    then two horizontal adds), times scale plus the mask, and an online softmax
  *    whose accumulator is f16: rescaled by expf(old - new max) on a new
  *    maximum, else weighted by expf(s - max), each update one fused
  *    multiply-add rounded to f16; S = fma(S, ms, vs); the output acc / S;
@@ -28,7 +30,19 @@
  *    fused steps of ln 2, a degree-5 fused polynomial, scaled by 2^n; |n| > 192
  *    gives 0 or infinity), the row's last n % 16 values by libm expf.  Checked
  *    against llama.cpp 0a50d99's ggml: every node sum of a Q8_0 and a Q4_0
- *    llama prompt (llama-eval-callback) equal.
+ *    llama prompt (llama-eval-callback) equal.  On a CPU without AVX-512:
+ *    ggml's AVX2 build, 8 values at a time through its AVX2 ggml_v_expf
+ *    (2^n (1 + p) as one fma, two factors past |n| > 126), the last n % 8 by
+ *    libm expf (checked by greedy tokens of llama.cpp 0a50d99 on ggml built
+ *    for AVX2);
+ *  - SILU: ggml_vec_silu_f32, the same as SWIGLU without the gate;
+ *  - SOFT_MAX: logits * scale, fma(slope, mask, .), y = that build's SIMD
+ *    expf(x - max) a vector at a time, each vector's lanes folded by halves
+ *    to 4 and added (0+2)+(1+3) in float, summed in double; the last
+ *    n % lanes by libm expf; the values times (float)(1 / sum).
+ * The expected orders are those of ggml built for the CPU the test runs on,
+ * whatever GGMLC_CPU_PATH forces (test-quant-activations-paths.sh runs it on
+ * each path).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -107,7 +121,36 @@ static void check_rope(int n_threads) {
 static float h2f(ggml_fp16_t h) { return ggml_fp16_to_fp32(h); }
 static ggml_fp16_t f2h(float f) { return ggml_fp32_to_fp16(f); }
 
-static float model_dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int n) {
+/* Whether ggml built for this CPU would take its AVX-512 paths; else its AVX2 ones (the
+ * orders the CPU plugin follows on every GGMLC_CPU_PATH of this CPU). */
+static bool cpu_has_avx512(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+/* ggml's AVX2 vec_dot_f16: lanes l of four 8-wide accumulators take x[i + 8 j + l] y[...]
+ * for steps i of 32; then (0+2)+(1+3); lanes l and l + 4 added, then the two hadds:
+ * (h0 + h1) + (h2 + h3); the tail in double. */
+static float model_dot_f16_avx2(const ggml_fp16_t *x, const ggml_fp16_t *y, int n) {
+    float acc[4][8] = {{0}}, lanes[8], h[4];
+    const int full = n / 32 * 32;
+    for (int i = 0; i < full; i++) {
+        const int j = (i % 32) / 8, l = i % 8;
+        acc[j][l] = fmaf(h2f(x[i]), h2f(y[i]), acc[j][l]);
+    }
+    for (int l = 0; l < 8; l++) lanes[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
+    for (int l = 0; l < 4; l++) h[l] = lanes[l] + lanes[l + 4];
+    double total = (h[0] + h[1]) + (h[2] + h[3]);
+    for (int i = full; i < n; i++) total += (double)(h2f(x[i]) * h2f(y[i]));
+    return (float)total;
+}
+
+static float model_dot_f16_avx512(const ggml_fp16_t *x, const ggml_fp16_t *y, int n) {
     float sum[4][16] = {{0}}, a8[8], a4[4];
     const int np = n & ~63;
     for (int i = 0; i < np; i += 64)
@@ -128,7 +171,8 @@ static void model_attend(int d, int nkv, const ggml_fp16_t *k, const ggml_fp16_t
     for (int j = j0; j < j1; j++) {
         const float mv = h2f(mrow[j]);
         if (mv == -INFINITY) continue;
-        const float s = model_dot_f16(k + ((h / 2) * nkv + j) * d, qh, d) * scale + mv;
+        const ggml_fp16_t *kr = k + ((h / 2) * nkv + j) * d;
+        const float s = (cpu_has_avx512() ? model_dot_f16_avx512(kr, qh, d) : model_dot_f16_avx2(kr, qh, d)) * scale + mv;
         float ms = 1.0f, vs = 1.0f;
         if (s > *M) {
             ms = expf(*M - s);
@@ -210,33 +254,115 @@ static float ggml_v_expf_model(float x) {
     return ldexpf(p, (int)n);
 }
 
-static void check_swiglu(int width, int n_threads) {
-    enum { ROWS = 3 };
-    float *x = malloc(sizeof(float) * ROWS * width), *g = malloc(sizeof(float) * ROWS * width);
-    float *want = malloc(sizeof(float) * ROWS * width);
+static float bits_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* ggml_v_expf of its AVX2 build: the same n and b, the polynomial less its 1, then
+ * 2^n (1 + p) as one fma with 2^n from z's low bits put in the exponent; for |n| > 126 the
+ * two factors s1 = 2^127 (n > 0) or 2^-125 (n <= 0) and s2 = 2^n / s1, s1 (s2 + s2 p);
+ * for |n| > 192 s1 * s1 (infinity or 0). */
+static float ggml_v_expf_avx2_model(float x) {
+    const float z = fmaf(x, 0x1.715476p+0f, 0x1.8p23f), n = z - 0x1.8p23f;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x)), u = b * b;
+    const float p = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         0x1.ffffecp-1f * b);
+    uint32_t zb;
+    memcpy(&zb, &z, sizeof zb);
+    const uint32_t exp_bits = zb << 23;
+    if (fabsf(n) <= 126.0f) {
+        const float two_n = bits_float(exp_bits + 0x3f800000u);
+        return fmaf(two_n, p, two_n);
+    }
+    const uint32_t low = n <= 0.0f ? 0x82000000u : 0u;
+    const float s1 = bits_float(0x7f000000u + low), s2 = bits_float(exp_bits - low);
+    return fabsf(n) > 192.0f ? s1 * s1 : fmaf(s2, p, s2) * s1;
+}
+
+/* SWIGLU (split form; gated false: SILU, ggml_vec_silu_f32, the same arithmetic without g) of
+ * rows rows of width (1 row: 2 threads split its columns). */
+static void check_swiglu(int width, int rows, bool gated, int n_threads) {
+    float *x = malloc(sizeof(float) * rows * width), *g = malloc(sizeof(float) * rows * width);
+    float *want = malloc(sizeof(float) * rows * width);
+    const bool avx512 = cpu_has_avx512();
+    const int lanes = avx512 ? 16 : 8;
     const float big[] = {-150.0f, 150.0f, -100.0f, 100.0f, -88.5f, 89.0f, 0.0f, -0.0f};
-    for (int i = 0; i < ROWS * width; i++) {
+    for (int i = 0; i < rows * width; i++) {
         x[i] = i % 37 == 5 ? big[(i / 37) % 8] : test_normal() * 3.0f;
         g[i] = test_normal();
     }
-    for (int r = 0; r < ROWS; r++)
+    for (int r = 0; r < rows; r++)
         for (int i = 0; i < width; i++) {
             const int e = r * width + i;
-            const bool vector = i < width - width % 16;
-            want[e] = x[e] / (1.0f + (vector ? ggml_v_expf_model(0.0f - x[e]) : expf(-x[e]))) * g[e];
+            const bool vector = i < width - width % lanes;
+            const float ev = avx512 ? ggml_v_expf_model(0.0f - x[e]) : ggml_v_expf_avx2_model(0.0f - x[e]);
+            const float silu = x[e] / (1.0f + (vector ? ev : expf(-x[e])));
+            want[e] = gated ? silu * g[e] : silu;
         }
-    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * ROWS * width + ggml_graph_overhead() + (1 << 16), NULL, false});
-    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
-    struct ggml_tensor *tg = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
-    memcpy(tx->data, x, sizeof(float) * ROWS * width);
-    memcpy(tg->data, g, sizeof(float) * ROWS * width);
-    struct ggml_tensor *out = ggml_swiglu_split(ctx, tx, tg);
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * rows * width + ggml_graph_overhead() + (1 << 16), NULL, false});
+    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, rows);
+    struct ggml_tensor *tg = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, rows);
+    memcpy(tx->data, x, sizeof(float) * rows * width);
+    memcpy(tg->data, g, sizeof(float) * rows * width);
+    struct ggml_tensor *out = gated ? ggml_swiglu_split(ctx, tx, tg) : ggml_silu(ctx, tx);
     int differ = -1;
-    if (compute(ctx, out, n_threads)) differ = count_differ(out->data, want, (size_t)ROWS * width);
-    tap_ok(differ == 0, "swiglu of width %d (%d values past the last 16), %d thread(s): ggml's AVX-512 rounding (%d differ)",
-           width, width % 16, n_threads, differ);
+    if (compute(ctx, out, n_threads)) differ = count_differ(out->data, want, (size_t)rows * width);
+    tap_ok(differ == 0, "%s of %d row(s) of %d (%d values past the last %d), %d thread(s): ggml's %s rounding (%d differ)",
+           gated ? "swiglu" : "silu", rows, width, width % lanes, lanes, n_threads, avx512 ? "AVX-512" : "AVX2", differ);
     ggml_free(ctx);
     free(x), free(g), free(want);
+}
+
+/* SOFT_MAX with an f16 mask and a scale, rows of width: ggml_vec_soft_max_f32's order. */
+static void check_soft_max(int width, int n_threads) {
+    enum { ROWS = 4 };
+    const float scale = 0.125f;
+    const bool avx512 = cpu_has_avx512();
+    const int lanes = avx512 ? 16 : 8;
+    float *x = malloc(sizeof(float) * ROWS * width), *want = malloc(sizeof(float) * ROWS * width);
+    ggml_fp16_t *mask = malloc(sizeof(ggml_fp16_t) * ROWS * width);
+    for (int i = 0; i < ROWS * width; i++) {
+        x[i] = test_normal() * 20.0f;
+        mask[i] = f2h(i % 11 == 3 ? -INFINITY : test_normal());
+    }
+    for (int r = 0; r < ROWS; r++) {
+        float *o = want + r * width, max = -INFINITY;
+        for (int i = 0; i < width; i++) {
+            o[i] = fmaf(1.0f, h2f(mask[r * width + i]), x[r * width + i] * scale);
+            max = o[i] > max ? o[i] : max;
+        }
+        double sum = 0.0;
+        const int vec_end = width - width % lanes;
+        for (int i0 = 0; i0 < vec_end; i0 += lanes) { /* lanes folded by halves to 4, then (0+2)+(1+3) */
+            float v[16];
+            for (int l = 0; l < lanes; l++) {
+                const float a = o[i0 + l] - max;
+                v[l] = o[i0 + l] = avx512 ? ggml_v_expf_model(a) : ggml_v_expf_avx2_model(a);
+            }
+            for (int half = lanes / 2; half >= 4; half /= 2)
+                for (int l = 0; l < half; l++) v[l] = v[l] + v[l + half];
+            sum += (double)((v[0] + v[2]) + (v[1] + v[3]));
+        }
+        for (int i = vec_end; i < width; i++) {
+            o[i] = expf(o[i] - max);
+            sum += (double)o[i];
+        }
+        const float inv = (float)(1.0 / sum);
+        for (int i = 0; i < width; i++) o[i] *= inv;
+    }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){4 * sizeof(float) * ROWS * width + ggml_graph_overhead() + (1 << 16), NULL, false});
+    struct ggml_tensor *tx = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, width, ROWS);
+    struct ggml_tensor *tm = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, width, ROWS);
+    memcpy(tx->data, x, sizeof(float) * ROWS * width);
+    memcpy(tm->data, mask, sizeof(ggml_fp16_t) * ROWS * width);
+    struct ggml_tensor *out = ggml_soft_max_ext(ctx, tx, tm, scale, 0.0f);
+    const int differ = compute(ctx, out, n_threads) ? count_differ(out->data, want, (size_t)ROWS * width) : -1;
+    tap_ok(differ == 0, "soft_max of %d rows of %d (%d values past the last %d), %d thread(s): ggml's %s rounding (%d differ)",
+           ROWS, width, width % lanes, lanes, n_threads, avx512 ? "AVX-512" : "AVX2", differ);
+    ggml_free(ctx);
+    free(x), free(want), free(mask);
 }
 
 int main(void) {
@@ -246,12 +372,16 @@ int main(void) {
         check_rope(t);
         check_flash_attn(64, 8, 20, t);
         check_flash_attn(128, 1, 37, t);
-        check_flash_attn(40, 5, 9, t); /* a head shorter than one 64-value step: the tail only */
-        check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 */
+        check_flash_attn(40, 5, 9, t); /* AVX-512: the tail only; AVX2: one step of 32 and a tail */
+        check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 = 12 * 8 + 4 */
         check_flash_attn(64, 1, 600, t); /* ggml's split-KV path: a chunk of keys per thread */
         check_flash_attn(64, 1, 513, t);
-        check_swiglu(2048, t);
-        check_swiglu(1000 + 13, t); /* 13 values past the last 16, across two chunks of 512 */
+        check_swiglu(2048, 3, true, t);
+        check_swiglu(1000 + 13, 3, true, t); /* 13 (AVX2: 5) values past the last vector, across two chunks of 512 */
+        check_swiglu(1000 + 13, 3, false, t);
+        check_swiglu(8192 + 13, 1, false, t); /* 2 threads split the row's columns at a multiple of 16 */
+        check_soft_max(37, t);
+        check_soft_max(1000 + 13, t);
     }
     return tap_done();
 }

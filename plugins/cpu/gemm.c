@@ -342,11 +342,19 @@ static int64_t team_iterations(const struct cpu_gemm_kernel *kern, int64_t m, in
  * both packed once (pack_once below).  The MNIST MLP's largest, 784 deep, take 2.5 MB. */
 #define GEMM_PACK_ONCE_MAX_BYTES ((size_t)4 << 20)
 
-/* Bytes of both operands of an n x m product of depth k packed whole, in panels of the
- * wider register dimension (an upper bound whichever operand swap_small_n puts where). */
+/* Rows of an operand of `rows` rows packed in panels of nr or of mr rows, whichever takes more. */
+static int64_t packed_rows(const struct cpu_gemm_kernel *kern, int64_t rows) {
+    const int64_t by_nr = (rows + kern->nr - 1) / kern->nr * kern->nr, by_mr = (rows + kern->mr - 1) / kern->mr * kern->mr;
+    return by_nr > by_mr ? by_nr : by_mr;
+}
+
+/* Bytes of both operands of an n x m product of depth k packed whole (an upper bound whichever
+ * operand swap_small_n puts where).  Rounding both to panels of the wider dimension alone fell
+ * short where the narrower does not divide it: AVX2's 6-row x panels of 32 rows take 36, not 32,
+ * and compute_team_once wrote past the shared scratch into thread 0's tile (wrong 2-thread
+ * products of 128 x 4096 by 4096 x 32). */
 static size_t pack_once_bytes(const struct cpu_gemm_kernel *kern, int64_t n, int64_t m, int64_t k) {
-    const int64_t width = kern->nr > kern->mr ? kern->nr : kern->mr;
-    return (size_t)(((n + width - 1) / width + (m + width - 1) / width) * width * k) * sizeof(float);
+    return (size_t)((packed_rows(kern, n) + packed_rows(kern, m)) * k) * sizeof(float);
 }
 
 static bool use_pack_once(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_problem *p) {

@@ -5,9 +5,12 @@
  * exactly, vcvtps2ph rounds to nearest even as the portable f2h does, every
  * multiply-add is one fused instruction per value, and the dot product keeps
  * ggml's four 16-lane accumulators (on AVX2 each is two 8-lane halves) and
- * adds them in its order.
+ * adds them in its order.  On a CPU without AVX-512 the AVX2 file's loops
+ * take ggml's AVX2 dot order instead (dot_avx2_order), as ggml built for
+ * that CPU does.
  */
 #include "ops-nn.h"
+#include "simd.h"
 
 #if defined(__x86_64__)
 #ifdef ATTN_AVX512
@@ -33,7 +36,7 @@ static inline float reduce8(__m256 a8) {
     return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
-/* The part past the last full step of 64 values, in double as ggml adds it. */
+/* The part past the last full step (64 values, AVX2 order: 32), in double as ggml adds it. */
 static inline float dot_tail(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t np, int64_t n, float head) {
     double total = head;
     for (int64_t i = np; i < n; i++) total += (double)(_cvtsh_ss(x[i]) * _cvtsh_ss(y[i]));
@@ -87,6 +90,21 @@ static float dot(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     return dot_tail(x, y, np, n, reduce8(_mm256_add_ps(shi, slo)));
 }
 
+/* ggml's vec_dot_f16 as its AVX2 build runs it: four 8-lane fused accumulators over steps of
+ * 32 values, added (0+2)+(1+3); the 8 lanes reduced as its two horizontal adds reduce them:
+ * t = low half + high half, then (t[0] + t[1]) + (t[2] + t[3]); the tail in double. */
+static float dot_avx2_order(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
+    __m256 sum[4];
+    ATTN_UNROLL4 for (int j = 0; j < 4; j++) sum[j] = _mm256_setzero_ps();
+    const int64_t np = n & ~(int64_t)31;
+    for (int64_t i = 0; i < np; i += 32)
+        ATTN_UNROLL4 for (int j = 0; j < 4; j++) sum[j] = _mm256_fmadd_ps(load8(x + i + 8 * j), load8(y + i + 8 * j), sum[j]);
+    const __m256 s = _mm256_add_ps(_mm256_add_ps(sum[0], sum[2]), _mm256_add_ps(sum[1], sum[3]));
+    const __m128 t = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    const __m128 pairs = _mm_hadd_ps(t, t); /* t[0] + t[1], t[2] + t[3], ... */
+    return dot_tail(x, y, np, n, _mm_cvtss_f32(_mm_hadd_ps(pairs, pairs)));
+}
+
 static void scale(ggml_fp16_t *acc, float s, int64_t n) {
     const __m256 vs = _mm256_set1_ps(s);
     int64_t d = 0;
@@ -105,6 +123,10 @@ static void mad(ggml_fp16_t *acc, const ggml_fp16_t *v, float s, int64_t n) {
 
 const struct cpu_attn_f16_loops *ATTN_LOOPS(void) {
     static const struct cpu_attn_f16_loops loops = {dot, scale, mad};
+#ifndef ATTN_AVX512
+    static const struct cpu_attn_f16_loops avx2_order = {dot_avx2_order, scale, mad};
+    if (cpu_simd_best_level() < CPU_SIMD_AVX512) return &avx2_order;
+#endif
     return &loops;
 }
 

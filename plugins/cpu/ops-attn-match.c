@@ -1,12 +1,15 @@
 /*
  * ops-attn-match.c - FLASH_ATTN_EXT with f16 K and V rounded as ggml's x86
- * CPU backend (AVX-512 build) rounds it where ggml takes its one-query-row
+ * CPU backend rounds it (its AVX-512 build on a CPU with AVX-512, its AVX2
+ * build elsewhere: only the dot's order differs) where ggml takes its one-query-row
  * path (fewer than 64 queries, and not a single query over 512 or more keys),
  * so that a model's attention output keeps ggml's bits:
  *  - the query row rounded to f16; each score the f16 dot product of ggml's
  *    vec_dot_f16: four 16-lane fused accumulators over steps of 64 values,
  *    added (0+2)+(1+3), the 16 lanes halved as _mm512_reduce_add_ps does,
- *    the tail added in double; then times scale, plus the mask;
+ *    the tail added in double (AVX2: 8-lane accumulators over steps of 32,
+ *    the lanes reduced as its two horizontal adds); then times scale, plus
+ *    the mask;
  *  - the online softmax kept in f16 as ggml keeps it: on a new maximum the
  *    f16 accumulator is scaled by expf(old - new) (rounded back to f16),
  *    else the value row is weighted by expf(s - max); each update is one
@@ -73,7 +76,7 @@ static inline __attribute__((always_inline)) float reduce16(const float v[16]) {
     return (a4[0] + a4[2]) + (a4[1] + a4[3]);
 }
 
-/* ggml's vec_dot_f16 on AVX-512. */
+/* ggml's vec_dot_f16 on AVX-512: four 16-lane accumulators over steps of 64 values. */
 EW_CLONES static float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
     float sum[4][16] = {{0}};
     const int64_t np = n & ~(int64_t)63;
@@ -93,6 +96,25 @@ EW_CLONES static float dot_f16(const ggml_fp16_t *x, const ggml_fp16_t *y, int64
     return (float)total;
 }
 
+/* ggml's vec_dot_f16 on AVX2: four 8-lane accumulators over steps of 32 values, added
+ * (0+2)+(1+3); the 8 lanes as its two horizontal adds: t[l] = a[l] + a[l + 4], then
+ * (t[0] + t[1]) + (t[2] + t[3]); the tail in double. */
+EW_CLONES static float dot_f16_avx2_order(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n) {
+    float sum[4][8] = {{0}}, t[4];
+    const int64_t np = n & ~(int64_t)31;
+    for (int64_t i = 0; i < np; i += 32)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 8; l++) {
+                const int64_t e = i + 8 * j + l;
+                sum[j][l] = fmaf(h2f(x[e]), h2f(y[e]), sum[j][l]);
+            }
+    for (int l = 0; l < 8; l++) sum[0][l] = (sum[0][l] + sum[2][l]) + (sum[1][l] + sum[3][l]);
+    for (int l = 0; l < 4; l++) t[l] = sum[0][l] + sum[0][l + 4];
+    double total = (t[0] + t[1]) + (t[2] + t[3]);
+    for (int64_t i = np; i < n; i++) total += (double)(h2f(x[i]) * h2f(y[i]));
+    return (float)total;
+}
+
 EW_CLONES static void scale_f16(ggml_fp16_t *acc, float s, int64_t n) {
     for (int64_t d = 0; d < n; d++) acc[d] = f2h(h2f(acc[d]) * s);
 }
@@ -101,10 +123,14 @@ EW_CLONES static void mad_f16(ggml_fp16_t *acc, const ggml_fp16_t *v, float s, i
     for (int64_t d = 0; d < n; d++) acc[d] = f2h(fmaf(h2f(v[d]), s, h2f(acc[d])));
 }
 
-/* The loops of the SIMD level in use (GGMLC_CPU_PATH), the portable ones above on "generic". */
+/* The loops of the SIMD level in use (GGMLC_CPU_PATH), the portable ones above on "generic".
+ * The dot order is that of ggml built for this CPU on every level: AVX-512's where the CPU
+ * has it, else AVX2's. */
 static const struct cpu_attn_f16_loops *attn_loops(void) {
     static const struct cpu_attn_f16_loops portable = {dot_f16, scale_f16, mad_f16};
+    static const struct cpu_attn_f16_loops portable_avx2_order = {dot_f16_avx2_order, scale_f16, mad_f16};
     const enum cpu_simd_level level = cpu_simd_level();
+    if (level == CPU_SIMD_GENERIC && cpu_simd_best_level() < CPU_SIMD_AVX512) return &portable_avx2_order;
     if (level >= CPU_SIMD_AVX512 && cpu_attn_f16_loops_avx512()) return cpu_attn_f16_loops_avx512();
     if (level >= CPU_SIMD_AVX2 && cpu_attn_f16_loops_avx2()) return cpu_attn_f16_loops_avx2();
     return &portable;
@@ -144,6 +170,12 @@ EW_CLONES static void attend_keys(const struct cpu_attn_f16_loops *loops, const 
     }
 }
 
+/* out[d] = acc[d] * s, cloned so that the f16 values convert by F16C rather than by libgcc's
+ * software conversion (__extendhfsf2) where the CPU has it; s = 1 copies exactly. */
+EW_CLONES static void acc_to_f32(float *out, const ggml_fp16_t *acc, float s, int64_t n) {
+    for (int64_t d = 0; d < n; d++) out[d] = h2f(acc[d]) * s;
+}
+
 /* Row (i1, head i2, batch i3) of dst. */
 static float *out_row(struct ggml_tensor *dst, int64_t i1, int64_t i2, int64_t i3) {
     return (float *)((char *)dst->data + (i3 * dst->ne[2] * dst->ne[1] + i2 + i1 * dst->ne[1]) * dst->nb[1]);
@@ -158,8 +190,7 @@ static void attend_row(const struct cpu_attn_f16_loops *loops, struct ggml_tenso
     float S = 0.0f, M = -INFINITY;
     attend_keys(loops, dst, scale, i1, i2, i3, 0, dst->src[1]->ne[1], acc, &M, &S);
     const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
-    float *out = out_row(dst, i1, i2, i3);
-    for (int64_t d = 0; d < dv; d++) out[d] = h2f(acc[d]) * s_inv;
+    acc_to_f32(out_row(dst, i1, i2, i3), acc, s_inv, dv);
 }
 
 /* The split-KV path: this task's chunk of keys for every head into its scratch (per head
@@ -179,7 +210,7 @@ static void attend_split(const struct ggmlc_op_call *call, struct ggml_tensor *d
         ggml_fp16_t acc[MATCH_MAX_HEAD];
         memset(acc, 0, (size_t)dv * sizeof *acc);
         attend_keys(loops, dst, scale, 0, h, 0, ic0, ic1, acc, &part[0], &part[1]);
-        for (int64_t d = 0; d < dv; d++) part[2 + d] = h2f(acc[d]);
+        acc_to_f32(part + 2, acc, 1.0f, dv);
     }
     if (call->nth > 1 && call->barrier) call->barrier(call);
     for (int64_t h = call->ith; h < heads; h += call->nth) {

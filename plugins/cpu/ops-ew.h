@@ -77,6 +77,12 @@ static inline float ew_tanhf(float x) {
     return x < 0.0f ? -t : t;
 }
 
+/* z = silu(x) * g (g NULL: silu(x)) for n values in ggml's x86 rounding (ops-glu.c). */
+CPU_HIDDEN void cpu_silu_mul_row(int64_t n, float *z, const float *x, const float *g);
+/* y[i] = exp(x[i] - max) (y may be x) in ggml's x86 rounding of ggml_vec_soft_max_f32; returns
+ * their sum in ggml's order (ops-glu.c). */
+CPU_HIDDEN double cpu_softmax_exp_sum(int64_t n, float *y, const float *x, float max);
+
 /* Types whose elements convert through float. */
 static inline bool ew_type_ok(enum ggml_type t) {
     return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16 || t == GGML_TYPE_I32 || t == GGML_TYPE_I16 ||

@@ -2,7 +2,8 @@
  * ops-glu.c - gated linear units: dst = act(x) * g, where x and g are the
  * two halves of each row of src[0] (swapped: g first) or, in the split
  * form, the rows of src[0] and src[1].  SWIGLU rounds as ggml's x86 CPU
- * backend (AVX-512 build) does, so that a llama model's FFN keeps ggml's bits.
+ * backend built for this CPU does (AVX-512 or AVX2), so that a llama model's
+ * FFN keeps ggml's bits.
  */
 #include <math.h>
 
@@ -49,52 +50,230 @@ static inline float ggml_v_expf_model(float x) {
     return ldexpf(j, (int)n);
 }
 
-/* The row's last n % 16 values, as ggml_silu_f32 (libm expf). */
+/* ---- ggml's AVX2 build (a CPU without AVX-512): 8 values at a time, and a different expf:
+ * the same n and b, but the polynomial without its constant 1 (j = P(b) * u + c1 * b), the
+ * result fma(j, 2^n, 2^n) with 2^n built in the exponent bits of z = fma(x, log2 e, 0x1.8p23)
+ * shifted left 23; where |n| > 126 two factors s1 * (s2 + s2 j) avoid overflow (s1 = 2^127 or,
+ * for n <= 0, 2^-125 as bits 0x7f000000 + 0x82000000), and |n| > 192 gives s1 * s1. */
+#define GLU_LANES_AVX2 8
+
+static inline float float_of_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline float ggml_v_expf_avx2_model(float x) {
+    const float r = 0x1.8p23f, z = fmaf(x, 0x1.715476p+0f, r), n = z - r;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));
+    uint32_t zbits;
+    memcpy(&zbits, &z, sizeof zbits);
+    const uint32_t e = zbits << 23;
+    const float k = float_of_bits(e + 0x3f800000u); /* 2^n for |n| <= 126 */
+    const float u = b * b;
+    const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         0x1.ffffecp-1f * b);
+    if (!(fabsf(n) > 126.0f)) return fmaf(j, k, k);
+    const uint32_t g = n <= 0.0f ? 0x82000000u : 0u;
+    const float s1 = float_of_bits(g + 0x7f000000u), s2 = float_of_bits(e - g);
+    if (fabsf(n) > 192.0f) return s1 * s1;
+    return fmaf(s2, j, s2) * s1;
+}
+
+/* The row's last n % lanes values, as ggml_silu_f32 (libm expf). */
 static void swiglu_tail(int64_t i, int64_t n, float *z, const float *x, const float *g) {
-    for (; i < n; i++) z[i] = x[i] / (1.0f + expf(-x[i])) * g[i];
+    for (; i < n; i++) {
+        const float silu = x[i] / (1.0f + expf(-x[i]));
+        z[i] = g ? silu * g[i] : silu;
+    }
 }
 
 EW_CLONES static void swiglu_portable(int64_t n, float *z, const float *x, const float *g) {
     const int64_t nv = n - n % GLU_LANES;
-    for (int64_t i = 0; i < nv; i++) z[i] = x[i] / (1.0f + ggml_v_expf_model(0.0f - x[i])) * g[i];
+    for (int64_t i = 0; i < nv; i++) {
+        const float silu = x[i] / (1.0f + ggml_v_expf_model(0.0f - x[i]));
+        z[i] = g ? silu * g[i] : silu;
+    }
+    swiglu_tail(nv, n, z, x, g);
+}
+
+EW_CLONES static void swiglu_portable_avx2_order(int64_t n, float *z, const float *x, const float *g) {
+    const int64_t nv = n - n % GLU_LANES_AVX2;
+    for (int64_t i = 0; i < nv; i++) {
+        const float silu = x[i] / (1.0f + ggml_v_expf_avx2_model(0.0f - x[i]));
+        z[i] = g ? silu * g[i] : silu;
+    }
     swiglu_tail(nv, n, z, x, g);
 }
 
 #if defined(__x86_64__)
-/* ggml_v_expf and ggml_v_silu of ggml's vec.h, in these instructions. */
+/* ggml_v_expf of v for 16 values in ggml's AVX-512 instructions (ggml_v_expf_model). */
+__attribute__((target("avx512f,avx512dq,fma"))) static inline __m512 expf_avx512(__m512 v) {
+    const __m512 r = _mm512_set1_ps(0x1.8p23f), zero = _mm512_setzero_ps();
+    const __m512 nn = _mm512_sub_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(0x1.715476p+0f), r), r);
+    const __m512 b = _mm512_fnmadd_ps(nn, _mm512_set1_ps(0x1.7f7d1cp-20f), _mm512_fnmadd_ps(nn, _mm512_set1_ps(0x1.62e4p-1f), v));
+    const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(nn), _mm512_set1_ps(192), _CMP_GT_OQ);
+    const __m512 u = _mm512_mul_ps(b, b);
+    const __m512 j = _mm512_fmadd_ps(
+        _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
+    const __m512 e = _mm512_scalef_ps(j, nn);
+    if (_mm512_kortestz(big, big)) return e;
+    const __m512 alt = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(nn, zero, _CMP_LE_OQ), _mm512_set1_ps(INFINITY), zero);
+    return _mm512_mask_blend_ps(big, e, alt);
+}
+
+/* ggml_v_silu of ggml's vec.h (x / (1 + expf(0 - x))), times g where g is given. */
 __attribute__((target("avx512f,avx512dq,fma"))) static void swiglu_avx512(int64_t n, float *z, const float *x, const float *g) {
-    const __m512 r = _mm512_set1_ps(0x1.8p23f), one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    const __m512 one = _mm512_set1_ps(1.0f);
     int64_t i = 0;
     for (; i + GLU_LANES <= n; i += GLU_LANES) {
-        const __m512 xv = _mm512_loadu_ps(x + i), v = _mm512_sub_ps(zero, xv);
-        const __m512 nn = _mm512_sub_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(0x1.715476p+0f), r), r);
-        const __m512 b = _mm512_fnmadd_ps(nn, _mm512_set1_ps(0x1.7f7d1cp-20f), _mm512_fnmadd_ps(nn, _mm512_set1_ps(0x1.62e4p-1f), v));
-        const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(nn), _mm512_set1_ps(192), _CMP_GT_OQ);
-        const __m512 u = _mm512_mul_ps(b, b);
-        const __m512 j = _mm512_fmadd_ps(
-            _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
-                            _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
-            u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, one));
-        __m512 e = _mm512_scalef_ps(j, nn);
-        if (!_mm512_kortestz(big, big)) {
-            const __m512 alt = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(nn, zero, _CMP_LE_OQ), _mm512_set1_ps(INFINITY), zero);
-            e = _mm512_mask_blend_ps(big, e, alt);
-        }
-        _mm512_storeu_ps(z + i, _mm512_mul_ps(_mm512_div_ps(xv, _mm512_add_ps(one, e)), _mm512_loadu_ps(g + i)));
+        const __m512 xv = _mm512_loadu_ps(x + i);
+        const __m512 silu = _mm512_div_ps(xv, _mm512_add_ps(one, expf_avx512(_mm512_sub_ps(_mm512_setzero_ps(), xv))));
+        _mm512_storeu_ps(z + i, g ? _mm512_mul_ps(silu, _mm512_loadu_ps(g + i)) : silu);
+    }
+    swiglu_tail(i, n, z, x, g);
+}
+
+/* ggml_v_expf of v for 8 values in ggml's AVX2 instructions (ggml_v_expf_avx2_model). */
+__attribute__((target("avx2,fma"))) static inline __m256 expf_avx2(__m256 v) {
+    const __m256 r = _mm256_set1_ps(0x1.8p23f);
+    const __m256 zv = _mm256_fmadd_ps(v, _mm256_set1_ps(0x1.715476p+0f), r), nn = _mm256_sub_ps(zv, r);
+    const __m256 b = _mm256_fnmadd_ps(nn, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(nn, _mm256_set1_ps(0x1.62e4p-1f), v));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(zv), 23);
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_set1_epi32(0x3f800000)));
+    const __m256 abs_n = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), nn);
+    const __m256 over = _mm256_cmp_ps(abs_n, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+    const __m256 near = _mm256_fmadd_ps(j, k, k);
+    if (!_mm256_movemask_ps(over)) return near;
+    const __m256i gbits = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(nn, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                                           _mm256_set1_epi32((int)0x82000000u));
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(gbits, _mm256_set1_epi32(0x7f000000)));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, gbits));
+    const __m256 far = _mm256_cmp_ps(abs_n, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+    const __m256 scaled = _mm256_blendv_ps(near, _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1), over);
+    return _mm256_blendv_ps(scaled, _mm256_mul_ps(s1, s1), far);
+}
+
+__attribute__((target("avx2,fma"))) static void swiglu_avx2(int64_t n, float *z, const float *x, const float *g) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + GLU_LANES_AVX2 <= n; i += GLU_LANES_AVX2) {
+        const __m256 xv = _mm256_loadu_ps(x + i);
+        const __m256 silu = _mm256_div_ps(xv, _mm256_add_ps(one, expf_avx2(_mm256_sub_ps(_mm256_setzero_ps(), xv))));
+        _mm256_storeu_ps(z + i, g ? _mm256_mul_ps(silu, _mm256_loadu_ps(g + i)) : silu);
     }
     swiglu_tail(i, n, z, x, g);
 }
 #endif
 
-/* SWIGLU of a chunk on the SIMD level in use: the AVX-512 instructions or their model. */
-static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+/* SWIGLU of a chunk (z = silu(x) * g; g NULL: SILU, z = silu(x), as ggml_vec_silu_f32) in the
+ * order of ggml built for this CPU (AVX-512's where the CPU has it, else AVX2's), by the
+ * instructions of the SIMD level in use or the portable model.  The last n % lanes values take
+ * libm's expf: callers pass whole rows or pieces that start at a multiple of 16 and whose
+ * length is one too except for the row's last. */
+void cpu_silu_mul_row(int64_t n, float *z, const float *x, const float *g) {
+    const bool avx512_order = cpu_simd_best_level() >= CPU_SIMD_AVX512;
 #if defined(__x86_64__)
-    if (cpu_simd_level() >= CPU_SIMD_AVX512) {
+    const enum cpu_simd_level level = cpu_simd_level();
+    if (avx512_order && level >= CPU_SIMD_AVX512) {
         swiglu_avx512(n, z, x, g);
         return;
     }
+    if (!avx512_order && level >= CPU_SIMD_AVX2) {
+        swiglu_avx2(n, z, x, g);
+        return;
+    }
 #endif
-    swiglu_portable(n, z, x, g);
+    if (avx512_order)
+        swiglu_portable(n, z, x, g);
+    else
+        swiglu_portable_avx2_order(n, z, x, g);
+}
+
+static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
+    cpu_silu_mul_row(n, z, x, g);
+}
+
+/* ---------------------------------------------- SOFT_MAX's exponentials in ggml's bits
+ *
+ * ggml_vec_soft_max_f32: y = ggml_v_expf(x - max) a vector at a time (16 or 8 values, the
+ * expf above of the build), each vector's lanes added in float and the result added to a
+ * double sum; the last n % lanes values by libm expf, each added to the sum.  A vector's
+ * lanes: halves folded (16 to 8 on AVX-512, 8 to 4), then (a0 + a2) + (a1 + a3), which is
+ * what _mm512_reduce_add_ps (GCC) and ggml's AVX2 extract/movehl/movehdup sequence give. */
+static inline float fold_lanes(float *v, int lanes) {
+    for (int w = lanes / 2; w >= 4; w /= 2)
+        for (int l = 0; l < w; l++) v[l] += v[l + w];
+    return (v[0] + v[2]) + (v[1] + v[3]);
+}
+
+static double exp_sum_tail(int64_t i, int64_t n, float *y, const float *x, float max, double sum) {
+    for (; i < n; i++) {
+        y[i] = expf(x[i] - max);
+        sum += (double)y[i];
+    }
+    return sum;
+}
+
+EW_CLONES static double exp_sum_portable(int64_t n, float *y, const float *x, float max, bool avx512_order) {
+    const int lanes = avx512_order ? GLU_LANES : GLU_LANES_AVX2;
+    const int64_t nv = n - n % lanes;
+    double sum = 0.0;
+    for (int64_t i = 0; i < nv; i += lanes) {
+        float v[GLU_LANES];
+        for (int l = 0; l < lanes; l++) {
+            const float a = x[i + l] - max;
+            v[l] = y[i + l] = avx512_order ? ggml_v_expf_model(a) : ggml_v_expf_avx2_model(a);
+        }
+        sum += (double)fold_lanes(v, lanes);
+    }
+    return exp_sum_tail(nv, n, y, x, max, sum);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512dq,fma"))) static double exp_sum_avx512(int64_t n, float *y, const float *x, float max) {
+    const __m512 vmax = _mm512_set1_ps(max);
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + GLU_LANES <= n; i += GLU_LANES) {
+        const __m512 e = expf_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmax));
+        _mm512_storeu_ps(y + i, e);
+        sum += (double)_mm512_reduce_add_ps(e);
+    }
+    return exp_sum_tail(i, n, y, x, max, sum);
+}
+
+__attribute__((target("avx2,fma"))) static double exp_sum_avx2(int64_t n, float *y, const float *x, float max) {
+    const __m256 vmax = _mm256_set1_ps(max);
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + GLU_LANES_AVX2 <= n; i += GLU_LANES_AVX2) {
+        const __m256 e = expf_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        _mm256_storeu_ps(y + i, e);
+        __m128 a = _mm_add_ps(_mm256_extractf128_ps(e, 1), _mm256_castps256_ps128(e));
+        a = _mm_add_ps(a, _mm_movehl_ps(a, a));     /* a0 + a2, a1 + a3 */
+        a = _mm_add_ss(a, _mm_movehdup_ps(a));
+        sum += (double)_mm_cvtss_f32(a);
+    }
+    return exp_sum_tail(i, n, y, x, max, sum);
+}
+#endif
+
+double cpu_softmax_exp_sum(int64_t n, float *y, const float *x, float max) {
+    const bool avx512_order = cpu_simd_best_level() >= CPU_SIMD_AVX512;
+#if defined(__x86_64__)
+    const enum cpu_simd_level level = cpu_simd_level();
+    if (avx512_order && level >= CPU_SIMD_AVX512) return exp_sum_avx512(n, y, x, max);
+    if (!avx512_order && level >= CPU_SIMD_AVX2) return exp_sum_avx2(n, y, x, max);
+#endif
+    return exp_sum_portable(n, y, x, max, avx512_order);
 }
 EW_CLONES static void glu_swiglu_oai(int64_t n, float *z, const float *x, const float *g, const float *p) {
     const float alpha = p[0], limit = p[1];

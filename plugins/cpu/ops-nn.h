@@ -28,7 +28,7 @@ CPU_HIDDEN bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct gg
  * ops-attn-match.c: one M, S and value row per query head). */
 CPU_HIDDEN int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst);
 /* The f16 loops of that path, each giving the bits of ops-attn-match.c's portable loops:
- * dot: ggml's AVX-512 vec_dot_f16 of x and y (n values); scale: acc[d] = f16(acc[d] * s);
+ * dot: ggml's vec_dot_f16 of x and y (n values; AVX-512 or AVX2 order by the CPU); scale: acc[d] = f16(acc[d] * s);
  * mad: acc[d] = f16(fma(v[d], s, acc[d])), d < n. */
 struct cpu_attn_f16_loops {
     float (*dot)(const ggml_fp16_t *x, const ggml_fp16_t *y, int64_t n);

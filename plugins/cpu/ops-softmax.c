@@ -1,6 +1,9 @@
 /*
  * ops-softmax.c - SOFT_MAX (scale, broadcast mask, ALiBi, sinks) and its
- * gradient SOFT_MAX_BACK.  Rows are split among the tasks.
+ * gradient SOFT_MAX_BACK.  Rows are split among the tasks.  SOFT_MAX rounds as
+ * ggml's x86 CPU backend built for this CPU: logits * scale, fma(slope, mask, .),
+ * the exponentials and their sum as ggml_vec_soft_max_f32 (cpu_softmax_exp_sum), the
+ * sink's expf added last, then each value times (float)(1 / sum).
  */
 #include "ops-nn.h"
 
@@ -19,8 +22,8 @@ static void softmax_row(float *w, int64_t n, float sink) {
         memset(w, 0, (size_t)n * sizeof(float));
         return;
     }
-    double sum = sink == -INFINITY ? 0.0 : exp((double)(sink - max));
-    sum += exp_shifted(w, w, max, n);
+    double sum = cpu_softmax_exp_sum(n, w, w, max); /* ggml's order: the sink's term last */
+    if (sink != -INFINITY) sum += (double)expf(sink - max);
     const float inv = (float)(1.0 / sum);
     for (int64_t i = 0; i < n; i++) w[i] *= inv;
 }
@@ -45,7 +48,7 @@ static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struc
         if (mask) {
             const float slope = nn_alibi_slope(max_bias, src->ne[2], i2);
             ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type, mask->nb[0], n);
-            for (int64_t i = 0; i < n; i++) out[i] += slope * mrow[i];
+            for (int64_t i = 0; i < n; i++) out[i] = fmaf(slope, mrow[i], out[i]); /* ggml's x86 build fuses it */
         }
         const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
         softmax_row(out, n, sink);

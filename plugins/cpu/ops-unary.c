@@ -38,7 +38,6 @@ ROW_FN(row_relu, v > 0.0f ? v : 0.0f)
 ROW_FN(row_sigmoid, sigmoid(v))
 ROW_FN(row_gelu, gelu_tanh(v))
 ROW_FN(row_gelu_quick, gelu_quick(v))
-ROW_FN(row_silu, v / (1.0f + ew_expf(-v)))
 ROW_FN(row_hardswish, v * hardsigmoid(v))
 ROW_FN(row_hardsigmoid, hardsigmoid(v))
 ROW_FN(row_exp, ew_expf(v))
@@ -54,6 +53,12 @@ ROW_FN(row_sqrt, sqrtf(v))
 ROW_FN(row_log, logf(v))
 ROW_FN(row_sin, sinf(v))
 ROW_FN(row_cos, cosf(v))
+/* SILU in ggml's x86 rounding (its SIMD expf on all but a row's last n % 8 or 16 values):
+ * map_rows passes pieces that start at multiples of 16. */
+static void row_silu(int64_t n, float *y, const float *x, const float *p) {
+    (void)p;
+    cpu_silu_mul_row(n, y, x, NULL);
+}
 /* p = the op's parameters (row_params): xielu {alpha_n, alpha_p, beta, eps}; scale {s, b};
  * clamp {min, max}; leaky_relu {slope}; fill {c} */
 ROW_FN(row_xielu,
