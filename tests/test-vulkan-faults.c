@@ -309,6 +309,10 @@ static float *run_attention(ggml_backend_t backend) {
  * f32 where the CPU quantizes it, hence their 1e-4 bound). */
 static float *run_q8_0_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 256, 40, 2, 9); }
 
+/* 40x4 of q8_0 weights over a 4096-deep b: too wide for the mat-vec that quantizes b itself
+ * (mvqdq_*), so b goes through quantize_q8 into the integer-dot kernel (mvqd_*). */
+static float *run_q8_0_deep_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 4096, 40, 4, 9); }
+
 /* 64x32 of q8_0 weights: dequantized into f16 for the cooperative-matrix kernel. */
 static float *run_dequantized_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 256, 64, 32, 10); }
 
@@ -381,10 +385,12 @@ static const struct gpu_fallback gpu_fallbacks[] = {
      NULL, "the f16 product computes", "reading f32 b, the CPU's result"},
     {"pipeline:dequant_q8_0_f16", "coopmat-khr", NULL, NULL, run_dequantized_product, 64 * 32, 1e-4, "tiled GEMM", false, NULL,
      "the q8_0 product computes", "on the tiled GEMM, the CPU's result"},
-    {"pipeline:quantize_q8", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_product, 40 * 2, 1e-4, "float kernels", false, NULL,
+    {"pipeline:quantize_q8", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_deep_product, 40 * 4, 1e-4, "float kernels", false, NULL,
      "the q8_0 product computes", "on the float kernel, the CPU's result"},
-    {"pipeline:mvqd_q8_0", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_product, 40 * 2, 1e-4, "float kernels", false, NULL,
+    {"pipeline:mvqd_q8_0", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_deep_product, 40 * 4, 1e-4, "float kernels", false, NULL,
      "the q8_0 product computes", "on the float kernel, the CPU's result"},
+    {"pipeline:mvqdq_q8_0", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_product, 40 * 2, 1e-4, "unfused nodes", false, NULL,
+     "the q8_0 product computes", "quantizing b apart, the CPU's result"},
     {"pipeline:fattn_combine", NULL, "GGMLC_VK_FA_SPLIT", "3", run_attention, 64 * 4, 1e-6, "unsplit", false, claims_attention,
      "split attention computes", "on the unsplit kernel, the CPU's result"},
     {"pipeline:fattn_tile", NULL, "GGMLC_VK_FA_TILE", "1", run_attention, 64 * 4, 1e-6, "one workgroup per query row", false,
