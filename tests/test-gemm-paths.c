@@ -289,6 +289,8 @@ int main(void) {
         {130, 2100, 40, GGML_TYPE_BF16, GGML_TYPE_F32, false, false, 2}, /* team mode, packed once, many x panels */
         {20, 3000, 70, GGML_TYPE_F32, GGML_TYPE_F16, false, false, 2},  /* team mode, n too small to share */
         {97, 260, 785, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* packed once, four even k-blocks */
+        /* packed once, 32 x rows: 36 of them in 6-row AVX2 panels (the scratch bound once had 32) */
+        {128, 32, 4096, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},
         {131, 277, 300, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 3},   /* packed once, k-major operands */
         /* too large to pack once: the blocked team mode, two m-blocks, three k-blocks */
         {300, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},
