@@ -5,7 +5,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "vk-impl.h"
 
@@ -219,26 +218,21 @@ void vk_device_close(struct vk_device *d) {
  * once), paying a core meanwhile.  A CPU device (lavapipe) needs that core to compute. */
 #define DEFAULT_WAIT_SPIN_US 2000
 
-static double wait_spin_seconds(const struct vk_device *d) {
+static int64_t wait_spin_us(const struct vk_device *d) {
     const struct vk_env_value *e = &vk_tuning()->wait_spin;
-    if (e->set && e->n == 1) return e->v[0] * 1e-6;
-    return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0.0 : DEFAULT_WAIT_SPIN_US * 1e-6;
-}
-
-double vk_now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (e->set && e->n == 1) return (int64_t)e->v[0];
+    return d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : DEFAULT_WAIT_SPIN_US;
 }
 
 /* Whether the fence signalled within the spin time (an error is left to vkWaitForFences). */
 static bool fence_spin(const struct vk_device *d) {
-    const double limit = wait_spin_seconds(d), start = limit > 0 ? vk_now_seconds() : 0;
+    const int64_t limit = wait_spin_us(d);
     if (limit <= 0) return false;
+    const int64_t start = ggml_time_us();
     for (;;) {
         const VkResult r = vkGetFenceStatus(d->dev, d->fence);
         if (r != VK_NOT_READY) return r == VK_SUCCESS;
-        if (vk_now_seconds() - start > limit) return false;
+        if (ggml_time_us() - start > limit) return false;
     }
 }
 
@@ -246,12 +240,12 @@ enum ggmlc_status vk_cmd_wait(struct vk_device *d) {
     if (!d->in_flight) return GGMLC_OK;
     d->in_flight = false;
     ggmlc_counter_add(GGMLC_COUNTER_WAITS, 1);
-    const double start = d->timestamps ? vk_now_seconds() : 0;
+    const int64_t start = d->timestamps ? ggml_time_us() : 0;
     const bool spun = fence_spin(d);
     const enum ggmlc_status st =
         spun ? GGMLC_OK : vk_check(d, vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
     if (d->timestamps) /* GGMLC_DEBUG=vulkan */
-        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: waited %.1f us for the fence (%s)\n", d->name, (vk_now_seconds() - start) * 1e6,
+        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: waited %.1f us for the fence (%s)\n", d->name, (double)(ggml_time_us() - start),
                   spun ? "polled" : "blocked");
     return st;
 }

@@ -777,9 +777,6 @@ struct vk_tuning {
     struct vk_env_value wait_spin;    /* GGMLC_VK_WAIT_SPIN: microseconds (vk-device.c) */
 };
 
-/* The host's monotonic clock in seconds (the fence's polling; GGMLC_DEBUG=vulkan's host times). */
-VK_HIDDEN double vk_now_seconds(void);
-
 /* Read the tuning (plugin init; logged with GGMLC_DEBUG=vulkan). */
 VK_HIDDEN void vk_tuning_read(const struct ggmlc_plugin_options *opts);
 /* The tuning read last. */

@@ -525,7 +525,7 @@ static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int 
 static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
     struct vk_hazards hz = {0};
     struct vk_rec rec = {.d = d, .hz = &hz};
-    const double start = d->timestamps ? vk_now_seconds() : 0;
+    const int64_t start = d->timestamps ? ggml_time_us() : 0;
     pthread_mutex_lock(&d->lock);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
@@ -550,7 +550,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             const enum ggmlc_status st = vk_replay_submit(d, &d->log, rec.n_parts == 0, true, read_back);
             if (st != GGMLC_OK) d->n_readback = 0;
             if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
-            else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i, (vk_now_seconds() - start) * 1e6);
+            else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i, (double)(ggml_time_us() - start));
         } else if (!rec.closed && rec.n_parts) {
             vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
         } else if (!rec.closed) {
