@@ -6,7 +6,9 @@
  * dispatches the plugin logs (GGMLC_DEBUG=vulkan): one fewer per fused pair, none fewer where
  * the pair is not adjacent or does not fit.  Where the first node's result is also an output
  * or read by another node, the pair is still fused (the fused kernels write that result too)
- * and that result is compared as well.  A fused set_rows checks its indices as set_rows does.
+ * and that result is compared as well.  Where ggml-alloc put the add's result on the memory of
+ * the product's activations (dead after the product), the pair is not fused: every workgroup of
+ * a mat-vec reads all of them.  A fused set_rows checks its indices as set_rows does.
  * With GGMLC_VK_FUSE=0 (test-vulkan-fuse-off.sh) the same cases must give the same values
  * with every node its own dispatch; with GGMLC_VK_MVQ_KERNEL=dot (test-vulkan-fuse-dot.sh) the
  * quantized products take the integer-dot kernels, as on an H200: fused, each product quantizes
@@ -139,6 +141,17 @@ static void product_read_again(struct ggml_context *ctx, struct ggml_cgraph *gf,
     output(gf, b, ggml_mul(ctx, ggml_add(ctx, p, r), p));
 }
 
+/* x dies with the product, which is read again after the add: ggml-alloc gives x's memory to the
+ * add's result, which a fused kernel would write while other workgroups still read x (not fused). */
+static struct ggml_tensor *dying_x, *add_on_x;
+static void add_on_the_activations(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *w = input(ctx, GGML_TYPE_F32, 256, 64, 1), *r = input(ctx, GGML_TYPE_F32, 64, 1, 1);
+    dying_x = ggml_scale(ctx, input(ctx, GGML_TYPE_F32, 256, 1, 1), 0.5f);
+    struct ggml_tensor *p = ggml_mul_mat(ctx, w, dying_x);
+    add_on_x = ggml_add(ctx, r, p);
+    output(gf, b, ggml_mul(ctx, add_on_x, p));
+}
+
 static void add_broadcast(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     struct ggml_tensor *w = input(ctx, GGML_TYPE_F32, 128, 48, 1), *x = input(ctx, GGML_TYPE_F32, 128, 2, 1);
     struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, 48, 1, 1); /* broadcast over the 2 columns: not fused */
@@ -181,6 +194,7 @@ static const struct fuse_case cases[] = {
     {"a q4_K product of an unaligned column", q4_k_unaligned_column, 1, 1, 1e-4, 1, 2},
     {"the product read again after the add", product_read_again, 2, 3, 1e-10},
     {"an add that broadcasts (not fused)", add_broadcast, 2, 2, 1e-10},
+    {"an add whose result lies on the product's activations (not fused)", add_on_the_activations, 4, 4, 1e-10},
     {"rope then set_rows into an f16 cache (i64 rows)", rope_f16_i64, 1, 2, 1e-6},
     {"NeoX rope then set_rows into an f32 cache (i32 rows)", rope_neox_f32_i32, 1, 2, 1e-10},
 };
@@ -235,6 +249,9 @@ static bool compute(ggml_backend_t backend, const struct fuse_case *c, float out
         for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
             if (t->flags & GGML_TENSOR_FLAG_INPUT) fill_input(t, seed++);
         last_dispatches = -1;
+        if (c->build == add_on_the_activations)
+            tap_ok(add_on_x->data == dying_x->data, "%s: ggml-alloc placed the add's result on x (%s)", c->name,
+                   ggml_backend_name(backend));
         *st = ggml_backend_graph_compute(backend, gf);
         for (int k = 0; k < b.n_out && *st == GGML_STATUS_SUCCESS; k++) read_output(b.out[k], out[k]);
     }

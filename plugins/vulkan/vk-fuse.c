@@ -23,13 +23,41 @@ struct vk_fusion {
     bool (*fits)(const struct vk_device *d, const struct ggml_tensor *first, const struct ggml_tensor *second);
     bool (*record)(struct vk_rec *rec, const struct ggml_tensor *first, const struct ggml_tensor *second,
                    enum ggml_status *st);
+    bool rows_local;
 };
 
+/* rows_local: each element of the first node's sources is read only by the invocation that
+ * writes the second node's result at the same place (a row kernel), so the second may share
+ * their memory exactly (ggml-alloc places results in place of dead sources); a mat-vec reads all
+ * of b in every workgroup, so its fused add must not write anything b occupies. */
 static const struct vk_fusion fusions[] = {
-    {vk_norm_mul_fits, vk_norm_mul_record},
-    {vk_mul_mat_add_fits, vk_mul_mat_add_record},
-    {vk_rope_set_rows_fits, vk_rope_set_rows_record},
+    {vk_norm_mul_fits, vk_norm_mul_record, true},
+    {vk_mul_mat_add_fits, vk_mul_mat_add_record, false},
+    {vk_rope_set_rows_fits, vk_rope_set_rows_record, false},
 };
+
+static bool same_place(const struct ggml_tensor *x, const struct ggml_tensor *y) {
+    return x->data == y->data && ggml_are_same_shape(x, y) && memcmp(x->nb, y->nb, sizeof x->nb) == 0;
+}
+
+static bool memory_overlaps(const struct ggml_tensor *x, const struct ggml_tensor *y) {
+    if (!x->buffer || !y->buffer || x->buffer != y->buffer || !x->data || !y->data) return false;
+    const char *xa = x->data, *ya = y->data;
+    return xa < ya + ggml_nbytes(y) && ya < xa + ggml_nbytes(x);
+}
+
+/* Whether one dispatch may compute first and second: second's result, written while the fused
+ * kernel still reads first's sources, must not lie on them (ggml-alloc gives a source's memory to
+ * a later result once its last reader -- first -- is placed), except exactly in place of one
+ * where the kernel is row-local. */
+static bool result_spares_sources(const struct vk_fusion *f, const struct ggml_tensor *first,
+                                  const struct ggml_tensor *second) {
+    for (int s = 0; s < GGML_MAX_SRC; s++) {
+        const struct ggml_tensor *src = first->src[s];
+        if (src && memory_overlaps(src, second) && !(f->rows_local && same_place(src, second))) return false;
+    }
+    return true;
+}
 
 /* The first node after i that computes something, or n. */
 static int next_computing(struct ggml_tensor **nodes, int i, int n) {
@@ -43,6 +71,8 @@ int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n,
     const int j = next_computing(nodes, i, n);
     if (j == n || vk_uses_host_memory(rec->d, nodes[j])) return i;
     for (size_t k = 0; k < sizeof fusions / sizeof fusions[0]; k++)
-        if (fusions[k].fits(rec->d, nodes[i], nodes[j]) && fusions[k].record(rec, nodes[i], nodes[j], st)) return j;
+        if (fusions[k].fits(rec->d, nodes[i], nodes[j]) && result_spares_sources(&fusions[k], nodes[i], nodes[j]) &&
+            fusions[k].record(rec, nodes[i], nodes[j], st))
+            return j;
     return i;
 }
