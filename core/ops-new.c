@@ -87,18 +87,84 @@ struct ggml_tensor *ggml_lightning_indexer(struct ggml_context *ctx, struct ggml
     return r;
 }
 
+/* DeepSeek V4 hyper-connections: hc streams of the residual instead of one.  The CPU computes
+ * them for any stream count; ggml d99724f asserts hc == 4 (hc_comb), so models use 4. */
+
+/* The stream count hc with (2 + hc) * hc == mix_dim, or 0. */
+static int64_t hc_streams(int64_t mix_dim) {
+    for (int64_t hc = 1; (2 + hc) * hc <= mix_dim; hc++)
+        if ((2 + hc) * hc == mix_dim) return hc;
+    return 0;
+}
+
+static bool all_f32(const struct ggml_tensor *a, const struct ggml_tensor *b, const struct ggml_tensor *c,
+                    const struct ggml_tensor *d) {
+    return a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32 && (!c || c->type == GGML_TYPE_F32) &&
+           (!d || d->type == GGML_TYPE_F32);
+}
+
 struct ggml_tensor *ggml_dsv4_hc_comb(struct ggml_context *ctx, struct ggml_tensor *mixes, struct ggml_tensor *scale,
                                       struct ggml_tensor *base, float eps, int32_t n_iter) {
-    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+    GGMLC_CHECK_SRC(mixes);
+    GGMLC_CHECK_SRC(scale);
+    GGMLC_CHECK_SRC(base);
+    if (!all_f32(mixes, scale, base, NULL)) return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "mixes, scale and base must be F32");
+    if (n_iter < 1) return ggmlc__op_fail(GGMLC_ERR_INVALID_ARG, __func__, "n_iter must be at least 1, not %d", (int)n_iter);
+    const int64_t hc = hc_streams(mixes->ne[0]);
+    if (hc == 0 || mixes->ne[2] != 1 || mixes->ne[3] != 1)
+        return ggmlc__op_fail(GGMLC_ERR_SHAPE, __func__, "mixes must be [(2 + hc) * hc, n_tokens], not %s",
+                              ggmlc__shape_str(mixes, (char[GGMLC_SHAPE_STR]){0}));
+    if (scale->ne[0] < 3 || ggml_nelements(scale) != scale->ne[0] || !ggml_is_vector(base) || base->ne[0] != mixes->ne[0])
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "need scale [>= 3] and base [(2 + hc) * hc]", scale, base);
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_F32, 3, (const int64_t[]){hc, hc, mixes->ne[1]});
+    GGMLC_CHECK_SRC(r);
+    ggmlc__set_op_params_f32(r, 0, eps);
+    ggmlc__set_op_params_i32(r, 1, n_iter);
+    ggmlc__node_set(r, GGML_OP_DSV4_HC_COMB, mixes, scale, base);
+    return r;
 }
 
 struct ggml_tensor *ggml_dsv4_hc_pre(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *weights) {
-    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+    GGMLC_CHECK_SRC(x);
+    GGMLC_CHECK_SRC(weights);
+    if (!all_f32(x, weights, NULL, NULL)) return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "x and weights must be F32");
+    if (x->ne[1] < 1 || x->ne[3] != 1 || weights->ne[0] != x->ne[1] || weights->ne[1] != x->ne[2] || weights->ne[2] != 1 ||
+        weights->ne[3] != 1)
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "need x [n_embd, hc, n_tokens] and weights [hc, n_tokens]",
+                                    x, weights);
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_F32, 2, (const int64_t[]){x->ne[0], x->ne[2]});
+    GGMLC_CHECK_SRC(r);
+    ggmlc__node_set(r, GGML_OP_DSV4_HC_PRE, x, weights, NULL);
+    return r;
+}
+
+/* x [n_embd, n_tokens], residual [n_embd, hc, n_tokens], post [hc, n_tokens], comb [hc, hc, n_tokens]. */
+static bool hc_post_shapes_ok(const struct ggml_tensor *x, const struct ggml_tensor *res, const struct ggml_tensor *post,
+                              const struct ggml_tensor *comb) {
+    const int64_t hc = res->ne[1], n = x->ne[1];
+    return hc > 0 && x->ne[2] == 1 && x->ne[3] == 1 && res->ne[0] == x->ne[0] && res->ne[2] == n && res->ne[3] == 1 &&
+           post->ne[0] == hc && post->ne[1] == n && post->ne[2] == 1 && post->ne[3] == 1 && comb->ne[0] == hc &&
+           comb->ne[1] == hc && comb->ne[2] == n && comb->ne[3] == 1;
 }
 
 struct ggml_tensor *ggml_dsv4_hc_post(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *residual,
                                       struct ggml_tensor *post, struct ggml_tensor *comb) {
-    return ggmlc__op_fail(GGMLC_ERR_UNSUPPORTED, __func__, "DeepSeek V4 hyper-connections are not implemented in ggmlc");
+    GGMLC_CHECK_SRC(x);
+    GGMLC_CHECK_SRC(residual);
+    GGMLC_CHECK_SRC(post);
+    GGMLC_CHECK_SRC(comb);
+    if (!all_f32(x, residual, post, comb))
+        return ggmlc__op_fail(GGMLC_ERR_TYPE, __func__, "x, residual, post and comb must be F32");
+    if (!hc_post_shapes_ok(x, residual, post, comb))
+        return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__,
+                                    "need x [n_embd, n_tokens], residual [n_embd, hc, n_tokens], post [hc, n_tokens], "
+                                    "comb [hc, hc, n_tokens]",
+                                    x, residual);
+    struct ggml_tensor *r = ggmlc__new_node(ctx, GGML_TYPE_F32, 3, (const int64_t[]){x->ne[0], residual->ne[1], x->ne[1]});
+    GGMLC_CHECK_SRC(r);
+    ggmlc__node_set(r, GGML_OP_DSV4_HC_POST, x, residual, post);
+    r->src[3] = comb;
+    return r;
 }
 
 /* ------------------------------------------------ int8 products (sd.cpp) */

@@ -395,12 +395,6 @@ static void test_quantized(void) {
     check_quantized_out_prod();
 }
 
-/* A constructor call that must fail with `status` and an error naming `func`. */
-static void expect_fail(struct ggml_tensor *r, enum ggmlc_status status, const char *func, const char *what) {
-    tap_ok(r == NULL && ggmlc_last_status() == status && strstr(ggmlc_last_error(), func) != NULL, "%s: %s", what,
-           ggmlc_last_error());
-}
-
 static void test_errors(void) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){1 << 20, NULL, true});
     struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 16, 8);
@@ -411,11 +405,11 @@ static void test_errors(void) {
     struct ggml_tensor *r = ggml_mul_mat(ctx, a, b);
     tap_ok(r && r->type == GGML_TYPE_F32 && r->ne[0] == 8 && r->ne[1] == 5 && r->ne[2] == 3 && r->op == GGML_OP_MUL_MAT,
            "mul_mat [16,8] x [16,5,3] -> [8,5,3] f32");
-    expect_fail(ggml_mul_mat(ctx, a, k15), GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat with different K");
-    expect_fail(ggml_mul_mat(ctx, a3, b), GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat that cannot broadcast 2 to 3");
-    expect_fail(ggml_mul_mat(ctx, ggml_transpose(ctx, a), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 2)),
+    tap_expect_op_fail(ggml_mul_mat(ctx, a, k15), GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat with different K");
+    tap_expect_op_fail(ggml_mul_mat(ctx, a3, b), GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat that cannot broadcast 2 to 3");
+    tap_expect_op_fail(ggml_mul_mat(ctx, ggml_transpose(ctx, a), ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 2)),
                 GGMLC_ERR_SHAPE, "ggml_mul_mat", "mul_mat with a transposed a");
-    expect_fail(ggml_mul_mat(ctx, a, i32), GGMLC_ERR_TYPE, "ggml_mul_mat", "mul_mat with i32 activations");
+    tap_expect_op_fail(ggml_mul_mat(ctx, a, i32), GGMLC_ERR_TYPE, "ggml_mul_mat", "mul_mat with i32 activations");
     tap_ok(ggml_mul_mat(ctx, NULL, b) == NULL && ggml_mul_mat(ctx, a, NULL) == NULL, "mul_mat of NULL is NULL");
     ggml_mul_mat_set_prec(r, GGML_PREC_F32);
     tap_ok(r->op_params[0] == GGML_PREC_F32, "mul_mat_set_prec records the precision");
@@ -426,18 +420,18 @@ static void test_errors(void) {
     struct ggml_tensor *pb = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 9, 16);
     r = ggml_out_prod(ctx, pa, pb);
     tap_ok(r && r->ne[0] == 7 && r->ne[1] == 9 && r->op == GGML_OP_OUT_PROD, "out_prod [7,16] x [9,16] -> [7,9]");
-    expect_fail(ggml_out_prod(ctx, pa, k15), GGMLC_ERR_SHAPE, "ggml_out_prod", "out_prod with different K");
+    tap_expect_op_fail(ggml_out_prod(ctx, pa, k15), GGMLC_ERR_SHAPE, "ggml_out_prod", "out_prod with different K");
 
     struct ggml_tensor *as = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 16, 8, 4);
     struct ggml_tensor *xb = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 16, 2, 6);
     struct ggml_tensor *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 2, 6);
     r = ggml_mul_mat_id(ctx, as, xb, ids);
     tap_ok(r && r->ne[0] == 8 && r->ne[1] == 2 && r->ne[2] == 6 && r->src[2] == ids, "mul_mat_id -> [8,2,6]");
-    expect_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 6)), GGMLC_ERR_TYPE,
+    tap_expect_op_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 2, 6)), GGMLC_ERR_TYPE,
                 "ggml_mul_mat_id", "mul_mat_id with f32 ids");
-    expect_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 2, 5)), GGMLC_ERR_SHAPE,
+    tap_expect_op_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 2, 5)), GGMLC_ERR_SHAPE,
                 "ggml_mul_mat_id", "mul_mat_id with ids for another token count");
-    expect_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 6)), GGMLC_ERR_SHAPE,
+    tap_expect_op_fail(ggml_mul_mat_id(ctx, as, xb, ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 3, 6)), GGMLC_ERR_SHAPE,
                 "ggml_mul_mat_id", "mul_mat_id with n_used not a multiple of b->ne[1]");
     ggml_free(ctx);
 }

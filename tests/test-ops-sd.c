@@ -256,34 +256,29 @@ static void check_i8_product(int k, int n, int m, int group, bool with_bias) {
     ggml_free(ctx);
 }
 
-static void expect_fail(struct ggml_tensor *r, enum ggmlc_status status, const char *func, const char *what) {
-    tap_ok(r == NULL && ggmlc_last_status() == status && strstr(ggmlc_last_error(), func) != NULL, "%s: %s", what,
-           ggmlc_last_error());
-}
-
 static void test_i8_errors(void) {
     struct ggml_context *ctx = new_ctx();
     struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_I8, 64, 8);
     struct ggml_tensor *wf = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 8);
     struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 3);
     struct ggml_tensor *ws = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
-    expect_fail(ggml_quantize_i8_convrot(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 64, 3), 16), GGMLC_ERR_TYPE,
+    tap_expect_op_fail(ggml_quantize_i8_convrot(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 64, 3), 16), GGMLC_ERR_TYPE,
                 "ggml_quantize_i8_convrot", "quantize_i8_convrot of F16");
-    expect_fail(ggml_quantize_i8_convrot(ctx, x, 8), GGMLC_ERR_INVALID_ARG, "ggml_quantize_i8_convrot",
+    tap_expect_op_fail(ggml_quantize_i8_convrot(ctx, x, 8), GGMLC_ERR_INVALID_ARG, "ggml_quantize_i8_convrot",
                 "quantize_i8_convrot with a group of 8 (not a power of 4)");
-    expect_fail(ggml_quantize_i8_convrot(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 48, 3), 64), GGMLC_ERR_INVALID_ARG,
+    tap_expect_op_fail(ggml_quantize_i8_convrot(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 48, 3), 64), GGMLC_ERR_INVALID_ARG,
                 "ggml_quantize_i8_convrot", "quantize_i8_convrot with a group longer than the row");
-    expect_fail(ggml_mul_mat_i8_tensorwise(ctx, wf, x, ws, NULL, 0), GGMLC_ERR_TYPE, "ggml_mul_mat_i8_tensorwise",
+    tap_expect_op_fail(ggml_mul_mat_i8_tensorwise(ctx, wf, x, ws, NULL, 0), GGMLC_ERR_TYPE, "ggml_mul_mat_i8_tensorwise",
                 "mul_mat_i8_tensorwise with F32 weights");
-    expect_fail(ggml_mul_mat_i8_tensorwise(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 32, 3), ws, NULL, 0),
+    tap_expect_op_fail(ggml_mul_mat_i8_tensorwise(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 32, 3), ws, NULL, 0),
                 GGMLC_ERR_SHAPE, "ggml_mul_mat_i8_tensorwise", "mul_mat_i8_tensorwise with rows of another length");
-    expect_fail(ggml_mul_mat_i8_tensorwise(ctx, w, x, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 7), NULL, 0), GGMLC_ERR_SHAPE,
+    tap_expect_op_fail(ggml_mul_mat_i8_tensorwise(ctx, w, x, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 7), NULL, 0), GGMLC_ERR_SHAPE,
                 "ggml_mul_mat_i8_tensorwise", "mul_mat_i8_tensorwise with 7 scales for 8 rows");
-    expect_fail(ggml_mul_mat_i8_tensorwise(ctx, w, x, ws, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 9), 0), GGMLC_ERR_SHAPE,
+    tap_expect_op_fail(ggml_mul_mat_i8_tensorwise(ctx, w, x, ws, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 9), 0), GGMLC_ERR_SHAPE,
                 "ggml_mul_mat_i8_tensorwise", "mul_mat_i8_tensorwise with 9 biases for 8 rows");
-    expect_fail(ggml_mul_mat_i8_tensorwise(ctx, w, x, ws, NULL, 32), GGMLC_ERR_INVALID_ARG, "ggml_mul_mat_i8_tensorwise",
+    tap_expect_op_fail(ggml_mul_mat_i8_tensorwise(ctx, w, x, ws, NULL, 32), GGMLC_ERR_INVALID_ARG, "ggml_mul_mat_i8_tensorwise",
                 "mul_mat_i8_tensorwise with a group of 32");
-    expect_fail(ggml_mul_mat_i8_tensorwise(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_I8, 64, 8), ws, NULL, 16),
+    tap_expect_op_fail(ggml_mul_mat_i8_tensorwise(ctx, w, ggml_new_tensor_2d(ctx, GGML_TYPE_I8, 64, 8), ws, NULL, 16),
                 GGMLC_ERR_SHAPE, "ggml_mul_mat_i8_tensorwise", "mul_mat_i8_tensorwise with I8 activations not packed");
     ggml_free(ctx);
 }
@@ -420,9 +415,9 @@ static void check_indexer(enum ggml_type k_type) {
             }
     tap_ok(worst < 1e-5, "lightning_indexer with %s keys: sum_h relu(q.k) w + mask within %.2g of double", ggml_type_name(k_type),
            worst);
-    expect_fail(ggml_lightning_indexer(ctx, q, k, w, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, NKV, T, 1, 1)), GGMLC_ERR_TYPE,
+    tap_expect_op_fail(ggml_lightning_indexer(ctx, q, k, w, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, NKV, T, 1, 1)), GGMLC_ERR_TYPE,
                 "ggml_lightning_indexer", "lightning_indexer with an F32 mask");
-    expect_fail(ggml_lightning_indexer(ctx, q, k, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, H + 1, T, 1, S), m), GGMLC_ERR_SHAPE,
+    tap_expect_op_fail(ggml_lightning_indexer(ctx, q, k, ggml_new_tensor_4d(ctx, GGML_TYPE_F32, H + 1, T, 1, S), m), GGMLC_ERR_SHAPE,
                 "ggml_lightning_indexer", "lightning_indexer with weights for another head count");
     ggml_free(ctx);
 }

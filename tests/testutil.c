@@ -183,6 +183,11 @@ void tensor_get_f32(const struct ggml_tensor *t, float *dst) {
     for (int64_t i = 0; i < n; i++) element_io(t, i, &dst[i], false);
 }
 
+bool tap_expect_op_fail(struct ggml_tensor *r, enum ggmlc_status status, const char *func, const char *what) {
+    return tap_ok(r == NULL && ggmlc_last_status() == status && strstr(ggmlc_last_error(), func) != NULL, "%s: %s", what,
+                  ggmlc_last_error());
+}
+
 struct ggml_cgraph *test_compute_backward(struct ggml_context *ctx, struct ggml_tensor *loss, size_t graph_size) {
     ggml_set_loss(loss);
     struct ggml_cgraph *gb = ggml_new_graph_custom(ctx, graph_size, true);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ggml.h"
+#include "ggmlc.h"
 
 /* ---------------------------------------------------------------- TAP */
 
@@ -57,6 +58,10 @@ void  test_fill_uniform(float *x, size_t n, float lo, float hi);
 void tensor_set_f32(struct ggml_tensor *t, const float *src);
 /* Read a tensor as floats in logical order (ne[0] fastest) into dst (ggml_nelements floats). */
 void tensor_get_f32(const struct ggml_tensor *t, float *dst);
+
+/* One TAP line: a constructor's result r must be NULL with ggmlc_last_status() == status and
+ * an error message that names func ("what: <the message>"). */
+bool tap_expect_op_fail(struct ggml_tensor *r, enum ggmlc_status status, const char *func, const char *what);
 
 /* Mark loss (an F32 scalar in ctx, which holds its data) as the loss, build the forward and
  * backward graph (graph_size nodes) and compute it on the CPU with 2 threads; the gradients

@@ -63,6 +63,7 @@ CPU_HIDDEN void cpu_ops_sort_register(struct cpu_op_table *t);  /* ops-sort.c */
 CPU_HIDDEN void cpu_ops_seq_register(struct cpu_op_table *t);   /* ops-seq.c */
 CPU_HIDDEN void cpu_ops_delta_register(struct cpu_op_table *t); /* ops-delta.c */
 CPU_HIDDEN void cpu_ops_indexer_register(struct cpu_op_table *t); /* ops-indexer.c */
+CPU_HIDDEN void cpu_ops_hc_register(struct cpu_op_table *t);      /* ops-hc.c */
 /* UPSCALE with GGML_SCALE_FLAG_ANTIALIAS (bilinear only): ops-resample-aa.c. */
 CPU_HIDDEN enum ggml_status cpu_upscale_antialias(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
 

@@ -147,4 +147,5 @@ void cpu_ops_index_register(struct cpu_op_table *t) {
     cpu_ops_seq_register(t);
     cpu_ops_delta_register(t);
     cpu_ops_indexer_register(t);
+    cpu_ops_hc_register(t);
 }
