@@ -1,9 +1,14 @@
 #version 450
 // Cross-entropy of rows of logits x against labels t (f32, contiguous rows).
-// LOSS: one workgroup, d[0] = -(1/rows) sum_rows sum_i t_i (x_i - lse(x)); rows of at most
-// SHORT_ROW values (a classifier's: 10 classes) a thread each, one reduction in all (the
-// workgroup took 3 reductions per row in turn before: 76 us for 32 rows on an H200); longer
-// rows the whole workgroup each.
+// The loss d[0] = -(1/rows) sum_rows sum_i t_i (x_i - lse(x)), in two dispatches where the
+// plugin has scratch memory for the rows' terms:
+//   ROWS: each row's term sum_i t_i (x_i - lse(x)) into d[row] (the scratch): rows of at most
+//         SHORT_ROW values (a classifier's: 10 classes) a thread each, longer rows a workgroup
+//         each;
+//   SUM:  one workgroup adds the terms (x is the scratch) and writes d[0].
+// Without scratch, one workgroup does both (the default variant): rows of at most SHORT_ROW
+// values a thread each, longer rows the whole workgroup each in turn (a GPT's 8192 rows of 256
+// bytes took 16 ms so on an H200, the two dispatches a few microseconds).
 // BACK: one workgroup per row, d = (softmax(x) * sum(t) - t) * grad / rows.
 #include "types.glsl"
 
@@ -41,7 +46,7 @@ float row_lse(uint xr) {
     return mx + log(block_reduce(s, false));
 }
 
-#ifndef BACK
+#if !defined(BACK) && !defined(SUM)
 const uint SHORT_ROW = 64;
 
 // sum_i t_i (x_i - lse(x)) of one row, by one invocation
@@ -54,6 +59,21 @@ float short_row_loss(uint xr, uint tr) {
     float sum = 0.0;
     for (uint i = 0; i < p.ne0; i++) sum += t[tr + i] * (x[xr + i] - lse);
     return sum;
+}
+
+// sum_i t_i (x_i - lse(x)) of row r, by the whole workgroup
+float long_row_loss(uint r) {
+    const uint i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
+    const uint xr = p.off_x + i1 * p.nx1 + i2 * p.nx2 + i3 * p.nx3, tr = p.off_t + i1 * p.nt1 + i2 * p.nt2 + i3 * p.nt3;
+    const float lse = row_lse(xr);
+    float s = 0.0;
+    for (uint i = gl_LocalInvocationID.x; i < p.ne0; i += BLOCK) s += t[tr + i] * (x[xr + i] - lse);
+    return block_reduce(s, false);
+}
+
+float short_row_term(uint r) {
+    const uint i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
+    return short_row_loss(p.off_x + i1 * p.nx1 + i2 * p.nx2 + i3 * p.nx3, p.off_t + i1 * p.nt1 + i2 * p.nt2 + i3 * p.nt3);
 }
 #endif
 
@@ -71,24 +91,27 @@ void main() {
     ts = block_reduce(ts, false);
     const float factor = grad[p.off_g] / float(rows);
     for (uint i = tid; i < p.ne0; i += BLOCK) d[dr + i] = (exp(x[xr + i] - lse) * ts - t[tr + i]) * factor;
+#elif defined(ROWS)
+    const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (p.ne0 <= SHORT_ROW) {
+        const uint r = wg * BLOCK + tid;
+        if (r < rows) d[p.off_d + r] = short_row_term(r);
+    } else if (wg < rows) {
+        const float s = long_row_loss(wg);
+        if (tid == 0) d[p.off_d + wg] = s;
+    }
+#elif defined(SUM)
+    float total = 0.0;
+    for (uint r = tid; r < rows; r += BLOCK) total += x[p.off_x + r];
+    total = block_reduce(total, false);
+    if (tid == 0) d[p.off_d] = -total / float(rows);
 #else
     float total = 0.0;
     if (p.ne0 <= SHORT_ROW) {
-        for (uint r = tid; r < rows; r += BLOCK) {
-            const uint i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
-            total += short_row_loss(p.off_x + i1 * p.nx1 + i2 * p.nx2 + i3 * p.nx3,
-                                    p.off_t + i1 * p.nt1 + i2 * p.nt2 + i3 * p.nt3);
-        }
+        for (uint r = tid; r < rows; r += BLOCK) total += short_row_term(r);
         total = block_reduce(total, false);
     }
-    for (uint r = 0; p.ne0 > SHORT_ROW && r < rows; r++) {
-        const uint i1 = r % p.ne1, i2 = (r / p.ne1) % p.ne2, i3 = r / (p.ne1 * p.ne2);
-        const uint xr = p.off_x + i1 * p.nx1 + i2 * p.nx2 + i3 * p.nx3, tr = p.off_t + i1 * p.nt1 + i2 * p.nt2 + i3 * p.nt3;
-        const float lse = row_lse(xr);
-        float s = 0.0;
-        for (uint i = tid; i < p.ne0; i += BLOCK) s += t[tr + i] * (x[xr + i] - lse);
-        total += block_reduce(s, false);
-    }
+    for (uint r = 0; p.ne0 > SHORT_ROW && r < rows; r++) total += long_row_loss(r);
     if (tid == 0) d[p.off_d] = -total / float(rows);
 #endif
 }

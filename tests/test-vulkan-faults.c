@@ -316,6 +316,13 @@ static float *run_q8_0_deep_product(ggml_backend_t backend) { return run_product
 /* 64x32 of q8_0 weights: dequantized into f16 for the cooperative-matrix kernel. */
 static float *run_dequantized_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 256, 64, 32, 10); }
 
+/* A GPT-sized loss: 300 rows of 256 logits, a row's term per workgroup then their sum. */
+static float *run_cross_entropy(ggml_backend_t backend) {
+    struct ggml_context *ctx = small_context();
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 300), *t = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 256, 300);
+    return compute_filled(backend, ctx, ggml_cross_entropy_loss(ctx, x, t), 12);
+}
+
 static bool claims_attention(ggml_backend_t backend) {
     struct ggml_context *ctx = small_context();
     const bool claimed = ggml_backend_supports_op(backend, attention_node(ctx));
@@ -373,7 +380,7 @@ static void check_gpu_fallback(const struct gpu_fallback *f) {
 /* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM), the split-k sum, the
  * activations' packing and the weights' dequantization for them (Mesa 26's lavapipe has them:
  * tests/test-vulkan-next.sh), the integer-dot mat-vec and its activations' quantization, flash
- * attention's split-key combine and its tiled kernel (any device). */
+ * attention's split-key combine and its tiled kernel, the loss's two dispatches (any device). */
 static const struct gpu_fallback gpu_fallbacks[] = {
     {"pipeline:mm_coopmat_flex", "coopmat-flex", NULL, NULL, run_f16_product, 256 * 128, 1e-6, "instead", true, NULL,
      "the f16 product computes", "on the next kernel, the CPU's result"},
@@ -397,6 +404,8 @@ static const struct gpu_fallback gpu_fallbacks[] = {
      claims_attention, "tiled attention computes", "on the row kernel, the CPU's result"},
     {"pipeline:mm_split_sum", NULL, "GGMLC_VK_MM_SPLIT", "3", run_tiled_split_product, 64 * 16, 1e-6,
      "unsplit", false, NULL, "the tiled f32 product computes", "unsplit, the CPU's result"},
+    {"pipeline:cross_entropy_rows", NULL, NULL, NULL, run_cross_entropy, 1, 1e-10, "one workgroup", false, NULL,
+     "the loss computes", "by one workgroup, the CPU's result"},
 };
 
 static void check_lost(void) {

@@ -81,6 +81,10 @@ static struct ggml_tensor *c_count_equal_argmax(struct ggml_context *ctx) {
 static struct ggml_tensor *c_get_rows_back(struct ggml_context *ctx) {
     return ggml_get_rows_back(ctx, F32("dy", 37, 150, 1, 1), I32("idx130:i", 150, 1, 1, 1), F32("c", 37, 130, 1, 1));
 }
+/* a language model's embedding gradient: many indices (several tiles), small chunks of rows */
+static struct ggml_tensor *c_get_rows_back_embedding(struct ggml_context *ctx) {
+    return ggml_get_rows_back(ctx, F32("dy", 128, 1000, 1, 1), I32("idx256:i", 1000, 1, 1, 1), F32("c", 128, 256, 1, 1));
+}
 static struct ggml_tensor *c_get_rows_back_strided(struct ggml_context *ctx) {
     struct ggml_tensor *dy = ggml_transpose(ctx, F32("dy", 20, 9, 1, 1)); /* [9, 20] */
     return ggml_get_rows_back(ctx, dy, I32("idx5:i", 20, 1, 1, 1), F32("c", 9, 5, 1, 1));
@@ -589,7 +593,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_back_exp, 1e-8), CASE(c_back_expm1, 1e-8), CASE(c_back_softplus, 1e-8), CASE(c_back_gelu_erf, 1e-6),
     CASE(c_back_xielu, 1e-8), CASE(c_back_floor, 0), CASE(c_back_round, 0), CASE(c_back_gelu_strided, 1e-6),
     CASE(c_add_id, 1e-12), CASE(c_cumsum, 1e-10), CASE(c_cumsum_short, 1e-10), CASE(c_cumsum_view, 1e-10),
-    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12), CASE(c_get_rows_back_fewer, 1e-12), CASE(c_get_rows_back_f16, 1e-12), CASE(c_get_rows_back_bf16, 1e-12), CASE(c_concat_i32, 0), CASE(c_get_rows_i32, 0), CASE(c_cont_i32_permuted, 0), CASE(c_dup_i16_permuted, 0),
+    CASE(c_count_equal, 0), CASE(c_count_equal_argmax, 0), CASE(c_get_rows_back, 1e-12), CASE(c_get_rows_back_strided, 1e-12), CASE(c_get_rows_back_embedding, 1e-12), CASE(c_get_rows_back_fewer, 1e-12), CASE(c_get_rows_back_f16, 1e-12), CASE(c_get_rows_back_bf16, 1e-12), CASE(c_concat_i32, 0), CASE(c_get_rows_i32, 0), CASE(c_cont_i32_permuted, 0), CASE(c_dup_i16_permuted, 0),
     CASE(c_repeat_i32, 0), CASE(c_repeat_i16, 0), CASE(c_set_i32, 0), CASE(c_conv_2d_dw_cwhn, 1e-10),
     CASE(c_soft_max_sinks, 1e-9), CASE(c_soft_max_sinks_mask_alibi, 1e-9), CASE(c_soft_max_back_alibi, 1e-10),
     CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),

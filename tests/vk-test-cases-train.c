@@ -85,6 +85,16 @@ static struct ggml_tensor *c_cross_entropy_classes(struct ggml_context *ctx) {
 static struct ggml_tensor *c_cross_entropy_many_rows(struct ggml_context *ctx) {
     return ggml_cross_entropy_loss(ctx, F32("big:x", 64, 150, 3, 1), F32("pos:t", 64, 150, 3, 1));
 }
+/* a GPT's loss: long rows (a workgroup each in the two-dispatch form), over two batches */
+static struct ggml_tensor *c_cross_entropy_long_rows(struct ggml_context *ctx) {
+    return ggml_cross_entropy_loss(ctx, F32("big:x", 256, 300, 2, 1), F32("pos:t", 256, 300, 2, 1));
+}
+
+/* short rows over every dimension: several workgroups of a thread per row */
+static struct ggml_tensor *c_cross_entropy_short_4d(struct ggml_context *ctx) {
+    return ggml_cross_entropy_loss(ctx, F32("big:x", 10, 300, 2, 3), F32("pos:t", 10, 300, 2, 3));
+}
+
 static struct ggml_tensor *c_cross_entropy_65(struct ggml_context *ctx) {
     return ggml_cross_entropy_loss(ctx, F32("big:x", 65, 33, 1, 1), F32("pos:t", 65, 33, 1, 1));
 }
@@ -101,6 +111,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_repeat_back_odd, 1e-10),         CASE(c_repeat_back_permuted, 1e-10),
     CASE(c_repeat_back_f16, 1e-6),          CASE(c_cross_entropy_classes, 1e-10),
     CASE(c_cross_entropy_many_rows, 1e-10), CASE(c_cross_entropy_65, 1e-10),
+    CASE(c_cross_entropy_long_rows, 1e-10), CASE(c_cross_entropy_short_4d, 1e-10),
 };
 
 const struct vk_test_case *vk_test_cases_train(size_t *n) {

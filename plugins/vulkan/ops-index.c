@@ -54,7 +54,13 @@ static enum ggml_status get_rows_record(struct vk_rec *rec, const struct ggml_te
 
 /* ------------------------------------------------------- get_rows_back */
 
-#define ROWS_BACK_CHUNK 64 /* rows per invocation, as in get-rows-back.comp */
+/* Rows of d per invocation: a power of two up to 64, as small as leaves at least 32768 invocations
+ * (each scans every index, so fewer rows each cost nothing extra; the pipeline is built per value). */
+static uint32_t rows_back_chunk(int64_t ne0, int64_t n_rows) {
+    uint32_t chunk = 1;
+    while (chunk < 64 && ne0 * ((n_rows + 2 * chunk - 1) / (2 * chunk)) >= 32768) chunk *= 2;
+    return chunk;
+}
 
 /* dy [E, n] (f32) scattered by idx [n] (I32) into d [E, R] (f32), summing repeated rows. */
 static bool get_rows_back_supports(const struct vk_device *d, const struct ggml_tensor *node) {
@@ -69,6 +75,9 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
     struct vk_dispatch ds;
     const size_t ty = ggml_type_size(dy->type);
     vk_dispatch_init(&ds, vk_shader_find("get_rows_back_%s", ggml_type_name(dy->type)));
+    const uint32_t chunk = rows_back_chunk(node->ne[0], node->ne[1]);
+    ds.spec[0] = chunk;
+    ds.n_spec = 1;
     const struct vk_pc_get_rows_back pc = {
         .ne0 = (uint32_t)node->ne[0],
         .n_rows = (uint32_t)node->ne[1],
@@ -84,7 +93,7 @@ static enum ggml_status get_rows_back_record(struct vk_rec *rec, const struct gg
     vk_dispatch_bind(&ds, idx, false, 4, VK_PUSH_WORD(vk_pc_get_rows_back, off_i));
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_get_rows_back, off_d));
     if (vk_dispatch_bind_check(rec, &ds, node) < 0) return GGML_STATUS_FAILED;
-    const uint64_t n_chunks = ((uint64_t)node->ne[1] + ROWS_BACK_CHUNK - 1) / ROWS_BACK_CHUNK;
+    const uint64_t n_chunks = ((uint64_t)node->ne[1] + chunk - 1) / chunk;
     vk_groups_1d(rec->d, (uint64_t)node->ne[0] * n_chunks, 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

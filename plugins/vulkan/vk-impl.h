@@ -147,6 +147,7 @@ enum vk_path {
     VK_PATH_ATTN_TILE,     /* fattn_tile_*: flash attention one workgroup per query row */
     VK_PATH_ATTN_CM,       /* fattn_cm_*: flash attention on the tiled kernel */
     VK_PATH_FUSE,          /* fused kernels (vk-fuse.c): each node its own dispatch */
+    VK_PATH_LOSS_ROWS,     /* cross_entropy_rows/_sum: the loss by one workgroup */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
