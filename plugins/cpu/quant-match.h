@@ -88,15 +88,17 @@ typedef void (*cpu_vec_dot_cols_t)(int n, const void *x, size_t x_stride, int nw
                                    size_t s_stride);
 
 /* The column kernel of this CPU (or of a path) for Q8_0 (eight-lane order) or Q4_0
- * (block-serial when serial, else eight-lane); NULL where there is none (AVX-512 VNNI only)
- * or for other types. */
+ * (block-serial when serial, else eight-lane); NULL where there is none (AVX-512 VNNI and
+ * AVX2 paths only) or for other types. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type, bool serial);
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
 /* The same for groups CPU_QMATCH_WIDE wide (many activation rows): Q8_0 only. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type, bool serial);
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
-/* The AVX-512 VNNI kernels (quant-match-cols.c); NULL where the build has none. */
+/* The AVX-512 VNNI kernels (quant-match-cols.c) and the AVX2 ones (quant-match-cols-avx2.c,
+ * no wide kernels); NULL where the build has none. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_avx2(enum ggml_type type, bool serial);
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial);
 
 #endif /* GGMLC_CPU_QUANT_MATCH_H */
