@@ -78,7 +78,8 @@ CPU_HIDDEN struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks, int wid
 CPU_HIDDEN void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const struct cpu_q8_cols *cols);
 
 /* A column kernel: nw (1 .. CPU_QMATCH_COLS_WROWS, wide: CPU_QMATCH_WIDE_WROWS) weight rows, row j at x + j * x_stride
- * bytes, against the group y->cols (y->nrows rows of it; y->qs, d and sums unused):
+ * bytes, against the group y->cols (y->nrows rows of it; y->d and sums unused, and y->qs
+ * too but by the AVX2 eight-lane kernels, which read the rows' values from there):
  * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels.
  * The kernels of cpu_qmatch_cols read groups CPU_QUANT_MAX_ROWS wide, those of
  * cpu_qmatch_cols_wide groups CPU_QMATCH_WIDE wide. */
