@@ -188,20 +188,20 @@ static void check_tile(const struct rows_case *c, enum ggml_type type, const flo
     free(dy);
 }
 
-/* The column kernels of Q8_0 and Q4_0 (eight-lane, and Q4_0 block-serial): two weight rows
- * (x and a shifted copy, padded stride) and one at a time, against 1..ROWS activation rows
- * interleaved from c's Q8_0 rows; every result the bits of the portable kernel of the same
- * order, outputs outside the rows x weight rows untouched. */
-static void check_cols(const struct rows_case *c, enum ggml_type type, bool serial, const float *x) {
+/* The column kernels of Q8_0 and Q4_0 (eight-lane, and Q4_0 block-serial) of a path (AVX2 or
+ * AVX-512 VNNI): two weight rows (x and a shifted copy, padded stride) and one at a time,
+ * against 1..ROWS activation rows interleaved from c's Q8_0 rows; every result the bits of
+ * the portable kernel of the same order, outputs outside the rows x weight rows untouched. */
+static void check_cols(const struct rows_case *c, enum ggml_type type, bool serial, const float *x, enum cpu_quant_path path) {
     enum { W = CPU_QMATCH_COLS_WROWS, OUT_STRIDE = W + 3 };
     const char *order = serial ? "block-serial" : "eight-lane";
-    const cpu_vec_dot_cols_t cols = cpu_qmatch_cols_on_path(type, serial, CPU_QUANT_AVX512VNNI);
-    if (!cpu_quant_path_available(CPU_QUANT_AVX512VNNI)) {
-        tap_skip("the CPU lacks AVX-512 VNNI", "%s %s column kernel (n=%d)", ggml_type_name(type), order, c->n);
+    const cpu_vec_dot_cols_t cols = cpu_qmatch_cols_on_path(type, serial, path);
+    if (!cpu_quant_path_available(path)) {
+        tap_skip("the CPU lacks it", "%s %s column kernel on the %s path (n=%d)", ggml_type_name(type), order, path_names[path], c->n);
         return;
     }
-    if (!cols || cpu_qmatch_cols_on_path(type, serial, CPU_QUANT_AVX2)) {
-        tap_ok(false, "%s has a %s column kernel on the AVX-512 VNNI path only", ggml_type_name(type), order);
+    if (!cols) {
+        tap_ok(false, "%s has a %s column kernel on the %s path", ggml_type_name(type), order, path_names[path]);
         return;
     }
     const cpu_vec_dot_rows_t ref = serial ? cpu_qmatch_serial_q4_0_on_path(CPU_QUANT_GENERIC)
@@ -229,10 +229,18 @@ static void check_cols(const struct rows_case *c, enum ggml_type type, bool seri
             }
         }
     }
-    tap_ok(ok, "%s %s column kernel (1 and %d weight rows x 1..%d rows, n=%d): the portable kernel's bits",
-           ggml_type_name(type), order, W, ROWS, c->n);
+    tap_ok(ok, "%s %s column kernel on the %s path (1 and %d weight rows x 1..%d rows, n=%d): the portable kernel's bits",
+           ggml_type_name(type), order, path_names[path], W, ROWS, c->n);
     free(mem);
     free(qx);
+}
+
+/* check_cols on the AVX2 and AVX-512 VNNI paths, in both orders for Q4_0. */
+static void check_cols_paths(const struct rows_case *c, enum ggml_type type, const float *x) {
+    for (int p = CPU_QUANT_AVX2; p <= CPU_QUANT_AVX512VNNI; p++) {
+        check_cols(c, type, false, x, (enum cpu_quant_path)p);
+        if (type == GGML_TYPE_Q4_0) check_cols(c, type, true, x, (enum cpu_quant_path)p);
+    }
 }
 
 void quants_test_dot_rows(void) {
@@ -247,8 +255,9 @@ void quants_test_dot_rows(void) {
     test_seed(4711);
     for (int i = 0; i < NMAX + 97 * CPU_QUANT_TILE; i++) x[i] = test_normal() * (i % 89 == 0 ? 10.0f : 1.0f); /* outliers */
     for (int i = 0; i < ROWS * NMAX; i++) y[i] = test_uniform(-4.0f, 4.0f) * (i % 61 == 0 ? 30.0f : 1.0f);
-    /* 133 blocks: 33 steps of four and one left over; 7: one step and three; 3: no full step
-     * (K-quants: 16, 3 and 1 super-blocks) */
+    /* 133 blocks: 33 steps of four and one left over (and two full passes of the AVX2
+     * eight-lane column kernels, 64 blocks each, and a short one); 7: one step and three;
+     * 3: no full step (K-quants: 16, 3 and 1 super-blocks) */
     const int sizes[] = {32 * 133, 32 * 7, 32 * 3}, k_sizes[] = {256 * 16, 256 * 3, 256};
     for (size_t t = 0; t < sizeof row_types / sizeof row_types[0]; t++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
@@ -260,12 +269,14 @@ void quants_test_dot_rows(void) {
                 }
                 check_path(&c, row_types[t], (enum cpu_quant_path)p);
             }
-            if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) {
-                check_tile(&c, row_types[t], x);
-                check_cols(&c, row_types[t], false, x);
-            }
-            if (row_types[t] == GGML_TYPE_Q4_0) check_cols(&c, row_types[t], true, x);
+            if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) check_tile(&c, row_types[t], x);
+            if (cpu_qmatch_type(row_types[t])) check_cols_paths(&c, row_types[t], x);
         }
+    for (int t = 0; t < 2; t++) { /* the column kernels on rows of a single block */
+        const enum ggml_type type = t ? GGML_TYPE_Q4_0 : GGML_TYPE_Q8_0;
+        prepare_case(&c, type, 32, x, y);
+        check_cols_paths(&c, type, x);
+    }
     tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q8_1, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
            "types without a multi-row kernel report none");
     tap_ok(!cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_0, CPU_QUANT_AVX2) && !cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_K, CPU_QUANT_AVX512VNNI),

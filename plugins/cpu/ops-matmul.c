@@ -313,7 +313,9 @@ static size_t planes_thread_size(const struct ggml_tensor *b) {
  * eight-lane Q4_0 at 3, 4, 6 rows 1.69, 1.69, 0.98; block-serial Q4_0 (against the tile
  * kernel) at 2, 3, 4 rows 1.06, 0.94, 0.87 (0.74 at 8). */
 static int cols_min_rows(const struct ggml_tensor *a) {
-    if (cpu_qmatch_block_serial(a, false)) return 4;
+    /* AVX2 (quant-match-cols-avx2.c, same measurement on the Zen 3 VM, 17:45 UTC): block-serial
+     * at 2, 3, 4 rows 1.24, 0.88, 0.68 */
+    if (cpu_qmatch_block_serial(a, false)) return cpu_current_quant_path() == CPU_QUANT_AVX512VNNI ? 4 : 3;
     return a->type == GGML_TYPE_Q8_0 ? 5 : 7;
 }
 

@@ -23,12 +23,7 @@
 #include <immintrin.h>
 
 #include "quant-dot-x86.h"
-
-/* How far ahead the weight rows are prefetched: farther than the one-row kernels (the two
- * rows are two streams, and each block takes longer here).  Measured (7168 x 4096 weights
- * streamed, 8 rows, one thread, CPU time, loaded machine): 1024 bytes 3.7 / 6.0 ms (Q4_0 /
- * Q8_0), 2048 3.1-3.3 / 6.0-6.6, 4096 2.7-3.2 / 5.0-5.9, 8192 and 16384 no better. */
-#define COLS_PREFETCH 4096
+#include "quant-match-cols-x86.h"
 
 /* The 32 levels of a weight block + 128 as unsigned bytes, in value order. */
 static inline __m256i biased_q8_0(const void *row, int b) {
@@ -43,13 +38,6 @@ static inline float scale_q4_0(const void *row, int b) { return qd_h2f(((const b
 /* Four-byte group k of a block's bytes (stored at w) in every lane: a broadcast load, which
  * costs no shuffle (vpermd from a register made these kernels shuffle-bound). */
 static inline __m256i group(const int32_t w[8], int k) { return _mm256_set1_epi32(w[k]); }
-
-/* Lanes 0 .. nr - 1 of v to s[c * s_stride]. */
-static inline void store_rows(__m256 v, float *s, size_t s_stride, int nr) {
-    float out[8];
-    _mm256_storeu_ps(out, v);
-    for (int c = 0; c < nr; c++) s[c * s_stride] = out[c];
-}
 
 /* nw (1 or 2) weight rows at once: each load of the activations' values and corrections
  * serves both rows (the loads, not the arithmetic, bound these kernels). */
@@ -82,7 +70,7 @@ static inline void store_rows(__m256 v, float *s, size_t s_stride, int nr) {
         for (int j = 0; j < nw; j++) { /* ggml's pairing of the lanes: ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)) */  \
             const __m256 even = _mm256_add_ps(_mm256_add_ps(acc[j][0], acc[j][4]), _mm256_add_ps(acc[j][2], acc[j][6])); \
             const __m256 odd = _mm256_add_ps(_mm256_add_ps(acc[j][1], acc[j][5]), _mm256_add_ps(acc[j][3], acc[j][7])); \
-            store_rows(_mm256_add_ps(even, odd), s + j, s_stride, y->nrows);                                         \
+            cols_store_rows(_mm256_add_ps(even, odd), s + j, s_stride, y->nrows);                                    \
         }                                                                                                            \
     }                                                                                                                \
     static void cols_lanes_##type(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s, \
@@ -123,7 +111,7 @@ static inline __attribute__((always_inline)) void cols_serial_q4_0_nw(int n, con
             acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_add_epi32(even[j], odd[j])), acc[j]);
         }
     }
-    for (int j = 0; j < nw; j++) store_rows(acc[j], s + j, s_stride, y->nrows);
+    for (int j = 0; j < nw; j++) cols_store_rows(acc[j], s + j, s_stride, y->nrows);
 }
 
 static void cols_serial_q4_0(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,

@@ -157,7 +157,11 @@ void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const st
 }
 
 cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path) {
-    return path == CPU_QUANT_AVX512VNNI ? cpu_qmatch_cols_vnni(type, serial) : NULL;
+    switch (path) {
+    case CPU_QUANT_AVX512VNNI: return cpu_qmatch_cols_vnni(type, serial);
+    case CPU_QUANT_AVX2:       return cpu_qmatch_cols_avx2(type, serial);
+    default:                   return NULL;
+    }
 }
 
 cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type, bool serial) {

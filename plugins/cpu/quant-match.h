@@ -78,7 +78,8 @@ CPU_HIDDEN struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks, int wid
 CPU_HIDDEN void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const struct cpu_q8_cols *cols);
 
 /* A column kernel: nw (1 .. CPU_QMATCH_COLS_WROWS, wide: CPU_QMATCH_WIDE_WROWS) weight rows, row j at x + j * x_stride
- * bytes, against the group y->cols (y->nrows rows of it; y->qs, d and sums unused):
+ * bytes, against the group y->cols (y->nrows rows of it; y->d and sums unused, and y->qs
+ * too but by the AVX2 eight-lane kernels, which read the rows' values from there):
  * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels.
  * The kernels of cpu_qmatch_cols read groups CPU_QUANT_MAX_ROWS wide, those of
  * cpu_qmatch_cols_wide groups CPU_QMATCH_WIDE wide. */
@@ -88,15 +89,17 @@ typedef void (*cpu_vec_dot_cols_t)(int n, const void *x, size_t x_stride, int nw
                                    size_t s_stride);
 
 /* The column kernel of this CPU (or of a path) for Q8_0 (eight-lane order) or Q4_0
- * (block-serial when serial, else eight-lane); NULL where there is none (AVX-512 VNNI only)
- * or for other types. */
+ * (block-serial when serial, else eight-lane); NULL where there is none (AVX-512 VNNI and
+ * AVX2 paths only) or for other types. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type, bool serial);
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
 /* The same for groups CPU_QMATCH_WIDE wide (many activation rows): Q8_0 only. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type, bool serial);
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
-/* The AVX-512 VNNI kernels (quant-match-cols.c); NULL where the build has none. */
+/* The AVX-512 VNNI kernels (quant-match-cols.c) and the AVX2 ones (quant-match-cols-avx2.c,
+ * no wide kernels); NULL where the build has none. */
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_avx2(enum ggml_type type, bool serial);
 CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial);
 
 #endif /* GGMLC_CPU_QUANT_MATCH_H */
