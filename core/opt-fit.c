@@ -9,9 +9,10 @@
 #include "ggml-alloc.h"
 #include "opt-impl.h"
 
-void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train,
-                    ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train,
-                    ggml_opt_epoch_callback callback_eval) {
+/* ggml_opt_epoch; copied: the device's copy of the dataset (if any) is up to date. */
+static void run_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train,
+                      ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train,
+                      ggml_opt_epoch_callback callback_eval, bool copied) {
     struct ggml_tensor *inputs = ggml_opt_inputs(opt_ctx), *labels = ggml_opt_labels(opt_ctx);
     if (!ggml_opt_static_graphs(opt_ctx) || !inputs) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_epoch: needs an optimization context with static graphs");
@@ -29,7 +30,7 @@ void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml
      * from it, as it is then. */
     const bool own_callbacks = (!callback_train || callback_train == ggml_opt_epoch_callback_progress_bar) &&
                                (!callback_eval || callback_eval == ggml_opt_epoch_callback_progress_bar);
-    const bool on_device = own_callbacks && ggmlc__opt_gather_begin(opt_ctx, dataset);
+    const bool on_device = own_callbacks && ggmlc__opt_gather_begin(opt_ctx, dataset, copied);
     int64_t t_start = ggml_time_us();
     for (int64_t ib = 0; ib < nbatches; ib++) {
         const bool train = ib < ibatch_split;
@@ -45,6 +46,14 @@ void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml
         }
     }
     if (on_device) ggmlc__opt_gather_end(opt_ctx);
+}
+
+/* The dataset is copied to the device (where its batches are gathered there) at every call:
+ * the caller may have changed it since the last. */
+void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train,
+                    ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train,
+                    ggml_opt_epoch_callback callback_eval) {
+    run_epoch(opt_ctx, dataset, result_train, result_eval, idata_split, callback_train, callback_eval, false);
 }
 
 static void print_hms(int64_t us) {
@@ -106,8 +115,9 @@ void ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_context *ctx_c
         ggml_opt_result_reset(train);
         ggml_opt_result_reset(val);
         if (!silent) fprintf(stderr, "%s: epoch %04lld/%04lld:\n", __func__, (long long)epoch, (long long)nepoch);
-        ggml_opt_epoch(opt_ctx, dataset, train, val, idata_split, silent ? NULL : ggml_opt_epoch_callback_progress_bar,
-                       silent ? NULL : ggml_opt_epoch_callback_progress_bar);
+        /* nothing of the caller's runs between the epochs: the dataset's copy stays valid */
+        run_epoch(opt_ctx, dataset, train, val, idata_split, silent ? NULL : ggml_opt_epoch_callback_progress_bar,
+                  silent ? NULL : ggml_opt_epoch_callback_progress_bar, epoch > 1);
     }
     if (!silent) {
         fprintf(stderr, "%s: training took ", __func__);

@@ -55,8 +55,10 @@ GGMLC_HIDDEN struct ggml_cgraph *ggmlc__opt_gather_graph(struct opt_gather *g, s
 GGMLC_HIDDEN void ggmlc__opt_gather_free(struct opt_gather *g);
 
 /* ggml_opt_epoch's switch between the two routes (opt.c): while on, ggml_opt_alloc allocates
- * the step graphs with the gathering first; false when the batches go up from the host. */
-GGMLC_HIDDEN bool ggmlc__opt_gather_begin(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset);
+ * the step graphs with the gathering first; false when the batches go up from the host.
+ * copied: the device holds this dataset, unchanged, from the last epoch (ggml_opt_fit's later
+ * epochs): it is not copied again. */
+GGMLC_HIDDEN bool ggmlc__opt_gather_begin(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, bool copied);
 GGMLC_HIDDEN void ggmlc__opt_gather_end(ggml_opt_context_t opt_ctx);
 GGMLC_HIDDEN void ggmlc__opt_gather_step(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, int64_t ibatch);
 

@@ -433,7 +433,7 @@ void ggml_opt_eval(ggml_opt_context_t c, ggml_opt_result_t result) {
 
 /* ------------------------------------------- ggml_opt_epoch's gathering */
 
-bool ggmlc__opt_gather_begin(ggml_opt_context_t c, ggml_opt_dataset_t dataset) {
+bool ggmlc__opt_gather_begin(ggml_opt_context_t c, ggml_opt_dataset_t dataset, bool copied) {
     c->gathering = false;
     if (!c->static_graphs) return false;
     const struct opt_gather_target target = {ggml_backend_sched_get_backend(c->sched, 0), c->inputs, c->labels};
@@ -443,8 +443,9 @@ bool ggmlc__opt_gather_begin(ggml_opt_context_t c, ggml_opt_dataset_t dataset) {
         drop_allocation(c);
         ggmlc__opt_gather_free(c->gather);
         if (!(c->gather = ggmlc__opt_gather_new(&target, dataset))) return false;
+        copied = false;
     }
-    c->gathering = ggmlc__opt_gather_upload(c->gather, dataset);
+    c->gathering = copied || ggmlc__opt_gather_upload(c->gather, dataset);
     return c->gathering;
 }
 

@@ -262,6 +262,26 @@ static struct route_run run_route(ggml_backend_sched_t sched, ggml_backend_t bac
     return r;
 }
 
+/* ggml_opt_fit over 3 epochs (the dataset copied once) on a route: the weights it ends with. */
+static int fit_route(ggml_backend_sched_t sched, ggml_backend_t backend, const char *route, float *w1) {
+    int get_rows = 0;
+    setenv("GGMLC_OPT_DEVICE_DATA", route, 1);
+    test_seed(6);
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, 1);
+    make_blobs(ds);
+    struct mlp m;
+    mlp_init(&m, backend);
+    ggml_backend_sched_set_eval_callback(sched, count_get_rows, &get_rows);
+    ggml_opt_fit(sched, m.ctx_compute, m.inputs, m.logits, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
+                 fast_adamw, 3, BATCH, 0.25f, true);
+    ggml_backend_sched_set_eval_callback(sched, NULL, NULL);
+    ggml_backend_tensor_get(m.w1, w1, 0, sizeof(float) * N_IN * N_HIDDEN);
+    mlp_free(&m);
+    ggml_opt_dataset_free(ds);
+    unsetenv("GGMLC_OPT_DEVICE_DATA");
+    return get_rows;
+}
+
 static void test_gather_routes(ggml_backend_sched_t sched, ggml_backend_t backend) {
     static struct route_run host, gathered;
     host = run_route(sched, backend, "0");
@@ -279,6 +299,11 @@ static void test_gather_routes(ggml_backend_sched_t sched, ggml_backend_t backen
     tap_ok(memcmp(host.last_inputs, gathered.last_inputs, sizeof host.last_inputs) == 0,
            "the inputs hold the last batch afterwards on both routes");
     tap_ok(host.loss[1] != host.loss[0], "the epochs differ (%.6f, %.6f)", host.loss[0], host.loss[1]);
+    float fit_host[N_IN * N_HIDDEN], fit_gathered[N_IN * N_HIDDEN];
+    const int fit_gathers = fit_route(sched, backend, "1", fit_gathered);
+    tap_ok(fit_route(sched, backend, "0", fit_host) == 0 && fit_gathers > 0 && ggmlc_last_status() == GGMLC_OK &&
+           memcmp(fit_host, fit_gathered, sizeof fit_host) == 0,
+           "ggml_opt_fit (one copy for its 3 epochs, %d gathers) ends with the same weights on both routes", fit_gathers);
 }
 
 /* ggml_opt_result_loss of no batch at all is 0, as in ggml. */
