@@ -224,16 +224,22 @@ static bool count_get_rows(struct ggml_tensor *t, bool ask, void *user) {
     return false;
 }
 
+/* A route chosen (GGMLC_OPT_DEVICE_DATA), the blobs in shards of shard datapoints, an MLP. */
+static ggml_opt_dataset_t route_setup(const char *route, uint64_t seed, int64_t shard, struct mlp *m, ggml_backend_t backend) {
+    setenv("GGMLC_OPT_DEVICE_DATA", route, 1);
+    test_seed(seed);
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, shard);
+    make_blobs(ds);
+    mlp_init(m, backend);
+    return ds;
+}
+
 /* Two epochs through ggml_opt_epoch: shuffled shards of 2 datapoints, opt_period 2, a quarter
  * held out for validation, and the dataset changed between the epochs (the copy must follow). */
 static struct route_run run_route(ggml_backend_sched_t sched, ggml_backend_t backend, const char *route) {
     struct route_run r = {.get_rows = 0};
-    setenv("GGMLC_OPT_DEVICE_DATA", route, 1);
-    test_seed(5);
-    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, 2);
-    make_blobs(ds);
     struct mlp m;
-    mlp_init(&m, backend);
+    ggml_opt_dataset_t ds = route_setup(route, 5, 2, &m, backend);
     struct ggml_opt_params params = ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY);
     params.ctx_compute = m.ctx_compute, params.inputs = m.inputs, params.outputs = m.logits;
     params.get_opt_pars = fast_adamw;
@@ -265,12 +271,8 @@ static struct route_run run_route(ggml_backend_sched_t sched, ggml_backend_t bac
 /* ggml_opt_fit over 3 epochs (the dataset copied once) on a route: the weights it ends with. */
 static int fit_route(ggml_backend_sched_t sched, ggml_backend_t backend, const char *route, float *w1) {
     int get_rows = 0;
-    setenv("GGMLC_OPT_DEVICE_DATA", route, 1);
-    test_seed(6);
-    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, 1);
-    make_blobs(ds);
     struct mlp m;
-    mlp_init(&m, backend);
+    ggml_opt_dataset_t ds = route_setup(route, 6, 1, &m, backend);
     ggml_backend_sched_set_eval_callback(sched, count_get_rows, &get_rows);
     ggml_opt_fit(sched, m.ctx_compute, m.inputs, m.logits, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
                  fast_adamw, 3, BATCH, 0.25f, true);
