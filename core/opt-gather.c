@@ -3,17 +3,19 @@
  *
  * ggml-opt's dataset is host memory, and ggml_opt_epoch copies each batch into the inputs (and
  * the labels) with ggml_opt_dataset_get_batch: on a GPU that is a transfer of the batch every
- * step.  Here the epoch's whole shards go up once, at its start, and each step's graph begins
- * with ggml_get_rows over that copy, indexed by the batch's shard numbers (the only per-step
- * upload, 4 bytes a shard), copied into the same inputs and labels tensors.  The step then
- * computes what it computed from the host batch, bit for bit: the values are copied, not
- * converted, and the inputs hold the batch afterwards as they did.
+ * step.  Here the dataset's whole shards go up at the epoch's start, and each step's graph
+ * begins with ggml_get_rows over that copy, indexed by the batch's shard numbers (the only
+ * per-step upload, 4 bytes a shard), each placed in the memory of the inputs, or of the labels
+ * (which live next to the copy meanwhile).  The step then computes what it computed from the
+ * host batch, bit for bit: the values are copied, not converted, and the inputs hold the batch
+ * afterwards as they did.
  *
- * The copy is taken at the start of every epoch, so changes the caller makes to the dataset
- * between epochs are seen; it stays allocated with the optimization context for the next
- * epoch.  The gathering graphs are the context's step graphs with two nodes in front: a
- * backend records them in graph order, and a GPU backend puts a barrier between a write and the
- * reads of the same memory (the inputs), as between any two nodes.
+ * ggml_opt_epoch copies the dataset at every call, so changes the caller makes between epochs
+ * are seen (ggml_opt_fit, between whose epochs no code of the caller's runs, copies it once);
+ * the copy stays allocated with the optimization context for the next epoch.  The gathering
+ * graphs are the context's step graphs with the two nodes in front: a backend runs them in
+ * graph order, and a GPU backend puts a barrier between a write and a read of the same memory,
+ * as between any two nodes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,16 @@ static bool gather_tensors(struct opt_gather *g) {
     return g->buf && (!t->labels || ggml_backend_tensor_alloc(g->buf, t->labels, g->labels_home->data) == GGML_STATUS_SUCCESS);
 }
 
+/* The batch's rows of all, gathered straight into dst's memory: the node is placed where dst
+ * is (both contiguous F32 of the same size), which saves a copy node, its dispatch and its
+ * barrier per step.  A backend orders the two by memory, as any write and read of it. */
+static struct ggml_tensor *gather_into(struct opt_gather *g, struct ggml_tensor *all, struct ggml_tensor *dst) {
+    struct ggml_tensor *rows = ggml_get_rows(g->ctx, all, g->idx);
+    if (!rows || ggml_nbytes(rows) != ggml_nbytes(dst)) return NULL;
+    ggml_format_name(rows, "%s (gathered)", dst->name);
+    return ggml_backend_tensor_alloc(dst->buffer, rows, dst->data) == GGML_STATUS_SUCCESS ? rows : NULL;
+}
+
 struct opt_gather *ggmlc__opt_gather_new(const struct opt_gather_target *t, ggml_opt_dataset_t d) {
     const int64_t per_batch = usable(t, d);
     if (per_batch == 0 || (t->labels && t->labels->data)) return NULL;
@@ -123,8 +135,13 @@ struct opt_gather *ggmlc__opt_gather_new(const struct opt_gather_target *t, ggml
         ggmlc_clear_error(); /* no memory for it: the batches go up from the host */
         return NULL;
     }
-    g->into_inputs = ggml_cpy(g->ctx, ggml_get_rows(g->ctx, g->data, g->idx), t->inputs);
-    if (t->labels) g->into_labels = ggml_cpy(g->ctx, ggml_get_rows(g->ctx, g->labels, g->idx), t->labels);
+    g->into_inputs = gather_into(g, g->data, t->inputs);
+    g->into_labels = t->labels ? gather_into(g, g->labels, t->labels) : NULL;
+    if (!g->into_inputs || (t->labels && !g->into_labels)) {
+        ggmlc__opt_gather_free(g);
+        ggmlc_clear_error();
+        return NULL;
+    }
     return g;
 }
 
