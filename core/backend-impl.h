@@ -84,6 +84,11 @@ GGMLC_HIDDEN void ggmlc__fallback_free(ggml_backend_t backend);
  * ggml_backend_reg_get_proc_address adds for the CPU registry where its plugin has no answer. */
 GGMLC_HIDDEN void *ggmlc__cpu_reg_proc(const char *name);
 
+/* Whether sched still holds its allocation of graph: graph was the last one it allocated, and
+ * it was neither reset nor given another graph since (sched.c).  A caller that computes the
+ * same graph again may then skip the reset and the allocation. */
+GGMLC_HIDDEN bool ggmlc__sched_holds(ggml_backend_sched_t sched, struct ggml_cgraph *graph);
+
 /* The allocation record (ggmlc_alloc_record_*) is declared in ggmlc-internal.h, for nn/ too. */
 
 #endif /* GGMLC_BACKEND_IMPL_H */

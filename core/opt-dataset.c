@@ -60,6 +60,11 @@ void ggml_opt_dataset_free(ggml_opt_dataset_t d) {
 }
 
 int64_t ggml_opt_dataset_ndata(ggml_opt_dataset_t d) { return d->ndata; }
+
+struct ggmlc_opt_shards ggmlc__opt_dataset_shards(ggml_opt_dataset_t d) {
+    return (struct ggmlc_opt_shards){.n = d->ndata / d->ndata_shard, .nb_data = d->nbs_data, .nb_labels = d->nbs_labels,
+                                     .order = d->permutation};
+}
 struct ggml_tensor *ggml_opt_dataset_data(ggml_opt_dataset_t d) { return d->data; }
 struct ggml_tensor *ggml_opt_dataset_labels(ggml_opt_dataset_t d) { return d->labels; }
 
@@ -74,12 +79,8 @@ void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t d, 
     ggmlc__rng_shuffle(ggmlc__opt_rng(opt_ctx), d->permutation, n);
 }
 
-/* The number of whole shards in nb_data_batch bytes of data (and nb_labels_batch bytes of
- * labels, unless labels are not wanted: SIZE_MAX), or -1 (error set) when the batch is not
- * made of whole shards or batch ibatch of that size lies past the last shard.  Like ggml,
- * only byte sizes count, not the batch tensors' shapes. */
-static int64_t batch_shards(ggml_opt_dataset_t d, size_t nb_data_batch, size_t nb_labels_batch, int64_t ibatch,
-                            const char *func) {
+int64_t ggmlc__opt_dataset_batch_shards(ggml_opt_dataset_t d, size_t nb_data_batch, size_t nb_labels_batch, int64_t ibatch,
+                                        const char *func) {
     const int64_t nshards = d->ndata / d->ndata_shard;
     const int64_t shards = nb_data_batch % d->nbs_data == 0 ? (int64_t)(nb_data_batch / d->nbs_data) : 0;
     if (shards == 0 || (nb_labels_batch != SIZE_MAX && nb_labels_batch != (size_t)shards * d->nbs_labels)) {
@@ -120,7 +121,7 @@ void ggml_opt_dataset_get_batch(ggml_opt_dataset_t d, struct ggml_tensor *data_b
         ggmlc_set_error(GGMLC_ERR_SHAPE, "ggml_opt_dataset_get_batch: batch tensors do not match the dataset's types or labels");
         return;
     }
-    const int64_t shards = batch_shards(d, ggml_nbytes(data_batch), labels_batch ? ggml_nbytes(labels_batch) : SIZE_MAX,
+    const int64_t shards = ggmlc__opt_dataset_batch_shards(d, ggml_nbytes(data_batch), labels_batch ? ggml_nbytes(labels_batch) : SIZE_MAX,
                                         ibatch, __func__);
     if (shards < 0) return;
     batch_to_tensor(d->data, d->nbs_data, d->permutation + ibatch * shards, shards, data_batch);
@@ -132,7 +133,7 @@ void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t d, void *data_batch, siz
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_dataset_get_batch_host: labels wanted from a dataset without labels");
         return;
     }
-    const int64_t shards = batch_shards(d, nb_data_batch, SIZE_MAX, ibatch, __func__);
+    const int64_t shards = ggmlc__opt_dataset_batch_shards(d, nb_data_batch, SIZE_MAX, ibatch, __func__);
     for (int64_t i = 0; i < shards; i++) {
         const int64_t shard = d->permutation[ibatch * shards + i];
         memcpy((char *)data_batch + i * d->nbs_data, (const char *)d->data->data + shard * d->nbs_data, d->nbs_data);

@@ -9,9 +9,10 @@
 #include "ggml-alloc.h"
 #include "opt-impl.h"
 
-void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train,
-                    ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train,
-                    ggml_opt_epoch_callback callback_eval) {
+/* ggml_opt_epoch; copied: the device's copy of the dataset (if any) is up to date. */
+static void run_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train,
+                      ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train,
+                      ggml_opt_epoch_callback callback_eval, bool copied) {
     struct ggml_tensor *inputs = ggml_opt_inputs(opt_ctx), *labels = ggml_opt_labels(opt_ctx);
     if (!ggml_opt_static_graphs(opt_ctx) || !inputs) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_epoch: needs an optimization context with static graphs");
@@ -25,20 +26,34 @@ void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml
         return;
     }
     const int64_t ibatch_split = idata_split / batch, nbatches = ndata / batch;
+    /* A callback of the caller's may change the dataset between steps: then every batch comes
+     * from it, as it is then. */
+    const bool own_callbacks = (!callback_train || callback_train == ggml_opt_epoch_callback_progress_bar) &&
+                               (!callback_eval || callback_eval == ggml_opt_epoch_callback_progress_bar);
+    const bool on_device = own_callbacks && ggmlc__opt_gather_begin(opt_ctx, dataset, copied);
     int64_t t_start = ggml_time_us();
-    for (int64_t ib = 0; ib < ibatch_split; ib++) {
-        ggml_opt_alloc(opt_ctx, true);
-        ggml_opt_dataset_get_batch(dataset, inputs, labels, ib);
-        ggml_opt_eval(opt_ctx, result_train);
-        if (callback_train) callback_train(true, opt_ctx, dataset, result_train, ib + 1, ibatch_split, t_start);
+    for (int64_t ib = 0; ib < nbatches; ib++) {
+        const bool train = ib < ibatch_split;
+        if (ib == ibatch_split) t_start = ggml_time_us();
+        if (on_device) ggmlc__opt_gather_step(opt_ctx, dataset, ib);
+        ggml_opt_alloc(opt_ctx, train);
+        if (!on_device) ggml_opt_dataset_get_batch(dataset, inputs, labels, ib);
+        ggml_opt_eval(opt_ctx, train ? result_train : result_eval);
+        ggml_opt_epoch_callback callback = train ? callback_train : callback_eval;
+        if (callback) {
+            const int64_t done = train ? ib + 1 : ib + 1 - ibatch_split, total = train ? ibatch_split : nbatches - ibatch_split;
+            callback(train, opt_ctx, dataset, train ? result_train : result_eval, done, total, t_start);
+        }
     }
-    t_start = ggml_time_us();
-    for (int64_t ib = ibatch_split; ib < nbatches; ib++) {
-        ggml_opt_alloc(opt_ctx, false);
-        ggml_opt_dataset_get_batch(dataset, inputs, labels, ib);
-        ggml_opt_eval(opt_ctx, result_eval);
-        if (callback_eval) callback_eval(false, opt_ctx, dataset, result_eval, ib + 1 - ibatch_split, nbatches - ibatch_split, t_start);
-    }
+    if (on_device) ggmlc__opt_gather_end(opt_ctx);
+}
+
+/* The dataset is copied to the device (where its batches are gathered there) at every call:
+ * the caller may have changed it since the last. */
+void ggml_opt_epoch(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result_train,
+                    ggml_opt_result_t result_eval, int64_t idata_split, ggml_opt_epoch_callback callback_train,
+                    ggml_opt_epoch_callback callback_eval) {
+    run_epoch(opt_ctx, dataset, result_train, result_eval, idata_split, callback_train, callback_eval, false);
 }
 
 static void print_hms(int64_t us) {
@@ -100,8 +115,9 @@ void ggml_opt_fit(ggml_backend_sched_t backend_sched, struct ggml_context *ctx_c
         ggml_opt_result_reset(train);
         ggml_opt_result_reset(val);
         if (!silent) fprintf(stderr, "%s: epoch %04lld/%04lld:\n", __func__, (long long)epoch, (long long)nepoch);
-        ggml_opt_epoch(opt_ctx, dataset, train, val, idata_split, silent ? NULL : ggml_opt_epoch_callback_progress_bar,
-                       silent ? NULL : ggml_opt_epoch_callback_progress_bar);
+        /* nothing of the caller's runs between the epochs: the dataset's copy stays valid */
+        run_epoch(opt_ctx, dataset, train, val, idata_split, silent ? NULL : ggml_opt_epoch_callback_progress_bar,
+                  silent ? NULL : ggml_opt_epoch_callback_progress_bar, epoch > 1);
     }
     if (!silent) {
         fprintf(stderr, "%s: training took ", __func__);

@@ -40,9 +40,13 @@ struct ggml_opt_context {
     int n_params;
 
     bool static_graphs;
-    struct ggml_cgraph *allocated; /* graph chosen by the last ggml_opt_alloc */
+    struct ggml_cgraph *allocated; /* graph chosen by the last ggml_opt_alloc, to compute */
+    struct ggml_cgraph *kept;      /* graph whose allocation the scheduler holds */
     struct ggmlc_alloc_record placed; /* what the scheduler placed for the last allocation */
-    bool allocated_backward;
+    bool allocated_backward, allocated_step;
+
+    struct opt_gather *gather; /* the dataset's copy that ggml_opt_epoch gathers batches from */
+    bool gathering;            /* ggml_opt_epoch is on the gathering route */
 
     enum ggml_opt_loss_type loss_type;
     enum ggml_opt_build_type build_type;
@@ -265,6 +269,7 @@ ggml_opt_context_t ggml_opt_init(struct ggml_opt_params params) {
 void ggml_opt_free(ggml_opt_context_t c) {
     if (!c) return;
     ggmlc__alloc_record_free(&c->placed);
+    ggmlc__opt_gather_free(c->gather);
     ggml_backend_buffer_free(c->buf_static);
     ggml_free(c->ctx_static);
     ggml_free(c->ctx_graphs);
@@ -307,7 +312,29 @@ void ggml_opt_prepare_alloc(ggml_opt_context_t c, struct ggml_context *ctx_compu
     c->inputs = inputs;
     c->outputs = outputs;
     c->placed.n = 0; /* new graphs: the old tensors may be gone already, leave them alone */
+    c->kept = NULL;
     if (!build_graphs(c, gf)) ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_opt_prepare_alloc: cannot build the graphs");
+}
+
+/* The places the scheduler gave the last graph allocated are forgotten (the graphs share
+ * tensors: each is allocated afresh). */
+static void drop_allocation(ggml_opt_context_t c) {
+    ggmlc__alloc_record_forget(&c->placed);
+    c->kept = NULL;
+    ggml_backend_sched_reset(c->sched);
+}
+
+/* Give g the scheduler's memory. */
+static bool allocate(ggml_opt_context_t c, struct ggml_cgraph *g) {
+    drop_allocation(c);
+    if (!ggmlc__alloc_record_reserve(&c->placed, g)) return false;
+    if (!ggml_backend_sched_alloc_graph(c->sched, g)) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_opt_alloc: the scheduler could not allocate the graph");
+        return false;
+    }
+    ggmlc__alloc_record_take(&c->placed, g);
+    c->kept = g;
+    return true;
 }
 
 void ggml_opt_alloc(ggml_opt_context_t c, bool backward) {
@@ -321,16 +348,13 @@ void ggml_opt_alloc(ggml_opt_context_t c, bool backward) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_opt_alloc: no graph to allocate (call ggml_opt_prepare_alloc first)");
         return;
     }
-    ggmlc__alloc_record_forget(&c->placed); /* the graphs share tensors: allocate them afresh */
-    ggml_backend_sched_reset(c->sched);
-    if (!ggmlc__alloc_record_reserve(&c->placed, g)) return;
-    if (!ggml_backend_sched_alloc_graph(c->sched, g)) {
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "ggml_opt_alloc: the scheduler could not allocate the graph");
-        return;
-    }
-    ggmlc__alloc_record_take(&c->placed, g);
-    c->allocated = g;
     c->allocated_backward = g != c->gf;
+    c->allocated_step = g == c->gb_opt;
+    if (c->gathering && !(g = ggmlc__opt_gather_graph(c->gather, g))) return;
+    /* As in ggml: the graph allocated last step is computed again where it was (its inputs
+     * are rewritten in place), unless the scheduler has served another graph since. */
+    if ((g != c->kept || !ggmlc__sched_holds(c->sched, g)) && !allocate(c, g)) return;
+    c->allocated = g;
 }
 
 /* Write this step's hyperparameters (with AdamW's bias corrections) into opt_pars. */
@@ -394,7 +418,7 @@ void ggml_opt_eval(ggml_opt_context_t c, ggml_opt_result_t result) {
     struct ggml_cgraph *g = c->allocated;
     c->allocated = NULL;
     if (c->allocated_backward && c->opt_i == 0) ggml_graph_reset(c->gb_grad); /* a new accumulation period */
-    const bool step = c->allocated_backward && g == c->gb_opt;
+    const bool step = c->allocated_backward && c->allocated_step;
     if (step) set_optimizer_params(c);
     if (ggml_backend_sched_graph_compute(c->sched, g) != GGML_STATUS_SUCCESS) {
         ggmlc_set_error(GGMLC_ERR_BACKEND, "ggml_opt_eval: the computation failed");
@@ -406,6 +430,30 @@ void ggml_opt_eval(ggml_opt_context_t c, ggml_opt_result_t result) {
     }
     if (result) record_result(c, result);
 }
+
+/* ------------------------------------------- ggml_opt_epoch's gathering */
+
+bool ggmlc__opt_gather_begin(ggml_opt_context_t c, ggml_opt_dataset_t dataset, bool copied) {
+    c->gathering = false;
+    if (!c->static_graphs) return false;
+    const struct opt_gather_target target = {ggml_backend_sched_get_backend(c->sched, 0), c->inputs, c->labels};
+    if (!ggmlc__opt_gather_fits(c->gather, &target, dataset)) {
+        /* a new copy: the graphs allocated so far (gathering from the old one, or with the labels
+         * in the scheduler's memory) lose their places first */
+        drop_allocation(c);
+        ggmlc__opt_gather_free(c->gather);
+        if (!(c->gather = ggmlc__opt_gather_new(&target, dataset))) return false;
+        copied = false;
+    }
+    c->gathering = copied || ggmlc__opt_gather_upload(c->gather, dataset);
+    return c->gathering;
+}
+
+void ggmlc__opt_gather_step(ggml_opt_context_t c, ggml_opt_dataset_t dataset, int64_t ibatch) {
+    ggmlc__opt_gather_batch(c->gather, dataset, ibatch);
+}
+
+void ggmlc__opt_gather_end(ggml_opt_context_t c) { c->gathering = false; }
 
 /* --------------------------------------------------------------- results */
 

@@ -322,6 +322,10 @@ void ggml_backend_sched_reserve_size(ggml_backend_sched_t sched, struct ggml_cgr
     sched->planned = sched->allocated = false; /* the measure graph is not kept */
 }
 
+bool ggmlc__sched_holds(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    return sched && graph && sched->allocated && !sched->stale && plan_matches(sched, graph);
+}
+
 bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     if (!sched || !graph) {
         ggmlc_set_error(GGMLC_ERR_INVALID_ARG, "ggml_backend_sched_alloc_graph: NULL scheduler or graph");

@@ -208,6 +208,106 @@ static void test_accumulation(ggml_backend_sched_t sched, ggml_backend_t backend
            sum ? "their sum" : "their mean", loss[0], loss[1]);
 }
 
+/* ggml_opt_epoch's two routes for the batches: copied up from the host dataset each step
+ * (GGMLC_OPT_DEVICE_DATA=0), or gathered by the graph from a copy of the dataset made at the
+ * epoch's start (=1 forces it on the CPU too).  The gathering route shows in the graph: GET_ROWS
+ * nodes, which the MLP has none of, counted by the scheduler's eval callback. */
+struct route_run {
+    double loss[2], acc[2], val_loss[2];
+    int32_t pred[N_DATA];
+    float w1[N_IN * N_HIDDEN], last_inputs[N_IN * BATCH];
+    int get_rows;
+};
+
+static bool count_get_rows(struct ggml_tensor *t, bool ask, void *user) {
+    if (ask && t->op == GGML_OP_GET_ROWS) ++*(int *)user;
+    return false;
+}
+
+/* A route chosen (GGMLC_OPT_DEVICE_DATA), the blobs in shards of shard datapoints, an MLP. */
+static ggml_opt_dataset_t route_setup(const char *route, uint64_t seed, int64_t shard, struct mlp *m, ggml_backend_t backend) {
+    setenv("GGMLC_OPT_DEVICE_DATA", route, 1);
+    test_seed(seed);
+    ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, shard);
+    make_blobs(ds);
+    mlp_init(m, backend);
+    return ds;
+}
+
+/* Two epochs through ggml_opt_epoch: shuffled shards of 2 datapoints, opt_period 2, a quarter
+ * held out for validation, and the dataset changed between the epochs (the copy must follow). */
+static struct route_run run_route(ggml_backend_sched_t sched, ggml_backend_t backend, const char *route) {
+    struct route_run r = {.get_rows = 0};
+    struct mlp m;
+    ggml_opt_dataset_t ds = route_setup(route, 5, 2, &m, backend);
+    struct ggml_opt_params params = ggml_opt_default_params(sched, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY);
+    params.ctx_compute = m.ctx_compute, params.inputs = m.inputs, params.outputs = m.logits;
+    params.get_opt_pars = fast_adamw;
+    params.opt_period = 2;
+    ggml_opt_context_t opt = ggml_opt_init(params);
+    ggml_opt_result_t train = ggml_opt_result_init(), val = ggml_opt_result_init();
+    ggml_backend_sched_set_eval_callback(sched, count_get_rows, &r.get_rows);
+    for (int e = 0; e < 2; e++) {
+        ggml_opt_result_reset(train), ggml_opt_result_reset(val);
+        ggml_opt_dataset_shuffle(opt, ds, N_DATA * 3 / 4);
+        ggml_opt_epoch(opt, ds, train, val, N_DATA * 3 / 4, NULL, NULL);
+        ggml_opt_result_loss(train, &r.loss[e], NULL);
+        ggml_opt_result_accuracy(train, &r.acc[e], NULL);
+        ggml_opt_result_loss(val, &r.val_loss[e], NULL);
+        ggml_get_data_f32(ggml_opt_dataset_data(ds))[0] += 5.0f; /* seen by the next epoch */
+    }
+    ggml_backend_sched_set_eval_callback(sched, NULL, NULL);
+    ggml_opt_result_pred(train, r.pred);
+    ggml_backend_tensor_get(m.w1, r.w1, 0, sizeof r.w1);
+    ggml_backend_tensor_get(m.inputs, r.last_inputs, 0, sizeof r.last_inputs);
+    ggml_opt_result_free(train), ggml_opt_result_free(val);
+    ggml_opt_free(opt);
+    mlp_free(&m);
+    ggml_opt_dataset_free(ds);
+    unsetenv("GGMLC_OPT_DEVICE_DATA");
+    return r;
+}
+
+/* ggml_opt_fit over 3 epochs (the dataset copied once) on a route: the weights it ends with. */
+static int fit_route(ggml_backend_sched_t sched, ggml_backend_t backend, const char *route, float *w1) {
+    int get_rows = 0;
+    struct mlp m;
+    ggml_opt_dataset_t ds = route_setup(route, 6, 1, &m, backend);
+    ggml_backend_sched_set_eval_callback(sched, count_get_rows, &get_rows);
+    ggml_opt_fit(sched, m.ctx_compute, m.inputs, m.logits, ds, GGML_OPT_LOSS_TYPE_CROSS_ENTROPY, GGML_OPT_OPTIMIZER_TYPE_ADAMW,
+                 fast_adamw, 3, BATCH, 0.25f, true);
+    ggml_backend_sched_set_eval_callback(sched, NULL, NULL);
+    ggml_backend_tensor_get(m.w1, w1, 0, sizeof(float) * N_IN * N_HIDDEN);
+    mlp_free(&m);
+    ggml_opt_dataset_free(ds);
+    unsetenv("GGMLC_OPT_DEVICE_DATA");
+    return get_rows;
+}
+
+static void test_gather_routes(ggml_backend_sched_t sched, ggml_backend_t backend) {
+    static struct route_run host, gathered;
+    host = run_route(sched, backend, "0");
+    gathered = run_route(sched, backend, "1");
+    tap_ok(ggmlc_last_status() == GGMLC_OK, "both routes train (%s)", ggmlc_last_error());
+    tap_ok(host.get_rows == 0 && gathered.get_rows > 0, "the batches come from the host on one route (%d gathers), "
+           "from the graph on the other (%d)", host.get_rows, gathered.get_rows);
+    bool same = true;
+    for (int e = 0; e < 2; e++)
+        same &= host.loss[e] == gathered.loss[e] && host.acc[e] == gathered.acc[e] && host.val_loss[e] == gathered.val_loss[e];
+    tap_ok(same, "gathered batches give the same losses and accuracies (epoch 2: training %.6f, %.4f, validation %.6f)",
+           gathered.loss[1], gathered.acc[1], gathered.val_loss[1]);
+    tap_ok(memcmp(host.pred, gathered.pred, sizeof host.pred) == 0 && memcmp(host.w1, gathered.w1, sizeof host.w1) == 0,
+           "and the same predictions and weights, bit for bit");
+    tap_ok(memcmp(host.last_inputs, gathered.last_inputs, sizeof host.last_inputs) == 0,
+           "the inputs hold the last batch afterwards on both routes");
+    tap_ok(host.loss[1] != host.loss[0], "the epochs differ (%.6f, %.6f)", host.loss[0], host.loss[1]);
+    float fit_host[N_IN * N_HIDDEN], fit_gathered[N_IN * N_HIDDEN];
+    const int fit_gathers = fit_route(sched, backend, "1", fit_gathered);
+    tap_ok(fit_route(sched, backend, "0", fit_host) == 0 && fit_gathers > 0 && ggmlc_last_status() == GGMLC_OK &&
+           memcmp(fit_host, fit_gathered, sizeof fit_host) == 0,
+           "ggml_opt_fit (one copy for its 3 epochs, %d gathers) ends with the same weights on both routes", fit_gathers);
+}
+
 /* ggml_opt_result_loss of no batch at all is 0, as in ggml. */
 static void test_empty_result(void) {
     ggml_opt_result_t r = ggml_opt_result_init();
@@ -228,6 +328,7 @@ int main(void) {
     test_fit(sched, backend);
     test_accumulation(sched, backend, GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR);
     test_accumulation(sched, backend, GGML_OPT_LOSS_TYPE_SUM);
+    test_gather_routes(sched, backend);
     ggml_backend_sched_free(sched);
     ggml_backend_free(backend);
     return tap_done();

@@ -211,8 +211,10 @@ struct opt_run {
     bool ok;
 };
 
-static struct opt_run opt_epoch(ggml_backend_t backend, ggml_backend_t cpu, const float *x, const float *y_onehot) {
+static struct opt_run opt_epoch(ggml_backend_t backend, ggml_backend_t cpu, const float *x, const float *y_onehot,
+                                const char *route) {
     struct opt_run r = {.ok = false};
+    setenv("GGMLC_OPT_DEVICE_DATA", route, 1);
     ggml_backend_t list[2] = {backend, cpu};
     ggml_backend_sched_t sched = ggml_backend_sched_new(list, NULL, backend == cpu ? 1 : 2, 1024, false, true);
     ggml_opt_dataset_t ds = ggml_opt_dataset_init(GGML_TYPE_F32, GGML_TYPE_F32, N_IN, N_CLASSES, N_DATA, 1);
@@ -253,22 +255,39 @@ static struct opt_run opt_epoch(ggml_backend_t backend, ggml_backend_t cpu, cons
     ggml_free(ctx_compute), ggml_free(ctx_static);
     ggml_opt_dataset_free(ds);
     ggml_backend_sched_free(sched);
+    unsetenv("GGMLC_OPT_DEVICE_DATA");
     return r;
 }
 
 /* Through ggml-opt a step is one submit and one wait: the loss, number correct and predictions
- * (graph outputs) come back with the graph's command buffer, and the results equal the CPU's. */
+ * (graph outputs) come back with the graph's command buffer.  ggml_opt_epoch copies the dataset
+ * up at its start and each step's graph gathers its batch there (core/opt-gather.c): what goes
+ * up per step is the batch's sample numbers, the hyperparameters and the gradients' reset, not
+ * the batch.  The results equal those of batches copied up from the host, and the CPU's. */
 static void check_opt_epoch(ggml_backend_t vk, const float *x, const float *y_onehot) {
     ggml_backend_t cpu = ggml_backend_init_by_type(GGML_BACKEND_DEVICE_TYPE_CPU, NULL);
-    static struct opt_run on_vk, on_cpu;
-    on_vk = opt_epoch(vk, cpu, x, y_onehot), on_cpu = opt_epoch(cpu, cpu, x, y_onehot);
+    static struct opt_run on_vk, on_vk_host, on_cpu;
+    on_vk = opt_epoch(vk, cpu, x, y_onehot, "auto"), on_cpu = opt_epoch(cpu, cpu, x, y_onehot, "auto");
+    on_vk_host = opt_epoch(vk, cpu, x, y_onehot, "0");
     ggml_backend_free(cpu);
-    if (!tap_ok(on_vk.ok && on_cpu.ok, "an epoch through ggml-opt runs on Vulkan and on the CPU (%s)", ggmlc_last_error())) return;
-    const double reads = (double)(on_vk.after.reads_from_device - on_vk.before.reads_from_device) / STEPS;
-    const double waits = (double)(on_vk.after.waits - on_vk.before.waits) / STEPS;
-    const double submits = (double)(on_vk.after.submits - on_vk.before.submits) / STEPS;
+    if (!tap_ok(on_vk.ok && on_cpu.ok && on_vk_host.ok, "an epoch through ggml-opt runs on Vulkan (both routes) and on the CPU (%s)",
+                ggmlc_last_error()))
+        return;
+    const struct ggmlc_counters *a = &on_vk.before, *b = &on_vk.after;
+    const double reads = (double)(b->reads_from_device - a->reads_from_device) / STEPS;
+    const double waits = (double)(b->waits - a->waits) / STEPS;
+    const double submits = (double)(b->submits - a->submits) / STEPS;
     tap_ok(reads == 3 && waits == 1 && submits == 1, "ggml-opt reads each step's results back with its graph: %.2f reads, %.2f submits, %.2f waits per step",
            reads, submits, waits);
+    const size_t dataset_bytes = sizeof(float) * N_DATA * (N_IN + N_CLASSES), batch_bytes = sizeof(float) * BATCH * (N_IN + N_CLASSES);
+    const double writes = (double)(b->writes_to_device - a->writes_to_device - 2) / STEPS;
+    const double bytes = (double)(b->bytes_to_device - a->bytes_to_device - dataset_bytes) / STEPS;
+    tap_ok(writes <= 3 && bytes < batch_bytes / 4, "after the dataset's copy (2 writes, %zu bytes) a step writes %.2f times, %.0f bytes "
+           "(its batch: %zu bytes)", dataset_bytes, writes, bytes, batch_bytes);
+    const double host_bytes = (double)(on_vk_host.after.bytes_to_device - on_vk_host.before.bytes_to_device) / STEPS;
+    tap_ok(host_bytes >= batch_bytes, "with GGMLC_OPT_DEVICE_DATA=0 each step writes its batch (%.0f bytes)", host_bytes);
+    tap_ok(on_vk.loss == on_vk_host.loss && on_vk.acc == on_vk_host.acc && memcmp(on_vk.pred, on_vk_host.pred, sizeof on_vk.pred) == 0,
+           "gathered batches give the loss (%.6f), accuracy and predictions of batches from the host", on_vk.loss);
     tap_ok(rel_gap(on_vk.loss, on_cpu.loss) < 1e-5 && on_vk.acc == on_cpu.acc && memcmp(on_vk.pred, on_cpu.pred, sizeof on_vk.pred) == 0,
            "ggml-opt's loss (%.6f, CPU %.6f), accuracy (%.4f) and predictions equal the CPU's", on_vk.loss, on_cpu.loss, on_vk.acc);
 }
