@@ -1,10 +1,12 @@
 /*
- * test-vulkan-reorder.c - the Vulkan plugin lets dispatches that do not conflict share a barrier
- * (plugins/vulkan/vk-order.c): a dispatch may run before one that comes earlier in the graph,
- * never before one whose bytes it reads, writes or overwrites.  Each case is a graph with such
- * hazards (in-place ops over what an earlier node still reads, views written and read in parts,
- * products sharing quantized activations, memory the allocator hands from a dead tensor to a new
- * one), computed on Vulkan and on the CPU backend, every output compared.  Each case runs twice:
+ * test-vulkan-reorder.c - the Vulkan plugin puts a scheduler's nodes in an order whose dispatches
+ * share barriers before they are placed (plugins/vulkan/vk-reorder.c), and lets dispatches that
+ * do not conflict share a barrier (vk-order.c): a node may run before one that comes earlier in
+ * the graph, never before one whose bytes it reads, writes or overwrites.  Each case is a graph
+ * with such hazards (in-place ops over what an earlier node still reads, views of a tensor in
+ * the device's memory written and read in parts, products sharing quantized activations, memory
+ * the allocator hands from a dead tensor to a new one), computed on Vulkan through a
+ * ggml_backend_sched and on the CPU backend in graph order, every output compared.  Each case runs twice:
  * with the plugin's default order and, after reloading it, with GGMLC_VK_REORDER=0 (graph
  * order); the barriers the plugin logs (GGMLC_DEBUG=vulkan) are counted: never more with the
  * reordering, and as many as the longest chain of dependent dispatches where the case says so.
@@ -45,10 +47,13 @@ static void count_log(enum ggml_log_level level, const char *text, void *user) {
     if (strstr(text, "graph of") && at) last_barriers = atoi(at + strlen("dispatches, "));
 }
 
+/* Inputs live in a context of their own, placed in the backend's memory before the graph is
+ * (as a model's weights and KV cache are): in-place ops and copies into views write them there. */
+static struct ggml_context *inputs_ctx;
+
 static struct ggml_tensor *input(struct ggml_context *ctx, enum ggml_type type, int64_t ne0, int64_t ne1) {
-    struct ggml_tensor *t = ggml_new_tensor_2d(ctx, type, ne0, ne1);
-    ggml_set_input(t);
-    return t;
+    (void)ctx;
+    return ggml_new_tensor_2d(inputs_ctx, type, ne0, ne1);
 }
 
 static void output(struct ggml_cgraph *gf, struct built *b, struct ggml_tensor *t) {
@@ -166,37 +171,50 @@ static void fill_input(struct ggml_tensor *t, uint64_t seed) {
     ggml_backend_tensor_set(t, bytes, 0, ggml_nbytes(t));
 }
 
-/* Compute c's graph on backend into out[k]; its barriers (Vulkan) into *barriers. */
-static bool compute(ggml_backend_t backend, const struct reorder_case *c, float out[MAX_OUT][MAX_VALUES],
-                    int *barriers) {
-    static char meta[1 << 20];
+/* Compute c's graph on backend into out[k]; its barriers (Vulkan) into *barriers.  With cpu
+ * (for Vulkan), through a ggml_backend_sched of backend and cpu, as llama.cpp runs its graphs:
+ * the scheduler lets the backend order the nodes before it places them; else through a graph
+ * allocator, in the graph's order. */
+static bool compute(ggml_backend_t backend, ggml_backend_t cpu, const struct reorder_case *c,
+                    float out[MAX_OUT][MAX_VALUES], int *barriers) {
+    static char meta[1 << 20], meta_in[1 << 16];
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){sizeof meta, meta, true});
+    inputs_ctx = ggml_init((struct ggml_init_params){sizeof meta_in, meta_in, true});
     struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 64, false);
     struct built b = {0};
     c->build(ctx, gf, &b);
-    ggml_gallocr_t galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
-    bool ok = ggml_gallocr_alloc_graph(galloc, gf);
+    ggml_backend_buffer_t in_buf = ggml_backend_alloc_ctx_tensors(inputs_ctx, backend);
+    ggml_backend_t both[2] = {backend, cpu};
+    ggml_backend_sched_t sched = cpu ? ggml_backend_sched_new(both, NULL, 2, 256, false, true) : NULL;
+    ggml_gallocr_t galloc = cpu ? NULL : ggml_gallocr_new(ggml_backend_get_default_buffer_type(backend));
+    bool ok = in_buf && (cpu ? sched && ggml_backend_sched_alloc_graph(sched, gf) : ggml_gallocr_alloc_graph(galloc, gf));
     if (ok) {
         uint64_t seed = 1;
-        for (struct ggml_tensor *t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t))
-            if (t->flags & GGML_TENSOR_FLAG_INPUT) fill_input(t, seed++);
+        for (struct ggml_tensor *t = ggml_get_first_tensor(inputs_ctx); t; t = ggml_get_next_tensor(inputs_ctx, t))
+            fill_input(t, seed++);
         last_barriers = -1;
-        ok = ggml_backend_graph_compute(backend, gf) == GGML_STATUS_SUCCESS;
+        ok = (cpu ? ggml_backend_sched_graph_compute(sched, gf) : ggml_backend_graph_compute(backend, gf)) ==
+             GGML_STATUS_SUCCESS;
         *barriers = last_barriers;
         for (int k = 0; k < b.n_out && ok; k++) ggml_backend_tensor_get(b.out[k], out[k], 0, ggml_nbytes(b.out[k]));
     }
-    ggml_gallocr_free(galloc);
+    if (sched) ggml_backend_sched_free(sched);
+    if (galloc) ggml_gallocr_free(galloc);
+    ggml_backend_buffer_free(in_buf);
+    ggml_free(inputs_ctx);
     ggml_free(ctx);
     return ok;
 }
 
 static size_t out_elements(const struct reorder_case *c, int k) {
-    static char meta[1 << 16];
+    static char meta[1 << 16], meta_in[1 << 16];
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){sizeof meta, meta, true});
+    inputs_ctx = ggml_init((struct ggml_init_params){sizeof meta_in, meta_in, true});
     struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, 64, false);
     struct built b = {0};
     c->build(ctx, gf, &b);
     const size_t n = k < b.n_out ? (size_t)ggml_nelements(b.out[k]) : 0;
+    ggml_free(inputs_ctx);
     ggml_free(ctx);
     return n;
 }
@@ -213,7 +231,7 @@ static void run_cases(const char *order, int barriers[N_CASES]) {
             const struct reorder_case *c = &cases[i];
             int unused;
             barriers[i] = -1;
-            if (!tap_ok(compute(cpu, c, want, &unused) && compute(vk, c, got, &barriers[i]), "%s, %s: computed (%s)",
+            if (!tap_ok(compute(cpu, NULL, c, want, &unused) && compute(vk, cpu, c, got, &barriers[i]), "%s, %s: computed (%s)",
                         order, c->name, ggmlc_last_error()))
                 continue;
             for (int k = 0; k < MAX_OUT && out_elements(c, k); k++)

@@ -624,6 +624,9 @@ VK_HIDDEN enum ggml_status vk_order_dispatch(struct vk_rec *rec, const struct vk
  * them (before a transfer, a submitted part's successor). */
 VK_HIDDEN enum ggml_status vk_order_flush(struct vk_rec *rec);
 VK_HIDDEN enum ggml_status vk_order_barrier(struct vk_rec *rec);
+/* Put a scheduler's split in an order whose dispatches share barriers, before it is placed
+ * (vk-reorder.c; ggmlc_backend_iface.order_nodes). */
+VK_HIDDEN void vk_order_nodes(ggml_backend_t backend, struct ggml_tensor **nodes, int n_nodes);
 /* Record ds once for each chunk of [0, n), chunk items at a time (chunk > 0), the chunk's
  * [begin, end) in push words begin_word and begin_word + 1: work one invocation would loop
  * over for longer than VK_LOOP_BUDGET allows.  The barriers between them come by themselves. */
@@ -692,6 +695,8 @@ VK_HIDDEN bool vk_rope_set_rows_record(struct vk_rec *rec, const struct ggml_ten
 /* Record nodes[i] fused with the next node that computes when a fusion takes them: that node's
  * index, the status in *st; else i, nothing recorded (GGMLC_VK_FUSE=0: always). */
 VK_HIDDEN int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, enum ggml_status *st);
+/* Whether a fused kernel takes first and second (shapes and types only; fusion not turned off). */
+VK_HIDDEN bool vk_fuse_fits(const struct vk_device *d, const struct ggml_tensor *first, const struct ggml_tensor *second);
 /* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
 VK_HIDDEN bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node);
 
