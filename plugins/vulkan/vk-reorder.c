@@ -19,8 +19,11 @@
  * computing node after it in graph order (vk-fuse.c) takes that node along (and the views in
  * between) when they depend on nothing left behind, so that the pair stays adjacent.  Ops that write more than their result (optimizer steps,
  * custom ops) keep their place with everything before and after them.  GGMLC_VK_REORDER=0 keeps
- * the graph's order; splits of more than VK_REORDER_MAX nodes are kept as they are (the pairwise
- * dependencies cost n^2).
+ * the graph's order; splits of more than VK_REORDER_MAX nodes are kept as they are.
+ *
+ * llama.cpp pins some nodes to a backend each token, which makes the scheduler plan every graph
+ * anew: so the dependencies are found through hash tables (the accesses to each storage kept
+ * together, a read compared only with the writes), not by comparing every pair of nodes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,25 +31,7 @@
 
 #include "vk-impl.h"
 
-#define VK_REORDER_MAX 2048
-
-/* The bytes a tensor names: its storage tensor and where in it, and the absolute address when placed. */
-struct bytes_of {
-    const struct ggml_tensor *storage;
-    size_t begin, end;
-    uintptr_t at; /* 0: not placed yet */
-};
-
-static struct bytes_of bytes_of(const struct ggml_tensor *t) {
-    const struct ggml_tensor *storage = t->view_src ? t->view_src : t;
-    const size_t offs = t->view_src ? t->view_offs : 0, n = ggml_nbytes(t);
-    return (struct bytes_of){.storage = storage, .begin = offs, .end = offs + n, .at = (uintptr_t)t->data};
-}
-
-static bool same_bytes(const struct bytes_of *a, const struct bytes_of *b) {
-    if (a->storage == b->storage) return a->begin < b->end && b->begin < a->end;
-    return a->at && b->at && a->at < b->at + (b->end - b->begin) && b->at < a->at + (a->end - a->begin);
-}
+#define VK_REORDER_MAX 8192
 
 /* Ops that write memory besides their result, or whose effects are not known. */
 static bool writes_elsewhere(enum ggml_op op) {
@@ -61,50 +46,151 @@ static bool writes_elsewhere(enum ggml_op op) {
     }
 }
 
-static bool reads_node(const struct ggml_tensor *node, const struct ggml_tensor *t) {
-    for (int s = 0; s < GGML_MAX_SRC; s++)
-        if (node->src[s] == t) return true;
-    return false;
+/* A node that writes into another tensor's memory (set_rows into a cache, an in-place op): it
+ * allocates nothing, and it is often the last reader of a tensor whose memory the allocator then
+ * hands to the next node.  Such nodes go last in their level, so that the nodes of the level that
+ * do allocate get memory that no node of the level still reads. */
+static bool writes_into_storage(const struct ggml_tensor *node) {
+    return node->view_src && !ggmlc_op_is_view(node->op);
 }
 
-/* Whether a reads bytes that b writes (or the other way round), or both write the same bytes. */
-static bool touch_conflict(const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    const struct bytes_of wa = bytes_of(a), wb = bytes_of(b);
-    if (same_bytes(&wa, &wb)) return true;
-    for (int s = 0; s < GGML_MAX_SRC; s++) {
-        if (a->src[s]) {
-            const struct bytes_of r = bytes_of(a->src[s]);
-            if (same_bytes(&r, &wb)) return true;
-        }
-        if (b->src[s]) {
-            const struct bytes_of r = bytes_of(b->src[s]);
-            if (same_bytes(&r, &wa)) return true;
-        }
-    }
-    return false;
+/* ------------------------------------------------------- pointer tables */
+
+struct slot {
+    const void *key;
+    int value, value2;
+};
+
+struct table {
+    struct slot *slots;
+    size_t mask;
+};
+
+static bool table_init(struct table *t, size_t entries) {
+    size_t size = 16;
+    while (size < 2 * entries) size *= 2;
+    t->slots = calloc(size, sizeof *t->slots);
+    t->mask = size - 1;
+    return t->slots != NULL;
 }
 
-/* Whether node j (later) must stay after node i. */
-static bool depends(const struct ggml_tensor *i, const struct ggml_tensor *j) {
-    if (reads_node(j, i)) return true;
-    if (writes_elsewhere(i->op) || writes_elsewhere(j->op)) return true;
-    if (ggmlc_op_is_view(i->op) || ggmlc_op_is_view(j->op)) return false; /* views touch no bytes themselves */
-    return touch_conflict(i, j);
+/* The slot of key: its own, or the empty one where it goes. */
+static struct slot *table_slot(const struct table *t, const void *key) {
+    size_t h = (size_t)(((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull >> 17) & t->mask;
+    while (t->slots[h].key && t->slots[h].key != key) h = (h + 1) & t->mask;
+    return &t->slots[h];
 }
+
+/* ------------------------------------------------------------ dependencies */
+
+/* One node's read or write of bytes [begin, end) of a storage, chained with the storage's other
+ * reads or writes. */
+struct access {
+    int node, next;
+    uintptr_t begin, end;
+};
 
 struct reorder {
     const struct vk_device *d;
     struct ggml_tensor **nodes, **out;
     int n, n_out;
-    int *level;
-    uint8_t *dep; /* dep[j * n + i]: node j depends on node i < j */
+    int *level, *dep_start, *deps, n_deps, cap_deps;
     bool *done;
+    struct access *acc;
+    int n_acc;
+    struct table storages; /* storage key -> its last write (value) and last read (value2), + 1 */
+    struct table index;    /* node -> its index + 1 */
 };
+
+static bool add_dep(struct reorder *r, int j, int i) {
+    if (r->n_deps == r->cap_deps) {
+        const int cap = r->cap_deps ? 2 * r->cap_deps : 4 * r->n + 16;
+        int *grown = realloc(r->deps, (size_t)cap * sizeof *grown);
+        if (!grown) return false;
+        r->deps = grown;
+        r->cap_deps = cap;
+    }
+    r->deps[r->n_deps++] = i;
+    if (r->level[i] + 1 > r->level[j]) r->level[j] = r->level[i] + 1;
+    return true;
+}
+
+/* The bytes t names: keyed by its buffer with absolute addresses once its storage is placed (two
+ * tensors of one buffer may overlap), else by its storage tensor with offsets in it. */
+static void bytes_of(const struct ggml_tensor *t, const void **key, uintptr_t *begin, uintptr_t *end) {
+    const struct ggml_tensor *storage = t->view_src ? t->view_src : t;
+    const size_t offs = t->view_src ? t->view_offs : 0;
+    *key = storage->data && storage->buffer ? (const void *)storage->buffer : (const void *)storage;
+    *begin = (storage->data ? (uintptr_t)storage->data : 0) + offs;
+    *end = *begin + ggml_nbytes(t);
+}
+
+/* Node j's dependencies on the earlier accesses in chain (from access a - 1 on) that overlap [begin, end). */
+static bool chain_deps(struct reorder *r, int j, int a, uintptr_t begin, uintptr_t end) {
+    for (a--; a >= 0; a = r->acc[a].next - 1) {
+        const struct access *e = &r->acc[a];
+        if (e->node != j && e->begin < end && begin < e->end && !add_dep(r, j, e->node)) return false;
+    }
+    return true;
+}
+
+/* Node j's dependencies on the earlier accesses that conflict with its access of t's bytes: a
+ * read after the writes, a write after the writes and the reads. */
+static bool conflicts(struct reorder *r, int j, const struct ggml_tensor *t, bool write) {
+    const void *key;
+    uintptr_t begin, end;
+    bytes_of(t, &key, &begin, &end);
+    const struct slot *s = table_slot(&r->storages, key);
+    if (!s->key) return true;
+    return chain_deps(r, j, s->value, begin, end) && (!write || chain_deps(r, j, s->value2, begin, end));
+}
+
+static void note_access(struct reorder *r, int j, const struct ggml_tensor *t, bool write) {
+    const void *key;
+    uintptr_t begin, end;
+    bytes_of(t, &key, &begin, &end);
+    struct slot *s = table_slot(&r->storages, key);
+    int *last = write ? &s->value : &s->value2;
+    if (!s->key) s->value = s->value2 = 0;
+    s->key = key;
+    r->acc[r->n_acc] = (struct access){.node = j, .begin = begin, .end = end, .next = *last};
+    *last = ++r->n_acc;
+}
+
+/* Node j's dependencies (see the top of the file) and its level. */
+static bool find_deps(struct reorder *r, int j, int *fence) {
+    const struct ggml_tensor *node = r->nodes[j];
+    r->level[j] = 0;
+    r->dep_start[j] = r->n_deps;
+    if (writes_elsewhere(node->op)) { /* a fence: after everything since the last one, and that one */
+        for (int i = *fence >= 0 ? *fence : 0; i < j; i++)
+            if (!add_dep(r, j, i)) return false;
+        *fence = j;
+    } else if (*fence >= 0 && !add_dep(r, j, *fence)) {
+        return false;
+    }
+    const bool view = ggmlc_op_is_view(node->op); /* reads and writes no bytes itself */
+    for (int s = 0; s < GGML_MAX_SRC; s++) {
+        const struct ggml_tensor *src = node->src[s];
+        if (!src) continue;
+        const struct slot *at = table_slot(&r->index, src);
+        if (at->key && !add_dep(r, j, at->value - 1)) return false;
+        if (!view && !conflicts(r, j, src, false)) return false;
+    }
+    if (view) return true;
+    if (!conflicts(r, j, node, true)) return false;
+    for (int s = 0; s < GGML_MAX_SRC; s++)
+        if (node->src[s]) note_access(r, j, node->src[s], false);
+    note_access(r, j, node, true);
+    return true;
+}
+
+/* ------------------------------------------------------------------ order */
 
 /* Whether node j depends only on nodes emitted already or on nodes [from, j), emitted just before it. */
 static bool ready_after(const struct reorder *r, int j, int from) {
-    for (int i = 0; i < from; i++)
-        if (r->dep[(size_t)j * r->n + i] && !r->done[i]) return false;
+    for (int k = r->dep_start[j]; k < r->dep_start[j + 1]; k++)
+        if (r->deps[k] < from && !r->done[r->deps[k]]) return false;
     return true;
 }
 
@@ -125,44 +211,53 @@ static void emit_with_partner(struct reorder *r, int i) {
     for (int k = i + 1; k <= j; k++) emit(r, k);
 }
 
-/* A computing node that writes into another tensor's memory (set_rows into a cache, an in-place
- * op): it allocates nothing, and it is often the last reader of a tensor whose memory the
- * allocator then hands to the next node.  Such nodes go last in their level, so that the nodes
- * of the level that do allocate get memory that no node of the level still reads. */
-static bool writes_into_storage(const struct ggml_tensor *node) {
-    return node->view_src && !ggmlc_op_is_view(node->op);
-}
-
-static void order_levels(struct reorder *r) {
-    int top = 0;
+static bool order_levels(struct reorder *r) {
+    int top = 0, fence = -1;
     for (int j = 0; j < r->n; j++) {
-        r->level[j] = 0;
-        for (int i = 0; i < j; i++) {
-            r->dep[(size_t)j * r->n + i] = depends(r->nodes[i], r->nodes[j]);
-            if (r->dep[(size_t)j * r->n + i] && r->level[i] + 1 > r->level[j]) r->level[j] = r->level[i] + 1;
-        }
+        if (!find_deps(r, j, &fence)) return false;
+        table_slot(&r->index, r->nodes[j])->key = r->nodes[j];
+        table_slot(&r->index, r->nodes[j])->value = j + 1;
         if (r->level[j] > top) top = r->level[j];
     }
-    for (int l = 0; l <= top; l++)
-        for (int pass = 0; pass < 2; pass++)
-            for (int j = 0; j < r->n; j++)
-                if (r->level[j] == l && !r->done[j] && writes_into_storage(r->nodes[j]) == (pass == 1))
-                    emit_with_partner(r, j); /* all it depends on is of lower levels */
+    r->dep_start[r->n] = r->n_deps;
+    /* the nodes by level, in graph order (a counting sort), into by_level */
+    int *first = calloc((size_t)top + 2, sizeof *first), *by_level = malloc((size_t)r->n * sizeof *by_level);
+    if (first && by_level) {
+        for (int j = 0; j < r->n; j++) first[r->level[j] + 1]++;
+        for (int l = 0; l <= top; l++) first[l + 1] += first[l];
+        for (int j = 0; j < r->n; j++) by_level[first[r->level[j]]++] = j; /* first[l]: now the end of level l */
+        for (int l = 0, begin = 0; l <= top; begin = first[l++])
+            for (int pass = 0; pass < 2; pass++)
+                for (int k = begin; k < first[l]; k++) {
+                    const int j = by_level[k];
+                    if (!r->done[j] && writes_into_storage(r->nodes[j]) == (pass == 1))
+                        emit_with_partner(r, j); /* all it depends on is of lower levels */
+                }
+    }
+    free(first);
+    free(by_level);
+    return r->n_out == r->n;
 }
 
 void vk_order_nodes(ggml_backend_t backend, struct ggml_tensor **nodes, int n_nodes) {
     if (vk_tuning()->reorder_off || n_nodes < 3 || n_nodes > VK_REORDER_MAX) return;
+    const size_t n = (size_t)n_nodes;
     struct reorder r = {.d = ggmlc_backend_context(backend), .nodes = nodes, .n = n_nodes};
-    r.out = malloc((size_t)n_nodes * sizeof *r.out);
-    r.level = malloc((size_t)n_nodes * sizeof *r.level);
-    r.dep = calloc((size_t)n_nodes * (size_t)n_nodes, 1);
-    r.done = calloc((size_t)n_nodes, sizeof *r.done);
-    if (r.out && r.level && r.dep && r.done) { /* without memory: the graph's own order */
-        order_levels(&r);
-        if (r.n_out == n_nodes) memcpy(nodes, r.out, (size_t)n_nodes * sizeof *nodes);
-    }
+    r.out = malloc(n * sizeof *r.out);
+    r.level = malloc(n * sizeof *r.level);
+    r.dep_start = malloc((n + 1) * sizeof *r.dep_start);
+    r.done = calloc(n, sizeof *r.done);
+    r.acc = malloc(n * (GGML_MAX_SRC + 1) * sizeof *r.acc);
+    const bool tables = table_init(&r.storages, n * (GGML_MAX_SRC + 1)) && table_init(&r.index, n);
+    /* without memory: the graph's own order */
+    if (tables && r.out && r.level && r.dep_start && r.done && r.acc && order_levels(&r))
+        memcpy(nodes, r.out, n * sizeof *nodes);
     free(r.out);
     free(r.level);
-    free(r.dep);
+    free(r.dep_start);
     free(r.done);
+    free(r.acc);
+    free(r.deps);
+    free(r.storages.slots);
+    free(r.index.slots);
 }
