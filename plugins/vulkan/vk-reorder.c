@@ -111,7 +111,9 @@ static bool add_dep(struct reorder *r, int j, int i) {
         r->cap_deps = cap;
     }
     r->deps[r->n_deps++] = i;
-    if (r->level[i] + 1 > r->level[j]) r->level[j] = r->level[i] + 1;
+    /* a view computes nothing: it and what reads it come in the level after what it views */
+    const int after = r->level[i] + !ggmlc_op_is_view(r->nodes[i]->op);
+    if (after > r->level[j]) r->level[j] = after;
     return true;
 }
 
@@ -157,7 +159,8 @@ static void note_access(struct reorder *r, int j, const struct ggml_tensor *t, b
     *last = ++r->n_acc;
 }
 
-/* Node j's dependencies (see the top of the file) and its level. */
+/* Node j's dependencies (see the top of the file) and its level: one more than the highest
+ * of the computing nodes it depends on, the same as the views'. */
 static bool find_deps(struct reorder *r, int j, int *fence) {
     const struct ggml_tensor *node = r->nodes[j];
     r->level[j] = 0;
@@ -230,8 +233,9 @@ static bool order_levels(struct reorder *r) {
             for (int pass = 0; pass < 2; pass++)
                 for (int k = begin; k < first[l]; k++) {
                     const int j = by_level[k];
-                    if (!r->done[j] && writes_into_storage(r->nodes[j]) == (pass == 1))
-                        emit_with_partner(r, j); /* all it depends on is of lower levels */
+                    /* all it depends on is of lower levels, or a view of this level before it */
+                    if (!r->done[j] && writes_into_storage(r->nodes[j]) == (pass == 1) && ready_after(r, j, j))
+                        emit_with_partner(r, j);
                 }
     }
     free(first);
