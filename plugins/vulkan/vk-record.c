@@ -387,8 +387,10 @@ bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *no
  * are submitted as a part of the segment (ggml-vulkan submits every 100 nodes or so), and the
  * GPU runs them while the host records the rest.  A part is a command buffer of its own, kept
  * and replayed as whole segments are (the split falls at the same dispatches every time the
- * same graph comes).  Each part after the first begins with a barrier, after everything
- * submitted before it, so the last part's fence, the one waited for, covers the whole segment.
+ * same graph comes).  A part begins with no barrier of its own: a barrier's scope, like a
+ * fence's, takes in every command submitted to the queue before it, so the barriers go where a
+ * dispatch conflicts with one since the last barrier, whichever part that one was in, and the
+ * last part's fence, the one waited for, covers the whole segment.
  * A segment splits only while two replay slots are left to it (its parts are in flight). */
 #define DEFAULT_SUBMIT_EVERY 64
 
@@ -412,8 +414,8 @@ static enum ggml_status submit_part(struct vk_rec *rec) {
     }
     rec->n_parts++;
     rec->part_start = rec->n_dispatches;
-    d->log.n = 0;
-    return vk_order_barrier(rec); /* nothing held: it cannot fail */
+    d->log.n = 0; /* what the dispatches since the last barrier touch stays noted */
+    return GGML_STATUS_SUCCESS;
 }
 
 /* Record nodes [i, n) until one needs the CPU (its index in *cpu_at, else n); caller holds d->lock. */
