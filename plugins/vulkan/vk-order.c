@@ -48,7 +48,7 @@ struct held_dispatch {
     struct vk_range ranges[VK_MAX_BINDINGS]; /* the bindings that are not index-check slots */
     bool written[VK_MAX_BINDINGS];
     int n_ranges;
-    int level;
+    int level, next; /* next: the next held dispatch of its level, -1: none */
     bool after_write; /* its level follows from a RAW or WAW conflict, not only from a WAR one */
 };
 
@@ -56,9 +56,25 @@ struct vk_hazards {
     struct range_list written, read; /* recorded since the last barrier in the log */
     struct held_dispatch *held;      /* the window, in graph order */
     int n_held, cap_held, top_level;
+    /* each level's held dispatches, chained in graph order (levels never pass the window's size) */
+    int first[VK_ORDER_WINDOW + 1], last[VK_ORDER_WINDOW + 1];
+    bool after_write[VK_ORDER_WINDOW + 1]; /* a dispatch of the level comes after a write */
 };
 
-struct vk_hazards *vk_hazards_new(void) { return calloc(1, sizeof(struct vk_hazards)); }
+static void clear_levels(struct vk_hazards *hz) {
+    for (int l = 0; l <= hz->top_level; l++) hz->first[l] = -1, hz->after_write[l] = false;
+    hz->n_held = 0;
+    hz->top_level = 0;
+}
+
+struct vk_hazards *vk_hazards_new(void) {
+    struct vk_hazards *hz = calloc(1, sizeof(struct vk_hazards));
+    if (hz) {
+        hz->top_level = VK_ORDER_WINDOW;
+        clear_levels(hz);
+    }
+    return hz;
+}
 
 void vk_hazards_free(struct vk_hazards *hz) {
     if (!hz) return;
@@ -109,17 +125,14 @@ enum ggml_status vk_order_flush(struct vk_rec *rec) {
     struct vk_hazards *hz = rec->hz;
     enum ggml_status st = GGML_STATUS_SUCCESS;
     for (int level = 0; level <= hz->top_level && hz->n_held; level++) {
-        bool after_write = false;
-        for (int k = 0; k < hz->n_held; k++) after_write |= hz->held[k].level == level && hz->held[k].after_write;
         if (level > 0) {
-            rec->n_war_barriers += !after_write; /* memory a dispatch before it still reads, reused */
+            rec->n_war_barriers += !hz->after_write[level]; /* memory a dispatch before it still reads, reused */
             log_barrier(rec);
         }
-        for (int k = 0; k < hz->n_held; k++)
-            if (hz->held[k].level == level && !log_held(rec, &hz->held[k])) st = GGML_STATUS_ALLOC_FAILED;
+        for (int k = hz->first[level]; k >= 0; k = hz->held[k].next)
+            if (!log_held(rec, &hz->held[k])) st = GGML_STATUS_ALLOC_FAILED;
     }
-    hz->n_held = 0;
-    hz->top_level = 0;
+    clear_levels(hz);
     if (st != GGML_STATUS_SUCCESS) ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of host memory while recording");
     return st;
 }
@@ -177,8 +190,16 @@ enum ggml_status vk_order_dispatch(struct vk_rec *rec, const struct vk_dispatch 
         h->written[h->n_ranges++] = ds->bind[i].written;
     }
     place(hz, h);
-    hz->n_held++;
-    if (h->level > hz->top_level) hz->top_level = h->level;
+    const int k = hz->n_held++;
+    if (h->level > hz->top_level) {
+        for (int l = hz->top_level + 1; l <= h->level; l++) hz->first[l] = -1, hz->after_write[l] = false;
+        hz->top_level = h->level;
+    }
+    h->next = -1;
+    if (hz->first[h->level] < 0) hz->first[h->level] = k;
+    else hz->held[hz->last[h->level]].next = k;
+    hz->last[h->level] = k;
+    hz->after_write[h->level] |= h->after_write;
     const bool in_order = vk_tuning()->reorder_off || rec->d->profile_dispatches;
     return in_order || hz->n_held >= VK_ORDER_WINDOW ? vk_order_flush(rec) : GGML_STATUS_SUCCESS;
 }
