@@ -325,6 +325,13 @@ static bool make_tensors(ggml_backend_sched_t sched) {
     return true;
 }
 
+/* The split's backend may put its nodes in another order before they are placed (order_nodes). */
+static void order_split(ggml_backend_sched_t sched, struct ggml_cgraph *g, const struct sched_split *sp) {
+    ggml_backend_t backend = sched->backends[sp->backend_id];
+    if (backend->iface.order_nodes && sp->g_end - sp->g_start > 1)
+        backend->iface.order_nodes(backend, g->nodes + sp->g_start, sp->g_end - sp->g_start);
+}
+
 static bool build_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     const size_t n_nodes = (size_t)graph->n_nodes + (size_t)sched->n_inputs + (size_t)sched->n_clones;
     const size_t size = (n_nodes > (size_t)graph->n_leafs ? n_nodes : (size_t)graph->n_leafs) + 1;
@@ -353,6 +360,7 @@ static bool build_graph(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
             g->nodes[g->n_nodes++] = c >= 0 ? sched->clones[c].clone : node;
         }
         sp->g_end = g->n_nodes;
+        order_split(sched, g, sp);
         /* a cloned in-place node stays in the plan, uncomputed: as a view it keeps the
          * memory it writes to (copied back after the split) alive for its consumers */
         for (int j = sp->cl_start; j < sp->cl_end; j++) {

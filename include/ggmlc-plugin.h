@@ -210,6 +210,14 @@ struct ggmlc_backend_iface {
      * on, stopping at one the device cannot run after all.  See "Stopping for the CPU". */
     enum ggml_status (*graph_compute_from)(ggml_backend_t backend, struct ggml_cgraph *cgraph,
                                            int first, int *stopped_at);
+    /* Optional (cores older than this member ignore it): reorder nodes[0, n_nodes), a split
+     * that ggml_backend_sched gives this backend, before the graph allocator places them.  The
+     * new order must compute the same: every node after the nodes it reads (its sources, the
+     * nodes whose memory it reads or overwrites through views), no node that writes memory
+     * moved across another that reads or writes the same bytes.  A device that runs
+     * independent nodes together uses it to put them next to each other (once placed, the
+     * allocator's reuse of memory would chain them). */
+    void (*order_nodes)(ggml_backend_t backend, struct ggml_tensor **nodes, int n_nodes);
 };
 
 /* ------------------------------------------------------ constructors */

@@ -66,6 +66,13 @@ static int next_computing(struct ggml_tensor **nodes, int i, int n) {
     return i;
 }
 
+bool vk_fuse_fits(const struct vk_device *d, const struct ggml_tensor *first, const struct ggml_tensor *second) {
+    if (vk_tuning()->fuse_off) return false;
+    for (size_t k = 0; k < sizeof fusions / sizeof fusions[0]; k++)
+        if (fusions[k].fits(d, first, second)) return true;
+    return false;
+}
+
 int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, enum ggml_status *st) {
     if (vk_tuning()->fuse_off || vk_path_disabled(rec->d, VK_PATH_FUSE)) return i;
     const int j = next_computing(nodes, i, n);

@@ -445,7 +445,7 @@ struct vk_range {
     VkBuffer buf;
     VkDeviceSize begin, end;
 };
-struct vk_hazards; /* memory read and written since the last barrier */
+struct vk_hazards; /* memory read and written since the last barrier, and the dispatches held (vk-order.c) */
 
 /* Scratch memory holding a tensor's contents in another form, made by one kernel earlier in
  * the segment (b quantized for the integer-dot mat-vec): products that share their
@@ -612,6 +612,22 @@ VK_HIDDEN void vk_node_scratch(const struct vk_device *d, const struct ggml_tens
 /* The segment's transient region (*at) when it holds size bytes. */
 VK_HIDDEN bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
+
+/* Barriers and the order of dispatches (vk-order.c).  A segment's hazard state (NULL without
+ * memory), and freed. */
+VK_HIDDEN struct vk_hazards *vk_hazards_new(void);
+VK_HIDDEN void vk_hazards_free(struct vk_hazards *hz);
+/* Hold a dispatch (pipeline, descriptors info[], the bytes ranges[] of each binding) until the
+ * next flush, which logs it after every dispatch it conflicts with and a barrier. */
+VK_HIDDEN enum ggml_status vk_order_dispatch(struct vk_rec *rec, const struct vk_dispatch *ds, VkPipeline pipeline,
+                                             const VkDescriptorBufferInfo *info, const struct vk_range *ranges);
+/* Log the dispatches held, fewest barriers between them; vk_order_barrier adds a barrier after
+ * them (before a transfer, a submitted part's successor). */
+VK_HIDDEN enum ggml_status vk_order_flush(struct vk_rec *rec);
+VK_HIDDEN enum ggml_status vk_order_barrier(struct vk_rec *rec);
+/* Put a scheduler's split in an order whose dispatches share barriers, before it is placed
+ * (vk-reorder.c; ggmlc_backend_iface.order_nodes). */
+VK_HIDDEN void vk_order_nodes(ggml_backend_t backend, struct ggml_tensor **nodes, int n_nodes);
 /* Record ds once for each chunk of [0, n), chunk items at a time (chunk > 0), the chunk's
  * [begin, end) in push words begin_word and begin_word + 1: work one invocation would loop
  * over for longer than VK_LOOP_BUDGET allows.  The barriers between them come by themselves. */
@@ -680,6 +696,8 @@ VK_HIDDEN bool vk_rope_set_rows_record(struct vk_rec *rec, const struct ggml_ten
 /* Record nodes[i] fused with the next node that computes when a fusion takes them: that node's
  * index, the status in *st; else i, nothing recorded (GGMLC_VK_FUSE=0: always). */
 VK_HIDDEN int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, enum ggml_status *st);
+/* Whether a fused kernel takes first and second (shapes and types only; fusion not turned off). */
+VK_HIDDEN bool vk_fuse_fits(const struct vk_device *d, const struct ggml_tensor *first, const struct ggml_tensor *second);
 /* Whether node touches a buffer that fell back to host memory: the GPU cannot bind it. */
 VK_HIDDEN bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *node);
 
@@ -774,6 +792,7 @@ struct vk_tuning {
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
     bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */
+    bool reorder_off;            /* GGMLC_VK_REORDER=0: dispatches in graph order (vk-order.c) */
     struct vk_env_value submit_every; /* GGMLC_VK_SUBMIT_EVERY (vk-record.c) */
     struct vk_env_value wait_spin;    /* GGMLC_VK_WAIT_SPIN: microseconds (vk-device.c) */
 };

@@ -52,6 +52,7 @@ static const struct ggmlc_backend_iface vk_backend_iface = {
     .free = backend_free,
     .synchronize = backend_synchronize,
     .graph_compute_from = backend_graph_compute_from,
+    .order_nodes = vk_order_nodes,
 };
 
 /* ------------------------------------------------------------- device */

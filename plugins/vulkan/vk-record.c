@@ -3,9 +3,10 @@
  *
  * A graph (segment) becomes one command buffer and one submit.  Dispatches
  * run concurrently unless separated by a barrier, so a barrier goes in only
- * where a dispatch touches memory in conflict with one recorded since the
- * last barrier: it reads or writes what was written (RAW, WAW), or writes
- * what was read (WAR: the allocator reuses memory of dead tensors).
+ * where a dispatch touches memory in conflict with one before it: it reads or
+ * writes what was written (RAW, WAW), or writes what was read (WAR: the
+ * allocator reuses memory of dead tensors); vk-order.c places the barriers and
+ * lets dispatches that do not conflict share them.
  * The commands go to the device's log first; vk-replay.c records them, or
  * submits the command buffer of an earlier segment with the same commands.
  */
@@ -94,42 +95,6 @@ static bool binding_place(const struct vk_device *d, const struct vk_binding *bi
     *nbytes = r.end - r.begin;
     *end = b->alloc.offset + b->alloc.size;
     return true;
-}
-
-/* ---------------------------------------------------------- hazards */
-
-struct range_list {
-    struct vk_range *r;
-    int n, cap;
-};
-
-struct vk_hazards {
-    struct range_list written, read;
-};
-
-static bool overlaps(const struct range_list *l, const struct vk_range *x) {
-    for (int i = 0; i < l->n; i++)
-        if (l->r[i].buf == x->buf && l->r[i].begin < x->end && x->begin < l->r[i].end) return true;
-    return false;
-}
-
-static bool add_range(struct range_list *l, const struct vk_range *x) {
-    if (l->n == l->cap) {
-        const int cap = l->cap ? 2 * l->cap : 16;
-        struct vk_range *grown = realloc(l->r, (size_t)cap * sizeof *grown);
-        if (!grown) return false;
-        l->r = grown;
-        l->cap = cap;
-    }
-    l->r[l->n++] = *x;
-    return true;
-}
-
-static void barrier(struct vk_rec *rec) {
-    vk_log_barrier(&rec->d->log, VK_CMD_BARRIER);
-    rec->hz->written.n = 0;
-    rec->hz->read.n = 0;
-    rec->n_barriers++;
 }
 
 /* ---------------------------------------------------------- derived forms */
@@ -284,8 +249,7 @@ static bool checks_begin(struct vk_rec *rec, struct ggml_tensor **nodes, int i, 
         return false;
     }
     vk_log_fill(&d->log, d->checks.buf, d->checks.offset, bytes, 0);
-    barrier(rec);
-    return true;
+    return vk_order_barrier(rec) == GGML_STATUS_SUCCESS; /* nothing held yet: it cannot fail */
 }
 
 /* Record the copies of the slots taken and of the outputs computed (nodes before computed_to)
@@ -294,7 +258,7 @@ static void checks_end(struct vk_rec *rec, int computed_to) {
     const bool outputs = rec->n_outputs && rec->output_node[0] < computed_to;
     if (!rec->n_checked && !outputs) return;
     struct vk_device *d = rec->d;
-    barrier(rec);
+    vk_order_barrier(rec); /* the caller flushed the window: nothing held, nothing to fail */
     if (rec->n_checked)
         vk_log_copy(&d->log, d->checks.buf, d->staging.buf, d->checks.offset, 0,
                     (VkDeviceSize)rec->n_checked * check_stride(d));
@@ -364,29 +328,12 @@ enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds) 
         return GGML_STATUS_FAILED;
     }
 
-    /* the check slots need no barriers: a node's dispatches only ever set its slot */
-    bool after_write = false, over_read = false;
-    for (int i = 0; i < n_bind; i++) {
-        if (ds->bind[i].check) continue;
-        after_write |= overlaps(&rec->hz->written, &ranges[i]);
-        over_read |= ds->bind[i].written && overlaps(&rec->hz->read, &ranges[i]);
-    }
-    if (after_write || over_read) {
-        rec->n_war_barriers += !after_write; /* the allocator gave it memory that a dispatch since the last barrier reads */
-        barrier(rec);
-    }
-    for (int i = 0; i < n_bind; i++) {
-        if (ds->bind[i].check) continue;
-        if (!add_range(ds->bind[i].written ? &rec->hz->written : &rec->hz->read, &ranges[i])) {
-            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan: out of host memory while recording");
-            return GGML_STATUS_ALLOC_FAILED;
-        }
-        if (ds->bind[i].written) forget_derived(rec, &ranges[i]);
-    }
-
-    vk_log_dispatch(&d->log, pipeline, n_bind, info, ds->push, ds->groups);
+    for (int i = 0; i < n_bind; i++)
+        if (!ds->bind[i].check && ds->bind[i].written) forget_derived(rec, &ranges[i]);
+    const enum ggml_status st = vk_order_dispatch(rec, ds, pipeline, info, ranges);
+    if (st != GGML_STATUS_SUCCESS) return st;
     rec->n_dispatches++;
-    if (d->profile_dispatches && rec->n_profiled < VK_PROFILE_MAX) { /* when this and everything before it is done */
+    if (d->profile_dispatches && rec->n_profiled < VK_PROFILE_MAX) { /* when this and everything before it is done (flushed) */
         vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 2 + (uint32_t)rec->n_profiled);
         rec->profiled[rec->n_profiled++] = ds->shader;
     }
@@ -440,8 +387,10 @@ bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *no
  * are submitted as a part of the segment (ggml-vulkan submits every 100 nodes or so), and the
  * GPU runs them while the host records the rest.  A part is a command buffer of its own, kept
  * and replayed as whole segments are (the split falls at the same dispatches every time the
- * same graph comes).  Each part after the first begins with a barrier, after everything
- * submitted before it, so the last part's fence, the one waited for, covers the whole segment.
+ * same graph comes).  A part begins with no barrier of its own: a barrier's scope, like a
+ * fence's, takes in every command submitted to the queue before it, so the barriers go where a
+ * dispatch conflicts with one since the last barrier, whichever part that one was in, and the
+ * last part's fence, the one waited for, covers the whole segment.
  * A segment splits only while two replay slots are left to it (its parts are in flight). */
 #define DEFAULT_SUBMIT_EVERY 64
 
@@ -457,14 +406,15 @@ static enum ggml_status submit_part(struct vk_rec *rec) {
     if (!every || (uint32_t)(rec->n_dispatches - rec->part_start) < every || vk_replay_slots_left(d) < 2)
         return GGML_STATUS_SUCCESS;
     const bool first = rec->n_parts == 0;
+    const enum ggml_status flushed = vk_order_flush(rec);
+    if (flushed != GGML_STATUS_SUCCESS) return flushed;
     if (vk_replay_submit(d, &d->log, first, false, false) != GGMLC_OK) {
         rec->closed = true; /* it ended the device's command buffer, or fenced the parts before */
         return GGML_STATUS_FAILED;
     }
     rec->n_parts++;
     rec->part_start = rec->n_dispatches;
-    d->log.n = 0;
-    barrier(rec);
+    d->log.n = 0; /* what the dispatches since the last barrier touch stays noted */
     return GGML_STATUS_SUCCESS;
 }
 
@@ -523,8 +473,11 @@ static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int 
 
 /* Record and submit nodes [i, n) up to the first one that needs the CPU (in *cpu_at). */
 static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
-    struct vk_hazards hz = {0};
-    struct vk_rec rec = {.d = d, .hz = &hz};
+    struct vk_rec rec = {.d = d, .hz = vk_hazards_new()};
+    if (!rec.hz) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory while recording", d->name);
+        return GGML_STATUS_ALLOC_FAILED;
+    }
     const int64_t start = d->timestamps ? ggml_time_us() : 0;
     pthread_mutex_lock(&d->lock);
     enum ggml_status s = GGML_STATUS_FAILED;
@@ -538,6 +491,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);
         }
         s = checks_begin(&rec, nodes, i, n) ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
+        if (s == GGML_STATUS_SUCCESS) s = vk_order_flush(&rec); /* the dispatches still held (vk-order.c) */
         if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
             if (rec.n_parts) vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true);
             else vkEndCommandBuffer(d->cmd);
@@ -558,8 +512,7 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
         }
     }
     pthread_mutex_unlock(&d->lock);
-    free(hz.written.r);
-    free(hz.read.r);
+    vk_hazards_free(rec.hz);
     free(rec.checked);
     return s;
 }

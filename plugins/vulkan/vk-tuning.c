@@ -90,6 +90,7 @@ static void log_tuning(void) {
         ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_COOPMAT_KHR=0\n");
     if (tuning.replay_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_REPLAY=0\n");
     if (tuning.fuse_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_FUSE=0\n");
+    if (tuning.reorder_off) ggmlc_log(GGML_LOG_LEVEL_DEBUG, "vulkan: tuning: GGMLC_VK_REORDER=0\n");
 }
 
 void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
@@ -107,5 +108,7 @@ void vk_tuning_read(const struct ggmlc_plugin_options *opts) {
     tuning.replay_off = replay && says_off(replay);
     const char *fuse = ggmlc_getenv("GGMLC_VK_FUSE");
     tuning.fuse_off = fuse && says_off(fuse);
+    const char *reorder = ggmlc_getenv("GGMLC_VK_REORDER");
+    tuning.reorder_off = reorder && says_off(reorder);
     if (ggmlc_debug_enabled("vulkan")) log_tuning();
 }
