@@ -230,7 +230,7 @@ static bool read_in_place(const struct cpu_gemm_kernel *kern, const struct cpu_g
     const size_t f = sizeof(float);
     if (!kern->micro_strided || kern->mr > GEMM_MAX_MR || op->dequant || op->type != GGML_TYPE_F32) return false;
     if (op->row_stride % f || op->k_stride % f || (uintptr_t)op->data % f) return false;
-    return is_w ? op->row_stride == f : op->k_stride == f || op->row_stride == f;
+    return is_w ? op->row_stride == f && op->k_stride < 2048 : op->k_stride == f || op->row_stride == f;
 }
 
 /* The last, narrower than nr, of the w panels of a block read in place, packed into edge
