@@ -68,6 +68,21 @@ static size_t soft_max_back_work(const struct ggml_tensor *dst, int n_threads) {
     return nn_scratch_bytes(2 * dst->ne[0], n_threads);
 }
 
+/* dy = scale * y * (dy - <y, dy>) in place on one row: the dot product in eight partial sums
+ * (added pairwise), so that both loops vectorize; in double, one element at a time, this was
+ * the slowest node of a GPT's training step after the products. */
+EW_CLONES static void soft_max_back_row(const float *restrict y, float *restrict dy, int64_t n, float scale) {
+    float part[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) part[l] += y[i + l] * dy[i + l];
+    for (int w = 4; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) part[l] += part[l + w];
+    for (; i < n; i++) part[0] += y[i] * dy[i];
+    const float dot = part[0];
+    for (i = 0; i < n; i++) dy[i] = scale * y[i] * (dy[i] - dot);
+}
+
 /* dx = scale * y * (dy - <y, dy>).  The mask and ALiBi slope are constants added to the
  * scaled logits, so they do not enter the gradient: max_bias needs no special case. */
 static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
@@ -82,9 +97,7 @@ static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, 
         nn_row_index(dst, r, &i1, &i2, &i3);
         nn_row_load(dy_t, i1, i2, i3, dy);
         nn_row_load(y_t, i1, i2, i3, y);
-        double dot = 0.0;
-        for (int64_t i = 0; i < n; i++) dot += (double)y[i] * dy[i];
-        for (int64_t i = 0; i < n; i++) dy[i] = (float)((double)scale * y[i] * ((double)dy[i] - dot));
+        soft_max_back_row(y, dy, n, scale);
         nn_row_store(dst, i1, i2, i3, dy);
     }
     return GGML_STATUS_SUCCESS;
