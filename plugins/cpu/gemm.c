@@ -222,15 +222,22 @@ static struct block_src direct_src(const struct cpu_gemm_operand *op, int64_t r0
 
 #define GEMM_MAX_MR 16
 
-/* Whether the micro-kernel reads op in place instead of packing it: f32 with element strides,
- * for w (as nr-wide vectors along n) when it is stored k-major, for x (one value per row and
- * k) when stored along k or k-major.  Packing these copied every value once more per product,
- * as much time as the multiply-adds of the small products (attention's 128 x 128 x 32). */
-static bool read_in_place(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, bool is_w) {
+/* Whether the micro-kernel reads op, an operand of a product of depth k, in place instead of
+ * packing it: f32 with element strides, for w (as nr-wide vectors along n) when it is stored
+ * k-major with rows less than 2 KiB apart (further, its panels alias in L1: the 512-wide
+ * weight gradient ran 55 GFLOPS in place, 69 packed), for x (one value per row and k) when
+ * stored along k, or k-major in products no
+ * deeper than a cache block.  Packing these copied every value once more per product, as much
+ * time as the multiply-adds of the small products (attention's 128 x 128 x 32).  Deeper x
+ * stored k-major is packed: each k of an x panel read in place is another cache line, which
+ * the w panels streaming past evict before the next panel of w reuses it (the weight
+ * gradients, depth T x B, ran 62-67 GFLOPS in place, 71-77 packed). */
+static bool read_in_place(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, bool is_w,
+                          int64_t k) {
     const size_t f = sizeof(float);
     if (!kern->micro_strided || kern->mr > GEMM_MAX_MR || op->dequant || op->type != GGML_TYPE_F32) return false;
     if (op->row_stride % f || op->k_stride % f || (uintptr_t)op->data % f) return false;
-    return is_w ? op->row_stride == f && op->k_stride < 2048 : op->k_stride == f || op->row_stride == f;
+    return is_w ? op->row_stride == f && op->k_stride < 2048 : op->k_stride == f || (op->row_stride == f && k <= kern->kc);
 }
 
 /* The last, narrower than nr, of the w panels of a block read in place, packed into edge
@@ -325,7 +332,7 @@ static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu
     float *tmp = tile + kern->nr * kern->mr;
     const struct dst_view v = dst_view_of(p);
     const int64_t kc = depth_block(kern, p);
-    const bool w_in_place = read_in_place(kern, &p->w, true), x_in_place = read_in_place(kern, &p->x, false);
+    const bool w_in_place = read_in_place(kern, &p->w, true, p->k), x_in_place = read_in_place(kern, &p->x, false, p->k);
     for (int64_t jc = m0; jc < m1; jc += kern->nc) {
         const int64_t mb = min64(kern->nc, m1 - jc);
         for (int64_t pc = 0; pc < p->k; pc += kc) {
@@ -487,7 +494,7 @@ static void team_item(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_
     const int64_t j0 = t->x_panels * part / t->m_parts * kern->mr;
     const int64_t rows = min64(t->x_panels * (part + 1) / t->m_parts * kern->mr, mb) - j0;
     const struct dst_view v = dst_view_of(p);
-    const bool w_in_place = read_in_place(kern, &p->w, true), x_in_place = read_in_place(kern, &p->x, false);
+    const bool w_in_place = read_in_place(kern, &p->w, true, p->k), x_in_place = read_in_place(kern, &p->x, false, p->k);
     if (!w_in_place) pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
     const struct block_src ws = w_in_place ? direct_src(&p->w, ic, pc) : packed_src(wbuf, kb);
     const struct block_src xs = x_in_place ? direct_src(&p->x, jc + j0, pc) : packed_src(xbuf + j0 * kb, kb);
@@ -522,7 +529,7 @@ static void compute_team_once(const struct cpu_gemm_kernel *kern, const struct c
     float *tile = align64(work), *tmp = tile + nr * mr;
     int64_t q0, q1;
     cpu_split_range(w_panels, call->ith, call->nth, &q0, &q1);
-    const bool w_in_place = read_in_place(kern, &p->w, true), x_in_place = read_in_place(kern, &p->x, false);
+    const bool w_in_place = read_in_place(kern, &p->w, true, p->k), x_in_place = read_in_place(kern, &p->x, false, p->k);
     if (!w_in_place)
         for (int64_t q = q0; q < q1; q++) pack_panel_whole(kern, &p->w, q * nr, min64(nr, p->n - q * nr), k, nr, wpk + q * nr * k, tmp);
     cpu_split_range(x_panels, call->ith, call->nth, &q0, &q1);
@@ -567,7 +574,7 @@ void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_
         for (int64_t pc = 0; pc < p->k; pc += kc, iter++) {
             const int64_t kb = min64(kc, p->k - pc);
             int64_t q0 = 0, q1 = 0; /* this thread's panels of the shared x block (none: read in place) */
-            if (!read_in_place(kern, &p->x, false)) cpu_split_range(t.x_panels, call->ith, call->nth, &q0, &q1);
+            if (!read_in_place(kern, &p->x, false, p->k)) cpu_split_range(t.x_panels, call->ith, call->nth, &q0, &q1);
             for (int64_t q = q0; q < q1; q++)
                 pack_panel(kern, &p->x, jc + q * kern->mr, min64(kern->mr, mb - q * kern->mr), pc, kb, kern->mr,
                            xbuf + q * kern->mr * kb, tmp);
