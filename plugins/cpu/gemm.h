@@ -6,7 +6,9 @@
  * which is ggml's mul_mat (w = src0 rows, x = src1 rows, dst [N, M]) and, with
  * other strides, out_prod.  Operands are F32, F16 or BF16 with any strides;
  * they are converted to f32 while being copied into packed panels, so
- * transposed views cost nothing extra.  The output is split into a 2-D grid
+ * transposed views cost nothing extra.  Where the path has a strided micro-kernel, f32
+ * operands already laid out as it reads them are not copied at all (gemm.c's
+ * read_in_place).  The output is split into a 2-D grid
  * of tiles, one per thread; inside a tile the product is cache blocked and
  * computed by a register-tiled micro-kernel of the SIMD path in use.
  */
