@@ -314,6 +314,13 @@ int main(void) {
         {131, 77, 300, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 2},
         {100, 45, 70, GGML_TYPE_F32, GGML_TYPE_BF16, true, true, 1},
         {53, 3001, 33, GGML_TYPE_F16, GGML_TYPE_F32, true, false, 2}, /* team mode */
+        /* f32 read in place by the strided micro-kernel (AVX2): w k-major rows 2400 bytes apart
+         * (packed) with x k-major no deeper than a cache block (in place); both in place in
+         * team mode, packed once; w in place with its narrow last panel and x along k in the
+         * blocked team mode */
+        {600, 50, 100, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 1},
+        {140, 130, 128, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 2},
+        {70, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
     check_matvec_kernels();

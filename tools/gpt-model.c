@@ -275,6 +275,26 @@ static void project_qkv(struct ggml_context *ctx, const struct gpt_hparams *hp, 
     *v = qkv_part(ctx, qkv, hp, 2);
 }
 
+/* The same as project_qkv for training: q, k and v each the product of its third of the
+ * rows of wqkv, [head, H, T, B] and contiguous.  Their gradients then flow into three
+ * blocks of the weights' gradient (C x C each) instead of three views of one [3 C, T, B]
+ * activation, whose accumulation copied the whole activation gradient three times per layer
+ * (ACC, 2.5% of a training step). */
+static void project_qkv_split(struct ggml_context *ctx, const struct gpt_hparams *hp, const struct gpt_layer *l,
+                              struct ggml_tensor *x, struct ggml_tensor *pos, struct ggml_tensor **q,
+                              struct ggml_tensor **k, struct ggml_tensor **v) {
+    const int64_t c = hp->n_embd, hd = c / hp->n_head;
+    struct ggml_tensor *xn = rms_norm(ctx, x, l->attn_norm), *part[3];
+    for (int i = 0; i < 3; i++) {
+        struct ggml_tensor *w = ggml_view_2d(ctx, l->wqkv, c, c, l->wqkv->nb[1], (size_t)i * (size_t)c * l->wqkv->nb[1]);
+        part[i] = ggml_mul_mat(ctx, w, xn);
+        part[i] = ggml_reshape_4d(ctx, part[i], hd, hp->n_head, part[i]->ne[1], part[i]->ne[2]);
+    }
+    *q = rope(ctx, part[0], pos, hp->n_ctx);
+    *k = rope(ctx, part[1], pos, hp->n_ctx);
+    *v = part[2];
+}
+
 /* softmax(k^T q / sqrt(head) + mask) applied to v^T: q [head, Tq, H, B], k [head, Tk, H, B]
  * (views: the product reads them strided), vt [Tk, head, H, B], mask [Tk, Tq] (-inf on the
  * future: added inside the softmax, which saves a masking pass forward and backward);
@@ -321,7 +341,10 @@ struct ggml_tensor *gpt_forward_train(struct ggml_context *ctx, struct gpt_model
     for (int il = 0; il < hp->n_layer; il++) {
         const struct gpt_layer *l = &m->layers[il];
         struct ggml_tensor *q, *k, *v;
-        project_qkv(ctx, hp, l, x, pos, &q, &k, &v);
+        if (l->wqkv->type == GGML_TYPE_F32) /* converted weights may be repacked: no row views of them */
+            project_qkv_split(ctx, hp, l, x, pos, &q, &k, &v);
+        else
+            project_qkv(ctx, hp, l, x, pos, &q, &k, &v);
         q = ggml_permute(ctx, q, 0, 2, 1, 3);                  /* [head, T, H, B] views */
         k = ggml_permute(ctx, k, 0, 2, 1, 3);
         v = ggml_cont(ctx, ggml_permute(ctx, v, 1, 2, 0, 3));   /* [T, head, H, B] */

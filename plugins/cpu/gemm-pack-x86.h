@@ -137,11 +137,33 @@ static inline void pack_rows_transposed(enum ggml_type type, const char *base, s
     PACK_FOR_TYPE(type, pack_rows_typed, base, row_stride, rows, kc, width, dst);
 }
 
+/* pack_cols_direct of f32 into a panel at most 8 wide (the x panels): one masked load per k
+ * (lanes from rows on read as zero) and one 8-wide store, whose lanes beyond width land on
+ * the next k's place and are overwritten by its store; the last k's store is masked.  The
+ * element loop it replaces cost 40% of the backward's weight-gradient products. */
+static inline void pack_cols_narrow_f32(const char *base, size_t k_stride, int64_t rows, int64_t kc, int width,
+                                        float *dst) {
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)rows), iota);
+    const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(width), iota);
+    for (int64_t k = 0; k < kc; k++) {
+        const float *src = (const float *)(base + k * k_stride);
+        if (k + PACK_PREFETCH_K < kc) _mm_prefetch((const char *)src + PACK_PREFETCH_K * k_stride, _MM_HINT_T0);
+        const __m256 v = _mm256_maskload_ps(src, valid);
+        if (k + 1 < kc) _mm256_storeu_ps(dst + k * width, v);
+        else _mm256_maskstore_ps(dst + k * width, lanes, v);
+    }
+}
+
 /* pack_cols_direct for a type fixed at the call. */
 static inline __attribute__((always_inline)) void pack_cols_typed(enum ggml_type type, const char *base,
                                                                   size_t k_stride, int64_t rows, int64_t kc,
                                                                   int width, float *dst) {
     const size_t es = pack_elem_size(type);
+    if (type == GGML_TYPE_F32 && width >= 4 && width <= 8) { /* 8 - width lanes spill at most one k ahead */
+        pack_cols_narrow_f32(base, k_stride, rows, kc, width, dst);
+        return;
+    }
     const int64_t full = rows & ~(int64_t)7;
     for (int64_t k = 0; k < kc; k++) {
         const char *src = base + k * k_stride;

@@ -199,17 +199,106 @@ static void store_partial(const float *tile, int nr, float *c, const struct dst_
     }
 }
 
-/* Multiply the packed blocks: xbuf (mb rows from x row jc) by wbuf (nb rows from w row ic),
- * kb deep.  Panel row r of a buffer starts r * ld floats after its first (ld = kb for panels
- * packed one block deep, the whole depth k for operands packed once). */
-static void multiply_blocks(const struct cpu_gemm_kernel *kern, const float *wbuf, int64_t wld, const float *xbuf,
-                            int64_t xld, int64_t nb, int64_t mb, int64_t kb, const struct dst_view *v, int64_t ic,
-                            int64_t jc, bool accumulate, float *tile) {
+/* Where the micro-kernel reads a block of one operand: packed panels (panel row r starts
+ * r * ld floats after `packed`'s first: ld = kb for panels packed one block deep, the whole
+ * depth k for operands packed once), or the f32 operand in place (`direct`: the block's row
+ * r, depth d at direct + r * rs + d * ks; see read_in_place). */
+struct block_src {
+    const float *packed;
+    int64_t ld;
+    const float *direct;
+    int64_t rs, ks;
+};
+
+static struct block_src packed_src(const float *buf, int64_t ld) {
+    return (struct block_src){buf, ld, NULL, 0, 0};
+}
+
+/* The block of op from row r0 and depth k0, read in place. */
+static struct block_src direct_src(const struct cpu_gemm_operand *op, int64_t r0, int64_t k0) {
+    const int64_t rs = (int64_t)(op->row_stride / sizeof(float)), ks = (int64_t)(op->k_stride / sizeof(float));
+    return (struct block_src){NULL, 0, (const float *)op->data + r0 * rs + k0 * ks, rs, ks};
+}
+
+#define GEMM_MAX_MR 16
+
+/* Whether the micro-kernel reads op, an operand of a product of depth k, in place instead of
+ * packing it: f32 with element strides, for w (as nr-wide vectors along n) when it is stored
+ * k-major with rows less than 2 KiB apart (further, its panels alias in L1: the 512-wide
+ * weight gradient ran 55 GFLOPS in place, 69 packed), for x (one value per row and k) when
+ * stored along k, or k-major in products no
+ * deeper than a cache block.  Packing these copied every value once more per product, as much
+ * time as the multiply-adds of the small products (attention's 128 x 128 x 32).  Deeper x
+ * stored k-major is packed: each k of an x panel read in place is another cache line, which
+ * the w panels streaming past evict before the next panel of w reuses it (the weight
+ * gradients, depth T x B, ran 62-67 GFLOPS in place, 71-77 packed). */
+static bool read_in_place(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_operand *op, bool is_w,
+                          int64_t k) {
+    const size_t f = sizeof(float);
+    if (!kern->micro_strided || kern->mr > GEMM_MAX_MR || op->dequant || op->type != GGML_TYPE_F32) return false;
+    if (op->row_stride % f || op->k_stride % f || (uintptr_t)op->data % f) return false;
+    return is_w ? op->row_stride == f && op->k_stride < 2048 : op->k_stride == f || (op->row_stride == f && k <= kern->kc);
+}
+
+/* The last, narrower than nr, of the w panels of a block read in place, packed into edge
+ * (zeros beyond its cols rows), so that no vector load reads past the operand. */
+static void pack_edge_panel(const struct block_src *w, int64_t ip, int64_t cols, int64_t kb, int nr, float *edge) {
+    for (int64_t k = 0; k < kb; k++) {
+        const float *src = w->direct + ip * w->rs + k * w->ks;
+        for (int64_t j = 0; j < nr; j++) edge[k * nr + j] = j < cols ? src[j * w->rs] : 0.0f;
+    }
+}
+
+/* The micro-kernel on one tile: the full tile into dst, else into `tile`, then its valid part. */
+static void tile_product(const struct cpu_gemm_kernel *kern, const float *wp, int64_t w_ks, const float *const *xr,
+                         int64_t x_ks, int64_t kb, const struct dst_view *v, int64_t i, int64_t j, int64_t rows,
+                         int64_t cols, bool accumulate, float *tile) {
+    float *c = dst_at(v, i, j);
+    if (rows == kern->mr && cols == kern->nr && !v->transposed) {
+        kern->micro_strided(kb, wp, w_ks, xr, x_ks, c, v->ldc, accumulate);
+        return;
+    }
+    kern->micro_strided(kb, wp, w_ks, xr, x_ks, tile, kern->nr, false);
+    store_partial(tile, kern->nr, c, v, rows, cols, accumulate);
+}
+
+/* multiply_blocks with either operand read in place (micro_strided).  Rows of x beyond mb
+ * re-read its last row (their results are dropped); the narrow last panel of a w read in
+ * place is packed into edge first. */
+static void multiply_blocks_strided(const struct cpu_gemm_kernel *kern, const struct block_src *w,
+                                    const struct block_src *x, int64_t nb, int64_t mb, int64_t kb,
+                                    const struct dst_view *v, int64_t ic, int64_t jc, bool accumulate, float *tile,
+                                    float *edge) {
+    const int nr = kern->nr, mr = kern->mr;
+    const int64_t edge_ip = nb / nr * nr;
+    if (w->direct && edge_ip < nb) pack_edge_panel(w, edge_ip, nb - edge_ip, kb, nr, edge);
+    for (int64_t jp = 0; jp < mb; jp += mr) {
+        const float *xr[GEMM_MAX_MR];
+        for (int i = 0; i < mr; i++)
+            xr[i] = x->direct ? x->direct + min64(jp + i, mb - 1) * x->rs : x->packed + jp * x->ld + i;
+        const int64_t x_ks = x->direct ? x->ks : mr;
+        for (int64_t ip = 0; ip < nb; ip += nr) {
+            const bool in_place = w->direct && ip < edge_ip;
+            const float *wp = in_place ? w->direct + ip * w->rs : w->direct ? edge : w->packed + ip * w->ld;
+            tile_product(kern, wp, in_place ? w->ks : nr, xr, x_ks, kb, v, ic + ip, jc + jp, min64(mr, mb - jp),
+                         min64(nr, nb - ip), accumulate, tile);
+        }
+    }
+}
+
+/* Multiply the blocks of w (nb rows from w row ic) and x (mb rows from x row jc), kb deep. */
+static void multiply_blocks(const struct cpu_gemm_kernel *kern, const struct block_src *w, const struct block_src *x,
+                            int64_t nb, int64_t mb, int64_t kb, const struct dst_view *v, int64_t ic, int64_t jc,
+                            bool accumulate, float *tile, float *edge) {
+    if (w->direct || x->direct) {
+        multiply_blocks_strided(kern, w, x, nb, mb, kb, v, ic, jc, accumulate, tile, edge);
+        return;
+    }
     const int nr = kern->nr, mr = kern->mr;
     for (int64_t jp = 0; jp < mb; jp += mr) {
-        const float *xp = xbuf + jp * xld;
+        const float *xp = x->packed + jp * x->ld;
         for (int64_t ip = 0; ip < nb; ip += nr) {
-            const float *wp = wbuf + ip * wld;
+            const float *wp = w->packed + ip * w->ld;
             float *c = dst_at(v, ic + ip, jc + jp);
             if (jp + mr <= mb && ip + nr <= nb && !v->transposed) {
                 kern->micro(kb, wp, xp, c, v->ldc, accumulate);
@@ -243,15 +332,18 @@ static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu
     float *tmp = tile + kern->nr * kern->mr;
     const struct dst_view v = dst_view_of(p);
     const int64_t kc = depth_block(kern, p);
+    const bool w_in_place = read_in_place(kern, &p->w, true, p->k), x_in_place = read_in_place(kern, &p->x, false, p->k);
     for (int64_t jc = m0; jc < m1; jc += kern->nc) {
         const int64_t mb = min64(kern->nc, m1 - jc);
         for (int64_t pc = 0; pc < p->k; pc += kc) {
             const int64_t kb = min64(kc, p->k - pc);
-            pack_block(kern, &p->x, jc, mb, pc, kb, kern->mr, xbuf, tmp);
+            if (!x_in_place) pack_block(kern, &p->x, jc, mb, pc, kb, kern->mr, xbuf, tmp);
+            const struct block_src xs = x_in_place ? direct_src(&p->x, jc, pc) : packed_src(xbuf, kb);
             for (int64_t ic = n0; ic < n1; ic += kern->mc) {
                 const int64_t nb = min64(kern->mc, n1 - ic);
-                pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
-                multiply_blocks(kern, wbuf, kb, xbuf, kb, nb, mb, kb, &v, ic, jc, pc > 0, tile);
+                if (!w_in_place) pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
+                const struct block_src ws = w_in_place ? direct_src(&p->w, ic, pc) : packed_src(wbuf, kb);
+                multiply_blocks(kern, &ws, &xs, nb, mb, kb, &v, ic, jc, pc > 0, tile, tmp);
             }
         }
     }
@@ -402,8 +494,11 @@ static void team_item(const struct cpu_gemm_kernel *kern, const struct cpu_gemm_
     const int64_t j0 = t->x_panels * part / t->m_parts * kern->mr;
     const int64_t rows = min64(t->x_panels * (part + 1) / t->m_parts * kern->mr, mb) - j0;
     const struct dst_view v = dst_view_of(p);
-    pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
-    multiply_blocks(kern, wbuf, kb, xbuf + j0 * kb, kb, nb, rows, kb, &v, ic, jc + j0, pc > 0, tile);
+    const bool w_in_place = read_in_place(kern, &p->w, true, p->k), x_in_place = read_in_place(kern, &p->x, false, p->k);
+    if (!w_in_place) pack_block(kern, &p->w, ic, nb, pc, kb, kern->nr, wbuf, tmp);
+    const struct block_src ws = w_in_place ? direct_src(&p->w, ic, pc) : packed_src(wbuf, kb);
+    const struct block_src xs = x_in_place ? direct_src(&p->x, jc + j0, pc) : packed_src(xbuf + j0 * kb, kb);
+    multiply_blocks(kern, &ws, &xs, nb, rows, kb, &v, ic, jc + j0, pc > 0, tile, tmp);
 }
 
 /* Pack `rows` rows from r0 of op, the whole depth k, into one panel of `width` laid out
@@ -434,9 +529,12 @@ static void compute_team_once(const struct cpu_gemm_kernel *kern, const struct c
     float *tile = align64(work), *tmp = tile + nr * mr;
     int64_t q0, q1;
     cpu_split_range(w_panels, call->ith, call->nth, &q0, &q1);
-    for (int64_t q = q0; q < q1; q++) pack_panel_whole(kern, &p->w, q * nr, min64(nr, p->n - q * nr), k, nr, wpk + q * nr * k, tmp);
+    const bool w_in_place = read_in_place(kern, &p->w, true, p->k), x_in_place = read_in_place(kern, &p->x, false, p->k);
+    if (!w_in_place)
+        for (int64_t q = q0; q < q1; q++) pack_panel_whole(kern, &p->w, q * nr, min64(nr, p->n - q * nr), k, nr, wpk + q * nr * k, tmp);
     cpu_split_range(x_panels, call->ith, call->nth, &q0, &q1);
-    for (int64_t q = q0; q < q1; q++) pack_panel_whole(kern, &p->x, q * mr, min64(mr, p->m - q * mr), k, mr, xpk + q * mr * k, tmp);
+    if (!x_in_place)
+        for (int64_t q = q0; q < q1; q++) pack_panel_whole(kern, &p->x, q * mr, min64(mr, p->m - q * mr), k, mr, xpk + q * mr * k, tmp);
     if (call->ith == 0) atomic_init(next, 0);
     call->barrier(call); /* both operands are packed (and the counter is reset) */
     const int64_t want = GEMM_ONCE_ITEMS * (int64_t)call->nth;
@@ -446,9 +544,11 @@ static void compute_team_once(const struct cpu_gemm_kernel *kern, const struct c
     for (int64_t item; (item = atomic_fetch_add(next, 1)) < w_panels * m_parts;) {
         const int64_t ic = item / m_parts * nr, part = item % m_parts;
         const int64_t j0 = x_panels * part / m_parts * mr, j1 = min64(x_panels * (part + 1) / m_parts * mr, p->m);
-        for (int64_t pc = 0; pc < k; pc += kc)
-            multiply_blocks(kern, wpk + ic * k + pc * nr, k, xpk + j0 * k + pc * mr, k, min64(nr, p->n - ic), j1 - j0,
-                            min64(kc, k - pc), &v, ic, j0, pc > 0, tile);
+        for (int64_t pc = 0; pc < k; pc += kc) {
+            const struct block_src ws = w_in_place ? direct_src(&p->w, ic, pc) : packed_src(wpk + ic * k + pc * nr, k);
+            const struct block_src xs = x_in_place ? direct_src(&p->x, j0, pc) : packed_src(xpk + j0 * k + pc * mr, k);
+            multiply_blocks(kern, &ws, &xs, min64(nr, p->n - ic), j1 - j0, min64(kc, k - pc), &v, ic, j0, pc > 0, tile, tmp);
+        }
     }
     call->barrier(call); /* nobody reads the packed operands any more */
 }
@@ -473,8 +573,8 @@ void cpu_gemm_compute_team(const struct cpu_gemm_kernel *kern, const struct cpu_
         const struct team_split t = team_split_of(kern, p->n, mb, call->nth);
         for (int64_t pc = 0; pc < p->k; pc += kc, iter++) {
             const int64_t kb = min64(kc, p->k - pc);
-            int64_t q0, q1; /* this thread's panels of the shared x block */
-            cpu_split_range(t.x_panels, call->ith, call->nth, &q0, &q1);
+            int64_t q0 = 0, q1 = 0; /* this thread's panels of the shared x block (none: read in place) */
+            if (!read_in_place(kern, &p->x, false, p->k)) cpu_split_range(t.x_panels, call->ith, call->nth, &q0, &q1);
             for (int64_t q = q0; q < q1; q++)
                 pack_panel(kern, &p->x, jc + q * kern->mr, min64(kern->mr, mb - q * kern->mr), pc, kb, kern->mr,
                            xbuf + q * kern->mr * kb, tmp);

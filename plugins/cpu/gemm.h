@@ -6,7 +6,9 @@
  * which is ggml's mul_mat (w = src0 rows, x = src1 rows, dst [N, M]) and, with
  * other strides, out_prod.  Operands are F32, F16 or BF16 with any strides;
  * they are converted to f32 while being copied into packed panels, so
- * transposed views cost nothing extra.  The output is split into a 2-D grid
+ * transposed views cost nothing extra.  Where the path has a strided micro-kernel, f32
+ * operands already laid out as it reads them are not copied at all (gemm.c's
+ * read_in_place).  The output is split into a 2-D grid
  * of tiles, one per thread; inside a tile the product is cache blocked and
  * computed by a register-tiled micro-kernel of the SIMD path in use.
  */
@@ -51,6 +53,13 @@ struct cpu_gemm_kernel {
      * each row are written, the rest of the tile may be left alone. */
     void (*micro_narrow)(int64_t kc, const float *wp, const float *xp, float *c, int64_t ldc, bool accumulate,
                          int cols);
+    /* Optional: the same as micro for operands read where they lie, without packing:
+     * c[i * ldc + j] (+)= sum_k wp[k * w_ks + j] * x[i][k * x_ks] for j < nr, i < mr.  A packed
+     * panel is the case w_ks = nr (or x[i] = xp + i, x_ks = mr); f32 operands stored k-major
+     * (w) or along k or k-major (x) are read in place, saving the copy that packing costs,
+     * which for the small products of attention took as long as the products. */
+    void (*micro_strided)(int64_t kc, const float *wp, int64_t w_ks, const float *const *x, int64_t x_ks, float *c,
+                          int64_t ldc, bool accumulate);
     /* n contiguous values of type (F32, F16, BF16) to f32. */
     void (*to_f32)(enum ggml_type type, const void *src, float *dst, int64_t n);
     /* The streaming product of weight rows with up to CPU_MATVEC_MAX_COLS columns (matvec.h). */
