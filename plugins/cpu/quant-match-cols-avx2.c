@@ -51,7 +51,15 @@ static inline float scale_q4_0(const void *row, int b) { return qd_h2f(((const b
 /* Dword k of a block's 32 bytes in all lanes, from its two halves each in both 128-bit lanes
  * (a shuffle: broadcast loads from a stored copy of the block waited on store forwarding,
  * 1.4x slower). */
-#define SPLAT(halves, k) _mm256_shuffle_epi32((halves)[(k) / 4], ((k) % 4) * 0x55)
+static inline __m256i splat_dword(const __m256i halves[2], int k) {
+    const __m256i h = halves[k / 4];
+    switch (k % 4) { /* the shuffle takes an immediate: a constant per case (k is one once unrolled) */
+    case 0: return _mm256_shuffle_epi32(h, 0x00);
+    case 1: return _mm256_shuffle_epi32(h, 0x55);
+    case 2: return _mm256_shuffle_epi32(h, 0xaa);
+    default: return _mm256_shuffle_epi32(h, 0xff);
+    }
+}
 
 /* A Q4_0 block's nibbles as its two halves of 16 unsigned values, each in both 128-bit lanes:
  * values 0-15 (the low nibbles) and 16-31 (the high ones). */
@@ -120,8 +128,8 @@ static inline __attribute__((always_inline)) void cols_serial_q4_0_nw(int n, con
         QD_UNROLL_ROWS for (int k = 0; k < 8; k += 2) {
             const __m256i q0 = qd_load32(c->qs + (8 * (size_t)b + k) * 32), q1 = qd_load32(c->qs + (8 * (size_t)b + k + 1) * 32);
             for (int j = 0; j < nw; j++) {
-                even[j] = _mm256_add_epi16(even[j], _mm256_maddubs_epi16(SPLAT(u[j], k), q0));
-                odd[j] = _mm256_add_epi16(odd[j], _mm256_maddubs_epi16(SPLAT(u[j], k + 1), q1));
+                even[j] = _mm256_add_epi16(even[j], _mm256_maddubs_epi16(splat_dword(u[j], k), q0));
+                odd[j] = _mm256_add_epi16(odd[j], _mm256_maddubs_epi16(splat_dword(u[j], k + 1), q1));
             }
         }
         const __m256i sums8 = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(c->sums + 8 * (size_t)b)), 3);
