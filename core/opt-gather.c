@@ -24,7 +24,6 @@
 
 #define OPT_GATHER_MAX_BYTES ((size_t)4 << 30)
 #define OPT_GATHER_GRAPHS 3 /* forward, gradients, optimizer step */
-#define OPT_GRAPH_SIZE (16 * GGML_DEFAULT_GRAPH_SIZE) /* opt.c's graphs' size */
 #define OPT_GATHER_GRAPH_SIZE (OPT_GRAPH_SIZE + 8)   /* theirs and the gathering nodes */
 
 struct opt_gather {

@@ -6,6 +6,9 @@
 #include "ggml-opt.h"
 #include "optimizer.h"
 
+/* Nodes of each of a context's graphs (forward, gradients, optimizer step). */
+#define OPT_GRAPH_SIZE (16 * GGML_DEFAULT_GRAPH_SIZE)
+
 /* The optimization context's random generator (seeded alike in every context). */
 GGMLC_HIDDEN struct ggmlc_rng *ggmlc__opt_rng(ggml_opt_context_t opt_ctx);
 

@@ -210,7 +210,7 @@ static bool loss_per_datapoint(enum ggml_opt_loss_type type) { return type != GG
 static bool build_graphs(ggml_opt_context_t c, struct ggml_cgraph *gf_user) {
     if (c->ctx_graphs) ggml_reset(c->ctx_graphs);
     else c->ctx_graphs = ggml_init((struct ggml_init_params){64 * GGML_DEFAULT_GRAPH_SIZE * ggml_tensor_overhead() +
-                                                                 3 * ggml_graph_overhead_custom(16 * GGML_DEFAULT_GRAPH_SIZE, true),
+                                                                 3 * ggml_graph_overhead_custom(OPT_GRAPH_SIZE, true),
                                                              NULL, true});
     if (!c->ctx_graphs) return false;
     ggml_set_output(c->outputs);
@@ -225,7 +225,7 @@ static bool build_graphs(ggml_opt_context_t c, struct ggml_cgraph *gf_user) {
     ggml_set_loss(c->loss_scaled);
     if (c->pred) ggml_set_output(c->pred);
     if (c->ncorrect) ggml_set_output(c->ncorrect);
-    c->gf = ggml_new_graph_custom(c->ctx_graphs, 16 * GGML_DEFAULT_GRAPH_SIZE, true);
+    c->gf = ggml_new_graph_custom(c->ctx_graphs, OPT_GRAPH_SIZE, true);
     if (!c->gf) return false;
     if (gf_user) ggml_graph_cpy(gf_user, c->gf);
     ggml_build_forward_expand(c->gf, c->loss_scaled);
