@@ -57,7 +57,7 @@ extern "C" {
 
 #define GGMLC_PLUGIN_MAGIC     0x504c4d47u /* "GMLP" little-endian */
 #define GGMLC_PLUGIN_ABI_MAJOR 2
-#define GGMLC_PLUGIN_ABI_MINOR 0
+#define GGMLC_PLUGIN_ABI_MINOR 1
 #define GGMLC_PLUGIN_ENTRY_NAME "ggmlc_plugin_entry_v1"
 
 #if defined(__GNUC__)
@@ -210,7 +210,7 @@ struct ggmlc_backend_iface {
      * on, stopping at one the device cannot run after all.  See "Stopping for the CPU". */
     enum ggml_status (*graph_compute_from)(ggml_backend_t backend, struct ggml_cgraph *cgraph,
                                            int first, int *stopped_at);
-    /* Optional (cores older than this member ignore it): reorder nodes[0, n_nodes), a split
+    /* Since ABI 2.1 (optional; older cores ignore it): reorder nodes[0, n_nodes), a split
      * that ggml_backend_sched gives this backend, before the graph allocator places them.  The
      * new order must compute the same: every node after the nodes it reads (its sources, the
      * nodes whose memory it reads or overwrites through views), no node that writes memory
