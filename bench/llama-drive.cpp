@@ -10,6 +10,12 @@
 // LLDRIVE_LOGITS=FILE writes the raw float logits (n_vocab each) of the prompt's last position,
 // then of the 8-token head and of every generated token (last repetition), for comparing two
 // builds' numbers (bench/llama-logits-diff.py).
+// LLDRIVE_NODES=FILE writes a line per computed graph node of the generation's decodes (through
+// llama.cpp's eval callback): decode number, name, op, type, shape, a 64-bit FNV-1a hash of its
+// bytes and its first values; two builds' files compared line by line (bench/llama-nodes-diff.py)
+// name the first node whose result differs.  Observing every node splits the graph per node: time
+// nothing with it set.
+#include "ggml-backend.h"
 #include "llama.h"
 
 #include <algorithm>
@@ -32,6 +38,34 @@ static void dump_logits(llama_context *ctx, int n_vocab, bool keep) {
     if (logits_out && keep) fwrite(llama_get_logits_ith(ctx, -1), sizeof(float), (size_t)n_vocab, logits_out);
 }
 
+static FILE *nodes_out;    // LLDRIVE_NODES, or NULL
+static int decode_number;  // llama_decode calls so far, for LLDRIVE_NODES's lines
+
+// Writes one LLDRIVE_NODES line for t, just computed.
+static void dump_node(const ggml_tensor *t) {
+    std::vector<uint8_t> bytes(ggml_nbytes(t));
+    ggml_backend_tensor_get(t, bytes.data(), 0, bytes.size());
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+    fprintf(nodes_out, "%d %s %s %s %lld,%lld,%lld,%lld %016llx", decode_number, t->name, ggml_op_desc(t),
+            ggml_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
+            (long long)t->ne[3], (unsigned long long)h);
+    if (t->type == GGML_TYPE_F32)
+        for (size_t i = 0; i < 3 && 4 * (i + 1) <= bytes.size(); i++) fprintf(nodes_out, " %.9g", ((const float *)bytes.data())[i]);
+    fprintf(nodes_out, "\n");
+}
+
+// llama.cpp's eval callback: observe every node (ask), then dump it once computed.
+static bool observe_node(ggml_tensor *t, bool ask, void *) {
+    if (!ask && nodes_out && ggml_nbytes(t) > 0) dump_node(t);
+    return true;
+}
+
+static int decode(llama_context *ctx, llama_batch batch) {
+    decode_number++;
+    return llama_decode(ctx, batch);
+}
+
 static llama_token argmax_last(llama_context *ctx, int n_vocab) {
     const float *logits = llama_get_logits_ith(ctx, -1);
     return (llama_token)(std::max_element(logits, logits + n_vocab) - logits);
@@ -43,7 +77,7 @@ static double time_prompt(llama_context *ctx, std::vector<llama_token> &prompt, 
     for (int r = 0; r <= reps; r++) {
         llama_memory_clear(llama_get_memory(ctx), true);
         const double t0 = now_ms();
-        if (llama_decode(ctx, llama_batch_get_one(prompt.data(), (int32_t)prompt.size()))) return -1;
+        if (decode(ctx, llama_batch_get_one(prompt.data(), (int32_t)prompt.size()))) return -1;
         if (r > 0) best = std::min(best, now_ms() - t0);
         dump_logits(ctx, n_vocab, r == reps);
     }
@@ -57,14 +91,14 @@ static double time_generation(llama_context *ctx, const std::vector<llama_token>
     for (int r = 0; r < reps; r++) {
         llama_memory_clear(llama_get_memory(ctx), true);
         std::vector<llama_token> head(prompt.begin(), prompt.begin() + 8);
-        if (llama_decode(ctx, llama_batch_get_one(head.data(), 8))) return -1;
+        if (decode(ctx, llama_batch_get_one(head.data(), 8))) return -1;
         const bool last = r == reps - 1;
         dump_logits(ctx, n_vocab, last);
         llama_token tok = argmax_last(ctx, n_vocab);
         out.assign(1, tok);
         const double t0 = now_ms();
         for (int i = 0; i < n_tg; i++) {
-            if (llama_decode(ctx, llama_batch_get_one(&tok, 1))) return -1;
+            if (decode(ctx, llama_batch_get_one(&tok, 1))) return -1;
             dump_logits(ctx, n_vocab, last);
             tok = argmax_last(ctx, n_vocab);
             out.push_back(tok);
@@ -100,6 +134,11 @@ int main(int argc, char **argv) {
     cp.n_threads = cp.n_threads_batch = nth;
     cp.offload_kqv = ngl > 0;   // with no layer offloaded the KV cache and the
     cp.op_offload = ngl > 0;    // big-batch products stay on the CPU as well
+    if (const char *path = getenv("LLDRIVE_NODES")) {
+        nodes_out = fopen(path, "w");
+        if (!nodes_out) { fprintf(stderr, "llama-drive: cannot write %s\n", path); return 1; }
+        cp.cb_eval = observe_node;
+    }
     llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "llama-drive: cannot make a context\n"); return 1; }
     std::vector<llama_token> prompt(n_pp);
@@ -118,6 +157,7 @@ int main(int argc, char **argv) {
     for (llama_token t : out) printf(" %d", t);
     printf("\n");
     if (logits_out) fclose(logits_out);
+    if (nodes_out) fclose(nodes_out);
     llama_free(ctx);
     llama_model_free(model);
     llama_backend_free();

@@ -10,13 +10,15 @@
  *    it does not repack): lane k sums the products of values 4k..4k+3 of a
  *    block, acc_k = fma(dx * dy, lane_k, acc_k), and the lanes are added as
  *    ((0+4)+(2+6))+((1+5)+(3+7));
- *  - block-serial (ggml's repacked Q4_0 GEMV/GEMM, used by llama.cpp for 2-D
- *    Q4_0 matrices with a multiple of 8 rows): acc = fma(dx * dy, block sum,
- *    acc).
+ *  - block-serial (ggml's repacked Q4_0 GEMV/GEMM, for 2-D Q4_0 matrices of
+ *    8k rows in its CPU_REPACK buffer): acc = fma(dx * dy, block sum, acc).
+ *    The same matrices in a plain buffer take the eight lanes, in ggml (its
+ *    AVX-512 build, checked on the H200 host's Xeon on 2026-12-03: this test
+ *    built against llama.cpp 0a50d99's ggml) and in ggmlc.
  * These were checked against llama.cpp c198af4d's bundled ggml (per-node
  * dumps of a Q8_0 and a Q4_0 llama model, the projections' outputs equal).
- * Block-serial Q4_0 weights are also multiplied from the CPU_REPACK buffer
- * type (eight rows interleaved, plugins/cpu/repack.h): the same bits.
+ * Block-serial Q4_0 weights are multiplied from the CPU_REPACK buffer type
+ * (eight rows interleaved, plugins/cpu/repack.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -116,7 +118,8 @@ static bool product(enum ggml_type type, int rows, const struct operands *op, in
     }
     void *wq = malloc(ggml_nbytes(w));
     ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
-    ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
+    if (w->buffer) ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
+    else memcpy(w->data, wq, ggml_nbytes(w)); /* context memory: ggml's tensor_set needs a buffer */
     free(wq);
     memcpy(x->data, op->x, (size_t)cols * K * sizeof(float));
     struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
@@ -131,28 +134,29 @@ static bool product(enum ggml_type type, int rows, const struct operands *op, in
     return ok;
 }
 
-/* Every column count and thread count of one weight type and row count. */
-static void check_case(enum ggml_type type, int rows, bool serial, const struct operands *op) {
+/* Every column count and thread count of one weight type and row count, the weights in a
+ * plain buffer (eight lanes) and, where repacked (Q4_0 of 8k rows), in a CPU_REPACK buffer
+ * (block-serial). */
+static void check_case(enum ggml_type type, int rows, bool repacked, const struct operands *op) {
     static float want[MAX_COLS * MAX_ROWS], got[MAX_COLS * MAX_ROWS];
     void *wq = malloc(ggml_row_size(type, K) * rows);
     ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
-    expected(type, wq, rows, serial, op, want);
+    expected(type, wq, rows, repacked, op, want);
     free(wq);
     /* 17, 20, 21, 24: a group of 16 (the wide column kernel) then a last one of 1, 4, 5, 8 rows */
     const int col_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 20, 21, 24, 64, 136, MAX_COLS};
-    for (int repacked = 0; repacked <= (serial ? 1 : 0); repacked++)
-        for (int t = 1; t <= 3; t++) /* 3 threads: odd shares of weight rows */
-            for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
-                const int cols = col_counts[i];
-                int differ = -1;
-                if (product(type, rows, op, cols, t, repacked, got)) {
-                    differ = 0;
-                    for (int j = 0; j < cols * rows; j++) differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
-                }
-                tap_ok(differ == 0, "%s%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
-                       ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
-                       serial ? "block-serial" : "eight-lane", differ);
+    for (int t = 1; t <= 3; t++) /* 3 threads: odd shares of weight rows */
+        for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
+            const int cols = col_counts[i];
+            int differ = -1;
+            if (product(type, rows, op, cols, t, repacked, got)) {
+                differ = 0;
+                for (int j = 0; j < cols * rows; j++) differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
             }
+            tap_ok(differ == 0, "%s%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
+                   ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
+                   repacked ? "block-serial" : "eight-lane", differ);
+        }
 }
 
 int main(void) {
@@ -162,10 +166,12 @@ int main(void) {
     for (int i = 0; i < MAX_COLS * K; i++) op.x[i] = test_normal() * (1.0f + (float)(i % 5)) * (i % 97 == 0 ? 20.0f : 1.0f);
     check_case(GGML_TYPE_Q8_0, MAX_ROWS, false, &op);
     check_case(GGML_TYPE_Q8_0, 36, false, &op);
-    check_case(GGML_TYPE_Q4_0, MAX_ROWS, true, &op); /* 40 rows: ggml repacks, blocks in series */
-    check_case(GGML_TYPE_Q4_0, 36, false, &op);      /* 36 rows: not repacked, eight lanes */
-    check_case(GGML_TYPE_Q4_0, 16, true, &op);       /* one 16-row tile */
-    check_case(GGML_TYPE_Q8_0, 35, false, &op);      /* odd: a weight row without a partner */
+    check_case(GGML_TYPE_Q4_0, MAX_ROWS, false, &op); /* 40 rows in a plain buffer: eight lanes */
+    check_case(GGML_TYPE_Q4_0, MAX_ROWS, true, &op);  /* repacked: blocks in series */
+    check_case(GGML_TYPE_Q4_0, 16, false, &op);
+    check_case(GGML_TYPE_Q4_0, 16, true, &op);
+    check_case(GGML_TYPE_Q4_0, 36, false, &op);       /* 36 rows: not repackable */
+    check_case(GGML_TYPE_Q8_0, 35, false, &op);       /* odd: a weight row without a partner */
     check_case(GGML_TYPE_Q4_0, 35, false, &op);
     return tap_done();
 }

@@ -131,81 +131,22 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
                ggml_type_name(type), ROWS, c->n, path_names[path]);
 }
 
-/* The tile kernel of a type: 16 weight rows (x, rows padded to x_stride bytes) against
- * 1..ROWS activation rows of c, each product within rounding of the portable vec_dot and
- * the dequantized dot; outputs outside the 16 x nrows tile untouched. */
-static void check_tile(const struct rows_case *c, enum ggml_type type, const float *x) {
-    enum { T = CPU_QUANT_TILE, OUT_STRIDE = T + 5 };
-    const cpu_vec_dot_tile_t tile = cpu_vec_dot_tile_on_path(type, CPU_QUANT_AVX512VNNI);
-    if (!cpu_quant_path_available(CPU_QUANT_AVX512VNNI)) {
-        tap_skip("the CPU lacks AVX-512 VNNI", "%s tile kernel (n=%d)", ggml_type_name(type), c->n);
-        return;
-    }
-    if (!tile) {
-        tap_ok(false, "%s has a tile kernel", ggml_type_name(type));
-        return;
-    }
-    const struct cpu_type_traits *tr = cpu_type_traits_on_path(type, CPU_QUANT_GENERIC);
-    const size_t x_stride = ggml_row_size(type, c->n) + 40; /* not a multiple of the block size */
-    char *qx = malloc(x_stride * T);
-    float *dx = malloc((size_t)c->n * sizeof *dx), *dy = malloc((size_t)c->n * sizeof *dy);
-    double single[T][ROWS], ref[T][ROWS], mag[T][ROWS];
-    for (int j = 0; j < T; j++) {
-        tr->from_float(x + (size_t)j * 97, qx + j * x_stride, c->n); /* overlapping windows: distinct rows */
-        ggml_get_type_traits(type)->to_float(qx + j * x_stride, dx, c->n);
-        for (int r = 0; r < ROWS; r++) {
-            float s1;
-            tr->vec_dot(c->n, &s1, 0, qx + j * x_stride, 0, c->qy[r], 0, 1);
-            ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(c->qy[r], dy, c->n);
-            single[j][r] = s1;
-            ref[j][r] = mag[j][r] = 0;
-            for (int i = 0; i < c->n; i++) {
-                ref[j][r] += (double)dx[i] * dy[i];
-                mag[j][r] += fabs((double)dx[i] * dy[i]);
-            }
-        }
-    }
-    bool ok = true;
-    for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
-        const struct cpu_q8_rows y = {c->qs, (size_t)c->n + QS_PAD, c->d, (size_t)c->n / 32 + D_PAD, c->sums, nrows};
-        float s[ROWS * OUT_STRIDE];
-        for (int i = 0; i < ROWS * OUT_STRIDE; i++) s[i] = -12345.0f;
-        tile(c->n, qx, x_stride, &y, s, OUT_STRIDE);
-        for (int i = 0; i < ROWS * OUT_STRIDE; i++) {
-            const int r = i / OUT_STRIDE, j = i % OUT_STRIDE;
-            if (j >= T || r >= nrows) {
-                ok = ok && s[i] == -12345.0f;
-                continue;
-            }
-            ok = ok && isfinite(s[i]) && fabs(s[i] - single[j][r]) <= 2e-6 * mag[j][r] + 1e-6 &&
-                 fabs(s[i] - ref[j][r]) <= 2e-5 * mag[j][r] + 1e-6;
-        }
-    }
-    tap_ok(ok, "%s tile kernel (16 weight rows x 1..%d rows, n=%d, padded strides) = portable vec_dot and dequantized dot",
-           ggml_type_name(type), ROWS, c->n);
-    free(qx);
-    free(dx);
-    free(dy);
-}
-
-/* The column kernels of Q8_0 and Q4_0 (eight-lane, and Q4_0 block-serial) of a path (AVX2 or
- * AVX-512 VNNI): two weight rows (x and a shifted copy, padded stride) and one at a time,
+/* The column kernels of Q8_0 and Q4_0 (eight-lane order) of a path (AVX2 or AVX-512 VNNI):
+ * two weight rows (x and a shifted copy, padded stride) and one at a time,
  * against 1..ROWS activation rows interleaved from c's Q8_0 rows; every result the bits of
  * the portable kernel of the same order, outputs outside the rows x weight rows untouched. */
-static void check_cols(const struct rows_case *c, enum ggml_type type, bool serial, const float *x, enum cpu_quant_path path) {
+static void check_cols(const struct rows_case *c, enum ggml_type type, const float *x, enum cpu_quant_path path) {
     enum { W = CPU_QMATCH_COLS_WROWS, OUT_STRIDE = W + 3 };
-    const char *order = serial ? "block-serial" : "eight-lane";
-    const cpu_vec_dot_cols_t cols = cpu_qmatch_cols_on_path(type, serial, path);
+    const cpu_vec_dot_cols_t cols = cpu_qmatch_cols_on_path(type, path);
     if (!cpu_quant_path_available(path)) {
-        tap_skip("the CPU lacks it", "%s %s column kernel on the %s path (n=%d)", ggml_type_name(type), order, path_names[path], c->n);
+        tap_skip("the CPU lacks it", "%s eight-lane column kernel on the %s path (n=%d)", ggml_type_name(type), path_names[path], c->n);
         return;
     }
     if (!cols) {
-        tap_ok(false, "%s has a %s column kernel on the %s path", ggml_type_name(type), order, path_names[path]);
+        tap_ok(false, "%s has an eight-lane column kernel on the %s path", ggml_type_name(type), path_names[path]);
         return;
     }
-    const cpu_vec_dot_rows_t ref = serial ? cpu_qmatch_serial_q4_0_on_path(CPU_QUANT_GENERIC)
-                                          : cpu_vec_dot_rows_on_path(type, CPU_QUANT_GENERIC);
+    const cpu_vec_dot_rows_t ref = cpu_vec_dot_rows_on_path(type, CPU_QUANT_GENERIC);
     const int nblocks = c->n / 32;
     const size_t x_stride = ggml_row_size(type, c->n) + 40;
     char *qx = malloc(x_stride * W);
@@ -229,22 +170,19 @@ static void check_cols(const struct rows_case *c, enum ggml_type type, bool seri
             }
         }
     }
-    tap_ok(ok, "%s %s column kernel on the %s path (1 and %d weight rows x 1..%d rows, n=%d): the portable kernel's bits",
-           ggml_type_name(type), order, path_names[path], W, ROWS, c->n);
+    tap_ok(ok, "%s eight-lane column kernel on the %s path (1 and %d weight rows x 1..%d rows, n=%d): the portable kernel's bits",
+           ggml_type_name(type), path_names[path], W, ROWS, c->n);
     free(mem);
     free(qx);
 }
 
 /* check_cols on the AVX2 and AVX-512 VNNI paths, in both orders for Q4_0. */
 static void check_cols_paths(const struct rows_case *c, enum ggml_type type, const float *x) {
-    for (int p = CPU_QUANT_AVX2; p <= CPU_QUANT_AVX512VNNI; p++) {
-        check_cols(c, type, false, x, (enum cpu_quant_path)p);
-        if (type == GGML_TYPE_Q4_0) check_cols(c, type, true, x, (enum cpu_quant_path)p);
-    }
+    for (int p = CPU_QUANT_AVX2; p <= CPU_QUANT_AVX512VNNI; p++) check_cols(c, type, x, (enum cpu_quant_path)p);
 }
 
 void quants_test_dot_rows(void) {
-    float *x = malloc((NMAX + 97 * CPU_QUANT_TILE) * sizeof *x), *y = malloc((size_t)ROWS * NMAX * sizeof *y);
+    float *x = malloc((NMAX + 97 * 16) * sizeof *x), *y = malloc((size_t)ROWS * NMAX * sizeof *y);
     struct rows_case c;
     c.qx = malloc(NMAX * 2);
     const size_t qy_size = ggml_row_size(GGML_TYPE_Q8_1, NMAX); /* the largest activation row */
@@ -253,7 +191,7 @@ void quants_test_dot_rows(void) {
     c.sums = malloc((size_t)ROWS * (NMAX / 32 + D_PAD) * sizeof *c.sums);
     for (int r = 0; r < ROWS; r++) c.qy[r] = malloc(qy_size);
     test_seed(4711);
-    for (int i = 0; i < NMAX + 97 * CPU_QUANT_TILE; i++) x[i] = test_normal() * (i % 89 == 0 ? 10.0f : 1.0f); /* outliers */
+    for (int i = 0; i < NMAX + 97 * 16; i++) x[i] = test_normal() * (i % 89 == 0 ? 10.0f : 1.0f); /* outliers */
     for (int i = 0; i < ROWS * NMAX; i++) y[i] = test_uniform(-4.0f, 4.0f) * (i % 61 == 0 ? 30.0f : 1.0f);
     /* 133 blocks: 33 steps of four and one left over (and two full passes of the AVX2
      * eight-lane column kernels, 64 blocks each, and a short one); 7: one step and three;
@@ -269,7 +207,6 @@ void quants_test_dot_rows(void) {
                 }
                 check_path(&c, row_types[t], (enum cpu_quant_path)p);
             }
-            if (row_types[t] == GGML_TYPE_Q4_0 || row_types[t] == GGML_TYPE_Q8_0) check_tile(&c, row_types[t], x);
             if (cpu_qmatch_type(row_types[t])) check_cols_paths(&c, row_types[t], x);
         }
     for (int t = 0; t < 2; t++) { /* the column kernels on rows of a single block */
@@ -279,9 +216,7 @@ void quants_test_dot_rows(void) {
     }
     tap_ok(!cpu_vec_dot_rows_on_path(GGML_TYPE_Q8_1, CPU_QUANT_GENERIC) && !cpu_vec_dot_rows_on_path(GGML_TYPE_F32, CPU_QUANT_AVX512VNNI),
            "types without a multi-row kernel report none");
-    tap_ok(!cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_0, CPU_QUANT_AVX2) && !cpu_vec_dot_tile_on_path(GGML_TYPE_Q4_K, CPU_QUANT_AVX512VNNI),
-           "paths and types without a tile kernel report none");
-    tap_ok(!cpu_qmatch_cols_on_path(GGML_TYPE_Q5_0, false, CPU_QUANT_AVX512VNNI) && !cpu_qmatch_cols_on_path(GGML_TYPE_Q8_0, true, CPU_QUANT_GENERIC),
+    tap_ok(!cpu_qmatch_cols_on_path(GGML_TYPE_Q5_0, CPU_QUANT_AVX512VNNI) && !cpu_qmatch_cols_on_path(GGML_TYPE_Q8_0, CPU_QUANT_GENERIC),
            "types and paths without a column kernel report none");
     free(x);
     free(y);

@@ -6,7 +6,7 @@
  * quantized weights use integer dot products against activation rows
  * converted once per node to the type's vec_dot_type: the multi-row kernels
  * of quant-dot.h where the type has them (one pass over the weights for up
- * to 8 activation rows; the tile kernels lose here, see QUANT_TILE_MIN_ROWS),
+ * to 8 activation rows),
  * else its vec_dot per pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
  */
 #include "gemm.h"
@@ -310,25 +310,21 @@ static size_t planes_thread_size(const struct ggml_tensor *b) {
  * grows with them.  Measured (one thread, CPU time, 7168 x 4096 weights streamed, best of
  * 7 with the two kernels alternating in one process, loaded machine, 2026-12-03 07:48 UTC),
  * column kernel / the other one at 3, 4, 5, 6 rows: Q8_0 1.71, 1.09, 0.90, 0.80 (0.77 at 8);
- * eight-lane Q4_0 at 3, 4, 6 rows 1.69, 1.69, 0.98; block-serial Q4_0 (against the tile
- * kernel) at 2, 3, 4 rows 1.06, 0.94, 0.87 (0.74 at 8). */
+ * Q4_0 at 3, 4, 6 rows 1.69, 1.69, 0.98. */
 static int cols_min_rows(const struct ggml_tensor *a) {
-    /* AVX2 (quant-match-cols-avx2.c, same measurement on the Zen 3 VM, 17:45 UTC): block-serial
-     * at 2, 3, 4 rows 1.24, 0.88, 0.68 */
-    if (cpu_qmatch_block_serial(a, false)) return cpu_current_quant_path() == CPU_QUANT_AVX512VNNI ? 4 : 3;
     return a->type == GGML_TYPE_Q8_0 ? 5 : 7;
 }
 
 /* The column kernel for a's products, or NULL. */
 static cpu_vec_dot_cols_t cols_kernel(const struct ggml_tensor *a) {
-    return cpu_qmatch_type(a->type) && !cpu_repack_is_packed(a) ? cpu_qmatch_cols(a->type, cpu_qmatch_block_serial(a, false)) : NULL;
+    return cpu_qmatch_type(a->type) && !cpu_repack_is_packed(a) ? cpu_qmatch_cols(a->type) : NULL;
 }
 
 /* The column kernel for groups CPU_QMATCH_WIDE wide, where a's type has one (Q8_0) and b has
  * rows to fill them, or NULL. */
 static cpu_vec_dot_cols_t wide_kernel(const struct ggml_tensor *a, const struct ggml_tensor *b) {
     if (!cols_kernel(a) || b->ne[1] <= CPU_QUANT_MAX_ROWS) return NULL;
-    return cpu_qmatch_cols_wide(a->type, cpu_qmatch_block_serial(a, false));
+    return cpu_qmatch_cols_wide(a->type);
 }
 
 /* Rows per group of activation rows: CPU_QMATCH_WIDE where the wide kernel serves a, else
@@ -382,22 +378,6 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
     }
 }
 
-/* Activation rows from which 16 weight rows go through the tile kernel (where the type
- * has one) rather than the multi-row kernel row by row.  Single-threaded, weights in L2
- * (4096 values per row, 20:40 UTC): per weight row with 1 / 2 / 4 / 8 activation rows,
- * q4_0 tile 165 / 215 / 293 / 438 ns against multi-row 165 / 227 / 345 / 584 ns; q8_0
- * tile 169 / 206 / 275 / 419 ns against 105 / 157 / 265 / 498 ns.  But streaming weights
- * from memory (LLM decoding: 4096 x 14336, ggmlc-bench matvec, Zen 4, 2 threads, the two
- * builds alternating, loaded machine), the tile kernel lost at every row count, in ms:
- *   q4_0  4 rows: 27.4, 41.6 tile / 11.3, 19.1 multi-row   8: 39.9, 50.1 / 30.2, 35.6
- *         16: 71.7, 63.0 / 48.7, 66.8
- *   q8_0  4 rows: 42.5, 55.2 / 20.2, 13.3   8: 54.8, 72.4 / 25.9, 28.3   16: 65.4, 73.1 / 59.9, 46.9
- * (single-threaded CPU time, 4 / 8 / 16 rows: q4_0 9.9 / 10.7 / 19.0 against 3.8 / 6.7 / 15.4,
- * q8_0 13.1 / 16.9 / 21.8 against 5.1 / 8.8 / 16.1; in L2, 256 weight rows, the two were
- * within the noise): the 16 rows it reads at once stream worse than one row at a time.  So
- * the tile kernel is not used for groups of up to CPU_QUANT_MAX_ROWS rows, which is all of them. */
-#define QUANT_TILE_MIN_ROWS (CPU_QUANT_MAX_ROWS + 1)
-
 /* Packed Q4_0 weights (repack.h): each thread takes whole groups of eight weight rows and
  * passes every group of up to CPU_QUANT_MAX_ROWS activation rows over each while it is in
  * cache.  The activations: Q8_0 planes (qs, d, sums) of b's rows in logical order. */
@@ -437,8 +417,8 @@ static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml
 /* Weights whose type has a multi-row kernel: each weight row is read and decoded once per
  * group of up to CPU_QUANT_MAX_ROWS activation rows of the same batch, so m = 8 costs
  * about one pass over the weights, not eight.  Threads split the weight rows as above;
- * full chunks of 16 rows use the type's tile kernel when it has one; Q8_0 and Q4_0 groups
- * of cols_min_rows rows or more take the column kernels, two weight rows at a time. */
+ * Q8_0 and Q4_0 groups of cols_min_rows rows or more take the column kernels, two weight
+ * rows at a time. */
 static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst, cpu_vec_dot_rows_t kernel) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const bool planes = cpu_matmul_uses_planes(a->type);
@@ -464,20 +444,13 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
         repacked_products(call, dst, qs, d, sums);
         return;
     }
-    /* Q4_0 matrices that ggml repacks sum block by block: the tile kernel for every group of 16 rows */
-    const bool serial = cpu_qmatch_block_serial(a, false);
-    if (serial) kernel = cpu_qmatch_serial_q4_0();
-    const int tile_min_rows = serial ? 2 : QUANT_TILE_MIN_ROWS; /* one row: serial kernel (faster here) */
-    const bool tile_ok = a->nb[1] <= INT32_MAX / CPU_QUANT_TILE && (serial || !cpu_qmatch_type(a->type));
-    const cpu_vec_dot_tile_t tile = tile_ok ? cpu_get_vec_dot_tile(a->type) : NULL;
 
     const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     int64_t n0, n1;
     cpu_split_range(a->ne[1], call->ith, call->nth, &n0, &n1);
-    enum { CHUNK = CPU_QUANT_TILE }; /* weight rows kept in cache while all groups of activation rows pass */
+    enum { CHUNK = 16 }; /* weight rows kept in cache while all groups of activation rows pass */
     for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
         const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
-        const bool use_tile = tile && c1 - c0 == CPU_QUANT_TILE;
         for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
             const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
             const char *wmat = (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
@@ -499,10 +472,6 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                         const int nw = (int)(c1 - n < wrows ? c1 - n : wrows);
                         kern((int)k, wmat + n * a->nb[1], a->nb[1], nw, &yc, out + n, dst->nb[1] / sizeof(float));
                     }
-                    continue;
-                }
-                if (use_tile && nrows >= tile_min_rows) {
-                    tile((int)k, wmat + c0 * a->nb[1], a->nb[1], &y, out + c0, dst->nb[1] / sizeof(float));
                     continue;
                 }
                 for (int64_t n = c0; n < c1; n++)

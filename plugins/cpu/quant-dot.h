@@ -121,16 +121,4 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type);
  * to d, the sum of each block's values to sums. */
 CPU_HIDDEN void cpu_q8_0_to_planes(const block_q8_0 *blocks, int64_t nblocks, int8_t *qs, float *d, int32_t *sums);
 
-/* Tile kernels: CPU_QUANT_TILE weight rows (row j at x + j * x_stride bytes) against the
- * activation rows at once, s[r * s_stride + j] = x_j . y_r.  Each 32-bit lane of a vector
- * register holds one weight row, so the int8 dot products need no horizontal sums and
- * each block's float scaling is shared by 16 rows (quant-dot-tile-avx512.c; AVX-512 VNNI
- * only, for Q4_0 and Q8_0).  x_stride * (CPU_QUANT_TILE - 1) must fit in int32. */
-#define CPU_QUANT_TILE 16
-typedef void (*cpu_vec_dot_tile_t)(int n, const void *x, size_t x_stride, const struct cpu_q8_rows *y, float *s, size_t s_stride);
-typedef cpu_vec_dot_tile_t cpu_vec_dot_tile_table[GGML_TYPE_COUNT];
-CPU_HIDDEN void cpu_quant_tile_fill_avx512vnni(cpu_vec_dot_tile_table table);
-CPU_HIDDEN cpu_vec_dot_tile_t cpu_vec_dot_tile_on_path(enum ggml_type type, enum cpu_quant_path path);
-CPU_HIDDEN cpu_vec_dot_tile_t cpu_get_vec_dot_tile(enum ggml_type type);
-
 #endif /* GGMLC_CPU_QUANT_DOT_H */

@@ -4,17 +4,13 @@
  * laid out as struct cpu_q8_cols, lane c of every register being row c.
  * Two weight rows share every load of the activations.
  *
- * Eight-lane order (Q8_0, and Q4_0 matrices ggml does not repack): ggml's
+ * Eight-lane order (Q8_0, and Q4_0 matrices outside a CPU_REPACK buffer): ggml's
  * lane k of a block is the sum of its values 4k..4k+3 times the activation's;
  * here one vpdpbusd gives that lane for all eight activation rows, so accumulator k
  * holds lane k of every row and the final pairing of the lanes is done for
  * all rows at once.  vpdpbusd multiplies unsigned by signed bytes: the weight
  * levels enter as level + 128 and the accumulation starts from -128 times the
  * activations' four-value sums (cpu_q8_cols.lane_corr), exact int32 throughout.
- *
- * Block-serial order (repacked Q4_0): the eight vpdpbusd of a block add up in
- * one register, starting from -8 times the activations' block sums (the
- * nibbles enter unsigned), and each block is one FMA per row as in ggml.
  */
 #include "quant-match.h"
 
@@ -81,44 +77,6 @@ static inline __m256i group(const int32_t w[8], int k) { return _mm256_set1_epi3
 
 COLS_LANES(q8_0, biased_q8_0, scale_q8_0, block_q8_0)
 COLS_LANES(q4_0, biased_q4_0, scale_q4_0, block_q4_0)
-
-static inline __attribute__((always_inline)) void cols_serial_q4_0_nw(int n, const char *x, size_t x_stride,
-                                                                      const struct cpu_q8_rows *y, float *s,
-                                                                      size_t s_stride, const int nw) {
-    const struct cpu_q8_cols *c = y->cols;
-    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int b = 0; b < n / QK8_0; b++) {
-        int32_t w[2][8] __attribute__((aligned(32)));
-        __m256i even[2], odd[2];
-        const __m256i start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(c->sums + 8 * (size_t)b)), 3));
-        for (int j = 0; j < nw; j++) {
-            const block_q4_0 *row = (const block_q4_0 *)(x + j * x_stride);
-            _mm_prefetch((const char *)(row + b) + COLS_PREFETCH, _MM_HINT_T0);
-            _mm256_store_si256((__m256i *)w[j], qd_unpack_nibbles(row[b].qs));
-            even[j] = start; /* two partial sums per row: half the dependency chain */
-            odd[j] = _mm256_setzero_si256();
-        }
-        QD_UNROLL_ROWS for (int k = 0; k < 8; k += 2) {
-            const __m256i q0 = qd_load32(c->qs + (8 * (size_t)b + k) * 32), q1 = qd_load32(c->qs + (8 * (size_t)b + k + 1) * 32);
-            for (int j = 0; j < nw; j++) {
-                even[j] = _mm256_dpbusd_epi32(even[j], group(w[j], k), q0);
-                odd[j] = _mm256_dpbusd_epi32(odd[j], group(w[j], k + 1), q1);
-            }
-        }
-        const __m256 dy = _mm256_loadu_ps(c->d + 8 * (size_t)b);
-        for (int j = 0; j < nw; j++) {
-            const __m256 d = _mm256_mul_ps(_mm256_set1_ps(qd_h2f(((const block_q4_0 *)(x + j * x_stride))[b].d)), dy);
-            acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_add_epi32(even[j], odd[j])), acc[j]);
-        }
-    }
-    for (int j = 0; j < nw; j++) cols_store_rows(acc[j], s + j, s_stride, y->nrows);
-}
-
-static void cols_serial_q4_0(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,
-                             size_t s_stride) {
-    if (nw == 2) cols_serial_q4_0_nw(n, x, x_stride, y, s, s_stride, 2);
-    else cols_serial_q4_0_nw(n, x, x_stride, y, s, s_stride, 1);
-}
 
 /* ------------------------------------------------------- wide groups
  *
@@ -187,19 +145,19 @@ static void wide_lanes_q8_0(int n, const void *x, size_t x_stride, int nw, const
     }
 }
 
-cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial) {
-    return type == GGML_TYPE_Q8_0 && !serial ? wide_lanes_q8_0 : NULL;
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type) {
+    return type == GGML_TYPE_Q8_0 ? wide_lanes_q8_0 : NULL;
 }
 
-cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial) {
+cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type) {
     switch (type) {
     case GGML_TYPE_Q8_0: return cols_lanes_q8_0;
-    case GGML_TYPE_Q4_0: return serial ? cols_serial_q4_0 : cols_lanes_q4_0;
+    case GGML_TYPE_Q4_0: return cols_lanes_q4_0;
     default:             return NULL;
     }
 }
 
 #else
-cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial) { (void)type, (void)serial; return NULL; }
-cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial) { (void)type, (void)serial; return NULL; }
+cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type) { (void)type; return NULL; }
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type) { (void)type; return NULL; }
 #endif

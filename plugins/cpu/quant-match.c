@@ -11,8 +11,8 @@
 
 bool cpu_qmatch_type(enum ggml_type type) { return type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0; }
 
-bool cpu_qmatch_block_serial(const struct ggml_tensor *w, bool experts) {
-    return w->type == GGML_TYPE_Q4_0 && w->ne[1] % 8 == 0 && w->ne[3] == 1 && (experts || w->ne[2] == 1);
+bool cpu_qmatch_experts_serial(const struct ggml_tensor *as) {
+    return as->type == GGML_TYPE_Q4_0 && as->ne[1] % 8 == 0 && as->ne[3] == 1;
 }
 
 /* Value j (0..31) of a Q4_0 block as a signed level. */
@@ -156,22 +156,22 @@ void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const st
     }
 }
 
-cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path) {
+cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, enum cpu_quant_path path) {
     switch (path) {
-    case CPU_QUANT_AVX512VNNI: return cpu_qmatch_cols_vnni(type, serial);
-    case CPU_QUANT_AVX2:       return cpu_qmatch_cols_avx2(type, serial);
+    case CPU_QUANT_AVX512VNNI: return cpu_qmatch_cols_vnni(type);
+    case CPU_QUANT_AVX2:       return cpu_qmatch_cols_avx2(type);
     default:                   return NULL;
     }
 }
 
-cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type, bool serial) {
-    return cpu_qmatch_cols_on_path(type, serial, cpu_current_quant_path());
+cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type) {
+    return cpu_qmatch_cols_on_path(type, cpu_current_quant_path());
 }
 
-cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path) {
-    return path == CPU_QUANT_AVX512VNNI ? cpu_qmatch_cols_wide_vnni(type, serial) : NULL;
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    return path == CPU_QUANT_AVX512VNNI ? cpu_qmatch_cols_wide_vnni(type) : NULL;
 }
 
-cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type, bool serial) {
-    return cpu_qmatch_cols_wide_on_path(type, serial, cpu_current_quant_path());
+cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type) {
+    return cpu_qmatch_cols_wide_on_path(type, cpu_current_quant_path());
 }

@@ -12,10 +12,17 @@
  *    block's values 4k..4k+3; acc_k = fma(d_b, lane_k, acc_k) over the
  *    blocks; the result is ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5)
  *    + (acc3 + acc7)).
- *  - block-serial (its repacked Q4_0 "8x8" GEMV and GEMM, which llama.cpp
- *    uses for 2-D Q4_0 weights whose row count is a multiple of 8):
- *    acc = fma(d_b, isum_b, acc) over the blocks, isum_b the integer sum of
- *    the whole block.
+ *  - block-serial (its repacked Q4_0 "8x8" GEMV and GEMM, for Q4_0 weights
+ *    in its CPU_REPACK buffer): acc = fma(d_b, isum_b, acc) over the blocks,
+ *    isum_b the integer sum of the whole block.
+ *
+ * Which order ggml takes depends on the weights' buffer, not their shape:
+ * llama.cpp repacks 2-D Q4_0 matrices of 8k rows only where it picks the
+ * CPU_REPACK buffer (not, for one, when a GPU is present and the weights stay
+ * in mapped host memory).  ggmlc's CPU_REPACK buffer (repack.c) packs the same
+ * matrices and sums them block by block; every 2-D matrix elsewhere is summed
+ * in eight lanes, as ggml sums it there.  Stacks of experts (MUL_MAT_ID), which
+ * ggml repacks and ggmlc's buffer does not, are summed block by block in place.
  *
  * The activations are Q8_0 rows as ggml's x86 quantize_row_q8_0 makes them
  * (type-traits.c), given as the planes of struct cpu_q8_rows (quant-dot.h).
@@ -28,10 +35,9 @@
 /* Whether products of this weight type follow ggml's order here (Q8_0 and Q4_0). */
 CPU_HIDDEN bool cpu_qmatch_type(enum ggml_type type);
 
-/* Whether a product with weights w takes the block-serial order: Q4_0 whose row count is
- * a multiple of 8, a 2-D matrix of MUL_MAT or (experts) a 3-D stack of MUL_MAT_ID, as ggml
- * repacks them; else the eight-lane order. */
-CPU_HIDDEN bool cpu_qmatch_block_serial(const struct ggml_tensor *w, bool experts);
+/* Whether MUL_MAT_ID's stack of experts as takes the block-serial order (Q4_0 experts of 8k
+ * rows, as ggml repacks them); else the eight-lane order. */
+CPU_HIDDEN bool cpu_qmatch_experts_serial(const struct ggml_tensor *as);
 
 /* The eight-lane kernels of a path: single dot products with ggml's vec_dot signature
  * (x a row of Q8_0 or Q4_0 blocks, y of Q8_0 blocks) and multi-row kernels (one weight
@@ -83,23 +89,22 @@ CPU_HIDDEN void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int 
  * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels.
  * The kernels of cpu_qmatch_cols read groups CPU_QUANT_MAX_ROWS wide, those of
  * cpu_qmatch_cols_wide groups CPU_QMATCH_WIDE wide. */
-#define CPU_QMATCH_COLS_WROWS 2 /* 4 (block-serial Q4_0) was twice as slow, streaming 4 rows */
+#define CPU_QMATCH_COLS_WROWS 2 /* 4 was twice as slow, streaming 4 rows */
 #define CPU_QMATCH_WIDE_WROWS 2 /* the same for the wide kernels */
 typedef void (*cpu_vec_dot_cols_t)(int n, const void *x, size_t x_stride, int nw, const struct cpu_q8_rows *y, float *s,
                                    size_t s_stride);
 
-/* The column kernel of this CPU (or of a path) for Q8_0 (eight-lane order) or Q4_0
- * (block-serial when serial, else eight-lane); NULL where there is none (AVX-512 VNNI and
- * AVX2 paths only) or for other types. */
-CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type, bool serial);
-CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
+/* The column kernel of this CPU (or of a path) for Q8_0 or Q4_0 (eight-lane order); NULL
+ * where there is none (AVX-512 VNNI and AVX2 paths only) or for other types. */
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_on_path(enum ggml_type type, enum cpu_quant_path path);
 /* The same for groups CPU_QMATCH_WIDE wide (many activation rows): Q8_0 only. */
-CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type, bool serial);
-CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, bool serial, enum cpu_quant_path path);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_on_path(enum ggml_type type, enum cpu_quant_path path);
 /* The AVX-512 VNNI kernels (quant-match-cols.c) and the AVX2 ones (quant-match-cols-avx2.c,
  * no wide kernels); NULL where the build has none. */
-CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type, bool serial);
-CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_avx2(enum ggml_type type, bool serial);
-CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type, bool serial);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_vnni(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_avx2(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_cols_t cpu_qmatch_cols_wide_vnni(enum ggml_type type);
 
 #endif /* GGMLC_CPU_QUANT_MATCH_H */

@@ -14,7 +14,6 @@
 
 static struct cpu_type_traits traits[CPU_QUANT_PATHS][GGML_TYPE_COUNT];
 static cpu_vec_dot_rows_table rows_kernels[CPU_QUANT_PATHS];
-static cpu_vec_dot_tile_table tile_kernels[CPU_QUANT_PATHS]; /* no fallback to lower paths: they have none */
 static pthread_once_t traits_once = PTHREAD_ONCE_INIT;
 
 static void fp32_to_fp16_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y, int64_t n) {
@@ -118,7 +117,6 @@ static void build_tables(void) {
     for (int p = 0; p < CPU_QUANT_PATHS; p++)
         for (int t = 0; t < GGML_TYPE_COUNT; t++)
             for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
-    if (vnni) cpu_quant_tile_fill_avx512vnni(tile_kernels[CPU_QUANT_AVX512VNNI]);
 }
 
 bool cpu_quant_path_available(enum cpu_quant_path path) {
@@ -145,12 +143,6 @@ cpu_vec_dot_rows_t cpu_vec_dot_rows_on_path(enum ggml_type type, enum cpu_quant_
     return rows_kernels[path][type];
 }
 
-cpu_vec_dot_tile_t cpu_vec_dot_tile_on_path(enum ggml_type type, enum cpu_quant_path path) {
-    pthread_once(&traits_once, build_tables);
-    if ((unsigned)type >= GGML_TYPE_COUNT || (unsigned)path >= CPU_QUANT_PATHS) return NULL;
-    return tile_kernels[path][type];
-}
-
 enum cpu_quant_path cpu_current_quant_path(void) {
     enum cpu_quant_path path = CPU_QUANT_GENERIC;
     switch (cpu_simd_level()) {
@@ -167,8 +159,4 @@ const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type) {
 
 cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type) {
     return cpu_vec_dot_rows_on_path(type, cpu_current_quant_path());
-}
-
-cpu_vec_dot_tile_t cpu_get_vec_dot_tile(enum ggml_type type) {
-    return cpu_vec_dot_tile_on_path(type, cpu_current_quant_path());
 }
