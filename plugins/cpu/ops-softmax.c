@@ -43,6 +43,20 @@ EW_CLONES static void scale_and_mask(float *restrict out, const float *restrict 
         for (int64_t i = 0; i < n; i++) out[i] = fmaf(slope, mask[i], out[i]);
 }
 
+/* The exponentials of a row are taken in vectors of up to this many values (cpu_softmax_exp_sum). */
+#define SOFTMAX_EXP_LANES 16
+
+/* The length of w[0..n) without its trailing -inf values (a causal mask's future), rounded up
+ * to whole vectors of the exponentials' sum.  Those values' exponentials are zeros, which
+ * added to a vector's lanes or to the sum change nothing: leaving them out (and writing the
+ * zeros directly) gives the same bits, and a causal score matrix half the exponentials. */
+static int64_t live_length(const float *w, int64_t n) {
+    int64_t live = n;
+    while (live > 0 && w[live - 1] == -INFINITY) live--;
+    live = (live + SOFTMAX_EXP_LANES - 1) / SOFTMAX_EXP_LANES * SOFTMAX_EXP_LANES;
+    return live < n ? live : n;
+}
+
 /* Normalise w[0..n) in place into softmax probabilities; sink (or -INFINITY) joins the
  * normalisation without an output.  A row whose every logit is -inf becomes zeros
  * rather than NaN, so that a fully masked row does not poison what follows. */
@@ -52,9 +66,11 @@ static void softmax_row(float *w, int64_t n, float sink) {
         memset(w, 0, (size_t)n * sizeof(float));
         return;
     }
-    double sum = cpu_softmax_exp_sum(n, w, w, max); /* ggml's order: the sink's term last */
+    const int64_t live = live_length(w, n);
+    double sum = cpu_softmax_exp_sum(live, w, w, max); /* ggml's order: the sink's term last */
     if (sink != -INFINITY) sum += (double)expf(sink - max);
-    row_scale(w, n, (float)(1.0 / sum));
+    row_scale(w, live, (float)(1.0 / sum));
+    memset(w + live, 0, (size_t)(n - live) * sizeof(float));
 }
 
 static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
