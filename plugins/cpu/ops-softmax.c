@@ -14,18 +14,6 @@ static size_t soft_max_work(const struct ggml_tensor *dst, int n_threads) {
 
 /* The row loops of the softmax, compiled for each x86-64 level (EW_CLONES): the same
  * operations in the same order at every level, a vector at a time. */
-EW_CLONES static float row_max(const float *w, int64_t n, float init) {
-    float part[8];
-    for (int l = 0; l < 8; l++) part[l] = init;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) part[l] = w[i + l] > part[l] ? w[i + l] : part[l];
-    float max = init;
-    for (int l = 0; l < 8; l++) max = part[l] > max ? part[l] : max;
-    for (; i < n; i++) max = w[i] > max ? w[i] : max;
-    return max;
-}
-
 EW_CLONES static void row_scale(float *w, int64_t n, float scale) {
     for (int64_t i = 0; i < n; i++) w[i] *= scale;
 }
@@ -61,7 +49,7 @@ static int64_t live_length(const float *w, int64_t n) {
  * normalisation without an output.  A row whose every logit is -inf becomes zeros
  * rather than NaN, so that a fully masked row does not poison what follows. */
 static void softmax_row(float *w, int64_t n, float sink) {
-    const float max = row_max(w, n, sink);
+    const float max = nn_row_max(w, n, sink);
     if (max == -INFINITY) {
         memset(w, 0, (size_t)n * sizeof(float));
         return;
