@@ -113,13 +113,40 @@ struct test_case {
     enum ggml_type wtype, xtype;
     bool w_transposed, x_transposed;
     int nth;
+    int zeros; /* F32 only: 1: causal zero runs (x row i zero past depth i, w row j before depth j); 2: the
+                * same with w's row 0 infinite at the last depth, where most x rows are zero (NaN) */
 };
+
+/* Value (r, i) of an f32 operand of depth k, in its storage and its exact values. */
+static void set_value(struct test_operand *t, int64_t r, int64_t i, int64_t k, float v) {
+    *(float *)((char *)t->storage + r * t->op.row_stride + i * t->op.k_stride) = v;
+    t->values[r * k + i] = v;
+}
+
+/* Attention's zero runs along k: x row i (a query's probabilities) zero past depth i, w row j
+ * zero before depth j; with_inf: an infinity in w where x is zero, which must give NaN. */
+static void make_zero_runs(struct test_operand *w, struct test_operand *x, const struct test_case *c) {
+    for (int64_t r = 0; r < c->m; r++)
+        for (int64_t i = r + 1; i < c->k; i++) set_value(x, r, i, c->k, 0.0f);
+    for (int64_t r = 0; r < c->n; r++)
+        for (int64_t i = 0; i < r && i < c->k; i++) set_value(w, r, i, c->k, 0.0f);
+    if (c->zeros == 2) set_value(w, 0, c->k - 1, c->k, INFINITY);
+}
+
+/* Squared difference of two results where NaN must meet NaN and an infinity the same one
+ * (counted as infinite otherwise). */
+static double diff2(double a, double b) {
+    if (a == b) return 0.0;
+    if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) return isnan(a) && isnan(b) ? 0.0 : INFINITY;
+    return (a - b) * (a - b);
+}
 
 static void check_case(const struct test_case *c) {
     struct test_operand w, x;
     if (ggml_is_quantized(c->wtype)) make_quantized_operand(&w, c->n, c->k, c->wtype);
     else make_operand(&w, c->n, c->k, c->wtype, c->w_transposed, 3);
     make_operand(&x, c->m, c->k, c->xtype, c->x_transposed, 5);
+    if (c->zeros) make_zero_runs(&w, &x, c);
     const int64_t ldc = c->n + 2; /* a padded output exercises dst_stride */
     const size_t out_count = (size_t)(ldc * c->m);
     double *ref = malloc(out_count * sizeof(double) + 8);
@@ -136,16 +163,15 @@ static void check_case(const struct test_case *c) {
     run_path(CPU_SIMD_GENERIC, &p, 1);
 
     char name[160];
-    snprintf(name, sizeof name, "n=%lld m=%lld k=%lld w=%s%s x=%s%s threads=%d", (long long)c->n, (long long)c->m,
+    snprintf(name, sizeof name, "n=%lld m=%lld k=%lld w=%s%s x=%s%s threads=%d%s", (long long)c->n, (long long)c->m,
              (long long)c->k, ggml_type_name(c->wtype), c->w_transposed ? "(T)" : "", ggml_type_name(c->xtype),
-             c->x_transposed ? "(T)" : "", c->nth);
+             c->x_transposed ? "(T)" : "", c->nth, c->zeros == 2 ? ", zero runs and an inf" : c->zeros ? ", zero runs" : "");
     double err = 0, norm = 0;
     bool pad_ok = true;
     for (int64_t i = 0; i < c->m; i++) {
         for (int64_t j = 0; j < c->n; j++) {
-            const double d = generic[i * ldc + j] - ref[i * ldc + j];
-            err += d * d;
-            norm += ref[i * ldc + j] * ref[i * ldc + j];
+            err += diff2(generic[i * ldc + j], ref[i * ldc + j]);
+            if (isfinite(ref[i * ldc + j])) norm += ref[i * ldc + j] * ref[i * ldc + j];
         }
         pad_ok = pad_ok && isnan(generic[i * ldc + c->n]) && isnan(generic[i * ldc + c->n + 1]);
     }
@@ -164,8 +190,7 @@ static void check_case(const struct test_case *c) {
         bool same_pad = true;
         for (int64_t i = 0; i < c->m; i++) {
             for (int64_t j = 0; j < c->n; j++) {
-                const double d = out[i * ldc + j] - generic[i * ldc + j];
-                e2 += d * d;
+                e2 += diff2(out[i * ldc + j], generic[i * ldc + j]);
             }
             same_pad = same_pad && isnan(out[i * ldc + c->n]) && isnan(out[i * ldc + c->n + 1]);
         }
@@ -321,6 +346,15 @@ int main(void) {
         {600, 50, 100, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 1},
         {140, 130, 128, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 2},
         {70, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 2},
+        /* causal attention's zero runs along k (a GEMM that skipped them would have to keep
+         * 0 x inf = NaN): x along k and w k-major (in place), both packed, several k-blocks,
+         * team mode; an inf in w where x is zero */
+        {128, 128, 128, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 1, 1},
+        {128, 128, 128, GGML_TYPE_F32, GGML_TYPE_F32, false, true, 1, 1},
+        {130, 301, 600, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 2, 1},
+        {300, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2, 1},
+        {128, 128, 128, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 1, 2},
+        {100, 200, 300, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
     check_matvec_kernels();

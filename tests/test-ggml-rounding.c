@@ -315,8 +315,10 @@ static void check_swiglu(int width, int rows, bool gated, int n_threads) {
     free(x), free(g), free(want);
 }
 
-/* SOFT_MAX with an f16 mask and a scale, rows of width: ggml_vec_soft_max_f32's order. */
-static void check_soft_max(int width, int n_threads) {
+/* SOFT_MAX with an f16 mask and a scale, rows of width: ggml_vec_soft_max_f32's order.
+ * causal: row r's mask is -inf past a point that differs per row (a causal mask's future,
+ * which the kernel leaves out of its exponentials: the same bits must come out). */
+static void check_soft_max(int width, bool causal, int n_threads) {
     enum { ROWS = 4 };
     const float scale = 0.125f;
     const bool avx512 = cpu_has_avx512();
@@ -324,8 +326,9 @@ static void check_soft_max(int width, int n_threads) {
     float *x = malloc(sizeof(float) * ROWS * width), *want = malloc(sizeof(float) * ROWS * width);
     ggml_fp16_t *mask = malloc(sizeof(ggml_fp16_t) * ROWS * width);
     for (int i = 0; i < ROWS * width; i++) {
+        const int r = i / width, live = 1 + r * width / ROWS + 3 * r; /* 1, 1/4 + 4, ... */
         x[i] = test_normal() * 20.0f;
-        mask[i] = f2h(i % 11 == 3 ? -INFINITY : test_normal());
+        mask[i] = f2h(i % 11 == 3 || (causal && i % width >= live) ? -INFINITY : test_normal());
     }
     for (int r = 0; r < ROWS; r++) {
         float *o = want + r * width, max = -INFINITY;
@@ -359,8 +362,8 @@ static void check_soft_max(int width, int n_threads) {
     memcpy(tm->data, mask, sizeof(ggml_fp16_t) * ROWS * width);
     struct ggml_tensor *out = ggml_soft_max_ext(ctx, tx, tm, scale, 0.0f);
     const int differ = compute(ctx, out, n_threads) ? count_differ(out->data, want, (size_t)ROWS * width) : -1;
-    tap_ok(differ == 0, "soft_max of %d rows of %d (%d values past the last %d), %d thread(s): ggml's %s rounding (%d differ)",
-           ROWS, width, width % lanes, lanes, n_threads, avx512 ? "AVX-512" : "AVX2", differ);
+    tap_ok(differ == 0, "soft_max of %d rows of %d (%d values past the last %d)%s, %d thread(s): ggml's %s rounding (%d differ)",
+           ROWS, width, width % lanes, lanes, causal ? ", causal mask" : "", n_threads, avx512 ? "AVX-512" : "AVX2", differ);
     ggml_free(ctx);
     free(x), free(want), free(mask);
 }
@@ -380,8 +383,11 @@ int main(void) {
         check_swiglu(1000 + 13, 3, true, t); /* 13 (AVX2: 5) values past the last vector, across two chunks of 512 */
         check_swiglu(1000 + 13, 3, false, t);
         check_swiglu(8192 + 13, 1, false, t); /* 2 threads split the row's columns at a multiple of 16 */
-        check_soft_max(37, t);
-        check_soft_max(1000 + 13, t);
+        check_soft_max(37, false, t);
+        check_soft_max(1000 + 13, false, t);
+        check_soft_max(37, true, t);
+        check_soft_max(128, true, t);
+        check_soft_max(1000 + 13, true, t);
     }
     return tap_done();
 }

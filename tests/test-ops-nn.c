@@ -150,6 +150,52 @@ static void test_losses(void) {
     gold_free(gs);
 }
 
+/* Cross-entropy over rows enough for two tasks (2 threads), against a double-precision
+ * reference: soft labels with zeros and a -inf logit under some zero labels (left out of
+ * the loss, not NaN); the gradient's error relative to its largest value (the exponentials
+ * are float: about 1e-7 of a row's label sum). */
+static void test_losses_split(void) {
+    enum { N = 256, ROWS = 96 };
+    struct ggml_context *ctx = ops_ctx();
+    struct ggml_tensor *logits = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, ROWS), *labels = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, ROWS);
+    float *x = logits->data, *t = labels->data;
+    double loss_ref = 0.0, max_err = 0.0, max_ref = 0.0;
+    static double dx_ref[N * ROWS];
+    for (int r = 0; r < ROWS; r++) {
+        float *xr = x + r * N, *tr = t + r * N;
+        double label_sum = 0.0, max = -INFINITY, sum = 0.0;
+        for (int i = 0; i < N; i++) {
+            tr[i] = i % 7 == r % 7 ? test_uniform(0.1f, 1.0f) : 0.0f;
+            xr[i] = i % 13 == 5 && tr[i] == 0.0f ? -INFINITY : 8.0f * test_normal();
+            label_sum += tr[i];
+            max = xr[i] > max ? xr[i] : max;
+        }
+        for (int i = 0; i < N; i++) sum += exp(xr[i] - max);
+        const double lse = max + log(sum);
+        for (int i = 0; i < N; i++) {
+            if (tr[i] != 0.0f) loss_ref -= tr[i] * (xr[i] - lse) / ROWS;
+            dx_ref[r * N + i] = (exp(xr[i] - lse) * label_sum - tr[i]) / ROWS;
+            max_ref = fmax(max_ref, fabs(dx_ref[r * N + i]));
+        }
+    }
+    struct ggml_tensor *loss = ggml_cross_entropy_loss(ctx, logits, labels);
+    const bool loss_ok = ops_compute(ctx, loss);
+    const double loss_err = loss_ok ? fabs(*(float *)loss->data - loss_ref) / fabs(loss_ref) : INFINITY;
+    tap_ok(loss_err <= 1e-6, "cross_entropy_loss of %d rows of %d (two tasks) vs double: relative error %.2g <= 1e-6", ROWS, N, loss_err);
+    struct ggml_tensor *one = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
+    *(float *)one->data = 1.0f;
+    struct ggml_tensor *d = ggml_cross_entropy_loss_back(ctx, one, logits, labels);
+    if (ops_compute(ctx, d))
+        for (int i = 0; i < N * ROWS; i++) {
+            const double err = fabs(((float *)d->data)[i] - dx_ref[i]) / max_ref;
+            if (!(err <= max_err)) max_err = err;
+        }
+    else max_err = INFINITY;
+    tap_ok(max_err <= 1e-6, "cross_entropy_loss_back of the same vs double: largest error %.2g of the largest value <= 1e-6",
+           max_err);
+    ggml_free(ctx);
+}
+
 static void test_optimizers(void) {
     struct gold_set *gs = gold_load("nn_loss.gold");
     struct ggml_context *ctx = ops_ctx();
@@ -191,6 +237,7 @@ int main(void) {
     test_softmax();
     test_norms();
     test_losses();
+    test_losses_split();
     test_optimizers();
     return tap_done();
 }

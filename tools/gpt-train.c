@@ -43,6 +43,62 @@ static struct ggml_opt_optimizer_params scheduled_params(void *user) {
     return s->pars;
 }
 
+/* GGMLC_DEBUG=gpt-nodes: the training graph's time per kind of node (operation and shapes),
+ * summed over the steps and printed at the end, to see where a step's time goes.  The scheduler
+ * then computes one node at a time (its evaluation callback), so the total is a little more
+ * than a step without it: each node pays its own start of the backend's threads. */
+#define PROFILE_KINDS 256
+
+struct node_kind_time {
+    char what[112];
+    double seconds;
+    long count;
+};
+
+struct node_profile {
+    double last; /* when the previous node finished (set before each graph) */
+    int n;
+    struct node_kind_time kind[PROFILE_KINDS];
+};
+
+static void node_kind(const struct ggml_tensor *t, char *out, size_t size) {
+    const struct ggml_tensor *a = t->src[0], *b = t->src[1];
+    snprintf(out, size, "%-14s %lldx%lldx%lldx%lld <- %lldx%lldx%lldx%lld, %lldx%lldx%lldx%lld", ggml_op_desc(t),
+             (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3],
+             a ? (long long)a->ne[0] : 0, a ? (long long)a->ne[1] : 0, a ? (long long)a->ne[2] : 0, a ? (long long)a->ne[3] : 0,
+             b ? (long long)b->ne[0] : 0, b ? (long long)b->ne[1] : 0, b ? (long long)b->ne[2] : 0, b ? (long long)b->ne[3] : 0);
+}
+
+static bool profile_node(struct ggml_tensor *t, bool ask, void *user) {
+    struct node_profile *p = user;
+    if (ask) return !ggml_is_empty(t) && t->op != GGML_OP_NONE && t->op != GGML_OP_VIEW && t->op != GGML_OP_RESHAPE &&
+                    t->op != GGML_OP_PERMUTE && t->op != GGML_OP_TRANSPOSE;
+    const double now = now_seconds();
+    char what[sizeof p->kind[0].what];
+    node_kind(t, what, sizeof what);
+    int i = 0;
+    while (i < p->n && strcmp(p->kind[i].what, what) != 0) i++;
+    if (i == p->n && p->n < PROFILE_KINDS) snprintf(p->kind[p->n++].what, sizeof what, "%s", what);
+    if (i < p->n) p->kind[i].seconds += now - p->last, p->kind[i].count++;
+    p->last = now_seconds();
+    return true;
+}
+
+static int by_seconds(const void *x, const void *y) {
+    const double a = ((const struct node_kind_time *)x)->seconds, b = ((const struct node_kind_time *)y)->seconds;
+    return (a < b) - (a > b);
+}
+
+static void profile_print(struct node_profile *p, FILE *out) {
+    double total = 0;
+    for (int i = 0; i < p->n; i++) total += p->kind[i].seconds;
+    qsort(p->kind, (size_t)p->n, sizeof p->kind[0], by_seconds);
+    fprintf(out, "gpt-nodes: %.1f ms in all\n", 1e3 * total);
+    for (int i = 0; i < p->n; i++)
+        fprintf(out, "%8.2f ms %5.1f%% %6ld  %s\n", 1e3 * p->kind[i].seconds, 100 * p->kind[i].seconds / total,
+                p->kind[i].count, p->kind[i].what);
+}
+
 /* A training or validation graph over batch windows: tokens in, one-hot next bytes as labels. */
 struct batch_graph {
     struct ggml_context *ctx;
@@ -51,6 +107,7 @@ struct batch_graph {
     int64_t t, b;
     int32_t *tokens;
     float *labels;
+    struct node_profile *profile; /* GGMLC_DEBUG=gpt-nodes; NULL: none */
 };
 
 static void batch_graph_free(struct batch_graph *g) {
@@ -59,6 +116,7 @@ static void batch_graph_free(struct batch_graph *g) {
     if (g->ctx) ggml_free(g->ctx);
     free(g->tokens);
     free(g->labels);
+    free(g->profile);
     memset(g, 0, sizeof *g);
 }
 
@@ -105,6 +163,7 @@ static void batch_graph_run(struct batch_graph *g, const unsigned char *text, co
     ggml_opt_alloc(g->opt, train);
     ggml_backend_tensor_set(ggml_opt_inputs(g->opt), g->tokens, 0, rows * sizeof *g->tokens);
     ggml_backend_tensor_set(ggml_opt_labels(g->opt), g->labels, 0, rows * GPT_VOCAB * sizeof *g->labels);
+    if (g->profile) g->profile->last = now_seconds();
     ggml_opt_eval(g->opt, result);
 }
 
@@ -232,6 +291,8 @@ bool gpt_train(struct gpt_model *m, ggml_backend_t *backends, int n_backends,
     bool ok = s.starts && s.val_starts && s.logs &&
               batch_graph_init(&s.train, m, backends, n_backends, o->batch, true, &s.lr) &&
               batch_graph_init(&s.val, m, backends, n_backends, o->batch < 16 ? o->batch : 16, false, NULL);
+    if (ok && ggmlc_debug_enabled("gpt-nodes") && (s.train.profile = calloc(1, sizeof *s.train.profile)))
+        ggml_backend_sched_set_eval_callback(s.train.sched, profile_node, s.train.profile);
     if (ok) s.n_val = even_windows(s.split, len, t, VAL_WINDOWS, s.val_starts);
     uint64_t rng = o->seed * 0x9e3779b97f4a7c15ULL + 1;
     double busy = 0;
@@ -243,6 +304,7 @@ bool gpt_train(struct gpt_model *m, ggml_backend_t *backends, int n_backends,
         if (!ok) ggmlc_set_error(GGMLC_ERR_BACKEND, "training diverged or failed in epoch %d", e + 1);
         if (!o->quiet) print_epoch(out, o, e, epochs, steps, &s.logs[e], (double)(steps * t * o->batch) / s.logs[e].seconds);
     }
+    if (s.train.profile) profile_print(s.train.profile, stderr);
     if (ok && o->plot) ok = ggmlc_plot_epochs(s.logs, done, "ggmlc-gpt", o->plot) == GGMLC_OK;
     if (done > 0) {
         res->train_loss = s.logs[done - 1].loss, res->val_loss = s.logs[done - 1].val_loss;

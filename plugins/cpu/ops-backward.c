@@ -60,15 +60,14 @@ typedef void (*back_row_fn)(const float *restrict x, const float *restrict dy, f
 
 static inline float ew_sigmoid(float v) { return 1.0f / (1.0f + ew_expf(-v)); }
 
-/* GELU, tanh form: with t = tanh(c (x + k x^3)), y' = (1 + t) / 2 + x (1 - t^2) c (1 + 3 k x^2) / 2.
- * t enters only through 1 + t and 1 - t^2 (x times it, near 0), so its absolute error counts:
- * tanh |u| as 1 - 2 / (e^2|u| + 1), within 6e-8 of it, serves at every u without ew_tanhf's
- * series for small |u|, which took a quarter of this loop (GPT training, 2% of a step).  On
- * |u|, so that near t = -1 the rounding is that of a value near 1, not near 2. */
+/* GELU, tanh form, y = x s with s = sigmoid(2u) = 1 / (1 + E), E = e^-2u, u = c (x + k x^3)
+ * (ops-unary.c): y' = s + 2 x u' s (1 - s) = s + 2 c x (1 + 3 k x^2) E s^2, since 1 - s = E s.
+ * One exponential and one division, and no cancellation: 1 - s is never formed.  Past
+ * -2u = 80 (x below about -9) the derivative is below 1e-30 and E s^2 would be inf x 0: 0. */
 static inline float gelu_derivative(float v) {
-    const float u = GELU_C * (v + GELU_K * v * v * v), a = u < 0.0f ? -u : u;
-    const float ta = 1.0f - 2.0f / (ew_expf(2.0f * a) + 1.0f), t = u < 0.0f ? -ta : ta;
-    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * GELU_C * (1.0f + 3.0f * GELU_K * v * v);
+    const float minus_2u = -2.0f * GELU_C * (v + GELU_K * v * v * v), e = ew_expf(minus_2u), s = 1.0f / (1.0f + e);
+    const float d = s + 2.0f * GELU_C * v * (1.0f + 3.0f * GELU_K * v * v) * (e * s * s);
+    return minus_2u > 80.0f ? 0.0f : d;
 }
 
 static inline float gelu_quick_derivative(float v) {

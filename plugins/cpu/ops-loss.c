@@ -13,11 +13,10 @@ static size_t three_rows_work(const struct ggml_tensor *dst, int n_threads) {
     return nn_scratch_bytes(3 * dst->src[1]->ne[0], n_threads);
 }
 
-/* The maximum of a row (-inf when empty). */
-static float row_max(const float *x, int64_t n) {
-    float max = -INFINITY;
-    for (int64_t i = 0; i < n; i++) max = x[i] > max ? x[i] : max;
-    return max;
+/* CROSS_ENTROPY_LOSS's scratch per task: the logits, labels and exponentials rows and the
+ * task's partial sum (a double, in two floats). */
+static size_t cross_entropy_work(const struct ggml_tensor *dst, int n_threads) {
+    return nn_scratch_bytes(3 * dst->src[1]->ne[0] + 2, n_threads);
 }
 
 /* log(sum(exp(x))) of a row, shifted by its maximum; e gets exp(x - max) and *sum their
@@ -25,34 +24,69 @@ static float row_max(const float *x, int64_t n) {
  * per logit made the loss of a 256-way output (ggmlc-gpt: 2048 x 256 logits) cost more
  * than the product that computed the logits. */
 static double log_sum_exp(float *e, const float *x, int64_t n, double *sum) {
-    const float max = row_max(x, n);
+    const float max = nn_row_max(x, n, -INFINITY);
     *sum = exp_shifted(e, x, max, n);
     return max + log(*sum);
 }
 
-/* -(1/rows) * sum over rows of <labels, log_softmax(logits)>.  One task: the loss is a
- * single sum and cheap next to whatever produced the logits. */
+/* Row (i1, i2, i3) of t as f32: where it lies when f32 and contiguous, else converted into buf. */
+static const float *loss_row(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, float *buf) {
+    const float *row = nn_f32_row(t, i1, i2, i3);
+    if (row) return row;
+    nn_row_load(t, i1, i2, i3, buf);
+    return buf;
+}
+
+/* sum of t[i] * x[i] over the labels that are not zero (a zero label leaves out its logit,
+ * even -inf), and sum of t[i]; in four chains each, so that the row's additions overlap. */
+EW_CLONES static void label_sums(const float *t, const float *x, int64_t n, double *dot, double *total) {
+    double d[4] = {0}, s[4] = {0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; l++) {
+            d[l] += t[i + l] != 0.0f ? (double)t[i + l] * (double)x[i + l] : 0.0;
+            s[l] += (double)t[i + l];
+        }
+    *dot = (d[0] + d[2]) + (d[1] + d[3]), *total = (s[0] + s[2]) + (s[1] + s[3]);
+    for (; i < n; i++) {
+        *dot += t[i] != 0.0f ? (double)t[i] * (double)x[i] : 0.0;
+        *total += (double)t[i];
+    }
+}
+
+/* -(1/rows) * sum over rows of <labels, log_softmax(logits)> = sum of <t, x> - sum(t) lse.
+ * The rows are split among the tasks, each adding its rows' terms; after a barrier the
+ * first task adds the tasks' sums in task order (the last bits then depend on the number
+ * of threads, as ggml's do).  One task, the loss of ggmlc-gpt's 2048 x 256 logits took as
+ * long as a node of 2 threads takes for twice its work. */
 static enum ggml_status cross_entropy_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *logits = dst->src[0], *labels = dst->src[1];
     const int64_t n = logits->ne[0], rows = ggml_nrows(logits);
-    float *x = nn_scratch(call, 3 * n), *t = x + n, *e = t + n;
-    double total = 0.0, sum;
-    for (int64_t r = 0; r < rows; r++) {
+    float *x_buf = nn_scratch(call, 3 * n + 2), *t_buf = x_buf + n, *e = t_buf + n;
+    double part = 0.0, sum, dot, label_total;
+    int64_t r0, r1;
+    cpu_split_range(rows, call->ith, call->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         nn_row_index(logits, r, &i1, &i2, &i3);
-        nn_row_load(logits, i1, i2, i3, x);
-        nn_row_load(labels, i1, i2, i3, t);
+        const float *x = loss_row(logits, i1, i2, i3, x_buf), *t = loss_row(labels, i1, i2, i3, t_buf);
         const double lse = log_sum_exp(e, x, n, &sum);
-        for (int64_t i = 0; i < n; i++) {
-            if (t[i] != 0.0f) total += (double)t[i] * ((double)x[i] - lse);
-        }
+        label_sums(t, x, n, &dot, &label_total);
+        part += dot - label_total * lse;
+    }
+    memcpy(e + n, &part, sizeof part);
+    call->barrier(call);
+    if (call->ith != 0) return GGML_STATUS_SUCCESS;
+    double total = 0.0;
+    for (int i = 0; i < call->nth; i++) {
+        const float *task_e = (const float *)call->wdata + nn_scratch_floats(3 * n + 2) * (size_t)i + 2 * n;
+        memcpy(&part, task_e + n, sizeof part);
+        total += part;
     }
     const float loss = (float)(-total / (double)rows);
     ew_store(dst->data, dst->type, sizeof(float), &loss, 1);
     return GGML_STATUS_SUCCESS;
 }
-
-static int one_task(const struct ggml_tensor *node, int n_threads) { return 1; }
 
 /* d/dlogits = (softmax(logits) * sum(labels) - labels) * grad / rows; src = grad, logits, labels.
  * (With labels summing to one per row this is ggml's softmax - labels; the sum keeps it
@@ -63,20 +97,21 @@ static enum ggml_status cross_entropy_back_compute(const struct ggmlc_op_call *c
     float g;
     ew_load(&g, grad->data, grad->type, sizeof(float), 1);
     const double factor = (double)g / (double)rows;
-    float *x = nn_scratch(call, 3 * n), *t = x + n, *e = t + n;
+    float *x_buf = nn_scratch(call, 3 * n), *t_buf = x_buf + n, *e = t_buf + n;
     int64_t r0, r1;
     cpu_split_range(rows, call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         nn_row_index(logits, r, &i1, &i2, &i3);
-        nn_row_load(logits, i1, i2, i3, x);
-        nn_row_load(labels, i1, i2, i3, t);
-        double sum, label_sum = 0.0;
+        const float *x = loss_row(logits, i1, i2, i3, x_buf), *t = loss_row(labels, i1, i2, i3, t_buf);
+        double sum, dot, label_sum;
         log_sum_exp(e, x, n, &sum);
-        for (int64_t i = 0; i < n; i++) label_sum += t[i];
+        label_sums(t, x, n, &dot, &label_sum);
         const double scale = label_sum / sum;
-        for (int64_t i = 0; i < n; i++) x[i] = (float)(((double)e[i] * scale - t[i]) * factor);
-        nn_row_store(dst, i1, i2, i3, x);
+        float *out = nn_f32_row(dst, i1, i2, i3);
+        float *d = out ? out : x_buf; /* dst may be the logits' memory: each value is read before it is written */
+        for (int64_t i = 0; i < n; i++) d[i] = (float)(((double)e[i] * scale - t[i]) * factor);
+        if (!out) nn_row_store(dst, i1, i2, i3, d);
     }
     return GGML_STATUS_SUCCESS;
 }
@@ -194,8 +229,7 @@ static enum ggml_status sgd_compute(const struct ggmlc_op_call *call, struct ggm
 
 void cpu_nn_loss_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_CROSS_ENTROPY_LOSS] = cross_entropy_compute;
-    t->work_size[GGML_OP_CROSS_ENTROPY_LOSS] = three_rows_work;
-    t->n_tasks[GGML_OP_CROSS_ENTROPY_LOSS] = one_task;
+    t->work_size[GGML_OP_CROSS_ENTROPY_LOSS] = cross_entropy_work;
     t->compute[GGML_OP_CROSS_ENTROPY_LOSS_BACK] = cross_entropy_back_compute;
     t->work_size[GGML_OP_CROSS_ENTROPY_LOSS_BACK] = three_rows_work;
     t->compute[GGML_OP_SILU_BACK] = silu_back_compute;

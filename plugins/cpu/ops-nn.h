@@ -46,9 +46,27 @@ CPU_HIDDEN void cpu_nn_loss_register(struct cpu_op_table *t);    /* ops-loss.c *
  * (softmax and the cross-entropy loss). */
 EW_CLONES static inline double exp_shifted(float *y, const float *x, float shift, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = ew_expf(x[i] - shift);
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) sum += y[i];
+    double part[4] = {0}; /* four chains of additions, not one waiting on each */
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; l++) part[l] += y[i + l];
+    double sum = (part[0] + part[2]) + (part[1] + part[3]);
+    for (; i < n; i++) sum += y[i];
     return sum;
+}
+
+/* The largest of init and w[0..n) (NaN values are passed over), in eight partial maxima so
+ * that the loop vectorizes (softmax and the cross-entropy loss). */
+EW_CLONES static inline float nn_row_max(const float *w, int64_t n, float init) {
+    float part[8];
+    for (int l = 0; l < 8; l++) part[l] = init;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) part[l] = w[i + l] > part[l] ? w[i + l] : part[l];
+    float max = init;
+    for (int l = 0; l < 8; l++) max = part[l] > max ? part[l] : max;
+    for (; i < n; i++) max = w[i] > max ? w[i] : max;
+    return max;
 }
 
 /* Address of element (i0, i1, i2, i3). */

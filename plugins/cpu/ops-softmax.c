@@ -14,18 +14,6 @@ static size_t soft_max_work(const struct ggml_tensor *dst, int n_threads) {
 
 /* The row loops of the softmax, compiled for each x86-64 level (EW_CLONES): the same
  * operations in the same order at every level, a vector at a time. */
-EW_CLONES static float row_max(const float *w, int64_t n, float init) {
-    float part[8];
-    for (int l = 0; l < 8; l++) part[l] = init;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) part[l] = w[i + l] > part[l] ? w[i + l] : part[l];
-    float max = init;
-    for (int l = 0; l < 8; l++) max = part[l] > max ? part[l] : max;
-    for (; i < n; i++) max = w[i] > max ? w[i] : max;
-    return max;
-}
-
 EW_CLONES static void row_scale(float *w, int64_t n, float scale) {
     for (int64_t i = 0; i < n; i++) w[i] *= scale;
 }
@@ -43,18 +31,34 @@ EW_CLONES static void scale_and_mask(float *restrict out, const float *restrict 
         for (int64_t i = 0; i < n; i++) out[i] = fmaf(slope, mask[i], out[i]);
 }
 
+/* The exponentials of a row are taken in vectors of up to this many values (cpu_softmax_exp_sum). */
+#define SOFTMAX_EXP_LANES 16
+
+/* The length of w[0..n) without its trailing -inf values (a causal mask's future), rounded up
+ * to whole vectors of the exponentials' sum.  Those values' exponentials are zeros, which
+ * added to a vector's lanes or to the sum change nothing: leaving them out (and writing the
+ * zeros directly) gives the same bits, and a causal score matrix half the exponentials. */
+static int64_t live_length(const float *w, int64_t n) {
+    int64_t live = n;
+    while (live > 0 && w[live - 1] == -INFINITY) live--;
+    live = (live + SOFTMAX_EXP_LANES - 1) / SOFTMAX_EXP_LANES * SOFTMAX_EXP_LANES;
+    return live < n ? live : n;
+}
+
 /* Normalise w[0..n) in place into softmax probabilities; sink (or -INFINITY) joins the
  * normalisation without an output.  A row whose every logit is -inf becomes zeros
  * rather than NaN, so that a fully masked row does not poison what follows. */
 static void softmax_row(float *w, int64_t n, float sink) {
-    const float max = row_max(w, n, sink);
+    const float max = nn_row_max(w, n, sink);
     if (max == -INFINITY) {
         memset(w, 0, (size_t)n * sizeof(float));
         return;
     }
-    double sum = cpu_softmax_exp_sum(n, w, w, max); /* ggml's order: the sink's term last */
+    const int64_t live = live_length(w, n);
+    double sum = cpu_softmax_exp_sum(live, w, w, max); /* ggml's order: the sink's term last */
     if (sink != -INFINITY) sum += (double)expf(sink - max);
-    row_scale(w, n, (float)(1.0 / sum));
+    row_scale(w, live, (float)(1.0 / sum));
+    memset(w + live, 0, (size_t)(n - live) * sizeof(float));
 }
 
 static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
@@ -85,10 +89,11 @@ static size_t soft_max_back_work(const struct ggml_tensor *dst, int n_threads) {
     return nn_scratch_bytes(2 * dst->ne[0], n_threads);
 }
 
-/* dy = scale * y * (dy - <y, dy>) in place on one row: the dot product in eight partial sums
- * (added pairwise), so that both loops vectorize; in double, one element at a time, this was
- * the slowest node of a GPT's training step after the products. */
-EW_CLONES static void soft_max_back_row(const float *restrict y, float *restrict dy, int64_t n, float scale) {
+/* out = scale * y * (dy - <y, dy>) on one row (out may be dy: the graph may reuse its memory):
+ * the dot product in eight partial sums (added pairwise), so that both loops vectorize; in
+ * double, one element at a time, this was the slowest node of a GPT's training step after
+ * the products. */
+EW_CLONES static void soft_max_back_row(const float *y, const float *dy, float *out, int64_t n, float scale) {
     float part[8] = {0};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -97,25 +102,36 @@ EW_CLONES static void soft_max_back_row(const float *restrict y, float *restrict
         for (int l = 0; l < w; l++) part[l] += part[l + w];
     for (; i < n; i++) part[0] += y[i] * dy[i];
     const float dot = part[0];
-    for (i = 0; i < n; i++) dy[i] = scale * y[i] * (dy[i] - dot);
+    for (i = 0; i < n; i++) out[i] = scale * y[i] * (dy[i] - dot);
+}
+
+/* Row (i1, i2, i3) of t as f32: where it lies when it is f32 and contiguous, else converted
+ * into buf. */
+static const float *f32_row_of(const struct ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3, float *buf) {
+    const float *row = nn_f32_row(t, i1, i2, i3);
+    if (row) return row;
+    nn_row_load(t, i1, i2, i3, buf);
+    return buf;
 }
 
 /* dx = scale * y * (dy - <y, dy>).  The mask and ALiBi slope are constants added to the
- * scaled logits, so they do not enter the gradient: max_bias needs no special case. */
+ * scaled logits, so they do not enter the gradient: max_bias needs no special case.  F32
+ * contiguous rows are read and written where they lie (copying the three rows through
+ * scratch took a third of the node in GPT training). */
 static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *dy_t = dst->src[0], *y_t = dst->src[1];
     const float scale = ggmlc_soft_max_params_of(dst).scale;
     const int64_t n = dst->ne[0];
-    float *dy = nn_scratch(call, 2 * n), *y = dy + n;
+    float *dy_buf = nn_scratch(call, 2 * n), *y_buf = dy_buf + n;
     int64_t r0, r1;
     cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         int64_t i1, i2, i3;
         nn_row_index(dst, r, &i1, &i2, &i3);
-        nn_row_load(dy_t, i1, i2, i3, dy);
-        nn_row_load(y_t, i1, i2, i3, y);
-        soft_max_back_row(y, dy, n, scale);
-        nn_row_store(dst, i1, i2, i3, dy);
+        const float *dy = f32_row_of(dy_t, i1, i2, i3, dy_buf), *y = f32_row_of(y_t, i1, i2, i3, y_buf);
+        float *out = nn_f32_row(dst, i1, i2, i3);
+        soft_max_back_row(y, dy, out ? out : dy_buf, n, scale);
+        if (!out) nn_row_store(dst, i1, i2, i3, dy_buf);
     }
     return GGML_STATUS_SUCCESS;
 }
