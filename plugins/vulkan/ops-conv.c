@@ -4,6 +4,9 @@
  * pool_1d / pool_2d and upscale (nearest, bilinear, bicubic); the gradients
  * im2col_back and pool_2d_back, and col2im_1d.
  */
+#include <stdatomic.h>
+#include <string.h>
+
 #include "vk-impl.h"
 
 /* ------------------------------------------------------------- im2col */
@@ -193,14 +196,12 @@ static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor
            vk_shape_fits(x) && vk_shape_fits(node);
 }
 
-static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+/* The push constants of conv2d.comp and conv2d-cm.comp for node. */
+static struct vk_pc_conv2d conv_2d_push(const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
-    const size_t tk = ggml_type_size(k->type);
     const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(node);
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
-    const struct vk_pc_conv2d pc = {
+    return (struct vk_pc_conv2d){
         .KW = sk.ne[0],
         .KH = sk.ne[1],
         .IC = sk.ne[2],
@@ -230,10 +231,100 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
         .nk0 = sk.nb[0],
         .nx0 = sx.nb[0],
     };
+}
+
+/* The bindings of both conv_2d kernels: kernel, data, result. */
+static void conv_2d_bind(struct vk_dispatch *ds, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    vk_dispatch_bind(ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv2d, off_k));
+    vk_dispatch_bind(ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv2d, off_x));
+    vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv2d, off_d));
+}
+
+/* conv_2d on cooperative matrices (conv2d-cm.comp: an implicit GEMM, kernel and data rounded to
+ * f16, f32 sums), for GGML_OP_CONV_2D wherever the device has VK_KHR_cooperative_matrix fragments
+ * (coopmat_khr_shape).  Its specialization constants {WG, SG, FRM, FRN, FRK, KB, BM, BN, BK, WM, WN}:
+ * tiles of BM output channels x BN output positions, k slices of BK, four subgroups of WM x WN;
+ * 64 x 64 tiles (32 x 64 for at most 32 output channels).  $GGMLC_VK_CONV_CM=0 takes the f32 direct
+ * kernel instead (conv2d.comp, the CPU's rounding), ="BM,BN,BK,WM,WN" tries other tiles (ignored
+ * where they do not fit).  A pipeline that fails leaves the convolutions to the direct kernel. */
+#define CONV_CM_NSPEC 11
+
+/* The shared memory of conv2d-cm.comp with constants v, in bytes. */
+static uint64_t conv_cm_shared(const uint32_t *v) {
+    const uint64_t bm = v[6], bn = v[7], bk = v[8];
+    return 16 * (bm * (bk / 8 + 1) + bk * (bn / 8 + 1)) + 4 * bm * bn;
+}
+
+/* Whether the constants v suit conv2d-cm.comp on d (the list at its top). */
+static bool conv_cm_fits(const struct vk_device *d, const uint32_t *v) {
+    const uint32_t frm = v[2], frn = v[3], frk = v[4], bm = v[6], bn = v[7], bk = v[8], wm = v[9], wn = v[10];
+    if (!frm || !frn || !frk || !wm || !wn || wm % frm || wn % frn || wn % 8 || bk % frk || bk % 8 || !bk || bm % wm || bn % wn)
+        return false;
+    return v[0] == (bm / wm) * (bn / wn) * v[1] && v[0] <= d->props.limits.maxComputeWorkGroupInvocations &&
+           conv_cm_shared(v) <= d->props.limits.maxComputeSharedMemorySize;
+}
+
+/* The constants of tiles t = {BM, BN, BK, WM, WN} on d into v, where they fit. */
+static bool conv_cm_try(const struct vk_device *d, const uint32_t *t, uint32_t *v) {
+    const uint32_t *frag = d->caps.coopmat_khr_shape, sg = d->caps.subgroup_size;
+    if (!t[3] || !t[4]) return false;
+    const uint32_t c[CONV_CM_NSPEC] = {(t[0] / t[3]) * (t[1] / t[4]) * sg, sg, frag[0], frag[1], frag[2], frag[2],
+                                       t[0], t[1], t[2], t[3], t[4]};
+    if (!conv_cm_fits(d, c)) return false;
+    memcpy(v, c, sizeof c);
+    return true;
+}
+
+/* The constants for node into v; false where none fit or the kernel is off. */
+static bool conv_cm_consts(const struct vk_device *d, const struct ggml_tensor *node, uint32_t *v) {
+    const struct vk_env_value *env = &vk_tuning()->conv_cm;
+    if (!d->use_coopmat || !d->caps.coopmat_khr_frag || node->op != GGML_OP_CONV_2D || (env->set && env->n >= 1 && env->v[0] == 0))
+        return false;
+    const bool narrow = node->ne[2] <= 32; /* output channels */
+    const uint32_t t[5] = {narrow ? 32 : 64, 64, 32, 32, narrow ? 16 : 32};
+    return (env->set && env->n >= 5 && conv_cm_try(d, env->v, v)) || conv_cm_try(d, t, v);
+}
+
+/* conv2d-cm.comp for node: x tiles of output channels, y tiles of output positions.  False
+ * (nothing recorded) where it does not take node or its pipeline cannot be made. */
+static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    struct vk_device *d = rec->d;
+    uint32_t spec[CONV_CM_NSPEC];
+    const uint64_t positions = (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
+    if (positions > UINT32_MAX || !conv_cm_consts(d, node, spec)) return false;
+    const uint64_t gx = ((uint64_t)node->ne[2] + spec[6] - 1) / spec[6], gy = (positions + spec[7] - 1) / spec[7];
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    const enum vk_shader_id id = vk_shader_find("conv2d_cm_%s", ggml_type_name(node->src[0]->type));
+    if (gx > max[0] || gy > max[1] || !vk_shader_present(id)) return false;
+    if (!vk_pipeline_get(d, id, spec, CONV_CM_NSPEC, true)) {
+        static atomic_bool told;
+        if (!d->lost && !atomic_exchange(&told, true))
+            ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; convolutions take the direct kernel instead\n", ggmlc_last_error());
+        return false;
+    }
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, id);
+    memcpy(ds.spec, spec, sizeof spec);
+    ds.n_spec = CONV_CM_NSPEC;
+    const struct vk_pc_conv2d pc = conv_2d_push(node);
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv2d, off_k));
-    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv2d, off_x));
-    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv2d, off_d));
+    conv_2d_bind(&ds, node);
+    ds.groups[0] = (uint32_t)gx;
+    ds.groups[1] = (uint32_t)gy;
+    ds.groups[2] = 1;
+    *st = vk_record_dispatch(rec, &ds);
+    return true;
+}
+
+static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    enum ggml_status st;
+    if (conv_2d_cm_record(rec, node, &st)) return st;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(node->src[0]->type)));
+    const struct vk_pc_conv2d pc = conv_2d_push(node);
+    vk_dispatch_push(&ds, pc);
+    conv_2d_bind(&ds, node);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
