@@ -245,9 +245,9 @@ static void conv_2d_bind(struct vk_dispatch *ds, const struct ggml_tensor *node)
  * f16, f32 sums), for GGML_OP_CONV_2D wherever the device has VK_KHR_cooperative_matrix fragments
  * (coopmat_khr_shape).  Its specialization constants {WG, SG, FRM, FRN, FRK, KB, BM, BN, BK, WM, WN}:
  * tiles of BM output channels x BN output positions, k slices of BK, four subgroups of WM x WN;
- * 64 x 64 tiles (32 x 64 for at most 32 output channels).  $GGMLC_VK_CONV_CM=0 takes the f32 direct
- * kernel instead (conv2d.comp, the CPU's rounding), ="BM,BN,BK,WM,WN" tries other tiles (ignored
- * where they do not fit).  A pipeline that fails leaves the convolutions to the direct kernel. */
+ * 64 x 64 tiles (32 x 64 for at most 32 output channels).  $GGMLC_VK_CONV_CM=0 takes the f32
+ * implicit GEMM instead (conv2d-gemm.comp, f32 products), ="BM,BN,BK,WM,WN" tries other tiles (ignored
+ * where they do not fit).  A pipeline that fails leaves the convolutions to the f32 kernels. */
 #define CONV_CM_NSPEC 11
 
 /* The shared memory of conv2d-cm.comp with constants v, in bytes. */
@@ -300,7 +300,7 @@ static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node
     if (!vk_pipeline_get(d, id, spec, CONV_CM_NSPEC, true)) {
         static atomic_bool told;
         if (!d->lost && !atomic_exchange(&told, true))
-            ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; convolutions take the direct kernel instead\n", ggmlc_last_error());
+            ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; convolutions take the f32 kernels instead\n", ggmlc_last_error());
         return false;
     }
     struct vk_dispatch ds;
@@ -317,9 +317,34 @@ static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node
     return true;
 }
 
+/* Tiles of conv2d-gemm.comp: output channels x positions (the shader's constants). */
+#define CONV_GEMM_TILE 64
+
+/* conv_2d as an implicit GEMM in f32 (conv2d-gemm.comp), for GGML_OP_CONV_2D where the
+ * cooperative-matrix kernel does not run: about as fast as im2col + the tiled GEMM without the
+ * im2col tensor, and the f32 option ($GGMLC_VK_CONV_CM=0).  False where the grid does not fit. */
+static bool conv_2d_gemm_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    const uint64_t positions = (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
+    const uint64_t gx = ((uint64_t)node->ne[2] + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE, gy = (positions + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE;
+    const uint32_t *max = rec->d->props.limits.maxComputeWorkGroupCount;
+    if (node->op != GGML_OP_CONV_2D || positions > UINT32_MAX || gx > max[0] || gy > max[1]) return false;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv2d_gemm_%s", ggml_type_name(node->src[0]->type)));
+    const struct vk_pc_conv2d pc = conv_2d_push(node);
+    vk_dispatch_push(&ds, pc);
+    conv_2d_bind(&ds, node);
+    ds.groups[0] = (uint32_t)gx;
+    ds.groups[1] = (uint32_t)gy;
+    ds.groups[2] = 1;
+    *st = vk_record_dispatch(rec, &ds);
+    return true;
+}
+
+/* conv_2d: the cooperative-matrix implicit GEMM, else the f32 one; depthwise convolutions (and
+ * grids too large for those) one invocation per output (conv2d.comp). */
 static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     enum ggml_status st;
-    if (conv_2d_cm_record(rec, node, &st)) return st;
+    if (conv_2d_cm_record(rec, node, &st) || conv_2d_gemm_record(rec, node, &st)) return st;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(node->src[0]->type)));
     const struct vk_pc_conv2d pc = conv_2d_push(node);
