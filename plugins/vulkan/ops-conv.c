@@ -196,7 +196,7 @@ static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor
            vk_shape_fits(x) && vk_shape_fits(node);
 }
 
-/* The push constants of conv2d.comp and conv2d-cm.comp for node. */
+/* The push constants of the conv_2d kernels (conv2d.comp, conv2d-cm.comp, conv2d-gemm.comp) for node. */
 static struct vk_pc_conv2d conv_2d_push(const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(node);
@@ -239,6 +239,19 @@ static void conv_2d_bind(struct vk_dispatch *ds, const struct ggml_tensor *node)
     vk_dispatch_bind(ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv2d, off_k));
     vk_dispatch_bind(ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv2d, off_x));
     vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv2d, off_d));
+}
+
+/* Record ds (shader and constants chosen) for node on a grid of gx x gy tiles: the implicit GEMMs'
+ * x runs over tiles of output channels, y over tiles of output positions. */
+static enum ggml_status conv_2d_tiles_record(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds,
+                                             uint64_t gx, uint64_t gy) {
+    const struct vk_pc_conv2d pc = conv_2d_push(node);
+    vk_dispatch_push(ds, pc);
+    conv_2d_bind(ds, node);
+    ds->groups[0] = (uint32_t)gx;
+    ds->groups[1] = (uint32_t)gy;
+    ds->groups[2] = 1;
+    return vk_record_dispatch(rec, ds);
 }
 
 /* conv_2d on cooperative matrices (conv2d-cm.comp: an implicit GEMM, kernel and data rounded to
@@ -307,13 +320,7 @@ static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node
     vk_dispatch_init(&ds, id);
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = CONV_CM_NSPEC;
-    const struct vk_pc_conv2d pc = conv_2d_push(node);
-    vk_dispatch_push(&ds, pc);
-    conv_2d_bind(&ds, node);
-    ds.groups[0] = (uint32_t)gx;
-    ds.groups[1] = (uint32_t)gy;
-    ds.groups[2] = 1;
-    *st = vk_record_dispatch(rec, &ds);
+    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy);
     return true;
 }
 
@@ -321,8 +328,8 @@ static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node
 #define CONV_GEMM_TILE 64
 
 /* conv_2d as an implicit GEMM in f32 (conv2d-gemm.comp), for GGML_OP_CONV_2D where the
- * cooperative-matrix kernel does not run: about as fast as im2col + the tiled GEMM without the
- * im2col tensor, and the f32 option ($GGMLC_VK_CONV_CM=0).  False where the grid does not fit. */
+ * cooperative-matrix kernel does not run (no im2col tensor; on lavapipe faster than im2col + the
+ * tiled GEMM, docs/vulkan.md), and the f32 option ($GGMLC_VK_CONV_CM=0).  False where the grid does not fit. */
 static bool conv_2d_gemm_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
     const uint64_t positions = (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
     const uint64_t gx = ((uint64_t)node->ne[2] + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE, gy = (positions + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE;
@@ -330,13 +337,7 @@ static bool conv_2d_gemm_record(struct vk_rec *rec, const struct ggml_tensor *no
     if (node->op != GGML_OP_CONV_2D || positions > UINT32_MAX || gx > max[0] || gy > max[1]) return false;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv2d_gemm_%s", ggml_type_name(node->src[0]->type)));
-    const struct vk_pc_conv2d pc = conv_2d_push(node);
-    vk_dispatch_push(&ds, pc);
-    conv_2d_bind(&ds, node);
-    ds.groups[0] = (uint32_t)gx;
-    ds.groups[1] = (uint32_t)gy;
-    ds.groups[2] = 1;
-    *st = vk_record_dispatch(rec, &ds);
+    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy);
     return true;
 }
 
