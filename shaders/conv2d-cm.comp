@@ -7,7 +7,8 @@
 // padding), beside the matching slice of A.  A workgroup of WG / SG subgroups computes a BM x BN
 // tile of D (output channels x positions), each subgroup a WM x WN part of whole fragments; the
 // tile goes through shared memory to the result [OW, OH, OC, N] (any strides), positions fastest.
-// Push constants and bindings are conv2d.comp's (struct vk_pc_conv2d, not depthwise).  Rounding:
+// Push constants and bindings are conv2d.comp's (struct vk_pc_conv2d, not depthwise); TRANSPOSED:
+// conv_transpose_2d (conv-transpose-2d.comp's, the kernel [KW, KH, OC, IC]; conv-gemm.glsl).  Rounding:
 // the kernel and data are rounded to f16 (the products and sums are f32), so results differ from
 // the f32 direct kernel by about 2^-11 of the sum of |k x| (docs/vulkan.md).
 // Written in GL_NV_cooperative_matrix syntax and rewritten into KHR instructions at build time
@@ -38,8 +39,7 @@ layout(binding = 0) readonly buffer K { STORAGE_T(A_TYPE) data_k[]; };
 layout(binding = 1) readonly buffer X { float data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-#include "push-constants.h"
-VK_PUSH_BLOCK(vk_pc_conv2d);
+#include "conv-gemm.glsl"
 
 const uint CA = BK / 8, CB = BN / 8;    // 8-half chunks per row of the A and B slices
 const uint LDA = CA + 1, LDB = CB + 1;  // their row strides (chunks), one of padding against bank conflicts
@@ -56,22 +56,13 @@ uvec4 pack8(const float v[8]) {
                  packHalf2x16(vec2(v[6], v[7])));
 }
 
-// Offset of kernel value k of output channel oc (a kernel contiguous in its first three
-// dimensions, the usual case, needs no division).
-uint kernel_at(uint oc, uint k, bool dense) {
-    if (dense) return p.off_k + oc * p.nk3 + k;
-    const uint kw = k % p.KW, kh = (k / p.KW) % p.KH, ic = k / (p.KW * p.KH);
-    return p.off_k + oc * p.nk3 + ic * p.nk2 + kh * p.nk1 + kw * p.nk0;
-}
-
 // The A slice at k0: rows m0.., each thread a chunk of 8 k at a time (zeros past OC or K).
 void stage_kernel(uint k0, uint m0, uint K) {
-    const bool dense = p.nk0 == 1 && p.nk1 == p.KW && p.nk2 == p.KW * p.KH;
     for (uint c = gl_LocalInvocationID.x; c < BM * CA; c += WG) {
         const uint m = c / CA, kc = c % CA, oc = m0 + m, kb = k0 + kc * 8;
         float v[8];
         [[unroll]] for (uint t = 0; t < 8; t++)
-            v[t] = oc < p.OC && kb + t < K ? TO_F32(A_TYPE, data_k[kernel_at(oc, kb + t, dense)]) : 0.0;
+            v[t] = oc < p.OC && kb + t < K ? TO_F32(A_TYPE, data_k[kernel_at(oc, kb + t)]) : 0.0;
         sa[m * LDA + kc] = pack8(v);
     }
 }
@@ -82,15 +73,11 @@ void stage_data(uint k0, uint n0, uint K, uint P) {
     for (uint c = gl_LocalInvocationID.x; c < BK * CB; c += WG) {
         const uint r = c / CB, jc = c % CB, k = k0 + r;
         float v[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        uint j = n0 + jc * 8;
+        const uint j = n0 + jc * 8;
         if (k < K && j < P) {
-            const uint kw = k % p.KW, kh = (k / p.KW) % p.KH, ic = k / (p.KW * p.KH);
             uint ow = j % p.OW, oh = (j / p.OW) % p.OH, n = j / (p.OW * p.OH);
-            const int dx = int(kw) * p.d0 - p.p0, dy = int(kh) * p.d1 - p.p1;
             [[unroll]] for (uint t = 0; t < 8; t++) {
-                const int x = int(ow) * p.s0 + dx, y = int(oh) * p.s1 + dy;
-                if (j + t < P && x >= 0 && x < int(p.IW) && y >= 0 && y < int(p.IH))
-                    v[t] = data_x[p.off_x + uint(x) * p.nx0 + uint(y) * p.nx1 + ic * p.nx2 + n * p.nx3];
+                if (j + t < P) v[t] = data_value(k, ow, oh, n);
                 if (++ow == p.OW) { // the next position
                     ow = 0;
                     if (++oh == p.OH) { oh = 0; n++; }

@@ -6,7 +6,8 @@
 // f32 products.  A workgroup of 256 invocations computes a 64 x 64 tile (output channels x
 // positions j = (ow, oh, n), ow fastest), each invocation 4 x 4 of it: channels tm + 16 r and
 // positions tn + 16 q, so that neighbouring invocations store neighbouring positions.  Push
-// constants and bindings are conv2d.comp's (struct vk_pc_conv2d, not depthwise).
+// constants and bindings are conv2d.comp's (struct vk_pc_conv2d, not depthwise); TRANSPOSED:
+// conv_transpose_2d (conv-transpose-2d.comp's; conv-gemm.glsl).
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
@@ -14,8 +15,7 @@ layout(binding = 0) readonly buffer K { STORAGE_T(A_TYPE) data_k[]; };
 layout(binding = 1) readonly buffer X { float data_x[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
 
-#include "push-constants.h"
-VK_PUSH_BLOCK(vk_pc_conv2d);
+#include "conv-gemm.glsl"
 
 const uint BM = 64, BN = 64, BK = 16, LDA = BM + 1; // LDA: the kernel slice's padded row (k)
 
@@ -24,15 +24,9 @@ shared float sb[BK * BN];  // data slice, k-major
 
 // The kernel slice at k0: invocations along k (the kernel's rows are contiguous in k).
 void stage_kernel(uint k0, uint m0, uint K) {
-    const bool dense = p.nk0 == 1 && p.nk1 == p.KW && p.nk2 == p.KW * p.KH;
     [[unroll]] for (uint i = 0; i < BM * BK / 256; i++) {
         const uint e = gl_LocalInvocationID.x + i * 256, m = e / BK, kk = e % BK, oc = m0 + m, k = k0 + kk;
-        float v = 0.0;
-        if (oc < p.OC && k < K) {
-            const uint kw = k % p.KW, kh = (k / p.KW) % p.KH, ic = k / (p.KW * p.KH);
-            const uint at = dense ? oc * p.nk3 + k : oc * p.nk3 + ic * p.nk2 + kh * p.nk1 + kw * p.nk0;
-            v = TO_F32(A_TYPE, data_k[p.off_k + at]);
-        }
+        const float v = oc < p.OC && k < K ? TO_F32(A_TYPE, data_k[kernel_at(oc, k)]) : 0.0;
         sa[kk * LDA + m] = v;
     }
 }
@@ -42,13 +36,7 @@ void stage_data(uint k0, uint n0, uint K, uint P) {
     [[unroll]] for (uint i = 0; i < BN * BK / 256; i++) {
         const uint e = gl_LocalInvocationID.x + i * 256, jj = e % BN, kk = e / BN, j = n0 + jj, k = k0 + kk;
         float v = 0.0;
-        if (k < K && j < P) {
-            const uint kw = k % p.KW, kh = (k / p.KW) % p.KH, ic = k / (p.KW * p.KH);
-            const uint ow = j % p.OW, oh = (j / p.OW) % p.OH, n = j / (p.OW * p.OH);
-            const int x = int(ow) * p.s0 - p.p0 + int(kw) * p.d0, y = int(oh) * p.s1 - p.p1 + int(kh) * p.d1;
-            if (x >= 0 && x < int(p.IW) && y >= 0 && y < int(p.IH))
-                v = data_x[p.off_x + uint(x) * p.nx0 + uint(y) * p.nx1 + ic * p.nx2 + n * p.nx3];
-        }
+        if (k < K && j < P) v = data_value(k, j % p.OW, (j / p.OW) % p.OH, j / (p.OW * p.OH));
         sb[kk * BN + jj] = v;
     }
 }

@@ -142,13 +142,11 @@ static bool conv_transpose_2d_supports(const struct vk_device *d, const struct g
            vk_shape_fits(x) && vk_shape_fits(node);
 }
 
-static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+/* The push constants of the conv_transpose_2d kernels for node. */
+static struct vk_pc_conv_transpose_2d conv_transpose_2d_push(const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
-    const size_t tk = ggml_type_size(k->type);
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
-    const struct vk_pc_conv_transpose_2d pc = {
+    return (struct vk_pc_conv_transpose_2d){
         .KW = sk.ne[0],
         .KH = sk.ne[1],
         .OC = sk.ne[2],
@@ -172,8 +170,20 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
         .nd3 = sd.nb[3],
         .s = (uint32_t)ggmlc_op_param_i32(node, 0),
     };
+}
+
+static bool conv_gemm_any_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
+
+/* conv_transpose_2d: the implicit GEMMs (as conv_2d's), else one invocation per output. */
+static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    enum ggml_status st;
+    if (conv_gemm_any_record(rec, node, &st)) return st;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", ggml_type_name(k->type)));
+    const struct vk_pc_conv_transpose_2d pc = conv_transpose_2d_push(node);
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
+    vk_dispatch_bind(&ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
     vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_x));
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
@@ -241,13 +251,27 @@ static void conv_2d_bind(struct vk_dispatch *ds, const struct ggml_tensor *node)
     vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv2d, off_d));
 }
 
-/* Record ds (shader and constants chosen) for node on a grid of gx x gy tiles: the implicit GEMMs'
- * x runs over tiles of output channels, y over tiles of output positions. */
+/* The implicit-GEMM shaders' name prefix for node: conv_2d or conv_transpose_2d (TRANSPOSED). */
+static const char *conv_gemm_prefix(const struct ggml_tensor *node) {
+    return node->op == GGML_OP_CONV_TRANSPOSE_2D ? "conv_transpose_2d" : "conv2d";
+}
+
+/* Record ds (shader and constants chosen) for node (conv_2d or conv_transpose_2d) on a grid of gx x gy
+ * tiles: the implicit GEMMs' x runs over tiles of output channels, y over tiles of output positions. */
 static enum ggml_status conv_2d_tiles_record(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds,
                                              uint64_t gx, uint64_t gy) {
-    const struct vk_pc_conv2d pc = conv_2d_push(node);
-    vk_dispatch_push(ds, pc);
-    conv_2d_bind(ds, node);
+    if (node->op == GGML_OP_CONV_TRANSPOSE_2D) {
+        const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+        const struct vk_pc_conv_transpose_2d pc = conv_transpose_2d_push(node);
+        vk_dispatch_push(ds, pc);
+        vk_dispatch_bind(ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
+        vk_dispatch_bind(ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_x));
+        vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_d));
+    } else {
+        const struct vk_pc_conv2d pc = conv_2d_push(node);
+        vk_dispatch_push(ds, pc);
+        conv_2d_bind(ds, node);
+    }
     ds->groups[0] = (uint32_t)gx;
     ds->groups[1] = (uint32_t)gy;
     ds->groups[2] = 1;
@@ -292,7 +316,7 @@ static bool conv_cm_try(const struct vk_device *d, const uint32_t *t, uint32_t *
 /* The constants for node into v; false where none fit or the kernel is off. */
 static bool conv_cm_consts(const struct vk_device *d, const struct ggml_tensor *node, uint32_t *v) {
     const struct vk_env_value *env = &vk_tuning()->conv_cm;
-    if (!d->use_coopmat || !d->caps.coopmat_khr_frag || node->op != GGML_OP_CONV_2D || (env->set && env->n >= 1 && env->v[0] == 0))
+    if (!d->use_coopmat || !d->caps.coopmat_khr_frag || (env->set && env->n >= 1 && env->v[0] == 0))
         return false;
     const bool narrow = node->ne[2] <= 32; /* output channels */
     const uint32_t t[5] = {narrow ? 32 : 64, 64, 32, 32, narrow ? 16 : 32};
@@ -308,7 +332,7 @@ static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node
     if (positions > UINT32_MAX || !conv_cm_consts(d, node, spec)) return false;
     const uint64_t gx = ((uint64_t)node->ne[2] + spec[6] - 1) / spec[6], gy = (positions + spec[7] - 1) / spec[7];
     const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
-    const enum vk_shader_id id = vk_shader_find("conv2d_cm_%s", ggml_type_name(node->src[0]->type));
+    const enum vk_shader_id id = vk_shader_find("%s_cm_%s", conv_gemm_prefix(node), ggml_type_name(node->src[0]->type));
     if (gx > max[0] || gy > max[1] || !vk_shader_present(id)) return false;
     if (!vk_pipeline_get(d, id, spec, CONV_CM_NSPEC, true)) {
         static atomic_bool told;
@@ -334,18 +358,22 @@ static bool conv_2d_gemm_record(struct vk_rec *rec, const struct ggml_tensor *no
     const uint64_t positions = (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
     const uint64_t gx = ((uint64_t)node->ne[2] + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE, gy = (positions + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE;
     const uint32_t *max = rec->d->props.limits.maxComputeWorkGroupCount;
-    if (node->op != GGML_OP_CONV_2D || positions > UINT32_MAX || gx > max[0] || gy > max[1]) return false;
+    if (positions > UINT32_MAX || gx > max[0] || gy > max[1]) return false;
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv2d_gemm_%s", ggml_type_name(node->src[0]->type)));
+    vk_dispatch_init(&ds, vk_shader_find("%s_gemm_%s", conv_gemm_prefix(node), ggml_type_name(node->src[0]->type)));
     *st = conv_2d_tiles_record(rec, node, &ds, gx, gy);
     return true;
 }
 
 /* conv_2d: the cooperative-matrix implicit GEMM, else the f32 one; depthwise convolutions (and
  * grids too large for those) one invocation per output (conv2d.comp). */
+static bool conv_gemm_any_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    return conv_2d_cm_record(rec, node, st) || conv_2d_gemm_record(rec, node, st);
+}
+
 static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     enum ggml_status st;
-    if (conv_2d_cm_record(rec, node, &st) || conv_2d_gemm_record(rec, node, &st)) return st;
+    if (node->op == GGML_OP_CONV_2D && conv_gemm_any_record(rec, node, &st)) return st;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(node->src[0]->type)));
     const struct vk_pc_conv2d pc = conv_2d_push(node);
