@@ -75,12 +75,13 @@ void stage_data(uint k0, uint n0, uint K, uint P) {
         float v[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         const uint j = n0 + jc * 8;
         if (k < K && j < P) {
-            uint ow = j % p.OW, oh = (j / p.OW) % p.OH, n = j / (p.OW * p.OH);
+            const uvec3 tap = tap_of(k);
+            uvec3 pos = position_of(j);
             [[unroll]] for (uint t = 0; t < 8; t++) {
-                if (j + t < P) v[t] = data_value(k, ow, oh, n);
-                if (++ow == p.OW) { // the next position
-                    ow = 0;
-                    if (++oh == p.OH) { oh = 0; n++; }
+                if (j + t < P) v[t] = data_value(tap, pos);
+                if (++pos.x == p.OW) { // the next position
+                    pos.x = 0;
+                    if (++pos.y == p.OH) { pos.y = 0; pos.z++; }
                 }
             }
         }
@@ -105,8 +106,8 @@ void write_tile(uint m0, uint n0, uint P) {
     for (uint e = gl_LocalInvocationID.x; e < BM * BN; e += WG) {
         const uint oc = m0 + e / BN, j = n0 + e % BN;
         if (oc >= p.OC || j >= P) continue;
-        const uint ow = j % p.OW, oh = (j / p.OW) % p.OH, n = j / (p.OW * p.OH);
-        data_d[p.off_d + ow * p.nd0 + oh * p.nd1 + oc * p.nd2 + n * p.nd3] = sd[e];
+        const uvec3 o = position_of(j);
+        data_d[p.off_d + o.x * p.nd0 + o.y * p.nd1 + oc * p.nd2 + o.z * p.nd3] = sd[e];
     }
 }
 

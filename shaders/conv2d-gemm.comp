@@ -31,13 +31,12 @@ void stage_kernel(uint k0, uint m0, uint K) {
     }
 }
 
-// The data slice at k0: invocations along the positions (zeros in the padding, past K and P).
-void stage_data(uint k0, uint n0, uint K, uint P) {
+// The data slice at k0 for this invocation's position pos (j < P), its rows e / BN of each
+// 256 (zeros in the padding, past K and P).
+void stage_data(uint k0, uint K, bool inside, uvec3 pos) {
     [[unroll]] for (uint i = 0; i < BN * BK / 256; i++) {
-        const uint e = gl_LocalInvocationID.x + i * 256, jj = e % BN, kk = e / BN, j = n0 + jj, k = k0 + kk;
-        float v = 0.0;
-        if (k < K && j < P) v = data_value(k, j % p.OW, (j / p.OW) % p.OH, j / (p.OW * p.OH));
-        sb[kk * BN + jj] = v;
+        const uint e = gl_LocalInvocationID.x + i * 256, kk = e / BN, k = k0 + kk;
+        sb[kk * BN + e % BN] = inside && k < K ? data_value(tap_of(k), pos) : 0.0;
     }
 }
 
@@ -45,12 +44,14 @@ void main() {
     const uint K = p.IC * p.KH * p.KW, P = p.OW * p.OH * p.N;
     const uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
     const uint tn = gl_LocalInvocationID.x % 16, tm = gl_LocalInvocationID.x / 16;
+    const uint jd = n0 + gl_LocalInvocationID.x % BN; // the position this invocation stages (256 % BN == 0)
+    const uvec3 pos = position_of(min(jd, P - 1));
     float acc[4][4];
     [[unroll]] for (uint r = 0; r < 4; r++)
         [[unroll]] for (uint q = 0; q < 4; q++) acc[r][q] = 0.0;
     for (uint k0 = 0; k0 < K; k0 += BK) {
         stage_kernel(k0, m0, K);
-        stage_data(k0, n0, K, P);
+        stage_data(k0, K, jd < P, pos);
         barrier();
         [[unroll]] for (uint kk = 0; kk < BK; kk++) {
             float a[4], b[4];
@@ -64,10 +65,10 @@ void main() {
     [[unroll]] for (uint q = 0; q < 4; q++) {
         const uint j = n0 + tn + 16 * q;
         if (j >= P) continue;
-        const uint ow = j % p.OW, oh = (j / p.OW) % p.OH, n = j / (p.OW * p.OH);
+        const uvec3 o = position_of(j);
         [[unroll]] for (uint r = 0; r < 4; r++) {
             const uint oc = m0 + tm + 16 * r;
-            if (oc < p.OC) data_d[p.off_d + ow * p.nd0 + oh * p.nd1 + oc * p.nd2 + n * p.nd3] = acc[r][q];
+            if (oc < p.OC) data_d[p.off_d + o.x * p.nd0 + o.y * p.nd1 + oc * p.nd2 + o.z * p.nd3] = acc[r][q];
         }
     }
 }

@@ -352,8 +352,8 @@ static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node
 #define CONV_GEMM_TILE 64
 
 /* conv_2d as an implicit GEMM in f32 (conv2d-gemm.comp), for GGML_OP_CONV_2D where the
- * cooperative-matrix kernel does not run (no im2col tensor; on lavapipe faster than im2col + the
- * tiled GEMM, docs/vulkan.md), and the f32 option ($GGMLC_VK_CONV_CM=0).  False where the grid does not fit. */
+ * cooperative-matrix kernel does not run (no im2col tensor, but on lavapipe slower than im2col +
+ * the tiled GEMM: docs/vulkan.md), and the f32 option ($GGMLC_VK_CONV_CM=0).  False where the grid does not fit. */
 static bool conv_2d_gemm_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
     const uint64_t positions = (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
     const uint64_t gx = ((uint64_t)node->ne[2] + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE, gy = (positions + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE;
