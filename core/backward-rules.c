@@ -353,6 +353,29 @@ static struct ggml_tensor *conv_kernel_grad(struct ggml_context *ctx, struct ggm
     return ggml_mul_mat(ctx, cont_if_needed(ctx, ggml_transpose(ctx, col)), dY);
 }
 
+/* The input gradient of CONV_2D as one transposed convolution where that op can express it (no
+ * dilation, one stride for both axes, a result that covers the input): dx[iw, ih] is the
+ * transposed convolution's output at (iw + p0, ih + p1), with the kernel as it is ([KW, KH, IC, OC]
+ * is conv_transpose_2d's [KW, KH, out, in]).  Backends compute it in one pass (the Vulkan plugin
+ * as an implicit GEMM), instead of a product of K^T with dY^T and im2col_back.  False (nothing
+ * added) where it does not apply. */
+static bool conv_2d_input_grad_transposed(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
+    struct ggml_context *ctx = s->ctx;
+    struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const int32_t *p = node->op_params; /* s0, s1, p0, p1, d0, d1 */
+    if (p[0] != p[1] || p[4] != 1 || p[5] != 1 || dy->type != GGML_TYPE_F32) return false;
+    const int64_t full_w = (node->ne[0] - 1) * p[0] + k->ne[0], full_h = (node->ne[1] - 1) * p[1] + k->ne[1];
+    if (full_w < x->ne[0] + p[2] || full_h < x->ne[1] + p[3]) return false;
+    struct ggml_tensor *full = ggml_conv_transpose_2d_p0(ctx, k, cont_if_needed(ctx, dy), p[0]);
+    if (!full) return false;
+    struct ggml_tensor *dx = full;
+    if (full_w != x->ne[0] || full_h != x->ne[1])
+        dx = ggml_cont(ctx, ggml_view_4d(ctx, full, x->ne[0], x->ne[1], x->ne[2], x->ne[3], full->nb[1], full->nb[2], full->nb[3],
+                                         (size_t)p[2] * full->nb[0] + (size_t)p[3] * full->nb[1]));
+    ggmlc__bw_add_grad(s, x, dx);
+    return true;
+}
+
 /* CONV_2D computed directly: a = kernel [KW, KH, IC, OC], b = input [W, H, IC, N]; op_params {s0, s1, p0, p1, d0, d1}. */
 static bool rule_conv_2d(struct bw_state *s, struct ggml_tensor *node, struct ggml_tensor *dy) {
     struct ggml_context *ctx = s->ctx;
@@ -365,7 +388,7 @@ static bool rule_conv_2d(struct bw_state *s, struct ggml_tensor *node, struct gg
         struct ggml_tensor *col = as_matrix(ctx, ggml_im2col(ctx, k, x, p[0], p[1], p[2], p[3], p[4], p[5], true, GGML_TYPE_F32), CK);
         ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, col, dY));
     }
-    if (ggmlc__bw_needs_grad(s, x)) {
+    if (ggmlc__bw_needs_grad(s, x) && !conv_2d_input_grad_transposed(s, node, dy)) {
         struct ggml_tensor *kt = cont_if_needed(ctx, ggml_transpose(ctx, as_matrix(ctx, k, CK))); /* [OC, CK] */
         struct ggml_tensor *dcol = ggml_mul_mat(ctx, kt, cont_if_needed(ctx, ggml_transpose(ctx, dY))); /* [CK, P] */
         dcol = ggml_reshape_4d(ctx, dcol, CK, node->ne[0], node->ne[1], node->ne[3]);

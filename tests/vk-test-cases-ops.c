@@ -150,7 +150,9 @@ static struct ggml_tensor *c_rope_mrope_view(struct ggml_context *ctx) {
                            0.0f, 1.0f, 0.0f, 0.0f);
 }
 
-/* ------------------------------------------------------ conv_2d (direct) */
+/* ------------------------------------------------------ conv_2d (direct)
+ * 1e-6: on devices with cooperative matrices conv2d-cm.comp rounds kernel and data to f16 (nmse
+ * about 7e-8); tests/test-vulkan-conv bounds each value and checks the f32 kernels at 1e-5. */
 
 static struct ggml_tensor *c_conv_2d_direct(struct ggml_context *ctx) {
     return ggml_conv_2d_direct(ctx, F32("k", 3, 3, 5, 6), F32("x", 13, 11, 5, 2), 1, 1, 1, 1, 1, 1);
@@ -599,7 +601,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_rope_mrope, 1e-7), CASE(c_rope_mrope_ff_e, 1e-7), CASE(c_rope_imrope, 1e-7), CASE(c_rope_vision, 1e-7),
     CASE(c_rope_vision_ff, 1e-7), CASE(c_rope_mrope_f16, 1e-5), CASE(c_rope_mrope_back, 1e-7), CASE(c_rope_imrope_back, 1e-7),
     CASE(c_rope_vision_back, 1e-7), CASE(c_rope_neox_back, 1e-7), CASE(c_rope_mrope_view, 1e-7),
-    CASE(c_conv_2d_direct, 1e-10), CASE(c_conv_2d_direct_f16_strided, 1e-6), CASE(c_conv_2d_direct_view, 1e-10),
+    CASE(c_conv_2d_direct, 1e-6), CASE(c_conv_2d_direct_f16_strided, 1e-6), CASE(c_conv_2d_direct_view, 1e-6),
     CASE(c_pool_2d_back_max, 0), CASE(c_pool_2d_back_max_ties, 0), CASE(c_pool_2d_back_avg, 1e-12), CASE(c_pool_2d_back_f16, 0),
     CASE(c_im2col_back_2d, 1e-12), CASE(c_im2col_back_1d, 1e-12),
     CASE(c_tri_upper_diag, 0), CASE(c_tri_upper, 0), CASE(c_tri_lower_diag, 0), CASE(c_tri_lower, 0), CASE(c_tri_f16, 0),

@@ -4,6 +4,9 @@
  * pool_1d / pool_2d and upscale (nearest, bilinear, bicubic); the gradients
  * im2col_back and pool_2d_back, and col2im_1d.
  */
+#include <stdatomic.h>
+#include <string.h>
+
 #include "vk-impl.h"
 
 /* ------------------------------------------------------------- im2col */
@@ -139,13 +142,11 @@ static bool conv_transpose_2d_supports(const struct vk_device *d, const struct g
            vk_shape_fits(x) && vk_shape_fits(node);
 }
 
-static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+/* The push constants of the conv_transpose_2d kernels for node. */
+static struct vk_pc_conv_transpose_2d conv_transpose_2d_push(const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
-    const size_t tk = ggml_type_size(k->type);
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
-    const struct vk_pc_conv_transpose_2d pc = {
+    return (struct vk_pc_conv_transpose_2d){
         .KW = sk.ne[0],
         .KH = sk.ne[1],
         .OC = sk.ne[2],
@@ -169,8 +170,20 @@ static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struc
         .nd3 = sd.nb[3],
         .s = (uint32_t)ggmlc_op_param_i32(node, 0),
     };
+}
+
+static bool conv_gemm_any_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st);
+
+/* conv_transpose_2d: the implicit GEMMs (as conv_2d's), else one invocation per output. */
+static enum ggml_status conv_transpose_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    enum ggml_status st;
+    if (conv_gemm_any_record(rec, node, &st)) return st;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv_transpose_2d_%s", ggml_type_name(k->type)));
+    const struct vk_pc_conv_transpose_2d pc = conv_transpose_2d_push(node);
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
+    vk_dispatch_bind(&ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
     vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_x));
     vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_d));
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
@@ -193,14 +206,12 @@ static bool conv_2d_supports(const struct vk_device *d, const struct ggml_tensor
            vk_shape_fits(x) && vk_shape_fits(node);
 }
 
-static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+/* The push constants of the conv_2d kernels (conv2d.comp, conv2d-cm.comp, conv2d-gemm.comp) for node. */
+static struct vk_pc_conv2d conv_2d_push(const struct ggml_tensor *node) {
     const struct ggml_tensor *k = node->src[0], *x = node->src[1];
-    const size_t tk = ggml_type_size(k->type);
     const struct ggmlc_conv2d_params g = ggmlc_conv2d_params_of(node);
-    struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(k->type)));
     const struct vk_shape sk = vk_shape_of(k), sx = vk_shape_of(x), sd = vk_shape_of(node);
-    const struct vk_pc_conv2d pc = {
+    return (struct vk_pc_conv2d){
         .KW = sk.ne[0],
         .KH = sk.ne[1],
         .IC = sk.ne[2],
@@ -230,10 +241,144 @@ static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_ten
         .nk0 = sk.nb[0],
         .nx0 = sx.nb[0],
     };
+}
+
+/* The bindings of both conv_2d kernels: kernel, data, result. */
+static void conv_2d_bind(struct vk_dispatch *ds, const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    vk_dispatch_bind(ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv2d, off_k));
+    vk_dispatch_bind(ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv2d, off_x));
+    vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv2d, off_d));
+}
+
+/* The implicit-GEMM shaders' name prefix for node: conv_2d or conv_transpose_2d (TRANSPOSED). */
+static const char *conv_gemm_prefix(const struct ggml_tensor *node) {
+    return node->op == GGML_OP_CONV_TRANSPOSE_2D ? "conv_transpose_2d" : "conv2d";
+}
+
+/* Record ds (shader and constants chosen) for node (conv_2d or conv_transpose_2d) on a grid of gx x gy
+ * tiles: the implicit GEMMs' x runs over tiles of output channels, y over tiles of output positions. */
+static enum ggml_status conv_2d_tiles_record(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds,
+                                             uint64_t gx, uint64_t gy) {
+    if (node->op == GGML_OP_CONV_TRANSPOSE_2D) {
+        const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+        const struct vk_pc_conv_transpose_2d pc = conv_transpose_2d_push(node);
+        vk_dispatch_push(ds, pc);
+        vk_dispatch_bind(ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
+        vk_dispatch_bind(ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_x));
+        vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_d));
+    } else {
+        const struct vk_pc_conv2d pc = conv_2d_push(node);
+        vk_dispatch_push(ds, pc);
+        conv_2d_bind(ds, node);
+    }
+    ds->groups[0] = (uint32_t)gx;
+    ds->groups[1] = (uint32_t)gy;
+    ds->groups[2] = 1;
+    return vk_record_dispatch(rec, ds);
+}
+
+/* conv_2d on cooperative matrices (conv2d-cm.comp: an implicit GEMM, kernel and data rounded to
+ * f16, f32 sums), for GGML_OP_CONV_2D wherever the device has VK_KHR_cooperative_matrix fragments
+ * (coopmat_khr_shape).  Its specialization constants {WG, SG, FRM, FRN, FRK, KB, BM, BN, BK, WM, WN}:
+ * tiles of BM output channels x BN output positions, k slices of BK, four subgroups of WM x WN;
+ * 64 x 64 tiles (32 x 64 for at most 32 output channels).  $GGMLC_VK_CONV_CM=0 takes the f32
+ * implicit GEMM instead (conv2d-gemm.comp, f32 products), ="BM,BN,BK,WM,WN" tries other tiles (ignored
+ * where they do not fit).  A pipeline that fails leaves the convolutions to the f32 kernels. */
+#define CONV_CM_NSPEC 11
+
+/* The shared memory of conv2d-cm.comp with constants v, in bytes. */
+static uint64_t conv_cm_shared(const uint32_t *v) {
+    const uint64_t bm = v[6], bn = v[7], bk = v[8];
+    return 16 * (bm * (bk / 8 + 1) + bk * (bn / 8 + 1)) + 4 * bm * bn;
+}
+
+/* Whether the constants v suit conv2d-cm.comp on d (the list at its top). */
+static bool conv_cm_fits(const struct vk_device *d, const uint32_t *v) {
+    const uint32_t frm = v[2], frn = v[3], frk = v[4], bm = v[6], bn = v[7], bk = v[8], wm = v[9], wn = v[10];
+    if (!frm || !frn || !frk || !wm || !wn || wm % frm || wn % frn || wn % 8 || bk % frk || bk % 8 || !bk || bm % wm || bn % wn)
+        return false;
+    return v[0] == (bm / wm) * (bn / wn) * v[1] && v[0] <= d->props.limits.maxComputeWorkGroupInvocations &&
+           conv_cm_shared(v) <= d->props.limits.maxComputeSharedMemorySize;
+}
+
+/* The constants of tiles t = {BM, BN, BK, WM, WN} on d into v, where they fit. */
+static bool conv_cm_try(const struct vk_device *d, const uint32_t *t, uint32_t *v) {
+    const uint32_t *frag = d->caps.coopmat_khr_shape, sg = d->caps.subgroup_size;
+    if (!t[3] || !t[4]) return false;
+    const uint32_t c[CONV_CM_NSPEC] = {(t[0] / t[3]) * (t[1] / t[4]) * sg, sg, frag[0], frag[1], frag[2], frag[2],
+                                       t[0], t[1], t[2], t[3], t[4]};
+    if (!conv_cm_fits(d, c)) return false;
+    memcpy(v, c, sizeof c);
+    return true;
+}
+
+/* The constants for node into v; false where none fit or the kernel is off. */
+static bool conv_cm_consts(const struct vk_device *d, const struct ggml_tensor *node, uint32_t *v) {
+    const struct vk_env_value *env = &vk_tuning()->conv_cm;
+    if (!d->use_coopmat || !d->caps.coopmat_khr_frag || (env->set && env->n >= 1 && env->v[0] == 0))
+        return false;
+    const bool narrow = node->ne[2] <= 32; /* output channels */
+    const uint32_t t[5] = {narrow ? 32 : 64, 64, 32, 32, narrow ? 16 : 32};
+    return (env->set && env->n >= 5 && conv_cm_try(d, env->v, v)) || conv_cm_try(d, t, v);
+}
+
+/* conv2d-cm.comp for node: x tiles of output channels, y tiles of output positions.  False
+ * (nothing recorded) where it does not take node or its pipeline cannot be made. */
+static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    struct vk_device *d = rec->d;
+    uint32_t spec[CONV_CM_NSPEC];
+    const uint64_t positions = (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
+    if (positions > UINT32_MAX || !conv_cm_consts(d, node, spec)) return false;
+    const uint64_t gx = ((uint64_t)node->ne[2] + spec[6] - 1) / spec[6], gy = (positions + spec[7] - 1) / spec[7];
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    const enum vk_shader_id id = vk_shader_find("%s_cm_%s", conv_gemm_prefix(node), ggml_type_name(node->src[0]->type));
+    if (gx > max[0] || gy > max[1] || !vk_shader_present(id)) return false;
+    if (!vk_pipeline_get(d, id, spec, CONV_CM_NSPEC, true)) {
+        static atomic_bool told;
+        if (!d->lost && !atomic_exchange(&told, true))
+            ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; convolutions take the f32 kernels instead\n", ggmlc_last_error());
+        return false;
+    }
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, id);
+    memcpy(ds.spec, spec, sizeof spec);
+    ds.n_spec = CONV_CM_NSPEC;
+    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy);
+    return true;
+}
+
+/* Tiles of conv2d-gemm.comp: output channels x positions (the shader's constants). */
+#define CONV_GEMM_TILE 64
+
+/* conv_2d as an implicit GEMM in f32 (conv2d-gemm.comp), for GGML_OP_CONV_2D where the
+ * cooperative-matrix kernel does not run (no im2col tensor, but on lavapipe slower than im2col +
+ * the tiled GEMM: docs/vulkan.md), and the f32 option ($GGMLC_VK_CONV_CM=0).  False where the grid does not fit. */
+static bool conv_2d_gemm_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    const uint64_t positions = (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
+    const uint64_t gx = ((uint64_t)node->ne[2] + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE, gy = (positions + CONV_GEMM_TILE - 1) / CONV_GEMM_TILE;
+    const uint32_t *max = rec->d->props.limits.maxComputeWorkGroupCount;
+    if (positions > UINT32_MAX || gx > max[0] || gy > max[1]) return false;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("%s_gemm_%s", conv_gemm_prefix(node), ggml_type_name(node->src[0]->type)));
+    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy);
+    return true;
+}
+
+/* conv_2d: the cooperative-matrix implicit GEMM, else the f32 one; depthwise convolutions (and
+ * grids too large for those) one invocation per output (conv2d.comp). */
+static bool conv_gemm_any_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
+    return conv_2d_cm_record(rec, node, st) || conv_2d_gemm_record(rec, node, st);
+}
+
+static enum ggml_status conv_2d_record(struct vk_rec *rec, const struct ggml_tensor *node) {
+    enum ggml_status st;
+    if (node->op == GGML_OP_CONV_2D && conv_gemm_any_record(rec, node, &st)) return st;
+    struct vk_dispatch ds;
+    vk_dispatch_init(&ds, vk_shader_find("conv2d_%s", ggml_type_name(node->src[0]->type)));
+    const struct vk_pc_conv2d pc = conv_2d_push(node);
     vk_dispatch_push(&ds, pc);
-    vk_dispatch_bind(&ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_conv2d, off_k));
-    vk_dispatch_bind(&ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv2d, off_x));
-    vk_dispatch_bind(&ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv2d, off_d));
+    conv_2d_bind(&ds, node);
     vk_groups_1d(rec->d, (uint64_t)ggml_nelements(node), 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }

@@ -789,6 +789,7 @@ struct vk_tuning {
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
     struct vk_env_value fa_tile;  /* GGMLC_VK_FA_TILE (ops-nn.c) */
     struct vk_env_value fa_cm;    /* GGMLC_VK_FA_CM (ops-nn.c) */
+    struct vk_env_value conv_cm;  /* GGMLC_VK_CONV_CM (ops-conv.c) */
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */
     bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */
