@@ -18,9 +18,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-nn-vulkan.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 test=${GGMLC_NN_VULKAN_TEST:-test-nn}
 
-# GGMLC_VK_CONV_CM=0: convolutions on the f32 kernels, so that the layers still meet the golden
-# data's bounds (the f16 operands of the tensor-core kernel: tests/test-vulkan-conv)
-GGMLC_CONFIG="$ini" GGMLC_DEBUG=sched XDG_CACHE_HOME="$GGMLC_BUILDDIR/tests/vk-cache" GGMLC_VK_CONV_CM=0 \
+GGMLC_CONFIG="$ini" GGMLC_DEBUG=sched XDG_CACHE_HOME="$GGMLC_BUILDDIR/tests/vk-cache" \
     "$GGMLC_BUILDDIR/tests/$test" >"$tmp/out.txt" 2>&1
 st=$?
 on_gpu=$(grep -c "^sched: split [0-9]* on Vulkan" "$tmp/out.txt")
