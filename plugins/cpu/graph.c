@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph.h"
@@ -37,6 +38,14 @@ struct graph_job {
     atomic_int status;
     atomic_int failed_node;          /* the node whose kernel failed (-1: none) */
     struct task_error error;
+    atomic_llong *claims;            /* per node: chunks its tasks claimed (cpu_claim_chunk; NULL:
+                                        no memory for them, chunks are then split statically) */
+};
+
+/* What a node's tasks get as ggmlc_op_call.impl. */
+struct node_run {
+    struct graph_job *job;
+    int node;
 };
 
 /* The job a thread is running tasks of: where cpu_task_error leaves its message, so that it is
@@ -110,13 +119,23 @@ size_t cpu_graph_work_size(struct ggml_cgraph *graph, int n_threads) {
 }
 
 static void task_barrier(const struct ggmlc_op_call *call) {
-    struct graph_job *job = call->impl;
-    cpu_barrier_wait(&job->task_barrier, call->nth);
+    const struct node_run *run = call->impl;
+    cpu_barrier_wait(&run->job->task_barrier, call->nth);
+}
+
+int64_t cpu_claim_chunk(const struct ggmlc_op_call *call, int64_t n_chunks, int64_t *last) {
+    const struct node_run *run = call->barrier == task_barrier ? call->impl : NULL;
+    if (run && run->job->claims && call->nth > 1)
+        *last = atomic_fetch_add_explicit(&run->job->claims[run->node], 1, memory_order_relaxed);
+    else
+        *last = *last < 0 ? call->ith : *last + call->nth;
+    return *last < n_chunks ? *last : n_chunks;
 }
 
 static void run_node(struct graph_job *job, struct ggml_tensor *node, int i, int ith, int n_tasks) {
     const struct cpu_compute_params *p = job->params;
-    const struct ggmlc_op_call call = {ith, n_tasks, p->wdata, p->wsize, p->backend_ctx, task_barrier, job};
+    struct node_run run = {job, i};
+    const struct ggmlc_op_call call = {ith, n_tasks, p->wdata, p->wsize, p->backend_ctx, task_barrier, &run};
     const enum ggml_status st = job->table->compute[node->op](&call, node);
     if (st != GGML_STATUS_SUCCESS) {
         atomic_store(&job->failed_node, i);
@@ -219,11 +238,13 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
     job.error.task = INT_MAX;
     cpu_barrier_init(&job.node_barrier);
     cpu_barrier_init(&job.task_barrier);
+    job.claims = max_tasks > 1 ? calloc((size_t)job.n_nodes, sizeof *job.claims) : NULL;
     /* A graph of single-task nodes runs on the caller alone.  Otherwise every node that
      * depends on the thread count asks for all nth threads, so max_tasks is then nth. */
     cpu_pool_run(params->pool, max_tasks, graph_thread, &job);
     cpu_barrier_destroy(&job.node_barrier);
     cpu_barrier_destroy(&job.task_barrier);
+    free(job.claims);
     report_failure(&job);
     pthread_mutex_destroy(&job.error.lock);
     return (enum ggml_status)atomic_load(&job.status);
