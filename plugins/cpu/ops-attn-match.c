@@ -247,6 +247,8 @@ static void attend_split(const struct ggmlc_op_call *call, struct ggml_tensor *d
     }
 }
 
+bool cpu_flash_attn_tasks_meet(const struct ggml_tensor *dst) { return attn_match_applies(dst) && attn_split_kv(dst); }
+
 bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     if (!attn_match_applies(dst)) return false;
     const struct ggml_tensor *q = dst->src[0];

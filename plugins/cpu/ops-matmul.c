@@ -678,10 +678,17 @@ static int matmul_n_tasks(const struct ggml_tensor *node, int n_threads) {
     return work < MATMUL_SERIAL_WORK ? 1 : n_threads;
 }
 
+/* A decode step's quantized products (private_planes) meet nowhere. */
+static bool mul_mat_tasks_free(const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    return a->type != GGML_TYPE_I8 && !mul_mat_uses_gemm(node) && cpu_get_vec_dot_rows(a->type) && private_planes(a, b);
+}
+
 void cpu_ops_matmul_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_MUL_MAT] = mul_mat_compute;
     t->supports[GGML_OP_MUL_MAT] = mul_mat_supports;
     t->work_size[GGML_OP_MUL_MAT] = mul_mat_work_size;
+    t->tasks_free[GGML_OP_MUL_MAT] = mul_mat_tasks_free;
     t->compute[GGML_OP_OUT_PROD] = out_prod_compute;
     t->supports[GGML_OP_OUT_PROD] = out_prod_supports;
     t->work_size[GGML_OP_OUT_PROD] = out_prod_work_size;

@@ -136,6 +136,45 @@ void cpu_barrier_wait(struct cpu_barrier *b, int n) {
     learn_from_sleep(start, &barrier_spin_ns, BARRIER_SPIN_NS);
 }
 
+/* ------------------------------------------------------------ counter */
+
+void cpu_counter_init(struct cpu_counter *c) {
+    atomic_init(&c->value, 0);
+    atomic_init(&c->sleepers, 0);
+    pthread_mutex_init(&c->mutex, NULL);
+    pthread_cond_init(&c->cond, NULL);
+}
+
+void cpu_counter_destroy(struct cpu_counter *c) {
+    pthread_mutex_destroy(&c->mutex);
+    pthread_cond_destroy(&c->cond);
+}
+
+/* The count is published before the sleepers are read, and a waiter announces itself before
+ * re-reading the count (both sequentially consistent): as the barrier's, lost-free. */
+void cpu_counter_raise(struct cpu_counter *c, unsigned v) {
+    atomic_store(&c->value, v);
+    if (atomic_load(&c->sleepers) > 0) {
+        pthread_mutex_lock(&c->mutex);
+        pthread_cond_broadcast(&c->cond);
+        pthread_mutex_unlock(&c->mutex);
+    }
+}
+
+void cpu_counter_wait(struct cpu_counter *c, unsigned v, int n) {
+    unsigned seen;
+    uint64_t start;
+    while ((seen = atomic_load_explicit(&c->value, memory_order_acquire)) < v)
+        if (!await_change(&c->value, seen, n, &barrier_spin_ns, BARRIER_SPIN_NS, &start)) break;
+    if (seen >= v) return;
+    pthread_mutex_lock(&c->mutex);
+    atomic_fetch_add(&c->sleepers, 1);
+    while (atomic_load(&c->value) < v) pthread_cond_wait(&c->cond, &c->mutex);
+    atomic_fetch_sub(&c->sleepers, 1);
+    pthread_mutex_unlock(&c->mutex);
+    learn_from_sleep(start, &barrier_spin_ns, BARRIER_SPIN_NS);
+}
+
 /* --------------------------------------------------------------- pool */
 
 struct cpu_worker {
