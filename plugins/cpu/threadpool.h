@@ -17,13 +17,18 @@
 
 #include "cpu-impl.h"
 
+/* Threads asleep until a word changes (threadpool.c's spin-then-sleep waits). */
+struct cpu_sleepers {
+    atomic_int count;
+    pthread_mutex_t mutex;
+    pthread_cond_t  cond;
+};
+
 /* A reusable barrier for up to all threads of a pool. */
 struct cpu_barrier {
     atomic_int  arrived;
     atomic_uint phase;
-    atomic_int  sleepers;
-    pthread_mutex_t mutex;
-    pthread_cond_t  cond;
+    struct cpu_sleepers sleepers;
 };
 
 CPU_HIDDEN void cpu_barrier_init(struct cpu_barrier *b);
@@ -36,9 +41,7 @@ CPU_HIDDEN void cpu_barrier_wait(struct cpu_barrier *b, int n);
  * that another process keeps off its core holds up nobody that does not need its work). */
 struct cpu_counter {
     atomic_uint value;
-    atomic_int  sleepers;
-    pthread_mutex_t mutex;
-    pthread_cond_t  cond;
+    struct cpu_sleepers sleepers;
 };
 CPU_HIDDEN void cpu_counter_init(struct cpu_counter *c);
 CPU_HIDDEN void cpu_counter_destroy(struct cpu_counter *c);
