@@ -25,6 +25,9 @@ struct cpu_op_table {
     size_t (*work_size[GGML_OP_COUNT])(const struct ggml_tensor *node, int n_threads);
     /* tasks to split a node into (NULL = n_threads); 1 for inherently serial ops */
     int (*n_tasks[GGML_OP_COUNT])(const struct ggml_tensor *node, int n_threads);
+    /* whether node's tasks never meet (no call->barrier): the graph walker may then run them
+     * on whichever threads come first, several on one (NULL = they may meet) */
+    bool (*tasks_free[GGML_OP_COUNT])(const struct ggml_tensor *node);
 };
 
 /* One registration function per family, called once when the plugin loads. */

@@ -2,17 +2,21 @@
  * graph.c - the CPU backend's graph walker.
  *
  * Every thread of the job walks the same node list.  Node i is split into
- * n_tasks(i) tasks; task t runs on thread t.  Threads need to meet only
- * where work changes hands: a barrier separates two consecutive nodes
- * unless both are single-task (then thread 0 computes both, in order, and
- * the others skip ahead).  A chain of small nodes therefore runs on one
- * thread without any synchronisation, and large nodes use every thread.
+ * n_tasks(i) tasks, and it starts once node i - 1 is complete: each thread
+ * waits for the count of complete nodes (a cpu_counter), not for the other
+ * threads.  A node of one task, or whose tasks never meet (the op's
+ * tasks_free: a decode step's products and attention), is shared: its tasks
+ * go to whichever threads come first, one thread taking several when another
+ * is late (its core taken by another process), so a chain of small nodes runs
+ * without any thread waiting for a late one.  The tasks of other nodes may
+ * meet at the node's barrier: task t runs on thread t.
  */
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph.h"
@@ -26,17 +30,33 @@ struct task_error {
     char message[400];
 };
 
+/* A node of a job. */
+struct node_state {
+    int n_tasks;           /* 0: a view or empty, nothing to compute */
+    bool shared;           /* its tasks go to whichever threads come first */
+    atomic_int next_task;  /* shared: the tasks claimed */
+    atomic_int tasks_done;
+    atomic_llong chunks;   /* the chunks its tasks claimed (cpu_claim_chunk) */
+};
+
 struct graph_job {
     struct ggml_tensor **nodes;
     int n_nodes;
     const struct cpu_op_table *table;
     const struct cpu_compute_params *params;
-    struct cpu_barrier node_barrier; /* between nodes: every thread of the job */
+    struct node_state *state;        /* per node */
+    struct cpu_counter complete;     /* the computed nodes complete, in order */
     struct cpu_barrier task_barrier; /* inside a node: the node's tasks (ggmlc_op_call.barrier) */
     atomic_bool stop;                /* aborted or failed: skip the remaining kernels */
     atomic_int status;
     atomic_int failed_node;          /* the node whose kernel failed (-1: none) */
     struct task_error error;
+};
+
+/* What a node's tasks get as ggmlc_op_call.impl. */
+struct node_run {
+    struct graph_job *job;
+    int node;
 };
 
 /* The job a thread is running tasks of: where cpu_task_error leaves its message, so that it is
@@ -110,13 +130,23 @@ size_t cpu_graph_work_size(struct ggml_cgraph *graph, int n_threads) {
 }
 
 static void task_barrier(const struct ggmlc_op_call *call) {
-    struct graph_job *job = call->impl;
-    cpu_barrier_wait(&job->task_barrier, call->nth);
+    const struct node_run *run = call->impl;
+    cpu_barrier_wait(&run->job->task_barrier, call->nth);
+}
+
+int64_t cpu_claim_chunk(const struct ggmlc_op_call *call, int64_t n_chunks, int64_t *last) {
+    const struct node_run *run = call->barrier == task_barrier ? call->impl : NULL;
+    if (run && call->nth > 1)
+        *last = atomic_fetch_add_explicit(&run->job->state[run->node].chunks, 1, memory_order_relaxed);
+    else
+        *last = *last < 0 ? call->ith : *last + call->nth;
+    return *last < n_chunks ? *last : n_chunks;
 }
 
 static void run_node(struct graph_job *job, struct ggml_tensor *node, int i, int ith, int n_tasks) {
     const struct cpu_compute_params *p = job->params;
-    const struct ggmlc_op_call call = {ith, n_tasks, p->wdata, p->wsize, p->backend_ctx, task_barrier, job};
+    struct node_run run = {job, i};
+    const struct ggmlc_op_call call = {ith, n_tasks, p->wdata, p->wsize, p->backend_ctx, task_barrier, &run};
     const enum ggml_status st = job->table->compute[node->op](&call, node);
     if (st != GGML_STATUS_SUCCESS) {
         atomic_store(&job->failed_node, i);
@@ -125,21 +155,33 @@ static void run_node(struct graph_job *job, struct ggml_tensor *node, int i, int
     }
 }
 
+/* Task t of node i (the ordinal-th computed node); the task that completes the node tells the
+ * waiting threads.  Its fetch_add orders the other tasks' results before the count. */
+static void run_task(struct graph_job *job, int i, int t, unsigned ordinal) {
+    struct node_state *ns = &job->state[i];
+    if (!atomic_load_explicit(&job->stop, memory_order_relaxed)) run_node(job, job->nodes[i], i, t, ns->n_tasks);
+    if (atomic_fetch_add(&ns->tasks_done, 1) + 1 == ns->n_tasks) cpu_counter_raise(&job->complete, ordinal);
+}
+
 static void graph_thread(void *arg, int ith, int nth) {
     struct graph_job *job = arg;
     const struct cpu_compute_params *p = job->params;
     struct graph_job *outer_job = current_job;
     current_job = job;
-    int prev_tasks = 0; /* tasks of the previous computed node; 0 before the first */
+    unsigned ordinal = 0; /* computed nodes up to this one */
     for (int i = 0; i < job->n_nodes; i++) {
-        struct ggml_tensor *node = job->nodes[i];
-        if (ggmlc_op_is_view(node->op) || ggml_is_empty(node)) continue;
-        const int n_tasks = cpu_node_n_tasks(node, nth);
-        if (prev_tasks > 1 || (prev_tasks == 1 && n_tasks > 1)) cpu_barrier_wait(&job->node_barrier, nth);
-        prev_tasks = n_tasks;
-        if (ith >= n_tasks || atomic_load_explicit(&job->stop, memory_order_relaxed)) continue;
-        run_node(job, node, i, ith, n_tasks);
-        if (ith == 0 && p->abort_callback && p->abort_callback(p->abort_callback_data)) {
+        struct node_state *ns = &job->state[i];
+        if (ns->n_tasks == 0) continue;
+        if (ordinal > 0) cpu_counter_wait(&job->complete, ordinal, nth);
+        ordinal++;
+        if (ns->shared) {
+            for (int t; (t = atomic_fetch_add_explicit(&ns->next_task, 1, memory_order_relaxed)) < ns->n_tasks;)
+                run_task(job, i, t, ordinal);
+        } else if (ith < ns->n_tasks) {
+            run_task(job, i, ith, ordinal);
+        }
+        const bool stopped = atomic_load_explicit(&job->stop, memory_order_relaxed);
+        if (ith == 0 && !stopped && p->abort_callback && p->abort_callback(p->abort_callback_data)) {
             atomic_store(&job->status, GGML_STATUS_ABORTED);
             atomic_store(&job->stop, true);
         }
@@ -158,10 +200,10 @@ static bool has_data(const struct ggml_tensor *node, int i) {
     return false;
 }
 
-/* Refuse the graph before any thread starts when a node cannot be computed; *max_tasks
- * gets the most tasks any node splits into with nth threads.  One pass over the nodes
+/* Refuse the graph before any thread starts when a node cannot be computed; state gets each
+ * node's tasks with nth threads and *max_tasks the most of them.  One pass over the nodes
  * (support, memory, tasks and scratch): it runs for every graph computed. */
-static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *max_tasks,
+static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, struct node_state *state, int *max_tasks,
                         size_t work_given) {
     const struct cpu_op_table *t = cpu_op_table();
     size_t work_needed = 0;
@@ -174,6 +216,9 @@ static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, int *m
         }
         if (!ggmlc_op_is_view(nodes[i]->op) && !has_data(nodes[i], i)) return false;
         const int n_tasks = cpu_node_n_tasks(nodes[i], nth);
+        const bool computed = !ggmlc_op_is_view(nodes[i]->op) && !ggml_is_empty(nodes[i]);
+        state[i].n_tasks = computed ? n_tasks : 0;
+        state[i].shared = n_tasks == 1 || (t->tasks_free[nodes[i]->op] && t->tasks_free[nodes[i]->op](nodes[i]));
         if (n_tasks > *max_tasks) *max_tasks = n_tasks;
         const size_t work = node_work_size(t, nodes[i], n_tasks);
         if (work > work_needed) work_needed = work;
@@ -210,20 +255,28 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
     };
     const int nth = params->n_threads < 1 ? 1 : params->n_threads;
     int max_tasks;
-    if (!check_graph(job.nodes, job.n_nodes, nth, &max_tasks, params->wdata ? params->wsize : 0))
+    job.state = calloc(job.n_nodes > 0 ? (size_t)job.n_nodes : 1, sizeof *job.state);
+    if (!job.state) {
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "CPU backend: no memory for the state of %d nodes", job.n_nodes);
+        return GGML_STATUS_ALLOC_FAILED;
+    }
+    if (!check_graph(job.nodes, job.n_nodes, nth, job.state, &max_tasks, params->wdata ? params->wsize : 0)) {
+        free(job.state);
         return GGML_STATUS_FAILED;
+    }
     atomic_init(&job.stop, false);
     atomic_init(&job.status, GGML_STATUS_SUCCESS);
     atomic_init(&job.failed_node, -1);
     pthread_mutex_init(&job.error.lock, NULL);
     job.error.task = INT_MAX;
-    cpu_barrier_init(&job.node_barrier);
+    cpu_counter_init(&job.complete);
     cpu_barrier_init(&job.task_barrier);
     /* A graph of single-task nodes runs on the caller alone.  Otherwise every node that
      * depends on the thread count asks for all nth threads, so max_tasks is then nth. */
     cpu_pool_run(params->pool, max_tasks, graph_thread, &job);
-    cpu_barrier_destroy(&job.node_barrier);
+    cpu_counter_destroy(&job.complete);
     cpu_barrier_destroy(&job.task_barrier);
+    free(job.state);
     report_failure(&job);
     pthread_mutex_destroy(&job.error.lock);
     return (enum ggml_status)atomic_load(&job.status);

@@ -17,6 +17,14 @@ CPU_HIDDEN int cpu_node_n_tasks(const struct ggml_tensor *node, int n_threads);
 /* Scratch bytes the graph needs with n_threads threads (the largest node's need). */
 CPU_HIDDEN size_t cpu_graph_work_size(struct ggml_cgraph *graph, int n_threads);
 
+/* Chunk claiming: the next of a node's n_chunks chunks for the calling task.  Start with
+ * *last = -1 and call again after each chunk; a result >= n_chunks means none is left.  In
+ * the graph walker the tasks share the chunks first come, first served (a task on a core that
+ * another process holds, or on a slower one, takes fewer), so a node may claim chunks once;
+ * elsewhere task ith takes chunks ith, ith + nth, ...  Which task computes a chunk must not
+ * change the result. */
+CPU_HIDDEN int64_t cpu_claim_chunk(const struct ggmlc_op_call *call, int64_t n_chunks, int64_t *last);
+
 /* How to run one graph. */
 struct cpu_compute_params {
     struct ggml_threadpool *pool;

@@ -351,10 +351,14 @@ static bool flash_attn_supports(const struct ggml_tensor *node) {
     return kv_readable(node->src[1]->type) && kv_readable(node->src[2]->type);
 }
 
+/* Only ggml's split-KV path (cpu_flash_attn_match) meets inside the forward op. */
+static bool flash_attn_tasks_free(const struct ggml_tensor *node) { return !cpu_flash_attn_tasks_meet(node); }
+
 void cpu_nn_attn_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_FLASH_ATTN_EXT] = flash_attn_compute;
     t->supports[GGML_OP_FLASH_ATTN_EXT] = flash_attn_supports;
     t->work_size[GGML_OP_FLASH_ATTN_EXT] = flash_attn_work;
+    t->tasks_free[GGML_OP_FLASH_ATTN_EXT] = flash_attn_tasks_free;
     t->compute[GGML_OP_FLASH_ATTN_BACK] = flash_attn_back_compute;
     t->work_size[GGML_OP_FLASH_ATTN_BACK] = flash_attn_back_work;
 }

@@ -7,52 +7,6 @@
 #include "gemm.h" /* the packer's in-register transposes */
 #include "ops-ew.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define EW_HAVE_F16C_ROWS 1
-/* Eight values per F16C instruction: GCC 12 converts _Float16 one value at a time even
- * where F16C is enabled (in flash attention's F16 K/V rows of a decode step that was two
- * thirds of the op's time). */
-__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(int64_t n, float *y, const ggml_fp16_t *x) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
-    for (; i < n; i++) y[i] = _cvtsh_ss(x[i]);
-}
-__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(int64_t n, ggml_fp16_t *y, const float *x) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) y[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
-}
-#endif
-
-void ew_f16_to_f32_row(int64_t n, float *y, const ggml_fp16_t *x) {
-#ifdef EW_HAVE_F16C_ROWS
-    if (__builtin_cpu_supports("f16c")) {
-        f16_to_f32_f16c(n, y, x);
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < n; i++) {
-        _Float16 h;
-        memcpy(&h, &x[i], sizeof h);
-        y[i] = (float)h;
-    }
-}
-
-void ew_f32_to_f16_row(int64_t n, ggml_fp16_t *y, const float *x) {
-#ifdef EW_HAVE_F16C_ROWS
-    if (__builtin_cpu_supports("f16c")) {
-        f32_to_f16_f16c(n, y, x);
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < n; i++) {
-        const _Float16 h = (_Float16)x[i];
-        memcpy(&y[i], &h, sizeof h);
-    }
-}
-
 /* One row of n elements from src (type st, stride snb) to dst (type dt, stride dnb);
  * quantized rows are contiguous blocks and n a multiple of their block size. */
 static void copy_row(char *dst, enum ggml_type dt, size_t dnb, const char *src, enum ggml_type st, size_t snb, int64_t n) {

@@ -10,6 +10,7 @@
  * else its vec_dot per pair of rows.  MUL_MAT_ID lives in ops-matmul-id.c.
  */
 #include "gemm.h"
+#include "graph.h"
 #include "ggmlc-blocks.h"
 #include "ops-matmul.h"
 #include "quant-dot.h"
@@ -305,7 +306,7 @@ static size_t planes_thread_size(const struct ggml_tensor *b) {
 }
 
 /* Groups of CPU_QUANT_MAX_ROWS activation rows from which Q8_0 and Q4_0 weights take the
- * column kernels of quant-match.h (AVX-512 VNNI) instead of the multi-row (or tile) kernels.
+ * column kernels of quant-match.h (AVX-512 VNNI) instead of the multi-row kernels.
  * Their cost does not depend on the rows a group fills (all eight lanes run), the others'
  * grows with them.  Measured (one thread, CPU time, 7168 x 4096 weights streamed, best of
  * 7 with the two kernels alternating in one process, loaded machine, 2026-12-03 07:48 UTC),
@@ -378,17 +379,21 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
     }
 }
 
-/* Packed Q4_0 weights (repack.h): each thread takes whole groups of eight weight rows and
- * passes every group of up to CPU_QUANT_MAX_ROWS activation rows over each while it is in
- * cache.  The activations: Q8_0 planes (qs, d, sums) of b's rows in logical order. */
-static void repacked_products(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const int8_t *qs, const float *d,
-                              const int32_t *sums) {
+/* Units (groups of weight rows) per chunk that a product's tasks claim (cpu_claim_chunk):
+ * about eight chunks per task, so that a task that falls behind (its core taken by another
+ * process) leaves its share to the others, while each chunk stays long enough (at least
+ * 16 KiB of a decode step's weights) for the hardware prefetcher to stream it. */
+static int64_t units_per_chunk(int64_t n_units, int nth) {
+    const int64_t per = n_units / (8 * (int64_t)nth);
+    return per > 1 ? per : 1;
+}
+
+/* Groups [g0, g1) of repacked_products. */
+static void repacked_chunk(struct ggml_tensor *dst, cpu_repack_kernel_t kernel, const int8_t *qs, const float *d,
+                           const int32_t *sums, int64_t g0, int64_t g1) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const cpu_repack_kernel_t kernel = cpu_repack_kernel();
     const int64_t k = b->ne[0], nblocks = k / QK8_0;
     const size_t group_size = (size_t)nblocks * CPU_REPACK_GROUP_BLOCK;
-    int64_t g0, g1;
-    cpu_split_range(a->ne[1] / CPU_REPACK_ROWS, call->ith, call->nth, &g0, &g1);
     for (int64_t g = g0; g < g1; g++) {
         const char *group = (const char *)a->data + g * group_size;
         for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
@@ -404,14 +409,57 @@ static void repacked_products(const struct ggmlc_op_call *call, struct ggml_tens
     }
 }
 
+/* Packed Q4_0 weights (repack.h): the tasks claim chunks of groups of eight weight rows and
+ * pass every group of up to CPU_QUANT_MAX_ROWS activation rows over each while it is in
+ * cache.  The activations: Q8_0 planes (qs, d, sums) of b's rows in logical order. */
+static void repacked_products(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const int8_t *qs, const float *d,
+                              const int32_t *sums) {
+    const struct ggml_tensor *a = dst->src[0];
+    const cpu_repack_kernel_t kernel = cpu_repack_kernel();
+    const int64_t n_groups = a->ne[1] / CPU_REPACK_ROWS, per_chunk = units_per_chunk(n_groups, call->nth);
+    const int64_t n_chunks = (n_groups + per_chunk - 1) / per_chunk;
+    for (int64_t last = -1, c; (c = cpu_claim_chunk(call, n_chunks, &last)) < n_chunks;)
+        repacked_chunk(dst, kernel, qs, d, sums, c * per_chunk, (c + 1) * per_chunk < n_groups ? (c + 1) * per_chunk : n_groups);
+}
+
 bool cpu_matmul_uses_planes(enum ggml_type type) {
     return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0;
 }
 
+/* One activation row (a decode step's products): every task converts it into planes of its
+ * own instead of one task converting it for all, so that the tasks need not meet between the
+ * conversion and the products (a barrier less per product: 49 per token of a 12-layer GPT).
+ * The conversion is a few microseconds at most, which the other tasks spent waiting. */
+static bool private_planes(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    return cpu_matmul_uses_planes(a->type) && ggml_nrows(b) == 1;
+}
+static size_t private_planes_size(const struct ggml_tensor *b) {
+    return planes_qs_size(b) + planes_d_size(b) + planes_thread_size(b);
+}
+
 static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml_tensor *b, int n_threads) {
+    if (private_planes(a, b)) return (size_t)n_threads * private_planes_size(b);
     if (cpu_matmul_uses_planes(a->type))
         return planes_qs_size(b) + planes_d_size(b) + (size_t)n_threads * planes_thread_size(b) + cols_area_size(a, b);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
+}
+
+/* The next weight rows [*n0, *n1) of this task (*last = -1 at first): with per_claim 0 its
+ * static share once, else claimed chunks of per_claim rows (cpu_claim_chunk).  False when
+ * none is left. */
+static bool next_weight_rows(const struct ggmlc_op_call *call, int64_t rows, int64_t per_claim, int64_t *last, int64_t *n0,
+                             int64_t *n1) {
+    if (per_claim == 0) {
+        if (*last >= 0) return false;
+        *last = 0;
+        cpu_split_range(rows, call->ith, call->nth, n0, n1);
+        return true;
+    }
+    const int64_t n_chunks = (rows + per_claim - 1) / per_claim, c = cpu_claim_chunk(call, n_chunks, last);
+    if (c >= n_chunks) return false;
+    *n0 = c * per_claim;
+    *n1 = *n0 + per_claim < rows ? *n0 + per_claim : rows;
+    return true;
 }
 
 /* Weights whose type has a multi-row kernel: each weight row is read and decoded once per
@@ -421,9 +469,12 @@ static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml
  * rows at a time. */
 static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst, cpu_vec_dot_rows_t kernel) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const bool planes = cpu_matmul_uses_planes(a->type);
-    int8_t *qs = call->wdata;
-    float *d = (float *)((char *)call->wdata + planes_qs_size(b));
+    const bool planes = cpu_matmul_uses_planes(a->type), private = private_planes(a, b);
+    /* with private planes: this task's region of the scratch, converted as by a lone task */
+    const struct ggmlc_op_call solo = {0, 1, (char *)call->wdata + (size_t)call->ith * private_planes_size(b),
+                                       private_planes_size(b), call->backend_ctx, NULL, NULL};
+    int8_t *qs = private ? solo.wdata : call->wdata;
+    float *d = (float *)((char *)qs + planes_qs_size(b));
     int32_t *sums = (int32_t *)((char *)d + planes_d_size(b) / 2);
     /* Not planes: plain rows of the vec_dot type (Q8_K, or Q8_1 for Q4_1 and Q5_1). */
     const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
@@ -433,22 +484,25 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const cpu_vec_dot_cols_t wide = cols ? wide_kernel(a, b) : NULL;
     const int64_t step = group_rows(a, b); /* activation rows per group */
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
-    if (planes) {
+    if (private) {
+        convert_rows_to_planes(&solo, a, b, qs, d, sums, NULL);
+    } else if (planes) {
         convert_rows_to_planes(call, a, b, qs, d, sums, cols_mem);
+        call->barrier(call);
     } else {
         float *tmp = cpu_matmul_thread_work(call, quant_rows_size(a, b), (size_t)b->ne[0] * sizeof(float) + 64);
         cpu_matmul_convert_rows(call, b, vt, call->wdata, tmp);
+        call->barrier(call);
     }
-    call->barrier(call);
     if (cpu_repack_is_packed(a)) {
         repacked_products(call, dst, qs, d, sums);
         return;
     }
 
     const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    int64_t n0, n1;
-    cpu_split_range(a->ne[1], call->ith, call->nth, &n0, &n1);
     enum { CHUNK = 16 }; /* weight rows kept in cache while all groups of activation rows pass */
+    const int64_t per_claim = CHUNK * units_per_chunk((a->ne[1] + CHUNK - 1) / CHUNK, call->nth);
+    for (int64_t last = -1, n0, n1; next_weight_rows(call, a->ne[1], private ? per_claim : 0, &last, &n0, &n1);)
     for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
         const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
         for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
@@ -593,10 +647,17 @@ static int matmul_n_tasks(const struct ggml_tensor *node, int n_threads) {
     return work < MATMUL_SERIAL_WORK ? 1 : n_threads;
 }
 
+/* A decode step's quantized products (private_planes) meet nowhere. */
+static bool mul_mat_tasks_free(const struct ggml_tensor *node) {
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    return a->type != GGML_TYPE_I8 && !mul_mat_uses_gemm(node) && cpu_get_vec_dot_rows(a->type) && private_planes(a, b);
+}
+
 void cpu_ops_matmul_register(struct cpu_op_table *t) {
     t->compute[GGML_OP_MUL_MAT] = mul_mat_compute;
     t->supports[GGML_OP_MUL_MAT] = mul_mat_supports;
     t->work_size[GGML_OP_MUL_MAT] = mul_mat_work_size;
+    t->tasks_free[GGML_OP_MUL_MAT] = mul_mat_tasks_free;
     t->compute[GGML_OP_OUT_PROD] = out_prod_compute;
     t->supports[GGML_OP_OUT_PROD] = out_prod_supports;
     t->work_size[GGML_OP_OUT_PROD] = out_prod_work_size;

@@ -24,6 +24,8 @@ CPU_HIDDEN void cpu_nn_attn_register(struct cpu_op_table *t);    /* ops-attn.c *
 /* FLASH_ATTN_EXT rounded as ggml's CPU backend where it applies (f16 K/V, its one-row path;
  * ops-attn-match.c): computes this thread's share and returns true, else false. */
 CPU_HIDDEN bool cpu_flash_attn_match(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
+/* Whether cpu_flash_attn_match's tasks of dst meet at a barrier (its split-KV path). */
+CPU_HIDDEN bool cpu_flash_attn_tasks_meet(const struct ggml_tensor *dst);
 /* Scratch floats per task of FLASH_ATTN_EXT (ops-attn.c's tiles, or the split-KV partials of
  * ops-attn-match.c: one M, S and value row per query head). */
 CPU_HIDDEN int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst);

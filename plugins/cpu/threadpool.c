@@ -98,20 +98,51 @@ static void learn_from_sleep(uint64_t start_ns, uint64_t *budget_ns, uint64_t ma
     if (waited < max_ns && 2 * waited > *budget_ns) *budget_ns = 2 * waited < max_ns ? 2 * waited : max_ns;
 }
 
+/* ----------------------------------------------------------- sleepers */
+
+static void sleepers_init(struct cpu_sleepers *s) {
+    atomic_init(&s->count, 0);
+    pthread_mutex_init(&s->mutex, NULL);
+    pthread_cond_init(&s->cond, NULL);
+}
+
+static void sleepers_destroy(struct cpu_sleepers *s) {
+    pthread_mutex_destroy(&s->mutex);
+    pthread_cond_destroy(&s->cond);
+}
+
+/* Called after the word is published (always: force). */
+static void sleepers_wake(struct cpu_sleepers *s, bool force) {
+    if (force || atomic_load(&s->count) > 0) {
+        pthread_mutex_lock(&s->mutex);
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->mutex);
+    }
+}
+
+/* Whether word's value v ends a wait for x: v != x (differs), else v >= x. */
+static inline bool wait_over(unsigned v, unsigned x, bool differs) { return differs ? v != x : v >= x; }
+
+/* Sleep until wait_over(*word, x, differs); returns the word's value then. */
+static unsigned sleep_until(struct cpu_sleepers *s, atomic_uint *word, unsigned x, bool differs) {
+    unsigned v;
+    pthread_mutex_lock(&s->mutex);
+    atomic_fetch_add(&s->count, 1);
+    while (!wait_over(v = atomic_load(word), x, differs)) pthread_cond_wait(&s->cond, &s->mutex);
+    atomic_fetch_sub(&s->count, 1);
+    pthread_mutex_unlock(&s->mutex);
+    return v;
+}
+
 /* ------------------------------------------------------------ barrier */
 
 void cpu_barrier_init(struct cpu_barrier *b) {
     atomic_init(&b->arrived, 0);
     atomic_init(&b->phase, 0);
-    atomic_init(&b->sleepers, 0);
-    pthread_mutex_init(&b->mutex, NULL);
-    pthread_cond_init(&b->cond, NULL);
+    sleepers_init(&b->sleepers);
 }
 
-void cpu_barrier_destroy(struct cpu_barrier *b) {
-    pthread_mutex_destroy(&b->mutex);
-    pthread_cond_destroy(&b->cond);
-}
+void cpu_barrier_destroy(struct cpu_barrier *b) { sleepers_destroy(&b->sleepers); }
 
 void cpu_barrier_wait(struct cpu_barrier *b, int n) {
     if (n <= 1) return;
@@ -119,20 +150,38 @@ void cpu_barrier_wait(struct cpu_barrier *b, int n) {
     if (atomic_fetch_add(&b->arrived, 1) == n - 1) { /* the last one releases the others */
         atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
         atomic_store(&b->phase, phase + 1);
-        if (atomic_load(&b->sleepers) > 0) {
-            pthread_mutex_lock(&b->mutex);
-            pthread_cond_broadcast(&b->cond);
-            pthread_mutex_unlock(&b->mutex);
-        }
+        sleepers_wake(&b->sleepers, false);
         return;
     }
     uint64_t start;
     if (await_change(&b->phase, phase, n, &barrier_spin_ns, BARRIER_SPIN_NS, &start)) return;
-    pthread_mutex_lock(&b->mutex);
-    atomic_fetch_add(&b->sleepers, 1);
-    while (atomic_load(&b->phase) == phase) pthread_cond_wait(&b->cond, &b->mutex);
-    atomic_fetch_sub(&b->sleepers, 1);
-    pthread_mutex_unlock(&b->mutex);
+    sleep_until(&b->sleepers, &b->phase, phase, true);
+    learn_from_sleep(start, &barrier_spin_ns, BARRIER_SPIN_NS);
+}
+
+/* ------------------------------------------------------------ counter */
+
+void cpu_counter_init(struct cpu_counter *c) {
+    atomic_init(&c->value, 0);
+    sleepers_init(&c->sleepers);
+}
+
+void cpu_counter_destroy(struct cpu_counter *c) { sleepers_destroy(&c->sleepers); }
+
+/* The count is published before the sleepers are read, and a waiter announces itself before
+ * re-reading the count (both sequentially consistent): as the barrier's, lost-free. */
+void cpu_counter_raise(struct cpu_counter *c, unsigned v) {
+    atomic_store(&c->value, v);
+    sleepers_wake(&c->sleepers, false);
+}
+
+void cpu_counter_wait(struct cpu_counter *c, unsigned v, int n) {
+    unsigned seen;
+    uint64_t start;
+    while (!wait_over(seen = atomic_load_explicit(&c->value, memory_order_acquire), v, false))
+        if (!await_change(&c->value, seen, n, &barrier_spin_ns, BARRIER_SPIN_NS, &start)) break;
+    if (wait_over(seen, v, false)) return;
+    sleep_until(&c->sleepers, &c->value, v, false);
     learn_from_sleep(start, &barrier_spin_ns, BARRIER_SPIN_NS);
 }
 
@@ -157,10 +206,8 @@ struct ggml_threadpool {
     atomic_bool stop;
     atomic_bool paused;
 
-    atomic_int sleepers; /* workers asleep waiting for a job */
-    pthread_mutex_t mutex;
-    pthread_cond_t cond;
-    struct cpu_barrier done; /* every thread of the pool, at the end of each job */
+    struct cpu_sleepers sleepers; /* workers asleep waiting for a job */
+    struct cpu_barrier done;      /* every thread of the pool, at the end of each job */
 };
 
 /* Wait until the generation differs from seen (or the pool stops); returns it. */
@@ -169,12 +216,7 @@ static unsigned wait_for_job(struct ggml_threadpool *pool, unsigned seen) {
     if (!atomic_load_explicit(&pool->paused, memory_order_relaxed) &&
         await_change(&pool->generation, seen, pool->n_threads, &job_spin_ns, JOB_SPIN_NS, &start))
         return atomic_load_explicit(&pool->generation, memory_order_acquire);
-    pthread_mutex_lock(&pool->mutex);
-    atomic_fetch_add(&pool->sleepers, 1);
-    unsigned g;
-    while ((g = atomic_load(&pool->generation)) == seen) pthread_cond_wait(&pool->cond, &pool->mutex);
-    atomic_fetch_sub(&pool->sleepers, 1);
-    pthread_mutex_unlock(&pool->mutex);
+    const unsigned g = sleep_until(&pool->sleepers, &pool->generation, seen, true);
     learn_from_sleep(start, &job_spin_ns, JOB_SPIN_NS);
     return g;
 }
@@ -190,14 +232,6 @@ static void *worker_main(void *arg) {
         cpu_barrier_wait(&pool->done, pool->n_threads);
     }
     return NULL;
-}
-
-static void wake_workers(struct ggml_threadpool *pool, bool always) {
-    if (always || atomic_load(&pool->sleepers) > 0) {
-        pthread_mutex_lock(&pool->mutex);
-        pthread_cond_broadcast(&pool->cond);
-        pthread_mutex_unlock(&pool->mutex);
-    }
 }
 
 struct ggml_threadpool *cpu_pool_new(int n_threads, bool paused) {
@@ -218,10 +252,8 @@ struct ggml_threadpool *cpu_pool_new(int n_threads, bool paused) {
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->stop, false);
     atomic_init(&pool->paused, paused);
-    atomic_init(&pool->sleepers, 0);
+    sleepers_init(&pool->sleepers);
     pthread_mutex_init(&pool->run_mutex, NULL);
-    pthread_mutex_init(&pool->mutex, NULL);
-    pthread_cond_init(&pool->cond, NULL);
     cpu_barrier_init(&pool->done);
     for (int i = 1; i < n_threads; i++) {
         workers[i - 1] = (struct cpu_worker){pool, i, 0};
@@ -239,11 +271,10 @@ void cpu_pool_free(struct ggml_threadpool *pool) {
     if (!pool) return;
     atomic_store(&pool->stop, true);
     atomic_fetch_add(&pool->generation, 1);
-    wake_workers(pool, true);
+    sleepers_wake(&pool->sleepers, true);
     for (int i = 1; i < pool->n_threads; i++) pthread_join(pool->workers[i - 1].thread, NULL);
     cpu_barrier_destroy(&pool->done);
-    pthread_cond_destroy(&pool->cond);
-    pthread_mutex_destroy(&pool->mutex);
+    sleepers_destroy(&pool->sleepers);
     pthread_mutex_destroy(&pool->run_mutex);
     free(pool->workers);
     free(pool);
@@ -285,7 +316,7 @@ void cpu_pool_run(struct ggml_threadpool *pool, int nth, cpu_job_fn fn, void *ar
         pool->job_arg = arg;
         pool->job_nth = nth;
         atomic_fetch_add(&pool->generation, 1);
-        wake_workers(pool, false);
+        sleepers_wake(&pool->sleepers, false);
         fn(arg, 0, nth);
         cpu_barrier_wait(&pool->done, pool->n_threads);
     }

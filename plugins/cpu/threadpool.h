@@ -17,19 +17,39 @@
 
 #include "cpu-impl.h"
 
+/* Threads asleep until a word changes (threadpool.c's spin-then-sleep waits). */
+struct cpu_sleepers {
+    atomic_int count;
+    pthread_mutex_t mutex;
+    pthread_cond_t  cond;
+};
+
 /* A reusable barrier for up to all threads of a pool. */
 struct cpu_barrier {
     atomic_int  arrived;
     atomic_uint phase;
-    atomic_int  sleepers;
-    pthread_mutex_t mutex;
-    pthread_cond_t  cond;
+    struct cpu_sleepers sleepers;
 };
 
 CPU_HIDDEN void cpu_barrier_init(struct cpu_barrier *b);
 CPU_HIDDEN void cpu_barrier_destroy(struct cpu_barrier *b);
 /* Wait until n threads (the same n for every thread of one round) have arrived. */
 CPU_HIDDEN void cpu_barrier_wait(struct cpu_barrier *b, int n);
+
+/* A count that only grows, and waiting until it reaches a value (the same spin-then-sleep
+ * wait as the barrier's, but a waiter needs only the count, not the other threads: a thread
+ * that another process keeps off its core holds up nobody that does not need its work). */
+struct cpu_counter {
+    atomic_uint value;
+    struct cpu_sleepers sleepers;
+};
+CPU_HIDDEN void cpu_counter_init(struct cpu_counter *c);
+CPU_HIDDEN void cpu_counter_destroy(struct cpu_counter *c);
+/* Raise the count to v (never lower it) and wake the threads waiting for it. */
+CPU_HIDDEN void cpu_counter_raise(struct cpu_counter *c, unsigned v);
+/* Return once the count is at least v; n: the threads that may wait on it (whether spinning
+ * is worth it). */
+CPU_HIDDEN void cpu_counter_wait(struct cpu_counter *c, unsigned v, int n);
 
 /* A job: fn(arg, ith, nth) is called on nth threads at once. */
 typedef void (*cpu_job_fn)(void *arg, int ith, int nth);
