@@ -171,12 +171,28 @@ static bool mv_tune_fits(const struct vk_device *d, const struct mv_tune *t, enu
     return (!vk_is_block_quant(a) || (t->wg % 2 == 0 && t->groups)) && shared <= d->props.limits.maxComputeSharedMemorySize;
 }
 
-static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n, bool lanes) {
+/* mv.comp's threads and rows per workgroup for float weights by the length k of their rows, measured
+ * on an H200 (BENCHMARKS.md): tuned on k = 4096, 2 rows of 128 threads leave short rows' products
+ * (a 1.2B GPT's k = 2048: 680 GB/s) with too few loads in flight per thread. */
+static const struct {
+    uint32_t k_max, wg, rows;
+} mv_float_by_k[] = {
+    {UINT32_MAX, 128, 2},
+};
+
+static struct mv_tune mv_float_tune(uint32_t k) {
+    size_t i = 0;
+    while (k > mv_float_by_k[i].k_max) i++;
+    return (struct mv_tune){mv_float_by_k[i].wg, mv_float_by_k[i].rows, 1056, 0};
+}
+
+static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n, uint32_t k, bool lanes) {
     const bool quant = vk_is_block_quant(a) && !lanes;
-    /* measured on an H200 (BENCHMARKS.md): float weights and q8_0 2 rows per workgroup, q4_0 4;
-     * the staged kernel 2 rows and 1056 workgroups, q8_0's longer rows 1 */
+    /* measured on an H200 (BENCHMARKS.md): q8_0 2 rows per workgroup, q4_0 4; the staged kernel
+     * 2 rows and 1056 workgroups, q8_0's longer rows 1 */
     const uint32_t rows = lanes ? (a == GGML_TYPE_Q4_0 ? 4 : 2) : quant && a == GGML_TYPE_Q8_0 ? 1 : 2;
     struct mv_tune t = {128, rows, 1056, lanes ? 1 : 0}, v = {0, 0, 1, 0}; /* lanes: int-to-float, 2-5% faster there */
+    if (!quant && !lanes) t = mv_float_tune(k);
     const struct vk_tuning *tune = vk_tuning();
     const struct vk_env_value *env = lanes ? &tune->mvql : quant ? &tune->mvq : &tune->mv;
     if (env->n >= 2) /* WG,ROWS[,GROUPS[,CONVERT]] */
@@ -226,7 +242,7 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     const bool quant = vk_is_block_quant(a->type);
     const bool lanes_ok = quant && tune->mvq_kernel != VK_MVQ_STAGED;
     enum vk_shader_id lanes = lanes_ok ? vk_shader_find("mvql_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
-    const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], lanes != VK_SHADER_COUNT);
+    const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], (uint32_t)a->ne[0], lanes != VK_SHADER_COUNT);
     const uint32_t bvec = vk_vectorizable(rec->d, b);
     const bool grouped = tune->mvq_kernel == VK_MVQ_AUTO || tune->mvq_kernel == VK_MVQ_GROUP;
     const enum vk_shader_id group = quant && grouped ? vk_shader_find("mvqg_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
