@@ -7,8 +7,7 @@
 // quants share 32 bytes: low nibbles, high nibbles), read as 16-byte words (the host
 // checks a's 16-byte alignment); q2_K, q3_K, q6_K, 32 values (two 16-value sub-blocks
 // with scales of their own), read as 32-bit words at any halfword; iq4_xs, one 32-value
-// sub-block, likewise; those four formats' words come from the rows staged in shared memory
-// where the host asks for it (STAGE, mvq-dot-stage.glsl).
+// sub-block, likewise.
 #define UNIT_VALUES (QTYPE == 12 || QTYPE == 13 ? 64 : 32)
 #include "mvq-dot.glsl"
 
@@ -78,36 +77,25 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     return t;
 }
 #else
-#if QTYPE == 10
-#define SB_HALVES 42u // q2_K: 16 bytes of 4-bit scales and minimums, 64 bytes of 2-bit quants, d, dmin
-#elif QTYPE == 11
-#define SB_HALVES 55u // q3_K: 32 bytes of high bits, 64 bytes of 2-bit quants, 12 bytes of 6-bit scales, d
-#elif QTYPE == 14
-#define SB_HALVES 105u // q6_K: 128 bytes of low nibbles, 64 of 2-bit high parts, 16 int8 scales, d
-#elif QTYPE == 23
-#define SB_HALVES 68u // iq4_xs: d, the scales' high bits (16 bits), their low nibbles (4 bytes), 128 bytes of nibbles
-#else
-#error "mvq-dot-k.comp: q2_K (10), q3_K (11), q4_K (12), q5_K (13), q6_K (14) or iq4_xs (23)"
-#endif
-#include "mvq-dot-stage.glsl" // a's words: a_word
+layout(binding = 0) readonly buffer A { uint data_a[]; }; // offsets and strides in halfwords
 
 // the 32-bit word at halfword x of a
 uint word_at(uint x) {
-    const uint lo = a_word(x / 2);
-    return (x & 1u) != 0 ? (lo >> 16) | (a_word(x / 2 + 1) << 16) : lo;
+    const uint lo = data_a[x / 2];
+    return (x & 1u) != 0 ? (lo >> 16) | (data_a[x / 2 + 1] << 16) : lo;
 }
 
 // the 8 32-bit words from halfword x of a on: 9 loads and a 16-bit shift where x is odd
 void words8_at(uint x, out uint w[8]) {
     uint v[9];
-    [[unroll]] for (uint i = 0; i < 9; i++) v[i] = a_word(x / 2 + i);
+    [[unroll]] for (uint i = 0; i < 9; i++) v[i] = data_a[x / 2 + i];
     const bool odd = (x & 1u) != 0;
     [[unroll]] for (uint i = 0; i < 8; i++) w[i] = odd ? (v[i] >> 16) | (v[i + 1] << 16) : v[i];
 }
 
 // the 16-bit word at halfword x of a
 uint half_at(uint x) {
-    const uint w = a_word(x / 2);
+    const uint w = data_a[x / 2];
     return (x & 1u) != 0 ? w >> 16 : w & 0xffffu;
 }
 
@@ -120,6 +108,7 @@ void two_bit_quants(const uint qs_at, const uint g, out uint q[8]) {
 #endif
 
 #if QTYPE == 10
+#define SB_HALVES 42u // q2_K: 16 bytes of 4-bit scales and minimums, 64 bytes of 2-bit quants, d, dmin
 
 struct unit {
     uint q[8];  // the group's 32 quants, one per byte
@@ -144,6 +133,7 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     return b.s[0].x * (x.dm.x * float(scaled) - x.dm.y * float(mins));
 }
 #elif QTYPE == 11
+#define SB_HALVES 55u // q3_K: 32 bytes of high bits, 64 bytes of 2-bit quants, 12 bytes of 6-bit scales, d
 
 struct unit {
     uint q[8];    // the group's 32 quants plus 4 where their high bit is set (0..7), one per byte
@@ -180,6 +170,7 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     return x.d * b.s[0].x * float(x.sc[0] * (dot[0] - 4 * low_sum) + x.sc[1] * (dot[1] - 4 * high_sum));
 }
 #elif QTYPE == 14
+#define SB_HALVES 105u // q6_K: 128 bytes of low nibbles, 64 of 2-bit high parts, 16 int8 scales, d
 
 struct unit {
     uint ql[8], qh[8]; // the quarter's 32 bytes of nibbles and 32 of high parts (shared by four quarters)
@@ -209,6 +200,7 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     return x.d * b.s[0].x * float(sc_lo * (dot[0] - 32 * low_sum) + sc_hi * (dot[1] - 32 * high_sum));
 }
 #elif QTYPE == 23
+#define SB_HALVES 68u // iq4_xs: d, the scales' high bits (16 bits), their low nibbles (4 bytes), 128 bytes of nibbles
 
 struct unit {
     uint q[4]; // the sub-block's 16 bytes of nibbles: values 0-15 low, 16-31 high
@@ -234,6 +226,8 @@ float unit_term(const unit x, uint u, const b_blocks b) {
     }
     return x.d * float(x.scale) * b.s[0].x * float(dot);
 }
+#elif QTYPE != 12 && QTYPE != 13
+#error "mvq-dot-k.comp: q2_K (10), q3_K (11), q4_K (12), q5_K (13), q6_K (14) or iq4_xs (23)"
 #endif
 
 #include "mvq-dot-rows.glsl"

@@ -1,35 +1,9 @@
 // mvq-dot-rows.glsl - the row loop and main() of the integer-dot matrix-vector kernels,
 // included after the format's unit, unit_load and unit_term (mvq-dot.glsl).
 
-// unit u of the rows at row_at (halfword addresses) against b's columns from col0 on, into acc
-void add_unit(const uint row_at[RW], const uint u, const uint col0, inout float acc[RW][NC]) {
-    unit x[RW];
-    [[unroll]] for (uint r = 0; r < RW; r++) unit_load(row_at[r], u, x[r]);
-    [[unroll]] for (uint j = 0; j < NC; j++) {
-        const b_blocks b = load_b((B_FIRST_COL(col0) + j) * (p.K / 32) + u * UNIT_BLOCKS);
-        [[unroll]] for (uint r = 0; r < RW; r++) acc[r][j] += unit_term(x[r], u, b);
-    }
-}
-
-#ifdef UNIT_STAGED
-// The rows' units WG at a time, each time their part staged in shared memory first
-// (mvq-dot-stage.glsl; whole super-blocks, as WG is a multiple of 8).
-void rows_staged(const uint row_at[RW], const uint col0, inout float acc[RW][NC]) {
-    const uint units = p.K / UNIT_VALUES;
-    for (uint u0 = 0; u0 < units; u0 += WG) {
-        const uint end = min(u0 + WG, units);
-        uint staged_at[RW];
-        barrier(); // the last iteration's units are read
-        [[unroll]] for (uint r = 0; r < RW; r++)
-            staged_at[r] = stage_row(r, row_at[r] + (u0 / 8) * SB_HALVES, row_at[r] + (end / 8) * SB_HALVES, u0);
-        barrier();
-        if (u0 + gl_LocalInvocationID.x < end) add_unit(staged_at, u0 + gl_LocalInvocationID.x, col0, acc);
-    }
-}
-#endif
-
 // RW rows of d from m0 on
 void rows(const uint m0) {
+    const uint blocks = p.K / 32;
 #ifdef MVQ_ID
     // pair q = slot + n_used * token: its expert's weights, b's column (slot % ne11, token), d's row
     const uint q = gl_WorkGroupID.z, e = expert_of(q), d_at = d_row_of(q), nb1 = 0;
@@ -47,16 +21,15 @@ void rows(const uint m0) {
     float acc[RW][NC];
     [[unroll]] for (uint r = 0; r < RW; r++)
         [[unroll]] for (uint j = 0; j < NC; j++) acc[r][j] = 0.0;
-    uint row_at[RW]; // rows past the end re-read the last one; their sums are not stored
-    [[unroll]] for (uint r = 0; r < RW; r++) row_at[r] = a_base + min(m0 + r, p.M - 1) * p.nb01;
-#ifdef UNIT_STAGED
-    if (STAGE != 0) {
-        rows_staged(row_at, col0, acc);
-        store_rows(m0, d_at, nb1, acc);
-        return;
+    for (uint u = gl_LocalInvocationID.x; u < p.K / UNIT_VALUES; u += WG) {
+        unit x[RW];
+        // rows past the end re-read the last one; their sums are not stored
+        [[unroll]] for (uint r = 0; r < RW; r++) unit_load(a_base + min(m0 + r, p.M - 1) * p.nb01, u, x[r]);
+        [[unroll]] for (uint j = 0; j < NC; j++) {
+            const b_blocks b = load_b((B_FIRST_COL(col0) + j) * blocks + u * UNIT_BLOCKS);
+            [[unroll]] for (uint r = 0; r < RW; r++) acc[r][j] += unit_term(x[r], u, b);
+        }
     }
-#endif
-    for (uint u = gl_LocalInvocationID.x; u < p.K / UNIT_VALUES; u += WG) add_unit(row_at, u, col0, acc);
     store_rows(m0, d_at, nb1, acc);
 }
 

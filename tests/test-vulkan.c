@@ -197,10 +197,8 @@ static void restart_backends(void) {
 }
 
 /* The integer-dot mat-vec cases with that kernel forced, under the default tuning, under one
- * of 32 threads and 3 rows per workgroup (several blocks per thread, rows past the end), under
- * 3 workgroups taking turns over the rows, and with rows staged in shared memory (q2_K, q3_K,
- * q6_K, iq4_xs: one and several super-blocks per iteration, a short last iteration, workgroups
- * taking turns; the other formats take the default there); skipped, visibly, on a device without
+ * of 32 threads and 3 rows per workgroup (several blocks per thread, rows past the end) and
+ * under 3 workgroups taking turns over the rows; skipped, visibly, on a device without
  * integer dot products. */
 static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_index) {
     size_t n;
@@ -210,7 +208,7 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
             if (!only || strstr(cases[i].name, only)) tap_skip("the device has no integer dot products", "%s", cases[i].name);
         return;
     }
-    static const char *const tunings[] = {NULL, "32,3", "64,2,3", "32,2,0,1", "64,3,3,1"}; /* 3: workgroups take turns */
+    static const char *const tunings[] = {NULL, "32,3", "64,2,3"}; /* the last: 3 workgroups take turns */
     setenv("GGMLC_VK_MVQ_KERNEL", "dot", 1);
     for (size_t t = 0; t < sizeof tunings / sizeof *tunings; t++) {
         if (tunings[t]) setenv("GGMLC_VK_MVQD", tunings[t], 1);

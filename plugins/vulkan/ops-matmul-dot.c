@@ -12,30 +12,18 @@
 #include "ops-matmul.h"
 
 /* The integer-dot quantized mat-vec: b quantized into scratch memory by quantize-q8.comp,
- * then mvq-dot.comp / mvq-dot-k.comp with threads per workgroup, rows of d per workgroup, at most so many
- * workgroups (0: one per group of rows) and whether a's rows are staged in shared memory
- * (mvq-dot-stage.glsl: q2_K, q3_K, q6_K, iq4_xs), as tuned here.  $GGMLC_VK_MVQD="WG,ROWS[,GROUPS[,STAGE]]"
+ * then mvq-dot.comp / mvq-dot-k.comp with threads per workgroup, rows of d per workgroup and at most so many
+ * workgroups (0: one per group of rows) as tuned here.  $GGMLC_VK_MVQD="WG,ROWS[,GROUPS]"
  * tries others (ignored unless they fit the device). */
 struct mvq_dot_tune {
-    uint32_t wg, rows, groups, stage;
+    uint32_t wg, rows, groups;
 };
 
-/* The formats mvq-dot-stage.glsl stages: super-blocks on any halfword. */
-static bool mvq_stageable(enum ggml_type type) {
-    return type == GGML_TYPE_Q2_K || type == GGML_TYPE_Q3_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_IQ4_XS;
-}
-
-/* Shared memory of the staged rows (mvq-dot-stage.glsl's STAGE_WORDS 16-byte words a row). */
-static uint64_t mvq_stage_bytes(enum ggml_type type, const struct mvq_dot_tune *t) {
-    const uint64_t sb_halves = ggml_type_size(type) / 2;
-    return t->stage ? 16ull * t->rows * (((t->wg / 8) * sb_halves + 7) / 8 + 2) : 0;
-}
-
-static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t, enum ggml_type type, uint32_t n) {
+static bool mvq_dot_fits(const struct vk_device *d, const struct mvq_dot_tune *t, uint32_t n) {
     const uint32_t sg = d->caps.subgroup_size;
     return t->wg && t->wg % 8 == 0 && sg >= 8 && t->wg % sg == 0 && t->rows && t->rows <= 16 &&
-           t->stage <= (mvq_stageable(type) ? 1u : 0u) && t->wg <= d->props.limits.maxComputeWorkGroupInvocations &&
-           4ull * (t->wg / 8) * t->rows * n + mvq_stage_bytes(type, t) <= d->props.limits.maxComputeSharedMemorySize;
+           t->wg <= d->props.limits.maxComputeWorkGroupInvocations &&
+           4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize;
 }
 
 /* Weights the integer-dot kernels read: the 32-value block formats and IQ4_NL (mvq-dot.comp), MXFP4
@@ -77,13 +65,13 @@ static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *
     if (n > MV_MAX_N || !mvq_dot_allowed(d, "mvqd", a, b)) return false;
     /* measured on an H200 (BENCHMARKS.md): one subgroup of 32 and 2 rows for one column (16.1 / 25.0 us
      * for q4_0 / q8_0 14336x4096, against 17.8-21.1 / 24.1-29.9 for 64-256 threads and 1-4 rows) */
-    *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2, 0, 0};
+    *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2, 0};
     if (t->wg < d->caps.subgroup_size) t->wg = d->caps.subgroup_size;
     const struct vk_env_value *env = &vk_tuning()->mvqd;
-    const struct mvq_dot_tune v = {env->v[0], env->v[1], env->n >= 3 ? env->v[2] : 0, env->n >= 4 ? env->v[3] : 0};
-    if (env->n >= 2 && mvq_dot_fits(d, &v, a->type, n)) *t = v;
-    while (t->wg > 8 && !mvq_dot_fits(d, t, a->type, n)) t->wg /= 2;
-    return mvq_dot_fits(d, t, a->type, n);
+    const struct mvq_dot_tune v = {env->v[0], env->v[1], env->n >= 3 ? env->v[2] : 0};
+    if (env->n >= 2 && mvq_dot_fits(d, &v, n)) *t = v;
+    while (t->wg > 8 && !mvq_dot_fits(d, t, n)) t->wg /= 2;
+    return mvq_dot_fits(d, t, n);
 }
 
 /* Scratch bytes of b quantized: per column K quant bytes, then per block a (scale, sum) pair. */
@@ -163,8 +151,8 @@ static enum ggml_status mvq_dot_product_record(struct vk_rec *rec, const struct 
 
 /* Whether the integer-dot kernel `kernel` (mvqd or mvqd_id) of a's type builds with these constants; when
  * it does not, the products take the float kernels from then on (said once). */
-static bool mvq_dot_pipeline(struct vk_device *d, const char *kernel, enum ggml_type type, const uint32_t *spec, int n_spec) {
-    return vk_optional_pipeline(d, vk_shader_find("%s_%s", kernel, ggml_type_name(type)), spec, n_spec,
+static bool mvq_dot_pipeline(struct vk_device *d, const char *kernel, enum ggml_type type, const uint32_t spec[3]) {
+    return vk_optional_pipeline(d, vk_shader_find("%s_%s", kernel, ggml_type_name(type)), spec, 3,
                                 VK_PATH_MVQ_DOT,
                                 "the matrix-vector products take the float kernels");
 }
@@ -189,9 +177,9 @@ static bool quantized_b(struct vk_rec *rec, const struct ggml_tensor *b, VkDevic
  * workgroup), as mul_mat's */
 static bool mvq_dot_id_choose(const struct vk_device *d, const struct ggml_tensor *node, struct mvq_dot_tune *t) {
     if (!mvq_dot_allowed(d, "mvqd_id", node->src[0], node->src[1])) return false;
-    *t = (struct mvq_dot_tune){d->caps.subgroup_size > 32 ? d->caps.subgroup_size : 32, 2, 0, 0};
-    while (t->wg > 8 && !mvq_dot_fits(d, t, node->src[0]->type, 1)) t->wg /= 2;
-    return mvq_dot_fits(d, t, node->src[0]->type, 1);
+    *t = (struct mvq_dot_tune){d->caps.subgroup_size > 32 ? d->caps.subgroup_size : 32, 2, 0};
+    while (t->wg > 8 && !mvq_dot_fits(d, t, 1)) t->wg /= 2;
+    return mvq_dot_fits(d, t, 1);
 }
 
 bool vk_mvq_dot_id_takes(const struct vk_device *d, const struct ggml_tensor *node, VkDeviceSize *scratch) {
@@ -209,7 +197,7 @@ bool vk_mvq_dot_id_record(struct vk_rec *rec, const struct ggml_tensor *node, en
     const VkDeviceSize bytes = mvq_dot_scratch(b, &scales_at);
     if (!mvq_dot_id_choose(rec->d, node, &t)) return false;
     const uint32_t spec[3] = {t.wg, t.rows, 1};
-    if (!mvq_dot_pipeline(rec->d, "mvqd_id", as->type, spec, 3) || !quantized_b(rec, b, &at, st)) return false;
+    if (!mvq_dot_pipeline(rec->d, "mvqd_id", as->type, spec) || !quantized_b(rec, b, &at, st)) return false;
     if (*st != GGML_STATUS_SUCCESS) return true;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("mvqd_id_%s", ggml_type_name(as->type)));
@@ -268,7 +256,7 @@ static bool mvq_self_fits(const struct vk_device *d, const struct ggml_tensor *n
     const uint64_t n = (uint64_t)b->ne[1], quantized = (uint64_t)b->ne[0] / 32 * 40 * n; /* 32 quants + (scale, sum) */
     return !vk_tuning()->fuse_off && !vk_path_disabled(d, VK_PATH_FUSE) && b->nb[0] == 4 &&
            quantized <= MVQ_SELF_SHARED_MAX && (uint64_t)a->ne[0] * (uint64_t)a->ne[1] <= MVQ_SELF_WEIGHTS_MAX &&
-           quantized + 4ull * (t->wg / 8) * t->rows * n + mvq_stage_bytes(a->type, t) <= d->props.limits.maxComputeSharedMemorySize &&
+           quantized + 4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize &&
            vk_shader_present(mvq_self_shader(node, add));
 }
 
@@ -277,12 +265,12 @@ static bool mvq_self_fits(const struct vk_device *d, const struct ggml_tensor *n
 static bool mvq_self_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
                             const struct ggml_tensor *e, const struct ggml_tensor *add, enum ggml_status *st) {
     const struct ggml_tensor *b = node->src[1];
-    const uint32_t spec[5] = {t->wg, t->rows, (uint32_t)b->ne[1], (uint32_t)(b->ne[0] / 32), t->stage};
+    const uint32_t spec[4] = {t->wg, t->rows, (uint32_t)b->ne[1], (uint32_t)(b->ne[0] / 32)};
     const enum vk_shader_id shader = mvq_self_shader(node, add);
-    if (!mvq_self_fits(rec->d, node, add, t) || !vk_optional_pipeline(rec->d, shader, spec, 5, VK_PATH_FUSE, "unfused nodes"))
+    if (!mvq_self_fits(rec->d, node, add, t) || !vk_optional_pipeline(rec->d, shader, spec, 4, VK_PATH_FUSE, "unfused nodes"))
         return false;
     const struct mvq_b_source src = {.self = true};
-    *st = mvq_dot_product_record(rec, node, shader, spec, 5, t, &src, e, add);
+    *st = mvq_dot_product_record(rec, node, shader, spec, 4, t, &src, e, add);
     return true;
 }
 
@@ -294,11 +282,11 @@ bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const
     if (!mvq_dot_choose(rec->d, a, b, &t)) return false;
     if (mvq_self_record(rec, node, &t, e, add, st)) return true;
     src.bytes = mvq_dot_scratch(b, &src.scales_at);
-    const uint32_t spec[5] = {t.wg, t.rows, (uint32_t)b->ne[1], 0, t.stage}; /* constant 3: the self-quantizing kernels' */
-    if (!mvq_dot_pipeline(rec->d, "mvqd", a->type, spec, 5)) return false;
-    if (add && !vk_optional_pipeline(rec->d, mvq_dot_shader(node, add), spec, 5, VK_PATH_FUSE, "unfused nodes"))
+    const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
+    if (!mvq_dot_pipeline(rec->d, "mvqd", a->type, spec)) return false;
+    if (add && !vk_optional_pipeline(rec->d, mvq_dot_shader(node, add), spec, 3, VK_PATH_FUSE, "unfused nodes"))
         return false;
     if (!quantized_b(rec, b, &src.at, st)) return false;
-    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, mvq_dot_shader(node, add), spec, 5, &t, &src, e, add);
+    if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, mvq_dot_shader(node, add), spec, 3, &t, &src, e, add);
     return true;
 }
