@@ -173,8 +173,9 @@ static bool mv_tune_fits(const struct vk_device *d, const struct mv_tune *t, enu
 }
 
 /* mv.comp's threads, rows per workgroup and steps per iteration for float weights by the length k
- * of their rows, measured on an H200 (BENCHMARKS.md): tuned on k = 4096, 2 rows of 128 threads
- * leave short rows' products (a 1.2B GPT's k = 2048: 680 GB/s) with too few loads in flight. */
+ * of their rows.  One entry so far, measured on an H200 at k = 4096 (BENCHMARKS.md); shorter rows
+ * (a 1.2B GPT's k = 2048 products read 680 GB/s) likely have too few loads in flight per thread
+ * there, but other entries wait for their measurement (GGMLC_VK_MV="WG,ROWS,STEPS" tries them). */
 static const struct {
     uint32_t k_max, wg, rows, steps;
 } mv_float_by_k[] = {
