@@ -5,7 +5,9 @@
 // added up per subgroup and then across subgroups (one barrier).  b is read
 // once per step and reused for the R rows.  With VEC, a is read 16 bytes at a
 // time (4 f32 or 8 f16/bf16 values) and b 4 floats at a time; without, one
-// value at a time (any alignment).
+// value at a time (any alignment).  With STEPS > 1 a thread takes STEPS steps along k per
+// iteration, their loads issued together: more bytes in flight per thread where short rows
+// leave each thread few steps (measured: vk-tuning of ops-matmul.c's mv_float_by_k).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "types.glsl"
 #include "mm-push.glsl"
@@ -13,6 +15,7 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint R = 4;     // rows of d per workgroup
 layout(constant_id = 2) const uint NC = 1;    // columns of b = N (1..8)
+layout(constant_id = 3) const uint STEPS = 1; // steps along k per iteration of a thread
 layout(local_size_x_id = 0) in;
 
 #if defined(VEC) && A_TYPE == 0
@@ -70,6 +73,24 @@ void load_b(uint j, uint at) {
 #endif
 }
 
+float acc[R * NC];
+
+// step c along k (A_PER values) of the R rows from m0 on (of the matrix at a_base) against the NC
+// columns from b_col on
+void mul_step(const uint c, const uint a_base, const uint m0, const uint b_col) {
+    const uint B_STEP = A_PER < 4 ? 1 : A_PER / 4; // b elements (vec4 or scalar) per step
+    [[unroll]] for (uint j = 0; j < NC; j++) load_b(j, b_col + j * p.nb11 + c * B_STEP);
+    [[unroll]] for (uint r = 0; r < R; r++) {
+        // rows past the end re-read the last one; their sums are not stored
+        load_a(a_base + min(m0 + r, p.M - 1) * p.nb01 + c);
+        [[unroll]] for (uint j = 0; j < NC; j++) {
+            float s = acc[r * NC + j];
+            [[unroll]] for (uint e = 0; e < A_PER; e++) s = fma(w[e], x[j][e], s);
+            acc[r * NC + j] = s;
+        }
+    }
+}
+
 void main() {
     const uint m0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * R;
     if (m0 >= p.M) return;
@@ -77,21 +98,12 @@ void main() {
     const uint b2 = gl_WorkGroupID.z % p.ne12, b3 = gl_WorkGroupID.z / p.ne12;
     const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;
-    const uint B_STEP = A_PER < 4 ? 1 : A_PER / 4; // b elements (vec4 or scalar) per step
-    float acc[R * NC];
     [[unroll]] for (uint i = 0; i < R * NC; i++) acc[i] = 0.0;
-    for (uint c = tid; c < p.K / A_PER; c += WG) {
-        [[unroll]] for (uint j = 0; j < NC; j++) load_b(j, b_base + j * p.nb11 + c * B_STEP);
-        [[unroll]] for (uint r = 0; r < R; r++) {
-            // rows past the end re-read the last one; their sums are not stored
-            load_a(a_base + min(m0 + r, p.M - 1) * p.nb01 + c);
-            [[unroll]] for (uint j = 0; j < NC; j++) {
-                float s = acc[r * NC + j];
-                [[unroll]] for (uint e = 0; e < A_PER; e++) s = fma(w[e], x[j][e], s);
-                acc[r * NC + j] = s;
-            }
-        }
-    }
+    const uint steps = p.K / A_PER;
+    uint c = tid;
+    for (; c + (STEPS - 1) * WG < steps; c += STEPS * WG) // whole iterations: STEPS steps' loads together
+        [[unroll]] for (uint s = 0; s < STEPS; s++) mul_step(c + s * WG, a_base, m0, b_base);
+    for (; c < steps; c += WG) mul_step(c, a_base, m0, b_base);
     [[unroll]] for (uint i = 0; i < R * NC; i++) {
         const float s = subgroupAdd(acc[i]);
         if (subgroupElect()) red[gl_SubgroupID * R * NC + i] = s;

@@ -222,6 +222,27 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
     restart_backends();
 }
 
+/* The float mat-vec cases (mv_f*) again under a tuning that takes 3 steps along k per iteration
+ * (mv.comp's STEPS: whole iterations, then single steps) with 64 threads and 4 rows, whatever
+ * the default for their row lengths. */
+static bool is_float_mv_case(const struct vk_test_case *c, const char *only) {
+    return strncmp(c->name, "mv_f", 4) == 0 && (!only || strstr(c->name, only));
+}
+
+static void check_mv_steps(const char *only) {
+    size_t n, any = 0;
+    const struct vk_test_case *cases = vk_test_cases(&n);
+    for (size_t i = 0; i < n; i++) any += is_float_mv_case(&cases[i], only);
+    if (!any) return;
+    setenv("GGMLC_VK_MV", "64,4,3", 1);
+    restart_backends();
+    tap_diag("float mat-vec, GGMLC_VK_MV=64,4,3");
+    for (size_t i = 0; i < n; i++)
+        if (is_float_mv_case(&cases[i], only)) check_case(&cases[i], 600 + (int)i);
+    unsetenv("GGMLC_VK_MV");
+    restart_backends();
+}
+
 /* The cases of a CNN's training step under the default tuning (products of few tiles split
  * along k), never split (GGMLC_VK_MM_SPLIT=1) and split into 7 layers (a short last one). */
 static void check_train_cases(const char *only) {
@@ -432,6 +453,7 @@ int main(void) {
     for (size_t i = 0; i < n_quant; i++)
         if (!only || strstr(quant[i].name, only)) check_case(&quant[i], (int)(n_cases + i));
     check_dot_cases(dev, only, 400);
+    check_mv_steps(only);
     if (!only) vk_check_moe_bad_ids(backend_test);
     cases = vk_test_cases_ops(&n_cases);
     for (size_t i = 0; i < n_cases; i++)

@@ -255,6 +255,10 @@ static struct ggml_tensor *c_mv_f32(struct ggml_context *ctx) { NEED(ggml_mul_ma
 static struct ggml_tensor *c_mv_f32_odd(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F32("a", 261, 37, 1, 1), F32("b", 261, 3, 1, 1)); }
 static struct ggml_tensor *c_mv_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 512, 70, 1, 1), F32("b", 512, 5, 2, 1)); }
 static struct ggml_tensor *c_mv_f16_f16(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 96, 33, 1, 1), F16("b", 96, 2, 1, 1)); }
+/* f16 weights at the row lengths mv.comp's tuning tells apart (mv_float_by_k): odd row counts, 8 columns, k not a multiple of 8 */
+static struct ggml_tensor *c_mv_f16_k1536(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 1536, 45, 1, 1), F32("b", 1536, 8, 1, 1)); }
+static struct ggml_tensor *c_mv_f16_k3000(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 3000, 29, 1, 1), F32("b", 3000, 1, 1, 1)); }
+static struct ggml_tensor *c_mv_f16_k4104(struct ggml_context *ctx) { NEED(ggml_mul_mat); return ggml_mul_mat(ctx, F16("a", 4104, 23, 1, 1), F32("b", 4104, 3, 1, 1)); }
 
 /* ------------------------------------------------------------ indexing */
 
@@ -485,7 +489,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_mm_f16_f16_whole, 1e-6), CASE(c_mm_f16_whole, 1e-6), CASE(c_mm_f16_f16_whole_batched, 1e-6),
     CASE(c_mm_quant_pair, 1e-4), CASE(c_mm_quant_chain, 3e-4),
     CASE(c_mm_bf16, 1e-8), CASE(c_mm_batched, 1e-10), CASE(c_mm_transposed_b, 1e-10), CASE(c_mv_f32, 1e-10),
-    CASE(c_mv_f32_odd, 1e-10), CASE(c_mv_f16, 1e-8), CASE(c_mv_f16_f16, 1e-6),
+    CASE(c_mv_f32_odd, 1e-10), CASE(c_mv_f16, 1e-8), CASE(c_mv_f16_f16, 1e-6), CASE(c_mv_f16_k1536, 1e-8), CASE(c_mv_f16_k3000, 1e-8), CASE(c_mv_f16_k4104, 1e-8),
     CASE(c_get_rows, 0), CASE(c_get_rows_f16, 0), CASE(c_set_rows, 0), CASE(c_set_rows_f16, 0), CASE(c_concat0, 0),
     CASE(c_concat2, 0), CASE(c_pad, 0), CASE(c_rope, 1e-7), CASE(c_rope_neox, 1e-7), CASE(c_rope_yarn_ff, 1e-7),
     CASE(c_rope_f16, 1e-5),

@@ -148,7 +148,8 @@ static bool mul_mat_supports(const struct vk_device *d, const struct ggml_tensor
 /* Matrix-vector kernels (N <= 8): threads per workgroup, rows of d per workgroup and, for
  * the staged quantized kernel, the most workgroups (each loops over row groups, so b is
  * staged into shared memory once per workgroup) and how it turns quants into floats
- * (0 bit tricks, 1 int-to-float instructions).  $GGMLC_VK_MV="WG,ROWS" and
+ * (0 bit tricks, 1 int-to-float instructions); for mv.comp (float weights) `groups` is its
+ * STEPS, the steps along k a thread loads together (1-8).  $GGMLC_VK_MV="WG,ROWS[,STEPS]" and
  * $GGMLC_VK_MVQ="WG,ROWS,GROUPS,CONVERT" try others (ignored unless they fit the device). */
 struct mv_tune {
     uint32_t wg, rows, groups, convert;
@@ -171,17 +172,35 @@ static bool mv_tune_fits(const struct vk_device *d, const struct mv_tune *t, enu
     return (!vk_is_block_quant(a) || (t->wg % 2 == 0 && t->groups)) && shared <= d->props.limits.maxComputeSharedMemorySize;
 }
 
-static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n, bool lanes) {
+/* mv.comp's threads, rows per workgroup and steps per iteration for float weights by the length k
+ * of their rows.  One entry so far, measured on an H200 at k = 4096 (BENCHMARKS.md); shorter rows
+ * (a 1.2B GPT's k = 2048 products read 680 GB/s) likely have too few loads in flight per thread
+ * there, but other entries wait for their measurement (GGMLC_VK_MV="WG,ROWS,STEPS" tries them). */
+static const struct {
+    uint32_t k_max, wg, rows, steps;
+} mv_float_by_k[] = {
+    {UINT32_MAX, 128, 2, 1},
+};
+
+static struct mv_tune mv_float_tune(uint32_t k) {
+    size_t i = 0;
+    while (k > mv_float_by_k[i].k_max) i++;
+    return (struct mv_tune){mv_float_by_k[i].wg, mv_float_by_k[i].rows, mv_float_by_k[i].steps, 0};
+}
+
+static struct mv_tune mv_tune_for(const struct vk_device *d, enum ggml_type a, uint32_t n, uint32_t k, bool lanes) {
     const bool quant = vk_is_block_quant(a) && !lanes;
-    /* measured on an H200 (BENCHMARKS.md): float weights and q8_0 2 rows per workgroup, q4_0 4;
-     * the staged kernel 2 rows and 1056 workgroups, q8_0's longer rows 1 */
+    /* measured on an H200 (BENCHMARKS.md): q8_0 2 rows per workgroup, q4_0 4; the staged kernel
+     * 2 rows and 1056 workgroups, q8_0's longer rows 1 */
     const uint32_t rows = lanes ? (a == GGML_TYPE_Q4_0 ? 4 : 2) : quant && a == GGML_TYPE_Q8_0 ? 1 : 2;
     struct mv_tune t = {128, rows, 1056, lanes ? 1 : 0}, v = {0, 0, 1, 0}; /* lanes: int-to-float, 2-5% faster there */
+    if (!quant && !lanes) t = mv_float_tune(k);
     const struct vk_tuning *tune = vk_tuning();
     const struct vk_env_value *env = lanes ? &tune->mvql : quant ? &tune->mvq : &tune->mv;
     if (env->n >= 2) /* WG,ROWS[,GROUPS[,CONVERT]] */
         v = (struct mv_tune){env->v[0], env->v[1], env->n >= 3 ? env->v[2] : 1, env->n >= 4 ? env->v[3] : 0};
-    if (env->n >= 2 && v.convert <= 1 && v.wg % 8 == 0 && mv_tune_fits(d, &v, quant ? a : GGML_TYPE_F32, n)) return v;
+    const bool steps_ok = quant || lanes || (v.groups >= 1 && v.groups <= 8); /* mv.comp's STEPS */
+    if (env->n >= 2 && v.convert <= 1 && v.wg % 8 == 0 && steps_ok && mv_tune_fits(d, &v, quant ? a : GGML_TYPE_F32, n)) return v;
     while (t.rows > 1 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.rows /= 2;
     while (t.wg > 8 && !mv_tune_fits(d, &t, quant ? a : GGML_TYPE_F32, n)) t.wg /= 2;
     return t;
@@ -226,7 +245,7 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
     const bool quant = vk_is_block_quant(a->type);
     const bool lanes_ok = quant && tune->mvq_kernel != VK_MVQ_STAGED;
     enum vk_shader_id lanes = lanes_ok ? vk_shader_find("mvql_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
-    const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], lanes != VK_SHADER_COUNT);
+    const struct mv_tune t = mv_tune_for(rec->d, a->type, (uint32_t)b->ne[1], (uint32_t)a->ne[0], lanes != VK_SHADER_COUNT);
     const uint32_t bvec = vk_vectorizable(rec->d, b);
     const bool grouped = tune->mvq_kernel == VK_MVQ_AUTO || tune->mvq_kernel == VK_MVQ_GROUP;
     const enum vk_shader_id group = quant && grouped ? vk_shader_find("mvqg_%s", ggml_type_name(a->type)) : VK_SHADER_COUNT;
@@ -244,9 +263,9 @@ static void mv_dispatch(struct vk_rec *rec, struct vk_dispatch *ds, const struct
         const bool vec = b->type == GGML_TYPE_F32 && vk_vectorizable(rec->d, a) && bvec;
         if (vec) *a_unit = *b_unit = 16;
         vk_dispatch_init(ds, vk_shader_find("mv_%s%s_%s", vec ? "vec_" : "", ggml_type_name(a->type), ggml_type_name(b->type)));
-        const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
+        const uint32_t spec[4] = {t.wg, t.rows, (uint32_t)b->ne[1], t.groups}; /* groups: mv.comp's STEPS */
         memcpy(ds->spec, spec, sizeof spec);
-        ds->n_spec = 3;
+        ds->n_spec = 4;
         vk_groups_1d(rec->d, (uint64_t)a->ne[1], t.rows, ds->groups);
         return;
     }
