@@ -223,6 +223,29 @@ struct vk_replay_slot {
 };
 #define VK_REPLAY_SLOTS 16 /* a segment's parts take one each (vk-record.c) */
 
+/* The host phases GGMLC_DEBUG=vulkan-time times (vk-record.c): per segment, and the transfers
+ * and waits between segments. */
+enum vk_time_phase {
+    VK_TIME_BEGIN,   /* the segment's command buffer begun: lock, reset, deferred writes */
+    VK_TIME_PREPARE, /* scratch reserved, index checks and outputs planned */
+    VK_TIME_RECORD,  /* the nodes' commands logged (support, fusion, kernels, hazards) */
+    VK_TIME_PARTS,   /* parts of the segment submitted while recording */
+    VK_TIME_SUBMIT,  /* the last part: flush, compare with the kept logs, submit */
+    VK_TIME_WAIT,    /* synchronize: waiting for the segment's fence */
+    VK_TIME_SET,     /* tensor_set (a large one's waits included) */
+    VK_TIME_GET,     /* tensor_get (the wait for a segment not yet waited for included) */
+    VK_TIME_OUTSIDE, /* between the end of one segment and the start of the next, minus the above */
+    VK_TIME_COUNT
+};
+
+struct vk_host_time {
+    bool on;                      /* GGMLC_DEBUG=vulkan-time */
+    int64_t ns[VK_TIME_COUNT];
+    int64_t last_end;             /* when the last segment ended (0: none yet) */
+    int64_t between;              /* the wait, set and get time since then */
+    int segments, replayed;
+};
+
 struct vk_device {
     int index;                       /* position among the physical devices */
     char name[32];                   /* "Vulkan0" */
@@ -275,6 +298,7 @@ struct vk_device {
     bool replay_debug;           /* GGMLC_DEBUG=vulkan-replay: log each segment recorded or replayed */
     bool reverse_writes;         /* GGMLC_DEBUG=vulkan-reorder: deferred writes recorded in reverse
                                   * between their barriers (an order the device may run them in) */
+    struct vk_host_time host_time; /* GGMLC_DEBUG=vulkan-time (vk-record.c) */
 };
 
 /* Whether path p was disabled on d (caller holds d->lock). */
@@ -484,6 +508,7 @@ struct vk_rec {
     VkDeviceSize outputs_at, outputs_bytes;
     int n_parts, part_start; /* parts of the segment submitted, and the dispatch the next one starts at */
     bool closed;             /* a part failed: the device's command buffer ended, or the parts fenced */
+    int64_t time_mark;       /* GGMLC_DEBUG=vulkan-time: the recording's clock (vk_time_add) */
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory, or with
@@ -641,6 +666,11 @@ VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t grou
  * holds d->lock. */
 VK_HIDDEN bool vk_readback_get(struct vk_device *d, VkBuffer buf, VkDeviceSize off, void *host, size_t n,
                                enum ggmlc_status *st);
+
+/* GGMLC_DEBUG=vulkan-time: monotonic nanoseconds when d's host phases are timed, else 0
+ * (no clock read); vk_time_add adds the time since *mark to phase and moves *mark to now. */
+VK_HIDDEN int64_t vk_time_mark(const struct vk_device *d);
+VK_HIDDEN void vk_time_add(struct vk_device *d, enum vk_time_phase phase, int64_t *mark);
 
 /* Compute nodes [first, n) on d in one command buffer, up to the first node the GPU cannot
  * run after all (a failed pipeline, an operand in host memory): its index in *stopped_at, n

@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vk-impl.h"
 
@@ -379,6 +380,64 @@ bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *no
     return false;
 }
 
+/* ---------------------------------------- host phase times (GGMLC_DEBUG=vulkan-time)
+ *
+ * What a graph costs the host around the GPU's work: each segment's phases, and between two
+ * segments the waits, transfers and the time spent outside the plugin (the core's scheduler,
+ * the application).  Summed over VK_TIME_EVERY segments, then logged as means per segment. */
+enum { VK_TIME_EVERY = 100 };
+
+int64_t vk_time_mark(const struct vk_device *d) {
+    if (!d->host_time.on) return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void vk_time_add(struct vk_device *d, enum vk_time_phase phase, int64_t *mark) {
+    struct vk_host_time *t = &d->host_time;
+    if (!t->on) return;
+    const int64_t now = vk_time_mark(d);
+    t->ns[phase] += now - *mark;
+    if (phase == VK_TIME_WAIT || phase == VK_TIME_SET || phase == VK_TIME_GET) t->between += now - *mark;
+    *mark = now;
+}
+
+/* A segment starts at start: the time since the last one ended, less the transfers and waits
+ * timed meanwhile, was spent outside the plugin. */
+static void time_segment_start(struct vk_device *d, int64_t start) {
+    struct vk_host_time *t = &d->host_time;
+    if (!t->on) return;
+    if (t->last_end) t->ns[VK_TIME_OUTSIDE] += start - t->last_end - t->between;
+    t->between = 0;
+}
+
+static void time_log(struct vk_device *d) {
+    struct vk_host_time *t = &d->host_time;
+    static const char *const names[VK_TIME_COUNT] = {"begin", "prepare", "record", "parts", "submit",
+                                                     "wait",  "set",     "get",    "outside"};
+    char line[512];
+    int at = 0;
+    double total = 0;
+    for (int p = 0; p < VK_TIME_COUNT; p++) {
+        const double us = 1e-3 * (double)t->ns[p] / t->segments;
+        total += us;
+        at += snprintf(line + at, sizeof line - (size_t)at, "  %s %.1f", names[p], us);
+    }
+    ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: host us per segment (mean of %d, %d replayed):%s  total %.1f\n",
+              d->name, t->segments, t->replayed, line, total);
+    memset(t->ns, 0, sizeof t->ns);
+    t->segments = t->replayed = 0;
+}
+
+/* The segment ended (its last part submitted). */
+static void time_segment_end(struct vk_device *d) {
+    struct vk_host_time *t = &d->host_time;
+    if (!t->on) return;
+    t->last_end = vk_time_mark(d);
+    if (++t->segments == VK_TIME_EVERY) time_log(d);
+}
+
 /* ------------------------------------------------------ submitting in parts
  *
  * The GPU has nothing to do until the segment's first submit, and recording a decode graph's
@@ -406,6 +465,7 @@ static enum ggml_status submit_part(struct vk_rec *rec) {
     if (!every || (uint32_t)(rec->n_dispatches - rec->part_start) < every || vk_replay_slots_left(d) < 2)
         return GGML_STATUS_SUCCESS;
     const bool first = rec->n_parts == 0;
+    vk_time_add(d, VK_TIME_RECORD, &rec->time_mark);
     const enum ggml_status flushed = vk_order_flush(rec);
     if (flushed != GGML_STATUS_SUCCESS) return flushed;
     if (vk_replay_submit(d, &d->log, first, false, false) != GGMLC_OK) {
@@ -415,6 +475,7 @@ static enum ggml_status submit_part(struct vk_rec *rec) {
     rec->n_parts++;
     rec->part_start = rec->n_dispatches;
     d->log.n = 0; /* what the dispatches since the last barrier touch stays noted */
+    vk_time_add(d, VK_TIME_PARTS, &rec->time_mark);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -479,9 +540,12 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
         return GGML_STATUS_ALLOC_FAILED;
     }
     const int64_t start = d->timestamps ? ggml_time_us() : 0;
+    rec.time_mark = vk_time_mark(d);
+    time_segment_start(d, rec.time_mark);
     pthread_mutex_lock(&d->lock);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
+        vk_time_add(d, VK_TIME_BEGIN, &rec.time_mark);
         d->log.n = 0;
         d->log.failed = false;
         d->segment_clock = d->replay_clock;
@@ -490,7 +554,10 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             vk_log_reset_queries(&d->log, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
             vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);
         }
-        s = checks_begin(&rec, nodes, i, n) ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
+        const bool checks = checks_begin(&rec, nodes, i, n);
+        vk_time_add(d, VK_TIME_PREPARE, &rec.time_mark);
+        s = checks ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
+        vk_time_add(d, VK_TIME_RECORD, &rec.time_mark);
         if (s == GGML_STATUS_SUCCESS) s = vk_order_flush(&rec); /* the dispatches still held (vk-order.c) */
         if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
             if (rec.n_parts) vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true);
@@ -505,6 +572,8 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
             if (st != GGMLC_OK) d->n_readback = 0;
             if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
             else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i, (double)(ggml_time_us() - start));
+            vk_time_add(d, VK_TIME_SUBMIT, &rec.time_mark);
+            time_segment_end(d);
         } else if (!rec.closed && rec.n_parts) {
             vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
         } else if (!rec.closed) {

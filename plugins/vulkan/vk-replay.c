@@ -193,6 +193,7 @@ enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log 
         return st;
     }
     slot->last_use = ++d->replay_clock;
+    d->host_time.replayed += replayed;
     if (d->replay_debug)
         ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d commands %s\n", d->name, log->n,
                   replayed ? "replayed" : "recorded");
