@@ -220,8 +220,51 @@ struct vk_replay_slot {
     struct vk_cmd *cmds;
     int n, cap;
     uint64_t last_use;
+    uint64_t gen; /* bumped each time it is recorded anew (a segment kept whole names it, vk-replay.c) */
 };
+
 #define VK_REPLAY_SLOTS 16 /* a segment's parts take one each (vk-record.c) */
+
+/* Bytes [begin, end) of a VkBuffer. */
+struct vk_range {
+    VkBuffer buf;
+    VkDeviceSize begin, end;
+};
+
+/* One tensor of a segment as its commands depend on it (vk-replay.c). */
+struct vk_segment_tensor {
+    const struct ggml_tensor *t;
+    int32_t op, type, flags, src_mask; /* src_mask: which sources a node has (0 for a source) */
+    int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)];
+    int64_t ne[GGML_MAX_DIMS];
+    size_t nb[GGML_MAX_DIMS];
+    const void *data;
+    struct vk_range place; /* its bytes on the device: zero when in no buffer of it */
+    uint64_t host;         /* its buffer fell back to host memory */
+};
+
+/* A segment submitted whole before, kept with what it depends on, so that the same segment
+ * again is submitted without recording (vk-replay.c). */
+struct vk_segment_entry {
+    bool valid;
+    uint64_t last_use;
+    int n_nodes;
+    struct vk_segment_tensor *tensors;
+    int n_tensors, cap_tensors;
+    int parts[VK_REPLAY_SLOTS]; /* the replay slots of its parts, in order */
+    uint64_t part_gen[VK_REPLAY_SLOTS];
+    int n_parts;
+    struct vk_readback readback[VK_READBACK_MAX];
+    int n_readback;
+    const struct ggml_tensor **checked; /* its index-checked nodes, in slot order */
+    int n_checked, cap_checked;
+    /* the device's memory and state its commands name or were chosen by */
+    VkBuffer scratch_buf, checks_buf, staging_buf;
+    VkDeviceSize scratch_offset, checks_offset;
+    uint32_t disabled_paths;
+    bool op_broken[GGML_OP_COUNT];
+};
+#define VK_SEGMENT_CACHE 4
 
 /* The host phases GGMLC_DEBUG=vulkan-time times (vk-record.c): per segment, and the transfers
  * and waits between segments. */
@@ -243,7 +286,7 @@ struct vk_host_time {
     int64_t ns[VK_TIME_COUNT];
     int64_t last_end;             /* when the last segment ended (0: none yet) */
     int64_t between;              /* the wait, set and get time since then */
-    int segments, replayed;
+    int segments, replayed, whole;
 };
 
 struct vk_device {
@@ -299,6 +342,10 @@ struct vk_device {
     bool reverse_writes;         /* GGMLC_DEBUG=vulkan-reorder: deferred writes recorded in reverse
                                   * between their barriers (an order the device may run them in) */
     struct vk_host_time host_time; /* GGMLC_DEBUG=vulkan-time (vk-record.c) */
+    struct vk_segment_entry segments[VK_SEGMENT_CACHE]; /* segments kept whole (vk-replay.c) */
+    uint64_t segments_clock;
+    int seg_parts[VK_REPLAY_SLOTS]; /* the slots the segment being submitted took, in order */
+    int n_seg_parts;
 };
 
 /* Whether path p was disabled on d (caller holds d->lock). */
@@ -381,6 +428,25 @@ VK_HIDDEN int vk_replay_slots_left(const struct vk_device *d);
 VK_HIDDEN void vk_replay_forget(struct vk_device *d);
 /* Free the logs kept (device close; the command buffers go with the pool). */
 VK_HIDDEN void vk_replay_release(struct vk_device *d);
+
+/* Segments kept whole: a segment equal to one submitted before (the same nodes at the same
+ * addresses with the same types, shapes, strides, parameters and flags, the same sources, in
+ * the same device memory, the device's scratch and check memory where they were, no path
+ * disabled since, and the command buffers of its parts still kept) is submitted again without
+ * its commands being logged at all.  Caller holds d->lock. */
+/* The kept segment equal to nodes [i, n), or NULL. */
+VK_HIDDEN const struct vk_segment_entry *vk_segment_find(struct vk_device *d, struct ggml_tensor *const *nodes, int i,
+                                                         int n);
+/* Keep the segment of nodes [i, n) just submitted whole (its parts in d->seg_parts, its
+ * outputs in d->readback, its index-checked nodes checked[0..n_checked)); without memory
+ * it is simply not kept. */
+VK_HIDDEN void vk_segment_keep(struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n,
+                               const struct ggml_tensor *const *checked, int n_checked);
+/* Submit the kept segment e again after the device's command buffer (begun by vk_cmd_begin),
+ * with the fence, waiting for it when wait; its outputs are read back as they were. */
+VK_HIDDEN enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment_entry *e, bool wait);
+/* Free the kept segments (device close). */
+VK_HIDDEN void vk_segment_release(struct vk_device *d);
 
 /* ---------------------------------------------------------- deferred */
 
@@ -465,10 +531,6 @@ VK_HIDDEN void vk_pipelines_release(struct vk_device *d);
 
 /* ---------------------------------------------------------- recording */
 
-struct vk_range {
-    VkBuffer buf;
-    VkDeviceSize begin, end;
-};
 struct vk_hazards; /* memory read and written since the last barrier, and the dispatches held (vk-order.c) */
 
 /* Scratch memory holding a tensor's contents in another form, made by one kernel earlier in

@@ -134,6 +134,7 @@ static enum ggmlc_status record_slot(struct vk_device *d, struct vk_replay_slot 
     const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if (st == GGMLC_OK) st = vk_check(d, vkBeginCommandBuffer(slot->cmd, &begin), "vkBeginCommandBuffer");
     if (st != GGMLC_OK) return st;
+    slot->gen++;
     for (int i = 0; i < log->n; i++) record_cmd(d, slot->cmd, &log->cmds[i]);
     st = vk_check(d, vkEndCommandBuffer(slot->cmd), "vkEndCommandBuffer");
     if (st != GGMLC_OK || !d->replay_keep) return st;
@@ -194,6 +195,8 @@ enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log 
     }
     slot->last_use = ++d->replay_clock;
     d->host_time.replayed += replayed;
+    if (first) d->n_seg_parts = 0;
+    d->seg_parts[d->n_seg_parts++] = (int)(slot - d->replay); /* distinct slots: at most all of them */
     if (d->replay_debug)
         ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d commands %s\n", d->name, log->n,
                   replayed ? "replayed" : "recorded");
@@ -205,6 +208,191 @@ void vk_replay_forget(struct vk_device *d) {
     for (int i = 0; i < VK_REPLAY_SLOTS; i++) d->replay[i].n = 0;
 }
 
+/* ---------------------------------------------------------- segments kept whole
+ *
+ * Logging a segment's commands is most of the host's work per graph: every node's support,
+ * fusion and kernel choice, every binding's place, the hazards between dispatches.  When the
+ * segment is the one submitted before, all of that comes out the same and the log equals the
+ * kept one; so the kept command buffers are submitted straight away.  What the log depends on
+ * is compared instead: each node and each of its sources (address, op, type, flags, op
+ * parameters, shape, strides, data address, the device bytes it lies in), the device's scratch,
+ * check and staging memory, the paths disabled, and the parts' command buffers being the ones
+ * recorded then (a slot recorded anew or forgotten since does not match). */
+
+/* t as the commands depend on it; src_mask for a node: which of its sources are set. */
+static void segment_tensor(const struct vk_device *d, const struct ggml_tensor *t, int32_t src_mask,
+                           struct vk_segment_tensor *out) {
+    memset(out, 0, sizeof *out); /* compared with memcmp: no stray padding bytes */
+    out->t = t;
+    out->op = t->op;
+    out->type = t->type;
+    out->flags = t->flags;
+    out->src_mask = src_mask;
+    memcpy(out->op_params, t->op_params, sizeof out->op_params);
+    memcpy(out->ne, t->ne, sizeof out->ne);
+    memcpy(out->nb, t->nb, sizeof out->nb);
+    out->data = t->data;
+    const struct vk_buffer *b = vk_tensor_buffer(d, t);
+    if (!b) return;
+    out->host = b->host != NULL;
+    const VkDeviceSize at = vk_tensor_offset(b, t);
+    out->place = (struct vk_range){.buf = b->alloc.buf, .begin = at, .end = at + ggml_nbytes(t)};
+}
+
+static int32_t sources_of(const struct ggml_tensor *node) {
+    int32_t mask = 0;
+    for (int s = 0; s < GGML_MAX_SRC; s++)
+        if (node->src[s]) mask |= 1 << s;
+    return mask;
+}
+
+/* Visit each node of [i, n) and then its sources, as segment tensors: visit returns false to stop. */
+typedef bool (*segment_visit)(void *arg, const struct vk_segment_tensor *t);
+
+static bool each_segment_tensor(const struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n,
+                                segment_visit visit, void *arg) {
+    struct vk_segment_tensor now;
+    for (; i < n; i++) {
+        const int32_t mask = sources_of(nodes[i]);
+        segment_tensor(d, nodes[i], mask, &now);
+        if (!visit(arg, &now)) return false;
+        for (int s = 0; s < GGML_MAX_SRC; s++) {
+            if (!(mask & (1 << s))) continue;
+            segment_tensor(d, nodes[i]->src[s], 0, &now);
+            if (!visit(arg, &now)) return false;
+        }
+    }
+    return true;
+}
+
+struct segment_walk {
+    struct vk_segment_entry *e;
+    int n;
+};
+
+static bool tensor_equal(void *arg, const struct vk_segment_tensor *t) {
+    struct segment_walk *w = arg;
+    return w->n < w->e->n_tensors && memcmp(t, &w->e->tensors[w->n++], sizeof *t) == 0;
+}
+
+static bool tensor_keep(void *arg, const struct vk_segment_tensor *t) {
+    struct segment_walk *w = arg;
+    struct vk_segment_entry *e = w->e;
+    if (e->n_tensors == e->cap_tensors) {
+        const int cap = e->cap_tensors ? 2 * e->cap_tensors : 1024;
+        struct vk_segment_tensor *grown = realloc(e->tensors, (size_t)cap * sizeof *grown);
+        if (!grown) return false;
+        e->tensors = grown;
+        e->cap_tensors = cap;
+    }
+    e->tensors[e->n_tensors++] = *t;
+    return true;
+}
+
+/* The device's state that e's commands were chosen by and name is unchanged, and its parts'
+ * command buffers are the ones recorded for it. */
+static bool segment_state_holds(const struct vk_device *d, const struct vk_segment_entry *e) {
+    if (e->scratch_buf != d->scratch.buf || e->scratch_offset != d->scratch.offset || e->checks_buf != d->checks.buf ||
+        e->checks_offset != d->checks.offset || e->staging_buf != d->staging.buf ||
+        e->disabled_paths != d->disabled_paths || memcmp(e->op_broken, d->op_broken, sizeof e->op_broken) != 0)
+        return false;
+    for (int k = 0; k < e->n_parts; k++) {
+        const struct vk_replay_slot *slot = &d->replay[e->parts[k]];
+        if (slot->n == 0 || slot->gen != e->part_gen[k]) return false;
+    }
+    return true;
+}
+
+const struct vk_segment_entry *vk_segment_find(struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n) {
+    if (!d->replay_keep || d->timestamps) return NULL;
+    for (int k = 0; k < VK_SEGMENT_CACHE; k++) {
+        struct vk_segment_entry *e = &d->segments[k];
+        if (!e->valid || e->n_nodes != n - i || !segment_state_holds(d, e)) continue;
+        struct segment_walk w = {e, 0};
+        if (each_segment_tensor(d, nodes, i, n, tensor_equal, &w) && w.n == e->n_tensors) {
+            e->last_use = ++d->segments_clock;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* The entry to keep a new segment in: an unused one, else the least recently used. */
+static struct vk_segment_entry *segment_victim(struct vk_device *d) {
+    struct vk_segment_entry *v = &d->segments[0];
+    for (int k = 0; k < VK_SEGMENT_CACHE && v->valid; k++)
+        if (!d->segments[k].valid || d->segments[k].last_use < v->last_use) v = &d->segments[k];
+    return v;
+}
+
+static bool keep_checked(struct vk_segment_entry *e, const struct ggml_tensor *const *checked, int n_checked) {
+    if (n_checked > e->cap_checked) {
+        const struct ggml_tensor **grown = realloc(e->checked, (size_t)n_checked * sizeof *grown);
+        if (!grown) return false;
+        e->checked = grown;
+        e->cap_checked = n_checked;
+    }
+    if (n_checked) memcpy(e->checked, checked, (size_t)n_checked * sizeof *checked);
+    e->n_checked = n_checked;
+    return true;
+}
+
+void vk_segment_keep(struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n,
+                     const struct ggml_tensor *const *checked, int n_checked) {
+    if (!d->replay_keep || d->timestamps || d->n_seg_parts == 0) return;
+    struct vk_segment_entry *e = segment_victim(d);
+    e->valid = false;
+    e->n_tensors = 0;
+    struct segment_walk w = {e, 0};
+    if (!each_segment_tensor(d, nodes, i, n, tensor_keep, &w) || !keep_checked(e, checked, n_checked)) return;
+    e->n_nodes = n - i;
+    e->n_parts = d->n_seg_parts;
+    for (int k = 0; k < e->n_parts; k++) {
+        e->parts[k] = d->seg_parts[k];
+        e->part_gen[k] = d->replay[d->seg_parts[k]].gen;
+    }
+    memcpy(e->readback, d->readback, sizeof e->readback);
+    e->n_readback = d->n_readback;
+    e->scratch_buf = d->scratch.buf;
+    e->scratch_offset = d->scratch.offset;
+    e->checks_buf = d->checks.buf;
+    e->checks_offset = d->checks.offset;
+    e->staging_buf = d->staging.buf;
+    e->disabled_paths = d->disabled_paths;
+    memcpy(e->op_broken, d->op_broken, sizeof e->op_broken);
+    e->last_use = ++d->segments_clock;
+    e->valid = true;
+}
+
+enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment_entry *e, bool wait) {
+    d->segment_clock = d->replay_clock;
+    enum ggmlc_status st = GGMLC_OK;
+    for (int k = 0; st == GGMLC_OK && k < e->n_parts; k++) {
+        struct vk_replay_slot *slot = &d->replay[e->parts[k]];
+        slot->last_use = ++d->replay_clock;
+        st = vk_cmd_submit_part(d, slot->cmd, k == 0, k == e->n_parts - 1);
+        if (st != GGMLC_OK && k > 0 && k < e->n_parts - 1)
+            vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
+    }
+    if (st != GGMLC_OK) return st;
+    memcpy(d->readback, e->readback, sizeof d->readback);
+    d->n_readback = e->n_readback;
+    d->host_time.replayed += e->n_parts;
+    d->host_time.whole++;
+    if (d->replay_debug)
+        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d nodes replayed whole (%d parts), not logged\n", d->name,
+                  e->n_nodes, e->n_parts);
+    return wait ? vk_cmd_wait(d) : st;
+}
+
+void vk_segment_release(struct vk_device *d) {
+    for (int k = 0; k < VK_SEGMENT_CACHE; k++) {
+        free(d->segments[k].tensors);
+        free(d->segments[k].checked);
+        d->segments[k] = (struct vk_segment_entry){0};
+    }
+}
+
 void vk_replay_release(struct vk_device *d) {
     for (int i = 0; i < VK_REPLAY_SLOTS; i++) {
         free(d->replay[i].cmds);
@@ -212,4 +400,5 @@ void vk_replay_release(struct vk_device *d) {
     }
     free(d->log.cmds);
     d->log = (struct vk_cmd_log){0};
+    vk_segment_release(d);
 }
