@@ -380,7 +380,7 @@ enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment
     d->host_time.replayed += e->n_parts;
     d->host_time.whole++;
     if (d->replay_debug)
-        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d nodes replayed whole (%d parts), not logged\n", d->name,
+        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d nodes replayed whole (%d parts): its commands replayed without logging them\n", d->name,
                   e->n_nodes, e->n_parts);
     return wait ? vk_cmd_wait(d) : st;
 }
