@@ -231,17 +231,24 @@ struct vk_range {
     VkDeviceSize begin, end;
 };
 
-/* One tensor of a segment as its commands depend on it (vk-replay.c). */
+/* One tensor of a segment as its commands depend on it (vk-replay.c): its address, type, and
+ * its bytes from `buffer` through `data` (buffer, shape, strides, op, op parameters, flags,
+ * sources, view source and offset, data address: contiguous in struct ggml_tensor). */
+#define VK_SEGMENT_FIELDS (offsetof(struct ggml_tensor, data) + sizeof(void *) - offsetof(struct ggml_tensor, buffer))
 struct vk_segment_tensor {
     const struct ggml_tensor *t;
-    int32_t op, type, flags, src_mask; /* src_mask: which sources a node has (0 for a source) */
-    int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)];
-    int64_t ne[GGML_MAX_DIMS];
-    size_t nb[GGML_MAX_DIMS];
-    const void *data;
-    struct vk_range place; /* its bytes on the device: zero when in no buffer of it */
-    uint64_t host;         /* its buffer fell back to host memory */
+    int64_t type;
+    unsigned char fields[VK_SEGMENT_FIELDS];
 };
+
+/* A buffer a kept segment's tensors lie in, and where its memory was then. */
+struct vk_segment_buffer {
+    const struct ggml_backend_buffer *buffer;
+    VkBuffer buf;       /* VK_NULL_HANDLE: not a buffer of the device */
+    VkDeviceSize offset;
+    const void *host;
+};
+#define VK_SEGMENT_BUFFERS 16
 
 /* A segment submitted whole before, kept with what it depends on, so that the same segment
  * again is submitted without recording (vk-replay.c). */
@@ -251,6 +258,8 @@ struct vk_segment_entry {
     int n_nodes;
     struct vk_segment_tensor *tensors;
     int n_tensors, cap_tensors;
+    struct vk_segment_buffer buffers[VK_SEGMENT_BUFFERS];
+    int n_buffers;
     int parts[VK_REPLAY_SLOTS]; /* the replay slots of its parts, in order */
     uint64_t part_gen[VK_REPLAY_SLOTS];
     int n_parts;
@@ -431,7 +440,7 @@ VK_HIDDEN void vk_replay_release(struct vk_device *d);
 
 /* Segments kept whole: a segment equal to one submitted before (the same nodes at the same
  * addresses with the same types, shapes, strides, parameters and flags, the same sources, in
- * the same device memory, the device's scratch and check memory where they were, no path
+ * the same buffers at the same places in device memory, the device's scratch and check memory where they were, no path
  * disabled since, and the command buffers of its parts still kept) is submitted again without
  * its commands being logged at all.  Caller holds d->lock. */
 /* The kept segment equal to nodes [i, n), or NULL. */

@@ -215,50 +215,28 @@ void vk_replay_forget(struct vk_device *d) {
  * segment is the one submitted before, all of that comes out the same and the log equals the
  * kept one; so the kept command buffers are submitted straight away.  What the log depends on
  * is compared instead: each node and each of its sources (address, op, type, flags, op
- * parameters, shape, strides, data address, the device bytes it lies in), the device's scratch,
+ * parameters, shape, strides, sources, view, buffer and data address), where each buffer lies
+ * in device memory, the device's scratch,
  * check and staging memory, the paths disabled, and the parts' command buffers being the ones
  * recorded then (a slot recorded anew or forgotten since does not match). */
 
-/* t as the commands depend on it; src_mask for a node: which of its sources are set. */
-static void segment_tensor(const struct vk_device *d, const struct ggml_tensor *t, int32_t src_mask,
-                           struct vk_segment_tensor *out) {
-    memset(out, 0, sizeof *out); /* compared with memcmp: no stray padding bytes */
+static void segment_tensor(const struct ggml_tensor *t, struct vk_segment_tensor *out) {
     out->t = t;
-    out->op = t->op;
     out->type = t->type;
-    out->flags = t->flags;
-    out->src_mask = src_mask;
-    memcpy(out->op_params, t->op_params, sizeof out->op_params);
-    memcpy(out->ne, t->ne, sizeof out->ne);
-    memcpy(out->nb, t->nb, sizeof out->nb);
-    out->data = t->data;
-    const struct vk_buffer *b = vk_tensor_buffer(d, t);
-    if (!b) return;
-    out->host = b->host != NULL;
-    const VkDeviceSize at = vk_tensor_offset(b, t);
-    out->place = (struct vk_range){.buf = b->alloc.buf, .begin = at, .end = at + ggml_nbytes(t)};
-}
-
-static int32_t sources_of(const struct ggml_tensor *node) {
-    int32_t mask = 0;
-    for (int s = 0; s < GGML_MAX_SRC; s++)
-        if (node->src[s]) mask |= 1 << s;
-    return mask;
+    memcpy(out->fields, (const char *)t + offsetof(struct ggml_tensor, buffer), sizeof out->fields);
 }
 
 /* Visit each node of [i, n) and then its sources, as segment tensors: visit returns false to stop. */
 typedef bool (*segment_visit)(void *arg, const struct vk_segment_tensor *t);
 
-static bool each_segment_tensor(const struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n,
-                                segment_visit visit, void *arg) {
+static bool each_segment_tensor(struct ggml_tensor *const *nodes, int i, int n, segment_visit visit, void *arg) {
     struct vk_segment_tensor now;
     for (; i < n; i++) {
-        const int32_t mask = sources_of(nodes[i]);
-        segment_tensor(d, nodes[i], mask, &now);
+        segment_tensor(nodes[i], &now);
         if (!visit(arg, &now)) return false;
         for (int s = 0; s < GGML_MAX_SRC; s++) {
-            if (!(mask & (1 << s))) continue;
-            segment_tensor(d, nodes[i]->src[s], 0, &now);
+            if (!nodes[i]->src[s]) continue;
+            segment_tensor(nodes[i]->src[s], &now);
             if (!visit(arg, &now)) return false;
         }
     }
@@ -275,9 +253,36 @@ static bool tensor_equal(void *arg, const struct vk_segment_tensor *t) {
     return w->n < w->e->n_tensors && memcmp(t, &w->e->tensors[w->n++], sizeof *t) == 0;
 }
 
+/* Where buffer's memory is now (the tensors' bytes: their data addresses are relative to it). */
+static struct vk_segment_buffer segment_buffer(const struct vk_device *d, const struct ggml_backend_buffer *buffer) {
+    struct vk_segment_buffer sb = {.buffer = buffer};
+    if (!buffer || ggml_backend_buffer_get_type((ggml_backend_buffer_t)buffer) != d->buft) return sb;
+    const struct vk_buffer *b = ggmlc_buffer_context((ggml_backend_buffer_t)buffer);
+    sb.buf = b->alloc.buf;
+    sb.offset = b->alloc.offset;
+    sb.host = b->host;
+    return sb;
+}
+
+/* Note t's buffer among e's (false when there are too many to keep). */
+static bool keep_buffer(const struct vk_device *d, struct vk_segment_entry *e, const struct ggml_tensor *t) {
+    const struct ggml_backend_buffer *buffer = t->view_src ? t->view_src->buffer : t->buffer;
+    for (int k = 0; k < e->n_buffers; k++)
+        if (e->buffers[k].buffer == buffer) return true;
+    if (e->n_buffers == VK_SEGMENT_BUFFERS) return false;
+    e->buffers[e->n_buffers++] = segment_buffer(d, buffer);
+    return true;
+}
+
+struct keep_walk {
+    struct segment_walk w;
+    const struct vk_device *d;
+};
+
 static bool tensor_keep(void *arg, const struct vk_segment_tensor *t) {
-    struct segment_walk *w = arg;
-    struct vk_segment_entry *e = w->e;
+    struct keep_walk *k = arg;
+    struct vk_segment_entry *e = k->w.e;
+    if (!keep_buffer(k->d, e, t->t)) return false;
     if (e->n_tensors == e->cap_tensors) {
         const int cap = e->cap_tensors ? 2 * e->cap_tensors : 1024;
         struct vk_segment_tensor *grown = realloc(e->tensors, (size_t)cap * sizeof *grown);
@@ -286,6 +291,15 @@ static bool tensor_keep(void *arg, const struct vk_segment_tensor *t) {
         e->cap_tensors = cap;
     }
     e->tensors[e->n_tensors++] = *t;
+    return true;
+}
+
+/* e's buffers are where they were (a buffer freed and another made at its address is not). */
+static bool buffers_unmoved(const struct vk_device *d, const struct vk_segment_entry *e) {
+    for (int k = 0; k < e->n_buffers; k++) {
+        const struct vk_segment_buffer now = segment_buffer(d, e->buffers[k].buffer);
+        if (memcmp(&now, &e->buffers[k], sizeof now) != 0) return false;
+    }
     return true;
 }
 
@@ -309,7 +323,7 @@ const struct vk_segment_entry *vk_segment_find(struct vk_device *d, struct ggml_
         struct vk_segment_entry *e = &d->segments[k];
         if (!e->valid || e->n_nodes != n - i || !segment_state_holds(d, e)) continue;
         struct segment_walk w = {e, 0};
-        if (each_segment_tensor(d, nodes, i, n, tensor_equal, &w) && w.n == e->n_tensors) {
+        if (each_segment_tensor(nodes, i, n, tensor_equal, &w) && w.n == e->n_tensors && buffers_unmoved(d, e)) {
             e->last_use = ++d->segments_clock;
             return e;
         }
@@ -342,9 +356,9 @@ void vk_segment_keep(struct vk_device *d, struct ggml_tensor *const *nodes, int 
     if (!d->replay_keep || d->timestamps || d->n_seg_parts == 0) return;
     struct vk_segment_entry *e = segment_victim(d);
     e->valid = false;
-    e->n_tensors = 0;
-    struct segment_walk w = {e, 0};
-    if (!each_segment_tensor(d, nodes, i, n, tensor_keep, &w) || !keep_checked(e, checked, n_checked)) return;
+    e->n_tensors = e->n_buffers = 0;
+    struct keep_walk k = {{e, 0}, d};
+    if (!each_segment_tensor(nodes, i, n, tensor_keep, &k) || !keep_checked(e, checked, n_checked)) return;
     e->n_nodes = n - i;
     e->n_parts = d->n_seg_parts;
     for (int k = 0; k < e->n_parts; k++) {
