@@ -452,7 +452,8 @@ VK_HIDDEN const struct vk_segment_entry *vk_segment_find(struct vk_device *d, st
 VK_HIDDEN void vk_segment_keep(struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n,
                                const struct ggml_tensor *const *checked, int n_checked);
 /* Submit the kept segment e again after the device's command buffer (begun by vk_cmd_begin),
- * with the fence, waiting for it when wait; its outputs are read back as they were. */
+ * all its parts in one submit with the fence, waiting for it when wait; its outputs are read
+ * back as they were. */
 VK_HIDDEN enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment_entry *e, bool wait);
 /* Free the kept segments (device close). */
 VK_HIDDEN void vk_segment_release(struct vk_device *d);

@@ -378,23 +378,37 @@ void vk_segment_keep(struct vk_device *d, struct ggml_tensor *const *nodes, int 
     e->valid = true;
 }
 
-enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment_entry *e, bool wait) {
-    d->segment_clock = d->replay_clock;
-    enum ggmlc_status st = GGMLC_OK;
-    for (int k = 0; st == GGMLC_OK && k < e->n_parts; k++) {
+/* The device's command buffer (the pending writes) and the kept parts of e, in one submit with
+ * the fence: they were recorded already, so nothing is gained by submitting them apart. */
+static enum ggmlc_status submit_all_parts(struct vk_device *d, const struct vk_segment_entry *e) {
+    VkCommandBuffer cmds[1 + VK_REPLAY_SLOTS];
+    cmds[0] = d->cmd;
+    for (int k = 0; k < e->n_parts; k++) {
         struct vk_replay_slot *slot = &d->replay[e->parts[k]];
         slot->last_use = ++d->replay_clock;
-        st = vk_cmd_submit_part(d, slot->cmd, k == 0, k == e->n_parts - 1);
-        if (st != GGMLC_OK && k > 0 && k < e->n_parts - 1)
-            vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
+        cmds[1 + k] = slot->cmd;
     }
+    enum ggmlc_status st = vk_check(d, vkEndCommandBuffer(d->cmd), "vkEndCommandBuffer");
+    if (st == GGMLC_OK) st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
+    const VkSubmitInfo batch = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                .commandBufferCount = (uint32_t)(1 + e->n_parts),
+                                .pCommandBuffers = cmds};
+    if (st == GGMLC_OK) st = vk_check(d, vkQueueSubmit(d->queue, 1, &batch, d->fence), "vkQueueSubmit");
+    ggmlc_counter_add(GGMLC_COUNTER_SUBMITS, 1);
+    d->in_flight = st == GGMLC_OK;
+    return st;
+}
+
+enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment_entry *e, bool wait) {
+    d->segment_clock = d->replay_clock;
+    const enum ggmlc_status st = submit_all_parts(d, e);
     if (st != GGMLC_OK) return st;
     memcpy(d->readback, e->readback, sizeof d->readback);
     d->n_readback = e->n_readback;
     d->host_time.replayed += e->n_parts;
     d->host_time.whole++;
     if (d->replay_debug)
-        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d nodes replayed whole (%d parts): its commands replayed without logging them\n", d->name,
+        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d nodes replayed whole (%d parts, one submit): its commands replayed without logging them\n", d->name,
                   e->n_nodes, e->n_parts);
     return wait ? vk_cmd_wait(d) : st;
 }
