@@ -610,8 +610,8 @@ static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **no
     struct vk_rec rec = {.d = d};
     const int64_t start = d->timestamps ? ggml_time_us() : 0;
     rec.time_mark = vk_time_mark(d);
-    time_segment_start(d, rec.time_mark);
     pthread_mutex_lock(&d->lock);
+    time_segment_start(d, rec.time_mark);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
         vk_time_add(d, VK_TIME_BEGIN, &rec.time_mark);
