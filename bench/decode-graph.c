@@ -71,6 +71,10 @@ struct dg_clock {
 };
 enum { DG_CLOCKS = 3, DG_PHASES = 3, DG_SLOTS = DG_CLOCKS * DG_PHASES };
 
+/* The compute phase's parts, wall-clock: the inputs set, graph_compute_async, synchronize and
+ * the logits read; they follow the DG_SLOTS times of a token. */
+enum { DG_PARTS = 4, DG_ALL_SLOTS = DG_SLOTS + DG_PARTS };
+
 static struct dg_clock dg_now(void) {
     return (struct dg_clock){dg_seconds(CLOCK_MONOTONIC), dg_seconds(CLOCK_PROCESS_CPUTIME_ID),
                              dg_seconds(CLOCK_THREAD_CPUTIME_ID)};
@@ -357,7 +361,7 @@ static int32_t dg_argmax(const float *x, int n) {
 /* One token through a new graph: times[0..2] get build, alloc and compute wall-clock seconds,
  * times[3..5] their CPU seconds, times[6..8] the thread's; returns the next token, or -1 on
  * failure. */
-static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double times[DG_SLOTS]) {
+static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double times[DG_ALL_SLOTS]) {
     const struct dg_clock t0 = dg_now();
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){r->meta_size, r->meta, true});
     struct dg_inputs in;
@@ -367,13 +371,20 @@ static int32_t dg_step(struct dg_run *r, int32_t token, int32_t pos, double time
     const bool allocated = gf && ggml_backend_sched_alloc_graph(r->sched, gf);
     const struct dg_clock t2 = dg_now();
     enum ggml_status st = GGML_STATUS_ALLOC_FAILED;
+    double part[DG_PARTS + 1] = {0};
     if (allocated) {
+        part[0] = dg_seconds(CLOCK_MONOTONIC);
         dg_set_inputs(r, &in, token, pos);
+        part[1] = dg_seconds(CLOCK_MONOTONIC);
         st = ggml_backend_sched_graph_compute_async(r->sched, gf);
+        part[2] = dg_seconds(CLOCK_MONOTONIC);
         ggml_backend_sched_synchronize(r->sched);
+        part[3] = dg_seconds(CLOCK_MONOTONIC);
         if (st == GGML_STATUS_SUCCESS)
             ggml_backend_tensor_get(in.logits, r->logits, 0, ggml_nbytes(in.logits));
+        part[4] = dg_seconds(CLOCK_MONOTONIC);
     }
+    for (int p = 0; p < DG_PARTS; p++) times[DG_SLOTS + p] = part[p + 1] - part[p];
     const struct dg_clock t3 = dg_now();
     dg_elapsed(t0, t1, times, 0);
     dg_elapsed(t1, t2, times, 1);
@@ -426,18 +437,19 @@ static double dg_median(double *x, int n) {
 }
 
 /* Decode the tokens; times[slot * tokens + i] holds token i's time of slot (build, alloc,
- * compute wall-clock, then the same in process and in thread CPU time). */
+ * compute wall-clock, then the same in process and in thread CPU time, then the compute's
+ * parts). */
 static bool dg_decode(struct dg_run *r, double *times, uint64_t *checksum) {
     const struct dg_options *o = &r->model->opt;
     int32_t token = 1;
     *checksum = 0;
     for (int i = 0; i < DG_WARMUP + o->tokens; i++) {
-        double t[DG_SLOTS];
+        double t[DG_ALL_SLOTS];
         token = dg_step(r, token, i % o->ctx, t);
         if (token < 0) return false;
         *checksum = *checksum * 31 + (uint64_t)token;
         if (i < DG_WARMUP) continue;
-        for (int p = 0; p < DG_SLOTS; p++) times[p * o->tokens + i - DG_WARMUP] = t[p];
+        for (int p = 0; p < DG_ALL_SLOTS; p++) times[p * o->tokens + i - DG_WARMUP] = t[p];
     }
     return true;
 }
@@ -465,10 +477,19 @@ static void dg_report(const struct dg_run *r, double *times, uint64_t checksum) 
            r->n_nodes, o->layers, o->embd, o->ctx, ggml_type_name(o->type), o->threads,
            o->threads == 1 ? "" : "s", n, o->backend ? o->backend : "CPU",
            ggml_backend_sched_get_n_splits(r->sched));
-    double *scratch = times + DG_SLOTS * (size_t)n;
+    double *scratch = times + DG_ALL_SLOTS * (size_t)n;
     dg_print_phases("wall", times, n, scratch);
     dg_print_phases("cpu ", times + DG_PHASES * (size_t)n, n, scratch);
     dg_print_phases("thrd", times + 2 * DG_PHASES * (size_t)n, n, scratch);
+    const double *parts = times + DG_SLOTS * (size_t)n;
+    double med[DG_PARTS];
+    for (int p = 0; p < DG_PARTS; p++) {
+        memcpy(scratch, parts + p * (size_t)n, (size_t)n * sizeof *scratch);
+        med[p] = dg_median(scratch, n);
+    }
+    printf("  compute's parts, wall ms (medians): inputs %.3f  compute_async %.3f  synchronize %.3f  "
+           "logits %.3f\n",
+           1e3 * med[0], 1e3 * med[1], 1e3 * med[2], 1e3 * med[3]);
     printf("  tokens checksum %016llx\n", (unsigned long long)checksum);
 }
 
@@ -506,7 +527,7 @@ int decode_graph_main(int argc, char **argv) {
     }
     ggml_backend_t backends[2] = {NULL, NULL};
     const int n_backends = dg_backends(&model.opt, backends);
-    double *times = malloc((DG_SLOTS + 1) * (size_t)model.opt.tokens * sizeof *times);
+    double *times = malloc((DG_ALL_SLOTS + 1) * (size_t)model.opt.tokens * sizeof *times);
     uint64_t checksum = 0;
     run.model = &model;
     bool ok = n_backends && times &&

@@ -68,6 +68,17 @@ struct sched_props {
     const struct ggml_backend_buffer *buffer;
 };
 
+/* The phases of a graph's computation GGMLC_DEBUG=sched-time times. */
+enum sched_time_phase {
+    SCHED_TIME_ALLOC,   /* plan check (or planning) and allocation */
+    SCHED_TIME_CHECKS,  /* the graph complete, its buffers alive */
+    SCHED_TIME_INPUTS,  /* copies of the splits' inputs (and clones' prefills) */
+    SCHED_TIME_COMPUTE, /* the backends' graph_compute_async (checks, recording, submits) */
+    SCHED_TIME_SYNC,    /* waiting for each split's backend */
+    SCHED_TIME_BACK,    /* clones copied back */
+    SCHED_TIME_COUNT
+};
+
 /* A growable array of T: items, count, capacity. */
 #define SCHED_ARRAY(T, name) T *name; int n_##name, cap_##name
 
@@ -113,6 +124,12 @@ struct ggml_backend_sched {
 
     ggml_backend_sched_eval_callback eval_cb;
     void *eval_cb_data;
+
+    /* GGMLC_DEBUG=sched-time: host time per phase of each graph_compute, summed over
+     * SCHED_TIME_EVERY graphs and then logged as means (sched.c) */
+    bool time_debug;
+    int64_t time_ns[SCHED_TIME_COUNT];
+    int time_graphs, time_splits, time_copies;
 };
 
 /* Slot of t in the planning hash (the hash is sized for the graph). */

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sched-impl.h"
 
@@ -38,6 +39,7 @@ ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t *backends, ggml_backe
     sched->n_backends = n_backends;
     sched->op_offload = op_offload;
     sched->debug = ggmlc_debug_enabled("sched");
+    sched->time_debug = ggmlc_debug_enabled("sched-time");
     for (int i = 0; i < n_backends; i++) {
         sched->backends[i] = backends[i];
         sched->bufts[i] = bufts && bufts[i] ? bufts[i] : ggml_backend_get_default_buffer_type(backends[i]);
@@ -378,34 +380,82 @@ static void count_fallback(ggml_backend_sched_t sched, const struct sched_split 
     ggmlc_counter_add(GGMLC_COUNTER_FALLBACK_NODES, n);
 }
 
+/* ------------------------------------------ phase times (GGMLC_DEBUG=sched-time) */
+
+enum { SCHED_TIME_EVERY = 100 }; /* graphs per logged line */
+
+/* Monotonic nanoseconds, read only when the phases are timed (0 otherwise: no clock call). */
+static int64_t time_mark(const ggml_backend_sched_t sched) {
+    if (!sched->time_debug) return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Add the time since *mark to phase, and move the mark to now. */
+static void time_add(ggml_backend_sched_t sched, enum sched_time_phase phase, int64_t *mark) {
+    if (!sched->time_debug) return;
+    const int64_t now = time_mark(sched);
+    sched->time_ns[phase] += now - *mark;
+    *mark = now;
+}
+
+/* One graph done: every SCHED_TIME_EVERY graphs, log the phases' means and start again. */
+static void time_graph_done(ggml_backend_sched_t sched) {
+    if (!sched->time_debug || ++sched->time_graphs < SCHED_TIME_EVERY) return;
+    const double n = sched->time_graphs, us = 1e-3 / n;
+    const int64_t *t = sched->time_ns;
+    double total = 0;
+    for (int p = 0; p < SCHED_TIME_COUNT; p++) total += (double)t[p] * us;
+    ggmlc_log(GGML_LOG_LEVEL_INFO,
+              "sched: host us per graph (mean of %d; %.1f splits, %.1f copies): alloc %.1f  checks %.1f  "
+              "inputs %.1f  compute %.1f  sync %.1f  back %.1f  total %.1f\n",
+              sched->time_graphs, sched->time_splits / n, sched->time_copies / n, (double)t[SCHED_TIME_ALLOC] * us,
+              (double)t[SCHED_TIME_CHECKS] * us, (double)t[SCHED_TIME_INPUTS] * us, (double)t[SCHED_TIME_COMPUTE] * us,
+              (double)t[SCHED_TIME_SYNC] * us, (double)t[SCHED_TIME_BACK] * us, total);
+    memset(sched->time_ns, 0, sizeof sched->time_ns);
+    sched->time_graphs = sched->time_splits = sched->time_copies = 0;
+}
+
 static enum ggml_status run_split(ggml_backend_sched_t sched, const struct sched_split *sp) {
     ggml_backend_t backend = sched->backends[sp->backend_id];
+    int64_t mark = time_mark(sched);
     for (int j = sp->in_start; j < sp->in_end; j++) ggml_backend_tensor_copy(sched->inputs[j].src, sched->inputs[j].copy);
     for (int j = sp->cl_start; j < sp->cl_end; j++) {
         if (clone_needs_prefill(sched->clones[j].orig)) ggml_backend_tensor_copy(sched->clones[j].orig, sched->clones[j].clone);
     }
+    sched->time_copies += sp->in_end - sp->in_start;
+    time_add(sched, SCHED_TIME_INPUTS, &mark);
     ggmlc__sched_rewire(sched, sp->rw_start, sp->rw_end, true);
     count_fallback(sched, sp);
     const enum ggml_status st = run_nodes(sched, backend, sp->g_start, sp->g_end);
+    time_add(sched, SCHED_TIME_COMPUTE, &mark);
     ggml_backend_synchronize(backend);
+    time_add(sched, SCHED_TIME_SYNC, &mark);
     ggmlc__sched_rewire(sched, sp->rw_start, sp->rw_end, false);
     if (st != GGML_STATUS_SUCCESS) return st;
     for (int j = sp->cl_start; j < sp->cl_end; j++) {
         const struct sched_clone *cl = &sched->clones[j];
         if (!ggmlc_op_is_view(cl->orig->op)) ggml_backend_tensor_copy(cl->clone, cl->orig);
     }
+    time_add(sched, SCHED_TIME_BACK, &mark);
     return GGML_STATUS_SUCCESS;
 }
 
 enum ggml_status ggml_backend_sched_graph_compute_async(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     if (graph && !ggmlc__graph_complete(graph, "ggml_backend_sched_graph_compute")) return GGML_STATUS_FAILED;
+    int64_t mark = sched ? time_mark(sched) : 0;
     if (!ggml_backend_sched_alloc_graph(sched, graph)) return GGML_STATUS_ALLOC_FAILED;
+    time_add(sched, SCHED_TIME_ALLOC, &mark);
     if (!ggmlc__graph_buffers_live(graph, "ggml_backend_sched_graph_compute"))
         return GGML_STATUS_FAILED;
+    time_add(sched, SCHED_TIME_CHECKS, &mark);
+    sched->time_splits += sched->n_splits;
     for (int k = 0; k < sched->n_splits; k++) {
         const enum ggml_status st = run_split(sched, &sched->splits[k]);
         if (st != GGML_STATUS_SUCCESS) return st;
     }
+    time_graph_done(sched);
     return GGML_STATUS_SUCCESS;
 }
 

@@ -76,14 +76,19 @@ static bool deferred_write(struct vk_buffer *b, VkDeviceSize off, const void *da
 
 static enum ggml_status buf_set_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor *t, const void *data, size_t off, size_t n) {
     struct vk_buffer *b = ggmlc_buffer_context(buffer);
+    int64_t mark = vk_time_mark(b->dev);
     const VkDeviceSize at = vk_tensor_offset(b, t) + off;
-    if (deferred_write(b, at, data, n)) return GGML_STATUS_SUCCESS;
-    return transfer(b, at, (void *)data, n, true);
+    const enum ggml_status st = deferred_write(b, at, data, n) ? GGML_STATUS_SUCCESS : transfer(b, at, (void *)data, n, true);
+    vk_time_add(b->dev, VK_TIME_SET, &mark);
+    return st;
 }
 
 static enum ggml_status buf_get_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor *t, void *data, size_t off, size_t n) {
     struct vk_buffer *b = ggmlc_buffer_context(buffer);
-    return transfer(b, vk_tensor_offset(b, t) + off, data, n, false);
+    int64_t mark = vk_time_mark(b->dev);
+    const enum ggml_status st = transfer(b, vk_tensor_offset(b, t) + off, data, n, false);
+    vk_time_add(b->dev, VK_TIME_GET, &mark);
+    return st;
 }
 
 /* Fill n bytes at off with value: vkCmdFillBuffer needs 4-byte alignment, else stage a filled copy. */

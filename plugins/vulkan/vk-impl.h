@@ -220,8 +220,83 @@ struct vk_replay_slot {
     struct vk_cmd *cmds;
     int n, cap;
     uint64_t last_use;
+    uint64_t gen; /* bumped each time it is recorded anew (a segment kept whole names it, vk-replay.c) */
 };
+
 #define VK_REPLAY_SLOTS 16 /* a segment's parts take one each (vk-record.c) */
+
+/* Bytes [begin, end) of a VkBuffer. */
+struct vk_range {
+    VkBuffer buf;
+    VkDeviceSize begin, end;
+};
+
+/* One tensor of a segment as its commands depend on it (vk-replay.c): its address, type, and
+ * its bytes from `buffer` through `data` (buffer, shape, strides, op, op parameters, flags,
+ * sources, view source and offset, data address: contiguous in struct ggml_tensor). */
+#define VK_SEGMENT_FIELDS (offsetof(struct ggml_tensor, data) + sizeof(void *) - offsetof(struct ggml_tensor, buffer))
+struct vk_segment_tensor {
+    const struct ggml_tensor *t;
+    int64_t type;
+    unsigned char fields[VK_SEGMENT_FIELDS];
+};
+
+/* A buffer a kept segment's tensors lie in, and where its memory was then. */
+struct vk_segment_buffer {
+    const struct ggml_backend_buffer *buffer;
+    VkBuffer buf;       /* VK_NULL_HANDLE: not a buffer of the device */
+    VkDeviceSize offset;
+    const void *host;
+};
+#define VK_SEGMENT_BUFFERS 16
+
+/* A segment submitted whole before, kept with what it depends on, so that the same segment
+ * again is submitted without recording (vk-replay.c). */
+struct vk_segment_entry {
+    bool valid;
+    uint64_t last_use;
+    int n_nodes;
+    struct vk_segment_tensor *tensors;
+    int n_tensors, cap_tensors;
+    struct vk_segment_buffer buffers[VK_SEGMENT_BUFFERS];
+    int n_buffers;
+    int parts[VK_REPLAY_SLOTS]; /* the replay slots of its parts, in order */
+    uint64_t part_gen[VK_REPLAY_SLOTS];
+    int n_parts;
+    struct vk_readback readback[VK_READBACK_MAX];
+    int n_readback;
+    const struct ggml_tensor **checked; /* its index-checked nodes, in slot order */
+    int n_checked, cap_checked;
+    /* the device's memory and state its commands name or were chosen by */
+    VkBuffer scratch_buf, checks_buf, staging_buf;
+    VkDeviceSize scratch_offset, checks_offset;
+    uint32_t disabled_paths;
+    bool op_broken[GGML_OP_COUNT];
+};
+#define VK_SEGMENT_CACHE 4
+
+/* The host phases GGMLC_DEBUG=vulkan-time times (vk-record.c): per segment, and the transfers
+ * and waits between segments. */
+enum vk_time_phase {
+    VK_TIME_BEGIN,   /* the segment's command buffer begun: lock, reset, deferred writes */
+    VK_TIME_PREPARE, /* scratch reserved, index checks and outputs planned */
+    VK_TIME_RECORD,  /* the nodes' commands logged (support, fusion, kernels, hazards) */
+    VK_TIME_PARTS,   /* parts of the segment submitted while recording */
+    VK_TIME_SUBMIT,  /* the last part: flush, compare with the kept logs, submit */
+    VK_TIME_WAIT,    /* synchronize: waiting for the segment's fence */
+    VK_TIME_SET,     /* tensor_set (a large one's waits included) */
+    VK_TIME_GET,     /* tensor_get (the wait for a segment not yet waited for included) */
+    VK_TIME_OUTSIDE, /* between the end of one segment and the start of the next, minus the above */
+    VK_TIME_COUNT
+};
+
+struct vk_host_time {
+    bool on;                      /* GGMLC_DEBUG=vulkan-time */
+    int64_t ns[VK_TIME_COUNT];
+    int64_t last_end;             /* when the last segment ended (0: none yet) */
+    int64_t between;              /* the wait, set and get time since then */
+    int segments, replayed, whole;
+};
 
 struct vk_device {
     int index;                       /* position among the physical devices */
@@ -275,6 +350,11 @@ struct vk_device {
     bool replay_debug;           /* GGMLC_DEBUG=vulkan-replay: log each segment recorded or replayed */
     bool reverse_writes;         /* GGMLC_DEBUG=vulkan-reorder: deferred writes recorded in reverse
                                   * between their barriers (an order the device may run them in) */
+    struct vk_host_time host_time; /* GGMLC_DEBUG=vulkan-time (vk-record.c) */
+    struct vk_segment_entry segments[VK_SEGMENT_CACHE]; /* segments kept whole (vk-replay.c) */
+    uint64_t segments_clock;
+    int seg_parts[VK_REPLAY_SLOTS]; /* the slots the segment being submitted took, in order */
+    int n_seg_parts;
 };
 
 /* Whether path p was disabled on d (caller holds d->lock). */
@@ -357,6 +437,26 @@ VK_HIDDEN int vk_replay_slots_left(const struct vk_device *d);
 VK_HIDDEN void vk_replay_forget(struct vk_device *d);
 /* Free the logs kept (device close; the command buffers go with the pool). */
 VK_HIDDEN void vk_replay_release(struct vk_device *d);
+
+/* Segments kept whole: a segment equal to one submitted before (the same nodes at the same
+ * addresses with the same types, shapes, strides, parameters and flags, the same sources, in
+ * the same buffers at the same places in device memory, the device's scratch and check memory where they were, no path
+ * disabled since, and the command buffers of its parts still kept) is submitted again without
+ * its commands being logged at all.  Caller holds d->lock. */
+/* The kept segment equal to nodes [i, n), or NULL. */
+VK_HIDDEN const struct vk_segment_entry *vk_segment_find(struct vk_device *d, struct ggml_tensor *const *nodes, int i,
+                                                         int n);
+/* Keep the segment of nodes [i, n) just submitted whole (its parts in d->seg_parts, its
+ * outputs in d->readback, its index-checked nodes checked[0..n_checked)); without memory
+ * it is simply not kept. */
+VK_HIDDEN void vk_segment_keep(struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n,
+                               const struct ggml_tensor *const *checked, int n_checked);
+/* Submit the kept segment e again after the device's command buffer (begun by vk_cmd_begin),
+ * all its parts in one submit with the fence, waiting for it when wait; its outputs are read
+ * back as they were. */
+VK_HIDDEN enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment_entry *e, bool wait);
+/* Free the kept segments (device close). */
+VK_HIDDEN void vk_segment_release(struct vk_device *d);
 
 /* ---------------------------------------------------------- deferred */
 
@@ -441,10 +541,6 @@ VK_HIDDEN void vk_pipelines_release(struct vk_device *d);
 
 /* ---------------------------------------------------------- recording */
 
-struct vk_range {
-    VkBuffer buf;
-    VkDeviceSize begin, end;
-};
 struct vk_hazards; /* memory read and written since the last barrier, and the dispatches held (vk-order.c) */
 
 /* Scratch memory holding a tensor's contents in another form, made by one kernel earlier in
@@ -484,6 +580,7 @@ struct vk_rec {
     VkDeviceSize outputs_at, outputs_bytes;
     int n_parts, part_start; /* parts of the segment submitted, and the dispatch the next one starts at */
     bool closed;             /* a part failed: the device's command buffer ended, or the parts fenced */
+    int64_t time_mark;       /* GGMLC_DEBUG=vulkan-time: the recording's clock (vk_time_add) */
 };
 
 /* A tensor (or, when t is NULL, bytes [at, at + size) of the device's scratch memory, or with
@@ -641,6 +738,11 @@ VK_HIDDEN void vk_groups_1d(const struct vk_device *d, uint64_t n, uint32_t grou
  * holds d->lock. */
 VK_HIDDEN bool vk_readback_get(struct vk_device *d, VkBuffer buf, VkDeviceSize off, void *host, size_t n,
                                enum ggmlc_status *st);
+
+/* GGMLC_DEBUG=vulkan-time: monotonic nanoseconds when d's host phases are timed, else 0
+ * (no clock read); vk_time_add adds the time since *mark to phase and moves *mark to now. */
+VK_HIDDEN int64_t vk_time_mark(const struct vk_device *d);
+VK_HIDDEN void vk_time_add(struct vk_device *d, enum vk_time_phase phase, int64_t *mark);
 
 /* Compute nodes [first, n) on d in one command buffer, up to the first node the GPU cannot
  * run after all (a failed pipeline, an operand in host memory): its index in *stopped_at, n

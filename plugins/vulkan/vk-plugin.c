@@ -33,9 +33,11 @@ static void backend_free(ggml_backend_t backend) {}
 /* Wait for the graph compute_async submitted last (transfers wait for it by themselves). */
 static void backend_synchronize(ggml_backend_t backend) {
     struct vk_device *d = ggmlc_backend_context(backend);
+    int64_t mark = vk_time_mark(d);
     pthread_mutex_lock(&d->lock);
     if (d->opened) vk_cmd_wait(d);
     pthread_mutex_unlock(&d->lock);
+    vk_time_add(d, VK_TIME_WAIT, &mark);
 }
 
 static enum ggml_status backend_graph_compute_from(ggml_backend_t backend,
@@ -126,6 +128,7 @@ static ggml_backend_t dev_init_backend(ggml_backend_dev_t dev, const char *param
     struct vk_device *d = ggmlc_device_context(dev);
     pthread_mutex_lock(&d->lock);
     enum ggmlc_status st = vk_device_open(d);
+    d->host_time.on = ggmlc_debug_enabled("vulkan-time");
     pthread_mutex_unlock(&d->lock);
     return st == GGMLC_OK ? ggmlc_backend_new(dev, &vk_backend_iface, d) : NULL;
 }

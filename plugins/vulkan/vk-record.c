@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vk-impl.h"
 
@@ -379,6 +380,65 @@ bool vk_uses_host_memory(const struct vk_device *d, const struct ggml_tensor *no
     return false;
 }
 
+/* ---------------------------------------- host phase times (GGMLC_DEBUG=vulkan-time)
+ *
+ * What a graph costs the host around the GPU's work: each segment's phases, and between two
+ * segments the waits, transfers and the time spent outside the plugin (the core's scheduler,
+ * the application).  Summed over VK_TIME_EVERY segments, then logged as means per segment. */
+enum { VK_TIME_EVERY = 100 };
+
+int64_t vk_time_mark(const struct vk_device *d) {
+    if (!d->host_time.on) return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void vk_time_add(struct vk_device *d, enum vk_time_phase phase, int64_t *mark) {
+    struct vk_host_time *t = &d->host_time;
+    if (!t->on) return;
+    const int64_t now = vk_time_mark(d);
+    t->ns[phase] += now - *mark;
+    if (phase == VK_TIME_WAIT || phase == VK_TIME_SET || phase == VK_TIME_GET) t->between += now - *mark;
+    *mark = now;
+}
+
+/* A segment starts at start: the time since the last one ended, less the transfers and waits
+ * timed meanwhile, was spent outside the plugin. */
+static void time_segment_start(struct vk_device *d, int64_t start) {
+    struct vk_host_time *t = &d->host_time;
+    if (!t->on) return;
+    if (t->last_end) t->ns[VK_TIME_OUTSIDE] += start - t->last_end - t->between;
+    t->between = 0;
+}
+
+static void time_log(struct vk_device *d) {
+    struct vk_host_time *t = &d->host_time;
+    static const char *const names[VK_TIME_COUNT] = {"begin", "prepare", "record", "parts", "submit",
+                                                     "wait",  "set",     "get",    "outside"};
+    char line[512];
+    int at = 0;
+    double total = 0;
+    for (int p = 0; p < VK_TIME_COUNT; p++) {
+        const double us = 1e-3 * (double)t->ns[p] / t->segments;
+        total += us;
+        at += snprintf(line + at, sizeof line - (size_t)at, "  %s %.1f", names[p], us);
+    }
+    ggmlc_log(GGML_LOG_LEVEL_INFO,
+              "vulkan %s: host us per segment (mean of %d; %d replayed whole, %d parts replayed):%s  total %.1f\n",
+              d->name, t->segments, t->whole, t->replayed, line, total);
+    memset(t->ns, 0, sizeof t->ns);
+    t->segments = t->replayed = t->whole = 0;
+}
+
+/* The segment ended (its last part submitted). */
+static void time_segment_end(struct vk_device *d) {
+    struct vk_host_time *t = &d->host_time;
+    if (!t->on) return;
+    t->last_end = vk_time_mark(d);
+    if (++t->segments == VK_TIME_EVERY) time_log(d);
+}
+
 /* ------------------------------------------------------ submitting in parts
  *
  * The GPU has nothing to do until the segment's first submit, and recording a decode graph's
@@ -406,6 +466,7 @@ static enum ggml_status submit_part(struct vk_rec *rec) {
     if (!every || (uint32_t)(rec->n_dispatches - rec->part_start) < every || vk_replay_slots_left(d) < 2)
         return GGML_STATUS_SUCCESS;
     const bool first = rec->n_parts == 0;
+    vk_time_add(d, VK_TIME_RECORD, &rec->time_mark);
     const enum ggml_status flushed = vk_order_flush(rec);
     if (flushed != GGML_STATUS_SUCCESS) return flushed;
     if (vk_replay_submit(d, &d->log, first, false, false) != GGMLC_OK) {
@@ -415,6 +476,7 @@ static enum ggml_status submit_part(struct vk_rec *rec) {
     rec->n_parts++;
     rec->part_start = rec->n_dispatches;
     d->log.n = 0; /* what the dispatches since the last barrier touch stays noted */
+    vk_time_add(d, VK_TIME_PARTS, &rec->time_mark);
     return GGML_STATUS_SUCCESS;
 }
 
@@ -471,44 +533,95 @@ static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int 
     rec->transient_size = reserved ? need.transient : 0;
 }
 
-/* Record and submit nodes [i, n) up to the first one that needs the CPU (in *cpu_at). */
-static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
-    struct vk_rec rec = {.d = d, .hz = vk_hazards_new()};
-    if (!rec.hz) {
+/* The test hook of a device lost at a graph's submit (vk-fault.c): the command buffers begun
+ * are ended (the parts in flight fenced) and the device marked lost. */
+static bool fault_lost(struct vk_device *d, int n_parts) {
+    if (!vk_fault_graph_lost()) return false;
+    if (n_parts) vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true);
+    else vkEndCommandBuffer(d->cmd);
+    vk_check(d, VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
+    return true;
+}
+
+/* Log nodes [i, n) up to the first one that needs the CPU (in *cpu_at) and submit them, after
+ * the device's command buffer begun; a segment done whole is kept (vk_segment_keep).  Caller
+ * holds d->lock; start: when the segment began (GGMLC_DEBUG=vulkan). */
+static enum ggml_status record_segment(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, int *cpu_at,
+                                       int64_t start) {
+    struct vk_device *d = rec->d;
+    rec->hz = vk_hazards_new();
+    if (!rec->hz) {
+        vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
         ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory while recording", d->name);
         return GGML_STATUS_ALLOC_FAILED;
     }
+    d->log.n = 0;
+    d->log.failed = false;
+    reserve_scratch(rec, nodes, i, n);
+    if (d->timestamps) {
+        vk_log_reset_queries(&d->log, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
+        vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);
+    }
+    const bool checks = checks_begin(rec, nodes, i, n);
+    vk_time_add(d, VK_TIME_PREPARE, &rec->time_mark);
+    enum ggml_status s = checks ? record_nodes(rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
+    vk_time_add(d, VK_TIME_RECORD, &rec->time_mark);
+    if (s == GGML_STATUS_SUCCESS) s = vk_order_flush(rec); /* the dispatches still held (vk-order.c) */
+    if (s == GGML_STATUS_SUCCESS && fault_lost(d, rec->n_parts)) return GGML_STATUS_FAILED; /* tests */
+    if (s != GGML_STATUS_SUCCESS) {
+        if (!rec->closed && rec->n_parts) vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
+        else if (!rec->closed) vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
+        return s;
+    }
+    checks_end(rec, *cpu_at);
+    if (d->timestamps) vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
+    const bool read_back = rec->n_checked || d->timestamps; /* read right after: wait */
+    const enum ggmlc_status st = vk_replay_submit(d, &d->log, rec->n_parts == 0, true, read_back);
+    if (st != GGMLC_OK) d->n_readback = 0;
+    if (st != GGMLC_OK || !checks_passed(rec)) return GGML_STATUS_FAILED;
+    if (d->timestamps) log_gpu_time(d, rec, *cpu_at - i, (double)(ggml_time_us() - start));
+    if (*cpu_at == n) vk_segment_keep(d, nodes, i, n, rec->checked, rec->n_checked);
+    return GGML_STATUS_SUCCESS;
+}
+
+/* Submit the kept segment e again (nodes [i, n) are equal to it) after the device's command
+ * buffer begun, and check its index reports.  Caller holds d->lock. */
+static enum ggml_status replay_whole(struct vk_rec *rec, const struct vk_segment_entry *e) {
+    struct vk_device *d = rec->d;
+    if (fault_lost(d, 0)) return GGML_STATUS_FAILED; /* tests */
+    if (e->n_checked) {
+        rec->checked = malloc((size_t)e->n_checked * sizeof *rec->checked);
+        if (!rec->checked) {
+            vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
+            ggmlc_set_error(GGMLC_ERR_NOMEM, "vulkan %s: out of host memory", d->name);
+            return GGML_STATUS_ALLOC_FAILED;
+        }
+        memcpy(rec->checked, e->checked, (size_t)e->n_checked * sizeof *rec->checked);
+        rec->n_checked = e->n_checked;
+    }
+    const enum ggmlc_status st = vk_segment_submit(d, e, rec->n_checked > 0);
+    if (st != GGMLC_OK) d->n_readback = 0;
+    return st == GGMLC_OK && checks_passed(rec) ? GGML_STATUS_SUCCESS : GGML_STATUS_FAILED;
+}
+
+/* Record and submit nodes [i, n) up to the first one that needs the CPU (in *cpu_at), or
+ * submit the kept segment they equal. */
+static enum ggml_status run_segment(struct vk_device *d, struct ggml_tensor **nodes, int i, int n, int *cpu_at) {
+    struct vk_rec rec = {.d = d};
     const int64_t start = d->timestamps ? ggml_time_us() : 0;
+    rec.time_mark = vk_time_mark(d);
     pthread_mutex_lock(&d->lock);
+    time_segment_start(d, rec.time_mark);
     enum ggml_status s = GGML_STATUS_FAILED;
     if (vk_device_open(d) == GGMLC_OK && vk_cmd_begin(d) == GGMLC_OK) {
-        d->log.n = 0;
-        d->log.failed = false;
+        vk_time_add(d, VK_TIME_BEGIN, &rec.time_mark);
         d->segment_clock = d->replay_clock;
-        reserve_scratch(&rec, nodes, i, n);
-        if (d->timestamps) {
-            vk_log_reset_queries(&d->log, d->profile_dispatches ? 2 + VK_PROFILE_MAX : 2);
-            vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0);
-        }
-        s = checks_begin(&rec, nodes, i, n) ? record_nodes(&rec, nodes, i, n, cpu_at) : GGML_STATUS_FAILED;
-        if (s == GGML_STATUS_SUCCESS) s = vk_order_flush(&rec); /* the dispatches still held (vk-order.c) */
-        if (s == GGML_STATUS_SUCCESS && vk_fault_graph_lost()) { /* tests: vk-fault.c */
-            if (rec.n_parts) vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true);
-            else vkEndCommandBuffer(d->cmd);
-            vk_check(d, VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
-            s = GGML_STATUS_FAILED;
-        } else if (s == GGML_STATUS_SUCCESS) {
-            checks_end(&rec, *cpu_at);
-            if (d->timestamps) vk_log_timestamp(&d->log, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1);
-            const bool read_back = rec.n_checked || d->timestamps; /* read right after: wait */
-            const enum ggmlc_status st = vk_replay_submit(d, &d->log, rec.n_parts == 0, true, read_back);
-            if (st != GGMLC_OK) d->n_readback = 0;
-            if (st != GGMLC_OK || !checks_passed(&rec)) s = GGML_STATUS_FAILED;
-            else if (d->timestamps) log_gpu_time(d, &rec, *cpu_at - i, (double)(ggml_time_us() - start));
-        } else if (!rec.closed && rec.n_parts) {
-            vk_cmd_submit_part(d, VK_NULL_HANDLE, false, true); /* the fence after the parts in flight */
-        } else if (!rec.closed) {
-            vkEndCommandBuffer(d->cmd); /* discarded: reset at the next begin */
+        const struct vk_segment_entry *kept = vk_segment_find(d, nodes, i, n);
+        vk_time_add(d, VK_TIME_PREPARE, &rec.time_mark);
+        s = kept ? replay_whole(&rec, kept) : record_segment(&rec, nodes, i, n, cpu_at, start);
+        if (s == GGML_STATUS_SUCCESS) {
+            vk_time_add(d, VK_TIME_SUBMIT, &rec.time_mark);
+            time_segment_end(d);
         }
     }
     pthread_mutex_unlock(&d->lock);

@@ -134,6 +134,7 @@ static enum ggmlc_status record_slot(struct vk_device *d, struct vk_replay_slot 
     const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if (st == GGMLC_OK) st = vk_check(d, vkBeginCommandBuffer(slot->cmd, &begin), "vkBeginCommandBuffer");
     if (st != GGMLC_OK) return st;
+    slot->gen++;
     for (int i = 0; i < log->n; i++) record_cmd(d, slot->cmd, &log->cmds[i]);
     st = vk_check(d, vkEndCommandBuffer(slot->cmd), "vkEndCommandBuffer");
     if (st != GGMLC_OK || !d->replay_keep) return st;
@@ -193,6 +194,9 @@ enum ggmlc_status vk_replay_submit(struct vk_device *d, const struct vk_cmd_log 
         return st;
     }
     slot->last_use = ++d->replay_clock;
+    d->host_time.replayed += replayed;
+    if (first) d->n_seg_parts = 0;
+    d->seg_parts[d->n_seg_parts++] = (int)(slot - d->replay); /* distinct slots: at most all of them */
     if (d->replay_debug)
         ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d commands %s\n", d->name, log->n,
                   replayed ? "replayed" : "recorded");
@@ -204,6 +208,219 @@ void vk_replay_forget(struct vk_device *d) {
     for (int i = 0; i < VK_REPLAY_SLOTS; i++) d->replay[i].n = 0;
 }
 
+/* ---------------------------------------------------------- segments kept whole
+ *
+ * Logging a segment's commands is most of the host's work per graph: every node's support,
+ * fusion and kernel choice, every binding's place, the hazards between dispatches.  When the
+ * segment is the one submitted before, all of that comes out the same and the log equals the
+ * kept one; so the kept command buffers are submitted straight away.  What the log depends on
+ * is compared instead: each node and each of its sources (address, op, type, flags, op
+ * parameters, shape, strides, sources, view, buffer and data address), where each buffer lies
+ * in device memory, the device's scratch,
+ * check and staging memory, the paths disabled, and the parts' command buffers being the ones
+ * recorded then (a slot recorded anew or forgotten since does not match). */
+
+static void segment_tensor(const struct ggml_tensor *t, struct vk_segment_tensor *out) {
+    out->t = t;
+    out->type = t->type;
+    memcpy(out->fields, (const char *)t + offsetof(struct ggml_tensor, buffer), sizeof out->fields);
+}
+
+/* Visit each node of [i, n) and then its sources, as segment tensors: visit returns false to stop. */
+typedef bool (*segment_visit)(void *arg, const struct vk_segment_tensor *t);
+
+static bool each_segment_tensor(struct ggml_tensor *const *nodes, int i, int n, segment_visit visit, void *arg) {
+    struct vk_segment_tensor now;
+    for (; i < n; i++) {
+        segment_tensor(nodes[i], &now);
+        if (!visit(arg, &now)) return false;
+        for (int s = 0; s < GGML_MAX_SRC; s++) {
+            if (!nodes[i]->src[s]) continue;
+            segment_tensor(nodes[i]->src[s], &now);
+            if (!visit(arg, &now)) return false;
+        }
+    }
+    return true;
+}
+
+struct segment_walk {
+    struct vk_segment_entry *e;
+    int n;
+};
+
+static bool tensor_equal(void *arg, const struct vk_segment_tensor *t) {
+    struct segment_walk *w = arg;
+    return w->n < w->e->n_tensors && memcmp(t, &w->e->tensors[w->n++], sizeof *t) == 0;
+}
+
+/* Where buffer's memory is now (the tensors' bytes: their data addresses are relative to it). */
+static struct vk_segment_buffer segment_buffer(const struct vk_device *d, const struct ggml_backend_buffer *buffer) {
+    struct vk_segment_buffer sb = {.buffer = buffer};
+    if (!buffer || ggml_backend_buffer_get_type((ggml_backend_buffer_t)buffer) != d->buft) return sb;
+    const struct vk_buffer *b = ggmlc_buffer_context((ggml_backend_buffer_t)buffer);
+    sb.buf = b->alloc.buf;
+    sb.offset = b->alloc.offset;
+    sb.host = b->host;
+    return sb;
+}
+
+/* Note t's buffer among e's (false when there are too many to keep). */
+static bool keep_buffer(const struct vk_device *d, struct vk_segment_entry *e, const struct ggml_tensor *t) {
+    const struct ggml_backend_buffer *buffer = t->view_src ? t->view_src->buffer : t->buffer;
+    for (int k = 0; k < e->n_buffers; k++)
+        if (e->buffers[k].buffer == buffer) return true;
+    if (e->n_buffers == VK_SEGMENT_BUFFERS) return false;
+    e->buffers[e->n_buffers++] = segment_buffer(d, buffer);
+    return true;
+}
+
+struct keep_walk {
+    struct segment_walk w;
+    const struct vk_device *d;
+};
+
+static bool tensor_keep(void *arg, const struct vk_segment_tensor *t) {
+    struct keep_walk *k = arg;
+    struct vk_segment_entry *e = k->w.e;
+    if (!keep_buffer(k->d, e, t->t)) return false;
+    if (e->n_tensors == e->cap_tensors) {
+        const int cap = e->cap_tensors ? 2 * e->cap_tensors : 1024;
+        struct vk_segment_tensor *grown = realloc(e->tensors, (size_t)cap * sizeof *grown);
+        if (!grown) return false;
+        e->tensors = grown;
+        e->cap_tensors = cap;
+    }
+    e->tensors[e->n_tensors++] = *t;
+    return true;
+}
+
+/* e's buffers are where they were (a buffer freed and another made at its address is not). */
+static bool buffers_unmoved(const struct vk_device *d, const struct vk_segment_entry *e) {
+    for (int k = 0; k < e->n_buffers; k++) {
+        const struct vk_segment_buffer now = segment_buffer(d, e->buffers[k].buffer);
+        if (memcmp(&now, &e->buffers[k], sizeof now) != 0) return false;
+    }
+    return true;
+}
+
+/* The device's state that e's commands were chosen by and name is unchanged, and its parts'
+ * command buffers are the ones recorded for it. */
+static bool segment_state_holds(const struct vk_device *d, const struct vk_segment_entry *e) {
+    if (e->scratch_buf != d->scratch.buf || e->scratch_offset != d->scratch.offset || e->checks_buf != d->checks.buf ||
+        e->checks_offset != d->checks.offset || e->staging_buf != d->staging.buf ||
+        e->disabled_paths != d->disabled_paths || memcmp(e->op_broken, d->op_broken, sizeof e->op_broken) != 0)
+        return false;
+    for (int k = 0; k < e->n_parts; k++) {
+        const struct vk_replay_slot *slot = &d->replay[e->parts[k]];
+        if (slot->n == 0 || slot->gen != e->part_gen[k]) return false;
+    }
+    return true;
+}
+
+const struct vk_segment_entry *vk_segment_find(struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n) {
+    if (!d->replay_keep || d->timestamps) return NULL;
+    for (int k = 0; k < VK_SEGMENT_CACHE; k++) {
+        struct vk_segment_entry *e = &d->segments[k];
+        if (!e->valid || e->n_nodes != n - i || !segment_state_holds(d, e)) continue;
+        struct segment_walk w = {e, 0};
+        if (each_segment_tensor(nodes, i, n, tensor_equal, &w) && w.n == e->n_tensors && buffers_unmoved(d, e)) {
+            e->last_use = ++d->segments_clock;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* The entry to keep a new segment in: an unused one, else the least recently used. */
+static struct vk_segment_entry *segment_victim(struct vk_device *d) {
+    struct vk_segment_entry *v = &d->segments[0];
+    for (int k = 0; k < VK_SEGMENT_CACHE && v->valid; k++)
+        if (!d->segments[k].valid || d->segments[k].last_use < v->last_use) v = &d->segments[k];
+    return v;
+}
+
+static bool keep_checked(struct vk_segment_entry *e, const struct ggml_tensor *const *checked, int n_checked) {
+    if (n_checked > e->cap_checked) {
+        const struct ggml_tensor **grown = realloc(e->checked, (size_t)n_checked * sizeof *grown);
+        if (!grown) return false;
+        e->checked = grown;
+        e->cap_checked = n_checked;
+    }
+    if (n_checked) memcpy(e->checked, checked, (size_t)n_checked * sizeof *checked);
+    e->n_checked = n_checked;
+    return true;
+}
+
+void vk_segment_keep(struct vk_device *d, struct ggml_tensor *const *nodes, int i, int n,
+                     const struct ggml_tensor *const *checked, int n_checked) {
+    if (!d->replay_keep || d->timestamps || d->n_seg_parts == 0) return;
+    struct vk_segment_entry *e = segment_victim(d);
+    e->valid = false;
+    e->n_tensors = e->n_buffers = 0;
+    struct keep_walk k = {{e, 0}, d};
+    if (!each_segment_tensor(nodes, i, n, tensor_keep, &k) || !keep_checked(e, checked, n_checked)) return;
+    e->n_nodes = n - i;
+    e->n_parts = d->n_seg_parts;
+    for (int k = 0; k < e->n_parts; k++) {
+        e->parts[k] = d->seg_parts[k];
+        e->part_gen[k] = d->replay[d->seg_parts[k]].gen;
+    }
+    memcpy(e->readback, d->readback, sizeof e->readback);
+    e->n_readback = d->n_readback;
+    e->scratch_buf = d->scratch.buf;
+    e->scratch_offset = d->scratch.offset;
+    e->checks_buf = d->checks.buf;
+    e->checks_offset = d->checks.offset;
+    e->staging_buf = d->staging.buf;
+    e->disabled_paths = d->disabled_paths;
+    memcpy(e->op_broken, d->op_broken, sizeof e->op_broken);
+    e->last_use = ++d->segments_clock;
+    e->valid = true;
+}
+
+/* The device's command buffer (the pending writes) and the kept parts of e, in one submit with
+ * the fence: they were recorded already, so nothing is gained by submitting them apart. */
+static enum ggmlc_status submit_all_parts(struct vk_device *d, const struct vk_segment_entry *e) {
+    VkCommandBuffer cmds[1 + VK_REPLAY_SLOTS];
+    cmds[0] = d->cmd;
+    for (int k = 0; k < e->n_parts; k++) {
+        struct vk_replay_slot *slot = &d->replay[e->parts[k]];
+        slot->last_use = ++d->replay_clock;
+        cmds[1 + k] = slot->cmd;
+    }
+    enum ggmlc_status st = vk_check(d, vkEndCommandBuffer(d->cmd), "vkEndCommandBuffer");
+    if (st == GGMLC_OK) st = vk_check(d, vkResetFences(d->dev, 1, &d->fence), "vkResetFences");
+    const VkSubmitInfo batch = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                .commandBufferCount = (uint32_t)(1 + e->n_parts),
+                                .pCommandBuffers = cmds};
+    if (st == GGMLC_OK) st = vk_check(d, vkQueueSubmit(d->queue, 1, &batch, d->fence), "vkQueueSubmit");
+    ggmlc_counter_add(GGMLC_COUNTER_SUBMITS, 1);
+    d->in_flight = st == GGMLC_OK;
+    return st;
+}
+
+enum ggmlc_status vk_segment_submit(struct vk_device *d, const struct vk_segment_entry *e, bool wait) {
+    d->segment_clock = d->replay_clock;
+    const enum ggmlc_status st = submit_all_parts(d, e);
+    if (st != GGMLC_OK) return st;
+    memcpy(d->readback, e->readback, sizeof d->readback);
+    d->n_readback = e->n_readback;
+    d->host_time.replayed += e->n_parts;
+    d->host_time.whole++;
+    if (d->replay_debug)
+        ggmlc_log(GGML_LOG_LEVEL_INFO, "vulkan %s: segment of %d nodes replayed whole (%d parts, one submit): its commands replayed without logging them\n", d->name,
+                  e->n_nodes, e->n_parts);
+    return wait ? vk_cmd_wait(d) : st;
+}
+
+void vk_segment_release(struct vk_device *d) {
+    for (int k = 0; k < VK_SEGMENT_CACHE; k++) {
+        free(d->segments[k].tensors);
+        free(d->segments[k].checked);
+        d->segments[k] = (struct vk_segment_entry){0};
+    }
+}
+
 void vk_replay_release(struct vk_device *d) {
     for (int i = 0; i < VK_REPLAY_SLOTS; i++) {
         free(d->replay[i].cmds);
@@ -211,4 +428,5 @@ void vk_replay_release(struct vk_device *d) {
     }
     free(d->log.cmds);
     d->log = (struct vk_cmd_log){0};
+    vk_segment_release(d);
 }
