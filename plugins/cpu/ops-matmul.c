@@ -379,12 +379,16 @@ static void convert_rows_to_planes(const struct ggmlc_op_call *call, const struc
     }
 }
 
-/* Units (groups of weight rows) per chunk that a product's tasks claim (cpu_claim_chunk):
- * about eight chunks per task, so that a task that falls behind (its core taken by another
- * process) leaves its share to the others, while each chunk stays long enough (at least
- * 16 KiB of a decode step's weights) for the hardware prefetcher to stream it. */
-static int64_t units_per_chunk(int64_t n_units, int nth) {
-    const int64_t per = n_units / (8 * (int64_t)nth);
+/* Units (of unit_bytes of weights each) per chunk that a product's tasks claim
+ * (cpu_claim_chunk): about eight chunks per task, so that a task that falls behind (its core
+ * taken by another process) leaves its share to the others.  Where such chunks would be under
+ * 16 KiB (small matrices over many threads: a 768-row Q4_0 matrix on 16 threads gave one
+ * group of 8 rows per claim, and decoding ran 1.3x slower on the H200 host's 16 cores), each
+ * task claims one even share instead: too short a chunk neither streams nor amortizes its
+ * claim. */
+static int64_t units_per_chunk(int64_t n_units, int nth, size_t unit_bytes) {
+    int64_t per = n_units / (8 * (int64_t)nth);
+    if ((size_t)per * unit_bytes < 16384) per = (n_units + nth - 1) / nth;
     return per > 1 ? per : 1;
 }
 
@@ -416,7 +420,8 @@ static void repacked_products(const struct ggmlc_op_call *call, struct ggml_tens
                               const int32_t *sums) {
     const struct ggml_tensor *a = dst->src[0];
     const cpu_repack_kernel_t kernel = cpu_repack_kernel();
-    const int64_t n_groups = a->ne[1] / CPU_REPACK_ROWS, per_chunk = units_per_chunk(n_groups, call->nth);
+    const int64_t n_groups = a->ne[1] / CPU_REPACK_ROWS;
+    const int64_t per_chunk = units_per_chunk(n_groups, call->nth, CPU_REPACK_ROWS * a->nb[1]);
     const int64_t n_chunks = (n_groups + per_chunk - 1) / per_chunk;
     for (int64_t last = -1, c; (c = cpu_claim_chunk(call, n_chunks, &last)) < n_chunks;)
         repacked_chunk(dst, kernel, qs, d, sums, c * per_chunk, (c + 1) * per_chunk < n_groups ? (c + 1) * per_chunk : n_groups);
@@ -501,7 +506,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
 
     const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     enum { CHUNK = 16 }; /* weight rows kept in cache while all groups of activation rows pass */
-    const int64_t per_claim = CHUNK * units_per_chunk((a->ne[1] + CHUNK - 1) / CHUNK, call->nth);
+    const int64_t per_claim = CHUNK * units_per_chunk((a->ne[1] + CHUNK - 1) / CHUNK, call->nth, CHUNK * a->nb[1]);
     for (int64_t last = -1, n0, n1; next_weight_rows(call, a->ne[1], private ? per_claim : 0, &last, &n0, &n1);)
     for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
         const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
