@@ -122,7 +122,7 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_
 /* ------------------------------------------------------- column layout */
 
 size_t cpu_q8_cols_size(int64_t nblocks, int width) {
-    const size_t per_block = (size_t)width * (QK8_0 + 8 * sizeof(int32_t) + sizeof(float) + sizeof(int32_t));
+    const size_t per_block = (size_t)width * (QK8_0 + 8 * sizeof(int32_t) + sizeof(float));
     return GGML_PAD((size_t)nblocks * per_block, 64);
 }
 
@@ -132,15 +132,13 @@ struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks, int width) {
     c.width = width;
     c.qs = (int8_t *)p;
     c.lane_corr = (int32_t *)(p += (size_t)nblocks * width * QK8_0);
-    c.d = (float *)(p += (size_t)nblocks * width * 8 * sizeof(int32_t));
-    c.sums = (int32_t *)(p + (size_t)nblocks * width * sizeof(float));
+    c.d = (float *)(p + (size_t)nblocks * width * 8 * sizeof(int32_t));
     return c;
 }
 
 void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const struct cpu_q8_cols *cols) {
     const int w = cols->width;
     for (int64_t b = 0; b < nblocks; b++) {
-        int32_t sum = 0;
         for (int k = 0; k < 8; k++) {
             int32_t lane = 0;
             for (int j = 0; j < 4; j++) {
@@ -149,10 +147,8 @@ void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const st
                 lane += v;
             }
             cols->lane_corr[(8 * b + k) * w + c] = -128 * lane;
-            sum += lane;
         }
         cols->d[w * b + c] = blocks ? ggmlc_fp16_to_fp32(blocks[b].d) : 0.0f;
-        cols->sums[w * b + c] = sum;
     }
 }
 

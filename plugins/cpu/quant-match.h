@@ -47,8 +47,8 @@ CPU_HIDDEN void cpu_qmatch_fill_generic(cpu_vec_dot_table dots, cpu_vec_dot_rows
 CPU_HIDDEN void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 
-/* The block-serial multi-row kernel of Q4_0 on a path (the AVX-512 VNNI tile kernel of
- * quant-dot.h sums in this order too, 16 weight rows at once), and on this CPU's path.
+/* The block-serial multi-row kernel of Q4_0 on a path (MUL_MAT_ID's expert stacks), and on
+ * this CPU's path.
  * The AVX2 and VNNI kernels read the activations' block sums (y->sums). */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
@@ -61,7 +61,7 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void);
  *
  * A group of activation rows interleaved so that one 32-bit lane of a vector register
  * holds one row ("column" of the product): four values of every row at once, their scales
- * and sums likewise.  A group is CPU_QUANT_MAX_ROWS (8) rows wide, a 256-bit register, or
+ * and lane sums likewise.  A group is CPU_QUANT_MAX_ROWS (8) rows wide, a 256-bit register, or
  * CPU_QMATCH_WIDE (16), a 512-bit one.  A weight block's four values broadcast to all
  * lanes then meet the group's values in one vpdpbusd, and each block's float scaling is
  * one vector multiply and one FMA for all its rows, without horizontal sums; every row
@@ -73,7 +73,6 @@ struct cpu_q8_cols {
     int8_t *qs;          /* value 4k + j (j < 4) of block b of row c at qs[(8 * b + k) * 4 * width + 4 * c + j] */
     int32_t *lane_corr;  /* -128 * the sum of those four values at lane_corr[(8 * b + k) * width + c] */
     float *d;            /* the scale of block b of row c at d[width * b + c] */
-    int32_t *sums;       /* the sum of block b's 32 values of row c at sums[width * b + c] */
 };
 
 /* Bytes of one group's interleaved rows of nblocks blocks each, width rows wide. */
@@ -84,7 +83,7 @@ CPU_HIDDEN struct cpu_q8_cols cpu_q8_cols_at(void *mem, int64_t nblocks, int wid
 CPU_HIDDEN void cpu_q8_0_to_cols(const block_q8_0 *blocks, int64_t nblocks, int c, const struct cpu_q8_cols *cols);
 
 /* A column kernel: nw (1 .. CPU_QMATCH_COLS_WROWS, wide: CPU_QMATCH_WIDE_WROWS) weight rows, row j at x + j * x_stride
- * bytes, against the group y->cols (y->nrows rows of it; y->d and sums unused, and y->qs
+ * bytes, against the group y->cols (y->nrows rows of it; y->d and y->sums unused, and y->qs
  * too but by the AVX2 eight-lane kernels, which read the rows' values from there):
  * s[r * s_stride + j] = x_j . y_r.  Each result has the bits of the multi-row kernels.
  * The kernels of cpu_qmatch_cols read groups CPU_QUANT_MAX_ROWS wide, those of
