@@ -3,10 +3,9 @@
  * test-quants): one weight row against 1..8 activation rows, on every path,
  * each row's result against the portable single-row vec_dot and against the
  * double-precision dot of the dequantized rows.  Block counts with and
- * without tails, padded row strides and a strided output.  The same for the
- * tile kernels (16 weight rows at once, AVX-512 VNNI), and the column kernels
+ * without tails, padded row strides and a strided output.  The column kernels
  * of Q8_0 and Q4_0 (quant-match.h) bit for bit against the portable kernels
- * of the same summation order.
+ * of the same order (eight lanes).
  */
 #include <math.h>
 #include <stdlib.h>

@@ -81,7 +81,7 @@ struct cpu_q8_rows {
     size_t qs_stride; /* bytes */
     const float *d;   /* row r's block scales at d + r * d_stride */
     size_t d_stride;  /* floats */
-    const int32_t *sums; /* row r's block sums of values at sums + r * d_stride (tile kernels, block-serial Q4_0) */
+    const int32_t *sums; /* row r's block sums of values at sums + r * d_stride (block-serial Q4_0: experts, CPU_REPACK) */
     int nrows;        /* 1 .. CPU_QUANT_MAX_ROWS */
     const struct cpu_q8_cols *cols; /* the same rows interleaved for the column kernels (quant-match.h), or NULL */
 };

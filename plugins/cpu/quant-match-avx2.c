@@ -92,8 +92,7 @@ void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     rows[GGML_TYPE_Q4_0] = lanes_rows_q4_0;
 }
 
-/* Block-serial Q4_0 (the rows the 16-row tile kernel leaves, or every row without
- * AVX-512): each block's integer sum reduced to a scalar, then one fused multiply-add per
+/* Block-serial Q4_0 (stacks of experts, cpu_qmatch_experts_serial): each block's integer sum reduced to a scalar, then one fused multiply-add per
  * activation row, block after block.  Two blocks share one reduction of their lanes (the
  * nibbles enter unsigned and each block's sum is corrected by -8 * sum(y): exact integers),
  * and every activation row's accumulator stays in a register. */
