@@ -76,6 +76,10 @@ GGMLC_HIDDEN enum ggml_status ggmlc__fallback_compute_graph(ggml_backend_t backe
  * read into host copies, the CPU computes it, and what it wrote goes back. */
 GGMLC_HIDDEN enum ggml_status ggmlc__fallback_compute_node(ggml_backend_t backend,
                                                           struct ggml_tensor *node);
+/* ggml_backend_graph_compute_async without its checks: for a graph already checked whole whose
+ * nodes all passed backend's supports_op (the scheduler's splits; backend-graph.c). */
+GGMLC_HIDDEN enum ggml_status ggmlc__graph_compute_async_assigned(ggml_backend_t backend,
+                                                                 struct ggml_cgraph *cgraph);
 /* Release backend's CPU backend and scheduler (ggml_backend_free). */
 GGMLC_HIDDEN void ggmlc__fallback_free(ggml_backend_t backend);
 

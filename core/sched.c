@@ -347,18 +347,25 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
 
 /* --------------------------------------------------------- computation */
 
+/* Compute a part of a split.  Nodes the caller pinned to a backend were not asked whether it
+ * computes them: only then does the backend's own check (with its CPU fallback) run again. */
+static enum ggml_status compute_part(ggml_backend_sched_t sched, ggml_backend_t backend, struct ggml_cgraph *view) {
+    return sched->n_pinned ? ggml_backend_graph_compute_async(backend, view)
+                           : ggmlc__graph_compute_async_assigned(backend, view);
+}
+
 /* Run the split's nodes, stopping where the eval callback wants to look. */
 static enum ggml_status run_nodes(ggml_backend_sched_t sched, ggml_backend_t backend, int g0, int g1) {
     if (!sched->eval_cb) {
         struct ggml_cgraph view = ggmlc__graph_view(sched->graph, g0, g1);
-        return ggml_backend_graph_compute_async(backend, &view);
+        return compute_part(sched, backend, &view);
     }
     for (int j0 = g0; j0 < g1;) {
         int j1 = j0;
         bool want = sched->eval_cb(sched->graph->nodes[j1], true, sched->eval_cb_data);
         while (!want && j1 + 1 < g1) want = sched->eval_cb(sched->graph->nodes[++j1], true, sched->eval_cb_data);
         struct ggml_cgraph view = ggmlc__graph_view(sched->graph, j0, j1 + 1);
-        const enum ggml_status st = ggml_backend_graph_compute_async(backend, &view);
+        const enum ggml_status st = compute_part(sched, backend, &view);
         if (st != GGML_STATUS_SUCCESS) return st;
         ggml_backend_synchronize(backend);
         if (want && !sched->eval_cb(sched->graph->nodes[j1], false, sched->eval_cb_data)) break;
