@@ -4,7 +4,9 @@
  * backends and cutting the graph into splits).
  *
  * The plan of a graph:
- *  - every node gets a backend (assign[]); views inherit their neighbour's;
+ *  - every node gets a backend (assign[]) by ggml's rules (sched-plan.c): where its
+ *    memory, its weights, its being an input or its neighbours put it; views get the
+ *    backend of the tensor they view but never cut a split;
  *  - the nodes are cut into splits, one per run of nodes on one backend;
  *  - a source that the split's backend cannot read (it lives in a buffer that
  *    backend does not support) is copied into that backend's compute buffer
@@ -101,6 +103,7 @@ struct ggml_backend_sched {
     int *input_of;    /* index in inputs[] of this tensor's copy for split input_split[] */
     int *input_split;
     int *clone_of;    /* index in clones[] of this node's clone, -1 if none */
+    int *cause;       /* why the node has its backend (enum sched_cause in sched-plan.c) */
 
     /* the plan */
     SCHED_ARRAY(struct sched_split, splits);

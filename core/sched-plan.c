@@ -17,6 +17,7 @@ size_t ggmlc__sched_slot(ggml_backend_sched_t sched, const struct ggml_tensor *t
     if (slot == GGML_HASHSET_FULL) abort(); /* sized for every tensor of the graph: a bug */
     if (fresh) { /* a tensor new to this plan: unset (reset_state clears nothing per slot) */
         sched->assign[slot] = sched->split_of[slot] = -1;
+        sched->cause[slot] = 0;
         sched->input_split[slot] = sched->clone_of[slot] = -1;
     }
     return slot;
@@ -57,14 +58,6 @@ static bool can_read(ggml_backend_sched_t sched, int backend_id, const struct gg
     return buft && ggml_backend_supports_buft(sched->backends[backend_id], buft);
 }
 
-/* The first backend that can use buffers of buft, or -1. */
-static int backend_of_buft(ggml_backend_sched_t sched, ggml_backend_buffer_type_t buft) {
-    for (int b = 0; buft && b < sched->n_backends; b++) {
-        if (ggml_backend_supports_buft(sched->backends[b], buft)) return b;
-    }
-    return -1;
-}
-
 /* Why a device does not compute node: the op vtable lacks it or supports_op refused; NULL if it computes it. */
 static const char *refusal(ggml_backend_t backend, const struct ggml_tensor *node) {
     const struct ggml_backend_device *dev = backend->device;
@@ -78,6 +71,68 @@ static bool supports(ggml_backend_sched_t sched, int b, const struct ggml_tensor
 }
 
 /* ---------------------------------------------------------- assignment */
+/*
+ * Which backend computes each node follows ggml's scheduler, in passes:
+ *  1. nodes with a place of their own: pinned ones (set_tensor_backend); ones whose memory
+ *     the caller allocated (their buffer's backend); graph inputs (the CPU, where the caller
+ *     writes them); ones reading a weight (the weight's backend, unless op_offload lets a
+ *     preferred backend take over an op whose weight is in host memory);
+ *  2. the others take a neighbour's backend when it computes them: first the runs of the
+ *     backends other than the CPU grow down the graph and then up, then every backend's
+ *     runs do, so that the CPU gets only what lies between nodes fixed to it;
+ *  3. a node no neighbour could take goes to the backend that reads most of its sources
+ *     (in a graph that fixes no node at all: the first backend that computes it), and a
+ *     placed node moves to a preferred backend of the same buffer type that reads all its
+ *     sources;
+ *  4. views go with the tensor they view, and the sources our allocator places with their
+ *     first consumer (graph inputs on the CPU).
+ * Views compute nothing: passes 1 to 3 skip them, and they never cut a split.
+ */
+
+/* Why a node went where it did (GGMLC_DEBUG=sched prints it). */
+enum sched_cause {
+    CAUSE_NONE,
+    CAUSE_PINNED,
+    CAUSE_MEMORY,
+    CAUSE_INPUT,
+    CAUSE_WEIGHT,
+    CAUSE_OFFLOAD,
+    CAUSE_GPU_DOWN,
+    CAUSE_GPU_UP,
+    CAUSE_ANY_DOWN,
+    CAUSE_ANY_UP,
+    CAUSE_MOST_READ,
+    CAUSE_FIRST,
+    CAUSE_UPGRADE,
+    CAUSE_VIEWED,
+};
+
+static const char *const cause_text[] = {
+    [CAUSE_NONE] = "?",
+    [CAUSE_PINNED] = "pinned there (ggml_backend_sched_set_tensor_backend)",
+    [CAUSE_MEMORY] = "its memory is in a buffer of that backend",
+    [CAUSE_INPUT] = "a graph input, written by the caller in host memory",
+    [CAUSE_WEIGHT] = "it reads a weight living there",
+    [CAUSE_OFFLOAD] = "its weight is in host memory and that backend asked for the op (op_offload)",
+    [CAUSE_GPU_DOWN] = "it follows a node of that backend",
+    [CAUSE_GPU_UP] = "it precedes a node of that backend",
+    [CAUSE_ANY_DOWN] = "it follows a node of that backend (the preferred ones did not take it)",
+    [CAUSE_ANY_UP] = "it precedes a node of that backend (the preferred ones did not take it)",
+    [CAUSE_MOST_READ] = "no neighbour's backend computes it: the one that reads most of its sources",
+    [CAUSE_FIRST] = "the graph fixes no node: the first backend that computes it",
+    [CAUSE_UPGRADE] = "moved to a preferred backend of the same buffer type that reads all its sources",
+    [CAUSE_VIEWED] = "a view: with the tensor it views",
+};
+
+static int backend_of(ggml_backend_sched_t sched, const struct ggml_tensor *t) {
+    return sched->assign[ggmlc__sched_slot(sched, t)];
+}
+
+static void place(ggml_backend_sched_t sched, const struct ggml_tensor *t, int id, enum sched_cause why) {
+    const size_t slot = ggmlc__sched_slot(sched, t);
+    sched->assign[slot] = id;
+    sched->cause[slot] = (int)why;
+}
 
 static int pinned_backend(ggml_backend_sched_t sched, const struct ggml_tensor *node) {
     for (int i = 0; i < sched->n_pinned; i++) {
@@ -95,108 +150,199 @@ static bool is_weight(ggml_backend_sched_t sched, const struct ggml_tensor *src)
     return ggml_backend_buffer_get_usage(st->buffer) == GGML_BACKEND_BUFFER_USAGE_WEIGHTS || !ggml_backend_buffer_is_host(st->buffer);
 }
 
-/* The backend whose buffer holds one of node's weights and that computes node, or -1. */
-static int weight_backend(ggml_backend_sched_t sched, const struct ggml_tensor *node, const struct ggml_tensor **weight) {
+/* The weight that places node: its first source in weight memory. None for ROPE and
+ * FLASH_ATTN_EXT, whose small weights (frequency factors, sinks) say nothing about where
+ * the big work should run. */
+static const struct ggml_tensor *placing_weight(ggml_backend_sched_t sched, const struct ggml_tensor *node) {
+    if (node->op == GGML_OP_ROPE || node->op == GGML_OP_FLASH_ATTN_EXT) return NULL;
     for (int s = 0; s < GGML_MAX_SRC; s++) {
-        const struct ggml_tensor *src = node->src[s];
-        if (!src || !is_weight(sched, src)) continue;
-        const int b = backend_of_buft(sched, storage_buft(sched, src));
-        if (b >= 0 && supports(sched, b, node)) {
-            *weight = src;
-            return b;
-        }
+        if (node->src[s] && is_weight(sched, node->src[s])) return node->src[s];
+    }
+    return NULL;
+}
+
+/* The first backend that computes node and can use the caller's buffer holding t; -1 if
+ * t's memory is not the caller's or no backend does. */
+static int backend_of_memory(ggml_backend_sched_t sched, const struct ggml_tensor *t, const struct ggml_tensor *node) {
+    if (!preallocated(sched, t)) return -1;
+    ggml_backend_buffer_type_t buft = storage_buft(sched, t);
+    for (int b = 0; b < sched->n_backends; b++) {
+        if (ggml_backend_supports_buft(sched->backends[b], buft) && supports(sched, b, node)) return b;
     }
     return -1;
 }
 
-static int choose_backend(ggml_backend_sched_t sched, const struct ggml_tensor *node, const struct ggml_tensor **weight) {
+/* Pass 1 for one node: where its memory, its being an input or its weight puts it; -1 if nowhere. */
+static int own_place(ggml_backend_sched_t sched, const struct ggml_tensor *node, enum sched_cause *why) {
     const int cpu = sched->n_backends - 1;
-    *weight = NULL;
-    /* an in-place result (a view that computes) stays with the memory it overwrites */
-    if (node->view_src && !preallocated(sched, node)) {
-        const int b = sched->assign[ggmlc__sched_slot(sched, node->view_src)];
-        if (b >= 0 && supports(sched, b, node)) return b;
-    }
-    /* a node the caller allocated stays with its buffer when that backend computes it */
-    if (preallocated(sched, node)) {
-        const int b = backend_of_buft(sched, storage_buft(sched, node));
-        if (b >= 0 && supports(sched, b, node)) return b;
-    }
-    int b = weight_backend(sched, node, weight);
-    if (b >= 0) {
-        /* weights in host memory: a preferred backend may still ask for the op */
-        if (sched->op_offload && b == cpu && ggml_backend_buft_is_host(storage_buft(sched, *weight))) {
-            for (int o = 0; o < cpu; o++) {
-                if (supports(sched, o, node) && ggml_backend_offload_op(sched->backends[o], node)) return o;
+    int b = backend_of_memory(sched, node, node);
+    *why = CAUSE_MEMORY;
+    if (b >= 0) return b; /* otherwise it is computed aside and copied back (plan_split) */
+    *why = CAUSE_INPUT;
+    if (node->flags & GGML_TENSOR_FLAG_INPUT) return cpu;
+    const struct ggml_tensor *w = placing_weight(sched, node);
+    if (!w) return -1;
+    b = backend_of_memory(sched, w, node);
+    *why = CAUSE_WEIGHT;
+    if (sched->op_offload && b == cpu && ggml_backend_buft_is_host(storage_buft(sched, w))) {
+        for (int o = 0; o < cpu; o++) {
+            if (supports(sched, o, node) && ggml_backend_offload_op(sched->backends[o], node)) {
+                *why = CAUSE_OFFLOAD;
+                return o;
             }
         }
-        return b;
     }
-    for (b = 0; b < cpu; b++) {
-        if (supports(sched, b, node)) return b; /* its weights are copied */
-    }
-    return cpu;
+    return b;
 }
 
-static void explain_cpu(ggml_backend_sched_t sched, const struct ggml_tensor *node, const struct ggml_tensor *weight) {
+/* Pass 1: pinned nodes, nodes with a place of their own, and the inputs among the leafs.
+ * True when some computing node got a place. */
+static bool place_fixed(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    bool any = false;
+    for (int i = 0; i < graph->n_leafs; i++) {
+        const struct ggml_tensor *leaf = graph->leafs[i];
+        if ((leaf->flags & GGML_TENSOR_FLAG_INPUT) && !preallocated(sched, leaf)) place(sched, leaf, sched->n_backends - 1, CAUSE_INPUT);
+    }
+    for (int i = 0; i < graph->n_nodes; i++) {
+        const struct ggml_tensor *node = graph->nodes[i];
+        enum sched_cause why = CAUSE_PINNED;
+        int id = pinned_backend(sched, node);
+        if (id < 0 && !ggmlc_op_is_view(node->op)) id = own_place(sched, node, &why);
+        if (id < 0) continue;
+        place(sched, node, id, why);
+        any = any || !ggmlc_op_is_view(node->op);
+    }
+    return any;
+}
+
+/* Pass 2, one sweep: unplaced nodes take the backend of the last placed node before them
+ * (after them when !down) when it computes them; with preferred_only, runs of the CPU do
+ * not spread. */
+static void spread(ggml_backend_sched_t sched, struct ggml_cgraph *graph, bool preferred_only, bool down) {
+    static const enum sched_cause causes[2][2] = {{CAUSE_ANY_UP, CAUSE_ANY_DOWN}, {CAUSE_GPU_UP, CAUSE_GPU_DOWN}};
+    const int cpu = sched->n_backends - 1, n = graph->n_nodes;
+    int cur = -1;
+    for (int k = 0; k < n; k++) {
+        const struct ggml_tensor *node = graph->nodes[down ? k : n - 1 - k];
+        if (ggmlc_op_is_view(node->op)) continue;
+        const int id = backend_of(sched, node);
+        if (id >= 0) cur = preferred_only && id == cpu ? -1 : id;
+        else if (cur >= 0 && supports(sched, cur, node)) place(sched, node, cur, causes[preferred_only][down]);
+    }
+}
+
+/* The backend computing node that reads most of its (placed) sources where they are; -1 if none computes it. */
+static int most_read(ggml_backend_sched_t sched, const struct ggml_tensor *node) {
+    int best = -1, best_count = -1;
+    for (int b = 0; b < sched->n_backends; b++) {
+        if (!supports(sched, b, node)) continue;
+        int count = 0;
+        for (int s = 0; s < GGML_MAX_SRC; s++) count += node->src[s] && can_read(sched, b, node->src[s]);
+        if (count > best_count) best = b, best_count = count;
+    }
+    return best;
+}
+
+static int first_computing(ggml_backend_sched_t sched, const struct ggml_tensor *node) {
+    for (int b = 0; b < sched->n_backends; b++) {
+        if (supports(sched, b, node)) return b;
+    }
+    return -1;
+}
+
+/* A preferred backend than id that uses the same buffer type, computes node and reads all its sources; -1 if none. */
+static int upgrade(ggml_backend_sched_t sched, const struct ggml_tensor *node, int id) {
+    for (int b = 0; b < id; b++) {
+        if (sched->bufts[b] != sched->bufts[id] || !supports(sched, b, node)) continue;
+        bool reads_all = true;
+        for (int s = 0; s < GGML_MAX_SRC && reads_all; s++) reads_all = !node->src[s] || can_read(sched, b, node->src[s]);
+        if (reads_all) return b;
+    }
+    return -1;
+}
+
+/* Pass 3: the nodes still unplaced, and upgrades of the placed (pinned ones stay). */
+static void place_rest(ggml_backend_sched_t sched, struct ggml_cgraph *graph, bool any_fixed) {
     const int cpu = sched->n_backends - 1;
-    for (int b = 0; b < cpu; b++) {
-        const char *why = refusal(sched->backends[b], node);
-        if (!why) {
-            GGMLC_LOG_INFO("sched: node '%s' (%s) runs on %s, not %s: buffer: its weight '%s' lives in a %s buffer %s cannot use\n",
-                           node->name, ggml_op_desc(node), ggml_backend_name(sched->backends[cpu]),
-                           ggml_backend_name(sched->backends[b]), weight ? weight->name : "?",
-                           weight ? ggml_backend_buft_name(storage_buft(sched, weight)) : "?", ggml_backend_name(sched->backends[b]));
-        } else {
-            GGMLC_LOG_INFO("sched: node '%s' (%s) falls back to %s: %s: %s\n", node->name, ggml_op_desc(node),
-                           ggml_backend_name(sched->backends[cpu]), ggml_backend_name(sched->backends[b]), why);
+    for (int i = 0; i < graph->n_nodes; i++) {
+        const struct ggml_tensor *node = graph->nodes[i];
+        if (ggmlc_op_is_view(node->op)) continue;
+        const size_t slot = ggmlc__sched_slot(sched, node);
+        const int id = sched->assign[slot];
+        if (id < 0) {
+            const int b = any_fixed ? most_read(sched, node) : first_computing(sched, node);
+            /* none computes it: the CPU's compute reports the op */
+            place(sched, node, b >= 0 ? b : cpu, any_fixed ? CAUSE_MOST_READ : CAUSE_FIRST);
+        } else if (sched->cause[slot] != CAUSE_PINNED) {
+            const int b = upgrade(sched, node, id);
+            if (b >= 0) place(sched, node, b, CAUSE_UPGRADE);
         }
+    }
+}
+
+/* The backend of the first computing node (views before it join its split). */
+static int first_split_backend(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    for (int i = 0; i < graph->n_nodes; i++) {
+        if (!ggmlc_op_is_view(graph->nodes[i]->op)) return backend_of(sched, graph->nodes[i]);
+    }
+    return sched->n_backends - 1;
+}
+
+/* Pass 4: views, and the sources the allocator places: inputs on the CPU (the caller
+ * writes them), others with their first consumer (for a view: the split it lies in). */
+static void place_views_and_sources(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
+    const int cpu = sched->n_backends - 1;
+    int split_backend = first_split_backend(sched, graph);
+    for (int i = 0; i < graph->n_nodes; i++) {
+        const struct ggml_tensor *node = graph->nodes[i];
+        const bool view = ggmlc_op_is_view(node->op);
+        if (!view) split_backend = backend_of(sched, node);
+        const int id = view ? split_backend : backend_of(sched, node);
+        for (int s = 0; s < GGML_MAX_SRC; s++) {
+            const struct ggml_tensor *src = node->src[s];
+            if (!src) continue;
+            const struct ggml_tensor *st = storage_of(src);
+            if (backend_of(sched, st) < 0) place(sched, st, (st->flags & GGML_TENSOR_FLAG_INPUT) ? cpu : id, CAUSE_NONE);
+            if (backend_of(sched, src) < 0) place(sched, src, backend_of(sched, st), CAUSE_VIEWED);
+        }
+        if (view && backend_of(sched, node) < 0) {
+            const int viewed = node->view_src ? backend_of(sched, node->view_src) : -1;
+            place(sched, node, viewed >= 0 ? viewed : split_backend, CAUSE_VIEWED);
+        }
+    }
+    for (int i = 0; i < graph->n_leafs; i++) {
+        if (backend_of(sched, graph->leafs[i]) < 0) place(sched, graph->leafs[i], cpu, CAUSE_NONE);
+    }
+}
+
+/* GGMLC_DEBUG=sched: where node runs and why; on the CPU also why not on each preferred backend. */
+static void explain(ggml_backend_sched_t sched, const struct ggml_tensor *node) {
+    const size_t slot = ggmlc__sched_slot(sched, node);
+    const int id = sched->assign[slot], cpu = sched->n_backends - 1;
+    const enum sched_cause why = (enum sched_cause)sched->cause[slot];
+    const struct ggml_tensor *w = why == CAUSE_WEIGHT || why == CAUSE_OFFLOAD ? placing_weight(sched, node) : NULL;
+    const struct ggml_tensor *mem = why == CAUSE_MEMORY ? node : w;
+    GGMLC_LOG_INFO("sched: node '%s' (%s) runs on %s: %s%s%s%s%s%s\n", node->name, ggml_op_desc(node),
+                   ggml_backend_name(sched->backends[id]), cause_text[why], w ? " ('" : "", w ? w->name : "",
+                   w ? "')" : "", mem ? ", in a buffer of type " : "", mem ? ggml_backend_buft_name(storage_buft(sched, mem)) : "");
+    for (int b = 0; id == cpu && b < cpu; b++) {
+        const char *refused = refusal(sched->backends[b], node);
+        if (refused)
+            GGMLC_LOG_INFO("sched: node '%s' (%s) falls back to %s: %s: %s\n", node->name, ggml_op_desc(node),
+                           ggml_backend_name(sched->backends[cpu]), ggml_backend_name(sched->backends[b]), refused);
     }
 }
 
 static void assign_nodes(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
-    const int cpu = sched->n_backends - 1;
-    int last = -1;
-    for (int i = 0; i < graph->n_nodes; i++) {
-        struct ggml_tensor *node = graph->nodes[i];
-        int id = pinned_backend(sched, node);
-        if (id < 0 && !ggmlc_op_is_view(node->op)) {
-            const struct ggml_tensor *weight;
-            id = choose_backend(sched, node, &weight);
-            if (sched->debug && id == cpu && cpu > 0) explain_cpu(sched, node, weight);
-        }
-        if (id < 0) id = last; /* views compute nothing: they stay in the current split */
-        sched->assign[ggmlc__sched_slot(sched, node)] = id;
-        if (id >= 0) last = id;
+    const bool any_fixed = place_fixed(sched, graph);
+    for (int preferred_only = 1; preferred_only >= 0; preferred_only--) {
+        spread(sched, graph, preferred_only, true);
+        spread(sched, graph, preferred_only, false);
     }
-    /* views before the first computing node join the first split */
-    int first = last >= 0 ? last : cpu;
-    for (int i = 0; i < graph->n_nodes; i++) {
-        const int id = sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])];
-        if (id >= 0) {
-            first = id;
-            break;
-        }
-    }
-    for (int i = 0; i < graph->n_nodes && sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])] < 0; i++)
-        sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])] = first;
-    /* sources the allocator places: inputs on the CPU (the caller writes them), others with their first consumer */
-    for (int i = 0; i < graph->n_nodes; i++) {
-        struct ggml_tensor *node = graph->nodes[i];
-        const int id = sched->assign[ggmlc__sched_slot(sched, node)];
-        for (int s = 0; s < GGML_MAX_SRC; s++) {
-            struct ggml_tensor *src = node->src[s];
-            if (!src) continue;
-            const struct ggml_tensor *st = storage_of(src);
-            int *a = &sched->assign[ggmlc__sched_slot(sched, st)];
-            if (*a < 0) *a = (st->flags & GGML_TENSOR_FLAG_INPUT) ? cpu : id;
-            int *as = &sched->assign[ggmlc__sched_slot(sched, src)];
-            if (*as < 0) *as = *a;
-        }
-    }
-    for (int i = 0; i < graph->n_leafs; i++) {
-        int *a = &sched->assign[ggmlc__sched_slot(sched, graph->leafs[i])];
-        if (*a < 0) *a = cpu;
+    place_rest(sched, graph, any_fixed);
+    place_views_and_sources(sched, graph);
+    for (int i = 0; sched->debug && sched->n_backends > 1 && i < graph->n_nodes; i++) {
+        if (!ggmlc_op_is_view(graph->nodes[i]->op)) explain(sched, graph->nodes[i]);
     }
 }
 
@@ -204,8 +350,10 @@ static void assign_nodes(ggml_backend_sched_t sched, struct ggml_cgraph *graph) 
 
 static bool cut_splits(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     sched->n_splits = 0;
+    int id = first_split_backend(sched, graph);
     for (int i = 0; i < graph->n_nodes; i++) {
-        const int id = sched->assign[ggmlc__sched_slot(sched, graph->nodes[i])];
+        /* a view computes nothing: it stays in the split it lies in */
+        if (!ggmlc_op_is_view(graph->nodes[i]->op)) id = backend_of(sched, graph->nodes[i]);
         if (sched->n_splits == 0 || sched->splits[sched->n_splits - 1].backend_id != id) {
             if (sched->n_splits) sched->splits[sched->n_splits - 1].i_end = i;
             if (!PUSH(sched, splits, ((struct sched_split){.backend_id = id, .i_start = i}))) return false;
@@ -385,7 +533,8 @@ static bool reset_state(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     if (sched->hash.size < ggmlc__hash_size(want)) {
         ggmlc__hash_set_free(&sched->hash);
         sched->hash = ggmlc__hash_set_new(want);
-        int **arrays[] = {&sched->assign, &sched->split_of, &sched->input_of, &sched->input_split, &sched->clone_of};
+        int **arrays[] = {&sched->assign,      &sched->split_of, &sched->input_of,
+                          &sched->input_split, &sched->clone_of, &sched->cause};
         bool complete = sched->hash.keys != NULL;
         for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
             free(*arrays[a]);

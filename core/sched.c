@@ -64,7 +64,7 @@ void ggml_backend_sched_free(ggml_backend_sched_t sched) {
     ggml_free(sched->ctx);
     ggmlc__hash_set_free(&sched->hash);
     void *arrays[] = {sched->pinned, sched->pinned_ids, sched->assign, sched->split_of, sched->input_of, sched->input_split,
-                      sched->clone_of, sched->splits, sched->inputs, sched->clones, sched->rewires, sched->node_ids,
+                      sched->clone_of, sched->cause, sched->splits, sched->inputs, sched->clones, sched->rewires, sched->node_ids,
                       sched->leaf_ids, sched->key, sched->props};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
     free(sched);
