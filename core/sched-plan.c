@@ -195,13 +195,16 @@ static int own_place(ggml_backend_sched_t sched, const struct ggml_tensor *node,
     return b;
 }
 
-/* Pass 1: pinned nodes, nodes with a place of their own, and the inputs among the leafs.
+/* Pass 1: pinned nodes, nodes with a place of their own, and the leafs in the caller's
+ * memory or inputs.
  * True when some computing node got a place. */
 static bool place_fixed(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
     bool any = false;
     for (int i = 0; i < graph->n_leafs; i++) {
         const struct ggml_tensor *leaf = graph->leafs[i];
-        if ((leaf->flags & GGML_TENSOR_FLAG_INPUT) && !preallocated(sched, leaf)) place(sched, leaf, sched->n_backends - 1, CAUSE_INPUT);
+        const int b = backend_of_memory(sched, leaf, leaf);
+        if (b >= 0) place(sched, leaf, b, CAUSE_MEMORY);
+        else if ((leaf->flags & GGML_TENSOR_FLAG_INPUT) && !preallocated(sched, leaf)) place(sched, leaf, sched->n_backends - 1, CAUSE_INPUT);
     }
     for (int i = 0; i < graph->n_nodes; i++) {
         const struct ggml_tensor *node = graph->nodes[i];
