@@ -179,7 +179,7 @@ static int own_place(ggml_backend_sched_t sched, const struct ggml_tensor *node,
     *why = CAUSE_MEMORY;
     if (b >= 0) return b; /* otherwise it is computed aside and copied back (plan_split) */
     *why = CAUSE_INPUT;
-    if (node->flags & GGML_TENSOR_FLAG_INPUT) return cpu;
+    if ((node->flags & GGML_TENSOR_FLAG_INPUT) && supports(sched, cpu, node)) return cpu;
     const struct ggml_tensor *w = placing_weight(sched, node);
     if (!w) return -1;
     b = backend_of_memory(sched, w, node);
