@@ -90,6 +90,9 @@ struct ggml_backend_sched {
     ggml_backend_buffer_type_t bufts[SCHED_MAX_BACKENDS];
     ggml_gallocr_t galloc;
     bool op_offload;
+    /* the plan put a node on a backend that does not compute it (none does): the splits then
+     * keep the backends' own check, which reports the node */
+    bool unagreed;
     bool debug; /* GGMLC_DEBUG=sched */
 
     /* nodes the caller pinned (set_tensor_backend) */

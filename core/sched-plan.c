@@ -276,6 +276,7 @@ static void place_rest(ggml_backend_sched_t sched, struct ggml_cgraph *graph, bo
             const int b = any_fixed ? most_read(sched, node) : first_computing(sched, node);
             /* none computes it: the CPU's compute reports the op */
             place(sched, node, b >= 0 ? b : cpu, any_fixed ? CAUSE_MOST_READ : CAUSE_FIRST);
+            sched->unagreed = sched->unagreed || b < 0;
         } else if (sched->cause[slot] != CAUSE_PINNED) {
             const int b = upgrade(sched, node, id);
             if (b >= 0) place(sched, node, b, CAUSE_UPGRADE);
@@ -555,6 +556,7 @@ static bool reset_state(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
         ggmlc__hash_set_reset(&sched->hash);
     }
     sched->n_splits = sched->n_inputs = sched->n_clones = sched->n_rewires = 0;
+    sched->unagreed = false;
     return true;
 }
 

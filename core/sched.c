@@ -348,9 +348,10 @@ bool ggml_backend_sched_alloc_graph(ggml_backend_sched_t sched, struct ggml_cgra
 /* --------------------------------------------------------- computation */
 
 /* Compute a part of a split.  Nodes the caller pinned to a backend were not asked whether it
- * computes them: only then does the backend's own check (with its CPU fallback) run again. */
+ * computes them, nor a node no backend computes: only then does the backend's own check (with
+ * its CPU fallback) run again. */
 static enum ggml_status compute_part(ggml_backend_sched_t sched, ggml_backend_t backend, struct ggml_cgraph *view) {
-    return sched->n_pinned ? ggml_backend_graph_compute_async(backend, view)
+    return sched->n_pinned || sched->unagreed ? ggml_backend_graph_compute_async(backend, view)
                            : ggmlc__graph_compute_async_assigned(backend, view);
 }
 

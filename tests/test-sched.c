@@ -593,6 +593,25 @@ static void test_callback_and_errors(void) {
            "a scheduler whose last backend is not the CPU is refused: %s", ggmlc_last_error());
 }
 
+/* A node no backend computes: the computation fails with an error, no crash. */
+static void test_unsupported_everywhere(void) {
+    struct ggml_context *ctx =
+        ggml_init((struct ggml_init_params){.mem_size = 8 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+    struct ggml_tensor *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 5);
+    ggml_set_input(x);
+    struct ggml_tensor *a = node(ctx, GGML_OP_ADD, x, x, "a2");
+    struct ggml_tensor *n = node(ctx, GGML_OP_SQRT, a, NULL, "root"); /* no test device has SQRT */
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, n);
+    ggml_backend_t bk[2] = {backends[DEV_ACC], backends[DEV_CPU]};
+    ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 64, false, true);
+    const enum ggml_status st = ggml_backend_sched_graph_compute(sched, g);
+    tap_ok(st != GGML_STATUS_SUCCESS && ggmlc_last_status() == GGMLC_ERR_UNSUPPORTED,
+           "a node no backend computes fails the computation: %s", ggmlc_last_error());
+    ggml_backend_sched_free(sched);
+    ggml_free(ctx);
+}
+
 int main(void) {
     setenv("GGMLC_DEBUG", "sched", 1);
     if (!getenv("SCHED_TEST_LOG")) ggml_log_set(log_cb, NULL);
@@ -607,6 +626,7 @@ int main(void) {
     test_strided_inplace(GGML_OP_SQR);
     test_strided_inplace(GGML_OP_CONT);
     test_callback_and_errors();
+    test_unsupported_everywhere();
     for (int d = 0; d < N_DEVS; d++) ggml_backend_free(backends[d]);
     return tap_done();
 }
