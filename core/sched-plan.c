@@ -110,7 +110,7 @@ enum sched_cause {
 static const char *const cause_text[] = {
     [CAUSE_NONE] = "?",
     [CAUSE_PINNED] = "pinned there (ggml_backend_sched_set_tensor_backend)",
-    [CAUSE_MEMORY] = "its memory is in a buffer of that backend",
+    [CAUSE_MEMORY] = "the caller allocated its memory (or the memory it writes into)",
     [CAUSE_INPUT] = "a graph input, written by the caller in host memory",
     [CAUSE_WEIGHT] = "it reads a weight living there",
     [CAUSE_OFFLOAD] = "its weight is in host memory and that backend asked for the op (op_offload)",
