@@ -8,7 +8,7 @@
  *       between a CPU layer and a GPU layer on the GPU, as ggml puts the boundary;
  *   (c) no weights (parameters in plain host buffers): every node on the GPU, as before;
  *   (d) op_offload and a batch of 40 tokens: the products with host weights on the GPU;
- *   and a pinned node where it was pinned.
+ *   a pinned node where it was pinned; an op the GPU refuses on the CPU, alone.
  * Each case's logits are compared with a CPU-only run of the same model. The "GPU" is an
  * in-process device ("acc": its own buffers the CPU cannot use, its kernels run by the
  * CPU backend on that memory) and, when the Vulkan plugin finds a device, Vulkan too.
@@ -28,7 +28,7 @@
 
 /* ----------------------------------------------------- the acc device */
 
-static ggml_backend_t cpu_backend;
+static ggml_backend_t cpu_backend, acc_backend;
 static ggml_backend_buffer_type_t acc_buft;
 static int acc_misplaced; /* tensors an acc kernel found outside acc memory */
 
@@ -90,6 +90,9 @@ static enum ggml_status acc_run(const struct ggmlc_op_call *call, struct ggml_te
 }
 
 static ggmlc_op_fn acc_ops[GGML_OP_COUNT];
+static enum ggml_op acc_refused = GGML_OP_COUNT; /* an op acc's supports_op refuses */
+
+static bool acc_supports(ggml_backend_dev_t dev, const struct ggml_tensor *op) { return op->op != acc_refused; }
 
 static const char *acc_name(ggml_backend_dev_t dev) { return "acc"; }
 static const char *acc_backend_name(ggml_backend_t b) { return "acc"; }
@@ -117,7 +120,7 @@ static ggml_backend_t make_acc(void) {
     const struct ggmlc_device_iface iface = {
         .struct_size = sizeof iface, .get_name = acc_name, .get_description = acc_name, .get_memory = acc_memory,
         .get_type = acc_type, .init_backend = acc_init, .get_buffer_type = acc_dev_buft, .ops = acc_ops,
-        .n_ops = GGML_OP_COUNT, .supports_buft = acc_supports_buft, .offload_op = acc_offload,
+        .n_ops = GGML_OP_COUNT, .supports_op = acc_supports, .supports_buft = acc_supports_buft, .offload_op = acc_offload,
     };
     ggml_backend_dev_t dev = ggmlc_device_new(reg, &iface, NULL);
     static const struct ggmlc_buft_iface biface = {
@@ -376,6 +379,19 @@ static ggml_backend_t backend_of_node(ggml_backend_sched_t sched, struct ggml_cg
     return t ? ggml_backend_sched_get_tensor_backend(sched, t) : NULL;
 }
 
+/* Every computing node on a backend that computes it. */
+static bool all_supported(ggml_backend_sched_t sched, struct ggml_cgraph *g, char *first_wrong, size_t len) {
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++) {
+        struct ggml_tensor *node = ggml_graph_node(g, i);
+        ggml_backend_t b = ggml_backend_sched_get_tensor_backend(sched, node);
+        if (!ggmlc_op_is_view(node->op) && !(b && ggml_backend_supports_op(b, node))) {
+            snprintf(first_wrong, len, "'%s' (%s) on %s", node->name, ggml_op_desc(node), b ? ggml_backend_name(b) : "none");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* ------------------------------------------------------------- cases */
 
 struct scenario {
@@ -386,6 +402,7 @@ struct scenario {
     bool offload;
     int n_splits;   /* expected; -1: not checked */
     const char *pin; /* a node pinned to the GPU, or NULL */
+    enum ggml_op refuse; /* an op the GPU refuses (acc only), or GGML_OP_COUNT */
 };
 
 static void check_scenario(ggml_backend_t gpu, const struct scenario *sc) {
@@ -398,7 +415,9 @@ static void check_scenario(ggml_backend_t gpu, const struct scenario *sc) {
     ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 2048, false, sc->offload);
     if (sc->pin) ggml_backend_sched_set_tensor_backend(sched, ggml_graph_get_tensor(gr.g, sc->pin), gpu);
     acc_misplaced = 0;
+    acc_refused = sc->refuse;
     const bool ok = run(sched, &gr, out);
+    acc_refused = GGML_OP_COUNT;
     const size_t n = (size_t)VOCAB * (size_t)sc->n_tokens;
     tap_ok(ok && acc_misplaced == 0 && nmse(out, ref, n) < 1e-6, "%s, %s: logits equal the CPU-only run's (nmse %.2g)%s%s",
            gname, sc->what, ok ? nmse(out, ref, n) : -1.0, ok ? "" : ": ", ok ? "" : ggmlc_last_error());
@@ -407,6 +426,13 @@ static void check_scenario(ggml_backend_t gpu, const struct scenario *sc) {
     if (sc->pin) {
         tap_ok(backend_of_node(sched, gr.g, sc->pin) == gpu, "%s, %s: the pinned node '%s' runs on %s", gname, sc->what,
                sc->pin, gname);
+    } else if (sc->refuse != GGML_OP_COUNT) {
+        /* in the GPU layers, soft_max alone goes to the CPU (the backend reading most of its
+         * sources among those computing it); its neighbours stay */
+        tap_ok(all_supported(sched, gr.g, wrong, sizeof wrong) && backend_of_node(sched, gr.g, "kq_soft_max-1") == cpu_backend &&
+                   backend_of_node(sched, gr.g, "kq-1") == gpu && backend_of_node(sched, gr.g, "kqv-1") == gpu,
+               "%s, %s: every node on a backend that computes it, only soft_max on the CPU in GPU layers%s%s", gname,
+               sc->what, wrong[0] ? ": " : "", wrong);
     } else {
         tap_ok(placed_as_expected(sched, &m, gr.g, weights, sc->offload, gpu, wrong, sizeof wrong),
                "%s, %s: every node where ggml puts it%s%s", gname, sc->what, wrong[0] ? ": " : "", wrong);
@@ -459,16 +485,22 @@ static void check_boundaries(ggml_backend_t gpu) {
 
 static void check_gpu(ggml_backend_t gpu) {
     const struct scenario scenarios[] = {
-        {"(a) all weights on the CPU", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 1, NULL},
-        {"(b) layers 0-1 on the GPU", {ON_GPU, ON_GPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 3, NULL},
-        {"(b) layers 2-3 on the GPU", {ON_CPU, ON_CPU, ON_GPU, ON_GPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 2, NULL},
-        {"(b) layers 1 and 3 on the GPU", {ON_CPU, ON_GPU, ON_CPU, ON_GPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, -1, NULL},
-        {"(c) no weights", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_ANY, 3, true, 1, NULL},
-        {"(d) op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 40, true, -1, NULL},
-        {"(d) no op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 40, false, 1, NULL},
-        {"(a) with a pinned node", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, -1, "kq_soft_max-1"},
+        {"(a) all weights on the CPU", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 1, NULL, GGML_OP_COUNT},
+        {"(b) layers 0-1 on the GPU", {ON_GPU, ON_GPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 3, NULL, GGML_OP_COUNT},
+        {"(b) layers 2-3 on the GPU", {ON_CPU, ON_CPU, ON_GPU, ON_GPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 2, NULL, GGML_OP_COUNT},
+        {"(b) layers 1 and 3 on the GPU", {ON_CPU, ON_GPU, ON_CPU, ON_GPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, -1, NULL, GGML_OP_COUNT},
+        {"(c) no weights", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_ANY, 3, true, 1, NULL, GGML_OP_COUNT},
+        {"(d) op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 40, true, -1, NULL, GGML_OP_COUNT},
+        {"(d) no op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 40, false, 1, NULL, GGML_OP_COUNT},
+        {"(a) with a pinned node", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, -1, "kq_soft_max-1", GGML_OP_COUNT},
     };
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) check_scenario(gpu, &scenarios[i]);
+    if (ggml_backend_get_device(gpu) == ggml_backend_get_device(acc_backend)) {
+        const struct scenario refusing = {"(b) layers 1 and 3 on the GPU, which refuses SOFT_MAX",
+                                          {ON_CPU, ON_GPU, ON_CPU, ON_GPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, -1,
+                                          NULL, GGML_OP_SOFT_MAX};
+        check_scenario(gpu, &refusing);
+    }
     check_boundaries(gpu);
 }
 
@@ -487,7 +519,7 @@ int main(void) {
     if (build_dir && access(ini, R_OK) == 0) test_vulkan_env();
     cpu_backend = ggml_backend_cpu_init();
     if (!cpu_backend) return tap_skip_all(ggmlc_last_error());
-    ggml_backend_t acc = make_acc();
+    ggml_backend_t acc = acc_backend = make_acc();
     check_gpu(acc);
     ggml_backend_t vk = vulkan_backend();
     if (vk) check_gpu(vk);
