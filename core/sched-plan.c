@@ -204,7 +204,8 @@ static bool place_fixed(ggml_backend_sched_t sched, struct ggml_cgraph *graph) {
         const struct ggml_tensor *leaf = graph->leafs[i];
         const int b = backend_of_memory(sched, leaf, leaf);
         if (b >= 0) place(sched, leaf, b, CAUSE_MEMORY);
-        else if ((leaf->flags & GGML_TENSOR_FLAG_INPUT) && !preallocated(sched, leaf)) place(sched, leaf, sched->n_backends - 1, CAUSE_INPUT);
+        else if ((leaf->flags & GGML_TENSOR_FLAG_INPUT) && !preallocated(sched, leaf))
+            place(sched, leaf, sched->n_backends - 1, CAUSE_INPUT);
     }
     for (int i = 0; i < graph->n_nodes; i++) {
         const struct ggml_tensor *node = graph->nodes[i];
@@ -328,7 +329,8 @@ static void explain(ggml_backend_sched_t sched, const struct ggml_tensor *node) 
     const struct ggml_tensor *mem = why == CAUSE_MEMORY ? node : w;
     GGMLC_LOG_INFO("sched: node '%s' (%s) runs on %s: %s%s%s%s%s%s\n", node->name, ggml_op_desc(node),
                    ggml_backend_name(sched->backends[id]), cause_text[why], w ? " ('" : "", w ? w->name : "",
-                   w ? "')" : "", mem ? ", in a buffer of type " : "", mem ? ggml_backend_buft_name(storage_buft(sched, mem)) : "");
+                   w ? "')" : "", mem ? ", in a buffer of type " : "",
+                   mem ? ggml_backend_buft_name(storage_buft(sched, mem)) : "");
     for (int b = 0; id == cpu && b < cpu; b++) {
         const char *refused = refusal(sched->backends[b], node);
         if (refused)

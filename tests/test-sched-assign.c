@@ -246,7 +246,9 @@ static struct ggml_tensor *attention(struct ggml_context *ctx, const struct mode
               "Qrope", l);
     k = named(ggml_rope_ext(ctx, k, gr->pos, m->rope_freqs, HEAD_DIM, 0, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f),
               "Krope", l);
-    struct ggml_tensor *kq = named(ggml_mul_mat(ctx, ggml_permute(ctx, k, 0, 2, 1, 3), ggml_permute(ctx, q, 0, 2, 1, 3)), "kq", l);
+    k = ggml_permute(ctx, k, 0, 2, 1, 3); /* [hd, T, heads] */
+    q = ggml_permute(ctx, q, 0, 2, 1, 3);
+    struct ggml_tensor *kq = named(ggml_mul_mat(ctx, k, q), "kq", l);
     kq = named(ggml_soft_max_ext(ctx, kq, NULL, 1.0f / sqrtf((float)HEAD_DIM), 0.0f), "kq_soft_max", l);
     struct ggml_tensor *vt = named(ggml_cont(ctx, ggml_permute(ctx, v, 1, 2, 0, 3)), "v_t", l); /* [T, hd, heads] */
     struct ggml_tensor *kqv = named(ggml_mul_mat(ctx, vt, kq), "kqv", l);                    /* [hd, T, heads] */
@@ -256,7 +258,8 @@ static struct ggml_tensor *attention(struct ggml_context *ctx, const struct mode
 
 static struct graph graph_new(const struct model *m, int n_tokens) {
     struct graph gr = {.n_tokens = n_tokens};
-    gr.ctx = ggml_init((struct ggml_init_params){.mem_size = 1024 * ggml_tensor_overhead() + ggml_graph_overhead(), .no_alloc = true});
+    const size_t mem = 1024 * ggml_tensor_overhead() + ggml_graph_overhead();
+    gr.ctx = ggml_init((struct ggml_init_params){.mem_size = mem, .no_alloc = true});
     struct ggml_context *ctx = gr.ctx;
     gr.tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
     gr.pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
@@ -484,15 +487,18 @@ static void check_boundaries(ggml_backend_t gpu) {
 }
 
 static void check_gpu(ggml_backend_t gpu) {
+    const enum ggml_backend_buffer_usage W = GGML_BACKEND_BUFFER_USAGE_WEIGHTS, ANY = GGML_BACKEND_BUFFER_USAGE_ANY;
+    const enum ggml_op NONE = GGML_OP_COUNT;
     const struct scenario scenarios[] = {
-        {"(a) all weights on the CPU", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 1, NULL, GGML_OP_COUNT},
-        {"(b) layers 0-1 on the GPU", {ON_GPU, ON_GPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 3, NULL, GGML_OP_COUNT},
-        {"(b) layers 2-3 on the GPU", {ON_CPU, ON_CPU, ON_GPU, ON_GPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, 2, NULL, GGML_OP_COUNT},
-        {"(b) layers 1 and 3 on the GPU", {ON_CPU, ON_GPU, ON_CPU, ON_GPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, -1, NULL, GGML_OP_COUNT},
-        {"(c) no weights", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_ANY, 3, true, 1, NULL, GGML_OP_COUNT},
-        {"(d) op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 40, true, -1, NULL, GGML_OP_COUNT},
-        {"(d) no op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 40, false, 1, NULL, GGML_OP_COUNT},
-        {"(a) with a pinned node", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, 3, true, -1, "kq_soft_max-1", GGML_OP_COUNT},
+        /* what, layers' weights, usage, tokens, op_offload, splits, pinned, refused */
+        {"(a) all weights on the CPU", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 3, true, 1, NULL, NONE},
+        {"(b) layers 0-1 on the GPU", {ON_GPU, ON_GPU, ON_CPU, ON_CPU}, W, 3, true, 3, NULL, NONE},
+        {"(b) layers 2-3 on the GPU", {ON_CPU, ON_CPU, ON_GPU, ON_GPU}, W, 3, true, 2, NULL, NONE},
+        {"(b) layers 1 and 3 on the GPU", {ON_CPU, ON_GPU, ON_CPU, ON_GPU}, W, 3, true, -1, NULL, NONE},
+        {"(c) no weights", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, ANY, 3, true, 1, NULL, NONE},
+        {"(d) op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 40, true, -1, NULL, NONE},
+        {"(d) no op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 40, false, 1, NULL, NONE},
+        {"(a) with a pinned node", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 3, true, -1, "kq_soft_max-1", NONE},
     };
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) check_scenario(gpu, &scenarios[i]);
     if (ggml_backend_get_device(gpu) == ggml_backend_get_device(acc_backend)) {
