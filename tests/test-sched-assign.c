@@ -532,6 +532,7 @@ int main(void) {
     else tap_diag("no Vulkan device: the Vulkan cases are skipped");
     ggml_backend_free(vk);
     ggml_backend_free(acc);
+    for (int i = 0; i < n_acc_bufs; i++) ggml_backend_buffer_free(acc_bufs[i].alias); /* they own no memory */
     ggml_backend_free(cpu_backend);
     return tap_done();
 }
