@@ -90,9 +90,9 @@ QMATCH_AVX2(q4_0, levels_q4_0, scale_q4_0)
 #define ROWS_Q8_0 lanes_rows_q8_0
 #else
 /* Q4_0 against one activation row (the matrix-vector product) on AVX2, where the kernel
- * above is bound by vector operations per block, not by memory (Zen 3: 1.8 ns per block
+ * above is bound by vector operations per block, not by memory (Zen 3: 1.84 ns per block
  * from cache against the 2.0 ns two threads get each block from memory at 85% of the read
- * bandwidth).  The nibbles u enter maddubs unsigned and the activation's pair sums times 8
+ * bandwidth; this one 1.60 ns).  The nibbles u enter maddubs unsigned and the activation's pair sums times 8
  * (maddubs(8, y)) are subtracted: sum (u - 8) * y, the same exact integers as the sign
  * trick's (|15 * 127 * 2| and |8 * 127 * 2| fit int16), so the same lanes and bits, without
  * its subtraction of 8 and two sign operations; the weight row is prefetched. */
