@@ -101,16 +101,18 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
         tap_ok(false, "%s has a multi-row kernel on the %s path", ggml_type_name(type), path_names[path]);
         return;
     }
-    bool ok = true, same_bits = true;
+    bool ok = true, same_bits = true, portable_bits = true;
     double worst = 0;
     float on_path[ROWS]; /* the path's single-row vec_dot */
     for (int r = 0; r < ROWS; r++)
         cpu_type_traits_on_path(type, path)->vec_dot(c->n, &on_path[r], 0, c->qx, 0, c->qy[r], 0, 1);
     for (int nrows = 1; nrows <= ROWS && ok; nrows++) {
         const struct cpu_q8_rows y = rows_of(c, type, nrows);
-        float s[ROWS * S_STRIDE];
+        float s[ROWS * S_STRIDE], portable[ROWS];
         for (int i = 0; i < ROWS * S_STRIDE; i++) s[i] = -12345.0f;
         kernel(c->n, c->qx, &y, s, S_STRIDE);
+        cpu_vec_dot_rows_on_path(type, CPU_QUANT_GENERIC)(c->n, c->qx, &y, portable, 1);
+        for (int r = 0; r < nrows; r++) portable_bits = portable_bits && memcmp(&s[r * S_STRIDE], &portable[r], sizeof(float)) == 0;
         for (int i = 0; i < ROWS * S_STRIDE; i++) {
             const int r = i / S_STRIDE;
             if (i % S_STRIDE != 0 || r >= nrows) {
@@ -125,6 +127,9 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
     }
     tap_ok(ok, "%s multi-row (1..%d rows, n=%d) on the %s path = portable vec_dot and dequantized dot (worst rel. %.2g)",
            ggml_type_name(type), ROWS, c->n, path_names[path], worst);
+    if (cpu_qmatch_type(type)) /* Q8_0 and Q4_0: ggml's eight lanes on every path, one row (the mat-vec) included */
+        tap_ok(ok && portable_bits, "%s multi-row (1..%d rows, n=%d) on the %s path: the portable eight-lane kernel's bits",
+               ggml_type_name(type), ROWS, c->n, path_names[path]);
     if (exact_on_path(type))
         tap_ok(ok && same_bits, "%s multi-row (1..%d rows, n=%d) on the %s path: the bits of the path's single-row vec_dot",
                ggml_type_name(type), ROWS, c->n, path_names[path]);

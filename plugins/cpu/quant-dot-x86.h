@@ -28,10 +28,22 @@ static inline int qd_hsum_epi32(__m256i v) {
     return _mm_cvtsi128_si32(r);
 }
 
-/* 16 bytes of nibbles -> 32 bytes: low nibbles (values 0-15), then high nibbles (16-31). */
+/* 16 bytes of nibbles -> 32 bytes: low nibbles (values 0-15), then high nibbles (16-31).
+ * The 16 bytes are loaded into both halves at once and only the upper half is shifted: two
+ * vector operations, where shifting and masking each half then joining them took four
+ * (Zen 3: the one-column Q4_0 product is bound by operations per block, not by memory). */
 static inline __m256i qd_unpack_nibbles(const uint8_t *qs) {
-    const __m128i b = _mm_loadu_si128((const __m128i *)qs), m = _mm_set1_epi8(0x0f);
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), m), _mm_and_si128(b, m));
+    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
+}
+
+/* The f16 scale that leads a block (p: the block's first byte; blocks hold more than 4
+ * bytes), converted from the low half of a 32-bit load: one conversion, without the word
+ * insert that a 16-bit value takes into a vector register. */
+static inline float qd_h2f_lead(const void *p) {
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(v)));
 }
 
 /* The products x[i+k].d * y[i+k].d for k = 0..3 of two arrays of blocks with f16 scales d:

@@ -25,8 +25,8 @@
 
 static inline __m256i levels_q8_0(const void *row, int b) { return qd_levels_q8_0((const block_q8_0 *)row + b); }
 static inline __m256i levels_q4_0(const void *row, int b) { return qd_levels_q4_0((const block_q4_0 *)row + b); }
-static inline float scale_q8_0(const void *row, int b) { return qd_h2f(((const block_q8_0 *)row)[b].d); }
-static inline float scale_q4_0(const void *row, int b) { return qd_h2f(((const block_q4_0 *)row)[b].d); }
+static inline float scale_q8_0(const void *row, int b) { return qd_h2f_lead((const block_q8_0 *)row + b); }
+static inline float scale_q4_0(const void *row, int b) { return qd_h2f_lead((const block_q4_0 *)row + b); }
 
 /* Blocks per pass of the eight-lane kernels: their scale products dx * dy take 32 bytes each. */
 #define LANES_CHUNK 64
