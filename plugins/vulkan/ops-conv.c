@@ -324,7 +324,7 @@ static uint64_t conv_gemm_depth(const struct ggml_tensor *node) {
 static uint32_t conv_splits(const struct vk_device *d, const struct ggml_tensor *node, uint64_t tiles, uint32_t bk) {
     const uint64_t slices = (conv_gemm_depth(node) + bk - 1) / bk, outputs = (uint64_t)ggml_nelements(node);
     const struct vk_env_value *env = &vk_tuning()->mm_split;
-    if (tiles >= CONV_SPLIT_BELOW || slices / 4 < 2 || !ggml_is_contiguous(node) || (env->set && env->number <= 1) ||
+    if (outputs == 0 || tiles >= CONV_SPLIT_BELOW || slices / 4 < 2 || !ggml_is_contiguous(node) || (env->set && env->number <= 1) ||
         !vk_shader_present(VK_SHADER_MM_SPLIT_SUM) || vk_path_disabled(d, VK_PATH_COOPMAT_SPLIT))
         return 1;
     uint64_t s = env->set ? (uint64_t)env->number : (CONV_SPLIT_WORKGROUPS + tiles - 1) / tiles;
