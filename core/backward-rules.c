@@ -358,13 +358,18 @@ static struct ggml_tensor *as_matrix(struct ggml_context *ctx, struct ggml_tenso
  * Vulkan plugin as an implicit GEMM split along the long reduction over (ow, oh, n), with no
  * im2col matrix [KW*KH*CI, OW*OH*N] (and its transposed copy) of earlier versions.  Returns dK
  * [KW, KH, CI, CO], contiguous; NULL (an error set) where the op is refused. */
-static struct ggml_tensor *conv_kernel_grad(struct ggml_context *ctx, struct ggml_tensor *x, struct ggml_tensor *dy,
-                                            int64_t KW, int64_t KH, const int32_t s[2], const int32_t p[2], const int32_t d[2]) {
-    struct ggml_tensor *kernel = cont_if_needed(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2)); /* [OW, OH, N, CO] */
-    struct ggml_tensor *data = ggml_permute(ctx, x, 0, 1, 3, 2);                          /* [W, H, N, CI] */
-    struct ggml_tensor *r = ggml_conv_2d_direct(ctx, kernel, data, d[0], d[1], p[0], p[1], s[0], s[1]); /* [., ., CO, CI] */
+static struct ggml_tensor *conv_kernel_grad(struct ggml_context *ctx, struct ggml_tensor *x,
+                                            struct ggml_tensor *dy, int64_t KW, int64_t KH,
+                                            const int32_t s[2], const int32_t p[2],
+                                            const int32_t d[2]) {
+    struct ggml_tensor *kernel =
+        cont_if_needed(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2));  /* [OW, OH, N, CO] */
+    struct ggml_tensor *data = ggml_permute(ctx, x, 0, 1, 3, 2); /* [W, H, N, CI] */
+    struct ggml_tensor *r = ggml_conv_2d_direct(ctx, kernel, data, d[0], d[1], p[0], p[1], s[0],
+                                                s[1]); /* [., ., CO, CI] */
     if (!r) return NULL;
-    if (r->ne[0] != KW || r->ne[1] != KH) r = ggml_view_4d(ctx, r, KW, KH, r->ne[2], r->ne[3], r->nb[1], r->nb[2], r->nb[3], 0);
+    if (r->ne[0] != KW || r->ne[1] != KH)
+        r = ggml_view_4d(ctx, r, KW, KH, r->ne[2], r->ne[3], r->nb[1], r->nb[2], r->nb[3], 0);
     return ggml_cont(ctx, ggml_permute(ctx, r, 0, 1, 3, 2));
 }
 
@@ -401,7 +406,8 @@ static bool rule_conv_2d(struct bw_state *s, struct ggml_tensor *node, struct gg
         ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, x, dy, k->ne[0], k->ne[1], p, p + 2, p + 4));
     if (ggmlc__bw_needs_grad(s, x) && !conv_2d_input_grad_transposed(s, node, dy)) {
         /* dY [P, OC] with P = OW*OH*N: dy [OW, OH, OC, N] with OC moved last; dcol = K dY^T */
-        struct ggml_tensor *dY = as_matrix(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2), node->ne[0] * node->ne[1] * node->ne[3]);
+        struct ggml_tensor *dY = as_matrix(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2),
+                                           node->ne[0] * node->ne[1] * node->ne[3]);
         struct ggml_tensor *kt = cont_if_needed(ctx, ggml_transpose(ctx, as_matrix(ctx, k, CK))); /* [OC, CK] */
         struct ggml_tensor *dcol = ggml_mul_mat(ctx, kt, cont_if_needed(ctx, ggml_transpose(ctx, dY))); /* [CK, P] */
         dcol = ggml_reshape_4d(ctx, dcol, CK, node->ne[0], node->ne[1], node->ne[3]);

@@ -37,12 +37,16 @@ struct kg_case {
 };
 
 static const struct kg_case cases[] = {
-    {"conv_2d 3x3 3->19 on 31x29, batch 5 (k 4495)", false, 3, 3, 3, 19, 31, 29, 5, 1, 1, 1, 1, 1, 1},
-    {"conv_2d 3x2 5->7 stride 2,3 on 12x11 (remainder unread)", false, 3, 2, 5, 7, 12, 11, 3, 2, 3, 0, 0, 1, 1},
-    {"conv_2d 2x3 6->33 stride 3,2 pad 2,1 dil 2,3, batch 2", false, 2, 3, 6, 33, 23, 19, 2, 3, 2, 2, 1, 2, 3},
+    {"conv_2d 3x3 3->19 on 31x29, batch 5 (k 4495)", false, 3, 3, 3, 19, 31, 29, 5, 1, 1, 1, 1, 1,
+     1},
+    {"conv_2d 3x2 5->7 stride 2,3 on 12x11 (remainder unread)", false, 3, 2, 5, 7, 12, 11, 3, 2, 3,
+     0, 0, 1, 1},
+    {"conv_2d 2x3 6->33 stride 3,2 pad 2,1 dil 2,3, batch 2", false, 2, 3, 6, 33, 23, 19, 2, 3, 2,
+     2, 1, 2, 3},
     {"conv_2d 1x1 17->9, batch 7", false, 1, 1, 17, 9, 13, 10, 7, 1, 1, 0, 0, 1, 1},
     {"conv_transpose_2d 3x3 7->5 stride 2, batch 2", true, 3, 3, 7, 5, 9, 6, 2, 2, 2, 0, 0, 1, 1},
-    {"conv_transpose_2d 2x2 20->18 stride 1, batch 3", true, 2, 2, 20, 18, 11, 13, 3, 1, 1, 0, 0, 1, 1},
+    {"conv_transpose_2d 2x2 20->18 stride 1, batch 3", true, 2, 2, 20, 18, 11, 13, 3, 1, 1, 0, 0, 1,
+     1},
     {"conv_transpose_2d 4x3 3->17 stride 3", true, 4, 3, 3, 17, 7, 5, 1, 3, 3, 0, 0, 1, 1},
 };
 
@@ -61,7 +65,8 @@ struct problem {
 
 /* Kernel element (kx, ky, ic, oc) in the case's layout. */
 static int64_t kernel_index(const struct kg_case *c, int kx, int ky, int ic, int oc) {
-    return c->transposed ? (((int64_t)ic * c->oc + oc) * c->kh + ky) * c->kw + kx : (((int64_t)oc * c->ic + ic) * c->kh + ky) * c->kw + kx;
+    return c->transposed ? (((int64_t)ic * c->oc + oc) * c->kh + ky) * c->kw + kx
+                         : (((int64_t)oc * c->ic + ic) * c->kh + ky) * c->kw + kx;
 }
 
 /* The data position kernel tap kx reads for output ox along an axis (-1: none, or padding). */
@@ -97,9 +102,12 @@ static void problem_make(const struct kg_case *c, struct problem *p) {
                     for (int ic = 0; ic < c->ic; ic++)
                         for (int ky = 0; ky < c->kh; ky++)
                             for (int kx = 0; kx < c->kw; kx++) {
-                                const int64_t x = tap_source(c, ox, kx, 0), y = tap_source(c, oy, ky, 1);
+                                const int64_t x = tap_source(c, ox, kx, 0),
+                                              y = tap_source(c, oy, ky, 1);
                                 if (x < 0 || x >= c->w || y < 0 || y >= c->h) continue;
-                                const int64_t ki = kernel_index(c, kx, ky, ic, oc), xi = ((n * (int64_t)c->ic + ic) * c->h + y) * c->w + x;
+                                const int64_t ki = kernel_index(c, kx, ky, ic, oc),
+                                              xi =
+                                                  ((n * (int64_t)c->ic + ic) * c->h + y) * c->w + x;
                                 p->dk[ki] += wv * p->x[xi];
                                 p->adk[ki] += fabs(wv * p->x[xi]);
                                 p->dx[xi] += wv * p->k[ki];
@@ -115,16 +123,20 @@ static void problem_free(struct problem *p) {
 
 /* The gradients of the kernel and the data on backend into dk, dx; false (with a diagnostic) where
  * the graph could not be built or computed. */
-static bool gradients(ggml_backend_t backend, const struct kg_case *c, const struct problem *p, float *dk, float *dx) {
-    struct ggml_context *ctx = ggml_init((struct ggml_init_params){256 * ggml_tensor_overhead() + ggml_graph_overhead_custom(512, true), NULL, true});
-    struct ggml_tensor *k = c->transposed ? ggml_new_tensor_4d(ctx, GGML_TYPE_F32, c->kw, c->kh, c->oc, c->ic)
-                                          : ggml_new_tensor_4d(ctx, GGML_TYPE_F32, c->kw, c->kh, c->ic, c->oc);
+static bool gradients(ggml_backend_t backend, const struct kg_case *c, const struct problem *p,
+                      float *dk, float *dx) {
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){
+        256 * ggml_tensor_overhead() + ggml_graph_overhead_custom(512, true), NULL, true});
+    struct ggml_tensor *k =
+        c->transposed ? ggml_new_tensor_4d(ctx, GGML_TYPE_F32, c->kw, c->kh, c->oc, c->ic)
+                      : ggml_new_tensor_4d(ctx, GGML_TYPE_F32, c->kw, c->kh, c->ic, c->oc);
     struct ggml_tensor *x = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, c->w, c->h, c->ic, c->n);
     struct ggml_tensor *w = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, p->ow, p->oh, c->oc, c->n);
     ggml_set_param(k);
     ggml_set_param(x);
-    struct ggml_tensor *y = c->transposed ? ggml_conv_transpose_2d_p0(ctx, k, x, c->s0)
-                                          : ggml_conv_2d_direct(ctx, k, x, c->s0, c->s1, c->p0, c->p1, c->d0, c->d1);
+    struct ggml_tensor *y =
+        c->transposed ? ggml_conv_transpose_2d_p0(ctx, k, x, c->s0)
+                      : ggml_conv_2d_direct(ctx, k, x, c->s0, c->s1, c->p0, c->p1, c->d0, c->d1);
     struct ggml_tensor *loss = ggml_sum(ctx, ggml_mul(ctx, y, w));
     struct ggml_cgraph *g = ggml_new_graph_custom(ctx, 512, true);
     ggml_build_forward_expand(g, loss);
@@ -144,7 +156,8 @@ static bool gradients(ggml_backend_t backend, const struct kg_case *c, const str
         tensor_get_f32(gk, dk);
         tensor_get_f32(gx, dx);
     } else {
-        tap_diag("%s: the graph failed on %s: %s", c->name, ggml_backend_name(backend), ggmlc_last_error());
+        tap_diag("%s: the graph failed on %s: %s", c->name, ggml_backend_name(backend),
+                 ggmlc_last_error());
     }
     ggml_backend_buffer_free(buf);
     ggml_free(ctx);
@@ -152,7 +165,8 @@ static bool gradients(ggml_backend_t backend, const struct kg_case *c, const str
 }
 
 /* Every value within rel of the sum of |products| that makes it (plus a tiny absolute floor). */
-static bool within(const float *got, const double *ref, const double *abs_sum, int64_t n, double rel, const char *what) {
+static bool within(const float *got, const double *ref, const double *abs_sum, int64_t n,
+                   double rel, const char *what) {
     int64_t worst = 0;
     double worst_ratio = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -160,13 +174,17 @@ static bool within(const float *got, const double *ref, const double *abs_sum, i
         if (!(ratio <= worst_ratio)) worst_ratio = ratio, worst = i;
     }
     const bool ok = worst_ratio <= 1.0;
-    tap_ok(ok, "%s within %.1e of the sum of |products| (worst: %.3g of the bound)", what, rel, worst_ratio);
-    if (!ok) tap_diag("  [%lld] got %.9g, reference %.9g, sum |products| %.6g", (long long)worst, got[worst], ref[worst], abs_sum[worst]);
+    tap_ok(ok, "%s within %.1e of the sum of |products| (worst: %.3g of the bound)", what, rel,
+           worst_ratio);
+    if (!ok)
+        tap_diag("  [%lld] got %.9g, reference %.9g, sum |products| %.6g", (long long)worst,
+                 got[worst], ref[worst], abs_sum[worst]);
     return ok;
 }
 
 /* The case on backend against the reference, labelled label. */
-static void check_backend(ggml_backend_t backend, const struct kg_case *c, const struct problem *p, double rel, const char *label) {
+static void check_backend(ggml_backend_t backend, const struct kg_case *c, const struct problem *p,
+                          double rel, const char *label) {
     float *dk = malloc((size_t)p->nk * sizeof(float)), *dx = malloc((size_t)p->nx * sizeof(float));
     char what[256];
     const bool ok = gradients(backend, c, p, dk, dx);
@@ -182,14 +200,16 @@ static void check_backend(ggml_backend_t backend, const struct kg_case *c, const
 }
 
 /* Two runs of the kernel gradient on backend give the same bits (split-k sums in a fixed order). */
-static void check_deterministic(ggml_backend_t backend, const struct kg_case *c, const struct problem *p) {
+static void check_deterministic(ggml_backend_t backend, const struct kg_case *c,
+                                const struct problem *p) {
     float *dk[2], *dx = malloc((size_t)p->nx * sizeof(float));
     bool ok = true;
     for (int r = 0; r < 2; r++) {
         dk[r] = malloc((size_t)p->nk * sizeof(float));
         ok = gradients(backend, c, p, dk[r], dx) && ok;
     }
-    tap_ok(ok && memcmp(dk[0], dk[1], (size_t)p->nk * sizeof(float)) == 0, "%s: vulkan kernel gradient identical in two runs", c->name);
+    tap_ok(ok && memcmp(dk[0], dk[1], (size_t)p->nk * sizeof(float)) == 0,
+           "%s: vulkan kernel gradient identical in two runs", c->name);
     free(dk[0]);
     free(dk[1]);
     free(dx);
