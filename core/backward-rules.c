@@ -347,10 +347,30 @@ static struct ggml_tensor *as_matrix(struct ggml_context *ctx, struct ggml_tenso
     return ggml_reshape_2d(ctx, t, ne0, ggml_nelements(t) / ne0);
 }
 
-/* Gradients of a convolution written as y = col(x)^T K with col = im2col(x) [CK, P] and K [CK, OC]:
- * dY [P, OC]; dK = col dY (as mul_mat(col^T, dY)), dcol = K dY^T (as mul_mat(K^T, dY^T)). */
-static struct ggml_tensor *conv_kernel_grad(struct ggml_context *ctx, struct ggml_tensor *col, struct ggml_tensor *dY) {
-    return ggml_mul_mat(ctx, cont_if_needed(ctx, ggml_transpose(ctx, col)), dY);
+/* The kernel gradient of y = conv_2d(K, x) with K [KW, KH, CI, CO], x [W, H, CI, N], strides s,
+ * paddings p, dilations d and output gradient dy [OW, OH, CO, N]:
+ *   dK[kw, kh, ci, co] = sum over (ow, oh, n) of x[ow s0 - p0 + kw d0, oh s1 - p1 + kh d1, ci, n] dy[ow, oh, co, n],
+ * which is itself a convolution with the roles of the batch and the channels exchanged: the data
+ * x read as [W, H, N, CI] (CI images of N channels), the kernel dy read as [OW, OH, N, CO], the
+ * forward dilations as strides and the strides as dilations.  Its result [>= KW, >= KH, CO, CI]
+ * (wider where the forward convolution left a remainder of the data unread) holds dK at
+ * [0, KW) x [0, KH), channels exchanged back.  So every backend computes dK as one CONV_2D, the
+ * Vulkan plugin as an implicit GEMM split along the long reduction over (ow, oh, n), with no
+ * im2col matrix [KW*KH*CI, OW*OH*N] (and its transposed copy) of earlier versions.  Returns dK
+ * [KW, KH, CI, CO], contiguous; NULL (an error set) where the op is refused. */
+static struct ggml_tensor *conv_kernel_grad(struct ggml_context *ctx, struct ggml_tensor *x,
+                                            struct ggml_tensor *dy, int64_t KW, int64_t KH,
+                                            const int32_t s[2], const int32_t p[2],
+                                            const int32_t d[2]) {
+    struct ggml_tensor *kernel =
+        cont_if_needed(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2));  /* [OW, OH, N, CO] */
+    struct ggml_tensor *data = ggml_permute(ctx, x, 0, 1, 3, 2); /* [W, H, N, CI] */
+    struct ggml_tensor *r = ggml_conv_2d_direct(ctx, kernel, data, d[0], d[1], p[0], p[1], s[0],
+                                                s[1]); /* [., ., CO, CI] */
+    if (!r) return NULL;
+    if (r->ne[0] != KW || r->ne[1] != KH)
+        r = ggml_view_4d(ctx, r, KW, KH, r->ne[2], r->ne[3], r->nb[1], r->nb[2], r->nb[3], 0);
+    return ggml_cont(ctx, ggml_permute(ctx, r, 0, 1, 3, 2));
 }
 
 /* The input gradient of CONV_2D as one transposed convolution where that op can express it (no
@@ -381,21 +401,19 @@ static bool rule_conv_2d(struct bw_state *s, struct ggml_tensor *node, struct gg
     struct ggml_context *ctx = s->ctx;
     struct ggml_tensor *k = node->src[0], *x = node->src[1];
     const int32_t *p = node->op_params;
-    const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2], OC = k->ne[3];
-    /* dY [P, OC] with P = OW*OH*N: dy [OW, OH, OC, N] with OC moved last */
-    struct ggml_tensor *dY = as_matrix(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2), node->ne[0] * node->ne[1] * node->ne[3]);
-    if (ggmlc__bw_needs_grad(s, k)) {
-        struct ggml_tensor *col = as_matrix(ctx, ggml_im2col(ctx, k, x, p[0], p[1], p[2], p[3], p[4], p[5], true, GGML_TYPE_F32), CK);
-        ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, col, dY));
-    }
+    const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2];
+    if (ggmlc__bw_needs_grad(s, k))
+        ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, x, dy, k->ne[0], k->ne[1], p, p + 2, p + 4));
     if (ggmlc__bw_needs_grad(s, x) && !conv_2d_input_grad_transposed(s, node, dy)) {
+        /* dY [P, OC] with P = OW*OH*N: dy [OW, OH, OC, N] with OC moved last; dcol = K dY^T */
+        struct ggml_tensor *dY = as_matrix(ctx, ggml_permute(ctx, dy, 0, 1, 3, 2),
+                                           node->ne[0] * node->ne[1] * node->ne[3]);
         struct ggml_tensor *kt = cont_if_needed(ctx, ggml_transpose(ctx, as_matrix(ctx, k, CK))); /* [OC, CK] */
         struct ggml_tensor *dcol = ggml_mul_mat(ctx, kt, cont_if_needed(ctx, ggml_transpose(ctx, dY))); /* [CK, P] */
         dcol = ggml_reshape_4d(ctx, dcol, CK, node->ne[0], node->ne[1], node->ne[3]);
         int64_t ne[4] = {x->ne[0], x->ne[1], x->ne[2], x->ne[3]};
         ggmlc__bw_add_grad(s, x, ggml_im2col_back(ctx, k, dcol, ne, p[0], p[1], p[2], p[3], p[4], p[5], true));
     }
-    (void)OC;
     return true;
 }
 
@@ -409,11 +427,10 @@ static bool rule_conv_transpose_2d(struct bw_state *s, struct ggml_tensor *node,
     if (ggmlc__bw_needs_grad(s, x))
         ggmlc__bw_add_grad(s, x, ggml_conv_2d(ctx, k, d, st, st, 0, 0, 1, 1));
     if (ggmlc__bw_needs_grad(s, k)) {
-        /* da[(kx, ky, oc), ic] = sum over (ix, iy, n) of im2col(dy)[(oc, ky, kx), p] x[p, ic] */
-        const int64_t CK = k->ne[0] * k->ne[1] * k->ne[2];
-        struct ggml_tensor *col = as_matrix(ctx, ggml_im2col(ctx, k, d, st, st, 0, 0, 1, 1, true, GGML_TYPE_F32), CK);
-        struct ggml_tensor *xm = as_matrix(ctx, ggml_permute(ctx, x, 0, 1, 3, 2), x->ne[0] * x->ne[1] * x->ne[3]); /* [P, IC] */
-        ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, col, xm));
+        /* that convolution's kernel gradient: da[kx, ky, oc, ic] = sum over (ix, iy, n) of
+         * dy[ix st + kx, iy st + ky, oc, n] x[ix, iy, ic, n] */
+        const int32_t stride[2] = {st, st}, pad[2] = {0, 0}, dil[2] = {1, 1};
+        ggmlc__bw_add_grad(s, k, conv_kernel_grad(ctx, d, x, k->ne[0], k->ne[1], stride, pad, dil));
     }
     return true;
 }

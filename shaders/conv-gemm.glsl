@@ -6,6 +6,9 @@
 // TRANSPOSED, conv_transpose_2d: kernel [KW, KH, OC, IC], output ox = ix * s + kw, so
 // ix = (ox - kw) / s where that divides (struct vk_pc_conv_transpose_2d, no padding).
 // The callers decode taps and positions once per group of values (integer division is slow).
+// Split-k: a grid of gl_NumWorkGroups.z layers divides the k of every tile (layer_k_range); each
+// layer writes its partial tile at layer_offset() of the result binding, which the host then
+// points at scratch memory, contiguous, for mm-split-sum.comp to add the layers in order.
 #include "push-constants.h"
 #ifdef TRANSPOSED
 VK_PUSH_BLOCK(vk_pc_conv_transpose_2d);
@@ -49,3 +52,14 @@ float data_value(uvec3 tap, uvec3 pos) {
     if (x < 0 || x >= int(p.IW) || y < 0 || y >= int(p.IH)) return 0.0;
     return data_x[p.off_x + uint(x) * p.nx0 + uint(y) * p.nx1 + tap.z * p.nx2 + pos.z * p.nx3];
 }
+
+// This workgroup's share [x, y) of k in [0, K): whole slices of bk, layer by layer (all of k
+// for a grid of one layer; a layer past the end gets none and writes zeros).
+uvec2 layer_k_range(uint K, uint bk) {
+    const uint slices = (K + bk - 1) / bk, per = (slices + gl_NumWorkGroups.z - 1) / gl_NumWorkGroups.z;
+    const uint first = min(K, gl_WorkGroupID.z * per * bk);
+    return uvec2(first, min(K, first + per * bk));
+}
+
+// Where this workgroup's layer of partial results starts in the result binding (0 unsplit).
+uint layer_offset() { return gl_WorkGroupID.z * (p.OW * p.OH * p.OC * p.N); }

@@ -7,6 +7,7 @@
 // padding), beside the matching slice of A.  A workgroup of WG / SG subgroups computes a BM x BN
 // tile of D (output channels x positions), each subgroup a WM x WN part of whole fragments; the
 // tile goes through shared memory to the result [OW, OH, OC, N] (any strides), positions fastest.
+// A grid of several layers (z) splits k: each writes its partial tile (conv-gemm.glsl).
 // Push constants and bindings are conv2d.comp's (struct vk_pc_conv2d, not depthwise); TRANSPOSED:
 // conv_transpose_2d (conv-transpose-2d.comp's, the kernel [KW, KH, OC, IC]; conv-gemm.glsl).  Rounding:
 // the kernel and data are rounded to f16 (the products and sums are f32), so results differ from
@@ -107,7 +108,7 @@ void write_tile(uint m0, uint n0, uint P) {
         const uint oc = m0 + e / BN, j = n0 + e % BN;
         if (oc >= p.OC || j >= P) continue;
         const uvec3 o = position_of(j);
-        data_d[p.off_d + o.x * p.nd0 + o.y * p.nd1 + oc * p.nd2 + o.z * p.nd3] = sd[e];
+        data_d[p.off_d + layer_offset() + o.x * p.nd0 + o.y * p.nd1 + oc * p.nd2 + o.z * p.nd3] = sd[e];
     }
 }
 
@@ -117,9 +118,10 @@ void main() {
     const uint warp = gl_SubgroupID, wm = (warp % (BM / WM)) * WM, wn = (warp / (BM / WM)) * WN;
     [[unroll]] for (uint i = 0; i < FM; i++)
         [[unroll]] for (uint j = 0; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
-    for (uint k0 = 0; k0 < K; k0 += BK) {
-        stage_kernel(k0, m0, K);
-        stage_data(k0, n0, K, P);
+    const uvec2 ks = layer_k_range(K, BK);
+    for (uint k0 = ks.x; k0 < ks.y; k0 += BK) {
+        stage_kernel(k0, m0, ks.y);
+        stage_data(k0, n0, ks.y, P);
         barrier();
         multiply(wm, wn);
         barrier();

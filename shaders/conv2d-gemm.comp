@@ -7,7 +7,8 @@
 // positions j = (ow, oh, n), ow fastest), each invocation 4 x 4 of it: channels tm + 16 r and
 // positions tn + 16 q, so that neighbouring invocations store neighbouring positions.  Push
 // constants and bindings are conv2d.comp's (struct vk_pc_conv2d, not depthwise); TRANSPOSED:
-// conv_transpose_2d (conv-transpose-2d.comp's; conv-gemm.glsl).
+// conv_transpose_2d (conv-transpose-2d.comp's; conv-gemm.glsl).  A grid of several layers (z)
+// splits k: each writes its partial tile (conv-gemm.glsl).
 #include "types.glsl"
 
 layout(local_size_x = 256) in;
@@ -49,9 +50,10 @@ void main() {
     float acc[4][4];
     [[unroll]] for (uint r = 0; r < 4; r++)
         [[unroll]] for (uint q = 0; q < 4; q++) acc[r][q] = 0.0;
-    for (uint k0 = 0; k0 < K; k0 += BK) {
-        stage_kernel(k0, m0, K);
-        stage_data(k0, K, jd < P, pos);
+    const uvec2 ks = layer_k_range(K, BK);
+    for (uint k0 = ks.x; k0 < ks.y; k0 += BK) {
+        stage_kernel(k0, m0, ks.y);
+        stage_data(k0, ks.y, jd < P, pos);
         barrier();
         [[unroll]] for (uint kk = 0; kk < BK; kk++) {
             float a[4], b[4];
@@ -68,7 +70,7 @@ void main() {
         const uvec3 o = position_of(j);
         [[unroll]] for (uint r = 0; r < 4; r++) {
             const uint oc = m0 + tm + 16 * r;
-            if (oc < p.OC) data_d[p.off_d + o.x * p.nd0 + o.y * p.nd1 + oc * p.nd2 + o.z * p.nd3] = acc[r][q];
+            if (oc < p.OC) data_d[p.off_d + layer_offset() + o.x * p.nd0 + o.y * p.nd1 + oc * p.nd2 + o.z * p.nd3] = acc[r][q];
         }
     }
 }

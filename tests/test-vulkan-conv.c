@@ -8,8 +8,9 @@
  * rounds the kernel and data to f16 (f32 sums): every output may then be off the exact sum by
  * F16_REL (2^-9, four times the bound of two roundings of 2^-11) of the sum of |k x| over its
  * window.  With GGMLC_VK_CONV_CM=0 (test-vulkan-conv-exact.sh) the plugin takes the f32 kernel
- * and the bound is F32_REL of that sum.  The gradients (im2col, products, im2col_back) are held
- * to the looser bound too (f32 products may run on f16 fragments as well on some devices).
+ * and the bound is F32_REL of that sum.  The gradients (the kernel's one more CONV_2D, the
+ * input's a conv_transpose_2d or products and im2col_back) are held to the looser bound too.
+ * test-vulkan-conv-kgrad covers the kernel gradient's split along k and conv_transpose_2d's rule.
  * Skipped, visibly, when there is no Vulkan device.
  */
 #include <math.h>

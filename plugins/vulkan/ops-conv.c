@@ -256,28 +256,6 @@ static const char *conv_gemm_prefix(const struct ggml_tensor *node) {
     return node->op == GGML_OP_CONV_TRANSPOSE_2D ? "conv_transpose_2d" : "conv2d";
 }
 
-/* Record ds (shader and constants chosen) for node (conv_2d or conv_transpose_2d) on a grid of gx x gy
- * tiles: the implicit GEMMs' x runs over tiles of output channels, y over tiles of output positions. */
-static enum ggml_status conv_2d_tiles_record(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds,
-                                             uint64_t gx, uint64_t gy) {
-    if (node->op == GGML_OP_CONV_TRANSPOSE_2D) {
-        const struct ggml_tensor *k = node->src[0], *x = node->src[1];
-        const struct vk_pc_conv_transpose_2d pc = conv_transpose_2d_push(node);
-        vk_dispatch_push(ds, pc);
-        vk_dispatch_bind(ds, k, false, (uint32_t)ggml_type_size(k->type), VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k));
-        vk_dispatch_bind(ds, x, false, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_x));
-        vk_dispatch_bind(ds, node, true, 4, VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_d));
-    } else {
-        const struct vk_pc_conv2d pc = conv_2d_push(node);
-        vk_dispatch_push(ds, pc);
-        conv_2d_bind(ds, node);
-    }
-    ds->groups[0] = (uint32_t)gx;
-    ds->groups[1] = (uint32_t)gy;
-    ds->groups[2] = 1;
-    return vk_record_dispatch(rec, ds);
-}
-
 /* conv_2d on cooperative matrices (conv2d-cm.comp: an implicit GEMM, kernel and data rounded to
  * f16, f32 sums), for GGML_OP_CONV_2D wherever the device has VK_KHR_cooperative_matrix fragments
  * (coopmat_khr_shape).  Its specialization constants {WG, SG, FRM, FRN, FRK, KB, BM, BN, BK, WM, WN}:
@@ -323,6 +301,136 @@ static bool conv_cm_consts(const struct vk_device *d, const struct ggml_tensor *
     return (env->set && env->n >= 5 && conv_cm_try(d, env->v, v)) || conv_cm_try(d, t, v);
 }
 
+/* Split-k.  A convolution's kernel gradient (conv_kernel_grad in core/backward-rules.c) is a
+ * CONV_2D of few outputs (KW*KH*IC positions x OC channels: 9 x 32 and 288 x 64 in the CNN of
+ * ggmlc-bench train-epoch) and a long k (OW*OH*N, the batch's pixels: 25088), whose few tiles
+ * would each walk all of k on one workgroup.  Grids of fewer than CONV_SPLIT_BELOW tiles are
+ * split along k into layers of workgroups (about 256 workgroups in all, at least 4 slices of BK
+ * per layer); each layer writes its partial results to the transient scratch, contiguous, and
+ * mm-split-sum.comp adds them layer by layer in a fixed order, so the sums do not depend on the
+ * schedule (no atomics).  $GGMLC_VK_MM_SPLIT=S takes S layers instead where it splits (1 or 0:
+ * never), as it does for the products. */
+#define CONV_SPLIT_BELOW      64
+#define CONV_SPLIT_WORKGROUPS 256
+
+/* The depth k of node's implicit GEMM: the kernel's taps times the input channels. */
+static uint64_t conv_gemm_depth(const struct ggml_tensor *node) {
+    const struct ggml_tensor *k = node->src[0];
+    const int64_t in_channels = node->op == GGML_OP_CONV_TRANSPOSE_2D ? k->ne[3] : k->ne[2];
+    return (uint64_t)k->ne[0] * (uint64_t)k->ne[1] * (uint64_t)in_channels;
+}
+
+/* The layers of node's implicit GEMM on a grid of `tiles` tiles with k slices of bk (1: unsplit). */
+static uint32_t conv_splits(const struct vk_device *d, const struct ggml_tensor *node,
+                            uint64_t tiles, uint32_t bk) {
+    const uint64_t slices = (conv_gemm_depth(node) + bk - 1) / bk,
+                   outputs = (uint64_t)ggml_nelements(node);
+    const struct vk_env_value *env = &vk_tuning()->mm_split;
+    if (outputs == 0 || tiles >= CONV_SPLIT_BELOW || slices / 4 < 2 || !ggml_is_contiguous(node) ||
+        (env->set && env->number <= 1) || !vk_shader_present(VK_SHADER_MM_SPLIT_SUM) ||
+        vk_path_disabled(d, VK_PATH_COOPMAT_SPLIT))
+        return 1;
+    uint64_t s = env->set ? (uint64_t)env->number : (CONV_SPLIT_WORKGROUPS + tiles - 1) / tiles;
+    const uint64_t limits[4] = {slices / 4, d->props.limits.maxComputeWorkGroupCount[2],
+                                UINT32_MAX / outputs, VK_SCRATCH_TRANSIENT_MAX / (4 * outputs)};
+    for (int i = 0; i < 4; i++)
+        if (s > limits[i]) s = limits[i];
+    if (s <= 1) return 1;
+    const uint64_t per = (slices + s - 1) / s; /* slices per layer: no layer left empty */
+    return (uint32_t)((slices + per - 1) / per);
+}
+
+/* The bytes of the partial results of `splits` layers. */
+static VkDeviceSize conv_partials(const struct ggml_tensor *node, uint32_t splits) {
+    return vk_scratch_round((VkDeviceSize)splits * (VkDeviceSize)ggml_nelements(node) * 4);
+}
+
+/* Tiles of conv2d-gemm.comp: output channels x positions, and its k slice (the shader's constants). */
+#define CONV_GEMM_TILE 64
+#define CONV_GEMM_BK   16
+
+/* The grid of tiles bm x bn (output channels x positions) over node. */
+static uint64_t conv_tiles(const struct ggml_tensor *node, uint32_t bm, uint32_t bn) {
+    const uint64_t positions =
+        (uint64_t)node->ne[0] * (uint64_t)node->ne[1] * (uint64_t)node->ne[3];
+    return (((uint64_t)node->ne[2] + bm - 1) / bm) * ((positions + bn - 1) / bn);
+}
+
+/* The transient scratch of a split implicit GEMM: the larger of the cooperative-matrix kernel's
+ * and the f32 kernel's (the first may give way to the second when its pipeline fails). */
+static void conv_gemm_scratch(const struct vk_device *d, const struct ggml_tensor *node,
+                              struct vk_scratch_need *need) {
+    if (node->op == GGML_OP_CONV_2D_DW) return;
+    uint32_t spec[CONV_CM_NSPEC];
+    VkDeviceSize bytes = conv_partials(
+        node, conv_splits(d, node, conv_tiles(node, CONV_GEMM_TILE, CONV_GEMM_TILE), CONV_GEMM_BK));
+    if (conv_cm_consts(d, node, spec)) {
+        const VkDeviceSize cm =
+            conv_partials(node, conv_splits(d, node, conv_tiles(node, spec[6], spec[7]), spec[8]));
+        if (cm > bytes) bytes = cm;
+    }
+    if (bytes > conv_partials(node, 1) && bytes <= VK_SCRATCH_TRANSIENT_MAX &&
+        bytes > need->transient)
+        need->transient = bytes;
+}
+
+/* d = the sum of the `splits` layers of partial results at scratch offset at (mm-split-sum.comp
+ * over node's elements as one column). */
+static enum ggml_status conv_split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node,
+                                              VkDeviceSize at, uint32_t splits) {
+    const uint32_t n = (uint32_t)ggml_nelements(node);
+    struct vk_dispatch s;
+    vk_dispatch_init(&s, VK_SHADER_MM_SPLIT_SUM);
+    const struct vk_pc_split_sum pc = {.M = n, .N = 1, .splits = splits, .nb1 = n};
+    vk_dispatch_push(&s, pc);
+    vk_dispatch_bind_scratch(&s, at, conv_partials(node, splits), false);
+    vk_dispatch_bind(&s, node, true, 4, VK_PUSH_WORD(vk_pc_split_sum, off_d));
+    vk_groups_1d(rec->d, n, 256, s.groups);
+    return vk_record_dispatch(rec, &s);
+}
+
+/* Record ds (shader and constants chosen) for node (conv_2d or conv_transpose_2d) on a grid of gx x gy
+ * tiles with k slices of bk: the implicit GEMMs' x runs over tiles of output channels, y over tiles
+ * of output positions, z over the layers of a split k (then their sum after it). */
+static enum ggml_status conv_2d_tiles_record(struct vk_rec *rec, const struct ggml_tensor *node,
+                                             struct vk_dispatch *ds, uint64_t gx, uint64_t gy,
+                                             uint32_t bk) {
+    const struct ggml_tensor *k = node->src[0], *x = node->src[1];
+    const bool transposed = node->op == GGML_OP_CONV_TRANSPOSE_2D;
+    uint32_t splits = conv_splits(rec->d, node, gx * gy, bk);
+    VkDeviceSize at = 0;
+    if (splits > 1 &&
+        (!vk_scratch_transient(rec, conv_partials(node, splits), &at) ||
+         !vk_optional_pipeline(rec->d, VK_SHADER_MM_SPLIT_SUM, NULL, 0, VK_PATH_COOPMAT_SPLIT,
+                               "the convolutions run unsplit")))
+        splits = 1;
+    if (transposed) {
+        const struct vk_pc_conv_transpose_2d pc = conv_transpose_2d_push(node);
+        vk_dispatch_push(ds, pc);
+    } else {
+        const struct vk_pc_conv2d pc = conv_2d_push(node);
+        vk_dispatch_push(ds, pc);
+    }
+    vk_dispatch_bind(ds, k, false, (uint32_t)ggml_type_size(k->type),
+                     transposed ? VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_k)
+                                : VK_PUSH_WORD(vk_pc_conv2d, off_k));
+    vk_dispatch_bind(ds, x, false, 4,
+                     transposed ? VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_x)
+                                : VK_PUSH_WORD(vk_pc_conv2d, off_x));
+    if (splits > 1) /* the layers, contiguous from the binding's start (off_d 0) */
+        vk_dispatch_bind_scratch(ds, at, conv_partials(node, splits), true);
+    else
+        vk_dispatch_bind(ds, node, true, 4,
+                         transposed ? VK_PUSH_WORD(vk_pc_conv_transpose_2d, off_d)
+                                    : VK_PUSH_WORD(vk_pc_conv2d, off_d));
+    ds->groups[0] = (uint32_t)gx;
+    ds->groups[1] = (uint32_t)gy;
+    ds->groups[2] = splits;
+    enum ggml_status st = vk_record_dispatch(rec, ds);
+    if (st == GGML_STATUS_SUCCESS && splits > 1) st = conv_split_sum_record(rec, node, at, splits);
+    return st;
+}
+
 /* conv2d-cm.comp for node: x tiles of output channels, y tiles of output positions.  False
  * (nothing recorded) where it does not take node or its pipeline cannot be made. */
 static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node, enum ggml_status *st) {
@@ -344,12 +452,9 @@ static bool conv_2d_cm_record(struct vk_rec *rec, const struct ggml_tensor *node
     vk_dispatch_init(&ds, id);
     memcpy(ds.spec, spec, sizeof spec);
     ds.n_spec = CONV_CM_NSPEC;
-    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy);
+    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy, spec[8]);
     return true;
 }
-
-/* Tiles of conv2d-gemm.comp: output channels x positions (the shader's constants). */
-#define CONV_GEMM_TILE 64
 
 /* conv_2d as an implicit GEMM in f32 (conv2d-gemm.comp), for GGML_OP_CONV_2D where the
  * cooperative-matrix kernel does not run (no im2col tensor, but on lavapipe slower than im2col +
@@ -361,7 +466,7 @@ static bool conv_2d_gemm_record(struct vk_rec *rec, const struct ggml_tensor *no
     if (positions > UINT32_MAX || gx > max[0] || gy > max[1]) return false;
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("%s_gemm_%s", conv_gemm_prefix(node), ggml_type_name(node->src[0]->type)));
-    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy);
+    *st = conv_2d_tiles_record(rec, node, &ds, gx, gy, CONV_GEMM_BK);
     return true;
 }
 
@@ -612,9 +717,10 @@ void vk_ops_conv_register(struct vk_op_kernel *t) {
     t[GGML_OP_SSM_CONV] = (struct vk_op_kernel){ssm_conv_supports, ssm_conv_record};
     t[GGML_OP_IM2COL_BACK] = (struct vk_op_kernel){im2col_back_supports, im2col_back_record};
     t[GGML_OP_POOL_2D_BACK] = (struct vk_op_kernel){pool_2d_back_supports, pool_2d_back_record};
-    t[GGML_OP_CONV_2D] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record};
+    t[GGML_OP_CONV_2D] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record, conv_gemm_scratch};
     t[GGML_OP_CONV_2D_DW] = (struct vk_op_kernel){conv_2d_supports, conv_2d_record};
-    t[GGML_OP_CONV_TRANSPOSE_2D] = (struct vk_op_kernel){conv_transpose_2d_supports, conv_transpose_2d_record};
+    t[GGML_OP_CONV_TRANSPOSE_2D] = (struct vk_op_kernel){
+        conv_transpose_2d_supports, conv_transpose_2d_record, conv_gemm_scratch};
     t[GGML_OP_UPSCALE] = (struct vk_op_kernel){upscale_supports, upscale_record};
     t[GGML_OP_IM2COL] = (struct vk_op_kernel){im2col_supports, im2col_record};
     t[GGML_OP_POOL_1D] = (struct vk_op_kernel){pool_supports, pool_record};
