@@ -102,13 +102,6 @@ void stage_queries(uint g0, uint kvh, uint b, uint rows) {
     }
 }
 
-// Whether K (v false) or V is f16 in whole chunks of 8 halves, each 16-byte aligned
-bool kv_chunked(bool v) {
-    if (K_TYPE != 1) return false;
-    const uint n = v ? p.DV : p.DK, words = v ? (p.off_v | p.nbv1 | p.nbv2 | p.nbv3) : (p.off_k | p.nbk1 | p.nbk2 | p.nbk3);
-    return (n | words) % 8 == 0;
-}
-
 // Chunk c (of 8 values) of the row at word `row` of K (v false) or V, n values long
 uvec4 kv_row_chunk(bool v, bool chunked, uint row, uint c, uint n) {
 #if K_TYPE == 1
