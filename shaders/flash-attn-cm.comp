@@ -67,11 +67,15 @@ const uint LDK = CK + 1, LDV = CV + 1;         // row strides in shared memory (
 const uint QF = DKP / FRK, SF = BC / FRN, PF = BC / FRK, OF = DVP / FRN;
 const uint OE = FRM * FRN / SG;                // elements of an O fragment per lane
 const uint PAIRS = BC / 2 / LPR;               // pairs of keys per lane and tile
+// Row strides of the scores, the weights and a P V fragment in shared memory, 16 bytes longer than
+// the rows: rows a power of two of words apart fall into the same banks, and each lane reads
+// down a column of rows.
+const uint LDS = BC + 4, LDP = BC / 2 + 4, LDO = FRN + 4;
 const float NEG_INF = -1.0 / 0.0;
 
 shared uvec4 kv[BC * (LDK + LDV)];             // the K tile, then the V tile (first the query rows)
-shared float ss[BR * BC];                      // per subgroup: its scores, then a fragment of P V
-shared uint sp[BR * BC / 2];                   // per subgroup: its weights P, two halves a word
+shared float ss[BR * LDS];                     // per subgroup: its scores, then a fragment of P V
+shared uint sp[BR * LDP];                      // per subgroup: its weights P, two halves a word
 shared float rowf[BR];                         // each row's shrink factor, at the end its 1 / sum
 shared uint live;                              // the last tile with a finite mask value, plus one
 
@@ -162,7 +166,7 @@ void main() {
     const uvec2 my_qh = row_query_head(my_g, kvh);
     const float slope = alibi_slope(my_qh.y);
     const uint mrow = p.off_m + ((b % p.mne3) * p.mne2 + my_qh.y % p.mne2) * p.mne1 * p.mne0 + my_qh.x * p.mne0;
-    const uint s_at = sg * FRM * BC, p_at = sg * FRM * BC / 2; // this subgroup's scores and weights
+    const uint s_at = sg * FRM * LDS, p_at = sg * FRM * LDP; // this subgroup's scores and weights
     const bool k_chunked = kv_chunked(false), v_chunked = kv_chunked(true), m_paired = mask_paired();
 
     if (gl_LocalInvocationID.x == 0) live = 0;
@@ -197,7 +201,7 @@ void main() {
                 coopMatLoadNV(kf, kv, n * FRN * LDK + i * (FRK / 8), LDK, true);
                 acc = coopMatMulAddNV(qf[i], kf, acc);
             }
-            coopMatStoreNV(acc, ss, s_at + n * FRN, BC, false);
+            coopMatStoreNV(acc, ss, s_at + n * FRN, LDS, false);
         }
         subgroupMemoryBarrierShared();
         subgroupBarrier();
@@ -205,7 +209,7 @@ void main() {
         float tile_max = NEG_INF;
         [[unroll]] for (uint i = 0; i < PAIRS; i++) {
             [[unroll]] for (uint h = 0; h < 2; h++) {
-                float s = ss[s_at + (lane / LPR) * BC + 2 * (sub + i * LPR) + h] * p.scale;
+                float s = ss[s_at + (lane / LPR) * LDS + 2 * (sub + i * LPR) + h] * p.scale;
                 if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
                 x[i][h] = x[i][h] == NEG_INF ? NEG_INF : s + x[i][h];
                 tile_max = max(tile_max, x[i][h]);
@@ -218,7 +222,7 @@ void main() {
         [[unroll]] for (uint i = 0; i < PAIRS; i++) {
             const vec2 w = vec2(x[i].x == NEG_INF ? 0.0 : exp(x[i].x - new_max), x[i].y == NEG_INF ? 0.0 : exp(x[i].y - new_max));
             const uint packed = packHalf2x16(w);
-            sp[p_at + (lane / LPR) * (BC / 2) + sub + i * LPR] = packed;
+            sp[p_at + (lane / LPR) * LDP + sub + i * LPR] = packed;
             const vec2 rounded = unpackHalf2x16(packed); // the weights P V is made of
             sum += rounded.x + rounded.y;
         }
@@ -228,7 +232,7 @@ void main() {
         subgroupBarrier();
         // 5. O = O * shrink + P V, a fragment of columns at a time
         fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> pf[PF];
-        [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), BC / 2, false);
+        [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), LDP, false);
         [[unroll]] for (uint n = 0; n < OF; n++) {
             fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
             [[unroll]] for (uint kk = 0; kk < PF; kk++) {
@@ -236,12 +240,12 @@ void main() {
                 coopMatLoadNV(vf, kv, BC * LDK + kk * FRK * LDV + n * (FRN / 8), LDV, false);
                 acc = coopMatMulAddNV(pf[kk], vf, acc);
             }
-            coopMatStoreNV(acc, ss, s_at, FRN, false);
+            coopMatStoreNV(acc, ss, s_at, LDO, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             [[unroll]] for (uint i = 0; i < OE; i++) {
                 const uint e = lane + i * SG;
-                o[n * OE + i] = o[n * OE + i] * rowf[sg * FRM + e / FRN] + ss[s_at + e];
+                o[n * OE + i] = o[n * OE + i] * rowf[sg * FRM + e / FRN] + ss[s_at + (e / FRN) * LDO + e % FRN];
             }
             subgroupBarrier(); // read before the next fragment overwrites it
         }

@@ -330,7 +330,7 @@ static uint32_t round_up_u32(uint32_t x, uint32_t m) { return (x + m - 1) / m * 
 static uint64_t attn_cm_shared(const uint32_t *v) {
     const uint64_t br = (uint64_t)(v[0] / v[1]) * v[2], bc = v[6];
     const uint64_t kv = bc * (v[7] / 8 + 1 + v[8] / 8 + 1) * 16;
-    return kv + br * bc * 4 + br * bc * 2 + br * 4 + 4;
+    return kv + br * (bc + 4) * 4 + br * (bc / 2 + 4) * 4 + br * 4 + 4; /* ss, sp (rows padded by 16 bytes), rowf, live */
 }
 
 /* Whether the constants v suit the kernel on d (see flash-attn-cm.comp's list). */
