@@ -5,11 +5,10 @@
 // each read of K and V.  The workgroup's WG / 8 lane groups each own a share of the keys (key j0 +
 // u * groups + group of every step of groups * B keys) and keep their own running maximum,
 // normaliser and weighted sum of V per row, so the key loop has no barrier:
-// 1. the mask (slope * mask, -inf past the keys) of the group's B keys for its R rows; keys masked
-//    for every row are neither read nor scored;
-// 2. the 8 lanes of a group read a key's row of K and V in chunks of 8 values (lane c: chunks c,
-//    c + 8, ...; 16 bytes at a time for aligned f16), K . q over the lanes' chunks, then added
-//    across the 8 lanes by shuffles;
+// 1. the mask (slope * mask, -inf past the keys) of the group's B keys for its R rows, and their
+//    rows of K and V in chunks of 8 values (lane c: chunks c, c + 8, ...; 16 bytes at a time for
+//    aligned f16), all loads in flight at once (a step costs one memory latency);
+// 2. K . q over the lanes' chunks, added across the 8 lanes by shuffles;
 // 3. one online-softmax update per row and step: sum = sum * shrink + weights, o likewise with the
 //    weighted V chunks.
 // Then the groups' states meet in shared memory: each (row, value) thread rescales the groups' sums
@@ -121,42 +120,28 @@ void main() {
     }
 
     for (uint jb = j_begin; jb < j_end; jb += G * B) {
-        // 1. the mask of the group's keys
+        // 1. the group's keys: their mask, K and V rows, every load issued before any is used (past
+        //    the keys, the last key's rows, masked)
         float s[B * R];
-        bool live = false;
+        vec4 k_lo[B * CK], k_hi[B * CK], v_lo[B * CV], v_hi[B * CV];
         [[unroll]] for (uint u = 0; u < B; u++) {
-            const uint j = jb + u * G + grp;
+            const uint j = jb + u * G + grp, jr = min(j, j_end - 1);
             [[unroll]] for (uint r = 0; r < R; r++) {
                 float mv = NEG_INF;
                 if (j < j_end && row_ok[r]) mv = (p.flags & 1u) != 0 ? slope[r] * TO_F32(M_TYPE, data_m[mrow[r] + j]) : 0.0;
                 s[u * R + r] = mv;
-                live = live || mv != NEG_INF;
             }
+            [[unroll]] for (uint i = 0; i < CK; i++)
+                chunk8(false, k_chunked, k0 + jr * p.nbk1, lane + 8 * i, p.DK, k_lo[u * CK + i], k_hi[u * CK + i]);
+            [[unroll]] for (uint i = 0; i < CV; i++)
+                chunk8(true, v_chunked, v0 + jr * p.nbv1, lane + 8 * i, p.DV, v_lo[u * CV + i], v_hi[u * CV + i]);
         }
-        if (!live) continue; // the same for the group's 8 lanes
-        // 2. K and V rows of the live keys, the scores
-        vec4 v_lo[B * CV], v_hi[B * CV];
+        // 2. the scores: K . q over the lane's chunks, added across the group's lanes
         [[unroll]] for (uint u = 0; u < B; u++) {
-            const uint j = jb + u * G + grp;
-            bool key_live = false;
-            [[unroll]] for (uint r = 0; r < R; r++) key_live = key_live || s[u * R + r] != NEG_INF;
-            [[unroll]] for (uint i = 0; i < CV; i++) {
-                v_lo[u * CV + i] = vec4(0.0);
-                v_hi[u * CV + i] = vec4(0.0);
-                if (key_live) chunk8(true, v_chunked, v0 + j * p.nbv1, lane + 8 * i, p.DV, v_lo[u * CV + i], v_hi[u * CV + i]);
-            }
-            float dot_r[R];
-            [[unroll]] for (uint r = 0; r < R; r++) dot_r[r] = 0.0;
-            if (key_live) {
-                [[unroll]] for (uint i = 0; i < CK; i++) {
-                    vec4 k_lo, k_hi;
-                    chunk8(false, k_chunked, k0 + j * p.nbk1, lane + 8 * i, p.DK, k_lo, k_hi);
-                    [[unroll]] for (uint r = 0; r < R; r++)
-                        dot_r[r] += dot(q_lo[r * CK + i], k_lo) + dot(q_hi[r * CK + i], k_hi);
-                }
-            }
             [[unroll]] for (uint r = 0; r < R; r++) {
-                float x = group_sum(dot_r[r]) * p.scale;
+                float d = 0.0;
+                [[unroll]] for (uint i = 0; i < CK; i++) d += dot(q_lo[r * CK + i], k_lo[u * CK + i]) + dot(q_hi[r * CK + i], k_hi[u * CK + i]);
+                float x = group_sum(d) * p.scale;
                 if (p.softcap != 0.0) x = p.softcap * tanh(clamp(x / p.softcap, -15.0, 15.0));
                 s[u * R + r] = s[u * R + r] == NEG_INF ? NEG_INF : x + s[u * R + r];
             }
@@ -177,9 +162,9 @@ void main() {
             [[unroll]] for (uint u = 0; u < B; u++) {
                 const float w = s[u * R + r] == NEG_INF ? 0.0 : exp(s[u * R + r] - new_max);
                 sum += w;
-                [[unroll]] for (uint i = 0; i < CV; i++) {
-                    o_lo[r * CV + i] += w * v_lo[u * CV + i];
-                    o_hi[r * CV + i] += w * v_hi[u * CV + i];
+                [[unroll]] for (uint i = 0; i < CV; i++) { // masked keys' rows (whatever they hold) add nothing
+                    o_lo[r * CV + i] += w != 0.0 ? w * v_lo[u * CV + i] : vec4(0.0);
+                    o_hi[r * CV + i] += w != 0.0 ? w * v_hi[u * CV + i] : vec4(0.0);
                 }
             }
             run_sum[r] = run_sum[r] * shrink + sum;
