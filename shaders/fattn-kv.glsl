@@ -19,3 +19,10 @@ float alibi_slope(uint h) {
     if ((p.flags & 4u) == 0) return 1.0;
     return h < p.n_head_log2 ? pow(p.m0, float(h + 1)) : pow(p.m1, float(2 * (h - p.n_head_log2) + 1));
 }
+
+// Whether K (v false) or V is f16 in whole chunks of 8 halves, each 16-byte aligned
+bool kv_chunked(bool v) {
+    if (K_TYPE != 1) return false;
+    const uint n = v ? p.DV : p.DK, words = v ? (p.off_v | p.nbv1 | p.nbv2 | p.nbv3) : (p.off_k | p.nbk1 | p.nbk2 | p.nbk3);
+    return (n | words) % 8 == 0;
+}

@@ -7,7 +7,8 @@
 // 1. each lane fetches its part of the mask tile (slope * mask, -inf past the keys or rows) into
 //    registers; a tile whose mask is -inf for every row of the workgroup is skipped;
 // 2. the K and V tiles are staged in shared memory as f16 (from f16, 16 bytes at a time where
-//    aligned, f32 or bf16);
+//    aligned, f32 or bf16), from registers loaded a tile ahead (with its mask): the loads of a
+//    tile are in flight while the tile before is computed;
 // 3. S = Q K^T: the subgroup's Q fragments (loaded once) times K^T fragments, f32 accumulators
 //    stored to the subgroup's part of shared memory;
 // 4. the online softmax in f32: LPR lanes per row (the row's maximum through shuffles), the
@@ -67,11 +68,16 @@ const uint LDK = CK + 1, LDV = CV + 1;         // row strides in shared memory (
 const uint QF = DKP / FRK, SF = BC / FRN, PF = BC / FRK, OF = DVP / FRN;
 const uint OE = FRM * FRN / SG;                // elements of an O fragment per lane
 const uint PAIRS = BC / 2 / LPR;               // pairs of keys per lane and tile
+// Row strides of the scores, the weights and a P V fragment in shared memory, 16 bytes longer than
+// the rows: rows a power of two of words apart fall into the same banks, and each lane reads
+// down a column of rows.
+const uint LDS = BC + 4, LDP = BC / 2 + 4, LDO = FRN + 4;
+const uint NKC = (BC * CK + WG - 1) / WG, NVC = (BC * CV + WG - 1) / WG; // a tile's K / V chunks per thread
 const float NEG_INF = -1.0 / 0.0;
 
 shared uvec4 kv[BC * (LDK + LDV)];             // the K tile, then the V tile (first the query rows)
-shared float ss[BR * BC];                      // per subgroup: its scores, then a fragment of P V
-shared uint sp[BR * BC / 2];                   // per subgroup: its weights P, two halves a word
+shared float ss[BR * LDS];                     // per subgroup: its scores, then a fragment of P V
+shared uint sp[BR * LDP];                      // per subgroup: its weights P, two halves a word
 shared float rowf[BR];                         // each row's shrink factor, at the end its 1 / sum
 shared uint live;                              // the last tile with a finite mask value, plus one
 
@@ -102,13 +108,6 @@ void stage_queries(uint g0, uint kvh, uint b, uint rows) {
     }
 }
 
-// Whether K (v false) or V is f16 in whole chunks of 8 halves, each 16-byte aligned
-bool kv_chunked(bool v) {
-    if (K_TYPE != 1) return false;
-    const uint n = v ? p.DV : p.DK, words = v ? (p.off_v | p.nbv1 | p.nbv2 | p.nbv3) : (p.off_k | p.nbk1 | p.nbk2 | p.nbk3);
-    return (n | words) % 8 == 0;
-}
-
 // Chunk c (of 8 values) of the row at word `row` of K (v false) or V, n values long
 uvec4 kv_row_chunk(bool v, bool chunked, uint row, uint c, uint n) {
 #if K_TYPE == 1
@@ -120,16 +119,12 @@ uvec4 kv_row_chunk(bool v, bool chunked, uint row, uint c, uint n) {
     return kv_chunk(v, row, c * 8, n);
 }
 
-// Keys j0 .. j0 + BC of K and V into kv as f16 (zeros past the keys and the head sizes)
-void stage_kv(uint k0, uint v0, uint j0, bool k_chunked, bool v_chunked) {
-    for (uint e = gl_LocalInvocationID.x; e < BC * CK; e += WG) {
-        const uint jj = e / CK, j = j0 + jj;
-        kv[jj * LDK + e % CK] = j < p.NKV ? kv_row_chunk(false, k_chunked, k0 + j * p.nbk1, e % CK, p.DK) : uvec4(0);
-    }
-    for (uint e = gl_LocalInvocationID.x; e < BC * CV; e += WG) {
-        const uint jj = e / CV, j = j0 + jj;
-        kv[BC * LDK + jj * LDV + e % CV] = j < p.NKV ? kv_row_chunk(true, v_chunked, v0 + j * p.nbv1, e % CV, p.DV) : uvec4(0);
-    }
+// Chunk e of the tile of keys j0 .. j0 + BC of K (v false; e < BC * CK) or V (e < BC * CV) as f16
+// (zeros past the keys and the head sizes), from the rows at word k0 or v0 on
+uvec4 tile_chunk(bool v, uint e, uint j0, uint kv0, bool chunked) {
+    const uint c = v ? CV : CK, j = j0 + e / c;
+    if (j >= p.NKV) return uvec4(0);
+    return kv_row_chunk(v, chunked, kv0 + j * (v ? p.nbv1 : p.nbk1), e % c, v ? p.DV : p.DK);
 }
 
 // Whether an f16 mask's rows start on whole words (then read a pair at a time)
@@ -169,7 +164,7 @@ void main() {
     const uvec2 my_qh = row_query_head(my_g, kvh);
     const float slope = alibi_slope(my_qh.y);
     const uint mrow = p.off_m + ((b % p.mne3) * p.mne2 + my_qh.y % p.mne2) * p.mne1 * p.mne0 + my_qh.x * p.mne0;
-    const uint s_at = sg * FRM * BC, p_at = sg * FRM * BC / 2; // this subgroup's scores and weights
+    const uint s_at = sg * FRM * LDS, p_at = sg * FRM * LDP; // this subgroup's scores and weights
     const bool k_chunked = kv_chunked(false), v_chunked = kv_chunked(true), m_paired = mask_paired();
 
     if (gl_LocalInvocationID.x == 0) live = 0;
@@ -182,19 +177,43 @@ void main() {
     float run_max = NEG_INF, run_sum = 0.0; // run_sum: this lane's part of its row's
     float o[OF * OE];
     [[unroll]] for (uint i = 0; i < OF * OE; i++) o[i] = 0.0;
+    // the next tile's mask and this thread's chunks of its K and V, loaded a tile ahead so that the
+    // loads are in flight while the tile before is computed
+    const uint t = gl_LocalInvocationID.x;
+    vec2 x_next[PAIRS];
+    uvec4 k_next[NKC], v_next[NVC];
+    [[unroll]] for (uint i = 0; i < PAIRS; i++) x_next[i] = mask_pair(mrow, 2 * (sub + i * LPR), row_ok, slope, m_paired);
+    [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, 0, k0, k_chunked) : uvec4(0);
+    [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, 0, v0, v_chunked) : uvec4(0);
     for (uint j0 = 0, tile = 0; j0 < p.NKV; j0 += BC, tile++) {
         // 1. slope * mask for this lane's keys, -inf past the keys and the rows
         vec2 x[PAIRS];
         bool any = false;
         [[unroll]] for (uint i = 0; i < PAIRS; i++) {
-            x[i] = mask_pair(mrow, j0 + 2 * (sub + i * LPR), row_ok, slope, m_paired);
+            x[i] = x_next[i];
             any = any || x[i].x != NEG_INF || x[i].y != NEG_INF;
         }
         if (any) live = tile + 1;
         barrier(); // live complete; the last tile's V read
-        if (live != tile + 1) continue; // every row masked for these keys
-        // 2. the K and V tiles
-        stage_kv(k0, v0, j0, k_chunked, v_chunked);
+        const bool run = live == tile + 1; // false: every row masked for these keys
+        // 2. the K and V tiles into shared memory, the next tile's loads issued
+        if (run) {
+            [[unroll]] for (uint n = 0; n < NKC; n++) {
+                const uint e = t + n * WG;
+                if (e < BC * CK) kv[(e / CK) * LDK + e % CK] = k_next[n];
+            }
+            [[unroll]] for (uint n = 0; n < NVC; n++) {
+                const uint e = t + n * WG;
+                if (e < BC * CV) kv[BC * LDK + (e / CV) * LDV + e % CV] = v_next[n];
+            }
+        }
+        const uint j1 = j0 + BC;
+        if (j1 < p.NKV) {
+            [[unroll]] for (uint i = 0; i < PAIRS; i++) x_next[i] = mask_pair(mrow, j1 + 2 * (sub + i * LPR), row_ok, slope, m_paired);
+            [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, j1, k0, k_chunked) : uvec4(0);
+            [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, j1, v0, v_chunked) : uvec4(0);
+        }
+        if (!run) continue;
         barrier();
         // 3. S = Q K^T
         [[unroll]] for (uint n = 0; n < SF; n++) {
@@ -204,7 +223,7 @@ void main() {
                 coopMatLoadNV(kf, kv, n * FRN * LDK + i * (FRK / 8), LDK, true);
                 acc = coopMatMulAddNV(qf[i], kf, acc);
             }
-            coopMatStoreNV(acc, ss, s_at + n * FRN, BC, false);
+            coopMatStoreNV(acc, ss, s_at + n * FRN, LDS, false);
         }
         subgroupMemoryBarrierShared();
         subgroupBarrier();
@@ -212,7 +231,7 @@ void main() {
         float tile_max = NEG_INF;
         [[unroll]] for (uint i = 0; i < PAIRS; i++) {
             [[unroll]] for (uint h = 0; h < 2; h++) {
-                float s = ss[s_at + (lane / LPR) * BC + 2 * (sub + i * LPR) + h] * p.scale;
+                float s = ss[s_at + (lane / LPR) * LDS + 2 * (sub + i * LPR) + h] * p.scale;
                 if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
                 x[i][h] = x[i][h] == NEG_INF ? NEG_INF : s + x[i][h];
                 tile_max = max(tile_max, x[i][h]);
@@ -225,7 +244,7 @@ void main() {
         [[unroll]] for (uint i = 0; i < PAIRS; i++) {
             const vec2 w = vec2(x[i].x == NEG_INF ? 0.0 : exp(x[i].x - new_max), x[i].y == NEG_INF ? 0.0 : exp(x[i].y - new_max));
             const uint packed = packHalf2x16(w);
-            sp[p_at + (lane / LPR) * (BC / 2) + sub + i * LPR] = packed;
+            sp[p_at + (lane / LPR) * LDP + sub + i * LPR] = packed;
             const vec2 rounded = unpackHalf2x16(packed); // the weights P V is made of
             sum += rounded.x + rounded.y;
         }
@@ -235,7 +254,7 @@ void main() {
         subgroupBarrier();
         // 5. O = O * shrink + P V, a fragment of columns at a time
         fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> pf[PF];
-        [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), BC / 2, false);
+        [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), LDP, false);
         [[unroll]] for (uint n = 0; n < OF; n++) {
             fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
             [[unroll]] for (uint kk = 0; kk < PF; kk++) {
@@ -243,12 +262,12 @@ void main() {
                 coopMatLoadNV(vf, kv, BC * LDK + kk * FRK * LDV + n * (FRN / 8), LDV, false);
                 acc = coopMatMulAddNV(pf[kk], vf, acc);
             }
-            coopMatStoreNV(acc, ss, s_at, FRN, false);
+            coopMatStoreNV(acc, ss, s_at, LDO, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             [[unroll]] for (uint i = 0; i < OE; i++) {
                 const uint e = lane + i * SG;
-                o[n * OE + i] = o[n * OE + i] * rowf[sg * FRM + e / FRN] + ss[s_at + e];
+                o[n * OE + i] = o[n * OE + i] * rowf[sg * FRM + e / FRN] + ss[s_at + (e / FRN) * LDO + e % FRN];
             }
             subgroupBarrier(); // read before the next fragment overwrites it
         }

@@ -278,14 +278,20 @@ static void check_attention_with(const char *var, const char *value, const char 
 
 /* The flash-attention cases with split keys forced: 3 splits (a few keys each, some of the causal
  * rows' splits wholly masked) and 16 (more splits than chunks of keys: some empty); split keys
- * only serve the row kernel, so the tiled one is turned off.  Then each kernel forced: the row
- * kernel for the many-query cases, the tiled one for the few-query ones (heads over 256 stay
- * with the row kernel). */
+ * only serve the vector and row kernels, so the tiled ones are turned off: first the vector
+ * kernel's splits, then ($GGMLC_VK_FA_VEC=0) the row kernel's.  Then each kernel forced: the
+ * vector kernel for the many-query cases, the row kernel, the tiled one for the few-query ones
+ * (heads over 256 stay with the row kernel). */
 static void check_split_attention(const char *only) {
-    setenv("GGMLC_VK_FA_TILE", "0", 1);
-    check_attention_with("GGMLC_VK_FA_SPLIT", "3", only);
-    setenv("GGMLC_VK_FA_TILE", "0", 1);
-    check_attention_with("GGMLC_VK_FA_SPLIT", "16", only);
+    for (int vec = 1; vec >= 0; vec--) {
+        if (!vec) setenv("GGMLC_VK_FA_VEC", "0", 1);
+        setenv("GGMLC_VK_FA_TILE", "0", 1);
+        check_attention_with("GGMLC_VK_FA_SPLIT", "3", only);
+        setenv("GGMLC_VK_FA_TILE", "0", 1);
+        check_attention_with("GGMLC_VK_FA_SPLIT", "16", only);
+    }
+    check_attention_with("GGMLC_VK_FA_TILE", "0", only); /* the row kernel ($GGMLC_VK_FA_VEC=0 still) */
+    unsetenv("GGMLC_VK_FA_VEC");
     check_attention_with("GGMLC_VK_FA_TILE", "0", only);
     check_attention_with("GGMLC_VK_FA_TILE", "1", only);
 }

@@ -237,8 +237,9 @@ static enum ggml_status attn_combine_record(struct vk_rec *rec, const struct ggm
     return vk_record_dispatch(rec, &ds);
 }
 
-/* The push constants of node's flash attention; chunks of keys per split (0: unsplit). */
-static struct vk_pc_flash_attn attn_push(const struct ggml_tensor *node, uint32_t chunks) {
+/* The push constants of node's flash attention; split: the flags' split word (flash-attn.comp:
+ * chunks of keys per split, flash-attn-vec.comp: keys per split; 0: unsplit). */
+static struct vk_pc_flash_attn attn_push(const struct ggml_tensor *node, uint32_t split) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
     const size_t tk = vk_addr_unit(k->type);
     const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(node);
@@ -269,7 +270,7 @@ static struct vk_pc_flash_attn attn_push(const struct ggml_tensor *node, uint32_
         .m0 = powf(2.0f, -max_bias / (float)n_head_log2),
         .m1 = powf(2.0f, -max_bias / 2.0f / (float)n_head_log2),
         .n_head_log2 = n_head_log2,
-        .flags = (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u) | chunks << 8,
+        .flags = (m ? 1u : 0u) | (sinks ? 2u : 0u) | (max_bias > 0.0f ? 4u : 0u) | split << 8,
         .nbq2 = (uint32_t)(q->nb[2] / 4),
         .nbq3 = (uint32_t)(q->nb[3] / 4),
     };
@@ -277,11 +278,11 @@ static struct vk_pc_flash_attn attn_push(const struct ggml_tensor *node, uint32_
 
 /* The dispatch of kernel name_fmt (filled with the K and mask types) with node's push constants
  * and its q, k, v, mask, sinks and destination bindings. */
-static void attn_dispatch_init(struct vk_dispatch *ds, const char *name_fmt, const struct ggml_tensor *node, uint32_t chunks) {
+static void attn_dispatch_init(struct vk_dispatch *ds, const char *name_fmt, const struct ggml_tensor *node, uint32_t split) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3], *sinks = node->src[4];
     const size_t tk = vk_addr_unit(k->type);
     vk_dispatch_init(ds, vk_shader_find(name_fmt, ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
-    const struct vk_pc_flash_attn pc = attn_push(node, chunks);
+    const struct vk_pc_flash_attn pc = attn_push(node, split);
     vk_dispatch_push(ds, pc);
     vk_dispatch_bind(ds, q, false, 4, VK_PUSH_WORD(vk_pc_flash_attn, off_q));
     vk_dispatch_bind(ds, k, false, (uint32_t)tk, VK_PUSH_WORD(vk_pc_flash_attn, off_k));
@@ -329,7 +330,7 @@ static uint32_t round_up_u32(uint32_t x, uint32_t m) { return (x + m - 1) / m * 
 static uint64_t attn_cm_shared(const uint32_t *v) {
     const uint64_t br = (uint64_t)(v[0] / v[1]) * v[2], bc = v[6];
     const uint64_t kv = bc * (v[7] / 8 + 1 + v[8] / 8 + 1) * 16;
-    return kv + br * bc * 4 + br * bc * 2 + br * 4 + 4;
+    return kv + br * (bc + 4) * 4 + br * (bc / 2 + 4) * 4 + br * 4 + 4; /* ss, sp (rows padded by 16 bytes), rowf, live */
 }
 
 /* Whether the constants v suit the kernel on d (see flash-attn-cm.comp's list). */
@@ -395,12 +396,125 @@ static bool attn_cm_record(struct vk_rec *rec, const struct ggml_tensor *node, c
     return true;
 }
 
+/* The vector kernel (flash-attn-vec.comp) for the few query rows of decoding: a workgroup per R
+ * rows of a K/V head group (the query heads of a K/V head share its reads), ATTN_VEC_WG / 8 groups
+ * of 8 lanes taking a share of the keys each without barriers, their states added in shared memory
+ * at the end.  Heads up to ATTN_VEC_DMAX; lane groups of 8 need subgroups of 8 lanes or more and
+ * shuffles.  Chosen where neither the cooperative-matrix nor the tiled kernel is, ahead of the row
+ * kernel; $GGMLC_VK_FA_VEC=0 never takes it; a failed pipeline falls back to the row kernel for
+ * good.  Its specialization constants: {WG, R, CK, CV, B}: R rows, CK and CV chunks of 8 values
+ * per lane of K and V rows, B keys per lane group and step (R and B as registers allow).
+ * Split keys: on GPUs, one split per ATTN_VEC_SPLIT_KEYS keys while the workgroups stay under
+ * ATTN_VEC_SPLIT_GROUPS; $GGMLC_VK_FA_SPLIT=N forces N as for the row kernel. */
+#define ATTN_VEC_WG 256
+#define ATTN_VEC_DMAX 256
+#define ATTN_VEC_NSPEC 5
+#define ATTN_VEC_SPLIT_KEYS 512
+#define ATTN_VEC_SPLIT_GROUPS 1024
+
+struct attn_vec_plan {
+    uint32_t spec[ATTN_VEC_NSPEC];
+    uint32_t blocks, ns; /* workgroups of rows per K/V head and batch; key splits */
+};
+
+/* The shared memory of flash-attn-vec.comp with wg threads, r rows and cv chunks of V per lane. */
+static uint64_t attn_vec_shared(uint32_t wg, uint32_t r, uint32_t cv) { return (uint64_t)(wg / 8) * r * (64 * cv + 2) * 4; }
+
+/* The key splits of the vector kernel for plan's workgroups. */
+static uint32_t attn_vec_splits(const struct vk_device *d, const struct ggml_tensor *node, const struct attn_vec_plan *plan) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1];
+    const struct vk_env_value *env = &vk_tuning()->fa_split;
+    const uint64_t nkv = (uint64_t)k->ne[1], wgs = (uint64_t)plan->blocks * k->ne[2] * q->ne[3];
+    if (vk_path_disabled(d, VK_PATH_ATTN_SPLIT) || nkv == 0) return 1;
+    uint64_t ns = 1;
+    if (env->set) ns = env->number > 1 ? (uint64_t)env->number : 1;
+    else if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        ns = (nkv + ATTN_VEC_SPLIT_KEYS - 1) / ATTN_VEC_SPLIT_KEYS;
+        const uint64_t room = ATTN_VEC_SPLIT_GROUPS / wgs;
+        if (ns > room) ns = room > 1 ? room : 1;
+    }
+    if (ns > ATTN_SPLIT_MAX) ns = ATTN_SPLIT_MAX;
+    if (ns * plan->blocks > d->props.limits.maxComputeWorkGroupCount[0] || (nkv + ns - 1) / ns > 0xffffff) ns = 1;
+    return (uint32_t)ns;
+}
+
+/* Whether the vector kernel takes node on d, with its constants and splits in plan. */
+static bool attn_vec_fits(const struct vk_device *d, const struct ggml_tensor *node, struct attn_vec_plan *plan) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *m = node->src[3];
+    const struct vk_env_value *env = &vk_tuning()->fa_vec;
+    const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
+    if ((env->set && env->number == 0) || vk_path_disabled(d, VK_PATH_ATTN_VEC) || !d->caps.subgroup_shuffle ||
+        d->caps.subgroup_size < 8 || d->caps.subgroup_size % 8 || q->ne[0] > ATTN_VEC_DMAX || v->ne[0] > ATTN_VEC_DMAX)
+        return false;
+    const uint32_t ck = (uint32_t)(q->ne[0] + 63) / 64, cv = (uint32_t)(v->ne[0] + 63) / 64, c = ck > cv ? ck : cv;
+    const uint64_t rows = (uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]);
+    const uint32_t r = rows < 4 / c ? (uint32_t)rows : 4 / c;
+    uint32_t wg = ATTN_VEC_WG;
+    while (wg > 64 && (attn_vec_shared(wg, r, cv) > d->props.limits.maxComputeSharedMemorySize ||
+                       wg > d->props.limits.maxComputeWorkGroupInvocations))
+        wg /= 2;
+    if (attn_vec_shared(wg, r, cv) > d->props.limits.maxComputeSharedMemorySize || wg > d->props.limits.maxComputeWorkGroupInvocations)
+        return false;
+    plan->blocks = (uint32_t)((rows + r - 1) / r);
+    if (plan->blocks > max[0] || k->ne[2] > max[1] || q->ne[3] > max[2]) return false;
+    const uint32_t spec[ATTN_VEC_NSPEC] = {wg, r, ck, cv, 8 / c};
+    memcpy(plan->spec, spec, sizeof spec);
+    plan->ns = attn_vec_splits(d, node, plan);
+    return vk_shader_present(vk_shader_find("fattn_vec_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
+}
+
+/* The partials of ns key splits (ns > 1) in the transient scratch: their offset *at and size *bytes,
+ * with the combine's pipeline; 1 (unsplit) where either cannot be had. */
+static uint32_t attn_split_prepare(struct vk_rec *rec, const struct ggml_tensor *node, uint32_t ns, VkDeviceSize *at,
+                                   VkDeviceSize *bytes) {
+    *at = 0;
+    *bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
+    if (ns > 1 &&
+        (!vk_scratch_transient(rec, *bytes, at) ||
+         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
+                               "flash attention takes the unsplit kernel")))
+        return 1;
+    return ns;
+}
+
+/* Dispatch ds (its groups set for ns splits) with its partials' binding, then the combine of split keys. */
+static enum ggml_status attn_split_dispatch(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds, uint32_t ns,
+                                            VkDeviceSize at, VkDeviceSize bytes) {
+    if (ns > 1) vk_dispatch_bind_scratch(ds, at, bytes, true);
+    else vk_dispatch_bind(ds, node, true, 4, -1); /* the partials' binding, unused */
+    const enum ggml_status st = vk_record_dispatch(rec, ds);
+    return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, bytes) : st;
+}
+
+/* flash-attn-vec.comp: x blocks of rows times splits, y K/V heads, z batches.  Returns false
+ * (nothing recorded) when its pipeline cannot be made. */
+static bool attn_vec_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct attn_vec_plan *plan, enum ggml_status *st) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *m = node->src[3];
+    const enum vk_shader_id shader = vk_shader_find("fattn_vec_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32");
+    if (!vk_optional_pipeline(rec->d, shader, plan->spec, ATTN_VEC_NSPEC, VK_PATH_ATTN_VEC, "flash attention takes one workgroup per query row"))
+        return false;
+    VkDeviceSize at, bytes;
+    const uint32_t ns = attn_split_prepare(rec, node, plan->ns, &at, &bytes);
+    struct vk_dispatch ds;
+    attn_dispatch_init(&ds, "fattn_vec_%s_%s", node, ns > 1 ? (uint32_t)((k->ne[1] + ns - 1) / ns) : 0);
+    memcpy(ds.spec, plan->spec, sizeof plan->spec);
+    ds.n_spec = ATTN_VEC_NSPEC;
+    ds.groups[0] = plan->blocks * ns;
+    ds.groups[1] = (uint32_t)k->ne[2];
+    ds.groups[2] = (uint32_t)q->ne[3];
+    *st = attn_split_dispatch(rec, node, &ds, ns, at, bytes);
+    return true;
+}
+
 /* The scratch memory of flash_attn_ext node: the transient partial results of split keys. */
 static void flash_attn_scratch(const struct vk_device *d, const struct ggml_tensor *node,
                                struct vk_scratch_need *need) {
     uint32_t spec[ATTN_CM_NSPEC];
-    const bool tiled = attn_cm_fits(d, node, spec) || attn_tile_fits(d, node);
-    const uint32_t ns = tiled ? 1 : attn_splits(d, node->src[0], node->src[1]);
+    struct attn_vec_plan vec;
+    uint32_t ns = 1;
+    if (attn_cm_fits(d, node, spec) || attn_tile_fits(d, node)) ns = 1;
+    else if (attn_vec_fits(d, node, &vec)) ns = vec.ns;
+    else ns = attn_splits(d, node->src[0], node->src[1]);
     const VkDeviceSize bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
     if (bytes > need->transient && bytes <= VK_SCRATCH_TRANSIENT_MAX) need->transient = bytes;
 }
@@ -409,26 +523,19 @@ static enum ggml_status flash_attn_record(struct vk_rec *rec, const struct ggml_
     const struct ggml_tensor *q = node->src[0], *k = node->src[1];
     enum ggml_status st;
     uint32_t spec[ATTN_CM_NSPEC];
+    struct attn_vec_plan vec;
     if (attn_cm_fits(rec->d, node, spec) && attn_cm_record(rec, node, spec, &st)) return st;
     if (attn_tile_fits(rec->d, node) && attn_tile_record(rec, node, &st)) return st;
-    uint32_t ns = attn_splits(rec->d, q, k);
-    const VkDeviceSize partials = ns > 1 ? attn_partials_bytes(node, ns) : 0;
-    VkDeviceSize at = 0;
-    if (ns > 1 &&
-        (!vk_scratch_transient(rec, partials, &at) ||
-         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
-                               "flash attention takes the unsplit kernel")))
-        ns = 1; /* unsplit */
+    if (attn_vec_fits(rec->d, node, &vec) && attn_vec_record(rec, node, &vec, &st)) return st;
+    VkDeviceSize at, bytes;
+    const uint32_t ns = attn_split_prepare(rec, node, attn_splits(rec->d, q, k), &at, &bytes);
     const uint32_t chunks = ns > 1 ? (uint32_t)((k->ne[1] + ATTN_WG - 1) / ATTN_WG + ns - 1) / ns : 0;
     struct vk_dispatch ds;
     attn_dispatch_init(&ds, "fattn_%s_%s", node, chunks);
-    if (ns > 1) vk_dispatch_bind_scratch(&ds, at, partials, true);
-    else vk_dispatch_bind(&ds, node, true, 4, -1); /* the partials' binding, unused */
     ds.groups[0] = (uint32_t)q->ne[1] * ns;
     ds.groups[1] = (uint32_t)q->ne[2];
     ds.groups[2] = (uint32_t)q->ne[3];
-    st = vk_record_dispatch(rec, &ds);
-    return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, partials) : st;
+    return attn_split_dispatch(rec, node, &ds, ns, at, bytes);
 }
 
 /* ------------------------------------------------- timestep_embedding */

@@ -148,6 +148,7 @@ enum vk_path {
     VK_PATH_ATTN_CM,       /* fattn_cm_*: flash attention on the tiled kernel */
     VK_PATH_FUSE,          /* fused kernels (vk-fuse.c): each node its own dispatch */
     VK_PATH_LOSS_ROWS,     /* cross_entropy_rows/_sum: the loss by one workgroup */
+    VK_PATH_ATTN_VEC,      /* fattn_vec_*: flash attention one workgroup per query row */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
@@ -891,6 +892,7 @@ struct vk_tuning {
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
     struct vk_env_value fa_tile;  /* GGMLC_VK_FA_TILE (ops-nn.c) */
     struct vk_env_value fa_cm;    /* GGMLC_VK_FA_CM (ops-nn.c) */
+    struct vk_env_value fa_vec;   /* GGMLC_VK_FA_VEC (ops-nn.c) */
     struct vk_env_value conv_cm;  /* GGMLC_VK_CONV_CM (ops-conv.c) */
     struct vk_env_value mm_split; /* GGMLC_VK_MM_SPLIT (ops-matmul.c) */
     bool replay_off;             /* GGMLC_VK_REPLAY=0: record every segment anew (vk-replay.c) */

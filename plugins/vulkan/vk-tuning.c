@@ -37,6 +37,7 @@ static const struct {
     {"GGMLC_VK_FA_SPLIT", offsetof(struct vk_tuning, fa_split)},
     {"GGMLC_VK_FA_TILE", offsetof(struct vk_tuning, fa_tile)},
     {"GGMLC_VK_FA_CM", offsetof(struct vk_tuning, fa_cm)},
+    {"GGMLC_VK_FA_VEC", offsetof(struct vk_tuning, fa_vec)},
     {"GGMLC_VK_CONV_CM", offsetof(struct vk_tuning, conv_cm)},
     {"GGMLC_VK_MM_SPLIT", offsetof(struct vk_tuning, mm_split)},
     {"GGMLC_VK_SUBMIT_EVERY", offsetof(struct vk_tuning, submit_every)},
