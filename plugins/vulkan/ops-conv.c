@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "ops-matmul.h"
 #include "vk-impl.h"
 
 /* ------------------------------------------------------------- im2col */
@@ -374,21 +375,6 @@ static void conv_gemm_scratch(const struct vk_device *d, const struct ggml_tenso
         need->transient = bytes;
 }
 
-/* d = the sum of the `splits` layers of partial results at scratch offset at (mm-split-sum.comp
- * over node's elements as one column). */
-static enum ggml_status conv_split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node,
-                                              VkDeviceSize at, uint32_t splits) {
-    const uint32_t n = (uint32_t)ggml_nelements(node);
-    struct vk_dispatch s;
-    vk_dispatch_init(&s, VK_SHADER_MM_SPLIT_SUM);
-    const struct vk_pc_split_sum pc = {.M = n, .N = 1, .splits = splits, .nb1 = n};
-    vk_dispatch_push(&s, pc);
-    vk_dispatch_bind_scratch(&s, at, conv_partials(node, splits), false);
-    vk_dispatch_bind(&s, node, true, 4, VK_PUSH_WORD(vk_pc_split_sum, off_d));
-    vk_groups_1d(rec->d, n, 256, s.groups);
-    return vk_record_dispatch(rec, &s);
-}
-
 /* Record ds (shader and constants chosen) for node (conv_2d or conv_transpose_2d) on a grid of gx x gy
  * tiles with k slices of bk: the implicit GEMMs' x runs over tiles of output channels, y over tiles
  * of output positions, z over the layers of a split k (then their sum after it). */
@@ -427,7 +413,10 @@ static enum ggml_status conv_2d_tiles_record(struct vk_rec *rec, const struct gg
     ds->groups[1] = (uint32_t)gy;
     ds->groups[2] = splits;
     enum ggml_status st = vk_record_dispatch(rec, ds);
-    if (st == GGML_STATUS_SUCCESS && splits > 1) st = conv_split_sum_record(rec, node, at, splits);
+    if (st == GGML_STATUS_SUCCESS && splits > 1) { /* the layers added as one column of node's values */
+        const uint32_t n = (uint32_t)ggml_nelements(node);
+        st = vk_split_sum_record_mn(rec, node, at, splits, n, 1, n);
+    }
     return st;
 }
 

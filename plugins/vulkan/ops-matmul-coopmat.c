@@ -242,22 +242,24 @@ void vk_split_bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *pc,
     vk_dispatch_bind_scratch(ds, at, (VkDeviceSize)splits * mn * 4, true);
 }
 
-enum ggml_status vk_split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node,
-                                     VkDeviceSize at, uint32_t splits) {
-    const uint64_t mn = (uint64_t)node->ne[0] * (uint64_t)node->ne[1];
+enum ggml_status vk_split_sum_record_mn(struct vk_rec *rec, const struct ggml_tensor *node,
+                                        VkDeviceSize at, uint32_t splits, uint32_t m, uint32_t n,
+                                        uint32_t nb1) {
+    const uint64_t mn = (uint64_t)m * n;
     struct vk_dispatch s;
     vk_dispatch_init(&s, VK_SHADER_MM_SPLIT_SUM);
-    const struct vk_pc_split_sum pc = {
-        .M = (uint32_t)node->ne[0],
-        .N = (uint32_t)node->ne[1],
-        .splits = splits,
-        .nb1 = (uint32_t)(node->nb[1] / 4),
-    };
+    const struct vk_pc_split_sum pc = {.M = m, .N = n, .splits = splits, .nb1 = nb1};
     vk_dispatch_push(&s, pc);
     vk_dispatch_bind_scratch(&s, at, (VkDeviceSize)splits * mn * 4, false);
     vk_dispatch_bind(&s, node, true, 4, VK_PUSH_WORD(vk_pc_split_sum, off_d));
     vk_groups_1d(rec->d, mn, 256, s.groups);
     return vk_record_dispatch(rec, &s);
+}
+
+enum ggml_status vk_split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node,
+                                     VkDeviceSize at, uint32_t splits) {
+    return vk_split_sum_record_mn(rec, node, at, splits, (uint32_t)node->ne[0], (uint32_t)node->ne[1],
+                                  (uint32_t)(node->nb[1] / 4));
 }
 
 /* The variant a failed pipeline leaves the products to, for its warning */

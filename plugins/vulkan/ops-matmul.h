@@ -116,5 +116,10 @@ VK_HIDDEN void vk_split_bind_partials(struct vk_dispatch *ds, struct vk_pc_mm *p
 /* Records d = the sum of those partial results, layer by layer (mm-split-sum.comp). */
 VK_HIDDEN enum ggml_status vk_split_sum_record(struct vk_rec *rec, const struct ggml_tensor *node,
                                                VkDeviceSize at, uint32_t splits);
+/* The same for any result seen as m x n values (columns nb1 values apart in node, each layer
+ * m x n contiguous at scratch offset at): a split convolution's result is one column. */
+VK_HIDDEN enum ggml_status vk_split_sum_record_mn(struct vk_rec *rec, const struct ggml_tensor *node,
+                                                  VkDeviceSize at, uint32_t splits, uint32_t m,
+                                                  uint32_t n, uint32_t nb1);
 
 #endif
