@@ -26,8 +26,8 @@ static inline __m256i levels_q8_0(const void *row, int b) { return qd_load32(((c
 static inline __m256i levels_q4_0(const void *row, int b) {
     return _mm256_sub_epi8(qd_unpack_nibbles(((const block_q4_0 *)row)[b].qs), _mm256_set1_epi8(8));
 }
-static inline float scale_q8_0(const void *row, int b) { return qd_h2f(((const block_q8_0 *)row)[b].d); }
-static inline float scale_q4_0(const void *row, int b) { return qd_h2f(((const block_q4_0 *)row)[b].d); }
+static inline float scale_q8_0(const void *row, int b) { return qd_h2f_lead((const block_q8_0 *)row + b); }
+static inline float scale_q4_0(const void *row, int b) { return qd_h2f_lead((const block_q4_0 *)row + b); }
 
 /* Lane k: the sum of w[4k..4k+3] * y[4k..4k+3], with |w| taken unsigned and its sign moved to y. */
 static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
@@ -44,6 +44,7 @@ static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
         __m256 acc[CPU_QUANT_MAX_ROWS];                                                                           \
         QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                                \
         for (int b = 0; b < n / QK8_0; b++) {                                                                     \
+            _mm_prefetch((const char *)vx + (size_t)b * sizeof(block_##type) + QD_PREFETCH, _MM_HINT_T0);        \
             const __m256i w = LEVELS(vx, b), w_abs = _mm256_sign_epi8(w, w);                                      \
             /* dx * dy as a vector product of two broadcasts: the activation's scale broadcast  \
              * straight from memory (a load, where a scalar product then a broadcast takes a   \
@@ -87,7 +88,6 @@ QMATCH_AVX2(q4_0, levels_q4_0, scale_q4_0)
 
 #ifdef QMATCH_VNNI
 #define ROWS_Q4_0 lanes_rows_q4_0
-#define ROWS_Q8_0 lanes_rows_q8_0
 #else
 /* Q4_0 against one activation row (the matrix-vector product) on AVX2, where the kernel
  * above is bound by vector operations per block, not by memory (Zen 3: 1.84 ns per block
@@ -115,30 +115,12 @@ static void rows_q4_0_avx2(int n, const void *x, const struct cpu_q8_rows *y, fl
 }
 #define ROWS_Q4_0 rows_q4_0_avx2
 
-/* Q8_0 against one activation row on AVX2: the kernel above with the weight row prefetched
- * and each block's scale converted from a 32-bit load (same operations, same bits). */
-static void one_row_q8_0(int n, const block_q8_0 *x, const int8_t *qy, const float *dy, float *s) {
-    __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < n / QK8_0; b++) {
-        _mm_prefetch((const char *)(x + b) + QD_PREFETCH, _MM_HINT_T0);
-        const __m256i w = qd_load32(x[b].qs);
-        const __m256 d = _mm256_mul_ps(_mm256_set1_ps(qd_h2f_lead(&x[b])), _mm256_broadcast_ss(dy + b));
-        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(qy + (size_t)b * QK8_0))), acc);
-    }
-    *s = qd_hsum_ps(acc);
-}
-
-static void rows_q8_0_avx2(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    if (y->nrows == 1) one_row_q8_0(n, x, y->qs, y->d, s);
-    else lanes_rows_q8_0(n, x, y, s, s_stride);
-}
-#define ROWS_Q8_0 rows_q8_0_avx2
 #endif
 
 void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     dots[GGML_TYPE_Q8_0] = lanes_dot_q8_0;
     dots[GGML_TYPE_Q4_0] = lanes_dot_q4_0;
-    rows[GGML_TYPE_Q8_0] = ROWS_Q8_0;
+    rows[GGML_TYPE_Q8_0] = lanes_rows_q8_0;
     rows[GGML_TYPE_Q4_0] = ROWS_Q4_0;
 }
 
