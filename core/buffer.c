@@ -327,15 +327,19 @@ static const char *host_buft_name(ggml_backend_buffer_type_t buft) { return "CPU
 static size_t host_buft_alignment(ggml_backend_buffer_type_t buft) { return HOST_ALIGNMENT; }
 static bool host_buft_is_host(ggml_backend_buffer_type_t buft) { return true; }
 
-static ggml_backend_buffer_t host_buft_alloc(ggml_backend_buffer_type_t buft, size_t size) {
+ggml_backend_buffer_t ggmlc_host_buffer_new(ggml_backend_buffer_type_t buft, size_t size) {
     void *mem = aligned_alloc(HOST_ALIGNMENT, GGML_PAD(size, HOST_ALIGNMENT));
     if (!mem) {
-        ggmlc_set_error(GGMLC_ERR_NOMEM, "CPU buffer: cannot allocate %zu bytes", size);
+        ggmlc_set_error(GGMLC_ERR_NOMEM, "%s buffer: cannot allocate %zu bytes of host memory", ggml_backend_buft_name(buft), size);
         return NULL;
     }
     ggml_backend_buffer_t buffer = ggmlc_buffer_new(buft, &host_buffer_iface, mem, size);
     if (!buffer) free(mem);
     return buffer;
+}
+
+static ggml_backend_buffer_t host_buft_alloc(ggml_backend_buffer_type_t buft, size_t size) {
+    return ggmlc_host_buffer_new(buft, size);
 }
 
 /* Initialised statically, so that threads asking for it at once race on nothing. */

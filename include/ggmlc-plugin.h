@@ -57,7 +57,7 @@ extern "C" {
 
 #define GGMLC_PLUGIN_MAGIC     0x504c4d47u /* "GMLP" little-endian */
 #define GGMLC_PLUGIN_ABI_MAJOR 2
-#define GGMLC_PLUGIN_ABI_MINOR 1
+#define GGMLC_PLUGIN_ABI_MINOR 2
 #define GGMLC_PLUGIN_ENTRY_NAME "ggmlc_plugin_entry_v1"
 
 #if defined(__GNUC__)
@@ -230,6 +230,10 @@ GGML_API ggml_backend_dev_t ggmlc_device_new(ggml_backend_reg_t reg, const struc
 GGML_API ggml_backend_buffer_type_t ggmlc_buft_new(ggml_backend_dev_t dev, const struct ggmlc_buft_iface *iface, void *context);
 /* A buffer of size bytes of type buft; freed by ggml_backend_buffer_free. */
 GGML_API ggml_backend_buffer_t ggmlc_buffer_new(ggml_backend_buffer_type_t buft, const struct ggmlc_buffer_iface *iface, void *context, size_t size);
+/* A buffer of size bytes of plain host memory (aligned as ggml_backend_cpu_buffer_type()'s),
+ * typed buft: how a plugin offers a host buffer type of its own (get_host_buffer_type), whose
+ * tensors the CPU backend computes in place.  buft's is_host must answer true.  ABI 2.2. */
+GGML_API ggml_backend_buffer_t ggmlc_host_buffer_new(ggml_backend_buffer_type_t buft, size_t size);
 /* A backend (stream) on dev; freed by ggml_backend_free. */
 GGML_API ggml_backend_t ggmlc_backend_new(ggml_backend_dev_t dev, const struct ggmlc_backend_iface *iface, void *context);
 

@@ -8,6 +8,8 @@
  *       between a CPU layer and a GPU layer on the GPU, as ggml puts the boundary;
  *   (c) no weights (parameters in plain host buffers): every node on the GPU, as before;
  *   (d) op_offload and a batch of 40 tokens: the products with host weights on the GPU;
+ *   (e) the CPU's weights in the GPU device's host buffer type (where llama.cpp puts them
+ *       when a GPU is present): computed by the CPU as in (a) and (d);
  *   a pinned node where it was pinned; an op the GPU refuses on the CPU, alone.
  * Each case's logits are compared with a CPU-only run of the same model. The "GPU" is an
  * in-process device ("acc": its own buffers the CPU cannot use, its kernels run by the
@@ -111,6 +113,12 @@ static bool acc_offload(ggml_backend_dev_t dev, const struct ggml_tensor *op) {
 static const char *acc_buft_name(ggml_backend_buffer_type_t t) { return "acc"; }
 static size_t acc_align(ggml_backend_buffer_type_t t) { return 64; }
 
+/* acc's host buffer type: plain host memory the CPU computes on (ggmlc_host_buffer_new). */
+static ggml_backend_buffer_type_t acc_host_buft;
+static const char *acc_host_name(ggml_backend_buffer_type_t t) { return "acc_Host"; }
+static bool acc_host_is_host(ggml_backend_buffer_type_t t) { return true; }
+static ggml_backend_buffer_type_t acc_dev_host_buft(ggml_backend_dev_t dev) { return acc_host_buft; }
+
 static ggml_backend_t make_acc(void) {
     static const enum ggml_op ops[] = {GGML_OP_GET_ROWS, GGML_OP_RMS_NORM, GGML_OP_MUL, GGML_OP_ADD,  GGML_OP_MUL_MAT,
                                        GGML_OP_ROPE,     GGML_OP_SOFT_MAX, GGML_OP_CONT, GGML_OP_UNARY, GGML_OP_CPY};
@@ -119,7 +127,8 @@ static ggml_backend_t make_acc(void) {
     ggml_backend_reg_t reg = ggmlc_reg_new("schedassign", &reg_iface, NULL);
     const struct ggmlc_device_iface iface = {
         .struct_size = sizeof iface, .get_name = acc_name, .get_description = acc_name, .get_memory = acc_memory,
-        .get_type = acc_type, .init_backend = acc_init, .get_buffer_type = acc_dev_buft, .ops = acc_ops,
+        .get_type = acc_type, .init_backend = acc_init, .get_buffer_type = acc_dev_buft,
+        .get_host_buffer_type = acc_dev_host_buft, .ops = acc_ops,
         .n_ops = GGML_OP_COUNT, .supports_op = acc_supports, .supports_buft = acc_supports_buft, .offload_op = acc_offload,
     };
     ggml_backend_dev_t dev = ggmlc_device_new(reg, &iface, NULL);
@@ -127,6 +136,11 @@ static ggml_backend_t make_acc(void) {
         .struct_size = sizeof biface, .get_name = acc_buft_name, .alloc_buffer = acc_alloc, .get_alignment = acc_align,
     };
     acc_buft = ggmlc_buft_new(dev, &biface, NULL);
+    static const struct ggmlc_buft_iface hiface = {
+        .struct_size = sizeof hiface, .get_name = acc_host_name, .alloc_buffer = ggmlc_host_buffer_new,
+        .get_alignment = acc_align, .is_host = acc_host_is_host,
+    };
+    acc_host_buft = ggmlc_buft_new(dev, &hiface, NULL);
     return ggml_backend_dev_init(dev, NULL);
 }
 
@@ -161,8 +175,10 @@ static struct ggml_tensor *weight(struct model *m, int dev, int64_t ne0, int64_t
 
 /* layer_dev[l]: where layer l's weights live; the token embeddings and rope frequencies stay
  * on the CPU (as llama.cpp keeps them), the output goes with the last layer. usage: of the
- * weights' buffers (ANY: they are no weights to the scheduler). */
-static struct model model_new(ggml_backend_t gpu, const int *layer_dev, enum ggml_backend_buffer_usage usage) {
+ * weights' buffers (ANY: they are no weights to the scheduler). gpu_host: the CPU's weights
+ * in gpu's host buffer type rather than the CPU's. */
+static struct model model_new(ggml_backend_t gpu, const int *layer_dev, enum ggml_backend_buffer_usage usage,
+                              bool gpu_host) {
     struct model m = {0};
     for (int d = 0; d < 2; d++)
         m.wctx[d] = ggml_init((struct ggml_init_params){.mem_size = MAX_WEIGHTS * ggml_tensor_overhead(), .no_alloc = true});
@@ -186,7 +202,9 @@ static struct model model_new(ggml_backend_t gpu, const int *layer_dev, enum ggm
     ggml_backend_t owner[2] = {gpu, cpu_backend};
     for (int d = 0; d < 2; d++) {
         if (!ggml_get_first_tensor(m.wctx[d])) continue;
-        m.wbuf[d] = ggml_backend_alloc_ctx_tensors(m.wctx[d], owner[d]);
+        ggml_backend_buffer_type_t host = ggml_backend_dev_host_buffer_type(ggml_backend_get_device(gpu));
+        m.wbuf[d] = d == ON_CPU && gpu_host ? ggml_backend_alloc_ctx_tensors_from_buft(m.wctx[d], host)
+                                            : ggml_backend_alloc_ctx_tensors(m.wctx[d], owner[d]);
         ggml_backend_buffer_set_usage(m.wbuf[d], usage);
     }
     /* the same values wherever a weight lives: a function of its index and element */
@@ -308,7 +326,7 @@ static bool run(ggml_backend_sched_t sched, struct graph *gr, float *out) {
 /* The logits of the model with every weight on the CPU, computed by the CPU alone. */
 static void reference(ggml_backend_t gpu, int n_tokens, float *out) {
     static const int all_cpu[LAYERS] = {ON_CPU, ON_CPU, ON_CPU, ON_CPU};
-    struct model m = model_new(gpu, all_cpu, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    struct model m = model_new(gpu, all_cpu, GGML_BACKEND_BUFFER_USAGE_WEIGHTS, false);
     struct graph gr = graph_new(&m, n_tokens);
     ggml_backend_sched_t sched = ggml_backend_sched_new(&cpu_backend, NULL, 1, 2048, false, false);
     if (!run(sched, &gr, out)) tap_diag("the CPU-only reference failed: %s", ggmlc_last_error());
@@ -406,13 +424,14 @@ struct scenario {
     int n_splits;   /* expected; -1: not checked */
     const char *pin; /* a node pinned to the GPU, or NULL */
     enum ggml_op refuse; /* an op the GPU refuses (acc only), or GGML_OP_COUNT */
+    bool gpu_host;       /* the CPU's weights in the GPU's host buffer type */
 };
 
 static void check_scenario(ggml_backend_t gpu, const struct scenario *sc) {
     const char *gname = ggml_backend_name(gpu);
     float *ref = malloc(VOCAB * 64 * sizeof(float)), *out = malloc(VOCAB * 64 * sizeof(float));
     reference(gpu, sc->n_tokens, ref);
-    struct model m = model_new(gpu, sc->layer_dev, sc->usage);
+    struct model m = model_new(gpu, sc->layer_dev, sc->usage, sc->gpu_host);
     struct graph gr = graph_new(&m, sc->n_tokens);
     ggml_backend_t bk[2] = {gpu, cpu_backend};
     ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 2048, false, sc->offload);
@@ -461,7 +480,7 @@ static void check_boundaries(ggml_backend_t gpu) {
     static const int cpu_first[LAYERS] = {ON_CPU, ON_CPU, ON_GPU, ON_GPU};
     const int *arrangements[2] = {gpu_first, cpu_first};
     for (int a = 0; a < 2; a++) {
-        struct model m = model_new(gpu, arrangements[a], GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+        struct model m = model_new(gpu, arrangements[a], GGML_BACKEND_BUFFER_USAGE_WEIGHTS, false);
         struct graph gr = graph_new(&m, 3);
         ggml_backend_t bk[2] = {gpu, cpu_backend};
         ggml_backend_sched_t sched = ggml_backend_sched_new(bk, NULL, 2, 2048, false, true);
@@ -486,6 +505,24 @@ static void check_boundaries(ggml_backend_t gpu) {
     }
 }
 
+/* The GPU device's host buffer type: host memory, the CPU's to compute on, not the GPU's. */
+static void check_host_buffer_type(ggml_backend_t gpu) {
+    ggml_backend_dev_t dev = ggml_backend_get_device(gpu), cpu = ggml_backend_get_device(cpu_backend);
+    ggml_backend_buffer_type_t host = ggml_backend_dev_host_buffer_type(dev);
+    struct ggml_backend_dev_props props;
+    ggml_backend_dev_get_props(dev, &props);
+    const char *name = host ? ggml_backend_buft_name(host) : "";
+    tap_ok(host && props.caps.host_buffer && ggml_backend_buft_is_host(host) && strstr(name, "_Host") &&
+               ggml_backend_buft_get_device(host) == dev && !ggml_backend_dev_supports_buft(dev, host) &&
+               ggml_backend_dev_supports_buft(cpu, host),
+           "%s: a host buffer type (%s): host memory, the CPU's to compute on, not the device's", ggml_backend_name(gpu),
+           name);
+    ggml_backend_buffer_t empty = host ? ggml_backend_buft_alloc_buffer(host, 0) : NULL;
+    tap_ok(empty && ggml_backend_buffer_get_size(empty) == 0, "%s: its empty buffer (llama.cpp's probe of a buffer type)",
+           ggml_backend_name(gpu));
+    ggml_backend_buffer_free(empty);
+}
+
 static void check_gpu(ggml_backend_t gpu) {
     const enum ggml_backend_buffer_usage W = GGML_BACKEND_BUFFER_USAGE_WEIGHTS, ANY = GGML_BACKEND_BUFFER_USAGE_ANY;
     const enum ggml_op NONE = GGML_OP_COUNT;
@@ -499,7 +536,11 @@ static void check_gpu(ggml_backend_t gpu) {
         {"(d) op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 40, true, -1, NULL, NONE},
         {"(d) no op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 40, false, 1, NULL, NONE},
         {"(a) with a pinned node", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 3, true, -1, "kq_soft_max-1", NONE},
+        {"(e) weights in its host buffer type", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 3, true, 1, NULL, NONE, true},
+        {"(e) weights in its host buffer type, op_offload, 40 tokens", {ON_CPU, ON_CPU, ON_CPU, ON_CPU}, W, 40, true, -1,
+         NULL, NONE, true},
     };
+    check_host_buffer_type(gpu);
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) check_scenario(gpu, &scenarios[i]);
     if (ggml_backend_get_device(gpu) == ggml_backend_get_device(acc_backend)) {
         const struct scenario refusing = {"(b) layers 1 and 3 on the GPU, which refuses SOFT_MAX",

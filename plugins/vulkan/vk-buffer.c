@@ -8,6 +8,7 @@
  * the CPU (the core's fallback, backend-fallback.c), so a graph that does not fit still
  * computes.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,4 +268,43 @@ static const struct ggmlc_buft_iface vk_buft_iface = {
 
 ggml_backend_buffer_type_t vk_buffer_type_new(struct vk_device *d, ggml_backend_dev_t gdev) {
     return ggmlc_buft_new(gdev, &vk_buft_iface, d);
+}
+
+/* ------------------------------------------------------- host buffer type
+ *
+ * Host memory offered by the device for tensors that the CPU backend computes on: the buffer type
+ * ggml's get_host_buffer_type names.  llama.cpp puts the weights it leaves on the CPU (n_gpu_layers
+ * below the model's) into the first GPU's host buffer type, ahead of the CPU's extra types
+ * (CPU_REPACK), as it does with ggml-vulkan; a device without one would see those weights
+ * repacked, summed in another order than on ggml, and the tokens part from ggml's.  The memory is
+ * plain host memory (not pinned): the CPU reads it at full speed, and uploads of an offloaded
+ * product's weights go through the staging buffer as from any host buffer.  The device's backends
+ * do not take this type (supports_buft), so the scheduler gives its tensors to the CPU, and
+ * offload_op decides, as on ggml, when a batched product's weights are worth the copy. */
+
+static const char *host_buft_name(ggml_backend_buffer_type_t buft) {
+    return ((const struct vk_device *)ggmlc_buft_context(buft))->host_name;
+}
+
+static ggml_backend_buffer_t host_buft_alloc(ggml_backend_buffer_type_t buft, size_t size) {
+    return ggmlc_host_buffer_new(buft, size);
+}
+
+static size_t host_buft_alignment(ggml_backend_buffer_type_t buft) {
+    return ggml_backend_buft_get_alignment(ggml_backend_cpu_buffer_type());
+}
+
+static bool host_buft_is_host(ggml_backend_buffer_type_t buft) { return true; }
+
+static const struct ggmlc_buft_iface vk_host_buft_iface = {
+    .struct_size = sizeof(struct ggmlc_buft_iface),
+    .get_name = host_buft_name,
+    .alloc_buffer = host_buft_alloc,
+    .get_alignment = host_buft_alignment,
+    .is_host = host_buft_is_host,
+};
+
+ggml_backend_buffer_type_t vk_host_buffer_type_new(struct vk_device *d, ggml_backend_dev_t gdev) {
+    snprintf(d->host_name, sizeof d->host_name, "%s_Host", d->name);
+    return ggmlc_buft_new(gdev, &vk_host_buft_iface, d);
 }

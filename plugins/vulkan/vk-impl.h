@@ -337,6 +337,8 @@ struct vk_device {
     struct vk_alloc scratch;         /* device memory for what a segment's kernels pass each other (block NULL: none) */
     struct vk_alloc checks;          /* the segment's index-check slots (vk-record.c; block NULL: none) */
     ggml_backend_buffer_type_t buft;
+    ggml_backend_buffer_type_t host_buft; /* plain host memory, for the CPU's share (vk-buffer.c) */
+    char host_name[40];                   /* "Vulkan0_Host" */
     /* faults: each warned about once (the node then goes to the core's CPU fallback) */
     bool warned_host_memory;         /* a buffer fell back to host memory */
     bool warned_pipeline;            /* a pipeline failed to compile */
@@ -513,6 +515,8 @@ struct vk_buffer {
 
 /* The device's buffer type. */
 VK_HIDDEN ggml_backend_buffer_type_t vk_buffer_type_new(struct vk_device *d, ggml_backend_dev_t gdev);
+/* The device's host buffer type (get_host_buffer_type): host memory the CPU computes on. */
+VK_HIDDEN ggml_backend_buffer_type_t vk_host_buffer_type_new(struct vk_device *d, ggml_backend_dev_t gdev);
 /* The Vulkan buffer holding tensor's storage on device d, or NULL. */
 VK_HIDDEN struct vk_buffer *vk_tensor_buffer(const struct vk_device *d, const struct ggml_tensor *t);
 /* Byte offset of tensor data inside its VkBuffer (allocation offset included). */

@@ -137,10 +137,15 @@ static ggml_backend_buffer_type_t dev_buffer_type(ggml_backend_dev_t dev) {
     return ((struct vk_device *)ggmlc_device_context(dev))->buft;
 }
 
+static ggml_backend_buffer_type_t dev_host_buffer_type(ggml_backend_dev_t dev) {
+    return ((struct vk_device *)ggmlc_device_context(dev))->host_buft;
+}
+
 static bool dev_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor *op) {
     return vk_supports_node(ggmlc_device_context(dev), op);
 }
 
+/* Its device memory only: tensors in its host buffer type are computed by the CPU backend. */
 static bool dev_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) {
     return buft == ((struct vk_device *)ggmlc_device_context(dev))->buft;
 }
@@ -166,6 +171,7 @@ static const struct ggmlc_device_iface vk_device_iface = {
     .get_caps = dev_caps,
     .init_backend = dev_init_backend,
     .get_buffer_type = dev_buffer_type,
+    .get_host_buffer_type = dev_host_buffer_type,
     .ops = op_fns,
     .n_ops = GGML_OP_COUNT,
     .supports_op = dev_supports_op,
@@ -273,7 +279,8 @@ static enum ggmlc_status vk_init(const struct ggmlc_plugin_options *opts, ggml_b
                          ((d->caps.coopmat_nv && vk_shader_present(vk_shader_find("mm_coopmat_nv_f16_f32"))) ||
                           (d->caps.coopmat_khr_frag && vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"))));
         ggml_backend_dev_t gdev = ggmlc_device_new(reg, &vk_device_iface, d);
-        if (!gdev || !(d->buft = vk_buffer_type_new(d, gdev))) return ggmlc_last_status();
+        if (!gdev || !(d->buft = vk_buffer_type_new(d, gdev)) || !(d->host_buft = vk_host_buffer_type_new(d, gdev)))
+            return ggmlc_last_status();
     }
     *reg_out = reg;
     return GGMLC_OK;
