@@ -85,7 +85,10 @@ EW_CLONES static void relu_back_row(const float *restrict x, const float *restri
                                     int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
-BACK_ROW_FN(gelu_back_row, gelu_derivative(v))
+/* The SIMD path's kernel takes the row where it has one (ops-glu.c), this loop the rest. */
+EW_CLONES static void gelu_back_row(const float *restrict x, const float *restrict dy, float *restrict out, int64_t n) {
+    for (int64_t i = cpu_gelu_back_row_simd(n, out, x, dy); i < n; i++) out[i] = dy[i] * gelu_derivative(x[i]);
+}
 BACK_ROW_FN(gelu_quick_back_row, gelu_quick_derivative(v))
 BACK_ROW_FN(silu_back_row, ew_sigmoid(v) * (1.0f + v * (1.0f - ew_sigmoid(v))))
 BACK_ROW_FN(sigmoid_back_row, ew_sigmoid(v) * (1.0f - ew_sigmoid(v)))

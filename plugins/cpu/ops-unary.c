@@ -43,7 +43,11 @@ ROW_FN(row_tanh, ew_tanhf(v))
 ROW_FN(row_elu, v > 0.0f ? v : expm1f(v))
 ROW_FN(row_relu, v > 0.0f ? v : 0.0f)
 ROW_FN(row_sigmoid, sigmoid(v))
-ROW_FN(row_gelu, gelu_tanh(v))
+/* The SIMD path's kernel takes the row where it has one (ops-glu.c), this loop the rest. */
+EW_CLONES static void row_gelu(int64_t n, float *y, const float *x, const float *p) {
+    (void)p;
+    for (int64_t i = cpu_gelu_row_simd(n, y, x); i < n; i++) y[i] = gelu_tanh(x[i]);
+}
 ROW_FN(row_gelu_quick, gelu_quick(v))
 ROW_FN(row_hardswish, v * hardsigmoid(v))
 ROW_FN(row_hardsigmoid, hardsigmoid(v))
