@@ -3,6 +3,7 @@
  * Statistics are accumulated in double: rows of large values with a small
  * spread would otherwise lose their variance to cancellation.
  */
+#include "graph.h" /* cpu_claim_rows */
 #include "ops-nn.h"
 
 /* Scratch: one row (two for the backward). */
@@ -107,15 +108,14 @@ static enum ggml_status rms_norm_compute(const struct ggmlc_op_call *call, struc
     const struct ggml_tensor *src = dst->src[0];
     if (!f32_rows(src) || !f32_rows(dst)) return row_norm_compute(call, dst, rms_norm_row);
     const float eps = ggmlc_op_param_f32(dst, 0);
-    int64_t r0, r1;
-    cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r += NORM_ROWS) {
-        const int count = r1 - r < NORM_ROWS ? (int)(r1 - r) : NORM_ROWS;
-        float *x[NORM_ROWS], *y[NORM_ROWS];
-        f32_row_group(src, r, count, x);
-        f32_row_group(dst, r, count, y);
-        rms_norm_rows(x, y, count, src->ne[0], eps);
-    }
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, ggml_nrows(src), &last, &r0, &r1);)
+        for (int64_t r = r0; r < r1; r += NORM_ROWS) {
+            const int count = r1 - r < NORM_ROWS ? (int)(r1 - r) : NORM_ROWS;
+            float *x[NORM_ROWS], *y[NORM_ROWS];
+            f32_row_group(src, r, count, x);
+            f32_row_group(dst, r, count, y);
+            rms_norm_rows(x, y, count, src->ne[0], eps);
+        }
     return GGML_STATUS_SUCCESS;
 }
 static enum ggml_status l2_norm_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
@@ -161,26 +161,25 @@ static enum ggml_status rms_norm_back_compute(const struct ggmlc_op_call *call, 
     const int64_t n = dst->ne[0];
     const bool direct = f32_rows(dy_t) && f32_rows(x_t) && f32_rows(dst);
     float *scratch = nn_scratch(call, 2 * n);
-    int64_t r0, r1;
-    cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r += direct ? NORM_ROWS : 1) {
-        float *x[NORM_ROWS], *dy[NORM_ROWS], *dx[NORM_ROWS];
-        int64_t i1, i2, i3;
-        if (direct) {
-            const int count = r1 - r < NORM_ROWS ? (int)(r1 - r) : NORM_ROWS;
-            f32_row_group(x_t, r, count, x);
-            f32_row_group(dy_t, r, count, dy);
-            f32_row_group(dst, r, count, dx);
-            rms_norm_back_rows(x, dy, dx, count, n, eps);
-            continue;
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, ggml_nrows(dst), &last, &r0, &r1);)
+        for (int64_t r = r0; r < r1; r += direct ? NORM_ROWS : 1) {
+            float *x[NORM_ROWS], *dy[NORM_ROWS], *dx[NORM_ROWS];
+            int64_t i1, i2, i3;
+            if (direct) {
+                const int count = r1 - r < NORM_ROWS ? (int)(r1 - r) : NORM_ROWS;
+                f32_row_group(x_t, r, count, x);
+                f32_row_group(dy_t, r, count, dy);
+                f32_row_group(dst, r, count, dx);
+                rms_norm_back_rows(x, dy, dx, count, n, eps);
+                continue;
+            }
+            nn_row_index(dst, r, &i1, &i2, &i3);
+            dy[0] = dx[0] = scratch, x[0] = scratch + n;
+            nn_row_load(dy_t, i1, i2, i3, dy[0]);
+            nn_row_load(x_t, i1, i2, i3, x[0]);
+            rms_norm_back_rows(x, dy, dx, 1, n, eps);
+            nn_row_store(dst, i1, i2, i3, dx[0]);
         }
-        nn_row_index(dst, r, &i1, &i2, &i3);
-        dy[0] = dx[0] = scratch, x[0] = scratch + n;
-        nn_row_load(dy_t, i1, i2, i3, dy[0]);
-        nn_row_load(x_t, i1, i2, i3, x[0]);
-        rms_norm_back_rows(x, dy, dx, 1, n, eps);
-        nn_row_store(dst, i1, i2, i3, dx[0]);
-    }
     return GGML_STATUS_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
  * the exponentials and their sum as ggml_vec_soft_max_f32 (cpu_softmax_exp_sum), the
  * sink's expf added last, then each value times (float)(1 / sum).
  */
+#include "graph.h" /* cpu_claim_rows */
 #include "ops-nn.h"
 
 /* Scratch: the logits row and the mask row. */
@@ -86,22 +87,21 @@ static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struc
     const float scale = sp.scale, max_bias = sp.max_bias;
     const int64_t n = src->ne[0];
     float *w = nn_scratch(call, 2 * n), *mrow = w + n;
-    int64_t r0, r1;
-    cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        nn_row_index(src, r, &i1, &i2, &i3);
-        float *out = nn_f32_row(dst, i1, i2, i3);
-        if (!out) out = w;
-        const float *x = nn_f32_row(src, i1, i2, i3), *m = mask ? nn_f32_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
-        if (!x) nn_row_load(src, i1, i2, i3, out), x = out;
-        if (mask && !m)
-            ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type, mask->nb[0], n), m = mrow;
-        scale_and_mask(out, x, m, n, scale, nn_alibi_slope(max_bias, src->ne[2], i2));
-        const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
-        softmax_row(out, n, sink);
-        if (out == w) nn_row_store(dst, i1, i2, i3, w);
-    }
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, ggml_nrows(src), &last, &r0, &r1);)
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t i1, i2, i3;
+            nn_row_index(src, r, &i1, &i2, &i3);
+            float *out = nn_f32_row(dst, i1, i2, i3);
+            if (!out) out = w;
+            const float *x = nn_f32_row(src, i1, i2, i3), *m = mask ? nn_f32_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
+            if (!x) nn_row_load(src, i1, i2, i3, out), x = out;
+            if (mask && !m)
+                ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type, mask->nb[0], n), m = mrow;
+            scale_and_mask(out, x, m, n, scale, nn_alibi_slope(max_bias, src->ne[2], i2));
+            const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
+            softmax_row(out, n, sink);
+            if (out == w) nn_row_store(dst, i1, i2, i3, w);
+        }
     return GGML_STATUS_SUCCESS;
 }
 
@@ -144,16 +144,15 @@ static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, 
     const float scale = ggmlc_soft_max_params_of(dst).scale;
     const int64_t n = dst->ne[0];
     float *dy_buf = nn_scratch(call, 2 * n), *y_buf = dy_buf + n;
-    int64_t r0, r1;
-    cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        nn_row_index(dst, r, &i1, &i2, &i3);
-        const float *dy = f32_row_of(dy_t, i1, i2, i3, dy_buf), *y = f32_row_of(y_t, i1, i2, i3, y_buf);
-        float *out = nn_f32_row(dst, i1, i2, i3);
-        soft_max_back_row(y, dy, out ? out : dy_buf, n, scale);
-        if (!out) nn_row_store(dst, i1, i2, i3, dy_buf);
-    }
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, ggml_nrows(dst), &last, &r0, &r1);)
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t i1, i2, i3;
+            nn_row_index(dst, r, &i1, &i2, &i3);
+            const float *dy = f32_row_of(dy_t, i1, i2, i3, dy_buf), *y = f32_row_of(y_t, i1, i2, i3, y_buf);
+            float *out = nn_f32_row(dst, i1, i2, i3);
+            soft_max_back_row(y, dy, out ? out : dy_buf, n, scale);
+            if (!out) nn_row_store(dst, i1, i2, i3, dy_buf);
+        }
     return GGML_STATUS_SUCCESS;
 }
 
