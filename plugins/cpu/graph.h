@@ -33,8 +33,8 @@ CPU_HIDDEN int64_t cpu_claim_chunk(const struct ggmlc_op_call *call, int64_t n_c
  * calling task, false when none is left (start with *last = -1, as cpu_claim_chunk).  With
  * static halves, a node's threads waited for each other 5-6% of a 2-thread ggmlc-gpt training
  * step on a loaded VM. */
-static inline bool cpu_claim_rows(const struct ggmlc_op_call *call, int64_t nrows, int64_t *last, int64_t *r0,
-                                  int64_t *r1) {
+static inline bool cpu_claim_rows(const struct ggmlc_op_call *call, int64_t nrows, int64_t *last,
+                                  int64_t *r0, int64_t *r1) {
     const int64_t most = (int64_t)CPU_ROW_CHUNKS_PER_TASK * call->nth;
     const int64_t n_chunks = nrows < most ? nrows : most;
     const int64_t c = cpu_claim_chunk(call, n_chunks, last);

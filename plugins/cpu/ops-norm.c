@@ -63,13 +63,16 @@ static enum ggml_status norm_compute(const struct ggmlc_op_call *call, struct gg
     return row_norm_compute(call, dst, norm_row);
 }
 /* Rows of f32 whose values lie contiguous (the common case, in place or not). */
-static bool f32_rows(const struct ggml_tensor *t) { return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float); }
+static bool f32_rows(const struct ggml_tensor *t) {
+    return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float);
+}
 
 /* Rows whose double sums are accumulated together (below). */
 #define NORM_ROWS 8
 
 /* Rows [r, r + count) of t (count <= NORM_ROWS), f32 rows (f32_rows). */
-static void f32_row_group(const struct ggml_tensor *t, int64_t r, int count, float *rows[NORM_ROWS]) {
+static void f32_row_group(const struct ggml_tensor *t, int64_t r, int count,
+                          float *rows[NORM_ROWS]) {
     for (int j = 0; j < count; j++) {
         int64_t i1, i2, i3;
         nn_row_index(t, r + j, &i1, &i2, &i3);
@@ -82,10 +85,12 @@ static void f32_row_group(const struct ggml_tensor *t, int64_t r, int count, flo
  * results are the same bits; but a row's sum is a chain of dependent double additions (four
  * cycles each: 0.36 ms for ggmlc-gpt's 2048 rows of 128), and the chains of several rows run
  * side by side. */
-EW_CLONES static void rms_norm_rows(float *const x[NORM_ROWS], float *const y[NORM_ROWS], int count, int64_t n, float eps) {
+EW_CLONES static void rms_norm_rows(float *const x[NORM_ROWS], float *const y[NORM_ROWS], int count,
+                                    int64_t n, float eps) {
     double sq[NORM_ROWS] = {0};
     if (count == NORM_ROWS) { /* the chains in registers */
-        const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3], *x4 = x[4], *x5 = x[5], *x6 = x[6], *x7 = x[7];
+        const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3], *x4 = x[4], *x5 = x[5],
+                    *x6 = x[6], *x7 = x[7];
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
         for (int64_t i = 0; i < n; i++) {
             s0 += (double)(x0[i] * x0[i]), s1 += (double)(x1[i] * x1[i]);
@@ -93,7 +98,8 @@ EW_CLONES static void rms_norm_rows(float *const x[NORM_ROWS], float *const y[NO
             s4 += (double)(x4[i] * x4[i]), s5 += (double)(x5[i] * x5[i]);
             s6 += (double)(x6[i] * x6[i]), s7 += (double)(x7[i] * x7[i]);
         }
-        sq[0] = s0, sq[1] = s1, sq[2] = s2, sq[3] = s3, sq[4] = s4, sq[5] = s5, sq[6] = s6, sq[7] = s7;
+        sq[0] = s0, sq[1] = s1, sq[2] = s2, sq[3] = s3, sq[4] = s4, sq[5] = s5, sq[6] = s6,
+        sq[7] = s7;
     } else {
         for (int j = 0; j < count; j++)
             for (int64_t i = 0; i < n; i++) sq[j] += (double)(x[j][i] * x[j][i]);
@@ -125,8 +131,9 @@ static enum ggml_status l2_norm_compute(const struct ggmlc_op_call *call, struct
 /* dx = r*dy - r^3 * x * <x, dy>/n with r = 1/sqrt(mean(x^2) + eps) for count (<= NORM_ROWS)
  * rows: x[j], dy[j] in, dx[j] out (dx[j] may be dy[j]).  Each row's sums run in double in its
  * own order; the rows' chains of additions run side by side (see rms_norm_rows). */
-EW_CLONES static void rms_norm_back_rows(float *const x[NORM_ROWS], float *const dy[NORM_ROWS], float *const dx[NORM_ROWS],
-                               int count, int64_t n, float eps) {
+EW_CLONES static void rms_norm_back_rows(float *const x[NORM_ROWS], float *const dy[NORM_ROWS],
+                                         float *const dx[NORM_ROWS], int count, int64_t n,
+                                         float eps) {
     double sq[NORM_ROWS] = {0}, dot[NORM_ROWS] = {0};
     int j = 0;
     for (; j + 4 <= count; j += 4) { /* four rows' chains in registers */

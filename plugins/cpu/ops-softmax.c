@@ -23,8 +23,8 @@ EW_CLONES static void row_scale(float *w, int64_t n, float scale) {
  * with FMA in the clone the fmaf is an instruction, and with slope 1 the plain sum, equal to
  * it).  One pass from x (out may be x): a copy of the row into out first, and of the mask row
  * into scratch, took a third of ggmlc-gpt's causal softmax. */
-EW_CLONES static void scale_and_mask(float *out, const float *x, const float *restrict mask, int64_t n, float scale,
-                                     float slope) {
+EW_CLONES static void scale_and_mask(float *out, const float *x, const float *restrict mask,
+                                     int64_t n, float scale, float slope) {
     if (!mask) {
         if (scale != 1.0f)
             for (int64_t i = 0; i < n; i++) out[i] = x[i] * scale;
@@ -93,10 +93,13 @@ static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struc
             nn_row_index(src, r, &i1, &i2, &i3);
             float *out = nn_f32_row(dst, i1, i2, i3);
             if (!out) out = w;
-            const float *x = nn_f32_row(src, i1, i2, i3), *m = mask ? nn_f32_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
+            const float *x = nn_f32_row(src, i1, i2, i3),
+                        *m = mask ? nn_f32_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
             if (!x) nn_row_load(src, i1, i2, i3, out), x = out;
             if (mask && !m)
-                ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type, mask->nb[0], n), m = mrow;
+                ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type,
+                        mask->nb[0], n),
+                    m = mrow;
             scale_and_mask(out, x, m, n, scale, nn_alibi_slope(max_bias, src->ne[2], i2));
             const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
             softmax_row(out, n, sink);
@@ -148,7 +151,8 @@ static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, 
         for (int64_t r = r0; r < r1; r++) {
             int64_t i1, i2, i3;
             nn_row_index(dst, r, &i1, &i2, &i3);
-            const float *dy = f32_row_of(dy_t, i1, i2, i3, dy_buf), *y = f32_row_of(y_t, i1, i2, i3, y_buf);
+            const float *dy = f32_row_of(dy_t, i1, i2, i3, dy_buf),
+                        *y = f32_row_of(y_t, i1, i2, i3, y_buf);
             float *out = nn_f32_row(dst, i1, i2, i3);
             soft_max_back_row(y, dy, out ? out : dy_buf, n, scale);
             if (!out) nn_row_store(dst, i1, i2, i3, dy_buf);

@@ -98,10 +98,11 @@ static const unary_row_fn unary_fns[GGML_UNARY_OP_COUNT] = {
 };
 
 /* Apply fn to columns [c0, c1) of rows [r0, r1) of src[0] into dst. */
-static void map_row_range(struct ggml_tensor *dst, unary_row_fn fn, const float *p, int64_t r0, int64_t r1, int64_t c0,
-                          int64_t c1) {
+static void map_row_range(struct ggml_tensor *dst, unary_row_fn fn, const float *p, int64_t r0,
+                          int64_t r1, int64_t c0, int64_t c1) {
     const struct ggml_tensor *a = dst->src[0];
-    const bool fast = dst->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float);
+    const bool fast = dst->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 &&
+                      dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float);
     float xs[EW_CHUNK], ys[EW_CHUNK];
     for (int64_t ir = r0; ir < r1; ir++) {
         int64_t i1, i2, i3;
@@ -124,7 +125,8 @@ static void map_row_range(struct ggml_tensor *dst, unary_row_fn fn, const float 
 /* Apply fn to every row of src[0] into dst (same shape; any float types and strides): rows
  * claimed in chunks (cpu_claim_rows) where there are rows for every task, else every row's
  * share of columns (ew_task_share). */
-static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst, unary_row_fn fn, const float *p) {
+static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst,
+                                 unary_row_fn fn, const float *p) {
     const int64_t nrows = ggml_nrows(dst);
     if (nrows < call->nth) {
         int64_t r0, r1, c0, c1;
