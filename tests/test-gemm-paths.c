@@ -317,8 +317,10 @@ int main(void) {
         /* packed once, 32 x rows: 36 of them in 6-row AVX2 panels (the scratch bound once had 32) */
         {128, 32, 4096, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},
         {131, 277, 300, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 3},   /* packed once, k-major operands */
-        /* too large to pack once: the blocked team mode, two m-blocks, three k-blocks */
+        /* packed once at 5.8 MB (ggmlc-gpt's MLP weight gradients take 5.3 MB) */
         {300, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},
+        /* too large to pack once (over 8 MB): the blocked team mode, two m-blocks, three k-blocks */
+        {300, 2700, 700, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},
         {130, 5, 257, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2},  /* few rows: the dot path */
         {61, 7, 1000, GGML_TYPE_F16, GGML_TYPE_BF16, false, false, 3},
         {29, 3, 99, GGML_TYPE_BF16, GGML_TYPE_F32, false, true, 1},
@@ -345,14 +347,14 @@ int main(void) {
          * blocked team mode */
         {600, 50, 100, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 1},
         {140, 130, 128, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 2},
-        {70, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 2},
+        {70, 2100, 1000, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 2},
         /* causal attention's zero runs along k (a GEMM that skipped them would have to keep
          * 0 x inf = NaN): x along k and w k-major (in place), both packed, several k-blocks,
          * team mode; an inf in w where x is zero */
         {128, 128, 128, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 1, 1},
         {128, 128, 128, GGML_TYPE_F32, GGML_TYPE_F32, false, true, 1, 1},
         {130, 301, 600, GGML_TYPE_F32, GGML_TYPE_F32, true, true, 2, 1},
-        {300, 2100, 600, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2, 1},
+        {300, 2700, 700, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2, 1},
         {128, 128, 128, GGML_TYPE_F32, GGML_TYPE_F32, true, false, 1, 2},
         {100, 200, 300, GGML_TYPE_F32, GGML_TYPE_F32, false, false, 2, 2},
     };

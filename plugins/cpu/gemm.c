@@ -613,8 +613,12 @@ static int64_t team_iterations(const struct cpu_gemm_kernel *kern, int64_t m, in
 }
 
 /* Products whose operands, packed whole, take at most this many bytes are computed with
- * both packed once (pack_once below).  The MNIST MLP's largest, 784 deep, take 2.5 MB. */
-#define GEMM_PACK_ONCE_MAX_BYTES ((size_t)4 << 20)
+ * both packed once (pack_once below).  The MNIST MLP's largest, 784 deep, take 2.5 MB;
+ * ggmlc-gpt's MLP weight gradients (128 x 512 and 512 x 128, 2048 deep) 5.3 MB, which in the
+ * blocked team mode met at 16 barriers (8 depth blocks), where the threads waited for each
+ * other 3% of a 2-thread training step: packed once, 2 threads, loaded VM, 3 alternating
+ * rounds, 4.7-5.1 -> 4.0-4.7 ms and 3.7-4.7 -> 3.7-4.0 ms. */
+#define GEMM_PACK_ONCE_MAX_BYTES ((size_t)8 << 20)
 
 /* Rows of an operand of `rows` rows packed in panels of nr or of mr rows, whichever takes more. */
 static int64_t packed_rows(const struct cpu_gemm_kernel *kern, int64_t rows) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu-impl.h"
+#include "graph.h"  /* cpu_claim_rows */
 #include "ops-ew.h" /* EW_CLONES */
 
 static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -85,7 +86,12 @@ EW_CLONES static void relu_back_row(const float *restrict x, const float *restri
                                     int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
-BACK_ROW_FN(gelu_back_row, gelu_derivative(v))
+/* The SIMD path's kernel takes the row where it has one (ops-glu.c), this loop the rest. */
+EW_CLONES static void gelu_back_row(const float *restrict x, const float *restrict dy,
+                                    float *restrict out, int64_t n) {
+    for (int64_t i = cpu_gelu_back_row_simd(n, out, x, dy); i < n; i++)
+        out[i] = dy[i] * gelu_derivative(x[i]);
+}
 BACK_ROW_FN(gelu_quick_back_row, gelu_quick_derivative(v))
 BACK_ROW_FN(silu_back_row, ew_sigmoid(v) * (1.0f + v * (1.0f - ew_sigmoid(v))))
 BACK_ROW_FN(sigmoid_back_row, ew_sigmoid(v) * (1.0f - ew_sigmoid(v)))
@@ -112,22 +118,25 @@ static enum ggml_status unary_back(const struct ggmlc_op_call *call, struct ggml
     const int64_t ne0 = dst->ne[0], nr = ggml_nrows(dst);
     const back_row_fn row_fn =
         x->nb[0] == sizeof(float) && dy->nb[0] == sizeof(float) ? back_row_of(op) : NULL;
-    int64_t r0, r1;
-    cpu_split_range(nr, call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t i1 = r % dst->ne[1], i2 = (r / dst->ne[1]) % dst->ne[2], i3 = r / (dst->ne[1] * dst->ne[2]);
-        const char *xr = (const char *)x->data + i1 * x->nb[1] + i2 * x->nb[2] + i3 * x->nb[3];
-        const char *dr = (const char *)dy->data + i1 * dy->nb[1] + i2 * dy->nb[2] + i3 * dy->nb[3];
-        float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-        if (row_fn) {
-            row_fn((const float *)xr, (const float *)dr, out, ne0);
-            continue;
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, nr, &last, &r0, &r1);)
+        for (int64_t r = r0; r < r1; r++) {
+            const int64_t i1 = r % dst->ne[1], i2 = (r / dst->ne[1]) % dst->ne[2],
+                          i3 = r / (dst->ne[1] * dst->ne[2]);
+            const char *xr = (const char *)x->data + i1 * x->nb[1] + i2 * x->nb[2] + i3 * x->nb[3];
+            const char *dr =
+                (const char *)dy->data + i1 * dy->nb[1] + i2 * dy->nb[2] + i3 * dy->nb[3];
+            float *out =
+                (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
+            if (row_fn) {
+                row_fn((const float *)xr, (const float *)dr, out, ne0);
+                continue;
+            }
+            for (int64_t i = 0; i < ne0; i++) {
+                const float xv = *(const float *)(xr + i * x->nb[0]),
+                            dv = *(const float *)(dr + i * dy->nb[0]);
+                out[i] = dv * unary_derivative(op, xv, p);
+            }
         }
-        for (int64_t i = 0; i < ne0; i++) {
-            const float xv = *(const float *)(xr + i * x->nb[0]), dv = *(const float *)(dr + i * dy->nb[0]);
-            out[i] = dv * unary_derivative(op, xv, p);
-        }
-    }
     return GGML_STATUS_SUCCESS;
 }
 

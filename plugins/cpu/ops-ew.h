@@ -79,6 +79,11 @@ static inline float ew_tanhf(float x) {
 
 /* z = silu(x) * g (g NULL: silu(x)) for n values in ggml's x86 rounding (ops-glu.c). */
 CPU_HIDDEN void cpu_silu_mul_row(int64_t n, float *z, const float *x, const float *g);
+/* GELU (tanh form) y = gelu(x), and out = dy * gelu'(x), of a row's first values by the SIMD
+ * path's kernels (ops-glu.c): return how many values they computed, 0 where the path has none;
+ * the caller computes the rest. */
+CPU_HIDDEN int64_t cpu_gelu_row_simd(int64_t n, float *y, const float *x);
+CPU_HIDDEN int64_t cpu_gelu_back_row_simd(int64_t n, float *out, const float *x, const float *dy);
 /* y[i] = exp(x[i] - max) (y may be x) in ggml's x86 rounding of ggml_vec_soft_max_f32; returns
  * their sum in ggml's order (ops-glu.c). */
 CPU_HIDDEN double cpu_softmax_exp_sum(int64_t n, float *y, const float *x, float max);

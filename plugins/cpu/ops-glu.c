@@ -197,6 +197,73 @@ void cpu_silu_mul_row(int64_t n, float *z, const float *x, const float *g) {
         swiglu_portable_avx2_order(n, z, x, g);
 }
 
+/* ------------------------------------------------ GELU (tanh form) in AVX2
+ *
+ * GELU's x (1 + tanh(u)) / 2, u = c (x + k x^3), as x sigmoid(2u) = x / (1 + E) with
+ * E = e^-2u (ops-unary.c), and its derivative s + 2 c x (1 + 3 k x^2) E s^2, s = 1 / (1 + E)
+ * (ops-backward.c), eight values at a time with the exponential above in fused multiply-adds:
+ * the portable loops, vectorized by the compiler without fused multiply-adds and with a
+ * selection per range of the exponential, took 1.3 and 1.75 ms for one of ggmlc-gpt's MLP
+ * activations (512 x 2048 values, one thread).  The results differ from the portable ones in
+ * the last bits (these round differently, no order is promised for GELU). */
+#define GELU_K 0.044715f
+
+#if defined(__x86_64__)
+/* -2u = x (-2c - 2ck x^2) of x. */
+__attribute__((target("avx2,fma"))) static inline __m256 gelu_minus_2u(__m256 x) {
+    const __m256 inner =
+        _mm256_fmadd_ps(_mm256_set1_ps(-2.0f * SQRT_2_OVER_PI * GELU_K), _mm256_mul_ps(x, x),
+                        _mm256_set1_ps(-2.0f * SQRT_2_OVER_PI));
+    return _mm256_mul_ps(x, inner);
+}
+
+__attribute__((target("avx2,fma"))) static int64_t gelu_avx2(int64_t n, float *y, const float *x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i,
+                         _mm256_div_ps(xv, _mm256_add_ps(one, expf_avx2(gelu_minus_2u(xv)))));
+    }
+    return i;
+}
+
+/* Past -2u = 80 (x below about -9) the derivative is below 1e-30 and E s^2 would be inf x 0:
+ * 0 there, as the portable loop. */
+__attribute__((target("avx2,fma"))) static int64_t gelu_back_avx2(int64_t n, float *out,
+                                                                  const float *x, const float *dy) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + i), m2u = gelu_minus_2u(xv), e = expf_avx2(m2u);
+        const __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, e));
+        const __m256 slope = _mm256_mul_ps(
+            _mm256_mul_ps(_mm256_set1_ps(2.0f * SQRT_2_OVER_PI), xv),
+            _mm256_fmadd_ps(_mm256_set1_ps(3.0f * GELU_K), _mm256_mul_ps(xv, xv), one));
+        const __m256 d = _mm256_fmadd_ps(slope, _mm256_mul_ps(_mm256_mul_ps(e, s), s), s);
+        const __m256 far = _mm256_cmp_ps(m2u, _mm256_set1_ps(80.0f), _CMP_GT_OQ);
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(dy + i), _mm256_andnot_ps(far, d)));
+    }
+    return i;
+}
+#endif
+
+int64_t cpu_gelu_row_simd(int64_t n, float *y, const float *x) {
+#if defined(__x86_64__)
+    if (cpu_simd_level() >= CPU_SIMD_AVX2) return gelu_avx2(n, y, x);
+#endif
+    (void)n, (void)y, (void)x;
+    return 0;
+}
+
+int64_t cpu_gelu_back_row_simd(int64_t n, float *out, const float *x, const float *dy) {
+#if defined(__x86_64__)
+    if (cpu_simd_level() >= CPU_SIMD_AVX2) return gelu_back_avx2(n, out, x, dy);
+#endif
+    (void)n, (void)out, (void)x, (void)dy;
+    return 0;
+}
+
 static void glu_swiglu(int64_t n, float *z, const float *x, const float *g, const float *p) {
     cpu_silu_mul_row(n, z, x, g);
 }

@@ -181,11 +181,19 @@ static void run_batches(const struct ggmlc_op_call *call, struct ggml_tensor *ds
         else cpu_gemm_compute(kern, &flat, call->ith, call->nth, work);
         return;
     }
-    const bool by_batch = split_by_batch(n_batches, call->nth);
-    for (int64_t bi = by_batch ? call->ith : 0; bi < n_batches; bi += by_batch ? call->nth : 1) {
+    if (split_by_batch(n_batches, call->nth)) { /* whole products, claimed (cpu_claim_rows) */
+        for (int64_t last = -1, b0 = 0, b1 = 0; cpu_claim_rows(call, n_batches, &last, &b0, &b1);)
+            for (int64_t bi = b0; bi < b1; bi++) {
+                const struct cpu_gemm_problem p =
+                    problem(dst, bi % dst->ne[2], bi / dst->ne[2], arg);
+                cpu_gemm_compute(kern, &p, 0, 1, work);
+            }
+        return;
+    }
+    for (int64_t bi = 0; bi < n_batches; bi++) {
         const struct cpu_gemm_problem p = problem(dst, bi % dst->ne[2], bi / dst->ne[2], arg);
-        if (by_batch) cpu_gemm_compute(kern, &p, 0, 1, work);
-        else if (cpu_gemm_use_team(kern, &p, call->nth)) cpu_gemm_compute_team(kern, &p, call, team_shared, work);
+        if (cpu_gemm_use_team(kern, &p, call->nth))
+            cpu_gemm_compute_team(kern, &p, call, team_shared, work);
         else cpu_gemm_compute(kern, &p, call->ith, call->nth, work);
     }
 }

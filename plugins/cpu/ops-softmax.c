@@ -5,6 +5,7 @@
  * the exponentials and their sum as ggml_vec_soft_max_f32 (cpu_softmax_exp_sum), the
  * sink's expf added last, then each value times (float)(1 / sum).
  */
+#include "graph.h" /* cpu_claim_rows */
 #include "ops-nn.h"
 
 /* Scratch: the logits row and the mask row. */
@@ -18,21 +19,39 @@ EW_CLONES static void row_scale(float *w, int64_t n, float scale) {
     for (int64_t i = 0; i < n; i++) w[i] *= scale;
 }
 
-/* The logits times scale, then the mask times slope added fused (ggml's x86 rounding: with
- * FMA in the clone the fmaf is an instruction, and with slope 1 the plain sum, equal to it). */
-EW_CLONES static void scale_and_mask(float *restrict out, const float *restrict mask, int64_t n, float scale,
-                                     float slope) {
-    if (scale != 1.0f)
-        for (int64_t i = 0; i < n; i++) out[i] *= scale;
-    if (!mask) return;
-    if (slope == 1.0f)
-        for (int64_t i = 0; i < n; i++) out[i] += mask[i];
-    else
-        for (int64_t i = 0; i < n; i++) out[i] = fmaf(slope, mask[i], out[i]);
+/* out = the logits x times scale, then the mask times slope added fused (ggml's x86 rounding:
+ * with FMA in the clone the fmaf is an instruction, and with slope 1 the plain sum, equal to
+ * it).  One pass from x (out may be x): a copy of the row into out first, and of the mask row
+ * into scratch, took a third of ggmlc-gpt's causal softmax. */
+EW_CLONES static void scale_and_mask(float *out, const float *x, const float *restrict mask,
+                                     int64_t n, float scale, float slope) {
+    if (!mask) {
+        if (scale != 1.0f)
+            for (int64_t i = 0; i < n; i++) out[i] = x[i] * scale;
+        else if (out != x)
+            memcpy(out, x, (size_t)n * sizeof(float));
+    } else if (slope == 1.0f) {
+        if (scale != 1.0f)
+            for (int64_t i = 0; i < n; i++) out[i] = x[i] * scale + mask[i];
+        else
+            for (int64_t i = 0; i < n; i++) out[i] = x[i] + mask[i];
+    } else {
+        if (scale != 1.0f)
+            for (int64_t i = 0; i < n; i++) out[i] = fmaf(slope, mask[i], x[i] * scale);
+        else
+            for (int64_t i = 0; i < n; i++) out[i] = fmaf(slope, mask[i], x[i]);
+    }
 }
 
 /* The exponentials of a row are taken in vectors of up to this many values (cpu_softmax_exp_sum). */
 #define SOFTMAX_EXP_LANES 16
+
+/* Whether p[0..8) are all -inf (a loop of fixed length the compiler turns into a vector compare). */
+static inline bool all_minus_inf8(const float *p) {
+    int all = 1;
+    for (int i = 0; i < 8; i++) all &= p[i] == -INFINITY;
+    return all;
+}
 
 /* The length of w[0..n) without its trailing -inf values (a causal mask's future), rounded up
  * to whole vectors of the exponentials' sum.  Those values' exponentials are zeros, which
@@ -40,6 +59,7 @@ EW_CLONES static void scale_and_mask(float *restrict out, const float *restrict 
  * zeros directly) gives the same bits, and a causal score matrix half the exponentials. */
 static int64_t live_length(const float *w, int64_t n) {
     int64_t live = n;
+    while (live >= 8 && all_minus_inf8(w + live - 8)) live -= 8; /* a vector compare at a time */
     while (live > 0 && w[live - 1] == -INFINITY) live--;
     live = (live + SOFTMAX_EXP_LANES - 1) / SOFTMAX_EXP_LANES * SOFTMAX_EXP_LANES;
     return live < n ? live : n;
@@ -67,20 +87,24 @@ static enum ggml_status soft_max_compute(const struct ggmlc_op_call *call, struc
     const float scale = sp.scale, max_bias = sp.max_bias;
     const int64_t n = src->ne[0];
     float *w = nn_scratch(call, 2 * n), *mrow = w + n;
-    int64_t r0, r1;
-    cpu_split_range(ggml_nrows(src), call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        nn_row_index(src, r, &i1, &i2, &i3);
-        float *out = nn_f32_row(dst, i1, i2, i3);
-        if (!out) out = w;
-        nn_row_load(src, i1, i2, i3, out);
-        if (mask) ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type, mask->nb[0], n);
-        scale_and_mask(out, mask ? mrow : NULL, n, scale, nn_alibi_slope(max_bias, src->ne[2], i2));
-        const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
-        softmax_row(out, n, sink);
-        if (out == w) nn_row_store(dst, i1, i2, i3, w);
-    }
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, ggml_nrows(src), &last, &r0, &r1);)
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t i1, i2, i3;
+            nn_row_index(src, r, &i1, &i2, &i3);
+            float *out = nn_f32_row(dst, i1, i2, i3);
+            if (!out) out = w;
+            const float *x = nn_f32_row(src, i1, i2, i3),
+                        *m = mask ? nn_f32_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]) : NULL;
+            if (!x) nn_row_load(src, i1, i2, i3, out), x = out;
+            if (mask && !m)
+                ew_load(mrow, ew_row(mask, i1, i2 % mask->ne[2], i3 % mask->ne[3]), mask->type,
+                        mask->nb[0], n),
+                    m = mrow;
+            scale_and_mask(out, x, m, n, scale, nn_alibi_slope(max_bias, src->ne[2], i2));
+            const float sink = sinks ? *(const float *)nn_elem(sinks, i2, 0, 0, 0) : -INFINITY;
+            softmax_row(out, n, sink);
+            if (out == w) nn_row_store(dst, i1, i2, i3, w);
+        }
     return GGML_STATUS_SUCCESS;
 }
 
@@ -123,16 +147,16 @@ static enum ggml_status soft_max_back_compute(const struct ggmlc_op_call *call, 
     const float scale = ggmlc_soft_max_params_of(dst).scale;
     const int64_t n = dst->ne[0];
     float *dy_buf = nn_scratch(call, 2 * n), *y_buf = dy_buf + n;
-    int64_t r0, r1;
-    cpu_split_range(ggml_nrows(dst), call->ith, call->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t i1, i2, i3;
-        nn_row_index(dst, r, &i1, &i2, &i3);
-        const float *dy = f32_row_of(dy_t, i1, i2, i3, dy_buf), *y = f32_row_of(y_t, i1, i2, i3, y_buf);
-        float *out = nn_f32_row(dst, i1, i2, i3);
-        soft_max_back_row(y, dy, out ? out : dy_buf, n, scale);
-        if (!out) nn_row_store(dst, i1, i2, i3, dy_buf);
-    }
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, ggml_nrows(dst), &last, &r0, &r1);)
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t i1, i2, i3;
+            nn_row_index(dst, r, &i1, &i2, &i3);
+            const float *dy = f32_row_of(dy_t, i1, i2, i3, dy_buf),
+                        *y = f32_row_of(y_t, i1, i2, i3, y_buf);
+            float *out = nn_f32_row(dst, i1, i2, i3);
+            soft_max_back_row(y, dy, out ? out : dy_buf, n, scale);
+            if (!out) nn_row_store(dst, i1, i2, i3, dy_buf);
+        }
     return GGML_STATUS_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
  * Every one maps a row of floats to a row of floats; the driver handles
  * types and strides.
  */
+#include "graph.h" /* cpu_claim_rows */
 #include "ops-ew.h"
 
 /* y[i] = f(x[i]) for one row; p holds the node's float parameters. */
@@ -43,7 +44,11 @@ ROW_FN(row_tanh, ew_tanhf(v))
 ROW_FN(row_elu, v > 0.0f ? v : expm1f(v))
 ROW_FN(row_relu, v > 0.0f ? v : 0.0f)
 ROW_FN(row_sigmoid, sigmoid(v))
-ROW_FN(row_gelu, gelu_tanh(v))
+/* The SIMD path's kernel takes the row where it has one (ops-glu.c), this loop the rest. */
+EW_CLONES static void row_gelu(int64_t n, float *y, const float *x, const float *p) {
+    (void)p;
+    for (int64_t i = cpu_gelu_row_simd(n, y, x); i < n; i++) y[i] = gelu_tanh(x[i]);
+}
 ROW_FN(row_gelu_quick, gelu_quick(v))
 ROW_FN(row_hardswish, v * hardsigmoid(v))
 ROW_FN(row_hardsigmoid, hardsigmoid(v))
@@ -92,12 +97,12 @@ static const unary_row_fn unary_fns[GGML_UNARY_OP_COUNT] = {
     [GGML_UNARY_OP_ROUND] = row_round,       [GGML_UNARY_OP_TRUNC] = row_trunc,
 };
 
-/* Apply fn to every row of src[0] into dst (same shape; any float types and strides). */
-static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst, unary_row_fn fn, const float *p) {
+/* Apply fn to columns [c0, c1) of rows [r0, r1) of src[0] into dst. */
+static void map_row_range(struct ggml_tensor *dst, unary_row_fn fn, const float *p, int64_t r0,
+                          int64_t r1, int64_t c0, int64_t c1) {
     const struct ggml_tensor *a = dst->src[0];
-    const bool fast = dst->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float);
-    int64_t r0, r1, c0, c1;
-    ew_task_share(ggml_nrows(dst), dst->ne[0], call->ith, call->nth, &r0, &r1, &c0, &c1);
+    const bool fast = dst->type == GGML_TYPE_F32 && a->type == GGML_TYPE_F32 &&
+                      dst->nb[0] == sizeof(float) && a->nb[0] == sizeof(float);
     float xs[EW_CHUNK], ys[EW_CHUNK];
     for (int64_t ir = r0; ir < r1; ir++) {
         int64_t i1, i2, i3;
@@ -115,6 +120,22 @@ static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_t
             ew_store(y + off * dst->nb[0], dst->type, dst->nb[0], ys, n);
         }
     }
+}
+
+/* Apply fn to every row of src[0] into dst (same shape; any float types and strides): rows
+ * claimed in chunks (cpu_claim_rows) where there are rows for every task, else every row's
+ * share of columns (ew_task_share). */
+static enum ggml_status map_rows(const struct ggmlc_op_call *call, struct ggml_tensor *dst,
+                                 unary_row_fn fn, const float *p) {
+    const int64_t nrows = ggml_nrows(dst);
+    if (nrows < call->nth) {
+        int64_t r0, r1, c0, c1;
+        ew_task_share(nrows, dst->ne[0], call->ith, call->nth, &r0, &r1, &c0, &c1);
+        map_row_range(dst, fn, p, r0, r1, c0, c1);
+        return GGML_STATUS_SUCCESS;
+    }
+    for (int64_t last = -1, r0 = 0, r1 = 0; cpu_claim_rows(call, nrows, &last, &r0, &r1);)
+        map_row_range(dst, fn, p, r0, r1, 0, dst->ne[0]);
     return GGML_STATUS_SUCCESS;
 }
 
