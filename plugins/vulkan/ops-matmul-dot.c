@@ -58,16 +58,6 @@ static bool mvq_dot_allowed(const struct vk_device *d, const char *kernel, const
            (choice == VK_MVQ_AUTO ? d->caps.int_dot_fast : choice == VK_MVQ_DOT);
 }
 
-/* Values of a row one thread of the kernel takes at a time: half a super-block in mvq-dot-k.comp
- * (the K-quants, IQ4_XS), a 32-value block in the others. */
-static uint32_t mvq_dot_unit_values(enum ggml_type type) {
-    switch (type) {
-    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
-    case GGML_TYPE_IQ4_XS: return 128;
-    default: return 32;
-    }
-}
-
 /* mul_mat's: at most MV_MAX_N columns; the tuning in *t */
 static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
                            struct mvq_dot_tune *t) {
@@ -76,8 +66,6 @@ static bool mvq_dot_choose(const struct vk_device *d, const struct ggml_tensor *
     /* measured on an H200 (BENCHMARKS.md): one subgroup of 32 and 2 rows for one column (16.1 / 25.0 us
      * for q4_0 / q8_0 14336x4096, against 17.8-21.1 / 24.1-29.9 for 64-256 threads and 1-4 rows) */
     *t = (struct mvq_dot_tune){n == 1 ? 32 : 128, n >= 4 ? 1 : 2, 0};
-    /* no more threads than a row has units (a 4096-value K-quant row: 32), down to a subgroup */
-    while (t->wg > 32 && (uint64_t)t->wg * mvq_dot_unit_values(a->type) > (uint64_t)a->ne[0]) t->wg /= 2;
     if (t->wg < d->caps.subgroup_size) t->wg = d->caps.subgroup_size;
     const struct vk_env_value *env = &vk_tuning()->mvqd;
     const struct mvq_dot_tune v = {env->v[0], env->v[1], env->n >= 3 ? env->v[2] : 0};
