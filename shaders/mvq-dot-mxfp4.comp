@@ -1,14 +1,15 @@
 #version 450
 // Matrix-vector product (N <= 8 columns of b) with MXFP4 weights on 8-bit integer dot
 // products, as mvq-dot.comp does for the other 32-value formats: b quantized per 32-value
-// block by quantize-q8.comp, each nibble's doubled E2M1 level from the shared table of
-// mvq-dot.glsl, one OpSDot per 4 weights, the block's scale 2^(e - 128) times b's applied once.
+// block by quantize-q8.comp, each nibble's doubled E2M1 level by arithmetic (e2m1_levels;
+// MXFP4_TABLE: mvq-dot.glsl's shared table), one OpSDot per 4 weights, the block's scale 2^(e - 128) times b's applied once.
 // A thread's unit is one block: 17 bytes at any byte, so it lies in the two 16-byte words
 // from the one holding its first byte on; a thread loads them and shifts its 16 quant bytes
 // into four words with selects and one funnel shift (no dynamic register indexing), and
 // takes the exponent byte through a byte view of the same binding.
 #define UNIT_VALUES 32
 #include "mvq-dot.glsl"
+#include "mxfp4-levels.glsl" // mxfp4_scale
 
 layout(binding = 0) readonly buffer A { uvec4 data_a[]; };     // offsets and strides in bytes
 layout(binding = 0) readonly buffer A8 { uint8_t data_a8[]; }; // the same bytes: the exponents
