@@ -7,7 +7,10 @@
 // quants share 32 bytes: low nibbles, high nibbles), read as 16-byte words (the host
 // checks a's 16-byte alignment); q2_K, q3_K, q6_K, 32 values (two 16-value sub-blocks
 // with scales of their own), read as 32-bit words at any halfword; iq4_xs, one 32-value
-// sub-block, likewise.
+// sub-block, read as the 16-byte words holding it (words4_at).  Half a super-block per
+// thread (all of a row's loads at once, shared bits read once) measured slower on an H200
+// (2026-12-04: q6_K 27.8 against 21.0 us, q4_K 18.6 against 13.1, 14336 x 4096): a
+// subgroup's loads then span 16 super-blocks, and a thread holds more registers (q6_K: 96).
 #define UNIT_VALUES (QTYPE == 12 || QTYPE == 13 ? 64 : 32)
 #include "mvq-dot.glsl"
 
@@ -85,32 +88,12 @@ uint word_at(uint x) {
     return (x & 1u) != 0 ? (lo >> 16) | (data_a[x / 2 + 1] << 16) : lo;
 }
 
-// The kernels are bound by the L1 cache's lines per load instruction (a subgroup's units span
-// several super-blocks, so each of its loads touches several lines) rather than by bytes: runs of
-// quants are read as the 16-byte words that hold them, a third as many loads as 32-bit words,
-// and shifted into place with selects (no dynamic register indexing).
-layout(binding = 0) readonly buffer A4 { uvec4 data_a4[]; }; // the same bytes, 16 at a time
-
-// the 8 32-bit words from halfword x of a on: the 2 or 3 16-byte words holding them
+// the 8 32-bit words from halfword x of a on: 9 loads and a 16-bit shift where x is odd
 void words8_at(uint x, out uint w[8]) {
-    const uint at = x / 8, h = x % 8;
-    const uvec4 v0 = data_a4[at], v1 = data_a4[at + 1], v2 = h != 0 ? data_a4[at + 2] : uvec4(0);
-    const uint v[12] = uint[12](v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w, v2.x, v2.y, v2.z, v2.w);
-    uint a[10], b[9]; // down by h / 2 words: 2 and 1 as h's bits say, then by a halfword where h is odd
-    [[unroll]] for (uint i = 0; i < 10; i++) a[i] = (h & 4u) != 0 ? v[i + 2] : v[i];
-    [[unroll]] for (uint i = 0; i < 9; i++) b[i] = (h & 2u) != 0 ? a[i + 1] : a[i];
-    [[unroll]] for (uint i = 0; i < 8; i++) w[i] = (h & 1u) != 0 ? (b[i] >> 16) | (b[i + 1] << 16) : b[i];
-}
-
-// the 4 32-bit words from halfword x of a on: the 1 or 2 16-byte words holding them
-void words4_at(uint x, out uint w[4]) {
-    const uint at = x / 8, h = x % 8;
-    const uvec4 v0 = data_a4[at], v1 = h != 0 ? data_a4[at + 1] : uvec4(0);
-    const uint v[8] = uint[8](v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w);
-    uint a[6], b[5];
-    [[unroll]] for (uint i = 0; i < 6; i++) a[i] = (h & 4u) != 0 ? v[i + 2] : v[i];
-    [[unroll]] for (uint i = 0; i < 5; i++) b[i] = (h & 2u) != 0 ? a[i + 1] : a[i];
-    [[unroll]] for (uint i = 0; i < 4; i++) w[i] = (h & 1u) != 0 ? (b[i] >> 16) | (b[i + 1] << 16) : b[i];
+    uint v[9];
+    [[unroll]] for (uint i = 0; i < 9; i++) v[i] = data_a[x / 2 + i];
+    const bool odd = (x & 1u) != 0;
+    [[unroll]] for (uint i = 0; i < 8; i++) w[i] = odd ? (v[i] >> 16) | (v[i + 1] << 16) : v[i];
 }
 
 // the 16-bit word at halfword x of a
@@ -176,11 +159,10 @@ void unit_load(uint row, uint u, out unit x) {
     uint hmask[8];
     words8_at(sb, hmask);
     [[unroll]] for (uint i = 0; i < 8; i++) x.q[i] |= ((hmask[i] >> g) & 0x01010101u) << 2;
-    uint r[4]; // the 12 bytes of scales, then d
-    words4_at(sb + 48, r);
-    x.sc[0] = q3_scale(r[0], r[1], r[2], 2 * g);
-    x.sc[1] = q3_scale(r[0], r[1], r[2], 2 * g + 1);
-    x.d = unpackHalf2x16(r[3]).x;
+    const uint r0 = word_at(sb + 48), r1 = word_at(sb + 50), r2 = word_at(sb + 52);
+    x.sc[0] = q3_scale(r0, r1, r2, 2 * g);
+    x.sc[1] = q3_scale(r0, r1, r2, 2 * g + 1);
+    x.d = unpackHalf2x16(half_at(sb + 54)).x;
 }
 
 float unit_term(const unit x, uint u, const b_blocks b) {
@@ -222,6 +204,23 @@ float unit_term(const unit x, uint u, const b_blocks b) {
 }
 #elif QTYPE == 23
 #define SB_HALVES 68u // iq4_xs: d, the scales' high bits (16 bits), their low nibbles (4 bytes), 128 bytes of nibbles
+
+layout(binding = 0) readonly buffer A4 { uvec4 data_a4[]; }; // the same bytes, 16 at a time
+
+// the 4 32-bit words from halfword x of a on, from the 1 or 2 16-byte words holding them, shifted
+// into place with selects (no dynamic register indexing).  iq4_xs's 16 bytes of a sub-block's
+// quants and its 8-byte header so: 23.7 us against 25.6 for 14336 x 4096 on an H200 (2026-12-04);
+// q2_K, q3_K and q6_K were slower reading their 32-byte runs so (3 16-byte words and more selects
+// instead of 9 loads: q6_K 24.8 against 21.3 us, q3_K 23.2 against 21.5, q2_K 15.1 against 14.1)
+void words4_at(uint x, out uint w[4]) {
+    const uint at = x / 8, h = x % 8;
+    const uvec4 v0 = data_a4[at], v1 = h != 0 ? data_a4[at + 1] : uvec4(0);
+    const uint v[8] = uint[8](v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w);
+    uint a[6], b[5];
+    [[unroll]] for (uint i = 0; i < 6; i++) a[i] = (h & 4u) != 0 ? v[i + 2] : v[i];
+    [[unroll]] for (uint i = 0; i < 5; i++) b[i] = (h & 2u) != 0 ? a[i + 1] : a[i];
+    [[unroll]] for (uint i = 0; i < 4; i++) w[i] = (h & 1u) != 0 ? (b[i] >> 16) | (b[i + 1] << 16) : b[i];
+}
 
 struct unit {
     uint q[4]; // the sub-block's 16 bytes of nibbles: values 0-15 low, 16-31 high
