@@ -7,7 +7,10 @@
 // quants share 32 bytes: low nibbles, high nibbles), read as 16-byte words (the host
 // checks a's 16-byte alignment); q2_K, q3_K, q6_K, 32 values (two 16-value sub-blocks
 // with scales of their own), read as 32-bit words at any halfword; iq4_xs, one 32-value
-// sub-block, likewise.
+// sub-block, read as the 16-byte words holding it (words4_at).  Half a super-block per
+// thread (all of a row's loads at once, shared bits read once) measured slower on an H200
+// (2026-12-04: q6_K 27.8 against 21.0 us, q4_K 18.6 against 13.1, 14336 x 4096): a
+// subgroup's loads then span 16 super-blocks, and a thread holds more registers (q6_K: 96).
 #define UNIT_VALUES (QTYPE == 12 || QTYPE == 13 ? 64 : 32)
 #include "mvq-dot.glsl"
 
@@ -202,6 +205,23 @@ float unit_term(const unit x, uint u, const b_blocks b) {
 #elif QTYPE == 23
 #define SB_HALVES 68u // iq4_xs: d, the scales' high bits (16 bits), their low nibbles (4 bytes), 128 bytes of nibbles
 
+layout(binding = 0) readonly buffer A4 { uvec4 data_a4[]; }; // the same bytes, 16 at a time
+
+// the 4 32-bit words from halfword x of a on, from the 1 or 2 16-byte words holding them, shifted
+// into place with selects (no dynamic register indexing).  iq4_xs's 16 bytes of a sub-block's
+// quants and its 8-byte header so: 23.7 us against 25.6 for 14336 x 4096 on an H200 (2026-12-04);
+// q2_K, q3_K and q6_K were slower reading their 32-byte runs so (3 16-byte words and more selects
+// instead of 9 loads: q6_K 24.8 against 21.3 us, q3_K 23.2 against 21.5, q2_K 15.1 against 14.1)
+void words4_at(uint x, out uint w[4]) {
+    const uint at = x / 8, h = x % 8;
+    const uvec4 v0 = data_a4[at], v1 = h != 0 ? data_a4[at + 1] : uvec4(0);
+    const uint v[8] = uint[8](v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w);
+    uint a[6], b[5];
+    [[unroll]] for (uint i = 0; i < 6; i++) a[i] = (h & 4u) != 0 ? v[i + 2] : v[i];
+    [[unroll]] for (uint i = 0; i < 5; i++) b[i] = (h & 2u) != 0 ? a[i + 1] : a[i];
+    [[unroll]] for (uint i = 0; i < 4; i++) w[i] = (h & 1u) != 0 ? (b[i] >> 16) | (b[i + 1] << 16) : b[i];
+}
+
 struct unit {
     uint q[4]; // the sub-block's 16 bytes of nibbles: values 0-15 low, 16-31 high
     int scale; // its 6-bit scale, less 32
@@ -211,10 +231,12 @@ struct unit {
 // unit u: sub-block u % 8 of super-block u / 8
 void unit_load(uint row, uint u, out unit x) {
     const uint sb = row + (u / 8) * SB_HALVES, g = u % 8;
-    [[unroll]] for (uint i = 0; i < 4; i++) x.q[i] = word_at(sb + 4 + 8 * g + 2 * i);
-    const uint lo = (half_at(sb + 2 + g / 4) >> (8 * ((g / 2) & 1u) + 4 * (g & 1u))) & 15u, hi = (half_at(sb + 1) >> (2 * g)) & 3u;
+    words4_at(sb + 4 + 8 * g, x.q);
+    uint head[4]; // d, the scales' high bits; their low nibbles (g's: bits 4 g); 4 bytes of nibbles
+    words4_at(sb, head);
+    const uint lo = (head[1] >> (4 * g)) & 15u, hi = (head[0] >> (16 + 2 * g)) & 3u;
     x.scale = int(lo | (hi << 4)) - 32;
-    x.d = unpackHalf2x16(half_at(sb)).x;
+    x.d = unpackHalf2x16(head[0]).x;
 }
 
 float unit_term(const unit x, uint u, const b_blocks b) {

@@ -113,7 +113,7 @@ void quantize_b_shared() {
 }
 #endif
 
-#if QTYPE == 20 || QTYPE == 23 || QTYPE == 39
+#if QTYPE == 20 || QTYPE == 23 || (QTYPE == 39 && defined(MXFP4_TABLE)) // MXFP4: by arithmetic (mvq-dot-mxfp4.comp)
 // IQ4_NL / IQ4_XS / MXFP4: each nibble indexes 16 levels (small integers: ggml's non-linear
 // ones, or the doubled E2M1 values, so the products stay integer dot products).  A table in
 // shared memory maps a byte of nibbles to its two levels as int8 (the low nibble's in bits

@@ -69,6 +69,11 @@ VK_MUL_MAT_CASE(c_mvd_iq4_nl_n1, GGML_TYPE_IQ4_NL, 512, 37, 1, 1, 1)
 VK_MUL_MAT_CASE(c_mvd_iq4_nl_n5, GGML_TYPE_IQ4_NL, 288, 19, 5, 2, 4)
 VK_MUL_MAT_CASE(c_mvd_iq4_xs_n1, GGML_TYPE_IQ4_XS, 1024, 37, 1, 1, 1)
 VK_MUL_MAT_CASE(c_mvd_iq4_xs_n3, GGML_TYPE_IQ4_XS, 768, 17, 3, 2, 2)
+/* k of an odd number of super-blocks (blocks) with odd row counts and several columns: q2_K, iq4_xs
+ * (whose 136-byte super-blocks lie at both 8-byte offsets of a 16-byte word), MXFP4 (7 blocks) */
+VK_MUL_MAT_CASE(c_mvd_q2_K_k768, GGML_TYPE_Q2_K, 768, 27, 3, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_iq4_xs_k1280, GGML_TYPE_IQ4_XS, 1280, 23, 2, 1, 1)
+VK_MUL_MAT_CASE(c_mvd_mxfp4_k224, GGML_TYPE_MXFP4, 224, 31, 5, 1, 1)
 
 /* b one float into its buffer (read 4 bytes at a time), a a view one block into its rows
  * (offset 18 bytes), and q8_0 rows of 6 blocks read 4 blocks at a time from the second */
@@ -183,6 +188,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_mvd_iq4_xs_n3, 1e-4), CASE(c_mvd_iq4_nl_exact, 1e-10), CASE(c_mvd_iq4_xs_exact, 1e-10), CASE(c_mvd_id_iq4_nl, 1e-6),
     CASE(c_mvd_id_iq4_xs_exact, 1e-10), CASE(c_mvd_mxfp4_n1, 1e-6), CASE(c_mvd_mxfp4_k96, 1e-6), CASE(c_mvd_mxfp4_k160, 1e-6),
     CASE(c_mvd_mxfp4_n8, 1e-6), CASE(c_mvd_mxfp4_exact, 1e-10), CASE(c_mvd_id_mxfp4, 1e-6),
+    CASE(c_mvd_q2_K_k768, 1e-4), CASE(c_mvd_iq4_xs_k1280, 1e-4), CASE(c_mvd_mxfp4_k224, 1e-6),
 };
 
 const struct vk_test_case *vk_test_cases_dot(size_t *n) {
