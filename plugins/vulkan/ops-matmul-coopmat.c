@@ -110,11 +110,14 @@ static bool coopmat_takes_blocks(const struct ggml_tensor *a, const struct ggml_
 /* Q8_0 and Q4_0 weights are read by the kernel itself (mm_coopmat_*_q8_0_*: each workgroup decodes
  * its tiles of blocks into shared memory), with neither the dequantization's dispatch nor its f16
  * copy of the weights; where the pipeline fails, they are dequantized first (coopmat_dequants_a).
- * $GGMLC_VK_COOPMAT_BLOCKS=0 dequantizes them first anyway. */
+ * $GGMLC_VK_COOPMAT_BLOCKS=0 dequantizes them first anyway; =2 reads Q4_1, Q5_0, Q4_K and Q6_K
+ * weights as blocks too (decoded value by value as they are fetched, quant.glsl's dq). */
 static bool coopmat_reads_blocks(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const struct vk_env_value *env = &vk_tuning()->coopmat_blocks;
+    const long long which = env->set ? env->number : 1;
     const char *type = ggml_type_name(a->type);
-    return coopmat_takes_blocks(a, b) && !(env->set && env->number == 0) && !vk_path_disabled(d, VK_PATH_COOPMAT_BLOCKS) &&
+    if (which < 1 || (which == 1 && a->type != GGML_TYPE_Q8_0 && a->type != GGML_TYPE_Q4_0)) return false;
+    return coopmat_takes_blocks(a, b) && !vk_path_disabled(d, VK_PATH_COOPMAT_BLOCKS) &&
            (vk_shader_present(vk_shader_find("mm_coopmat_khr_%s_f32", type)) ||
             vk_shader_present(vk_shader_find("mm_coopmat_nv_%s_f32", type)));
 }
