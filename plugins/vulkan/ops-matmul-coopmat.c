@@ -1,8 +1,8 @@
 /*
  * ops-matmul-coopmat.c - the tensor-core GEMM (mm-coopmat-nv.comp): f16 weights (or block-format
- * ones, read as blocks by the kernel itself for Q8_0 and Q4_0, dequantized into f16 first for the
- * others) times f16 or f32 activations (packed into f16 first for large products) on cooperative
- * matrices, with f32 accumulators.  Three variants, each with the next
+ * ones dequantized into f16 first, or read as blocks by the kernel itself where
+ * $GGMLC_VK_COOPMAT_BLOCKS asks) times f16 or f32 activations (packed into f16 first for large
+ * products) on cooperative matrices, with f32 accumulators.  Three variants, each with the next
  * behind it should its pipeline fail: FLEX (VK_NV_cooperative_matrix2's flexible sizes, whole tiles),
  * KHR fragments (VK_KHR_cooperative_matrix), NV fragments (VK_NV_cooperative_matrix); then the
  * tiled GEMM (ops-matmul.c).
@@ -107,14 +107,17 @@ static bool coopmat_takes_blocks(const struct ggml_tensor *a, const struct ggml_
     return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0;
 }
 
-/* Q8_0 and Q4_0 weights are read by the kernel itself (mm_coopmat_*_q8_0_*: each workgroup decodes
- * its tiles of blocks into shared memory), with neither the dequantization's dispatch nor its f16
- * copy of the weights; where the pipeline fails, they are dequantized first (coopmat_dequants_a).
- * $GGMLC_VK_COOPMAT_BLOCKS=0 dequantizes them first anyway; =2 reads Q4_1, Q5_0, Q4_K and Q6_K
- * weights as blocks too (decoded value by value as they are fetched, quant.glsl's dq). */
+/* $GGMLC_VK_COOPMAT_BLOCKS=1: Q8_0 and Q4_0 weights are read by the kernel itself (mm_coopmat_*_q8_0_*:
+ * each workgroup decodes its tiles of blocks into shared memory), with neither the dequantization's
+ * dispatch nor its f16 copy of the weights; =2 Q4_1, Q5_0, Q4_K and Q6_K weights too (decoded value by
+ * value as they are fetched, quant.glsl's dq).  Where the pipeline fails, they are dequantized first
+ * (coopmat_dequants_a).  Not the default: on an H200 (session 17, m512 k4096) it lost to dequantizing
+ * first everywhere but q4_0 x 4096 rows: q8_0 153 us against 117 (4096 rows), 549 against 374 (14336);
+ * q4_0 145 against 159, 509 against 436; q4_K 466 against 193, q6_K 321 against 138 (its 16-bit
+ * loads, 5 per 8 values, against one 16-byte load of f16). */
 static bool coopmat_reads_blocks(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const struct vk_env_value *env = &vk_tuning()->coopmat_blocks;
-    const long long which = env->set ? env->number : 1;
+    const long long which = env->set ? env->number : 0;
     const char *type = ggml_type_name(a->type);
     if (which < 1 || (which == 1 && a->type != GGML_TYPE_Q8_0 && a->type != GGML_TYPE_Q4_0)) return false;
     return coopmat_takes_blocks(a, b) && !vk_path_disabled(d, VK_PATH_COOPMAT_BLOCKS) &&
