@@ -313,8 +313,8 @@ static float *run_q8_0_product(ggml_backend_t backend) { return run_product(back
  * (mvqdq_*), so b goes through quantize_q8 into the integer-dot kernel (mvqd_*). */
 static float *run_q8_0_deep_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 4096, 40, 4, 9); }
 
-/* 64x32 of q8_0 weights: dequantized into f16 for the cooperative-matrix kernel, or read as blocks by it
- * ($GGMLC_VK_COOPMAT_BLOCKS=1). */
+/* 64x32 of q8_0 weights: read as blocks by the cooperative-matrix kernel, or dequantized into f16 for it
+ * ($GGMLC_VK_COOPMAT_BLOCKS=0). */
 static float *run_dequantized_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 256, 64, 32, 10); }
 
 /* A GPT-sized loss: 300 rows of 256 logits, a row's term per workgroup then their sum. */
@@ -392,7 +392,7 @@ static const struct gpu_fallback gpu_fallbacks[] = {
      "the product computes", "unsplit, the CPU's result"},
     {"pipeline:pack_f16", "coopmat-khr", "GGMLC_VK_COOPMAT_PACK", "1", run_f16_product, 256 * 128, 1e-6, "f32 activations", false,
      NULL, "the f16 product computes", "reading f32 b, the CPU's result"},
-    {"pipeline:dequant_q8_0_f16", "coopmat-khr", NULL, NULL, run_dequantized_product, 64 * 32, 1e-4, "tiled GEMM", false, NULL,
+    {"pipeline:dequant_q8_0_f16", "coopmat-khr", "GGMLC_VK_COOPMAT_BLOCKS", "0", run_dequantized_product, 64 * 32, 1e-4, "tiled GEMM", false, NULL,
      "the q8_0 product computes", "on the tiled GEMM, the CPU's result"},
     {"pipeline:mm_coopmat_khr_q8_0", "coopmat-khr", "GGMLC_VK_COOPMAT_BLOCKS", "1", run_dequantized_product, 64 * 32, 1e-4,
      "dequantized into f16 first", false, NULL, "the q8_0 product computes", "on dequantized weights, the CPU's result"},

@@ -34,13 +34,28 @@ static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
  * in 256x128 tiles, k slices of 32, for products of at least COOPMAT_BIG_TILES such tiles (4096^3:
  * 242 / 221 TFLOPS against 233 / 201, f16 / f32 activations); below that, for more workgroups,
  * eight 64x32 ones in 128x128 tiles, k slices of 64 (32 where shared memory is short: lavapipe's
- * 32 KB).  $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries others (ignored, with a warning,
- * unless they fit); two stages (double-buffered slices) were slower on the H200. */
+ * 32 KB); and products of fewer than COOPMAT_MID_BELOW such tiles (a prompt of 512 tokens through
+ * weights of 256 ... 2048 rows: 8 ... 64 of them, a sixth of the H200's 132 SMs at most) four 32x32
+ * ones in 64x64 tiles, four times as many workgroups, which need no split along k there.
+ * $GGMLC_VK_COOPMAT_MID=T takes the 64x64 tiles below T 128x128 tiles instead (0: never);
+ * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries other tiles for every product (ignored,
+ * with a warning, unless they fit); two stages (double-buffered slices) were slower on the H200. */
 #define COOPMAT_BIG_TILES 256
+#define COOPMAT_MID_BELOW 132
 static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t t[7]) {
-    const uint32_t sg = d->caps.subgroup_size, big[7] = {8 * sg, 256, 128, 32, 64, 64, 1}, small[7] = {8 * sg, 128, 128, 64, 64, 32, 1};
-    const uint64_t big_tiles = (uint64_t)((a->ne[1] + 255) / 256) * (uint64_t)((b->ne[1] + 127) / 128) * (uint64_t)(b->ne[2] * b->ne[3]);
-    memcpy(t, big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big) ? big : small, sizeof big);
+    const uint32_t sg = d->caps.subgroup_size, big[7] = {8 * sg, 256, 128, 32, 64, 64, 1}, small[7] = {8 * sg, 128, 128, 64, 64, 32, 1},
+                   mid[7] = {4 * sg, 64, 64, 64, 32, 32, 1};
+    const uint64_t batches = (uint64_t)(b->ne[2] * b->ne[3]);
+    const uint64_t big_tiles = (uint64_t)((a->ne[1] + 255) / 256) * (uint64_t)((b->ne[1] + 127) / 128) * batches;
+    const uint64_t small_tiles = (uint64_t)((a->ne[1] + 127) / 128) * (uint64_t)((b->ne[1] + 127) / 128) * batches;
+    const struct vk_env_value *mid_env = &vk_tuning()->coopmat_mid;
+    const uint64_t mid_below = mid_env->set ? (uint64_t)(mid_env->number > 0 ? mid_env->number : 0) : COOPMAT_MID_BELOW;
+    if (big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big))
+        memcpy(t, big, sizeof big);
+    else if (small_tiles < mid_below && coopmat_tiles_fit(d, mid))
+        memcpy(t, mid, sizeof mid);
+    else
+        memcpy(t, small, sizeof small);
     if (!coopmat_tiles_fit(d, t)) t[3] = 32;
     const struct vk_env_value *env = &vk_tuning()->coopmat_tile;
     uint32_t v[7] = {0, 0, 0, 0, 0, 0, 1};
@@ -107,19 +122,23 @@ static bool coopmat_takes_blocks(const struct ggml_tensor *a, const struct ggml_
     return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0;
 }
 
-/* $GGMLC_VK_COOPMAT_BLOCKS=1: Q8_0 and Q4_0 weights are read by the kernel itself (mm_coopmat_*_q8_0_*:
- * each workgroup decodes its tiles of blocks into shared memory), with neither the dequantization's
- * dispatch nor its f16 copy of the weights; =2 Q4_1, Q5_0, Q4_K and Q6_K weights too (decoded value by
- * value as they are fetched, quant.glsl's dq).  Where the pipeline fails, they are dequantized first
- * (coopmat_dequants_a).  Not the default: on an H200 (session 17, m512 k4096) it lost to dequantizing
- * first everywhere but q4_0 x 4096 rows: q8_0 153 us against 117 (4096 rows), 549 against 374 (14336);
- * q4_0 145 against 159, 509 against 436; q4_K 466 against 193, q6_K 321 against 138 (its 16-bit
- * loads, 5 per 8 values, against one 16-byte load of f16). */
+/* Q8_0 and Q4_0 weights of at most COOPMAT_BLOCKS_MAX values (a prompt-sized product's) are read by
+ * the kernel itself (mm_coopmat_*_q8_0_*: each workgroup decodes its tiles of blocks into shared
+ * memory), with neither the dequantization's dispatch (about 5 us on an H200, the dispatch's floor)
+ * nor its f16 copy of the weights.  Larger ones are dequantized first: on an H200 (session 17, 512
+ * columns, k 4096) reading blocks lost there, q8_0 153 us against 117 (4096 rows), 549 against 374
+ * (14336); q4_0 145 against 159, 509 against 436.  $GGMLC_VK_COOPMAT_BLOCKS=1 reads Q8_0 and Q4_0
+ * blocks at every size, =2 Q4_1, Q5_0, Q4_K and Q6_K ones too (decoded value by value as they are
+ * fetched, quant.glsl's dq: q4_K 466 us against 193, q6_K 321 against 138, their 16-bit loads), =0
+ * never.  Where the pipeline fails, the weights are dequantized first (coopmat_dequants_a). */
+#define COOPMAT_BLOCKS_MAX (2048ull * 2048ull)
 static bool coopmat_reads_blocks(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const struct vk_env_value *env = &vk_tuning()->coopmat_blocks;
-    const long long which = env->set ? env->number : 0;
+    const bool q8_0_or_q4_0 = a->type == GGML_TYPE_Q8_0 || a->type == GGML_TYPE_Q4_0;
     const char *type = ggml_type_name(a->type);
-    if (which < 1 || (which == 1 && a->type != GGML_TYPE_Q8_0 && a->type != GGML_TYPE_Q4_0)) return false;
+    if (env->set ? env->number < 1 || (env->number == 1 && !q8_0_or_q4_0)
+                 : !q8_0_or_q4_0 || (uint64_t)a->ne[0] * (uint64_t)a->ne[1] > COOPMAT_BLOCKS_MAX)
+        return false;
     return coopmat_takes_blocks(a, b) && !vk_path_disabled(d, VK_PATH_COOPMAT_BLOCKS) &&
            (vk_shader_present(vk_shader_find("mm_coopmat_khr_%s_f32", type)) ||
             vk_shader_present(vk_shader_find("mm_coopmat_nv_%s_f32", type)));
