@@ -35,13 +35,17 @@ static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
  * 242 / 221 TFLOPS against 233 / 201, f16 / f32 activations); below that, for more workgroups,
  * eight 64x32 ones in 128x128 tiles, k slices of 64 (32 where shared memory is short: lavapipe's
  * 32 KB); and products of fewer than COOPMAT_MID_BELOW such tiles (a prompt of 512 tokens through
- * weights of 256 ... 2048 rows: 8 ... 64 of them, a sixth of the H200's 132 SMs at most) four 32x32
- * ones in 64x64 tiles, four times as many workgroups, which need no split along k there.
- * $GGMLC_VK_COOPMAT_MID=T takes the 64x64 tiles below T 128x128 tiles instead (0: never);
- * $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries other tiles for every product (ignored,
- * with a warning, unless they fit); two stages (double-buffered slices) were slower on the H200. */
+ * weights of 256 ... 2048 rows: 8 ... 64 of them, half the H200's 132 SMs at most) four 32x32 ones
+ * in 64x64 tiles, four times as many workgroups, which then need no split along k (but the smallest).
+ * On an H200 (session 19, 512 columns, GPU us per product): f16 768 x 768 11.5 against 15.7 (split
+ * in 3), 2048 x 768 17.0 against 20.5; q8_0 read as blocks 279 x 768 18.0 against 32.9, 2048 x 768
+ * 23.2 against 30.5; dequantized 2048 x 2048 36.5 against 47.1; but 4096 x 4096 (128 such tiles)
+ * 115 against 78.  $GGMLC_VK_COOPMAT_MID=T takes the 64x64 tiles below T 128x128 tiles instead (0:
+ * never); $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries other tiles for every product
+ * (ignored, with a warning, unless they fit); two stages (double-buffered slices) were slower on the
+ * H200. */
 #define COOPMAT_BIG_TILES 256
-#define COOPMAT_MID_BELOW 132
+#define COOPMAT_MID_BELOW 96
 static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t t[7]) {
     const uint32_t sg = d->caps.subgroup_size, big[7] = {8 * sg, 256, 128, 32, 64, 64, 1}, small[7] = {8 * sg, 128, 128, 64, 64, 32, 1},
                    mid[7] = {4 * sg, 64, 64, 64, 32, 32, 1};
@@ -122,22 +126,26 @@ static bool coopmat_takes_blocks(const struct ggml_tensor *a, const struct ggml_
     return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0;
 }
 
-/* Q8_0 and Q4_0 weights of at most COOPMAT_BLOCKS_MAX values (a prompt-sized product's) are read by
- * the kernel itself (mm_coopmat_*_q8_0_*: each workgroup decodes its tiles of blocks into shared
- * memory), with neither the dequantization's dispatch (about 5 us on an H200, the dispatch's floor)
- * nor its f16 copy of the weights.  Larger ones are dequantized first: on an H200 (session 17, 512
- * columns, k 4096) reading blocks lost there, q8_0 153 us against 117 (4096 rows), 549 against 374
- * (14336); q4_0 145 against 159, 509 against 436.  $GGMLC_VK_COOPMAT_BLOCKS=1 reads Q8_0 and Q4_0
- * blocks at every size, =2 Q4_1, Q5_0, Q4_K and Q6_K ones too (decoded value by value as they are
- * fetched, quant.glsl's dq: q4_K 466 us against 193, q6_K 321 against 138, their 16-bit loads), =0
- * never.  Where the pipeline fails, the weights are dequantized first (coopmat_dequants_a). */
-#define COOPMAT_BLOCKS_MAX (2048ull * 2048ull)
+/* Q8_0 and Q4_0 weights of rows of at most COOPMAT_BLOCKS_MAX_K values, COOPMAT_BLOCKS_MAX values in
+ * all (a prompt-sized product's), are read by the kernel itself (mm_coopmat_*_q8_0_*: each workgroup
+ * decodes its tiles of blocks into shared memory), with neither the dequantization's dispatch (4-6 us
+ * on an H200, mostly the dispatch's floor) nor its f16 copy of the weights.  On an H200 (session 19,
+ * 512 columns, q8_0 / q4_0, GPU us per product with the dequantization): 256 x 768 12.9 / 12.7
+ * against 15.7 / 15.1, 279 x 768 18.0 against 18.2, 768 x 768 and 2048 x 768 even; but longer rows,
+ * whose workgroups walk more slices one after the other, each slower by its decoding, lost: 768 x 2048
+ * 40.8 / 38.1 against 31.1 / 31.0, 2048 x 2048 53.3 against 44.4, and at 4096 x 4096 (session 17)
+ * 153 against 117.  $GGMLC_VK_COOPMAT_BLOCKS=1 reads Q8_0 and Q4_0 blocks at every size, =2 Q4_1,
+ * Q5_0, Q4_K and Q6_K ones too (decoded value by value as they are fetched, quant.glsl's dq: q4_K 466
+ * us against 193, q6_K 321 against 138 at 4096 x 4096), =0 never.  Where the pipeline fails, the
+ * weights are dequantized first (coopmat_dequants_a). */
+#define COOPMAT_BLOCKS_MAX_K 1024
+#define COOPMAT_BLOCKS_MAX (2048ull * 1024ull)
 static bool coopmat_reads_blocks(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const struct vk_env_value *env = &vk_tuning()->coopmat_blocks;
     const bool q8_0_or_q4_0 = a->type == GGML_TYPE_Q8_0 || a->type == GGML_TYPE_Q4_0;
     const char *type = ggml_type_name(a->type);
     if (env->set ? env->number < 1 || (env->number == 1 && !q8_0_or_q4_0)
-                 : !q8_0_or_q4_0 || (uint64_t)a->ne[0] * (uint64_t)a->ne[1] > COOPMAT_BLOCKS_MAX)
+                 : !q8_0_or_q4_0 || a->ne[0] > COOPMAT_BLOCKS_MAX_K || (uint64_t)a->ne[0] * (uint64_t)a->ne[1] > COOPMAT_BLOCKS_MAX)
         return false;
     return coopmat_takes_blocks(a, b) && !vk_path_disabled(d, VK_PATH_COOPMAT_BLOCKS) &&
            (vk_shader_present(vk_shader_find("mm_coopmat_khr_%s_f32", type)) ||
