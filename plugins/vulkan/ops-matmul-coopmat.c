@@ -30,13 +30,35 @@ static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
            v[6] * row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
 }
 
+static uint32_t coopmat_splits(const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t tiles[7]);
+
+/* The 64x64 tiles (mid) into t, with k slices of 128 rather than 64 where the grid is at most
+ * COOPMAT_DEEP_MAX workgroups (one wave on an H200's 132 SMs) and the product is not split along k
+ * anyway: such workgroups walk their slices one after the other, each costing about a memory
+ * latency, so half as many slices paid on an H200 (session 19, 512 columns, GPU us per product):
+ * q8_0 read as blocks 768 x 768 14.4 against 16.5, 279 x 768 16.5 against 18.8; q8_0 dequantized
+ * 768 x 2048 29.3 against 31.1 (both dispatches); but 2048 x 768 (256 workgroups) 28.4 against 23.2,
+ * and 256 x 768 14.2 unsplit against 12.9 split in 3. */
+#define COOPMAT_DEEP_MAX 128
+static void mid_tiles(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t mid[7],
+                      uint32_t t[7]) {
+    const uint64_t groups = (uint64_t)((a->ne[1] + mid[1] - 1) / mid[1]) * (uint64_t)((b->ne[1] + mid[2] - 1) / mid[2]) *
+                            (uint64_t)(b->ne[2] * b->ne[3]);
+    uint32_t deep[7];
+    memcpy(deep, mid, sizeof deep);
+    deep[3] = 128;
+    const bool use_deep = groups <= COOPMAT_DEEP_MAX && coopmat_splits(a, b, mid) == 1 && coopmat_tiles_fit(d, deep);
+    memcpy(t, use_deep ? deep : mid, sizeof deep);
+}
+
 /* The defaults, the fastest of those tried on an H200 (BENCHMARKS.md): eight 64x64 subgroup tiles
  * in 256x128 tiles, k slices of 32, for products of at least COOPMAT_BIG_TILES such tiles (4096^3:
  * 242 / 221 TFLOPS against 233 / 201, f16 / f32 activations); below that, for more workgroups,
  * eight 64x32 ones in 128x128 tiles, k slices of 64 (32 where shared memory is short: lavapipe's
  * 32 KB); and products of fewer than COOPMAT_MID_BELOW such tiles (a prompt of 512 tokens through
  * weights of 256 ... 2048 rows: 8 ... 64 of them, half the H200's 132 SMs at most) four 32x32 ones
- * in 64x64 tiles, four times as many workgroups, which then need no split along k (but the smallest).
+ * in 64x64 tiles, four times as many workgroups, which then need no split along k (but the smallest),
+ * k slices of 64 or 128 (mid_tiles).
  * On an H200 (session 19, 512 columns, GPU us per product): f16 768 x 768 11.5 against 15.7 (split
  * in 3), 2048 x 768 17.0 against 20.5; q8_0 read as blocks 279 x 768 18.0 against 32.9, 2048 x 768
  * 23.2 against 30.5; dequantized 2048 x 2048 36.5 against 47.1; but 4096 x 4096 (128 such tiles)
@@ -57,7 +79,7 @@ static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a
     if (big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big))
         memcpy(t, big, sizeof big);
     else if (small_tiles < mid_below && coopmat_tiles_fit(d, mid))
-        memcpy(t, mid, sizeof mid);
+        mid_tiles(d, a, b, mid, t);
     else
         memcpy(t, small, sizeof small);
     if (!coopmat_tiles_fit(d, t)) t[3] = 32;
