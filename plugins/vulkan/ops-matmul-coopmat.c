@@ -1,7 +1,7 @@
 /*
  * ops-matmul-coopmat.c - the tensor-core GEMM (mm-coopmat-nv.comp): f16 weights (or block-format
- * ones dequantized into f16 first, or read as blocks by the kernel itself where
- * $GGMLC_VK_COOPMAT_BLOCKS asks) times f16 or f32 activations (packed into f16 first for large
+ * ones dequantized into f16 first, or, those of prompt-sized Q8_0 and Q4_0 products, read as blocks
+ * by the kernel itself) times f16 or f32 activations (packed into f16 first for large
  * products) on cooperative matrices, with f32 accumulators.  Three variants, each with the next
  * behind it should its pipeline fail: FLEX (VK_NV_cooperative_matrix2's flexible sizes, whole tiles),
  * KHR fragments (VK_KHR_cooperative_matrix), NV fragments (VK_NV_cooperative_matrix); then the
