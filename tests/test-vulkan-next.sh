@@ -41,12 +41,12 @@ run_tap() {
 
 prog=$(program test-vulkan)
 # the default (its prompt-sized Q8_0 and Q4_0 products reading the blocks themselves); the KHR fragments
-# alone; 4 and 16 subgroups; k slices of 128 (as prompt-sized products take on an H200); two shared slices (double-buffered); f32 activations packed into f16 first,
+# alone; 4 and 16 subgroups; two shared slices (double-buffered); f32 activations packed into f16 first,
 # with the large tiles (eight 64x64 subgroup tiles); block-format weights (Q8_0 and Q4_0 too) dequantized
 # into f16 for the tensor-core kernel at every column count; every product split
 # along k into 3 layers of workgroups (mm-split-sum.comp adding them up); Q8_0, Q4_0, Q4_1, Q5_0, Q4_K
 # and Q6_K weights read as blocks by the tensor-core kernel (FLEX for whole tiles)
-for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,32 GGMLC_VK_COOPMAT_TILE=16,64,32,128,32,32 GGMLC_VK_COOPMAT_TILE=128,128,128,32,32,32 \
+for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,32 GGMLC_VK_COOPMAT_TILE=128,128,128,32,32,32 \
     GGMLC_VK_COOPMAT_TILE=64,128,64,32,32,32,2 "GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=64,128,128,16,64,32,2" \
     "GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_TILE=64,256,128,32,64,64" "GGMLC_VK_COOPMAT_DEQUANT=1 GGMLC_VK_COOPMAT_BLOCKS=0" GGMLC_VK_COOPMAT_SPLIT=3 GGMLC_VK_COOPMAT_BLOCKS=2; do
     log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
