@@ -304,8 +304,8 @@ QUANT_CASE(c_mm_q4_1, GGML_TYPE_Q4_1, 19)
 QUANT_CASE(c_mm_q5_0, GGML_TYPE_Q5_0, 19)
 QUANT_CASE(c_mm_q5_1, GGML_TYPE_Q5_1, 19)
 QUANT_CASE(c_mm_q8_0, GGML_TYPE_Q8_0, 19)
-/* Q8_0 / Q4_0 weights of the cooperative-matrix kernel (dequantized first, or read as blocks with
- * $GGMLC_VK_COOPMAT_BLOCKS): whole tiles (its FLEX variant too), f16 activations, and a broadcast
+/* Q8_0 / Q4_0 weights of the cooperative-matrix kernel (read as blocks, or dequantized first with
+ * $GGMLC_VK_COOPMAT_BLOCKS=0): whole tiles (its FLEX variant too), f16 activations, and a broadcast
  * batch of activations that are a view (rows 128 floats apart, starting at the fifth) */
 static struct ggml_tensor *quant_whole(struct ggml_context *ctx, enum ggml_type type, enum ggml_type b_type) {
     NEED(ggml_mul_mat);
