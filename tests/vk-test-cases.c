@@ -304,6 +304,24 @@ QUANT_CASE(c_mm_q4_1, GGML_TYPE_Q4_1, 19)
 QUANT_CASE(c_mm_q5_0, GGML_TYPE_Q5_0, 19)
 QUANT_CASE(c_mm_q5_1, GGML_TYPE_Q5_1, 19)
 QUANT_CASE(c_mm_q8_0, GGML_TYPE_Q8_0, 19)
+/* Q8_0 / Q4_0 weights of the cooperative-matrix kernel (read as blocks, or dequantized first with
+ * $GGMLC_VK_COOPMAT_BLOCKS=0): whole tiles (its FLEX variant too), f16 activations, and a broadcast
+ * batch of activations that are a view (rows 128 floats apart, starting at the fifth) */
+static struct ggml_tensor *quant_whole(struct ggml_context *ctx, enum ggml_type type, enum ggml_type b_type) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, type, "a", 256, 256, 1, 1), leaf(ctx, b_type, "b", 256, 128, 1, 1));
+}
+static struct ggml_tensor *c_mm_q8_0_whole(struct ggml_context *ctx) { return quant_whole(ctx, GGML_TYPE_Q8_0, GGML_TYPE_F32); }
+static struct ggml_tensor *c_mm_q4_0_whole_f16(struct ggml_context *ctx) { return quant_whole(ctx, GGML_TYPE_Q4_0, GGML_TYPE_F16); }
+static struct ggml_tensor *quant_batched_view(struct ggml_context *ctx, enum ggml_type type) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *b = F32("b", 128, 21, 4, 3);
+    if (!b) return NULL;
+    b = ggml_view_4d(ctx, b, 96, 21, 4, 3, b->nb[1], b->nb[2], b->nb[3], 4 * sizeof(float));
+    return ggml_mul_mat(ctx, leaf(ctx, type, "a", 96, 37, 2, 1), b);
+}
+static struct ggml_tensor *c_mm_q8_0_batched_view(struct ggml_context *ctx) { return quant_batched_view(ctx, GGML_TYPE_Q8_0); }
+static struct ggml_tensor *c_mm_q4_0_batched_view(struct ggml_context *ctx) { return quant_batched_view(ctx, GGML_TYPE_Q4_0); }
 /* the staged quantized mat-vec: K over one chunk of 128 blocks (b restaged per column), rows starting mid-word */
 static struct ggml_tensor *c_mv_q8_0_long(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);
@@ -495,7 +513,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_rope_f16, 1e-5),
     CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
-    CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
+    CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mm_q8_0_whole, 1e-4), CASE(c_mm_q4_0_whole_f16, 1e-4), CASE(c_mm_q8_0_batched_view, 1e-4),
+    CASE(c_mm_q4_0_batched_view, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
     CASE(c_mvg_q4_0_n1, 1e-4), CASE(c_mvg_q4_0_n3, 1e-4), CASE(c_mvg_q4_0_n8, 1e-4), CASE(c_mvg_q4_0_long, 1e-4), CASE(c_mvg_q8_0_n1, 1e-4),
     CASE(c_mvg_q8_0_n5, 1e-4), CASE(c_mvg_q8_0_n8, 1e-4), CASE(c_mvg_q8_0_long, 1e-4), CASE(c_mvg_q4_0_offset_b, 1e-4), CASE(c_mvg_q4_0_offset_a, 1e-4),
     CASE(c_mvg_q8_0_stride_a, 1e-4),
