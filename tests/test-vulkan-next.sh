@@ -81,6 +81,19 @@ for k in fattn_cm_f16_f16 fattn_cm_f32_f32 fattn_cm_bf16_f32; do
 done
 run_tap "flash_attn_pp cases" "$log" $st
 rm -f "$log"
+# the same with the keys of each tile of rows split three ways (fattn-combine.comp adding the parts
+# up; some of the causal rows' splits wholly masked), which lavapipe does not take unasked
+log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
+GGMLC_VK_FA_SPLIT=3 GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan-ops "$next" run "$prog" >"$log" 2>&1
+st=$?
+n=$((n + 1))
+if grep -A1 "dispatch 0 fattn_cm_f16_f16" "$log" | grep -q "dispatch 1 fattn_combine"; then
+    echo "ok $n - flash_attn_pp split keys: fattn_cm_f16_f16 then fattn_combine ran"
+else
+    echo "not ok $n - flash_attn_pp split keys: fattn_cm_f16_f16 then fattn_combine ran"
+fi
+run_tap "flash_attn_pp cases, split keys" "$log" $st
+rm -f "$log"
 for only in cpy_ set_rows; do
     log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
     GGMLC_TEST_ONLY=$only "$next" run "$prog" >"$log" 2>&1
