@@ -20,9 +20,9 @@
 // constants as flash-attn-tile.comp's.  Split keys (flags >> 8 = keys per split, a multiple of BC;
 // workgroup x: tile * NS + split): the keys of a tile of rows are shared among NS workgroups, which
 // write the unnormalised O with its maximum and normaliser (binding 6) for fattn-combine.comp, as
-// flash-attn-vec.comp does: a causal prompt's last rows, which see every key, no longer walk all of
-// them in one workgroup while most of the GPU waits.  SG must be the size the subgroups run with (the device's
-// subgroupSize, as mm-coopmat-nv.comp assumes too).
+// flash-attn-vec.comp does (only where $GGMLC_VK_FA_SPLIT asks for it: see attn_cm_splits).  SG
+// must be the size the subgroups run with (the device's subgroupSize, as mm-coopmat-nv.comp assumes
+// too).
 // Written in GL_NV_cooperative_matrix syntax, rewritten into KHR instructions at build time
 // (plugins/vulkan/spv-coopmat-khr.py); fragments of the device's shape FRM x FRN x FRK (16x16x16
 // on an H200, 8x8x8 on lavapipe).  The host (attn_cm_fits in ops-nn.c) checks the constants:

@@ -401,28 +401,21 @@ static enum ggml_status attn_split_dispatch(struct vk_rec *rec, const struct ggm
     return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, bytes) : st;
 }
 
-/* Split keys of the cooperative-matrix kernel (constants spec): a prompt's tiles of rows are
- * few (a 512-token prompt of 12 heads over 4 K/V heads: 96 workgroups of 64 rows), and with a
- * causal mask the last ones walk every key while the first ones are done after a tile: their
- * keys are shared among splits of at least ATTN_CM_SPLIT_TILES tiles while the workgroups stay
- * under ATTN_CM_SPLIT_GROUPS (on GPUs only); *keys: keys per split (a multiple of the kernel's
- * tile).  $GGMLC_VK_FA_SPLIT=N forces N (on any device; 1: unsplit). */
-#define ATTN_CM_SPLIT_TILES 2
-#define ATTN_CM_SPLIT_GROUPS 512
+/* Split keys of the cooperative-matrix kernel (constants spec), only where $GGMLC_VK_FA_SPLIT=N asks
+ * for N splits (1: unsplit): each tile of rows shares its keys among N workgroups, whose parts
+ * fattn-combine.comp adds up; *keys: keys per split (a multiple of the kernel's tile).  Not taken
+ * unasked: on an H200 (2026-12-04, llama.cpp pp512 of the 100M llama model, 12 heads over 4, 64
+ * rows per workgroup: 96 workgroups of which the last walk all 8 tiles of a causal mask) 4 splits
+ * (384 workgroups) left the kernel at 60-73 us per layer against 63-75 unsplit, and the combine
+ * added 10 us: the kernel's time is not its longest workgroup's. */
 static uint32_t attn_cm_splits(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t *spec, uint32_t *keys) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1];
     const struct vk_env_value *env = &vk_tuning()->fa_split;
     const uint64_t br = (uint64_t)(spec[0] / spec[1]) * spec[2], bc = spec[6];
     const uint64_t blocks = ((uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]) + br - 1) / br, tiles = ((uint64_t)k->ne[1] + bc - 1) / bc;
-    const uint64_t wgs = blocks * k->ne[2] * q->ne[3];
-    uint64_t ns = 1;
+    uint64_t ns = env->set && env->number > 1 ? (uint64_t)env->number : 1;
     *keys = 0;
     if (vk_path_disabled(d, VK_PATH_ATTN_SPLIT) || tiles == 0) return 1;
-    if (env->set) ns = env->number > 1 ? (uint64_t)env->number : 1;
-    else if (d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
-        ns = tiles / ATTN_CM_SPLIT_TILES;
-        if (ns * wgs > ATTN_CM_SPLIT_GROUPS) ns = ATTN_CM_SPLIT_GROUPS / wgs;
-    }
     if (ns > tiles) ns = tiles;
     if (ns > ATTN_SPLIT_MAX) ns = ATTN_SPLIT_MAX;
     if (ns <= 1 || ns * blocks > d->props.limits.maxComputeWorkGroupCount[0]) return 1;
