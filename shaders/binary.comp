@@ -1,6 +1,6 @@
 #version 450
 // Elementwise a (op) b with b broadcast (repeated) over a's shape; d has a's shape.  EPT elements
-// per invocation (elem-walk.glsl).
+// per invocation, WALK_STEP apart (elem-walk.glsl).
 #include "types.glsl"
 #include "op-codes.h"
 
@@ -14,11 +14,11 @@ VK_PUSH_BLOCK(vk_pc_binary);
 #include "elem-walk.glsl"
 
 void main() {
-    const uint n = p.ne0 * p.ne1 * p.ne2 * p.ne3, first = linear_id(256) * EPT;
+    const uint n = p.ne0 * p.ne1 * p.ne2 * p.ne3, first = walk_first();
     if (first >= n) return;
     uvec4 c = walk_start(first, p.ne0, p.ne1, p.ne2);
-    for (uint e = 0; e < EPT && first + e < n; e++) {
-        if (e > 0) c = walk_next(c, p.ne0, p.ne1, p.ne2);
+    for (uint e = 0; e < EPT && first + e * WALK_STEP < n; e++) {
+        if (e > 0) c = walk_next(c, first + e * WALK_STEP, p.ne0, p.ne1, p.ne2);
         // a has d's shape; b repeats over it
         const float a = TO_F32(A_TYPE, data_a[p.off_a + c.x * p.nb00 + c.y * p.nb01 + c.z * p.nb02 + c.w * p.nb03]);
         const float b = TO_F32(B_TYPE, data_b[p.off_b + repeat_at(c.x, p.ne10, p.ne0) * p.nb10 + repeat_at(c.y, p.ne11, p.ne1) * p.nb11 +

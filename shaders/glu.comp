@@ -1,7 +1,7 @@
 #version 450
 // Gated linear units: d = f(x) * g over rows; x and g are rows of two bindings
-// (the two halves of one tensor, or two tensors for the split form); EPT elements per invocation
-// (elem-walk.glsl).
+// (the two halves of one tensor, or two tensors for the split form); EPT elements per invocation,
+// WALK_STEP apart (elem-walk.glsl).
 #include "types.glsl"
 #include "op-codes.h"
 #include "activations.glsl"
@@ -16,11 +16,11 @@ VK_PUSH_BLOCK(vk_pc_glu);
 #include "elem-walk.glsl"
 
 void main() {
-    const uint n = p.ne0 * p.ne1 * p.ne2 * p.ne3, first = linear_id(256) * EPT;
+    const uint n = p.ne0 * p.ne1 * p.ne2 * p.ne3, first = walk_first();
     if (first >= n) return;
     uvec4 c = walk_start(first, p.ne0, p.ne1, p.ne2);
-    for (uint e = 0; e < EPT && first + e < n; e++) {
-        if (e > 0) c = walk_next(c, p.ne0, p.ne1, p.ne2);
+    for (uint e = 0; e < EPT && first + e * WALK_STEP < n; e++) {
+        if (e > 0) c = walk_next(c, first + e * WALK_STEP, p.ne0, p.ne1, p.ne2);
         float x = TO_F32(A_TYPE, data_a[p.off_a + p.shift_a + c.x + c.y * p.nb01 + c.z * p.nb02 + c.w * p.nb03]);
         float g = TO_F32(A_TYPE, data_b[p.off_b + p.shift_b + c.x + c.y * p.nb11 + c.z * p.nb12 + c.w * p.nb13]);
         float v;

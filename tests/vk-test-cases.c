@@ -84,6 +84,8 @@ struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, 
 static struct ggml_tensor *c_add_bcast(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F32("a", 13, 7, 3, 2), F32("b", 13, 1, 3, 1)); }
 static struct ggml_tensor *c_sub_bcast(struct ggml_context *ctx) { NEED(ggml_sub); return ggml_sub(ctx, F32("a", 13, 7, 3, 2), F32("b", 1, 7, 1, 2)); }
 static struct ggml_tensor *c_mul_bcast(struct ggml_context *ctx) { NEED(ggml_mul); return ggml_mul(ctx, F32("big:a", 33, 5, 2, 3), F32("b", 33, 5, 1, 1)); }
+/* rows of at least 256 values: binary.comp carries its coordinates a workgroup's width at a time */
+static struct ggml_tensor *c_add_long_rows(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F32("a", 300, 7, 3, 2), F32("b", 300, 1, 3, 1)); }
 static struct ggml_tensor *c_div(struct ggml_context *ctx) { NEED(ggml_div); return ggml_div(ctx, F32("a", 31, 9, 1, 1), F32("pos:b", 31, 9, 1, 1)); }
 static struct ggml_tensor *c_add_f16(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F16("a", 40, 6, 2, 1), F32("b", 40, 1, 1, 1)); }
 static struct ggml_tensor *c_add1(struct ggml_context *ctx) { NEED(ggml_add1); return ggml_add1(ctx, F32("a", 19, 4, 1, 1), F32("b", 1, 1, 1, 1)); }
@@ -488,7 +490,7 @@ static struct ggml_tensor *c_get_rows_q8_0(struct ggml_context *ctx) {
 
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
-    CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
+    CASE(c_add_bcast, 1e-12), CASE(c_add_long_rows, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
     CASE(c_add_f16, 1e-6), CASE(c_add1, 1e-12), CASE(c_add_transposed, 1e-12), CASE(c_mul_view, 1e-12),
     CASE(c_abs, 1e-12), CASE(c_sgn, 1e-12), CASE(c_neg, 1e-12), CASE(c_step, 1e-12), CASE(c_tanh, 1e-8),
     CASE(c_elu, 1e-8), CASE(c_relu, 1e-12), CASE(c_sigmoid, 1e-8), CASE(c_gelu, 1e-6), CASE(c_gelu_quick, 1e-6),
