@@ -17,8 +17,12 @@
 //    hold that part of O in registers (rows cannot be scaled inside a fragment).
 // d[:, head, query, batch] = softmax(scores) V; optional sinks join the normaliser only; a row
 // without a finite score gives 0, as the other flash-attention kernels do.  Bindings and push
-// constants as flash-attn-tile.comp's.  SG must be the size the subgroups run with (the device's
-// subgroupSize, as mm-coopmat-nv.comp assumes too).
+// constants as flash-attn-tile.comp's.  Split keys (flags >> 8 = keys per split, a multiple of BC;
+// workgroup x: tile * NS + split): the keys of a tile of rows are shared among NS workgroups, which
+// write the unnormalised O with its maximum and normaliser (binding 6) for fattn-combine.comp, as
+// flash-attn-vec.comp does (only where $GGMLC_VK_FA_SPLIT asks for it: see attn_cm_splits).  SG
+// must be the size the subgroups run with (the device's subgroupSize, as mm-coopmat-nv.comp assumes
+// too).
 // Written in GL_NV_cooperative_matrix syntax, rewritten into KHR instructions at build time
 // (plugins/vulkan/spv-coopmat-khr.py); fragments of the device's shape FRM x FRN x FRK (16x16x16
 // on an H200, 8x8x8 on lavapipe).  The host (attn_cm_fits in ops-nn.c) checks the constants:
@@ -49,6 +53,7 @@ layout(binding = 2) readonly buffer V { STORAGE_T(K_TYPE) data_v[]; };
 layout(binding = 3) readonly buffer M { STORAGE_T(M_TYPE) data_m[]; };
 layout(binding = 4) readonly buffer S { float data_s[]; };
 layout(binding = 5) writeonly buffer D { float data_d[]; };
+layout(binding = 6) writeonly buffer P { float data_p[]; }; // split keys: per (row, split) DV sums, maximum, normaliser
 #if K_TYPE == 1
 // f16 K and V whose rows start on 16 bytes are also read a chunk (8 halves) at a time
 layout(binding = 1) readonly buffer K4 { uvec4 data_k4[]; };
@@ -153,10 +158,19 @@ float row_sum(float x) {
     return x;
 }
 
+// The first word of the partials of row g's split (split keys)
+uint partials_at(uint g, uint kvh, uint b, uint ns, uint split) {
+    const uvec2 qh = row_query_head(g, kvh);
+    return (((b * p.NQ + qh.x) * p.H + qh.y) * ns + split) * (p.DV + 2);
+}
+
 void main() {
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-    const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z, rows = p.NQ * p.rk2;
-    const uint g0 = (gl_NumWorkGroups.x - 1 - gl_WorkGroupID.x) * BR; // the last rows first: causal masks give them the most keys
+    const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z, rows = p.NQ * p.rk2, blocks = (rows + BR - 1) / BR;
+    const uint per_split = p.flags >> 8, ns = per_split != 0 ? gl_NumWorkGroups.x / blocks : 1u;
+    const uint split = gl_WorkGroupID.x % ns, j_begin = min(p.NKV, split * per_split);
+    const uint j_end = per_split != 0 ? min(p.NKV, j_begin + per_split) : p.NKV;
+    const uint g0 = (blocks - 1 - gl_WorkGroupID.x / ns) * BR; // the last rows first: causal masks give them the most keys
     const uint k0 = p.off_k + kvh * p.nbk2 + (b / p.rk3) * p.nbk3, v0 = p.off_v + kvh * p.nbv2 + (b / p.rk3) * p.nbv3;
     // this lane's row in the softmax (lanes sub, sub + LPR, ... of its keys' pairs)
     const uint my_r = sg * FRM + lane / LPR, sub = lane % LPR, my_g = g0 + my_r;
@@ -182,10 +196,10 @@ void main() {
     const uint t = gl_LocalInvocationID.x;
     vec2 x_next[PAIRS];
     uvec4 k_next[NKC], v_next[NVC];
-    [[unroll]] for (uint i = 0; i < PAIRS; i++) x_next[i] = mask_pair(mrow, 2 * (sub + i * LPR), row_ok, slope, m_paired);
-    [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, 0, k0, k_chunked) : uvec4(0);
-    [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, 0, v0, v_chunked) : uvec4(0);
-    for (uint j0 = 0, tile = 0; j0 < p.NKV; j0 += BC, tile++) {
+    [[unroll]] for (uint i = 0; i < PAIRS; i++) x_next[i] = mask_pair(mrow, j_begin + 2 * (sub + i * LPR), row_ok, slope, m_paired);
+    [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, j_begin, k0, k_chunked) : uvec4(0);
+    [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, j_begin, v0, v_chunked) : uvec4(0);
+    for (uint j0 = j_begin, tile = 0; j0 < j_end; j0 += BC, tile++) {
         // 1. slope * mask for this lane's keys, -inf past the keys and the rows
         vec2 x[PAIRS];
         bool any = false;
@@ -208,7 +222,7 @@ void main() {
             }
         }
         const uint j1 = j0 + BC;
-        if (j1 < p.NKV) {
+        if (j1 < j_end) {
             [[unroll]] for (uint i = 0; i < PAIRS; i++) x_next[i] = mask_pair(mrow, j1 + 2 * (sub + i * LPR), row_ok, slope, m_paired);
             [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, j1, k0, k_chunked) : uvec4(0);
             [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, j1, v0, v_chunked) : uvec4(0);
@@ -276,6 +290,21 @@ void main() {
 
     // the normaliser: the lanes' parts, then the sink
     run_sum = row_sum(run_sum);
+    if (per_split != 0) {
+        // the unnormalised O, each row's maximum and normaliser (from one of its lanes)
+        [[unroll]] for (uint n = 0; n < OF; n++) {
+            [[unroll]] for (uint i = 0; i < OE; i++) {
+                const uint e = lane + i * SG, r = sg * FRM + e / FRN, col = n * FRN + e % FRN;
+                if (g0 + r < rows && col < p.DV) data_p[partials_at(g0 + r, kvh, b, ns, split) + col] = o[n * OE + i];
+            }
+        }
+        if (sub == 0 && row_ok) {
+            const uint p0 = partials_at(my_g, kvh, b, ns, split);
+            data_p[p0 + p.DV] = run_max;
+            data_p[p0 + p.DV + 1] = run_sum;
+        }
+        return;
+    }
     float keep = 1.0;
     if ((p.flags & 2u) != 0 && row_ok) {
         const float sink = data_s[p.off_s + my_qh.y];

@@ -24,12 +24,21 @@
 // device's shape FRM x FRN x FRK (16x16x16 on an H200, 8x8x8 on lavapipe), all
 // specialization constants; B's rows (KB = FRK) are a constant of their own so that
 // A's and B's types differ, as KHR types must (by their use).
+// QTYPE (a ggml block format, quant.glsl): a holds the weights' blocks themselves, read
+// as 16-bit words (strides and offset in words), each thread's chunks of 8 values
+// decoded into f16 as they go to shared memory, so the product needs no f16 copy of
+// the weights.  Q8_0 and Q4_0 keep a chunk's raw words (its block's scale and the 4
+// words holding its 8 quants) in registers while the slice before is multiplied and
+// decode them when storing; the other formats decode at the fetch (quant.glsl's dq).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
+#ifdef QTYPE
+#include "types.glsl"
+#endif
 #include "mm-push.glsl"
 
 layout(constant_id = 0) const uint WG = 256;
@@ -62,24 +71,96 @@ const uint B_VECS = 2;                            // vec4 per chunk
 const uint B_VECS = 1;
 #endif
 
+#ifdef QTYPE
+layout(binding = 0) readonly buffer A { QUNIT_T data_a[]; };
+#else
 layout(binding = 0) readonly buffer A { uvec4 data_a[]; };
+#endif
 layout(binding = 1) readonly buffer B { B_VEC data_b[]; };
 layout(binding = 2) writeonly buffer D { float data_d[]; };
+#ifdef QTYPE
+#include "quant.glsl"
+#if QTYPE == 2 || QTYPE == 8
+#define A_RAW
+#endif
+#endif
 
 shared uvec4 sa[STAGES * BM * LDV];               // 8 halves per element; at the end, 16x16 f32 per subgroup
 shared uvec4 sb[STAGES * BN * LDV];
 
+#ifdef A_RAW
+uint ra_d[A_LOADS];     // the chunk's block scale (f16 bits; 0 outside a)
+uint ra_q[A_LOADS][4];  // the 16-bit words holding its 8 quants (Q4_0: low or high nibbles)
+uint ra_k0;             // k of the fetched slice
+#else
 uvec4 ra[A_LOADS];
+#endif
 B_VEC rb[B_LOADS * B_VECS];
 
-// global -> registers for the slice at k0 (zeros outside the matrices); the
-// loads are left in flight, nothing here waits for them
-void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
+#ifdef QTYPE
+// the 16-bit word where the block holding value gk of row gm starts
+uint block_word(uint a_base, uint gm, uint gk) { return a_base + gm * p.nb01 + (gk / QK) * QWORDS; }
+#endif
+
+#if defined(QTYPE) && !defined(A_RAW)
+// values j0..j0+7 of the block at word w, in f16
+uvec4 decode_chunk(uint w, uint j0) {
+    uvec4 h;
+    [[unroll]] for (uint i = 0; i < 4; i++) h[i] = packHalf2x16(vec2(dq(w, j0 + 2 * i), dq(w, j0 + 2 * i + 1)));
+    return h;
+}
+#endif
+
+// a's chunks of the slice at k0 into registers (zeros outside a)
+void fetch_a(uint k0, uint m0, uint a_base) {
     const uint tid = gl_LocalInvocationID.x;
+#ifdef A_RAW
+    ra_k0 = k0;
+#endif
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
         const uint idx = tid + r * WG, gm = m0 + idx / CK, gk = k0 + (idx % CK) * 8;
-        ra[r] = (gm < p.M && gk < p.K) ? data_a[a_base + gm * p.nb01 + gk / 8] : uvec4(0);
+        const bool inside = gm < p.M && gk < p.K;
+#ifdef A_RAW
+        // Q8_0: quant bytes j0.. of the block (after its scale word); Q4_0: bytes j0 % 16..
+        const uint w = inside ? block_word(a_base, gm, gk) : 0, q0 = w + 1 + (QTYPE == 8 ? gk % QK : gk % 16) / 2;
+        ra_d[r] = inside ? uint(data_a[w]) : 0u;
+        [[unroll]] for (uint i = 0; i < 4; i++) ra_q[r][i] = inside ? uint(data_a[q0 + i]) : 0u;
+#elif defined(QTYPE)
+        ra[r] = inside ? decode_chunk(block_word(a_base, gm, gk), gk % QK) : uvec4(0);
+#else
+        ra[r] = inside ? data_a[a_base + gm * p.nb01 + gk / 8] : uvec4(0);
+#endif
     }
+}
+
+#ifdef A_RAW
+// chunk r of the fetched slice in f16: the block's scale times each quant (Q4_0: minus 8), in
+// f32 and then rounded, as dequantizing into f16 does
+uvec4 decode_raw(uint r) {
+    const float d = unpackHalf2x16(ra_d[r]).x;
+    uvec4 h;
+#if QTYPE == 2
+    const uint idx = gl_LocalInvocationID.x + r * WG, shift = ((ra_k0 + (idx % CK) * 8) % 32) >= 16 ? 4 : 0;
+#endif
+    [[unroll]] for (uint i = 0; i < 4; i++) {
+        const uint w = ra_q[r][i];
+#if QTYPE == 8
+        const vec2 q = vec2(float(int(w << 24) >> 24), float(int(w << 16) >> 24));
+#else
+        const vec2 q = vec2(float((w >> shift) & 0xfu), float((w >> (8 + shift)) & 0xfu)) - 8.0;
+#endif
+        h[i] = packHalf2x16(d * q);
+    }
+    return h;
+}
+#endif
+
+// global -> registers for the slice at k0 (zeros outside the matrices); the
+// loads are left in flight, nothing here waits for them (but the decoding of
+// block formats other than Q8_0 and Q4_0)
+void fetch(uint k0, uint m0, uint n0, uint a_base, uint b_base) {
+    const uint tid = gl_LocalInvocationID.x;
+    fetch_a(k0, m0, a_base);
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
         const uint idx = tid + r * WG, gn = n0 + idx / CK, gk = k0 + (idx % CK) * 8;
         const bool inside = gn < p.N && gk < p.K;
@@ -93,7 +174,11 @@ void stash(uint s) {
     const uint tid = gl_LocalInvocationID.x, a0 = s * BM * LDV, b0 = s * BN * LDV;
     [[unroll]] for (uint r = 0; r < A_LOADS; r++) {
         const uint idx = tid + r * WG;
+#ifdef A_RAW
+        sa[a0 + (idx / CK) * LDV + idx % CK] = decode_raw(r);
+#else
         sa[a0 + (idx / CK) * LDV + idx % CK] = ra[r];
+#endif
     }
     [[unroll]] for (uint r = 0; r < B_LOADS; r++) {
         const uint idx = tid + r * WG;
@@ -144,7 +229,7 @@ void main() {
     const bool split = p.k_split != 0;
     const uint z = split ? 0 : gl_WorkGroupID.z, b2 = z % p.ne12, b3 = z / p.ne12;
     const uint k_begin = split ? gl_WorkGroupID.z * p.k_split : 0, k_end = split ? min(p.K, k_begin + p.k_split) : p.K;
-    const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;   // in uvec4 units
+    const uint a_base = p.off_a + (b2 / p.r2) * p.nb02 + (b3 / p.r3) * p.nb03;   // in uvec4 units (QTYPE: words)
     const uint b_base = p.off_b + b2 * p.nb12 + b3 * p.nb13;                     // in 16-byte units
     const uint wm = (warp % (BM / WM)) * WM, wn = (warp / (BM / WM)) * WN;
 

@@ -313,7 +313,8 @@ static float *run_q8_0_product(ggml_backend_t backend) { return run_product(back
  * (mvqdq_*), so b goes through quantize_q8 into the integer-dot kernel (mvqd_*). */
 static float *run_q8_0_deep_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 4096, 40, 4, 9); }
 
-/* 64x32 of q8_0 weights: dequantized into f16 for the cooperative-matrix kernel. */
+/* 64x32 of q8_0 weights: read as blocks by the cooperative-matrix kernel, or dequantized into f16 for it
+ * ($GGMLC_VK_COOPMAT_BLOCKS=0). */
 static float *run_dequantized_product(ggml_backend_t backend) { return run_product(backend, GGML_TYPE_Q8_0, 256, 64, 32, 10); }
 
 /* A GPT-sized loss: 300 rows of 256 logits, a row's term per workgroup then their sum. */
@@ -377,8 +378,9 @@ static void check_gpu_fallback(const struct gpu_fallback *f) {
     free(ref);
 }
 
-/* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM), the split-k sum, the
- * activations' packing and the weights' dequantization for them (Mesa 26's lavapipe has them:
+/* The cooperative-matrix kernels (FLEX -> the KHR or NV fragments -> the tiled GEMM; block-format weights
+ * read as blocks -> dequantized first), the split-k sum, the activations' packing and the weights'
+ * dequantization for them (Mesa 26's lavapipe has them:
  * tests/test-vulkan-next.sh), the integer-dot mat-vec and its activations' quantization, flash
  * attention's split-key combine and its tiled kernel, the loss's two dispatches (any device). */
 static const struct gpu_fallback gpu_fallbacks[] = {
@@ -390,8 +392,10 @@ static const struct gpu_fallback gpu_fallbacks[] = {
      "the product computes", "unsplit, the CPU's result"},
     {"pipeline:pack_f16", "coopmat-khr", "GGMLC_VK_COOPMAT_PACK", "1", run_f16_product, 256 * 128, 1e-6, "f32 activations", false,
      NULL, "the f16 product computes", "reading f32 b, the CPU's result"},
-    {"pipeline:dequant_q8_0_f16", "coopmat-khr", NULL, NULL, run_dequantized_product, 64 * 32, 1e-4, "tiled GEMM", false, NULL,
+    {"pipeline:dequant_q8_0_f16", "coopmat-khr", "GGMLC_VK_COOPMAT_BLOCKS", "0", run_dequantized_product, 64 * 32, 1e-4, "tiled GEMM", false, NULL,
      "the q8_0 product computes", "on the tiled GEMM, the CPU's result"},
+    {"pipeline:mm_coopmat_khr_q8_0", "coopmat-khr", "GGMLC_VK_COOPMAT_BLOCKS", "1", run_dequantized_product, 64 * 32, 1e-4,
+     "dequantized into f16 first", false, NULL, "the q8_0 product computes", "on dequantized weights, the CPU's result"},
     {"pipeline:quantize_q8", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_deep_product, 40 * 4, 1e-4, "float kernels", false, NULL,
      "the q8_0 product computes", "on the float kernel, the CPU's result"},
     {"pipeline:mvqd_q8_0", "int-dot", "GGMLC_VK_MVQ_KERNEL", "dot", run_q8_0_deep_product, 40 * 4, 1e-4, "float kernels", false, NULL,

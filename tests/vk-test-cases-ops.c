@@ -533,6 +533,8 @@ static struct ggml_tensor *c_out_prod_q5_K_f16(struct ggml_context *ctx) {
 /* ---------------------------------------- glu of odd rows, f32 x f16 products */
 
 /* rows of 9: x is values 0..3, g values 4..7 (swapped: the other way), value 8 unused */
+/* halves of at least 256 values: glu.comp carries its coordinates a workgroup's width at a time */
+static struct ggml_tensor *c_swiglu_long_rows(struct ggml_context *ctx) { return ggml_glu(ctx, F32("a", 520, 5, 3, 2), GGML_GLU_OP_SWIGLU, false); }
 static struct ggml_tensor *c_swiglu_odd(struct ggml_context *ctx) { return ggml_glu(ctx, F32("a", 9, 5, 3, 1), GGML_GLU_OP_SWIGLU, false); }
 static struct ggml_tensor *c_geglu_odd_swapped_f16(struct ggml_context *ctx) {
     return ggml_glu(ctx, F16("a", 9, 5, 3, 1), GGML_GLU_OP_GEGLU, true);
@@ -631,7 +633,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_flash_attn_pp_f32_sinks, 1e-6), CASE(c_flash_attn_pp_bf16, 1e-6),
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
     CASE(c_cpy_blocks_q4_K, 0), CASE(c_cpy_blocks_q5_1_reshaped, 0),
-    CASE(c_swiglu_odd, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),
+    CASE(c_swiglu_odd, 1e-10), CASE(c_swiglu_long_rows, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),
     CASE(c_out_prod_q4_0_f16, 1e-10), CASE(c_out_prod_q5_K_f16, 1e-10), CASE(c_mul_mat_f32_f16_n8, 1e-10),
     CASE(c_mul_mat_q4_0_f16_n1, 1e-4), CASE(c_mul_mat_q8_0_f16, 1e-4), CASE(c_mul_mat_q6_K_f16, 1e-4), /* the CPU quantizes b */
     CASE(c_cpy_f16_q4_0, 0), CASE(c_cpy_bf16_q8_0_transposed, 1e-12), CASE(c_cpy_q4_K_f32_permuted, 0),

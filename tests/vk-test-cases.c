@@ -84,6 +84,8 @@ struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, 
 static struct ggml_tensor *c_add_bcast(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F32("a", 13, 7, 3, 2), F32("b", 13, 1, 3, 1)); }
 static struct ggml_tensor *c_sub_bcast(struct ggml_context *ctx) { NEED(ggml_sub); return ggml_sub(ctx, F32("a", 13, 7, 3, 2), F32("b", 1, 7, 1, 2)); }
 static struct ggml_tensor *c_mul_bcast(struct ggml_context *ctx) { NEED(ggml_mul); return ggml_mul(ctx, F32("big:a", 33, 5, 2, 3), F32("b", 33, 5, 1, 1)); }
+/* rows of at least 256 values: binary.comp carries its coordinates a workgroup's width at a time */
+static struct ggml_tensor *c_add_long_rows(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F32("a", 300, 7, 3, 2), F32("b", 300, 1, 3, 1)); }
 static struct ggml_tensor *c_div(struct ggml_context *ctx) { NEED(ggml_div); return ggml_div(ctx, F32("a", 31, 9, 1, 1), F32("pos:b", 31, 9, 1, 1)); }
 static struct ggml_tensor *c_add_f16(struct ggml_context *ctx) { NEED(ggml_add); return ggml_add(ctx, F16("a", 40, 6, 2, 1), F32("b", 40, 1, 1, 1)); }
 static struct ggml_tensor *c_add1(struct ggml_context *ctx) { NEED(ggml_add1); return ggml_add1(ctx, F32("a", 19, 4, 1, 1), F32("b", 1, 1, 1, 1)); }
@@ -304,6 +306,24 @@ QUANT_CASE(c_mm_q4_1, GGML_TYPE_Q4_1, 19)
 QUANT_CASE(c_mm_q5_0, GGML_TYPE_Q5_0, 19)
 QUANT_CASE(c_mm_q5_1, GGML_TYPE_Q5_1, 19)
 QUANT_CASE(c_mm_q8_0, GGML_TYPE_Q8_0, 19)
+/* Q8_0 / Q4_0 weights of the cooperative-matrix kernel (read as blocks, or dequantized first with
+ * $GGMLC_VK_COOPMAT_BLOCKS=0): whole tiles (its FLEX variant too), f16 activations, and a broadcast
+ * batch of activations that are a view (rows 128 floats apart, starting at the fifth) */
+static struct ggml_tensor *quant_whole(struct ggml_context *ctx, enum ggml_type type, enum ggml_type b_type) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, type, "a", 256, 256, 1, 1), leaf(ctx, b_type, "b", 256, 128, 1, 1));
+}
+static struct ggml_tensor *c_mm_q8_0_whole(struct ggml_context *ctx) { return quant_whole(ctx, GGML_TYPE_Q8_0, GGML_TYPE_F32); }
+static struct ggml_tensor *c_mm_q4_0_whole_f16(struct ggml_context *ctx) { return quant_whole(ctx, GGML_TYPE_Q4_0, GGML_TYPE_F16); }
+static struct ggml_tensor *quant_batched_view(struct ggml_context *ctx, enum ggml_type type) {
+    NEED(ggml_mul_mat);
+    struct ggml_tensor *b = F32("b", 128, 21, 4, 3);
+    if (!b) return NULL;
+    b = ggml_view_4d(ctx, b, 96, 21, 4, 3, b->nb[1], b->nb[2], b->nb[3], 4 * sizeof(float));
+    return ggml_mul_mat(ctx, leaf(ctx, type, "a", 96, 37, 2, 1), b);
+}
+static struct ggml_tensor *c_mm_q8_0_batched_view(struct ggml_context *ctx) { return quant_batched_view(ctx, GGML_TYPE_Q8_0); }
+static struct ggml_tensor *c_mm_q4_0_batched_view(struct ggml_context *ctx) { return quant_batched_view(ctx, GGML_TYPE_Q4_0); }
 /* the staged quantized mat-vec: K over one chunk of 128 blocks (b restaged per column), rows starting mid-word */
 static struct ggml_tensor *c_mv_q8_0_long(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);
@@ -470,7 +490,7 @@ static struct ggml_tensor *c_get_rows_q8_0(struct ggml_context *ctx) {
 
 #define CASE(fn, err) {#fn + 2, fn, err, true}
 static const struct vk_test_case cases[] = {
-    CASE(c_add_bcast, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
+    CASE(c_add_bcast, 1e-12), CASE(c_add_long_rows, 1e-12), CASE(c_sub_bcast, 1e-12), CASE(c_mul_bcast, 1e-12), CASE(c_div, 1e-12),
     CASE(c_add_f16, 1e-6), CASE(c_add1, 1e-12), CASE(c_add_transposed, 1e-12), CASE(c_mul_view, 1e-12),
     CASE(c_abs, 1e-12), CASE(c_sgn, 1e-12), CASE(c_neg, 1e-12), CASE(c_step, 1e-12), CASE(c_tanh, 1e-8),
     CASE(c_elu, 1e-8), CASE(c_relu, 1e-12), CASE(c_sigmoid, 1e-8), CASE(c_gelu, 1e-6), CASE(c_gelu_quick, 1e-6),
@@ -495,7 +515,8 @@ static const struct vk_test_case cases[] = {
     CASE(c_rope_f16, 1e-5),
     CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
-    CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
+    CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mm_q8_0_whole, 1e-4), CASE(c_mm_q4_0_whole_f16, 1e-4), CASE(c_mm_q8_0_batched_view, 1e-4),
+    CASE(c_mm_q4_0_batched_view, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
     CASE(c_mvg_q4_0_n1, 1e-4), CASE(c_mvg_q4_0_n3, 1e-4), CASE(c_mvg_q4_0_n8, 1e-4), CASE(c_mvg_q4_0_long, 1e-4), CASE(c_mvg_q8_0_n1, 1e-4),
     CASE(c_mvg_q8_0_n5, 1e-4), CASE(c_mvg_q8_0_n8, 1e-4), CASE(c_mvg_q8_0_long, 1e-4), CASE(c_mvg_q4_0_offset_b, 1e-4), CASE(c_mvg_q4_0_offset_a, 1e-4),
     CASE(c_mvg_q8_0_stride_a, 1e-4),

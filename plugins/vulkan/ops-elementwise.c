@@ -13,6 +13,9 @@
 
 /* ------------------------------------------------------------- binary */
 
+/* Elements per invocation of binary.comp and glu.comp (EPT in elem-walk.glsl) */
+#define VK_ELEMS_PER_INVOCATION 4
+
 static bool binary_supports(const struct vk_device *d, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     return vk_float_code(a->type) >= 0 && (b->type == GGML_TYPE_F32 || b->type == GGML_TYPE_F16) && node->type == a->type &&
@@ -48,7 +51,7 @@ static enum ggml_status binary_record(struct vk_rec *rec, const struct ggml_tens
     vk_dispatch_bind(&ds, b, false, ggml_type_size(b->type), VK_PUSH_WORD(vk_pc_binary, off_b));
     vk_dispatch_bind(&ds, node, true, ggml_type_size(node->type),
                      VK_PUSH_WORD(vk_pc_binary, off_d));
-    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    vk_groups_1d(rec->d, (ggml_nelements(node) + VK_ELEMS_PER_INVOCATION - 1) / VK_ELEMS_PER_INVOCATION, 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
 
@@ -274,7 +277,7 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
     vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_glu, off_a));
     vk_dispatch_bind(&ds, b, false, ts, VK_PUSH_WORD(vk_pc_glu, off_b));
     vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_glu, off_d));
-    vk_groups_1d(rec->d, ggml_nelements(node), 256, ds.groups);
+    vk_groups_1d(rec->d, (ggml_nelements(node) + VK_ELEMS_PER_INVOCATION - 1) / VK_ELEMS_PER_INVOCATION, 256, ds.groups);
     return vk_record_dispatch(rec, &ds);
 }
 

@@ -1,6 +1,7 @@
 /*
  * ops-matmul-coopmat.c - the tensor-core GEMM (mm-coopmat-nv.comp): f16 weights (or block-format
- * ones dequantized into f16 first) times f16 or f32 activations (packed into f16 first for large
+ * ones dequantized into f16 first, or, those of prompt-sized Q8_0 and Q4_0 products, read as blocks
+ * by the kernel itself) times f16 or f32 activations (packed into f16 first for large
  * products) on cooperative matrices, with f32 accumulators.  Three variants, each with the next
  * behind it should its pipeline fail: FLEX (VK_NV_cooperative_matrix2's flexible sizes, whole tiles),
  * KHR fragments (VK_KHR_cooperative_matrix), NV fragments (VK_NV_cooperative_matrix); then the
@@ -29,17 +30,58 @@ static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
            v[6] * row * (v[1] + v[2]) <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
 }
 
+static uint32_t coopmat_splits(const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t tiles[7]);
+
+/* The 64x64 tiles (mid) into t, with k slices of 128 rather than 64 where the grid is at most
+ * COOPMAT_DEEP_MAX workgroups (one wave on an H200's 132 SMs) and the product is not split along k
+ * anyway: such workgroups walk their slices one after the other, each costing about a memory
+ * latency, so half as many slices paid on an H200 (session 19, 512 columns, GPU us per product):
+ * q8_0 read as blocks 768 x 768 14.4 against 16.5, 279 x 768 16.5 against 18.8; q8_0 dequantized
+ * 768 x 2048 29.3 against 31.1 (both dispatches); but 2048 x 768 (256 workgroups) 28.4 against 23.2,
+ * and 256 x 768 14.2 unsplit against 12.9 split in 3. */
+#define COOPMAT_DEEP_MAX 128
+static void mid_tiles(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t mid[7],
+                      uint32_t t[7]) {
+    const uint64_t groups = (uint64_t)((a->ne[1] + mid[1] - 1) / mid[1]) * (uint64_t)((b->ne[1] + mid[2] - 1) / mid[2]) *
+                            (uint64_t)(b->ne[2] * b->ne[3]);
+    uint32_t deep[7];
+    memcpy(deep, mid, sizeof deep);
+    deep[3] = 128;
+    const bool use_deep = groups <= COOPMAT_DEEP_MAX && coopmat_splits(a, b, mid) == 1 && coopmat_tiles_fit(d, deep);
+    memcpy(t, use_deep ? deep : mid, sizeof deep);
+}
+
 /* The defaults, the fastest of those tried on an H200 (BENCHMARKS.md): eight 64x64 subgroup tiles
  * in 256x128 tiles, k slices of 32, for products of at least COOPMAT_BIG_TILES such tiles (4096^3:
  * 242 / 221 TFLOPS against 233 / 201, f16 / f32 activations); below that, for more workgroups,
  * eight 64x32 ones in 128x128 tiles, k slices of 64 (32 where shared memory is short: lavapipe's
- * 32 KB).  $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries others (ignored, with a warning,
- * unless they fit); two stages (double-buffered slices) were slower on the H200. */
+ * 32 KB); and products of fewer than COOPMAT_MID_BELOW such tiles (a prompt of 512 tokens through
+ * weights of 256 ... 2048 rows: 8 ... 64 of them, half the H200's 132 SMs at most) four 32x32 ones
+ * in 64x64 tiles, four times as many workgroups, which then need no split along k (but the smallest),
+ * k slices of 64 or 128 (mid_tiles).
+ * On an H200 (session 19, 512 columns, GPU us per product): f16 768 x 768 11.5 against 15.7 (split
+ * in 3), 2048 x 768 17.0 against 20.5; q8_0 read as blocks 279 x 768 18.0 against 32.9, 2048 x 768
+ * 23.2 against 30.5; dequantized 2048 x 2048 36.5 against 47.1; but 4096 x 4096 (128 such tiles)
+ * 115 against 78.  $GGMLC_VK_COOPMAT_MID=T takes the 64x64 tiles below T 128x128 tiles instead (0:
+ * never); $GGMLC_VK_COOPMAT_TILE="WG,BM,BN,BK,WM,WN[,STAGES]" tries other tiles for every product
+ * (ignored, with a warning, unless they fit); two stages (double-buffered slices) were slower on the
+ * H200. */
 #define COOPMAT_BIG_TILES 256
+#define COOPMAT_MID_BELOW 96
 static void coopmat_tiles(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, uint32_t t[7]) {
-    const uint32_t sg = d->caps.subgroup_size, big[7] = {8 * sg, 256, 128, 32, 64, 64, 1}, small[7] = {8 * sg, 128, 128, 64, 64, 32, 1};
-    const uint64_t big_tiles = (uint64_t)((a->ne[1] + 255) / 256) * (uint64_t)((b->ne[1] + 127) / 128) * (uint64_t)(b->ne[2] * b->ne[3]);
-    memcpy(t, big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big) ? big : small, sizeof big);
+    const uint32_t sg = d->caps.subgroup_size, big[7] = {8 * sg, 256, 128, 32, 64, 64, 1}, small[7] = {8 * sg, 128, 128, 64, 64, 32, 1},
+                   mid[7] = {4 * sg, 64, 64, 64, 32, 32, 1};
+    const uint64_t batches = (uint64_t)(b->ne[2] * b->ne[3]);
+    const uint64_t big_tiles = (uint64_t)((a->ne[1] + 255) / 256) * (uint64_t)((b->ne[1] + 127) / 128) * batches;
+    const uint64_t small_tiles = (uint64_t)((a->ne[1] + 127) / 128) * (uint64_t)((b->ne[1] + 127) / 128) * batches;
+    const struct vk_env_value *mid_env = &vk_tuning()->coopmat_mid;
+    const uint64_t mid_below = mid_env->set ? (uint64_t)(mid_env->number > 0 ? mid_env->number : 0) : COOPMAT_MID_BELOW;
+    if (big_tiles >= COOPMAT_BIG_TILES && coopmat_tiles_fit(d, big))
+        memcpy(t, big, sizeof big);
+    else if (small_tiles < mid_below && coopmat_tiles_fit(d, mid))
+        mid_tiles(d, a, b, mid, t);
+    else
+        memcpy(t, small, sizeof small);
     if (!coopmat_tiles_fit(d, t)) t[3] = 32;
     const struct vk_env_value *env = &vk_tuning()->coopmat_tile;
     uint32_t v[7] = {0, 0, 0, 0, 0, 0, 1};
@@ -66,53 +108,100 @@ static bool use_coopmat_khr(const struct vk_device *d) {
            vk_shader_present(vk_shader_find("mm_coopmat_khr_f16_f32"));
 }
 
-/* The tensor-core path (its tiles into `tiles`): f16 weights, f32 or f16 activations read 16 bytes at
- * a time, and a grid of tiles within the device's limits (otherwise the tiled GEMM, which supports_op
- * checked). */
-static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, bool a_dequantized,
+/* How the kernel reads the weights: f16 ones 16 bytes at a time; block-format ones dequantized into
+ * f16 scratch first (read like f16 ones), or the blocks themselves in 16-bit words. */
+enum coopmat_a { COOPMAT_A_F16, COOPMAT_A_DEQUANT, COOPMAT_A_BLOCKS };
+
+/* Whether a's strides and offset are whole units of `unit` bytes */
+static bool strides_in_units(const struct vk_buffer *ba, const struct ggml_tensor *a, size_t unit) {
+    return a->nb[1] % unit == 0 && a->nb[2] % unit == 0 && a->nb[3] % unit == 0 && vk_tensor_offset(ba, a) % unit == 0;
+}
+
+/* The tensor-core path (its tiles into `tiles`): f16 weights (or block-format ones read as `how`
+ * says), f32 or f16 activations read 16 bytes at a time, and a grid of tiles within the device's
+ * limits (otherwise the tiled GEMM, which supports_op checked). */
+static bool use_coopmat(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b, enum coopmat_a how,
                         uint32_t tiles[7]) {
     coopmat_tiles(d, a, b, tiles);
     const bool nv = d->caps.coopmat_nv && !vk_path_disabled(d, VK_PATH_COOPMAT_NV);
     if (!d->use_coopmat || !coopmat_tiles_fit(d, tiles) || !(nv || use_coopmat_khr(d)) ||
-        (a->type != GGML_TYPE_F16 && !a_dequantized) || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
+        (a->type != GGML_TYPE_F16 && how == COOPMAT_A_F16) || (b->type != GGML_TYPE_F32 && b->type != GGML_TYPE_F16))
         return false;
     const struct vk_buffer *ba = vk_tensor_buffer(d, a), *bb = vk_tensor_buffer(d, b);
     if (!ba || !bb || a->ne[0] % 8 != 0 || d->props.limits.minStorageBufferOffsetAlignment > 16) return false;
+    if ((how == COOPMAT_A_F16 && !strides_in_units(ba, a, 16)) || (how == COOPMAT_A_BLOCKS && !strides_in_units(ba, a, 2)))
+        return false;
     for (int i = 1; i < 4; i++)
-        if ((!a_dequantized && a->nb[i] % 16 != 0) || b->nb[i] % 16 != 0) return false;
+        if (b->nb[i] % 16 != 0) return false;
     const uint32_t *max = d->props.limits.maxComputeWorkGroupCount;
     if ((uint64_t)(a->ne[1] + tiles[1] - 1) / tiles[1] > max[0] || (uint64_t)(b->ne[1] + tiles[2] - 1) / tiles[2] > max[1]) return false;
-    return (a_dequantized || vk_tensor_offset(ba, a) % 16 == 0) && vk_tensor_offset(bb, b) % 16 == 0;
+    return vk_tensor_offset(bb, b) % 16 == 0;
 }
 
-/* Block-format weights of a product with more columns than the matrix-vector kernels take are
- * dequantized into f16 in the segment's transient scratch first (vk_dequant_f16_record), so that the
- * product runs on the cooperative-matrix kernel instead of the tiled GEMM, which reads the blocks
- * themselves but is 5-8 times slower at every size: on an H200, 4096 x N x 4096 took 100-150 us that
- * way for N = 9 ... 64 (q4_0, q8_0, q4_K, q6_K) against 690-840 us tiled (BENCHMARKS.md, session 7).
- * $GGMLC_VK_COOPMAT_DEQUANT=N dequantizes from N columns on instead, =0 never. */
-static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+/* Whether block-format weights go to the cooperative-matrix kernel rather than the tiled GEMM, which
+ * reads the blocks itself but is 5-8 times slower at every size: for products with more columns
+ * than the matrix-vector kernels take; $GGMLC_VK_COOPMAT_DEQUANT=N from N columns on instead, =0
+ * never. */
+static bool coopmat_takes_blocks(const struct ggml_tensor *a, const struct ggml_tensor *b) {
     const struct vk_env_value *env = &vk_tuning()->coopmat_dequant;
     const long long min_cols = env->set ? env->number : MV_MAX_N + 1;
-    return vk_is_block_quant(a->type) && !vk_path_disabled(d, VK_PATH_DEQUANT_F16) &&
-           min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0 &&
+    return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0;
+}
+
+/* Q8_0 and Q4_0 weights of rows of at most COOPMAT_BLOCKS_MAX_K values, COOPMAT_BLOCKS_MAX values in
+ * all (a prompt-sized product's), are read by the kernel itself (mm_coopmat_*_q8_0_*: each workgroup
+ * decodes its tiles of blocks into shared memory), with neither the dequantization's dispatch (4-6 us
+ * on an H200, mostly the dispatch's floor) nor its f16 copy of the weights.  On an H200 (session 19,
+ * 512 columns, q8_0 / q4_0, GPU us per product with the dequantization): 256 x 768 12.9 / 12.7
+ * against 15.7 / 15.1, 279 x 768 18.0 against 18.2, 768 x 768 and 2048 x 768 even; but longer rows,
+ * whose workgroups walk more slices one after the other, each slower by its decoding, lost: 768 x 2048
+ * 40.8 / 38.1 against 31.1 / 31.0, 2048 x 2048 53.3 against 44.4, and at 4096 x 4096 (session 17)
+ * 153 against 117.  $GGMLC_VK_COOPMAT_BLOCKS=1 reads Q8_0 and Q4_0 blocks at every size, =2 Q4_1,
+ * Q5_0, Q4_K and Q6_K ones too (decoded value by value as they are fetched, quant.glsl's dq: q4_K 466
+ * us against 193, q6_K 321 against 138 at 4096 x 4096), =0 never.  Where the pipeline fails, the
+ * weights are dequantized first (coopmat_dequants_a). */
+#define COOPMAT_BLOCKS_MAX_K 1024
+#define COOPMAT_BLOCKS_MAX (2048ull * 1024ull)
+static bool coopmat_reads_blocks(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    const struct vk_env_value *env = &vk_tuning()->coopmat_blocks;
+    const bool q8_0_or_q4_0 = a->type == GGML_TYPE_Q8_0 || a->type == GGML_TYPE_Q4_0;
+    const char *type = ggml_type_name(a->type);
+    if (env->set ? env->number < 1 || (env->number == 1 && !q8_0_or_q4_0)
+                 : !q8_0_or_q4_0 || a->ne[0] > COOPMAT_BLOCKS_MAX_K || (uint64_t)a->ne[0] * (uint64_t)a->ne[1] > COOPMAT_BLOCKS_MAX)
+        return false;
+    return coopmat_takes_blocks(a, b) && !vk_path_disabled(d, VK_PATH_COOPMAT_BLOCKS) &&
+           (vk_shader_present(vk_shader_find("mm_coopmat_khr_%s_f32", type)) ||
+            vk_shader_present(vk_shader_find("mm_coopmat_nv_%s_f32", type)));
+}
+
+/* Other block-format weights of such products are dequantized into f16 in the segment's transient
+ * scratch first (vk_dequant_f16_record): on an H200, 4096 x N x 4096 took 100-150 us that way for
+ * N = 9 ... 64 (q4_0, q8_0, q4_K, q6_K) against 690-840 us tiled (BENCHMARKS.md, session 7). */
+static bool coopmat_dequants_a(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    return coopmat_takes_blocks(a, b) && !vk_path_disabled(d, VK_PATH_DEQUANT_F16) &&
            vk_f16_bytes(a) <= VK_SCRATCH_TRANSIENT_MAX &&
            vk_f16_bytes(a) <= d->props.limits.maxStorageBufferRange &&
            ggml_nelements(a) <= UINT32_MAX &&
            vk_shader_present(vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)));
 }
 
+static enum coopmat_a coopmat_a_read(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    if (coopmat_reads_blocks(d, a, b)) return COOPMAT_A_BLOCKS;
+    return coopmat_dequants_a(d, a, b) ? COOPMAT_A_DEQUANT : COOPMAT_A_F16;
+}
+
 /* The coopmat kernel's FLEX variant (one WM x WN accumulator per subgroup, products of k = FK):
  * where the device has flexible sizes of the right granularity, whole tiles, 16-byte aligned d and
  * no failure so far.  FK is 16; $GGMLC_VK_COOPMAT_FLEX=FK tries another, =0 turns the variant off. */
-static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t tiles[7], uint32_t *fk) {
+static bool use_coopmat_flex(const struct vk_device *d, const struct ggml_tensor *node, const char *a_type, const uint32_t tiles[7],
+                             uint32_t *fk) {
     const struct vk_caps *c = &d->caps;
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const struct vk_buffer *bd = vk_tensor_buffer(d, node);
     const struct vk_env_value *env = &vk_tuning()->coopmat_flex;
     *fk = env->set ? (uint32_t)env->number : 16;
     if (!c->coopmat_flex || vk_path_disabled(d, VK_PATH_COOPMAT_FLEX) || !*fk || !bd ||
-        !vk_shader_present(vk_shader_find("mm_coopmat_flex_f16_%s", ggml_type_name(b->type))))
+        !vk_shader_present(vk_shader_find("mm_coopmat_flex_%s_%s", a_type, ggml_type_name(b->type))))
         return false;
     if (tiles[4] % c->coopmat_flex_gran[0] || tiles[5] % c->coopmat_flex_gran[1] || *fk % c->coopmat_flex_gran[2] || tiles[3] % *fk ||
         tiles[4] > c->coopmat_flex_max_dim || tiles[5] > c->coopmat_flex_max_dim || *fk > c->coopmat_flex_max_dim)
@@ -216,15 +305,16 @@ static VkDeviceSize coopmat_transient(const struct ggml_tensor *a, const struct 
 bool vk_coopmat_takes(const struct vk_device *d, const struct ggml_tensor *a,
                       const struct ggml_tensor *b) {
     uint32_t tiles[7];
-    return use_coopmat(d, a, b, coopmat_dequants_a(d, a, b), tiles);
+    return use_coopmat(d, a, b, coopmat_a_read(d, a, b), tiles);
 }
 
 void vk_coopmat_scratch(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b,
                         struct vk_scratch_need *need) {
     uint32_t tiles[7];
     VkDeviceSize partials_at;
-    const bool dequant = coopmat_dequants_a(d, a, b);
-    if (!use_coopmat(d, a, b, dequant, tiles)) return;
+    const enum coopmat_a how = coopmat_a_read(d, a, b);
+    const bool dequant = how == COOPMAT_A_DEQUANT;
+    if (!use_coopmat(d, a, b, how, tiles)) return;
     VkDeviceSize transient = coopmat_transient(a, b, dequant, coopmat_splits(a, b, tiles), &partials_at);
     if (transient > VK_SCRATCH_TRANSIENT_MAX) transient = partials_at; /* the weights alone: the product then runs unsplit */
     if (transient > need->transient) need->transient = transient;
@@ -263,7 +353,8 @@ enum ggml_status vk_split_sum_record(struct vk_rec *rec, const struct ggml_tenso
 }
 
 /* The variant a failed pipeline leaves the products to, for its warning */
-static const char *next_kernel(const struct vk_device *d, bool flex, bool khr) {
+static const char *next_kernel(const struct vk_device *d, bool blocks, bool flex, bool khr) {
+    if (blocks) return "weights dequantized into f16 first";
     if (flex) return "cooperative-matrix fragments";
     return khr && d->caps.coopmat_nv && !vk_path_disabled(d, VK_PATH_COOPMAT_NV)
                ? "the NV cooperative matrices"
@@ -278,9 +369,10 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     struct vk_device *d = rec->d;
     uint32_t tiles[7], fk;
     VkDeviceSize transient_at = 0, packed_at = 0, partials_at = 0; /* the dequantized a starts the transient region */
-    const bool dequant = coopmat_dequants_a(d, a, b);
+    const enum coopmat_a how = coopmat_a_read(d, a, b);
+    const bool dequant = how == COOPMAT_A_DEQUANT, blocks = how == COOPMAT_A_BLOCKS;
     *retry = false;
-    if (!use_coopmat(d, a, b, dequant, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
+    if (!use_coopmat(d, a, b, how, tiles) || (dequant && !vk_scratch_transient(rec, vk_f16_bytes(a), &transient_at))) return false;
     if (dequant &&
         !vk_optional_pipeline(d, vk_shader_find("dequant_%s_f16", ggml_type_name(a->type)), NULL, 0,
                               VK_PATH_DEQUANT_F16, "block-format weights take the tiled GEMM"))
@@ -296,9 +388,10 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     if (dequant && (*st = vk_dequant_f16_record(rec, a, transient_at)) != GGML_STATUS_SUCCESS) return true;
     const bool packed = coopmat_packs_b(a, b) && pack_b_f16(rec, b, &packed_at, st);
     if (*st != GGML_STATUS_SUCCESS) return true;
-    const bool flex = use_coopmat_flex(d, node, tiles, &fk), khr = !flex && use_coopmat_khr(d);
+    const char *a_type = blocks ? ggml_type_name(a->type) : "f16";
+    const bool flex = use_coopmat_flex(d, node, a_type, tiles, &fk), khr = !flex && use_coopmat_khr(d);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_f16_%s" : khr ? "mm_coopmat_khr_f16_%s" : "mm_coopmat_nv_f16_%s",
+    vk_dispatch_init(&ds, vk_shader_find(flex ? "mm_coopmat_flex_%s_%s" : khr ? "mm_coopmat_khr_%s_%s" : "mm_coopmat_nv_%s_%s", a_type,
                                          packed ? "f16" : ggml_type_name(b->type)));
     const uint32_t *frag = d->caps.coopmat_khr_shape; /* the KHR variant's fragments: M, N, K */
     const uint32_t spec[12] = {tiles[0], tiles[1], tiles[2], tiles[3], tiles[4], tiles[5], /* the ids a variant lacks are ignored */
@@ -308,11 +401,11 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     ds.groups[0] = (uint32_t)((a->ne[1] + tiles[1] - 1) / tiles[1]);
     ds.groups[1] = (uint32_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
     ds.groups[2] = splits > 1 ? splits : (uint32_t)(b->ne[2] * b->ne[3]);
-    struct vk_pc_mm pc = vk_pc_matmul(node, 16, 16); /* both read 16 bytes at a time */
+    struct vk_pc_mm pc = vk_pc_matmul(node, blocks ? 2 : 16, 16); /* 16 bytes at a time; blocks in 16-bit words */
     if (dequant)
         bind_f16_scratch(&ds, a, transient_at, &pc.nb01, &pc.nb02, &pc.nb03, &pc.off_a);
     else
-        vk_dispatch_bind(&ds, a, false, 16, VK_PUSH_WORD(vk_pc_mm, off_a));
+        vk_dispatch_bind(&ds, a, false, blocks ? 2 : 16, VK_PUSH_WORD(vk_pc_mm, off_a));
     if (packed)
         bind_f16_scratch(&ds, b, packed_at, &pc.nb11, &pc.nb12, &pc.nb13, &pc.off_b);
     else
@@ -328,8 +421,10 @@ static bool coopmat_try(struct vk_rec *rec, const struct ggml_tensor *node, enum
     if (*st == GGML_STATUS_SUCCESS && splits > 1)
         *st = vk_split_sum_record(rec, node, transient_at + partials_at, splits);
     if (*st == GGML_STATUS_SUCCESS || !rec->pipeline_failed) return true;
-    ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, flex, khr));
-    if (flex)
+    ggmlc_log(GGML_LOG_LEVEL_WARN, "%s; the products take %s instead\n", ggmlc_last_error(), next_kernel(d, blocks, flex, khr));
+    if (blocks)
+        vk_path_disable(d, VK_PATH_COOPMAT_BLOCKS);
+    else if (flex)
         vk_path_disable(d, VK_PATH_COOPMAT_FLEX);
     else if (khr)
         vk_path_disable(d, VK_PATH_COOPMAT_KHR);

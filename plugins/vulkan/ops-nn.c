@@ -378,21 +378,72 @@ static bool attn_cm_fits(const struct vk_device *d, const struct ggml_tensor *no
     return vk_shader_present(vk_shader_find("fattn_cm_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
 }
 
-/* flash-attn-cm.comp: x tiles of rows, y K/V heads, z batches.  Returns false (nothing recorded)
- * when its pipeline cannot be made. */
+/* The partials of ns key splits (ns > 1) in the transient scratch: their offset *at and size *bytes,
+ * with the combine's pipeline; 1 (unsplit) where either cannot be had. */
+static uint32_t attn_split_prepare(struct vk_rec *rec, const struct ggml_tensor *node, uint32_t ns, VkDeviceSize *at,
+                                   VkDeviceSize *bytes) {
+    *at = 0;
+    *bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
+    if (ns > 1 &&
+        (!vk_scratch_transient(rec, *bytes, at) ||
+         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
+                               "flash attention takes the unsplit kernel")))
+        return 1;
+    return ns;
+}
+
+/* Dispatch ds (its groups set for ns splits) with its partials' binding, then the combine of split keys. */
+static enum ggml_status attn_split_dispatch(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds, uint32_t ns,
+                                            VkDeviceSize at, VkDeviceSize bytes) {
+    if (ns > 1) vk_dispatch_bind_scratch(ds, at, bytes, true);
+    else vk_dispatch_bind(ds, node, true, 4, -1); /* the partials' binding, unused */
+    const enum ggml_status st = vk_record_dispatch(rec, ds);
+    return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, bytes) : st;
+}
+
+/* Split keys of the cooperative-matrix kernel (constants spec), only where $GGMLC_VK_FA_SPLIT=N asks
+ * for N splits (1: unsplit): each tile of rows shares its keys among N workgroups, whose parts
+ * fattn-combine.comp adds up; *keys: keys per split (a multiple of the kernel's tile).  Not taken
+ * unasked: on an H200 (2026-12-04, llama.cpp pp512 of the 100M llama model, 12 heads over 4, 64
+ * rows per workgroup: 96 workgroups of which the last walk all 8 tiles of a causal mask) 4 splits
+ * (384 workgroups) left the kernel at 60-73 us per layer against 63-75 unsplit, and the combine
+ * added 10 us: the kernel's time is not its longest workgroup's. */
+static uint32_t attn_cm_splits(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t *spec, uint32_t *keys) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1];
+    const struct vk_env_value *env = &vk_tuning()->fa_split;
+    const uint64_t br = (uint64_t)(spec[0] / spec[1]) * spec[2], bc = spec[6];
+    const uint64_t blocks = ((uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]) + br - 1) / br, tiles = ((uint64_t)k->ne[1] + bc - 1) / bc;
+    uint64_t ns = env->set && env->number > 1 ? (uint64_t)env->number : 1;
+    *keys = 0;
+    if (vk_path_disabled(d, VK_PATH_ATTN_SPLIT) || tiles == 0) return 1;
+    if (ns > tiles) ns = tiles;
+    if (ns > ATTN_SPLIT_MAX) ns = ATTN_SPLIT_MAX;
+    if (ns <= 1 || ns * blocks > d->props.limits.maxComputeWorkGroupCount[0]) return 1;
+    const uint64_t per = (tiles + ns - 1) / ns; /* tiles per split: no split left empty */
+    if (per * bc > 0xffffff) return 1;
+    *keys = (uint32_t)(per * bc);
+    return (uint32_t)((tiles + per - 1) / per);
+}
+
+/* flash-attn-cm.comp: x tiles of rows (times the key splits), y K/V heads, z batches.  Returns
+ * false (nothing recorded) when its pipeline cannot be made. */
 static bool attn_cm_record(struct vk_rec *rec, const struct ggml_tensor *node, const uint32_t *spec, enum ggml_status *st) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1];
-    struct vk_dispatch ds;
-    attn_dispatch_init(&ds, "fattn_cm_%s_%s", node, 0);
-    if (!vk_optional_pipeline(rec->d, ds.shader, spec, ATTN_CM_NSPEC, VK_PATH_ATTN_CM, "flash attention takes the tiled kernel"))
+    const enum vk_shader_id shader = vk_shader_find("fattn_cm_%s_%s", ggml_type_name(k->type), node->src[3] ? ggml_type_name(node->src[3]->type) : "f32");
+    if (!vk_optional_pipeline(rec->d, shader, spec, ATTN_CM_NSPEC, VK_PATH_ATTN_CM, "flash attention takes the tiled kernel"))
         return false;
+    uint32_t keys;
+    VkDeviceSize at, bytes;
+    const uint32_t ns = attn_split_prepare(rec, node, attn_cm_splits(rec->d, node, spec, &keys), &at, &bytes);
+    struct vk_dispatch ds;
+    attn_dispatch_init(&ds, "fattn_cm_%s_%s", node, ns > 1 ? keys : 0);
     memcpy(ds.spec, spec, ATTN_CM_NSPEC * sizeof spec[0]);
     ds.n_spec = ATTN_CM_NSPEC;
     const uint64_t br = (uint64_t)(spec[0] / spec[1]) * spec[2];
-    ds.groups[0] = (uint32_t)(((uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]) + br - 1) / br);
+    ds.groups[0] = (uint32_t)(((uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]) + br - 1) / br) * ns;
     ds.groups[1] = (uint32_t)k->ne[2];
     ds.groups[2] = (uint32_t)q->ne[3];
-    *st = vk_record_dispatch(rec, &ds);
+    *st = attn_split_dispatch(rec, node, &ds, ns, at, bytes);
     return true;
 }
 
@@ -463,29 +514,6 @@ static bool attn_vec_fits(const struct vk_device *d, const struct ggml_tensor *n
     return vk_shader_present(vk_shader_find("fattn_vec_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
 }
 
-/* The partials of ns key splits (ns > 1) in the transient scratch: their offset *at and size *bytes,
- * with the combine's pipeline; 1 (unsplit) where either cannot be had. */
-static uint32_t attn_split_prepare(struct vk_rec *rec, const struct ggml_tensor *node, uint32_t ns, VkDeviceSize *at,
-                                   VkDeviceSize *bytes) {
-    *at = 0;
-    *bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;
-    if (ns > 1 &&
-        (!vk_scratch_transient(rec, *bytes, at) ||
-         !vk_optional_pipeline(rec->d, VK_SHADER_FATTN_COMBINE, NULL, 0, VK_PATH_ATTN_SPLIT,
-                               "flash attention takes the unsplit kernel")))
-        return 1;
-    return ns;
-}
-
-/* Dispatch ds (its groups set for ns splits) with its partials' binding, then the combine of split keys. */
-static enum ggml_status attn_split_dispatch(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_dispatch *ds, uint32_t ns,
-                                            VkDeviceSize at, VkDeviceSize bytes) {
-    if (ns > 1) vk_dispatch_bind_scratch(ds, at, bytes, true);
-    else vk_dispatch_bind(ds, node, true, 4, -1); /* the partials' binding, unused */
-    const enum ggml_status st = vk_record_dispatch(rec, ds);
-    return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, bytes) : st;
-}
-
 /* flash-attn-vec.comp: x blocks of rows times splits, y K/V heads, z batches.  Returns false
  * (nothing recorded) when its pipeline cannot be made. */
 static bool attn_vec_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct attn_vec_plan *plan, enum ggml_status *st) {
@@ -512,7 +540,9 @@ static void flash_attn_scratch(const struct vk_device *d, const struct ggml_tens
     uint32_t spec[ATTN_CM_NSPEC];
     struct attn_vec_plan vec;
     uint32_t ns = 1;
-    if (attn_cm_fits(d, node, spec) || attn_tile_fits(d, node)) ns = 1;
+    uint32_t keys;
+    if (attn_cm_fits(d, node, spec)) ns = attn_cm_splits(d, node, spec, &keys);
+    else if (attn_tile_fits(d, node)) ns = 1;
     else if (attn_vec_fits(d, node, &vec)) ns = vec.ns;
     else ns = attn_splits(d, node->src[0], node->src[1]);
     const VkDeviceSize bytes = ns > 1 ? attn_partials_bytes(node, ns) : 0;

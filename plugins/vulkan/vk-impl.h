@@ -149,6 +149,7 @@ enum vk_path {
     VK_PATH_FUSE,          /* fused kernels (vk-fuse.c): each node its own dispatch */
     VK_PATH_LOSS_ROWS,     /* cross_entropy_rows/_sum: the loss by one workgroup */
     VK_PATH_ATTN_VEC,      /* fattn_vec_*: flash attention one workgroup per query row */
+    VK_PATH_COOPMAT_BLOCKS, /* mm_coopmat_*_<block format>_*: the weights dequantized into f16 first */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
@@ -890,8 +891,8 @@ struct vk_tuning {
     struct vk_env_value mv, mvq, mvql, mvqg; /* GGMLC_VK_MV, _MVQ, _MVQL, _MVQG (ops-matmul.c) */
     struct vk_env_value mvqd;    /* GGMLC_VK_MVQD (ops-matmul-dot.c) */
     enum vk_mvq_kernel mvq_kernel; /* GGMLC_VK_MVQ_KERNEL */
-    /* GGMLC_VK_COOPMAT_TILE, _DEQUANT, _FLEX, _PACK, _SPLIT (ops-matmul-coopmat.c) */
-    struct vk_env_value coopmat_tile, coopmat_dequant, coopmat_flex, coopmat_pack, coopmat_split;
+    /* GGMLC_VK_COOPMAT_TILE, _DEQUANT, _FLEX, _PACK, _SPLIT, _BLOCKS, _MID (ops-matmul-coopmat.c) */
+    struct vk_env_value coopmat_tile, coopmat_dequant, coopmat_flex, coopmat_pack, coopmat_split, coopmat_blocks, coopmat_mid;
     bool coopmat_khr_off;        /* GGMLC_VK_COOPMAT_KHR=0 (ops-matmul-coopmat.c) */
     struct vk_env_value fa_split; /* GGMLC_VK_FA_SPLIT (ops-nn.c) */
     struct vk_env_value fa_tile;  /* GGMLC_VK_FA_TILE (ops-nn.c) */

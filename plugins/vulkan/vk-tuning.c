@@ -34,6 +34,8 @@ static const struct {
     {"GGMLC_VK_COOPMAT_FLEX", offsetof(struct vk_tuning, coopmat_flex)},
     {"GGMLC_VK_COOPMAT_PACK", offsetof(struct vk_tuning, coopmat_pack)},
     {"GGMLC_VK_COOPMAT_SPLIT", offsetof(struct vk_tuning, coopmat_split)},
+    {"GGMLC_VK_COOPMAT_BLOCKS", offsetof(struct vk_tuning, coopmat_blocks)},
+    {"GGMLC_VK_COOPMAT_MID", offsetof(struct vk_tuning, coopmat_mid)},
     {"GGMLC_VK_FA_SPLIT", offsetof(struct vk_tuning, fa_split)},
     {"GGMLC_VK_FA_TILE", offsetof(struct vk_tuning, fa_tile)},
     {"GGMLC_VK_FA_CM", offsetof(struct vk_tuning, fa_cm)},
