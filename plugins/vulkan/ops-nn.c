@@ -448,16 +448,24 @@ static bool attn_cm_record(struct vk_rec *rec, const struct ggml_tensor *node, c
 }
 
 /* The vector kernel (flash-attn-vec.comp) for the few query rows of decoding: a workgroup per R
- * rows of a K/V head group (the query heads of a K/V head share its reads), ATTN_VEC_WG / 8 groups
- * of 8 lanes taking a share of the keys each without barriers, their states added in shared memory
- * at the end.  Heads up to ATTN_VEC_DMAX; lane groups of 8 need subgroups of 8 lanes or more and
- * shuffles.  Chosen where neither the cooperative-matrix nor the tiled kernel is, ahead of the row
- * kernel; $GGMLC_VK_FA_VEC=0 never takes it; a failed pipeline falls back to the row kernel for
- * good.  Its specialization constants: {WG, R, CK, CV, B}: R rows, CK and CV chunks of 8 values
- * per lane of K and V rows, B keys per lane group and step (R and B as registers allow).
+ * rows of a K/V head group, ATTN_VEC_WG / 8 groups of 8 lanes taking a share of the keys each
+ * without barriers, their states added in shared memory at the end.  Heads up to ATTN_VEC_DMAX;
+ * lane groups of 8 need subgroups of 8 lanes or more and shuffles.  Chosen where neither the
+ * cooperative-matrix nor the tiled kernel is, ahead of the row kernel; a failed pipeline falls back
+ * to the row kernel for good.  Its specialization constants: {WG, R, CK, CV, B}: R rows, CK and CV
+ * chunks of 8 values per lane of K and V rows, B keys per lane group and step.
+ * The shape, measured on an H200 (docs/vulkan.md; one query of 12 heads on 4 K/V heads of 64,
+ * ggmlc-bench flash_attn_ext): 512 threads, 1 row, 4 keys a step (B = 4 / chunks) took 27 / 35 / 34
+ * us for 256 / 1024 / 4096 keys where 256 threads, the 3 rows of a K/V head's group and 8 keys a step
+ * took 34 / 47 / 48; in llama.cpp's decoding 13.1 against 21.6 us a layer.  A workgroup's time grows
+ * with its rows times keys per lane group far beyond what their loads and arithmetic explain, so
+ * more workgroups (one per row) and more lane groups win over sharing each K/V read among the rows.
+ * $GGMLC_VK_FA_VEC=0 never takes the kernel, =WG,R,B tries another shape (where it fits).
  * Split keys: on GPUs, one split per ATTN_VEC_SPLIT_KEYS keys while the workgroups stay under
  * ATTN_VEC_SPLIT_GROUPS; $GGMLC_VK_FA_SPLIT=N forces N as for the row kernel. */
-#define ATTN_VEC_WG 256
+#define ATTN_VEC_WG 512
+#define ATTN_VEC_ROWS 1
+#define ATTN_VEC_KEYS 4
 #define ATTN_VEC_DMAX 256
 #define ATTN_VEC_NSPEC 5
 #define ATTN_VEC_SPLIT_KEYS 512
@@ -499,8 +507,13 @@ static bool attn_vec_fits(const struct vk_device *d, const struct ggml_tensor *n
         return false;
     const uint32_t ck = (uint32_t)(q->ne[0] + 63) / 64, cv = (uint32_t)(v->ne[0] + 63) / 64, c = ck > cv ? ck : cv;
     const uint64_t rows = (uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]);
-    const uint32_t r = rows < 4 / c ? (uint32_t)rows : 4 / c;
-    uint32_t wg = ATTN_VEC_WG;
+    uint32_t r = ATTN_VEC_ROWS, wg = ATTN_VEC_WG, b = ATTN_VEC_KEYS / c > 0 ? ATTN_VEC_KEYS / c : 1;
+    if (env->n >= 3 && env->v[0] % 8 == 0 && env->v[0] >= 8 && env->v[1] >= 1 && env->v[1] * c <= 4 &&
+        env->v[2] >= 1 && env->v[2] * c <= 16) {
+        wg = env->v[0];
+        r = env->v[1];
+        b = env->v[2];
+    }
     while (wg > 64 && (attn_vec_shared(wg, r, cv) > d->props.limits.maxComputeSharedMemorySize ||
                        wg > d->props.limits.maxComputeWorkGroupInvocations))
         wg /= 2;
@@ -508,7 +521,7 @@ static bool attn_vec_fits(const struct vk_device *d, const struct ggml_tensor *n
         return false;
     plan->blocks = (uint32_t)((rows + r - 1) / r);
     if (plan->blocks > max[0] || k->ne[2] > max[1] || q->ne[3] > max[2]) return false;
-    const uint32_t spec[ATTN_VEC_NSPEC] = {wg, r, ck, cv, 8 / c};
+    const uint32_t spec[ATTN_VEC_NSPEC] = {wg, r, ck, cv, b};
     memcpy(plan->spec, spec, sizeof spec);
     plan->ns = attn_vec_splits(d, node, plan);
     return vk_shader_present(vk_shader_find("fattn_vec_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
