@@ -97,10 +97,15 @@ static void norm_not_adjacent(struct ggml_context *ctx, struct ggml_cgraph *gf, 
     output(gf, b, ggml_mul(ctx, n, w));
 }
 
-static void mat_vec_add(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b, enum ggml_type wt) {
-    struct ggml_tensor *w = input(ctx, wt, 128, 48, 1), *x = input(ctx, GGML_TYPE_F32, 128, 1, 1);
-    struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, 48, 1, 1);
+static void mat_vec_add_k(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b, enum ggml_type wt, int k,
+                          int rows) {
+    struct ggml_tensor *w = input(ctx, wt, k, rows, 1), *x = input(ctx, GGML_TYPE_F32, k, 1, 1);
+    struct ggml_tensor *r = input(ctx, GGML_TYPE_F32, rows, 1, 1);
     output(gf, b, ggml_add(ctx, r, ggml_mul_mat(ctx, w, x)));
+}
+
+static void mat_vec_add(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b, enum ggml_type wt) {
+    mat_vec_add_k(ctx, gf, b, wt, 128, 48);
 }
 
 static void mat_vec_add_f32(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
@@ -113,6 +118,12 @@ static void mat_vec_add_f16(struct ggml_context *ctx, struct ggml_cgraph *gf, st
 
 static void mat_vec_add_q4_0(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     mat_vec_add(ctx, gf, b, GGML_TYPE_Q4_0);
+}
+
+/* A decode layer's down projection: b of 2048 values, which the integer-dot kernel quantizes with
+ * more threads per workgroup than a short one. */
+static void mat_vec_add_q8_0_long(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    mat_vec_add_k(ctx, gf, b, GGML_TYPE_Q8_0, 2048, 8);
 }
 
 /* A decode layer's q, k, v: three q8_0 products of one activation vector. */
@@ -188,6 +199,7 @@ static const struct fuse_case cases[] = {
     /* the integer-dot kernel (with b's quantization first), where GGMLC_VK_MVQ_KERNEL=dot or the
      * device takes it: fused; the float-activation q4_0 kernels have no fused form */
     {"q4_0 mat-vec then add", mat_vec_add_q4_0, 2, 2, 1e-4, 1, 3},
+    {"q8_0 mat-vec of 2048-value rows then add", mat_vec_add_q8_0_long, 2, 2, 1e-4, 1, 3},
     /* the float-activation kernels: a dispatch per product; the integer-dot ones: b quantized first, unfused */
     {"three q8_0 products of one vector", q8_0_three_products, 3, 3, 1e-4, 3, 4},
     {"a q4_0 product of 3 columns in 2 batches", q4_0_columns_batches, 1, 1, 1e-4, 1, 2},
