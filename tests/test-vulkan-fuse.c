@@ -120,8 +120,8 @@ static void mat_vec_add_q4_0(struct ggml_context *ctx, struct ggml_cgraph *gf, s
     mat_vec_add(ctx, gf, b, GGML_TYPE_Q4_0);
 }
 
-/* A decode layer's down projection: b of 2048 values, which the integer-dot kernel quantizes with
- * more threads per workgroup than a short one. */
+/* A decode layer's down projection: b of 2048 values, which each workgroup of the integer-dot
+ * kernel quantizes whole before its rows. */
 static void mat_vec_add_q8_0_long(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     mat_vec_add_k(ctx, gf, b, GGML_TYPE_Q8_0, 2048, 8);
 }

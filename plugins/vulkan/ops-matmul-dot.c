@@ -244,9 +244,6 @@ bool vk_mvq_dot_add_takes(const struct ggml_tensor *node, const struct ggml_tens
  * weights' bandwidth; there the workgroups' repeated reads of b would add to it). */
 #define MVQ_SELF_SHARED_MAX 16384
 #define MVQ_SELF_WEIGHTS_MAX ((uint64_t)1 << 24)
-/* b at least this long is quantized by MVQ_SELF_LONG_WG threads per workgroup (mvq_self_record) */
-#define MVQ_SELF_LONG_K 2048
-#define MVQ_SELF_LONG_WG 128
 
 /* mvqdq_<type>, or with add mvqdq_<type>_add */
 static enum vk_shader_id mvq_self_shader(const struct ggml_tensor *node, const struct ggml_tensor *add) {
@@ -265,18 +262,9 @@ static bool mvq_self_fits(const struct vk_device *d, const struct ggml_tensor *n
 
 /* The product on the kernel that quantizes b itself; false, with nothing recorded, when it does not
  * take it or its pipeline fails (then no fused kernel is used from then on). */
-static bool mvq_self_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *tune,
+static bool mvq_self_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct mvq_dot_tune *t,
                             const struct ggml_tensor *e, const struct ggml_tensor *add, enum ggml_status *st) {
     const struct ggml_tensor *b = node->src[1];
-    const struct mvq_dot_tune *t = tune;
-    /* Every workgroup quantizes the whole of b first, so a long b wants more threads for that:
-     * on an H200 the 768 x 2048 down projection of a llama decode took 7.9 us with 32 threads and
-     * 6.7 with 128 (q8_0 and q4_0 alike), while k = 768 is fastest with 32. */
-    struct mvq_dot_tune wide = *tune;
-    wide.wg = MVQ_SELF_LONG_WG;
-    if (b->ne[0] >= MVQ_SELF_LONG_K && tune->wg < MVQ_SELF_LONG_WG && !vk_tuning()->mvqd.set &&
-        mvq_dot_fits(rec->d, &wide, (uint32_t)b->ne[1]))
-        t = &wide;
     const uint32_t spec[4] = {t->wg, t->rows, (uint32_t)b->ne[1], (uint32_t)(b->ne[0] / 32)};
     const enum vk_shader_id shader = mvq_self_shader(node, add);
     if (!mvq_self_fits(rec->d, node, add, t) || !vk_optional_pipeline(rec->d, shader, spec, 4, VK_PATH_FUSE, "unfused nodes"))
