@@ -324,6 +324,15 @@ static struct ggml_tensor *quant_batched_view(struct ggml_context *ctx, enum ggm
 }
 static struct ggml_tensor *c_mm_q8_0_batched_view(struct ggml_context *ctx) { return quant_batched_view(ctx, GGML_TYPE_Q8_0); }
 static struct ggml_tensor *c_mm_q4_0_batched_view(struct ggml_context *ctx) { return quant_batched_view(ctx, GGML_TYPE_Q4_0); }
+/* Q8_0 / Q4_0 rows longer than the blocks' unsplit limit in a product of few columns, split along k
+ * into short layers that the cooperative-matrix kernel serves as blocks: a partial tile and a tail of
+ * k (2080 = 65 blocks of 32), and whole tiles of a prompt's down projection (FLEX) */
+static struct ggml_tensor *quant_split(struct ggml_context *ctx, enum ggml_type type, int64_t k, int64_t rows, int64_t cols) {
+    NEED(ggml_mul_mat);
+    return ggml_mul_mat(ctx, leaf(ctx, type, "a", k, rows, 1, 1), F32("b", k, cols, 1, 1));
+}
+static struct ggml_tensor *c_mm_q8_0_split_long(struct ggml_context *ctx) { return quant_split(ctx, GGML_TYPE_Q8_0, 2080, 132, 24); }
+static struct ggml_tensor *c_mm_q4_0_split_whole(struct ggml_context *ctx) { return quant_split(ctx, GGML_TYPE_Q4_0, 2048, 128, 64); }
 /* the staged quantized mat-vec: K over one chunk of 128 blocks (b restaged per column), rows starting mid-word */
 static struct ggml_tensor *c_mv_q8_0_long(struct ggml_context *ctx) {
     NEED(ggml_mul_mat);
@@ -516,7 +525,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_mv_q4_0, 1e-4), CASE(c_mv_q4_1, 1e-4), CASE(c_mv_q5_0, 1e-4), CASE(c_mv_q5_1, 1e-4), CASE(c_mv_q8_0, 1e-4),
     CASE(c_mm_q4_0, 1e-4), CASE(c_mm_q4_1, 1e-4), CASE(c_mm_q5_0, 1e-4), CASE(c_mm_q5_1, 1e-4), CASE(c_mm_q8_0, 1e-4),
     CASE(c_mm_q4_0_batched, 1e-4), CASE(c_mm_q8_0_whole, 1e-4), CASE(c_mm_q4_0_whole_f16, 1e-4), CASE(c_mm_q8_0_batched_view, 1e-4),
-    CASE(c_mm_q4_0_batched_view, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
+    CASE(c_mm_q4_0_batched_view, 1e-4), CASE(c_mm_q8_0_split_long, 1e-4), CASE(c_mm_q4_0_split_whole, 1e-4), CASE(c_mv_q8_0_long, 1e-4), CASE(c_mv_q4_0_long, 1e-4), CASE(c_mv_f16_n8, 1e-8), CASE(c_mv_q4_1_offset_b, 1e-4), CASE(c_mv_q8_0_offset_b, 1e-4),
     CASE(c_mvg_q4_0_n1, 1e-4), CASE(c_mvg_q4_0_n3, 1e-4), CASE(c_mvg_q4_0_n8, 1e-4), CASE(c_mvg_q4_0_long, 1e-4), CASE(c_mvg_q8_0_n1, 1e-4),
     CASE(c_mvg_q8_0_n5, 1e-4), CASE(c_mvg_q8_0_n8, 1e-4), CASE(c_mvg_q8_0_long, 1e-4), CASE(c_mvg_q4_0_offset_b, 1e-4), CASE(c_mvg_q4_0_offset_a, 1e-4),
     CASE(c_mvg_q8_0_stride_a, 1e-4),

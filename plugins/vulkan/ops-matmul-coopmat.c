@@ -31,6 +31,7 @@ static bool coopmat_tiles_fit(const struct vk_device *d, const uint32_t *v) {
 }
 
 static uint32_t coopmat_splits(const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t tiles[7]);
+static uint32_t coopmat_k_split(const struct ggml_tensor *a, const uint32_t tiles[7], uint32_t s);
 
 /* The 64x64 tiles (mid) into t, with k slices of 128 rather than 64 where the grid is at most
  * COOPMAT_DEEP_MAX workgroups (one wave on an H200's 132 SMs) and the product is not split along k
@@ -148,18 +149,30 @@ static bool coopmat_takes_blocks(const struct ggml_tensor *a, const struct ggml_
     return vk_is_block_quant(a->type) && min_cols > 0 && b->ne[1] >= min_cols && a->ne[0] % 8 == 0;
 }
 
-/* Q8_0 and Q4_0 weights of rows of at most COOPMAT_BLOCKS_MAX_K values, COOPMAT_BLOCKS_MAX values in
- * all (a prompt-sized product's), are read by the kernel itself (mm_coopmat_*_q8_0_*: each workgroup
- * decodes its tiles of blocks into shared memory), with neither the dequantization's dispatch (4-6 us
- * on an H200, mostly the dispatch's floor) nor its f16 copy of the weights.  On an H200 (session 19,
- * 512 columns, q8_0 / q4_0, GPU us per product with the dequantization): 256 x 768 12.9 / 12.7
- * against 15.7 / 15.1, 279 x 768 18.0 against 18.2, 768 x 768 and 2048 x 768 even; but longer rows,
- * whose workgroups walk more slices one after the other, each slower by its decoding, lost: 768 x 2048
- * 40.8 / 38.1 against 31.1 / 31.0, 2048 x 2048 53.3 against 44.4, and at 4096 x 4096 (session 17)
- * 153 against 117.  $GGMLC_VK_COOPMAT_BLOCKS=1 reads Q8_0 and Q4_0 blocks at every size, =2 Q4_1,
- * Q5_0, Q4_K and Q6_K ones too (decoded value by value as they are fetched, quant.glsl's dq: q4_K 466
- * us against 193, q6_K 321 against 138 at 4096 x 4096), =0 never.  Where the pipeline fails, the
- * weights are dequantized first (coopmat_dequants_a). */
+/* The k that each workgroup of a product walks: all of it, or a layer's part where the product is
+ * split along k. */
+static uint64_t coopmat_walk_k(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    uint32_t tiles[7];
+    coopmat_tiles(d, a, b, tiles);
+    const uint32_t splits = coopmat_splits(a, b, tiles);
+    return splits > 1 ? coopmat_k_split(a, tiles, splits) : (uint64_t)a->ne[0];
+}
+
+/* Q8_0 and Q4_0 weights whose workgroups walk at most COOPMAT_BLOCKS_MAX_K values of k (rows that
+ * short, or a split product's layers), COOPMAT_BLOCKS_MAX values in all (a prompt-sized product's),
+ * are read by the kernel itself (mm_coopmat_*_q8_0_*: each workgroup decodes its tiles of blocks into
+ * shared memory), with neither the dequantization's dispatch (4-6 us on an H200, mostly the
+ * dispatch's floor) nor its f16 copy of the weights.  On an H200 (session 19, 512 columns, q8_0 /
+ * q4_0, GPU us per product with the dequantization): 256 x 768 12.9 / 12.7 against 15.7 / 15.1, 279 x
+ * 768 18.0 against 18.2, 768 x 768 and 2048 x 768 even; but longer walks, each slice slower by its
+ * decoding, lost: 768 x 2048 40.8 / 38.1 against 31.1 / 31.0, 2048 x 2048 53.3 against 44.4, and at
+ * 4096 x 4096 (session 17) 153 against 117.  A split product's layers are short: at 64 columns
+ * (session 21) q8_0 768 x 2048, in 16 layers of 128 values of k, took 12.4 us read as blocks (the
+ * sum included) against 15.9 dequantized first (4.8 + 7.1 + the sum's 4.0).
+ * $GGMLC_VK_COOPMAT_BLOCKS=1 reads Q8_0 and Q4_0 blocks at every size,
+ * =2 Q4_1, Q5_0, Q4_K and Q6_K ones too (decoded value by value as they are fetched, quant.glsl's dq:
+ * q4_K 466 us against 193, q6_K 321 against 138 at 4096 x 4096), =0 never.  Where the pipeline
+ * fails, the weights are dequantized first (coopmat_dequants_a). */
 #define COOPMAT_BLOCKS_MAX_K 1024
 #define COOPMAT_BLOCKS_MAX (2048ull * 1024ull)
 static bool coopmat_reads_blocks(const struct vk_device *d, const struct ggml_tensor *a, const struct ggml_tensor *b) {
@@ -167,7 +180,8 @@ static bool coopmat_reads_blocks(const struct vk_device *d, const struct ggml_te
     const bool q8_0_or_q4_0 = a->type == GGML_TYPE_Q8_0 || a->type == GGML_TYPE_Q4_0;
     const char *type = ggml_type_name(a->type);
     if (env->set ? env->number < 1 || (env->number == 1 && !q8_0_or_q4_0)
-                 : !q8_0_or_q4_0 || a->ne[0] > COOPMAT_BLOCKS_MAX_K || (uint64_t)a->ne[0] * (uint64_t)a->ne[1] > COOPMAT_BLOCKS_MAX)
+                 : !q8_0_or_q4_0 || (uint64_t)a->ne[0] * (uint64_t)a->ne[1] > COOPMAT_BLOCKS_MAX ||
+                       coopmat_walk_k(d, a, b) > COOPMAT_BLOCKS_MAX_K)
         return false;
     return coopmat_takes_blocks(a, b) && !vk_path_disabled(d, VK_PATH_COOPMAT_BLOCKS) &&
            (vk_shader_present(vk_shader_find("mm_coopmat_khr_%s_f32", type)) ||
@@ -269,17 +283,22 @@ static void bind_f16_scratch(struct vk_dispatch *ds, const struct ggml_tensor *t
 }
 
 /* Products of fewer than COOPMAT_SPLIT_BELOW tiles leave most of the GPU idle, each workgroup
- * walking all of k: unbatched ones are split along k into layers of workgroups (at least 4 slices
- * each, about 256 workgroups in all) whose partial results mm-split-sum.comp adds up, in the
- * transient scratch after the dequantized weights.  On an H200 (BENCHMARKS.md, session 7), f16
- * 4096 x N x 4096 for N = 9 ... 128 (32 tiles, 8 layers) took 38-45 us against 78-82 unsplit, and
- * 4096 x 16 x 14336 85 against 239; 14336 x 16 x 4096 (112 tiles, 3 layers) lost, 97 against 80.
+ * walking all of k: unbatched ones are split along k into layers of workgroups (at least
+ * COOPMAT_SPLIT_MIN_SLICES slices each, about 256 workgroups in all) whose partial results
+ * mm-split-sum.comp adds up, in the transient scratch after the dequantized weights.  On an H200
+ * (BENCHMARKS.md, session 7), f16 4096 x N x 4096 for N = 9 ... 128 (32 tiles, 8 layers) took 38-45
+ * us against 78-82 unsplit, and 4096 x 16 x 14336 85 against 239; 14336 x 16 x 4096 (112 tiles, 3
+ * layers) lost, 97 against 80.  A workgroup pays about a memory latency per slice it walks (1.2-2 us
+ * on an H200 at 64 columns), so layers of 2 slices rather than 4 (session 21, 64 columns, GPU us
+ * with the sum's 4: q8_0 768 x 768 in 6 layers 10.7 against 12.7 in 3, 2048 x 768 11.8 against 13.0,
+ * f16 768 x 768 9.5 against 10.8; 256 x 768 at 512 columns 11.8 against 13.1).
  * The number of layers (1: none); $GGMLC_VK_COOPMAT_SPLIT=S takes S instead where it can (1 or 0:
  * never split). */
 #define COOPMAT_SPLIT_BELOW 64
+#define COOPMAT_SPLIT_MIN_SLICES 2
 static uint32_t coopmat_splits(const struct ggml_tensor *a, const struct ggml_tensor *b, const uint32_t tiles[7]) {
     const uint64_t n_tiles = (uint64_t)((a->ne[1] + tiles[1] - 1) / tiles[1]) * (uint64_t)((b->ne[1] + tiles[2] - 1) / tiles[2]);
-    const uint64_t most = (uint64_t)a->ne[0] / (4ull * tiles[3]);
+    const uint64_t most = (uint64_t)a->ne[0] / ((uint64_t)COOPMAT_SPLIT_MIN_SLICES * tiles[3]);
     if (b->ne[2] * b->ne[3] != 1 || a->ne[1] % 4 || most < 2 || !vk_shader_present(VK_SHADER_MM_SPLIT_SUM)) return 1;
     const struct vk_env_value *env = &vk_tuning()->coopmat_split;
     uint64_t s = env->set ? (uint64_t)env->number : n_tiles < COOPMAT_SPLIT_BELOW ? (256 + n_tiles - 1) / n_tiles : 1;
