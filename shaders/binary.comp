@@ -16,13 +16,21 @@ VK_PUSH_BLOCK(vk_pc_binary);
 void main() {
     const uint n = p.ne0 * p.ne1 * p.ne2 * p.ne3, first = walk_first();
     if (first >= n) return;
-    uvec4 c = walk_start(first, p.ne0, p.ne1, p.ne2);
-    for (uint e = 0; e < EPT && first + e * WALK_STEP < n; e++) {
-        if (e > 0) c = walk_next(c, first + e * WALK_STEP, p.ne0, p.ne1, p.ne2);
+    // Every load before any store (walk_gather): a store may alias a later load, so interleaved they
+    // would wait for each other, a memory round trip per element.
+    uvec4 c[EPT];
+    walk_gather(c, first, p.ne0, p.ne1, p.ne2);
+    float as[EPT], bs[EPT];
+    [[unroll]] for (uint e = 0; e < EPT; e++) {
+        if (first + e * WALK_STEP >= n) break;
         // a has d's shape; b repeats over it
-        const float a = TO_F32(A_TYPE, data_a[p.off_a + c.x * p.nb00 + c.y * p.nb01 + c.z * p.nb02 + c.w * p.nb03]);
-        const float b = TO_F32(B_TYPE, data_b[p.off_b + repeat_at(c.x, p.ne10, p.ne0) * p.nb10 + repeat_at(c.y, p.ne11, p.ne1) * p.nb11 +
-                                               repeat_at(c.z, p.ne12, p.ne2) * p.nb12 + repeat_at(c.w, p.ne13, p.ne3) * p.nb13]);
+        as[e] = TO_F32(A_TYPE, data_a[p.off_a + c[e].x * p.nb00 + c[e].y * p.nb01 + c[e].z * p.nb02 + c[e].w * p.nb03]);
+        bs[e] = TO_F32(B_TYPE, data_b[p.off_b + repeat_at(c[e].x, p.ne10, p.ne0) * p.nb10 + repeat_at(c[e].y, p.ne11, p.ne1) * p.nb11 +
+                                       repeat_at(c[e].z, p.ne12, p.ne2) * p.nb12 + repeat_at(c[e].w, p.ne13, p.ne3) * p.nb13]);
+    }
+    [[unroll]] for (uint e = 0; e < EPT; e++) {
+        if (first + e * WALK_STEP >= n) break;
+        const float a = as[e], b = bs[e];
         float v;
         switch (p.op) {
         case VK_BIN_ADD: v = a + b; break;
@@ -31,6 +39,6 @@ void main() {
         case VK_BIN_SILU_BACK: { const float sg = 1.0 / (1.0 + exp(-b)); v = a * sg * (1.0 + b * (1.0 - sg)); break; }
         default: v = a / b; break;
         }
-        data_d[p.off_d + c.x * p.nb0 + c.y * p.nb1 + c.z * p.nb2 + c.w * p.nb3] = FROM_F32(D_TYPE, v);
+        data_d[p.off_d + c[e].x * p.nb0 + c[e].y * p.nb1 + c[e].z * p.nb2 + c[e].w * p.nb3] = FROM_F32(D_TYPE, v);
     }
 }

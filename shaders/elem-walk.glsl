@@ -27,6 +27,13 @@ uvec4 walk_next(uvec4 c, uint idx, uint ne0, uint ne1, uint ne2) {
     return uvec4(c.x, 0, 0, c.w + 1);
 }
 
+// The coordinates of the EPT elements of the invocation whose first index is first (those past
+// the tensor's end are computed too, and not to be used)
+void walk_gather(out uvec4 c[EPT], uint first, uint ne0, uint ne1, uint ne2) {
+    c[0] = walk_start(first, ne0, ne1, ne2);
+    [[unroll]] for (uint e = 1; e < EPT; e++) c[e] = walk_next(c[e - 1], first + e * WALK_STEP, ne0, ne1, ne2);
+}
+
 // i % n for a broadcast (repeated) dimension of size n in one of size full, sparing the division
 // where nothing repeats or a single value does
 uint repeat_at(uint i, uint n, uint full) { return n == full ? i : (n == 1 ? 0 : i % n); }

@@ -18,12 +18,19 @@ VK_PUSH_BLOCK(vk_pc_glu);
 void main() {
     const uint n = p.ne0 * p.ne1 * p.ne2 * p.ne3, first = walk_first();
     if (first >= n) return;
-    uvec4 c = walk_start(first, p.ne0, p.ne1, p.ne2);
-    for (uint e = 0; e < EPT && first + e * WALK_STEP < n; e++) {
-        if (e > 0) c = walk_next(c, first + e * WALK_STEP, p.ne0, p.ne1, p.ne2);
-        float x = TO_F32(A_TYPE, data_a[p.off_a + p.shift_a + c.x + c.y * p.nb01 + c.z * p.nb02 + c.w * p.nb03]);
-        float g = TO_F32(A_TYPE, data_b[p.off_b + p.shift_b + c.x + c.y * p.nb11 + c.z * p.nb12 + c.w * p.nb13]);
-        float v;
+    // Every load before any store (walk_gather): a store may alias a later load, so interleaved they
+    // would wait for each other, a memory round trip per element.
+    uvec4 c[EPT];
+    walk_gather(c, first, p.ne0, p.ne1, p.ne2);
+    float xs[EPT], gs[EPT];
+    [[unroll]] for (uint e = 0; e < EPT; e++) {
+        if (first + e * WALK_STEP >= n) break;
+        xs[e] = TO_F32(A_TYPE, data_a[p.off_a + p.shift_a + c[e].x + c[e].y * p.nb01 + c[e].z * p.nb02 + c[e].w * p.nb03]);
+        gs[e] = TO_F32(A_TYPE, data_b[p.off_b + p.shift_b + c[e].x + c[e].y * p.nb11 + c[e].z * p.nb12 + c[e].w * p.nb13]);
+    }
+    [[unroll]] for (uint e = 0; e < EPT; e++) {
+        if (first + e * WALK_STEP >= n) break;
+        float x = xs[e], g = gs[e], v;
         switch (p.op) {
         case VK_GLU_REGLU: v = max(x, 0.0) * g; break;
         case VK_GLU_GEGLU: v = gelu_tanh(x) * g; break;
@@ -36,6 +43,6 @@ void main() {
         case VK_GLU_GEGLU_ERF: v = 0.5 * x * (1.0 + erf_approx(x * 0.7071067811865476)) * g; break;
         default: v = x / (1.0 + exp(-1.702 * x)) * g; break; // GEGLU_QUICK
         }
-        data_d[p.off_d + c.x + c.y * p.nb1 + c.z * p.nb2 + c.w * p.nb3] = FROM_F32(D_TYPE, v);
+        data_d[p.off_d + c[e].x + c[e].y * p.nb1 + c[e].z * p.nb2 + c[e].w * p.nb3] = FROM_F32(D_TYPE, v);
     }
 }

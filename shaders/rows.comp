@@ -12,6 +12,7 @@
 #include "op-codes.h"
 
 layout(constant_id = 0) const uint BLOCK = 256;
+const uint KEEP = 4; // values of a row per invocation held in registers (rows up to KEEP * BLOCK)
 layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
@@ -101,8 +102,18 @@ void main() {
         return;
     }
 
+    // The row's first KEEP * BLOCK values stay in registers from the first read on, and the weights
+    // of FUSE_MUL are read before any store: a store may alias a later load, so a loop of loads and
+    // stores waits a memory round trip per step (a decode row of 768 values: three of them).
+    float kept[KEEP];
+    [[unroll]] for (uint j = 0; j < KEEP; j++) {
+        const uint i = t + j * BLOCK;
+        kept[j] = i < p.ne00 ? TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) : 0.0;
+    }
     vec2 acc = vec2(0.0);
-    for (uint i = t; i < p.ne00; i += BLOCK) {
+    [[unroll]] for (uint j = 0; j < KEEP; j++)
+        if (t + j * BLOCK < p.ne00) add_compensated(acc, (p.op == VK_ROW_RMS_NORM || p.op == VK_ROW_L2_NORM) ? kept[j] * kept[j] : kept[j]);
+    for (uint i = t + KEEP * BLOCK; i < p.ne00; i += BLOCK) {
         const float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]);
         add_compensated(acc, (p.op == VK_ROW_RMS_NORM || p.op == VK_ROW_L2_NORM) ? v * v : v);
     }
@@ -115,7 +126,9 @@ void main() {
     if (p.op == VK_ROW_NORM) {
         shift = total / float(p.ne00);
         vec2 var = vec2(0.0);
-        for (uint i = t; i < p.ne00; i += BLOCK) {
+        [[unroll]] for (uint j = 0; j < KEEP; j++)
+            if (t + j * BLOCK < p.ne00) add_compensated(var, (kept[j] - shift) * (kept[j] - shift));
+        for (uint i = t + KEEP * BLOCK; i < p.ne00; i += BLOCK) {
             const float v = TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift;
             add_compensated(var, v * v);
         }
@@ -128,8 +141,19 @@ void main() {
 #ifdef FUSE_MUL
     const uint w0 = p.off_w + (i1 % p.wne1) * p.wnb1 + (i2 % p.wne2) * p.wnb2 + (i3 % p.wne3) * p.wnb3;
     const uint o0 = p.off_o + (d0 - p.off_d);
+    float w[KEEP];
+    [[unroll]] for (uint j = 0; j < KEEP; j++) w[j] = t + j * BLOCK < p.ne00 ? data_w[w0 + t + j * BLOCK] : 0.0;
 #endif
-    for (uint i = t; i < p.ne00; i += BLOCK) {
+    [[unroll]] for (uint j = 0; j < KEEP; j++) {
+        const uint i = t + j * BLOCK;
+        if (i >= p.ne00) break;
+        const float v = (kept[j] - shift) * scale;
+        data_d[d0 + i * p.nb0] = FROM_F32(D_TYPE, v);
+#ifdef FUSE_MUL
+        data_o[o0 + i * p.nb0] = v * w[j];
+#endif
+    }
+    for (uint i = t + KEEP * BLOCK; i < p.ne00; i += BLOCK) {
         const float v = (TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift) * scale;
         data_d[d0 + i * p.nb0] = FROM_F32(D_TYPE, v);
 #ifdef FUSE_MUL

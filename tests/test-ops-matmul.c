@@ -103,6 +103,42 @@ static void check_threaded(const char *what, const int64_t ane[4], const int64_t
     ggml_free(ctx);
 }
 
+/* Two float mat-vecs in a row on 3 threads, the second reading the first's output: shared
+ * tasks of the second must start only when every task of the first is complete. */
+static void check_matvec_chain(void) {
+    enum { K = 515, H = 263, N = 199 };
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *w1 = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, H);
+    struct ggml_tensor *w2 = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, H, N);
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, 1);
+    test_pattern(w1, 61, 1 / 64.0);
+    test_pattern(w2, 62, 1 / 64.0);
+    test_pattern(x, 63, 1 / 64.0);
+    struct ggml_tensor *out = ggml_mul_mat(ctx, w2, ggml_mul_mat(ctx, w1, x));
+    struct ggml_cgraph *gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    if (tap_ok(ggml_graph_compute_with_ctx(ctx, gf, 3) == GGML_STATUS_SUCCESS, "f32 then f16 mat-vec computes")) {
+        static float w1v[K * H], w2v[H * N], xv[K], res[N];
+        double h[H];
+        float ref[N];
+        tensor_get_f32(w1, w1v);
+        tensor_get_f32(w2, w2v);
+        tensor_get_f32(x, xv);
+        for (int j = 0; j < H; j++) {
+            h[j] = 0;
+            for (int q = 0; q < K; q++) h[j] += (double)w1v[j * K + q] * xv[q];
+        }
+        for (int j = 0; j < N; j++) {
+            double acc = 0;
+            for (int q = 0; q < H; q++) acc += (double)w2v[j * H + q] * (double)(float)h[q];
+            ref[j] = (float)acc;
+        }
+        tensor_get_f32(out, res);
+        ok_nmse(res, ref, N, 1e-6, "f32 then f16 mat-vec on 3 threads matches double loops");
+    }
+    ggml_free(ctx);
+}
+
 static void test_mul_mat(void) {
     const enum ggml_type F32 = GGML_TYPE_F32, F16 = GGML_TYPE_F16, BF16 = GGML_TYPE_BF16;
     check_mul_mat("mm_f32", F32, NE(65, 33, 1, 1), 1, 1 / 64.0, F32, NE(65, 7, 1, 1), 2);
@@ -135,6 +171,11 @@ static void test_mul_mat(void) {
     check_threaded("2-D weights times 4 batches of 5 rows (one product, GEMM not dot path)", NE(33, 17, 1, 1),
                    NE(33, 5, 4, 1));
     check_threaded("2-D weights times 3 batches of 2 rows (one product, dot path)", NE(65, 40, 1, 1), NE(65, 2, 3, 1));
+    /* float mat-vecs: tasks taken by whichever thread comes first (mul_mat_tasks_free) */
+    check_threaded("mat-vec of 131 rows, k 777, shared tasks", NE(777, 131, 1, 1), NE(777, 1, 1, 1));
+    check_threaded("3 mat-vecs of 257 rows each split over 2 threads, shared tasks", NE(301, 257, 3, 1),
+                   NE(301, 1, 3, 1));
+    check_matvec_chain();
 }
 
 /* out_prod(W, transpose(g)) with W [n, K] shared by the batches of g [K, T, B] (the gradient

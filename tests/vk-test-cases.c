@@ -185,6 +185,9 @@ static struct ggml_tensor *c_sum_rows_long(struct ggml_context *ctx) {
 static struct ggml_tensor *c_mean(struct ggml_context *ctx) { NEED(ggml_mean); return ggml_mean(ctx, F32("a", 77, 7, 3, 1)); }
 static struct ggml_tensor *c_argmax(struct ggml_context *ctx) { NEED(ggml_argmax); return ggml_argmax(ctx, F32("a", 300, 11, 1, 1)); }
 static struct ggml_tensor *c_norm(struct ggml_context *ctx) { NEED(ggml_norm); return ggml_norm(ctx, F32("big:a", 513, 5, 2, 1), 1e-5f); }
+/* rows longer than the values rows.comp keeps in registers (4 per invocation of 256) */
+static struct ggml_tensor *c_norm_long_rows(struct ggml_context *ctx) { NEED(ggml_norm); return ggml_norm(ctx, F32("a", 2500, 3, 1, 1), 1e-5f); }
+static struct ggml_tensor *c_rms_norm_long_rows(struct ggml_context *ctx) { NEED(ggml_rms_norm); return ggml_rms_norm(ctx, F32("a", 2500, 3, 1, 1), 1e-6f); }
 static struct ggml_tensor *c_rms_norm(struct ggml_context *ctx) { NEED(ggml_rms_norm); return ggml_rms_norm(ctx, F32("a", 100, 5, 2, 1), 1e-6f); }
 static struct ggml_tensor *c_l2_norm(struct ggml_context *ctx) { NEED(ggml_l2_norm); return ggml_l2_norm(ctx, F32("a", 100, 5, 2, 1), 1e-12f); }
 static struct ggml_tensor *c_group_norm(struct ggml_context *ctx) { NEED(ggml_group_norm); return ggml_group_norm(ctx, F32("a", 9, 7, 10, 2), 3, 1e-6f); }
@@ -512,7 +515,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_reglu, 1e-10), CASE(c_geglu, 1e-6), CASE(c_swiglu, 1e-8), CASE(c_swiglu_swapped, 1e-8),
     CASE(c_geglu_erf, 1e-6), CASE(c_geglu_quick, 1e-6), CASE(c_swiglu_split, 1e-8), CASE(c_swiglu_oai, 1e-8),
     CASE(c_sum, 1e-10), CASE(c_sum_rows, 1e-10), CASE(c_sum_long, 1e-13), CASE(c_sum_rows_long, 1e-13), CASE(c_mean, 1e-10), CASE(c_argmax, 0), CASE(c_norm, 1e-9),
-    CASE(c_rms_norm, 1e-9), CASE(c_l2_norm, 1e-9), CASE(c_group_norm, 1e-9), CASE(c_rms_norm_view, 1e-9),
+    CASE(c_norm_long_rows, 1e-9), CASE(c_rms_norm_long_rows, 1e-9), CASE(c_rms_norm, 1e-9), CASE(c_l2_norm, 1e-9), CASE(c_group_norm, 1e-9), CASE(c_rms_norm_view, 1e-9),
     CASE(c_soft_max, 1e-9), CASE(c_soft_max_mask, 1e-9), CASE(c_soft_max_alibi_f16, 1e-9),
     CASE(c_mm_f32, 1e-10), CASE(c_mm_f32_big, 1e-10), CASE(c_mm_f16, 1e-8), CASE(c_mm_f16_f16, 1e-6), CASE(c_mm_f16_tiles, 1e-6), CASE(c_mm_f16_f16_batched, 1e-6), CASE(c_mm_f16_f16_deep, 1e-6), CASE(c_mm_f16_view_b, 1e-6),
     CASE(c_mm_f16_f16_whole, 1e-6), CASE(c_mm_f16_whole, 1e-6), CASE(c_mm_f16_f16_whole_batched, 1e-6),
