@@ -100,7 +100,7 @@ mkdir -p "$dest/ggml/lib" "$dest/ggml/bin"
 cp -L "$build"/vk/bin/libggml*.so.0 "${GGML_LLAMA_LIB:-$build/vk/bin/libllama.so.0}" "$dest/ggml/lib/"
 for f in "$dest"/ggml/lib/*.so.0; do ln -s "$(basename "$f")" "${f%.0}"; done
 cp -L /lib/x86_64-linux-gnu/libgomp.so.1 "$dest/ggml/lib/"   # ggml's OpenMP threads
-driver "$dest/ggml" -I"$src/ggml/include"
+driver "$dest/ggml" -I"$src/ggml/include" -lggml-base   # llama-drive calls ggml_backend_* itself
 
 echo "== llama.cpp on ggmlc ($build/ggmlc)"
 mkdir -p "$dest/llama-ggmlc/lib" "$dest/llama-ggmlc/bin"
