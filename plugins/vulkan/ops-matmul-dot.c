@@ -240,10 +240,13 @@ bool vk_mvq_dot_add_takes(const struct ggml_tensor *node, const struct ggml_tens
  * workgroup quantizes the whole vector again, which costs less than the dispatch and barrier
  * saved while the vector is short and the product small.  A fusion (GGMLC_VK_FUSE=0: the
  * separate quantization), taken where the quantized columns fit MVQ_SELF_SHARED_MAX bytes of
- * shared memory and the weights MVQ_SELF_WEIGHTS_MAX values (a large product is bound by its
- * weights' bandwidth; there the workgroups' repeated reads of b would add to it). */
+ * shared memory and the weights MVQ_SELF_WEIGHTS_MAX values ($GGMLC_VK_MVQ_SELF=W: W; 0 never).
+ * The repeated quantization grows with the workgroups times k, so with the weights' size: in
+ * llama.cpp's decoding on an H200 (session 22) a 100M model (768 wide, 2048 FFN: at most 1.6M
+ * weights a product) ran Q4_0 1.11-1.18 ms a token with it and 1.26 without, a 1.1B one (2048
+ * wide, 5632 FFN, 4.2M-11.5M) 2.59-2.61 ms with it and 1.91-2.01 without. */
 #define MVQ_SELF_SHARED_MAX 16384
-#define MVQ_SELF_WEIGHTS_MAX ((uint64_t)1 << 24)
+#define MVQ_SELF_WEIGHTS_MAX ((uint64_t)1 << 21)
 
 /* mvqdq_<type>, or with add mvqdq_<type>_add */
 static enum vk_shader_id mvq_self_shader(const struct ggml_tensor *node, const struct ggml_tensor *add) {
@@ -254,8 +257,10 @@ static bool mvq_self_fits(const struct vk_device *d, const struct ggml_tensor *n
                           const struct mvq_dot_tune *t) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     const uint64_t n = (uint64_t)b->ne[1], quantized = (uint64_t)b->ne[0] / 32 * 40 * n; /* 32 quants + (scale, sum) */
+    const struct vk_env_value *env = &vk_tuning()->mvq_self;
+    const uint64_t weights_max = env->set ? (uint64_t)(env->number > 0 ? env->number : 0) : MVQ_SELF_WEIGHTS_MAX;
     return !vk_tuning()->fuse_off && !vk_path_disabled(d, VK_PATH_FUSE) && b->nb[0] == 4 &&
-           quantized <= MVQ_SELF_SHARED_MAX && (uint64_t)a->ne[0] * (uint64_t)a->ne[1] <= MVQ_SELF_WEIGHTS_MAX &&
+           quantized <= MVQ_SELF_SHARED_MAX && (uint64_t)a->ne[0] * (uint64_t)a->ne[1] <= weights_max &&
            quantized + 4ull * (t->wg / 8) * t->rows * n <= d->props.limits.maxComputeSharedMemorySize &&
            vk_shader_present(mvq_self_shader(node, add));
 }

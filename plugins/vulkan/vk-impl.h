@@ -890,6 +890,7 @@ struct vk_tuning {
     struct vk_env_value mm_tile; /* GGMLC_VK_MM_TILE (ops-matmul.c) */
     struct vk_env_value mv, mvq, mvql, mvqg; /* GGMLC_VK_MV, _MVQ, _MVQL, _MVQG (ops-matmul.c) */
     struct vk_env_value mvqd;    /* GGMLC_VK_MVQD (ops-matmul-dot.c) */
+    struct vk_env_value mvq_self; /* GGMLC_VK_MVQ_SELF (ops-matmul-dot.c) */
     enum vk_mvq_kernel mvq_kernel; /* GGMLC_VK_MVQ_KERNEL */
     /* GGMLC_VK_COOPMAT_TILE, _DEQUANT, _FLEX, _PACK, _SPLIT, _BLOCKS, _MID (ops-matmul-coopmat.c) */
     struct vk_env_value coopmat_tile, coopmat_dequant, coopmat_flex, coopmat_pack, coopmat_split, coopmat_blocks, coopmat_mid;

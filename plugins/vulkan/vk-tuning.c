@@ -29,6 +29,7 @@ static const struct {
     {"GGMLC_VK_MVQL", offsetof(struct vk_tuning, mvql)},
     {"GGMLC_VK_MVQG", offsetof(struct vk_tuning, mvqg)},
     {"GGMLC_VK_MVQD", offsetof(struct vk_tuning, mvqd)},
+    {"GGMLC_VK_MVQ_SELF", offsetof(struct vk_tuning, mvq_self)},
     {"GGMLC_VK_COOPMAT_TILE", offsetof(struct vk_tuning, coopmat_tile)},
     {"GGMLC_VK_COOPMAT_DEQUANT", offsetof(struct vk_tuning, coopmat_dequant)},
     {"GGMLC_VK_COOPMAT_FLEX", offsetof(struct vk_tuning, coopmat_flex)},
