@@ -72,5 +72,6 @@
 #define VK_ROW_L2_NORM  4 /* x / max(|x|, eps) */
 #define VK_ROW_ARGMAX   5
 #define VK_ROW_CUMSUM   6 /* inclusive prefix sums along the row (d has a's shape) */
+#define VK_ROW_KEEP     8 /* values of a row each invocation holds in registers */
 
 #endif

@@ -12,7 +12,7 @@
 #include "op-codes.h"
 
 layout(constant_id = 0) const uint BLOCK = 256;
-const uint KEEP = 4; // values of a row per invocation held in registers (rows up to KEEP * BLOCK)
+const uint KEEP = VK_ROW_KEEP; // values of a row per invocation held in registers (rows up to KEEP * BLOCK)
 layout(local_size_x_id = 0) in;
 layout(binding = 0) readonly buffer A { STORAGE_T(A_TYPE) data_a[]; };
 layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };

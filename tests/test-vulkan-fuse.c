@@ -71,10 +71,17 @@ static void norm_mul(struct ggml_context *ctx, struct ggml_cgraph *gf, struct bu
     output(gf, b, ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w));
 }
 
-/* rows longer than rows.comp keeps in registers: the rest read again for the store */
+/* rows longer than 256 invocations keep in registers: a larger workgroup (ops-reduce.c's row_block) */
 static void norm_mul_long_rows(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 2500, 3, 1), *w = input(ctx, GGML_TYPE_F32, 2500, 1, 1);
     output(gf, b, ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w));
+}
+
+/* rows longer than rows.comp keeps in registers with its largest workgroup: the rest read again
+ * for the variance and the store */
+static void norm_mul_longer_rows(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 9000, 1, 1), *w = input(ctx, GGML_TYPE_F32, 9000, 1, 1);
+    output(gf, b, ggml_mul(ctx, ggml_norm(ctx, x, 1e-5f), w));
 }
 
 static void norm_mul_weight_rows(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
@@ -198,6 +205,7 @@ static const struct fuse_case cases[] = {
     {"rms_norm then mul by a weight row", norm_mul, 1, 2, 1e-10},
     {"norm then mul by weight rows broadcast", norm_mul_weight_rows, 1, 2, 1e-10},
     {"rms_norm then mul of rows of 2500 values", norm_mul_long_rows, 1, 2, 1e-10},
+    {"norm then mul of rows of 9000 values", norm_mul_longer_rows, 1, 2, 1e-10},
     {"the norm also an output", norm_output_too, 1, 2, 1e-10},
     {"the norm read again after the mul", norm_read_again, 2, 3, 1e-10},
     {"a node between the norm and its mul", norm_not_adjacent, 3, 3, 1e-10},
