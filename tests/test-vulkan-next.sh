@@ -82,9 +82,10 @@ done
 run_tap "flash_attn_pp cases" "$log" $st
 rm -f "$log"
 # the same with the keys of each tile of rows split three ways (fattn-combine.comp adding the parts
-# up; some of the causal rows' splits wholly masked), which lavapipe does not take unasked
+# up; some of the causal rows' splits wholly masked), which lavapipe does not take unasked, and
+# tiles of 64 keys (the default takes 32)
 log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
-GGMLC_VK_FA_SPLIT=3 GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan-ops "$next" run "$prog" >"$log" 2>&1
+GGMLC_VK_FA_SPLIT=3 GGMLC_VK_FA_CM=4,64 GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan-ops "$next" run "$prog" >"$log" 2>&1
 st=$?
 n=$((n + 1))
 if grep -A1 "dispatch 0 fattn_cm_f16_f16" "$log" | grep -q "dispatch 1 fattn_combine"; then

@@ -317,9 +317,13 @@ static bool attn_tile_record(struct vk_rec *rec, const struct ggml_tensor *node,
  * {WG, SG, FRM, FRN, FRK, KB, BC, DKP, DVP}.
  * On an H200 (2026-12-03, GPU time per dispatch), causal prompts of 512 tokens, f16 K/V: 16 query
  * heads on 4 of 64, 72 us against the tiled kernel's 383 (4, 8 subgroups: 72 us; 2: 137; 4 with 32
- * keys: 70); 32 heads on 8 of 128 (32 keys: shared memory), 175 us against 1302; f32 K/V 76 us. */
+ * keys: 70); 32 heads on 8 of 128 (32 keys: shared memory), 175 us against 1302; f32 K/V 76 us.
+ * 32 keys a tile rather than 64 since session 22 (H200, GPU time per dispatch): 32 query heads on 4
+ * of 64, 512 causal queries over 512 keys 104 -> 70 us, 64 queries over 256 keys 37.0 -> 35.8 us;
+ * in llama.cpp's prompts (two rounds) a 1.1B model's pp512 30.4-32.0k -> 35.0-35.4k tokens/s,
+ * pp64 +4%, the 100M model's (12 heads on 4) pp64 +2-6%, pp512 -0.5%/+5%. */
 #define ATTN_CM_SUBGROUPS 4
-#define ATTN_CM_KEYS 64
+#define ATTN_CM_KEYS 32
 #define ATTN_CM_DMAX 256
 #define ATTN_CM_NSPEC 9
 
