@@ -11,18 +11,26 @@
 #include "vk-impl.h"
 #include "op-codes.h"
 
-/* Workgroup size of the row kernels: a power of two the device allows, at least 256 and, up to
- * ROW_BLOCK_MAX, enough for rows of n values to stay in registers (VK_ROW_KEEP each): a row
- * read a second time costs a memory round trip (the H200 normalised rows of 2048 values, with 4
- * kept per invocation of 256, in 8.5 us against 6.0 for rows of 768; session 22). */
-#define ROW_BLOCK_MAX 1024
-static uint32_t row_block(const struct vk_device *d, int64_t n) {
-    const uint32_t most = d->props.limits.maxComputeWorkGroupInvocations < d->props.limits.maxComputeWorkGroupSize[0]
-                              ? d->props.limits.maxComputeWorkGroupInvocations
-                              : d->props.limits.maxComputeWorkGroupSize[0];
+/* Whether the device takes workgroups of b invocations along x. */
+static bool block_fits(const struct vk_device *d, uint32_t b) {
+    return b <= d->props.limits.maxComputeWorkGroupInvocations && b <= d->props.limits.maxComputeWorkGroupSize[0];
+}
+
+/* Workgroup size of the row kernels: a power of two the device allows. */
+static uint32_t row_block(const struct vk_device *d) {
     uint32_t b = 256;
-    while (b < ROW_BLOCK_MAX && (int64_t)b * VK_ROW_KEEP < n && b * 2 <= most) b *= 2;
-    while (b > most) b /= 2;
+    while (!block_fits(d, b)) b /= 2;
+    return b;
+}
+
+/* Workgroup size of rows.comp for rows of n values: row_block, doubled up to ROW_BLOCK_MAX while
+ * the device allows and the row does not fit in registers (VK_ROW_KEEP values per invocation): a
+ * row read a second time costs a memory round trip (the H200 normalised rows of 2048 values, with
+ * 4 kept per invocation of 256, in 8.5 us against 6.0 for rows of 768; session 22). */
+#define ROW_BLOCK_MAX 1024
+static uint32_t rows_kept_block(const struct vk_device *d, int64_t n) {
+    uint32_t b = row_block(d);
+    while (b < ROW_BLOCK_MAX && (int64_t)b * VK_ROW_KEEP < n && block_fits(d, b * 2)) b *= 2;
     return b;
 }
 
@@ -59,7 +67,7 @@ static void rows_dispatch(struct vk_rec *rec, const struct ggml_tensor *node, en
                           struct vk_dispatch *ds, struct vk_pc_rows *pc) {
     const struct ggml_tensor *a = node->src[0];
     vk_dispatch_init(ds, shader);
-    ds->spec[0] = row_block(rec->d, node->op == GGML_OP_SUM ? ggml_nelements(a) : a->ne[0]);
+    ds->spec[0] = rows_kept_block(rec->d, node->op == GGML_OP_SUM ? ggml_nelements(a) : a->ne[0]);
     ds->n_spec = 1;
     *pc = (struct vk_pc_rows){.op = rows_code(node->op), .eps = is_norm(node->op) ? ggmlc_op_param_f32(node, 0) : 0.0f};
     VK_PUSH_SHAPE(*pc, 0, a);
@@ -123,7 +131,7 @@ static enum ggml_status count_equal_record(struct vk_rec *rec, const struct ggml
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("count_equal_i32"));
-    ds.spec[0] = row_block(rec->d, 0);
+    ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
     const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b);
     const struct vk_pc_count_equal pc = {
@@ -161,7 +169,7 @@ static enum ggml_status group_norm_record(struct vk_rec *rec, const struct ggml_
     const struct ggml_tensor *a = node->src[0];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("group_norm_f32"));
-    ds.spec[0] = row_block(rec->d, 0);
+    ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
     const struct ggmlc_group_norm_params p = ggmlc_group_norm_params_of(node);
     struct vk_pc_group_norm pc = {.n_groups = (uint32_t)p.n_groups, .eps = p.eps};
@@ -192,7 +200,7 @@ static enum ggml_status softmax_record(struct vk_rec *rec, const struct ggml_ten
     const struct ggml_tensor *a = node->src[0], *m = node->src[1], *sinks = node->src[2];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("softmax_f32_%s", m ? ggml_type_name(m->type) : "f32"));
-    ds.spec[0] = row_block(rec->d, 0);
+    ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
     const struct ggmlc_soft_max_params sp = ggmlc_soft_max_params_of(node);
     const float scale = sp.scale, max_bias = sp.max_bias;
@@ -243,7 +251,7 @@ static enum ggml_status rows_back_record(struct vk_rec *rec, const struct ggml_t
     const struct ggml_tensor *dy = node->src[0], *x = node->src[1];
     struct vk_dispatch ds;
     vk_dispatch_init(&ds, vk_shader_find("rows_back_f32"));
-    ds.spec[0] = row_block(rec->d, 0);
+    ds.spec[0] = row_block(rec->d);
     ds.n_spec = 1;
     const struct vk_shape sx = vk_shape_of(x), sd = vk_shape_of(node);
     struct vk_pc_rows_back pc = {
