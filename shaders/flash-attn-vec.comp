@@ -15,7 +15,9 @@
 // to the largest maximum and adds them.  Unsplit: d = o / sum, the sinks joining the normaliser
 // only, a row without a finite score 0, as flash-attn.comp does; split (flags >> 8 = keys per
 // split): the unnormalised o with its maximum and normaliser, for fattn-combine.comp, in
-// flash-attn.comp's layout.  Bindings and push constants as flash-attn.comp's.  The host
+// flash-attn.comp's layout.  Bindings and push constants as flash-attn.comp's; FUSE_Q8
+// (fattn_vec_*_q8, unsplit) also quantizes d for the integer-dot products that read it, quants
+// into binding 7 and pairs into binding 8 (q8-lanes.glsl, d's values in order).  The host
 // (attn_vec_fits in ops-nn.c) checks that lane groups of 8 lie in a subgroup (subgroups of 8
 // lanes or more), R * max(CK, CV) <= 4, and the shared memory (groups * R * 64 * CV floats).
 #extension GL_KHR_shader_subgroup_basic : require
@@ -36,6 +38,10 @@ layout(binding = 3) readonly buffer M { STORAGE_T(M_TYPE) data_m[]; };
 layout(binding = 4) readonly buffer S { float data_s[]; };
 layout(binding = 5) writeonly buffer D { float data_d[]; };
 layout(binding = 6) writeonly buffer P { float data_p[]; }; // split keys: per (row, split) DV sums, maximum, normaliser
+#ifdef FUSE_Q8
+layout(binding = 7) writeonly buffer Q8 { uint data_q8[]; };
+layout(binding = 8) writeonly buffer S8 { vec2 data_s8[]; };
+#endif
 #if K_TYPE == 1
 layout(binding = 1) readonly buffer K4 { uvec4 data_k4[]; };
 layout(binding = 2) readonly buffer V4 { uvec4 data_v4[]; };
@@ -44,6 +50,11 @@ layout(binding = 2) readonly buffer V4 { uvec4 data_v4[]; };
 #include "push-constants.h"
 VK_PUSH_BLOCK(vk_pc_flash_attn);
 #include "fattn-kv.glsl"
+#ifdef FUSE_Q8
+#define Q8_QUANTS data_q8 // data_q and data_s are the queries and the sinks here
+#define Q8_PAIRS data_s8
+#include "q8-lanes.glsl"
+#endif
 
 const uint G = WG / 8, DVP = 64 * CV;
 const float NEG_INF = -1.0 / 0.0;
@@ -76,6 +87,17 @@ float group_sum(float x) {
     x += subgroupShuffleXor(x, 1);
     x += subgroupShuffleXor(x, 2);
     return x + subgroupShuffleXor(x, 4);
+}
+
+// With sinks, head h's sink joins the normaliser l of a row at maximum m; the factor on the row's
+// sums (1 without sinks)
+float sink_join(uint h, float m, inout float l) {
+    if ((p.flags & 2u) == 0) return 1.0;
+    const float sink = data_s[p.off_s + h];
+    const float new_max = max(m, sink);
+    const float keep = m == NEG_INF ? 0.0 : exp(m - new_max);
+    l = l * keep + exp(sink - new_max);
+    return keep;
 }
 
 void main() {
@@ -187,6 +209,32 @@ void main() {
         }
     }
     barrier();
+#ifdef FUSE_Q8
+    // unsplit (the host checks), 4 consecutive values of a row a thread, as below, and quantized
+    // too for the products that read the output (q8-lanes.glsl: DV a multiple of 32, so a row's
+    // threads, whole lane groups of 8, skip together)
+    for (uint e = t; e < R * p.DV / 4; e += WG) {
+        const uint r = e / (p.DV / 4), col = 4 * (e % (p.DV / 4)), g = g0 + r;
+        if (g >= rows) continue;
+        float m = NEG_INF;
+        for (uint k = 0; k < G; k++) m = max(m, sh_m[k * R + r]);
+        float l = 0.0;
+        vec4 acc = vec4(0.0);
+        if (m != NEG_INF) {
+            for (uint k = 0; k < G; k++) {
+                const float w = sh_m[k * R + r] == NEG_INF ? 0.0 : exp(sh_m[k * R + r] - m);
+                const uint at = (k * R + r) * DVP + col;
+                l += w * sh_l[k * R + r];
+                acc += w * vec4(sh_o[at], sh_o[at + 1], sh_o[at + 2], sh_o[at + 3]);
+            }
+        }
+        const uint iq = g / p.rk2, h = kvh * p.rk2 + g % p.rk2, at = ((b * p.NQ + iq) * p.H + h) * p.DV + col;
+        const float keep = sink_join(h, m, l);
+        const vec4 o = l > 0.0 ? acc * keep / l : vec4(0.0);
+        [[unroll]] for (uint i = 0; i < 4; i++) data_d[p.off_d + at + i] = o[i];
+        q8_store4(o, 0, 0, at / 4);
+    }
+#else
     // each (row, value) of the workgroup: the groups' sums at the largest maximum
     for (uint e = t; e < R * p.DV; e += WG) {
         const uint r = e / p.DV, col = e % p.DV, g = g0 + r;
@@ -211,13 +259,8 @@ void main() {
             }
             continue;
         }
-        if ((p.flags & 2u) != 0) {
-            const float sink = data_s[p.off_s + h];
-            const float new_max = max(m, sink);
-            const float keep = m == NEG_INF ? 0.0 : exp(m - new_max);
-            l = l * keep + exp(sink - new_max);
-            acc *= keep;
-        }
+        acc *= sink_join(h, m, l);
         data_d[p.off_d + out_row * p.DV + col] = l > 0.0 ? acc / l : 0.0;
     }
+#endif
 }

@@ -101,6 +101,9 @@ struct vk_pc_rows {
     /* rows_mul_f32 (a norm and the mul by w that follows it, vk-fuse.c): w's offset, row
      * counts (broadcast by modulo) and row strides, o's offset (o has d's shape and strides) */
     uint off_w, off_o, wne1, wne2, wne3, wnb1, wnb2, wnb3;
+    /* rows_mul_q8_f32: o's rows also quantized (q8-lanes.glsl), quants from word off_q and
+     * (scale, sum) pairs from pair off_s of the scratch binding */
+    uint off_q, off_s;
 };
 
 /* count-equal.comp: the number of equal elements of a and b (i32), into d (i64). */
@@ -413,6 +416,7 @@ struct vk_pc_glu {
     uint ne0, ne1, ne2, ne3, nb1, nb2, nb3;  /* d */
     uint off_a, off_b, off_d, op, shift_a, shift_b;
     float alpha, limit;                      /* swiglu_oai's */
+    uint off_q, off_s;                       /* glu_q8_f32: d's rows quantized, as rows_mul_q8_f32's */
 };
 
 /* unary-back.comp: d = dy * f'(x), element-wise; strides in f32 elements. */

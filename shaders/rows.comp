@@ -8,6 +8,12 @@
 // gradients, lose no more than a rounding of the result.
 // FUSE_MUL (rows_mul_f32): a normalisation also writes o = d * w (w's rows
 // broadcast), the mul that follows it in the graph (vk-fuse.c); d is still written.
+// FUSE_Q8 (rows_mul_q8_f32): o's rows also quantized for the integer-dot products that read them
+// (q8-lanes.glsl; rows of a multiple of 32 values, all kept in registers).
+#ifdef FUSE_Q8
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #include "types.glsl"
 #include "op-codes.h"
 
@@ -19,6 +25,12 @@ layout(binding = 1) writeonly buffer D { STORAGE_T(D_TYPE) data_d[]; };
 #ifdef FUSE_MUL
 layout(binding = 2) readonly buffer W { float data_w[]; };
 layout(binding = 3) writeonly buffer O { float data_o[]; };
+#endif
+#ifdef FUSE_Q8
+layout(binding = 4) writeonly buffer Q { uint data_q[]; };
+layout(binding = 4) writeonly buffer S { vec2 data_s[]; };
+shared float sh_o[KEEP * BLOCK]; // o's row, regrouped 4 values a lane
+#include "q8-lanes.glsl"
 #endif
 
 #include "push-constants.h"
@@ -152,7 +164,17 @@ void main() {
 #ifdef FUSE_MUL
         data_o[o0 + i * p.nb0] = v * w[j];
 #endif
+#ifdef FUSE_Q8
+        sh_o[i] = v * w[j];
+#endif
     }
+#ifdef FUSE_Q8
+    barrier();
+    for (uint r = t; r < p.ne00 / 4; r += BLOCK) // whole blocks of 8 lanes: BLOCK is a multiple of 8
+        q8_store4(vec4(sh_o[4 * r], sh_o[4 * r + 1], sh_o[4 * r + 2], sh_o[4 * r + 3]), p.off_q + row * (p.ne00 / 4),
+                  p.off_s + row * (p.ne00 / 32), r);
+    return; // the row was kept whole
+#endif
     for (uint i = t + KEEP * BLOCK; i < p.ne00; i += BLOCK) {
         const float v = (TO_F32(A_TYPE, data_a[a0 + i * p.nb00]) - shift) * scale;
         data_d[d0 + i * p.nb0] = FROM_F32(D_TYPE, v);

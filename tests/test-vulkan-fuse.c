@@ -12,7 +12,10 @@
  * With GGMLC_VK_FUSE=0 (test-vulkan-fuse-off.sh) the same cases must give the same values
  * with every node its own dispatch; with GGMLC_VK_MVQ_KERNEL=dot (test-vulkan-fuse-dot.sh) the
  * quantized products take the integer-dot kernels, as on an H200: fused, each product quantizes
- * its activations itself (no quantize-q8 dispatch before it) and a product's add comes along.
+ * its activations itself (no quantize-q8 dispatch before it) and a product's add comes along;
+ * with GGMLC_VK_MVQ_SELF=0 too (test-vulkan-fuse-apart.sh) the activations are quantized apart
+ * from the products, as for large weights, and by the norm, GLU or attention that makes them
+ * where one does.
  * Skipped, visibly, when there is no Vulkan device.
  */
 #include <math.h>
@@ -41,6 +44,9 @@ struct fuse_case {
     double max_nmse;
     /* on the integer-dot kernels (GGMLC_VK_MVQ_KERNEL=dot, as on an H200), where they differ (0: the same) */
     int dot_fused, dot_unfused;
+    /* ... with the activations quantized apart from the products (GGMLC_VK_MVQ_SELF=0, as for an
+     * H200's large weights), fused, where that differs from dot_fused (0: the same) */
+    int apart_fused;
 };
 
 static int64_t index_rows[2]; /* the set_rows index values of the next graph */
@@ -147,6 +153,50 @@ static void q8_0_three_products(struct ggml_context *ctx, struct ggml_cgraph *gf
     output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 256, 16, 1), x));
 }
 
+/* A decode layer's attention input: the norm and its mul, read by three q8_0 products (two
+ * columns); where the products read their activations quantized apart, the fused norm writes
+ * them so too (rows_mul_q8_f32), so no quantize-q8 dispatch is left. */
+static void norm_mul_three_products(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 256, 2, 1), *w = input(ctx, GGML_TYPE_F32, 256, 1, 1);
+    struct ggml_tensor *h = ggml_mul(ctx, ggml_rms_norm(ctx, x, 1e-5f), w);
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 256, 48, 1), h));
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q4_0, 256, 16, 1), h));
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 256, 16, 1), h));
+}
+
+/* A decode layer's down projection: the GLU quantizes its result too (glu_q8_f32). */
+static void swiglu_product(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *g = input(ctx, GGML_TYPE_F32, 320, 3, 1), *u = input(ctx, GGML_TYPE_F32, 320, 3, 1);
+    struct ggml_tensor *h = ggml_swiglu_split(ctx, g, u);
+    output(gf, b, h);
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q4_0, 320, 40, 1), h));
+}
+
+/* The halves of one tensor, quantized likewise. */
+static void geglu_halves_product(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    struct ggml_tensor *h = ggml_geglu(ctx, input(ctx, GGML_TYPE_F32, 128, 1, 1));
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 64, 24, 1), h));
+}
+
+/* A decode layer's attention output, its heads reshaped into one vector for the output projection:
+ * the vector kernel quantizes it too (fattn_vec_*_q8), with sinks or without. */
+static void attention_product(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b, bool sinks) {
+    struct ggml_tensor *q = input(ctx, GGML_TYPE_F32, 64, 1, 8);
+    struct ggml_tensor *k = input(ctx, GGML_TYPE_F16, 64, 40, 2), *v = input(ctx, GGML_TYPE_F16, 64, 40, 2);
+    struct ggml_tensor *a = ggml_flash_attn_ext(ctx, q, k, v, input(ctx, GGML_TYPE_F16, 40, 1, 1), 0.125f, 0.0f, 0.0f);
+    if (sinks) ggml_flash_attn_ext_add_sinks(a, input(ctx, GGML_TYPE_F32, 8, 1, 1));
+    output(gf, b, a);
+    output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q4_0, 512, 32, 1), ggml_reshape_2d(ctx, a, 512, 1)));
+}
+
+static void attention_product_plain(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    attention_product(ctx, gf, b, false);
+}
+
+static void attention_sinks_product(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    attention_product(ctx, gf, b, true);
+}
+
 /* 3 columns of activations in 2 batches, the weights broadcast over them. */
 static void q4_0_columns_batches(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q4_0, 128, 40, 1), input(ctx, GGML_TYPE_F32, 128, 3, 2)));
@@ -213,12 +263,17 @@ static const struct fuse_case cases[] = {
     {"f16 mat-vec then add", mat_vec_add_f16, 1, 2, 1e-10},
     /* the integer-dot kernel (with b's quantization first), where GGMLC_VK_MVQ_KERNEL=dot or the
      * device takes it: fused; the float-activation q4_0 kernels have no fused form */
-    {"q4_0 mat-vec then add", mat_vec_add_q4_0, 2, 2, 1e-4, 1, 3},
-    {"q8_0 mat-vec of 2048-value rows then add", mat_vec_add_q8_0_long, 2, 2, 1e-4, 1, 3},
+    {"q4_0 mat-vec then add", mat_vec_add_q4_0, 2, 2, 1e-4, 1, 3, 2},
+    {"q8_0 mat-vec of 2048-value rows then add", mat_vec_add_q8_0_long, 2, 2, 1e-4, 1, 3, 2},
     /* the float-activation kernels: a dispatch per product; the integer-dot ones: b quantized first, unfused */
-    {"three q8_0 products of one vector", q8_0_three_products, 3, 3, 1e-4, 3, 4},
-    {"a q4_0 product of 3 columns in 2 batches", q4_0_columns_batches, 1, 1, 1e-4, 1, 2},
-    {"a q4_K product of an unaligned column", q4_k_unaligned_column, 1, 1, 1e-4, 1, 2},
+    {"three q8_0 products of one vector", q8_0_three_products, 3, 3, 1e-4, 3, 4, 4},
+    {"a q4_0 product of 3 columns in 2 batches", q4_0_columns_batches, 1, 1, 1e-4, 1, 2, 2},
+    {"a q4_K product of an unaligned column", q4_k_unaligned_column, 1, 1, 1e-4, 1, 2, 2},
+    {"rms_norm and mul read by three products", norm_mul_three_products, 4, 5, 1e-4, 4, 6},
+    {"swiglu read by a q4_0 product", swiglu_product, 2, 2, 1e-4, 2, 3},
+    {"geglu of halves read by a q8_0 product", geglu_halves_product, 2, 2, 1e-4, 2, 3},
+    {"decode attention read by a q4_0 product", attention_product_plain, 2, 2, 1e-4, 2, 3},
+    {"decode attention with sinks read by a q4_0 product", attention_sinks_product, 2, 2, 1e-4, 2, 3},
     {"the product read again after the add", product_read_again, 2, 3, 1e-10},
     {"an add that broadcasts (not fused)", add_broadcast, 2, 2, 1e-10},
     {"an add whose result lies on the product's activations (not fused)", add_on_the_activations, 4, 4, 1e-10},
@@ -288,7 +343,7 @@ static bool compute(ggml_backend_t backend, const struct fuse_case *c, float out
 }
 
 static ggml_backend_t cpu, vk;
-static bool fusing, dot_kernel;
+static bool fusing, dot_kernel, quantized_apart;
 
 static void check(const struct fuse_case *c) {
     static float got[MAX_OUT][MAX_VALUES], want[MAX_OUT][MAX_VALUES];
@@ -310,6 +365,7 @@ static void check(const struct fuse_case *c) {
     int want_dispatches = fusing ? c->dispatches_fused : c->dispatches_unfused;
     const int dot_dispatches = fusing ? c->dot_fused : c->dot_unfused;
     if (dot_kernel && dot_dispatches) want_dispatches = dot_dispatches;
+    if (dot_kernel && quantized_apart && fusing && c->apart_fused) want_dispatches = c->apart_fused;
     tap_ok(last_dispatches == want_dispatches, "%s: %d dispatches (%d expected%s)", c->name, last_dispatches,
            want_dispatches, fusing ? "" : ", GGMLC_VK_FUSE=0");
 }
@@ -333,6 +389,8 @@ int main(void) {
     fusing = !fuse || (strcmp(fuse, "0") != 0 && strcmp(fuse, "off") != 0);
     const char *mvq = getenv("GGMLC_VK_MVQ_KERNEL");
     dot_kernel = mvq && strcmp(mvq, "dot") == 0;
+    const char *self = getenv("GGMLC_VK_MVQ_SELF");
+    quantized_apart = self && strcmp(self, "0") == 0;
     ggml_log_set(count_log, NULL);
     ggmlc_init();
     ggml_backend_reg_t reg = ggml_backend_reg_by_name("vulkan");

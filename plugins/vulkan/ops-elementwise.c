@@ -242,12 +242,22 @@ static bool glu_supports(const struct vk_device *d, const struct ggml_tensor *no
     return a->ne[0] / 2 == node->ne[0]; /* an odd row's last value is in neither half (ggml floors) */
 }
 
+/* Whether node's result is also quantized for the products that read it (glu_q8_f32: f32 rows
+ * of a multiple of 32 values, 4 a lane), its scratch in *q. */
+static bool glu_q8(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_q8_result *q) {
+    const enum vk_shader_id shader = vk_shader_find("glu_q8_f32");
+    return node->type == GGML_TYPE_F32 && node->ne[0] % 32 == 0 && vk_shader_present(shader) && vk_q8_result_plan(rec, node, q) &&
+           vk_optional_pipeline(rec->d, shader, NULL, 0, VK_PATH_Q8_RESULT, "the products quantize their activations");
+}
+
 static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1] ? node->src[1] : node->src[0];
     const size_t ts = ggml_type_size(a->type);
     const struct ggmlc_glu_params glu = ggmlc_glu_params_of(node);
+    struct vk_q8_result q;
+    const bool q8 = glu_q8(rec, node, &q);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, vk_shader_find("glu_%s", ggml_type_name(a->type)));
+    vk_dispatch_init(&ds, q8 ? vk_shader_find("glu_q8_f32") : vk_shader_find("glu_%s", ggml_type_name(a->type)));
     const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), sd = vk_shape_of(node);
     struct vk_pc_glu pc = {
         .nb01 = sa.nb[1],
@@ -273,12 +283,17 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
         else
             pc.shift_b = (uint32_t)node->ne[0];
     }
+    if (q8) pc.off_q = 0, pc.off_s = (uint32_t)(q.scales_at / 8);
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, a, false, ts, VK_PUSH_WORD(vk_pc_glu, off_a));
     vk_dispatch_bind(&ds, b, false, ts, VK_PUSH_WORD(vk_pc_glu, off_b));
     vk_dispatch_bind(&ds, node, true, ts, VK_PUSH_WORD(vk_pc_glu, off_d));
-    vk_groups_1d(rec->d, (ggml_nelements(node) + VK_ELEMS_PER_INVOCATION - 1) / VK_ELEMS_PER_INVOCATION, 256, ds.groups);
-    return vk_record_dispatch(rec, &ds);
+    if (q8) vk_dispatch_bind_scratch(&ds, q.at, q.bytes, true);
+    const uint32_t per_invocation = q8 ? 4 : VK_ELEMS_PER_INVOCATION;
+    vk_groups_1d(rec->d, (ggml_nelements(node) + per_invocation - 1) / per_invocation, 256, ds.groups);
+    const enum ggml_status st = vk_record_dispatch(rec, &ds);
+    if (q8 && st == GGML_STATUS_SUCCESS) vk_q8_result_note(rec, &q);
+    return st;
 }
 
 /* -------------------------------------------------------- repeat_back */

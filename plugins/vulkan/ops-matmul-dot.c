@@ -284,8 +284,10 @@ bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     struct mvq_dot_tune t;
     struct mvq_b_source src = {.self = false};
+    VkDeviceSize made;
     if (!mvq_dot_choose(rec->d, a, b, &t)) return false;
-    if (mvq_self_record(rec, node, &t, e, add, st)) return true;
+    /* b quantized already (by an earlier product or the kernel that made it): read that form */
+    if (!vk_derived_find(rec, b, VK_SHADER_QUANTIZE_Q8, &made) && mvq_self_record(rec, node, &t, e, add, st)) return true;
     src.bytes = mvq_dot_scratch(b, &src.scales_at);
     const uint32_t spec[3] = {t.wg, t.rows, (uint32_t)b->ne[1]};
     if (!mvq_dot_pipeline(rec->d, "mvqd", a->type, spec)) return false;
@@ -294,4 +296,51 @@ bool vk_mvq_dot_record(struct vk_rec *rec, const struct ggml_tensor *node, const
     if (!quantized_b(rec, b, &src.at, st)) return false;
     if (*st == GGML_STATUS_SUCCESS) *st = mvq_dot_product_record(rec, node, mvq_dot_shader(node, add), spec, 3, &t, &src, e, add);
     return true;
+}
+
+/* ------------------------------------------- results quantized by the kernel that makes them
+ *
+ * With weights past MVQ_SELF_WEIGHTS_MAX each activation vector a product reads took a
+ * quantize-q8.comp dispatch and a barrier: in a 1.1B llama's decode graph (2048 wide) the q, k, v
+ * products' norm, the up and gate products' norm, the down product's GLU and the output
+ * projection's attention, 88 dispatches of 4.4 us a token on an H200 (session 22).  The fused
+ * norm and mul (rows_mul_q8_f32), the GLU (glu_q8_f32) and decode attention (fattn_vec_*_q8)
+ * write that form as well when a later product of the segment reads it; the products then find it
+ * (vk_derived_find), the small ones too, whose workgroups would each quantize the whole vector
+ * themselves.  llama.cpp's decoding on an H200 (session 23, three rounds), ms a token before ->
+ * after: 1.1B Q4_0 1.83-1.87 -> 1.52-1.63, Q8_0 1.96-2.11 -> 1.63-1.69; 100M (small products
+ * only) Q4_0 1.08-1.15 -> 0.98-1.03, Q8_0 1.09-1.15 -> 0.99-1.02. */
+
+/* Whether product node reads b quantized to Q8_0: in scratch memory (quantize_q8_record), or,
+ * taking the kernels that quantize it themselves, from scratch memory where it is there. */
+static bool reads_q8(const struct vk_device *d, const struct ggml_tensor *node) {
+    struct mvq_dot_tune t;
+    if (node->op == GGML_OP_MUL_MAT_ID) return mvq_dot_id_choose(d, node, &t);
+    return node->op == GGML_OP_MUL_MAT && mvq_dot_choose(d, node->src[0], node->src[1], &t);
+}
+
+/* Whether product b, which a product reads, is t or t's whole contiguous bytes seen in another
+ * shape (a reshape of an attention's heads into one vector): the quantized form, laid out by b's
+ * rows, is then t's values in order, 4 to a word and 32 to a pair. */
+static bool same_values(const struct ggml_tensor *b, const struct ggml_tensor *t) {
+    if (b == t) return true;
+    return b->view_src == t && b->view_offs == 0 && b->type == t->type && ggml_nbytes(b) == ggml_nbytes(t) &&
+           ggml_is_contiguous(b) && ggml_is_contiguous(t);
+}
+
+bool vk_q8_result_plan(struct vk_rec *rec, const struct ggml_tensor *t, struct vk_q8_result *q) {
+    if (vk_tuning()->fuse_off || vk_path_disabled(rec->d, VK_PATH_Q8_RESULT) || t->type != GGML_TYPE_F32)
+        return false;
+    q->as = NULL;
+    for (int i = 0; i < rec->n_rest && !q->as; i++) {
+        const struct ggml_tensor *node = rec->rest[i], *b = node->src[1];
+        if (b && same_values(b, t) && b->ne[0] % 32 == 0 && reads_q8(rec->d, node)) q->as = b;
+    }
+    if (!q->as) return false;
+    q->bytes = mvq_dot_scratch(q->as, &q->scales_at);
+    return vk_scratch_take(rec, q->bytes, &q->at);
+}
+
+void vk_q8_result_note(struct vk_rec *rec, const struct vk_q8_result *q) {
+    vk_derived_note(rec, q->as, VK_SHADER_QUANTIZE_Q8, q->at);
 }

@@ -533,20 +533,49 @@ static bool attn_vec_fits(const struct vk_device *d, const struct ggml_tensor *n
 
 /* flash-attn-vec.comp: x blocks of rows times splits, y K/V heads, z batches.  Returns false
  * (nothing recorded) when its pipeline cannot be made. */
+/* Whether the unsplit vector kernel also quantizes node's result for the products that read it
+ * (fattn_vec_*_q8: a decode layer's output projection; ops-matmul-dot.c), its scratch in *q. */
+static bool attn_vec_q8(struct vk_rec *rec, const struct ggml_tensor *node, const struct attn_vec_plan *plan,
+                        struct vk_q8_result *q) {
+    const struct ggml_tensor *k = node->src[1], *v = node->src[2], *m = node->src[3];
+    const enum vk_shader_id shader =
+        vk_shader_find("fattn_vec_%s_%s_q8", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32");
+    return plan->ns == 1 && v->ne[0] % 32 == 0 && vk_shader_present(shader) && vk_q8_result_plan(rec, node, q) &&
+           vk_optional_pipeline(rec->d, shader, plan->spec, ATTN_VEC_NSPEC, VK_PATH_Q8_RESULT,
+                                "the products quantize their activations");
+}
+
+/* The vector kernel's dispatch (kernel name_fmt) of node with plan's constants over ns key splits. */
+static void attn_vec_dispatch(struct vk_dispatch *ds, const char *name_fmt, const struct ggml_tensor *node,
+                              const struct attn_vec_plan *plan, uint32_t ns) {
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1];
+    attn_dispatch_init(ds, name_fmt, node, ns > 1 ? (uint32_t)((k->ne[1] + ns - 1) / ns) : 0);
+    memcpy(ds->spec, plan->spec, sizeof plan->spec);
+    ds->n_spec = ATTN_VEC_NSPEC;
+    ds->groups[0] = plan->blocks * ns;
+    ds->groups[1] = (uint32_t)k->ne[2];
+    ds->groups[2] = (uint32_t)q->ne[3];
+}
+
 static bool attn_vec_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct attn_vec_plan *plan, enum ggml_status *st) {
-    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *m = node->src[3];
+    const struct ggml_tensor *k = node->src[1], *m = node->src[3];
     const enum vk_shader_id shader = vk_shader_find("fattn_vec_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32");
     if (!vk_optional_pipeline(rec->d, shader, plan->spec, ATTN_VEC_NSPEC, VK_PATH_ATTN_VEC, "flash attention takes one workgroup per query row"))
         return false;
+    struct vk_dispatch ds;
+    struct vk_q8_result q8;
+    if (attn_vec_q8(rec, node, plan, &q8)) {
+        attn_vec_dispatch(&ds, "fattn_vec_%s_%s_q8", node, plan, 1);
+        vk_dispatch_bind(&ds, node, true, 4, -1); /* the partials' binding, unused */
+        vk_dispatch_bind_scratch(&ds, q8.at, q8.scales_at, true);
+        vk_dispatch_bind_scratch(&ds, q8.at + q8.scales_at, q8.bytes - q8.scales_at, true);
+        *st = vk_record_dispatch(rec, &ds);
+        if (*st == GGML_STATUS_SUCCESS) vk_q8_result_note(rec, &q8);
+        return true;
+    }
     VkDeviceSize at, bytes;
     const uint32_t ns = attn_split_prepare(rec, node, plan->ns, &at, &bytes);
-    struct vk_dispatch ds;
-    attn_dispatch_init(&ds, "fattn_vec_%s_%s", node, ns > 1 ? (uint32_t)((k->ne[1] + ns - 1) / ns) : 0);
-    memcpy(ds.spec, plan->spec, sizeof plan->spec);
-    ds.n_spec = ATTN_VEC_NSPEC;
-    ds.groups[0] = plan->blocks * ns;
-    ds.groups[1] = (uint32_t)k->ne[2];
-    ds.groups[2] = (uint32_t)q->ne[3];
+    attn_vec_dispatch(&ds, "fattn_vec_%s_%s", node, plan, ns);
     *st = attn_split_dispatch(rec, node, &ds, ns, at, bytes);
     return true;
 }

@@ -102,20 +102,37 @@ bool vk_norm_mul_fits(const struct vk_device *d, const struct ggml_tensor *norm,
            memcmp(mul->nb, norm->nb, sizeof mul->nb) == 0;
 }
 
+/* Whether rows_mul_q8_f32 takes norm's rows with the workgroup of rows_dispatch: whole blocks of
+ * 32, all kept in registers, and the row regrouped in shared memory. */
+static bool norm_mul_q8_fits(const struct vk_device *d, const struct ggml_tensor *norm, const struct vk_dispatch *ds) {
+    const uint32_t block = ds->spec[0];
+    return norm->ne[0] % 32 == 0 && norm->ne[0] <= (int64_t)block * VK_ROW_KEEP &&
+           (VK_ROW_KEEP + 2ull) * block * sizeof(float) <= d->props.limits.maxComputeSharedMemorySize &&
+           vk_shader_present(vk_shader_find("rows_mul_q8_f32"));
+}
+
 bool vk_norm_mul_record(struct vk_rec *rec, const struct ggml_tensor *norm, const struct ggml_tensor *mul,
                         enum ggml_status *st) {
     const struct ggml_tensor *w = mul->src[1];
     struct vk_dispatch ds;
     struct vk_pc_rows pc;
+    struct vk_q8_result q;
     rows_dispatch(rec, norm, vk_shader_find("rows_mul_f32"), &ds, &pc);
+    const bool q8 = norm_mul_q8_fits(rec->d, norm, &ds) && vk_q8_result_plan(rec, mul, &q) &&
+                    vk_optional_pipeline(rec->d, vk_shader_find("rows_mul_q8_f32"), ds.spec, ds.n_spec, VK_PATH_Q8_RESULT,
+                                         "the products quantize their activations");
+    if (q8) ds.shader = vk_shader_find("rows_mul_q8_f32");
     if (!vk_optional_pipeline(rec->d, ds.shader, ds.spec, ds.n_spec, VK_PATH_FUSE, "unfused nodes")) return false;
     const struct vk_shape ws = vk_shape_of(w);
     pc.wne1 = ws.ne[1], pc.wne2 = ws.ne[2], pc.wne3 = ws.ne[3];
     pc.wnb1 = ws.nb[1], pc.wnb2 = ws.nb[2], pc.wnb3 = ws.nb[3];
+    if (q8) pc.off_q = 0, pc.off_s = (uint32_t)(q.scales_at / 8);
     vk_dispatch_push(&ds, pc);
     vk_dispatch_bind(&ds, w, false, 4, VK_PUSH_WORD(vk_pc_rows, off_w));
     vk_dispatch_bind(&ds, mul, true, 4, VK_PUSH_WORD(vk_pc_rows, off_o));
+    if (q8) vk_dispatch_bind_scratch(&ds, q.at, q.bytes, true);
     *st = vk_record_dispatch(rec, &ds);
+    if (q8 && *st == GGML_STATUS_SUCCESS) vk_q8_result_note(rec, &q);
     return true;
 }
 

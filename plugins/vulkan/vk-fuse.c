@@ -77,9 +77,13 @@ int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n,
     if (vk_tuning()->fuse_off || vk_path_disabled(rec->d, VK_PATH_FUSE)) return i;
     const int j = next_computing(nodes, i, n);
     if (j == n || vk_uses_host_memory(rec->d, nodes[j])) return i;
+    struct ggml_tensor *const *rest = rec->rest;
+    const int n_rest = rec->n_rest;
+    rec->rest = nodes + j + 1, rec->n_rest = n - j - 1; /* what reads the pair's result */
     for (size_t k = 0; k < sizeof fusions / sizeof fusions[0]; k++)
         if (fusions[k].fits(rec->d, nodes[i], nodes[j]) && result_spares_sources(&fusions[k], nodes[i], nodes[j]) &&
             fusions[k].record(rec, nodes[i], nodes[j], st))
             return j;
+    rec->rest = rest, rec->n_rest = n_rest;
     return i;
 }

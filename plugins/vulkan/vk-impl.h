@@ -150,6 +150,7 @@ enum vk_path {
     VK_PATH_LOSS_ROWS,     /* cross_entropy_rows/_sum: the loss by one workgroup */
     VK_PATH_ATTN_VEC,      /* fattn_vec_*: flash attention one workgroup per query row */
     VK_PATH_COOPMAT_BLOCKS, /* mm_coopmat_*_<block format>_*: the weights dequantized into f16 first */
+    VK_PATH_Q8_RESULT,     /* rows_mul_q8_f32, glu_q8_f32: quantize_q8 dispatches before the products */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
@@ -576,6 +577,8 @@ struct vk_rec {
     VkDeviceSize transient_at, transient_size; /* the transient part of it (vk_scratch_transient) */
     struct vk_derived derived[VK_MAX_DERIVED];
     int n_derived;
+    struct ggml_tensor *const *rest; /* the segment's nodes after the one being recorded (vk_q8_result_plan) */
+    int n_rest;
     enum vk_shader_id profiled[VK_PROFILE_MAX]; /* GGMLC_DEBUG=vulkan-ops: the dispatches timed, in order */
     int n_profiled;
     const struct ggml_tensor **checked; /* index checks: the node of each slot taken (vk_dispatch_bind_check) */
@@ -788,7 +791,8 @@ VK_HIDDEN void vk_ops_matmul_id_register(struct vk_op_kernel *table);
  * record function, which returns false, recording nothing, when the fused kernel's pipeline is
  * not to be had (the nodes are then recorded one by one), else records it with its status in
  * *st.  The fused kernels still write first's result, which other nodes may read.
- *   norm, rms_norm or l2_norm, then mul by a broadcast f32 row (ops-reduce.c, rows_mul_f32);
+ *   norm, rms_norm or l2_norm, then mul by a broadcast f32 row (ops-reduce.c, rows_mul_f32; with
+ *   the result quantized for the products after it, rows_mul_q8_f32: vk_q8_result_plan);
  *   a float mat-vec product, then add of a tensor of its shape (ops-matmul.c, mv_*_add);
  *   an f32 rope (normal or NeoX), then set_rows of its rows (a reshape of it) into an f32 or f16
  *   cache, as a llama layer stores its K (ops-nn.c, rope_f32_set_rows_*). */
@@ -801,6 +805,19 @@ VK_HIDDEN bool vk_mul_mat_add_record(struct vk_rec *rec, const struct ggml_tenso
 VK_HIDDEN bool vk_rope_set_rows_fits(const struct vk_device *d, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows);
 VK_HIDDEN bool vk_rope_set_rows_record(struct vk_rec *rec, const struct ggml_tensor *rope, const struct ggml_tensor *set_rows,
                                        enum ggml_status *st);
+/* Results quantized by the kernel that makes them (ops-matmul-dot.c): where a later product of
+ * the segment (rec->rest) reads t (or a contiguous reshape of it, q->as) quantized to Q8_0 in
+ * scratch memory (the integer-dot kernels), vk_q8_result_plan takes that scratch (true) and the
+ * kernel making t writes the quants and the pairs (q8-lanes.glsl) at q->at, from pair
+ * q->scales_at / 8 on, as quantize-q8.comp lays out q->as; once it is recorded,
+ * vk_q8_result_note tells the products where to find them.  False when no product wants them,
+ * fusion is off (GGMLC_VK_FUSE=0), such a kernel failed before, or the scratch is short. */
+struct vk_q8_result {
+    const struct ggml_tensor *as;
+    VkDeviceSize at, bytes, scales_at;
+};
+VK_HIDDEN bool vk_q8_result_plan(struct vk_rec *rec, const struct ggml_tensor *t, struct vk_q8_result *q);
+VK_HIDDEN void vk_q8_result_note(struct vk_rec *rec, const struct vk_q8_result *q);
 /* Record nodes[i] fused with the next node that computes when a fusion takes them: that node's
  * index, the status in *st; else i, nothing recorded (GGMLC_VK_FUSE=0: always). */
 VK_HIDDEN int vk_fuse_record(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n, enum ggml_status *st);

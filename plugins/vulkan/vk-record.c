@@ -501,6 +501,7 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
             return GGML_STATUS_SUCCESS;
         }
         rec->pipeline_failed = false;
+        rec->rest = nodes + i + 1, rec->n_rest = n - i - 1;
         enum ggml_status s;
         const int fused_to = vk_fuse_record(rec, nodes, i, n, &s);
         if (fused_to > i) {
