@@ -252,12 +252,19 @@ static bool record_one(void *arg, const struct ggml_tensor *t) {
     return true;
 }
 
+/* Whether t still has the properties p recorded (props_of), compared field by field: a decode
+ * graph checks a few thousand tensors per token, and building each one's record to compare
+ * whole cost twice as much. */
+static bool props_equal(const struct ggml_tensor *t, const struct sched_props *p) {
+    return p->op == (int32_t)t->op && p->type == (int32_t)t->type && p->flags == t->flags && p->data == t->data &&
+           p->view_src == t->view_src && p->view_offs == t->view_offs && p->buffer == t->buffer &&
+           memcmp(p->ne, t->ne, sizeof p->ne) == 0 && memcmp(p->nb, t->nb, sizeof p->nb) == 0 &&
+           memcmp(p->op_params, t->op_params, sizeof p->op_params) == 0;
+}
+
 static bool same_props(void *arg, const struct ggml_tensor *t) {
     struct props_walk *w = arg;
-    struct sched_props now;
-    if (w->n >= w->sched->n_props) return false;
-    props_of(t, &now);
-    return memcmp(&now, &w->sched->props[w->n++], sizeof now) == 0;
+    return w->n < w->sched->n_props && props_equal(t, &w->sched->props[w->n++]);
 }
 
 /* Remember what the new plan depends on; without memory the plan is simply never reused. */
