@@ -89,6 +89,16 @@ float group_sum(float x) {
     return x + subgroupShuffleXor(x, 4);
 }
 
+// The largest of the lane groups' maxima of row r (shared memory, after the key loop)
+float groups_max(uint r) {
+    float m = NEG_INF;
+    for (uint k = 0; k < G; k++) m = max(m, sh_m[k * R + r]);
+    return m;
+}
+
+// Lane group k's factor on its sums of row r, rescaled to the row's maximum m (0: it saw no key)
+float group_weight(uint k, uint r, float m) { return sh_m[k * R + r] == NEG_INF ? 0.0 : exp(sh_m[k * R + r] - m); }
+
 // With sinks, head h's sink joins the normaliser l of a row at maximum m; the factor on the row's
 // sums (1 without sinks)
 float sink_join(uint h, float m, inout float l) {
@@ -216,13 +226,12 @@ void main() {
     for (uint e = t; e < R * p.DV / 4; e += WG) {
         const uint r = e / (p.DV / 4), col = 4 * (e % (p.DV / 4)), g = g0 + r;
         if (g >= rows) continue;
-        float m = NEG_INF;
-        for (uint k = 0; k < G; k++) m = max(m, sh_m[k * R + r]);
+        const float m = groups_max(r);
         float l = 0.0;
         vec4 acc = vec4(0.0);
         if (m != NEG_INF) {
             for (uint k = 0; k < G; k++) {
-                const float w = sh_m[k * R + r] == NEG_INF ? 0.0 : exp(sh_m[k * R + r] - m);
+                const float w = group_weight(k, r, m);
                 const uint at = (k * R + r) * DVP + col;
                 l += w * sh_l[k * R + r];
                 acc += w * vec4(sh_o[at], sh_o[at + 1], sh_o[at + 2], sh_o[at + 3]);
@@ -239,12 +248,11 @@ void main() {
     for (uint e = t; e < R * p.DV; e += WG) {
         const uint r = e / p.DV, col = e % p.DV, g = g0 + r;
         if (g >= rows) continue;
-        float m = NEG_INF;
-        for (uint k = 0; k < G; k++) m = max(m, sh_m[k * R + r]);
+        const float m = groups_max(r);
         float l = 0.0, acc = 0.0;
         if (m != NEG_INF) {
             for (uint k = 0; k < G; k++) {
-                const float w = sh_m[k * R + r] == NEG_INF ? 0.0 : exp(sh_m[k * R + r] - m);
+                const float w = group_weight(k, r, m);
                 l += w * sh_l[k * R + r];
                 acc += w * sh_o[(k * R + r) * DVP + col];
             }

@@ -153,8 +153,8 @@ static void q8_0_three_products(struct ggml_context *ctx, struct ggml_cgraph *gf
     output(gf, b, ggml_mul_mat(ctx, input(ctx, GGML_TYPE_Q8_0, 256, 16, 1), x));
 }
 
-/* A decode layer's attention input: the norm and its mul, read by three q8_0 products (two
- * columns); where the products read their activations quantized apart, the fused norm writes
+/* A decode layer's attention input: the norm and its mul, read by three q8_0 and q4_0 products
+ * (two columns); where the products read their activations quantized apart, the fused norm writes
  * them so too (rows_mul_q8_f32), so no quantize-q8 dispatch is left. */
 static void norm_mul_three_products(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
     struct ggml_tensor *x = input(ctx, GGML_TYPE_F32, 256, 2, 1), *w = input(ctx, GGML_TYPE_F32, 256, 1, 1);

@@ -242,10 +242,9 @@ static bool glu_supports(const struct vk_device *d, const struct ggml_tensor *no
     return a->ne[0] / 2 == node->ne[0]; /* an odd row's last value is in neither half (ggml floors) */
 }
 
-/* Whether node's result is also quantized for the products that read it (glu_q8_f32: f32 rows
- * of a multiple of 32 values, 4 a lane), its scratch in *q. */
-static bool glu_q8(struct vk_rec *rec, const struct ggml_tensor *node, struct vk_q8_result *q) {
-    const enum vk_shader_id shader = vk_shader_find("glu_q8_f32");
+/* Whether node's result is also quantized for the products that read it (shader glu_q8_f32: f32
+ * rows of a multiple of 32 values, 4 a lane), its scratch in *q. */
+static bool glu_q8(struct vk_rec *rec, const struct ggml_tensor *node, enum vk_shader_id shader, struct vk_q8_result *q) {
     return node->type == GGML_TYPE_F32 && node->ne[0] % 32 == 0 && vk_shader_present(shader) && vk_q8_result_plan(rec, node, q) &&
            vk_optional_pipeline(rec->d, shader, NULL, 0, VK_PATH_Q8_RESULT, "the products quantize their activations");
 }
@@ -255,9 +254,10 @@ static enum ggml_status glu_record(struct vk_rec *rec, const struct ggml_tensor 
     const size_t ts = ggml_type_size(a->type);
     const struct ggmlc_glu_params glu = ggmlc_glu_params_of(node);
     struct vk_q8_result q;
-    const bool q8 = glu_q8(rec, node, &q);
+    const enum vk_shader_id q8_shader = vk_shader_find("glu_q8_f32");
+    const bool q8 = glu_q8(rec, node, q8_shader, &q);
     struct vk_dispatch ds;
-    vk_dispatch_init(&ds, q8 ? vk_shader_find("glu_q8_f32") : vk_shader_find("glu_%s", ggml_type_name(a->type)));
+    vk_dispatch_init(&ds, q8 ? q8_shader : vk_shader_find("glu_%s", ggml_type_name(a->type)));
     const struct vk_shape sa = vk_shape_of(a), sb = vk_shape_of(b), sd = vk_shape_of(node);
     struct vk_pc_glu pc = {
         .nb01 = sa.nb[1],

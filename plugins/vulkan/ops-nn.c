@@ -531,8 +531,6 @@ static bool attn_vec_fits(const struct vk_device *d, const struct ggml_tensor *n
     return vk_shader_present(vk_shader_find("fattn_vec_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32"));
 }
 
-/* flash-attn-vec.comp: x blocks of rows times splits, y K/V heads, z batches.  Returns false
- * (nothing recorded) when its pipeline cannot be made. */
 /* Whether the unsplit vector kernel also quantizes node's result for the products that read it
  * (fattn_vec_*_q8: a decode layer's output projection; ops-matmul-dot.c), its scratch in *q. */
 static bool attn_vec_q8(struct vk_rec *rec, const struct ggml_tensor *node, const struct attn_vec_plan *plan,
@@ -557,6 +555,8 @@ static void attn_vec_dispatch(struct vk_dispatch *ds, const char *name_fmt, cons
     ds->groups[2] = (uint32_t)q->ne[3];
 }
 
+/* flash-attn-vec.comp: x blocks of rows times splits, y K/V heads, z batches.  Returns false
+ * (nothing recorded) when its pipeline cannot be made. */
 static bool attn_vec_record(struct vk_rec *rec, const struct ggml_tensor *node, const struct attn_vec_plan *plan, enum ggml_status *st) {
     const struct ggml_tensor *k = node->src[1], *m = node->src[3];
     const enum vk_shader_id shader = vk_shader_find("fattn_vec_%s_%s", ggml_type_name(k->type), m ? ggml_type_name(m->type) : "f32");

@@ -107,8 +107,7 @@ bool vk_norm_mul_fits(const struct vk_device *d, const struct ggml_tensor *norm,
 static bool norm_mul_q8_fits(const struct vk_device *d, const struct ggml_tensor *norm, const struct vk_dispatch *ds) {
     const uint32_t block = ds->spec[0];
     return norm->ne[0] % 32 == 0 && norm->ne[0] <= (int64_t)block * VK_ROW_KEEP &&
-           (VK_ROW_KEEP + 2ull) * block * sizeof(float) <= d->props.limits.maxComputeSharedMemorySize &&
-           vk_shader_present(vk_shader_find("rows_mul_q8_f32"));
+           (VK_ROW_KEEP + 2ull) * block * sizeof(float) <= d->props.limits.maxComputeSharedMemorySize;
 }
 
 bool vk_norm_mul_record(struct vk_rec *rec, const struct ggml_tensor *norm, const struct ggml_tensor *mul,
@@ -117,11 +116,12 @@ bool vk_norm_mul_record(struct vk_rec *rec, const struct ggml_tensor *norm, cons
     struct vk_dispatch ds;
     struct vk_pc_rows pc;
     struct vk_q8_result q;
+    const enum vk_shader_id q8_shader = vk_shader_find("rows_mul_q8_f32");
     rows_dispatch(rec, norm, vk_shader_find("rows_mul_f32"), &ds, &pc);
-    const bool q8 = norm_mul_q8_fits(rec->d, norm, &ds) && vk_q8_result_plan(rec, mul, &q) &&
-                    vk_optional_pipeline(rec->d, vk_shader_find("rows_mul_q8_f32"), ds.spec, ds.n_spec, VK_PATH_Q8_RESULT,
+    const bool q8 = vk_shader_present(q8_shader) && norm_mul_q8_fits(rec->d, norm, &ds) && vk_q8_result_plan(rec, mul, &q) &&
+                    vk_optional_pipeline(rec->d, q8_shader, ds.spec, ds.n_spec, VK_PATH_Q8_RESULT,
                                          "the products quantize their activations");
-    if (q8) ds.shader = vk_shader_find("rows_mul_q8_f32");
+    if (q8) ds.shader = q8_shader;
     if (!vk_optional_pipeline(rec->d, ds.shader, ds.spec, ds.n_spec, VK_PATH_FUSE, "unfused nodes")) return false;
     const struct vk_shape ws = vk_shape_of(w);
     pc.wne1 = ws.ne[1], pc.wne2 = ws.ne[2], pc.wne3 = ws.ne[3];

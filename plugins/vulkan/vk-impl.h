@@ -150,7 +150,7 @@ enum vk_path {
     VK_PATH_LOSS_ROWS,     /* cross_entropy_rows/_sum: the loss by one workgroup */
     VK_PATH_ATTN_VEC,      /* fattn_vec_*: flash attention one workgroup per query row */
     VK_PATH_COOPMAT_BLOCKS, /* mm_coopmat_*_<block format>_*: the weights dequantized into f16 first */
-    VK_PATH_Q8_RESULT,     /* rows_mul_q8_f32, glu_q8_f32: quantize_q8 dispatches before the products */
+    VK_PATH_Q8_RESULT,     /* rows_mul_q8_f32, glu_q8_f32, fattn_vec_*_q8: the products quantize b */
     VK_PATH_COUNT
 };
 _Static_assert(VK_PATH_COUNT <= 32, "vk_device.disabled_paths holds one bit per path");
