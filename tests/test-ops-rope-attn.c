@@ -232,7 +232,8 @@ static void test_flash_attn_back(void) {
 
 /* More queries than one block and more keys than one tile of the CPU kernel (37 queries,
  * 75 keys): tiles skipped for a whole block, a partial last tile, and (softcap, ALiBi,
- * sinks) a running maximum raised from tile to tile; F16 K, V and mask as llama.cpp has. */
+ * sinks) a running maximum raised from tile to tile; F16 K, V and mask as llama.cpp has;
+ * and head sizes its vectors do not divide, in a last block padded with empty queries. */
 static void test_flash_attn_tiles(void) {
     struct gold_set *gs = gold_load("attn_tiles.gold");
     struct ggml_context *ctx = ops_ctx();
@@ -246,6 +247,11 @@ static void test_flash_attn_tiles(void) {
     ggml_flash_attn_ext_add_sinks(o, nn_f32(ctx, gs, "tsinks"));
     ops_compute(ctx, o);
     nn_check(o, gs, "full", ATTN_ERR, "flash_attn_ext, 37 queries over 75 keys with softcap, ALiBi and sinks");
+    q = nn_f32(ctx, gs, "oq"), mask = nn_input(ctx, gs, "omask", GGML_TYPE_F16, false);
+    k = nn_f32(ctx, gs, "ok"), v = nn_f32(ctx, gs, "ov"); /* f32: not ggml's f16 path (ops-attn-match.c) */
+    o = ggml_flash_attn_ext(ctx, q, k, v, mask, nn_arg(gs, "odd_args", 0), 0.0f, 0.0f);
+    ops_compute(ctx, o);
+    nn_check(o, gs, "odd", ATTN_ERR, "flash_attn_ext, 38 queries over 70 f32 keys of 20 values, values of 40");
     ggml_free(ctx);
     gold_free(gs);
 }

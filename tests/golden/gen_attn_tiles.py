@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Golden data for tests/test-ops-rope-attn.c's flash attention over several tiles of keys
-and blocks of queries (the CPU kernel scores keys in tiles of 32 for blocks of 16 queries):
-llama.cpp's prompt shape, the last N of M cached positions attending causally, F16 K/V,
-and one case with softcap, ALiBi and sinks.  Plain PyTorch in float64 (gen_nn.attn_ref).
+and blocks of queries (the CPU kernel scores keys in tiles of 32 for blocks of 32 queries,
+4 at a time): llama.cpp's prompt shape, the last N of M cached positions attending causally,
+F16 K/V, one case with softcap, ALiBi and sinks, and one with head sizes the kernel's vectors
+do not divide (a block of 6 queries padded to 8, 20-value keys, 40-value values).  Plain PyTorch in float64 (gen_nn.attn_ref).
 Run from tests/golden/:  /usr/bin/python3 gen_attn_tiles.py
 """
 import math
@@ -40,6 +41,16 @@ def main():
     g["tsinks"] = f32(sinks)
     g["full_args"] = args(1.0, 4.0, 20.0)
     g["full"] = f32(attn_ref(q, k, v, mask, 1.0, 4.0, 20.0, sinks))
+    # 38 queries (blocks of 32 and 6) over 70 keys, one head, Dk 20, Dv 40 (two vectors of 16
+    # and a tail of 8 values)
+    N, M, Dk, Dv = 38, 70, 20, 40
+    q = torch.randn(1, 1, N, Dk, dtype=D)
+    k = fp16_round(torch.randn(1, 1, M, Dk, dtype=D))
+    v = fp16_round(torch.randn(1, 1, M, Dv, dtype=D))
+    mask = causal_mask(N, M)
+    g["oq"], g["ok"], g["ov"], g["omask"] = f32(q), f32(k), f32(v), f32(mask)
+    g["odd_args"] = args(1.0 / math.sqrt(Dk), 0.0, 0.0)
+    g["odd"] = f32(attn_ref(q, k, v, mask, 1.0 / math.sqrt(Dk), 0.0, 0.0))
     write_gold(os.path.join(HERE, "attn_tiles.gold"), g)
 
 
