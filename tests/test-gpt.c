@@ -423,9 +423,11 @@ static void test_weight_types(struct gpt_model *m, ggml_backend_t cpu, const str
     ggmlc_clear_error();
     if (!tap_ok(tok && gpt_model_save(m, path, 1, 1.0), "the checkpoint is saved (%s)", ggmlc_last_error())) return;
     /* cache_nmse: generation through the F16 cache, whose attention accumulates the values in F16
-     * as ggml's CPU backend does (5e-7 for F16 weights) */
+     * as ggml's CPU backend does (5e-7 for F16 weights).  F16 and BF16 weights multiply their
+     * activations rounded to their type, as ggml's CPU backend does, which the reference (F32
+     * activations) does not: 3e-5 for BF16 */
     const struct { enum ggml_type type; double max_nmse, cache_nmse; } cases[] = {
-        {GGML_TYPE_F16, 1e-6, 1e-5}, {GGML_TYPE_BF16, 1e-6, 1e-5}, {GGML_TYPE_Q8_0, 1e-3, 1e-3}, {GGML_TYPE_Q4_0, 1e-3, 1e-3},
+        {GGML_TYPE_F16, 1e-6, 1e-5}, {GGML_TYPE_BF16, 1e-4, 1e-4}, {GGML_TYPE_Q8_0, 1e-3, 1e-3}, {GGML_TYPE_Q4_0, 1e-3, 1e-3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         struct gpt_model q, r;

@@ -362,6 +362,47 @@ static void check_quantized_id(void) {
     ggml_free(ctx);
 }
 
+/* F16 and BF16 weights multiply their f32 activations rounded to the weights' type, as
+ * ggml's CPU backend does: the result is the product with those activations given in that
+ * type, bit for bit, for a decode step's one row (rounded in every task), a few rows and a
+ * batch (rounded once, shared), and for mul_mat_id's experts. */
+static void check_rounded_activations(enum ggml_type wt) {
+    enum { K = 200, N = 70, E = 2 };
+    const char *name = ggml_type_name(wt);
+    static const int row_counts[] = {1, 3, 40};
+    for (size_t i = 0; i < sizeof row_counts / sizeof *row_counts; i++) {
+        const int rows = row_counts[i];
+        struct ggml_context *ctx = new_ctx();
+        struct ggml_tensor *w = ggml_new_tensor_2d(ctx, wt, K, N), *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, rows);
+        test_pattern(w, 61, 1 / 64.0);
+        float *xv = malloc(sizeof(float) * K * rows);
+        test_fill_uniform(xv, (size_t)(K * rows), -3.0f, 3.0f);
+        tensor_set_f32(x, xv);
+        struct ggml_tensor *xr = ggml_new_tensor_2d(ctx, wt, K, rows);
+        tensor_set_f32(xr, xv); /* the same values rounded to the weights' type */
+        struct ggml_tensor *got = ggml_mul_mat(ctx, w, x), *want = ggml_mul_mat(ctx, w, xr);
+        if (tap_ok(compute_2_threads(ctx, got) && compute_2_threads(ctx, want), "%s weights x %d f32 rows compute", name, rows))
+            tap_ok(memcmp(got->data, want->data, ggml_nbytes(got)) == 0,
+                   "%s weights x %d f32 rows: the product of the activations rounded to %s", name, rows, name);
+        free(xv);
+        ggml_free(ctx);
+    }
+    struct ggml_context *ctx = new_ctx();
+    struct ggml_tensor *as = ggml_new_tensor_3d(ctx, wt, K, N, E), *b = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, 1, 3);
+    struct ggml_tensor *br = ggml_new_tensor_3d(ctx, wt, K, 1, 3), *ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 1, 3);
+    test_pattern(as, 62, 1 / 64.0);
+    float xv[K * 3];
+    test_fill_uniform(xv, K * 3, -3.0f, 3.0f);
+    tensor_set_f32(b, xv);
+    tensor_set_f32(br, xv);
+    for (int t = 0; t < 3; t++) ((int32_t *)ids->data)[t] = t % E;
+    struct ggml_tensor *got = ggml_mul_mat_id(ctx, as, b, ids), *want = ggml_mul_mat_id(ctx, as, br, ids);
+    if (tap_ok(compute_2_threads(ctx, got) && compute_2_threads(ctx, want), "mul_mat_id with %s experts computes", name))
+        tap_ok(memcmp(got->data, want->data, ggml_nbytes(got)) == 0,
+               "mul_mat_id with %s experts: the product of the activations rounded to %s", name, name);
+    ggml_free(ctx);
+}
+
 /* out_prod with q8_0 a [64, 20] (dequantized by the kernel) and f32 b [9, 20]. */
 static void check_quantized_out_prod(void) {
     enum { N = 64, K = 20, M = 9 };
@@ -485,6 +526,8 @@ int main(void) {
     test_out_prod();
     test_mul_mat_id();
     test_quantized();
+    check_rounded_activations(GGML_TYPE_F16);
+    check_rounded_activations(GGML_TYPE_BF16);
     gold_free(gold);
     return tap_done();
 }

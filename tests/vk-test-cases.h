@@ -20,6 +20,13 @@ struct vk_test_case {
     bool expect_supported; /* false: the backend must decline it */
 };
 
+/* Products of F16 and BF16 weights with f32 activations: the CPU backend rounds the
+ * activations to the weights' type first, as ggml's CPU backend does; the Vulkan kernels
+ * multiply them as they are, as ggml-vulkan's do (2e-8 to 8e-8 NMSE apart for F16, 2.5e-6
+ * for BF16, on lavapipe). */
+#define VK_TOL_F16_ACT 1e-6
+#define VK_TOL_BF16_ACT 1e-5
+
 /* A new 4-D tensor of ctx named name (the name chooses its fill, see above); NULL on failure. */
 struct ggml_tensor *vk_test_leaf(struct ggml_context *ctx, enum ggml_type type, const char *name, int64_t n0, int64_t n1,
                                  int64_t n2, int64_t n3);

@@ -10,6 +10,8 @@
  * Kernels of other layouts take plain gather loops. */
 #include "cpu-convops.h"
 #include "gemm.h"
+#include "ops-ew.h"
+#include "ops-matmul.h"
 
 /* -------------------------------------------------- CONV_2D and CONV_3D
  * A 2-D convolution is a 3-D one with depth 1. */
@@ -104,11 +106,15 @@ static enum ggml_status conv_gemm(const struct ggmlc_op_call *call, struct ggml_
     const size_t scratch = task_scratch(&g, P);
     if (scratch * (size_t)call->nth > call->wsize) return GGML_STATUS_FAILED; /* planned for other thread counts */
     float *patches = (float *)((char *)call->wdata + (size_t)call->ith * scratch);
+    /* an F16 (BF16) kernel multiplies the patches rounded to f16 (bf16), as ggml's conv_2d
+     * gathers them, and as ggml_conv_2d's product does (cpu_matmul_rounding) */
+    const enum ggml_type round = cpu_matmul_rounding(a->type, GGML_TYPE_F32);
     void *work = (char *)patches + (size_t)(P * g.K) * sizeof(float) + 64;
     for (int64_t c = call->ith; c < n_chunks; c += call->nth) {
         const int64_t n = c / per_image, first = (c % per_image) * P;
         const int64_t count = first + P < n_pos ? P : n_pos - first;
         gather_patches(b, &g, n, first, count, patches);
+        if (round != GGML_TYPE_F32) ew_round_row(round, count * g.K, patches);
         /* dst[oc][q] = sum_k patch(q, k) * kernel(oc, k): positions along the GEMM's n, channels along m */
         const struct cpu_gemm_problem prob = {
             .n = count, .m = g.OC, .k = g.K,

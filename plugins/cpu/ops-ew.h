@@ -100,6 +100,8 @@ static inline bool ew_is_float(enum ggml_type t) { return t == GGML_TYPE_F32 || 
  * CPUs that have it, libgcc's exact conversion elsewhere; round to nearest even. */
 CPU_HIDDEN void ew_f16_to_f32_row(int64_t n, float *y, const ggml_fp16_t *x);
 CPU_HIDDEN void ew_f32_to_f16_row(int64_t n, ggml_fp16_t *y, const float *x);
+/* x[0..n) rounded in place to f16 (type F16) or bf16 (BF16) and back, to nearest even. */
+CPU_HIDDEN void ew_round_row(enum ggml_type type, int64_t n, float *x);
 
 /* n elements at src (byte stride nb) of the given type, as floats. */
 static inline void ew_load(float *dst, const char *src, enum ggml_type type, size_t nb, int64_t n) {

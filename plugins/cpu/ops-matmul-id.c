@@ -12,6 +12,7 @@
  */
 #include "gemm.h"
 #include "ggmlc-blocks.h"
+#include "ops-ew.h"
 #include "ops-matmul.h"
 #include "quant-dot.h"
 #include "quant-match.h"
@@ -20,6 +21,7 @@
 struct id_layout {
     int64_t n_pairs, n_as;
     enum ggml_type xtype; /* type of the gathered activation rows */
+    enum ggml_type round; /* float experts: the type those rows are rounded through (cpu_matmul_rounding) */
     size_t xrow;          /* bytes of one gathered row */
     cpu_vec_dot_rows_t rows; /* the weights' multi-row kernel, NULL if none (or float) */
     bool planes;             /* rows reads Q8_0 planes of the gathered rows (at off_planes) */
@@ -38,6 +40,7 @@ static struct id_layout id_layout_of(const struct ggml_tensor *node) {
     l.n_pairs = ids->ne[0] * ids->ne[1];
     l.n_as = as->ne[2];
     l.xtype = cpu_gemm_type_ok(as->type) ? GGML_TYPE_F32 : cpu_get_type_traits(as->type)->vec_dot_type;
+    l.round = cpu_gemm_type_ok(as->type) ? cpu_matmul_rounding(as->type, b->type) : GGML_TYPE_F32;
     l.xrow = ggml_row_size(l.xtype, b->ne[0]);
     l.off_order = GGML_PAD((size_t)(l.n_as + 1) * sizeof(int64_t), 64);
     l.off_x = l.off_order + GGML_PAD((size_t)l.n_pairs * sizeof(int64_t), 64);
@@ -168,6 +171,7 @@ static enum ggml_status mul_mat_id_compute(const struct ggmlc_op_call *call, str
         const char *src = (const char *)b->data + (slot % b->ne[1]) * b->nb[1] + t * b->nb[2];
         char *xrow = (char *)call->wdata + l.off_x + q * l.xrow;
         cpu_matmul_convert_row(l.xtype, src, b->type, b->nb[0], b->ne[0], xrow, work);
+        if (l.round != GGML_TYPE_F32) ew_round_row(l.round, b->ne[0], (float *)xrow);
         if (l.planes) {
             struct cpu_q8_rows y = gathered_rows(call, &l, b->ne[0], q, 1);
             cpu_q8_0_to_planes((const block_q8_0 *)xrow, b->ne[0] / QK8_0, (int8_t *)y.qs,

@@ -12,6 +12,7 @@
 #include "gemm.h"
 #include "graph.h"
 #include "ggmlc-blocks.h"
+#include "ops-ew.h"
 #include "ops-matmul.h"
 #include "quant-dot.h"
 #include "quant-match.h"
@@ -44,7 +45,7 @@ void cpu_matmul_convert_row(enum ggml_type to, const void *src, enum ggml_type s
     }
     switch (to) {
     case GGML_TYPE_F16:
-        for (int64_t i = 0; i < k; i++) ((ggml_fp16_t *)dst)[i] = ggmlc_fp32_to_fp16(f[i]);
+        ew_f32_to_f16_row(k, dst, f);
         break;
     case GGML_TYPE_BF16:
         for (int64_t i = 0; i < k; i++) ((ggml_bf16_t *)dst)[i] = ggmlc_fp32_to_bf16(f[i]);
@@ -206,49 +207,76 @@ static size_t batches_work_size(const struct ggml_tensor *dst, int n_threads, in
     return cpu_gemm_team_shared(kern, dst->ne[0], all_rows, k) + (size_t)n_threads * cpu_gemm_thread_work(kern, all_rows, k);
 }
 
-/* Scratch of the activations of quantized weights in the GEMM: every row of b rounded
- * through the weights' vec_dot type back to f32, then one vec_dot-type row per thread.
- * Nothing for float weights, whose activations the GEMM reads as they are. */
+/* F16 and BF16 weights round their activations too: ggml's x86 products of them (its
+ * tinyBLAS and vec_dot kernels both) multiply F16 or BF16 activations, one row or many, so
+ * a model with F16 weights decodes ggml's tokens only with them rounded (llama.cpp, 100M
+ * F16 model, AVX2: greedy tokens left ggml's after 15 without, 100 of 100 equal with). */
+enum ggml_type cpu_matmul_rounding(enum ggml_type weights, enum ggml_type activations) {
+    const enum ggml_type vt = cpu_get_type_traits(weights)->vec_dot_type;
+    return vt == activations ? GGML_TYPE_F32 : vt;
+}
+
+/* Products of at most this many activation rows (a decode step's) round them in every task,
+ * each into a copy of its own, rather than each its share into one copy that all wait for:
+ * no barrier per product. */
+#define ROUND_PRIVATE_ROWS 4
+
+static bool rounds_privately(const struct ggml_tensor *b) { return ggml_nrows(b) <= ROUND_PRIVATE_ROWS; }
+
+/* Bytes of one copy of b's rows as f32. */
+static size_t f32_rows_size(const struct ggml_tensor *b) {
+    return GGML_PAD((size_t)b->ne[0] * (size_t)ggml_nrows(b) * sizeof(float), 64);
+}
+
+/* Scratch of the rounded activations (cpu_matmul_rounding): b's rows rounded through that
+ * type back to f32 (one copy, or one per task: rounds_privately), then one row of that type
+ * per task.  Nothing where the GEMM reads b as it is. */
 static size_t rounded_rows_size(const struct ggml_tensor *a, const struct ggml_tensor *b,
                                 int n_threads) {
-    if (cpu_gemm_type_ok(a->type)) return 0;
-    const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
-    return GGML_PAD((size_t)b->ne[0] * (size_t)ggml_nrows(b) * sizeof(float), 64) +
+    const enum ggml_type vt = cpu_matmul_rounding(a->type, b->type);
+    if (vt == GGML_TYPE_F32) return 0;
+    return (rounds_privately(b) ? (size_t)n_threads : 1) * f32_rows_size(b) +
            (size_t)n_threads * GGML_PAD(ggml_row_size(vt, b->ne[0]), 64);
 }
 
-/* This thread's share of b's rows quantized to vec_dot type vt and dequantized into
- * rounded, so that the dequantizing GEMM multiplies the same activation values as the
- * integer dot products of the smaller products (and as ggml's). */
-static void round_rows(const struct ggmlc_op_call *call, const struct ggml_tensor *b,
-                       enum ggml_type vt, float *rounded, void *qrow) {
+/* Share ith of nth of b's rows converted to type vt and back into rounded, so that the GEMM
+ * multiplies the activation values ggml's products multiply (the integer dot products of
+ * quantized weights, F16 or BF16 for those weights). */
+static void round_rows(const struct ggml_tensor *b, enum ggml_type vt, float *rounded, void *qrow, int ith,
+                       int nth) {
     const ggml_to_float_t to_float = ggml_get_type_traits(vt)->to_float;
     int64_t r0, r1;
-    cpu_split_range(ggml_nrows(b), call->ith, call->nth, &r0, &r1);
+    cpu_split_range(ggml_nrows(b), ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i1 = r % b->ne[1], i2 = (r / b->ne[1]) % b->ne[2],
                       i3 = r / (b->ne[1] * b->ne[2]);
         const char *src = (const char *)b->data + i1 * b->nb[1] + i2 * b->nb[2] + i3 * b->nb[3];
         float *row = rounded + r * b->ne[0];
+        if (vt == GGML_TYPE_F16 || vt == GGML_TYPE_BF16) {
+            cpu_matmul_convert_row(GGML_TYPE_F32, src, b->type, b->nb[0], b->ne[0], row, NULL);
+            ew_round_row(vt, b->ne[0], row);
+            continue;
+        }
         cpu_matmul_convert_row(vt, src, b->type, b->nb[0], b->ne[0], qrow,
                                row); /* row: f32 staging */
         to_float(qrow, row, b->ne[0]);
     }
 }
 
-/* Float weights, or quantized weights dequantized while packing (their activations
- * rounded through the vec_dot type first). */
+/* Float weights, or quantized weights dequantized while packing (the activations rounded
+ * through the vec_dot type first where it is not theirs: cpu_matmul_rounding). */
 static enum ggml_status mul_mat_float(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const size_t shared = rounded_rows_size(a, b, call->nth);
     float *rounded = NULL;
     if (shared) {
-        const enum ggml_type vt = cpu_get_type_traits(a->type)->vec_dot_type;
-        const size_t rows = GGML_PAD((size_t)b->ne[0] * (size_t)ggml_nrows(b) * sizeof(float), 64);
-        rounded = call->wdata;
-        round_rows(call, b, vt, rounded,
-                   cpu_matmul_thread_work(call, rows, GGML_PAD(ggml_row_size(vt, b->ne[0]), 64)));
-        call->barrier(call);
+        const enum ggml_type vt = cpu_matmul_rounding(a->type, b->type);
+        const bool private = rounds_privately(b);
+        const size_t copies = private ? (size_t)call->nth : 1;
+        void *qrow = cpu_matmul_thread_work(call, copies * f32_rows_size(b), GGML_PAD(ggml_row_size(vt, b->ne[0]), 64));
+        rounded = (float *)((char *)call->wdata + (private ? (size_t)call->ith * f32_rows_size(b) : 0));
+        round_rows(b, vt, rounded, qrow, private ? 0 : call->ith, private ? 1 : call->nth);
+        if (!private) call->barrier(call);
     }
     run_batches(call, dst, shared, mul_mat_problem, rounded, b->ne[1], b->ne[0]);
     return GGML_STATUS_SUCCESS;

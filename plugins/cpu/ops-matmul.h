@@ -21,6 +21,10 @@ CPU_HIDDEN void cpu_matmul_convert_rows(const struct ggmlc_op_call *call, const 
 /* Whether the multi-row kernel of a weight type (quant-dot.h) reads its activations as
  * Q8_0 planes (vec_dot_type Q8_0), else as plain rows of its vec_dot_type. */
 CPU_HIDDEN bool cpu_matmul_uses_planes(enum ggml_type type);
+/* The type a product's f32 activations are rounded through before a GEMM multiplies them, as
+ * ggml's CPU backend converts them: the weights' vec_dot type (quantized weights dequantized
+ * while packing, F16 and BF16 weights); GGML_TYPE_F32 where they are used as they are. */
+CPU_HIDDEN enum ggml_type cpu_matmul_rounding(enum ggml_type weights, enum ggml_type activations);
 /* Fill the MUL_MAT_ID entries of the op table (ops-matmul-id.c). */
 CPU_HIDDEN void cpu_ops_matmul_id_register(struct cpu_op_table *t);
 

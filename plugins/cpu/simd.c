@@ -133,6 +133,12 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(int64_t n, ggml_
         _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < n; i++) y[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
 }
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(int64_t n, float *x) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT)));
+    for (; i < n; i++) x[i] = _cvtsh_ss(_cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT));
+}
 #endif
 
 void ew_f16_to_f32_row(int64_t n, float *y, const ggml_fp16_t *x) {
@@ -160,4 +166,18 @@ void ew_f32_to_f16_row(int64_t n, ggml_fp16_t *y, const float *x) {
         const _Float16 h = (_Float16)x[i];
         memcpy(&y[i], &h, sizeof h);
     }
+}
+
+void ew_round_row(enum ggml_type type, int64_t n, float *x) {
+    if (type == GGML_TYPE_BF16) {
+        for (int64_t i = 0; i < n; i++) x[i] = ggmlc_bf16_to_fp32(ggmlc_fp32_to_bf16(x[i]));
+        return;
+    }
+#ifdef EW_HAVE_F16C_ROWS
+    if (__builtin_cpu_supports("f16c")) {
+        round_f16_f16c(n, x);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(_Float16)x[i];
 }
