@@ -146,7 +146,7 @@ static void layer_like(struct ggml_context *ctx, struct ggml_cgraph *gf, struct 
 
 static const struct reorder_case cases[N_CASES] = {
     {"two chains", two_chains, 3, 1e-12}, /* 2, and 1 before the outputs are copied for reading back */
-    {"in place over a read", in_place_over_read, -1, 1e-8},
+    {"in place over a read", in_place_over_read, -1, 1e-6}, /* f16 weights: the CPU rounds the activations (vk-test-cases.h) */
     {"views written and read in parts", views_in_parts, -1, 1e-12},
     {"shared quantized activations", shared_quantized, -1, 1e-4}, /* activations rounded to q8_0 */
     {"memory reused across branches", reused_memory, -1, 1e-12},
