@@ -23,6 +23,7 @@ typedef __m512 mv_vec;
 #define mv_hsum(v) _mm512_reduce_add_ps(v)
 #define mv_load_w(type, p, left) load16(type, p, tail_mask(left))
 #define mv_load_x(p, left) _mm512_maskz_loadu_ps(tail_mask(left), p)
+#define mv_store(p, v) _mm512_store_ps(p, v)
 #define MATVEC_NAME cpu_matvec_avx512
 
 #include "matvec-x86.h"
