@@ -6,7 +6,11 @@ of 4x width), final RMSNorm, output projection to 256 bytes; AdamW (weight decay
 entropy of the next byte, random windows of the text's first 90%.
 Usage: /usr/bin/python3 bench/pytorch_gpt.py [--layers 4 --heads 4 --width 128 --context 128
        --batch 16 --steps 200 --threads 2 --device cpu|cuda]
-Prints the training tokens per second (batch x context per step) after a warm-up of 5 steps."""
+Prints the training tokens per second (batch x context per step) after a warm-up of 5 steps.
+--threads sets PyTorch's own threads; its matrix products run in the BLAS it links, whose
+threads OPENBLAS_NUM_THREADS sets (Debian's python3-torch uses the OpenBLAS that
+update-alternatives selects; its pthreads build takes every core when that is unset, so
+`--threads 1` alone multiplies on all of them).  The line printed says both."""
 import argparse
 import gzip
 import math
@@ -117,7 +121,9 @@ def main():
     loss = loss.item()
     dt = time.perf_counter() - t0
     n_params = sum(q.numel() for q in model.parameters())
-    print(f"pytorch {torch.__version__} {a.device}: {n_params} parameters, {a.steps} steps of "
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    print(f"pytorch {torch.__version__} {a.device} (threads {a.threads}, OPENBLAS_NUM_THREADS {blas}): "
+          f"{n_params} parameters, {a.steps} steps of "
           f"{a.batch}x{a.context} in {dt:.2f} s: {a.steps * a.batch * a.context / dt:.0f} "
           f"training tokens/s (last loss {loss:.4f})")
 
