@@ -46,12 +46,24 @@ prog=$(program test-vulkan)
 # into f16 for the tensor-core kernel at every column count; every product split
 # along k into 3 layers of workgroups (mm-split-sum.comp adding them up); Q8_0, Q4_0, Q4_1, Q5_0, Q4_K
 # and Q6_K weights read as blocks by the tensor-core kernel (FLEX for whole tiles)
-for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,32 GGMLC_VK_COOPMAT_TILE=128,128,128,32,32,32 \
+set -- "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,32 GGMLC_VK_COOPMAT_TILE=128,128,128,32,32,32 \
     GGMLC_VK_COOPMAT_TILE=64,128,64,32,32,32,2 "GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=64,128,128,16,64,32,2" \
-    "GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_TILE=64,256,128,32,64,64" "GGMLC_VK_COOPMAT_DEQUANT=1 GGMLC_VK_COOPMAT_BLOCKS=0" GGMLC_VK_COOPMAT_SPLIT=3 GGMLC_VK_COOPMAT_BLOCKS=2; do
-    log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
-    env $variant GGMLC_TEST_ONLY=mm_ GGMLC_DEBUG=vulkan "$next" run "$prog" >"$log" 2>&1
-    st=$?
+    "GGMLC_VK_COOPMAT_PACK=1 GGMLC_VK_COOPMAT_TILE=64,256,128,32,64,64" "GGMLC_VK_COOPMAT_DEQUANT=1 GGMLC_VK_COOPMAT_BLOCKS=0" GGMLC_VK_COOPMAT_SPLIT=3 GGMLC_VK_COOPMAT_BLOCKS=2
+# The variants two at a time (each lavapipe run keeps one core busy, and this script is the suite's
+# longest: 35 minutes one after the other on a loaded 2-core machine), then their results in order.
+runs=$(mktemp -d "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
+i=0
+for variant in "$@"; do
+    i=$((i + 1))
+    { env $variant GGMLC_TEST_ONLY=mm_ GGMLC_DEBUG=vulkan "$next" run "$prog" >"$runs/$i.log" 2>&1; echo $? >"$runs/$i.status"; } &
+    [ $((i % 2)) -ne 0 ] || wait
+done
+wait
+i=0
+for variant in "$@"; do
+    i=$((i + 1))
+    log=$runs/$i.log
+    st=$(cat "$runs/$i.status")
     label=${variant:-default}
     # the kernels this run must have taken: both KHR variants, and FLEX unless turned off
     want="mm_coopmat_khr_f16_f32 mm_coopmat_khr_f16_f16"
@@ -68,8 +80,8 @@ for variant in "" GGMLC_VK_COOPMAT_FLEX=0 GGMLC_VK_COOPMAT_TILE=32,64,64,32,32,3
     done
     grep -q "ignored: it does not fit" "$log" && { n=$((n + 1)); echo "not ok $n - $label: the tile override was refused"; }
     run_tap "$label" "$log" $st
-    rm -f "$log"
 done
+rm -rf "$runs"
 # flash attention for prompts on cooperative matrices (flash-attn-cm.comp) against the CPU: f16,
 # f32 and bf16 K/V, heads of 64, 128 and odd sizes, causal and ALiBi masks, a soft cap, sinks
 log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
