@@ -542,8 +542,8 @@ static void compute_blocked(const struct cpu_gemm_kernel *kern, const struct cpu
 
 /* Whether compute_dot copies x's rows: not f32 along k, or several rows 4 KiB apart. */
 static bool dot_copies_x(const struct cpu_gemm_problem *p) {
-    return p->x.type != GGML_TYPE_F32 || p->x.k_stride != sizeof(float) || p->x.row_stride % sizeof(float) ||
-           (p->m > 1 && p->x.row_stride % 4096 == 0);
+    return p->x.type != GGML_TYPE_F32 || p->x.k_stride != sizeof(float) ||
+           p->x.row_stride % sizeof(float) || (p->m > 1 && p->x.row_stride % 4096 == 0);
 }
 
 /* Few x rows: convert them once (when needed), then stream w rows n0..n1 once through the
@@ -560,7 +560,8 @@ static void compute_dot(const struct cpu_gemm_kernel *kern, const struct cpu_gem
             if (p->x.k_stride == ggml_type_size(p->x.type)) {
                 kern->to_f32(p->x.type, row, xbuf + m * xs, p->k);
             } else {
-                for (int64_t k = 0; k < p->k; k++) xbuf[m * xs + k] = load_f32(p->x.type, row + k * p->x.k_stride);
+                for (int64_t k = 0; k < p->k; k++)
+                    xbuf[m * xs + k] = load_f32(p->x.type, row + k * p->x.k_stride);
             }
         }
         x = xbuf;
