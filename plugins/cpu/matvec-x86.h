@@ -38,11 +38,17 @@
  * 6.49, bf16 7.18 / 5.73, f32 12.16 / 11.87 (512: no better; 2048, 4096: f16 worse). */
 #define MV_ROW_PREFETCH 1024
 
+/* Bytes per weight value (F32, or F16 / BF16): a constant once the type is (ggml_type_size is
+ * a call). */
+static MV_INLINE size_t mv_elem_size(const enum ggml_type type) {
+    return type == GGML_TYPE_F32 ? 4 : 2;
+}
+
 /* One step of LANES (at the tail, `left` fewer) depth values of a register block. */
 static MV_INLINE void mv_step(const int R, const int C, const enum ggml_type type, const char *w, size_t w_stride,
                               const float *x, int64_t x_stride, int64_t j, int64_t left, const bool prefetch,
                               mv_vec acc[ROWS][COLS]) {
-    const size_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    const size_t es = mv_elem_size(type);
     mv_vec wv[ROWS];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
@@ -97,7 +103,7 @@ static MV_INLINE void mv_block(const int R, const int C, const enum ggml_type ty
 static MV_INLINE void mv_convert_chunk(const int R, const enum ggml_type type, const char *w,
                                        size_t w_stride, int64_t k0, int64_t k1,
                                        float buf[][CPU_MATVEC_KC]) {
-    const size_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    const size_t es = mv_elem_size(type);
     enum { STEP = 64 / 2 }; /* values of one cache line of F16 / BF16 */
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
@@ -155,7 +161,7 @@ static MV_INLINE void mv_row_group(const int R, const enum ggml_type type, const
  * next rows, and a software prefetch MV_ROW_PREFETCH ahead keeps more lines in flight than
  * the hardware's on the AVX2 dev VM. */
 static MV_INLINE float mv_row_dot(const enum ggml_type type, const char *w, int64_t k, const float *x) {
-    const size_t es = type == GGML_TYPE_F32 ? 4 : 2;
+    const size_t es = mv_elem_size(type);
     mv_vec a0 = mv_zero(), a1 = mv_zero(), a2 = mv_zero(), a3 = mv_zero();
     int64_t j = 0;
     for (; j + 4 * LANES <= k; j += 4 * LANES) {
