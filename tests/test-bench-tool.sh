@@ -1,6 +1,7 @@
 #!/bin/sh
 # test-bench-tool.sh - ggmlc-bench given sizes too large to allocate (TAP): each ends
 # with exit status 2 and a message naming what could not be allocated, never a crash.
+# GGMLC_DEBUG=cpu-ops reports the CPU walker's time per kind of node at exit, tokens unchanged.
 # decode-graph (a new decode graph per token through the scheduler, graphs rebuilt at the same
 # addresses) decodes the same greedy tokens as ggml d99724f built from the same source
 # (bench/decode-graph.c), and refuses a bad shape with its usage.
@@ -40,6 +41,9 @@ decode_tokens() {
 }
 decode_tokens 1
 decode_tokens 2
+GGMLC_DEBUG=cpu-ops decode_tokens 2
+grep -q "^ggmlc cpu-ops: [1-9][0-9]* graphs" "$tmp/err.txt" && grep -q "^  MUL_MAT  *f32  *f32  *1 row .* nodes" "$tmp/err.txt"
+ok $? "GGMLC_DEBUG=cpu-ops: the walker's time per kind of node (got: $(head -n 2 "$tmp/err.txt" | tr '\n' ' '))"
 "$tool" decode-graph --embd 63 >"$tmp/out.txt" 2>"$tmp/err.txt"
 st=$?
 [ $st -eq 2 ] && grep -q "usage: decode-graph" "$tmp/err.txt"

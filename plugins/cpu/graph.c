@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "profile.h"
 #include "threadpool.h"
 
 /* The reason a node failed, from the task with the lowest ith that gave one (cpu_task_error). */
@@ -51,6 +52,8 @@ struct graph_job {
     atomic_int status;
     atomic_int failed_node;          /* the node whose kernel failed (-1: none) */
     struct task_error error;
+    bool profile;                    /* GGMLC_DEBUG=cpu-ops: thread 0 times the nodes */
+    double started;                  /* when the caller started the threads (profile) */
 };
 
 /* What a node's tasks get as ggmlc_op_call.impl. */
@@ -169,10 +172,18 @@ static void graph_thread(void *arg, int ith, int nth) {
     struct graph_job *outer_job = current_job;
     current_job = job;
     unsigned ordinal = 0; /* computed nodes up to this one */
+    const bool profile = job->profile && ith == 0;
+    double mark = job->started;
+    const struct ggml_tensor *timed = NULL; /* profile: the node before, NULL for the start */
     for (int i = 0; i < job->n_nodes; i++) {
         struct node_state *ns = &job->state[i];
         if (ns->n_tasks == 0) continue;
         if (ordinal > 0) cpu_counter_wait(&job->complete, ordinal, nth);
+        if (profile) {
+            const double now = cpu_profile_now();
+            cpu_profile_add(timed, now - mark);
+            mark = now, timed = job->nodes[i];
+        }
         ordinal++;
         if (ns->shared) {
             for (int t; (t = atomic_fetch_add_explicit(&ns->next_task, 1, memory_order_relaxed)) < ns->n_tasks;)
@@ -185,6 +196,10 @@ static void graph_thread(void *arg, int ith, int nth) {
             atomic_store(&job->status, GGML_STATUS_ABORTED);
             atomic_store(&job->stop, true);
         }
+    }
+    if (profile && timed) {
+        cpu_counter_wait(&job->complete, ordinal, nth);
+        cpu_profile_add(timed, cpu_profile_now() - mark);
     }
     current_job = outer_job;
 }
@@ -271,6 +286,8 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
     job.error.task = INT_MAX;
     cpu_counter_init(&job.complete);
     cpu_barrier_init(&job.task_barrier);
+    job.profile = cpu_profile_enabled();
+    if (job.profile) job.started = cpu_profile_now();
     /* A graph of single-task nodes runs on the caller alone.  Otherwise every node that
      * depends on the thread count asks for all nth threads, so max_tasks is then nth. */
     cpu_pool_run(params->pool, max_tasks, graph_thread, &job);
