@@ -23,14 +23,67 @@ struct attn_params {
 /* Blocks of at least this many queries transpose each key tile once for all of them. */
 #define ATTN_TRANSPOSE_MIN 4
 
-/* Scratch of the forward per task: a block of query rows and of accumulators, a tile of
- * keys (transposed) and of value rows, the block's mask values over a tile, and one key
- * row being converted. */
-int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst) {
+/* Prompts (blocks of many queries) keep the tiles of a K/V head converted to f32, the keys
+ * transposed, in each task's scratch: the head's later query blocks and the query heads
+ * sharing it (grouped-query attention) read them from there.  Converting and transposing
+ * every tile for every block of queries took a fifth of a 512-query prompt's attention (dev
+ * VM, F16 cache).  At most this many floats a task; longer caches convert per block. */
+#define ATTN_CACHE_MAX_FLOATS (1 << 20)
+
+/* The K/V head a task holds converted: per tile ti, the keys transposed at kt + ti * dk *
+ * ATTN_KEYS (as tile_keys_transposed) and the value rows' f32 form at vrows[ti * ATTN_KEYS
+ * + j] (in v where they are converted); ready[ti] once filled. */
+struct kv_cache {
+    int64_t ik2, ik3; /* the head held; -1: none */
+    float *kt, *v;
+    const float **vrows;
+    unsigned char *ready;
+};
+
+static int64_t attn_tiles_of(const struct ggml_tensor *dst) {
+    return (dst->src[1]->ne[1] + ATTN_KEYS - 1) / ATTN_KEYS;
+}
+
+/* Floats of a task's kv_cache, 0 where the node takes none (few queries, or too long a cache). */
+static int64_t kv_cache_floats(const struct ggml_tensor *dst) {
+    if (dst->src[0]->ne[1] < ATTN_TRANSPOSE_MIN) return 0;
+    const int64_t keys = attn_tiles_of(dst) * ATTN_KEYS, dk = dst->src[1]->ne[0],
+                  dv = dst->src[2]->ne[0];
+    const int64_t pointers = keys * (int64_t)sizeof(float *) / (int64_t)sizeof(float),
+                  flags = attn_tiles_of(dst) / 4 + 1;
+    const int64_t floats = keys * (dk + dv) + pointers + flags;
+    return floats <= ATTN_CACHE_MAX_FLOATS ? floats : 0;
+}
+
+/* The tiles' floats of a task: a block of query rows and of accumulators, a tile of keys
+ * (transposed) and of value rows, the block's mask values over a tile, one key row being
+ * converted; rounded to a cache line, the kv_cache after them. */
+static int64_t attn_tile_floats(const struct ggml_tensor *dst) {
     const int64_t dk = dst->src[0]->ne[0], dv = dst->src[2]->ne[0];
-    const int64_t tiles = ATTN_BLOCK * (dk + dv) + ATTN_KEYS * (dk + dv) + ATTN_BLOCK * ATTN_KEYS + dk;
-    const int64_t partials = dst->src[0]->ne[2] * (2 + dv); /* ops-attn-match.c's split-KV path */
+    return (ATTN_BLOCK * (dk + dv) + ATTN_KEYS * (dk + dv) + ATTN_BLOCK * ATTN_KEYS + dk + 15) &
+           ~(int64_t)15;
+}
+
+/* Scratch of the forward per task. */
+int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst) {
+    const int64_t tiles = attn_tile_floats(dst) + kv_cache_floats(dst);
+    const int64_t partials =
+        dst->src[0]->ne[2] * (2 + dst->src[2]->ne[0]); /* ops-attn-match.c's split-KV path */
     return tiles > partials ? tiles : partials;
+}
+
+/* The task's kv_cache in its scratch, holding no head; false where the node takes none. */
+static bool kv_cache_init(const struct ggml_tensor *dst, float *scratch, struct kv_cache *c) {
+    if (kv_cache_floats(dst) == 0) return false;
+    const int64_t keys = attn_tiles_of(dst) * ATTN_KEYS, dk = dst->src[1]->ne[0],
+                  dv = dst->src[2]->ne[0];
+    float *base = scratch + attn_tile_floats(dst); /* 64-byte aligned */
+    c->vrows = (const float **)base;
+    c->kt = base + keys * (int64_t)sizeof(float *) / (int64_t)sizeof(float);
+    c->v = c->kt + keys * dk;
+    c->ready = (unsigned char *)(c->v + keys * dv);
+    c->ik2 = c->ik3 = -1;
+    return true;
 }
 
 static size_t flash_attn_work(const struct ggml_tensor *dst, int n_threads) {
@@ -76,32 +129,58 @@ struct attn_tile {
     float qk_scale, softcap, slope;
 };
 
-/* Turn the raw scores s of one query against a tile (mask values mv, -inf: skipped) into
- * the weights e^(s - max) of its values, after one rescale of the query's online softmax
- * for the tile; false (and s all zero) when the tile gives the query no weight.  Every
- * loop runs the whole tile (a fixed count the compiler keeps in registers): keys past nk
- * have zero scores and -inf mask values. */
-EW_CLONES static bool tile_weights(const struct attn_tile *t, float s[ATTN_KEYS], const float *mv,
-                                   struct online_softmax *o) {
-    float tile_max = -INFINITY;
+/* The tile's maximum and sum run in eight lanes, one per lane of a vector register, then
+ * meet: a single running value was a chain of 32 dependent operations per query and tile
+ * (with the exponentials, a fifth of a 512-query prompt's attention on the dev VM). */
+#define ATTN_LANES 8
+
+static inline float lanes_max(const float part[ATTN_LANES]) {
+    float m = part[0];
+    for (int l = 1; l < ATTN_LANES; l++) m = part[l] > m ? part[l] : m;
+    return m;
+}
+
+static inline float lanes_sum(float part[ATTN_LANES]) {
+    for (int w = ATTN_LANES / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) part[l] += part[l + w];
+    return part[0];
+}
+
+/* Turn the raw scores s of one query against a tile (mask values mv, -inf: skipped; NULL:
+ * none, every key of a full tile counts) into the weights e^(s - max) of its values, after
+ * one rescale of the query's online softmax for the tile; false (and s all zero) when the
+ * tile gives the query no weight.  Every loop runs the whole tile (a fixed count the
+ * compiler keeps in registers): keys past nk have zero scores and -inf mask values. */
+EW_CLONES static bool tile_weights(const struct attn_tile *t, float *restrict s,
+                                   const float *restrict mv, struct online_softmax *o) {
+    const float slope = t->slope;
+    float part[ATTN_LANES];
     if (t->softcap != 0.0f) {
         for (int j = 0; j < ATTN_KEYS; j++) s[j] = t->softcap * tanhf(s[j] * t->qk_scale); /* c tanh(q.k scale / c) */
     } else {
         for (int j = 0; j < ATTN_KEYS; j++) s[j] *= t->qk_scale;
     }
-    for (int j = 0; j < ATTN_KEYS; j++) {
-        s[j] = mv[j] == -INFINITY ? -INFINITY : s[j] + t->slope * mv[j];
-        tile_max = s[j] > tile_max ? s[j] : tile_max;
-    }
+    for (int l = 0; l < ATTN_LANES; l++) part[l] = -INFINITY;
+    for (int c = 0; c < ATTN_KEYS && mv; c += ATTN_LANES)
+        for (int l = 0; l < ATTN_LANES; l++) {
+            const float y = s[c + l] + slope * mv[c + l],
+                        x = mv[c + l] == -INFINITY ? -INFINITY : y;
+            s[c + l] = x;
+            part[l] = x > part[l] ? x : part[l];
+        }
+    for (int c = 0; c < ATTN_KEYS && !mv; c += ATTN_LANES)
+        for (int l = 0; l < ATTN_LANES; l++) part[l] = s[c + l] > part[l] ? s[c + l] : part[l];
+    const float tile_max = lanes_max(part);
     if (tile_max == -INFINITY) { /* no weight, and -inf - -inf would be NaN */
         memset(s, 0, ATTN_KEYS * sizeof(float));
         return false;
     }
     online_raise(o, tile_max);
     for (int j = 0; j < ATTN_KEYS; j++) s[j] = ew_expf(s[j] - o->max); /* e^-inf is 0 */
-    float sum = 0.0f; /* in order, apart: a loop that also sums does not vectorize */
-    for (int j = 0; j < ATTN_KEYS; j++) sum += s[j];
-    o->sum += sum;
+    for (int l = 0; l < ATTN_LANES; l++) part[l] = 0.0f;
+    for (int c = 0; c < ATTN_KEYS; c += ATTN_LANES)
+        for (int l = 0; l < ATTN_LANES; l++) part[l] += s[c + l];
+    o->sum += lanes_sum(part);
     return true;
 }
 
@@ -200,19 +279,45 @@ struct attn_block {
     float *q; /* nq rows of dk */
 };
 
-/* Mask values of keys [j0, j0 + nk) for the block's queries (rows of ATTN_KEYS in mv);
- * false when every one is -inf. */
-static bool block_mask(const struct ggml_tensor *mask, const struct attn_block *b, int64_t j0, int64_t nk, float *mv) {
-    bool any = !mask;
+/* What a query gets of a tile: every key, its score as it is (open: no mask value to add),
+ * no key (closed), or the mask values in mv (mixed). */
+enum mask_row { MASK_OPEN, MASK_CLOSED, MASK_MIXED };
+
+/* The kind of a full tile's f16 mask row m: all +0 is open, all -inf closed.  A causal
+ * mask's rows are one or the other but at the diagonal, and telling them apart in f16 spares
+ * converting them (a tenth of a 512-query prompt's attention). */
+static enum mask_row f16_mask_kind(const ggml_fp16_t *m) {
+    uint16_t any = 0, all = 0xffff;
+    for (int j = 0; j < ATTN_KEYS; j++) any |= m[j], all &= m[j];
+    return any == 0 ? MASK_OPEN : any == 0xfc00 && all == 0xfc00 ? MASK_CLOSED : MASK_MIXED;
+}
+
+/* The kind of each of the block's query rows over keys [j0, j0 + nk), and the mask values of
+ * the mixed ones (rows of ATTN_KEYS in mv; a tile of fewer keys is mixed, keys past nk -inf);
+ * false when every row is closed. */
+static bool block_mask(const struct ggml_tensor *mask, const struct attn_block *b, int64_t j0,
+                       int64_t nk, float *mv, enum mask_row kind[ATTN_BLOCK]) {
+    const bool full = nk == ATTN_KEYS,
+               f16 = mask && mask->type == GGML_TYPE_F16 && mask->nb[0] == sizeof(ggml_fp16_t);
+    bool any = false;
     for (int64_t r = 0; r < b->nq; r++) {
-        float *m = mv + r * ATTN_KEYS;
-        for (int64_t j = nk; j < ATTN_KEYS; j++) m[j] = -INFINITY; /* past the last key */
-        if (!mask) {
-            memset(m, 0, (size_t)nk * sizeof(float));
-            continue;
+        const char *row = mask ? b->mask_rows[r] + j0 * mask->nb[0] : NULL;
+        kind[r] = !full   ? MASK_MIXED
+                  : !mask ? MASK_OPEN
+                  : f16   ? f16_mask_kind((const ggml_fp16_t *)row)
+                          : MASK_MIXED;
+        if (kind[r] == MASK_MIXED) {
+            float *m = mv + r * ATTN_KEYS;
+            for (int64_t j = nk; j < ATTN_KEYS; j++) m[j] = -INFINITY; /* past the last key */
+            if (mask)
+                ew_load(m, row, mask->type, mask->nb[0], nk);
+            else
+                memset(m, 0, (size_t)nk * sizeof(float));
+            bool open = false;
+            for (int64_t j = 0; j < nk && !open; j++) open = m[j] != -INFINITY;
+            if (!open) kind[r] = MASK_CLOSED;
         }
-        ew_load(m, b->mask_rows[r] + j0 * mask->nb[0], mask->type, mask->nb[0], nk);
-        for (int64_t j = 0; j < nk && !any; j++) any = m[j] != -INFINITY;
+        any |= kind[r] != MASK_CLOSED;
     }
     return any;
 }
@@ -251,7 +356,39 @@ static void tile_keys_transposed(const struct ggml_tensor *k, int64_t j0, int64_
     for (int64_t d = 0; d < k->ne[0]; d++) memset(kt + d * ATTN_KEYS + nk, 0, (size_t)(ATTN_KEYS - nk) * sizeof(float));
 }
 
-static void attend_block(const struct ggml_tensor *dst, const struct attn_params *p, struct attn_block *b, float *scratch) {
+/* Tile [j0, j0 + nk) of K/V head (ik2, ik3) for a block of many queries: the keys transposed
+ * (*kt) and the value rows (*vr), from the task's cache (filled on first use) or, without
+ * one, converted into kbuf, vbuf and vrows (row: a key row being converted). */
+static void kv_tile(struct kv_cache *c, const struct ggml_tensor *k, const struct ggml_tensor *v,
+                    int64_t j0, int64_t nk, int64_t ik2, int64_t ik3, float *row, float *kbuf,
+                    float *vbuf, const float **vrows, const float **kt, const float *const **vr) {
+    if (!c) {
+        tile_keys_transposed(k, j0, nk, ik2, ik3, row, kbuf);
+        tile_rows(v, j0, nk, ik2, ik3, vbuf, vrows);
+        *kt = kbuf, *vr = vrows;
+        return;
+    }
+    if (c->ik2 != ik2 || c->ik3 != ik3) {
+        memset(c->ready, 0, (size_t)(k->ne[1] + ATTN_KEYS - 1) / ATTN_KEYS);
+        c->ik2 = ik2, c->ik3 = ik3;
+    }
+    const int64_t ti = j0 / ATTN_KEYS;
+    float *tile = c->kt + ti * k->ne[0] * ATTN_KEYS;
+    if (!c->ready[ti]) {
+        tile_keys_transposed(k, j0, nk, ik2, ik3, row, tile);
+        tile_rows(v, j0, nk, ik2, ik3, c->v + j0 * v->ne[0], c->vrows + j0);
+        c->ready[ti] = 1;
+    }
+    *kt = tile, *vr = c->vrows + j0;
+}
+
+/* Row r's mask values for tile_weights: NULL for an open row. */
+static inline const float *row_mask(enum mask_row kind, const float *mv, int64_t r) {
+    return kind == MASK_MIXED ? mv + r * ATTN_KEYS : NULL;
+}
+
+static void attend_block(const struct ggml_tensor *dst, const struct attn_params *p,
+                         struct attn_block *b, float *scratch, struct kv_cache *cache) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2], *mask = dst->src[3], *sinks = dst->src[4];
     /* kv heads and batches are shared by consecutive query heads and batches */
     const int64_t dk = q->ne[0], dv = v->ne[0], ik2 = b->i2 / (q->ne[2] / k->ne[2]), ik3 = b->i3 / (q->ne[3] / k->ne[3]);
@@ -273,23 +410,32 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
         memset(scratch + ATTN_BLOCK * dk + b->nq * dv, 0, (size_t)((rows - b->nq) * dv) * sizeof(float));
     }
     float *krow = mv + ATTN_BLOCK * ATTN_KEYS, w[ATTN_BLOCK * ATTN_KEYS] = {0};
+    enum mask_row kind[ATTN_BLOCK];
     const float *vrows[ATTN_KEYS], *krows[ATTN_KEYS];
     struct attn_tile t = {krows, vrows, 0, dk, p->softcap != 0.0f ? p->scale / p->softcap : p->scale, p->softcap,
                           nn_alibi_slope(p->max_bias, q->ne[2], b->i2)};
     for (int64_t j0 = 0; j0 < k->ne[1]; j0 += ATTN_KEYS) {
         t.nk = k->ne[1] - j0 < ATTN_KEYS ? k->ne[1] - j0 : ATTN_KEYS;
-        if (!block_mask(mask, b, j0, t.nk, mv)) continue;
-        tile_rows(v, j0, t.nk, ik2, ik3, vbuf, vrows);
+        if (!block_mask(mask, b, j0, t.nk, mv, kind)) continue;
         if (!transpose) {
+            tile_rows(v, j0, t.nk, ik2, ik3, vbuf, vrows);
             tile_rows(k, j0, t.nk, ik2, ik3, kbuf, krows);
-            for (int64_t r = 0; r < b->nq; r++) attend_tile(&t, b->q + r * dk, mv + r * ATTN_KEYS, &b->state[r]);
+            for (int64_t r = 0; r < b->nq; r++)
+                if (kind[r] != MASK_CLOSED)
+                    attend_tile(&t, b->q + r * dk, row_mask(kind[r], mv, r), &b->state[r]);
             continue;
         }
-        tile_keys_transposed(k, j0, t.nk, ik2, ik3, krow, kbuf);
-        block_scores(b->q, rows, dk, kbuf, w);
-        for (int64_t r = 0; r < b->nq; r++) tile_weights(&t, w + r * ATTN_KEYS, mv + r * ATTN_KEYS, &b->state[r]);
+        const float *kt, *const *vr;
+        kv_tile(cache, k, v, j0, t.nk, ik2, ik3, krow, kbuf, vbuf, vrows, &kt, &vr);
+        block_scores(b->q, rows, dk, kt, w);
+        for (int64_t r = 0; r < b->nq; r++) {
+            if (kind[r] == MASK_CLOSED)
+                memset(w + r * ATTN_KEYS, 0, ATTN_KEYS * sizeof(float));
+            else
+                tile_weights(&t, w + r * ATTN_KEYS, row_mask(kind[r], mv, r), &b->state[r]);
+        }
         memset(w + b->nq * ATTN_KEYS, 0, (size_t)((rows - b->nq) * ATTN_KEYS) * sizeof(float));
-        block_values(w, rows, vrows, t.nk, dv, scratch + ATTN_BLOCK * dk);
+        block_values(w, rows, vr, t.nk, dv, scratch + ATTN_BLOCK * dk);
     }
     for (int64_t r = 0; r < b->nq; r++) {
         struct online_softmax *o = &b->state[r];
@@ -311,6 +457,8 @@ static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, str
     const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(dst);
     const struct attn_params p = {fa.scale, fa.max_bias, fa.logit_softcap};
     float *scratch = nn_scratch(call, cpu_attn_scratch_floats(dst));
+    struct kv_cache cache;
+    struct kv_cache *kv = kv_cache_init(dst, scratch, &cache) ? &cache : NULL;
     const int64_t per_head = (q->ne[1] + ATTN_BLOCK - 1) / ATTN_BLOCK;
     int64_t u0, u1;
     cpu_split_range(per_head * q->ne[2] * q->ne[3], call->ith, call->nth, &u0, &u1);
@@ -320,7 +468,7 @@ static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, str
         b.nq = q->ne[1] - b.i1 < ATTN_BLOCK ? q->ne[1] - b.i1 : ATTN_BLOCK;
         b.i2 = (u / per_head) % q->ne[2];
         b.i3 = u / (per_head * q->ne[2]);
-        attend_block(dst, &p, &b, scratch);
+        attend_block(dst, &p, &b, scratch, kv);
     }
     return GGML_STATUS_SUCCESS;
 }
