@@ -7,9 +7,12 @@
  * writes inputs before computing and reads outputs after).  Every other
  * tensor's memory returns to a free list after its last consumer and is
  * reused by later nodes (best fit, adjacent free blocks merged).  A node
- * whose operator may overwrite src[0] takes over src[0]'s memory when this
- * node is src[0]'s last consumer and the layouts are identical.  Views own
- * no memory: they keep their storage alive until their own last consumer.
+ * whose operator may overwrite src[0] (or either operand of an elementwise
+ * add, sub, mul, div) takes over that source's memory when this node is its
+ * last consumer and the layouts are identical; a source that is a view at the
+ * start of its storage hands over the storage when nothing else holds it.
+ * Views own no memory: they keep their storage alive until their own last
+ * consumer.
  *
  * Planning works on offsets only; buffers are (re)allocated afterwards with
  * the planned peak size, so a graph needing more memory than the last one
@@ -257,23 +260,48 @@ static bool same_layout(const struct ggml_tensor *a, const struct ggml_tensor *b
     return true;
 }
 
-/* Let node overwrite src[0] when the operator allows it and nothing else needs src[0]. */
-static bool try_inplace(ggml_gallocr_t g, struct tensor_state *st, const struct ggml_tensor *node) {
-    const struct ggml_tensor *parent = node->src[0];
-    if (!parent || !ggmlc_op_get_info(node->op)->inplace_ok || parent->view_src) return false;
+/* Operators whose result may overwrite src[1] as well as src[0]: elementwise over two operands
+ * of the result's layout, each element read before it is written, by the same task. */
+static bool inplace_any_operand(enum ggml_op op) {
+    return op == GGML_OP_ADD || op == GGML_OP_SUB || op == GGML_OP_MUL || op == GGML_OP_DIV;
+}
+
+/* The memory node may take over from its source s, or NULL: the source's own when node is its
+ * last reader and no view of it is pending; for a view at the start of its storage, the
+ * storage's, when that view is all that is left of it (as ggml's allocator does: a
+ * reshaped or viewed intermediate is then overwritten too, not copied beside). */
+static struct tensor_state *donor_of(ggml_gallocr_t g, const struct ggml_tensor *node, int s) {
+    const struct ggml_tensor *parent = node->src[s];
+    if (!parent || !same_layout(parent, node)) return NULL;
     struct tensor_state *ps = state_of(g, parent);
-    if (!ps->owned || !ps->planned || ps->pinned || ps->released || ps->n_children != 1 || ps->n_views != 0) return false;
-    if (!st->assigned) {
-        st->buffer_id = ps->buffer_id;
-        st->assigned = true;
+    if (ps->pinned || ps->n_children != 1 || ps->n_views != 0) return NULL;
+    if (parent->view_src) {
+        ps = state_of(g, parent->view_src);
+        if (parent->view_offs != 0 || ps->n_views != 1 || ps->n_children != 0) return NULL;
     }
-    if (ps->buffer_id != st->buffer_id || !same_layout(parent, node)) return false;
-    if (alloc_size(g, st->buffer_id, node) > ps->size) return false;
-    st->offset = ps->offset;
-    st->size = ps->size;
-    st->planned = true;
-    ps->released = true; /* handed over: the node frees it */
-    return true;
+    return ps->owned && ps->planned && !ps->pinned && !ps->released ? ps : NULL;
+}
+
+/* Let node overwrite a source's memory when the operator allows it and nothing else needs it. */
+static bool try_inplace(ggml_gallocr_t g, struct tensor_state *st, const struct ggml_tensor *node) {
+    if (!ggmlc_op_get_info(node->op)->inplace_ok) return false;
+    const int n_operands = inplace_any_operand(node->op) ? 2 : 1;
+    for (int s = 0; s < n_operands; s++) {
+        struct tensor_state *ds = donor_of(g, node, s);
+        if (!ds) continue;
+        if (!st->assigned) {
+            st->buffer_id = ds->buffer_id;
+            st->assigned = true;
+        }
+        if (ds->buffer_id != st->buffer_id || alloc_size(g, st->buffer_id, node) > ds->size)
+            continue;
+        st->offset = ds->offset;
+        st->size = ds->size;
+        st->planned = true;
+        ds->released = true; /* handed over: the node frees it */
+        return true;
+    }
+    return false;
 }
 
 static void note_tensor(ggml_gallocr_t g, const struct ggml_tensor *t, const int *ids, int index, bool pinned) {
