@@ -111,9 +111,16 @@ struct ggml_tensor *ggml_col2im_1d(struct ggml_context *ctx, struct ggml_tensor 
 }
 
 /* ------------------------------------------ convolutions via im2col + mul_mat
- * The kernel is the mul_mat weight (any type the matrix product takes), the f32
+ * The kernel is the mul_mat weight (any type the matrix product takes), the
  * patches the activations: y = W x gives [OC, positions], transposed back to
  * the [positions, OC] layout of the result. */
+
+/* The patches' type for kernel a: f16 for an f16 kernel, as ggml rounds them (half the
+ * memory of f32 patches, the largest tensor of a convolution: a Stable Diffusion VAE's
+ * decode planned 704 MB of compute buffer with f32 patches against ggml's 416), else f32. */
+static enum ggml_type patch_type(const struct ggml_tensor *a) {
+    return a->type == GGML_TYPE_F16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+}
 
 /* t itself when contiguous, else a contiguous copy (reshapes need one). */
 static struct ggml_tensor *contiguous(struct ggml_context *ctx, struct ggml_tensor *t) {
@@ -133,7 +140,8 @@ struct ggml_tensor *ggml_conv_1d(struct ggml_context *ctx, struct ggml_tensor *a
     if (a->ne[1] != b->ne[1] || a->ne[3] != 1 || b->ne[3] != 1)
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel [K, IC, OC] and data [L, IC, N] must share IC", a, b);
     a = contiguous(ctx, a);
-    struct ggml_tensor *im = ggml_im2col(ctx, a, b, s0, 1, p0, 0, d0, 1, false, GGML_TYPE_F32); /* [IC*K, OL, N] */
+    struct ggml_tensor *im =
+        ggml_im2col(ctx, a, b, s0, 1, p0, 0, d0, 1, false, patch_type(a)); /* [IC*K, OL, N] */
     GGMLC_CHECK_SRC(im);
     const int64_t OL = im->ne[1], N = im->ne[2];
     struct ggml_tensor *y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, a, a->ne[0] * a->ne[1], a->ne[2]),
@@ -193,7 +201,8 @@ struct ggml_tensor *ggml_conv_2d(struct ggml_context *ctx, struct ggml_tensor *a
     if (a->ne[2] != b->ne[2])
         return ggmlc_op_fail_shapes(GGMLC_ERR_SHAPE, __func__, "kernel [KW, KH, IC, OC] and data [W, H, IC, N] must share IC", a, b);
     a = contiguous(ctx, a);
-    struct ggml_tensor *im = ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32); /* [IC*KH*KW, OW, OH, N] */
+    struct ggml_tensor *im = ggml_im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, true,
+                                         patch_type(a)); /* [IC*KH*KW, OW, OH, N] */
     GGMLC_CHECK_SRC(im);
     const int64_t OW = im->ne[1], OH = im->ne[2], N = im->ne[3];
     struct ggml_tensor *y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, a, a->ne[0] * a->ne[1] * a->ne[2], a->ne[3]),
@@ -224,8 +233,9 @@ struct ggml_tensor *ggml_conv_2d_dw(struct ggml_context *ctx, struct ggml_tensor
     a = contiguous(ctx, a);
     b = contiguous(ctx, b);
     /* every channel becomes a one-channel image whose patches meet its own filter in a batched mul_mat */
-    struct ggml_tensor *im = ggml_im2col(ctx, a, ggml_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, C * N),
-                                         s0, s1, p0, p1, d0, d1, true, GGML_TYPE_F32); /* [KW*KH, OW, OH, C*N] */
+    struct ggml_tensor *im =
+        ggml_im2col(ctx, a, ggml_reshape_4d(ctx, b, b->ne[0], b->ne[1], 1, C * N), s0, s1, p0, p1,
+                    d0, d1, true, patch_type(a)); /* [KW*KH, OW, OH, C*N] */
     GGMLC_CHECK_SRC(im);
     const int64_t OW = im->ne[1], OH = im->ne[2];
     struct ggml_tensor *filters = ggml_reshape_4d(ctx, a, a->ne[0] * a->ne[1], 1, C, 1);
@@ -302,7 +312,8 @@ struct ggml_tensor *ggml_conv_3d(struct ggml_context *ctx, struct ggml_tensor *a
     GGMLC_CHECK_SRC(a);
     GGMLC_CHECK_SRC(b);
     a = contiguous(ctx, a);
-    struct ggml_tensor *im = ggml_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, GGML_TYPE_F32);
+    struct ggml_tensor *im =
+        ggml_im2col_3d(ctx, a, b, IC, s0, s1, s2, p0, p1, p2, d0, d1, d2, patch_type(a));
     GGMLC_CHECK_SRC(im); /* [KW*KH*KD*IC, OW, OH, OD*N] */
     const int64_t OC = a->ne[3] / IC, N = b->ne[3] / IC, OD = im->ne[3] / N, P = im->ne[1] * im->ne[2] * OD;
     struct ggml_tensor *y = ggml_mul_mat(ctx, ggml_reshape_2d(ctx, a, im->ne[0], OC), ggml_reshape_2d(ctx, im, im->ne[0], P * N));

@@ -3,8 +3,20 @@
  * output element is written by one task, so tasks never race.  CONV_2D,
  * CONV_3D and the transposed convolutions use the GEMM (ops-conv-gemm.c). */
 #include "cpu-convops.h"
+#include "ops-ew.h"
 
 /* ------------------------------------------------------------- im2col */
+
+/* Patch values KW taps of input row `row` (f32; NULL: a padding row) for output column ow. */
+static inline void gather_taps_f32(const float *row, int64_t ow, int s0, int p0, int d0, int64_t IW,
+                                   int64_t KW, float *out) {
+    for (int64_t kw = 0, iw = ow * s0 - p0; kw < KW; kw++, iw += d0)
+        out[kw] = row && iw >= 0 && iw < IW ? row[iw] : 0.0f;
+}
+
+/* Patches gathered as f32 and converted to f16 this many at a time: converting value by value
+ * made an f16 im2col 2.8x slower than an f32 one (51 against 18 ms a node of an SD VAE). */
+#define IM2COL_F16_CHUNK 1024
 
 static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
@@ -15,22 +27,33 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
     const int64_t KW = a->ne[0], KH = is_2d ? a->ne[1] : 1;
     const int64_t IW = b->ne[0], IH = is_2d ? b->ne[1] : 1, IC = is_2d ? b->ne[2] : b->ne[1];
     const int64_t OW = dst->ne[1], OH = is_2d ? dst->ne[2] : 1, N = is_2d ? dst->ne[3] : dst->ne[2];
-    /* the common case (f32 rows in and out) copies without per-element type dispatch */
-    const bool f32_rows = b->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float) &&
-                          dst->nb[0] == sizeof(float);
+    /* the common cases (f32 rows in, f32 or f16 rows out) copy without per-element type dispatch */
+    const bool f32_in = b->type == GGML_TYPE_F32 && b->nb[0] == sizeof(float);
+    const bool f32_rows = f32_in && dst->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float);
+    const bool f16_rows = f32_in && dst->type == GGML_TYPE_F16 &&
+                          dst->nb[0] == sizeof(ggml_fp16_t) && KW <= IM2COL_F16_CHUNK;
+    float chunk[IM2COL_F16_CHUNK];
     int64_t r0, r1;
     cpu_split_range(OW * OH * N, call->ith, call->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t ow = r % OW, oh = (r / OW) % OH, n = r / (OW * OH);
         char *col = is_2d ? cpu_elem_ptr(dst, 0, ow, oh, n) : cpu_elem_ptr(dst, 0, ow, n, 0);
+        int64_t held = 0, done = 0; /* f16_rows: values in chunk, values converted */
         for (int64_t ic = 0; ic < IC; ic++)
             for (int64_t kh = 0; kh < KH; kh++) {
                 const int64_t ih = cpu_tap_pos(oh, kh, s1, p1, d1, IH), c0 = (ic * KH + kh) * KW;
                 const char *row = ih < 0 ? NULL : is_2d ? cpu_elem_ptr(b, 0, ih, ic, n) : cpu_elem_ptr(b, 0, ic, n, 0);
                 if (f32_rows) {
-                    float *out = (float *)col + c0;
-                    for (int64_t kw = 0, iw = ow * s0 - p0; kw < KW; kw++, iw += d0)
-                        out[kw] = row && iw >= 0 && iw < IW ? ((const float *)row)[iw] : 0.0f;
+                    gather_taps_f32((const float *)row, ow, s0, p0, d0, IW, KW, (float *)col + c0);
+                    continue;
+                }
+                if (f16_rows) {
+                    if (held + KW > IM2COL_F16_CHUNK) {
+                        ew_f32_to_f16_row(held, (ggml_fp16_t *)col + done, chunk);
+                        done += held, held = 0;
+                    }
+                    gather_taps_f32((const float *)row, ow, s0, p0, d0, IW, KW, chunk + held);
+                    held += KW;
                     continue;
                 }
                 for (int64_t kw = 0; kw < KW; kw++) {
@@ -39,6 +62,7 @@ static enum ggml_status im2col(const struct ggmlc_op_call *call, struct ggml_ten
                     cpu_store_f32(dst->type, col + (c0 + kw) * dst->nb[0], v);
                 }
             }
+        if (held) ew_f32_to_f16_row(held, (ggml_fp16_t *)col + done, chunk);
     }
     return GGML_STATUS_SUCCESS;
 }
