@@ -524,6 +524,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int cols_min = cols ? cols_min_rows(a) : 0;
     const cpu_vec_dot_cols_t wide = cols ? wide_kernel(a, b) : NULL;
     const int64_t step = group_rows(a, b); /* activation rows per group */
+    const cpu_vec_dot_wrows_t wrows = cpu_qmatch_type(a->type) ? cpu_qmatch_wrows(a->type) : NULL;
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
     if (private) {
         convert_rows_to_planes(&solo, a, b, qs, d, sums, NULL);
@@ -567,6 +568,10 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                         const int nw = (int)(c1 - n < wrows ? c1 - n : wrows);
                         kern((int)k, wmat + n * a->nb[1], a->nb[1], nw, &yc, out + n, dst->nb[1] / sizeof(float));
                     }
+                    continue;
+                }
+                if (wrows && nrows == 1) {
+                    wrows((int)k, wmat + c0 * a->nb[1], a->nb[1], (int)(c1 - c0), &y, out + c0);
                     continue;
                 }
                 for (int64_t n = c0; n < c1; n++)

@@ -12,10 +12,12 @@
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 #define QMATCH_FILL cpu_qmatch_fill_avx512vnni
 #define QMATCH_SERIAL cpu_qmatch_serial_q4_0_vnni
+#define QMATCH_WROWS_OF cpu_qmatch_wrows_vnni
 #else
 #pragma GCC target("avx2,fma,f16c")
 #define QMATCH_FILL cpu_qmatch_fill_avx2
 #define QMATCH_SERIAL cpu_qmatch_serial_q4_0_avx2
+#define QMATCH_WROWS_OF cpu_qmatch_wrows_avx2
 #endif
 #include <immintrin.h>
 
@@ -85,6 +87,90 @@ static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
 
 QMATCH_AVX2(q8_0, levels_q8_0, scale_q8_0)
 QMATCH_AVX2(q4_0, levels_q4_0, scale_q4_0)
+
+/* ------------------------------------------ one activation row, a block of weight rows
+ *
+ * A row's eight-lane sum is a chain of k / 32 dependent FMAs, so one weight row at a time
+ * runs at the FMA latency (4 cycles a block) plus a call, a dispatch and a reduction per
+ * row: at 768 values that was a fifth of a decode mat-vec's time on Zen 5.  Here
+ * QMATCH_WROWS weight rows go through the blocks together (independent chains the core
+ * overlaps), and what depends only on the activation block is done once for all of them.
+ * Each row's lanes are the same exact integers and its float operations those of
+ * lanes_rows_<type> with one row, so the bits are too.  Each row prefetches the block at
+ * the same place in the row QMATCH_WROWS rows on, which the next group reads. */
+#define QMATCH_WROWS 4
+
+/* Per activation block q: its part of every row's lane sums (wrows_prep_<type>), then a
+ * weight row's eight lanes (wrows_lanes_<type>, levels l of block b of the row). */
+#ifdef QMATCH_VNNI
+/* Q8_0: (l + 128) unsigned times q, from -128 * (q's four-value sums) */
+static inline __m256i wrows_prep_q8_0(__m256i q) {
+    return _mm256_sub_epi32(
+        _mm256_setzero_si256(),
+        _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80), q));
+}
+static inline __m256i wrows_lanes_q8_0(const void *row, int b, __m256i q, __m256i prep) {
+    return _mm256_dpbusd_epi32(
+        prep, _mm256_xor_si256(levels_q8_0(row, b), _mm256_set1_epi8((char)0x80)), q);
+}
+/* Q4_0: the nibbles u unsigned times q, less 8 * (q's four-value sums) */
+static inline __m256i wrows_prep_q4_0(__m256i q) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), q);
+}
+static inline __m256i wrows_lanes_q4_0(const void *row, int b, __m256i q, __m256i prep) {
+    const __m256i u = qd_unpack_nibbles(((const block_q4_0 *)row)[b].qs);
+    return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, q), prep);
+}
+#else
+static inline __m256i wrows_prep_q8_0(__m256i q) { return q; }
+static inline __m256i wrows_lanes_q8_0(const void *row, int b, __m256i q, __m256i prep) {
+    const __m256i l = levels_q8_0(row, b);
+    return lane_sums(_mm256_sign_epi8(l, l), l, prep);
+}
+/* Q4_0: pairs of u * q less pairs of 8 * q (int16, exact), then summed in fours */
+static inline __m256i wrows_prep_q4_0(__m256i q) {
+    return _mm256_maddubs_epi16(_mm256_set1_epi8(8), q);
+}
+static inline __m256i wrows_lanes_q4_0(const void *row, int b, __m256i q, __m256i prep) {
+    const __m256i u = qd_unpack_nibbles(((const block_q4_0 *)row)[b].qs);
+    return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(u, q), prep),
+                             _mm256_set1_epi16(1));
+}
+#endif
+
+#define QMATCH_WROWS_KERNEL(type, SCALE)                                                         \
+    static inline __attribute__((always_inline)) void lanes_wrows_##type##_nw(                   \
+        int n, const char *x, size_t bx, const int8_t *qy, const float *dy, float *s,            \
+        const int nw) {                                                                          \
+        __m256 acc[QMATCH_WROWS];                                                                \
+        _Pragma("GCC unroll 4") for (int w = 0; w < nw; w++) acc[w] = _mm256_setzero_ps();       \
+        for (int b = 0; b < n / QK8_0; b++) {                                                    \
+            const __m256i q = qd_load32(qy + (size_t)b * QK8_0), prep = wrows_prep_##type(q);    \
+            const __m256 dyb = _mm256_broadcast_ss(dy + b);                                      \
+            _Pragma("GCC unroll 4") for (int w = 0; w < nw; w++) {                               \
+                const char *row = x + (size_t)w * bx;                                            \
+                _mm_prefetch(row + (size_t)b * sizeof(block_##type) + QMATCH_WROWS * bx,         \
+                             _MM_HINT_T0);                                                       \
+                const __m256 d = _mm256_mul_ps(_mm256_set1_ps(SCALE(row, b)), dyb);              \
+                acc[w] = _mm256_fmadd_ps(                                                        \
+                    d, _mm256_cvtepi32_ps(wrows_lanes_##type(row, b, q, prep)), acc[w]);         \
+            }                                                                                    \
+        }                                                                                        \
+        _Pragma("GCC unroll 4") for (int w = 0; w < nw; w++) s[w] = qd_hsum_ps(acc[w]);          \
+    }                                                                                            \
+    static void lanes_wrows_##type(int n, const void *x, size_t bx, int nw,                      \
+                                   const struct cpu_q8_rows *y, float *s) {                      \
+        int w = 0;                                                                               \
+        for (; w + QMATCH_WROWS <= nw; w += QMATCH_WROWS)                                        \
+            lanes_wrows_##type##_nw(n, (const char *)x + (size_t)w * bx, bx, y->qs, y->d, s + w, \
+                                    QMATCH_WROWS);                                               \
+        for (; w < nw; w++)                                                                      \
+            lanes_wrows_##type##_nw(n, (const char *)x + (size_t)w * bx, bx, y->qs, y->d, s + w, \
+                                    1);                                                          \
+    }
+
+QMATCH_WROWS_KERNEL(q8_0, scale_q8_0)
+QMATCH_WROWS_KERNEL(q4_0, scale_q4_0)
 
 #ifdef QMATCH_VNNI
 #define ROWS_Q4_0 lanes_rows_q4_0
@@ -179,10 +265,18 @@ QD_ROWS_DISPATCH(serial_rows_q4_0)
 
 cpu_vec_dot_rows_t QMATCH_SERIAL(void) { return serial_rows_q4_0; }
 
+cpu_vec_dot_wrows_t QMATCH_WROWS_OF(enum ggml_type type) {
+    return type == GGML_TYPE_Q8_0   ? lanes_wrows_q8_0
+           : type == GGML_TYPE_Q4_0 ? lanes_wrows_q4_0
+                                    : NULL;
+}
+
 #elif defined(QMATCH_VNNI)
 void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void) { return NULL; }
+cpu_vec_dot_wrows_t cpu_qmatch_wrows_vnni(enum ggml_type type) { return (void)type, NULL; }
 #else
 void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void) { return NULL; }
+cpu_vec_dot_wrows_t cpu_qmatch_wrows_avx2(enum ggml_type type) { return (void)type, NULL; }
 #endif

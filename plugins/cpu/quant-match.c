@@ -119,6 +119,17 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_on_path(cpu_current_quant_path()); }
 
+cpu_vec_dot_wrows_t cpu_qmatch_wrows_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_wrows_vnni(type))
+        return cpu_qmatch_wrows_vnni(type);
+    if (path != CPU_QUANT_GENERIC) return cpu_qmatch_wrows_avx2(type);
+    return NULL;
+}
+
+cpu_vec_dot_wrows_t cpu_qmatch_wrows(enum ggml_type type) {
+    return cpu_qmatch_wrows_on_path(type, cpu_current_quant_path());
+}
+
 /* ------------------------------------------------------- column layout */
 
 size_t cpu_q8_cols_size(int64_t nblocks, int width) {
