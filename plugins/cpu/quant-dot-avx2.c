@@ -116,11 +116,13 @@ DOT_32(dot_mxfp4, block_mxfp4, block_q8_0, blk_mxfp4, SCALES4_E8M0, SCALE1_E8M0,
 /* ----------------------------------------------- K-quants against Q8_K */
 
 /* Q4_K / Q5_K super-block: sum_j sc_j * (q . y)_j as one int; qh NULL for Q4_K. */
-static inline int k45_isum(const uint8_t *qs, const uint8_t *qh, __m128i sm, const int8_t *q8) {
+static inline __attribute__((always_inline)) int k45_isum(const uint8_t *qs, const uint8_t *qh,
+                                                          __m128i sm, const int8_t *q8) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
     const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as int16 */
     const __m256i hbits = qh ? qd_load32(qh) : _mm256_setzero_si256();
     __m256i acc = _mm256_setzero_si256();
+    QD_UNROLL_ALL
     for (int g = 0; g < 4; g++) {
         const __m256i q = qd_load32(qs + 32 * g);
         __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
@@ -136,8 +138,10 @@ static inline int k45_isum(const uint8_t *qs, const uint8_t *qh, __m128i sm, con
     return qd_hsum_epi32(acc);
 }
 
-static inline float k45_block(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d,
-                              ggml_fp16_t dmin, const block_q8_K *y) {
+static inline __attribute__((always_inline)) float k45_block(const uint8_t *scales,
+                                                             const uint8_t *qs, const uint8_t *qh,
+                                                             ggml_fp16_t d, ggml_fp16_t dmin,
+                                                             const block_q8_K *y) {
     const __m128i sm = qd_k4_scales_mins(scales);
     const int summs = qd_k4_min_sum(sm, y->bsums);
     return y->d * qd_h2f(d) * (float)k45_isum(qs, qh, sm, y->qs) - y->d * qd_h2f(dmin) * (float)summs;
@@ -171,6 +175,7 @@ static void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t
         /* scales 8h..8h+7 in both lanes; the low lane uses scale j, the high lane j + 1 */
         const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00), _mm256_permute2x128_si256(sc16, sc16, 0x11)};
         __m256i acc = _mm256_setzero_si256();
+        QD_UNROLL_ALL
         for (int h = 0; h < 2; h++) {
             const uint8_t *ql = x[i].ql + 64 * h;
             const __m256i qh = qd_load32(x[i].qh + 32 * h);
@@ -179,6 +184,7 @@ static void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t
                                      _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
                                      _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
             const __m256i half = halves[h];
+            QD_UNROLL_ALL
             for (int k = 0; k < 4; k++) {
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
                 const __m256i q = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
@@ -201,8 +207,10 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     float sum = 0;
     for (int i = 0; i < n / QK_K; i++) {
         __m256i acc = _mm256_setzero_si256();
+        QD_UNROLL_ALL
         for (int h = 0; h < 2; h++) {
             const __m256i q = qd_load32(x[i].qs + 32 * h);
+            QD_UNROLL_ALL
             for (int k = 0; k < 4; k++) {
                 const __m256i levels = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2);
                 const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
@@ -218,6 +226,21 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
+/* Q3_K's 16 six-bit scales (stored +32) as int16, unpacked with word-wide masks: the low four
+ * bits of scales 0-7 and 8-15 are the low and high nibbles of bytes 0-7, their high two bits
+ * the bit pairs 0-1, 2-3, 4-5, 6-7 of bytes 8-11 for scales 0-3, 4-7, 8-11, 12-15. */
+static inline __m256i q3_K_scales16(const uint8_t *sc) {
+    uint32_t a[3];
+    memcpy(a, sc, 12);
+    const uint32_t lo4 = 0x0f0f0f0f, hi2 = 0x03030303;
+    /* from registers: a 16-byte load of four 4-byte stores would wait for them (no forwarding) */
+    const __m128i u = _mm_setr_epi32((int)((a[0] & lo4) | ((a[2] >> 0) & hi2) << 4),
+                                     (int)((a[1] & lo4) | ((a[2] >> 2) & hi2) << 4),
+                                     (int)(((a[0] >> 4) & lo4) | ((a[2] >> 4) & hi2) << 4),
+                                     (int)(((a[1] >> 4) & lo4) | ((a[2] >> 6) & hi2) << 4));
+    return _mm256_cvtepi8_epi16(_mm_sub_epi8(u, _mm_set1_epi8(32)));
+}
+
 /* Q3_K: levels low2 + 4 * high - 4 in [-4, 3]; the -4 is taken out through the bsums. */
 static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q3_K *x = vx;
@@ -225,24 +248,25 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
     float sum = 0;
     for (int i = 0; i < n / QK_K; i++) {
-        int scales[16], offset = 0;
-        for (int j = 0; j < 16; j++) {
-            const uint8_t *sc = x[i].scales;
-            const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
-            scales[j] = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
-            offset += scales[j] * y[i].bsums[j];
-        }
+        const __m256i sc16 = q3_K_scales16(x[i].scales);
+        const int offset =
+            qd_hsum_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
+        /* scales 8h..8h+7 in both lanes; the low lane uses scale j, the high lane j + 1 */
+        const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
+                                   _mm256_permute2x128_si256(sc16, sc16, 0x11)};
         const __m256i hm = qd_load32(x[i].hmask);
         __m256i acc = _mm256_setzero_si256();
+        QD_UNROLL_ALL
         for (int h = 0; h < 2; h++) {
             const __m256i q = qd_load32(x[i].qs + 32 * h);
+            QD_UNROLL_ALL
             for (int k = 0; k < 4; k++) {
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
                 const __m256i levels = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
                 const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const int j = 8 * h + 2 * k;
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set_m128i(_mm_set1_epi16((short)scales[j + 1]),
-                                                                                  _mm_set1_epi16((short)scales[j]))));
+                const __m256i scale = _mm256_blend_epi32(qd_word(halves[h], 2 * k),
+                                                         qd_word(halves[h], 2 * k + 1), 0xf0);
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
             }
         }
         sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 4 * offset);

@@ -129,6 +129,12 @@ static inline __m256i qd_levels_mxfp4(const block_mxfp4 *x) {
 /* Row loops fully unrolled, so that acc[r] are registers, not stack slots. */
 #define QD_UNROLL_ROWS _Pragma("GCC unroll 8")
 
+/* Loops over the fixed parts of a block (groups, halves, sub-blocks): unrolled, so their
+ * shuffle masks and shift counts are constants and their decoded values stay in registers
+ * (-O2 keeps them loops: a Q6_K super-block spilled its levels to the stack and built each
+ * mask at run time, twice as slow as ggml's). */
+#define QD_UNROLL_ALL _Pragma("GCC unroll 8")
+
 /* A multi-row kernel `name` calling name##_nr(..., nr) with a constant row count, so that
  * the always-inline body keeps one accumulator per row in registers. */
 #define QD_ROWS_DISPATCH(name)                                                                        \
