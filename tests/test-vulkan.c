@@ -196,6 +196,26 @@ static void restart_backends(void) {
     backend_cpu = ggml_backend_init_by_name("cpu", NULL);
 }
 
+/* Whether name contains the len bytes at part. */
+static bool contains_part(const char *name, const char *part, size_t len) {
+    for (const char *at = name; *at; at++)
+        if (strncmp(at, part, len) == 0) return true;
+    return false;
+}
+
+/* Whether a case runs under GGMLC_TEST_ONLY: no filter, or its name contains one of the
+ * filter's comma-separated parts ("mm_f16,mm_q8_0"; an empty part takes every case). */
+static bool case_selected(const char *name, const char *only) {
+    if (!only) return true;
+    for (const char *part = only;;) {
+        const char *end = strchr(part, ',');
+        const size_t len = end ? (size_t)(end - part) : strlen(part);
+        if (len == 0 || contains_part(name, part, len)) return true;
+        if (!end) return false;
+        part = end + 1;
+    }
+}
+
 /* The integer-dot mat-vec cases with that kernel forced, under the default tuning, under one
  * of 32 threads and 3 rows per workgroup (several blocks per thread, rows past the end) and
  * under 3 workgroups taking turns over the rows; skipped, visibly, on a device without
@@ -205,7 +225,8 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
     const struct vk_test_case *cases = vk_test_cases_dot(&n);
     if (!strstr(ggmlc_device_caps(dev), "int-dot")) {
         for (size_t i = 0; i < n; i++)
-            if (!only || strstr(cases[i].name, only)) tap_skip("the device has no integer dot products", "%s", cases[i].name);
+            if (case_selected(cases[i].name, only))
+                tap_skip("the device has no integer dot products", "%s", cases[i].name);
         return;
     }
     static const char *const tunings[] = {NULL, "32,3", "64,2,3"}; /* the last: 3 workgroups take turns */
@@ -215,7 +236,7 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
         restart_backends();
         tap_diag("integer-dot mat-vec, GGMLC_VK_MVQD=%s", tunings[t] ? tunings[t] : "(default)");
         for (size_t i = 0; i < n; i++)
-            if (!only || strstr(cases[i].name, only)) check_case(&cases[i], first_index + (int)i);
+            if (case_selected(cases[i].name, only)) check_case(&cases[i], first_index + (int)i);
     }
     unsetenv("GGMLC_VK_MVQD");
     unsetenv("GGMLC_VK_MVQ_KERNEL");
@@ -226,7 +247,7 @@ static void check_dot_cases(ggml_backend_dev_t dev, const char *only, int first_
  * (mv.comp's STEPS: whole iterations, then single steps) with 64 threads and 4 rows, whatever
  * the default for their row lengths. */
 static bool is_float_mv_case(const struct vk_test_case *c, const char *only) {
-    return strncmp(c->name, "mv_f", 4) == 0 && (!only || strstr(c->name, only));
+    return strncmp(c->name, "mv_f", 4) == 0 && case_selected(c->name, only);
 }
 
 static void check_mv_steps(const char *only) {
@@ -254,7 +275,7 @@ static void check_train_cases(const char *only) {
         restart_backends();
         tap_diag("training-step cases, GGMLC_VK_MM_SPLIT=%s", splits[s] ? splits[s] : "(default)");
         for (size_t i = 0; i < n; i++)
-            if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 800 + (int)i);
+            if (case_selected(cases[i].name, only)) check_case(&cases[i], 800 + (int)i);
     }
     unsetenv("GGMLC_VK_MM_SPLIT");
     restart_backends();
@@ -270,7 +291,8 @@ static void check_attention_with(const char *var, const char *value, const char 
         size_t n;
         const struct vk_test_case *cases = lists[l](&n);
         for (size_t i = 0; i < n; i++)
-            if (strstr(cases[i].name, "flash_attn") && (!only || strstr(cases[i].name, only))) check_case(&cases[i], 700 + (int)i);
+            if (strstr(cases[i].name, "flash_attn") && case_selected(cases[i].name, only))
+                check_case(&cases[i], 700 + (int)i);
     }
     unsetenv(var);
     restart_backends();
@@ -453,17 +475,17 @@ int main(void) {
     const struct vk_test_case *cases = vk_test_cases(&n_cases);
     const char *only = getenv("GGMLC_TEST_ONLY");
     for (size_t i = 0; i < n_cases; i++)
-        if (!only || strstr(cases[i].name, only)) check_case(&cases[i], (int)i);
+        if (case_selected(cases[i].name, only)) check_case(&cases[i], (int)i);
     size_t n_quant;
     const struct vk_test_case *quant = vk_test_cases_quant(&n_quant);
     for (size_t i = 0; i < n_quant; i++)
-        if (!only || strstr(quant[i].name, only)) check_case(&quant[i], (int)(n_cases + i));
+        if (case_selected(quant[i].name, only)) check_case(&quant[i], (int)(n_cases + i));
     check_dot_cases(dev, only, 400);
     check_mv_steps(only);
     if (!only) vk_check_moe_bad_ids(backend_test);
     cases = vk_test_cases_ops(&n_cases);
     for (size_t i = 0; i < n_cases; i++)
-        if (!only || strstr(cases[i].name, only)) check_case(&cases[i], 500 + (int)i);
+        if (case_selected(cases[i].name, only)) check_case(&cases[i], 500 + (int)i);
     check_split_attention(only);
     check_train_cases(only);
     check_scheduler();
