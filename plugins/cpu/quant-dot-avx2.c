@@ -189,7 +189,7 @@ static void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
                 const __m256i q = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
                 const __m256i p = _mm256_maddubs_epi16(q, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const __m256i scale = _mm256_blend_epi32(qd_word(half, 2 * k), qd_word(half, 2 * k + 1), 0xf0);
+                const __m256i scale = qd_word_pair(half, 2 * k, 2 * k + 1);
                 acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
             }
         }
@@ -204,8 +204,17 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     const block_q2_K *x = vx;
     const block_q8_K *y = vy;
     const __m256i m2 = _mm256_set1_epi8(3);
+    const __m128i m4 = _mm_set1_epi8(0x0f);
     float sum = 0;
     for (int i = 0; i < n / QK_K; i++) {
+        /* 4-bit scales (low nibbles) and mins (high nibbles) of the 16 sub-blocks as int16 */
+        const __m128i packed = _mm_loadu_si128((const __m128i *)x[i].scales);
+        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, m4));
+        const __m256i min16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), m4));
+        const int summs = qd_hsum_epi32(
+            _mm256_madd_epi16(min16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
+        const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
+                                   _mm256_permute2x128_si256(sc16, sc16, 0x11)};
         __m256i acc = _mm256_setzero_si256();
         QD_UNROLL_ALL
         for (int h = 0; h < 2; h++) {
@@ -214,13 +223,10 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
             for (int k = 0; k < 4; k++) {
                 const __m256i levels = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2);
                 const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const int j = 8 * h + 2 * k;
-                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(x[i].scales[j + 1] & 0xf), _mm_set1_epi16(x[i].scales[j] & 0xf));
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
+                acc = _mm256_add_epi32(
+                    acc, _mm256_madd_epi16(p, qd_word_pair(halves[h], 2 * k, 2 * k + 1)));
             }
         }
-        int summs = 0;
-        for (int j = 0; j < 16; j++) summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
         sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
     }
     *s = sum;
@@ -264,8 +270,7 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
                 const __m256i levels = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
                 const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const __m256i scale = _mm256_blend_epi32(qd_word(halves[h], 2 * k),
-                                                         qd_word(halves[h], 2 * k + 1), 0xf0);
+                const __m256i scale = qd_word_pair(halves[h], 2 * k, 2 * k + 1);
                 acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
             }
         }

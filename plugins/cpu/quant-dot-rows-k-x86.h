@@ -120,8 +120,7 @@ RK_INLINE void rk_scales16(__m256i s16, __m256i sc[8]) {
     const __m256i halves[2] = {_mm256_permute2x128_si256(s16, s16, 0x00),
                                _mm256_permute2x128_si256(s16, s16, 0x11)};
     for (int h = 0; h < 2; h++) {
-        for (int k = 0; k < 4; k++)
-            sc[4 * h + k] = _mm256_blend_epi32(qd_word(halves[h], 2 * k), qd_word(halves[h], 2 * k + 1), 0xf0);
+        for (int k = 0; k < 4; k++) sc[4 * h + k] = qd_word_pair(halves[h], 2 * k, 2 * k + 1);
     }
 }
 

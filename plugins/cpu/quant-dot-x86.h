@@ -91,6 +91,15 @@ static inline __m256i qd_word(__m256i v, int k) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * k + 1) << 8 | 2 * k)));
 }
 
+/* Word a of the low 128-bit lane broadcast over that lane, word b of the high lane over
+ * the high one: one shuffle with a mask per lane, where two broadcasts and a blend took
+ * three operations (the sub-block scales of Q3_K and Q6_K, 16 values a lane). */
+static inline __m256i qd_word_pair(__m256i v, int a, int b) {
+    const short lo = (short)((2 * a + 1) << 8 | 2 * a), hi = (short)((2 * b + 1) << 8 | 2 * b);
+    return _mm256_shuffle_epi8(
+        v, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi));
+}
+
 /* Byte j = 0xff where bit j of bits is set. */
 static inline __m256i qd_bits_to_bytes(uint32_t bits) {
     const __m256i shuf = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
