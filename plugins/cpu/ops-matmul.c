@@ -524,7 +524,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int cols_min = cols ? cols_min_rows(a) : 0;
     const cpu_vec_dot_cols_t wide = cols ? wide_kernel(a, b) : NULL;
     const int64_t step = group_rows(a, b); /* activation rows per group */
-    const cpu_vec_dot_wrows_t wrows = cpu_qmatch_type(a->type) ? cpu_qmatch_wrows(a->type) : NULL;
+    const cpu_vec_dot_wrows_t wrows = cpu_get_vec_dot_wrows(a->type);
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
     if (private) {
         convert_rows_to_planes(&solo, a, b, qs, d, sums, NULL);

@@ -10,6 +10,8 @@
  */
 #include "quant-dot.h"
 
+#include <stddef.h>
+
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c")
 #include <immintrin.h>
@@ -115,9 +117,9 @@ DOT_32(dot_mxfp4, block_mxfp4, block_q8_0, blk_mxfp4, SCALES4_E8M0, SCALE1_E8M0,
 
 /* ----------------------------------------------- K-quants against Q8_K */
 
-/* Q4_K / Q5_K super-block: sum_j sc_j * (q . y)_j as one int; qh NULL for Q4_K. */
-static inline __attribute__((always_inline)) int k45_isum(const uint8_t *qs, const uint8_t *qh,
-                                                          __m128i sm, const int8_t *q8) {
+/* Q4_K / Q5_K super-block: sum_j sc_j * (q . y)_j in eight int32 lanes; qh NULL for Q4_K. */
+static inline __attribute__((always_inline)) __m256i k45_lanes(const uint8_t *qs, const uint8_t *qh,
+                                                               __m128i sm, const int8_t *q8) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
     const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as int16 */
     const __m256i hbits = qh ? qd_load32(qh) : _mm256_setzero_si256();
@@ -135,7 +137,7 @@ static inline __attribute__((always_inline)) int k45_isum(const uint8_t *qs, con
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(plo, qd_word(scales, 2 * g)));
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(phi, qd_word(scales, 2 * g + 1)));
     }
-    return qd_hsum_epi32(acc);
+    return acc;
 }
 
 static inline __attribute__((always_inline)) float k45_block(const uint8_t *scales,
@@ -144,59 +146,132 @@ static inline __attribute__((always_inline)) float k45_block(const uint8_t *scal
                                                              const block_q8_K *y) {
     const __m128i sm = qd_k4_scales_mins(scales);
     const int summs = qd_k4_min_sum(sm, y->bsums);
-    return y->d * qd_h2f(d) * (float)k45_isum(qs, qh, sm, y->qs) - y->d * qd_h2f(dmin) * (float)summs;
+    return y->d * qd_h2f(d) * (float)qd_hsum_epi32(k45_lanes(qs, qh, sm, y->qs)) -
+           y->d * qd_h2f(dmin) * (float)summs;
 }
 
-static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q4_K *x = vx;
-    const block_q8_K *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) sum += k45_block(x[i].scales, x[i].qs, NULL, x[i].d, x[i].dmin, &y[i]);
-    *s = sum;
-}
-
-static void cpu_dot_q5_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q5_K *x = vx;
-    const block_q8_K *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) sum += k45_block(x[i].scales, x[i].qs, x[i].qh, x[i].d, x[i].dmin, &y[i]);
-    *s = sum;
-}
-
-/* Q6_K: sum_j sc_j * ((q - 32) . y)_j = sum_j sc_j * (q . y)_j - 32 * sum_j sc_j * bsum_j, q in [0, 63]. */
-static void cpu_dot_q6_K_avx2(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q6_K *x = vx;
-    const block_q8_K *y = vy;
+/* Q6_K: sum_j sc_j * ((q - 32) . y)_j = sum_j sc_j * (q . y)_j - 32 * sum_j sc_j * bsum_j, q in [0, 63];
+ * the first sum in eight lanes, the second's sum_j sc_j * bsum_j in *offset's. */
+static inline __attribute__((always_inline)) __m256i q6_K_lanes(const block_q6_K *x,
+                                                                const block_q8_K *y,
+                                                                __m256i *offset) {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) {
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[i].scales));
-        const int offset = qd_hsum_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
-        /* scales 8h..8h+7 in both lanes; the low lane uses scale j, the high lane j + 1 */
-        const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00), _mm256_permute2x128_si256(sc16, sc16, 0x11)};
-        __m256i acc = _mm256_setzero_si256();
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
+    *offset = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y->bsums));
+    /* scales 8h..8h+7 in both lanes; the low lane uses scale j, the high lane j + 1 */
+    const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
+                               _mm256_permute2x128_si256(sc16, sc16, 0x11)};
+    __m256i acc = _mm256_setzero_si256();
+    QD_UNROLL_ALL
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *ql = x->ql + 64 * h;
+        const __m256i qh = qd_load32(x->qh + 32 * h);
+        const __m256i ql0 = qd_load32(ql), ql1 = qd_load32(ql + 32);
+        const __m256i lows[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                                 _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                 _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
         QD_UNROLL_ALL
-        for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = x[i].ql + 64 * h;
-            const __m256i qh = qd_load32(x[i].qh + 32 * h);
-            const __m256i ql0 = qd_load32(ql), ql1 = qd_load32(ql + 32);
-            const __m256i lows[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
-            const __m256i half = halves[h];
-            QD_UNROLL_ALL
-            for (int k = 0; k < 4; k++) {
-                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
-                const __m256i q = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
-                const __m256i p = _mm256_maddubs_epi16(q, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const __m256i scale = qd_word_pair(half, 2 * k, 2 * k + 1);
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
-            }
+        for (int k = 0; k < 4; k++) {
+            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
+            const __m256i q = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
+            const __m256i p = _mm256_maddubs_epi16(q, qd_load32(y->qs + 128 * h + 32 * k));
+            acc = _mm256_add_epi32(acc,
+                                   _mm256_madd_epi16(p, qd_word_pair(halves[h], 2 * k, 2 * k + 1)));
         }
-        sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 32 * offset);
     }
-    *s = sum;
+    return acc;
 }
+
+static inline __attribute__((always_inline)) float q4_K_super(const block_q4_K *x,
+                                                              const block_q8_K *y) {
+    return k45_block(x->scales, x->qs, NULL, x->d, x->dmin, y);
+}
+
+static inline __attribute__((always_inline)) float q5_K_super(const block_q5_K *x,
+                                                              const block_q8_K *y) {
+    return k45_block(x->scales, x->qs, x->qh, x->d, x->dmin, y);
+}
+
+static inline __attribute__((always_inline)) float q6_K_super(const block_q6_K *x,
+                                                              const block_q8_K *y) {
+    __m256i offset;
+    const __m256i acc = q6_K_lanes(x, y, &offset);
+    return y->d * qd_h2f(x->d) * (float)(qd_hsum_epi32(acc) - 32 * qd_hsum_epi32(offset));
+}
+
+/* ------------------------------------------------- eight weight rows, one activation row
+ *
+ * The single-row dots below end every super-block in horizontal sums and scalar float
+ * terms, a fifth of their work.  For a decode step's mat-vec (one activation row) eight
+ * weight rows go through each super-block together: their integer lanes are reduced in one
+ * register (lane w = row w, qd_reduce8) and their float terms taken eight rows at once,
+ * lane w doing what the scalar code does for row w, operation for operation (so the same
+ * bits, as the multi-row kernels' rows, quant-dot-rows-k-x86.h). */
+
+/* The f16 field at byte offset `at` of the eight super-blocks at x, x + bx, ..., x + 7 bx. */
+static inline __m256 kq_halves8(const char *x, size_t bx, size_t at) {
+    uint16_t h[8];
+    for (int w = 0; w < 8; w++) memcpy(&h[w], x + (size_t)w * bx + at, 2);
+    return _mm256_cvtph_ps(_mm_setr_epi16((short)h[0], (short)h[1], (short)h[2], (short)h[3],
+                                          (short)h[4], (short)h[5], (short)h[6], (short)h[7]));
+}
+
+/* Q4_K / Q5_K: y.d * d * isum - y.d * dmin * summs per row. */
+#define K45_WROWS8(name, xt, QH)                                                           \
+    static inline __attribute__((always_inline)) __m256 name(const char *x, size_t bx,     \
+                                                             const block_q8_K *y) {        \
+        __m256i acc[8], mins[8];                                                           \
+        QD_UNROLL_ROWS for (int w = 0; w < 8; w++) {                                       \
+            const xt *b = (const xt *)(const void *)(x + (size_t)w * bx);                  \
+            const __m128i sm = qd_k4_scales_mins(b->scales);                               \
+            acc[w] = k45_lanes(b->qs, QH, sm, y->qs);                                      \
+            mins[w] = _mm256_castsi128_si256(qd_k4_min_lanes(sm, y->bsums));               \
+            mins[w] = _mm256_blend_epi32(mins[w], _mm256_setzero_si256(), 0xf0);           \
+        }                                                                                  \
+        const __m256 yd = _mm256_set1_ps(y->d);                                            \
+        const __m256 d = kq_halves8(x, bx, offsetof(xt, d)),                               \
+                     dmin = kq_halves8(x, bx, offsetof(xt, dmin));                         \
+        return _mm256_sub_ps(                                                              \
+            _mm256_mul_ps(_mm256_mul_ps(yd, d), _mm256_cvtepi32_ps(qd_reduce8(acc))),      \
+            _mm256_mul_ps(_mm256_mul_ps(yd, dmin), _mm256_cvtepi32_ps(qd_reduce8(mins)))); \
+    }
+K45_WROWS8(q4_K_super8, block_q4_K, NULL)
+K45_WROWS8(q5_K_super8, block_q5_K, b->qh)
+
+/* A K-quant's single-row dot over its super-block term SUPER. */
+#define KQ_DOT(name, xt, SUPER)                                                             \
+    static void name(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, \
+                     size_t by, int nrc) {                                                  \
+        const xt *x = vx;                                                                   \
+        const block_q8_K *y = vy;                                                           \
+        float sum = 0;                                                                      \
+        for (int i = 0; i < n / QK_K; i++) sum += SUPER(&x[i], &y[i]);                      \
+        *s = sum;                                                                           \
+    }
+
+/* Its cpu_vec_dot_wrows_t over SUPER8 for each eight weight rows, the rest row by row through
+ * the dot DOT.  (Q6_K's eight rows at once ran 0-8% slower than row by row: its decoded
+ * levels and two sums per row do not fit the registers.) */
+#define KQ_WROWS(name, xt, DOT, SUPER8)                                                      \
+    static void name(int n, const void *vx, size_t bx, int nw, const struct cpu_q8_rows *yr, \
+                     float *s) {                                                             \
+        const block_q8_K *y = (const block_q8_K *)(const void *)yr->qs;                      \
+        int w = 0;                                                                           \
+        for (; w + 8 <= nw; w += 8) {                                                        \
+            const char *x = (const char *)vx + (size_t)w * bx;                               \
+            __m256 sums = _mm256_setzero_ps();                                               \
+            for (int i = 0; i < n / QK_K; i++)                                               \
+                sums = _mm256_add_ps(sums, SUPER8(x + i * sizeof(xt), bx, &y[i]));           \
+            _mm256_storeu_ps(s + w, sums);                                                   \
+        }                                                                                    \
+        for (; w < nw; w++) DOT(n, &s[w], 0, (const char *)vx + (size_t)w * bx, 0, y, 0, 1); \
+    }
+
+KQ_DOT(dot_q4_K, block_q4_K, q4_K_super)
+KQ_DOT(dot_q5_K, block_q5_K, q5_K_super)
+KQ_DOT(dot_q6_K, block_q6_K, q6_K_super)
+KQ_WROWS(wrows_q4_K, block_q4_K, dot_q4_K, q4_K_super8)
+KQ_WROWS(wrows_q5_K, block_q5_K, dot_q5_K, q5_K_super8)
 
 /* Q2_K: 2-bit levels in the packed order (byte l of a 32-byte group holds values l, l+32,
  * l+64, l+96 of its 128); each 32 values span two 16-value sub-blocks with 4-bit scales. */
@@ -307,13 +382,22 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
     t[GGML_TYPE_MXFP4] = dot_mxfp4;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
-    t[GGML_TYPE_Q5_K] = cpu_dot_q5_K_avx2;
-    t[GGML_TYPE_Q6_K] = cpu_dot_q6_K_avx2;
+    t[GGML_TYPE_Q5_K] = dot_q5_K;
+    t[GGML_TYPE_Q6_K] = dot_q6_K;
     t[GGML_TYPE_Q2_K] = dot_q2_K;
     t[GGML_TYPE_Q3_K] = dot_q3_K;
     t[GGML_TYPE_IQ4_XS] = dot_iq4_xs;
 }
 
+cpu_vec_dot_wrows_t cpu_quant_wrows_avx2(enum ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_Q4_K: return wrows_q4_K;
+    case GGML_TYPE_Q5_K: return wrows_q5_K;
+    default: return NULL;
+    }
+}
+
 #else
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) { (void)t; }
+cpu_vec_dot_wrows_t cpu_quant_wrows_avx2(enum ggml_type type) { return (void)type, NULL; }
 #endif

@@ -85,14 +85,6 @@ RK_INLINE __m256i rk_bias_v(const struct rk_block *b, const block_q8_K *yb) {
     return _mm256_madd_epi16(b->bias16, _mm256_loadu_si256((const __m256i *)yb->bsums));
 }
 
-/* Lane r = the sum of the lanes of a[r]: eight rows' integer sums in one register. */
-RK_INLINE __m256i rk_reduce8(const __m256i a[8]) {
-    const __m256i h01 = _mm256_hadd_epi32(a[0], a[1]), h23 = _mm256_hadd_epi32(a[2], a[3]);
-    const __m256i h45 = _mm256_hadd_epi32(a[4], a[5]), h67 = _mm256_hadd_epi32(a[6], a[7]);
-    const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
-    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
-}
-
 /* The rows' float terms eight lanes wide, lane r computing what the AVX2 single-row dot
  * computes for a super-block, operation for operation (so the same bits):
  * yd * d * isum - yd * dmin * bias (Q2_K, Q4_K, Q5_K), yd * d * (isum - offset). */
@@ -229,38 +221,40 @@ static ggml_vec_dot_t rk_single[GGML_TYPE_COUNT];
 /* A super-block kernel.  One row: the single-row dot.  Two to eight: each row's integer
  * sums (ACC, and the bsums term) in eight lanes, the rows reduced together into one
  * register, lane r = row r, and the float terms (TERMS) of all rows at once. */
-#define RK_SUPER(name, type, xt, DECODE, ACC, TERMS)                                                           \
-    static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
-                                                                float *s, size_t s_stride, const int nr) {     \
-        const xt *x = vx;                                                                                      \
-        if (nr == 1) {                                                                                         \
-            rk_single[type](n, s, 0, vx, 0, y->qs, 0, 1);                                                      \
-            return;                                                                                            \
-        }                                                                                                      \
-        __m256 sums = _mm256_setzero_ps();                                                                     \
-        for (int i = 0; i < n / QK_K; i++) {                                                                   \
-            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                    \
-            struct rk_block b;                                                                                 \
-            DECODE(&x[i], &b);                                                                                 \
-            rk_pair_scales(&b);                                                                                \
-            __m256i acc[8], bias[8];                                                                           \
-            float yd[8];                                                                                       \
-            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                                       \
-                acc[r] = bias[r] = _mm256_setzero_si256();                                                     \
-                yd[r] = 0;                                                                                     \
-                if (r >= nr) continue;                                                                         \
-                const block_q8_K *yb = rk_row(y, r, i);                                                        \
-                acc[r] = ACC(&b, yb->qs);                                                                      \
-                bias[r] = rk_bias_v(&b, yb);                                                                   \
-                yd[r] = yb->d;                                                                                 \
-            }                                                                                                  \
-            const __m256 ydv = _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);        \
-            sums = _mm256_add_ps(sums, TERMS(&b, rk_reduce8(acc), rk_reduce8(bias), ydv));                     \
-        }                                                                                                      \
-        float out[8];                                                                                          \
-        _mm256_storeu_ps(out, sums);                                                                           \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                                  \
-    }                                                                                                          \
+#define RK_SUPER(name, type, xt, DECODE, ACC, TERMS)                                       \
+    static inline __attribute__((always_inline)) void name##_nr(                           \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,     \
+        const int nr) {                                                                    \
+        const xt *x = vx;                                                                  \
+        if (nr == 1) {                                                                     \
+            rk_single[type](n, s, 0, vx, 0, y->qs, 0, 1);                                  \
+            return;                                                                        \
+        }                                                                                  \
+        __m256 sums = _mm256_setzero_ps();                                                 \
+        for (int i = 0; i < n / QK_K; i++) {                                               \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                \
+            struct rk_block b;                                                             \
+            DECODE(&x[i], &b);                                                             \
+            rk_pair_scales(&b);                                                            \
+            __m256i acc[8], bias[8];                                                       \
+            float yd[8];                                                                   \
+            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                   \
+                acc[r] = bias[r] = _mm256_setzero_si256();                                 \
+                yd[r] = 0;                                                                 \
+                if (r >= nr) continue;                                                     \
+                const block_q8_K *yb = rk_row(y, r, i);                                    \
+                acc[r] = ACC(&b, yb->qs);                                                  \
+                bias[r] = rk_bias_v(&b, yb);                                               \
+                yd[r] = yb->d;                                                             \
+            }                                                                              \
+            const __m256 ydv =                                                             \
+                _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);    \
+            sums = _mm256_add_ps(sums, TERMS(&b, qd_reduce8(acc), qd_reduce8(bias), ydv)); \
+        }                                                                                  \
+        float out[8];                                                                      \
+        _mm256_storeu_ps(out, sums);                                                       \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];              \
+    }                                                                                      \
     QD_ROWS_DISPATCH(name)
 
 RK_SUPER(rk_q2_K, GGML_TYPE_Q2_K, block_q2_K, rk_decode_q2_K, rk_acc, rk_terms_min)

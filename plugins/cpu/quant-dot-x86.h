@@ -76,14 +76,28 @@ static inline __m128i qd_k4_scales_mins(const uint8_t *q) {
     return _mm_setr_epi32((int)(a & 0x3f3f3f3f), (int)sc_hi, (int)(b & 0x3f3f3f3f), (int)m_hi);
 }
 
-/* sum_j m_j * (bsums[2j] + bsums[2j+1]) for the 8 mins in bytes 8-15 of sm. */
-static inline int qd_k4_min_sum(__m128i sm, const int16_t *bsums) {
+/* sum_j m_j * (bsums[2j] + bsums[2j+1]) for the 8 mins in bytes 8-15 of sm, in four lanes. */
+static inline __m128i qd_k4_min_lanes(__m128i sm, const int16_t *bsums) {
     const __m256i b = _mm256_loadu_si256((const __m256i *)bsums);
     const __m128i pairs = _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
-    __m128i r = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), pairs);
+    return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), pairs);
+}
+
+/* The same summed. */
+static inline int qd_k4_min_sum(__m128i sm, const int16_t *bsums) {
+    __m128i r = qd_k4_min_lanes(sm, bsums);
     r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
     r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
     return _mm_cvtsi128_si32(r);
+}
+
+/* Lane r = the sum of the lanes of a[r]: eight rows' integer sums in one register. */
+static inline __m256i qd_reduce8(const __m256i a[8]) {
+    const __m256i h01 = _mm256_hadd_epi32(a[0], a[1]), h23 = _mm256_hadd_epi32(a[2], a[3]);
+    const __m256i h45 = _mm256_hadd_epi32(a[4], a[5]), h67 = _mm256_hadd_epi32(a[6], a[7]);
+    const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
+                            _mm256_permute2x128_si256(h0123, h4567, 0x31));
 }
 
 /* Word k of the 8 int16 in both 128-bit lanes of v, in every lane. */

@@ -117,6 +117,20 @@ CPU_HIDDEN void cpu_quant_rows_k_fill_avx512vnni(cpu_vec_dot_rows_table table);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_vec_dot_rows_on_path(enum ggml_type type, enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type);
 
+/* The products of nw weight rows (row w at x + w * bx) with the single activation row of y
+ * (y->nrows == 1): s[w], the bits of the multi-row kernel called row by row, in less time
+ * (the call is paid once, and the rows' chains of latency overlap or their horizontal sums
+ * are shared: the matrix-vector product of a decode step). */
+typedef void (*cpu_vec_dot_wrows_t)(int n, const void *x, size_t bx, int nw,
+                                    const struct cpu_q8_rows *y, float *s);
+
+/* That kernel of a weight type on this CPU's path, NULL where it has none (then the
+ * multi-row kernel, row by row): Q8_0 and Q4_0 (quant-match.h), and on x86 Q4_K and Q5_K,
+ * whose multi-row kernels take the AVX2 single-row dot for one row on both x86 paths
+ * (cpu_quant_wrows_avx2, quant-dot-avx2.c). */
+CPU_HIDDEN cpu_vec_dot_wrows_t cpu_get_vec_dot_wrows(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_wrows_avx2(enum ggml_type type);
+
 /* nblocks Q8_0 blocks split into the planes of struct cpu_q8_rows: values to qs, scales
  * to d, the sum of each block's values to sums. */
 CPU_HIDDEN void cpu_q8_0_to_planes(const block_q8_0 *blocks, int64_t nblocks, int8_t *qs, float *d, int32_t *sums);

@@ -57,15 +57,9 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void);
 
-/* The eight-lane products of nw weight rows (row w at x + w * bx) with the single
- * activation row of y (y->nrows == 1): s[w], the bits of the path's multi-row kernel called
- * row by row, in a fraction of the time (the rows' FMA chains overlap; the matrix-vector
- * product of a decode step). */
-typedef void (*cpu_vec_dot_wrows_t)(int n, const void *x, size_t bx, int nw,
-                                    const struct cpu_q8_rows *y, float *s);
-
-/* That kernel of a weight type on a path, and on this CPU's path; NULL where the path has
- * none (the portable path; types other than Q8_0 and Q4_0). */
+/* The eight-lane cpu_vec_dot_wrows_t kernel (quant-dot.h) of a weight type on a path, and
+ * on this CPU's path; NULL where the path has none (the portable path; types other than
+ * Q8_0 and Q4_0). */
 CPU_HIDDEN cpu_vec_dot_wrows_t cpu_qmatch_wrows_on_path(enum ggml_type type,
                                                         enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_wrows_t cpu_qmatch_wrows(enum ggml_type type);

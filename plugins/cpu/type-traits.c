@@ -163,3 +163,8 @@ const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type) {
 cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type) {
     return cpu_vec_dot_rows_on_path(type, cpu_current_quant_path());
 }
+
+cpu_vec_dot_wrows_t cpu_get_vec_dot_wrows(enum ggml_type type) {
+    if (cpu_qmatch_type(type)) return cpu_qmatch_wrows(type);
+    return cpu_current_quant_path() != CPU_QUANT_GENERIC ? cpu_quant_wrows_avx2(type) : NULL;
+}
