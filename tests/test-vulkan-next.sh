@@ -94,8 +94,9 @@ done
 rm -rf "$runs"
 # flash attention for prompts on cooperative matrices (flash-attn-cm.comp) against the CPU: f16,
 # f32 and bf16 K/V, heads of 64, 128 and odd sizes, causal and ALiBi masks, a soft cap, sinks
+# (under the default tuning only: test-vulkan's reruns with other kernels forced run on Debian's lavapipe)
 log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
-GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan "$next" run "$prog" >"$log" 2>&1
+GGMLC_TEST_DEFAULTS_ONLY=1 GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan "$next" run "$prog" >"$log" 2>&1
 st=$?
 for k in fattn_cm_f16_f16 fattn_cm_f32_f32 fattn_cm_bf16_f32; do
     n=$((n + 1))
@@ -107,7 +108,8 @@ rm -f "$log"
 # up; some of the causal rows' splits wholly masked), which lavapipe does not take unasked, and
 # tiles of 64 keys (the default takes 32)
 log=$(mktemp "${TMPDIR:-/tmp}/ggmlc-vk-next.XXXXXX") || exit 1
-GGMLC_VK_FA_SPLIT=3 GGMLC_VK_FA_CM=4,64 GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan-ops "$next" run "$prog" >"$log" 2>&1
+GGMLC_VK_FA_SPLIT=3 GGMLC_VK_FA_CM=4,64 GGMLC_TEST_DEFAULTS_ONLY=1 GGMLC_TEST_ONLY=flash_attn_pp_ GGMLC_DEBUG=vulkan-ops \
+    "$next" run "$prog" >"$log" 2>&1
 st=$?
 n=$((n + 1))
 if grep -A1 "dispatch 0 fattn_cm_f16_f16" "$log" | grep -q "dispatch 1 fattn_combine"; then
