@@ -158,9 +158,6 @@ static inline __attribute__((always_inline)) __m256i q6_K_lanes(const block_q6_K
     const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     *offset = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y->bsums));
-    /* scales 8h..8h+7 in both lanes; the low lane uses scale j, the high lane j + 1 */
-    const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
-                               _mm256_permute2x128_si256(sc16, sc16, 0x11)};
     __m256i acc = _mm256_setzero_si256();
     QD_UNROLL_ALL
     for (int h = 0; h < 2; h++) {
@@ -175,8 +172,7 @@ static inline __attribute__((always_inline)) __m256i q6_K_lanes(const block_q6_K
             const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m2);
             const __m256i q = _mm256_or_si256(lows[k], _mm256_slli_epi16(high, 4));
             const __m256i p = _mm256_maddubs_epi16(q, qd_load32(y->qs + 128 * h + 32 * k));
-            acc = _mm256_add_epi32(acc,
-                                   _mm256_madd_epi16(p, qd_word_pair(halves[h], 2 * k, 2 * k + 1)));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, qd_scale_pair(sc16, 8 * h + 2 * k)));
         }
     }
     return acc;
@@ -288,8 +284,6 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         const __m256i min16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), m4));
         const int summs = qd_hsum_epi32(
             _mm256_madd_epi16(min16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
-        const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
-                                   _mm256_permute2x128_si256(sc16, sc16, 0x11)};
         __m256i acc = _mm256_setzero_si256();
         QD_UNROLL_ALL
         for (int h = 0; h < 2; h++) {
@@ -298,8 +292,8 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
             for (int k = 0; k < 4; k++) {
                 const __m256i levels = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2);
                 const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
-                acc = _mm256_add_epi32(
-                    acc, _mm256_madd_epi16(p, qd_word_pair(halves[h], 2 * k, 2 * k + 1)));
+                acc =
+                    _mm256_add_epi32(acc, _mm256_madd_epi16(p, qd_scale_pair(sc16, 8 * h + 2 * k)));
             }
         }
         sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
@@ -332,9 +326,6 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         const __m256i sc16 = q3_K_scales16(x[i].scales);
         const int offset =
             qd_hsum_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
-        /* scales 8h..8h+7 in both lanes; the low lane uses scale j, the high lane j + 1 */
-        const __m256i halves[2] = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
-                                   _mm256_permute2x128_si256(sc16, sc16, 0x11)};
         const __m256i hm = qd_load32(x[i].hmask);
         __m256i acc = _mm256_setzero_si256();
         QD_UNROLL_ALL
@@ -345,7 +336,7 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
                 const __m256i levels = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
                 const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
-                const __m256i scale = qd_word_pair(halves[h], 2 * k, 2 * k + 1);
+                const __m256i scale = qd_scale_pair(sc16, 8 * h + 2 * k);
                 acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
             }
         }

@@ -108,12 +108,8 @@ RK_INLINE __m256 rk_terms_plain(const struct rk_block *b, __m256i isum, __m256i 
 /* 16 int16 scales s16 (sub-blocks of 16 values) as the multipliers of lv[4h + k]: scale
  * 8h + 2k in the low 128-bit lane (values 0-15 of the 32), 8h + 2k + 1 in the high one. */
 RK_INLINE void rk_scales16(__m256i s16, __m256i sc[8]) {
-    /* the lane selectors are literals: an expression is an immediate only once optimised */
-    const __m256i halves[2] = {_mm256_permute2x128_si256(s16, s16, 0x00),
-                               _mm256_permute2x128_si256(s16, s16, 0x11)};
-    for (int h = 0; h < 2; h++) {
-        for (int k = 0; k < 4; k++) sc[4 * h + k] = qd_word_pair(halves[h], 2 * k, 2 * k + 1);
-    }
+    QD_UNROLL_ALL
+    for (int g = 0; g < 8; g++) sc[g] = qd_scale_pair(s16, 2 * g);
 }
 
 /* Q2_K: byte l of 32-byte group h holds values 128h + l + 32k in bits 2k, 2k + 1. */

@@ -114,6 +114,16 @@ static inline __m256i qd_word_pair(__m256i v, int a, int b) {
         v, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi));
 }
 
+/* Scales j and j + 1 of 16 int16 sub-block scales s16 (j even), broadcast over the low and
+ * the high 128-bit lane: the multipliers of the maddubs pairs of 32 values whose halves
+ * belong to sub-blocks j and j + 1 (Q2_K, Q3_K, Q6_K).  Called with constant j in unrolled
+ * loops, where the lane copies are shared. */
+static inline __m256i qd_scale_pair(__m256i s16, int j) {
+    const __m256i half = j < 8 ? _mm256_permute2x128_si256(s16, s16, 0x00)
+                               : _mm256_permute2x128_si256(s16, s16, 0x11);
+    return qd_word_pair(half, j % 8, j % 8 + 1);
+}
+
 /* Byte j = 0xff where bit j of bits is set. */
 static inline __m256i qd_bits_to_bytes(uint32_t bits) {
     const __m256i shuf = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
