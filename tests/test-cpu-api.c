@@ -1,6 +1,7 @@
 /* test-cpu-api.c - ggml-cpu.h: graph computation on host contexts with 1 and 2 threads,
- * the CPU backend on backend buffers, thread pools, abort callbacks, element access,
- * custom operators with their task counts, CPU feature flags. */
+ * the CPU backend on backend buffers, thread pools, abort callbacks, chains of one-task
+ * nodes between split ones, element access, custom operators with their task counts,
+ * CPU feature flags. */
 #include <dirent.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -210,6 +211,94 @@ static void test_abort(void) {
     const enum ggml_status st2 = ggml_graph_compute(g, &plan);
     const float v = ggml_get_f32_1d(y, 3);
     tap_ok(st2 == GGML_STATUS_SUCCESS && v == 11.0f, "without it the chain of adds gives 11 (%g)", v);
+    ggml_free(ctx);
+}
+
+/* Layers of a product split between threads followed by a chain of one-task nodes (the walker runs
+ * such a chain on the thread that completed the product): h = rms_norm(silu(W h + h) / 2). */
+static struct ggml_tensor *chained_layers(struct ggml_context *ctx, struct ggml_tensor *w,
+                                          struct ggml_tensor *x, int layers) {
+    struct ggml_tensor *h = x;
+    for (int l = 0; l < layers; l++) {
+        struct ggml_tensor *p = ggml_add(ctx, ggml_mul_mat(ctx, w, h), h);
+        h = ggml_rms_norm(ctx, ggml_scale(ctx, ggml_silu(ctx, p), 0.5f), 1e-6f);
+    }
+    return h;
+}
+
+/* The same layers computed directly, in double. */
+static void chained_reference(const float *w, const float *x, int n, int layers, double *h) {
+    double *p = malloc((size_t)n * sizeof *p);
+    for (int i = 0; i < n; i++) h[i] = x[i];
+    for (int l = 0; l < layers; l++) {
+        double squares = 0;
+        for (int r = 0; r < n; r++) {
+            double s = h[r];
+            for (int c = 0; c < n; c++) s += (double)w[(size_t)r * n + c] * h[c];
+            p[r] = 0.5 * s / (1.0 + exp(-s));
+            squares += p[r] * p[r];
+        }
+        const double scale = 1.0 / sqrt(squares / n + 1e-6);
+        for (int r = 0; r < n; r++) h[r] = p[r] * scale;
+    }
+    free(p);
+}
+
+static atomic_int chain_polls;
+static bool abort_after_seven(void *data) {
+    (void)data;
+    return atomic_fetch_add(&chain_polls, 1) + 1 >= 7;
+}
+
+/* ggml_graph_compute on nth threads with an optional abort callback, every node's memory filled with
+ * NaNs first (a node started before its inputs were complete must not find the last run's values). */
+static enum ggml_status compute_planned(struct ggml_cgraph *g, int nth,
+                                        ggml_abort_callback abort_cb) {
+    for (int i = 0; i < ggml_graph_n_nodes(g); i++)
+        memset(ggml_graph_node(g, i)->data, 0xff, ggml_nbytes(ggml_graph_node(g, i)));
+    struct ggml_cplan plan = ggml_graph_plan(g, nth, NULL);
+    void *work = plan.work_size ? malloc(plan.work_size) : NULL;
+    plan.work_data = work;
+    plan.abort_callback = abort_cb;
+    const enum ggml_status st = ggml_graph_compute(g, &plan);
+    free(work);
+    return st;
+}
+
+static void test_owner_chains(void) {
+    enum { N = 257, LAYERS = 24 };
+    struct ggml_context *ctx = host_ctx(32);
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, N, N),
+                       *x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, N);
+    test_seed(11);
+    test_fill_uniform(ggml_get_data_f32(w), (size_t)N * N, -0.1f, 0.1f);
+    test_fill_uniform(ggml_get_data_f32(x), N, -1.0f, 1.0f);
+    struct ggml_tensor *y = chained_layers(ctx, w, x, LAYERS);
+    struct ggml_cgraph *g = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g, y);
+    float one[N], many[N];
+    double ref[N], worst = 0;
+    tap_ok(compute_planned(g, 1, NULL) == GGML_STATUS_SUCCESS,
+           "%d layers of a split product and a chain of one-task nodes, 1 thread", LAYERS);
+    memcpy(one, y->data, sizeof one);
+    chained_reference(ggml_get_data_f32(w), ggml_get_data_f32(x), N, LAYERS, ref);
+    for (int i = 0; i < N; i++) worst = fmax(worst, fabs(one[i] - ref[i]));
+    tap_ok(worst < 1e-4, "they match a direct computation in double (worst difference %g)", worst);
+    const int threads[] = {3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        const enum ggml_status st = compute_planned(g, threads[t], NULL);
+        memcpy(many, y->data, sizeof many);
+        tap_ok(st == GGML_STATUS_SUCCESS && memcmp(one, many, sizeof one) == 0,
+               "%d threads give 1 thread's bits", threads[t]);
+    }
+    const enum ggml_status aborted = compute_planned(g, 4, abort_after_seven);
+    tap_ok(aborted == GGML_STATUS_ABORTED && atomic_load(&chain_polls) == 7,
+           "an abort among the chains stops the graph on 4 threads (status %d, %d polls)", aborted,
+           atomic_load(&chain_polls));
+    const enum ggml_status again = compute_planned(g, 4, NULL);
+    memcpy(many, y->data, sizeof many);
+    tap_ok(again == GGML_STATUS_SUCCESS && memcmp(one, many, sizeof one) == 0,
+           "the next computation on 4 threads is whole");
     ggml_free(ctx);
 }
 
@@ -459,6 +548,7 @@ int main(void) {
     test_reg_proc_names();
     test_empty_buffer();
     test_abort();
+    test_owner_chains();
     test_split_reductions();
     test_long_row();
     test_element_access();

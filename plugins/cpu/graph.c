@@ -2,14 +2,20 @@
  * graph.c - the CPU backend's graph walker.
  *
  * Every thread of the job walks the same node list.  Node i is split into
- * n_tasks(i) tasks, and it starts once node i - 1 is complete: each thread
- * waits for the count of complete nodes (a cpu_counter), not for the other
- * threads.  A node of one task, or whose tasks never meet (the op's
- * tasks_free: a decode step's products and attention), is shared: its tasks
- * go to whichever threads come first, one thread taking several when another
- * is late (its core taken by another process), so a chain of small nodes runs
- * without any thread waiting for a late one.  The tasks of other nodes may
- * meet at the node's barrier: task t runs on thread t.
+ * n_tasks(i) tasks and starts once node i - 1 is complete.  A node of one task
+ * runs on the thread that completed the node before it (the owner; at first
+ * the caller), straight after it, with no other thread taking part: a decode
+ * step's chains of small nodes (additions, norms, activations) run on one
+ * thread that is running already, its inputs warm in its cache, where each
+ * such node used to wake all threads and have them race for its one task
+ * (with 16 threads on the H100 host, 230 small nodes of 2-11 us a token).
+ * The owner publishes the count of complete nodes (a cpu_counter) only where
+ * the other threads need it: before a node of several tasks, which they wait
+ * for.  Whichever thread completes that node owns the walk after it.  The
+ * tasks of a node whose tasks never meet (the op's tasks_free: a decode step's
+ * products and attention) go to whichever threads come first, one thread
+ * taking several when another is late (its core taken by another process);
+ * those of other nodes may meet at the node's barrier: task t runs on thread t.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -34,7 +40,7 @@ struct task_error {
 /* A node of a job. */
 struct node_state {
     int n_tasks;           /* 0: a view or empty, nothing to compute */
-    bool shared;           /* its tasks go to whichever threads come first */
+    bool shared;           /* several tasks, going to whichever threads come first */
     atomic_int next_task;  /* shared: the tasks claimed */
     atomic_int tasks_done;
     atomic_llong chunks;   /* the chunks its tasks claimed (cpu_claim_chunk) */
@@ -52,8 +58,8 @@ struct graph_job {
     atomic_int status;
     atomic_int failed_node;          /* the node whose kernel failed (-1: none) */
     struct task_error error;
-    bool profile;                    /* GGMLC_DEBUG=cpu-ops: thread 0 times the nodes */
-    double started;                  /* when the caller started the threads (profile) */
+    bool profile; /* GGMLC_DEBUG=cpu-ops: the owner times the nodes */
+    double mark;  /* profile: when the last node completed (the start at first) */
 };
 
 /* What a node's tasks get as ggmlc_op_call.impl. */
@@ -158,48 +164,76 @@ static void run_node(struct graph_job *job, struct ggml_tensor *node, int i, int
     }
 }
 
-/* Task t of node i (the ordinal-th computed node); the task that completes the node tells the
- * waiting threads.  Its fetch_add orders the other tasks' results before the count. */
-static void run_task(struct graph_job *job, int i, int t, unsigned ordinal) {
+/* Profile (GGMLC_DEBUG=cpu-ops): node i took from the end of the node before it (job->mark) until
+ * now.  Only the walk's owner, or the thread that completes a node, calls this: the owner's writes of
+ * mark reach the next one through the counter and the node's tasks_done. */
+static void profile_node(struct graph_job *job, const struct ggml_tensor *node) {
+    const double now = cpu_profile_now();
+    cpu_profile_add(node, now - job->mark);
+    job->mark = now;
+}
+
+/* Task t of node i; true when it completed the node (its fetch_add orders the other tasks' results
+ * before this thread's next steps). */
+static bool run_task(struct graph_job *job, int i, int t) {
     struct node_state *ns = &job->state[i];
     if (!atomic_load_explicit(&job->stop, memory_order_relaxed)) run_node(job, job->nodes[i], i, t, ns->n_tasks);
-    if (atomic_fetch_add(&ns->tasks_done, 1) + 1 == ns->n_tasks) cpu_counter_raise(&job->complete, ordinal);
+    return atomic_fetch_add(&ns->tasks_done, 1) + 1 == ns->n_tasks;
+}
+
+/* This thread's tasks of node i (several tasks); true when it completed the node. */
+static bool run_tasks(struct graph_job *job, int i, int ith) {
+    struct node_state *ns = &job->state[i];
+    bool completed = false;
+    if (ns->shared) {
+        for (int t; (t = atomic_fetch_add_explicit(&ns->next_task, 1, memory_order_relaxed)) <
+                    ns->n_tasks;)
+            completed |= run_task(job, i, t);
+    } else if (ith < ns->n_tasks) {
+        completed = run_task(job, i, ith);
+    }
+    return completed;
+}
+
+/* The caller's thread asks the abort callback after each node it passes (as ggml's CPU backend does,
+ * only there). */
+static void poll_abort(struct graph_job *job, int ith) {
+    const struct cpu_compute_params *p = job->params;
+    if (ith != 0 || !p->abort_callback || atomic_load_explicit(&job->stop, memory_order_relaxed))
+        return;
+    if (p->abort_callback(p->abort_callback_data)) {
+        atomic_store(&job->status, GGML_STATUS_ABORTED);
+        atomic_store(&job->stop, true);
+    }
 }
 
 static void graph_thread(void *arg, int ith, int nth) {
     struct graph_job *job = arg;
-    const struct cpu_compute_params *p = job->params;
     struct graph_job *outer_job = current_job;
     current_job = job;
     unsigned ordinal = 0; /* computed nodes up to this one */
-    const bool profile = job->profile && ith == 0;
-    double mark = job->started;
-    const struct ggml_tensor *timed = NULL; /* profile: the node before, NULL for the start */
+    /* owner: this thread completed the computed node before (at first the caller) */
+    bool owner = ith == 0;
     for (int i = 0; i < job->n_nodes; i++) {
         struct node_state *ns = &job->state[i];
         if (ns->n_tasks == 0) continue;
-        if (ordinal > 0) cpu_counter_wait(&job->complete, ordinal, nth);
-        if (profile) {
-            const double now = cpu_profile_now();
-            cpu_profile_add(timed, now - mark);
-            mark = now, timed = job->nodes[i];
-        }
+        if (job->profile && owner && ordinal == 0) profile_node(job, NULL);
         ordinal++;
-        if (ns->shared) {
-            for (int t; (t = atomic_fetch_add_explicit(&ns->next_task, 1, memory_order_relaxed)) < ns->n_tasks;)
-                run_task(job, i, t, ordinal);
-        } else if (ith < ns->n_tasks) {
-            run_task(job, i, ith, ordinal);
+        if (ns->n_tasks == 1) {
+            if (owner) {
+                if (!atomic_load_explicit(&job->stop, memory_order_relaxed))
+                    run_node(job, job->nodes[i], i, 0, 1);
+                if (job->profile) profile_node(job, job->nodes[i]);
+            }
+        } else {
+            if (owner)
+                cpu_counter_raise(&job->complete, ordinal - 1);
+            else
+                cpu_counter_wait(&job->complete, ordinal - 1, nth);
+            owner = run_tasks(job, i, ith);
+            if (owner && job->profile) profile_node(job, job->nodes[i]);
         }
-        const bool stopped = atomic_load_explicit(&job->stop, memory_order_relaxed);
-        if (ith == 0 && !stopped && p->abort_callback && p->abort_callback(p->abort_callback_data)) {
-            atomic_store(&job->status, GGML_STATUS_ABORTED);
-            atomic_store(&job->stop, true);
-        }
-    }
-    if (profile && timed) {
-        cpu_counter_wait(&job->complete, ordinal, nth);
-        cpu_profile_add(timed, cpu_profile_now() - mark);
+        poll_abort(job, ith);
     }
     current_job = outer_job;
 }
@@ -233,7 +267,7 @@ static bool check_graph(struct ggml_tensor **nodes, int n_nodes, int nth, struct
         const int n_tasks = cpu_node_n_tasks(nodes[i], nth);
         const bool computed = !ggmlc_op_is_view(nodes[i]->op) && !ggml_is_empty(nodes[i]);
         state[i].n_tasks = computed ? n_tasks : 0;
-        state[i].shared = n_tasks == 1 || (t->tasks_free[nodes[i]->op] && t->tasks_free[nodes[i]->op](nodes[i]));
+        state[i].shared = t->tasks_free[nodes[i]->op] && t->tasks_free[nodes[i]->op](nodes[i]);
         if (n_tasks > *max_tasks) *max_tasks = n_tasks;
         const size_t work = node_work_size(t, nodes[i], n_tasks);
         if (work > work_needed) work_needed = work;
@@ -287,7 +321,7 @@ enum ggml_status cpu_graph_compute(struct ggml_cgraph *graph, const struct cpu_c
     cpu_counter_init(&job.complete);
     cpu_barrier_init(&job.task_barrier);
     job.profile = cpu_profile_enabled();
-    if (job.profile) job.started = cpu_profile_now();
+    if (job.profile) job.mark = cpu_profile_now();
     /* A graph of single-task nodes runs on the caller alone.  Otherwise every node that
      * depends on the thread count asks for all nth threads, so max_tasks is then nth. */
     cpu_pool_run(params->pool, max_tasks, graph_thread, &job);
