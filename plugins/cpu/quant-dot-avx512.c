@@ -1,7 +1,7 @@
 /*
  * quant-dot-avx512.c - AVX-512 VNNI dot products (see quant-dot.h) for the
- * formats that dominate matrix-vector time: Q4_0, Q8_0 and IQ4_NL (the
- * K-quants use the AVX2 kernels, whose madd applies the sub-block scales).
+ * formats that dominate matrix-vector time: Q4_0, Q8_0, IQ4_NL and Q6_K (the
+ * other K-quants use the AVX2 kernels, whose madd applies the sub-block scales).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
  * The multi-row kernels (one weight row against several activation rows,
@@ -119,10 +119,60 @@ static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, co
     *s = qd_hsum_ps(acc);
 }
 
+/* Q6_K: the AVX2 kernel's lanes (quant-dot-avx2.c, q6_K_lanes) for both 128-value halves of a
+ * super-block at once, the second half in the high 256 bits: half the instructions for the same
+ * integer sums, so the same bits.  Lane group g of 8 words (16 values) takes the sub-block scale
+ * Q6_K_PAIRS(k)[8 g] in step k. */
+#define QD_R8(v) v, v, v, v, v, v, v, v
+#define Q6_K_PAIRS(k) \
+    { QD_R8(2 * (k)), QD_R8(2 * (k) + 1), QD_R8(2 * (k) + 8), QD_R8(2 * (k) + 9) }
+static const int16_t q6_K_pair_index[4][32]
+    __attribute__((aligned(64))) = {Q6_K_PAIRS(0), Q6_K_PAIRS(1), Q6_K_PAIRS(2), Q6_K_PAIRS(3)};
+
+static inline __attribute__((always_inline)) __m512i q6_K_lanes2(const block_q6_K *x,
+                                                                 const block_q8_K *y,
+                                                                 __m256i sc16) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(3),
+                  sc = _mm512_castsi256_si512(sc16);
+    const __m512i qh = _mm512_loadu_si512(x->qh);
+    const __m512i ql0 = join(qd_load32(x->ql), qd_load32(x->ql + 64)),
+                  ql1 = join(qd_load32(x->ql + 32), qd_load32(x->ql + 96));
+    const __m512i lows[4] = {_mm512_and_si512(ql0, m4), _mm512_and_si512(ql1, m4),
+                             _mm512_and_si512(_mm512_srli_epi16(ql0, 4), m4),
+                             _mm512_and_si512(_mm512_srli_epi16(ql1, 4), m4)};
+    __m512i acc = _mm512_setzero_si512();
+    QD_UNROLL_ALL
+    for (int k = 0; k < 4; k++) {
+        const __m512i high = _mm512_and_si512(_mm512_srli_epi16(qh, 2 * k), m2);
+        const __m512i q = _mm512_or_si512(lows[k], _mm512_slli_epi16(high, 4));
+        const __m512i yk = join(qd_load32(y->qs + 32 * k), qd_load32(y->qs + 128 + 32 * k));
+        const __m512i scales = _mm512_permutexvar_epi16(_mm512_load_si512(q6_K_pair_index[k]), sc);
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(q, yk), scales));
+    }
+    return acc;
+}
+
+static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy,
+                     size_t by, int nrc) {
+    const block_q6_K *x = vx;
+    const block_q8_K *y = vy;
+    float sum = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[i].scales));
+        const __m256i offset =
+            _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums));
+        const int isum =
+            _mm512_reduce_add_epi32(q6_K_lanes2(&x[i], &y[i], sc16)) - 32 * qd_hsum_epi32(offset);
+        sum += y[i].d * qd_h2f(x[i].d) * (float)isum;
+    }
+    *s = sum;
+}
+
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
+    t[GGML_TYPE_Q6_K] = dot_q6_K;
 }
 
 /* ------------------------------------------------ multi-row dot products

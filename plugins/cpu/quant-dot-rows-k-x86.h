@@ -8,7 +8,9 @@
  *   RK_DOT_U8(x, y)     the int32 sums of four products of unsigned x and signed y
  *                       (maddubs + madd, or one vpdpbusd);
  *   RK_FILL             the name of the fill function;
- *   RK_PAIRS            1 where RK_DOT_U8 is one instruction (VNNI): see rk_acc.
+ *   RK_PAIRS            1 where RK_DOT_U8 is one instruction (VNNI): see rk_acc;
+ *   RK_SINGLE_FILL      optionally, the path's vec_dot fill, whose single-row dots replace
+ *                       the AVX2 ones for one row (they give the same bits).
  *
  * A super-block (K-quants, IQ4_XS) is decoded once into eight registers of unsigned
  * levels, one per 32 values, and eight registers of int16 sub-block scales lined up with
@@ -327,6 +329,9 @@ RK_MIN32(rk_q5_1, block_q5_1, rk_levels_q5_1)
 void RK_FILL(cpu_vec_dot_rows_table t) {
     cpu_vec_dot_table single = {0};
     cpu_quant_dot_fill_avx2(single);
+#ifdef RK_SINGLE_FILL
+    RK_SINGLE_FILL(single); /* the path's own single-row dots where it has them (Q6_K) */
+#endif
     memcpy(rk_single, single, sizeof rk_single);
     t[GGML_TYPE_Q2_K] = rk_q2_K;
     t[GGML_TYPE_Q3_K] = rk_q3_K;
