@@ -140,16 +140,6 @@ static inline __attribute__((always_inline)) __m256i k45_lanes(const uint8_t *qs
     return acc;
 }
 
-static inline __attribute__((always_inline)) float k45_block(const uint8_t *scales,
-                                                             const uint8_t *qs, const uint8_t *qh,
-                                                             ggml_fp16_t d, ggml_fp16_t dmin,
-                                                             const block_q8_K *y) {
-    const __m128i sm = qd_k4_scales_mins(scales);
-    const int summs = qd_k4_min_sum(sm, y->bsums);
-    return y->d * qd_h2f(d) * (float)qd_hsum_epi32(k45_lanes(qs, qh, sm, y->qs)) -
-           y->d * qd_h2f(dmin) * (float)summs;
-}
-
 /* Q6_K: sum_j sc_j * ((q - 32) . y)_j = sum_j sc_j * (q . y)_j - 32 * sum_j sc_j * bsum_j, q in [0, 63];
  * the first sum in eight lanes, the second's sum_j sc_j * bsum_j in *offset's. */
 static inline __attribute__((always_inline)) __m256i q6_K_lanes(const block_q6_K *x,
@@ -178,16 +168,6 @@ static inline __attribute__((always_inline)) __m256i q6_K_lanes(const block_q6_K
     return acc;
 }
 
-static inline __attribute__((always_inline)) float q4_K_super(const block_q4_K *x,
-                                                              const block_q8_K *y) {
-    return k45_block(x->scales, x->qs, NULL, x->d, x->dmin, y);
-}
-
-static inline __attribute__((always_inline)) float q5_K_super(const block_q5_K *x,
-                                                              const block_q8_K *y) {
-    return k45_block(x->scales, x->qs, x->qh, x->d, x->dmin, y);
-}
-
 static inline __attribute__((always_inline)) float q6_K_super(const block_q6_K *x,
                                                               const block_q8_K *y) {
     __m256i offset;
@@ -195,79 +175,10 @@ static inline __attribute__((always_inline)) float q6_K_super(const block_q6_K *
     return y->d * qd_h2f(x->d) * (float)(qd_hsum_epi32(acc) - 32 * qd_hsum_epi32(offset));
 }
 
-/* ------------------------------------------------- eight weight rows, one activation row
- *
- * The single-row dots below end every super-block in horizontal sums and scalar float
- * terms, a fifth of their work.  For a decode step's mat-vec (one activation row) eight
- * weight rows go through each super-block together: their integer lanes are reduced in one
- * register (lane w = row w, qd_reduce8) and their float terms taken eight rows at once,
- * lane w doing what the scalar code does for row w, operation for operation (so the same
- * bits, as the multi-row kernels' rows, quant-dot-rows-k-x86.h). */
-
-/* The f16 field at byte offset `at` of the eight super-blocks at x, x + bx, ..., x + 7 bx. */
-static inline __m256 kq_halves8(const char *x, size_t bx, size_t at) {
-    uint16_t h[8];
-    for (int w = 0; w < 8; w++) memcpy(&h[w], x + (size_t)w * bx + at, 2);
-    return _mm256_cvtph_ps(_mm_setr_epi16((short)h[0], (short)h[1], (short)h[2], (short)h[3],
-                                          (short)h[4], (short)h[5], (short)h[6], (short)h[7]));
-}
-
-/* Q4_K / Q5_K: y.d * d * isum - y.d * dmin * summs per row. */
-#define K45_WROWS8(name, xt, QH)                                                           \
-    static inline __attribute__((always_inline)) __m256 name(const char *x, size_t bx,     \
-                                                             const block_q8_K *y) {        \
-        __m256i acc[8], mins[8];                                                           \
-        QD_UNROLL_ROWS for (int w = 0; w < 8; w++) {                                       \
-            const xt *b = (const xt *)(const void *)(x + (size_t)w * bx);                  \
-            const __m128i sm = qd_k4_scales_mins(b->scales);                               \
-            acc[w] = k45_lanes(b->qs, QH, sm, y->qs);                                      \
-            mins[w] = _mm256_castsi128_si256(qd_k4_min_lanes(sm, y->bsums));               \
-            mins[w] = _mm256_blend_epi32(mins[w], _mm256_setzero_si256(), 0xf0);           \
-        }                                                                                  \
-        const __m256 yd = _mm256_set1_ps(y->d);                                            \
-        const __m256 d = kq_halves8(x, bx, offsetof(xt, d)),                               \
-                     dmin = kq_halves8(x, bx, offsetof(xt, dmin));                         \
-        return _mm256_sub_ps(                                                              \
-            _mm256_mul_ps(_mm256_mul_ps(yd, d), _mm256_cvtepi32_ps(qd_reduce8(acc))),      \
-            _mm256_mul_ps(_mm256_mul_ps(yd, dmin), _mm256_cvtepi32_ps(qd_reduce8(mins)))); \
-    }
-K45_WROWS8(q4_K_super8, block_q4_K, NULL)
-K45_WROWS8(q5_K_super8, block_q5_K, b->qh)
-
-/* A K-quant's single-row dot over its super-block term SUPER. */
-#define KQ_DOT(name, xt, SUPER)                                                             \
-    static void name(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, \
-                     size_t by, int nrc) {                                                  \
-        const xt *x = vx;                                                                   \
-        const block_q8_K *y = vy;                                                           \
-        float sum = 0;                                                                      \
-        for (int i = 0; i < n / QK_K; i++) sum += SUPER(&x[i], &y[i]);                      \
-        *s = sum;                                                                           \
-    }
-
-/* Its cpu_vec_dot_wrows_t over SUPER8 for each eight weight rows, the rest row by row through
- * the dot DOT.  (Q6_K's eight rows at once ran 0-8% slower than row by row: its decoded
- * levels and two sums per row do not fit the registers.) */
-#define KQ_WROWS(name, xt, DOT, SUPER8)                                                      \
-    static void name(int n, const void *vx, size_t bx, int nw, const struct cpu_q8_rows *yr, \
-                     float *s) {                                                             \
-        const block_q8_K *y = (const block_q8_K *)(const void *)yr->qs;                      \
-        int w = 0;                                                                           \
-        for (; w + 8 <= nw; w += 8) {                                                        \
-            const char *x = (const char *)vx + (size_t)w * bx;                               \
-            __m256 sums = _mm256_setzero_ps();                                               \
-            for (int i = 0; i < n / QK_K; i++)                                               \
-                sums = _mm256_add_ps(sums, SUPER8(x + i * sizeof(xt), bx, &y[i]));           \
-            _mm256_storeu_ps(s + w, sums);                                                   \
-        }                                                                                    \
-        for (; w < nw; w++) DOT(n, &s[w], 0, (const char *)vx + (size_t)w * bx, 0, y, 0, 1); \
-    }
-
-KQ_DOT(dot_q4_K, block_q4_K, q4_K_super)
-KQ_DOT(dot_q5_K, block_q5_K, q5_K_super)
+/* Q6_K's eight rows at once ran 0-8% slower than row by row: its decoded levels and two sums
+ * per row do not fit the registers. */
 KQ_DOT(dot_q6_K, block_q6_K, q6_K_super)
-KQ_WROWS(wrows_q4_K, block_q4_K, dot_q4_K, q4_K_super8)
-KQ_WROWS(wrows_q5_K, block_q5_K, dot_q5_K, q5_K_super8)
+K45_KERNELS(k45_lanes)
 
 /* Q2_K: 2-bit levels in the packed order (byte l of a 32-byte group holds values l, l+32,
  * l+64, l+96 of its 128); each 32 values span two 16-value sub-blocks with 4-bit scales. */

@@ -1,7 +1,7 @@
 /*
  * quant-dot-avx512.c - AVX-512 VNNI dot products (see quant-dot.h) for the
- * formats that dominate matrix-vector time: Q4_0, Q8_0, IQ4_NL and Q6_K (the
- * other K-quants use the AVX2 kernels, whose madd applies the sub-block scales).
+ * formats that dominate matrix-vector time: Q4_0, Q8_0, IQ4_NL, and Q4_K, Q5_K and
+ * Q6_K in 512-bit registers (Q2_K and Q3_K use the AVX2 kernels).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
  * The multi-row kernels (one weight row against several activation rows,
@@ -168,10 +168,70 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
+/* Q4_K / Q5_K: k45_lanes (quant-dot-avx2.c) two 32-byte groups of nibbles at a time, group 2G
+ * in the low 256 bits and 2G + 1 in the high: the low nibbles of step G belong to sub-blocks
+ * 4G and 4G + 2, the high ones to 4G + 1 and 4G + 3 (k45_pair_index[2G], [2G + 1]); Q5_K's
+ * fifth bit of sub-block j is bit j of qh's bytes.  The same integer sums, folded to eight
+ * lanes for quant-dot-x86.h's K45_KERNELS. */
+#define QD_R16(v) QD_R8(v), QD_R8(v)
+#define K45_PAIR(a, b) \
+    { QD_R16(a), QD_R16(b) }
+static const int16_t k45_pair_index[4][32]
+    __attribute__((aligned(64))) = {K45_PAIR(0, 2), K45_PAIR(1, 3), K45_PAIR(4, 6), K45_PAIR(5, 7)};
+
+/* The 16-bit words of a: shifted right by lo in the low 256 bits, by hi in the high. */
+static inline __m512i srl_halves(__m512i a, int lo, int hi) {
+    return _mm512_srlv_epi16(
+        a, _mm512_inserti64x4(_mm512_set1_epi16((short)lo), _mm256_set1_epi16((short)hi), 1));
+}
+
+static inline __attribute__((always_inline)) __m256i k45_lanes512(const uint8_t *qs,
+                                                                  const uint8_t *qh, __m128i sm,
+                                                                  const int8_t *q8) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f), one = _mm512_set1_epi8(1);
+    const __m512i scales = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as int16 */
+    const __m512i hbits = qh ? _mm512_broadcast_i64x4(qd_load32(qh)) : _mm512_setzero_si512();
+    __m512i acc = _mm512_setzero_si512();
+    QD_UNROLL_ALL
+    for (int g = 0; g < 2; g++) {
+        const __m512i q = _mm512_loadu_si512(qs + 64 * g);
+        __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        if (qh) {
+            lo = _mm512_or_si512(
+                lo,
+                _mm512_slli_epi16(_mm512_and_si512(srl_halves(hbits, 4 * g, 4 * g + 2), one), 4));
+            hi = _mm512_or_si512(
+                hi, _mm512_slli_epi16(
+                        _mm512_and_si512(srl_halves(hbits, 4 * g + 1, 4 * g + 3), one), 4));
+        }
+        const __m512i ylo = join(qd_load32(q8 + 128 * g), qd_load32(q8 + 128 * g + 64));
+        const __m512i yhi = join(qd_load32(q8 + 128 * g + 32), qd_load32(q8 + 128 * g + 96));
+        const __m512i slo =
+            _mm512_permutexvar_epi16(_mm512_load_si512(k45_pair_index[2 * g]), scales);
+        const __m512i shi =
+            _mm512_permutexvar_epi16(_mm512_load_si512(k45_pair_index[2 * g + 1]), scales);
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(lo, ylo), slo));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(hi, yhi), shi));
+    }
+    return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+}
+
+K45_KERNELS(k45_lanes512)
+
+cpu_vec_dot_wrows_t cpu_quant_wrows_avx512(enum ggml_type type) {
+    switch (type) {
+    case GGML_TYPE_Q4_K: return wrows_q4_K;
+    case GGML_TYPE_Q5_K: return wrows_q5_K;
+    default: return cpu_quant_wrows_avx2(type);
+    }
+}
+
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
     t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
+    t[GGML_TYPE_Q4_K] = dot_q4_K;
+    t[GGML_TYPE_Q5_K] = dot_q5_K;
     t[GGML_TYPE_Q6_K] = dot_q6_K;
 }
 
@@ -311,4 +371,5 @@ void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
 #else
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) { (void)t; }
 void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
+cpu_vec_dot_wrows_t cpu_quant_wrows_avx512(enum ggml_type type) { return (void)type, NULL; }
 #endif

@@ -125,11 +125,12 @@ typedef void (*cpu_vec_dot_wrows_t)(int n, const void *x, size_t bx, int nw,
                                     const struct cpu_q8_rows *y, float *s);
 
 /* That kernel of a weight type on this CPU's path, NULL where it has none (then the
- * multi-row kernel, row by row): Q8_0 and Q4_0 (quant-match.h), and on x86 Q4_K and Q5_K,
- * whose multi-row kernels take the AVX2 single-row dot for one row on both x86 paths
- * (cpu_quant_wrows_avx2, quant-dot-avx2.c). */
+ * multi-row kernel, row by row): Q8_0 and Q4_0 (quant-match.h), and on x86 Q4_K and Q5_K
+ * (cpu_quant_wrows_avx2, quant-dot-avx2.c; cpu_quant_wrows_avx512, quant-dot-avx512.c,
+ * the same bits). */
 CPU_HIDDEN cpu_vec_dot_wrows_t cpu_get_vec_dot_wrows(enum ggml_type type);
 CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_wrows_avx2(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_wrows_avx512(enum ggml_type type);
 
 /* nblocks Q8_0 blocks split into the planes of struct cpu_q8_rows: values to qs, scales
  * to d, the sum of each block's values to sums. */
