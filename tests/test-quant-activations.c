@@ -8,8 +8,9 @@
  * activation row with the vec_dot_type's from_float, dequantize both operands,
  * dot in double precision.  336 columns take the dequantizing GEMM path,
  * whose float sums are ordered differently: it must agree with the same
- * reference as tightly, which it cannot with unrounded activations.  And every
- * column of products with 2, 3, 8 and 16 columns is its one-column product, bit for bit.
+ * reference as tightly, which it cannot with unrounded activations.  Every
+ * column of products with 2, 3, 8 and 16 columns is its one-column product, bit for bit,
+ * and a one-column product split between 3 or 4 threads gives 1 thread's bits.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -193,24 +194,30 @@ static void check_type(enum ggml_type type, const struct operands *op) {
 
 enum { ODD_ROWS = 37, MAX_K = 768, COUNT_COLS = 16 };
 
-/* Columns col0 .. col0 + cols - 1 of x (MAX_K apart, k values each) times w (ODD_ROWS rows
- * of k values, quantized to type), 2 threads, into dst (cols x ODD_ROWS). */
-static bool product_cols(enum ggml_type type, int k, const float *w, const float *x, int col0, int cols,
-                         float *dst) {
+/* Columns col0 .. col0 + cols - 1 of x (MAX_K apart, k values each) times w (rows rows of k
+ * values, quantized to type), on nth threads, into dst (cols x rows). */
+static bool product_cols_on(enum ggml_type type, int k, int rows, const float *w, const float *x,
+                            int col0, int cols, int nth, float *dst) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
-    struct ggml_tensor *wt = ggml_new_tensor_2d(ctx, type, k, ODD_ROWS);
+    struct ggml_tensor *wt = ggml_new_tensor_2d(ctx, type, k, rows);
     struct ggml_tensor *xt = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, cols);
-    ggml_quantize_chunk(type, w, wt->data, 0, ODD_ROWS, k, NULL);
+    ggml_quantize_chunk(type, w, wt->data, 0, rows, k, NULL);
     for (int c = 0; c < cols; c++)
         memcpy((float *)xt->data + c * k, x + (col0 + c) * MAX_K, (size_t)k * sizeof(float));
     struct ggml_tensor *out = ggml_mul_mat(ctx, wt, xt);
     struct ggml_cgraph *gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, out);
-    const bool ok = ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS;
-    if (ok) memcpy(dst, out->data, (size_t)cols * ODD_ROWS * sizeof(float));
+    const bool ok = ggml_graph_compute_with_ctx(ctx, gf, nth) == GGML_STATUS_SUCCESS;
+    if (ok)
+        memcpy(dst, out->data, (size_t)cols * rows * sizeof(float));
     else tap_diag("%s x %d columns: %s", ggml_type_name(type), cols, ggmlc_last_error());
     ggml_free(ctx);
     return ok;
+}
+
+static bool product_cols(enum ggml_type type, int k, const float *w, const float *x, int col0,
+                         int cols, float *dst) {
+    return product_cols_on(type, k, ODD_ROWS, w, x, col0, cols, 2, dst);
 }
 
 /* Each column of products with 2, 3, 8 and 16 columns is, to the bit, the product of that
@@ -237,10 +244,27 @@ static void check_column_counts(enum ggml_type type) {
            ggml_type_name(type), ODD_ROWS, k);
 }
 
+/* A decode step's product (one column) large enough to be split between threads: on 3 and 4
+ * threads, whose tasks each quantize the activation row themselves, the bits of 1 thread. */
+enum { SPLIT_ROWS = 161 };
+static void check_threads(enum ggml_type type) {
+    static float w[SPLIT_ROWS * MAX_K], x[MAX_K], one[SPLIT_ROWS], many[SPLIT_ROWS];
+    test_seed(91);
+    for (int i = 0; i < SPLIT_ROWS * MAX_K; i++) w[i] = test_normal();
+    for (int i = 0; i < MAX_K; i++) x[i] = test_normal() * (1.0f + (float)(i % 3));
+    bool ok = product_cols_on(type, 512, SPLIT_ROWS, w, x, 0, 1, 1, one);
+    for (int nth = 3; nth <= 4 && ok; nth++)
+        ok = product_cols_on(type, 512, SPLIT_ROWS, w, x, 0, 1, nth, many) &&
+             memcmp(one, many, sizeof one) == 0;
+    tap_ok(ok, "%s: one column of %d rows (k=512) on 3 and 4 threads = on 1 thread, bit for bit",
+           ggml_type_name(type), SPLIT_ROWS);
+}
+
 int main(void) {
     static struct operands op;
     fill_operands(&op);
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) check_type(types[i], &op);
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) check_column_counts(types[i]);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) check_threads(types[i]);
     return tap_done();
 }
