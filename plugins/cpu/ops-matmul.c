@@ -467,22 +467,19 @@ bool cpu_matmul_uses_planes(enum ggml_type type) {
     return cpu_get_type_traits(type)->vec_dot_type == GGML_TYPE_Q8_0;
 }
 
-/* One activation row (a decode step's products): every task converts it into scratch of its
- * own (Q8_0 planes, or a row of the vec_dot type: Q8_K for the K-quants) instead of one task
- * converting it for all, so that the tasks need not meet between the conversion and the
- * products: a barrier less per product (49 per token of a 12-layer GPT), and the node's tasks
- * go to whichever threads come first.  The conversion is a few microseconds at most, which
- * the other tasks spent waiting; at 16 threads on a Xeon host the K-quants' barrier alone
- * made a 100M Q4_K token 1.5x ggml's. */
-static bool private_row(const struct ggml_tensor *b) { return ggml_nrows(b) == 1; }
-static size_t private_row_size(const struct ggml_tensor *a, const struct ggml_tensor *b) {
-    if (cpu_matmul_uses_planes(a->type))
-        return planes_qs_size(b) + planes_d_size(b) + planes_thread_size(b);
-    return quant_rows_size(a, b) + GGML_PAD((size_t)b->ne[0] * sizeof(float) + 64, 64);
+/* One activation row (a decode step's products): every task converts it into planes of its
+ * own instead of one task converting it for all, so that the tasks need not meet between the
+ * conversion and the products (a barrier less per product: 49 per token of a 12-layer GPT).
+ * The conversion is a few microseconds at most, which the other tasks spent waiting. */
+static bool private_planes(const struct ggml_tensor *a, const struct ggml_tensor *b) {
+    return cpu_matmul_uses_planes(a->type) && ggml_nrows(b) == 1;
+}
+static size_t private_planes_size(const struct ggml_tensor *b) {
+    return planes_qs_size(b) + planes_d_size(b) + planes_thread_size(b);
 }
 
 static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml_tensor *b, int n_threads) {
-    if (private_row(b)) return (size_t)n_threads * private_row_size(a, b);
+    if (private_planes(a, b)) return (size_t)n_threads * private_planes_size(b);
     if (cpu_matmul_uses_planes(a->type))
         return planes_qs_size(b) + planes_d_size(b) + (size_t)n_threads * planes_thread_size(b) + cols_area_size(a, b);
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
@@ -513,16 +510,10 @@ static bool next_weight_rows(const struct ggmlc_op_call *call, int64_t rows, int
  * rows at a time. */
 static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst, cpu_vec_dot_rows_t kernel) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const bool planes = cpu_matmul_uses_planes(a->type), private = private_row(b);
-    /* one activation row: this task's region of the scratch, converted as by a lone task */
-    const struct ggmlc_op_call solo = {0,
-                                       1,
-                                       (char *)call->wdata +
-                                           (size_t)call->ith * private_row_size(a, b),
-                                       private_row_size(a, b),
-                                       call->backend_ctx,
-                                       NULL,
-                                       NULL};
+    const bool planes = cpu_matmul_uses_planes(a->type), private = private_planes(a, b);
+    /* with private planes: this task's region of the scratch, converted as by a lone task */
+    const struct ggmlc_op_call solo = {0, 1, (char *)call->wdata + (size_t)call->ith * private_planes_size(b),
+                                       private_planes_size(b), call->backend_ctx, NULL, NULL};
     int8_t *qs = private ? solo.wdata : call->wdata;
     float *d = (float *)((char *)qs + planes_qs_size(b));
     int32_t *sums = (int32_t *)((char *)d + planes_d_size(b) / 2);
@@ -535,11 +526,8 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int64_t step = group_rows(a, b); /* activation rows per group */
     const cpu_vec_dot_wrows_t wrows = cpu_get_vec_dot_wrows(a->type);
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
-    if (private && planes) {
+    if (private) {
         convert_rows_to_planes(&solo, a, b, qs, d, sums, NULL);
-    } else if (private) {
-        cpu_matmul_convert_rows(&solo, b, vt, qs,
-                                cpu_matmul_thread_work(&solo, quant_rows_size(a, b), 0));
     } else if (planes) {
         convert_rows_to_planes(call, a, b, qs, d, sums, cols_mem);
         call->barrier(call);
@@ -724,7 +712,7 @@ static bool mul_mat_tasks_free(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (a->type == GGML_TYPE_I8) return false;
     if (mul_mat_uses_gemm(node)) return float_tasks_free(node);
-    return cpu_get_vec_dot_rows(a->type) && private_row(b);
+    return cpu_get_vec_dot_rows(a->type) && private_planes(a, b);
 }
 
 void cpu_ops_matmul_register(struct cpu_op_table *t) {
