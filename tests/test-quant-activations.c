@@ -245,7 +245,7 @@ static void check_column_counts(enum ggml_type type) {
 }
 
 /* A decode step's product (one column) large enough to be split between threads: on 3 and 4
- * threads, whose tasks each quantize the activation row themselves, the bits of 1 thread. */
+ * threads, the bits of 1 thread. */
 enum { SPLIT_ROWS = 161 };
 static void check_threads(enum ggml_type type) {
     static float w[SPLIT_ROWS * MAX_K], x[MAX_K], one[SPLIT_ROWS], many[SPLIT_ROWS];
