@@ -226,9 +226,12 @@ static void graph_thread(void *arg, int ith, int nth) {
                 if (job->profile) profile_node(job, job->nodes[i]);
             }
         } else {
-            if (owner)
+            /* The caller owns the walk's start only until the first node of several tasks: when
+             * no single-task node comes before it, the others need nothing from the caller and
+             * may be far ahead by the time it arrives (the counter never goes back, though). */
+            if (owner && ordinal > 1)
                 cpu_counter_raise(&job->complete, ordinal - 1);
-            else
+            else if (!owner)
                 cpu_counter_wait(&job->complete, ordinal - 1, nth);
             owner = run_tasks(job, i, ith);
             if (owner && job->profile) profile_node(job, job->nodes[i]);

@@ -171,7 +171,8 @@ void cpu_counter_destroy(struct cpu_counter *c) { sleepers_destroy(&c->sleepers)
 /* The count is published before the sleepers are read, and a waiter announces itself before
  * re-reading the count (both sequentially consistent): as the barrier's, lost-free. */
 void cpu_counter_raise(struct cpu_counter *c, unsigned v) {
-    atomic_store(&c->value, v);
+    unsigned seen = atomic_load(&c->value);
+    while (seen < v && !atomic_compare_exchange_weak(&c->value, &seen, v)) {}
     sleepers_wake(&c->sleepers, false);
 }
 
