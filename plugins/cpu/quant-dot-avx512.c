@@ -152,21 +152,16 @@ static inline __attribute__((always_inline)) __m512i q6_K_lanes2(const block_q6_
     return acc;
 }
 
-static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy,
-                     size_t by, int nrc) {
-    const block_q6_K *x = vx;
-    const block_q8_K *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) {
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[i].scales));
-        const __m256i offset =
-            _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums));
-        const int isum =
-            _mm512_reduce_add_epi32(q6_K_lanes2(&x[i], &y[i], sc16)) - 32 * qd_hsum_epi32(offset);
-        sum += y[i].d * qd_h2f(x[i].d) * (float)isum;
-    }
-    *s = sum;
+/* One super-block's term, the AVX2 kernel's q6_K_super operation for operation. */
+static inline __attribute__((always_inline)) float q6_K_super512(const block_q6_K *x,
+                                                                 const block_q8_K *y) {
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
+    const __m256i offset = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y->bsums));
+    return y->d * qd_h2f(x->d) *
+           (float)(_mm512_reduce_add_epi32(q6_K_lanes2(x, y, sc16)) - 32 * qd_hsum_epi32(offset));
 }
+
+KQ_DOT(dot_q6_K, block_q6_K, q6_K_super512)
 
 /* Q4_K / Q5_K: k45_lanes (quant-dot-avx2.c) two 32-byte groups of nibbles at a time, group 2G
  * in the low 256 bits and 2G + 1 in the high: the low nibbles of step G belong to sub-blocks

@@ -330,7 +330,8 @@ void RK_FILL(cpu_vec_dot_rows_table t) {
     cpu_vec_dot_table single = {0};
     cpu_quant_dot_fill_avx2(single);
 #ifdef RK_SINGLE_FILL
-    RK_SINGLE_FILL(single); /* the path's own single-row dots where it has them (Q6_K) */
+    RK_SINGLE_FILL(
+        single); /* the path's own single-row dots where it has them (Q4_K, Q5_K, Q6_K) */
 #endif
     memcpy(rk_single, single, sizeof rk_single);
     t[GGML_TYPE_Q2_K] = rk_q2_K;
