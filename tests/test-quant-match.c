@@ -1,5 +1,5 @@
 /*
- * test-quant-match.c - Q8_0 and Q4_0 mul_mat on the CPU backend gives ggml's
+ * test-quant-match.c - Q8_0, Q4_0, Q4_K, Q5_K and Q6_K mul_mat on the CPU backend gives ggml's
  * bits (its x86 build, AVX2 or better), at 1 to 9, 13, 16, 17, 20, 21, 24, 64, 136 and
  * 160 columns (the multi-row, tile and column kernels, 8 and 16 rows wide), on 1, 2 and 3
  * threads, for an odd number of blocks per row and even and odd row counts.  The expected values
@@ -103,12 +103,12 @@ static ggml_backend_buffer_type_t repack_buft(void) {
 
 /* w (rows x K, quantized from op->w; in a CPU_REPACK buffer when repacked) times the first
  * cols columns of op->x on n_threads. */
-static bool product(enum ggml_type type, int rows, const struct operands *op, int cols, int n_threads, bool repacked,
-                    float *dst) {
+static bool product(enum ggml_type type, int k, int rows, const struct operands *op, int cols,
+                    int n_threads, bool repacked, float *dst) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
     struct ggml_context *wctx = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true});
-    struct ggml_tensor *w = ggml_new_tensor_2d(repacked ? wctx : ctx, type, K, rows);
-    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, cols);
+    struct ggml_tensor *w = ggml_new_tensor_2d(repacked ? wctx : ctx, type, k, rows);
+    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, cols);
     ggml_backend_buffer_t wbuf = repacked && repack_buft() ? ggml_backend_alloc_ctx_tensors_from_buft(wctx, repack_buft()) : NULL;
     if (repacked && !wbuf) {
         tap_diag("no CPU_REPACK buffer: %s", ggmlc_last_error());
@@ -117,11 +117,11 @@ static bool product(enum ggml_type type, int rows, const struct operands *op, in
         return false;
     }
     void *wq = malloc(ggml_nbytes(w));
-    ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
+    ggml_quantize_chunk(type, op->w, wq, 0, rows, k, NULL);
     if (w->buffer) ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
     else memcpy(w->data, wq, ggml_nbytes(w)); /* context memory: ggml's tensor_set needs a buffer */
     free(wq);
-    memcpy(x->data, op->x, (size_t)cols * K * sizeof(float));
+    memcpy(x->data, op->x, (size_t)cols * k * sizeof(float));
     struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
     struct ggml_cgraph *gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, out);
@@ -149,13 +149,148 @@ static void check_case(enum ggml_type type, int rows, bool repacked, const struc
         for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
             const int cols = col_counts[i];
             int differ = -1;
-            if (product(type, rows, op, cols, t, repacked, got)) {
+            if (product(type, K, rows, op, cols, t, repacked, got)) {
                 differ = 0;
                 for (int j = 0; j < cols * rows; j++) differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
             }
             tap_ok(differ == 0, "%s%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
                    ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
                    repacked ? "block-serial" : "eight-lane", differ);
+        }
+}
+
+/* ------------------------------------------------ Q4_K, Q5_K, Q6_K
+ *
+ * ggml's x86 K-quant dots (its AVX2 vec_dot, also in its AVX-512 builds; ggml never
+ * dequantizes them into a GEMM there), written out: activations quantized as its
+ * quantize_row_q8_K (iscale = -127 / the value of largest magnitude, levels rounded half to
+ * even, capped at 127, sums of each 16); per super-block eight integer lanes, lane k the
+ * products of values 4k..4k+3 of every 32 times their scale, acc_k = fma(y.d * x.d, lane_k,
+ * acc_k), the lanes added as ((0+4)+(2+6))+((1+5)+(3+7)).  Q6_K takes levels 0..63 and
+ * subtracts 32 * (sc[2k] * bsum[2k] + sc[2k+1] * bsum[2k+1]) from lane k.  The mins times
+ * -y.d * x.dmin: Q4_K in four fused lanes (lane k: sub-blocks 2k, 2k+1) added as
+ * (0+2)+(1+3), Q5_K in one fused sum.  Checked against llama.cpp 0a50d99's ggml (x86,
+ * AVX-512 build) bit for bit at 1 to 400 columns on 2026-12-05. */
+enum { KK = 1024 };
+
+struct q8k_row {
+    float d[KK / 256];
+    int8_t q[KK];
+    int bsum[KK / 16];
+};
+
+static void quantize_q8_K(const float *x, struct q8k_row *y) {
+    for (int b = 0; b < KK / 256; b++) {
+        float amax = 0, max = 0;
+        for (int j = 256 * b; j < 256 * b + 256; j++)
+            if (fabsf(x[j]) > amax) amax = fabsf(x[j]), max = x[j];
+        const float iscale = amax != 0 ? -127.0f / max : 0;
+        for (int j = 256 * b; j < 256 * b + 256; j++) {
+            const float v = rintf(iscale * x[j]);
+            y->q[j] = (int8_t)(v > 127 ? 127 : v);
+        }
+        for (int g = 16 * b; g < 16 * b + 16; g++) {
+            y->bsum[g] = 0;
+            for (int j = 16 * g; j < 16 * g + 16; j++) y->bsum[g] += y->q[j];
+        }
+        y->d[b] = amax != 0 ? 1 / iscale : 0;
+    }
+}
+
+static float half(const uint8_t *p) {
+    ggml_fp16_t h;
+    memcpy(&h, p, sizeof h);
+    return ggml_fp16_to_fp32(h);
+}
+
+/* A super-block's levels (0..63 unsigned), per-value scales and per-32 mins. */
+struct kblock {
+    int level[256], scale[256], min32[8];
+    float d, dmin;
+};
+
+static void decode_k(enum ggml_type type, const uint8_t *p, struct kblock *kb) {
+    if (type == GGML_TYPE_Q6_K) { /* ql[128] qh[64] scales[16] d */
+        for (int e = 0; e < 256; e++) {
+            const int h = e / 128, r = e % 128, l = r % 32, quarter = r / 32;
+            const uint8_t b = p[64 * h + l + 32 * (quarter & 1)];
+            kb->level[e] =
+                (quarter < 2 ? b & 15 : b >> 4) | ((p[128 + 32 * h + l] >> (2 * quarter)) & 3) << 4;
+            kb->scale[e] = (int8_t)p[192 + e / 16];
+        }
+        kb->d = half(p + 208);
+        return;
+    }
+    /* Q4_K / Q5_K: d, dmin, scales[12], (Q5_K: qh[32]), qs[128] */
+    const uint8_t *sc = p + 4, *qh = type == GGML_TYPE_Q5_K ? p + 16 : NULL,
+                  *qs = p + (qh ? 48 : 16);
+    kb->d = half(p);
+    kb->dmin = half(p + 2);
+    for (int j = 0; j < 8; j++) {
+        const int s = j < 4 ? sc[j] & 63 : (sc[j + 4] & 15) | (sc[j - 4] >> 6) << 4;
+        kb->min32[j] = j < 4 ? sc[j + 4] & 63 : (sc[j + 4] >> 4) | (sc[j] >> 6) << 4;
+        for (int l = 0; l < 32; l++) {
+            const int e = 32 * j + l, b = qs[32 * (j / 2) + l];
+            kb->level[e] = (j % 2 ? b >> 4 : b & 15) | (qh ? ((qh[l] >> j) & 1) << 4 : 0);
+            kb->scale[e] = s;
+        }
+    }
+}
+
+static float k_dot(enum ggml_type type, const uint8_t *row, const struct q8k_row *y) {
+    float acc[8] = {0}, accm[4] = {0}, summs = 0;
+    for (int b = 0; b < KK / 256; b++) {
+        struct kblock kb;
+        decode_k(type, row + b * ggml_type_size(type), &kb);
+        int lane[8] = {0};
+        for (int e = 0; e < 256; e++)
+            lane[(e % 32) / 4] += kb.scale[e] * kb.level[e] * y->q[256 * b + e];
+        const int *bs = y->bsum + 16 * b;
+        if (type == GGML_TYPE_Q6_K)
+            for (int k = 0; k < 8; k++)
+                lane[k] -=
+                    32 * (kb.scale[32 * k] * bs[2 * k] + kb.scale[32 * k + 16] * bs[2 * k + 1]);
+        const float d = y->d[b] * kb.d, dmin = -y->d[b] * kb.dmin;
+        for (int k = 0; k < 8; k++) acc[k] = fmaf(d, (float)lane[k], acc[k]);
+        int m4[4];
+        for (int k = 0; k < 4; k++)
+            m4[k] = kb.min32[2 * k] * (bs[4 * k] + bs[4 * k + 1]) +
+                    kb.min32[2 * k + 1] * (bs[4 * k + 2] + bs[4 * k + 3]);
+        for (int k = 0; k < 4; k++) accm[k] = fmaf(dmin, (float)m4[k], accm[k]);
+        summs = fmaf(dmin, (float)(m4[0] + m4[1] + m4[2] + m4[3]), summs);
+    }
+    const float lanes =
+        ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    if (type == GGML_TYPE_Q4_K) return lanes + ((accm[0] + accm[2]) + (accm[1] + accm[3]));
+    return type == GGML_TYPE_Q5_K ? lanes + summs : lanes;
+}
+
+/* One K-quant at every column count and 1 to 3 threads. */
+static void check_k_case(enum ggml_type type, int rows, const struct operands *op) {
+    static float want[MAX_COLS * MAX_ROWS], got[MAX_COLS * MAX_ROWS];
+    static struct q8k_row y;
+    const size_t row_size = ggml_row_size(type, KK);
+    uint8_t *wq = malloc(row_size * rows);
+    ggml_quantize_chunk(type, op->w, wq, 0, rows, KK, NULL);
+    for (int c = 0; c < MAX_COLS; c++) {
+        quantize_q8_K(op->x + c * KK, &y);
+        for (int r = 0; r < rows; r++) want[c * rows + r] = k_dot(type, wq + r * row_size, &y);
+    }
+    free(wq);
+    const int col_counts[] = {1, 2, 3, 5, 8, 9, 16, 17, 64, MAX_COLS};
+    for (int t = 1; t <= 3; t++)
+        for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
+            const int cols = col_counts[i];
+            int differ = -1;
+            if (product(type, KK, rows, op, cols, t, false, got)) {
+                differ = 0;
+                for (int j = 0; j < cols * rows; j++)
+                    differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
+            }
+            tap_ok(
+                differ == 0,
+                "%s %d rows x %d columns, %d thread(s): ggml's eight-lane order, bit for bit (%d differ)",
+                ggml_type_name(type), rows, cols, t, differ);
         }
 }
 
@@ -173,5 +308,8 @@ int main(void) {
     check_case(GGML_TYPE_Q4_0, 36, false, &op);       /* 36 rows: not repackable */
     check_case(GGML_TYPE_Q8_0, 35, false, &op);       /* odd: a weight row without a partner */
     check_case(GGML_TYPE_Q4_0, 35, false, &op);
+    check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, &op);
+    check_k_case(GGML_TYPE_Q5_K, 35, &op);
+    check_k_case(GGML_TYPE_Q6_K, 36, &op);
     return tap_done();
 }

@@ -127,7 +127,8 @@ static void check_path(const struct rows_case *c, enum ggml_type type, enum cpu_
     }
     tap_ok(ok, "%s multi-row (1..%d rows, n=%d) on the %s path = portable vec_dot and dequantized dot (worst rel. %.2g)",
            ggml_type_name(type), ROWS, c->n, path_names[path], worst);
-    if (cpu_qmatch_type(type)) /* Q8_0 and Q4_0: ggml's eight lanes on every path, one row (the mat-vec) included */
+    /* Q8_0, Q4_0, Q4_K, Q5_K, Q6_K: ggml's eight lanes on every path, one row (the mat-vec) included */
+    if (cpu_qmatch_type(type) || cpu_qmatch_k_type(type))
         tap_ok(ok && portable_bits, "%s multi-row (1..%d rows, n=%d) on the %s path: the portable eight-lane kernel's bits",
                ggml_type_name(type), ROWS, c->n, path_names[path]);
     if (exact_on_path(type))

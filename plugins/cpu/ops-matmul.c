@@ -94,16 +94,12 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
 /* The same for the K-quants, whose multi-row kernels (quant-dot-rows-k*.c) take 8 rows per
  * pass over the weights.  Measured (4096 x 4096 weights, one thread, CPU time, loaded
  * machine, 2026-12-02 20:50 UTC), multi-row against GEMM at 256 activation rows:
- * q2_K 119 / 144 ms, q4_K 110 / 130, q5_K 117 / 138, q6_K 125 / 144, q3_K 160 / 158,
- * iq4_xs 145 / 124; at 384 rows the GEMM was as fast or faster for every type (q4_K
- * 167 / 163, q6_K 194 / 186, q3_K 240 / 206), at 128 slower for every one (q4_K 52 / 75,
- * q6_K 59 / 96, q3_K ~75 / 103). */
+ * q2_K 119 / 144 ms, q3_K 160 / 158, iq4_xs 145 / 124; at 384 rows the GEMM was as fast or
+ * faster (q3_K 240 / 206), at 128 slower (q3_K ~75 / 103).  Q4_K, Q5_K and Q6_K never take
+ * the GEMM (ggml's order, quant-match.h). */
 static int64_t quant_gemm_min_rows(enum ggml_type type) {
     switch (type) {
-    case GGML_TYPE_Q2_K:
-    case GGML_TYPE_Q4_K:
-    case GGML_TYPE_Q5_K:
-    case GGML_TYPE_Q6_K: return 320;
+    case GGML_TYPE_Q2_K: return 320;
     case GGML_TYPE_Q3_K: return 256;
     default:             return QUANT_GEMM_MIN_ROWS;
     }
@@ -116,7 +112,8 @@ static int64_t quant_gemm_min_rows(enum ggml_type type) {
 static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
-    if (cpu_qmatch_type(a->type)) return false; /* integer dots at every size, as ggml (quant-match.h) */
+    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type))
+        return false; /* integer dots at every size, as ggml (quant-match.h) */
     if (cpu_quant_lowbit_type(a->type)) return false; /* likewise: ggml has no GEMM for them */
     return b->ne[1] >= quant_gemm_min_rows(a->type) &&
            cpu_get_type_traits(a->type)->vec_dot_type != GGML_TYPE_Q8_1 &&

@@ -168,17 +168,16 @@ static inline __attribute__((always_inline)) __m256i q6_K_lanes(const block_q6_K
     return acc;
 }
 
-static inline __attribute__((always_inline)) float q6_K_super(const block_q6_K *x,
-                                                              const block_q8_K *y) {
+/* ggml's lanes: the offset of each lane taken off. */
+static inline __attribute__((always_inline)) __m256i q6_K_lanes6(const block_q6_K *x,
+                                                                 const block_q8_K *y) {
     __m256i offset;
     const __m256i acc = q6_K_lanes(x, y, &offset);
-    return y->d * qd_h2f(x->d) * (float)(qd_hsum_epi32(acc) - 32 * qd_hsum_epi32(offset));
+    return _mm256_sub_epi32(acc, _mm256_slli_epi32(offset, 5));
 }
 
-/* Q6_K's eight rows at once ran 0-8% slower than row by row: its decoded levels and two sums
- * per row do not fit the registers. */
-KQ_DOT(dot_q6_K, block_q6_K, q6_K_super)
-K45_KERNELS(k45_lanes)
+Q6_K_DOT(q6_K_lanes6)
+K45_DOTS(k45_lanes)
 
 /* Q2_K: 2-bit levels in the packed order (byte l of a 32-byte group holds values l, l+32,
  * l+64, l+96 of its 128); each 32 values span two 16-value sub-blocks with 4-bit scales. */
@@ -291,15 +290,6 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_IQ4_XS] = dot_iq4_xs;
 }
 
-cpu_vec_dot_wrows_t cpu_quant_wrows_avx2(enum ggml_type type) {
-    switch (type) {
-    case GGML_TYPE_Q4_K: return wrows_q4_K;
-    case GGML_TYPE_Q5_K: return wrows_q5_K;
-    default: return NULL;
-    }
-}
-
 #else
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) { (void)t; }
-cpu_vec_dot_wrows_t cpu_quant_wrows_avx2(enum ggml_type type) { return (void)type, NULL; }
 #endif

@@ -152,22 +152,25 @@ static inline __attribute__((always_inline)) __m512i q6_K_lanes2(const block_q6_
     return acc;
 }
 
-/* One super-block's term, the AVX2 kernel's q6_K_super operation for operation. */
-static inline __attribute__((always_inline)) float q6_K_super512(const block_q6_K *x,
+/* ggml's eight lanes (both halves' lanes added, exact), the offset of each taken off: the
+ * AVX2 kernel's q6_K_lanes6 to the bit. */
+static inline __attribute__((always_inline)) __m256i q6_K_lanes6(const block_q6_K *x,
                                                                  const block_q8_K *y) {
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x->scales));
     const __m256i offset = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y->bsums));
-    return y->d * qd_h2f(x->d) *
-           (float)(_mm512_reduce_add_epi32(q6_K_lanes2(x, y, sc16)) - 32 * qd_hsum_epi32(offset));
+    const __m512i acc = q6_K_lanes2(x, y, sc16);
+    const __m256i lanes =
+        _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+    return _mm256_sub_epi32(lanes, _mm256_slli_epi32(offset, 5));
 }
 
-KQ_DOT(dot_q6_K, block_q6_K, q6_K_super512)
+Q6_K_DOT(q6_K_lanes6)
 
 /* Q4_K / Q5_K: k45_lanes (quant-dot-avx2.c) two 32-byte groups of nibbles at a time, group 2G
  * in the low 256 bits and 2G + 1 in the high: the low nibbles of step G belong to sub-blocks
  * 4G and 4G + 2, the high ones to 4G + 1 and 4G + 3 (k45_pair_index[2G], [2G + 1]); Q5_K's
  * fifth bit of sub-block j is bit j of qh's bytes.  The same integer sums, folded to eight
- * lanes for quant-dot-x86.h's K45_KERNELS. */
+ * lanes for quant-dot-x86.h's K45_DOTS. */
 #define QD_R16(v) QD_R8(v), QD_R8(v)
 #define K45_PAIR(a, b) \
     { QD_R16(a), QD_R16(b) }
@@ -211,15 +214,7 @@ static inline __attribute__((always_inline)) __m256i k45_lanes512(const uint8_t 
     return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
 }
 
-K45_KERNELS(k45_lanes512)
-
-cpu_vec_dot_wrows_t cpu_quant_wrows_avx512(enum ggml_type type) {
-    switch (type) {
-    case GGML_TYPE_Q4_K: return wrows_q4_K;
-    case GGML_TYPE_Q5_K: return wrows_q5_K;
-    default: return cpu_quant_wrows_avx2(type);
-    }
-}
+K45_DOTS(k45_lanes512)
 
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
@@ -366,5 +361,4 @@ void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
 #else
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) { (void)t; }
 void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
-cpu_vec_dot_wrows_t cpu_quant_wrows_avx512(enum ggml_type type) { return (void)type, NULL; }
 #endif

@@ -15,11 +15,6 @@
 
 #include "quant-dot.h"
 
-/* The sum of eight lanes, paired as ggml's 256-bit horizontal sum (hsum_float_8) pairs them. */
-static inline float lowbit_sum_lanes(const float a[8]) {
-    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-}
-
 /* ------------------------------------------------------------ Q1_0 */
 
 /* Lane k of one Q8_0 block against 32 signs: sum of y[4k..4k+3], each negated where its bit is 0. */
@@ -48,7 +43,7 @@ static void dot_q1_0(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         const float dx = ggmlc_fp16_to_fp32(x[ib].d);
         for (int k = 0; k < 8; k++) acc[k] = fmaf(dx, block[k], acc[k]);
     }
-    *s = lowbit_sum_lanes(acc);
+    *s = cpu_sum_lanes8(acc);
 }
 
 /* ------------------------------------------------------------ Q2_0 */
@@ -106,7 +101,7 @@ static void dot_nvfp4(int n, float *s, size_t bs, const void *vx, size_t bx, con
             }
         }
     }
-    *s = lowbit_sum_lanes(acc);
+    *s = cpu_sum_lanes8(acc);
 }
 
 void cpu_quant_dot_fill_lowbit(cpu_vec_dot_table table) {

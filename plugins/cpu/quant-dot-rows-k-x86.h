@@ -40,6 +40,16 @@ RK_INLINE const block_q8_K *rk_row(const struct cpu_q8_rows *y, int r, int i) {
     return (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
 }
 
+/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row in
+ * ggml's eight lanes (lane m: bytes 4m..4m + 3 of every 32 values), as its AVX2 vec_dot
+ * keeps them. */
+RK_INLINE __m256i rk_acc_lanes(const struct rk_block *b, const int8_t *q8) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int k = 0; k < 8; k++)
+        acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], qd_load32(q8 + 32 * k)), b->sc[k]);
+    return acc;
+}
+
 #if RK_PAIRS
 /* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
  * eight int32 lanes.  VNNI: vpdpbusd sums four products per lane, which fit int16 for
@@ -61,13 +71,7 @@ RK_INLINE void rk_pair_scales(struct rk_block *b) {
     for (int g = 0; g < 4; g++) b->scp[g] = _mm256_blend_epi32(b->sc[2 * g], b->sc[2 * g + 1], 0xcc);
 }
 #else
-/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
- * eight int32 lanes. */
-RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
-    __m256i acc = _mm256_setzero_si256();
-    for (int k = 0; k < 8; k++) acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], qd_load32(q8 + 32 * k)), b->sc[k]);
-    return acc;
-}
+RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) { return rk_acc_lanes(b, q8); }
 
 RK_INLINE void rk_pair_scales(struct rk_block *b) { (void)b; }
 #endif
@@ -99,9 +103,6 @@ RK_INLINE __m256 rk_terms_offset(float d, __m256i isum, __m256i offset, __m256 y
 }
 RK_INLINE __m256 rk_terms_q3_K(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
     return rk_terms_offset(b->d, isum, _mm256_slli_epi32(bias, 2), yd);
-}
-RK_INLINE __m256 rk_terms_q6_K(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
-    return rk_terms_offset(b->d, isum, _mm256_slli_epi32(bias, 5), yd);
 }
 RK_INLINE __m256 rk_terms_plain(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
     return rk_terms_offset(b->d, isum, _mm256_setzero_si256(), yd);
@@ -257,10 +258,64 @@ static ggml_vec_dot_t rk_single[GGML_TYPE_COUNT];
 
 RK_SUPER(rk_q2_K, GGML_TYPE_Q2_K, block_q2_K, rk_decode_q2_K, rk_acc, rk_terms_min)
 RK_SUPER(rk_q3_K, GGML_TYPE_Q3_K, block_q3_K, rk_decode_q3_K, rk_acc, rk_terms_q3_K)
-RK_SUPER(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, rk_acc, rk_terms_min)
-RK_SUPER(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc, rk_terms_min)
-RK_SUPER(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc, rk_terms_q6_K)
 RK_SUPER(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, rk_terms_plain)
+
+/* Q4_K, Q5_K and Q6_K in ggml's lane order (the single-row dots of quant-dot-x86.h): every
+ * row keeps eight float lanes, FMA'd with y.d * d per super-block, and its mins (KIND 4:
+ * four fused lanes, ggml's lane k the bsum-term lanes 2k and 2k + 1; KIND 5: one fused
+ * scalar; KIND 6: the offsets, taken off the lanes).  One row: the single-row dot. */
+#define RK_LANES(name, type, xt, DECODE, KIND)                                                    \
+    static inline __attribute__((always_inline)) void name##_nr(                                  \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,            \
+        const int nr) {                                                                           \
+        const xt *x = vx;                                                                         \
+        if (nr == 1) {                                                                            \
+            rk_single[type](n, s, 0, vx, 0, y->qs, 0, 1);                                         \
+            return;                                                                               \
+        }                                                                                         \
+        __m256 acc[8];                                                                            \
+        __m128 accm[8];                                                                           \
+        float summs[8];                                                                           \
+        QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                              \
+            acc[r] = _mm256_setzero_ps();                                                         \
+            accm[r] = _mm_setzero_ps();                                                           \
+            summs[r] = 0;                                                                         \
+        }                                                                                         \
+        for (int i = 0; i < n / QK_K; i++) {                                                      \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                       \
+            struct rk_block b;                                                                    \
+            DECODE(&x[i], &b);                                                                    \
+            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                          \
+                if (r >= nr) continue;                                                            \
+                const block_q8_K *yb = rk_row(y, r, i);                                           \
+                __m256i lanes = rk_acc_lanes(&b, yb->qs);                                         \
+                const __m256i bias = rk_bias_v(&b, yb);                                           \
+                if (KIND == 6) lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(bias, 5));       \
+                acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(yb->d * b.d), _mm256_cvtepi32_ps(lanes),  \
+                                         acc[r]);                                                 \
+                if (KIND == 4) {                                                                  \
+                    const __m256i h = _mm256_hadd_epi32(bias, bias);                              \
+                    const __m128i m4 = _mm_unpacklo_epi64(_mm256_castsi256_si128(h),              \
+                                                          _mm256_extracti128_si256(h, 1));        \
+                    accm[r] =                                                                     \
+                        _mm_fmadd_ps(_mm_set1_ps(-yb->d * b.dmin), _mm_cvtepi32_ps(m4), accm[r]); \
+                } else if (KIND == 5) {                                                           \
+                    summs[r] = fmaf(-yb->d * b.dmin, (float)qd_hsum_epi32(bias), summs[r]);       \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                             \
+            float v = qd_hsum_ps(acc[r]);                                                         \
+            if (KIND == 4) v += qd_hsum4_ps(accm[r]);                                             \
+            if (KIND == 5) v += summs[r];                                                         \
+            s[r * s_stride] = v;                                                                  \
+        }                                                                                         \
+    }                                                                                             \
+    QD_ROWS_DISPATCH(name)
+
+RK_LANES(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, 4)
+RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, 5)
+RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, 6)
 
 /* ------------------------------------------ Q4_1 and Q5_1 against Q8_1 rows
  *

@@ -89,72 +89,24 @@ ROWS_KERNEL(q8_0)
 ROWS_KERNEL(iq4_nl)
 ROWS_KERNEL(mxfp4)
 
-/* ----------------------------------------------- K-quants against Q8_K rows */
-
-static const block_q8_K *q8k_row(const struct cpu_q8_rows *y, int r) {
-    return (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride);
-}
-
-/* Q4_K / Q5_K (qh NULL for Q4_K): each super-block's 256 levels and 8 scales/mins decoded
- * once for all rows. */
-static float k45_row_sum(const uint8_t q[QK_K], const int sc[8], const int m[8], float d, float dmin, const block_q8_K *yb) {
-    int isum = 0, summs = 0;
-    for (int j = 0; j < 8; j++) {
-        int sub = 0;
-        for (int l = 0; l < 32; l++) sub += q[32 * j + l] * yb->qs[32 * j + l];
-        isum += sc[j] * sub;
-        summs += m[j] * (yb->bsums[2 * j] + yb->bsums[2 * j + 1]);
-    }
-    return yb->d * d * (float)isum - yb->d * dmin * (float)summs;
-}
-
-static void k45_rows(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d, ggml_fp16_t dmin,
-                     const struct cpu_q8_rows *y, int i, float sums[CPU_QUANT_MAX_ROWS]) {
-    uint8_t q[QK_K];
-    int sc[8], m[8];
-    for (int e = 0; e < QK_K; e++) {
-        const uint8_t b = qs[(e / 64) * 32 + e % 32];
-        q[e] = (e % 64) < 32 ? b & 0xf : b >> 4;
-        if (qh) q[e] |= ((qh[e % 32] >> (2 * (e / 64) + ((e % 64) >= 32))) & 1) << 4;
-    }
-    for (int j = 0; j < 8; j++) cpu_k4_scale_min(scales, j, &sc[j], &m[j]);
+/* Q4_K, Q5_K and Q6_K: each row through the portable single-row dot, whose eight float lanes
+ * (ggml's order, quant-dot.c) a kernel decoding once for all rows would keep per row; this
+ * path is the reference the SIMD kernels are tested against, not a fast one. */
+static void rows_by_dot(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
+                        float *s, size_t s_stride) {
+    const ggml_vec_dot_t dot = cpu_type_traits_on_path(type, CPU_QUANT_GENERIC)->vec_dot;
     for (int r = 0; r < y->nrows; r++)
-        sums[r] += k45_row_sum(q, sc, m, ggmlc_fp16_to_fp32(d), ggmlc_fp16_to_fp32(dmin), q8k_row(y, r) + i);
+        dot(n, &s[r * s_stride], 0, vx, 0, y->qs + r * y->qs_stride, 0, 1);
 }
 
-static void rows_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    const block_q4_K *x = vx;
-    float sums[CPU_QUANT_MAX_ROWS] = {0};
-    for (int i = 0; i < n / QK_K; i++) k45_rows(x[i].scales, x[i].qs, NULL, x[i].d, x[i].dmin, y, i, sums);
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = sums[r];
-}
-
-static void rows_q5_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    const block_q5_K *x = vx;
-    float sums[CPU_QUANT_MAX_ROWS] = {0};
-    for (int i = 0; i < n / QK_K; i++) k45_rows(x[i].scales, x[i].qs, x[i].qh, x[i].d, x[i].dmin, y, i, sums);
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = sums[r];
-}
-
-static void rows_q6_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    const block_q6_K *x = vx;
-    float sums[CPU_QUANT_MAX_ROWS] = {0};
-    for (int i = 0; i < n / QK_K; i++) {
-        int8_t q[QK_K];
-        for (int e = 0; e < QK_K; e++) q[e] = (int8_t)cpu_q6_K_level(&x[i], e);
-        for (int r = 0; r < y->nrows; r++) {
-            const block_q8_K *yb = q8k_row(y, r) + i;
-            int isum = 0;
-            for (int j = 0; j < 16; j++) {
-                int sub = 0;
-                for (int l = 0; l < 16; l++) sub += q[16 * j + l] * yb->qs[16 * j + l];
-                isum += x[i].scales[j] * sub;
-            }
-            sums[r] += yb->d * ggmlc_fp16_to_fp32(x[i].d) * (float)isum;
-        }
+#define ROWS_BY_DOT(t, TYPE)                                                           \
+    static void rows_##t(int n, const void *vx, const struct cpu_q8_rows *y, float *s, \
+                         size_t s_stride) {                                            \
+        rows_by_dot(TYPE, n, vx, y, s, s_stride);                                      \
     }
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = sums[r];
-}
+ROWS_BY_DOT(q4_K, GGML_TYPE_Q4_K)
+ROWS_BY_DOT(q5_K, GGML_TYPE_Q5_K)
+ROWS_BY_DOT(q6_K, GGML_TYPE_Q6_K)
 
 void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table t) {
     CPU_QUANT_ROWS_FILL(t);

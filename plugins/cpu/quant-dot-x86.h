@@ -1,12 +1,13 @@
 /*
  * quant-dot-x86.h - small helpers shared by the AVX2 and AVX-512 dot
- * products, and the Q4_K / Q5_K kernels built over either's lanes function.
+ * products, and the Q4_K / Q5_K / Q6_K dots built over either's lanes functions.
  * Include after the file's target pragma (AVX2 + F16C at least).
  */
 #ifndef GGMLC_CPU_QUANT_DOT_X86_H
 #define GGMLC_CPU_QUANT_DOT_X86_H
 
 #include <immintrin.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -187,104 +188,65 @@ static inline __m256i qd_levels_mxfp4(const block_mxfp4 *x) {
         }                                                                                            \
     }
 
-/* ------------------------------------------------- Q4_K and Q5_K over a lanes function
- *
- * K45_KERNELS(LANES) defines a file's Q4_K / Q5_K single-row dots (dot_q4_K, dot_q5_K) and
- * mat-vec kernels of eight weight rows against one activation row (wrows_q4_K, wrows_q5_K,
- * cpu_vec_dot_wrows_t) over its lanes function LANES(qs, qh, sm, q8): a super-block's
- * sum_j sc_j * (q . y)_j in eight int32 lanes (qh NULL for Q4_K; sm from qd_k4_scales_mins).
- * The integer sums are exact and the float terms the same operations in every file, so the
- * AVX2 and AVX-512 kernels give the same bits.
- *
- * The single-row dot ends every super-block in horizontal sums and scalar float terms, a
- * fifth of its work.  For a decode step's mat-vec eight weight rows go through each
- * super-block together: their integer lanes are reduced in one register (lane w = row w,
- * qd_reduce8) and their float terms taken eight rows at once, lane w doing what the scalar
- * code does for row w, operation for operation (so the same bits, as the multi-row kernels'
- * rows, quant-dot-rows-k-x86.h). */
-
-/* The f16 field at byte offset `at` of the eight super-blocks at x, x + bx, ..., x + 7 bx. */
-static inline __m256 kq_halves8(const char *x, size_t bx, size_t at) {
-    uint16_t h[8];
-    for (int w = 0; w < 8; w++) memcpy(&h[w], x + (size_t)w * bx + at, 2);
-    return _mm256_cvtph_ps(_mm_setr_epi16((short)h[0], (short)h[1], (short)h[2], (short)h[3],
-                                          (short)h[4], (short)h[5], (short)h[6], (short)h[7]));
+/* The sum of four float lanes as ggml's AVX2 Q4_K dot sums its mins: (0 + 2) + (1 + 3). */
+static inline float qd_hsum4_ps(__m128 m) {
+    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_add_ss(m, _mm_movehdup_ps(m)));
 }
 
-/* One super-block: y.d * d * isum - y.d * dmin * summs. */
-#define K45_BLOCK(LANES)                                                                 \
-    static inline __attribute__((always_inline)) float k45_block(                        \
-        const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d,      \
-        ggml_fp16_t dmin, const block_q8_K *y) {                                         \
-        const __m128i sm = qd_k4_scales_mins(scales);                                    \
-        const int summs = qd_k4_min_sum(sm, y->bsums);                                   \
-        return y->d * qd_h2f(d) * (float)qd_hsum_epi32(LANES(qs, qh, sm, y->qs)) -       \
-               y->d * qd_h2f(dmin) * (float)summs;                                       \
-    }                                                                                    \
-    static inline __attribute__((always_inline)) float q4_K_super(const block_q4_K *x,   \
-                                                                  const block_q8_K *y) { \
-        return k45_block(x->scales, x->qs, NULL, x->d, x->dmin, y);                      \
-    }                                                                                    \
-    static inline __attribute__((always_inline)) float q5_K_super(const block_q5_K *x,   \
-                                                                  const block_q8_K *y) { \
-        return k45_block(x->scales, x->qs, x->qh, x->d, x->dmin, y);                     \
+/* ------------------------------------------- Q4_K, Q5_K, Q6_K in ggml's lane order
+ *
+ * The single-row dots of the portable model in quant-dot.c (ggml's AVX2 vec_dot): a
+ * super-block's integer sum in eight int32 lanes, lane k the products of values 4k..4k+3 of
+ * every 32 times their scale, added into eight float lanes by one FMA with y.d * x.d and
+ * summed once at the end.  K45_DOTS(LANES) defines dot_q4_K and dot_q5_K over a file's
+ * lanes function LANES(qs, qh, sm, q8) (qh NULL for Q4_K; sm from qd_k4_scales_mins), with
+ * the mins of Q4_K in four fused lanes and those of Q5_K in one fused scalar, as ggml takes
+ * them; Q6_K_DOT(LANES6) defines dot_q6_K over LANES6(x, y), the lanes with the -32 offset
+ * taken off. */
+#define K45_DOTS(LANES)                                                                         \
+    static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, \
+                         size_t by, int nrc) {                                                  \
+        const block_q4_K *x = vx;                                                               \
+        const block_q8_K *y = vy;                                                               \
+        __m256 acc = _mm256_setzero_ps();                                                       \
+        __m128 accm = _mm_setzero_ps();                                                         \
+        for (int i = 0; i < n / QK_K; i++) {                                                    \
+            const __m128i sm = qd_k4_scales_mins(x[i].scales);                                  \
+            const float d = y[i].d * qd_h2f(x[i].d), dmin = -y[i].d * qd_h2f(x[i].dmin);        \
+            const __m256i lanes = LANES(x[i].qs, NULL, sm, y[i].qs);                            \
+            accm = _mm_fmadd_ps(_mm_set1_ps(dmin),                                              \
+                                _mm_cvtepi32_ps(qd_k4_min_lanes(sm, y[i].bsums)), accm);        \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);           \
+        }                                                                                       \
+        *s = qd_hsum_ps(acc) + qd_hsum4_ps(accm);                                               \
+    }                                                                                           \
+    static void dot_q5_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, \
+                         size_t by, int nrc) {                                                  \
+        const block_q5_K *x = vx;                                                               \
+        const block_q8_K *y = vy;                                                               \
+        __m256 acc = _mm256_setzero_ps();                                                       \
+        float summs = 0;                                                                        \
+        for (int i = 0; i < n / QK_K; i++) {                                                    \
+            const __m128i sm = qd_k4_scales_mins(x[i].scales);                                  \
+            const float d = y[i].d * qd_h2f(x[i].d), dmin = -y[i].d * qd_h2f(x[i].dmin);        \
+            const __m256i lanes = LANES(x[i].qs, x[i].qh, sm, y[i].qs);                         \
+            summs = fmaf(dmin, (float)qd_k4_min_sum(sm, y[i].bsums), summs);                    \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);           \
+        }                                                                                       \
+        *s = qd_hsum_ps(acc) + summs;                                                           \
     }
 
-/* Eight rows' super-blocks: y.d * d * isum - y.d * dmin * summs per row. */
-#define K45_WROWS8(name, xt, QH, LANES)                                                    \
-    static inline __attribute__((always_inline)) __m256 name(const char *x, size_t bx,     \
-                                                             const block_q8_K *y) {        \
-        __m256i acc[8], mins[8];                                                           \
-        QD_UNROLL_ROWS for (int w = 0; w < 8; w++) {                                       \
-            const xt *b = (const xt *)(const void *)(x + (size_t)w * bx);                  \
-            const __m128i sm = qd_k4_scales_mins(b->scales);                               \
-            acc[w] = LANES(b->qs, QH, sm, y->qs);                                          \
-            mins[w] = _mm256_castsi128_si256(qd_k4_min_lanes(sm, y->bsums));               \
-            mins[w] = _mm256_blend_epi32(mins[w], _mm256_setzero_si256(), 0xf0);           \
-        }                                                                                  \
-        const __m256 yd = _mm256_set1_ps(y->d);                                            \
-        const __m256 d = kq_halves8(x, bx, offsetof(xt, d)),                               \
-                     dmin = kq_halves8(x, bx, offsetof(xt, dmin));                         \
-        return _mm256_sub_ps(                                                              \
-            _mm256_mul_ps(_mm256_mul_ps(yd, d), _mm256_cvtepi32_ps(qd_reduce8(acc))),      \
-            _mm256_mul_ps(_mm256_mul_ps(yd, dmin), _mm256_cvtepi32_ps(qd_reduce8(mins)))); \
+#define Q6_K_DOT(LANES6)                                                                        \
+    static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, \
+                         size_t by, int nrc) {                                                  \
+        const block_q6_K *x = vx;                                                               \
+        const block_q8_K *y = vy;                                                               \
+        __m256 acc = _mm256_setzero_ps();                                                       \
+        for (int i = 0; i < n / QK_K; i++)                                                      \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * qd_h2f(x[i].d)),                      \
+                                  _mm256_cvtepi32_ps(LANES6(&x[i], &y[i])), acc);               \
+        *s = qd_hsum_ps(acc);                                                                   \
     }
-
-/* A K-quant's single-row dot over its super-block term SUPER. */
-#define KQ_DOT(name, xt, SUPER)                                                             \
-    static void name(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, \
-                     size_t by, int nrc) {                                                  \
-        const xt *x = vx;                                                                   \
-        const block_q8_K *y = vy;                                                           \
-        float sum = 0;                                                                      \
-        for (int i = 0; i < n / QK_K; i++) sum += SUPER(&x[i], &y[i]);                      \
-        *s = sum;                                                                           \
-    }
-
-/* Its cpu_vec_dot_wrows_t over SUPER8 for each eight weight rows, the rest row by row through
- * the dot DOT. */
-#define KQ_WROWS(name, xt, DOT, SUPER8)                                                      \
-    static void name(int n, const void *vx, size_t bx, int nw, const struct cpu_q8_rows *yr, \
-                     float *s) {                                                             \
-        const block_q8_K *y = (const block_q8_K *)(const void *)yr->qs;                      \
-        int w = 0;                                                                           \
-        for (; w + 8 <= nw; w += 8) {                                                        \
-            const char *x = (const char *)vx + (size_t)w * bx;                               \
-            __m256 sums = _mm256_setzero_ps();                                               \
-            for (int i = 0; i < n / QK_K; i++)                                               \
-                sums = _mm256_add_ps(sums, SUPER8(x + i * sizeof(xt), bx, &y[i]));           \
-            _mm256_storeu_ps(s + w, sums);                                                   \
-        }                                                                                    \
-        for (; w < nw; w++) DOT(n, &s[w], 0, (const char *)vx + (size_t)w * bx, 0, y, 0, 1); \
-    }
-
-#define K45_KERNELS(LANES)                                  \
-    K45_BLOCK(LANES)                                        \
-    K45_WROWS8(q4_K_super8, block_q4_K, NULL, LANES)        \
-    K45_WROWS8(q5_K_super8, block_q5_K, b->qh, LANES)       \
-    KQ_DOT(dot_q4_K, block_q4_K, q4_K_super)                \
-    KQ_DOT(dot_q5_K, block_q5_K, q5_K_super)                \
-    KQ_WROWS(wrows_q4_K, block_q4_K, dot_q4_K, q4_K_super8) \
-    KQ_WROWS(wrows_q5_K, block_q5_K, dot_q5_K, q5_K_super8)
 
 #endif /* GGMLC_CPU_QUANT_DOT_X86_H */

@@ -3,6 +3,9 @@
  * vec_dot_type (see quant-dot.h): integer sums per block, scaled in float.
  * They define the results the SIMD paths must reproduce.
  */
+#include <math.h>
+#include <string.h>
+
 #include "quant-dot.h"
 
 static inline float fp16(ggml_fp16_t h) { return ggmlc_fp16_to_fp32(h); }
@@ -194,57 +197,77 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
-/* Q4_K and Q5_K: d * sum_j sc_j * (q . y)_j - dmin * sum_j m_j * sum(y)_j, with sum(y) from bsums. */
-static float dot_k45_block(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d, ggml_fp16_t dmin,
-                           const block_q8_K *y) {
-    int isum = 0, summs = 0;
+/* Q4_K, Q5_K and Q6_K in ggml's x86 order (its AVX2 vec_dot, which its AVX-512 builds run
+ * too), so that K-quant models give ggml's logits: a super-block's integer sum is kept in
+ * eight lanes, lane k holding the products of values 4k..4k+3 of every 32 values times their
+ * sub-block scale; per super-block acc_k = fma(y.d * x.d, lane_k, acc_k), and the lanes are
+ * added at the end (cpu_sum_lanes8).  The mins of Q4_K and Q5_K (sum_j m_j * bsum pairs) go
+ * their own way: Q4_K in four fused lanes (lane k: sub-blocks 2k, 2k + 1), Q5_K as one
+ * fused scalar sum, each times -y.d * x.dmin. */
+static void k45_lanes(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh,
+                      const block_q8_K *y, int lanes[8], int mins[4]) {
+    memset(lanes, 0, 8 * sizeof *lanes);
     for (int j = 0; j < QK_K / 32; j++) {
         int sc, m;
         cpu_k4_scale_min(scales, j, &sc, &m);
-        summs += m * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
-        int sub = 0;
+        if (j % 2 == 0) mins[j / 2] = 0;
+        mins[j / 2] += m * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
         for (int l = 0; l < 32; l++) {
             const int e = 32 * j + l;
             const uint8_t b = qs[(e / 64) * 32 + e % 32];
             int q = (e % 64) < 32 ? b & 0xf : b >> 4;
             if (qh) q |= ((qh[e % 32] >> (2 * (e / 64) + ((e % 64) >= 32))) & 1) << 4;
-            sub += q * y->qs[e];
+            lanes[l / 4] += sc * q * y->qs[e];
         }
-        isum += sc * sub;
     }
-    return y->d * fp16(d) * (float)isum - y->d * fp16(dmin) * (float)summs;
 }
 
 static void dot_q4_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q4_K *x = vx;
     const block_q8_K *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) sum += dot_k45_block(x[i].scales, x[i].qs, NULL, x[i].d, x[i].dmin, &y[i]);
-    *s = sum;
+    float acc[8] = {0}, accm[4] = {0};
+    for (int i = 0; i < n / QK_K; i++) {
+        int lanes[8], mins[4];
+        k45_lanes(x[i].scales, x[i].qs, NULL, &y[i], lanes, mins);
+        const float d = y[i].d * fp16(x[i].d), dmin = -y[i].d * fp16(x[i].dmin);
+        for (int k = 0; k < 8; k++) acc[k] = fmaf(d, (float)lanes[k], acc[k]);
+        for (int k = 0; k < 4; k++) accm[k] = fmaf(dmin, (float)mins[k], accm[k]);
+    }
+    *s = cpu_sum_lanes8(acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]));
 }
 
 static void dot_q5_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q5_K *x = vx;
     const block_q8_K *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK_K; i++) sum += dot_k45_block(x[i].scales, x[i].qs, x[i].qh, x[i].d, x[i].dmin, &y[i]);
-    *s = sum;
+    float acc[8] = {0}, summs = 0;
+    for (int i = 0; i < n / QK_K; i++) {
+        int lanes[8], mins[4];
+        k45_lanes(x[i].scales, x[i].qs, x[i].qh, &y[i], lanes, mins);
+        const float d = y[i].d * fp16(x[i].d), dmin = -y[i].d * fp16(x[i].dmin);
+        for (int k = 0; k < 8; k++) acc[k] = fmaf(d, (float)lanes[k], acc[k]);
+        summs = fmaf(dmin, (float)(mins[0] + mins[1] + mins[2] + mins[3]), summs);
+    }
+    *s = cpu_sum_lanes8(acc) + summs;
 }
 
+/* Q6_K: levels q in [0, 63] (the -32 comes back as 32 * sum_j sc_j * bsum_j, lane k taking
+ * the 16-value groups 2k, 2k + 1); a value's scale is that of its 16. */
 static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q6_K *x = vx;
     const block_q8_K *y = vy;
-    float sum = 0;
+    float acc[8] = {0};
     for (int i = 0; i < n / QK_K; i++) {
-        int isum = 0;
-        for (int j = 0; j < 16; j++) {
-            int sub = 0;
-            for (int l = 0; l < 16; l++) sub += cpu_q6_K_level(&x[i], 16 * j + l) * y[i].qs[16 * j + l];
-            isum += x[i].scales[j] * sub;
-        }
-        sum += y[i].d * fp16(x[i].d) * (float)isum;
+        int lanes[8] = {0};
+        for (int e = 0; e < QK_K; e++)
+            lanes[(e % 32) / 4] +=
+                x[i].scales[e / 16] * (cpu_q6_K_level(&x[i], e) + 32) * y[i].qs[e];
+        for (int k = 0; k < 8; k++)
+            lanes[k] -= 32 * (x[i].scales[2 * k] * y[i].bsums[2 * k] +
+                              x[i].scales[2 * k + 1] * y[i].bsums[2 * k + 1]);
+        const float d = y[i].d * fp16(x[i].d);
+        for (int k = 0; k < 8; k++) acc[k] = fmaf(d, (float)lanes[k], acc[k]);
     }
-    *s = sum;
+    *s = cpu_sum_lanes8(acc);
 }
 
 static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {

@@ -34,6 +34,12 @@ static inline int cpu_q6_K_level(const block_q6_K *x, int e) {
     return (low | high << 4) - 32;
 }
 
+/* The sum of eight float lanes in the order of ggml's 256-bit horizontal sum (its x86
+ * hsum_float_8): ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). */
+static inline float cpu_sum_lanes8(const float a[8]) {
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
 /* The code paths, from the most portable up. */
 enum cpu_quant_path {
     CPU_QUANT_GENERIC = 0,
@@ -125,12 +131,8 @@ typedef void (*cpu_vec_dot_wrows_t)(int n, const void *x, size_t bx, int nw,
                                     const struct cpu_q8_rows *y, float *s);
 
 /* That kernel of a weight type on this CPU's path, NULL where it has none (then the
- * multi-row kernel, row by row): Q8_0 and Q4_0 (quant-match.h), and on x86 Q4_K and Q5_K
- * (cpu_quant_wrows_avx2, quant-dot-avx2.c; cpu_quant_wrows_avx512, quant-dot-avx512.c,
- * the same bits). */
+ * multi-row kernel, row by row): Q8_0 and Q4_0 (quant-match.h). */
 CPU_HIDDEN cpu_vec_dot_wrows_t cpu_get_vec_dot_wrows(enum ggml_type type);
-CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_wrows_avx2(enum ggml_type type);
-CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_wrows_avx512(enum ggml_type type);
 
 /* nblocks Q8_0 blocks split into the planes of struct cpu_q8_rows: values to qs, scales
  * to d, the sum of each block's values to sums. */

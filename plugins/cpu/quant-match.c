@@ -11,6 +11,10 @@
 
 bool cpu_qmatch_type(enum ggml_type type) { return type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0; }
 
+bool cpu_qmatch_k_type(enum ggml_type type) {
+    return type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q5_K || type == GGML_TYPE_Q6_K;
+}
+
 bool cpu_qmatch_experts_serial(const struct ggml_tensor *as) {
     return as->type == GGML_TYPE_Q4_0 && as->ne[1] % 8 == 0 && as->ne[3] == 1;
 }
@@ -34,11 +38,6 @@ static inline float weight_scale(enum ggml_type type, const void *row, int b) {
     return ggmlc_fp16_to_fp32(d);
 }
 
-/* The final sum of the eight lanes, pairing them as ggml's 256-bit horizontal sum does. */
-static inline float sum_lanes(const float a[8]) {
-    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-}
-
 /* acc[k] += d * (sum of x[4k..4k+3] * y[4k..4k+3]), fused. */
 static inline void add_block_lanes(const int8_t *x, const int8_t *y, float d, float acc[8]) {
     for (int k = 0; k < 8; k++) {
@@ -58,7 +57,7 @@ static void lanes_rows(enum ggml_type type, int n, const void *vx, const struct 
         for (int r = 0; r < y->nrows; r++)
             add_block_lanes(w, y->qs + r * y->qs_stride + (size_t)b * QK8_0, dx * y->d[r * y->d_stride + b], acc[r]);
     }
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = sum_lanes(acc[r]);
+    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = cpu_sum_lanes8(acc[r]);
 }
 
 static void lanes_rows_q8_0(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
@@ -77,7 +76,7 @@ static void lanes_dot(enum ggml_type type, int n, float *s, const void *vx, cons
         weight_levels(type, vx, b, w);
         add_block_lanes(w, y[b].qs, weight_scale(type, vx, b) * ggmlc_fp16_to_fp32(y[b].d), acc);
     }
-    *s = sum_lanes(acc);
+    *s = cpu_sum_lanes8(acc);
 }
 
 static void lanes_dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {

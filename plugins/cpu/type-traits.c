@@ -165,10 +165,5 @@ cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type) {
 }
 
 cpu_vec_dot_wrows_t cpu_get_vec_dot_wrows(enum ggml_type type) {
-    if (cpu_qmatch_type(type)) return cpu_qmatch_wrows(type);
-    switch (cpu_current_quant_path()) {
-    case CPU_QUANT_AVX512VNNI: return cpu_quant_wrows_avx512(type);
-    case CPU_QUANT_AVX2: return cpu_quant_wrows_avx2(type);
-    default: return NULL;
-    }
+    return cpu_qmatch_type(type) ? cpu_qmatch_wrows(type) : NULL;
 }
