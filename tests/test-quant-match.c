@@ -265,32 +265,63 @@ static float k_dot(enum ggml_type type, const uint8_t *row, const struct q8k_row
     return type == GGML_TYPE_Q5_K ? lanes + summs : lanes;
 }
 
-/* One K-quant at every column count and 1 to 3 threads. */
-static void check_k_case(enum ggml_type type, int rows, const struct operands *op) {
-    static float want[MAX_COLS * MAX_ROWS], got[MAX_COLS * MAX_ROWS];
+/* ggml's repacked Q4_K (CPU_REPACK, 8k rows), steps of `sub` sub-blocks: 8 in its GEMV, 2 in
+ * its GEMM.  Per step acc = fma(isum, x.d * y.d, acc), accm = fma(msum, x.dmin * y.d, accm)
+ * with exact sums over the step's sub-blocks; the result acc - accm. */
+static float k_serial(const uint8_t *row, const struct q8k_row *y, int sub) {
+    float acc = 0, accm = 0;
+    for (int b = 0; b < KK / 256; b++) {
+        struct kblock kb;
+        decode_k(GGML_TYPE_Q4_K, row + b * ggml_type_size(GGML_TYPE_Q4_K), &kb);
+        for (int j0 = 0; j0 < 8; j0 += sub) {
+            int isum = 0, msum = 0;
+            for (int e = 32 * j0; e < 32 * (j0 + sub); e++)
+                isum += kb.scale[e] * kb.level[e] * y->q[256 * b + e];
+            for (int j = j0; j < j0 + sub; j++)
+                msum += kb.min32[j] * (y->bsum[16 * b + 2 * j] + y->bsum[16 * b + 2 * j + 1]);
+            acc = fmaf((float)isum, kb.d * y->d[b], acc);
+            accm = fmaf((float)msum, kb.dmin * y->d[b], accm);
+        }
+    }
+    return acc - accm;
+}
+
+/* One K-quant at every column count and 1 to 3 threads; repacked (Q4_K in CPU_REPACK): a
+ * product's columns below its last multiple of four in ggml's GEMM order, the rest in its
+ * GEMV order. */
+static void check_k_case(enum ggml_type type, int rows, bool repacked, const struct operands *op) {
+    static float want[MAX_COLS * MAX_ROWS], want_gemm[MAX_COLS * MAX_ROWS],
+        got[MAX_COLS * MAX_ROWS];
     static struct q8k_row y;
     const size_t row_size = ggml_row_size(type, KK);
     uint8_t *wq = malloc(row_size * rows);
     ggml_quantize_chunk(type, op->w, wq, 0, rows, KK, NULL);
     for (int c = 0; c < MAX_COLS; c++) {
         quantize_q8_K(op->x + c * KK, &y);
-        for (int r = 0; r < rows; r++) want[c * rows + r] = k_dot(type, wq + r * row_size, &y);
+        for (int r = 0; r < rows; r++) {
+            const uint8_t *row = wq + r * row_size;
+            want[c * rows + r] = repacked ? k_serial(row, &y, 8) : k_dot(type, row, &y);
+            want_gemm[c * rows + r] = repacked ? k_serial(row, &y, 2) : want[c * rows + r];
+        }
     }
     free(wq);
-    const int col_counts[] = {1, 2, 3, 5, 8, 9, 16, 17, 64, MAX_COLS};
+    const int col_counts[] = {1, 2, 3, 4, 5, 8, 9, 13, 16, 17, 64, MAX_COLS};
     for (int t = 1; t <= 3; t++)
         for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
             const int cols = col_counts[i];
             int differ = -1;
-            if (product(type, KK, rows, op, cols, t, false, got)) {
+            if (product(type, KK, rows, op, cols, t, repacked, got)) {
                 differ = 0;
-                for (int j = 0; j < cols * rows; j++)
-                    differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
+                for (int j = 0; j < cols * rows; j++) {
+                    const float *w = j / rows < cols - cols % 4 ? want_gemm : want;
+                    differ += memcmp(&got[j], &w[j], sizeof(float)) != 0;
+                }
             }
             tap_ok(
                 differ == 0,
-                "%s %d rows x %d columns, %d thread(s): ggml's eight-lane order, bit for bit (%d differ)",
-                ggml_type_name(type), rows, cols, t, differ);
+                "%s%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
+                ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
+                repacked ? "block-serial" : "eight-lane", differ);
         }
 }
 
@@ -308,8 +339,11 @@ int main(void) {
     check_case(GGML_TYPE_Q4_0, 36, false, &op);       /* 36 rows: not repackable */
     check_case(GGML_TYPE_Q8_0, 35, false, &op);       /* odd: a weight row without a partner */
     check_case(GGML_TYPE_Q4_0, 35, false, &op);
-    check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, &op);
-    check_k_case(GGML_TYPE_Q5_K, 35, &op);
-    check_k_case(GGML_TYPE_Q6_K, 36, &op);
+    check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, false, &op);
+    check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, true,
+                 &op);                            /* repacked: super-blocks / 64 values in series */
+    check_k_case(GGML_TYPE_Q4_K, 36, false, &op); /* 36 rows: not repackable, eight lanes */
+    check_k_case(GGML_TYPE_Q5_K, 35, false, &op);
+    check_k_case(GGML_TYPE_Q6_K, 36, false, &op);
     return tap_done();
 }

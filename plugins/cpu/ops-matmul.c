@@ -504,8 +504,11 @@ static bool next_weight_rows(const struct ggmlc_op_call *call, int64_t rows, int
  * group of up to CPU_QUANT_MAX_ROWS activation rows of the same batch, so m = 8 costs
  * about one pass over the weights, not eight.  Threads split the weight rows as above;
  * Q8_0 and Q4_0 groups of cols_min_rows rows or more take the column kernels, two weight
- * rows at a time. */
-static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst, cpu_vec_dot_rows_t kernel) {
+ * rows at a time.  A plane's activation rows from tail_from on take the kernel tail (a
+ * group never spans both). */
+static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst,
+                                    cpu_vec_dot_rows_t kernel, cpu_vec_dot_rows_t tail,
+                                    int64_t tail_from) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const bool planes = cpu_matmul_uses_planes(a->type), private = private_planes(a, b);
     /* with private planes: this task's region of the scratch, converted as by a lone task */
@@ -547,9 +550,12 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
         for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
             const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
             const char *wmat = (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
-            for (int64_t i1 = 0; i1 < b->ne[1]; i1 += step) {
+            for (int64_t i1 = 0, next; i1 < b->ne[1]; i1 = next) {
+                next = i1 + step < b->ne[1] ? i1 + step : b->ne[1];
+                if (i1 < tail_from && next > tail_from) next = tail_from;
+                const cpu_vec_dot_rows_t rows_kernel = i1 < tail_from ? kernel : tail;
                 const int64_t r = batch * b->ne[1] + i1;
-                const int nrows = (int)(b->ne[1] - i1 < step ? b->ne[1] - i1 : step);
+                const int nrows = (int)(next - i1);
                 const struct cpu_q8_rows y = planes ? (struct cpu_q8_rows){qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks,
                                                                            sums + r * nblocks, nrows}
                                                     : (struct cpu_q8_rows){qs + r * q8k_row_size, q8k_row_size, NULL, 0, NULL, nrows};
@@ -572,15 +578,24 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                     continue;
                 }
                 for (int64_t n = c0; n < c1; n++)
-                    kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
+                    rows_kernel((int)k, wmat + n * a->nb[1], &y, out + n,
+                                dst->nb[1] / sizeof(float));
             }
         }
     }
 }
 
 static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
-    const cpu_vec_dot_rows_t kernel = cpu_get_vec_dot_rows(dst->src[0]->type);
-    if (kernel) mul_mat_quant_multi_row(call, dst, kernel);
+    const struct ggml_tensor *a = dst->src[0];
+    if (cpu_repack_is_serial(a)) { /* Q4_K in CPU_REPACK: ggml's repacked GEMM, then GEMV order */
+        mul_mat_quant_multi_row(call, dst, cpu_qmatch_serial(a->type, true),
+                                cpu_qmatch_serial(a->type, false),
+                                cpu_qmatch_serial_gemm_rows(dst->src[1]->ne[1]));
+        return GGML_STATUS_SUCCESS;
+    }
+    const cpu_vec_dot_rows_t kernel = cpu_get_vec_dot_rows(a->type);
+    if (kernel)
+        mul_mat_quant_multi_row(call, dst, kernel, kernel, dst->src[1]->ne[1]);
     else mul_mat_quant_by_row(call, dst);
     return GGML_STATUS_SUCCESS;
 }

@@ -4,6 +4,7 @@
  * Used only when type-traits.c found AVX2, FMA and F16C on the CPU.
  */
 #include "quant-dot.h"
+#include "quant-match.h"
 
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c")
@@ -15,8 +16,10 @@
 #define RK_DOT_U8(x, y)    _mm256_madd_epi16(_mm256_maddubs_epi16((x), (y)), _mm256_set1_epi16(1))
 #define RK_FILL            cpu_quant_rows_k_fill_avx2
 #define RK_PAIRS           0
+#define RK_SERIAL_Q4_K     cpu_qmatch_serial_q4_K_avx2
 #include "quant-dot-rows-k-x86.h"
 
 #else
 void cpu_quant_rows_k_fill_avx2(cpu_vec_dot_rows_table t) { (void)t; }
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_avx2(bool gemm) { return (void)gemm, NULL; }
 #endif

@@ -7,6 +7,7 @@
  * Used only when type-traits.c found AVX-512 BW/VL and VNNI.
  */
 #include "quant-dot.h"
+#include "quant-match.h"
 
 #if defined(__x86_64__)
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
@@ -19,8 +20,10 @@
 #define RK_FILL            cpu_quant_rows_k_fill_avx512vnni
 #define RK_PAIRS           1
 #define RK_SINGLE_FILL     cpu_quant_dot_fill_avx512vnni
+#define RK_SERIAL_Q4_K     cpu_qmatch_serial_q4_K_vnni
 #include "quant-dot-rows-k-x86.h"
 
 #else
 void cpu_quant_rows_k_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_vnni(bool gemm) { return (void)gemm, NULL; }
 #endif

@@ -70,8 +70,24 @@ RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
 RK_INLINE void rk_pair_scales(struct rk_block *b) {
     for (int g = 0; g < 4; g++) b->scp[g] = _mm256_blend_epi32(b->sc[2 * g], b->sc[2 * g + 1], 0xcc);
 }
+
+/* The same for the 64 values of sub-blocks 2g and 2g + 1 alone. */
+RK_INLINE __m256i rk_acc_pair(const struct rk_block *b, const int8_t *q8, int g) {
+    const __m256i pa = RK_DOT_U8(b->lv[2 * g], qd_load32(q8 + 64 * g));
+    const __m256i pb = RK_DOT_U8(b->lv[2 * g + 1], qd_load32(q8 + 64 * g + 32));
+    return RK_ACC(_mm256_setzero_si256(), _mm256_packs_epi32(pa, pb), b->scp[g]);
+}
 #else
 RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) { return rk_acc_lanes(b, q8); }
+
+/* The same for the 64 values of sub-blocks 2g and 2g + 1 alone. */
+RK_INLINE __m256i rk_acc_pair(const struct rk_block *b, const int8_t *q8, int g) {
+    const __m256i a =
+        RK_ACC(_mm256_setzero_si256(), _mm256_maddubs_epi16(b->lv[2 * g], qd_load32(q8 + 64 * g)),
+               b->sc[2 * g]);
+    return RK_ACC(a, _mm256_maddubs_epi16(b->lv[2 * g + 1], qd_load32(q8 + 64 * g + 32)),
+                  b->sc[2 * g + 1]);
+}
 
 RK_INLINE void rk_pair_scales(struct rk_block *b) { (void)b; }
 #endif
@@ -316,6 +332,76 @@ RK_SUPER(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_sig
 RK_LANES(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, 4)
 RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, 5)
 RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, 6)
+
+/* Block-serial Q4_K (quant-match.h: ggml's repacked Q4_K) in STEPS steps per super-block
+ * (1: its GEMV; 4, one per 64 values: its GEMM): every row's exact sums of a step (lane r =
+ * row r), then acc = fma(isum, d * y.d, acc) and accm = fma(msum, dmin * y.d, accm) for all
+ * rows at once. */
+static inline __attribute__((always_inline)) void rk_serial_q4_K_steps(int n, const void *vx,
+                                                                       const struct cpu_q8_rows *y,
+                                                                       float *s, size_t s_stride,
+                                                                       const int nr,
+                                                                       const int steps) {
+    const block_q4_K *x = vx;
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int i = 0; i < n / QK_K; i++) {
+        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
+        struct rk_block b;
+        rk_decode_q4_K(&x[i], &b);
+        rk_pair_scales(&b);
+        __m256i isum[4][8], msum[8];
+        float yd[8];
+        QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {
+            for (int g = 0; g < 4; g++) isum[g][r] = _mm256_setzero_si256();
+            msum[r] = _mm256_setzero_si256();
+            yd[r] = 0;
+            if (r >= nr) continue;
+            const block_q8_K *yb = rk_row(y, r, i);
+            if (steps == 1)
+                isum[0][r] = rk_acc(&b, yb->qs);
+            else
+                for (int g = 0; g < 4; g++) isum[g][r] = rk_acc_pair(&b, yb->qs, g);
+            msum[r] = rk_bias_v(&b, yb); /* lane j: sub-block j's min term */
+            yd[r] = yb->d;
+        }
+        const __m256 ydv = _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);
+        const __m256 dy = _mm256_mul_ps(_mm256_set1_ps(b.d), ydv),
+                     dminy = _mm256_mul_ps(_mm256_set1_ps(b.dmin), ydv);
+        if (steps == 1) {
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum[0])), dy, acc);
+            accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(msum)), dminy, accm);
+            continue;
+        }
+        int32_t mins[8][8]; /* mins[r][j]: row r, sub-block j */
+        QD_UNROLL_ROWS for (int r = 0; r < 8; r++) _mm256_storeu_si256((__m256i *)mins[r], msum[r]);
+        for (int g = 0; g < 4; g++) {
+            int32_t pair[8];
+            for (int r = 0; r < 8; r++) pair[r] = mins[r][2 * g] + mins[r][2 * g + 1];
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum[g])), dy, acc);
+            accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)pair)),
+                                   dminy, accm);
+        }
+    }
+    float out[8];
+    _mm256_storeu_ps(out, _mm256_sub_ps(acc, accm));
+    QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];
+}
+static inline __attribute__((always_inline)) void rk_serial_q4_K_nr(int n, const void *vx,
+                                                                    const struct cpu_q8_rows *y,
+                                                                    float *s, size_t s_stride,
+                                                                    const int nr) {
+    rk_serial_q4_K_steps(n, vx, y, s, s_stride, nr, 1);
+}
+static inline __attribute__((always_inline)) void rk_serial64_q4_K_nr(int n, const void *vx,
+                                                                      const struct cpu_q8_rows *y,
+                                                                      float *s, size_t s_stride,
+                                                                      const int nr) {
+    rk_serial_q4_K_steps(n, vx, y, s, s_stride, nr, 4);
+}
+QD_ROWS_DISPATCH(rk_serial_q4_K)
+QD_ROWS_DISPATCH(rk_serial64_q4_K)
+
+cpu_vec_dot_rows_t RK_SERIAL_Q4_K(bool gemm) { return gemm ? rk_serial64_q4_K : rk_serial_q4_K; }
 
 /* ------------------------------------------ Q4_1 and Q5_1 against Q8_1 rows
  *

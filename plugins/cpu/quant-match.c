@@ -16,7 +16,8 @@ bool cpu_qmatch_k_type(enum ggml_type type) {
 }
 
 bool cpu_qmatch_experts_serial(const struct ggml_tensor *as) {
-    return as->type == GGML_TYPE_Q4_0 && as->ne[1] % 8 == 0 && as->ne[3] == 1;
+    return (as->type == GGML_TYPE_Q4_0 || as->type == GGML_TYPE_Q4_K) && as->ne[1] % 8 == 0 &&
+           as->ne[3] == 1;
 }
 
 /* Value j (0..31) of a Q4_0 block as a signed level. */
@@ -117,6 +118,61 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
 }
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_on_path(cpu_current_quant_path()); }
+
+/* Block-serial Q4_K (quant-match.h) in steps of `sub` sub-blocks: 8 (ggml's GEMV) or 2 (its GEMM). */
+static void serial_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                        size_t s_stride, int sub) {
+    const block_q4_K *x = vx;
+    float acc[CPU_QUANT_MAX_ROWS] = {0}, accm[CPU_QUANT_MAX_ROWS] = {0};
+    for (int i = 0; i < n / QK_K; i++) {
+        const float d = ggmlc_fp16_to_fp32(x[i].d), dmin = ggmlc_fp16_to_fp32(x[i].dmin);
+        for (int r = 0; r < y->nrows; r++) {
+            const block_q8_K *yb = (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
+            for (int j0 = 0; j0 < QK_K / 32; j0 += sub) {
+                int isum = 0, msum = 0;
+                for (int j = j0; j < j0 + sub; j++) {
+                    int sc, m, dot = 0;
+                    cpu_k4_scale_min(x[i].scales, j, &sc, &m);
+                    for (int l = 0; l < 32; l++) {
+                        const uint8_t b = x[i].qs[32 * (j / 2) + l];
+                        dot += (j % 2 ? b >> 4 : b & 0xf) * yb->qs[32 * j + l];
+                    }
+                    isum += sc * dot;
+                    msum += m * (yb->bsums[2 * j] + yb->bsums[2 * j + 1]);
+                }
+                acc[r] = fmaf((float)isum, d * yb->d, acc[r]);
+                accm[r] = fmaf((float)msum, dmin * yb->d, accm[r]);
+            }
+        }
+    }
+    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r] - accm[r];
+}
+
+static void serial_gemv_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                             size_t s_stride) {
+    serial_q4_K(n, vx, y, s, s_stride, QK_K / 32);
+}
+
+static void serial_gemm_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                             size_t s_stride) {
+    serial_q4_K(n, vx, y, s, s_stride, 2);
+}
+
+cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_on_path(enum cpu_quant_path path, bool gemm) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_q4_K_vnni(gemm))
+        return cpu_qmatch_serial_q4_K_vnni(gemm);
+    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_q4_K_avx2(gemm))
+        return cpu_qmatch_serial_q4_K_avx2(gemm);
+    return gemm ? serial_gemm_q4_K : serial_gemv_q4_K;
+}
+
+cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm) {
+    switch (type) {
+    case GGML_TYPE_Q4_0: return cpu_qmatch_serial_q4_0();
+    case GGML_TYPE_Q4_K: return cpu_qmatch_serial_q4_K_on_path(cpu_current_quant_path(), gemm);
+    default: return NULL;
+    }
+}
 
 cpu_vec_dot_wrows_t cpu_qmatch_wrows_on_path(enum ggml_type type, enum cpu_quant_path path) {
     if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_wrows_vnni(type))

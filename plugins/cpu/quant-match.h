@@ -29,9 +29,9 @@
  *
  * Q4_K, Q5_K and Q6_K follow ggml's x86 order too (cpu_qmatch_k_type): their dots keep
  * its eight float lanes per row (the portable model in quant-dot.c, the SIMD kernels in
- * quant-dot-x86.h and quant-dot-rows-k-x86.h).  Not yet: the block-serial order ggml's
- * CPU_REPACK gives Q4_K matrices of 8k rows (ggmlc's buffer does not take Q4_K, so llama.cpp
- * keeps them plain here), and the other K-quants, IQ4_NL, IQ4_XS and MXFP4.
+ * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K matrices of 8k rows in a CPU_REPACK
+ * buffer are summed block by block as ggml sums the Q4_K it repacks (cpu_qmatch_serial).
+ * Not yet: the other K-quants, IQ4_NL, IQ4_XS and MXFP4.
  */
 #ifndef GGMLC_CPU_QUANT_MATCH_H
 #define GGMLC_CPU_QUANT_MATCH_H
@@ -46,8 +46,8 @@ CPU_HIDDEN bool cpu_qmatch_type(enum ggml_type type);
  * GEMM, as ggml never does on x86). */
 CPU_HIDDEN bool cpu_qmatch_k_type(enum ggml_type type);
 
-/* Whether MUL_MAT_ID's stack of experts as takes the block-serial order (Q4_0 experts of 8k
- * rows, as ggml repacks them); else the eight-lane order. */
+/* Whether MUL_MAT_ID's stack of experts as takes the block-serial order (Q4_0 and Q4_K experts
+ * of 8k rows, as ggml repacks them); else the eight-lane order. */
 CPU_HIDDEN bool cpu_qmatch_experts_serial(const struct ggml_tensor *as);
 
 /* The eight-lane kernels of a path: single dot products with ggml's vec_dot signature
@@ -63,6 +63,24 @@ CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_r
  * The AVX2 and VNNI kernels read the activations' block sums (y->sums). */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
+
+/* Block-serial Q4_K against Q8_K rows, as ggml's repacked Q4_K GEMV and GEMM sum (Q4_K
+ * matrices of 8k rows in its CPU_REPACK buffer, and such expert stacks): step by step,
+ * acc = fma(isum, x.d * y.d, acc) and accm = fma(msum, x.dmin * y.d, accm) with the step's
+ * exact integer sums isum = sum_j sc_j (q . y)_j and msum = sum_j m_j bsum_j over its
+ * sub-blocks j; the result acc - accm.  Its GEMV steps by super-blocks, its GEMM (gemm true)
+ * by 64 values; ggml takes the GEMM for a plane's activation rows below its last multiple
+ * of four (cpu_qmatch_serial_gemm_rows), the GEMV for the rest and for expert stacks.
+ * On a path (AVX2 and VNNI: quant-dot-rows-k-*.c), and on this CPU's. */
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_on_path(enum cpu_quant_path path, bool gemm);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_avx2(bool gemm);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_vnni(bool gemm);
+/* How many of a plane's ne11 activation rows ggml's repacked Q4_K takes through its GEMM. */
+static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
+
+/* The block-serial kernel of a type on this CPU's path: Q4_0, or Q4_K's GEMV order (gemm
+ * false) or GEMM order; NULL for other types. */
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm);
 
 /* The AVX2 and AVX-512 VNNI kernels (quant-match-avx2.c, -vnni.c); NULL where the build has none. */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void);

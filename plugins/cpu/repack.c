@@ -35,12 +35,20 @@ static bool packable(const struct ggml_tensor *t) {
 
 bool cpu_repack_is_packed(const struct ggml_tensor *t) { return t && !t->view_src && cpu_repack_in_buffer(t) && packable(t); }
 
+bool cpu_repack_is_serial(const struct ggml_tensor *t) {
+    return t && !t->view_src && cpu_repack_in_buffer(t) && t->type == GGML_TYPE_Q4_K &&
+           t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 && t->ne[3] == 1 &&
+           ggml_is_contiguous(t);
+}
+
 bool cpu_repack_node_supported(const struct ggml_tensor *node) {
     bool reads_packed = false;
     for (int i = 0; i < GGML_MAX_SRC; i++) reads_packed |= cpu_repack_in_buffer(node->src[i]);
     if (!reads_packed && !cpu_repack_in_buffer(node)) return true;
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (node->op != GGML_OP_MUL_MAT || cpu_repack_in_buffer(node) || !cpu_repack_is_packed(a)) return false;
+    if (node->op != GGML_OP_MUL_MAT || cpu_repack_in_buffer(node) ||
+        !(cpu_repack_is_packed(a) || cpu_repack_is_serial(a)))
+        return false;
     const ggml_backend_buffer_t bbuf = storage_buffer(b);
     return b->type == GGML_TYPE_F32 && !cpu_repack_in_buffer(b) && (!bbuf || ggml_backend_buffer_is_host(bbuf));
 }

@@ -16,8 +16,12 @@
  * the same size as ggml's layout.  The buffer's get_tensor gives ggml's layout back,
  * set_tensor, memset_tensor and cpy_tensor take any byte range of it.
  *
- * Only MUL_MAT with a packed weight as src[0] and host F32 activations runs on such
- * a tensor; every other node that reads a tensor of this buffer type is unsupported
+ * Q4_K matrices of 8k rows (2-D, contiguous) keep ggml's layout in such a buffer; what the
+ * buffer gives them is ggml's order for the Q4_K it repacks: block-serial sums
+ * (cpu_qmatch_serial, quant-match.h) instead of the eight lanes of plain Q4_K.
+ *
+ * Only MUL_MAT with a packed (or serial Q4_K) weight as src[0] and host F32 activations runs
+ * on such a tensor; every other node that reads a tensor of this buffer type is unsupported
  * (cpu_repack_node_supported), so llama.cpp keeps such weights in the plain buffer.
  */
 #ifndef GGMLC_CPU_REPACK_H
@@ -39,8 +43,10 @@ CPU_HIDDEN ggml_backend_buffer_type_t *cpu_repack_extra_bufts(ggml_backend_dev_t
 CPU_HIDDEN bool cpu_repack_in_buffer(const struct ggml_tensor *t);
 /* Whether t's bytes are in the packed layout (in such a buffer, not a view, packable). */
 CPU_HIDDEN bool cpu_repack_is_packed(const struct ggml_tensor *t);
+/* Whether t is a Q4_K matrix of 8k rows in such a buffer (ggml's layout, block-serial sums). */
+CPU_HIDDEN bool cpu_repack_is_serial(const struct ggml_tensor *t);
 /* Whether the CPU backend runs node as far as CPU_REPACK is concerned: true when no source
- * is in such a buffer, or node is a MUL_MAT of a packed src[0] and host F32 src[1]. */
+ * is in such a buffer, or node is a MUL_MAT of a packed or serial src[0] and host F32 src[1]. */
 CPU_HIDDEN bool cpu_repack_node_supported(const struct ggml_tensor *node);
 
 /* The kernel of a group: s[r * s_stride + j] = (weight row j of the group) . y_r for
