@@ -1,5 +1,5 @@
 /*
- * test-quant-match.c - Q8_0, Q4_0, Q4_K, Q5_K and Q6_K mul_mat on the CPU backend gives ggml's
+ * test-quant-match.c - Q8_0, Q4_0, the K-quants and IQ4_XS mul_mat on the CPU backend gives ggml's
  * bits (its x86 build, AVX2 or better), at 1 to 9, 13, 16, 17, 20, 21, 24, 64, 136 and
  * 160 columns (the multi-row, tile and column kernels, 8 and 16 rows wide), on 1, 2 and 3
  * threads, for an odd number of blocks per row and even and odd row counts.  The expected values
@@ -159,14 +159,16 @@ static void check_case(enum ggml_type type, int rows, bool repacked, const struc
         }
 }
 
-/* ------------------------------------------------ Q4_K, Q5_K, Q6_K
+/* ------------------------------------------------ K-quants and IQ4_XS
  *
  * ggml's x86 K-quant dots (its AVX2 vec_dot, also in its AVX-512 builds; ggml never
  * dequantizes them into a GEMM there), written out: activations quantized as its
  * quantize_row_q8_K (iscale = -127 / the value of largest magnitude, levels rounded half to
  * even, capped at 127, sums of each 16); per super-block eight integer lanes, lane k the
  * products of values 4k..4k+3 of every 32 times their scale, acc_k = fma(y.d * x.d, lane_k,
- * acc_k), the lanes added as ((0+4)+(2+6))+((1+5)+(3+7)).  Q6_K takes levels 0..63 and
+ * acc_k), the lanes added as ((0+4)+(2+6))+((1+5)+(3+7)); Q2_K FMAs its mins' lanes
+ * (m[2k] bsum[2k] + m[2k+1] bsum[2k+1], times -y.d * x.dmin) into the same lanes first,
+ * Q3_K's levels are signed (-4..3), IQ4_XS scales IQ4_NL levels.  Q6_K takes levels 0..63 and
  * subtracts 32 * (sc[2k] * bsum[2k] + sc[2k+1] * bsum[2k+1]) from lane k.  The mins times
  * -y.d * x.dmin: Q4_K in four fused lanes (lane k: sub-blocks 2k, 2k+1) added as
  * (0+2)+(1+3), Q5_K in one fused sum.  Checked against llama.cpp 0a50d99's ggml (x86,
@@ -205,11 +207,55 @@ static float half(const uint8_t *p) {
 
 /* A super-block's levels (0..63 unsigned), per-value scales and per-32 mins. */
 struct kblock {
-    int level[256], scale[256], min32[8];
+    int level[256], scale[256], min32[8], min16[16];
     float d, dmin;
 };
 
+/* IQ4_NL's 16 levels (IQ4_XS uses them with 6-bit scales per 32 values). */
+static const int8_t iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                      1,    13,   25,  38,  53,  69,  89,  113};
+
+/* Q2_K, Q3_K (signed levels -4..3) and IQ4_XS. */
+static void decode_k_more(enum ggml_type type, const uint8_t *p, struct kblock *kb) {
+    if (type == GGML_TYPE_IQ4_XS) { /* d, scales_h (16 bits), scales_l[4], qs[128] */
+        const int sh = p[2] | p[3] << 8;
+        kb->d = half(p);
+        for (int e = 0; e < 256; e++) {
+            const int ib = e / 32, j = e % 32;
+            const uint8_t b = p[8 + 16 * ib + j % 16];
+            kb->level[e] = iq4_levels[j < 16 ? b & 15 : b >> 4];
+            kb->scale[e] =
+                (((p[4 + ib / 2] >> (4 * (ib % 2))) & 15) | ((sh >> (2 * ib)) & 3) << 4) - 32;
+        }
+        return;
+    }
+    if (type == GGML_TYPE_Q2_K) { /* scales[16] (scale | min << 4), qs[64], d, dmin */
+        for (int e = 0; e < 256; e++) {
+            kb->level[e] = (p[16 + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+            kb->scale[e] = p[e / 16] & 15;
+        }
+        for (int j = 0; j < 16; j++) kb->min16[j] = p[j] >> 4;
+        kb->d = half(p + 80);
+        kb->dmin = half(p + 82);
+        return;
+    }
+    /* Q3_K: hmask[32], qs[64], scales[12] (6 bits, + 32), d */
+    const uint8_t *sc = p + 96;
+    for (int e = 0; e < 256; e++) {
+        const int j = e / 16, low = j < 8 ? sc[j] & 15 : sc[j - 8] >> 4;
+        const int high = (p[e % 32] >> (e / 32)) & 1;
+        kb->level[e] =
+            ((p[32 + (e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) - (high ? 0 : 4);
+        kb->scale[e] = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
+    }
+    kb->d = half(p + 108);
+}
+
 static void decode_k(enum ggml_type type, const uint8_t *p, struct kblock *kb) {
+    if (type == GGML_TYPE_Q2_K || type == GGML_TYPE_Q3_K || type == GGML_TYPE_IQ4_XS) {
+        decode_k_more(type, p, kb);
+        return;
+    }
     if (type == GGML_TYPE_Q6_K) { /* ql[128] qh[64] scales[16] d */
         for (int e = 0; e < 256; e++) {
             const int h = e / 128, r = e % 128, l = r % 32, quarter = r / 32;
@@ -251,6 +297,12 @@ static float k_dot(enum ggml_type type, const uint8_t *row, const struct q8k_row
                 lane[k] -=
                     32 * (kb.scale[32 * k] * bs[2 * k] + kb.scale[32 * k + 16] * bs[2 * k + 1]);
         const float d = y->d[b] * kb.d, dmin = -y->d[b] * kb.dmin;
+        if (type == GGML_TYPE_Q2_K) /* the mins first, into the same lanes */
+            for (int k = 0; k < 8; k++)
+                acc[k] =
+                    fmaf(dmin,
+                         (float)(kb.min16[2 * k] * bs[2 * k] + kb.min16[2 * k + 1] * bs[2 * k + 1]),
+                         acc[k]);
         for (int k = 0; k < 8; k++) acc[k] = fmaf(d, (float)lane[k], acc[k]);
         int m4[4];
         for (int k = 0; k < 4; k++)
@@ -345,5 +397,8 @@ int main(void) {
     check_k_case(GGML_TYPE_Q4_K, 36, false, &op); /* 36 rows: not repackable, eight lanes */
     check_k_case(GGML_TYPE_Q5_K, 35, false, &op);
     check_k_case(GGML_TYPE_Q6_K, 36, false, &op);
+    check_k_case(GGML_TYPE_Q2_K, 40, false, &op);
+    check_k_case(GGML_TYPE_Q3_K, 35, false, &op);
+    check_k_case(GGML_TYPE_IQ4_XS, 36, false, &op);
     return tap_done();
 }

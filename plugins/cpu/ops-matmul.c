@@ -88,22 +88,9 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
  * activations.  Below it the integer vec_dot wins: with q4_0 4096 x 4096 (loaded machine,
  * same minute) 31 rows took 130-160 ms by vec_dot, 32 rows 290-340 ms by the GEMM even
  * with the vectorized dequantizer (dequantizing and packing each weight cost more than
- * 32 rows of its products); 128 rows were faster by the GEMM. */
+ * 32 rows of its products); 128 rows were faster by the GEMM.  The K-quants and IQ4_XS
+ * never take it: ggml sums them in its own order at every size (quant-match.h). */
 #define QUANT_GEMM_MIN_ROWS 128
-
-/* The same for the K-quants, whose multi-row kernels (quant-dot-rows-k*.c) take 8 rows per
- * pass over the weights.  Measured (4096 x 4096 weights, one thread, CPU time, loaded
- * machine, 2026-12-02 20:50 UTC), multi-row against GEMM at 256 activation rows:
- * q2_K 119 / 144 ms, q3_K 160 / 158, iq4_xs 145 / 124; at 384 rows the GEMM was as fast or
- * faster (q3_K 240 / 206), at 128 slower (q3_K ~75 / 103).  Q4_K, Q5_K and Q6_K never take
- * the GEMM (ggml's order, quant-match.h). */
-static int64_t quant_gemm_min_rows(enum ggml_type type) {
-    switch (type) {
-    case GGML_TYPE_Q2_K: return 320;
-    case GGML_TYPE_Q3_K: return 256;
-    default:             return QUANT_GEMM_MIN_ROWS;
-    }
-}
 
 /* Whether a node's product runs through the GEMM (float or dequantized weights).  Not
  * Q4_1 and Q5_1 weights: their dots with Q8_1 activations add each block's offset times
@@ -115,7 +102,7 @@ static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type))
         return false; /* integer dots at every size, as ggml (quant-match.h) */
     if (cpu_quant_lowbit_type(a->type)) return false; /* likewise: ggml has no GEMM for them */
-    return b->ne[1] >= quant_gemm_min_rows(a->type) &&
+    return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
            cpu_get_type_traits(a->type)->vec_dot_type != GGML_TYPE_Q8_1 &&
            cpu_gemm_dequant_ok(cpu_gemm_kernel(), a->type);
 }

@@ -186,14 +186,14 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     const block_q8_K *y = vy;
     const __m256i m2 = _mm256_set1_epi8(3);
     const __m128i m4 = _mm_set1_epi8(0x0f);
-    float sum = 0;
+    __m256 accf = _mm256_setzero_ps();
     for (int i = 0; i < n / QK_K; i++) {
         /* 4-bit scales (low nibbles) and mins (high nibbles) of the 16 sub-blocks as int16 */
         const __m128i packed = _mm_loadu_si128((const __m128i *)x[i].scales);
         const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, m4));
         const __m256i min16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), m4));
-        const int summs = qd_hsum_epi32(
-            _mm256_madd_epi16(min16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
+        const __m256i mins =
+            _mm256_madd_epi16(min16, _mm256_loadu_si256((const __m256i *)y[i].bsums));
         __m256i acc = _mm256_setzero_si256();
         QD_UNROLL_ALL
         for (int h = 0; h < 2; h++) {
@@ -206,9 +206,13 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
                     _mm256_add_epi32(acc, _mm256_madd_epi16(p, qd_scale_pair(sc16, 8 * h + 2 * k)));
             }
         }
-        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc) - y[i].d * qd_h2f(x[i].dmin) * (float)summs;
+        /* ggml's order: the mins' lanes, then the levels', into the same float lanes */
+        accf = _mm256_fmadd_ps(_mm256_set1_ps(-y[i].d * qd_h2f(x[i].dmin)),
+                               _mm256_cvtepi32_ps(mins), accf);
+        accf =
+            _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * qd_h2f(x[i].d)), _mm256_cvtepi32_ps(acc), accf);
     }
-    *s = sum;
+    *s = qd_hsum_ps(accf);
 }
 
 /* Q3_K's 16 six-bit scales (stored +32) as int16, unpacked with word-wide masks: the low four
@@ -226,16 +230,15 @@ static inline __m256i q3_K_scales16(const uint8_t *sc) {
     return _mm256_cvtepi8_epi16(_mm_sub_epi8(u, _mm_set1_epi8(32)));
 }
 
-/* Q3_K: levels low2 + 4 * high - 4 in [-4, 3]; the -4 is taken out through the bsums. */
+/* Q3_K: levels low2 + 4 * high - 4 in [-4, 3], multiplied as |level| . sign(y, level) so that
+ * each lane holds its own values' exact sum, as ggml's lanes do. */
 static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q3_K *x = vx;
     const block_q8_K *y = vy;
-    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
-    float sum = 0;
+    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+    __m256 accf = _mm256_setzero_ps();
     for (int i = 0; i < n / QK_K; i++) {
         const __m256i sc16 = q3_K_scales16(x[i].scales);
-        const int offset =
-            qd_hsum_epi32(_mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[i].bsums)));
         const __m256i hm = qd_load32(x[i].hmask);
         __m256i acc = _mm256_setzero_si256();
         QD_UNROLL_ALL
@@ -244,15 +247,21 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
             QD_UNROLL_ALL
             for (int k = 0; k < 4; k++) {
                 const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
-                const __m256i levels = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
-                const __m256i p = _mm256_maddubs_epi16(levels, qd_load32(y[i].qs + 128 * h + 32 * k));
+                const __m256i levels = _mm256_sub_epi8(
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2),
+                                    _mm256_slli_epi16(high, 2)),
+                    four);
+                const __m256i p = _mm256_maddubs_epi16(
+                    _mm256_abs_epi8(levels),
+                    _mm256_sign_epi8(qd_load32(y[i].qs + 128 * h + 32 * k), levels));
                 const __m256i scale = qd_scale_pair(sc16, 8 * h + 2 * k);
                 acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scale));
             }
         }
-        sum += y[i].d * qd_h2f(x[i].d) * (float)(qd_hsum_epi32(acc) - 4 * offset);
+        accf =
+            _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * qd_h2f(x[i].d)), _mm256_cvtepi32_ps(acc), accf);
     }
-    *s = sum;
+    *s = qd_hsum_ps(accf);
 }
 
 /* IQ4_XS: IQ4_NL levels per 32 values with 6-bit sub-block scales (stored +32). */
@@ -260,7 +269,7 @@ static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, co
     const block_iq4_xs *x = vx;
     const block_q8_K *y = vy;
     const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
-    float sum = 0;
+    __m256 accf = _mm256_setzero_ps();
     for (int i = 0; i < n / QK_K; i++) {
         __m256i acc = _mm256_setzero_si256();
         for (int ib = 0; ib < QK_K / 32; ib++) {
@@ -269,9 +278,10 @@ static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, co
             const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(q8, q));
             acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16((short)(ls - 32))));
         }
-        sum += y[i].d * qd_h2f(x[i].d) * (float)qd_hsum_epi32(acc);
+        accf =
+            _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(acc), accf);
     }
-    *s = sum;
+    *s = qd_hsum_ps(accf);
 }
 
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {

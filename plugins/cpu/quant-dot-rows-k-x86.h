@@ -13,13 +13,13 @@
  *                       the AVX2 ones for one row (they give the same bits).
  *
  * A super-block (K-quants, IQ4_XS) is decoded once into eight registers of unsigned
- * levels, one per 32 values, and eight registers of int16 sub-block scales lined up with
- * the maddubs pairs; every activation row then costs eight maddubs + RK_ACC and one madd
- * for its type's bias term, and the horizontal sums and float terms are taken for all
- * rows at once.  Each row's float arithmetic is the AVX2 single-row dot's
- * (quant-dot-avx2.c), operation for operation: the integer sums are exact, so a column's
- * result does not depend on how many columns the product has, and one row goes through
- * the single-row dot itself (it decodes as it multiplies, faster for one row).
+ * levels (and signs), one per 32 values, and eight registers of int16 sub-block scales
+ * lined up with the maddubs pairs; every activation row then costs eight maddubs + RK_ACC
+ * and one madd for its type's bias term.  Each row keeps ggml's eight float lanes and does
+ * what the single-row dot does (quant-dot-x86.h, quant-dot-avx2.c), operation for operation:
+ * the integer lanes are exact, so a column's result does not depend on how many columns the
+ * product has, and one row goes through the single-row dot itself.  Q4_K in CPU_REPACK
+ * takes its own block-serial kernel (rk_serial_q4_K_steps).
  */
 #ifndef GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
 #define GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
@@ -32,7 +32,7 @@ struct rk_block {
     __m256i sc[8];  /* int16 scale of each maddubs pair of lv[k] */
     __m256i scp[4]; /* RK_PAIRS: the int16 scales of the packed sums of lv[2g], lv[2g + 1] */
     __m256i sgn[8]; /* IQ4_XS: the signed levels, whose signs go onto the activations */
-    __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K/Q4_K/Q5_K mins, Q3_K/Q6_K scales */
+    __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K/Q4_K/Q5_K mins, Q6_K scales */
     float d, dmin;
 };
 
@@ -107,23 +107,6 @@ RK_INLINE __m256i rk_bias_v(const struct rk_block *b, const block_q8_K *yb) {
     return _mm256_madd_epi16(b->bias16, _mm256_loadu_si256((const __m256i *)yb->bsums));
 }
 
-/* The rows' float terms eight lanes wide, lane r computing what the AVX2 single-row dot
- * computes for a super-block, operation for operation (so the same bits):
- * yd * d * isum - yd * dmin * bias (Q2_K, Q4_K, Q5_K), yd * d * (isum - offset). */
-RK_INLINE __m256 rk_terms_min(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
-    return _mm256_sub_ps(_mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->d)), _mm256_cvtepi32_ps(isum)),
-                         _mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(b->dmin)), _mm256_cvtepi32_ps(bias)));
-}
-RK_INLINE __m256 rk_terms_offset(float d, __m256i isum, __m256i offset, __m256 yd) {
-    return _mm256_mul_ps(_mm256_mul_ps(yd, _mm256_set1_ps(d)), _mm256_cvtepi32_ps(_mm256_sub_epi32(isum, offset)));
-}
-RK_INLINE __m256 rk_terms_q3_K(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
-    return rk_terms_offset(b->d, isum, _mm256_slli_epi32(bias, 2), yd);
-}
-RK_INLINE __m256 rk_terms_plain(const struct rk_block *b, __m256i isum, __m256i bias, __m256 yd) {
-    return rk_terms_offset(b->d, isum, _mm256_setzero_si256(), yd);
-}
-
 /* 16 int16 scales s16 (sub-blocks of 16 values) as the multipliers of lv[4h + k]: scale
  * 8h + 2k in the low 128-bit lane (values 0-15 of the 32), 8h + 2k + 1 in the high one. */
 RK_INLINE void rk_scales16(__m256i s16, __m256i sc[8]) {
@@ -145,15 +128,18 @@ RK_INLINE void rk_decode_q2_K(const block_q2_K *x, struct rk_block *b) {
     b->dmin = qd_h2f(x->dmin);
 }
 
-/* Q3_K: levels low2 + 4 * high in [0, 7]; the -4 comes back through the bsums. */
+/* Q3_K: signed levels low2 + 4 * high - 4 in [-4, 3] (sgn), their magnitudes in lv. */
 RK_INLINE void rk_decode_q3_K(const block_q3_K *x, struct rk_block *b) {
-    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
     const __m256i hm = qd_load32(x->hmask);
     for (int h = 0; h < 2; h++) {
         const __m256i q = qd_load32(x->qs + 32 * h);
         for (int k = 0; k < 4; k++) {
             const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
-            b->lv[4 * h + k] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), _mm256_slli_epi16(high, 2));
+            const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2),
+                                              _mm256_slli_epi16(high, 2));
+            b->sgn[4 * h + k] = _mm256_sub_epi8(u, four);
+            b->lv[4 * h + k] = _mm256_abs_epi8(b->sgn[4 * h + k]);
         }
     }
     int16_t scales[16];
@@ -162,8 +148,8 @@ RK_INLINE void rk_decode_q3_K(const block_q3_K *x, struct rk_block *b) {
         const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
         scales[j] = (int16_t)((low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32);
     }
-    b->bias16 = _mm256_loadu_si256((const __m256i *)scales);
-    rk_scales16(b->bias16, b->sc);
+    rk_scales16(_mm256_loadu_si256((const __m256i *)scales), b->sc);
+    b->bias16 = _mm256_setzero_si256();
     b->d = qd_h2f(x->d);
 }
 
@@ -233,54 +219,13 @@ RK_INLINE void rk_decode_iq4_xs(const block_iq4_xs *x, struct rk_block *b) {
 /* The single-row dots of the K-quants (quant-dot-avx2.c), which one row goes through. */
 static ggml_vec_dot_t rk_single[GGML_TYPE_COUNT];
 
-/* A super-block kernel.  One row: the single-row dot.  Two to eight: each row's integer
- * sums (ACC, and the bsums term) in eight lanes, the rows reduced together into one
- * register, lane r = row r, and the float terms (TERMS) of all rows at once. */
-#define RK_SUPER(name, type, xt, DECODE, ACC, TERMS)                                       \
-    static inline __attribute__((always_inline)) void name##_nr(                           \
-        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,     \
-        const int nr) {                                                                    \
-        const xt *x = vx;                                                                  \
-        if (nr == 1) {                                                                     \
-            rk_single[type](n, s, 0, vx, 0, y->qs, 0, 1);                                  \
-            return;                                                                        \
-        }                                                                                  \
-        __m256 sums = _mm256_setzero_ps();                                                 \
-        for (int i = 0; i < n / QK_K; i++) {                                               \
-            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                \
-            struct rk_block b;                                                             \
-            DECODE(&x[i], &b);                                                             \
-            rk_pair_scales(&b);                                                            \
-            __m256i acc[8], bias[8];                                                       \
-            float yd[8];                                                                   \
-            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                   \
-                acc[r] = bias[r] = _mm256_setzero_si256();                                 \
-                yd[r] = 0;                                                                 \
-                if (r >= nr) continue;                                                     \
-                const block_q8_K *yb = rk_row(y, r, i);                                    \
-                acc[r] = ACC(&b, yb->qs);                                                  \
-                bias[r] = rk_bias_v(&b, yb);                                               \
-                yd[r] = yb->d;                                                             \
-            }                                                                              \
-            const __m256 ydv =                                                             \
-                _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);    \
-            sums = _mm256_add_ps(sums, TERMS(&b, qd_reduce8(acc), qd_reduce8(bias), ydv)); \
-        }                                                                                  \
-        float out[8];                                                                      \
-        _mm256_storeu_ps(out, sums);                                                       \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];              \
-    }                                                                                      \
-    QD_ROWS_DISPATCH(name)
-
-RK_SUPER(rk_q2_K, GGML_TYPE_Q2_K, block_q2_K, rk_decode_q2_K, rk_acc, rk_terms_min)
-RK_SUPER(rk_q3_K, GGML_TYPE_Q3_K, block_q3_K, rk_decode_q3_K, rk_acc, rk_terms_q3_K)
-RK_SUPER(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, rk_terms_plain)
-
-/* Q4_K, Q5_K and Q6_K in ggml's lane order (the single-row dots of quant-dot-x86.h): every
- * row keeps eight float lanes, FMA'd with y.d * d per super-block, and its mins (KIND 4:
- * four fused lanes, ggml's lane k the bsum-term lanes 2k and 2k + 1; KIND 5: one fused
- * scalar; KIND 6: the offsets, taken off the lanes).  One row: the single-row dot. */
-#define RK_LANES(name, type, xt, DECODE, KIND)                                                    \
+/* The K-quants and IQ4_XS in ggml's lane order (the single-row dots of quant-dot-x86.h and
+ * quant-dot-avx2.c): every row keeps eight float lanes, FMA'd with y.d * d per super-block
+ * (ACC: the integer lanes), and its mins or offsets by KIND: 0 none; 2 (Q2_K) the bsum-term
+ * lanes FMA'd with -y.d * dmin into the same lanes first; 4 (Q4_K) four fused lanes, ggml's
+ * lane k the bsum-term lanes 2k and 2k + 1; 5 (Q5_K) one fused scalar; 6 (Q6_K) 32 times the
+ * bsum-term lanes taken off the lanes.  One row: the single-row dot. */
+#define RK_LANES(name, type, xt, DECODE, ACC, KIND)                                               \
     static inline __attribute__((always_inline)) void name##_nr(                                  \
         int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,            \
         const int nr) {                                                                           \
@@ -304,9 +249,12 @@ RK_SUPER(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_sig
             QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                          \
                 if (r >= nr) continue;                                                            \
                 const block_q8_K *yb = rk_row(y, r, i);                                           \
-                __m256i lanes = rk_acc_lanes(&b, yb->qs);                                         \
+                __m256i lanes = ACC(&b, yb->qs);                                                  \
                 const __m256i bias = rk_bias_v(&b, yb);                                           \
                 if (KIND == 6) lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(bias, 5));       \
+                if (KIND == 2)                                                                    \
+                    acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(-yb->d * b.dmin),                     \
+                                             _mm256_cvtepi32_ps(bias), acc[r]);                   \
                 acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(yb->d * b.d), _mm256_cvtepi32_ps(lanes),  \
                                          acc[r]);                                                 \
                 if (KIND == 4) {                                                                  \
@@ -329,9 +277,12 @@ RK_SUPER(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_sig
     }                                                                                             \
     QD_ROWS_DISPATCH(name)
 
-RK_LANES(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, 4)
-RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, 5)
-RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, 6)
+RK_LANES(rk_q2_K, GGML_TYPE_Q2_K, block_q2_K, rk_decode_q2_K, rk_acc_lanes, 2)
+RK_LANES(rk_q3_K, GGML_TYPE_Q3_K, block_q3_K, rk_decode_q3_K, rk_acc_signed, 0)
+RK_LANES(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, rk_acc_lanes, 4)
+RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc_lanes, 5)
+RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc_lanes, 6)
+RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, 0)
 
 /* Block-serial Q4_K (quant-match.h: ggml's repacked Q4_K) in STEPS steps per super-block
  * (1: its GEMV; 4, one per 64 values: its GEMM): every row's exact sums of a step (lane r =

@@ -89,7 +89,7 @@ ROWS_KERNEL(q8_0)
 ROWS_KERNEL(iq4_nl)
 ROWS_KERNEL(mxfp4)
 
-/* Q4_K, Q5_K and Q6_K: each row through the portable single-row dot, whose eight float lanes
+/* The K-quants and IQ4_XS: each row through the portable single-row dot, whose eight float lanes
  * (ggml's order, quant-dot.c) a kernel decoding once for all rows would keep per row; this
  * path is the reference the SIMD kernels are tested against, not a fast one. */
 static void rows_by_dot(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
@@ -107,10 +107,16 @@ static void rows_by_dot(enum ggml_type type, int n, const void *vx, const struct
 ROWS_BY_DOT(q4_K, GGML_TYPE_Q4_K)
 ROWS_BY_DOT(q5_K, GGML_TYPE_Q5_K)
 ROWS_BY_DOT(q6_K, GGML_TYPE_Q6_K)
+ROWS_BY_DOT(q2_K, GGML_TYPE_Q2_K)
+ROWS_BY_DOT(q3_K, GGML_TYPE_Q3_K)
+ROWS_BY_DOT(iq4_xs, GGML_TYPE_IQ4_XS)
 
 void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table t) {
     CPU_QUANT_ROWS_FILL(t);
     t[GGML_TYPE_Q4_K] = rows_q4_K;
     t[GGML_TYPE_Q5_K] = rows_q5_K;
     t[GGML_TYPE_Q6_K] = rows_q6_K;
+    t[GGML_TYPE_Q2_K] = rows_q2_K;
+    t[GGML_TYPE_Q3_K] = rows_q3_K;
+    t[GGML_TYPE_IQ4_XS] = rows_iq4_xs;
 }

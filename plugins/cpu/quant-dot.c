@@ -153,48 +153,51 @@ static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, con
 
 /* ----------------------------------------------- K-quants against Q8_K */
 
+/* Q2_K and Q3_K in ggml's x86 lane order (see Q4_K below): lane k the products of values
+ * 4k..4k+3 of every 32 times their 16-value scale, acc_k = fma(y.d * x.d, lane_k, acc_k).  Q2_K
+ * first adds its mins into the same lanes, acc_k = fma(-y.d * x.dmin, m[2k] bsum[2k] +
+ * m[2k+1] bsum[2k+1], acc_k); Q3_K's levels are signed (-4..3). */
+static int q2_K_level(const block_q2_K *x, int e) {
+    return (x->qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+
 static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q2_K *x = vx;
     const block_q8_K *y = vy;
-    float sum = 0;
+    float acc[8] = {0};
     for (int i = 0; i < n / QK_K; i++) {
-        int isum = 0, summs = 0;
-        for (int j = 0; j < 16; j++) {
-            summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
-            int sub = 0;
-            for (int l = 0; l < 16; l++) {
-                const int e = 16 * j + l;
-                sub += ((x[i].qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3) * y[i].qs[e];
-            }
-            isum += (x[i].scales[j] & 0xf) * sub;
+        int lanes[8] = {0};
+        for (int e = 0; e < QK_K; e++)
+            lanes[(e % 32) / 4] += (x[i].scales[e / 16] & 0xf) * q2_K_level(&x[i], e) * y[i].qs[e];
+        const float d = y[i].d * fp16(x[i].d), dmin = -y[i].d * fp16(x[i].dmin);
+        for (int k = 0; k < 8; k++) {
+            const int mins = (x[i].scales[2 * k] >> 4) * y[i].bsums[2 * k] +
+                             (x[i].scales[2 * k + 1] >> 4) * y[i].bsums[2 * k + 1];
+            acc[k] = fmaf(dmin, (float)mins, acc[k]);
+            acc[k] = fmaf(d, (float)lanes[k], acc[k]);
         }
-        sum += y[i].d * fp16(x[i].d) * (float)isum - y[i].d * fp16(x[i].dmin) * (float)summs;
     }
-    *s = sum;
+    *s = cpu_sum_lanes8(acc);
 }
 
 static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q3_K *x = vx;
     const block_q8_K *y = vy;
-    float sum = 0;
+    float acc[8] = {0};
     for (int i = 0; i < n / QK_K; i++) {
-        int isum = 0;
-        for (int j = 0; j < 16; j++) {
-            const uint8_t *sc = x[i].scales;
-            const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
+        const uint8_t *sc = x[i].scales;
+        int lanes[8] = {0};
+        for (int e = 0; e < QK_K; e++) {
+            const int j = e / 16, low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
             const int scale = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
-            int sub = 0;
-            for (int l = 0; l < 16; l++) {
-                const int e = 16 * j + l;
-                const int q = (x[i].qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-                const int high = (x[i].hmask[e % 32] >> (e / 32)) & 1;
-                sub += (q - (high ? 0 : 4)) * y[i].qs[e];
-            }
-            isum += scale * sub;
+            const int q = (x[i].qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+            const int high = (x[i].hmask[e % 32] >> (e / 32)) & 1;
+            lanes[(e % 32) / 4] += scale * (q - (high ? 0 : 4)) * y[i].qs[e];
         }
-        sum += y[i].d * fp16(x[i].d) * (float)isum;
+        const float d = y[i].d * fp16(x[i].d);
+        for (int k = 0; k < 8; k++) acc[k] = fmaf(d, (float)lanes[k], acc[k]);
     }
-    *s = sum;
+    *s = cpu_sum_lanes8(acc);
 }
 
 /* Q4_K, Q5_K and Q6_K in ggml's x86 order (its AVX2 vec_dot, which its AVX-512 builds run
@@ -270,24 +273,27 @@ static void dot_q6_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = cpu_sum_lanes8(acc);
 }
 
+/* IQ4_XS in ggml's x86 lane order: lane k the products of values 4k..4k+3 of every 32 times
+ * their scale, acc_k = fma(x.d * y.d, lane_k, acc_k). */
 static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_iq4_xs *x = vx;
     const block_q8_K *y = vy;
-    float sum = 0;
+    float acc[8] = {0};
     for (int i = 0; i < n / QK_K; i++) {
-        int isum = 0;
+        int lanes[8] = {0};
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
             const uint8_t *qs = x[i].qs + 16 * ib;
             const int8_t *q8 = y[i].qs + 32 * ib;
-            int sub = 0;
-            for (int j = 0; j < 16; j++)
-                sub += ggmlc_kvalues_iq4nl[qs[j] & 0xf] * q8[j] + ggmlc_kvalues_iq4nl[qs[j] >> 4] * q8[j + 16];
-            isum += (ls - 32) * sub;
+            for (int j = 0; j < 16; j++) {
+                lanes[j / 4] += (ls - 32) * ggmlc_kvalues_iq4nl[qs[j] & 0xf] * q8[j];
+                lanes[4 + j / 4] += (ls - 32) * ggmlc_kvalues_iq4nl[qs[j] >> 4] * q8[j + 16];
+            }
         }
-        sum += y[i].d * fp16(x[i].d) * (float)isum;
+        const float d = fp16(x[i].d) * y[i].d;
+        for (int k = 0; k < 8; k++) acc[k] = fmaf(d, (float)lanes[k], acc[k]);
     }
-    *s = sum;
+    *s = cpu_sum_lanes8(acc);
 }
 
 void cpu_quant_dot_fill_generic(cpu_vec_dot_table t) {

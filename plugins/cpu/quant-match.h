@@ -27,11 +27,11 @@
  * The activations are Q8_0 rows as ggml's x86 quantize_row_q8_0 makes them
  * (type-traits.c), given as the planes of struct cpu_q8_rows (quant-dot.h).
  *
- * Q4_K, Q5_K and Q6_K follow ggml's x86 order too (cpu_qmatch_k_type): their dots keep
+ * The K-quants and IQ4_XS follow ggml's x86 order too (cpu_qmatch_k_type): their dots keep
  * its eight float lanes per row (the portable model in quant-dot.c, the SIMD kernels in
  * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K matrices of 8k rows in a CPU_REPACK
  * buffer are summed block by block as ggml sums the Q4_K it repacks (cpu_qmatch_serial).
- * Not yet: the other K-quants, IQ4_NL, IQ4_XS and MXFP4.
+ * Not yet: IQ4_NL and MXFP4 (plain and repacked), Q2_K as ggml's AVX-512 builds repack it.
  */
 #ifndef GGMLC_CPU_QUANT_MATCH_H
 #define GGMLC_CPU_QUANT_MATCH_H
@@ -41,9 +41,9 @@
 /* Whether products of this weight type follow ggml's order here (Q8_0 and Q4_0). */
 CPU_HIDDEN bool cpu_qmatch_type(enum ggml_type type);
 
-/* Whether a K-quant's products follow ggml's order here (Q4_K, Q5_K, Q6_K: its AVX2 vec_dot's
- * eight lanes, quant-dot.c, on every path and at every size: never dequantized into the
- * GEMM, as ggml never does on x86). */
+/* Whether a K-quant's products follow ggml's order here (Q2_K to Q6_K and IQ4_XS: its AVX2
+ * vec_dot's eight lanes, quant-dot.c, on every path and at every size: never dequantized
+ * into the GEMM, as ggml never does on x86). */
 CPU_HIDDEN bool cpu_qmatch_k_type(enum ggml_type type);
 
 /* Whether MUL_MAT_ID's stack of experts as takes the block-serial order (Q4_0 and Q4_K experts
