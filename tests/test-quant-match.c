@@ -44,15 +44,37 @@ static void quantize_activations(const float *x, float *d, int8_t *q) {
 }
 
 /* The weights as levels and block scales, read from the quantized bytes. */
+/* The levels of IQ4_NL and of MXFP4 (E2M1 values doubled; its E8M0 scale is taken halved). */
+static const int8_t iq4_nl_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                         1,    13,   25,  38,  53,  69,  89,  113};
+static const int8_t mxfp4_levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+/* 2^(e - 128): an E8M0 scale halved, as a float (e 0 and 1 subnormal). */
+static float e8m0_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 static void weight_levels(enum ggml_type type, const void *row, float *d, int8_t *q) {
     for (int b = 0; b < K / 32; b++) {
         const uint8_t *blk = (const uint8_t *)row + b * ggml_type_size(type);
+        if (type == GGML_TYPE_MXFP4) { /* e, qs[16] */
+            d[b] = e8m0_half(blk[0]);
+            for (int j = 0; j < 32; j++)
+                q[32 * b + j] = mxfp4_levels[j < 16 ? blk[1 + j] & 15 : blk[1 + j - 16] >> 4];
+            continue;
+        }
         ggml_fp16_t h;
         memcpy(&h, blk, sizeof h);
         d[b] = ggml_fp16_to_fp32(h);
-        for (int j = 0; j < 32; j++)
-            q[32 * b + j] = type == GGML_TYPE_Q8_0 ? (int8_t)blk[2 + j]
-                                                   : (int8_t)((j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4) - 8);
+        for (int j = 0; j < 32; j++) {
+            const int nibble = j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4;
+            q[32 * b + j] = type == GGML_TYPE_Q8_0     ? (int8_t)blk[2 + j]
+                            : type == GGML_TYPE_IQ4_NL ? iq4_nl_levels[nibble]
+                                                       : (int8_t)(nibble - 8);
+        }
     }
 }
 
@@ -211,10 +233,6 @@ struct kblock {
     float d, dmin;
 };
 
-/* IQ4_NL's 16 levels (IQ4_XS uses them with 6-bit scales per 32 values). */
-static const int8_t iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                      1,    13,   25,  38,  53,  69,  89,  113};
-
 /* Q2_K, Q3_K (signed levels -4..3) and IQ4_XS. */
 static void decode_k_more(enum ggml_type type, const uint8_t *p, struct kblock *kb) {
     if (type == GGML_TYPE_IQ4_XS) { /* d, scales_h (16 bits), scales_l[4], qs[128] */
@@ -223,7 +241,7 @@ static void decode_k_more(enum ggml_type type, const uint8_t *p, struct kblock *
         for (int e = 0; e < 256; e++) {
             const int ib = e / 32, j = e % 32;
             const uint8_t b = p[8 + 16 * ib + j % 16];
-            kb->level[e] = iq4_levels[j < 16 ? b & 15 : b >> 4];
+            kb->level[e] = iq4_nl_levels[j < 16 ? b & 15 : b >> 4];
             kb->scale[e] =
                 (((p[4 + ib / 2] >> (4 * (ib % 2))) & 15) | ((sh >> (2 * ib)) & 3) << 4) - 32;
         }
@@ -391,6 +409,8 @@ int main(void) {
     check_case(GGML_TYPE_Q4_0, 36, false, &op);       /* 36 rows: not repackable */
     check_case(GGML_TYPE_Q8_0, 35, false, &op);       /* odd: a weight row without a partner */
     check_case(GGML_TYPE_Q4_0, 35, false, &op);
+    check_case(GGML_TYPE_IQ4_NL, MAX_ROWS, true, &op); /* repacked: blocks in series */
+    check_case(GGML_TYPE_MXFP4, 16, true, &op);
     check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, false, &op);
     check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, true,
                  &op);                            /* repacked: super-blocks / 64 values in series */

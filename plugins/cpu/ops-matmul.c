@@ -99,7 +99,7 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
 static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
-    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type))
+    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type) || cpu_repack_is_serial(a))
         return false; /* integer dots at every size, as ggml (quant-match.h) */
     if (cpu_quant_lowbit_type(a->type)) return false; /* likewise: ggml has no GEMM for them */
     return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
@@ -574,7 +574,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
 
 static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0];
-    if (cpu_repack_is_serial(a)) { /* Q4_K in CPU_REPACK: ggml's repacked GEMM, then GEMV order */
+    if (cpu_repack_is_serial(a)) { /* CPU_REPACK: ggml's repacked GEMM, then GEMV order */
         mul_mat_quant_multi_row(call, dst, cpu_qmatch_serial(a->type, true),
                                 cpu_qmatch_serial(a->type, false),
                                 cpu_qmatch_serial_gemm_rows(dst->src[1]->ne[1]));

@@ -23,9 +23,13 @@ bool cpu_qmatch_k_type(enum ggml_type type) {
     }
 }
 
+bool cpu_qmatch_serial_type(enum ggml_type type) {
+    return type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q4_K || type == GGML_TYPE_IQ4_NL ||
+           type == GGML_TYPE_MXFP4;
+}
+
 bool cpu_qmatch_experts_serial(const struct ggml_tensor *as) {
-    return (as->type == GGML_TYPE_Q4_0 || as->type == GGML_TYPE_Q4_K) && as->ne[1] % 8 == 0 &&
-           as->ne[3] == 1;
+    return cpu_qmatch_serial_type(as->type) && as->ne[1] % 8 == 0 && as->ne[3] == 1;
 }
 
 /* Value j (0..31) of a Q4_0 block as a signed level. */
@@ -174,8 +178,56 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_on_path(enum cpu_quant_path path, bool
     return gemm ? serial_gemm_q4_K : serial_gemv_q4_K;
 }
 
+/* Block-serial IQ4_NL and MXFP4 (quant-match.h). */
+static void serial_rows_table(enum ggml_type type, int n, const void *vx,
+                              const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    float acc[CPU_QUANT_MAX_ROWS] = {0};
+    for (int b = 0; b < n / QK8_0; b++) {
+        const uint8_t *qs;
+        float dx;
+        const int8_t *table;
+        if (type == GGML_TYPE_IQ4_NL) {
+            const block_iq4_nl *x = (const block_iq4_nl *)vx + b;
+            qs = x->qs, dx = ggmlc_fp16_to_fp32(x->d), table = ggmlc_kvalues_iq4nl;
+        } else {
+            const block_mxfp4 *x = (const block_mxfp4 *)vx + b;
+            qs = x->qs, dx = ggmlc_e8m0_to_fp32_half(x->e), table = ggmlc_kvalues_mxfp4;
+        }
+        for (int r = 0; r < y->nrows; r++) {
+            const int8_t *qy = y->qs + r * y->qs_stride + (size_t)b * QK8_0;
+            int isum = 0;
+            for (int j = 0; j < 16; j++)
+                isum += table[qs[j] & 0xf] * qy[j] + table[qs[j] >> 4] * qy[j + 16];
+            acc[r] = fmaf((float)isum, dx * y->d[r * y->d_stride + b], acc[r]);
+        }
+    }
+    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
+}
+
+static void serial_rows_iq4_nl(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                               size_t s_stride) {
+    serial_rows_table(GGML_TYPE_IQ4_NL, n, vx, y, s, s_stride);
+}
+
+static void serial_rows_mxfp4(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                              size_t s_stride) {
+    serial_rows_table(GGML_TYPE_MXFP4, n, vx, y, s, s_stride);
+}
+
+cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_table_vnni(type))
+        return cpu_qmatch_serial_table_vnni(type);
+    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_table_avx2(type))
+        return cpu_qmatch_serial_table_avx2(type);
+    return type == GGML_TYPE_IQ4_NL  ? serial_rows_iq4_nl
+           : type == GGML_TYPE_MXFP4 ? serial_rows_mxfp4
+                                     : NULL;
+}
+
 cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm) {
     switch (type) {
+    case GGML_TYPE_IQ4_NL:
+    case GGML_TYPE_MXFP4: return cpu_qmatch_serial_table_on_path(type, cpu_current_quant_path());
     case GGML_TYPE_Q4_0: return cpu_qmatch_serial_q4_0();
     case GGML_TYPE_Q4_K: return cpu_qmatch_serial_q4_K_on_path(cpu_current_quant_path(), gemm);
     default: return NULL;

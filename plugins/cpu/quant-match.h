@@ -31,7 +31,9 @@
  * its eight float lanes per row (the portable model in quant-dot.c, the SIMD kernels in
  * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K matrices of 8k rows in a CPU_REPACK
  * buffer are summed block by block as ggml sums the Q4_K it repacks (cpu_qmatch_serial).
- * Not yet: IQ4_NL and MXFP4 (plain and repacked), Q2_K as ggml's AVX-512 builds repack it.
+ * IQ4_NL and MXFP4 matrices of 8k rows there are summed as ggml sums those it repacks.  Not
+ * yet: plain IQ4_NL and MXFP4 (ggml's vec_dot: two accumulators, even and odd blocks), and
+ * Q2_K as ggml's AVX-512 builds repack it.
  */
 #ifndef GGMLC_CPU_QUANT_MATCH_H
 #define GGMLC_CPU_QUANT_MATCH_H
@@ -46,8 +48,8 @@ CPU_HIDDEN bool cpu_qmatch_type(enum ggml_type type);
  * into the GEMM, as ggml never does on x86). */
 CPU_HIDDEN bool cpu_qmatch_k_type(enum ggml_type type);
 
-/* Whether MUL_MAT_ID's stack of experts as takes the block-serial order (Q4_0 and Q4_K experts
- * of 8k rows, as ggml repacks them); else the eight-lane order. */
+/* Whether MUL_MAT_ID's stack of experts as takes the block-serial order (Q4_0, Q4_K, IQ4_NL
+ * and MXFP4 experts of 8k rows, as ggml repacks them); else the eight-lane order. */
 CPU_HIDDEN bool cpu_qmatch_experts_serial(const struct ggml_tensor *as);
 
 /* The eight-lane kernels of a path: single dot products with ggml's vec_dot signature
@@ -78,8 +80,20 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_vnni(bool gemm);
 /* How many of a plane's ne11 activation rows ggml's repacked Q4_K takes through its GEMM. */
 static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
 
-/* The block-serial kernel of a type on this CPU's path: Q4_0, or Q4_K's GEMV order (gemm
- * false) or GEMM order; NULL for other types. */
+/* Block-serial IQ4_NL and MXFP4 against Q8_0 planes, as ggml's repacked "lut" GEMV and GEMM
+ * sum them (IQ4_NL and MXFP4 matrices of 8k rows in its CPU_REPACK buffer, and such expert
+ * stacks): acc = fma(isum_b, dx_b * dy_b, acc) block after block, levels from the type's
+ * table.  On a path (AVX2 and VNNI: quant-match-avx2.c). */
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type,
+                                                              enum cpu_quant_path path);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_avx2(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_vnni(enum ggml_type type);
+
+/* Whether ggml sums a type block-serially where it repacks it (Q4_0, Q4_K, IQ4_NL, MXFP4). */
+CPU_HIDDEN bool cpu_qmatch_serial_type(enum ggml_type type);
+
+/* The block-serial kernel of a type on this CPU's path: Q4_0, IQ4_NL, MXFP4, or Q4_K's GEMV
+ * order (gemm false) or GEMM order; NULL for other types. */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm);
 
 /* The AVX2 and AVX-512 VNNI kernels (quant-match-avx2.c, -vnni.c); NULL where the build has none. */

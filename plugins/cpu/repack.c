@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ggmlc-blocks.h"
+#include "quant-match.h"
 #include "repack.h"
 
 #define REPACK_ALIGNMENT 64
@@ -36,9 +37,9 @@ static bool packable(const struct ggml_tensor *t) {
 bool cpu_repack_is_packed(const struct ggml_tensor *t) { return t && !t->view_src && cpu_repack_in_buffer(t) && packable(t); }
 
 bool cpu_repack_is_serial(const struct ggml_tensor *t) {
-    return t && !t->view_src && cpu_repack_in_buffer(t) && t->type == GGML_TYPE_Q4_K &&
-           t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 && t->ne[3] == 1 &&
-           ggml_is_contiguous(t);
+    return t && !t->view_src && cpu_repack_in_buffer(t) && t->type != GGML_TYPE_Q4_0 &&
+           cpu_qmatch_serial_type(t->type) && t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 &&
+           t->ne[3] == 1 && ggml_is_contiguous(t);
 }
 
 bool cpu_repack_node_supported(const struct ggml_tensor *node) {
