@@ -335,20 +335,21 @@ static float k_dot(enum ggml_type type, const uint8_t *row, const struct q8k_row
     return type == GGML_TYPE_Q5_K ? lanes + summs : lanes;
 }
 
-/* ggml's repacked Q4_K (CPU_REPACK, 8k rows), steps of `sub` sub-blocks: 8 in its GEMV, 2 in
- * its GEMM.  Per step acc = fma(isum, x.d * y.d, acc), accm = fma(msum, x.dmin * y.d, accm)
- * with exact sums over the step's sub-blocks; the result acc - accm. */
-static float k_serial(const uint8_t *row, const struct q8k_row *y, int sub) {
+/* ggml's repacked Q4_K and Q2_K (CPU_REPACK, 8k rows) in steps of `step` values: 256 in its
+ * GEMV; in its GEMM 64 (Q4_K), 128 (Q2_K).  Per step acc = fma(isum, x.d * y.d, acc), accm =
+ * fma(msum, x.dmin * y.d, accm) with exact sums over the step; the result acc - accm. */
+static float k_serial(enum ggml_type type, const uint8_t *row, const struct q8k_row *y, int step) {
     float acc = 0, accm = 0;
     for (int b = 0; b < KK / 256; b++) {
         struct kblock kb;
-        decode_k(GGML_TYPE_Q4_K, row + b * ggml_type_size(GGML_TYPE_Q4_K), &kb);
-        for (int j0 = 0; j0 < 8; j0 += sub) {
+        decode_k(type, row + b * ggml_type_size(type), &kb);
+        for (int e0 = 0; e0 < 256; e0 += step) {
             int isum = 0, msum = 0;
-            for (int e = 32 * j0; e < 32 * (j0 + sub); e++)
+            for (int e = e0; e < e0 + step; e++)
                 isum += kb.scale[e] * kb.level[e] * y->q[256 * b + e];
-            for (int j = j0; j < j0 + sub; j++)
-                msum += kb.min32[j] * (y->bsum[16 * b + 2 * j] + y->bsum[16 * b + 2 * j + 1]);
+            for (int g = e0 / 16; g < (e0 + step) / 16; g++) /* Q4_K: a min per 32 values */
+                msum +=
+                    (type == GGML_TYPE_Q2_K ? kb.min16[g] : kb.min32[g / 2]) * y->bsum[16 * b + g];
             acc = fmaf((float)isum, kb.d * y->d[b], acc);
             accm = fmaf((float)msum, kb.dmin * y->d[b], accm);
         }
@@ -356,7 +357,7 @@ static float k_serial(const uint8_t *row, const struct q8k_row *y, int sub) {
     return acc - accm;
 }
 
-/* One K-quant at every column count and 1 to 3 threads; repacked (Q4_K in CPU_REPACK): a
+/* One K-quant at every column count and 1 to 3 threads; repacked (Q4_K, Q2_K in CPU_REPACK): a
  * product's columns below its last multiple of four in ggml's GEMM order, the rest in its
  * GEMV order. */
 static void check_k_case(enum ggml_type type, int rows, bool repacked, const struct operands *op) {
@@ -370,8 +371,10 @@ static void check_k_case(enum ggml_type type, int rows, bool repacked, const str
         quantize_q8_K(op->x + c * KK, &y);
         for (int r = 0; r < rows; r++) {
             const uint8_t *row = wq + r * row_size;
-            want[c * rows + r] = repacked ? k_serial(row, &y, 8) : k_dot(type, row, &y);
-            want_gemm[c * rows + r] = repacked ? k_serial(row, &y, 2) : want[c * rows + r];
+            want[c * rows + r] = repacked ? k_serial(type, row, &y, 256) : k_dot(type, row, &y);
+            want_gemm[c * rows + r] =
+                repacked ? k_serial(type, row, &y, type == GGML_TYPE_Q2_K ? 128 : 64)
+                         : want[c * rows + r];
         }
     }
     free(wq);
@@ -418,6 +421,10 @@ int main(void) {
     check_k_case(GGML_TYPE_Q5_K, 35, false, &op);
     check_k_case(GGML_TYPE_Q6_K, 36, false, &op);
     check_k_case(GGML_TYPE_Q2_K, 40, false, &op);
+    if (__builtin_cpu_supports("avx512f")) /* ggml repacks Q2_K only in builds for AVX-512 */
+        check_k_case(GGML_TYPE_Q2_K, 40, true, &op);
+    else
+        tap_skip("no AVX-512: Q2_K stays out of CPU_REPACK", "q2_K (CPU_REPACK)");
     check_k_case(GGML_TYPE_Q3_K, 35, false, &op);
     check_k_case(GGML_TYPE_IQ4_XS, 36, false, &op);
     return tap_done();

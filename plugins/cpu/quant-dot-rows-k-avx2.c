@@ -16,10 +16,12 @@
 #define RK_DOT_U8(x, y)    _mm256_madd_epi16(_mm256_maddubs_epi16((x), (y)), _mm256_set1_epi16(1))
 #define RK_FILL            cpu_quant_rows_k_fill_avx2
 #define RK_PAIRS           0
-#define RK_SERIAL_Q4_K     cpu_qmatch_serial_q4_K_avx2
+#define RK_SERIAL_K        cpu_qmatch_serial_k_avx2
 #include "quant-dot-rows-k-x86.h"
 
 #else
 void cpu_quant_rows_k_fill_avx2(cpu_vec_dot_rows_table t) { (void)t; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_avx2(bool gemm) { return (void)gemm, NULL; }
+cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type, bool gemm) {
+    return (void)type, (void)gemm, NULL;
+}
 #endif

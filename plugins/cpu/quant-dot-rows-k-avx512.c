@@ -20,10 +20,12 @@
 #define RK_FILL            cpu_quant_rows_k_fill_avx512vnni
 #define RK_PAIRS           1
 #define RK_SINGLE_FILL     cpu_quant_dot_fill_avx512vnni
-#define RK_SERIAL_Q4_K     cpu_qmatch_serial_q4_K_vnni
+#define RK_SERIAL_K        cpu_qmatch_serial_k_vnni
 #include "quant-dot-rows-k-x86.h"
 
 #else
 void cpu_quant_rows_k_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_vnni(bool gemm) { return (void)gemm, NULL; }
+cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type, bool gemm) {
+    return (void)type, (void)gemm, NULL;
+}
 #endif

@@ -19,7 +19,7 @@
  * what the single-row dot does (quant-dot-x86.h, quant-dot-avx2.c), operation for operation:
  * the integer lanes are exact, so a column's result does not depend on how many columns the
  * product has, and one row goes through the single-row dot itself.  Q4_K in CPU_REPACK
- * takes its own block-serial kernel (rk_serial_q4_K_steps).
+ * and Q2_K in CPU_REPACK take their own block-serial kernels (RK_SERIAL).
  */
 #ifndef GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
 #define GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
@@ -284,75 +284,83 @@ RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc_lanes, 5)
 RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc_lanes, 6)
 RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, 0)
 
-/* Block-serial Q4_K (quant-match.h: ggml's repacked Q4_K) in STEPS steps per super-block
- * (1: its GEMV; 4, one per 64 values: its GEMM): every row's exact sums of a step (lane r =
- * row r), then acc = fma(isum, d * y.d, acc) and accm = fma(msum, dmin * y.d, accm) for all
- * rows at once. */
-static inline __attribute__((always_inline)) void rk_serial_q4_K_steps(int n, const void *vx,
-                                                                       const struct cpu_q8_rows *y,
-                                                                       float *s, size_t s_stride,
-                                                                       const int nr,
-                                                                       const int steps) {
-    const block_q4_K *x = vx;
-    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    for (int i = 0; i < n / QK_K; i++) {
-        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
-        struct rk_block b;
-        rk_decode_q4_K(&x[i], &b);
-        rk_pair_scales(&b);
-        __m256i isum[4][8], msum[8];
-        float yd[8];
-        QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {
-            for (int g = 0; g < 4; g++) isum[g][r] = _mm256_setzero_si256();
-            msum[r] = _mm256_setzero_si256();
-            yd[r] = 0;
-            if (r >= nr) continue;
-            const block_q8_K *yb = rk_row(y, r, i);
-            if (steps == 1)
-                isum[0][r] = rk_acc(&b, yb->qs);
-            else
-                for (int g = 0; g < 4; g++) isum[g][r] = rk_acc_pair(&b, yb->qs, g);
-            msum[r] = rk_bias_v(&b, yb); /* lane j: sub-block j's min term */
-            yd[r] = yb->d;
-        }
-        const __m256 ydv = _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);
-        const __m256 dy = _mm256_mul_ps(_mm256_set1_ps(b.d), ydv),
-                     dminy = _mm256_mul_ps(_mm256_set1_ps(b.dmin), ydv);
-        if (steps == 1) {
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum[0])), dy, acc);
-            accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(msum)), dminy, accm);
-            continue;
-        }
-        int32_t mins[8][8]; /* mins[r][j]: row r, sub-block j */
-        QD_UNROLL_ROWS for (int r = 0; r < 8; r++) _mm256_storeu_si256((__m256i *)mins[r], msum[r]);
-        for (int g = 0; g < 4; g++) {
-            int32_t pair[8];
-            for (int r = 0; r < 8; r++) pair[r] = mins[r][2 * g] + mins[r][2 * g + 1];
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum[g])), dy, acc);
-            accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)pair)),
-                                   dminy, accm);
-        }
+/* Block-serial Q4_K and Q2_K (quant-match.h: ggml's repacked kernels) in STEPS steps per
+ * super-block (1: its GEMV; its GEMM: 4 of 64 values for Q4_K, 2 of 128 for Q2_K): every
+ * row's exact sums of a step (lane r = row r), then acc = fma(isum, d * y.d, acc) and accm =
+ * fma(msum, dmin * y.d, accm) for all rows at once; the result acc - accm.  A step takes
+ * 4 / STEPS pairs of 32 values and the bsum-term lanes (one per 32 values) they cover. */
+#define RK_SERIAL(name, xt, DECODE)                                                                \
+    static inline __attribute__((always_inline)) void name##_steps(                                \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,             \
+        const int nr, const int steps) {                                                           \
+        const xt *x = vx;                                                                          \
+        const int pairs = 4 / steps, lanes = 8 / steps;                                            \
+        __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                              \
+        for (int i = 0; i < n / QK_K; i++) {                                                       \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                        \
+            struct rk_block b;                                                                     \
+            DECODE(&x[i], &b);                                                                     \
+            rk_pair_scales(&b);                                                                    \
+            __m256i isum[4][8];                                                                    \
+            int32_t mins[8][8] = {{0}}; /* row r, 32 values j */                                   \
+            float yd[8];                                                                           \
+            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                           \
+                for (int g = 0; g < steps; g++) isum[g][r] = _mm256_setzero_si256();               \
+                yd[r] = 0;                                                                         \
+                if (r >= nr) continue;                                                             \
+                const block_q8_K *yb = rk_row(y, r, i);                                            \
+                if (steps == 1)                                                                    \
+                    isum[0][r] = rk_acc(&b, yb->qs);                                               \
+                else                                                                               \
+                    for (int g = 0; g < steps; g++)                                                \
+                        for (int p = g * pairs; p < g * pairs + pairs; p++)                        \
+                            isum[g][r] = _mm256_add_epi32(isum[g][r], rk_acc_pair(&b, yb->qs, p)); \
+                _mm256_storeu_si256((__m256i *)mins[r], rk_bias_v(&b, yb));                        \
+                yd[r] = yb->d;                                                                     \
+            }                                                                                      \
+            const __m256 ydv =                                                                     \
+                _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);            \
+            const __m256 dy = _mm256_mul_ps(_mm256_set1_ps(b.d), ydv);                             \
+            const __m256 dminy = _mm256_mul_ps(_mm256_set1_ps(b.dmin), ydv);                       \
+            for (int g = 0; g < steps; g++) {                                                      \
+                int32_t part[8];                                                                   \
+                for (int r = 0; r < 8; r++) {                                                      \
+                    part[r] = 0;                                                                   \
+                    for (int j = g * lanes; j < g * lanes + lanes; j++) part[r] += mins[r][j];     \
+                }                                                                                  \
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum[g])), dy, acc);           \
+                accm = _mm256_fmadd_ps(                                                            \
+                    _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)part)), dminy, accm);   \
+            }                                                                                      \
+        }                                                                                          \
+        float out[8];                                                                              \
+        _mm256_storeu_ps(out, _mm256_sub_ps(acc, accm));                                           \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                      \
     }
-    float out[8];
-    _mm256_storeu_ps(out, _mm256_sub_ps(acc, accm));
-    QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];
-}
-static inline __attribute__((always_inline)) void rk_serial_q4_K_nr(int n, const void *vx,
-                                                                    const struct cpu_q8_rows *y,
-                                                                    float *s, size_t s_stride,
-                                                                    const int nr) {
-    rk_serial_q4_K_steps(n, vx, y, s, s_stride, nr, 1);
-}
-static inline __attribute__((always_inline)) void rk_serial64_q4_K_nr(int n, const void *vx,
-                                                                      const struct cpu_q8_rows *y,
-                                                                      float *s, size_t s_stride,
-                                                                      const int nr) {
-    rk_serial_q4_K_steps(n, vx, y, s, s_stride, nr, 4);
-}
-QD_ROWS_DISPATCH(rk_serial_q4_K)
-QD_ROWS_DISPATCH(rk_serial64_q4_K)
 
-cpu_vec_dot_rows_t RK_SERIAL_Q4_K(bool gemm) { return gemm ? rk_serial64_q4_K : rk_serial_q4_K; }
+RK_SERIAL(rk_serial_q4_K, block_q4_K, rk_decode_q4_K)
+RK_SERIAL(rk_serial_q2_K, block_q2_K, rk_decode_q2_K)
+
+#define RK_SERIAL_KERNEL(name, base, STEPS)                                            \
+    static inline __attribute__((always_inline)) void name##_nr(                       \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride, \
+        const int nr) {                                                                \
+        base##_steps(n, vx, y, s, s_stride, nr, STEPS);                                \
+    }                                                                                  \
+    QD_ROWS_DISPATCH(name)
+
+RK_SERIAL_KERNEL(rk_gemv_q4_K, rk_serial_q4_K, 1)
+RK_SERIAL_KERNEL(rk_gemm_q4_K, rk_serial_q4_K, 4)
+RK_SERIAL_KERNEL(rk_gemv_q2_K, rk_serial_q2_K, 1)
+RK_SERIAL_KERNEL(rk_gemm_q2_K, rk_serial_q2_K, 2)
+
+cpu_vec_dot_rows_t RK_SERIAL_K(enum ggml_type type, bool gemm) {
+    switch (type) {
+    case GGML_TYPE_Q4_K: return gemm ? rk_gemm_q4_K : rk_gemv_q4_K;
+    case GGML_TYPE_Q2_K: return gemm ? rk_gemm_q2_K : rk_gemv_q2_K;
+    default: return NULL;
+    }
+}
 
 /* ------------------------------------------ Q4_1 and Q5_1 against Q8_1 rows
  *

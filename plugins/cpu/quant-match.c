@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "quant-match.h"
+#include "simd.h"
 
 bool cpu_qmatch_type(enum ggml_type type) { return type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0; }
 
@@ -24,8 +25,15 @@ bool cpu_qmatch_k_type(enum ggml_type type) {
 }
 
 bool cpu_qmatch_serial_type(enum ggml_type type) {
-    return type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q4_K || type == GGML_TYPE_IQ4_NL ||
-           type == GGML_TYPE_MXFP4;
+    switch (type) {
+    case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_IQ4_NL:
+    case GGML_TYPE_MXFP4: return true;
+    case GGML_TYPE_Q2_K:
+        return cpu_simd_features()->avx512f; /* as a native ggml build: only with AVX-512 */
+    default: return false;
+    }
 }
 
 bool cpu_qmatch_experts_serial(const struct ggml_tensor *as) {
@@ -131,27 +139,51 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_on_path(cpu_current_quant_path()); }
 
-/* Block-serial Q4_K (quant-match.h) in steps of `sub` sub-blocks: 8 (ggml's GEMV) or 2 (its GEMM). */
-static void serial_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                        size_t s_stride, int sub) {
-    const block_q4_K *x = vx;
+/* Value e (0..255) of super-block i of a Q4_K or Q2_K row: its level (unsigned) and scale;
+ * the min of its 16 values g (0..15). */
+static void serial_k_value(enum ggml_type type, const void *vx, int i, int e, int *level,
+                           int *scale) {
+    if (type == GGML_TYPE_Q2_K) {
+        const block_q2_K *x = (const block_q2_K *)vx + i;
+        *level = (x->qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+        *scale = x->scales[e / 16] & 0xf;
+        return;
+    }
+    const block_q4_K *x = (const block_q4_K *)vx + i;
+    const int j = e / 32, b = x->qs[32 * (j / 2) + e % 32];
+    int m;
+    cpu_k4_scale_min(x->scales, j, scale, &m);
+    *level = j % 2 ? b >> 4 : b & 0xf;
+}
+
+static int serial_k_min16(enum ggml_type type, const void *vx, int i, int g) {
+    if (type == GGML_TYPE_Q2_K) return ((const block_q2_K *)vx)[i].scales[g] >> 4;
+    int sc, m;
+    cpu_k4_scale_min(((const block_q4_K *)vx)[i].scales, g / 2, &sc, &m);
+    return m;
+}
+
+/* Block-serial Q4_K and Q2_K (quant-match.h) in steps of `step` values: 256 (ggml's GEMV) or
+ * its GEMM's 64 (Q4_K) and 128 (Q2_K). */
+static void serial_k(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
+                     float *s, size_t s_stride, int step) {
     float acc[CPU_QUANT_MAX_ROWS] = {0}, accm[CPU_QUANT_MAX_ROWS] = {0};
     for (int i = 0; i < n / QK_K; i++) {
-        const float d = ggmlc_fp16_to_fp32(x[i].d), dmin = ggmlc_fp16_to_fp32(x[i].dmin);
+        /* d and dmin lead both block types */
+        const ggml_fp16_t *h = type == GGML_TYPE_Q4_K ? &((const block_q4_K *)vx)[i].d
+                                                      : &((const block_q2_K *)vx)[i].d;
+        const float d = ggmlc_fp16_to_fp32(h[0]), dmin = ggmlc_fp16_to_fp32(h[1]);
         for (int r = 0; r < y->nrows; r++) {
             const block_q8_K *yb = (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
-            for (int j0 = 0; j0 < QK_K / 32; j0 += sub) {
+            for (int e0 = 0; e0 < QK_K; e0 += step) {
                 int isum = 0, msum = 0;
-                for (int j = j0; j < j0 + sub; j++) {
-                    int sc, m, dot = 0;
-                    cpu_k4_scale_min(x[i].scales, j, &sc, &m);
-                    for (int l = 0; l < 32; l++) {
-                        const uint8_t b = x[i].qs[32 * (j / 2) + l];
-                        dot += (j % 2 ? b >> 4 : b & 0xf) * yb->qs[32 * j + l];
-                    }
-                    isum += sc * dot;
-                    msum += m * (yb->bsums[2 * j] + yb->bsums[2 * j + 1]);
+                for (int e = e0; e < e0 + step; e++) {
+                    int level, scale;
+                    serial_k_value(type, vx, i, e, &level, &scale);
+                    isum += scale * level * yb->qs[e];
                 }
+                for (int g = e0 / 16; g < (e0 + step) / 16; g++)
+                    msum += serial_k_min16(type, vx, i, g) * yb->bsums[g];
                 acc[r] = fmaf((float)isum, d * yb->d, acc[r]);
                 accm[r] = fmaf((float)msum, dmin * yb->d, accm[r]);
             }
@@ -160,22 +192,24 @@ static void serial_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, floa
     for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r] - accm[r];
 }
 
-static void serial_gemv_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                             size_t s_stride) {
-    serial_q4_K(n, vx, y, s, s_stride, QK_K / 32);
-}
+#define SERIAL_K(name, type, step)                                                 \
+    static void name(int n, const void *vx, const struct cpu_q8_rows *y, float *s, \
+                     size_t s_stride) {                                            \
+        serial_k(type, n, vx, y, s, s_stride, step);                               \
+    }
+SERIAL_K(serial_gemv_q4_K, GGML_TYPE_Q4_K, QK_K)
+SERIAL_K(serial_gemm_q4_K, GGML_TYPE_Q4_K, 64)
+SERIAL_K(serial_gemv_q2_K, GGML_TYPE_Q2_K, QK_K)
+SERIAL_K(serial_gemm_q2_K, GGML_TYPE_Q2_K, 128)
 
-static void serial_gemm_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                             size_t s_stride) {
-    serial_q4_K(n, vx, y, s, s_stride, 2);
-}
-
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_on_path(enum cpu_quant_path path, bool gemm) {
-    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_q4_K_vnni(gemm))
-        return cpu_qmatch_serial_q4_K_vnni(gemm);
-    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_q4_K_avx2(gemm))
-        return cpu_qmatch_serial_q4_K_avx2(gemm);
-    return gemm ? serial_gemm_q4_K : serial_gemv_q4_K;
+cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type, enum cpu_quant_path path,
+                                               bool gemm) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_k_vnni(type, gemm))
+        return cpu_qmatch_serial_k_vnni(type, gemm);
+    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_k_avx2(type, gemm))
+        return cpu_qmatch_serial_k_avx2(type, gemm);
+    if (type == GGML_TYPE_Q4_K) return gemm ? serial_gemm_q4_K : serial_gemv_q4_K;
+    return type == GGML_TYPE_Q2_K ? (gemm ? serial_gemm_q2_K : serial_gemv_q2_K) : NULL;
 }
 
 /* Block-serial IQ4_NL and MXFP4 (quant-match.h). */
@@ -229,7 +263,8 @@ cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm) {
     case GGML_TYPE_IQ4_NL:
     case GGML_TYPE_MXFP4: return cpu_qmatch_serial_table_on_path(type, cpu_current_quant_path());
     case GGML_TYPE_Q4_0: return cpu_qmatch_serial_q4_0();
-    case GGML_TYPE_Q4_K: return cpu_qmatch_serial_q4_K_on_path(cpu_current_quant_path(), gemm);
+    case GGML_TYPE_Q2_K:
+    case GGML_TYPE_Q4_K: return cpu_qmatch_serial_k_on_path(type, cpu_current_quant_path(), gemm);
     default: return NULL;
     }
 }

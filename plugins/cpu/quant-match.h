@@ -32,8 +32,7 @@
  * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K matrices of 8k rows in a CPU_REPACK
  * buffer are summed block by block as ggml sums the Q4_K it repacks (cpu_qmatch_serial).
  * IQ4_NL and MXFP4 matrices of 8k rows there are summed as ggml sums those it repacks.  Not
- * yet: plain IQ4_NL and MXFP4 (ggml's vec_dot: two accumulators, even and odd blocks), and
- * Q2_K as ggml's AVX-512 builds repack it.
+ * yet: plain IQ4_NL and MXFP4 (ggml's vec_dot: two accumulators, even and odd blocks).
  */
 #ifndef GGMLC_CPU_QUANT_MATCH_H
 #define GGMLC_CPU_QUANT_MATCH_H
@@ -66,17 +65,19 @@ CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_r
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
 
-/* Block-serial Q4_K against Q8_K rows, as ggml's repacked Q4_K GEMV and GEMM sum (Q4_K
- * matrices of 8k rows in its CPU_REPACK buffer, and such expert stacks): step by step,
- * acc = fma(isum, x.d * y.d, acc) and accm = fma(msum, x.dmin * y.d, accm) with the step's
- * exact integer sums isum = sum_j sc_j (q . y)_j and msum = sum_j m_j bsum_j over its
- * sub-blocks j; the result acc - accm.  Its GEMV steps by super-blocks, its GEMM (gemm true)
- * by 64 values; ggml takes the GEMM for a plane's activation rows below its last multiple
- * of four (cpu_qmatch_serial_gemm_rows), the GEMV for the rest and for expert stacks.
- * On a path (AVX2 and VNNI: quant-dot-rows-k-*.c), and on this CPU's. */
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_on_path(enum cpu_quant_path path, bool gemm);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_avx2(bool gemm);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_K_vnni(bool gemm);
+/* Block-serial Q4_K and Q2_K against Q8_K rows, as ggml's repacked Q4_K and Q2_K GEMV and
+ * GEMM sum (matrices of 8k rows in its CPU_REPACK buffer, and such expert stacks; Q2_K only
+ * in builds for AVX-512): step by step, acc = fma(isum, x.d * y.d, acc) and accm = fma(msum,
+ * x.dmin * y.d, accm) with the step's exact integer sums isum = sum_j sc_j (q . y)_j and
+ * msum = sum_j m_j bsum_j over its sub-blocks j; the result acc - accm.  Its GEMV steps by
+ * super-blocks, its GEMM (gemm true) by 64 values (Q4_K) or 128 (Q2_K); ggml takes the GEMM
+ * for a plane's activation rows below its last multiple of four
+ * (cpu_qmatch_serial_gemm_rows), the GEMV for the rest and for expert stacks.  On a path
+ * (AVX2 and VNNI: quant-dot-rows-k-*.c). */
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type,
+                                                          enum cpu_quant_path path, bool gemm);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type, bool gemm);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type, bool gemm);
 /* How many of a plane's ne11 activation rows ggml's repacked Q4_K takes through its GEMM. */
 static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
 
@@ -89,11 +90,12 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type typ
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_avx2(enum ggml_type type);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_vnni(enum ggml_type type);
 
-/* Whether ggml sums a type block-serially where it repacks it (Q4_0, Q4_K, IQ4_NL, MXFP4). */
+/* Whether ggml sums a type block-serially where it repacks it (Q4_0, Q4_K, IQ4_NL, MXFP4;
+ * Q2_K where the CPU has AVX-512, as a native ggml build repacks it only there). */
 CPU_HIDDEN bool cpu_qmatch_serial_type(enum ggml_type type);
 
-/* The block-serial kernel of a type on this CPU's path: Q4_0, IQ4_NL, MXFP4, or Q4_K's GEMV
- * order (gemm false) or GEMM order; NULL for other types. */
+/* The block-serial kernel of a type on this CPU's path: Q4_0, IQ4_NL, MXFP4, or Q4_K's and
+ * Q2_K's GEMV order (gemm false) or GEMM order; NULL for other types. */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm);
 
 /* The AVX2 and AVX-512 VNNI kernels (quant-match-avx2.c, -vnni.c); NULL where the build has none. */

@@ -16,7 +16,7 @@
  * the same size as ggml's layout.  The buffer's get_tensor gives ggml's layout back,
  * set_tensor, memset_tensor and cpy_tensor take any byte range of it.
  *
- * Q4_K, IQ4_NL and MXFP4 matrices of 8k rows (2-D, contiguous) keep ggml's layout in such a
+ * Q4_K, IQ4_NL, MXFP4 (and with AVX-512, Q2_K) matrices of 8k rows (2-D, contiguous) keep ggml's layout in such a
  * buffer; what the buffer gives them is ggml's order for the matrices it repacks: block-serial
  * sums (cpu_qmatch_serial, quant-match.h) instead of the lanes of plain ones.
  *
@@ -43,8 +43,8 @@ CPU_HIDDEN ggml_backend_buffer_type_t *cpu_repack_extra_bufts(ggml_backend_dev_t
 CPU_HIDDEN bool cpu_repack_in_buffer(const struct ggml_tensor *t);
 /* Whether t's bytes are in the packed layout (in such a buffer, not a view, packable). */
 CPU_HIDDEN bool cpu_repack_is_packed(const struct ggml_tensor *t);
-/* Whether t is a Q4_K, IQ4_NL or MXFP4 matrix of 8k rows in such a buffer (ggml's layout,
- * block-serial sums). */
+/* Whether t is a Q4_K, IQ4_NL, MXFP4 or (AVX-512) Q2_K matrix of 8k rows in such a buffer
+ * (ggml's layout, block-serial sums). */
 CPU_HIDDEN bool cpu_repack_is_serial(const struct ggml_tensor *t);
 /* Whether the CPU backend runs node as far as CPU_REPACK is concerned: true when no source
  * is in such a buffer, or node is a MUL_MAT of a packed or serial src[0] and host F32 src[1]. */
