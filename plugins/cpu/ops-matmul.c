@@ -511,7 +511,9 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int cols_min = cols ? cols_min_rows(a) : 0;
     const cpu_vec_dot_cols_t wide = cols ? wide_kernel(a, b) : NULL;
     const int64_t step = group_rows(a, b); /* activation rows per group */
-    const cpu_vec_dot_wrows_t wrows = cpu_get_vec_dot_wrows(a->type);
+    /* Q4_K in CPU_REPACK: the mat-vec in ggml's GEMV order (its only one-row groups are tails) */
+    const cpu_vec_dot_wrows_t wrows =
+        cpu_repack_is_serial(a) ? cpu_qmatch_serial_wrows(a->type) : cpu_get_vec_dot_wrows(a->type);
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
     if (private) {
         convert_rows_to_planes(&solo, a, b, qs, d, sums, NULL);
@@ -560,7 +562,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                     }
                     continue;
                 }
-                if (wrows && nrows == 1) {
+                if (wrows && nrows == 1 && (i1 >= tail_from || tail == kernel)) {
                     wrows((int)k, wmat + c0 * a->nb[1], a->nb[1], (int)(c1 - c0), &y, out + c0);
                     continue;
                 }

@@ -249,4 +249,62 @@ static inline float qd_hsum4_ps(__m128 m) {
         *s = qd_hsum_ps(acc);                                                                   \
     }
 
+/* ------------------------------------------- Q4_K block-serial against one row
+ *
+ * ggml's repacked Q4_K GEMV order (quant-match.h: Q4_K in CPU_REPACK) for a decode step's
+ * mat-vec: per super-block acc = fma(isum, d * y.d, acc), accm = fma(msum, dmin * y.d, accm),
+ * the result acc - accm.  K4_SERIAL(LANES) defines serial_wrows_q4_K (cpu_vec_dot_wrows_t):
+ * eight weight rows at once (lane w = row w: their exact sums reduced together, the float
+ * steps of all eight in one FMA each), the rest row by row. */
+
+/* The f16 field at byte offset `at` of the eight super-blocks at x, x + bx, ..., x + 7 bx. */
+static inline __m256 kq_halves8(const char *x, size_t bx, size_t at) {
+    uint16_t h[8];
+    for (int w = 0; w < 8; w++) memcpy(&h[w], x + (size_t)w * bx + at, 2);
+    return _mm256_cvtph_ps(_mm_setr_epi16((short)h[0], (short)h[1], (short)h[2], (short)h[3],
+                                          (short)h[4], (short)h[5], (short)h[6], (short)h[7]));
+}
+
+#define K4_SERIAL(LANES)                                                                           \
+    static void serial_wrows_q4_K(int n, const void *vx, size_t bx, int nw,                        \
+                                  const struct cpu_q8_rows *yr, float *s) {                        \
+        const block_q8_K *y = (const block_q8_K *)(const void *)yr->qs;                            \
+        int w = 0;                                                                                 \
+        for (; w + 8 <= nw; w += 8) {                                                              \
+            const char *x = (const char *)vx + (size_t)w * bx;                                     \
+            __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                          \
+            for (int i = 0; i < n / QK_K; i++) {                                                   \
+                const char *xi = x + i * sizeof(block_q4_K);                                       \
+                __m256i isum[8], msum[8];                                                          \
+                QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                       \
+                    const block_q4_K *b = (const block_q4_K *)(const void *)(xi + (size_t)r * bx); \
+                    const __m128i sm = qd_k4_scales_mins(b->scales);                               \
+                    isum[r] = LANES(b->qs, NULL, sm, y[i].qs);                                     \
+                    msum[r] = _mm256_castsi128_si256(qd_k4_min_lanes(sm, y[i].bsums));             \
+                    msum[r] = _mm256_blend_epi32(msum[r], _mm256_setzero_si256(), 0xf0);           \
+                }                                                                                  \
+                const __m256 yd = _mm256_set1_ps(y[i].d);                                          \
+                const __m256 dy = _mm256_mul_ps(kq_halves8(xi, bx, offsetof(block_q4_K, d)), yd);  \
+                const __m256 dminy =                                                               \
+                    _mm256_mul_ps(kq_halves8(xi, bx, offsetof(block_q4_K, dmin)), yd);             \
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum)), dy, acc);              \
+                accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(msum)), dminy, accm);         \
+            }                                                                                      \
+            _mm256_storeu_ps(s + w, _mm256_sub_ps(acc, accm));                                     \
+        }                                                                                          \
+        for (; w < nw; w++) {                                                                      \
+            const block_q4_K *x =                                                                  \
+                (const block_q4_K *)(const void *)((const char *)vx + (size_t)w * bx);             \
+            float acc = 0, accm = 0;                                                               \
+            for (int i = 0; i < n / QK_K; i++) {                                                   \
+                const __m128i sm = qd_k4_scales_mins(x[i].scales);                                 \
+                const int isum = qd_hsum_epi32(LANES(x[i].qs, NULL, sm, y[i].qs));                 \
+                acc = fmaf((float)isum, qd_h2f(x[i].d) * y[i].d, acc);                             \
+                accm =                                                                             \
+                    fmaf((float)qd_k4_min_sum(sm, y[i].bsums), qd_h2f(x[i].dmin) * y[i].d, accm);  \
+            }                                                                                      \
+            s[w] = acc - accm;                                                                     \
+        }                                                                                          \
+    }
+
 #endif /* GGMLC_CPU_QUANT_DOT_X86_H */

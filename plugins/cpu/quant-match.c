@@ -258,6 +258,17 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type, enum cpu
                                      : NULL;
 }
 
+cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    if (type != GGML_TYPE_Q4_K) return NULL;
+    if (path == CPU_QUANT_AVX512VNNI && cpu_quant_serial_wrows_q4_K_avx512())
+        return cpu_quant_serial_wrows_q4_K_avx512();
+    return path != CPU_QUANT_GENERIC ? cpu_quant_serial_wrows_q4_K_avx2() : NULL;
+}
+
+cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows(enum ggml_type type) {
+    return cpu_qmatch_serial_wrows_on_path(type, cpu_current_quant_path());
+}
+
 cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm) {
     switch (type) {
     case GGML_TYPE_IQ4_NL:

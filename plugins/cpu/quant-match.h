@@ -78,6 +78,14 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type,
                                                           enum cpu_quant_path path, bool gemm);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type, bool gemm);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type, bool gemm);
+/* The mat-vec kernel of Q4_K in ggml's GEMV order on a path (eight weight rows at once:
+ * quant-dot-x86.h, K4_SERIAL), and on this CPU's; NULL on the portable path and for other
+ * types (the multi-row kernel then goes row by row). */
+CPU_HIDDEN cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows_on_path(enum ggml_type type,
+                                                               enum cpu_quant_path path);
+CPU_HIDDEN cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx2(void);
+CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx512(void);
 /* How many of a plane's ne11 activation rows ggml's repacked Q4_K takes through its GEMM. */
 static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
 
