@@ -284,6 +284,33 @@ RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc_lanes, 5)
 RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc_lanes, 6)
 RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, 0)
 
+/* The rows' sums of each step's lanes: out[g] lane r = lanes [8g / steps, 8(g + 1) / steps) of
+ * v[r] summed, for steps 1 (all eight: qd_reduce8), 2 (quads) or 4 (pairs); exact integers,
+ * by pairwise adds and an 8 x 4 transpose instead of scalar loops. */
+RK_INLINE void rk_step_sums(const __m256i v[8], int steps, __m256i out[4]) {
+    if (steps == 1) {
+        out[0] = qd_reduce8(v);
+        return;
+    }
+    /* h[k]: rows 2k, 2k + 1; per 128-bit half [row 2k pairs, row 2k + 1 pairs] of that half */
+    const __m256i h0 = _mm256_hadd_epi32(v[0], v[1]), h1 = _mm256_hadd_epi32(v[2], v[3]);
+    const __m256i h2 = _mm256_hadd_epi32(v[4], v[5]), h3 = _mm256_hadd_epi32(v[6], v[7]);
+    if (steps == 2) { /* quads: rows 0-3 | 4-7 of quad 0 (low halves) and quad 1 (high) */
+        const __m256i lo = _mm256_hadd_epi32(h0, h1), hi = _mm256_hadd_epi32(h2, h3);
+        out[0] = _mm256_permute2x128_si256(lo, hi, 0x20);
+        out[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
+        return;
+    }
+    const __m256i u0 = _mm256_unpacklo_epi32(h0, h1), u1 = _mm256_unpackhi_epi32(h0, h1);
+    const __m256i u2 = _mm256_unpacklo_epi32(h2, h3), u3 = _mm256_unpackhi_epi32(h2, h3);
+    const __m256i w0 = _mm256_unpacklo_epi32(u0, u1), w1 = _mm256_unpackhi_epi32(u0, u1);
+    const __m256i w2 = _mm256_unpacklo_epi32(u2, u3), w3 = _mm256_unpackhi_epi32(u2, u3);
+    out[0] = _mm256_permute2x128_si256(w0, w2, 0x20);
+    out[1] = _mm256_permute2x128_si256(w1, w3, 0x20);
+    out[2] = _mm256_permute2x128_si256(w0, w2, 0x31);
+    out[3] = _mm256_permute2x128_si256(w1, w3, 0x31);
+}
+
 /* Block-serial Q4_K and Q2_K (quant-match.h: ggml's repacked kernels) in STEPS steps per
  * super-block (1: its GEMV; its GEMM: 4 of 64 values for Q4_K, 2 of 128 for Q2_K): every
  * row's exact sums of a step (lane r = row r), then acc = fma(isum, d * y.d, acc) and accm =
@@ -294,7 +321,7 @@ RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_sig
         int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,             \
         const int nr, const int steps) {                                                           \
         const xt *x = vx;                                                                          \
-        const int pairs = 4 / steps, lanes = 8 / steps;                                            \
+        const int pairs = 4 / steps;                                                               \
         __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                              \
         for (int i = 0; i < n / QK_K; i++) {                                                       \
             _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                        \
@@ -302,10 +329,11 @@ RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_sig
             DECODE(&x[i], &b);                                                                     \
             rk_pair_scales(&b);                                                                    \
             __m256i isum[4][8];                                                                    \
-            int32_t mins[8][8] = {{0}}; /* row r, 32 values j */                                   \
+            __m256i msum[8]; /* row r: lane j the min term of its 32 values j */                   \
             float yd[8];                                                                           \
             QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                           \
                 for (int g = 0; g < steps; g++) isum[g][r] = _mm256_setzero_si256();               \
+                msum[r] = _mm256_setzero_si256();                                                  \
                 yd[r] = 0;                                                                         \
                 if (r >= nr) continue;                                                             \
                 const block_q8_K *yb = rk_row(y, r, i);                                            \
@@ -315,22 +343,18 @@ RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_sig
                     for (int g = 0; g < steps; g++)                                                \
                         for (int p = g * pairs; p < g * pairs + pairs; p++)                        \
                             isum[g][r] = _mm256_add_epi32(isum[g][r], rk_acc_pair(&b, yb->qs, p)); \
-                _mm256_storeu_si256((__m256i *)mins[r], rk_bias_v(&b, yb));                        \
+                msum[r] = rk_bias_v(&b, yb);                                                       \
                 yd[r] = yb->d;                                                                     \
             }                                                                                      \
             const __m256 ydv =                                                                     \
                 _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);            \
             const __m256 dy = _mm256_mul_ps(_mm256_set1_ps(b.d), ydv);                             \
             const __m256 dminy = _mm256_mul_ps(_mm256_set1_ps(b.dmin), ydv);                       \
+            __m256i steps_min[4];                                                                  \
+            rk_step_sums(msum, steps, steps_min);                                                  \
             for (int g = 0; g < steps; g++) {                                                      \
-                int32_t part[8];                                                                   \
-                for (int r = 0; r < 8; r++) {                                                      \
-                    part[r] = 0;                                                                   \
-                    for (int j = g * lanes; j < g * lanes + lanes; j++) part[r] += mins[r][j];     \
-                }                                                                                  \
                 acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum[g])), dy, acc);           \
-                accm = _mm256_fmadd_ps(                                                            \
-                    _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)part)), dminy, accm);   \
+                accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(steps_min[g]), dminy, accm);             \
             }                                                                                      \
         }                                                                                          \
         float out[8];                                                                              \
