@@ -304,7 +304,7 @@ static void decode_k(enum ggml_type type, const uint8_t *p, struct kblock *kb) {
 static float k_dot(enum ggml_type type, const uint8_t *row, const struct q8k_row *y) {
     float acc[8] = {0}, accm[4] = {0}, summs = 0;
     for (int b = 0; b < KK / 256; b++) {
-        struct kblock kb;
+        struct kblock kb = {0}; /* the fields a type lacks stay 0 (Q6_K has no mins) */
         decode_k(type, row + b * ggml_type_size(type), &kb);
         int lane[8] = {0};
         for (int e = 0; e < 256; e++)
@@ -341,7 +341,7 @@ static float k_dot(enum ggml_type type, const uint8_t *row, const struct q8k_row
 static float k_serial(enum ggml_type type, const uint8_t *row, const struct q8k_row *y, int step) {
     float acc = 0, accm = 0;
     for (int b = 0; b < KK / 256; b++) {
-        struct kblock kb;
+        struct kblock kb = {0}; /* the fields a type lacks stay 0 (Q6_K has no mins) */
         decode_k(type, row + b * ggml_type_size(type), &kb);
         for (int e0 = 0; e0 < 256; e0 += step) {
             int isum = 0, msum = 0;
