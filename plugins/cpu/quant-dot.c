@@ -157,10 +157,6 @@ static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, con
  * 4k..4k+3 of every 32 times their 16-value scale, acc_k = fma(y.d * x.d, lane_k, acc_k).  Q2_K
  * first adds its mins into the same lanes, acc_k = fma(-y.d * x.dmin, m[2k] bsum[2k] +
  * m[2k+1] bsum[2k+1], acc_k); Q3_K's levels are signed (-4..3). */
-static int q2_K_level(const block_q2_K *x, int e) {
-    return (x->qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-}
-
 static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q2_K *x = vx;
     const block_q8_K *y = vy;
@@ -168,7 +164,7 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     for (int i = 0; i < n / QK_K; i++) {
         int lanes[8] = {0};
         for (int e = 0; e < QK_K; e++)
-            lanes[(e % 32) / 4] += (x[i].scales[e / 16] & 0xf) * q2_K_level(&x[i], e) * y[i].qs[e];
+            lanes[(e % 32) / 4] += (x[i].scales[e / 16] & 0xf) * cpu_k_low2(x[i].qs, e) * y[i].qs[e];
         const float d = y[i].d * fp16(x[i].d), dmin = -y[i].d * fp16(x[i].dmin);
         for (int k = 0; k < 8; k++) {
             const int mins = (x[i].scales[2 * k] >> 4) * y[i].bsums[2 * k] +
@@ -190,7 +186,7 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
         for (int e = 0; e < QK_K; e++) {
             const int j = e / 16, low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
             const int scale = (low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
-            const int q = (x[i].qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+            const int q = cpu_k_low2(x[i].qs, e);
             const int high = (x[i].hmask[e % 32] >> (e / 32)) & 1;
             lanes[(e % 32) / 4] += scale * (q - (high ? 0 : 4)) * y[i].qs[e];
         }

@@ -40,6 +40,10 @@ static inline float cpu_sum_lanes8(const float a[8]) {
     return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
+/* The two low bits of value e (0..255) of a Q2_K or Q3_K super-block's packed quants qs: byte
+ * (e / 128) * 32 + e % 32, bits 2 * ((e % 128) / 32). */
+static inline int cpu_k_low2(const uint8_t *qs, int e) { return (qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
+
 /* The code paths, from the most portable up. */
 enum cpu_quant_path {
     CPU_QUANT_GENERIC = 0,

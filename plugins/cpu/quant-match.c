@@ -145,7 +145,7 @@ static void serial_k_value(enum ggml_type type, const void *vx, int i, int e, in
                            int *scale) {
     if (type == GGML_TYPE_Q2_K) {
         const block_q2_K *x = (const block_q2_K *)vx + i;
-        *level = (x->qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+        *level = cpu_k_low2(x->qs, e);
         *scale = x->scales[e / 16] & 0xf;
         return;
     }
