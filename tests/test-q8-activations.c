@@ -4,8 +4,12 @@
  * quantized models give ggml's tokens: q = x * id rounded half to even, id = 127 / amax on
  * x86 (1 / d elsewhere), d = amax / 127.  Expected values by hand, on blocks where the
  * reference rule of files (x / d rounded half away from zero) gives other numbers.
+ * Q8_K (the K-quants' vec_dot type) as ggml's reference quantize_row_q8_K, which ggml's x86
+ * backend runs: the scale -127 / max from the first value of largest magnitude, halves to
+ * even, 127 the cap; by hand, and byte for byte against the reference on random rows.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
@@ -42,6 +46,36 @@ int main(void) {
 #endif
     tap_ok(y[1].qs[0] == 127 && y[1].qs[1] == want1, "the scale as ggml's kernels of this CPU compute it: %d %d",
            y[1].qs[0], y[1].qs[1]);
+
+    const struct ggml_type_traits_cpu *tk = ggml_get_type_traits_cpu(GGML_TYPE_Q8_K);
+    if (tap_ok(tk && tk->from_float, "Q8_K has a from_float")) {
+        float xk[3 * QK_K] = {0};
+        /* block 0: -127 then +127 (the first sets the sign: iscale = -127 / -127 = 1), halves */
+        xk[0] = -127.0f, xk[1] = 127.0f, xk[2] = 2.5f, xk[3] = -0.5f, xk[4] = 3.5f;
+        /* block 1 zero; block 2 random */
+        for (int j = 0; j < QK_K; j++) xk[2 * QK_K + j] = test_normal() * (1 + j % 5);
+        block_q8_K yk[3], ref[3];
+        tk->from_float(xk, yk, 3 * QK_K);
+        ggml_get_type_traits(GGML_TYPE_Q8_K)->from_float_ref(xk, ref, 3 * QK_K);
+        tap_ok(
+            yk[0].d == 1.0f && yk[0].qs[0] == -127 && yk[0].qs[1] == 127 && yk[0].qs[2] == 2 &&
+                yk[0].qs[3] == 0 && yk[0].qs[4] == 4 && yk[0].bsums[0] == 6,
+            "Q8_K: the first largest value sets the sign (d %g), halves to even (%d %d %d), bsum %d",
+            yk[0].d, yk[0].qs[2], yk[0].qs[3], yk[0].qs[4], yk[0].bsums[0]);
+        tap_ok(yk[1].d == 0.0f && yk[1].qs[7] == 0 && yk[1].bsums[3] == 0,
+               "Q8_K: a zero block is zero");
+        int differ = 0;
+        for (int round = 0; round < 200; round++) {
+            for (int j = 0; j < 3 * QK_K; j++) xk[j] = test_normal() * (round % 3 ? 1.0f : 1000.0f);
+            xk[(round * 37) % (3 * QK_K)] = -xk[(round * 53 + 1) % (3 * QK_K)] * 4;
+            tk->from_float(xk, yk, 3 * QK_K);
+            ggml_get_type_traits(GGML_TYPE_Q8_K)->from_float_ref(xk, ref, 3 * QK_K);
+            differ += memcmp(yk, ref, sizeof yk) != 0;
+        }
+        tap_ok(differ == 0,
+               "Q8_K: 200 random rows of 3 blocks byte for byte the reference's (%d differ)",
+               differ);
+    }
     ggml_backend_free(backend);
     ggmlc_shutdown();
     return tap_done();

@@ -99,7 +99,8 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
 static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
-    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type) || cpu_repack_is_serial(a))
+    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type) || cpu_repack_is_serial(a) ||
+        cpu_repack_is_packed(a))
         return false; /* integer dots at every size, as ggml (quant-match.h) */
     if (cpu_quant_lowbit_type(a->type)) return false; /* likewise: ggml has no GEMM for them */
     return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
@@ -412,39 +413,70 @@ static int64_t units_per_chunk(int64_t n_units, int nth, size_t unit_bytes) {
     return per > 1 ? per : 1;
 }
 
-/* Groups [g0, g1) of repacked_products. */
-static void repacked_chunk(struct ggml_tensor *dst, cpu_repack_kernel_t kernel, const int8_t *qs, const float *d,
-                           const int32_t *sums, int64_t g0, int64_t g1) {
+/* A product's activations once converted: Q8_0 planes (qs, d, sums; planes true) or rows
+ * of the weights' vec_dot type (qs, row_size apart). */
+struct converted_rows {
+    bool planes;
+    const int8_t *qs;
+    const float *d;
+    const int32_t *sums;
+    size_t row_size;
+};
+
+/* The nrows converted rows from row r on, of k values each. */
+static struct cpu_q8_rows converted_at(const struct converted_rows *c, int64_t r, int64_t k,
+                                       int nrows) {
+    const int64_t nblocks = k / QK8_0;
+    if (c->planes)
+        return (struct cpu_q8_rows){
+            c->qs + r * k, (size_t)k, c->d + r * nblocks, (size_t)nblocks, c->sums + r * nblocks,
+            nrows,         NULL};
+    return (struct cpu_q8_rows){c->qs + r * c->row_size, c->row_size, NULL, 0, NULL, nrows, NULL};
+}
+
+/* Groups [g0, g1) of repacked_products: each plane's activation rows below tail_from in
+ * groups of up to CPU_QUANT_MAX_ROWS through kernel, the rest through tail. */
+static void repacked_chunk(struct ggml_tensor *dst, const struct converted_rows *c,
+                           cpu_repack_kernel_t kernel, cpu_repack_kernel_t tail, int64_t tail_from,
+                           int64_t g0, int64_t g1) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
-    const int64_t k = b->ne[0], nblocks = k / QK8_0;
-    const size_t group_size = (size_t)nblocks * CPU_REPACK_GROUP_BLOCK;
+    const int64_t k = b->ne[0];
+    const size_t group_size =
+        (size_t)(k / ggml_blck_size(a->type)) * cpu_repack_group_block(a->type);
     for (int64_t g = g0; g < g1; g++) {
         const char *group = (const char *)a->data + g * group_size;
         for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
             const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
-            for (int64_t i1 = 0; i1 < b->ne[1]; i1 += CPU_QUANT_MAX_ROWS) {
-                const int64_t r = batch * b->ne[1] + i1;
-                const int nrows = (int)(b->ne[1] - i1 < CPU_QUANT_MAX_ROWS ? b->ne[1] - i1 : CPU_QUANT_MAX_ROWS);
-                const struct cpu_q8_rows y = {qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks, sums + r * nblocks, nrows, NULL};
+            for (int64_t i1 = 0, next; i1 < b->ne[1]; i1 = next) {
+                next = i1 + CPU_QUANT_MAX_ROWS < b->ne[1] ? i1 + CPU_QUANT_MAX_ROWS : b->ne[1];
+                if (i1 < tail_from && next > tail_from) next = tail_from;
+                const struct cpu_q8_rows y =
+                    converted_at(c, batch * b->ne[1] + i1, k, (int)(next - i1));
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]) + g * CPU_REPACK_ROWS;
-                kernel((int)k, group, &y, out, dst->nb[1] / sizeof(float));
+                (i1 < tail_from ? kernel : tail)((int)k, group, &y, out,
+                                                 dst->nb[1] / sizeof(float));
             }
         }
     }
 }
 
-/* Packed Q4_0 weights (repack.h): the tasks claim chunks of groups of eight weight rows and
+/* Packed weights (repack.h): the tasks claim chunks of groups of eight weight rows and
  * pass every group of up to CPU_QUANT_MAX_ROWS activation rows over each while it is in
- * cache.  The activations: Q8_0 planes (qs, d, sums) of b's rows in logical order. */
-static void repacked_products(const struct ggmlc_op_call *call, struct ggml_tensor *dst, const int8_t *qs, const float *d,
-                              const int32_t *sums) {
+ * cache.  Q4_K: ggml's GEMM order for a plane's rows below its last multiple of four, its
+ * GEMV order for the rest (quant-match.h). */
+static void repacked_products(const struct ggmlc_op_call *call, struct ggml_tensor *dst,
+                              const struct converted_rows *c) {
     const struct ggml_tensor *a = dst->src[0];
-    const cpu_repack_kernel_t kernel = cpu_repack_kernel();
+    const cpu_repack_kernel_t kernel = cpu_repack_kernel(a->type, true),
+                              tail = cpu_repack_kernel(a->type, false);
+    const int64_t tail_from =
+        kernel == tail ? dst->src[1]->ne[1] : cpu_qmatch_serial_gemm_rows(dst->src[1]->ne[1]);
     const int64_t n_groups = a->ne[1] / CPU_REPACK_ROWS;
     const int64_t per_chunk = units_per_chunk(n_groups, call->nth, CPU_REPACK_ROWS * a->nb[1]);
     const int64_t n_chunks = (n_groups + per_chunk - 1) / per_chunk;
-    for (int64_t last = -1, c; (c = cpu_claim_chunk(call, n_chunks, &last)) < n_chunks;)
-        repacked_chunk(dst, kernel, qs, d, sums, c * per_chunk, (c + 1) * per_chunk < n_groups ? (c + 1) * per_chunk : n_groups);
+    for (int64_t last = -1, ch; (ch = cpu_claim_chunk(call, n_chunks, &last)) < n_chunks;)
+        repacked_chunk(dst, c, kernel, tail, tail_from, ch * per_chunk,
+                       (ch + 1) * per_chunk < n_groups ? (ch + 1) * per_chunk : n_groups);
 }
 
 bool cpu_matmul_uses_planes(enum ggml_type type) {
@@ -511,9 +543,9 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int cols_min = cols ? cols_min_rows(a) : 0;
     const cpu_vec_dot_cols_t wide = cols ? wide_kernel(a, b) : NULL;
     const int64_t step = group_rows(a, b); /* activation rows per group */
-    /* Q4_K in CPU_REPACK: the mat-vec in ggml's GEMV order (its only one-row groups are tails) */
+    /* Q2_K in CPU_REPACK: row by row (its one-row groups are tails: ggml's GEMV order) */
     const cpu_vec_dot_wrows_t wrows =
-        cpu_repack_is_serial(a) ? cpu_qmatch_serial_wrows(a->type) : cpu_get_vec_dot_wrows(a->type);
+        cpu_repack_is_serial(a) ? NULL : cpu_get_vec_dot_wrows(a->type);
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
     if (private) {
         convert_rows_to_planes(&solo, a, b, qs, d, sums, NULL);
@@ -525,12 +557,13 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
         cpu_matmul_convert_rows(call, b, vt, call->wdata, tmp);
         call->barrier(call);
     }
+    const struct converted_rows conv = {planes, qs, d, sums, q8k_row_size};
     if (cpu_repack_is_packed(a)) {
-        repacked_products(call, dst, qs, d, sums);
+        repacked_products(call, dst, &conv);
         return;
     }
 
-    const int64_t k = b->ne[0], nblocks = k / QK8_0, r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+    const int64_t k = b->ne[0], r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     enum { CHUNK = 16 }; /* weight rows kept in cache while all groups of activation rows pass */
     const int64_t per_claim = CHUNK * units_per_chunk((a->ne[1] + CHUNK - 1) / CHUNK, call->nth, CHUNK * a->nb[1]);
     for (int64_t last = -1, n0, n1; next_weight_rows(call, a->ne[1], private ? per_claim : 0, &last, &n0, &n1);)
@@ -543,11 +576,8 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                 next = i1 + step < b->ne[1] ? i1 + step : b->ne[1];
                 if (i1 < tail_from && next > tail_from) next = tail_from;
                 const cpu_vec_dot_rows_t rows_kernel = i1 < tail_from ? kernel : tail;
-                const int64_t r = batch * b->ne[1] + i1;
                 const int nrows = (int)(next - i1);
-                const struct cpu_q8_rows y = planes ? (struct cpu_q8_rows){qs + r * k, (size_t)k, d + r * nblocks, (size_t)nblocks,
-                                                                           sums + r * nblocks, nrows}
-                                                    : (struct cpu_q8_rows){qs + r * q8k_row_size, q8k_row_size, NULL, 0, NULL, nrows};
+                const struct cpu_q8_rows y = converted_at(&conv, batch * b->ne[1] + i1, k, nrows);
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
                 if (cols && nrows >= cols_min) {
                     const struct cpu_q8_cols group = cols_group(cols_mem, a, b, batch, i1);

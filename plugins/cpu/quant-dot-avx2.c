@@ -179,9 +179,6 @@ static inline __attribute__((always_inline)) __m256i q6_K_lanes6(const block_q6_
 
 Q6_K_DOT(q6_K_lanes6)
 K45_DOTS(k45_lanes)
-K4_SERIAL(k45_lanes)
-
-cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx2(void) { return serial_wrows_q4_K; }
 
 /* Q2_K: 2-bit levels in the packed order (byte l of a 32-byte group holds values l, l+32,
  * l+64, l+96 of its 128); each 32 values span two 16-value sub-blocks with 4-bit scales. */
@@ -306,5 +303,4 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
 
 #else
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) { (void)t; }
-cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx2(void) { return NULL; }
 #endif

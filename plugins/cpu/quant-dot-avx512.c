@@ -216,9 +216,6 @@ static inline __attribute__((always_inline)) __m256i k45_lanes512(const uint8_t 
 }
 
 K45_DOTS(k45_lanes512)
-K4_SERIAL(k45_lanes512)
-
-cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx512(void) { return serial_wrows_q4_K; }
 
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
@@ -364,6 +361,5 @@ void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
 
 #else
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) { (void)t; }
-cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx512(void) { return NULL; }
 void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
 #endif

@@ -18,8 +18,9 @@
  * and one madd for its type's bias term.  Each row keeps ggml's eight float lanes and does
  * what the single-row dot does (quant-dot-x86.h, quant-dot-avx2.c), operation for operation:
  * the integer lanes are exact, so a column's result does not depend on how many columns the
- * product has, and one row goes through the single-row dot itself.  Q4_K in CPU_REPACK
- * and Q2_K in CPU_REPACK take their own block-serial kernels (RK_SERIAL).
+ * product has, and one row goes through the single-row dot itself.  Q4_K expert stacks
+ * and Q2_K in CPU_REPACK take their own block-serial kernels (RK_SERIAL); Q4_K matrices in
+ * CPU_REPACK are packed (repack-x86.c).
  */
 #ifndef GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
 #define GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
@@ -374,13 +375,12 @@ RK_SERIAL(rk_serial_q2_K, block_q2_K, rk_decode_q2_K)
     QD_ROWS_DISPATCH(name)
 
 RK_SERIAL_KERNEL(rk_gemv_q4_K, rk_serial_q4_K, 1)
-RK_SERIAL_KERNEL(rk_gemm_q4_K, rk_serial_q4_K, 4)
 RK_SERIAL_KERNEL(rk_gemv_q2_K, rk_serial_q2_K, 1)
 RK_SERIAL_KERNEL(rk_gemm_q2_K, rk_serial_q2_K, 2)
 
 cpu_vec_dot_rows_t RK_SERIAL_K(enum ggml_type type, bool gemm) {
     switch (type) {
-    case GGML_TYPE_Q4_K: return gemm ? rk_gemm_q4_K : rk_gemv_q4_K;
+    case GGML_TYPE_Q4_K: return gemm ? NULL : rk_gemv_q4_K; /* Q4_K GEMMs: packed (repack.h) */
     case GGML_TYPE_Q2_K: return gemm ? rk_gemm_q2_K : rk_gemv_q2_K;
     default: return NULL;
     }

@@ -115,20 +115,44 @@ void cpu_qmatch_fill_generic(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows
     rows[GGML_TYPE_Q4_0] = lanes_rows_q4_0;
 }
 
-/* Block-serial Q4_0: acc = fma(dx * dy, whole-block integer sum, acc). */
-static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    const block_q4_0 *x = vx;
+/* Value j (0..31) of a 32-value block of Q4_0, IQ4_NL or MXFP4 as a signed level. */
+static inline int block32_level(enum ggml_type type, const void *x, int j) {
+    if (type == GGML_TYPE_Q4_0) return q4_0_level(x, j);
+    const uint8_t *qs =
+        type == GGML_TYPE_IQ4_NL ? ((const block_iq4_nl *)x)->qs : ((const block_mxfp4 *)x)->qs;
+    const int8_t *table = type == GGML_TYPE_IQ4_NL ? ggmlc_kvalues_iq4nl : ggmlc_kvalues_mxfp4;
+    return table[j < 16 ? qs[j] & 0xf : qs[j - 16] >> 4];
+}
+
+static inline float block32_scale(enum ggml_type type, const void *x) {
+    if (type == GGML_TYPE_MXFP4) return ggmlc_e8m0_to_fp32_half(((const block_mxfp4 *)x)->e);
+    return ggmlc_fp16_to_fp32(type == GGML_TYPE_Q4_0 ? ((const block_q4_0 *)x)->d
+                                                     : ((const block_iq4_nl *)x)->d);
+}
+
+float cpu_qmatch_serial_block32(enum ggml_type type, const void *x, const int8_t *qy, float dy,
+                                float acc) {
+    int isum = 0;
+    for (int j = 0; j < QK8_0; j++) isum += block32_level(type, x, j) * qy[j];
+    return fmaf((float)isum, block32_scale(type, x) * dy, acc);
+}
+
+/* Block-serial Q4_0, IQ4_NL or MXFP4 rows (quant-match.h). */
+static void serial_rows_block32(enum ggml_type type, int n, const void *vx,
+                                const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    const size_t block_size = ggml_type_size(type);
     float acc[CPU_QUANT_MAX_ROWS] = {0};
-    for (int b = 0; b < n / QK8_0; b++) {
-        const float dx = ggmlc_fp16_to_fp32(x[b].d);
-        for (int r = 0; r < y->nrows; r++) {
-            const int8_t *qy = y->qs + r * y->qs_stride + (size_t)b * QK8_0;
-            int isum = 0;
-            for (int j = 0; j < QK8_0; j++) isum += q4_0_level(&x[b], j) * qy[j];
-            acc[r] = fmaf(dx * y->d[r * y->d_stride + b], (float)isum, acc[r]);
-        }
-    }
+    for (int b = 0; b < n / QK8_0; b++)
+        for (int r = 0; r < y->nrows; r++)
+            acc[r] = cpu_qmatch_serial_block32(type, (const char *)vx + b * block_size,
+                                               y->qs + r * y->qs_stride + (size_t)b * QK8_0,
+                                               y->d[r * y->d_stride + b], acc[r]);
     for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
+}
+
+static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                             size_t s_stride) {
+    serial_rows_block32(GGML_TYPE_Q4_0, n, vx, y, s, s_stride);
 }
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
@@ -163,32 +187,38 @@ static int serial_k_min16(enum ggml_type type, const void *vx, int i, int g) {
     return m;
 }
 
+void cpu_qmatch_serial_superblock(enum ggml_type type, const void *x, const block_q8_K *yb,
+                                  int step, float *acc, float *accm) {
+    /* d and dmin lead both block types */
+    const ggml_fp16_t *h =
+        type == GGML_TYPE_Q4_K ? &((const block_q4_K *)x)->d : &((const block_q2_K *)x)->d;
+    const float d = ggmlc_fp16_to_fp32(h[0]), dmin = ggmlc_fp16_to_fp32(h[1]);
+    for (int e0 = 0; e0 < QK_K; e0 += step) {
+        int isum = 0, msum = 0;
+        for (int e = e0; e < e0 + step; e++) {
+            int level, scale;
+            serial_k_value(type, x, 0, e, &level, &scale);
+            isum += scale * level * yb->qs[e];
+        }
+        for (int g = e0 / 16; g < (e0 + step) / 16; g++)
+            msum += serial_k_min16(type, x, 0, g) * yb->bsums[g];
+        *acc = fmaf((float)isum, d * yb->d, *acc);
+        *accm = fmaf((float)msum, dmin * yb->d, *accm);
+    }
+}
+
 /* Block-serial Q4_K and Q2_K (quant-match.h) in steps of `step` values: 256 (ggml's GEMV) or
  * its GEMM's 64 (Q4_K) and 128 (Q2_K). */
 static void serial_k(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
                      float *s, size_t s_stride, int step) {
+    const size_t block_size = ggml_type_size(type);
     float acc[CPU_QUANT_MAX_ROWS] = {0}, accm[CPU_QUANT_MAX_ROWS] = {0};
-    for (int i = 0; i < n / QK_K; i++) {
-        /* d and dmin lead both block types */
-        const ggml_fp16_t *h = type == GGML_TYPE_Q4_K ? &((const block_q4_K *)vx)[i].d
-                                                      : &((const block_q2_K *)vx)[i].d;
-        const float d = ggmlc_fp16_to_fp32(h[0]), dmin = ggmlc_fp16_to_fp32(h[1]);
-        for (int r = 0; r < y->nrows; r++) {
-            const block_q8_K *yb = (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
-            for (int e0 = 0; e0 < QK_K; e0 += step) {
-                int isum = 0, msum = 0;
-                for (int e = e0; e < e0 + step; e++) {
-                    int level, scale;
-                    serial_k_value(type, vx, i, e, &level, &scale);
-                    isum += scale * level * yb->qs[e];
-                }
-                for (int g = e0 / 16; g < (e0 + step) / 16; g++)
-                    msum += serial_k_min16(type, vx, i, g) * yb->bsums[g];
-                acc[r] = fmaf((float)isum, d * yb->d, acc[r]);
-                accm[r] = fmaf((float)msum, dmin * yb->d, accm[r]);
-            }
-        }
-    }
+    for (int i = 0; i < n / QK_K; i++)
+        for (int r = 0; r < y->nrows; r++)
+            cpu_qmatch_serial_superblock(
+                type, (const char *)vx + i * block_size,
+                (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i, step, &acc[r],
+                &accm[r]);
     for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r] - accm[r];
 }
 
@@ -198,7 +228,6 @@ static void serial_k(enum ggml_type type, int n, const void *vx, const struct cp
         serial_k(type, n, vx, y, s, s_stride, step);                               \
     }
 SERIAL_K(serial_gemv_q4_K, GGML_TYPE_Q4_K, QK_K)
-SERIAL_K(serial_gemm_q4_K, GGML_TYPE_Q4_K, 64)
 SERIAL_K(serial_gemv_q2_K, GGML_TYPE_Q2_K, QK_K)
 SERIAL_K(serial_gemm_q2_K, GGML_TYPE_Q2_K, 128)
 
@@ -208,44 +237,18 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type, enum cpu_qua
         return cpu_qmatch_serial_k_vnni(type, gemm);
     if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_k_avx2(type, gemm))
         return cpu_qmatch_serial_k_avx2(type, gemm);
-    if (type == GGML_TYPE_Q4_K) return gemm ? serial_gemm_q4_K : serial_gemv_q4_K;
+    if (type == GGML_TYPE_Q4_K) return gemm ? NULL : serial_gemv_q4_K;
     return type == GGML_TYPE_Q2_K ? (gemm ? serial_gemm_q2_K : serial_gemv_q2_K) : NULL;
-}
-
-/* Block-serial IQ4_NL and MXFP4 (quant-match.h). */
-static void serial_rows_table(enum ggml_type type, int n, const void *vx,
-                              const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    float acc[CPU_QUANT_MAX_ROWS] = {0};
-    for (int b = 0; b < n / QK8_0; b++) {
-        const uint8_t *qs;
-        float dx;
-        const int8_t *table;
-        if (type == GGML_TYPE_IQ4_NL) {
-            const block_iq4_nl *x = (const block_iq4_nl *)vx + b;
-            qs = x->qs, dx = ggmlc_fp16_to_fp32(x->d), table = ggmlc_kvalues_iq4nl;
-        } else {
-            const block_mxfp4 *x = (const block_mxfp4 *)vx + b;
-            qs = x->qs, dx = ggmlc_e8m0_to_fp32_half(x->e), table = ggmlc_kvalues_mxfp4;
-        }
-        for (int r = 0; r < y->nrows; r++) {
-            const int8_t *qy = y->qs + r * y->qs_stride + (size_t)b * QK8_0;
-            int isum = 0;
-            for (int j = 0; j < 16; j++)
-                isum += table[qs[j] & 0xf] * qy[j] + table[qs[j] >> 4] * qy[j + 16];
-            acc[r] = fmaf((float)isum, dx * y->d[r * y->d_stride + b], acc[r]);
-        }
-    }
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
 }
 
 static void serial_rows_iq4_nl(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
                                size_t s_stride) {
-    serial_rows_table(GGML_TYPE_IQ4_NL, n, vx, y, s, s_stride);
+    serial_rows_block32(GGML_TYPE_IQ4_NL, n, vx, y, s, s_stride);
 }
 
 static void serial_rows_mxfp4(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
                               size_t s_stride) {
-    serial_rows_table(GGML_TYPE_MXFP4, n, vx, y, s, s_stride);
+    serial_rows_block32(GGML_TYPE_MXFP4, n, vx, y, s, s_stride);
 }
 
 cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type, enum cpu_quant_path path) {
@@ -256,17 +259,6 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type, enum cpu
     return type == GGML_TYPE_IQ4_NL  ? serial_rows_iq4_nl
            : type == GGML_TYPE_MXFP4 ? serial_rows_mxfp4
                                      : NULL;
-}
-
-cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows_on_path(enum ggml_type type, enum cpu_quant_path path) {
-    if (type != GGML_TYPE_Q4_K) return NULL;
-    if (path == CPU_QUANT_AVX512VNNI && cpu_quant_serial_wrows_q4_K_avx512())
-        return cpu_quant_serial_wrows_q4_K_avx512();
-    return path != CPU_QUANT_GENERIC ? cpu_quant_serial_wrows_q4_K_avx2() : NULL;
-}
-
-cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows(enum ggml_type type) {
-    return cpu_qmatch_serial_wrows_on_path(type, cpu_current_quant_path());
 }
 
 cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm) {

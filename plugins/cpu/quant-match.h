@@ -29,9 +29,9 @@
  *
  * The K-quants and IQ4_XS follow ggml's x86 order too (cpu_qmatch_k_type): their dots keep
  * its eight float lanes per row (the portable model in quant-dot.c, the SIMD kernels in
- * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K matrices of 8k rows in a CPU_REPACK
- * buffer are summed block by block as ggml sums the Q4_K it repacks (cpu_qmatch_serial).
- * IQ4_NL and MXFP4 matrices of 8k rows there are summed as ggml sums those it repacks.  Not
+ * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K, IQ4_NL and MXFP4 matrices of 8k rows
+ * in a CPU_REPACK buffer are packed and summed block by block as ggml sums those it repacks
+ * (repack.h; the block models here: cpu_qmatch_serial_block32, cpu_qmatch_serial_superblock).  Not
  * yet: plain IQ4_NL and MXFP4 (ggml's vec_dot: two accumulators, even and odd blocks).
  */
 #ifndef GGMLC_CPU_QUANT_MATCH_H
@@ -73,19 +73,13 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
  * super-blocks, its GEMM (gemm true) by 64 values (Q4_K) or 128 (Q2_K); ggml takes the GEMM
  * for a plane's activation rows below its last multiple of four
  * (cpu_qmatch_serial_gemm_rows), the GEMV for the rest and for expert stacks.  On a path
- * (AVX2 and VNNI: quant-dot-rows-k-*.c). */
+ * (AVX2 and VNNI: quant-dot-rows-k-*.c).  These kernels read ggml's layout: Q4_K's GEMV for
+ * expert stacks and Q2_K's both orders (Q4_K matrices in CPU_REPACK are packed: repack.h),
+ * so Q4_K has no GEMM order here (NULL). */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type,
                                                           enum cpu_quant_path path, bool gemm);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type, bool gemm);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type, bool gemm);
-/* The mat-vec kernel of Q4_K in ggml's GEMV order on a path (eight weight rows at once:
- * quant-dot-x86.h, K4_SERIAL), and on this CPU's; NULL on the portable path and for other
- * types (the multi-row kernel then goes row by row). */
-CPU_HIDDEN cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows_on_path(enum ggml_type type,
-                                                               enum cpu_quant_path path);
-CPU_HIDDEN cpu_vec_dot_wrows_t cpu_qmatch_serial_wrows(enum ggml_type type);
-CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx2(void);
-CPU_HIDDEN cpu_vec_dot_wrows_t cpu_quant_serial_wrows_q4_K_avx512(void);
 /* How many of a plane's ne11 activation rows ggml's repacked Q4_K takes through its GEMM. */
 static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
 
@@ -97,6 +91,16 @@ CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type typ
                                                               enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_avx2(enum ggml_type type);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_vnni(enum ggml_type type);
+
+/* The portable model of one block of the block-serial orders, for kernels that read blocks
+ * elsewhere (repack.c): a 32-value block x of Q4_0, IQ4_NL or MXFP4 against the Q8_0 values qy
+ * of scale dy gives fma(isum, dx * dy, acc); a Q4_K or Q2_K super-block x against yb adds its
+ * steps of `step` values into *acc and *accm (the row's result: acc - accm). */
+CPU_HIDDEN float cpu_qmatch_serial_block32(enum ggml_type type, const void *x, const int8_t *qy,
+                                           float dy, float acc);
+CPU_HIDDEN void cpu_qmatch_serial_superblock(enum ggml_type type, const void *x,
+                                             const block_q8_K *yb, int step, float *acc,
+                                             float *accm);
 
 /* Whether ggml sums a type block-serially where it repacks it (Q4_0, Q4_K, IQ4_NL, MXFP4;
  * Q2_K where the CPU has AVX-512, as a native ggml build repacks it only there). */

@@ -1,9 +1,9 @@
 /*
  * repack.c - the CPU_REPACK buffer type (repack.h): its buffers, the
- * translation between ggml's Q4_0 layout and the packed one, which nodes may
- * read such tensors, and the portable kernel (fmaf, so that every compiler
- * and CPU gives the bits of ggml's vfmadd; the SIMD kernels of repack-x86.c
- * must reproduce it exactly).
+ * translation between ggml's block layouts and the packed ones, which nodes
+ * may read such tensors, and the portable kernel (the block models of
+ * quant-match.c over the packed bytes; the SIMD kernels of repack-x86.c must
+ * reproduce it exactly).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,16 +28,58 @@ bool cpu_repack_in_buffer(const struct ggml_tensor *t) {
     return buf && repack_buft && ggml_backend_buffer_get_type(buf) == repack_buft;
 }
 
+/* ------------------------------------------------------------------ layouts */
+
+/* A field of a type's block (repack.h): at byte `at`, `size` bytes, interleaved in units. */
+struct repack_field {
+    uint8_t at, size, unit;
+};
+
+struct repack_layout {
+    enum ggml_type type;
+    size_t block_size;
+    struct repack_field fields[4]; /* in order, covering the block; size 0 ends them */
+};
+
+static const struct repack_layout layouts[] = {
+    {GGML_TYPE_Q4_0, sizeof(block_q4_0), {{0, 2, 2}, {2, 16, 4}}},
+    {GGML_TYPE_IQ4_NL, sizeof(block_iq4_nl), {{0, 2, 2}, {2, 16, 4}}},
+    {GGML_TYPE_MXFP4, sizeof(block_mxfp4), {{0, 1, 1}, {1, 16, 4}}},
+    {GGML_TYPE_Q4_K, sizeof(block_q4_K), {{0, 2, 2}, {2, 2, 2}, {4, 12, 4}, {16, 128, 4}}},
+};
+
+static const struct repack_layout *layout_of(enum ggml_type type) {
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+        if (layouts[i].type == type) return &layouts[i];
+    return NULL;
+}
+
+size_t cpu_repack_group_block(enum ggml_type type) {
+    const struct repack_layout *l = layout_of(type);
+    return l ? CPU_REPACK_ROWS * l->block_size : 0;
+}
+
+/* Where byte k of row r's block lies in its group's block; *unit_end: the end (in the row's
+ * block) of the unit holding k, up to which the bytes follow each other. */
+static size_t byte_in_group_block(const struct repack_layout *l, size_t k, size_t r,
+                                  size_t *unit_end) {
+    const struct repack_field *f = l->fields;
+    while (k >= (size_t)f->at + f->size) f++;
+    const size_t j = k - f->at, unit_start = j - j % f->unit;
+    *unit_end = f->at + unit_start + f->unit;
+    return CPU_REPACK_ROWS * (f->at + unit_start) + f->unit * r + j % f->unit;
+}
+
 /* Whether a tensor of this type and shape is stored packed in a CPU_REPACK buffer. */
 static bool packable(const struct ggml_tensor *t) {
-    return t->type == GGML_TYPE_Q4_0 && t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 && t->ne[3] == 1 &&
-           ggml_is_contiguous(t);
+    return layout_of(t->type) && t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 &&
+           t->ne[3] == 1 && ggml_is_contiguous(t);
 }
 
 bool cpu_repack_is_packed(const struct ggml_tensor *t) { return t && !t->view_src && cpu_repack_in_buffer(t) && packable(t); }
 
 bool cpu_repack_is_serial(const struct ggml_tensor *t) {
-    return t && !t->view_src && cpu_repack_in_buffer(t) && t->type != GGML_TYPE_Q4_0 &&
+    return t && !t->view_src && cpu_repack_in_buffer(t) && !layout_of(t->type) &&
            cpu_qmatch_serial_type(t->type) && t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 &&
            t->ne[3] == 1 && ggml_is_contiguous(t);
 }
@@ -54,43 +96,30 @@ bool cpu_repack_node_supported(const struct ggml_tensor *node) {
     return b->type == GGML_TYPE_F32 && !cpu_repack_in_buffer(b) && (!bbuf || ggml_backend_buffer_is_host(bbuf));
 }
 
-/* ------------------------------------------------------------------ layout */
-
-/* Where byte k (0..17) of row r's block lies in its group's 144-byte block. */
-static inline size_t byte_in_group_block(size_t k, size_t r) {
-    if (k < sizeof(ggml_fp16_t)) return sizeof(ggml_fp16_t) * r + k;
-    const size_t j = k - sizeof(ggml_fp16_t);
-    return 2 * CPU_REPACK_ROWS + 32 * (j / 4) + 4 * r + j % 4;
-}
+/* ---------------------------------------------------------------- transfers */
 
 enum transfer { TRANSFER_SET, TRANSFER_GET, TRANSFER_MEMSET };
 
-/* Bytes [o, o + n) of ggml's layout of the packed tensor at packed (nb blocks a row): written
- * from host (SET), read into host (GET) or set to v (MEMSET). */
-static void transfer_packed(char *packed, int64_t nb, size_t o, size_t n, char *host, enum transfer dir, uint8_t v) {
-    const size_t row_size = (size_t)nb * sizeof(block_q4_0), end = o + n;
+/* Bytes [o, o + n) of ggml's layout of the packed tensor at packed (nb blocks a row, layout
+ * l): written from host (SET), read into host (GET) or set to v (MEMSET), a unit's run of
+ * bytes at a time. */
+static void transfer_packed(const struct repack_layout *l, char *packed, int64_t nb, size_t o,
+                            size_t n, char *host, enum transfer dir, uint8_t v) {
+    const size_t bs = l->block_size, row_size = (size_t)nb * bs, end = o + n;
     while (o < end) {
-        const size_t row = o / row_size, in_row = o % row_size, b = in_row / sizeof(block_q4_0);
-        const size_t lo = in_row % sizeof(block_q4_0), hi = lo + (end - o) < sizeof(block_q4_0) ? lo + (end - o) : sizeof(block_q4_0);
-        char *blk = packed + ((row / CPU_REPACK_ROWS) * (size_t)nb + b) * CPU_REPACK_GROUP_BLOCK;
-        if (dir != TRANSFER_MEMSET && hi - lo == sizeof(block_q4_0)) { /* a whole block: its five runs at once */
-            for (size_t k = 0; k < sizeof(block_q4_0); k += k ? 4 : sizeof(ggml_fp16_t)) {
-                char *p = blk + byte_in_group_block(k, row % CPU_REPACK_ROWS);
-                const size_t run = k ? 4 : sizeof(ggml_fp16_t);
-                if (dir == TRANSFER_SET) memcpy(p, host, run);
-                else memcpy(host, p, run);
-                host += run;
-            }
-            o += sizeof(block_q4_0);
-            continue;
-        }
-        for (size_t k = lo; k < hi; k++) {
-            char *p = blk + byte_in_group_block(k, row % CPU_REPACK_ROWS);
-            if (dir == TRANSFER_SET) *p = *host++;
-            else if (dir == TRANSFER_GET) *host++ = *p;
-            else *p = (char)v;
-        }
-        o += hi - lo;
+        const size_t row = o / row_size, in_row = o % row_size, b = in_row / bs, k = in_row % bs;
+        char *blk = packed + ((row / CPU_REPACK_ROWS) * (size_t)nb + b) * CPU_REPACK_ROWS * bs;
+        size_t unit_end;
+        char *p = blk + byte_in_group_block(l, k, row % CPU_REPACK_ROWS, &unit_end);
+        const size_t run = unit_end - k < end - o ? unit_end - k : end - o;
+        if (dir == TRANSFER_SET)
+            memcpy(p, host, run);
+        else if (dir == TRANSFER_GET)
+            memcpy(host, p, run);
+        else
+            memset(p, v, run);
+        if (host) host += run;
+        o += run;
     }
 }
 
@@ -104,8 +133,9 @@ static void transfer(const struct ggml_tensor *t, size_t offset, size_t size, ch
         else memset(p, v, size);
         return;
     }
+    const struct repack_layout *l = layout_of(base->type);
     const size_t o = (t->view_src ? t->view_offs : 0) + offset;
-    transfer_packed(base->data, base->ne[0] / QK4_0, o, size, host, dir, v);
+    transfer_packed(l, base->data, base->ne[0] / ggml_blck_size(base->type), o, size, host, dir, v);
 }
 
 /* ----------------------------------------------------------------- buffers */
@@ -196,37 +226,70 @@ ggml_backend_buffer_type_t *cpu_repack_extra_bufts(ggml_backend_dev_t dev) { ret
 
 /* ------------------------------------------------------------------ kernels */
 
-/* The integer sum of weight row j of a group's block blk with 32 activation values q. */
-static int group_block_sum(const uint8_t *blk, int j, const int8_t *q) {
-    int sum = 0;
-    for (int i = 0; i < 4; i++)
-        for (int k = 0; k < 4; k++) {
-            const uint8_t byte = blk[2 * CPU_REPACK_ROWS + 32 * i + 4 * j + k];
-            sum += ((byte & 15) - 8) * q[4 * i + k] + ((byte >> 4) - 8) * q[16 + 4 * i + k];
-        }
-    return sum;
+/* Row j's block of a group's block gblk, in ggml's layout, into blk. */
+static void unpack_block(const struct repack_layout *l, const uint8_t *gblk, size_t j,
+                         uint8_t *blk) {
+    for (size_t k = 0, unit_end; k < l->block_size; k = unit_end) {
+        const uint8_t *p = gblk + byte_in_group_block(l, k, j, &unit_end);
+        memcpy(blk + k, p, unit_end - k);
+    }
 }
 
-static void kernel_generic(int n, const void *group, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    const uint8_t *g = group;
-    for (int r = 0; r < y->nrows; r++)
+/* The portable kernel: each row's blocks unpacked and summed by quant-match.c's models. */
+static void kernel_generic(enum ggml_type type, bool gemm, int n, const void *group,
+                           const struct cpu_q8_rows *y, float *s, size_t s_stride) {
+    const struct repack_layout *l = layout_of(type);
+    const int64_t values = ggml_blck_size(type);
+    const int step = gemm ? 64 : QK_K;
+    float acc[CPU_QUANT_MAX_ROWS][CPU_REPACK_ROWS] = {{0}},
+          accm[CPU_QUANT_MAX_ROWS][CPU_REPACK_ROWS] = {{0}};
+    for (int64_t b = 0; b < n / values; b++) {
+        const uint8_t *gblk = (const uint8_t *)group + b * CPU_REPACK_ROWS * l->block_size;
         for (int j = 0; j < CPU_REPACK_ROWS; j++) {
-            float acc = 0.0f;
-            for (int b = 0; b < n / QK4_0; b++) {
-                const uint8_t *blk = g + (size_t)b * CPU_REPACK_GROUP_BLOCK;
-                ggml_fp16_t h;
-                memcpy(&h, blk + sizeof h * j, sizeof h);
-                const float d = ggmlc_fp16_to_fp32(h) * y->d[r * y->d_stride + b];
-                acc = fmaf((float)group_block_sum(blk, j, y->qs + r * y->qs_stride + (size_t)b * QK8_0), d, acc);
+            _Alignas(16) uint8_t blk[sizeof(block_q4_K)];
+            unpack_block(l, gblk, (size_t)j, blk);
+            for (int r = 0; r < y->nrows; r++) {
+                if (values == QK_K)
+                    cpu_qmatch_serial_superblock(
+                        type, blk, (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + b,
+                        step, &acc[r][j], &accm[r][j]);
+                else
+                    acc[r][j] =
+                        cpu_qmatch_serial_block32(type, blk, y->qs + r * y->qs_stride + b * QK8_0,
+                                                  y->d[r * y->d_stride + b], acc[r][j]);
             }
-            s[r * s_stride + j] = acc;
         }
+    }
+    for (int r = 0; r < y->nrows; r++)
+        for (int j = 0; j < CPU_REPACK_ROWS; j++) s[r * s_stride + j] = acc[r][j] - accm[r][j];
 }
 
-cpu_repack_kernel_t cpu_repack_kernel_on_path(enum cpu_quant_path path) {
-    if (path == CPU_QUANT_AVX512VNNI && cpu_repack_kernel_vnni()) return cpu_repack_kernel_vnni();
-    if (path != CPU_QUANT_GENERIC && cpu_repack_kernel_avx2()) return cpu_repack_kernel_avx2();
-    return kernel_generic;
+#define KERNEL_GENERIC(name, type, gemm)                                              \
+    static void name(int n, const void *group, const struct cpu_q8_rows *y, float *s, \
+                     size_t s_stride) {                                               \
+        kernel_generic(type, gemm, n, group, y, s, s_stride);                         \
+    }
+KERNEL_GENERIC(generic_q4_0, GGML_TYPE_Q4_0, false)
+KERNEL_GENERIC(generic_iq4_nl, GGML_TYPE_IQ4_NL, false)
+KERNEL_GENERIC(generic_mxfp4, GGML_TYPE_MXFP4, false)
+KERNEL_GENERIC(generic_gemv_q4_K, GGML_TYPE_Q4_K, false)
+KERNEL_GENERIC(generic_gemm_q4_K, GGML_TYPE_Q4_K, true)
+
+cpu_repack_kernel_t cpu_repack_kernel_on_path(enum ggml_type type, bool gemm,
+                                              enum cpu_quant_path path) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_repack_kernel_vnni(type, gemm))
+        return cpu_repack_kernel_vnni(type, gemm);
+    if (path != CPU_QUANT_GENERIC && cpu_repack_kernel_avx2(type, gemm))
+        return cpu_repack_kernel_avx2(type, gemm);
+    switch (type) {
+    case GGML_TYPE_Q4_0: return generic_q4_0;
+    case GGML_TYPE_IQ4_NL: return generic_iq4_nl;
+    case GGML_TYPE_MXFP4: return generic_mxfp4;
+    case GGML_TYPE_Q4_K: return gemm ? generic_gemm_q4_K : generic_gemv_q4_K;
+    default: return NULL;
+    }
 }
 
-cpu_repack_kernel_t cpu_repack_kernel(void) { return cpu_repack_kernel_on_path(cpu_current_quant_path()); }
+cpu_repack_kernel_t cpu_repack_kernel(enum ggml_type type, bool gemm) {
+    return cpu_repack_kernel_on_path(type, gemm, cpu_current_quant_path());
+}

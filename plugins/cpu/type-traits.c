@@ -63,6 +63,38 @@ static EW_CLONES void fp32_to_q8_0_row(const float *GGML_RESTRICT x, void *GGML_
     }
 }
 
+/* Q8_K rows with the bytes of the core's reference quantizer (ggml's x86 quantize_row_q8_K
+ * is its generic code), in loops that vectorize: the scale from the first value of largest
+ * magnitude, each value rounded half to even and capped at 127 as there. */
+static EW_CLONES void fp32_to_q8_K_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy,
+                                       int64_t k) {
+    block_q8_K *y = vy;
+    for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK_K; j++) {
+            const float a = fabsf(x[j]);
+            amax = a > amax ? a : amax;
+        }
+        if (amax == 0.0f) {
+            memset(&y[i], 0, sizeof y[i]);
+            continue;
+        }
+        int first = 0;
+        while (fabsf(x[first]) != amax) first++;
+        const float iscale = -127.0f / x[first];
+        for (int j = 0; j < QK_K; j++) {
+            const int v = (int)rintf(iscale * x[j]);
+            y[i].qs[j] = (int8_t)(v < 127 ? v : 127);
+        }
+        for (int j = 0; j < QK_K / 16; j++) {
+            int sum = 0;
+            for (int l = 0; l < 16; l++) sum += y[i].qs[16 * j + l];
+            y[i].bsums[j] = (int16_t)sum;
+        }
+        y[i].d = 1.0f / iscale;
+    }
+}
+
 /* The format activations are quantized to before the dot product (ggml's choice). */
 static enum ggml_type vec_dot_type_of(enum ggml_type type) {
     switch (type) {
@@ -76,7 +108,7 @@ static enum ggml_type vec_dot_type_of(enum ggml_type type) {
 }
 
 /* Conversion of f32 rows to a type: ggml's CPU rounding for Q8_0 and f16/bf16, the core's
- * reference quantizers for the others. */
+ * reference quantizers for the others (Q8_K: the reference's bytes, vectorized). */
 static ggml_from_float_t from_float_of(enum ggml_type type) {
     switch (type) {
     case GGML_TYPE_F32:  return fp32_copy_row;
@@ -84,6 +116,7 @@ static ggml_from_float_t from_float_of(enum ggml_type type) {
     case GGML_TYPE_BF16: return fp32_to_bf16_row;
     case GGML_TYPE_I32:  return fp32_to_i32_row;
     case GGML_TYPE_Q8_0: return fp32_to_q8_0_row;
+    case GGML_TYPE_Q8_K: return fp32_to_q8_K_row;
     default:             return ggml_get_type_traits(type)->from_float_ref;
     }
 }
