@@ -100,26 +100,38 @@ bool cpu_repack_node_supported(const struct ggml_tensor *node) {
 
 enum transfer { TRANSFER_SET, TRANSFER_GET, TRANSFER_MEMSET };
 
+/* n bytes: the units' sizes inline (a model's load moves every weight a unit at a time). */
+static inline void copy_run(char *dst, const char *src, size_t n) {
+    switch (n) {
+    case 4: memcpy(dst, src, 4); break;
+    case 2: memcpy(dst, src, 2); break;
+    default: memcpy(dst, src, n);
+    }
+}
+
 /* Bytes [o, o + n) of ggml's layout of the packed tensor at packed (nb blocks a row, layout
  * l): written from host (SET), read into host (GET) or set to v (MEMSET), a unit's run of
  * bytes at a time. */
 static void transfer_packed(const struct repack_layout *l, char *packed, int64_t nb, size_t o,
                             size_t n, char *host, enum transfer dir, uint8_t v) {
     const size_t bs = l->block_size, row_size = (size_t)nb * bs, end = o + n;
-    while (o < end) {
-        const size_t row = o / row_size, in_row = o % row_size, b = in_row / bs, k = in_row % bs;
+    while (o < end) { /* a row's block (or the part of it in range) per pass */
+        const size_t row = o / row_size, in_row = o % row_size, b = in_row / bs;
         char *blk = packed + ((row / CPU_REPACK_ROWS) * (size_t)nb + b) * CPU_REPACK_ROWS * bs;
-        size_t unit_end;
-        char *p = blk + byte_in_group_block(l, k, row % CPU_REPACK_ROWS, &unit_end);
-        const size_t run = unit_end - k < end - o ? unit_end - k : end - o;
-        if (dir == TRANSFER_SET)
-            memcpy(p, host, run);
-        else if (dir == TRANSFER_GET)
-            memcpy(host, p, run);
-        else
-            memset(p, v, run);
-        if (host) host += run;
-        o += run;
+        for (size_t k = in_row % bs; k < bs && o < end;) { /* a unit's run of bytes per step */
+            size_t unit_end;
+            char *p = blk + byte_in_group_block(l, k, row % CPU_REPACK_ROWS, &unit_end);
+            const size_t run = unit_end - k < end - o ? unit_end - k : end - o;
+            if (dir == TRANSFER_SET)
+                copy_run(p, host, run);
+            else if (dir == TRANSFER_GET)
+                copy_run(host, p, run);
+            else
+                memset(p, v, run);
+            if (host) host += run;
+            o += run;
+            k += run;
+        }
     }
 }
 

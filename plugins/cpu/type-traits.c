@@ -44,14 +44,60 @@ static void fp32_to_i32_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT y,
  * reference quantizer (for files) multiplies by 1 / d and rounds halves away from zero, as
  * ggml's reference does; on x86 the two differ in the last bit of id and at exact halves,
  * enough for a quantized model's greedy tokens to part from ggml's after a few tokens. */
+/* Sixteen lanes of float bits, as GCC's vector extension: elementwise code that every clone
+ * compiles to its own vectors (the scalar loops it replaces did not vectorize). */
+typedef uint32_t bits16 __attribute__((vector_size(64)));
+
+/* Of n floats (n a multiple of 16), NaNs passed over: the largest magnitude among the
+ * non-negative ones (*pos) and among the negative ones (*neg), as float bits, which for
+ * non-negative floats order as unsigned integers. */
+static inline __attribute__((always_inline)) void max_magnitudes(const float *x, int n,
+                                                                 uint32_t *pos, uint32_t *neg) {
+    bits16 p = {0}, q = {0};
+    for (int j = 0; j < n; j += 16) {
+        bits16 b;
+        memcpy(&b, x + j, sizeof b);
+        const bits16 m = b & 0x7fffffffu, finite = (bits16)(m <= 0x7f800000u),
+                     negative = (bits16)(b >> 31 != 0);
+        const bits16 mp = m & finite & ~negative, mq = m & finite & negative;
+        const bits16 gp = (bits16)(mp > p), gq = (bits16)(mq > q); /* all ones where greater */
+        p = (mp & gp) | (p & ~gp);
+        q = (mq & gq) | (q & ~gq);
+    }
+    *pos = *neg = 0;
+    for (int l = 0; l < 16; l++) {
+        *pos = p[l] > *pos ? p[l] : *pos;
+        *neg = q[l] > *neg ? q[l] : *neg;
+    }
+}
+
+static inline float float_of_bits(uint32_t b) {
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+/* The largest magnitude of n floats (what `a > amax ? a : amax` from 0 gives). */
+static inline __attribute__((always_inline)) float max_magnitude(const float *x, int n) {
+    uint32_t pos, neg;
+    max_magnitudes(x, n, &pos, &neg);
+    return float_of_bits(pos > neg ? pos : neg);
+}
+
+/* The first of n floats of largest magnitude, NaNs passed over; 0 when all are 0. */
+static inline __attribute__((always_inline)) float first_max_magnitude(const float *x, int n) {
+    uint32_t pos, neg;
+    max_magnitudes(x, n, &pos, &neg);
+    if (pos != neg) return pos > neg ? float_of_bits(pos) : -float_of_bits(neg);
+    int first = 0; /* +a and -a both (or all zero): the first decides */
+    while (first < n - 1 && fabsf(x[first]) != float_of_bits(pos)) first++;
+    return pos ? x[first] : 0.0f;
+}
+
 static EW_CLONES void fp32_to_q8_0_row(const float *GGML_RESTRICT x, void *GGML_RESTRICT vy, int64_t k) {
     block_q8_0 *y = vy;
     for (int64_t b = 0; b < k / QK8_0; b++, x += QK8_0) {
-        float amax = 0.0f;
-        for (int j = 0; j < QK8_0; j++) { /* a max that vectorizes (fmaxf is a libm call here) */
-            const float a = fabsf(x[j]);
-            amax = a > amax ? a : amax;
-        }
+        const float amax = max_magnitude(x, QK8_0);
         const float d = amax / 127.0f;
         y[b].d = ggmlc_fp32_to_fp16(d);
 #if defined(__x86_64__) || defined(__i386__)
@@ -70,18 +116,12 @@ static EW_CLONES void fp32_to_q8_K_row(const float *GGML_RESTRICT x, void *GGML_
                                        int64_t k) {
     block_q8_K *y = vy;
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
-        float amax = 0.0f;
-        for (int j = 0; j < QK_K; j++) {
-            const float a = fabsf(x[j]);
-            amax = a > amax ? a : amax;
-        }
-        if (amax == 0.0f) {
+        const float max = first_max_magnitude(x, QK_K);
+        if (max == 0.0f) {
             memset(&y[i], 0, sizeof y[i]);
             continue;
         }
-        int first = 0;
-        while (fabsf(x[first]) != amax) first++;
-        const float iscale = -127.0f / x[first];
+        const float iscale = -127.0f / max;
         for (int j = 0; j < QK_K; j++) {
             const int v = (int)rintf(iscale * x[j]);
             y[i].qs[j] = (int8_t)(v < 127 ? v : 127);
