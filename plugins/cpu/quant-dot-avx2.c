@@ -265,19 +265,36 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = qd_hsum_ps(accf);
 }
 
-/* IQ4_XS: IQ4_NL levels per 32 values with 6-bit sub-block scales (stored +32). */
+/* IQ4_XS: IQ4_NL levels per 32 values with 6-bit sub-block scales (stored +32).  Two
+ * sub-blocks per 32-byte load: one table lookup of each nibble half for both, swapped into
+ * value order by two lane permutes (the same lanes, so the same sums as one at a time). */
 static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_iq4_xs *x = vx;
     const block_q8_K *y = vy;
-    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl);
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl));
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
     __m256 accf = _mm256_setzero_ps();
     for (int i = 0; i < n / QK_K; i++) {
+        int16_t ls[8];
+        QD_UNROLL_ALL for (int ib = 0; ib < 8; ib++) ls[ib] =
+            (int16_t)((((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) |
+                       ((x[i].scales_h >> (2 * ib)) & 3) << 4) -
+                      32);
         __m256i acc = _mm256_setzero_si256();
-        for (int ib = 0; ib < QK_K / 32; ib++) {
-            const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
-            const __m256i q = qd_table_lookup(x[i].qs + 16 * ib, table), q8 = qd_load32(y[i].qs + 32 * ib);
-            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(q8, q));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16((short)(ls - 32))));
+        QD_UNROLL_ALL for (int ib = 0; ib < 8; ib += 2) {
+            const __m256i raw = qd_load32(x[i].qs + 16 * ib);
+            const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(raw, m4));
+            const __m256i hi =
+                _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+            const __m256i q[2] = {_mm256_permute2x128_si256(lo, hi, 0x20),
+                                  _mm256_permute2x128_si256(lo, hi, 0x31)};
+            QD_UNROLL_ALL for (int k = 0; k < 2; k++) {
+                const __m256i q8 = qd_load32(y[i].qs + 32 * (ib + k));
+                const __m256i p =
+                    _mm256_maddubs_epi16(_mm256_sign_epi8(q[k], q[k]), _mm256_sign_epi8(q8, q[k]));
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(ls[ib + k])));
+            }
         }
         accf =
             _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * y[i].d), _mm256_cvtepi32_ps(acc), accf);
