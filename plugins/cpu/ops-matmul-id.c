@@ -44,10 +44,9 @@ static struct id_layout id_layout_of(const struct ggml_tensor *node) {
     l.xrow = ggml_row_size(l.xtype, b->ne[0]);
     l.off_order = GGML_PAD((size_t)(l.n_as + 1) * sizeof(int64_t), 64);
     l.off_x = l.off_order + GGML_PAD((size_t)l.n_pairs * sizeof(int64_t), 64);
-    l.rows = cpu_gemm_type_ok(as->type) ? NULL
-             : cpu_qmatch_experts_serial(as)
-                 ? cpu_qmatch_serial(as->type, false) /* ggml's order (GEMV) */
-                 : cpu_get_vec_dot_rows(as->type);
+    l.rows = cpu_gemm_type_ok(as->type)      ? NULL
+             : cpu_qmatch_experts_serial(as) ? cpu_qmatch_serial(as->type) /* ggml's order (GEMV) */
+                                             : cpu_get_vec_dot_rows(as->type);
     l.planes = l.rows && cpu_matmul_uses_planes(as->type);
     l.off_planes = l.off_x + GGML_PAD((size_t)l.n_pairs * l.xrow, 64);
     l.off_out = l.off_planes + (l.planes ? planes_size(l.n_pairs, b->ne[0]) : 0);

@@ -99,8 +99,7 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
 static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
-    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type) || cpu_repack_is_serial(a) ||
-        cpu_repack_is_packed(a))
+    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type) || cpu_repack_is_packed(a))
         return false; /* integer dots at every size, as ggml (quant-match.h) */
     if (cpu_quant_lowbit_type(a->type)) return false; /* likewise: ggml has no GEMM for them */
     return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
@@ -523,11 +522,9 @@ static bool next_weight_rows(const struct ggmlc_op_call *call, int64_t rows, int
  * group of up to CPU_QUANT_MAX_ROWS activation rows of the same batch, so m = 8 costs
  * about one pass over the weights, not eight.  Threads split the weight rows as above;
  * Q8_0 and Q4_0 groups of cols_min_rows rows or more take the column kernels, two weight
- * rows at a time.  A plane's activation rows from tail_from on take the kernel tail (a
- * group never spans both). */
+ * rows at a time; packed weights (repack.h) take their own kernels. */
 static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggml_tensor *dst,
-                                    cpu_vec_dot_rows_t kernel, cpu_vec_dot_rows_t tail,
-                                    int64_t tail_from) {
+                                    cpu_vec_dot_rows_t kernel) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const bool planes = cpu_matmul_uses_planes(a->type), private = private_planes(a, b);
     /* with private planes: this task's region of the scratch, converted as by a lone task */
@@ -543,9 +540,7 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int cols_min = cols ? cols_min_rows(a) : 0;
     const cpu_vec_dot_cols_t wide = cols ? wide_kernel(a, b) : NULL;
     const int64_t step = group_rows(a, b); /* activation rows per group */
-    /* Q2_K in CPU_REPACK: row by row (its one-row groups are tails: ggml's GEMV order) */
-    const cpu_vec_dot_wrows_t wrows =
-        cpu_repack_is_serial(a) ? NULL : cpu_get_vec_dot_wrows(a->type);
+    const cpu_vec_dot_wrows_t wrows = cpu_get_vec_dot_wrows(a->type);
     void *cols_mem = cols ? (char *)call->wdata + planes_qs_size(b) + planes_d_size(b) + (size_t)call->nth * planes_thread_size(b) : NULL;
     if (private) {
         convert_rows_to_planes(&solo, a, b, qs, d, sums, NULL);
@@ -574,8 +569,6 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
             const char *wmat = (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
             for (int64_t i1 = 0, next; i1 < b->ne[1]; i1 = next) {
                 next = i1 + step < b->ne[1] ? i1 + step : b->ne[1];
-                if (i1 < tail_from && next > tail_from) next = tail_from;
-                const cpu_vec_dot_rows_t rows_kernel = i1 < tail_from ? kernel : tail;
                 const int nrows = (int)(next - i1);
                 const struct cpu_q8_rows y = converted_at(&conv, batch * b->ne[1] + i1, k, nrows);
                 float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
@@ -592,13 +585,12 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
                     }
                     continue;
                 }
-                if (wrows && nrows == 1 && (i1 >= tail_from || tail == kernel)) {
+                if (wrows && nrows == 1) {
                     wrows((int)k, wmat + c0 * a->nb[1], a->nb[1], (int)(c1 - c0), &y, out + c0);
                     continue;
                 }
                 for (int64_t n = c0; n < c1; n++)
-                    rows_kernel((int)k, wmat + n * a->nb[1], &y, out + n,
-                                dst->nb[1] / sizeof(float));
+                    kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
             }
         }
     }
@@ -606,15 +598,9 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
 
 static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0];
-    if (cpu_repack_is_serial(a)) { /* CPU_REPACK: ggml's repacked GEMM, then GEMV order */
-        mul_mat_quant_multi_row(call, dst, cpu_qmatch_serial(a->type, true),
-                                cpu_qmatch_serial(a->type, false),
-                                cpu_qmatch_serial_gemm_rows(dst->src[1]->ne[1]));
-        return GGML_STATUS_SUCCESS;
-    }
     const cpu_vec_dot_rows_t kernel = cpu_get_vec_dot_rows(a->type);
-    if (kernel)
-        mul_mat_quant_multi_row(call, dst, kernel, kernel, dst->src[1]->ne[1]);
+    if (kernel || cpu_repack_is_packed(a))
+        mul_mat_quant_multi_row(call, dst, kernel);
     else mul_mat_quant_by_row(call, dst);
     return GGML_STATUS_SUCCESS;
 }

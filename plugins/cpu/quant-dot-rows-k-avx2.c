@@ -21,7 +21,5 @@
 
 #else
 void cpu_quant_rows_k_fill_avx2(cpu_vec_dot_rows_table t) { (void)t; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type, bool gemm) {
-    return (void)type, (void)gemm, NULL;
-}
+cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type) { return (void)type, NULL; }
 #endif

@@ -18,9 +18,9 @@
  * and one madd for its type's bias term.  Each row keeps ggml's eight float lanes and does
  * what the single-row dot does (quant-dot-x86.h, quant-dot-avx2.c), operation for operation:
  * the integer lanes are exact, so a column's result does not depend on how many columns the
- * product has, and one row goes through the single-row dot itself.  Q4_K expert stacks
- * and Q2_K in CPU_REPACK take their own block-serial kernels (RK_SERIAL); Q4_K matrices in
- * CPU_REPACK are packed (repack-x86.c).
+ * product has, and one row goes through the single-row dot itself.  Q4_K and Q2_K expert
+ * stacks take their own block-serial kernels (RK_SERIAL); such matrices in CPU_REPACK are
+ * packed (repack-x86.c).
  */
 #ifndef GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
 #define GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
@@ -72,23 +72,8 @@ RK_INLINE void rk_pair_scales(struct rk_block *b) {
     for (int g = 0; g < 4; g++) b->scp[g] = _mm256_blend_epi32(b->sc[2 * g], b->sc[2 * g + 1], 0xcc);
 }
 
-/* The same for the 64 values of sub-blocks 2g and 2g + 1 alone. */
-RK_INLINE __m256i rk_acc_pair(const struct rk_block *b, const int8_t *q8, int g) {
-    const __m256i pa = RK_DOT_U8(b->lv[2 * g], qd_load32(q8 + 64 * g));
-    const __m256i pb = RK_DOT_U8(b->lv[2 * g + 1], qd_load32(q8 + 64 * g + 32));
-    return RK_ACC(_mm256_setzero_si256(), _mm256_packs_epi32(pa, pb), b->scp[g]);
-}
 #else
 RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) { return rk_acc_lanes(b, q8); }
-
-/* The same for the 64 values of sub-blocks 2g and 2g + 1 alone. */
-RK_INLINE __m256i rk_acc_pair(const struct rk_block *b, const int8_t *q8, int g) {
-    const __m256i a =
-        RK_ACC(_mm256_setzero_si256(), _mm256_maddubs_epi16(b->lv[2 * g], qd_load32(q8 + 64 * g)),
-               b->sc[2 * g]);
-    return RK_ACC(a, _mm256_maddubs_epi16(b->lv[2 * g + 1], qd_load32(q8 + 64 * g + 32)),
-                  b->sc[2 * g + 1]);
-}
 
 RK_INLINE void rk_pair_scales(struct rk_block *b) { (void)b; }
 #endif
@@ -285,103 +270,52 @@ RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc_lanes, 5)
 RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc_lanes, 6)
 RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, 0)
 
-/* The rows' sums of each step's lanes: out[g] lane r = lanes [8g / steps, 8(g + 1) / steps) of
- * v[r] summed, for steps 1 (all eight: qd_reduce8), 2 (quads) or 4 (pairs); exact integers,
- * by pairwise adds and an 8 x 4 transpose instead of scalar loops. */
-RK_INLINE void rk_step_sums(const __m256i v[8], int steps, __m256i out[4]) {
-    if (steps == 1) {
-        out[0] = qd_reduce8(v);
-        return;
-    }
-    /* h[k]: rows 2k, 2k + 1; per 128-bit half [row 2k pairs, row 2k + 1 pairs] of that half */
-    const __m256i h0 = _mm256_hadd_epi32(v[0], v[1]), h1 = _mm256_hadd_epi32(v[2], v[3]);
-    const __m256i h2 = _mm256_hadd_epi32(v[4], v[5]), h3 = _mm256_hadd_epi32(v[6], v[7]);
-    if (steps == 2) { /* quads: rows 0-3 | 4-7 of quad 0 (low halves) and quad 1 (high) */
-        const __m256i lo = _mm256_hadd_epi32(h0, h1), hi = _mm256_hadd_epi32(h2, h3);
-        out[0] = _mm256_permute2x128_si256(lo, hi, 0x20);
-        out[1] = _mm256_permute2x128_si256(lo, hi, 0x31);
-        return;
-    }
-    const __m256i u0 = _mm256_unpacklo_epi32(h0, h1), u1 = _mm256_unpackhi_epi32(h0, h1);
-    const __m256i u2 = _mm256_unpacklo_epi32(h2, h3), u3 = _mm256_unpackhi_epi32(h2, h3);
-    const __m256i w0 = _mm256_unpacklo_epi32(u0, u1), w1 = _mm256_unpackhi_epi32(u0, u1);
-    const __m256i w2 = _mm256_unpacklo_epi32(u2, u3), w3 = _mm256_unpackhi_epi32(u2, u3);
-    out[0] = _mm256_permute2x128_si256(w0, w2, 0x20);
-    out[1] = _mm256_permute2x128_si256(w1, w3, 0x20);
-    out[2] = _mm256_permute2x128_si256(w0, w2, 0x31);
-    out[3] = _mm256_permute2x128_si256(w1, w3, 0x31);
-}
-
-/* Block-serial Q4_K and Q2_K (quant-match.h: ggml's repacked kernels) in STEPS steps per
- * super-block (1: its GEMV; its GEMM: 4 of 64 values for Q4_K, 2 of 128 for Q2_K): every
- * row's exact sums of a step (lane r = row r), then acc = fma(isum, d * y.d, acc) and accm =
- * fma(msum, dmin * y.d, accm) for all rows at once; the result acc - accm.  A step takes
- * 4 / STEPS pairs of 32 values and the bsum-term lanes (one per 32 values) they cover. */
-#define RK_SERIAL(name, xt, DECODE)                                                                \
-    static inline __attribute__((always_inline)) void name##_steps(                                \
-        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,             \
-        const int nr, const int steps) {                                                           \
-        const xt *x = vx;                                                                          \
-        const int pairs = 4 / steps;                                                               \
-        __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                              \
-        for (int i = 0; i < n / QK_K; i++) {                                                       \
-            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                        \
-            struct rk_block b;                                                                     \
-            DECODE(&x[i], &b);                                                                     \
-            rk_pair_scales(&b);                                                                    \
-            __m256i isum[4][8];                                                                    \
-            __m256i msum[8]; /* row r: lane j the min term of its 32 values j */                   \
-            float yd[8];                                                                           \
-            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                           \
-                for (int g = 0; g < steps; g++) isum[g][r] = _mm256_setzero_si256();               \
-                msum[r] = _mm256_setzero_si256();                                                  \
-                yd[r] = 0;                                                                         \
-                if (r >= nr) continue;                                                             \
-                const block_q8_K *yb = rk_row(y, r, i);                                            \
-                if (steps == 1)                                                                    \
-                    isum[0][r] = rk_acc(&b, yb->qs);                                               \
-                else                                                                               \
-                    for (int g = 0; g < steps; g++)                                                \
-                        for (int p = g * pairs; p < g * pairs + pairs; p++)                        \
-                            isum[g][r] = _mm256_add_epi32(isum[g][r], rk_acc_pair(&b, yb->qs, p)); \
-                msum[r] = rk_bias_v(&b, yb);                                                       \
-                yd[r] = yb->d;                                                                     \
-            }                                                                                      \
-            const __m256 ydv =                                                                     \
-                _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);            \
-            const __m256 dy = _mm256_mul_ps(_mm256_set1_ps(b.d), ydv);                             \
-            const __m256 dminy = _mm256_mul_ps(_mm256_set1_ps(b.dmin), ydv);                       \
-            __m256i steps_min[4];                                                                  \
-            rk_step_sums(msum, steps, steps_min);                                                  \
-            for (int g = 0; g < steps; g++) {                                                      \
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum[g])), dy, acc);           \
-                accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(steps_min[g]), dminy, accm);             \
-            }                                                                                      \
-        }                                                                                          \
-        float out[8];                                                                              \
-        _mm256_storeu_ps(out, _mm256_sub_ps(acc, accm));                                           \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                      \
-    }
-
-RK_SERIAL(rk_serial_q4_K, block_q4_K, rk_decode_q4_K)
-RK_SERIAL(rk_serial_q2_K, block_q2_K, rk_decode_q2_K)
-
-#define RK_SERIAL_KERNEL(name, base, STEPS)                                            \
-    static inline __attribute__((always_inline)) void name##_nr(                       \
-        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride, \
-        const int nr) {                                                                \
-        base##_steps(n, vx, y, s, s_stride, nr, STEPS);                                \
-    }                                                                                  \
+/* Block-serial Q4_K and Q2_K in ggml's layout (quant-match.h: ggml's repacked GEMV, for
+ * expert stacks): every row's exact sums of a super-block (lane r = row r), then acc =
+ * fma(isum, d * y.d, acc) and accm = fma(msum, dmin * y.d, accm) for all rows at once; the
+ * result acc - accm. */
+#define RK_SERIAL(name, xt, DECODE)                                                          \
+    static inline __attribute__((always_inline)) void name##_nr(                             \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,       \
+        const int nr) {                                                                      \
+        const xt *x = vx;                                                                    \
+        __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                        \
+        for (int i = 0; i < n / QK_K; i++) {                                                 \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                  \
+            struct rk_block b;                                                               \
+            DECODE(&x[i], &b);                                                               \
+            rk_pair_scales(&b);                                                              \
+            __m256i isum[8], msum[8]; /* row r: its lanes of the integer and the min sums */ \
+            float yd[8];                                                                     \
+            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                     \
+                isum[r] = msum[r] = _mm256_setzero_si256();                                  \
+                yd[r] = 0;                                                                   \
+                if (r >= nr) continue;                                                       \
+                const block_q8_K *yb = rk_row(y, r, i);                                      \
+                isum[r] = rk_acc(&b, yb->qs);                                                \
+                msum[r] = rk_bias_v(&b, yb);                                                 \
+                yd[r] = yb->d;                                                               \
+            }                                                                                \
+            const __m256 ydv =                                                               \
+                _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);      \
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum)),                      \
+                                  _mm256_mul_ps(_mm256_set1_ps(b.d), ydv), acc);             \
+            accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(msum)),                     \
+                                   _mm256_mul_ps(_mm256_set1_ps(b.dmin), ydv), accm);        \
+        }                                                                                    \
+        float out[8];                                                                        \
+        _mm256_storeu_ps(out, _mm256_sub_ps(acc, accm));                                     \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                \
+    }                                                                                        \
     QD_ROWS_DISPATCH(name)
 
-RK_SERIAL_KERNEL(rk_gemv_q4_K, rk_serial_q4_K, 1)
-RK_SERIAL_KERNEL(rk_gemv_q2_K, rk_serial_q2_K, 1)
-RK_SERIAL_KERNEL(rk_gemm_q2_K, rk_serial_q2_K, 2)
+RK_SERIAL(rk_gemv_q4_K, block_q4_K, rk_decode_q4_K)
+RK_SERIAL(rk_gemv_q2_K, block_q2_K, rk_decode_q2_K)
 
-cpu_vec_dot_rows_t RK_SERIAL_K(enum ggml_type type, bool gemm) {
+cpu_vec_dot_rows_t RK_SERIAL_K(enum ggml_type type) {
     switch (type) {
-    case GGML_TYPE_Q4_K: return gemm ? NULL : rk_gemv_q4_K; /* Q4_K GEMMs: packed (repack.h) */
-    case GGML_TYPE_Q2_K: return gemm ? rk_gemm_q2_K : rk_gemv_q2_K;
+    case GGML_TYPE_Q4_K: return rk_gemv_q4_K;
+    case GGML_TYPE_Q2_K: return rk_gemv_q2_K;
     default: return NULL;
     }
 }

@@ -207,38 +207,38 @@ void cpu_qmatch_serial_superblock(enum ggml_type type, const void *x, const bloc
     }
 }
 
-/* Block-serial Q4_K and Q2_K (quant-match.h) in steps of `step` values: 256 (ggml's GEMV) or
- * its GEMM's 64 (Q4_K) and 128 (Q2_K). */
-static void serial_k(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
-                     float *s, size_t s_stride, int step) {
+/* Block-serial Q4_K and Q2_K rows in ggml's GEMV order (quant-match.h: expert stacks). */
+static void serial_gemv_k(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
+                          float *s, size_t s_stride) {
     const size_t block_size = ggml_type_size(type);
     float acc[CPU_QUANT_MAX_ROWS] = {0}, accm[CPU_QUANT_MAX_ROWS] = {0};
     for (int i = 0; i < n / QK_K; i++)
         for (int r = 0; r < y->nrows; r++)
             cpu_qmatch_serial_superblock(
                 type, (const char *)vx + i * block_size,
-                (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i, step, &acc[r],
+                (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i, QK_K, &acc[r],
                 &accm[r]);
     for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r] - accm[r];
 }
 
-#define SERIAL_K(name, type, step)                                                 \
-    static void name(int n, const void *vx, const struct cpu_q8_rows *y, float *s, \
-                     size_t s_stride) {                                            \
-        serial_k(type, n, vx, y, s, s_stride, step);                               \
-    }
-SERIAL_K(serial_gemv_q4_K, GGML_TYPE_Q4_K, QK_K)
-SERIAL_K(serial_gemv_q2_K, GGML_TYPE_Q2_K, QK_K)
-SERIAL_K(serial_gemm_q2_K, GGML_TYPE_Q2_K, 128)
+static void serial_gemv_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                             size_t s_stride) {
+    serial_gemv_k(GGML_TYPE_Q4_K, n, vx, y, s, s_stride);
+}
 
-cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type, enum cpu_quant_path path,
-                                               bool gemm) {
-    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_k_vnni(type, gemm))
-        return cpu_qmatch_serial_k_vnni(type, gemm);
-    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_k_avx2(type, gemm))
-        return cpu_qmatch_serial_k_avx2(type, gemm);
-    if (type == GGML_TYPE_Q4_K) return gemm ? NULL : serial_gemv_q4_K;
-    return type == GGML_TYPE_Q2_K ? (gemm ? serial_gemm_q2_K : serial_gemv_q2_K) : NULL;
+static void serial_gemv_q2_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
+                             size_t s_stride) {
+    serial_gemv_k(GGML_TYPE_Q2_K, n, vx, y, s, s_stride);
+}
+
+cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_k_vnni(type))
+        return cpu_qmatch_serial_k_vnni(type);
+    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_k_avx2(type))
+        return cpu_qmatch_serial_k_avx2(type);
+    return type == GGML_TYPE_Q4_K   ? serial_gemv_q4_K
+           : type == GGML_TYPE_Q2_K ? serial_gemv_q2_K
+                                    : NULL;
 }
 
 static void serial_rows_iq4_nl(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
@@ -261,13 +261,13 @@ cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type, enum cpu
                                      : NULL;
 }
 
-cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm) {
+cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type) {
     switch (type) {
     case GGML_TYPE_IQ4_NL:
     case GGML_TYPE_MXFP4: return cpu_qmatch_serial_table_on_path(type, cpu_current_quant_path());
     case GGML_TYPE_Q4_0: return cpu_qmatch_serial_q4_0();
     case GGML_TYPE_Q2_K:
-    case GGML_TYPE_Q4_K: return cpu_qmatch_serial_k_on_path(type, cpu_current_quant_path(), gemm);
+    case GGML_TYPE_Q4_K: return cpu_qmatch_serial_k_on_path(type, cpu_current_quant_path());
     default: return NULL;
     }
 }

@@ -65,24 +65,19 @@ CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_r
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path);
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
 
-/* Block-serial Q4_K and Q2_K against Q8_K rows, as ggml's repacked Q4_K and Q2_K GEMV and
- * GEMM sum (matrices of 8k rows in its CPU_REPACK buffer, and such expert stacks; Q2_K only
- * in builds for AVX-512): step by step, acc = fma(isum, x.d * y.d, acc) and accm = fma(msum,
- * x.dmin * y.d, accm) with the step's exact integer sums isum = sum_j sc_j (q . y)_j and
- * msum = sum_j m_j bsum_j over its sub-blocks j; the result acc - accm.  Its GEMV steps by
- * super-blocks, its GEMM (gemm true) by 64 values (Q4_K) or 128 (Q2_K); ggml takes the GEMM
- * for a plane's activation rows below its last multiple of four
- * (cpu_qmatch_serial_gemm_rows), the GEMV for the rest and for expert stacks.  On a path
- * (AVX2 and VNNI: quant-dot-rows-k-*.c).  These kernels read ggml's layout: Q4_K's GEMV for
- * expert stacks and Q2_K's both orders (Q4_K matrices in CPU_REPACK are packed: repack.h),
- * so Q4_K has no GEMM order here (NULL). */
+/* Block-serial Q4_K and Q2_K against Q8_K rows in ggml's layout, as ggml's repacked GEMV sums
+ * them (its order for the expert stacks it repacks; Q2_K only in builds for AVX-512): per
+ * super-block acc = fma(isum, x.d * y.d, acc) and accm = fma(msum, x.dmin * y.d, accm) with
+ * the exact integer sums isum = sum_j sc_j (q . y)_j and msum = sum_j m_j bsum_j over its
+ * sub-blocks j; the result acc - accm.  (Matrices in CPU_REPACK are packed: repack.h, whose
+ * kernels also take ggml's GEMM order.)  On a path (AVX2 and VNNI: quant-dot-rows-k-*.c). */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type,
-                                                          enum cpu_quant_path path, bool gemm);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type, bool gemm);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type, bool gemm);
-/* How many of a plane's ne11 activation rows ggml's repacked Q4_K takes through its GEMM. */
+                                                          enum cpu_quant_path path);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type);
+/* How many of a plane's ne11 activation rows ggml's repacked Q4_K and Q2_K take through their
+ * GEMM (steps of 64 and 128 values; the rest through the GEMV). */
 static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
-
 /* Block-serial IQ4_NL and MXFP4 against Q8_0 planes, as ggml's repacked "lut" GEMV and GEMM
  * sum them (IQ4_NL and MXFP4 matrices of 8k rows in its CPU_REPACK buffer, and such expert
  * stacks): acc = fma(isum_b, dx_b * dy_b, acc) block after block, levels from the type's
@@ -106,9 +101,9 @@ CPU_HIDDEN void cpu_qmatch_serial_superblock(enum ggml_type type, const void *x,
  * Q2_K where the CPU has AVX-512, as a native ggml build repacks it only there). */
 CPU_HIDDEN bool cpu_qmatch_serial_type(enum ggml_type type);
 
-/* The block-serial kernel of a type on this CPU's path: Q4_0, IQ4_NL, MXFP4, or Q4_K's and
- * Q2_K's GEMV order (gemm false) or GEMM order; NULL for other types. */
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type, bool gemm);
+/* The block-serial kernel of a type in ggml's layout on this CPU's path (MUL_MAT_ID's expert
+ * stacks): Q4_0, IQ4_NL, MXFP4, or Q4_K's and Q2_K's GEMV order; NULL for other types. */
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type);
 
 /* The AVX2 and AVX-512 VNNI kernels (quant-match-avx2.c, -vnni.c); NULL where the build has none. */
 CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void);

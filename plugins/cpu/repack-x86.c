@@ -210,6 +210,45 @@ static inline const block_q8_K *k4_row(const struct cpu_q8_rows *y, int r, int i
     return (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i;
 }
 
+/* One float step of ggml's repacked K-quant orders for the eight rows against one activation
+ * row of scale yd: acc = fma(isum, d * yd, acc), accm = fma(msum, dmin * yd, accm). */
+static inline __attribute__((always_inline)) void kq_step(__m256 *acc, __m256 *accm, __m256i isum,
+                                                          __m256i msum, __m256 d, __m256 dmin,
+                                                          float yd) {
+    const __m256 y = _mm256_set1_ps(yd);
+    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, y), *acc);
+    *accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dmin, y), *accm);
+}
+
+/* A step's exact sums of one activation row: in ggml's GEMM a float step at once, in its
+ * GEMV added to the super-block's sums (*isum_all, *msum_all) for one step at its end. */
+static inline __attribute__((always_inline)) void kq_take(bool gemm, __m256 *acc, __m256 *accm,
+                                                          __m256i *isum_all, __m256i *msum_all,
+                                                          __m256i isum, __m256i msum, __m256 d,
+                                                          __m256 dmin, float yd) {
+    if (gemm) {
+        kq_step(acc, accm, isum, msum, d, dmin, yd);
+    } else {
+        *isum_all = _mm256_add_epi32(*isum_all, isum);
+        *msum_all = _mm256_add_epi32(*msum_all, msum);
+    }
+}
+
+/* The GEMM (name_gemm) and GEMV (name_gemv) kernels of name_group_nr(..., gemm). */
+#define KQ_ORDERS(name)                                                                   \
+    static inline __attribute__((always_inline)) void name##_gemm_nr(                     \
+        int n, const void *group, const struct cpu_q8_rows *y, float *s, size_t s_stride, \
+        const int nr) {                                                                   \
+        name##_group_nr(n, group, y, s, s_stride, nr, true);                              \
+    }                                                                                     \
+    static inline __attribute__((always_inline)) void name##_gemv_nr(                     \
+        int n, const void *group, const struct cpu_q8_rows *y, float *s, size_t s_stride, \
+        const int nr) {                                                                   \
+        name##_group_nr(n, group, y, s, s_stride, nr, false);                             \
+    }                                                                                     \
+    QD_ROWS_DISPATCH(name##_gemm)                                                         \
+    QD_ROWS_DISPATCH(name##_gemv)
+
 static inline __attribute__((always_inline)) void k4_group_nr(int n, const void *group,
                                                               const struct cpu_q8_rows *y, float *s,
                                                               size_t s_stride, const int nr,
@@ -251,43 +290,118 @@ static inline __attribute__((always_inline)) void k4_group_nr(int n, const void 
                 const __m256i isum = _mm256_add_epi32(k4_sub_dot(lo, yb->qs + 64 * g, sc0),
                                                       k4_sub_dot(hi, yb->qs + 64 * g + 32, sc1));
                 const __m256i msum = _mm256_madd_epi16(mpair, _mm256_set1_epi32(pairs[r][g]));
-                if (gemm) { /* ggml's GEMM: a float step per 64 values */
-                    const __m256 yd = _mm256_set1_ps(yb->d);
-                    acc[r] =
-                        _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, yd), acc[r]);
-                    accm[r] =
-                        _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dmin, yd), accm[r]);
-                } else {
-                    isum_all[r] = _mm256_add_epi32(isum_all[r], isum);
-                    msum_all[r] = _mm256_add_epi32(msum_all[r], msum);
-                }
+                kq_take(gemm, &acc[r], &accm[r], &isum_all[r], &msum_all[r], isum, msum, d, dmin,
+                        yb->d); /* GEMM: a step per 64 values */
             }
         }
         if (!gemm) /* ggml's GEMV: a float step per super-block */
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {
-                const __m256 yd = _mm256_set1_ps(k4_row(y, r, i)->d);
-                acc[r] =
-                    _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_all[r]), _mm256_mul_ps(d, yd), acc[r]);
-                accm[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum_all[r]), _mm256_mul_ps(dmin, yd),
-                                          accm[r]);
-            }
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++)
+                kq_step(&acc[r], &accm[r], isum_all[r], msum_all[r], d, dmin, k4_row(y, r, i)->d);
     }
     QD_UNROLL_ROWS for (int r = 0; r < nr; r++)
         _mm256_storeu_ps(s + r * s_stride, _mm256_sub_ps(acc[r], accm[r]));
 }
 
-static inline __attribute__((always_inline)) void k4_gemm_nr(int n, const void *group,
-                                                             const struct cpu_q8_rows *y, float *s,
-                                                             size_t s_stride, const int nr) {
-    k4_group_nr(n, group, y, s, s_stride, nr, true);
+KQ_ORDERS(k4)
+
+/* ------------------------------------------------------------------------------- Q2_K
+ *
+ * A group's block (repack.h): the four words of the eight rows' scale bytes at 0 (byte s of
+ * a row: sub-block s's 4-bit scale, its min above), the 16 words of their quants from 128,
+ * d at 640 and dmin at 656 (f16).  Quant word 8h + c holds in bits 2k, 2k + 1 of its bytes
+ * values 128h + 32k + 4c..128h + 32k + 4c + 3, of sub-block 8h + 2k + c / 4.  ggml's GEMM
+ * steps by 128 values (h), its GEMV by super-blocks. */
+enum { K2_BLOCK = CPU_REPACK_ROWS * sizeof(block_q2_K), K2_QS = 128, K2_D = 640, K2_DMIN = 656 };
+
+/* The lanes' scale (low nibble) of sub-blocks s (*sc0) and s + 1 (*sc1), s even. */
+static inline void k2_scales(const __m256i words[4], int s, __m256i *sc0, __m256i *sc1) {
+    const __m256i b = _mm256_srli_epi32(words[s / 4], 8 * (s % 4)), m4 = _mm256_set1_epi32(0x0f);
+    *sc0 = _mm256_and_si256(b, m4);
+    *sc1 = _mm256_and_si256(_mm256_srli_epi32(b, 8), m4);
 }
-static inline __attribute__((always_inline)) void k4_gemv_nr(int n, const void *group,
-                                                             const struct cpu_q8_rows *y, float *s,
-                                                             size_t s_stride, const int nr) {
-    k4_group_nr(n, group, y, s, s_stride, nr, false);
+
+/* The lanes' mins (high nibbles) of sub-blocks 2t and 2t + 1 as the int16 halves of a lane. */
+static inline __m256i k2_min_pair(const __m256i words[4], int t) {
+    const __m256i b = _mm256_srli_epi32(words[t / 2], 16 * (t % 2));
+    return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 4), _mm256_set1_epi32(0x0f)),
+                           _mm256_and_si256(_mm256_slli_epi32(b, 4), _mm256_set1_epi32(0xf0000)));
 }
-QD_ROWS_DISPATCH(k4_gemm)
-QD_ROWS_DISPATCH(k4_gemv)
+
+/* The scaled sum of 32 values, sub-blocks s0 (w[0..3]) and s1 (w[4..7]), in each lane. */
+static inline __m256i k2_dot32(const __m256i w[8], const int8_t *q, __m256i sc0, __m256i sc1) {
+#ifdef REPACK_VNNI
+    __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
+    QD_UNROLL_ALL for (int c = 0; c < 4; c++) {
+        a = _mm256_dpbusd_epi32(a, w[c], broadcast4(q + 4 * c));
+        b = _mm256_dpbusd_epi32(b, w[c + 4], broadcast4(q + 16 + 4 * c));
+    }
+    return _mm256_add_epi32(_mm256_mullo_epi32(a, sc0), _mm256_mullo_epi32(b, sc1));
+#else
+    /* int16 sums of four maddubs: at most 4 * 2 * 3 * 128 = 3072 in magnitude */
+    __m256i a = _mm256_maddubs_epi16(w[0], broadcast4(q)),
+            b = _mm256_maddubs_epi16(w[4], broadcast4(q + 16));
+    QD_UNROLL_ALL for (int c = 1; c < 4; c++) {
+        a = _mm256_add_epi16(a, _mm256_maddubs_epi16(w[c], broadcast4(q + 4 * c)));
+        b = _mm256_add_epi16(b, _mm256_maddubs_epi16(w[c + 4], broadcast4(q + 16 + 4 * c)));
+    }
+    return _mm256_add_epi32(_mm256_madd_epi16(a, _mm256_or_si256(sc0, _mm256_slli_epi32(sc0, 16))),
+                            _mm256_madd_epi16(b, _mm256_or_si256(sc1, _mm256_slli_epi32(sc1, 16))));
+#endif
+}
+
+static inline __attribute__((always_inline)) void k2_group_nr(int n, const void *group,
+                                                              const struct cpu_q8_rows *y, float *s,
+                                                              size_t s_stride, const int nr,
+                                                              const bool gemm) {
+    const uint8_t *grp = group;
+    const __m256i m2 = _mm256_set1_epi8(3);
+    __m256 acc[CPU_QUANT_MAX_ROWS], accm[CPU_QUANT_MAX_ROWS];
+    QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = accm[r] = _mm256_setzero_ps();
+    for (int i = 0; i < n / QK_K; i++) {
+        const uint8_t *blk = grp + (size_t)i * K2_BLOCK;
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + K2_D)));
+        const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + K2_DMIN)));
+        __m256i words[4], isum_all[CPU_QUANT_MAX_ROWS], msum_all[CPU_QUANT_MAX_ROWS];
+        QD_UNROLL_ALL for (int w = 0; w < 4; w++) words[w] =
+            _mm256_loadu_si256((const __m256i *)(blk + 32 * w));
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) isum_all[r] = msum_all[r] =
+            _mm256_setzero_si256();
+        _Pragma("GCC unroll 1") for (int h = 0; h < 2; h++) {
+            const uint8_t *qs = blk + K2_QS + 32 * 8 * h;
+            __m256i isum[CPU_QUANT_MAX_ROWS];
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) isum[r] = _mm256_setzero_si256();
+            _Pragma("GCC unroll 1") for (int k = 0; k < 4; k++) {
+                __m256i sc0, sc1, w[8];
+                k2_scales(words, 8 * h + 2 * k, &sc0, &sc1);
+                QD_UNROLL_ALL for (int c = 0; c < 8; c++) w[c] = _mm256_and_si256(
+                    _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(qs + 32 * c)), 2 * k),
+                    m2);
+                QD_UNROLL_ROWS for (int r = 0; r < nr; r++) isum[r] = _mm256_add_epi32(
+                    isum[r], k2_dot32(w, k4_row(y, r, i)->qs + 128 * h + 32 * k, sc0, sc1));
+            }
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {
+                const block_q8_K *yb = k4_row(y, r, i);
+                __m256i msum = _mm256_setzero_si256();
+                QD_UNROLL_ALL for (int t = 4 * h; t < 4 * h + 4; t++) {
+                    int32_t pair;
+                    memcpy(&pair, yb->bsums + 2 * t,
+                           sizeof pair); /* bsums 2t, 2t + 1 as int16 halves */
+                    msum = _mm256_add_epi32(
+                        msum, _mm256_madd_epi16(k2_min_pair(words, t), _mm256_set1_epi32(pair)));
+                }
+                kq_take(gemm, &acc[r], &accm[r], &isum_all[r], &msum_all[r], isum[r], msum, d, dmin,
+                        yb->d); /* GEMM: a step per 128 values */
+            }
+        }
+        if (!gemm) /* ggml's GEMV: a float step per super-block */
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++)
+                kq_step(&acc[r], &accm[r], isum_all[r], msum_all[r], d, dmin, k4_row(y, r, i)->d);
+    }
+    QD_UNROLL_ROWS for (int r = 0; r < nr; r++)
+        _mm256_storeu_ps(s + r * s_stride, _mm256_sub_ps(acc[r], accm[r]));
+}
+
+KQ_ORDERS(k2)
 
 cpu_repack_kernel_t REPACK_KERNEL(enum ggml_type type, bool gemm) {
     switch (type) {
@@ -295,6 +409,7 @@ cpu_repack_kernel_t REPACK_KERNEL(enum ggml_type type, bool gemm) {
     case GGML_TYPE_IQ4_NL: return group_iq4_nl;
     case GGML_TYPE_MXFP4: return group_mxfp4;
     case GGML_TYPE_Q4_K: return gemm ? k4_gemm : k4_gemv;
+    case GGML_TYPE_Q2_K: return gemm ? k2_gemm : k2_gemv;
     default: return NULL;
     }
 }

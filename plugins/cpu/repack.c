@@ -46,9 +46,12 @@ static const struct repack_layout layouts[] = {
     {GGML_TYPE_IQ4_NL, sizeof(block_iq4_nl), {{0, 2, 2}, {2, 16, 4}}},
     {GGML_TYPE_MXFP4, sizeof(block_mxfp4), {{0, 1, 1}, {1, 16, 4}}},
     {GGML_TYPE_Q4_K, sizeof(block_q4_K), {{0, 2, 2}, {2, 2, 2}, {4, 12, 4}, {16, 128, 4}}},
+    {GGML_TYPE_Q2_K, sizeof(block_q2_K), {{0, 16, 4}, {16, 64, 4}, {80, 2, 2}, {82, 2, 2}}},
 };
 
+/* The layout of a type this CPU packs (ggml repacks Q2_K only in builds for AVX-512). */
 static const struct repack_layout *layout_of(enum ggml_type type) {
+    if (!cpu_qmatch_serial_type(type)) return NULL;
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         if (layouts[i].type == type) return &layouts[i];
     return NULL;
@@ -78,19 +81,12 @@ static bool packable(const struct ggml_tensor *t) {
 
 bool cpu_repack_is_packed(const struct ggml_tensor *t) { return t && !t->view_src && cpu_repack_in_buffer(t) && packable(t); }
 
-bool cpu_repack_is_serial(const struct ggml_tensor *t) {
-    return t && !t->view_src && cpu_repack_in_buffer(t) && !layout_of(t->type) &&
-           cpu_qmatch_serial_type(t->type) && t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 &&
-           t->ne[3] == 1 && ggml_is_contiguous(t);
-}
-
 bool cpu_repack_node_supported(const struct ggml_tensor *node) {
     bool reads_packed = false;
     for (int i = 0; i < GGML_MAX_SRC; i++) reads_packed |= cpu_repack_in_buffer(node->src[i]);
     if (!reads_packed && !cpu_repack_in_buffer(node)) return true;
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (node->op != GGML_OP_MUL_MAT || cpu_repack_in_buffer(node) ||
-        !(cpu_repack_is_packed(a) || cpu_repack_is_serial(a)))
+    if (node->op != GGML_OP_MUL_MAT || cpu_repack_in_buffer(node) || !cpu_repack_is_packed(a))
         return false;
     const ggml_backend_buffer_t bbuf = storage_buffer(b);
     return b->type == GGML_TYPE_F32 && !cpu_repack_in_buffer(b) && (!bbuf || ggml_backend_buffer_is_host(bbuf));
@@ -252,7 +248,7 @@ static void kernel_generic(enum ggml_type type, bool gemm, int n, const void *gr
                            const struct cpu_q8_rows *y, float *s, size_t s_stride) {
     const struct repack_layout *l = layout_of(type);
     const int64_t values = ggml_blck_size(type);
-    const int step = gemm ? 64 : QK_K;
+    const int step = !gemm ? QK_K : type == GGML_TYPE_Q2_K ? 128 : 64;
     float acc[CPU_QUANT_MAX_ROWS][CPU_REPACK_ROWS] = {{0}},
           accm[CPU_QUANT_MAX_ROWS][CPU_REPACK_ROWS] = {{0}};
     for (int64_t b = 0; b < n / values; b++) {
@@ -286,6 +282,8 @@ KERNEL_GENERIC(generic_iq4_nl, GGML_TYPE_IQ4_NL, false)
 KERNEL_GENERIC(generic_mxfp4, GGML_TYPE_MXFP4, false)
 KERNEL_GENERIC(generic_gemv_q4_K, GGML_TYPE_Q4_K, false)
 KERNEL_GENERIC(generic_gemm_q4_K, GGML_TYPE_Q4_K, true)
+KERNEL_GENERIC(generic_gemv_q2_K, GGML_TYPE_Q2_K, false)
+KERNEL_GENERIC(generic_gemm_q2_K, GGML_TYPE_Q2_K, true)
 
 cpu_repack_kernel_t cpu_repack_kernel_on_path(enum ggml_type type, bool gemm,
                                               enum cpu_quant_path path) {
@@ -298,6 +296,7 @@ cpu_repack_kernel_t cpu_repack_kernel_on_path(enum ggml_type type, bool gemm,
     case GGML_TYPE_IQ4_NL: return generic_iq4_nl;
     case GGML_TYPE_MXFP4: return generic_mxfp4;
     case GGML_TYPE_Q4_K: return gemm ? generic_gemm_q4_K : generic_gemv_q4_K;
+    case GGML_TYPE_Q2_K: return gemm ? generic_gemm_q2_K : generic_gemv_q2_K;
     default: return NULL;
     }
 }
