@@ -302,6 +302,22 @@ static void dot_iq4_xs(int n, float *s, size_t bs, const void *vx, size_t bx, co
     *s = qd_hsum_ps(accf);
 }
 
+QD_WROWS(dot_q2_K)
+QD_WROWS(dot_q3_K)
+QD_WROWS(dot_q4_K)
+QD_WROWS(dot_q5_K)
+QD_WROWS(dot_q6_K)
+QD_WROWS(dot_iq4_xs)
+
+void cpu_quant_wrows_fill_avx2(cpu_vec_dot_wrows_table t) {
+    t[GGML_TYPE_Q2_K] = wrows_dot_q2_K;
+    t[GGML_TYPE_Q3_K] = wrows_dot_q3_K;
+    t[GGML_TYPE_Q4_K] = wrows_dot_q4_K;
+    t[GGML_TYPE_Q5_K] = wrows_dot_q5_K;
+    t[GGML_TYPE_Q6_K] = wrows_dot_q6_K;
+    t[GGML_TYPE_IQ4_XS] = wrows_dot_iq4_xs;
+}
+
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q4_1] = dot_q4_1;
@@ -320,4 +336,5 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
 
 #else
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) { (void)t; }
+void cpu_quant_wrows_fill_avx2(cpu_vec_dot_wrows_table t) { (void)t; }
 #endif

@@ -217,6 +217,16 @@ static inline __attribute__((always_inline)) __m256i k45_lanes512(const uint8_t 
 
 K45_DOTS(k45_lanes512)
 
+QD_WROWS(dot_q4_K)
+QD_WROWS(dot_q5_K)
+QD_WROWS(dot_q6_K)
+
+void cpu_quant_wrows_fill_avx512vnni(cpu_vec_dot_wrows_table t) {
+    t[GGML_TYPE_Q4_K] = wrows_dot_q4_K;
+    t[GGML_TYPE_Q5_K] = wrows_dot_q5_K;
+    t[GGML_TYPE_Q6_K] = wrows_dot_q6_K;
+}
+
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
@@ -361,5 +371,6 @@ void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
 
 #else
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) { (void)t; }
+void cpu_quant_wrows_fill_avx512vnni(cpu_vec_dot_wrows_table t) { (void)t; }
 void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
 #endif

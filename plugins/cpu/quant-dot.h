@@ -135,8 +135,12 @@ typedef void (*cpu_vec_dot_wrows_t)(int n, const void *x, size_t bx, int nw,
                                     const struct cpu_q8_rows *y, float *s);
 
 /* That kernel of a weight type on this CPU's path, NULL where it has none (then the
- * multi-row kernel, row by row): Q8_0 and Q4_0 (quant-match.h). */
+ * multi-row kernel, row by row): Q8_0 and Q4_0 (quant-match.h); the K-quants and IQ4_XS on
+ * the x86 paths (their single-row dots row after row, called directly). */
 CPU_HIDDEN cpu_vec_dot_wrows_t cpu_get_vec_dot_wrows(enum ggml_type type);
+typedef cpu_vec_dot_wrows_t cpu_vec_dot_wrows_table[GGML_TYPE_COUNT];
+CPU_HIDDEN void cpu_quant_wrows_fill_avx2(cpu_vec_dot_wrows_table table);
+CPU_HIDDEN void cpu_quant_wrows_fill_avx512vnni(cpu_vec_dot_wrows_table table);
 
 /* nblocks Q8_0 blocks split into the planes of struct cpu_q8_rows: values to qs, scales
  * to d, the sum of each block's values to sums. */

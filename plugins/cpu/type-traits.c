@@ -14,6 +14,7 @@
 
 static struct cpu_type_traits traits[CPU_QUANT_PATHS][GGML_TYPE_COUNT];
 static cpu_vec_dot_rows_table rows_kernels[CPU_QUANT_PATHS];
+static cpu_vec_dot_wrows_table wrows_kernels[CPU_QUANT_PATHS]; /* the K-quants' mat-vecs */
 static pthread_once_t traits_once = PTHREAD_ONCE_INIT;
 
 /* F16C where the CPU has it (the bits of ggmlc_fp32_to_fp16, NaN included): a decode step
@@ -190,9 +191,14 @@ static void build_tables(void) {
                                   : (struct cpu_type_traits){from_float_of((enum ggml_type)t), NULL, GGML_TYPE_COUNT};
         }
     }
+    cpu_vec_dot_wrows_table wrows[CPU_QUANT_PATHS] = {{0}};
+    cpu_quant_wrows_fill_avx2(wrows[CPU_QUANT_AVX2]);
+    if (vnni) cpu_quant_wrows_fill_avx512vnni(wrows[CPU_QUANT_AVX512VNNI]);
     for (int p = 0; p < CPU_QUANT_PATHS; p++)
-        for (int t = 0; t < GGML_TYPE_COUNT; t++)
+        for (int t = 0; t < GGML_TYPE_COUNT; t++) {
             for (int q = p; q >= 0 && !rows_kernels[p][t]; q--) rows_kernels[p][t] = rows[q][t];
+            for (int q = p; q >= 0 && !wrows_kernels[p][t]; q--) wrows_kernels[p][t] = wrows[q][t];
+        }
 }
 
 bool cpu_quant_path_available(enum cpu_quant_path path) {
@@ -238,5 +244,7 @@ cpu_vec_dot_rows_t cpu_get_vec_dot_rows(enum ggml_type type) {
 }
 
 cpu_vec_dot_wrows_t cpu_get_vec_dot_wrows(enum ggml_type type) {
-    return cpu_qmatch_type(type) ? cpu_qmatch_wrows(type) : NULL;
+    if (cpu_qmatch_type(type)) return cpu_qmatch_wrows(type);
+    pthread_once(&traits_once, build_tables);
+    return wrows_kernels[cpu_current_quant_path()][type];
 }
