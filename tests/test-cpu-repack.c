@@ -182,7 +182,13 @@ static void check_supports(ggml_backend_buffer_type_t buft) {
            "MUL_MAT of a packed Q4_K weight: supported");
     tap_ok(!ggml_backend_dev_supports_op(dev, ggml_mul_mat(ctx, w12, x)), "12 rows (not a multiple of 8) in CPU_REPACK: refused");
     tap_ok(!ggml_backend_dev_supports_op(dev, ggml_mul_mat(ctx, w8, x)), "Q8_0 in CPU_REPACK (not repacked here): refused");
-    tap_ok(!ggml_backend_dev_supports_op(dev, ggml_mul_mat(ctx, w3d, x3d)), "a 3-D Q4_0 stack in CPU_REPACK: refused");
+    tap_ok(!ggml_backend_dev_supports_op(dev, ggml_mul_mat(ctx, w3d, x3d)),
+           "MUL_MAT of a 3-D Q4_0 stack in CPU_REPACK: refused");
+    struct ggml_tensor *ids2 = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 1, 3);
+    tap_ok(
+        ggml_backend_dev_supports_op(
+            dev, ggml_mul_mat_id(ctx, w3d, ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, 1, 3), ids2)),
+        "MUL_MAT_ID of a packed stack of 2 Q4_0 experts: supported (as ggml's buffer)");
     tap_ok(!ggml_backend_dev_supports_op(dev, ggml_mul_mat(ctx, w, x16)), "F16 activations: refused");
     tap_ok(!ggml_backend_dev_supports_op(dev, ggml_get_rows(ctx, w, idx)), "GET_ROWS of a packed weight: refused");
     tap_ok(!ggml_backend_dev_supports_op(dev, ggml_mul_mat(ctx, ggml_view_2d(ctx, w, K, 8, w->nb[1], 0), x)),

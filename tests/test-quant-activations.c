@@ -178,14 +178,10 @@ static void check_type(enum ggml_type type, const struct operands *op) {
         tap_ok(false, "%s: mul_mat_id computes", name);
         return;
     }
-    /* Q4_0, Q4_K, IQ4_NL, MXFP4 (and with AVX-512, Q2_K) experts sum block by block, as ggml
-     * sums the expert stacks it repacks (ggmlc's CPU_REPACK buffer takes 2-D matrices only), a
-     * 2-D matrix in a plain buffer in ggml's order there: the two agree within rounding only. */
-    if (type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q4_K || type == GGML_TYPE_IQ4_NL ||
-        type == GGML_TYPE_MXFP4 || (type == GGML_TYPE_Q2_K && __builtin_cpu_supports("avx512f")))
-        tap_skip("experts sum in another order", "%s: mul_mat_id columns as mul_mat's", name);
-    else
-        tap_ok(memcmp(res[2], res[3], 64 * ROWS * sizeof(float)) == 0, "%s: mul_mat_id columns as mul_mat's", name);
+    /* experts in a plain buffer sum in the order of a matrix there, as ggml's do (those in
+     * CPU_REPACK: test-quant-match) */
+    tap_ok(memcmp(res[2], res[3], 64 * ROWS * sizeof(float)) == 0,
+           "%s: mul_mat_id columns as mul_mat's", name);
     const double worst = worst_vs_reference(res[3], ref, tol, MAX_COLS);
     tap_ok(worst <= 1, "%s mul_mat_id: activations rounded as ggml (worst error %.3g of the bound)",
            name, worst);

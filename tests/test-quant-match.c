@@ -124,13 +124,16 @@ static ggml_backend_buffer_type_t repack_buft(void) {
 }
 
 /* w (rows x K, quantized from op->w; in a CPU_REPACK buffer when repacked) times the first
- * cols columns of op->x on n_threads. */
-static bool product(enum ggml_type type, int k, int rows, const struct operands *op, int cols,
-                    int n_threads, bool repacked, float *dst) {
+ * cols columns of op->x on n_threads; with experts, through mul_mat_id: a stack of two
+ * experts holding w, the columns taking them in turn. */
+static bool product_of(enum ggml_type type, int k, int rows, const struct operands *op, int cols,
+                       int n_threads, bool repacked, bool experts, float *dst) {
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){16 << 20, NULL, false});
     struct ggml_context *wctx = ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true});
-    struct ggml_tensor *w = ggml_new_tensor_2d(repacked ? wctx : ctx, type, k, rows);
-    struct ggml_tensor *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, cols);
+    struct ggml_tensor *w =
+        ggml_new_tensor_3d(repacked ? wctx : ctx, type, k, rows, experts ? 2 : 1);
+    struct ggml_tensor *x = experts ? ggml_new_tensor_3d(ctx, GGML_TYPE_F32, k, 1, cols)
+                                    : ggml_new_tensor_2d(ctx, GGML_TYPE_F32, k, cols);
     ggml_backend_buffer_t wbuf = repacked && repack_buft() ? ggml_backend_alloc_ctx_tensors_from_buft(wctx, repack_buft()) : NULL;
     if (repacked && !wbuf) {
         tap_diag("no CPU_REPACK buffer: %s", ggmlc_last_error());
@@ -140,11 +143,14 @@ static bool product(enum ggml_type type, int k, int rows, const struct operands 
     }
     void *wq = malloc(ggml_nbytes(w));
     ggml_quantize_chunk(type, op->w, wq, 0, rows, k, NULL);
+    if (experts) memcpy((char *)wq + ggml_nbytes(w) / 2, wq, ggml_nbytes(w) / 2);
     if (w->buffer) ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
     else memcpy(w->data, wq, ggml_nbytes(w)); /* context memory: ggml's tensor_set needs a buffer */
     free(wq);
     memcpy(x->data, op->x, (size_t)cols * k * sizeof(float));
-    struct ggml_tensor *out = ggml_mul_mat(ctx, w, x);
+    struct ggml_tensor *ids = experts ? ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 1, cols) : NULL;
+    for (int c = 0; ids && c < cols; c++) ((int32_t *)ids->data)[c] = c % 2;
+    struct ggml_tensor *out = experts ? ggml_mul_mat_id(ctx, w, x, ids) : ggml_mul_mat(ctx, w, x);
     struct ggml_cgraph *gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, out);
     const bool ok = ggml_graph_compute_with_ctx(ctx, gf, n_threads) == GGML_STATUS_SUCCESS;
@@ -154,6 +160,33 @@ static bool product(enum ggml_type type, int k, int rows, const struct operands 
     ggml_free(wctx);
     if (wbuf) ggml_backend_buffer_free(wbuf);
     return ok;
+}
+
+static bool product(enum ggml_type type, int k, int rows, const struct operands *op, int cols,
+                    int n_threads, bool repacked, float *dst) {
+    return product_of(type, k, rows, op, cols, n_threads, repacked, false, dst);
+}
+
+/* A stack of experts in CPU_REPACK: every column in ggml's repacked GEMV order (want), as
+ * ggml's repacked MUL_MAT_ID sums them. */
+static void check_experts(enum ggml_type type, int k, int rows, const struct operands *op,
+                          const float *want) {
+    static float got[MAX_COLS * MAX_ROWS];
+    const int col_counts[] = {1, 5, 9, 40};
+    for (int t = 1; t <= 2; t++)
+        for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
+            const int cols = col_counts[i];
+            int differ = -1;
+            if (product_of(type, k, rows, op, cols, t, true, true, got)) {
+                differ = 0;
+                for (int j = 0; j < cols * rows; j++)
+                    differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
+            }
+            tap_ok(
+                differ == 0,
+                "%s (CPU_REPACK) experts, %d rows x %d columns, %d thread(s): ggml's GEMV order, bit for bit (%d differ)",
+                ggml_type_name(type), rows, cols, t, differ);
+        }
 }
 
 /* Every column count and thread count of one weight type and row count, the weights in a
@@ -179,6 +212,7 @@ static void check_case(enum ggml_type type, int rows, bool repacked, const struc
                    ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
                    repacked ? "block-serial" : "eight-lane", differ);
         }
+    if (repacked) check_experts(type, K, rows, op, want);
 }
 
 /* ------------------------------------------------ K-quants and IQ4_XS
@@ -396,6 +430,7 @@ static void check_k_case(enum ggml_type type, int rows, bool repacked, const str
                 ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
                 repacked ? "block-serial" : "eight-lane", differ);
         }
+    if (repacked) check_experts(type, KK, rows, op, want);
 }
 
 int main(void) {

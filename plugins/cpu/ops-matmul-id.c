@@ -7,7 +7,8 @@
  *   2. all threads gather the activation rows, expert by expert, converted,
  *   3. each expert's product runs through the GEMM (quantized weights: the
  *      multi-row kernels of mul_mat, so that a column's result is the same bits
- *      as mul_mat's, else vec_dot) into a staging buffer,
+ *      as mul_mat's, else vec_dot; a stack packed in CPU_REPACK: its group
+ *      kernels in ggml's repacked GEMV order) into a staging buffer,
  *   4. all threads scatter the staged rows to dst.
  */
 #include "gemm.h"
@@ -16,6 +17,7 @@
 #include "ops-matmul.h"
 #include "quant-dot.h"
 #include "quant-match.h"
+#include "repack.h"
 
 /* Layout of the shared scratch. */
 struct id_layout {
@@ -44,10 +46,9 @@ static struct id_layout id_layout_of(const struct ggml_tensor *node) {
     l.xrow = ggml_row_size(l.xtype, b->ne[0]);
     l.off_order = GGML_PAD((size_t)(l.n_as + 1) * sizeof(int64_t), 64);
     l.off_x = l.off_order + GGML_PAD((size_t)l.n_pairs * sizeof(int64_t), 64);
-    l.rows = cpu_gemm_type_ok(as->type)      ? NULL
-             : cpu_qmatch_experts_serial(as) ? cpu_qmatch_serial(as->type) /* ggml's order (GEMV) */
-                                             : cpu_get_vec_dot_rows(as->type);
-    l.planes = l.rows && cpu_matmul_uses_planes(as->type);
+    const bool packed = cpu_repack_is_packed(as);
+    l.rows = cpu_gemm_type_ok(as->type) || packed ? NULL : cpu_get_vec_dot_rows(as->type);
+    l.planes = (l.rows || packed) && cpu_matmul_uses_planes(as->type);
     l.off_planes = l.off_x + GGML_PAD((size_t)l.n_pairs * l.xrow, 64);
     l.off_out = l.off_planes + (l.planes ? planes_size(l.n_pairs, b->ne[0]) : 0);
     l.shared = l.off_out + GGML_PAD((size_t)l.n_pairs * (size_t)as->ne[1] * sizeof(float), 64);
@@ -119,6 +120,28 @@ static void expert_rows_product(const struct ggmlc_op_call *call, const struct i
     }
 }
 
+/* A stack packed in CPU_REPACK (repack.h): expert e's groups of eight weight rows, this
+ * thread's share, times its gathered rows [q0, q1) through the group kernel in ggml's GEMV
+ * order (as ggml's repacked MUL_MAT_ID sums). */
+static void expert_groups_product(const struct ggmlc_op_call *call, const struct id_layout *l,
+                                  const struct ggml_tensor *as, int64_t e, int64_t q0, int64_t q1) {
+    const int64_t n = as->ne[1], k = as->ne[0];
+    const size_t group_size =
+        (size_t)(k / ggml_blck_size(as->type)) * cpu_repack_group_block(as->type);
+    const char *groups = (const char *)as->data + e * as->nb[2];
+    const cpu_repack_kernel_t kernel = cpu_repack_kernel(as->type, false);
+    float *out = (float *)((char *)call->wdata + l->off_out);
+    int64_t g0, g1;
+    cpu_split_range(n / CPU_REPACK_ROWS, call->ith, call->nth, &g0, &g1);
+    for (int64_t g = g0; g < g1; g++)
+        for (int64_t q = q0; q < q1; q += CPU_QUANT_MAX_ROWS) {
+            const int nrows = (int)(q1 - q < CPU_QUANT_MAX_ROWS ? q1 - q : CPU_QUANT_MAX_ROWS);
+            const struct cpu_q8_rows y = gathered_rows(call, l, k, q, nrows);
+            kernel((int)k, groups + g * group_size, &y, out + q * n + g * CPU_REPACK_ROWS,
+                   (size_t)n);
+        }
+}
+
 /* Products of expert e with its gathered rows [q0, q1), this thread's share. */
 static void expert_product(const struct ggmlc_op_call *call, const struct ggml_tensor *node, const struct id_layout *l,
                            int64_t e, int64_t q0, int64_t q1, void *work) {
@@ -136,6 +159,10 @@ static void expert_product(const struct ggmlc_op_call *call, const struct ggml_t
             .dst_stride = (size_t)n * sizeof(float),
         };
         cpu_gemm_compute(cpu_gemm_kernel(), &p, call->ith, call->nth, work);
+        return;
+    }
+    if (cpu_repack_is_packed(as)) {
+        expert_groups_product(call, l, as, e, q0, q1);
         return;
     }
     int64_t n0, n1;

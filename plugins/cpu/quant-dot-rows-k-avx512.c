@@ -18,12 +18,9 @@
 #define RK_ACC(acc, p, sc) _mm256_dpwssd_epi32((acc), (p), (sc))
 #define RK_DOT_U8(x, y)    _mm256_dpbusd_epi32(_mm256_setzero_si256(), (x), (y))
 #define RK_FILL            cpu_quant_rows_k_fill_avx512vnni
-#define RK_PAIRS           1
 #define RK_SINGLE_FILL     cpu_quant_dot_fill_avx512vnni
-#define RK_SERIAL_K        cpu_qmatch_serial_k_vnni
 #include "quant-dot-rows-k-x86.h"
 
 #else
 void cpu_quant_rows_k_fill_avx512vnni(cpu_vec_dot_rows_table t) { (void)t; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type) { return (void)type, NULL; }
 #endif

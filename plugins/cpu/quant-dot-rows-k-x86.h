@@ -8,7 +8,6 @@
  *   RK_DOT_U8(x, y)     the int32 sums of four products of unsigned x and signed y
  *                       (maddubs + madd, or one vpdpbusd);
  *   RK_FILL             the name of the fill function;
- *   RK_PAIRS            1 where RK_DOT_U8 is one instruction (VNNI): see rk_acc;
  *   RK_SINGLE_FILL      optionally, the path's vec_dot fill, whose single-row dots replace
  *                       the AVX2 ones for one row (they give the same bits).
  *
@@ -18,9 +17,8 @@
  * and one madd for its type's bias term.  Each row keeps ggml's eight float lanes and does
  * what the single-row dot does (quant-dot-x86.h, quant-dot-avx2.c), operation for operation:
  * the integer lanes are exact, so a column's result does not depend on how many columns the
- * product has, and one row goes through the single-row dot itself.  Q4_K and Q2_K expert
- * stacks take their own block-serial kernels (RK_SERIAL); such matrices in CPU_REPACK are
- * packed (repack-x86.c).
+ * product has, and one row goes through the single-row dot itself.  (Q4_K and Q2_K weights
+ * in CPU_REPACK are packed and take ggml's repacked orders: repack-x86.c.)
  */
 #ifndef GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
 #define GGMLC_CPU_QUANT_DOT_ROWS_K_X86_H
@@ -31,7 +29,6 @@
 struct rk_block {
     __m256i lv[8];  /* unsigned levels (IQ4_XS: |level|) of values 32k .. 32k + 31 */
     __m256i sc[8];  /* int16 scale of each maddubs pair of lv[k] */
-    __m256i scp[4]; /* RK_PAIRS: the int16 scales of the packed sums of lv[2g], lv[2g + 1] */
     __m256i sgn[8]; /* IQ4_XS: the signed levels, whose signs go onto the activations */
     __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K/Q4_K/Q5_K mins, Q6_K scales */
     float d, dmin;
@@ -50,33 +47,6 @@ RK_INLINE __m256i rk_acc_lanes(const struct rk_block *b, const int8_t *q8) {
         acc = RK_ACC(acc, _mm256_maddubs_epi16(b->lv[k], qd_load32(q8 + 32 * k)), b->sc[k]);
     return acc;
 }
-
-#if RK_PAIRS
-/* sum_k lv[k] . y_k scaled by sc[k]: the super-block's integer sum against one row, in
- * eight int32 lanes.  VNNI: vpdpbusd sums four products per lane, which fit int16 for
- * every unsigned level type (|4 * 63 * 128| < 32768); two registers of them packed to
- * int16 meet their scales in one vpdpwssd: three multiplies per 64 values, not four. */
-RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) {
-    __m256i acc = _mm256_setzero_si256();
-    for (int g = 0; g < 4; g++) {
-        const __m256i pa = RK_DOT_U8(b->lv[2 * g], qd_load32(q8 + 64 * g));
-        const __m256i pb = RK_DOT_U8(b->lv[2 * g + 1], qd_load32(q8 + 64 * g + 32));
-        acc = RK_ACC(acc, _mm256_packs_epi32(pa, pb), b->scp[g]);
-    }
-    return acc;
-}
-
-/* packs_epi32(pa, pb) holds per 128-bit lane four sums of pa, then four of pb: their
- * scales are sc[2g]'s dwords 0, 1 (4, 5) and sc[2g + 1]'s dwords 2, 3 (6, 7). */
-RK_INLINE void rk_pair_scales(struct rk_block *b) {
-    for (int g = 0; g < 4; g++) b->scp[g] = _mm256_blend_epi32(b->sc[2 * g], b->sc[2 * g + 1], 0xcc);
-}
-
-#else
-RK_INLINE __m256i rk_acc(const struct rk_block *b, const int8_t *q8) { return rk_acc_lanes(b, q8); }
-
-RK_INLINE void rk_pair_scales(struct rk_block *b) { (void)b; }
-#endif
 
 /* The same with signed levels: |l| . sign(y, l). */
 RK_INLINE __m256i rk_acc_signed(const struct rk_block *b, const int8_t *q8) {
@@ -269,56 +239,6 @@ RK_LANES(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, rk_acc_lanes, 4)
 RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc_lanes, 5)
 RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc_lanes, 6)
 RK_LANES(rk_iq4_xs, GGML_TYPE_IQ4_XS, block_iq4_xs, rk_decode_iq4_xs, rk_acc_signed, 0)
-
-/* Block-serial Q4_K and Q2_K in ggml's layout (quant-match.h: ggml's repacked GEMV, for
- * expert stacks): every row's exact sums of a super-block (lane r = row r), then acc =
- * fma(isum, d * y.d, acc) and accm = fma(msum, dmin * y.d, accm) for all rows at once; the
- * result acc - accm. */
-#define RK_SERIAL(name, xt, DECODE)                                                          \
-    static inline __attribute__((always_inline)) void name##_nr(                             \
-        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,       \
-        const int nr) {                                                                      \
-        const xt *x = vx;                                                                    \
-        __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();                        \
-        for (int i = 0; i < n / QK_K; i++) {                                                 \
-            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                  \
-            struct rk_block b;                                                               \
-            DECODE(&x[i], &b);                                                               \
-            rk_pair_scales(&b);                                                              \
-            __m256i isum[8], msum[8]; /* row r: its lanes of the integer and the min sums */ \
-            float yd[8];                                                                     \
-            QD_UNROLL_ROWS for (int r = 0; r < 8; r++) {                                     \
-                isum[r] = msum[r] = _mm256_setzero_si256();                                  \
-                yd[r] = 0;                                                                   \
-                if (r >= nr) continue;                                                       \
-                const block_q8_K *yb = rk_row(y, r, i);                                      \
-                isum[r] = rk_acc(&b, yb->qs);                                                \
-                msum[r] = rk_bias_v(&b, yb);                                                 \
-                yd[r] = yb->d;                                                               \
-            }                                                                                \
-            const __m256 ydv =                                                               \
-                _mm256_setr_ps(yd[0], yd[1], yd[2], yd[3], yd[4], yd[5], yd[6], yd[7]);      \
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(isum)),                      \
-                                  _mm256_mul_ps(_mm256_set1_ps(b.d), ydv), acc);             \
-            accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(qd_reduce8(msum)),                     \
-                                   _mm256_mul_ps(_mm256_set1_ps(b.dmin), ydv), accm);        \
-        }                                                                                    \
-        float out[8];                                                                        \
-        _mm256_storeu_ps(out, _mm256_sub_ps(acc, accm));                                     \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = out[r];                \
-    }                                                                                        \
-    QD_ROWS_DISPATCH(name)
-
-RK_SERIAL(rk_gemv_q4_K, block_q4_K, rk_decode_q4_K)
-RK_SERIAL(rk_gemv_q2_K, block_q2_K, rk_decode_q2_K)
-
-cpu_vec_dot_rows_t RK_SERIAL_K(enum ggml_type type) {
-    switch (type) {
-    case GGML_TYPE_Q4_K: return rk_gemv_q4_K;
-    case GGML_TYPE_Q2_K: return rk_gemv_q2_K;
-    default: return NULL;
-    }
-}
 
 /* ------------------------------------------ Q4_1 and Q5_1 against Q8_1 rows
  *

@@ -10,15 +10,11 @@
 #if defined(__x86_64__)
 #ifdef QMATCH_VNNI /* quant-match-vnni.c: the same kernels with vpdpbusd */
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
-#define QMATCH_FILL cpu_qmatch_fill_avx512vnni
-#define QMATCH_SERIAL cpu_qmatch_serial_q4_0_vnni
-#define QMATCH_SERIAL_TABLE cpu_qmatch_serial_table_vnni
+#define QMATCH_FILL     cpu_qmatch_fill_avx512vnni
 #define QMATCH_WROWS_OF cpu_qmatch_wrows_vnni
 #else
 #pragma GCC target("avx2,fma,f16c")
-#define QMATCH_FILL cpu_qmatch_fill_avx2
-#define QMATCH_SERIAL cpu_qmatch_serial_q4_0_avx2
-#define QMATCH_SERIAL_TABLE cpu_qmatch_serial_table_avx2
+#define QMATCH_FILL     cpu_qmatch_fill_avx2
 #define QMATCH_WROWS_OF cpu_qmatch_wrows_avx2
 #endif
 #include <immintrin.h>
@@ -212,117 +208,6 @@ void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     rows[GGML_TYPE_Q4_0] = ROWS_Q4_0;
 }
 
-/* Block-serial Q4_0 (stacks of experts, cpu_qmatch_experts_serial): each block's integer sum reduced to a scalar, then one fused multiply-add per
- * activation row, block after block.  Two blocks share one reduction of their lanes (the
- * nibbles enter unsigned and each block's sum is corrected by -8 * sum(y): exact integers),
- * and every activation row's accumulator stays in a register. */
-static inline __m256i lane_sums_unsigned(__m256i u, __m256i y) {
-#ifdef QMATCH_VNNI
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, y);
-#else
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, y), _mm256_set1_epi16(1)); /* |15 * 127 * 2| fits int16 */
-#endif
-}
-
-/* Lanes 0 and 1: the sums of the eight lanes of p0 and of p1. */
-static inline __m128i block_sums2(__m256i p0, __m256i p1) {
-    const __m256i h = _mm256_hadd_epi32(p0, p1);
-    const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-    return _mm_hadd_epi32(t, t);
-}
-
-static inline __attribute__((always_inline)) void serial_rows_q4_0_nr(int n, const void *vx, const struct cpu_q8_rows *y,
-                                                                      float *s, size_t s_stride, const int nr) {
-    const block_q4_0 *x = vx;
-    const int nb = n / QK8_0;
-    __m128 acc[CPU_QUANT_MAX_ROWS];
-    QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm_setzero_ps();
-    int b = 0;
-    for (; b + 1 < nb; b += 2) {
-        const __m256i u0 = qd_unpack_nibbles(x[b].qs), u1 = qd_unpack_nibbles(x[b + 1].qs);
-        const float dx0 = qd_h2f(x[b].d), dx1 = qd_h2f(x[b + 1].d);
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {
-            const int8_t *qy = y->qs + r * y->qs_stride + (size_t)b * QK8_0;
-            const float *dy = y->d + r * y->d_stride + b;
-            const int32_t *sy = y->sums + r * y->d_stride + b;
-            const __m128i t = _mm_sub_epi32(block_sums2(lane_sums_unsigned(u0, qd_load32(qy)), lane_sums_unsigned(u1, qd_load32(qy + QK8_0))),
-                                            _mm_slli_epi32(_mm_loadl_epi64((const __m128i *)sy), 3));
-            const __m128 f = _mm_cvtepi32_ps(t); /* block b's sum, block b + 1's */
-            acc[r] = _mm_fmadd_ss(_mm_set_ss(dx0 * dy[0]), f, acc[r]);
-            acc[r] = _mm_fmadd_ss(_mm_set_ss(dx1 * dy[1]), _mm_movehdup_ps(f), acc[r]);
-        }
-    }
-    if (b < nb) {
-        const __m256i u = qd_unpack_nibbles(x[b].qs);
-        const float dx = qd_h2f(x[b].d);
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {
-            const int isum = qd_hsum_epi32(lane_sums_unsigned(u, qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0))) -
-                             8 * y->sums[r * y->d_stride + b];
-            acc[r] = _mm_fmadd_ss(_mm_set_ss(dx * y->d[r * y->d_stride + b]), _mm_cvtsi32_ss(_mm_setzero_ps(), isum), acc[r]);
-        }
-    }
-    QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = _mm_cvtss_f32(acc[r]);
-}
-QD_ROWS_DISPATCH(serial_rows_q4_0)
-
-cpu_vec_dot_rows_t QMATCH_SERIAL(void) { return serial_rows_q4_0; }
-
-/* Block-serial IQ4_NL and MXFP4 (ggml's repacked "lut" kernels, quant-match.h): the same
- * steps over signed table levels, each lane |l| . sign(y, l) (exact: |l| <= 127). */
-static inline __m256i lane_sums_signed(__m256i l, __m256i y) {
-#ifdef QMATCH_VNNI
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(l), _mm256_sign_epi8(y, l));
-#else
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(l), _mm256_sign_epi8(y, l)),
-                             _mm256_set1_epi16(1));
-#endif
-}
-
-#define SERIAL_TABLE(name, xt, LEVELS, DX)                                                         \
-    static inline __attribute__((always_inline)) void name##_nr(                                   \
-        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,             \
-        const int nr) {                                                                            \
-        const xt *x = vx;                                                                          \
-        const int nb = n / QK8_0;                                                                  \
-        __m128 acc[CPU_QUANT_MAX_ROWS];                                                            \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm_setzero_ps();                     \
-        int b = 0;                                                                                 \
-        for (; b + 1 < nb; b += 2) {                                                               \
-            const __m256i l0 = LEVELS(&x[b]), l1 = LEVELS(&x[b + 1]);                              \
-            const float dx0 = DX(x, b), dx1 = DX(x, b + 1);                                        \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                          \
-                const int8_t *qy = y->qs + r * y->qs_stride + (size_t)b * QK8_0;                   \
-                const float *dy = y->d + r * y->d_stride + b;                                      \
-                const __m128 f =                                                                   \
-                    _mm_cvtepi32_ps(block_sums2(lane_sums_signed(l0, qd_load32(qy)),               \
-                                                lane_sums_signed(l1, qd_load32(qy + QK8_0))));     \
-                acc[r] = _mm_fmadd_ss(_mm_set_ss(dx0 * dy[0]), f, acc[r]);                         \
-                acc[r] = _mm_fmadd_ss(_mm_set_ss(dx1 * dy[1]), _mm_movehdup_ps(f), acc[r]);        \
-            }                                                                                      \
-        }                                                                                          \
-        if (b < nb) {                                                                              \
-            const __m256i l = LEVELS(&x[b]);                                                       \
-            const float dx = DX(x, b);                                                             \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                          \
-                const int isum = qd_hsum_epi32(                                                    \
-                    lane_sums_signed(l, qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0))); \
-                acc[r] = _mm_fmadd_ss(_mm_set_ss(dx * y->d[r * y->d_stride + b]),                  \
-                                      _mm_cvtsi32_ss(_mm_setzero_ps(), isum), acc[r]);             \
-            }                                                                                      \
-        }                                                                                          \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = _mm_cvtss_f32(acc[r]);       \
-    }                                                                                              \
-    QD_ROWS_DISPATCH(name)
-
-SERIAL_TABLE(serial_rows_iq4_nl, block_iq4_nl, qd_levels_iq4_nl, QD_DX_F16)
-SERIAL_TABLE(serial_rows_mxfp4, block_mxfp4, qd_levels_mxfp4, QD_DX_E8M0)
-
-cpu_vec_dot_rows_t QMATCH_SERIAL_TABLE(enum ggml_type type) {
-    return type == GGML_TYPE_IQ4_NL  ? serial_rows_iq4_nl
-           : type == GGML_TYPE_MXFP4 ? serial_rows_mxfp4
-                                     : NULL;
-}
-
 cpu_vec_dot_wrows_t QMATCH_WROWS_OF(enum ggml_type type) {
     return type == GGML_TYPE_Q8_0   ? lanes_wrows_q8_0
            : type == GGML_TYPE_Q4_0 ? lanes_wrows_q4_0
@@ -330,13 +215,13 @@ cpu_vec_dot_wrows_t QMATCH_WROWS_OF(enum ggml_type type) {
 }
 
 #elif defined(QMATCH_VNNI)
-void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void) { return NULL; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_table_vnni(enum ggml_type type) { return (void)type, NULL; }
+void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
+    (void)dots, (void)rows;
+}
 cpu_vec_dot_wrows_t cpu_qmatch_wrows_vnni(enum ggml_type type) { return (void)type, NULL; }
 #else
-void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) { (void)dots, (void)rows; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void) { return NULL; }
-cpu_vec_dot_rows_t cpu_qmatch_serial_table_avx2(enum ggml_type type) { return (void)type, NULL; }
+void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
+    (void)dots, (void)rows;
+}
 cpu_vec_dot_wrows_t cpu_qmatch_wrows_avx2(enum ggml_type type) { return (void)type, NULL; }
 #endif

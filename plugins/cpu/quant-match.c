@@ -36,10 +36,6 @@ bool cpu_qmatch_serial_type(enum ggml_type type) {
     }
 }
 
-bool cpu_qmatch_experts_serial(const struct ggml_tensor *as) {
-    return cpu_qmatch_serial_type(as->type) && as->ne[1] % 8 == 0 && as->ne[3] == 1;
-}
-
 /* Value j (0..31) of a Q4_0 block as a signed level. */
 static inline int q4_0_level(const block_q4_0 *x, int j) {
     return (j < 16 ? x->qs[j] & 0xf : x->qs[j - 16] >> 4) - 8;
@@ -137,32 +133,6 @@ float cpu_qmatch_serial_block32(enum ggml_type type, const void *x, const int8_t
     return fmaf((float)isum, block32_scale(type, x) * dy, acc);
 }
 
-/* Block-serial Q4_0, IQ4_NL or MXFP4 rows (quant-match.h). */
-static void serial_rows_block32(enum ggml_type type, int n, const void *vx,
-                                const struct cpu_q8_rows *y, float *s, size_t s_stride) {
-    const size_t block_size = ggml_type_size(type);
-    float acc[CPU_QUANT_MAX_ROWS] = {0};
-    for (int b = 0; b < n / QK8_0; b++)
-        for (int r = 0; r < y->nrows; r++)
-            acc[r] = cpu_qmatch_serial_block32(type, (const char *)vx + b * block_size,
-                                               y->qs + r * y->qs_stride + (size_t)b * QK8_0,
-                                               y->d[r * y->d_stride + b], acc[r]);
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r];
-}
-
-static void serial_rows_q4_0(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                             size_t s_stride) {
-    serial_rows_block32(GGML_TYPE_Q4_0, n, vx, y, s, s_stride);
-}
-
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path) {
-    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_q4_0_vnni()) return cpu_qmatch_serial_q4_0_vnni();
-    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_q4_0_avx2()) return cpu_qmatch_serial_q4_0_avx2();
-    return serial_rows_q4_0;
-}
-
-cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void) { return cpu_qmatch_serial_q4_0_on_path(cpu_current_quant_path()); }
-
 /* Value e (0..255) of super-block i of a Q4_K or Q2_K row: its level (unsigned) and scale;
  * the min of its 16 values g (0..15). */
 static void serial_k_value(enum ggml_type type, const void *vx, int i, int e, int *level,
@@ -204,71 +174,6 @@ void cpu_qmatch_serial_superblock(enum ggml_type type, const void *x, const bloc
             msum += serial_k_min16(type, x, 0, g) * yb->bsums[g];
         *acc = fmaf((float)isum, d * yb->d, *acc);
         *accm = fmaf((float)msum, dmin * yb->d, *accm);
-    }
-}
-
-/* Block-serial Q4_K and Q2_K rows in ggml's GEMV order (quant-match.h: expert stacks). */
-static void serial_gemv_k(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
-                          float *s, size_t s_stride) {
-    const size_t block_size = ggml_type_size(type);
-    float acc[CPU_QUANT_MAX_ROWS] = {0}, accm[CPU_QUANT_MAX_ROWS] = {0};
-    for (int i = 0; i < n / QK_K; i++)
-        for (int r = 0; r < y->nrows; r++)
-            cpu_qmatch_serial_superblock(
-                type, (const char *)vx + i * block_size,
-                (const block_q8_K *)(const void *)(y->qs + r * y->qs_stride) + i, QK_K, &acc[r],
-                &accm[r]);
-    for (int r = 0; r < y->nrows; r++) s[r * s_stride] = acc[r] - accm[r];
-}
-
-static void serial_gemv_q4_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                             size_t s_stride) {
-    serial_gemv_k(GGML_TYPE_Q4_K, n, vx, y, s, s_stride);
-}
-
-static void serial_gemv_q2_K(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                             size_t s_stride) {
-    serial_gemv_k(GGML_TYPE_Q2_K, n, vx, y, s, s_stride);
-}
-
-cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type, enum cpu_quant_path path) {
-    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_k_vnni(type))
-        return cpu_qmatch_serial_k_vnni(type);
-    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_k_avx2(type))
-        return cpu_qmatch_serial_k_avx2(type);
-    return type == GGML_TYPE_Q4_K   ? serial_gemv_q4_K
-           : type == GGML_TYPE_Q2_K ? serial_gemv_q2_K
-                                    : NULL;
-}
-
-static void serial_rows_iq4_nl(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                               size_t s_stride) {
-    serial_rows_block32(GGML_TYPE_IQ4_NL, n, vx, y, s, s_stride);
-}
-
-static void serial_rows_mxfp4(int n, const void *vx, const struct cpu_q8_rows *y, float *s,
-                              size_t s_stride) {
-    serial_rows_block32(GGML_TYPE_MXFP4, n, vx, y, s, s_stride);
-}
-
-cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type, enum cpu_quant_path path) {
-    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_serial_table_vnni(type))
-        return cpu_qmatch_serial_table_vnni(type);
-    if (path != CPU_QUANT_GENERIC && cpu_qmatch_serial_table_avx2(type))
-        return cpu_qmatch_serial_table_avx2(type);
-    return type == GGML_TYPE_IQ4_NL  ? serial_rows_iq4_nl
-           : type == GGML_TYPE_MXFP4 ? serial_rows_mxfp4
-                                     : NULL;
-}
-
-cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type) {
-    switch (type) {
-    case GGML_TYPE_IQ4_NL:
-    case GGML_TYPE_MXFP4: return cpu_qmatch_serial_table_on_path(type, cpu_current_quant_path());
-    case GGML_TYPE_Q4_0: return cpu_qmatch_serial_q4_0();
-    case GGML_TYPE_Q2_K:
-    case GGML_TYPE_Q4_K: return cpu_qmatch_serial_k_on_path(type, cpu_current_quant_path());
-    default: return NULL;
     }
 }
 

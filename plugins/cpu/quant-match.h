@@ -20,19 +20,20 @@
  * llama.cpp repacks 2-D Q4_0 matrices of 8k rows only where it picks the
  * CPU_REPACK buffer (not, for one, when a GPU is present and the weights stay
  * in mapped host memory).  ggmlc's CPU_REPACK buffer (repack.c) packs the same
- * matrices and sums them block by block; every 2-D matrix elsewhere is summed
- * in eight lanes, as ggml sums it there.  Stacks of experts (MUL_MAT_ID), which
- * ggml repacks and ggmlc's buffer does not, are summed block by block in place.
+ * matrices and stacks of experts (MUL_MAT_ID) and sums them block by block;
+ * every matrix and stack elsewhere is summed in eight lanes, as ggml sums it
+ * there.
  *
  * The activations are Q8_0 rows as ggml's x86 quantize_row_q8_0 makes them
  * (type-traits.c), given as the planes of struct cpu_q8_rows (quant-dot.h).
  *
  * The K-quants and IQ4_XS follow ggml's x86 order too (cpu_qmatch_k_type): their dots keep
  * its eight float lanes per row (the portable model in quant-dot.c, the SIMD kernels in
- * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K, IQ4_NL and MXFP4 matrices of 8k rows
- * in a CPU_REPACK buffer are packed and summed block by block as ggml sums those it repacks
- * (repack.h; the block models here: cpu_qmatch_serial_block32, cpu_qmatch_serial_superblock).  Not
- * yet: plain IQ4_NL and MXFP4 (ggml's vec_dot: two accumulators, even and odd blocks).
+ * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K, Q2_K, IQ4_NL and MXFP4 weights of 8k
+ * rows in a CPU_REPACK buffer are packed and summed block by block as ggml sums those it
+ * repacks (repack.h; the block models here: cpu_qmatch_serial_block32,
+ * cpu_qmatch_serial_superblock).  Not yet: plain IQ4_NL and MXFP4 (ggml's vec_dot: two
+ * accumulators, even and odd blocks).
  */
 #ifndef GGMLC_CPU_QUANT_MATCH_H
 #define GGMLC_CPU_QUANT_MATCH_H
@@ -47,10 +48,6 @@ CPU_HIDDEN bool cpu_qmatch_type(enum ggml_type type);
  * into the GEMM, as ggml never does on x86). */
 CPU_HIDDEN bool cpu_qmatch_k_type(enum ggml_type type);
 
-/* Whether MUL_MAT_ID's stack of experts as takes the block-serial order (Q4_0, Q4_K, IQ4_NL
- * and MXFP4 experts of 8k rows, as ggml repacks them); else the eight-lane order. */
-CPU_HIDDEN bool cpu_qmatch_experts_serial(const struct ggml_tensor *as);
-
 /* The eight-lane kernels of a path: single dot products with ggml's vec_dot signature
  * (x a row of Q8_0 or Q4_0 blocks, y of Q8_0 blocks) and multi-row kernels (one weight
  * row against up to CPU_QUANT_MAX_ROWS activation rows).  type-traits.c installs them as
@@ -59,34 +56,9 @@ CPU_HIDDEN void cpu_qmatch_fill_generic(cpu_vec_dot_table dots, cpu_vec_dot_rows
 CPU_HIDDEN void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 
-/* The block-serial multi-row kernel of Q4_0 on a path (MUL_MAT_ID's expert stacks), and on
- * this CPU's path.
- * The AVX2 and VNNI kernels read the activations' block sums (y->sums). */
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_on_path(enum cpu_quant_path path);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0(void);
-
-/* Block-serial Q4_K and Q2_K against Q8_K rows in ggml's layout, as ggml's repacked GEMV sums
- * them (its order for the expert stacks it repacks; Q2_K only in builds for AVX-512): per
- * super-block acc = fma(isum, x.d * y.d, acc) and accm = fma(msum, x.dmin * y.d, accm) with
- * the exact integer sums isum = sum_j sc_j (q . y)_j and msum = sum_j m_j bsum_j over its
- * sub-blocks j; the result acc - accm.  (Matrices in CPU_REPACK are packed: repack.h, whose
- * kernels also take ggml's GEMM order.)  On a path (AVX2 and VNNI: quant-dot-rows-k-*.c). */
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_on_path(enum ggml_type type,
-                                                          enum cpu_quant_path path);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_avx2(enum ggml_type type);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_k_vnni(enum ggml_type type);
 /* How many of a plane's ne11 activation rows ggml's repacked Q4_K and Q2_K take through their
  * GEMM (steps of 64 and 128 values; the rest through the GEMV). */
 static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
-/* Block-serial IQ4_NL and MXFP4 against Q8_0 planes, as ggml's repacked "lut" GEMV and GEMM
- * sum them (IQ4_NL and MXFP4 matrices of 8k rows in its CPU_REPACK buffer, and such expert
- * stacks): acc = fma(isum_b, dx_b * dy_b, acc) block after block, levels from the type's
- * table.  On a path (AVX2 and VNNI: quant-match-avx2.c). */
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_on_path(enum ggml_type type,
-                                                              enum cpu_quant_path path);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_avx2(enum ggml_type type);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_table_vnni(enum ggml_type type);
-
 /* The portable model of one block of the block-serial orders, for kernels that read blocks
  * elsewhere (repack.c): a 32-value block x of Q4_0, IQ4_NL or MXFP4 against the Q8_0 values qy
  * of scale dy gives fma(isum, dx * dy, acc); a Q4_K or Q2_K super-block x against yb adds its
@@ -98,16 +70,9 @@ CPU_HIDDEN void cpu_qmatch_serial_superblock(enum ggml_type type, const void *x,
                                              float *accm);
 
 /* Whether ggml sums a type block-serially where it repacks it (Q4_0, Q4_K, IQ4_NL, MXFP4;
- * Q2_K where the CPU has AVX-512, as a native ggml build repacks it only there). */
+ * Q2_K where the CPU has AVX-512, as a native ggml build repacks it only there): the types
+ * CPU_REPACK packs (repack.h). */
 CPU_HIDDEN bool cpu_qmatch_serial_type(enum ggml_type type);
-
-/* The block-serial kernel of a type in ggml's layout on this CPU's path (MUL_MAT_ID's expert
- * stacks): Q4_0, IQ4_NL, MXFP4, or Q4_K's and Q2_K's GEMV order; NULL for other types. */
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial(enum ggml_type type);
-
-/* The AVX2 and AVX-512 VNNI kernels (quant-match-avx2.c, -vnni.c); NULL where the build has none. */
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_avx2(void);
-CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_serial_q4_0_vnni(void);
 
 /* The eight-lane cpu_vec_dot_wrows_t kernel (quant-dot.h) of a weight type on a path, and
  * on this CPU's path; NULL where the path has none (the portable path; types other than

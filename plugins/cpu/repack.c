@@ -75,8 +75,8 @@ static size_t byte_in_group_block(const struct repack_layout *l, size_t k, size_
 
 /* Whether a tensor of this type and shape is stored packed in a CPU_REPACK buffer. */
 static bool packable(const struct ggml_tensor *t) {
-    return layout_of(t->type) && t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[2] == 1 &&
-           t->ne[3] == 1 && ggml_is_contiguous(t);
+    return layout_of(t->type) && t->ne[1] % CPU_REPACK_ROWS == 0 && t->ne[3] == 1 &&
+           ggml_is_contiguous(t);
 }
 
 bool cpu_repack_is_packed(const struct ggml_tensor *t) { return t && !t->view_src && cpu_repack_in_buffer(t) && packable(t); }
@@ -85,9 +85,11 @@ bool cpu_repack_node_supported(const struct ggml_tensor *node) {
     bool reads_packed = false;
     for (int i = 0; i < GGML_MAX_SRC; i++) reads_packed |= cpu_repack_in_buffer(node->src[i]);
     if (!reads_packed && !cpu_repack_in_buffer(node)) return true;
-    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
-    if (node->op != GGML_OP_MUL_MAT || cpu_repack_in_buffer(node) || !cpu_repack_is_packed(a))
-        return false;
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1], *ids = node->src[2];
+    /* MUL_MAT of a matrix, MUL_MAT_ID of a stack of experts (as ggml's buffer takes them) */
+    const bool op_ok = node->op == GGML_OP_MUL_MAT ? a->ne[2] == 1 : node->op == GGML_OP_MUL_MAT_ID;
+    if (!op_ok || cpu_repack_in_buffer(node) || !cpu_repack_is_packed(a)) return false;
+    if (ids && cpu_repack_in_buffer(ids)) return false;
     const ggml_backend_buffer_t bbuf = storage_buffer(b);
     return b->type == GGML_TYPE_F32 && !cpu_repack_in_buffer(b) && (!bbuf || ggml_backend_buffer_is_host(bbuf));
 }

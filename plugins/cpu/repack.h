@@ -6,8 +6,8 @@
  *
  * Which tensors are packed: contiguous Q4_0, IQ4_NL, MXFP4, Q4_K and (on CPUs with
  * AVX-512, as ggml repacks it only in builds for them) Q2_K tensors (not views) whose
- * row count ne[1] is a multiple of 8 and ne[2] = ne[3] = 1, the weights ggml repacks
- * and sums block by block (quant-match.h).  Other tensors in such a buffer keep
+ * row count ne[1] is a multiple of 8 and ne[3] = 1 (matrices, and stacks of experts
+ * along ne[2]), the weights ggml repacks and sums block by block (quant-match.h).  Other tensors in such a buffer keep
  * ggml's layout.  Group g of rows 8g..8g+7, block b (of nb per row), takes the
  * 8 * B bytes at (g * nb + b) * 8 * B, B the type's block size.  Each field of
  * ggml's block (at byte `at` of it) is stored for the eight rows together, in
@@ -24,8 +24,8 @@
  * The same size as ggml's layout.  The buffer's get_tensor gives ggml's layout back,
  * set_tensor, memset_tensor and cpy_tensor take any byte range of it.
  *
- * Only MUL_MAT with a packed weight as src[0] and host F32 activations runs on such a
- * tensor; every other node that reads a tensor of this buffer type is
+ * Only MUL_MAT with a packed matrix as src[0] and MUL_MAT_ID with a packed stack of
+ * experts, with host F32 activations, run on such a tensor; every other node that reads a tensor of this buffer type is
  * unsupported (cpu_repack_node_supported), so llama.cpp keeps such weights in the plain
  * buffer.
  */
