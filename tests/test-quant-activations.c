@@ -164,8 +164,15 @@ static void check_type(enum ggml_type type, const struct operands *op) {
             return;
         }
     reference(type, op, ref, tol);
-    tap_ok(memcmp(res[0], res[1], ROWS * sizeof(float)) == 0,
-           "%s: column 0 of 1 and of 8 columns identical", name);
+    /* IQ4_NL: ggml sums one column (its vec_dot) and several (tinyBLAS) in two orders, both
+     * checked bit for bit by test-quant-match */
+    const bool one_column_apart = type == GGML_TYPE_IQ4_NL;
+    if (one_column_apart)
+        tap_skip("ggml's one-column order differs", "%s: column 0 of 1 and of 8 columns identical",
+                 name);
+    else
+        tap_ok(memcmp(res[0], res[1], ROWS * sizeof(float)) == 0,
+               "%s: column 0 of 1 and of 8 columns identical", name);
     tap_ok(memcmp(res[1], res[2], 8 * ROWS * sizeof(float)) == 0,
            "%s: columns 0-7 of 8 and of 64 identical", name);
     for (int i = 0; i < 4; i++) {
@@ -180,8 +187,12 @@ static void check_type(enum ggml_type type, const struct operands *op) {
     }
     /* experts in a plain buffer sum in the order of a matrix there, as ggml's do (those in
      * CPU_REPACK: test-quant-match) */
-    tap_ok(memcmp(res[2], res[3], 64 * ROWS * sizeof(float)) == 0,
-           "%s: mul_mat_id columns as mul_mat's", name);
+    if (one_column_apart) /* ggml's mul_mat_id takes its vec_dot order at every column count */
+        tap_ok(memcmp(res[0], res[3], ROWS * sizeof(float)) == 0,
+               "%s: mul_mat_id columns as mul_mat's of one column", name);
+    else
+        tap_ok(memcmp(res[2], res[3], 64 * ROWS * sizeof(float)) == 0,
+               "%s: mul_mat_id columns as mul_mat's", name);
     const double worst = worst_vs_reference(res[3], ref, tol, MAX_COLS);
     tap_ok(worst <= 1, "%s mul_mat_id: activations rounded as ggml (worst error %.3g of the bound)",
            name, worst);
@@ -222,6 +233,11 @@ static bool product_cols(enum ggml_type type, int k, const float *w, const float
  * depth with a partial step of four blocks (32-value types: 13 blocks). */
 static void check_column_counts(enum ggml_type type) {
     static float w[ODD_ROWS * MAX_K], x[COUNT_COLS * MAX_K];
+    if (type == GGML_TYPE_IQ4_NL) { /* ggml's one-column order differs (test-quant-match) */
+        tap_skip("ggml's one-column order differs",
+                 "iq4_nl: columns of several-column products = 1-column products");
+        return;
+    }
     static float single[COUNT_COLS][ODD_ROWS], res[COUNT_COLS * ODD_ROWS];
     const int k = ggml_blck_size(type) == 256 ? MAX_K : 32 * 13;
     test_seed(77);

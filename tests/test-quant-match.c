@@ -99,19 +99,49 @@ static float block_serial(const float *dw, const int8_t *qw, const float *dx, co
     return acc;
 }
 
+/* ggml's x86 vec_dot of IQ4_NL and MXFP4: blocks in pairs, even blocks into one set of eight
+ * lanes and odd blocks into another, the lanes of their sum added as eight_lanes adds them;
+ * an odd last block's whole sum in one more fma. */
+static float block_pairs(const float *dw, const int8_t *qw, const float *dx, const int8_t *qx) {
+    float acc[2][8] = {{0}}, v[8];
+    int b = 0;
+    for (; b + 1 < K / 32; b += 2)
+        for (int h = 0; h < 2; h++)
+            for (int k = 0; k < 8; k++) {
+                int lane = 0;
+                for (int j = 32 * (b + h) + 4 * k; j < 32 * (b + h) + 4 * k + 4; j++)
+                    lane += qw[j] * qx[j];
+                acc[h][k] = fmaf(dw[b + h] * dx[b + h], (float)lane, acc[h][k]);
+            }
+    for (int k = 0; k < 8; k++) v[k] = acc[0][k] + acc[1][k];
+    float r = ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+    if (b < K / 32) {
+        int sum = 0;
+        for (int j = 32 * b; j < 32 * b + 32; j++) sum += qw[j] * qx[j];
+        r = fmaf(dw[b] * dx[b], (float)sum, r);
+    }
+    return r;
+}
+
+enum order { EIGHT_LANES, BLOCK_SERIAL, BLOCK_PAIRS };
+static const char *const order_names[] = {"eight-lane", "block-serial", "vec_dot block-pair"};
+
 struct operands {
     float w[MAX_ROWS * K], x[MAX_COLS * K];
 };
 
 /* The expected product (cols columns of rows) of weights wq (quantized) and op->x. */
-static void expected(enum ggml_type type, const void *wq, int rows, bool serial, const struct operands *op, float *out) {
+static void expected(enum ggml_type type, const void *wq, int rows, enum order order,
+                     const struct operands *op, float *out) {
     static float dw[MAX_ROWS][K / 32], dx[K / 32];
     static int8_t qw[MAX_ROWS][K], qx[K];
     for (int r = 0; r < rows; r++) weight_levels(type, (const char *)wq + r * ggml_row_size(type, K), dw[r], qw[r]);
     for (int c = 0; c < MAX_COLS; c++) {
         quantize_activations(op->x + c * K, dx, qx);
         for (int r = 0; r < rows; r++)
-            out[c * rows + r] = serial ? block_serial(dw[r], qw[r], dx, qx) : eight_lanes(dw[r], qw[r], dx, qx);
+            out[c * rows + r] = order == BLOCK_SERIAL  ? block_serial(dw[r], qw[r], dx, qx)
+                                : order == BLOCK_PAIRS ? block_pairs(dw[r], qw[r], dx, qx)
+                                                       : eight_lanes(dw[r], qw[r], dx, qx);
     }
 }
 
@@ -193,10 +223,17 @@ static void check_experts(enum ggml_type type, int k, int rows, const struct ope
  * plain buffer (eight lanes) and, where repacked (Q4_0 of 8k rows), in a CPU_REPACK buffer
  * (block-serial). */
 static void check_case(enum ggml_type type, int rows, bool repacked, const struct operands *op) {
-    static float want[MAX_COLS * MAX_ROWS], got[MAX_COLS * MAX_ROWS];
+    static float want[MAX_COLS * MAX_ROWS], want1[MAX_COLS * MAX_ROWS], got[MAX_COLS * MAX_ROWS];
     void *wq = malloc(ggml_row_size(type, K) * rows);
     ggml_quantize_chunk(type, op->w, wq, 0, rows, K, NULL);
-    expected(type, wq, rows, repacked, op, want);
+    /* plain IQ4_NL: ggml's vec_dot for one column, tinyBLAS (eight lanes) for more; plain
+     * MXFP4: its vec_dot at every column count */
+    const enum order order = repacked                  ? BLOCK_SERIAL
+                             : type == GGML_TYPE_MXFP4 ? BLOCK_PAIRS
+                                                       : EIGHT_LANES;
+    const enum order order1 = !repacked && type == GGML_TYPE_IQ4_NL ? BLOCK_PAIRS : order;
+    expected(type, wq, rows, order, op, want);
+    expected(type, wq, rows, order1, op, want1);
     free(wq);
     /* 17, 20, 21, 24: a group of 16 (the wide column kernel) then a last one of 1, 4, 5, 8 rows */
     const int col_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17, 20, 21, 24, 64, 136, MAX_COLS};
@@ -204,13 +241,17 @@ static void check_case(enum ggml_type type, int rows, bool repacked, const struc
         for (size_t i = 0; i < sizeof col_counts / sizeof *col_counts; i++) {
             const int cols = col_counts[i];
             int differ = -1;
+            const float *w = cols == 1 ? want1 : want;
             if (product(type, K, rows, op, cols, t, repacked, got)) {
                 differ = 0;
-                for (int j = 0; j < cols * rows; j++) differ += memcmp(&got[j], &want[j], sizeof(float)) != 0;
+                for (int j = 0; j < cols * rows; j++)
+                    differ += memcmp(&got[j], &w[j], sizeof(float)) != 0;
             }
-            tap_ok(differ == 0, "%s%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
-                   ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
-                   repacked ? "block-serial" : "eight-lane", differ);
+            tap_ok(
+                differ == 0,
+                "%s%s %d rows x %d columns, %d thread(s): ggml's %s order, bit for bit (%d differ)",
+                ggml_type_name(type), repacked ? " (CPU_REPACK)" : "", rows, cols, t,
+                order_names[cols == 1 ? order1 : order], differ);
         }
     if (repacked) check_experts(type, K, rows, op, want);
 }
@@ -449,6 +490,9 @@ int main(void) {
     check_case(GGML_TYPE_Q4_0, 35, false, &op);
     check_case(GGML_TYPE_IQ4_NL, MAX_ROWS, true, &op); /* repacked: blocks in series */
     check_case(GGML_TYPE_MXFP4, 16, true, &op);
+    check_case(GGML_TYPE_IQ4_NL, 36, false,
+               &op); /* plain: vec_dot's block pairs, tinyBLAS's lanes */
+    check_case(GGML_TYPE_MXFP4, 35, false, &op); /* plain: vec_dot's block pairs */
     check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, false, &op);
     check_k_case(GGML_TYPE_Q4_K, MAX_ROWS, true,
                  &op);                            /* repacked: super-blocks / 64 values in series */

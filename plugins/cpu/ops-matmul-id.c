@@ -47,7 +47,9 @@ static struct id_layout id_layout_of(const struct ggml_tensor *node) {
     l.off_order = GGML_PAD((size_t)(l.n_as + 1) * sizeof(int64_t), 64);
     l.off_x = l.off_order + GGML_PAD((size_t)l.n_pairs * sizeof(int64_t), 64);
     const bool packed = cpu_repack_is_packed(as);
-    l.rows = cpu_gemm_type_ok(as->type) || packed ? NULL : cpu_get_vec_dot_rows(as->type);
+    l.rows = cpu_gemm_type_ok(as->type) || packed ? NULL
+             : as->type == GGML_TYPE_IQ4_NL ? cpu_qmatch_vec2_rows(as->type) /* ggml's vec_dot */
+                                            : cpu_get_vec_dot_rows(as->type);
     l.planes = (l.rows || packed) && cpu_matmul_uses_planes(as->type);
     l.off_planes = l.off_x + GGML_PAD((size_t)l.n_pairs * l.xrow, 64);
     l.off_out = l.off_planes + (l.planes ? planes_size(l.n_pairs, b->ne[0]) : 0);

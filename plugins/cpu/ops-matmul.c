@@ -99,7 +99,8 @@ static struct cpu_gemm_problem mul_mat_problem(const struct ggml_tensor *dst, in
 static bool mul_mat_uses_gemm(const struct ggml_tensor *node) {
     const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (cpu_gemm_type_ok(a->type)) return true;
-    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type) || cpu_repack_is_packed(a))
+    if (cpu_qmatch_type(a->type) || cpu_qmatch_k_type(a->type) || cpu_repack_is_packed(a) ||
+        a->type == GGML_TYPE_IQ4_NL || a->type == GGML_TYPE_MXFP4)
         return false; /* integer dots at every size, as ggml (quant-match.h) */
     if (cpu_quant_lowbit_type(a->type)) return false; /* likewise: ggml has no GEMM for them */
     return b->ne[1] >= QUANT_GEMM_MIN_ROWS &&
@@ -598,7 +599,10 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
 
 static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     const struct ggml_tensor *a = dst->src[0];
-    const cpu_vec_dot_rows_t kernel = cpu_get_vec_dot_rows(a->type);
+    /* IQ4_NL: one column in ggml's vec_dot order, more in its tinyBLAS order (quant-match.h) */
+    const cpu_vec_dot_rows_t kernel = a->type == GGML_TYPE_IQ4_NL && dst->src[1]->ne[1] == 1
+                                          ? cpu_qmatch_vec2_rows(a->type)
+                                          : cpu_get_vec_dot_rows(a->type);
     if (kernel || cpu_repack_is_packed(a))
         mul_mat_quant_multi_row(call, dst, kernel);
     else mul_mat_quant_by_row(call, dst);

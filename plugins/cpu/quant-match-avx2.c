@@ -12,10 +12,12 @@
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 #define QMATCH_FILL     cpu_qmatch_fill_avx512vnni
 #define QMATCH_WROWS_OF cpu_qmatch_wrows_vnni
+#define QMATCH_VEC2     cpu_qmatch_vec2_rows_vnni
 #else
 #pragma GCC target("avx2,fma,f16c")
 #define QMATCH_FILL     cpu_qmatch_fill_avx2
 #define QMATCH_WROWS_OF cpu_qmatch_wrows_avx2
+#define QMATCH_VEC2     cpu_qmatch_vec2_rows_avx2
 #endif
 #include <immintrin.h>
 
@@ -28,6 +30,18 @@ static inline __m256i levels_q4_0(const void *row, int b) {
 }
 static inline float scale_q8_0(const void *row, int b) { return qd_h2f_lead((const block_q8_0 *)row + b); }
 static inline float scale_q4_0(const void *row, int b) { return qd_h2f_lead((const block_q4_0 *)row + b); }
+static inline __m256i levels_iq4_nl(const void *row, int b) {
+    return qd_levels_iq4_nl((const block_iq4_nl *)row + b);
+}
+static inline __m256i levels_mxfp4(const void *row, int b) {
+    return qd_levels_mxfp4((const block_mxfp4 *)row + b);
+}
+static inline float scale_iq4_nl(const void *row, int b) {
+    return qd_h2f_lead((const block_iq4_nl *)row + b);
+}
+static inline float scale_mxfp4(const void *row, int b) {
+    return ggmlc_e8m0_to_fp32_half(((const block_mxfp4 *)row)[b].e);
+}
 
 /* Lane k: the sum of w[4k..4k+3] * y[4k..4k+3], with |w| taken unsigned and its sign moved to y. */
 static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
@@ -38,53 +52,136 @@ static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
 #endif
 }
 
-#define QMATCH_AVX2(type, LEVELS, SCALE)                                                                          \
-    static inline __attribute__((always_inline)) void lanes_rows_##type##_nr(                                   \
-        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride, const int nr) {        \
-        __m256 acc[CPU_QUANT_MAX_ROWS];                                                                           \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                                \
-        for (int b = 0; b < n / QK8_0; b++) {                                                                     \
-            _mm_prefetch((const char *)vx + (size_t)b * sizeof(block_##type) + QD_PREFETCH, _MM_HINT_T0);        \
-            const __m256i w = LEVELS(vx, b), w_abs = _mm256_sign_epi8(w, w);                                      \
+#define QMATCH_AVX2(type, LEVELS, SCALE)                                                          \
+    static inline __attribute__((always_inline)) void lanes_rows_##type##_nr(                     \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,            \
+        const int nr) {                                                                           \
+        __m256 acc[CPU_QUANT_MAX_ROWS];                                                           \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();                 \
+        for (int b = 0; b < n / QK8_0; b++) {                                                     \
+            _mm_prefetch((const char *)vx + (size_t)b * sizeof(block_##type) + QD_PREFETCH,       \
+                         _MM_HINT_T0);                                                            \
+            const __m256i w = LEVELS(vx, b), w_abs = _mm256_sign_epi8(w, w);                      \
             /* dx * dy as a vector product of two broadcasts: the activation's scale broadcast  \
              * straight from memory (a load, where a scalar product then a broadcast takes a   \
-             * shuffle: 10% of this kernel's time with 8 rows); the same float product */       \
-            const __m256 dx = _mm256_set1_ps(SCALE(vx, b));                                                       \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                         \
-                const __m256i q = qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0);                        \
-                const __m256 d = _mm256_mul_ps(dx, _mm256_broadcast_ss(y->d + r * y->d_stride + b));              \
-                acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lane_sums(w_abs, w, q)), acc[r]);                  \
-            }                                                                                                     \
-        }                                                                                                         \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = qd_hsum_ps(acc[r]);                        \
-    }                                                                                                             \
-    static void lanes_rows_##type(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) { \
-        switch (y->nrows) {                                                                                       \
-        case 1: lanes_rows_##type##_nr(n, x, y, s, s_stride, 1); break;                                           \
-        case 2: lanes_rows_##type##_nr(n, x, y, s, s_stride, 2); break;                                           \
-        case 3: lanes_rows_##type##_nr(n, x, y, s, s_stride, 3); break;                                           \
-        case 4: lanes_rows_##type##_nr(n, x, y, s, s_stride, 4); break;                                           \
-        case 5: lanes_rows_##type##_nr(n, x, y, s, s_stride, 5); break;                                           \
-        case 6: lanes_rows_##type##_nr(n, x, y, s, s_stride, 6); break;                                           \
-        case 7: lanes_rows_##type##_nr(n, x, y, s, s_stride, 7); break;                                           \
-        default: lanes_rows_##type##_nr(n, x, y, s, s_stride, 8); break;                                          \
-        }                                                                                                         \
-    }                                                                                                             \
-    static void lanes_dot_##type(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy,          \
-                                 size_t by, int nrc) {                                                            \
-        const block_q8_0 *y = vy;                                                                                 \
-        __m256 acc = _mm256_setzero_ps();                                                                         \
-        for (int b = 0; b < n / QK8_0; b++) {                                                                     \
-            const __m256i w = LEVELS(vx, b);                                                                      \
-            const __m256 d = _mm256_set1_ps(SCALE(vx, b) * qd_h2f(y[b].d));                                       \
-            acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(y[b].qs))), \
-                                  acc);                                                                           \
-        }                                                                                                         \
-        *s = qd_hsum_ps(acc);                                                                                     \
+             * shuffle: 10% of this kernel's time with 8 rows); the same float product */ \
+            const __m256 dx = _mm256_set1_ps(SCALE(vx, b));                                       \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                         \
+                const __m256i q = qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0);        \
+                const __m256 d =                                                                  \
+                    _mm256_mul_ps(dx, _mm256_broadcast_ss(y->d + r * y->d_stride + b));           \
+                acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lane_sums(w_abs, w, q)), acc[r]);  \
+            }                                                                                     \
+        }                                                                                         \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) s[r * s_stride] = qd_hsum_ps(acc[r]);         \
+    }                                                                                             \
+    static void lanes_rows_##type(int n, const void *x, const struct cpu_q8_rows *y, float *s,    \
+                                  size_t s_stride) {                                              \
+        switch (y->nrows) {                                                                       \
+        case 1: lanes_rows_##type##_nr(n, x, y, s, s_stride, 1); break;                           \
+        case 2: lanes_rows_##type##_nr(n, x, y, s, s_stride, 2); break;                           \
+        case 3: lanes_rows_##type##_nr(n, x, y, s, s_stride, 3); break;                           \
+        case 4: lanes_rows_##type##_nr(n, x, y, s, s_stride, 4); break;                           \
+        case 5: lanes_rows_##type##_nr(n, x, y, s, s_stride, 5); break;                           \
+        case 6: lanes_rows_##type##_nr(n, x, y, s, s_stride, 6); break;                           \
+        case 7: lanes_rows_##type##_nr(n, x, y, s, s_stride, 7); break;                           \
+        default: lanes_rows_##type##_nr(n, x, y, s, s_stride, 8); break;                          \
+        }                                                                                         \
+    }                                                                                             \
+    __attribute__((unused)) static void lanes_dot_##type(int n, float *s, size_t bs,              \
+                                                         const void *vx, size_t bx,               \
+                                                         const void *vy, size_t by, int nrc) {    \
+        const block_q8_0 *y = vy;                                                                 \
+        __m256 acc = _mm256_setzero_ps();                                                         \
+        for (int b = 0; b < n / QK8_0; b++) {                                                     \
+            const __m256i w = LEVELS(vx, b);                                                      \
+            const __m256 d = _mm256_set1_ps(SCALE(vx, b) * qd_h2f(y[b].d));                       \
+            acc = _mm256_fmadd_ps(                                                                \
+                d, _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(y[b].qs))),  \
+                acc);                                                                             \
+        }                                                                                         \
+        *s = qd_hsum_ps(acc);                                                                     \
     }
 
 QMATCH_AVX2(q8_0, levels_q8_0, scale_q8_0)
 QMATCH_AVX2(q4_0, levels_q4_0, scale_q4_0)
+QMATCH_AVX2(iq4_nl, levels_iq4_nl, scale_iq4_nl)
+
+/* ggml's vec_dot order of IQ4_NL and MXFP4 (quant-match.h): block pairs into two
+ * accumulators per row (even, odd blocks), the lanes of their sum added once, an odd last
+ * block as one scalar FMA.  vec2_dot_<type>: the same over Q8_0 blocks (its vec_dot). */
+#define QMATCH_VEC2_KERNEL(type, LEVELS, SCALE)                                                    \
+    static inline __attribute__((always_inline)) void vec2_rows_##type##_nr(                       \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,             \
+        const int nr) {                                                                            \
+        __m256 acc0[CPU_QUANT_MAX_ROWS], acc1[CPU_QUANT_MAX_ROWS];                                 \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) acc0[r] = acc1[r] = _mm256_setzero_ps();       \
+        const int nb = n / QK8_0;                                                                  \
+        int b = 0;                                                                                 \
+        for (; b + 1 < nb; b += 2) {                                                               \
+            const __m256i w0 = LEVELS(vx, b), w1 = LEVELS(vx, b + 1);                              \
+            const __m256i a0 = _mm256_sign_epi8(w0, w0), a1 = _mm256_sign_epi8(w1, w1);            \
+            const __m256 dx0 = _mm256_set1_ps(SCALE(vx, b)),                                       \
+                         dx1 = _mm256_set1_ps(SCALE(vx, b + 1));                                   \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                          \
+                const int8_t *q = y->qs + r * y->qs_stride + (size_t)b * QK8_0;                    \
+                const float *dy = y->d + r * y->d_stride + b;                                      \
+                acc0[r] =                                                                          \
+                    _mm256_fmadd_ps(_mm256_mul_ps(dx0, _mm256_broadcast_ss(dy)),                   \
+                                    _mm256_cvtepi32_ps(lane_sums(a0, w0, qd_load32(q))), acc0[r]); \
+                acc1[r] = _mm256_fmadd_ps(                                                         \
+                    _mm256_mul_ps(dx1, _mm256_broadcast_ss(dy + 1)),                               \
+                    _mm256_cvtepi32_ps(lane_sums(a1, w1, qd_load32(q + QK8_0))), acc1[r]);         \
+            }                                                                                      \
+        }                                                                                          \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                              \
+            float sum = qd_hsum_ps(_mm256_add_ps(acc0[r], acc1[r]));                               \
+            if (b < nb) {                                                                          \
+                const __m256i w = LEVELS(vx, b);                                                   \
+                const int isum = qd_hsum_epi32(                                                    \
+                    lane_sums(_mm256_sign_epi8(w, w), w,                                           \
+                              qd_load32(y->qs + r * y->qs_stride + (size_t)b * QK8_0)));           \
+                sum = fmaf(SCALE(vx, b) * y->d[r * y->d_stride + b], (float)isum, sum);            \
+            }                                                                                      \
+            s[r * s_stride] = sum;                                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    QD_ROWS_DISPATCH(vec2_rows_##type)                                                             \
+    static void vec2_dot_##type(int n, float *s, size_t bs, const void *vx, size_t bx,             \
+                                const void *vy, size_t by, int nrc) {                              \
+        const block_q8_0 *y = vy;                                                                  \
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                             \
+        const int nb = n / QK8_0;                                                                  \
+        int b = 0;                                                                                 \
+        for (; b + 1 < nb; b += 2) {                                                               \
+            const __m256i w0 = LEVELS(vx, b), w1 = LEVELS(vx, b + 1);                              \
+            acc0 = _mm256_fmadd_ps(                                                                \
+                _mm256_set1_ps(SCALE(vx, b) * qd_h2f(y[b].d)),                                     \
+                _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w0, w0), w0, qd_load32(y[b].qs))),   \
+                acc0);                                                                             \
+            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(SCALE(vx, b + 1) * qd_h2f(y[b + 1].d)),          \
+                                   _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w1, w1), w1,      \
+                                                                qd_load32(y[b + 1].qs))),          \
+                                   acc1);                                                          \
+        }                                                                                          \
+        float sum = qd_hsum_ps(_mm256_add_ps(acc0, acc1));                                         \
+        if (b < nb) {                                                                              \
+            const __m256i w = LEVELS(vx, b);                                                       \
+            const int isum =                                                                       \
+                qd_hsum_epi32(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(y[b].qs)));           \
+            sum = fmaf(SCALE(vx, b) * qd_h2f(y[b].d), (float)isum, sum);                           \
+        }                                                                                          \
+        *s = sum;                                                                                  \
+    }
+
+QMATCH_VEC2_KERNEL(iq4_nl, levels_iq4_nl, scale_iq4_nl)
+QMATCH_VEC2_KERNEL(mxfp4, levels_mxfp4, scale_mxfp4)
+
+cpu_vec_dot_rows_t QMATCH_VEC2(enum ggml_type type) {
+    return type == GGML_TYPE_IQ4_NL  ? vec2_rows_iq4_nl
+           : type == GGML_TYPE_MXFP4 ? vec2_rows_mxfp4
+                                     : NULL;
+}
 
 /* ------------------------------------------ one activation row, a block of weight rows
  *
@@ -206,6 +303,10 @@ void QMATCH_FILL(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     dots[GGML_TYPE_Q4_0] = lanes_dot_q4_0;
     rows[GGML_TYPE_Q8_0] = lanes_rows_q8_0;
     rows[GGML_TYPE_Q4_0] = ROWS_Q4_0;
+    dots[GGML_TYPE_IQ4_NL] = vec2_dot_iq4_nl;
+    dots[GGML_TYPE_MXFP4] = vec2_dot_mxfp4;
+    rows[GGML_TYPE_IQ4_NL] = lanes_rows_iq4_nl; /* tinyBLAS: ggml's mul_mat of 2+ columns */
+    rows[GGML_TYPE_MXFP4] = vec2_rows_mxfp4;
 }
 
 cpu_vec_dot_wrows_t QMATCH_WROWS_OF(enum ggml_type type) {
@@ -219,9 +320,11 @@ void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table r
     (void)dots, (void)rows;
 }
 cpu_vec_dot_wrows_t cpu_qmatch_wrows_vnni(enum ggml_type type) { return (void)type, NULL; }
+cpu_vec_dot_rows_t cpu_qmatch_vec2_rows_vnni(enum ggml_type type) { return (void)type, NULL; }
 #else
 void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     (void)dots, (void)rows;
 }
 cpu_vec_dot_wrows_t cpu_qmatch_wrows_avx2(enum ggml_type type) { return (void)type, NULL; }
+cpu_vec_dot_rows_t cpu_qmatch_vec2_rows_avx2(enum ggml_type type) { return (void)type, NULL; }
 #endif

@@ -41,18 +41,35 @@ static inline int q4_0_level(const block_q4_0 *x, int j) {
     return (j < 16 ? x->qs[j] & 0xf : x->qs[j - 16] >> 4) - 8;
 }
 
-/* Weight block b of a row as 32 signed levels. */
+/* Value j (0..31) of a 32-value block of Q4_0, IQ4_NL or MXFP4 as a signed level. */
+static inline int block32_level(enum ggml_type type, const void *x, int j) {
+    if (type == GGML_TYPE_Q4_0) return q4_0_level(x, j);
+    const uint8_t *qs =
+        type == GGML_TYPE_IQ4_NL ? ((const block_iq4_nl *)x)->qs : ((const block_mxfp4 *)x)->qs;
+    const int8_t *table = type == GGML_TYPE_IQ4_NL ? ggmlc_kvalues_iq4nl : ggmlc_kvalues_mxfp4;
+    return table[j < 16 ? qs[j] & 0xf : qs[j - 16] >> 4];
+}
+
+static inline float block32_scale(enum ggml_type type, const void *x) {
+    if (type == GGML_TYPE_MXFP4) return ggmlc_e8m0_to_fp32_half(((const block_mxfp4 *)x)->e);
+    return ggmlc_fp16_to_fp32(type == GGML_TYPE_Q4_0 ? ((const block_q4_0 *)x)->d
+                                                     : ((const block_iq4_nl *)x)->d);
+}
+
+/* Weight block b of a row (Q8_0, Q4_0, IQ4_NL, MXFP4) as 32 signed levels. */
 static inline void weight_levels(enum ggml_type type, const void *row, int b, int8_t out[QK8_0]) {
+    const void *x = (const char *)row + b * ggml_type_size(type);
     if (type == GGML_TYPE_Q8_0) {
-        memcpy(out, ((const block_q8_0 *)row)[b].qs, QK8_0);
+        memcpy(out, ((const block_q8_0 *)x)->qs, QK8_0);
     } else {
-        for (int j = 0; j < QK8_0; j++) out[j] = (int8_t)q4_0_level((const block_q4_0 *)row + b, j);
+        for (int j = 0; j < QK8_0; j++) out[j] = (int8_t)block32_level(type, x, j);
     }
 }
 
 static inline float weight_scale(enum ggml_type type, const void *row, int b) {
-    const ggml_fp16_t d = type == GGML_TYPE_Q8_0 ? ((const block_q8_0 *)row)[b].d : ((const block_q4_0 *)row)[b].d;
-    return ggmlc_fp16_to_fp32(d);
+    const void *x = (const char *)row + b * ggml_type_size(type);
+    return type == GGML_TYPE_Q8_0 ? ggmlc_fp16_to_fp32(((const block_q8_0 *)x)->d)
+                                  : block32_scale(type, x);
 }
 
 /* acc[k] += d * (sum of x[4k..4k+3] * y[4k..4k+3]), fused. */
@@ -96,6 +113,11 @@ static void lanes_dot(enum ggml_type type, int n, float *s, const void *vx, cons
     *s = cpu_sum_lanes8(acc);
 }
 
+static void lanes_rows_iq4_nl(int n, const void *x, const struct cpu_q8_rows *y, float *s,
+                              size_t s_stride) {
+    lanes_rows(GGML_TYPE_IQ4_NL, n, x, y, s, s_stride);
+}
+
 static void lanes_dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     lanes_dot(GGML_TYPE_Q8_0, n, s, vx, vy);
 }
@@ -104,26 +126,99 @@ static void lanes_dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx
     lanes_dot(GGML_TYPE_Q4_0, n, s, vx, vy);
 }
 
+/* One activation row's Q8_0 blocks where they lie: block b's values at qs + b * qs_step, its
+ * scale the float d[b] (planes) or the f16 at dh + b * dh_step bytes (blocks). */
+struct q8_blocks {
+    const int8_t *qs;
+    size_t qs_step;
+    const float *d;
+    const char *dh;
+    size_t dh_step;
+};
+
+static inline float q8_scale(const struct q8_blocks *y, int b) {
+    if (y->d) return y->d[b];
+    ggml_fp16_t h;
+    memcpy(&h, y->dh + (size_t)b * y->dh_step, sizeof h);
+    return ggmlc_fp16_to_fp32(h);
+}
+
+/* ggml's x86 vec_dot of IQ4_NL and MXFP4 (quant-match.h): block pairs, the even blocks in
+ * one accumulator of eight lanes and the odd ones in another, the lanes of their sum added
+ * as cpu_sum_lanes8; an odd last block one scalar FMA. */
+static float vec2(enum ggml_type type, int n, const void *vx, const struct q8_blocks *y) {
+    float acc[2][8] = {{0}}, sum[8];
+    const int nb = n / QK8_0;
+    int b = 0;
+    for (; b + 1 < nb; b += 2)
+        for (int h = 0; h < 2; h++) {
+            int8_t w[QK8_0];
+            weight_levels(type, vx, b + h, w);
+            add_block_lanes(w, y->qs + (size_t)(b + h) * y->qs_step,
+                            weight_scale(type, vx, b + h) * q8_scale(y, b + h), acc[h]);
+        }
+    for (int k = 0; k < 8; k++) sum[k] = acc[0][k] + acc[1][k];
+    float r = cpu_sum_lanes8(sum);
+    if (b < nb) {
+        int8_t w[QK8_0];
+        weight_levels(type, vx, b, w);
+        int isum = 0;
+        for (int j = 0; j < QK8_0; j++) isum += w[j] * y->qs[(size_t)b * y->qs_step + j];
+        r = fmaf(weight_scale(type, vx, b) * q8_scale(y, b), (float)isum, r);
+    }
+    return r;
+}
+
+static void vec2_rows(enum ggml_type type, int n, const void *vx, const struct cpu_q8_rows *y,
+                      float *s, size_t s_stride) {
+    for (int r = 0; r < y->nrows; r++) {
+        const struct q8_blocks yr = {y->qs + r * y->qs_stride, QK8_0, y->d + r * y->d_stride, NULL,
+                                     0};
+        s[r * s_stride] = vec2(type, n, vx, &yr);
+    }
+}
+
+static void vec2_dot(enum ggml_type type, int n, float *s, const void *vx, const void *vy) {
+    const block_q8_0 *y = vy;
+    const struct q8_blocks yb = {y->qs, sizeof *y, NULL, (const char *)&y->d, sizeof *y};
+    *s = vec2(type, n, vx, &yb);
+}
+
+#define VEC2(type, name)                                                                      \
+    static void vec2_rows_##name(int n, const void *x, const struct cpu_q8_rows *y, float *s, \
+                                 size_t s_stride) {                                           \
+        vec2_rows(type, n, x, y, s, s_stride);                                                \
+    }                                                                                         \
+    static void vec2_dot_##name(int n, float *s, size_t bs, const void *vx, size_t bx,        \
+                                const void *vy, size_t by, int nrc) {                         \
+        vec2_dot(type, n, s, vx, vy);                                                         \
+    }
+VEC2(GGML_TYPE_IQ4_NL, iq4_nl)
+VEC2(GGML_TYPE_MXFP4, mxfp4)
+
+cpu_vec_dot_rows_t cpu_qmatch_vec2_rows_on_path(enum ggml_type type, enum cpu_quant_path path) {
+    if (path == CPU_QUANT_AVX512VNNI && cpu_qmatch_vec2_rows_vnni(type))
+        return cpu_qmatch_vec2_rows_vnni(type);
+    if (path != CPU_QUANT_GENERIC && cpu_qmatch_vec2_rows_avx2(type))
+        return cpu_qmatch_vec2_rows_avx2(type);
+    return type == GGML_TYPE_IQ4_NL  ? vec2_rows_iq4_nl
+           : type == GGML_TYPE_MXFP4 ? vec2_rows_mxfp4
+                                     : NULL;
+}
+
+cpu_vec_dot_rows_t cpu_qmatch_vec2_rows(enum ggml_type type) {
+    return cpu_qmatch_vec2_rows_on_path(type, cpu_current_quant_path());
+}
+
 void cpu_qmatch_fill_generic(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows) {
     dots[GGML_TYPE_Q8_0] = lanes_dot_q8_0;
     dots[GGML_TYPE_Q4_0] = lanes_dot_q4_0;
     rows[GGML_TYPE_Q8_0] = lanes_rows_q8_0;
     rows[GGML_TYPE_Q4_0] = lanes_rows_q4_0;
-}
-
-/* Value j (0..31) of a 32-value block of Q4_0, IQ4_NL or MXFP4 as a signed level. */
-static inline int block32_level(enum ggml_type type, const void *x, int j) {
-    if (type == GGML_TYPE_Q4_0) return q4_0_level(x, j);
-    const uint8_t *qs =
-        type == GGML_TYPE_IQ4_NL ? ((const block_iq4_nl *)x)->qs : ((const block_mxfp4 *)x)->qs;
-    const int8_t *table = type == GGML_TYPE_IQ4_NL ? ggmlc_kvalues_iq4nl : ggmlc_kvalues_mxfp4;
-    return table[j < 16 ? qs[j] & 0xf : qs[j - 16] >> 4];
-}
-
-static inline float block32_scale(enum ggml_type type, const void *x) {
-    if (type == GGML_TYPE_MXFP4) return ggmlc_e8m0_to_fp32_half(((const block_mxfp4 *)x)->e);
-    return ggmlc_fp16_to_fp32(type == GGML_TYPE_Q4_0 ? ((const block_q4_0 *)x)->d
-                                                     : ((const block_iq4_nl *)x)->d);
+    dots[GGML_TYPE_IQ4_NL] = vec2_dot_iq4_nl;
+    dots[GGML_TYPE_MXFP4] = vec2_dot_mxfp4;
+    rows[GGML_TYPE_IQ4_NL] = lanes_rows_iq4_nl; /* tinyBLAS: ggml's mul_mat of 2+ columns */
+    rows[GGML_TYPE_MXFP4] = vec2_rows_mxfp4;
 }
 
 float cpu_qmatch_serial_block32(enum ggml_type type, const void *x, const int8_t *qy, float dy,

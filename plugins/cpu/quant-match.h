@@ -32,8 +32,8 @@
  * quant-dot-x86.h and quant-dot-rows-k-x86.h); Q4_K, Q2_K, IQ4_NL and MXFP4 weights of 8k
  * rows in a CPU_REPACK buffer are packed and summed block by block as ggml sums those it
  * repacks (repack.h; the block models here: cpu_qmatch_serial_block32,
- * cpu_qmatch_serial_superblock).  Not yet: plain IQ4_NL and MXFP4 (ggml's vec_dot: two
- * accumulators, even and odd blocks).
+ * cpu_qmatch_serial_superblock); those in a plain buffer sum as ggml's vec_dot and tinyBLAS
+ * (cpu_qmatch_vec2_rows).
  */
 #ifndef GGMLC_CPU_QUANT_MATCH_H
 #define GGMLC_CPU_QUANT_MATCH_H
@@ -51,7 +51,8 @@ CPU_HIDDEN bool cpu_qmatch_k_type(enum ggml_type type);
 /* The eight-lane kernels of a path: single dot products with ggml's vec_dot signature
  * (x a row of Q8_0 or Q4_0 blocks, y of Q8_0 blocks) and multi-row kernels (one weight
  * row against up to CPU_QUANT_MAX_ROWS activation rows).  type-traits.c installs them as
- * the vec_dot and multi-row kernels of Q8_0 and Q4_0 on every path. */
+ * the vec_dot and multi-row kernels of Q8_0 and Q4_0 on every path; these fills also set
+ * IQ4_NL's and MXFP4's in ggml's plain orders (below). */
 CPU_HIDDEN void cpu_qmatch_fill_generic(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 CPU_HIDDEN void cpu_qmatch_fill_avx2(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
 CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_rows_table rows);
@@ -59,6 +60,20 @@ CPU_HIDDEN void cpu_qmatch_fill_avx512vnni(cpu_vec_dot_table dots, cpu_vec_dot_r
 /* How many of a plane's ne11 activation rows ggml's repacked Q4_K and Q2_K take through their
  * GEMM (steps of 64 and 128 values; the rest through the GEMV). */
 static inline int64_t cpu_qmatch_serial_gemm_rows(int64_t ne11) { return ne11 - ne11 % 4; }
+/* ggml's x86 order for IQ4_NL and MXFP4 in a plain buffer.  Its vec_dot (every MXFP4
+ * product, IQ4_NL's of one column and its MUL_MAT_ID) sums block pairs: the even blocks into
+ * one accumulator of eight lanes, acc_k = fma(dx * dy, lane_k, acc_k), the odd ones into a
+ * second, the lanes of their sum added as in the eight-lane order, and an odd last block
+ * with one scalar fma(dx * dy, isum, sum).  IQ4_NL's mul_mat of two or more columns goes
+ * through llamafile's tinyBLAS: the eight-lane order with the table's levels.  The vec_dot
+ * order's multi-row kernel on a path (AVX2 and VNNI: quant-match-avx2.c), and on this CPU's;
+ * type-traits.c installs it as MXFP4's multi-row kernel and both types' vec_dot. */
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_vec2_rows_on_path(enum ggml_type type,
+                                                           enum cpu_quant_path path);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_vec2_rows(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_vec2_rows_avx2(enum ggml_type type);
+CPU_HIDDEN cpu_vec_dot_rows_t cpu_qmatch_vec2_rows_vnni(enum ggml_type type);
+
 /* The portable model of one block of the block-serial orders, for kernels that read blocks
  * elsewhere (repack.c): a 32-value block x of Q4_0, IQ4_NL or MXFP4 against the Q8_0 values qy
  * of scale dy gives fma(isum, dx * dy, acc); a Q4_K or Q2_K super-block x against yb adds its
