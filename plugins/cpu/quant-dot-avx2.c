@@ -53,23 +53,9 @@ static inline __m256i blk_q8_0(const block_q8_0 *x, const block_q8_0 *y) {
     return dot_i8(qd_load32(x->qs), qd_load32(y->qs));
 }
 
-static inline __m256i blk_iq4_nl(const block_iq4_nl *x, const block_q8_0 *y) {
-    return dot_i8(qd_table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl)), qd_load32(y->qs));
-}
-
-static inline __m256i blk_mxfp4(const block_mxfp4 *x, const block_q8_0 *y) {
-    return dot_i8(qd_table_lookup(x->qs, _mm_loadu_si128((const __m128i *)ggmlc_kvalues_mxfp4)), qd_load32(y->qs));
-}
-
-/* Block scales: f16 d of both (four at once or one), or MXFP4's E8M0 exponent times y's d. */
+/* Block scales: f16 d of both (four at once or one). */
 #define SCALES4_D(x, y, i) QD_SCALES4(x, y, i)
 #define SCALE1_D(x, y, i)  (qd_h2f((x)[i].d) * qd_h2f((y)[i].d))
-#define SCALES4_E8M0(x, y, i)                                                                                 \
-    _mm_mul_ps(_mm_setr_ps(ggmlc_e8m0_to_fp32_half((x)[i].e), ggmlc_e8m0_to_fp32_half((x)[(i) + 1].e),         \
-                           ggmlc_e8m0_to_fp32_half((x)[(i) + 2].e), ggmlc_e8m0_to_fp32_half((x)[(i) + 3].e)),  \
-               _mm_cvtph_ps(_mm_setr_epi16((short)(y)[i].d, (short)(y)[(i) + 1].d, (short)(y)[(i) + 2].d,       \
-                                           (short)(y)[(i) + 3].d, 0, 0, 0, 0)))
-#define SCALE1_E8M0(x, y, i) (ggmlc_e8m0_to_fp32_half((x)[i].e) * qd_h2f((y)[i].d))
 /* The min term m_x * s_y of Q4_1/Q5_1 against Q8_1 (s = d * sum of the block's values). */
 #define MINS4_MS(x, y, i)                                                                                     \
     qd_scales4(_mm_setr_epi16((short)(x)[i].m, (short)(x)[(i) + 1].m, (short)(x)[(i) + 2].m, (short)(x)[(i) + 3].m, \
@@ -113,8 +99,6 @@ DOT_32(dot_q4_1, block_q4_1, block_q8_1, blk_q4_1, SCALES4_D, SCALE1_D, MINS4_MS
 DOT_32(dot_q5_0, block_q5_0, block_q8_0, blk_q5_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
 DOT_32(dot_q5_1, block_q5_1, block_q8_1, blk_q5_1, SCALES4_D, SCALE1_D, MINS4_MS, MIN1_MS)
 DOT_32(dot_q8_0, block_q8_0, block_q8_0, blk_q8_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
-DOT_32(dot_iq4_nl, block_iq4_nl, block_q8_0, blk_iq4_nl, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
-DOT_32(dot_mxfp4, block_mxfp4, block_q8_0, blk_mxfp4, SCALES4_E8M0, SCALE1_E8M0, MINS4_NONE, MIN1_NONE)
 
 /* ----------------------------------------------- K-quants against Q8_K */
 
@@ -324,8 +308,6 @@ void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q5_0] = dot_q5_0;
     t[GGML_TYPE_Q5_1] = dot_q5_1;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
-    t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
-    t[GGML_TYPE_MXFP4] = dot_mxfp4;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
     t[GGML_TYPE_Q5_K] = dot_q5_K;
     t[GGML_TYPE_Q6_K] = dot_q6_K;

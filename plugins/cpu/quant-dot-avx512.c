@@ -1,6 +1,6 @@
 /*
  * quant-dot-avx512.c - AVX-512 VNNI dot products (see quant-dot.h) for the
- * formats that dominate matrix-vector time: Q4_0, Q8_0, IQ4_NL, and Q4_K, Q5_K and
+ * formats that dominate matrix-vector time: Q4_0, Q8_0, and Q4_K, Q5_K and
  * Q6_K in 512-bit registers (Q2_K and Q3_K use the AVX2 kernels).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
@@ -104,20 +104,6 @@ static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     for (; i < nb; i++)
         sum += qd_h2f(x[i].d) * qd_h2f(y[i].d) * (float)qd_hsum_epi32(dot_i8(qd_load32(x[i].qs), qd_load32(y[i].qs)));
     *s = sum;
-}
-
-static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_iq4_nl *x = vx;
-    const block_q8_0 *y = vy;
-    const __m128i table = _mm_loadu_si128((const __m128i *)ggmlc_kvalues_iq4nl), m = _mm_set1_epi8(0x0f);
-    __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < n / QK8_0; i++) {
-        const __m128i b = _mm_loadu_si128((const __m128i *)x[i].qs);
-        const __m256i q = _mm256_set_m128i(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(b, 4), m)),
-                                           _mm_shuffle_epi8(table, _mm_and_si128(b, m)));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(qd_h2f(x[i].d) * qd_h2f(y[i].d)), _mm256_cvtepi32_ps(dot_i8(q, qd_load32(y[i].qs))), acc);
-    }
-    *s = qd_hsum_ps(acc);
 }
 
 /* Q6_K: the AVX2 kernel's lanes (quant-dot-avx2.c, q6_K_lanes) for both 128-value halves of a
@@ -230,7 +216,6 @@ void cpu_quant_wrows_fill_avx512vnni(cpu_vec_dot_wrows_table t) {
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q8_0] = dot_q8_0;
-    t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
     t[GGML_TYPE_Q5_K] = dot_q5_K;
     t[GGML_TYPE_Q6_K] = dot_q6_K;
@@ -268,29 +253,10 @@ static inline void levels4_q8_0(const block_q8_0 *x, __m512i *ab, __m512i *cd) {
     *cd = join(qd_load32(x[2].qs), qd_load32(x[3].qs));
 }
 
-/* IQ4_NL and MXFP4: nibbles mapped through their level tables + offset (128: IQ4_NL
- * levels reach -127; 12 for MXFP4's -12 .. 12). */
-static inline void utable4(const int8_t table[16], int offset, __m512i *ab, __m512i *cd) {
-    const __m512i t = _mm512_add_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)table)), _mm512_set1_epi8((char)offset));
-    *ab = _mm512_shuffle_epi8(t, *ab);
-    *cd = _mm512_shuffle_epi8(t, *cd);
-}
-
-static inline void ulevels4_iq4_nl(const block_iq4_nl *x, __m512i *ab, __m512i *cd) {
-    UNPACK4(x, ab, cd);
-    utable4(ggmlc_kvalues_iq4nl, 128, ab, cd);
-}
-
-static inline void ulevels4_mxfp4(const block_mxfp4 *x, __m512i *ab, __m512i *cd) {
-    UNPACK4(x, ab, cd);
-    utable4(ggmlc_kvalues_mxfp4, 12, ab, cd);
-}
-
 /* The four blocks' scales. */
-#define DX4_F16(x, i) \
-    _mm_cvtph_ps(_mm_setr_epi16((short)(x)[i].d, (short)(x)[(i) + 1].d, (short)(x)[(i) + 2].d, (short)(x)[(i) + 3].d, 0, 0, 0, 0))
-#define DX4_E8M0(x, i) \
-    _mm_setr_ps(QD_DX_E8M0(x, i), QD_DX_E8M0(x, (i) + 1), QD_DX_E8M0(x, (i) + 2), QD_DX_E8M0(x, (i) + 3))
+#define DX4_F16(x, i)                                                                          \
+    _mm_cvtph_ps(_mm_setr_epi16((short)(x)[i].d, (short)(x)[(i) + 1].d, (short)(x)[(i) + 2].d, \
+                                (short)(x)[(i) + 3].d, 0, 0, 0, 0))
 
 /* -128 * sum(l) per four bytes of signed levels l: the start of sum l * y by dot_flipped. */
 static inline __m512i neg_bias_sum(__m512i l) {
@@ -362,8 +328,6 @@ static inline __m256i dot_signed256(__m256i l, __m256i y) {
 ROWS_VNNI(rows_q4_0, block_q4_0, ulevels4_q4_0, 8, DX4_F16, qd_levels_q4_0, QD_DX_F16)
 ROWS_VNNI(rows_q5_0, block_q5_0, ulevels4_q5_0, 16, DX4_F16, qd_levels_q5_0, QD_DX_F16)
 ROWS_VNNI(rows_q8_0, block_q8_0, levels4_q8_0, 0, DX4_F16, qd_levels_q8_0, QD_DX_F16)
-ROWS_VNNI(rows_iq4_nl, block_iq4_nl, ulevels4_iq4_nl, 128, DX4_F16, qd_levels_iq4_nl, QD_DX_F16)
-ROWS_VNNI(rows_mxfp4, block_mxfp4, ulevels4_mxfp4, 12, DX4_E8M0, qd_levels_mxfp4, QD_DX_E8M0)
 
 void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
     CPU_QUANT_ROWS_FILL(t);

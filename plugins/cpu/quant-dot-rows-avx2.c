@@ -40,8 +40,6 @@
 ROWS_AVX2(rows_q4_0, block_q4_0, qd_levels_q4_0, QD_DX_F16)
 ROWS_AVX2(rows_q5_0, block_q5_0, qd_levels_q5_0, QD_DX_F16)
 ROWS_AVX2(rows_q8_0, block_q8_0, qd_levels_q8_0, QD_DX_F16)
-ROWS_AVX2(rows_iq4_nl, block_iq4_nl, qd_levels_iq4_nl, QD_DX_F16)
-ROWS_AVX2(rows_mxfp4, block_mxfp4, qd_levels_mxfp4, QD_DX_E8M0)
 
 void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table t) {
     CPU_QUANT_ROWS_FILL(t); /* the K-quants: quant-dot-rows-k-avx2.c */

@@ -45,25 +45,6 @@ static float levels_q8_0(const void *vx, int64_t i, int8_t q[32]) {
     return ggmlc_fp16_to_fp32(x->d);
 }
 
-static void table_levels(const uint8_t *qs, const int8_t table[16], int8_t q[32]) {
-    for (int j = 0; j < 16; j++) {
-        q[j] = table[qs[j] & 0xf];
-        q[j + 16] = table[qs[j] >> 4];
-    }
-}
-
-static float levels_iq4_nl(const void *vx, int64_t i, int8_t q[32]) {
-    const block_iq4_nl *x = (const block_iq4_nl *)vx + i;
-    table_levels(x->qs, ggmlc_kvalues_iq4nl, q);
-    return ggmlc_fp16_to_fp32(x->d);
-}
-
-static float levels_mxfp4(const void *vx, int64_t i, int8_t q[32]) {
-    const block_mxfp4 *x = (const block_mxfp4 *)vx + i;
-    table_levels(x->qs, ggmlc_kvalues_mxfp4, q);
-    return ggmlc_e8m0_to_fp32_half(x->e);
-}
-
 static void dot_rows(block_levels_fn levels_of, int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) {
     float sums[CPU_QUANT_MAX_ROWS] = {0};
     for (int64_t i = 0; i < n / QK8_0; i++) {
@@ -86,8 +67,6 @@ static void dot_rows(block_levels_fn levels_of, int n, const void *x, const stru
 ROWS_KERNEL(q4_0)
 ROWS_KERNEL(q5_0)
 ROWS_KERNEL(q8_0)
-ROWS_KERNEL(iq4_nl)
-ROWS_KERNEL(mxfp4)
 
 /* The K-quants and IQ4_XS: each row through the portable single-row dot, whose eight float lanes
  * (ggml's order, quant-dot.c) a kernel decoding once for all rows would keep per row; this

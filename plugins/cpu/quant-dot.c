@@ -125,32 +125,6 @@ static void dot_q8_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = sum;
 }
 
-static void dot_iq4_nl(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_iq4_nl *x = vx;
-    const block_q8_0 *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK8_0; i++) {
-        int isum = 0;
-        for (int j = 0; j < 16; j++)
-            isum += ggmlc_kvalues_iq4nl[x[i].qs[j] & 0xf] * y[i].qs[j] + ggmlc_kvalues_iq4nl[x[i].qs[j] >> 4] * y[i].qs[j + 16];
-        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
-    }
-    *s = sum;
-}
-
-static void dot_mxfp4(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_mxfp4 *x = vx;
-    const block_q8_0 *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK8_0; i++) {
-        int isum = 0;
-        for (int j = 0; j < 16; j++)
-            isum += ggmlc_kvalues_mxfp4[x[i].qs[j] & 0xf] * y[i].qs[j] + ggmlc_kvalues_mxfp4[x[i].qs[j] >> 4] * y[i].qs[j + 16];
-        sum += ggmlc_e8m0_to_fp32_half(x[i].e) * fp16(y[i].d) * (float)isum;
-    }
-    *s = sum;
-}
-
 /* ----------------------------------------------- K-quants against Q8_K */
 
 /* Q2_K and Q3_K in ggml's x86 lane order (see Q4_K below): lane k the products of values
@@ -303,8 +277,6 @@ void cpu_quant_dot_fill_generic(cpu_vec_dot_table t) {
     t[GGML_TYPE_Q8_0] = dot_q8_0;
     t[GGML_TYPE_Q8_1] = dot_q8_1;
     t[GGML_TYPE_Q8_K] = dot_q8_K;
-    t[GGML_TYPE_IQ4_NL] = dot_iq4_nl;
-    t[GGML_TYPE_MXFP4] = dot_mxfp4;
     t[GGML_TYPE_Q2_K] = dot_q2_K;
     t[GGML_TYPE_Q3_K] = dot_q3_K;
     t[GGML_TYPE_Q4_K] = dot_q4_K;

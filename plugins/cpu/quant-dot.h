@@ -102,13 +102,11 @@ typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
 
 /* Every path has a multi-row kernel rows_<type> for each of these types (the portable path
  * also for Q4_K, Q5_K and Q6_K; the other types: cpu_quant_rows_k_fill_*). */
-#define CPU_QUANT_ROWS_FILL(t)              \
-    do {                                    \
-        (t)[GGML_TYPE_Q4_0] = rows_q4_0;     \
-        (t)[GGML_TYPE_Q5_0] = rows_q5_0;     \
-        (t)[GGML_TYPE_Q8_0] = rows_q8_0;     \
-        (t)[GGML_TYPE_IQ4_NL] = rows_iq4_nl; \
-        (t)[GGML_TYPE_MXFP4] = rows_mxfp4;   \
+#define CPU_QUANT_ROWS_FILL(t)           \
+    do {                                 \
+        (t)[GGML_TYPE_Q4_0] = rows_q4_0; \
+        (t)[GGML_TYPE_Q5_0] = rows_q5_0; \
+        (t)[GGML_TYPE_Q8_0] = rows_q8_0; \
     } while (0)
 
 CPU_HIDDEN void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table table);
