@@ -501,17 +501,10 @@ static size_t multi_row_work_size(const struct ggml_tensor *a, const struct ggml
     return quant_rows_size(a, b) + (size_t)n_threads * ((size_t)b->ne[0] * sizeof(float) + 64);
 }
 
-/* The next weight rows [*n0, *n1) of this task (*last = -1 at first): with per_claim 0 its
- * static share once, else claimed chunks of per_claim rows (cpu_claim_chunk).  False when
- * none is left. */
-static bool next_weight_rows(const struct ggmlc_op_call *call, int64_t rows, int64_t per_claim, int64_t *last, int64_t *n0,
-                             int64_t *n1) {
-    if (per_claim == 0) {
-        if (*last >= 0) return false;
-        *last = 0;
-        cpu_split_range(rows, call->ith, call->nth, n0, n1);
-        return true;
-    }
+/* The next weight rows [*n0, *n1) of this task (*last = -1 at first): claimed chunks of
+ * per_claim rows (cpu_claim_chunk).  False when none is left. */
+static bool next_weight_rows(const struct ggmlc_op_call *call, int64_t rows, int64_t per_claim,
+                             int64_t *last, int64_t *n0, int64_t *n1) {
     const int64_t n_chunks = (rows + per_claim - 1) / per_claim, c = cpu_claim_chunk(call, n_chunks, last);
     if (c >= n_chunks) return false;
     *n0 = c * per_claim;
@@ -562,39 +555,47 @@ static void mul_mat_quant_multi_row(const struct ggmlc_op_call *call, struct ggm
     const int64_t k = b->ne[0], r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     enum { CHUNK = 16 }; /* weight rows kept in cache while all groups of activation rows pass */
     const int64_t per_claim = CHUNK * units_per_chunk((a->ne[1] + CHUNK - 1) / CHUNK, call->nth, CHUNK * a->nb[1]);
-    for (int64_t last = -1, n0, n1; next_weight_rows(call, a->ne[1], private ? per_claim : 0, &last, &n0, &n1);)
-    for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
-        const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
-        for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
-            const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
-            const char *wmat = (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
-            for (int64_t i1 = 0, next; i1 < b->ne[1]; i1 = next) {
-                next = i1 + step < b->ne[1] ? i1 + step : b->ne[1];
-                const int nrows = (int)(next - i1);
-                const struct cpu_q8_rows y = converted_at(&conv, batch * b->ne[1] + i1, k, nrows);
-                float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3]);
-                if (cols && nrows >= cols_min) {
-                    const struct cpu_q8_cols group = cols_group(cols_mem, a, b, batch, i1);
-                    const bool is_wide = group.width == CPU_QMATCH_WIDE;
-                    const cpu_vec_dot_cols_t kern = is_wide ? wide : cols;
-                    const int wrows = is_wide ? CPU_QMATCH_WIDE_WROWS : CPU_QMATCH_COLS_WROWS;
-                    struct cpu_q8_rows yc = y;
-                    yc.cols = &group;
-                    for (int64_t n = c0; n < c1; n += wrows) {
-                        const int nw = (int)(c1 - n < wrows ? c1 - n : wrows);
-                        kern((int)k, wmat + n * a->nb[1], a->nb[1], nw, &yc, out + n, dst->nb[1] / sizeof(float));
+    /* claimed chunks of weight rows, not static shares: a task whose core is slower (an SMT
+     * sibling busy, another process) leaves its rows to the others (H100 host, 16 vCPUs,
+     * TinyLlama-shaped Q6_K prompt: see BENCHMARKS.md) */
+    for (int64_t last = -1, n0, n1; next_weight_rows(call, a->ne[1], per_claim, &last, &n0, &n1);)
+        for (int64_t c0 = n0; c0 < n1; c0 += CHUNK) {
+            const int64_t c1 = c0 + CHUNK < n1 ? c0 + CHUNK : n1;
+            for (int64_t batch = 0; batch < b->ne[2] * b->ne[3]; batch++) {
+                const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
+                const char *wmat =
+                    (const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3];
+                for (int64_t i1 = 0, next; i1 < b->ne[1]; i1 = next) {
+                    next = i1 + step < b->ne[1] ? i1 + step : b->ne[1];
+                    const int nrows = (int)(next - i1);
+                    const struct cpu_q8_rows y =
+                        converted_at(&conv, batch * b->ne[1] + i1, k, nrows);
+                    float *out = (float *)((char *)dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] +
+                                           i3 * dst->nb[3]);
+                    if (cols && nrows >= cols_min) {
+                        const struct cpu_q8_cols group = cols_group(cols_mem, a, b, batch, i1);
+                        const bool is_wide = group.width == CPU_QMATCH_WIDE;
+                        const cpu_vec_dot_cols_t kern = is_wide ? wide : cols;
+                        const int wrows = is_wide ? CPU_QMATCH_WIDE_WROWS : CPU_QMATCH_COLS_WROWS;
+                        struct cpu_q8_rows yc = y;
+                        yc.cols = &group;
+                        for (int64_t n = c0; n < c1; n += wrows) {
+                            const int nw = (int)(c1 - n < wrows ? c1 - n : wrows);
+                            kern((int)k, wmat + n * a->nb[1], a->nb[1], nw, &yc, out + n,
+                                 dst->nb[1] / sizeof(float));
+                        }
+                        continue;
                     }
-                    continue;
+                    if (wrows && nrows == 1) {
+                        wrows((int)k, wmat + c0 * a->nb[1], a->nb[1], (int)(c1 - c0), &y, out + c0);
+                        continue;
+                    }
+                    for (int64_t n = c0; n < c1; n++)
+                        kernel((int)k, wmat + n * a->nb[1], &y, out + n,
+                               dst->nb[1] / sizeof(float));
                 }
-                if (wrows && nrows == 1) {
-                    wrows((int)k, wmat + c0 * a->nb[1], a->nb[1], (int)(c1 - c0), &y, out + c0);
-                    continue;
-                }
-                for (int64_t n = c0; n < c1; n++)
-                    kernel((int)k, wmat + n * a->nb[1], &y, out + n, dst->nb[1] / sizeof(float));
             }
         }
-    }
 }
 
 static enum ggml_status mul_mat_quant(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
