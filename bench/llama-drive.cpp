@@ -78,6 +78,7 @@ static double time_prompt(llama_context *ctx, std::vector<llama_token> &prompt, 
         llama_memory_clear(llama_get_memory(ctx), true);
         const double t0 = now_ms();
         if (decode(ctx, llama_batch_get_one(prompt.data(), (int32_t)prompt.size()))) return -1;
+        llama_synchronize(ctx); // llama_decode may return before the backend has computed the graph
         if (r > 0) best = std::min(best, now_ms() - t0);
         dump_logits(ctx, n_vocab, r == reps);
     }
