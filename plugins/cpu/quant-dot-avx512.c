@@ -4,8 +4,8 @@
  * Q6_K in 512-bit registers (Q2_K and Q3_K use the AVX2 kernels).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
- * The multi-row kernels (one weight row against several activation rows,
- * quant-dot.h) of the Q8_0-activation types are here too.
+ * The multi-row kernel (one weight row against several activation rows,
+ * quant-dot.h) of Q5_0 is here too (Q8_0's and Q4_0's: quant-match-avx2.c).
  * Used only when type-traits.c found AVX-512 BW/VL and VNNI.
  */
 #include "quant-dot.h"
@@ -227,16 +227,13 @@ void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
  * u = level + offset (vpdpbusd wants its first operand unsigned); every activation row
  * then costs one vpdpbusd per register against its signed values, and the offset comes
  * back out through the rows' block sums: sum l y = sum u y - offset * sum y, the second
- * term scaled per block in float (four blocks per FMA).  Q8_0, whose levels span all of
- * int8, instead keeps signed levels l and takes y ^ 0x80 = y + 128 as the unsigned
- * operand, each sum starting from -128 * sum(l) (once per step for all rows): with an
- * offset of 128 the float correction would cancel too many digits.  Tails of fewer than
- * four blocks use that second form. */
+ * term scaled per block in float (four blocks per FMA).  Tails of fewer than four blocks
+ * instead keep signed levels l and take y ^ 0x80 = y + 128 as the unsigned operand, each
+ * sum starting from -128 * sum(l) (dot_signed256).  Q8_0 and Q4_0 sum in ggml's order:
+ * their multi-row kernels are quant-match-avx2.c's. */
 
-/* Four blocks' unsigned levels as [a, b] and [c, d] (32 bytes each, in Q8_0 value order). */
-static inline void ulevels4_q4_0(const block_q4_0 *x, __m512i *ab, __m512i *cd) { UNPACK4(x, ab, cd); } /* offset 8 */
-
-/* Q5_0: nibble + 16 where the value's high bit is set, offset 16 (bit j of a block's qh
+/* Four blocks' unsigned levels as [a, b] and [c, d] (32 bytes each, in Q8_0 value order).
+ * Q5_0: nibble + 16 where the value's high bit is set, offset 16 (bit j of a block's qh
  * belongs to value j, so two blocks' qh are the byte mask). */
 static inline void ulevels4_q5_0(const block_q5_0 *x, __m512i *ab, __m512i *cd) {
     uint32_t h[4];
@@ -245,12 +242,6 @@ static inline void ulevels4_q5_0(const block_q5_0 *x, __m512i *ab, __m512i *cd) 
     const __m512i sixteen = _mm512_set1_epi8(16);
     *ab = _mm512_mask_add_epi8(*ab, (uint64_t)h[0] | (uint64_t)h[1] << 32, *ab, sixteen);
     *cd = _mm512_mask_add_epi8(*cd, (uint64_t)h[2] | (uint64_t)h[3] << 32, *cd, sixteen);
-}
-
-/* Q8_0: signed levels (offset 0: see above). */
-static inline void levels4_q8_0(const block_q8_0 *x, __m512i *ab, __m512i *cd) {
-    *ab = join(qd_load32(x[0].qs), qd_load32(x[1].qs));
-    *cd = join(qd_load32(x[2].qs), qd_load32(x[3].qs));
 }
 
 /* The four blocks' scales. */
@@ -273,65 +264,62 @@ static inline __m256i dot_signed256(__m256i l, __m256i y) {
     return _mm512_castsi512_si256(dot_flipped(neg_bias_sum(wide), _mm512_castsi256_si512(y), wide));
 }
 
-/* OFFSET: that of ULEVELS4's unsigned levels, or 0 for signed levels against y ^ 0x80. */
-#define ROWS_VNNI(name, xt, ULEVELS4, OFFSET, DX4, LEVELS1, DX1)                                                  \
-    static inline __attribute__((always_inline)) void name##_nr(int n, const void *vx, const struct cpu_q8_rows *y, \
-                                                                float *s, size_t s_stride, const int nr) {        \
-        const xt *x = vx;                                                                                         \
-        const int nb = n / QK8_0;                                                                                 \
-        __m512 acc[CPU_QUANT_MAX_ROWS];                                                                           \
-        __m128 offset_sum[CPU_QUANT_MAX_ROWS]; /* sum over blocks of dx dy sum(y), four lanes */                  \
-        float tail[CPU_QUANT_MAX_ROWS];                                                                           \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                             \
-            acc[r] = _mm512_setzero_ps();                                                                         \
-            offset_sum[r] = _mm_setzero_ps();                                                                     \
-            tail[r] = 0;                                                                                          \
-        }                                                                                                         \
-        int i = 0;                                                                                                \
-        for (; i + 3 < nb; i += 4) {                                                                              \
-            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                                       \
-            _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);                                  \
-            __m512i ab, cd;                                                                                       \
-            ULEVELS4(x + i, &ab, &cd);                                                                            \
-            const __m128 dx = DX4(x, i);                                                                          \
-            const __m512i nab = (OFFSET) ? ab : neg_bias_sum(ab), ncd = (OFFSET) ? cd : neg_bias_sum(cd);         \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                         \
-                const int8_t *qy = y->qs + r * y->qs_stride + (size_t)i * QK8_0;                                  \
-                const __m512i y0 = _mm512_loadu_si512(qy), y1 = _mm512_loadu_si512(qy + 64);                      \
-                const __m512i pab = (OFFSET) ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), ab, y0) : dot_flipped(nab, y0, ab); \
-                const __m512i pcd = (OFFSET) ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), cd, y1) : dot_flipped(ncd, y1, cd); \
-                const __m128 sc = _mm_mul_ps(dx, _mm_loadu_ps(y->d + r * y->d_stride + i));                       \
-                acc[r] = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc[r]);                          \
-                acc[r] = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc[r]);                          \
-                if (OFFSET) {                                                                                     \
-                    const __m128i sums = _mm_loadu_si128((const __m128i *)(y->sums + r * y->d_stride + i));       \
-                    offset_sum[r] = _mm_fmadd_ps(sc, _mm_cvtepi32_ps(sums), offset_sum[r]);                       \
-                }                                                                                                 \
-            }                                                                                                     \
-        }                                                                                                         \
-        for (; i < nb; i++) {                                                                                     \
-            const __m256i l = LEVELS1(&x[i]);                                                                     \
-            const float dx = DX1(x, i);                                                                           \
-            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                         \
-                const __m256i p = dot_signed256(l, qd_load32(y->qs + r * y->qs_stride + (size_t)i * QK8_0));      \
-                tail[r] += dx * y->d[r * y->d_stride + i] * (float)qd_hsum_epi32(p);                              \
-            }                                                                                                     \
-        }                                                                                                         \
-        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                                             \
-            __m128 o = _mm_add_ps(offset_sum[r], _mm_movehl_ps(offset_sum[r], offset_sum[r]));                    \
-            o = _mm_add_ss(o, _mm_movehdup_ps(o));                                                                \
-            s[r * s_stride] = _mm512_reduce_add_ps(acc[r]) - (float)(OFFSET) * _mm_cvtss_f32(o) + tail[r];        \
-        }                                                                                                         \
-    }                                                                                                             \
+/* OFFSET: that of ULEVELS4's unsigned levels. */
+#define ROWS_VNNI(name, xt, ULEVELS4, OFFSET, DX4, LEVELS1, DX1)                                 \
+    static inline __attribute__((always_inline)) void name##_nr(                                 \
+        int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,           \
+        const int nr) {                                                                          \
+        const xt *x = vx;                                                                        \
+        const int nb = n / QK8_0;                                                                \
+        __m512 acc[CPU_QUANT_MAX_ROWS];                                                          \
+        __m128 offset_sum[CPU_QUANT_MAX_ROWS]; /* sum over blocks of dx dy sum(y), four lanes */ \
+        float tail[CPU_QUANT_MAX_ROWS];                                                          \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                            \
+            acc[r] = _mm512_setzero_ps();                                                        \
+            offset_sum[r] = _mm_setzero_ps();                                                    \
+            tail[r] = 0;                                                                         \
+        }                                                                                        \
+        int i = 0;                                                                               \
+        for (; i + 3 < nb; i += 4) {                                                             \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);                      \
+            _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);                 \
+            __m512i ab, cd;                                                                      \
+            ULEVELS4(x + i, &ab, &cd);                                                           \
+            const __m128 dx = DX4(x, i);                                                         \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                        \
+                const int8_t *qy = y->qs + r * y->qs_stride + (size_t)i * QK8_0;                 \
+                const __m512i y0 = _mm512_loadu_si512(qy), y1 = _mm512_loadu_si512(qy + 64);     \
+                const __m512i pab = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ab, y0);         \
+                const __m512i pcd = _mm512_dpbusd_epi32(_mm512_setzero_si512(), cd, y1);         \
+                const __m128 sc = _mm_mul_ps(dx, _mm_loadu_ps(y->d + r * y->d_stride + i));      \
+                acc[r] = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc[r]);        \
+                acc[r] = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc[r]);        \
+                const __m128i sums =                                                             \
+                    _mm_loadu_si128((const __m128i *)(y->sums + r * y->d_stride + i));           \
+                offset_sum[r] = _mm_fmadd_ps(sc, _mm_cvtepi32_ps(sums), offset_sum[r]);          \
+            }                                                                                    \
+        }                                                                                        \
+        for (; i < nb; i++) {                                                                    \
+            const __m256i l = LEVELS1(&x[i]);                                                    \
+            const float dx = DX1(x, i);                                                          \
+            QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                        \
+                const __m256i p =                                                                \
+                    dot_signed256(l, qd_load32(y->qs + r * y->qs_stride + (size_t)i * QK8_0));   \
+                tail[r] += dx * y->d[r * y->d_stride + i] * (float)qd_hsum_epi32(p);             \
+            }                                                                                    \
+        }                                                                                        \
+        QD_UNROLL_ROWS for (int r = 0; r < nr; r++) {                                            \
+            __m128 o = _mm_add_ps(offset_sum[r], _mm_movehl_ps(offset_sum[r], offset_sum[r]));   \
+            o = _mm_add_ss(o, _mm_movehdup_ps(o));                                               \
+            s[r * s_stride] =                                                                    \
+                _mm512_reduce_add_ps(acc[r]) - _mm_cvtss_f32(o) * (float)(OFFSET) + tail[r];     \
+        }                                                                                        \
+    }                                                                                            \
     QD_ROWS_DISPATCH(name)
 
-ROWS_VNNI(rows_q4_0, block_q4_0, ulevels4_q4_0, 8, DX4_F16, qd_levels_q4_0, QD_DX_F16)
 ROWS_VNNI(rows_q5_0, block_q5_0, ulevels4_q5_0, 16, DX4_F16, qd_levels_q5_0, QD_DX_F16)
-ROWS_VNNI(rows_q8_0, block_q8_0, levels4_q8_0, 0, DX4_F16, qd_levels_q8_0, QD_DX_F16)
 
-void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) {
-    CPU_QUANT_ROWS_FILL(t);
-}
+void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table t) { t[GGML_TYPE_Q5_0] = rows_q5_0; }
 
 #else
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) { (void)t; }

@@ -37,13 +37,10 @@
     }                                                                                                          \
     QD_ROWS_DISPATCH(name)
 
-ROWS_AVX2(rows_q4_0, block_q4_0, qd_levels_q4_0, QD_DX_F16)
 ROWS_AVX2(rows_q5_0, block_q5_0, qd_levels_q5_0, QD_DX_F16)
-ROWS_AVX2(rows_q8_0, block_q8_0, qd_levels_q8_0, QD_DX_F16)
 
-void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table t) {
-    CPU_QUANT_ROWS_FILL(t); /* the K-quants: quant-dot-rows-k-avx2.c */
-}
+/* Q8_0 and Q4_0: quant-match-avx2.c; the K-quants: quant-dot-rows-k-avx2.c */
+void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table t) { t[GGML_TYPE_Q5_0] = rows_q5_0; }
 
 #else
 void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table t) { (void)t; }

@@ -91,7 +91,9 @@ ROWS_BY_DOT(q3_K, GGML_TYPE_Q3_K)
 ROWS_BY_DOT(iq4_xs, GGML_TYPE_IQ4_XS)
 
 void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table t) {
-    CPU_QUANT_ROWS_FILL(t);
+    t[GGML_TYPE_Q4_0] = rows_q4_0;
+    t[GGML_TYPE_Q5_0] = rows_q5_0;
+    t[GGML_TYPE_Q8_0] = rows_q8_0;
     t[GGML_TYPE_Q4_K] = rows_q4_K;
     t[GGML_TYPE_Q5_K] = rows_q5_K;
     t[GGML_TYPE_Q6_K] = rows_q6_K;

@@ -100,15 +100,9 @@ struct cpu_q8_rows {
 typedef void (*cpu_vec_dot_rows_t)(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride);
 typedef cpu_vec_dot_rows_t cpu_vec_dot_rows_table[GGML_TYPE_COUNT];
 
-/* Every path has a multi-row kernel rows_<type> for each of these types (the portable path
- * also for Q4_K, Q5_K and Q6_K; the other types: cpu_quant_rows_k_fill_*). */
-#define CPU_QUANT_ROWS_FILL(t)           \
-    do {                                 \
-        (t)[GGML_TYPE_Q4_0] = rows_q4_0; \
-        (t)[GGML_TYPE_Q5_0] = rows_q5_0; \
-        (t)[GGML_TYPE_Q8_0] = rows_q8_0; \
-    } while (0)
-
+/* Multi-row kernels of Q5_0 on every path, and on the portable path of the K-quants and
+ * IQ4_XS (the other types: cpu_quant_rows_k_fill_*).  Q8_0's and Q4_0's, in ggml's order,
+ * are installed after these by cpu_qmatch_fill_* (quant-match.h). */
 CPU_HIDDEN void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table table);
 CPU_HIDDEN void cpu_quant_rows_fill_avx2(cpu_vec_dot_rows_table table);
 CPU_HIDDEN void cpu_quant_rows_fill_avx512vnni(cpu_vec_dot_rows_table table);

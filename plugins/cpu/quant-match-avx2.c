@@ -52,7 +52,8 @@ static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
 #endif
 }
 
-#define QMATCH_AVX2(type, LEVELS, SCALE)                                                          \
+/* lanes_rows_<type>: weight row x against 1-8 activation rows, eight lanes a row. */
+#define QMATCH_LANES_ROWS(type, LEVELS, SCALE)                                                    \
     static inline __attribute__((always_inline)) void lanes_rows_##type##_nr(                     \
         int n, const void *vx, const struct cpu_q8_rows *y, float *s, size_t s_stride,            \
         const int nr) {                                                                           \
@@ -87,25 +88,30 @@ static inline __m256i lane_sums(__m256i w_abs, __m256i w, __m256i y) {
         case 7: lanes_rows_##type##_nr(n, x, y, s, s_stride, 7); break;                           \
         default: lanes_rows_##type##_nr(n, x, y, s, s_stride, 8); break;                          \
         }                                                                                         \
-    }                                                                                             \
-    __attribute__((unused)) static void lanes_dot_##type(int n, float *s, size_t bs,              \
-                                                         const void *vx, size_t bx,               \
-                                                         const void *vy, size_t by, int nrc) {    \
-        const block_q8_0 *y = vy;                                                                 \
-        __m256 acc = _mm256_setzero_ps();                                                         \
-        for (int b = 0; b < n / QK8_0; b++) {                                                     \
-            const __m256i w = LEVELS(vx, b);                                                      \
-            const __m256 d = _mm256_set1_ps(SCALE(vx, b) * qd_h2f(y[b].d));                       \
-            acc = _mm256_fmadd_ps(                                                                \
-                d, _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(y[b].qs))),  \
-                acc);                                                                             \
-        }                                                                                         \
-        *s = qd_hsum_ps(acc);                                                                     \
     }
 
-QMATCH_AVX2(q8_0, levels_q8_0, scale_q8_0)
-QMATCH_AVX2(q4_0, levels_q4_0, scale_q4_0)
-QMATCH_AVX2(iq4_nl, levels_iq4_nl, scale_iq4_nl)
+/* The same lanes as vec_dot (one weight row, one Q8_0 row of blocks), for the types whose
+ * vec_dot is this one-accumulator order (IQ4_NL's is vec2_dot_iq4_nl below). */
+#define QMATCH_LANES_DOT(type, LEVELS, SCALE)                                                    \
+    static void lanes_dot_##type(int n, float *s, size_t bs, const void *vx, size_t bx,          \
+                                 const void *vy, size_t by, int nrc) {                           \
+        const block_q8_0 *y = vy;                                                                \
+        __m256 acc = _mm256_setzero_ps();                                                        \
+        for (int b = 0; b < n / QK8_0; b++) {                                                    \
+            const __m256i w = LEVELS(vx, b);                                                     \
+            const __m256 d = _mm256_set1_ps(SCALE(vx, b) * qd_h2f(y[b].d));                      \
+            acc = _mm256_fmadd_ps(                                                               \
+                d, _mm256_cvtepi32_ps(lane_sums(_mm256_sign_epi8(w, w), w, qd_load32(y[b].qs))), \
+                acc);                                                                            \
+        }                                                                                        \
+        *s = qd_hsum_ps(acc);                                                                    \
+    }
+
+QMATCH_LANES_ROWS(q8_0, levels_q8_0, scale_q8_0)
+QMATCH_LANES_ROWS(q4_0, levels_q4_0, scale_q4_0)
+QMATCH_LANES_ROWS(iq4_nl, levels_iq4_nl, scale_iq4_nl)
+QMATCH_LANES_DOT(q8_0, levels_q8_0, scale_q8_0)
+QMATCH_LANES_DOT(q4_0, levels_q4_0, scale_q4_0)
 
 /* ggml's vec_dot order of IQ4_NL and MXFP4 (quant-match.h): block pairs into two
  * accumulators per row (even, odd blocks), the lanes of their sum added once, an odd last

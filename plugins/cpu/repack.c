@@ -5,7 +5,6 @@
  * quant-match.c over the packed bytes; the SIMD kernels of repack-x86.c must
  * reproduce it exactly).
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
