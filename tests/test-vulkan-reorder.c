@@ -25,7 +25,7 @@
 #include "ggmlc.h"
 #include "testutil.h"
 
-enum { MAX_OUT = 4, MAX_VALUES = 1 << 14, N_CASES = 6 };
+enum { MAX_OUT = 4, MAX_VALUES = 1 << 14, N_CASES = 7 };
 
 struct built {
     struct ggml_tensor *out[MAX_OUT];
@@ -144,13 +144,27 @@ static void layer_like(struct ggml_context *ctx, struct ggml_cgraph *gf, struct 
     output(gf, b, p);
 }
 
+/* Two independent products split along k (few tiles, long rows): each passes its partial results
+ * to its sum through the transient scratch; the nodes take regions of their own in turn, so the
+ * second product need not wait for the first one's sum to have read them. */
+static void split_products(struct ggml_context *ctx, struct ggml_cgraph *gf, struct built *b) {
+    for (int i = 0; i < 2; i++)
+        output(gf, b,
+               ggml_mul_mat(ctx, input(ctx, GGML_TYPE_F32, 1024, 12),
+                            input(ctx, GGML_TYPE_F32, 1024, 10)));
+}
+
 static const struct reorder_case cases[N_CASES] = {
-    {"two chains", two_chains, 3, 1e-12}, /* 2, and 1 before the outputs are copied for reading back */
-    {"in place over a read", in_place_over_read, -1, 1e-6}, /* f16 weights: the CPU rounds the activations (vk-test-cases.h) */
+    {"two chains", two_chains, 3,
+     1e-12}, /* 2, and 1 before the outputs are copied for reading back */
+    {"in place over a read", in_place_over_read, -1,
+     1e-6}, /* f16 weights: the CPU rounds the activations (vk-test-cases.h) */
     {"views written and read in parts", views_in_parts, -1, 1e-12},
     {"shared quantized activations", shared_quantized, -1, 1e-4}, /* activations rounded to q8_0 */
     {"memory reused across branches", reused_memory, -1, 1e-12},
     {"layer-like", layer_like, -1, 1e-6},
+    {"split products side by side", split_products, 2,
+     1e-10}, /* 1, and 1 before the outputs are copied */
 };
 
 /* ---------------------------------------------------------------- running */

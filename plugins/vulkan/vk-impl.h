@@ -168,8 +168,11 @@ struct vk_readback {
 struct vk_deferred {
     struct vk_deferred_write *writes;
     int n, cap;
-    unsigned char *data; /* the bytes of the writes, one after the other */
+    unsigned char *data; /* the bytes of the small writes, one after the other */
     size_t bytes;
+    struct vk_staging upload; /* the bytes of the larger ones (copied from there) */
+    VkDeviceSize upload_used;
+    bool upload_busy; /* a command buffer submitted (or being recorded) copies from upload */
 };
 
 /* A command of a segment, written down before it is recorded (vk-replay.c).  Entries are
@@ -502,6 +505,11 @@ VK_HIDDEN void vk_checks_release(struct vk_device *d);
 /* A host-visible staging buffer of at least size bytes (caller holds d->lock). */
 VK_HIDDEN enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size);
 VK_HIDDEN void vk_staging_release(struct vk_device *d);
+/* Host-visible memory in *s (vk-deferred.c's upload buffer) of at least size bytes: kept when it
+ * holds them, else made anew (its contents lost); and freed. */
+VK_HIDDEN enum ggmlc_status vk_upload_reserve(struct vk_device *d, struct vk_staging *s,
+                                              VkDeviceSize size);
+VK_HIDDEN void vk_upload_release(struct vk_device *d, struct vk_staging *s);
 /* Memory type with the required bits and preferred properties, or UINT32_MAX. */
 VK_HIDDEN uint32_t vk_find_memory_type(const struct vk_device *d, uint32_t type_bits, VkMemoryPropertyFlags required,
                                         VkMemoryPropertyFlags preferred);
@@ -574,7 +582,11 @@ struct vk_rec {
     bool pipeline_failed; /* the last dispatch failed for want of its pipeline (compute the node on the CPU) */
     VkDeviceSize scratch_size, scratch_used; /* scratch memory reserved for this segment, and taken */
     VkDeviceSize optional_left; /* what of it optional forms (vk_node_scratch) may still take */
-    VkDeviceSize transient_at, transient_size; /* the transient part of it (vk_scratch_transient) */
+    /* the transient part of it (vk_scratch_transient): transient_slots regions of transient_size bytes
+     * from transient_at, which nodes take in turn (transient_next); transient_node: the one the node
+     * being recorded took, -1 before it asks */
+    VkDeviceSize transient_at, transient_size;
+    int transient_slots, transient_next, transient_node;
     struct vk_derived derived[VK_MAX_DERIVED];
     int n_derived;
     struct ggml_tensor *const *rest; /* the segment's nodes after the one being recorded (vk_q8_result_plan) */
@@ -704,8 +716,9 @@ VK_HIDDEN void vk_derived_note(struct vk_rec *rec, const struct ggml_tensor *t, 
  * takes another path without it, as after a failed reserve), optional (it computes without it,
  * only slower: all nodes' optional bytes share a part of the reserve capped at
  * VK_SCRATCH_OPTIONAL_MAX, so that a graph of many products does not reserve memory for each) and
- * transient (consumed by the node's next dispatch: one region, as large as the largest node's,
- * that every node reuses, at most VK_SCRATCH_TRANSIENT_MAX). */
+ * transient (consumed by the node's own later dispatches: a region as large as the largest
+ * node's, at most VK_SCRATCH_TRANSIENT_MAX; vk-record.c reserves a ring of several such regions
+ * that nodes take in turn). */
 struct vk_scratch_need {
     VkDeviceSize needed, optional, transient;
 };
@@ -715,8 +728,9 @@ struct vk_scratch_need {
  * scratch slot (struct vk_op_kernel) tells them. */
 VK_HIDDEN void vk_node_scratch(const struct vk_device *d, const struct ggml_tensor *node,
                                struct vk_scratch_need *need);
-/* The segment's transient region (*at) when it holds size bytes. */
-VK_HIDDEN bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
+/* The transient region of the node being recorded (*at) when it holds size bytes: the same region
+ * for every call while one node is recorded, the ring's next one for the next node that asks. */
+VK_HIDDEN bool vk_scratch_transient(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at);
 VK_HIDDEN enum ggml_status vk_record_dispatch(struct vk_rec *rec, struct vk_dispatch *ds);
 
 /* Barriers and the order of dispatches (vk-order.c).  A segment's hazard state (NULL without
@@ -922,6 +936,7 @@ struct vk_tuning {
     bool fuse_off;               /* GGMLC_VK_FUSE=0: every node its own dispatches (vk-fuse.c) */
     bool reorder_off;            /* GGMLC_VK_REORDER=0: dispatches in graph order (vk-order.c) */
     struct vk_env_value submit_every; /* GGMLC_VK_SUBMIT_EVERY (vk-record.c) */
+    struct vk_env_value transient_slots; /* GGMLC_VK_TRANSIENT_SLOTS (vk-record.c) */
     struct vk_env_value wait_spin;    /* GGMLC_VK_WAIT_SPIN: microseconds (vk-device.c) */
 };
 

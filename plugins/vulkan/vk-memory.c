@@ -196,28 +196,50 @@ void vk_mem_release_all(struct vk_device *d) {
     while (d->blocks) block_destroy(d, d->blocks);
 }
 
-enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size) {
-    if (d->staging.size >= size) return GGMLC_OK;
-    /* grown rarely (at least 1 MiB, doubling): a new staging buffer makes vk-replay.c forget
-     * the command buffers it kept */
-    VkDeviceSize want = d->staging.size ? 2 * d->staging.size : (VkDeviceSize)1 << 20;
+static void host_buffer_destroy(struct vk_device *d, struct vk_staging *s) {
+    if (s->buf) vkDestroyBuffer(d->dev, s->buf, NULL);
+    if (s->mem) vkFreeMemory(d->dev, s->mem, NULL); /* unmaps implicitly */
+    memset(s, 0, sizeof *s);
+}
+
+/* Host-visible memory of at least size bytes in *s (at least 1 MiB, doubling), mapped; preferred:
+ * the memory properties wanted beyond host-visible and coherent. */
+static enum ggmlc_status host_buffer_create(struct vk_device *d, struct vk_staging *s,
+                                            VkDeviceSize size, VkMemoryPropertyFlags preferred) {
+    VkDeviceSize want = (VkDeviceSize)1 << 20;
     while (want < size) want *= 2;
     size = want;
-    vk_staging_release(d);
-    struct vk_staging *s = &d->staging;
-    enum ggmlc_status st = create_bound_buffer(d, size, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                               VK_MEMORY_PROPERTY_HOST_CACHED_BIT, false, &s->buf, &s->mem);
+    enum ggmlc_status st = create_bound_buffer(
+        d, size, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+        preferred, false, &s->buf, &s->mem);
     if (st != GGMLC_OK) return st;
     st = vk_check(d, vkMapMemory(d->dev, s->mem, 0, VK_WHOLE_SIZE, 0, &s->map), "vkMapMemory");
     if (st != GGMLC_OK) {
-        vkDestroyBuffer(d->dev, s->buf, NULL);
-        vkFreeMemory(d->dev, s->mem, NULL);
-        memset(s, 0, sizeof *s);
+        host_buffer_destroy(d, s);
         return st;
     }
     s->size = size;
     return GGMLC_OK;
 }
+
+enum ggmlc_status vk_staging_reserve(struct vk_device *d, VkDeviceSize size) {
+    if (d->staging.size >= size) return GGMLC_OK;
+    /* grown rarely (doubling): a new staging buffer makes vk-replay.c forget the command buffers
+     * it kept; cached memory, as the host reads results back from it */
+    if (d->staging.size && size < 2 * d->staging.size) size = 2 * d->staging.size;
+    vk_staging_release(d);
+    return host_buffer_create(d, &d->staging, size, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+}
+
+enum ggmlc_status vk_upload_reserve(struct vk_device *d, struct vk_staging *s, VkDeviceSize size) {
+    if (s->size >= size) return GGMLC_OK;
+    if (s->size && size < 2 * s->size) size = 2 * s->size;
+    host_buffer_destroy(d, s);
+    return host_buffer_create(d, s, size,
+                              0); /* only written by the host: any host-visible memory */
+}
+
+void vk_upload_release(struct vk_device *d, struct vk_staging *s) { host_buffer_destroy(d, s); }
 
 /* *a holding at least size bytes: kept when it does, else allocated anew, at least `least` bytes,
  * grown by doubling (few reallocations).  Out of device memory: false, *a empty. */
@@ -242,10 +264,7 @@ bool vk_checks_reserve(struct vk_device *d, VkDeviceSize size) { return reserve_
 void vk_checks_release(struct vk_device *d) { vk_mem_free(d, &d->checks); }
 
 void vk_staging_release(struct vk_device *d) {
-    struct vk_staging *s = &d->staging;
     d->n_readback = 0;
-    if (s->buf) vk_replay_forget(d); /* a kept command buffer may copy into it */
-    if (s->buf) vkDestroyBuffer(d->dev, s->buf, NULL);
-    if (s->mem) vkFreeMemory(d->dev, s->mem, NULL); /* unmaps implicitly */
-    memset(s, 0, sizeof *s);
+    if (d->staging.buf) vk_replay_forget(d); /* a kept command buffer may copy into it */
+    host_buffer_destroy(d, &d->staging);
 }

@@ -48,8 +48,13 @@ int vk_dispatch_bind_scratch(struct vk_dispatch *ds, VkDeviceSize at, VkDeviceSi
     return i;
 }
 
-bool vk_scratch_transient(const struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
-    *at = rec->transient_at;
+bool vk_scratch_transient(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *at) {
+    if (rec->transient_node < 0 && rec->transient_slots > 0) {
+        rec->transient_node = rec->transient_next;
+        rec->transient_next = (rec->transient_next + 1) % rec->transient_slots;
+    }
+    *at = rec->transient_at +
+          (VkDeviceSize)(rec->transient_node > 0 ? rec->transient_node : 0) * rec->transient_size;
     return size && size <= rec->transient_size;
 }
 
@@ -501,6 +506,7 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
             return GGML_STATUS_SUCCESS;
         }
         rec->pipeline_failed = false;
+        rec->transient_node = -1;
         rec->rest = nodes + i + 1, rec->n_rest = n - i - 1;
         enum ggml_status s;
         const int fused_to = vk_fuse_record(rec, nodes, i, n, &s);
@@ -520,22 +526,49 @@ static enum ggml_status record_nodes(struct vk_rec *rec, struct ggml_tensor **no
     return GGML_STATUS_SUCCESS;
 }
 
+/* Transient regions in the ring (GGMLC_VK_TRANSIENT_SLOTS=N: at most N; 1: one region that every
+ * node reuses), and the ring's bytes at most.  A node's transient region holds what its own
+ * dispatches pass on (weights dequantized into f16 for the next dispatch, split-k partial
+ * results for their sum).  With one region, each such node had to wait for the previous one to
+ * finish reading it (a WAR conflict, vk-order.c) and the next node's dequantization, which needs
+ * nothing of the graph's results, could not run ahead beside earlier dispatches; with a ring,
+ * nodes in turn take regions of their own, so those dispatches share barriers with the work
+ * before them. */
+#define VK_TRANSIENT_SLOTS    8
+#define VK_TRANSIENT_RING_MAX (256u << 20)
+
+static int transient_slots(VkDeviceSize transient) {
+    const struct vk_env_value *asked = &vk_tuning()->transient_slots;
+    if (asked->set && asked->n > 0 && asked->v[0] > 0)
+        return asked->v[0] < VK_TRANSIENT_SLOTS ? (int)asked->v[0] : VK_TRANSIENT_SLOTS;
+    const VkDeviceSize fit = transient ? VK_TRANSIENT_RING_MAX / transient : 1;
+    return fit < 1 ? 1 : fit > VK_TRANSIENT_SLOTS ? VK_TRANSIENT_SLOTS : (int)fit;
+}
+
 /* Reserve the scratch memory nodes [i, n) may take (none when it cannot be had: their kernels
- * then do without). */
+ * then do without): the shared part, then the transient ring, with fewer regions (at least
+ * one) where the device has not the memory for all. */
 static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int i, int n) {
     struct vk_scratch_need need = {0};
     for (; i < n; i++) vk_node_scratch(rec->d, nodes[i], &need);
     if (need.optional > VK_SCRATCH_OPTIONAL_MAX) need.optional = VK_SCRATCH_OPTIONAL_MAX;
-    const VkDeviceSize shared = vk_scratch_round(need.needed + need.optional);
-    bool reserved = shared + need.transient && vk_scratch_reserve(rec->d, shared + need.transient);
-    if (!reserved && need.transient) { /* without the transient region, rather than without any */
-        need.transient = 0;
+    const VkDeviceSize shared = vk_scratch_round(need.needed + need.optional),
+                       region = vk_scratch_round(need.transient);
+    int slots = need.transient ? transient_slots(region) : 0;
+    bool reserved =
+        shared + region && vk_scratch_reserve(rec->d, shared + (VkDeviceSize)slots * region);
+    if (!reserved && slots > 1) reserved = vk_scratch_reserve(rec->d, shared + region), slots = 1;
+    if (!reserved && slots) { /* without the transient region, rather than without any */
+        slots = 0;
         reserved = shared && vk_scratch_reserve(rec->d, shared);
     }
     rec->scratch_size = reserved ? shared : 0;
     rec->optional_left = reserved ? need.optional : 0;
     rec->transient_at = shared;
-    rec->transient_size = reserved ? need.transient : 0;
+    rec->transient_size = reserved && slots ? region : 0;
+    rec->transient_slots = reserved ? slots : 0;
+    rec->transient_next = 0;
+    rec->transient_node = -1;
 }
 
 /* The test hook of a device lost at a graph's submit (vk-fault.c): the command buffers begun

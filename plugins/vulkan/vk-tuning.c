@@ -44,6 +44,7 @@ static const struct {
     {"GGMLC_VK_CONV_CM", offsetof(struct vk_tuning, conv_cm)},
     {"GGMLC_VK_MM_SPLIT", offsetof(struct vk_tuning, mm_split)},
     {"GGMLC_VK_SUBMIT_EVERY", offsetof(struct vk_tuning, submit_every)},
+    {"GGMLC_VK_TRANSIENT_SLOTS", offsetof(struct vk_tuning, transient_slots)},
     {"GGMLC_VK_WAIT_SPIN", offsetof(struct vk_tuning, wait_spin)},
 };
 
