@@ -1,7 +1,8 @@
 /*
  * quant-dot-avx2.c - AVX2 dot products of quantized weights with Q8
- * activations (see quant-dot.h).  Compiled for AVX2/FMA/F16C by the target
- * pragma; used only when type-traits.c found those on the CPU.
+ * activations (see quant-dot.h; Q8_0's and Q4_0's: quant-match-avx2.c).
+ * Compiled for AVX2/FMA/F16C by the target pragma; used only when
+ * type-traits.c found those on the CPU.
  *
  * Signed int8 x int8 products use maddubs (unsigned x signed) on |x| and
  * sign(y, x); unsigned levels (Q4_1, Q5_1, K-quants) go to maddubs directly.
@@ -33,10 +34,6 @@ static inline __m256i dot_u8(__m256i x, __m256i y) {
 /* ------------------------------------------------- 32-value blocks */
 
 /* One block's dot product as 8 int32 partial sums, per format. */
-static inline __m256i blk_q4_0(const block_q4_0 *x, const block_q8_0 *y) {
-    return dot_i8(_mm256_sub_epi8(qd_unpack_nibbles(x->qs), _mm256_set1_epi8(8)), qd_load32(y->qs));
-}
-
 static inline __m256i blk_q4_1(const block_q4_1 *x, const block_q8_1 *y) {
     return dot_u8(qd_unpack_nibbles(x->qs), qd_load32(y->qs));
 }
@@ -47,10 +44,6 @@ static inline __m256i blk_q5_0(const block_q5_0 *x, const block_q8_0 *y) {
 
 static inline __m256i blk_q5_1(const block_q5_1 *x, const block_q8_1 *y) {
     return dot_u8(qd_q5_levels(x->qs, x->qh), qd_load32(y->qs));
-}
-
-static inline __m256i blk_q8_0(const block_q8_0 *x, const block_q8_0 *y) {
-    return dot_i8(qd_load32(x->qs), qd_load32(y->qs));
 }
 
 /* Block scales: f16 d of both (four at once or one). */
@@ -94,11 +87,9 @@ static inline __m256i blk_q8_0(const block_q8_0 *x, const block_q8_0 *y) {
         *s = qd_hsum_ps(_mm256_add_ps(acc0, acc1)) + _mm_cvtss_f32(mins) + tail;                               \
     }
 
-DOT_32(dot_q4_0, block_q4_0, block_q8_0, blk_q4_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
 DOT_32(dot_q4_1, block_q4_1, block_q8_1, blk_q4_1, SCALES4_D, SCALE1_D, MINS4_MS, MIN1_MS)
 DOT_32(dot_q5_0, block_q5_0, block_q8_0, blk_q5_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
 DOT_32(dot_q5_1, block_q5_1, block_q8_1, blk_q5_1, SCALES4_D, SCALE1_D, MINS4_MS, MIN1_MS)
-DOT_32(dot_q8_0, block_q8_0, block_q8_0, blk_q8_0, SCALES4_D, SCALE1_D, MINS4_NONE, MIN1_NONE)
 
 /* ----------------------------------------------- K-quants against Q8_K */
 
@@ -303,11 +294,9 @@ void cpu_quant_wrows_fill_avx2(cpu_vec_dot_wrows_table t) {
 }
 
 void cpu_quant_dot_fill_avx2(cpu_vec_dot_table t) {
-    t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q4_1] = dot_q4_1;
     t[GGML_TYPE_Q5_0] = dot_q5_0;
     t[GGML_TYPE_Q5_1] = dot_q5_1;
-    t[GGML_TYPE_Q8_0] = dot_q8_0;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
     t[GGML_TYPE_Q5_K] = dot_q5_K;
     t[GGML_TYPE_Q6_K] = dot_q6_K;

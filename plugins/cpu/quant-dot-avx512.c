@@ -1,7 +1,8 @@
 /*
  * quant-dot-avx512.c - AVX-512 VNNI dot products (see quant-dot.h) for the
- * formats that dominate matrix-vector time: Q4_0, Q8_0, and Q4_K, Q5_K and
- * Q6_K in 512-bit registers (Q2_K and Q3_K use the AVX2 kernels).
+ * formats that dominate matrix-vector time: Q4_K, Q5_K and Q6_K in 512-bit
+ * registers (Q2_K and Q3_K use the AVX2 kernels; Q8_0's and Q4_0's, in
+ * ggml's order: quant-match-vnni.c).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
  * The multi-row kernel (one weight row against several activation rows,
@@ -16,18 +17,6 @@
 #include <immintrin.h>
 
 #include "quant-dot-x86.h"
-
-/* Signed bytes: |x| (unsigned) times y with x's sign. */
-static inline __m256i dot_i8(__m256i x, __m256i y) {
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(x), _mm256_sign_epi8(y, x));
-}
-
-/* Q4_0: sum (q - 8) y = sum q y - 8 sum y, both by vpdpbusd on the unsigned nibbles. */
-static inline __m256i q4_0_block(const block_q4_0 *x, const block_q8_0 *y) {
-    const __m256i q = qd_unpack_nibbles(x->qs), qy = qd_load32(y->qs);
-    const __m256i qsum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, qy);
-    return _mm256_sub_epi32(qsum, _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), qy));
-}
 
 /* Two blocks' eight int32 sums side by side in one 512-bit register. */
 static inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
@@ -53,58 +42,6 @@ static inline void unpack4_nibbles(const uint8_t *q0, const uint8_t *q1, const u
 }
 
 #define UNPACK4(x, ab, cd) unpack4_nibbles((x)[0].qs, (x)[1].qs, (x)[2].qs, (x)[3].qs, ab, cd)
-
-static inline __m512i load_q8_0_pair(const block_q8_0 *y) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(qd_load32(y[0].qs)), qd_load32(y[1].qs), 1);
-}
-
-/* sum (q - 8) y for two blocks at once: vpdpbusd of the unsigned nibbles minus that of 8s. */
-static inline __m512i q4_0_pair(__m512i q, __m512i y) {
-    const __m512i qy = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y);
-    return _mm512_sub_epi32(qy, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), y));
-}
-
-/* Four blocks per step in 512-bit registers: scales converted at once, row prefetched ahead. */
-static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q4_0 *x = vx;
-    const block_q8_0 *y = vy;
-    const int nb = n / QK8_0;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 3 < nb; i += 4) {
-        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
-        const __m128 sc = QD_SCALES4(x, y, i);
-        __m512i qab, qcd;
-        UNPACK4(x + i, &qab, &qcd);
-        const __m512i pab = q4_0_pair(qab, load_q8_0_pair(y + i)), pcd = q4_0_pair(qcd, load_q8_0_pair(y + i + 2));
-        acc0 = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(pab), acc0);
-        acc1 = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(pcd), acc1);
-    }
-    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-    for (; i < nb; i++) sum += qd_h2f(x[i].d) * qd_h2f(y[i].d) * (float)qd_hsum_epi32(q4_0_block(&x[i], &y[i]));
-    *s = sum;
-}
-
-static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q8_0 *x = vx, *y = vy;
-    const int nb = n / QK8_0;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 3 < nb; i += 4) {
-        _mm_prefetch((const char *)(x + i) + QD_PREFETCH, _MM_HINT_T0);
-        _mm_prefetch((const char *)(x + i) + QD_PREFETCH + 64, _MM_HINT_T0);
-        const __m128 sc = QD_SCALES4(x, y, i);
-        const __m512i p01 = join(dot_i8(qd_load32(x[i].qs), qd_load32(y[i].qs)), dot_i8(qd_load32(x[i + 1].qs), qd_load32(y[i + 1].qs)));
-        const __m512i p23 = join(dot_i8(qd_load32(x[i + 2].qs), qd_load32(y[i + 2].qs)),
-                                 dot_i8(qd_load32(x[i + 3].qs), qd_load32(y[i + 3].qs)));
-        acc0 = _mm512_fmadd_ps(lanes2(sc, 0), _mm512_cvtepi32_ps(p01), acc0);
-        acc1 = _mm512_fmadd_ps(lanes2(sc, 2), _mm512_cvtepi32_ps(p23), acc1);
-    }
-    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-    for (; i < nb; i++)
-        sum += qd_h2f(x[i].d) * qd_h2f(y[i].d) * (float)qd_hsum_epi32(dot_i8(qd_load32(x[i].qs), qd_load32(y[i].qs)));
-    *s = sum;
-}
 
 /* Q6_K: the AVX2 kernel's lanes (quant-dot-avx2.c, q6_K_lanes) for both 128-value halves of a
  * super-block at once, the second half in the high 256 bits: half the instructions for the same
@@ -214,8 +151,6 @@ void cpu_quant_wrows_fill_avx512vnni(cpu_vec_dot_wrows_table t) {
 }
 
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
-    t[GGML_TYPE_Q4_0] = dot_q4_0;
-    t[GGML_TYPE_Q8_0] = dot_q8_0;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
     t[GGML_TYPE_Q5_K] = dot_q5_K;
     t[GGML_TYPE_Q6_K] = dot_q6_K;

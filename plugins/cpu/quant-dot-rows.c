@@ -1,8 +1,9 @@
 /*
  * quant-dot-rows.c - portable multi-row dot products (see quant-dot.h): each
  * weight block is decoded once into 32 signed levels and a float scale, then
- * dotted with the same block of every activation row.  Also the split of Q8_0
- * rows into the planes the multi-row kernels read.
+ * dotted with the same block of every activation row (Q8_0's and Q4_0's, in
+ * ggml's order: quant-match.c).  Also the split of Q8_0 rows into the planes
+ * the multi-row kernels read.
  */
 #include "quant-dot.h"
 
@@ -19,15 +20,6 @@ void cpu_q8_0_to_planes(const block_q8_0 *blocks, int64_t nblocks, int8_t *qs, f
 /* Block i of a weight row as 32 signed levels (in the order of the Q8_0 values) and its scale. */
 typedef float (*block_levels_fn)(const void *x, int64_t i, int8_t levels[32]);
 
-static float levels_q4_0(const void *vx, int64_t i, int8_t q[32]) {
-    const block_q4_0 *x = (const block_q4_0 *)vx + i;
-    for (int j = 0; j < 16; j++) {
-        q[j] = (int8_t)((x->qs[j] & 0xf) - 8);
-        q[j + 16] = (int8_t)((x->qs[j] >> 4) - 8);
-    }
-    return ggmlc_fp16_to_fp32(x->d);
-}
-
 static float levels_q5_0(const void *vx, int64_t i, int8_t q[32]) {
     const block_q5_0 *x = (const block_q5_0 *)vx + i;
     uint32_t qh;
@@ -36,12 +28,6 @@ static float levels_q5_0(const void *vx, int64_t i, int8_t q[32]) {
         q[j] = (int8_t)(((x->qs[j] & 0xf) | ((qh >> j) & 1) << 4) - 16);
         q[j + 16] = (int8_t)(((x->qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4) - 16);
     }
-    return ggmlc_fp16_to_fp32(x->d);
-}
-
-static float levels_q8_0(const void *vx, int64_t i, int8_t q[32]) {
-    const block_q8_0 *x = (const block_q8_0 *)vx + i;
-    memcpy(q, x->qs, 32);
     return ggmlc_fp16_to_fp32(x->d);
 }
 
@@ -60,13 +46,12 @@ static void dot_rows(block_levels_fn levels_of, int n, const void *x, const stru
     for (int r = 0; r < y->nrows; r++) s[r * s_stride] = sums[r];
 }
 
-#define ROWS_KERNEL(type)                                                                                   \
-    static void rows_##type(int n, const void *x, const struct cpu_q8_rows *y, float *s, size_t s_stride) { \
-        dot_rows(levels_##type, n, x, y, s, s_stride);                                                      \
+#define ROWS_KERNEL(type)                                                                \
+    static void rows_##type(int n, const void *x, const struct cpu_q8_rows *y, float *s, \
+                            size_t s_stride) {                                           \
+        dot_rows(levels_##type, n, x, y, s, s_stride);                                   \
     }
-ROWS_KERNEL(q4_0)
 ROWS_KERNEL(q5_0)
-ROWS_KERNEL(q8_0)
 
 /* The K-quants and IQ4_XS: each row through the portable single-row dot, whose eight float lanes
  * (ggml's order, quant-dot.c) a kernel decoding once for all rows would keep per row; this
@@ -91,9 +76,7 @@ ROWS_BY_DOT(q3_K, GGML_TYPE_Q3_K)
 ROWS_BY_DOT(iq4_xs, GGML_TYPE_IQ4_XS)
 
 void cpu_quant_rows_fill_generic(cpu_vec_dot_rows_table t) {
-    t[GGML_TYPE_Q4_0] = rows_q4_0;
     t[GGML_TYPE_Q5_0] = rows_q5_0;
-    t[GGML_TYPE_Q8_0] = rows_q8_0;
     t[GGML_TYPE_Q4_K] = rows_q4_K;
     t[GGML_TYPE_Q5_K] = rows_q5_K;
     t[GGML_TYPE_Q6_K] = rows_q6_K;

@@ -1,7 +1,9 @@
 /*
- * quant-dot.c - portable dot products of every weight type with its
+ * quant-dot.c - portable dot products of the weight types with their
  * vec_dot_type (see quant-dot.h): integer sums per block, scaled in float.
- * They define the results the SIMD paths must reproduce.
+ * They define the results the SIMD paths must reproduce.  Q8_0, Q4_0, IQ4_NL
+ * and MXFP4 are summed in ggml's orders by quant-match.c instead, Q1_0, Q2_0
+ * and NVFP4 by quant-dot-lowbit.c.
  */
 #include <math.h>
 #include <string.h>
@@ -34,19 +36,6 @@ static void dot_bf16(int n, float *s, size_t bs, const void *vx, size_t bx, cons
 }
 
 /* ------------------------------------------------- 32-value blocks */
-
-static void dot_q4_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q4_0 *x = vx;
-    const block_q8_0 *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK8_0; i++) {
-        int isum = 0;
-        for (int j = 0; j < 16; j++)
-            isum += ((x[i].qs[j] & 0xf) - 8) * y[i].qs[j] + ((x[i].qs[j] >> 4) - 8) * y[i].qs[j + 16];
-        sum += fp16(x[i].d) * fp16(y[i].d) * (float)isum;
-    }
-    *s = sum;
-}
 
 /* Q4_1 and Q5_1 add m * sum(y), which Q8_1 carries as s = d_y * sum(q_y). */
 static void dot_q4_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -102,13 +91,6 @@ static int dot_i8(const int8_t *x, const int8_t *y, int n) {
     int isum = 0;
     for (int j = 0; j < n; j++) isum += x[j] * y[j];
     return isum;
-}
-
-static void dot_q8_0(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
-    const block_q8_0 *x = vx, *y = vy;
-    float sum = 0;
-    for (int i = 0; i < n / QK8_0; i++) sum += fp16(x[i].d) * fp16(y[i].d) * (float)dot_i8(x[i].qs, y[i].qs, QK8_0);
-    *s = sum;
 }
 
 static void dot_q8_1(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
@@ -270,11 +252,9 @@ void cpu_quant_dot_fill_generic(cpu_vec_dot_table t) {
     t[GGML_TYPE_F32] = dot_f32;
     t[GGML_TYPE_F16] = dot_f16;
     t[GGML_TYPE_BF16] = dot_bf16;
-    t[GGML_TYPE_Q4_0] = dot_q4_0;
     t[GGML_TYPE_Q4_1] = dot_q4_1;
     t[GGML_TYPE_Q5_0] = dot_q5_0;
     t[GGML_TYPE_Q5_1] = dot_q5_1;
-    t[GGML_TYPE_Q8_0] = dot_q8_0;
     t[GGML_TYPE_Q8_1] = dot_q8_1;
     t[GGML_TYPE_Q8_K] = dot_q8_K;
     t[GGML_TYPE_Q2_K] = dot_q2_K;

@@ -55,6 +55,8 @@ enum cpu_quant_path {
 /* One kernel per weight type; a path leaves NULL where it has no kernel of its own. */
 typedef ggml_vec_dot_t cpu_vec_dot_table[GGML_TYPE_COUNT];
 
+/* The paths' own kernels; Q8_0's, Q4_0's, IQ4_NL's and MXFP4's, in ggml's orders, are
+ * installed after these by cpu_qmatch_fill_* (quant-match.h). */
 CPU_HIDDEN void cpu_quant_dot_fill_generic(cpu_vec_dot_table table);
 CPU_HIDDEN void cpu_quant_dot_fill_avx2(cpu_vec_dot_table table);
 CPU_HIDDEN void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table table);
