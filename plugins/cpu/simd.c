@@ -1,5 +1,6 @@
 /* simd.c - CPU feature detection and SIMD path selection (see simd.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,9 @@ static struct cpu_simd_features features;
 static enum cpu_simd_level best_level = CPU_SIMD_GENERIC;
 static enum cpu_simd_level chosen_level = CPU_SIMD_GENERIC;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+/* Set once detect() is done: the accessors below are called per row by the kernels' table
+ * lookups, where pthread_once was a tenth of a small model's time. */
+static atomic_bool detected;
 
 static const char *const level_names[CPU_SIMD_COUNT] = {"generic", "avx2", "avx512"};
 
@@ -83,20 +87,25 @@ static void detect(void) {
     if (best_level == CPU_SIMD_AVX2 && f->avx512f && f->avx512bw && f->avx512dq && f->avx512vl)
         best_level = CPU_SIMD_AVX512;
     chosen_level = level_from_env();
+    atomic_store_explicit(&detected, true, memory_order_release);
+}
+
+static inline void detect_once_only(void) {
+    if (!atomic_load_explicit(&detected, memory_order_acquire)) pthread_once(&detect_once, detect);
 }
 
 const struct cpu_simd_features *cpu_simd_features(void) {
-    pthread_once(&detect_once, detect);
+    detect_once_only();
     return &features;
 }
 
 enum cpu_simd_level cpu_simd_best_level(void) {
-    pthread_once(&detect_once, detect);
+    detect_once_only();
     return best_level;
 }
 
 enum cpu_simd_level cpu_simd_level(void) {
-    pthread_once(&detect_once, detect);
+    detect_once_only();
     return chosen_level;
 }
 
@@ -109,7 +118,7 @@ const char *cpu_simd_path(void) {
 }
 
 enum cpu_simd_level cpu_simd_force_level(enum cpu_simd_level level) {
-    pthread_once(&detect_once, detect);
+    detect_once_only();
     chosen_level = level < CPU_SIMD_GENERIC ? CPU_SIMD_GENERIC : level > best_level ? best_level : level;
     return chosen_level;
 }

@@ -6,6 +6,7 @@
  * also selects the quantized kernels.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "ops-ew.h"
 #include "quant-dot.h"
@@ -225,14 +226,26 @@ cpu_vec_dot_rows_t cpu_vec_dot_rows_on_path(enum ggml_type type, enum cpu_quant_
     return rows_kernels[path][type];
 }
 
-enum cpu_quant_path cpu_current_quant_path(void) {
+static enum cpu_quant_path quant_path_of(enum cpu_simd_level level) {
     enum cpu_quant_path path = CPU_QUANT_GENERIC;
-    switch (cpu_simd_level()) {
+    switch (level) {
     case CPU_SIMD_AVX512: path = cpu_quant_path_available(CPU_QUANT_AVX512VNNI) ? CPU_QUANT_AVX512VNNI : CPU_QUANT_AVX2; break;
     case CPU_SIMD_AVX2:   path = CPU_QUANT_AVX2; break;
     default:              break;
     }
     return cpu_quant_path_available(path) ? path : CPU_QUANT_GENERIC;
+}
+
+enum cpu_quant_path cpu_current_quant_path(void) {
+    /* each level's path plus one (0: not worked out yet), worked out once: every kernel table
+     * lookup asks, row by row */
+    static atomic_int path_of_level[CPU_SIMD_COUNT];
+    const enum cpu_simd_level level = cpu_simd_level();
+    int known = atomic_load_explicit(&path_of_level[level], memory_order_relaxed);
+    if (!known)
+        atomic_store_explicit(&path_of_level[level], known = 1 + (int)quant_path_of(level),
+                              memory_order_relaxed);
+    return (enum cpu_quant_path)(known - 1);
 }
 
 const struct cpu_type_traits *cpu_get_type_traits(enum ggml_type type) {
