@@ -71,17 +71,23 @@ static llama_token argmax_last(llama_context *ctx, int n_vocab) {
     return (llama_token)(std::max_element(logits, logits + n_vocab) - logits);
 }
 
-// Best of reps (after one warm-up) over the whole prompt, in ms; < 0 when a decode fails.
+// Best of reps (after one warm-up) over the whole prompt, in ms; < 0 when a decode fails.  With
+// LLDRIVE_VERBOSE, the mean ms of its parts: llama_decode's call (a backend computing
+// asynchronously returns once the graph is submitted) and the wait for the rest (llama_synchronize).
 static double time_prompt(llama_context *ctx, std::vector<llama_token> &prompt, int reps, int n_vocab) {
-    double best = 1e30;
+    double best = 1e30, in_decode = 0, in_sync = 0;
     for (int r = 0; r <= reps; r++) {
         llama_memory_clear(llama_get_memory(ctx), true);
         const double t0 = now_ms();
         if (decode(ctx, llama_batch_get_one(prompt.data(), (int32_t)prompt.size()))) return -1;
+        const double t1 = now_ms();
         llama_synchronize(ctx); // llama_decode may return before the backend has computed the graph
-        if (r > 0) best = std::min(best, now_ms() - t0);
+        const double t2 = now_ms();
+        if (r > 0) best = std::min(best, t2 - t0), in_decode += t1 - t0, in_sync += t2 - t1;
         dump_logits(ctx, n_vocab, r == reps);
     }
+    if (getenv("LLDRIVE_VERBOSE") && reps > 0)
+        printf("prompt: llama_decode %.3f ms, llama_synchronize %.3f ms (means)\n", in_decode / reps, in_sync / reps);
     return best;
 }
 
@@ -157,6 +163,10 @@ int main(int argc, char **argv) {
            n_pp * 1000.0 / pp_ms, n_tg, tg_ms / n_tg, n_tg * 1000.0 / tg_ms);
     for (llama_token t : out) printf(" %d", t);
     printf("\n");
+    if (getenv("LLDRIVE_VERBOSE")) {
+        const llama_perf_context_data perf = llama_perf_context(ctx);
+        printf("decodes %d, graphs reused %d\n", perf.n_eval + perf.n_p_eval, perf.n_reused);
+    }
     if (logits_out) fclose(logits_out);
     if (nodes_out) fclose(nodes_out);
     llama_free(ctx);
