@@ -27,8 +27,10 @@ void main() {
     const uint ra = c / row_words, e0 = (c % row_words) * 8;
     const uint a1 = ra % p.ne01, a2 = (ra / p.ne01) % p.ne02, a3 = ra / (p.ne01 * p.ne02);
     const uint w = p.off_a + a1 * p.nb01 + a2 * p.nb02 + a3 * p.nb03 + (e0 / QK) * QWORDS, j0 = e0 % QK;
+    float v[8];
+    dq8(w, j0, v);
     uvec4 h;
-    [[unroll]] for (uint i = 0; i < 4; i++) h[i] = packHalf2x16(vec2(dq(w, j0 + 2 * i), dq(w, j0 + 2 * i + 1)));
+    [[unroll]] for (uint i = 0; i < 4; i++) h[i] = packHalf2x16(vec2(v[2 * i], v[2 * i + 1]));
     data_d[p.off_d / 8 + c] = h;
 }
 #else

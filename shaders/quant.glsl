@@ -214,3 +214,43 @@ float dq_dot16(uint w, uint s, uint bi) {
     return scale * sq - offset * sb;
 }
 #endif // QK == 256
+
+// Values j0..j0+7 (j0 a multiple of 8) of the block at word w into v.  The K-quants in the
+// dequantization's hot loop: Q4_K, Q5_K and Q6_K decode their scale (and min) once and read
+// the 8 quants as 4 words, where dq() decoded the header again for each value; the same
+// arithmetic per value (scale * q - offset, the products in dq's order), so the same results.
+void dq8(uint w, uint j0, out float v[8]) {
+#if QTYPE == 12 || QTYPE == 13
+    const uint sb = j0 / 32, shift = 4 * (sb & 1u);
+    const uvec2 sm = k4_scale_min(w + 2, sb);
+    const float scale = q_half(w) * float(sm.x), offset = q_half(w + 1) * float(sm.y);
+#if QTYPE == 12
+    const uint qs = w + 8 + (32 * (j0 / 64) + j0 % 32) / 2;
+#else
+    const uint qs = w + 24 + (32 * (j0 / 64) + j0 % 32) / 2, qh = w + 8 + (j0 % 32) / 2;
+#endif
+    [[unroll]] for (uint i = 0; i < 4; i++) {
+        const uint u = uint(data_a[qs + i]) >> shift;
+        uint q0 = u & 0xfu, q1 = (u >> 8) & 0xfu;
+#if QTYPE == 13
+        const uint h = uint(data_a[qh + i]) >> sb;
+        q0 |= (h & 1u) << 4;
+        q1 |= (h >> 4) & 16u;
+#endif
+        v[2 * i] = scale * float(q0) - offset;
+        v[2 * i + 1] = scale * float(q1) - offset;
+    }
+#elif QTYPE == 14
+    const uint half_ = j0 / 128, quarter = (j0 % 128) / 32, l0 = j0 % 32;
+    const uint ql = w + (64 * half_ + 32 * (quarter & 1u) + l0) / 2, qh = w + 64 + (32 * half_ + l0) / 2;
+    const uint lshift = quarter < 2 ? 0u : 4u, hshift = 2 * quarter;
+    const float scale = q_half(w + 104) * float(int(q_byte(w + 96, j0 / 16) << 24) >> 24);
+    [[unroll]] for (uint i = 0; i < 4; i++) {
+        const uint u = uint(data_a[ql + i]) >> lshift, h = uint(data_a[qh + i]) >> hshift;
+        v[2 * i] = scale * float(int((u & 0xfu) | ((h & 3u) << 4)) - 32);
+        v[2 * i + 1] = scale * float(int(((u >> 8) & 0xfu) | (((h >> 8) & 3u) << 4)) - 32);
+    }
+#else
+    [[unroll]] for (uint i = 0; i < 8; i++) v[i] = dq(w, j0 + i);
+#endif
+}
