@@ -11,6 +11,10 @@
 #
 #   bench/device-llama-prep.sh [LLAMA_SRC=/work/ext/llama.cpp] [BUILD=/tmp/llbench-build]
 #
+# GLSLC=PATH and VULKAN_INCLUDE=DIR build ggml-vulkan with that glslc and those Vulkan headers:
+# bench/newer-glslc.sh fetches Debian 13's, which give ggml-vulkan its cooperative-matrix and
+# integer-dot shaders (Debian 12's glslc gives it only its plain kernels); the comparison in
+# BENCHMARKS.md ("llama.cpp on Vulkan against ggml-vulkan") is against such a build.
 # Needs: a configured and built checkout with the Vulkan plugin (./configure found glslc),
 # cmake, g++, glslc and spirv-headers (apt-get install spirv-headers) for ggml-vulkan.  The
 # ggml build is portable, not -march=native: AVX2 and the AVX-512 subset of Zen 4 and Sapphire
@@ -91,6 +95,8 @@ struct LayerSettingsCreateInfoEXT {
 HPP
 fi
 [ -f "$shim/vulkan/vulkan.hpp" ] && vk_include=(-DVulkan_INCLUDE_DIR="$shim")
+[ -n "${VULKAN_INCLUDE:-}" ] && vk_include=(-DVulkan_INCLUDE_DIR="$VULKAN_INCLUDE")
+[ -n "${GLSLC:-}" ] && vk_include+=(-DVulkan_GLSLC_EXECUTABLE="$GLSLC")
 
 echo "== llama.cpp on its ggml, CPU + Vulkan ($build/vk; ggml-vulkan's shaders take a while)"
 target=$([ -n "${GGML_LLAMA_LIB:-}" ] && echo ggml || echo llama) cmake_build vk -DGGML_VULKAN=ON -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
