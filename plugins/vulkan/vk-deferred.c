@@ -40,8 +40,8 @@ struct vk_deferred_write {
     enum deferred_kind kind;
     bool after_overlap; /* a barrier before it: it writes bytes an earlier pending write writes */
     uint32_t fill; /* the 32-bit pattern of a fill */
-    size_t
-        data_at; /* of an update: its bytes in the deferred data; of a copy: in the upload buffer */
+    /* of an update: its bytes in the deferred data; of a copy: its bytes in the upload buffer */
+    size_t data_at;
 };
 
 /* Room for one more pending write (of n bytes of data in the deferred data); false when it must
@@ -106,8 +106,7 @@ static bool defer_copy(struct vk_device *d, VkBuffer buf, VkDeviceSize off, cons
 bool vk_defer_write(struct vk_device *d, VkBuffer buf, VkDeviceSize off, const void *data,
                     size_t n) {
     struct vk_deferred *q = &d->deferred;
-    d->n_readback =
-        0; /* the outputs read back may be written over (when kept; else nothing happens) */
+    d->n_readback = 0; /* the outputs read back may be written over */
     if (n > VK_DEFER_ONE || !aligned(off, n)) return n > 0 && defer_copy(d, buf, off, data, n);
     if (!defer_room(q, n)) return false;
     memcpy(q->data + q->bytes, data, n);

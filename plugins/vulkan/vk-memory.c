@@ -235,8 +235,8 @@ enum ggmlc_status vk_upload_reserve(struct vk_device *d, struct vk_staging *s, V
     if (s->size >= size) return GGMLC_OK;
     if (s->size && size < 2 * s->size) size = 2 * s->size;
     host_buffer_destroy(d, s);
-    return host_buffer_create(d, s, size,
-                              0); /* only written by the host: any host-visible memory */
+    /* only written by the host: any host-visible memory */
+    return host_buffer_create(d, s, size, 0);
 }
 
 void vk_upload_release(struct vk_device *d, struct vk_staging *s) { host_buffer_destroy(d, s); }

@@ -53,8 +53,8 @@ bool vk_scratch_transient(struct vk_rec *rec, VkDeviceSize size, VkDeviceSize *a
         rec->transient_node = rec->transient_next;
         rec->transient_next = (rec->transient_next + 1) % rec->transient_slots;
     }
-    *at = rec->transient_at +
-          (VkDeviceSize)(rec->transient_node > 0 ? rec->transient_node : 0) * rec->transient_size;
+    const int slot = rec->transient_node < 0 ? 0 : rec->transient_node;
+    *at = rec->transient_at + (VkDeviceSize)slot * rec->transient_size;
     return size && size <= rec->transient_size;
 }
 
@@ -557,7 +557,10 @@ static void reserve_scratch(struct vk_rec *rec, struct ggml_tensor **nodes, int 
     int slots = need.transient ? transient_slots(region) : 0;
     bool reserved =
         shared + region && vk_scratch_reserve(rec->d, shared + (VkDeviceSize)slots * region);
-    if (!reserved && slots > 1) reserved = vk_scratch_reserve(rec->d, shared + region), slots = 1;
+    if (!reserved && slots > 1) { /* one region, as before the ring */
+        slots = 1;
+        reserved = vk_scratch_reserve(rec->d, shared + region);
+    }
     if (!reserved && slots) { /* without the transient region, rather than without any */
         slots = 0;
         reserved = shared && vk_scratch_reserve(rec->d, shared);
