@@ -191,27 +191,20 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = qd_hsum_ps(accf);
 }
 
-/* Q3_K's 16 six-bit scales (stored +32) as int16, unpacked with word-wide masks: the low four
- * bits of scales 0-7 and 8-15 are the low and high nibbles of bytes 0-7, their high two bits
- * the bit pairs 0-1, 2-3, 4-5, 6-7 of bytes 8-11 for scales 0-3, 4-7, 8-11, 12-15. */
-static inline __m256i q3_K_scales16(const uint8_t *sc) {
-    uint32_t a[3];
-    memcpy(a, sc, 12);
-    const uint32_t lo4 = 0x0f0f0f0f, hi2 = 0x03030303;
-    /* from registers: a 16-byte load of four 4-byte stores would wait for them (no forwarding) */
-    const __m128i u = _mm_setr_epi32((int)((a[0] & lo4) | ((a[2] >> 0) & hi2) << 4),
-                                     (int)((a[1] & lo4) | ((a[2] >> 2) & hi2) << 4),
-                                     (int)(((a[0] >> 4) & lo4) | ((a[2] >> 4) & hi2) << 4),
-                                     (int)(((a[1] >> 4) & lo4) | ((a[2] >> 6) & hi2) << 4));
-    return _mm256_cvtepi8_epi16(_mm_sub_epi8(u, _mm_set1_epi8(32)));
+/* Q3_K: levels low2 - 4 * (1 - high) in [-4, 3], multiplied as |level| . sign(y, level) so that
+ * each lane holds its own values' exact sum, as ggml's lanes do.  4 * (1 - high) is hmask
+ * shifted to put each value's bit at bit 2 of its byte, and-not 4: two operations. */
+static inline __m256i q3_K_clear4(__m256i hm, int b) {
+    const __m256i at2 = b < 2   ? _mm256_slli_epi16(hm, 2 - b)
+                        : b > 2 ? _mm256_srli_epi16(hm, b - 2)
+                                : hm;
+    return _mm256_andnot_si256(at2, _mm256_set1_epi8(4));
 }
 
-/* Q3_K: levels low2 + 4 * high - 4 in [-4, 3], multiplied as |level| . sign(y, level) so that
- * each lane holds its own values' exact sum, as ggml's lanes do. */
 static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q3_K *x = vx;
     const block_q8_K *y = vy;
-    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+    const __m256i m2 = _mm256_set1_epi8(3);
     __m256 accf = _mm256_setzero_ps();
     for (int i = 0; i < n / QK_K; i++) {
         const __m256i sc16 = q3_K_scales16(x[i].scales);
@@ -222,11 +215,8 @@ static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
             const __m256i q = qd_load32(x[i].qs + 32 * h);
             QD_UNROLL_ALL
             for (int k = 0; k < 4; k++) {
-                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
                 const __m256i levels = _mm256_sub_epi8(
-                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2),
-                                    _mm256_slli_epi16(high, 2)),
-                    four);
+                    _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2), q3_K_clear4(hm, 4 * h + k));
                 const __m256i p = _mm256_maddubs_epi16(
                     _mm256_abs_epi8(levels),
                     _mm256_sign_epi8(qd_load32(y[i].qs + 128 * h + 32 * k), levels));

@@ -1,7 +1,7 @@
 /*
  * quant-dot-avx512.c - AVX-512 VNNI dot products (see quant-dot.h) for the
- * formats that dominate matrix-vector time: Q4_K, Q5_K and Q6_K in 512-bit
- * registers (Q2_K and Q3_K use the AVX2 kernels; Q8_0's and Q4_0's, in
+ * formats that dominate matrix-vector time: Q3_K, Q4_K, Q5_K and Q6_K in 512-bit
+ * registers (Q2_K uses the AVX2 kernel; Q8_0's and Q4_0's, in
  * ggml's order: quant-match-vnni.c).
  * vpdpbusd multiplies unsigned by signed bytes and adds groups of
  * four straight into int32 lanes, replacing AVX2's maddubs + madd pair.
@@ -140,17 +140,69 @@ static inline __attribute__((always_inline)) __m256i k45_lanes512(const uint8_t 
 
 K45_DOTS(k45_lanes512)
 
+/* Q3_K: quant-dot-avx2.c's dot_q3_K two 32-value groups at a time, group k in the low 256 bits
+ * and k + 1 in the high (word lane 8 q + r takes scale 4 m + q in step m).  Where a value's
+ * hmask bit is clear its level low2 - 4 is negative: the bit test's mask both forms
+ * |level| = 4 - low2 and negates the activation (psignb's product, psignb's wrap of -128):
+ * five operations for 64 values where the decoding, abs and sign took nine for 32.  The same
+ * maddubs pairs and madd lanes, the halves added: the same integer sums, so the same bits. */
+#define Q3_K_STEP(m) \
+    { QD_R8(4 * (m)), QD_R8(4 * (m) + 1), QD_R8(4 * (m) + 2), QD_R8(4 * (m) + 3) }
+static const int16_t q3_K_step_index[4][32]
+    __attribute__((aligned(64))) = {Q3_K_STEP(0), Q3_K_STEP(1), Q3_K_STEP(2), Q3_K_STEP(3)};
+
+static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy,
+                     size_t by, int nrc) {
+    const block_q3_K *x = vx;
+    const block_q8_K *y = vy;
+    const __m512i m3 = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4),
+                  zero = _mm512_setzero_si512();
+    __m256 accf = _mm256_setzero_ps();
+    for (int i = 0; i < n / QK_K; i++) {
+        const __m512i sc = _mm512_castsi256_si512(q3_K_scales16(x[i].scales));
+        const __m512i hm = _mm512_broadcast_i64x4(qd_load32(x[i].hmask));
+        __m512i acc = _mm512_setzero_si512();
+        QD_UNROLL_ALL
+        for (int h = 0; h < 2; h++) {
+            const __m512i q = _mm512_broadcast_i64x4(qd_load32(x[i].qs + 32 * h));
+            QD_UNROLL_ALL
+            for (int k = 0; k < 4; k += 2) {
+                const __m512i low2 = _mm512_and_si512(srl_halves(q, 2 * k, 2 * k + 2), m3);
+                const __m512i bit =
+                    _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (4 * h + k))),
+                                       _mm256_set1_epi8((char)(1 << (4 * h + k + 1))), 1);
+                const __mmask64 neg = _mm512_testn_epi8_mask(hm, bit);
+                const __m512i mag = _mm512_mask_sub_epi8(low2, neg, four, low2);
+                const __m512i yk = _mm512_loadu_si512(y[i].qs + 128 * h + 32 * k);
+                const __m512i p =
+                    _mm512_maddubs_epi16(mag, _mm512_mask_sub_epi8(yk, neg, zero, yk));
+                const __m512i scales =
+                    _mm512_permutexvar_epi16(_mm512_load_si512(q3_K_step_index[2 * h + k / 2]), sc);
+                acc = _mm512_add_epi32(acc, _mm512_madd_epi16(p, scales));
+            }
+        }
+        const __m256i lanes =
+            _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+        accf = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * qd_h2f(x[i].d)), _mm256_cvtepi32_ps(lanes),
+                               accf);
+    }
+    *s = qd_hsum_ps(accf);
+}
+
 QD_WROWS(dot_q4_K)
 QD_WROWS(dot_q5_K)
 QD_WROWS(dot_q6_K)
+QD_WROWS(dot_q3_K)
 
 void cpu_quant_wrows_fill_avx512vnni(cpu_vec_dot_wrows_table t) {
+    t[GGML_TYPE_Q3_K] = wrows_dot_q3_K;
     t[GGML_TYPE_Q4_K] = wrows_dot_q4_K;
     t[GGML_TYPE_Q5_K] = wrows_dot_q5_K;
     t[GGML_TYPE_Q6_K] = wrows_dot_q6_K;
 }
 
 void cpu_quant_dot_fill_avx512vnni(cpu_vec_dot_table t) {
+    t[GGML_TYPE_Q3_K] = dot_q3_K;
     t[GGML_TYPE_Q4_K] = dot_q4_K;
     t[GGML_TYPE_Q5_K] = dot_q5_K;
     t[GGML_TYPE_Q6_K] = dot_q6_K;

@@ -128,6 +128,21 @@ static inline __m256i qd_scale_pair(__m256i s16, int j) {
     return qd_word_pair(half, j % 8, j % 8 + 1);
 }
 
+/* Q3_K's 16 six-bit scales (stored +32) as int16, unpacked with word-wide masks: the low four
+ * bits of scales 0-7 and 8-15 are the low and high nibbles of bytes 0-7, their high two bits
+ * the bit pairs 0-1, 2-3, 4-5, 6-7 of bytes 8-11 for scales 0-3, 4-7, 8-11, 12-15. */
+static inline __m256i q3_K_scales16(const uint8_t *sc) {
+    uint32_t a[3];
+    memcpy(a, sc, 12);
+    const uint32_t lo4 = 0x0f0f0f0f, hi2 = 0x03030303;
+    /* from registers: a 16-byte load of four 4-byte stores would wait for them (no forwarding) */
+    const __m128i u = _mm_setr_epi32((int)((a[0] & lo4) | ((a[2] >> 0) & hi2) << 4),
+                                     (int)((a[1] & lo4) | ((a[2] >> 2) & hi2) << 4),
+                                     (int)(((a[0] >> 4) & lo4) | ((a[2] >> 4) & hi2) << 4),
+                                     (int)(((a[1] >> 4) & lo4) | ((a[2] >> 6) & hi2) << 4));
+    return _mm256_cvtepi8_epi16(_mm_sub_epi8(u, _mm_set1_epi8(32)));
+}
+
 /* Byte j = 0xff where bit j of bits is set. */
 static inline __m256i qd_bits_to_bytes(uint32_t bits) {
     const __m256i shuf = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
