@@ -191,16 +191,8 @@ static void dot_q2_K(int n, float *s, size_t bs, const void *vx, size_t bx, cons
     *s = qd_hsum_ps(accf);
 }
 
-/* Q3_K: levels low2 - 4 * (1 - high) in [-4, 3], multiplied as |level| . sign(y, level) so that
- * each lane holds its own values' exact sum, as ggml's lanes do.  4 * (1 - high) is hmask
- * shifted to put each value's bit at bit 2 of its byte, and-not 4: two operations. */
-static inline __m256i q3_K_clear4(__m256i hm, int b) {
-    const __m256i at2 = b < 2   ? _mm256_slli_epi16(hm, 2 - b)
-                        : b > 2 ? _mm256_srli_epi16(hm, b - 2)
-                                : hm;
-    return _mm256_andnot_si256(at2, _mm256_set1_epi8(4));
-}
-
+/* Q3_K: levels low2 - 4 * (1 - high) in [-4, 3] (q3_K_clear4, quant-dot-x86.h), multiplied as
+ * |level| . sign(y, level) so that each lane holds its own values' exact sum, as ggml's do. */
 static void dot_q3_K(int n, float *s, size_t bs, const void *vx, size_t bx, const void *vy, size_t by, int nrc) {
     const block_q3_K *x = vx;
     const block_q8_K *y = vy;

@@ -19,6 +19,7 @@
 #define RK_DOT_U8(x, y)    _mm256_dpbusd_epi32(_mm256_setzero_si256(), (x), (y))
 #define RK_FILL            cpu_quant_rows_k_fill_avx512vnni
 #define RK_SINGLE_FILL     cpu_quant_dot_fill_avx512vnni
+#define RK_Q3_512
 #include "quant-dot-rows-k-x86.h"
 
 #else

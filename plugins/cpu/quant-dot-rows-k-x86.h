@@ -9,7 +9,8 @@
  *                       (maddubs + madd, or one vpdpbusd);
  *   RK_FILL             the name of the fill function;
  *   RK_SINGLE_FILL      optionally, the path's vec_dot fill, whose single-row dots replace
- *                       the AVX2 ones for one row (they give the same bits).
+ *                       the AVX2 ones for one row (they give the same bits);
+ *   RK_Q3_512           optionally (AVX-512 BW), Q3_K's rows in 512-bit registers.
  *
  * A super-block (K-quants, IQ4_XS) is decoded once into eight registers of unsigned
  * levels (and signs), one per 32 values, and eight registers of int16 sub-block scales
@@ -31,6 +32,11 @@ struct rk_block {
     __m256i sc[8];  /* int16 scale of each maddubs pair of lv[k] */
     __m256i sgn[8]; /* IQ4_XS: the signed levels, whose signs go onto the activations */
     __m256i bias16; /* int16 multipliers of the 16 bsums: Q2_K/Q4_K/Q5_K mins, Q6_K scales */
+#ifdef RK_Q3_512
+    __m512i mag[4];   /* Q3_K: |level| of values 64j .. 64j + 63 (groups 2j and 2j + 1) */
+    __m512i sc512[4]; /* Q3_K: the int16 scale of each of their maddubs pairs */
+    __mmask64 neg[4]; /* Q3_K: their values whose level is negative */
+#endif
     float d, dmin;
 };
 
@@ -84,30 +90,72 @@ RK_INLINE void rk_decode_q2_K(const block_q2_K *x, struct rk_block *b) {
     b->dmin = qd_h2f(x->dmin);
 }
 
-/* Q3_K: signed levels low2 + 4 * high - 4 in [-4, 3] (sgn), their magnitudes in lv. */
+#ifdef RK_Q3_512
+/* Word lane 8q + r of sc512[j]: scale 4j + q. */
+#define RK_Q3_R8(v) v, v, v, v, v, v, v, v
+#define RK_Q3_STEP(j) \
+    { RK_Q3_R8(4 * (j)), RK_Q3_R8(4 * (j) + 1), RK_Q3_R8(4 * (j) + 2), RK_Q3_R8(4 * (j) + 3) }
+static const int16_t rk_q3_index[4][32]
+    __attribute__((aligned(64))) = {RK_Q3_STEP(0), RK_Q3_STEP(1), RK_Q3_STEP(2), RK_Q3_STEP(3)};
+
+/* Q3_K, as quant-dot-avx512.c's single-row dot: groups 2j and 2j + 1 of 32 values in the low
+ * and high halves of mag[j].  Where a value's hmask bit is clear its level low2 - 4 is
+ * negative: one bit test's mask neg[j] gives |level| = 4 - low2 here and negates the
+ * activations in rk_acc_q3_K (psignb's product, psignb's wrap of -128). */
 RK_INLINE void rk_decode_q3_K(const block_q3_K *x, struct rk_block *b) {
-    const __m256i m2 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
-    const __m256i hm = qd_load32(x->hmask);
-    for (int h = 0; h < 2; h++) {
-        const __m256i q = qd_load32(x->qs + 32 * h);
-        for (int k = 0; k < 4; k++) {
-            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + k), one);
-            const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2),
-                                              _mm256_slli_epi16(high, 2));
-            b->sgn[4 * h + k] = _mm256_sub_epi8(u, four);
-            b->lv[4 * h + k] = _mm256_abs_epi8(b->sgn[4 * h + k]);
-        }
+    const __m512i m3 = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+    const __m512i hm = _mm512_broadcast_i64x4(qd_load32(x->hmask));
+    const __m512i sc = _mm512_castsi256_si512(q3_K_scales16(x->scales));
+    QD_UNROLL_ALL
+    for (int j = 0; j < 4; j++) {
+        const int h = j / 2, k = 2 * (j % 2);
+        const __m512i q = _mm512_broadcast_i64x4(qd_load32(x->qs + 32 * h));
+        const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * k)),
+                                                 _mm256_set1_epi16((short)(2 * k + 2)), 1);
+        const __m512i low2 = _mm512_and_si512(_mm512_srlv_epi16(q, shift), m3);
+        const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (4 * h + k))),
+                                               _mm256_set1_epi8((char)(1 << (4 * h + k + 1))), 1);
+        b->neg[j] = _mm512_testn_epi8_mask(hm, bit);
+        b->mag[j] = _mm512_mask_sub_epi8(low2, b->neg[j], four, low2);
+        b->sc512[j] = _mm512_permutexvar_epi16(_mm512_load_si512(rk_q3_index[j]), sc);
     }
-    int16_t scales[16];
-    for (int j = 0; j < 16; j++) {
-        const uint8_t *sc = x->scales;
-        const int low = j < 8 ? sc[j] & 0xf : sc[j - 8] >> 4;
-        scales[j] = (int16_t)((low | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32);
-    }
-    rk_scales16(_mm256_loadu_si256((const __m256i *)scales), b->sc);
     b->bias16 = _mm256_setzero_si256();
     b->d = qd_h2f(x->d);
 }
+
+/* rk_acc_signed's sums for Q3_K: the same maddubs pairs and int32 lanes, the halves' lanes
+ * (even and odd groups) added at the end: the same exact integer sums. */
+RK_INLINE __m256i rk_acc_q3_K(const struct rk_block *b, const int8_t *q8) {
+    __m512i acc = _mm512_setzero_si512();
+    for (int j = 0; j < 4; j++) {
+        const __m512i yj = _mm512_loadu_si512(q8 + 64 * j);
+        const __m512i p = _mm512_maddubs_epi16(
+            b->mag[j], _mm512_mask_sub_epi8(yj, b->neg[j], _mm512_setzero_si512(), yj));
+        acc = _mm512_dpwssd_epi32(acc, p, b->sc512[j]);
+    }
+    return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+}
+#else
+/* Q3_K: signed levels low2 - 4 * (1 - high) in [-4, 3] (sgn), their magnitudes in lv. */
+RK_INLINE void rk_decode_q3_K(const block_q3_K *x, struct rk_block *b) {
+    const __m256i m2 = _mm256_set1_epi8(3);
+    const __m256i hm = qd_load32(x->hmask);
+    QD_UNROLL_ALL
+    for (int h = 0; h < 2; h++) {
+        const __m256i q = qd_load32(x->qs + 32 * h);
+        QD_UNROLL_ALL
+        for (int k = 0; k < 4; k++) {
+            b->sgn[4 * h + k] = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m2),
+                                                q3_K_clear4(hm, 4 * h + k));
+            b->lv[4 * h + k] = _mm256_abs_epi8(b->sgn[4 * h + k]);
+        }
+    }
+    rk_scales16(q3_K_scales16(x->scales), b->sc);
+    b->bias16 = _mm256_setzero_si256();
+    b->d = qd_h2f(x->d);
+}
+#define rk_acc_q3_K rk_acc_signed
+#endif
 
 /* Q4_K / Q5_K (qh NULL for Q4_K): 32-value sub-blocks, one scale for both lanes. */
 RK_INLINE void rk_decode_k45(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, ggml_fp16_t d,
@@ -234,7 +282,7 @@ static ggml_vec_dot_t rk_single[GGML_TYPE_COUNT];
     QD_ROWS_DISPATCH(name)
 
 RK_LANES(rk_q2_K, GGML_TYPE_Q2_K, block_q2_K, rk_decode_q2_K, rk_acc_lanes, 2)
-RK_LANES(rk_q3_K, GGML_TYPE_Q3_K, block_q3_K, rk_decode_q3_K, rk_acc_signed, 0)
+RK_LANES(rk_q3_K, GGML_TYPE_Q3_K, block_q3_K, rk_decode_q3_K, rk_acc_q3_K, 0)
 RK_LANES(rk_q4_K, GGML_TYPE_Q4_K, block_q4_K, rk_decode_q4_K, rk_acc_lanes, 4)
 RK_LANES(rk_q5_K, GGML_TYPE_Q5_K, block_q5_K, rk_decode_q5_K, rk_acc_lanes, 5)
 RK_LANES(rk_q6_K, GGML_TYPE_Q6_K, block_q6_K, rk_decode_q6_K, rk_acc_lanes, 6)

@@ -143,6 +143,16 @@ static inline __m256i q3_K_scales16(const uint8_t *sc) {
     return _mm256_cvtepi8_epi16(_mm_sub_epi8(u, _mm_set1_epi8(32)));
 }
 
+/* Q3_K: 4 * (1 - high) for the values whose hmask bit is bit b of each hmask byte, so that
+ * their level is low2 minus it: hmask shifted to put the bit at bit 2 of its byte, and-not 4
+ * (two operations). */
+static inline __m256i q3_K_clear4(__m256i hm, int b) {
+    const __m256i at2 = b < 2   ? _mm256_slli_epi16(hm, 2 - b)
+                        : b > 2 ? _mm256_srli_epi16(hm, b - 2)
+                                : hm;
+    return _mm256_andnot_si256(at2, _mm256_set1_epi8(4));
+}
+
 /* Byte j = 0xff where bit j of bits is set. */
 static inline __m256i qd_bits_to_bytes(uint32_t bits) {
     const __m256i shuf = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
