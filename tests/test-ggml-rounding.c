@@ -24,6 +24,14 @@
  *    keys per thread, the chunks' f32 accumulators combined in order with
  *    acc = fma(acc, expf(M - M'), acc_c * expf(M_c - M')), S likewise, then
  *    acc * (1 / S) (the contraction ggml's build makes, read from its binary);
+ *  - FLASH_ATTN_EXT on ggml's tiled path (64 or more queries, f32 q, f32 or
+ *    f16 K and V, the value head a multiple of 16 floats, 8 without AVX-512):
+ *    per row, keys in tiles of 64; scores one fused chain over the head, times
+ *    scale, plus the mask; per tile M and S rescaled by expf on a new maximum,
+ *    the exponentials and their sum as SOFT_MAX below (all 64, padding
+ *    included) added to S in double; values summed by a fused chain over the
+ *    tile's keys; the output acc * (1 / S) (checked by llama.cpp 0a50d99's
+ *    prompt logits of 64, 100 and 512 tokens: the same bits);
  *  - SWIGLU (split form): ggml's AVX-512 ggml_vec_swiglu_f32, 16 values at a
  *    time x / (1 + ggml_v_expf(0 - x)) * g, ggml_v_expf being ARM's
  *    optimized-routines exp (n = fma(x, log2 e, 0x1.8p23) - 0x1.8p23, b by two
@@ -186,6 +194,17 @@ static void model_attend(int d, int nkv, const ggml_fp16_t *k, const ggml_fp16_t
     }
 }
 
+/* FLASH_ATTN_EXT's inputs: q [dk, nq, hq] f32, K [dk, nkv, hkv] and V [dv, nkv, hkv] of
+ * kv_type, the mask [nkv, nq] f16. */
+static void attn_tensors(struct ggml_context *ctx, enum ggml_type kv_type, int dk, int dv, int nq,
+                         int nkv, int hq, int hkv, struct ggml_tensor **q, struct ggml_tensor **k,
+                         struct ggml_tensor **v, struct ggml_tensor **mask) {
+    *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, dk, nq, hq);
+    *k = ggml_new_tensor_3d(ctx, kv_type, dk, nkv, hkv);
+    *v = ggml_new_tensor_3d(ctx, kv_type, dv, nkv, hkv);
+    *mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, nkv, nq);
+}
+
 /* Attention of nq queries over nkv keys, head size d, 4 query heads on 2 K/V heads, a causal
  * mask; 1 and 2 threads against the model above.  One query over 512+ keys: ggml's split-KV
  * path, one chunk of keys per thread, the chunks' f32 partials combined in order. */
@@ -229,10 +248,8 @@ static void check_flash_attn(int d, int nq, int nkv, int n_threads) {
             for (int e = 0; e < d; e++) o[e] *= 1.0f / S;
         }
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){8 << 20, NULL, false});
-    struct ggml_tensor *tq = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d, nq, HQ);
-    struct ggml_tensor *tk = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, nkv, HKV);
-    struct ggml_tensor *tv = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, d, nkv, HKV);
-    struct ggml_tensor *tm = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, nkv, nq);
+    struct ggml_tensor *tq, *tk, *tv, *tm;
+    attn_tensors(ctx, GGML_TYPE_F16, d, d, nq, nkv, HQ, HKV, &tq, &tk, &tv, &tm);
     memcpy(tq->data, q, ggml_nbytes(tq));
     memcpy(tk->data, k, ggml_nbytes(tk));
     memcpy(tv->data, v, ggml_nbytes(tv));
@@ -279,6 +296,112 @@ static float ggml_v_expf_avx2_model(float x) {
     const uint32_t low = n <= 0.0f ? 0x82000000u : 0u;
     const float s1 = bits_float(0x7f000000u + low), s2 = bits_float(exp_bits - low);
     return fabsf(n) > 192.0f ? s1 * s1 : fmaf(s2, p, s2) * s1;
+}
+
+/* ggml_vec_soft_max_f32's vector part over x[0..n) (n a multiple of the lanes): x = exp(x - max)
+ * a vector at a time, each vector's lanes folded by halves to 4 and added (0+2)+(1+3), summed
+ * in double. */
+static double model_exp_sum_vectors(float *x, int n, float max, bool avx512) {
+    const int lanes = avx512 ? 16 : 8;
+    double sum = 0.0;
+    for (int i0 = 0; i0 < n; i0 += lanes) {
+        float v[16];
+        for (int l = 0; l < lanes; l++) {
+            const float a = x[i0 + l] - max;
+            v[l] = x[i0 + l] = avx512 ? ggml_v_expf_model(a) : ggml_v_expf_avx2_model(a);
+        }
+        for (int half = lanes / 2; half >= 4; half /= 2)
+            for (int l = 0; l < half; l++) v[l] = v[l] + v[l + half];
+        sum += (double)((v[0] + v[2]) + (v[1] + v[3]));
+    }
+    return sum;
+}
+
+/* FLASH_ATTN_EXT on ggml's tiled path (64+ queries, f32 q, K and V both f32 or both f16, dv
+ * a multiple of the f32 vector): per query row, keys in tiles of 64; a score the fused chain
+ * acc = fma(k[e], q[e], acc) from 0 over the head, times scale, -inf past the last key, plus
+ * the mask; a tile whose scores are all -inf passed over, else M = max(M, tile max), the
+ * accumulator and S times expf(M_old - M) where M grew, the scores exp(s - M) with their sum
+ * (model_exp_sum_vectors) added to S in double; acc[e] = fma(v_j[e], p_j, acc[e]) over the tile's
+ * 64 keys (padding zeros included); the result acc * (1 / S).  K/V heads hkv < HQ (grouped);
+ * the mask causal (the last query sees every key; with nq > nkv the first see none, and give
+ * zeros), with keys [64, 128) masked for every row where nkv > 128 (a tile passed over by all). */
+static void check_flash_attn_tiled(int dk, int dv, int nq, int nkv, enum ggml_type kv_type,
+                                   int n_threads) {
+    enum { HQ = 4, HKV = 2, T = 64 };
+    const float scale = 1.0f / sqrtf((float)dk);
+    const bool avx512 = cpu_has_avx512();
+    float *q = malloc(sizeof(float) * dk * nq * HQ), *want = malloc(sizeof(float) * dv * nq * HQ);
+    float *k = malloc(sizeof(float) * dk * nkv * HKV), *v = malloc(sizeof(float) * dv * nkv * HKV);
+    ggml_fp16_t *mask = malloc(sizeof(ggml_fp16_t) * nkv * nq);
+    float *acc = malloc(sizeof(float) * dv), s[T];
+    for (int i = 0; i < dk * nq * HQ; i++) q[i] = test_normal() * 2.0f;
+    for (int i = 0; i < dk * nkv * HKV; i++)
+        k[i] = kv_type == GGML_TYPE_F16 ? h2f(f2h(test_normal())) : test_normal();
+    for (int i = 0; i < dv * nkv * HKV; i++)
+        v[i] = kv_type == GGML_TYPE_F16 ? h2f(f2h(test_normal())) : test_normal();
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nkv; j++) {
+            const bool hidden = j > nkv - nq + i || (nkv > 128 && j >= 64 && j < 128);
+            mask[i * nkv + j] = f2h(hidden ? -INFINITY : test_normal());
+        }
+    for (int i = 0; i < nq; i++)
+        for (int h = 0; h < HQ; h++) {
+            const float *qr = q + (h * nq + i) * dk;
+            const int hk = h / (HQ / HKV);
+            float M = -INFINITY, S = 0.0f;
+            for (int e = 0; e < dv; e++) acc[e] = 0.0f;
+            for (int j0 = 0; j0 < nkv; j0 += T) {
+                float m = -INFINITY;
+                for (int j = 0; j < T; j++) {
+                    if (j0 + j >= nkv) {
+                        s[j] = -INFINITY;
+                        continue;
+                    }
+                    const float *kr = k + (hk * nkv + j0 + j) * dk;
+                    float a = 0.0f;
+                    for (int e = 0; e < dk; e++) a = fmaf(kr[e], qr[e], a);
+                    s[j] = a * scale + h2f(mask[i * nkv + j0 + j]);
+                    m = s[j] > m ? s[j] : m;
+                }
+                if (m == -INFINITY) continue;
+                const float m_new = fmaxf(M, m);
+                if (m_new > M) {
+                    const float ms = expf(M - m_new);
+                    for (int e = 0; e < dv; e++) acc[e] *= ms;
+                    S *= ms;
+                }
+                M = m_new;
+                S = (float)((double)S + model_exp_sum_vectors(s, T, M, avx512));
+                for (int j = 0; j < T; j++) {
+                    const float *vr = j0 + j < nkv ? v + (hk * nkv + j0 + j) * dv : NULL;
+                    for (int e = 0; e < dv; e++) acc[e] = fmaf(vr ? vr[e] : 0.0f, s[j], acc[e]);
+                }
+            }
+            float *o = want + (i * HQ + h) * dv; /* a row that sees no key: zeros */
+            for (int e = 0; e < dv; e++) o[e] = acc[e] * (S == 0.0f ? 0.0f : 1.0f / S);
+        }
+    struct ggml_context *ctx = ggml_init((struct ggml_init_params){32 << 20, NULL, false});
+    struct ggml_tensor *tq, *tk, *tv, *tm;
+    attn_tensors(ctx, kv_type, dk, dv, nq, nkv, HQ, HKV, &tq, &tk, &tv, &tm);
+    memcpy(tq->data, q, ggml_nbytes(tq));
+    if (kv_type == GGML_TYPE_F16) {
+        ggml_fp32_to_fp16_row(k, tk->data, (int64_t)dk * nkv * HKV);
+        ggml_fp32_to_fp16_row(v, tv->data, (int64_t)dv * nkv * HKV);
+    } else {
+        memcpy(tk->data, k, ggml_nbytes(tk));
+        memcpy(tv->data, v, ggml_nbytes(tv));
+    }
+    memcpy(tm->data, mask, ggml_nbytes(tm));
+    struct ggml_tensor *out = ggml_flash_attn_ext(ctx, tq, tk, tv, tm, scale, 0.0f, 0.0f);
+    const int differ =
+        compute(ctx, out, n_threads) ? count_differ(out->data, want, (size_t)dv * nq * HQ) : -1;
+    tap_ok(
+        differ == 0,
+        "flash_attn_ext tiled, %s K/V, heads %d/%d, %d queries x %d keys, %d thread(s): ggml's %s rounding (%d differ)",
+        ggml_type_name(kv_type), dk, dv, nq, nkv, n_threads, avx512 ? "AVX-512" : "AVX2", differ);
+    ggml_free(ctx);
+    free(q), free(want), free(k), free(v), free(mask), free(acc);
 }
 
 /* SWIGLU (split form; gated false: SILU, ggml_vec_silu_f32, the same arithmetic without g) of
@@ -336,18 +459,8 @@ static void check_soft_max(int width, bool causal, int n_threads) {
             o[i] = fmaf(1.0f, h2f(mask[r * width + i]), x[r * width + i] * scale);
             max = o[i] > max ? o[i] : max;
         }
-        double sum = 0.0;
         const int vec_end = width - width % lanes;
-        for (int i0 = 0; i0 < vec_end; i0 += lanes) { /* lanes folded by halves to 4, then (0+2)+(1+3) */
-            float v[16];
-            for (int l = 0; l < lanes; l++) {
-                const float a = o[i0 + l] - max;
-                v[l] = o[i0 + l] = avx512 ? ggml_v_expf_model(a) : ggml_v_expf_avx2_model(a);
-            }
-            for (int half = lanes / 2; half >= 4; half /= 2)
-                for (int l = 0; l < half; l++) v[l] = v[l] + v[l + half];
-            sum += (double)((v[0] + v[2]) + (v[1] + v[3]));
-        }
+        double sum = model_exp_sum_vectors(o, vec_end, max, avx512);
         for (int i = vec_end; i < width; i++) {
             o[i] = expf(o[i] - max);
             sum += (double)o[i];
@@ -379,6 +492,13 @@ int main(void) {
         check_flash_attn(100, 2, 13, t); /* SIMD loops with partial vectors: 100 = 6 * 16 + 4 = 12 * 8 + 4 */
         check_flash_attn(64, 1, 600, t); /* ggml's split-KV path: a chunk of keys per thread */
         check_flash_attn(64, 1, 513, t);
+        check_flash_attn(64, 63, 200, t); /* the last count of queries on ggml's one-row path */
+        check_flash_attn_tiled(64, 64, 64, 200, GGML_TYPE_F16, t); /* the first on its tiled path */
+        check_flash_attn_tiled(64, 64, 100, 200, GGML_TYPE_F32,
+                               t); /* a partial last tile of queries */
+        check_flash_attn_tiled(48, 32, 130, 64, GGML_TYPE_F16,
+                               t); /* dk != dv, one tile of keys, 66 rows see none */
+        check_flash_attn_tiled(128, 128, 70, 333, GGML_TYPE_F32, t);
         check_swiglu(2048, 3, true, t);
         check_swiglu(1000 + 13, 3, true, t); /* 13 (AVX2: 5) values past the last vector, across two chunks of 512 */
         check_swiglu(1000 + 13, 3, false, t);

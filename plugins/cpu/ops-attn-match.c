@@ -21,8 +21,8 @@
  * M, S and the accumulator as f32; then per head the chunks are combined in
  * order, M = fmaxf(M, Mc), acc = fma(acc, expf(M_old - M), acc_c * expf(Mc - M)),
  * S likewise, and the result is acc * (1 / S) (as ggml's build contracts it).
- * Other cases (ALiBi, softcap, sinks, f32 K/V, the tiled path) take
- * ops-attn.c's kernel.  The f16 loops here are the portable reference;
+ * ggml's tiled path (64 or more queries) is ops-attn-tiled.c's; other cases
+ * (ALiBi, softcap, sinks, f32 K/V) take ops-attn.c's kernel.  The f16 loops here are the portable reference;
  * ops-attn-match-x86.c has them with AVX2 and AVX-512 intrinsics (same bits).
  */
 #include "ops-nn.h"

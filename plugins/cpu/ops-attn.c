@@ -69,7 +69,9 @@ int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst) {
     const int64_t tiles = attn_tile_floats(dst) + kv_cache_floats(dst);
     const int64_t partials =
         dst->src[0]->ne[2] * (2 + dst->src[2]->ne[0]); /* ops-attn-match.c's split-KV path */
-    return tiles > partials ? tiles : partials;
+    const int64_t most = tiles > partials ? tiles : partials;
+    const int64_t tiled = cpu_flash_attn_tiled_applies(dst) ? cpu_flash_attn_tiled_floats(dst) : 0;
+    return most > tiled ? most : tiled;
 }
 
 /* The task's kv_cache in its scratch, holding no head; false where the node takes none. */
@@ -453,6 +455,7 @@ static void attend_block(const struct ggml_tensor *dst, const struct attn_params
 /* Tasks take blocks of consecutive queries of one head. */
 static enum ggml_status flash_attn_compute(const struct ggmlc_op_call *call, struct ggml_tensor *dst) {
     if (cpu_flash_attn_match(call, dst)) return GGML_STATUS_SUCCESS; /* ggml's bits */
+    if (cpu_flash_attn_tiled(call, dst)) return GGML_STATUS_SUCCESS; /* ggml's bits, prompts */
     const struct ggml_tensor *q = dst->src[0];
     const struct ggmlc_flash_attn_params fa = ggmlc_flash_attn_params_of(dst);
     const struct attn_params p = {fa.scale, fa.max_bias, fa.logit_softcap};

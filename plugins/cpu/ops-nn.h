@@ -29,6 +29,12 @@ CPU_HIDDEN bool cpu_flash_attn_tasks_meet(const struct ggml_tensor *dst);
 /* Scratch floats per task of FLASH_ATTN_EXT (ops-attn.c's tiles, or the split-KV partials of
  * ops-attn-match.c: one M, S and value row per query head). */
 CPU_HIDDEN int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst);
+/* FLASH_ATTN_EXT rounded as ggml's CPU backend's tiled path (prompts of 64 or more queries;
+ * ops-attn-tiled.c): whether it applies, its scratch floats per task, and this thread's share
+ * computed (false where it does not apply). */
+CPU_HIDDEN bool cpu_flash_attn_tiled_applies(const struct ggml_tensor *dst);
+CPU_HIDDEN int64_t cpu_flash_attn_tiled_floats(const struct ggml_tensor *dst);
+CPU_HIDDEN bool cpu_flash_attn_tiled(const struct ggmlc_op_call *call, struct ggml_tensor *dst);
 /* The f16 loops of that path, each giving the bits of ops-attn-match.c's portable loops:
  * dot: ggml's vec_dot_f16 of x and y (n values; AVX-512 or AVX2 order by the CPU); scale: acc[d] = f16(acc[d] * s);
  * mad: acc[d] = f16(fma(v[d], s, acc[d])), d < n. */
