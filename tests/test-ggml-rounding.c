@@ -499,6 +499,8 @@ int main(void) {
         check_flash_attn_tiled(48, 32, 130, 64, GGML_TYPE_F16,
                                t); /* dk != dv, one tile of keys, 66 rows see none */
         check_flash_attn_tiled(128, 128, 70, 333, GGML_TYPE_F32, t);
+        check_flash_attn_tiled(256, 256, 70, 2100, GGML_TYPE_F16,
+                               t); /* keys past the 2048 a task keeps converted */
         check_swiglu(2048, 3, true, t);
         check_swiglu(1000 + 13, 3, true, t); /* 13 (AVX2: 5) values past the last vector, across two chunks of 512 */
         check_swiglu(1000 + 13, 3, false, t);

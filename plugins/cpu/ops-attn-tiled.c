@@ -63,10 +63,40 @@ bool cpu_flash_attn_tiled_applies(const struct ggml_tensor *dst) {
     return k->nb[0] == ggml_type_size(k->type) && v->nb[0] == ggml_type_size(v->type);
 }
 
-int64_t cpu_flash_attn_tiled_floats(const struct ggml_tensor *dst) {
+/* A task converts each K/V head's tiles of keys to f32 once, as its query tiles first ask for
+ * them, for all the query tiles of its share that read the head (the head's tiles of queries,
+ * and the query heads sharing it in grouped-query attention), where converting (and
+ * transposing the keys) for every tile of queries took 5% of the op (ggmlc-bench
+ * flash_attn_ext, 512 queries over 512 keys, 12 heads of 64 on 4, f16, 2 Zen 5 threads:
+ * 5.67 -> 5.40 ms, medians of 8 alternating rounds).
+ * A task's share is a run of (query tile, head, batch) in that order, so it meets a K/V head
+ * in one stretch (again per batch only where the batches share one K/V).  The conversions
+ * stay those of load_kv_tile, so the bits do not change.  Bounded as ops-attn.c's cache
+ * (ATTN_CACHE_MAX_FLOATS): at most this many floats (4 MiB) a task, 4096 keys of heads of
+ * 128; the tiles past them (long contexts) are converted per tile of queries, as before. */
+#define KV_CACHE_MAX_FLOATS (1 << 20)
+
+static int64_t kv_tiles_of(const struct ggml_tensor *dst) {
+    return (dst->src[1]->ne[1] + TILE_KV - 1) / TILE_KV;
+}
+
+/* The tiles of keys the cache holds (the first ones). */
+static int64_t kv_cached_tiles(const struct ggml_tensor *dst) {
+    const int64_t per_tile = TILE_KV * (dst->src[1]->ne[0] + dst->src[2]->ne[0]),
+                  fit = KV_CACHE_MAX_FLOATS / per_tile, tiles = kv_tiles_of(dst);
+    return tiles < fit ? tiles : fit;
+}
+
+/* Floats of a query tile's work: query rows, keys (transposed), value rows, scores,
+ * accumulators, M and S; a multiple of 64 (the cache after them stays aligned). */
+static int64_t q_tile_floats(const struct ggml_tensor *dst) {
     const int64_t dk = dst->src[1]->ne[0], dv = dst->src[2]->ne[0];
-    /* query rows, keys (transposed), value rows, scores, accumulators, M and S */
     return TILE_Q * dk + TILE_KV * dk + TILE_KV * dv + TILE_Q * TILE_KV + TILE_Q * dv + 2 * TILE_Q;
+}
+
+int64_t cpu_flash_attn_tiled_floats(const struct ggml_tensor *dst) {
+    const int64_t tiles = kv_cached_tiles(dst), flags = tiles / (int64_t)sizeof(float) + 1;
+    return q_tile_floats(dst) + tiles * TILE_KV * (dst->src[1]->ne[0] + dst->src[2]->ne[0]) + flags;
 }
 
 /* s[r][j] = the fused chain over d of kt[d][j] * q[r][d], for rows r < TILED_ROWS. */
@@ -154,15 +184,59 @@ static void load_kv_tile(const struct ggml_tensor *k, const struct ggml_tensor *
     }
 }
 
+/* The K/V head a task holds in f32: tile ti < cached's keys transposed at kt + ti * TILE_KV *
+ * dk (as load_kv_tile's kt) and its value rows at vt + ti * TILE_KV * dv, ready[ti] once
+ * converted; later tiles are converted into the query tile's kt1 and vt1. */
+struct kv_head {
+    const struct ggml_tensor *k, *v;
+    int64_t ik2, ik3, iv2, iv3; /* the head held; ik2 -1: none yet */
+    int64_t cached;
+    float *kt, *vt, *kt1, *vt1;
+    unsigned char *ready;
+};
+
+/* The task's cache in its scratch (after the query tile's floats), holding no head. */
+static void kv_head_init(const struct ggml_tensor *dst, float *scratch, struct kv_head *c) {
+    const int64_t dk = dst->src[1]->ne[0], dv = dst->src[2]->ne[0];
+    c->k = dst->src[1], c->v = dst->src[2];
+    c->ik2 = c->ik3 = c->iv2 = c->iv3 = -1;
+    c->cached = kv_cached_tiles(dst);
+    c->kt1 = scratch + TILE_Q * dk, c->vt1 = c->kt1 + TILE_KV * dk;
+    c->kt = scratch + q_tile_floats(dst), c->vt = c->kt + c->cached * TILE_KV * dk;
+    c->ready = (unsigned char *)(c->vt + c->cached * TILE_KV * dv);
+}
+
+/* Holds the K/V head of query head i2, batch i3 (its tiles converted as they are asked for). */
+static void kv_head_hold(struct kv_head *c, const struct ggml_tensor *q, int64_t i2, int64_t i3) {
+    const int64_t ik2 = i2 / (q->ne[2] / c->k->ne[2]), ik3 = i3 / (q->ne[3] / c->k->ne[3]);
+    const int64_t iv2 = i2 / (q->ne[2] / c->v->ne[2]), iv3 = i3 / (q->ne[3] / c->v->ne[3]);
+    if (ik2 == c->ik2 && ik3 == c->ik3 && iv2 == c->iv2 && iv3 == c->iv3) return;
+    c->ik2 = ik2, c->ik3 = ik3, c->iv2 = iv2, c->iv3 = iv3;
+    memset(c->ready, 0, (size_t)c->cached);
+}
+
+/* The held head's tile of keys [j0, j0 + nk) in f32: *kt its keys transposed, *vt its values. */
+static void kv_head_tile(struct kv_head *c, int64_t j0, int64_t nk, const float **kt,
+                         const float **vt) {
+    const int64_t ti = j0 / TILE_KV, dk = c->k->ne[0], dv = c->v->ne[0];
+    float *kd = c->kt1, *vd = c->vt1;
+    if (ti < c->cached) {
+        kd = c->kt + ti * TILE_KV * dk, vd = c->vt + ti * TILE_KV * dv;
+        if (!c->ready[ti]) load_kv_tile(c->k, c->v, j0, nk, c->ik2, c->ik3, c->iv2, c->iv3, kd, vd);
+        c->ready[ti] = 1;
+    } else {
+        load_kv_tile(c->k, c->v, j0, nk, c->ik2, c->ik3, c->iv2, c->iv3, kd, vd);
+    }
+    *kt = kd, *vt = vd;
+}
+
 /* Query rows [i1, i1 + nq) of head i2, batch i3. */
 static void attend_q_tile(struct ggml_tensor *dst, float scale, int64_t i1, int64_t nq, int64_t i2,
-                          int64_t i3, float *scratch) {
+                          int64_t i3, float *scratch, struct kv_head *kv) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2],
                              *mask = dst->src[3];
     const int64_t dk = k->ne[0], dv = v->ne[0], nkv = k->ne[1];
-    const int64_t ik2 = i2 / (q->ne[2] / k->ne[2]), ik3 = i3 / (q->ne[3] / k->ne[3]);
-    const int64_t iv2 = i2 / (q->ne[2] / v->ne[2]), iv3 = i3 / (q->ne[3] / v->ne[3]);
-    float *qb = scratch, *kt = qb + TILE_Q * dk, *vt = kt + TILE_KV * dk, *s = vt + TILE_KV * dv;
+    float *qb = scratch, *s = qb + TILE_Q * dk + TILE_KV * (dk + dv); /* kv's kt1, vt1 between */
     float *acc = s + TILE_Q * TILE_KV, *M = acc + TILE_Q * dv, *S = M + TILE_Q;
     for (int64_t r = 0; r < TILE_Q; r++) {
         if (r < nq)
@@ -185,7 +259,8 @@ static void attend_q_tile(struct ggml_tensor *dst, float scale, int64_t i1, int6
                 for (int64_t j = 0; j < nk && !live; j++) live = mrow[r][j0 + j] != F16_MINUS_INF;
             if (!live) continue;
         }
-        load_kv_tile(k, v, j0, nk, ik2, ik3, iv2, iv3, kt, vt);
+        const float *kt, *vt;
+        kv_head_tile(kv, j0, nk, &kt, &vt);
         int64_t r = 0;
         for (; r + TILED_ROWS <= nq; r += TILED_ROWS)
             rows_scores(qb + r * dk, dk, kt, s + r * TILE_KV);
@@ -231,6 +306,8 @@ bool cpu_flash_attn_tiled(const struct ggmlc_op_call *call, struct ggml_tensor *
     const struct ggml_tensor *q = dst->src[0];
     const float scale = ggmlc_flash_attn_params_of(dst).scale;
     float *scratch = nn_scratch(call, cpu_attn_scratch_floats(dst));
+    struct kv_head kv;
+    kv_head_init(dst, scratch, &kv);
     const int64_t per_head = (q->ne[1] + TILE_Q - 1) / TILE_Q;
     int64_t u0, u1;
     cpu_split_range(per_head * q->ne[2] * q->ne[3], call->ith, call->nth, &u0, &u1);
@@ -238,7 +315,8 @@ bool cpu_flash_attn_tiled(const struct ggmlc_op_call *call, struct ggml_tensor *
         const int64_t i1 = (u % per_head) * TILE_Q, i2 = (u / per_head) % q->ne[2],
                       i3 = u / (per_head * q->ne[2]);
         const int64_t nq = q->ne[1] - i1 < TILE_Q ? q->ne[1] - i1 : TILE_Q;
-        attend_q_tile(dst, scale, i1, nq, i2, i3, scratch);
+        kv_head_hold(&kv, q, i2, i3);
+        attend_q_tile(dst, scale, i1, nq, i2, i3, scratch, &kv);
     }
     return true;
 }
