@@ -8,18 +8,26 @@
 //    registers; a tile whose mask is -inf for every row of the workgroup is skipped;
 // 2. the K and V tiles are staged in shared memory as f16 (from f16, 16 bytes at a time where
 //    aligned, f32 or bf16), from registers loaded a tile ahead (with its mask): the loads of a
-//    tile are in flight while the tile before is computed;
+//    tile are in flight while the tile before is computed.  With STAGES = 2 the tiles alternate
+//    between two shared slots, so one workgroup barrier per tile instead of two;
 // 3. S = Q K^T: the subgroup's Q fragments (loaded once) times K^T fragments, f32 accumulators
 //    stored to the subgroup's part of shared memory;
 // 4. the online softmax in f32: LPR lanes per row (the row's maximum through shuffles), the
-//    weights P = exp(S - running maximum) stored as f16, each row's shrink factor beside them;
-// 5. O = O * shrink + P V: each fragment of P V goes through shared memory into the lanes that
-//    hold that part of O in registers (rows cannot be scaled inside a fragment).
+//    weights P = exp(S - reference) stored as f16;
+// 5. O += P V: the products add up in accumulator fragments (pending), which are taken into O (in
+//    the lanes' registers, through shared memory) only where a row's factor changes.  Rows cannot
+//    be scaled inside a fragment, so a row's reference (the maximum its weights are taken against)
+//    moves only when a tile's maximum passes it by more than SLACK: the weights stay <= e^SLACK
+//    (f16 holds them), and the pending sums are flushed into O, which shrinks, only in the tiles
+//    where some row of the subgroup moved its reference (most rows settle within the first tiles)
+//    and at the end.  Lavapipe (Mesa 26) stores fragments wrongly under a branch on data, even a
+//    subgroup-uniform one, so there (STORE_IN_BRANCH = 0) the pending fragments are stored every
+//    tile and only the lanes' sums are under the branch.
 // d[:, head, query, batch] = softmax(scores) V; optional sinks join the normaliser only; a row
 // without a finite score gives 0, as the other flash-attention kernels do.  Bindings and push
 // constants as flash-attn-tile.comp's.  Split keys (flags >> 8 = keys per split, a multiple of BC;
 // workgroup x: tile * NS + split): the keys of a tile of rows are shared among NS workgroups, which
-// write the unnormalised O with its maximum and normaliser (binding 6) for fattn-combine.comp, as
+// write the unnormalised O with its reference and normaliser (binding 6) for fattn-combine.comp, as
 // flash-attn-vec.comp does (only where $GGMLC_VK_FA_SPLIT asks for it: see attn_cm_splits).  SG
 // must be the size the subgroups run with (the device's subgroupSize, as mm-coopmat-nv.comp assumes
 // too).
@@ -34,6 +42,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "types.glsl"
 
 layout(constant_id = 0) const uint WG = 128;  // NSG * SG threads
@@ -45,6 +54,8 @@ layout(constant_id = 5) const uint KB = 16;   // B fragments' rows: FRK (a const
 layout(constant_id = 6) const uint BC = 64;   // keys per tile
 layout(constant_id = 7) const uint DKP = 64;  // DK padded
 layout(constant_id = 8) const uint DVP = 64;  // DV padded
+layout(constant_id = 9) const uint STAGES = 1; // shared K/V slots: 1 or 2
+layout(constant_id = 10) const uint STORE_IN_BRANCH = 1; // 0: the pending fragments stored every tile (see step 5)
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer Q { float data_q[]; };
@@ -78,13 +89,16 @@ const uint PAIRS = BC / 2 / LPR;               // pairs of keys per lane and til
 // down a column of rows.
 const uint LDS = BC + 4, LDP = BC / 2 + 4, LDO = FRN + 4;
 const uint NKC = (BC * CK + WG - 1) / WG, NVC = (BC * CV + WG - 1) / WG; // a tile's K / V chunks per thread
+const uint SLOT = BC * (LDK + LDV);             // a K tile and its V tile, in chunks
 const float NEG_INF = -1.0 / 0.0;
+const float SLACK = 8.0;                       // how far a tile's maximum may pass a row's reference
 
-shared uvec4 kv[BC * (LDK + LDV)];             // the K tile, then the V tile (first the query rows)
-shared float ss[BR * LDS];                     // per subgroup: its scores, then a fragment of P V
+shared uvec4 kv[STAGES * SLOT];                // per slot: the K tile, then the V tile (first the query rows)
+shared float ss[BR * LDS];                     // per subgroup: its scores, then a fragment of O
 shared uint sp[BR * LDP];                      // per subgroup: its weights P, two halves a word
 shared float rowf[BR];                         // each row's shrink factor, at the end its 1 / sum
-shared uint live;                              // the last tile with a finite mask value, plus one
+shared uint live[2];                           // per tile parity: the tile's number plus one if any row takes it
+float o[OF * OE];                              // O: this lane's elements of each fragment of columns
 
 // The row g of a K/V head group's rows: its query and head.
 uvec2 row_query_head(uint g, uint kvh) { return uvec2(g / p.rk2, kvh * p.rk2 + g % p.rk2); }
@@ -164,6 +178,21 @@ uint partials_at(uint g, uint kvh, uint b, uint ns, uint split) {
     return (((b * p.NQ + qh.x) * p.H + qh.y) * ns + split) * (p.DV + 2);
 }
 
+// O's fragment of columns n = (O + pending) * each row's factor in rowf where take: the pending
+// sums go through the subgroup's part of ss (rows LDO apart) into the lanes that hold those elements
+void flush(fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> pending, uint n, uint at, bool take) {
+    coopMatStoreNV(pending, ss, at, LDO, false);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    if (take) {
+        [[unroll]] for (uint i = 0; i < OE; i++) {
+            const uint e = gl_SubgroupInvocationID + i * SG;
+            o[n * OE + i] = (o[n * OE + i] + ss[at + (e / FRN) * LDO + e % FRN]) * rowf[gl_SubgroupID * FRM + e / FRN];
+        }
+    }
+    subgroupBarrier(); // read before the next fragment overwrites it
+}
+
 void main() {
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     const uint kvh = gl_WorkGroupID.y, b = gl_WorkGroupID.z, rows = p.NQ * p.rk2, blocks = (rows + BR - 1) / BR;
@@ -181,16 +210,17 @@ void main() {
     const uint s_at = sg * FRM * LDS, p_at = sg * FRM * LDP; // this subgroup's scores and weights
     const bool k_chunked = kv_chunked(false), v_chunked = kv_chunked(true), m_paired = mask_paired();
 
-    if (gl_LocalInvocationID.x == 0) live = 0;
+    if (gl_LocalInvocationID.x < 2) live[gl_LocalInvocationID.x] = 0;
     stage_queries(g0, kvh, b, rows);
     barrier();
     fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> qf[QF];
     [[unroll]] for (uint i = 0; i < QF; i++) coopMatLoadNV(qf[i], kv, sg * FRM * LDK + i * (FRK / 8), LDK, false);
     barrier(); // kv free for the K and V tiles
 
-    float run_max = NEG_INF, run_sum = 0.0; // run_sum: this lane's part of its row's
-    float o[OF * OE];
+    float ref = NEG_INF, run_sum = 0.0; // the row's reference; run_sum: this lane's part of its row's
     [[unroll]] for (uint i = 0; i < OF * OE; i++) o[i] = 0.0;
+    fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> pend[OF]; // P V since the last flush
+    [[unroll]] for (uint n = 0; n < OF; n++) pend[n] = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
     // the next tile's mask and this thread's chunks of its K and V, loaded a tile ahead so that the
     // loads are in flight while the tile before is computed
     const uint t = gl_LocalInvocationID.x;
@@ -207,19 +237,17 @@ void main() {
             x[i] = x_next[i];
             any = any || x[i].x != NEG_INF || x[i].y != NEG_INF;
         }
-        if (any) live = tile + 1;
-        barrier(); // live complete; the last tile's V read
-        const bool run = live == tile + 1; // false: every row masked for these keys
-        // 2. the K and V tiles into shared memory, the next tile's loads issued
-        if (run) {
-            [[unroll]] for (uint n = 0; n < NKC; n++) {
-                const uint e = t + n * WG;
-                if (e < BC * CK) kv[(e / CK) * LDK + e % CK] = k_next[n];
-            }
-            [[unroll]] for (uint n = 0; n < NVC; n++) {
-                const uint e = t + n * WG;
-                if (e < BC * CV) kv[BC * LDK + (e / CV) * LDV + e % CV] = v_next[n];
-            }
+        if (any) live[tile & 1] = tile + 1;
+        // 2. the K and V tiles into their slot (its tile before last is read: the last barrier),
+        // the next tile's loads issued
+        const uint ks = STAGES == 2 ? (tile & 1) * SLOT : 0, vs = ks + BC * LDK;
+        [[unroll]] for (uint n = 0; n < NKC; n++) {
+            const uint e = t + n * WG;
+            if (e < BC * CK) kv[ks + (e / CK) * LDK + e % CK] = k_next[n];
+        }
+        [[unroll]] for (uint n = 0; n < NVC; n++) {
+            const uint e = t + n * WG;
+            if (e < BC * CV) kv[vs + (e / CV) * LDV + e % CV] = v_next[n];
         }
         const uint j1 = j0 + BC;
         if (j1 < j_end) {
@@ -227,71 +255,79 @@ void main() {
             [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, j1, k0, k_chunked) : uvec4(0);
             [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, j1, v0, v_chunked) : uvec4(0);
         }
-        if (!run) continue;
-        barrier();
-        // 3. S = Q K^T
-        [[unroll]] for (uint n = 0; n < SF; n++) {
-            fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
-            [[unroll]] for (uint i = 0; i < QF; i++) {
-                fcoopmatNV<16, gl_ScopeSubgroup, KB, FRN> kf;
-                coopMatLoadNV(kf, kv, n * FRN * LDK + i * (FRK / 8), LDK, true);
-                acc = coopMatMulAddNV(qf[i], kf, acc);
+        barrier(); // the tile's K, V and live flag complete
+        if (live[tile & 1] == tile + 1) { // else every row is masked for these keys
+            // 3. S = Q K^T
+            [[unroll]] for (uint n = 0; n < SF; n++) {
+                fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
+                [[unroll]] for (uint i = 0; i < QF; i++) {
+                    fcoopmatNV<16, gl_ScopeSubgroup, KB, FRN> kf;
+                    coopMatLoadNV(kf, kv, ks + n * FRN * LDK + i * (FRK / 8), LDK, true);
+                    acc = coopMatMulAddNV(qf[i], kf, acc);
+                }
+                coopMatStoreNV(acc, ss, s_at + n * FRN, LDS, false);
             }
-            coopMatStoreNV(acc, ss, s_at + n * FRN, LDS, false);
-        }
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
-        // 4. the online softmax of this lane's scores
-        float tile_max = NEG_INF;
-        [[unroll]] for (uint i = 0; i < PAIRS; i++) {
-            [[unroll]] for (uint h = 0; h < 2; h++) {
-                float s = ss[s_at + (lane / LPR) * LDS + 2 * (sub + i * LPR) + h] * p.scale;
-                if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
-                x[i][h] = x[i][h] == NEG_INF ? NEG_INF : s + x[i][h];
-                tile_max = max(tile_max, x[i][h]);
-            }
-        }
-        const float new_max = max(run_max, row_max(tile_max));
-        const float shrink = run_max == NEG_INF ? 0.0 : exp(run_max - new_max);
-        run_max = new_max;
-        float sum = 0.0;
-        [[unroll]] for (uint i = 0; i < PAIRS; i++) {
-            const vec2 w = vec2(x[i].x == NEG_INF ? 0.0 : exp(x[i].x - new_max), x[i].y == NEG_INF ? 0.0 : exp(x[i].y - new_max));
-            const uint packed = packHalf2x16(w);
-            sp[p_at + (lane / LPR) * LDP + sub + i * LPR] = packed;
-            const vec2 rounded = unpackHalf2x16(packed); // the weights P V is made of
-            sum += rounded.x + rounded.y;
-        }
-        run_sum = run_sum * shrink + sum;
-        if (sub == 0) rowf[my_r] = shrink;
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
-        // 5. O = O * shrink + P V, a fragment of columns at a time
-        fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> pf[PF];
-        [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), LDP, false);
-        [[unroll]] for (uint n = 0; n < OF; n++) {
-            fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN> acc = fcoopmatNV<32, gl_ScopeSubgroup, FRM, FRN>(0.0);
-            [[unroll]] for (uint kk = 0; kk < PF; kk++) {
-                fcoopmatNV<16, gl_ScopeSubgroup, KB, FRN> vf;
-                coopMatLoadNV(vf, kv, BC * LDK + kk * FRK * LDV + n * (FRN / 8), LDV, false);
-                acc = coopMatMulAddNV(pf[kk], vf, acc);
-            }
-            coopMatStoreNV(acc, ss, s_at, LDO, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
-            [[unroll]] for (uint i = 0; i < OE; i++) {
-                const uint e = lane + i * SG;
-                o[n * OE + i] = o[n * OE + i] * rowf[sg * FRM + e / FRN] + ss[s_at + (e / FRN) * LDO + e % FRN];
+            // 4. the online softmax of this lane's scores against the row's reference
+            float tile_max = NEG_INF;
+            [[unroll]] for (uint i = 0; i < PAIRS; i++) {
+                [[unroll]] for (uint h = 0; h < 2; h++) {
+                    float s = ss[s_at + (lane / LPR) * LDS + 2 * (sub + i * LPR) + h] * p.scale;
+                    if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
+                    x[i][h] = x[i][h] == NEG_INF ? NEG_INF : s + x[i][h];
+                    tile_max = max(tile_max, x[i][h]);
+                }
             }
-            subgroupBarrier(); // read before the next fragment overwrites it
+            tile_max = row_max(tile_max);
+            const bool moves = tile_max > ref + SLACK; // true for a row's first finite score
+            // whether some row's O (nonzero) shrinks: a reduction, which compilers know to be uniform
+            // (lavapipe miscomputes the fragments under a branch on a value it takes as divergent)
+            const bool shrinks = subgroupMax(moves && ref != NEG_INF ? 1u : 0u) != 0;
+            float shrink = 1.0;
+            if (moves) {
+                shrink = ref == NEG_INF ? 0.0 : exp(ref - tile_max);
+                ref = tile_max;
+            }
+            float sum = 0.0;
+            [[unroll]] for (uint i = 0; i < PAIRS; i++) {
+                const vec2 w = vec2(x[i].x == NEG_INF ? 0.0 : exp(x[i].x - ref), x[i].y == NEG_INF ? 0.0 : exp(x[i].y - ref));
+                const uint packed = packHalf2x16(w);
+                sp[p_at + (lane / LPR) * LDP + sub + i * LPR] = packed;
+                const vec2 rounded = unpackHalf2x16(packed); // the weights P V is made of
+                sum += rounded.x + rounded.y;
+            }
+            run_sum = run_sum * shrink + sum;
+            if (sub == 0) rowf[my_r] = shrink;
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            // 5. O = (O + pending) * shrink (rarely), then pending += P V
+            if (STORE_IN_BRANCH == 0 || shrinks) {
+                [[unroll]] for (uint n = 0; n < OF; n++) flush(pend[n], n, s_at, shrinks);
+            }
+            const float kept = shrinks ? 0.0 : 1.0; // (not assigned under the branch either, for lavapipe)
+            [[unroll]] for (uint n = 0; n < OF; n++) pend[n] = pend[n] * kept;
+            fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> pf[PF];
+            [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), LDP, false);
+            [[unroll]] for (uint n = 0; n < OF; n++) {
+                [[unroll]] for (uint kk = 0; kk < PF; kk++) {
+                    fcoopmatNV<16, gl_ScopeSubgroup, KB, FRN> vf;
+                    coopMatLoadNV(vf, kv, vs + kk * FRK * LDV + n * (FRN / 8), LDV, false);
+                    pend[n] = coopMatMulAddNV(pf[kk], vf, pend[n]);
+                }
+            }
         }
-        barrier(); // K and V read before the next tile's
+        if (STAGES == 1) barrier(); // K and V read before the next tile's
     }
 
     // the normaliser: the lanes' parts, then the sink
     run_sum = row_sum(run_sum);
+    if (sub == 0) rowf[my_r] = 1.0;
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (uint n = 0; n < OF; n++) flush(pend[n], n, s_at, true);
     if (per_split != 0) {
-        // the unnormalised O, each row's maximum and normaliser (from one of its lanes)
+        // the unnormalised O, each row's reference and normaliser (from one of its lanes)
         [[unroll]] for (uint n = 0; n < OF; n++) {
             [[unroll]] for (uint i = 0; i < OE; i++) {
                 const uint e = lane + i * SG, r = sg * FRM + e / FRN, col = n * FRN + e % FRN;
@@ -300,7 +336,7 @@ void main() {
         }
         if (sub == 0 && row_ok) {
             const uint p0 = partials_at(my_g, kvh, b, ns, split);
-            data_p[p0 + p.DV] = run_max;
+            data_p[p0 + p.DV] = ref;
             data_p[p0 + p.DV + 1] = run_sum;
         }
         return;
@@ -308,10 +344,11 @@ void main() {
     float keep = 1.0;
     if ((p.flags & 2u) != 0 && row_ok) {
         const float sink = data_s[p.off_s + my_qh.y];
-        const float new_max = max(run_max, sink);
-        keep = run_max == NEG_INF ? 0.0 : exp(run_max - new_max);
+        const float new_max = max(ref, sink);
+        keep = ref == NEG_INF ? 0.0 : exp(ref - new_max);
         run_sum = run_sum * keep + exp(sink - new_max);
     }
+    subgroupBarrier(); // rowf read by the last flush
     if (sub == 0) rowf[my_r] = run_sum > 0.0 ? keep / run_sum : 0.0;
     subgroupMemoryBarrierShared();
     subgroupBarrier();

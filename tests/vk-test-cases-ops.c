@@ -447,15 +447,16 @@ static struct ggml_tensor *c_flash_attn_576_512(struct ggml_context *ctx) { retu
 /* -------------------------- flash attention over many queries (flash-attn-tile.comp) */
 
 /* q [dk, nq, heads, batch] against k, v [dk / dv, nkv, kv_heads, batch] of type kv; mask (named by
- * its fill, NULL: none) [nkv, mask_rows, 1, mask_batch] of type m */
+ * its fill, NULL: none) [nkv, mask_rows, 1, mask_batch] of type m; q named by its fill (NULL: "q") */
 struct attn_shape {
     enum ggml_type kv, m;
     int64_t dk, dv, nq, nkv, heads, kv_heads, batch;
     const char *mask;
     int64_t mask_rows, mask_batch;
+    const char *q;
 };
 static struct ggml_tensor *attn_many_case(struct ggml_context *ctx, struct attn_shape s, float max_bias, float softcap) {
-    struct ggml_tensor *q = F32("q", s.dk, s.nq, s.heads, s.batch);
+    struct ggml_tensor *q = F32(s.q ? s.q : "q", s.dk, s.nq, s.heads, s.batch);
     struct ggml_tensor *k = leaf(ctx, s.kv, "k", s.dk, s.nkv, s.kv_heads, s.batch), *v = leaf(ctx, s.kv, "v", s.dv, s.nkv, s.kv_heads, s.batch);
     struct ggml_tensor *m = s.mask ? leaf(ctx, s.m, s.mask, s.nkv, s.mask_rows, 1, s.mask_batch) : NULL;
     return ggml_flash_attn_ext(ctx, q, k, v, m, 1.0f / sqrtf((float)s.dk), max_bias, softcap);
@@ -504,6 +505,12 @@ static struct ggml_tensor *c_flash_attn_pp_f32_sinks(struct ggml_context *ctx) {
     struct ggml_tensor *r = attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F32, GGML_TYPE_F32, 96, 96, 40, 100, 4, 2, 2, "causal:m", 40, 2}, 0.0f, 0.0f);
     if (r) ggml_flash_attn_ext_add_sinks(r, F32("s", 4, 1, 1, 1));
     return r;
+}
+/* queries in [-30, 30): scores spread over tens, so that a row's maximum keeps growing from tile to
+ * tile by more than the kernel's slack and its O shrinks (rarely the case with small scores);
+ * 200 queries after 100 cached keys, 4 query heads on 2 K/V heads of 64 */
+static struct ggml_tensor *c_flash_attn_pp_big_scores(struct ggml_context *ctx) {
+    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F16, 64, 64, 200, 300, 4, 2, 1, "tril100:m", 200, 1, "big:q"}, 0.0f, 0.0f);
 }
 /* bf16 K/V, heads of 64, no mask */
 static struct ggml_tensor *c_flash_attn_pp_bf16(struct ggml_context *ctx) {
@@ -630,7 +637,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_flash_attn_many_gqa3, 1e-6), CASE(c_flash_attn_many_gqa2_batch, 1e-6), CASE(c_flash_attn_many_q8_0_gqa4, 1e-8),
     CASE(c_flash_attn_many_256_sinks, 1e-6), CASE(c_flash_attn_many_odd_alibi, 1e-6),
     CASE(c_flash_attn_pp_64, 1e-6), CASE(c_flash_attn_pp_128, 1e-6), CASE(c_flash_attn_pp_odd_alibi, 1e-6),
-    CASE(c_flash_attn_pp_f32_sinks, 1e-6), CASE(c_flash_attn_pp_bf16, 1e-6),
+    CASE(c_flash_attn_pp_f32_sinks, 1e-6), CASE(c_flash_attn_pp_bf16, 1e-6), CASE(c_flash_attn_pp_big_scores, 1e-6),
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
     CASE(c_cpy_blocks_q4_K, 0), CASE(c_cpy_blocks_q5_1_reshaped, 0),
     CASE(c_swiglu_odd, 1e-10), CASE(c_swiglu_long_rows, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),

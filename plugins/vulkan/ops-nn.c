@@ -314,7 +314,7 @@ static bool attn_tile_record(struct vk_rec *rec, const struct ggml_tensor *node,
  * to ATTN_CM_DMAX.  Chosen wherever it fits for the queries the tiled kernel takes, ahead of it;
  * $GGMLC_VK_FA_TILE=1 takes the tiled kernel instead, =0 neither; a failed pipeline falls back to
  * the tiled kernel for good.  Its specialization constants:
- * {WG, SG, FRM, FRN, FRK, KB, BC, DKP, DVP}.
+ * {WG, SG, FRM, FRN, FRK, KB, BC, DKP, DVP, STAGES, STORE_IN_BRANCH}.
  * On an H200 (2026-12-03, GPU time per dispatch), causal prompts of 512 tokens, f16 K/V: 16 query
  * heads on 4 of 64, 72 us against the tiled kernel's 383 (4, 8 subgroups: 72 us; 2: 137; 4 with 32
  * keys: 70); 32 heads on 8 of 128 (32 keys: shared memory), 175 us against 1302; f32 K/V 76 us.
@@ -325,7 +325,7 @@ static bool attn_tile_record(struct vk_rec *rec, const struct ggml_tensor *node,
 #define ATTN_CM_SUBGROUPS 4
 #define ATTN_CM_KEYS 32
 #define ATTN_CM_DMAX 256
-#define ATTN_CM_NSPEC 9
+#define ATTN_CM_NSPEC 11
 
 /* x rounded up to a multiple of m */
 static uint32_t round_up_u32(uint32_t x, uint32_t m) { return (x + m - 1) / m * m; }
@@ -333,14 +333,14 @@ static uint32_t round_up_u32(uint32_t x, uint32_t m) { return (x + m - 1) / m * 
 /* The shared memory of the kernel's constants v, as flash-attn-cm.comp lays it out. */
 static uint64_t attn_cm_shared(const uint32_t *v) {
     const uint64_t br = (uint64_t)(v[0] / v[1]) * v[2], bc = v[6];
-    const uint64_t kv = bc * (v[7] / 8 + 1 + v[8] / 8 + 1) * 16;
-    return kv + br * (bc + 4) * 4 + br * (bc / 2 + 4) * 4 + br * 4 + 4; /* ss, sp (rows padded by 16 bytes), rowf, live */
+    const uint64_t kv = v[9] * bc * (v[7] / 8 + 1 + v[8] / 8 + 1) * 16;
+    return kv + br * (bc + 4) * 4 + br * (bc / 2 + 4) * 4 + br * 4 + 8; /* ss, sp (rows padded by 16 bytes), rowf, live */
 }
 
 /* Whether the constants v suit the kernel on d (see flash-attn-cm.comp's list). */
 static bool attn_cm_consts_fit(const struct vk_device *d, const uint32_t *v) {
     const uint32_t sg = v[1], frm = v[2], frn = v[3], frk = v[4], bc = v[6], dkp = v[7], dvp = v[8];
-    if (!sg || !frm || sg % frm || (frm * frn) % sg || frn % 8 || frk % 8 || !bc) return false;
+    if (!sg || !frm || sg % frm || (frm * frn) % sg || frn % 8 || frk % 8 || !bc || v[9] < 1 || v[9] > 2 || v[10] > 1) return false;
     const uint32_t lpr = sg / frm, br = (v[0] / sg) * frm;
     if (lpr & (lpr - 1) || bc % frn || bc % frk || bc % (2 * lpr) || dkp % 8 || dkp % frk || dvp % 8 || dvp % frn) return false;
     if ((uint64_t)br * (dkp / 8 + 1) > (uint64_t)bc * (dkp / 8 + 1 + dvp / 8 + 1)) return false; /* the query rows' staging */
@@ -348,18 +348,24 @@ static bool attn_cm_consts_fit(const struct vk_device *d, const uint32_t *v) {
 }
 
 /* The kernel's constants for node into v (false where none fit): ATTN_CM_SUBGROUPS subgroups,
- * ATTN_CM_KEYS keys per tile or the most of its halves (down to 16) that fit;
- * $GGMLC_VK_FA_CM="NSG[,BC]" tries NSG subgroups and BC keys instead (the defaults where they do
- * not fit). */
+ * ATTN_CM_KEYS keys per tile or the most of its halves (down to 16) that fit, one shared K/V slot,
+ * fragments stored under a branch except on CPU devices (lavapipe gets those wrong:
+ * flash-attn-cm.comp, step 5); $GGMLC_VK_FA_CM="NSG[,BC[,STAGES[,BRANCH]]]" tries NSG subgroups,
+ * BC keys, STAGES slots and BRANCH (0/1) instead (the defaults where they do not fit).  Two slots
+ * (one barrier a tile less) were slower on an H100 (2026-12-06, 512 causal queries over 512 keys,
+ * heads of 64): 32 query heads on 4, 58.8 us with one slot against 89.2 (the larger shared memory
+ * halves the workgroups an SM holds), 12 heads on 4 54.3 against 53.1. */
 static bool attn_cm_consts(const struct vk_device *d, const struct ggml_tensor *node, uint32_t *v) {
     const uint32_t *frag = d->caps.coopmat_khr_shape, sg = d->caps.subgroup_size;
     const uint32_t pad_k = frag[2] > 8 ? frag[2] : 8, pad_v = frag[1] > 8 ? frag[1] : 8;
     const uint32_t dkp = round_up_u32((uint32_t)node->src[0]->ne[0], pad_k), dvp = round_up_u32((uint32_t)node->src[2]->ne[0], pad_v);
+    const uint32_t branch = d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     const struct vk_env_value *env = &vk_tuning()->fa_cm;
     const bool asked = env->set && env->n >= 1 && env->v[0] >= 1 && env->v[0] <= 64;
     for (int i = asked ? -1 : 0; i < 0 || (ATTN_CM_KEYS >> i) >= 16; i++) { /* i = -1: the override */
         const uint32_t nsg = i < 0 ? env->v[0] : ATTN_CM_SUBGROUPS, bc = i < 0 ? (env->n >= 2 ? env->v[1] : ATTN_CM_KEYS) : ATTN_CM_KEYS >> i;
-        const uint32_t c[ATTN_CM_NSPEC] = {nsg * sg, sg, frag[0], frag[1], frag[2], frag[2], bc, dkp, dvp};
+        const uint32_t stages = i < 0 && env->n >= 3 ? env->v[2] : 1, br = i < 0 && env->n >= 4 ? env->v[3] : branch;
+        const uint32_t c[ATTN_CM_NSPEC] = {nsg * sg, sg, frag[0], frag[1], frag[2], frag[2], bc, dkp, dvp, stages, br};
         if (attn_cm_consts_fit(d, c)) {
             memcpy(v, c, sizeof c);
             return true;
@@ -371,7 +377,7 @@ static bool attn_cm_consts(const struct vk_device *d, const struct ggml_tensor *
 static bool attn_cm_fits(const struct vk_device *d, const struct ggml_tensor *node, uint32_t *v) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v_ = node->src[2], *m = node->src[3];
     const struct vk_env_value *env = &vk_tuning()->fa_tile;
-    if (!d->use_coopmat || !d->caps.coopmat_khr_frag || !d->caps.subgroup_shuffle || vk_path_disabled(d, VK_PATH_ATTN_CM) ||
+    if (!d->use_coopmat || !d->caps.coopmat_khr_frag || !d->caps.subgroup_shuffle || !d->caps.subgroup_arith || vk_path_disabled(d, VK_PATH_ATTN_CM) ||
         env->set || q->ne[1] < ATTN_TILE_MIN_QUERIES)
         return false;
     if (k->type != GGML_TYPE_F16 && k->type != GGML_TYPE_F32 && k->type != GGML_TYPE_BF16) return false; /* blocks: the tiled kernel */
