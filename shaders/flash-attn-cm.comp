@@ -281,8 +281,8 @@ void main() {
             }
             tile_max = row_max(tile_max);
             const bool moves = tile_max > ref + SLACK; // true for a row's first finite score
-            // whether some row's O (nonzero) shrinks: a reduction, which compilers know to be uniform
-            // (lavapipe miscomputes the fragments under a branch on a value it takes as divergent)
+            // whether some row's O (nonzero) shrinks: one answer for the subgroup, whose fragment
+            // stores the branch below holds
             const bool shrinks = subgroupMax(moves && ref != NEG_INF ? 1u : 0u) != 0;
             float shrink = 1.0;
             if (moves) {
@@ -305,7 +305,7 @@ void main() {
             if (STORE_IN_BRANCH == 0 || shrinks) {
                 [[unroll]] for (uint n = 0; n < OF; n++) flush(pend[n], n, s_at, shrinks);
             }
-            const float kept = shrinks ? 0.0 : 1.0; // (not assigned under the branch either, for lavapipe)
+            const float kept = shrinks ? 0.0 : 1.0; // emptied by a product, outside the branch (as verified on lavapipe)
             [[unroll]] for (uint n = 0; n < OF; n++) pend[n] = pend[n] * kept;
             fcoopmatNV<16, gl_ScopeSubgroup, FRM, FRK> pf[PF];
             [[unroll]] for (uint kk = 0; kk < PF; kk++) coopMatLoadNV(pf[kk], sp, p_at + kk * (FRK / 2), LDP, false);

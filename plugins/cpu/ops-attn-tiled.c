@@ -71,19 +71,22 @@ bool cpu_flash_attn_tiled_applies(const struct ggml_tensor *dst) {
  * 5.67 -> 5.40 ms, medians of 8 alternating rounds).
  * A task's share is a run of (query tile, head, batch) in that order, so it meets a K/V head
  * in one stretch (again per batch only where the batches share one K/V).  The conversions
- * stay those of load_kv_tile, so the bits do not change.  Bounded as ops-attn.c's cache
- * (ATTN_CACHE_MAX_FLOATS): at most this many floats (4 MiB) a task, 4096 keys of heads of
- * 128; the tiles past them (long contexts) are converted per tile of queries, as before. */
-#define KV_CACHE_MAX_FLOATS (1 << 20)
+ * stay those of load_kv_tile, so the bits do not change.  Bounded as ops-attn.c's cache:
+ * at most ATTN_CACHE_MAX_FLOATS a task, 4096 keys of heads of 128; the tiles past them (long
+ * contexts) are converted per tile of queries, as before. */
 
 static int64_t kv_tiles_of(const struct ggml_tensor *dst) {
     return (dst->src[1]->ne[1] + TILE_KV - 1) / TILE_KV;
 }
 
+/* Floats of a tile of keys in f32: its keys (transposed) and its value rows. */
+static int64_t kv_tile_floats(const struct ggml_tensor *dst) {
+    return TILE_KV * (dst->src[1]->ne[0] + dst->src[2]->ne[0]);
+}
+
 /* The tiles of keys the cache holds (the first ones). */
 static int64_t kv_cached_tiles(const struct ggml_tensor *dst) {
-    const int64_t per_tile = TILE_KV * (dst->src[1]->ne[0] + dst->src[2]->ne[0]),
-                  fit = KV_CACHE_MAX_FLOATS / per_tile, tiles = kv_tiles_of(dst);
+    const int64_t fit = ATTN_CACHE_MAX_FLOATS / kv_tile_floats(dst), tiles = kv_tiles_of(dst);
     return tiles < fit ? tiles : fit;
 }
 
@@ -96,7 +99,7 @@ static int64_t q_tile_floats(const struct ggml_tensor *dst) {
 
 int64_t cpu_flash_attn_tiled_floats(const struct ggml_tensor *dst) {
     const int64_t tiles = kv_cached_tiles(dst), flags = tiles / (int64_t)sizeof(float) + 1;
-    return q_tile_floats(dst) + tiles * TILE_KV * (dst->src[1]->ne[0] + dst->src[2]->ne[0]) + flags;
+    return q_tile_floats(dst) + tiles * kv_tile_floats(dst) + flags;
 }
 
 /* s[r][j] = the fused chain over d of kt[d][j] * q[r][d], for rows r < TILED_ROWS. */
@@ -236,7 +239,7 @@ static void attend_q_tile(struct ggml_tensor *dst, float scale, int64_t i1, int6
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2],
                              *mask = dst->src[3];
     const int64_t dk = k->ne[0], dv = v->ne[0], nkv = k->ne[1];
-    float *qb = scratch, *s = qb + TILE_Q * dk + TILE_KV * (dk + dv); /* kv's kt1, vt1 between */
+    float *qb = scratch, *s = kv->vt1 + TILE_KV * dv; /* kv's kt1, vt1 after the query rows */
     float *acc = s + TILE_Q * TILE_KV, *M = acc + TILE_Q * dv, *S = M + TILE_Q;
     for (int64_t r = 0; r < TILE_Q; r++) {
         if (r < nq)

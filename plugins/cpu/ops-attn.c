@@ -27,8 +27,7 @@ struct attn_params {
  * transposed, in each task's scratch: the head's later query blocks and the query heads
  * sharing it (grouped-query attention) read them from there.  Converting and transposing
  * every tile for every block of queries took a fifth of a 512-query prompt's attention (dev
- * VM, F16 cache).  At most this many floats a task; longer caches convert per block. */
-#define ATTN_CACHE_MAX_FLOATS (1 << 20)
+ * VM, F16 cache).  At most ATTN_CACHE_MAX_FLOATS a task; longer caches convert per block. */
 
 /* The K/V head a task holds converted: per tile ti, the keys transposed at kt + ti * dk *
  * ATTN_KEYS (as tile_keys_transposed) and the value rows' f32 form at vrows[ti * ATTN_KEYS

@@ -29,6 +29,9 @@ CPU_HIDDEN bool cpu_flash_attn_tasks_meet(const struct ggml_tensor *dst);
 /* Scratch floats per task of FLASH_ATTN_EXT (ops-attn.c's tiles, or the split-KV partials of
  * ops-attn-match.c: one M, S and value row per query head). */
 CPU_HIDDEN int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst);
+/* The most floats a task of FLASH_ATTN_EXT keeps K/V tiles converted to f32 in (4 MiB; ops-attn.c
+ * and ops-attn-tiled.c): longer caches convert per block of queries. */
+#define ATTN_CACHE_MAX_FLOATS (1 << 20)
 /* FLASH_ATTN_EXT rounded as ggml's CPU backend's tiled path (prompts of 64 or more queries;
  * ops-attn-tiled.c): whether it applies, its scratch floats per task, and this thread's share
  * computed (false where it does not apply). */

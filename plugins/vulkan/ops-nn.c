@@ -359,13 +359,13 @@ static bool attn_cm_consts(const struct vk_device *d, const struct ggml_tensor *
     const uint32_t *frag = d->caps.coopmat_khr_shape, sg = d->caps.subgroup_size;
     const uint32_t pad_k = frag[2] > 8 ? frag[2] : 8, pad_v = frag[1] > 8 ? frag[1] : 8;
     const uint32_t dkp = round_up_u32((uint32_t)node->src[0]->ne[0], pad_k), dvp = round_up_u32((uint32_t)node->src[2]->ne[0], pad_v);
-    const uint32_t branch = d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    const uint32_t in_branch = d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     const struct vk_env_value *env = &vk_tuning()->fa_cm;
     const bool asked = env->set && env->n >= 1 && env->v[0] >= 1 && env->v[0] <= 64;
     for (int i = asked ? -1 : 0; i < 0 || (ATTN_CM_KEYS >> i) >= 16; i++) { /* i = -1: the override */
         const uint32_t nsg = i < 0 ? env->v[0] : ATTN_CM_SUBGROUPS, bc = i < 0 ? (env->n >= 2 ? env->v[1] : ATTN_CM_KEYS) : ATTN_CM_KEYS >> i;
-        const uint32_t stages = i < 0 && env->n >= 3 ? env->v[2] : 1, br = i < 0 && env->n >= 4 ? env->v[3] : branch;
-        const uint32_t c[ATTN_CM_NSPEC] = {nsg * sg, sg, frag[0], frag[1], frag[2], frag[2], bc, dkp, dvp, stages, br};
+        const uint32_t stages = i < 0 && env->n >= 3 ? env->v[2] : 1, store = i < 0 && env->n >= 4 ? env->v[3] : in_branch;
+        const uint32_t c[ATTN_CM_NSPEC] = {nsg * sg, sg, frag[0], frag[1], frag[2], frag[2], bc, dkp, dvp, stages, store};
         if (attn_cm_consts_fit(d, c)) {
             memcpy(v, c, sizeof c);
             return true;
