@@ -234,6 +234,17 @@ static void kv_head_tile(struct kv_head *c, int64_t j0, int64_t nk, const float 
 }
 
 /* Query rows [i1, i1 + nq) of head i2, batch i3. */
+/* Whether some row of the nq mask rows has a key above -inf among keys j0 .. j0 + nk (each row
+ * scanned whole, so that the scan vectorizes). */
+static bool mask_tile_live(const ggml_fp16_t *const *mrow, int64_t nq, int64_t j0, int64_t nk) {
+    for (int64_t r = 0; r < nq; r++) {
+        int live = 0;
+        for (int64_t j = 0; j < nk; j++) live |= mrow[r][j0 + j] != F16_MINUS_INF;
+        if (live) return true;
+    }
+    return false;
+}
+
 static void attend_q_tile(struct ggml_tensor *dst, float scale, int64_t i1, int64_t nq, int64_t i2,
                           int64_t i3, float *scratch, struct kv_head *kv) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2],
@@ -256,12 +267,7 @@ static void attend_q_tile(struct ggml_tensor *dst, float scale, int64_t i1, int6
                  : NULL;
     for (int64_t j0 = 0; j0 < nkv; j0 += TILE_KV) {
         const int64_t nk = nkv - j0 < TILE_KV ? nkv - j0 : TILE_KV;
-        if (mask) { /* every row's mask -inf over the tile: nothing to do */
-            bool live = false;
-            for (int64_t r = 0; r < nq && !live; r++)
-                for (int64_t j = 0; j < nk && !live; j++) live = mrow[r][j0 + j] != F16_MINUS_INF;
-            if (!live) continue;
-        }
+        if (mask && !mask_tile_live(mrow, nq, j0, nk)) continue; /* nothing to do */
         const float *kt, *vt;
         kv_head_tile(kv, j0, nk, &kt, &vt);
         int64_t r = 0;
@@ -277,8 +283,7 @@ static void attend_q_tile(struct ggml_tensor *dst, float scale, int64_t i1, int6
                 ew_f16_to_f32_row(nk, mv, mrow[r] + j0);
                 for (int64_t j = 0; j < nk; j++) sr[j] += mv[j];
             }
-            float m = -INFINITY;
-            for (int j = 0; j < TILE_KV; j++) m = sr[j] > m ? sr[j] : m;
+            const float m = nn_row_max(sr, TILE_KV, -INFINITY);
             if (m == -INFINITY) { /* the row has no key here: zero weights */
                 memset(sr, 0, TILE_KV * sizeof(float));
                 continue;
