@@ -32,7 +32,8 @@ static char cache_dir[1024]; /* where the plugin's pipeline cache goes during th
  * the whole range (odd multiples of a large constant, so a trip through f32 would change them), "idx<N>:"
  * integers in [0, N), "uniq<N>:" integers in [0, N) distinct within each row, "causal:"
  * 0 where i0 <= 3 * i1 and -inf elsewhere (row 0 sees 1 key: attention masks), "tril<N>:" 0 where
- * i0 <= i1 + N and -inf elsewhere (a prompt's causal mask after N cached keys), "q8:" integers in
+ * i0 <= i1 + N and -inf elsewhere (a prompt's causal mask after N cached keys), "rtril<N>:" values in
+ * [-1, 1) where i0 <= i1 + N + 16 * plane (each plane of rows a mask of its own) and -inf elsewhere, "q8:" integers in
  * [-127, 127] with 127 first in every 32 (every 8-bit block format of activations holds them exactly,
  * with scale 1, whatever its block length). */
 static void fill_leaf(struct ggml_tensor *t) {
@@ -54,6 +55,9 @@ static void fill_leaf(struct ggml_tensor *t) {
     int tril = 0;
     if (sscanf(t->name, "tril%d:", &tril) == 1)
         for (int64_t i = 0; i < n; i++) v[i] = i % t->ne[0] <= tril + (i / t->ne[0]) % t->ne[1] ? 0.0f : -INFINITY;
+    if (sscanf(t->name, "rtril%d:", &tril) == 1)
+        for (int64_t i = 0; i < n; i++)
+            if (i % t->ne[0] > tril + (i / t->ne[0]) % t->ne[1] + 16 * (i / (t->ne[0] * t->ne[1]))) v[i] = -INFINITY;
     int *pool = uniq_max >= t->ne[0] ? malloc(sizeof(int) * (size_t)uniq_max) : NULL;
     for (int64_t row = 0; pool && row < n / t->ne[0]; row++) { /* partial Fisher-Yates */
         for (int k = 0; k < uniq_max; k++) pool[k] = k;

@@ -512,6 +512,12 @@ static struct ggml_tensor *c_flash_attn_pp_f32_sinks(struct ggml_context *ctx) {
 static struct ggml_tensor *c_flash_attn_pp_big_scores(struct ggml_context *ctx) {
     return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F16, 64, 64, 200, 300, 4, 2, 1, "tril100:m", 200, 1, "big:q"}, 0.0f, 0.0f);
 }
+/* 5 query heads on 2 (a tile of rows does not end on a query's last head), an f16 mask of even rows
+ * shared by the heads, two batches with their own masks of random values, ALiBi (each head's slope
+ * times the mask), 150 queries after 64 cached keys */
+static struct ggml_tensor *c_flash_attn_pp_gqa5_alibi(struct ggml_context *ctx) {
+    return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_F16, GGML_TYPE_F16, 64, 64, 150, 214, 10, 2, 2, "rtril64:m", 152, 2}, 8.0f, 0.0f);
+}
 /* bf16 K/V, heads of 64, no mask */
 static struct ggml_tensor *c_flash_attn_pp_bf16(struct ggml_context *ctx) {
     return attn_many_case(ctx, (struct attn_shape){GGML_TYPE_BF16, GGML_TYPE_F16, 64, 64, 70, 130, 4, 4, 1, NULL, 0, 0}, 0.0f, 0.0f);
@@ -638,6 +644,7 @@ static const struct vk_test_case cases[] = {
     CASE(c_flash_attn_many_256_sinks, 1e-6), CASE(c_flash_attn_many_odd_alibi, 1e-6),
     CASE(c_flash_attn_pp_64, 1e-6), CASE(c_flash_attn_pp_128, 1e-6), CASE(c_flash_attn_pp_odd_alibi, 1e-6),
     CASE(c_flash_attn_pp_f32_sinks, 1e-6), CASE(c_flash_attn_pp_bf16, 1e-6), CASE(c_flash_attn_pp_big_scores, 1e-6),
+    CASE(c_flash_attn_pp_gqa5_alibi, 1e-6),
     CASE(c_out_prod_q4_0, 1e-10), CASE(c_out_prod_q6_K, 1e-10), CASE(c_out_prod_f32_f16, 1e-10),
     CASE(c_cpy_blocks_q4_K, 0), CASE(c_cpy_blocks_q5_1_reshaped, 0),
     CASE(c_swiglu_odd, 1e-10), CASE(c_swiglu_long_rows, 1e-10), CASE(c_geglu_odd_swapped_f16, 1e-6), CASE(c_mul_mat_f32_f16, 1e-10),
