@@ -233,7 +233,6 @@ static void kv_head_tile(struct kv_head *c, int64_t j0, int64_t nk, const float 
     *kt = kd, *vt = vd;
 }
 
-/* Query rows [i1, i1 + nq) of head i2, batch i3. */
 /* Whether some row of the nq mask rows has a key above -inf among keys j0 .. j0 + nk (each row
  * scanned whole, so that the scan vectorizes). */
 static bool mask_tile_live(const ggml_fp16_t *const *mrow, int64_t nq, int64_t j0, int64_t nk) {
@@ -245,6 +244,7 @@ static bool mask_tile_live(const ggml_fp16_t *const *mrow, int64_t nq, int64_t j
     return false;
 }
 
+/* Query rows [i1, i1 + nq) of head i2, batch i3. */
 static void attend_q_tile(struct ggml_tensor *dst, float scale, int64_t i1, int64_t nq, int64_t i2,
                           int64_t i3, float *scratch, struct kv_head *kv) {
     const struct ggml_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2],
