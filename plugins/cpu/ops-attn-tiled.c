@@ -39,8 +39,6 @@
 /* ggml's tile sizes (GGML_FA_TILE_Q, GGML_FA_TILE_KV). */
 #define TILE_Q  64
 #define TILE_KV 64
-/* -inf as f16 bits: the only f16 value that converts to -inf. */
-#define F16_MINUS_INF 0xfc00
 /* Query rows whose scores are computed together (each key vector loaded once for them). */
 #define TILED_ROWS 4
 /* Query rows whose value sums are computed together: eight independent chains of fused

@@ -290,7 +290,7 @@ enum mask_row { MASK_OPEN, MASK_CLOSED, MASK_MIXED };
 static enum mask_row f16_mask_kind(const ggml_fp16_t *m) {
     uint16_t any = 0, all = 0xffff;
     for (int j = 0; j < ATTN_KEYS; j++) any |= m[j], all &= m[j];
-    return any == 0 ? MASK_OPEN : any == 0xfc00 && all == 0xfc00 ? MASK_CLOSED : MASK_MIXED;
+    return any == 0 ? MASK_OPEN : any == F16_MINUS_INF && all == F16_MINUS_INF ? MASK_CLOSED : MASK_MIXED;
 }
 
 /* The kind of each of the block's query rows over keys [j0, j0 + nk), and the mask values of

@@ -32,6 +32,8 @@ CPU_HIDDEN int64_t cpu_attn_scratch_floats(const struct ggml_tensor *dst);
 /* The most floats a task of FLASH_ATTN_EXT keeps K/V tiles converted to f32 in (4 MiB; ops-attn.c
  * and ops-attn-tiled.c): longer caches convert per block of queries. */
 #define ATTN_CACHE_MAX_FLOATS (1 << 20)
+/* -inf as f16 bits, the only f16 value that converts to -inf (masks are scanned as bits). */
+#define F16_MINUS_INF 0xfc00
 /* FLASH_ATTN_EXT rounded as ggml's CPU backend's tiled path (prompts of 64 or more queries;
  * ops-attn-tiled.c): whether it applies, its scratch floats per task, and this thread's share
  * computed (false where it does not apply). */
