@@ -5,7 +5,9 @@
 // the group), head fastest, so the query heads that share a K/V head share its K and V tiles.
 // Each of its NSG subgroups owns FRM of the rows (one fragment row).  Keys are taken BC at a time:
 // 1. each lane fetches its part of the mask tile (slope * mask, -inf past the keys or rows) into
-//    registers; a tile whose mask is -inf for every row of the workgroup is skipped;
+//    registers, runs of 8 keys (16 bytes of an f16 mask, 32 of an f32 one, one or two loads where
+//    the rows start on 16 bytes: the LPR lanes of a row read adjacent runs, whole 32-byte sectors);
+//    a tile whose mask is -inf for every row of the workgroup is skipped;
 // 2. the K and V tiles are staged in shared memory as f16 (from f16, 16 bytes at a time where
 //    aligned, f32 or bf16), from registers loaded a tile ahead (with its mask): the loads of a
 //    tile are in flight while the tile before is computed.  With STAGES = 2 the tiles alternate
@@ -35,7 +37,7 @@
 // (plugins/vulkan/spv-coopmat-khr.py); fragments of the device's shape FRM x FRN x FRK (16x16x16
 // on an H200, 8x8x8 on lavapipe).  The host (attn_cm_fits in ops-nn.c) checks the constants:
 // SG a multiple of FRM, FRM * FRN a multiple of SG, FRN and FRK multiples of 8, BC a multiple of
-// FRN, FRK and 2 * LPR, DKP and DVP (head sizes padded with zeros) multiples of 8, FRK and FRN,
+// FRN, FRK and 8 * LPR, DKP and DVP (head sizes padded with zeros) multiples of 8, FRK and FRN,
 // the query rows staged where K and V go, and the shared memory.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -70,9 +72,8 @@ layout(binding = 6) writeonly buffer P { float data_p[]; }; // split keys: per (
 layout(binding = 1) readonly buffer K4 { uvec4 data_k4[]; };
 layout(binding = 2) readonly buffer V4 { uvec4 data_v4[]; };
 #endif
-#if M_TYPE == 1
-layout(binding = 3) readonly buffer M2 { uint data_m2[]; }; // an f16 mask two values at a time
-#endif
+// the mask 16 bytes at a time (8 f16 or 4 f32 values), where its rows start on 16 bytes
+layout(binding = 3) readonly buffer M16 { uvec4 data_m16[]; };
 
 #include "push-constants.h"
 VK_PUSH_BLOCK(vk_pc_flash_attn);
@@ -83,7 +84,7 @@ const uint CK = DKP / 8, CV = DVP / 8;        // 8-half chunks per K / V row
 const uint LDK = CK + 1, LDV = CV + 1;         // row strides in shared memory (chunks), one of padding
 const uint QF = DKP / FRK, SF = BC / FRN, PF = BC / FRK, OF = DVP / FRN;
 const uint OE = FRM * FRN / SG;                // elements of an O fragment per lane
-const uint PAIRS = BC / 2 / LPR;               // pairs of keys per lane and tile
+const uint RUNS = BC / 8 / LPR;                // runs of 8 keys per lane and tile: keys 8 (sub + i LPR) + h
 // Row strides of the scores, the weights and a P V fragment in shared memory, 16 bytes longer than
 // the rows: rows a power of two of words apart fall into the same banks, and each lane reads
 // down a column of rows.
@@ -146,20 +147,40 @@ uvec4 tile_chunk(bool v, uint e, uint j0, uint kv0, bool chunked) {
     return kv_row_chunk(v, chunked, kv0 + j * (v ? p.nbv1 : p.nbk1), e % c, v ? p.DV : p.DK);
 }
 
-// Whether an f16 mask's rows start on whole words (then read a pair at a time)
-bool mask_paired() { return M_TYPE == 1 && (p.off_m | p.mne0) % 2 == 0; }
+// Values of the mask per 16 bytes
+const uint M_PER16 = M_TYPE == 1 ? 8 : 4;
 
-// slope * mask of keys j and j + 1 (j even) in the mask row at mrow; -inf past the keys and the rows
-vec2 mask_pair(uint mrow, uint j, bool row_ok, float slope, bool paired) {
-    vec2 m = vec2(NEG_INF);
-    if (!row_ok || j >= p.NKV) return m;
-    if ((p.flags & 1u) == 0) return vec2(0.0, j + 1 < p.NKV ? 0.0 : NEG_INF);
+// Whether the mask's rows start on 16 bytes (then read 16 bytes at a time)
+bool mask_wide() { return (p.off_m | p.mne0) % M_PER16 == 0; }
+
+// slope * mask of keys j .. j + 7 (j a multiple of 8) in the mask row at mrow, in lo and hi; -inf
+// past the keys and the rows
+void mask_run(uint mrow, uint j, bool row_ok, float slope, bool wide, out vec4 lo, out vec4 hi) {
+    lo = vec4(NEG_INF);
+    hi = vec4(NEG_INF);
+    if (!row_ok || j >= p.NKV) return;
+    if ((p.flags & 1u) == 0) {
+        [[unroll]] for (uint h = 0; h < 4; h++) {
+            lo[h] = j + h < p.NKV ? 0.0 : NEG_INF;
+            hi[h] = j + 4 + h < p.NKV ? 0.0 : NEG_INF;
+        }
+        return;
+    }
+    if (wide && j + 8 <= p.NKV) {
 #if M_TYPE == 1
-    if (paired && j + 1 < p.NKV) return slope * unpackHalf2x16(data_m2[(mrow + j) / 2]);
+        const uvec4 w = data_m16[(mrow + j) / 8];
+        lo = slope * vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+        hi = slope * vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+#else
+        lo = slope * uintBitsToFloat(data_m16[(mrow + j) / 4]);
+        hi = slope * uintBitsToFloat(data_m16[(mrow + j) / 4 + 1]);
 #endif
-    m.x = slope * TO_F32(M_TYPE, data_m[mrow + j]);
-    if (j + 1 < p.NKV) m.y = slope * TO_F32(M_TYPE, data_m[mrow + j + 1]);
-    return m;
+        return;
+    }
+    [[unroll]] for (uint h = 0; h < 4; h++) {
+        if (j + h < p.NKV) lo[h] = slope * TO_F32(M_TYPE, data_m[mrow + j + h]);
+        if (j + 4 + h < p.NKV) hi[h] = slope * TO_F32(M_TYPE, data_m[mrow + j + 4 + h]);
+    }
 }
 
 // The row's maximum (or sum) over its LPR lanes, which are adjacent
@@ -208,7 +229,7 @@ void main() {
     const float slope = alibi_slope(my_qh.y);
     const uint mrow = p.off_m + ((b % p.mne3) * p.mne2 + my_qh.y % p.mne2) * p.mne1 * p.mne0 + my_qh.x * p.mne0;
     const uint s_at = sg * FRM * LDS, p_at = sg * FRM * LDP; // this subgroup's scores and weights
-    const bool k_chunked = kv_chunked(false), v_chunked = kv_chunked(true), m_paired = mask_paired();
+    const bool k_chunked = kv_chunked(false), v_chunked = kv_chunked(true), m_wide = mask_wide();
 
     if (gl_LocalInvocationID.x < 2) live[gl_LocalInvocationID.x] = 0;
     stage_queries(g0, kvh, b, rows);
@@ -224,20 +245,20 @@ void main() {
     // the next tile's mask and this thread's chunks of its K and V, loaded a tile ahead so that the
     // loads are in flight while the tile before is computed
     const uint t = gl_LocalInvocationID.x;
-    vec2 x_next[PAIRS];
+    vec4 x_next[2 * RUNS]; // keys 8 (sub + i LPR) + h in x_next[2 i + h / 4][h % 4]
     uvec4 k_next[NKC], v_next[NVC];
-    [[unroll]] for (uint i = 0; i < PAIRS; i++) x_next[i] = mask_pair(mrow, j_begin + 2 * (sub + i * LPR), row_ok, slope, m_paired);
+    [[unroll]] for (uint i = 0; i < RUNS; i++) mask_run(mrow, j_begin + 8 * (sub + i * LPR), row_ok, slope, m_wide, x_next[2 * i], x_next[2 * i + 1]);
     [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, j_begin, k0, k_chunked) : uvec4(0);
     [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, j_begin, v0, v_chunked) : uvec4(0);
     for (uint j0 = j_begin, tile = 0; j0 < j_end; j0 += BC, tile++) {
         // 1. slope * mask for this lane's keys, -inf past the keys and the rows
-        vec2 x[PAIRS];
-        bool any = false;
-        [[unroll]] for (uint i = 0; i < PAIRS; i++) {
+        vec4 x[2 * RUNS];
+        bool takes = false;
+        [[unroll]] for (uint i = 0; i < 2 * RUNS; i++) {
             x[i] = x_next[i];
-            any = any || x[i].x != NEG_INF || x[i].y != NEG_INF;
+            takes = takes || any(notEqual(x[i], vec4(NEG_INF)));
         }
-        if (any) live[tile & 1] = tile + 1;
+        if (takes) live[tile & 1] = tile + 1;
         // 2. the K and V tiles into their slot (its tile before last is read: the last barrier),
         // the next tile's loads issued
         const uint ks = STAGES == 2 ? (tile & 1) * SLOT : 0, vs = ks + BC * LDK;
@@ -251,7 +272,7 @@ void main() {
         }
         const uint j1 = j0 + BC;
         if (j1 < j_end) {
-            [[unroll]] for (uint i = 0; i < PAIRS; i++) x_next[i] = mask_pair(mrow, j1 + 2 * (sub + i * LPR), row_ok, slope, m_paired);
+            [[unroll]] for (uint i = 0; i < RUNS; i++) mask_run(mrow, j1 + 8 * (sub + i * LPR), row_ok, slope, m_wide, x_next[2 * i], x_next[2 * i + 1]);
             [[unroll]] for (uint n = 0; n < NKC; n++) k_next[n] = t + n * WG < BC * CK ? tile_chunk(false, t + n * WG, j1, k0, k_chunked) : uvec4(0);
             [[unroll]] for (uint n = 0; n < NVC; n++) v_next[n] = t + n * WG < BC * CV ? tile_chunk(true, t + n * WG, j1, v0, v_chunked) : uvec4(0);
         }
@@ -271,12 +292,13 @@ void main() {
             subgroupBarrier();
             // 4. the online softmax of this lane's scores against the row's reference
             float tile_max = NEG_INF;
-            [[unroll]] for (uint i = 0; i < PAIRS; i++) {
-                [[unroll]] for (uint h = 0; h < 2; h++) {
-                    float s = ss[s_at + (lane / LPR) * LDS + 2 * (sub + i * LPR) + h] * p.scale;
+            [[unroll]] for (uint i = 0; i < RUNS; i++) {
+                [[unroll]] for (uint h = 0; h < 8; h++) {
+                    float s = ss[s_at + (lane / LPR) * LDS + 8 * (sub + i * LPR) + h] * p.scale;
                     if (p.softcap != 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
-                    x[i][h] = x[i][h] == NEG_INF ? NEG_INF : s + x[i][h];
-                    tile_max = max(tile_max, x[i][h]);
+                    const uint e = 2 * i + h / 4, c = h % 4;
+                    x[e][c] = x[e][c] == NEG_INF ? NEG_INF : s + x[e][c];
+                    tile_max = max(tile_max, x[e][c]);
                 }
             }
             tile_max = row_max(tile_max);
@@ -290,10 +312,11 @@ void main() {
                 ref = tile_max;
             }
             float sum = 0.0;
-            [[unroll]] for (uint i = 0; i < PAIRS; i++) {
-                const vec2 w = vec2(x[i].x == NEG_INF ? 0.0 : exp(x[i].x - ref), x[i].y == NEG_INF ? 0.0 : exp(x[i].y - ref));
+            [[unroll]] for (uint e = 0; e < 4 * RUNS; e++) { // pairs of keys 2 e, 2 e + 1 of the lane's
+                const vec2 xe = vec2(x[e / 2][2 * (e % 2)], x[e / 2][2 * (e % 2) + 1]);
+                const vec2 w = vec2(xe.x == NEG_INF ? 0.0 : exp(xe.x - ref), xe.y == NEG_INF ? 0.0 : exp(xe.y - ref));
                 const uint packed = packHalf2x16(w);
-                sp[p_at + (lane / LPR) * LDP + sub + i * LPR] = packed;
+                sp[p_at + (lane / LPR) * LDP + 4 * (sub + (e / 4) * LPR) + e % 4] = packed;
                 const vec2 rounded = unpackHalf2x16(packed); // the weights P V is made of
                 sum += rounded.x + rounded.y;
             }

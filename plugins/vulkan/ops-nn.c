@@ -321,7 +321,10 @@ static bool attn_tile_record(struct vk_rec *rec, const struct ggml_tensor *node,
  * 32 keys a tile rather than 64 since session 22 (H200, GPU time per dispatch): 32 query heads on 4
  * of 64, 512 causal queries over 512 keys 104 -> 70 us, 64 queries over 256 keys 37.0 -> 35.8 us;
  * in llama.cpp's prompts (two rounds) a 1.1B model's pp512 30.4-32.0k -> 35.0-35.4k tokens/s,
- * pp64 +4%, the 100M model's (12 heads on 4) pp64 +2-6%, pp512 -0.5%/+5%. */
+ * pp64 +4%, the 100M model's (12 heads on 4) pp64 +2-6%, pp512 -0.5%/+5%.  Re-measured with the
+ * mask read 16 bytes a lane (H100, 2026-12-06): 64 keys a tile 51.2 us against 32's 46.1 (12 heads
+ * on 4 of 64, 512 over 512), 83.3 against 52.8 (32 on 4), 889 against 501 (2048 over 2048, 32 on
+ * 4); 16 keys 46.1, 52.2, 500.6: no better than 32. */
 #define ATTN_CM_SUBGROUPS 4
 #define ATTN_CM_KEYS 32
 #define ATTN_CM_DMAX 256
@@ -342,7 +345,7 @@ static bool attn_cm_consts_fit(const struct vk_device *d, const uint32_t *v) {
     const uint32_t sg = v[1], frm = v[2], frn = v[3], frk = v[4], bc = v[6], dkp = v[7], dvp = v[8];
     if (!sg || !frm || sg % frm || (frm * frn) % sg || frn % 8 || frk % 8 || !bc || v[9] < 1 || v[9] > 2 || v[10] > 1) return false;
     const uint32_t lpr = sg / frm, br = (v[0] / sg) * frm;
-    if (lpr & (lpr - 1) || bc % frn || bc % frk || bc % (2 * lpr) || dkp % 8 || dkp % frk || dvp % 8 || dvp % frn) return false;
+    if (lpr & (lpr - 1) || bc % frn || bc % frk || bc % (8 * lpr) || dkp % 8 || dkp % frk || dvp % 8 || dvp % frn) return false;
     if ((uint64_t)br * (dkp / 8 + 1) > (uint64_t)bc * (dkp / 8 + 1 + dvp / 8 + 1)) return false; /* the query rows' staging */
     return attn_cm_shared(v) <= d->props.limits.maxComputeSharedMemorySize && v[0] <= d->props.limits.maxComputeWorkGroupInvocations;
 }
