@@ -72,6 +72,9 @@ struct vk_caps {
      * with VK_NV_cooperative_matrix2): the granularity of M, N and K, the largest dimension */
     bool coopmat_flex;
     uint32_t coopmat_flex_gran[3], coopmat_flex_max_dim;
+    /* streaming multiprocessors (VK_NV_shader_sm_builtins) or compute units
+     * (VK_AMD_shader_core_properties); 0 where the device does not say */
+    uint32_t compute_units;
 };
 
 /* VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2 are newer than Debian 12's Vulkan

@@ -136,10 +136,17 @@ static void query_caps(struct vk_device *d) {
     /* the integer dot-product structs are chained only when the extension is there (instance
      * version 1.2: the extension, not core 1.3, makes them known) */
     const bool int_dot_ext = has_extension(exts, n_ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    const bool sm_ext = has_extension(exts, n_ext, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+    const bool amd_cores_ext = has_extension(exts, n_ext, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
     VkPhysicalDeviceShaderIntegerDotProductProperties dot_props = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
-                                                   .pNext = int_dot_ext ? &dot_props : NULL};
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceShaderCorePropertiesAMD amd_cores = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    void *chain = NULL; /* the property structs of the extensions present */
+    if (int_dot_ext) dot_props.pNext = chain, chain = &dot_props;
+    if (sm_ext) sm.pNext = chain, chain = &sm;
+    if (amd_cores_ext) amd_cores.pNext = chain, chain = &amd_cores;
+    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = chain};
     VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &subgroup};
     vkGetPhysicalDeviceProperties2(d->phys, &props2);
     d->props = props2.properties;
@@ -163,6 +170,9 @@ static void query_caps(struct vk_device *d) {
 
     struct vk_caps *c = &d->caps;
     c->subgroup_size = subgroup.subgroupSize;
+    c->compute_units = sm_ext ? sm.shaderSMCount
+                       : amd_cores_ext ? amd_cores.shaderEngineCount * amd_cores.shaderArraysPerEngineCount * amd_cores.computeUnitsPerShaderArray
+                                       : 0;
     c->subgroup_arith = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                         (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
     c->subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
@@ -207,13 +217,13 @@ static void format_caps(struct vk_device *d) {
     const struct vk_caps *c = &d->caps;
     const VkPhysicalDeviceLimits *l = &d->props.limits;
     snprintf(d->caps_str, sizeof d->caps_str,
-             "type=%s vulkan=%u.%u memory=%lluMiB subgroup=%u%s%s%s%s%s%s%s%s max_buffer_range=%lluMiB shared=%uKiB",
+             "type=%s vulkan=%u.%u memory=%lluMiB subgroup=%u%s%s%s%s%s%s%s%s max_buffer_range=%lluMiB shared=%uKiB units=%u",
              device_type_name(d->props.deviceType), VK_API_VERSION_MAJOR(d->props.apiVersion),
              VK_API_VERSION_MINOR(d->props.apiVersion), (unsigned long long)(device_local_bytes(d) >> 20), c->subgroup_size,
              c->fp16 ? " fp16" : "", c->int8 ? " int8" : "", c->bf16 ? " bf16" : "", c->coopmat_nv ? " coopmat-nv" : "",
              c->coopmat_khr ? " coopmat-khr" : "", c->coopmat_flex ? " coopmat-flex" : "", c->subgroup_arith ? " subgroup-arith" : "",
              c->int_dot_fast ? " int-dot" : c->int_dot ? " int-dot-emulated" : "",
-             (unsigned long long)(l->maxStorageBufferRange >> 20), l->maxComputeSharedMemorySize >> 10);
+             (unsigned long long)(l->maxStorageBufferRange >> 20), l->maxComputeSharedMemorySize >> 10, c->compute_units);
 }
 
 static bool find_compute_queue(VkPhysicalDevice phys, uint32_t *family) {
