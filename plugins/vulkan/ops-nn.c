@@ -414,19 +414,31 @@ static enum ggml_status attn_split_dispatch(struct vk_rec *rec, const struct ggm
     return st == GGML_STATUS_SUCCESS && ns > 1 ? attn_combine_record(rec, node, ns, at, bytes) : st;
 }
 
-/* Split keys of the cooperative-matrix kernel (constants spec), only where $GGMLC_VK_FA_SPLIT=N asks
- * for N splits (1: unsplit): each tile of rows shares its keys among N workgroups, whose parts
- * fattn-combine.comp adds up; *keys: keys per split (a multiple of the kernel's tile).  Not taken
- * unasked: on an H200 (2026-12-04, llama.cpp pp512 of the 100M llama model, 12 heads over 4, 64
- * rows per workgroup: 96 workgroups of which the last walk all 8 tiles of a causal mask) 4 splits
- * (384 workgroups) left the kernel at 60-73 us per layer against 63-75 unsplit, and the combine
- * added 10 us: the kernel's time is not its longest workgroup's. */
+/* Split keys of the cooperative-matrix kernel (constants spec): each tile of rows shares its keys
+ * among ns workgroups, whose parts fattn-combine.comp adds up; *keys: keys per split (a multiple of
+ * the kernel's tile).  Where the workgroups are fewer than the GPU's units (SMs), as many splits as
+ * fill them, at most ATTN_CM_SPLIT_MAX, each of ATTN_CM_SPLIT_TILES tiles or more; elsewhere, and on
+ * devices that do not tell their units, unsplit; $GGMLC_VK_FA_SPLIT=N forces N (1: unsplit).  H100
+ * (132 SMs, 2026-12-06, GPU us, 512 causal queries over 512 keys, 12 heads on 4 of 64: 96
+ * workgroups, the last walking all 16 tiles): unsplit 46.1; 2 splits 33.2 + the combine's 8.8, 3:
+ * 36.0 + 9.0, 4: 34.1 + 9.0.  With enough workgroups splits cost more than they save (32 heads on
+ * 4, 256 workgroups: 52.8 against 56.9 + 17.8 for 2; 2048 over 2048, 12 on 4, 384 workgroups:
+ * 246.1 against 231.9 + 25.6).  (On an H200 in 2026-12-04, before the 16-byte mask loads, 4 splits
+ * left the 100M llama's pp512 attention at 60-73 us a layer against 63-75 unsplit.) */
+#define ATTN_CM_SPLIT_MAX 4
+#define ATTN_CM_SPLIT_TILES 4
 static uint32_t attn_cm_splits(const struct vk_device *d, const struct ggml_tensor *node, const uint32_t *spec, uint32_t *keys) {
     const struct ggml_tensor *q = node->src[0], *k = node->src[1];
     const struct vk_env_value *env = &vk_tuning()->fa_split;
     const uint64_t br = (uint64_t)(spec[0] / spec[1]) * spec[2], bc = spec[6];
     const uint64_t blocks = ((uint64_t)q->ne[1] * (q->ne[2] / k->ne[2]) + br - 1) / br, tiles = ((uint64_t)k->ne[1] + bc - 1) / bc;
+    const uint64_t groups = blocks * (uint64_t)k->ne[2] * (uint64_t)q->ne[3], units = d->caps.compute_units;
     uint64_t ns = env->set && env->number > 1 ? (uint64_t)env->number : 1;
+    if (!env->set && d->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && groups < units) {
+        ns = (units + groups - 1) / groups;
+        if (ns > ATTN_CM_SPLIT_MAX) ns = ATTN_CM_SPLIT_MAX;
+        if (ns > tiles / ATTN_CM_SPLIT_TILES) ns = tiles / ATTN_CM_SPLIT_TILES;
+    }
     *keys = 0;
     if (vk_path_disabled(d, VK_PATH_ATTN_SPLIT) || tiles == 0) return 1;
     if (ns > tiles) ns = tiles;
