@@ -3,9 +3,12 @@
  *
  *   decode-graph [--layers 4] [--embd 256] [--heads 4] [--kv-heads 2] [--ff 688] [--vocab 1024]
  *                [--ctx 256] [--type f32|f16|q8_0|q4_0] [--threads 1] [--tokens 200]
- *                [--backend NAME]
+ *                [--backend NAME] [--batch 1]
  *
  * A tiny llama-layout model with random weights decodes --tokens tokens greedily at batch 1.
+ * With --batch B > 1 every graph is instead a prompt of B tokens at positions 0..B-1 (as
+ * llama-bench's pp runs: the cache rows rewritten each time, a causal mask of B rows, logits of
+ * the last token only), whose argmax starts the next prompt: --tokens counts prompts then.
  * Every token builds a fresh graph (get_rows, rms_norm, mul_mat, rope, set_rows into an F16
  * KV cache, flash_attn_ext over its views, swiglu, add) in a context on reused memory and runs
  * it through ggml_backend_sched: reset, alloc_graph, set the inputs, graph_compute, read the
@@ -14,8 +17,8 @@
  * wall-clock time and in the process's CPU time (all threads, spinning included), and a
  * checksum of the greedy tokens so that two libraries' runs can be checked to agree.
  * --backend names a device (ggml_backend_dev_by_name: "Vulkan0", "CPU"): the weights and the
- * KV cache live there and the scheduler gets that backend and the CPU, which takes the inputs,
- * as llama.cpp's does.
+ * KV cache live there, the token embeddings in host memory, and the scheduler gets that
+ * backend and the CPU, which takes the inputs and the embeddings' get_rows, as llama.cpp does.
  * Only ggml's public API is used: the same source builds against ggml.
  */
 #include <math.h>
@@ -33,7 +36,7 @@
 enum { DG_MAX_LAYERS = 64, DG_WARMUP = 5 };
 
 struct dg_options {
-    int layers, embd, heads, kv_heads, ff, vocab, ctx, threads, tokens;
+    int layers, embd, heads, kv_heads, ff, vocab, ctx, threads, tokens, batch;
     enum ggml_type type;
     const char *backend; /* device name, NULL: the CPU */
 };
@@ -45,8 +48,8 @@ struct dg_layer {
 
 struct dg_model {
     struct dg_options opt;
-    struct ggml_context *ctx;
-    ggml_backend_buffer_t buffer;
+    struct ggml_context *ctx, *host_ctx; /* host_ctx: the token embeddings beside a device */
+    ggml_backend_buffer_t buffer, host_buffer;
     struct ggml_tensor *tok_embd, *out_norm, *output;
     struct dg_layer layers[DG_MAX_LAYERS];
 };
@@ -92,7 +95,7 @@ static void dg_elapsed(struct dg_clock a, struct dg_clock b, double times[DG_SLO
 static void dg_usage(void) {
     fputs("usage: decode-graph [--layers 4] [--embd 256] [--heads 4] [--kv-heads 2] [--ff 688]\n"
           "       [--vocab 1024] [--ctx 256] [--type f32|f16|q8_0|q4_0] [--threads 1]\n"
-          "       [--tokens 200] [--backend NAME]\n",
+          "       [--tokens 200] [--backend NAME] [--batch 1]\n",
           stderr);
 }
 
@@ -115,6 +118,7 @@ static int *dg_int_option(struct dg_options *o, const char *name) {
         {"--layers", &o->layers},     {"--embd", &o->embd},       {"--heads", &o->heads},
         {"--kv-heads", &o->kv_heads}, {"--ff", &o->ff},           {"--vocab", &o->vocab},
         {"--ctx", &o->ctx},           {"--threads", &o->threads}, {"--tokens", &o->tokens},
+        {"--batch", &o->batch},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(name, table[i].name) == 0) return table[i].value;
@@ -129,11 +133,12 @@ static bool dg_valid(const struct dg_options *o) {
            o->embd >= 2 && o->embd <= 65536 && o->embd % (2 * o->heads) == 0 &&
            o->heads % o->kv_heads == 0 && o->ff >= 1 && o->ff <= 262144 && o->vocab >= 2 &&
            o->vocab <= 1 << 20 && o->ctx >= 1 && o->ctx <= 1 << 16 && o->threads >= 1 &&
-           o->threads <= 512 && o->tokens >= 1 && o->embd % blck == 0 && o->ff % blck == 0;
+           o->threads <= 512 && o->tokens >= 1 && o->embd % blck == 0 && o->ff % blck == 0 &&
+           o->batch >= 1 && o->batch <= o->ctx;
 }
 
 static bool dg_parse(int argc, char **argv, struct dg_options *o) {
-    *o = (struct dg_options){4, 256, 4, 2, 688, 1024, 256, 1, 200, GGML_TYPE_F32, NULL};
+    *o = (struct dg_options){4, 256, 4, 2, 688, 1024, 256, 1, 200, 1, GGML_TYPE_F32, NULL};
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) return false;
         const char *name = argv[i], *value = argv[++i];
@@ -217,9 +222,10 @@ static bool dg_is_cache(const struct dg_model *m, const struct ggml_tensor *t) {
 static bool dg_fill_model(struct dg_model *m) {
     uint64_t state = 42;
     ggml_backend_buffer_clear(m->buffer, 0); /* the KV cache starts at zero */
+    if (!dg_set_random(m->tok_embd, &state)) return false; /* first, wherever it lives */
     for (struct ggml_tensor *t = ggml_get_first_tensor(m->ctx); t;
          t = ggml_get_next_tensor(m->ctx, t)) {
-        if (dg_is_cache(m, t)) continue;
+        if (t == m->tok_embd || dg_is_cache(m, t)) continue;
         if (ggml_n_dims(t) == 1)
             dg_set_ones(t);
         else if (!dg_set_random(t, &state))
@@ -228,18 +234,21 @@ static bool dg_fill_model(struct dg_model *m) {
     return true;
 }
 
-/* Weights on backend's buffer; false with a message when they cannot be made. */
-static bool dg_load_model(struct dg_model *m, ggml_backend_t backend) {
+/* Weights on backend's buffer, the token embeddings on host's where it is given (beside a
+ * device, as llama.cpp places them); false with a message when they cannot be made. */
+static bool dg_load_model(struct dg_model *m, ggml_backend_t backend, ggml_backend_t host) {
     const struct dg_options *o = &m->opt;
     const size_t n_tensors = 3 + 11 * (size_t)o->layers;
     m->ctx = ggml_init((struct ggml_init_params){n_tensors * ggml_tensor_overhead(), NULL, true});
-    if (!m->ctx) return false;
-    m->tok_embd = ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, o->embd, o->vocab);
+    m->host_ctx = host ? ggml_init((struct ggml_init_params){ggml_tensor_overhead(), NULL, true}) : NULL;
+    if (!m->ctx || (host && !m->host_ctx)) return false;
+    m->tok_embd = ggml_new_tensor_2d(host ? m->host_ctx : m->ctx, GGML_TYPE_F32, o->embd, o->vocab);
     m->out_norm = ggml_new_tensor_1d(m->ctx, GGML_TYPE_F32, o->embd);
     m->output = ggml_new_tensor_2d(m->ctx, o->type, o->embd, o->vocab);
     for (int i = 0; i < o->layers; i++) dg_new_layer(m, &m->layers[i]);
     m->buffer = ggml_backend_alloc_ctx_tensors(m->ctx, backend);
-    if (!m->buffer || !dg_fill_model(m)) {
+    m->host_buffer = host ? ggml_backend_alloc_ctx_tensors(m->host_ctx, host) : NULL;
+    if (!m->buffer || (host && !m->host_buffer) || !dg_fill_model(m)) {
         fprintf(stderr, "decode-graph: cannot allocate or fill the weights\n");
         return false;
     }
@@ -271,17 +280,17 @@ static struct ggml_tensor *dg_attention(struct ggml_context *ctx, struct ggml_cg
                                         const struct dg_model *m, const struct dg_layer *l,
                                         struct ggml_tensor *cur, const struct dg_inputs *in) {
     const struct dg_options *o = &m->opt;
-    const int head_dim = o->embd / o->heads;
+    const int head_dim = o->embd / o->heads, nb = o->batch;
     struct ggml_tensor *q =
-        ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wq, cur), head_dim, o->heads, 1);
+        ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wq, cur), head_dim, o->heads, nb);
     struct ggml_tensor *k =
-        ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wk, cur), head_dim, o->kv_heads, 1);
+        ggml_reshape_3d(ctx, ggml_mul_mat(ctx, l->wk, cur), head_dim, o->kv_heads, nb);
     struct ggml_tensor *v = ggml_mul_mat(ctx, l->wv, cur);
     q = dg_rope(ctx, q, in->pos, head_dim);
     k = dg_rope(ctx, k, in->pos, head_dim);
     /* store the new K and V rows first: the attention below reads the cache */
     ggml_build_forward_expand(gf, ggml_set_rows(ctx, l->k_cache,
-                                                ggml_reshape_2d(ctx, k, head_dim * o->kv_heads, 1),
+                                                ggml_reshape_2d(ctx, k, head_dim * o->kv_heads, nb),
                                                 in->kv_index));
     ggml_build_forward_expand(gf, ggml_set_rows(ctx, l->v_cache, v, in->kv_index));
     struct ggml_tensor *kc = dg_cache_view(ctx, l->k_cache, head_dim, o->kv_heads);
@@ -290,7 +299,7 @@ static struct ggml_tensor *dg_attention(struct ggml_context *ctx, struct ggml_cg
     struct ggml_tensor *a =
         ggml_flash_attn_ext(ctx, q, kc, vc, in->mask, 1.0f / sqrtf((float)head_dim), 0.0f, 0.0f);
     ggml_flash_attn_ext_set_prec(a, GGML_PREC_F32);
-    return ggml_mul_mat(ctx, l->wo, ggml_reshape_2d(ctx, a, o->embd, 1));
+    return ggml_mul_mat(ctx, l->wo, ggml_reshape_2d(ctx, a, o->embd, nb));
 }
 
 static struct ggml_tensor *dg_ffn(struct ggml_context *ctx, const struct dg_layer *l,
@@ -306,20 +315,26 @@ static struct ggml_tensor *dg_input(struct ggml_context *ctx, enum ggml_type typ
     return t;
 }
 
-/* One token's graph in ctx; in receives its inputs and output. */
+/* Rows of the mask of a graph of batch tokens: one for a token, else padded as ggml asks. */
+static int dg_mask_rows(int batch) { return batch == 1 ? 1 : GGML_PAD(batch, GGML_KQ_MASK_PAD); }
+
+/* One graph (a token, or a prompt of --batch tokens) in ctx; in receives its inputs and
+ * output: the logits of its last token. */
 static struct ggml_cgraph *dg_build(struct ggml_context *ctx, const struct dg_model *m,
                                     int max_nodes, struct dg_inputs *in) {
+    const int nb = m->opt.batch;
     struct ggml_cgraph *gf = ggml_new_graph_custom(ctx, max_nodes, false);
-    in->tokens = dg_input(ctx, GGML_TYPE_I32, 1, 1);
-    in->pos = dg_input(ctx, GGML_TYPE_I32, 1, 1);
-    in->kv_index = dg_input(ctx, GGML_TYPE_I64, 1, 1);
-    in->mask = dg_input(ctx, GGML_TYPE_F16, m->opt.ctx, 1);
+    in->tokens = dg_input(ctx, GGML_TYPE_I32, nb, 1);
+    in->pos = dg_input(ctx, GGML_TYPE_I32, nb, 1);
+    in->kv_index = dg_input(ctx, GGML_TYPE_I64, nb, 1);
+    in->mask = dg_input(ctx, GGML_TYPE_F16, m->opt.ctx, dg_mask_rows(nb));
     struct ggml_tensor *x = ggml_get_rows(ctx, m->tok_embd, in->tokens);
     for (int i = 0; i < m->opt.layers; i++) {
         const struct dg_layer *l = &m->layers[i];
         x = ggml_add(ctx, x, dg_attention(ctx, gf, m, l, dg_norm(ctx, x, l->attn_norm), in));
         x = ggml_add(ctx, x, dg_ffn(ctx, l, dg_norm(ctx, x, l->ffn_norm)));
     }
+    if (nb > 1) x = ggml_view_2d(ctx, x, x->ne[0], 1, x->nb[1], (size_t)(nb - 1) * x->nb[1]);
     in->logits = ggml_mul_mat(ctx, m->output, dg_norm(ctx, x, m->out_norm));
     ggml_set_output(in->logits);
     ggml_build_forward_expand(gf, in->logits);
@@ -336,19 +351,29 @@ struct dg_run {
     int max_nodes, n_nodes;
     float *logits;
     ggml_fp16_t *mask;
+    int32_t *ids;    /* a graph's tokens, then their positions: 2 * batch */
+    int64_t *rows;   /* their cache rows */
 };
 
+/* The inputs of a graph of batch tokens from pos on, the first one token, the others made up
+ * from it; the mask is causal, its padding rows all -inf. */
 static void dg_set_inputs(struct dg_run *r, const struct dg_inputs *in, int32_t token,
                           int32_t pos) {
-    const int n_ctx = r->model->opt.ctx;
+    const int n_ctx = r->model->opt.ctx, nb = r->model->opt.batch;
     float *mask = r->logits; /* scratch: dg_open makes it at least ctx floats */
-    for (int j = 0; j < n_ctx; j++) mask[j] = j <= pos ? 0.0f : -INFINITY;
-    ggml_fp32_to_fp16_row(mask, r->mask, n_ctx);
-    const int64_t kv_index = pos;
-    ggml_backend_tensor_set(in->tokens, &token, 0, sizeof token);
-    ggml_backend_tensor_set(in->pos, &pos, 0, sizeof pos);
-    ggml_backend_tensor_set(in->kv_index, &kv_index, 0, sizeof kv_index);
-    ggml_backend_tensor_set(in->mask, r->mask, 0, (size_t)n_ctx * sizeof *r->mask);
+    for (int i = 0; i < dg_mask_rows(nb); i++) {
+        for (int j = 0; j < n_ctx; j++) mask[j] = i < nb && j <= pos + i ? 0.0f : -INFINITY;
+        ggml_fp32_to_fp16_row(mask, r->mask + (size_t)i * n_ctx, n_ctx);
+    }
+    for (int i = 0; i < nb; i++) {
+        r->ids[i] = (int32_t)((token + 7 * (int64_t)i) % r->model->opt.vocab);
+        r->ids[nb + i] = pos + i;
+        r->rows[i] = pos + i;
+    }
+    ggml_backend_tensor_set(in->tokens, r->ids, 0, (size_t)nb * sizeof *r->ids);
+    ggml_backend_tensor_set(in->pos, r->ids + nb, 0, (size_t)nb * sizeof *r->ids);
+    ggml_backend_tensor_set(in->kv_index, r->rows, 0, (size_t)nb * sizeof *r->rows);
+    ggml_backend_tensor_set(in->mask, r->mask, 0, ggml_nbytes(in->mask));
 }
 
 static int32_t dg_argmax(const float *x, int n) {
@@ -408,9 +433,11 @@ static bool dg_open(struct dg_run *r, ggml_backend_t *backends, int n) {
                    ggml_graph_overhead_custom(r->max_nodes, false);
     r->meta = malloc(r->meta_size);
     r->logits = malloc((size_t)(o->vocab > o->ctx ? o->vocab : o->ctx) * sizeof *r->logits);
-    r->mask = malloc((size_t)o->ctx * sizeof *r->mask);
+    r->mask = malloc((size_t)o->ctx * (size_t)dg_mask_rows(o->batch) * sizeof *r->mask);
+    r->ids = malloc(2 * (size_t)o->batch * sizeof *r->ids);
+    r->rows = malloc((size_t)o->batch * sizeof *r->rows);
     r->sched = ggml_backend_sched_new(backends, NULL, n, (size_t)r->max_nodes, false, true);
-    if (!r->meta || !r->logits || !r->mask || !r->sched) return false;
+    if (!r->meta || !r->logits || !r->mask || !r->ids || !r->rows || !r->sched) return false;
     struct ggml_context *ctx = ggml_init((struct ggml_init_params){r->meta_size, r->meta, true});
     struct dg_inputs in;
     const bool ok =
@@ -424,6 +451,8 @@ static void dg_close(struct dg_run *r) {
     free(r->meta);
     free(r->logits);
     free(r->mask);
+    free(r->ids);
+    free(r->rows);
 }
 
 static int dg_compare(const void *a, const void *b) {
@@ -445,7 +474,7 @@ static bool dg_decode(struct dg_run *r, double *times, uint64_t *checksum) {
     *checksum = 0;
     for (int i = 0; i < DG_WARMUP + o->tokens; i++) {
         double t[DG_ALL_SLOTS];
-        token = dg_step(r, token, i % o->ctx, t);
+        token = dg_step(r, token, o->batch > 1 ? 0 : i % o->ctx, t);
         if (token < 0) return false;
         *checksum = *checksum * 31 + (uint64_t)token;
         if (i < DG_WARMUP) continue;
@@ -472,9 +501,9 @@ static void dg_print_phases(const char *what, double *times, int n, double *scra
 static void dg_report(const struct dg_run *r, double *times, uint64_t checksum) {
     const struct dg_options *o = &r->model->opt;
     const int n = o->tokens;
-    printf("decode-graph: %d nodes, %d layers, embd %d, ctx %d, %s, %d thread%s, %d tokens, "
-           "%s, %d splits\n",
-           r->n_nodes, o->layers, o->embd, o->ctx, ggml_type_name(o->type), o->threads,
+    printf("decode-graph: %d nodes, %d layers, embd %d, ctx %d, batch %d, %s, %d thread%s, "
+           "%d graphs, %s, %d splits\n",
+           r->n_nodes, o->layers, o->embd, o->ctx, o->batch, ggml_type_name(o->type), o->threads,
            o->threads == 1 ? "" : "s", n, o->backend ? o->backend : "CPU",
            ggml_backend_sched_get_n_splits(r->sched));
     double *scratch = times + DG_ALL_SLOTS * (size_t)n;
@@ -532,7 +561,8 @@ int decode_graph_main(int argc, char **argv) {
     run.model = &model;
     bool ok = n_backends && times &&
               dg_set_threads(backends[n_backends - 1], model.opt.threads) &&
-              dg_load_model(&model, backends[0]) && dg_open(&run, backends, n_backends) &&
+              dg_load_model(&model, backends[0], backends[1]) &&
+              dg_open(&run, backends, n_backends) &&
               dg_decode(&run, times, &checksum);
     if (ok)
         dg_report(&run, times, checksum);
@@ -540,7 +570,9 @@ int decode_graph_main(int argc, char **argv) {
         fprintf(stderr, "decode-graph: the benchmark failed\n");
     dg_close(&run);
     if (model.buffer) ggml_backend_buffer_free(model.buffer);
+    if (model.host_buffer) ggml_backend_buffer_free(model.host_buffer);
     if (model.ctx) ggml_free(model.ctx);
+    if (model.host_ctx) ggml_free(model.host_ctx);
     for (int i = 0; i < 2; i++)
         if (backends[i]) ggml_backend_free(backends[i]);
     free(times);
