@@ -248,6 +248,10 @@ static bool dg_load_model(struct dg_model *m, ggml_backend_t backend, ggml_backe
     for (int i = 0; i < o->layers; i++) dg_new_layer(m, &m->layers[i]);
     m->buffer = ggml_backend_alloc_ctx_tensors(m->ctx, backend);
     m->host_buffer = host ? ggml_backend_alloc_ctx_tensors(m->host_ctx, host) : NULL;
+    /* marked as weights, as llama.cpp marks its model's buffers: nodes reading them run where
+     * they are (the embeddings' get_rows on the CPU), not on a copy */
+    if (m->buffer) ggml_backend_buffer_set_usage(m->buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    if (m->host_buffer) ggml_backend_buffer_set_usage(m->host_buffer, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
     if (!m->buffer || (host && !m->host_buffer) || !dg_fill_model(m)) {
         fprintf(stderr, "decode-graph: cannot allocate or fill the weights\n");
         return false;
@@ -315,8 +319,14 @@ static struct ggml_tensor *dg_input(struct ggml_context *ctx, enum ggml_type typ
     return t;
 }
 
-/* Rows of the mask of a graph of batch tokens: one for a token, else padded as ggml asks. */
-static int dg_mask_rows(int batch) { return batch == 1 ? 1 : GGML_PAD(batch, GGML_KQ_MASK_PAD); }
+/* Rows of the mask of a graph of batch tokens: one for a token, else padded to GGML_KQ_MASK_PAD
+ * where ggml.h defines it (ggml of 2025 asked for that padding; ggml of late 2026 dropped it). */
+#ifdef GGML_KQ_MASK_PAD
+#define DG_MASK_PAD GGML_KQ_MASK_PAD
+#else
+#define DG_MASK_PAD 1
+#endif
+static int dg_mask_rows(int batch) { return batch == 1 ? 1 : GGML_PAD(batch, DG_MASK_PAD); }
 
 /* One graph (a token, or a prompt of --batch tokens) in ctx; in receives its inputs and
  * output: the logits of its last token. */
