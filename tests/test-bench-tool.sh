@@ -4,7 +4,8 @@
 # GGMLC_DEBUG=cpu-ops reports the CPU walker's time per kind of node at exit, tokens unchanged.
 # decode-graph (a new decode graph per token through the scheduler, graphs rebuilt at the same
 # addresses) decodes the same greedy tokens as ggml d99724f built from the same source
-# (bench/decode-graph.c), and refuses a bad shape with its usage.
+# (bench/decode-graph.c), as do its prompts of 8 and 32 tokens (--batch), and refuses a bad shape
+# with its usage.
 
 : "${GGMLC_BUILDDIR:?run through make check}"
 tool="$GGMLC_BUILDDIR/tools/ggmlc-bench"
@@ -41,6 +42,16 @@ decode_tokens() {
 }
 decode_tokens 1
 decode_tokens 2
+# prompt_tokens BATCH CHECKSUM: 20 prompts of BATCH tokens, each started by the last one's argmax
+prompt_tokens() {
+    "$tool" decode-graph --layers 2 --embd 64 --heads 4 --kv-heads 2 --ff 128 --vocab 128 --ctx 32 \
+        --tokens 20 --batch "$1" --threads 2 >"$tmp/out.txt" 2>"$tmp/err.txt"
+    st=$?
+    [ $st -eq 0 ] && grep -q "tokens checksum $2" "$tmp/out.txt"
+    ok $? "decode-graph --batch $1: 20 prompts' greedy tokens as ggml's (got $st: $(tail -n 1 "$tmp/out.txt"))"
+}
+prompt_tokens 8 f93b15c9975f9722  # recorded from ggml d99724f, as above
+prompt_tokens 32 917f24fe623b1880
 GGMLC_DEBUG=cpu-ops decode_tokens 2
 grep -q "^ggmlc cpu-ops: [1-9][0-9]* graphs" "$tmp/err.txt" && grep -q "^  MUL_MAT  *f32  *f32  *1 row .* nodes" "$tmp/err.txt"
 ok $? "GGMLC_DEBUG=cpu-ops: the walker's time per kind of node (got: $(head -n 2 "$tmp/err.txt" | tr '\n' ' '))"
@@ -48,5 +59,9 @@ ok $? "GGMLC_DEBUG=cpu-ops: the walker's time per kind of node (got: $(head -n 2
 st=$?
 [ $st -eq 2 ] && grep -q "usage: decode-graph" "$tmp/err.txt"
 ok $? "decode-graph --embd 63 (not a multiple of 2 * heads): exit 2 with the usage (got $st)"
+"$tool" decode-graph --ctx 32 --batch 33 >"$tmp/out.txt" 2>"$tmp/err.txt"
+st=$?
+[ $st -eq 2 ] && grep -q "usage: decode-graph" "$tmp/err.txt"
+ok $? "decode-graph --batch 33 --ctx 32 (a prompt longer than the cache): exit 2 with the usage (got $st)"
 
 tap_done
