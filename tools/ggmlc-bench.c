@@ -22,9 +22,10 @@
  *               (what a mat-vec product does with its weights)
  *   ggmlc-bench graph-overhead [--nodes 1000]        chain of tiny adds, us per node
  *   ggmlc-bench decode-graph [--layers 4] [--embd 256] [--ctx 256] [--type f32|q8_0|q4_0]
- *               [--threads 1] [--tokens 200] ...
- *               a new llama-layout decode graph per token through ggml_backend_sched, as
- *               llama.cpp runs it: ms per graph of build, alloc and compute
+ *               [--threads 1] [--tokens 200] [--batch 1] ...
+ *               a new llama-layout decode graph per token (or, --batch B, a prompt of B
+ *               tokens per graph) through ggml_backend_sched, as llama.cpp runs it: ms per
+ *               graph of build, alloc and compute
  *               (bench/decode-graph.c, which also builds against ggml)
  *   ggmlc-bench conv_2d|conv_2d_direct [--m 64] [--k 64] [--n 64] [--type f32|f16]
  *               3x3 convolution (stride 1, padding 1) of a batch of 2 images --m x --m
@@ -751,7 +752,7 @@ static void print_usage(FILE *out) {
         "       ggmlc-bench matvec [--k 4096] [--n 14336] [--type T] [--threads 2] [--rounds 3] [--compare openblas]\n"
         "       ggmlc-bench train-step [--arch 784,512,256,10] [--batch 256] [--steps 50] [--threads 2] [--rounds 3]"
         " [--compare openblas]\n"
-        "       ggmlc-bench decode-graph [--layers 4] [--embd 256] [...] (bench/decode-graph.c)\n"
+        "       ggmlc-bench decode-graph [--layers 4] [--embd 256] [--batch 1] [...] (bench/decode-graph.c)\n"
         "       ggmlc-bench --help | --version\n",
         out);
 }
