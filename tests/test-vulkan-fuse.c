@@ -10,8 +10,9 @@
  * the product's activations (dead after the product), the pair is not fused: every workgroup of
  * a mat-vec reads all of them.  A fused set_rows checks its indices as set_rows does.
  * With GGMLC_VK_FUSE=0 (test-vulkan-fuse-off.sh) the same cases must give the same values
- * with every node its own dispatch; with GGMLC_VK_MVQ_KERNEL=dot (test-vulkan-fuse-dot.sh) the
- * quantized products take the integer-dot kernels, as on an H200: fused, each product quantizes
+ * with every node its own dispatch; with GGMLC_VK_MVQ_KERNEL=dot (test-vulkan-fuse-dot.sh), or
+ * on a device with fast integer dot products (caps "int-dot"), the quantized products take the
+ * integer-dot kernels, as on an H200: fused, each product quantizes
  * its activations itself (no quantize-q8 dispatch before it) and a product's add comes along;
  * with GGMLC_VK_MVQ_SELF=0 too (test-vulkan-fuse-apart.sh) the activations are quantized apart
  * from the products, as for large weights, and by the norm, GLU or attention that makes them
@@ -345,6 +346,17 @@ static bool compute(ggml_backend_t backend, const struct fuse_case *c, float out
 static ggml_backend_t cpu, vk;
 static bool fusing, dot_kernel, quantized_apart;
 
+/* Whether the device's caps (ggmlc_device_caps) hold word as a whole word */
+static bool has_cap(ggml_backend_t backend, const char *word) {
+    const char *caps = ggmlc_device_caps(ggml_backend_get_device(backend)), *at = caps;
+    const size_t n = strlen(word);
+    while (at && (at = strstr(at, word)) != NULL) {
+        if ((at == caps || at[-1] == ' ') && (at[n] == ' ' || at[n] == '\0')) return true;
+        at += n;
+    }
+    return false;
+}
+
 static void check(const struct fuse_case *c) {
     static float got[MAX_OUT][MAX_VALUES], want[MAX_OUT][MAX_VALUES];
     enum ggml_status st_cpu = GGML_STATUS_FAILED, st_vk = GGML_STATUS_FAILED;
@@ -388,7 +400,6 @@ int main(void) {
     const char *fuse = getenv("GGMLC_VK_FUSE");
     fusing = !fuse || (strcmp(fuse, "0") != 0 && strcmp(fuse, "off") != 0);
     const char *mvq = getenv("GGMLC_VK_MVQ_KERNEL");
-    dot_kernel = mvq && strcmp(mvq, "dot") == 0;
     const char *self = getenv("GGMLC_VK_MVQ_SELF");
     quantized_apart = self && strcmp(self, "0") == 0;
     ggml_log_set(count_log, NULL);
@@ -397,6 +408,9 @@ int main(void) {
     if (!reg || ggml_backend_reg_dev_count(reg) == 0) return tap_skip_all("no Vulkan device");
     cpu = ggml_backend_init_by_name("cpu", NULL);
     vk = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
+    /* the integer-dot kernels: named, or the device's own choice where its dot products are fast
+     * (an NVIDIA GPU's; lavapipe's are emulated) */
+    dot_kernel = mvq ? strcmp(mvq, "dot") == 0 : vk && has_cap(vk, "int-dot");
     if (tap_ok(cpu && vk, "the CPU and Vulkan backends")) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
         check_bad_index();
